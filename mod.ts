@@ -1,0 +1,82 @@
+/**
+ * noema: run AI-agent episodes and record each one as plain JSON artifacts
+ * (`events.jsonl`, `learn.jsonl`, `state.json`, `summary.json`,
+ * `manifest.json`) that any tool can read.
+ *
+ * This module is the public API: the artifact schemas (valibot, with types
+ * inferred from them), the episode store, the read operations and
+ * validation.
+ *
+ * @example
+ * ```ts
+ * import { listEpisodes, readSummary, validate } from "noema";
+ * for (const e of listEpisodes({ limit: 5 })) {
+ *   console.log(e.episode_id, e.status, validate(e.episode_dir).valid);
+ * }
+ * ```
+ *
+ * @module
+ */
+export { CONTRACT_VERSIONS, NOEMA_VERSION } from "./src/version.ts";
+export { type ErrorLocation, EXIT, type ExitCode, NoemaError } from "./src/errors.ts";
+
+// Schemas and their inferred types.
+export * from "./src/schema/common.ts";
+export * from "./src/schema/plan.ts";
+export * from "./src/schema/payloads.ts";
+export * from "./src/schema/event.ts";
+export * from "./src/schema/state.ts";
+export * from "./src/schema/summary.ts";
+export * from "./src/schema/manifest.ts";
+export * from "./src/schema/learn_record.ts";
+export { type SchemaProblem, toProblems } from "./src/schema/problems.ts";
+export { isSchemaName, SCHEMA_NAMES, type SchemaEntry, type SchemaName, SCHEMAS } from "./src/schema/registry.ts";
+
+// Episode store.
+export { assertEpisodeId, episodeIdProblem, newEpisodeId } from "./src/store/ids.ts";
+export {
+  ARTIFACTS,
+  episodeDirFor,
+  type EpisodeLocation,
+  episodesDir,
+  locateEpisode,
+  resolveRoot,
+  type RootOptions,
+} from "./src/store/layout.ts";
+export { DIR_MODE, FILE_MODE, writeFileAtomic, writeJsonAtomic } from "./src/store/atomic.ts";
+export {
+  type JsonlEntry,
+  JsonlAppender,
+  type JsonlProblemKind,
+  LineTooLongError,
+  type RawLine,
+  readJsonl,
+  readLines,
+  type ReadLinesOptions,
+} from "./src/store/jsonl.ts";
+export { canonicalHash, canonicalJson, type FileDigest, sha256, sha256File } from "./src/store/hash.ts";
+export { readJsonFile } from "./src/store/json_file.ts";
+
+// Read operations.
+export {
+  episodePaths,
+  type EpisodePaths,
+  readEvents,
+  type ReadEventsOptions,
+  readPlan,
+  readState,
+  readSummary,
+} from "./src/read/episode.ts";
+export { type EpisodeEntry, listEpisodes, type ListOptions } from "./src/read/list.ts";
+export { type PlanEventLike, PlanProjector, reconstructPlan } from "./src/read/plan.ts";
+
+// Validation.
+export { type RuleId, RULES } from "./src/validate/rules.ts";
+export {
+  validate,
+  validateEpisodeDir,
+  validateFile,
+  type ValidateOptions,
+  type ValidationProblem,
+  type ValidationReport,
+} from "./src/validate/validate.ts";

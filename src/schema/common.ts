@@ -1,0 +1,105 @@
+/**
+ * Building blocks shared by every artifact schema.
+ *
+ * All object schemas are *loose*: unknown fields are accepted and kept in the
+ * parsed output, so a reader never drops data written by a newer writer.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+/**
+ * An RFC 3339 / ISO 8601 timestamp with a time zone (`Z` or `±hh:mm`),
+ * seconds and an optional fraction of up to 9 digits.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Timestamp } from "./common.ts";
+ * v.parse(Timestamp, "2026-11-23T09:51:54.123Z");
+ * ```
+ */
+export const Timestamp = v.pipe(
+  v.string(),
+  v.isoTimestamp("must be an ISO 8601 date-time with a time zone"),
+  v.metadata({ format: "date-time" }),
+);
+
+/**
+ * A `sha256:<64 lowercase hex>` digest, as used in manifests, snapshots and
+ * `state_hash`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Sha256Digest } from "./common.ts";
+ * v.parse(Sha256Digest, "sha256:" + "0".repeat(64));
+ * ```
+ */
+export const Sha256Digest = v.pipe(
+  v.string(),
+  v.regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" followed by 64 lowercase hex digits'),
+);
+
+/**
+ * An integer that is zero or more.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Count } from "./common.ts";
+ * v.parse(Count, 3);
+ * ```
+ */
+export const Count = v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0, "must be >= 0"));
+
+/**
+ * A number of milliseconds or seconds (zero or more, fractions allowed).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Duration } from "./common.ts";
+ * v.parse(Duration, 12.5);
+ * ```
+ */
+export const Duration = v.pipe(v.number(), v.minValue(0, "must be >= 0"));
+
+/**
+ * A number between 0 and 1 inclusive.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Unit } from "./common.ts";
+ * v.parse(Unit, 0.5);
+ * ```
+ */
+export const Unit = v.pipe(v.number(), v.minValue(0, "must be >= 0"), v.maxValue(1, "must be <= 1"));
+
+/**
+ * Any JSON object (string keys, any values).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { JsonObject } from "./common.ts";
+ * v.parse(JsonObject, { a: 1 });
+ * ```
+ */
+export const JsonObject = v.record(v.string(), v.unknown());
+
+/** A JSON object as a TypeScript type. */
+export type JsonObject = v.InferOutput<typeof JsonObject>;
+
+/**
+ * Any JSON value.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { JsonValue } from "./common.ts";
+ * v.parse(JsonValue, [1, "a", null]);
+ * ```
+ */
+export const JsonValue = v.pipe(v.unknown(), v.metadata({}));

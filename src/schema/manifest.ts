@@ -1,0 +1,105 @@
+/**
+ * `manifest.json` (`manifest/1.0`): the final inventory of a terminal run,
+ * written last, so its hashes are final. The contract does not show it; noema
+ * follows the reference system.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { CONTRACT_VERSIONS } from "../version.ts";
+import { Count, Sha256Digest, Timestamp } from "./common.ts";
+import type { SchemaProblem } from "./problems.ts";
+import { toProblems } from "./problems.ts";
+
+/** File kinds noema writes. Readers accept any string. */
+export const FILE_KINDS = ["events", "learn", "state", "summary", "snapshot", "checkpoint", "approval", "attachment", "custom"] as const;
+
+/**
+ * One file entry of a manifest.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ManifestFile } from "./manifest.ts";
+ * v.parse(ManifestFile, { name: "events.jsonl", kind: "events", size_bytes: 0, sha256: "sha256:" + "e3".repeat(32) });
+ * ```
+ */
+export const ManifestFile = v.looseObject({
+  name: v.pipe(v.string(), v.description("Path relative to the episode directory (POSIX separators).")),
+  kind: v.pipe(v.string(), v.description(`One of ${FILE_KINDS.join(", ")}; readers accept any string.`)),
+  size_bytes: Count,
+  sha256: v.pipe(Sha256Digest, v.description('"sha256:" and the hex digest of the raw file bytes.')),
+});
+/** One file entry of a manifest. */
+export type ManifestFile = v.InferOutput<typeof ManifestFile>;
+
+/**
+ * One plugin (policy, adapter, planner) that took part in the run.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ManifestPlugin } from "./manifest.ts";
+ * v.parse(ManifestPlugin, { id: "SqlGuard@1.0", kind: "policy", path: "/p/sql-guard.ts", sha256: "sha256:" + "0".repeat(64) });
+ * ```
+ */
+export const ManifestPlugin = v.looseObject({
+  id: v.pipe(v.string(), v.description("Plugin id, e.g. SqlGuard@1.0 or adapter:shell.")),
+  kind: v.pipe(v.string(), v.description("policy, adapter, planner or assertion.")),
+  path: v.nullable(v.pipe(v.string(), v.description("Absolute path of the plugin file; null when built in."))),
+  sha256: v.nullable(Sha256Digest),
+});
+/** One plugin entry of a manifest. */
+export type ManifestPlugin = v.InferOutput<typeof ManifestPlugin>;
+
+/**
+ * `manifest.json`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Manifest } from "./manifest.ts";
+ * v.parse(Manifest, { schema_version: "manifest/1.0", episode_id: "ep_1", files: [] });
+ * ```
+ */
+export const Manifest = v.looseObject({
+  schema_version: v.literal(CONTRACT_VERSIONS.manifest),
+  episode_id: v.string(),
+  created_at: v.optional(Timestamp),
+  files: v.pipe(
+    v.array(ManifestFile),
+    v.description("Every artifact of the episode except manifest.json itself, sorted by name."),
+  ),
+  plugins: v.optional(v.pipe(v.array(ManifestPlugin), v.description("Plugins that took part in the run."))),
+  signature: v.optional(v.nullable(v.looseObject({
+    alg: v.literal("hs256"),
+    kid: v.string(),
+    value: v.string(),
+  }))),
+});
+/** `manifest.json`. */
+export type Manifest = v.InferOutput<typeof Manifest>;
+
+/**
+ * Checks a parsed manifest: schema, files sorted by name, unique, and never
+ * listing `manifest.json` itself.
+ *
+ * @example
+ * ```ts
+ * import { checkManifest } from "./manifest.ts";
+ * checkManifest({ schema_version: "manifest/1.0", episode_id: "e", files: [] }); // []
+ * ```
+ */
+export function checkManifest(value: unknown): SchemaProblem[] {
+  const r = v.safeParse(Manifest, value);
+  if (!r.success) return toProblems(r.issues);
+  const problems: SchemaProblem[] = [];
+  const names = r.output.files.map((f) => f.name);
+  names.forEach((name, i) => {
+    if (name === "manifest.json") problems.push({ path: `files[${i}].name`, message: "the manifest must not list itself" });
+    if (i > 0 && names[i - 1] >= name) {
+      problems.push({ path: `files[${i}].name`, message: `files must be sorted by name and unique ("${names[i - 1]}" before "${name}")` });
+    }
+  });
+  return problems;
+}

@@ -1,0 +1,212 @@
+/**
+ * `summary.json` (schema version 1.3.0): outcome, verification, flags and
+ * metrics of a terminal run.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { CONTRACT_VERSIONS } from "../version.ts";
+import { Count, Duration, JsonObject, Timestamp, Unit } from "./common.ts";
+import { type SchemaProblem, toProblems } from "./problems.ts";
+
+/** `adapter_result` values. */
+export const ADAPTER_RESULTS = ["success", "error", "skipped"] as const;
+/** An adapter result. */
+export type AdapterResult = (typeof ADAPTER_RESULTS)[number];
+
+/** `outcome` values (the verification outcome). */
+export const OUTCOMES = ["success", "goal_not_achieved", "success_unverified", "error"] as const;
+/** A verification outcome. */
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** The two execution modes. */
+export const MODES = ["meta", "minimal"] as const;
+/** An execution mode. */
+export type Mode = (typeof MODES)[number];
+
+/**
+ * One assertion result in `verification.assertions` (item shape not shown by
+ * the contract; noema follows the reference system).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { AssertionResult } from "./summary.ts";
+ * v.parse(AssertionResult, { name: "file_exists", target: "out.txt", passed: false, reason: "file_not_found: out.txt" });
+ * ```
+ */
+export const AssertionResult = v.pipe(
+  v.looseObject({
+    name: v.pipe(v.string(), v.description("Assertion kind, e.g. file_exists, file_contains, only_modified.")),
+    target: v.pipe(
+      v.nullable(v.union([v.string(), v.array(v.string())])),
+      v.description("Path, sorted list of paths, or null when the assertion has no target."),
+    ),
+    passed: v.boolean(),
+    reason: v.pipe(
+      v.nullable(v.string()),
+      v.description("Why it failed, e.g. file_not_found: a/b.txt; null when it passed."),
+    ),
+  }),
+  v.title("assertion result"),
+);
+/** One assertion result. */
+export type AssertionResult = v.InferOutput<typeof AssertionResult>;
+
+/**
+ * `verification.workspace_diff`: sorted lists of workspace-relative POSIX
+ * paths.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { WorkspaceDiff } from "./summary.ts";
+ * v.parse(WorkspaceDiff, { added: ["new.txt"], modified: [], deleted: [] });
+ * ```
+ */
+export const WorkspaceDiff = v.pipe(
+  v.looseObject({
+    added: v.array(v.string()),
+    modified: v.array(v.string()),
+    deleted: v.array(v.string()),
+  }),
+  v.description("Each item is a workspace-relative POSIX path; each list is sorted."),
+);
+/** A workspace diff. */
+export type WorkspaceDiff = v.InferOutput<typeof WorkspaceDiff>;
+
+/**
+ * `summary.json` `verification`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Verification } from "./summary.ts";
+ * v.parse(Verification, { provided: false, passed: null, assertions: [], workspace_diff: null, snapshots: null,
+ *   policy: { ignore: [".git"], symlinks: "skip" }, error: null });
+ * ```
+ */
+export const Verification = v.looseObject({
+  provided: v.pipe(v.boolean(), v.description("Whether verification assertions were provided.")),
+  passed: v.pipe(v.nullable(v.boolean()), v.description("null when unverified or unavailable.")),
+  assertions: v.array(AssertionResult),
+  workspace_diff: v.nullable(WorkspaceDiff),
+  snapshots: v.pipe(
+    v.nullable(v.looseObject({ pre: v.string(), post: v.string() })),
+    v.description("Snapshot paths relative to the episode directory."),
+  ),
+  policy: v.optional(v.looseObject({
+    ignore: v.pipe(v.array(v.string()), v.description("Path segment names to skip.")),
+    symlinks: v.pipe(v.string(), v.description('How symlinks are treated; "skip" never follows them.')),
+  })),
+  error: v.optional(v.pipe(
+    v.nullable(v.string()),
+    v.description("Verification error reason, e.g. workspace_unavailable; passed is then null."),
+  )),
+});
+/** `summary.json` `verification`. */
+export type Verification = v.InferOutput<typeof Verification>;
+
+const FourDecimals = v.check<number, string>(
+  (n) => Math.abs(Math.round(n * 1e4) / 1e4 - n) < 1e-12,
+  "must be rounded to 4 decimal places",
+);
+
+/**
+ * `summary.json`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Summary } from "./summary.ts";
+ * console.log(Object.keys(Summary.entries));
+ * ```
+ */
+export const Summary = v.looseObject({
+  schema_version: v.literal(CONTRACT_VERSIONS.summary),
+  episode_id: v.string(),
+  task: v.pipe(v.string(), v.description("Original task or goal.")),
+  started_at: Timestamp,
+  duration_sec: v.pipe(Duration, v.description("Total episode duration in seconds.")),
+  adapter_result: v.picklist(ADAPTER_RESULTS),
+  outcome: v.pipe(v.picklist(OUTCOMES), v.description("Verification outcome.")),
+  verification: Verification,
+  flags: v.optional(v.looseObject({
+    intuition: v.pipe(v.boolean(), v.description("Whether intuition was enabled.")),
+    mode: v.picklist(MODES),
+    direction: v.optional(v.pipe(
+      v.looseObject({
+        applied: v.optional(v.pipe(Count, v.description("Directives applied."))),
+        vetoed: v.optional(v.pipe(Count, v.description("Vetoes issued."))),
+        policy: v.optional(v.pipe(v.string(), v.description("Policy that issued directives."))),
+        threshold: v.optional(v.pipe(v.number(), v.description("Confidence threshold used."))),
+        last_diff: v.optional(v.pipe(v.array(v.unknown()), v.description("Paths modified by the last directive."))),
+      }),
+      v.description("Meta mode only."),
+    )),
+  })),
+  metrics: v.optional(v.looseObject({
+    success: v.pipe(v.picklist([0, 1]), v.description("1 success, 0 failure.")),
+    plan_count: Count,
+    act_count: Count,
+    reflect_count: Count,
+    veto_count: Count,
+    learn_proposals: v.optional(Count),
+    learn_applied: v.optional(Count),
+    latencies: v.optional(v.looseObject({
+      first_action_ms: v.optional(Duration),
+      total_ms: v.optional(Duration),
+      planning_ms: v.optional(Duration),
+      execution_ms: v.optional(Duration),
+    })),
+  })),
+  insight: v.optional(v.pipe(
+    v.looseObject({
+      metrics: v.optional(v.looseObject({
+        plan_adherence: v.optional(v.pipe(Unit, FourDecimals)),
+        tool_coverage: v.optional(Unit),
+        branching_factor: v.optional(v.pipe(Count, v.description("Count of direction events."))),
+        plan_revisions: v.optional(Count),
+      })),
+    }),
+    v.description("Meta mode only."),
+  )),
+  tags: v.optional(JsonObject),
+});
+/** `summary.json`. */
+export type Summary = v.InferOutput<typeof Summary>;
+
+/**
+ * Checks a parsed `summary.json` against the schema and the verification
+ * rules: with no assertions provided, `passed` is null, `assertions` empty and
+ * `workspace_diff` and `snapshots` null; a verification error leaves `passed`
+ * null.
+ *
+ * @example
+ * ```ts
+ * import { checkSummary } from "./summary.ts";
+ * checkSummary({}).length > 0; // true
+ * ```
+ */
+export function checkSummary(value: unknown): SchemaProblem[] {
+  const r = v.safeParse(Summary, value);
+  if (!r.success) return toProblems(r.issues);
+  const ver = r.output.verification;
+  const problems: SchemaProblem[] = [];
+  if (!ver.provided) {
+    if (ver.passed !== null) problems.push({ path: "verification.passed", message: "must be null when provided is false" });
+    if (ver.assertions.length > 0) {
+      problems.push({ path: "verification.assertions", message: "must be empty when provided is false" });
+    }
+    if (ver.workspace_diff !== null) {
+      problems.push({ path: "verification.workspace_diff", message: "must be null when provided is false" });
+    }
+    if (ver.snapshots !== null) {
+      problems.push({ path: "verification.snapshots", message: "must be null when provided is false" });
+    }
+  }
+  if (ver.error != null && ver.passed !== null) {
+    problems.push({ path: "verification.passed", message: "must be null when verification.error is set" });
+  }
+  return problems;
+}

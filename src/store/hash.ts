@@ -1,0 +1,86 @@
+/**
+ * Digests: `sha256:<hex>` of raw bytes, of a file (streamed), and of a JSON
+ * value in RFC 8785 canonical form.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { closeSync, openSync, readSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import canonicalize from "canonicalize";
+
+/**
+ * `sha256:<hex>` of bytes or of a string's UTF-8 bytes.
+ *
+ * @example
+ * ```ts
+ * import { sha256 } from "noema";
+ * sha256(""); // "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+ * ```
+ */
+export function sha256(data: string | Uint8Array): string {
+  return "sha256:" + createHash("sha256").update(data).digest("hex");
+}
+
+/** Size and digest of a file. */
+export interface FileDigest {
+  /** Bytes in the file. */
+  size_bytes: number;
+  /** `sha256:<hex>` of its raw bytes. */
+  sha256: string;
+}
+
+/**
+ * Hashes a file in 1 MiB chunks (never reads it whole into memory).
+ *
+ * @example
+ * ```ts
+ * import { sha256File } from "noema";
+ * const { size_bytes, sha256 } = sha256File("/etc/hostname");
+ * ```
+ */
+export function sha256File(path: string): FileDigest {
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(path, "r");
+  let size = 0;
+  try {
+    let n: number;
+    while ((n = readSync(fd, buf, 0, buf.length, null)) > 0) {
+      hash.update(buf.subarray(0, n));
+      size += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { size_bytes: size, sha256: "sha256:" + hash.digest("hex") };
+}
+
+/**
+ * RFC 8785 canonical JSON text of a value (sorted keys, no whitespace).
+ *
+ * @example
+ * ```ts
+ * import { canonicalJson } from "noema";
+ * canonicalJson({ b: 1, a: [true] }); // '{"a":[true],"b":1}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError("value has no JSON form");
+  return text;
+}
+
+/**
+ * `sha256:` of a value's canonical JSON: the same for equal values whatever
+ * their key order.
+ *
+ * @example
+ * ```ts
+ * import { canonicalHash } from "noema";
+ * canonicalHash({ a: 1, b: 2 }) === canonicalHash({ b: 2, a: 1 }); // true
+ * ```
+ */
+export function canonicalHash(value: unknown): string {
+  return sha256(canonicalJson(value));
+}

@@ -1,0 +1,64 @@
+/**
+ * Reading one JSON artifact with errors that name the file, the line and
+ * the problem.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { EXIT, NoemaError } from "../errors.ts";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function lineOfPosition(text: string, message: string): number | undefined {
+  // V8: "... at position 12 (line 2 column 3)"; JSC: no position. Both may give a line.
+  const lineMatch = /line (\d+)/.exec(message);
+  if (lineMatch) return Number(lineMatch[1]);
+  const pos = /position (\d+)/.exec(message);
+  if (pos) return text.slice(0, Number(pos[1])).split("\n").length;
+  return undefined;
+}
+
+/**
+ * Reads and parses a JSON file. Missing file, invalid UTF-8, a byte order
+ * mark, invalid JSON and a non-object root each throw a {@link NoemaError}
+ * that names the file (and the line, when known).
+ *
+ * @example
+ * ```ts
+ * import { readJsonFile } from "noema";
+ * const state = readJsonFile(".noema/episodes/ep_1/state.json");
+ * ```
+ */
+export function readJsonFile(path: string, label: string = path): Record<string, unknown> {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ENOENT") throw new NoemaError("not_found", "file not found", { file: label });
+    throw new NoemaError("unreadable", `cannot read: ${(e as Error).message}`, { file: label });
+  }
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
+  }
+  if (text.charCodeAt(0) === 0xfeff) {
+    throw new NoemaError("bad_json", "starts with a byte order mark (BOM); JSON artifacts must be plain UTF-8", {
+      file: label,
+      line: 1,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new NoemaError("bad_json", `invalid JSON: ${msg}`, { file: label, line: lineOfPosition(text, msg) });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new NoemaError("bad_json", "expected a JSON object at the top level", { file: label, line: 1, exitCode: EXIT.ERROR });
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,234 @@
+/**
+ * JSON Lines: appends that write one whole line per write call, and a
+ * streaming reader that never loads a whole file, reports each bad line with
+ * its number, and tells a torn final line (a write cut short by a crash) from
+ * other damage.
+ *
+ * @module
+ */
+import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { FILE_MODE } from "./atomic.ts";
+
+/**
+ * An open JSONL file for appending. Each {@link JsonlAppender.append} writes
+ * exactly one line (`JSON + "\n"`) with one write call on an `O_APPEND`
+ * descriptor, so concurrent readers never see half a line from a finished
+ * append. Call {@link JsonlAppender.sync} at durability points.
+ *
+ * @example
+ * ```ts
+ * import { JsonlAppender } from "noema";
+ * const out = new JsonlAppender("/tmp/events.jsonl");
+ * out.append({ id: "e1" });
+ * out.sync();
+ * out.close();
+ * ```
+ */
+export class JsonlAppender {
+  #fd: number | undefined;
+  /** The file path. */
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+    this.#fd = openSync(path, "a", FILE_MODE);
+  }
+
+  /** Appends one value as one line; returns the line as written (without the newline). */
+  append(value: unknown): string {
+    const text = JSON.stringify(value);
+    this.appendRaw(text);
+    return text;
+  }
+
+  /** Appends an already serialized JSON text (must not contain a newline). */
+  appendRaw(text: string): void {
+    if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
+    const bytes = Buffer.from(text + "\n", "utf8");
+    let off = writeSync(this.#fd, bytes, 0, bytes.length);
+    // A short write is rare (disk full, signals); finish the line before anything else.
+    while (off < bytes.length) off += writeSync(this.#fd, bytes, off, bytes.length - off);
+  }
+
+  /** Flushes appended lines to stable storage. */
+  sync(): void {
+    if (this.#fd !== undefined) fsyncSync(this.#fd);
+  }
+
+  /** Closes the file (after an fsync). Idempotent. */
+  close(): void {
+    if (this.#fd === undefined) return;
+    try {
+      fsyncSync(this.#fd);
+    } finally {
+      closeSync(this.#fd);
+      this.#fd = undefined;
+    }
+  }
+}
+
+/** One raw line of a file. */
+export interface RawLine {
+  /** 1-based line number. */
+  line: number;
+  /** Byte offset of the line's first byte. */
+  offset: number;
+  /** Byte length of the line, without its newline. */
+  bytes: number;
+  /** The decoded text, or `null` when the bytes are not valid UTF-8. */
+  text: string | null;
+  /** False for a final line that has no newline. */
+  terminated: boolean;
+}
+
+/** Options for {@link readLines}. */
+export interface ReadLinesOptions {
+  /**
+   * Bytes read per call.
+   * @default {1048576}
+   */
+  chunkSize?: number;
+  /**
+   * Longest line accepted, in bytes; a longer one throws {@link LineTooLongError}.
+   * @default {268435456}
+   */
+  maxLineBytes?: number;
+}
+
+/** A line longer than {@link ReadLinesOptions.maxLineBytes}. */
+export class LineTooLongError extends Error {
+  constructor(readonly path: string, readonly line: number, readonly limit: number) {
+    super(`${path}:${line}: line longer than ${limit} bytes`);
+    this.name = "LineTooLongError";
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decode(buf: Buffer, start: number, end: number): string | null {
+  const text = buf.toString("utf8", start, end);
+  // Non-fatal decoding marks bad bytes with U+FFFD; confirm on the rare line that has one.
+  if (text.includes("\uFFFD")) {
+    try {
+      return strictUtf8.decode(buf.subarray(start, end));
+    } catch {
+      return null;
+    }
+  }
+  return text;
+}
+
+/**
+ * Streams the lines of a file in bounded memory (one chunk plus the longest
+ * line). A `\r` before the newline is dropped.
+ *
+ * @example
+ * ```ts
+ * import { readLines } from "noema";
+ * for (const l of readLines("/tmp/events.jsonl")) console.log(l.line, l.text);
+ * ```
+ */
+export function* readLines(path: string, options: ReadLinesOptions = {}): Generator<RawLine> {
+  const chunkSize = options.chunkSize ?? 1 << 20;
+  const maxLine = options.maxLineBytes ?? 256 << 20;
+  const fd = openSync(path, "r");
+  try {
+    let buf = Buffer.allocUnsafe(chunkSize * 2);
+    let start = 0; // first unconsumed byte in buf
+    let end = 0; // bytes filled in buf
+    let fileOffset = 0; // file offset of buf[0]
+    let line = 0;
+    let eof = false;
+    while (!eof) {
+      if (buf.length - end < chunkSize) {
+        // Make room: drop consumed bytes, grow when one line fills the buffer.
+        const pending = end - start;
+        const size = Math.max(buf.length, (pending + chunkSize) * (pending > buf.length / 2 ? 2 : 1));
+        const next = size === buf.length ? buf : Buffer.allocUnsafe(size);
+        buf.copy(next, 0, start, end);
+        buf = next;
+        fileOffset += start;
+        end = pending;
+        start = 0;
+      }
+      const n = readSync(fd, buf, end, buf.length - end, null);
+      if (n === 0) eof = true;
+      end += n;
+      let nl: number;
+      while ((nl = buf.indexOf(10, start)) !== -1 && nl < end) {
+        line++;
+        const stop = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
+        yield { line, offset: fileOffset + start, bytes: nl - start, text: decode(buf, start, stop), terminated: true };
+        start = nl + 1;
+      }
+      if (end - start > maxLine) throw new LineTooLongError(path, line + 1, maxLine);
+    }
+    if (end > start) {
+      line++;
+      yield { line, offset: fileOffset + start, bytes: end - start, text: decode(buf, start, end), terminated: false };
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why a JSONL line could not be read. */
+export type JsonlProblemKind = "utf8" | "blank" | "json" | "torn" | "not_object";
+
+/** One line of a JSONL file: a parsed value, or a problem. */
+export type JsonlEntry =
+  | { line: number; offset: number; bytes: number; value: Record<string, unknown>; text: string; problem?: undefined }
+  | { line: number; offset: number; bytes: number; problem: JsonlProblemKind; message: string; value?: undefined };
+
+/**
+ * Streams the records of a JSONL file. Each line gives a parsed object or a
+ * problem: invalid UTF-8, a blank line, invalid JSON, a value that is not an
+ * object, or a torn final line (no newline and not valid JSON: a write that a
+ * crash cut short). A final line without a newline that parses is accepted.
+ *
+ * @example
+ * ```ts
+ * import { readJsonl } from "noema";
+ * for (const e of readJsonl("/tmp/events.jsonl")) {
+ *   if (e.problem) console.error(`events.jsonl:${e.line}: ${e.message}`);
+ * }
+ * ```
+ */
+export function* readJsonl(path: string, options: ReadLinesOptions = {}): Generator<JsonlEntry> {
+  for (const raw of readLines(path, options)) {
+    const { line, offset, bytes } = raw;
+    if (raw.text === null) {
+      yield { line, offset, bytes, problem: "utf8", message: "line is not valid UTF-8" };
+      continue;
+    }
+    if (raw.text.trim() === "") {
+      if (!raw.terminated) continue; // trailing whitespace after the last newline
+      yield { line, offset, bytes, problem: "blank", message: "blank line (expected one JSON object per line)" };
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw.text);
+    } catch (e) {
+      if (!raw.terminated) {
+        yield {
+          line,
+          offset,
+          bytes,
+          problem: "torn",
+          message: `torn final line: ${bytes} bytes without a newline that are not complete JSON (a write was cut short)`,
+        };
+      } else {
+        yield { line, offset, bytes, problem: "json", message: `invalid JSON: ${(e as Error).message}` };
+      }
+      continue;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      const got = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+      yield { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${got}` };
+      continue;
+    }
+    yield { line, offset, bytes, value: value as Record<string, unknown>, text: raw.text };
+  }
+}

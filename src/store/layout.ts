@@ -1,0 +1,132 @@
+/**
+ * Where things live: the root (`--root`, `NOEMA_ROOT`, default `./.noema`),
+ * `episodes/<episode_id>/` under it, and the artifact names inside an episode.
+ *
+ * @module
+ */
+import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+import process from "node:process";
+import { EXIT, NoemaError } from "../errors.ts";
+import { assertEpisodeId } from "./ids.ts";
+
+/** Artifact file names inside an episode directory. */
+export const ARTIFACTS = {
+  events: "events.jsonl",
+  learn: "learn.jsonl",
+  state: "state.json",
+  summary: "summary.json",
+  manifest: "manifest.json",
+} as const;
+
+/** Options naming the root directory. */
+export interface RootOptions {
+  /**
+   * The root directory holding `episodes/`.
+   * @default {`$NOEMA_ROOT`, else `./.noema`}
+   */
+  root?: string;
+}
+
+/**
+ * The absolute root directory: `options.root`, else `$NOEMA_ROOT`, else
+ * `./.noema`. Point it at a `.noesis` directory to read runs written by the
+ * reference system.
+ *
+ * @example
+ * ```ts
+ * import { resolveRoot } from "noema";
+ * resolveRoot({ root: "/tmp/runs" }); // "/tmp/runs"
+ * ```
+ */
+export function resolveRoot(options: RootOptions = {}): string {
+  return resolve(options.root ?? (process.env.NOEMA_ROOT || ".noema"));
+}
+
+/**
+ * The `episodes/` directory under a root.
+ *
+ * @example
+ * ```ts
+ * import { episodesDir } from "noema";
+ * episodesDir("/tmp/runs"); // "/tmp/runs/episodes"
+ * ```
+ */
+export function episodesDir(root: string): string {
+  return join(root, "episodes");
+}
+
+/** An episode located on disk. */
+export interface EpisodeLocation {
+  /** The episode id (the directory name). */
+  id: string;
+  /** Absolute path of the episode directory. */
+  dir: string;
+}
+
+function looksLikePath(ref: string): boolean {
+  return ref.includes("/") || ref.includes(sep) || ref === "." || ref === ".." || isAbsolute(ref);
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/**
+ * Finds an existing episode by id (under the root's `episodes/`) or by a path
+ * to an episode directory (any argument containing a `/`). Refuses ids that
+ * could escape the root and episode directories that are symlinks leading
+ * outside it.
+ *
+ * @example
+ * ```ts
+ * import { locateEpisode } from "noema";
+ * const { dir } = locateEpisode("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { root: ".noema" });
+ * ```
+ */
+export function locateEpisode(ref: string, options: RootOptions = {}): EpisodeLocation {
+  if (looksLikePath(ref)) {
+    const dir = resolve(ref);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new NoemaError("not_found", `episode directory not found: ${ref}`, { exitCode: EXIT.ERROR });
+    }
+    return { id: basename(dir), dir };
+  }
+  assertEpisodeId(ref);
+  const root = resolveRoot(options);
+  const parent = episodesDir(root);
+  const dir = join(parent, ref);
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    throw new NoemaError("not_found", `episode ${ref} not found in ${parent}`, { exitCode: EXIT.ERROR });
+  }
+  if (stat.isSymbolicLink()) {
+    const target = realpathSync(dir);
+    if (!isInside(realpathSync(parent), target)) {
+      throw new NoemaError("unsafe_path", `episode ${ref} is a symlink to ${target}, outside ${parent}; refused`, {
+        exitCode: EXIT.ERROR,
+      });
+    }
+  }
+  if (!statSync(dir).isDirectory()) {
+    throw new NoemaError("not_found", `episode ${ref} in ${parent} is not a directory`, { exitCode: EXIT.ERROR });
+  }
+  return { id: ref, dir };
+}
+
+/**
+ * The directory a new episode would use, after checking the id.
+ *
+ * @example
+ * ```ts
+ * import { episodeDirFor } from "noema";
+ * episodeDirFor("ep_1", "/tmp/runs"); // "/tmp/runs/episodes/ep_1"
+ * ```
+ */
+export function episodeDirFor(id: string, root: string): string {
+  assertEpisodeId(id);
+  return join(episodesDir(root), id);
+}

@@ -1,0 +1,443 @@
+/**
+ * `noema validate`: every artifact against its schema, and the cross-file
+ * rules of the contract (lifecycle links, traceability, manifest hashes).
+ * Events are streamed: memory grows with the size of `state.json`, not with
+ * the length of `events.jsonl`.
+ *
+ * @module
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { basename, join, relative } from "node:path";
+import process from "node:process";
+import { isDeepStrictEqual } from "node:util";
+import { EXIT, NoemaError } from "../errors.ts";
+import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
+import type { SchemaProblem } from "../schema/problems.ts";
+import { SCHEMAS, type SchemaName } from "../schema/registry.ts";
+import { sha256File } from "../store/hash.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { readJsonl } from "../store/jsonl.ts";
+import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
+import type { RuleId } from "./rules.ts";
+
+/** One problem found by validation. */
+export interface ValidationProblem {
+  /** The file at fault, as shown to the user. */
+  file: string;
+  /** 1-based line, for JSONL files and JSON parse errors. */
+  line?: number;
+  /** The rule broken (see `RULES`). */
+  rule: RuleId;
+  /** What is wrong, starting with the field when there is one. */
+  message: string;
+}
+
+/** The result of validating an episode or a file. */
+export interface ValidationReport {
+  /** What was validated (a directory or a file). */
+  target: string;
+  /** The episode id, when an episode was validated. */
+  episode_id: string | null;
+  /** Lifecycle of the episode: terminal when summary.json or manifest.json exists. */
+  lifecycle: "terminal" | "non-terminal" | null;
+  /** True when no problem was found. */
+  valid: boolean;
+  /** Total number of problems (the list may be capped). */
+  problem_count: number;
+  /** The problems, in file order, up to `maxProblems`. */
+  problems: ValidationProblem[];
+  /** What was read. */
+  checked: { files: string[]; events: number; learn_lines: number };
+}
+
+/** Options for validation. */
+export interface ValidateOptions extends RootOptions {
+  /**
+   * Most problems kept in the report (all are counted).
+   * @default {10000}
+   */
+  maxProblems?: number;
+  /** Called every 100k lines with the number of lines read so far. */
+  onProgress?: (file: string, lines: number) => void;
+}
+
+const REQUIRED_EVENT_FIELDS = new Set(["id", "timestamp", "episode_id", "phase", "payload", "evidence_ids"]);
+
+function eventRule(problem: SchemaProblem, phase: unknown): RuleId {
+  if (REQUIRED_EVENT_FIELDS.has(problem.path) && problem.message === "required field is missing") return "event.required";
+  if (problem.path === "faculty") return "event.faculty";
+  if (problem.path.startsWith("metrics")) return "event.metrics";
+  if (problem.path.startsWith("payload") && problem.path !== "payload") {
+    if (phase === "learn") return "payload.learn";
+    if (typeof phase === "string" && Object.hasOwn(PHASE_PAYLOADS, phase)) return `payload.${phase}` as RuleId;
+  }
+  if (problem.path === "payload" && phase === "learn" && problem.message.startsWith("matches")) return "payload.learn";
+  return "event.schema";
+}
+
+/** A 53-bit string hash (two FNV-1a lanes): a compact stand-in for an id in large sets. */
+function hash53(s: string): number {
+  let h1 = 0x811c9dc5, h2 = 0x01000193 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+}
+
+function display(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") && rel.length < path.length ? rel : path;
+}
+
+class Collector {
+  problems: ValidationProblem[] = [];
+  count = 0;
+  constructor(readonly max: number) {}
+  add(file: string, rule: RuleId, message: string, line?: number): void {
+    this.count++;
+    if (this.problems.length < this.max) {
+      this.problems.push(line === undefined ? { file, rule, message } : { file, line, rule, message });
+    }
+  }
+  schema(file: string, rule: RuleId, problems: SchemaProblem[], line?: number): void {
+    for (const p of problems) this.add(file, rule, p.path ? `${p.path}: ${p.message}` : p.message, line);
+  }
+}
+
+function readJsonArtifact(c: Collector, path: string): Record<string, unknown> | null {
+  try {
+    return readJsonFile(path, display(path));
+  } catch (e) {
+    if (!(e instanceof NoemaError)) throw e;
+    c.add(display(path), "file.json", e.detail, e.location.line);
+    return null;
+  }
+}
+
+function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
+  const value = readJsonArtifact(c, path);
+  if (value) c.schema(display(path), `${name}.schema` as RuleId, SCHEMAS[name].check(value));
+  return value;
+}
+
+function checkLearnFile(c: Collector, path: string, opts: ValidateOptions): number {
+  let n = 0;
+  const file = display(path);
+  for (const entry of readJsonl(path)) {
+    n++;
+    if (entry.problem) c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
+    else c.schema(file, "learn.schema", SCHEMAS.learn.check(entry.value), entry.line);
+    if (n % 100_000 === 0) opts.onProgress?.(file, n);
+  }
+  return n;
+}
+
+interface EventScan {
+  count: number;
+  start: { timestamp: unknown; line: number } | null;
+  lastProjection: { payload: Record<string, unknown>; line: number } | null;
+  projections: number;
+}
+
+function scanEvents(
+  c: Collector,
+  path: string,
+  episodeId: string | null,
+  actionTimestamps: Map<string, string> | null,
+  orderedActions: { timestamp?: unknown }[] | null,
+  dir: string,
+  opts: ValidateOptions,
+): EventScan {
+  const file = display(path);
+  const ids = new Set<number>();
+  const duplicateCandidates = new Set<number>();
+  const scan: EventScan = { count: 0, start: null, lastProjection: null, projections: 0 };
+  let actIndex = 0;
+  let lines = 0;
+  for (const entry of readJsonl(path)) {
+    if (++lines % 100_000 === 0) opts.onProgress?.(file, lines);
+    if (entry.problem) {
+      c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
+      continue;
+    }
+    const e = entry.value;
+    scan.count++;
+    for (const p of checkEvent(e)) {
+      c.add(file, eventRule(p, e.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
+    }
+    if (typeof e.id === "string") {
+      const h = hash53(e.id);
+      if (ids.has(h)) duplicateCandidates.add(h);
+      else ids.add(h);
+    }
+    if (typeof e.caused_by === "string" && !ids.has(hash53(e.caused_by))) {
+      c.add(file, "event.caused_by", `caused_by: no earlier event has id ${JSON.stringify(e.caused_by)}`, entry.line);
+    }
+    if (episodeId !== null && typeof e.episode_id === "string" && e.episode_id !== episodeId) {
+      c.add(file, "event.episode_id", `episode_id: ${JSON.stringify(e.episode_id)} differs from the episode's id ${JSON.stringify(episodeId)}`, entry.line);
+    }
+    const payload = (typeof e.payload === "object" && e.payload !== null ? e.payload : {}) as Record<string, unknown>;
+    if (e.phase === "start" && scan.start === null) scan.start = { timestamp: e.timestamp, line: entry.line };
+    if (e.phase === "runtime" && e.event_type === "run.state_projection") {
+      scan.projections++;
+      scan.lastProjection = { payload, line: entry.line };
+    }
+    if (e.phase === "learn" && typeof payload.learn_path === "string" && !existsSync(join(dir, payload.learn_path))) {
+      c.add(file, "trace.learn", `payload.learn_path: ${payload.learn_path} does not exist in the episode directory`, entry.line);
+    }
+    if (e.phase === "act") {
+      const actionId = payload.action_id;
+      if (actionTimestamps && typeof actionId === "string" && actionTimestamps.has(actionId)) {
+        const expected = actionTimestamps.get(actionId)!;
+        if (expected !== e.timestamp) {
+          c.add(file, "trace.action_timestamp", `action ${actionId}: state.json outcomes.actions timestamp ${expected} differs from this act event's ${String(e.timestamp)}`, entry.line);
+        }
+        actionTimestamps.delete(actionId);
+      } else if (orderedActions && actIndex < orderedActions.length) {
+        const ts = orderedActions[actIndex].timestamp;
+        if (ts !== undefined && ts !== e.timestamp) {
+          c.add(file, "trace.action_timestamp", `outcomes.actions[${actIndex}].timestamp ${String(ts)} differs from this act event's ${String(e.timestamp)}`, entry.line);
+        }
+      }
+      actIndex++;
+    }
+  }
+  if (duplicateCandidates.size > 0) {
+    // Confirm hash hits exactly with a second pass over just the candidates.
+    const seen = new Map<string, number>();
+    for (const entry of readJsonl(path)) {
+      const id = entry.value?.id;
+      if (typeof id !== "string" || !duplicateCandidates.has(hash53(id))) continue;
+      const first = seen.get(id);
+      if (first !== undefined) c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
+      else seen.set(id, entry.line);
+    }
+  }
+  return scan;
+}
+
+/**
+ * Validates an episode directory: every artifact present against its schema,
+ * and the cross-file rules. Never throws for bad artifacts: every problem is
+ * in the report.
+ *
+ * @example
+ * ```ts
+ * import { validateEpisodeDir } from "noema";
+ * const report = validateEpisodeDir(".noema/episodes/ep_01K9RBBMXXRSFWR49SXFGF4SPR");
+ * for (const p of report.problems) console.log(`${p.file}:${p.line ?? ""}: ${p.rule}: ${p.message}`);
+ * ```
+ */
+export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): ValidationReport {
+  const c = new Collector(options.maxProblems ?? 10_000);
+  const p = (name: string) => join(dir, name);
+  const present = new Set(readdirSync(dir));
+  const has = (name: string) => present.has(name);
+  const terminal = has(ARTIFACTS.summary) || has(ARTIFACTS.manifest);
+  const files: string[] = [];
+
+  for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state]) {
+    if (!has(name)) c.add(display(p(name)), "file.missing", `${name} is missing (required in every episode)`);
+  }
+  if (terminal) {
+    if (!has(ARTIFACTS.summary)) c.add(display(p(ARTIFACTS.summary)), "lifecycle.files", "manifest.json exists but summary.json does not; a terminal run has both");
+    if (!has(ARTIFACTS.manifest)) c.add(display(p(ARTIFACTS.manifest)), "lifecycle.files", "summary.json exists but manifest.json does not; a terminal run has both (written last)");
+  }
+
+  // state.json first: its actions drive the traceability checks while streaming events.
+  const state = has(ARTIFACTS.state) ? checkJsonArtifact(c, p(ARTIFACTS.state), "state") : null;
+  if (has(ARTIFACTS.state)) files.push(ARTIFACTS.state);
+  const episode = (state?.episode ?? null) as Record<string, unknown> | null;
+  const episodeId = typeof episode?.id === "string" ? episode.id : null;
+  const actions = Array.isArray((state?.outcomes as Record<string, unknown> | undefined)?.actions)
+    ? (state!.outcomes as { actions: Record<string, unknown>[] }).actions
+    : null;
+  let actionTimestamps: Map<string, string> | null = null;
+  if (actions && actions.every((a) => typeof a?.id === "string")) {
+    actionTimestamps = new Map();
+    for (const a of actions) if (typeof a.timestamp === "string") actionTimestamps.set(a.id as string, a.timestamp);
+  }
+
+  let scan: EventScan | null = null;
+  if (has(ARTIFACTS.events)) {
+    files.push(ARTIFACTS.events);
+    scan = scanEvents(c, p(ARTIFACTS.events), episodeId, actionTimestamps, actionTimestamps ? null : actions, dir, options);
+    if (actionTimestamps) {
+      for (const [id] of actionTimestamps) {
+        c.add(display(p(ARTIFACTS.state)), "trace.action_timestamp", `outcomes.actions: action ${id} has no act event with that action_id`);
+      }
+    }
+  }
+  let learnLines = 0;
+  if (has(ARTIFACTS.learn)) {
+    files.push(ARTIFACTS.learn);
+    learnLines = checkLearnFile(c, p(ARTIFACTS.learn), options);
+  }
+  const summary = has(ARTIFACTS.summary) ? checkJsonArtifact(c, p(ARTIFACTS.summary), "summary") : null;
+  if (has(ARTIFACTS.summary)) files.push(ARTIFACTS.summary);
+  const manifest = has(ARTIFACTS.manifest) ? checkJsonArtifact(c, p(ARTIFACTS.manifest), "manifest") : null;
+  if (has(ARTIFACTS.manifest)) files.push(ARTIFACTS.manifest);
+
+  const stateFile = display(p(ARTIFACTS.state));
+  if (state) {
+    // Lifecycle: links and status.
+    const links = (state.links ?? {}) as Record<string, unknown>;
+    const want = terminal ? ["events", "learn", "summary", "manifest"] : ["events", "learn"];
+    for (const key of want) {
+      if (typeof links[key] !== "string") {
+        c.add(stateFile, "lifecycle.links", `links.${key}: required for a ${terminal ? "terminal" : "non-terminal"} run`);
+      } else if (!existsSync(join(dir, links[key] as string))) {
+        c.add(stateFile, "lifecycle.links", `links.${key}: ${links[key]} does not exist in the episode directory`);
+      }
+    }
+    if (!terminal) {
+      for (const key of ["summary", "manifest"]) {
+        if (key in links) c.add(stateFile, "lifecycle.links", `links.${key}: a non-terminal run must not link ${key}`);
+      }
+    }
+    const status = (state.outcomes as Record<string, unknown> | undefined)?.status;
+    if (terminal && status === "pending") {
+      c.add(stateFile, "lifecycle.status", "outcomes.status: a terminal run cannot be pending");
+    }
+    // Traceability.
+    if (scan) {
+      const eventsFile = display(p(ARTIFACTS.events));
+      if (!scan.start) {
+        c.add(eventsFile, "trace.start", "no start event; its timestamp must equal state.json episode.started_at");
+      } else if (episode && scan.start.timestamp !== episode.started_at) {
+        c.add(eventsFile, "trace.start", `start event timestamp ${String(scan.start.timestamp)} differs from state.json episode.started_at ${String(episode.started_at)}`, scan.start.line);
+      }
+      if (!scan.lastProjection) {
+        c.add(eventsFile, "trace.projection", "no runtime event with event_type run.state_projection, though state.json was persisted");
+      } else {
+        for (const key of ["outcomes", "links"] as const) {
+          if (!isDeepStrictEqual(scan.lastProjection.payload[key], state[key])) {
+            c.add(eventsFile, "trace.projection", `payload.${key}: the last run.state_projection differs from state.json ${key}`, scan.lastProjection.line);
+          }
+        }
+      }
+    }
+    if (summary && episode) {
+      const summaryFile = display(p(ARTIFACTS.summary));
+      if (episodeId !== null && summary.episode_id !== episodeId) {
+        c.add(summaryFile, "trace.summary", `episode_id: ${String(summary.episode_id)} differs from state.json episode.id ${episodeId}`);
+      }
+      if (summary.started_at !== episode.started_at) {
+        c.add(summaryFile, "trace.summary", `started_at: ${String(summary.started_at)} differs from state.json episode.started_at ${String(episode.started_at)}`);
+      }
+      const task = (state.goal as Record<string, unknown> | undefined)?.task;
+      if (task !== undefined && summary.task !== task) {
+        c.add(summaryFile, "trace.summary", "task: differs from state.json goal.task");
+      }
+    }
+  }
+
+  if (manifest && Array.isArray(manifest.files)) {
+    const manifestFile = display(p(ARTIFACTS.manifest));
+    const listed = new Set<string>();
+    for (const [i, f] of (manifest.files as Record<string, unknown>[]).entries()) {
+      if (typeof f?.name !== "string") continue;
+      listed.add(f.name);
+      const target = join(dir, f.name);
+      if (f.name.split(/[\\/]/).includes("..") || !existsSync(target) || !statSync(target).isFile()) {
+        c.add(manifestFile, "manifest.missing", `files[${i}]: ${f.name} does not exist`);
+        continue;
+      }
+      const actual = sha256File(target);
+      if (typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes) {
+        c.add(manifestFile, "manifest.size", `files[${i}]: ${f.name} is ${actual.size_bytes} bytes, manifest says ${f.size_bytes}`);
+      }
+      if (typeof f.sha256 === "string" && actual.sha256 !== f.sha256) {
+        c.add(manifestFile, "manifest.hash", `files[${i}]: ${f.name} has ${actual.sha256}, manifest says ${f.sha256}`);
+      }
+    }
+    for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state, ARTIFACTS.summary]) {
+      if (has(name) && !listed.has(name)) c.add(manifestFile, "manifest.unlisted", `files: ${name} is not listed`);
+    }
+  }
+
+  return {
+    target: display(dir),
+    episode_id: episodeId ?? basename(dir),
+    lifecycle: terminal ? "terminal" : "non-terminal",
+    valid: c.count === 0,
+    problem_count: c.count,
+    problems: c.problems,
+    checked: { files, events: scan?.count ?? 0, learn_lines: learnLines },
+  };
+}
+
+const FILE_SCHEMAS: Record<string, SchemaName> = {
+  [ARTIFACTS.state]: "state",
+  [ARTIFACTS.summary]: "summary",
+  [ARTIFACTS.manifest]: "manifest",
+};
+
+/**
+ * Validates one artifact file against its schema, chosen by file name
+ * (`events.jsonl`, `learn.jsonl`, `state.json`, `summary.json`,
+ * `manifest.json`) or by `schema`. Cross-file rules need the whole episode:
+ * use {@link validateEpisodeDir}.
+ *
+ * @example
+ * ```ts
+ * import { validateFile } from "noema";
+ * validateFile("exported/events.jsonl", { schema: "event" }).valid;
+ * ```
+ */
+export function validateFile(path: string, options: ValidateOptions & { schema?: SchemaName } = {}): ValidationReport {
+  const c = new Collector(options.maxProblems ?? 10_000);
+  const name = basename(path);
+  const schema = options.schema ??
+    (name.endsWith("events.jsonl") ? "event" : name.endsWith("learn.jsonl") ? "learn" : FILE_SCHEMAS[name]);
+  if (!schema) {
+    throw new NoemaError("usage", `cannot tell which schema ${path} follows; pass --schema event|state|summary|manifest|learn`, { exitCode: EXIT.USAGE });
+  }
+  let events = 0, learnLines = 0;
+  if (schema === "event") {
+    const file = display(path);
+    for (const entry of readJsonl(path)) {
+      if (entry.problem) {
+        c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
+        continue;
+      }
+      events++;
+      for (const p of checkEvent(entry.value)) {
+        c.add(file, eventRule(p, entry.value.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
+      }
+      if (events % 100_000 === 0) options.onProgress?.(file, events);
+    }
+  } else if (schema === "learn") {
+    learnLines = checkLearnFile(c, path, options);
+  } else {
+    checkJsonArtifact(c, path, schema);
+  }
+  return {
+    target: display(path),
+    episode_id: null,
+    lifecycle: null,
+    valid: c.count === 0,
+    problem_count: c.count,
+    problems: c.problems,
+    checked: { files: [name], events, learn_lines: learnLines },
+  };
+}
+
+/**
+ * Validates an episode id, an episode directory, or a single artifact file.
+ *
+ * @example
+ * ```ts
+ * import { validate } from "noema";
+ * const report = validate("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { root: ".noema" });
+ * console.log(report.valid);
+ * ```
+ */
+export function validate(ref: string, options: ValidateOptions & { schema?: SchemaName } = {}): ValidationReport {
+  if (existsSync(ref) && statSync(ref).isFile()) return validateFile(ref, options);
+  const loc = locateEpisode(ref, options);
+  return validateEpisodeDir(loc.dir, options);
+}
+
