@@ -80,3 +80,38 @@ export {
   type ValidationProblem,
   type ValidationReport,
 } from "./src/validate/validate.ts";
+
+// Plugin API (what policy and adapter files import from "noema").
+export * from "./src/plugins/api.ts";
+export { type DeepReadonly, deepFreeze } from "./src/plugins/freeze.ts";
+export { pickEnv, type ProcessResult, runProcess, type RunProcessOptions } from "./src/plugins/process.ts";
+export {
+  type LoadedAdapter,
+  type LoadedPolicy,
+  loadAdapter,
+  loadPolicyFile,
+  registerPluginApi,
+  toLoadedPolicy,
+  verdictProblem,
+} from "./src/plugins/loader.ts";
+export { BUILTIN_ADAPTERS } from "./src/plugins/builtin.ts";
+
+// Runtime.
+export { run, type RunOptions, type RunResult } from "./src/runtime/run.ts";
+export * from "./src/runtime/settings.ts";
+export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./src/runtime/jsonc.ts";
+export { minimalPlanner, type Planner, type PlanResult, stepLabel, taskFilePlanner } from "./src/runtime/planner.ts";
+export { applyPatch, type ConsultSettings, consultPolicy, type DirectionOutcome } from "./src/runtime/direction.ts";
+export { decide, type GovernanceResult } from "./src/runtime/governance.ts";
+export {
+  learn,
+  type LearnSettings,
+  type PolicyEvidence,
+  type PolicySnapshot,
+  policySnapshotPath,
+  readPolicySnapshot,
+} from "./src/runtime/learning.ts";
+export { type EmitOptions, Recorder, type WrittenEvent } from "./src/runtime/recorder.ts";
+export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } from "./src/runtime/redact.ts";
+export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./src/runtime/summary_builder.ts";
+export { fileKind, listArtifactFiles, writeManifest } from "./src/store/manifest.ts";

@@ -1,0 +1,84 @@
+/**
+ * The `command` adapter: wraps any external agent CLI as the episode's
+ * action, so an existing agent's run is recorded as a noema episode:
+ *
+ *     noema run "fix the failing test" --using command -- my-agent --task "{task}"
+ *
+ * The command runs once, for the `act` step (the other steps of the plan
+ * complete without side effects). `{task}` and `{episode_id}` in arguments are
+ * replaced; the child also gets `NOEMA_TASK`, `NOEMA_EPISODE_ID`,
+ * `NOEMA_EPISODE_DIR` and `NOEMA_WORKSPACE`. It inherits noema's environment
+ * (agents need their API keys; values of variables named as secrets are
+ * masked in the artifacts). Its output is recorded as excerpts.
+ *
+ * Config: `command` (argv array, instead of `--`), `timeout_ms` (default
+ * 3600000), `excerpt_bytes` (default 8192), `tee` (copy output to stderr
+ * live; default false).
+ *
+ * @module
+ */
+import { type ActResult, type AdapterPlugin, runProcess } from "noema";
+import process from "node:process";
+
+const command: AdapterPlugin = {
+  name: "command",
+  version: "1.0",
+  api: "1.0",
+  kind: "command",
+  create(context) {
+    const config = context.config;
+    const base = Array.isArray(config.command) ? config.command.map(String) : [...context.args];
+    if (base.length === 0) {
+      throw new Error('the command adapter needs a command: noema run "<task>" --using command -- <program> [args…]');
+    }
+    const timeoutMs = typeof config.timeout_ms === "number" ? config.timeout_ms : 3_600_000;
+    const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 8192;
+    return {
+      async act(request): Promise<ActResult> {
+        if (request.step.kind !== "act") {
+          return { status: "ok", outcome: `nothing to run for a ${request.step.kind} step` };
+        }
+        const argv = base.map((a) => a.replaceAll("{task}", request.task).replaceAll("{episode_id}", request.episode_id));
+        const r = await runProcess({
+          argv,
+          cwd: request.workspace ?? undefined,
+          env: {
+            ...process.env as Record<string, string>,
+            NOEMA_TASK: request.task,
+            NOEMA_EPISODE_ID: request.episode_id,
+            NOEMA_EPISODE_DIR: context.episode_dir,
+            NOEMA_WORKSPACE: request.workspace ?? "",
+          },
+          timeoutMs,
+          signal: request.signal,
+          excerptBytes,
+          tee: config.tee === true,
+        });
+        const output = {
+          argv,
+          exit_code: r.exit_code,
+          signal: r.signal,
+          duration_ms: r.duration_ms,
+          stdout: r.stdout,
+          stderr: r.stderr,
+          stdout_bytes: r.stdout_bytes,
+          stderr_bytes: r.stderr_bytes,
+        };
+        if (r.spawn_error) {
+          return { status: "error", outcome: "could not start", output, error: { type: "SpawnError", message: `${argv[0]}: ${r.spawn_error}` } };
+        }
+        if (r.timed_out) {
+          return { status: "error", outcome: `timed out after ${timeoutMs} ms`, output, error: { type: "Timeout", message: `${argv[0]} timed out after ${timeoutMs} ms` } };
+        }
+        if (r.aborted) return { status: "error", outcome: "aborted", output, error: { type: "Aborted", message: "the run was interrupted" } };
+        if (r.exit_code !== 0) {
+          const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;
+          return { status: "error", outcome: why, output, error: { type: "CommandFailed", message: `${argv[0]}: ${why}` } };
+        }
+        return { status: "ok", outcome: "exit 0", output };
+      },
+    };
+  },
+};
+
+export default command;

@@ -1,0 +1,92 @@
+/**
+ * The `shell` adapter: each `act` step runs a command in the workspace.
+ *
+ * A step's `inputs` give `command` (a shell command line) or `argv` (a
+ * program and its arguments), and optionally `timeout_ms`. Arguments after
+ * `--` on the command line are the command of steps that give none. Steps of
+ * other kinds (detect, verify, …) complete without running anything.
+ *
+ * Config (task file `adapter` object): `timeout_ms` (default 60000),
+ * `env_allow` (names passed through from noema's environment; default PATH,
+ * HOME, LANG, LC_ALL, TERM, TMPDIR, USER, SHELL), `env` (extra variables),
+ * `excerpt_bytes` (default 4096).
+ *
+ * @module
+ */
+import { type ActResult, type AdapterPlugin, pickEnv, runProcess } from "noema";
+
+const DEFAULT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL"];
+
+function strings(x: unknown): string[] | undefined {
+  return Array.isArray(x) && x.every((s) => typeof s === "string") ? x as string[] : undefined;
+}
+
+const shell: AdapterPlugin = {
+  name: "shell",
+  version: "1.0",
+  api: "1.0",
+  kind: "shell",
+  create(context) {
+    const config = context.config;
+    const envAllow = strings(config.env_allow) ?? DEFAULT_ENV;
+    const extraEnv = (typeof config.env === "object" && config.env !== null ? config.env : {}) as Record<string, string>;
+    const defaultTimeout = typeof config.timeout_ms === "number" ? config.timeout_ms : 60_000;
+    const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 4096;
+    return {
+      async act(request): Promise<ActResult> {
+        const input = request.action.input;
+        const command = typeof input.command === "string" ? input.command : undefined;
+        const argv = strings(input.argv) ?? (context.args.length > 0 ? [...context.args] : undefined);
+        if (request.step.kind !== "act" && command === undefined && strings(input.argv) === undefined) {
+          return { status: "ok", outcome: `nothing to run for a ${request.step.kind} step` };
+        }
+        if (command === undefined && argv === undefined) {
+          return {
+            status: "error",
+            outcome: "no command",
+            error: { type: "ConfigError", message: `step ${request.step.id} has no inputs.command or inputs.argv` },
+          };
+        }
+        const timeoutMs = typeof input.timeout_ms === "number" ? input.timeout_ms : defaultTimeout;
+        const r = await runProcess({
+          shell: command,
+          argv: command === undefined ? argv : undefined,
+          cwd: request.workspace ?? undefined,
+          env: { ...pickEnv(envAllow), ...extraEnv },
+          timeoutMs,
+          signal: request.signal,
+          excerptBytes,
+        });
+        const output = {
+          exit_code: r.exit_code,
+          signal: r.signal,
+          duration_ms: r.duration_ms,
+          stdout: r.stdout,
+          stderr: r.stderr,
+          stdout_bytes: r.stdout_bytes,
+          stderr_bytes: r.stderr_bytes,
+        };
+        if (r.spawn_error) {
+          return { status: "error", outcome: "could not start", output, error: { type: "SpawnError", message: r.spawn_error } };
+        }
+        if (r.timed_out) {
+          return { status: "error", outcome: `timed out after ${timeoutMs} ms`, output, error: { type: "Timeout", message: `command timed out after ${timeoutMs} ms` } };
+        }
+        if (r.aborted) {
+          return { status: "error", outcome: "aborted", output, error: { type: "Aborted", message: "the run was interrupted" } };
+        }
+        if (r.exit_code !== 0) {
+          return {
+            status: "error",
+            outcome: r.exit_code === null ? `killed by ${r.signal}` : `exit ${r.exit_code}`,
+            output,
+            error: { type: "CommandFailed", message: r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}` },
+          };
+        }
+        return { status: "ok", outcome: "exit 0", output };
+      },
+    };
+  },
+};
+
+export default shell;

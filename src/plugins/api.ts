@@ -1,0 +1,323 @@
+/**
+ * The plugin API: what a policy or adapter file imports from `"noema"`.
+ *
+ * A **policy** advises before each action. It gets a deeply frozen state and
+ * may return a hint, an intervention (a patch to the pending action's input)
+ * or a veto, or nothing. Write it as a class extending
+ * {@link DirectedIntuition}, or as a plain object with `advise` (then the file
+ * needs no import at all).
+ *
+ * An **adapter** acts: it executes one step's action and reports the result.
+ *
+ * @example
+ * ```ts
+ * import { DirectedIntuition, type PolicyState } from "noema";
+ *
+ * export default class SqlGuard extends DirectedIntuition {
+ *   static version = "1.0";
+ *   advise(state: PolicyState) {
+ *     if (/drop\s+table/i.test(JSON.stringify(state.action.input))) {
+ *       return this.veto({ advice: "Destructive SQL is not allowed." });
+ *     }
+ *   }
+ * }
+ * ```
+ *
+ * @module
+ */
+import type { DeepReadonly } from "./freeze.ts";
+
+/**
+ * Version of this plugin API. A plugin may declare the version it was written
+ * for (`static api = "1"` or `api: "1"`); a different major version is refused
+ * at load time.
+ */
+export const PLUGIN_API_VERSION = "1.0";
+
+/** The three kinds of policy verdict. */
+export type VerdictKind = "hint" | "intervention" | "veto";
+
+/**
+ * What a policy returns from `advise` (or nothing).
+ *
+ * @example
+ * ```ts
+ * import type { Verdict } from "noema";
+ * const v: Verdict = { kind: "intervention", advice: "Limit rows", patch: { sql: "SELECT 1 LIMIT 10" } };
+ * ```
+ */
+export interface Verdict {
+  /** hint (advice only), intervention (patch the action input) or veto (block the action). */
+  kind: VerdictKind;
+  /** What the policy says, in words. */
+  advice: string;
+  /**
+   * 0 to 1. Verdicts below the run's `direction_min_confidence` are recorded but not applied.
+   * @default {0.5 for hints, 0.6 for interventions, 0.8 for vetoes}
+   */
+  confidence?: number;
+  /** For interventions: keys to set on the pending action's input (`null` deletes a key). */
+  patch?: Record<string, unknown>;
+  /** Why, at more length. */
+  rationale?: string;
+  /** Risk tags to attach to the action candidate, e.g. `["destructive"]`. */
+  risk_tags?: string[];
+  /** Ask a human to approve the action before it runs. */
+  requires_approval?: boolean;
+}
+
+/** The action a step is about to take. */
+export interface PendingAction {
+  /** Action kind, e.g. `shell`, `command`, `adapter`. */
+  kind: string;
+  /** Tool label, e.g. `adapter:shell`. */
+  tool: string;
+  /** The input the adapter will receive (after applied interventions). */
+  input: Record<string, unknown>;
+}
+
+/** A recent action, as policies see it. */
+export interface RecentAction {
+  /** Action id. */
+  id: string;
+  /** Step id. */
+  step_id: string;
+  /** Action kind. */
+  kind: string;
+  /** `ok`, `error` or `skipped`. */
+  result_status: string;
+  /** Short input text. */
+  input_excerpt: string;
+}
+
+/**
+ * The state a policy receives in `advise`. It is deeply frozen: any attempt
+ * to change it throws a `TypeError`.
+ */
+export type PolicyState = DeepReadonly<{
+  /** The task. */
+  task: string;
+  /** The episode. */
+  episode: {
+    id: string;
+    seed: number;
+    tags: Record<string, unknown>;
+    mode: "meta" | "minimal";
+    intuition_mode: "advisory" | "interventive" | "hybrid";
+    using: string;
+  };
+  /** The step about to run. */
+  step: {
+    id: string;
+    kind: string;
+    description: string;
+    index: number;
+    total: number;
+    inputs: Record<string, unknown>;
+  };
+  /** The action about to run. */
+  action: PendingAction;
+  /** The last few actions (at most 10), oldest first. */
+  recent_actions: RecentAction[];
+  /** Facts in memory (`memory.facts`). */
+  facts: { key: string; value: unknown; provenance?: string }[];
+  /** The workspace directory, when the run has one. */
+  workspace: string | null;
+}>;
+
+/** Options of {@link DirectedIntuition.hint}. */
+export interface HintOptions {
+  advice: string;
+  /** @default {0.5} */
+  confidence?: number;
+  rationale?: string;
+  risk_tags?: string[];
+}
+
+/** Options of {@link DirectedIntuition.intervene}. */
+export interface InterveneOptions extends HintOptions {
+  /** Keys to set on the action input; `null` deletes a key. */
+  patch: Record<string, unknown>;
+}
+
+/** Options of {@link DirectedIntuition.veto}. */
+export interface VetoOptions extends HintOptions {
+  /** Ask for human approval instead of refusing outright (used with approval pauses). */
+  requires_approval?: boolean;
+}
+
+/**
+ * Base class for policies. Subclass it, set `static version`, implement
+ * `advise`. The policy id is `<ClassName>@<version>`.
+ *
+ * @example
+ * ```ts
+ * import { DirectedIntuition, type PolicyState } from "noema";
+ * export default class LongTask extends DirectedIntuition {
+ *   static version = "1.0";
+ *   advise(state: PolicyState) {
+ *     if (state.task.length > 320) return this.hint({ advice: "Consider chunking the task." });
+ *   }
+ * }
+ * ```
+ */
+export abstract class DirectedIntuition {
+  /** Version of the policy; part of its id. */
+  static version = "unspecified";
+  /** Plugin API version the policy was written for. */
+  static api = PLUGIN_API_VERSION;
+
+  /** Decide about the pending action. Return nothing to allow it silently. */
+  abstract advise(state: PolicyState): Verdict | null | undefined | void | Promise<Verdict | null | undefined | void>;
+
+  /** An advisory verdict: recorded, never changes the action. */
+  hint(options: HintOptions): Verdict {
+    return { kind: "hint", confidence: 0.5, ...options };
+  }
+
+  /** An intervention: a patch to the pending action's input. */
+  intervene(options: InterveneOptions): Verdict {
+    return { kind: "intervention", confidence: 0.6, ...options };
+  }
+
+  /** A veto: block the pending action. */
+  veto(options: VetoOptions): Verdict {
+    return { kind: "veto", confidence: 0.8, ...options };
+  }
+}
+
+/**
+ * A policy written as a plain object (no import needed).
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   name: "NoRm",
+ *   version: "1.0",
+ *   advise(state) {
+ *     if (String(state.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf" };
+ *   },
+ * };
+ * ```
+ */
+export interface PolicyObject {
+  /** Policy name; the id is `<name>@<version>`. */
+  name: string;
+  /** @default {"unspecified"} */
+  version?: string;
+  /** Plugin API version the policy was written for. */
+  api?: string;
+  /** Decide about the pending action. */
+  advise(state: PolicyState): Verdict | null | undefined | void | Promise<Verdict | null | undefined | void>;
+}
+
+/**
+ * Typed identity helper for plain-object policies.
+ *
+ * @example
+ * ```ts
+ * import { definePolicy } from "noema";
+ * export default definePolicy({ name: "Quiet", version: "1.0", advise: () => undefined });
+ * ```
+ */
+export function definePolicy(policy: PolicyObject): PolicyObject {
+  return policy;
+}
+
+/** Status of one executed action. */
+export type ActStatus = "ok" | "error" | "skipped";
+
+/** What the runtime asks an adapter to do. */
+export interface ActRequest {
+  /** The episode id. */
+  episode_id: string;
+  /** The task. */
+  task: string;
+  /** The step to execute. */
+  step: DeepReadonly<{ id: string; kind: string; description: string; inputs: Record<string, unknown> }>;
+  /** The action, after applied interventions. */
+  action: DeepReadonly<PendingAction>;
+  /** Advice from policies' hints for this action. */
+  hints: readonly string[];
+  /** The workspace directory (the adapter's working directory), or null. */
+  workspace: string | null;
+  /** Aborted when the run is interrupted (SIGINT/SIGTERM); stop promptly. */
+  signal: AbortSignal;
+}
+
+/** What an adapter reports for one action. */
+export interface ActResult {
+  /** ok, error or skipped. */
+  status: ActStatus;
+  /** One-line outcome text, e.g. `exit 0` or `Completed step step-2`. */
+  outcome?: string;
+  /** Structured output (JSON). Large text should be excerpted by the adapter. */
+  output?: unknown;
+  /** For errors: what went wrong. */
+  error?: { type: string; message: string };
+  /** Files the action produced, e.g. `[{ path: "out.txt" }]`. */
+  artifacts?: { path: string; kind?: string }[];
+  /** Facts to remember (`memory.facts`). */
+  facts?: { key: string; value: unknown }[];
+}
+
+/** What an adapter factory receives. */
+export interface AdapterContext {
+  /** The adapter's configuration (task file `adapter` object, CLI args). */
+  config: Record<string, unknown>;
+  /** Arguments after `--` on the command line. */
+  args: readonly string[];
+  /** The workspace directory, or null. */
+  workspace: string | null;
+  /** The episode directory (for adapters that write attachments). */
+  episode_dir: string;
+  /** Names of environment variables whose values are secrets. */
+  secrets: readonly string[];
+}
+
+/** A running adapter. */
+export interface AdapterInstance {
+  /** Executes one step's action. Throwing counts as an error result. */
+  act(request: ActRequest): ActResult | Promise<ActResult>;
+  /** Releases resources at the end of the run. */
+  close?(): void | Promise<void>;
+}
+
+/**
+ * An adapter plugin: a name and a factory.
+ *
+ * @example
+ * ```ts
+ * import { defineAdapter } from "noema";
+ * export default defineAdapter({
+ *   name: "echo",
+ *   version: "1.0",
+ *   create: () => ({ act: (req) => ({ status: "ok", outcome: `did ${req.step.id}` }) }),
+ * });
+ * ```
+ */
+export interface AdapterPlugin {
+  /** Adapter name; the tool label is `adapter:<name>`. */
+  name: string;
+  /** @default {"unspecified"} */
+  version?: string;
+  /** Plugin API version the adapter was written for. */
+  api?: string;
+  /** The action kind recorded for its actions. @default {"adapter"} */
+  kind?: string;
+  /** Creates the adapter for one run. May throw a usage error for bad config. */
+  create(context: AdapterContext): AdapterInstance | Promise<AdapterInstance>;
+}
+
+/**
+ * Typed identity helper for adapters.
+ *
+ * @example
+ * ```ts
+ * import { defineAdapter } from "noema";
+ * export default defineAdapter({ name: "noop", create: () => ({ act: () => ({ status: "ok" }) }) });
+ * ```
+ */
+export function defineAdapter(adapter: AdapterPlugin): AdapterPlugin {
+  return adapter;
+}

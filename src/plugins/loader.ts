@@ -1,0 +1,219 @@
+/**
+ * Loading policy and adapter plugins from `.ts` files at run time, with
+ * one-line errors naming the file and what is wrong.
+ *
+ * @module
+ */
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { EXIT, NoemaError } from "../errors.ts";
+import { sha256File } from "../store/hash.ts";
+import {
+  type AdapterPlugin,
+  DirectedIntuition,
+  PLUGIN_API_VERSION,
+  type PolicyObject,
+  type PolicyState,
+  type Verdict,
+} from "./api.ts";
+import { BUILTIN_ADAPTERS } from "./builtin.ts";
+
+/** A policy ready to be consulted. */
+export interface LoadedPolicy {
+  /** `<Name>@<version>`. */
+  id: string;
+  /** Name (class name or `name`). */
+  name: string;
+  /** Version. */
+  version: string;
+  /** Absolute path of its file, or null for policies given as objects. */
+  path: string | null;
+  /** `sha256:` of the file, or null. */
+  sha256: string | null;
+  /** Calls the policy. */
+  advise(state: PolicyState): unknown;
+}
+
+/** An adapter ready to be created. */
+export interface LoadedAdapter {
+  /** The plugin. */
+  plugin: AdapterPlugin;
+  /** Label used as `episode.using` and in `adapter` fields. */
+  label: string;
+  /** Absolute path, or null for built-ins. */
+  path: string | null;
+  /** `sha256:` of the file, or null. */
+  sha256: string | null;
+}
+
+let bunModuleRegistered = false;
+
+/**
+ * Makes the bare specifier `noema` resolve to the plugin API for plugin files
+ * anywhere on disk. Under Bun (source and compiled binary) this registers a
+ * virtual module; under Deno the `deno.json` import map does the same.
+ */
+export async function registerPluginApi(): Promise<void> {
+  const bun = (globalThis as { Bun?: { plugin(p: unknown): void } }).Bun;
+  if (!bun || bunModuleRegistered) return;
+  bunModuleRegistered = true;
+  const api = await import("../../mod.ts");
+  bun.plugin({
+    name: "noema-plugin-api",
+    setup(build: { module(name: string, cb: () => { exports: Record<string, unknown>; loader: "object" }): void }) {
+      build.module("noema", () => ({ exports: { ...api }, loader: "object" }));
+    },
+  });
+}
+
+function pluginError(file: string, message: string, cause?: unknown): NoemaError {
+  return new NoemaError("bad_plugin", message, { file, exitCode: EXIT.USAGE, cause });
+}
+
+function checkApi(file: string, declared: unknown): void {
+  if (declared === undefined) return;
+  const major = String(declared).split(".")[0];
+  const ours = PLUGIN_API_VERSION.split(".")[0];
+  if (major !== ours) {
+    throw pluginError(file, `written for plugin API ${String(declared)}, but this noema provides ${PLUGIN_API_VERSION}`);
+  }
+}
+
+async function importFile(path: string): Promise<Record<string, unknown>> {
+  const abs = resolve(path);
+  if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
+  await registerPluginApi();
+  try {
+    return await import(pathToFileURL(abs).href) as Record<string, unknown>;
+  } catch (e) {
+    const msg = (e as Error)?.message ?? String(e);
+    throw pluginError(path, `cannot load: ${msg.split("\n")[0]}`, e);
+  }
+}
+
+/**
+ * Turns a policy value (class, instance or object) into a {@link LoadedPolicy}.
+ *
+ * @example
+ * ```ts
+ * import { toLoadedPolicy } from "noema";
+ * const p = toLoadedPolicy({ name: "Quiet", version: "1.0", advise: () => undefined }, "inline");
+ * p.id; // "Quiet@1.0"
+ * ```
+ */
+export function toLoadedPolicy(value: unknown, file: string, path: string | null = null, sha256: string | null = null): LoadedPolicy {
+  // A class extending DirectedIntuition (or any class with advise on its prototype).
+  if (typeof value === "function" && typeof (value as { prototype?: { advise?: unknown } }).prototype?.advise === "function") {
+    const cls = value as unknown as { new (): DirectedIntuition; name: string; version?: unknown; api?: unknown };
+    checkApi(file, cls.api);
+    let instance: DirectedIntuition;
+    try {
+      instance = new cls();
+    } catch (e) {
+      throw pluginError(file, `the policy class ${cls.name} cannot be constructed without arguments: ${(e as Error).message}`);
+    }
+    const version = cls.version === undefined ? "unspecified" : String(cls.version);
+    return { id: `${cls.name}@${version}`, name: cls.name, version, path, sha256, advise: (s) => instance.advise(s) };
+  }
+  if (value instanceof DirectedIntuition) {
+    const ctor = value.constructor as { name: string; version?: unknown; api?: unknown };
+    checkApi(file, ctor.api);
+    const version = ctor.version === undefined ? "unspecified" : String(ctor.version);
+    return { id: `${ctor.name}@${version}`, name: ctor.name, version, path, sha256, advise: (s) => value.advise(s) };
+  }
+  if (typeof value === "object" && value !== null && typeof (value as PolicyObject).advise === "function") {
+    const obj = value as PolicyObject;
+    if (typeof obj.name !== "string" || obj.name === "") {
+      throw pluginError(file, 'a policy object needs a "name" (string)');
+    }
+    checkApi(file, obj.api);
+    const version = obj.version === undefined ? "unspecified" : String(obj.version);
+    return { id: `${obj.name}@${version}`, name: obj.name, version, path, sha256, advise: (s) => obj.advise(s) };
+  }
+  throw pluginError(
+    file,
+    "does not export a policy: the default export must be a class extending DirectedIntuition or an object { name, version, advise(state) }",
+  );
+}
+
+/**
+ * Loads a policy from a `.ts` (or `.js`) file's default export.
+ *
+ * @example
+ * ```ts
+ * import { loadPolicyFile } from "noema";
+ * const policy = await loadPolicyFile("plugins/policies/sql-guard.ts");
+ * console.log(policy.id); // "SqlGuard@1.0"
+ * ```
+ */
+export async function loadPolicyFile(path: string): Promise<LoadedPolicy> {
+  const mod = await importFile(path);
+  const value = mod.default ?? mod.policy;
+  if (value === undefined) throw pluginError(path, "has no default export (export default your policy class or object)");
+  return toLoadedPolicy(value, path, resolve(path), sha256File(resolve(path)).sha256);
+}
+
+function checkAdapter(value: unknown, file: string): AdapterPlugin {
+  const a = value as AdapterPlugin;
+  if (typeof a !== "object" || a === null || typeof a.create !== "function" || typeof a.name !== "string") {
+    throw pluginError(file, "does not export an adapter: the default export must be { name, create(context) }");
+  }
+  checkApi(file, a.api);
+  return a;
+}
+
+/**
+ * Finds an adapter: a built-in name (`minimal`, `shell`, `command`,
+ * `scripted`) or a path to a `.ts` file.
+ *
+ * @example
+ * ```ts
+ * import { loadAdapter } from "noema";
+ * const { plugin } = await loadAdapter("shell");
+ * ```
+ */
+export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
+  const builtin = BUILTIN_ADAPTERS[ref];
+  if (builtin) return { plugin: builtin, label: builtin.name, path: null, sha256: null };
+  if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
+    throw new NoemaError(
+      "unknown_adapter",
+      `unknown adapter ${JSON.stringify(ref)}: use one of ${Object.keys(BUILTIN_ADAPTERS).join(", ")} or a path to a .ts file`,
+      { exitCode: EXIT.USAGE },
+    );
+  }
+  const mod = await importFile(ref);
+  const plugin = checkAdapter(mod.default ?? mod.adapter, ref);
+  return { plugin, label: plugin.name, path: resolve(ref), sha256: sha256File(resolve(ref)).sha256 };
+}
+
+/**
+ * Checks what a policy returned: nothing, or a well-formed {@link Verdict}.
+ * Returns the problem in words, or null when it is acceptable.
+ *
+ * @example
+ * ```ts
+ * import { verdictProblem } from "noema";
+ * verdictProblem({ kind: "veto" }); // 'advice: must be a string'
+ * ```
+ */
+export function verdictProblem(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return `expected a verdict object or nothing, got ${Array.isArray(value) ? "array" : typeof value}`;
+  const v = value as Verdict;
+  if (v.kind !== "hint" && v.kind !== "intervention" && v.kind !== "veto") {
+    return `kind: must be "hint", "intervention" or "veto", got ${JSON.stringify(v.kind)}`;
+  }
+  if (typeof v.advice !== "string") return "advice: must be a string";
+  if (v.confidence !== undefined && (typeof v.confidence !== "number" || !(v.confidence >= 0 && v.confidence <= 1))) {
+    return "confidence: must be a number from 0 to 1";
+  }
+  if (v.kind === "intervention" && (typeof v.patch !== "object" || v.patch === null || Array.isArray(v.patch))) {
+    return "patch: an intervention needs a patch object";
+  }
+  if (v.risk_tags !== undefined && !(Array.isArray(v.risk_tags) && v.risk_tags.every((t) => typeof t === "string"))) {
+    return "risk_tags: must be a list of strings";
+  }
+  return null;
+}

@@ -1,0 +1,176 @@
+/**
+ * Running a child process for an adapter: timeout, abort, environment
+ * allow-list, and bounded excerpts of its output.
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import process from "node:process";
+
+/** Options of {@link runProcess}. */
+export interface RunProcessOptions {
+  /** Program and arguments (no shell). Give this or `shell`. */
+  argv?: readonly string[];
+  /** A command line run by `/bin/sh -c`. */
+  shell?: string;
+  /** Working directory. @default {the current directory} */
+  cwd?: string;
+  /** The whole environment of the child. @default {the parent's environment} */
+  env?: Record<string, string>;
+  /** Kill the child (SIGTERM, then SIGKILL after 2 s) after this long. @default {60000} */
+  timeoutMs?: number;
+  /** Kill the child when aborted. */
+  signal?: AbortSignal;
+  /** Bytes of the end of stdout and of stderr kept. @default {4096} */
+  excerptBytes?: number;
+  /** Text written to the child's stdin, which is then closed. @default {none: stdin is empty} */
+  input?: string;
+  /** Also copy the child's output to this process's stderr as it arrives. @default {false} */
+  tee?: boolean;
+}
+
+/** What {@link runProcess} reports. */
+export interface ProcessResult {
+  /** Exit code, or null when killed by a signal. */
+  exit_code: number | null;
+  /** The signal that ended it, if any. */
+  signal: string | null;
+  /** True when the timeout killed it. */
+  timed_out: boolean;
+  /** True when the abort signal killed it. */
+  aborted: boolean;
+  /** Wall time in milliseconds. */
+  duration_ms: number;
+  /** The last `excerptBytes` of stdout (UTF-8, may start mid-line). */
+  stdout: string;
+  /** The last `excerptBytes` of stderr. */
+  stderr: string;
+  /** Total stdout bytes. */
+  stdout_bytes: number;
+  /** Total stderr bytes. */
+  stderr_bytes: number;
+  /** Set when the program could not be started (e.g. not found). */
+  spawn_error?: string;
+}
+
+class Tail {
+  chunks: Uint8Array[] = [];
+  kept = 0;
+  total = 0;
+  constructor(readonly limit: number) {}
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    while (this.chunks.length > 1 && this.kept - this.chunks[0].length >= this.limit) {
+      this.kept -= this.chunks.shift()!.length;
+    }
+  }
+  text(): string {
+    const all = new Uint8Array(this.kept);
+    let off = 0;
+    for (const c of this.chunks) {
+      all.set(c, off);
+      off += c.length;
+    }
+    return new TextDecoder().decode(all.subarray(Math.max(0, all.length - this.limit)));
+  }
+}
+
+/**
+ * Picks variables from an environment by name (an allow-list).
+ *
+ * @example
+ * ```ts
+ * import { pickEnv } from "noema";
+ * pickEnv(["PATH", "HOME"]); // { PATH: "...", HOME: "..." }
+ * ```
+ */
+export function pickEnv(names: readonly string[], from: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) if (from[n] !== undefined) out[n] = from[n]!;
+  return out;
+}
+
+/**
+ * Runs a process to completion. Never throws for a failing program: the
+ * result says how it ended.
+ *
+ * @example
+ * ```ts
+ * import { runProcess } from "noema";
+ * const r = await runProcess({ shell: "echo hi", timeoutMs: 5000 });
+ * console.log(r.exit_code, r.stdout); // 0 "hi\n"
+ * ```
+ */
+export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  const started = performance.now();
+  const excerpt = options.excerptBytes ?? 4096;
+  const argv = options.shell !== undefined ? ["/bin/sh", "-c", options.shell] : [...(options.argv ?? [])];
+  if (argv.length === 0) throw new TypeError("runProcess: give argv or shell");
+  const out = new Tail(excerpt), err = new Tail(excerpt);
+  return new Promise((resolve) => {
+    let timedOut = false, aborted = false, settled = false;
+    const child = spawn(argv[0], argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      detached: process.platform !== "win32",
+    });
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        // Kill the whole process group so a shell's children go too.
+        if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, sig);
+        else child.kill(sig);
+      } catch {
+        // already gone
+      }
+    };
+    let hardKill: ReturnType<typeof setTimeout> | undefined;
+    const stop = () => {
+      kill("SIGTERM");
+      hardKill = setTimeout(() => kill("SIGKILL"), 2000);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs ?? 60_000);
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout!.on("data", (c: Uint8Array) => {
+      out.push(c);
+      if (options.tee) process.stderr.write(c);
+    });
+    child.stderr!.on("data", (c: Uint8Array) => {
+      err.push(c);
+      if (options.tee) process.stderr.write(c);
+    });
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    const finish = (code: number | null, signal: string | null, spawnError?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (hardKill) clearTimeout(hardKill);
+      options.signal?.removeEventListener("abort", onAbort);
+      const result: ProcessResult = {
+        exit_code: code,
+        signal,
+        timed_out: timedOut,
+        aborted,
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        stdout: out.text(),
+        stderr: err.text(),
+        stdout_bytes: out.total,
+        stderr_bytes: err.total,
+      };
+      if (spawnError !== undefined) result.spawn_error = spawnError;
+      resolve(result);
+    };
+    child.on("error", (e) => finish(null, null, e.message));
+    child.on("close", (code, signal) => finish(code, signal));
+  });
+}

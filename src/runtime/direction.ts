@@ -1,0 +1,162 @@
+/**
+ * Direction: consulting the policies before an action and deciding what
+ * each verdict does under the run's intuition mode and confidence threshold.
+ *
+ * | verdict      | advisory                  | interventive           | hybrid                    |
+ * |--------------|---------------------------|------------------------|---------------------------|
+ * | hint         | applied (passed as advice) | applied                | applied                   |
+ * | intervention | skipped (recorded only)   | applied (patch merged) | skipped (recorded only)   |
+ * | veto         | skipped (recorded only)   | applied (asks to block)| applied (asks to block)   |
+ *
+ * A verdict below the threshold is `skipped`. A policy that throws, times out
+ * or returns something that is not a verdict is `blocked` and reported to
+ * governance as a failure.
+ *
+ * @module
+ */
+import type { Verdict } from "../plugins/api.ts";
+import type { LoadedPolicy } from "../plugins/loader.ts";
+import { verdictProblem } from "../plugins/loader.ts";
+import type { PolicyState } from "../plugins/api.ts";
+import type { IntuitionMode } from "../schema/state.ts";
+
+/** The outcome of consulting one policy. */
+export interface DirectionOutcome {
+  /** The policy. */
+  policy: LoadedPolicy;
+  /** The verdict, when the policy returned one. */
+  verdict: Verdict | null;
+  /** `applied`, `skipped` or `blocked`. */
+  status: "applied" | "skipped" | "blocked";
+  /** Why it was skipped or blocked. */
+  reason: string | null;
+  /** The failure, when the policy threw, timed out or returned garbage. */
+  error: { type: string; message: string } | null;
+  /** Wall time of `advise`, milliseconds. */
+  duration_ms: number;
+  /** When `advise` started and ended. */
+  started_at: string;
+  completed_at: string;
+  /** Changes an applied intervention made to the action input. */
+  diff: { key: string; before: unknown; after: unknown }[];
+  /** The confidence threshold that applied. */
+  threshold: number;
+}
+
+const DEFAULT_CONFIDENCE = { hint: 0.5, intervention: 0.6, veto: 0.8 } as const;
+
+class PolicyTimeout extends Error {
+  constructor(ms: number) {
+    super(`advise did not settle within ${ms} ms`);
+    this.name = "PolicyTimeout";
+  }
+}
+
+async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> {
+  const result = fn();
+  if (!(result instanceof Promise) && !(typeof result === "object" && result !== null && "then" in result)) return result;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      result as Promise<unknown>,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new PolicyTimeout(ms)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Applies an intervention's patch to an action input: keys are set, `null`
+ * deletes a key. Returns the new input and the diff.
+ *
+ * @example
+ * ```ts
+ * import { applyPatch } from "noema";
+ * applyPatch({ sql: "SELECT *" }, { sql: "SELECT * LIMIT 10" }).diff[0].key; // "sql"
+ * ```
+ */
+export function applyPatch(
+  input: Readonly<Record<string, unknown>>,
+  patch: Readonly<Record<string, unknown>>,
+): { input: Record<string, unknown>; diff: { key: string; before: unknown; after: unknown }[] } {
+  const next: Record<string, unknown> = { ...input };
+  const diff: { key: string; before: unknown; after: unknown }[] = [];
+  for (const [key, after] of Object.entries(patch)) {
+    const before = input[key];
+    if (after === null) {
+      if (key in next) {
+        delete next[key];
+        diff.push({ key, before, after: null });
+      }
+    } else if (JSON.stringify(before) !== JSON.stringify(after)) {
+      next[key] = after;
+      diff.push({ key, before: before ?? null, after });
+    }
+  }
+  return { input: next, diff };
+}
+
+/** Settings of one consultation. */
+export interface ConsultSettings {
+  intuitionMode: IntuitionMode;
+  /** Threshold per policy id (learned tuning), else `defaultThreshold`. */
+  thresholds: ReadonlyMap<string, number>;
+  defaultThreshold: number;
+  timeoutMs: number;
+  now(): string;
+}
+
+/**
+ * Consults one policy. Never throws: failures come back as `blocked`
+ * outcomes with an error.
+ *
+ * @example
+ * ```ts
+ * import { consultPolicy } from "noema";
+ * // const outcome = await consultPolicy(policy, state, settings);
+ * ```
+ */
+export async function consultPolicy(
+  policy: LoadedPolicy,
+  state: PolicyState,
+  settings: ConsultSettings,
+): Promise<DirectionOutcome> {
+  const threshold = settings.thresholds.get(policy.id) ?? settings.defaultThreshold;
+  const started_at = settings.now();
+  const t0 = performance.now();
+  let raw: unknown, error: { type: string; message: string } | null = null;
+  try {
+    raw = await callWithTimeout(() => policy.advise(state), settings.timeoutMs);
+  } catch (e) {
+    const err = e as Error;
+    error = {
+      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError && /read.only|frozen|not extensible|Cannot (assign|add|delete|define)/i.test(err.message) ? "StateMutation" : (err?.name ?? "Error"),
+      message: err?.message ?? String(e),
+    };
+  }
+  const duration_ms = Math.round((performance.now() - t0) * 1000) / 1000;
+  const completed_at = settings.now();
+  const base = { policy, duration_ms, started_at, completed_at, diff: [], threshold };
+  if (!error) {
+    const problem = verdictProblem(raw);
+    if (problem) error = { type: "InvalidVerdict", message: problem };
+  }
+  if (error) return { ...base, verdict: null, status: "blocked", reason: "policy_failure", error };
+  if (raw === undefined || raw === null) return { ...base, verdict: null, status: "skipped", reason: "no_verdict", error: null };
+  const verdict = { ...(raw as Verdict) };
+  verdict.confidence ??= DEFAULT_CONFIDENCE[verdict.kind];
+  if (verdict.confidence < threshold) {
+    return { ...base, verdict, status: "skipped", reason: "below_threshold", error: null };
+  }
+  const mode = settings.intuitionMode;
+  if (verdict.kind === "intervention" && mode !== "interventive") {
+    return { ...base, verdict, status: "skipped", reason: `intuition_mode_${mode}`, error: null };
+  }
+  if (verdict.kind === "veto" && mode === "advisory") {
+    return { ...base, verdict, status: "skipped", reason: "intuition_mode_advisory", error: null };
+  }
+  return { ...base, verdict, status: "applied", reason: null, error: null };
+}

@@ -1,0 +1,102 @@
+/**
+ * Governance: the pre-act gate. It turns the direction outcomes of one
+ * action into a decision.
+ *
+ * | governance | applied veto / fail_closed failure | event | action |
+ * |------------|------------------------------------|-------|--------|
+ * | `enforce`  | decision `veto`, enforced          | yes   | blocked (step `vetoed`) |
+ * | `audit`    | decision `veto`, not enforced      | yes   | runs (a "would veto") |
+ * | `off`      | no decision                        | no    | blocked: policies act on their own |
+ *
+ * Without a veto, the decision is `audit` when a policy failed under
+ * `fail_open` or an intervention or hint was applied, else `allow`.
+ *
+ * @module
+ */
+import type { FailurePolicy, GovernanceMode } from "./settings.ts";
+import type { DirectionOutcome } from "./direction.ts";
+
+/** The governance decision for one action. */
+export interface GovernanceResult {
+  /** allow, audit or veto. */
+  decision: "allow" | "audit" | "veto";
+  /** The rule that decided, e.g. `policy.veto:SqlGuard@1.0`. */
+  rule: string;
+  /** Why, in words. */
+  message: string;
+  /** The policy that decided, when one did. */
+  policy_id: string | null;
+  /** The governance mode. */
+  mode: GovernanceMode;
+  /** The failure policy in force. */
+  failure_policy: FailurePolicy;
+  /** Whether this decision is enforced (blocks when it is a veto). */
+  enforced: boolean;
+  /** True when the action must not run. */
+  blocked: boolean;
+  /** A policy failure that shaped the decision. */
+  error: { type: string; message: string; policy_id: string } | null;
+}
+
+/**
+ * Decides about one action from its direction outcomes.
+ *
+ * @example
+ * ```ts
+ * import { decide } from "noema";
+ * decide([], "enforce", "fail_closed").decision; // "allow"
+ * ```
+ */
+export function decide(outcomes: readonly DirectionOutcome[], mode: GovernanceMode, failurePolicy: FailurePolicy): GovernanceResult {
+  const base = { mode, failure_policy: failurePolicy, enforced: mode === "enforce" };
+  const veto = outcomes.find((o) => o.status === "applied" && o.verdict?.kind === "veto");
+  const failure = outcomes.find((o) => o.error !== null);
+  const blockRequested = veto !== undefined || (failure !== undefined && failurePolicy === "fail_closed");
+  const blocked = blockRequested && mode !== "audit";
+  if (veto) {
+    return {
+      ...base,
+      decision: "veto",
+      rule: `policy.veto:${veto.policy.id}`,
+      message: veto.verdict!.advice,
+      policy_id: veto.policy.id,
+      blocked,
+      error: null,
+    };
+  }
+  if (failure) {
+    const error = { ...failure.error!, policy_id: failure.policy.id };
+    return failurePolicy === "fail_closed"
+      ? {
+        ...base,
+        decision: "veto",
+        rule: `policy.failure:${failure.policy.id}`,
+        message: `policy ${failure.policy.id} failed (${error.type}: ${error.message}); fail_closed blocks the action`,
+        policy_id: failure.policy.id,
+        blocked,
+        error,
+      }
+      : {
+        ...base,
+        decision: "audit",
+        rule: `policy.failure:${failure.policy.id}`,
+        message: `policy ${failure.policy.id} failed (${error.type}: ${error.message}); fail_open lets the action run`,
+        policy_id: failure.policy.id,
+        blocked: false,
+        error,
+      };
+  }
+  const applied = outcomes.find((o) => o.status === "applied");
+  if (applied) {
+    return {
+      ...base,
+      decision: "audit",
+      rule: `policy.${applied.verdict!.kind}:${applied.policy.id}`,
+      message: applied.verdict!.advice,
+      policy_id: applied.policy.id,
+      blocked: false,
+      error: null,
+    };
+  }
+  return { ...base, decision: "allow", rule: "default.allow", message: "no policy objected", policy_id: null, blocked: false, error: null };
+}

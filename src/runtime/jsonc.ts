@@ -1,0 +1,183 @@
+/**
+ * JSONC files (task files, `noema.jsonc`, scripts): comments and trailing
+ * commas allowed, errors located by line and column, unknown keys reported
+ * with a did-you-mean suggestion.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import * as v from "valibot";
+import { EXIT, NoemaError } from "../errors.ts";
+import { issuePath, toProblems } from "../schema/problems.ts";
+
+function lineCol(text: string, offset: number): { line: number; column: number } {
+  let line = 1, last = -1;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      last = i;
+    }
+  }
+  return { line, column: offset - last };
+}
+
+/**
+ * Parses JSONC text. Throws a usage {@link NoemaError} naming the file, line
+ * and column of the first syntax error.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonc } from "noema";
+ * parseJsonc('{ "task": "x", // comment\n }', "task.jsonc"); // { task: "x" }
+ * ```
+ */
+export function parseJsonc(text: string, file: string): unknown {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0) {
+    const e = errors[0];
+    const { line, column } = lineCol(text, e.offset);
+    throw new NoemaError("bad_jsonc", `column ${column}: ${printParseErrorCode(e.error)}`, {
+      file,
+      line,
+      exitCode: EXIT.USAGE,
+    });
+  }
+  if (!tree) throw new NoemaError("bad_jsonc", "file is empty", { file, line: 1, exitCode: EXIT.USAGE });
+  return nodeValue(tree);
+}
+
+// jsonc-parser's getNodeValue, kept local to avoid a second parse.
+function nodeValue(node: import("jsonc-parser").Node): unknown {
+  switch (node.type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const p of node.children ?? []) out[p.children![0].value as string] = nodeValue(p.children![1]);
+      return out;
+    }
+    case "array":
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value;
+  }
+}
+
+/**
+ * Reads and parses a JSONC file (see {@link parseJsonc}).
+ *
+ * @example
+ * ```ts
+ * import { parseJsoncFile } from "noema";
+ * const script = parseJsoncFile("examples/script.jsonc");
+ * ```
+ */
+export function parseJsoncFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new NoemaError("not_found", code === "ENOENT" ? "file not found" : `cannot read: ${(e as Error).message}`, {
+      file: path,
+      exitCode: EXIT.USAGE,
+    });
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return parseJsonc(text, path);
+}
+
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/**
+ * The closest of `known` to `name`, when close enough to be a typo.
+ *
+ * @example
+ * ```ts
+ * import { didYouMean } from "noema";
+ * didYouMean("polices", ["policies", "tags"]); // "policies"
+ * ```
+ */
+export function didYouMean(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined, bestD = Infinity;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/**
+ * Reads a JSONC file and validates it against a strict object schema. Errors
+ * name the file, the line of the offending field, the field and the problem;
+ * an unknown key gets a did-you-mean suggestion.
+ *
+ * @example
+ * ```ts
+ * import { readSettingsFile, TaskFile } from "noema";
+ * const task = readSettingsFile("examples/safe-shell.jsonc", TaskFile);
+ * ```
+ */
+export function readSettingsFile<S extends v.GenericSchema & { entries: Record<string, unknown> }>(
+  path: string,
+  schema: S,
+): v.InferOutput<S> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new NoemaError("not_found", code === "ENOENT" ? "file not found" : `cannot read: ${(e as Error).message}`, {
+      file: path,
+      exitCode: EXIT.USAGE,
+    });
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const value = parseJsonc(text, path);
+  const tree = parseTree(text, [], { allowTrailingComma: true })!;
+  const lineOf = (segments: (string | number)[]) => {
+    const node = findNodeAtLocation(tree, segments);
+    const at = node?.parent?.type === "property" ? node.parent.offset : node?.offset;
+    return at === undefined ? undefined : lineCol(text, at).line;
+  };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new NoemaError("bad_settings", "expected a JSON object", { file: path, line: 1, exitCode: EXIT.USAGE });
+  }
+  const known = Object.keys(schema.entries);
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const hint = didYouMean(key, known);
+      throw new NoemaError("unknown_key", `unknown key${hint ? ` (did you mean "${hint}"?)` : `; known keys: ${known.join(", ")}`}`, {
+        file: path,
+        line: lineOf([key]),
+        field: key,
+        exitCode: EXIT.USAGE,
+      });
+    }
+  }
+  const r = v.safeParse(schema, value);
+  if (!r.success) {
+    const issue = r.issues[0];
+    const segments = (issue.path ?? []).map((p) => (p as { key: string | number }).key);
+    const [problem] = toProblems([issue]);
+    throw new NoemaError("bad_settings", problem.message, {
+      file: path,
+      line: lineOf(segments),
+      field: issuePath(issue) || undefined,
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return r.output;
+}

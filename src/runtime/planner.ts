@@ -1,0 +1,104 @@
+/**
+ * Planners: the minimal planner (detect → act → verify, as in the reference
+ * system) and the task-file planner (the steps a task file lists).
+ *
+ * @module
+ */
+import type { PlanStep, StepKind } from "../schema/plan.ts";
+import type { StepSpec } from "./settings.ts";
+
+/** What a planner produces. */
+export interface PlanResult {
+  /** Names the planner, recorded as `plan.source`. */
+  source: string;
+  /** The steps, all `pending`. */
+  steps: PlanStep[];
+  /** Why this plan. */
+  rationale: string;
+}
+
+/** A planner plugin. */
+export interface Planner {
+  /** Name, e.g. `minimal`. */
+  name: string;
+  /** Builds the plan for a task. */
+  plan(input: { task: string; steps?: readonly StepSpec[] }): PlanResult;
+}
+
+/**
+ * The minimal planner: `step-1 detect "Collect relevant context"`,
+ * `step-2 act "Execute goal: <task>"`, `step-3 verify "Verify outcome and
+ * capture learnings"`.
+ *
+ * @example
+ * ```ts
+ * import { minimalPlanner } from "noema";
+ * minimalPlanner.plan({ task: "x" }).steps.map((s) => s.kind); // ["detect", "act", "verify"]
+ * ```
+ */
+export const minimalPlanner: Planner = {
+  name: "minimal",
+  plan({ task }) {
+    const step = (n: number, kind: StepKind, description: string): PlanStep => ({
+      id: `step-${n}`,
+      kind,
+      description,
+      status: "pending",
+    });
+    return {
+      source: "planner:minimal",
+      rationale: "Minimal plan: detect, act, verify.",
+      steps: [
+        step(1, "detect", "Collect relevant context"),
+        step(2, "act", `Execute goal: ${task || "task"}`),
+        step(3, "verify", "Verify outcome and capture learnings"),
+      ],
+    };
+  },
+};
+
+/**
+ * The task-file planner: the task file's `steps`, in order. Labels
+ * `"<kind>:<description>"` and objects are both accepted; ids default to
+ * `step-<n>` and must be unique.
+ *
+ * @example
+ * ```ts
+ * import { taskFilePlanner } from "noema";
+ * taskFilePlanner.plan({ task: "x", steps: ["act:Run it"] }).steps[0].id; // "step-1"
+ * ```
+ */
+export const taskFilePlanner: Planner = {
+  name: "task_file",
+  plan({ steps = [] }) {
+    const seen = new Set<string>();
+    const out = steps.map((spec, i): PlanStep => {
+      let step: PlanStep;
+      if (typeof spec === "string") {
+        const colon = spec.indexOf(":");
+        step = { id: `step-${i + 1}`, kind: spec.slice(0, colon) as StepKind, description: spec.slice(colon + 1).trim(), status: "pending" };
+      } else {
+        step = { id: spec.id ?? `step-${i + 1}`, kind: spec.kind, description: spec.description, status: "pending" };
+        if (spec.rationale !== undefined) step.rationale = spec.rationale;
+        if (spec.inputs !== undefined) step.inputs = spec.inputs;
+      }
+      if (seen.has(step.id)) throw new Error(`steps[${i}].id: duplicate step id ${JSON.stringify(step.id)}`);
+      seen.add(step.id);
+      return step;
+    });
+    return { source: "planner:task_file", rationale: `Plan taken from the task file (${out.length} steps).`, steps: out };
+  },
+};
+
+/**
+ * The legacy label of a step, `"<kind>:<description>"`.
+ *
+ * @example
+ * ```ts
+ * import { stepLabel } from "noema";
+ * stepLabel({ id: "step-1", kind: "act", description: "Run", status: "pending" }); // "act:Run"
+ * ```
+ */
+export function stepLabel(step: PlanStep): string {
+  return `${step.kind}:${step.description}`;
+}

@@ -1,0 +1,134 @@
+/**
+ * The episode recorder: appends events (unique ids, monotonic timestamps,
+ * `caused_by` chains) and persists `state.json`, each persist followed by its
+ * `run.state_projection` event.
+ *
+ * @module
+ */
+import { monotonicFactory } from "ulid";
+import type { Faculty } from "../schema/event.ts";
+import type { State } from "../schema/state.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
+import { JsonlAppender } from "../store/jsonl.ts";
+import { join } from "node:path";
+import { ARTIFACTS } from "../store/layout.ts";
+
+/** Options of one emitted event. */
+export interface EmitOptions {
+  /** The faculty that produced it. */
+  faculty?: Faculty;
+  /** The causing event; `undefined` chains to the previous event, `null` leaves it out. */
+  caused_by?: string | null;
+  /** Timing of the work the event records. */
+  metrics?: { started_at: string; completed_at: string; duration_ms: number };
+  /** For runtime-phase events. */
+  event_type?: string;
+  /** The agent (default `noema`). */
+  agent_id?: string;
+  /** Ids of events the payload relies on. */
+  evidence_ids?: string[];
+  /** Use this timestamp (must not be earlier than the last one). */
+  timestamp?: string;
+}
+
+/** An event as written. */
+export interface WrittenEvent {
+  id: string;
+  timestamp: string;
+  episode_id: string;
+  agent_id: string;
+  phase: string;
+  faculty?: Faculty;
+  event_type?: string;
+  payload: Record<string, unknown>;
+  evidence_ids: string[];
+  caused_by?: string;
+  metrics?: { started_at: string; completed_at: string; duration_ms: number };
+}
+
+/**
+ * Appends events and persists state for one episode directory.
+ *
+ * @example
+ * ```ts
+ * import { Recorder } from "noema";
+ * const rec = new Recorder("/tmp/ep", "ep_1");
+ * const start = rec.emit("start", { task: "x" }, { caused_by: null });
+ * rec.close();
+ * ```
+ */
+export class Recorder {
+  readonly #events: JsonlAppender;
+  readonly #ulid = monotonicFactory();
+  #lastMs = 0;
+  #lastIso = "";
+  /** Id of the last event written. */
+  lastEventId: string | undefined;
+  /** Number of events written by this recorder. */
+  count = 0;
+  /** Number of state persists. */
+  persists = 0;
+
+  constructor(readonly dir: string, readonly episodeId: string) {
+    this.#events = new JsonlAppender(join(dir, ARTIFACTS.events));
+  }
+
+  /** A timestamp no earlier than the previous one (ISO 8601, milliseconds, UTC). */
+  now(): string {
+    const ms = Date.now();
+    if (ms > this.#lastMs) {
+      this.#lastMs = ms;
+      this.#lastIso = new Date(ms).toISOString();
+    }
+    return this.#lastIso;
+  }
+
+  /** Appends one event and returns it. */
+  emit(phase: string, payload: Record<string, unknown>, options: EmitOptions = {}): WrittenEvent {
+    const timestamp = options.timestamp ?? this.now();
+    const event: WrittenEvent = {
+      id: `ev_${this.#ulid()}`,
+      timestamp,
+      episode_id: this.episodeId,
+      agent_id: options.agent_id ?? "noema",
+      phase,
+      ...(options.faculty ? { faculty: options.faculty } : {}),
+      ...(options.event_type ? { event_type: options.event_type } : {}),
+      payload,
+      evidence_ids: options.evidence_ids ?? [],
+    };
+    const causedBy = options.caused_by === undefined ? this.lastEventId : options.caused_by ?? undefined;
+    if (causedBy !== undefined) event.caused_by = causedBy;
+    if (options.metrics) event.metrics = options.metrics;
+    this.#events.append(event);
+    this.lastEventId = event.id;
+    this.count++;
+    return event;
+  }
+
+  /**
+   * Writes `state.json` atomically, then its `run.state_projection` event
+   * carrying `outcomes` and `links` as persisted.
+   */
+  persistState(state: State): WrittenEvent {
+    this.#events.sync();
+    writeJsonAtomic(join(this.dir, ARTIFACTS.state), state);
+    this.persists++;
+    return this.emit("runtime", {
+      kind: "run.state_projection",
+      status: state.outcomes?.status,
+      outcomes: state.outcomes,
+      links: state.links,
+    }, { event_type: "run.state_projection" });
+  }
+
+  /** Flushes events to disk. */
+  sync(): void {
+    this.#events.sync();
+  }
+
+  /** Flushes and closes the event log. */
+  close(): void {
+    this.#events.close();
+  }
+}

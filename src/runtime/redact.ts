@@ -1,0 +1,150 @@
+/**
+ * Masking secrets before anything reaches an artifact: the values of
+ * environment variables named as secrets, and common token shapes.
+ *
+ * @module
+ */
+import process from "node:process";
+
+/** The mask that replaces a secret. */
+export const MASK = "[REDACTED]";
+
+/** Common token shapes masked even when not named. */
+export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
+  { name: "openai_key", pattern: /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}/g },
+  { name: "anthropic_key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { name: "github_token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}/g },
+  { name: "aws_access_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
+  { name: "slack_token", pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g },
+  { name: "bearer_token", pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/g },
+  { name: "private_key", pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g },
+];
+
+/** What a {@link Redactor} masked in one value. */
+export interface RedactionReport {
+  /** True when anything was masked. */
+  applied: boolean;
+  /** How many occurrences were masked. */
+  masked: number;
+  /** Names of the secret variables whose values were found. */
+  secrets: string[];
+  /** Names of the token patterns that matched. */
+  patterns: string[];
+  /** Dotted paths of the fields that were changed. */
+  fields: string[];
+}
+
+/**
+ * Masks secrets in strings and in JSON values.
+ *
+ * @example
+ * ```ts
+ * import { Redactor } from "noema";
+ * const r = new Redactor({ secrets: ["API_TOKEN"], env: { API_TOKEN: "hunter2hunter2" } });
+ * r.redact({ cmd: "curl -H 'x: hunter2hunter2'" }).value; // { cmd: "curl -H 'x: [REDACTED]'" }
+ * ```
+ */
+export class Redactor {
+  readonly #values: { name: string; value: string }[];
+
+  constructor(options: { secrets?: readonly string[]; env?: Record<string, string | undefined> } = {}) {
+    const env = options.env ?? process.env;
+    this.#values = (options.secrets ?? [])
+      .map((name) => ({ name, value: env[name] ?? "" }))
+      // Very short values would mask ordinary text; they are not treated as secrets.
+      .filter((s) => s.value.length >= 4)
+      .sort((a, b) => b.value.length - a.value.length);
+  }
+
+  /** Masks one string; `report` (when given) is updated. */
+  redactString(text: string, report?: RedactionReport, field = ""): string {
+    let out = text;
+    let changed = false;
+    for (const s of this.#values) {
+      if (out.includes(s.value)) {
+        const parts = out.split(s.value);
+        if (report) {
+          report.masked += parts.length - 1;
+          if (!report.secrets.includes(s.name)) report.secrets.push(s.name);
+        }
+        out = parts.join(MASK);
+        changed = true;
+      }
+    }
+    for (const { name, pattern } of TOKEN_PATTERNS) {
+      pattern.lastIndex = 0;
+      if (!pattern.test(out)) continue;
+      pattern.lastIndex = 0;
+      out = out.replace(pattern, () => {
+        if (report) {
+          report.masked++;
+          if (!report.patterns.includes(name)) report.patterns.push(name);
+        }
+        return MASK;
+      });
+      changed = true;
+    }
+    if (changed && report) {
+      report.applied = true;
+      if (!report.fields.includes(field)) report.fields.push(field);
+    }
+    return out;
+  }
+
+  /**
+   * Masks every string in a JSON value (keys too). Returns a new value only
+   * where something changed, and a report of what was masked.
+   */
+  redact<T>(value: T, path = ""): { value: T; report: RedactionReport } {
+    const report: RedactionReport = { applied: false, masked: 0, secrets: [], patterns: [], fields: [] };
+    return { value: this.#walk(value, report, path) as T, report };
+  }
+
+  #walk(value: unknown, report: RedactionReport, path: string): unknown {
+    if (typeof value === "string") return this.redactString(value, report, path);
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      value.forEach((item, i) => {
+        const next = this.#walk(item, report, `${path}[${i}]`);
+        if (next !== item) (copy ??= [...value])[i] = next;
+      });
+      return copy ?? value;
+    }
+    if (typeof value === "object" && value !== null) {
+      let copy: Record<string, unknown> | undefined;
+      for (const [k, item] of Object.entries(value)) {
+        const field = path ? `${path}.${k}` : k;
+        const next = this.#walk(item, report, field);
+        const key = this.redactString(k, report, field);
+        if (next !== item || key !== k) {
+          copy ??= { ...value as Record<string, unknown> };
+          if (key !== k) delete copy[k];
+          copy[key] = next;
+        }
+      }
+      return copy ?? value;
+    }
+    return value;
+  }
+}
+
+/**
+ * Merges redaction reports.
+ *
+ * @example
+ * ```ts
+ * import { mergeRedaction } from "noema";
+ * mergeRedaction([]).applied; // false
+ * ```
+ */
+export function mergeRedaction(reports: readonly RedactionReport[]): RedactionReport {
+  const out: RedactionReport = { applied: false, masked: 0, secrets: [], patterns: [], fields: [] };
+  for (const r of reports) {
+    out.applied ||= r.applied;
+    out.masked += r.masked;
+    for (const s of r.secrets) if (!out.secrets.includes(s)) out.secrets.push(s);
+    for (const p of r.patterns) if (!out.patterns.includes(p)) out.patterns.push(p);
+    for (const f of r.fields) if (!out.fields.includes(f)) out.fields.push(f);
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * Run settings: the one schema behind `noema run` flags, JSONC task files,
+ * the project config `noema.jsonc`, and the library's `run()` options.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { MODES } from "../schema/summary.ts";
+import { INTUITION_MODES } from "../schema/state.ts";
+import { STEP_KINDS } from "../schema/plan.ts";
+
+/** Governance modes. */
+export const GOVERNANCE_MODES = ["off", "audit", "enforce"] as const;
+/** A governance mode. */
+export type GovernanceMode = (typeof GOVERNANCE_MODES)[number];
+
+/** Failure policies for policies that throw, time out or return garbage. */
+export const FAILURE_POLICIES = ["fail_open", "fail_closed"] as const;
+/** A failure policy. */
+export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
+
+/** Learning modes. */
+export const LEARN_MODES = ["off", "record", "apply"] as const;
+/** A learning mode. */
+export type LearnMode = (typeof LEARN_MODES)[number];
+
+/**
+ * A planned step in a task file: a `"<kind>:<description>"` label or an
+ * object.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { StepSpec } from "noema";
+ * v.parse(StepSpec, { kind: "act", description: "List files", inputs: { command: "ls" } });
+ * v.parse(StepSpec, "verify:Check the result");
+ * ```
+ */
+export const StepSpec = v.union([
+  v.pipe(
+    v.string(),
+    v.regex(
+      new RegExp(`^(?:${STEP_KINDS.join("|")}):.+`, "s"),
+      `must have the form "<kind>:<description>" with a kind among ${STEP_KINDS.join(", ")}`,
+    ),
+  ),
+  v.strictObject({
+    id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'"))),
+    kind: v.picklist(STEP_KINDS),
+    description: v.string(),
+    rationale: v.optional(v.string()),
+    inputs: v.optional(v.record(v.string(), v.unknown())),
+  }),
+]);
+/** A planned step in a task file. */
+export type StepSpec = v.InferOutput<typeof StepSpec>;
+
+const Tags = v.record(v.string(), v.union([v.string(), v.number(), v.boolean()]));
+
+/**
+ * Settings shared by `noema.jsonc`, task files and flags. Paths are relative
+ * to the file that names them.
+ */
+export const SharedSettings = {
+  using: v.optional(v.pipe(v.string(), v.description("Adapter: a built-in name (minimal, shell, command, scripted) or a .ts file."))),
+  adapter: v.optional(v.pipe(
+    v.record(v.string(), v.unknown()),
+    v.description("Adapter configuration; `name` may name the adapter like `using`."),
+  )),
+  policies: v.optional(v.pipe(v.array(v.string()), v.description("Policy plugin files (.ts)."))),
+  tags: v.optional(Tags),
+  seed: v.optional(v.pipe(v.number(), v.integer())),
+  mode: v.optional(v.picklist(MODES)),
+  intuition_mode: v.optional(v.picklist(INTUITION_MODES)),
+  governance: v.optional(v.picklist(GOVERNANCE_MODES)),
+  failure_policy: v.optional(v.picklist(FAILURE_POLICIES)),
+  direction_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+  policy_timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  learn_mode: v.optional(v.picklist(LEARN_MODES)),
+  learn_min_successes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  learn_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+  workspace: v.optional(v.string()),
+  secrets: v.optional(v.pipe(v.array(v.string()), v.description("Environment variable names whose values are masked in artifacts."))),
+  verify: v.optional(v.pipe(v.array(v.unknown()), v.description("Verification assertions."))),
+};
+
+/**
+ * A JSONC task file: the task and, optionally, its plan and any setting.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { TaskFile } from "noema";
+ * v.parse(TaskFile, { task: "List the repo", using: "shell", steps: [{ kind: "act", description: "ls", inputs: { command: "ls" } }] });
+ * ```
+ */
+export const TaskFile = v.strictObject({
+  $schema: v.optional(v.string()),
+  task: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  steps: v.optional(v.array(StepSpec)),
+  episode_id: v.optional(v.string()),
+  ...SharedSettings,
+});
+/** A task file. */
+export type TaskFile = v.InferOutput<typeof TaskFile>;
+
+/**
+ * The project config `noema.jsonc`: defaults for every run started in its
+ * directory. Flags and task files win over it.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ProjectConfig } from "noema";
+ * v.parse(ProjectConfig, { governance: "enforce", policies: ["plugins/policies/sql-guard.ts"] });
+ * ```
+ */
+export const ProjectConfig = v.strictObject({
+  $schema: v.optional(v.string()),
+  root: v.optional(v.pipe(v.string(), v.description("Root directory for episodes (like --root)."))),
+  ...SharedSettings,
+});
+/** The project config. */
+export type ProjectConfig = v.InferOutput<typeof ProjectConfig>;

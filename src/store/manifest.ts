@@ -1,0 +1,94 @@
+/**
+ * Writing `manifest.json`: the inventory of every artifact of a terminal
+ * run, with sizes and `sha256:` digests of the raw bytes. Written last.
+ *
+ * @module
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { CONTRACT_VERSIONS } from "../version.ts";
+import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.ts";
+import { writeJsonAtomic } from "./atomic.ts";
+import { sha256File } from "./hash.ts";
+import { ARTIFACTS } from "./layout.ts";
+
+/**
+ * The manifest kind of an artifact, by its path in the episode directory.
+ *
+ * @example
+ * ```ts
+ * import { fileKind } from "noema";
+ * fileKind("snapshots/pre.json"); // "snapshot"
+ * ```
+ */
+export function fileKind(name: string): string {
+  switch (name) {
+    case ARTIFACTS.events:
+      return "events";
+    case ARTIFACTS.learn:
+      return "learn";
+    case ARTIFACTS.state:
+      return "state";
+    case ARTIFACTS.summary:
+      return "summary";
+  }
+  if (name.startsWith("snapshots/")) return "snapshot";
+  if (name.startsWith("checkpoints/")) return "checkpoint";
+  if (name.startsWith("approvals/")) return "approval";
+  if (name.startsWith("attachments/")) return "attachment";
+  return "custom";
+}
+
+function isTransient(name: string): boolean {
+  return name.includes(".tmp-") || name.endsWith(".lock") || name === "lock";
+}
+
+/**
+ * Lists the artifact files of an episode directory (relative POSIX paths,
+ * sorted), leaving out `manifest.json`, temp files and locks.
+ *
+ * @example
+ * ```ts
+ * import { listArtifactFiles } from "noema";
+ * listArtifactFiles(".noema/episodes/ep_1"); // ["events.jsonl", "learn.jsonl", "state.json", "summary.json"]
+ * ```
+ */
+export function listArtifactFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (sub: string) => {
+    for (const d of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${d.name}` : d.name;
+      if (d.isDirectory()) walk(rel);
+      else if (d.isFile() && rel !== ARTIFACTS.manifest && !isTransient(d.name)) out.push(rel);
+    }
+  };
+  walk("");
+  return out.sort();
+}
+
+/**
+ * Builds and atomically writes `manifest.json` for a terminal run.
+ *
+ * @example
+ * ```ts
+ * import { writeManifest } from "noema";
+ * writeManifest(".noema/episodes/ep_1", "ep_1", [], new Date().toISOString());
+ * ```
+ */
+export function writeManifest(dir: string, episodeId: string, plugins: ManifestPlugin[], createdAt: string): Manifest {
+  const files: ManifestFile[] = listArtifactFiles(dir).map((name) => ({
+    name,
+    kind: fileKind(name),
+    ...sha256File(join(dir, name)),
+  }));
+  const manifest: Manifest = {
+    schema_version: CONTRACT_VERSIONS.manifest,
+    episode_id: episodeId,
+    created_at: createdAt,
+    files,
+    plugins,
+    signature: null,
+  };
+  writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest);
+  return manifest;
+}
