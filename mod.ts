@@ -115,3 +115,4 @@ export { type EmitOptions, Recorder, type WrittenEvent } from "./src/runtime/rec
 export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } from "./src/runtime/redact.ts";
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./src/runtime/summary_builder.ts";
 export { fileKind, listArtifactFiles, writeManifest } from "./src/store/manifest.ts";
+export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./src/runtime/load_settings.ts";

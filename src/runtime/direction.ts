@@ -133,7 +133,7 @@ export async function consultPolicy(
   } catch (e) {
     const err = e as Error;
     error = {
-      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError && /read.only|frozen|not extensible|Cannot (assign|add|delete|define)/i.test(err.message) ? "StateMutation" : (err?.name ?? "Error"),
+      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError && /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i.test(err.message) ? "StateMutation" : (err?.name ?? "Error"),
       message: err?.message ?? String(e),
     };
   }

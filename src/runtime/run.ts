@@ -33,7 +33,7 @@ import { decide } from "./governance.ts";
 import { learn, type PolicyEvidence, readPolicySnapshot } from "./learning.ts";
 import { minimalPlanner, type Planner, stepLabel, taskFilePlanner } from "./planner.ts";
 import { Recorder } from "./recorder.ts";
-import { mergeRedaction, Redactor } from "./redact.ts";
+import { mergeRedaction, type RedactionReport, Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "./settings.ts";
 import { buildSummary, newCounters } from "./summary_builder.ts";
 
@@ -258,7 +258,13 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     });
 
     // ---- Plan.
-    const steps: PlanStep[] = plan.steps.map((s) => (s.inputs ? { ...s, inputs: redactor.redact(s.inputs).value } : s));
+    const stepRedaction = new Map<string, RedactionReport>();
+    const steps: PlanStep[] = plan.steps.map((s) => {
+      if (!s.inputs) return s;
+      const { value, report } = redactor.redact(s.inputs, "payload.input");
+      stepRedaction.set(s.id, report);
+      return { ...s, inputs: value };
+    });
     const planStarted = rec.now();
     const planEvent = emit("plan", {
       source: plan.source,
@@ -431,7 +437,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
         payload: { step_id: step.id, tool, input: redactedInput.value, hints: hintsForAdapter },
         state_ref: ARTIFACTS.state,
         state_hash: stateHash,
-        redaction: mergeRedaction([redactedInput.report]),
+        redaction: mergeRedaction([stepRedaction.get(step.id) ?? redactedInput.report, redactedInput.report]),
         provenance: {
           planner: plan.source,
           step_id: step.id,
