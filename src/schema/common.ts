@@ -78,7 +78,8 @@ export const Duration = v.pipe(v.number(), v.minValue(0, "must be >= 0"));
 export const Unit = v.pipe(v.number(), v.minValue(0, "must be >= 0"), v.maxValue(1, "must be <= 1"));
 
 /**
- * Any JSON object (string keys, any values).
+ * Any JSON object (string keys, any values). Not an array: valibot's `record`
+ * accepts arrays, JSON Schema's `"type": "object"` does not.
  *
  * @example
  * ```ts
@@ -87,7 +88,10 @@ export const Unit = v.pipe(v.number(), v.minValue(0, "must be >= 0"), v.maxValue
  * v.parse(JsonObject, { a: 1 });
  * ```
  */
-export const JsonObject = v.record(v.string(), v.unknown());
+export const JsonObject = v.pipe(
+  v.custom<unknown>((value) => !Array.isArray(value), "must be a JSON object, not an array"),
+  v.record(v.string(), v.unknown()),
+);
 
 /** A JSON object as a TypeScript type. */
 export type JsonObject = v.InferOutput<typeof JsonObject>;
