@@ -134,6 +134,8 @@ describe("run: policies, intuition modes and governance", () => {
         assert.equal(state.outcomes.status, blocks ? "vetoed" : "ok");
         const summary = json(r.episode_dir, "summary.json");
         assert.equal(summary.metrics.veto_count, blocks ? 1 : 0);
+        assert.equal(summary.adapter_result, blocks ? "skipped" : "success");
+        assert.equal(summary.outcome, blocks ? "error" : "success_unverified");
         assert.equal(summary.flags.direction.vetoed, intuition_mode === "advisory" ? 0 : 1);
         assert.equal(ev.find((e) => e.phase === "terminate")!.payload.status, blocks ? "vetoed" : "ok");
       });

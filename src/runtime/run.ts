@@ -588,12 +588,14 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       // Step boundary: persist, throttled so persisting stays a bounded share of the run time.
       if (performance.now() - lastPersistAt >= Math.max(250, persistCostMs * 20)) persist();
     }
-    if (status === "ok" && steps.some((s) => s.status === "skipped")) status = "partial";
     if (status === "ok" && options.signal?.aborted) {
       status = "aborted";
       message = "The run was interrupted.";
       outcomes.error = { type: "Aborted", message };
     }
+    if (status === "ok" && steps.some((s) => s.status === "skipped")) status = "partial";
+    // A vetoed or interrupted run did not let the adapter finish the plan.
+    if ((status === "vetoed" || status === "aborted") && adapterResult !== "error") adapterResult = "skipped";
 
     // ---- Verification (workspace assertions are added by the verification module).
     const verification: Verification = {
