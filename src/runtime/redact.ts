@@ -20,6 +20,9 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
   { name: "private_key", pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g },
 ];
 
+/** One pattern matching any of {@link TOKEN_PATTERNS}: a cheap first test before the per-pattern pass. */
+const ANY_TOKEN = new RegExp(TOKEN_PATTERNS.map((t) => t.pattern.source).join("|"));
+
 /** What a {@link Redactor} masked in one value. */
 export interface RedactionReport {
   /** True when anything was masked. */
@@ -71,7 +74,7 @@ export class Redactor {
         changed = true;
       }
     }
-    for (const { name, pattern } of TOKEN_PATTERNS) {
+    for (const { name, pattern } of ANY_TOKEN.test(out) ? TOKEN_PATTERNS : []) {
       pattern.lastIndex = 0;
       if (!pattern.test(out)) continue;
       pattern.lastIndex = 0;

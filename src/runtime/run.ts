@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import type { AdapterPlugin, ActRequest, ActResult, PendingAction, PolicyObject, RecentAction } from "../plugins/api.ts";
+import type { ActRequest, ActResult, AdapterPlugin, PendingAction, PolicyObject, PolicyState, RecentAction } from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import { type LoadedAdapter, type LoadedPolicy, loadAdapter, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
@@ -309,9 +309,11 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
 
     // ---- Execute.
     const recent: RecentAction[] = [];
-    let frozenFacts = deepFreeze([] as typeof facts);
+    let frozenFacts: readonly (typeof facts)[number][] = Object.freeze([]);
+    let factsHash = canonicalHash([]);
     let factsDirty = false;
     const episodeView = deepFreeze({ id: episodeId, seed, tags, mode, intuition_mode: intuitionMode, using: adapterName });
+    const episodeHash = canonicalHash({ task: redactedTask, episode: episodeView, workspace });
     let lastDiff: string[] = [];
     let lastDirectivePolicy: string | null = null;
     const evidence = new Map<string, PolicyEvidence>(policies.map((p) => [p.id, {
@@ -343,31 +345,36 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       let stateHash: string;
 
       if (factsDirty) {
-        frozenFacts = deepFreeze(facts.map((f) => ({ ...f })));
+        frozenFacts = Object.freeze(facts.slice());
+        factsHash = canonicalHash(frozenFacts);
         factsDirty = false;
       }
-      const makeView = () =>
-        deepFreeze({
+      // The frozen view policies see. Plan inputs are frozen once at plan time; the view is rebuilt
+      // only when an intervention changes the action.
+      const stepView = Object.freeze({
+        id: step.id,
+        kind: step.kind,
+        description: step.description,
+        index,
+        total: steps.length,
+        inputs: deepFreeze(step.inputs ?? {}),
+      });
+      const recentView = Object.freeze(recent.slice(-10));
+      let view: PolicyState | undefined;
+      const makeView = (): PolicyState =>
+        view ??= Object.freeze({
           task: redactedTask,
           episode: episodeView,
-          step: {
-            id: step.id,
-            kind: step.kind,
-            description: step.description,
-            index,
-            total: steps.length,
-            inputs: deepFreeze(structuredClone(step.inputs ?? {})),
-          },
-          action: { kind: action.kind, tool: action.tool, input: deepFreeze(structuredClone(action.input)) },
-          recent_actions: deepFreeze(recent.slice(-10)),
+          step: stepView,
+          action: Object.freeze({ kind: action.kind, tool: action.tool, input: deepFreeze(structuredClone(action.input)) }),
+          recent_actions: recentView,
           facts: frozenFacts,
           workspace,
         });
 
       // Direction: consult every policy (meta mode only).
       for (const policy of policies) {
-        const view = makeView();
-        const o = await consultPolicy(policy, view, {
+        const o = await consultPolicy(policy, makeView(), {
           intuitionMode,
           thresholds,
           defaultThreshold: threshold,
@@ -377,6 +384,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
         if (o.status === "applied" && o.verdict?.kind === "intervention") {
           const patched = applyPatch(action.input, redactor.redact(o.verdict.patch!).value);
           action = { ...action, input: patched.input };
+          view = undefined;
           o.diff = patched.diff;
           interventions.push({ policy: policy.id, diff: patched.diff });
           lastDiff = patched.diff.map((d) => d.key);
@@ -424,10 +432,15 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       }
 
       // The action candidate, bound to the state the decision was made on.
-      {
-        const view = makeView();
-        stateHash = canonicalHash(view);
-      }
+      // state_hash: the canonical hash of the decision state (episode and task, facts, recent
+      // actions, step, action), with the stable parts entering by their own hashes.
+      stateHash = canonicalHash({
+        episode: episodeHash,
+        facts: factsHash,
+        recent: recentView.map((a) => a.id),
+        step: stepView,
+        action,
+      });
       const candidateId = `ac_${step.id}_${index + 1}`;
       const redactedInput = redactor.redact(action.input, "payload.input");
       const candidate = emit("action_candidate", {
@@ -494,8 +507,8 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
         const request: ActRequest = {
           episode_id: episodeId,
           task,
-          step: deepFreeze({ id: step.id, kind: step.kind, description: step.description, inputs: structuredClone(step.inputs ?? {}) }),
-          action: deepFreeze(structuredClone(action)),
+          step: Object.freeze({ id: step.id, kind: step.kind, description: step.description, inputs: stepView.inputs }),
+          action: deepFreeze({ ...action, input: { ...action.input } }),
           hints: Object.freeze([...hintsForAdapter]),
           workspace,
           signal: abort.signal,
@@ -572,7 +585,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       if (Array.isArray(result.facts) && result.facts.length > 0) {
         for (const f of result.facts) {
           if (typeof f?.key === "string") {
-            facts.push({ key: f.key, value: redactor.redact(f.value).value, timestamp: actEvent.timestamp, provenance: `${tool}:${step.id}` });
+            facts.push(deepFreeze({ key: f.key, value: structuredClone(redactor.redact(f.value).value), timestamp: actEvent.timestamp, provenance: `${tool}:${step.id}` }));
           }
         }
         factsDirty = true;

@@ -45,10 +45,15 @@ export class JsonlAppender {
   /** Appends an already serialized JSON text (must not contain a newline). */
   appendRaw(text: string): void {
     if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
-    const bytes = Buffer.from(text + "\n", "utf8");
-    let off = writeSync(this.#fd, bytes, 0, bytes.length);
-    // A short write is rare (disk full, signals); finish the line before anything else.
-    while (off < bytes.length) off += writeSync(this.#fd, bytes, off, bytes.length - off);
+    const line = text + "\n";
+    const written = writeSync(this.#fd, line);
+    const size = Buffer.byteLength(line);
+    if (written < size) {
+      // A short write is rare (disk full, signals); finish the line before anything else.
+      const bytes = Buffer.from(line, "utf8");
+      let off = written;
+      while (off < size) off += writeSync(this.#fd, bytes, off, size - off);
+    }
   }
 
   /** Flushes appended lines to stable storage. */

@@ -1,0 +1,93 @@
+/**
+ * Runtime overhead: a scripted episode of N steps with one policy, against a
+ * raw baseline that appends the same bytes (the episode's own events.jsonl,
+ * one write per line, plus its JSON artifacts); and 1k vs 10k steps.
+ *
+ * Goals: 10k-step run ≤ 2× the raw append of its bytes; time per step at 10k
+ * within 1.25× of time per step at 1k (linear).
+ *
+ *     bun bench/runtime.ts [--steps 10000]
+ *
+ * @module
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { run } from "../mod.ts";
+import { type BenchReport, fixed, flag, printTable, tempDir } from "./lib.ts";
+
+async function episode(root: string, steps: number, script: string) {
+  const t = performance.now();
+  const r = await run(`bench ${steps}`, {
+    root,
+    using: "scripted",
+    adapter: { script },
+    learn_mode: "off",
+    policies: [{
+      name: "Bench",
+      version: "1.0",
+      advise: (s) => (s.step.index % 100 === 0 ? { kind: "hint" as const, advice: "checkpoint" } : undefined),
+    }],
+    steps: Array.from({ length: steps }, (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i, sql: `SELECT ${i}` } })),
+  });
+  return { ms: performance.now() - t, dir: r.episode_dir, status: r.status };
+}
+
+/**
+ * Baselines over the same bytes the episode wrote: `raw` appends its
+ * events.jsonl lines as pre-serialized strings (pure I/O), `serialize`
+ * JSON-encodes the parsed events first (a recorder with no logic). Both also
+ * write the JSON artifacts once.
+ */
+function baseline(dir: string, into: string, serialize: boolean): number {
+  const lines = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter((l) => l !== "");
+  const values = serialize ? lines.map((l) => JSON.parse(l)) : [];
+  const others = ["state.json", "summary.json", "manifest.json"].map((n) => readFileSync(join(dir, n)));
+  mkdirSync(into);
+  const t = performance.now();
+  const fd = openSync(join(into, "events.jsonl"), "a");
+  if (serialize) for (const v of values) writeSync(fd, JSON.stringify(v) + "\n");
+  else for (const l of lines) writeSync(fd, l + "\n");
+  closeSync(fd);
+  others.forEach((bytes, i) => writeFileSync(join(into, `artifact-${i}.json`), bytes));
+  return performance.now() - t;
+}
+
+/** Runs the benchmark and prints its table. */
+export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+  const big = Number(flag(args, "steps") ?? 10_000);
+  const small = Math.max(1, Math.round(big / 10));
+  const tmp = tempDir("noema-bench-runtime-");
+  try {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
+    await episode(join(tmp.path, "warm"), 500, script);
+    const a = await episode(join(tmp.path, "small"), small, script);
+    const b = await episode(join(tmp.path, "big"), big, script);
+    if (a.status !== "ok" || b.status !== "ok") throw new Error("benchmark episodes did not complete");
+    let n = 0;
+    const best = (serialize: boolean) => Math.min(...[0, 1, 2].map(() => baseline(b.dir, join(tmp.path, `base-${n++}`), serialize)));
+    const raw = best(false), ser = best(true);
+    const vsRaw = b.ms / raw, vsSer = b.ms / ser;
+    const perSmall = a.ms / small, perBig = b.ms / big;
+    const linear = perBig / perSmall;
+    const ok = vsRaw <= 2 && linear <= 1.25;
+    const met = (x: boolean) => (x ? "yes" : "NO");
+    printTable({
+      title: `runtime: ${big}-step scripted episode, one policy`,
+      columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
+      rows: [
+        [`run ${big} steps (ms)`, fixed(b.ms, 0), `raw append ${fixed(raw, 0)}`, `${fixed(vsRaw)}×`, "≤ 2×", met(vsRaw <= 2)],
+        [`run ${big} steps (ms)`, fixed(b.ms, 0), `serialize+append ${fixed(ser, 0)}`, `${fixed(vsSer)}×`, "≤ 2×", met(vsSer <= 2)],
+        ["actions/second", fixed(big / (b.ms / 1000), 0), "", "", "", ""],
+        [`per step at ${small} vs ${big} (µs)`, fixed(perBig * 1000, 1), fixed(perSmall * 1000, 1), `${fixed(linear)}×`, "≤ 1.25× (linear)", met(linear <= 1.25)],
+      ],
+      notes: [`events.jsonl of the ${big}-step run: ${readFileSync(join(b.dir, "events.jsonl")).length} bytes`],
+    });
+    return { name: "runtime", tables: [], ok };
+  } finally {
+    tmp.cleanup();
+  }
+}
+
+if (import.meta.main) await main();

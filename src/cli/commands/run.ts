@@ -1,0 +1,144 @@
+/**
+ * `noema run`: execute an episode toward a task, or a JSONC task file.
+ *
+ * @module
+ */
+import { Option } from "@commander-js/extra-typings";
+import process from "node:process";
+import { EXIT } from "../../errors.ts";
+import { run, type RunOptions } from "../../runtime/run.ts";
+import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
+import { INTUITION_MODES } from "../../schema/state.ts";
+import { MODES } from "../../schema/summary.ts";
+import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { usageError } from "../errors.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function number(flag: string, min: number, max = Infinity, integer = false) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+      throw usageError(`${flag} must be ${integer ? "an integer" : "a number"}${max < Infinity ? ` from ${min} to ${max}` : ` >= ${min}`}, got ${JSON.stringify(value)}`);
+    }
+    return n;
+  };
+}
+
+function tags(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs) return undefined;
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf("=");
+    if (eq <= 0) throw usageError(`--tag must be key=value, got ${JSON.stringify(p)}`);
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
+
+/** Registers `noema run`. */
+export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
+  program
+    .command("run")
+    .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
+    .argument("<task>", "the task, or a path to a .jsonc task file")
+    .argument("[args...]", "arguments for the adapter, after --")
+    .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
+    .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
+    .addOption(new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES))
+    .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
+    .addOption(new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(FAILURE_POLICIES))
+    .option("--dir-min <confidence>", "direction_min_confidence: verdicts below it are not applied (default 0.5)", number("--dir-min", 0, 1))
+    .option("--policy-timeout <ms>", "longest time a policy may take (default 5000)", number("--policy-timeout", 1, Infinity, true))
+    .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES))
+    .option("--seed <n>", "seed for reproducibility (default 0)", number("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true))
+    .option("--tag <key=value>", "user metadata; repeatable", collect)
+    .option("--workspace <dir>", "the directory the adapter works in")
+    .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
+    .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("-q, --quiet", "print only the episode id")
+    .addHelpText(
+      "after",
+      examples(
+        ['noema run "Say hello"', "minimal adapter and planner: detect → act → verify"],
+        ["noema run examples/safe-shell.jsonc", "a task file: steps, adapter, policies, tags"],
+        ['noema run "fix the test" --using command -- my-agent --task "{task}"', "record an existing agent CLI's run"],
+        ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
+        ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
+      ) +
+        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage, 3 vetoed, 4 paused for approval.\n" +
+        "Settings: noema.jsonc in the current directory < policies/*.ts < the task file < flags.\n",
+    )
+    .action(async (taskArg, args, opts, cmd) => {
+      const g = globalOptions(cmd);
+      const flags: RunOptions = {
+        using: opts.using,
+        policies: opts.policy,
+        mode: opts.mode,
+        intuition_mode: opts.intuitionMode,
+        governance: opts.governance,
+        failure_policy: opts.failurePolicy,
+        direction_min_confidence: opts.dirMin,
+        policy_timeout_ms: opts.policyTimeout,
+        learn_mode: opts.learn,
+        seed: opts.seed,
+        tags: tags(opts.tag),
+        workspace: opts.workspace,
+        secrets: opts.secret,
+        episode_id: opts.episodeId,
+        args: args.length > 0 ? args : undefined,
+        root: g.root,
+      };
+      const { task, options } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
+      if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
+      const out = ctx.out;
+      const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
+      const c = out.errColor;
+      const controller = new AbortController();
+      let interrupts = 0;
+      const onSignal = (sig: NodeJS.Signals) => {
+        interrupts++;
+        if (interrupts > 1) process.exit(130);
+        out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
+        controller.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const result = await run(task, {
+          ...options,
+          signal: controller.signal,
+          onEvent: progress
+            ? (e) => {
+              if (e.phase === "start") out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${String(e.payload.task)}`));
+              if (e.phase === "act") {
+                const p = e.payload;
+                const mark = STATUS_MARK[String(p.step_status)] ?? "·";
+                out.note(`  ${mark} ${String(p.step_id)}  ${c.dim(String(p.input_excerpt))}  ${String(p.outcome)}  ${c.dim(`${p.duration_ms} ms`)}`);
+              }
+              if (e.phase === "governance" && e.payload.decision === "veto") {
+                out.note(`  ${c.red("⊘")} ${String(e.payload.step_id)}  ${c.red(`veto: ${String(e.payload.message)}`)}`);
+              }
+            }
+            : undefined,
+        });
+        if (opts.quiet) out.line(result.episode_id);
+        else if (opts.json) {
+          out.json({ episode_id: result.episode_id, episode_dir: result.episode_dir, status: result.status, outcome: result.outcome });
+        } else {
+          const color = result.status === "ok" ? out.color.green : result.status === "vetoed" ? out.color.yellow : out.color.red;
+          out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
+          out.line(out.color.dim(`  view: noema view ${result.episode_id}${g.root ? ` --root ${g.root}` : ""}`));
+        }
+        if (result.exit_code !== EXIT.OK) process.exitCode = result.exit_code;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+};
