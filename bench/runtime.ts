@@ -73,7 +73,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     const linear = perBig / perSmall;
     const ok = vsRaw <= 2 && linear <= 1.25;
     const met = (x: boolean) => (x ? "yes" : "NO");
-    printTable({
+    const table = {
       title: `runtime: ${big}-step scripted episode, one policy`,
       columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
       rows: [
@@ -83,11 +83,15 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         [`per step at ${small} vs ${big} (µs)`, fixed(perBig * 1000, 1), fixed(perSmall * 1000, 1), `${fixed(linear)}×`, "≤ 1.25× (linear)", met(linear <= 1.25)],
       ],
       notes: [`events.jsonl of the ${big}-step run: ${readFileSync(join(b.dir, "events.jsonl")).length} bytes`],
-    });
-    return { name: "runtime", tables: [], ok };
+    };
+    return { name: "runtime", tables: [table], ok };
   } finally {
     tmp.cleanup();
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) {
+  const report = await main();
+  report.tables.forEach(printTable);
+  process.exitCode = report.ok ? 0 : 1;
+}

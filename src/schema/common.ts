@@ -107,3 +107,29 @@ export type JsonObject = v.InferOutput<typeof JsonObject>;
  * ```
  */
 export const JsonValue = v.pipe(v.unknown(), v.metadata({}));
+
+const NotArray = v.custom<unknown>((value) => !Array.isArray(value), "must be a JSON object, not an array");
+
+/**
+ * `v.looseObject` that also refuses arrays (valibot's object schemas accept
+ * an array and read its indices as keys). Unknown keys are kept. The result
+ * is still a `loose_object` schema, so its `entries` and JSON Schema
+ * conversion work as usual.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { looseObject } from "./common.ts";
+ * v.safeParse(looseObject({ a: v.optional(v.string()) }), []).success; // false
+ * ```
+ */
+export function looseObject<const E extends v.ObjectEntries>(entries: E): ReturnType<typeof v.looseObject<E, undefined>> {
+  const base = v.looseObject(entries);
+  return {
+    ...base,
+    "~run"(dataset, config) {
+      if (Array.isArray(dataset.value)) return NotArray["~run"](dataset, config) as never;
+      return base["~run"](dataset, config);
+    },
+  };
+}

@@ -8,7 +8,7 @@
  * @module
  */
 import * as v from "valibot";
-import { Duration, JsonObject, Timestamp } from "./common.ts";
+import { Duration, JsonObject, Timestamp, looseObject } from "./common.ts";
 import { ActionCandidatePayload, ActPayload, checkLearnPayload, PlanPayload } from "./payloads.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
@@ -28,7 +28,7 @@ export type Faculty = (typeof FACULTIES)[number];
  * v.parse(EventMetrics, { started_at: "2026-01-01T00:00:00Z", completed_at: "2026-01-01T00:00:01Z", duration_ms: 1000 });
  * ```
  */
-export const EventMetrics = v.looseObject({
+export const EventMetrics = looseObject({
   started_at: Timestamp,
   completed_at: Timestamp,
   duration_ms: Duration,
@@ -49,7 +49,7 @@ export type EventMetrics = v.InferOutput<typeof EventMetrics>;
  * });
  * ```
  */
-export const EventRecord = v.looseObject({
+export const EventRecord = looseObject({
   id: v.pipe(v.string(), v.description("Unique event id within the episode.")),
   timestamp: Timestamp,
   episode_id: v.string(),

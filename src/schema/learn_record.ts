@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Timestamp } from "./common.ts";
+import { Timestamp, looseObject } from "./common.ts";
 
 /**
  * One learning proposal, e.g. a threshold tuning after a veto.
@@ -19,10 +19,10 @@ import { Timestamp } from "./common.ts";
  *   target: { path: "direction_min_confidence", from: 0.5, to: 0.55 } });
  * ```
  */
-export const LearnProposal = v.looseObject({
+export const LearnProposal = looseObject({
   proposal_id: v.string(),
   kind: v.pipe(v.string(), v.description("e.g. threshold_tune.")),
-  target: v.optional(v.looseObject({
+  target: v.optional(looseObject({
     path: v.string(),
     from: v.unknown(),
     to: v.unknown(),
@@ -45,13 +45,13 @@ export type LearnProposal = v.InferOutput<typeof LearnProposal>;
  *   timestamp: "2026-01-01T00:00:00Z", payload: { proposal: [] } });
  * ```
  */
-export const LearnRecord = v.looseObject({
+export const LearnRecord = looseObject({
   schema_version: v.literal(CONTRACT_VERSIONS.learn),
   id: v.string(),
   episode_id: v.string(),
   agent_id: v.pipe(v.string(), v.description('Policy id that the proposals are for, or "system".')),
   timestamp: Timestamp,
-  payload: v.looseObject({
+  payload: looseObject({
     policy_id: v.optional(v.string()),
     proposal: v.pipe(v.array(LearnProposal), v.description("The learning proposals.")),
     applied: v.optional(v.boolean()),

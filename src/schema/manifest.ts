@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Count, Sha256Digest, Timestamp } from "./common.ts";
+import { Count, Sha256Digest, Timestamp, looseObject } from "./common.ts";
 import type { SchemaProblem } from "./problems.ts";
 import { toProblems } from "./problems.ts";
 
@@ -24,7 +24,7 @@ export const FILE_KINDS = ["events", "learn", "state", "summary", "snapshot", "c
  * v.parse(ManifestFile, { name: "events.jsonl", kind: "events", size_bytes: 0, sha256: "sha256:" + "e3".repeat(32) });
  * ```
  */
-export const ManifestFile = v.looseObject({
+export const ManifestFile = looseObject({
   name: v.pipe(v.string(), v.description("Path relative to the episode directory (POSIX separators).")),
   kind: v.pipe(v.string(), v.description(`One of ${FILE_KINDS.join(", ")}; readers accept any string.`)),
   size_bytes: Count,
@@ -43,7 +43,7 @@ export type ManifestFile = v.InferOutput<typeof ManifestFile>;
  * v.parse(ManifestPlugin, { id: "SqlGuard@1.0", kind: "policy", path: "/p/sql-guard.ts", sha256: "sha256:" + "0".repeat(64) });
  * ```
  */
-export const ManifestPlugin = v.looseObject({
+export const ManifestPlugin = looseObject({
   id: v.pipe(v.string(), v.description("Plugin id, e.g. SqlGuard@1.0 or adapter:shell.")),
   kind: v.pipe(v.string(), v.description("policy, adapter, planner or assertion.")),
   path: v.nullable(v.pipe(v.string(), v.description("Absolute path of the plugin file; null when built in."))),
@@ -62,7 +62,7 @@ export type ManifestPlugin = v.InferOutput<typeof ManifestPlugin>;
  * v.parse(Manifest, { schema_version: "manifest/1.0", episode_id: "ep_1", files: [] });
  * ```
  */
-export const Manifest = v.looseObject({
+export const Manifest = looseObject({
   schema_version: v.literal(CONTRACT_VERSIONS.manifest),
   episode_id: v.string(),
   created_at: v.optional(Timestamp),
@@ -71,7 +71,7 @@ export const Manifest = v.looseObject({
     v.description("Every artifact of the episode except manifest.json itself, sorted by name."),
   ),
   plugins: v.optional(v.pipe(v.array(ManifestPlugin), v.description("Plugins that took part in the run."))),
-  signature: v.optional(v.nullable(v.looseObject({
+  signature: v.optional(v.nullable(looseObject({
     alg: v.literal("hs256"),
     kid: v.string(),
     value: v.string(),

@@ -5,7 +5,7 @@
  * @module
  */
 import * as v from "valibot";
-import { Count, JsonObject } from "./common.ts";
+import { Count, JsonObject, looseObject } from "./common.ts";
 import { StepRecord } from "./plan.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
@@ -20,7 +20,7 @@ import { type SchemaProblem, toProblems } from "./problems.ts";
  * ```
  */
 export const LearnPointerPayload = v.pipe(
-  v.looseObject({
+  looseObject({
     learn_path: v.string(),
     learn_schema: v.string(),
     proposal_count: Count,
@@ -44,7 +44,7 @@ export type LearnPointerPayload = v.InferOutput<typeof LearnPointerPayload>;
  * ```
  */
 export const LearnInlinePayload = v.pipe(
-  v.looseObject({
+  looseObject({
     policy_id: v.string(),
     basis: v.union([JsonObject, v.array(v.unknown()), v.string()]),
     proposal: v.array(v.unknown()),
@@ -103,7 +103,7 @@ export function checkLearnPayload(payload: unknown, prefix = "payload"): SchemaP
  * ```
  */
 export const ActionCandidatePayload = v.pipe(
-  v.looseObject({
+  looseObject({
     schema_version: v.string(),
     action_candidate_id: v.nullable(v.string()),
     kind: v.string(),
@@ -130,7 +130,7 @@ export type ActionCandidatePayload = v.InferOutput<typeof ActionCandidatePayload
  * ```
  */
 export const ActPayload = v.pipe(
-  v.looseObject({
+  looseObject({
     input_excerpt: v.string(),
     outcome: v.string(),
     action_id: v.optional(v.string()),
@@ -166,7 +166,7 @@ export const LegacyStepLabel = v.pipe(
  * ```
  */
 export const PlanPayload = v.pipe(
-  v.looseObject({
+  looseObject({
     source: v.optional(v.string()),
     step_records: v.optional(v.array(StepRecord)),
     steps: v.optional(v.array(LegacyStepLabel)),

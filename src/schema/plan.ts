@@ -5,7 +5,7 @@
  * @module
  */
 import * as v from "valibot";
-import { JsonObject, Timestamp } from "./common.ts";
+import { JsonObject, Timestamp, looseObject } from "./common.ts";
 
 /** The six step kinds of the contract. */
 export const STEP_KINDS = ["detect", "analyze", "plan", "act", "verify", "review"] as const;
@@ -28,7 +28,7 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
  * ```
  */
 export const PlanStep = v.pipe(
-  v.looseObject({
+  looseObject({
     id: v.pipe(v.string(), v.description("Unique step identifier.")),
     kind: v.pipe(v.picklist(STEP_KINDS), v.description("detect | analyze | plan | act | verify | review.")),
     description: v.pipe(v.string(), v.description("Human-readable description.")),
@@ -54,7 +54,7 @@ export type PlanStep = v.InferOutput<typeof PlanStep>;
  * ```
  */
 export const StepRecord = v.pipe(
-  v.looseObject({
+  looseObject({
     ...PlanStep.entries,
     status: v.optional(v.picklist(STEP_STATUSES)),
   }),
@@ -76,7 +76,7 @@ export type StepRecord = v.InferOutput<typeof StepRecord>;
  * v.parse(Plan, { steps: [], source: "planner:minimal" });
  * ```
  */
-export const Plan = v.looseObject({
+export const Plan = looseObject({
   steps: v.pipe(v.array(PlanStep), v.description("Ordered steps.")),
   source: v.optional(v.pipe(
     v.string(),

@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Duration, JsonObject, JsonValue, Timestamp, Unit } from "./common.ts";
+import { Duration, JsonObject, JsonValue, Timestamp, Unit, looseObject } from "./common.ts";
 import { Plan } from "./plan.ts";
 
 /** The three intuition postures of an episode. */
@@ -29,7 +29,7 @@ export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
  * v.parse(Episode, { id: "ep_01J", started_at: "2026-01-01T00:00:00Z" });
  * ```
  */
-export const Episode = v.looseObject({
+export const Episode = looseObject({
   id: v.pipe(v.string(), v.description("Unique episode identifier.")),
   seed: v.optional(v.pipe(v.number(), v.description("Seed for reproducibility."))),
   tags: v.optional(v.pipe(JsonObject, v.description("User-provided metadata tags (string keys)."))),
@@ -57,7 +57,7 @@ export type Episode = v.InferOutput<typeof Episode>;
  * ```
  */
 export const OutcomeError = v.union([
-  v.looseObject({
+  looseObject({
     type: v.pipe(v.string(), v.description("Error class, e.g. AdapterError, PolicyError, Aborted.")),
     message: v.pipe(v.string(), v.description("What went wrong, in words.")),
   }),
@@ -77,7 +77,7 @@ export type OutcomeError = v.InferOutput<typeof OutcomeError>;
  * v.parse(ActionRecord, { id: "act-1", kind: "shell", timestamp: "2026-01-01T00:00:00Z", result_status: "ok" });
  * ```
  */
-export const ActionRecord = v.looseObject({
+export const ActionRecord = looseObject({
   id: v.optional(v.string()),
   kind: v.optional(v.string()),
   tool: v.optional(v.string()),
@@ -104,10 +104,10 @@ export type ActionRecord = v.InferOutput<typeof ActionRecord>;
  * v.parse(Outcomes, { status: "ok", actions: [], error: null });
  * ```
  */
-export const Outcomes = v.looseObject({
+export const Outcomes = looseObject({
   status: v.picklist(OUTCOME_STATUSES),
   actions: v.optional(v.array(ActionRecord)),
-  metrics: v.optional(v.looseObject({
+  metrics: v.optional(looseObject({
     task_score: v.optional(v.number()),
     steps_completed: v.optional(v.number()),
     steps_total: v.optional(v.number()),
@@ -130,7 +130,7 @@ export type Outcomes = v.InferOutput<typeof Outcomes>;
  * v.parse(Links, { events: "events.jsonl", learn: "learn.jsonl" });
  * ```
  */
-export const Links = v.looseObject({
+export const Links = looseObject({
   events: v.optional(v.string()),
   learn: v.optional(v.string()),
   summary: v.optional(v.string()),
@@ -149,26 +149,26 @@ export type Links = v.InferOutput<typeof Links>;
  * v.parse(State, { version: "1.0", state_schema_version: "1.0.0" });
  * ```
  */
-export const State = v.looseObject({
+export const State = looseObject({
   version: v.pipe(v.literal(CONTRACT_VERSIONS.state), v.description("Backwards-compatible identifier.")),
   state_schema_version: v.pipe(
     v.literal(CONTRACT_VERSIONS.state_schema),
     v.description("Semantic version of the schema contract."),
   ),
   episode: v.optional(Episode),
-  goal: v.optional(v.looseObject({
+  goal: v.optional(looseObject({
     task: v.pipe(v.string(), v.description("The original task or goal.")),
     type: v.optional(v.string()),
   })),
-  beliefs: v.optional(v.array(v.looseObject({
+  beliefs: v.optional(v.array(looseObject({
     statement: v.string(),
     confidence: Unit,
     provenance: v.pipe(v.string(), v.description("Source of the belief.")),
     timestamp: v.optional(Timestamp),
   }))),
   plan: v.optional(Plan),
-  memory: v.optional(v.looseObject({
-    facts: v.optional(v.array(v.looseObject({
+  memory: v.optional(looseObject({
+    facts: v.optional(v.array(looseObject({
       key: v.string(),
       value: JsonValue,
       timestamp: v.optional(Timestamp),

@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Count, Duration, JsonObject, Timestamp, Unit } from "./common.ts";
+import { Count, Duration, JsonObject, Timestamp, Unit, looseObject } from "./common.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
 /** `adapter_result` values. */
@@ -36,7 +36,7 @@ export type Mode = (typeof MODES)[number];
  * ```
  */
 export const AssertionResult = v.pipe(
-  v.looseObject({
+  looseObject({
     name: v.pipe(v.string(), v.description("Assertion kind, e.g. file_exists, file_contains, only_modified.")),
     target: v.pipe(
       v.nullable(v.union([v.string(), v.array(v.string())])),
@@ -65,7 +65,7 @@ export type AssertionResult = v.InferOutput<typeof AssertionResult>;
  * ```
  */
 export const WorkspaceDiff = v.pipe(
-  v.looseObject({
+  looseObject({
     added: v.array(v.string()),
     modified: v.array(v.string()),
     deleted: v.array(v.string()),
@@ -86,16 +86,16 @@ export type WorkspaceDiff = v.InferOutput<typeof WorkspaceDiff>;
  *   policy: { ignore: [".git"], symlinks: "skip" }, error: null });
  * ```
  */
-export const Verification = v.looseObject({
+export const Verification = looseObject({
   provided: v.pipe(v.boolean(), v.description("Whether verification assertions were provided.")),
   passed: v.pipe(v.nullable(v.boolean()), v.description("null when unverified or unavailable.")),
   assertions: v.array(AssertionResult),
   workspace_diff: v.nullable(WorkspaceDiff),
   snapshots: v.pipe(
-    v.nullable(v.looseObject({ pre: v.string(), post: v.string() })),
+    v.nullable(looseObject({ pre: v.string(), post: v.string() })),
     v.description("Snapshot paths relative to the episode directory."),
   ),
-  policy: v.optional(v.looseObject({
+  policy: v.optional(looseObject({
     ignore: v.pipe(v.array(v.string()), v.description("Path segment names to skip.")),
     symlinks: v.pipe(v.string(), v.description('How symlinks are treated; "skip" never follows them.')),
   })),
@@ -122,7 +122,7 @@ const FourDecimals = v.check<number, string>(
  * console.log(Object.keys(Summary.entries));
  * ```
  */
-export const Summary = v.looseObject({
+export const Summary = looseObject({
   schema_version: v.literal(CONTRACT_VERSIONS.summary),
   episode_id: v.string(),
   task: v.pipe(v.string(), v.description("Original task or goal.")),
@@ -131,11 +131,11 @@ export const Summary = v.looseObject({
   adapter_result: v.picklist(ADAPTER_RESULTS),
   outcome: v.pipe(v.picklist(OUTCOMES), v.description("Verification outcome.")),
   verification: Verification,
-  flags: v.optional(v.looseObject({
+  flags: v.optional(looseObject({
     intuition: v.pipe(v.boolean(), v.description("Whether intuition was enabled.")),
     mode: v.picklist(MODES),
     direction: v.optional(v.pipe(
-      v.looseObject({
+      looseObject({
         applied: v.optional(v.pipe(Count, v.description("Directives applied."))),
         vetoed: v.optional(v.pipe(Count, v.description("Vetoes issued."))),
         policy: v.optional(v.pipe(v.string(), v.description("Policy that issued directives."))),
@@ -145,7 +145,7 @@ export const Summary = v.looseObject({
       v.description("Meta mode only."),
     )),
   })),
-  metrics: v.optional(v.looseObject({
+  metrics: v.optional(looseObject({
     success: v.pipe(v.picklist([0, 1]), v.description("1 success, 0 failure.")),
     plan_count: Count,
     act_count: Count,
@@ -153,7 +153,7 @@ export const Summary = v.looseObject({
     veto_count: Count,
     learn_proposals: v.optional(Count),
     learn_applied: v.optional(Count),
-    latencies: v.optional(v.looseObject({
+    latencies: v.optional(looseObject({
       first_action_ms: v.optional(Duration),
       total_ms: v.optional(Duration),
       planning_ms: v.optional(Duration),
@@ -161,8 +161,8 @@ export const Summary = v.looseObject({
     })),
   })),
   insight: v.optional(v.pipe(
-    v.looseObject({
-      metrics: v.optional(v.looseObject({
+    looseObject({
+      metrics: v.optional(looseObject({
         plan_adherence: v.optional(v.pipe(Unit, FourDecimals)),
         tool_coverage: v.optional(Unit),
         branching_factor: v.optional(v.pipe(Count, v.description("Count of direction events."))),
