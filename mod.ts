@@ -87,8 +87,10 @@ export { type DeepReadonly, deepFreeze } from "./src/plugins/freeze.ts";
 export { pickEnv, type ProcessResult, runProcess, type RunProcessOptions } from "./src/plugins/process.ts";
 export {
   type LoadedAdapter,
+  type LoadedPlanner,
   type LoadedPolicy,
   loadAdapter,
+  loadPlannerFile,
   loadPolicyFile,
   registerPluginApi,
   toLoadedPolicy,
@@ -100,7 +102,7 @@ export { BUILTIN_ADAPTERS } from "./src/plugins/builtin.ts";
 export { run, type RunOptions, type RunResult } from "./src/runtime/run.ts";
 export * from "./src/runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./src/runtime/jsonc.ts";
-export { minimalPlanner, type Planner, type PlanResult, stepLabel, taskFilePlanner } from "./src/runtime/planner.ts";
+export { minimalPlanner, type Planner, type PlanResult, runPlanner, stepLabel, taskFilePlanner } from "./src/runtime/planner.ts";
 export { applyPatch, type ConsultSettings, consultPolicy, type DirectionOutcome } from "./src/runtime/direction.ts";
 export { decide, type GovernanceResult } from "./src/runtime/governance.ts";
 export {

@@ -393,4 +393,17 @@ describe("run: learning, secrets, ids", () => {
     assert.equal(r.episode_id, "my-run-1");
     await assert.rejects(run("again", { root, episode_id: "my-run-1" }), /already exists/);
   });
+
+  test("planner plugins: a file, and a planner whose plan is invalid", async () => {
+    const r = await runValid("build; test, then publish", { planner: join(import.meta.dirname ?? ".", "..", "plugins", "planners", "checklist.ts") });
+    const state = json(r.episode_dir, "state.json");
+    assert.equal(state.plan.source, "planner:checklist");
+    assert.deepEqual(state.plan.steps.map((s: any) => s.description), ["Collect relevant context", "build", "test", "publish", "Verify every item is done"]);
+    const manifest = json(r.episode_dir, "manifest.json");
+    assert.equal(manifest.plugins.find((p: any) => p.kind === "planner").id, "planner:checklist");
+    await assert.rejects(
+      run("x", { root: join(tmp.path, "bad-planner"), planner: { name: "broken", plan: () => ({ steps: [{ id: "a", kind: "fly", description: "x" }] }) as never } }),
+      /planner broken: steps\[0\]\.kind/,
+    );
+  });
 });

@@ -18,6 +18,7 @@ import {
   type Verdict,
 } from "./api.ts";
 import { BUILTIN_ADAPTERS } from "./builtin.ts";
+import type { Planner } from "../runtime/planner.ts";
 
 /** A policy ready to be consulted. */
 export interface LoadedPolicy {
@@ -216,4 +217,34 @@ export function verdictProblem(value: unknown): string | null {
     return "risk_tags: must be a list of strings";
   }
   return null;
+}
+
+/** A planner ready to plan. */
+export interface LoadedPlanner {
+  /** The planner. */
+  planner: Planner;
+  /** Absolute path, or null for built-ins and objects. */
+  path: string | null;
+  /** `sha256:` of the file, or null. */
+  sha256: string | null;
+}
+
+/**
+ * Loads a planner plugin from a `.ts` file: its default export is
+ * `{ name, plan({ task, steps }) → { source?, steps, rationale? } }`.
+ *
+ * @example
+ * ```ts
+ * import { loadPlannerFile } from "noema";
+ * const { planner } = await loadPlannerFile("plugins/planners/checklist.ts");
+ * ```
+ */
+export async function loadPlannerFile(path: string): Promise<LoadedPlanner> {
+  const mod = await importFile(path);
+  const value = (mod.default ?? mod.planner) as Planner | undefined;
+  if (typeof value !== "object" || value === null || typeof value.plan !== "function" || typeof value.name !== "string") {
+    throw pluginError(path, "does not export a planner: the default export must be { name, plan({ task, steps }) }");
+  }
+  checkApi(path, (value as { api?: unknown }).api);
+  return { planner: value, path: resolve(path), sha256: sha256File(resolve(path)).sha256 };
 }

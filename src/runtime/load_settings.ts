@@ -46,8 +46,9 @@ type FileSettings = Omit<ProjectConfig, "$schema"> & { steps?: StepSpec[]; episo
 
 function toOptions(s: FileSettings, base: string): RunOptions {
   const o: RunOptions = {};
-  const { policies, workspace, adapter, using, verify, ...rest } = s;
+  const { policies, workspace, adapter, using, verify, planner, ...rest } = s;
   Object.assign(o, rest);
+  if (planner !== undefined) o.planner = isAbsolute(planner) ? planner : resolve(base, planner);
   if ("root" in s && typeof s.root === "string") o.root = isAbsolute(s.root) ? s.root : resolve(base, s.root);
   if (policies) o.policies = resolvePaths(base, policies);
   if (workspace !== undefined) o.workspace = isAbsolute(workspace) ? workspace : resolve(base, workspace);

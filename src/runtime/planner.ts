@@ -4,7 +4,9 @@
  *
  * @module
  */
-import type { PlanStep, StepKind } from "../schema/plan.ts";
+import * as v from "valibot";
+import { type PlanStep, StepRecord, type StepKind } from "../schema/plan.ts";
+import { toProblems } from "../schema/problems.ts";
 import type { StepSpec } from "./settings.ts";
 
 /** What a planner produces. */
@@ -101,4 +103,39 @@ export const taskFilePlanner: Planner = {
  */
 export function stepLabel(step: PlanStep): string {
   return `${step.kind}:${step.description}`;
+}
+
+/**
+ * Runs a planner and checks what it returned: a non-empty `source`, steps of
+ * the step shape (a missing status becomes `pending`) with unique ids.
+ * Throws an `Error` naming the planner and the field.
+ *
+ * @example
+ * ```ts
+ * import { minimalPlanner, runPlanner } from "noema";
+ * runPlanner(minimalPlanner, { task: "x" }).steps.length; // 3
+ * ```
+ */
+export function runPlanner(planner: Planner, input: { task: string; steps?: readonly StepSpec[] }): PlanResult {
+  const raw = planner.plan(input) as Partial<PlanResult> | undefined;
+  const where = `planner ${planner.name}`;
+  if (typeof raw !== "object" || raw === null || !Array.isArray(raw.steps)) {
+    throw new Error(`${where}: plan() must return { steps: [...], source?, rationale? }`);
+  }
+  const seen = new Set<string>();
+  const steps = raw.steps.map((s, i): PlanStep => {
+    const r = v.safeParse(StepRecord, s);
+    if (!r.success) {
+      const [p] = toProblems(r.issues, `steps[${i}]`);
+      throw new Error(`${where}: ${p.path}: ${p.message}`);
+    }
+    if (seen.has(r.output.id)) throw new Error(`${where}: steps[${i}].id: duplicate step id ${JSON.stringify(r.output.id)}`);
+    seen.add(r.output.id);
+    return { ...r.output, status: "pending" };
+  });
+  return {
+    source: typeof raw.source === "string" && raw.source !== "" ? raw.source : `planner:${planner.name}`,
+    steps,
+    rationale: typeof raw.rationale === "string" ? raw.rationale : `Plan from planner ${planner.name}.`,
+  };
 }

@@ -16,7 +16,15 @@ import process from "node:process";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import type { ActRequest, ActResult, AdapterPlugin, PendingAction, PolicyObject, PolicyState, RecentAction } from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
-import { type LoadedAdapter, type LoadedPolicy, loadAdapter, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
+import {
+  type LoadedAdapter,
+  type LoadedPlanner,
+  type LoadedPolicy,
+  loadAdapter,
+  loadPlannerFile,
+  loadPolicyFile,
+  toLoadedPolicy,
+} from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schema/state.ts";
@@ -31,7 +39,7 @@ import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { consultPolicy, type DirectionOutcome, applyPatch } from "./direction.ts";
 import { decide } from "./governance.ts";
 import { learn, type PolicyEvidence, readPolicySnapshot } from "./learning.ts";
-import { minimalPlanner, type Planner, stepLabel, taskFilePlanner } from "./planner.ts";
+import { minimalPlanner, type Planner, runPlanner, stepLabel, taskFilePlanner } from "./planner.ts";
 import { Recorder } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "./settings.ts";
@@ -47,8 +55,10 @@ export interface RunOptions extends RootOptions {
   args?: readonly string[];
   /** Policies: `.ts` paths, policy objects, or policy classes. */
   policies?: readonly (string | PolicyObject | (new () => unknown))[];
-  /** The plan; without it the minimal planner plans detect → act → verify. */
+  /** The plan; without it the planner plans (by default the minimal planner: detect → act → verify). */
   steps?: readonly StepSpec[];
+  /** A planner plugin: a `.ts` path or a planner object. Ignored when `steps` are given. */
+  planner?: string | Planner;
   /** @default {"meta"} */
   mode?: Mode;
   /** @default {"interventive"} */
@@ -177,10 +187,14 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     ? { plugin: options.using, label: options.using.name, path: null, sha256: null }
     : await loadAdapter(options.using ?? "minimal");
   const policies = mode === "meta" ? await loadPolicies(options.policies) : [];
-  const planner: Planner = options.steps ? taskFilePlanner : minimalPlanner;
+  const loadedPlanner: LoadedPlanner = options.steps
+    ? { planner: taskFilePlanner, path: null, sha256: null }
+    : typeof options.planner === "string"
+    ? await loadPlannerFile(options.planner)
+    : { planner: options.planner ?? minimalPlanner, path: null, sha256: null };
   let plan;
   try {
-    plan = planner.plan({ task, steps: options.steps });
+    plan = runPlanner(loadedPlanner.planner, { task, steps: options.steps });
   } catch (e) {
     throw new NoemaError("bad_plan", (e as Error).message, { exitCode: EXIT.USAGE });
   }
@@ -697,6 +711,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     const plugins: ManifestPlugin[] = [
       { id: `adapter:${adapterName}`, kind: "adapter", path: loadedAdapter.path, sha256: loadedAdapter.sha256 },
       ...policies.map((p) => ({ id: p.id, kind: "policy", path: p.path, sha256: p.sha256 })),
+      ...(loadedPlanner.path ? [{ id: `planner:${loadedPlanner.planner.name}`, kind: "planner", path: loadedPlanner.path, sha256: loadedPlanner.sha256 }] : []),
     ];
     writeManifest(dir, episodeId, plugins, new Date().toISOString());
     const exit_code: ExitCode = status === "ok" || status === "partial"

@@ -68,6 +68,7 @@ export const SharedSettings = {
     v.description("Adapter configuration; `name` may name the adapter like `using`."),
   )),
   policies: v.optional(v.pipe(v.array(v.string()), v.description("Policy plugin files (.ts)."))),
+  planner: v.optional(v.pipe(v.string(), v.description("Planner plugin file (.ts); ignored when steps are given."))),
   tags: v.optional(Tags),
   seed: v.optional(v.pipe(v.number(), v.integer())),
   mode: v.optional(v.picklist(MODES)),

@@ -48,6 +48,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .argument("[args...]", "arguments for the adapter, after --")
     .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
     .addOption(new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES))
     .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
@@ -79,6 +80,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       const flags: RunOptions = {
         using: opts.using,
         policies: opts.policy,
+        planner: opts.planner,
         mode: opts.mode,
         intuition_mode: opts.intuitionMode,
         governance: opts.governance,
