@@ -1,0 +1,98 @@
+/**
+ * `noema validate <episode | dir | file>`: every artifact against its schema
+ * and the contract's cross-file rules. One line per problem on stdout, a
+ * one-line verdict on stderr; exit 0 valid, 1 invalid, 2 usage.
+ *
+ * @module
+ */
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { EXIT } from "../../errors.ts";
+import { SCHEMA_NAMES } from "../../schema/registry.ts";
+import { validate, type ValidationProblem } from "../../validate/validate.ts";
+import { type CliContext, examples, globalOptions } from "../context.ts";
+
+/**
+ * One problem as a line: `path:line: rule: message` (`path: rule: message`
+ * when there is no line).
+ *
+ * @example
+ * ```ts
+ * import { problemLine } from "./validate.ts";
+ * problemLine({ file: "events.jsonl", line: 3, rule: "payload.act", message: "payload.outcome: required field is missing" });
+ * // "events.jsonl:3: payload.act: payload.outcome: required field is missing"
+ * ```
+ */
+export function problemLine(p: ValidationProblem): string {
+  return `${p.file}${p.line !== undefined ? `:${p.line}` : ""}: ${p.rule}: ${p.message}`;
+}
+
+/** Registers `noema validate`. */
+export function registerValidate(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("validate")
+    .summary("check artifacts against the contract")
+    .description(
+      "Check an episode (or one artifact file) against the artifact schemas and the contract's cross-file rules.",
+    )
+    .argument("<target>", "episode id, path to an episode directory, or path to one artifact file")
+    .option("-j, --json", "print the validation report as JSON")
+    .addOption(
+      new Option("--schema <name>", "schema of a single file whose name does not tell (events.jsonl → event, …)")
+        .choices(
+          SCHEMA_NAMES,
+        ),
+    )
+    .addHelpText(
+      "after",
+      examples(
+        ["noema validate ep_01K9RBBMXXRSFWR49SXFGF4SPR", "a whole episode, cross-file rules included"],
+        ["noema validate .noesis/episodes/ep_01K9…", "a run written by noesis"],
+        ["noema validate export.jsonl --schema event", "one file, schema chosen explicitly"],
+        ["noema validate ep_01K9… --json | jq .problem_count", "the report as JSON"],
+      ) +
+        "\nOutput: one 'path:line: rule: message' line per problem on stdout, then 'N problems in <target>'\n" +
+        "or 'valid: <target> (N events)' on stderr. Exit 0 valid, 1 problems found, 2 usage error.\n",
+    )
+    .action((target, opts, cmd) => {
+      const { out } = ctx;
+      const progress = out.stderr.isTTY && !opts.json;
+      let shown = false;
+      const report = validate(target, {
+        ...globalOptions(cmd),
+        ...(opts.schema ? { schema: opts.schema } : {}),
+        ...(progress
+          ? {
+            onProgress: (file: string, lines: number) => {
+              out.stderr.write(`\r\x1b[Kvalidating ${file}: ${lines.toLocaleString("en-US")} lines…`);
+              out.stderr.flush();
+              shown = true;
+            },
+          }
+          : {}),
+      });
+      if (shown) {
+        out.stderr.write("\r\x1b[K");
+        out.stderr.flush();
+      }
+      if (opts.json) {
+        out.json(report);
+      } else {
+        for (const p of report.problems) out.line(problemLine(p));
+        const hidden = report.problem_count - report.problems.length;
+        if (hidden > 0) out.note(`noema: … and ${hidden} more problems not listed`);
+        const ec = out.errColor;
+        if (report.valid) {
+          const what = report.checked.events > 0 || report.checked.files.includes("events.jsonl")
+            ? ` (${report.checked.events} events)`
+            : report.checked.learn_lines > 0
+            ? ` (${report.checked.learn_lines} lines)`
+            : "";
+          out.note(`${ec.green("valid")}: ${report.target}${what}`);
+        } else {
+          const n = report.problem_count;
+          out.note(ec.red(`${n} problem${n === 1 ? "" : "s"} in ${report.target}`));
+        }
+      }
+      if (!report.valid) ctx.exitCode = EXIT.ERROR;
+    });
+}

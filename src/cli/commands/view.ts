@@ -1,0 +1,351 @@
+/**
+ * `noema view <episode>`: a readable dashboard of one episode (header, plan,
+ * actions, verification, metrics, policy verdicts, timeline, artifacts), or
+ * with `--json` one object with everything it shows.
+ *
+ * @module
+ */
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { locateEpisode } from "../../store/layout.ts";
+import { type CliContext, examples, globalOptions } from "../context.ts";
+import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
+import { displayStatus, formatMs, msBetween, statusStyle } from "../format.ts";
+import { type Cell, oneLine, type Output, truncate } from "../output.ts";
+import { renderSteps } from "./plan.ts";
+
+const rec = (x: unknown): Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
+const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
+const show = (
+  x: unknown,
+): string => (x === null || x === undefined ? "-" : typeof x === "string" ? x : JSON.stringify(x));
+
+/** Most actions and verdicts listed before "… N earlier" is shown. */
+const MAX_ROWS = 20;
+
+function section(out: Output, title: string, note = ""): void {
+  out.line();
+  out.line(`${out.color.bold(title)}${note ? out.color.dim(`  ${note}`) : ""}`);
+}
+
+function kv(out: Output, pairs: [string, string | null][]): void {
+  const items = pairs.filter((p): p is [string, string] => p[1] !== null);
+  const w = Math.max(...items.map(([k]) => k.length));
+  for (const [k, v] of items) out.line(`  ${out.color.dim(k.padEnd(w))}  ${v}`);
+}
+
+function header(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  const s = v.summary ?? {};
+  const st = v.state ?? {};
+  const episode = rec(st.episode);
+  const flags = rec(s.flags);
+  const outcome = str(s.outcome);
+  const statusText = displayStatus(v.lifecycle, v.status);
+  out.line(
+    `${c.bold("Episode")} ${c.cyan(v.episode_id)}  ${statusStyle(v.status, c)(statusText)}` +
+      (outcome ? ` · ${statusStyle(outcome, c)(outcome)}` : ""),
+  );
+  const task = str(rec(st.goal).task) ?? str(s.task);
+  const started = str(episode.started_at) ?? str(s.started_at) ?? v.start?.timestamp ?? null;
+  let duration: string | null = null;
+  if (typeof s.duration_sec === "number") duration = `${s.duration_sec}s`;
+  else {
+    const ms = msBetween(started, v.last_event_at);
+    if (ms !== null) duration = `${formatMs(ms)} so far (last event ${v.last_event_at})`;
+  }
+  const intuitionMode = str(episode.intuition_mode) ?? v.start?.intuition_mode ?? "advisory";
+  const intuition = typeof flags.intuition === "boolean"
+    ? `${intuitionMode} (intuition ${flags.intuition ? "on" : "off"})`
+    : intuitionMode;
+  kv(out, [
+    ["task", task === null ? "-" : oneLine(task)],
+    ["started", started ?? "-"],
+    ["duration", duration ?? "-"],
+    ["adapter", str(episode.using) ?? v.start?.using ?? "-"],
+    ["mode", str(flags.mode) ?? v.start?.mode ?? "-"],
+    ["intuition", intuition],
+    ["adapter result", str(s.adapter_result)],
+  ]);
+  if (v.lifecycle === "non-terminal") {
+    const w = v.waiting;
+    const why = w
+      ? ` — ${w.event_type}${w.status ? ` (${w.status})` : ""}${
+        w.checkpoint_id ? ` checkpoint ${w.checkpoint_id}` : ""
+      }${w.reason ? `: ${oneLine(w.reason)}` : ""}`
+      : "";
+    out.line(`  ${c.yellow(`waiting / non-terminal: no summary.json yet${why}`)}`);
+  }
+  for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
+}
+
+function planSection(out: Output, v: EpisodeView): void {
+  const plan = v.plan;
+  if (!plan) {
+    section(out, "Plan", "no plan event in events.jsonl");
+    return;
+  }
+  const tally: Record<string, number> = {};
+  for (const s of plan.steps) tally[s.status] = (tally[s.status] ?? 0) + 1;
+  const note = [
+    plan.source ? `source ${plan.source}` : null,
+    `${plan.steps.length} steps: ${Object.entries(tally).map(([k, n]) => `${n} ${k}`).join(", ") || "none"}`,
+  ].filter(Boolean).join(" · ");
+  section(out, "Plan", note);
+  const recorded = new Map<string, string>();
+  const statePlan = rec(v.state?.plan);
+  if (Array.isArray(statePlan.steps)) {
+    for (const s of statePlan.steps.map(rec)) {
+      if (typeof s.id === "string" && typeof s.status === "string") recorded.set(s.id, s.status);
+    }
+  }
+  renderSteps(out, plan, "  ", recorded);
+}
+
+function actionsSection(out: Output, v: EpisodeView): void {
+  const actions = Array.isArray(rec(v.state?.outcomes).actions) ? rec(v.state?.outcomes).actions as unknown[] : [];
+  section(out, "Actions", `${actions.length} in state.json · ${v.counts.actions} act events`);
+  if (actions.length === 0) {
+    out.line("  (none)");
+    return;
+  }
+  const c = out.color;
+  const shown = actions.slice(-MAX_ROWS);
+  if (actions.length > shown.length) out.line(c.dim(`  … ${actions.length - shown.length} earlier actions`));
+  out.table(
+    [{ header: "STEP" }, { header: "KIND" }, { header: "TOOL" }, { header: "RESULT" }, {
+      header: "DURATION",
+      align: "right",
+    }, {
+      header: "INPUT",
+      flex: true,
+    }],
+    shown.map((raw): Cell[] => {
+      const a = rec(raw);
+      const result = show(a.result_status);
+      return [
+        show(a.step_id),
+        show(a.kind),
+        show(a.tool),
+        { text: result, style: statusStyle(result, c) },
+        typeof a.duration_ms === "number" ? formatMs(a.duration_ms) : "-",
+        oneLine(show(a.input_excerpt)),
+      ];
+    }),
+    { indent: "  " },
+  );
+}
+
+function verificationSection(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  if (!v.summary) {
+    section(out, "Verification", "waiting / non-terminal: available once the run ends");
+    return;
+  }
+  section(out, "Verification");
+  const ver = rec(v.summary.verification);
+  const passed = ver.passed === true ? c.green("passed") : ver.passed === false ? c.red("failed") : c.dim("n/a");
+  const outcome = str(v.summary.outcome) ?? "-";
+  const assertions = Array.isArray(ver.assertions) ? ver.assertions.map(rec) : [];
+  kv(out, [
+    ["outcome", statusStyle(outcome, c)(outcome)],
+    [
+      "assertions",
+      ver.provided === true
+        ? `provided (${assertions.length}) · ${passed}${
+          assertions.length
+            ? ` · ${assertions.filter((a) => a.passed === true).length}/${assertions.length} passed`
+            : ""
+        }`
+        : `not provided · ${passed}`,
+    ],
+  ]);
+  const failing = assertions.find((a) => a.passed === false);
+  if (failing) {
+    const target = Array.isArray(failing.target) ? failing.target.join(", ") : show(failing.target);
+    const name = str(failing.name) ?? str(failing.type) ?? str(failing.kind) ?? "assertion";
+    kv(out, [[
+      "first failing",
+      c.red(`${name} ${target}${failing.reason ? `: ${oneLine(show(failing.reason))}` : ""}`),
+    ]]);
+  }
+  const diff = ver.workspace_diff === null || ver.workspace_diff === undefined ? null : rec(ver.workspace_diff);
+  if (diff) {
+    const n = (k: string) => (Array.isArray(diff[k]) ? (diff[k] as unknown[]).length : 0);
+    kv(out, [["workspace diff", `+${n("added")} added · ~${n("modified")} modified · -${n("deleted")} deleted`]]);
+  }
+  if (ver.error !== null && ver.error !== undefined) kv(out, [["error", c.red(show(ver.error))]]);
+}
+
+function metricsSection(out: Output, v: EpisodeView): void {
+  if (!v.summary) {
+    section(out, "Metrics", "waiting / non-terminal: available once the run ends");
+    const m = rec(rec(v.state?.outcomes).metrics);
+    if (Object.keys(m).length) kv(out, [["so far", Object.entries(m).map(([k, x]) => `${k} ${show(x)}`).join(" · ")]]);
+    return;
+  }
+  section(out, "Metrics");
+  const m = rec(v.summary.metrics);
+  const lat = rec(m.latencies);
+  const insight = rec(rec(v.summary.insight).metrics);
+  const dir = rec(rec(v.summary.flags).direction);
+  const ms = (x: unknown) => (typeof x === "number" ? formatMs(x) : null);
+  const latencies = [
+    ["first action", ms(lat.first_action_ms)],
+    ["planning", ms(lat.planning_ms)],
+    ["execution", ms(lat.execution_ms)],
+    ["total", ms(lat.total_ms)],
+  ].filter(([, x]) => x !== null).map(([k, x]) => `${k} ${x}`).join(" · ");
+  kv(out, [
+    ["success", show(m.success)],
+    [
+      "counts",
+      `plan ${show(m.plan_count)} · act ${show(m.act_count)} · reflect ${show(m.reflect_count)} · veto ${
+        show(m.veto_count)
+      }` +
+      (m.learn_proposals !== undefined
+        ? ` · learn ${show(m.learn_proposals)} proposed / ${show(m.learn_applied ?? 0)} applied`
+        : ""),
+    ],
+    ["latencies", latencies || null],
+    ["direction", Object.keys(dir).length ? Object.entries(dir).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null],
+    [
+      "insight",
+      Object.keys(insight).length ? Object.entries(insight).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null,
+    ],
+  ]);
+}
+
+function verdictsSection(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  section(
+    out,
+    "Policy verdicts",
+    `${v.counts.direction} direction · ${v.counts.governance} governance · ${v.counts.vetoes} vetoes`,
+  );
+  if (v.verdicts.length === 0) {
+    out.line("  (none)");
+    return;
+  }
+  const shown = v.verdicts.slice(-MAX_ROWS);
+  if (v.verdicts.length > shown.length) out.line(c.dim(`  … ${v.verdicts.length - shown.length} earlier verdicts`));
+  out.table(
+    [
+      { header: "FACULTY" },
+      { header: "STEP" },
+      { header: "POLICY/RULE" },
+      { header: "VERDICT" },
+      { header: "STATUS" },
+      {
+        header: "DETAIL",
+        flex: true,
+      },
+    ],
+    shown.map((x): Cell[] => {
+      if (x.phase === "direction") {
+        const status = x.status ?? "-";
+        return [
+          "direction",
+          x.step_id ?? "-",
+          x.policy ?? "-",
+          x.kind ?? "-",
+          { text: status, style: statusStyle(status, c) },
+          [x.confidence !== null ? `confidence ${x.confidence}` : null, x.reason].filter(Boolean).join(" · "),
+        ];
+      }
+      const decision = x.decision ?? "-";
+      return [
+        "governance",
+        x.step_id ?? "-",
+        x.rule ?? "-",
+        { text: decision, style: statusStyle(decision, c) },
+        x.enforced === false ? "audit" : x.enforced ? "enforced" : "-",
+        oneLine(x.message ?? ""),
+      ];
+    }),
+    { indent: "  " },
+  );
+}
+
+function timelineSection(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  const phases = Object.entries(v.counts.by_phase).map(([p, n]) => `${p} ${n}`).join(", ");
+  section(
+    out,
+    "Timeline",
+    `${v.timeline.length < v.counts.events ? `last ${v.timeline.length} of ` : ""}${v.counts.events} events${
+      phases ? ` (${phases})` : ""
+    }`,
+  );
+  if (v.timeline.length === 0) {
+    out.line("  (no events)");
+    return;
+  }
+  const width = out.stdout.columns;
+  for (const t of v.timeline) {
+    const dt = t.delta_ms === null ? "?" : `+${formatMs(t.delta_ms)}`;
+    const head = `  ${dt.padStart(9)}  ${t.phase.padEnd(16)}  `;
+    const summary = width !== undefined ? truncate(t.summary, Math.max(10, width - head.length)) : t.summary;
+    out.line(`  ${c.dim(dt.padStart(9))}  ${c.cyan(t.phase.padEnd(16))}  ${summary}`.trimEnd());
+  }
+  if (v.counts.events > TIMELINE_LENGTH) out.line(c.dim(`  (all events: noema events ${v.episode_id})`));
+}
+
+function artifactsSection(out: Output, v: EpisodeView): void {
+  section(out, "Artifacts", v.episode_dir);
+  kv(
+    out,
+    (Object.entries(v.paths) as [string, string | null][]).map(([k, p]) => [
+      k,
+      p ?? out.color.dim(k === "summary" || k === "manifest" ? "(not yet: non-terminal run)" : "(missing)"),
+    ]),
+  );
+}
+
+/**
+ * Writes the human dashboard of an episode view.
+ *
+ * @example
+ * ```ts
+ * // renderView(ctx.out, buildEpisodeView(locateEpisode(id)))
+ * ```
+ */
+export function renderView(out: Output, v: EpisodeView): void {
+  header(out, v);
+  planSection(out, v);
+  actionsSection(out, v);
+  verificationSection(out, v);
+  metricsSection(out, v);
+  verdictsSection(out, v);
+  timelineSection(out, v);
+  artifactsSection(out, v);
+}
+
+/** Registers `noema view`. */
+export function registerView(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("view")
+    .summary("show a dashboard of one episode")
+    .description(
+      "Show a dashboard of one episode: status, plan, actions, verification, metrics, policy verdicts, " +
+        "the last events and the artifact paths. Works for runs that have not finished.",
+    )
+    .argument("<episode>", "episode id, or path to an episode directory")
+    .option("-j, --json", "print one JSON object with everything the dashboard shows")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "the dashboard"],
+        ['noema view "$(noema list -q -n 1)"', "the newest episode"],
+        ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
+      ) +
+        "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
+        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, damaged_lines}, verdicts,\n" +
+        "timeline, waiting, start, last_event_at, problems, paths}.\n",
+    )
+    .action((episode, opts, cmd) => {
+      const view = buildEpisodeView(locateEpisode(episode, globalOptions(cmd)));
+      if (opts.json) ctx.out.json(view);
+      else renderView(ctx.out, view);
+    });
+}

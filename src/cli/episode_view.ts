@@ -1,0 +1,273 @@
+/**
+ * The data behind `noema view`: state, summary, the plan rebuilt from
+ * events, counts, policy verdicts, the last events and the artifact paths,
+ * gathered with ONE streaming pass over `events.jsonl` (memory grows with the
+ * number of verdicts, not with the length of the log).
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { NoemaError } from "../errors.ts";
+import { episodePaths } from "../read/episode.ts";
+import { PlanProjector } from "../read/plan.ts";
+import type { Plan } from "../schema/plan.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { readJsonl } from "../store/jsonl.ts";
+import type { EpisodeLocation } from "../store/layout.ts";
+import { eventSummary, msBetween } from "./format.ts";
+
+/** A policy verdict: a `direction` event (a policy's advice) or a `governance` event (the decision on an action). */
+export type Verdict =
+  | {
+    phase: "direction";
+    timestamp: string | null;
+    step_id: string | null;
+    policy: string | null;
+    kind: string | null;
+    status: string | null;
+    confidence: number | null;
+    reason: string | null;
+  }
+  | {
+    phase: "governance";
+    timestamp: string | null;
+    step_id: string | null;
+    decision: string | null;
+    rule: string | null;
+    message: string | null;
+    policy_id: string | null;
+    enforced: boolean | null;
+  };
+
+/** One line of the compact timeline. */
+export interface TimelineEntry {
+  /** The event's timestamp. */
+  timestamp: string | null;
+  /** Milliseconds since the episode's first event. */
+  delta_ms: number | null;
+  /** The event's phase. */
+  phase: string;
+  /** One-line summary of the payload. */
+  summary: string;
+}
+
+/** Why a non-terminal run is waiting, from its last lifecycle `runtime` event. */
+export interface Waiting {
+  /** `event_type` of that event, e.g. `run.checkpoint` or `run.interrupt`. */
+  event_type: string;
+  /** Its `payload.status`, e.g. `paused`. */
+  status: string | null;
+  /** Its `payload.reason`. */
+  reason: string | null;
+  /** Its `payload.checkpoint_id`. */
+  checkpoint_id: string | null;
+  /** Its timestamp. */
+  timestamp: string | null;
+}
+
+/** Everything `noema view` shows; `noema view --json` prints it. */
+export interface EpisodeView {
+  episode_id: string;
+  episode_dir: string;
+  /** `terminal` when `summary.json` exists, else `non-terminal`. */
+  lifecycle: "terminal" | "non-terminal";
+  /** `outcomes.status` from `state.json` (`unknown` when unreadable). */
+  status: string;
+  /** `state.json`, or `null` when it cannot be read (see `problems`). */
+  state: Record<string, unknown> | null;
+  /** `summary.json`, or `null` for a non-terminal run. */
+  summary: Record<string, unknown> | null;
+  /** The plan rebuilt from `events.jsonl`, or `null` without a `plan` event. */
+  plan: Plan | null;
+  counts: {
+    /** Events read. */
+    events: number;
+    /** Events per phase. */
+    by_phase: Record<string, number>;
+    /** `act` events. */
+    actions: number;
+    /** `direction` events (policy advice). */
+    direction: number;
+    /** `governance` events (decisions on actions). */
+    governance: number;
+    /** Enforced governance vetoes (or, without governance events, applied direction vetoes). */
+    vetoes: number;
+    /** Lines of `events.jsonl` that could not be read (see `noema validate`). */
+    damaged_lines: number;
+  };
+  /** Every direction and governance verdict, in order. */
+  verdicts: Verdict[];
+  /** The last {@link TIMELINE_LENGTH} events, summarized. */
+  timeline: TimelineEntry[];
+  /** For a non-terminal run: its last lifecycle event (pause, interrupt…), or null. */
+  waiting: Waiting | null;
+  /** Values from the `start` event (mode, adapter, intuition mode) for runs without a summary. */
+  start: { timestamp: string | null; mode: string | null; using: string | null; intuition_mode: string | null } | null;
+  /** Timestamp of the last event. */
+  last_event_at: string | null;
+  /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
+  problems: string[];
+  /** Absolute artifact paths; `null` when the file does not exist. */
+  paths: {
+    events: string | null;
+    learn: string | null;
+    state: string | null;
+    summary: string | null;
+    manifest: string | null;
+  };
+}
+
+/** Number of events kept for the timeline. */
+export const TIMELINE_LENGTH = 20;
+
+const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
+const num = (x: unknown): number | null => (typeof x === "number" ? x : null);
+const rec = (x: unknown): Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
+
+function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
+  if (!existsSync(path)) return null;
+  try {
+    return readJsonFile(path);
+  } catch (e) {
+    if (!(e instanceof NoemaError)) throw e;
+    problems.push(e.message);
+    return null;
+  }
+}
+
+/**
+ * Gathers the view of one episode, reading `events.jsonl` once, as a stream.
+ * Damaged event lines are counted and reported in `problems`, not thrown.
+ *
+ * @example
+ * ```ts
+ * import { locateEpisode } from "../store/layout.ts";
+ * import { buildEpisodeView } from "./episode_view.ts";
+ * const view = buildEpisodeView(locateEpisode("ep_01K9RBBMXXRSFWR49SXFGF4SPR"));
+ * console.log(view.counts.by_phase);
+ * ```
+ */
+export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
+  const paths = episodePaths(loc.dir);
+  const problems: string[] = [];
+  const state = existsSync(paths.state)
+    ? readOptional(paths.state, problems)
+    : (problems.push(`${paths.state}: file not found`), null);
+  const terminal = existsSync(paths.summary);
+  const summary = terminal ? readOptional(paths.summary, problems) : null;
+
+  const projector = new PlanProjector();
+  const byPhase: Record<string, number> = {};
+  const verdicts: Verdict[] = [];
+  const ring: TimelineEntry[] = [];
+  let events = 0, actions = 0, direction = 0, governance = 0, govVetoes = 0, dirVetoes = 0, damaged = 0;
+  let firstTs: string | null = null, lastTs: string | null = null;
+  let waiting: Waiting | null = null;
+  let start: EpisodeView["start"] = null;
+
+  if (existsSync(paths.events)) {
+    for (const entry of readJsonl(paths.events)) {
+      if (entry.problem) {
+        damaged++;
+        if (damaged <= 5) problems.push(`${paths.events}:${entry.line}: ${entry.message}`);
+        continue;
+      }
+      const e = entry.value;
+      events++;
+      const phase = typeof e.phase === "string" ? e.phase : "?";
+      byPhase[phase] = (byPhase[phase] ?? 0) + 1;
+      const ts = str(e.timestamp);
+      firstTs ??= ts;
+      if (ts !== null) lastTs = ts;
+      const payload = rec(e.payload);
+      projector.add(e);
+      if (phase === "start" && start === null) {
+        start = {
+          timestamp: ts,
+          mode: str(payload.mode),
+          using: str(payload.using) ?? str(payload.adapter),
+          intuition_mode: str(payload.intuition_mode),
+        };
+      }
+      if (phase === "act") actions++;
+      if (phase === "direction") {
+        direction++;
+        const kind = str(payload.kind), status = str(payload.status);
+        if (kind === "veto" && status === "applied") dirVetoes++;
+        verdicts.push({
+          phase: "direction",
+          timestamp: ts,
+          step_id: str(payload.step_id),
+          policy: str(payload.policy) ?? str(payload.policy_id) ?? str(e.agent_id),
+          kind,
+          status,
+          confidence: num(payload.confidence),
+          reason: str(payload.reason),
+        });
+      } else if (phase === "governance") {
+        governance++;
+        const decision = str(payload.decision);
+        const enforced = typeof payload.enforced === "boolean" ? payload.enforced : null;
+        if (decision === "veto" && enforced !== false) govVetoes++;
+        verdicts.push({
+          phase: "governance",
+          timestamp: ts,
+          step_id: str(payload.step_id),
+          decision,
+          rule: str(payload.rule_id) ?? str(payload.rule),
+          message: str(payload.message),
+          policy_id: str(payload.policy_id),
+          enforced,
+        });
+      } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
+        waiting = {
+          event_type: e.event_type,
+          status: str(payload.status),
+          reason: str(payload.reason),
+          checkpoint_id: str(payload.checkpoint_id),
+          timestamp: ts,
+        };
+      }
+      ring.push({ timestamp: ts, delta_ms: msBetween(firstTs, ts), phase, summary: eventSummary(e) });
+      if (ring.length > TIMELINE_LENGTH) ring.shift();
+    }
+    if (damaged > 5) problems.push(`${paths.events}: ${damaged - 5} more damaged lines (run noema validate)`);
+  } else {
+    problems.push(`${paths.events}: file not found`);
+  }
+
+  const outcomes = rec(state?.outcomes);
+  const exists = (p: string) => (existsSync(p) ? p : null);
+  return {
+    episode_id: loc.id,
+    episode_dir: loc.dir,
+    lifecycle: terminal ? "terminal" : "non-terminal",
+    status: str(outcomes.status) ?? "unknown",
+    state,
+    summary,
+    plan: projector.plan(),
+    counts: {
+      events,
+      by_phase: byPhase,
+      actions,
+      direction,
+      governance,
+      vetoes: governance > 0 ? govVetoes : dirVetoes,
+      damaged_lines: damaged,
+    },
+    verdicts,
+    timeline: ring,
+    waiting: terminal ? null : waiting,
+    start,
+    last_event_at: lastTs,
+    problems,
+    paths: {
+      events: exists(paths.events),
+      learn: exists(paths.learn),
+      state: exists(paths.state),
+      summary: exists(paths.summary),
+      manifest: exists(paths.manifest),
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The CLI's top-level error handling: every failure becomes one line on
+ * stderr and an exit code.
+ *
+ * - a {@link NoemaError}: `noema: <message>`, exit with its `exitCode`;
+ * - a commander usage error (unknown option, missing argument, bad choice):
+ *   `noema: <message> (see 'noema <cmd> --help')`, exit 2;
+ * - a closed stdout pipe (`noema events … | head`): nothing, exit 0;
+ * - anything else: `noema: internal error: <message>`, with the stack only
+ *   under `--debug` (or `NOEMA_DEBUG=1`), exit 1.
+ *
+ * @module
+ */
+import { CommanderError } from "@commander-js/extra-typings";
+import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
+import { BrokenPipeError, type Output } from "./output.ts";
+
+/**
+ * A usage error raised by a command (bad option value and the like): exit 2.
+ *
+ * @example
+ * ```ts
+ * import { usageError } from "./errors.ts";
+ * throw usageError("--limit must be a positive integer, got \"x\"");
+ * ```
+ */
+export function usageError(message: string): NoemaError {
+  return new NoemaError("usage", message, { exitCode: EXIT.USAGE });
+}
+
+/** Commander codes that mean "done, nothing wrong" (help or version was shown). */
+const COMMANDER_OK = new Set(["commander.helpDisplayed", "commander.version", "commander.help"]);
+
+/**
+ * Reports an error on stderr and returns the exit code to use.
+ *
+ * @example
+ * ```ts
+ * import { createOutput } from "./output.ts";
+ * import { reportError } from "./errors.ts";
+ * const code = reportError(new Error("boom"), createOutput(), { debug: false }); // prints "noema: internal error: boom", returns 1
+ * ```
+ */
+export function reportError(error: unknown, out: Output, options: { debug: boolean }): ExitCode {
+  if (error instanceof BrokenPipeError || (error as { code?: unknown } | null)?.code === "EPIPE") return EXIT.OK;
+  try {
+    out.stdout.flush();
+  } catch (e) {
+    if (e instanceof BrokenPipeError) return EXIT.OK;
+  }
+  if (error instanceof NoemaError) {
+    out.note(`noema: ${error.message}`);
+    if (options.debug && error.stack) out.note(error.stack);
+    return error.exitCode;
+  }
+  if (error instanceof CommanderError) {
+    // The message was already printed by the program's outputError hook.
+    if (COMMANDER_OK.has(error.code)) return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    return EXIT.USAGE;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  out.note(`noema: internal error: ${message}`);
+  if (options.debug) {
+    if (error instanceof Error && error.stack) out.note(error.stack);
+  } else {
+    out.note("noema: run again with --debug for the stack trace");
+  }
+  return EXIT.ERROR;
+}

@@ -1,0 +1,139 @@
+/**
+ * The `noema` command line: builds the commander program from the command
+ * list in `./commands/index.ts` and runs it, turning every error into one
+ * line on stderr and an exit code (0 ok, 1 error, 2 usage, 3 vetoed, 4 paused).
+ *
+ * Runs under Bun (`bun src/cli/main.ts`, `bin/noema.ts`) and Deno
+ * (`deno run -A src/cli/main.ts`).
+ *
+ * @module
+ */
+import { Command, CommanderError } from "@commander-js/extra-typings";
+import process from "node:process";
+import { EXIT, type ExitCode } from "../errors.ts";
+import { COMMANDS } from "./commands/index.ts";
+import { versionText } from "./commands/version.ts";
+import { type CliContext, examples } from "./context.ts";
+import { reportError } from "./errors.ts";
+import { createOutput, type Output } from "./output.ts";
+
+/** Commander's error text made one line: without `error: `, its suggestion kept. */
+function oneLineError(text: string): string {
+  return text.replace(/^error:\s*/i, "").split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
+}
+
+/**
+ * Builds the program with every command registered. Usage errors are
+ * collected into `usage.message` instead of being printed, so the caller can
+ * print them as one line.
+ *
+ * @example
+ * ```ts
+ * import { buildProgram } from "./main.ts";
+ * import { createOutput } from "./output.ts";
+ * const program = buildProgram({ out: createOutput(), exitCode: 0 });
+ * console.log(program.commands.map((c) => c.name()));
+ * ```
+ */
+export function buildProgram(ctx: CliContext, usage: { message: string | null } = { message: null }): Command {
+  const { out } = ctx;
+  const program = new Command()
+    .name("noema")
+    .description("Read, check and explore AI-agent episodes recorded as plain JSON artifacts.")
+    .version(versionText(), "-V, --version", "print noema and contract versions")
+    .option("--root <dir>", "episodes root (default: $NOEMA_ROOT or ./.noema)")
+    .option("--debug", "show stack traces of internal errors")
+    .helpOption("-h, --help", "show help")
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => out.stdout.write(s),
+      writeErr: (s) => out.stderr.write(s),
+      outputError: (s) => {
+        usage.message = oneLineError(s);
+      },
+    })
+    .addHelpText(
+      "after",
+      examples(
+        ["noema list", "the newest episodes"],
+        ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "a dashboard of one episode"],
+        ["noema events ep_01K9… --phase act --json", "act events as NDJSON"],
+        ["noema validate ep_01K9…", "check an episode against the contract"],
+        ["NOEMA_ROOT=.noesis noema list", "runs written by noesis"],
+      ) +
+        "\nExit codes: 0 ok, 1 error (or validate found problems), 2 usage, 3 vetoed, 4 paused.\n" +
+        "Output: JSON is indented on a terminal and one line when piped; colour only on a terminal\n" +
+        "and without NO_COLOR. Reference: docs/cli.md.\n",
+    );
+  for (const register of COMMANDS) register(program, ctx);
+  return program;
+}
+
+/** The name of the command in `argv` (the first word that names one), for hints. */
+function commandIn(program: Command, argv: readonly string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--root") {
+      i++;
+      continue;
+    }
+    if (a.startsWith("-")) continue;
+    const cmd = program.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    return cmd ? cmd.name() : null;
+  }
+  return null;
+}
+
+/**
+ * Runs the CLI on `argv` (without the runtime and script) and returns the
+ * exit code. Never throws; never calls `process.exit`.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./main.ts";
+ * const code = await main(["list", "--limit", "5"]);
+ * ```
+ */
+export async function main(
+  argv: readonly string[] = process.argv.slice(2),
+  out: Output = createOutput(),
+): Promise<ExitCode> {
+  const debug = argv.includes("--debug") || ["1", "true", "yes"].includes(process.env.NOEMA_DEBUG ?? "");
+  const ctx: CliContext = { out, exitCode: EXIT.OK };
+  const usage: { message: string | null } = { message: null };
+  let program: Command | null = null;
+  try {
+    program = buildProgram(ctx, usage);
+    if (argv.length === 0) {
+      program.outputHelp();
+      out.flush();
+      return EXIT.OK;
+    }
+    await program.parseAsync([...argv], { from: "user" });
+    out.flush();
+    // A command sets ctx.exitCode (or, equivalently, process.exitCode).
+    const fromProcess = Number(process.exitCode ?? 0);
+    return ctx.exitCode !== EXIT.OK
+      ? ctx.exitCode
+      : (Number.isInteger(fromProcess) ? fromProcess : EXIT.ERROR) as ExitCode;
+  } catch (e) {
+    if (e instanceof CommanderError && usage.message !== null) {
+      const cmd = program ? commandIn(program, argv) : null;
+      const hint = ` (see 'noema ${cmd ? `${cmd} ` : ""}--help')`;
+      out.note(`noema: ${usage.message}${hint}`);
+    }
+    const code = reportError(e, out, { debug });
+    try {
+      out.flush();
+    } catch {
+      // stdout went away: nothing more to say.
+    }
+    return code;
+  }
+}
+
+if (import.meta.main) {
+  process.exit(await main());
+}
