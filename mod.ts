@@ -118,3 +118,6 @@ export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } 
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./src/runtime/summary_builder.ts";
 export { fileKind, listArtifactFiles, writeManifest } from "./src/store/manifest.ts";
 export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./src/runtime/load_settings.ts";
+
+// Verification: workspace snapshots, diff, assertions, outcome.
+export * from "./src/verify/mod.ts";

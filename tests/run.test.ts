@@ -407,3 +407,82 @@ describe("run: learning, secrets, ids", () => {
     );
   });
 });
+
+describe("run: verification", () => {
+  const writeStep = (cmd: string) => [{ kind: "act" as const, description: "write", inputs: { command: cmd } }];
+
+  test("assertions that pass: success, snapshots in the manifest, a verify event, exit 0", async () => {
+    const ws = join(tmp.path, "ws-verify-ok");
+    (await import("node:fs")).mkdirSync(ws);
+    tmp.file("ws-verify-ok/keep.txt", "same");
+    const r = await runValid("write out.txt", {
+      using: "shell",
+      workspace: ws,
+      steps: writeStep("echo hello > out.txt && printf same > keep.txt"),
+      verify: [
+        { kind: "file_exists", path: "out.txt" },
+        { kind: "file_contains", path: "out.txt", text: "hello" },
+        { kind: "only_modified", paths: ["out.txt"] },
+      ],
+    });
+    assert.equal(r.outcome, "success");
+    assert.equal(r.exit_code, 0);
+    const summary = json(r.episode_dir, "summary.json");
+    assert.equal(summary.verification.provided, true);
+    assert.equal(summary.verification.passed, true);
+    assert.deepEqual(summary.verification.workspace_diff, { added: ["out.txt"], modified: [], deleted: [] }, "keep.txt rewritten with the same content is not modified");
+    assert.deepEqual(summary.verification.snapshots, { pre: "snapshots/pre.json", post: "snapshots/post.json" });
+    assert.equal(summary.metrics.success, 1);
+    const manifest = json(r.episode_dir, "manifest.json");
+    assert.deepEqual(
+      manifest.files.filter((f: any) => f.kind === "snapshot").map((f: any) => f.name),
+      ["snapshots/post.json", "snapshots/pre.json"],
+    );
+    const verify = events(r.episode_dir).find((e) => e.phase === "verify")!;
+    assert.equal(verify.payload.passed, true);
+    assert.deepEqual(verify.payload.workspace_diff, { added: 1, modified: 0, deleted: 0 });
+  });
+
+  test("a failing assertion: goal_not_achieved, outcomes.status error with the reason, exit 1", async () => {
+    const ws = join(tmp.path, "ws-verify-fail");
+    (await import("node:fs")).mkdirSync(ws);
+    const r = await runValid("write", { using: "shell", workspace: ws, steps: writeStep("touch other.txt"), verify: [{ kind: "file_exists", path: "out.txt" }] });
+    assert.equal(r.outcome, "goal_not_achieved");
+    assert.equal(r.status, "error");
+    assert.equal(r.exit_code, 1);
+    const state = json(r.episode_dir, "state.json");
+    assert.deepEqual(state.outcomes.error, { type: "VerificationFailed", message: "file_exists failed: file_not_found: out.txt" });
+    const summary = json(r.episode_dir, "summary.json");
+    assert.equal(summary.verification.passed, false);
+    assert.equal(summary.verification.assertions[0].reason, "file_not_found: out.txt");
+    assert.equal(summary.metrics.success, 0);
+    assert.equal(summary.adapter_result, "success");
+  });
+
+  test("a missing workspace: verification.error workspace_unavailable, passed null, complete artifacts", async () => {
+    const r = await runValid("nowhere", { workspace: join(tmp.path, "does-not-exist"), verify: [{ kind: "no_modifications" }] });
+    const summary = json(r.episode_dir, "summary.json");
+    assert.equal(summary.verification.error, "workspace_unavailable");
+    assert.equal(summary.verification.passed, null);
+    assert.equal(summary.outcome, "error");
+    assert.equal(r.exit_code, 1);
+  });
+
+  test("an adapter error makes the outcome error whatever the assertions say", async () => {
+    const ws = join(tmp.path, "ws-verify-adapter-error");
+    (await import("node:fs")).mkdirSync(ws);
+    const r = await runValid("fail", { using: "shell", workspace: ws, steps: writeStep("exit 4"), verify: [{ kind: "no_modifications" }] });
+    assert.equal(json(r.episode_dir, "summary.json").outcome, "error");
+    assert.equal(json(r.episode_dir, "summary.json").verification.passed, true);
+  });
+
+  test("a malformed assertion is a usage error naming the entry, and nothing is written", async () => {
+    const badRoot = join(tmp.path, "bad-verify-root");
+    await assert.rejects(
+      run("x", { root: badRoot, verify: [{ kind: "file_exists" }], verify_source: "task.jsonc", verify_field: "verify" }),
+      (e: any) => e.exitCode === 2 && /task\.jsonc: verify\[0\]\.path/.test(e.message),
+    );
+    await assert.rejects(run("x", { root: badRoot, verify: [{ kind: "telepathy" }] }), (e: any) => e.exitCode === 2);
+    assert.throws(() => readdirSync(join(badRoot, "episodes")));
+  });
+});

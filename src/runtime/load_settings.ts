@@ -44,7 +44,7 @@ function resolvePaths(base: string, list: readonly string[] | undefined): string
 
 type FileSettings = Omit<ProjectConfig, "$schema"> & { steps?: StepSpec[]; episode_id?: string };
 
-function toOptions(s: FileSettings, base: string): RunOptions {
+function toOptions(s: FileSettings, base: string, source: string): RunOptions {
   const o: RunOptions = {};
   const { policies, workspace, adapter, using, verify, planner, ...rest } = s;
   Object.assign(o, rest);
@@ -56,7 +56,11 @@ function toOptions(s: FileSettings, base: string): RunOptions {
   const adapterName = typeof adapter?.name === "string" ? adapter.name : undefined;
   const u = using ?? adapterName;
   if (u !== undefined) o.using = /[\\/]|\.[cm]?[jt]s$/.test(u) && !isAbsolute(u) ? resolve(base, u) : u;
-  if (verify) o.verify = verify;
+  if (verify) {
+    o.verify = verify;
+    o.verify_source = source;
+    o.verify_field = "verify";
+  }
   o.base_dir = base;
   return o;
 }
@@ -97,7 +101,7 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
   let merged: RunOptions = { base_dir: cwd };
   const configPath = join(cwd, PROJECT_CONFIG);
   if (existsSync(configPath)) {
-    merged = mergeOptions(merged, toOptions(readSettingsFile(configPath, ProjectConfig), cwd));
+    merged = mergeOptions(merged, toOptions(readSettingsFile(configPath, ProjectConfig), cwd, configPath));
     sources.push(configPath);
   }
   const folder = join(cwd, "policies");
@@ -114,7 +118,7 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
     const file = readSettingsFile(path, TaskFile);
     const { task: fileTask, $schema: _schema, ...rest } = file;
     task = fileTask;
-    merged = mergeOptions(merged, toOptions(rest, dirname(path)));
+    merged = mergeOptions(merged, toOptions(rest, dirname(path), path));
     sources.push(path);
   }
   merged = mergeOptions(merged, input.options ?? {});

@@ -28,7 +28,7 @@ import {
 import type { ManifestPlugin } from "../schema/manifest.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schema/state.ts";
-import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summary.ts";
+import type { AdapterResult, Mode, Outcome } from "../schema/summary.ts";
 import { DIR_MODE, FILE_MODE, writeJsonAtomic } from "../store/atomic.ts";
 import { canonicalHash } from "../store/hash.ts";
 import { newEpisodeId } from "../store/ids.ts";
@@ -44,6 +44,9 @@ import { Recorder } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "./settings.ts";
 import { buildSummary, newCounters } from "./summary_builder.ts";
+import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
+import { computeOutcome, startVerification } from "../verify/outcome.ts";
+import { snapshotPolicy } from "../verify/snapshot.ts";
 
 /** Options of {@link run}: the same settings as the CLI flags and task files. */
 export interface RunOptions extends RootOptions {
@@ -85,8 +88,17 @@ export interface RunOptions extends RootOptions {
   workspace?: string;
   /** Names of environment variables whose values are masked in every artifact. */
   secrets?: readonly string[];
-  /** Verification assertions (see the verification docs). */
+  /**
+   * Verification assertions, checked against the workspace after the last
+   * action (`file_exists`, `file_contains`, `only_modified`, …; see the README).
+   */
   verify?: readonly unknown[];
+  /** Where `verify` came from, for error messages (e.g. the task file). @default {"verify"} */
+  verify_source?: string;
+  /** The field holding `verify` in that source, for error messages (e.g. `verify`). @default {""} */
+  verify_field?: string;
+  /** More path segment names the workspace snapshots ignore (besides .git, node_modules, .noema). */
+  verify_ignore?: readonly string[];
   /** Use this episode id instead of a new `ep_<ULID>`. */
   episode_id?: string;
   /** Directory that relative paths in `adapter` config are resolved against. @default {cwd} */
@@ -111,8 +123,6 @@ export interface RunResult {
   /** Absolute paths of the artifacts. */
   paths: { events: string; learn: string; state: string; summary: string; manifest: string };
 }
-
-const NOT_PROVIDED_POLICY = { ignore: [".git", "node_modules", ".noema"], symlinks: "skip" };
 
 function goalType(task: string): string {
   if (/\b(select|insert|update|delete|drop|alter)\b.+\b(from|table|into|where)\b/i.test(task)) return "sql";
@@ -182,6 +192,17 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     throw new NoemaError("exists", `episode ${episodeId} already exists in ${join(root, "episodes")}`, { exitCode: EXIT.USAGE });
   }
   const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
+  const baseDir = options.base_dir ?? process.cwd();
+  const assertions = options.verify === undefined || options.verify.length === 0
+    ? []
+    : parseAssertions(options.verify, options.verify_source ?? "verify", { baseDir, field: options.verify_field });
+  let snapshotRules;
+  try {
+    snapshotRules = snapshotPolicy({ extra: options.verify_ignore ?? [] });
+  } catch (e) {
+    throw new NoemaError("usage", `--verify-ignore: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+  }
+  await loadAssertionPlugins(assertions, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
   const loadedAdapter: LoadedAdapter = typeof options.using === "object"
     ? { plugin: options.using, label: options.using.name, path: null, sha256: null }
@@ -204,7 +225,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   let adapter;
   try {
     adapter = await loadedAdapter.plugin.create({
-      config: { base_dir: options.base_dir ?? process.cwd(), ...(options.adapter ?? {}) },
+      config: { base_dir: baseDir, ...(options.adapter ?? {}) },
       args: options.args ?? [],
       workspace,
       episode_dir: dir,
@@ -320,6 +341,9 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       persistCostMs = lastPersistAt - t;
     };
     persist();
+
+    // ---- Verification: the pre snapshot, before the first action.
+    const verifying = await startVerification({ workspace, specs: assertions, policy: snapshotRules, episodeDir: dir, baseDir });
 
     // ---- Execute.
     const recent: RecentAction[] = [];
@@ -624,17 +648,32 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     // A vetoed or interrupted run did not let the adapter finish the plan.
     if ((status === "vetoed" || status === "aborted") && adapterResult !== "error") adapterResult = "skipped";
 
-    // ---- Verification (workspace assertions are added by the verification module).
-    const verification: Verification = {
-      provided: false,
-      passed: null,
-      assertions: [],
-      workspace_diff: null,
-      snapshots: null,
-      policy: NOT_PROVIDED_POLICY,
-      error: null,
-    };
-    const outcome = (adapterResult !== "success" ? "error" : "success_unverified") as Outcome;
+    // ---- Verification: the post snapshot, the diff and the assertions.
+    const verification = await verifying.finish();
+    const outcome = computeOutcome(adapterResult, verification);
+    if (verification.provided) {
+      const failed = verification.assertions.find((a) => !a.passed);
+      const diff = verification.workspace_diff;
+      emit("verify", {
+        provided: true,
+        passed: verification.passed,
+        outcome,
+        assertions: verification.assertions.length,
+        failed: verification.assertions.filter((a) => !a.passed).length,
+        first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
+        workspace_diff: diff ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length } : null,
+        snapshots: verification.snapshots,
+        error: verification.error ?? null,
+      }, { caused_by: lastStepEventId });
+      // outcomes.status agrees with the outcome: a run whose goal was not verified did not end ok.
+      if ((status === "ok" || status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")) {
+        status = "error";
+        outcomes.error = verification.error
+          ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
+          : { type: "VerificationFailed", message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}` };
+        message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
+      }
+    }
 
     // ---- Reflect, learn, terminate, insight.
     const reasons = steps.map((s) => `step:${s.id}:${s.kind}:${s.status}`);
@@ -673,7 +712,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       });
     }
     outcomes.status = status;
-    emit("terminate", { status, message });
+    emit("terminate", { status: status === "partial" ? "ok" : status, message, outcome });
     const done = steps.filter((s) => s.status === "done").length;
     const plannedTools = new Set(steps.map((s) => (typeof s.inputs?.tool === "string" ? s.inputs.tool : tool)));
     const usedTools = new Set(actions.map((a) => a.tool));
@@ -714,10 +753,10 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       ...(loadedPlanner.path ? [{ id: `planner:${loadedPlanner.planner.name}`, kind: "planner", path: loadedPlanner.path, sha256: loadedPlanner.sha256 }] : []),
     ];
     writeManifest(dir, episodeId, plugins, new Date().toISOString());
-    const exit_code: ExitCode = status === "ok" || status === "partial"
-      ? (outcome === "goal_not_achieved" ? EXIT.ERROR : EXIT.OK)
-      : status === "vetoed"
+    const exit_code: ExitCode = status === "vetoed"
       ? EXIT.VETOED
+      : (status === "ok" || status === "partial") && (outcome === "success" || outcome === "success_unverified")
+      ? EXIT.OK
       : EXIT.ERROR;
     return {
       episode_id: episodeId,

@@ -7,6 +7,7 @@ import { Option } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
+import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
@@ -37,6 +38,33 @@ function tags(pairs: string[] | undefined): Record<string, string> | undefined {
   return out;
 }
 
+/** Assertions given by the --verify-* flags, in a fixed order (after any --verify-file entries). */
+function verifyFlags(opts: {
+  verifyFileExists?: string[];
+  verifyFileAbsent?: string[];
+  verifyFileContains?: string[];
+  text?: string[];
+  verifyOnlyModified?: string[];
+  verifyNoModifications?: true;
+  verifyCommand?: string[];
+}): Record<string, unknown>[] {
+  const specs: Record<string, unknown>[] = [];
+  for (const path of opts.verifyFileExists ?? []) specs.push({ kind: "file_exists", path });
+  for (const path of opts.verifyFileAbsent ?? []) specs.push({ kind: "file_absent", path });
+  const contains = opts.verifyFileContains ?? [], texts = opts.text ?? [];
+  if (contains.length !== texts.length) {
+    throw usageError(`each --verify-file-contains needs one --text (got ${contains.length} paths and ${texts.length} texts)`);
+  }
+  contains.forEach((path, i) => specs.push({ kind: "file_contains", path, text: texts[i] }));
+  if (opts.verifyOnlyModified && opts.verifyNoModifications) {
+    throw usageError("--verify-only-modified and --verify-no-modifications cannot be used together");
+  }
+  if (opts.verifyOnlyModified) specs.push({ kind: "only_modified", paths: opts.verifyOnlyModified });
+  if (opts.verifyNoModifications) specs.push({ kind: "no_modifications" });
+  for (const command of opts.verifyCommand ?? []) specs.push({ kind: "command_succeeds", command });
+  return specs;
+}
+
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
 
 /** Registers `noema run`. */
@@ -61,6 +89,15 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .option("--workspace <dir>", "the directory the adapter works in")
     .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
     .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
+    .option("--verify-file <file>", "assertions from a JSONC list (file_exists, file_contains, only_modified, …)")
+    .option("--verify-file-exists <path>", "assert the file exists after the run; repeatable", collect)
+    .option("--verify-file-absent <path>", "assert the file does not exist after the run; repeatable", collect)
+    .option("--verify-file-contains <path>", "assert the file contains the matching --text; repeatable", collect)
+    .option("--text <text>", "the text for each --verify-file-contains, in order; repeatable", collect)
+    .option("--verify-only-modified <path...>", "assert only these paths or globs changed")
+    .option("--verify-no-modifications", "assert the workspace did not change")
+    .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
+    .option("--verify-ignore <name>", "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable", collect)
     .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
@@ -96,7 +133,16 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
+      const flagSpecs = verifyFlags(opts);
       const { task, options } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
+      if (opts.verifyFile !== undefined) {
+        const list = parseJsoncFile(opts.verifyFile);
+        if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
+        options.verify = [...(options.verify ?? []), ...list];
+        options.verify_source = opts.verifyFile;
+      }
+      if (flagSpecs.length > 0) options.verify = [...(options.verify ?? []), ...flagSpecs];
+      if (opts.verifyIgnore) options.verify_ignore = opts.verifyIgnore;
       if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
       const out = ctx.out;
       const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
