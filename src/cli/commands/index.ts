@@ -7,6 +7,7 @@
  */
 import type { RegisterCommand } from "../context.ts";
 import { registerCompletions } from "./completions.ts";
+import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerSummary,
   registerEvents,
   registerPlan,
+  registerDiff,
   // Integrity
   registerValidate,
   registerSchema,
