@@ -15,7 +15,9 @@ export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
 /** What completes the value of an option or an argument. */
-type ValueKind = { type: "none" } | { type: "dirs" } | { type: "episodes"; files: boolean } | { type: "commands" } | {
+type ValueKind = { type: "none" } | { type: "dirs" } | { type: "files" } | { type: "episodes"; files: boolean } | {
+  type: "commands";
+} | {
   type: "choices";
   values: readonly string[];
 };
@@ -49,7 +51,10 @@ export interface CompletionTree {
 function optValue(o: Option): ValueKind | null {
   if (!o.required && !o.optional) return null;
   if (o.argChoices) return { type: "choices", values: o.argChoices };
-  if (o.long === "--root" || /\b(dir|path)\b/i.test(o.flags)) return { type: "dirs" };
+  // The value's placeholder says what it is: <dir>, <path>, <file>, …
+  const placeholder = /[<[]([^>\]]+)[>\]]/.exec(o.flags)?.[1].toLowerCase() ?? "";
+  if (/^(dir|directory|root)$/.test(placeholder)) return { type: "dirs" };
+  if (/^(path|file|files)$/.test(placeholder)) return { type: "files" };
   return { type: "none" };
 }
 
@@ -86,7 +91,7 @@ export function completionTree(program: CommandUnknownOpts): CompletionTree {
     commands: help.visibleCommands(program).map((cmd) => ({
       name: cmd.name(),
       aliases: [...cmd.aliases()],
-      description: cmd.description().split("\n")[0],
+      description: (cmd.summary() || cmd.description()).split("\n")[0],
       options: help.visibleOptions(cmd).map(optSpec),
       args: cmd.registeredArguments.map(argValue),
     })),
@@ -100,6 +105,8 @@ function bashValue(v: ValueKind, commandNames: string): string {
   switch (v.type) {
     case "dirs":
       return `COMPREPLY=($(compgen -d -- "$cur"))`;
+    case "files":
+      return `COMPREPLY=($(compgen -f -- "$cur"))`;
     case "episodes":
       return v.files
         ? `COMPREPLY=($(compgen -W "$(_noema_episodes)" -- "$cur") $(compgen -f -- "$cur"))`
@@ -126,7 +133,7 @@ function bash(t: CompletionTree): string {
       "\n",
     );
   const cmdCases = t.commands.map((c) => {
-    const optWords = [...c.options.flatMap(words), ...t.globals.flatMap(words)].join(" ");
+    const optWords = [...new Set([...c.options.flatMap(words), ...t.globals.flatMap(words)])].join(" ");
     const arg = c.args[0] ?? { type: "none" };
     return [
       `    ${[c.name, ...c.aliases].join("|")})`,
@@ -182,6 +189,8 @@ function zshAction(v: ValueKind | null): string {
   switch (v.type) {
     case "dirs":
       return ":dir:_files -/";
+    case "files":
+      return ":file:_files";
     case "episodes":
       return v.files ? ":target:_noema_targets" : ":episode:_noema_episodes";
     case "commands":
@@ -201,7 +210,9 @@ function zshOpt(o: OptSpec): string {
 }
 
 function zsh(t: CompletionTree): string {
-  const cmds = t.commands.flatMap((c) => [c.name, ...c.aliases].map((n) => `'${zq(n)}:${zq(c.description)}'`));
+  const cmds = t.commands.flatMap((c) =>
+    [c.name, ...c.aliases].map((n) => `'${n.replace(/:/g, "\\:")}:${c.description.replace(/'/g, `'\\''`)}'`)
+  );
   const cases = t.commands.map((c) => {
     const specs = [...c.options.map(zshOpt), ...c.args.map((a, i) => `'${i + 1}${zshAction(a) || ": :"}'`)];
     return `      (${[c.name, ...c.aliases].join("|")})\n        _arguments -s \\\n          ${
@@ -254,6 +265,7 @@ function fishValue(v: ValueKind | null): string {
   if (v === null) return "";
   switch (v.type) {
     case "dirs":
+    case "files":
       return " -r -F";
     case "episodes":
       return v.files ? " -F -a '(__noema_episodes)'" : " -a '(__noema_episodes)'";
