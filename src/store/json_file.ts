@@ -7,7 +7,8 @@
 import { readFileSync } from "node:fs";
 import { EXIT, NoemaError } from "../errors.ts";
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 function lineOfPosition(text: string, message: string): number | undefined {
   // V8: "... at position 12 (line 2 column 3)"; JSC: no position. Both may give a line.
