@@ -14,6 +14,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { NoemaError } from "../src/errors.ts";
 import { checkSummary } from "../src/schema/summary.ts";
@@ -236,7 +237,17 @@ console.log(JSON.stringify(out));
       const runtime = isDeno
         ? [process.execPath, "run", "-A", "--config", join(root, "deno.json"), probe]
         : [process.execPath, probe];
-      const cmd = isRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...runtime] : runtime;
+      const asNobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+      if (isRoot) {
+        // Root reads anything; user nobody must be able to reach the runtime and this checkout (a clone
+        // in a private directory is not reachable), else this case cannot be observed here.
+        const reach = spawnSync(asNobody[0], [...asNobody.slice(1), "sh", "-c", 'test -x "$0" && test -r "$1"', runtime[0], fileURLToPath(mod)]);
+        if (reach.error || reach.status !== 0) {
+          process.stderr.write("note: unreadable-workspace case not observable (user nobody cannot reach this checkout)\n");
+          return;
+        }
+      }
+      const cmd = isRoot ? [...asNobody, ...runtime] : runtime;
       const r = spawnSync(cmd[0], cmd.slice(1), {
         cwd: root,
         encoding: "utf8",
