@@ -26,6 +26,18 @@ export const EXIT = {
   VETOED: 3,
   /** The run paused, waiting for approval. */
   PAUSED: 4,
+  /** `resume`: the run is terminal (sealed by its manifest); nothing to resume. */
+  SEALED: 5,
+  /** `resume`/`approve`: no pending checkpoint, or (resume) no decision recorded for it. */
+  NO_CHECKPOINT: 6,
+  /** `resume`: state.json or events.jsonl no longer match the checkpoint (hash, offset, last event id). */
+  MISMATCH: 7,
+  /** `approve`/`reject`/`resume`: the decision was already made or already consumed. */
+  CONSUMED: 8,
+  /** `resume`: a different adapter or plugin than the paused run used. */
+  PLUGIN_MISMATCH: 9,
+  /** Another process holds the episode's lock. */
+  LOCKED: 10,
 } as const;
 /** An exit code. */
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -12,6 +12,13 @@
  * or returns something that is not a verdict is `blocked` and reported to
  * governance as a failure.
  *
+ * Timeouts: policy files run in a worker thread by default (see
+ * `policy_host.ts`), so any call, even a synchronous endless loop, is cut off
+ * at `timeoutMs` and the worker is terminated. Policies passed in-process as
+ * objects or classes (library API) run in the caller's thread: an async call
+ * is cut off at the timeout, but a synchronous endless loop cannot be (the
+ * thread never yields); load such a policy from a file to isolate it.
+ *
  * @module
  */
 import type { Verdict } from "../plugins/api.ts";
@@ -132,6 +139,8 @@ export async function consultPolicy(
     raw = await callWithTimeout(() => policy.advise(state), settings.timeoutMs);
   } catch (e) {
     const err = e as Error;
+    // A worker policy still running after its timeout is stopped (its worker terminated and restarted later).
+    if (err instanceof PolicyTimeout) policy.abort?.();
     error = {
       type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError && /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i.test(err.message) ? "StateMutation" : (err?.name ?? "Error"),
       message: err?.message ?? String(e),

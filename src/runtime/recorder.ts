@@ -69,8 +69,17 @@ export class Recorder {
   /** Number of state persists. */
   persists = 0;
 
-  constructor(readonly dir: string, readonly episodeId: string) {
+  /** Events already in the log when this recorder opened it (a resumed run). */
+  readonly baseCount: number;
+
+  constructor(readonly dir: string, readonly episodeId: string, resume?: { count: number; lastEventId: string; lastTimestamp: string }) {
     this.#events = new JsonlAppender(join(dir, ARTIFACTS.events));
+    this.baseCount = resume?.count ?? 0;
+    if (resume) {
+      this.lastEventId = resume.lastEventId;
+      this.#lastMs = Date.parse(resume.lastTimestamp);
+      this.#lastIso = resume.lastTimestamp;
+    }
   }
 
   /** A timestamp no earlier than the previous one (ISO 8601, milliseconds, UTC). */

@@ -60,7 +60,10 @@ export interface SummaryInput {
   episodeId: string;
   task: string;
   startedAt: string;
+  /** Working time: wall time minus time spent waiting for approval. */
   totalMs: number;
+  /** Time spent waiting for approval. @default {0} */
+  waitingMs?: number;
   adapterResult: AdapterResult;
   outcome: Outcome;
   verification: Verification;
@@ -92,6 +95,7 @@ export function buildSummary(input: SummaryInput): Summary {
     execution_ms: round3(c.execution_ms),
   };
   if (c.first_action_ms !== null) latencies.first_action_ms = round3(c.first_action_ms);
+  if (input.waitingMs) latencies.waiting_ms = round3(input.waitingMs);
   const summary: Summary = {
     schema_version: CONTRACT_VERSIONS.summary,
     episode_id: input.episodeId,

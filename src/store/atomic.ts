@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
 
@@ -40,7 +40,8 @@ export function fsyncDir(dir: string): void {
 
 /**
  * Writes a whole file atomically and durably, creating parent directories
- * (mode 0700) as needed. The file gets mode 0600.
+ * (mode 0700) as needed. The file gets mode 0600. With `exclusive`, the write
+ * fails (EEXIST) when the file already exists.
  *
  * @example
  * ```ts
@@ -48,7 +49,7 @@ export function fsyncDir(dir: string): void {
  * writeFileAtomic("/tmp/x/out.txt", "hello\n");
  * ```
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, options: { exclusive?: boolean } = {}): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
@@ -65,7 +66,13 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   }
   closeSync(fd);
   try {
-    renameSync(tmp, path);
+    // exclusive: link() fails when the target exists, so only one writer can create it.
+    if (options.exclusive) {
+      linkSync(tmp, path);
+      rmSync(tmp, { force: true });
+    } else {
+      renameSync(tmp, path);
+    }
   } catch (e) {
     rmSync(tmp, { force: true });
     throw e;

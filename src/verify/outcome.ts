@@ -29,6 +29,7 @@ import { type AssertionSpec, evaluateAssertions } from "./assertions.ts";
 import {
   captureSnapshot,
   diffSnapshots,
+  readSnapshot,
   type Snapshot,
   type SnapshotPolicy,
   snapshotPolicy,
@@ -172,6 +173,12 @@ export interface StartVerificationOptions {
   episodeDir: string;
   /** Directory plugin paths are resolved against. @default {process.cwd()} */
   baseDir?: string;
+  /**
+   * Continue a verification begun by an earlier process (a resumed run): read
+   * `snapshots/pre.json` instead of capturing it.
+   * @default {false}
+   */
+  resume?: boolean;
 }
 
 /** A verification in progress: the pre snapshot is taken. */
@@ -227,7 +234,14 @@ export async function startVerification(options: StartVerificationOptions): Prom
       throw e;
     }
   };
-  const first = await capture(SNAPSHOT_PATHS.pre);
+  const readPre = (): Snapshot | WorkspaceUnavailableError => {
+    try {
+      return readSnapshot(join(snapDir, SNAPSHOT_PATHS.pre));
+    } catch (e) {
+      return new WorkspaceUnavailableError(workspace ?? "(none given)", SNAPSHOT_PATHS.pre, (e as { code?: string }).code ?? "unreadable");
+    }
+  };
+  const first = options.resume ? readPre() : await capture(SNAPSHOT_PATHS.pre);
   const pre = first instanceof WorkspaceUnavailableError ? null : first;
   const preError = first instanceof WorkspaceUnavailableError ? first : null;
   let done: Promise<Verification> | null = null;

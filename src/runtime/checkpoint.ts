@@ -1,0 +1,175 @@
+/**
+ * Checkpoints and approval records: the files that bind a paused run to the
+ * exact state it paused in, and a human decision to that checkpoint.
+ *
+ * - `checkpoints/<checkpoint_id>.json`: event offset, last event id,
+ *   `state_hash` (sha256 of `state.json`'s bytes), adapter label, and the
+ *   pending action with why it needs approval.
+ * - `approvals/<checkpoint_id>.json`: who decided, when, approve or reject,
+ *   a note, the `state_hash` it was bound to, and when a resume consumed it.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
+import type { PendingAction } from "../plugins/api.ts";
+import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
+import { episodeIdProblem } from "../store/ids.ts";
+
+/** Why a run paused and what it was about to do. */
+export interface PendingApproval {
+  /** `review` (a review step), `approval` (a policy asked), `veto` (an enforced veto with pause-on-veto). */
+  kind: "review" | "approval" | "veto";
+  /** Why, in words. */
+  reason: string;
+  /** The policy that asked, if any. */
+  policy_id: string | null;
+  step_id: string;
+  step_index: number;
+  action_candidate_id: string;
+  /** The pending action (secrets masked). */
+  action: PendingAction;
+}
+
+/** A checkpoint file. */
+export interface Checkpoint {
+  schema_version: "checkpoint/1.0";
+  episode_id: string;
+  checkpoint_id: string;
+  created_at: string;
+  /** Number of events before the run.checkpoint event. */
+  event_offset: number;
+  /** Id of the last event before the run.checkpoint event. */
+  last_event_id: string;
+  /** `sha256:` of state.json's bytes when the run paused. */
+  state_hash: string;
+  /** The adapter the run used. */
+  adapter_label: string;
+  pending: PendingApproval;
+}
+
+/** A human decision on a checkpoint. */
+export interface ApprovalRecord {
+  schema_version: "approval/1.0";
+  episode_id: string;
+  checkpoint_id: string;
+  state_hash: string;
+  decision: "approved" | "rejected";
+  by: string;
+  at: string;
+  note: string | null;
+  /** When a resume used the decision, and the id of its run.resume event. */
+  consumed_at: string | null;
+  consumed_by: string | null;
+}
+
+function checkId(id: string): void {
+  const problem = episodeIdProblem(id);
+  if (problem || !id.startsWith("chk_")) {
+    throw new NoemaError("invalid_id", `invalid checkpoint id ${JSON.stringify(id)}: ${problem ?? 'must start with "chk_"'}`, {
+      exitCode: EXIT.MISMATCH,
+    });
+  }
+}
+
+/** Path of a checkpoint file. */
+export function checkpointPath(dir: string, checkpointId: string): string {
+  checkId(checkpointId);
+  return join(dir, "checkpoints", `${checkpointId}.json`);
+}
+
+/** Path of an approval record. */
+export function approvalPath(dir: string, checkpointId: string): string {
+  checkId(checkpointId);
+  return join(dir, "approvals", `${checkpointId}.json`);
+}
+
+/**
+ * Writes a checkpoint atomically; returns its path relative to the episode.
+ *
+ * @example
+ * ```ts
+ * import { writeCheckpoint } from "noema";
+ * // writeCheckpoint(dir, checkpoint); // "checkpoints/chk_0123456789ab.json"
+ * ```
+ */
+export function writeCheckpoint(dir: string, checkpoint: Checkpoint): string {
+  writeJsonAtomic(checkpointPath(dir, checkpoint.checkpoint_id), checkpoint);
+  return `checkpoints/${checkpoint.checkpoint_id}.json`;
+}
+
+function readJson<T>(path: string, what: string, missingCode: number): T {
+  if (!existsSync(path)) throw new NoemaError("not_found", `${what} not found`, { file: path, exitCode: missingCode as never });
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as T;
+  } catch (e) {
+    throw new NoemaError("bad_json", `${what} is not valid JSON: ${(e as Error).message}`, { file: path, exitCode: EXIT.MISMATCH });
+  }
+}
+
+/**
+ * Reads a checkpoint; a missing one is an error with exit code 6.
+ *
+ * @example
+ * ```ts
+ * import { readCheckpoint } from "noema";
+ * // readCheckpoint(dir, "chk_0123456789ab").pending.reason
+ * ```
+ */
+export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
+  return readJson<Checkpoint>(checkpointPath(dir, checkpointId), `checkpoint ${checkpointId}`, EXIT.NO_CHECKPOINT);
+}
+
+/**
+ * Reads the approval record of a checkpoint, or null when none was made.
+ *
+ * @example
+ * ```ts
+ * import { readApproval } from "noema";
+ * // readApproval(dir, "chk_0123456789ab")?.decision
+ * ```
+ */
+export function readApproval(dir: string, checkpointId: string): ApprovalRecord | null {
+  const path = approvalPath(dir, checkpointId);
+  return existsSync(path) ? readJson<ApprovalRecord>(path, "approval record", EXIT.NO_CHECKPOINT) : null;
+}
+
+/**
+ * Records a decision. A checkpoint gets one decision: a second one is an
+ * error (exit code 8). The record is created exclusively, so two concurrent
+ * deciders cannot both succeed.
+ *
+ * @example
+ * ```ts
+ * import { writeApproval } from "noema";
+ * // writeApproval(dir, { …, decision: "approved", by: "ana", … });
+ * ```
+ */
+export function writeApproval(dir: string, record: ApprovalRecord): void {
+  const path = approvalPath(dir, record.checkpoint_id);
+  const existing = readApproval(dir, record.checkpoint_id);
+  if (existing) {
+    throw new NoemaError(
+      "already_decided",
+      `checkpoint ${record.checkpoint_id} was already ${existing.decision} by ${existing.by} at ${existing.at}`,
+      { exitCode: EXIT.CONSUMED },
+    );
+  }
+  writeFileAtomic(path, JSON.stringify(record, null, 2) + "\n", { exclusive: true });
+}
+
+/**
+ * Marks a decision as used by a resume (rewrites the record atomically).
+ *
+ * @example
+ * ```ts
+ * import { consumeApproval } from "noema";
+ * // consumeApproval(dir, record, resumeEvent.id, new Date().toISOString());
+ * ```
+ */
+export function consumeApproval(dir: string, record: ApprovalRecord, eventId: string, at: string): ApprovalRecord {
+  const next = { ...record, consumed_at: at, consumed_by: eventId };
+  writeJsonAtomic(approvalPath(dir, record.checkpoint_id), next);
+  return next;
+}

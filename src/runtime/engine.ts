@@ -1,0 +1,796 @@
+/**
+ * The episode engine: executes plan steps (direction → action candidate →
+ * governance → act), pauses for approval, and writes the terminal artifacts.
+ * `run()` drives it from the start; `resume()` drives it from a checkpoint or
+ * from what the event log says after a crash.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { EXIT, type ExitCode } from "../errors.ts";
+import type {
+  ActRequest,
+  ActResult,
+  AdapterInstance,
+  PendingAction,
+  PolicyState,
+  RecentAction,
+} from "../plugins/api.ts";
+import { deepFreeze } from "../plugins/freeze.ts";
+import type { LoadedAdapter, LoadedPolicy } from "../plugins/loader.ts";
+import type { ManifestPlugin } from "../schema/manifest.ts";
+import type { PlanStep } from "../schema/plan.ts";
+import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schema/state.ts";
+import type { AdapterResult, Mode, Outcome } from "../schema/summary.ts";
+import { writeJsonAtomic } from "../store/atomic.ts";
+import { canonicalHash, sha256File } from "../store/hash.ts";
+import type { JsonlAppender } from "../store/jsonl.ts";
+import { ARTIFACTS } from "../store/layout.ts";
+import type { EpisodeLock } from "../store/lock.ts";
+import { writeManifest } from "../store/manifest.ts";
+import { CONTRACT_VERSIONS } from "../version.ts";
+import type { VerificationSession } from "../verify/outcome.ts";
+import { computeOutcome } from "../verify/outcome.ts";
+import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkpoint.ts";
+import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
+import { decide } from "./governance.ts";
+import { learn, type PolicyEvidence } from "./learning.ts";
+import { stepLabel } from "./planner.ts";
+import type { EmitOptions, Recorder, WrittenEvent } from "./recorder.ts";
+import { mergeRedaction, type RedactionReport, type Redactor } from "./redact.ts";
+import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
+import { buildSummary, type RunCounters } from "./summary_builder.ts";
+
+/** What `run()` and `resume()` return. */
+export interface RunResult {
+  episode_id: string;
+  episode_dir: string;
+  /** `outcomes.status`: ok, error, vetoed, aborted, partial, or pending (paused for approval). */
+  status: OutcomeStatus;
+  /** The verification outcome; null while the run is paused. */
+  outcome: Outcome | null;
+  /** The adapter result; null while the run is paused. */
+  adapter_result: AdapterResult | null;
+  /** The exit code the CLI uses: 0 ok, 1 error or goal not achieved, 3 vetoed, 4 paused. */
+  exit_code: ExitCode;
+  /** The pending checkpoint, when the run paused. */
+  checkpoint_id?: string;
+  /** Why it paused. */
+  pending?: PendingApproval;
+  /** Absolute paths of the artifacts. */
+  paths: { events: string; learn: string; state: string; summary: string; manifest: string };
+}
+
+/** The fixed settings of an episode. */
+export interface EngineSettings {
+  episodeId: string;
+  dir: string;
+  root: string;
+  task: string;
+  /** The task with secrets masked (what artifacts show). */
+  redactedTask: string;
+  mode: Mode;
+  intuitionMode: IntuitionMode;
+  governance: GovernanceMode;
+  failurePolicy: FailurePolicy;
+  threshold: number;
+  timeoutMs: number;
+  learnMode: LearnMode;
+  learnMinSuccesses: number;
+  learnMinConfidence: number;
+  pauseOnVeto: boolean;
+  seed: number;
+  tags: Record<string, string | number | boolean>;
+  workspace: string | null;
+  loadedAdapter: LoadedAdapter;
+  policies: LoadedPolicy[];
+  /** Learned thresholds per policy id. */
+  thresholds: Map<string, number>;
+  planner: { name: string; path: string | null; sha256: string | null };
+  signal?: AbortSignal;
+  onEvent?: (event: WrittenEvent) => void;
+}
+
+/** The mutable progress of an episode. */
+export interface EngineProgress {
+  state: State;
+  steps: PlanStep[];
+  planSource: string;
+  actions: ActionRecord[];
+  facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[];
+  counters: RunCounters;
+  evidence: Map<string, PolicyEvidence>;
+  lastDiff: string[];
+  lastDirectivePolicy: string | null;
+  lastStepEventId: string;
+  startedAt: string;
+  /** Milliseconds spent waiting for approval, across all pauses. */
+  waitingMs: number;
+  /** How each step's inputs were redacted at plan time. */
+  stepRedaction: Map<string, RedactionReport>;
+}
+
+/** An approved action to execute without consulting policies again. */
+export interface ApprovedAction {
+  stepIndex: number;
+  action: PendingAction;
+  candidateId: string;
+  approval: Record<string, unknown>;
+}
+
+function excerpt(value: unknown, max = 200): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function inputExcerpt(input: Record<string, unknown>, fallback: string): string {
+  if (typeof input.command === "string") return excerpt(input.command);
+  if (Array.isArray(input.argv)) return excerpt(input.argv.join(" "));
+  return Object.keys(input).length > 0 ? excerpt(input) : excerpt(fallback);
+}
+
+/**
+ * One episode in progress. Create it with the settings, the recorder and the
+ * progress (fresh or rebuilt), then call {@link Engine.execute} and
+ * {@link Engine.finish} or {@link Engine.pause}.
+ */
+export class Engine {
+  readonly s: EngineSettings;
+  readonly p: EngineProgress;
+  readonly rec: Recorder;
+  readonly learnLog: JsonlAppender;
+  readonly adapter: AdapterInstance;
+  readonly redactor: Redactor;
+  readonly verifying: VerificationSession;
+  readonly lock: EpisodeLock;
+  status: OutcomeStatus = "ok";
+  adapterResult: AdapterResult = "skipped";
+  message = "";
+  #persistCostMs = 0;
+  #lastPersistAt = 0;
+  #recent: RecentAction[] = [];
+  #frozenFacts: readonly EngineProgress["facts"][number][] = Object.freeze([]);
+  #factsHash = canonicalHash([]);
+  #factsDirty = true;
+  #episodeView;
+  #episodeHash: string;
+
+  constructor(parts: {
+    settings: EngineSettings;
+    progress: EngineProgress;
+    recorder: Recorder;
+    learnLog: JsonlAppender;
+    adapter: AdapterInstance;
+    redactor: Redactor;
+    verifying: VerificationSession;
+    lock: EpisodeLock;
+  }) {
+    this.s = parts.settings;
+    this.p = parts.progress;
+    this.rec = parts.recorder;
+    this.learnLog = parts.learnLog;
+    this.adapter = parts.adapter;
+    this.redactor = parts.redactor;
+    this.verifying = parts.verifying;
+    this.lock = parts.lock;
+    const s = this.s;
+    this.message = `Completed ${this.p.steps.length} steps.`;
+    this.#episodeView = deepFreeze({
+      id: s.episodeId,
+      seed: s.seed,
+      tags: s.tags,
+      mode: s.mode,
+      intuition_mode: s.intuitionMode,
+      using: s.loadedAdapter.label,
+    });
+    this.#episodeHash = canonicalHash({ task: s.redactedTask, episode: this.#episodeView, workspace: s.workspace });
+    for (const a of this.p.actions.slice(-10)) {
+      this.#recent.push(deepFreeze({
+        id: String(a.id),
+        step_id: String(a.step_id),
+        kind: String(a.kind),
+        result_status: String(a.result_status),
+        input_excerpt: String(a.input_excerpt),
+      }));
+    }
+    for (const p of s.policies) {
+      if (!this.p.evidence.has(p.id)) {
+        this.p.evidence.set(p.id, { policyId: p.id, policyVersion: p.version, vetoes: 0, directionEvents: 0, confidence: 0, eventIds: [] });
+      }
+    }
+  }
+
+  /** Appends an event and reports it to `onEvent`. */
+  emit(phase: string, payload: Record<string, unknown>, options?: EmitOptions): WrittenEvent {
+    const e = this.rec.emit(phase, payload, options);
+    this.s.onEvent?.(e);
+    return e;
+  }
+
+  /** Writes `state.json` (and its projection event). */
+  persist(): void {
+    const t = performance.now();
+    const { state, steps } = this.p;
+    const metrics = state.outcomes!.metrics!;
+    metrics.steps_completed = steps.filter((s) => s.status === "done").length;
+    metrics.steps_total = steps.length;
+    metrics.task_score = steps.length === 0 ? 0 : Math.round((metrics.steps_completed / steps.length) * 10000) / 10000;
+    (metrics as Record<string, unknown>).duration_ms = this.workingMs();
+    this.rec.persistState(state);
+    this.#lastPersistAt = performance.now();
+    this.#persistCostMs = this.#lastPersistAt - t;
+  }
+
+  /** Milliseconds of work so far: wall time since start, minus time spent waiting for approval. */
+  workingMs(): number {
+    return Math.max(0, Date.parse(this.rec.now()) - Date.parse(this.p.startedAt) - this.p.waitingMs);
+  }
+
+  #maybePersist(): void {
+    // Throttled so persisting stays a bounded share of the run time.
+    if (performance.now() - this.#lastPersistAt >= Math.max(250, this.#persistCostMs * 20)) this.persist();
+  }
+
+  /**
+   * Executes steps from `from` on. Returns `"done"` when the plan ended
+   * (completed, failed, vetoed, aborted) and a pause when a step needs
+   * approval. `approved` runs that step's approved action without consulting
+   * policies again.
+   */
+  async execute(from: number, approved?: ApprovedAction): Promise<"done" | RunResult> {
+    const s = this.s, p = this.p;
+    const steps = p.steps;
+    const outcomes = p.state.outcomes!;
+    const tool = `adapter:${s.loadedAdapter.label}`;
+    const actionKind = s.loadedAdapter.plugin.kind ?? "adapter";
+    for (let index = from; index < steps.length; index++) {
+      const step = steps[index];
+      if (s.signal?.aborted) {
+        this.status = "aborted";
+        this.message = `The run was interrupted before step ${step.id}`;
+        outcomes.error = { type: "Aborted", message: this.message };
+        break;
+      }
+      if (this.#factsDirty) {
+        this.#frozenFacts = Object.freeze(p.facts.map((f) => deepFreeze(f)));
+        this.#factsHash = canonicalHash(this.#frozenFacts);
+        this.#factsDirty = false;
+      }
+      const stepView = Object.freeze({
+        id: step.id,
+        kind: step.kind,
+        description: step.description,
+        index,
+        total: steps.length,
+        inputs: deepFreeze(step.inputs ?? {}),
+      });
+      let action: PendingAction;
+      let candidateId: string;
+      let hintsForAdapter: string[] = [];
+      let approvalRecord: Record<string, unknown> | null = null;
+      if (approved && approved.stepIndex === index) {
+        action = approved.action;
+        candidateId = approved.candidateId;
+        approvalRecord = approved.approval;
+      } else {
+        const decided = await this.#decide(index, step, stepView, { kind: actionKind, tool, input: { ...(step.inputs ?? {}) } });
+        action = decided.action;
+        candidateId = decided.candidateId;
+        hintsForAdapter = decided.hints;
+        if (decided.pause) return this.pause(index, candidateId, action, decided.pause);
+        if (decided.blocked) {
+          step.status = "vetoed";
+          p.counters.veto++;
+          this.status = "vetoed";
+          this.message = `Action vetoed: ${decided.message}`;
+          outcomes.error = null;
+          p.lastStepEventId = this.rec.lastEventId!;
+          break;
+        }
+      }
+      const result = await this.#act(index, step, stepView, action, candidateId, hintsForAdapter, approvalRecord);
+      if (result === "stop") break;
+      this.#maybePersist();
+    }
+    return "done";
+  }
+
+  /** Direction, action candidate and governance for one step. */
+  async #decide(
+    index: number,
+    step: PlanStep,
+    stepView: PolicyState["step"],
+    initial: PendingAction,
+  ): Promise<{
+    action: PendingAction;
+    candidateId: string;
+    hints: string[];
+    blocked: boolean;
+    message: string;
+    pause: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null } | null;
+  }> {
+    const s = this.s, p = this.p;
+    let action = initial;
+    const hints: string[] = [];
+    const directionEventIds: string[] = [];
+    const outcomesForStep: DirectionOutcome[] = [];
+    let riskTags: string[] = [];
+    const interventions: { policy: string; diff: { key: string; before: unknown; after: unknown }[] }[] = [];
+    const recentView = Object.freeze(this.#recent.slice(-10));
+    let view: PolicyState | undefined;
+    const makeView = (): PolicyState =>
+      view ??= Object.freeze({
+        task: s.redactedTask,
+        episode: this.#episodeView,
+        step: stepView,
+        action: Object.freeze({ kind: action.kind, tool: action.tool, input: deepFreeze(structuredClone(action.input)) }),
+        recent_actions: recentView,
+        facts: this.#frozenFacts,
+        workspace: s.workspace,
+      });
+    for (const policy of s.policies) {
+      const o = await consultPolicy(policy, makeView(), {
+        intuitionMode: s.intuitionMode,
+        thresholds: s.thresholds,
+        defaultThreshold: s.threshold,
+        timeoutMs: s.timeoutMs,
+        now: () => this.rec.now(),
+      });
+      if (o.status === "applied" && o.verdict?.kind === "intervention") {
+        const patched = applyPatch(action.input, this.redactor.redact(o.verdict.patch!).value);
+        action = { ...action, input: patched.input };
+        view = undefined;
+        o.diff = patched.diff;
+        interventions.push({ policy: policy.id, diff: patched.diff });
+        p.lastDiff = patched.diff.map((d) => d.key);
+        p.lastDirectivePolicy = policy.id;
+      }
+      if (o.status === "applied" && o.verdict?.kind === "hint") hints.push(o.verdict.advice);
+      if (o.verdict?.risk_tags) riskTags = [...new Set([...riskTags, ...o.verdict.risk_tags])];
+      const verdict = o.verdict ? this.redactor.redact(o.verdict).value : null;
+      const dirEvent = this.emit("direction", {
+        policy: policy.id,
+        policy_id: policy.id,
+        policy_version: policy.version,
+        step_id: step.id,
+        kind: verdict?.kind ?? "none",
+        advice: verdict?.advice ?? null,
+        confidence: verdict?.confidence ?? null,
+        threshold: o.threshold,
+        status: o.status,
+        reason: o.reason,
+        diff: o.diff,
+        patch: verdict?.patch ?? null,
+        requires_approval: verdict?.requires_approval ?? false,
+        error: o.error,
+        advise_ms: o.duration_ms,
+      }, {
+        faculty: "direction",
+        caused_by: p.lastStepEventId,
+        metrics: { started_at: o.started_at, completed_at: o.completed_at, duration_ms: o.duration_ms },
+      });
+      directionEventIds.push(dirEvent.id);
+      p.counters.direction++;
+      const ev = p.evidence.get(policy.id)!;
+      ev.directionEvents++;
+      if (o.status === "applied") {
+        p.counters.direction_applied++;
+        if (o.verdict?.kind === "veto") {
+          p.counters.direction_vetoed++;
+          ev.vetoes++;
+          ev.confidence = Math.max(ev.confidence, o.verdict.confidence ?? 0);
+          ev.eventIds.push(dirEvent.id);
+          p.lastDirectivePolicy = policy.id;
+        }
+      }
+      outcomesForStep.push(o);
+    }
+
+    // The action candidate, bound to the decision state: episode and task, facts, recent actions,
+    // step, action (stable parts enter by their own canonical hashes).
+    const stateHash = canonicalHash({
+      episode: this.#episodeHash,
+      facts: this.#factsHash,
+      recent: recentView.map((a) => a.id),
+      step: stepView,
+      action,
+    });
+    const candidateId = `ac_${step.id}_${index + 1}`;
+    const redactedInput = this.redactor.redact(action.input, "payload.input");
+    const candidate = this.emit("action_candidate", {
+      schema_version: CONTRACT_VERSIONS.action_candidate,
+      action_candidate_id: candidateId,
+      kind: action.kind,
+      payload: { step_id: step.id, tool: action.tool, input: redactedInput.value, hints },
+      state_ref: ARTIFACTS.state,
+      state_hash: stateHash,
+      redaction: mergeRedaction([p.stepRedaction.get(step.id) ?? redactedInput.report, redactedInput.report]),
+      provenance: {
+        planner: p.planSource,
+        step_id: step.id,
+        policies: s.policies.map((x) => x.id),
+        interventions,
+        direction_event_ids: directionEventIds,
+      },
+      risk_tags: riskTags,
+    }, { caused_by: directionEventIds.at(-1) ?? p.lastStepEventId, evidence_ids: directionEventIds });
+
+    const decision = decide(outcomesForStep, s.governance, s.failurePolicy);
+    let blocked = decision.blocked;
+    if (s.mode === "meta" && s.governance !== "off") {
+      this.emit("governance", {
+        decision: decision.decision,
+        rule: decision.rule,
+        rule_id: decision.rule,
+        message: decision.message,
+        policy_id: decision.policy_id,
+        mode: decision.mode,
+        failure_policy: decision.failure_policy,
+        enforced: decision.enforced,
+        action_candidate_id: candidateId,
+        step_id: step.id,
+        error: decision.error,
+      }, { faculty: "governance", caused_by: candidate.id });
+      p.counters.governance++;
+      if (decision.decision === "veto" && !decision.enforced) p.counters.would_veto++;
+    } else if (s.mode === "minimal") {
+      blocked = false;
+    }
+    const approvalVerdict = outcomesForStep.find((o) => o.status === "applied" && o.verdict?.requires_approval);
+    const pause = step.kind === "review"
+      ? { kind: "review" as const, reason: `review step ${step.id}: ${step.description}`, policy_id: null }
+      : blocked && approvalVerdict
+      ? { kind: "approval" as const, reason: approvalVerdict.verdict!.advice, policy_id: approvalVerdict.policy.id }
+      : blocked && s.pauseOnVeto
+      ? { kind: "veto" as const, reason: decision.message, policy_id: decision.policy_id }
+      : null;
+    return { action, candidateId, hints, blocked, message: decision.message, pause };
+  }
+
+  /** Executes one action through the adapter and records it. Returns "stop" when the run must end. */
+  async #act(
+    index: number,
+    step: PlanStep,
+    stepView: PolicyState["step"],
+    action: PendingAction,
+    candidateId: string,
+    hints: string[],
+    approval: Record<string, unknown> | null,
+  ): Promise<"next" | "stop"> {
+    const s = this.s, p = this.p;
+    const outcomes = p.state.outcomes!;
+    step.status = "running";
+    const actStarted = this.rec.now();
+    const tAct = performance.now();
+    if (p.counters.first_action_ms === null) {
+      p.counters.first_action_ms = Math.max(0, Date.parse(actStarted) - Date.parse(p.startedAt) - p.waitingMs);
+    }
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    s.signal?.addEventListener("abort", onAbort, { once: true });
+    let result: ActResult;
+    try {
+      const request: ActRequest = {
+        episode_id: s.episodeId,
+        task: s.task,
+        step: Object.freeze({ id: step.id, kind: step.kind, description: step.description, inputs: stepView.inputs }),
+        action: deepFreeze({ ...action, input: { ...action.input } }),
+        hints: Object.freeze([...hints]),
+        workspace: s.workspace,
+        signal: abort.signal,
+      };
+      result = await this.adapter.act(request);
+      if (typeof result !== "object" || result === null || !["ok", "error", "skipped"].includes(result.status)) {
+        result = {
+          status: "error",
+          outcome: "invalid adapter result",
+          error: {
+            type: "InvalidAdapterResult",
+            message: `adapter ${s.loadedAdapter.label} returned ${excerpt(result, 120)}; expected { status: "ok" | "error" | "skipped", … }`,
+          },
+        };
+      }
+    } catch (e) {
+      const err = e as Error;
+      result = { status: "error", outcome: "adapter threw", error: { type: err?.name ?? "Error", message: err?.message ?? String(e) } };
+    } finally {
+      s.signal?.removeEventListener("abort", onAbort);
+    }
+    const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
+    p.counters.execution_ms += durationMs;
+    const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
+    step.status = stepStatus;
+    const tool = action.tool;
+    const actionId = `act_${step.id}_${index + 1}`;
+    const redactedInput = this.redactor.redact(action.input, "payload.input").value;
+    const output = result.output === undefined ? null : this.redactor.redact(result.output).value;
+    const resultError = result.error ? this.redactor.redact(result.error).value : null;
+    const artifactsOut = (result.artifacts ?? []).map((a) => ({ ...a }));
+    const provenance: Record<string, unknown> = {
+      adapter: s.loadedAdapter.label,
+      adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
+      planner: p.planSource,
+    };
+    if (approval) provenance.approval = approval;
+    const newFacts = (Array.isArray(result.facts) ? result.facts : [])
+      .filter((f) => typeof f?.key === "string")
+      .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
+    const payload: Record<string, unknown> = {
+      input_excerpt: inputExcerpt(redactedInput, step.description),
+      outcome: this.redactor.redactString(result.outcome ?? result.status),
+      action_id: actionId,
+      kind: action.kind,
+      result_status: result.status,
+      tool,
+      adapter: s.loadedAdapter.label,
+      action_candidate_id: candidateId,
+      step_id: step.id,
+      step_status: stepStatus,
+      provenance,
+      result_artifacts: artifactsOut,
+      input: redactedInput,
+      output,
+      error: resultError,
+      duration_ms: durationMs,
+    };
+    if (newFacts.length > 0) payload.facts = newFacts;
+    const actEvent = this.emit("act", payload, {
+      caused_by: this.rec.lastEventId,
+      metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },
+    });
+    p.counters.act++;
+    p.lastStepEventId = actEvent.id;
+    p.actions.push({
+      id: actionId,
+      kind: action.kind,
+      tool,
+      input_excerpt: payload.input_excerpt as string,
+      result_status: result.status,
+      step_id: step.id,
+      provenance,
+      result_artifacts: artifactsOut,
+      timestamp: actEvent.timestamp,
+      input: redactedInput,
+      output,
+      duration_ms: durationMs,
+    });
+    this.#recent.push(deepFreeze({
+      id: actionId,
+      step_id: step.id,
+      kind: action.kind,
+      result_status: result.status,
+      input_excerpt: payload.input_excerpt as string,
+    }));
+    if (this.#recent.length > 20) this.#recent.splice(0, this.#recent.length - 10);
+    for (const a of artifactsOut) if (typeof a.path === "string") outcomes.artifacts!.push(a.path);
+    for (const f of newFacts) {
+      p.facts.push({ ...f, timestamp: actEvent.timestamp, provenance: `${tool}:${step.id}` });
+      this.#factsDirty = true;
+    }
+    if (result.status !== "skipped") this.adapterResult = this.adapterResult === "error" ? "error" : "success";
+    if (result.status === "error") {
+      this.adapterResult = "error";
+      this.status = s.signal?.aborted ? "aborted" : "error";
+      outcomes.error = resultError ?? { type: "AdapterError", message: `step ${step.id} failed` };
+      this.message = `Step ${step.id} failed: ${(outcomes.error as { message: string }).message}`;
+      return "stop";
+    }
+    return "next";
+  }
+
+  /**
+   * Pauses before an action that needs approval: `run.interrupt`, a
+   * non-terminal `state.json` (status pending, links events + learn), the
+   * checkpoint file, then `run.checkpoint`. Nothing terminal is written.
+   */
+  pause(index: number, candidateId: string, action: PendingAction, why: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null }): RunResult {
+    const s = this.s, p = this.p;
+    const step = p.steps[index];
+    this.emit("runtime", { kind: "run.interrupt", status: "interrupted", reason: why.reason, step_id: step.id, pause: why.kind }, {
+      event_type: "run.interrupt",
+    });
+    p.state.outcomes!.status = "pending";
+    p.state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
+    this.persist();
+    this.rec.sync();
+    const checkpointId = `chk_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const pending: PendingApproval = {
+      kind: why.kind,
+      reason: why.reason,
+      policy_id: why.policy_id,
+      step_id: step.id,
+      step_index: index,
+      action_candidate_id: candidateId,
+      action: this.redactor.redact(action).value,
+    };
+    const checkpoint: Checkpoint = {
+      schema_version: "checkpoint/1.0",
+      episode_id: s.episodeId,
+      checkpoint_id: checkpointId,
+      created_at: this.rec.now(),
+      event_offset: this.rec.count + this.rec.baseCount,
+      last_event_id: this.rec.lastEventId!,
+      state_hash: sha256File(join(s.dir, ARTIFACTS.state)).sha256,
+      adapter_label: s.loadedAdapter.label,
+      pending,
+    };
+    const path = writeCheckpoint(s.dir, checkpoint);
+    this.emit("runtime", {
+      kind: "run.checkpoint",
+      status: "paused",
+      checkpoint_id: checkpointId,
+      event_offset: checkpoint.event_offset,
+      checkpoint_path: path,
+      pending: { kind: pending.kind, step_id: pending.step_id, reason: pending.reason, policy_id: pending.policy_id },
+    }, { event_type: "run.checkpoint" });
+    this.rec.close();
+    this.learnLog.close();
+    return {
+      ...this.#resultBase(),
+      status: "pending",
+      outcome: null,
+      adapter_result: null,
+      exit_code: EXIT.PAUSED,
+      checkpoint_id: checkpointId,
+      pending,
+    };
+  }
+
+  #resultBase() {
+    const dir = this.s.dir;
+    return {
+      episode_id: this.s.episodeId,
+      episode_dir: dir,
+      paths: {
+        events: join(dir, ARTIFACTS.events),
+        learn: join(dir, ARTIFACTS.learn),
+        state: join(dir, ARTIFACTS.state),
+        summary: join(dir, ARTIFACTS.summary),
+        manifest: join(dir, ARTIFACTS.manifest),
+      },
+    };
+  }
+
+  /**
+   * Ends the run: verification, reflect, learn, terminate, insight, the final
+   * state and its projection, `summary.json`, then `manifest.json` last.
+   */
+  async finish(): Promise<RunResult> {
+    const s = this.s, p = this.p;
+    const { steps, counters } = p;
+    const outcomes = p.state.outcomes!;
+    if (this.status === "ok" && s.signal?.aborted) {
+      this.status = "aborted";
+      this.message = "The run was interrupted.";
+      outcomes.error = { type: "Aborted", message: this.message };
+    }
+    if (this.status === "ok" && steps.some((x) => x.status === "skipped")) this.status = "partial";
+    // A vetoed or interrupted run did not let the adapter finish the plan.
+    if ((this.status === "vetoed" || this.status === "aborted") && this.adapterResult !== "error") this.adapterResult = "skipped";
+
+    const verification = await this.verifying.finish();
+    const outcome = computeOutcome(this.adapterResult, verification);
+    if (verification.provided) {
+      const failed = verification.assertions.find((a) => !a.passed);
+      const diff = verification.workspace_diff;
+      this.emit("verify", {
+        provided: true,
+        passed: verification.passed,
+        outcome,
+        assertions: verification.assertions.length,
+        failed: verification.assertions.filter((a) => !a.passed).length,
+        first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
+        workspace_diff: diff ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length } : null,
+        snapshots: verification.snapshots,
+        error: verification.error ?? null,
+      }, { caused_by: p.lastStepEventId });
+      // outcomes.status agrees with the outcome: a run whose goal was not verified did not end ok.
+      if ((this.status === "ok" || this.status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")) {
+        this.status = "error";
+        outcomes.error = verification.error
+          ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
+          : { type: "VerificationFailed", message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}` };
+        this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
+      }
+    }
+
+    const reasons = steps.map((x) => `step:${x.id}:${x.kind}:${x.status}`);
+    this.emit("reflect", {
+      status: this.status,
+      success: outcome === "success" || outcome === "success_unverified",
+      reasons: reasons.length > 50 ? [...reasons.slice(0, 50), `…${reasons.length - 50} more`] : reasons,
+      steps_completed: steps.filter((x) => x.status === "done").length,
+      steps_total: steps.length,
+    }, { caused_by: p.lastStepEventId });
+    counters.reflect++;
+    const learned = learn([...p.evidence.values()], {
+      root: s.root,
+      episodeId: s.episodeId,
+      mode: s.learnMode,
+      thresholdOf: (id) => s.thresholds.get(id) ?? s.threshold,
+      minSuccesses: s.learnMinSuccesses,
+      minConfidence: s.learnMinConfidence,
+      success: this.status === "ok",
+      now: () => this.rec.now(),
+    });
+    for (const r of learned.records) this.learnLog.append(r);
+    this.learnLog.close();
+    const proposalIds = learned.records.flatMap((r) => r.payload.proposal.map((x) => x.proposal_id));
+    counters.learn_proposals = proposalIds.length;
+    counters.learn_applied = learned.applied;
+    if (s.learnMode !== "off") {
+      this.emit("learn", {
+        learn_path: ARTIFACTS.learn,
+        learn_schema: CONTRACT_VERSIONS.learn,
+        proposal_count: proposalIds.length,
+        proposal_ids: proposalIds,
+        applied: learned.applied > 0,
+        applied_count: learned.applied,
+        mode: s.learnMode,
+      });
+    }
+    outcomes.status = this.status;
+    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
+    return this.seal(outcome, verification);
+  }
+
+  /** Writes insight, the final state, summary and manifest (after `terminate`). */
+  seal(outcome: Outcome, verification: Awaited<ReturnType<VerificationSession["finish"]>>): RunResult {
+    const s = this.s, p = this.p;
+    const { steps, counters, actions } = p;
+    const tool = `adapter:${s.loadedAdapter.label}`;
+    const done = steps.filter((x) => x.status === "done").length;
+    const plannedTools = new Set(steps.map((x) => (typeof x.inputs?.tool === "string" ? x.inputs.tool : tool)));
+    const usedTools = new Set(actions.map((a) => a.tool));
+    const insight = s.mode === "meta"
+      ? {
+        plan_adherence: steps.length === 0 ? 0 : Math.round((done / steps.length) * 10000) / 10000,
+        tool_coverage: Math.round(([...plannedTools].filter((t) => usedTools.has(t)).length / Math.max(1, plannedTools.size)) * 10000) / 10000,
+        branching_factor: counters.direction,
+        plan_revisions: Math.max(0, counters.plan - 1),
+      }
+      : undefined;
+    if (insight) this.emit("insight", { metrics: insight, summary_path: ARTIFACTS.summary }, { faculty: "insight" });
+
+    // Terminal artifacts: state (+ projection), summary, manifest. Nothing is appended after the manifest.
+    p.state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn, summary: ARTIFACTS.summary, manifest: ARTIFACTS.manifest };
+    this.persist();
+    this.rec.close();
+    const summary = buildSummary({
+      episodeId: s.episodeId,
+      task: s.redactedTask,
+      startedAt: p.startedAt,
+      totalMs: this.workingMs(),
+      waitingMs: p.waitingMs,
+      adapterResult: this.adapterResult,
+      outcome,
+      verification,
+      mode: s.mode,
+      intuition: s.mode === "meta" && s.policies.length > 0,
+      counters,
+      direction: s.mode === "meta"
+        ? { policy: p.lastDirectivePolicy ?? s.policies[0]?.id ?? null, threshold: s.threshold, last_diff: p.lastDiff }
+        : undefined,
+      insight,
+      tags: s.tags,
+    });
+    writeJsonAtomic(join(s.dir, ARTIFACTS.summary), summary);
+    const plugins: ManifestPlugin[] = [
+      { id: `adapter:${s.loadedAdapter.label}`, kind: "adapter", path: s.loadedAdapter.path, sha256: s.loadedAdapter.sha256 },
+      ...s.policies.map((x) => ({ id: x.id, kind: "policy", path: x.path, sha256: x.sha256 })),
+      ...(s.planner.path ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }] : []),
+    ];
+    writeManifest(s.dir, s.episodeId, plugins, new Date().toISOString());
+    const exit_code: ExitCode = this.status === "vetoed"
+      ? EXIT.VETOED
+      : (this.status === "ok" || this.status === "partial") && (outcome === "success" || outcome === "success_unverified")
+      ? EXIT.OK
+      : EXIT.ERROR;
+    return { ...this.#resultBase(), status: this.status, outcome, adapter_result: this.adapterResult, exit_code };
+  }
+
+  /** Marks plan events with the legacy labels and structured records. */
+  static planPayload(source: string, steps: PlanStep[], rationale: string): Record<string, unknown> {
+    return { source, step_records: steps, steps: steps.map(stepLabel), rationale };
+  }
+}

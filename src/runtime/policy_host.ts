@@ -1,0 +1,269 @@
+/**
+ * Policy isolation, main-thread side: policy files run in a worker thread
+ * (`node:worker_threads`, under Bun and Deno alike), one worker per policy
+ * file, so that a policy whose `advise` never returns — even a synchronous
+ * `while (true) {}` — is stopped at the policy timeout: the worker is
+ * terminated and started again, with the policy reloaded, on the next call.
+ *
+ * Cost per call: one message each way, plus copying the parts of the state
+ * that changed since the previous call (the state is sent per top-level key;
+ * a key whose value is the same object as last time is sent as `same`, so
+ * the frozen facts list and the episode view are copied once, not per call).
+ * See `bench/policy.ts` for the numbers.
+ *
+ * Workers are `unref`'d while idle: they never keep a process alive.
+ *
+ * @module
+ */
+import { Worker } from "node:worker_threads";
+import process from "node:process";
+import { resolve } from "node:path";
+import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
+import type { LoadedPolicy } from "../plugins/loader.ts";
+import type { PolicyState } from "../plugins/api.ts";
+import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
+
+/** How long loading a policy file in a worker may take (`NOEMA_POLICY_LOAD_TIMEOUT_MS`). */
+function loadTimeoutMs(): number {
+  const n = Number(process.env.NOEMA_POLICY_LOAD_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : 30_000;
+}
+
+/** An error a worker call failed with, rebuilt in this thread with the same name. */
+function rebuild(name: string, message: string): Error {
+  const e = name === "TypeError" ? new TypeError(message) : name === "RangeError" ? new RangeError(message) : new Error(message);
+  e.name = name;
+  return e;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+class WorkerLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PolicyWorkerLost";
+  }
+}
+
+/** One worker hosting the policies loaded from one file (same path, same content). */
+class PolicyWorkerHost {
+  readonly path: string;
+  private worker: Worker | null = null;
+  private started: Promise<boolean> | null = null;
+  private readonly calls = new Map<number, Pending>();
+  private readonly loads = new Map<number, Pending>();
+  private readonly handles = new Set<number>();
+  private readonly sent = new Map<string, unknown>();
+  private nextCall = 1;
+  private busy = 0;
+
+  readonly key: string;
+
+  constructor(path: string, key: string) {
+    this.path = path;
+    this.key = key;
+  }
+
+  /** Starts the worker (and reloads every live policy after a restart). False when it cannot start. */
+  private start(): Promise<boolean> {
+    if (this.started) return this.started;
+    this.sent.clear();
+    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url));
+    this.worker = worker;
+    worker.unref();
+    this.started = new Promise<boolean>((ready) => {
+      worker.on("message", (m: FromWorker) => {
+        if (m.type === "ready") ready(true);
+        else this.onMessage(m);
+      });
+      const lost = (why: string) => {
+        ready(false);
+        if (this.worker === worker) this.drop(new WorkerLost(why));
+      };
+      worker.on("error", (e: Error) => lost(`the policy worker failed: ${e?.message ?? e}`));
+      worker.on("exit", (code: number) => lost(`the policy worker exited (code ${code})`));
+    });
+    for (const handle of this.handles) this.post({ type: "load", handle, path: this.path });
+    return this.started;
+  }
+
+  private post(m: ToWorker): void {
+    this.worker!.postMessage(m);
+  }
+
+  private hold(): void {
+    if (this.busy++ === 0) this.worker?.ref();
+  }
+
+  private release(): void {
+    this.busy = Math.max(0, this.busy - 1);
+    if (this.busy === 0) this.worker?.unref();
+  }
+
+  private onMessage(m: FromWorker): void {
+    if (m.type === "loaded" || m.type === "load_error") {
+      const p = this.loads.get(m.handle);
+      if (!p) return; // a reload after a restart: errors show up on the next call
+      this.loads.delete(m.handle);
+      if (m.type === "loaded") p.resolve(m);
+      else p.reject(new NoemaError(m.code, m.message, { file: this.path, exitCode: m.exitCode as ExitCode }));
+    } else if (m.type === "result" || m.type === "error") {
+      const p = this.calls.get(m.call);
+      if (!p) return;
+      this.calls.delete(m.call);
+      if (m.type === "result") p.resolve(m.value);
+      else p.reject(rebuild(m.name, m.message));
+    }
+  }
+
+  /** Forgets the worker and fails everything in flight. */
+  private drop(error: Error): void {
+    const worker = this.worker;
+    this.worker = null;
+    this.started = null;
+    this.sent.clear();
+    const pending = [...this.calls.values(), ...this.loads.values()];
+    this.calls.clear();
+    this.loads.clear();
+    this.busy = 0;
+    for (const p of pending) p.reject(error);
+    if (worker) void worker.terminate();
+  }
+
+  /** Loads the file as a new policy instance; null when no worker can be started. */
+  async load(handle: number, displayPath: string): Promise<{ id: string; name: string; version: string } | null> {
+    this.handles.add(handle);
+    let ok: boolean;
+    try {
+      ok = await this.start();
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      this.handles.delete(handle);
+      return null;
+    }
+    this.hold();
+    const ms = loadTimeoutMs();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      return await new Promise<{ id: string; name: string; version: string }>((resolve, reject) => {
+        this.loads.set(handle, { resolve: resolve as (v: unknown) => void, reject });
+        timer = setTimeout(() => {
+          this.drop(new WorkerLost("load timed out"));
+          reject(new NoemaError("bad_plugin", `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`, { file: displayPath, exitCode: EXIT.USAGE }));
+        }, ms);
+        this.post({ type: "load", handle, path: this.path });
+      });
+    } catch (e) {
+      this.handles.delete(handle);
+      if (e instanceof NoemaError && e.location.file === this.path) {
+        // Name the file the way the user wrote it.
+        throw new NoemaError(e.code, e.detail, { file: displayPath, exitCode: e.exitCode });
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      this.release();
+    }
+  }
+
+  /** One `advise` call. */
+  async advise(handle: number, state: PolicyState): Promise<unknown> {
+    if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
+    const parts: Record<string, StatePart> = {};
+    for (const [key, value] of Object.entries(state as Record<string, unknown>)) {
+      const reusable = typeof value === "object" && value !== null;
+      if (reusable && this.sent.has(key) && this.sent.get(key) === value) parts[key] = { same: true };
+      else {
+        parts[key] = { same: false, value };
+        if (reusable) this.sent.set(key, value);
+        else this.sent.delete(key);
+      }
+    }
+    const call = this.nextCall++;
+    this.hold();
+    try {
+      return await new Promise<unknown>((resolve, reject) => {
+        this.calls.set(call, { resolve, reject });
+        try {
+          this.post({ type: "advise", call, handle, parts });
+        } catch (e) {
+          // The state could not be copied (a function in it…): nothing was sent.
+          this.calls.delete(call);
+          for (const key of Object.keys(parts)) this.sent.delete(key);
+          reject(e as Error);
+        }
+      });
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Stops whatever is running: terminates the worker; the next call starts a new one. */
+  abort(): void {
+    this.drop(new WorkerLost("the policy worker was restarted after a call timed out"));
+  }
+
+  /** Forgets one policy instance; terminates the worker when none is left. */
+  close(handle: number): void {
+    if (!this.handles.delete(handle)) return;
+    if (this.handles.size === 0) {
+      this.drop(new WorkerLost("the policy was closed"));
+      hosts.delete(this.key);
+    } else if (this.worker) this.post({ type: "release", handle });
+  }
+}
+
+const hosts = new Map<string, PolicyWorkerHost>();
+let nextHandle = 1;
+const finalizer = new FinalizationRegistry<{ host: PolicyWorkerHost; handle: number }>(({ host, handle }) => host.close(handle));
+
+/**
+ * Loads a policy file in a worker thread. Returns null when no worker can be
+ * started (the caller then loads it in its own thread); throws the same
+ * one-line plugin errors as loading in-thread.
+ *
+ * @example
+ * ```ts
+ * import { loadPolicyInWorker } from "./policy_host.ts";
+ * const policy = await loadPolicyInWorker("plugins/policies/sql-guard.ts", null);
+ * await policy?.advise(frozenState); // runs in the worker
+ * policy?.close?.();
+ * ```
+ */
+export async function loadPolicyInWorker(path: string, sha256: string | null): Promise<LoadedPolicy | null> {
+  const abs = resolve(path);
+  const key = `${abs}\0${sha256 ?? ""}`;
+  let host = hosts.get(key);
+  if (!host) {
+    host = new PolicyWorkerHost(abs, key);
+    hosts.set(key, host);
+  }
+  const handle = nextHandle++;
+  const info = await host.load(handle, path);
+  if (!info) {
+    hosts.delete(key);
+    return null;
+  }
+  const h = host;
+  const policy: LoadedPolicy = {
+    id: info.id,
+    name: info.name,
+    version: info.version,
+    path: abs,
+    sha256,
+    isolation: "worker",
+    advise: (state) => h.advise(handle, state),
+    abort: () => h.abort(),
+    close: () => {
+      finalizer.unregister(policy);
+      h.close(handle);
+    },
+  };
+  finalizer.register(policy, { host, handle }, policy);
+  return policy;
+}
