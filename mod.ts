@@ -121,3 +121,27 @@ export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } f
 
 // Verification: workspace snapshots, diff, assertions, outcome.
 export * from "./src/verify/mod.ts";
+export { type Engine, type EngineSettings } from "./src/runtime/engine.ts";
+export { rebuildRun, type RebuiltRun } from "./src/runtime/rebuild.ts";
+export {
+  approvalPath,
+  type ApprovalRecord,
+  type Checkpoint,
+  checkpointPath,
+  consumeApproval,
+  type PendingApproval,
+  readApproval,
+  readCheckpoint,
+  writeApproval,
+  writeCheckpoint,
+} from "./src/runtime/checkpoint.ts";
+export {
+  approve,
+  type DecideOptions,
+  pendingCheckpoint,
+  type PendingRun,
+  reject,
+  resume,
+  type ResumeOptions,
+} from "./src/runtime/resume.ts";
+export { acquireLock, type EpisodeLock, LOCK_FILE, type LockInfo } from "./src/store/lock.ts";

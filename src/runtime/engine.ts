@@ -141,7 +141,7 @@ export class Engine {
   readonly learnLog: JsonlAppender;
   readonly adapter: AdapterInstance;
   readonly redactor: Redactor;
-  readonly verifying: VerificationSession;
+  verifying: VerificationSession;
   readonly lock: EpisodeLock;
   status: OutcomeStatus = "ok";
   adapterResult: AdapterResult = "skipped";

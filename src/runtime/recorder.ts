@@ -72,7 +72,16 @@ export class Recorder {
   /** Events already in the log when this recorder opened it (a resumed run). */
   readonly baseCount: number;
 
-  constructor(readonly dir: string, readonly episodeId: string, resume?: { count: number; lastEventId: string; lastTimestamp: string }) {
+  /** The episode directory (it may be renamed once, see {@link Recorder.moveTo}). */
+  dir: string;
+
+  /** Follows the episode directory after it was renamed (the open event log moves with it). */
+  moveTo(dir: string): void {
+    this.dir = dir;
+  }
+
+  constructor(dir: string, readonly episodeId: string, resume?: { count: number; lastEventId: string; lastTimestamp: string }) {
+    this.dir = dir;
     this.#events = new JsonlAppender(join(dir, ARTIFACTS.events));
     this.baseCount = resume?.count ?? 0;
     if (resume) {

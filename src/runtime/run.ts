@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -27,7 +27,7 @@ import {
 import type { PlanStep } from "../schema/plan.ts";
 import type { IntuitionMode, State } from "../schema/state.ts";
 import type { Mode } from "../schema/summary.ts";
-import { DIR_MODE, FILE_MODE } from "../store/atomic.ts";
+import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { newEpisodeId } from "../store/ids.ts";
 import { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
@@ -281,18 +281,21 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     verify_ignore: options.verify_ignore ?? [],
   };
 
-  // ---- Create the episode.
+  // ---- Create the episode: its first artifacts (learn.jsonl, the start … plan events, state.json) are
+  // written in a hidden directory that is then renamed into place, so an episode directory that exists
+  // always has a start event and a state.json, even if the process is killed at any moment.
   mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
+  const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
   try {
-    mkdirSync(dir, { mode: DIR_MODE });
+    mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
     await adapter.close?.();
-    throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+    throw new NoemaError("exists", `cannot create ${staging}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
   }
-  const lock = acquireLock(dir, "run");
-  writeFileSync(join(dir, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
-  const rec = new Recorder(dir, episodeId);
-  const learnLog = new JsonlAppender(join(dir, ARTIFACTS.learn));
+  const lock = acquireLock(staging, "run");
+  writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
+  const rec = new Recorder(staging, episodeId);
+  const learnLog = new JsonlAppender(join(staging, ARTIFACTS.learn));
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
       const e = rec.emit(phase, payload, opts);
@@ -362,7 +365,6 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       },
       links: { events: ARTIFACTS.events, learn: ARTIFACTS.learn },
     };
-    const verifying = await startVerification({ workspace, specs: assertions, policy: snapshotRules, episodeDir: dir, baseDir });
     const engine = new Engine({
       settings,
       progress: {
@@ -384,10 +386,21 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       learnLog,
       adapter,
       redactor,
-      verifying,
+      verifying: await startVerification({ workspace, specs: [], episodeDir: staging }),
       lock,
     });
     engine.persist();
+    rec.sync();
+    try {
+      renameSync(staging, dir);
+    } catch (e) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+    }
+    fsyncDir(join(root, "episodes"));
+    rec.moveTo(dir);
+    lock.moveTo(dir);
+    engine.verifying = await startVerification({ workspace, specs: assertions, policy: snapshotRules, episodeDir: dir, baseDir });
     const executed = await engine.execute(0);
     return executed === "done" ? await engine.finish() : executed;
   } finally {

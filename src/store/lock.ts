@@ -38,6 +38,8 @@ function alive(pid: number): boolean {
 export interface EpisodeLock {
   /** Removes the lock file (only if it is still ours). Idempotent. */
   release(): void;
+  /** Follows the episode directory after it was renamed. */
+  moveTo(dir: string): void;
 }
 
 /**
@@ -52,7 +54,7 @@ export interface EpisodeLock {
  * ```
  */
 export function acquireLock(dir: string, purpose: string): EpisodeLock {
-  const path = join(dir, LOCK_FILE);
+  let path = join(dir, LOCK_FILE);
   const me: LockInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), purpose };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -61,6 +63,9 @@ export function acquireLock(dir: string, purpose: string): EpisodeLock {
       closeSync(fd);
       let released = false;
       return {
+        moveTo(next: string) {
+          path = join(next, LOCK_FILE);
+        },
         release() {
           if (released) return;
           released = true;

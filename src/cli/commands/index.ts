@@ -6,6 +6,7 @@
  * @module
  */
 import type { RegisterCommand } from "../context.ts";
+import { registerApproval, registerResume } from "./approval.ts";
 import { registerCompletions } from "./completions.ts";
 import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
@@ -23,6 +24,8 @@ import { registerView } from "./view.ts";
 export const COMMANDS: readonly RegisterCommand[] = [
   // Run (approve, resume… go here too)
   registerRun,
+  registerApproval,
+  registerResume,
   // Inspect
   registerList,
   registerView,

@@ -89,6 +89,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .option("--workspace <dir>", "the directory the adapter works in")
     .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
     .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
+    .option("--pause-on-veto", "pause for approval (exit 4) instead of ending the run when an enforced veto blocks an action")
     .option("--verify-file <file>", "assertions from a JSONC list (file_exists, file_contains, only_modified, …)")
     .option("--verify-file-exists <path>", "assert the file exists after the run; repeatable", collect)
     .option("--verify-file-absent <path>", "assert the file does not exist after the run; repeatable", collect)
@@ -130,6 +131,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         workspace: opts.workspace,
         secrets: opts.secret,
         episode_id: opts.episodeId,
+        pause_on_veto: opts.pauseOnVeto,
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
@@ -176,8 +178,18 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
             : undefined,
         });
         if (opts.quiet) out.line(result.episode_id);
+        else if (result.status === "pending" && !opts.json) {
+          out.line(`${result.episode_id}  ${out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`);
+          out.line(out.color.dim(`  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`));
+        }
         else if (opts.json) {
-          out.json({ episode_id: result.episode_id, episode_dir: result.episode_dir, status: result.status, outcome: result.outcome });
+          out.json({
+            episode_id: result.episode_id,
+            episode_dir: result.episode_dir,
+            status: result.status,
+            outcome: result.outcome,
+            ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
+          });
         } else {
           const color = result.status === "ok" ? out.color.green : result.status === "vetoed" ? out.color.yellow : out.color.red;
           out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);

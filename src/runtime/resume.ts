@@ -1,0 +1,461 @@
+/**
+ * Deciding on and continuing paused runs, and recovering crashed ones:
+ * `approve`, `reject`, `resume` (same episode directory, same id).
+ *
+ * Resume fails closed, writing nothing, when the run is sealed (it has a
+ * manifest), when the checkpoint or the decision is missing, when
+ * `state.json` or `events.jsonl` changed since the checkpoint, when the
+ * decision was already consumed, or when the adapter or a policy differs
+ * from the paused run's.
+ *
+ * @module
+ */
+import { existsSync, openSync, closeSync, readFileSync, ftruncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import os from "node:os";
+import process from "node:process";
+import { EXIT, NoemaError } from "../errors.ts";
+import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import { type LoadedAdapter, type LoadedPolicy, loadAdapter, loadPlannerFile, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
+import type { PlanStep } from "../schema/plan.ts";
+import type { State } from "../schema/state.ts";
+import { FILE_MODE } from "../store/atomic.ts";
+import { sha256File } from "../store/hash.ts";
+import { JsonlAppender, readLines } from "../store/jsonl.ts";
+import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
+import { acquireLock } from "../store/lock.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { computeOutcome, startVerification } from "../verify/outcome.ts";
+import type { Outcome } from "../schema/summary.ts";
+import { snapshotPolicy } from "../verify/snapshot.ts";
+import { type ApprovalRecord, consumeApproval, readApproval, readCheckpoint, writeApproval, type Checkpoint } from "./checkpoint.ts";
+import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
+import { rebuildRun } from "./rebuild.ts";
+import { Recorder } from "./recorder.ts";
+import { Redactor } from "./redact.ts";
+import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
+import type { AssertionSpec } from "../verify/assertions.ts";
+
+/** The pending checkpoint of a paused run. */
+export interface PendingRun {
+  episode_id: string;
+  episode_dir: string;
+  checkpoint: Checkpoint;
+  /** The decision, when one was recorded. */
+  approval: ApprovalRecord | null;
+}
+
+/**
+ * Finds the checkpoint a paused run waits on: its last event is a
+ * `run.checkpoint`. Throws (exit code 5) for a sealed run and (exit code 6)
+ * when the run is not paused.
+ *
+ * @example
+ * ```ts
+ * import { pendingCheckpoint } from "noema";
+ * const { checkpoint } = pendingCheckpoint("ep_01K9RBBMXXRSFWR49SXFGF4SPR");
+ * console.log(checkpoint.pending.reason);
+ * ```
+ */
+export function pendingCheckpoint(ref: string, options: RootOptions = {}): PendingRun {
+  const loc = locateEpisode(ref, options);
+  if (existsSync(join(loc.dir, ARTIFACTS.manifest))) {
+    throw new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to decide or resume`, {
+      exitCode: EXIT.SEALED,
+    });
+  }
+  let last: Record<string, unknown> | null = null;
+  for (const l of readLines(join(loc.dir, ARTIFACTS.events))) {
+    if (l.text !== null && l.terminated && l.text.trim() !== "") last = JSON.parse(l.text);
+  }
+  const payload = (last?.payload ?? {}) as Record<string, unknown>;
+  if (last?.event_type !== "run.checkpoint" || typeof payload.checkpoint_id !== "string") {
+    throw new NoemaError("not_paused", `episode ${loc.id} is not waiting for approval (its last event is not a run.checkpoint)`, {
+      exitCode: EXIT.NO_CHECKPOINT,
+    });
+  }
+  const checkpoint = readCheckpoint(loc.dir, payload.checkpoint_id);
+  return { episode_id: loc.id, episode_dir: loc.dir, checkpoint, approval: readApproval(loc.dir, checkpoint.checkpoint_id) };
+}
+
+/** Options of {@link approve} and {@link reject}. */
+export interface DecideOptions extends RootOptions {
+  /** Why. */
+  note?: string;
+  /** Who decides. @default {$USER, else the OS user name} */
+  by?: string;
+}
+
+function decideOn(ref: string, decision: ApprovalRecord["decision"], options: DecideOptions): ApprovalRecord {
+  const pending = pendingCheckpoint(ref, options);
+  const record: ApprovalRecord = {
+    schema_version: "approval/1.0",
+    episode_id: pending.episode_id,
+    checkpoint_id: pending.checkpoint.checkpoint_id,
+    state_hash: pending.checkpoint.state_hash,
+    decision,
+    by: options.by ?? process.env.USER ?? os.userInfo().username,
+    at: new Date().toISOString(),
+    note: options.note ?? null,
+    consumed_at: null,
+    consumed_by: null,
+  };
+  const stateHash = sha256File(join(pending.episode_dir, ARTIFACTS.state)).sha256;
+  if (stateHash !== pending.checkpoint.state_hash) {
+    throw new NoemaError("mismatch", `state.json changed since checkpoint ${record.checkpoint_id} (${stateHash}, checkpoint has ${pending.checkpoint.state_hash}); refusing to decide`, {
+      exitCode: EXIT.MISMATCH,
+    });
+  }
+  writeApproval(pending.episode_dir, record);
+  return record;
+}
+
+/**
+ * Approves the pending action of a paused run. The record is bound to the
+ * checkpoint and its `state_hash`; `resume` then executes that action.
+ *
+ * @example
+ * ```ts
+ * import { approve, resume } from "noema";
+ * approve("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { by: "ana", note: "checked the diff" });
+ * await resume("ep_01K9RBBMXXRSFWR49SXFGF4SPR");
+ * ```
+ */
+export function approve(ref: string, options: DecideOptions = {}): ApprovalRecord {
+  return decideOn(ref, "approved", options);
+}
+
+/**
+ * Rejects the pending action of a paused run; `resume` then marks the step
+ * vetoed and ends the run as vetoed.
+ *
+ * @example
+ * ```ts
+ * import { reject } from "noema";
+ * reject("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { note: "not during the freeze" });
+ * ```
+ */
+export function reject(ref: string, options: DecideOptions = {}): ApprovalRecord {
+  return decideOn(ref, "rejected", options);
+}
+
+/** Options of {@link resume}. */
+export interface ResumeOptions extends RootOptions {
+  /** End the run as `aborted` with terminal artifacts instead of continuing. */
+  abort?: boolean;
+  /** The adapter: must be the one the run used (by name or path); needed when the run used an adapter object. */
+  using?: string | AdapterPlugin;
+  /** Policies given as objects to the original run (files are reloaded from their recorded paths). */
+  policies?: readonly (PolicyObject | (new () => unknown))[];
+  signal?: AbortSignal;
+  onEvent?: Engine["s"]["onEvent"];
+}
+
+function mismatch(message: string): NoemaError {
+  return new NoemaError("mismatch", message, { exitCode: EXIT.MISMATCH });
+}
+
+function pluginMismatch(message: string): NoemaError {
+  return new NoemaError("plugin_mismatch", message, { exitCode: EXIT.PLUGIN_MISMATCH });
+}
+
+async function reloadAdapter(rec: RunSettingsRecord, using: ResumeOptions["using"], acts: boolean): Promise<LoadedAdapter> {
+  if (typeof using === "object") {
+    if (using.name !== rec.using) throw pluginMismatch(`the run used adapter ${rec.using}, not ${using.name}`);
+    return { plugin: using, label: using.name, path: null, sha256: null };
+  }
+  if (typeof using === "string") {
+    const given = await loadAdapter(using);
+    if (given.label !== rec.using || (rec.adapter_sha256 !== null && given.sha256 !== rec.adapter_sha256)) {
+      throw pluginMismatch(`the run used adapter ${rec.using}${rec.adapter_path ? ` (${rec.adapter_path})` : ""}, not ${using}`);
+    }
+    return given;
+  }
+  if (rec.adapter_path === null) {
+    const builtin = await loadAdapter(rec.using).catch(() => null);
+    if (!builtin || builtin.path !== null) {
+      if (!acts) {
+        // Rejecting or aborting runs no action: a stand-in with the run's label is enough.
+        const standIn: AdapterPlugin = {
+          name: rec.using,
+          create: () => ({ act: () => ({ status: "error", error: { type: "NoAdapter", message: "no adapter on resume" } }) }),
+        };
+        return { plugin: standIn, label: rec.using, path: null, sha256: null };
+      }
+      throw pluginMismatch(`the run used an adapter object (${rec.using}); pass it again to resume`);
+    }
+    return builtin;
+  }
+  if (!existsSync(rec.adapter_path)) throw pluginMismatch(`the run's adapter file is gone: ${rec.adapter_path}`);
+  const loaded = await loadAdapter(rec.adapter_path);
+  if (loaded.sha256 !== rec.adapter_sha256) throw pluginMismatch(`the adapter file changed since the run paused: ${rec.adapter_path}`);
+  return loaded;
+}
+
+async function reloadPolicies(rec: RunSettingsRecord, given: ResumeOptions["policies"]): Promise<LoadedPolicy[]> {
+  const objects = (given ?? []).map((p, i) => toLoadedPolicy(p, `policies[${i}]`));
+  const out: LoadedPolicy[] = [];
+  for (const p of rec.policies) {
+    if (p.path === null) {
+      const match = objects.find((o) => o.id === p.id);
+      if (!match) throw pluginMismatch(`the run used policy ${p.id} as an object; pass it again to resume`);
+      out.push(match);
+      continue;
+    }
+    if (!existsSync(p.path)) throw pluginMismatch(`policy ${p.id}: its file is gone: ${p.path}`);
+    const loaded = await loadPolicyFile(p.path);
+    if (loaded.sha256 !== p.sha256 || loaded.id !== p.id) throw pluginMismatch(`policy ${p.id}: the file changed since the run started: ${p.path}`);
+    out.push(loaded);
+  }
+  return out;
+}
+
+/**
+ * Continues a paused or crashed run in the same episode directory.
+ *
+ * - A paused run needs a decision (`approve`/`reject`): approved, the pending
+ *   action runs as it was checked (policies are not consulted again for it)
+ *   and the plan continues; rejected, the step is `vetoed` and the run ends
+ *   `vetoed`.
+ * - A crashed run (no pause, no terminal artifacts) continues from the first
+ *   step the event log does not show as finished; an action that was running
+ *   when the process died runs again. A torn final line is moved aside to
+ *   `events.jsonl.torn-<offset>` (nothing is lost) before appending.
+ * - `abort: true` ends either kind as `aborted`, with terminal artifacts.
+ *
+ * `episode.started_at` and the `start` event never change; the time spent
+ * paused is reported as `metrics.latencies.waiting_ms`, and durations count
+ * working time.
+ *
+ * @example
+ * ```ts
+ * import { resume } from "noema";
+ * const r = await resume("ep_01K9RBBMXXRSFWR49SXFGF4SPR");
+ * console.log(r.status, r.exit_code);
+ * ```
+ */
+export async function resume(ref: string, options: ResumeOptions = {}): Promise<RunResult> {
+  const loc = locateEpisode(ref, options);
+  const dir = loc.dir;
+  if (existsSync(join(dir, ARTIFACTS.manifest))) {
+    throw new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to resume`, { exitCode: EXIT.SEALED });
+  }
+  const lock = acquireLock(dir, "resume");
+  try {
+    const built = rebuildRun(dir);
+    if (built.damaged.length > 0) {
+      throw mismatch(`events.jsonl has damaged lines (line ${built.damaged[0].line}: ${built.damaged[0].message}); run noema validate`);
+    }
+    const last = built.lastEvent;
+    const lastPayload = (last.payload ?? {}) as Record<string, unknown>;
+    const paused = last.event_type === "run.checkpoint" && built.torn === null;
+    let checkpoint: Checkpoint | null = null;
+    let approval: ApprovalRecord | null = null;
+    if (paused) {
+      checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
+      if (built.eventCount !== checkpoint.event_offset + 1) {
+        throw mismatch(`events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.event_offset + 1}`);
+      }
+      let n = 0, idAtOffset: string | null = null;
+      for (const l of readLines(join(dir, ARTIFACTS.events))) {
+        if (++n === checkpoint.event_offset && l.text !== null) idAtOffset = String(JSON.parse(l.text).id);
+      }
+      if (idAtOffset !== checkpoint.last_event_id) {
+        throw mismatch(`event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`);
+      }
+      const stateHash = sha256File(join(dir, ARTIFACTS.state)).sha256;
+      if (stateHash !== checkpoint.state_hash) {
+        throw mismatch(`state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`);
+      }
+      if (!options.abort) {
+        approval = readApproval(dir, checkpoint.checkpoint_id);
+        if (!approval) {
+          throw new NoemaError("no_decision", `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`, {
+            exitCode: EXIT.NO_CHECKPOINT,
+          });
+        }
+        if (approval.consumed_at) {
+          throw new NoemaError("consumed", `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`, {
+            exitCode: EXIT.CONSUMED,
+          });
+        }
+        if (approval.state_hash !== checkpoint.state_hash) throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+      }
+    } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
+      throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
+    }
+
+    const rec = built.start.settings as RunSettingsRecord | undefined;
+    if (!rec || typeof rec !== "object" || typeof rec.using !== "string") {
+      throw mismatch("the start event has no run settings (written by another implementation?); this run cannot be resumed by noema");
+    }
+    if (checkpoint && checkpoint.adapter_label !== rec.using) throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
+    const acts = !options.abort && approval?.decision !== "rejected";
+    const loadedAdapter = await reloadAdapter(rec, options.using, acts);
+    const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
+    const planner = rec.planner.path ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 })) : rec.planner;
+    const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
+    const redactor = new Redactor({ secrets: rec.secrets });
+    const settings: EngineSettings = {
+      episodeId: loc.id,
+      dir,
+      root: join(dir, "..", ".."),
+      task: String(state.goal?.task ?? built.start.task),
+      redactedTask: String(state.goal?.task ?? built.start.task),
+      mode: rec.mode,
+      intuitionMode: rec.intuition_mode,
+      governance: rec.governance,
+      failurePolicy: rec.failure_policy,
+      threshold: rec.direction_min_confidence,
+      timeoutMs: rec.policy_timeout_ms,
+      learnMode: rec.learn_mode,
+      learnMinSuccesses: rec.learn_min_successes,
+      learnMinConfidence: rec.learn_min_confidence,
+      pauseOnVeto: rec.pause_on_veto,
+      seed: rec.seed,
+      tags: rec.tags,
+      workspace: rec.workspace,
+      loadedAdapter,
+      policies,
+      thresholds: new Map(),
+      planner,
+      signal: options.signal,
+      onEvent: options.onEvent,
+    };
+    settings.thresholds = learnedThresholds(settings.root, policies, rec.learn_mode);
+    const adapter = await createAdapter(loadedAdapter, {
+      config: { base_dir: rec.base_dir, ...rec.adapter },
+      args: rec.args,
+      workspace: rec.workspace,
+      dir,
+      secrets: rec.secrets,
+    });
+
+    // Every check passed: from here on the run is written to.
+    if (built.torn) {
+      const events = join(dir, ARTIFACTS.events);
+      const bytes = readFileSync(events).subarray(built.torn.offset);
+      writeFileSync(join(dir, `${ARTIFACTS.events}.torn-${built.torn.offset}`), bytes, { mode: FILE_MODE, flag: "wx" });
+      const fd = openSync(events, "r+");
+      ftruncateSync(fd, built.torn.offset);
+      closeSync(fd);
+    }
+    const recorder = new Recorder(dir, loc.id, {
+      count: built.eventCount,
+      lastEventId: built.lastEventId,
+      lastTimestamp: String(last.timestamp),
+    });
+    const learnLog = new JsonlAppender(join(dir, ARTIFACTS.learn));
+    try {
+      // The steps as the log shows them; a step the log does not show finished runs (again).
+      const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
+      const steps: PlanStep[] = built.steps.map((s) => ({
+        ...(stateSteps.get(s.id) ?? {}),
+        ...s,
+        status: s.status === "running" ? "pending" : s.status,
+      }));
+      const resumedAt = recorder.now();
+      const waitingMs = built.waitingMs + (built.pausedAt !== null ? Date.parse(resumedAt) - built.pausedAt : 0);
+      const verifying = await startVerification({
+        workspace: rec.workspace,
+        specs: rec.verify as AssertionSpec[],
+        policy: snapshotPolicy({ extra: rec.verify_ignore }),
+        episodeDir: dir,
+        baseDir: rec.base_dir,
+        resume: true,
+      });
+      state.plan = { ...(state.plan ?? { steps: [] }), steps };
+      state.outcomes = { ...(state.outcomes ?? { status: "pending" }), status: "pending", actions: built.actions, error: null };
+      state.memory = { ...(state.memory ?? {}), facts: built.facts };
+      state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
+      const engine = new Engine({
+        settings,
+        progress: {
+          state,
+          steps,
+          planSource: "planner:resume",
+          actions: built.actions,
+          facts: built.facts,
+          counters: built.counters,
+          evidence: built.evidence,
+          lastDiff: built.lastDiff,
+          lastDirectivePolicy: built.lastDirectivePolicy,
+          lastStepEventId: built.lastStepEventId,
+          startedAt: built.startedAt,
+          waitingMs,
+          stepRedaction: new Map(),
+        },
+        recorder,
+        learnLog,
+        adapter,
+        redactor,
+        verifying,
+        lock,
+      });
+      const resumeEvent = engine.emit("runtime", {
+        kind: "run.resume",
+        status: "resuming",
+        checkpoint_id: checkpoint?.checkpoint_id ?? null,
+        event_offset: checkpoint?.event_offset ?? built.eventCount,
+        resume_strategy: options.abort ? "abort" : "same_run_id",
+        recovered: checkpoint === null,
+        approval: approval ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note } : null,
+        torn_line: built.torn ? { offset: built.torn.offset, bytes: built.torn.bytes, moved_to: `${ARTIFACTS.events}.torn-${built.torn.offset}` } : null,
+      }, { event_type: "run.resume" });
+      if (approval) approval = consumeApproval(dir, approval, resumeEvent.id, resumeEvent.timestamp);
+      const pendingIndex = checkpoint ? checkpoint.pending.step_index : -1;
+      if (checkpoint && approval?.decision === "rejected") steps[pendingIndex].status = "vetoed";
+      const planEvent = engine.emit("plan", Engine.planPayload(
+        "planner:resume",
+        steps,
+        checkpoint
+          ? `Plan rebuilt from events.jsonl at resume from checkpoint ${checkpoint.checkpoint_id} (${approval?.decision ?? "aborted"}).`
+          : "Plan rebuilt from events.jsonl at recovery after an interruption.",
+      ));
+      engine.p.counters.plan++;
+      engine.p.lastStepEventId = planEvent.id;
+      state.plan = { steps, source: "planner:resume", updated_at: planEvent.timestamp, rationale: String((planEvent.payload as { rationale: string }).rationale) };
+
+      if (built.terminate) {
+        // The run had ended (terminate is in the log); only its terminal artifacts are missing.
+        const t = built.terminate;
+        engine.status = (state.outcomes.status = String(t.status) as typeof engine.status);
+        engine.adapterResult = built.actions.some((a) => a.result_status === "error")
+          ? "error"
+          : built.actions.some((a) => a.result_status !== "skipped") && t.status !== "vetoed" && t.status !== "aborted"
+          ? "success"
+          : "skipped";
+        const verification = await verifying.finish();
+        const outcome = typeof t.outcome === "string" ? t.outcome as Outcome : computeOutcome(engine.adapterResult, verification);
+        return engine.seal(outcome, verification);
+      }
+      if (options.abort) {
+        engine.status = "aborted";
+        engine.message = checkpoint ? `Aborted while waiting for approval at ${checkpoint.pending.step_id}.` : "Aborted after an interruption.";
+        state.outcomes.error = { type: "Aborted", message: engine.message };
+        return await engine.finish();
+      }
+      if (checkpoint && approval?.decision === "rejected") {
+        engine.p.counters.veto++;
+        engine.status = "vetoed";
+        engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+        return await engine.finish();
+      }
+      const from = checkpoint ? pendingIndex : Math.max(0, steps.findIndex((s) => s.status === "pending"));
+      if (!checkpoint && steps.every((s) => s.status !== "pending")) return await engine.finish();
+      const executed = await engine.execute(from, checkpoint && approval ? {
+        stepIndex: pendingIndex,
+        action: checkpoint.pending.action,
+        candidateId: checkpoint.pending.action_candidate_id,
+        approval: { checkpoint_id: checkpoint.checkpoint_id, decision: approval.decision, by: approval.by, at: approval.at },
+      } : undefined);
+      return executed === "done" ? await engine.finish() : executed;
+    } finally {
+      recorder.close();
+      learnLog.close();
+      await adapter.close?.();
+    }
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,239 @@
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type AdapterPlugin,
+  approve,
+  EXIT,
+  listEpisodes,
+  pendingCheckpoint,
+  reject,
+  resume,
+  run,
+  type RunOptions,
+  validate,
+} from "noema";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const root = join(tmp.path, "root");
+
+type Ev = { id: string; phase: string; event_type?: string; timestamp: string; payload: Record<string, any> };
+const events = (dir: string): Ev[] => readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const json = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), "utf8"));
+const valid = (dir: string) => assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
+
+const calls: string[] = [];
+const recording: AdapterPlugin = {
+  name: "recording",
+  create: () => ({ act: (req) => (calls.push(`${req.step.id}:${JSON.stringify(req.action.input)}`), { status: "ok", outcome: `did ${req.step.id}` }) }),
+};
+const reviewPlan: RunOptions["steps"] = [
+  "detect:look",
+  { kind: "review", description: "a human checks the change", inputs: { change: "rename" } },
+  { kind: "act", description: "apply", inputs: { command: "apply" } },
+];
+
+async function pausedRun(extra: RunOptions = {}) {
+  const r = await run("change with review", { root, using: recording, steps: reviewPlan, ...extra });
+  assert.equal(r.status, "pending");
+  assert.equal(r.exit_code, EXIT.PAUSED);
+  return r;
+}
+
+describe("pause", () => {
+  test("a review step pauses before the action: interrupt, checkpoint, non-terminal state, exit 4", async () => {
+    const r = await pausedRun();
+    const ev = events(r.episode_dir);
+    assert.deepEqual(ev.slice(-3).map((e) => e.event_type), ["run.interrupt", "run.state_projection", "run.checkpoint"]);
+    const cp = ev.at(-1)!.payload;
+    assert.equal(cp.status, "paused");
+    assert.equal(cp.checkpoint_id, r.checkpoint_id);
+    const checkpoint = json(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`);
+    assert.equal(checkpoint.event_offset, ev.length - 1);
+    assert.equal(checkpoint.last_event_id, ev.at(-2)!.id);
+    assert.equal(checkpoint.pending.step_id, "step-2");
+    assert.equal(checkpoint.pending.kind, "review");
+    assert.equal(checkpoint.adapter_label, "recording");
+    const state = json(r.episode_dir, "state.json");
+    assert.equal(state.outcomes.status, "pending");
+    assert.deepEqual(Object.keys(state.links).sort(), ["events", "learn"]);
+    assert.ok(!existsSync(join(r.episode_dir, "summary.json")) && !existsSync(join(r.episode_dir, "manifest.json")));
+    assert.ok(!existsSync(join(r.episode_dir, "lock")), "the lock is released");
+    valid(r.episode_dir);
+    const listed = listEpisodes({ root, limit: 50 }).find((e) => e.episode_id === r.episode_id)!;
+    assert.equal(listed.status, "pending");
+    assert.equal(listed.lifecycle, "non-terminal");
+    assert.equal(pendingCheckpoint(r.episode_id, { root }).checkpoint.pending.reason, "review step step-2: a human checks the change");
+  });
+
+  test("an approval-gate verdict pauses a risky command; approve and resume runs it", async () => {
+    calls.length = 0;
+    const gate = (await import("../plugins/policies/approval-gate.ts")).default;
+    const r = await run("deploy", { root, using: recording, policies: [gate], steps: [{ kind: "act", description: "ship", inputs: { command: "deploy prod" } }] });
+    assert.equal(r.status, "pending");
+    assert.equal(r.pending?.kind, "approval");
+    assert.equal(r.pending?.policy_id, "ApprovalGate@1.0");
+    assert.deepEqual(calls, [], "the action did not run");
+    approve(r.episode_id, { root, by: "ana" });
+    const done = await resume(r.episode_id, { root, using: recording, policies: [gate] });
+    assert.equal(done.status, "ok");
+    assert.deepEqual(calls, ['step-1:{"command":"deploy prod"}']);
+    valid(r.episode_dir);
+  });
+
+  test("pause_on_veto pauses an enforced veto instead of ending the run", async () => {
+    const noDrop = { name: "NoDrop", version: "1", advise: () => ({ kind: "veto" as const, advice: "no" }) };
+    const r = await run("drop", { root, using: recording, policies: [noDrop], pause_on_veto: true, steps: ["act:drop it"] });
+    assert.equal(r.status, "pending");
+    assert.equal(r.pending?.kind, "veto");
+    reject(r.episode_id, { root, note: "no" });
+    const done = await resume(r.episode_id, { root, policies: [noDrop] });
+    assert.equal(done.status, "vetoed");
+    assert.equal(done.exit_code, EXIT.VETOED);
+    valid(r.episode_dir);
+  });
+});
+
+describe("decide and continue", () => {
+  test("pause → approve → resume: the approved action runs, terminal artifacts validate, started_at is stable", async () => {
+    calls.length = 0;
+    const r = await pausedRun();
+    const before = events(r.episode_dir);
+    const startLine = readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").split("\n")[0];
+    await new Promise((res) => setTimeout(res, 30));
+    const record = approve(r.episode_id, { root, by: "ana", note: "looks right" });
+    assert.equal(record.decision, "approved");
+    assert.equal(record.state_hash, json(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`).state_hash);
+    const done = await resume(r.episode_id, { root, using: recording });
+    assert.equal(done.status, "ok");
+    assert.equal(done.exit_code, 0);
+    assert.deepEqual(calls, ["step-1:{}", 'step-2:{"change":"rename"}', 'step-3:{"command":"apply"}']);
+    valid(r.episode_dir);
+    const after = events(r.episode_dir);
+    assert.equal(readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").split("\n")[0], startLine, "the start event is unchanged");
+    assert.deepEqual(after.slice(0, before.length).map((e) => e.id), before.map((e) => e.id), "nothing written before is changed");
+    const resumeEvent = after.find((e) => e.event_type === "run.resume")!;
+    assert.equal(resumeEvent.payload.checkpoint_id, r.checkpoint_id);
+    assert.equal(resumeEvent.payload.approval.by, "ana");
+    const plan = after.filter((e) => e.phase === "plan").at(-1)!;
+    assert.equal(plan.payload.source, "planner:resume");
+    const act = after.filter((e) => e.phase === "act").find((e) => e.payload.step_id === "step-2")!;
+    assert.equal(act.payload.provenance.approval.decision, "approved");
+    const state = json(r.episode_dir, "state.json");
+    assert.equal(state.episode.started_at, before[0].timestamp);
+    assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "done", "done"]);
+    const summary = json(r.episode_dir, "summary.json");
+    assert.equal(summary.started_at, before[0].timestamp);
+    assert.ok(summary.metrics.latencies.waiting_ms >= 25, "time spent waiting is reported");
+    assert.ok(summary.metrics.latencies.total_ms < summary.metrics.latencies.waiting_ms + 1000);
+    assert.equal(json(r.episode_dir, `approvals/${r.checkpoint_id}.json`).consumed_by, resumeEvent.id);
+  });
+
+  test("pause → reject → resume: the step is vetoed, no act for it, exit 3", async () => {
+    calls.length = 0;
+    const r = await pausedRun();
+    reject(r.episode_id, { root, by: "bo", note: "not now" });
+    const done = await resume(r.episode_id, { root });
+    assert.equal(done.status, "vetoed");
+    assert.equal(done.exit_code, EXIT.VETOED);
+    assert.deepEqual(calls, ["step-1:{}"]);
+    assert.ok(!events(r.episode_dir).some((e) => e.phase === "act" && e.payload.step_id === "step-2"));
+    assert.deepEqual(json(r.episode_dir, "state.json").plan.steps.map((s: any) => s.status), ["done", "vetoed", "pending"]);
+    assert.match(events(r.episode_dir).find((e) => e.phase === "terminate")!.payload.message, /Rejected by bo: not now/);
+    valid(r.episode_dir);
+  });
+
+  test("several pauses in one run; started_at stays the same through all of them", async () => {
+    const steps: RunOptions["steps"] = ["review:first look", "act:work", "review:second look", "act:finish"];
+    const r = await run("two reviews", { root, using: recording, steps });
+    approve(r.episode_id, { root });
+    const second = await resume(r.episode_id, { root, using: recording });
+    assert.equal(second.status, "pending");
+    assert.equal(second.pending?.step_id, "step-3");
+    approve(r.episode_id, { root });
+    const done = await resume(r.episode_id, { root, using: recording });
+    assert.equal(done.status, "ok");
+    valid(r.episode_dir);
+    assert.equal(events(r.episode_dir).filter((e) => e.phase === "start").length, 1);
+    assert.equal(json(r.episode_dir, "state.json").episode.started_at, events(r.episode_dir)[0].timestamp);
+  });
+
+  test("resume --abort ends a paused run as aborted with terminal artifacts", async () => {
+    const r = await pausedRun();
+    const done = await resume(r.episode_id, { root, abort: true });
+    assert.equal(done.status, "aborted");
+    assert.equal(json(r.episode_dir, "summary.json").adapter_result, "skipped");
+    valid(r.episode_dir);
+  });
+});
+
+describe("fail closed", () => {
+  const code = (n: number) => (e: unknown) => (e as { exitCode?: number }).exitCode === n;
+
+  test("a terminal run cannot be resumed or decided (5)", async () => {
+    const r = await run("done", { root });
+    await assert.rejects(resume(r.episode_id, { root }), code(EXIT.SEALED));
+    assert.throws(() => approve(r.episode_id, { root }), code(EXIT.SEALED));
+  });
+
+  test("no decision yet (6); deciding twice (8); a consumed decision (8)", async () => {
+    const r = await pausedRun();
+    await assert.rejects(resume(r.episode_id, { root }), code(EXIT.NO_CHECKPOINT));
+    approve(r.episode_id, { root });
+    assert.throws(() => reject(r.episode_id, { root }), code(EXIT.CONSUMED));
+    const path = join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`);
+    const record = JSON.parse(readFileSync(path, "utf8"));
+    writeFileSync(path, JSON.stringify({ ...record, consumed_at: "2026-01-01T00:00:00.000Z", consumed_by: "ev_x" }));
+    const before = readFileSync(join(r.episode_dir, "events.jsonl"));
+    await assert.rejects(resume(r.episode_id, { root }), code(EXIT.CONSUMED));
+    assert.deepEqual(readFileSync(join(r.episode_dir, "events.jsonl")), before, "nothing is written");
+  });
+
+  test("a missing checkpoint file (6); a run that is not paused (6)", async () => {
+    const r = await pausedRun();
+    approve(r.episode_id, { root });
+    const { rmSync } = await import("node:fs");
+    rmSync(join(r.episode_dir, "checkpoints", `${r.checkpoint_id}.json`));
+    await assert.rejects(resume(r.episode_id, { root }), code(EXIT.NO_CHECKPOINT));
+  });
+
+  test("state.json or events.jsonl changed since the checkpoint (7)", async () => {
+    const a = await pausedRun();
+    approve(a.episode_id, { root });
+    const state = json(a.episode_dir, "state.json");
+    writeFileSync(join(a.episode_dir, "state.json"), JSON.stringify({ ...state, goal: { task: "something else" } }, null, 2) + "\n");
+    await assert.rejects(resume(a.episode_id, { root }), code(EXIT.MISMATCH));
+    const b = await pausedRun();
+    approve(b.episode_id, { root });
+    const last = events(b.episode_dir).at(-1)!;
+    appendFileSync(join(b.episode_dir, "events.jsonl"), JSON.stringify({ ...last, id: "ev_extra" }) + "\n");
+    await assert.rejects(resume(b.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH || e.exitCode === EXIT.NO_CHECKPOINT);
+  });
+
+  test("a different adapter than the paused one (9)", async () => {
+    const r = await pausedRun();
+    approve(r.episode_id, { root });
+    await assert.rejects(resume(r.episode_id, { root, using: "minimal" }), code(EXIT.PLUGIN_MISMATCH));
+    const other: AdapterPlugin = { name: "other", create: () => ({ act: () => ({ status: "ok" }) }) };
+    await assert.rejects(resume(r.episode_id, { root, using: other }), code(EXIT.PLUGIN_MISMATCH));
+    assert.ok(!existsSync(join(r.episode_dir, "summary.json")));
+  });
+
+  test("two concurrent resumes: one runs, the other is refused by the lock (10)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((res) => (release = res));
+    const slow: AdapterPlugin = { name: "slow", create: () => ({ act: async () => (await gate, { status: "ok" }) }) };
+    const r = await run("slow review", { root, using: slow, steps: ["review:check", "act:work"] });
+    approve(r.episode_id, { root });
+    const first = resume(r.episode_id, { root, using: slow });
+    await new Promise((res) => setTimeout(res, 20));
+    await assert.rejects(resume(r.episode_id, { root, using: slow }), code(EXIT.LOCKED));
+    release();
+    assert.equal((await first).status, "ok");
+    valid(r.episode_dir);
+    assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "lock"), []);
+  });
+});
