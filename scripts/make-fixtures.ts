@@ -906,13 +906,13 @@ export const FIXTURES: FixtureSpec[] = [
     dir: "invalid/state.schema",
     description: 'state.json has state_schema_version "2.0.0"',
     mutate: (m) => void (m.state.state_schema_version = "2.0.0"),
-    expected: () => only("state.schema"),
+    expected: () => only("state.schema", 3),
   },
   {
     dir: "invalid/summary.schema",
     description: "summary.json says verification.provided false but passed true",
     mutate: (m) => void ((m.summary!.verification as Json).passed = true),
-    expected: () => only("summary.schema"),
+    expected: () => only("summary.schema", 11),
   },
   {
     dir: "invalid/manifest.schema",
@@ -921,7 +921,17 @@ export const FIXTURES: FixtureSpec[] = [
       const files = man.files as Json[];
       [files[0], files[1]] = [files[1], files[0]];
     },
-    expected: () => only("manifest.schema"),
+    expected: () => only("manifest.schema", 13),
+  },
+  {
+    dir: "invalid/json.duplicate_key",
+    description: 'summary.json repeats "schema_version" (same value) in its root object',
+    raw: (f) => {
+      const text = new TextDecoder().decode(f.get("summary.json")!);
+      const line = '  "schema_version": "1.3.0",\n';
+      f.set("summary.json", new TextEncoder().encode(text.replace(line, line + line)));
+    },
+    expected: () => only("json.duplicate_key", 3),
   },
   {
     dir: "invalid/learn.schema",

@@ -7,6 +7,7 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { sha256File } from "../store/hash.ts";
 import {
@@ -34,6 +35,17 @@ export interface LoadedPolicy {
   sha256: string | null;
   /** Calls the policy. */
   advise(state: PolicyState): unknown;
+  /**
+   * Where `advise` runs: `thread` (in the caller's thread; policies given as
+   * objects or classes, and files under `NOEMA_POLICY_ISOLATION=thread`) or
+   * `worker` (policy files, by default: a worker thread that is terminated
+   * when a call times out). Absent means `thread`.
+   */
+  isolation?: "thread" | "worker";
+  /** Stops a call that timed out (worker policies: terminates the worker; the next call restarts it). */
+  abort?(): void;
+  /** Releases the policy (worker policies: the worker, when no other policy uses it). */
+  close?(): void;
 }
 
 /** An adapter ready to be created. */
@@ -139,7 +151,10 @@ export function toLoadedPolicy(value: unknown, file: string, path: string | null
 }
 
 /**
- * Loads a policy from a `.ts` (or `.js`) file's default export.
+ * Loads a policy from a `.ts` (or `.js`) file's default export. By default
+ * the file is loaded and consulted in a worker thread (`isolation: "worker"`),
+ * so a call that loops forever can be stopped at the policy timeout;
+ * `NOEMA_POLICY_ISOLATION=thread` loads it in the current thread instead.
  *
  * @example
  * ```ts
@@ -149,6 +164,30 @@ export function toLoadedPolicy(value: unknown, file: string, path: string | null
  * ```
  */
 export async function loadPolicyFile(path: string): Promise<LoadedPolicy> {
+  const mode = process.env.NOEMA_POLICY_ISOLATION === "thread" ? "thread" : "worker";
+  if (mode === "worker") {
+    const abs = resolve(path);
+    if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
+    const { loadPolicyInWorker } = await import("../runtime/policy_host.ts");
+    const policy = await loadPolicyInWorker(path, sha256File(abs).sha256);
+    if (policy) return policy;
+    // The worker could not start (e.g. a build without the worker entry): load in this thread.
+  }
+  return await loadPolicyInThread(path);
+}
+
+/**
+ * Loads a policy file in the current thread (what a policy worker does, and
+ * what `loadPolicyFile` does under `NOEMA_POLICY_ISOLATION=thread`).
+ *
+ * @example
+ * ```ts
+ * import { loadPolicyInThread } from "./loader.ts";
+ * const policy = await loadPolicyInThread("plugins/policies/sql-guard.ts");
+ * policy.isolation; // "thread"
+ * ```
+ */
+export async function loadPolicyInThread(path: string): Promise<LoadedPolicy> {
   const mod = await importFile(path);
   const value = mod.default ?? mod.policy;
   if (value === undefined) throw pluginError(path, "has no default export (export default your policy class or object)");

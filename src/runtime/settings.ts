@@ -36,22 +36,24 @@ export type LearnMode = (typeof LEARN_MODES)[number];
  * v.parse(StepSpec, "verify:Check the result");
  * ```
  */
-export const StepSpec = v.union([
-  v.pipe(
-    v.string(),
-    v.regex(
-      new RegExp(`^(?:${STEP_KINDS.join("|")}):.+`, "s"),
-      `must have the form "<kind>:<description>" with a kind among ${STEP_KINDS.join(", ")}`,
-    ),
+const StepLabel = v.pipe(
+  v.string(),
+  v.regex(
+    new RegExp(`^(?:${STEP_KINDS.join("|")}):.+`, "s"),
+    `must have the form "<kind>:<description>" with a kind among ${STEP_KINDS.join(", ")}`,
   ),
-  v.strictObject({
-    id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'"))),
-    kind: v.picklist(STEP_KINDS),
-    description: v.string(),
-    rationale: v.optional(v.string()),
-    inputs: v.optional(v.record(v.string(), v.unknown())),
-  }),
-]);
+);
+const StepObject = v.strictObject({
+  id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'"))),
+  kind: v.picklist(STEP_KINDS),
+  description: v.string(),
+  rationale: v.optional(v.string()),
+  inputs: v.optional(v.record(v.string(), v.unknown())),
+});
+// Chosen by the input's type (not a union), so a bad object step reports its own field ("steps[1].kind: …").
+export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> | v.InferOutput<typeof StepObject>> = v.lazy((
+  input,
+) => (typeof input === "string" ? StepLabel : StepObject));
 /** A planned step in a task file. */
 export type StepSpec = v.InferOutput<typeof StepSpec>;
 

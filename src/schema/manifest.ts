@@ -71,11 +71,18 @@ export const Manifest = looseObject({
     v.description("Every artifact of the episode except manifest.json itself, sorted by name."),
   ),
   plugins: v.optional(v.pipe(v.array(ManifestPlugin), v.description("Plugins that took part in the run."))),
-  signature: v.optional(v.nullable(looseObject({
-    alg: v.literal("hs256"),
-    kid: v.string(),
-    value: v.string(),
-  }))),
+  signature: v.optional(v.nullable(v.pipe(
+    looseObject({
+      alg: v.literal("hs256"),
+      kid: v.pipe(v.string(), v.description("Id of the signing key (NOEMA_SIGNING_KID, default \"default\").")),
+      value: v.pipe(v.string(), v.description("Unpadded base64url HMAC-SHA256.")),
+    }),
+    v.description(
+      "Optional HMAC-SHA256 signature; null when unsigned. value = base64url(HMAC-SHA256(key, UTF-8 of the RFC 8785 " +
+        "canonical JSON of this manifest without its signature member)). The key is the UTF-8 bytes of " +
+        "NOEMA_SIGNING_KEY; `noema verify` checks it. See docs/security.md.",
+    ),
+  ))),
 });
 /** `manifest.json`. */
 export type Manifest = v.InferOutput<typeof Manifest>;

@@ -5,6 +5,7 @@
  * @module
  */
 import { readFileSync } from "node:fs";
+import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
@@ -56,7 +57,18 @@ export function readJsonFile(path: string, label: string = path): Record<string,
     value = JSON.parse(text);
   } catch (e) {
     const msg = (e as Error).message;
-    throw new NoemaError("bad_json", `invalid JSON: ${msg}`, { file: label, line: lineOfPosition(text, msg) });
+    let line = lineOfPosition(text, msg);
+    let where = "";
+    if (line === undefined) {
+      // JSC's messages carry no position: find the first syntax error with a tolerant parser.
+      const errors: ParseError[] = [];
+      parseTree(text, errors, { allowTrailingComma: false, disallowComments: true });
+      const offset = errors[0]?.offset ?? text.length;
+      const before = text.slice(0, offset);
+      line = before.split("\n").length;
+      where = ` (line ${line} column ${offset - before.lastIndexOf("\n")})`;
+    }
+    throw new NoemaError("bad_json", `invalid JSON: ${msg}${where}`, { file: label, line });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new NoemaError("bad_json", "expected a JSON object at the top level", { file: label, line: 1, exitCode: EXIT.ERROR });

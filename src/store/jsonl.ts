@@ -225,7 +225,10 @@ export function* readJsonl(path: string, options: ReadLinesOptions = {}): Genera
           message: `torn final line: ${bytes} bytes without a newline that are not complete JSON (a write was cut short)`,
         };
       } else {
-        yield { line, offset, bytes, problem: "json", message: `invalid JSON: ${(e as Error).message}` };
+        const message = line === 1 && raw.text.charCodeAt(0) === 0xfeff
+          ? "starts with a byte order mark (BOM); JSONL files must be plain UTF-8"
+          : `invalid JSON: ${(e as Error).message}`;
+        yield { line, offset, bytes, problem: "json", message };
       }
       continue;
     }

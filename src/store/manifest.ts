@@ -11,6 +11,7 @@ import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.
 import { writeJsonAtomic } from "./atomic.ts";
 import { sha256File } from "./hash.ts";
 import { ARTIFACTS } from "./layout.ts";
+import { type SigningKey, signingKeyFromEnv, signManifest } from "./signing.ts";
 
 /**
  * The manifest kind of an artifact, by its path in the episode directory.
@@ -67,7 +68,10 @@ export function listArtifactFiles(dir: string): string[] {
 }
 
 /**
- * Builds and atomically writes `manifest.json` for a terminal run.
+ * Builds and atomically writes `manifest.json` for a terminal run. When a
+ * signing key is given, or `NOEMA_SIGNING_KEY` is set (key id from
+ * `NOEMA_SIGNING_KID`, default `default`), the manifest carries an HMAC-SHA256
+ * `signature` (see `src/store/signing.ts`); otherwise `signature` is `null`.
  *
  * @example
  * ```ts
@@ -75,7 +79,13 @@ export function listArtifactFiles(dir: string): string[] {
  * writeManifest(".noema/episodes/ep_1", "ep_1", [], new Date().toISOString());
  * ```
  */
-export function writeManifest(dir: string, episodeId: string, plugins: ManifestPlugin[], createdAt: string): Manifest {
+export function writeManifest(
+  dir: string,
+  episodeId: string,
+  plugins: ManifestPlugin[],
+  createdAt: string,
+  signingKey: SigningKey | null = signingKeyFromEnv(),
+): Manifest {
   const files: ManifestFile[] = listArtifactFiles(dir).map((name) => ({
     name,
     kind: fileKind(name),
@@ -89,6 +99,7 @@ export function writeManifest(dir: string, episodeId: string, plugins: ManifestP
     plugins,
     signature: null,
   };
+  if (signingKey) manifest.signature = { ...signManifest(manifest, signingKey) };
   writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest);
   return manifest;
 }

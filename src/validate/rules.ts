@@ -17,6 +17,7 @@
 export const RULES = {
   "file.missing": "a required artifact file is missing",
   "file.json": "a JSON artifact cannot be read or parsed (invalid JSON, invalid UTF-8, BOM, not an object)",
+  "json.duplicate_key": "a JSON artifact repeats a key in one object (JSON.parse keeps the last value; other readers may keep the first)",
   "jsonl.utf8": "a JSONL line is not valid UTF-8",
   "jsonl.json": "a JSONL line is not valid JSON",
   "jsonl.blank": "a JSONL file has a blank line",

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import process from "node:process";
 import { isDeepStrictEqual } from "node:util";
@@ -19,6 +19,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
+import { jsonLocator } from "./json_locate.ts";
 
 /** One problem found by validation. */
 export interface ValidationProblem {
@@ -118,7 +119,15 @@ function readJsonArtifact(c: Collector, path: string): Record<string, unknown> |
 
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
   const value = readJsonArtifact(c, path);
-  if (value) c.schema(display(path), `${name}.schema` as RuleId, SCHEMAS[name].check(value));
+  if (!value) return value;
+  const file = display(path);
+  const problems = SCHEMAS[name].check(value);
+  // The artifacts are small: locate schema problems by line, and find duplicate keys (JSON.parse keeps the last).
+  const loc = jsonLocator(readFileSync(path, "utf8"));
+  for (const d of loc.duplicates()) {
+    c.add(file, "json.duplicate_key", `${d.path ? d.path + "." : ""}${d.key}: duplicate key (the last value is used; other readers may use the first)`, d.line);
+  }
+  for (const p of problems) c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, p.path ? loc.lineOf(p.path) : undefined);
   return value;
 }
 

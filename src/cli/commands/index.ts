@@ -17,6 +17,7 @@ import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
 import { registerSummary } from "./summary.ts";
 import { registerValidate } from "./validate.ts";
+import { registerVerify } from "./verify.ts";
 import { registerVersion } from "./version.ts";
 import { registerView } from "./view.ts";
 
@@ -36,6 +37,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerDiff,
   // Integrity
   registerValidate,
+  registerVerify,
   registerSchema,
   // Shell
   registerCompletions,

@@ -1,0 +1,232 @@
+/**
+ * Artifact integrity: re-hashing an episode's files against its
+ * `manifest.json` and checking the manifest's optional HMAC signature
+ * (`noema verify`).
+ *
+ * Exit codes follow the reference system's `artifacts verify`: 0 ok (warnings
+ * included), 2 verification error (a file changed, was added, or the manifest
+ * is malformed), 3 missing manifest or listed files, 4 signature error. When
+ * several apply, the highest wins.
+ *
+ * @module
+ */
+import { existsSync, lstatSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { NoemaError } from "../errors.ts";
+import { checkManifest } from "../schema/manifest.ts";
+import { sha256File } from "./hash.ts";
+import { readJsonFile } from "./json_file.ts";
+import { ARTIFACTS, locateEpisode, type RootOptions } from "./layout.ts";
+import { listArtifactFiles } from "./manifest.ts";
+import { type SignatureCheck, type SigningKey, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
+
+/** Exit codes of `noema verify`. */
+export const VERIFY_EXIT = {
+  /** Every file matches (warnings allowed). */
+  OK: 0,
+  /** Tampering: a hash or size differs, a file is unlisted, or the manifest is malformed. */
+  TAMPERED: 2,
+  /** `manifest.json` or a listed file is missing. */
+  MISSING: 3,
+  /** The signature does not verify (or `--strict` and there is none to verify). */
+  SIGNATURE: 4,
+} as const;
+
+/** What can be wrong. */
+export type IntegrityIssueKind =
+  | "hash_mismatch"
+  | "size_mismatch"
+  | "missing"
+  | "unlisted"
+  | "unsafe_path"
+  | "bad_manifest"
+  | "missing_manifest"
+  | "unsigned"
+  | "bad_signature"
+  | "unchecked_signature";
+
+/** One problem found. */
+export interface IntegrityIssue {
+  /** What kind of problem. */
+  kind: IntegrityIssueKind;
+  /** The file it is about (relative to the episode directory). */
+  file: string;
+  /** In words. */
+  message: string;
+  /** `error` counts for the exit code; `warning` does not (unless strict). */
+  severity: "error" | "warning";
+}
+
+/** The check of one listed file. */
+export interface FileCheck {
+  /** Path relative to the episode directory. */
+  name: string;
+  /** `ok` or the issue kind. */
+  status: "ok" | "hash_mismatch" | "size_mismatch" | "missing" | "unsafe_path" | "unlisted";
+  /** Size and digest in the manifest (null for unlisted files). */
+  expected: { size_bytes: unknown; sha256: unknown } | null;
+  /** Size and digest on disk (null when missing). */
+  actual: { size_bytes: number; sha256: string } | null;
+}
+
+/** The report of {@link verifyArtifacts}. */
+export interface IntegrityReport {
+  /** The episode directory. */
+  episode_dir: string;
+  /** The manifest path. */
+  manifest: string;
+  /** `episode_id` from the manifest (or the directory name). */
+  episode_id: string;
+  /** `ok`, `tampered`, `missing` or `bad_signature`. */
+  status: "ok" | "tampered" | "missing" | "bad_signature";
+  /** The exit code `noema verify` uses. */
+  exit_code: 0 | 2 | 3 | 4;
+  /** One entry per listed file, then unlisted files. */
+  files: FileCheck[];
+  /** The signature check. */
+  signature: SignatureCheck;
+  /** Every problem (errors and warnings). */
+  issues: IntegrityIssue[];
+  /** Wall time, milliseconds. */
+  duration_ms: number;
+  /** Whether `strict` was on. */
+  strict: boolean;
+}
+
+/** Options for {@link verifyArtifacts}. */
+export interface VerifyArtifactsOptions extends RootOptions {
+  /** Treat warnings (unsigned, signature not checkable) as signature errors. */
+  strict?: boolean;
+  /** The key to check signatures with. @default {the key from NOEMA_SIGNING_KEY, or none} */
+  key?: SigningKey | null;
+}
+
+function unsafeName(name: string): string | null {
+  if (name.includes("\0")) return "contains a NUL byte";
+  if (name.startsWith("/") || /^[A-Za-z]:/.test(name) || name.startsWith("\\")) return "is absolute";
+  if (name.split(/[\\/]/).includes("..")) return "contains '..'";
+  return null;
+}
+
+/** The episode directory for a target: an episode id, a directory, or a manifest path. */
+function targetDir(target: string, options: RootOptions): string {
+  if (basename(target) === ARTIFACTS.manifest && existsSync(target) && statSync(target).isFile()) return dirname(resolve(target));
+  return locateEpisode(target, options).dir;
+}
+
+/**
+ * Re-hashes every file of an episode against its `manifest.json` and checks
+ * the signature. Never throws for tampering; throws a {@link NoemaError} only
+ * when the target itself cannot be found.
+ *
+ * @example
+ * ```ts
+ * import { verifyArtifacts } from "./integrity.ts";
+ * const r = verifyArtifacts("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { root: ".noema" });
+ * if (r.exit_code !== 0) console.log(r.issues.map((i) => `${i.file}: ${i.kind}`));
+ * ```
+ */
+export function verifyArtifacts(target: string, options: VerifyArtifactsOptions = {}): IntegrityReport {
+  const t0 = performance.now();
+  const dir = targetDir(target, options);
+  const manifestPath = join(dir, ARTIFACTS.manifest);
+  const strict = options.strict === true;
+  const key = options.key === undefined ? signingKeyFromEnv() : options.key;
+  const issues: IntegrityIssue[] = [];
+  const files: FileCheck[] = [];
+  let signature: SignatureCheck = { status: "unsigned", kid: null, message: null };
+  let episodeId = basename(dir);
+  const add = (kind: IntegrityIssueKind, file: string, message: string, severity: "error" | "warning" = "error") =>
+    issues.push({ kind, file, message, severity });
+
+  let manifest: Record<string, unknown> | null = null;
+  if (!existsSync(manifestPath)) {
+    add("missing_manifest", ARTIFACTS.manifest, "manifest.json does not exist (the run is not terminal, or the file was deleted)");
+  } else {
+    try {
+      manifest = readJsonFile(manifestPath, ARTIFACTS.manifest);
+    } catch (e) {
+      add("bad_manifest", ARTIFACTS.manifest, e instanceof NoemaError ? e.message : String(e));
+    }
+  }
+  if (manifest) {
+    if (typeof manifest.episode_id === "string") episodeId = manifest.episode_id;
+    for (const p of checkManifest(manifest)) add("bad_manifest", ARTIFACTS.manifest, `${p.path ? p.path + ": " : ""}${p.message}`);
+    const listed = new Set<string>();
+    const entries = Array.isArray(manifest.files) ? manifest.files : [];
+    for (const [i, raw] of entries.entries()) {
+      const f = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+      if (typeof f.name !== "string") continue; // reported by checkManifest
+      const name = f.name;
+      listed.add(name);
+      const expected = { size_bytes: f.size_bytes, sha256: f.sha256 };
+      const unsafe = unsafeName(name);
+      if (unsafe) {
+        files.push({ name, status: "unsafe_path", expected, actual: null });
+        add("unsafe_path", name, `files[${i}].name ${unsafe}; refused`);
+        continue;
+      }
+      const path = join(dir, name);
+      let st;
+      try {
+        st = lstatSync(path);
+      } catch {
+        files.push({ name, status: "missing", expected, actual: null });
+        add("missing", name, "listed in the manifest but does not exist");
+        continue;
+      }
+      if (!st.isFile()) {
+        files.push({ name, status: "unsafe_path", expected, actual: null });
+        add("unsafe_path", name, st.isSymbolicLink() ? "is a symlink; artifacts are regular files" : "is not a regular file");
+        continue;
+      }
+      const actual = sha256File(path);
+      if (actual.sha256 !== f.sha256) {
+        const sizeDiffers = typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes;
+        files.push({ name, status: sizeDiffers ? "size_mismatch" : "hash_mismatch", expected, actual });
+        if (sizeDiffers) add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+        add("hash_mismatch", name, "sha256 differs from manifest");
+      } else if (actual.size_bytes !== f.size_bytes) {
+        files.push({ name, status: "size_mismatch", expected, actual });
+        add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+      } else {
+        files.push({ name, status: "ok", expected, actual });
+      }
+    }
+    for (const name of listArtifactFiles(dir)) {
+      if (listed.has(name)) continue;
+      files.push({ name, status: "unlisted", expected: null, actual: sha256File(join(dir, name)) });
+      add("unlisted", name, "present in the episode directory but not listed in the manifest");
+    }
+    signature = verifyManifestSignature(manifest, key);
+    if (signature.status === "bad_signature") add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
+    else if (signature.status === "unsigned") {
+      add("unsigned", ARTIFACTS.manifest, strict ? "the manifest is not signed (--strict requires a signature)" : "the manifest is not signed", strict ? "error" : "warning");
+    } else if (signature.status === "unchecked") {
+      add("unchecked_signature", ARTIFACTS.manifest, signature.message ?? "signature not checked", strict ? "error" : "warning");
+    }
+  }
+
+  const errors = issues.filter((i) => i.severity === "error");
+  const has = (...kinds: IntegrityIssueKind[]) => errors.some((i) => kinds.includes(i.kind));
+  const exit_code = has("bad_signature", "unsigned", "unchecked_signature")
+    ? 4
+    : has("missing", "missing_manifest")
+    ? 3
+    : errors.length > 0
+    ? 2
+    : 0;
+  const status = exit_code === 4 ? "bad_signature" : exit_code === 3 ? "missing" : exit_code === 2 ? "tampered" : "ok";
+  return {
+    episode_dir: dir,
+    manifest: manifestPath,
+    episode_id: episodeId,
+    status,
+    exit_code,
+    files,
+    signature,
+    issues,
+    duration_ms: Math.round((performance.now() - t0) * 100) / 100,
+    strict,
+  };
+}

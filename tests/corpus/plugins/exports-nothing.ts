@@ -1,0 +1,2 @@
+// A policy file with no default export.
+export const helper = 1;

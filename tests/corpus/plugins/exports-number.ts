@@ -1,0 +1,2 @@
+// A default export that is not a policy.
+export default 42;

@@ -1,0 +1,69 @@
+/**
+ * Running the real `noema` CLI as a child process under the runtime running
+ * the tests: Bun `bun src/cli/main.ts`, Deno `deno run -A src/cli/main.ts`.
+ *
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const REPO: string = fileURLToPath(new URL("../..", import.meta.url));
+/** The CLI entry. */
+export const MAIN: string = join(REPO, "src", "cli", "main.ts");
+/** Whether the tests run under Deno. */
+export const IS_DENO: boolean = "Deno" in globalThis;
+
+/** What a CLI run produced. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link cli}. */
+export interface CliOptions {
+  /** Extra environment; entries set to undefined are removed. */
+  env?: Record<string, string | undefined>;
+  /** Working directory. @default {REPO} */
+  cwd?: string;
+  /** Kill the child after this many ms. @default {60000} */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs the CLI with `args`.
+ *
+ * @example
+ * ```ts
+ * import { cli } from "./helpers/cli.ts";
+ * const r = cli(["verify", "ep_1", "--json"], { env: { NOEMA_ROOT: "/tmp/root" } });
+ * ```
+ */
+export function cli(args: string[], options: CliOptions = {}): CliResult {
+  const env: Record<string, string> = {};
+  for (
+    const [k, v] of Object.entries({
+      ...process.env,
+      NO_COLOR: "1",
+      NOEMA_ROOT: undefined,
+      NOEMA_SIGNING_KEY: undefined,
+      NOEMA_SIGNING_KID: undefined,
+      ...options.env,
+    })
+  ) {
+    if (v !== undefined) env[k] = v;
+  }
+  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
+  const r = spawnSync(process.execPath, argv, {
+    cwd: options.cwd ?? REPO,
+    env,
+    encoding: "utf8",
+    maxBuffer: 256 << 20,
+    timeout: options.timeoutMs ?? 60_000,
+  });
+  if (r.error) throw r.error;
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
