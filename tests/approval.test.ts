@@ -66,6 +66,7 @@ describe("pause", () => {
     const listed = listEpisodes({ root, limit: 50 }).find((e) => e.episode_id === r.episode_id)!;
     assert.equal(listed.status, "pending");
     assert.equal(listed.lifecycle, "non-terminal");
+    assert.deepEqual(listed.pending, { checkpoint_id: r.checkpoint_id, kind: "review", step_id: "step-2", reason: "review step step-2: a human checks the change" });
     assert.equal(pendingCheckpoint(r.episode_id, { root }).checkpoint.pending.reason, "review step step-2: a human checks the change");
   });
 
@@ -77,6 +78,8 @@ describe("pause", () => {
     assert.equal(r.pending?.kind, "approval");
     assert.equal(r.pending?.policy_id, "ApprovalGate@1.0");
     assert.deepEqual(calls, [], "the action did not run");
+    const checkpointEvent = events(r.episode_dir).at(-1)!;
+    assert.deepEqual(checkpointEvent.payload.pending.action.input, { command: "deploy prod" }, "the checkpoint event shows the pending action");
     approve(r.episode_id, { root, by: "ana" });
     const done = await resume(r.episode_id, { root, using: recording, policies: [gate] });
     assert.equal(done.status, "ok");

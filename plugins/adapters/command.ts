@@ -27,7 +27,7 @@ const command: AdapterPlugin = {
   kind: "command",
   create(context) {
     const config = context.config;
-    const base = Array.isArray(config.command) ? config.command.map(String) : [...context.args];
+    const base = context.args.length > 0 ? [...context.args] : Array.isArray(config.command) ? config.command.map(String) : [];
     if (base.length === 0) {
       throw new Error('the command adapter needs a command: noema run "<task>" --using command -- <program> [args…]');
     }
@@ -38,7 +38,10 @@ const command: AdapterPlugin = {
         if (request.step.kind !== "act") {
           return { status: "ok", outcome: `nothing to run for a ${request.step.kind} step` };
         }
-        const argv = base.map((a) => a.replaceAll("{task}", request.task).replaceAll("{episode_id}", request.episode_id));
+        // The action input's argv (the command line's arguments, possibly changed by a policy) wins.
+        const input = request.action.input;
+        const chosen = Array.isArray(input.argv) && input.argv.length > 0 ? input.argv.map(String) : base;
+        const argv = chosen.map((a) => a.replaceAll("{task}", request.task).replaceAll("{episode_id}", request.episode_id));
         const r = await runProcess({
           argv,
           cwd: request.workspace ?? undefined,

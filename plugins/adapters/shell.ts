@@ -36,7 +36,7 @@ const shell: AdapterPlugin = {
       async act(request): Promise<ActResult> {
         const input = request.action.input;
         const command = typeof input.command === "string" ? input.command : undefined;
-        const argv = strings(input.argv) ?? (context.args.length > 0 ? [...context.args] : undefined);
+        const argv = strings(input.argv);
         if (request.step.kind !== "act" && command === undefined && strings(input.argv) === undefined) {
           return { status: "ok", outcome: `nothing to run for a ${request.step.kind} step` };
         }

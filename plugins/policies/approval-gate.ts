@@ -14,8 +14,9 @@ export default {
   name: "ApprovalGate",
   version: "1.0",
   api: "1.0",
-  advise(state: { step: { kind: string; inputs: Record<string, unknown> }; action: { input: Record<string, unknown> } }) {
-    const command = typeof state.action.input.command === "string" ? state.action.input.command : "";
+  advise(state: { step: { kind: string; inputs: Readonly<Record<string, unknown>> }; action: { input: Readonly<Record<string, unknown>> } }) {
+    const input = state.action.input;
+    const command = typeof input.command === "string" ? input.command : Array.isArray(input.argv) ? input.argv.join(" ") : "";
     const risky = state.step.kind === "review" || state.step.inputs.risky === true || RISKY.test(command);
     if (!risky) return undefined;
     return {

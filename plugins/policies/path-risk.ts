@@ -16,7 +16,7 @@ const SENSITIVE = [/(^|\/)\.env(\.|$)/, /(^|\/)\.git\//, /id_(rsa|ed25519)/, /\.
 
 function writtenPaths(input: Readonly<Record<string, unknown>>): string[] {
   if (Array.isArray(input.writes)) return input.writes.filter((p): p is string => typeof p === "string");
-  const command = typeof input.command === "string" ? input.command : "";
+  const command = typeof input.command === "string" ? input.command : Array.isArray(input.argv) ? input.argv.join(" ") : "";
   const out: string[] = [];
   for (const m of command.matchAll(/>>?\s*([^\s;&|]+)/g)) out.push(m[1]);
   for (const m of command.matchAll(/\b(?:tee(?:\s+-a)?|touch|rm(?:\s+-[rf]+)?|sed\s+-i(?:\s+'[^']*'|\s+"[^"]*"|\s+\S+)?)\s+([^\s;&|]+)/g)) out.push(m[1]);

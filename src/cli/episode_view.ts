@@ -63,6 +63,8 @@ export interface Waiting {
   checkpoint_id: string | null;
   /** Its timestamp. */
   timestamp: string | null;
+  /** What waits for approval (from a `run.checkpoint`): kind, step, reason, policy and the pending action. */
+  pending: Record<string, unknown> | null;
 }
 
 /** Everything `noema view` shows; `noema view --json` prints it. */
@@ -224,9 +226,10 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
         waiting = {
           event_type: e.event_type,
           status: str(payload.status),
-          reason: str(payload.reason),
+          reason: str(payload.reason) ?? str((payload.pending as Record<string, unknown> | undefined)?.reason),
           checkpoint_id: str(payload.checkpoint_id),
           timestamp: ts,
+          pending: typeof payload.pending === "object" && payload.pending !== null ? payload.pending as Record<string, unknown> : null,
         };
       }
       ring.push({ timestamp: ts, delta_ms: msBetween(firstTs, ts), phase, summary: eventSummary(e) });

@@ -28,6 +28,8 @@ export interface EpisodeEntry {
   outcome?: string;
   /** Why the episode could not be read, when `status` is `unreadable`. */
   error?: string;
+  /** For a run paused for approval: its latest checkpoint's id, kind, step and reason. */
+  pending?: { checkpoint_id: string; kind: string; step_id: string; reason: string };
 }
 
 /** Options for {@link listEpisodes}. */
@@ -49,6 +51,33 @@ function ulidTime(id: string): number | null {
   let t = 0;
   for (const ch of m[1]) t = t * 32 + CROCKFORD.indexOf(ch);
   return t;
+}
+
+/** The newest checkpoint of a paused run (by `created_at`), if any. */
+function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
+  const cpDir = join(dir, "checkpoints");
+  if (!existsSync(cpDir)) return undefined;
+  let best: { created_at: string; value: NonNullable<EpisodeEntry["pending"]> } | undefined;
+  for (const name of readdirSync(cpDir)) {
+    if (!name.endsWith(".json")) continue;
+    try {
+      const c = readJsonFile(join(cpDir, name)) as { checkpoint_id?: unknown; created_at?: unknown; pending?: Record<string, unknown> };
+      const created = String(c.created_at ?? "");
+      if (best && best.created_at >= created) continue;
+      best = {
+        created_at: created,
+        value: {
+          checkpoint_id: String(c.checkpoint_id),
+          kind: String(c.pending?.kind ?? "approval"),
+          step_id: String(c.pending?.step_id ?? ""),
+          reason: String(c.pending?.reason ?? ""),
+        },
+      };
+    } catch {
+      // an unreadable checkpoint is reported by validate/resume, not by list
+    }
+  }
+  return best?.value;
 }
 
 function readEntry(id: string, dir: string): EpisodeEntry {
@@ -75,6 +104,10 @@ function readEntry(id: string, dir: string): EpisodeEntry {
       if (typeof summary.outcome === "string") entry.outcome = summary.outcome;
       entry.task ??= typeof summary.task === "string" ? summary.task : null;
       entry.started_at ??= typeof summary.started_at === "string" ? summary.started_at : null;
+    }
+    if (!terminal && entry.status === "pending") {
+      const pending = latestCheckpoint(dir);
+      if (pending) entry.pending = pending;
     }
   } catch (e) {
     entry.status = "unreadable";

@@ -83,6 +83,8 @@ export interface EngineSettings {
   tags: Record<string, string | number | boolean>;
   workspace: string | null;
   loadedAdapter: LoadedAdapter;
+  /** Arguments after `--`: the command of `act` steps that give none (recorded in the action input as `argv`). */
+  args: readonly string[];
   policies: LoadedPolicy[];
   /** Learned thresholds per policy id. */
   thresholds: Map<string, number>;
@@ -273,7 +275,13 @@ export class Engine {
         candidateId = approved.candidateId;
         approvalRecord = approved.approval;
       } else {
-        const decided = await this.#decide(index, step, stepView, { kind: actionKind, tool, input: { ...(step.inputs ?? {}) } });
+        const input: Record<string, unknown> = { ...(step.inputs ?? {}) };
+        // The command line's arguments are the action of act steps that name none, so policies,
+        // approvals and the action candidate see what will run.
+        if (step.kind === "act" && s.args.length > 0 && input.command === undefined && input.argv === undefined) {
+          input.argv = [...s.args];
+        }
+        const decided = await this.#decide(index, step, stepView, { kind: actionKind, tool, input });
         action = decided.action;
         candidateId = decided.candidateId;
         hintsForAdapter = decided.hints;
@@ -621,7 +629,7 @@ export class Engine {
       checkpoint_id: checkpointId,
       event_offset: checkpoint.event_offset,
       checkpoint_path: path,
-      pending: { kind: pending.kind, step_id: pending.step_id, reason: pending.reason, policy_id: pending.policy_id },
+      pending: { kind: pending.kind, step_id: pending.step_id, reason: pending.reason, policy_id: pending.policy_id, action: pending.action },
     }, { event_type: "run.checkpoint" });
     this.rec.close();
     this.learnLog.close();

@@ -316,6 +316,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       tags: rec.tags,
       workspace: rec.workspace,
       loadedAdapter,
+      args: rec.args,
       policies,
       thresholds: new Map(),
       planner,

@@ -241,6 +241,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     tags: { ...(options.tags ?? {}) },
     workspace,
     loadedAdapter,
+    args: options.args ?? [],
     policies,
     thresholds: learnedThresholds(root, policies, learnMode),
     planner: { name: loadedPlanner.planner.name, path: loadedPlanner.path, sha256: loadedPlanner.sha256 },
