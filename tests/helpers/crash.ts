@@ -81,7 +81,8 @@ export async function killLoop(repo: string, dir: string, kills: number): Promis
     }
     try {
       const first = validate(episode); // must not throw, whatever the kill left
-      if (code === 0) {
+      // Finished (exit 0), or killed after the manifest sealed it: complete, and it must be valid.
+      if (code === 0 || existsSync(join(episode, "manifest.json"))) {
         report.completed++;
         if (!first.valid) report.failures.push(`${id}: completed but invalid`);
         continue;
