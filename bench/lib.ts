@@ -198,6 +198,20 @@ export interface BenchTable {
   notes?: string[];
 }
 
+/**
+ * One row of the combined table `bench/run.ts` prints: a measure, its value,
+ * the baseline measured in the same run, the ratio, the goal and whether it
+ * was met (`yes`, `NO`, or `-` when there is no goal).
+ */
+export interface Measure {
+  measure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  goal: string;
+  met: string;
+}
+
 /** What a benchmark's `main()` returns. */
 export interface BenchReport {
   /** The benchmark's name. */
@@ -206,6 +220,8 @@ export interface BenchReport {
   tables: BenchTable[];
   /** False when a goal was missed. */
   ok: boolean;
+  /** Its rows for the combined table; when absent, `bench/run.ts` derives them from `tables`. */
+  measures?: Measure[];
 }
 
 /** Formats a table as aligned plain text (numbers right-aligned), GitHub-markdown compatible. */

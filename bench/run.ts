@@ -1,7 +1,9 @@
 /**
  * Runs every benchmark: each `bench/*.ts` that exports `main()` (all but
- * `lib.ts` and `run.ts`), in name order, and prints their tables. Exits 1
- * when a benchmark missed a goal or failed.
+ * `lib.ts` and `run.ts`), in name order, and prints ONE combined table — one
+ * row per measure: `benchmark | measure | value | baseline | ratio | goal |
+ * met` — then the machine it ran on. Exits 1 when a benchmark missed a goal
+ * or failed (a failed benchmark shows as a row with met `FAILED`).
  *
  *     bun bench/run.ts [--only stream] [--results bench/RESULTS.md] [benchmark flags…]
  *
@@ -15,7 +17,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { BENCH_DIR, type BenchReport, flag, formatTable, machineInfo, printTable } from "./lib.ts";
+import { BENCH_DIR, type BenchReport, type BenchTable, flag, formatTable, machineInfo, type Measure } from "./lib.ts";
 
 type BenchModule = { main?: (args: string[]) => Promise<BenchReport> };
 
@@ -48,20 +50,89 @@ export async function runAll(args: string[] = process.argv.slice(2)): Promise<Be
       reports.push(await mod.main(passThrough(args)));
     } catch (e) {
       process.stderr.write(`${file}: failed: ${(e as Error).stack ?? e}\n`);
-      reports.push({ name, tables: [], ok: false });
+      const why = String((e as Error)?.message ?? e).split("\n")[0].slice(0, 120);
+      reports.push({ name, tables: [], ok: false, measures: [{ measure: `failed: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "FAILED" }] });
     }
   }
   return reports;
 }
 
-/** Markdown for `bench/RESULTS.md`: the machine, then every table. */
+const metOf = (text: string): string =>
+  /\b(NOT met|MISSED|NO)\b/.test(text) ? "NO" : /\bmet\b|\byes\b/.test(text) ? "yes" : "-";
+
+/**
+ * Rows for the combined table from a benchmark's own tables, when it gives no
+ * `measures`: the first column is the measure; `value`/`baseline`/`ratio`/
+ * `goal`/`met` columns are used when present, a `vs X` column is the ratio
+ * against X, other columns are folded into the value; a note of the form
+ * `ratio: 0.8× — goal ≤ 1.0× (…): met` fills the first row's ratio and goal.
+ *
+ * @example
+ * ```ts
+ * import { measuresFromTable } from "./run.ts";
+ * measuresFromTable({ title: "t", columns: ["task", "time (s)", "vs jq", "goal"], rows: [["validate", "2.6", "0.15x", "faster: met"]] });
+ * // [{ measure: "validate", value: "time (s) 2.6", baseline: "jq", ratio: "0.15x", goal: "faster", met: "yes" }]
+ * ```
+ */
+export function measuresFromTable(t: BenchTable): Measure[] {
+  const cols = t.columns.map((c) => c.toLowerCase());
+  const idx = (name: string) => cols.indexOf(name);
+  const vs = cols.findIndex((c) => c.startsWith("vs "));
+  const out = t.rows.map((r): Measure => {
+    const used = new Set([0, idx("value"), idx("baseline"), idx("ratio"), idx("goal"), idx("met"), vs]);
+    const value = idx("value") >= 0
+      ? r[idx("value")]
+      : t.columns.map((c, i) => (used.has(i) || r[i] === undefined || r[i] === "" ? "" : `${c} ${r[i]}`)).filter(Boolean).join(", ");
+    const goalText = idx("goal") >= 0 ? r[idx("goal")] ?? "" : "";
+    const goal = goalText.replace(/:\s*(met|MISSED|NOT met)\s*$/, "");
+    return {
+      measure: r[0] ?? "",
+      value,
+      baseline: idx("baseline") >= 0 ? r[idx("baseline")] : vs >= 0 ? t.columns[vs].slice(3) : "",
+      ratio: idx("ratio") >= 0 ? r[idx("ratio")] : vs >= 0 ? r[vs] : "",
+      goal: goal === "-" ? "" : goal,
+      met: idx("met") >= 0 ? (r[idx("met")] || "-") : goalText ? metOf(goalText) : "-",
+    };
+  });
+  for (const note of t.notes ?? []) {
+    const m = /ratio:\s*([^\s]+)\s*—\s*goal\s*(.*?):\s*(met|NOT met|not measured)\s*$/.exec(note);
+    if (m && out[0]) Object.assign(out[0], { ratio: m[1], goal: m[2], met: m[3] === "met" ? "yes" : m[3] === "NOT met" ? "NO" : "-" });
+  }
+  return out;
+}
+
+/** The combined table: one row per measure of every benchmark. */
+export function combinedTable(reports: BenchReport[]): BenchTable {
+  const rows: string[][] = [];
+  for (const r of reports) {
+    const measures = r.measures ?? r.tables.flatMap(measuresFromTable);
+    for (const m of measures) rows.push([r.name, m.measure, m.value, m.baseline || "-", m.ratio || "-", m.goal || "-", m.met || "-"]);
+  }
+  const missed = rows.filter((r) => r[6] === "NO" || r[6] === "FAILED").length;
+  return {
+    title: "noema benchmarks",
+    columns: ["benchmark", "measure", "value", "baseline", "ratio", "goal", "met"],
+    rows,
+    notes: [
+      "Every baseline is measured in the same run on the same machine; no baseline is tuned.",
+      missed === 0 ? "Every goal was met." : `${missed} goal(s) missed or benchmark(s) failed: see the rows marked NO / FAILED.`,
+    ],
+  };
+}
+
+/** Markdown for `bench/RESULTS.md`: the date and machine, the combined table, then every benchmark's own tables. */
 export function resultsMarkdown(reports: BenchReport[], info: Record<string, string> = machineInfo()): string {
   return [
     "# Benchmark results",
     "",
     "Generated by `bun bench/run.ts --results bench/RESULTS.md`.",
     "",
+    formatTable(combinedTable(reports)),
+    "## Machine",
+    "",
     ...Object.entries(info).map(([k, v]) => `- ${k}: ${v.includes("\n") ? "\n\n```\n" + v + "\n```\n" : v}`),
+    "",
+    "## Details per benchmark",
     "",
     ...reports.flatMap((r) => r.tables.map(formatTable)),
   ].join("\n");
@@ -70,11 +141,13 @@ export function resultsMarkdown(reports: BenchReport[], info: Record<string, str
 if (import.meta.main) {
   const args = process.argv.slice(2);
   const reports = await runAll(args);
-  process.stdout.write("\n");
-  for (const r of reports) for (const t of r.tables) printTable(t);
+  const info = machineInfo();
+  process.stdout.write("\n" + formatTable(combinedTable(reports)) + "\n");
+  const { "free -h": _free, ...brief } = info;
+  process.stdout.write(Object.entries(brief).map(([k, v]) => `${k}: ${v}`).join("\n") + "\n");
   const results = flag(args, "results");
   if (results) {
-    writeFileSync(results, resultsMarkdown(reports));
+    writeFileSync(results, resultsMarkdown(reports, info));
     process.stderr.write(`wrote ${results}\n`);
   }
   const failed = reports.filter((r) => !r.ok).map((r) => r.name);

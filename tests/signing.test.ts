@@ -82,10 +82,10 @@ describe("noema verify", () => {
     const r = cli(["verify", signed], { env: signedEnv });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^Artifact verification\n/);
-    assert.match(r.stdout, /^status   : ok$/m);
-    assert.match(r.stdout, /^files    : 4$/m);
+    assert.match(r.stdout, /^status {3}: ok$/m);
+    assert.match(r.stdout, /^files {4}: 4$/m);
     assert.match(r.stdout, /^signature: valid \(hs256, kid test-key\)$/m);
-    assert.match(r.stdout, /^issues   : none$/m);
+    assert.match(r.stdout, /^issues {3}: none$/m);
     assert.match(r.stdout, /^- events\.jsonl: ok$/m);
     const j = JSON.parse(cli(["verify", signed, "--json", "--strict"], { env: signedEnv }).stdout);
     assert.equal(j.status, "ok");
@@ -105,7 +105,7 @@ describe("noema verify", () => {
     writeFileSync(path, bytes);
     const r = cli(["verify", id], { env: signedEnv });
     assert.equal(r.code, 2, r.stdout + r.stderr);
-    assert.match(r.stdout, /^status   : tampered$/m);
+    assert.match(r.stdout, /^status {3}: tampered$/m);
     assert.match(r.stdout, /^- events\.jsonl: hash_mismatch \(sha256 differs from manifest\)$/m);
     const j = JSON.parse(cli(["verify", id, "--json"], { env: signedEnv }).stdout);
     assert.deepEqual(j.issues.map((i: { kind: string; file: string }) => [i.kind, i.file]), [["hash_mismatch", "events.jsonl"]]);
@@ -122,7 +122,7 @@ describe("noema verify", () => {
   test("the wrong key: bad_signature, exit 4", () => {
     const r = cli(["verify", signed], { env: { ...signedEnv, NOEMA_SIGNING_KEY: "not the key" } });
     assert.equal(r.code, 4, r.stdout + r.stderr);
-    assert.match(r.stdout, /^status   : bad_signature$/m);
+    assert.match(r.stdout, /^status {3}: bad_signature$/m);
     assert.match(r.stdout, /bad_signature: signature\.value: the HMAC does not match/);
     // An edited manifest (hashes rewritten to hide tampering) fails the signature too.
     const id = fresh(signedEnv);
@@ -138,7 +138,7 @@ describe("noema verify", () => {
     rmSync(join(root, "episodes", id, "state.json"));
     const r = cli(["verify", id], { env: signedEnv });
     assert.equal(r.code, 3, r.stdout + r.stderr);
-    assert.match(r.stdout, /^status   : missing$/m);
+    assert.match(r.stdout, /^status {3}: missing$/m);
     assert.match(r.stdout, /^- state\.json: missing/m);
     rmSync(join(root, "episodes", id, "manifest.json"));
     const r2 = cli(["verify", id, "--json"], { env: signedEnv });

@@ -73,7 +73,9 @@ class PolicyWorkerHost {
     this.sent.clear();
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url));
     this.worker = worker;
-    worker.unref();
+    // Held (ref'd) only while a load or a call is in flight, so an idle worker never keeps the process alive.
+    if (this.busy > 0) worker.ref();
+    else worker.unref();
     this.started = new Promise<boolean>((ready) => {
       worker.on("message", (m: FromWorker) => {
         if (m.type === "ready") ready(true);
@@ -128,7 +130,6 @@ class PolicyWorkerHost {
     const pending = [...this.calls.values(), ...this.loads.values()];
     this.calls.clear();
     this.loads.clear();
-    this.busy = 0;
     for (const p of pending) p.reject(error);
     if (worker) void worker.terminate();
   }
@@ -136,6 +137,7 @@ class PolicyWorkerHost {
   /** Loads the file as a new policy instance; null when no worker can be started. */
   async load(handle: number, displayPath: string): Promise<{ id: string; name: string; version: string } | null> {
     this.handles.add(handle);
+    this.hold();
     let ok: boolean;
     try {
       ok = await this.start();
@@ -144,9 +146,9 @@ class PolicyWorkerHost {
     }
     if (!ok) {
       this.handles.delete(handle);
+      this.release();
       return null;
     }
-    this.hold();
     const ms = loadTimeoutMs();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -173,6 +175,15 @@ class PolicyWorkerHost {
 
   /** One `advise` call. */
   async advise(handle: number, state: PolicyState): Promise<unknown> {
+    this.hold();
+    try {
+      return await this.call(handle, state);
+    } finally {
+      this.release();
+    }
+  }
+
+  private async call(handle: number, state: PolicyState): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
     for (const [key, value] of Object.entries(state as Record<string, unknown>)) {
@@ -185,22 +196,17 @@ class PolicyWorkerHost {
       }
     }
     const call = this.nextCall++;
-    this.hold();
-    try {
-      return await new Promise<unknown>((resolve, reject) => {
-        this.calls.set(call, { resolve, reject });
-        try {
-          this.post({ type: "advise", call, handle, parts });
-        } catch (e) {
-          // The state could not be copied (a function in it…): nothing was sent.
-          this.calls.delete(call);
-          for (const key of Object.keys(parts)) this.sent.delete(key);
-          reject(e as Error);
-        }
-      });
-    } finally {
-      this.release();
-    }
+    return await new Promise<unknown>((resolve, reject) => {
+      this.calls.set(call, { resolve, reject });
+      try {
+        this.post({ type: "advise", call, handle, parts });
+      } catch (e) {
+        // The state could not be copied (a function in it…): nothing was sent.
+        this.calls.delete(call);
+        for (const key of Object.keys(parts)) this.sent.delete(key);
+        reject(e as Error);
+      }
+    });
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */
