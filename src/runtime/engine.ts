@@ -353,9 +353,9 @@ export class Engine {
         p.lastDiff = patched.diff.map((d) => d.key);
         p.lastDirectivePolicy = policy.id;
       }
-      if (o.status === "applied" && o.verdict?.kind === "hint") hints.push(o.verdict.advice);
-      if (o.verdict?.risk_tags) riskTags = [...new Set([...riskTags, ...o.verdict.risk_tags])];
       const verdict = o.verdict ? this.redactor.redact(o.verdict).value : null;
+      if (o.status === "applied" && verdict?.kind === "hint") hints.push(verdict.advice);
+      if (verdict?.risk_tags) riskTags = [...new Set([...riskTags, ...verdict.risk_tags])];
       const dirEvent = this.emit("direction", {
         policy: policy.id,
         policy_id: policy.id,
@@ -423,7 +423,9 @@ export class Engine {
       risk_tags: riskTags,
     }, { caused_by: directionEventIds.at(-1) ?? p.lastStepEventId, evidence_ids: directionEventIds });
 
-    const decision = decide(outcomesForStep, s.governance, s.failurePolicy);
+    const decided = decide(outcomesForStep, s.governance, s.failurePolicy);
+    // Policy advice and errors reach the governance message: mask secrets in them.
+    const decision = { ...decided, message: this.redactor.redactString(decided.message), error: decided.error ? this.redactor.redact(decided.error).value : null };
     let blocked = decision.blocked;
     if (s.mode === "meta" && s.governance !== "off") {
       this.emit("governance", {
@@ -448,7 +450,7 @@ export class Engine {
     const pause = step.kind === "review"
       ? { kind: "review" as const, reason: `review step ${step.id}: ${step.description}`, policy_id: null }
       : blocked && approvalVerdict
-      ? { kind: "approval" as const, reason: approvalVerdict.verdict!.advice, policy_id: approvalVerdict.policy.id }
+      ? { kind: "approval" as const, reason: this.redactor.redactString(approvalVerdict.verdict!.advice), policy_id: approvalVerdict.policy.id }
       : blocked && s.pauseOnVeto
       ? { kind: "veto" as const, reason: decision.message, policy_id: decision.policy_id }
       : null;

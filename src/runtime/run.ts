@@ -334,11 +334,14 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
 
     // ---- Plan.
     const stepRedaction = new Map<string, RedactionReport>();
+    // Step texts and inputs are masked once, here: the plan event, state.json and every later event see masked values.
     const steps: PlanStep[] = plan.steps.map((step) => {
-      if (!step.inputs) return step;
+      const masked: PlanStep = { ...step, description: redactor.redactString(step.description) };
+      if (step.rationale !== undefined) masked.rationale = redactor.redactString(step.rationale);
+      if (!step.inputs) return masked;
       const { value, report } = redactor.redact(step.inputs, "payload.input");
       stepRedaction.set(step.id, report);
-      return { ...step, inputs: value };
+      return { ...masked, inputs: value };
     });
     const planStarted = rec.now();
     const planEvent = emit("plan", Engine.planPayload(plan.source, steps, plan.rationale), {
