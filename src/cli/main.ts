@@ -71,6 +71,9 @@ export function buildProgram(ctx: CliContext, usage: { message: string | null } 
   return program;
 }
 
+/** Commands that may load plugin files from disk. */
+const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume"]);
+
 /** The name of the command in `argv` (the first word that names one), for hints. */
 function commandIn(program: Command, argv: readonly string[]): string | null {
   for (let i = 0; i < argv.length; i++) {
@@ -110,6 +113,11 @@ export async function main(
       program.outputHelp();
       out.flush();
       return EXIT.OK;
+    }
+    if (PLUGIN_COMMANDS.has(commandIn(program, argv) ?? "")) {
+      // Plugin files (policies, adapters, planners, assertion plugins) import "noema": serve it before any loads.
+      const { registerPluginApi } = await import("../plugins/loader.ts");
+      await registerPluginApi();
     }
     await program.parseAsync([...argv], { from: "user" });
     out.flush();

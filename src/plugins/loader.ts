@@ -100,9 +100,29 @@ async function importFile(path: string): Promise<Record<string, unknown>> {
   try {
     return await import(pathToFileURL(abs).href) as Record<string, unknown>;
   } catch (e) {
-    const msg = (e as Error)?.message ?? String(e);
-    throw pluginError(path, `cannot load: ${msg.split("\n")[0]}`, e);
+    throw pluginError(path, loadFailure(e), e);
   }
+}
+
+/**
+ * What went wrong importing a plugin file, in one line. Syntax errors say
+ * where: Bun throws a `BuildMessage` with a `position`, Deno a `SyntaxError`
+ * whose message ends in `at file:///…:LINE:COL`.
+ */
+function loadFailure(e: unknown): string {
+  const err = e as { name?: unknown; message?: unknown; position?: { line?: unknown; column?: unknown } | null } | null;
+  const text = typeof err?.message === "string" ? err.message : String(e);
+  const first = text.split("\n")[0].replace(/^(TypeError: )?SyntaxError: /, "").trim();
+  const isBuild = err?.constructor?.name === "BuildMessage" || err?.name === "BuildMessage";
+  if (isBuild && typeof err?.position?.line === "number") {
+    return `syntax error at line ${err.position.line}, column ${String(err.position.column)}: ${first}`;
+  }
+  if (/SyntaxError/.test(text)) {
+    const at = /:(\d+):(\d+)\s*$/m.exec(text.split("\n").filter((l) => /^\s*at /.test(l)).at(-1) ?? "");
+    return at ? `syntax error at line ${at[1]}, column ${at[2]}: ${first}` : `syntax error: ${first}`;
+  }
+  if (isBuild) return `syntax error: ${first}`;
+  return `cannot load: ${first}`;
 }
 
 /**

@@ -10,6 +10,7 @@ import { registerApproval, registerResume } from "./approval.ts";
 import { registerCompletions } from "./completions.ts";
 import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
+import { registerInit } from "./init.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
 import { registerRun } from "./run.ts";
@@ -39,6 +40,8 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerValidate,
   registerVerify,
   registerSchema,
+  // Plugin authoring
+  registerInit,
   // Shell
   registerCompletions,
   registerVersion,

@@ -1,0 +1,332 @@
+/**
+ * The CI smoke test of the single binary: builds `dist/noema` once with
+ * `scripts/build.ts` (`bun build --compile`), then uses it from a temp
+ * directory outside the repository with plugins copied or generated there:
+ * runs (vetoed, exit 3; safe, exit 0), `view --json`, `validate`,
+ * `list --json | jq`, `schema`, `init`, plugin load errors, and a hostile
+ * working directory (`bunfig.toml` preload, `.env`, `tsconfig.json`,
+ * `package.json`) that must not affect it.
+ *
+ * Skipped as a whole, with a message, only when `bun build --compile` is not
+ * available.
+ *
+ * @module
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
+import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
+
+function compileUnavailable(): string | null {
+  const r = spawnSync(bunExecutable(), ["build", "--help"], { encoding: "utf8" });
+  if (r.error) return `bun is not available (${r.error.message})`;
+  return `${r.stdout}${r.stderr}`.includes("--compile") ? null : "this bun has no `bun build --compile`";
+}
+
+const SKIP = compileUnavailable();
+if (SKIP) process.stderr.write(`tests/binary.test.ts: skipped: ${SKIP}\n`);
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs an executable in `cwd` with a clean environment (no NOEMA_ROOT, no debug). */
+function exec(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Result {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== "NOEMA_ROOT" && k !== "NOEMA_DEBUG") base[k] = v;
+  }
+  const r = spawnSync(bin, args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...base, NO_COLOR: "1", ...env },
+    maxBuffer: 64 << 20,
+  });
+  if (r.error) throw r.error;
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Asserts a one-line plugin error: exit 2, `noema: <file>: <what>`, no stack trace. */
+function assertPluginError(r: Result, file: string, what: RegExp): void {
+  assert.equal(r.code, 2, r.stderr);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `expected one line, got:\n${r.stderr}`);
+  assert.ok(lines[0].startsWith(`noema: ${file}: `), lines[0]);
+  assert.match(lines[0], what);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
+}
+
+describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {
+  const tmp = tempDir("noema-binary-");
+  const work = join(tmp.path, "work");
+  let noema = "";
+  let builtBytes = 0;
+
+  before(() => {
+    const result = build({ outfile: DEFAULT_OUTFILE });
+    noema = result.outfile;
+    builtBytes = result.bytes;
+    mkdirSync(join(work, "guards"), { recursive: true });
+    mkdirSync(join(work, "scripts"), { recursive: true });
+    // An example policy (imports "noema") and planner copied out of the repository, and a policy with no imports.
+    copyFileSync(join(REPO, "plugins", "policies", "sql-guard.ts"), join(work, "guards", "sql-guard.ts"));
+    copyFileSync(join(REPO, "plugins", "planners", "checklist.ts"), join(work, "checklist.ts"));
+    copyFileSync(join(REPO, "examples", "scripts", "sql-cleanup.jsonc"), join(work, "scripts", "sql-cleanup.jsonc"));
+    writeFileSync(
+      join(work, "guards", "no-rm.ts"),
+      `export default {
+  name: "NoRm",
+  version: "1.0",
+  advise(state: { action: { input: Record<string, unknown> } }) {
+    if (String(state.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf" };
+  },
+};
+`,
+    );
+    writeFileSync(
+      join(work, "sql-vetoed.jsonc"),
+      `// like examples/sql-vetoed.jsonc, with the policy copied next to it
+{
+  "task": "Clean up the staging database",
+  "using": "scripted",
+  "adapter": { "script": "scripts/sql-cleanup.jsonc" },
+  "policies": ["guards/sql-guard.ts"],
+  "steps": [
+    { "kind": "detect", "description": "Count stale rows", "inputs": { "sql": "SELECT count(*) FROM sessions LIMIT 1" } },
+    { "kind": "act", "description": "Drop the sessions table", "inputs": { "sql": "DROP TABLE sessions" } },
+    { "kind": "verify", "description": "Check the table is gone", "inputs": { "sql": "SELECT 1 FROM sessions LIMIT 1" } },
+  ],
+}
+`,
+    );
+    mkdirSync(join(work, "ws"), { recursive: true });
+    writeFileSync(
+      join(work, "check-version.ts"),
+      `import { NOEMA_VERSION } from "noema";
+export function evaluate(ctx: { workspace: string | null }) {
+  return { passed: typeof NOEMA_VERSION === "string" && ctx.workspace !== null, reason: "no workspace" };
+}
+`,
+    );
+    writeFileSync(
+      join(work, "safe.jsonc"),
+      `{
+  "task": "Write a greeting",
+  "using": "shell",
+  "workspace": "ws",
+  "policies": ["guards/sql-guard.ts", "guards/no-rm.ts"],
+  "steps": [
+    { "kind": "act", "description": "write it", "inputs": { "command": "echo hello > greeting.txt" } },
+    { "kind": "verify", "description": "read it", "inputs": { "command": "cat greeting.txt" } },
+  ],
+  "verify": [
+    { "kind": "file_contains", "path": "greeting.txt", "text": "hello" },
+    { "kind": "plugin", "path": "check-version.ts" },
+  ],
+}
+`,
+    );
+  });
+  after(() => tmp.cleanup());
+
+  test("the build produced an executable, and the test directory is outside the repository", () => {
+    assert.ok(existsSync(noema));
+    assert.ok(builtBytes > 1 << 20);
+    assert.ok(!realpathSync(work).startsWith(REPO + "/"), `${work} is inside ${REPO}`);
+  });
+
+  test("--version prints the version and the contract versions", () => {
+    const r = exec(noema, ["--version"], work);
+    assert.equal(r.code, 0, r.stderr);
+    const v = CONTRACT_VERSIONS;
+    assert.match(r.stdout, new RegExp(`^noema ${NOEMA_VERSION.replaceAll(".", "\\.")} `));
+    for (const part of [`event ${v.event}`, `state ${v.state}/${v.state_schema}`, `summary ${v.summary}`]) {
+      assert.ok(r.stdout.includes(part), `${part} missing from ${r.stdout}`);
+    }
+  });
+
+  test("a task with the copied sql-guard policy is vetoed: exit 3", () => {
+    const r = exec(noema, ["run", "sql-vetoed.jsonc", "--json"], work);
+    assert.equal(r.code, 3, r.stderr);
+    const out = JSON.parse(r.stdout) as { episode_id: string; status: string };
+    assert.equal(out.status, "vetoed");
+    const events = readFileSync(join(work, ".noema", "episodes", out.episode_id, "events.jsonl"), "utf8");
+    assert.match(events, /SqlGuard@1\.0/);
+    assert.match(events, /Destructive SQL blocked/);
+  });
+
+  let safeId = "";
+  test("a safe shell run with two policies and an assertion plugin that imports noema: exit 0", () => {
+    const r = exec(noema, ["run", "safe.jsonc", "--json"], work);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { episode_id: string; status: string; outcome: string };
+    assert.equal(out.status, "ok");
+    assert.equal(out.outcome, "success");
+    assert.equal(readFileSync(join(work, "ws", "greeting.txt"), "utf8"), "hello\n");
+    safeId = out.episode_id;
+  });
+
+  test("view --json, summary, validate and list --json (through jq when installed)", () => {
+    const view = exec(noema, ["view", safeId, "--json"], work);
+    assert.equal(view.code, 0, view.stderr);
+    const shown = JSON.parse(view.stdout) as { episode_dir?: string };
+    assert.equal(realpathSync(String(shown.episode_dir)), realpathSync(join(work, ".noema", "episodes", safeId)));
+
+    const summary = exec(noema, ["summary", safeId], work);
+    assert.equal(summary.code, 0, summary.stderr);
+    assert.equal((JSON.parse(summary.stdout) as { outcome: string }).outcome, "success");
+
+    const validate = exec(noema, ["validate", safeId], work);
+    assert.equal(validate.code, 0, validate.stdout + validate.stderr);
+
+    const list = exec(noema, ["list", "--json"], work);
+    assert.equal(list.code, 0, list.stderr);
+    const jq = spawnSync("jq", ["-r", ".[].episode_id"], { input: list.stdout, encoding: "utf8" });
+    const ids = !jq.error && jq.status === 0
+      ? jq.stdout.trim().split("\n")
+      : (JSON.parse(list.stdout) as { episode_id: string }[]).map((e) => e.episode_id);
+    assert.equal(ids.length, 2);
+    assert.ok(ids.includes(safeId));
+  });
+
+  test("schema prints the JSON Schemas of schemas/", () => {
+    for (const name of ["event", "summary"]) {
+      const r = exec(noema, ["schema", name], work);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(
+        JSON.parse(r.stdout),
+        JSON.parse(readFileSync(join(REPO, "schemas", `${name}.schema.json`), "utf8")),
+      );
+    }
+  });
+
+  test("init writes a policy and an adapter that the binary then runs, with the copied planner", () => {
+    const init = exec(noema, ["init", "policy", "house-rules", "--dir", "mine"], work);
+    assert.equal(init.code, 0, init.stderr);
+    assert.equal(exec(noema, ["init", "adapter", "echo-agent", "--dir", "mine"], work).code, 0);
+    const ok = exec(noema, [
+      "run",
+      "update; then publish",
+      "--using",
+      "./mine/echo-agent.ts",
+      "--policy",
+      "mine/house-rules.ts",
+      "--planner",
+      "checklist.ts",
+      "--json",
+    ], work);
+    assert.equal(ok.code, 0, ok.stderr);
+    const id = (JSON.parse(ok.stdout) as { episode_id: string }).episode_id;
+    const events = readFileSync(join(work, ".noema", "episodes", id, "events.jsonl"), "utf8");
+    assert.match(events, /planner:checklist/);
+    assert.match(events, /echo-agent: act step/);
+    assert.match(events, /HouseRules@1\.0/);
+    assert.equal(exec(noema, ["validate", id], work).code, 0);
+  });
+
+  test("plugin load errors are one line naming the file, exit 2; --debug adds the stack", () => {
+    writeFileSync(
+      join(work, "future.ts"),
+      `import { DirectedIntuition } from "noema";
+export default class Future extends DirectedIntuition {
+  static override api = "2.0";
+  advise() {}
+}
+`,
+    );
+    writeFileSync(join(work, "not-a-plugin.ts"), "export default 42;\n");
+    writeFileSync(join(work, "broken.ts"), "export default { name: 'x', advise( {\n");
+    writeFileSync(
+      join(work, "planner-v9.ts"),
+      "export default { name: 'p', api: '9.1', plan: () => ({ steps: [] }) };\n",
+    );
+    assertPluginError(
+      exec(noema, ["run", "t", "--policy", "future.ts"], work),
+      "future.ts",
+      /written for plugin API 2\.0, but this noema provides 1\.0$/,
+    );
+    assertPluginError(
+      exec(noema, ["run", "t", "--policy", "not-a-plugin.ts"], work),
+      "not-a-plugin.ts",
+      /does not export a policy/,
+    );
+    assertPluginError(exec(noema, ["run", "t", "--policy", "broken.ts"], work), "broken.ts", /syntax error at line 1/);
+    assertPluginError(
+      exec(noema, ["run", "t", "--policy", "missing.ts"], work),
+      "missing.ts",
+      /plugin file not found$/,
+    );
+    assertPluginError(
+      exec(noema, ["run", "t", "--using", "./not-a-plugin.ts"], work),
+      "./not-a-plugin.ts",
+      /does not export an adapter/,
+    );
+    assertPluginError(
+      exec(noema, ["run", "t", "--planner", "planner-v9.ts"], work),
+      "planner-v9.ts",
+      /written for plugin API 9\.1/,
+    );
+    const debug = exec(noema, ["run", "t", "--policy", "broken.ts", "--debug"], work);
+    assert.equal(debug.code, 2);
+    assert.ok(debug.stderr.trim().split("\n").length > 1, debug.stderr);
+  });
+
+  describe("a hostile working directory", () => {
+    const hostile = join(tmp.path, "hostile");
+    const marker = join(hostile, "PRELOAD-RAN");
+    before(() => {
+      mkdirSync(hostile, { recursive: true });
+      writeFileSync(
+        join(hostile, "evil.ts"),
+        `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "pwned");\n`,
+      );
+      writeFileSync(join(hostile, "bunfig.toml"), `preload = ["./evil.ts"]\n\n[run]\npreload = ["./evil.ts"]\n`);
+      writeFileSync(join(hostile, ".env"), `NOEMA_ROOT=${join(hostile, "env-root")}\nNOEMA_DEBUG=1\n`);
+      writeFileSync(
+        join(hostile, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { paths: { noema: ["./evil.ts"] } } }),
+      );
+      writeFileSync(
+        join(hostile, "package.json"),
+        JSON.stringify({ name: "evil", type: "commonjs", imports: { "#x": "./evil.ts" } }),
+      );
+      copyFileSync(join(REPO, "plugins", "policies", "sql-guard.ts"), join(hostile, "sql-guard.ts"));
+    });
+
+    test("neither the preload nor .env, tsconfig.json or package.json take effect", () => {
+      const r = exec(noema, ["run", "DROP TABLE users", "--policy", "sql-guard.ts", "--json"], hostile);
+      assert.equal(r.code, 3, r.stderr);
+      assert.equal(existsSync(marker), false, "bunfig.toml preload ran");
+      assert.equal(existsSync(join(hostile, "env-root")), false, ".env was loaded");
+      const out = JSON.parse(r.stdout) as { episode_dir: string };
+      assert.equal(
+        realpathSync(out.episode_dir).startsWith(realpathSync(join(hostile, ".noema"))),
+        true,
+        out.episode_dir,
+      );
+      assert.match(readFileSync(join(out.episode_dir, "events.jsonl"), "utf8"), /SqlGuard@1\.0/);
+    });
+
+    test("control: the same directory does inject a binary built without the hardening flags", () => {
+      const unhardened = build({ outfile: join(tmp.path, "unhardened", "noema"), harden: false, bytecode: false });
+      const r = exec(unhardened.outfile, ["run", "hello", "--json"], hostile);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(existsSync(marker), true, "the preload did not run: this test would not detect a regression");
+      assert.equal(
+        existsSync(join(hostile, "env-root")),
+        true,
+        ".env was not loaded: this test would not detect a regression",
+      );
+    });
+  });
+});

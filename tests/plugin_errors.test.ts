@@ -1,0 +1,156 @@
+/**
+ * Plugin load errors from source (the CLI under the runtime running this
+ * test, from a directory outside the repository): a plugin for another major
+ * API version, a default export that is not a plugin, a syntax error and a
+ * missing file each give one line naming the file and what is wrong, exit 2,
+ * and no stack trace unless `--debug`. `tests/binary.test.ts` checks the same
+ * with the compiled binary.
+ *
+ * @module
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { loadAdapter, loadPlannerFile, loadPolicyFile, NoemaError, PLUGIN_API_VERSION } from "noema";
+import { tempDir } from "./helpers/tmp.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const MAIN = join(REPO, "src", "cli", "main.ts");
+const IS_DENO = "Deno" in globalThis;
+
+interface Result {
+  code: number | null;
+  stderr: string;
+}
+
+function cli(args: string[], cwd: string): Result {
+  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "NOEMA_DEBUG") env[k] = v;
+  const r = spawnSync(process.execPath, argv, { cwd, encoding: "utf8", env: { ...env, NO_COLOR: "1" } });
+  if (r.error) throw r.error;
+  return { code: r.status, stderr: r.stderr };
+}
+
+function assertOneLine(r: Result, file: string, what: RegExp): void {
+  assert.equal(r.code, 2, r.stderr);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `expected one line, got:\n${r.stderr}`);
+  assert.ok(lines[0].startsWith(`noema: ${file}: `), lines[0]);
+  assert.match(lines[0], what);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
+}
+
+describe("plugin load errors", () => {
+  const tmp = tempDir("noema-plugin-errors-");
+  before(() => {
+    tmp.file(
+      "future.ts",
+      `import { DirectedIntuition } from "noema";
+export default class Future extends DirectedIntuition {
+  static override api = "2.0";
+  advise() {}
+}
+`,
+    );
+    tmp.file("future-object.ts", `export default { name: "F", api: "3.2", advise() {} };\n`);
+    tmp.file(
+      "future-adapter.ts",
+      `export default { name: "a", api: "2.0", create: () => ({ act: () => ({ status: "ok" }) }) };\n`,
+    );
+    tmp.file("not-a-plugin.ts", "export default 42;\n");
+    tmp.file("no-default.ts", "export const x = 1;\n");
+    tmp.file("broken.ts", "export default { name: 'x', advise( {\n");
+    tmp.file("throws.ts", "throw new Error('cannot start: no config');\n");
+  });
+  after(() => tmp.cleanup());
+
+  test("the plugin API version is 1.x", () => {
+    assert.match(PLUGIN_API_VERSION, /^1\.\d+$/);
+  });
+
+  test("another major API version (class, object, adapter, planner)", () => {
+    assertOneLine(
+      cli(["run", "t", "--policy", "future.ts"], tmp.path),
+      "future.ts",
+      /: written for plugin API 2\.0, but this noema provides 1\.0$/,
+    );
+    assertOneLine(
+      cli(["run", "t", "--policy", "future-object.ts"], tmp.path),
+      "future-object.ts",
+      /written for plugin API 3\.2/,
+    );
+    assertOneLine(
+      cli(["run", "t", "--using", "./future-adapter.ts"], tmp.path),
+      "./future-adapter.ts",
+      /written for plugin API 2\.0/,
+    );
+  });
+
+  test("a default export that is not a plugin", () => {
+    assertOneLine(
+      cli(["run", "t", "--policy", "not-a-plugin.ts"], tmp.path),
+      "not-a-plugin.ts",
+      /does not export a policy: the default export must be/,
+    );
+    assertOneLine(cli(["run", "t", "--policy", "no-default.ts"], tmp.path), "no-default.ts", /has no default export/);
+    assertOneLine(
+      cli(["run", "t", "--using", "./not-a-plugin.ts"], tmp.path),
+      "./not-a-plugin.ts",
+      /does not export an adapter/,
+    );
+    assertOneLine(
+      cli(["run", "t", "--planner", "not-a-plugin.ts"], tmp.path),
+      "not-a-plugin.ts",
+      /does not export a planner/,
+    );
+  });
+
+  test("a syntax error says where", () => {
+    assertOneLine(
+      cli(["run", "t", "--policy", "broken.ts"], tmp.path),
+      "broken.ts",
+      /: syntax error at line 1, column \d+: /,
+    );
+  });
+
+  test("a plugin that throws while loading", () => {
+    assertOneLine(
+      cli(["run", "t", "--policy", "throws.ts"], tmp.path),
+      "throws.ts",
+      /: cannot load: cannot start: no config$/,
+    );
+  });
+
+  test("a missing file", () => {
+    assertOneLine(cli(["run", "t", "--policy", "missing.ts"], tmp.path), "missing.ts", /: plugin file not found$/);
+    assertOneLine(cli(["run", "t", "--planner", "gone.ts"], tmp.path), "gone.ts", /: plugin file not found$/);
+  });
+
+  test("--debug adds the stack trace", () => {
+    const r = cli(["run", "t", "--policy", "broken.ts", "--debug"], tmp.path);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^noema: broken\.ts: syntax error/);
+    assert.ok(r.stderr.trim().split("\n").length > 1, r.stderr);
+  });
+
+  test("the library loaders throw NoemaError with exit code 2 and the file", async () => {
+    for (
+      const load of [
+        () => loadPolicyFile(join(tmp.path, "future.ts")),
+        () => loadAdapter(join(tmp.path, "not-a-plugin.ts")),
+        () => loadPlannerFile(join(tmp.path, "broken.ts")),
+      ]
+    ) {
+      await assert.rejects(load, (e: unknown) => {
+        assert.ok(e instanceof NoemaError);
+        assert.equal(e.exitCode, 2);
+        assert.ok(String(e.location.file).startsWith(tmp.path), String(e.location.file));
+        return true;
+      });
+    }
+  });
+});
