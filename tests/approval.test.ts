@@ -239,4 +239,18 @@ describe("fail closed", () => {
     valid(r.episode_dir);
     assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "lock"), []);
   });
+
+  test("a checkpoint id in the event log can never lead outside the episode", async () => {
+    const r = await pausedRun();
+    const path = join(r.episode_dir, "events.jsonl");
+    const lines = readFileSync(path, "utf8").trim().split("\n");
+    for (const evil of ["../../../../tmp/evil", "chk_../../x", "/etc/passwd", "chk_a\u0000b"]) {
+      const last = JSON.parse(lines.at(-1)!);
+      last.payload.checkpoint_id = evil;
+      writeFileSync(path, [...lines.slice(0, -1), JSON.stringify(last)].join("\n") + "\n");
+      assert.throws(() => approve(r.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH && /invalid checkpoint id/.test(e.message));
+      await assert.rejects(resume(r.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH);
+    }
+    assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "approvals"), [], "no approval was written anywhere");
+  });
 });
