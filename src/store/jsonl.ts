@@ -27,6 +27,7 @@ import { FILE_MODE } from "./atomic.ts";
  */
 export class JsonlAppender {
   #fd: number | undefined;
+  #buf: Buffer = Buffer.allocUnsafe(64 * 1024);
   /** The file path. */
   readonly path: string;
 
@@ -45,15 +46,13 @@ export class JsonlAppender {
   /** Appends an already serialized JSON text (must not contain a newline). */
   appendRaw(text: string): void {
     if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
-    const line = text + "\n";
-    const written = writeSync(this.#fd, line);
-    const size = Buffer.byteLength(line);
-    if (written < size) {
-      // A short write is rare (disk full, signals); finish the line before anything else.
-      const bytes = Buffer.from(line, "utf8");
-      let off = written;
-      while (off < size) off += writeSync(this.#fd, bytes, off, size - off);
-    }
+    // Encode into one reused buffer (a UTF-16 unit takes at most 3 UTF-8 bytes), then one write call.
+    if (this.#buf.length < text.length * 3 + 1) this.#buf = Buffer.allocUnsafe(Math.max(text.length * 3 + 1, this.#buf.length * 2));
+    const size = this.#buf.write(text, 0, "utf8") + 1;
+    this.#buf[size - 1] = 10;
+    let off = writeSync(this.#fd, this.#buf, 0, size);
+    // A short write is rare (disk full, signals); finish the line before anything else.
+    while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
   }
 
   /** Flushes appended lines to stable storage. */
