@@ -84,7 +84,7 @@ export {
 // Plugin API (what policy and adapter files import from "noema").
 export * from "./src/plugins/api.ts";
 export { type DeepReadonly, deepFreeze } from "./src/plugins/freeze.ts";
-export { pickEnv, type ProcessResult, runProcess, type RunProcessOptions } from "./src/plugins/process.ts";
+export { pickEnv, processActResult, type ProcessResult, runProcess, type RunProcessOptions } from "./src/plugins/process.ts";
 export {
   type LoadedAdapter,
   type LoadedPlanner,

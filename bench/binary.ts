@@ -30,9 +30,9 @@ import {
   hasCommand,
   type Measure,
   measureRuns,
-  printTable,
   REPO_ROOT,
   type Summary,
+  runStandalone,
   tempDir,
 } from "./lib.ts";
 
@@ -141,8 +141,4 @@ export async function main(args: string[] = []): Promise<BenchReport> {
   }
 }
 
-if (import.meta.main) {
-  const report = await main(process.argv.slice(2));
-  for (const t of report.tables) printTable(t);
-  process.exit(report.ok ? 0 : 1);
-}
+if (import.meta.main) await runStandalone(main);

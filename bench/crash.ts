@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import { killLoop } from "../tests/helpers/crash.ts";
-import { type BenchReport, flag, printTable, REPO_ROOT, tempDir } from "./lib.ts";
+import { type BenchReport, flag, REPO_ROOT, tempDir, runStandalone } from "./lib.ts";
 
 /** Runs the kill loop and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
@@ -39,8 +39,4 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   }
 }
 
-if (import.meta.main) {
-  const report = await main();
-  report.tables.forEach(printTable);
-  process.exitCode = report.ok ? 0 : 1;
-}
+if (import.meta.main) await runStandalone(main);

@@ -282,3 +282,18 @@ export function flag(args: string[], name: string): string | undefined {
   if (i === -1) return undefined;
   return args[i].includes("=") ? args[i].slice(args[i].indexOf("=") + 1) : args[i + 1];
 }
+
+/**
+ * Runs a benchmark's `main` when its file is run directly: prints its tables
+ * and exits 1 when a goal was missed.
+ *
+ * @example
+ * ```ts
+ * if (import.meta.main) await runStandalone(main);
+ * ```
+ */
+export async function runStandalone(main: (args: string[]) => Promise<BenchReport>): Promise<void> {
+  const report = await main(process.argv.slice(2));
+  report.tables.forEach(printTable);
+  process.exitCode = report.ok ? 0 : 1;
+}

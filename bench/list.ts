@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import process from "node:process";
 import { newEpisodeId } from "../src/store/ids.ts";
-import { BUN, type BenchReport, fixed, flag, type Measure, measureRuns, printTable, REPO_ROOT, workDir } from "./lib.ts";
+import { BUN, type BenchReport, fixed, flag, type Measure, measureRuns, REPO_ROOT, workDir, runStandalone } from "./lib.ts";
 
 const GENERATOR_VERSION = "1";
 
@@ -113,8 +113,4 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   };
 }
 
-if (import.meta.main) {
-  const report = await main();
-  report.tables.forEach(printTable);
-  process.exit(report.ok ? 0 : 1);
-}
+if (import.meta.main) await runStandalone(main);

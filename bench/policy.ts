@@ -23,7 +23,7 @@ import process from "node:process";
 import { deepFreeze } from "../src/plugins/freeze.ts";
 import { loadPolicyFile, run } from "../mod.ts";
 import type { PolicyState } from "../src/plugins/api.ts";
-import { type BenchReport, fixed, flag, type Measure, printTable, tempDir } from "./lib.ts";
+import { type BenchReport, fixed, flag, type Measure, tempDir, runStandalone } from "./lib.ts";
 
 const FACTS = 10_000;
 
@@ -139,8 +139,4 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   }
 }
 
-if (import.meta.main) {
-  const report = await main();
-  report.tables.forEach(printTable);
-  process.exit(report.ok ? 0 : 1);
-}
+if (import.meta.main) await runStandalone(main);

@@ -14,7 +14,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync 
 import { join } from "node:path";
 import process from "node:process";
 import { run } from "../mod.ts";
-import { type BenchReport, fixed, flag, printTable, tempDir } from "./lib.ts";
+import { type BenchReport, fixed, flag, tempDir, runStandalone } from "./lib.ts";
 
 async function episode(root: string, steps: number, script: string) {
   const t = performance.now();
@@ -90,8 +90,4 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   }
 }
 
-if (import.meta.main) {
-  const report = await main();
-  report.tables.forEach(printTable);
-  process.exitCode = report.ok ? 0 : 1;
-}
+if (import.meta.main) await runStandalone(main);

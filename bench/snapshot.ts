@@ -24,7 +24,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { captureSnapshot, snapshotPolicy } from "../src/verify/mod.ts";
-import { type BenchReport, printTable } from "./lib.ts";
+import { type BenchReport, runStandalone } from "./lib.ts";
 
 /** What {@link main} measured. */
 export interface SnapshotBenchResult {
@@ -200,8 +200,4 @@ export async function main(
   }
 }
 
-if (import.meta.main) {
-  const report = await main();
-  for (const t of report.tables) printTable(t);
-  if (!report.ok) process.exitCode = 1;
-}
+if (import.meta.main) await runStandalone(main);

@@ -27,8 +27,8 @@ import {
   flag,
   hasCommand,
   measureRuns,
-  printTable,
   type Summary,
+  runStandalone,
   workDir,
 } from "./lib.ts";
 
@@ -313,8 +313,4 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   return { name: "stream", tables: [table], ok };
 }
 
-if (import.meta.main) {
-  const report = await main();
-  for (const t of report.tables) printTable(t);
-  process.exit(report.ok ? 0 : 1);
-}
+if (import.meta.main) await runStandalone(main);

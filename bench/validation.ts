@@ -14,7 +14,7 @@ import process from "node:process";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { checkEvent } from "../mod.ts";
-import { type BenchReport, fixed, flag, printTable, REPO_ROOT, tempDir } from "./lib.ts";
+import { type BenchReport, fixed, flag, REPO_ROOT, tempDir, runStandalone } from "./lib.ts";
 import { generateEvents } from "./stream.ts";
 
 const addFormats = addFormatsModule.default;
@@ -30,7 +30,7 @@ function best(runs: number, fn: () => number): { ms: number; result: number } {
 }
 
 /** Runs the benchmark and returns its table. */
-export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+export function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const count = Number(flag(args, "events") ?? 200_000);
   const tmp = tempDir("noema-bench-validation-");
   try {
@@ -51,7 +51,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     const ratio = valibot.ms / ajvRun.ms;
     const ok = ratio <= 2;
     const perEvent = (ms: number) => fixed((ms * 1000) / count, 2);
-    return {
+    return Promise.resolve({
       name: "validation",
       ok,
       tables: [{
@@ -69,14 +69,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         ],
         notes: ["ajv compiles the generated JSON Schema to JavaScript; valibot interprets the schema per call."],
       }],
-    };
+    });
   } finally {
     tmp.cleanup();
   }
 }
 
-if (import.meta.main) {
-  const report = await main();
-  report.tables.forEach(printTable);
-  process.exitCode = report.ok ? 0 : 1;
-}
+if (import.meta.main) await runStandalone(main);

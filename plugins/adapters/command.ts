@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { type ActResult, type AdapterPlugin, runProcess } from "noema";
+import { type ActResult, type AdapterPlugin, processActResult, runProcess } from "noema";
 import process from "node:process";
 
 const command: AdapterPlugin = {
@@ -57,28 +57,7 @@ const command: AdapterPlugin = {
           excerptBytes,
           tee: config.tee === true,
         });
-        const output = {
-          argv,
-          exit_code: r.exit_code,
-          signal: r.signal,
-          duration_ms: r.duration_ms,
-          stdout: r.stdout,
-          stderr: r.stderr,
-          stdout_bytes: r.stdout_bytes,
-          stderr_bytes: r.stderr_bytes,
-        };
-        if (r.spawn_error) {
-          return { status: "error", outcome: "could not start", output, error: { type: "SpawnError", message: `${argv[0]}: ${r.spawn_error}` } };
-        }
-        if (r.timed_out) {
-          return { status: "error", outcome: `timed out after ${timeoutMs} ms`, output, error: { type: "Timeout", message: `${argv[0]} timed out after ${timeoutMs} ms` } };
-        }
-        if (r.aborted) return { status: "error", outcome: "aborted", output, error: { type: "Aborted", message: "the run was interrupted" } };
-        if (r.exit_code !== 0) {
-          const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;
-          return { status: "error", outcome: why, output, error: { type: "CommandFailed", message: `${argv[0]}: ${why}` } };
-        }
-        return { status: "ok", outcome: "exit 0", output };
+        return processActResult(r, { label: argv[0], timeoutMs, extra: { argv } });
       },
     };
   },

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { type ActResult, type AdapterPlugin, pickEnv, runProcess } from "noema";
+import { type ActResult, type AdapterPlugin, pickEnv, processActResult, runProcess } from "noema";
 
 const DEFAULT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL"];
 
@@ -57,33 +57,7 @@ const shell: AdapterPlugin = {
           signal: request.signal,
           excerptBytes,
         });
-        const output = {
-          exit_code: r.exit_code,
-          signal: r.signal,
-          duration_ms: r.duration_ms,
-          stdout: r.stdout,
-          stderr: r.stderr,
-          stdout_bytes: r.stdout_bytes,
-          stderr_bytes: r.stderr_bytes,
-        };
-        if (r.spawn_error) {
-          return { status: "error", outcome: "could not start", output, error: { type: "SpawnError", message: r.spawn_error } };
-        }
-        if (r.timed_out) {
-          return { status: "error", outcome: `timed out after ${timeoutMs} ms`, output, error: { type: "Timeout", message: `command timed out after ${timeoutMs} ms` } };
-        }
-        if (r.aborted) {
-          return { status: "error", outcome: "aborted", output, error: { type: "Aborted", message: "the run was interrupted" } };
-        }
-        if (r.exit_code !== 0) {
-          return {
-            status: "error",
-            outcome: r.exit_code === null ? `killed by ${r.signal}` : `exit ${r.exit_code}`,
-            output,
-            error: { type: "CommandFailed", message: r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}` },
-          };
-        }
-        return { status: "ok", outcome: "exit 0", output };
+        return processActResult(r, { timeoutMs });
       },
     };
   },

@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
+import type { ActResult } from "./api.ts";
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {
@@ -173,4 +174,43 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     child.on("error", (e) => finish(null, null, e.message));
     child.on("close", (code, signal) => finish(code, signal));
   });
+}
+
+/**
+ * An adapter's result for a finished process: `ok` on exit 0, else `error`
+ * with the reason (could not start, timed out, interrupted, killed, exit
+ * code), its message prefixed by `label` when given. `output` holds the exit
+ * code, signal, duration and output excerpts, plus `extra`.
+ *
+ * @example
+ * ```ts
+ * import { processActResult, runProcess } from "noema";
+ * const r = await runProcess({ argv: ["make", "test"], timeoutMs: 60_000 });
+ * return processActResult(r, { label: "make", timeoutMs: 60_000 });
+ * ```
+ */
+export function processActResult(
+  r: ProcessResult,
+  options: { label?: string; timeoutMs: number; extra?: Record<string, unknown> },
+): ActResult {
+  const output = {
+    ...(options.extra ?? {}),
+    exit_code: r.exit_code,
+    signal: r.signal,
+    duration_ms: r.duration_ms,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    stdout_bytes: r.stdout_bytes,
+    stderr_bytes: r.stderr_bytes,
+  };
+  const fail = (outcome: string, type: string, message: string): ActResult => ({ status: "error", outcome, output, error: { type, message } });
+  const who = options.label === undefined ? "" : `${options.label}: `;
+  if (r.spawn_error !== undefined) return fail("could not start", "SpawnError", `${who}${r.spawn_error}`);
+  if (r.timed_out) return fail(`timed out after ${options.timeoutMs} ms`, "Timeout", `${who}timed out after ${options.timeoutMs} ms`);
+  if (r.aborted) return fail("aborted", "Aborted", "the run was interrupted");
+  if (r.exit_code !== 0) {
+    const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;
+    return fail(r.exit_code === null ? why : `exit ${r.exit_code}`, "CommandFailed", `${who}${why}`);
+  }
+  return { status: "ok", outcome: "exit 0", output };
 }

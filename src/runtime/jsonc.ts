@@ -63,16 +63,8 @@ function nodeValue(node: import("jsonc-parser").Node): unknown {
   }
 }
 
-/**
- * Reads and parses a JSONC file (see {@link parseJsonc}).
- *
- * @example
- * ```ts
- * import { parseJsoncFile } from "noema";
- * const script = parseJsoncFile("examples/script.jsonc");
- * ```
- */
-export function parseJsoncFile(path: string): unknown {
+/** The text of a JSONC file without a leading BOM; a missing or unreadable file is a usage error naming it. */
+function readJsoncText(path: string): string {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -83,7 +75,20 @@ export function parseJsoncFile(path: string): unknown {
       exitCode: EXIT.USAGE,
     });
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * Reads and parses a JSONC file (see {@link parseJsonc}).
+ *
+ * @example
+ * ```ts
+ * import { parseJsoncFile } from "noema";
+ * const script = parseJsoncFile("examples/script.jsonc");
+ * ```
+ */
+export function parseJsoncFile(path: string): unknown {
+  const text = readJsoncText(path);
   return parseJsonc(text, path);
 }
 
@@ -134,17 +139,7 @@ export function readSettingsFile<S extends v.GenericSchema & { entries: Record<s
   path: string,
   schema: S,
 ): v.InferOutput<S> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    throw new NoemaError("not_found", code === "ENOENT" ? "file not found" : `cannot read: ${(e as Error).message}`, {
-      file: path,
-      exitCode: EXIT.USAGE,
-    });
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const text = readJsoncText(path);
   const value = parseJsonc(text, path);
   const tree = parseTree(text, [], { allowTrailingComma: true })!;
   const lineOf = (segments: (string | number)[]) => {
