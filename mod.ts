@@ -45,8 +45,8 @@ export {
 } from "./src/store/layout.ts";
 export { DIR_MODE, FILE_MODE, writeFileAtomic, writeJsonAtomic } from "./src/store/atomic.ts";
 export {
-  type JsonlEntry,
   JsonlAppender,
+  type JsonlEntry,
   type JsonlProblemKind,
   LineTooLongError,
   type RawLine,
@@ -59,8 +59,8 @@ export { readJsonFile } from "./src/store/json_file.ts";
 
 // Read operations.
 export {
-  episodePaths,
   type EpisodePaths,
+  episodePaths,
   readEvents,
   type ReadEventsOptions,
   readPlan,
@@ -83,13 +83,19 @@ export {
 
 // Plugin API (what policy and adapter files import from "noema").
 export * from "./src/plugins/api.ts";
-export { type DeepReadonly, deepFreeze } from "./src/plugins/freeze.ts";
-export { pickEnv, processActResult, type ProcessResult, runProcess, type RunProcessOptions } from "./src/plugins/process.ts";
+export { deepFreeze, type DeepReadonly } from "./src/plugins/freeze.ts";
 export {
+  pickEnv,
+  processActResult,
+  type ProcessResult,
+  runProcess,
+  type RunProcessOptions,
+} from "./src/plugins/process.ts";
+export {
+  loadAdapter,
   type LoadedAdapter,
   type LoadedPlanner,
   type LoadedPolicy,
-  loadAdapter,
   loadPlannerFile,
   loadPolicyFile,
   registerPluginApi,
@@ -102,8 +108,15 @@ export { BUILTIN_ADAPTERS } from "./src/plugins/builtin.ts";
 export { run, type RunOptions, type RunResult } from "./src/runtime/run.ts";
 export * from "./src/runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./src/runtime/jsonc.ts";
-export { minimalPlanner, type Planner, type PlanResult, runPlanner, stepLabel, taskFilePlanner } from "./src/runtime/planner.ts";
-export { applyPatch, type ConsultSettings, consultPolicy, type DirectionOutcome } from "./src/runtime/direction.ts";
+export {
+  minimalPlanner,
+  type Planner,
+  type PlanResult,
+  runPlanner,
+  stepLabel,
+  taskFilePlanner,
+} from "./src/runtime/planner.ts";
+export { applyPatch, consultPolicy, type ConsultSettings, type DirectionOutcome } from "./src/runtime/direction.ts";
 export { decide, type GovernanceResult } from "./src/runtime/governance.ts";
 export {
   learn,

@@ -31,8 +31,8 @@ import {
   type Measure,
   measureRuns,
   REPO_ROOT,
-  type Summary,
   runStandalone,
+  type Summary,
   tempDir,
 } from "./lib.ts";
 

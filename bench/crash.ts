@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import { killLoop } from "../tests/helpers/crash.ts";
-import { type BenchReport, flag, REPO_ROOT, tempDir, runStandalone } from "./lib.ts";
+import { type BenchReport, flag, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
 
 /** Runs the kill loop and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {

@@ -15,7 +15,17 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import process from "node:process";
 import { newEpisodeId } from "../src/store/ids.ts";
-import { BUN, type BenchReport, fixed, flag, type Measure, measureRuns, REPO_ROOT, workDir, runStandalone } from "./lib.ts";
+import {
+  type BenchReport,
+  BUN,
+  fixed,
+  flag,
+  type Measure,
+  measureRuns,
+  REPO_ROOT,
+  runStandalone,
+  workDir,
+} from "./lib.ts";
 
 const GENERATOR_VERSION = "1";
 
@@ -39,7 +49,14 @@ function generate(root: string, n: number): void {
     const task = `bench task ${i}`;
     writeFileSync(
       join(dir, "events.jsonl"),
-      JSON.stringify({ id: `ev_${id.slice(3)}`, timestamp: ts, episode_id: id, phase: "start", payload: { task }, evidence_ids: [] }) + "\n",
+      JSON.stringify({
+        id: `ev_${id.slice(3)}`,
+        timestamp: ts,
+        episode_id: id,
+        phase: "start",
+        payload: { task },
+        evidence_ids: [],
+      }) + "\n",
     );
     writeFileSync(join(dir, "learn.jsonl"), "");
     writeFileSync(
@@ -69,9 +86,13 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const genSeconds = (performance.now() - t) / 1000;
   const episodes = join(root, "episodes");
   const ls = await measureRuns(["ls", episodes], runs, { discardStdout: true });
-  const list = await measureRuns([BUN, join(REPO_ROOT, "src", "cli", "main.ts"), "--root", root, "list", "--limit", "20"], runs, {
-    discardStdout: true,
-  });
+  const list = await measureRuns(
+    [BUN, join(REPO_ROOT, "src", "cli", "main.ts"), "--root", root, "list", "--limit", "20"],
+    runs,
+    {
+      discardStdout: true,
+    },
+  );
   const json = await measureRuns(
     [BUN, join(REPO_ROOT, "src", "cli", "main.ts"), "--root", root, "list", "--limit", "20", "--json"],
     1,

@@ -23,7 +23,7 @@ import process from "node:process";
 import { deepFreeze } from "../src/plugins/freeze.ts";
 import { loadPolicyFile, run } from "../mod.ts";
 import type { PolicyState } from "../src/plugins/api.ts";
-import { type BenchReport, fixed, flag, type Measure, tempDir, runStandalone } from "./lib.ts";
+import { type BenchReport, fixed, flag, type Measure, runStandalone, tempDir } from "./lib.ts";
 
 const FACTS = 10_000;
 
@@ -54,7 +54,11 @@ function view(facts: readonly unknown[], episode: unknown, i: number): PolicySta
     task: "bench",
     episode,
     step: Object.freeze({ id: `step-${i}`, kind: "act", description: `step ${i}`, index: i, total: 1_000_000, inputs }),
-    action: Object.freeze({ kind: "adapter", tool: "adapter:scripted", input: deepFreeze(structuredClone({ n: i, sql: `SELECT ${i}` })) }),
+    action: Object.freeze({
+      kind: "adapter",
+      tool: "adapter:scripted",
+      input: deepFreeze(structuredClone({ n: i, sql: `SELECT ${i}` })),
+    }),
     recent_actions: Object.freeze([]),
     facts,
     workspace: null,
@@ -74,7 +78,14 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   try {
     const facts = Object.freeze(makeFacts().map((f) => deepFreeze(f)));
     const plainFacts = makeFacts();
-    const episode = deepFreeze({ id: "ep_bench", seed: 0, tags: {}, mode: "meta", intuition_mode: "interventive", using: "scripted" });
+    const episode = deepFreeze({
+      id: "ep_bench",
+      seed: 0,
+      tags: {},
+      mode: "meta",
+      intuition_mode: "interventive",
+      using: "scripted",
+    });
     const file = join(tmp.path, "bench-policy.js");
     writeFileSync(file, POLICY_SOURCE);
 
@@ -89,16 +100,32 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     await timeCalls(200, (i) => policy.advise(view(facts, episode, i)));
     const workerCalls = Math.max(1000, Math.round(calls / 4));
     const worker = await timeCalls(workerCalls, (i) => policy.advise(view(facts, episode, i)));
-    const changing = await timeCalls(50, (i) => policy.advise(view(Object.freeze(makeFacts().map((f) => deepFreeze(f))), episode, i)));
+    const changing = await timeCalls(
+      50,
+      (i) => policy.advise(view(Object.freeze(makeFacts().map((f) => deepFreeze(f))), episode, i)),
+    );
     policy.close?.();
 
     // Whole episodes: the same policy as a file (worker) and in-process.
-    const steps = Array.from({ length: 1000 }, (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i } }));
+    const steps = Array.from(
+      { length: 1000 },
+      (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i } }),
+    );
     const script = join(tmp.path, "script.json");
     writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok" } }));
-    const episodeMs = async (policies: Parameters<typeof run>[1] extends infer O ? O extends { policies?: infer P } ? P : never : never, root: string) => {
+    const episodeMs = async (
+      policies: Parameters<typeof run>[1] extends infer O ? O extends { policies?: infer P } ? P : never : never,
+      root: string,
+    ) => {
       const t = performance.now();
-      const r = await run("bench", { root, using: "scripted", adapter: { script }, learn_mode: "off", steps, policies });
+      const r = await run("bench", {
+        root,
+        using: "scripted",
+        adapter: { script },
+        learn_mode: "off",
+        steps,
+        policies,
+      });
       if (r.status !== "ok") throw new Error(`episode ended ${r.status}`);
       return performance.now() - t;
     };
@@ -107,17 +134,48 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       await episodeMs([{ name: "BenchPolicy", version: "1.0", advise }], join(tmp.path, "inline-1")),
       await episodeMs([{ name: "BenchPolicy", version: "1.0", advise }], join(tmp.path, "inline-2")),
     );
-    const viaFile = Math.min(await episodeMs([file], join(tmp.path, "file-1")), await episodeMs([file], join(tmp.path, "file-2")));
+    const viaFile = Math.min(
+      await episodeMs([file], join(tmp.path, "file-1")),
+      await episodeMs([file], join(tmp.path, "file-2")),
+    );
 
     const frozenRatio = frozen / plain;
     const workerRatio = worker / frozen;
     const episodeRatio = viaFile / inline;
     const met = (x: boolean) => (x ? "yes" : "NO");
     const measures: Measure[] = [
-      { measure: `in-thread advise, frozen ${FACTS / 1000}k-fact view (µs/call)`, value: fixed(frozen, 2), baseline: `plain call ${fixed(plain, 3)}`, ratio: `${fixed(frozenRatio, 1)}×`, goal: "≤ 10 µs/call", met: met(frozen <= 10) },
-      { measure: `worker advise, facts unchanged (µs/call)`, value: fixed(worker, 1), baseline: `in-thread ${fixed(frozen, 2)}`, ratio: `${fixed(workerRatio, 0)}×`, goal: "≤ 250 µs/call", met: met(worker <= 250) },
-      { measure: `worker advise, ${FACTS / 1000}k facts changed (ms/call)`, value: fixed(changing / 1000, 1), baseline: "-", ratio: "-", goal: "-", met: "-" },
-      { measure: "1,000-step episode, policy file in a worker (ms)", value: fixed(viaFile, 0), baseline: `in-process ${fixed(inline, 0)}`, ratio: `${fixed(episodeRatio, 2)}×`, goal: "≤ 1.5×", met: met(episodeRatio <= 1.5) },
+      {
+        measure: `in-thread advise, frozen ${FACTS / 1000}k-fact view (µs/call)`,
+        value: fixed(frozen, 2),
+        baseline: `plain call ${fixed(plain, 3)}`,
+        ratio: `${fixed(frozenRatio, 1)}×`,
+        goal: "≤ 10 µs/call",
+        met: met(frozen <= 10),
+      },
+      {
+        measure: `worker advise, facts unchanged (µs/call)`,
+        value: fixed(worker, 1),
+        baseline: `in-thread ${fixed(frozen, 2)}`,
+        ratio: `${fixed(workerRatio, 0)}×`,
+        goal: "≤ 250 µs/call",
+        met: met(worker <= 250),
+      },
+      {
+        measure: `worker advise, ${FACTS / 1000}k facts changed (ms/call)`,
+        value: fixed(changing / 1000, 1),
+        baseline: "-",
+        ratio: "-",
+        goal: "-",
+        met: "-",
+      },
+      {
+        measure: "1,000-step episode, policy file in a worker (ms)",
+        value: fixed(viaFile, 0),
+        baseline: `in-process ${fixed(inline, 0)}`,
+        ratio: `${fixed(episodeRatio, 2)}×`,
+        goal: "≤ 1.5×",
+        met: met(episodeRatio <= 1.5),
+      },
     ];
     const ok = frozen <= 10 && worker <= 250 && episodeRatio <= 1.5;
     return {
@@ -129,7 +187,9 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
         rows: measures.map((m) => [m.measure, m.value, m.baseline, m.ratio, m.goal, m.met]),
         notes: [
-          `${calls.toLocaleString("en")} in-thread calls, ${workerCalls.toLocaleString("en")} worker calls; the view is rebuilt per call as the runtime does.`,
+          `${calls.toLocaleString("en")} in-thread calls, ${
+            workerCalls.toLocaleString("en")
+          } worker calls; the view is rebuilt per call as the runtime does.`,
           "The worker receives the state per top-level key and reuses a key whose value is the same object as last time.",
         ],
       }],

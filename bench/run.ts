@@ -51,7 +51,12 @@ export async function runAll(args: string[] = process.argv.slice(2)): Promise<Be
     } catch (e) {
       process.stderr.write(`${file}: failed: ${(e as Error).stack ?? e}\n`);
       const why = String((e as Error)?.message ?? e).split("\n")[0].slice(0, 120);
-      reports.push({ name, tables: [], ok: false, measures: [{ measure: `failed: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "FAILED" }] });
+      reports.push({
+        name,
+        tables: [],
+        ok: false,
+        measures: [{ measure: `failed: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "FAILED" }],
+      });
     }
   }
   return reports;
@@ -82,7 +87,9 @@ export function measuresFromTable(t: BenchTable): Measure[] {
     const used = new Set([0, idx("value"), idx("baseline"), idx("ratio"), idx("goal"), idx("met"), vs]);
     const value = idx("value") >= 0
       ? r[idx("value")]
-      : t.columns.map((c, i) => (used.has(i) || r[i] === undefined || r[i] === "" ? "" : `${c} ${r[i]}`)).filter(Boolean).join(", ");
+      : t.columns.map((c, i) => (used.has(i) || r[i] === undefined || r[i] === "" ? "" : `${c} ${r[i]}`)).filter(
+        Boolean,
+      ).join(", ");
     const goalText = idx("goal") >= 0 ? r[idx("goal")] ?? "" : "";
     const goal = goalText.replace(/:\s*(met|MISSED|NOT met)\s*$/, "");
     return {
@@ -96,7 +103,9 @@ export function measuresFromTable(t: BenchTable): Measure[] {
   });
   for (const note of t.notes ?? []) {
     const m = /ratio:\s*([^\s]+)\s*—\s*goal\s*(.*?):\s*(met|NOT met|not measured)\s*$/.exec(note);
-    if (m && out[0]) Object.assign(out[0], { ratio: m[1], goal: m[2], met: m[3] === "met" ? "yes" : m[3] === "NOT met" ? "NO" : "-" });
+    if (m && out[0]) {
+      Object.assign(out[0], { ratio: m[1], goal: m[2], met: m[3] === "met" ? "yes" : m[3] === "NOT met" ? "NO" : "-" });
+    }
   }
   return out;
 }
@@ -106,7 +115,9 @@ export function combinedTable(reports: BenchReport[]): BenchTable {
   const rows: string[][] = [];
   for (const r of reports) {
     const measures = r.measures ?? r.tables.flatMap(measuresFromTable);
-    for (const m of measures) rows.push([r.name, m.measure, m.value, m.baseline || "-", m.ratio || "-", m.goal || "-", m.met || "-"]);
+    for (const m of measures) {
+      rows.push([r.name, m.measure, m.value, m.baseline || "-", m.ratio || "-", m.goal || "-", m.met || "-"]);
+    }
   }
   const missed = rows.filter((r) => r[6] === "NO" || r[6] === "FAILED").length;
   return {
@@ -115,7 +126,9 @@ export function combinedTable(reports: BenchReport[]): BenchTable {
     rows,
     notes: [
       "Every baseline is measured in the same run on the same machine; no baseline is tuned.",
-      missed === 0 ? "Every goal was met." : `${missed} goal(s) missed or benchmark(s) failed: see the rows marked NO / FAILED.`,
+      missed === 0
+        ? "Every goal was met."
+        : `${missed} goal(s) missed or benchmark(s) failed: see the rows marked NO / FAILED.`,
     ],
   };
 }

@@ -14,7 +14,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync 
 import { join } from "node:path";
 import process from "node:process";
 import { run } from "../mod.ts";
-import { type BenchReport, fixed, flag, tempDir, runStandalone } from "./lib.ts";
+import { type BenchReport, fixed, flag, runStandalone, tempDir } from "./lib.ts";
 
 async function episode(root: string, steps: number, script: string) {
   const t = performance.now();
@@ -28,7 +28,10 @@ async function episode(root: string, steps: number, script: string) {
       version: "1.0",
       advise: (s) => (s.step.index % 100 === 0 ? { kind: "hint" as const, advice: "checkpoint" } : undefined),
     }],
-    steps: Array.from({ length: steps }, (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i, sql: `SELECT ${i}` } })),
+    steps: Array.from(
+      { length: steps },
+      (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i, sql: `SELECT ${i}` } }),
+    ),
   });
   return { ms: performance.now() - t, dir: r.episode_dir, status: r.status };
 }
@@ -46,7 +49,7 @@ function baseline(dir: string, into: string, serialize: boolean): number {
   mkdirSync(into);
   const t = performance.now();
   const fd = openSync(join(into, "events.jsonl"), "a");
-  if (serialize) for (const v of values) writeSync(fd, JSON.stringify(v) + "\n");
+  if (serialize) { for (const v of values) writeSync(fd, JSON.stringify(v) + "\n"); }
   else for (const l of lines) writeSync(fd, l + "\n");
   closeSync(fd);
   others.forEach((bytes, i) => writeFileSync(join(into, `artifact-${i}.json`), bytes));
@@ -60,13 +63,17 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const tmp = tempDir("noema-bench-runtime-");
   try {
     const script = join(tmp.path, "script.json");
-    writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
+    writeFileSync(
+      script,
+      JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }),
+    );
     await episode(join(tmp.path, "warm"), 500, script);
     const a = await episode(join(tmp.path, "small"), small, script);
     const b = await episode(join(tmp.path, "big"), big, script);
     if (a.status !== "ok" || b.status !== "ok") throw new Error("benchmark episodes did not complete");
     let n = 0;
-    const best = (serialize: boolean) => Math.min(...[0, 1, 2].map(() => baseline(b.dir, join(tmp.path, `base-${n++}`), serialize)));
+    const best = (serialize: boolean) =>
+      Math.min(...[0, 1, 2].map(() => baseline(b.dir, join(tmp.path, `base-${n++}`), serialize)));
     const raw = best(false), ser = best(true);
     const vsRaw = b.ms / raw, vsSer = b.ms / ser;
     const perSmall = a.ms / small, perBig = b.ms / big;
@@ -77,10 +84,31 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       title: `runtime: ${big}-step scripted episode, one policy`,
       columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
       rows: [
-        [`run ${big} steps (ms)`, fixed(b.ms, 0), `raw append ${fixed(raw, 0)}`, `${fixed(vsRaw)}×`, "≤ 2×", met(vsRaw <= 2)],
-        [`run ${big} steps (ms)`, fixed(b.ms, 0), `serialize+append ${fixed(ser, 0)}`, `${fixed(vsSer)}×`, "≤ 2×", met(vsSer <= 2)],
+        [
+          `run ${big} steps (ms)`,
+          fixed(b.ms, 0),
+          `raw append ${fixed(raw, 0)}`,
+          `${fixed(vsRaw)}×`,
+          "≤ 2×",
+          met(vsRaw <= 2),
+        ],
+        [
+          `run ${big} steps (ms)`,
+          fixed(b.ms, 0),
+          `serialize+append ${fixed(ser, 0)}`,
+          `${fixed(vsSer)}×`,
+          "≤ 2×",
+          met(vsSer <= 2),
+        ],
         ["actions/second", fixed(big / (b.ms / 1000), 0), "", "", "", ""],
-        [`per step at ${small} vs ${big} (µs)`, fixed(perBig * 1000, 1), fixed(perSmall * 1000, 1), `${fixed(linear)}×`, "≤ 1.25× (linear)", met(linear <= 1.25)],
+        [
+          `per step at ${small} vs ${big} (µs)`,
+          fixed(perBig * 1000, 1),
+          fixed(perSmall * 1000, 1),
+          `${fixed(linear)}×`,
+          "≤ 1.25× (linear)",
+          met(linear <= 1.25),
+        ],
       ],
       notes: [`events.jsonl of the ${big}-step run: ${readFileSync(join(b.dir, "events.jsonl")).length} bytes`],
     };

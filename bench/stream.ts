@@ -27,8 +27,8 @@ import {
   flag,
   hasCommand,
   measureRuns,
-  type Summary,
   runStandalone,
+  type Summary,
   workDir,
 } from "./lib.ts";
 

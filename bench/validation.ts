@@ -14,7 +14,7 @@ import process from "node:process";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { checkEvent } from "../mod.ts";
-import { type BenchReport, fixed, flag, REPO_ROOT, tempDir, runStandalone } from "./lib.ts";
+import { type BenchReport, fixed, flag, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
 import { generateEvents } from "./stream.ts";
 
 const addFormats = addFormatsModule.default;
@@ -47,7 +47,9 @@ export function main(args: string[] = process.argv.slice(2)): Promise<BenchRepor
     }
     const valibot = best(3, () => events.reduce((bad, e) => bad + (checkEvent(e).length > 0 ? 1 : 0), 0));
     const ajvRun = best(3, () => events.reduce((bad, e) => bad + (validateAjv(e) ? 0 : 1), 0));
-    if (valibot.result !== 0 || ajvRun.result !== 0) throw new Error(`generated events should be valid (valibot ${valibot.result}, ajv ${ajvRun.result} invalid)`);
+    if (valibot.result !== 0 || ajvRun.result !== 0) {
+      throw new Error(`generated events should be valid (valibot ${valibot.result}, ajv ${ajvRun.result} invalid)`);
+    }
     const ratio = valibot.ms / ajvRun.ms;
     const ok = ratio <= 2;
     const perEvent = (ms: number) => fixed((ms * 1000) / count, 2);

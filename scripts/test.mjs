@@ -23,6 +23,7 @@ function run(label, cmd, args, parse) {
 
 const results = [
   run("deno", bin("deno"), ["test", "-A", "--parallel", ...(extra.length ? extra : ["tests/"])], (out) => {
+    // deno-lint-ignore no-control-regex
     const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
     return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0 };
   }),
@@ -33,7 +34,9 @@ const results = [
 ];
 
 process.stdout.write("\n");
-for (const r of results) process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${r.ok ? "" : " (runner failed)"}\n`);
+for (const r of results) {
+  process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${r.ok ? "" : " (runner failed)"}\n`);
+}
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
 const ok = results.every((r) => r.ok) && passed > 0;

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -21,14 +22,20 @@ after(() => tmp.cleanup());
 const root = join(tmp.path, "root");
 
 type Ev = { id: string; phase: string; event_type?: string; timestamp: string; payload: Record<string, any> };
-const events = (dir: string): Ev[] => readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const events = (dir: string): Ev[] =>
+  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const json = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), "utf8"));
 const valid = (dir: string) => assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
 
 const calls: string[] = [];
 const recording: AdapterPlugin = {
   name: "recording",
-  create: () => ({ act: (req) => (calls.push(`${req.step.id}:${JSON.stringify(req.action.input)}`), { status: "ok", outcome: `did ${req.step.id}` }) }),
+  create: () => ({
+    act: (
+      req,
+    ) => (calls.push(`${req.step.id}:${JSON.stringify(req.action.input)}`),
+      { status: "ok", outcome: `did ${req.step.id}` }),
+  }),
 };
 const reviewPlan: RunOptions["steps"] = [
   "detect:look",
@@ -47,7 +54,11 @@ describe("pause", () => {
   test("a review step pauses before the action: interrupt, checkpoint, non-terminal state, exit 4", async () => {
     const r = await pausedRun();
     const ev = events(r.episode_dir);
-    assert.deepEqual(ev.slice(-3).map((e) => e.event_type), ["run.interrupt", "run.state_projection", "run.checkpoint"]);
+    assert.deepEqual(ev.slice(-3).map((e) => e.event_type), [
+      "run.interrupt",
+      "run.state_projection",
+      "run.checkpoint",
+    ]);
     const cp = ev.at(-1)!.payload;
     assert.equal(cp.status, "paused");
     assert.equal(cp.checkpoint_id, r.checkpoint_id);
@@ -66,20 +77,37 @@ describe("pause", () => {
     const listed = listEpisodes({ root, limit: 50 }).find((e) => e.episode_id === r.episode_id)!;
     assert.equal(listed.status, "pending");
     assert.equal(listed.lifecycle, "non-terminal");
-    assert.deepEqual(listed.pending, { checkpoint_id: r.checkpoint_id, kind: "review", step_id: "step-2", reason: "review step step-2: a human checks the change" });
-    assert.equal(pendingCheckpoint(r.episode_id, { root }).checkpoint.pending.reason, "review step step-2: a human checks the change");
+    assert.deepEqual(listed.pending, {
+      checkpoint_id: r.checkpoint_id,
+      kind: "review",
+      step_id: "step-2",
+      reason: "review step step-2: a human checks the change",
+    });
+    assert.equal(
+      pendingCheckpoint(r.episode_id, { root }).checkpoint.pending.reason,
+      "review step step-2: a human checks the change",
+    );
   });
 
   test("an approval-gate verdict pauses a risky command; approve and resume runs it", async () => {
     calls.length = 0;
     const gate = (await import("../plugins/policies/approval-gate.ts")).default;
-    const r = await run("deploy", { root, using: recording, policies: [gate], steps: [{ kind: "act", description: "ship", inputs: { command: "deploy prod" } }] });
+    const r = await run("deploy", {
+      root,
+      using: recording,
+      policies: [gate],
+      steps: [{ kind: "act", description: "ship", inputs: { command: "deploy prod" } }],
+    });
     assert.equal(r.status, "pending");
     assert.equal(r.pending?.kind, "approval");
     assert.equal(r.pending?.policy_id, "ApprovalGate@1.0");
     assert.deepEqual(calls, [], "the action did not run");
     const checkpointEvent = events(r.episode_dir).at(-1)!;
-    assert.deepEqual(checkpointEvent.payload.pending.action.input, { command: "deploy prod" }, "the checkpoint event shows the pending action");
+    assert.deepEqual(
+      checkpointEvent.payload.pending.action.input,
+      { command: "deploy prod" },
+      "the checkpoint event shows the pending action",
+    );
     approve(r.episode_id, { root, by: "ana" });
     const done = await resume(r.episode_id, { root, using: recording, policies: [gate] });
     assert.equal(done.status, "ok");
@@ -89,7 +117,13 @@ describe("pause", () => {
 
   test("pause_on_veto pauses an enforced veto instead of ending the run", async () => {
     const noDrop = { name: "NoDrop", version: "1", advise: () => ({ kind: "veto" as const, advice: "no" }) };
-    const r = await run("drop", { root, using: recording, policies: [noDrop], pause_on_veto: true, steps: ["act:drop it"] });
+    const r = await run("drop", {
+      root,
+      using: recording,
+      policies: [noDrop],
+      pause_on_veto: true,
+      steps: ["act:drop it"],
+    });
     assert.equal(r.status, "pending");
     assert.equal(r.pending?.kind, "veto");
     reject(r.episode_id, { root, note: "no" });
@@ -116,8 +150,16 @@ describe("decide and continue", () => {
     assert.deepEqual(calls, ["step-1:{}", 'step-2:{"change":"rename"}', 'step-3:{"command":"apply"}']);
     valid(r.episode_dir);
     const after = events(r.episode_dir);
-    assert.equal(readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").split("\n")[0], startLine, "the start event is unchanged");
-    assert.deepEqual(after.slice(0, before.length).map((e) => e.id), before.map((e) => e.id), "nothing written before is changed");
+    assert.equal(
+      readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").split("\n")[0],
+      startLine,
+      "the start event is unchanged",
+    );
+    assert.deepEqual(
+      after.slice(0, before.length).map((e) => e.id),
+      before.map((e) => e.id),
+      "nothing written before is changed",
+    );
     const resumeEvent = after.find((e) => e.event_type === "run.resume")!;
     assert.equal(resumeEvent.payload.checkpoint_id, r.checkpoint_id);
     assert.equal(resumeEvent.payload.approval.by, "ana");
@@ -144,8 +186,15 @@ describe("decide and continue", () => {
     assert.equal(done.exit_code, EXIT.VETOED);
     assert.deepEqual(calls, ["step-1:{}"]);
     assert.ok(!events(r.episode_dir).some((e) => e.phase === "act" && e.payload.step_id === "step-2"));
-    assert.deepEqual(json(r.episode_dir, "state.json").plan.steps.map((s: any) => s.status), ["done", "vetoed", "pending"]);
-    assert.match(events(r.episode_dir).find((e) => e.phase === "terminate")!.payload.message, /Rejected by bo: not now/);
+    assert.deepEqual(json(r.episode_dir, "state.json").plan.steps.map((s: any) => s.status), [
+      "done",
+      "vetoed",
+      "pending",
+    ]);
+    assert.match(
+      events(r.episode_dir).find((e) => e.phase === "terminate")!.payload.message,
+      /Rejected by bo: not now/,
+    );
     valid(r.episode_dir);
   });
 
@@ -207,13 +256,19 @@ describe("fail closed", () => {
     const a = await pausedRun();
     approve(a.episode_id, { root });
     const state = json(a.episode_dir, "state.json");
-    writeFileSync(join(a.episode_dir, "state.json"), JSON.stringify({ ...state, goal: { task: "something else" } }, null, 2) + "\n");
+    writeFileSync(
+      join(a.episode_dir, "state.json"),
+      JSON.stringify({ ...state, goal: { task: "something else" } }, null, 2) + "\n",
+    );
     await assert.rejects(resume(a.episode_id, { root }), code(EXIT.MISMATCH));
     const b = await pausedRun();
     approve(b.episode_id, { root });
     const last = events(b.episode_dir).at(-1)!;
     appendFileSync(join(b.episode_dir, "events.jsonl"), JSON.stringify({ ...last, id: "ev_extra" }) + "\n");
-    await assert.rejects(resume(b.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH || e.exitCode === EXIT.NO_CHECKPOINT);
+    await assert.rejects(
+      resume(b.episode_id, { root }),
+      (e: any) => e.exitCode === EXIT.MISMATCH || e.exitCode === EXIT.NO_CHECKPOINT,
+    );
   });
 
   test("a different adapter than the paused one (9)", async () => {
@@ -248,9 +303,16 @@ describe("fail closed", () => {
       const last = JSON.parse(lines.at(-1)!);
       last.payload.checkpoint_id = evil;
       writeFileSync(path, [...lines.slice(0, -1), JSON.stringify(last)].join("\n") + "\n");
-      assert.throws(() => approve(r.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH && /invalid checkpoint id/.test(e.message));
+      assert.throws(
+        () => approve(r.episode_id, { root }),
+        (e: any) => e.exitCode === EXIT.MISMATCH && /invalid checkpoint id/.test(e.message),
+      );
       await assert.rejects(resume(r.episode_id, { root }), (e: any) => e.exitCode === EXIT.MISMATCH);
     }
-    assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "approvals"), [], "no approval was written anywhere");
+    assert.deepEqual(
+      readdirSync(r.episode_dir).filter((n) => n === "approvals"),
+      [],
+      "no approval was written anywhere",
+    );
   });
 });

@@ -30,9 +30,13 @@ const tmp = tempDir("noema-corpus-");
 function generateHugeLine(path: string): void {
   const fd = openSync(path, "w");
   try {
-    const head = '{"id":"ev_1","timestamp":"2026-03-02T10:00:00.000Z","episode_id":"ep_1","phase":"start","payload":{},"evidence_ids":[]}\n';
+    const head =
+      '{"id":"ev_1","timestamp":"2026-03-02T10:00:00.000Z","episode_id":"ep_1","phase":"start","payload":{},"evidence_ids":[]}\n';
     writeSync(fd, head);
-    writeSync(fd, '{"id":"ev_2","timestamp":"2026-03-02T10:00:00.001Z","episode_id":"ep_1","phase":"observe","evidence_ids":[],"payload":{"blob":"');
+    writeSync(
+      fd,
+      '{"id":"ev_2","timestamp":"2026-03-02T10:00:00.001Z","episode_id":"ep_1","phase":"observe","evidence_ids":[],"payload":{"blob":"',
+    );
     const chunk = "x".repeat(1 << 20);
     for (let i = 0; i < 50; i++) writeSync(fd, chunk);
     writeSync(fd, '"}\n'); // the event object is never closed
@@ -67,7 +71,9 @@ describe(`corpus: ${cases.length} cases`, () => {
       const out = c.expect.stream === "stdout" ? r.stdout : r.stderr;
       const context = `exit ${r.code}\nstdout: ${r.stdout.slice(0, 2000)}\nstderr: ${r.stderr.slice(0, 2000)}`;
       assert.equal(r.code, c.expect.exit, context);
-      for (const s of c.expect.contains) assert.ok(out.includes(s), `expected ${JSON.stringify(s)} in ${c.expect.stream}\n${context}`);
+      for (const s of c.expect.contains) {
+        assert.ok(out.includes(s), `expected ${JSON.stringify(s)} in ${c.expect.stream}\n${context}`);
+      }
       // No stack trace, ever.
       assert.doesNotMatch(r.stderr, /^\s+at /m, context);
       assert.doesNotMatch(r.stdout, /^\s+at /m, context);
@@ -88,7 +94,10 @@ describe(`corpus: ${cases.length} cases`, () => {
         assert.ok(direction, "a direction event was recorded");
         assert.equal(direction.payload.status, "blocked");
         assert.equal(direction.payload.error?.type, c.run.direction_error.type, JSON.stringify(direction.payload));
-        assert.ok(String(direction.payload.error?.message).includes(c.run.direction_error.message), JSON.stringify(direction.payload));
+        assert.ok(
+          String(direction.payload.error?.message).includes(c.run.direction_error.message),
+          JSON.stringify(direction.payload),
+        );
         const governance = events.find((e) => e.phase === "governance");
         assert.equal(governance?.payload.decision, "veto");
       }

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -17,7 +18,15 @@ const tmp = tempDir();
 after(() => tmp.cleanup());
 const root = join(tmp.path, "root");
 
-type Ev = { phase: string; faculty?: string; event_type?: string; payload: Record<string, unknown>; timestamp: string; id: string; caused_by?: string };
+type Ev = {
+  phase: string;
+  faculty?: string;
+  event_type?: string;
+  payload: Record<string, unknown>;
+  timestamp: string;
+  id: string;
+  caused_by?: string;
+};
 function events(dir: string): Ev[] {
   return readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 }
@@ -34,13 +43,19 @@ async function runValid(task: string, options: RunOptions = {}) {
 const vetoDrop = {
   name: "NoDrop",
   version: "2.0",
-  advise: (s: PolicyState) => (JSON.stringify(s.action.input).includes("DROP") ? { kind: "veto" as const, advice: "no DROP", confidence: 0.9 } : undefined),
+  advise: (
+    s: PolicyState,
+  ) => (JSON.stringify(s.action.input).includes("DROP")
+    ? { kind: "veto" as const, advice: "no DROP", confidence: 0.9 }
+    : undefined),
 };
 const rewrite = {
   name: "Rewrite",
   version: "1.0",
   advise: (s: PolicyState) =>
-    s.step.kind === "act" ? { kind: "intervention" as const, advice: "add LIMIT", patch: { sql: "SELECT 1 LIMIT 5" } } : undefined,
+    s.step.kind === "act"
+      ? { kind: "intervention" as const, advice: "add LIMIT", patch: { sql: "SELECT 1 LIMIT 5" } }
+      : undefined,
 };
 const sqlSteps = [{ kind: "act" as const, description: "query", inputs: { sql: "SELECT 1" } }];
 
@@ -53,14 +68,31 @@ describe("run: the minimal path", () => {
     assert.match(r.episode_id, /^ep_[0-9A-HJKMNP-TV-Z]{26}$/);
     const phases = events(r.episode_dir).map((e) => e.event_type ?? e.phase);
     assert.deepEqual(phases, [
-      "start", "observe", "interpret", "plan", "run.state_projection",
-      "action_candidate", "governance", "act",
-      "action_candidate", "governance", "act",
-      "action_candidate", "governance", "act",
-      "reflect", "learn", "terminate", "insight", "run.state_projection",
+      "start",
+      "observe",
+      "interpret",
+      "plan",
+      "run.state_projection",
+      "action_candidate",
+      "governance",
+      "act",
+      "action_candidate",
+      "governance",
+      "act",
+      "action_candidate",
+      "governance",
+      "act",
+      "reflect",
+      "learn",
+      "terminate",
+      "insight",
+      "run.state_projection",
     ]);
     const state = json(r.episode_dir, "state.json");
-    assert.deepEqual(state.plan.steps.map((s: any) => [s.kind, s.status]), [["detect", "done"], ["act", "done"], ["verify", "done"]]);
+    assert.deepEqual(state.plan.steps.map((s: any) => [s.kind, s.status]), [["detect", "done"], ["act", "done"], [
+      "verify",
+      "done",
+    ]]);
     assert.deepEqual(Object.keys(state.links).sort(), ["events", "learn", "manifest", "summary"]);
     assert.equal(state.episode.intuition_mode, "interventive");
     const summary = json(r.episode_dir, "summary.json");
@@ -70,7 +102,12 @@ describe("run: the minimal path", () => {
     assert.equal(summary.metrics.success, 1);
     assert.equal(summary.insight.metrics.plan_adherence, 1);
     const manifest = json(r.episode_dir, "manifest.json");
-    assert.deepEqual(manifest.files.map((f: any) => f.name), ["events.jsonl", "learn.jsonl", "state.json", "summary.json"]);
+    assert.deepEqual(manifest.files.map((f: any) => f.name), [
+      "events.jsonl",
+      "learn.jsonl",
+      "state.json",
+      "summary.json",
+    ]);
     assert.equal(manifest.plugins[0].id, "adapter:minimal");
   });
 
@@ -78,7 +115,10 @@ describe("run: the minimal path", () => {
     let called = 0;
     const r = await runValid("quiet", { mode: "minimal", policies: [{ name: "Spy", advise: () => void called++ }] });
     const ev = events(r.episode_dir);
-    assert.equal(ev.filter((e) => e.phase === "direction" || e.phase === "governance" || e.phase === "insight").length, 0);
+    assert.equal(
+      ev.filter((e) => e.phase === "direction" || e.phase === "governance" || e.phase === "insight").length,
+      0,
+    );
     assert.equal(called, 0);
     const summary = json(r.episode_dir, "summary.json");
     assert.equal(summary.flags.mode, "minimal");
@@ -154,7 +194,10 @@ describe("run: policies, intuition modes and governance", () => {
       assert.deepEqual(seen, { sql: applied ? "SELECT 1 LIMIT 5" : "SELECT 1" });
       const dir = events(r.episode_dir).find((e) => e.phase === "direction")!;
       assert.equal(dir.payload.status, applied ? "applied" : "skipped");
-      assert.deepEqual(dir.payload.diff, applied ? [{ key: "sql", before: "SELECT 1", after: "SELECT 1 LIMIT 5" }] : []);
+      assert.deepEqual(
+        dir.payload.diff,
+        applied ? [{ key: "sql", before: "SELECT 1", after: "SELECT 1 LIMIT 5" }] : [],
+      );
       const summary = json(r.episode_dir, "summary.json");
       assert.deepEqual(summary.flags.direction.last_diff, applied ? ["sql"] : []);
       assert.equal(summary.flags.direction.applied, applied ? 1 : 0);
@@ -182,8 +225,16 @@ describe("run: policies, intuition modes and governance", () => {
       }
     }
     let seen: unknown;
-    const adapter: AdapterPlugin = { name: "c", create: () => ({ act: (req) => (seen = req.action.input, { status: "ok" }) }) };
-    const open = await runValid("mutate", { failure_policy: "fail_open", using: adapter, policies: [Mutator], steps: sqlSteps });
+    const adapter: AdapterPlugin = {
+      name: "c",
+      create: () => ({ act: (req) => (seen = req.action.input, { status: "ok" }) }),
+    };
+    const open = await runValid("mutate", {
+      failure_policy: "fail_open",
+      using: adapter,
+      policies: [Mutator],
+      steps: sqlSteps,
+    });
     assert.deepEqual(seen, { sql: "SELECT 1" }, "the action input is unchanged");
     const ev = events(open.episode_dir);
     const dir = ev.find((e) => e.phase === "direction")!;
@@ -191,7 +242,12 @@ describe("run: policies, intuition modes and governance", () => {
     assert.equal((dir.payload.error as any).type, "StateMutation");
     assert.equal(ev.find((e) => e.phase === "governance")!.payload.decision, "audit");
     assert.equal(open.status, "ok");
-    const closed = await runValid("mutate", { governance: "enforce", using: adapter, policies: [Mutator], steps: sqlSteps });
+    const closed = await runValid("mutate", {
+      governance: "enforce",
+      using: adapter,
+      policies: [Mutator],
+      steps: sqlSteps,
+    });
     assert.equal(closed.status, "vetoed", "fail_closed (the enforce default) blocks on a policy failure");
   });
 
@@ -201,7 +257,14 @@ describe("run: policies, intuition modes and governance", () => {
       policies: [{
         name: "Probe",
         advise: (s: PolicyState) => {
-          frozen = [Object.isFrozen(s), Object.isFrozen(s.step), Object.isFrozen(s.step.inputs), Object.isFrozen(s.action.input), Object.isFrozen(s.recent_actions), Object.isFrozen(s.facts)];
+          frozen = [
+            Object.isFrozen(s),
+            Object.isFrozen(s.step),
+            Object.isFrozen(s.step.inputs),
+            Object.isFrozen(s.action.input),
+            Object.isFrozen(s.recent_actions),
+            Object.isFrozen(s.facts),
+          ];
         },
       }],
       steps: sqlSteps,
@@ -225,7 +288,10 @@ describe("run: policies, intuition modes and governance", () => {
 
   test("hints reach the adapter; each direction event names the policy, version and timing", async () => {
     let hints: readonly string[] = [];
-    const adapter: AdapterPlugin = { name: "h", create: () => ({ act: (req) => (hints = req.hints, { status: "ok" }) }) };
+    const adapter: AdapterPlugin = {
+      name: "h",
+      create: () => ({ act: (req) => (hints = req.hints, { status: "ok" }) }),
+    };
     await runValid("hint", {
       using: adapter,
       steps: sqlSteps,
@@ -242,7 +308,11 @@ describe("run: adapters", () => {
     const r = await runValid("make a file", {
       using: "shell",
       workspace: ws,
-      steps: ["detect:look around", { kind: "act", description: "write", inputs: { command: "echo hi > out.txt && cat out.txt" } }],
+      steps: ["detect:look around", {
+        kind: "act",
+        description: "write",
+        inputs: { command: "echo hi > out.txt && cat out.txt" },
+      }],
     });
     assert.equal(r.status, "ok");
     assert.equal(readFileSync(join(ws, "out.txt"), "utf8"), "hi\n");
@@ -254,7 +324,10 @@ describe("run: adapters", () => {
   });
 
   test("shell: a failing command gives adapter_result error, outcomes.error, and complete artifacts", async () => {
-    const r = await runValid("fail", { using: "shell", steps: [{ kind: "act", description: "boom", inputs: { command: "echo oops >&2; exit 7" } }, "verify:never"] });
+    const r = await runValid("fail", {
+      using: "shell",
+      steps: [{ kind: "act", description: "boom", inputs: { command: "echo oops >&2; exit 7" } }, "verify:never"],
+    });
     assert.equal(r.status, "error");
     assert.equal(r.exit_code, 1);
     const state = json(r.episode_dir, "state.json");
@@ -267,13 +340,19 @@ describe("run: adapters", () => {
   });
 
   test("shell: a command over its timeout is killed and reported", async () => {
-    const r = await runValid("slow", { using: "shell", steps: [{ kind: "act", description: "sleep", inputs: { command: "sleep 5", timeout_ms: 100 } }] });
+    const r = await runValid("slow", {
+      using: "shell",
+      steps: [{ kind: "act", description: "sleep", inputs: { command: "sleep 5", timeout_ms: 100 } }],
+    });
     assert.equal(r.status, "error");
     assert.equal(json(r.episode_dir, "state.json").outcomes.error.type, "Timeout");
   });
 
   test("command: wraps an external program as the act step and records its output", async () => {
-    const r = await runValid("echo the task", { using: "command", args: ["sh", "-c", 'echo "task=$NOEMA_TASK"; echo "$1"', "sh", "{task}"] });
+    const r = await runValid("echo the task", {
+      using: "command",
+      args: ["sh", "-c", 'echo "task=$NOEMA_TASK"; echo "$1"', "sh", "{task}"],
+    });
     assert.equal(r.status, "ok");
     const acts = events(r.episode_dir).filter((e) => e.phase === "act");
     assert.equal(acts.length, 3);
@@ -289,11 +368,18 @@ describe("run: adapters", () => {
   });
 
   test("scripted: replays results by step id and in order, with a default", async () => {
-    const script = tmp.file("script.jsonc", `// replay
+    const script = tmp.file(
+      "script.jsonc",
+      `// replay
       { "results": [ { "step": "step-2", "status": "ok", "outcome": "second", "facts": [{ "key": "k", "value": 1 }] },
                      { "status": "ok", "outcome": "first" } ],
-        "default": { "status": "skipped", "outcome": "nothing scripted" } }`);
-    const r = await runValid("replay", { using: "scripted", adapter: { script }, steps: ["detect:a", "act:b", "verify:c"] });
+        "default": { "status": "skipped", "outcome": "nothing scripted" } }`,
+    );
+    const r = await runValid("replay", {
+      using: "scripted",
+      adapter: { script },
+      steps: ["detect:a", "act:b", "verify:c"],
+    });
     const acts = events(r.episode_dir).filter((e) => e.phase === "act");
     assert.deepEqual(acts.map((a) => a.payload.outcome), ["first", "second", "nothing scripted"]);
     assert.equal(r.status, "partial", "a skipped step makes the run partial");
@@ -302,7 +388,14 @@ describe("run: adapters", () => {
   });
 
   test("an adapter that throws or returns garbage is an error with complete artifacts", async () => {
-    const thrower: AdapterPlugin = { name: "t", create: () => ({ act: () => { throw new RangeError("kaput"); } }) };
+    const thrower: AdapterPlugin = {
+      name: "t",
+      create: () => ({
+        act: () => {
+          throw new RangeError("kaput");
+        },
+      }),
+    };
     const r1 = await runValid("t", { using: thrower });
     assert.deepEqual(json(r1.episode_dir, "state.json").outcomes.error, { type: "RangeError", message: "kaput" });
     const garbage: AdapterPlugin = { name: "g", create: () => ({ act: () => 42 as never }) };
@@ -315,11 +408,12 @@ describe("run: adapters", () => {
     const slow: AdapterPlugin = {
       name: "slow",
       create: () => ({
-        act: (req) => new Promise((res) => {
-          const stop = () => res({ status: "error", error: { type: "Aborted", message: "stopped" } });
-          req.signal.addEventListener("abort", stop);
-          ac.abort();
-        }),
+        act: (req) =>
+          new Promise((res) => {
+            const stop = () => res({ status: "error", error: { type: "Aborted", message: "stopped" } });
+            req.signal.addEventListener("abort", stop);
+            ac.abort();
+          }),
       }),
     };
     const r = await runValid("abort", { using: slow, signal: ac.signal });
@@ -330,7 +424,10 @@ describe("run: adapters", () => {
 
 describe("run: learning, secrets, ids", () => {
   test("a veto records a threshold_tune proposal in learn.jsonl with a form-A learn event", async () => {
-    const r = await runValid("drop", { policies: [vetoDrop], steps: [{ kind: "act", description: "d", inputs: { sql: "DROP TABLE t" } }] });
+    const r = await runValid("drop", {
+      policies: [vetoDrop],
+      steps: [{ kind: "act", description: "d", inputs: { sql: "DROP TABLE t" } }],
+    });
     const lines = readFileSync(join(r.episode_dir, "learn.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(lines.length, 1);
     assert.equal(lines[0].schema_version, "learn/1.0");
@@ -385,9 +482,21 @@ describe("run: learning, secrets, ids", () => {
     const badRoot = join(tmp.path, "bad-root");
     await assert.rejects(run("x", { root: badRoot, episode_id: "../escape" }), /invalid episode id/);
     await assert.rejects(run("x", { root: badRoot, using: "nope" }), /unknown adapter "nope"/);
-    await assert.rejects(run("x", { root: badRoot, policies: [join(tmp.path, "missing.ts")] }), /plugin file not found/);
-    await assert.rejects(run("x", { root: badRoot, policies: [{ advise: () => undefined } as never] }), /needs a "name"/);
-    await assert.rejects(run("x", { root: badRoot, steps: [{ id: "a", kind: "act", description: "1" }, { id: "a", kind: "act", description: "2" }] }), /duplicate step id/);
+    await assert.rejects(
+      run("x", { root: badRoot, policies: [join(tmp.path, "missing.ts")] }),
+      /plugin file not found/,
+    );
+    await assert.rejects(
+      run("x", { root: badRoot, policies: [{ advise: () => undefined } as never] }),
+      /needs a "name"/,
+    );
+    await assert.rejects(
+      run("x", {
+        root: badRoot,
+        steps: [{ id: "a", kind: "act", description: "1" }, { id: "a", kind: "act", description: "2" }],
+      }),
+      /duplicate step id/,
+    );
     assert.throws(() => readdirSync(join(badRoot, "episodes")));
     const r = await runValid("named", { episode_id: "my-run-1" });
     assert.equal(r.episode_id, "my-run-1");
@@ -395,14 +504,25 @@ describe("run: learning, secrets, ids", () => {
   });
 
   test("planner plugins: a file, and a planner whose plan is invalid", async () => {
-    const r = await runValid("build; test, then publish", { planner: join(import.meta.dirname ?? ".", "..", "plugins", "planners", "checklist.ts") });
+    const r = await runValid("build; test, then publish", {
+      planner: join(import.meta.dirname ?? ".", "..", "plugins", "planners", "checklist.ts"),
+    });
     const state = json(r.episode_dir, "state.json");
     assert.equal(state.plan.source, "planner:checklist");
-    assert.deepEqual(state.plan.steps.map((s: any) => s.description), ["Collect relevant context", "build", "test", "publish", "Verify every item is done"]);
+    assert.deepEqual(state.plan.steps.map((s: any) => s.description), [
+      "Collect relevant context",
+      "build",
+      "test",
+      "publish",
+      "Verify every item is done",
+    ]);
     const manifest = json(r.episode_dir, "manifest.json");
     assert.equal(manifest.plugins.find((p: any) => p.kind === "planner").id, "planner:checklist");
     await assert.rejects(
-      run("x", { root: join(tmp.path, "bad-planner"), planner: { name: "broken", plan: () => ({ steps: [{ id: "a", kind: "fly", description: "x" }] }) as never } }),
+      run("x", {
+        root: join(tmp.path, "bad-planner"),
+        planner: { name: "broken", plan: () => ({ steps: [{ id: "a", kind: "fly", description: "x" }] }) as never },
+      }),
       /planner broken: steps\[0\]\.kind/,
     );
   });
@@ -430,7 +550,11 @@ describe("run: verification", () => {
     const summary = json(r.episode_dir, "summary.json");
     assert.equal(summary.verification.provided, true);
     assert.equal(summary.verification.passed, true);
-    assert.deepEqual(summary.verification.workspace_diff, { added: ["out.txt"], modified: [], deleted: [] }, "keep.txt rewritten with the same content is not modified");
+    assert.deepEqual(
+      summary.verification.workspace_diff,
+      { added: ["out.txt"], modified: [], deleted: [] },
+      "keep.txt rewritten with the same content is not modified",
+    );
     assert.deepEqual(summary.verification.snapshots, { pre: "snapshots/pre.json", post: "snapshots/post.json" });
     assert.equal(summary.metrics.success, 1);
     const manifest = json(r.episode_dir, "manifest.json");
@@ -446,12 +570,20 @@ describe("run: verification", () => {
   test("a failing assertion: goal_not_achieved, outcomes.status error with the reason, exit 1", async () => {
     const ws = join(tmp.path, "ws-verify-fail");
     (await import("node:fs")).mkdirSync(ws);
-    const r = await runValid("write", { using: "shell", workspace: ws, steps: writeStep("touch other.txt"), verify: [{ kind: "file_exists", path: "out.txt" }] });
+    const r = await runValid("write", {
+      using: "shell",
+      workspace: ws,
+      steps: writeStep("touch other.txt"),
+      verify: [{ kind: "file_exists", path: "out.txt" }],
+    });
     assert.equal(r.outcome, "goal_not_achieved");
     assert.equal(r.status, "error");
     assert.equal(r.exit_code, 1);
     const state = json(r.episode_dir, "state.json");
-    assert.deepEqual(state.outcomes.error, { type: "VerificationFailed", message: "file_exists failed: file_not_found: out.txt" });
+    assert.deepEqual(state.outcomes.error, {
+      type: "VerificationFailed",
+      message: "file_exists failed: file_not_found: out.txt",
+    });
     const summary = json(r.episode_dir, "summary.json");
     assert.equal(summary.verification.passed, false);
     assert.equal(summary.verification.assertions[0].reason, "file_not_found: out.txt");
@@ -460,7 +592,10 @@ describe("run: verification", () => {
   });
 
   test("a missing workspace: verification.error workspace_unavailable, passed null, complete artifacts", async () => {
-    const r = await runValid("nowhere", { workspace: join(tmp.path, "does-not-exist"), verify: [{ kind: "no_modifications" }] });
+    const r = await runValid("nowhere", {
+      workspace: join(tmp.path, "does-not-exist"),
+      verify: [{ kind: "no_modifications" }],
+    });
     const summary = json(r.episode_dir, "summary.json");
     assert.equal(summary.verification.error, "workspace_unavailable");
     assert.equal(summary.verification.passed, null);
@@ -471,7 +606,12 @@ describe("run: verification", () => {
   test("an adapter error makes the outcome error whatever the assertions say", async () => {
     const ws = join(tmp.path, "ws-verify-adapter-error");
     (await import("node:fs")).mkdirSync(ws);
-    const r = await runValid("fail", { using: "shell", workspace: ws, steps: writeStep("exit 4"), verify: [{ kind: "no_modifications" }] });
+    const r = await runValid("fail", {
+      using: "shell",
+      workspace: ws,
+      steps: writeStep("exit 4"),
+      verify: [{ kind: "no_modifications" }],
+    });
     assert.equal(json(r.episode_dir, "summary.json").outcome, "error");
     assert.equal(json(r.episode_dir, "summary.json").verification.passed, true);
   });
@@ -479,7 +619,12 @@ describe("run: verification", () => {
   test("a malformed assertion is a usage error naming the entry, and nothing is written", async () => {
     const badRoot = join(tmp.path, "bad-verify-root");
     await assert.rejects(
-      run("x", { root: badRoot, verify: [{ kind: "file_exists" }], verify_source: "task.jsonc", verify_field: "verify" }),
+      run("x", {
+        root: badRoot,
+        verify: [{ kind: "file_exists" }],
+        verify_source: "task.jsonc",
+        verify_field: "verify",
+      }),
       (e: any) => e.exitCode === 2 && /task\.jsonc: verify\[0\]\.path/.test(e.message),
     );
     await assert.rejects(run("x", { root: badRoot, verify: [{ kind: "telepathy" }] }), (e: any) => e.exitCode === 2);

@@ -13,7 +13,16 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { run } from "noema";
 import { acquireLock, LOCK_FILE } from "../src/store/lock.ts";
@@ -40,7 +49,9 @@ describe("episode ids and task-file paths cannot escape the root", () => {
   mkdirSync(outside, { recursive: true });
   const untouched = () => assert.deepEqual(readdirSync(outside), [], "something was written outside the root");
 
-  for (const id of ["..", "../outside", "../../etc", "a/b", "/tmp/abs-episode", "a\\b", ".hidden", "-rf", "x".repeat(129)]) {
+  for (
+    const id of ["..", "../outside", "../../etc", "a/b", "/tmp/abs-episode", "a\\b", ".hidden", "-rf", "x".repeat(129)]
+  ) {
     test(`--episode-id ${JSON.stringify(id.length > 20 ? id.slice(0, 10) + "…" : id)} is refused (exit 2), nothing written`, () => {
       const r = cli(["--root", root, "run", "hello", "--episode-id", id]);
       assert.equal(r.code, 2, r.stderr);
@@ -135,7 +146,11 @@ describe("secrets are masked in every artifact", () => {
       secrets: ["MY_API_TOKEN"],
       tags: { note: "plain" },
       steps: [
-        { kind: "act", description: "call the API", inputs: { command: `echo "out: ${SECRET} ${GH}"; echo "err: ${SECRET}" >&2` } },
+        {
+          kind: "act",
+          description: "call the API",
+          inputs: { command: `echo "out: ${SECRET} ${GH}"; echo "err: ${SECRET}" >&2` },
+        },
         { kind: "verify", description: "again", inputs: { argv: ["echo", SECRET, GH], token: SECRET } },
       ],
     }),
@@ -158,8 +173,14 @@ describe("secrets are masked in every artifact", () => {
     // The masking is reported: which variable, which pattern.
     const candidates = events.filter((e) => e.phase === "action_candidate");
     assert.equal(candidates.length, 2);
-    assert.ok(candidates[0].payload.redaction.secrets.includes("MY_API_TOKEN"), JSON.stringify(candidates[0].payload.redaction));
-    assert.ok(JSON.stringify(candidates[0].payload.redaction.patterns).includes("github"), JSON.stringify(candidates[0].payload.redaction));
+    assert.ok(
+      candidates[0].payload.redaction.secrets.includes("MY_API_TOKEN"),
+      JSON.stringify(candidates[0].payload.redaction),
+    );
+    assert.ok(
+      JSON.stringify(candidates[0].payload.redaction.patterns).includes("github"),
+      JSON.stringify(candidates[0].payload.redaction),
+    );
     // The masked text is really there (the run did see the secret).
     const act = events.find((e) => e.phase === "act");
     assert.match(JSON.stringify(act.payload), /\[REDACTED\]/);
@@ -172,7 +193,12 @@ describe("secrets in policy advice and step descriptions", () => {
     const task = join(tmp.path, "advice-task.jsonc");
     writeFileSync(
       task,
-      JSON.stringify({ task: "t", secrets: ["MY_API_TOKEN"], policies: [policy], steps: [{ kind: "act", description: `use ${SECRET}` }] }),
+      JSON.stringify({
+        task: "t",
+        secrets: ["MY_API_TOKEN"],
+        policies: [policy],
+        steps: [{ kind: "act", description: `use ${SECRET}` }],
+      }),
     );
     const r = cli(["--root", root, "run", task, "-q", "--governance", "audit"], { env: { MY_API_TOKEN: SECRET } });
     assert.equal(r.code, 0, r.stderr);

@@ -22,11 +22,19 @@ const enc = (s: string) => new TextEncoder().encode(s);
 
 describe("signing primitives", () => {
   test("the signed text is the canonical JSON without the signature; key order does not matter", () => {
-    const a = { schema_version: "manifest/1.0", files: [], episode_id: "e", signature: { alg: "hs256", kid: "k", value: "x" } };
+    const a = {
+      schema_version: "manifest/1.0",
+      files: [],
+      episode_id: "e",
+      signature: { alg: "hs256", kid: "k", value: "x" },
+    };
     const b = { episode_id: "e", files: [], schema_version: "manifest/1.0", signature: null };
     assert.equal(manifestSigningInput(a), '{"episode_id":"e","files":[],"schema_version":"manifest/1.0"}');
     assert.equal(manifestSigningInput(a), manifestSigningInput(b));
-    assert.equal(manifestSigningInput(b), canonicalJson({ episode_id: "e", files: [], schema_version: "manifest/1.0" }));
+    assert.equal(
+      manifestSigningInput(b),
+      canonicalJson({ episode_id: "e", files: [], schema_version: "manifest/1.0" }),
+    );
   });
 
   test("sign then verify; a changed field, another key or another kid fail", () => {
@@ -91,7 +99,12 @@ describe("noema verify", () => {
     assert.equal(j.status, "ok");
     assert.equal(j.exit_code, 0);
     assert.equal(j.signature.status, "valid");
-    assert.deepEqual(j.files.map((f: { name: string }) => f.name), ["events.jsonl", "learn.jsonl", "state.json", "summary.json"]);
+    assert.deepEqual(j.files.map((f: { name: string }) => f.name), [
+      "events.jsonl",
+      "learn.jsonl",
+      "state.json",
+      "summary.json",
+    ]);
     // The manifest path works as the target too.
     assert.equal(cli(["verify", join(root, "episodes", signed, "manifest.json")], { env: signedEnv }).code, 0);
   });
@@ -108,7 +121,10 @@ describe("noema verify", () => {
     assert.match(r.stdout, /^status {3}: tampered$/m);
     assert.match(r.stdout, /^- events\.jsonl: hash_mismatch \(sha256 differs from manifest\)$/m);
     const j = JSON.parse(cli(["verify", id, "--json"], { env: signedEnv }).stdout);
-    assert.deepEqual(j.issues.map((i: { kind: string; file: string }) => [i.kind, i.file]), [["hash_mismatch", "events.jsonl"]]);
+    assert.deepEqual(j.issues.map((i: { kind: string; file: string }) => [i.kind, i.file]), [[
+      "hash_mismatch",
+      "events.jsonl",
+    ]]);
   });
 
   test("a file added after the manifest: unlisted, exit 2", () => {

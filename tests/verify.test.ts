@@ -241,9 +241,18 @@ console.log(JSON.stringify(out));
       if (isRoot) {
         // Root reads anything; user nobody must be able to reach the runtime and this checkout (a clone
         // in a private directory is not reachable), else this case cannot be observed here.
-        const reach = spawnSync(asNobody[0], [...asNobody.slice(1), "sh", "-c", 'test -x "$0" && test -r "$1"', runtime[0], fileURLToPath(mod)]);
+        const reach = spawnSync(asNobody[0], [
+          ...asNobody.slice(1),
+          "sh",
+          "-c",
+          'test -x "$0" && test -r "$1"',
+          runtime[0],
+          fileURLToPath(mod),
+        ]);
         if (reach.error || reach.status !== 0) {
-          process.stderr.write("note: unreadable-workspace case not observable (user nobody cannot reach this checkout)\n");
+          process.stderr.write(
+            "note: unreadable-workspace case not observable (user nobody cannot reach this checkout)\n",
+          );
           return;
         }
       }

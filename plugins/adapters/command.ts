@@ -27,7 +27,11 @@ const command: AdapterPlugin = {
   kind: "command",
   create(context) {
     const config = context.config;
-    const base = context.args.length > 0 ? [...context.args] : Array.isArray(config.command) ? config.command.map(String) : [];
+    const base = context.args.length > 0
+      ? [...context.args]
+      : Array.isArray(config.command)
+      ? config.command.map(String)
+      : [];
     if (base.length === 0) {
       throw new Error('the command adapter needs a command: noema run "<task>" --using command -- <program> [args…]');
     }
@@ -41,7 +45,9 @@ const command: AdapterPlugin = {
         // The action input's argv (the command line's arguments, possibly changed by a policy) wins.
         const input = request.action.input;
         const chosen = Array.isArray(input.argv) && input.argv.length > 0 ? input.argv.map(String) : base;
-        const argv = chosen.map((a) => a.replaceAll("{task}", request.task).replaceAll("{episode_id}", request.episode_id));
+        const argv = chosen.map((a) =>
+          a.replaceAll("{task}", request.task).replaceAll("{episode_id}", request.episode_id)
+        );
         const r = await runProcess({
           argv,
           cwd: request.workspace ?? undefined,

@@ -29,7 +29,10 @@ const shell: AdapterPlugin = {
   create(context) {
     const config = context.config;
     const envAllow = strings(config.env_allow) ?? DEFAULT_ENV;
-    const extraEnv = (typeof config.env === "object" && config.env !== null ? config.env : {}) as Record<string, string>;
+    const extraEnv = (typeof config.env === "object" && config.env !== null ? config.env : {}) as Record<
+      string,
+      string
+    >;
     const defaultTimeout = typeof config.timeout_ms === "number" ? config.timeout_ms : 60_000;
     const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 4096;
     return {

@@ -18,7 +18,12 @@ const checklist: Planner = {
       rationale: `One act step per item of the task (${items.length}).`,
       steps: [
         { id: "step-1", kind: "detect", description: "Collect relevant context", status: "pending" },
-        ...items.map((item, i) => ({ id: `step-${i + 2}`, kind: "act" as const, description: item, status: "pending" as const })),
+        ...items.map((item, i) => ({
+          id: `step-${i + 2}`,
+          kind: "act" as const,
+          description: item,
+          status: "pending" as const,
+        })),
         { id: `step-${items.length + 2}`, kind: "verify", description: "Verify every item is done", status: "pending" },
       ],
     };

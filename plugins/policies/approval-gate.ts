@@ -8,15 +8,25 @@
  *
  * @module
  */
-const RISKY = /\b(deploy|push|publish|release|rm\s+-rf|delete|drop|migrate|terraform\s+apply|kubectl\s+(apply|delete))\b/i;
+const RISKY =
+  /\b(deploy|push|publish|release|rm\s+-rf|delete|drop|migrate|terraform\s+apply|kubectl\s+(apply|delete))\b/i;
 
 export default {
   name: "ApprovalGate",
   version: "1.0",
   api: "1.0",
-  advise(state: { step: { kind: string; inputs: Readonly<Record<string, unknown>> }; action: { input: Readonly<Record<string, unknown>> } }) {
+  advise(
+    state: {
+      step: { kind: string; inputs: Readonly<Record<string, unknown>> };
+      action: { input: Readonly<Record<string, unknown>> };
+    },
+  ) {
     const input = state.action.input;
-    const command = typeof input.command === "string" ? input.command : Array.isArray(input.argv) ? input.argv.join(" ") : "";
+    const command = typeof input.command === "string"
+      ? input.command
+      : Array.isArray(input.argv)
+      ? input.argv.join(" ")
+      : "";
     const risky = state.step.kind === "review" || state.step.inputs.risky === true || RISKY.test(command);
     if (!risky) return undefined;
     return {

@@ -12,14 +12,29 @@
 import { DirectedIntuition, type PolicyState } from "noema";
 import { isAbsolute, normalize, relative, resolve } from "node:path";
 
-const SENSITIVE = [/(^|\/)\.env(\.|$)/, /(^|\/)\.git\//, /id_(rsa|ed25519)/, /\.(pem|key)$/, /(^|\/)\.github\/workflows\//, /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$/];
+const SENSITIVE = [
+  /(^|\/)\.env(\.|$)/,
+  /(^|\/)\.git\//,
+  /id_(rsa|ed25519)/,
+  /\.(pem|key)$/,
+  /(^|\/)\.github\/workflows\//,
+  /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$/,
+];
 
 function writtenPaths(input: Readonly<Record<string, unknown>>): string[] {
   if (Array.isArray(input.writes)) return input.writes.filter((p): p is string => typeof p === "string");
-  const command = typeof input.command === "string" ? input.command : Array.isArray(input.argv) ? input.argv.join(" ") : "";
+  const command = typeof input.command === "string"
+    ? input.command
+    : Array.isArray(input.argv)
+    ? input.argv.join(" ")
+    : "";
   const out: string[] = [];
   for (const m of command.matchAll(/>>?\s*([^\s;&|]+)/g)) out.push(m[1]);
-  for (const m of command.matchAll(/\b(?:tee(?:\s+-a)?|touch|rm(?:\s+-[rf]+)?|sed\s+-i(?:\s+'[^']*'|\s+"[^"]*"|\s+\S+)?)\s+([^\s;&|]+)/g)) out.push(m[1]);
+  for (
+    const m of command.matchAll(
+      /\b(?:tee(?:\s+-a)?|touch|rm(?:\s+-[rf]+)?|sed\s+-i(?:\s+'[^']*'|\s+"[^"]*"|\s+\S+)?)\s+([^\s;&|]+)/g,
+    )
+  ) out.push(m[1]);
   for (const m of command.matchAll(/\b(?:cp|mv)\s+(?:-\w+\s+)*\S+\s+([^\s;&|]+)/g)) out.push(m[1]);
   return out.filter((p) => p !== "/dev/null" && !p.startsWith("&"));
 }
@@ -44,7 +59,11 @@ export default class PathRisk extends DirectedIntuition {
     }
     const sensitive = paths.filter((p) => SENSITIVE.some((re) => re.test(p)));
     if (sensitive.length > 0) {
-      return this.hint({ advice: `Writes to sensitive paths: ${sensitive.join(", ")}`, confidence: 0.7, risk_tags: ["sensitive_path"] });
+      return this.hint({
+        advice: `Writes to sensitive paths: ${sensitive.join(", ")}`,
+        confidence: 0.7,
+        risk_tags: ["sensitive_path"],
+      });
     }
   }
 }

@@ -229,7 +229,9 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
           reason: str(payload.reason) ?? str((payload.pending as Record<string, unknown> | undefined)?.reason),
           checkpoint_id: str(payload.checkpoint_id),
           timestamp: ts,
-          pending: typeof payload.pending === "object" && payload.pending !== null ? payload.pending as Record<string, unknown> : null,
+          pending: typeof payload.pending === "object" && payload.pending !== null
+            ? payload.pending as Record<string, unknown>
+            : null,
         };
       }
       ring.push({ timestamp: ts, delta_ms: msBetween(firstTs, ts), phase, summary: eventSummary(e) });

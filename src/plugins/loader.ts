@@ -89,7 +89,10 @@ function checkApi(file: string, declared: unknown): void {
   const major = String(declared).split(".")[0];
   const ours = PLUGIN_API_VERSION.split(".")[0];
   if (major !== ours) {
-    throw pluginError(file, `written for plugin API ${String(declared)}, but this noema provides ${PLUGIN_API_VERSION}`);
+    throw pluginError(
+      file,
+      `written for plugin API ${String(declared)}, but this noema provides ${PLUGIN_API_VERSION}`,
+    );
   }
 }
 
@@ -135,16 +138,27 @@ function loadFailure(e: unknown): string {
  * p.id; // "Quiet@1.0"
  * ```
  */
-export function toLoadedPolicy(value: unknown, file: string, path: string | null = null, sha256: string | null = null): LoadedPolicy {
+export function toLoadedPolicy(
+  value: unknown,
+  file: string,
+  path: string | null = null,
+  sha256: string | null = null,
+): LoadedPolicy {
   // A class extending DirectedIntuition (or any class with advise on its prototype).
-  if (typeof value === "function" && typeof (value as { prototype?: { advise?: unknown } }).prototype?.advise === "function") {
+  if (
+    typeof value === "function" &&
+    typeof (value as { prototype?: { advise?: unknown } }).prototype?.advise === "function"
+  ) {
     const cls = value as unknown as { new (): DirectedIntuition; name: string; version?: unknown; api?: unknown };
     checkApi(file, cls.api);
     let instance: DirectedIntuition;
     try {
       instance = new cls();
     } catch (e) {
-      throw pluginError(file, `the policy class ${cls.name} cannot be constructed without arguments: ${(e as Error).message}`);
+      throw pluginError(
+        file,
+        `the policy class ${cls.name} cannot be constructed without arguments: ${(e as Error).message}`,
+      );
     }
     const version = cls.version === undefined ? "unspecified" : String(cls.version);
     return { id: `${cls.name}@${version}`, name: cls.name, version, path, sha256, advise: (s) => instance.advise(s) };
@@ -210,7 +224,9 @@ export async function loadPolicyFile(path: string): Promise<LoadedPolicy> {
 export async function loadPolicyInThread(path: string): Promise<LoadedPolicy> {
   const mod = await importFile(path);
   const value = mod.default ?? mod.policy;
-  if (value === undefined) throw pluginError(path, "has no default export (export default your policy class or object)");
+  if (value === undefined) {
+    throw pluginError(path, "has no default export (export default your policy class or object)");
+  }
   return toLoadedPolicy(value, path, resolve(path), sha256File(resolve(path)).sha256);
 }
 
@@ -239,7 +255,9 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
   if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
     throw new NoemaError(
       "unknown_adapter",
-      `unknown adapter ${JSON.stringify(ref)}: use one of ${Object.keys(BUILTIN_ADAPTERS).join(", ")} or a path to a .ts file`,
+      `unknown adapter ${JSON.stringify(ref)}: use one of ${
+        Object.keys(BUILTIN_ADAPTERS).join(", ")
+      } or a path to a .ts file`,
       { exitCode: EXIT.USAGE },
     );
   }
@@ -260,7 +278,9 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
  */
 export function verdictProblem(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "object" || Array.isArray(value)) return `expected a verdict object or nothing, got ${Array.isArray(value) ? "array" : typeof value}`;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return `expected a verdict object or nothing, got ${Array.isArray(value) ? "array" : typeof value}`;
+  }
   const v = value as Verdict;
   if (v.kind !== "hint" && v.kind !== "intervention" && v.kind !== "veto") {
     return `kind: must be "hint", "intervention" or "veto", got ${JSON.stringify(v.kind)}`;
@@ -301,7 +321,9 @@ export interface LoadedPlanner {
 export async function loadPlannerFile(path: string): Promise<LoadedPlanner> {
   const mod = await importFile(path);
   const value = (mod.default ?? mod.planner) as Planner | undefined;
-  if (typeof value !== "object" || value === null || typeof value.plan !== "function" || typeof value.name !== "string") {
+  if (
+    typeof value !== "object" || value === null || typeof value.plan !== "function" || typeof value.name !== "string"
+  ) {
     throw pluginError(path, "does not export a planner: the default export must be { name, plan({ task, steps }) }");
   }
   checkApi(path, (value as { api?: unknown }).api);

@@ -87,7 +87,10 @@ class Tail {
  * pickEnv(["PATH", "HOME"]); // { PATH: "...", HOME: "..." }
  * ```
  */
-export function pickEnv(names: readonly string[], from: Record<string, string | undefined> = process.env): Record<string, string> {
+export function pickEnv(
+  names: readonly string[],
+  from: Record<string, string | undefined> = process.env,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const n of names) if (from[n] !== undefined) out[n] = from[n]!;
   return out;
@@ -203,10 +206,17 @@ export function processActResult(
     stdout_bytes: r.stdout_bytes,
     stderr_bytes: r.stderr_bytes,
   };
-  const fail = (outcome: string, type: string, message: string): ActResult => ({ status: "error", outcome, output, error: { type, message } });
+  const fail = (outcome: string, type: string, message: string): ActResult => ({
+    status: "error",
+    outcome,
+    output,
+    error: { type, message },
+  });
   const who = options.label === undefined ? "" : `${options.label}: `;
   if (r.spawn_error !== undefined) return fail("could not start", "SpawnError", `${who}${r.spawn_error}`);
-  if (r.timed_out) return fail(`timed out after ${options.timeoutMs} ms`, "Timeout", `${who}timed out after ${options.timeoutMs} ms`);
+  if (r.timed_out) {
+    return fail(`timed out after ${options.timeoutMs} ms`, "Timeout", `${who}timed out after ${options.timeoutMs} ms`);
+  }
   if (r.aborted) return fail("aborted", "Aborted", "the run was interrupted");
   if (r.exit_code !== 0) {
     const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;

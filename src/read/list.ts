@@ -61,7 +61,11 @@ function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
   for (const name of readdirSync(cpDir)) {
     if (!name.endsWith(".json")) continue;
     try {
-      const c = readJsonFile(join(cpDir, name)) as { checkpoint_id?: unknown; created_at?: unknown; pending?: Record<string, unknown> };
+      const c = readJsonFile(join(cpDir, name)) as {
+        checkpoint_id?: unknown;
+        created_at?: unknown;
+        pending?: Record<string, unknown>;
+      };
       const created = String(c.created_at ?? "");
       if (best && best.created_at >= created) continue;
       best = {

@@ -67,9 +67,13 @@ export interface ApprovalRecord {
 function checkId(id: string): void {
   const problem = episodeIdProblem(id);
   if (problem || !id.startsWith("chk_")) {
-    throw new NoemaError("invalid_id", `invalid checkpoint id ${JSON.stringify(id)}: ${problem ?? 'must start with "chk_"'}`, {
-      exitCode: EXIT.MISMATCH,
-    });
+    throw new NoemaError(
+      "invalid_id",
+      `invalid checkpoint id ${JSON.stringify(id)}: ${problem ?? 'must start with "chk_"'}`,
+      {
+        exitCode: EXIT.MISMATCH,
+      },
+    );
   }
 }
 
@@ -100,11 +104,16 @@ export function writeCheckpoint(dir: string, checkpoint: Checkpoint): string {
 }
 
 function readJson<T>(path: string, what: string, missingCode: number): T {
-  if (!existsSync(path)) throw new NoemaError("not_found", `${what} not found`, { file: path, exitCode: missingCode as never });
+  if (!existsSync(path)) {
+    throw new NoemaError("not_found", `${what} not found`, { file: path, exitCode: missingCode as never });
+  }
   try {
     return JSON.parse(readFileSync(path, "utf8")) as T;
   } catch (e) {
-    throw new NoemaError("bad_json", `${what} is not valid JSON: ${(e as Error).message}`, { file: path, exitCode: EXIT.MISMATCH });
+    throw new NoemaError("bad_json", `${what} is not valid JSON: ${(e as Error).message}`, {
+      file: path,
+      exitCode: EXIT.MISMATCH,
+    });
   }
 }
 

@@ -61,7 +61,9 @@ class PolicyTimeout extends Error {
 
 async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> {
   const result = fn();
-  if (!(result instanceof Promise) && !(typeof result === "object" && result !== null && "then" in result)) return result;
+  if (!(result instanceof Promise) && !(typeof result === "object" && result !== null && "then" in result)) {
+    return result;
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     return await Promise.race([
@@ -142,7 +144,12 @@ export async function consultPolicy(
     // A worker policy still running after its timeout is stopped (its worker terminated and restarted later).
     if (err instanceof PolicyTimeout) policy.abort?.();
     error = {
-      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError && /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i.test(err.message) ? "StateMutation" : (err?.name ?? "Error"),
+      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError &&
+          /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i.test(
+            err.message,
+          )
+        ? "StateMutation"
+        : (err?.name ?? "Error"),
       message: err?.message ?? String(e),
     };
   }
@@ -154,7 +161,9 @@ export async function consultPolicy(
     if (problem) error = { type: "InvalidVerdict", message: problem };
   }
   if (error) return { ...base, verdict: null, status: "blocked", reason: "policy_failure", error };
-  if (raw === undefined || raw === null) return { ...base, verdict: null, status: "skipped", reason: "no_verdict", error: null };
+  if (raw === undefined || raw === null) {
+    return { ...base, verdict: null, status: "skipped", reason: "no_verdict", error: null };
+  }
   const verdict = { ...(raw as Verdict) };
   verdict.confidence ??= DEFAULT_CONFIDENCE[verdict.kind];
   if (verdict.confidence < threshold) {

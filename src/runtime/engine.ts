@@ -197,7 +197,14 @@ export class Engine {
     }
     for (const p of s.policies) {
       if (!this.p.evidence.has(p.id)) {
-        this.p.evidence.set(p.id, { policyId: p.id, policyVersion: p.version, vetoes: 0, directionEvents: 0, confidence: 0, eventIds: [] });
+        this.p.evidence.set(p.id, {
+          policyId: p.id,
+          policyVersion: p.version,
+          vetoes: 0,
+          directionEvents: 0,
+          confidence: 0,
+          eventIds: [],
+        });
       }
     }
   }
@@ -331,7 +338,11 @@ export class Engine {
         task: s.redactedTask,
         episode: this.#episodeView,
         step: stepView,
-        action: Object.freeze({ kind: action.kind, tool: action.tool, input: deepFreeze(structuredClone(action.input)) }),
+        action: Object.freeze({
+          kind: action.kind,
+          tool: action.tool,
+          input: deepFreeze(structuredClone(action.input)),
+        }),
         recent_actions: recentView,
         facts: this.#frozenFacts,
         workspace: s.workspace,
@@ -425,7 +436,11 @@ export class Engine {
 
     const decided = decide(outcomesForStep, s.governance, s.failurePolicy);
     // Policy advice and errors reach the governance message: mask secrets in them.
-    const decision = { ...decided, message: this.redactor.redactString(decided.message), error: decided.error ? this.redactor.redact(decided.error).value : null };
+    const decision = {
+      ...decided,
+      message: this.redactor.redactString(decided.message),
+      error: decided.error ? this.redactor.redact(decided.error).value : null,
+    };
     let blocked = decision.blocked;
     if (s.mode === "meta" && s.governance !== "off") {
       this.emit("governance", {
@@ -450,7 +465,11 @@ export class Engine {
     const pause = step.kind === "review"
       ? { kind: "review" as const, reason: `review step ${step.id}: ${step.description}`, policy_id: null }
       : blocked && approvalVerdict
-      ? { kind: "approval" as const, reason: this.redactor.redactString(approvalVerdict.verdict!.advice), policy_id: approvalVerdict.policy.id }
+      ? {
+        kind: "approval" as const,
+        reason: this.redactor.redactString(approvalVerdict.verdict!.advice),
+        policy_id: approvalVerdict.policy.id,
+      }
       : blocked && s.pauseOnVeto
       ? { kind: "veto" as const, reason: decision.message, policy_id: decision.policy_id }
       : null;
@@ -496,13 +515,19 @@ export class Engine {
           outcome: "invalid adapter result",
           error: {
             type: "InvalidAdapterResult",
-            message: `adapter ${s.loadedAdapter.label} returned ${excerpt(result, 120)}; expected { status: "ok" | "error" | "skipped", … }`,
+            message: `adapter ${s.loadedAdapter.label} returned ${
+              excerpt(result, 120)
+            }; expected { status: "ok" | "error" | "skipped", … }`,
           },
         };
       }
     } catch (e) {
       const err = e as Error;
-      result = { status: "error", outcome: "adapter threw", error: { type: err?.name ?? "Error", message: err?.message ?? String(e) } };
+      result = {
+        status: "error",
+        outcome: "adapter threw",
+        error: { type: err?.name ?? "Error", message: err?.message ?? String(e) },
+      };
     } finally {
       s.signal?.removeEventListener("abort", onAbort);
     }
@@ -593,10 +618,21 @@ export class Engine {
    * non-terminal `state.json` (status pending, links events + learn), the
    * checkpoint file, then `run.checkpoint`. Nothing terminal is written.
    */
-  pause(index: number, candidateId: string, action: PendingAction, why: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null }): RunResult {
+  pause(
+    index: number,
+    candidateId: string,
+    action: PendingAction,
+    why: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null },
+  ): RunResult {
     const s = this.s, p = this.p;
     const step = p.steps[index];
-    this.emit("runtime", { kind: "run.interrupt", status: "interrupted", reason: why.reason, step_id: step.id, pause: why.kind }, {
+    this.emit("runtime", {
+      kind: "run.interrupt",
+      status: "interrupted",
+      reason: why.reason,
+      step_id: step.id,
+      pause: why.kind,
+    }, {
       event_type: "run.interrupt",
     });
     p.state.outcomes!.status = "pending";
@@ -631,7 +667,13 @@ export class Engine {
       checkpoint_id: checkpointId,
       event_offset: checkpoint.event_offset,
       checkpoint_path: path,
-      pending: { kind: pending.kind, step_id: pending.step_id, reason: pending.reason, policy_id: pending.policy_id, action: pending.action },
+      pending: {
+        kind: pending.kind,
+        step_id: pending.step_id,
+        reason: pending.reason,
+        policy_id: pending.policy_id,
+        action: pending.action,
+      },
     }, { event_type: "run.checkpoint" });
     this.rec.close();
     this.learnLog.close();
@@ -676,7 +718,9 @@ export class Engine {
     }
     if (this.status === "ok" && steps.some((x) => x.status === "skipped")) this.status = "partial";
     // A vetoed or interrupted run did not let the adapter finish the plan.
-    if ((this.status === "vetoed" || this.status === "aborted") && this.adapterResult !== "error") this.adapterResult = "skipped";
+    if ((this.status === "vetoed" || this.status === "aborted") && this.adapterResult !== "error") {
+      this.adapterResult = "skipped";
+    }
 
     const verification = await this.verifying.finish();
     const outcome = computeOutcome(this.adapterResult, verification);
@@ -690,16 +734,23 @@ export class Engine {
         assertions: verification.assertions.length,
         failed: verification.assertions.filter((a) => !a.passed).length,
         first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
-        workspace_diff: diff ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length } : null,
+        workspace_diff: diff
+          ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length }
+          : null,
         snapshots: verification.snapshots,
         error: verification.error ?? null,
       }, { caused_by: p.lastStepEventId });
       // outcomes.status agrees with the outcome: a run whose goal was not verified did not end ok.
-      if ((this.status === "ok" || this.status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")) {
+      if (
+        (this.status === "ok" || this.status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")
+      ) {
         this.status = "error";
         outcomes.error = verification.error
           ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
-          : { type: "VerificationFailed", message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}` };
+          : {
+            type: "VerificationFailed",
+            message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}`,
+          };
         this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
       }
     }
@@ -755,7 +806,9 @@ export class Engine {
     const insight = s.mode === "meta"
       ? {
         plan_adherence: steps.length === 0 ? 0 : Math.round((done / steps.length) * 10000) / 10000,
-        tool_coverage: Math.round(([...plannedTools].filter((t) => usedTools.has(t)).length / Math.max(1, plannedTools.size)) * 10000) / 10000,
+        tool_coverage: Math.round(
+          ([...plannedTools].filter((t) => usedTools.has(t)).length / Math.max(1, plannedTools.size)) * 10000,
+        ) / 10000,
         branching_factor: counters.direction,
         plan_revisions: Math.max(0, counters.plan - 1),
       }
@@ -763,7 +816,12 @@ export class Engine {
     if (insight) this.emit("insight", { metrics: insight, summary_path: ARTIFACTS.summary }, { faculty: "insight" });
 
     // Terminal artifacts: state (+ projection), summary, manifest. Nothing is appended after the manifest.
-    p.state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn, summary: ARTIFACTS.summary, manifest: ARTIFACTS.manifest };
+    p.state.links = {
+      events: ARTIFACTS.events,
+      learn: ARTIFACTS.learn,
+      summary: ARTIFACTS.summary,
+      manifest: ARTIFACTS.manifest,
+    };
     this.persist();
     this.rec.close();
     const summary = buildSummary({
@@ -786,14 +844,22 @@ export class Engine {
     });
     writeJsonAtomic(join(s.dir, ARTIFACTS.summary), summary);
     const plugins: ManifestPlugin[] = [
-      { id: `adapter:${s.loadedAdapter.label}`, kind: "adapter", path: s.loadedAdapter.path, sha256: s.loadedAdapter.sha256 },
+      {
+        id: `adapter:${s.loadedAdapter.label}`,
+        kind: "adapter",
+        path: s.loadedAdapter.path,
+        sha256: s.loadedAdapter.sha256,
+      },
       ...s.policies.map((x) => ({ id: x.id, kind: "policy", path: x.path, sha256: x.sha256 })),
-      ...(s.planner.path ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }] : []),
+      ...(s.planner.path
+        ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }]
+        : []),
     ];
     writeManifest(s.dir, s.episodeId, plugins, new Date().toISOString());
     const exit_code: ExitCode = this.status === "vetoed"
       ? EXIT.VETOED
-      : (this.status === "ok" || this.status === "partial") && (outcome === "success" || outcome === "success_unverified")
+      : (this.status === "ok" || this.status === "partial") &&
+          (outcome === "success" || outcome === "success_unverified")
       ? EXIT.OK
       : EXIT.ERROR;
     return { ...this.#resultBase(), status: this.status, outcome, adapter_result: this.adapterResult, exit_code };

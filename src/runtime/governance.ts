@@ -47,7 +47,11 @@ export interface GovernanceResult {
  * decide([], "enforce", "fail_closed").decision; // "allow"
  * ```
  */
-export function decide(outcomes: readonly DirectionOutcome[], mode: GovernanceMode, failurePolicy: FailurePolicy): GovernanceResult {
+export function decide(
+  outcomes: readonly DirectionOutcome[],
+  mode: GovernanceMode,
+  failurePolicy: FailurePolicy,
+): GovernanceResult {
   const base = { mode, failure_policy: failurePolicy, enforced: mode === "enforce" };
   const veto = outcomes.find((o) => o.status === "applied" && o.verdict?.kind === "veto");
   const failure = outcomes.find((o) => o.error !== null);
@@ -98,5 +102,13 @@ export function decide(outcomes: readonly DirectionOutcome[], mode: GovernanceMo
       error: null,
     };
   }
-  return { ...base, decision: "allow", rule: "default.allow", message: "no policy objected", policy_id: null, blocked: false, error: null };
+  return {
+    ...base,
+    decision: "allow",
+    rule: "default.allow",
+    message: "no policy objected",
+    policy_id: null,
+    blocked: false,
+    error: null,
+  };
 }

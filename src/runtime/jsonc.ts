@@ -154,12 +154,16 @@ export function readSettingsFile<S extends v.GenericSchema & { entries: Record<s
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
       const hint = didYouMean(key, known);
-      throw new NoemaError("unknown_key", `unknown key${hint ? ` (did you mean "${hint}"?)` : `; known keys: ${known.join(", ")}`}`, {
-        file: path,
-        line: lineOf([key]),
-        field: key,
-        exitCode: EXIT.USAGE,
-      });
+      throw new NoemaError(
+        "unknown_key",
+        `unknown key${hint ? ` (did you mean "${hint}"?)` : `; known keys: ${known.join(", ")}`}`,
+        {
+          file: path,
+          line: lineOf([key]),
+          field: key,
+          exitCode: EXIT.USAGE,
+        },
+      );
     }
   }
   const r = v.safeParse(schema, value);

@@ -50,7 +50,14 @@ export function policySnapshotPath(root: string, policyId: string): string {
 export function readPolicySnapshot(root: string, policyId: string): PolicySnapshot {
   const path = policySnapshotPath(root, policyId);
   if (!existsSync(path)) {
-    return { policy_id: policyId, tuning: {}, stats: { episodes: 0 }, history: [], gates: {}, updated_at: new Date(0).toISOString() };
+    return {
+      policy_id: policyId,
+      tuning: {},
+      stats: { episodes: 0 },
+      history: [],
+      gates: {},
+      updated_at: new Date(0).toISOString(),
+    };
   }
   const s = readJsonFile(path) as Partial<PolicySnapshot>;
   return {
@@ -102,7 +109,10 @@ export interface LearnSettings {
  * // const { records } = learn([{ policyId: "SqlGuard@1.0", ... }], settings);
  * ```
  */
-export function learn(evidence: readonly PolicyEvidence[], settings: LearnSettings): { records: LearnRecord[]; applied: number } {
+export function learn(
+  evidence: readonly PolicyEvidence[],
+  settings: LearnSettings,
+): { records: LearnRecord[]; applied: number } {
   if (settings.mode === "off") return { records: [], applied: 0 };
   const records: LearnRecord[] = [];
   let applied = 0;

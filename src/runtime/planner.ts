@@ -5,7 +5,7 @@
  * @module
  */
 import * as v from "valibot";
-import { type PlanStep, StepRecord, type StepKind } from "../schema/plan.ts";
+import { type PlanStep, type StepKind, StepRecord } from "../schema/plan.ts";
 import { toProblems } from "../schema/problems.ts";
 import type { StepSpec } from "./settings.ts";
 
@@ -78,7 +78,12 @@ export const taskFilePlanner: Planner = {
       let step: PlanStep;
       if (typeof spec === "string") {
         const colon = spec.indexOf(":");
-        step = { id: `step-${i + 1}`, kind: spec.slice(0, colon) as StepKind, description: spec.slice(colon + 1).trim(), status: "pending" };
+        step = {
+          id: `step-${i + 1}`,
+          kind: spec.slice(0, colon) as StepKind,
+          description: spec.slice(colon + 1).trim(),
+          status: "pending",
+        };
       } else {
         step = { id: spec.id ?? `step-${i + 1}`, kind: spec.kind, description: spec.description, status: "pending" };
         if (spec.rationale !== undefined) step.rationale = spec.rationale;
@@ -88,7 +93,11 @@ export const taskFilePlanner: Planner = {
       seen.add(step.id);
       return step;
     });
-    return { source: "planner:task_file", rationale: `Plan taken from the task file (${out.length} steps).`, steps: out };
+    return {
+      source: "planner:task_file",
+      rationale: `Plan taken from the task file (${out.length} steps).`,
+      steps: out,
+    };
   },
 };
 
@@ -129,7 +138,9 @@ export function runPlanner(planner: Planner, input: { task: string; steps?: read
       const [p] = toProblems(r.issues, `steps[${i}]`);
       throw new Error(`${where}: ${p.path}: ${p.message}`);
     }
-    if (seen.has(r.output.id)) throw new Error(`${where}: steps[${i}].id: duplicate step id ${JSON.stringify(r.output.id)}`);
+    if (seen.has(r.output.id)) {
+      throw new Error(`${where}: steps[${i}].id: duplicate step id ${JSON.stringify(r.output.id)}`);
+    }
     seen.add(r.output.id);
     return { ...r.output, status: "pending" };
   });

@@ -31,7 +31,11 @@ function loadTimeoutMs(): number {
 
 /** An error a worker call failed with, rebuilt in this thread with the same name. */
 function rebuild(name: string, message: string): Error {
-  const e = name === "TypeError" ? new TypeError(message) : name === "RangeError" ? new RangeError(message) : new Error(message);
+  const e = name === "TypeError"
+    ? new TypeError(message)
+    : name === "RangeError"
+    ? new RangeError(message)
+    : new Error(message);
   e.name = name;
   return e;
 }
@@ -156,7 +160,12 @@ class PolicyWorkerHost {
         this.loads.set(handle, { resolve: resolve as (v: unknown) => void, reject });
         timer = setTimeout(() => {
           this.drop(new WorkerLost("load timed out"));
-          reject(new NoemaError("bad_plugin", `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`, { file: displayPath, exitCode: EXIT.USAGE }));
+          reject(
+            new NoemaError("bad_plugin", `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`, {
+              file: displayPath,
+              exitCode: EXIT.USAGE,
+            }),
+          );
         }, ms);
         this.post({ type: "load", handle, path: this.path });
       });
@@ -226,7 +235,9 @@ class PolicyWorkerHost {
 
 const hosts = new Map<string, PolicyWorkerHost>();
 let nextHandle = 1;
-const finalizer = new FinalizationRegistry<{ host: PolicyWorkerHost; handle: number }>(({ host, handle }) => host.close(handle));
+const finalizer = new FinalizationRegistry<{ host: PolicyWorkerHost; handle: number }>(({ host, handle }) =>
+  host.close(handle)
+);
 
 /**
  * Loads a policy file in a worker thread. Returns null when no worker can be

@@ -84,7 +84,12 @@ if (port) {
       try {
         send({ type: "result", call: m.call, value });
       } catch (e) {
-        send({ type: "error", call: m.call, name: "InvalidVerdict", message: `advise returned a value that cannot be copied: ${(e as Error).message}` });
+        send({
+          type: "error",
+          call: m.call,
+          name: "InvalidVerdict",
+          message: `advise returned a value that cannot be copied: ${(e as Error).message}`,
+        });
       }
     }
   };

@@ -107,7 +107,14 @@ export function rebuildRun(dir: string): RebuiltRun {
         counters.direction++;
         const id = String(p.policy_id ?? p.policy);
         const ev = evidence.get(id) ??
-          { policyId: id, policyVersion: String(p.policy_version ?? "unspecified"), vetoes: 0, directionEvents: 0, confidence: 0, eventIds: [] };
+          {
+            policyId: id,
+            policyVersion: String(p.policy_version ?? "unspecified"),
+            vetoes: 0,
+            directionEvents: 0,
+            confidence: 0,
+            eventIds: [],
+          };
         evidence.set(id, ev);
         ev.directionEvents++;
         if (p.status === "applied") {
@@ -133,7 +140,9 @@ export function rebuildRun(dir: string): RebuiltRun {
       case "act": {
         counters.act++;
         const metrics = e.metrics as { started_at?: string } | undefined;
-        if (counters.first_action_ms === null && metrics?.started_at) counters.first_action_ms = Date.parse(metrics.started_at) - startedMs;
+        if (counters.first_action_ms === null && metrics?.started_at) {
+          counters.first_action_ms = Date.parse(metrics.started_at) - startedMs;
+        }
         counters.execution_ms += Number(p.duration_ms ?? 0);
         actions.push({
           id: p.action_id as string,

@@ -80,7 +80,11 @@ export class Recorder {
     this.dir = dir;
   }
 
-  constructor(dir: string, readonly episodeId: string, resume?: { count: number; lastEventId: string; lastTimestamp: string }) {
+  constructor(
+    dir: string,
+    readonly episodeId: string,
+    resume?: { count: number; lastEventId: string; lastTimestamp: string },
+  ) {
     this.dir = dir;
     this.#events = new JsonlAppender(join(dir, ARTIFACTS.events));
     this.baseCount = resume?.count ?? 0;

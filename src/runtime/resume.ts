@@ -10,13 +10,20 @@
  *
  * @module
  */
-import { existsSync, openSync, closeSync, readFileSync, ftruncateSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import os from "node:os";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
-import { type LoadedAdapter, type LoadedPolicy, loadAdapter, loadPlannerFile, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
+import {
+  loadAdapter,
+  type LoadedAdapter,
+  type LoadedPolicy,
+  loadPlannerFile,
+  loadPolicyFile,
+  toLoadedPolicy,
+} from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { FILE_MODE } from "../store/atomic.ts";
@@ -28,7 +35,14 @@ import { readJsonFile } from "../store/json_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
-import { type ApprovalRecord, consumeApproval, readApproval, readCheckpoint, writeApproval, type Checkpoint } from "./checkpoint.ts";
+import {
+  type ApprovalRecord,
+  type Checkpoint,
+  consumeApproval,
+  readApproval,
+  readCheckpoint,
+  writeApproval,
+} from "./checkpoint.ts";
 import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { rebuildRun } from "./rebuild.ts";
 import { Recorder } from "./recorder.ts";
@@ -60,9 +74,13 @@ export interface PendingRun {
 export function pendingCheckpoint(ref: string, options: RootOptions = {}): PendingRun {
   const loc = locateEpisode(ref, options);
   if (existsSync(join(loc.dir, ARTIFACTS.manifest))) {
-    throw new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to decide or resume`, {
-      exitCode: EXIT.SEALED,
-    });
+    throw new NoemaError(
+      "sealed",
+      `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to decide or resume`,
+      {
+        exitCode: EXIT.SEALED,
+      },
+    );
   }
   let last: Record<string, unknown> | null = null;
   for (const l of readLines(join(loc.dir, ARTIFACTS.events))) {
@@ -70,12 +88,21 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
   }
   const payload = (last?.payload ?? {}) as Record<string, unknown>;
   if (last?.event_type !== "run.checkpoint" || typeof payload.checkpoint_id !== "string") {
-    throw new NoemaError("not_paused", `episode ${loc.id} is not waiting for approval (its last event is not a run.checkpoint)`, {
-      exitCode: EXIT.NO_CHECKPOINT,
-    });
+    throw new NoemaError(
+      "not_paused",
+      `episode ${loc.id} is not waiting for approval (its last event is not a run.checkpoint)`,
+      {
+        exitCode: EXIT.NO_CHECKPOINT,
+      },
+    );
   }
   const checkpoint = readCheckpoint(loc.dir, payload.checkpoint_id);
-  return { episode_id: loc.id, episode_dir: loc.dir, checkpoint, approval: readApproval(loc.dir, checkpoint.checkpoint_id) };
+  return {
+    episode_id: loc.id,
+    episode_dir: loc.dir,
+    checkpoint,
+    approval: readApproval(loc.dir, checkpoint.checkpoint_id),
+  };
 }
 
 /** Options of {@link approve} and {@link reject}. */
@@ -102,9 +129,13 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
   };
   const stateHash = sha256File(join(pending.episode_dir, ARTIFACTS.state)).sha256;
   if (stateHash !== pending.checkpoint.state_hash) {
-    throw new NoemaError("mismatch", `state.json changed since checkpoint ${record.checkpoint_id} (${stateHash}, checkpoint has ${pending.checkpoint.state_hash}); refusing to decide`, {
-      exitCode: EXIT.MISMATCH,
-    });
+    throw new NoemaError(
+      "mismatch",
+      `state.json changed since checkpoint ${record.checkpoint_id} (${stateHash}, checkpoint has ${pending.checkpoint.state_hash}); refusing to decide`,
+      {
+        exitCode: EXIT.MISMATCH,
+      },
+    );
   }
   writeApproval(pending.episode_dir, record);
   return record;
@@ -159,7 +190,11 @@ function pluginMismatch(message: string): NoemaError {
   return new NoemaError("plugin_mismatch", message, { exitCode: EXIT.PLUGIN_MISMATCH });
 }
 
-async function reloadAdapter(rec: RunSettingsRecord, using: ResumeOptions["using"], acts: boolean): Promise<LoadedAdapter> {
+async function reloadAdapter(
+  rec: RunSettingsRecord,
+  using: ResumeOptions["using"],
+  acts: boolean,
+): Promise<LoadedAdapter> {
   if (typeof using === "object") {
     if (using.name !== rec.using) throw pluginMismatch(`the run used adapter ${rec.using}, not ${using.name}`);
     return { plugin: using, label: using.name, path: null, sha256: null };
@@ -167,7 +202,9 @@ async function reloadAdapter(rec: RunSettingsRecord, using: ResumeOptions["using
   if (typeof using === "string") {
     const given = await loadAdapter(using);
     if (given.label !== rec.using || (rec.adapter_sha256 !== null && given.sha256 !== rec.adapter_sha256)) {
-      throw pluginMismatch(`the run used adapter ${rec.using}${rec.adapter_path ? ` (${rec.adapter_path})` : ""}, not ${using}`);
+      throw pluginMismatch(
+        `the run used adapter ${rec.using}${rec.adapter_path ? ` (${rec.adapter_path})` : ""}, not ${using}`,
+      );
     }
     return given;
   }
@@ -178,7 +215,9 @@ async function reloadAdapter(rec: RunSettingsRecord, using: ResumeOptions["using
         // Rejecting or aborting runs no action: a stand-in with the run's label is enough.
         const standIn: AdapterPlugin = {
           name: rec.using,
-          create: () => ({ act: () => ({ status: "error", error: { type: "NoAdapter", message: "no adapter on resume" } }) }),
+          create: () => ({
+            act: () => ({ status: "error", error: { type: "NoAdapter", message: "no adapter on resume" } }),
+          }),
         };
         return { plugin: standIn, label: rec.using, path: null, sha256: null };
       }
@@ -188,7 +227,9 @@ async function reloadAdapter(rec: RunSettingsRecord, using: ResumeOptions["using
   }
   if (!existsSync(rec.adapter_path)) throw pluginMismatch(`the run's adapter file is gone: ${rec.adapter_path}`);
   const loaded = await loadAdapter(rec.adapter_path);
-  if (loaded.sha256 !== rec.adapter_sha256) throw pluginMismatch(`the adapter file changed since the run paused: ${rec.adapter_path}`);
+  if (loaded.sha256 !== rec.adapter_sha256) {
+    throw pluginMismatch(`the adapter file changed since the run paused: ${rec.adapter_path}`);
+  }
   return loaded;
 }
 
@@ -204,7 +245,9 @@ async function reloadPolicies(rec: RunSettingsRecord, given: ResumeOptions["poli
     }
     if (!existsSync(p.path)) throw pluginMismatch(`policy ${p.id}: its file is gone: ${p.path}`);
     const loaded = await loadPolicyFile(p.path);
-    if (loaded.sha256 !== p.sha256 || loaded.id !== p.id) throw pluginMismatch(`policy ${p.id}: the file changed since the run started: ${p.path}`);
+    if (loaded.sha256 !== p.sha256 || loaded.id !== p.id) {
+      throw pluginMismatch(`policy ${p.id}: the file changed since the run started: ${p.path}`);
+    }
     out.push(loaded);
   }
   return out;
@@ -238,13 +281,21 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   const loc = locateEpisode(ref, options);
   const dir = loc.dir;
   if (existsSync(join(dir, ARTIFACTS.manifest))) {
-    throw new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to resume`, { exitCode: EXIT.SEALED });
+    throw new NoemaError(
+      "sealed",
+      `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to resume`,
+      { exitCode: EXIT.SEALED },
+    );
   }
   const lock = acquireLock(dir, "resume");
   try {
     const built = rebuildRun(dir);
     if (built.damaged.length > 0) {
-      throw mismatch(`events.jsonl has damaged lines (line ${built.damaged[0].line}: ${built.damaged[0].message}); run noema validate`);
+      throw mismatch(
+        `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${
+          built.damaged[0].message
+        }); run noema validate`,
+      );
     }
     const last = built.lastEvent;
     const lastPayload = (last.payload ?? {}) as Record<string, unknown>;
@@ -254,32 +305,50 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     if (paused) {
       checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
       if (built.eventCount !== checkpoint.event_offset + 1) {
-        throw mismatch(`events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.event_offset + 1}`);
+        throw mismatch(
+          `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${
+            checkpoint.event_offset + 1
+          }`,
+        );
       }
       let n = 0, idAtOffset: string | null = null;
       for (const l of readLines(join(dir, ARTIFACTS.events))) {
         if (++n === checkpoint.event_offset && l.text !== null) idAtOffset = String(JSON.parse(l.text).id);
       }
       if (idAtOffset !== checkpoint.last_event_id) {
-        throw mismatch(`event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`);
+        throw mismatch(
+          `event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`,
+        );
       }
       const stateHash = sha256File(join(dir, ARTIFACTS.state)).sha256;
       if (stateHash !== checkpoint.state_hash) {
-        throw mismatch(`state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`);
+        throw mismatch(
+          `state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`,
+        );
       }
       if (!options.abort) {
         approval = readApproval(dir, checkpoint.checkpoint_id);
         if (!approval) {
-          throw new NoemaError("no_decision", `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`, {
-            exitCode: EXIT.NO_CHECKPOINT,
-          });
+          throw new NoemaError(
+            "no_decision",
+            `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`,
+            {
+              exitCode: EXIT.NO_CHECKPOINT,
+            },
+          );
         }
         if (approval.consumed_at) {
-          throw new NoemaError("consumed", `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`, {
-            exitCode: EXIT.CONSUMED,
-          });
+          throw new NoemaError(
+            "consumed",
+            `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
+            {
+              exitCode: EXIT.CONSUMED,
+            },
+          );
         }
-        if (approval.state_hash !== checkpoint.state_hash) throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+        if (approval.state_hash !== checkpoint.state_hash) {
+          throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+        }
       }
     } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
       throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
@@ -287,13 +356,19 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
 
     const rec = built.start.settings as RunSettingsRecord | undefined;
     if (!rec || typeof rec !== "object" || typeof rec.using !== "string") {
-      throw mismatch("the start event has no run settings (written by another implementation?); this run cannot be resumed by noema");
+      throw mismatch(
+        "the start event has no run settings (written by another implementation?); this run cannot be resumed by noema",
+      );
     }
-    if (checkpoint && checkpoint.adapter_label !== rec.using) throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
+    if (checkpoint && checkpoint.adapter_label !== rec.using) {
+      throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
+    }
     const acts = !options.abort && approval?.decision !== "rejected";
     const loadedAdapter = await reloadAdapter(rec, options.using, acts);
     const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
-    const planner = rec.planner.path ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 })) : rec.planner;
+    const planner = rec.planner.path
+      ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 }))
+      : rec.planner;
     const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
     const redactor = new Redactor({ secrets: rec.secrets });
     const settings: EngineSettings = {
@@ -366,7 +441,12 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         resume: true,
       });
       state.plan = { ...(state.plan ?? { steps: [] }), steps };
-      state.outcomes = { ...(state.outcomes ?? { status: "pending" }), status: "pending", actions: built.actions, error: null };
+      state.outcomes = {
+        ...(state.outcomes ?? { status: "pending" }),
+        status: "pending",
+        actions: built.actions,
+        error: null,
+      };
       state.memory = { ...(state.memory ?? {}), facts: built.facts };
       state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
       const engine = new Engine({
@@ -400,39 +480,61 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         event_offset: checkpoint?.event_offset ?? built.eventCount,
         resume_strategy: options.abort ? "abort" : "same_run_id",
         recovered: checkpoint === null,
-        approval: approval ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note } : null,
-        torn_line: built.torn ? { offset: built.torn.offset, bytes: built.torn.bytes, moved_to: `${ARTIFACTS.events}.torn-${built.torn.offset}` } : null,
+        approval: approval
+          ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note }
+          : null,
+        torn_line: built.torn
+          ? {
+            offset: built.torn.offset,
+            bytes: built.torn.bytes,
+            moved_to: `${ARTIFACTS.events}.torn-${built.torn.offset}`,
+          }
+          : null,
       }, { event_type: "run.resume" });
       if (approval) approval = consumeApproval(dir, approval, resumeEvent.id, resumeEvent.timestamp);
       const pendingIndex = checkpoint ? checkpoint.pending.step_index : -1;
       if (checkpoint && approval?.decision === "rejected") steps[pendingIndex].status = "vetoed";
-      const planEvent = engine.emit("plan", Engine.planPayload(
-        "planner:resume",
-        steps,
-        checkpoint
-          ? `Plan rebuilt from events.jsonl at resume from checkpoint ${checkpoint.checkpoint_id} (${approval?.decision ?? "aborted"}).`
-          : "Plan rebuilt from events.jsonl at recovery after an interruption.",
-      ));
+      const planEvent = engine.emit(
+        "plan",
+        Engine.planPayload(
+          "planner:resume",
+          steps,
+          checkpoint
+            ? `Plan rebuilt from events.jsonl at resume from checkpoint ${checkpoint.checkpoint_id} (${
+              approval?.decision ?? "aborted"
+            }).`
+            : "Plan rebuilt from events.jsonl at recovery after an interruption.",
+        ),
+      );
       engine.p.counters.plan++;
       engine.p.lastStepEventId = planEvent.id;
-      state.plan = { steps, source: "planner:resume", updated_at: planEvent.timestamp, rationale: String((planEvent.payload as { rationale: string }).rationale) };
+      state.plan = {
+        steps,
+        source: "planner:resume",
+        updated_at: planEvent.timestamp,
+        rationale: String((planEvent.payload as { rationale: string }).rationale),
+      };
 
       if (built.terminate) {
         // The run had ended (terminate is in the log); only its terminal artifacts are missing.
         const t = built.terminate;
-        engine.status = (state.outcomes.status = String(t.status) as typeof engine.status);
+        engine.status = state.outcomes.status = String(t.status) as typeof engine.status;
         engine.adapterResult = built.actions.some((a) => a.result_status === "error")
           ? "error"
           : built.actions.some((a) => a.result_status !== "skipped") && t.status !== "vetoed" && t.status !== "aborted"
           ? "success"
           : "skipped";
         const verification = await verifying.finish();
-        const outcome = typeof t.outcome === "string" ? t.outcome as Outcome : computeOutcome(engine.adapterResult, verification);
+        const outcome = typeof t.outcome === "string"
+          ? t.outcome as Outcome
+          : computeOutcome(engine.adapterResult, verification);
         return engine.seal(outcome, verification);
       }
       if (options.abort) {
         engine.status = "aborted";
-        engine.message = checkpoint ? `Aborted while waiting for approval at ${checkpoint.pending.step_id}.` : "Aborted after an interruption.";
+        engine.message = checkpoint
+          ? `Aborted while waiting for approval at ${checkpoint.pending.step_id}.`
+          : "Aborted after an interruption.";
         state.outcomes.error = { type: "Aborted", message: engine.message };
         return await engine.finish();
       }
@@ -444,12 +546,22 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       }
       const from = checkpoint ? pendingIndex : Math.max(0, steps.findIndex((s) => s.status === "pending"));
       if (!checkpoint && steps.every((s) => s.status !== "pending")) return await engine.finish();
-      const executed = await engine.execute(from, checkpoint && approval ? {
-        stepIndex: pendingIndex,
-        action: checkpoint.pending.action,
-        candidateId: checkpoint.pending.action_candidate_id,
-        approval: { checkpoint_id: checkpoint.checkpoint_id, decision: approval.decision, by: approval.by, at: approval.at },
-      } : undefined);
+      const executed = await engine.execute(
+        from,
+        checkpoint && approval
+          ? {
+            stepIndex: pendingIndex,
+            action: checkpoint.pending.action,
+            candidateId: checkpoint.pending.action_candidate_id,
+            approval: {
+              checkpoint_id: checkpoint.checkpoint_id,
+              decision: approval.decision,
+              by: approval.by,
+              at: approval.at,
+            },
+          }
+          : undefined,
+      );
       return executed === "done" ? await engine.finish() : executed;
     } finally {
       recorder.close();

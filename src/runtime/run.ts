@@ -16,10 +16,10 @@ import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
 import {
+  loadAdapter,
   type LoadedAdapter,
   type LoadedPlanner,
   type LoadedPolicy,
-  loadAdapter,
   loadPlannerFile,
   loadPolicyFile,
   toLoadedPolicy,
@@ -124,13 +124,14 @@ async function loadPolicies(specs: RunOptions["policies"]): Promise<LoadedPolicy
   const seen = new Set<string>();
   for (const p of out) {
     if (seen.has(p.id)) {
-      throw new NoemaError("duplicate_policy", `policy ${p.id} is loaded twice (${p.path ?? "inline"})`, { exitCode: EXIT.USAGE });
+      throw new NoemaError("duplicate_policy", `policy ${p.id} is loaded twice (${p.path ?? "inline"})`, {
+        exitCode: EXIT.USAGE,
+      });
     }
     seen.add(p.id);
   }
   return out;
 }
-
 
 /**
  * What a run records about its settings in the `start` event, so `resume`
@@ -190,7 +191,9 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   const episodeId = options.episode_id ?? newEpisodeId();
   const dir = episodeDirFor(episodeId, root);
   if (existsSync(dir)) {
-    throw new NoemaError("exists", `episode ${episodeId} already exists in ${join(root, "episodes")}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("exists", `episode ${episodeId} already exists in ${join(root, "episodes")}`, {
+      exitCode: EXIT.USAGE,
+    });
   }
   const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
   const baseDir = options.base_dir ?? process.cwd();
@@ -322,7 +325,14 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     }, { caused_by: null });
     const startedAt = start.timestamp;
     const observe = emit("observe", {
-      snapshot: { task: s.redactedTask, seed: s.seed, tags: s.tags, using: loadedAdapter.label, workspace, state_path: ARTIFACTS.state },
+      snapshot: {
+        task: s.redactedTask,
+        seed: s.seed,
+        tags: s.tags,
+        using: loadedAdapter.label,
+        workspace,
+        state_path: ARTIFACTS.state,
+      },
     }, { caused_by: null });
     const type = goalType(task);
     const hints: string[] = [];
@@ -355,9 +365,21 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     const state: State = {
       version: CONTRACT_VERSIONS.state,
       state_schema_version: CONTRACT_VERSIONS.state_schema,
-      episode: { id: episodeId, seed: s.seed, tags: s.tags, using: loadedAdapter.label, started_at: startedAt, intuition_mode: s.intuitionMode },
+      episode: {
+        id: episodeId,
+        seed: s.seed,
+        tags: s.tags,
+        using: loadedAdapter.label,
+        started_at: startedAt,
+        intuition_mode: s.intuitionMode,
+      },
       goal: { task: s.redactedTask, type },
-      beliefs: [{ statement: `The task is of type ${type}.`, confidence: 0.5, provenance: "interpret", timestamp: startedAt }],
+      beliefs: [{
+        statement: `The task is of type ${type}.`,
+        confidence: 0.5,
+        provenance: "interpret",
+        timestamp: startedAt,
+      }],
       plan: { steps, source: plan.source, updated_at: planEvent.timestamp, rationale: plan.rationale },
       memory: { facts },
       outcomes: {
@@ -404,7 +426,13 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     fsyncDir(join(root, "episodes"));
     rec.moveTo(dir);
     lock.moveTo(dir);
-    engine.verifying = await startVerification({ workspace, specs: assertions, policy: snapshotRules, episodeDir: dir, baseDir });
+    engine.verifying = await startVerification({
+      workspace,
+      specs: assertions,
+      policy: snapshotRules,
+      episodeDir: dir,
+      baseDir,
+    });
     const executed = await engine.execute(0);
     return executed === "done" ? await engine.finish() : executed;
   } finally {
@@ -416,7 +444,11 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
 }
 
 /** Learned `direction_min_confidence` per policy, from the policies' snapshots. */
-export function learnedThresholds(root: string, policies: readonly LoadedPolicy[], learnMode: LearnMode): Map<string, number> {
+export function learnedThresholds(
+  root: string,
+  policies: readonly LoadedPolicy[],
+  learnMode: LearnMode,
+): Map<string, number> {
   const thresholds = new Map<string, number>();
   if (learnMode === "off") return thresholds;
   for (const p of policies) {
@@ -429,7 +461,13 @@ export function learnedThresholds(root: string, policies: readonly LoadedPolicy[
 /** Creates an adapter instance; a failure is a usage error naming the adapter. */
 export async function createAdapter(
   loaded: LoadedAdapter,
-  context: { config: Record<string, unknown>; args: readonly string[]; workspace: string | null; dir: string; secrets: readonly string[] },
+  context: {
+    config: Record<string, unknown>;
+    args: readonly string[];
+    workspace: string | null;
+    dir: string;
+    secrets: readonly string[];
+  },
 ) {
   try {
     return await loaded.plugin.create({

@@ -44,16 +44,19 @@ const StepLabel = v.pipe(
   ),
 );
 const StepObject = v.strictObject({
-  id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'"))),
+  id: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'")),
+  ),
   kind: v.picklist(STEP_KINDS),
   description: v.string(),
   rationale: v.optional(v.string()),
   inputs: v.optional(v.record(v.string(), v.unknown())),
 });
 // Chosen by the input's type (not a union), so a bad object step reports its own field ("steps[1].kind: …").
-export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> | v.InferOutput<typeof StepObject>> = v.lazy((
-  input,
-) => (typeof input === "string" ? StepLabel : StepObject));
+export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> | v.InferOutput<typeof StepObject>> = v
+  .lazy((
+    input,
+  ) => (typeof input === "string" ? StepLabel : StepObject));
 /** A planned step in a task file. */
 export type StepSpec = v.InferOutput<typeof StepSpec>;
 
@@ -64,7 +67,9 @@ const Tags = v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])
  * to the file that names them.
  */
 export const SharedSettings = {
-  using: v.optional(v.pipe(v.string(), v.description("Adapter: a built-in name (minimal, shell, command, scripted) or a .ts file."))),
+  using: v.optional(
+    v.pipe(v.string(), v.description("Adapter: a built-in name (minimal, shell, command, scripted) or a .ts file.")),
+  ),
   adapter: v.optional(v.pipe(
     v.record(v.string(), v.unknown()),
     v.description("Adapter configuration; `name` may name the adapter like `using`."),
@@ -83,7 +88,9 @@ export const SharedSettings = {
   learn_min_successes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   learn_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
   workspace: v.optional(v.string()),
-  secrets: v.optional(v.pipe(v.array(v.string()), v.description("Environment variable names whose values are masked in artifacts."))),
+  secrets: v.optional(
+    v.pipe(v.array(v.string()), v.description("Environment variable names whose values are masked in artifacts.")),
+  ),
   verify: v.optional(v.pipe(v.array(v.unknown()), v.description("Verification assertions."))),
 };
 

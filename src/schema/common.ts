@@ -123,7 +123,9 @@ const NotArray = v.custom<unknown>((value) => !Array.isArray(value), "must be a 
  * v.safeParse(looseObject({ a: v.optional(v.string()) }), []).success; // false
  * ```
  */
-export function looseObject<const E extends v.ObjectEntries>(entries: E): ReturnType<typeof v.looseObject<E, undefined>> {
+export function looseObject<const E extends v.ObjectEntries>(
+  entries: E,
+): ReturnType<typeof v.looseObject<E, undefined>> {
   const base = v.looseObject(entries);
   return {
     ...base,

@@ -8,7 +8,7 @@
  * @module
  */
 import * as v from "valibot";
-import { Duration, JsonObject, Timestamp, looseObject } from "./common.ts";
+import { Duration, JsonObject, looseObject, Timestamp } from "./common.ts";
 import { ActionCandidatePayload, ActPayload, checkLearnPayload, PlanPayload } from "./payloads.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
@@ -98,7 +98,12 @@ export const PHASE_PAYLOADS = {
  */
 export function checkEvent(value: unknown): SchemaProblem[] {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return [{ path: "", message: `an event must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}` }];
+    return [{
+      path: "",
+      message: `an event must be a JSON object, got ${
+        value === null ? "null" : Array.isArray(value) ? "array" : typeof value
+      }`,
+    }];
   }
   const base = v.safeParse(EventRecord, value);
   const problems = base.success ? [] : toProblems(base.issues);

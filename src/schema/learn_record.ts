@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Timestamp, looseObject } from "./common.ts";
+import { looseObject, Timestamp } from "./common.ts";
 
 /**
  * One learning proposal, e.g. a threshold tuning after a veto.

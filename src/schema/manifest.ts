@@ -7,12 +7,22 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Count, Sha256Digest, Timestamp, looseObject } from "./common.ts";
+import { Count, looseObject, Sha256Digest, Timestamp } from "./common.ts";
 import type { SchemaProblem } from "./problems.ts";
 import { toProblems } from "./problems.ts";
 
 /** File kinds noema writes. Readers accept any string. */
-export const FILE_KINDS = ["events", "learn", "state", "summary", "snapshot", "checkpoint", "approval", "attachment", "custom"] as const;
+export const FILE_KINDS = [
+  "events",
+  "learn",
+  "state",
+  "summary",
+  "snapshot",
+  "checkpoint",
+  "approval",
+  "attachment",
+  "custom",
+] as const;
 
 /**
  * One file entry of a manifest.
@@ -74,7 +84,7 @@ export const Manifest = looseObject({
   signature: v.optional(v.nullable(v.pipe(
     looseObject({
       alg: v.literal("hs256"),
-      kid: v.pipe(v.string(), v.description("Id of the signing key (NOEMA_SIGNING_KID, default \"default\").")),
+      kid: v.pipe(v.string(), v.description('Id of the signing key (NOEMA_SIGNING_KID, default "default").')),
       value: v.pipe(v.string(), v.description("Unpadded base64url HMAC-SHA256.")),
     }),
     v.description(
@@ -103,9 +113,14 @@ export function checkManifest(value: unknown): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
   const names = r.output.files.map((f) => f.name);
   names.forEach((name, i) => {
-    if (name === "manifest.json") problems.push({ path: `files[${i}].name`, message: "the manifest must not list itself" });
+    if (name === "manifest.json") {
+      problems.push({ path: `files[${i}].name`, message: "the manifest must not list itself" });
+    }
     if (i > 0 && names[i - 1] >= name) {
-      problems.push({ path: `files[${i}].name`, message: `files must be sorted by name and unique ("${names[i - 1]}" before "${name}")` });
+      problems.push({
+        path: `files[${i}].name`,
+        message: `files must be sorted by name and unique ("${names[i - 1]}" before "${name}")`,
+      });
     }
   });
   return problems;

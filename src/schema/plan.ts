@@ -5,7 +5,7 @@
  * @module
  */
 import * as v from "valibot";
-import { JsonObject, Timestamp, looseObject } from "./common.ts";
+import { JsonObject, looseObject, Timestamp } from "./common.ts";
 
 /** The six step kinds of the contract. */
 export const STEP_KINDS = ["detect", "analyze", "plan", "act", "verify", "review"] as const;

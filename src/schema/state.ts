@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Duration, JsonObject, JsonValue, Timestamp, Unit, looseObject } from "./common.ts";
+import { Duration, JsonObject, JsonValue, looseObject, Timestamp, Unit } from "./common.ts";
 import { Plan } from "./plan.ts";
 
 /** The three intuition postures of an episode. */

@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Count, Duration, JsonObject, Timestamp, Unit, looseObject } from "./common.ts";
+import { Count, Duration, JsonObject, looseObject, Timestamp, Unit } from "./common.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
 /** `adapter_result` values. */
@@ -194,7 +194,9 @@ export function checkSummary(value: unknown): SchemaProblem[] {
   const ver = r.output.verification;
   const problems: SchemaProblem[] = [];
   if (!ver.provided) {
-    if (ver.passed !== null) problems.push({ path: "verification.passed", message: "must be null when provided is false" });
+    if (ver.passed !== null) {
+      problems.push({ path: "verification.passed", message: "must be null when provided is false" });
+    }
     if (ver.assertions.length > 0) {
       problems.push({ path: "verification.assertions", message: "must be empty when provided is false" });
     }

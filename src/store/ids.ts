@@ -58,5 +58,7 @@ export function episodeIdProblem(id: string): string | null {
  */
 export function assertEpisodeId(id: string, what = "episode id"): void {
   const problem = episodeIdProblem(id);
-  if (problem) throw new NoemaError("invalid_id", `invalid ${what} ${JSON.stringify(id)}: ${problem}`, { exitCode: EXIT.USAGE });
+  if (problem) {
+    throw new NoemaError("invalid_id", `invalid ${what} ${JSON.stringify(id)}: ${problem}`, { exitCode: EXIT.USAGE });
+  }
 }

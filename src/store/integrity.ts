@@ -110,7 +110,9 @@ function unsafeName(name: string): string | null {
 
 /** The episode directory for a target: an episode id, a directory, or a manifest path. */
 function targetDir(target: string, options: RootOptions): string {
-  if (basename(target) === ARTIFACTS.manifest && existsSync(target) && statSync(target).isFile()) return dirname(resolve(target));
+  if (basename(target) === ARTIFACTS.manifest && existsSync(target) && statSync(target).isFile()) {
+    return dirname(resolve(target));
+  }
   return locateEpisode(target, options).dir;
 }
 
@@ -141,7 +143,11 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
 
   let manifest: Record<string, unknown> | null = null;
   if (!existsSync(manifestPath)) {
-    add("missing_manifest", ARTIFACTS.manifest, "manifest.json does not exist (the run is not terminal, or the file was deleted)");
+    add(
+      "missing_manifest",
+      ARTIFACTS.manifest,
+      "manifest.json does not exist (the run is not terminal, or the file was deleted)",
+    );
   } else {
     try {
       manifest = readJsonFile(manifestPath, ARTIFACTS.manifest);
@@ -151,7 +157,9 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
   }
   if (manifest) {
     if (typeof manifest.episode_id === "string") episodeId = manifest.episode_id;
-    for (const p of checkManifest(manifest)) add("bad_manifest", ARTIFACTS.manifest, `${p.path ? p.path + ": " : ""}${p.message}`);
+    for (const p of checkManifest(manifest)) {
+      add("bad_manifest", ARTIFACTS.manifest, `${p.path ? p.path + ": " : ""}${p.message}`);
+    }
     const listed = new Set<string>();
     const entries = Array.isArray(manifest.files) ? manifest.files : [];
     for (const [i, raw] of entries.entries()) {
@@ -177,14 +185,20 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
       }
       if (!st.isFile()) {
         files.push({ name, status: "unsafe_path", expected, actual: null });
-        add("unsafe_path", name, st.isSymbolicLink() ? "is a symlink; artifacts are regular files" : "is not a regular file");
+        add(
+          "unsafe_path",
+          name,
+          st.isSymbolicLink() ? "is a symlink; artifacts are regular files" : "is not a regular file",
+        );
         continue;
       }
       const actual = sha256File(path);
       if (actual.sha256 !== f.sha256) {
         const sizeDiffers = typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes;
         files.push({ name, status: sizeDiffers ? "size_mismatch" : "hash_mismatch", expected, actual });
-        if (sizeDiffers) add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+        if (sizeDiffers) {
+          add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+        }
         add("hash_mismatch", name, "sha256 differs from manifest");
       } else if (actual.size_bytes !== f.size_bytes) {
         files.push({ name, status: "size_mismatch", expected, actual });
@@ -199,11 +213,22 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
       add("unlisted", name, "present in the episode directory but not listed in the manifest");
     }
     signature = verifyManifestSignature(manifest, key);
-    if (signature.status === "bad_signature") add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
-    else if (signature.status === "unsigned") {
-      add("unsigned", ARTIFACTS.manifest, strict ? "the manifest is not signed (--strict requires a signature)" : "the manifest is not signed", strict ? "error" : "warning");
+    if (signature.status === "bad_signature") {
+      add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
+    } else if (signature.status === "unsigned") {
+      add(
+        "unsigned",
+        ARTIFACTS.manifest,
+        strict ? "the manifest is not signed (--strict requires a signature)" : "the manifest is not signed",
+        strict ? "error" : "warning",
+      );
     } else if (signature.status === "unchecked") {
-      add("unchecked_signature", ARTIFACTS.manifest, signature.message ?? "signature not checked", strict ? "error" : "warning");
+      add(
+        "unchecked_signature",
+        ARTIFACTS.manifest,
+        signature.message ?? "signature not checked",
+        strict ? "error" : "warning",
+      );
     }
   }
 

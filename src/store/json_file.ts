@@ -71,7 +71,11 @@ export function readJsonFile(path: string, label: string = path): Record<string,
     throw new NoemaError("bad_json", `invalid JSON: ${msg}${where}`, { file: label, line });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new NoemaError("bad_json", "expected a JSON object at the top level", { file: label, line: 1, exitCode: EXIT.ERROR });
+    throw new NoemaError("bad_json", "expected a JSON object at the top level", {
+      file: label,
+      line: 1,
+      exitCode: EXIT.ERROR,
+    });
   }
   return value as Record<string, unknown>;
 }

@@ -47,7 +47,9 @@ export class JsonlAppender {
   appendRaw(text: string): void {
     if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
     // Encode into one reused buffer (a UTF-16 unit takes at most 3 UTF-8 bytes), then one write call.
-    if (this.#buf.length < text.length * 3 + 1) this.#buf = Buffer.allocUnsafe(Math.max(text.length * 3 + 1, this.#buf.length * 2));
+    if (this.#buf.length < text.length * 3 + 1) {
+      this.#buf = Buffer.allocUnsafe(Math.max(text.length * 3 + 1, this.#buf.length * 2));
+    }
     const size = this.#buf.write(text, 0, "utf8") + 1;
     this.#buf[size - 1] = 10;
     let off = writeSync(this.#fd, this.#buf, 0, size);
@@ -221,7 +223,8 @@ export function* readJsonl(path: string, options: ReadLinesOptions = {}): Genera
           offset,
           bytes,
           problem: "torn",
-          message: `torn final line: ${bytes} bytes without a newline that are not complete JSON (a write was cut short)`,
+          message:
+            `torn final line: ${bytes} bytes without a newline that are not complete JSON (a write was cut short)`,
         };
       } else {
         const message = line === 1 && raw.text.charCodeAt(0) === 0xfeff

@@ -71,7 +71,9 @@ export function acquireLock(dir: string, purpose: string): EpisodeLock {
           released = true;
           try {
             const held = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
-            if (held.pid === me.pid && held.host === me.host && held.started_at === me.started_at) rmSync(path, { force: true });
+            if (held.pid === me.pid && held.host === me.host && held.started_at === me.started_at) {
+              rmSync(path, { force: true });
+            }
           } catch {
             // already gone
           }

@@ -120,7 +120,10 @@ export interface SignatureCheck {
  * verifyManifestSignature(m, key).status; // "valid"
  * ```
  */
-export function verifyManifestSignature(manifest: Readonly<Record<string, unknown>>, key: SigningKey | null): SignatureCheck {
+export function verifyManifestSignature(
+  manifest: Readonly<Record<string, unknown>>,
+  key: SigningKey | null,
+): SignatureCheck {
   const sig = manifest.signature;
   if (sig === undefined || sig === null) return { status: "unsigned", kid: null, message: null };
   if (typeof sig !== "object" || Array.isArray(sig)) {
@@ -128,23 +131,49 @@ export function verifyManifestSignature(manifest: Readonly<Record<string, unknow
   }
   const s = sig as Record<string, unknown>;
   const kid = typeof s.kid === "string" ? s.kid : null;
-  if (s.alg !== "hs256") return { status: "bad_signature", kid, message: `signature.alg: unsupported ${JSON.stringify(s.alg)} (expected "hs256")` };
+  if (s.alg !== "hs256") {
+    return {
+      status: "bad_signature",
+      kid,
+      message: `signature.alg: unsupported ${JSON.stringify(s.alg)} (expected "hs256")`,
+    };
+  }
   if (kid === null) return { status: "bad_signature", kid, message: "signature.kid: must be a string" };
-  if (typeof s.value !== "string") return { status: "bad_signature", kid, message: "signature.value: must be a string" };
-  if (key === null) return { status: "unchecked", kid, message: `signed with key ${JSON.stringify(kid)}, but ${SIGNING_KEY_ENV} is not set` };
+  if (typeof s.value !== "string") {
+    return { status: "bad_signature", kid, message: "signature.value: must be a string" };
+  }
+  if (key === null) {
+    return {
+      status: "unchecked",
+      kid,
+      message: `signed with key ${JSON.stringify(kid)}, but ${SIGNING_KEY_ENV} is not set`,
+    };
+  }
   if (kid !== key.kid) {
-    return { status: "bad_signature", kid, message: `signature.kid: signed with key ${JSON.stringify(kid)}, the key given is ${JSON.stringify(key.kid)}` };
+    return {
+      status: "bad_signature",
+      kid,
+      message: `signature.kid: signed with key ${JSON.stringify(kid)}, the key given is ${JSON.stringify(key.kid)}`,
+    };
   }
   let input: string;
   try {
     input = manifestSigningInput(manifest);
   } catch (e) {
-    return { status: "bad_signature", kid, message: `the manifest has no canonical JSON form: ${(e as Error).message}` };
+    return {
+      status: "bad_signature",
+      kid,
+      message: `the manifest has no canonical JSON form: ${(e as Error).message}`,
+    };
   }
   const expected = hmac(key.key, input);
   const given = Buffer.from(s.value, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { status: "bad_signature", kid, message: "signature.value: the HMAC does not match (wrong key, or the manifest was changed)" };
+    return {
+      status: "bad_signature",
+      kid,
+      message: "signature.value: the HMAC does not match (wrong key, or the manifest was changed)",
+    };
   }
   return { status: "valid", kid, message: null };
 }

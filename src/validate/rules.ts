@@ -17,7 +17,8 @@
 export const RULES = {
   "file.missing": "a required artifact file is missing",
   "file.json": "a JSON artifact cannot be read or parsed (invalid JSON, invalid UTF-8, BOM, not an object)",
-  "json.duplicate_key": "a JSON artifact repeats a key in one object (JSON.parse keeps the last value; other readers may keep the first)",
+  "json.duplicate_key":
+    "a JSON artifact repeats a key in one object (JSON.parse keeps the last value; other readers may keep the first)",
   "jsonl.utf8": "a JSONL line is not valid UTF-8",
   "jsonl.json": "a JSONL line is not valid JSON",
   "jsonl.blank": "a JSONL file has a blank line",
@@ -38,8 +39,10 @@ export const RULES = {
   "summary.schema": "summary.json does not match its schema (1.3.0) or its verification rules",
   "manifest.schema": "manifest.json does not match its schema (manifest/1.0), is unsorted, or lists itself",
   "learn.schema": "a learn.jsonl line does not match learn/1.0",
-  "lifecycle.links": "state.json links do not fit the lifecycle (non-terminal: events+learn; terminal: +summary+manifest)",
-  "lifecycle.files": "the artifact files do not fit the lifecycle (summary.json and manifest.json together, terminal only)",
+  "lifecycle.links":
+    "state.json links do not fit the lifecycle (non-terminal: events+learn; terminal: +summary+manifest)",
+  "lifecycle.files":
+    "the artifact files do not fit the lifecycle (summary.json and manifest.json together, terminal only)",
   "lifecycle.status": "outcomes.status does not fit the lifecycle (pending only while non-terminal)",
   "trace.start": "the start event's timestamp differs from episode.started_at (or there is no start event)",
   "trace.projection": "state.json persists lack a run.state_projection event, or the last one differs from state.json",

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from "node:util";
 import { EXIT, NoemaError } from "../errors.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
-import { SCHEMAS, type SchemaName } from "../schema/registry.ts";
+import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
@@ -65,7 +65,9 @@ export interface ValidateOptions extends RootOptions {
 const REQUIRED_EVENT_FIELDS = new Set(["id", "timestamp", "episode_id", "phase", "payload", "evidence_ids"]);
 
 function eventRule(problem: SchemaProblem, phase: unknown): RuleId {
-  if (REQUIRED_EVENT_FIELDS.has(problem.path) && problem.message === "required field is missing") return "event.required";
+  if (REQUIRED_EVENT_FIELDS.has(problem.path) && problem.message === "required field is missing") {
+    return "event.required";
+  }
   if (problem.path === "faculty") return "event.faculty";
   if (problem.path.startsWith("metrics")) return "event.metrics";
   if (problem.path.startsWith("payload") && problem.path !== "payload") {
@@ -125,9 +127,21 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
   // The artifacts are small: locate schema problems by line, and find duplicate keys (JSON.parse keeps the last).
   const loc = jsonLocator(readFileSync(path, "utf8"));
   for (const d of loc.duplicates()) {
-    c.add(file, "json.duplicate_key", `${d.path ? d.path + "." : ""}${d.key}: duplicate key (the last value is used; other readers may use the first)`, d.line);
+    c.add(
+      file,
+      "json.duplicate_key",
+      `${d.path ? d.path + "." : ""}${d.key}: duplicate key (the last value is used; other readers may use the first)`,
+      d.line,
+    );
   }
-  for (const p of problems) c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, p.path ? loc.lineOf(p.path) : undefined);
+  for (const p of problems) {
+    c.add(
+      file,
+      `${name}.schema` as RuleId,
+      p.path ? `${p.path}: ${p.message}` : p.message,
+      p.path ? loc.lineOf(p.path) : undefined,
+    );
+  }
   return value;
 }
 
@@ -185,7 +199,12 @@ function scanEvents(
       c.add(file, "event.caused_by", `caused_by: no earlier event has id ${JSON.stringify(e.caused_by)}`, entry.line);
     }
     if (episodeId !== null && typeof e.episode_id === "string" && e.episode_id !== episodeId) {
-      c.add(file, "event.episode_id", `episode_id: ${JSON.stringify(e.episode_id)} differs from the episode's id ${JSON.stringify(episodeId)}`, entry.line);
+      c.add(
+        file,
+        "event.episode_id",
+        `episode_id: ${JSON.stringify(e.episode_id)} differs from the episode's id ${JSON.stringify(episodeId)}`,
+        entry.line,
+      );
     }
     const payload = (typeof e.payload === "object" && e.payload !== null ? e.payload : {}) as Record<string, unknown>;
     if (e.phase === "start" && scan.start === null) scan.start = { timestamp: e.timestamp, line: entry.line };
@@ -194,20 +213,39 @@ function scanEvents(
       scan.lastProjection = { payload, line: entry.line };
     }
     if (e.phase === "learn" && typeof payload.learn_path === "string" && !existsSync(join(dir, payload.learn_path))) {
-      c.add(file, "trace.learn", `payload.learn_path: ${payload.learn_path} does not exist in the episode directory`, entry.line);
+      c.add(
+        file,
+        "trace.learn",
+        `payload.learn_path: ${payload.learn_path} does not exist in the episode directory`,
+        entry.line,
+      );
     }
     if (e.phase === "act") {
       const actionId = payload.action_id;
       if (actionTimestamps && typeof actionId === "string" && actionTimestamps.has(actionId)) {
         const expected = actionTimestamps.get(actionId)!;
         if (expected !== e.timestamp) {
-          c.add(file, "trace.action_timestamp", `action ${actionId}: state.json outcomes.actions timestamp ${expected} differs from this act event's ${String(e.timestamp)}`, entry.line);
+          c.add(
+            file,
+            "trace.action_timestamp",
+            `action ${actionId}: state.json outcomes.actions timestamp ${expected} differs from this act event's ${
+              String(e.timestamp)
+            }`,
+            entry.line,
+          );
         }
         actionTimestamps.delete(actionId);
       } else if (orderedActions && actIndex < orderedActions.length) {
         const ts = orderedActions[actIndex].timestamp;
         if (ts !== undefined && ts !== e.timestamp) {
-          c.add(file, "trace.action_timestamp", `outcomes.actions[${actIndex}].timestamp ${String(ts)} differs from this act event's ${String(e.timestamp)}`, entry.line);
+          c.add(
+            file,
+            "trace.action_timestamp",
+            `outcomes.actions[${actIndex}].timestamp ${String(ts)} differs from this act event's ${
+              String(e.timestamp)
+            }`,
+            entry.line,
+          );
         }
       }
       actIndex++;
@@ -220,8 +258,9 @@ function scanEvents(
       const id = entry.value?.id;
       if (typeof id !== "string" || !duplicateCandidates.has(hash53(id))) continue;
       const first = seen.get(id);
-      if (first !== undefined) c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
-      else seen.set(id, entry.line);
+      if (first !== undefined) {
+        c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
+      } else seen.set(id, entry.line);
     }
   }
   return scan;
@@ -251,8 +290,20 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     if (!has(name)) c.add(display(p(name)), "file.missing", `${name} is missing (required in every episode)`);
   }
   if (terminal) {
-    if (!has(ARTIFACTS.summary)) c.add(display(p(ARTIFACTS.summary)), "lifecycle.files", "manifest.json exists but summary.json does not; a terminal run has both");
-    if (!has(ARTIFACTS.manifest)) c.add(display(p(ARTIFACTS.manifest)), "lifecycle.files", "summary.json exists but manifest.json does not; a terminal run has both (written last)");
+    if (!has(ARTIFACTS.summary)) {
+      c.add(
+        display(p(ARTIFACTS.summary)),
+        "lifecycle.files",
+        "manifest.json exists but summary.json does not; a terminal run has both",
+      );
+    }
+    if (!has(ARTIFACTS.manifest)) {
+      c.add(
+        display(p(ARTIFACTS.manifest)),
+        "lifecycle.files",
+        "summary.json exists but manifest.json does not; a terminal run has both (written last)",
+      );
+    }
   }
 
   // state.json first: its actions drive the traceability checks while streaming events.
@@ -272,10 +323,22 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   let scan: EventScan | null = null;
   if (has(ARTIFACTS.events)) {
     files.push(ARTIFACTS.events);
-    scan = scanEvents(c, p(ARTIFACTS.events), episodeId, actionTimestamps, actionTimestamps ? null : actions, dir, options);
+    scan = scanEvents(
+      c,
+      p(ARTIFACTS.events),
+      episodeId,
+      actionTimestamps,
+      actionTimestamps ? null : actions,
+      dir,
+      options,
+    );
     if (actionTimestamps) {
       for (const [id] of actionTimestamps) {
-        c.add(display(p(ARTIFACTS.state)), "trace.action_timestamp", `outcomes.actions: action ${id} has no act event with that action_id`);
+        c.add(
+          display(p(ARTIFACTS.state)),
+          "trace.action_timestamp",
+          `outcomes.actions: action ${id} has no act event with that action_id`,
+        );
       }
     }
   }
@@ -296,7 +359,11 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     const want = terminal ? ["events", "learn", "summary", "manifest"] : ["events", "learn"];
     for (const key of want) {
       if (typeof links[key] !== "string") {
-        c.add(stateFile, "lifecycle.links", `links.${key}: required for a ${terminal ? "terminal" : "non-terminal"} run`);
+        c.add(
+          stateFile,
+          "lifecycle.links",
+          `links.${key}: required for a ${terminal ? "terminal" : "non-terminal"} run`,
+        );
       } else if (!existsSync(join(dir, links[key] as string))) {
         c.add(stateFile, "lifecycle.links", `links.${key}: ${links[key]} does not exist in the episode directory`);
       }
@@ -316,14 +383,30 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
       if (!scan.start) {
         c.add(eventsFile, "trace.start", "no start event; its timestamp must equal state.json episode.started_at");
       } else if (episode && scan.start.timestamp !== episode.started_at) {
-        c.add(eventsFile, "trace.start", `start event timestamp ${String(scan.start.timestamp)} differs from state.json episode.started_at ${String(episode.started_at)}`, scan.start.line);
+        c.add(
+          eventsFile,
+          "trace.start",
+          `start event timestamp ${String(scan.start.timestamp)} differs from state.json episode.started_at ${
+            String(episode.started_at)
+          }`,
+          scan.start.line,
+        );
       }
       if (!scan.lastProjection) {
-        c.add(eventsFile, "trace.projection", "no runtime event with event_type run.state_projection, though state.json was persisted");
+        c.add(
+          eventsFile,
+          "trace.projection",
+          "no runtime event with event_type run.state_projection, though state.json was persisted",
+        );
       } else {
         for (const key of ["outcomes", "links"] as const) {
           if (!isDeepStrictEqual(scan.lastProjection.payload[key], state[key])) {
-            c.add(eventsFile, "trace.projection", `payload.${key}: the last run.state_projection differs from state.json ${key}`, scan.lastProjection.line);
+            c.add(
+              eventsFile,
+              "trace.projection",
+              `payload.${key}: the last run.state_projection differs from state.json ${key}`,
+              scan.lastProjection.line,
+            );
           }
         }
       }
@@ -331,10 +414,20 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     if (summary && episode) {
       const summaryFile = display(p(ARTIFACTS.summary));
       if (episodeId !== null && summary.episode_id !== episodeId) {
-        c.add(summaryFile, "trace.summary", `episode_id: ${String(summary.episode_id)} differs from state.json episode.id ${episodeId}`);
+        c.add(
+          summaryFile,
+          "trace.summary",
+          `episode_id: ${String(summary.episode_id)} differs from state.json episode.id ${episodeId}`,
+        );
       }
       if (summary.started_at !== episode.started_at) {
-        c.add(summaryFile, "trace.summary", `started_at: ${String(summary.started_at)} differs from state.json episode.started_at ${String(episode.started_at)}`);
+        c.add(
+          summaryFile,
+          "trace.summary",
+          `started_at: ${String(summary.started_at)} differs from state.json episode.started_at ${
+            String(episode.started_at)
+          }`,
+        );
       }
       const task = (state.goal as Record<string, unknown> | undefined)?.task;
       if (task !== undefined && summary.task !== task) {
@@ -356,7 +449,11 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
       }
       const actual = sha256File(target);
       if (typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes) {
-        c.add(manifestFile, "manifest.size", `files[${i}]: ${f.name} is ${actual.size_bytes} bytes, manifest says ${f.size_bytes}`);
+        c.add(
+          manifestFile,
+          "manifest.size",
+          `files[${i}]: ${f.name} is ${actual.size_bytes} bytes, manifest says ${f.size_bytes}`,
+        );
       }
       if (typeof f.sha256 === "string" && actual.sha256 !== f.sha256) {
         c.add(manifestFile, "manifest.hash", `files[${i}]: ${f.name} has ${actual.sha256}, manifest says ${f.sha256}`);
@@ -402,7 +499,11 @@ export function validateFile(path: string, options: ValidateOptions & { schema?:
   const schema = options.schema ??
     (name.endsWith("events.jsonl") ? "event" : name.endsWith("learn.jsonl") ? "learn" : FILE_SCHEMAS[name]);
   if (!schema) {
-    throw new NoemaError("usage", `cannot tell which schema ${path} follows; pass --schema event|state|summary|manifest|learn`, { exitCode: EXIT.USAGE });
+    throw new NoemaError(
+      "usage",
+      `cannot tell which schema ${path} follows; pass --schema event|state|summary|manifest|learn`,
+      { exitCode: EXIT.USAGE },
+    );
   }
   let events = 0, learnLines = 0;
   if (schema === "event") {
@@ -449,4 +550,3 @@ export function validate(ref: string, options: ValidateOptions & { schema?: Sche
   const loc = locateEpisode(ref, options);
   return validateEpisodeDir(loc.dir, options);
 }
-

@@ -238,7 +238,11 @@ export async function startVerification(options: StartVerificationOptions): Prom
     try {
       return readSnapshot(join(snapDir, SNAPSHOT_PATHS.pre));
     } catch (e) {
-      return new WorkspaceUnavailableError(workspace ?? "(none given)", SNAPSHOT_PATHS.pre, (e as { code?: string }).code ?? "unreadable");
+      return new WorkspaceUnavailableError(
+        workspace ?? "(none given)",
+        SNAPSHOT_PATHS.pre,
+        (e as { code?: string }).code ?? "unreadable",
+      );
     }
   };
   const first = options.resume ? readPre() : await capture(SNAPSHOT_PATHS.pre);

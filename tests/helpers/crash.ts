@@ -55,9 +55,15 @@ export interface CrashReport {
 export async function killLoop(repo: string, dir: string, kills: number): Promise<CrashReport> {
   const cli = cliCommand(repo);
   const root = join(dir, "root");
-  writeFileSync(join(dir, "script.json"), JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", delay_ms: 3 } }));
+  writeFileSync(
+    join(dir, "script.json"),
+    JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", delay_ms: 3 } }),
+  );
   const steps = Array.from({ length: 30 }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } }));
-  writeFileSync(join(dir, "task.json"), JSON.stringify({ task: "crash me", using: "scripted", adapter: { script: "script.json" }, steps }));
+  writeFileSync(
+    join(dir, "task.json"),
+    JSON.stringify({ task: "crash me", using: "scripted", adapter: { script: "script.json" }, steps }),
+  );
   const task = join(dir, "task.json");
   const t0 = performance.now();
   const fullCode = await runAndKill(cli, ["run", task, "--root", root, "--quiet", "--episode-id", "full"], 120_000);
@@ -73,7 +79,11 @@ export async function killLoop(repo: string, dir: string, kills: number): Promis
   if (fullCode !== 0 || !validate(join(root, "episodes", "full")).valid) report.failures.push("full (not killed)");
   for (let i = 0; i < kills; i++) {
     const id = `crash-${i}`;
-    const code = await runAndKill(cli, ["run", task, "--root", root, "--quiet", "--episode-id", id], Math.random() * report.fullRunMs * 1.1);
+    const code = await runAndKill(
+      cli,
+      ["run", task, "--root", root, "--quiet", "--episode-id", id],
+      Math.random() * report.fullRunMs * 1.1,
+    );
     const episode = join(root, "episodes", id);
     if (!existsSync(episode)) {
       report.beforeCreation++;
@@ -92,7 +102,9 @@ export async function killLoop(repo: string, dir: string, kills: number): Promis
       const r = await resume(episode);
       const after = validate(episode);
       if (!["ok", "partial"].includes(r.status) || !after.valid) {
-        report.failures.push(`${id}: resumed as ${r.status}; ${after.problems.map((p) => `${p.rule}: ${p.message}`).join("; ")}`);
+        report.failures.push(
+          `${id}: resumed as ${r.status}; ${after.problems.map((p) => `${p.rule}: ${p.message}`).join("; ")}`,
+        );
       }
     } catch (e) {
       report.failures.push(`${id}: ${(e as Error).message}`);

@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** A temp dir with helpers; call `cleanup()` in `after`. */
-export function tempDir(prefix = "noema-test-"): { path: string; file(name: string, text: string): string; cleanup(): void } {
+export function tempDir(
+  prefix = "noema-test-",
+): { path: string; file(name: string, text: string): string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return {
     path,

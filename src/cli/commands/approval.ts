@@ -25,10 +25,20 @@ function printResult(ctx: CliContext, result: RunResult, json: boolean | undefin
       ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
     });
   } else if (result.status === "pending") {
-    ctx.out.line(`${result.episode_id}  ${ctx.out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`);
-    ctx.out.line(ctx.out.color.dim(`  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`));
+    ctx.out.line(
+      `${result.episode_id}  ${ctx.out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`,
+    );
+    ctx.out.line(
+      ctx.out.color.dim(
+        `  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`,
+      ),
+    );
   } else {
-    const color = result.status === "ok" ? ctx.out.color.green : result.status === "vetoed" ? ctx.out.color.yellow : ctx.out.color.red;
+    const color = result.status === "ok"
+      ? ctx.out.color.green
+      : result.status === "vetoed"
+      ? ctx.out.color.yellow
+      : ctx.out.color.red;
     ctx.out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
   }
   if (result.exit_code !== EXIT.OK) process.exitCode = result.exit_code;
@@ -53,9 +63,13 @@ function withSignals<T>(ctx: CliContext, work: (signal: AbortSignal) => Promise<
 function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "approve" | "reject"): void {
   program
     .command(name)
-    .summary(name === "approve" ? "approve the pending action of a paused run" : "reject the pending action of a paused run")
+    .summary(
+      name === "approve" ? "approve the pending action of a paused run" : "reject the pending action of a paused run",
+    )
     .description(
-      `Record a decision (${name === "approve" ? "approved" : "rejected"}) bound to the run's pending checkpoint and its state_hash, ` +
+      `Record a decision (${
+        name === "approve" ? "approved" : "rejected"
+      }) bound to the run's pending checkpoint and its state_hash, ` +
         `in approvals/<checkpoint_id>.json. A checkpoint takes one decision. With --resume, continue the run at once.`,
     )
     .argument("<episode>", "episode id, or path to an episode directory")
@@ -75,7 +89,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       const record = (name === "approve" ? approve : reject)(episode, { ...g, note: opts.note, by: opts.by });
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
-        else ctx.out.line(`${record.episode_id}  ${record.decision} by ${record.by}  (checkpoint ${record.checkpoint_id})`);
+        else {ctx.out.line(
+            `${record.episode_id}  ${record.decision} by ${record.by}  (checkpoint ${record.checkpoint_id})`,
+          );}
         return;
       }
       if (!opts.json) ctx.out.note(`${record.decision} by ${record.by}; resuming ${record.episode_id}`);
@@ -112,7 +128,10 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     )
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const result = await withSignals(ctx, (signal) => resume(episode, { ...g, abort: opts.abort, using: opts.using, signal }));
+      const result = await withSignals(
+        ctx,
+        (signal) => resume(episode, { ...g, abort: opts.abort, using: opts.using, signal }),
+      );
       printResult(ctx, result, opts.json);
     });
 }

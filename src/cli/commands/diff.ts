@@ -31,10 +31,14 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
     )
     .action((episode, opts, cmd) => {
       const summary = readSummary(episode, globalOptions(cmd));
-      const verification = summary.verification as { workspace_diff?: WorkspaceDiff | null; error?: string | null } | undefined;
+      const verification = summary.verification as
+        | { workspace_diff?: WorkspaceDiff | null; error?: string | null }
+        | undefined;
       const diff = verification?.workspace_diff;
       if (!diff) {
-        const why = verification?.error ? `verification could not run (${verification.error})` : "the run had no assertions, so no snapshots were taken";
+        const why = verification?.error
+          ? `verification could not run (${verification.error})`
+          : "the run had no assertions, so no snapshots were taken";
         throw new NoemaError("no_diff", `episode ${String(summary.episode_id)} has no workspace diff: ${why}`);
       }
       if (opts.json) {

@@ -76,7 +76,10 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         entries.map((e) => [
           e.started_at ?? "-",
           { text: e.episode_id, style: c.cyan },
-          { text: e.pending ? "waiting for approval" : displayStatus(e.lifecycle, e.status), style: statusStyle(e.status, c) },
+          {
+            text: e.pending ? "waiting for approval" : displayStatus(e.lifecycle, e.status),
+            style: statusStyle(e.status, c),
+          },
           { text: e.outcome ?? "-", style: e.outcome ? statusStyle(e.outcome, c) : c.dim },
           (e.task !== null ? oneLine(e.task) : e.error ? `(${oneLine(e.error)})` : "-") +
           (e.pending ? `  [${e.pending.step_id}: ${oneLine(e.pending.reason)}]` : ""),

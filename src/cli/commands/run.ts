@@ -21,7 +21,11 @@ function number(flag: string, min: number, max = Infinity, integer = false) {
   return (value: string): number => {
     const n = Number(value);
     if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-      throw usageError(`${flag} must be ${integer ? "an integer" : "a number"}${max < Infinity ? ` from ${min} to ${max}` : ` >= ${min}`}, got ${JSON.stringify(value)}`);
+      throw usageError(
+        `${flag} must be ${integer ? "an integer" : "a number"}${
+          max < Infinity ? ` from ${min} to ${max}` : ` >= ${min}`
+        }, got ${JSON.stringify(value)}`,
+      );
     }
     return n;
   };
@@ -53,7 +57,9 @@ function verifyFlags(opts: {
   for (const path of opts.verifyFileAbsent ?? []) specs.push({ kind: "file_absent", path });
   const contains = opts.verifyFileContains ?? [], texts = opts.text ?? [];
   if (contains.length !== texts.length) {
-    throw usageError(`each --verify-file-contains needs one --text (got ${contains.length} paths and ${texts.length} texts)`);
+    throw usageError(
+      `each --verify-file-contains needs one --text (got ${contains.length} paths and ${texts.length} texts)`,
+    );
   }
   contains.forEach((path, i) => specs.push({ kind: "file_contains", path, text: texts[i] }));
   if (opts.verifyOnlyModified && opts.verifyNoModifications) {
@@ -78,18 +84,39 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
-    .addOption(new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES))
+    .addOption(
+      new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES),
+    )
     .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
-    .addOption(new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(FAILURE_POLICIES))
-    .option("--dir-min <confidence>", "direction_min_confidence: verdicts below it are not applied (default 0.5)", number("--dir-min", 0, 1))
-    .option("--policy-timeout <ms>", "longest time a policy may take (default 5000)", number("--policy-timeout", 1, Infinity, true))
+    .addOption(
+      new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(
+        FAILURE_POLICIES,
+      ),
+    )
+    .option(
+      "--dir-min <confidence>",
+      "direction_min_confidence: verdicts below it are not applied (default 0.5)",
+      number("--dir-min", 0, 1),
+    )
+    .option(
+      "--policy-timeout <ms>",
+      "longest time a policy may take (default 5000)",
+      number("--policy-timeout", 1, Infinity, true),
+    )
     .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES))
-    .option("--seed <n>", "seed for reproducibility (default 0)", number("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true))
+    .option(
+      "--seed <n>",
+      "seed for reproducibility (default 0)",
+      number("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true),
+    )
     .option("--tag <key=value>", "user metadata; repeatable", collect)
     .option("--workspace <dir>", "the directory the adapter works in")
     .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
     .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
-    .option("--pause-on-veto", "pause for approval (exit 4) instead of ending the run when an enforced veto blocks an action")
+    .option(
+      "--pause-on-veto",
+      "pause for approval (exit 4) instead of ending the run when an enforced veto blocks an action",
+    )
     .option("--verify-file <file>", "assertions from a JSONC list (file_exists, file_contains, only_modified, …)")
     .option("--verify-file-exists <path>", "assert the file exists after the run; repeatable", collect)
     .option("--verify-file-absent <path>", "assert the file does not exist after the run; repeatable", collect)
@@ -98,7 +125,11 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .option("--verify-only-modified <path...>", "assert only these paths or globs changed")
     .option("--verify-no-modifications", "assert the workspace did not change")
     .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
-    .option("--verify-ignore <name>", "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable", collect)
+    .option(
+      "--verify-ignore <name>",
+      "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
+      collect,
+    )
     .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
@@ -169,20 +200,31 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
               if (e.phase === "act") {
                 const p = e.payload;
                 const mark = STATUS_MARK[String(p.step_status)] ?? "·";
-                out.note(`  ${mark} ${String(p.step_id)}  ${c.dim(String(p.input_excerpt))}  ${String(p.outcome)}  ${c.dim(`${p.duration_ms} ms`)}`);
+                out.note(
+                  `  ${mark} ${String(p.step_id)}  ${c.dim(String(p.input_excerpt))}  ${String(p.outcome)}  ${
+                    c.dim(`${p.duration_ms} ms`)
+                  }`,
+                );
               }
               if (e.phase === "governance" && e.payload.decision === "veto") {
-                out.note(`  ${c.red("⊘")} ${String(e.payload.step_id)}  ${c.red(`veto: ${String(e.payload.message)}`)}`);
+                out.note(
+                  `  ${c.red("⊘")} ${String(e.payload.step_id)}  ${c.red(`veto: ${String(e.payload.message)}`)}`,
+                );
               }
             }
             : undefined,
         });
         if (opts.quiet) out.line(result.episode_id);
         else if (result.status === "pending" && !opts.json) {
-          out.line(`${result.episode_id}  ${out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`);
-          out.line(out.color.dim(`  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`));
-        }
-        else if (opts.json) {
+          out.line(
+            `${result.episode_id}  ${out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`,
+          );
+          out.line(
+            out.color.dim(
+              `  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`,
+            ),
+          );
+        } else if (opts.json) {
           out.json({
             episode_id: result.episode_id,
             episode_dir: result.episode_dir,
@@ -191,7 +233,11 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
             ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
           });
         } else {
-          const color = result.status === "ok" ? out.color.green : result.status === "vetoed" ? out.color.yellow : out.color.red;
+          const color = result.status === "ok"
+            ? out.color.green
+            : result.status === "vetoed"
+            ? out.color.yellow
+            : out.color.red;
           out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
           out.line(out.color.dim(`  view: noema view ${result.episode_id}${g.root ? ` --root ${g.root}` : ""}`));
         }

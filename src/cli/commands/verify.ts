@@ -40,7 +40,12 @@ export function reportLines(r: IntegrityReport): string[] {
     `files    : ${r.files.filter((f) => f.status !== "unlisted").length}`,
     `signature: ${sig}`,
     `duration : ${r.duration_ms.toFixed(2)} ms`,
-    `issues   : ${r.issues.length === 0 ? "none" : [errors && `${errors} error${errors === 1 ? "" : "s"}`, warnings && `${warnings} warning${warnings === 1 ? "" : "s"}`].filter(Boolean).join(", ")}`,
+    `issues   : ${
+      r.issues.length === 0 ? "none" : [
+        errors && `${errors} error${errors === 1 ? "" : "s"}`,
+        warnings && `${warnings} warning${warnings === 1 ? "" : "s"}`,
+      ].filter(Boolean).join(", ")
+    }`,
   ];
   if (r.files.length > 0) {
     lines.push("files detail:");
@@ -52,7 +57,9 @@ export function reportLines(r: IntegrityReport): string[] {
   const other = r.issues.filter((i) => !r.files.some((f) => f.name === i.file));
   if (other.length > 0) {
     lines.push("issues detail:");
-    for (const i of other) lines.push(`- ${i.file}: ${i.kind}${i.severity === "warning" ? " (warning)" : ""}: ${i.message}`);
+    for (const i of other) {
+      lines.push(`- ${i.file}: ${i.kind}${i.severity === "warning" ? " (warning)" : ""}: ${i.message}`);
+    }
   }
   return lines;
 }

@@ -77,7 +77,11 @@ function header(out: Output, v: EpisodeView): void {
     out.line(`  ${c.yellow(`waiting / non-terminal: no summary.json yet${why}`)}`);
     if (w?.event_type === "run.checkpoint" && w.pending) {
       const action = w.pending.action as { kind?: unknown; input?: unknown } | undefined;
-      out.line(`  ${c.yellow("waiting for approval")}  step ${String(w.pending.step_id)} (${String(w.pending.kind)}${w.pending.policy_id ? `, asked by ${String(w.pending.policy_id)}` : ""})`);
+      out.line(
+        `  ${c.yellow("waiting for approval")}  step ${String(w.pending.step_id)} (${String(w.pending.kind)}${
+          w.pending.policy_id ? `, asked by ${String(w.pending.policy_id)}` : ""
+        })`,
+      );
       if (action) out.line(`  pending action  ${String(action.kind)} ${oneLine(JSON.stringify(action.input ?? {}))}`);
       out.line(c.dim(`  decide: noema approve ${v.episode_id} --resume  |  noema reject ${v.episode_id} --resume`));
     }
