@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -109,6 +109,15 @@ export interface RunOptions extends RootOptions {
   onEvent?: (event: { phase: string; payload: Record<string, unknown> }) => void;
 }
 
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function goalType(task: string): string {
   if (/\b(select|insert|update|delete|drop|alter)\b.+\b(from|table|into|where)\b/i.test(task)) return "sql";
   if (/\b(test|bug|fix|refactor|compile|build)\b/i.test(task)) return "code";
@@ -190,7 +199,8 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   const root = resolveRoot(options);
   const episodeId = options.episode_id ?? newEpisodeId();
   const dir = episodeDirFor(episodeId, root);
-  if (existsSync(dir)) {
+  // lstat, not exists: a dangling symlink at the episode's path counts as taken (it is never written through).
+  if (lexists(dir)) {
     throw new NoemaError("exists", `episode ${episodeId} already exists in ${join(root, "episodes")}`, {
       exitCode: EXIT.USAGE,
     });
