@@ -9,14 +9,14 @@
  */
 import process from "node:process";
 import { killLoop } from "../tests/helpers/crash.ts";
-import { type BenchReport, flag, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
+import { type BenchReport, flag, runStandalone, tempDir } from "./lib.ts";
 
 /** Runs the kill loop and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const kills = Number(flag(args, "kills") ?? 200);
   const tmp = tempDir("noema-bench-crash-");
   try {
-    const r = await killLoop(REPO_ROOT, tmp.path, kills);
+    const r = await killLoop(tmp.path, kills);
     const ok = r.failures.length === 0;
     return {
       name: "crash",

@@ -11,39 +11,8 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, s
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
-
-const REPO = fileURLToPath(new URL("..", import.meta.url));
-const MAIN = join(REPO, "src", "cli", "main.ts");
-const IS_DENO = "Deno" in globalThis;
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI; `env` entries set to undefined are removed from the child's environment. */
-function cli(
-  args: string[],
-  options: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {},
-): Result {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", NOEMA_ROOT: undefined, ...options.env })) {
-    if (v !== undefined) env[k] = v;
-  }
-  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
-  const r = spawnSync(process.execPath, argv, {
-    cwd: options.cwd ?? REPO,
-    env,
-    encoding: "utf8",
-    input: options.input ?? "",
-    maxBuffer: 64 << 20,
-  });
-  if (r.error) throw r.error;
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { cli, IS_DENO, MAIN, REPO } from "./helpers/cli.ts";
 
 function lines(text: string): string[] {
   return text.split("\n").filter((l) => l.length > 0);

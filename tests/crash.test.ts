@@ -6,7 +6,6 @@
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import process from "node:process";
 import { killLoop } from "./helpers/crash.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -16,7 +15,7 @@ after(() => tmp.cleanup());
 const KILLS = Number(process.env.NOEMA_CRASH_KILLS ?? 50);
 
 test(`SIGKILL at ${KILLS} random moments: every episode validates or resumes`, { timeout: 600_000 }, async () => {
-  const report = await killLoop(join(import.meta.dirname ?? ".", ".."), tmp.path, KILLS);
+  const report = await killLoop(tmp.path, KILLS);
   process.stderr.write(
     `crash test: ${report.kills} kills: ${report.beforeCreation} before the episode existed, ${report.completed} after it finished, ` +
       `${report.midRun} mid-run (${report.invalidUntilResumed} invalid until resumed), all resumed\n`,

@@ -12,29 +12,27 @@ import type { PlanStep } from "../schema/plan.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { PlanProjector } from "../read/plan.ts";
+import type { EngineProgress } from "./engine.ts";
 import type { PolicyEvidence } from "./learning.ts";
 import { newCounters, type RunCounters } from "./summary_builder.ts";
 
-/** What a run's events say about it. */
-export interface RebuiltRun {
+/** What a run's events say about it: the engine's progress fields, and what resume checks. */
+export interface RebuiltRun extends
+  Pick<
+    EngineProgress,
+    | "steps"
+    | "planSource"
+    | "actions"
+    | "facts"
+    | "counters"
+    | "evidence"
+    | "lastDiff"
+    | "lastDirectivePolicy"
+    | "lastStepEventId"
+    | "startedAt"
+  > {
   /** The `start` event's payload (settings included). */
   start: Record<string, unknown>;
-  /** The `start` event's timestamp (`episode.started_at`). */
-  startedAt: string;
-  /** The plan as reconstructed (statuses from act events). */
-  steps: PlanStep[];
-  /** `source` of the latest plan event. */
-  planSource: string;
-  /** Action records rebuilt from act events. */
-  actions: ActionRecord[];
-  /** Facts recorded by act events. */
-  facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[];
-  counters: RunCounters;
-  evidence: Map<string, PolicyEvidence>;
-  lastDiff: string[];
-  lastDirectivePolicy: string | null;
-  /** Id of the last act event, else of the latest plan event. */
-  lastStepEventId: string;
   /** Number of complete events. */
   eventCount: number;
   /** Id of the last complete event. */

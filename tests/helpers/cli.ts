@@ -31,6 +31,23 @@ export interface CliOptions {
   cwd?: string;
   /** Kill the child after this many ms. @default {60000} */
   timeoutMs?: number;
+  /** Text on the child's stdin. @default {""} */
+  input?: string;
+}
+
+/**
+ * The command that starts the CLI under the runtime running this code.
+ *
+ * @example
+ * ```ts
+ * import { cliCommand } from "./helpers/cli.ts";
+ * const [cmd, ...args] = cliCommand();
+ * ```
+ */
+export function cliCommand(): string[] {
+  return IS_DENO
+    ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN]
+    : [process.execPath, MAIN];
 }
 
 /**
@@ -56,11 +73,12 @@ export function cli(args: string[], options: CliOptions = {}): CliResult {
   ) {
     if (v !== undefined) env[k] = v;
   }
-  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
-  const r = spawnSync(process.execPath, argv, {
+  const [cmd, ...argv] = [...cliCommand(), ...args];
+  const r = spawnSync(cmd, argv, {
     cwd: options.cwd ?? REPO,
     env,
     encoding: "utf8",
+    input: options.input ?? "",
     maxBuffer: 256 << 20,
     timeout: options.timeoutMs ?? 60_000,
   });

@@ -9,16 +9,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { resume, validate } from "../../mod.ts";
-
-/** The CLI under the runtime running this code. */
-export function cliCommand(repo: string): string[] {
-  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-  return isDeno
-    ? [process.execPath, "run", "-A", "--config", join(repo, "deno.json"), join(repo, "src", "cli", "main.ts")]
-    : [process.execPath, join(repo, "src", "cli", "main.ts")];
-}
+import { cliCommand } from "./cli.ts";
 
 function runAndKill(cli: string[], args: string[], afterMs: number): Promise<number | null> {
   return new Promise((resolve) => {
@@ -52,8 +44,8 @@ export interface CrashReport {
  * Runs `kills` episodes of a 30-step scripted task under `dir`, each killed
  * at a random moment within the length of a whole run.
  */
-export async function killLoop(repo: string, dir: string, kills: number): Promise<CrashReport> {
-  const cli = cliCommand(repo);
+export async function killLoop(dir: string, kills: number): Promise<CrashReport> {
+  const cli = cliCommand();
   const root = join(dir, "root");
   writeFileSync(
     join(dir, "script.json"),
