@@ -21,12 +21,11 @@ import type { LoadedAdapter, LoadedPolicy } from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schema/state.ts";
-import type { AdapterResult, Mode, Outcome } from "../schema/summary.ts";
+import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summary.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
-import type { EpisodeLock } from "../store/lock.ts";
 import { writeManifest } from "../store/manifest.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
@@ -143,8 +142,8 @@ export class Engine {
   readonly learnLog: JsonlAppender;
   readonly adapter: AdapterInstance;
   readonly redactor: Redactor;
-  verifying: VerificationSession;
-  readonly lock: EpisodeLock;
+  /** The verification in progress; set once the episode directory is in place. */
+  verifying: VerificationSession | null;
   status: OutcomeStatus = "ok";
   adapterResult: AdapterResult = "skipped";
   message = "";
@@ -164,8 +163,8 @@ export class Engine {
     learnLog: JsonlAppender;
     adapter: AdapterInstance;
     redactor: Redactor;
-    verifying: VerificationSession;
-    lock: EpisodeLock;
+    /** The verification in progress; set once the episode directory is in place. */
+  verifying: VerificationSession | null;
   }) {
     this.s = parts.settings;
     this.p = parts.progress;
@@ -174,7 +173,6 @@ export class Engine {
     this.adapter = parts.adapter;
     this.redactor = parts.redactor;
     this.verifying = parts.verifying;
-    this.lock = parts.lock;
     const s = this.s;
     this.message = `Completed ${this.p.steps.length} steps.`;
     this.#episodeView = deepFreeze({
@@ -722,6 +720,7 @@ export class Engine {
       this.adapterResult = "skipped";
     }
 
+    if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
     const outcome = computeOutcome(this.adapterResult, verification);
     if (verification.provided) {
@@ -796,7 +795,7 @@ export class Engine {
   }
 
   /** Writes insight, the final state, summary and manifest (after `terminate`). */
-  seal(outcome: Outcome, verification: Awaited<ReturnType<VerificationSession["finish"]>>): RunResult {
+  seal(outcome: Outcome, verification: Verification): RunResult {
     const s = this.s, p = this.p;
     const { steps, counters, actions } = p;
     const tool = `adapter:${s.loadedAdapter.label}`;

@@ -471,7 +471,6 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         adapter,
         redactor,
         verifying,
-        lock,
       });
       const resumeEvent = engine.emit("runtime", {
         kind: "run.resume",

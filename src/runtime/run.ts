@@ -422,8 +422,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       learnLog,
       adapter,
       redactor,
-      verifying: await startVerification({ workspace, specs: [], episodeDir: staging }),
-      lock,
+      verifying: null,
     });
     engine.persist();
     rec.sync();
@@ -493,4 +492,3 @@ export async function createAdapter(
   }
 }
 
-export { loadPolicies };
