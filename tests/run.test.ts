@@ -463,11 +463,17 @@ describe("run: learning, secrets, ids", () => {
     const secret = "s3cr3t-value-1234567890";
     const env = (await import("node:process")).default.env;
     env.NOEMA_TEST_SECRET = secret;
+    const ws = join(tmp.path, "ws-secret");
+    (await import("node:fs")).mkdirSync(ws);
     const r = await runValid(`use ${secret} and sk-abcdefghijklmnopqrstuvwx`, {
       using: "shell",
+      workspace: ws,
       secrets: ["NOEMA_TEST_SECRET"],
-      steps: [{ kind: "act", description: "echo", inputs: { command: `echo ${secret}` } }],
+      steps: [{ kind: "act", description: "echo", inputs: { command: `echo ${secret} | tee out.txt` } }],
     });
+    assert.equal(readFileSync(join(ws, "out.txt"), "utf8"), `${secret}\n`, "the adapter acts with the real value");
+    const act = events(r.episode_dir).find((e) => e.phase === "act")!;
+    assert.equal(act.payload.input_excerpt, "echo [REDACTED:NOEMA_TEST_SECRET] | tee out.txt");
     for (const name of readdirSync(r.episode_dir)) {
       const text = readFileSync(join(r.episode_dir, name), "utf8");
       assert.ok(!text.includes(secret), `${name} must not contain the secret`);

@@ -109,6 +109,11 @@ export interface EngineProgress {
   waitingMs: number;
   /** How each step's inputs were redacted at plan time. */
   stepRedaction: Map<string, RedactionReport>;
+  /**
+   * Each step's real inputs, secrets included: what policies see and adapters act on. `steps` (and so
+   * every artifact) hold the masked inputs.
+   */
+  inputs: Map<string, Record<string, unknown>>;
 }
 
 /** An approved action to execute without consulting policies again. */
@@ -269,7 +274,7 @@ export class Engine {
         description: step.description,
         index,
         total: steps.length,
-        inputs: deepFreeze(step.inputs ?? {}),
+        inputs: deepFreeze(p.inputs.get(step.id) ?? step.inputs ?? {}),
       });
       let action: PendingAction;
       let candidateId: string;
@@ -280,7 +285,7 @@ export class Engine {
         candidateId = approved.candidateId;
         approvalRecord = approved.approval;
       } else {
-        const input: Record<string, unknown> = { ...(step.inputs ?? {}) };
+        const input: Record<string, unknown> = { ...stepView.inputs };
         // The command line's arguments are the action of act steps that name none, so policies,
         // approvals and the action candidate see what will run.
         if (step.kind === "act" && s.args.length > 0 && input.command === undefined && input.argv === undefined) {

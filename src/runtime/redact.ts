@@ -6,8 +6,10 @@
  */
 import process from "node:process";
 
-/** The mask that replaces a secret. */
+/** The mask that replaces a token found by pattern. A named secret's value becomes `[REDACTED:<NAME>]`. */
 export const MASK = "[REDACTED]";
+
+const NAMED_MASK = /\[REDACTED:([A-Za-z_][A-Za-z0-9_]*)\]/g;
 
 /** Common token shapes masked even when not named. */
 export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
@@ -44,14 +46,19 @@ export interface RedactionReport {
  * ```ts
  * import { Redactor } from "noema";
  * const r = new Redactor({ secrets: ["API_TOKEN"], env: { API_TOKEN: "hunter2hunter2" } });
- * r.redact({ cmd: "curl -H 'x: hunter2hunter2'" }).value; // { cmd: "curl -H 'x: [REDACTED]'" }
+ * r.redact({ cmd: "curl -H 'x: hunter2hunter2'" }).value; // { cmd: "curl -H 'x: [REDACTED:API_TOKEN]'" }
  * ```
  */
 export class Redactor {
   readonly #values: { name: string; value: string }[];
 
+  readonly #env: Record<string, string | undefined>;
+  readonly #names: Set<string>;
+
   constructor(options: { secrets?: readonly string[]; env?: Record<string, string | undefined> } = {}) {
     const env = options.env ?? process.env;
+    this.#env = env;
+    this.#names = new Set(options.secrets ?? []);
     this.#values = (options.secrets ?? [])
       .map((name) => ({ name, value: env[name] ?? "" }))
       // Very short values would mask ordinary text; they are not treated as secrets.
@@ -70,7 +77,7 @@ export class Redactor {
           report.masked += parts.length - 1;
           if (!report.secrets.includes(s.name)) report.secrets.push(s.name);
         }
-        out = parts.join(MASK);
+        out = parts.join(`[REDACTED:${s.name}]`);
         changed = true;
       }
     }
@@ -92,6 +99,33 @@ export class Redactor {
       if (!report.fields.includes(field)) report.fields.push(field);
     }
     return out;
+  }
+
+  /**
+   * Puts the values of named secrets back (from the environment) where
+   * `[REDACTED:<NAME>]` stands, for a resumed run that must act with the real
+   * values. `unresolved` lists masks that cannot be restored: a token found by
+   * pattern, or a named secret that is not set now.
+   */
+  unmask<T>(value: T): { value: T; unresolved: string[] } {
+    const unresolved: string[] = [];
+    const env = this.#env;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === "string") {
+        if (!v.includes("[REDACTED")) return v;
+        const out = v.replace(NAMED_MASK, (m, name: string) => {
+          const real = this.#names.has(name) ? env[name] : undefined;
+          if (real === undefined) unresolved.push(m);
+          return real ?? m;
+        });
+        if (out.includes(MASK)) unresolved.push(MASK);
+        return out;
+      }
+      if (Array.isArray(v)) return v.map(walk);
+      if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    return { value: walk(value) as T, unresolved: [...new Set(unresolved)] };
   }
 
   /**

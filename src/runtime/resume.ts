@@ -371,11 +371,33 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       : rec.planner;
     const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
     const redactor = new Redactor({ secrets: rec.secrets });
+    // Artifacts hold masked values; the steps still to run act with the real ones, restored from the
+    // environment (`[REDACTED:<NAME>]`). A value that cannot be restored stops the resume.
+    const toRun = new Set(built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) => st.id));
+    const inputs = new Map<string, Record<string, unknown>>();
+    const restore = <T>(value: T, where: string): T => {
+      const { value: real, unresolved } = redactor.unmask(value);
+      if (unresolved.length > 0 && !options.abort && approval?.decision !== "rejected") {
+        throw new NoemaError(
+          "secret_unavailable",
+          `${where} holds masked secrets that cannot be restored (${unresolved.join(", ")}): set ${
+            unresolved.map((u) => u.slice(10, -1)).filter((n) => n !== "").join(", ") || "them"
+          } in the environment (a token found by pattern, not named with --secret, cannot be restored)`,
+          { exitCode: EXIT.USAGE },
+        );
+      }
+      return real;
+    };
+    for (const st of state.plan?.steps ?? []) {
+      inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
+    }
+    const pendingAction = checkpoint ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`) : null;
+    const task = restore(String(state.goal?.task ?? built.start.task), "the task");
     const settings: EngineSettings = {
       episodeId: loc.id,
       dir,
       root: join(dir, "..", ".."),
-      task: String(state.goal?.task ?? built.start.task),
+      task,
       redactedTask: String(state.goal?.task ?? built.start.task),
       mode: rec.mode,
       intuitionMode: rec.intuition_mode,
@@ -465,6 +487,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
           startedAt: built.startedAt,
           waitingMs,
           stepRedaction: new Map(),
+          inputs,
         },
         recorder,
         learnLog,
@@ -550,7 +573,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         checkpoint && approval
           ? {
             stepIndex: pendingIndex,
-            action: checkpoint.pending.action,
+            action: pendingAction!,
             candidateId: checkpoint.pending.action_candidate_id,
             approval: {
               checkpoint_id: checkpoint.checkpoint_id,

@@ -417,6 +417,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
         startedAt,
         waitingMs: 0,
         stepRedaction,
+        inputs: new Map(plan.steps.map((step) => [step.id, step.inputs ?? {}])),
       },
       recorder: rec,
       learnLog,
