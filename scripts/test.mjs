@@ -33,6 +33,12 @@ const results = [
   }),
 ];
 
+// Static checks: deno lint and deno fmt --check (each counts as one test).
+for (const [label, args] of [["lint", ["lint"]], ["fmt", ["fmt", "--check"]]]) {
+  const r = run(`check ${label}`, bin("deno"), args, () => ({}));
+  results.push({ label: `check ${label}`, ok: r.ok, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 });
+}
+
 process.stdout.write("\n");
 for (const r of results) {
   process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${r.ok ? "" : " (runner failed)"}\n`);

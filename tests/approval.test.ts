@@ -326,16 +326,25 @@ describe("fail closed", () => {
       secrets: ["NOEMA_APPROVAL_SECRET"],
       steps: [{ kind: "review", description: "check", inputs: { command: "deploy --token tok-0123456789abcdef" } }],
     });
-    assert.match(readFileSync(join(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`), "utf8"), /\[REDACTED:NOEMA_APPROVAL_SECRET\]/);
+    assert.match(
+      readFileSync(join(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`), "utf8"),
+      /\[REDACTED:NOEMA_APPROVAL_SECRET\]/,
+    );
     approve(r.episode_id, { root });
     delete env.NOEMA_APPROVAL_SECRET;
-    await assert.rejects(resume(r.episode_id, { root, using: recording }), (e: any) => e.exitCode === EXIT.USAGE && /set NOEMA_APPROVAL_SECRET/.test(e.message));
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.USAGE && /set NOEMA_APPROVAL_SECRET/.test(e.message),
+    );
     env.NOEMA_APPROVAL_SECRET = "tok-0123456789abcdef";
     const done = await resume(r.episode_id, { root, using: recording });
     assert.equal(done.status, "ok");
     assert.deepEqual(calls, ['step-1:{"command":"deploy --token tok-0123456789abcdef"}']);
     for (const name of ["events.jsonl", "state.json", "summary.json"]) {
-      assert.ok(!readFileSync(join(r.episode_dir, name), "utf8").includes("tok-0123456789abcdef"), `${name} must not hold the secret`);
+      assert.ok(
+        !readFileSync(join(r.episode_dir, name), "utf8").includes("tok-0123456789abcdef"),
+        `${name} must not hold the secret`,
+      );
     }
     delete env.NOEMA_APPROVAL_SECRET;
   });

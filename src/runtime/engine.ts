@@ -169,7 +169,7 @@ export class Engine {
     adapter: AdapterInstance;
     redactor: Redactor;
     /** The verification in progress; set once the episode directory is in place. */
-  verifying: VerificationSession | null;
+    verifying: VerificationSession | null;
   }) {
     this.s = parts.settings;
     this.p = parts.progress;

@@ -8,13 +8,12 @@
  */
 import { join } from "node:path";
 import type { ActionRecord } from "../schema/state.ts";
-import type { PlanStep } from "../schema/plan.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { PlanProjector } from "../read/plan.ts";
 import type { EngineProgress } from "./engine.ts";
 import type { PolicyEvidence } from "./learning.ts";
-import { newCounters, type RunCounters } from "./summary_builder.ts";
+import { newCounters } from "./summary_builder.ts";
 
 /** What a run's events say about it: the engine's progress fields, and what resume checks. */
 export interface RebuiltRun extends

@@ -122,7 +122,9 @@ export class Redactor {
         return out;
       }
       if (Array.isArray(v)) return v.map(walk);
-      if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+      if (typeof v === "object" && v !== null) {
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+      }
       return v;
     };
     return { value: walk(value) as T, unresolved: [...new Set(unresolved)] };

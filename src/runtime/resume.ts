@@ -373,7 +373,11 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     const redactor = new Redactor({ secrets: rec.secrets });
     // Artifacts hold masked values; the steps still to run act with the real ones, restored from the
     // environment (`[REDACTED:<NAME>]`). A value that cannot be restored stops the resume.
-    const toRun = new Set(built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) => st.id));
+    const toRun = new Set(
+      built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) =>
+        st.id
+      ),
+    );
     const inputs = new Map<string, Record<string, unknown>>();
     const restore = <T>(value: T, where: string): T => {
       const { value: real, unresolved } = redactor.unmask(value);
@@ -391,7 +395,9 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     for (const st of state.plan?.steps ?? []) {
       inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
     }
-    const pendingAction = checkpoint ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`) : null;
+    const pendingAction = checkpoint
+      ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
+      : null;
     const task = restore(String(state.goal?.task ?? built.start.task), "the task");
     const settings: EngineSettings = {
       episodeId: loc.id,

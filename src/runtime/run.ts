@@ -492,4 +492,3 @@ export async function createAdapter(
     throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
   }
 }
-
