@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import process from "node:process";
 import { NOEMA_VERSION } from "noema";
 
 const root = join(import.meta.dirname ?? ".", "..");
@@ -31,4 +33,14 @@ test("the lock file lists every platform package of deno and bun, so npm ci work
       assert.ok(e.os && e.cpu && e.optional, `${dep} must carry os, cpu and optional`);
     }
   }
+});
+
+test("`deno task noema` runs the CLI under Deno (the deno in node_modules/.bin is not taken for a JS bin)", () => {
+  const r = spawnSync(join(root, "node_modules", ".bin", "deno"), ["task", "noema", "--version"], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`^noema ${NOEMA_VERSION} \\(contracts: event 1\\.3\\.0`));
 });
