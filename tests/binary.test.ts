@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
 import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { assertOneLineError } from "./helpers/cli.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -54,16 +55,6 @@ function exec(bin: string, args: string[], cwd: string, env: Record<string, stri
   });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** Asserts a one-line plugin error: exit 2, `noema: <file>: <what>`, no stack trace. */
-function assertPluginError(r: Result, file: string, what: RegExp): void {
-  assert.equal(r.code, 2, r.stderr);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `expected one line, got:\n${r.stderr}`);
-  assert.ok(lines[0].startsWith(`noema: ${file}: `), lines[0]);
-  assert.match(lines[0], what);
-  assert.doesNotMatch(r.stderr, /^\s+at /m);
 }
 
 describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {
@@ -250,28 +241,28 @@ export default class Future extends DirectedIntuition {
       join(work, "planner-v9.ts"),
       "export default { name: 'p', api: '9.1', plan: () => ({ steps: [] }) };\n",
     );
-    assertPluginError(
+    assertOneLineError(
       exec(noema, ["run", "t", "--policy", "future.ts"], work),
       "future.ts",
       /written for plugin API 2\.0, but this noema provides 1\.0$/,
     );
-    assertPluginError(
+    assertOneLineError(
       exec(noema, ["run", "t", "--policy", "not-a-plugin.ts"], work),
       "not-a-plugin.ts",
       /does not export a policy/,
     );
-    assertPluginError(exec(noema, ["run", "t", "--policy", "broken.ts"], work), "broken.ts", /syntax error at line 1/);
-    assertPluginError(
+    assertOneLineError(exec(noema, ["run", "t", "--policy", "broken.ts"], work), "broken.ts", /syntax error at line 1/);
+    assertOneLineError(
       exec(noema, ["run", "t", "--policy", "missing.ts"], work),
       "missing.ts",
       /plugin file not found$/,
     );
-    assertPluginError(
+    assertOneLineError(
       exec(noema, ["run", "t", "--using", "./not-a-plugin.ts"], work),
       "./not-a-plugin.ts",
       /does not export an adapter/,
     );
-    assertPluginError(
+    assertOneLineError(
       exec(noema, ["run", "t", "--planner", "planner-v9.ts"], work),
       "planner-v9.ts",
       /written for plugin API 9\.1/,

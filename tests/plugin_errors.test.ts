@@ -16,6 +16,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { loadAdapter, loadPlannerFile, loadPolicyFile, NoemaError, PLUGIN_API_VERSION } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
+import { assertOneLineError } from "./helpers/cli.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(REPO, "src", "cli", "main.ts");
@@ -33,15 +34,6 @@ function cli(args: string[], cwd: string): Result {
   const r = spawnSync(process.execPath, argv, { cwd, encoding: "utf8", env: { ...env, NO_COLOR: "1" } });
   if (r.error) throw r.error;
   return { code: r.status, stderr: r.stderr };
-}
-
-function assertOneLine(r: Result, file: string, what: RegExp): void {
-  assert.equal(r.code, 2, r.stderr);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `expected one line, got:\n${r.stderr}`);
-  assert.ok(lines[0].startsWith(`noema: ${file}: `), lines[0]);
-  assert.match(lines[0], what);
-  assert.doesNotMatch(r.stderr, /^\s+at /m);
 }
 
 describe("plugin load errors", () => {
@@ -73,17 +65,17 @@ export default class Future extends DirectedIntuition {
   });
 
   test("another major API version (class, object, adapter, planner)", () => {
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--policy", "future.ts"], tmp.path),
       "future.ts",
       /: written for plugin API 2\.0, but this noema provides 1\.0$/,
     );
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--policy", "future-object.ts"], tmp.path),
       "future-object.ts",
       /written for plugin API 3\.2/,
     );
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--using", "./future-adapter.ts"], tmp.path),
       "./future-adapter.ts",
       /written for plugin API 2\.0/,
@@ -91,18 +83,22 @@ export default class Future extends DirectedIntuition {
   });
 
   test("a default export that is not a plugin", () => {
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--policy", "not-a-plugin.ts"], tmp.path),
       "not-a-plugin.ts",
       /does not export a policy: the default export must be/,
     );
-    assertOneLine(cli(["run", "t", "--policy", "no-default.ts"], tmp.path), "no-default.ts", /has no default export/);
-    assertOneLine(
+    assertOneLineError(
+      cli(["run", "t", "--policy", "no-default.ts"], tmp.path),
+      "no-default.ts",
+      /has no default export/,
+    );
+    assertOneLineError(
       cli(["run", "t", "--using", "./not-a-plugin.ts"], tmp.path),
       "./not-a-plugin.ts",
       /does not export an adapter/,
     );
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--planner", "not-a-plugin.ts"], tmp.path),
       "not-a-plugin.ts",
       /does not export a planner/,
@@ -110,7 +106,7 @@ export default class Future extends DirectedIntuition {
   });
 
   test("a syntax error says where", () => {
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--policy", "broken.ts"], tmp.path),
       "broken.ts",
       /: syntax error at line 1, column \d+: /,
@@ -118,7 +114,7 @@ export default class Future extends DirectedIntuition {
   });
 
   test("a plugin that throws while loading", () => {
-    assertOneLine(
+    assertOneLineError(
       cli(["run", "t", "--policy", "throws.ts"], tmp.path),
       "throws.ts",
       /: cannot load: cannot start: no config$/,
@@ -126,8 +122,8 @@ export default class Future extends DirectedIntuition {
   });
 
   test("a missing file", () => {
-    assertOneLine(cli(["run", "t", "--policy", "missing.ts"], tmp.path), "missing.ts", /: plugin file not found$/);
-    assertOneLine(cli(["run", "t", "--planner", "gone.ts"], tmp.path), "gone.ts", /: plugin file not found$/);
+    assertOneLineError(cli(["run", "t", "--policy", "missing.ts"], tmp.path), "missing.ts", /: plugin file not found$/);
+    assertOneLineError(cli(["run", "t", "--planner", "gone.ts"], tmp.path), "gone.ts", /: plugin file not found$/);
   });
 
   test("--debug adds the stack trace", () => {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
@@ -84,4 +85,23 @@ export function cli(args: string[], options: CliOptions = {}): CliResult {
   });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Asserts a one-line usage error about a file: exit 2, stderr exactly one
+ * line `noema: <file>: <what>`, no stack trace.
+ *
+ * @example
+ * ```ts
+ * import { assertOneLineError, cli } from "./helpers/cli.ts";
+ * assertOneLineError(cli(["run", "t", "--policy", "gone.ts"]), "gone.ts", /plugin file not found/);
+ * ```
+ */
+export function assertOneLineError(r: Pick<CliResult, "code" | "stderr">, file: string, what: RegExp): void {
+  assert.equal(r.code, 2, r.stderr);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `expected one line, got:\n${r.stderr}`);
+  assert.ok(lines[0].startsWith(`noema: ${file}: `), lines[0]);
+  assert.match(lines[0], what);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
 }
