@@ -173,6 +173,8 @@ describe("decide and continue", () => {
     const summary = json(r.episode_dir, "summary.json");
     assert.equal(summary.started_at, before[0].timestamp);
     assert.ok(summary.metrics.latencies.waiting_ms >= 25, "time spent waiting is reported");
+    assert.equal(summary.adapter_result, "success");
+    assert.equal(summary.metrics.act_count, 3, "acts before and after the pause are counted");
     assert.ok(summary.metrics.latencies.total_ms < summary.metrics.latencies.waiting_ms + 1000);
     assert.equal(json(r.episode_dir, `approvals/${r.checkpoint_id}.json`).consumed_by, resumeEvent.id);
   });

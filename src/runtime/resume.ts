@@ -501,6 +501,27 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         redactor,
         verifying,
       });
+      // What the adapter did before this process: an error, a success, or nothing yet.
+      engine.adapterResult = built.actions.some((a) => a.result_status === "error")
+        ? "error"
+        : built.actions.some((a) => a.result_status !== "skipped")
+        ? "success"
+        : "skipped";
+      if (built.terminate) {
+        // Nothing is appended but insight and the final projection: no resume or plan event after terminate.
+        // The run had ended (terminate is in the log); only its terminal artifacts are missing.
+        const t = built.terminate;
+        engine.status = state.outcomes.status = String(t.status) as typeof engine.status;
+        if (t.status === "vetoed" || t.status === "aborted") {
+          engine.adapterResult = engine.adapterResult === "error" ? "error" : "skipped";
+        }
+        const verification = await verifying.finish();
+        const outcome = typeof t.outcome === "string"
+          ? t.outcome as Outcome
+          : computeOutcome(engine.adapterResult, verification);
+        return engine.seal(outcome, verification);
+      }
+
       const resumeEvent = engine.emit("runtime", {
         kind: "run.resume",
         status: "resuming",
@@ -543,21 +564,6 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         rationale: String((planEvent.payload as { rationale: string }).rationale),
       };
 
-      if (built.terminate) {
-        // The run had ended (terminate is in the log); only its terminal artifacts are missing.
-        const t = built.terminate;
-        engine.status = state.outcomes.status = String(t.status) as typeof engine.status;
-        engine.adapterResult = built.actions.some((a) => a.result_status === "error")
-          ? "error"
-          : built.actions.some((a) => a.result_status !== "skipped") && t.status !== "vetoed" && t.status !== "aborted"
-          ? "success"
-          : "skipped";
-        const verification = await verifying.finish();
-        const outcome = typeof t.outcome === "string"
-          ? t.outcome as Outcome
-          : computeOutcome(engine.adapterResult, verification);
-        return engine.seal(outcome, verification);
-      }
       if (options.abort) {
         engine.status = "aborted";
         engine.message = checkpoint
