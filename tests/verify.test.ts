@@ -97,6 +97,16 @@ function usageError(fn: () => unknown): NoemaError {
 }
 
 describe("captureSnapshot", () => {
+  test("reports progress (files hashed so far) at each yield, for a progress display", async () => {
+    const ws = tree(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}.txt`, String(i)])));
+    const seen: number[] = [];
+    const snap = await captureSnapshot(ws, undefined, { sliceMs: 0, onProgress: (n) => seen.push(n) });
+    assert.equal(Object.keys(snap.files).length, 50);
+    assert.ok(seen.length >= 10, `expected many progress calls, got ${seen.length}`);
+    assert.deepEqual(seen, [...seen].sort((a, b) => a - b), "counts only grow");
+    assert.ok(seen.every((n) => n >= 1 && n <= 50));
+  });
+
   test("hashes every regular file, sorted by relative POSIX path, with the policy and root", async () => {
     const big = new Uint8Array(3 * (1 << 20) + 17).map((_, i) => (i * 31) & 0xff);
     const ws = tree({

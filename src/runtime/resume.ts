@@ -180,6 +180,8 @@ export interface ResumeOptions extends RootOptions {
   policies?: readonly (PolicyObject | (new () => unknown))[];
   signal?: AbortSignal;
   onEvent?: Engine["s"]["onEvent"];
+  /** Called while the post-run workspace snapshot is captured. */
+  onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
 }
 
 function mismatch(message: string): NoemaError {
@@ -467,6 +469,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         episodeDir: dir,
         baseDir: rec.base_dir,
         resume: true,
+        onProgress: options.onSnapshotProgress,
       });
       state.plan = { ...(state.plan ?? { steps: [] }), steps };
       state.outcomes = {

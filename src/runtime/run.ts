@@ -107,6 +107,8 @@ export interface RunOptions extends RootOptions {
   signal?: AbortSignal;
   /** Called after each event is written (for progress displays). */
   onEvent?: (event: { phase: string; payload: Record<string, unknown> }) => void;
+  /** Called while a workspace snapshot is captured (big workspaces take a while). */
+  onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
 }
 
 function lexists(path: string): boolean {
@@ -442,6 +444,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       policy: snapshotRules,
       episodeDir: dir,
       baseDir,
+      onProgress: options.onSnapshotProgress,
     });
     const executed = await engine.execute(0);
     return executed === "done" ? await engine.finish() : executed;

@@ -173,6 +173,8 @@ export interface StartVerificationOptions {
   episodeDir: string;
   /** Directory plugin paths are resolved against. @default {process.cwd()} */
   baseDir?: string;
+  /** Progress of a snapshot capture: which one, and the files hashed so far. */
+  onProgress?: (snapshot: "pre" | "post", files: number) => void;
   /**
    * Continue a verification begun by an earlier process (a resumed run): read
    * `snapshots/pre.json` instead of capturing it.
@@ -226,7 +228,10 @@ export async function startVerification(options: StartVerificationOptions): Prom
   const capture = async (path: string): Promise<Snapshot | WorkspaceUnavailableError> => {
     if (workspace === null) return new WorkspaceUnavailableError("(none given)", "", "no_workspace");
     try {
-      const snap = await captureSnapshot(workspace, policy);
+      const which = path === SNAPSHOT_PATHS.pre ? "pre" : "post";
+      const snap = await captureSnapshot(workspace, policy, {
+        onProgress: options.onProgress ? (n) => options.onProgress!(which, n) : undefined,
+      });
       writeSnapshot(join(snapDir, path), snap);
       return snap;
     } catch (e) {

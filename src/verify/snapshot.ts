@@ -169,6 +169,8 @@ export class WorkspaceUnavailableError extends NoemaError {
 export interface CaptureOptions {
   /** Longest stretch of synchronous work before yielding to the event loop, in ms. @default {20} */
   sliceMs?: number;
+  /** Called at each yield with the number of files hashed so far (for a progress display). */
+  onProgress?: (files: number) => void;
 }
 
 /**
@@ -306,6 +308,7 @@ export async function captureSnapshot(
           throw new WorkspaceUnavailableError(workspace, childRel, errCode(e), e);
         }
         if (performance.now() - sliceStart >= sliceMs) {
+          options.onProgress?.(found.length);
           await new Promise<void>((r) => setImmediate(r));
           sliceStart = performance.now();
         }

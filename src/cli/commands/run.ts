@@ -181,6 +181,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
       const c = out.errColor;
       const controller = new AbortController();
+      let statusLine = false; // a snapshot progress line is showing on stderr
       let interrupts = 0;
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
@@ -194,8 +195,20 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         const result = await run(task, {
           ...options,
           signal: controller.signal,
+          onSnapshotProgress: progress
+            ? (which, files) => {
+              out.stderr.write(`\r\x1b[2K  snapshot ${which}: ${files} files hashed…`);
+              out.stderr.flush();
+              statusLine = true;
+            }
+            : undefined,
           onEvent: progress
             ? (e) => {
+              if (statusLine) {
+                out.stderr.write("\r\x1b[2K");
+                out.stderr.flush();
+                statusLine = false;
+              }
               if (e.phase === "start") out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${String(e.payload.task)}`));
               if (e.phase === "act") {
                 const p = e.payload;
