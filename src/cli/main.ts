@@ -39,7 +39,10 @@ export function buildProgram(ctx: CliContext, usage: { message: string | null } 
   const { out } = ctx;
   const program = new Command()
     .name("noema")
-    .description("Read, check and explore AI-agent episodes recorded as plain JSON artifacts.")
+    .description(
+      "Run AI-agent episodes through adapters, with policy plugins consulted before every action, and record each one " +
+        "as plain JSON artifacts; read, check and explore them.",
+    )
     .version(versionText(), "-V, --version", "print noema and contract versions")
     .option("--root <dir>", "episodes root (default: $NOEMA_ROOT or ./.noema)")
     .option("--debug", "show stack traces of internal errors")
@@ -57,13 +60,16 @@ export function buildProgram(ctx: CliContext, usage: { message: string | null } 
     .addHelpText(
       "after",
       examples(
+        ['noema run "Say hello"', "run an episode (minimal adapter and planner)"],
+        ["noema run examples/sql-vetoed.jsonc", "a task file; sql-guard vetoes it (exit 3)"],
         ["noema list", "the newest episodes"],
         ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "a dashboard of one episode"],
         ["noema events ep_01K9… --phase act --json", "act events as NDJSON"],
         ["noema validate ep_01K9…", "check an episode against the contract"],
         ["NOEMA_ROOT=.noesis noema list", "runs written by noesis"],
       ) +
-        "\nExit codes: 0 ok, 1 error (or validate found problems), 2 usage, 3 vetoed, 4 paused.\n" +
+        "\nExit codes: 0 ok, 1 error (or validate found problems), 2 usage, 3 vetoed, 4 paused,\n" +
+        "5-10 approve/reject/resume refused (see noema resume --help).\n" +
         "Output: JSON is indented on a terminal and one line when piped; colour only on a terminal\n" +
         "and without NO_COLOR. Reference: docs/cli.md.\n",
     );
