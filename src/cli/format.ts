@@ -6,10 +6,7 @@
  */
 import type { Colors } from "./output.ts";
 import { oneLine, truncate } from "./output.ts";
-
-function asRecord(x: unknown): Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
-}
+import { asRecord } from "../json.ts";
 
 function scalar(value: unknown, max = 60): string | null {
   if (typeof value === "string") {

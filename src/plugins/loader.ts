@@ -20,6 +20,7 @@ import {
 } from "./api.ts";
 import { BUILTIN_ADAPTERS } from "./builtin.ts";
 import type { Planner } from "../runtime/planner.ts";
+import { jsonType } from "../json.ts";
 
 /** A policy ready to be consulted. */
 export interface LoadedPolicy {
@@ -279,7 +280,7 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
 export function verdictProblem(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "object" || Array.isArray(value)) {
-    return `expected a verdict object or nothing, got ${Array.isArray(value) ? "array" : typeof value}`;
+    return `expected a verdict object or nothing, got ${jsonType(value)}`;
   }
   const v = value as Verdict;
   if (v.kind !== "hint" && v.kind !== "intervention" && v.kind !== "veto") {

@@ -8,6 +8,7 @@
  */
 import type { Plan, PlanStep, StepKind, StepStatus } from "../schema/plan.ts";
 import { STEP_STATUSES } from "../schema/plan.ts";
+import { asRecord } from "../json.ts";
 
 /** The subset of an event that plan reconstruction reads. */
 export interface PlanEventLike {
@@ -15,10 +16,6 @@ export interface PlanEventLike {
   timestamp?: unknown;
   agent_id?: unknown;
   payload?: unknown;
-}
-
-function asRecord(x: unknown): Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
 }
 
 function stepsFromPayload(payload: Record<string, unknown>): PlanStep[] {

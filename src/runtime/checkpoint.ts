@@ -10,9 +10,10 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { EXIT, NoemaError } from "../errors.ts";
+import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
+import { readJsonFile } from "../store/json_file.ts";
 import type { PendingAction } from "../plugins/api.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
 import { episodeIdProblem } from "../store/ids.ts";
@@ -103,16 +104,17 @@ export function writeCheckpoint(dir: string, checkpoint: Checkpoint): string {
   return `checkpoints/${checkpoint.checkpoint_id}.json`;
 }
 
-function readJson<T>(path: string, what: string, missingCode: number): T {
-  if (!existsSync(path)) {
-    throw new NoemaError("not_found", `${what} not found`, { file: path, exitCode: missingCode as never });
-  }
+/** Reads one of these files with `readJsonFile`'s checks; missing ⇒ `missingCode`, damaged ⇒ MISMATCH (7). */
+function readJson<T>(path: string, what: string, missingCode: ExitCode): T {
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as T;
+    return readJsonFile(path) as T;
   } catch (e) {
-    throw new NoemaError("bad_json", `${what} is not valid JSON: ${(e as Error).message}`, {
+    if (!(e instanceof NoemaError)) throw e;
+    const missing = e.code === "not_found";
+    throw new NoemaError(e.code, missing ? `${what} not found` : `${what}: ${e.detail}`, {
+      ...e.location,
       file: path,
-      exitCode: EXIT.MISMATCH,
+      exitCode: missing ? missingCode : EXIT.MISMATCH,
     });
   }
 }

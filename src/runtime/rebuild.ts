@@ -36,6 +36,8 @@ export interface RebuiltRun extends
   eventCount: number;
   /** Id of the last complete event. */
   lastEventId: string;
+  /** Id of the complete event before it (what a checkpoint's `last_event_id` names). */
+  previousEventId: string | null;
   /** The last complete event. */
   lastEvent: Record<string, unknown>;
   /** Milliseconds spent paused (checkpoint to resume), for completed pauses. */
@@ -70,6 +72,7 @@ export function rebuildRun(dir: string): RebuiltRun {
   const damaged: RebuiltRun["damaged"] = [];
   let start: Record<string, unknown> | null = null, startedAt = "", startedMs = 0;
   let lastDiff: string[] = [], lastDirectivePolicy: string | null = null;
+  let previousEventId: string | null = null;
   let lastStepEventId = "", lastEventId = "", lastEvent: Record<string, unknown> = {};
   let eventCount = 0, waitingMs = 0, pausedAt: number | null = null;
   let terminate: Record<string, unknown> | null = null;
@@ -83,6 +86,7 @@ export function rebuildRun(dir: string): RebuiltRun {
     const e = entry.value;
     const p = (e.payload ?? {}) as Record<string, unknown>;
     eventCount++;
+    previousEventId = lastEventId || null;
     lastEventId = String(e.id);
     lastEvent = e;
     plan.add(e);
@@ -190,6 +194,7 @@ export function rebuildRun(dir: string): RebuiltRun {
     lastStepEventId: lastStepEventId || lastEventId,
     eventCount,
     lastEventId,
+    previousEventId,
     lastEvent,
     waitingMs,
     pausedAt,

@@ -28,7 +28,7 @@ import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { FILE_MODE } from "../store/atomic.ts";
 import { sha256File } from "../store/hash.ts";
-import { JsonlAppender, readLines } from "../store/jsonl.ts";
+import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -83,9 +83,7 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
     );
   }
   let last: Record<string, unknown> | null = null;
-  for (const l of readLines(join(loc.dir, ARTIFACTS.events))) {
-    if (l.text !== null && l.terminated && l.text.trim() !== "") last = JSON.parse(l.text);
-  }
+  for (const entry of readJsonl(join(loc.dir, ARTIFACTS.events))) if (!entry.problem) last = entry.value;
   const payload = (last?.payload ?? {}) as Record<string, unknown>;
   if (last?.event_type !== "run.checkpoint" || typeof payload.checkpoint_id !== "string") {
     throw new NoemaError(
@@ -313,10 +311,8 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
           }`,
         );
       }
-      let n = 0, idAtOffset: string | null = null;
-      for (const l of readLines(join(dir, ARTIFACTS.events))) {
-        if (++n === checkpoint.event_offset && l.text !== null) idAtOffset = String(JSON.parse(l.text).id);
-      }
+      // The checkpoint event is last (checked above), so the event at the offset is the one before it.
+      const idAtOffset = built.previousEventId;
       if (idAtOffset !== checkpoint.last_event_id) {
         throw mismatch(
           `event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`,

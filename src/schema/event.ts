@@ -11,6 +11,7 @@ import * as v from "valibot";
 import { Duration, JsonObject, looseObject, Timestamp } from "./common.ts";
 import { ActionCandidatePayload, ActPayload, checkLearnPayload, PlanPayload } from "./payloads.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
+import { jsonType } from "../json.ts";
 
 /** The four faculties an event may name. */
 export const FACULTIES = ["intuition", "direction", "governance", "insight"] as const;
@@ -100,9 +101,7 @@ export function checkEvent(value: unknown): SchemaProblem[] {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return [{
       path: "",
-      message: `an event must be a JSON object, got ${
-        value === null ? "null" : Array.isArray(value) ? "array" : typeof value
-      }`,
+      message: `an event must be a JSON object, got ${jsonType(value)}`,
     }];
   }
   const base = v.safeParse(EventRecord, value);

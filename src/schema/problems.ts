@@ -4,6 +4,7 @@
  * @module
  */
 import type * as v from "valibot";
+import { jsonType } from "../json.ts";
 
 /** One schema problem: the dotted field path (empty for the root) and what is wrong. */
 export interface SchemaProblem {
@@ -11,12 +12,6 @@ export interface SchemaProblem {
   path: string;
   /** What is wrong, in words a user can act on. */
   message: string;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
 }
 
 /**
@@ -62,7 +57,7 @@ export function toProblems(issues: readonly v.BaseIssue<unknown>[], prefix = "")
       message = "required field is missing";
     } else if (issue.kind === "schema" && issue.expected && !issue.message.startsWith("must")) {
       message = `expected ${issue.expected}, got ${
-        issue.type === "picklist" || issue.type === "literal" ? JSON.stringify(issue.input) : describe(issue.input)
+        issue.type === "picklist" || issue.type === "literal" ? JSON.stringify(issue.input) : jsonType(issue.input)
       }`;
     } else {
       message = issue.message;

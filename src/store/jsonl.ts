@@ -9,6 +9,7 @@
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { FILE_MODE } from "./atomic.ts";
+import { jsonType } from "../json.ts";
 
 /**
  * An open JSONL file for appending. Each {@link JsonlAppender.append} writes
@@ -235,8 +236,7 @@ export function* readJsonl(path: string, options: ReadLinesOptions = {}): Genera
       continue;
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      const got = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
-      yield { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${got}` };
+      yield { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${jsonType(value)}` };
       continue;
     }
     yield { line, offset, bytes, value: value as Record<string, unknown>, text: raw.text };

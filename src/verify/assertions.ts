@@ -20,7 +20,8 @@ import picomatch from "picomatch";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AssertionResult, WorkspaceDiff } from "../schema/summary.ts";
-import { comparePaths, isIgnored, type Snapshot } from "./snapshot.ts";
+import { comparePaths, errCode, isIgnored, type Snapshot } from "./snapshot.ts";
+import { jsonType } from "../json.ts";
 
 /** Default `timeout_ms` of `command_succeeds`: 60 s. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
@@ -287,10 +288,6 @@ function validRegex(source: string): string | null {
   }
 }
 
-function typeName(x: unknown): string {
-  return x === null ? "null" : Array.isArray(x) ? "array" : typeof x;
-}
-
 /** Options of {@link parseAssertions}. */
 export interface ParseOptions {
   /** Prefix of the field in errors, e.g. `verify` for a task file's `verify` list. @default {""} */
@@ -323,7 +320,7 @@ export function parseAssertions(value: unknown, source: string, options: ParseOp
       exitCode: EXIT.USAGE,
     });
   };
-  if (!Array.isArray(value)) return fail(prefix, `expected a list of assertions, got ${typeName(value)}`);
+  if (!Array.isArray(value)) return fail(prefix, `expected a list of assertions, got ${jsonType(value)}`);
   return value.map((entry, i) => parseEntry(entry, `${prefix}[${i}]`, fail, options.baseDir));
 }
 
@@ -336,7 +333,7 @@ function parseEntry(
   baseDir: string | undefined,
 ): AssertionSpec {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    return fail(at, `expected an assertion object, got ${typeName(entry)}`);
+    return fail(at, `expected an assertion object, got ${jsonType(entry)}`);
   }
   const raw = entry as Record<string, unknown>;
   const kindKeys = ["kind", "name", "type"].filter((k) => Object.hasOwn(raw, k));
@@ -346,7 +343,7 @@ function parseEntry(
   if (kindKeys.length > 1) return fail(`${at}.${kindKeys[1]}`, `give only one of ${kindKeys.join(", ")}`);
   const kindKey = kindKeys[0];
   const kindRaw = raw[kindKey];
-  if (typeof kindRaw !== "string") return fail(`${at}.${kindKey}`, `expected string, got ${typeName(kindRaw)}`);
+  if (typeof kindRaw !== "string") return fail(`${at}.${kindKey}`, `expected string, got ${jsonType(kindRaw)}`);
   const kind = kindRaw.trim().toLowerCase() as AssertionKind;
   if (!ASSERTION_KINDS.includes(kind)) {
     return fail(
@@ -384,7 +381,7 @@ function parseEntry(
     } else if (objectIssue && issue.received === "undefined") {
       message = "required field is missing";
     } else if (issue.kind === "schema") {
-      message = `expected ${issue.expected}, got ${typeName(issue.input)}`;
+      message = `expected ${issue.expected}, got ${jsonType(issue.input)}`;
     } else {
       message = issue.message;
     }
@@ -638,11 +635,6 @@ async function evaluateOne(spec: AssertionSpec, ctx: AssertionContext): Promise<
       return r === null ? pass(name, target) : failed(name, target, r);
     }
   }
-}
-
-function errCode(e: unknown): string {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : e instanceof Error ? e.message : String(e);
 }
 
 /** A regular file at `rel` in the post state (snapshot map; file system for ignored paths). */

@@ -200,7 +200,8 @@ function codeOrder(c: number): number {
 
 const CHUNK = 1 << 20;
 
-function errCode(e: unknown): string {
+/** The system error code of an error (`ENOENT`, …), else its message. */
+export function errCode(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : e instanceof Error ? e.message : String(e);
 }
