@@ -61,24 +61,26 @@ export interface LoadedAdapter {
   sha256: string | null;
 }
 
-let bunModuleRegistered = false;
+let bunModuleRegistration: Promise<void> | null = null;
 
 /**
  * Makes the bare specifier `noema` resolve to the plugin API for plugin files
  * anywhere on disk. Under Bun (source and compiled binary) this registers a
  * virtual module; under Deno the `deno.json` import map does the same.
+ * Concurrent callers share one registration and all wait for it.
  */
-export async function registerPluginApi(): Promise<void> {
+export function registerPluginApi(): Promise<void> {
   const bun = (globalThis as { Bun?: { plugin(p: unknown): void } }).Bun;
-  if (!bun || bunModuleRegistered) return;
-  bunModuleRegistered = true;
-  const api = await import("../../mod.ts");
-  bun.plugin({
-    name: "noema-plugin-api",
-    setup(build: { module(name: string, cb: () => { exports: Record<string, unknown>; loader: "object" }): void }) {
-      build.module("noema", () => ({ exports: { ...api }, loader: "object" }));
-    },
-  });
+  if (!bun) return Promise.resolve();
+  return bunModuleRegistration ??= (async () => {
+    const api = await import("../public_api.ts");
+    bun.plugin({
+      name: "noema-plugin-api",
+      setup(build: { module(name: string, cb: () => { exports: Record<string, unknown>; loader: "object" }): void }) {
+        build.module("noema", () => ({ exports: { ...api }, loader: "object" }));
+      },
+    });
+  })();
 }
 
 function pluginError(file: string, message: string, cause?: unknown): NoemaError {

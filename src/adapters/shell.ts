@@ -13,7 +13,8 @@
  *
  * @module
  */
-import { type ActResult, type AdapterPlugin, pickEnv, processActResult, runProcess } from "noema";
+import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
+import { pickEnv, processActResult, runProcess } from "../plugins/process.ts";
 
 const DEFAULT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL"];
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AdapterPlugin } from "noema";
+import type { AdapterPlugin } from "../plugins/api.ts";
 
 const minimal: AdapterPlugin = {
   name: "minimal",

@@ -17,7 +17,8 @@
  *
  * @module
  */
-import { type ActResult, type AdapterPlugin, processActResult, runProcess } from "noema";
+import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
+import { processActResult, runProcess } from "../plugins/process.ts";
 import process from "node:process";
 
 const command: AdapterPlugin = {

@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { type ActResult, type AdapterPlugin, parseJsoncFile } from "noema";
+import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
+import { parseJsoncFile } from "../runtime/jsonc.ts";
 import { isAbsolute, join } from "node:path";
 
 interface Scripted extends ActResult {

@@ -1,0 +1,149 @@
+/**
+ * The list of everything the public entry point (`mod.ts`) exports. It lives
+ * in `src/` so that the plugin loader can serve it to plugin files as the
+ * bare `noema` module under Bun without any file in `src/` importing
+ * `mod.ts`.
+ *
+ * @module
+ */
+export { CONTRACT_VERSIONS, NOEMA_VERSION } from "./version.ts";
+export { type ErrorLocation, EXIT, type ExitCode, NoemaError } from "./errors.ts";
+
+// Schemas and their inferred types.
+export * from "./schema/common.ts";
+export * from "./schema/plan.ts";
+export * from "./schema/payloads.ts";
+export * from "./schema/event.ts";
+export * from "./schema/state.ts";
+export * from "./schema/summary.ts";
+export * from "./schema/manifest.ts";
+export * from "./schema/learn_record.ts";
+export { type SchemaProblem, toProblems } from "./schema/problems.ts";
+export { isSchemaName, SCHEMA_NAMES, type SchemaEntry, type SchemaName, SCHEMAS } from "./schema/registry.ts";
+
+// Episode store.
+export { assertEpisodeId, episodeIdProblem, newEpisodeId } from "./store/ids.ts";
+export {
+  ARTIFACTS,
+  episodeDirFor,
+  type EpisodeLocation,
+  episodesDir,
+  locateEpisode,
+  resolveRoot,
+  type RootOptions,
+} from "./store/layout.ts";
+export { DIR_MODE, FILE_MODE, writeFileAtomic, writeJsonAtomic } from "./store/atomic.ts";
+export {
+  JsonlAppender,
+  type JsonlEntry,
+  type JsonlProblemKind,
+  LineTooLongError,
+  type RawLine,
+  readJsonl,
+  readLines,
+  type ReadLinesOptions,
+} from "./store/jsonl.ts";
+export { canonicalHash, canonicalJson, type FileDigest, sha256, sha256File } from "./store/hash.ts";
+export { readJsonFile } from "./store/json_file.ts";
+
+// Read operations.
+export {
+  type EpisodePaths,
+  episodePaths,
+  readEvents,
+  type ReadEventsOptions,
+  readPlan,
+  readState,
+  readSummary,
+} from "./read/episode.ts";
+export { type EpisodeEntry, listEpisodes, type ListOptions } from "./read/list.ts";
+export { type PlanEventLike, PlanProjector, reconstructPlan } from "./read/plan.ts";
+
+// Validation.
+export { type RuleId, RULES } from "./validate/rules.ts";
+export {
+  validate,
+  validateEpisodeDir,
+  validateFile,
+  type ValidateOptions,
+  type ValidationProblem,
+  type ValidationReport,
+} from "./validate/validate.ts";
+
+// Plugin API (what policy and adapter files import from "noema").
+export * from "./plugins/api.ts";
+export { deepFreeze, type DeepReadonly } from "./plugins/freeze.ts";
+export {
+  pickEnv,
+  processActResult,
+  type ProcessResult,
+  runProcess,
+  type RunProcessOptions,
+} from "./plugins/process.ts";
+export {
+  loadAdapter,
+  type LoadedAdapter,
+  type LoadedPlanner,
+  type LoadedPolicy,
+  loadPlannerFile,
+  loadPolicyFile,
+  registerPluginApi,
+  toLoadedPolicy,
+  verdictProblem,
+} from "./plugins/loader.ts";
+export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
+
+// Runtime.
+export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
+export * from "./runtime/settings.ts";
+export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";
+export {
+  minimalPlanner,
+  type Planner,
+  type PlanResult,
+  runPlanner,
+  stepLabel,
+  taskFilePlanner,
+} from "./runtime/planner.ts";
+export { applyPatch, consultPolicy, type ConsultSettings, type DirectionOutcome } from "./runtime/direction.ts";
+export { decide, type GovernanceResult } from "./runtime/governance.ts";
+export {
+  learn,
+  type LearnSettings,
+  type PolicyEvidence,
+  type PolicySnapshot,
+  policySnapshotPath,
+  readPolicySnapshot,
+} from "./runtime/learning.ts";
+export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
+export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } from "./runtime/redact.ts";
+export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./runtime/summary_builder.ts";
+export { fileKind, listArtifactFiles, writeManifest } from "./store/manifest.ts";
+export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./runtime/load_settings.ts";
+
+// Verification: workspace snapshots, diff, assertions, outcome.
+export * from "./verify/mod.ts";
+export { type Engine, type EngineSettings } from "./runtime/engine.ts";
+export { rebuildRun, type RebuiltRun } from "./runtime/rebuild.ts";
+export {
+  approvalPath,
+  type ApprovalRecord,
+  type Checkpoint,
+  checkpointPath,
+  consumeApproval,
+  type PendingApproval,
+  readApproval,
+  readCheckpoint,
+  writeApproval,
+  writeCheckpoint,
+} from "./runtime/checkpoint.ts";
+export {
+  approve,
+  type DecideOptions,
+  pendingCheckpoint,
+  type PendingRun,
+  reject,
+  resume,
+  type ResumeOptions,
+} from "./runtime/resume.ts";
+export { acquireLock, type EpisodeLock, LOCK_FILE, type LockInfo } from "./store/lock.ts";
