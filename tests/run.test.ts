@@ -262,14 +262,16 @@ describe("run: policies, intuition modes and governance", () => {
             Object.isFrozen(s.step),
             Object.isFrozen(s.step.inputs),
             Object.isFrozen(s.action.input),
-            Object.isFrozen(s.recent_actions),
-            Object.isFrozen(s.facts),
+            Array.isArray(s.outcomes.actions) &&
+            Object.isFrozen(s.outcomes.actions[0] ?? {}) === (s.outcomes.actions.length > 0),
+            Object.isFrozen(s.memory),
+            Object.isFrozen(s.plan.steps[0]),
           ];
         },
       }],
       steps: sqlSteps,
     });
-    assert.deepEqual(frozen, [true, true, true, true, true, true]);
+    assert.deepEqual(frozen, [true, true, true, true, true, true, true]);
   });
 
   test("a policy that never resolves times out; one returning garbage is invalid; both are recorded", async () => {
