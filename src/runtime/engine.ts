@@ -291,12 +291,7 @@ export class Engine {
         hintsForAdapter = decided.hints;
         if (decided.pause) return this.pause(index, candidateId, action, decided.pause);
         if (decided.blocked) {
-          this.setStepStatus(index, "vetoed");
-          p.counters.veto++;
-          this.status = "vetoed";
-          this.message = `Action vetoed: ${decided.message}`;
-          outcomes.error = null;
-          p.lastStepEventId = this.rec.lastEventId!;
+          this.recordVeto(index, action, candidateId, decided.message);
           break;
         }
       }
@@ -386,8 +381,10 @@ export class Engine {
       p.counters.direction++;
       const ev = p.evidence.get(policy.id)!;
       ev.directionEvents++;
+      if (o.status === "blocked") p.counters.direction_failed++;
       if (o.status === "applied") {
         p.counters.direction_applied++;
+        p.lastDirectivePolicy = policy.id;
         if (o.verdict?.kind === "veto") {
           p.counters.direction_vetoed++;
           ev.vetoes++;
@@ -815,7 +812,8 @@ export class Engine {
       episodeId: s.episodeId,
       task: s.redactedTask,
       startedAt: p.startedAt,
-      totalMs: this.workingMs(),
+      totalMs: Math.max(0, Date.parse(this.rec.now()) - Date.parse(p.startedAt)),
+      workingMs: this.workingMs(),
       waitingMs: p.waitingMs,
       adapterResult: this.adapterResult,
       outcome,
@@ -823,9 +821,7 @@ export class Engine {
       mode: s.mode,
       intuition: s.mode === "meta" && s.policies.length > 0,
       counters,
-      direction: s.mode === "meta"
-        ? { policy: p.lastDirectivePolicy ?? s.policies[0]?.id ?? null, threshold: s.threshold, last_diff: p.lastDiff }
-        : undefined,
+      direction: s.mode === "meta" ? this.#directionFlags() : undefined,
       insight,
       tags: s.tags,
     });
@@ -850,6 +846,76 @@ export class Engine {
       ? EXIT.OK
       : EXIT.ERROR;
     return { ...this.#resultBase(), status: this.status, outcome, adapter_result: this.adapterResult, exit_code };
+  }
+
+  /**
+   * `flags.direction`: the policy whose verdict was applied last (none when no
+   * verdict was applied), the threshold actually used for it (learned per
+   * policy, else the run's), and the count of policy failures.
+   */
+  #directionFlags(): NonNullable<Parameters<typeof buildSummary>[0]["direction"]> {
+    const s = this.s, p = this.p;
+    const thresholdOf = (id: string) => s.thresholds.get(id) ?? s.threshold;
+    const policy = p.lastDirectivePolicy;
+    const threshold = policy !== null
+      ? thresholdOf(policy)
+      : s.policies.length === 1
+      ? thresholdOf(s.policies[0].id)
+      : s.threshold;
+    return { policy, threshold, last_diff: p.lastDiff, failed: p.counters.direction_failed };
+  }
+
+  /**
+   * Ends the plan at a step whose action a veto blocked: the step is `vetoed`,
+   * with an `act` event carrying the evidence the contract's plan rules read
+   * (`step_id`, `step_status: "vetoed"`, `result_status: "skipped"`) and a
+   * matching `outcomes.actions` record. It counts in `veto_count`, not in
+   * `act_count` (no action was executed).
+   */
+  recordVeto(index: number, action: PendingAction, candidateId: string, message: string): void {
+    const s = this.s, p = this.p;
+    const step = p.steps[index];
+    this.setStepStatus(index, "vetoed");
+    p.counters.veto++;
+    this.status = "vetoed";
+    this.message = `Action vetoed: ${message}`;
+    p.state.outcomes!.error = null;
+    const input = this.redactor.redact(action.input, "payload.input").value;
+    const actionId = `act_${step.id}_${index + 1}`;
+    const payload = {
+      input_excerpt: inputExcerpt(input, step.description),
+      outcome: `vetoed: ${message}`,
+      action_id: actionId,
+      kind: action.kind,
+      result_status: "skipped",
+      tool: action.tool,
+      adapter: s.loadedAdapter.label,
+      action_candidate_id: candidateId,
+      step_id: step.id,
+      step_status: "vetoed",
+      provenance: { adapter: s.loadedAdapter.label, planner: p.planSource, vetoed: true },
+      result_artifacts: [],
+      input,
+      output: null,
+      error: null,
+      duration_ms: 0,
+    };
+    const e = this.emit("act", payload, { caused_by: this.rec.lastEventId });
+    p.lastStepEventId = e.id;
+    p.actions.push({
+      id: actionId,
+      kind: action.kind,
+      tool: action.tool,
+      input_excerpt: payload.input_excerpt,
+      result_status: "skipped",
+      step_id: step.id,
+      provenance: payload.provenance,
+      result_artifacts: [],
+      timestamp: e.timestamp,
+      input,
+      output: null,
+      duration_ms: 0,
+    });
   }
 
   /** Marks plan events with the legacy labels and structured records. */
