@@ -24,6 +24,7 @@ import type { LoadedPolicy } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { LIST_FIELDS } from "./core/snapshot.ts";
+import { viewSource } from "./core/list_view.ts";
 
 /** How long loading a policy file in a worker may take (`NOEMA_POLICY_LOAD_TIMEOUT_MS`). */
 function loadTimeoutMs(): number {
@@ -63,7 +64,7 @@ class PolicyWorkerHost {
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
   /** What was sent last per top-level key (and its big list), to send only what changed. */
-  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
+  private readonly sent = new Map<string, { value: unknown; list?: { items: readonly unknown[]; length: number } }>();
   private nextCall = 1;
   private busy = 0;
 
@@ -230,13 +231,21 @@ class PolicyWorkerHost {
     }
     // The list as a delta against the one sent last time: entries compared by identity (the snapshot
     // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
-    const before = last?.list ?? [];
+    const now = viewSource(list) ?? { items: list, length: list.length };
+    const before = last?.list ?? { items: [], length: 0 };
     const set: [number, unknown][] = [];
-    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    if (now.items === before.items && now.length >= before.length) {
+      // The same backing list, grown: only the appended entries are new.
+      for (let i = before.length; i < now.length; i++) set.push([i, now.items[i]]);
+    } else {
+      for (let i = 0; i < now.length; i++) {
+        if (i >= before.length || now.items[i] !== before.items[i]) set.push([i, now.items[i]]);
+      }
+    }
     const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     delete shell[field];
-    this.sent.set(key, { value, list });
-    return { same: false, value: shell, list: { field, length: list.length, set } };
+    this.sent.set(key, { value, list: now });
+    return { same: false, value: shell, list: { field, length: now.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */
