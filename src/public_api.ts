@@ -95,6 +95,16 @@ export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
+export {
+  type AttachOptions,
+  type CoreEnd,
+  type CoreOptions,
+  type Decision,
+  EpisodeCore,
+  type ProposedAction,
+  type RecordedResult,
+} from "./runtime/core/episode_core.ts";
+export { displayCommand, shellQuote } from "./runtime/core/command.ts";
 export * from "./runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";
 export {

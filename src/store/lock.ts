@@ -44,7 +44,8 @@ export interface EpisodeLock {
 
 /**
  * Takes an episode's lock, or throws a {@link NoemaError} (exit code 10)
- * naming the process that holds it.
+ * naming the process that holds it. With `waitMs`, a lock held by a live
+ * process is waited for (polled every 10 ms) up to that long first.
  *
  * @example
  * ```ts
@@ -53,7 +54,30 @@ export interface EpisodeLock {
  * try { … } finally { lock.release(); }
  * ```
  */
-export function acquireLock(dir: string, purpose: string): EpisodeLock {
+export function acquireLock(dir: string, purpose: string, options: AcquireOptions = {}): EpisodeLock {
+  const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
+  for (;;) {
+    try {
+      return tryAcquire(dir, purpose);
+    } catch (e) {
+      if (!(e instanceof NoemaError) || e.code !== "locked" || Date.now() >= deadline) throw e;
+    }
+    sleepSync(Math.min(10, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/** Options of {@link acquireLock}. */
+export interface AcquireOptions {
+  /** How long to wait for a lock held by a live process before refusing. @default {0} */
+  waitMs?: number;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function tryAcquire(dir: string, purpose: string): EpisodeLock {
   let path = join(dir, LOCK_FILE);
   const me: LockInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), purpose };
   for (let attempt = 0; attempt < 2; attempt++) {
