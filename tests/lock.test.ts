@@ -91,7 +91,7 @@ describe("lock status and liveness", () => {
 });
 
 describe("waiting for the lock", () => {
-  test("waitMs: waits while a live holder has it, then takes it when the holder dies", async () => {
+  test("waitMs: waits while a live holder has it, then takes it when the holder dies", () => {
     const dir = join(tmp.path, "wait-ok");
     const s = sleeper(0.3);
     plant(dir, { pid: s.pid, start_ticks: procStat(s.pid)!.startTicks });
