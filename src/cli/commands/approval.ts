@@ -9,6 +9,8 @@ import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import type { RunResult } from "../../runtime/engine.ts";
 import { approve, reject, resume } from "../../runtime/resume.ts";
+import { ArtifactSink } from "../../runtime/artifact_sink.ts";
+import { locateEpisode } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending checkpoint or no decision yet, " +
@@ -86,7 +88,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     )
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const record = (name === "approve" ? approve : reject)(episode, { ...g, note: opts.note, by: opts.by });
+      const decided = (name === "approve" ? approve : reject)(episode, { ...g, note: opts.note, by: opts.by });
+      // Printed as recorded: secrets in the note or the name are masked.
+      const record = ArtifactSink.forEpisode(locateEpisode(episode, g).dir).mask(decided);
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
         else {ctx.out.line(
