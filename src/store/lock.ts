@@ -101,3 +101,39 @@ export function acquireLock(dir: string, purpose: string): EpisodeLock {
   }
   throw new NoemaError("locked", `cannot take the lock ${path}`, { exitCode: EXIT.LOCKED });
 }
+
+/** What {@link lockStatus} found. */
+export interface LockStatus {
+  /** `none`: no lock file; `held`: its owner is alive (or on another host); `stale`: its owner is gone. */
+  state: "none" | "held" | "stale";
+  /** The lock file's content, or `null` (no file, or unreadable). */
+  info: LockInfo | null;
+}
+
+/**
+ * Whether an episode's lock is held by a live process, without taking it.
+ * A lock from another host counts as held (its pid cannot be checked here).
+ *
+ * @example
+ * ```ts
+ * import { lockStatus } from "./lock.ts";
+ * if (lockStatus(".noema/episodes/ep_1").state === "held") console.log("running");
+ * ```
+ */
+export function lockStatus(dir: string): LockStatus {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, LOCK_FILE), "utf8");
+  } catch {
+    return { state: "none", info: null };
+  }
+  let info: LockInfo | null = null;
+  try {
+    info = JSON.parse(text) as LockInfo;
+  } catch {
+    return { state: "stale", info: null };
+  }
+  if (typeof info?.pid !== "number") return { state: "stale", info: null };
+  const held = info.host !== hostname() || alive(info.pid);
+  return { state: held ? "held" : "stale", info };
+}
