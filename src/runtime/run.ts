@@ -14,7 +14,8 @@ import { lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
-import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import type { AdapterInstance, AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 import {
   loadAdapter,
   type LoadedAdapter,
@@ -35,6 +36,7 @@ import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
 import { startVerification } from "../verify/outcome.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "./adapter_result.ts";
 import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { readPolicySnapshot } from "./learning.ts";
 import { minimalPlanner, type Planner, runPlanner, taskFilePlanner } from "./planner.ts";
@@ -484,9 +486,12 @@ export async function createAdapter(
     dir: string;
     secrets: readonly string[];
   },
-) {
+): Promise<AdapterInstance> {
+  // The instance is guarded (adapter_result.ts): act never throws or hangs and returns a checked result.
+  const guard = adapterGuardOptions(adapterDisplayName(loaded.path, loaded.label), context.config, loaded.path);
+  let instance: unknown;
   try {
-    return await loaded.plugin.create({
+    instance = await loaded.plugin.create({
       config: context.config,
       args: context.args,
       workspace: context.workspace,
@@ -495,6 +500,9 @@ export async function createAdapter(
     });
   } catch (e) {
     if (e instanceof NoemaError) throw e;
-    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${describeThrown(e).message}`, {
+      exitCode: EXIT.USAGE,
+    });
   }
+  return guardAdapter(instance, guard);
 }
