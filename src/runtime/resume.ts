@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import os from "node:os";
 import process from "node:process";
@@ -26,11 +26,12 @@ import {
 } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
-import { FILE_MODE } from "../store/atomic.ts";
 import { sha256File } from "../store/hash.ts";
 import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
+import { refuseSymlinkedArtifacts } from "../store/layout.ts";
+import { setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
@@ -289,6 +290,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   }
   const lock = acquireLock(dir, "resume");
   try {
+    refuseSymlinkedArtifacts(dir);
     const built = rebuildRun(dir);
     if (built.damaged.length > 0) {
       throw mismatch(
@@ -434,14 +436,8 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     });
 
     // Every check passed: from here on the run is written to.
-    if (built.torn) {
-      const events = join(dir, ARTIFACTS.events);
-      const bytes = readFileSync(events).subarray(built.torn.offset);
-      writeFileSync(join(dir, `${ARTIFACTS.events}.torn-${built.torn.offset}`), bytes, { mode: FILE_MODE, flag: "wx" });
-      const fd = openSync(events, "r+");
-      ftruncateSync(fd, built.torn.offset);
-      closeSync(fd);
-    }
+    // A torn (or too long) final line moves aside in bounded memory, never through a symlink.
+    if (built.torn) setAsideTail(join(dir, ARTIFACTS.events), built.torn.offset);
     const recorder = new Recorder(dir, loc.id, {
       count: built.eventCount,
       lastEventId: built.lastEventId,
