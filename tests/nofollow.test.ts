@@ -101,6 +101,13 @@ describe("episodes with planted symlinks", () => {
     assert.notEqual(c.code, 0);
     assert.match(c.stderr, /approvals: is a symbolic link/);
     assert.deepEqual(readdirSync(elsewhere), []);
+    // A symlinked events.jsonl in a paused run: approve refuses too (the decision would rest on an outside file).
+    rmSync(join(r.episode_dir, "approvals"));
+    const events = join(r.episode_dir, "events.jsonl");
+    copyFileSync(events, join(outside, "paused-events.jsonl"));
+    rmSync(events);
+    symlinkSync(join(outside, "paused-events.jsonl"), events);
+    assert.throws(() => approve(r.episode_id, { root }), unsafe(events));
   });
 });
 

@@ -114,6 +114,7 @@ export interface DecideOptions extends RootOptions {
 
 function decideOn(ref: string, decision: ApprovalRecord["decision"], options: DecideOptions): ApprovalRecord {
   const pending = pendingCheckpoint(ref, options);
+  refuseSymlinkedArtifacts(pending.episode_dir); // a decision read from, or written to, a planted link is refused
   const record: ApprovalRecord = {
     schema_version: "approval/1.0",
     episode_id: pending.episode_id,
