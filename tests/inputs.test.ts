@@ -9,7 +9,16 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { cpSync, existsSync, mkdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validateEpisodeDir } from "../src/validate/validate.ts";
@@ -112,6 +121,28 @@ describe("a 2 GB line in events.jsonl (sparse)", () => {
     const aside = join(dir, `events.jsonl.torn-${badOffset}`);
     assert.equal(statSync(aside).size, 2 ** 31 + 5 - badOffset);
     assert.ok(statSync(aside).blocks * 512 < 1 << 20, "the set-aside part stays sparse");
+    assert.equal(cli(["validate", id, "--root", root]).code, 0);
+  });
+});
+
+describe("a line over the limit in the middle of events.jsonl", () => {
+  test("validate reports jsonl.too_long at its line; resume refuses (7); resume --abort seals it aside", async () => {
+    const work = join(tmp.path, "middle");
+    mkdirSync(work);
+    const id = "ep_long_middle";
+    const dir = await crashedRun(root, work, id);
+    const events = join(dir, "events.jsonl");
+    const before = readFileSync(events, "utf8");
+    const lines = before.trimEnd().split("\n").length;
+    appendFileSync(events, `{"blob":"${"x".repeat(9 << 20)}"}\n${before.trimEnd().split("\n").at(-1)}\n`);
+    const v = cli(["validate", id, "--root", root]);
+    assert.equal(v.code, 1);
+    assert.match(v.stdout, new RegExp(`events\\.jsonl:${lines + 1}: jsonl\\.too_long: line of \\d+ bytes`));
+    assert.equal(cli(["resume", id, "--root", root]).code, 7);
+    const r = cli(["resume", id, "--abort", "--root", root]);
+    assert.ok(existsSync(join(dir, "manifest.json")), r.stderr);
+    assert.equal(readFileSync(events, "utf8").startsWith(before), true, "the good lines stay");
+    assert.ok(existsSync(join(dir, `events.jsonl.torn-${Buffer.byteLength(before)}`)));
     assert.equal(cli(["validate", id, "--root", root]).code, 0);
   });
 });

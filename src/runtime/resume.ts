@@ -31,7 +31,7 @@ import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { refuseSymlinkedArtifacts } from "../store/layout.ts";
-import { setAsideTail } from "../store/set_aside.ts";
+import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
@@ -292,7 +292,12 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   const lock = acquireLock(dir, "resume");
   try {
     refuseSymlinkedArtifacts(dir);
-    const built = rebuildRun(dir);
+    let built = rebuildRun(dir);
+    if (built.damaged.length > 0 && options.abort) {
+      // --abort seals even a damaged log: the lines from the first bad one on are set aside (nothing is lost).
+      setAsideTail(join(dir, ARTIFACTS.events), firstBadLine(join(dir, ARTIFACTS.events))!.offset);
+      built = rebuildRun(dir);
+    }
     if (built.damaged.length > 0) {
       throw mismatch(
         `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${

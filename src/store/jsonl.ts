@@ -185,6 +185,9 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
           const bytes = skipping.bytes + (nl - start);
           yield { line, offset: skipping.offset, bytes, text: null, terminated: true, tooLong: true };
           skipping = null;
+        } else if (nl - start > maxLine) {
+          // Read whole in one go, but still over the limit: the same answer as a skipped one.
+          yield { line, offset: fileOffset + start, bytes: nl - start, text: null, terminated: true, tooLong: true };
         } else {
           const stop = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
           yield {
@@ -207,6 +210,9 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
     if (skipping) {
       line++;
       yield { line, offset: skipping.offset, bytes: skipping.bytes, text: null, terminated: false, tooLong: true };
+    } else if (end - start > maxLine) {
+      line++;
+      yield { line, offset: fileOffset + start, bytes: end - start, text: null, terminated: false, tooLong: true };
     } else if (end > start) {
       line++;
       yield { line, offset: fileOffset + start, bytes: end - start, text: decode(buf, start, end), terminated: false };

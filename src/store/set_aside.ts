@@ -11,6 +11,7 @@ import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, re
 import { Buffer } from "node:buffer";
 import { basename, dirname, join } from "node:path";
 import { FILE_MODE, fsyncDir, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
+import { readJsonl } from "./jsonl.ts";
 
 function isZero(buf: Buffer, n: number): boolean {
   for (let i = 0; i < n; i++) if (buf[i] !== 0) return false;
@@ -63,4 +64,19 @@ export function setAsideTail(path: string, offset: number): string {
   }
   fsyncDir(dirname(path));
   return name;
+}
+
+/**
+ * The first line of a JSONL file that is not a JSON object (damaged, too
+ * long, torn), with its byte offset; null when every line reads.
+ *
+ * @example
+ * ```ts
+ * import { firstBadLine } from "./set_aside.ts";
+ * firstBadLine(".noema/episodes/ep_1/events.jsonl")?.offset;
+ * ```
+ */
+export function firstBadLine(path: string): { line: number; offset: number } | null {
+  for (const e of readJsonl(path)) if (e.problem) return { line: e.line, offset: e.offset };
+  return null;
 }
