@@ -7,8 +7,9 @@
  *
  * Cost per call: one message each way, plus copying the parts of the state
  * that changed since the previous call (the state is sent per top-level key;
- * a key whose value is the same object as last time is sent as `same`, so
- * the frozen facts list and the episode view are copied once, not per call).
+ * a key whose value is the same object as last time is sent as `same`, and
+ * the big lists — `plan.steps`, `outcomes.actions`, `memory.facts` — are sent
+ * as deltas: only entries appended or changed since the previous call cross).
  * See `bench/policy.ts` for the numbers.
  *
  * Workers are `unref`'d while idle: they never keep a process alive.
@@ -22,6 +23,8 @@ import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import type { LoadedPolicy } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
+import { childEnv } from "../plugins/process.ts";
+import { LIST_FIELDS } from "./core/snapshot.ts";
 
 /** How long loading a policy file in a worker may take (`NOEMA_POLICY_LOAD_TIMEOUT_MS`). */
 function loadTimeoutMs(): number {
@@ -60,7 +63,8 @@ class PolicyWorkerHost {
   private readonly calls = new Map<number, Pending>();
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
-  private readonly sent = new Map<string, unknown>();
+  /** What was sent last per top-level key (and its big list), to send only what changed. */
+  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
   private nextCall = 1;
   private busy = 0;
 
@@ -75,7 +79,8 @@ class PolicyWorkerHost {
   private start(): Promise<boolean> {
     if (this.started) return this.started;
     this.sent.clear();
-    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url));
+    // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
+    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), { env: childEnv() });
     this.worker = worker;
     // Held (ref'd) only while a load or a call is in flight, so an idle worker never keeps the process alive.
     if (this.busy > 0) worker.ref();
@@ -195,15 +200,7 @@ class PolicyWorkerHost {
   private async call(handle: number, state: PolicyState): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
-    for (const [key, value] of Object.entries(state as Record<string, unknown>)) {
-      const reusable = typeof value === "object" && value !== null;
-      if (reusable && this.sent.has(key) && this.sent.get(key) === value) parts[key] = { same: true };
-      else {
-        parts[key] = { same: false, value };
-        if (reusable) this.sent.set(key, value);
-        else this.sent.delete(key);
-      }
-    }
+    for (const [key, value] of Object.entries(state as Record<string, unknown>)) parts[key] = this.part(key, value);
     const call = this.nextCall++;
     return await new Promise<unknown>((resolve, reject) => {
       this.calls.set(call, { resolve, reject });
@@ -216,6 +213,32 @@ class PolicyWorkerHost {
         reject(e as Error);
       }
     });
+  }
+
+  /** What to send for one top-level key of the state (see {@link StatePart}). */
+  private part(key: string, value: unknown): StatePart {
+    const reusable = typeof value === "object" && value !== null;
+    const last = this.sent.get(key);
+    if (!reusable) {
+      this.sent.delete(key);
+      return { same: false, value };
+    }
+    if (last && last.value === value) return { same: true };
+    const field = LIST_FIELDS[key];
+    const list = field ? (value as Record<string, unknown>)[field] : undefined;
+    if (!field || !Array.isArray(list)) {
+      this.sent.set(key, { value });
+      return { same: false, value };
+    }
+    // The list as a delta against the one sent last time: entries compared by identity (the snapshot
+    // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
+    const before = last?.list ?? [];
+    const set: [number, unknown][] = [];
+    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    delete shell[field];
+    this.sent.set(key, { value, list });
+    return { same: false, value: shell, list: { field, length: list.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */
