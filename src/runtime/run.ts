@@ -32,6 +32,7 @@ import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { newEpisodeId } from "../store/ids.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
+import { sweepStaleStaging } from "../store/staging.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
 import { startVerification } from "../verify/outcome.ts";
@@ -305,6 +306,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   // always has a start event and a state.json, even if the process is killed at any moment.
   mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
   const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
   try {
     mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
