@@ -158,4 +158,12 @@ export {
   resume,
   type ResumeOptions,
 } from "./runtime/resume.ts";
-export { acquireLock, type EpisodeLock, LOCK_FILE, type LockInfo } from "./store/lock.ts";
+export {
+  acquireLock,
+  type AcquireLockOptions,
+  type EpisodeLock,
+  LOCK_FILE,
+  type LockInfo,
+  type LockStatus,
+  lockStatus,
+} from "./store/lock.ts";
