@@ -139,7 +139,7 @@ export {
 } from "./runtime/learning.ts";
 export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
 export {
-  activeSecretNames,
+  activeRedactor,
   declareSecrets,
   isNoemaSecret,
   MASK,

@@ -449,7 +449,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       count: built.eventCount,
       lastEventId: built.lastEventId,
       lastTimestamp: String(last.timestamp),
-    }, new ArtifactSink(dir, redactor, rec.secrets));
+    }, new ArtifactSink(dir, redactor));
     const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
     try {
       // The steps as the log shows them; a step the log does not show finished runs (again).

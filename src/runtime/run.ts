@@ -316,7 +316,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
   // Every artifact byte goes through the sink, which masks secrets.
-  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor, options.secrets ?? []));
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
   const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
