@@ -11,8 +11,11 @@ import { registerCompletions } from "./completions.ts";
 import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerInit } from "./init.ts";
+import { registerLast } from "./last.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
+import { registerPolicy } from "./policy.ts";
+import { registerPrune } from "./prune.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -30,6 +33,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Inspect
   registerList,
+  registerLast,
   registerView,
   registerState,
   registerSummary,
@@ -40,8 +44,10 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerValidate,
   registerVerify,
   registerSchema,
+  registerPrune,
   // Plugin authoring
   registerInit,
+  registerPolicy,
   // Shell
   registerCompletions,
   registerVersion,
