@@ -427,6 +427,7 @@ describe("escapes and intuition mode", () => {
       const r = w.run(args);
       assert.equal(r.code, 0, `${args}: ${r.stderr}`);
       assert.ok(
+        // deno-lint-ignore no-control-regex
         !/[\x1b\x07\x9b\u202e]/.test(r.stdout),
         `${args[0]} printed a control character: ${JSON.stringify(r.stdout)}`,
       );
