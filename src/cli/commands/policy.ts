@@ -173,6 +173,12 @@ const RESULT_EXIT = { allowed: EXIT.OK, vetoed: EXIT.VETOED, failed: EXIT.ERROR,
 export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): void {
   const policy = program.command("policy").summary("work with policy plugins").description(
     "Work with policy plugins. 'noema policy test' shows what a policy says about an action.",
+  ).addHelpText(
+    "after",
+    examples(
+      ['noema policy test my-policy.ts --command "rm -rf /"', "its verdict on a shell command, as JSON"],
+      ["noema init policy my-policy", "write a new policy and its test"],
+    ),
   );
   policy
     .command("test")
