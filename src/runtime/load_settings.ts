@@ -3,6 +3,8 @@
  * `noema.jsonc` (defaults), the policy folder it names (`policies_dir`), a
  * JSONC task file, then explicit options (flags), each winning over the one
  * before. Relative paths are resolved against the file that names them.
+ * `tags`, `adapter` and `policies` merge; `secrets` add up (every source's
+ * names are masked).
  *
  * A `policies/` folder in the current directory is NOT loaded on its own: a
  * cloned repository must not run code because it was `cd`-ed into. Loading a
@@ -103,6 +105,8 @@ function mergeOptions(lower: RunOptions, higher: RunOptions): RunOptions {
     if (v === undefined) continue;
     if (k === "policies") continue;
     if (k === "tags") out.tags = { ...(lower.tags ?? {}), ...(v as Record<string, string>) };
+    // Secret names add up: a flag never unmasks what the task file or noema.jsonc names.
+    else if (k === "secrets") out.secrets = [...new Set([...(lower.secrets ?? []), ...(v as string[])])];
     else if (k === "adapter") out.adapter = { ...(lower.adapter ?? {}), ...(v as Record<string, unknown>) };
     else (out as Record<string, unknown>)[k] = v;
   }

@@ -9,6 +9,8 @@ import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { userInfo } from "node:os";
 import { approve, reject, resume } from "../../runtime/resume.ts";
+import { ArtifactSink } from "../../runtime/artifact_sink.ts";
+import { locateEpisode } from "../../store/layout.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { printRunResult } from "../run_result.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -78,7 +80,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
-      const record = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by ?? osUser() });
+      const decided = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by ?? osUser() });
+      // Printed as recorded: secrets in the note or the name are masked.
+      const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
         else {ctx.out.line(
