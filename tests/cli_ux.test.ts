@@ -567,6 +567,31 @@ describe("follow", () => {
     assert.match(v.stdout, /^Episode ep_\w+ {2}ok · success_unverified/);
   });
 
+  const hasScript = spawnSync("sh", ["-c", "command -v script"], { encoding: "utf8" }).stdout.trim() !== "";
+  test(
+    "view --follow on a terminal redraws the dashboard as the run goes, and ends with it finished",
+    { skip: hasScript ? false : "needs util-linux 'script' for a pseudo-terminal (apt-get install bsdutils)" },
+    async () => {
+      const w = workdir("follow-tty");
+      const run = start(["--root", w.root, "run", "slow", "--using", "shell", "--", "sleep", "1.5"], w.cwd);
+      await until(() => episodeDirs(w.root).length > 0, "the episode");
+      const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+      const command = [...cliCommand(), "--root", w.root, "view", "last", "--follow"].map(quote).join(" ");
+      const tty = spawnSync("script", ["-qec", command, "/dev/null"], {
+        cwd: w.cwd,
+        encoding: "utf8",
+        env: { ...process.env, NO_COLOR: "1", COLUMNS: "120" },
+        timeout: 60_000,
+      });
+      assert.equal((await run.done).code, 0);
+      assert.equal(tty.status, 0, tty.stderr);
+      const frames = tty.stdout.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
+      assert.ok(frames.length >= 2, `expected redraws, got ${frames.length} frame(s)`);
+      assert.match(frames[0], /Episode ep_\w+ {2}running/);
+      assert.match(frames.at(-1)!, /Episode ep_\w+ {2}ok · success_unverified/);
+    },
+  );
+
   test("follow stops at a pause (exit 0) and refuses a crashed run (exit 1)", async () => {
     const w = workdir("follow-pause");
     const r = w.run(["run", "deploy", "--policy", APPROVAL_GATE, "--using", "shell", "--", "echo", "deploy"]);
