@@ -567,6 +567,21 @@ describe("follow", () => {
     assert.match(v.stdout, /^Episode ep_\w+ {2}ok · success_unverified/);
   });
 
+  test("events --follow on a finished log longer than its read chunk prints every line as stored", () => {
+    const w = workdir("follow-long");
+    const id = runQuiet(w, ["hello"]);
+    const events = join(w.root, "episodes", id, "events.jsonl");
+    const lines = readFileSync(events, "utf8").split("\n").filter(Boolean);
+    const filler = JSON.parse(lines[lines.length - 1]);
+    filler.payload = { note: "x".repeat(600) };
+    const extra = Array.from({ length: 9000 }, (_, i) => JSON.stringify({ ...filler, id: `ev_fill_${i}` }) + "\n");
+    writeFileSync(events, lines.join("\n") + "\n" + extra.join(""));
+    const r = w.run(["events", id, "--follow", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.length > 5_000_000);
+    assert.equal(r.stdout, readFileSync(events, "utf8"));
+  });
+
   const hasScript = spawnSync("sh", ["-c", "command -v script"], { encoding: "utf8" }).stdout.trim() !== "";
   test(
     "view --follow on a terminal redraws the dashboard as the run goes, and ends with it finished",

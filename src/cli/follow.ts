@@ -1,6 +1,6 @@
 /**
  * Following a live episode: new lines of `events.jsonl` as they are written,
- * until the run ends (its `summary.json` exists), pauses (a `run.checkpoint`
+ * until the run ends (its `manifest.json`, written last, exists), pauses (a `run.checkpoint`
  * with nobody holding the lock), or turns out to have no live writer.
  *
  * Only whole lines (ending in a newline) are read: an append in progress is
@@ -38,24 +38,34 @@ export interface FollowOptions {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Reads the whole lines written since `offset`; returns them and the new offset. */
-function readNew(path: string, offset: number): { texts: string[]; offset: number } {
-  if (!existsSync(path)) return { texts: [], offset };
+/** Most bytes read per poll (more when one line is longer): memory stays bounded on a long log. */
+const CHUNK = 4 << 20;
+
+/**
+ * Reads the whole lines written since `offset`, at most about {@link CHUNK}
+ * bytes of them; returns them, the new offset and whether more is waiting.
+ */
+function readNew(path: string, offset: number): { texts: string[]; offset: number; more: boolean } {
+  if (!existsSync(path)) return { texts: [], offset, more: false };
   const fd = openSync(path, "r");
   try {
     const size = fstatSync(fd).size;
-    if (size <= offset) return { texts: [], offset };
-    const buf = Buffer.allocUnsafe(size - offset);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, offset + got);
-      if (n === 0) break;
-      got += n;
+    for (let want = Math.min(size - offset, CHUNK); want > 0; want = Math.min(size - offset, want * 2)) {
+      const buf = Buffer.allocUnsafe(want);
+      let got = 0;
+      while (got < want) {
+        const n = readSync(fd, buf, got, want - got, offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const last = buf.lastIndexOf(10, got - 1);
+      if (last >= 0) {
+        const texts = buf.subarray(0, last).toString("utf8").split("\n").map((t) => t.replace(/\r$/, ""));
+        return { texts, offset: offset + last + 1, more: offset + last + 1 < size };
+      }
+      if (want >= size - offset) break; // a line still being written
     }
-    const last = buf.lastIndexOf(10, got - 1);
-    if (last < 0) return { texts: [], offset };
-    const texts = buf.subarray(0, last).toString("utf8").split("\n").map((t) => t.replace(/\r$/, ""));
-    return { texts, offset: offset + last + 1 };
+    return { texts: [], offset, more: false };
   } finally {
     closeSync(fd);
   }
@@ -87,8 +97,9 @@ export async function* followEvents(dir: string, options: FollowOptions = {}): A
   let offset = 0, line = 0, lastType = "", idleSince: number | null = null;
   while (true) {
     if (options.signal?.aborted) return "aborted";
-    const terminalBefore = existsSync(paths.summary);
     const lock = lockStatus(dir).state;
+    // manifest.json is written last, after every event; a summary without a live writer is as final.
+    const terminalBefore = existsSync(paths.manifest) || (existsSync(paths.summary) && lock !== "held");
     const batch = readNew(paths.events, offset);
     offset = batch.offset;
     for (const text of batch.texts) {
@@ -97,8 +108,9 @@ export async function* followEvents(dir: string, options: FollowOptions = {}): A
       lastType = typeof value?.event_type === "string" ? value.event_type : String(value?.phase ?? "");
       yield { line, text, value };
     }
+    if (batch.more) continue; // the rest of a long log: read on without waiting
     if (batch.texts.length > 0) idleSince = null;
-    // summary.json is written after the last event: seen before this read, everything is read.
+    // Seen terminal before this read: everything is read.
     if (terminalBefore) return "terminal";
     if (lock !== "held") {
       if (lastType === "run.checkpoint") return "paused";
