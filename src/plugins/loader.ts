@@ -158,10 +158,17 @@ export function pluginLoadTimeoutMs(): number {
 
 /**
  * What went wrong importing a plugin file, in one line. Syntax errors say
- * where: Bun throws a `BuildMessage` with a `position`, Deno a `SyntaxError`
- * whose message ends in `at file:///…:LINE:COL`.
+ * where: Bun throws a `BuildMessage` with a `position` (several of them in an
+ * `AggregateError`: the first is shown, with the count of the others), Deno a
+ * `SyntaxError` whose message ends in `at file:///…:LINE:COL`.
  */
 function loadFailure(e: unknown): string {
+  // Bun reports several syntax errors as an AggregateError ("N errors building …") of BuildMessages: show the first.
+  const errors = (e as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(errors) && errors.length > 0) {
+    const first = loadFailure(errors[0]);
+    return errors.length > 1 ? `${first} (and ${errors.length - 1} more error${errors.length > 2 ? "s" : ""})` : first;
+  }
   const err = e as { name?: unknown; message?: unknown; position?: { line?: unknown; column?: unknown } | null } | null;
   const text = typeof err?.message === "string" ? err.message : String(e);
   const first = text.split("\n")[0].replace(/^(TypeError: )?SyntaxError: /, "").trim();

@@ -12,8 +12,11 @@ import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
+import { registerLast } from "./last.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
+import { registerPolicy } from "./policy.ts";
+import { registerPrune } from "./prune.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -33,6 +36,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerHook,
   // Inspect
   registerList,
+  registerLast,
   registerView,
   registerState,
   registerSummary,
@@ -43,8 +47,10 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerValidate,
   registerVerify,
   registerSchema,
+  registerPrune,
   // Plugin authoring
   registerInit,
+  registerPolicy,
   // Shell
   registerCompletions,
   registerVersion,
