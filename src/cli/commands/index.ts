@@ -13,6 +13,7 @@ import { registerEvents } from "./events.ts";
 import { registerInit } from "./init.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
+import { registerReport } from "./report.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -36,6 +37,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerEvents,
   registerPlan,
   registerDiff,
+  registerReport,
   // Integrity
   registerValidate,
   registerVerify,
