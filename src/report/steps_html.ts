@@ -108,7 +108,10 @@ function excerptText(e: Excerpt): string {
 /** The body of a step as one block of text (big episodes: few elements per step, quick to render). */
 function compactBody(s: ReportStep): SafeHtml {
   const lines: string[] = [];
+  const silent = s.verdicts.filter((v) => v.faculty === "direction" && v.verdict === "none" && !v.failure);
+  if (silent.length) lines.push(`no verdict from ${silent.map((v) => v.source ?? "?").join(", ")}`);
   for (const v of s.verdicts) {
+    if (silent.includes(v)) continue;
     const what = v.failure
       ? "POLICY FAILURE"
       : v.veto
@@ -199,6 +202,8 @@ export function stepsSection(m: ReportModel): SafeHtml {
   }
   const source = m.plan_source !== null ? markup` · plan from <code>${m.plan_source}</code>` : "";
   return markup`<section id="steps"><h2>Plan &amp; actions</h2>
-<p>${steps.length} steps: ${tally(steps) || "none"} · ${m.counts.actions} actions${source}</p>
+<p>${steps.length} steps: ${tally(steps) || "none"} · ${m.counts.actions} ${
+    m.counts.actions === 1 ? "action" : "actions"
+  }${source}</p>
 ${body}</section>`;
 }
