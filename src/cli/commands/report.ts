@@ -13,7 +13,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import { renderReport } from "../../report/html.ts";
 import { buildReport } from "../../report/model.ts";
 import { writeFileAtomic } from "../../store/atomic.ts";
-import { locateEpisode } from "../../store/layout.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { usageError } from "../errors.ts";
 
@@ -38,7 +38,7 @@ export function registerReport(program: CommandUnknownOpts, ctx: CliContext): vo
         "forbids every request); sections are collapsible, outputs are excerpts, so a 10,000-step run stays quick " +
         "to open. Works for runs that have not finished.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, a unique id prefix, last, or path to an episode directory")
     .option("-o, --output <file>", "where to write the page ('-' for stdout)", "<episode id>.html")
     .option("--excerpt-chars <n>", "longest excerpt of one action's input or output, in characters", "2000")
     .addHelpText(
@@ -53,7 +53,7 @@ export function registerReport(program: CommandUnknownOpts, ctx: CliContext): vo
     )
     .action((episode, opts, cmd) => {
       const excerptChars = positiveInt("--excerpt-chars", opts.excerptChars, 2000);
-      const loc = locateEpisode(episode, globalOptions(cmd));
+      const loc = locateEpisodeRef(episode, globalOptions(cmd));
       const page = renderReport(buildReport(loc, { excerptChars }));
       if (opts.output === "-") {
         ctx.out.stdout.write(page);
