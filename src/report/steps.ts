@@ -107,7 +107,11 @@ function errorText(error: unknown): string | null {
   if (error === null || error === undefined) return null;
   const e = asRecord(error);
   if (typeof e.message !== "string") return typeof error === "string" ? error : JSON.stringify(error);
-  const where = typeof e.file === "string" ? ` (${e.file}${typeof e.line === "number" ? `:${e.line}` : ""})` : "";
+  const where = typeof e.at === "string"
+    ? ` (at ${e.at})`
+    : typeof e.file === "string"
+    ? ` (${e.file}${typeof e.line === "number" ? `:${e.line}` : ""})`
+    : "";
   return `${typeof e.type === "string" ? `${e.type}: ` : ""}${e.message}${where}`;
 }
 

@@ -45,7 +45,7 @@ export function registerReport(program: CommandUnknownOpts, ctx: CliContext): vo
       "after",
       examples(
         ["noema report ep_01K9RBBMXXRSFWR49SXFGF4SPR -o report.html", "write report.html"],
-        ['noema report "$(noema list -q -n 1)"', "the newest episode, to <id>.html"],
+        ["noema report last", "the newest episode, to <id>.html"],
         ["noema report ep_01K9… -o - | gzip > report.html.gz", "to stdout"],
       ) +
         "\nThe file is written atomically (a temp file renamed into place), with owner-only permissions (0600):\n" +
