@@ -14,6 +14,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
+import { classFor, escapeHtml, markup, raw } from "../src/report/escape.ts";
+import { clip } from "../src/report/excerpt.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -66,6 +68,11 @@ before(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
+});
+
+/** The small episodes (a veto with hostile text, a policy that throws), run once, on first use. */
+function small(): typeof ids {
+  if (ids.vetoed) return ids;
   const url = `http://127.0.0.1:${port}`;
   const guard = join(REPO, "plugins", "policies", "sql-guard.ts");
   ids.vetoed = runTask("vetoed", {
@@ -97,6 +104,13 @@ export default class Boom extends DirectedIntuition {
     policies: [boom],
     steps: ["act:Do the thing"],
   });
+  return ids;
+}
+
+/** The 10,000-step episode (about 5 s), run once, on first use. */
+function big(): string {
+  if (ids.big) return ids.big;
+  const guard = join(REPO, "plugins", "policies", "sql-guard.ts");
   const steps = Array.from(
     { length: 10_000 },
     (_, i) =>
@@ -108,16 +122,44 @@ export default class Boom extends DirectedIntuition {
     "--governance",
     "audit",
   ], 300_000);
-});
+  return ids.big;
+}
+
+/** Options of the tests that may run an episode first (slow under load). */
+const SLOW = { timeout: 600_000 };
 
 after(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   tmp.cleanup();
 });
 
+describe("noema report: escaping and excerpts", () => {
+  test("markup escapes every interpolated value except markup it built; class names come from a fixed list", () => {
+    const hostile = `<img src=x onerror="alert('1')">&`;
+    assert.equal(escapeHtml(hostile), "&lt;img src=x onerror=&quot;alert(&#39;1&#39;)&quot;&gt;&amp;");
+    assert.equal(
+      markup`<p title="${hostile}">${hostile}</p>`.value,
+      `<p title="${escapeHtml(hostile)}">${escapeHtml(hostile)}</p>`,
+    );
+    assert.equal(
+      markup`<ul>${["<a>", markup`<li>${"<b>"}</li>`, 3, null, false]}</ul>`.value,
+      "<ul>&lt;a&gt;<li>&lt;b&gt;</li>3</ul>",
+    );
+    assert.equal(markup`${raw("<br>")}`.value, "<br>");
+    assert.equal(escapeHtml("a\uD800b"), "a\uFFFDb", "a lone surrogate becomes U+FFFD");
+    assert.equal(classFor('done" onclick="x', ["done"], "other"), "other");
+    assert.equal(classFor("done", ["done"], "other"), "done");
+  });
+
+  test("clip keeps the beginning and the end and says how much was cut", () => {
+    assert.deepEqual(clip("abcdefghij", 4), { head: "ab", tail: "ij", cut: 6 });
+    assert.deepEqual(clip("abc", 4), { head: "abc", tail: "", cut: 0 });
+  });
+});
+
 describe("noema report: the file", () => {
-  test("one self-contained page: strict CSP, no script, style link, image or font, artifacts escaped", () => {
-    const page = readFileSync(report(ids.vetoed, "vetoed"), "utf8");
+  test("one self-contained page: strict CSP, no script, style link, image or font, artifacts escaped", SLOW, () => {
+    const page = readFileSync(report(small().vetoed, "vetoed"), "utf8");
     assert.match(page, /^<!doctype html>/);
     assert.match(
       page,
@@ -140,26 +182,26 @@ describe("noema report: the file", () => {
     assert.ok(page.includes("Clean &lt;script&gt;document.title=&quot;pwned&quot;&lt;/script&gt;&lt;img src="), page);
     assert.ok(page.includes("up &amp; &quot;quote&quot; &#39;it&#39;"));
     assert.ok(page.includes("&lt;script&gt;document.title=1&lt;/script&gt;"), "the step's stdout is in the page");
-    assert.ok(page.includes(ids.vetoed));
+    assert.ok(page.includes(small().vetoed));
     assert.match(page, /VETO/);
     assert.match(page, /policy\.veto:SqlGuard@1\.0/);
   });
 
-  test("-o - writes the page to stdout; the default file is <id>.html; no temp file is left", () => {
-    const r = run(["report", ids.vetoed, "-o", "-"]);
+  test("-o - writes the page to stdout; the default file is <id>.html; no temp file is left", SLOW, () => {
+    const r = run(["report", small().vetoed, "-o", "-"]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^<!doctype html>/);
     assert.ok(r.stdout.trimEnd().endsWith("</html>"));
     assert.equal(r.stderr, "");
-    const d = run(["report", ids.vetoed]);
+    const d = run(["report", small().vetoed]);
     assert.equal(d.code, 0, d.stderr);
-    assert.match(d.stderr, new RegExp(`wrote ${ids.vetoed}\\.html`));
-    assert.ok(existsSync(join(tmp.path, `${ids.vetoed}.html`)));
+    assert.match(d.stderr, new RegExp(`wrote ${small().vetoed}\\.html`));
+    assert.ok(existsSync(join(tmp.path, `${small().vetoed}.html`)));
     assert.deepEqual(readdirSync(tmp.path).filter((f) => f.includes(".tmp-")), []);
   });
 
-  test("a policy failure is shown as a policy failure, not as a veto", () => {
-    const page = readFileSync(report(ids.failure, "failure"), "utf8");
+  test("a policy failure is shown as a policy failure, not as a veto", SLOW, () => {
+    const page = readFileSync(report(small().failure, "failure"), "utf8");
     assert.match(page, /policy failure/);
     assert.match(page, /policy\.failure:Boom@1\.0/);
     assert.match(page, /boom: the policy is broken/);
@@ -167,28 +209,32 @@ describe("noema report: the file", () => {
     assert.match(page, /1 policy failure</);
   });
 
-  test("errors: unknown episode (exit 1), not an episode directory (exit 1), bad option (exit 2), unwritable path", () => {
-    const unknown = run(["report", "ep_01K9ZZZZZZZZZZZZZZZZZZZZZZ"]);
-    assert.equal(unknown.code, 1, unknown.stderr);
-    assert.match(unknown.stderr, /^noema: episode ep_01K9ZZZZZZZZZZZZZZZZZZZZZZ not found/);
-    const notEpisode = join(tmp.path, "not-an-episode");
-    mkdirSync(notEpisode, { recursive: true });
-    const dir = run(["report", notEpisode, "-o", "-"]);
-    assert.equal(dir.code, 1, dir.stderr);
-    assert.match(dir.stderr, /not an episode directory: .*\(no state\.json or events\.jsonl\)/);
-    assert.equal(dir.stdout, "");
-    const bad = run(["report", ids.vetoed, "--excerpt-chars", "0"]);
-    assert.equal(bad.code, 2, bad.stderr);
-    assert.match(bad.stderr, /--excerpt-chars must be a positive integer/);
-    const blocker = tmp.file("blocker", "a file, not a directory");
-    const unwritable = run(["report", ids.vetoed, "-o", join(blocker, "r.html")]);
-    assert.equal(unwritable.code, 1, unwritable.stderr);
-    assert.match(unwritable.stderr, /^noema: cannot write .*blocker\/r\.html/);
-    assert.equal(unwritable.stderr.trim().split("\n").length, 1);
-  });
+  test(
+    "errors: unknown episode (exit 1), not an episode directory (exit 1), bad option (exit 2), unwritable path",
+    SLOW,
+    () => {
+      const unknown = run(["report", "ep_01K9ZZZZZZZZZZZZZZZZZZZZZZ"]);
+      assert.equal(unknown.code, 1, unknown.stderr);
+      assert.match(unknown.stderr, /^noema: episode ep_01K9ZZZZZZZZZZZZZZZZZZZZZZ not found/);
+      const notEpisode = join(tmp.path, "not-an-episode");
+      mkdirSync(notEpisode, { recursive: true });
+      const dir = run(["report", notEpisode, "-o", "-"]);
+      assert.equal(dir.code, 1, dir.stderr);
+      assert.match(dir.stderr, /not an episode directory: .*\(no state\.json or events\.jsonl\)/);
+      assert.equal(dir.stdout, "");
+      const bad = run(["report", small().vetoed, "--excerpt-chars", "0"]);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /--excerpt-chars must be a positive integer/);
+      const blocker = tmp.file("blocker", "a file, not a directory");
+      const unwritable = run(["report", small().vetoed, "-o", join(blocker, "r.html")]);
+      assert.equal(unwritable.code, 1, unwritable.stderr);
+      assert.match(unwritable.stderr, /^noema: cannot write .*blocker\/r\.html/);
+      assert.equal(unwritable.stderr.trim().split("\n").length, 1);
+    },
+  );
 
-  test("10,000 steps: every step is in the page, in closed chunks, with bounded excerpts", () => {
-    const page = readFileSync(report(ids.big, "big"), "utf8");
+  test("10,000 steps: every step is in the page, in closed chunks, with bounded excerpts", SLOW, () => {
+    const page = readFileSync(report(big(), "big"), "utf8");
     assert.ok(page.includes('id="s-10000"'));
     assert.equal(page.match(/<details class="chunk">/g)?.length, 100);
     assert.doesNotMatch(page, /<details class="chunk" open/);
@@ -229,23 +275,28 @@ function textOf(dom: string): string {
 }
 
 describe("noema report in headless Chromium", { skip: SKIP_BROWSER }, () => {
-  test("the rendered page shows the episode id, the veto and the outcome, runs nothing and requests nothing", () => {
-    hits = [];
-    const file = join(tmp.path, "vetoed.html");
-    if (!existsSync(file)) report(ids.vetoed, "vetoed");
-    const dom = chromium(["--dump-dom"], file).stdout;
-    assert.doesNotMatch(dom, /<script/i, "no script element in the rendered DOM");
-    assert.doesNotMatch(dom, /<img/i, "no image element in the rendered DOM");
-    assert.match(dom, /<title>noema report · ep_\w+ · vetoed · error<\/title>/, "the hostile script did not run");
-    const text = textOf(dom);
-    assert.ok(text.includes(`Episode ${ids.vetoed}`), text.slice(0, 500));
-    assert.match(text, /VETO policy\.veto:SqlGuard@1\.0 Destructive SQL blocked/);
-    assert.match(text, /outcome error/);
-    assert.ok(text.includes(`Clean <script>document.title="pwned"</script>`), "the task is shown as text");
-    assert.deepEqual(hits, [], "no request reached the local server");
-  });
+  test(
+    "the rendered page shows the episode id, the veto and the outcome, runs nothing and requests nothing",
+    SLOW,
+    () => {
+      hits = [];
+      const file = join(tmp.path, "vetoed.html");
+      if (!existsSync(file)) report(small().vetoed, "vetoed");
+      const dom = chromium(["--dump-dom"], file).stdout;
+      assert.doesNotMatch(dom, /<script/i, "no script element in the rendered DOM");
+      assert.doesNotMatch(dom, /<img/i, "no image element in the rendered DOM");
+      assert.match(dom, /<title>noema report · ep_\w+ · vetoed · error<\/title>/, "the hostile script did not run");
+      const text = textOf(dom);
+      assert.ok(text.includes(`Episode ${small().vetoed}`), text.slice(0, 500));
+      assert.match(text, /VETO policy\.veto:SqlGuard@1\.0 Destructive SQL blocked/);
+      assert.match(text, /outcome error/);
+      assert.ok(text.includes(`Clean <script>document.title="pwned"</script>`), "the task is shown as text");
+      assert.deepEqual(hits, [], "no request reached the local server");
+    },
+  );
 
-  test("a screenshot at 1280×2000 (for a human to look at)", () => {
+  test("a screenshot at 1280×2000 (for a human to look at)", SLOW, () => {
+    if (!existsSync(join(tmp.path, "vetoed.html"))) report(small().vetoed, "vetoed");
     const png = join(tmp.path, "vetoed.png");
     chromium([`--screenshot=${png}`, "--window-size=1280,2000", "--hide-scrollbars"], join(tmp.path, "vetoed.html"));
     const bytes = readFileSync(png);
@@ -258,9 +309,10 @@ describe("noema report in headless Chromium", { skip: SKIP_BROWSER }, () => {
     assert.deepEqual(hits, []);
   });
 
-  test("the 10,000-step page is parsed and laid out in under 2 s", () => {
+  test("the 10,000-step page is parsed and laid out in under 2 s", SLOW, () => {
     // Measured inside the page: a copy of the report whose CSP allows one inline script at the end of <body>,
     // which forces layout and writes performance.now() (ms since navigation start) into the title.
+    if (!existsSync(join(tmp.path, "big.html"))) report(big(), "big");
     const page = readFileSync(join(tmp.path, "big.html"), "utf8");
     const timed = join(tmp.path, "big-timed.html");
     const probe = "<script>document.body.offsetHeight;document.title='RENDER_MS='+Math.round(performance.now())+" +
