@@ -127,6 +127,8 @@ function big(): string {
 
 /** Options of the tests that may run an episode first (slow under load). */
 const SLOW = { timeout: 600_000 };
+/** The browser tests: skipped, each one visibly (bun drops a skipped describe silently), without Chromium. */
+const BROWSER = { ...SLOW, skip: SKIP_BROWSER };
 
 after(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -274,10 +276,10 @@ function textOf(dom: string): string {
     .replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").replace(/\s+/g, " ");
 }
 
-describe("noema report in headless Chromium", { skip: SKIP_BROWSER }, () => {
+describe("noema report in headless Chromium", () => {
   test(
     "the rendered page shows the episode id, the veto and the outcome, runs nothing and requests nothing",
-    SLOW,
+    BROWSER,
     () => {
       hits = [];
       const file = join(tmp.path, "vetoed.html");
@@ -295,7 +297,7 @@ describe("noema report in headless Chromium", { skip: SKIP_BROWSER }, () => {
     },
   );
 
-  test("a screenshot at 1280×2000 (for a human to look at)", SLOW, () => {
+  test("a screenshot at 1280×2000 (for a human to look at)", BROWSER, () => {
     if (!existsSync(join(tmp.path, "vetoed.html"))) report(small().vetoed, "vetoed");
     const png = join(tmp.path, "vetoed.png");
     chromium([`--screenshot=${png}`, "--window-size=1280,2000", "--hide-scrollbars"], join(tmp.path, "vetoed.html"));
@@ -309,7 +311,7 @@ describe("noema report in headless Chromium", { skip: SKIP_BROWSER }, () => {
     assert.deepEqual(hits, []);
   });
 
-  test("the 10,000-step page is parsed and laid out in under 2 s", SLOW, () => {
+  test("the 10,000-step page is parsed and laid out in under 2 s", BROWSER, () => {
     // Measured inside the page: a copy of the report whose CSP allows one inline script at the end of <body>,
     // which forces layout and writes performance.now() (ms since navigation start) into the title.
     if (!existsSync(join(tmp.path, "big.html"))) report(big(), "big");
