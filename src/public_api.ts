@@ -80,6 +80,7 @@ export {
   type ProcessResult,
   runProcess,
   type RunProcessOptions,
+  stdinKind,
 } from "./plugins/process.ts";
 export {
   loadAdapter,

@@ -546,6 +546,8 @@ export class Engine {
       duration_ms: durationMs,
     };
     if (newFacts.length > 0) payload.facts = newFacts;
+    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
+    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
     const actEvent = this.emit("act", payload, {
       caused_by: this.rec.lastEventId,
       metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },

@@ -17,6 +17,7 @@ import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
 import { registerPolicy } from "./policy.ts";
 import { registerPrune } from "./prune.ts";
+import { registerReport } from "./report.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -43,6 +44,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerEvents,
   registerPlan,
   registerDiff,
+  registerReport,
   // Integrity
   registerValidate,
   registerVerify,
