@@ -12,6 +12,7 @@ import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
+import { registerInstallHooks } from "./install_hooks.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
 import { registerRun } from "./run.ts";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Agents (hooks)
   registerHook,
+  registerInstallHooks,
   // Inspect
   registerList,
   registerView,
