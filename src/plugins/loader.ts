@@ -99,6 +99,21 @@ function checkApi(file: string, declared: unknown): void {
   }
 }
 
+/**
+ * Imports a plugin `.ts` file with the loader's rules (the bare `noema`
+ * module registered; a missing file or a syntax error is a one-line usage
+ * error naming the file). Used for user tool files.
+ *
+ * @example
+ * ```ts
+ * import { importPluginFile } from "noema";
+ * const mod = await importPluginFile("./tools/word_count.ts");
+ * ```
+ */
+export async function importPluginFile(path: string): Promise<Record<string, unknown>> {
+  return await importFile(path);
+}
+
 async function importFile(path: string): Promise<Record<string, unknown>> {
   const abs = resolve(path);
   if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
