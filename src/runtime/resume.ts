@@ -51,6 +51,8 @@ import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
+import { episodeUsing } from "../agents/driver.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -290,6 +292,9 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       { exitCode: EXIT.SEALED },
     );
   }
+  // An episode driven by an external agent (e.g. claude-code) is continued by its driver.
+  const driver = BUILTIN_DRIVERS[episodeUsing(dir) ?? ""];
+  if (driver) return await driver.resume(dir, options);
   const lock = acquireLock(dir, "resume");
   try {
     refuseSymlinkedArtifacts(dir);

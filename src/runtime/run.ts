@@ -33,6 +33,7 @@ import { newEpisodeId } from "../store/ids.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { sweepStaleStaging } from "../store/staging.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
 import { startVerification } from "../verify/outcome.ts";
@@ -195,6 +196,9 @@ export interface RunSettingsRecord {
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  // An external agent (e.g. claude-code) drives its own episode through hooks.
+  const driver = typeof options.using === "string" ? BUILTIN_DRIVERS[options.using] : undefined;
+  if (driver) return await driver.run(task, options);
   // ---- Resolve settings and load everything that can fail, before writing anything.
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });

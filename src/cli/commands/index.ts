@@ -13,6 +13,7 @@ import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
 import { registerLast } from "./last.ts";
+import { registerInstallHooks } from "./install_hooks.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
 import { registerPolicy } from "./policy.ts";
@@ -35,6 +36,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Agents (hooks)
   registerHook,
+  registerInstallHooks,
   // Inspect
   registerList,
   registerLast,
