@@ -9,6 +9,7 @@ import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { applyLlmFlags } from "../../llm/run_flags.ts";
 import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { MODES } from "../../schema/summary.ts";
@@ -78,10 +79,16 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
   program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
-    .argument("<task>", "the task, or a path to a .jsonc task file")
+    .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
     .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option(
+      "--model <provider:model>",
+      "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
+    )
+    .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
+    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
     .addOption(
@@ -167,7 +174,13 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         root: g.root,
       };
       const flagSpecs = verifyFlags(opts);
-      const { task, options } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
+      // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+      const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+      const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
+        model: opts.model,
+        baseUrl: opts.baseUrl,
+        replay: opts.replay,
+      });
       if (opts.verifyFile !== undefined) {
         const list = parseJsoncFile(opts.verifyFile);
         if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
