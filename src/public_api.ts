@@ -170,3 +170,11 @@ export { DEFAULT_SHELL_ENV, shellTool, type ShellToolOptions } from "./llm/tools
 export { BUILTIN_TOOLS, resolveTools } from "./llm/tools/registry.ts";
 export { connectMcpServers, type McpConnection, type McpServerConfig } from "./llm/mcp.ts";
 export { applyLlmFlags, type LlmRunFlags } from "./llm/run_flags.ts";
+export {
+  driveLlmEpisode,
+  type DriveOptions,
+  type DriveResult,
+  type EpisodeHandle,
+  resumeLlmEpisode,
+  type SavedConversation,
+} from "./llm/episode_driver.ts";
