@@ -145,6 +145,10 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         ['noema run "Say hello"', "minimal adapter and planner: detect → act → verify"],
         ["noema run examples/safe-shell.jsonc", "a task file: steps, adapter, policies, tags"],
         ['noema run "fix the test" --using command -- my-agent --task "{task}"', "record an existing agent CLI's run"],
+        [
+          'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
+          "noema's own agent; each tool call governed",
+        ],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
