@@ -13,6 +13,8 @@ import { parseLlmConfig } from "../src/llm/config.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { runLlmAgent } from "../src/llm/agent.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
+import { startMcpHttpServer } from "./helpers/mcp_server.ts";
+import { connectMcpServers } from "../src/llm/mcp.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -77,5 +79,28 @@ describe("llm agent with an MCP server", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("connects over Streamable HTTP", async () => {
+    const http = await startMcpHttpServer();
+    const mcp = await connectMcpServers({ web: { url: http.url } });
+    try {
+      assert.deepEqual(mcp.tools.map((t) => t.name).sort(), ["mcp__web__boom", "mcp__web__echo"]);
+      const echo = mcp.tools.find((t) => t.name === "mcp__web__echo")!;
+      const ctx = { workspace: tmp.path, signal: new AbortController().signal };
+      assert.match(String(await echo.execute({ text: "over http" }, ctx)), /echo: over http/);
+      const boom = mcp.tools.find((t) => t.name === "mcp__web__boom")!;
+      await assert.rejects(async () => await boom.execute({}, ctx), /boom failed on purpose/);
+    } finally {
+      await mcp.close();
+      await http.close();
+    }
+  });
+
+  it("a server that cannot start is a usage error naming it", async () => {
+    await assert.rejects(
+      connectMcpServers({ broken: { command: "/nonexistent/mcp-server" } }),
+      /adapter\.mcp_servers\.broken: cannot connect/,
+    );
   });
 });
