@@ -25,7 +25,6 @@ import { governedHooks } from "../src/llm/hooks.ts";
 import { modelRecorder } from "../src/llm/model_log.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import type { LlmTool } from "../src/llm/tools/tool.ts";
-import { Redactor } from "../src/runtime/redact.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
 import { startOpenAiServer } from "../tests/helpers/openai_server.ts";
 import { type BenchReport, fixed, flag, type Measure, runStandalone, tempDir } from "./lib.ts";
@@ -72,7 +71,7 @@ async function once(variant: "bare" | "inline" | "file", turns: number, calls: n
           },
         ],
       });
-      const model = wrapLanguageModel({ model: base, middleware: modelRecorder(log, new Redactor()) });
+      const model = wrapLanguageModel({ model: base, middleware: modelRecorder(log) });
       const hooks = governedHooks(governor);
       await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(turns + 1), ...hooks });
       await hooks.settle();

@@ -74,6 +74,7 @@ export {
 export * from "./plugins/api.ts";
 export { deepFreeze, type DeepReadonly } from "./plugins/freeze.ts";
 export {
+  childEnv,
   pickEnv,
   processActResult,
   type ProcessResult,
@@ -117,7 +118,18 @@ export {
   readPolicySnapshot,
 } from "./runtime/learning.ts";
 export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
-export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } from "./runtime/redact.ts";
+export {
+  activeSecretNames,
+  declareSecrets,
+  isNoemaSecret,
+  MASK,
+  mergeRedaction,
+  NOEMA_OWN_SECRETS,
+  type RedactionReport,
+  Redactor,
+  TOKEN_PATTERNS,
+} from "./runtime/redact.ts";
+export { ArtifactSink, recordedSecretNames, type WriteJsonOptions } from "./runtime/artifact_sink.ts";
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./runtime/summary_builder.ts";
 export { fileKind, listArtifactFiles, writeManifest } from "./store/manifest.ts";
 export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./runtime/load_settings.ts";
@@ -147,7 +159,15 @@ export {
   resume,
   type ResumeOptions,
 } from "./runtime/resume.ts";
-export { acquireLock, type EpisodeLock, LOCK_FILE, type LockInfo } from "./store/lock.ts";
+export {
+  acquireLock,
+  type AcquireLockOptions,
+  type EpisodeLock,
+  LOCK_FILE,
+  type LockInfo,
+  type LockStatus,
+  lockStatus,
+} from "./store/lock.ts";
 
 // The LLM agent: governed AI SDK tool loops.
 export { govern, type Governance, type GovernOptions } from "./llm/govern.ts";

@@ -340,7 +340,8 @@ describe("list", () => {
     const rows = lines(r.stdout);
     assert.match(rows[0], /^STARTED_AT\s+EPISODE_ID\s+STATUS\s+OUTCOME\s+TASK$/);
     assert.equal(rows.length, 3);
-    assert.match(rows[1], new RegExp(`${WAITING_ID}\\s+pending \\(waiting\\)\\s+-\\s+Drop the production table`));
+    // Not terminal, no live lock holder, no checkpoint: crashed.
+    assert.match(rows[1], new RegExp(`${WAITING_ID}\\s+crashed\\s+-\\s+Drop the production table`));
     assert.match(rows[2], new RegExp(`${TERMINAL_ID}\\s+vetoed\\s+success_unverified\\s+Clean up`));
   });
 
@@ -375,6 +376,7 @@ describe("view", () => {
       direction: 1,
       governance: 1,
       vetoes: 1,
+      policy_failures: 0,
       damaged_lines: 0,
     });
     assert.deepEqual(v.verdicts.map((x: { phase: string }) => x.phase), ["direction", "governance"]);
@@ -404,10 +406,10 @@ describe("view", () => {
   test("a non-terminal run: waiting, summary null, no summary/manifest paths", () => {
     const human = cli(["--root", root, "view", WAITING_ID]);
     assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stdout, /pending \(waiting\)/);
+    assert.match(human.stdout, /Episode \S+ {2}crashed/);
     assert.match(
       human.stdout,
-      /waiting \/ non-terminal: no summary\.json yet — run\.interrupt \(interrupted\): needs approval/,
+      /crashed \(no live process, no checkpoint; noema resume recovers it\): no summary\.json yet — run\.interrupt \(interrupted\): needs approval/,
     );
     assert.match(human.stdout, /○ step-2\s+act\s+pending\s+Drop it/);
     const v = JSON.parse(cli(["--root", root, "view", WAITING_ID, "--json"]).stdout);

@@ -243,7 +243,7 @@ describe("replay model", () => {
       await generateText({
         model: wrapLanguageModel({
           model: model as MockLanguageModelV4,
-          middleware: modelRecorder(appender, new Redactor()),
+          middleware: modelRecorder(appender),
         }),
         tools: toAiSdkTools(fileTools(), ctx),
         prompt,

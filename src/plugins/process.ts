@@ -2,11 +2,39 @@
  * Running a child process for an adapter: timeout, abort, environment
  * allow-list, and bounded excerpts of its output.
  *
+ * A child never gets noema's own secrets (`NOEMA_SIGNING_KEY`…) in its
+ * environment, whatever environment it is given ({@link childEnv}). Output
+ * excerpts are masked before they are cut: the tail kept is longer than the
+ * excerpt by a margin wider than any secret, masked whole, then cut, so no
+ * piece of a secret survives at the edge.
+ *
  * @module
  */
 import { spawn } from "node:child_process";
+import { Buffer } from "node:buffer";
 import process from "node:process";
+import { activeSecretNames, isNoemaSecret, MASK, Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
+
+/** Bytes kept before an excerpt's edge so a secret cut there is seen whole by the masker. */
+const MASK_MARGIN = 64 * 1024;
+
+/**
+ * An environment for a child process or a plugin worker: `env` without
+ * noema's own secrets (`NOEMA_SIGNING_KEY` and any `NOEMA_*` key, secret,
+ * token or password), so no agent or command can read the signing key.
+ *
+ * @example
+ * ```ts
+ * import { childEnv } from "noema";
+ * childEnv({ PATH: "/bin", NOEMA_SIGNING_KEY: "k" }); // { PATH: "/bin" }
+ * ```
+ */
+export function childEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !isNoemaSecret(k)) out[k] = v;
+  return out;
+}
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {
@@ -16,7 +44,10 @@ export interface RunProcessOptions {
   shell?: string;
   /** Working directory. @default {the current directory} */
   cwd?: string;
-  /** The whole environment of the child. @default {the parent's environment} */
+  /**
+   * The whole environment of the child; noema's own secrets are always
+   * removed from it ({@link childEnv}). @default {the parent's environment}
+   */
   env?: Record<string, string>;
   /** Kill the child (SIGTERM, then SIGKILL after 2 s) after this long. @default {60000} */
   timeoutMs?: number;
@@ -28,6 +59,11 @@ export interface RunProcessOptions {
   input?: string;
   /** Also copy the child's output to this process's stderr as it arrives. @default {false} */
   tee?: boolean;
+  /**
+   * Masks the excerpts (applied to the kept tail before it is cut).
+   * @default {a Redactor for the secret names of the episodes open in this process}
+   */
+  redactor?: Redactor;
 }
 
 /** What {@link runProcess} reports. */
@@ -42,7 +78,7 @@ export interface ProcessResult {
   aborted: boolean;
   /** Wall time in milliseconds. */
   duration_ms: number;
-  /** The last `excerptBytes` of stdout (UTF-8, may start mid-line). */
+  /** The last `excerptBytes` of stdout (UTF-8, may start mid-line), secrets masked. */
   stdout: string;
   /** The last `excerptBytes` of stderr. */
   stderr: string;
@@ -54,28 +90,56 @@ export interface ProcessResult {
   spawn_error?: string;
 }
 
+/** The end of a stream: `limit` bytes plus a margin, so the excerpt can be masked before it is cut. */
 class Tail {
   chunks: Uint8Array[] = [];
   kept = 0;
   total = 0;
-  constructor(readonly limit: number) {}
+  readonly keep: number;
+  constructor(readonly limit: number, margin: number) {
+    this.keep = limit + margin;
+  }
   push(chunk: Uint8Array): void {
     this.total += chunk.length;
     this.chunks.push(chunk);
     this.kept += chunk.length;
-    while (this.chunks.length > 1 && this.kept - this.chunks[0].length >= this.limit) {
+    while (this.chunks.length > 1 && this.kept - this.chunks[0].length >= this.keep) {
       this.kept -= this.chunks.shift()!.length;
     }
   }
-  text(): string {
-    const all = new Uint8Array(this.kept);
-    let off = 0;
-    for (const c of this.chunks) {
-      all.set(c, off);
-      off += c.length;
+  /**
+   * The last `limit` bytes, secrets masked. The cut is chosen on the wider
+   * tail: a secret that crosses it is masked whole (the excerpt starts with
+   * the mask), never cut into a visible piece.
+   */
+  text(redactor: Redactor): string {
+    const wide = new TextDecoder().decode(Buffer.concat(this.chunks, this.kept));
+    if (this.total <= this.limit) return redactor.redactString(wide);
+    let start = cutFor(wide, this.limit);
+    let prefix = "";
+    const spans = redactor.spans(wide);
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const [s, e] of spans) {
+        if (s < start && e > start) [start, prefix, moved] = [e, MASK, true];
+      }
     }
-    return new TextDecoder().decode(all.subarray(Math.max(0, all.length - this.limit)));
+    return prefix + redactor.redactString(wide.slice(start));
   }
+}
+
+/** The index in `text` where its last `limit` UTF-8 bytes start (on a code point boundary). */
+function cutFor(text: string, limit: number): number {
+  let bytes = 0, start = text.length;
+  while (start > 0) {
+    const c = text.charCodeAt(start - 1);
+    const pair = c >= 0xdc00 && c <= 0xdfff && start > 1 && (text.charCodeAt(start - 2) & 0xfc00) === 0xd800;
+    const n = pair ? 4 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes + n > limit) break;
+    bytes += n;
+    start -= pair ? 2 : 1;
+  }
+  return start;
 }
 
 /**
@@ -112,12 +176,14 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const excerpt = options.excerptBytes ?? 4096;
   const argv = options.shell !== undefined ? ["/bin/sh", "-c", options.shell] : [...(options.argv ?? [])];
   if (argv.length === 0) throw new TypeError("runProcess: give argv or shell");
-  const out = new Tail(excerpt), err = new Tail(excerpt);
+  const redactor = options.redactor ?? new Redactor({ secrets: activeSecretNames() });
+  const margin = Math.max(MASK_MARGIN, 2 * redactor.longest);
+  const out = new Tail(excerpt, margin), err = new Tail(excerpt, margin);
   return new Promise((resolve) => {
     let timedOut = false, aborted = false, settled = false;
     const child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: childEnv(options.env ?? process.env),
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
     });
@@ -166,8 +232,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         timed_out: timedOut,
         aborted,
         duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-        stdout: out.text(),
-        stderr: err.text(),
+        stdout: out.text(redactor),
+        stderr: err.text(redactor),
         stdout_bytes: out.total,
         stderr_bytes: err.total,
       };

@@ -2,7 +2,8 @@
  * Where run settings come from, and how they combine: the project config
  * `noema.jsonc` (defaults), a `policies/` folder, a JSONC task file, then
  * explicit options (flags), each winning over the one before. Relative paths
- * are resolved against the file that names them.
+ * are resolved against the file that names them. `tags`, `adapter` and
+ * `policies` merge; `secrets` add up (every source's names are masked).
  *
  * @module
  */
@@ -71,6 +72,8 @@ function mergeOptions(lower: RunOptions, higher: RunOptions): RunOptions {
     if (v === undefined) continue;
     if (k === "policies") continue;
     if (k === "tags") out.tags = { ...(lower.tags ?? {}), ...(v as Record<string, string>) };
+    // Secret names add up: a flag never unmasks what the task file or noema.jsonc names.
+    else if (k === "secrets") out.secrets = [...new Set([...(lower.secrets ?? []), ...(v as string[])])];
     else if (k === "adapter") out.adapter = { ...(lower.adapter ?? {}), ...(v as Record<string, unknown>) };
     else (out as Record<string, unknown>)[k] = v;
   }

@@ -22,6 +22,7 @@ import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import type { LoadedPolicy } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
+import { childEnv } from "../plugins/process.ts";
 
 /** How long loading a policy file in a worker may take (`NOEMA_POLICY_LOAD_TIMEOUT_MS`). */
 function loadTimeoutMs(): number {
@@ -75,7 +76,8 @@ class PolicyWorkerHost {
   private start(): Promise<boolean> {
     if (this.started) return this.started;
     this.sent.clear();
-    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url));
+    // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
+    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), { env: childEnv() });
     this.worker = worker;
     // Held (ref'd) only while a load or a call is in flight, so an idle worker never keeps the process alive.
     if (this.busy > 0) worker.ref();

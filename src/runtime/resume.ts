@@ -28,7 +28,7 @@ import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { FILE_MODE } from "../store/atomic.ts";
 import { sha256File } from "../store/hash.ts";
-import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
+import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -46,6 +46,7 @@ import {
 import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { rebuildRun } from "./rebuild.ts";
 import { Recorder } from "./recorder.ts";
+import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
@@ -446,8 +447,8 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       count: built.eventCount,
       lastEventId: built.lastEventId,
       lastTimestamp: String(last.timestamp),
-    });
-    const learnLog = new JsonlAppender(join(dir, ARTIFACTS.learn));
+    }, new ArtifactSink(dir, redactor, rec.secrets));
+    const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
     try {
       // The steps as the log shows them; a step the log does not show finished runs (again).
       const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
@@ -464,6 +465,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
         policy: snapshotPolicy({ extra: rec.verify_ignore }),
         episodeDir: dir,
         baseDir: rec.base_dir,
+        redact: recorder.sink.mask,
         resume: true,
         onProgress: options.onSnapshotProgress,
       });

@@ -29,7 +29,6 @@ import type { IntuitionMode, State } from "../schema/state.ts";
 import type { Mode } from "../schema/summary.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { newEpisodeId } from "../store/ids.ts";
-import { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
@@ -40,6 +39,7 @@ import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { readPolicySnapshot } from "./learning.ts";
 import { minimalPlanner, type Planner, runPlanner, taskFilePlanner } from "./planner.ts";
 import { Recorder } from "./recorder.ts";
+import { ArtifactSink } from "./artifact_sink.ts";
 import { type RedactionReport, Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "./settings.ts";
 import { newCounters } from "./summary_builder.ts";
@@ -253,7 +253,8 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     learnMinConfidence: options.learn_min_confidence ?? 0.7,
     pauseOnVeto: options.pause_on_veto ?? false,
     seed: options.seed ?? 0,
-    tags: { ...(options.tags ?? {}) },
+    // Tags are masked once here: summary.json shows them as the engine holds them.
+    tags: redactor.redact({ ...(options.tags ?? {}) }).value,
     workspace,
     loadedAdapter,
     args: options.args ?? [],
@@ -310,8 +311,9 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   }
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
-  const rec = new Recorder(staging, episodeId);
-  const learnLog = new JsonlAppender(join(staging, ARTIFACTS.learn));
+  // Every artifact byte goes through the sink, which masks secrets.
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor, options.secrets ?? []));
+  const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
       const e = rec.emit(phase, payload, opts);
@@ -444,6 +446,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       policy: snapshotRules,
       episodeDir: dir,
       baseDir,
+      redact: rec.sink.mask,
       onProgress: options.onSnapshotProgress,
     });
     const executed = await engine.execute(0);

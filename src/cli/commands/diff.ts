@@ -8,6 +8,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { NoemaError } from "../../errors.ts";
 import { readSummary } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import type { WorkspaceDiff } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
@@ -30,7 +31,8 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
       ) + "\nA run without assertions has no diff: that is an error (exit 1).\n",
     )
     .action((episode, opts, cmd) => {
-      const summary = readSummary(episode, globalOptions(cmd));
+      const g = globalOptions(cmd);
+      const summary = readSummary(locateEpisodeRef(episode, g), g);
       const verification = summary.verification as
         | { workspace_diff?: WorkspaceDiff | null; error?: string | null }
         | undefined;

@@ -9,9 +9,10 @@ import { existsSync } from "node:fs";
 import { NoemaError } from "../../errors.ts";
 import { episodePaths } from "../../read/episode.ts";
 import { readJsonl } from "../../store/jsonl.ts";
-import { locateEpisode } from "../../store/layout.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { eventSummary } from "../format.ts";
+import { neutralize } from "../output.ts";
 
 /** Width the phase column is padded to (the longest common phase, `action_candidate`). */
 export const PHASE_WIDTH = 16;
@@ -36,7 +37,7 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
         "file:line (exit 1). 'noema validate' lists every problem instead.\n",
     )
     .action((episode, opts, cmd) => {
-      const loc = locateEpisode(episode, globalOptions(cmd));
+      const loc = locateEpisodeRef(episode, globalOptions(cmd));
       const path = episodePaths(loc.dir).events;
       if (!existsSync(path)) throw new NoemaError("not_found", `episode ${loc.id} has no events.jsonl`, { file: path });
       const { out } = ctx;
@@ -51,8 +52,8 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
           out.ndjson(e, entry.text);
           continue;
         }
-        const ts = typeof e.timestamp === "string" ? e.timestamp : "?";
-        const phase = typeof e.phase === "string" ? e.phase : "?";
+        const ts = typeof e.timestamp === "string" ? neutralize(e.timestamp) : "?";
+        const phase = typeof e.phase === "string" ? neutralize(e.phase) : "?";
         out.line(`${c.dim(`[${ts}]`)} ${c.cyan(phase.padEnd(PHASE_WIDTH))} ${eventSummary(e)}`.trimEnd());
       }
     });

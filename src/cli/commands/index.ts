@@ -10,6 +10,7 @@ import { registerApproval, registerResume } from "./approval.ts";
 import { registerCompletions } from "./completions.ts";
 import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
+import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
@@ -28,6 +29,8 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerApproval,
   registerResume,
+  // Agents (hooks)
+  registerHook,
   // Inspect
   registerList,
   registerView,

@@ -14,9 +14,10 @@ import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/s
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { MODES } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { collect, parseTags } from "../args.ts";
 import { usageError } from "../errors.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { neutralize, oneLine } from "../output.ts";
+import { printRunResult } from "../run_result.ts";
 
 function number(flag: string, min: number, max = Infinity, integer = false) {
   return (value: string): number => {
@@ -30,17 +31,6 @@ function number(flag: string, min: number, max = Infinity, integer = false) {
     }
     return n;
   };
-}
-
-function tags(pairs: string[] | undefined): Record<string, string> | undefined {
-  if (!pairs) return undefined;
-  const out: Record<string, string> = {};
-  for (const p of pairs) {
-    const eq = p.indexOf("=");
-    if (eq <= 0) throw usageError(`--tag must be key=value, got ${JSON.stringify(p)}`);
-    out[p.slice(0, eq)] = p.slice(eq + 1);
-  }
-  return out;
 }
 
 /** Assertions given by the --verify-* flags, in a fixed order (after any --verify-file entries). */
@@ -169,7 +159,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         policy_timeout_ms: opts.policyTimeout,
         learn_mode: opts.learn,
         seed: opts.seed,
-        tags: tags(opts.tag),
+        tags: parseTags(opts.tag),
         workspace: opts.workspace,
         secrets: opts.secret,
         episode_id: opts.episodeId,
@@ -202,7 +192,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       let interrupts = 0;
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
-        if (interrupts > 1) process.exit(130);
+        if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
         out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
         controller.abort();
       };
@@ -226,52 +216,32 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
                 out.stderr.flush();
                 statusLine = false;
               }
-              if (e.phase === "start") out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${String(e.payload.task)}`));
+              if (e.phase === "start") {
+                out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${oneLine(String(e.payload.task))}`));
+              }
               if (e.phase === "act") {
                 const p = e.payload;
                 const mark = STATUS_MARK[String(p.step_status)] ?? "·";
                 out.note(
-                  `  ${mark} ${String(p.step_id)}  ${c.dim(String(p.input_excerpt))}  ${String(p.outcome)}  ${
-                    c.dim(`${p.duration_ms} ms`)
-                  }`,
+                  `  ${mark} ${neutralize(String(p.step_id))}  ${c.dim(oneLine(String(p.input_excerpt)))}  ${
+                    neutralize(String(p.outcome))
+                  }  ${c.dim(`${p.duration_ms} ms`)}`,
                 );
               }
               if (e.phase === "governance" && e.payload.decision === "veto") {
-                out.note(
-                  `  ${c.red("⊘")} ${String(e.payload.step_id)}  ${c.red(`veto: ${String(e.payload.message)}`)}`,
-                );
+                const failed = String(e.payload.rule ?? "").startsWith("policy.failure:");
+                const err = (e.payload.error ?? {}) as { at?: unknown };
+                const what = failed
+                  ? `policy failed: ${oneLine(String(e.payload.message))}${
+                    typeof err.at === "string" ? ` (at ${neutralize(err.at)})` : ""
+                  }`
+                  : `veto: ${oneLine(String(e.payload.message))}`;
+                out.note(`  ${c.red("⊘")} ${neutralize(String(e.payload.step_id))}  ${c.red(what)}`);
               }
             }
             : undefined,
         });
-        if (opts.quiet) out.line(result.episode_id);
-        else if (result.status === "pending" && !opts.json) {
-          out.line(
-            `${result.episode_id}  ${out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`,
-          );
-          out.line(
-            out.color.dim(
-              `  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`,
-            ),
-          );
-        } else if (opts.json) {
-          out.json({
-            episode_id: result.episode_id,
-            episode_dir: result.episode_dir,
-            status: result.status,
-            outcome: result.outcome,
-            ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
-          });
-        } else {
-          const color = result.status === "ok"
-            ? out.color.green
-            : result.status === "vetoed"
-            ? out.color.yellow
-            : out.color.red;
-          out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
-          out.line(out.color.dim(`  view: noema view ${result.episode_id}${g.root ? ` --root ${g.root}` : ""}`));
-        }
-        if (result.exit_code !== EXIT.OK) process.exitCode = result.exit_code;
+        printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root: g.root, interrupted: interrupts > 0 });
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);

@@ -5,6 +5,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { readState } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 /** Registers `noema state`. */
@@ -24,6 +25,7 @@ export function registerState(program: CommandUnknownOpts, ctx: CliContext): voi
       ),
     )
     .action((episode, _opts, cmd) => {
-      ctx.out.json(readState(episode, globalOptions(cmd)));
+      const g = globalOptions(cmd);
+      ctx.out.json(readState(locateEpisodeRef(episode, g), g));
     });
 }

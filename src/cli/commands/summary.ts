@@ -5,6 +5,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { readSummary } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 /** Registers `noema summary`. */
@@ -23,6 +24,7 @@ export function registerSummary(program: CommandUnknownOpts, ctx: CliContext): v
       ) + "\nA run that has not finished has no summary.json: that is an error (exit 1).\n",
     )
     .action((episode, _opts, cmd) => {
-      ctx.out.json(readSummary(episode, globalOptions(cmd)));
+      const g = globalOptions(cmd);
+      ctx.out.json(readSummary(locateEpisodeRef(episode, g), g));
     });
 }
