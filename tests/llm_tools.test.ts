@@ -277,3 +277,46 @@ describe("replay model", () => {
     writeFileSync(join(ws, "a.txt"), "one two one\n");
   });
 });
+
+describe("PolicyGovernor state", () => {
+  it("gives policies the contract's snapshot: goal, plan steps with statuses, actions so far, frozen", async () => {
+    const seen: { task: string; steps: string[]; actions: number; command: string; frozen: boolean }[] = [];
+    const gov = await PolicyGovernor.create({
+      task: "tidy up",
+      policies: [{
+        name: "Contract",
+        version: "1.0",
+        // deno-lint-ignore no-explicit-any
+        advise(s: any) {
+          let frozen = false;
+          try {
+            s.goal.task = "changed";
+          } catch {
+            frozen = true;
+          }
+          seen.push({
+            task: s.goal.task,
+            steps: s.plan.steps.map((x: { id: string; status: string }) => `${x.id}:${x.status}`),
+            actions: s.outcomes.actions.length,
+            command: s.action.command,
+            frozen,
+          });
+          return s.action.command.includes("rm") ? { kind: "veto", advice: "no rm" } : undefined;
+        },
+      }],
+    });
+    const a = await gov.propose({ kind: "tool", tool: "shell", input: { command: "ls" }, command: "ls" });
+    await gov.record(a.step_id, { status: "ok" });
+    const b = await gov.propose({ kind: "tool", tool: "shell", input: { command: "rm x" }, command: "rm x" });
+    assert.equal(b.verdict, "deny");
+    await gov.propose({ kind: "tool", tool: "read_file", input: { path: "a" } });
+    assert.deepEqual(seen.map((x) => x.steps), [
+      ["step-1:pending"],
+      ["step-1:done", "step-2:pending"],
+      ["step-1:done", "step-2:vetoed", "step-3:pending"],
+    ]);
+    assert.deepEqual(seen.map((x) => x.actions), [0, 1, 1]);
+    assert.ok(seen.every((x) => x.task === "tidy up" && x.frozen));
+    assert.equal(seen[2].command, 'read_file {"path":"a"}');
+  });
+});
