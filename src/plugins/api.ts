@@ -286,6 +286,8 @@ export interface ActResult {
   artifacts?: { path: string; kind?: string }[];
   /** Facts to remember (`memory.facts`). */
   facts?: { key: string; value: unknown }[];
+  /** The exit code of the program the action ran (null: killed by a signal); recorded as the act event's `exit_code`. */
+  exit_code?: number | null;
 }
 
 /** What an adapter factory receives. */

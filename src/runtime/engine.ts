@@ -26,6 +26,7 @@ import { computeOutcome } from "../verify/outcome.ts";
 import { StateSnapshot } from "./core/snapshot.ts";
 import { displayCommand } from "./core/command.ts";
 import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkpoint.ts";
+import { adapterDisplayName, callAdapter } from "./adapter_result.ts";
 import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
 import { decide } from "./governance.ts";
 import { learn, type PolicyEvidence } from "./learning.ts";
@@ -531,26 +532,11 @@ export class Engine {
         workspace: s.workspace,
         signal: abort.signal,
       };
-      result = await this.adapter.act(request);
-      if (typeof result !== "object" || result === null || !["ok", "error", "skipped"].includes(result.status)) {
-        result = {
-          status: "error",
-          outcome: "invalid adapter result",
-          error: {
-            type: "InvalidAdapterResult",
-            message: `adapter ${s.loadedAdapter.label} returned ${
-              excerpt(result, 120)
-            }; expected { status: "ok" | "error" | "skipped", … }`,
-          },
-        };
-      }
-    } catch (e) {
-      const err = e as Error;
-      result = {
-        status: "error",
-        outcome: "adapter threw",
-        error: { type: err?.name ?? "Error", message: err?.message ?? String(e) },
-      };
+      // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
+      result = await callAdapter(this.adapter, request, {
+        adapter: adapterDisplayName(s.loadedAdapter.path, s.loadedAdapter.label),
+        file: s.loadedAdapter.path,
+      });
     } finally {
       s.signal?.removeEventListener("abort", onAbort);
     }
@@ -617,6 +603,8 @@ export class Engine {
       duration_ms: durationMs,
     };
     if (newFacts.length > 0) payload.facts = newFacts;
+    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
+    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
     const actEvent = this.emit("act", payload, {
       caused_by: this.rec.lastEventId,
       metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },

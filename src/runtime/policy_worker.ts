@@ -5,8 +5,9 @@
  *
  * Messages in: `load {handle, path}`, `advise {call, handle, parts}`,
  * `release {handle}`. Messages out: `ready`, `loaded {handle, id, name,
- * version}`, `load_error {handle, message, exitCode}`, `result {call, value}`,
- * `error {call, name, message}`.
+ * version}`, `load_error {handle, message, exitCode}`, `result {call, value}` (a plain JSON copy),
+ * `error {call, name, message, at?}`, `output {label, text}` (what the policy printed: its `console` and
+ * `process.stdout`/`stderr` are replaced here, so nothing it prints reaches the process's stdout).
  *
  * The state arrives in parts (one per top-level key); a part marked `same`
  * reuses the part received last time for that key, and the big lists
@@ -23,6 +24,9 @@ import { deepFreeze } from "../plugins/freeze.ts";
 import { listView } from "./core/list_view.ts";
 import { type LoadedPolicy, loadPolicyInThread } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
+import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import { redirectOutput } from "../plugins/plugin_output.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 
 /**
  * One part of the state as sent: the same as the last one for this key; a
@@ -55,7 +59,8 @@ export type FromWorker =
   | { type: "loaded"; handle: number; id: string; name: string; version: string }
   | { type: "load_error"; handle: number; message: string; code: string; exitCode: number }
   | { type: "result"; call: number; value: unknown }
-  | { type: "error"; call: number; name: string; message: string };
+  | { type: "error"; call: number; name: string; message: string; at?: string }
+  | { type: "output"; label: string; text: string };
 
 const port = parentPort;
 if (port) {
@@ -77,9 +82,13 @@ if (port) {
     return Object.freeze({ ...deepFreeze(value), [delta.field]: list.frozen });
   };
   const send = (m: FromWorker) => port.postMessage(m);
+  // What the policy prints goes to the host (which writes it to stderr, prefixed), never to stdout.
+  let label = "policy";
+  redirectOutput((text) => send({ type: "output", label, text }));
 
   const onMessage = async (m: ToWorker) => {
     if (m.type === "load") {
+      label = `policy ${m.path.split(/[\\/]/).pop()}`;
       const loading = loadPolicyInThread(m.path);
       policies.set(m.handle, loading);
       loading.catch(() => undefined); // reported below; advise calls report it again
@@ -100,9 +109,11 @@ if (port) {
       policies.delete(m.handle);
     } else if (m.type === "advise") {
       let value: unknown;
+      let policy: LoadedPolicy | undefined;
       try {
-        const policy = await policies.get(m.handle);
+        policy = await policies.get(m.handle);
         if (!policy) throw new Error(`policy handle ${m.handle} is not loaded`);
+        label = `policy ${policy.id}`;
         const state: Record<string, unknown> = {};
         for (const [key, part] of Object.entries(m.parts)) {
           if (!part.same) {
@@ -112,20 +123,12 @@ if (port) {
         }
         value = await policy.advise(Object.freeze(state) as unknown as PolicyState);
       } catch (e) {
-        const err = e instanceof Error ? e : null;
-        send({ type: "error", call: m.call, name: err?.name ?? "Error", message: err?.message ?? String(e) });
+        const d = describeThrown(e, policy?.path ?? null);
+        send({ type: "error", call: m.call, name: d.type, message: d.message, ...(d.at ? { at: d.at } : {}) });
         return;
       }
-      try {
-        send({ type: "result", call: m.call, value });
-      } catch (e) {
-        send({
-          type: "error",
-          call: m.call,
-          name: "InvalidVerdict",
-          message: `advise returned a value that cannot be copied: ${(e as Error).message}`,
-        });
-      }
+      // Only a plain copy crosses: no function, getter, proxy or cycle reaches postMessage.
+      send({ type: "result", call: m.call, value: toPlainJson(value, { maxBytes: PLUGIN_LIMITS.verdictBytes }) });
     }
   };
   port.on("message", (m: ToWorker) => void onMessage(m));

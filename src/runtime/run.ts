@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import type { RunResult } from "./engine.ts";
 import { createEpisode } from "./core/create.ts";
 import type { RunOptions } from "./core/options.ts";
@@ -35,6 +36,9 @@ export { createAdapter, learnedThresholds } from "./core/prepare.ts";
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  // An external agent (e.g. claude-code) drives its own episode through hooks.
+  const driver = typeof options.using === "string" ? BUILTIN_DRIVERS[options.using] : undefined;
+  if (driver) return await driver.run(task, options);
   const prepared = await prepareEpisode(task, options);
   let created;
   try {

@@ -15,13 +15,14 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { PlanStep } from "../../schema/plan.ts";
 import type { State } from "../../schema/state.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../../store/atomic.ts";
-import { JsonlAppender } from "../../store/jsonl.ts";
+import { sweepStaleStaging } from "../../store/staging.ts";
 import { ARTIFACTS } from "../../store/layout.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../../version.ts";
 import { startVerification } from "../../verify/outcome.ts";
 import { Engine } from "../engine.ts";
 import { Recorder } from "../recorder.ts";
+import { ArtifactSink } from "../artifact_sink.ts";
 import type { RedactionReport } from "../redact.ts";
 import { newCounters } from "../summary_builder.ts";
 import { goalType, type PreparedEpisode } from "./prepare.ts";
@@ -52,6 +53,7 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
   // always has a start event and a state.json, even if the process is killed at any moment.
   mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
   const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
   try {
     mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
@@ -59,8 +61,9 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
   }
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
-  const rec = new Recorder(staging, episodeId);
-  const learnLog = new JsonlAppender(join(staging, ARTIFACTS.learn));
+  // Every artifact byte goes through the sink, which masks secrets.
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
+  const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
       const e = rec.emit(phase, payload, opts);
@@ -193,6 +196,7 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
       policy: snapshotRules,
       episodeDir: dir,
       baseDir,
+      redact: rec.sink.mask,
       onProgress: options.onSnapshotProgress,
     });
     return { engine, lock };

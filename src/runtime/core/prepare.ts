@@ -10,6 +10,8 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
+import { describeThrown } from "../../plugins/thrown.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
 import {
   loadAdapter,
   type LoadedAdapter,
@@ -206,7 +208,8 @@ export async function prepareEpisode(
     learnMinConfidence: options.learn_min_confidence ?? 0.7,
     pauseOnVeto: options.pause_on_veto ?? false,
     seed: options.seed ?? 0,
-    tags: { ...(options.tags ?? {}) },
+    // Tags are masked once here: summary.json shows them as the engine holds them.
+    tags: redactor.redact({ ...(options.tags ?? {}) }).value,
     workspace,
     loadedAdapter,
     args: options.args ?? [],
@@ -277,9 +280,12 @@ export async function createAdapter(
     dir: string;
     secrets: readonly string[];
   },
-) {
+): Promise<AdapterInstance> {
+  // The instance is guarded (adapter_result.ts): act never throws or hangs and returns a checked result.
+  const guard = adapterGuardOptions(adapterDisplayName(loaded.path, loaded.label), context.config, loaded.path);
+  let instance: unknown;
   try {
-    return await loaded.plugin.create({
+    instance = await loaded.plugin.create({
       config: context.config,
       args: context.args,
       workspace: context.workspace,
@@ -288,6 +294,9 @@ export async function createAdapter(
     });
   } catch (e) {
     if (e instanceof NoemaError) throw e;
-    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${describeThrown(e).message}`, {
+      exitCode: EXIT.USAGE,
+    });
   }
+  return guardAdapter(instance, guard);
 }
