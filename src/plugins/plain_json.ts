@@ -313,7 +313,8 @@ class Copier {
 
 /** Sets a key as an own data property (a key `__proto__` stays a key). */
 function setKey(out: Record<string, PlainJson>, key: string, value: PlainJson): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key !== "__proto__") out[key] = value;
+  else Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function functionName(f: unknown): string {
