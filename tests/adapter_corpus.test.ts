@@ -129,6 +129,17 @@ const CASES: Record<string, Case> = {
     status: "ok",
     expect: /^\[0,1,2,.*"…\[truncated: \d+ more items\]"\]$/,
   },
+  "facts larger than the limit": {
+    act: '({ status: "ok", facts: Array.from({ length: 5000 }, (_, i) => ({ key: "k" + i, value: i })) })',
+    config: { output_limit_bytes: 4096 },
+    status: "error",
+    expect: /adapter .*: result: larger than 4096 bytes as JSON \(adapter\.output_limit_bytes\)$/,
+  },
+  "an error message of megabytes": {
+    act: '({ status: "error", error: { type: "Boom", message: "m".repeat(2_000_000) } })',
+    status: "error",
+    expect: /^Boom: m+…\[truncated: \d+ bytes\]$/,
+  },
   "output nested 100,000 levels": {
     act: '(() => { let d = 1; for (let i = 0; i < 100000; i++) d = [d]; return { status: "ok", output: d }; })()',
     status: "ok",

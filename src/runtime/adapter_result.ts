@@ -29,7 +29,7 @@ import { relative } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ActRequest, ActResult, AdapterInstance } from "../plugins/api.ts";
-import { cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import { copyPlainJson, cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { describeThrown } from "../plugins/thrown.ts";
 import { jsonType } from "../json.ts";
 
@@ -190,24 +190,38 @@ export function checkAdapterResult(raw: unknown, options: AdapterGuardOptions): 
   const o = raw as object;
   const rest: Record<string, unknown> = {};
   for (const key of ["status", "outcome", "error", "artifacts", "facts"]) rest[key] = read(o, key);
-  const copy = toPlainJson(rest, { maxBytes: limit }) as Record<string, unknown>;
+  const { value, truncated } = copyPlainJson(rest, { maxBytes: limit });
+  const copy = value as Record<string, unknown>;
   if (typeof copy.outcome === "string") copy.outcome = cutString(copy.outcome, PLUGIN_LIMITS.adviceBytes);
   const output = read(o, "output");
   if (output !== undefined) copy.output = toPlainJson(output, { maxBytes: limit });
   const parsed = v.safeParse(ActResultSchema, copy);
   if (parsed.success) {
-    const result: ActResult = { ...parsed.output, error: parsed.output.error ?? undefined };
-    if (result.error === undefined) delete result.error;
-    return result;
+    const { error, ...result } = parsed.output as ActResult;
+    if (error) {
+      (result as ActResult).error = {
+        ...error,
+        type: cutString(error.type, 200),
+        message: cutString(error.message, PLUGIN_LIMITS.adviceBytes),
+      };
+    }
+    return result as ActResult;
   }
   const issue = parsed.issues[0];
+  if (truncated) {
+    // The cut (a marker in place of an artifact or fact) is what failed: say so, not which field it hit.
+    return invalid(options.adapter, `result: larger than ${limit} bytes as JSON (adapter.output_limit_bytes)`);
+  }
   const path = (issue.path ?? []).map((p) => typeof p.key === "number" ? `[${p.key}]` : `.${String(p.key)}`).join("");
   // A missing key is reported by its object's schema: say what the key itself expects.
   const missing = issue.input === undefined && /object/.test(issue.type) && (issue.path?.length ?? 0) > 0;
+  const key = issue.path?.at(-1)?.key;
   const expected = !missing
     ? issue.message
-    : issue.path!.at(-1)!.key === "status"
+    : key === "status"
     ? STATUS_MESSAGE
+    : key === "value"
+    ? "expected a value"
     : "expected a string";
   const got = issue.type === "picklist" && typeof issue.input === "string"
     ? JSON.stringify(cutString(issue.input, 60))
