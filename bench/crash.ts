@@ -1,14 +1,20 @@
 /**
  * Crash recovery under fault injection: SIGKILL real `noema run` processes at
  * many random moments (default 200); every episode must validate, and every
- * killed run must resume into a valid episode. Goal: 100%.
+ * killed run must resume into a valid episode. Goal: 100%. Then the
+ * concurrency row: crash a run (SIGKILL of its process group mid-action) and
+ * start five `noema resume` at once, `--races` times (default 50); goal: 0
+ * double writers (exactly one resume runs, one `terminate`, the others exit 10).
  *
- *     bun bench/crash.ts [--kills 200]
+ *     bun bench/crash.ts [--kills 200] [--races 50]
  *
  * @module
  */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import { killLoop } from "../tests/helpers/crash.ts";
+import { raceResumes } from "../tests/helpers/race.ts";
 import { type BenchReport, flag, runStandalone, tempDir } from "./lib.ts";
 
 /** Runs the kill loop and returns its table. */
@@ -17,7 +23,22 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const tmp = tempDir("noema-bench-crash-");
   try {
     const r = await killLoop(tmp.path, kills);
-    const ok = r.failures.length === 0;
+    const races = Number(flag(args, "races") ?? 50);
+    const raceRoot = join(tmp.path, "race-root");
+    let doubles = 0, raceFailures = 0;
+    const raceNotes: string[] = [];
+    for (let i = 0; i < races; i++) {
+      const dir = join(tmp.path, `race-${i}`);
+      mkdirSync(dir, { recursive: true });
+      const o = await raceResumes(raceRoot, dir, `ep_race_${i}`);
+      const winners = o.codes.filter((c) => c === 0).length;
+      if (winners > 1 || o.terminates > 1 || o.resumes > 1) doubles++;
+      if (o.codes.join() !== "0,10,10,10,10" || o.terminates !== 1) {
+        raceFailures++;
+        raceNotes.push(`race ${i}: exits ${o.codes.join()}, ${o.terminates} terminate`);
+      }
+    }
+    const ok = r.failures.length === 0 && doubles === 0 && raceFailures === 0;
     return {
       name: "crash",
       ok,
@@ -29,9 +50,18 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
           ["finished before the kill (valid)", String(r.completed), "", ""],
           ["killed mid-run, resumed", String(r.midRun), "", ""],
           ["  of which invalid until resumed", String(r.invalidUntilResumed), "", ""],
-          ["episodes not valid at the end", String(r.failures.length), "0", ok ? "yes" : "NO"],
+          ["episodes not valid at the end", String(r.failures.length), "0", r.failures.length === 0 ? "yes" : "NO"],
         ],
         notes: [`one whole run: ${r.fullRunMs.toFixed(0)} ms`, ...r.failures.slice(0, 5)],
+      }, {
+        title: `concurrency: ${races} crashed runs, 5 \`noema resume\` started at once on each`,
+        columns: ["measure", "value", "goal", "met"],
+        rows: [
+          ["trials", String(races), ">= 50", races >= 50 ? "yes" : "NO"],
+          ["double writers (>1 resume ran, or >1 terminate)", String(doubles), "0", doubles === 0 ? "yes" : "NO"],
+          ["trials not exactly 1 run + 4 exit 10", String(raceFailures), "0", raceFailures === 0 ? "yes" : "NO"],
+        ],
+        notes: raceNotes.slice(0, 5),
       }],
     };
   } finally {

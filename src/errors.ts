@@ -38,6 +38,8 @@ export const EXIT = {
   PLUGIN_MISMATCH: 9,
   /** Another process holds the episode's lock. */
   LOCKED: 10,
+  /** The run was interrupted (Ctrl-C / SIGINT, SIGTERM) and ended aborted: 128 + SIGINT, as shells do. */
+  INTERRUPTED: 130,
 } as const;
 /** An exit code. */
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

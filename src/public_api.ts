@@ -74,13 +74,16 @@ export {
 export * from "./plugins/api.ts";
 export { deepFreeze, type DeepReadonly } from "./plugins/freeze.ts";
 export {
+  childEnv,
   pickEnv,
   processActResult,
   type ProcessResult,
   runProcess,
   type RunProcessOptions,
+  stdinKind,
 } from "./plugins/process.ts";
 export {
+  importPluginFile,
   loadAdapter,
   type LoadedAdapter,
   type LoadedPlanner,
@@ -137,7 +140,18 @@ export {
   readPolicySnapshot,
 } from "./runtime/learning.ts";
 export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
-export { MASK, mergeRedaction, type RedactionReport, Redactor, TOKEN_PATTERNS } from "./runtime/redact.ts";
+export {
+  activeRedactor,
+  declareSecrets,
+  isNoemaSecret,
+  MASK,
+  mergeRedaction,
+  NOEMA_OWN_SECRETS,
+  type RedactionReport,
+  Redactor,
+  TOKEN_PATTERNS,
+} from "./runtime/redact.ts";
+export { ArtifactSink, recordedSecretNames, type WriteJsonOptions } from "./runtime/artifact_sink.ts";
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./runtime/summary_builder.ts";
 export { fileKind, listArtifactFiles, writeManifest } from "./store/manifest.ts";
 export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./runtime/load_settings.ts";
@@ -167,4 +181,42 @@ export {
   resume,
   type ResumeOptions,
 } from "./runtime/resume.ts";
-export { acquireLock, type EpisodeLock, LOCK_FILE, type LockInfo } from "./store/lock.ts";
+export {
+  acquireLock,
+  type AcquireLockOptions,
+  type EpisodeLock,
+  LOCK_FILE,
+  type LockInfo,
+  type LockStatus,
+  lockStatus,
+} from "./store/lock.ts";
+
+// The LLM agent: governed AI SDK tool loops.
+export { govern, type Governance, type GovernOptions } from "./llm/govern.ts";
+export type { Decision, Governor, ProposedAction, RecordedResult } from "./llm/governor.ts";
+export { type GovernedStep, PolicyGovernor, type PolicyGovernorOptions } from "./llm/policy_governor.ts";
+export { type GovernedHooks, governedHooks, type GovernedHooksOptions, type PendingToolApproval } from "./llm/hooks.ts";
+export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } from "./llm/loop.ts";
+export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
+export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
+export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
+export { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
+export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
+export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
+export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";
+export { confinePath, WorkspaceEscapeError } from "./llm/workspace.ts";
+export { clip, fromValibot, type LlmTool, type ToolContext, ToolError } from "./llm/tools/tool.ts";
+export { fileTools } from "./llm/tools/files.ts";
+export { searchTool } from "./llm/tools/search.ts";
+export { DEFAULT_SHELL_ENV, shellTool, type ShellToolOptions } from "./llm/tools/shell.ts";
+export { BUILTIN_TOOLS, resolveTools } from "./llm/tools/registry.ts";
+export { connectMcpServers, type McpConnection, type McpServerConfig } from "./llm/mcp.ts";
+export { applyLlmFlags, type LlmRunFlags } from "./llm/run_flags.ts";
+export {
+  driveLlmEpisode,
+  type DriveOptions,
+  type DriveResult,
+  type EpisodeHandle,
+  resumeLlmEpisode,
+  type SavedConversation,
+} from "./llm/episode_driver.ts";

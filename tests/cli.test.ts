@@ -235,9 +235,24 @@ describe("global options", () => {
 
   test("every command's --help has examples", () => {
     for (
-      const c of ["list", "view", "state", "summary", "events", "plan", "validate", "schema", "completions", "version"]
+      const c of [
+        "list",
+        "last",
+        "view",
+        "state",
+        "summary",
+        "events",
+        "plan",
+        "validate",
+        "schema",
+        "prune",
+        "policy",
+        "policy test",
+        "completions",
+        "version",
+      ]
     ) {
-      const r = cli([c, "--help"]);
+      const r = cli([...c.split(" "), "--help"]);
       assert.equal(r.code, 0, c);
       assert.match(r.stdout, /Examples:\n {2}\$ .*noema /, c);
       assert.match(r.stdout, /--root <dir>/, `${c} shows the global options`);
@@ -340,7 +355,8 @@ describe("list", () => {
     const rows = lines(r.stdout);
     assert.match(rows[0], /^STARTED_AT\s+EPISODE_ID\s+STATUS\s+OUTCOME\s+TASK$/);
     assert.equal(rows.length, 3);
-    assert.match(rows[1], new RegExp(`${WAITING_ID}\\s+pending \\(waiting\\)\\s+-\\s+Drop the production table`));
+    // Not terminal, no live lock holder, no checkpoint: crashed.
+    assert.match(rows[1], new RegExp(`${WAITING_ID}\\s+crashed\\s+-\\s+Drop the production table`));
     assert.match(rows[2], new RegExp(`${TERMINAL_ID}\\s+vetoed\\s+success_unverified\\s+Clean up`));
   });
 
@@ -375,6 +391,7 @@ describe("view", () => {
       direction: 1,
       governance: 1,
       vetoes: 1,
+      policy_failures: 0,
       damaged_lines: 0,
     });
     assert.deepEqual(v.verdicts.map((x: { phase: string }) => x.phase), ["direction", "governance"]);
@@ -404,10 +421,10 @@ describe("view", () => {
   test("a non-terminal run: waiting, summary null, no summary/manifest paths", () => {
     const human = cli(["--root", root, "view", WAITING_ID]);
     assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stdout, /pending \(waiting\)/);
+    assert.match(human.stdout, /Episode \S+ {2}crashed/);
     assert.match(
       human.stdout,
-      /waiting \/ non-terminal: no summary\.json yet — run\.interrupt \(interrupted\): needs approval/,
+      /crashed \(no live process, no checkpoint; noema resume recovers it\): no summary\.json yet — run\.interrupt \(interrupted\): needs approval/,
     );
     assert.match(human.stdout, /○ step-2\s+act\s+pending\s+Drop it/);
     const v = JSON.parse(cli(["--root", root, "view", WAITING_ID, "--json"]).stdout);

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { NoemaError } from "../errors.ts";
 import { episodePaths } from "../read/episode.ts";
+import { type RunState, runState } from "../read/list.ts";
 import { PlanProjector } from "../read/plan.ts";
 import type { Plan } from "../schema/plan.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -27,6 +28,8 @@ export type Verdict =
     status: string | null;
     confidence: number | null;
     reason: string | null;
+    /** For a policy that failed (threw, timed out, returned a bad verdict): what, and where (`file.ts:LINE:COL`). */
+    error: PolicyError | null;
   }
   | {
     phase: "governance";
@@ -37,7 +40,21 @@ export type Verdict =
     message: string | null;
     policy_id: string | null;
     enforced: boolean | null;
+    /** The decision came from a policy failure (`policy.failure:<id>`), not from a policy's veto. */
+    failure: boolean;
+    /** The failure, when `failure`. */
+    error: PolicyError | null;
   };
+
+/** A policy failure as recorded in a direction or governance event. */
+export interface PolicyError {
+  /** `Error`, `TypeError`, `PolicyTimeout`, `InvalidVerdict`, … */
+  type: string;
+  /** The error's message. */
+  message: string;
+  /** Where it was thrown, `file.ts:LINE:COL`, when known. */
+  at: string | null;
+}
 
 /** One line of the compact timeline. */
 export interface TimelineEntry {
@@ -92,8 +109,10 @@ export interface EpisodeView {
     direction: number;
     /** `governance` events (decisions on actions). */
     governance: number;
-    /** Enforced governance vetoes (or, without governance events, applied direction vetoes). */
+    /** Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes). */
     vetoes: number;
+    /** Policies that failed (threw, timed out, returned a bad verdict): direction events with `reason: policy_failure`. */
+    policy_failures: number;
     /** Lines of `events.jsonl` that could not be read (see `noema validate`). */
     damaged_lines: number;
   };
@@ -103,6 +122,10 @@ export interface EpisodeView {
   timeline: TimelineEntry[];
   /** For a non-terminal run: its last lifecycle event (pause, interrupt…), or null. */
   waiting: Waiting | null;
+  /** Where the run is now: terminal, running, waiting_for_approval, paused or crashed. */
+  run_state: RunState;
+  /** For a running run: milliseconds since it started. */
+  elapsed_ms?: number;
   /** Values from the `start` event (mode, adapter, intuition mode) for runs without a summary. */
   start: { timestamp: string | null; mode: string | null; using: string | null; intuition_mode: string | null } | null;
   /** Timestamp of the last event. */
@@ -126,6 +149,12 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 const num = (x: unknown): number | null => (typeof x === "number" ? x : null);
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
+
+function policyError(x: unknown): PolicyError | null {
+  const e = rec(x);
+  if (typeof e.message !== "string" && typeof e.type !== "string") return null;
+  return { type: str(e.type) ?? "Error", message: str(e.message) ?? "", at: str(e.at) };
+}
 
 function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
   if (!existsSync(path)) return null;
@@ -164,6 +193,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
   const verdicts: Verdict[] = [];
   const ring: TimelineEntry[] = [];
   let events = 0, actions = 0, direction = 0, governance = 0, govVetoes = 0, dirVetoes = 0, damaged = 0;
+  let failures = 0;
   let firstTs: string | null = null, lastTs: string | null = null;
   let waiting: Waiting | null = null;
   let start: EpisodeView["start"] = null;
@@ -197,6 +227,14 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
         direction++;
         const kind = str(payload.kind), status = str(payload.status);
         if (kind === "veto" && status === "applied") dirVetoes++;
+        const error = str(payload.reason) === "policy_failure"
+          ? policyError(payload.error) ?? {
+            type: "Error",
+            message: "",
+            at: null,
+          }
+          : null;
+        if (error) failures++;
         verdicts.push({
           phase: "direction",
           timestamp: ts,
@@ -206,21 +244,26 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
           status,
           confidence: num(payload.confidence),
           reason: str(payload.reason),
+          error,
         });
       } else if (phase === "governance") {
         governance++;
         const decision = str(payload.decision);
         const enforced = typeof payload.enforced === "boolean" ? payload.enforced : null;
-        if (decision === "veto" && enforced !== false) govVetoes++;
+        const rule = str(payload.rule_id) ?? str(payload.rule);
+        const failure = rule?.startsWith("policy.failure:") ?? false;
+        if (decision === "veto" && enforced !== false && !failure) govVetoes++;
         verdicts.push({
           phase: "governance",
           timestamp: ts,
           step_id: str(payload.step_id),
           decision,
-          rule: str(payload.rule_id) ?? str(payload.rule),
+          rule,
           message: str(payload.message),
           policy_id: str(payload.policy_id),
           enforced,
+          failure,
+          error: failure ? policyError(payload.error) : null,
         });
       } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
         waiting = {
@@ -259,11 +302,13 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       direction,
       governance,
       vetoes: governance > 0 ? govVetoes : dirVetoes,
+      policy_failures: failures,
       damaged_lines: damaged,
     },
     verdicts,
     timeline: ring,
     waiting: terminal ? null : waiting,
+    ...runState(loc.dir, terminal, str(outcomes.status) ?? "unknown", str(rec(state?.episode).started_at) ?? firstTs),
     start,
     last_event_at: lastTs,
     problems,

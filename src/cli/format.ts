@@ -5,7 +5,7 @@
  * @module
  */
 import type { Colors } from "./output.ts";
-import { oneLine, truncate } from "./output.ts";
+import { neutralize, oneLine, truncate } from "./output.ts";
 import { asRecord } from "../json.ts";
 
 function scalar(value: unknown, max = 60): string | null {
@@ -52,7 +52,7 @@ const SUMMARY_KEYS = [
 export function eventSummary(event: Record<string, unknown>, maxValue = 60): string {
   const payload = asRecord(event.payload);
   const parts: string[] = [];
-  if (typeof event.event_type === "string") parts.push(event.event_type);
+  if (typeof event.event_type === "string") parts.push(neutralize(event.event_type));
   for (const key of SUMMARY_KEYS) {
     if (key === "kind" && typeof event.event_type === "string" && payload.kind === event.event_type) continue;
     const v = scalar(payload[key], maxValue);
@@ -117,6 +117,8 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
     case "goal_not_achieved":
     case "blocked":
     case "unreadable":
+    case "crashed":
+    case "policy_failure":
       return c.red;
     case "pending":
     case "running":
@@ -125,6 +127,7 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
     case "success_unverified":
     case "paused":
     case "interrupted":
+    case "waiting_for_approval":
       return c.yellow;
     default:
       return c.dim;
@@ -162,18 +165,4 @@ export function msBetween(from: unknown, to: unknown): number | null {
   if (typeof from !== "string" || typeof to !== "string") return null;
   const a = Date.parse(from), b = Date.parse(to);
   return Number.isNaN(a) || Number.isNaN(b) ? null : b - a;
-}
-
-/**
- * The STATUS shown for an episode: `outcomes.status`, followed by
- * `(waiting)` for a non-terminal run.
- *
- * @example
- * ```ts
- * import { displayStatus } from "./format.ts";
- * displayStatus("non-terminal", "pending"); // "pending (waiting)"
- * ```
- */
-export function displayStatus(lifecycle: "terminal" | "non-terminal", status: string): string {
-  return lifecycle === "non-terminal" && status !== "unreadable" ? `${status} (waiting)` : status;
 }

@@ -172,9 +172,32 @@ export function truncate(s: string, width: number): string {
   return [...s].slice(0, Math.max(0, width - 1)).join("") + "…";
 }
 
-/** Collapses whitespace (newlines, tabs) so a value fits on one line. */
+/** C0 and C1 control characters (ESC, BEL, CSI…) and the Unicode bidi overrides that reorder what a terminal shows. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Neutralises terminal escape sequences in text that came from a task, an
+ * output or a plugin: each control character is shown as a visible `\xNN`
+ * (or `\u{NNNN}`), so a recorded `ESC]…` cannot retitle, recolour or clear
+ * the reader's terminal. Tabs and newlines are kept.
+ *
+ * @example
+ * ```ts
+ * import { neutralize } from "./output.ts";
+ * neutralize("a\x1b[2Jb"); // "a\\x1b[2Jb"
+ * ```
+ */
+export function neutralize(s: string): string {
+  return s.replace(CONTROL, (ch) => {
+    const n = ch.codePointAt(0)!;
+    return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u{${n.toString(16)}}`;
+  });
+}
+
+/** Collapses whitespace (newlines, tabs) so a value fits on one line, and {@link neutralize}s control characters. */
 export function oneLine(s: string): string {
-  return s.replace(/\s+/g, " ").trim();
+  return neutralize(s.replace(/\s+/g, " ").trim());
 }
 
 /**
@@ -240,7 +263,7 @@ export class Output {
    */
   table(columns: readonly Column[], rows: readonly (readonly Cell[])[], options: { indent?: string } = {}): void {
     const indent = options.indent ?? "";
-    const text = (c: Cell) => (typeof c === "string" ? c : c.text);
+    const text = (c: Cell) => neutralize(typeof c === "string" ? c : c.text);
     const widths = columns.map((col, i) =>
       Math.max(textWidth(col.header), ...rows.map((r) => textWidth(text(r[i] ?? ""))))
     );

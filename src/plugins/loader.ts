@@ -100,6 +100,21 @@ function checkApi(file: string, declared: unknown): void {
   }
 }
 
+/**
+ * Imports a plugin `.ts` file with the loader's rules (the bare `noema`
+ * module registered; a missing file or a syntax error is a one-line usage
+ * error naming the file). Used for user tool files.
+ *
+ * @example
+ * ```ts
+ * import { importPluginFile } from "noema";
+ * const mod = await importPluginFile("./tools/word_count.ts");
+ * ```
+ */
+export async function importPluginFile(path: string): Promise<Record<string, unknown>> {
+  return await importFile(path);
+}
+
 async function importFile(path: string): Promise<Record<string, unknown>> {
   const abs = resolve(path);
   if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
@@ -143,10 +158,17 @@ export function pluginLoadTimeoutMs(): number {
 
 /**
  * What went wrong importing a plugin file, in one line. Syntax errors say
- * where: Bun throws a `BuildMessage` with a `position`, Deno a `SyntaxError`
- * whose message ends in `at file:///…:LINE:COL`.
+ * where: Bun throws a `BuildMessage` with a `position` (several of them in an
+ * `AggregateError`: the first is shown, with the count of the others), Deno a
+ * `SyntaxError` whose message ends in `at file:///…:LINE:COL`.
  */
 function loadFailure(e: unknown): string {
+  // Bun reports several syntax errors as an AggregateError ("N errors building …") of BuildMessages: show the first.
+  const errors = (e as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(errors) && errors.length > 0) {
+    const first = loadFailure(errors[0]);
+    return errors.length > 1 ? `${first} (and ${errors.length - 1} more error${errors.length > 2 ? "s" : ""})` : first;
+  }
   const err = e as { name?: unknown; message?: unknown; position?: { line?: unknown; column?: unknown } | null } | null;
   const text = typeof err?.message === "string" ? err.message : String(e);
   const first = text.split("\n")[0].replace(/^(TypeError: )?SyntaxError: /, "").trim();

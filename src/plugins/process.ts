@@ -2,11 +2,41 @@
  * Running a child process for an adapter: timeout, abort, environment
  * allow-list, and bounded excerpts of its output.
  *
+ * A child never gets noema's own secrets (`NOEMA_SIGNING_KEY`…) in its
+ * environment, whatever environment it is given ({@link childEnv}). Output
+ * excerpts are masked before they are cut: the tail kept is longer than the
+ * excerpt by a margin wider than any secret, masked whole, then cut, so no
+ * piece of a secret survives at the edge.
+ *
  * @module
  */
 import { spawn } from "node:child_process";
+import { Buffer } from "node:buffer";
+import { fstatSync } from "node:fs";
 import process from "node:process";
+import { isatty } from "node:tty";
+import { activeRedactor, isNoemaSecret, MASK, type Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
+
+/** Bytes kept before an excerpt's edge so a secret cut there is seen whole by the masker. */
+const MASK_MARGIN = 64 * 1024;
+
+/**
+ * An environment for a child process or a plugin worker: `env` without
+ * noema's own secrets (`NOEMA_SIGNING_KEY` and any `NOEMA_*` key, secret,
+ * token or password), so no agent or command can read the signing key.
+ *
+ * @example
+ * ```ts
+ * import { childEnv } from "noema";
+ * childEnv({ PATH: "/bin", NOEMA_SIGNING_KEY: "k" }); // { PATH: "/bin" }
+ * ```
+ */
+export function childEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !isNoemaSecret(k)) out[k] = v;
+  return out;
+}
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {
@@ -16,7 +46,10 @@ export interface RunProcessOptions {
   shell?: string;
   /** Working directory. @default {the current directory} */
   cwd?: string;
-  /** The whole environment of the child. @default {the parent's environment} */
+  /**
+   * The whole environment of the child; noema's own secrets are always
+   * removed from it ({@link childEnv}). @default {the parent's environment}
+   */
   env?: Record<string, string>;
   /** Kill the child (SIGTERM, then SIGKILL after 2 s) after this long. @default {60000} */
   timeoutMs?: number;
@@ -26,8 +59,23 @@ export interface RunProcessOptions {
   excerptBytes?: number;
   /** Text written to the child's stdin, which is then closed. @default {none: stdin is empty} */
   input?: string;
+  /**
+   * `inherit`: the child reads this process's own stdin (a terminal, a pipe
+   * or a file), as if the user ran it directly; ignored when `input` is
+   * given. When that stdin is a terminal the child also stays in this
+   * process's group, so it can use the terminal (job control, Ctrl-C) like a
+   * foreground program; a timeout or abort then signals the child only, not
+   * its own children. `empty`: the child's stdin is empty (/dev/null).
+   * @default {"empty"}
+   */
+  stdin?: "empty" | "inherit";
   /** Also copy the child's output to this process's stderr as it arrives. @default {false} */
   tee?: boolean;
+  /**
+   * Masks the excerpts (applied to the kept tail before it is cut).
+   * @default {the redactors of the episodes open in this process (`activeRedactor()`)}
+   */
+  redactor?: Redactor;
 }
 
 /** What {@link runProcess} reports. */
@@ -42,7 +90,7 @@ export interface ProcessResult {
   aborted: boolean;
   /** Wall time in milliseconds. */
   duration_ms: number;
-  /** The last `excerptBytes` of stdout (UTF-8, may start mid-line). */
+  /** The last `excerptBytes` of stdout (UTF-8, may start mid-line), secrets masked. */
   stdout: string;
   /** The last `excerptBytes` of stderr. */
   stderr: string;
@@ -54,27 +102,75 @@ export interface ProcessResult {
   spawn_error?: string;
 }
 
+/** The end of a stream: `limit` bytes plus a margin, so the excerpt can be masked before it is cut. */
 class Tail {
   chunks: Uint8Array[] = [];
   kept = 0;
   total = 0;
-  constructor(readonly limit: number) {}
+  readonly keep: number;
+  constructor(readonly limit: number, margin: number) {
+    this.keep = limit + margin;
+  }
   push(chunk: Uint8Array): void {
     this.total += chunk.length;
     this.chunks.push(chunk);
     this.kept += chunk.length;
-    while (this.chunks.length > 1 && this.kept - this.chunks[0].length >= this.limit) {
+    while (this.chunks.length > 1 && this.kept - this.chunks[0].length >= this.keep) {
       this.kept -= this.chunks.shift()!.length;
     }
   }
-  text(): string {
-    const all = new Uint8Array(this.kept);
-    let off = 0;
-    for (const c of this.chunks) {
-      all.set(c, off);
-      off += c.length;
+  /**
+   * The last `limit` bytes, secrets masked. The cut is chosen on the wider
+   * tail: a secret that crosses it is masked whole (the excerpt starts with
+   * the mask), never cut into a visible piece.
+   */
+  text(redactor: Redactor): string {
+    const wide = new TextDecoder().decode(Buffer.concat(this.chunks, this.kept));
+    if (this.total <= this.limit) return redactor.redactString(wide);
+    let start = cutFor(wide, this.limit);
+    let prefix = "";
+    const spans = redactor.spans(wide);
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const [s, e] of spans) {
+        if (s < start && e > start) [start, prefix, moved] = [e, MASK, true];
+      }
     }
-    return new TextDecoder().decode(all.subarray(Math.max(0, all.length - this.limit)));
+    return prefix + redactor.redactString(wide.slice(start));
+  }
+}
+
+/** The index in `text` where its last `limit` UTF-8 bytes start (on a code point boundary). */
+function cutFor(text: string, limit: number): number {
+  let bytes = 0, start = text.length;
+  while (start > 0) {
+    const c = text.charCodeAt(start - 1);
+    const pair = c >= 0xdc00 && c <= 0xdfff && start > 1 && (text.charCodeAt(start - 2) & 0xfc00) === 0xd800;
+    const n = pair ? 4 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes + n > limit) break;
+    bytes += n;
+    start -= pair ? 2 : 1;
+  }
+  return start;
+}
+
+/**
+ * What this process's stdin is: a terminal, a pipe (or socket), a regular
+ * file, or `none` (/dev/null, another device, or closed).
+ *
+ * @example
+ * ```ts
+ * import { stdinKind } from "noema";
+ * stdinKind(); // "tty" in a terminal, "pipe" under `echo hi | …`, "none" under `… < /dev/null`
+ * ```
+ */
+export function stdinKind(): "tty" | "pipe" | "file" | "none" {
+  try {
+    if (isatty(0)) return "tty";
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isSocket() ? "pipe" : st.isFile() ? "file" : "none";
+  } catch {
+    return "none";
   }
 }
 
@@ -112,19 +208,24 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const excerpt = options.excerptBytes ?? 4096;
   const argv = options.shell !== undefined ? ["/bin/sh", "-c", options.shell] : [...(options.argv ?? [])];
   if (argv.length === 0) throw new TypeError("runProcess: give argv or shell");
-  const out = new Tail(excerpt), err = new Tail(excerpt);
+  const redactor = options.redactor ?? activeRedactor();
+  const margin = Math.max(MASK_MARGIN, 2 * redactor.longest);
+  const out = new Tail(excerpt, margin), err = new Tail(excerpt, margin);
   return new Promise((resolve) => {
     let timedOut = false, aborted = false, settled = false;
+    const inherit = options.stdin === "inherit" && options.input === undefined;
+    // A child reading the terminal stays in our process group (a foreground program); any other gets its own.
+    const ownGroup = process.platform !== "win32" && !(inherit && isatty(0));
     const child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-      detached: process.platform !== "win32",
+      env: childEnv(options.env ?? process.env),
+      stdio: [options.input !== undefined ? "pipe" : inherit ? "inherit" : "ignore", "pipe", "pipe"],
+      detached: ownGroup,
     });
     const kill = (sig: NodeJS.Signals) => {
       try {
         // Kill the whole process group so a shell's children go too.
-        if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, sig);
+        if (child.pid !== undefined && ownGroup) process.kill(-child.pid, sig);
         else child.kill(sig);
       } catch {
         // already gone
@@ -166,8 +267,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         timed_out: timedOut,
         aborted,
         duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-        stdout: out.text(),
-        stderr: err.text(),
+        stdout: out.text(redactor),
+        stderr: err.text(redactor),
         stdout_bytes: out.total,
         stderr_bytes: err.total,
       };
@@ -183,7 +284,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
  * An adapter's result for a finished process: `ok` on exit 0, else `error`
  * with the reason (could not start, timed out, interrupted, killed, exit
  * code), its message prefixed by `label` when given. `output` holds the exit
- * code, signal, duration and output excerpts, plus `extra`.
+ * code, signal, duration and output excerpts, plus `extra`; `exit_code` is
+ * the program's exit code (null when it was killed or could not start).
  *
  * @example
  * ```ts
@@ -211,6 +313,7 @@ export function processActResult(
     outcome,
     output,
     error: { type, message },
+    exit_code: r.exit_code,
   });
   const who = options.label === undefined ? "" : `${options.label}: `;
   if (r.spawn_error !== undefined) return fail("could not start", "SpawnError", `${who}${r.spawn_error}`);
@@ -222,5 +325,5 @@ export function processActResult(
     const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;
     return fail(r.exit_code === null ? why : `exit ${r.exit_code}`, "CommandFailed", `${who}${why}`);
   }
-  return { status: "ok", outcome: "exit 0", output };
+  return { status: "ok", outcome: "exit 0", output, exit_code: r.exit_code };
 }

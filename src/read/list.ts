@@ -9,6 +9,7 @@ import { NoemaError } from "../errors.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
+import { lockStatus } from "../store/lock.ts";
 
 /** One row of {@link listEpisodes}. */
 export interface EpisodeEntry {
@@ -24,22 +25,155 @@ export interface EpisodeEntry {
   task: string | null;
   /** `episode.started_at`. */
   started_at: string | null;
+  /** `episode.tags` (user metadata given with `--tag`). */
+  tags: Record<string, unknown>;
   /** The verification outcome from `summary.json`; terminal runs only. */
   outcome?: string;
   /** Why the episode could not be read, when `status` is `unreadable`. */
   error?: string;
   /** For a run paused for approval: its latest checkpoint's id, kind, step and reason. */
   pending?: { checkpoint_id: string; kind: string; step_id: string; reason: string };
+  /** Where the run is now (see {@link RunState}). */
+  run_state: RunState;
+  /** For a `running` run: milliseconds since it started (or since its lock was taken, without a start time). */
+  elapsed_ms?: number;
+}
+
+/**
+ * Where a run is now, from its artifacts and its lock:
+ * - `terminal`: it has `summary.json` (its `status` says how it ended);
+ * - `running`: not terminal, and the process holding its lock is alive;
+ * - `waiting_for_approval`: paused at a checkpoint that waits for approve/reject;
+ * - `paused`: not running, with a checkpoint to resume from (e.g. interrupted);
+ * - `crashed`: not terminal, no live lock holder and no checkpoint (`noema resume` recovers it).
+ */
+export type RunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed";
+
+/** What {@link runState} found. */
+export interface RunStateInfo {
+  /** Where the run is. */
+  run_state: RunState;
+  /** Milliseconds since the run (or its lock) started, for a `running` run. */
+  elapsed_ms?: number;
+}
+
+function hasCheckpoint(dir: string): boolean {
+  try {
+    return readdirSync(join(dir, "checkpoints")).some((n) => n.endsWith(".json"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where a run is now (see {@link RunState}), from its directory, whether it is
+ * terminal, its `outcomes.status` and its start time.
+ *
+ * @example
+ * ```ts
+ * import { runState } from "./list.ts";
+ * runState(".noema/episodes/ep_1", false, "pending", null).run_state; // "crashed" when nothing holds it
+ * ```
+ */
+export function runState(
+  dir: string,
+  terminal: boolean,
+  status: string,
+  startedAt: string | null,
+  now: number = Date.now(),
+): RunStateInfo {
+  if (terminal) return { run_state: "terminal" };
+  const lock = lockStatus(dir);
+  if (lock.state === "held") {
+    const since = Date.parse(startedAt ?? lock.info?.started_at ?? "");
+    return Number.isNaN(since) ? { run_state: "running" } : { run_state: "running", elapsed_ms: now - since };
+  }
+  if (hasCheckpoint(dir)) return { run_state: status === "pending" ? "waiting_for_approval" : "paused" };
+  return { run_state: "crashed" };
+}
+
+/**
+ * The status word shown for an episode: the run state (`running 12s`,
+ * `crashed`, `waiting for approval`, `paused`), or for a terminal run its
+ * `outcomes.status` (`ok`, `vetoed`, `error`, …).
+ *
+ * @example
+ * ```ts
+ * import { statusWord } from "./list.ts";
+ * statusWord({ run_state: "terminal", status: "ok" }); // "ok"
+ * ```
+ */
+export function statusWord(e: { run_state: RunState; status: string; elapsed_ms?: number }): string {
+  switch (e.run_state) {
+    case "terminal":
+      return e.status;
+    case "running":
+      return e.elapsed_ms === undefined ? "running" : `running ${elapsedText(e.elapsed_ms)}`;
+    case "waiting_for_approval":
+      return "waiting for approval";
+    default:
+      return e.run_state;
+  }
+}
+
+function elapsedText(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
 }
 
 /** Options for {@link listEpisodes}. */
 export interface ListOptions extends RootOptions {
   /**
-   * Most entries to return.
+   * Most entries to return (after filtering).
    * @default {20}
    */
   limit?: number;
+  /**
+   * Only episodes whose status is one of these: a terminal `outcomes.status` (`ok`, `error`, `vetoed`,
+   * `aborted`, `partial`), a run state (`running`, `crashed`, `waiting_for_approval`, `paused`), or `unreadable`.
+   * @default {all}
+   */
+  status?: readonly string[];
+  /** Only episodes started at or after this time (epoch milliseconds). @default {all} */
+  since?: number;
+  /** Only episodes whose tags hold every one of these key/value pairs. @default {all} */
+  tags?: Readonly<Record<string, string>>;
+  /** Only episodes whose task contains this text (case-insensitive). @default {all} */
+  task?: string;
 }
+
+/**
+ * Whether an entry passes the filters of {@link ListOptions}.
+ *
+ * @example
+ * ```ts
+ * import { matchesFilters } from "./list.ts";
+ * // listEpisodes(...).filter((e) => matchesFilters(e, { status: ["ok"] }))
+ * ```
+ */
+export function matchesFilters(e: EpisodeEntry, f: ListOptions, keyTime: number | null = null): boolean {
+  if (f.status && f.status.length > 0) {
+    const words = e.run_state === "terminal" ? [e.status] : [e.run_state];
+    if (e.status === "unreadable") words.push("unreadable");
+    if (!words.some((w) => f.status!.includes(w))) return false;
+  }
+  if (f.since !== undefined) {
+    const t = e.started_at !== null ? Date.parse(e.started_at) : keyTime;
+    if (t === null || Number.isNaN(t) || t < f.since) return false;
+  }
+  for (const [k, v] of Object.entries(f.tags ?? {})) {
+    if (!(k in e.tags) || String(e.tags[k]) !== v) return false;
+  }
+  if (f.task !== undefined && !(e.task ?? "").toLowerCase().includes(f.task.toLowerCase())) return false;
+  return true;
+}
+
+const hasFilters = (f: ListOptions) =>
+  (f.status !== undefined && f.status.length > 0) || f.since !== undefined || f.tags !== undefined ||
+  f.task !== undefined;
 
 const ULID_ID = /^ep_([0-9A-HJKMNP-TV-Z]{10})[0-9A-HJKMNP-TV-Z]{16}$/;
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -94,12 +228,17 @@ function readEntry(id: string, dir: string): EpisodeEntry {
     status: "unreadable",
     task: null,
     started_at: null,
+    tags: {},
+    run_state: terminal ? "terminal" : "crashed",
   };
   try {
     const state = readJsonFile(join(dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`);
     const outcomes = state.outcomes as { status?: unknown } | undefined;
     const goal = state.goal as { task?: unknown } | undefined;
-    const episode = state.episode as { started_at?: unknown } | undefined;
+    const episode = state.episode as { started_at?: unknown; tags?: unknown } | undefined;
+    if (typeof episode?.tags === "object" && episode.tags !== null) {
+      entry.tags = episode.tags as Record<string, unknown>;
+    }
     entry.status = typeof outcomes?.status === "string" ? outcomes.status : "unknown";
     entry.task = typeof goal?.task === "string" ? goal.task : null;
     entry.started_at = typeof episode?.started_at === "string" ? episode.started_at : null;
@@ -117,13 +256,16 @@ function readEntry(id: string, dir: string): EpisodeEntry {
     entry.status = "unreadable";
     entry.error = e instanceof NoemaError ? e.message : String(e);
   }
+  Object.assign(entry, runState(dir, terminal, entry.status, entry.started_at));
   return entry;
 }
 
 /**
  * Lists episodes newest first. Ids of the form `ep_<ULID>` are ordered by
  * the time in the id without touching the disk; other ids by the directory's
- * modification time. Only the returned episodes are read. An episode whose
+ * modification time. Without filters only the returned episodes are read;
+ * with filters (status, since, tags, task) episodes are read newest first
+ * until `limit` match. An episode whose
  * files cannot be read is listed with `status: "unreadable"` and an `error`.
  *
  * @example
@@ -144,5 +286,14 @@ export function listEpisodes(options: ListOptions = {}): EpisodeEntry[] {
     keyed.push({ name: d.name, t });
   }
   keyed.sort((a, b) => b.t - a.t || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
-  return keyed.slice(0, Math.max(0, limit)).map((k) => readEntry(k.name, join(parent, k.name)));
+  if (!hasFilters(options)) {
+    return keyed.slice(0, Math.max(0, limit)).map((k) => readEntry(k.name, join(parent, k.name)));
+  }
+  const out: EpisodeEntry[] = [];
+  for (const k of keyed) {
+    if (out.length >= limit) break;
+    const e = readEntry(k.name, join(parent, k.name));
+    if (matchesFilters(e, options, k.t)) out.push(e);
+  }
+  return out;
 }

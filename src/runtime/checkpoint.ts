@@ -8,6 +8,10 @@
  * - `approvals/<checkpoint_id>.json`: who decided, when, approve or reject,
  *   a note, the `state_hash` it was bound to, and when a resume consumed it.
  *
+ * Both are written through the episode's {@link ArtifactSink}: secrets are
+ * masked (an approver's note and name too, with the secret names the run
+ * recorded, even from another process).
+ *
  * @module
  */
 import { existsSync } from "node:fs";
@@ -15,8 +19,8 @@ import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import type { PendingAction } from "../plugins/api.ts";
-import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
 import { episodeIdProblem } from "../store/ids.ts";
+import { ArtifactSink } from "./artifact_sink.ts";
 
 /** Why a run paused and what it was about to do. */
 export interface PendingApproval {
@@ -91,7 +95,9 @@ export function approvalPath(dir: string, checkpointId: string): string {
 }
 
 /**
- * Writes a checkpoint atomically; returns its path relative to the episode.
+ * Writes a checkpoint atomically (secrets masked, through `sink`, by default
+ * a sink for the episode's recorded secret names); returns its path relative
+ * to the episode.
  *
  * @example
  * ```ts
@@ -99,9 +105,11 @@ export function approvalPath(dir: string, checkpointId: string): string {
  * // writeCheckpoint(dir, checkpoint); // "checkpoints/chk_0123456789ab.json"
  * ```
  */
-export function writeCheckpoint(dir: string, checkpoint: Checkpoint): string {
-  writeJsonAtomic(checkpointPath(dir, checkpoint.checkpoint_id), checkpoint);
-  return `checkpoints/${checkpoint.checkpoint_id}.json`;
+export function writeCheckpoint(dir: string, checkpoint: Checkpoint, sink?: ArtifactSink): string {
+  checkpointPath(dir, checkpoint.checkpoint_id);
+  const rel = `checkpoints/${checkpoint.checkpoint_id}.json`;
+  (sink ?? ArtifactSink.forEpisode(dir)).writeJson(rel, checkpoint);
+  return rel;
 }
 
 /** Reads one of these files with `readJsonFile`'s checks; missing ⇒ `missingCode`, damaged ⇒ MISMATCH (7). */
@@ -149,7 +157,8 @@ export function readApproval(dir: string, checkpointId: string): ApprovalRecord 
 /**
  * Records a decision. A checkpoint gets one decision: a second one is an
  * error (exit code 8). The record is created exclusively, so two concurrent
- * deciders cannot both succeed.
+ * deciders cannot both succeed. Secrets in it (`note`, `by`) are masked with
+ * the secret names the run recorded; returns the record as written.
  *
  * @example
  * ```ts
@@ -157,8 +166,8 @@ export function readApproval(dir: string, checkpointId: string): ApprovalRecord 
  * // writeApproval(dir, { …, decision: "approved", by: "ana", … });
  * ```
  */
-export function writeApproval(dir: string, record: ApprovalRecord): void {
-  const path = approvalPath(dir, record.checkpoint_id);
+export function writeApproval(dir: string, record: ApprovalRecord, sink?: ArtifactSink): ApprovalRecord {
+  approvalPath(dir, record.checkpoint_id);
   const existing = readApproval(dir, record.checkpoint_id);
   if (existing) {
     throw new NoemaError(
@@ -167,7 +176,9 @@ export function writeApproval(dir: string, record: ApprovalRecord): void {
       { exitCode: EXIT.CONSUMED },
     );
   }
-  writeFileAtomic(path, JSON.stringify(record, null, 2) + "\n", { exclusive: true });
+  return (sink ?? ArtifactSink.forEpisode(dir)).writeJson(`approvals/${record.checkpoint_id}.json`, record, {
+    exclusive: true,
+  });
 }
 
 /**
@@ -179,8 +190,14 @@ export function writeApproval(dir: string, record: ApprovalRecord): void {
  * // consumeApproval(dir, record, resumeEvent.id, new Date().toISOString());
  * ```
  */
-export function consumeApproval(dir: string, record: ApprovalRecord, eventId: string, at: string): ApprovalRecord {
+export function consumeApproval(
+  dir: string,
+  record: ApprovalRecord,
+  eventId: string,
+  at: string,
+  sink?: ArtifactSink,
+): ApprovalRecord {
+  approvalPath(dir, record.checkpoint_id);
   const next = { ...record, consumed_at: at, consumed_by: eventId };
-  writeJsonAtomic(approvalPath(dir, record.checkpoint_id), next);
-  return next;
+  return (sink ?? ArtifactSink.forEpisode(dir)).writeJson(`approvals/${record.checkpoint_id}.json`, next);
 }

@@ -7,8 +7,9 @@
  *
  * Cost per call: one message each way, plus copying the parts of the state
  * that changed since the previous call (the state is sent per top-level key;
- * a key whose value is the same object as last time is sent as `same`, so
- * the frozen facts list and the episode view are copied once, not per call).
+ * a key whose value is the same object as last time is sent as `same`, and
+ * the big lists — `plan.steps`, `outcomes.actions`, `memory.facts` — are sent
+ * as deltas: only entries appended or changed since the previous call cross).
  * See `bench/policy.ts` for the numbers.
  *
  * Workers are `unref`'d while idle: they never keep a process alive.
@@ -23,6 +24,8 @@ import { type LoadedPolicy, pluginLoadTimeoutMs } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import { OutputBudget } from "../plugins/plugin_output.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
+import { childEnv } from "../plugins/process.ts";
+import { LIST_FIELDS } from "./core/snapshot.ts";
 
 /**
  * The memory cap of a policy worker in MiB (`NOEMA_POLICY_MEMORY_MB`, default 512): the worker's
@@ -77,7 +80,8 @@ class PolicyWorkerHost {
   private readonly calls = new Map<number, Pending>();
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
-  private readonly sent = new Map<string, unknown>();
+  /** What was sent last per top-level key (and its big list), to send only what changed. */
+  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
   private nextCall = 1;
   private busy = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
@@ -102,7 +106,9 @@ class PolicyWorkerHost {
     this.watchBase = null;
     this.lastLoss = null;
     const mb = policyMemoryMb();
+    // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
+      env: childEnv(),
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.ceil(mb / 4)) },
     });
     this.worker = worker;
@@ -268,15 +274,7 @@ class PolicyWorkerHost {
   private async call(handle: number, state: PolicyState): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
-    for (const [key, value] of Object.entries(state as Record<string, unknown>)) {
-      const reusable = typeof value === "object" && value !== null;
-      if (reusable && this.sent.has(key) && this.sent.get(key) === value) parts[key] = { same: true };
-      else {
-        parts[key] = { same: false, value };
-        if (reusable) this.sent.set(key, value);
-        else this.sent.delete(key);
-      }
-    }
+    for (const [key, value] of Object.entries(state as Record<string, unknown>)) parts[key] = this.part(key, value);
     const call = this.nextCall++;
     return await new Promise<unknown>((resolve, reject) => {
       this.calls.set(call, { resolve, reject });
@@ -289,6 +287,32 @@ class PolicyWorkerHost {
         reject(e as Error);
       }
     });
+  }
+
+  /** What to send for one top-level key of the state (see {@link StatePart}). */
+  private part(key: string, value: unknown): StatePart {
+    const reusable = typeof value === "object" && value !== null;
+    const last = this.sent.get(key);
+    if (!reusable) {
+      this.sent.delete(key);
+      return { same: false, value };
+    }
+    if (last && last.value === value) return { same: true };
+    const field = LIST_FIELDS[key];
+    const list = field ? (value as Record<string, unknown>)[field] : undefined;
+    if (!field || !Array.isArray(list)) {
+      this.sent.set(key, { value });
+      return { same: false, value };
+    }
+    // The list as a delta against the one sent last time: entries compared by identity (the snapshot
+    // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
+    const before = last?.list ?? [];
+    const set: [number, unknown][] = [];
+    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    delete shell[field];
+    this.sent.set(key, { value, list });
+    return { same: false, value: shell, list: { field, length: list.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */

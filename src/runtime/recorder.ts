@@ -1,17 +1,17 @@
 /**
  * The episode recorder: appends events (unique ids, monotonic timestamps,
  * `caused_by` chains) and persists `state.json`, each persist followed by its
- * `run.state_projection` event.
+ * `run.state_projection` event. Everything goes through the episode's
+ * {@link ArtifactSink}, which masks secrets in every value it writes.
  *
  * @module
  */
 import { monotonicFactory } from "ulid";
 import type { Faculty } from "../schema/event.ts";
 import type { State } from "../schema/state.ts";
-import { writeJsonAtomic } from "../store/atomic.ts";
-import { JsonlAppender } from "../store/jsonl.ts";
-import { join } from "node:path";
 import { ARTIFACTS } from "../store/layout.ts";
+import { ArtifactSink } from "./artifact_sink.ts";
+import { Redactor } from "./redact.ts";
 
 /** Options of one emitted event. */
 export interface EmitOptions {
@@ -58,7 +58,8 @@ export interface WrittenEvent {
  * ```
  */
 export class Recorder {
-  readonly #events: JsonlAppender;
+  /** Where every artifact of the episode is written (secrets masked). */
+  readonly sink: ArtifactSink;
   readonly #ulid = monotonicFactory();
   #lastMs = 0;
   #lastIso = "";
@@ -78,15 +79,23 @@ export class Recorder {
   /** Follows the episode directory after it was renamed (the open event log moves with it). */
   moveTo(dir: string): void {
     this.dir = dir;
+    this.sink.moveTo(dir);
   }
 
+  /**
+   * `sink` writes the artifacts; without one, a sink that masks token
+   * shapes and noema's own secrets (no named secrets).
+   */
   constructor(
     dir: string,
     readonly episodeId: string,
     resume?: { count: number; lastEventId: string; lastTimestamp: string },
+    sink?: ArtifactSink,
   ) {
     this.dir = dir;
-    this.#events = new JsonlAppender(join(dir, ARTIFACTS.events));
+    this.sink = sink ?? new ArtifactSink(dir, new Redactor());
+    this.sink.moveTo(dir);
+    this.sink.open(ARTIFACTS.events);
     this.baseCount = resume?.count ?? 0;
     if (resume) {
       this.lastEventId = resume.lastEventId;
@@ -105,7 +114,7 @@ export class Recorder {
     return this.#lastIso;
   }
 
-  /** Appends one event and returns it. */
+  /** Appends one event and returns it as written (secrets masked). */
   emit(phase: string, payload: Record<string, unknown>, options: EmitOptions = {}): WrittenEvent {
     const timestamp = options.timestamp ?? this.now();
     const event: WrittenEvent = {
@@ -122,10 +131,10 @@ export class Recorder {
     const causedBy = options.caused_by === undefined ? this.lastEventId : options.caused_by ?? undefined;
     if (causedBy !== undefined) event.caused_by = causedBy;
     if (options.metrics) event.metrics = options.metrics;
-    this.#events.append(event);
+    const written = this.sink.appendJsonl(ARTIFACTS.events, event);
     this.lastEventId = event.id;
     this.count++;
-    return event;
+    return written;
   }
 
   /**
@@ -133,8 +142,8 @@ export class Recorder {
    * carrying `outcomes` and `links` as persisted.
    */
   persistState(state: State): WrittenEvent {
-    this.#events.sync();
-    writeJsonAtomic(join(this.dir, ARTIFACTS.state), state);
+    this.sink.sync(ARTIFACTS.events);
+    this.sink.writeJson(ARTIFACTS.state, state);
     this.persists++;
     return this.emit("runtime", {
       kind: "run.state_projection",
@@ -146,11 +155,11 @@ export class Recorder {
 
   /** Flushes events to disk. */
   sync(): void {
-    this.#events.sync();
+    this.sink.sync(ARTIFACTS.events);
   }
 
-  /** Flushes and closes the event log. */
+  /** Flushes and closes the event log (and the sink's other open logs). */
   close(): void {
-    this.#events.close();
+    this.sink.close();
   }
 }

@@ -19,11 +19,83 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
   { name: "aws_access_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   { name: "slack_token", pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g },
   { name: "bearer_token", pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/g },
-  { name: "private_key", pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g },
+  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  // A key block without its END line (cut short) is masked to the end of the text.
+  {
+    name: "private_key",
+    pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----|[\s\S]*$)/g,
+  },
 ];
 
 /** One pattern matching any of {@link TOKEN_PATTERNS}: a cheap first test before the per-pattern pass. */
 const ANY_TOKEN = new RegExp(TOKEN_PATTERNS.map((t) => t.pattern.source).join("|"));
+
+/**
+ * A part of every match of every {@link TOKEN_PATTERNS} entry, made only of
+ * characters JSON never escapes: when it is absent from a value's JSON text,
+ * no string in that value can hold a token.
+ */
+const TOKEN_PREFILTER =
+  /sk-[A-Za-z0-9_-]{20}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AKIA|ASIA|xox[abprs]-|Bearer|PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{8}/;
+
+/**
+ * noema's own secrets: always masked when set, never passed to child
+ * processes or policy workers (see `childEnv`).
+ */
+export const NOEMA_OWN_SECRETS: readonly string[] = ["NOEMA_SIGNING_KEY"];
+
+/**
+ * Whether an environment variable is one of noema's own secrets:
+ * `NOEMA_SIGNING_KEY`, and any other `NOEMA_*` variable whose name says key,
+ * secret, token, password or credential (`NOEMA_SIGNING_KID` names a key and is not one).
+ *
+ * @example
+ * ```ts
+ * import { isNoemaSecret } from "noema";
+ * isNoemaSecret("NOEMA_SIGNING_KEY"); // true
+ * isNoemaSecret("NOEMA_EPISODE_ID"); // false
+ * ```
+ */
+export function isNoemaSecret(name: string): boolean {
+  return NOEMA_OWN_SECRETS.includes(name) ||
+    /^NOEMA_(?:.*_)?(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i.test(name);
+}
+
+const live = new Map<symbol, Redactor>();
+
+/**
+ * Declares the redactor of an episode being written in this process, so that
+ * code which cannot be handed it (a child process's output excerpts, see
+ * `runProcess`) masks its secrets too. Returns the function that withdraws it.
+ *
+ * @example
+ * ```ts
+ * import { activeRedactor, declareSecrets, Redactor } from "noema";
+ * const withdraw = declareSecrets(new Redactor({ secrets: ["API_TOKEN"], env: { API_TOKEN: "hunter2hunter2" } }));
+ * activeRedactor().redactString("hunter2hunter2"); // "[REDACTED:API_TOKEN]"
+ * withdraw();
+ * ```
+ */
+export function declareSecrets(redactor: Redactor): () => void {
+  const key = Symbol("secrets");
+  live.set(key, redactor);
+  return () => void live.delete(key);
+}
+
+/**
+ * One redactor for the secrets of every episode being written in this
+ * process (see {@link declareSecrets}); with none open, it masks token
+ * shapes and noema's own secrets.
+ *
+ * @example
+ * ```ts
+ * import { activeRedactor } from "noema";
+ * activeRedactor().redactString("key AKIAQWERTYUIOPASDFGH"); // "key [REDACTED]"
+ * ```
+ */
+export function activeRedactor(): Redactor {
+  return Redactor.union([...live.values()]);
+}
 
 /** What a {@link Redactor} masked in one value. */
 export interface RedactionReport {
@@ -55,15 +127,86 @@ export class Redactor {
   readonly #env: Record<string, string | undefined>;
   readonly #names: Set<string>;
 
+  /** Each named value and its JSON-escaped form (what it looks like inside a JSON text). */
+  readonly #needles: string[];
+  /** Length of the longest named value. */
+  readonly longest: number;
+
+  /**
+   * `secrets` names environment variables whose values are masked;
+   * noema's own secrets ({@link NOEMA_OWN_SECRETS}) are always added.
+   */
   constructor(options: { secrets?: readonly string[]; env?: Record<string, string | undefined> } = {}) {
     const env = options.env ?? process.env;
     this.#env = env;
-    this.#names = new Set(options.secrets ?? []);
-    this.#values = (options.secrets ?? [])
+    const names = [...new Set([...(options.secrets ?? []), ...NOEMA_OWN_SECRETS])];
+    this.#names = new Set(names);
+    this.#values = names
       .map((name) => ({ name, value: env[name] ?? "" }))
       // Very short values would mask ordinary text; they are not treated as secrets.
       .filter((s) => s.value.length >= 4)
       .sort((a, b) => b.value.length - a.value.length);
+    this.#needles = [...new Set(this.#values.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1)]))];
+    this.longest = this.#values[0]?.value.length ?? 0;
+  }
+
+  /**
+   * A redactor masking the named values of all of `redactors` (each under its
+   * name; the first wins for a name given twice) and the token shapes.
+   *
+   * @example
+   * ```ts
+   * import { Redactor } from "noema";
+   * const a = new Redactor({ secrets: ["A"], env: { A: "aaaa-1111" } });
+   * const b = new Redactor({ secrets: ["B"], env: { B: "bbbb-2222" } });
+   * Redactor.union([a, b]).redactString("aaaa-1111 bbbb-2222"); // "[REDACTED:A] [REDACTED:B]"
+   * ```
+   */
+  static union(redactors: readonly Redactor[]): Redactor {
+    const env: Record<string, string> = {};
+    for (const r of redactors) for (const { name, value } of r.#values) env[name] ??= value;
+    return new Redactor({ secrets: Object.keys(env), env: { ...process.env, ...env } });
+  }
+
+  /**
+   * A fast, conservative test over a value's JSON text: false means no string
+   * (key or value) in it holds a named secret or a token, so it can be written
+   * as is; true means {@link Redactor.redact} must look.
+   *
+   * @example
+   * ```ts
+   * import { Redactor } from "noema";
+   * new Redactor().mightContain(JSON.stringify({ a: "plain" })); // false
+   * ```
+   */
+  mightContain(jsonText: string): boolean {
+    for (const n of this.#needles) if (jsonText.includes(n)) return true;
+    return TOKEN_PREFILTER.test(jsonText);
+  }
+
+  /**
+   * Where secrets are in a text: `[start, end)` of each occurrence of a named
+   * value and each token-pattern match (spans may overlap).
+   *
+   * @example
+   * ```ts
+   * import { Redactor } from "noema";
+   * new Redactor({ secrets: ["T"], env: { T: "hunter2hunter2" } }).spans("x hunter2hunter2"); // [[2, 16]]
+   * ```
+   */
+  spans(text: string): [number, number][] {
+    const out: [number, number][] = [];
+    for (const s of this.#values) {
+      for (let i = text.indexOf(s.value); i !== -1; i = text.indexOf(s.value, i + 1)) {
+        out.push([i, i + s.value.length]);
+      }
+    }
+    if (ANY_TOKEN.test(text)) {
+      for (const { pattern } of TOKEN_PATTERNS) {
+        for (const m of text.matchAll(pattern)) out.push([m.index!, m.index! + m[0].length]);
+      }
+    }
+    return out;
   }
 
   /** Masks one string; `report` (when given) is updated. */
@@ -114,6 +257,8 @@ export class Redactor {
       if (typeof v === "string") {
         if (!v.includes("[REDACTED")) return v;
         const out = v.replace(NAMED_MASK, (m, name: string) => {
+          // noema's own secrets are never handed back to an adapter: they stay masked.
+          if (NOEMA_OWN_SECRETS.includes(name)) return m;
           const real = this.#names.has(name) ? env[name] : undefined;
           if (real === undefined) unresolved.push(m);
           return real ?? m;
@@ -152,9 +297,10 @@ export class Redactor {
     if (typeof value === "object" && value !== null) {
       let copy: Record<string, unknown> | undefined;
       for (const [k, item] of Object.entries(value)) {
-        const field = path ? `${path}.${k}` : k;
+        const key = this.redactString(k);
+        const field = path ? `${path}.${key}` : key;
+        if (key !== k) this.redactString(k, report, field); // counted under the masked path
         const next = this.#walk(item, report, field);
-        const key = this.redactString(k, report, field);
         if (next !== item || key !== k) {
           copy ??= { ...value as Record<string, unknown> };
           if (key !== k) delete copy[k];

@@ -30,9 +30,10 @@ import type { IntuitionMode, State } from "../schema/state.ts";
 import type { Mode } from "../schema/summary.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { newEpisodeId } from "../store/ids.ts";
-import { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
+import { sweepStaleStaging } from "../store/staging.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
 import { startVerification } from "../verify/outcome.ts";
@@ -42,6 +43,7 @@ import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { readPolicySnapshot } from "./learning.ts";
 import { minimalPlanner, type Planner, runPlanner, taskFilePlanner } from "./planner.ts";
 import { Recorder } from "./recorder.ts";
+import { ArtifactSink } from "./artifact_sink.ts";
 import { type RedactionReport, Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "./settings.ts";
 import { newCounters } from "./summary_builder.ts";
@@ -194,6 +196,9 @@ export interface RunSettingsRecord {
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  // An external agent (e.g. claude-code) drives its own episode through hooks.
+  const driver = typeof options.using === "string" ? BUILTIN_DRIVERS[options.using] : undefined;
+  if (driver) return await driver.run(task, options);
   // ---- Resolve settings and load everything that can fail, before writing anything.
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
@@ -255,7 +260,8 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
     learnMinConfidence: options.learn_min_confidence ?? 0.7,
     pauseOnVeto: options.pause_on_veto ?? false,
     seed: options.seed ?? 0,
-    tags: { ...(options.tags ?? {}) },
+    // Tags are masked once here: summary.json shows them as the engine holds them.
+    tags: redactor.redact({ ...(options.tags ?? {}) }).value,
     workspace,
     loadedAdapter,
     args: options.args ?? [],
@@ -304,6 +310,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   // always has a start event and a state.json, even if the process is killed at any moment.
   mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
   const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
   try {
     mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
@@ -312,8 +319,9 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   }
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
-  const rec = new Recorder(staging, episodeId);
-  const learnLog = new JsonlAppender(join(staging, ARTIFACTS.learn));
+  // Every artifact byte goes through the sink, which masks secrets.
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
+  const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
       const e = rec.emit(phase, payload, opts);
@@ -446,6 +454,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
       policy: snapshotRules,
       episodeDir: dir,
       baseDir,
+      redact: rec.sink.mask,
       onProgress: options.onSnapshotProgress,
     });
     const executed = await engine.execute(0);

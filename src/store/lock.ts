@@ -1,12 +1,40 @@
 /**
- * A per-episode lock: a `lock` file holding the owner's pid, host and start
- * time, created exclusively. A lock whose owner process is gone (same host,
- * pid not alive) is stale and taken over; any other lock refuses the second
- * writer with a clear error.
+ * A per-episode lock: a `lock` file naming its owner (pid, host, the
+ * process's start time and a unique nonce), created whole and exclusively
+ * (`link()` of a fully written claim file, so a reader never sees half a lock).
+ *
+ * A lock is **held** while its owner lives. It is **stale** when the owner is
+ * gone: on the same host, the pid does not exist, is a zombie (`/proc/PID/stat`
+ * state `Z` or `X`: killed, not yet reaped, as in containers without an init
+ * process), or belongs to another process now (its start time, field 22 of
+ * `/proc/PID/stat`, differs from the one recorded: pid reuse). A lock from
+ * another host is always treated as held.
+ *
+ * Taking over a stale lock cannot be shared: node's `fs` offers no
+ * kernel-released lock (`flock`) under both Bun and Deno, so the takeover is
+ * an atomic claim. Each lock has an identity (its nonce). To replace the lock
+ * with identity N, a process must first create the token file
+ * `lock.tmp-takeover-N` exclusively; only the token's holder re-reads the lock,
+ * checks it still is N and still stale, renames its own claim over it, then
+ * removes the token. A slower contender that judged N stale earlier either
+ * fails to create the token, or creates it after the replacement and finds the
+ * lock is no longer N. A token whose creator died is taken over the same way,
+ * one level down.
  *
  * @module
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -18,20 +46,28 @@ export const LOCK_FILE = "lock";
 
 /** What a lock file holds. */
 export interface LockInfo {
+  /** The owner's process id. */
   pid: number;
+  /** The owner's host name. */
   host: string;
+  /** When the lock was taken (ISO 8601). */
   started_at: string;
-  /** What holds it: `run` or `resume`. */
+  /** What holds it: `run`, `resume`, `approve`, … */
   purpose: string;
+  /** The owner's process start time in clock ticks since boot (`/proc/PID/stat` field 22), or null off Linux. */
+  start_ticks?: number | null;
+  /** Unique per acquisition: the lock's identity. */
+  nonce?: string;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM";
-  }
+/** Options of {@link acquireLock}. */
+export interface AcquireLockOptions {
+  /**
+   * How long to wait, in milliseconds, while a live process holds the lock
+   * (polling every few milliseconds) before failing. 0 fails at once.
+   * @default {0}
+   */
+  waitMs?: number;
 }
 
 /** A held lock; release it when done. */
@@ -42,62 +78,260 @@ export interface EpisodeLock {
   moveTo(dir: string): void;
 }
 
+/** The state of an episode's lock, as {@link lockStatus} reports it. */
+export interface LockStatus {
+  /** `none`: no lock file; `held`: its owner is alive; `stale`: its owner is dead, a zombie, or its pid was reused. */
+  state: "none" | "held" | "stale";
+  /** The lock's contents (null when there is none or it cannot be read). */
+  info: LockInfo | null;
+}
+
+/**
+ * A process's start time in clock ticks since boot (field 22 of
+ * `/proc/PID/stat`) and its state letter, or null where `/proc` is not
+ * available or the process does not exist.
+ *
+ * @example
+ * ```ts
+ * import { procStat } from "./lock.ts";
+ * procStat(process.pid)?.state; // "R" or "S" on Linux, undefined elsewhere
+ * ```
+ */
+export function procStat(pid: number): { state: string; startTicks: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // "pid (comm) S ppid …": comm may hold spaces and parentheses; the fields start after the last ')'.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const startTicks = Number(fields[19]);
+  if (!fields[0] || !Number.isFinite(startTicks)) return null;
+  return { state: fields[0], startTicks };
+}
+
+const HAS_PROC = procStat(process.pid) !== null;
+
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/** Whether the owner a lock names is alive: `false` only when it is certainly gone. */
+function ownerAlive(info: LockInfo | null): boolean {
+  if (info === null) return false; // unreadable: a legacy lock torn by a crash
+  if (info.host !== hostname()) return true; // cannot tell; never take another host's lock
+  if (!Number.isInteger(info.pid) || info.pid <= 0) return false;
+  if (!pidExists(info.pid)) return false;
+  if (!HAS_PROC) return true;
+  const st = procStat(info.pid);
+  if (st === null) return false; // gone between the two checks
+  if (st.state === "Z" || st.state === "X") return false; // killed, not yet reaped
+  if (typeof info.start_ticks === "number" && st.startTicks !== info.start_ticks) return false; // pid reused
+  return true;
+}
+
+interface SeenLock {
+  info: LockInfo | null;
+  /** The lock's identity: its nonce, else its inode (legacy or unreadable locks). */
+  id: string;
+}
+
+function readLockAt(path: string): SeenLock | null {
+  let text: string;
+  let ino: number;
+  try {
+    ino = lstatSync(path).ino;
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return null;
+    throw e;
+  }
+  let info: LockInfo | null = null;
+  try {
+    const v = JSON.parse(text);
+    if (typeof v === "object" && v !== null && typeof v.pid === "number") info = v as LockInfo;
+  } catch {
+    info = null;
+  }
+  const id = typeof info?.nonce === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(info.nonce) ? info.nonce : `ino${ino}`;
+  return { info, id };
+}
+
+let counter = 0;
+
+function newInfo(purpose: string): LockInfo {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date().toISOString(),
+    purpose,
+    start_ticks: procStat(process.pid)?.startTicks ?? null,
+    nonce: `${process.pid.toString(36)}-${randomBytes(9).toString("base64url")}`,
+  };
+}
+
+/** Writes `info` to a unique temp file next to `path`, fsynced; returns its path. */
+function writeClaim(path: string, info: LockInfo): string {
+  const tmp = `${path}.tmp-claim-${info.nonce}-${(counter++).toString(36)}`;
+  const fd = openSync(tmp, "wx", FILE_MODE);
+  try {
+    writeSync(fd, JSON.stringify(info) + "\n");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
+/** Creates `path` holding `info` if it does not exist; false when it does. */
+function tryCreate(path: string, info: LockInfo): boolean {
+  const tmp = writeClaim(path, info);
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    if ((e as { code?: string }).code === "EEXIST") return false;
+    throw e;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** Removes `path` if it still holds the lock with nonce `nonce`. */
+function removeIfOurs(path: string, nonce: string | undefined): void {
+  try {
+    if (readLockAt(path)?.info?.nonce === nonce) rmSync(path, { force: true });
+  } catch {
+    // already gone or unreadable: not ours to remove
+  }
+}
+
+const MAX_TOKEN_DEPTH = 3;
+
+/**
+ * Replaces the stale lock `seen` at `path` with `info`, or returns false when
+ * another process is doing it (or did it) first.
+ */
+function takeOver(path: string, seen: SeenLock, info: LockInfo, depth: number): boolean {
+  const token = `${path}.tmp-takeover-${seen.id}`;
+  const tokenInfo = { ...info, purpose: `takeover of ${path}`, nonce: `${info.nonce}t${depth}` };
+  if (!holdToken(token, tokenInfo, depth)) return false;
+  try {
+    const now = readLockAt(path);
+    if (now === null || now.id !== seen.id || ownerAlive(now.info)) return false;
+    const tmp = writeClaim(path, info);
+    try {
+      renameSync(tmp, path);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
+    return true;
+  } finally {
+    removeIfOurs(token, tokenInfo.nonce);
+  }
+}
+
+/** Creates the takeover token, or takes over a token whose creator died. */
+function holdToken(token: string, info: LockInfo, depth: number): boolean {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (tryCreate(token, info)) return true;
+    const t = readLockAt(token);
+    if (t === null) continue; // removed meanwhile: try again
+    if (ownerAlive(t.info) || depth >= MAX_TOKEN_DEPTH) return false;
+    return takeOver(token, t, info, depth + 1);
+  }
+  return false;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function sleepMs(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function lockedError(held: LockInfo | null, path: string, waitedMs: number): NoemaError {
+  const who = held ? `${held.purpose} (pid ${held.pid} on ${held.host}, since ${held.started_at})` : "another process";
+  const waited = waitedMs > 0 ? ` after waiting ${waitedMs} ms` : "";
+  return new NoemaError(
+    "locked",
+    `episode is locked by ${who}${waited}; if that process is gone, remove ${path}`,
+    { exitCode: EXIT.LOCKED },
+  );
+}
+
 /**
  * Takes an episode's lock, or throws a {@link NoemaError} (exit code 10)
- * naming the process that holds it.
+ * naming the process that holds it. A stale lock (its owner dead, a zombie,
+ * or its pid reused) is taken over by exactly one contender. With
+ * `options.waitMs`, a caller finding a live holder polls until the lock is
+ * free or the time is up (for many short-lived processes appending to one
+ * episode, such as agent hooks).
  *
  * @example
  * ```ts
  * import { acquireLock } from "noema";
- * const lock = acquireLock(".noema/episodes/ep_1", "resume");
+ * const lock = acquireLock(".noema/episodes/ep_1", "resume", { waitMs: 2000 });
  * try { … } finally { lock.release(); }
  * ```
  */
-export function acquireLock(dir: string, purpose: string): EpisodeLock {
+export function acquireLock(dir: string, purpose: string, options: AcquireLockOptions = {}): EpisodeLock {
   let path = join(dir, LOCK_FILE);
-  const me: LockInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), purpose };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx", FILE_MODE);
-      writeSync(fd, JSON.stringify(me) + "\n");
-      closeSync(fd);
-      let released = false;
-      return {
-        moveTo(next: string) {
-          path = join(next, LOCK_FILE);
-        },
-        release() {
-          if (released) return;
-          released = true;
-          try {
-            const held = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
-            if (held.pid === me.pid && held.host === me.host && held.started_at === me.started_at) {
-              rmSync(path, { force: true });
-            }
-          } catch {
-            // already gone
-          }
-        },
-      };
-    } catch (e) {
-      if ((e as { code?: string }).code !== "EEXIST") throw e;
+  const me = newInfo(purpose);
+  const waitMs = Math.max(0, options.waitMs ?? 0);
+  const t0 = Date.now();
+  for (let attempt = 0;; attempt++) {
+    if (tryCreate(path, me)) break;
+    const seen = readLockAt(path);
+    if (seen === null) continue; // released meanwhile
+    if (!ownerAlive(seen.info)) {
+      if (takeOver(path, seen, me, 0)) break;
     }
-    let held: LockInfo | null = null;
-    try {
-      held = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
-    } catch {
-      held = null; // unreadable or torn: written by a process killed mid-write; treat as stale
+    // A live holder (or a contender taking the stale lock over right now): wait, or refuse.
+    const waited = Date.now() - t0;
+    if (waited >= waitMs) {
+      throw lockedError(readLockAt(path)?.info ?? seen.info, path, waitMs > 0 ? waited : 0);
     }
-    const stale = held === null || (held.host === me.host && !alive(held.pid));
-    if (!stale) {
-      throw new NoemaError(
-        "locked",
-        `episode is locked by ${held!.purpose} (pid ${held!.pid} on ${held!.host}, since ${held!.started_at}); ` +
-          `if that process is gone, remove ${path}`,
-        { exitCode: EXIT.LOCKED },
-      );
-    }
-    rmSync(path, { force: true });
+    sleepMs(Math.min(20 + attempt, 100, Math.max(1, waitMs - waited)));
   }
-  throw new NoemaError("locked", `cannot take the lock ${path}`, { exitCode: EXIT.LOCKED });
+  let released = false;
+  return {
+    moveTo(next: string) {
+      path = join(next, LOCK_FILE);
+    },
+    release() {
+      if (released) return;
+      released = true;
+      removeIfOurs(path, me.nonce);
+    },
+  };
+}
+
+/**
+ * Whether an episode is locked, and by whom: `held` while the owner is alive
+ * (a running or waiting process), `stale` when the owner is gone (a crashed
+ * run), `none` without a lock file.
+ *
+ * @example
+ * ```ts
+ * import { lockStatus } from "noema";
+ * const { state, info } = lockStatus(".noema/episodes/ep_1");
+ * if (state === "stale") console.log(`crashed (pid ${info?.pid})`);
+ * ```
+ */
+export function lockStatus(dir: string): LockStatus {
+  let seen: SeenLock | null;
+  try {
+    seen = readLockAt(join(dir, LOCK_FILE));
+  } catch {
+    seen = null;
+  }
+  if (seen === null) return { state: "none", info: null };
+  return { state: ownerAlive(seen.info) ? "held" : "stale", info: seen.info };
 }

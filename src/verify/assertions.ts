@@ -22,6 +22,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import type { AssertionResult, WorkspaceDiff } from "../schema/summary.ts";
 import { comparePaths, errCode, isIgnored, type Snapshot } from "./snapshot.ts";
 import { jsonType } from "../json.ts";
+import { childEnv } from "../plugins/process.ts";
 
 /** Default `timeout_ms` of `command_succeeds`: 60 s. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
@@ -767,7 +768,15 @@ function runCommand(command: string, cwd: string, timeoutMs: number): Promise<st
     };
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, { cwd, shell: true, stdio: "ignore", detached: posixGroup, windowsHide: true });
+      // noema's own secrets (the signing key) are not passed to the command.
+      child = spawn(command, {
+        cwd,
+        env: childEnv(),
+        shell: true,
+        stdio: "ignore",
+        detached: posixGroup,
+        windowsHide: true,
+      });
     } catch (e) {
       finish(`command_failed: ${errCode(e)}`);
       return;

@@ -176,6 +176,13 @@ export interface StartVerificationOptions {
   /** Progress of a snapshot capture: which one, and the files hashed so far. */
   onProgress?: (snapshot: "pre" | "post", files: number) => void;
   /**
+   * Masks secrets in what verification writes and returns: the snapshot
+   * files (workspace paths) and the `verification` block (assertion targets
+   * and reasons, diff paths). An episode's `ArtifactSink.mask`.
+   * @default {no masking}
+   */
+  redact?: <T>(value: T) => T;
+  /**
    * Continue a verification begun by an earlier process (a resumed run): read
    * `snapshots/pre.json` instead of capturing it.
    * @default {false}
@@ -225,6 +232,7 @@ export async function startVerification(options: StartVerificationOptions): Prom
     return { pre: null, preError: null, finish: () => Promise.resolve(notProvidedVerification(policy)) };
   }
   const snapDir = options.episodeDir;
+  const redact = options.redact ?? (<T>(value: T): T => value);
   const capture = async (path: string): Promise<Snapshot | WorkspaceUnavailableError> => {
     if (workspace === null) return new WorkspaceUnavailableError("(none given)", "", "no_workspace");
     try {
@@ -232,7 +240,7 @@ export async function startVerification(options: StartVerificationOptions): Prom
       const snap = await captureSnapshot(workspace, policy, {
         onProgress: options.onProgress ? (n) => options.onProgress!(which, n) : undefined,
       });
-      writeSnapshot(join(snapDir, path), snap);
+      writeSnapshot(join(snapDir, path), redact(snap));
       return snap;
     } catch (e) {
       if (e instanceof WorkspaceUnavailableError) return e;
@@ -261,7 +269,12 @@ export async function startVerification(options: StartVerificationOptions): Prom
       done ??= (async () => {
         const second = await capture(SNAPSHOT_PATHS.post);
         const post = second instanceof WorkspaceUnavailableError ? null : second;
-        const diff = pre !== null && post !== null ? diffSnapshots(pre, post) : null;
+        // A resumed run reads the pre snapshot as written (paths masked): compare it with a masked post.
+        const diff = pre === null || post === null
+          ? null
+          : options.resume
+          ? diffSnapshots(redact(pre), redact(post))
+          : diffSnapshots(pre, post);
         const results = await evaluateAssertions(specs, {
           workspace,
           pre,
@@ -269,14 +282,14 @@ export async function startVerification(options: StartVerificationOptions): Prom
           diff,
           baseDir: options.baseDir ?? process.cwd(),
         });
-        return buildVerification({
+        return redact(buildVerification({
           provided: true,
           results,
           policy,
           diff,
           snapshotsWritten: pre !== null && post !== null,
           error: pre === null || post === null ? WORKSPACE_UNAVAILABLE : null,
-        });
+        }));
       })();
       return done;
     },

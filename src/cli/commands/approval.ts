@@ -7,57 +7,50 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
-import type { RunResult } from "../../runtime/engine.ts";
+import { userInfo } from "node:os";
 import { approve, reject, resume } from "../../runtime/resume.ts";
+import { ArtifactSink } from "../../runtime/artifact_sink.ts";
+import { locateEpisode } from "../../store/layout.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
+import { printRunResult } from "../run_result.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending checkpoint or no decision yet, " +
   "7 state.json or events.jsonl changed since the checkpoint, 8 already decided or the decision was already used, " +
   "9 a different adapter or plugin than the paused run's, 10 another process holds the episode's lock.\n";
 
-function printResult(ctx: CliContext, result: RunResult, json: boolean | undefined): void {
-  if (json) {
-    ctx.out.json({
-      episode_id: result.episode_id,
-      episode_dir: result.episode_dir,
-      status: result.status,
-      outcome: result.outcome,
-      ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
-    });
-  } else if (result.status === "pending") {
-    ctx.out.line(
-      `${result.episode_id}  ${ctx.out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`,
-    );
-    ctx.out.line(
-      ctx.out.color.dim(
-        `  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`,
-      ),
-    );
-  } else {
-    const color = result.status === "ok"
-      ? ctx.out.color.green
-      : result.status === "vetoed"
-      ? ctx.out.color.yellow
-      : ctx.out.color.red;
-    ctx.out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
+/** The OS user name (`os.userInfo()`), else $USER / $LOGNAME / $USERNAME, else `unknown`. */
+function osUser(): string {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // no passwd entry for this uid (some containers)
   }
-  if (result.exit_code !== EXIT.OK) process.exitCode = result.exit_code;
+  const env = process.env;
+  return env.USER || env.LOGNAME || env.USERNAME || "unknown";
 }
 
-function withSignals<T>(ctx: CliContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/** Runs `work` with Ctrl-C / SIGTERM turned into an abort; `interrupted` tells whether one came. */
+async function withSignals<T>(
+  ctx: CliContext,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<{ value: T; interrupted: boolean }> {
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (++interrupts > 1) process.exit(130);
+    if (++interrupts > 1) process.exit(EXIT.INTERRUPTED);
     ctx.out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
     controller.abort();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  return work(controller.signal).finally(() => {
+  try {
+    return { value: await work(controller.signal), interrupted: interrupts > 0 };
+  } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-  });
+  }
 }
 
 function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "approve" | "reject"): void {
@@ -72,9 +65,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       }) bound to the run's pending checkpoint and its state_hash, ` +
         `in approvals/<checkpoint_id>.json. A checkpoint takes one decision. With --resume, continue the run at once.`,
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--note <text>", "why")
-    .option("--by <name>", "who decides (default: $USER)")
+    .option("--by <name>", "who decides (default: the OS user name)")
     .option("--resume", "continue the run after recording the decision")
     .option("--json", "print the decision (and, with --resume, the run's result) as JSON")
     .addHelpText(
@@ -86,7 +79,10 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     )
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const record = (name === "approve" ? approve : reject)(episode, { ...g, note: opts.note, by: opts.by });
+      const ref = resolveEpisodeRef(episode, g);
+      const decided = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by ?? osUser() });
+      // Printed as recorded: secrets in the note or the name are masked.
+      const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
         else {ctx.out.line(
@@ -95,8 +91,8 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
         return;
       }
       if (!opts.json) ctx.out.note(`${record.decision} by ${record.by}; resuming ${record.episode_id}`);
-      const result = await withSignals(ctx, (signal) => resume(episode, { ...g, signal }));
-      printResult(ctx, result, opts.json);
+      const r = await withSignals(ctx, (signal) => resume(ref, { ...g, signal }));
+      printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
 }
 
@@ -115,10 +111,10 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
       "Continue a run: after approve/reject for a paused run (the approved action runs, or the rejected step is vetoed), " +
         "or after a crash (from the first step the event log does not show finished). --abort ends it as aborted with terminal artifacts.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--abort", "end the run as aborted, with terminal artifacts")
     .option("--using <adapter>", "the adapter; must be the one the run used")
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
     .addHelpText(
       "after",
       examples(
@@ -128,10 +124,11 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     )
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const result = await withSignals(
+      const ref = resolveEpisodeRef(episode, g);
+      const r = await withSignals(
         ctx,
-        (signal) => resume(episode, { ...g, abort: opts.abort, using: opts.using, signal }),
+        (signal) => resume(ref, { ...g, abort: opts.abort, using: opts.using, signal }),
       );
-      printResult(ctx, result, opts.json);
+      printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
 }

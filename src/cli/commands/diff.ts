@@ -8,6 +8,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { NoemaError } from "../../errors.ts";
 import { readSummary } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import type { WorkspaceDiff } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
@@ -20,7 +21,7 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
       "Print the files a run added, modified and deleted in its workspace (from summary.json verification.workspace_diff). " +
         "Snapshots are taken when the run has assertions (--verify-*).",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--json", 'print {"added": [...], "modified": [...], "deleted": [...]}')
     .addHelpText(
       "after",
@@ -30,7 +31,8 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
       ) + "\nA run without assertions has no diff: that is an error (exit 1).\n",
     )
     .action((episode, opts, cmd) => {
-      const summary = readSummary(episode, globalOptions(cmd));
+      const g = globalOptions(cmd);
+      const summary = readSummary(locateEpisodeRef(episode, g), g);
       const verification = summary.verification as
         | { workspace_diff?: WorkspaceDiff | null; error?: string | null }
         | undefined;

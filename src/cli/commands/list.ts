@@ -4,10 +4,13 @@
  * @module
  */
 import { type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
-import { listEpisodes } from "../../read/list.ts";
+import { listEpisodes, statusWord } from "../../read/list.ts";
 import { episodesDir, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
-import { displayStatus, statusStyle } from "../format.ts";
+import { collect, parseTags } from "../args.ts";
+import { usageError } from "../errors.ts";
+import { statusStyle } from "../format.ts";
+import { parseSince } from "../time_args.ts";
 import { oneLine } from "../output.ts";
 
 /**
@@ -27,6 +30,43 @@ export function parsePositiveInt(value: string): number {
   return n;
 }
 
+/** The words `--status` accepts; `waiting` stands for `waiting_for_approval`. */
+export const LIST_STATUSES: readonly string[] = [
+  "ok",
+  "error",
+  "vetoed",
+  "aborted",
+  "partial",
+  "running",
+  "crashed",
+  "waiting",
+  "waiting_for_approval",
+  "paused",
+  "unreadable",
+];
+
+/**
+ * Parses repeated or comma-separated `--status` values; an unknown one is a
+ * usage error listing the known ones.
+ *
+ * @example
+ * ```ts
+ * import { parseStatuses } from "./list.ts";
+ * parseStatuses(["ok,vetoed", "waiting"]); // ["ok", "vetoed", "waiting_for_approval"]
+ * ```
+ */
+export function parseStatuses(values: readonly string[] | undefined): string[] | undefined {
+  if (!values) return undefined;
+  const out: string[] = [];
+  for (const v of values.flatMap((x) => x.split(",")).map((x) => x.trim().toLowerCase()).filter(Boolean)) {
+    if (!LIST_STATUSES.includes(v)) {
+      throw usageError(`--status: unknown status ${JSON.stringify(v)} (known: ${LIST_STATUSES.join(", ")})`);
+    }
+    out.push(v === "waiting" ? "waiting_for_approval" : v);
+  }
+  return out;
+}
+
 /** Registers `noema list`. */
 export function registerList(program: CommandUnknownOpts, ctx: CliContext): void {
   program
@@ -35,6 +75,15 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
     .summary("list episodes, newest first")
     .description("List episodes, newest first: a table, a JSON array (--json) or bare ids (--quiet).")
     .addOption(new Option("-n, --limit <n>", "most episodes to show").argParser(parsePositiveInt).default(20))
+    .option(
+      "-s, --status <status>",
+      "only this status: ok, error, vetoed, aborted, partial, running, crashed, waiting, paused, unreadable; " +
+        "repeatable or comma-separated",
+      collect,
+    )
+    .option("--since <date>", "only episodes started since a date (2025-11-01) or a duration ago (2h, 7d)")
+    .option("-t, --tag <key=value>", "only episodes with this tag; repeatable (all must match)", collect)
+    .option("--task <text>", "only episodes whose task contains this text (case-insensitive)")
     .option("-j, --json", "print a JSON array of entries")
     .option("-q, --quiet", "print only episode ids, one per line")
     .addHelpText(
@@ -42,15 +91,26 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
       examples(
         ["noema list", "the 20 newest episodes"],
         ["noema list --limit 5 --json", "entries as JSON"],
+        ["noema list --status vetoed --since 7d", "vetoed runs of the last week"],
+        ["noema list --tag team=infra --task deploy -n 5", "filters combine, then --limit applies"],
         ["noema list -q | xargs -n1 noema validate", "validate every listed episode"],
         ["noema --root ../other/.noema list", "episodes under another root"],
       ) +
-        "\nColumns: STARTED_AT, EPISODE_ID, STATUS (outcomes.status; '(waiting)' for a run that has not finished),\n" +
-        "OUTCOME (verification outcome of a finished run), TASK.\n",
+        "\nColumns: STARTED_AT, EPISODE_ID, STATUS, OUTCOME (verification outcome of a finished run), TASK.\n" +
+        "STATUS is how a finished run ended (ok, error, vetoed, aborted, partial), or where an unfinished one is:\n" +
+        "'running 12s' (its process holds the lock), 'waiting for approval', 'paused' (a checkpoint to resume),\n" +
+        "'crashed' (no live process, no checkpoint: noema resume recovers it).\n",
     )
     .action((opts, cmd) => {
       const g = globalOptions(cmd);
-      const entries = listEpisodes({ ...g, limit: opts.limit });
+      const entries = listEpisodes({
+        ...g,
+        limit: opts.limit,
+        status: parseStatuses(opts.status),
+        since: opts.since === undefined ? undefined : parseSince(opts.since, "--since"),
+        tags: parseTags(opts.tag),
+        task: opts.task,
+      });
       const { out } = ctx;
       if (opts.json) {
         out.json(entries);
@@ -77,8 +137,8 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
           e.started_at ?? "-",
           { text: e.episode_id, style: c.cyan },
           {
-            text: e.pending ? "waiting for approval" : displayStatus(e.lifecycle, e.status),
-            style: statusStyle(e.status, c),
+            text: statusWord(e),
+            style: statusStyle(e.run_state === "terminal" ? e.status : e.run_state, c),
           },
           { text: e.outcome ?? "-", style: e.outcome ? statusStyle(e.outcome, c) : c.dim },
           (e.task !== null ? oneLine(e.task) : e.error ? `(${oneLine(e.error)})` : "-") +

@@ -7,11 +7,11 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { NoemaError } from "../../errors.ts";
 import { readPlan } from "../../read/episode.ts";
 import type { Plan } from "../../schema/plan.ts";
-import { locateEpisode } from "../../store/layout.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { statusStyle, stepMark } from "../format.ts";
 import type { Output } from "../output.ts";
-import { oneLine, truncate } from "../output.ts";
+import { neutralize, oneLine, truncate } from "../output.ts";
 
 /**
  * Writes a plan's steps, one line each: marker, id, kind, status, description;
@@ -29,8 +29,10 @@ export function renderSteps(out: Output, plan: Plan, indent = "", recorded?: Rea
   const kindW = Math.max(4, ...plan.steps.map((s) => String(s.kind).length));
   const width = out.stdout.columns;
   for (const s of plan.steps) {
-    const status = String(s.status);
-    const head = `${indent}${stepMark(status, c)} ${s.id.padEnd(idW)}  ${String(s.kind).padEnd(kindW)}  `;
+    const status = neutralize(String(s.status));
+    const head = `${indent}${stepMark(status, c)} ${neutralize(s.id).padEnd(idW)}  ${
+      neutralize(String(s.kind)).padEnd(kindW)
+    }  `;
     const plainHead = indent.length + 2 + idW + 2 + kindW + 2 + 9;
     let desc = oneLine(String(s.description ?? ""));
     if (width !== undefined) desc = truncate(desc, Math.max(10, width - plainHead));
@@ -48,7 +50,7 @@ export function registerPlan(program: CommandUnknownOpts, ctx: CliContext): void
     .description(
       "Print the plan rebuilt from events.jsonl: the latest plan event, then the step statuses of later act events.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print {steps, source, updated_at} (the shape of state.json plan)")
     .addHelpText(
       "after",
@@ -62,7 +64,7 @@ export function registerPlan(program: CommandUnknownOpts, ctx: CliContext): void
     )
     .action((episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const loc = locateEpisode(episode, g);
+      const loc = locateEpisodeRef(episode, g);
       const plan = readPlan(loc, g);
       if (plan === null) {
         throw new NoemaError("no_plan", `episode ${loc.id} has no plan event in events.jsonl`);

@@ -3,19 +3,22 @@
  *
  * @module
  */
-import { Option } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { applyLlmFlags } from "../../llm/run_flags.ts";
 import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { MODES } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { collect, parseTags } from "../args.ts";
 import { usageError } from "../errors.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { neutralize, oneLine } from "../output.ts";
+import { printRunResult } from "../run_result.ts";
 
 function number(flag: string, min: number, max = Infinity, integer = false) {
   return (value: string): number => {
@@ -29,17 +32,6 @@ function number(flag: string, min: number, max = Infinity, integer = false) {
     }
     return n;
   };
-}
-
-function tags(pairs: string[] | undefined): Record<string, string> | undefined {
-  if (!pairs) return undefined;
-  const out: Record<string, string> = {};
-  for (const p of pairs) {
-    const eq = p.indexOf("=");
-    if (eq <= 0) throw usageError(`--tag must be key=value, got ${JSON.stringify(p)}`);
-    out[p.slice(0, eq)] = p.slice(eq + 1);
-  }
-  return out;
 }
 
 /** Assertions given by the --verify-* flags, in a fixed order (after any --verify-file entries). */
@@ -71,6 +63,33 @@ function verifyFlags(opts: {
   return specs;
 }
 
+/**
+ * A task argument that names a file (ends in .json/.jsonc, or is one word
+ * with a slash) that does not exist is a typo, not a task: exit 2.
+ */
+function checkTaskArg(arg: string): void {
+  const named = /\.jsonc?$/i.test(arg) || (/^\S+$/.test(arg) && /[\\/]/.test(arg));
+  if (named && !existsSync(arg)) throw usageError(`${arg}: task file not found`);
+}
+
+/** Long options common enough in other programs' command lines not to warn about after `--`. */
+const COMMON_FLAGS = new Set(["--json", "--quiet", "--text", "--tag", "--seed", "--mode", "--workspace", "--help"]);
+
+/**
+ * Warns when words after `--` (which go to the adapter) are noema's own run
+ * options, e.g. `--verify-file-exists` given to `sh` instead of to noema.
+ */
+function warnOwnFlagsAfterDashes(ctx: CliContext, cmd: CommandUnknownOpts, args: readonly string[]): void {
+  const own = new Set(cmd.options.map((o) => o.long).filter((f): f is string => !!f && !COMMON_FLAGS.has(f)));
+  const found = [...new Set(args.map((a) => a.split("=")[0]).filter((a) => own.has(a)))];
+  if (found.length === 0) return;
+  ctx.out.note(
+    `noema: warning: ${found.join(", ")} after -- ${
+      found.length === 1 ? "goes" : "go"
+    } to the adapter, not to noema; put noema's options before --`,
+  );
+}
+
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
 
 /** Registers `noema run`. */
@@ -78,10 +97,16 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
   program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
-    .argument("<task>", "the task, or a path to a .jsonc task file")
+    .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
     .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option(
+      "--model <provider:model>",
+      "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
+    )
+    .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
+    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
     .addOption(
@@ -130,7 +155,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
       collect,
     )
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
       "after",
@@ -138,11 +163,19 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         ['noema run "Say hello"', "minimal adapter and planner: detect → act → verify"],
         ["noema run examples/safe-shell.jsonc", "a task file: steps, adapter, policies, tags"],
         ['noema run "fix the test" --using command -- my-agent --task "{task}"', "record an existing agent CLI's run"],
+        [
+          'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
+          "noema's own agent; each tool call governed",
+        ],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
-        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage, 3 vetoed, 4 paused for approval.\n" +
-        "Settings: noema.jsonc in the current directory < policies/*.ts < the task file < flags.\n",
+        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage (also: a task file that does not exist),\n" +
+        "3 vetoed, 4 paused for approval, 130 interrupted (Ctrl-C).\n" +
+        "Settings: noema.jsonc in the current directory (and the folder its policies_dir names) < the task file\n" +
+        '< flags. A ./policies/ folder is loaded only with "policies_dir": "policies" in noema.jsonc; every\n' +
+        "plugin file noema.jsonc loads is named on stderr. noema's options go before --: what follows -- goes\n" +
+        "to the adapter.\n",
     )
     .action(async (taskArg, args, opts, cmd) => {
       const g = globalOptions(cmd);
@@ -158,7 +191,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         policy_timeout_ms: opts.policyTimeout,
         learn_mode: opts.learn,
         seed: opts.seed,
-        tags: tags(opts.tag),
+        tags: parseTags(opts.tag),
         workspace: opts.workspace,
         secrets: opts.secret,
         episode_id: opts.episodeId,
@@ -166,8 +199,17 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
+      if (taskArg !== undefined) checkTaskArg(taskArg);
+      warnOwnFlagsAfterDashes(ctx, cmd, args);
       const flagSpecs = verifyFlags(opts);
-      const { task, options } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
+      // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+      const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+      for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
+      const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
+        model: opts.model,
+        baseUrl: opts.baseUrl,
+        replay: opts.replay,
+      });
       if (opts.verifyFile !== undefined) {
         const list = parseJsoncFile(opts.verifyFile);
         if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
@@ -185,7 +227,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       let interrupts = 0;
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
-        if (interrupts > 1) process.exit(130);
+        if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
         out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
         controller.abort();
       };
@@ -209,52 +251,32 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
                 out.stderr.flush();
                 statusLine = false;
               }
-              if (e.phase === "start") out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${String(e.payload.task)}`));
+              if (e.phase === "start") {
+                out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${oneLine(String(e.payload.task))}`));
+              }
               if (e.phase === "act") {
                 const p = e.payload;
                 const mark = STATUS_MARK[String(p.step_status)] ?? "·";
                 out.note(
-                  `  ${mark} ${String(p.step_id)}  ${c.dim(String(p.input_excerpt))}  ${String(p.outcome)}  ${
-                    c.dim(`${p.duration_ms} ms`)
-                  }`,
+                  `  ${mark} ${neutralize(String(p.step_id))}  ${c.dim(oneLine(String(p.input_excerpt)))}  ${
+                    neutralize(String(p.outcome))
+                  }  ${c.dim(`${p.duration_ms} ms`)}`,
                 );
               }
               if (e.phase === "governance" && e.payload.decision === "veto") {
-                out.note(
-                  `  ${c.red("⊘")} ${String(e.payload.step_id)}  ${c.red(`veto: ${String(e.payload.message)}`)}`,
-                );
+                const failed = String(e.payload.rule ?? "").startsWith("policy.failure:");
+                const err = (e.payload.error ?? {}) as { at?: unknown };
+                const what = failed
+                  ? `policy failed: ${oneLine(String(e.payload.message))}${
+                    typeof err.at === "string" ? ` (at ${neutralize(err.at)})` : ""
+                  }`
+                  : `veto: ${oneLine(String(e.payload.message))}`;
+                out.note(`  ${c.red("⊘")} ${neutralize(String(e.payload.step_id))}  ${c.red(what)}`);
               }
             }
             : undefined,
         });
-        if (opts.quiet) out.line(result.episode_id);
-        else if (result.status === "pending" && !opts.json) {
-          out.line(
-            `${result.episode_id}  ${out.color.yellow("waiting for approval")}  ${result.pending?.reason ?? ""}`,
-          );
-          out.line(
-            out.color.dim(
-              `  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`,
-            ),
-          );
-        } else if (opts.json) {
-          out.json({
-            episode_id: result.episode_id,
-            episode_dir: result.episode_dir,
-            status: result.status,
-            outcome: result.outcome,
-            ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
-          });
-        } else {
-          const color = result.status === "ok"
-            ? out.color.green
-            : result.status === "vetoed"
-            ? out.color.yellow
-            : out.color.red;
-          out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
-          out.line(out.color.dim(`  view: noema view ${result.episode_id}${g.root ? ` --root ${g.root}` : ""}`));
-        }
-        if (result.exit_code !== EXIT.OK) process.exitCode = result.exit_code;
+        printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root: g.root, interrupted: interrupts > 0 });
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);

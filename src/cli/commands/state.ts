@@ -5,6 +5,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { readState } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 /** Registers `noema state`. */
@@ -13,7 +14,7 @@ export function registerState(program: CommandUnknownOpts, ctx: CliContext): voi
     .command("state")
     .summary("print state.json")
     .description("Print an episode's state.json: indented on a terminal, one line when piped.")
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print JSON (the default; accepted so every read command takes --json)")
     .addHelpText(
       "after",
@@ -24,6 +25,7 @@ export function registerState(program: CommandUnknownOpts, ctx: CliContext): voi
       ),
     )
     .action((episode, _opts, cmd) => {
-      ctx.out.json(readState(episode, globalOptions(cmd)));
+      const g = globalOptions(cmd);
+      ctx.out.json(readState(locateEpisodeRef(episode, g), g));
     });
 }

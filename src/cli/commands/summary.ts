@@ -5,6 +5,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { readSummary } from "../../read/episode.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
 /** Registers `noema summary`. */
@@ -13,7 +14,7 @@ export function registerSummary(program: CommandUnknownOpts, ctx: CliContext): v
     .command("summary")
     .summary("print summary.json (finished runs)")
     .description("Print an episode's summary.json (finished runs only): indented on a terminal, one line when piped.")
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print JSON (the default; accepted so every read command takes --json)")
     .addHelpText(
       "after",
@@ -23,6 +24,7 @@ export function registerSummary(program: CommandUnknownOpts, ctx: CliContext): v
       ) + "\nA run that has not finished has no summary.json: that is an error (exit 1).\n",
     )
     .action((episode, _opts, cmd) => {
-      ctx.out.json(readSummary(episode, globalOptions(cmd)));
+      const g = globalOptions(cmd);
+      ctx.out.json(readSummary(locateEpisodeRef(episode, g), g));
     });
 }

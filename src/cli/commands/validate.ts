@@ -10,6 +10,7 @@ import { EXIT } from "../../errors.ts";
 import { SCHEMA_NAMES } from "../../schema/registry.ts";
 import { validate, type ValidationProblem } from "../../validate/validate.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 
 /**
  * One problem as a line: `path:line: rule: message` (`path: rule: message`
@@ -57,7 +58,7 @@ export function registerValidate(program: CommandUnknownOpts, ctx: CliContext): 
       const { out } = ctx;
       const progress = out.stderr.isTTY && !opts.json;
       let shown = false;
-      const report = validate(target, {
+      const report = validate(resolveEpisodeRef(target, globalOptions(cmd)), {
         ...globalOptions(cmd),
         ...(opts.schema ? { schema: opts.schema } : {}),
         ...(progress

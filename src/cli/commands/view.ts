@@ -6,19 +6,38 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
-import { locateEpisode } from "../../store/layout.ts";
+import { existsSync, statSync } from "node:fs";
+import { NoemaError } from "../../errors.ts";
+import { episodePaths } from "../../read/episode.ts";
+import type { EpisodeLocation } from "../../store/layout.ts";
+import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
-import { displayStatus, formatMs, msBetween, statusStyle } from "../format.ts";
-import { type Cell, oneLine, type Output, truncate } from "../output.ts";
+import { type RunState, statusWord } from "../../read/list.ts";
+import { formatMs, msBetween, statusStyle } from "../format.ts";
+import { type Cell, neutralize, oneLine, type Output, truncate } from "../output.ts";
 import { renderSteps } from "./plan.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
-const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
+/** A string field for display (control characters neutralised), or null. */
+const str = (x: unknown): string | null => (typeof x === "string" ? neutralize(x) : null);
 const show = (
   x: unknown,
-): string => (x === null || x === undefined ? "-" : typeof x === "string" ? x : JSON.stringify(x));
+): string => (x === null || x === undefined ? "-" : typeof x === "string" ? neutralize(x) : JSON.stringify(x));
+
+/** What the header says about a run that has no summary.json, by run state. */
+const RUN_STATE_NOTE: Partial<Record<RunState, string>> = {
+  running: "running",
+  waiting_for_approval: "waiting for approval",
+  paused: "paused (resumable: noema resume)",
+  crashed: "crashed (no live process, no checkpoint; noema resume recovers it)",
+};
+
+/** `1 veto`, `2 vetoes`: a count with its noun in the right number. */
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 /** Most actions and verdicts listed before "… N earlier" is shown. */
 const MAX_ROWS = 20;
@@ -41,20 +60,23 @@ function header(out: Output, v: EpisodeView): void {
   const episode = rec(st.episode);
   const flags = rec(s.flags);
   const outcome = str(s.outcome);
-  const statusText = displayStatus(v.lifecycle, v.status);
+  const statusText = neutralize(statusWord(v));
+  const styleKey = v.run_state === "terminal" ? v.status : v.run_state;
   out.line(
-    `${c.bold("Episode")} ${c.cyan(v.episode_id)}  ${statusStyle(v.status, c)(statusText)}` +
+    `${c.bold("Episode")} ${c.cyan(neutralize(v.episode_id))}  ${statusStyle(styleKey, c)(statusText)}` +
       (outcome ? ` · ${statusStyle(outcome, c)(outcome)}` : ""),
   );
   const task = str(rec(st.goal).task) ?? str(s.task);
   const started = str(episode.started_at) ?? str(s.started_at) ?? v.start?.timestamp ?? null;
   let duration: string | null = null;
   if (typeof s.duration_sec === "number") duration = `${s.duration_sec}s`;
+  else if (v.run_state === "running" && v.elapsed_ms !== undefined) duration = `${formatMs(v.elapsed_ms)} (running)`;
   else {
     const ms = msBetween(started, v.last_event_at);
     if (ms !== null) duration = `${formatMs(ms)} so far (last event ${v.last_event_at})`;
   }
-  const intuitionMode = str(episode.intuition_mode) ?? v.start?.intuition_mode ?? "advisory";
+  // An absent episode.intuition_mode means advisory (the state contract's default), whatever the start event says.
+  const intuitionMode = str(episode.intuition_mode) ?? "advisory";
   const intuition = typeof flags.intuition === "boolean"
     ? `${intuitionMode} (intuition ${flags.intuition ? "on" : "off"})`
     : intuitionMode;
@@ -62,27 +84,28 @@ function header(out: Output, v: EpisodeView): void {
     ["task", task === null ? "-" : oneLine(task)],
     ["started", started ?? "-"],
     ["duration", duration ?? "-"],
-    ["adapter", str(episode.using) ?? v.start?.using ?? "-"],
-    ["mode", str(flags.mode) ?? v.start?.mode ?? "-"],
+    ["adapter", str(episode.using) ?? str(v.start?.using) ?? "-"],
+    ["mode", str(flags.mode) ?? str(v.start?.mode) ?? "-"],
     ["intuition", intuition],
     ["adapter result", str(s.adapter_result)],
   ]);
   if (v.lifecycle === "non-terminal") {
     const w = v.waiting;
     const why = w
-      ? ` — ${w.event_type}${w.status ? ` (${w.status})` : ""}${
-        w.checkpoint_id ? ` checkpoint ${w.checkpoint_id}` : ""
+      ? ` — ${neutralize(w.event_type)}${w.status ? ` (${neutralize(w.status)})` : ""}${
+        w.checkpoint_id ? ` checkpoint ${neutralize(w.checkpoint_id)}` : ""
       }${w.reason ? `: ${oneLine(w.reason)}` : ""}`
       : "";
-    out.line(`  ${c.yellow(`waiting / non-terminal: no summary.json yet${why}`)}`);
+    const state = RUN_STATE_NOTE[v.run_state] ?? "non-terminal";
+    out.line(`  ${c.yellow(`${state}: no summary.json yet${why}`)}`);
     if (w?.event_type === "run.checkpoint" && w.pending) {
       const action = w.pending.action as { kind?: unknown; input?: unknown } | undefined;
       out.line(
-        `  ${c.yellow("waiting for approval")}  step ${String(w.pending.step_id)} (${String(w.pending.kind)}${
-          w.pending.policy_id ? `, asked by ${String(w.pending.policy_id)}` : ""
+        `  ${c.yellow("waiting for approval")}  step ${show(w.pending.step_id)} (${show(w.pending.kind)}${
+          w.pending.policy_id ? `, asked by ${show(w.pending.policy_id)}` : ""
         })`,
       );
-      if (action) out.line(`  pending action  ${String(action.kind)} ${oneLine(JSON.stringify(action.input ?? {}))}`);
+      if (action) out.line(`  pending action  ${show(action.kind)} ${oneLine(JSON.stringify(action.input ?? {}))}`);
       out.line(c.dim(`  decide: noema approve ${v.episode_id} --resume  |  noema reject ${v.episode_id} --resume`));
     }
   }
@@ -231,7 +254,12 @@ function verdictsSection(out: Output, v: EpisodeView): void {
   section(
     out,
     "Policy verdicts",
-    `${v.counts.direction} direction · ${v.counts.governance} governance · ${v.counts.vetoes} vetoes`,
+    `${v.counts.direction} direction · ${v.counts.governance} governance · ${
+      count(v.counts.vetoes, "veto", "vetoes")
+    }` +
+      (v.counts.policy_failures > 0
+        ? ` · ${count(v.counts.policy_failures, "policy failure", "policy failures")}`
+        : ""),
   );
   if (v.verdicts.length === 0) {
     out.line("  (none)");
@@ -254,13 +282,16 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     shown.map((x): Cell[] => {
       if (x.phase === "direction") {
         const status = x.status ?? "-";
+        const detail = x.error
+          ? `policy failed: ${failureText(x.error)}`
+          : [x.confidence !== null ? `confidence ${x.confidence}` : null, x.reason].filter(Boolean).join(" · ");
         return [
           "direction",
           x.step_id ?? "-",
           x.policy ?? "-",
-          x.kind ?? "-",
+          x.error ? { text: "failure", style: c.red } : x.kind ?? "-",
           { text: status, style: statusStyle(status, c) },
-          [x.confidence !== null ? `confidence ${x.confidence}` : null, x.reason].filter(Boolean).join(" · "),
+          oneLine(detail),
         ];
       }
       const decision = x.decision ?? "-";
@@ -268,13 +299,18 @@ function verdictsSection(out: Output, v: EpisodeView): void {
         "governance",
         x.step_id ?? "-",
         x.rule ?? "-",
-        { text: decision, style: statusStyle(decision, c) },
+        { text: x.failure ? `${decision} (policy failure)` : decision, style: statusStyle(decision, c) },
         x.enforced === false ? "audit" : x.enforced ? "enforced" : "-",
-        oneLine(x.message ?? ""),
+        oneLine(x.message ?? "") + (x.error?.at ? ` (at ${x.error.at})` : ""),
       ];
     }),
     { indent: "  " },
   );
+}
+
+/** `Error: kaboom (at boom.ts:3:11)`. */
+function failureText(e: { type: string; message: string; at: string | null }): string {
+  return `${e.type}${e.message ? `: ${e.message}` : ""}${e.at ? ` (at ${e.at})` : ""}`;
 }
 
 function timelineSection(out: Output, v: EpisodeView): void {
@@ -296,7 +332,7 @@ function timelineSection(out: Output, v: EpisodeView): void {
     const dt = t.delta_ms === null ? "?" : `+${formatMs(t.delta_ms)}`;
     const head = `  ${dt.padStart(9)}  ${t.phase.padEnd(16)}  `;
     const summary = width !== undefined ? truncate(t.summary, Math.max(10, width - head.length)) : t.summary;
-    out.line(`  ${c.dim(dt.padStart(9))}  ${c.cyan(t.phase.padEnd(16))}  ${summary}`.trimEnd());
+    out.line(`  ${c.dim(dt.padStart(9))}  ${c.cyan(neutralize(t.phase).padEnd(16))}  ${summary}`.trimEnd());
   }
   if (v.counts.events > TIMELINE_LENGTH) out.line(c.dim(`  (all events: noema events ${v.episode_id})`));
 }
@@ -317,7 +353,7 @@ function artifactsSection(out: Output, v: EpisodeView): void {
  *
  * @example
  * ```ts
- * // renderView(ctx.out, buildEpisodeView(locateEpisode(id)))
+ * // renderView(ctx.out, buildEpisodeView(locateEpisodeRef(id)))
  * ```
  */
 export function renderView(out: Output, v: EpisodeView): void {
@@ -331,6 +367,46 @@ export function renderView(out: Output, v: EpisodeView): void {
   artifactsSection(out, v);
 }
 
+/** How long a run that is not terminal may show no live writer before `--follow` gives up, in ms. */
+const FOLLOW_GRACE_MS = 3000;
+
+/**
+ * `view --follow`: on a terminal, clears the screen and redraws whenever the
+ * event log grows; stops when the run ends, pauses, or has no live writer
+ * for {@link FOLLOW_GRACE_MS} (exit 1). Elsewhere, prints once at the end.
+ */
+async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean): Promise<void> {
+  const { out } = ctx;
+  const live = out.stdout.isTTY && !json;
+  const events = episodePaths(loc.dir).events;
+  let drawn = "", idleSince: number | null = null;
+  while (true) {
+    const view = buildEpisodeView(loc);
+    const key = `${existsSync(events) ? statSync(events).size : -1}:${view.lifecycle}:${view.run_state}`;
+    if (live && key !== drawn) {
+      out.stdout.write("\x1b[H\x1b[2J");
+      renderView(out, view);
+      out.stdout.flush();
+      drawn = key;
+    }
+    const done = view.run_state === "terminal" || view.run_state === "waiting_for_approval" ||
+      view.run_state === "paused";
+    if (view.run_state === "running") idleSince = null;
+    else if (!done) idleSince ??= Date.now();
+    if (done || (idleSince !== null && Date.now() - idleSince >= FOLLOW_GRACE_MS)) {
+      if (!live) json ? out.json(view) : renderView(out, view);
+      if (!done) {
+        throw new NoemaError(
+          "not_running",
+          `episode ${loc.id} is not terminal and no live process writes it (crashed)`,
+        );
+      }
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Registers `noema view`. */
 export function registerView(program: CommandUnknownOpts, ctx: CliContext): void {
   program
@@ -340,21 +416,33 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
       "Show a dashboard of one episode: status, plan, actions, verification, metrics, policy verdicts, " +
         "the last events and the artifact paths. Works for runs that have not finished.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print one JSON object with everything the dashboard shows")
+    .option(
+      "-f, --follow",
+      "follow a live run: redraw on a terminal as events arrive, until it ends or pauses " +
+        "(not on a terminal: print the dashboard once it ends or pauses)",
+    )
     .addHelpText(
       "after",
       examples(
         ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "the dashboard"],
-        ['noema view "$(noema list -q -n 1)"', "the newest episode"],
+        ["noema view last", "the newest episode"],
+        ["noema view ep_01K9RB", "a unique id prefix is enough"],
+        ["noema view last --follow", "watch a live run"],
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
         "plan, counts: {events, by_phase, actions, direction, governance, vetoes, damaged_lines}, verdicts,\n" +
         "timeline, waiting, start, last_event_at, problems, paths}.\n",
     )
-    .action((episode, opts, cmd) => {
-      const view = buildEpisodeView(locateEpisode(episode, globalOptions(cmd)));
+    .action(async (episode, opts, cmd) => {
+      const loc = locateEpisodeRef(episode, globalOptions(cmd));
+      if (opts.follow) {
+        await followView(ctx, loc, opts.json === true);
+        return;
+      }
+      const view = buildEpisodeView(loc);
       if (opts.json) ctx.out.json(view);
       else renderView(ctx.out, view);
     });

@@ -1,0 +1,175 @@
+/**
+ * Claude Code's hook dialect: payload schemas for `SessionStart`,
+ * `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `PostToolUseFailure`,
+ * `Stop` and `SessionEnd` (any other event is ignored), and the
+ * `hookSpecificOutput` answer of `PreToolUse`.
+ *
+ * | decision | answer |
+ * |---|---|
+ * | deny | `permissionDecision: "deny"` with the reason |
+ * | patch | `allow` with `updatedInput` |
+ * | hints | `additionalContext` |
+ * | ask | `defer` in print mode (the episode pauses), else `ask` |
+ * | allow, no hints | nothing (or `allow` when granting) |
+ *
+ * @module
+ */
+import * as v from "valibot";
+import type { Decision } from "../core.ts";
+import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
+import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
+
+const Base = v.looseObject({
+  session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+  cwd: v.optional(v.string()),
+  hook_event_name: v.string(),
+});
+const Input = v.record(v.string(), v.unknown());
+
+/** Payload schemas of the Claude Code events noema acts on (loose: unknown fields are kept). */
+export const CLAUDE_PAYLOADS = {
+  SessionStart: v.looseObject({ ...Base.entries, source: v.optional(v.string()) }),
+  UserPromptSubmit: v.looseObject({ ...Base.entries, prompt: v.string() }),
+  PreToolUse: v.looseObject({
+    ...Base.entries,
+    tool_name: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+    tool_input: Input,
+    tool_use_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+  }),
+  PostToolUse: v.looseObject({
+    ...Base.entries,
+    tool_name: v.string(),
+    tool_input: Input,
+    tool_use_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+    tool_response: v.optional(v.unknown()),
+    duration_ms: v.optional(v.number()),
+  }),
+  PostToolUseFailure: v.looseObject({
+    ...Base.entries,
+    tool_name: v.string(),
+    tool_input: Input,
+    tool_use_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+    error: v.optional(v.unknown()),
+    is_interrupt: v.optional(v.boolean()),
+    duration_ms: v.optional(v.number()),
+  }),
+  Stop: v.looseObject({ ...Base.entries, last_assistant_message: v.optional(v.string()) }),
+  SessionEnd: v.looseObject({ ...Base.entries, reason: v.optional(v.string()) }),
+} as const;
+
+type ClaudeEventName = keyof typeof CLAUDE_PAYLOADS;
+
+/** The events noema registers for and acts on. */
+export const CLAUDE_EVENTS: readonly ClaudeEventName[] = Object.keys(CLAUDE_PAYLOADS) as ClaudeEventName[];
+
+function eventName(payload: unknown): string {
+  const p = parsePayload(v.looseObject({ hook_event_name: v.string() }), payload, "claude-code hook event");
+  return p.hook_event_name;
+}
+
+function parseClaude(payload: unknown): HookEvent | null {
+  const name = eventName(payload);
+  if (!Object.hasOwn(CLAUDE_PAYLOADS, name)) return null;
+  const what = `claude-code ${name}`;
+  const base = (p: v.InferOutput<typeof Base>) => ({ session_id: p.session_id, cwd: p.cwd ?? null, name });
+  switch (name as ClaudeEventName) {
+    case "SessionStart":
+      return { kind: "session_start", ...base(parsePayload(CLAUDE_PAYLOADS.SessionStart, payload, what)) };
+    case "UserPromptSubmit": {
+      const p = parsePayload(CLAUDE_PAYLOADS.UserPromptSubmit, payload, what);
+      return { kind: "prompt", ...base(p), prompt: p.prompt };
+    }
+    case "PreToolUse": {
+      const p = parsePayload(CLAUDE_PAYLOADS.PreToolUse, payload, what);
+      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id: p.tool_use_id };
+    }
+    case "PostToolUse": {
+      const p = parsePayload(CLAUDE_PAYLOADS.PostToolUse, payload, what);
+      return {
+        kind: "post_tool",
+        ...base(p),
+        tool: p.tool_name,
+        input: p.tool_input,
+        call_id: p.tool_use_id,
+        status: "ok",
+        output: p.tool_response ?? null,
+        error: null,
+        duration_ms: p.duration_ms ?? null,
+      };
+    }
+    case "PostToolUseFailure": {
+      const p = parsePayload(CLAUDE_PAYLOADS.PostToolUseFailure, payload, what);
+      return {
+        kind: "post_tool",
+        ...base(p),
+        tool: p.tool_name,
+        input: p.tool_input,
+        call_id: p.tool_use_id,
+        status: "error",
+        output: null,
+        error: p.is_interrupt ? "interrupted" : typeof p.error === "string" ? p.error : JSON.stringify(p.error ?? null),
+        duration_ms: p.duration_ms ?? null,
+      };
+    }
+    case "Stop": {
+      const p = parsePayload(CLAUDE_PAYLOADS.Stop, payload, what);
+      return { kind: "stop", ...base(p), message: p.last_assistant_message ?? null };
+    }
+    case "SessionEnd": {
+      const p = parsePayload(CLAUDE_PAYLOADS.SessionEnd, payload, what);
+      return { kind: "session_end", ...base(p), message: p.reason ?? null };
+    }
+  }
+}
+
+/**
+ * The `hookSpecificOutput` of a `PreToolUse` answer (shared with Codex, which
+ * speaks the same shape without `defer`). `undefined` means no opinion.
+ *
+ * @example
+ * ```ts
+ * import { preToolOutput } from "./dialect.ts";
+ * preToolOutput({ verdict: "deny", reason: "no", policy_id: "p", hints: [] } as never, { print: true, grant: false }, true);
+ * ```
+ */
+export function preToolOutput(
+  decision: Decision,
+  context: AnswerContext,
+  canDefer: boolean,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = { hookEventName: "PreToolUse" };
+  if (decision.verdict === "deny") {
+    out.permissionDecision = "deny";
+    out.permissionDecisionReason = reasonText(decision, "vetoed");
+  } else if (decision.verdict === "ask") {
+    out.permissionDecision = context.print && canDefer ? "defer" : "ask";
+    out.permissionDecisionReason = reasonText(decision, "needs approval");
+  } else if (decision.verdict === "patch") {
+    out.permissionDecision = "allow";
+    out.permissionDecisionReason = reasonText(decision, "input rewritten");
+    out.updatedInput = decision.input;
+  } else if (context.grant) {
+    out.permissionDecision = "allow";
+  }
+  if (decision.verdict !== "deny" && decision.hints.length > 0) {
+    out.additionalContext = decision.hints.map((h) => `noema: ${h}`).join("\n");
+  }
+  return Object.keys(out).length > 1 ? out : undefined;
+}
+
+function answerClaude(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
+  const out = preToolOutput(decision, context, true);
+  return out ? { stdout: JSON.stringify({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
+}
+
+/**
+ * The Claude Code dialect.
+ *
+ * @example
+ * ```ts
+ * import { claudeCode } from "./dialect.ts";
+ * const e = claudeCode.parse({ session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "t1" });
+ * console.log(e?.kind); // "pre_tool"
+ * ```
+ */
+export const claudeCode: Dialect = { name: "claude-code", parse: parseClaude, answer: answerClaude };

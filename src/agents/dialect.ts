@@ -1,0 +1,71 @@
+/**
+ * A dialect: how one agent CLI speaks the hook protocol. It parses the
+ * CLI's stdin payload into a {@link HookEvent} and turns the episode's
+ * {@link Decision} into the CLI's answer.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { EXIT, NoemaError } from "../errors.ts";
+import type { Decision } from "./core.ts";
+import type { HookAnswer, HookEvent, PreToolEvent } from "./event.ts";
+
+/** How the agent runs, which changes what an approval becomes. */
+export interface AnswerContext {
+  /**
+   * The agent runs without a person at the keyboard (`claude -p`): a call
+   * that needs approval is deferred and the episode pauses. Otherwise the
+   * agent asks its user. @default {false}
+   */
+  print: boolean;
+  /**
+   * Say `allow` explicitly when noema lets a call go ahead, so the agent's
+   * own permission prompts do not stop it (noema's policies are the gate:
+   * `noema run --using claude-code`). Otherwise a plain allow prints
+   * nothing and the agent's own permission rules apply. @default {false}
+   */
+  grant: boolean;
+}
+
+/** One agent CLI's hook protocol. */
+export interface Dialect {
+  /** The name given to `noema hook <name>`. */
+  readonly name: string;
+  /** Parses one payload; `null` for an event noema ignores. Throws a NoemaError (exit 2) for a bad payload. */
+  parse(payload: unknown): HookEvent | null;
+  /** The answer to a `pre_tool` event. */
+  answer(event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer;
+}
+
+/**
+ * Parses `payload` with a valibot schema; a mismatch is a NoemaError (exit 2)
+ * naming the first wrong field.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { parsePayload } from "./dialect.ts";
+ * parsePayload(v.object({ session_id: v.string() }), { session_id: "s1" }, "claude-code PreToolUse");
+ * ```
+ */
+export function parsePayload<S extends v.GenericSchema>(schema: S, payload: unknown, what: string): v.InferOutput<S> {
+  const r = v.safeParse(schema, payload);
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const path = v.getDotPath(issue) ?? "(payload)";
+  throw new NoemaError("bad_hook_input", `stdin: ${what}: ${path}: ${issue.message}`, { exitCode: EXIT.USAGE });
+}
+
+/**
+ * The reason an agent shows for a decision, with the deciding policy.
+ *
+ * @example
+ * ```ts
+ * import { reasonText } from "./dialect.ts";
+ * reasonText({ reason: "no pushes", policy_id: "no-push" } as never, "denied"); // "noema (no-push): no pushes"
+ * ```
+ */
+export function reasonText(decision: Decision, fallback: string): string {
+  const why = decision.reason ?? fallback;
+  return decision.policy_id ? `noema (${decision.policy_id}): ${why}` : `noema: ${why}`;
+}

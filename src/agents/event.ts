@@ -1,0 +1,79 @@
+/**
+ * The hook events noema understands, whatever agent CLI sent them: one
+ * normalized shape that the `noema hook` command acts on. Each dialect
+ * (`claude_code`, `codex`, `gemini`) parses its payloads into these.
+ *
+ * @module
+ */
+
+/** Fields every event carries. */
+export interface EventBase {
+  /** The agent's session id: one session is one episode. */
+  session_id: string;
+  /** The agent's working directory. */
+  cwd: string | null;
+  /** The agent's event name, as sent. */
+  name: string;
+}
+
+/** A session started. */
+export interface SessionStartEvent extends EventBase {
+  kind: "session_start";
+}
+
+/** The user submitted a prompt (the first one becomes the episode's goal). */
+export interface PromptEvent extends EventBase {
+  kind: "prompt";
+  prompt: string;
+}
+
+/** A tool call is about to run. */
+export interface PreToolEvent extends EventBase {
+  kind: "pre_tool";
+  tool: string;
+  input: Record<string, unknown>;
+  call_id: string;
+}
+
+/** A tool call ran (successfully or not). */
+export interface PostToolEvent extends EventBase {
+  kind: "post_tool";
+  tool: string;
+  input: Record<string, unknown>;
+  call_id: string;
+  status: "ok" | "error";
+  output: unknown;
+  error: string | null;
+  duration_ms: number | null;
+}
+
+/** The agent stopped answering (`stop`) or the session ended (`session_end`). */
+export interface EndEvent extends EventBase {
+  kind: "stop" | "session_end";
+  /** The agent's last message, or why the session ended. */
+  message: string | null;
+}
+
+/** A hook event, normalized. */
+export type HookEvent = SessionStartEvent | PromptEvent | PreToolEvent | PostToolEvent | EndEvent;
+
+/**
+ * What the hook prints and how it exits. `stdout: null` prints nothing (no
+ * opinion); exit 2 blocks the call with `stderr` as the reason.
+ */
+export interface HookAnswer {
+  stdout: string | null;
+  stderr?: string;
+  exitCode: 0 | 2;
+}
+
+/**
+ * The answer that expresses no opinion: exit 0, nothing printed.
+ *
+ * @example
+ * ```ts
+ * import { NO_OPINION } from "./event.ts";
+ * console.log(NO_OPINION.exitCode); // 0
+ * ```
+ */
+export const NO_OPINION: HookAnswer = Object.freeze({ stdout: null, exitCode: 0 });

@@ -1,0 +1,136 @@
+/**
+ * Gemini CLI's hook dialect: `SessionStart`, `BeforeAgent` (the prompt),
+ * `BeforeTool`, `AfterTool`, `AfterAgent` (the agent stopped) and
+ * `SessionEnd`; other events are ignored. The answer to `BeforeTool` is
+ * `{decision: "allow" | "deny" | "ask", reason}`, with
+ * `hookSpecificOutput.tool_input` for a rewritten input and
+ * `additionalContext` for hints. Gemini sends no tool call id: a call is
+ * identified by a hash of its session, tool and input, so `BeforeTool` and
+ * `AfterTool` of one call meet.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { canonicalHash } from "../../store/hash.ts";
+import type { Decision } from "../core.ts";
+import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
+import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
+
+const Base = v.looseObject({
+  session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+  cwd: v.optional(v.string()),
+  hook_event_name: v.string(),
+});
+const Tool = v.looseObject({
+  ...Base.entries,
+  tool_name: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+  tool_input: v.record(v.string(), v.unknown()),
+});
+
+/** Payload schemas of the Gemini CLI events noema acts on. */
+export const GEMINI_PAYLOADS = {
+  SessionStart: Base,
+  BeforeAgent: v.looseObject({ ...Base.entries, prompt: v.string() }),
+  BeforeTool: Tool,
+  AfterTool: v.looseObject({ ...Tool.entries, tool_response: v.optional(v.unknown()) }),
+  AfterAgent: v.looseObject({ ...Base.entries, prompt_response: v.optional(v.string()) }),
+  SessionEnd: v.looseObject({ ...Base.entries, reason: v.optional(v.string()) }),
+} as const;
+
+/**
+ * The call id of a Gemini tool call (which has none of its own).
+ *
+ * @example
+ * ```ts
+ * import { geminiCallId } from "./dialect.ts";
+ * geminiCallId("s1", "run_shell_command", { command: "ls" }); // "gem_…"
+ * ```
+ */
+export function geminiCallId(session: string, tool: string, input: Record<string, unknown>): string {
+  return `gem_${canonicalHash({ session, tool, input }).slice(-16)}`;
+}
+
+function afterTool(p: v.InferOutput<(typeof GEMINI_PAYLOADS)["AfterTool"]>, name: string): HookEvent {
+  const response = (p.tool_response ?? null) as Record<string, unknown> | null;
+  const err = response && typeof response === "object" ? response.error : undefined;
+  const message = err && typeof err === "object" ? (err as { message?: unknown }).message : err;
+  return {
+    kind: "post_tool",
+    session_id: p.session_id,
+    cwd: p.cwd ?? null,
+    name,
+    tool: p.tool_name,
+    input: p.tool_input,
+    call_id: geminiCallId(p.session_id, p.tool_name, p.tool_input),
+    status: message ? "error" : "ok",
+    output: response,
+    error: message ? String(message) : null,
+    duration_ms: null,
+  };
+}
+
+function parseGemini(payload: unknown): HookEvent | null {
+  const { hook_event_name: name } = parsePayload(
+    v.looseObject({ hook_event_name: v.string() }),
+    payload,
+    "gemini hook event",
+  );
+  if (!Object.hasOwn(GEMINI_PAYLOADS, name)) return null;
+  const what = `gemini ${name}`;
+  const base = (p: v.InferOutput<typeof Base>) => ({ session_id: p.session_id, cwd: p.cwd ?? null, name });
+  switch (name as keyof typeof GEMINI_PAYLOADS) {
+    case "SessionStart":
+      return { kind: "session_start", ...base(parsePayload(Base, payload, what)) };
+    case "BeforeAgent": {
+      const p = parsePayload(GEMINI_PAYLOADS.BeforeAgent, payload, what);
+      return { kind: "prompt", ...base(p), prompt: p.prompt };
+    }
+    case "BeforeTool": {
+      const p = parsePayload(Tool, payload, what);
+      const call_id = geminiCallId(p.session_id, p.tool_name, p.tool_input);
+      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id };
+    }
+    case "AfterTool":
+      return afterTool(parsePayload(GEMINI_PAYLOADS.AfterTool, payload, what), name);
+    case "AfterAgent": {
+      const p = parsePayload(GEMINI_PAYLOADS.AfterAgent, payload, what);
+      return { kind: "stop", ...base(p), message: p.prompt_response ?? null };
+    }
+    case "SessionEnd": {
+      const p = parsePayload(GEMINI_PAYLOADS.SessionEnd, payload, what);
+      return { kind: "session_end", ...base(p), message: p.reason ?? null };
+    }
+  }
+}
+
+function answerGemini(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
+  const out: Record<string, unknown> = {};
+  const specific: Record<string, unknown> = { hookEventName: "BeforeTool" };
+  if (decision.verdict === "deny") {
+    out.decision = "deny";
+    out.reason = reasonText(decision, "vetoed");
+  } else if (decision.verdict === "ask") {
+    out.decision = "ask";
+    out.reason = reasonText(decision, "needs approval");
+  } else if (decision.verdict === "patch") {
+    out.decision = "allow";
+    out.reason = reasonText(decision, "input rewritten");
+    specific.tool_input = decision.input;
+  } else if (context.grant) out.decision = "allow";
+  if (decision.verdict !== "deny" && decision.hints.length > 0) {
+    specific.additionalContext = decision.hints.map((h) => `noema: ${h}`).join("\n");
+  }
+  if (Object.keys(specific).length > 1) out.hookSpecificOutput = specific;
+  return Object.keys(out).length > 0 ? { stdout: JSON.stringify(out), exitCode: 0 } : { stdout: null, exitCode: 0 };
+}
+
+/**
+ * The Gemini CLI dialect.
+ *
+ * @example
+ * ```ts
+ * import { gemini } from "./dialect.ts";
+ * gemini.parse({ session_id: "s", hook_event_name: "BeforeTool", tool_name: "run_shell_command", tool_input: { command: "ls" } });
+ * ```
+ */
+export const gemini: Dialect = { name: "gemini", parse: parseGemini, answer: answerGemini };

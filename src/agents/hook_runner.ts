@@ -1,0 +1,137 @@
+/**
+ * What `noema hook <agent>` does with one event: find (or create) the
+ * session's episode, then propose the tool call (`pre_tool`), record its
+ * result (`post_tool`), or finish the episode (`stop`, `session_end`).
+ *
+ * One session is one episode: created by the first prompt (its goal), or by
+ * the first tool call when the hook was installed mid-session. After the
+ * episode ended (interactive sessions end one at each `Stop`), the next
+ * prompt starts a new one.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { newEpisodeId } from "../store/ids.ts";
+import { episodeDirFor } from "../store/layout.ts";
+import type { EpisodeHandle } from "./core.ts";
+import type { AnswerContext, Dialect } from "./dialect.ts";
+import { commandOf } from "./display.ts";
+import { attachEpisode, type DriverOptions, isSealed, openEpisode } from "./episodes.ts";
+import { type HookAnswer, type HookEvent, NO_OPINION } from "./event.ts";
+import { claimSession, sessionEpisode } from "./session_index.ts";
+import { toRecordedResult } from "./tool_result.ts";
+
+/** How the hook runs. */
+export interface HookSettings extends AnswerContext {
+  /** The episodes root. */
+  root: string;
+  /** The run settings episodes are opened with (policies, governance, verification…). */
+  options: Omit<DriverOptions, "using" | "root">;
+  /** Record into this episode instead of the session's (what `noema run --using claude-code` passes). */
+  episode?: string;
+  /** Finish the episode at `Stop`/`SessionEnd`. @default {true} */
+  finish: boolean;
+}
+
+const APPEAR_WAIT_MS = 5000;
+
+async function waitForDir(dir: string): Promise<void> {
+  const until = Date.now() + APPEAR_WAIT_MS;
+  while (!existsSync(dir) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** The session's open episode, or null (none yet, or the last one ended). */
+async function currentEpisode(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<EpisodeHandle | null> {
+  const id = s.episode ?? sessionEpisode(s.root, dialect.name, event.session_id)?.episode_id;
+  if (id === undefined) return null;
+  const dir = episodeDirFor(id, s.root);
+  await waitForDir(dir);
+  if (s.episode === undefined && isSealed(dir)) return null;
+  return await attachEpisode(id, { root: s.root });
+}
+
+/** The session's open episode; a new one toward `task` when there is none. */
+async function episodeFor(
+  dialect: Dialect,
+  event: HookEvent,
+  s: HookSettings,
+  task: string,
+): Promise<EpisodeHandle> {
+  const current = await currentEpisode(dialect, event, s);
+  if (current) return current;
+  const previous = sessionEpisode(s.root, dialect.name, event.session_id);
+  const id = newEpisodeId();
+  const entry = claimSession(s.root, dialect.name, event.session_id, id, { replace: previous !== null });
+  if (entry.episode_id !== id) {
+    // Another hook process of this session created it first.
+    await waitForDir(episodeDirFor(entry.episode_id, s.root));
+    return await attachEpisode(entry.episode_id, { root: s.root });
+  }
+  return await openEpisode(task, {
+    ...s.options,
+    root: s.root,
+    using: dialect.name,
+    episode_id: id,
+    adapter: { ...(s.options.adapter ?? {}), session_id: event.session_id },
+  });
+}
+
+async function withEpisode<T>(episode: EpisodeHandle | null, work: (e: EpisodeHandle) => Promise<T>, none: T) {
+  if (!episode) return none;
+  try {
+    return await work(episode);
+  } finally {
+    episode.close();
+  }
+}
+
+/**
+ * Handles one hook event and returns the answer for the agent.
+ *
+ * @example
+ * ```ts
+ * import { claudeCode } from "./claude_code/dialect.ts";
+ * import { handleHookEvent } from "./hook_runner.ts";
+ * const event = claudeCode.parse(JSON.parse(stdin))!;
+ * const answer = await handleHookEvent(claudeCode, event, { root: ".noema", options: {}, finish: true, print: false, grant: false });
+ * ```
+ */
+export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<HookAnswer> {
+  const fallbackTask = `${dialect.name} session ${event.session_id}`;
+  switch (event.kind) {
+    case "session_start":
+      return NO_OPINION;
+    case "prompt":
+      if (s.episode === undefined && event.prompt.trim() !== "") {
+        await withEpisode(await episodeFor(dialect, event, s, event.prompt), async () => {}, undefined);
+      }
+      return NO_OPINION;
+    case "pre_tool":
+      return await withEpisode(await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+        const decision = await episode.propose({
+          kind: "tool",
+          tool: event.tool,
+          input: event.input,
+          command: commandOf(event.tool, event.input),
+          ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
+          call_id: event.call_id,
+        });
+        return dialect.answer(event, decision, s);
+      }, NO_OPINION);
+    case "post_tool":
+      return await withEpisode(await currentEpisode(dialect, event, s), async (episode) => {
+        await episode.record(event.call_id, toRecordedResult(event));
+        return NO_OPINION;
+      }, NO_OPINION);
+    case "stop":
+    case "session_end":
+      if (!s.finish) return NO_OPINION;
+      return await withEpisode(await currentEpisode(dialect, event, s), async (episode) => {
+        await episode.finish({
+          adapter_result: "success",
+          message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,
+        });
+        return NO_OPINION;
+      }, NO_OPINION);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * `noema hook claude-code|codex|gemini`: the command an agent CLI runs at
+ * each hook event. It reads one event from stdin, puts tool calls through
+ * the episode's policies and prints the agent's answer.
+ *
+ * Fail closed: any error (unreadable or malformed stdin, a missing policy,
+ * an internal error) exits 2 with the reason on stderr, which blocks the
+ * call. It never exits with another non-zero code, because the agents treat
+ * those as "go ahead".
+ *
+ * @module
+ */
+import { Option } from "@commander-js/extra-typings";
+import { existsSync, readFileSync } from "node:fs";
+import { DIALECTS } from "../../agents/dialects.ts";
+import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
+import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import type { RunOptions } from "../../runtime/run.ts";
+import { GOVERNANCE_MODES } from "../../runtime/settings.ts";
+import { resolveRoot } from "../../store/layout.ts";
+import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { usageError } from "../errors.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function readStdin(): unknown {
+  let text: string;
+  try {
+    text = readFileSync(0, "utf8");
+  } catch (e) {
+    throw new NoemaError("bad_hook_input", `stdin: cannot read: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+  }
+  if (text.trim() === "") throw new NoemaError("bad_hook_input", "stdin: empty; expected one JSON hook event");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new NoemaError("bad_hook_input", `stdin: not JSON: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+  }
+}
+
+function tags(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs) return undefined;
+  return Object.fromEntries(pairs.map((p) => {
+    const eq = p.indexOf("=");
+    if (eq <= 0) throw usageError(`--tag must be key=value, got ${JSON.stringify(p)}`);
+    return [p.slice(0, eq), p.slice(eq + 1)];
+  }));
+}
+
+/** Every failure of the hook exits 2 (blocking), whatever its usual code. */
+function failClosed(e: unknown): NoemaError {
+  if (e instanceof NoemaError) {
+    return e.exitCode === EXIT.USAGE ? e : new NoemaError(e.code, e.detail, { ...e.location, exitCode: EXIT.USAGE });
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new NoemaError("hook_failed", `hook failed (the call is blocked): ${message}`, { exitCode: EXIT.USAGE });
+}
+
+/** Registers `noema hook`. */
+export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
+  program
+    .command("hook")
+    .summary("answer one agent hook event from stdin (Claude Code, Codex, Gemini CLI)")
+    .description(
+      "Read one hook event (JSON) from stdin: a tool call is put through the policies of the session's episode " +
+        "and the verdict printed in the agent's dialect; results are recorded; Stop/SessionEnd finish the episode. " +
+        "Any error exits 2, which blocks the call.",
+    )
+    .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`)
+    .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
+    .option("--tag <key=value>", "user metadata; repeatable", collect)
+    .option("--workspace <dir>", "the workspace verification checks (default: the agent's cwd)")
+    .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
+    .option("--verify-file-exists <path>", "assert the file exists when the episode ends; repeatable", collect)
+    .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
+    .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
+    .option("--print", "the agent runs unattended (claude -p): approvals defer the call and pause the episode")
+    .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
+    .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
+        ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
+      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
+    )
+    .action(async (agent, opts, cmd) => {
+      try {
+        const dialect = DIALECTS[agent];
+        if (!dialect) {
+          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
+        }
+        const payload = readStdin();
+        const event = dialect.parse(payload);
+        if (!event) return; // an event noema does not act on: no opinion
+        const g = globalOptions(cmd);
+        const flags: RunOptions = {
+          policies: opts.policy,
+          governance: opts.governance,
+          tags: tags(opts.tag),
+          workspace: opts.workspace ?? event.cwd ?? undefined,
+          secrets: opts.secret,
+          root: g.root,
+        };
+        const verify = [
+          ...(opts.verifyFileExists ?? []).map((path) => ({ kind: "file_exists", path })),
+          ...(opts.verifyCommand ?? []).map((command) => ({ kind: "command_succeeds", command })),
+        ];
+        const { options } = resolveRunSettings({ taskOrFile: "-", options: flags });
+        for (const p of options.policies ?? []) {
+          if (typeof p === "string" && !existsSync(p)) {
+            throw new NoemaError("not_found", "policy file not found", { file: p, exitCode: EXIT.USAGE });
+          }
+        }
+        if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
+        const { registerPluginApi } = await import("../../plugins/loader.ts");
+        await registerPluginApi();
+        const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
+        const settings: HookSettings = {
+          root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
+          options: rest as HookSettings["options"],
+          episode: opts.episode,
+          finish: opts.finish,
+          print: opts.print === true,
+          grant: opts.grant === true,
+        };
+        const answer = await handleHookEvent(dialect, event, settings);
+        if (answer.stdout !== null) ctx.out.line(answer.stdout);
+        if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
+      } catch (e) {
+        throw failClosed(e);
+      }
+    });
+};

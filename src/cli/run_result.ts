@@ -1,0 +1,173 @@
+/**
+ * How `noema run`, `resume` and `approve|reject --resume` report a run's
+ * result: one line (or `--json`), plus why it was blocked: a policy's veto
+ * (its reason) kept apart from a policy failure (the error and where it was
+ * thrown), and the run's error.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import process from "node:process";
+import { EXIT } from "../errors.ts";
+import { episodePaths } from "../read/episode.ts";
+import type { RunResult } from "../runtime/engine.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { readJsonl } from "../store/jsonl.ts";
+import type { CliContext } from "./context.ts";
+import { neutralize, oneLine } from "./output.ts";
+
+/** The enforced governance decision that blocked an action. */
+export interface BlockInfo {
+  /** `veto`: a policy vetoed the action; `policy_failure`: a policy failed and fail_closed blocked it. */
+  kind: "veto" | "policy_failure";
+  /** The rule, e.g. `policy.veto:SqlGuard@1.0` or `policy.failure:Boom@1.0`. */
+  rule: string;
+  /** The policy. */
+  policy_id: string | null;
+  /** The step whose action was blocked. */
+  step_id: string | null;
+  /** The veto's reason (the policy's advice), or the failure's description. */
+  message: string;
+  /** For a failure: the error, and where it was thrown (`file.ts:LINE:COL`) when known. */
+  error: { type: string; message: string; at: string | null } | null;
+}
+
+/** Why a run ended as it did, read back from its artifacts. */
+export interface RunExplanation {
+  /** The last enforced block (veto or policy failure), or null. */
+  blocked: BlockInfo | null;
+  /** `outcomes.error` of state.json, or null. */
+  error: { type: string; message: string } | null;
+  /** The terminate event's message, or null. */
+  message: string | null;
+  /** The exit code of the last program an action ran (act event `exit_code`), or null. */
+  program_exit_code: number | null;
+}
+
+const rec = (x: unknown): Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
+const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
+
+/**
+ * Reads why a run ended: the last enforced veto or policy failure from
+ * `events.jsonl`, the terminate message, and `outcomes.error` of `state.json`.
+ *
+ * @example
+ * ```ts
+ * import { explainRun } from "./run_result.ts";
+ * explainRun("/tmp/.noema/episodes/ep_1").blocked?.message;
+ * ```
+ */
+export function explainRun(dir: string): RunExplanation {
+  const paths = episodePaths(dir);
+  let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
+  const atByPolicy = new Map<string, string>();
+  if (existsSync(paths.events)) {
+    for (const entry of readJsonl(paths.events)) {
+      if (entry.problem) continue;
+      const e = entry.value, p = rec(e.payload);
+      if (e.phase === "direction" && p.reason === "policy_failure") {
+        const at = str(rec(p.error).at);
+        if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
+      }
+      if (e.phase === "terminate") message = str(p.message);
+      if (e.phase === "act" && "exit_code" in p) programExit = typeof p.exit_code === "number" ? p.exit_code : null;
+      if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
+      const rule = str(p.rule_id) ?? str(p.rule) ?? "";
+      const failure = rule.startsWith("policy.failure:");
+      const err = rec(p.error);
+      const policyId = str(p.policy_id);
+      blocked = {
+        kind: failure ? "policy_failure" : "veto",
+        rule,
+        policy_id: policyId,
+        step_id: str(p.step_id),
+        message: str(p.message) ?? "",
+        error: failure
+          ? {
+            type: str(err.type) ?? "Error",
+            message: str(err.message) ?? "",
+            at: str(err.at) ?? atByPolicy.get(policyId ?? "") ?? null,
+          }
+          : null,
+      };
+    }
+  }
+  let error: RunExplanation["error"] = null;
+  try {
+    const e = rec(rec(readJsonFile(paths.state).outcomes).error);
+    if (typeof e.message === "string") error = { type: str(e.type) ?? "Error", message: e.message };
+  } catch {
+    // an unreadable state.json is for noema validate to report
+  }
+  return { blocked, error, message, program_exit_code: programExit };
+}
+
+/** Options of {@link printRunResult}. */
+export interface PrintRunOptions {
+  /** Print one JSON object. */
+  json?: boolean;
+  /** Print only the episode id. */
+  quiet?: boolean;
+  /** The `--root` given, repeated in the `view:` hint. */
+  root?: string;
+  /** The run was interrupted (Ctrl-C, SIGTERM): exit 130. */
+  interrupted?: boolean;
+}
+
+/**
+ * Prints a run's result and sets the exit code (0 ok, 1 error, 3 vetoed,
+ * 4 paused, 130 interrupted). `--json` prints `{episode_id, episode_dir,
+ * status, outcome, exit_code, blocked, error, program_exit_code}` (plus `checkpoint_id` and
+ * `pending` for a paused run).
+ *
+ * @example
+ * ```ts
+ * // printRunResult(ctx, await run("Say hello"), { json: true });
+ * ```
+ */
+export function printRunResult(ctx: CliContext, result: RunResult, options: PrintRunOptions = {}): void {
+  const { out } = ctx;
+  const c = out.color;
+  const why = explainRun(result.episode_dir);
+  const exitCode = options.interrupted && result.status !== "ok" ? EXIT.INTERRUPTED : result.exit_code;
+  if (options.quiet) out.line(result.episode_id);
+  else if (options.json) {
+    out.json({
+      episode_id: result.episode_id,
+      episode_dir: result.episode_dir,
+      status: result.status,
+      outcome: result.outcome,
+      exit_code: exitCode,
+      ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
+      blocked: why.blocked,
+      error: why.error,
+      program_exit_code: why.program_exit_code,
+    });
+  } else if (result.status === "pending") {
+    out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);
+    out.line(
+      c.dim(`  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`),
+    );
+  } else {
+    const color = result.status === "ok" ? c.green : result.status === "vetoed" ? c.yellow : c.red;
+    out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
+    const b = why.blocked;
+    if (b && result.status === "vetoed") {
+      if (b.kind === "veto") {
+        out.line(`  ${c.yellow("vetoed by")} ${neutralize(b.policy_id ?? b.rule)}: ${oneLine(b.message)}`);
+      } else {
+        const e = b.error!;
+        out.line(
+          `  ${c.red("policy failed")} ${neutralize(b.policy_id ?? b.rule)}: ${oneLine(`${e.type}: ${e.message}`)}${
+            e.at ? ` (at ${neutralize(e.at)})` : ""
+          }; fail_closed blocked the action (not a veto)`,
+        );
+      }
+    } else if (why.error && result.status !== "ok") {
+      out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
+    }
+    out.line(c.dim(`  view: noema view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
+  }
+  if (exitCode !== EXIT.OK) process.exitCode = exitCode;
+}

@@ -1,0 +1,132 @@
+/**
+ * One governed LLM agent run: the configured model (or a replay of a
+ * recorded one), the tools (built-in, user files, MCP servers), the governed
+ * hooks and the loop, with every model call recorded in `model.jsonl` and
+ * the conversation kept for an approval pause.
+ *
+ * @module
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { type ModelMessage, wrapLanguageModel } from "ai";
+import { DIR_MODE } from "../store/atomic.ts";
+import { ArtifactSink } from "../runtime/artifact_sink.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import { commandOf, toAiSdkTools } from "./ai_tools.ts";
+import type { LlmConfig } from "./config.ts";
+import type { Governor } from "./governor.ts";
+import { governedHooks } from "./hooks.ts";
+import { approvalMessages, type LoopResult, runAgentLoop } from "./loop.ts";
+import { connectMcpServers } from "./mcp.ts";
+import { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./model_log.ts";
+import { createLlmModel } from "./provider.ts";
+import { replayModel } from "./replay_model.ts";
+import { resolveTools } from "./tools/registry.ts";
+import type { LlmTool } from "./tools/tool.ts";
+
+/** The default system instruction. */
+export const DEFAULT_SYSTEM = "You are a careful software agent working in a workspace directory. " +
+  "Use the tools to inspect and change files and to run commands; paths are relative to the workspace. " +
+  "When a tool call is refused, read the reason and adapt. When the task is done, answer with a short summary.";
+
+/** The saved conversation of a paused run (`llm/conversation.json` in the episode). */
+export const CONVERSATION_FILE = "llm/conversation.json";
+
+/** Options of {@link runLlmAgent}. */
+export interface LlmAgentOptions {
+  task: string;
+  config: LlmConfig;
+  governor: Governor;
+  /** The workspace the tools are confined to. */
+  workspace: string;
+  /** The episode directory (model.jsonl and the conversation go there). */
+  episodeDir: string;
+  redactor: Redactor;
+  /** Replay these recorded turns instead of calling the model. */
+  replay?: readonly ModelTurn[];
+  /** Continue a paused conversation: approve or reject the waiting calls. */
+  resume?: { messages: ModelMessage[]; turns: number; callIds: string[]; approved: boolean; reason?: string };
+  /** Extra tools (library use). */
+  extraTools?: readonly LlmTool[];
+  signal?: AbortSignal;
+}
+
+/** What {@link runLlmAgent} returns. */
+export interface LlmAgentResult extends LoopResult {
+  usage: UsageTotals;
+  /** Turns used so far, across pauses. */
+  total_turns: number;
+}
+
+/**
+ * Runs the agent to its end, a pause, or a failure.
+ *
+ * @example
+ * ```ts
+ * import { parseLlmConfig, PolicyGovernor, Redactor, runLlmAgent } from "noema";
+ * // const r = await runLlmAgent({ task: "fix the test", config, governor, workspace: ".", episodeDir: dir, redactor: new Redactor() });
+ * ```
+ */
+export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
+  const c = o.config;
+  const abort = new AbortController();
+  const onAbort = () => abort.abort();
+  o.signal?.addEventListener("abort", onAbort, { once: true });
+  const tools: LlmTool[] = [
+    ...await resolveTools(c.tools, { baseDir: c.base_dir ?? process.cwd(), shell: c.shell }),
+    ...(o.extraTools ?? []),
+  ];
+  const mcp = await connectMcpServers(c.mcp_servers ?? {});
+  tools.push(...mcp.tools);
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const sink = new ArtifactSink(o.episodeDir, o.redactor);
+  const log = sink.jsonl(MODEL_LOG);
+  const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
+  try {
+    const base = o.replay ? replayModel(o.replay, o.redactor) : createLlmModel(c);
+    const model = wrapLanguageModel({
+      // deno-lint-ignore no-explicit-any
+      model: base as any,
+      middleware: modelRecorder(log, totals),
+    });
+    const hooks = governedHooks(o.governor, { command: (name, input) => commandOf(byName.get(name), name, input) });
+    const previous = o.resume?.turns ?? 0;
+    const messages: ModelMessage[] = o.resume
+      ? [
+        ...o.resume.messages,
+        ...approvalMessages(o.resume.messages, o.resume.callIds, o.resume.approved, o.resume.reason),
+      ]
+      : [{ role: "user", content: o.task }];
+    const result = await runAgentLoop({
+      model,
+      tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }),
+      hooks,
+      messages,
+      system: c.system ?? DEFAULT_SYSTEM,
+      maxTurns: Math.max(1, c.max_turns - previous),
+      maxTokens: c.max_tokens,
+      temperature: c.temperature,
+      stream: c.stream,
+      timeoutMs: c.timeout_ms,
+      maxRetries: o.replay ? 0 : c.max_retries,
+      baseUrl: o.replay ? "the recording" : c.base_url ?? c.provider,
+      signal: abort.signal,
+    });
+    const total = previous + result.turns;
+    if (result.status === "paused") {
+      mkdirSync(join(o.episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
+      sink.writeJson(CONVERSATION_FILE, {
+        schema_version: "llm-conversation/1.0",
+        turns: total,
+        pending: result.pending,
+        messages: result.messages,
+      });
+    }
+    return { ...result, usage: totals, total_turns: total };
+  } finally {
+    o.signal?.removeEventListener("abort", onAbort);
+    log.close();
+    await mcp.close();
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The AI SDK hooks that make every tool call a governed step:
+ *
+ * - `experimental_refineToolInput` (runs first, once per parsed call):
+ *   proposes the call to the governor and returns the input to run (patched
+ *   by interventions);
+ * - `toolApproval`: turns the decision into the SDK's answer: `deny` →
+ *   `denied` with the reason (the model reads it as the tool result and the
+ *   loop continues), `ask` → `user-approval` (the loop stops; the episode is
+ *   paused), otherwise not-applicable;
+ * - `onToolExecutionStart` / `onToolExecutionEnd`: record the result, output
+ *   or error, with its duration.
+ *
+ * The SDK swallows errors thrown in the execution callbacks, so recording
+ * failures are collected in {@link GovernedHooks.failures} and the loop
+ * checks them; {@link GovernedHooks.settle} waits for records in flight.
+ *
+ * @module
+ */
+import type { Decision, Governor } from "./governor.ts";
+
+/** A call the governor asked a human about. */
+export interface PendingToolApproval {
+  call_id: string;
+  tool: string;
+  input: Record<string, unknown>;
+  reason: string;
+  step_id: string;
+  policy_id: string | null;
+  checkpoint_id?: string;
+}
+
+/** One governed call as the hooks saw it. */
+export interface HookCall {
+  call_id: string;
+  tool: string;
+  decision: Decision;
+}
+
+/** What {@link governedHooks} returns: spread the first four into `generateText`/`streamText`. */
+export interface GovernedHooks {
+  // deno-lint-ignore no-explicit-any
+  toolApproval: (options: { toolCall: { toolCallId: string; toolName: string; input: unknown } }) => Promise<any>;
+  experimental_refineToolInput: Record<string, (input: unknown) => Promise<unknown>>;
+  onToolExecutionStart: (event: { toolCall: { toolCallId: string } }) => void;
+  // deno-lint-ignore no-explicit-any
+  onToolExecutionEnd: (event: any) => Promise<void>;
+  /** Calls that wait for approval (the loop stopped on them). */
+  pending: PendingToolApproval[];
+  /** Every governed call, in decision order. */
+  calls: HookCall[];
+  /** Recording errors (the SDK would swallow them). */
+  failures: Error[];
+  /** Resolves when every record in flight is written. */
+  settle(): Promise<void>;
+}
+
+/** Options of {@link governedHooks}. */
+export interface GovernedHooksOptions {
+  /** The display command of a call (policies see it as `action.command`). */
+  command?: (tool: string, input: Record<string, unknown>) => string;
+}
+
+function refinerFor(refine: (tool: string, input: unknown) => Promise<unknown>) {
+  // Every tool name is an own property, so tools added later (MCP, the caller's own) are governed too.
+  const cache = new Map<string, (input: unknown) => Promise<unknown>>();
+  const get = (name: string) => {
+    let f = cache.get(name);
+    if (!f) cache.set(name, f = (input: unknown) => refine(name, input));
+    return f;
+  };
+  return new Proxy({} as Record<string, (input: unknown) => Promise<unknown>>, {
+    get: (_t, key) => typeof key === "string" ? get(key) : undefined,
+    has: (_t, key) => typeof key === "string",
+    getOwnPropertyDescriptor: (_t, key) =>
+      typeof key === "string" ? { configurable: true, enumerable: true, writable: false, value: get(key) } : undefined,
+  });
+}
+
+/**
+ * Creates the hooks for one agent run.
+ *
+ * @example
+ * ```ts
+ * import { generateText } from "ai";
+ * import { governedHooks, PolicyGovernor } from "noema";
+ * const hooks = governedHooks(await PolicyGovernor.create({ policies: ["./no-rm.ts"] }));
+ * // await generateText({ model, tools, prompt, ...hooks });
+ * ```
+ */
+export function governedHooks(governor: Governor, options: GovernedHooksOptions = {}): GovernedHooks {
+  const byInput = new WeakMap<object, Decision>();
+  const byCall = new Map<string, { decision: Decision; started: number }>();
+  const inFlight = new Set<Promise<unknown>>();
+  const hooks: GovernedHooks = {
+    pending: [],
+    calls: [],
+    failures: [],
+    experimental_refineToolInput: refinerFor(async (tool, raw) => {
+      const input = (typeof raw === "object" && raw !== null ? raw : { value: raw }) as Record<string, unknown>;
+      const decision = await governor.propose({
+        kind: "tool",
+        tool,
+        input,
+        command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
+      });
+      const out = structuredClone(decision.verdict === "patch" ? decision.input : input);
+      byInput.set(out, decision);
+      return out;
+    }),
+    async toolApproval({ toolCall }) {
+      let decision = typeof toolCall.input === "object" && toolCall.input !== null
+        ? byInput.get(toolCall.input)
+        : undefined;
+      // A call the refiner never saw (e.g. a resumed approval): decide now. Fail closed on any error.
+      decision ??= await governor.propose({
+        kind: "tool",
+        tool: toolCall.toolName,
+        input: toolCall.input as Record<string, unknown>,
+        call_id: toolCall.toolCallId,
+      });
+      byCall.set(toolCall.toolCallId, { decision, started: performance.now() });
+      hooks.calls.push({ call_id: toolCall.toolCallId, tool: toolCall.toolName, decision });
+      if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
+      if (decision.verdict === "ask") {
+        hooks.pending.push({
+          call_id: toolCall.toolCallId,
+          tool: toolCall.toolName,
+          input: toolCall.input as Record<string, unknown>,
+          reason: decision.reason ?? "approval required",
+          step_id: decision.step_id,
+          policy_id: decision.policy_id,
+          checkpoint_id: decision.checkpoint_id,
+        });
+        return { type: "user-approval", reason: decision.reason ?? "approval required" };
+      }
+      return "not-applicable";
+    },
+    onToolExecutionStart({ toolCall }) {
+      const entry = byCall.get(toolCall.toolCallId);
+      if (entry) entry.started = performance.now();
+    },
+    onToolExecutionEnd(event) {
+      const entry = byCall.get(event.toolCall.toolCallId);
+      if (!entry) return Promise.resolve();
+      const out = event.toolOutput as { type: string; output?: unknown; error?: unknown };
+      const duration = typeof event.toolExecutionMs === "number"
+        ? event.toolExecutionMs
+        : performance.now() - entry.started;
+      const err = out.error as { name?: string; message?: string } | undefined;
+      const p = governor.record(
+        entry.decision.step_id,
+        out.type === "tool-error"
+          ? {
+            status: "error",
+            outcome: `tool error: ${err?.message ?? String(out.error)}`.slice(0, 300),
+            error: { type: err?.name ?? "ToolError", message: err?.message ?? String(out.error) },
+            duration_ms: Math.round(duration * 1000) / 1000,
+          }
+          : { status: "ok", outcome: "ok", output: out.output, duration_ms: Math.round(duration * 1000) / 1000 },
+      ).catch((e) => {
+        hooks.failures.push(e as Error);
+      });
+      inFlight.add(p);
+      return p.finally(() => inFlight.delete(p));
+    },
+    async settle() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+  };
+  return hooks;
+}

@@ -1,0 +1,176 @@
+/**
+ * `model.jsonl`: every model request and response of an LLM run, one line per
+ * model call, with secrets masked (the API key never appears: requests are
+ * recorded as the SDK's prompt, not as HTTP headers).
+ *
+ * A line: `{turn, mode, provider, model, started_at, duration_ms, request:
+ * {prompt, tools, settings}, response: {content, finish_reason, usage} | null,
+ * error: {type, message, status?} | null}`. `content` is the model's output
+ * in the AI SDK's LanguageModelV4 form (tool-call `input` as the JSON text the
+ * model sent), which is what exact replay plays back.
+ *
+ * @module
+ */
+import type { LanguageModelMiddleware } from "ai";
+import type { JsonlAppender } from "../store/jsonl.ts";
+import type { Redactor } from "../runtime/redact.ts";
+
+/** The artifact file name. */
+export const MODEL_LOG = "model.jsonl";
+
+type Params = Parameters<NonNullable<LanguageModelMiddleware["wrapGenerate"]>>[0]["params"];
+
+/** One recorded model call. */
+export interface ModelTurn {
+  turn: number;
+  mode: "generate" | "stream";
+  provider: string;
+  model: string;
+  started_at: string;
+  duration_ms: number;
+  request: { prompt: unknown; tools: unknown; settings: Record<string, unknown> };
+  response: { content: unknown[]; finish_reason: unknown; usage: unknown } | null;
+  error: { type: string; message: string; status?: number } | null;
+}
+
+/** Token usage summed over the turns of a run. */
+export interface UsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  model_calls: number;
+}
+
+/** The request part of a line, as comparable JSON (masked like the log). */
+export function requestOf(params: Params, redactor: Redactor | null): ModelTurn["request"] {
+  const tools = (params.tools ?? []).map((t) => {
+    const x = t as { type: string; name: string; description?: string; inputSchema?: unknown };
+    return { type: x.type, name: x.name, description: x.description ?? null, parameters: x.inputSchema ?? null };
+  });
+  const settings: Record<string, unknown> = {};
+  for (const k of ["maxOutputTokens", "temperature", "toolChoice", "seed"] as const) {
+    if (params[k] !== undefined) settings[k] = params[k];
+  }
+  const text = JSON.stringify({ prompt: params.prompt, tools, settings });
+  const request = JSON.parse(text);
+  return redactor && redactor.mightContain(text) ? redactor.redact(request).value : request;
+}
+
+function errorOf(e: unknown): ModelTurn["error"] {
+  const err = e as { name?: string; message?: string; statusCode?: number };
+  const out: NonNullable<ModelTurn["error"]> = { type: err?.name ?? "Error", message: err?.message ?? String(e) };
+  if (typeof err?.statusCode === "number") out.status = err.statusCode;
+  return out;
+}
+
+/** Folds stream parts into LanguageModelV4 content (text and reasoning joined, tool calls whole). */
+// deno-lint-ignore no-explicit-any
+export function contentOfParts(parts: any[]): { content: unknown[]; finish_reason: unknown; usage: unknown } {
+  const content: Record<string, unknown>[] = [];
+  const open = new Map<string, Record<string, unknown>>();
+  let finish: unknown = null, usage: unknown = null;
+  for (const p of parts) {
+    if (p.type === "text-start" || p.type === "reasoning-start") {
+      const c = { type: p.type === "text-start" ? "text" : "reasoning", text: "" };
+      open.set(`${c.type}:${p.id}`, c);
+      content.push(c);
+    } else if (p.type === "text-delta" || p.type === "reasoning-delta") {
+      const c = open.get(`${p.type === "text-delta" ? "text" : "reasoning"}:${p.id}`);
+      if (c) c.text += p.delta;
+    } else if (p.type === "tool-call") {
+      const { type, toolCallId, toolName, input } = p;
+      content.push({ type, toolCallId, toolName, input });
+    } else if (p.type === "finish") {
+      finish = p.finishReason;
+      usage = p.usage;
+    }
+  }
+  return { content, finish_reason: finish, usage };
+}
+
+/**
+ * A middleware that appends one line per model call to `log` and sums token
+ * usage into `totals`. Give it a masking appender (`ArtifactSink.jsonl`) so
+ * secrets never reach the file.
+ *
+ * @example
+ * ```ts
+ * import { wrapLanguageModel } from "ai";
+ * import { ArtifactSink, modelRecorder, Redactor } from "noema";
+ * // const log = new ArtifactSink(episodeDir, new Redactor({ secrets: ["API_KEY"] })).jsonl("model.jsonl");
+ * // const model = wrapLanguageModel({ model: base, middleware: modelRecorder(log) });
+ * ```
+ */
+export function modelRecorder(
+  log: JsonlAppender,
+  totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 },
+): LanguageModelMiddleware & { totals: UsageTotals } {
+  let turn = 0;
+  const write = (line: ModelTurn) => {
+    log.append(line);
+    const u = line.response?.usage as
+      | { inputTokens?: { total?: number }; outputTokens?: { total?: number } }
+      | undefined;
+    totals.model_calls++;
+    totals.input_tokens += u?.inputTokens?.total ?? 0;
+    totals.output_tokens += u?.outputTokens?.total ?? 0;
+    totals.total_tokens = totals.input_tokens + totals.output_tokens;
+  };
+  const base = (mode: ModelTurn["mode"], params: Params, model: { provider: string; modelId: string }) => ({
+    turn: ++turn,
+    mode,
+    provider: model.provider,
+    model: model.modelId,
+    started_at: new Date().toISOString(),
+    request: requestOf(params, null),
+  });
+  return {
+    specificationVersion: "v4",
+    totals,
+    async wrapGenerate({ doGenerate, params, model }) {
+      const b = base("generate", params, model), t0 = performance.now();
+      try {
+        const r = await doGenerate();
+        write({
+          ...b,
+          duration_ms: Math.round(performance.now() - t0),
+          response: { content: JSON.parse(JSON.stringify(r.content)), finish_reason: r.finishReason, usage: r.usage },
+          error: null,
+        });
+        return r;
+      } catch (e) {
+        write({ ...b, duration_ms: Math.round(performance.now() - t0), response: null, error: errorOf(e) });
+        throw e;
+      }
+    },
+    async wrapStream({ doStream, params, model }) {
+      const b = base("stream", params, model), t0 = performance.now();
+      let r;
+      try {
+        r = await doStream();
+      } catch (e) {
+        write({ ...b, duration_ms: Math.round(performance.now() - t0), response: null, error: errorOf(e) });
+        throw e;
+      }
+      const parts: unknown[] = [];
+      let failed: unknown = null;
+      const tap = new TransformStream({
+        transform(part, controller) {
+          parts.push(part);
+          if ((part as { type: string }).type === "error") failed = (part as { error: unknown }).error;
+          controller.enqueue(part);
+        },
+        flush() {
+          const response = contentOfParts(parts);
+          write({
+            ...b,
+            duration_ms: Math.round(performance.now() - t0),
+            response: failed ? null : JSON.parse(JSON.stringify(response)),
+            error: failed ? errorOf(failed) : null,
+          });
+        },
+      });
+      return { ...r, stream: r.stream.pipeThrough(tap) };
+    },
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * A {@link Governor} backed by policies alone, with no episode on disk: each
+ * proposed tool call is put through the policies (the same direction and
+ * governance rules as a run) and every decision and result is kept in memory
+ * in {@link PolicyGovernor.steps}. Tests and embedders use it; `noema run
+ * --using llm` governs through the episode core instead.
+ *
+ * @module
+ */
+import type { PolicyObject, PolicyState } from "../plugins/api.ts";
+import { deepFreeze } from "../plugins/freeze.ts";
+import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
+import { applyPatch, consultPolicy } from "../runtime/direction.ts";
+import { decide } from "../runtime/governance.ts";
+import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
+import { CONTRACT_VERSIONS } from "../version.ts";
+import type { Decision, Governor, ProposedAction, RecordedResult } from "./governor.ts";
+
+/** One governed call as {@link PolicyGovernor} remembers it. */
+export interface GovernedStep {
+  step_id: string;
+  action: ProposedAction;
+  decision: Decision;
+  result: RecordedResult | null;
+}
+
+/** Options of {@link PolicyGovernor}. */
+export interface PolicyGovernorOptions {
+  /** Policies: `.ts` paths, policy objects or classes. @default {[]} */
+  policies?: readonly (string | PolicyObject | (new () => unknown))[];
+  /** The task policies see. @default {"(library call)"} */
+  task?: string;
+  /** The workspace policies see. @default {null} */
+  workspace?: string | null;
+  /** @default {"enforce"} */
+  governance?: GovernanceMode;
+  /** @default {"fail_closed"} */
+  failure_policy?: FailurePolicy;
+  /** @default {0.5} */
+  direction_min_confidence?: number;
+  /** @default {5000} */
+  policy_timeout_ms?: number;
+}
+
+/**
+ * Policies as a governor, without an episode.
+ *
+ * @example
+ * ```ts
+ * import { PolicyGovernor } from "noema";
+ * const gov = await PolicyGovernor.create({ policies: [{ name: "NoRm", advise: (s) => String(s.action.input.command).includes("rm ") ? { kind: "veto", advice: "no rm" } : undefined }] });
+ * (await gov.propose({ kind: "tool", tool: "shell", input: { command: "rm -rf x" } })).verdict; // "deny"
+ * ```
+ */
+export class PolicyGovernor implements Governor {
+  /** Every governed call, in order. */
+  readonly steps: GovernedStep[] = [];
+  /** Call ids a human approved: their next proposal is allowed without asking again. */
+  readonly approved = new Set<string>();
+  readonly #policies: LoadedPolicy[];
+  readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
+  readonly #startedAt = new Date().toISOString();
+
+  private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
+    this.#policies = policies;
+    this.#o = {
+      task: options.task ?? "(library call)",
+      workspace: options.workspace ?? null,
+      governance: options.governance ?? "enforce",
+      failure_policy: options.failure_policy ?? "fail_closed",
+      direction_min_confidence: options.direction_min_confidence ?? 0.5,
+      policy_timeout_ms: options.policy_timeout_ms ?? 5000,
+    };
+  }
+
+  /** Loads the policies (files are imported as `run` does) and returns the governor. */
+  static async create(options: PolicyGovernorOptions = {}): Promise<PolicyGovernor> {
+    const loaded: LoadedPolicy[] = [];
+    for (const [i, p] of (options.policies ?? []).entries()) {
+      loaded.push(typeof p === "string" ? await loadPolicyFile(p) : toLoadedPolicy(p, `policies[${i}]`));
+    }
+    return new PolicyGovernor(loaded, options);
+  }
+
+  /**
+   * The state policies see: the contract's state snapshot (`version`,
+   * `episode`, `goal`, `beliefs`, `plan` with one `act` step per governed
+   * call, `memory`, `outcomes` with the calls so far, `links`), the pending
+   * `action` (with `command`) and `step`, the `workspace`, and the older
+   * convenience fields (`task`, `facts`, `recent_actions`), deeply frozen.
+   */
+  #state(action: ProposedAction, index: number): PolicyState {
+    const done = this.steps.filter((s) => s.decision !== undefined);
+    const status = (s: GovernedStep) =>
+      s.decision.verdict === "deny"
+        ? "vetoed"
+        : s.result === null
+        ? "running"
+        : s.result.status === "ok"
+        ? "done"
+        : s.result.status === "error"
+        ? "failed"
+        : "skipped";
+    const excerpt = (s: GovernedStep) => (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
+    const actions = done.filter((s) => s.result).map((s) => ({
+      id: `act_${s.step_id}`,
+      kind: s.action.kind,
+      tool: s.action.tool,
+      input_excerpt: excerpt(s),
+      result_status: s.result!.status,
+      step_id: s.step_id,
+    }));
+    const stepId = `step-${index}`;
+    const description = action.description ?? action.command ?? action.tool;
+    return deepFreeze({
+      version: CONTRACT_VERSIONS.state,
+      state_schema_version: CONTRACT_VERSIONS.state_schema,
+      episode: {
+        id: "library",
+        seed: 0,
+        tags: {},
+        using: "llm",
+        started_at: this.#startedAt,
+        intuition_mode: "interventive",
+        mode: "meta",
+      },
+      goal: { task: this.#o.task, type: "general" },
+      beliefs: [],
+      plan: {
+        steps: [
+          ...done.map((s) => ({ id: s.step_id, kind: "act", description: excerpt(s), status: status(s) })),
+          { id: stepId, kind: "act", description, status: "pending" },
+        ],
+        source: "agent",
+      },
+      memory: { facts: [] },
+      outcomes: { status: "pending", actions, artifacts: [], error: null },
+      links: { events: "events.jsonl", learn: "learn.jsonl" },
+      action: {
+        kind: action.kind,
+        tool: action.tool,
+        input: structuredClone(action.input),
+        command: action.command ?? `${action.tool} ${JSON.stringify(action.input)}`.slice(0, 200),
+      },
+      step: { id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input },
+      workspace: this.#o.workspace,
+      task: this.#o.task,
+      facts: [],
+      recent_actions: actions.slice(-10).map((a) => ({
+        id: a.id,
+        step_id: a.step_id,
+        kind: a.kind,
+        result_status: a.result_status,
+        input_excerpt: a.input_excerpt,
+      })),
+    }) as unknown as PolicyState;
+  }
+
+  /** Consults every policy about the action and decides. */
+  async propose(action: ProposedAction): Promise<Decision> {
+    // Parallel calls are proposed concurrently: take the step's place before awaiting anything.
+    const index = this.steps.length + 1;
+    const stepId = `step-${index}`;
+    const entry = { step_id: stepId, action: { ...action, input: structuredClone(action.input) } } as GovernedStep;
+    this.steps.push(entry);
+    let input = structuredClone(action.input);
+    const outcomes = [];
+    const hints: string[] = [];
+    let patched = false;
+    for (const policy of this.#policies) {
+      const o = await consultPolicy(policy, this.#state({ ...action, input }, index), {
+        intuitionMode: "interventive",
+        thresholds: new Map(),
+        defaultThreshold: this.#o.direction_min_confidence,
+        timeoutMs: this.#o.policy_timeout_ms,
+        now: () => new Date().toISOString(),
+      });
+      if (o.status === "applied" && o.verdict?.kind === "intervention" && o.verdict.patch) {
+        input = applyPatch(input, o.verdict.patch).input;
+        patched = true;
+      }
+      if (o.status === "applied" && o.verdict?.kind === "hint") hints.push(o.verdict.advice);
+      outcomes.push(o);
+    }
+    const d = decide(outcomes, this.#o.governance, this.#o.failure_policy);
+    const wantsApproval = outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval);
+    const preApproved = action.call_id !== undefined && this.approved.has(action.call_id);
+    const verdict: Decision["verdict"] = d.blocked && wantsApproval && !preApproved
+      ? "ask"
+      : d.blocked && !preApproved
+      ? "deny"
+      : patched
+      ? "patch"
+      : "allow";
+    const decision: Decision = {
+      verdict,
+      step_id: stepId,
+      action_candidate_id: `ac_${stepId}_${index}`,
+      input,
+      reason: verdict === "allow" ? null : verdict === "ask" ? wantsApproval!.verdict!.advice : d.message,
+      policy_id: d.policy_id,
+      hints,
+    };
+    entry.decision = decision;
+    entry.result = null;
+    return decision;
+  }
+
+  /** Keeps the result of a call that ran. */
+  record(stepOrCallId: string, result: RecordedResult): Promise<void> {
+    const step = this.steps.find((s) => s.step_id === stepOrCallId || s.action.call_id === stepOrCallId);
+    if (!step) return Promise.reject(new Error(`record: no step ${stepOrCallId}`));
+    step.result = result;
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * The one place an episode's artifact bytes go through: every JSON value
+ * written under the episode directory (events, `state.json`, `learn.jsonl`,
+ * checkpoints, approvals, snapshots, and any file added later) is masked here,
+ * keys and string values alike, before it is serialised. A new field cannot
+ * leak a secret because nothing decides field by field.
+ *
+ * Cost: the value is serialised once; a fast test on that text (named secret
+ * values, raw and JSON-escaped, and a literal part of every token pattern)
+ * lets almost every value through unchanged. Only a value that might hold a
+ * secret is walked and serialised again.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import process from "node:process";
+import { writeFileAtomic } from "../store/atomic.ts";
+import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
+import { ARTIFACTS } from "../store/layout.ts";
+import { declareSecrets, Redactor } from "./redact.ts";
+
+/** Options of {@link ArtifactSink.writeJson}. */
+export interface WriteJsonOptions {
+  /** Fail (EEXIST) when the file already exists. @default {false} */
+  exclusive?: boolean;
+  /** Indentation; `0` writes one line. @default {2} */
+  indent?: number;
+}
+
+/** A {@link JsonlAppender} whose every appended value is masked first. */
+class MaskingJsonlAppender extends JsonlAppender {
+  constructor(path: string, readonly sink: ArtifactSink) {
+    super(path);
+  }
+
+  override append(value: unknown): string {
+    const text = this.sink.serialize(value, 0).text;
+    this.appendRaw(text);
+    return text;
+  }
+}
+
+/**
+ * Writes the artifacts of one episode directory, masking secrets in every
+ * value. Paths are relative to the episode directory.
+ *
+ * @example
+ * ```ts
+ * import { ArtifactSink, Redactor } from "noema";
+ * const sink = new ArtifactSink("/tmp/ep", new Redactor({ secrets: ["API_TOKEN"] }));
+ * sink.appendJsonl("events.jsonl", { id: "e1", payload: { note: "uses $API_TOKEN" } });
+ * sink.writeJson("state.json", { version: "1.0" });
+ * sink.close();
+ * ```
+ */
+export class ArtifactSink {
+  /** The masker. */
+  readonly redactor: Redactor;
+  /** The episode directory (follows a rename, see {@link ArtifactSink.moveTo}). */
+  dir: string;
+  readonly #appenders = new Map<string, JsonlAppender>();
+  #withdraw: (() => void) | undefined;
+
+  /**
+   * While the sink is open its redactor is declared (`declare`, default
+   * true), so child processes' output excerpts are masked with it before
+   * they are cut (see `runProcess`).
+   */
+  constructor(dir: string, redactor: Redactor, options: { declare?: boolean } = {}) {
+    this.dir = dir;
+    this.redactor = redactor;
+    if (options.declare !== false) this.#withdraw = declareSecrets(redactor);
+  }
+
+  /**
+   * A sink for an existing episode, masking with the secret names its run
+   * recorded (`settings.secrets` of the `start` event) and their values in
+   * this process's environment. Used by writers outside the run's process
+   * (`noema approve`).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink } from "noema";
+   * // ArtifactSink.forEpisode(".noema/episodes/ep_01K9…").writeJson("approvals/chk_….json", record);
+   * ```
+   */
+  static forEpisode(dir: string, env: Record<string, string | undefined> = process.env): ArtifactSink {
+    return new ArtifactSink(dir, new Redactor({ secrets: recordedSecretNames(dir), env }), { declare: false });
+  }
+
+  /** Follows the episode directory after it was renamed (open logs move with it). */
+  moveTo(dir: string): void {
+    this.dir = dir;
+  }
+
+  /**
+   * Masks secrets in a JSON value (keys and strings); returns the same value
+   * when nothing was masked.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * new ArtifactSink("/tmp/ep", new Redactor()).mask({ a: "ghp_" + "x".repeat(36) }); // { a: "[REDACTED]" }
+   * ```
+   */
+  mask = <T>(value: T): T => {
+    const text = JSON.stringify(value);
+    if (text === undefined || !this.redactor.mightContain(text)) return value;
+    return this.redactor.redact(value).value;
+  };
+
+  /**
+   * Serialises a value with secrets masked: `text` is what to write, `value`
+   * the masked value (the same object when nothing was masked).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * new ArtifactSink("/tmp/ep", new Redactor()).serialize({ a: 1 }, 0).text; // '{"a":1}'
+   * ```
+   */
+  serialize<T>(value: T, indent = 2): { text: string; value: T } {
+    const text = JSON.stringify(value, null, indent || undefined);
+    if (text === undefined) throw new TypeError("artifact values must be JSON values");
+    if (!this.redactor.mightContain(text)) return { text, value };
+    const masked = this.redactor.redact(value).value;
+    return { text: JSON.stringify(masked, null, indent || undefined), value: masked };
+  }
+
+  /**
+   * Appends one value as one line of a JSONL file (opened once, kept open
+   * until {@link ArtifactSink.close}); returns the value as written.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * const sink = new ArtifactSink("/tmp/ep", new Redactor());
+   * sink.appendJsonl("events.jsonl", { id: "e1" });
+   * sink.close();
+   * ```
+   */
+  appendJsonl<T>(file: string, value: T): T {
+    const out = this.serialize(value, 0);
+    this.#appender(file).appendRaw(out.text);
+    return out.value;
+  }
+
+  /**
+   * A JSONL appender for `file` that masks every value (for code that takes
+   * a {@link JsonlAppender}); it belongs to the caller, who closes it.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * const learn = new ArtifactSink("/tmp/ep", new Redactor()).jsonl("learn.jsonl");
+   * learn.append({ kind: "learn" });
+   * learn.close();
+   * ```
+   */
+  jsonl(file: string): JsonlAppender {
+    return new MaskingJsonlAppender(join(this.dir, file), this);
+  }
+
+  /**
+   * Writes a JSON file atomically (pretty, final newline), masked; returns
+   * the value as written.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * new ArtifactSink("/tmp/ep", new Redactor()).writeJson("state.json", { version: "1.0" });
+   * ```
+   */
+  writeJson<T>(file: string, value: T, options: WriteJsonOptions = {}): T {
+    const out = this.serialize(value, options.indent ?? 2);
+    writeFileAtomic(join(this.dir, file), out.text + "\n", { exclusive: options.exclusive });
+    return out.value;
+  }
+
+  /**
+   * Writes a file whose text a serialiser builds from a masked value (for
+   * formats with their own layout, like snapshots).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * new ArtifactSink("/tmp/ep", new Redactor()).writeWith("x.json", { a: 1 }, (v) => JSON.stringify(v));
+   * ```
+   */
+  writeWith<T>(file: string, value: T, serialise: (masked: T) => string): T {
+    const masked = this.mask(value);
+    writeFileAtomic(join(this.dir, file), serialise(masked));
+    return masked;
+  }
+
+  /**
+   * Opens a JSONL file for appending now (it is otherwise opened by the first
+   * append), e.g. before the episode directory is renamed.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * new ArtifactSink("/tmp/ep", new Redactor()).open("events.jsonl");
+   * ```
+   */
+  open(file: string): void {
+    this.#appender(file);
+  }
+
+  /** Flushes the open JSONL files to disk. */
+  sync(file?: string): void {
+    if (file !== undefined) this.#appenders.get(file)?.sync();
+    else for (const a of this.#appenders.values()) a.sync();
+  }
+
+  /** Flushes and closes the open JSONL files; the sink stops declaring its redactor. Idempotent. */
+  close(): void {
+    try {
+      for (const a of this.#appenders.values()) a.close();
+    } finally {
+      this.#withdraw?.();
+      this.#withdraw = undefined;
+    }
+  }
+
+  #appender(file: string): JsonlAppender {
+    let a = this.#appenders.get(file);
+    if (!a) {
+      a = new JsonlAppender(join(this.dir, file));
+      this.#appenders.set(file, a);
+    }
+    return a;
+  }
+}
+
+/**
+ * The secret names a run recorded in its `start` event (`settings.secrets`),
+ * or `[]` when there are none (or no readable start event).
+ *
+ * @example
+ * ```ts
+ * import { recordedSecretNames } from "noema";
+ * recordedSecretNames(".noema/episodes/ep_01K9…"); // ["API_TOKEN"]
+ * ```
+ */
+export function recordedSecretNames(dir: string): string[] {
+  try {
+    for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
+      if (entry.problem) return [];
+      const settings = (entry.value.payload as { settings?: { secrets?: unknown } } | undefined)?.settings;
+      const names = settings?.secrets;
+      return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : [];
+    }
+  } catch {
+    // no event log: nothing recorded
+  }
+  return [];
+}

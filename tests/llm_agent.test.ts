@@ -1,0 +1,178 @@
+/**
+ * The governed LLM agent against the scripted OpenAI-compatible server: every
+ * tool call goes through the policies, vetoes reach the model, escapes are
+ * refused, bad calls get tool errors, and model.jsonl replays exactly.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Redactor } from "../src/runtime/redact.ts";
+import { parseLlmConfig } from "../src/llm/config.ts";
+import { PolicyGovernor } from "../src/llm/policy_governor.ts";
+import { runLlmAgent } from "../src/llm/agent.ts";
+import { readModelLog } from "../src/llm/replay_model.ts";
+import { type ScriptedReply, startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-llm-");
+after(() => tmp.cleanup());
+let n = 0;
+function setup() {
+  const root = join(tmp.path, `case-${++n}`);
+  const ws = join(root, "ws"), ep = join(root, "ep");
+  mkdirSync(ws, { recursive: true });
+  mkdirSync(ep, { recursive: true });
+  writeFileSync(join(root, "secret.txt"), "TOP SECRET OUTSIDE\n");
+  writeFileSync(join(ws, "hello.txt"), "hello world\n");
+  symlinkSync(join(root, "secret.txt"), join(ws, "link.txt"));
+  return { root, ws, ep };
+}
+
+const noRm = {
+  name: "NoRm",
+  version: "1.0",
+  advise(s: { action: { input: Record<string, unknown> } }) {
+    if (String(s.action.input.command ?? "").includes("rm -rf")) {
+      return { kind: "veto" as const, advice: "rm -rf is not allowed here" };
+    }
+  },
+};
+const quiet = {
+  name: "Quiet",
+  version: "1.0",
+  advise(s: { action: { tool: string; input: Record<string, unknown> } }) {
+    if (s.action.tool === "shell" && String(s.action.input.command).startsWith("echo loud")) {
+      return { kind: "intervention" as const, advice: "be quiet", patch: { command: "echo quiet" } };
+    }
+  },
+};
+
+function script(): ScriptedReply[] {
+  return [
+    {
+      tool_calls: [
+        { id: "c1", name: "read_file", arguments: '{"path":"hello.txt"}' },
+        { id: "c2", name: "shell", arguments: '{"command":"rm -rf /tmp/x"}' },
+        { id: "c3", name: "read_file", arguments: '{"path":"../secret.txt"}' },
+        { id: "c4", name: "read_file", arguments: '{"path":"link.txt"}' },
+      ],
+    },
+    {
+      tool_calls: [
+        { id: "c5", name: "shell", arguments: '{"command":"echo loud"}' },
+        { id: "c6", name: "no_such_tool", arguments: "{}" },
+        { id: "c7", name: "write_file", arguments: '{"path":"out.txt", "content": ' },
+        { id: "c8", name: "edit_file", arguments: '{"path":"hello.txt","old_string":"world","new_string":"noema"}' },
+      ],
+    },
+    { text: "Done: hello.txt now greets noema." },
+  ];
+}
+
+async function agent(url: string, dirs: { ws: string; ep: string }, extra: Record<string, unknown> = {}) {
+  const config = parseLlmConfig({ provider: "openai-compatible", base_url: url, model: "scripted", ...extra });
+  const governor = await PolicyGovernor.create({ policies: [noRm, quiet] });
+  const r = await runLlmAgent({
+    task: "greet noema",
+    config,
+    governor,
+    workspace: dirs.ws,
+    episodeDir: dirs.ep,
+    redactor: new Redactor(),
+  });
+  return { r, governor };
+}
+
+for (const stream of [false, true]) {
+  describe(`llm agent (${stream ? "streamed" : "not streamed"})`, () => {
+    it("governs every call, tells the model about vetoes and refusals, and answers", async () => {
+      const dirs = setup();
+      const server = await startOpenAiServer(script());
+      try {
+        const { r, governor } = await agent(server.url, dirs, { stream });
+        assert.equal(r.status, "done", JSON.stringify(r.error));
+        assert.equal(r.text, "Done: hello.txt now greets noema.");
+        assert.equal(server.requests.length, 3);
+        assert.equal(server.requests[0].stream ?? false, stream);
+        // Governed steps: every valid call (c1..c5, c8), with verdicts.
+        const verdicts = governor.steps.map((s) => `${s.action.tool}:${s.decision.verdict}`);
+        assert.deepEqual(verdicts, [
+          "read_file:allow",
+          "shell:deny",
+          "read_file:allow",
+          "read_file:allow",
+          "shell:patch",
+          "edit_file:allow",
+        ]);
+        const second = toolMessages(server.requests[1]);
+        assert.match(second.get("c1")!, /hello world/);
+        assert.match(second.get("c2")!, /rm -rf is not allowed here/);
+        assert.match(second.get("c3")!, /outside the workspace/);
+        assert.match(second.get("c4")!, /outside the workspace/);
+        for (const m of second.values()) assert.doesNotMatch(m, /TOP SECRET/);
+        const third = toolMessages(server.requests[2]);
+        assert.match(third.get("c5")!, /quiet/);
+        assert.doesNotMatch(third.get("c5")!, /loud/);
+        assert.match(third.get("c6")!, /no_such_tool/);
+        assert.match(third.get("c7")!, /JSON|Invalid/i);
+        assert.equal(readFileSync(join(dirs.ws, "hello.txt"), "utf8"), "hello noema\n");
+        // Results recorded: ok, error (escape), patched shell output.
+        assert.equal(governor.steps[0].result?.status, "ok");
+        assert.equal(governor.steps[1].result, null);
+        assert.equal(governor.steps[2].result?.status, "error");
+        assert.equal((governor.steps[4].result?.output as { stdout: string }).stdout, "quiet\n");
+        // model.jsonl: one line per model call, usage summed.
+        const turns = readModelLog(join(dirs.ep, "model.jsonl"));
+        assert.equal(turns.length, 3);
+        assert.equal(r.usage.model_calls, 3);
+        assert.equal(r.usage.input_tokens, 33);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}
+
+describe("llm agent: streaming quirks", () => {
+  it("parallel calls that reuse index 0 are told apart by id", async () => {
+    const dirs = setup();
+    const server = await startOpenAiServer([
+      {
+        indexReuse: true,
+        tool_calls: [
+          { id: "a1", name: "read_file", arguments: '{"path":"hello.txt"}' },
+          { id: "a2", name: "list_dir", arguments: '{"path":"."}' },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    try {
+      const { r, governor } = await agent(server.url, dirs, { stream: true });
+      assert.equal(r.status, "done", JSON.stringify(r.error));
+      assert.deepEqual(governor.steps.map((s) => s.action.tool), ["read_file", "list_dir"]);
+      const msgs = toolMessages(server.requests[1]);
+      assert.match(msgs.get("a1")!, /hello world/);
+      assert.match(msgs.get("a2")!, /hello\.txt/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("llm agent: ends", () => {
+  it("max_turns reached is an error outcome, not a hang", async () => {
+    const dirs = setup();
+    const server = await startOpenAiServer(() => ({
+      tool_calls: [{ id: `x${Math.random()}`, name: "list_dir", arguments: "{}" }],
+    }));
+    try {
+      const { r } = await agent(server.url, dirs, { max_turns: 3 });
+      assert.equal(r.status, "max_turns");
+      assert.equal(r.error?.type, "LlmMaxTurns");
+      assert.equal(server.requests.length, 3);
+    } finally {
+      await server.close();
+    }
+  });
+});
