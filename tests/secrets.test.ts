@@ -329,7 +329,8 @@ describe("secrets never reach disk: the library", () => {
               return {
                 status: "ok",
                 outcome: ALL,
-                output: { ...r, [`out ${PEM_LINE}`]: ALL },
+                // An in-process plugin can read the signing key; it is masked even though no one named it.
+                output: { ...r, [`out ${PEM_LINE}`]: ALL, key: process.env.NOEMA_SIGNING_KEY },
                 facts: [{ key: `fact ${ALL_LINE}`, value: ALL }],
               };
             }
@@ -378,6 +379,7 @@ describe("secrets never reach disk: the library", () => {
       assert.equal(done.status, "error");
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.equal(state.memory.facts.length, 1);
+      assert.equal(state.outcomes.actions[0].output.key, "[REDACTED:NOEMA_SIGNING_KEY]");
       assert.deepEqual(leaksUnder(root), []);
     } finally {
       for (const k of Object.keys(ENV)) delete process.env[k];
