@@ -80,6 +80,7 @@ export {
   type ProcessResult,
   runProcess,
   type RunProcessOptions,
+  stdinKind,
 } from "./plugins/process.ts";
 export {
   loadAdapter,
@@ -93,6 +94,27 @@ export {
   verdictProblem,
 } from "./plugins/loader.ts";
 export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
+export { pluginLoadTimeoutMs } from "./plugins/loader.ts";
+export { cutString, type PlainJson, type PlainJsonOptions, PLUGIN_LIMITS, toPlainJson } from "./plugins/plain_json.ts";
+export { describeThrown, type ThrownDescription, throwSite } from "./plugins/thrown.ts";
+export {
+  captureOutput,
+  neutralize,
+  OutputBudget,
+  PLUGIN_OUTPUT_LIMIT,
+  redirectOutput,
+} from "./plugins/plugin_output.ts";
+export {
+  ActResultSchema,
+  ADAPTER_GUARD_DEFAULTS,
+  adapterDisplayName,
+  type AdapterGuardOptions,
+  adapterGuardOptions,
+  callAdapter,
+  checkAdapterResult,
+  guardAdapter,
+} from "./runtime/adapter_result.ts";
+export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
