@@ -33,6 +33,7 @@ export function fileKind(name: string): string {
     case ARTIFACTS.summary:
       return "summary";
   }
+  if (name === "model.jsonl") return "model";
   if (name.startsWith("snapshots/")) return "snapshot";
   if (name.startsWith("checkpoints/")) return "checkpoint";
   if (name.startsWith("approvals/")) return "approval";
