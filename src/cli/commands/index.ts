@@ -13,10 +13,12 @@ import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
 import { registerLast } from "./last.ts";
+import { registerInstallHooks } from "./install_hooks.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
 import { registerPolicy } from "./policy.ts";
 import { registerPrune } from "./prune.ts";
+import { registerReport } from "./report.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -34,6 +36,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Agents (hooks)
   registerHook,
+  registerInstallHooks,
   // Inspect
   registerList,
   registerLast,
@@ -43,6 +46,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerEvents,
   registerPlan,
   registerDiff,
+  registerReport,
   // Integrity
   registerValidate,
   registerVerify,

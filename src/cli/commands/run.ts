@@ -10,6 +10,7 @@ import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { applyLlmFlags } from "../../llm/run_flags.ts";
 import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { MODES } from "../../schema/summary.ts";
@@ -96,10 +97,16 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
   program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
-    .argument("<task>", "the task, or a path to a .jsonc task file")
+    .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
     .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option(
+      "--model <provider:model>",
+      "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
+    )
+    .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
+    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
     .addOption(
@@ -156,6 +163,10 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         ['noema run "Say hello"', "minimal adapter and planner: detect → act → verify"],
         ["noema run examples/safe-shell.jsonc", "a task file: steps, adapter, policies, tags"],
         ['noema run "fix the test" --using command -- my-agent --task "{task}"', "record an existing agent CLI's run"],
+        [
+          'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
+          "noema's own agent; each tool call governed",
+        ],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
@@ -188,11 +199,17 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
-      checkTaskArg(taskArg);
+      if (taskArg !== undefined) checkTaskArg(taskArg);
       warnOwnFlagsAfterDashes(ctx, cmd, args);
       const flagSpecs = verifyFlags(opts);
-      const { task, options, notices } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
-      for (const n of notices) ctx.out.note(`noema: ${n}`);
+      // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+      const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+      for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
+      const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
+        model: opts.model,
+        baseUrl: opts.baseUrl,
+        replay: opts.replay,
+      });
       if (opts.verifyFile !== undefined) {
         const list = parseJsoncFile(opts.verifyFile);
         if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
