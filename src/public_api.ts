@@ -83,6 +83,7 @@ export {
   stdinKind,
 } from "./plugins/process.ts";
 export {
+  importPluginFile,
   loadAdapter,
   type LoadedAdapter,
   type LoadedPlanner,
@@ -94,6 +95,27 @@ export {
   verdictProblem,
 } from "./plugins/loader.ts";
 export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
+export { pluginLoadTimeoutMs } from "./plugins/loader.ts";
+export { cutString, type PlainJson, type PlainJsonOptions, PLUGIN_LIMITS, toPlainJson } from "./plugins/plain_json.ts";
+export { describeThrown, type ThrownDescription, throwSite } from "./plugins/thrown.ts";
+export {
+  captureOutput,
+  neutralize,
+  OutputBudget,
+  PLUGIN_OUTPUT_LIMIT,
+  redirectOutput,
+} from "./plugins/plugin_output.ts";
+export {
+  ActResultSchema,
+  ADAPTER_GUARD_DEFAULTS,
+  adapterDisplayName,
+  type AdapterGuardOptions,
+  adapterGuardOptions,
+  callAdapter,
+  checkAdapterResult,
+  guardAdapter,
+} from "./runtime/adapter_result.ts";
+export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
@@ -119,7 +141,7 @@ export {
 } from "./runtime/learning.ts";
 export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
 export {
-  activeSecretNames,
+  activeRedactor,
   declareSecrets,
   isNoemaSecret,
   MASK,
@@ -168,3 +190,33 @@ export {
   type LockStatus,
   lockStatus,
 } from "./store/lock.ts";
+
+// The LLM agent: governed AI SDK tool loops.
+export { govern, type Governance, type GovernOptions } from "./llm/govern.ts";
+export type { Decision, Governor, ProposedAction, RecordedResult } from "./llm/governor.ts";
+export { type GovernedStep, PolicyGovernor, type PolicyGovernorOptions } from "./llm/policy_governor.ts";
+export { type GovernedHooks, governedHooks, type GovernedHooksOptions, type PendingToolApproval } from "./llm/hooks.ts";
+export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } from "./llm/loop.ts";
+export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
+export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
+export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
+export { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
+export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
+export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
+export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";
+export { confinePath, WorkspaceEscapeError } from "./llm/workspace.ts";
+export { clip, fromValibot, type LlmTool, type ToolContext, ToolError } from "./llm/tools/tool.ts";
+export { fileTools } from "./llm/tools/files.ts";
+export { searchTool } from "./llm/tools/search.ts";
+export { DEFAULT_SHELL_ENV, shellTool, type ShellToolOptions } from "./llm/tools/shell.ts";
+export { BUILTIN_TOOLS, resolveTools } from "./llm/tools/registry.ts";
+export { connectMcpServers, type McpConnection, type McpServerConfig } from "./llm/mcp.ts";
+export { applyLlmFlags, type LlmRunFlags } from "./llm/run_flags.ts";
+export {
+  driveLlmEpisode,
+  type DriveOptions,
+  type DriveResult,
+  type EpisodeHandle,
+  resumeLlmEpisode,
+  type SavedConversation,
+} from "./llm/episode_driver.ts";

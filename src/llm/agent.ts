@@ -10,8 +10,8 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { type ModelMessage, wrapLanguageModel } from "ai";
-import { DIR_MODE, writeJsonAtomic } from "../store/atomic.ts";
-import { JsonlAppender } from "../store/jsonl.ts";
+import { DIR_MODE } from "../store/atomic.ts";
+import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { commandOf, toAiSdkTools } from "./ai_tools.ts";
 import type { LlmConfig } from "./config.ts";
@@ -80,14 +80,15 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   const mcp = await connectMcpServers(c.mcp_servers ?? {});
   tools.push(...mcp.tools);
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const log = new JsonlAppender(join(o.episodeDir, MODEL_LOG));
+  const sink = new ArtifactSink(o.episodeDir, o.redactor);
+  const log = sink.jsonl(MODEL_LOG);
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
   try {
     const base = o.replay ? replayModel(o.replay, o.redactor) : createLlmModel(c);
     const model = wrapLanguageModel({
       // deno-lint-ignore no-explicit-any
       model: base as any,
-      middleware: modelRecorder(log, o.redactor, totals),
+      middleware: modelRecorder(log, totals),
     });
     const hooks = governedHooks(o.governor, { command: (name, input) => commandOf(byName.get(name), name, input) });
     const previous = o.resume?.turns ?? 0;
@@ -114,15 +115,13 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
     });
     const total = previous + result.turns;
     if (result.status === "paused") {
-      writeJsonAtomicDeep(
-        join(o.episodeDir, CONVERSATION_FILE),
-        o.redactor.redact({
-          schema_version: "llm-conversation/1.0",
-          turns: total,
-          pending: result.pending,
-          messages: result.messages,
-        }).value,
-      );
+      mkdirSync(join(o.episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
+      sink.writeJson(CONVERSATION_FILE, {
+        schema_version: "llm-conversation/1.0",
+        turns: total,
+        pending: result.pending,
+        messages: result.messages,
+      });
     }
     return { ...result, usage: totals, total_turns: total };
   } finally {
@@ -130,9 +129,4 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
     log.close();
     await mcp.close();
   }
-}
-
-function writeJsonAtomicDeep(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
-  writeJsonAtomic(path, value);
 }

@@ -59,6 +59,10 @@ export const LlmConfigSchema = v.strictObject({
   })),
   /** Set by the runtime: the directory relative paths (tool files) resolve against. */
   base_dir: v.optional(v.string()),
+  /** Policy files that govern each tool call (set by `noema run` from `--policy` and the task file). */
+  policies: v.optional(v.array(v.string())),
+  /** Replay this recorded `model.jsonl` instead of calling the model (set by `noema run --replay`). */
+  replay: v.optional(v.string()),
 });
 
 /** The parsed `llm` adapter configuration. */

@@ -96,13 +96,14 @@ export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
       if (failure) throw failure;
       steps = await r.steps;
       text = await r.text;
-      responseMessages = (await r.response).messages;
+      responseMessages = await r.responseMessages;
     } else {
       // deno-lint-ignore no-explicit-any
       const r = await generateText(common as any);
       steps = r.steps;
       text = r.text;
-      responseMessages = r.response.messages;
+      // Every step's messages (and those of resumed approvals), not only the last step's.
+      responseMessages = r.responseMessages;
     }
   } catch (e) {
     await o.hooks.settle();

@@ -51,8 +51,9 @@ export function requestOf(params: Params, redactor: Redactor | null): ModelTurn[
   for (const k of ["maxOutputTokens", "temperature", "toolChoice", "seed"] as const) {
     if (params[k] !== undefined) settings[k] = params[k];
   }
-  const request = JSON.parse(JSON.stringify({ prompt: params.prompt, tools, settings }));
-  return redactor ? redactor.redact(request).value : request;
+  const text = JSON.stringify({ prompt: params.prompt, tools, settings });
+  const request = JSON.parse(text);
+  return redactor && redactor.mightContain(text) ? redactor.redact(request).value : request;
 }
 
 function errorOf(e: unknown): ModelTurn["error"] {
@@ -88,24 +89,25 @@ export function contentOfParts(parts: any[]): { content: unknown[]; finish_reaso
 }
 
 /**
- * A middleware that appends one line per model call to `log` (masked with
- * `redactor`) and sums token usage into `totals`.
+ * A middleware that appends one line per model call to `log` and sums token
+ * usage into `totals`. Give it a masking appender (`ArtifactSink.jsonl`) so
+ * secrets never reach the file.
  *
  * @example
  * ```ts
  * import { wrapLanguageModel } from "ai";
- * import { JsonlAppender, modelRecorder, Redactor } from "noema";
- * // const model = wrapLanguageModel({ model: base, middleware: modelRecorder(new JsonlAppender("model.jsonl"), new Redactor()) });
+ * import { ArtifactSink, modelRecorder, Redactor } from "noema";
+ * // const log = new ArtifactSink(episodeDir, new Redactor({ secrets: ["API_KEY"] })).jsonl("model.jsonl");
+ * // const model = wrapLanguageModel({ model: base, middleware: modelRecorder(log) });
  * ```
  */
 export function modelRecorder(
   log: JsonlAppender,
-  redactor: Redactor,
   totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 },
 ): LanguageModelMiddleware & { totals: UsageTotals } {
   let turn = 0;
   const write = (line: ModelTurn) => {
-    log.append(redactor.redact(line).value);
+    log.append(line);
     const u = line.response?.usage as
       | { inputTokens?: { total?: number }; outputTokens?: { total?: number } }
       | undefined;

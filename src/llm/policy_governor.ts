@@ -13,6 +13,7 @@ import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/lo
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
 import { decide } from "../runtime/governance.ts";
 import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
+import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Decision, Governor, ProposedAction, RecordedResult } from "./governor.ts";
 
 /** One governed call as {@link PolicyGovernor} remembers it. */
@@ -58,6 +59,7 @@ export class PolicyGovernor implements Governor {
   readonly approved = new Set<string>();
   readonly #policies: LoadedPolicy[];
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
+  readonly #startedAt = new Date().toISOString();
 
   private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
     this.#policies = policies;
@@ -80,30 +82,78 @@ export class PolicyGovernor implements Governor {
     return new PolicyGovernor(loaded, options);
   }
 
+  /**
+   * The state policies see: the contract's state snapshot (`version`,
+   * `episode`, `goal`, `beliefs`, `plan` with one `act` step per governed
+   * call, `memory`, `outcomes` with the calls so far, `links`), the pending
+   * `action` (with `command`) and `step`, the `workspace`, and the older
+   * convenience fields (`task`, `facts`, `recent_actions`), deeply frozen.
+   */
   #state(action: ProposedAction, index: number): PolicyState {
-    const recent = this.steps.slice(-10).map((s) => ({
+    const done = this.steps.filter((s) => s.decision !== undefined);
+    const status = (s: GovernedStep) =>
+      s.decision.verdict === "deny"
+        ? "vetoed"
+        : s.result === null
+        ? "running"
+        : s.result.status === "ok"
+        ? "done"
+        : s.result.status === "error"
+        ? "failed"
+        : "skipped";
+    const excerpt = (s: GovernedStep) => (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
+    const actions = done.filter((s) => s.result).map((s) => ({
       id: `act_${s.step_id}`,
-      step_id: s.step_id,
       kind: s.action.kind,
-      result_status: s.result?.status ?? "skipped",
-      input_excerpt: s.action.command ?? JSON.stringify(s.action.input).slice(0, 200),
+      tool: s.action.tool,
+      input_excerpt: excerpt(s),
+      result_status: s.result!.status,
+      step_id: s.step_id,
     }));
+    const stepId = `step-${index}`;
+    const description = action.description ?? action.command ?? action.tool;
     return deepFreeze({
-      task: this.#o.task,
-      episode: { id: "library", seed: 0, tags: {}, mode: "meta", intuition_mode: "interventive", using: "llm" },
-      step: {
-        id: `step-${index}`,
-        kind: "act",
-        description: action.description ?? action.command ?? action.tool,
-        index: index - 1,
-        total: index,
-        inputs: action.input,
+      version: CONTRACT_VERSIONS.state,
+      state_schema_version: CONTRACT_VERSIONS.state_schema,
+      episode: {
+        id: "library",
+        seed: 0,
+        tags: {},
+        using: "llm",
+        started_at: this.#startedAt,
+        intuition_mode: "interventive",
+        mode: "meta",
       },
-      action: { kind: action.kind, tool: action.tool, input: structuredClone(action.input), command: action.command },
-      recent_actions: recent,
-      facts: [],
+      goal: { task: this.#o.task, type: "general" },
+      beliefs: [],
+      plan: {
+        steps: [
+          ...done.map((s) => ({ id: s.step_id, kind: "act", description: excerpt(s), status: status(s) })),
+          { id: stepId, kind: "act", description, status: "pending" },
+        ],
+        source: "agent",
+      },
+      memory: { facts: [] },
+      outcomes: { status: "pending", actions, artifacts: [], error: null },
+      links: { events: "events.jsonl", learn: "learn.jsonl" },
+      action: {
+        kind: action.kind,
+        tool: action.tool,
+        input: structuredClone(action.input),
+        command: action.command ?? `${action.tool} ${JSON.stringify(action.input)}`.slice(0, 200),
+      },
+      step: { id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input },
       workspace: this.#o.workspace,
-    }) as PolicyState;
+      task: this.#o.task,
+      facts: [],
+      recent_actions: actions.slice(-10).map((a) => ({
+        id: a.id,
+        step_id: a.step_id,
+        kind: a.kind,
+        result_status: a.result_status,
+        input_excerpt: a.input_excerpt,
+      })),
+    }) as unknown as PolicyState;
   }
 
   /** Consults every policy about the action and decides. */

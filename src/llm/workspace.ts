@@ -7,7 +7,7 @@
  * @module
  */
 import { existsSync, lstatSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** A path the model gave that leaves the workspace. */
 export class WorkspaceEscapeError extends Error {
@@ -26,7 +26,9 @@ function inside(root: string, path: string): boolean {
  * Resolves `path` (relative to the workspace, or absolute inside it) to an
  * absolute path whose real location is inside the workspace. For a path that
  * does not exist yet (a file to write), its nearest existing ancestor must be
- * inside. Throws {@link WorkspaceEscapeError} otherwise.
+ * inside. With `write`, the path itself is returned (its parent resolved), so
+ * an atomic write replaces a symlink there instead of writing through it.
+ * Throws {@link WorkspaceEscapeError} otherwise.
  *
  * @example
  * ```ts
@@ -34,7 +36,7 @@ function inside(root: string, path: string): boolean {
  * confinePath("/tmp", "a/b.txt"); // "/tmp/a/b.txt"
  * ```
  */
-export function confinePath(workspace: string, path: string): string {
+export function confinePath(workspace: string, path: string, options: { write?: boolean } = {}): string {
   if (typeof path !== "string" || path === "") throw new WorkspaceEscapeError(String(path), "empty path");
   if (path.includes("\0")) throw new WorkspaceEscapeError(path, "NUL byte");
   const root = realpathSync(workspace);
@@ -56,6 +58,12 @@ export function confinePath(workspace: string, path: string): string {
   }
   const real = realpathSync(probe);
   if (!inside(root, real)) throw new WorkspaceEscapeError(path, "a symlink points outside");
+  if (options.write && probe === target) {
+    // A write replaces the file (or a symlink) at the path itself: never write through a link.
+    const parent = realpathSync(dirname(target));
+    if (!inside(root, parent)) throw new WorkspaceEscapeError(path, "a symlink points outside");
+    return join(parent, basename(target));
+  }
   return probe === target ? real : join(real, relative(probe, target));
 }
 

@@ -15,7 +15,7 @@ import { Buffer } from "node:buffer";
 import { fstatSync } from "node:fs";
 import process from "node:process";
 import { isatty } from "node:tty";
-import { activeSecretNames, isNoemaSecret, MASK, Redactor } from "../runtime/redact.ts";
+import { activeRedactor, isNoemaSecret, MASK, type Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
 
 /** Bytes kept before an excerpt's edge so a secret cut there is seen whole by the masker. */
@@ -73,7 +73,7 @@ export interface RunProcessOptions {
   tee?: boolean;
   /**
    * Masks the excerpts (applied to the kept tail before it is cut).
-   * @default {a Redactor for the secret names of the episodes open in this process}
+   * @default {the redactors of the episodes open in this process (`activeRedactor()`)}
    */
   redactor?: Redactor;
 }
@@ -208,7 +208,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const excerpt = options.excerptBytes ?? 4096;
   const argv = options.shell !== undefined ? ["/bin/sh", "-c", options.shell] : [...(options.argv ?? [])];
   if (argv.length === 0) throw new TypeError("runProcess: give argv or shell");
-  const redactor = options.redactor ?? new Redactor({ secrets: activeSecretNames() });
+  const redactor = options.redactor ?? activeRedactor();
   const margin = Math.max(MASK_MARGIN, 2 * redactor.longest);
   const out = new Tail(excerpt, margin), err = new Tail(excerpt, margin);
   return new Promise((resolve) => {

@@ -21,6 +21,7 @@ export const FILE_KINDS = [
   "checkpoint",
   "approval",
   "attachment",
+  "model",
   "custom",
 ] as const;
 

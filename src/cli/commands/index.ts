@@ -12,8 +12,12 @@ import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
+import { registerLast } from "./last.ts";
+import { registerInstallHooks } from "./install_hooks.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
+import { registerPolicy } from "./policy.ts";
+import { registerPrune } from "./prune.ts";
 import { registerReport } from "./report.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
@@ -32,8 +36,10 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Agents (hooks)
   registerHook,
+  registerInstallHooks,
   // Inspect
   registerList,
+  registerLast,
   registerView,
   registerState,
   registerSummary,
@@ -45,8 +51,10 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerValidate,
   registerVerify,
   registerSchema,
+  registerPrune,
   // Plugin authoring
   registerInit,
+  registerPolicy,
   // Shell
   registerCompletions,
   registerVersion,

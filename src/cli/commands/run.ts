@@ -3,12 +3,14 @@
  *
  * @module
  */
-import { Option } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { applyLlmFlags } from "../../llm/run_flags.ts";
 import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { MODES } from "../../schema/summary.ts";
@@ -61,6 +63,33 @@ function verifyFlags(opts: {
   return specs;
 }
 
+/**
+ * A task argument that names a file (ends in .json/.jsonc, or is one word
+ * with a slash) that does not exist is a typo, not a task: exit 2.
+ */
+function checkTaskArg(arg: string): void {
+  const named = /\.jsonc?$/i.test(arg) || (/^\S+$/.test(arg) && /[\\/]/.test(arg));
+  if (named && !existsSync(arg)) throw usageError(`${arg}: task file not found`);
+}
+
+/** Long options common enough in other programs' command lines not to warn about after `--`. */
+const COMMON_FLAGS = new Set(["--json", "--quiet", "--text", "--tag", "--seed", "--mode", "--workspace", "--help"]);
+
+/**
+ * Warns when words after `--` (which go to the adapter) are noema's own run
+ * options, e.g. `--verify-file-exists` given to `sh` instead of to noema.
+ */
+function warnOwnFlagsAfterDashes(ctx: CliContext, cmd: CommandUnknownOpts, args: readonly string[]): void {
+  const own = new Set(cmd.options.map((o) => o.long).filter((f): f is string => !!f && !COMMON_FLAGS.has(f)));
+  const found = [...new Set(args.map((a) => a.split("=")[0]).filter((a) => own.has(a)))];
+  if (found.length === 0) return;
+  ctx.out.note(
+    `noema: warning: ${found.join(", ")} after -- ${
+      found.length === 1 ? "goes" : "go"
+    } to the adapter, not to noema; put noema's options before --`,
+  );
+}
+
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
 
 /** Registers `noema run`. */
@@ -68,10 +97,16 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
   program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
-    .argument("<task>", "the task, or a path to a .jsonc task file")
+    .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
     .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option(
+      "--model <provider:model>",
+      "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
+    )
+    .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
+    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
     .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
     .addOption(
@@ -120,7 +155,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
       collect,
     )
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
       "after",
@@ -128,11 +163,19 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         ['noema run "Say hello"', "minimal adapter and planner: detect → act → verify"],
         ["noema run examples/safe-shell.jsonc", "a task file: steps, adapter, policies, tags"],
         ['noema run "fix the test" --using command -- my-agent --task "{task}"', "record an existing agent CLI's run"],
+        [
+          'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
+          "noema's own agent; each tool call governed",
+        ],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
-        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage, 3 vetoed, 4 paused for approval.\n" +
-        "Settings: noema.jsonc in the current directory < policies/*.ts < the task file < flags.\n",
+        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage (also: a task file that does not exist),\n" +
+        "3 vetoed, 4 paused for approval, 130 interrupted (Ctrl-C).\n" +
+        "Settings: noema.jsonc in the current directory (and the folder its policies_dir names) < the task file\n" +
+        '< flags. A ./policies/ folder is loaded only with "policies_dir": "policies" in noema.jsonc; every\n' +
+        "plugin file noema.jsonc loads is named on stderr. noema's options go before --: what follows -- goes\n" +
+        "to the adapter.\n",
     )
     .action(async (taskArg, args, opts, cmd) => {
       const g = globalOptions(cmd);
@@ -156,8 +199,17 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
+      if (taskArg !== undefined) checkTaskArg(taskArg);
+      warnOwnFlagsAfterDashes(ctx, cmd, args);
       const flagSpecs = verifyFlags(opts);
-      const { task, options } = resolveRunSettings({ taskOrFile: taskArg, options: flags });
+      // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+      const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+      for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
+      const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
+        model: opts.model,
+        baseUrl: opts.baseUrl,
+        replay: opts.replay,
+      });
       if (opts.verifyFile !== undefined) {
         const list = parseJsoncFile(opts.verifyFile);
         if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);

@@ -79,7 +79,7 @@ function writeFileTool(): LlmTool {
     validate,
     command: (i) => `write ${i.path}`,
     execute(input, ctx) {
-      const abs = confinePath(ctx.workspace, String(input.path));
+      const abs = confinePath(ctx.workspace, String(input.path), { write: true });
       if (lstatOrNull(abs)?.isDirectory()) throw new ToolError(`${input.path}: is a directory`, "NotAFile");
       writeAtomic(abs, String(input.content));
       return `wrote ${Buffer.byteLength(String(input.content))} bytes to ${workspaceRelative(ctx.workspace, abs)}`;

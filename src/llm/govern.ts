@@ -1,0 +1,66 @@
+/**
+ * `noema.govern()`: governs any AI SDK agent's tool calls with noema
+ * policies. Spread `gov.aiSdk()` into `generateText`/`streamText` (or a
+ * `ToolLoopAgent`): every tool call is proposed to the policies before it
+ * runs (vetoes reach the model as denied tool results, interventions patch
+ * the arguments, approvals pause the loop) and recorded after it, in
+ * `gov.steps`.
+ *
+ * @module
+ */
+import type { PolicyObject } from "../plugins/api.ts";
+import type { Governor } from "./governor.ts";
+import { type GovernedHooks, governedHooks } from "./hooks.ts";
+import { type GovernedStep, PolicyGovernor } from "./policy_governor.ts";
+
+/** Options of {@link govern}. */
+export interface GovernOptions {
+  /** Policies: `.ts` paths, policy objects or classes. */
+  policies?: readonly (string | PolicyObject | (new () => unknown))[];
+  /** The workspace policies see. @default {null} */
+  root?: string;
+  /** The task policies see. @default {"(library call)"} */
+  task?: string;
+  /** Use this governor instead (e.g. an episode core). */
+  governor?: Governor;
+}
+
+/** What {@link govern} returns. */
+export interface Governance {
+  /** Fresh hooks for one `generateText`/`streamText` call: spread them into its options. */
+  aiSdk(): Omit<GovernedHooks, "pending" | "calls" | "failures" | "settle">;
+  /** The hooks of the last `aiSdk()` call (pending approvals, failures). */
+  last: GovernedHooks | null;
+  /** Every governed call so far (with the built-in policy governor). */
+  steps: readonly GovernedStep[];
+}
+
+/**
+ * Governs an AI SDK agent.
+ *
+ * @example
+ * ```ts
+ * import { generateText } from "ai";
+ * import * as noema from "noema";
+ * const gov = await noema.govern({ policies: ["./policies/no-rm.ts"], root: "." });
+ * // const r = await generateText({ model, tools, prompt: "clean up", ...gov.aiSdk() });
+ * console.log(gov.steps.map((s) => `${s.action.tool}: ${s.decision.verdict}`));
+ * ```
+ */
+export async function govern(options: GovernOptions = {}): Promise<Governance> {
+  const policyGovernor = options.governor
+    ? null
+    : await PolicyGovernor.create({ policies: options.policies, workspace: options.root ?? null, task: options.task });
+  const governor = options.governor ?? policyGovernor!;
+  const g: Governance = {
+    last: null,
+    steps: policyGovernor?.steps ?? [],
+    aiSdk() {
+      const hooks = governedHooks(governor);
+      g.last = hooks;
+      const { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd } = hooks;
+      return { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd };
+    },
+  };
+  return g;
+}

@@ -1,0 +1,182 @@
+/**
+ * `noema run` with `using: "llm"` end to end, through the CLI: a task file
+ * with provider openai-compatible pointing at the scripted server, a policy
+ * file, a workspace. Every tool call is in the act step with its verdict, the
+ * veto reaches the model, an escape is refused, the answer is recorded, the
+ * episode validates, and `noema run --replay ID` reproduces it with the
+ * server stopped (and reports a divergence when a new policy changes what the
+ * model would be sent).
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { cliCommand, REPO } from "./helpers/cli.ts";
+import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-llm-run-");
+after(() => tmp.cleanup());
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [cmd, ...argv] = [...cliCommand(), ...args];
+  const env = { ...process.env, NO_COLOR: "1" } as Record<string, string>;
+  delete env.NOEMA_ROOT;
+  delete env.NOEMA_SIGNING_KEY;
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "", stderr = "";
+    child.stdout.on("data", (c) => stdout += c);
+    child.stderr.on("data", (c) => stderr += c);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The act event of the agent's act step (the one whose output has tool_calls). */
+function agentAct(dir: string) {
+  return events(dir).find((e) =>
+    e.phase === "act" && typeof e.payload.output === "object" && e.payload.output !== null &&
+    "tool_calls" in e.payload.output
+  )!;
+}
+
+function events(dir: string): { phase: string; payload: Record<string, unknown> }[] {
+  return readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+describe("noema run --using llm", () => {
+  const root = join(tmp.path, "root"), ws = join(tmp.path, "ws");
+  mkdirSync(ws);
+  const original = "export const greeting = 'hello world';\n";
+  writeFileSync(join(ws, "app.ts"), original);
+  writeFileSync(join(tmp.path, "outside.txt"), "OUTSIDE SECRET\n");
+  const policy = tmp.file(
+    "no-rm.ts",
+    `export default { name: "NoRm", version: "1.0", advise(s) {
+      if (String(s.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf in this repo" };
+    } };\n`,
+  );
+  const strict = tmp.file(
+    "no-read.ts",
+    `export default { name: "NoRead", version: "1.0", advise(s) {
+      if (s.action.tool === "read_file") return { kind: "veto", advice: "reading is off" };
+    } };\n`,
+  );
+  let episode = "";
+
+  it("runs a governed multi-turn loop and records it", async () => {
+    const server = await startOpenAiServer([
+      {
+        tool_calls: [
+          { id: "t1", name: "read_file", arguments: '{"path":"app.ts"}' },
+          { id: "t2", name: "shell", arguments: '{"command":"rm -rf build"}' },
+          { id: "t3", name: "read_file", arguments: '{"path":"../outside.txt"}' },
+        ],
+      },
+      {
+        tool_calls: [{
+          id: "t4",
+          name: "edit_file",
+          arguments: '{"path":"app.ts","old_string":"hello world","new_string":"hello noema"}',
+        }],
+      },
+      { tool_calls: [{ id: "t5", name: "shell", arguments: '{"command":"cat app.ts"}' }] },
+      { text: "The greeting now says hello noema." },
+    ]);
+    const task = tmp.file(
+      "task.jsonc",
+      JSON.stringify({
+        task: "Make the greeting say hello noema",
+        using: "llm",
+        workspace: ws,
+        policies: [policy],
+        adapter: {
+          provider: "openai-compatible",
+          base_url: server.url,
+          model: "scripted",
+          api_key_env: "SCRIPTED_KEY",
+        },
+      }),
+    );
+    process.env.SCRIPTED_KEY = "sk-test-secret-value-123";
+    try {
+      const r = await run(["run", task, "--root", root, "--json"]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      episode = out.episode_id;
+      const dir = out.episode_dir;
+      assert.equal(server.requests.length, 4);
+      assert.match(String(server.headers[0].authorization), /sk-test-secret-value-123/);
+      const second = toolMessages(server.requests[1]);
+      assert.match(second.get("t2")!, /no rm -rf in this repo/);
+      assert.match(second.get("t3")!, /outside the workspace/);
+      assert.doesNotMatch(JSON.stringify(server.requests), /OUTSIDE SECRET/);
+      const act = agentAct(dir);
+      const output = act.payload.output as {
+        tool_calls: { tool: string; verdict: string; status: string }[];
+        answer: string;
+      };
+      assert.deepEqual(output.tool_calls.map((c) => `${c.tool}:${c.verdict}:${c.status}`), [
+        "read_file:allow:ok",
+        "shell:deny:skipped",
+        "read_file:allow:error",
+        "edit_file:allow:ok",
+        "shell:allow:ok",
+      ]);
+      assert.equal(output.answer, "The greeting now says hello noema.");
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      assert.ok(
+        state.memory.facts.some((f: { key: string; value: unknown }) =>
+          f.key === "llm.answer" && f.value === output.answer
+        ),
+      );
+      const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+      assert.ok(
+        manifest.files.some((f: { name: string; kind: string }) => f.name === "model.jsonl" && f.kind === "model"),
+      );
+      const log = readFileSync(join(dir, "model.jsonl"), "utf8");
+      assert.equal(log.trim().split("\n").length, 4);
+      const everything = readFileSync(join(dir, "events.jsonl"), "utf8") + log;
+      assert.doesNotMatch(everything, /sk-test-secret-value-123/);
+      assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
+      const v = await run(["validate", dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      delete process.env.SCRIPTED_KEY;
+      await server.close();
+    }
+  });
+
+  it("--replay reproduces the episode with the server stopped", async () => {
+    assert.ok(episode);
+    writeFileSync(join(ws, "app.ts"), original);
+    const r = await run(["run", "--replay", episode, "--root", root, "--json"]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout);
+    assert.notEqual(out.episode_id, episode);
+    const evs = events(out.episode_dir);
+    assert.equal((evs[0].payload.tags as Record<string, unknown>).replay_of, episode);
+    const act = agentAct(out.episode_dir);
+    assert.equal((act.payload.output as { answer: string }).answer, "The greeting now says hello noema.");
+    assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
+  });
+
+  it("--replay stops with a divergence report when a new policy changes what the model is sent", async () => {
+    writeFileSync(join(ws, "app.ts"), original);
+    const r = await run(["run", "--replay", episode, "--root", root, "--policy", strict, "--json"]);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout);
+    const act = agentAct(out.episode_dir);
+    const error = act.payload.error as { type: string; message: string };
+    assert.equal(error.type, "ReplayDivergence");
+    assert.match(error.message, /model turn 2/);
+    assert.match(error.message, /reading is off/);
+  });
+});

@@ -1,0 +1,322 @@
+/**
+ * The LLM's built-in tools and the governed hooks, in unit tests: workspace
+ * confinement (.., absolute paths, symlinks in and out, dangling links,
+ * writes over symlinks), edit_file's exact replacement, shell limits, user
+ * tool files, and the hooks with MockLanguageModelV4 (interventions,
+ * vetoes, approval pause and resume, exact replay and divergence).
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateText, isStepCount, type LanguageModel, type ModelMessage, wrapLanguageModel } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import { confinePath } from "../src/llm/workspace.ts";
+import { fileTools } from "../src/llm/tools/files.ts";
+import { searchTool } from "../src/llm/tools/search.ts";
+import { shellTool } from "../src/llm/tools/shell.ts";
+import { resolveTools } from "../src/llm/tools/registry.ts";
+import { toAiSdkTools } from "../src/llm/ai_tools.ts";
+import { governedHooks } from "../src/llm/hooks.ts";
+import { approvalMessages, runAgentLoop } from "../src/llm/loop.ts";
+import { PolicyGovernor } from "../src/llm/policy_governor.ts";
+import { readModelLog, replayModel } from "../src/llm/replay_model.ts";
+import { modelRecorder } from "../src/llm/model_log.ts";
+import { JsonlAppender } from "../src/store/jsonl.ts";
+import { Redactor } from "../src/runtime/redact.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-llm-tools-");
+after(() => tmp.cleanup());
+const ws = join(tmp.path, "ws");
+mkdirSync(join(ws, "sub"), { recursive: true });
+writeFileSync(join(ws, "a.txt"), "one two one\n");
+writeFileSync(join(ws, "sub", "b.txt"), "needle here\n");
+writeFileSync(join(tmp.path, "outside.txt"), "OUTSIDE\n");
+mkdirSync(join(tmp.path, "outdir"));
+symlinkSync(join(tmp.path, "outside.txt"), join(ws, "out-link"));
+symlinkSync(join(tmp.path, "outdir"), join(ws, "out-dir"));
+symlinkSync(join(ws, "a.txt"), join(ws, "in-link"));
+symlinkSync(join(tmp.path, "nowhere"), join(ws, "dangling"));
+const ctx = { workspace: ws, signal: new AbortController().signal };
+const tools = Object.fromEntries(fileTools().map((t) => [t.name, t]));
+
+describe("workspace confinement", () => {
+  it("refuses .., absolute paths outside, and symlinks that leave", () => {
+    for (
+      const p of [
+        "../outside.txt",
+        join(tmp.path, "outside.txt"),
+        "out-link",
+        "out-dir/new.txt",
+        "dangling",
+        "sub/../../outside.txt",
+      ]
+    ) {
+      assert.throws(() => confinePath(ws, p), /outside the workspace/, p);
+    }
+  });
+  it("accepts paths inside, symlinks inside, and new files", () => {
+    assert.equal(confinePath(ws, "sub/b.txt"), join(ws, "sub", "b.txt"));
+    assert.equal(confinePath(ws, "in-link"), join(ws, "a.txt"));
+    assert.equal(confinePath(ws, "new/dir/c.txt"), join(ws, "new", "dir", "c.txt"));
+  });
+  it("read_file, write_file and list_dir never touch the outside", async () => {
+    await assert.rejects(async () => await tools.read_file.execute({ path: "out-link" }, ctx), /outside/);
+    await assert.rejects(
+      async () => await tools.write_file.execute({ path: "out-dir/x.txt", content: "x" }, ctx),
+      /outside/,
+    );
+    await assert.rejects(async () => await tools.list_dir.execute({ path: "out-dir" }, ctx), /outside/);
+    assert.equal(readFileSync(join(tmp.path, "outside.txt"), "utf8"), "OUTSIDE\n");
+  });
+  it("write_file over a symlink inside replaces the link, never writes through it", async () => {
+    symlinkSync(join(ws, "sub", "b.txt"), join(ws, "b-link"));
+    await tools.write_file.execute({ path: "b-link", content: "new" }, ctx);
+    assert.equal(readFileSync(join(ws, "sub", "b.txt"), "utf8"), "needle here\n");
+    assert.equal(lstatSync(join(ws, "sub", "b.txt")).isFile(), true);
+  });
+  it("search skips symlinks and finds matches", async () => {
+    const out = String(await searchTool().execute({ pattern: "needle|OUTSIDE", path: "." }, ctx));
+    assert.match(out, /sub\/b\.txt:1: needle here/);
+    assert.doesNotMatch(out, /OUTSIDE/);
+  });
+});
+
+describe("edit_file", () => {
+  it("replaces one exact occurrence, and errors when absent or not unique", async () => {
+    writeFileSync(join(ws, "e.txt"), "alpha beta alpha\n");
+    await assert.rejects(
+      async () => await tools.edit_file.execute({ path: "e.txt", old_string: "alpha", new_string: "x" }, ctx),
+      /more than once/,
+    );
+    await assert.rejects(
+      async () => await tools.edit_file.execute({ path: "e.txt", old_string: "gamma", new_string: "x" }, ctx),
+      /not found/,
+    );
+    await tools.edit_file.execute({ path: "e.txt", old_string: "beta", new_string: "BETA" }, ctx);
+    assert.equal(readFileSync(join(ws, "e.txt"), "utf8"), "alpha BETA alpha\n");
+  });
+});
+
+describe("shell tool", () => {
+  it("passes only allowed variables, cuts output and times out", async () => {
+    process.env.NOEMA_TEST_HIDDEN = "hidden-value";
+    const sh = shellTool({ output_bytes: 100, timeout_ms: 500, env_allow: ["PATH"] });
+    const env = await sh.execute({ command: "env" }, ctx) as { stdout: string };
+    assert.doesNotMatch(env.stdout, /hidden-value/);
+    const big = await sh.execute({ command: "yes | head -c 5000" }, ctx) as { stdout: string; stdout_bytes: number };
+    assert.equal(big.stdout.length, 100);
+    assert.equal(big.stdout_bytes, 5000);
+    const slow = await sh.execute({ command: "sleep 5" }, ctx) as { timed_out: boolean };
+    assert.equal(slow.timed_out, true);
+    delete process.env.NOEMA_TEST_HIDDEN;
+  });
+});
+
+describe("user tool files", () => {
+  it("loads a .ts tool and rejects a bad one naming the file", async () => {
+    const good = tmp.file(
+      "wc.ts",
+      `export default { name: "word_count", description: "count words", parameters: { type: "object", properties: { text: { type: "string" } } }, execute: (i) => ({ words: String(i.text).split(/\\s+/).filter(Boolean).length }) };\n`,
+    );
+    const [t] = await resolveTools([good], { baseDir: tmp.path });
+    assert.equal(t.name, "word_count");
+    assert.deepEqual(await t.execute({ text: "a b c" }, ctx), { words: 3 });
+    const bad = tmp.file("bad.ts", `export default { name: "bad name!", execute() {} };\n`);
+    await assert.rejects(
+      resolveTools([bad], { baseDir: tmp.path }),
+      (e: Error) =>
+        /bad\.ts/.test(`${(e as { file?: string }).file} ${e.message}`) && /name must match/.test(e.message),
+    );
+    await assert.rejects(resolveTools(["nope"], { baseDir: tmp.path }), /adapter\.tools\[0\]: unknown tool "nope"/);
+  });
+});
+
+const usage = {
+  inputTokens: { total: 5, noCache: 5, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 2, text: 2, reasoning: 0 },
+};
+function call(id: string, name: string, input: unknown) {
+  return { type: "tool-call" as const, toolCallId: id, toolName: name, input: JSON.stringify(input) };
+}
+function scriptedMock(turns: unknown[][]) {
+  let i = 0;
+  return new MockLanguageModelV4({
+    doGenerate: () => {
+      const content = turns[i++] ?? [{ type: "text", text: "end" }];
+      const calls = content.some((c) => (c as { type: string }).type === "tool-call");
+      return Promise.resolve({
+        // deno-lint-ignore no-explicit-any
+        content: content as any,
+        finishReason: { unified: calls ? "tool-calls" : "stop", raw: undefined },
+        usage,
+        warnings: [],
+      });
+    },
+  });
+}
+
+describe("governed hooks with MockLanguageModelV4", () => {
+  it("an intervention patches what runs; the veto reason is the tool result", async () => {
+    const gov = await PolicyGovernor.create({
+      policies: [{
+        name: "P",
+        version: "1.0",
+        advise: (s) =>
+          s.action.input.path === "secret.txt"
+            ? { kind: "veto", advice: "not that file" }
+            : s.action.input.path === "old.txt"
+            ? { kind: "intervention", advice: "use a.txt", patch: { path: "a.txt" } }
+            : undefined,
+      }],
+    });
+    const model = scriptedMock([[
+      call("1", "read_file", { path: "old.txt" }),
+      call("2", "read_file", { path: "secret.txt" }),
+    ]]);
+    const r = await generateText({
+      model,
+      tools: toAiSdkTools(fileTools(), ctx),
+      prompt: "go",
+      stopWhen: isStepCount(3),
+      ...governedHooks(gov),
+    });
+    const toolMsg = r.responseMessages.find((m) => m.role === "tool")!;
+    const results = (toolMsg.content as {
+      type: string;
+      toolCallId: string;
+      output: { type: string; value?: unknown; reason?: string };
+    }[])
+      .filter((p) => p.type === "tool-result");
+    assert.equal(results.find((p) => p.toolCallId === "1")!.output.value, "one two one\n");
+    assert.deepEqual(results.find((p) => p.toolCallId === "2")!.output, {
+      type: "execution-denied",
+      reason: "not that file",
+    });
+    assert.deepEqual(gov.steps.map((s) => s.decision.verdict), ["patch", "deny"]);
+  });
+
+  it("requires_approval pauses with the conversation; approving resumes the same conversation", async () => {
+    const gov = await PolicyGovernor.create({
+      policies: [{
+        name: "Gate",
+        version: "1.0",
+        advise: (s) =>
+          s.action.tool === "write_file"
+            ? { kind: "veto", advice: "writes need a human", requires_approval: true }
+            : undefined,
+      }],
+    });
+    const model = scriptedMock([
+      [call("r1", "read_file", { path: "a.txt" })],
+      [call("w1", "write_file", { path: "approved.txt", content: "yes" })],
+      [{ type: "text", text: "written" }],
+    ]);
+    const base = { model, tools: toAiSdkTools(fileTools(), ctx), maxTurns: 5 };
+    const first = await runAgentLoop({
+      ...base,
+      hooks: governedHooks(gov),
+      messages: [{ role: "user", content: "write" }],
+    });
+    assert.equal(first.status, "paused");
+    assert.equal(first.pending[0].reason, "writes need a human");
+    assert.throws(() => lstatSync(join(ws, "approved.txt")));
+    gov.approved.add("w1");
+    const messages: ModelMessage[] = [...first.messages, ...approvalMessages(first.messages, ["w1"], true)];
+    const second = await runAgentLoop({ ...base, hooks: governedHooks(gov), messages });
+    assert.equal(second.status, "done", JSON.stringify(second.error));
+    assert.equal(second.text, "written");
+    // The resumed run sent the model the whole conversation: the first read's result included.
+    const lastPrompt = JSON.stringify(model.doGenerateCalls.at(-1)!.prompt);
+    assert.match(lastPrompt, /one two one/);
+    assert.match(lastPrompt, /approved\.txt/);
+    assert.equal(readFileSync(join(ws, "approved.txt"), "utf8"), "yes");
+  });
+});
+
+describe("replay model", () => {
+  it("plays back a recorded run exactly, and reports where a changed request diverges", async () => {
+    const log = join(tmp.path, "model.jsonl");
+    const appender = new JsonlAppender(log);
+    const record = async (model: LanguageModel, prompt: string) =>
+      await generateText({
+        model: wrapLanguageModel({
+          model: model as MockLanguageModelV4,
+          middleware: modelRecorder(appender),
+        }),
+        tools: toAiSdkTools(fileTools(), ctx),
+        prompt,
+        stopWhen: isStepCount(3),
+      });
+    const live = await record(
+      scriptedMock([[call("1", "read_file", { path: "a.txt" })], [{ type: "text", text: "read it" }]]),
+      "read a",
+    );
+    appender.close();
+    const turns = readModelLog(log);
+    assert.equal(turns.length, 2);
+    const again = await generateText({
+      model: replayModel(turns, new Redactor()),
+      tools: toAiSdkTools(fileTools(), ctx),
+      prompt: "read a",
+      stopWhen: isStepCount(3),
+    });
+    assert.equal(again.text, live.text);
+    writeFileSync(join(ws, "a.txt"), "changed\n");
+    await assert.rejects(
+      generateText({
+        model: replayModel(turns, new Redactor()),
+        tools: toAiSdkTools(fileTools(), ctx),
+        prompt: "read a",
+        stopWhen: isStepCount(3),
+        maxRetries: 0,
+      }),
+      /replay diverged at model turn 2: the request differs at prompt\[2\]\.content\[0\]\.output\.value/,
+    );
+    writeFileSync(join(ws, "a.txt"), "one two one\n");
+  });
+});
+
+describe("PolicyGovernor state", () => {
+  it("gives policies the contract's snapshot: goal, plan steps with statuses, actions so far, frozen", async () => {
+    const seen: { task: string; steps: string[]; actions: number; command: string; frozen: boolean }[] = [];
+    const gov = await PolicyGovernor.create({
+      task: "tidy up",
+      policies: [{
+        name: "Contract",
+        version: "1.0",
+        // deno-lint-ignore no-explicit-any
+        advise(s: any) {
+          let frozen = false;
+          try {
+            s.goal.task = "changed";
+          } catch {
+            frozen = true;
+          }
+          seen.push({
+            task: s.goal.task,
+            steps: s.plan.steps.map((x: { id: string; status: string }) => `${x.id}:${x.status}`),
+            actions: s.outcomes.actions.length,
+            command: s.action.command,
+            frozen,
+          });
+          return s.action.command.includes("rm") ? { kind: "veto", advice: "no rm" } : undefined;
+        },
+      }],
+    });
+    const a = await gov.propose({ kind: "tool", tool: "shell", input: { command: "ls" }, command: "ls" });
+    await gov.record(a.step_id, { status: "ok" });
+    const b = await gov.propose({ kind: "tool", tool: "shell", input: { command: "rm x" }, command: "rm x" });
+    assert.equal(b.verdict, "deny");
+    await gov.propose({ kind: "tool", tool: "read_file", input: { path: "a" } });
+    assert.deepEqual(seen.map((x) => x.steps), [
+      ["step-1:pending"],
+      ["step-1:done", "step-2:pending"],
+      ["step-1:done", "step-2:vetoed", "step-3:pending"],
+    ]);
+    assert.deepEqual(seen.map((x) => x.actions), [0, 1, 1]);
+    assert.ok(seen.every((x) => x.task === "tidy up" && x.frozen));
+    assert.equal(seen[2].command, 'read_file {"path":"a"}');
+  });
+});
