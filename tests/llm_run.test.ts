@@ -179,4 +179,40 @@ describe("noema run --using llm", () => {
     assert.match(error.message, /model turn 2/);
     assert.match(error.message, /reading is off/);
   });
+
+  it("an unreachable model server ends the run as an adapter error with complete, valid artifacts", async () => {
+    const task = tmp.file(
+      "down.jsonc",
+      JSON.stringify({
+        task: "anything",
+        using: "llm",
+        workspace: ws,
+        adapter: { base_url: "http://127.0.0.1:9/v1", model: "m", max_retries: 0 },
+      }),
+    );
+    const r = await run(["run", task, "--root", root, "--json"]);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout);
+    const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
+    assert.equal(summary.adapter_result, "error");
+    const act = agentAct(out.episode_dir);
+    assert.equal((act.payload.error as { type: string }).type, "LlmUnreachable");
+    assert.match((act.payload.error as { message: string }).message, /127\.0\.0\.1:9/);
+    const v = await run(["validate", out.episode_dir]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
+
+  it("--model without --using llm is a usage error; a bad adapter field is named", async () => {
+    const a = await run(["run", "t", "--using", "shell", "--model", "ollama:x", "--root", root]);
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /--model and --base-url need --using llm/);
+    const bad = tmp.file(
+      "bad.jsonc",
+      JSON.stringify({ task: "t", using: "llm", adapter: { model: "m", base_url: "http://x/v1", max_turns: 0 } }),
+    );
+    const c = await run(["run", bad, "--root", root]);
+    assert.equal(c.code, 2);
+    assert.match(c.stderr, /adapter\.max_turns/);
+    assert.equal(c.stderr.trim().split("\n").length, 1, c.stderr);
+  });
 });
