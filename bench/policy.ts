@@ -1,15 +1,17 @@
 /**
- * Policy call overhead on a 10k-fact state, built the way the runtime builds
- * it: facts deep-frozen once, the view `Object.freeze`d per step with a
- * freshly frozen action input.
+ * Policy call overhead on an episode with 10,000 actions in
+ * `outcomes.actions`, the state snapshot built the way the runtime builds it
+ * ({@link StateSnapshot}: action records frozen once when appended, the view
+ * rebuilt per call with a freshly frozen action input).
  *
  * Rows:
- * - in-thread `advise` on the frozen view (building the view included) vs a
- *   plain function call on an unfrozen object: the cost of freezing;
- * - worker `advise` (policy files, the default) per call, facts unchanged
- *   (sent once, then as `same`), vs the in-thread call: the cost of isolation;
- * - worker `advise` when the facts changed since the previous call (the
- *   10k facts copied and frozen in the worker);
+ * - in-thread `advise` on the snapshot (building it included), nothing new
+ *   since the last call, vs a plain function call on an unfrozen object;
+ * - in-thread `advise` with one action appended before each call (a run);
+ * - worker `advise` (policy files, the default) with one action appended per
+ *   call: only the new action crosses the boundary;
+ * - worker `advise` when the whole 10k-action list is new (copied and frozen
+ *   in the worker);
  * - a 1,000-step episode with the policy as a file (worker) vs the same policy
  *   passed in-process.
  *
@@ -20,49 +22,84 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { deepFreeze } from "../src/plugins/freeze.ts";
-import { loadPolicyFile, run } from "../mod.ts";
+import { loadPolicyFile, run, type State } from "../mod.ts";
 import type { PolicyState } from "../src/plugins/api.ts";
+import { StateSnapshot } from "../src/runtime/core/snapshot.ts";
+import { displayCommand } from "../src/runtime/core/command.ts";
+import { deepFreeze } from "../src/plugins/freeze.ts";
 import { type BenchReport, fixed, flag, type Measure, runStandalone, tempDir } from "./lib.ts";
 
-const FACTS = 10_000;
+const ACTIONS = 10_000;
 
-function makeFacts(): { key: string; value: unknown; timestamp: string; provenance: string }[] {
-  return Array.from({ length: FACTS }, (_, i) => ({
-    key: `fact.${i}`,
-    value: { n: i, label: `value ${i}`, tags: ["a", "b"] },
+function action(i: number): NonNullable<NonNullable<State["outcomes"]>["actions"]>[number] {
+  return {
+    id: `act_step-${i}_${i + 1}`,
+    kind: "tool",
+    tool: "Bash",
+    input_excerpt: `echo ${i}`,
+    result_status: "ok",
+    step_id: `step-${i}`,
+    provenance: { adapter: "bench" },
+    result_artifacts: [],
     timestamp: "2026-03-02T10:00:00.000Z",
-    provenance: "adapter:bench",
-  }));
+    input: { command: `echo ${i}` },
+    output: { exit_code: 0, stdout: `${i}\n` },
+    duration_ms: 1,
+  };
+}
+
+function makeState(): State {
+  return {
+    version: "1.0",
+    state_schema_version: "1.0.0",
+    episode: { id: "ep_bench", seed: 0, tags: {}, using: "bench", started_at: "2026-03-02T10:00:00.000Z" },
+    goal: { task: "bench", type: "general" },
+    beliefs: [{ statement: "bench", confidence: 0.5, provenance: "interpret" }],
+    plan: { steps: [{ id: "step-1", kind: "act", description: "run", status: "pending" }], source: "bench" },
+    memory: { facts: [] },
+    outcomes: {
+      status: "pending",
+      actions: Array.from({ length: ACTIONS }, (_, i) => action(i)),
+      metrics: { task_score: 0, steps_completed: 0, steps_total: 1 },
+      artifacts: [],
+      error: null,
+    },
+    links: { events: "events.jsonl", learn: "learn.jsonl" },
+  };
 }
 
 const POLICY_SOURCE = `export default {
   name: "BenchPolicy",
   version: "1.0",
   advise(s) {
-    return s.step.index % 100 === 0 && s.facts.length > 0 ? { kind: "hint", advice: "checkpoint" } : undefined;
+    return s.step.index % 100 === 0 && s.outcomes.actions.length > 0 ? { kind: "hint", advice: "checkpoint" } : undefined;
   },
 };
 `;
-const advise = (s: { step: { index: number }; facts: readonly unknown[] }) =>
-  s.step.index % 100 === 0 && s.facts.length > 0 ? { kind: "hint" as const, advice: "checkpoint" } : undefined;
+type Probe = { step: { index: number }; outcomes: { actions: readonly unknown[] } };
+const advise = (s: Probe) =>
+  s.step.index % 100 === 0 && s.outcomes.actions.length > 0
+    ? { kind: "hint" as const, advice: "checkpoint" }
+    : undefined;
 
-/** Builds the view as the runtime does (facts frozen once, the rest per step). */
-function view(facts: readonly unknown[], episode: unknown, i: number): PolicyState {
-  const inputs = deepFreeze({ n: i, sql: `SELECT ${i}` });
-  return Object.freeze({
-    task: "bench",
-    episode,
-    step: Object.freeze({ id: `step-${i}`, kind: "act", description: `step ${i}`, index: i, total: 1_000_000, inputs }),
-    action: Object.freeze({
-      kind: "adapter",
-      tool: "adapter:scripted",
-      input: deepFreeze(structuredClone({ n: i, sql: `SELECT ${i}` })),
-    }),
-    recent_actions: Object.freeze([]),
-    facts,
-    workspace: null,
-  }) as unknown as PolicyState;
+/** The view as the runtime builds it per call. */
+function view(snapshot: StateSnapshot, i: number): PolicyState {
+  const input = { command: `echo ${i}` };
+  const step = Object.freeze({
+    id: `step-${i}`,
+    kind: "act",
+    description: `step ${i}`,
+    index: i,
+    total: 1_000_000,
+    inputs: deepFreeze({ command: `echo ${i}` }),
+  });
+  const act = Object.freeze({
+    kind: "tool",
+    tool: "Bash",
+    input: deepFreeze(structuredClone(input)),
+    command: displayCommand(input),
+  });
+  return snapshot.view(act, step, { workspace: null });
 }
 
 async function timeCalls(n: number, call: (i: number) => unknown): Promise<number> {
@@ -76,34 +113,36 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const calls = Number(flag(args, "calls") ?? 20_000);
   const tmp = tempDir("noema-bench-policy-");
   try {
-    const facts = Object.freeze(makeFacts().map((f) => deepFreeze(f)));
-    const plainFacts = makeFacts();
-    const episode = deepFreeze({
-      id: "ep_bench",
-      seed: 0,
-      tags: {},
-      mode: "meta",
-      intuition_mode: "interventive",
-      using: "scripted",
-    });
+    const plainState = { step: { index: 0 }, outcomes: makeState().outcomes! as Probe["outcomes"] };
+    const state = makeState();
+    const snapshot = new StateSnapshot(state);
     const file = join(tmp.path, "bench-policy.js");
     writeFileSync(file, POLICY_SOURCE);
 
     // Warm up, then measure.
-    await timeCalls(2000, (i) => advise({ step: { index: i }, facts: plainFacts }));
-    const plain = await timeCalls(calls, (i) => advise({ step: { index: i }, facts: plainFacts }));
-    await timeCalls(2000, (i) => advise(view(facts, episode, i)));
-    const frozen = await timeCalls(calls, (i) => advise(view(facts, episode, i)));
+    await timeCalls(2000, (i) => advise({ ...plainState, step: { index: i } }));
+    const plain = await timeCalls(calls, (i) => advise({ ...plainState, step: { index: i } }));
+    await timeCalls(2000, (i) => advise(view(snapshot, i)));
+    const frozen = await timeCalls(calls, (i) => advise(view(snapshot, i)));
+    const actions = state.outcomes!.actions!;
+    const growing = await timeCalls(calls, (i) => {
+      actions.push(action(ACTIONS + i));
+      return advise(view(snapshot, i));
+    });
+    actions.length = ACTIONS;
 
     const policy = await loadPolicyFile(file);
     if (policy.isolation !== "worker") throw new Error("the policy did not load in a worker");
-    await timeCalls(200, (i) => policy.advise(view(facts, episode, i)));
+    await timeCalls(200, (i) => policy.advise(view(snapshot, i)));
     const workerCalls = Math.max(1000, Math.round(calls / 4));
-    const worker = await timeCalls(workerCalls, (i) => policy.advise(view(facts, episode, i)));
-    const changing = await timeCalls(
-      50,
-      (i) => policy.advise(view(Object.freeze(makeFacts().map((f) => deepFreeze(f))), episode, i)),
-    );
+    const worker = await timeCalls(workerCalls, (i) => {
+      actions.push(action(ACTIONS + i));
+      return policy.advise(view(snapshot, i));
+    });
+    const changing = await timeCalls(20, (i) => {
+      state.outcomes!.actions = Array.from({ length: ACTIONS }, (_, k) => action(k));
+      return policy.advise(view(snapshot, i));
+    });
     policy.close?.();
 
     // Whole episodes: the same policy as a file (worker) and in-process.
@@ -140,12 +179,13 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     );
 
     const frozenRatio = frozen / plain;
-    const workerRatio = worker / frozen;
+    const workerRatio = worker / growing;
     const episodeRatio = viaFile / inline;
     const met = (x: boolean) => (x ? "yes" : "NO");
+    const k = `${ACTIONS / 1000}k`;
     const measures: Measure[] = [
       {
-        measure: `in-thread advise, frozen ${FACTS / 1000}k-fact view (µs/call)`,
+        measure: `in-thread advise, ${k}-action snapshot, unchanged (µs/call)`,
         value: fixed(frozen, 2),
         baseline: `plain call ${fixed(plain, 3)}`,
         ratio: `${fixed(frozenRatio, 1)}×`,
@@ -153,15 +193,23 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         met: met(frozen <= 10),
       },
       {
-        measure: `worker advise, facts unchanged (µs/call)`,
+        measure: `in-thread advise, ${k}-action snapshot, +1 action per call (µs/call)`,
+        value: fixed(growing, 2),
+        baseline: `plain call ${fixed(plain, 3)}`,
+        ratio: `${fixed(growing / plain, 1)}×`,
+        goal: "≤ 10 µs/call",
+        met: met(growing <= 10),
+      },
+      {
+        measure: `worker advise, +1 action per call (delta) (µs/call)`,
         value: fixed(worker, 1),
-        baseline: `in-thread ${fixed(frozen, 2)}`,
+        baseline: `in-thread ${fixed(growing, 2)}`,
         ratio: `${fixed(workerRatio, 0)}×`,
         goal: "≤ 250 µs/call",
         met: met(worker <= 250),
       },
       {
-        measure: `worker advise, ${FACTS / 1000}k facts changed (ms/call)`,
+        measure: `worker advise, whole ${k}-action list new (ms/call)`,
         value: fixed(changing / 1000, 1),
         baseline: "-",
         ratio: "-",
@@ -177,20 +225,20 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         met: met(episodeRatio <= 1.5),
       },
     ];
-    const ok = frozen <= 10 && worker <= 250 && episodeRatio <= 1.5;
+    const ok = frozen <= 10 && growing <= 10 && worker <= 250 && episodeRatio <= 1.5;
     return {
       name: "policy",
       ok,
       measures,
       tables: [{
-        title: `policy calls on a ${FACTS.toLocaleString("en")}-fact frozen state`,
+        title: `policy calls on a state snapshot with ${ACTIONS.toLocaleString("en")} actions`,
         columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
         rows: measures.map((m) => [m.measure, m.value, m.baseline, m.ratio, m.goal, m.met]),
         notes: [
           `${calls.toLocaleString("en")} in-thread calls, ${
             workerCalls.toLocaleString("en")
-          } worker calls; the view is rebuilt per call as the runtime does.`,
-          "The worker receives the state per top-level key and reuses a key whose value is the same object as last time.",
+          } worker calls; the view is rebuilt per call as the runtime does (StateSnapshot).`,
+          "The worker receives the state per top-level key; plan.steps, outcomes.actions and memory.facts cross as deltas.",
         ],
       }],
     };

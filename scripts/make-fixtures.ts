@@ -915,6 +915,18 @@ export const FIXTURES: FixtureSpec[] = [
     expected: () => only("summary.schema", 11),
   },
   {
+    dir: "invalid/summary.mode",
+    description:
+      'summary.json says flags.mode "minimal" but keeps the meta-mode insight block (flags.direction removed)',
+    mutate: (m) => {
+      const flags = m.summary!.flags as Json;
+      flags.mode = "minimal";
+      delete flags.direction;
+    },
+    expected: (m) =>
+      only("summary.mode", pretty(m.summary).split("\n").findIndex((l) => l.startsWith('  "insight"')) + 1),
+  },
+  {
     dir: "invalid/manifest.schema",
     description: "manifest.json lists learn.jsonl before events.jsonl (not sorted by name)",
     manifest: (man) => {

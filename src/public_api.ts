@@ -80,6 +80,7 @@ export {
   type ProcessResult,
   runProcess,
   type RunProcessOptions,
+  stdinKind,
 } from "./plugins/process.ts";
 export {
   importPluginFile,
@@ -94,6 +95,27 @@ export {
   verdictProblem,
 } from "./plugins/loader.ts";
 export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
+export { pluginLoadTimeoutMs } from "./plugins/loader.ts";
+export { cutString, type PlainJson, type PlainJsonOptions, PLUGIN_LIMITS, toPlainJson } from "./plugins/plain_json.ts";
+export { describeThrown, type ThrownDescription, throwSite } from "./plugins/thrown.ts";
+export {
+  captureOutput,
+  neutralize,
+  OutputBudget,
+  PLUGIN_OUTPUT_LIMIT,
+  redirectOutput,
+} from "./plugins/plugin_output.ts";
+export {
+  ActResultSchema,
+  ADAPTER_GUARD_DEFAULTS,
+  adapterDisplayName,
+  type AdapterGuardOptions,
+  adapterGuardOptions,
+  callAdapter,
+  checkAdapterResult,
+  guardAdapter,
+} from "./runtime/adapter_result.ts";
+export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
@@ -119,7 +141,7 @@ export {
 } from "./runtime/learning.ts";
 export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorder.ts";
 export {
-  activeSecretNames,
+  activeRedactor,
   declareSecrets,
   isNoemaSecret,
   MASK,

@@ -140,7 +140,7 @@ describe("decide and continue", () => {
     const r = await pausedRun();
     const before = events(r.episode_dir);
     const startLine = readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").split("\n")[0];
-    await new Promise((res) => setTimeout(res, 30));
+    await new Promise((res) => setTimeout(res, 400));
     const record = approve(r.episode_id, { root, by: "ana", note: "looks right" });
     assert.equal(record.decision, "approved");
     assert.equal(record.state_hash, json(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`).state_hash);
@@ -176,6 +176,14 @@ describe("decide and continue", () => {
     assert.equal(summary.adapter_result, "success");
     assert.equal(summary.metrics.act_count, 3, "acts before and after the pause are counted");
     assert.ok(summary.metrics.latencies.total_ms < summary.metrics.latencies.waiting_ms + 1000);
+    // The total duration runs from start to end, waiting included; working and waiting time are kept apart.
+    const lat = summary.metrics.latencies;
+    assert.ok(lat.waiting_ms >= 400, `waited ${lat.waiting_ms} ms`);
+    assert.ok(lat.total_ms >= lat.waiting_ms, "the total includes the wait");
+    assert.ok(Math.abs(lat.total_ms - (lat.working_ms + lat.waiting_ms)) <= 2, "total = working + waiting");
+    assert.equal(summary.duration_sec, Math.round(lat.total_ms) / 1000);
+    const endMs = Date.parse(after.filter((e) => e.phase === "terminate")[0].timestamp);
+    assert.ok(lat.total_ms >= endMs - Date.parse(before[0].timestamp) - 1, "start to end");
     assert.equal(json(r.episode_dir, `approvals/${r.checkpoint_id}.json`).consumed_by, resumeEvent.id);
   });
 

@@ -227,6 +227,11 @@ describe("display and output limits", () => {
     assert.equal(commandOf("mcp__db__query", { sql: "select 1" }), 'mcp__db__query {"sql":"select 1"}');
     assert.equal(commandOf("Bash", { command: "x".repeat(500) }).length, 200);
   });
+  test("a silent command's outcome says so", () => {
+    const e = claudeCode.parse({ ...fixture("PostToolUse_Bash"), tool_response: { stdout: "", stderr: "" } });
+    assert.ok(e?.kind === "post_tool");
+    assert.equal(toRecordedResult(e).outcome, "ok (no output)");
+  });
   test("outputs over the limit are kept truncated", () => {
     assert.deepEqual(boundedOutput({ stdout: "abc" }, 100), { stdout: "abc" });
     const big = boundedOutput({ stdout: "y".repeat(50) }, 10) as { truncated: boolean; text: string; bytes: number };

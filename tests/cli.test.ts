@@ -235,9 +235,24 @@ describe("global options", () => {
 
   test("every command's --help has examples", () => {
     for (
-      const c of ["list", "view", "state", "summary", "events", "plan", "validate", "schema", "completions", "version"]
+      const c of [
+        "list",
+        "last",
+        "view",
+        "state",
+        "summary",
+        "events",
+        "plan",
+        "validate",
+        "schema",
+        "prune",
+        "policy",
+        "policy test",
+        "completions",
+        "version",
+      ]
     ) {
-      const r = cli([c, "--help"]);
+      const r = cli([...c.split(" "), "--help"]);
       assert.equal(r.code, 0, c);
       assert.match(r.stdout, /Examples:\n {2}\$ .*noema /, c);
       assert.match(r.stdout, /--root <dir>/, `${c} shows the global options`);

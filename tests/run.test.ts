@@ -8,6 +8,7 @@ import {
   DirectedIntuition,
   type PolicyState,
   readPolicySnapshot,
+  reconstructPlan,
   run,
   type RunOptions,
   validate,
@@ -168,12 +169,29 @@ describe("run: policies, intuition modes and governance", () => {
           assert.equal(gov[0].payload.decision, intuition_mode === "advisory" ? "allow" : "veto");
           assert.equal(gov[0].payload.enforced, governance === "enforce");
         }
-        assert.equal(ev.filter((e) => e.phase === "act").length, blocks ? 0 : 1, "a vetoed step has no act event");
+        // A blocked step has one act event: the plan evidence (step_status vetoed, result_status skipped).
+        const acts = ev.filter((e) => e.phase === "act");
+        assert.equal(acts.length, 1);
+        assert.deepEqual(
+          [acts[0].payload.step_status, acts[0].payload.result_status],
+          blocks ? ["vetoed", "skipped"] : ["done", "ok"],
+        );
         const state = json(r.episode_dir, "state.json");
         assert.equal(state.plan.steps[0].status, blocks ? "vetoed" : "done");
+        assert.deepEqual(reconstructPlan(ev)!.steps.map((x) => x.status), [state.plan.steps[0].status]);
+        assert.equal(state.outcomes.actions.length, 1);
         assert.equal(state.outcomes.status, blocks ? "vetoed" : "ok");
         const summary = json(r.episode_dir, "summary.json");
+        // veto_count: actions actually blocked; flags.direction.vetoed: veto verdicts applied by direction
+        // (advisory skips them; audit applies them without enforcing: would_veto_count).
         assert.equal(summary.metrics.veto_count, blocks ? 1 : 0);
+        assert.equal(summary.metrics.act_count, blocks ? 0 : 1, "a blocked action was not executed");
+        assert.equal(
+          summary.metrics.would_veto_count,
+          governance === "audit" && intuition_mode !== "advisory" ? 1 : 0,
+        );
+        assert.equal(summary.flags.direction.failed, 0);
+        assert.equal(summary.flags.direction.policy, intuition_mode === "advisory" ? undefined : "NoDrop@2.0");
         assert.equal(summary.adapter_result, blocks ? "skipped" : "success");
         assert.equal(summary.outcome, blocks ? "error" : "success_unverified");
         assert.equal(summary.flags.direction.vetoed, intuition_mode === "advisory" ? 0 : 1);
@@ -262,14 +280,16 @@ describe("run: policies, intuition modes and governance", () => {
             Object.isFrozen(s.step),
             Object.isFrozen(s.step.inputs),
             Object.isFrozen(s.action.input),
-            Object.isFrozen(s.recent_actions),
-            Object.isFrozen(s.facts),
+            Array.isArray(s.outcomes.actions) &&
+            Object.isFrozen(s.outcomes.actions[0] ?? {}) === (s.outcomes.actions.length > 0),
+            Object.isFrozen(s.memory),
+            Object.isFrozen(s.plan.steps[0]),
           ];
         },
       }],
       steps: sqlSteps,
     });
-    assert.deepEqual(frozen, [true, true, true, true, true, true]);
+    assert.deepEqual(frozen, [true, true, true, true, true, true, true]);
   });
 
   test("a policy that never resolves times out; one returning garbage is invalid; both are recorded", async () => {
@@ -284,6 +304,33 @@ describe("run: policies, intuition modes and governance", () => {
     const dirs = events(r.episode_dir).filter((e) => e.phase === "direction").slice(0, 2);
     assert.deepEqual(dirs.map((d) => (d.payload.error as any)?.type), ["PolicyTimeout", "InvalidVerdict"]);
     assert.equal(r.status, "ok");
+  });
+
+  test("flags.direction names the policy whose verdict was applied, and counts policy failures apart", async () => {
+    const quiet = { name: "Quiet", version: "1", advise: () => undefined };
+    const hinter = { name: "Hinter", version: "1", advise: () => ({ kind: "hint" as const, advice: "careful" }) };
+    const thrower = {
+      name: "Thrower",
+      version: "1",
+      advise: () => {
+        throw new Error("boom");
+      },
+    };
+    const r = await runValid("flags", { policies: [quiet, hinter], steps: sqlSteps });
+    const d = json(r.episode_dir, "summary.json").flags.direction;
+    assert.equal(d.policy, "Hinter@1", "not the first loaded policy, which issued nothing");
+    assert.equal(d.failed, 0);
+    const f = await runValid("flags", { policies: [quiet, thrower], steps: sqlSteps, failure_policy: "fail_open" });
+    const fd = json(f.episode_dir, "summary.json").flags.direction;
+    assert.equal(fd.policy, undefined, "no verdict was applied");
+    assert.equal(fd.failed, 1, "the failure is counted");
+    assert.equal(fd.vetoed, 0, "a policy failure is not a veto");
+    const closed = await run("flags", { root, policies: [thrower], steps: sqlSteps });
+    const cd = json(closed.episode_dir, "summary.json");
+    assert.equal(closed.status, "vetoed", "fail_closed blocks the action");
+    assert.equal(cd.flags.direction.failed, 1);
+    assert.equal(cd.flags.direction.vetoed, 0);
+    assert.equal(cd.metrics.veto_count, 1, "veto_count counts blocked actions, whatever blocked them");
   });
 
   test("hints reach the adapter; each direction event names the policy, version and timing", async () => {
@@ -457,6 +504,7 @@ describe("run: learning, secrets, ids", () => {
     const third = await run("drop", opts);
     const dir = events(third.episode_dir).find((e) => e.phase === "direction")!;
     assert.equal(dir.payload.threshold, 0.55);
+    assert.equal(json(third.episode_dir, "summary.json").flags.direction.threshold, 0.55, "the threshold used");
   });
 
   test("secret values and token shapes never reach an artifact", async () => {

@@ -162,15 +162,19 @@ describe("noema verify", () => {
     assert.equal(JSON.parse(r2.stdout).issues[0].kind, "missing_manifest");
   });
 
-  test("unsigned: a warning, exit 0; --strict makes it a signature error, exit 4", () => {
+  test("unsigned: a warning without a key, exit 0; with a key set or --strict, a signature error, exit 4", () => {
     const id = fresh({ NOEMA_ROOT: root });
     const manifest = JSON.parse(readFileSync(join(root, "episodes", id, "manifest.json"), "utf8"));
     assert.equal(manifest.signature, null);
-    const r = cli(["verify", id], { env: signedEnv });
+    const r = cli(["verify", id], { env: { NOEMA_ROOT: root } });
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^signature: unsigned$/m);
     assert.match(r.stdout, /unsigned \(warning\)/);
-    assert.equal(cli(["verify", id, "--strict"], { env: signedEnv }).code, 4);
+    assert.equal(cli(["verify", id, "--strict"], { env: { NOEMA_ROOT: root } }).code, 4);
+    // With NOEMA_SIGNING_KEY set, an unsigned manifest fails without --strict (issue 12 §6).
+    const keyed = cli(["verify", id], { env: signedEnv });
+    assert.equal(keyed.code, 4, keyed.stdout);
+    assert.match(keyed.stdout, /not signed, but NOEMA_SIGNING_KEY is set/);
     // Signed, but no key to check with: exit 0 with a warning, 4 under --strict.
     assert.equal(cli(["verify", signed], { env: { NOEMA_ROOT: root } }).code, 0);
     assert.equal(cli(["verify", signed, "--strict"], { env: { NOEMA_ROOT: root } }).code, 4);

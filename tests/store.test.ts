@@ -10,7 +10,6 @@ import { join } from "node:path";
 import {
   episodeIdProblem,
   JsonlAppender,
-  LineTooLongError,
   listEpisodes,
   locateEpisode,
   newEpisodeId,
@@ -228,17 +227,22 @@ describe("JSONL", () => {
     }
   });
 
-  test("a line longer than maxLineBytes throws LineTooLongError naming the line", () => {
-    const path = rawFile(`{"ok":1}\n{"big":"${"y".repeat(500)}"}\n{"ok":2}\n`);
-    assert.throws(() => [...readLines(path, { chunkSize: 16, maxLineBytes: 100 })], (e: unknown) => {
-      assert.ok(e instanceof LineTooLongError);
-      assert.equal(e.line, 2);
-      assert.equal(e.limit, 100);
-      assert.match(e.message, /:2: line longer than 100 bytes/);
-      return true;
-    });
-    // The same file is fine under a higher limit.
-    assert.equal([...readLines(path, { chunkSize: 16, maxLineBytes: 1000 })].length, 3);
+  test("a line longer than maxLineBytes is skipped in bounded memory and reported with its line", () => {
+    const path = rawFile(`{"ok":1}\n{"big":"${"y".repeat(500)}"}\n{"ok":2}\n{"tail":"${"z".repeat(300)}`);
+    const ls = [...readLines(path, { chunkSize: 16, maxLineBytes: 100 })];
+    assert.deepEqual(ls.map((l) => [l.line, l.tooLong === true, l.terminated]), [
+      [1, false, true],
+      [2, true, true],
+      [3, false, true],
+      [4, true, false],
+    ]);
+    assert.equal(ls[1].text, null);
+    assert.equal(ls[1].bytes, 510);
+    assert.equal(ls[2].text, '{"ok":2}');
+    const problems = [...readJsonl(path, { chunkSize: 16, maxLineBytes: 100 })].map((e) => [e.line, e.problem]);
+    assert.deepEqual(problems, [[1, undefined], [2, "too_long"], [3, undefined], [4, "torn"]]);
+    // The same file is read whole under a higher limit.
+    assert.equal([...readLines(path, { chunkSize: 16, maxLineBytes: 1000 })].filter((l) => l.tooLong).length, 0);
   });
 });
 

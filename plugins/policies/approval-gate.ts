@@ -18,15 +18,11 @@ export default {
   advise(
     state: {
       step: { kind: string; inputs: Readonly<Record<string, unknown>> };
-      action: { input: Readonly<Record<string, unknown>> };
+      action: { command: string };
     },
   ) {
-    const input = state.action.input;
-    const command = typeof input.command === "string"
-      ? input.command
-      : Array.isArray(input.argv)
-      ? input.argv.join(" ")
-      : "";
+    // action.command: input.command, or argv joined with shell quoting (what will run, as one line).
+    const command = state.action.command;
     const risky = state.step.kind === "review" || state.step.inputs.risky === true || RISKY.test(command);
     if (!risky) return undefined;
     return {

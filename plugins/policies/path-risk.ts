@@ -3,9 +3,11 @@
  * the workspace (absolute paths elsewhere, `..` escapes) and hints on writes
  * to sensitive paths (`.env`, keys, `.git/`, CI config, lock files).
  *
- * It reads `inputs.writes` (a list of paths) when a step declares it, and
- * otherwise looks for redirections and common write commands (`>`, `>>`,
- * `tee`, `cp`, `mv`, `rm`, `touch`, `sed -i`) in `inputs.command`.
+ * It reads `inputs.writes` (a list of paths) when a step declares it, the
+ * `file_path` of an agent's Edit/Write call, and otherwise looks for
+ * redirections and common write commands (`>`, `>>`, `tee`, `cp`, `mv`, `rm`,
+ * `touch`, `sed -i`) in `state.action.command` (the command line, whether the
+ * step gave `command` or `argv`).
  *
  * @module
  */
@@ -21,13 +23,11 @@ const SENSITIVE = [
   /(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$/,
 ];
 
-function writtenPaths(input: Readonly<Record<string, unknown>>): string[] {
+function writtenPaths(input: Readonly<Record<string, unknown>>, command: string): string[] {
   if (Array.isArray(input.writes)) return input.writes.filter((p): p is string => typeof p === "string");
-  const command = typeof input.command === "string"
-    ? input.command
-    : Array.isArray(input.argv)
-    ? input.argv.join(" ")
-    : "";
+  // Agent tool calls (Edit, Write, NotebookEdit) name the file they write.
+  if (typeof input.file_path === "string") return [input.file_path];
+  if (typeof input.notebook_path === "string") return [input.notebook_path];
   const out: string[] = [];
   for (const m of command.matchAll(/>>?\s*([^\s;&|]+)/g)) out.push(m[1]);
   for (
@@ -43,7 +43,7 @@ export default class PathRisk extends DirectedIntuition {
   static override version = "1.0";
 
   advise(state: PolicyState) {
-    const paths = writtenPaths(state.action.input);
+    const paths = writtenPaths(state.action.input, state.action.command);
     if (paths.length === 0) return;
     const ws = state.workspace ?? ".";
     for (const p of paths) {

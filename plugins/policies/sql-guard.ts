@@ -1,7 +1,7 @@
 /**
  * SqlGuard: vetoes destructive SQL (DROP, TRUNCATE, DELETE or UPDATE without
- * WHERE, ALTER … DROP) in the pending action's input, and hints when a SELECT
- * has no LIMIT.
+ * WHERE, ALTER … DROP) in the pending action (`state.action.command` and every
+ * string of its input), and hints when a SELECT has no LIMIT.
  *
  *     noema run examples/sql-vetoed.jsonc --policy plugins/policies/sql-guard.ts
  *
@@ -29,7 +29,7 @@ export default class SqlGuard extends DirectedIntuition {
   static override version = "1.0";
 
   advise(state: PolicyState) {
-    const text = `${textOf(state.action.input)} ${state.step.description}`;
+    const text = `${state.action.command} ${textOf(state.action.input)} ${state.step.description}`;
     for (const { pattern, why } of DESTRUCTIVE) {
       if (pattern.test(text)) {
         return this.veto({

@@ -11,15 +11,47 @@
  * (agents need their API keys; values of variables named as secrets are
  * masked in the artifacts). Its output is recorded as excerpts.
  *
+ * It feels like running the program directly:
+ *
+ * - **stdin** is passed through: the program reads noema's own stdin when
+ *   that is a terminal, a pipe or a file (`echo yes | noema run … -- agent`,
+ *   `noema run … -- agent < prompt.txt`, or typing in a terminal); with
+ *   stdin at /dev/null or closed it reads nothing. On a terminal it runs as
+ *   a foreground program in noema's process group (it gets Ctrl-C; noema
+ *   then ends the run as aborted).
+ * - **output** is shown live on a terminal: when noema's stderr is a
+ *   terminal, the program's stdout and stderr are copied to it as they
+ *   arrive (to stderr, so `noema run --json` keeps stdout clean), and are
+ *   recorded as excerpts either way.
+ * - its **exit code** is the act event's `exit_code` (and
+ *   `program_exit_code` in `noema run --json`); a non-zero exit fails the
+ *   step.
+ *
  * Config: `command` (argv array, instead of `--`), `timeout_ms` (default
- * 3600000), `excerpt_bytes` (default 8192), `tee` (copy output to stderr
- * live; default false).
+ * 3600000), `excerpt_bytes` (default 8192), `stdin` (`auto`: pass noema's
+ * stdin through unless it is /dev/null or closed; `inherit`: always;
+ * `none`: an empty stdin; default `auto`), `tee` (copy the output to stderr
+ * live; default: when stderr is a terminal).
  *
  * @module
  */
 import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
-import { processActResult, runProcess } from "../plugins/process.ts";
+import { processActResult, runProcess, stdinKind } from "../plugins/process.ts";
 import process from "node:process";
+import { isatty } from "node:tty";
+
+const STDIN_MODES = ["auto", "inherit", "none"] as const;
+
+/** Whether the program gets noema's stdin, from the `stdin` config (see the module doc). */
+function passStdin(mode: unknown): boolean {
+  if (mode !== undefined && !STDIN_MODES.includes(mode as typeof STDIN_MODES[number])) {
+    throw new Error(
+      `the command adapter's stdin must be one of ${STDIN_MODES.join(", ")}, got ${JSON.stringify(mode)}`,
+    );
+  }
+  if (mode === "none") return false;
+  return mode === "inherit" || stdinKind() !== "none";
+}
 
 const command: AdapterPlugin = {
   name: "command",
@@ -38,6 +70,8 @@ const command: AdapterPlugin = {
     }
     const timeoutMs = typeof config.timeout_ms === "number" ? config.timeout_ms : 3_600_000;
     const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 8192;
+    const stdin = passStdin(config.stdin) ? "inherit" : "empty";
+    const tee = typeof config.tee === "boolean" ? config.tee : isatty(2);
     return {
       async act(request): Promise<ActResult> {
         if (request.step.kind !== "act") {
@@ -62,7 +96,8 @@ const command: AdapterPlugin = {
           timeoutMs,
           signal: request.signal,
           excerptBytes,
-          tee: config.tee === true,
+          stdin,
+          tee,
         });
         return processActResult(r, { label: argv[0], timeoutMs, extra: { argv } });
       },

@@ -26,6 +26,7 @@ function textOf(output: unknown): string {
   if (typeof output === "object") {
     const o = output as Record<string, unknown>;
     if (typeof o.filePath === "string") return `${String(o.type ?? "wrote")} ${o.filePath}`;
+    if (typeof o.stdout === "string") return o.stdout !== "" ? o.stdout : typeof o.stderr === "string" ? o.stderr : "";
     for (const key of ["stdout", "output", "text", "content", "llmContent", "result", "message"]) {
       const t = textOf(o[key]);
       if (t !== "") return t;
@@ -67,7 +68,7 @@ export function toRecordedResult(event: PostToolEvent): RecordedResult {
   const result: RecordedResult = {
     status: event.status,
     outcome: event.status === "ok"
-      ? oneLine(textOf(event.output)) || "ok"
+      ? oneLine(textOf(event.output)) || "ok (no output)"
       : oneLine(event.error ?? "the tool call failed"),
     output: boundedOutput(event.output),
   };

@@ -62,23 +62,25 @@ export function buildProgram(ctx: CliContext, usage: { message: string | null } 
       examples(
         ['noema run "Say hello"', "run an episode (minimal adapter and planner)"],
         ["noema run examples/sql-vetoed.jsonc", "a task file; sql-guard vetoes it (exit 3)"],
-        ["noema list", "the newest episodes"],
-        ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "a dashboard of one episode"],
+        ["noema list --status vetoed --since 7d", "the newest episodes, filtered"],
+        ["noema view last", "a dashboard of the newest episode (or an id, or a unique id prefix)"],
+        ["noema events last --follow", "follow a live run"],
+        ['noema policy test my-policy.ts --command "rm -rf /"', "a policy's verdict on an action"],
         ["noema events ep_01K9… --phase act --json", "act events as NDJSON"],
         ["noema validate ep_01K9…", "check an episode against the contract"],
         ["NOEMA_ROOT=.noesis noema list", "runs written by noesis"],
       ) +
         "\nExit codes: 0 ok, 1 error (or validate found problems), 2 usage, 3 vetoed, 4 paused,\n" +
-        "5-10 approve/reject/resume refused (see noema resume --help).\n" +
+        "5-10 approve/reject/resume refused (see noema resume --help), 130 interrupted (Ctrl-C).\n" +
         "Output: JSON is indented on a terminal and one line when piped; colour only on a terminal\n" +
-        "and without NO_COLOR. Reference: docs/cli.md.\n",
+        "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );
   for (const register of COMMANDS) register(program, ctx);
   return program;
 }
 
 /** Commands that may load plugin files from disk. */
-const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume"]);
+const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume", "approve", "reject", "policy"]);
 
 /** The name of the command in `argv` (the first word that names one), for hints. */
 function commandIn(program: Command, argv: readonly string[]): string | null {

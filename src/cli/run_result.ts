@@ -40,6 +40,8 @@ export interface RunExplanation {
   error: { type: string; message: string } | null;
   /** The terminate event's message, or null. */
   message: string | null;
+  /** The exit code of the last program an action ran (act event `exit_code`), or null. */
+  program_exit_code: number | null;
 }
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -58,7 +60,7 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
  */
 export function explainRun(dir: string): RunExplanation {
   const paths = episodePaths(dir);
-  let blocked: BlockInfo | null = null, message: string | null = null;
+  let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
   const atByPolicy = new Map<string, string>();
   if (existsSync(paths.events)) {
     for (const entry of readJsonl(paths.events)) {
@@ -69,6 +71,7 @@ export function explainRun(dir: string): RunExplanation {
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
       }
       if (e.phase === "terminate") message = str(p.message);
+      if (e.phase === "act" && "exit_code" in p) programExit = typeof p.exit_code === "number" ? p.exit_code : null;
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
       const failure = rule.startsWith("policy.failure:");
@@ -97,7 +100,7 @@ export function explainRun(dir: string): RunExplanation {
   } catch {
     // an unreadable state.json is for noema validate to report
   }
-  return { blocked, error, message };
+  return { blocked, error, message, program_exit_code: programExit };
 }
 
 /** Options of {@link printRunResult}. */
@@ -115,7 +118,7 @@ export interface PrintRunOptions {
 /**
  * Prints a run's result and sets the exit code (0 ok, 1 error, 3 vetoed,
  * 4 paused, 130 interrupted). `--json` prints `{episode_id, episode_dir,
- * status, outcome, exit_code, blocked, error}` (plus `checkpoint_id` and
+ * status, outcome, exit_code, blocked, error, program_exit_code}` (plus `checkpoint_id` and
  * `pending` for a paused run).
  *
  * @example
@@ -139,6 +142,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       ...(result.checkpoint_id ? { checkpoint_id: result.checkpoint_id, pending: result.pending } : {}),
       blocked: why.blocked,
       error: why.error,
+      program_exit_code: why.program_exit_code,
     });
   } else if (result.status === "pending") {
     out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);

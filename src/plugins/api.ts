@@ -16,7 +16,7 @@
  * export default class SqlGuard extends DirectedIntuition {
  *   static version = "1.0";
  *   advise(state: PolicyState) {
- *     if (/drop\s+table/i.test(JSON.stringify(state.action.input))) {
+ *     if (/drop\s+table/i.test(state.action.command)) {
  *       return this.veto({ advice: "Destructive SQL is not allowed." });
  *     }
  *   }
@@ -26,6 +26,7 @@
  * @module
  */
 import type { DeepReadonly } from "./freeze.ts";
+import type { Outcomes, State } from "../schema/state.ts";
 
 /**
  * Version of this plugin API. A plugin may declare the version it was written
@@ -76,54 +77,78 @@ export interface PendingAction {
   input: Record<string, unknown>;
 }
 
-/** A recent action, as policies see it. */
-export interface RecentAction {
-  /** Action id. */
-  id: string;
-  /** Step id. */
-  step_id: string;
-  /** Action kind. */
-  kind: string;
-  /** `ok`, `error` or `skipped`. */
-  result_status: string;
-  /** Short input text. */
-  input_excerpt: string;
+/** The action about to run, as policies see it: the pending action plus its display string. */
+export interface PolicyAction extends PendingAction {
+  /**
+   * What will run, as one display string: `input.command`, or `input.argv`
+   * joined with POSIX shell quoting, or a short display of the input.
+   */
+  command: string;
 }
 
+/** The step about to run, as policies see it. */
+export interface PolicyStep {
+  /** Step id. */
+  id: string;
+  /** Step kind (`act` for agent tool calls). */
+  kind: string;
+  /** Step description. */
+  description: string;
+  /** Zero-based position in the plan. */
+  index: number;
+  /** Number of steps in the plan (it grows as an agent works). */
+  total: number;
+  /** The step's inputs (real values; artifacts hold them masked). */
+  inputs: Record<string, unknown>;
+}
+
+/** `state.json`'s fields, with the parts the runtime always writes required. */
+type StateSnapshotFields =
+  & State
+  & Required<Pick<State, "episode" | "goal" | "beliefs" | "plan" | "links">>
+  & {
+    outcomes: Outcomes & Required<Pick<Outcomes, "actions">>;
+    memory: Memory & Required<Pick<Memory, "facts">>;
+  };
+type Memory = NonNullable<State["memory"]>;
+
 /**
- * The state a policy receives in `advise`. It is deeply frozen: any attempt
- * to change it throws a `TypeError`.
+ * The contract's state snapshot alone (without the pending call), deeply frozen.
+ *
+ * @example
+ * ```ts
+ * import type { StateView } from "noema";
+ * const task = (s: StateView) => s.goal.task;
+ * ```
  */
-export type PolicyState = DeepReadonly<{
-  /** The task. */
-  task: string;
-  /** The episode. */
-  episode: {
-    id: string;
-    seed: number;
-    tags: Record<string, unknown>;
-    mode: "meta" | "minimal";
-    intuition_mode: "advisory" | "interventive" | "hybrid";
-    using: string;
-  };
-  /** The step about to run. */
-  step: {
-    id: string;
-    kind: string;
-    description: string;
-    index: number;
-    total: number;
-    inputs: Record<string, unknown>;
-  };
-  /** The action about to run. */
-  action: PendingAction;
-  /** The last few actions (at most 10), oldest first. */
-  recent_actions: RecentAction[];
-  /** Facts in memory (`memory.facts`). */
-  facts: { key: string; value: unknown; provenance?: string }[];
-  /** The workspace directory, when the run has one. */
-  workspace: string | null;
-}>;
+export type StateView = DeepReadonly<StateSnapshotFields>;
+
+/**
+ * The state a policy receives in `advise`: the contract's state snapshot
+ * (every field of `state.json` as it stands at that moment: `version`,
+ * `state_schema_version`, `episode` with `intuition_mode`, `goal`, `beliefs`,
+ * `plan` with the current step statuses, `memory`, `outcomes` with the
+ * actions so far, `links`), plus the pending `action` and `step`, and the
+ * `workspace` directory (or null). It is deeply frozen: any attempt to change
+ * it throws a `TypeError`. The type is inferred from the `State` schema.
+ *
+ * @example
+ * ```ts
+ * import type { PolicyState } from "noema";
+ * const done = (s: PolicyState) => s.plan.steps.filter((x) => x.status === "done").length;
+ * ```
+ */
+export type PolicyState = DeepReadonly<
+  & StateSnapshotFields
+  & {
+    /** The action about to run (after applied interventions). */
+    action: PolicyAction;
+    /** The step about to run, with its position in the plan. */
+    step: PolicyStep;
+    /** The workspace directory, when the episode has one. */
+    workspace: string | null;
+  }
+>;
 
 /** Options of {@link DirectedIntuition.hint}. */
 export interface HintOptions {
@@ -156,7 +181,7 @@ export interface VetoOptions extends HintOptions {
  * export default class LongTask extends DirectedIntuition {
  *   static version = "1.0";
  *   advise(state: PolicyState) {
- *     if (state.task.length > 320) return this.hint({ advice: "Consider chunking the task." });
+ *     if (state.goal.task.length > 320) return this.hint({ advice: "Consider chunking the task." });
  *   }
  * }
  * ```
@@ -195,7 +220,7 @@ export abstract class DirectedIntuition {
  *   name: "NoRm",
  *   version: "1.0",
  *   advise(state) {
- *     if (String(state.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf" };
+ *     if (state.action.command.includes("rm -rf")) return { kind: "veto", advice: "no rm -rf" };
  *   },
  * };
  * ```
@@ -259,6 +284,8 @@ export interface ActResult {
   artifacts?: { path: string; kind?: string }[];
   /** Facts to remember (`memory.facts`). */
   facts?: { key: string; value: unknown }[];
+  /** The exit code of the program the action ran (null: killed by a signal); recorded as the act event's `exit_code`. */
+  exit_code?: number | null;
 }
 
 /** What an adapter factory receives. */

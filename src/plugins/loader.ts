@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -19,6 +19,7 @@ import {
   type Verdict,
 } from "./api.ts";
 import { BUILTIN_ADAPTERS } from "./builtin.ts";
+import { captureOutput } from "./plugin_output.ts";
 import type { Planner } from "../runtime/planner.ts";
 import { jsonType } from "../json.ts";
 
@@ -118,19 +119,56 @@ async function importFile(path: string): Promise<Record<string, unknown>> {
   const abs = resolve(path);
   if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
   await registerPluginApi();
+  const ms = pluginLoadTimeoutMs();
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await import(pathToFileURL(abs).href) as Record<string, unknown>;
+    // A file whose top-level await never settles would otherwise leave nothing to wait for: bounded here.
+    // (A synchronous endless loop at load cannot be cut in this thread; policy files load in a worker.)
+    return await Promise.race([
+      import(pathToFileURL(abs).href) as Promise<Record<string, unknown>>,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(pluginError(path, `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`)),
+          ms,
+        );
+      }),
+    ]);
   } catch (e) {
+    if (e instanceof NoemaError) throw e;
     throw pluginError(path, loadFailure(e), e);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 /**
+ * How long loading a plugin file may take, milliseconds (`NOEMA_POLICY_LOAD_TIMEOUT_MS`, default 30000); past
+ * it, loading fails with exit 2 naming the file.
+ *
+ * @example
+ * ```ts
+ * import { pluginLoadTimeoutMs } from "noema";
+ * pluginLoadTimeoutMs(); // 30000 unless NOEMA_POLICY_LOAD_TIMEOUT_MS says otherwise
+ * ```
+ */
+export function pluginLoadTimeoutMs(): number {
+  const n = Number(process.env.NOEMA_POLICY_LOAD_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : 30_000;
+}
+
+/**
  * What went wrong importing a plugin file, in one line. Syntax errors say
- * where: Bun throws a `BuildMessage` with a `position`, Deno a `SyntaxError`
- * whose message ends in `at file:///…:LINE:COL`.
+ * where: Bun throws a `BuildMessage` with a `position` (several of them in an
+ * `AggregateError`: the first is shown, with the count of the others), Deno a
+ * `SyntaxError` whose message ends in `at file:///…:LINE:COL`.
  */
 function loadFailure(e: unknown): string {
+  // Bun reports several syntax errors as an AggregateError ("N errors building …") of BuildMessages: show the first.
+  const errors = (e as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(errors) && errors.length > 0) {
+    const first = loadFailure(errors[0]);
+    return errors.length > 1 ? `${first} (and ${errors.length - 1} more error${errors.length > 2 ? "s" : ""})` : first;
+  }
   const err = e as { name?: unknown; message?: unknown; position?: { line?: unknown; column?: unknown } | null } | null;
   const text = typeof err?.message === "string" ? err.message : String(e);
   const first = text.split("\n")[0].replace(/^(TypeError: )?SyntaxError: /, "").trim();
@@ -225,7 +263,13 @@ export async function loadPolicyFile(path: string): Promise<LoadedPolicy> {
     if (policy) return policy;
     // The worker could not start (e.g. a build without the worker entry): load in this thread.
   }
-  return await loadPolicyInThread(path);
+  // In this thread, what the file prints while it loads goes to stderr too (in a worker, the worker routes it).
+  const endOutput = captureOutput(`policy ${basename(path)}`);
+  try {
+    return await loadPolicyInThread(path);
+  } finally {
+    endOutput();
+  }
 }
 
 /**

@@ -12,8 +12,10 @@
  */
 import { spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
+import { fstatSync } from "node:fs";
 import process from "node:process";
-import { activeSecretNames, isNoemaSecret, MASK, Redactor } from "../runtime/redact.ts";
+import { isatty } from "node:tty";
+import { activeRedactor, isNoemaSecret, MASK, type Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
 
 /** Bytes kept before an excerpt's edge so a secret cut there is seen whole by the masker. */
@@ -57,11 +59,21 @@ export interface RunProcessOptions {
   excerptBytes?: number;
   /** Text written to the child's stdin, which is then closed. @default {none: stdin is empty} */
   input?: string;
+  /**
+   * `inherit`: the child reads this process's own stdin (a terminal, a pipe
+   * or a file), as if the user ran it directly; ignored when `input` is
+   * given. When that stdin is a terminal the child also stays in this
+   * process's group, so it can use the terminal (job control, Ctrl-C) like a
+   * foreground program; a timeout or abort then signals the child only, not
+   * its own children. `empty`: the child's stdin is empty (/dev/null).
+   * @default {"empty"}
+   */
+  stdin?: "empty" | "inherit";
   /** Also copy the child's output to this process's stderr as it arrives. @default {false} */
   tee?: boolean;
   /**
    * Masks the excerpts (applied to the kept tail before it is cut).
-   * @default {a Redactor for the secret names of the episodes open in this process}
+   * @default {the redactors of the episodes open in this process (`activeRedactor()`)}
    */
   redactor?: Redactor;
 }
@@ -143,6 +155,26 @@ function cutFor(text: string, limit: number): number {
 }
 
 /**
+ * What this process's stdin is: a terminal, a pipe (or socket), a regular
+ * file, or `none` (/dev/null, another device, or closed).
+ *
+ * @example
+ * ```ts
+ * import { stdinKind } from "noema";
+ * stdinKind(); // "tty" in a terminal, "pipe" under `echo hi | …`, "none" under `… < /dev/null`
+ * ```
+ */
+export function stdinKind(): "tty" | "pipe" | "file" | "none" {
+  try {
+    if (isatty(0)) return "tty";
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isSocket() ? "pipe" : st.isFile() ? "file" : "none";
+  } catch {
+    return "none";
+  }
+}
+
+/**
  * Picks variables from an environment by name (an allow-list).
  *
  * @example
@@ -176,21 +208,24 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const excerpt = options.excerptBytes ?? 4096;
   const argv = options.shell !== undefined ? ["/bin/sh", "-c", options.shell] : [...(options.argv ?? [])];
   if (argv.length === 0) throw new TypeError("runProcess: give argv or shell");
-  const redactor = options.redactor ?? new Redactor({ secrets: activeSecretNames() });
+  const redactor = options.redactor ?? activeRedactor();
   const margin = Math.max(MASK_MARGIN, 2 * redactor.longest);
   const out = new Tail(excerpt, margin), err = new Tail(excerpt, margin);
   return new Promise((resolve) => {
     let timedOut = false, aborted = false, settled = false;
+    const inherit = options.stdin === "inherit" && options.input === undefined;
+    // A child reading the terminal stays in our process group (a foreground program); any other gets its own.
+    const ownGroup = process.platform !== "win32" && !(inherit && isatty(0));
     const child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
       env: childEnv(options.env ?? process.env),
-      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-      detached: process.platform !== "win32",
+      stdio: [options.input !== undefined ? "pipe" : inherit ? "inherit" : "ignore", "pipe", "pipe"],
+      detached: ownGroup,
     });
     const kill = (sig: NodeJS.Signals) => {
       try {
         // Kill the whole process group so a shell's children go too.
-        if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, sig);
+        if (child.pid !== undefined && ownGroup) process.kill(-child.pid, sig);
         else child.kill(sig);
       } catch {
         // already gone
@@ -249,7 +284,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
  * An adapter's result for a finished process: `ok` on exit 0, else `error`
  * with the reason (could not start, timed out, interrupted, killed, exit
  * code), its message prefixed by `label` when given. `output` holds the exit
- * code, signal, duration and output excerpts, plus `extra`.
+ * code, signal, duration and output excerpts, plus `extra`; `exit_code` is
+ * the program's exit code (null when it was killed or could not start).
  *
  * @example
  * ```ts
@@ -277,6 +313,7 @@ export function processActResult(
     outcome,
     output,
     error: { type, message },
+    exit_code: r.exit_code,
   });
   const who = options.label === undefined ? "" : `${options.label}: `;
   if (r.spawn_error !== undefined) return fail("could not start", "SpawnError", `${who}${r.spawn_error}`);
@@ -288,5 +325,5 @@ export function processActResult(
     const why = r.exit_code === null ? `killed by ${r.signal}` : `exit code ${r.exit_code}`;
     return fail(r.exit_code === null ? why : `exit ${r.exit_code}`, "CommandFailed", `${who}${why}`);
   }
-  return { status: "ok", outcome: "exit 0", output };
+  return { status: "ok", outcome: "exit 0", output, exit_code: r.exit_code };
 }

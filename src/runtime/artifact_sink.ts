@@ -62,14 +62,14 @@ export class ArtifactSink {
   #withdraw: (() => void) | undefined;
 
   /**
-   * `secretNames` (the names the redactor masks) are declared while the sink
-   * is open, so child processes' output excerpts are masked with them before
+   * While the sink is open its redactor is declared (`declare`, default
+   * true), so child processes' output excerpts are masked with it before
    * they are cut (see `runProcess`).
    */
-  constructor(dir: string, redactor: Redactor, secretNames: readonly string[] = []) {
+  constructor(dir: string, redactor: Redactor, options: { declare?: boolean } = {}) {
     this.dir = dir;
     this.redactor = redactor;
-    if (secretNames.length > 0) this.#withdraw = declareSecrets(secretNames);
+    if (options.declare !== false) this.#withdraw = declareSecrets(redactor);
   }
 
   /**
@@ -85,7 +85,7 @@ export class ArtifactSink {
    * ```
    */
   static forEpisode(dir: string, env: Record<string, string | undefined> = process.env): ArtifactSink {
-    return new ArtifactSink(dir, new Redactor({ secrets: recordedSecretNames(dir), env }));
+    return new ArtifactSink(dir, new Redactor({ secrets: recordedSecretNames(dir), env }), { declare: false });
   }
 
   /** Follows the episode directory after it was renamed (open logs move with it). */
@@ -213,7 +213,7 @@ export class ArtifactSink {
     else for (const a of this.#appenders.values()) a.sync();
   }
 
-  /** Flushes and closes the open JSONL files; the sink stops declaring its secret names. Idempotent. */
+  /** Flushes and closes the open JSONL files; the sink stops declaring its redactor. Idempotent. */
   close(): void {
     try {
       for (const a of this.#appenders.values()) a.close();

@@ -22,6 +22,9 @@
  * @module
  */
 import type { Verdict } from "../plugins/api.ts";
+import { cutString, type PlainJson, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import { captureOutput } from "../plugins/plugin_output.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 import type { LoadedPolicy } from "../plugins/loader.ts";
 import { verdictProblem } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
@@ -37,8 +40,11 @@ export interface DirectionOutcome {
   status: "applied" | "skipped" | "blocked";
   /** Why it was skipped or blocked. */
   reason: string | null;
-  /** The failure, when the policy threw, timed out or returned garbage. */
-  error: { type: string; message: string } | null;
+  /**
+   * The failure, when the policy threw, timed out or returned garbage; `at` is where a throw happened in the
+   * policy's file (`no-rm.ts:12:11`), when its stack says.
+   */
+  error: { type: string; message: string; at?: string } | null;
   /** Wall time of `advise`, milliseconds. */
   duration_ms: number;
   /** When `advise` started and ended. */
@@ -75,6 +81,21 @@ async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> 
   } finally {
     clearTimeout(timer);
   }
+}
+
+const MUTATION = /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i;
+
+/** What a policy threw or rejected with, as a direction error (never throws). */
+function policyError(e: unknown, policy: LoadedPolicy): NonNullable<DirectionOutcome["error"]> {
+  if (e instanceof PolicyTimeout) return { type: "PolicyTimeout", message: e.message };
+  const worker = policy.isolation === "worker";
+  // A worker policy's error was described in the worker (its stack is there); in this thread, from the stack.
+  const d = describeThrown(e, worker ? null : policy.path);
+  if (worker && e instanceof Error && typeof (e as { at?: unknown }).at === "string") {
+    d.at = (e as { at?: string }).at;
+  }
+  if (d.type === "TypeError" && MUTATION.test(d.message)) d.type = "StateMutation";
+  return d;
 }
 
 /**
@@ -136,35 +157,37 @@ export async function consultPolicy(
   const threshold = settings.thresholds.get(policy.id) ?? settings.defaultThreshold;
   const started_at = settings.now();
   const t0 = performance.now();
-  let raw: unknown, error: { type: string; message: string } | null = null;
+  let raw: unknown, error: DirectionOutcome["error"] = null;
+  // A policy in this thread prints to stderr, not stdout, while it runs (worker policies: in the worker).
+  const endOutput = policy.isolation === "worker" ? () => {} : captureOutput(`policy ${policy.id}`);
   try {
     raw = await callWithTimeout(() => policy.advise(state), settings.timeoutMs);
   } catch (e) {
-    const err = e as Error;
     // A worker policy still running after its timeout is stopped (its worker terminated and restarted later).
-    if (err instanceof PolicyTimeout) policy.abort?.();
-    error = {
-      type: err instanceof PolicyTimeout ? "PolicyTimeout" : err instanceof TypeError &&
-          /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i.test(
-            err.message,
-          )
-        ? "StateMutation"
-        : (err?.name ?? "Error"),
-      message: err?.message ?? String(e),
-    };
+    if (e instanceof PolicyTimeout) policy.abort?.();
+    error = policyError(e, policy);
+  } finally {
+    endOutput();
   }
   const duration_ms = Math.round((performance.now() - t0) * 1000) / 1000;
   const completed_at = settings.now();
   const base = { policy, duration_ms, started_at, completed_at, diff: [], threshold };
+  // Nothing else touches what the policy returned: only this plain copy (no cycles, getters, BigInt…).
+  let copy: PlainJson = null;
   if (!error) {
-    const problem = verdictProblem(raw);
+    copy = toPlainJson(raw, { maxBytes: PLUGIN_LIMITS.verdictBytes });
+    const problem = verdictProblem(copy);
     if (problem) error = { type: "InvalidVerdict", message: problem };
   }
   if (error) return { ...base, verdict: null, status: "blocked", reason: "policy_failure", error };
-  if (raw === undefined || raw === null) {
+  if (copy === null) {
     return { ...base, verdict: null, status: "skipped", reason: "no_verdict", error: null };
   }
-  const verdict = { ...(raw as Verdict) };
+  const verdict = { ...(copy as unknown as Verdict) };
+  verdict.advice = cutString(verdict.advice, PLUGIN_LIMITS.adviceBytes);
+  if (typeof verdict.rationale === "string") {
+    verdict.rationale = cutString(verdict.rationale, PLUGIN_LIMITS.adviceBytes);
+  }
   verdict.confidence ??= DEFAULT_CONFIDENCE[verdict.kind];
   if (verdict.confidence < threshold) {
     return { ...base, verdict, status: "skipped", reason: "below_threshold", error: null };

@@ -8,14 +8,7 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode } from "../errors.ts";
-import type {
-  ActRequest,
-  ActResult,
-  AdapterInstance,
-  PendingAction,
-  PolicyState,
-  RecentAction,
-} from "../plugins/api.ts";
+import type { ActRequest, ActResult, AdapterInstance, PendingAction, PolicyState, PolicyStep } from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import type { LoadedAdapter, LoadedPolicy } from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
@@ -30,7 +23,10 @@ import { writeManifest } from "../store/manifest.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
 import { computeOutcome } from "../verify/outcome.ts";
+import { StateSnapshot } from "./core/snapshot.ts";
+import { displayCommand } from "./core/command.ts";
 import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkpoint.ts";
+import { adapterDisplayName, callAdapter } from "./adapter_result.ts";
 import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
 import { decide } from "./governance.ts";
 import { learn, type PolicyEvidence } from "./learning.ts";
@@ -154,12 +150,11 @@ export class Engine {
   message = "";
   #persistCostMs = 0;
   #lastPersistAt = 0;
-  #recent: RecentAction[] = [];
-  #frozenFacts: readonly EngineProgress["facts"][number][] = Object.freeze([]);
   #factsHash = canonicalHash([]);
   #factsDirty = true;
-  #episodeView;
   #episodeHash: string;
+  /** The frozen state snapshot policies receive, kept up to date incrementally. */
+  readonly snapshot: StateSnapshot;
 
   constructor(parts: {
     settings: EngineSettings;
@@ -180,24 +175,19 @@ export class Engine {
     this.verifying = parts.verifying;
     const s = this.s;
     this.message = `Completed ${this.p.steps.length} steps.`;
-    this.#episodeView = deepFreeze({
-      id: s.episodeId,
-      seed: s.seed,
-      tags: s.tags,
-      mode: s.mode,
-      intuition_mode: s.intuitionMode,
-      using: s.loadedAdapter.label,
+    this.snapshot = new StateSnapshot(this.p.state);
+    this.#episodeHash = canonicalHash({
+      task: s.redactedTask,
+      episode: {
+        id: s.episodeId,
+        seed: s.seed,
+        tags: s.tags,
+        mode: s.mode,
+        intuition_mode: s.intuitionMode,
+        using: s.loadedAdapter.label,
+      },
+      workspace: s.workspace,
     });
-    this.#episodeHash = canonicalHash({ task: s.redactedTask, episode: this.#episodeView, workspace: s.workspace });
-    for (const a of this.p.actions.slice(-10)) {
-      this.#recent.push(deepFreeze({
-        id: String(a.id),
-        step_id: String(a.step_id),
-        kind: String(a.kind),
-        result_status: String(a.result_status),
-        input_excerpt: String(a.input_excerpt),
-      }));
-    }
     for (const p of s.policies) {
       if (!this.p.evidence.has(p.id)) {
         this.p.evidence.set(p.id, {
@@ -238,6 +228,12 @@ export class Engine {
     return Math.max(0, Date.parse(this.rec.now()) - Date.parse(this.p.startedAt) - this.p.waitingMs);
   }
 
+  /** Sets a plan step's status (and tells the policy snapshot). */
+  setStepStatus(index: number, status: PlanStep["status"]): void {
+    this.p.steps[index].status = status;
+    this.snapshot.markStep(index);
+  }
+
   #maybePersist(): void {
     // Throttled so persisting stays a bounded share of the run time.
     if (performance.now() - this.#lastPersistAt >= Math.max(250, this.#persistCostMs * 20)) this.persist();
@@ -264,8 +260,7 @@ export class Engine {
         break;
       }
       if (this.#factsDirty) {
-        this.#frozenFacts = Object.freeze(p.facts.map((f) => deepFreeze(f)));
-        this.#factsHash = canonicalHash(this.#frozenFacts);
+        this.#factsHash = canonicalHash(p.facts);
         this.#factsDirty = false;
       }
       const stepView = Object.freeze({
@@ -297,12 +292,7 @@ export class Engine {
         hintsForAdapter = decided.hints;
         if (decided.pause) return this.pause(index, candidateId, action, decided.pause);
         if (decided.blocked) {
-          step.status = "vetoed";
-          p.counters.veto++;
-          this.status = "vetoed";
-          this.message = `Action vetoed: ${decided.message}`;
-          outcomes.error = null;
-          p.lastStepEventId = this.rec.lastEventId!;
+          this.recordVeto(index, action, candidateId, decided.message);
           break;
         }
       }
@@ -317,7 +307,7 @@ export class Engine {
   async #decide(
     index: number,
     step: PlanStep,
-    stepView: PolicyState["step"],
+    stepView: PolicyStep,
     initial: PendingAction,
   ): Promise<{
     action: PendingAction;
@@ -334,22 +324,19 @@ export class Engine {
     const outcomesForStep: DirectionOutcome[] = [];
     let riskTags: string[] = [];
     const interventions: { policy: string; diff: { key: string; before: unknown; after: unknown }[] }[] = [];
-    const recentView = Object.freeze(this.#recent.slice(-10));
+    const recentIds = p.actions.slice(-10).map((a) => a.id);
     let view: PolicyState | undefined;
     const makeView = (): PolicyState =>
-      view ??= Object.freeze({
-        task: s.redactedTask,
-        episode: this.#episodeView,
-        step: stepView,
-        action: Object.freeze({
+      view ??= this.snapshot.view(
+        Object.freeze({
           kind: action.kind,
           tool: action.tool,
           input: deepFreeze(structuredClone(action.input)),
+          command: displayCommand(action.input),
         }),
-        recent_actions: recentView,
-        facts: this.#frozenFacts,
-        workspace: s.workspace,
-      });
+        stepView,
+        { workspace: s.workspace },
+      );
     for (const policy of s.policies) {
       const o = await consultPolicy(policy, makeView(), {
         intuitionMode: s.intuitionMode,
@@ -395,8 +382,10 @@ export class Engine {
       p.counters.direction++;
       const ev = p.evidence.get(policy.id)!;
       ev.directionEvents++;
+      if (o.status === "blocked") p.counters.direction_failed++;
       if (o.status === "applied") {
         p.counters.direction_applied++;
+        p.lastDirectivePolicy = policy.id;
         if (o.verdict?.kind === "veto") {
           p.counters.direction_vetoed++;
           ev.vetoes++;
@@ -413,7 +402,7 @@ export class Engine {
     const stateHash = canonicalHash({
       episode: this.#episodeHash,
       facts: this.#factsHash,
-      recent: recentView.map((a) => a.id),
+      recent: recentIds,
       step: stepView,
       action,
     });
@@ -483,7 +472,7 @@ export class Engine {
   async #act(
     index: number,
     step: PlanStep,
-    stepView: PolicyState["step"],
+    stepView: PolicyStep,
     action: PendingAction,
     candidateId: string,
     hints: string[],
@@ -491,7 +480,7 @@ export class Engine {
   ): Promise<"next" | "stop"> {
     const s = this.s, p = this.p;
     const outcomes = p.state.outcomes!;
-    step.status = "running";
+    this.setStepStatus(index, "running");
     const actStarted = this.rec.now();
     const tAct = performance.now();
     if (p.counters.first_action_ms === null) {
@@ -511,33 +500,18 @@ export class Engine {
         workspace: s.workspace,
         signal: abort.signal,
       };
-      result = await this.adapter.act(request);
-      if (typeof result !== "object" || result === null || !["ok", "error", "skipped"].includes(result.status)) {
-        result = {
-          status: "error",
-          outcome: "invalid adapter result",
-          error: {
-            type: "InvalidAdapterResult",
-            message: `adapter ${s.loadedAdapter.label} returned ${
-              excerpt(result, 120)
-            }; expected { status: "ok" | "error" | "skipped", … }`,
-          },
-        };
-      }
-    } catch (e) {
-      const err = e as Error;
-      result = {
-        status: "error",
-        outcome: "adapter threw",
-        error: { type: err?.name ?? "Error", message: err?.message ?? String(e) },
-      };
+      // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
+      result = await callAdapter(this.adapter, request, {
+        adapter: adapterDisplayName(s.loadedAdapter.path, s.loadedAdapter.label),
+        file: s.loadedAdapter.path,
+      });
     } finally {
       s.signal?.removeEventListener("abort", onAbort);
     }
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
-    step.status = stepStatus;
+    this.setStepStatus(index, stepStatus);
     const tool = action.tool;
     const actionId = `act_${step.id}_${index + 1}`;
     const redactedInput = this.redactor.redact(action.input, "payload.input").value;
@@ -572,6 +546,8 @@ export class Engine {
       duration_ms: durationMs,
     };
     if (newFacts.length > 0) payload.facts = newFacts;
+    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
+    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
     const actEvent = this.emit("act", payload, {
       caused_by: this.rec.lastEventId,
       metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },
@@ -592,14 +568,6 @@ export class Engine {
       output,
       duration_ms: durationMs,
     });
-    this.#recent.push(deepFreeze({
-      id: actionId,
-      step_id: step.id,
-      kind: action.kind,
-      result_status: result.status,
-      input_excerpt: payload.input_excerpt as string,
-    }));
-    if (this.#recent.length > 20) this.#recent.splice(0, this.#recent.length - 10);
     for (const a of artifactsOut) if (typeof a.path === "string") outcomes.artifacts!.push(a.path);
     for (const f of newFacts) {
       p.facts.push({ ...f, timestamp: actEvent.timestamp, provenance: `${tool}:${step.id}` });
@@ -832,7 +800,8 @@ export class Engine {
       episodeId: s.episodeId,
       task: s.redactedTask,
       startedAt: p.startedAt,
-      totalMs: this.workingMs(),
+      totalMs: Math.max(0, Date.parse(this.rec.now()) - Date.parse(p.startedAt)),
+      workingMs: this.workingMs(),
       waitingMs: p.waitingMs,
       adapterResult: this.adapterResult,
       outcome,
@@ -840,9 +809,7 @@ export class Engine {
       mode: s.mode,
       intuition: s.mode === "meta" && s.policies.length > 0,
       counters,
-      direction: s.mode === "meta"
-        ? { policy: p.lastDirectivePolicy ?? s.policies[0]?.id ?? null, threshold: s.threshold, last_diff: p.lastDiff }
-        : undefined,
+      direction: s.mode === "meta" ? this.#directionFlags() : undefined,
       insight,
       tags: s.tags,
     });
@@ -867,6 +834,76 @@ export class Engine {
       ? EXIT.OK
       : EXIT.ERROR;
     return { ...this.#resultBase(), status: this.status, outcome, adapter_result: this.adapterResult, exit_code };
+  }
+
+  /**
+   * `flags.direction`: the policy whose verdict was applied last (none when no
+   * verdict was applied), the threshold actually used for it (learned per
+   * policy, else the run's), and the count of policy failures.
+   */
+  #directionFlags(): NonNullable<Parameters<typeof buildSummary>[0]["direction"]> {
+    const s = this.s, p = this.p;
+    const thresholdOf = (id: string) => s.thresholds.get(id) ?? s.threshold;
+    const policy = p.lastDirectivePolicy;
+    const threshold = policy !== null
+      ? thresholdOf(policy)
+      : s.policies.length === 1
+      ? thresholdOf(s.policies[0].id)
+      : s.threshold;
+    return { policy, threshold, last_diff: p.lastDiff, failed: p.counters.direction_failed };
+  }
+
+  /**
+   * Ends the plan at a step whose action a veto blocked: the step is `vetoed`,
+   * with an `act` event carrying the evidence the contract's plan rules read
+   * (`step_id`, `step_status: "vetoed"`, `result_status: "skipped"`) and a
+   * matching `outcomes.actions` record. It counts in `veto_count`, not in
+   * `act_count` (no action was executed).
+   */
+  recordVeto(index: number, action: PendingAction, candidateId: string, message: string): void {
+    const s = this.s, p = this.p;
+    const step = p.steps[index];
+    this.setStepStatus(index, "vetoed");
+    p.counters.veto++;
+    this.status = "vetoed";
+    this.message = `Action vetoed: ${message}`;
+    p.state.outcomes!.error = null;
+    const input = this.redactor.redact(action.input, "payload.input").value;
+    const actionId = `act_${step.id}_${index + 1}`;
+    const payload = {
+      input_excerpt: inputExcerpt(input, step.description),
+      outcome: `vetoed: ${message}`,
+      action_id: actionId,
+      kind: action.kind,
+      result_status: "skipped",
+      tool: action.tool,
+      adapter: s.loadedAdapter.label,
+      action_candidate_id: candidateId,
+      step_id: step.id,
+      step_status: "vetoed",
+      provenance: { adapter: s.loadedAdapter.label, planner: p.planSource, vetoed: true },
+      result_artifacts: [],
+      input,
+      output: null,
+      error: null,
+      duration_ms: 0,
+    };
+    const e = this.emit("act", payload, { caused_by: this.rec.lastEventId });
+    p.lastStepEventId = e.id;
+    p.actions.push({
+      id: actionId,
+      kind: action.kind,
+      tool: action.tool,
+      input_excerpt: payload.input_excerpt,
+      result_status: "skipped",
+      step_id: step.id,
+      provenance: payload.provenance,
+      result_artifacts: [],
+      timestamp: e.timestamp,
+      input,
+      output: null,
+      duration_ms: 0,
+    });
   }
 
   /** Marks plan events with the legacy labels and structured records. */

@@ -10,6 +10,7 @@ import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } f
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { issuePath, toProblems } from "../schema/problems.ts";
+import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
 
 function lineCol(text: string, offset: number): { line: number; column: number } {
   let line = 1, last = -1;
@@ -24,7 +25,9 @@ function lineCol(text: string, offset: number): { line: number; column: number }
 
 /**
  * Parses JSONC text. Throws a usage {@link NoemaError} naming the file, line
- * and column of the first syntax error.
+ * and column of the first syntax error, the line of a key repeated in one
+ * object (JSON parsers disagree on which value wins), or the line where the
+ * text nests deeper than {@link MAX_JSON_DEPTH} levels.
  *
  * @example
  * ```ts
@@ -33,6 +36,14 @@ function lineCol(text: string, offset: number): { line: number; column: number }
  * ```
  */
 export function parseJsonc(text: string, file: string): unknown {
+  const scan = scanJson(text, { comments: true });
+  if (scan.tooDeep) {
+    throw new NoemaError("bad_jsonc", `nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      file,
+      line: scan.tooDeep.line,
+      exitCode: EXIT.USAGE,
+    });
+  }
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
@@ -45,6 +56,15 @@ export function parseJsonc(text: string, file: string): unknown {
     });
   }
   if (!tree) throw new NoemaError("bad_jsonc", "file is empty", { file, line: 1, exitCode: EXIT.USAGE });
+  const dup = scan.duplicates[0];
+  if (dup) {
+    throw new NoemaError("duplicate_key", `duplicate key ${JSON.stringify(dup.key)} (each key may appear once)`, {
+      file,
+      line: dup.line,
+      field: dup.path ? `${dup.path}.${dup.key}` : dup.key,
+      exitCode: EXIT.USAGE,
+    });
+  }
   return nodeValue(tree);
 }
 
@@ -53,7 +73,15 @@ function nodeValue(node: import("jsonc-parser").Node): unknown {
   switch (node.type) {
     case "object": {
       const out: Record<string, unknown> = {};
-      for (const p of node.children ?? []) out[p.children![0].value as string] = nodeValue(p.children![1]);
+      for (const p of node.children ?? []) {
+        // defineProperty: a "__proto__" key stays a plain key (strict schemas then report it as unknown).
+        Object.defineProperty(out, p.children![0].value as string, {
+          value: nodeValue(p.children![1]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
       return out;
     }
     case "array":
@@ -63,12 +91,45 @@ function nodeValue(node: import("jsonc-parser").Node): unknown {
   }
 }
 
-/** The text of a JSONC file without a leading BOM; a missing or unreadable file is a usage error naming it. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The 1-based line of the first byte that is not valid UTF-8. */
+function badUtf8Line(bytes: Uint8Array): number {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i === bytes.length || bytes[i] === 10) {
+      try {
+        strictUtf8.decode(bytes.subarray(lineStart, i));
+      } catch {
+        return line;
+      }
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return 1;
+}
+
+/**
+ * The text of a JSONC file without a leading BOM. A missing or unreadable
+ * file, and bytes that are not valid UTF-8, are usage errors naming it.
+ */
 function readJsoncText(path: string): string {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    const bytes = readFileSync(path);
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      throw new NoemaError("bad_utf8", "not valid UTF-8", {
+        file: path,
+        line: badUtf8Line(bytes),
+        exitCode: EXIT.USAGE,
+      });
+    }
   } catch (e) {
+    if (e instanceof NoemaError) throw e;
     const code = (e as { code?: string }).code;
     throw new NoemaError("not_found", code === "ENOENT" ? "file not found" : `cannot read: ${(e as Error).message}`, {
       file: path,

@@ -1,14 +1,21 @@
 /**
  * Where run settings come from, and how they combine: the project config
- * `noema.jsonc` (defaults), a `policies/` folder, a JSONC task file, then
- * explicit options (flags), each winning over the one before. Relative paths
- * are resolved against the file that names them. `tags`, `adapter` and
- * `policies` merge; `secrets` add up (every source's names are masked).
+ * `noema.jsonc` (defaults), the policy folder it names (`policies_dir`), a
+ * JSONC task file, then explicit options (flags), each winning over the one
+ * before. Relative paths are resolved against the file that names them.
+ * `tags`, `adapter` and `policies` merge; `secrets` add up (every source's
+ * names are masked).
+ *
+ * A `policies/` folder in the current directory is NOT loaded on its own: a
+ * cloned repository must not run code because it was `cd`-ed into. Loading a
+ * folder takes `"policies_dir": "policies"` in `noema.jsonc`, and every
+ * plugin file the project config brings in is named in `notices`.
  *
  * @module
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
 import { readSettingsFile } from "./jsonc.ts";
 import type { RunOptions } from "./run.ts";
 import { ProjectConfig, type StepSpec, TaskFile } from "./settings.ts";
@@ -24,6 +31,11 @@ export interface ResolvedRun {
   options: RunOptions;
   /** Files the settings came from, in order of precedence (lowest first). */
   sources: string[];
+  /**
+   * What the caller should tell the user (the CLI prints each on stderr): every plugin file loaded because
+   * `noema.jsonc` names it, and a `policies/` folder that is present but not loaded.
+   */
+  notices: string[];
 }
 
 /**
@@ -43,7 +55,28 @@ function resolvePaths(base: string, list: readonly string[] | undefined): string
   return list?.map((p) => (isAbsolute(p) ? p : resolve(base, p)));
 }
 
-type FileSettings = Omit<ProjectConfig, "$schema"> & { steps?: StepSpec[]; episode_id?: string };
+type FileSettings = Omit<ProjectConfig, "$schema" | "policies_dir"> & { steps?: StepSpec[]; episode_id?: string };
+
+const PLUGIN_FILE = /\.[cm]?[jt]s$/;
+
+/** The policy files of a folder: `*.ts` (and .js…), tests excluded, sorted. */
+function folderPolicies(folder: string): string[] {
+  return readdirSync(folder).filter((f) => PLUGIN_FILE.test(f) && !/\.test\.[cm]?[jt]s$/.test(f)).sort().map((f) =>
+    join(folder, f)
+  );
+}
+
+/** Notices for the plugin files a project config brings in (it may come from a cloned repository). */
+function configNotices(options: RunOptions, cwd: string): string[] {
+  const rel = (p: string) => relative(cwd, p) || p;
+  const notes: string[] = [];
+  for (const p of options.policies ?? []) if (typeof p === "string") notes.push(`noema.jsonc loads policy ${rel(p)}`);
+  if (typeof options.planner === "string") notes.push(`noema.jsonc loads planner ${rel(options.planner)}`);
+  if (typeof options.using === "string" && PLUGIN_FILE.test(options.using)) {
+    notes.push(`noema.jsonc loads adapter ${rel(options.using)}`);
+  }
+  return notes;
+}
 
 function toOptions(s: FileSettings, base: string, source: string): RunOptions {
   const o: RunOptions = {};
@@ -101,18 +134,37 @@ function mergeOptions(lower: RunOptions, higher: RunOptions): RunOptions {
 export function resolveRunSettings(input: { taskOrFile: string; options?: RunOptions; cwd?: string }): ResolvedRun {
   const cwd = resolve(input.cwd ?? ".");
   const sources: string[] = [];
+  const notices: string[] = [];
   let merged: RunOptions = { base_dir: cwd };
   const configPath = join(cwd, PROJECT_CONFIG);
+  let policiesDir: string | undefined;
   if (existsSync(configPath)) {
-    merged = mergeOptions(merged, toOptions(readSettingsFile(configPath, ProjectConfig), cwd, configPath));
+    const { policies_dir, ...config } = readSettingsFile(configPath, ProjectConfig);
+    policiesDir = policies_dir;
+    const fromConfig = toOptions(config, cwd, configPath);
+    if (policiesDir !== undefined) {
+      const folder = resolve(cwd, policiesDir);
+      if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+        throw new NoemaError("bad_config", `policies_dir: folder not found: ${policiesDir}`, {
+          file: configPath,
+          field: "policies_dir",
+          exitCode: EXIT.USAGE,
+        });
+      }
+      fromConfig.policies = [...(fromConfig.policies ?? []), ...folderPolicies(folder)];
+    }
+    notices.push(...configNotices(fromConfig, cwd));
+    merged = mergeOptions(merged, fromConfig);
     sources.push(configPath);
   }
   const folder = join(cwd, "policies");
-  if (existsSync(folder) && statSync(folder).isDirectory()) {
-    const files = readdirSync(folder).filter((f) => /\.[cm]?[jt]s$/.test(f) && !/\.test\.[cm]?[jt]s$/.test(f)).sort();
-    if (files.length > 0) {
-      merged = mergeOptions(merged, { policies: files.map((f) => join(folder, f)) });
-      sources.push(folder);
+  if (policiesDir === undefined && existsSync(folder) && statSync(folder).isDirectory()) {
+    const n = folderPolicies(folder).length;
+    if (n > 0) {
+      notices.push(
+        `not loading ${n} file${n === 1 ? "" : "s"} in ./policies/: a policy folder is loaded only when ` +
+          `noema.jsonc says so ("policies_dir": "policies")`,
+      );
     }
   }
   let task = input.taskOrFile;
@@ -125,5 +177,5 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
     sources.push(path);
   }
   merged = mergeOptions(merged, input.options ?? {});
-  return { task, options: merged, sources };
+  return { task, options: merged, sources, notices };
 }

@@ -7,8 +7,9 @@
  *
  * Cost per call: one message each way, plus copying the parts of the state
  * that changed since the previous call (the state is sent per top-level key;
- * a key whose value is the same object as last time is sent as `same`, so
- * the frozen facts list and the episode view are copied once, not per call).
+ * a key whose value is the same object as last time is sent as `same`, and
+ * the big lists — `plan.steps`, `outcomes.actions`, `memory.facts` — are sent
+ * as deltas: only entries appended or changed since the previous call cross).
  * See `bench/policy.ts` for the numbers.
  *
  * Workers are `unref`'d while idle: they never keep a process alive.
@@ -19,25 +20,36 @@ import { Worker } from "node:worker_threads";
 import process from "node:process";
 import { resolve } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import type { LoadedPolicy } from "../plugins/loader.ts";
+import { type LoadedPolicy, pluginLoadTimeoutMs } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
+import { OutputBudget } from "../plugins/plugin_output.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
+import { LIST_FIELDS } from "./core/snapshot.ts";
 
-/** How long loading a policy file in a worker may take (`NOEMA_POLICY_LOAD_TIMEOUT_MS`). */
-function loadTimeoutMs(): number {
-  const n = Number(process.env.NOEMA_POLICY_LOAD_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : 30_000;
+/**
+ * The memory cap of a policy worker in MiB (`NOEMA_POLICY_MEMORY_MB`, default 512): the worker's
+ * `resourceLimits.maxOldGenerationSizeMb`, and the most the process's resident memory may grow during
+ * one load or call before the worker is terminated (the watchdog that also holds where `resourceLimits`
+ * is ignored, as under Bun).
+ */
+export function policyMemoryMb(): number {
+  const n = Number(process.env.NOEMA_POLICY_MEMORY_MB);
+  return Number.isFinite(n) && n >= 16 ? Math.floor(n) : 512;
 }
 
-/** An error a worker call failed with, rebuilt in this thread with the same name. */
-function rebuild(name: string, message: string): Error {
+/** How often the memory watchdog samples the process's resident memory. */
+const WATCHDOG_MS = 20;
+
+/** An error a worker call failed with, rebuilt in this thread with the same name (and `at`, where it was thrown). */
+function rebuild(name: string, message: string, at?: string): Error {
   const e = name === "TypeError"
     ? new TypeError(message)
     : name === "RangeError"
     ? new RangeError(message)
     : new Error(message);
   e.name = name;
+  if (at) (e as Error & { at?: string }).at = at;
   return e;
 }
 
@@ -47,10 +59,17 @@ interface Pending {
 }
 
 class WorkerLost extends Error {
-  constructor(message: string) {
+  constructor(message: string, name = "PolicyWorkerLost") {
     super(message);
-    this.name = "PolicyWorkerLost";
+    this.name = name;
   }
+}
+
+function memoryLimitError(mb: number): WorkerLost {
+  return new WorkerLost(
+    `the policy worker exceeded its memory cap of ${mb} MiB and was terminated (NOEMA_POLICY_MEMORY_MB)`,
+    "PolicyMemoryLimit",
+  );
 }
 
 /** One worker hosting the policies loaded from one file (same path, same content). */
@@ -61,9 +80,13 @@ class PolicyWorkerHost {
   private readonly calls = new Map<number, Pending>();
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
-  private readonly sent = new Map<string, unknown>();
+  /** What was sent last per top-level key (and its big list), to send only what changed. */
+  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
   private nextCall = 1;
   private busy = 0;
+  private watchdog: ReturnType<typeof setInterval> | null = null;
+  /** The output budget of the load or call in flight (what the policy prints goes to stderr). */
+  private output: OutputBudget | null = null;
 
   readonly key: string;
 
@@ -76,8 +99,12 @@ class PolicyWorkerHost {
   private start(): Promise<boolean> {
     if (this.started) return this.started;
     this.sent.clear();
+    const mb = policyMemoryMb();
     // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
-    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), { env: childEnv() });
+    const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
+      env: childEnv(),
+      resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.ceil(mb / 4)) },
+    });
     this.worker = worker;
     // Held (ref'd) only while a load or a call is in flight, so an idle worker never keeps the process alive.
     if (this.busy > 0) worker.ref();
@@ -91,7 +118,12 @@ class PolicyWorkerHost {
         ready(false);
         if (this.worker === worker) this.drop(new WorkerLost(why));
       };
-      worker.on("error", (e: Error) => lost(`the policy worker failed: ${e?.message ?? e}`));
+      worker.on("error", (e: Error) => {
+        if ((e as { code?: unknown })?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+          ready(false);
+          if (this.worker === worker) this.drop(memoryLimitError(mb));
+        } else lost(`the policy worker failed: ${e?.message ?? e}`);
+      });
       worker.on("exit", (code: number) => lost(`the policy worker exited (code ${code})`));
     });
     for (const handle of this.handles) this.post({ type: "load", handle, path: this.path });
@@ -103,16 +135,36 @@ class PolicyWorkerHost {
   }
 
   private hold(): void {
-    if (this.busy++ === 0) this.worker?.ref();
+    this.output = null;
+    if (this.busy++ === 0) {
+      this.worker?.ref();
+      this.startWatchdog();
+    }
   }
 
   private release(): void {
     this.busy = Math.max(0, this.busy - 1);
-    if (this.busy === 0) this.worker?.unref();
+    if (this.busy === 0) {
+      this.worker?.unref();
+      if (this.watchdog) clearInterval(this.watchdog);
+      this.watchdog = null;
+    }
+  }
+
+  /** While a load or call is in flight: terminates the worker when the process grows past the memory cap. */
+  private startWatchdog(): void {
+    const mb = policyMemoryMb();
+    const base = process.memoryUsage.rss();
+    this.watchdog = setInterval(() => {
+      if (process.memoryUsage.rss() - base > mb * 1024 * 1024 && this.worker) this.drop(memoryLimitError(mb));
+    }, WATCHDOG_MS);
+    (this.watchdog as { unref?: () => void }).unref?.();
   }
 
   private onMessage(m: FromWorker): void {
-    if (m.type === "loaded" || m.type === "load_error") {
+    if (m.type === "output") {
+      (this.output ??= new OutputBudget(m.label)).write(m.text);
+    } else if (m.type === "loaded" || m.type === "load_error") {
       const p = this.loads.get(m.handle);
       if (!p) return; // a reload after a restart: errors show up on the next call
       this.loads.delete(m.handle);
@@ -123,7 +175,7 @@ class PolicyWorkerHost {
       if (!p) return;
       this.calls.delete(m.call);
       if (m.type === "result") p.resolve(m.value);
-      else p.reject(rebuild(m.name, m.message));
+      else p.reject(rebuild(m.name, m.message, m.at));
     }
   }
 
@@ -155,19 +207,21 @@ class PolicyWorkerHost {
       this.release();
       return null;
     }
-    const ms = loadTimeoutMs();
+    const ms = pluginLoadTimeoutMs();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       return await new Promise<{ id: string; name: string; version: string }>((resolve, reject) => {
         this.loads.set(handle, { resolve: resolve as (v: unknown) => void, reject });
         timer = setTimeout(() => {
-          this.drop(new WorkerLost("load timed out"));
+          // The usage error first (exit 2 naming the file), then the worker goes: its drop must not win.
+          this.loads.delete(handle);
           reject(
             new NoemaError("bad_plugin", `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`, {
               file: displayPath,
               exitCode: EXIT.USAGE,
             }),
           );
+          this.drop(new WorkerLost("load timed out"));
         }, ms);
         this.post({ type: "load", handle, path: this.path });
       });
@@ -176,6 +230,10 @@ class PolicyWorkerHost {
       if (e instanceof NoemaError && e.location.file === this.path) {
         // Name the file the way the user wrote it.
         throw new NoemaError(e.code, e.detail, { file: displayPath, exitCode: e.exitCode });
+      }
+      if (e instanceof WorkerLost) {
+        // The worker died while loading (memory cap, process.exit at load…): a bad plugin, not an internal error.
+        throw new NoemaError("bad_plugin", `cannot load: ${e.message}`, { file: displayPath, exitCode: EXIT.USAGE });
       }
       throw e;
     } finally {
@@ -197,15 +255,7 @@ class PolicyWorkerHost {
   private async call(handle: number, state: PolicyState): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
-    for (const [key, value] of Object.entries(state as Record<string, unknown>)) {
-      const reusable = typeof value === "object" && value !== null;
-      if (reusable && this.sent.has(key) && this.sent.get(key) === value) parts[key] = { same: true };
-      else {
-        parts[key] = { same: false, value };
-        if (reusable) this.sent.set(key, value);
-        else this.sent.delete(key);
-      }
-    }
+    for (const [key, value] of Object.entries(state as Record<string, unknown>)) parts[key] = this.part(key, value);
     const call = this.nextCall++;
     return await new Promise<unknown>((resolve, reject) => {
       this.calls.set(call, { resolve, reject });
@@ -218,6 +268,32 @@ class PolicyWorkerHost {
         reject(e as Error);
       }
     });
+  }
+
+  /** What to send for one top-level key of the state (see {@link StatePart}). */
+  private part(key: string, value: unknown): StatePart {
+    const reusable = typeof value === "object" && value !== null;
+    const last = this.sent.get(key);
+    if (!reusable) {
+      this.sent.delete(key);
+      return { same: false, value };
+    }
+    if (last && last.value === value) return { same: true };
+    const field = LIST_FIELDS[key];
+    const list = field ? (value as Record<string, unknown>)[field] : undefined;
+    if (!field || !Array.isArray(list)) {
+      this.sent.set(key, { value });
+      return { same: false, value };
+    }
+    // The list as a delta against the one sent last time: entries compared by identity (the snapshot
+    // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
+    const before = last?.list ?? [];
+    const set: [number, unknown][] = [];
+    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    delete shell[field];
+    this.sent.set(key, { value, list });
+    return { same: false, value: shell, list: { field, length: list.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */

@@ -5,12 +5,14 @@
  *
  * Messages in: `load {handle, path}`, `advise {call, handle, parts}`,
  * `release {handle}`. Messages out: `ready`, `loaded {handle, id, name,
- * version}`, `load_error {handle, message, exitCode}`, `result {call, value}`,
- * `error {call, name, message}`.
+ * version}`, `load_error {handle, message, exitCode}`, `result {call, value}` (a plain JSON copy),
+ * `error {call, name, message, at?}`, `output {label, text}` (what the policy printed: its `console` and
+ * `process.stdout`/`stderr` are replaced here, so nothing it prints reaches the process's stdout).
  *
  * The state arrives in parts (one per top-level key); a part marked `same`
- * reuses the part received last time for that key, so a 10k-fact list that
- * did not change is neither copied nor frozen again. Every part is deeply
+ * reuses the part received last time for that key, and the big lists
+ * (`plan.steps`, `outcomes.actions`, `memory.facts`) arrive as deltas, so a
+ * 10k-action list is neither copied nor frozen again when one action is added. Every part is deeply
  * frozen here, so a policy that tries to change it throws as it would in the
  * main thread.
  *
@@ -19,11 +21,31 @@
 import { parentPort } from "node:worker_threads";
 import { NoemaError } from "../errors.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
+import { listView } from "./core/list_view.ts";
 import { type LoadedPolicy, loadPolicyInThread } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
+import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import { redirectOutput } from "../plugins/plugin_output.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 
-/** One part of the state as sent: a new value, or the same as the last one for this key. */
-export type StatePart = { same: true } | { same: false; value: unknown };
+/**
+ * One part of the state as sent: the same as the last one for this key; a
+ * new value; or a new value whose big list (`plan.steps`, `outcomes.actions`,
+ * `memory.facts`) is sent as a delta against the list sent last time: its new
+ * length and the entries that changed or were appended (an append-only list
+ * sends only the new entries).
+ */
+export type StatePart =
+  | { same: true }
+  | { same: false; value: unknown }
+  | { same: false; value: Record<string, unknown>; list: ListDelta };
+
+/** Changes to one list: its field, new length, and `[index, entry]` for entries new or changed. */
+export interface ListDelta {
+  field: string;
+  length: number;
+  set: [number, unknown][];
+}
 
 /** A message to the worker. */
 export type ToWorker =
@@ -37,16 +59,36 @@ export type FromWorker =
   | { type: "loaded"; handle: number; id: string; name: string; version: string }
   | { type: "load_error"; handle: number; message: string; code: string; exitCode: number }
   | { type: "result"; call: number; value: unknown }
-  | { type: "error"; call: number; name: string; message: string };
+  | { type: "error"; call: number; name: string; message: string; at?: string }
+  | { type: "output"; label: string; text: string };
 
 const port = parentPort;
 if (port) {
   const policies = new Map<number, Promise<LoadedPolicy>>();
   const slots = new Map<string, unknown>();
+  const lists = new Map<string, { items: unknown[]; frozen: readonly unknown[] }>();
+  /** Applies a list delta to the list kept for `key` and returns the part with the list in place, frozen. */
+  const withList = (key: string, value: Record<string, unknown>, delta: ListDelta): unknown => {
+    let list = lists.get(key);
+    if (!list) lists.set(key, list = { items: [], frozen: Object.freeze([]) });
+    const before = list.items.length;
+    if (delta.set.length > 0 || before !== delta.length) {
+      // Entries changed in place would show through an earlier view: copy the list before changing one.
+      if (delta.length < before || delta.set.some(([i]) => i < before)) list.items = list.items.slice();
+      list.items.length = delta.length;
+      for (const [i, entry] of delta.set) list.items[i] = deepFreeze(entry);
+      list.frozen = listView(list.items, delta.length);
+    }
+    return Object.freeze({ ...deepFreeze(value), [delta.field]: list.frozen });
+  };
   const send = (m: FromWorker) => port.postMessage(m);
+  // What the policy prints goes to the host (which writes it to stderr, prefixed), never to stdout.
+  let label = "policy";
+  redirectOutput((text) => send({ type: "output", label, text }));
 
   const onMessage = async (m: ToWorker) => {
     if (m.type === "load") {
+      label = `policy ${m.path.split(/[\\/]/).pop()}`;
       const loading = loadPolicyInThread(m.path);
       policies.set(m.handle, loading);
       loading.catch(() => undefined); // reported below; advise calls report it again
@@ -67,30 +109,26 @@ if (port) {
       policies.delete(m.handle);
     } else if (m.type === "advise") {
       let value: unknown;
+      let policy: LoadedPolicy | undefined;
       try {
-        const policy = await policies.get(m.handle);
+        policy = await policies.get(m.handle);
         if (!policy) throw new Error(`policy handle ${m.handle} is not loaded`);
+        label = `policy ${policy.id}`;
         const state: Record<string, unknown> = {};
         for (const [key, part] of Object.entries(m.parts)) {
-          if (!part.same) slots.set(key, deepFreeze(part.value));
+          if (!part.same) {
+            slots.set(key, "list" in part ? withList(key, part.value, part.list) : deepFreeze(part.value));
+          }
           state[key] = slots.get(key);
         }
         value = await policy.advise(Object.freeze(state) as unknown as PolicyState);
       } catch (e) {
-        const err = e instanceof Error ? e : null;
-        send({ type: "error", call: m.call, name: err?.name ?? "Error", message: err?.message ?? String(e) });
+        const d = describeThrown(e, policy?.path ?? null);
+        send({ type: "error", call: m.call, name: d.type, message: d.message, ...(d.at ? { at: d.at } : {}) });
         return;
       }
-      try {
-        send({ type: "result", call: m.call, value });
-      } catch (e) {
-        send({
-          type: "error",
-          call: m.call,
-          name: "InvalidVerdict",
-          message: `advise returned a value that cannot be copied: ${(e as Error).message}`,
-        });
-      }
+      // Only a plain copy crosses: no function, getter, proxy or cycle reaches postMessage.
+      send({ type: "result", call: m.call, value: toPlainJson(value, { maxBytes: PLUGIN_LIMITS.verdictBytes }) });
     }
   };
   port.on("message", (m: ToWorker) => void onMessage(m));

@@ -118,8 +118,10 @@ export function rebuildRun(dir: string): RebuiltRun {
           };
         evidence.set(id, ev);
         ev.directionEvents++;
+        if (p.status === "blocked") counters.direction_failed++;
         if (p.status === "applied") {
           counters.direction_applied++;
+          lastDirectivePolicy = id;
           if (p.kind === "veto") {
             counters.direction_vetoed++;
             ev.vetoes++;
@@ -139,7 +141,9 @@ export function rebuildRun(dir: string): RebuiltRun {
         if (p.decision === "veto" && p.enforced === false) counters.would_veto++;
         break;
       case "act": {
-        counters.act++;
+        // A vetoed step's act event is evidence for the plan, not an executed action.
+        if (p.step_status === "vetoed") counters.veto++;
+        else counters.act++;
         const metrics = e.metrics as { started_at?: string } | undefined;
         if (counters.first_action_ms === null && metrics?.started_at) {
           counters.first_action_ms = Date.parse(metrics.started_at) - startedMs;

@@ -61,40 +61,40 @@ export function isNoemaSecret(name: string): boolean {
     /^NOEMA_(?:.*_)?(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i.test(name);
 }
 
-const live = new Map<symbol, readonly string[]>();
+const live = new Map<symbol, Redactor>();
 
 /**
- * Declares the secret names of an episode being written in this process, so
- * that code which cannot be handed the episode's redactor (a child process's
- * output excerpts, see `runProcess`) masks them too. Returns the function
- * that withdraws them.
+ * Declares the redactor of an episode being written in this process, so that
+ * code which cannot be handed it (a child process's output excerpts, see
+ * `runProcess`) masks its secrets too. Returns the function that withdraws it.
  *
  * @example
  * ```ts
- * import { activeSecretNames, declareSecrets } from "noema";
- * const withdraw = declareSecrets(["API_TOKEN"]);
- * activeSecretNames(); // ["API_TOKEN"]
+ * import { activeRedactor, declareSecrets, Redactor } from "noema";
+ * const withdraw = declareSecrets(new Redactor({ secrets: ["API_TOKEN"], env: { API_TOKEN: "hunter2hunter2" } }));
+ * activeRedactor().redactString("hunter2hunter2"); // "[REDACTED:API_TOKEN]"
  * withdraw();
  * ```
  */
-export function declareSecrets(names: readonly string[]): () => void {
+export function declareSecrets(redactor: Redactor): () => void {
   const key = Symbol("secrets");
-  live.set(key, [...names]);
+  live.set(key, redactor);
   return () => void live.delete(key);
 }
 
 /**
- * The secret names of every episode being written in this process
- * (see {@link declareSecrets}).
+ * One redactor for the secrets of every episode being written in this
+ * process (see {@link declareSecrets}); with none open, it masks token
+ * shapes and noema's own secrets.
  *
  * @example
  * ```ts
- * import { activeSecretNames } from "noema";
- * activeSecretNames(); // [] when no episode is open
+ * import { activeRedactor } from "noema";
+ * activeRedactor().redactString("key AKIAQWERTYUIOPASDFGH"); // "key [REDACTED]"
  * ```
  */
-export function activeSecretNames(): string[] {
-  return [...new Set([...live.values()].flat())];
+export function activeRedactor(): Redactor {
+  return Redactor.union([...live.values()]);
 }
 
 /** What a {@link Redactor} masked in one value. */
@@ -148,6 +148,24 @@ export class Redactor {
       .sort((a, b) => b.value.length - a.value.length);
     this.#needles = [...new Set(this.#values.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1)]))];
     this.longest = this.#values[0]?.value.length ?? 0;
+  }
+
+  /**
+   * A redactor masking the named values of all of `redactors` (each under its
+   * name; the first wins for a name given twice) and the token shapes.
+   *
+   * @example
+   * ```ts
+   * import { Redactor } from "noema";
+   * const a = new Redactor({ secrets: ["A"], env: { A: "aaaa-1111" } });
+   * const b = new Redactor({ secrets: ["B"], env: { B: "bbbb-2222" } });
+   * Redactor.union([a, b]).redactString("aaaa-1111 bbbb-2222"); // "[REDACTED:A] [REDACTED:B]"
+   * ```
+   */
+  static union(redactors: readonly Redactor[]): Redactor {
+    const env: Record<string, string> = {};
+    for (const r of redactors) for (const { name, value } of r.#values) env[name] ??= value;
+    return new Redactor({ secrets: Object.keys(env), env: { ...process.env, ...env } });
   }
 
   /**

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import os from "node:os";
 import process from "node:process";
@@ -26,11 +26,12 @@ import {
 } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
-import { FILE_MODE } from "../store/atomic.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
+import { refuseSymlinkedArtifacts } from "../store/layout.ts";
+import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
@@ -50,6 +51,8 @@ import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
+import { episodeUsing } from "../agents/driver.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -114,6 +117,7 @@ export interface DecideOptions extends RootOptions {
 
 function decideOn(ref: string, decision: ApprovalRecord["decision"], options: DecideOptions): ApprovalRecord {
   const pending = pendingCheckpoint(ref, options);
+  refuseSymlinkedArtifacts(pending.episode_dir); // a decision read from, or written to, a planted link is refused
   const record: ApprovalRecord = {
     schema_version: "approval/1.0",
     episode_id: pending.episode_id,
@@ -288,9 +292,18 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
       { exitCode: EXIT.SEALED },
     );
   }
+  // An episode driven by an external agent (e.g. claude-code) is continued by its driver.
+  const driver = BUILTIN_DRIVERS[episodeUsing(dir) ?? ""];
+  if (driver) return await driver.resume(dir, options);
   const lock = acquireLock(dir, "resume");
   try {
-    const built = rebuildRun(dir);
+    refuseSymlinkedArtifacts(dir);
+    let built = rebuildRun(dir);
+    if (built.damaged.length > 0 && options.abort) {
+      // --abort seals even a damaged log: the lines from the first bad one on are set aside (nothing is lost).
+      setAsideTail(join(dir, ARTIFACTS.events), firstBadLine(join(dir, ARTIFACTS.events))!.offset);
+      built = rebuildRun(dir);
+    }
     if (built.damaged.length > 0) {
       throw mismatch(
         `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${
@@ -435,19 +448,13 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     });
 
     // Every check passed: from here on the run is written to.
-    if (built.torn) {
-      const events = join(dir, ARTIFACTS.events);
-      const bytes = readFileSync(events).subarray(built.torn.offset);
-      writeFileSync(join(dir, `${ARTIFACTS.events}.torn-${built.torn.offset}`), bytes, { mode: FILE_MODE, flag: "wx" });
-      const fd = openSync(events, "r+");
-      ftruncateSync(fd, built.torn.offset);
-      closeSync(fd);
-    }
+    // A torn (or too long) final line moves aside in bounded memory, never through a symlink.
+    if (built.torn) setAsideTail(join(dir, ARTIFACTS.events), built.torn.offset);
     const recorder = new Recorder(dir, loc.id, {
       count: built.eventCount,
       lastEventId: built.lastEventId,
       lastTimestamp: String(last.timestamp),
-    }, new ArtifactSink(dir, redactor, rec.secrets));
+    }, new ArtifactSink(dir, redactor));
     const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
     try {
       // The steps as the log shows them; a step the log does not show finished runs (again).

@@ -14,7 +14,8 @@ import { lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
-import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import type { AdapterInstance, AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 import {
   loadAdapter,
   type LoadedAdapter,
@@ -31,10 +32,13 @@ import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { newEpisodeId } from "../store/ids.ts";
 import { ARTIFACTS, episodeDirFor, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
+import { sweepStaleStaging } from "../store/staging.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../version.ts";
 import { loadAssertionPlugins, parseAssertions } from "../verify/assertions.ts";
 import { startVerification } from "../verify/outcome.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "./adapter_result.ts";
 import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
 import { readPolicySnapshot } from "./learning.ts";
 import { minimalPlanner, type Planner, runPlanner, taskFilePlanner } from "./planner.ts";
@@ -192,6 +196,9 @@ export interface RunSettingsRecord {
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  // An external agent (e.g. claude-code) drives its own episode through hooks.
+  const driver = typeof options.using === "string" ? BUILTIN_DRIVERS[options.using] : undefined;
+  if (driver) return await driver.run(task, options);
   // ---- Resolve settings and load everything that can fail, before writing anything.
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
@@ -303,6 +310,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   // always has a start event and a state.json, even if the process is killed at any moment.
   mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
   const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
   try {
     mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
@@ -312,7 +320,7 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
   // Every artifact byte goes through the sink, which masks secrets.
-  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor, options.secrets ?? []));
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
   const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
     const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
@@ -484,9 +492,12 @@ export async function createAdapter(
     dir: string;
     secrets: readonly string[];
   },
-) {
+): Promise<AdapterInstance> {
+  // The instance is guarded (adapter_result.ts): act never throws or hangs and returns a checked result.
+  const guard = adapterGuardOptions(adapterDisplayName(loaded.path, loaded.label), context.config, loaded.path);
+  let instance: unknown;
   try {
-    return await loaded.plugin.create({
+    instance = await loaded.plugin.create({
       config: context.config,
       args: context.args,
       workspace: context.workspace,
@@ -495,6 +506,9 @@ export async function createAdapter(
     });
   } catch (e) {
     if (e instanceof NoemaError) throw e;
-    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${describeThrown(e).message}`, {
+      exitCode: EXIT.USAGE,
+    });
   }
+  return guardAdapter(instance, guard);
 }

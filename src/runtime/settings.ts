@@ -128,6 +128,15 @@ export type TaskFile = v.InferOutput<typeof TaskFile>;
 export const ProjectConfig = v.strictObject({
   $schema: v.optional(v.string()),
   root: v.optional(v.pipe(v.string(), v.description("Root directory for episodes (like --root)."))),
+  policies_dir: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "A folder (relative to noema.jsonc) whose *.ts files are loaded as policies. A policies/ folder is never " +
+          "loaded without it.",
+      ),
+    ),
+  ),
   ...SharedSettings,
 });
 /** The project config. */

@@ -18,6 +18,8 @@ export interface RunCounters {
   direction: number;
   direction_applied: number;
   direction_vetoed: number;
+  /** Direction events whose policy failed (threw, timed out, returned garbage): status blocked, policy_failure. */
+  direction_failed: number;
   governance: number;
   learn_proposals: number;
   learn_applied: number;
@@ -46,6 +48,7 @@ export function newCounters(): RunCounters {
     direction: 0,
     direction_applied: 0,
     direction_vetoed: 0,
+    direction_failed: 0,
     governance: 0,
     learn_proposals: 0,
     learn_applied: 0,
@@ -60,8 +63,10 @@ export interface SummaryInput {
   episodeId: string;
   task: string;
   startedAt: string;
-  /** Working time: wall time minus time spent waiting for approval. */
+  /** The total episode duration: start to end, time spent waiting for approval included. */
   totalMs: number;
+  /** Working time: the total minus time spent waiting for approval. @default {totalMs - waitingMs} */
+  workingMs?: number;
   /** Time spent waiting for approval. @default {0} */
   waitingMs?: number;
   adapterResult: AdapterResult;
@@ -70,7 +75,7 @@ export interface SummaryInput {
   mode: Mode;
   intuition: boolean;
   counters: RunCounters;
-  direction?: { policy: string | null; threshold: number; last_diff: string[] };
+  direction?: { policy: string | null; threshold: number; last_diff: string[]; failed: number };
   insight?: { plan_adherence: number; tool_coverage: number; branching_factor: number; plan_revisions: number };
   tags: Record<string, unknown>;
 }
@@ -95,7 +100,9 @@ export function buildSummary(input: SummaryInput): Summary {
     execution_ms: round3(c.execution_ms),
   };
   if (c.first_action_ms !== null) latencies.first_action_ms = round3(c.first_action_ms);
-  if (input.waitingMs) latencies.waiting_ms = round3(input.waitingMs);
+  const waiting = input.waitingMs ?? 0;
+  latencies.working_ms = round3(input.workingMs ?? Math.max(0, input.totalMs - waiting));
+  latencies.waiting_ms = round3(waiting);
   const summary: Summary = {
     schema_version: CONTRACT_VERSIONS.summary,
     episode_id: input.episodeId,
@@ -126,6 +133,7 @@ export function buildSummary(input: SummaryInput): Summary {
       ...(input.direction.policy !== null ? { policy: input.direction.policy } : {}),
       threshold: input.direction.threshold,
       last_diff: input.direction.last_diff,
+      failed: input.direction.failed,
     };
   }
   if (input.insight) summary.insight = { metrics: input.insight };

@@ -143,6 +143,10 @@ export const ActPayload = v.pipe(
     step_status: v.optional(v.string()),
     provenance: v.optional(JsonObject),
     result_artifacts: v.optional(v.array(JsonObject)),
+    exit_code: v.optional(v.pipe(
+      v.nullable(v.number()),
+      v.description("Exit code of the program the action ran (command and shell adapters); null when killed."),
+    )),
   }),
   v.title("act payload"),
 );

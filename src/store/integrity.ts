@@ -5,19 +5,33 @@
  *
  * Exit codes follow the reference system's `artifacts verify`: 0 ok (warnings
  * included), 2 verification error (a file changed, was added, or the manifest
- * is malformed), 3 missing manifest or listed files, 4 signature error. When
- * several apply, the highest wins.
+ * is malformed or names another episode), 3 missing manifest, listed or
+ * required files, 4 signature error. When several apply, the highest wins.
+ *
+ * What verify holds to:
+ * - every entry of the episode directory is listed (symlinks and other
+ *   non-regular entries are errors; only the lock of a live run is left out,
+ *   a stale lock is a warning);
+ * - the required artifacts (events, learn, state, summary) are listed and
+ *   present: deleting one with its manifest entry is still caught;
+ * - the manifest's `episode_id` is the directory's name, so a signed episode
+ *   copied under another id fails;
+ * - with a key set (`NOEMA_SIGNING_KEY`), a manifest must carry a valid
+ *   signature, `--strict` or not: unsigned, stripped, junk after the value,
+ *   or repeated keys (whose signed bytes are ambiguous) are signature errors.
  *
  * @module
  */
-import { existsSync, lstatSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { checkManifest } from "../schema/manifest.ts";
 import { sha256File } from "./hash.ts";
 import { readJsonFile } from "./json_file.ts";
+import { scanJson } from "./json_scan.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "./layout.ts";
-import { listArtifactFiles } from "./manifest.ts";
+import { LOCK_FILE, lockStatus } from "./lock.ts";
+import { listEpisodeEntries } from "./manifest.ts";
 import { type SignatureCheck, type SigningKey, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
 
 /** Exit codes of `noema verify`. */
@@ -40,6 +54,8 @@ export type IntegrityIssueKind =
   | "unlisted"
   | "unsafe_path"
   | "bad_manifest"
+  | "wrong_episode"
+  | "stale_lock"
   | "missing_manifest"
   | "unsigned"
   | "bad_signature"
@@ -95,7 +111,7 @@ export interface IntegrityReport {
 
 /** Options for {@link verifyArtifacts}. */
 export interface VerifyArtifactsOptions extends RootOptions {
-  /** Treat warnings (unsigned, signature not checkable) as signature errors. */
+  /** Treat warnings (unsigned, signature not checkable) as signature errors (with a key set, they are anyway). */
   strict?: boolean;
   /** The key to check signatures with. @default {the key from NOEMA_SIGNING_KEY, or none} */
   key?: SigningKey | null;
@@ -142,6 +158,7 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
     issues.push({ kind, file, message, severity });
 
   let manifest: Record<string, unknown> | null = null;
+  let duplicates = 0;
   if (!existsSync(manifestPath)) {
     add(
       "missing_manifest",
@@ -151,6 +168,10 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
   } else {
     try {
       manifest = readJsonFile(manifestPath, ARTIFACTS.manifest);
+      for (const d of scanJson(readFileSync(manifestPath, "utf8")).duplicates) {
+        duplicates++;
+        add("bad_manifest", ARTIFACTS.manifest, `line ${d.line}: ${d.path ? d.path + "." : ""}${d.key}: duplicate key`);
+      }
     } catch (e) {
       add("bad_manifest", ARTIFACTS.manifest, e instanceof NoemaError ? e.message : String(e));
     }
@@ -207,20 +228,31 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
         files.push({ name, status: "ok", expected, actual });
       }
     }
-    for (const name of listArtifactFiles(dir)) {
-      if (listed.has(name)) continue;
-      files.push({ name, status: "unlisted", expected: null, actual: sha256File(join(dir, name)) });
-      add("unlisted", name, "present in the episode directory but not listed in the manifest");
+    checkRequired(dir, listed, files, add);
+    checkUnlisted(dir, listed, files, add);
+    if (typeof manifest.episode_id === "string" && manifest.episode_id !== basename(dir)) {
+      add(
+        "wrong_episode",
+        ARTIFACTS.manifest,
+        `episode_id is ${JSON.stringify(manifest.episode_id)}, but the directory is ${
+          JSON.stringify(basename(dir))
+        } (a copied or renamed episode)`,
+      );
     }
-    signature = verifyManifestSignature(manifest, key);
+    signature = checkSignature(manifest, duplicates, key);
     if (signature.status === "bad_signature") {
       add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
     } else if (signature.status === "unsigned") {
+      const required = strict || key !== null;
       add(
         "unsigned",
         ARTIFACTS.manifest,
-        strict ? "the manifest is not signed (--strict requires a signature)" : "the manifest is not signed",
-        strict ? "error" : "warning",
+        strict
+          ? "the manifest is not signed (--strict requires a signature)"
+          : key !== null
+          ? "the manifest is not signed, but NOEMA_SIGNING_KEY is set: an unsigned or stripped manifest is refused"
+          : "the manifest is not signed",
+        required ? "error" : "warning",
       );
     } else if (signature.status === "unchecked") {
       add(
@@ -254,4 +286,58 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
     duration_ms: Math.round((performance.now() - t0) * 100) / 100,
     strict,
   };
+}
+
+type AddIssue = (kind: IntegrityIssueKind, file: string, message: string, severity?: "error" | "warning") => void;
+
+/** The artifacts every terminal episode has: missing from the manifest and the disk, they are still caught. */
+const REQUIRED = [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state, ARTIFACTS.summary];
+
+function checkRequired(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue): void {
+  for (const name of REQUIRED) {
+    if (listed.has(name)) continue;
+    if (!existsSync(join(dir, name))) files.push({ name, status: "missing", expected: null, actual: null });
+    add("missing", name, "a required artifact is not listed in the manifest");
+  }
+}
+
+/** Every entry on disk that the manifest does not list (the lock of a live run excepted). */
+function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue): void {
+  for (const e of listEpisodeEntries(dir)) {
+    if (listed.has(e.name)) continue;
+    if (e.name === LOCK_FILE || e.name.startsWith(`${LOCK_FILE}.tmp-`)) {
+      if (e.type === "file" && lockStatus(dir).state === "held") continue; // a live run (or a contender) holds it
+      if (e.type === "file") {
+        add("stale_lock", e.name, "a lock left by a process that is gone (not an artifact)", "warning");
+        continue;
+      }
+    }
+    if (e.type !== "file") {
+      files.push({ name: e.name, status: "unsafe_path", expected: null, actual: null });
+      add(
+        "unsafe_path",
+        e.name,
+        `${e.type === "symlink" ? "a symbolic link" : "not a regular file"}, not listed in the manifest`,
+      );
+      continue;
+    }
+    files.push({ name: e.name, status: "unlisted", expected: null, actual: sha256File(join(dir, e.name)) });
+    add("unlisted", e.name, "present in the episode directory but not listed in the manifest");
+  }
+}
+
+function checkSignature(
+  manifest: Record<string, unknown>,
+  duplicates: number,
+  key: SigningKey | null,
+): SignatureCheck {
+  const signature = verifyManifestSignature(manifest, key);
+  if (duplicates > 0 && signature.status !== "unsigned") {
+    return {
+      status: "bad_signature",
+      kid: signature.kid,
+      message: "the signed manifest repeats keys: which value was signed is ambiguous",
+    };
+  }
+  return signature;
 }

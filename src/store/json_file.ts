@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
+import { MAX_JSON_DEPTH, scanJson } from "./json_scan.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -22,7 +23,8 @@ function lineOfPosition(text: string, message: string): number | undefined {
 
 /**
  * Reads and parses a JSON file. Missing file, invalid UTF-8, a byte order
- * mark, invalid JSON and a non-object root each throw a {@link NoemaError}
+ * mark, nesting deeper than {@link MAX_JSON_DEPTH}, invalid JSON and a
+ * non-object root each throw a {@link NoemaError}
  * that names the file (and the line, when known).
  *
  * @example
@@ -50,6 +52,14 @@ export function readJsonFile(path: string, label: string = path): Record<string,
     throw new NoemaError("bad_json", "starts with a byte order mark (BOM); JSON artifacts must be plain UTF-8", {
       file: label,
       line: 1,
+    });
+  }
+  // Nothing recursive touches text nested deeper than the limit (no stack overflow in any later reader).
+  const { tooDeep } = scanJson(text);
+  if (tooDeep) {
+    throw new NoemaError("bad_json", `nested deeper than ${MAX_JSON_DEPTH} levels (JSON artifacts are shallow)`, {
+      file: label,
+      line: tooDeep.line,
     });
   }
   let value: unknown;

@@ -6,16 +6,17 @@
  *
  * @module
  */
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
-import { FILE_MODE } from "./atomic.ts";
+import { FILE_MODE, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
 import { jsonType } from "../json.ts";
 
 /**
  * An open JSONL file for appending. Each {@link JsonlAppender.append} writes
  * exactly one line (`JSON + "\n"`) with one write call on an `O_APPEND`
  * descriptor, so concurrent readers never see half a line from a finished
- * append. Call {@link JsonlAppender.sync} at durability points.
+ * append. Call {@link JsonlAppender.sync} at durability points. The file is
+ * opened with `O_NOFOLLOW`, and a symlinked file or directory is refused.
  *
  * @example
  * ```ts
@@ -34,7 +35,12 @@ export class JsonlAppender {
 
   constructor(path: string) {
     this.path = path;
-    this.#fd = openSync(path, "a", FILE_MODE);
+    refuseSymlinks(path);
+    try {
+      this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW, FILE_MODE);
+    } catch (e) {
+      throw symlinkError(e, path);
+    }
   }
 
   /** Appends one value as one line; returns the line as written (without the newline). */
@@ -83,10 +89,12 @@ export interface RawLine {
   offset: number;
   /** Byte length of the line, without its newline. */
   bytes: number;
-  /** The decoded text, or `null` when the bytes are not valid UTF-8. */
+  /** The decoded text, or `null` when the bytes are not valid UTF-8 or the line is too long to keep. */
   text: string | null;
   /** False for a final line that has no newline. */
   terminated: boolean;
+  /** True when the line is longer than `maxLineBytes`: its bytes were skipped, not kept (`text` is null). */
+  tooLong?: boolean;
 }
 
 /** Options for {@link readLines}. */
@@ -97,19 +105,24 @@ export interface ReadLinesOptions {
    */
   chunkSize?: number;
   /**
-   * Longest line accepted, in bytes; a longer one throws {@link LineTooLongError}.
-   * @default {268435456}
+   * Longest line kept, in bytes. A longer line is skipped in bounded memory
+   * and reported with `tooLong: true` (a 2 GB line costs no more memory
+   * than a short one).
+   * @default {8388608}
    */
   maxLineBytes?: number;
 }
 
-/** A line longer than {@link ReadLinesOptions.maxLineBytes}. */
+/** A line longer than {@link ReadLinesOptions.maxLineBytes} (for callers that refuse such lines). */
 export class LineTooLongError extends Error {
   constructor(readonly path: string, readonly line: number, readonly limit: number) {
     super(`${path}:${line}: line longer than ${limit} bytes`);
     this.name = "LineTooLongError";
   }
 }
+
+/** The default of {@link ReadLinesOptions.maxLineBytes}: 8 MiB. */
+export const MAX_LINE_BYTES = 8 << 20;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -128,7 +141,9 @@ function decode(buf: Buffer, start: number, end: number): string | null {
 
 /**
  * Streams the lines of a file in bounded memory (one chunk plus the longest
- * line). A `\r` before the newline is dropped.
+ * line kept, at most `maxLineBytes`). A `\r` before the newline is dropped.
+ * A line longer than `maxLineBytes` is skipped without being kept and
+ * yielded with `tooLong: true` and `text: null`.
  *
  * @example
  * ```ts
@@ -138,7 +153,7 @@ function decode(buf: Buffer, start: number, end: number): string | null {
  */
 export function* readLines(path: string, options: ReadLinesOptions = {}): Generator<RawLine> {
   const chunkSize = options.chunkSize ?? 1 << 20;
-  const maxLine = options.maxLineBytes ?? 256 << 20;
+  const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
   const fd = openSync(path, "r");
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
@@ -147,6 +162,7 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
     let fileOffset = 0; // file offset of buf[0]
     let line = 0;
     let eof = false;
+    let skipping: { offset: number; bytes: number } | null = null; // a line too long to keep
     while (!eof) {
       if (buf.length - end < chunkSize) {
         // Make room: drop consumed bytes, grow when one line fills the buffer.
@@ -165,13 +181,39 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
       let nl: number;
       while ((nl = buf.indexOf(10, start)) !== -1 && nl < end) {
         line++;
-        const stop = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
-        yield { line, offset: fileOffset + start, bytes: nl - start, text: decode(buf, start, stop), terminated: true };
+        if (skipping) {
+          const bytes = skipping.bytes + (nl - start);
+          yield { line, offset: skipping.offset, bytes, text: null, terminated: true, tooLong: true };
+          skipping = null;
+        } else if (nl - start > maxLine) {
+          // Read whole in one go, but still over the limit: the same answer as a skipped one.
+          yield { line, offset: fileOffset + start, bytes: nl - start, text: null, terminated: true, tooLong: true };
+        } else {
+          const stop = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
+          yield {
+            line,
+            offset: fileOffset + start,
+            bytes: nl - start,
+            text: decode(buf, start, stop),
+            terminated: true,
+          };
+        }
         start = nl + 1;
       }
-      if (end - start > maxLine) throw new LineTooLongError(path, line + 1, maxLine);
+      if (skipping || end - start > maxLine) {
+        // Too long to keep: count its bytes and let them go.
+        skipping ??= { offset: fileOffset + start, bytes: 0 };
+        skipping.bytes += end - start;
+        start = end;
+      }
     }
-    if (end > start) {
+    if (skipping) {
+      line++;
+      yield { line, offset: skipping.offset, bytes: skipping.bytes, text: null, terminated: false, tooLong: true };
+    } else if (end - start > maxLine) {
+      line++;
+      yield { line, offset: fileOffset + start, bytes: end - start, text: null, terminated: false, tooLong: true };
+    } else if (end > start) {
       line++;
       yield { line, offset: fileOffset + start, bytes: end - start, text: decode(buf, start, end), terminated: false };
     }
@@ -181,7 +223,7 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
 }
 
 /** Why a JSONL line could not be read. */
-export type JsonlProblemKind = "utf8" | "blank" | "json" | "torn" | "not_object";
+export type JsonlProblemKind = "utf8" | "blank" | "json" | "torn" | "not_object" | "too_long";
 
 /** One line of a JSONL file: a parsed value, or a problem. */
 export type JsonlEntry =
@@ -191,7 +233,8 @@ export type JsonlEntry =
 /**
  * Streams the records of a JSONL file. Each line gives a parsed object or a
  * problem: invalid UTF-8, a blank line, invalid JSON, a value that is not an
- * object, or a torn final line (no newline and not valid JSON: a write that a
+ * object, a line longer than the limit (skipped in bounded memory), or a torn
+ * final line (no newline and not valid JSON: a write that a
  * crash cut short). A final line without a newline that parses is accepted.
  *
  * @example
@@ -205,6 +248,19 @@ export type JsonlEntry =
 export function* readJsonl(path: string, options: ReadLinesOptions = {}): Generator<JsonlEntry> {
   for (const raw of readLines(path, options)) {
     const { line, offset, bytes } = raw;
+    if (raw.tooLong) {
+      const limit = options.maxLineBytes ?? MAX_LINE_BYTES;
+      yield raw.terminated
+        ? { line, offset, bytes, problem: "too_long", message: `line of ${bytes} bytes, longer than ${limit}; skipped` }
+        : {
+          line,
+          offset,
+          bytes,
+          problem: "torn",
+          message: `torn final line: ${bytes} bytes without a newline, longer than ${limit} (not an event)`,
+        };
+      continue;
+    }
     if (raw.text === null) {
       yield { line, offset, bytes, problem: "utf8", message: "line is not valid UTF-8" };
       continue;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -129,4 +129,28 @@ export function locateEpisode(ref: string, options: RootOptions = {}): EpisodeLo
 export function episodeDirFor(id: string, root: string): string {
   assertEpisodeId(id);
   return join(episodesDir(root), id);
+}
+
+/**
+ * Refuses (a {@link NoemaError}, exit code 1, naming the entry) an episode
+ * directory holding a symbolic link among its entries (a planted
+ * `events.jsonl -> /elsewhere` or `approvals -> /elsewhere`): recovering such
+ * a run would write through it. Called before anything is written.
+ *
+ * @example
+ * ```ts
+ * import { refuseSymlinkedArtifacts } from "./layout.ts";
+ * refuseSymlinkedArtifacts(".noema/episodes/ep_1");
+ * ```
+ */
+export function refuseSymlinkedArtifacts(dir: string): void {
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (d.isSymbolicLink()) {
+      throw new NoemaError(
+        "unsafe_path",
+        "is a symbolic link inside the episode; refusing to write to this episode (artifacts are regular files)",
+        { file: join(dir, d.name), exitCode: EXIT.ERROR },
+      );
+    }
+  }
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.ts";
@@ -68,11 +68,62 @@ export function listArtifactFiles(dir: string): string[] {
   return out.sort();
 }
 
+/** One entry of an episode directory, as {@link listEpisodeEntries} sees it (links are not followed). */
+export interface EpisodeEntry {
+  /** Relative POSIX path. */
+  name: string;
+  /** `file`: a regular file; `symlink`: a symbolic link; `other`: a FIFO, socket or device. */
+  type: "file" | "symlink" | "other";
+}
+
+/**
+ * Every entry of an episode directory except `manifest.json` and the
+ * directories themselves, transient files included, without following
+ * symbolic links (a symlinked directory is one `symlink` entry). What
+ * `verify` compares with the manifest's list.
+ *
+ * @example
+ * ```ts
+ * import { listEpisodeEntries } from "./manifest.ts";
+ * listEpisodeEntries(".noema/episodes/ep_1").filter((e) => e.type !== "file");
+ * ```
+ */
+export function listEpisodeEntries(dir: string): EpisodeEntry[] {
+  const out: EpisodeEntry[] = [];
+  const walk = (sub: string) => {
+    for (const d of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const name = sub ? `${sub}/${d.name}` : d.name;
+      if (d.isDirectory()) walk(name);
+      else if (name !== ARTIFACTS.manifest) {
+        out.push({ name, type: d.isFile() ? "file" : d.isSymbolicLink() ? "symlink" : "other" });
+      }
+    }
+  };
+  walk("");
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Removes temp files (`*.tmp-*`) that killed writers left in an episode,
+ * except the lock's own claim files. Called by the sealer, which holds the
+ * lock: no other writer is active.
+ */
+function removeLeftoverTemps(dir: string): void {
+  for (const e of listEpisodeEntries(dir)) {
+    const base = e.name.slice(e.name.lastIndexOf("/") + 1);
+    if (e.type === "file" && base.includes(".tmp-") && !base.startsWith("lock.")) {
+      rmSync(join(dir, e.name), { force: true });
+    }
+  }
+}
+
 /**
  * Builds and atomically writes `manifest.json` for a terminal run. When a
  * signing key is given, or `NOEMA_SIGNING_KEY` is set (key id from
  * `NOEMA_SIGNING_KID`, default `default`), the manifest carries an HMAC-SHA256
  * `signature` (see `src/store/signing.ts`); otherwise `signature` is `null`.
+ * Temp files that killed writers left behind are removed first, so every
+ * file in a sealed episode is listed (`verify` reports any other).
  *
  * @example
  * ```ts
@@ -87,6 +138,7 @@ export function writeManifest(
   createdAt: string,
   signingKey: SigningKey | null = signingKeyFromEnv(),
 ): Manifest {
+  removeLeftoverTemps(dir);
   const files: ManifestFile[] = listArtifactFiles(dir).map((name) => ({
     name,
     kind: fileKind(name),

@@ -166,6 +166,14 @@ export function verifyManifestSignature(
       message: `the manifest has no canonical JSON form: ${(e as Error).message}`,
     };
   }
+  // Decode strictly: Buffer.from ignores junk after the digest (and padding, and other alphabets).
+  if (!/^[A-Za-z0-9_-]{43}$/.test(s.value)) {
+    return {
+      status: "bad_signature",
+      kid,
+      message: "signature.value: must be exactly 43 characters of unpadded base64url (a 32-byte HMAC-SHA256)",
+    };
+  }
   const expected = hmac(key.key, input);
   const given = Buffer.from(s.value, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

@@ -23,7 +23,8 @@ export const RULES = {
   "jsonl.json": "a JSONL line is not valid JSON",
   "jsonl.blank": "a JSONL file has a blank line",
   "jsonl.not_object": "a JSONL line is not a JSON object",
-  "jsonl.torn": "the final JSONL line was cut short (no newline, incomplete JSON)",
+  "jsonl.torn": "the final JSONL line was cut short (no newline, incomplete JSON, or too long to be an event)",
+  "jsonl.too_long": "a JSONL line is longer than the reader's limit (8 MiB); it is skipped in bounded memory",
   "event.required": "an event lacks id, timestamp, episode_id, phase, payload or evidence_ids",
   "event.faculty": "an event's faculty is not intuition, direction, governance or insight",
   "event.metrics": "an event's metrics lack started_at, completed_at or duration_ms (>= 0)",
@@ -37,6 +38,7 @@ export const RULES = {
   "payload.plan": "a plan payload has malformed step_records or legacy step labels",
   "state.schema": "state.json does not match its schema (version 1.0, state schema 1.0.0)",
   "summary.schema": "summary.json does not match its schema (1.3.0) or its verification rules",
+  "summary.mode": "summary.json has insight or flags.direction, though flags.mode is minimal (both are meta mode only)",
   "manifest.schema": "manifest.json does not match its schema (manifest/1.0), is unsorted, or lists itself",
   "learn.schema": "a learn.jsonl line does not match learn/1.0",
   "lifecycle.links":

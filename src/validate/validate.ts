@@ -20,6 +20,8 @@ import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
 import { jsonLocator } from "./json_locate.ts";
+import { ActionMatcher } from "./actions.ts";
+import { checkSections } from "./sections.ts";
 
 /** One problem found by validation. */
 export interface ValidationProblem {
@@ -142,6 +144,7 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
       p.path ? loc.lineOf(p.path) : undefined,
     );
   }
+  for (const p of checkSections(name, value)) c.add(file, p.rule, `${p.path}: ${p.message}`, loc.lineOf(p.path));
   return value;
 }
 
@@ -168,7 +171,7 @@ function scanEvents(
   c: Collector,
   path: string,
   episodeId: string | null,
-  actionTimestamps: Map<string, string> | null,
+  actionTimestamps: ActionMatcher | null,
   orderedActions: { timestamp?: unknown }[] | null,
   dir: string,
   opts: ValidateOptions,
@@ -221,21 +224,8 @@ function scanEvents(
       );
     }
     if (e.phase === "act") {
-      const actionId = payload.action_id;
-      if (actionTimestamps && typeof actionId === "string" && actionTimestamps.has(actionId)) {
-        const expected = actionTimestamps.get(actionId)!;
-        if (expected !== e.timestamp) {
-          c.add(
-            file,
-            "trace.action_timestamp",
-            `action ${actionId}: state.json outcomes.actions timestamp ${expected} differs from this act event's ${
-              String(e.timestamp)
-            }`,
-            entry.line,
-          );
-        }
-        actionTimestamps.delete(actionId);
-      } else if (orderedActions && actIndex < orderedActions.length) {
+      if (actionTimestamps) actionTimestamps.match(c, file, e, payload, entry.line);
+      else if (orderedActions && actIndex < orderedActions.length) {
         const ts = orderedActions[actIndex].timestamp;
         if (ts !== undefined && ts !== e.timestamp) {
           c.add(
@@ -314,11 +304,9 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   const actions = Array.isArray((state?.outcomes as Record<string, unknown> | undefined)?.actions)
     ? (state!.outcomes as { actions: Record<string, unknown>[] }).actions
     : null;
-  let actionTimestamps: Map<string, string> | null = null;
-  if (actions && actions.every((a) => typeof a?.id === "string")) {
-    actionTimestamps = new Map();
-    for (const a of actions) if (typeof a.timestamp === "string") actionTimestamps.set(a.id as string, a.timestamp);
-  }
+  const actionTimestamps = actions && actions.every((a) => typeof a?.id === "string")
+    ? new ActionMatcher(actions)
+    : null;
 
   let scan: EventScan | null = null;
   if (has(ARTIFACTS.events)) {
@@ -333,11 +321,11 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
       options,
     );
     if (actionTimestamps) {
-      for (const [id] of actionTimestamps) {
+      for (const id of actionTimestamps.unmatched()) {
         c.add(
           display(p(ARTIFACTS.state)),
           "trace.action_timestamp",
-          `outcomes.actions: action ${id} has no act event with that action_id`,
+          `outcomes.actions: action ${id} has no act event (by action_id, or by step_id and timestamp)`,
         );
       }
     }

@@ -65,7 +65,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       }) bound to the run's pending checkpoint and its state_hash, ` +
         `in approvals/<checkpoint_id>.json. A checkpoint takes one decision. With --resume, continue the run at once.`,
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--note <text>", "why")
     .option("--by <name>", "who decides (default: the OS user name)")
     .option("--resume", "continue the run after recording the decision")
@@ -111,10 +111,10 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
       "Continue a run: after approve/reject for a paused run (the approved action runs, or the rejected step is vetoed), " +
         "or after a crash (from the first step the event log does not show finished). --abort ends it as aborted with terminal artifacts.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--abort", "end the run as aborted, with terminal artifacts")
     .option("--using <adapter>", "the adapter; must be the one the run used")
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
     .addHelpText(
       "after",
       examples(

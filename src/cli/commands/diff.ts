@@ -21,7 +21,7 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
       "Print the files a run added, modified and deleted in its workspace (from summary.json verification.workspace_diff). " +
         "Snapshots are taken when the run has assertions (--verify-*).",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--json", 'print {"added": [...], "modified": [...], "deleted": [...]}')
     .addHelpText(
       "after",

@@ -12,8 +12,13 @@ import { registerDiff } from "./diff.ts";
 import { registerEvents } from "./events.ts";
 import { registerHook } from "./hook.ts";
 import { registerInit } from "./init.ts";
+import { registerLast } from "./last.ts";
+import { registerInstallHooks } from "./install_hooks.ts";
 import { registerList } from "./list.ts";
 import { registerPlan } from "./plan.ts";
+import { registerPolicy } from "./policy.ts";
+import { registerPrune } from "./prune.ts";
+import { registerReport } from "./report.ts";
 import { registerRun } from "./run.ts";
 import { registerSchema } from "./schema.ts";
 import { registerState } from "./state.ts";
@@ -31,20 +36,25 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerResume,
   // Agents (hooks)
   registerHook,
+  registerInstallHooks,
   // Inspect
   registerList,
+  registerLast,
   registerView,
   registerState,
   registerSummary,
   registerEvents,
   registerPlan,
   registerDiff,
+  registerReport,
   // Integrity
   registerValidate,
   registerVerify,
   registerSchema,
+  registerPrune,
   // Plugin authoring
   registerInit,
+  registerPolicy,
   // Shell
   registerCompletions,
   registerVersion,

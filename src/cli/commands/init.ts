@@ -6,8 +6,8 @@
  * @module
  */
 import { Argument, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { type CliContext, examples } from "../context.ts";
@@ -66,6 +66,54 @@ export function initPlugin(
   return { kind, plugin: files[0].path, test: files[1].path, overwritten: existing };
 }
 
+/** Quotes a path for a POSIX shell when it needs it. */
+const shq = (p: string) => (/^[\w./@:+-]+$/.test(p) ? p : `'${p.replaceAll("'", "'\\''")}'`);
+
+/** Whether a plugin in `dir` can import "noema": noema is installed in a node_modules above it, or it is inside noema. */
+function noemaResolvesFrom(dir: string): boolean {
+  for (let d = resolve(dir);; d = dirname(d)) {
+    if (existsSync(join(d, "node_modules", "noema", "package.json"))) return true;
+    const pkg = join(d, "package.json");
+    if (existsSync(pkg)) {
+      try {
+        if ((JSON.parse(readFileSync(pkg, "utf8")) as { name?: unknown }).name === "noema") return true;
+      } catch {
+        // not ours
+      }
+    }
+    if (dirname(d) === d) return false;
+  }
+}
+
+/**
+ * The commands printed after "Next:", each of which works where the files
+ * were written, with only the noema CLI installed (tests/init.test.ts runs
+ * them in a temp dir): a policy test and a run with the policy (the minimal
+ * adapter executes nothing), or a run with the adapter; the node:test file
+ * only where "noema" resolves as a package.
+ *
+ * @example
+ * ```ts
+ * // nextSteps("policy", result, (p) => p)[0][0] === 'noema policy test no-force-push.ts --command "rm -rf /"'
+ * ```
+ */
+export function nextSteps(
+  kind: PluginKind,
+  result: InitResult,
+  rel: (p: string) => string,
+): [command: string, what: string][] {
+  const file = shq(rel(result.plugin));
+  const test = shq(rel(result.test));
+  const steps: [string, string][] = kind === "policy"
+    ? [
+      [`noema policy test ${file} --command "rm -rf /"`, "its verdict on an action, as JSON (exit 3: vetoed)"],
+      [`noema run "tidy up" --policy ${file}`, "a run with it (the minimal adapter executes nothing)"],
+    ]
+    : [[`noema run "try it" --using ${/^[./]/.test(file) ? "" : "./"}${file}`, "a run with it"]];
+  if (noemaResolvesFrom(dirname(result.test))) steps.push([`bun test ${test}`, `its test (or: deno test -A ${test})`]);
+  return steps;
+}
+
 /** Registers `noema init`. */
 export function registerInit(program: CommandUnknownOpts, ctx: CliContext): void {
   program
@@ -85,9 +133,10 @@ export function registerInit(program: CommandUnknownOpts, ctx: CliContext): void
       examples(
         ["noema init policy no-force-push", "no-force-push.ts and no-force-push.test.ts here"],
         ["noema init adapter my-agent --dir plugins", "an adapter under plugins/"],
-        ["noema run 'push it' --using shell --policy no-force-push.ts", "use the policy"],
-        ["bun test no-force-push.test.ts", "run its test (or deno test -A)"],
-      ) + '\nPlugins import "noema"; see docs/plugins.md for how that resolves.\n',
+        ['noema policy test no-force-push.ts --command "git push --force"', "its verdict on an action"],
+        ['noema run "push it" --policy no-force-push.ts --using shell -- git push --force', "use the policy"],
+        ["bun test no-force-push.test.ts", "run its test where the noema package is installed"],
+      ) + '\nPlugins import "noema": the noema CLI (and the binary) serves it to the plugins it loads.\n',
     )
     .action((kind, name, opts) => {
       const result = initPlugin(kind, name, { dir: opts.dir, force: opts.force === true });
@@ -102,12 +151,12 @@ export function registerInit(program: CommandUnknownOpts, ctx: CliContext): void
       }
       out.line("");
       out.line("Next:");
-      if (kind === "policy") out.line(`  noema run "tidy up" --using shell --policy ${rel(result.plugin)}`);
-      else {out.line(
-          `  noema run "try it" --using ${
-            rel(result.plugin).startsWith(".") || rel(result.plugin).startsWith("/") ? "" : "./"
-          }${rel(result.plugin)}`,
-        );}
-      out.line(`  bun test ${rel(result.test)}    # or: deno test -A ${rel(result.test)}`);
+      for (const [command, what] of nextSteps(kind, result, rel)) out.line(`  ${command}    # ${what}`);
+      if (!noemaResolvesFrom(dirname(result.test))) {
+        out.line(
+          `  (${rel(result.test)} imports "noema": run it with bun test or deno test -A where the noema package ` +
+            "is installed)",
+        );
+      }
     });
 }

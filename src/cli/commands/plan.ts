@@ -50,7 +50,7 @@ export function registerPlan(program: CommandUnknownOpts, ctx: CliContext): void
     .description(
       "Print the plan rebuilt from events.jsonl: the latest plan event, then the step statuses of later act events.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print {steps, source, updated_at} (the shape of state.json plan)")
     .addHelpText(
       "after",

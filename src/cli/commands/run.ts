@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { Option } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
@@ -60,6 +61,33 @@ function verifyFlags(opts: {
   if (opts.verifyNoModifications) specs.push({ kind: "no_modifications" });
   for (const command of opts.verifyCommand ?? []) specs.push({ kind: "command_succeeds", command });
   return specs;
+}
+
+/**
+ * A task argument that names a file (ends in .json/.jsonc, or is one word
+ * with a slash) that does not exist is a typo, not a task: exit 2.
+ */
+function checkTaskArg(arg: string): void {
+  const named = /\.jsonc?$/i.test(arg) || (/^\S+$/.test(arg) && /[\\/]/.test(arg));
+  if (named && !existsSync(arg)) throw usageError(`${arg}: task file not found`);
+}
+
+/** Long options common enough in other programs' command lines not to warn about after `--`. */
+const COMMON_FLAGS = new Set(["--json", "--quiet", "--text", "--tag", "--seed", "--mode", "--workspace", "--help"]);
+
+/**
+ * Warns when words after `--` (which go to the adapter) are noema's own run
+ * options, e.g. `--verify-file-exists` given to `sh` instead of to noema.
+ */
+function warnOwnFlagsAfterDashes(ctx: CliContext, cmd: CommandUnknownOpts, args: readonly string[]): void {
+  const own = new Set(cmd.options.map((o) => o.long).filter((f): f is string => !!f && !COMMON_FLAGS.has(f)));
+  const found = [...new Set(args.map((a) => a.split("=")[0]).filter((a) => own.has(a)))];
+  if (found.length === 0) return;
+  ctx.out.note(
+    `noema: warning: ${found.join(", ")} after -- ${
+      found.length === 1 ? "goes" : "go"
+    } to the adapter, not to noema; put noema's options before --`,
+  );
 }
 
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
@@ -127,7 +155,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
       collect,
     )
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome"}')
+    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
       "after",
@@ -142,8 +170,12 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
-        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage, 3 vetoed, 4 paused for approval.\n" +
-        "Settings: noema.jsonc in the current directory < policies/*.ts < the task file < flags.\n",
+        "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage (also: a task file that does not exist),\n" +
+        "3 vetoed, 4 paused for approval, 130 interrupted (Ctrl-C).\n" +
+        "Settings: noema.jsonc in the current directory (and the folder its policies_dir names) < the task file\n" +
+        '< flags. A ./policies/ folder is loaded only with "policies_dir": "policies" in noema.jsonc; every\n' +
+        "plugin file noema.jsonc loads is named on stderr. noema's options go before --: what follows -- goes\n" +
+        "to the adapter.\n",
     )
     .action(async (taskArg, args, opts, cmd) => {
       const g = globalOptions(cmd);
@@ -167,9 +199,12 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         args: args.length > 0 ? args : undefined,
         root: g.root,
       };
+      if (taskArg !== undefined) checkTaskArg(taskArg);
+      warnOwnFlagsAfterDashes(ctx, cmd, args);
       const flagSpecs = verifyFlags(opts);
       // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
       const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+      for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
       const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
         model: opts.model,
         baseUrl: opts.baseUrl,

@@ -14,7 +14,7 @@ export function registerState(program: CommandUnknownOpts, ctx: CliContext): voi
     .command("state")
     .summary("print state.json")
     .description("Print an episode's state.json: indented on a terminal, one line when piped.")
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print JSON (the default; accepted so every read command takes --json)")
     .addHelpText(
       "after",

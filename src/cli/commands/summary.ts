@@ -14,7 +14,7 @@ export function registerSummary(program: CommandUnknownOpts, ctx: CliContext): v
     .command("summary")
     .summary("print summary.json (finished runs)")
     .description("Print an episode's summary.json (finished runs only): indented on a terminal, one line when piped.")
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print JSON (the default; accepted so every read command takes --json)")
     .addHelpText(
       "after",

@@ -37,7 +37,7 @@ export function reportLines(r: IntegrityReport): string[] {
     "Artifact verification",
     `manifest : ${r.manifest}`,
     `status   : ${r.status}`,
-    `files    : ${r.files.filter((f) => f.status !== "unlisted").length}`,
+    `files    : ${r.files.filter((f) => f.expected !== null).length}`,
     `signature: ${sig}`,
     `duration : ${r.duration_ms.toFixed(2)} ms`,
     `issues   : ${
@@ -71,12 +71,17 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
     .summary("re-hash artifacts against manifest.json, check its signature")
     .description(
       "Re-hash every artifact of a finished episode against manifest.json and report tampering (hash_mismatch,\n" +
-        "size_mismatch, missing, unlisted). When NOEMA_SIGNING_KEY is set (key id NOEMA_SIGNING_KID, default\n" +
-        '"default"), also check the manifest\'s HMAC-SHA256 signature.',
+        "size_mismatch, missing, unlisted, unsafe_path for symlinks, wrong_episode for a manifest of another id).\n" +
+        "Every file must be listed (not the lock of a live run), events/learn/state/summary always. When\n" +
+        'NOEMA_SIGNING_KEY is set (key id NOEMA_SIGNING_KID, default "default"), the manifest must carry a valid\n' +
+        "HMAC-SHA256 signature: unsigned, stripped or ambiguous (repeated keys) is a signature error (4).",
     )
     .argument("<target>", "episode id, path to an episode directory, or path to its manifest.json")
     .option("--json", "print the report as JSON")
-    .option("--strict", "require a valid signature (an unsigned or unchecked manifest is a signature error, exit 4)")
+    .option(
+      "--strict",
+      "require a valid signature even without NOEMA_SIGNING_KEY (unsigned or unchecked: signature error, exit 4)",
+    )
     .addHelpText(
       "after",
       examples(

@@ -6,6 +6,10 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { existsSync, statSync } from "node:fs";
+import { NoemaError } from "../../errors.ts";
+import { episodePaths } from "../../read/episode.ts";
+import type { EpisodeLocation } from "../../store/layout.ts";
 import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
@@ -363,6 +367,46 @@ export function renderView(out: Output, v: EpisodeView): void {
   artifactsSection(out, v);
 }
 
+/** How long a run that is not terminal may show no live writer before `--follow` gives up, in ms. */
+const FOLLOW_GRACE_MS = 3000;
+
+/**
+ * `view --follow`: on a terminal, clears the screen and redraws whenever the
+ * event log grows; stops when the run ends, pauses, or has no live writer
+ * for {@link FOLLOW_GRACE_MS} (exit 1). Elsewhere, prints once at the end.
+ */
+async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean): Promise<void> {
+  const { out } = ctx;
+  const live = out.stdout.isTTY && !json;
+  const events = episodePaths(loc.dir).events;
+  let drawn = "", idleSince: number | null = null;
+  while (true) {
+    const view = buildEpisodeView(loc);
+    const key = `${existsSync(events) ? statSync(events).size : -1}:${view.lifecycle}:${view.run_state}`;
+    if (live && key !== drawn) {
+      out.stdout.write("\x1b[H\x1b[2J");
+      renderView(out, view);
+      out.stdout.flush();
+      drawn = key;
+    }
+    const done = view.run_state === "terminal" || view.run_state === "waiting_for_approval" ||
+      view.run_state === "paused";
+    if (view.run_state === "running") idleSince = null;
+    else if (!done) idleSince ??= Date.now();
+    if (done || (idleSince !== null && Date.now() - idleSince >= FOLLOW_GRACE_MS)) {
+      if (!live) json ? out.json(view) : renderView(out, view);
+      if (!done) {
+        throw new NoemaError(
+          "not_running",
+          `episode ${loc.id} is not terminal and no live process writes it (crashed)`,
+        );
+      }
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Registers `noema view`. */
 export function registerView(program: CommandUnknownOpts, ctx: CliContext): void {
   program
@@ -372,21 +416,33 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
       "Show a dashboard of one episode: status, plan, actions, verification, metrics, policy verdicts, " +
         "the last events and the artifact paths. Works for runs that have not finished.",
     )
-    .argument("<episode>", "episode id, or path to an episode directory")
+    .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("-j, --json", "print one JSON object with everything the dashboard shows")
+    .option(
+      "-f, --follow",
+      "follow a live run: redraw on a terminal as events arrive, until it ends or pauses " +
+        "(not on a terminal: print the dashboard once it ends or pauses)",
+    )
     .addHelpText(
       "after",
       examples(
         ["noema view ep_01K9RBBMXXRSFWR49SXFGF4SPR", "the dashboard"],
-        ['noema view "$(noema list -q -n 1)"', "the newest episode"],
+        ["noema view last", "the newest episode"],
+        ["noema view ep_01K9RB", "a unique id prefix is enough"],
+        ["noema view last --follow", "watch a live run"],
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
         "plan, counts: {events, by_phase, actions, direction, governance, vetoes, damaged_lines}, verdicts,\n" +
         "timeline, waiting, start, last_event_at, problems, paths}.\n",
     )
-    .action((episode, opts, cmd) => {
-      const view = buildEpisodeView(locateEpisodeRef(episode, globalOptions(cmd)));
+    .action(async (episode, opts, cmd) => {
+      const loc = locateEpisodeRef(episode, globalOptions(cmd));
+      if (opts.follow) {
+        await followView(ctx, loc, opts.json === true);
+        return;
+      }
+      const view = buildEpisodeView(loc);
       if (opts.json) ctx.out.json(view);
       else renderView(ctx.out, view);
     });

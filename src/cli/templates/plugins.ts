@@ -84,12 +84,16 @@ export default class ${n.pascal} extends DirectedIntuition {
   static override api = "${PLUGIN_API_VERSION}";
 
   /**
-   * \`state\` is deeply frozen (changing it throws): the task, the episode, the
-   * step about to run, the pending \`action\` (\`kind\`, \`tool\`, \`input\`), the
-   * last 10 \`recent_actions\`, memory \`facts\` and the \`workspace\`.
+   * \`state\` is the episode's state snapshot, deeply frozen (changing it throws):
+   * every field of state.json (\`goal.task\`, \`episode\` with \`intuition_mode\`,
+   * \`plan.steps\` with their statuses, \`memory.facts\`, \`outcomes.actions\` so
+   * far, …), plus the pending \`action\` (\`kind\`, \`tool\`, \`input\`, and
+   * \`command\`: what will run as one line, whether the step gave \`command\` or
+   * \`argv\`), the \`step\` about to run (with \`index\` and \`total\`) and the
+   * \`workspace\`.
    */
   advise(state: PolicyState): Verdict | undefined {
-    const command = typeof state.action.input.command === "string" ? state.action.input.command : "";
+    const command = state.action.command;
 
     // A veto blocks the action (under governance "enforce" the run ends "vetoed", exit 3).
     if (FORBIDDEN.test(command)) {
@@ -100,7 +104,8 @@ export default class ${n.pascal} extends DirectedIntuition {
     if (/^git push\\b.*\\s--force(\\s|$)/.test(command)) {
       return this.intervene({
         advice: "Push with --force-with-lease instead of --force.",
-        patch: { command: command.replace(/\\s--force(?=\\s|$)/, " --force-with-lease") },
+        // Set the command line; drop argv, in case the step gave the command as argv.
+        patch: { command: command.replace(/\\s--force(?=\\s|$)/, " --force-with-lease"), argv: null },
       });
     }
 
@@ -135,15 +140,21 @@ import ${n.pascal} from "./${n.file}.ts";
 
 /** The state noema passes to advise() when a step is about to run \`command\`. */
 function stateFor(command: string): PolicyState {
+  const step = { id: "step-2", kind: "act", description: "run a command", inputs: { command } } as const;
   return deepFreeze({
-    task: "tidy up",
-    episode: { id: "ep_test", seed: 0, tags: {}, mode: "meta", intuition_mode: "interventive", using: "shell" },
-    step: { id: "step-2", kind: "act", description: "run a command", index: 1, total: 3, inputs: { command } },
-    action: { kind: "shell", tool: "adapter:shell", input: { command } },
-    recent_actions: [],
-    facts: [],
+    version: "1.0",
+    state_schema_version: "1.0.0",
+    episode: { id: "ep_test", started_at: "2026-01-01T00:00:00.000Z", intuition_mode: "interventive" },
+    goal: { task: "tidy up" },
+    beliefs: [],
+    plan: { steps: [{ ...step, status: "pending" }] },
+    memory: { facts: [] },
+    outcomes: { status: "pending", actions: [], error: null },
+    links: { events: "events.jsonl", learn: "learn.jsonl" },
+    step: { ...step, index: 0, total: 1 },
+    action: { kind: "shell", tool: "adapter:shell", input: { command }, command },
     workspace: null,
-  });
+  } as const);
 }
 
 test("vetoes a destructive command", () => {
@@ -155,7 +166,7 @@ test("vetoes a destructive command", () => {
 test("rewrites a force push into a push with lease", () => {
   const verdict = new ${n.pascal}().advise(stateFor("git push origin main --force"));
   assert.equal(verdict?.kind, "intervention");
-  assert.deepEqual(verdict?.patch, { command: "git push origin main --force-with-lease" });
+  assert.deepEqual(verdict?.patch, { command: "git push origin main --force-with-lease", argv: null });
 });
 
 test("hints on sudo", () => {

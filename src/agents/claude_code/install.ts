@@ -1,0 +1,93 @@
+/**
+ * Installing noema's hook into a Claude Code settings file (for people who
+ * use Claude Code interactively): adds or removes one `command` hook per
+ * event, leaving the rest of the file (other hooks, permissions, comments,
+ * formatting) as it was. Idempotent: installing twice changes nothing.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { applyEdits, type FormattingOptions, modify, parse, type ParseError } from "jsonc-parser";
+import { EXIT, NoemaError } from "../../errors.ts";
+import { writeFileAtomic } from "../../store/atomic.ts";
+import type { HookGroup } from "./settings.ts";
+
+/** What an install or uninstall changed. */
+export interface InstallChange {
+  path: string;
+  /** Events whose noema hook was added (or replaced by a different command). */
+  added: string[];
+  /** Events whose noema hook was removed. */
+  removed: string[];
+  /** Whether the file was written. */
+  written: boolean;
+}
+
+const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
+const OURS = /(^|\s)hook\s+claude-code(\s|$)/;
+
+function isOurs(group: HookGroup): boolean {
+  return Array.isArray(group?.hooks) && group.hooks.length > 0 &&
+    group.hooks.every((h) => typeof h?.command === "string" && OURS.test(h.command));
+}
+
+function readSettings(path: string): { text: string; value: Record<string, unknown> } {
+  if (!existsSync(path)) return { text: "{}\n", value: {} };
+  const text = readFileSync(path, "utf8");
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 || typeof value !== "object" || value === null || Array.isArray(value)) {
+    const at = errors[0] ? `offset ${errors[0].offset}: ` : "";
+    throw new NoemaError("bad_settings", `${at}not a JSON object; fix or move it first`, {
+      file: path,
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return { text, value };
+}
+
+/**
+ * Adds (or with `uninstall`, removes) noema's hook for `events` in the
+ * settings file at `path`.
+ *
+ * @example
+ * ```ts
+ * import { installHooks } from "./install.ts";
+ * const change = installHooks(".claude/settings.json", { "PreToolUse": [{ matcher: "*", hooks: [{ type: "command", command: "noema hook claude-code" }] }] });
+ * console.log(change.added); // ["PreToolUse"]
+ * ```
+ */
+export function installHooks(
+  path: string,
+  wanted: Record<string, HookGroup[]>,
+  options: { uninstall?: boolean } = {},
+): InstallChange {
+  let { text, value } = readSettings(path);
+  const hooks = (value.hooks ?? {}) as Record<string, HookGroup[]>;
+  if (typeof hooks !== "object" || Array.isArray(hooks)) {
+    throw new NoemaError("bad_settings", "hooks: expected an object", { file: path, exitCode: EXIT.USAGE });
+  }
+  const change: InstallChange = { path, added: [], removed: [], written: false };
+  const events = options.uninstall ? Object.keys(hooks) : Object.keys(wanted);
+  for (const event of events) {
+    const current = Array.isArray(hooks[event]) ? hooks[event] : [];
+    const others = current.filter((g) => !isOurs(g));
+    const next = options.uninstall ? others : [...others, ...wanted[event]];
+    if (JSON.stringify(next) === JSON.stringify(current)) continue;
+    (options.uninstall ? change.removed : change.added).push(event);
+    const edits = modify(text, ["hooks", event], next.length > 0 ? next : undefined, { formattingOptions: FORMAT });
+    text = applyEdits(text, edits);
+  }
+  if (options.uninstall && change.removed.length > 0) {
+    const after = parse(text) as Record<string, unknown>;
+    const left = after.hooks as Record<string, unknown> | undefined;
+    if (left && Object.keys(left).length === 0) {
+      text = applyEdits(text, modify(text, ["hooks"], undefined, { formattingOptions: FORMAT }));
+    }
+  }
+  if (change.added.length > 0 || change.removed.length > 0) {
+    writeFileAtomic(path, text.endsWith("\n") ? text : `${text}\n`);
+    change.written = true;
+  }
+  return change;
+}

@@ -1,0 +1,206 @@
+/**
+ * `noema run "<task>" --using claude-code`: runs the real Claude Code
+ * (`claude -p`) in the workspace, with generated `--settings` that register
+ * `noema hook claude-code` for its tool calls, so every call goes through
+ * the episode's policies. The episode exists before claude starts; when
+ * claude stops, the episode is finished (verification, summary, manifest)
+ * with claude's exit code and terminal reason as the adapter result. A call
+ * that needs approval is deferred: claude exits, the episode pauses (exit
+ * 4), and `noema approve|reject ID --resume` continues the same claude
+ * session (`claude -p --resume`), where the call is asked again.
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import process from "node:process";
+import { EXIT, NoemaError } from "../../errors.ts";
+import type { RunResult } from "../../runtime/engine.ts";
+import { pendingCheckpoint, type ResumeOptions } from "../../runtime/resume.ts";
+import type { RunOptions } from "../../runtime/run.ts";
+import { resolveRoot } from "../../store/layout.ts";
+import type { FinishOptions } from "../core.ts";
+import { type Driver, resultPaths, startEvent } from "../driver.ts";
+import { attachEpisode, openEpisode } from "../episodes.ts";
+import { followEvents } from "../progress.ts";
+import { findClaude } from "./binary.ts";
+import { hookCommand, hookSettings, RUN_EVENTS } from "./settings.ts";
+
+/** How a claude session of an episode is started. */
+interface Session {
+  bin: string;
+  sessionId: string;
+  workspace: string;
+  root: string;
+  episodeId: string;
+  dir: string;
+  extraArgs: readonly string[];
+}
+
+/** What claude's `--output-format json` result says (the fields noema reads). */
+interface ClaudeResult {
+  code: number | null;
+  json: Record<string, unknown> | null;
+  stderr: string;
+}
+
+function settingsFor(s: Session): string {
+  const command = hookCommand(["--root", s.root, "--episode", s.episodeId, "--print", "--grant", "--no-finish"]);
+  return JSON.stringify({ hooks: hookSettings(command, RUN_EVENTS) });
+}
+
+function runClaude(s: Session, first: string[], signal?: AbortSignal): Promise<ClaudeResult> {
+  const args = [...first, "--output-format", "json", "--settings", settingsFor(s), ...s.extraArgs];
+  const child = spawn(s.bin, args, { cwd: s.workspace, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err = (err + d).slice(-20_000)));
+  const onAbort = () => child.kill("SIGTERM");
+  signal?.addEventListener("abort", onAbort, { once: true });
+  return new Promise((resolveRun, reject) => {
+    child.on("error", (e) => reject(new NoemaError("claude_failed", `cannot start ${s.bin}: ${e.message}`)));
+    child.on("close", (code) => {
+      signal?.removeEventListener("abort", onAbort);
+      let json: Record<string, unknown> | null = null;
+      try {
+        const last = out.trim().split("\n").pop() ?? "";
+        json = last ? JSON.parse(last) : null;
+      } catch {
+        json = null;
+      }
+      resolveRun({ code, json, stderr: err.trim() });
+    });
+  });
+}
+
+/** The adapter result and message of a finished claude process. */
+export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
+  const reason = typeof r.json?.terminal_reason === "string" ? r.json.terminal_reason : null;
+  const text = typeof r.json?.result === "string" ? r.json.result.slice(0, 500) : "";
+  if (aborted) {
+    return { adapter_result: "error", error: { type: "Aborted", message: "the run was interrupted" } };
+  }
+  if (r.code !== 0 || r.json === null) {
+    const why = r.stderr.split("\n").slice(-3).join(" ").slice(0, 500) || `exit code ${r.code}`;
+    return { adapter_result: "error", error: { type: "ClaudeExit", message: `claude exited ${r.code}: ${why}` } };
+  }
+  if (r.json.is_error === true || (reason !== null && reason !== "completed")) {
+    return {
+      adapter_result: "error",
+      error: { type: "ClaudeError", message: `claude ended with ${reason ?? "an error"}: ${text}`.trim() },
+    };
+  }
+  return { adapter_result: "success", message: text === "" ? "claude completed" : `claude: ${text}` };
+}
+
+async function drive(
+  s: Session,
+  first: string[],
+  options: { signal?: AbortSignal; onEvent?: ResumeOptions["onEvent"] },
+): Promise<RunResult> {
+  const follower = options.onEvent ? followEvents(s.dir, options.onEvent) : null;
+  let r: ClaudeResult;
+  try {
+    r = await runClaude(s, first, options.signal);
+  } finally {
+    follower?.stop();
+  }
+  if (r.json?.terminal_reason === "tool_deferred" && !options.signal?.aborted) {
+    const pending = pendingCheckpoint(s.dir);
+    return {
+      episode_id: s.episodeId,
+      episode_dir: s.dir,
+      status: "pending",
+      outcome: null,
+      adapter_result: null,
+      exit_code: EXIT.PAUSED,
+      checkpoint_id: pending.checkpoint.checkpoint_id,
+      pending: pending.checkpoint.pending,
+      paths: resultPaths(s.dir),
+    };
+  }
+  const episode = await attachEpisode(s.dir, { root: s.root });
+  return await episode.finish(claudeEnd(r, options.signal?.aborted === true));
+}
+
+async function runClaudeCode(task: string, options: RunOptions): Promise<RunResult> {
+  if (typeof task !== "string" || task.trim() === "") {
+    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
+  }
+  const config = options.adapter ?? {};
+  const baseDir = options.base_dir ?? process.cwd();
+  const bin = findClaude({
+    configured: typeof config.claude_bin === "string" ? config.claude_bin : undefined,
+    baseDir,
+  });
+  const workspace = resolve(options.workspace ?? process.cwd());
+  if (!statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new NoemaError("usage", `--workspace: ${workspace} is not a directory`, { exitCode: EXIT.USAGE });
+  }
+  const root = resolveRoot(options);
+  const sessionId = crypto.randomUUID();
+  const { using: _u, steps: _s, planner: _p, args, adapter: _a, onEvent, signal, ...rest } = options;
+  const episode = await openEpisode(task, {
+    ...rest,
+    root,
+    workspace,
+    using: "claude-code",
+    adapter: { ...config, claude_bin: bin, session_id: sessionId, args: [...(args ?? [])] },
+  });
+  const dir = episode.dir;
+  const episodeId = episode.episodeId;
+  episode.close();
+  const s: Session = { bin, sessionId, workspace, root, episodeId, dir, extraArgs: args ?? [] };
+  return await drive(s, ["-p", task, "--session-id", sessionId], {
+    signal,
+    onEvent: onEvent as ResumeOptions["onEvent"],
+  });
+}
+
+async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<RunResult> {
+  const start = startEvent(dir);
+  const settings = (start?.payload.settings ?? {}) as Record<string, unknown>;
+  const adapter = (settings.adapter ?? {}) as Record<string, unknown>;
+  const sessionId = adapter.session_id, bin = adapter.claude_bin;
+  if (typeof sessionId !== "string" || typeof bin !== "string") {
+    throw new NoemaError("mismatch", `${dir}: the start event has no claude session to resume`, {
+      exitCode: EXIT.MISMATCH,
+    });
+  }
+  const root = resolve(dir, "..", "..");
+  const episodeId = String(start?.payload.episode_id ?? "");
+  if (options.abort) {
+    const episode = await attachEpisode(dir, { root });
+    return await episode.finish({ adapter_result: "skipped", error: { type: "Aborted", message: "aborted" } });
+  }
+  const pending = pendingCheckpoint(dir);
+  if (!pending.approval) {
+    throw new NoemaError(
+      "no_decision",
+      `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run noema approve ${episodeId} or noema reject ${episodeId}`,
+      { exitCode: EXIT.NO_CHECKPOINT },
+    );
+  }
+  const s: Session = {
+    bin,
+    sessionId,
+    workspace: String(settings.workspace ?? process.cwd()),
+    root,
+    episodeId,
+    dir,
+    extraArgs: Array.isArray(adapter.args) ? adapter.args.map(String) : [],
+  };
+  return await drive(s, ["-p", "--resume", sessionId], { signal: options.signal, onEvent: options.onEvent });
+}
+
+/**
+ * The Claude Code driver (`--using claude-code`).
+ *
+ * @example
+ * ```ts
+ * import { claudeCodeDriver } from "./run.ts";
+ * const r = await claudeCodeDriver.run("fix the failing test", { workspace: ".", policies: ["policies/no-push.ts"] });
+ * ```
+ */
+export const claudeCodeDriver: Driver = { name: "claude-code", run: runClaudeCode, resume: resumeClaudeCode };

@@ -1,0 +1,63 @@
+/**
+ * The command line that runs this very noema again (for hook
+ * registrations): the compiled binary's path, or the runtime plus the CLI
+ * entry when noema runs from source (Bun: `bun src/cli/main.ts`; Deno:
+ * `deno run -A src/cli/main.ts`).
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+/**
+ * Quotes one word for a POSIX shell (agents run hook commands through `sh -c`).
+ *
+ * @example
+ * ```ts
+ * import { shellQuote } from "./noema_command.ts";
+ * shellQuote("it's"); // "'it'\\''s'"
+ * ```
+ */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The argv that starts noema: `NOEMA_HOOK_BIN` when set (a path to a noema
+ * executable), the compiled binary, or runtime + entry from source.
+ *
+ * @example
+ * ```ts
+ * import { noemaArgv } from "./noema_command.ts";
+ * const [cmd, ...args] = noemaArgv(); // e.g. ["/usr/local/bin/noema"]
+ * ```
+ */
+export function noemaArgv(): string[] {
+  const override = process.env.NOEMA_HOOK_BIN;
+  if (override) return [override];
+  if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath];
+  const entry = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+  if ("Deno" in globalThis) {
+    const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+    return [process.execPath, "run", "-A", "--quiet", ...(existsSync(config) ? ["--config", config] : []), entry];
+  }
+  return [process.execPath, entry];
+}
+
+/**
+ * The shell command for `noema <args…>`, quoted.
+ *
+ * @example
+ * ```ts
+ * import { noemaCommand } from "./noema_command.ts";
+ * noemaCommand(["hook", "claude-code"]); // "/usr/local/bin/noema hook claude-code"
+ * ```
+ */
+export function noemaCommand(args: readonly string[]): string {
+  return [...noemaArgv(), ...args].map(shellQuote).join(" ");
+}
+
+/** The repository root when running from source (for messages). */
+export const SOURCE_ROOT: string = join(fileURLToPath(new URL("../..", import.meta.url)));

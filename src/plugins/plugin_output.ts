@@ -1,0 +1,164 @@
+/**
+ * What policies print never reaches stdout. noema's stdout carries results
+ * (`--json` documents, ids), so a policy's `console.log`, `console.error`
+ * (and the other `console` methods) and `process.stdout.write` /
+ * `process.stderr.write` are routed to stderr instead, each line prefixed
+ * with the policy (`[policy NoRm@1.0] …`) and with terminal control
+ * characters neutralised (ESC, CR, other C0/C1 controls and bidi overrides
+ * are written as `\u001b`-style escapes), at most 64 KiB per call (then one
+ * `[output truncated]` line).
+ *
+ * Policy files run in a worker thread, whose `console` and `process.stdout`
+ * are replaced for good (see `policy_worker.ts`). For a policy running in the
+ * caller's thread, {@link withPluginOutput} replaces them only while the
+ * policy runs; anything else the process prints to stdout in that window
+ * (another run in the same process, say) is routed the same way. Writes that
+ * bypass `console` and `process` (`Deno.stdout`, `Bun.stdout`,
+ * `fs.writeSync(1, …)`) are not caught: only a separate process could.
+ *
+ * @module
+ */
+import process from "node:process";
+import { format } from "node:util";
+
+/** Most bytes of output routed per policy call (or load). */
+export const PLUGIN_OUTPUT_LIMIT = 64 * 1024;
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Neutralises terminal control sequences: every control character except
+ * newline and tab (and the bidi overrides) is written as a `\uXXXX` escape.
+ *
+ * @example
+ * ```ts
+ * import { neutralize } from "noema";
+ * neutralize("\x1b[2Jgone\r"); // "\\u001b[2Jgone\\u000d"
+ * ```
+ */
+export function neutralize(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Counts the output of one call and turns it into prefixed, neutralised stderr lines. */
+export class OutputBudget {
+  #used = 0;
+  #cut = false;
+  readonly label: string;
+  readonly #sink: (text: string) => void;
+
+  constructor(label: string, sink: (text: string) => void = (t) => process.stderr.write(t)) {
+    this.label = label;
+    this.#sink = sink;
+  }
+
+  /** Routes one chunk of output. */
+  write(text: string): void {
+    if (this.#cut) return;
+    let chunk = text;
+    if (this.#used + chunk.length > PLUGIN_OUTPUT_LIMIT) {
+      chunk = chunk.slice(0, Math.max(0, PLUGIN_OUTPUT_LIMIT - this.#used));
+      this.#cut = true;
+    }
+    this.#used += chunk.length;
+    const lines = chunk.replace(/\n$/, "").split("\n").map((l) => `[${this.label}] ${neutralize(l)}\n`);
+    if (this.#cut) lines.push(`[${this.label}] [output truncated]\n`);
+    try {
+      this.#sink(lines.join(""));
+    } catch {
+      // stderr closed: drop it
+    }
+  }
+}
+
+function safeFormat(args: unknown[]): string {
+  try {
+    return format(...args);
+  } catch (e) {
+    return `[unprintable: ${String((e as Error)?.message ?? "?")}]`;
+  }
+}
+
+const METHODS = ["log", "info", "debug", "warn", "error", "trace", "dir", "dirxml", "table"] as const;
+
+/**
+ * Replaces `console` and `process.stdout.write`/`process.stderr.write` so
+ * that everything goes to `route`. Returns the function that puts the
+ * originals back.
+ *
+ * @example
+ * ```ts
+ * import { redirectOutput } from "noema";
+ * const restore = redirectOutput((text) => lines.push(text));
+ * console.log("caught");
+ * restore();
+ * ```
+ */
+export function redirectOutput(route: (text: string) => void): () => void {
+  const c = console as unknown as Record<string, unknown>;
+  const saved = new Map<string, unknown>(METHODS.map((m) => [m, c[m]]));
+  const savedAssert = c.assert;
+  for (const m of METHODS) c[m] = (...args: unknown[]) => route(`${safeFormat(args)}\n`);
+  c.assert = (cond: unknown, ...args: unknown[]) => {
+    if (!cond) route(`Assertion failed${args.length ? `: ${safeFormat(args)}` : ""}\n`);
+  };
+  const streams = [process.stdout, process.stderr] as { write: unknown }[];
+  const savedWrites = streams.map((s) => s.write);
+  for (const s of streams) {
+    s.write = (chunk: unknown, ...rest: unknown[]) => {
+      route(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk as Uint8Array));
+      const cb = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+      cb?.();
+      return true;
+    };
+  }
+  return () => {
+    for (const [m, f] of saved) c[m] = f;
+    c.assert = savedAssert;
+    streams.forEach((s, i) => (s.write = savedWrites[i]));
+  };
+}
+
+let active = 0;
+let restore: (() => void) | null = null;
+const budgets: OutputBudget[] = [];
+let realStderr: ((text: string) => void) | null = null;
+
+/**
+ * Starts routing the output of a policy running in the caller's thread to
+ * stderr (see the module doc). Call the returned function when the call is
+ * over (settled or timed out); the originals are back once every capture has
+ * ended.
+ *
+ * @example
+ * ```ts
+ * import { captureOutput } from "noema";
+ * const end = captureOutput("policy NoRm@1.0");
+ * try {
+ *   await policy.advise(state);
+ * } finally {
+ *   end();
+ * }
+ * ```
+ */
+export function captureOutput(label: string): () => void {
+  if (active++ === 0) {
+    const write = process.stderr.write.bind(process.stderr);
+    realStderr = (t) => void write(t);
+    restore = redirectOutput((text) => budgets.at(-1)?.write(text));
+  }
+  const budget = new OutputBudget(label, (t) => realStderr?.(t));
+  budgets.push(budget);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    budgets.splice(budgets.lastIndexOf(budget), 1);
+    if (--active === 0) {
+      restore?.();
+      restore = null;
+      realStderr = null;
+    }
+  };
+}

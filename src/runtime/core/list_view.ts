@@ -1,0 +1,81 @@
+/**
+ * Read-only views of growing lists, for the state snapshot policies get.
+ *
+ * A real frozen array would have to be copied and frozen again each time the
+ * list grows; freezing a 10,000-entry array costs about 17 ms under Bun (JSC
+ * moves it to slow storage) and 25 µs under Deno. A view instead shows the
+ * first `length` entries of a list that only grows: it is an `Array`
+ * (`Array.isArray` is true; `map`, `some`, `for…of`, `JSON.stringify` work),
+ * its entries are deeply frozen, and every change (assigning, `push`,
+ * `delete`, defining a property) throws a `TypeError`, as on a frozen array.
+ * `Object.isFrozen` reports false for the list itself (a proxy cannot claim
+ * to be frozen over a target that is not).
+ *
+ * @module
+ */
+
+function isIndex(prop: string | symbol): boolean {
+  if (typeof prop !== "string" || prop.length === 0 || prop.length > 10) return false;
+  const c = prop.charCodeAt(0);
+  if (c < 48 || c > 57 || (c === 48 && prop.length > 1)) return false;
+  for (let i = 1; i < prop.length; i++) {
+    const d = prop.charCodeAt(i);
+    if (d < 48 || d > 57) return false;
+  }
+  return true;
+}
+
+function refuse(what: string): never {
+  throw new TypeError(`Cannot ${what}: the state given to advise is read-only`);
+}
+
+/**
+ * A read-only array view of the first `length` entries of `items` (entries
+ * must already be deeply frozen; `items` may grow afterwards, the view does
+ * not).
+ *
+ * @example
+ * ```ts
+ * import { listView } from "./list_view.ts";
+ * const items = [Object.freeze({ id: 1 })];
+ * const view = listView(items, 1);
+ * items.push(Object.freeze({ id: 2 }));
+ * view.length; // 1
+ * ```
+ */
+export function listView<T>(items: readonly T[], length: number): readonly T[] {
+  const target: T[] = [];
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      if (prop === "length") return length;
+      if (isIndex(prop)) {
+        const i = Number(prop);
+        return i < length ? items[i] : undefined;
+      }
+      return Reflect.get(t, prop, receiver);
+    },
+    has(t, prop) {
+      if (isIndex(prop)) return Number(prop) < length;
+      return Reflect.has(t, prop);
+    },
+    ownKeys() {
+      const keys: string[] = [];
+      for (let i = 0; i < length; i++) keys.push(String(i));
+      keys.push("length");
+      return keys;
+    },
+    getOwnPropertyDescriptor(t, prop) {
+      if (isIndex(prop)) {
+        const i = Number(prop);
+        return i < length ? { value: items[i], writable: false, enumerable: true, configurable: true } : undefined;
+      }
+      if (prop === "length") return { value: length, writable: true, enumerable: false, configurable: false };
+      return Reflect.getOwnPropertyDescriptor(t, prop);
+    },
+    set: () => refuse("assign to a list"),
+    defineProperty: () => refuse("define a property on a list"),
+    deleteProperty: () => refuse("delete from a list"),
+    setPrototypeOf: () => refuse("change a list's prototype"),
+    preventExtensions: () => refuse("freeze a list again"),
+  }) as readonly T[];
+}

@@ -1,0 +1,194 @@
+/**
+ * The state snapshot policies receive: every field of `state.json` as it
+ * stands at that moment, deeply frozen, plus the pending `action` and `step`.
+ *
+ * Built incrementally, so a call costs the same on an episode with 10 or
+ * 10,000 actions: action records and facts are frozen once when they are
+ * appended (they never change afterwards); plan steps are copied and frozen
+ * again only when their status changes ({@link StateSnapshot.markStep}). The
+ * three lists that grow with an episode (`plan.steps`, `outcomes.actions`,
+ * `memory.facts`) are read-only array views over those frozen entries (see
+ * `list_view.ts`: freezing a new 10k-entry array per call would cost
+ * milliseconds under Bun); every other object is frozen.
+ * Small parts (`episode`, `goal`, `beliefs`, `links`…) are copied once per
+ * value: replace them, do not change them in place. `outcomes.metrics` is
+ * copied on every call (a handful of numbers the runtime updates in place).
+ *
+ * @module
+ */
+import type { PolicyAction, PolicyState, PolicyStep, StateView } from "../../plugins/api.ts";
+import { deepFreeze } from "../../plugins/freeze.ts";
+import { listView } from "./list_view.ts";
+import type { State } from "../../schema/state.ts";
+
+/** The big list of each top-level part: the lists that grow with an episode. */
+export const LIST_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  plan: "steps",
+  outcomes: "actions",
+  memory: "facts",
+});
+
+/**
+ * A list mirrored for the snapshot: entries appended to the source are
+ * frozen once; entries marked changed are copied and frozen again. The big
+ * lists are shown as read-only views (see `list_view.ts`), others as frozen
+ * arrays.
+ */
+class FrozenList {
+  #source: readonly unknown[] | null = null;
+  #items: unknown[] = [];
+  #frozen: readonly unknown[] = Object.freeze([]);
+  /** Length of the last view handed out: entries below it are shared with it (copy before changing one). */
+  #shared = 0;
+  #dirty = new Set<number>();
+  /** Entries are copied before freezing (the source changes them in place), else frozen in place. */
+  readonly #copy: boolean;
+  readonly #view: boolean;
+
+  constructor(options: { copy: boolean; view: boolean }) {
+    this.#copy = options.copy;
+    this.#view = options.view;
+  }
+
+  mark(index: number): void {
+    this.#dirty.add(index);
+  }
+
+  #freeze(value: unknown): unknown {
+    return deepFreeze(this.#copy && typeof value === "object" && value !== null ? structuredClone(value) : value);
+  }
+
+  get(source: readonly unknown[]): readonly unknown[] {
+    let changed = false;
+    if (source !== this.#source) {
+      this.#source = source;
+      this.#items = [];
+      this.#shared = 0;
+      this.#dirty.clear();
+      changed = true;
+    }
+    if (this.#dirty.size > 0) {
+      for (const i of this.#dirty) {
+        if (i >= this.#items.length || i >= source.length) continue;
+        if (i < this.#shared) {
+          this.#items = this.#items.slice(); // an earlier view shows the old entry: copy on write
+          this.#shared = 0;
+        }
+        this.#items[i] = this.#freeze(source[i]);
+      }
+      this.#dirty.clear();
+      changed = true;
+    }
+    const items = this.#items;
+    if (source.length < items.length) {
+      if (this.#shared > source.length) this.#items = items.slice(0, source.length);
+      else items.length = source.length;
+      changed = true;
+    }
+    for (let i = this.#items.length; i < source.length; i++) {
+      this.#items.push(this.#freeze(source[i]));
+      changed = true;
+    }
+    if (changed) {
+      this.#frozen = this.#view ? listView(this.#items, this.#items.length) : Object.freeze(this.#items.slice());
+      this.#shared = this.#view ? this.#items.length : 0;
+    }
+    return this.#frozen;
+  }
+}
+
+/** A frozen copy of a small object: shallow when its values are primitives (the common case), else deep. */
+function frozenCopy(value: Record<string, unknown>): unknown {
+  for (const k in value) {
+    const x = value[k];
+    if (typeof x === "object" && x !== null) return deepFreeze(structuredClone(value));
+  }
+  return Object.freeze({ ...value });
+}
+
+/**
+ * Keeps the frozen snapshot of one episode's state.
+ *
+ * @example
+ * ```ts
+ * import { StateSnapshot } from "./snapshot.ts";
+ * const state = { version: "1.0", state_schema_version: "1.0.0", outcomes: { status: "pending", actions: [] } } as const;
+ * const snap = new StateSnapshot(structuredClone(state) as never);
+ * Object.isFrozen(snap.state().outcomes); // true
+ * ```
+ */
+export class StateSnapshot {
+  readonly #state: State;
+  readonly #small = new Map<string, { ref: unknown; frozen: unknown }>();
+  readonly #lists = {
+    steps: new FrozenList({ copy: true, view: true }),
+    actions: new FrozenList({ copy: false, view: true }),
+    facts: new FrozenList({ copy: false, view: true }),
+    artifacts: new FrozenList({ copy: false, view: false }),
+  };
+
+  /** Snapshots `state`, the live object the runtime updates. */
+  constructor(state: State) {
+    this.#state = state;
+  }
+
+  /** Says that plan step `index` changed (its status, typically) since the last snapshot. */
+  markStep(index: number): void {
+    this.#lists.steps.mark(index);
+  }
+
+  #frozenSmall(key: string, value: unknown): unknown {
+    if (typeof value !== "object" || value === null) return value;
+    const hit = this.#small.get(key);
+    if (hit && hit.ref === value) return hit.frozen;
+    const frozen = deepFreeze(structuredClone(value));
+    this.#small.set(key, { ref: value, frozen });
+    return frozen;
+  }
+
+  #part(key: string, value: unknown): unknown {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return this.#frozenSmall(key, value);
+    const obj = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(obj)) {
+      const v = obj[k];
+      if (key === "plan" && k === "steps" && Array.isArray(v)) out[k] = this.#lists.steps.get(v);
+      else if (key === "outcomes" && k === "actions" && Array.isArray(v)) out[k] = this.#lists.actions.get(v);
+      else if (key === "outcomes" && k === "artifacts" && Array.isArray(v)) out[k] = this.#lists.artifacts.get(v);
+      else if (key === "memory" && k === "facts" && Array.isArray(v)) out[k] = this.#lists.facts.get(v);
+      else if (key === "outcomes" && k === "metrics" && typeof v === "object" && v !== null) {
+        out[k] = frozenCopy(v as Record<string, unknown>); // updated in place by the runtime
+      } else out[k] = this.#frozenSmall(`${key}.${k}`, v);
+    }
+    return Object.freeze(out);
+  }
+
+  /** The state as it stands now, deeply frozen. Parts that did not change are the same objects as last time. */
+  state(): StateView {
+    return Object.freeze(this.#build()) as unknown as StateView;
+  }
+
+  #build(): Record<string, unknown> {
+    const s = this.#state as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(s)) {
+      const value = s[key];
+      out[key] = key === "plan" || key === "outcomes" || key === "memory"
+        ? this.#part(key, value)
+        : this.#frozenSmall(key, value);
+    }
+    return out;
+  }
+
+  /**
+   * What `advise` receives: the snapshot plus the pending `action` and `step`
+   * and the convenience fields in `extra` (e.g. `workspace`), all frozen.
+   */
+  view(action: PolicyAction, step: PolicyStep, extra: Record<string, unknown> = {}): PolicyState {
+    const out = this.#build();
+    for (const [k, v] of Object.entries(extra)) out[k] = deepFreeze(v);
+    out.action = action;
+    out.step = step;
+    return Object.freeze(out) as unknown as PolicyState;
+  }
+}

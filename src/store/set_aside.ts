@@ -1,0 +1,82 @@
+/**
+ * Setting aside the damaged end of an append-only log before appending to it
+ * again: the bytes from an offset to the end move to a sibling file, and the
+ * log is cut back to the offset. Nothing is lost, memory stays bounded (one
+ * chunk), and a sparse tail stays sparse (runs of zero bytes are skipped, not
+ * written), so a 2 GB hole costs neither memory nor disk.
+ *
+ * @module
+ */
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { basename, dirname, join } from "node:path";
+import { FILE_MODE, fsyncDir, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
+import { readJsonl } from "./jsonl.ts";
+
+function isZero(buf: Buffer, n: number): boolean {
+  for (let i = 0; i < n; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * Moves the bytes of `path` from `offset` to its end into
+ * `<path>.torn-<offset>` (created exclusively, never through a symlink), then
+ * truncates `path` to `offset`. Returns the new file's name.
+ *
+ * @example
+ * ```ts
+ * import { setAsideTail } from "./set_aside.ts";
+ * setAsideTail(".noema/episodes/ep_1/events.jsonl", 4096); // "events.jsonl.torn-4096"
+ * ```
+ */
+export function setAsideTail(path: string, offset: number): string {
+  const name = `${basename(path)}.torn-${offset}`;
+  const target = join(dirname(path), name);
+  refuseSymlinks(path);
+  refuseSymlinks(target);
+  let src: number | undefined, dst: number | undefined;
+  try {
+    src = openSync(path, constants.O_RDWR | O_NOFOLLOW);
+    dst = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, FILE_MODE);
+  } catch (e) {
+    if (src !== undefined) closeSync(src);
+    throw symlinkError(e, path);
+  }
+  try {
+    const size = fstatSync(src).size;
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let pos = offset; pos < size;) {
+      const n = readSync(src, buf, 0, Math.min(buf.length, size - pos), pos);
+      if (n === 0) break;
+      if (!isZero(buf, n)) {
+        let off = 0;
+        while (off < n) off += writeSync(dst, buf, off, n - off, pos - offset + off);
+      }
+      pos += n;
+    }
+    ftruncateSync(dst, Math.max(0, size - offset)); // the length, holes included
+    fsyncSync(dst);
+    ftruncateSync(src, offset);
+    fsyncSync(src);
+  } finally {
+    closeSync(dst);
+    closeSync(src);
+  }
+  fsyncDir(dirname(path));
+  return name;
+}
+
+/**
+ * The first line of a JSONL file that is not a JSON object (damaged, too
+ * long, torn), with its byte offset; null when every line reads.
+ *
+ * @example
+ * ```ts
+ * import { firstBadLine } from "./set_aside.ts";
+ * firstBadLine(".noema/episodes/ep_1/events.jsonl")?.offset;
+ * ```
+ */
+export function firstBadLine(path: string): { line: number; offset: number } | null {
+  for (const e of readJsonl(path)) if (e.problem) return { line: e.line, offset: e.offset };
+  return null;
+}

@@ -1,0 +1,71 @@
+/**
+ * Matching `act` events to `state.json` `outcomes.actions` for the
+ * `trace.action_timestamp` rule: by `action_id` when the event has one, else
+ * by `step_id` and timestamp together (events from writers that leave
+ * `action_id` out). An action no event matches either way is reported; an
+ * event without `action_id` that matches no action is not (it proves nothing
+ * wrong), so there is no false positive.
+ *
+ * @module
+ */
+import type { RuleId } from "./rules.ts";
+
+/** Where problems go. */
+export interface ProblemSink {
+  add(file: string, rule: RuleId, message: string, line?: number): void;
+}
+
+/** The `outcomes.actions` not yet matched, by id and by step and timestamp. */
+export class ActionMatcher {
+  #pending = new Map<string, { timestamp: unknown }>();
+  #byStepTime = new Map<string, string[]>();
+
+  /** `actions`: every one has a string `id`. */
+  constructor(actions: readonly Record<string, unknown>[]) {
+    for (const a of actions) {
+      if (typeof a.timestamp !== "string") continue; // nothing to trace
+      const id = a.id as string;
+      this.#pending.set(id, { timestamp: a.timestamp });
+      if (typeof a.step_id === "string") {
+        const key = `${a.step_id}\u0000${a.timestamp}`;
+        this.#byStepTime.set(key, [...(this.#byStepTime.get(key) ?? []), id]);
+      }
+    }
+  }
+
+  /** Matches one act event; reports a timestamp that differs from its action's. */
+  match(
+    c: ProblemSink,
+    file: string,
+    e: Record<string, unknown>,
+    payload: Record<string, unknown>,
+    line: number,
+  ): void {
+    const actionId = payload.action_id;
+    if (typeof actionId === "string" && this.#pending.has(actionId)) {
+      const expected = this.#pending.get(actionId)!.timestamp;
+      if (expected !== e.timestamp) {
+        c.add(
+          file,
+          "trace.action_timestamp",
+          `action ${actionId}: state.json outcomes.actions timestamp ${expected} differs from this act event's ${
+            String(e.timestamp)
+          }`,
+          line,
+        );
+      }
+      this.#pending.delete(actionId);
+      return;
+    }
+    if (actionId !== undefined && actionId !== null) return; // names an action state.json does not have
+    if (typeof payload.step_id !== "string" || typeof e.timestamp !== "string") return;
+    const ids = this.#byStepTime.get(`${payload.step_id}\u0000${e.timestamp}`) ?? [];
+    const id = ids.find((i) => this.#pending.has(i));
+    if (id !== undefined) this.#pending.delete(id);
+  }
+
+  /** Ids of the actions no act event matched. */
+  unmatched(): string[] {
+    return [...this.#pending.keys()];
+  }
+}

@@ -1,0 +1,673 @@
+/**
+ * The CLI as a new user meets it (issue 15): each defect found by trying it,
+ * and the features users expect (policy test, list filters, `last`, id
+ * prefixes, follow, prune). Every test runs the real CLI as a child process
+ * on real episodes written by real runs, in temp dirs.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname, userInfo } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-cli-ux-");
+after(() => tmp.cleanup());
+
+/** A fresh working directory (cwd and root) for one test. */
+function workdir(name: string): { cwd: string; root: string; run: (args: string[], input?: string) => CliResult } {
+  const cwd = join(tmp.path, name);
+  mkdirSync(cwd, { recursive: true });
+  const root = join(cwd, ".noema");
+  return { cwd, root, run: (args, input) => cli(["--root", root, ...args], { cwd, input }) };
+}
+
+const THROWS = `export default {
+  name: "Boom",
+  version: "1.0",
+  advise() {
+    throw new Error("kaboom");
+  },
+};
+`;
+
+const SQL_GUARD = join(REPO, "plugins", "policies", "sql-guard.ts");
+const APPROVAL_GATE = join(REPO, "plugins", "policies", "approval-gate.ts");
+
+/** The id printed by `run -q`. */
+function runQuiet(w: ReturnType<typeof workdir>, args: string[]): string {
+  const r = w.run(["run", "-q", ...args]);
+  assert.ok(r.code === 0 || r.code === 3 || r.code === 4, `${r.code}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** Starts the CLI without waiting for it. */
+function start(args: string[], cwd: string): { child: ChildProcess; done: Promise<CliResult> } {
+  const [cmd, ...argv] = [...cliCommand(), ...args];
+  const env: Record<string, string> = { ...process.env as Record<string, string>, NO_COLOR: "1" };
+  delete env.NOEMA_ROOT;
+  const child = spawn(cmd, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "", stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
+  const done = new Promise<CliResult>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  return { child, done };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until `check` is true (polling), or fails after `ms`. */
+async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const t0 = Date.now();
+  while (!check()) {
+    if (Date.now() - t0 > ms) assert.fail(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The one episode directory under a root (waits for it). */
+function episodeDirs(root: string): string[] {
+  const dir = join(root, "episodes");
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith("ep_")).map((n) => join(dir, n)) : [];
+}
+
+// ------------------------------------------------------------------ defects
+
+describe("defect 1: a directory that is not an episode", () => {
+  test("view, diff, events, state and plan refuse it, naming the directory, exit 1", () => {
+    const w = workdir("not-episode");
+    const dir = join(w.cwd, "just-a-dir");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "notes.txt"), "hello\n");
+    for (const cmd of ["view", "diff", "events", "state", "plan", "summary"]) {
+      const r = w.run([cmd, dir]);
+      assert.equal(r.code, 1, `${cmd}: ${r.stdout}${r.stderr}`);
+      assert.equal(
+        r.stderr.trim(),
+        `noema: not an episode directory: ${dir} (no state.json or events.jsonl)`,
+        cmd,
+      );
+      assert.equal(r.stdout, "", cmd);
+    }
+  });
+});
+
+describe("defect 2: a task file name that does not exist", () => {
+  test("ending in .json/.jsonc, or one path-like word: exit 2 'task file not found', nothing run", () => {
+    const w = workdir("missing-task");
+    for (const arg of ["missing.jsonc", "tasks/missing.json", "./nope/task"]) {
+      const r = w.run(["run", arg]);
+      assert.equal(r.code, 2, `${arg}: ${r.stderr}`);
+      assert.equal(r.stderr.trim(), `noema: ${arg}: task file not found`);
+    }
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+    // A task that merely mentions a path is still a task.
+    assert.equal(w.run(["run", "fix src/app.ts", "-q"]).code, 0);
+  });
+});
+
+describe("defect 3: noema's own flags after --", () => {
+  test("a warning names them; the README's verification example puts them before --", () => {
+    const w = workdir("dashes");
+    const r = w.run(["run", "make x", "--using", "shell", "--", "sh", "-c", "true", "--verify-file-exists", "x"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /noema: warning: --verify-file-exists after -- goes to the adapter, not to noema; put noema's options before --/,
+    );
+    const readme = readFileSync(join(REPO, "README.md"), "utf8");
+    const block = /## Verification[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1];
+    const command = block.split("\nnpx noema diff")[0].replace(/\\\n/g, " ");
+    assert.match(command, /--verify-file-exists/);
+    assert.ok(command.lastIndexOf("--verify-") < command.indexOf(" -- "), `--verify-* must come before --: ${command}`);
+    // The example, run as written (in a scratch workspace), passes its assertions.
+    const ws = join(w.cwd, "ws");
+    mkdirSync(ws);
+    const args = command.replace(/^npx noema run /, "run --json ").replace("--workspace ws", `--workspace ${ws}`);
+    const ran = spawnSync("sh", [
+      "-c",
+      `${cliCommand().map((a) => `'${a}'`).join(" ")} --root ${w.root} ${args} --json`,
+    ], {
+      cwd: w.cwd,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    assert.equal(ran.status, 0, ran.stderr);
+    assert.equal(JSON.parse(ran.stdout).outcome, "success");
+  });
+});
+
+describe("defect 4: a policies/ folder in the current directory", () => {
+  const VETO_ALL =
+    `export default { name: "VetoAll", version: "1.0", advise: () => ({ kind: "veto", advice: "no", confidence: 1 }) };\n`;
+
+  test("is not loaded without policies_dir in noema.jsonc, and stderr says so", () => {
+    const w = workdir("policies-folder");
+    mkdirSync(join(w.cwd, "policies"));
+    writeFileSync(join(w.cwd, "policies", "veto-all.ts"), VETO_ALL);
+    writeFileSync(
+      join(w.cwd, "policies", "marker.ts"),
+      `import { writeFileSync } from "node:fs";
+writeFileSync(${JSON.stringify(join(w.cwd, "executed"))}, "yes");
+export default { name: "Marker", advise: () => undefined };
+`,
+    );
+    const r = w.run(["run", "hello", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).status, "ok");
+    assert.ok(!existsSync(join(w.cwd, "executed")), "no file of ./policies/ was imported");
+    assert.match(r.stderr, /noema: not loading 2 files in \.\/policies\/: .*"policies_dir": "policies"/);
+  });
+
+  test("with policies_dir it is loaded, and each file is named on stderr", () => {
+    const w = workdir("policies-opt-in");
+    mkdirSync(join(w.cwd, "policies"));
+    writeFileSync(join(w.cwd, "policies", "veto-all.ts"), VETO_ALL);
+    writeFileSync(join(w.cwd, "noema.jsonc"), `{ "policies_dir": "policies" }\n`);
+    const r = w.run(["run", "hello", "--json"]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /noema: noema\.jsonc loads policy policies\/veto-all\.ts/);
+    writeFileSync(join(w.cwd, "noema.jsonc"), `{ "policies_dir": "nowhere" }\n`);
+    const bad = w.run(["run", "hello"]);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      /noema\.jsonc: policies_dir: policies_dir: folder not found: nowhere|policies_dir.*folder not found/,
+    );
+  });
+});
+
+describe("defect 5: policy errors", () => {
+  test("two syntax errors: the first one's line and column", () => {
+    const w = workdir("syntax");
+    writeFileSync(
+      join(w.cwd, "bad.ts"),
+      'export default {\n  name: "X",\n  advise( { return 1 +; },\n};\nconst = ;\n',
+    );
+    const r = w.run(["run", "hi", "--policy", "bad.ts"]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /^noema: bad\.ts: syntax error at line 3, column \d+: /);
+  });
+
+  test("a policy that throws: 'policy failed' with its error, apart from vetoes, in run, --json and view", () => {
+    const w = workdir("throws");
+    writeFileSync(join(w.cwd, "boom.ts"), THROWS);
+    const r = w.run(["run", "hi", "--policy", "boom.ts"]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /policy failed Boom@1\.0: Error: kaboom.*\(not a veto\)/);
+    assert.doesNotMatch(r.stdout, /vetoed by/);
+    const j = JSON.parse(w.run(["run", "hi", "--policy", "boom.ts", "--json"]).stdout);
+    assert.equal(j.blocked.kind, "policy_failure");
+    assert.equal(j.blocked.rule, "policy.failure:Boom@1.0");
+    assert.deepEqual({ type: j.blocked.error.type, message: j.blocked.error.message }, {
+      type: "Error",
+      message: "kaboom",
+    });
+    const view = w.run(["view", j.episode_id]);
+    assert.match(view.stdout, /0 vetoes · 1 policy failure/);
+    assert.match(view.stdout, /direction\s+step-1\s+Boom@1\.0\s+failure\s+blocked\s+policy failed: Error: kaboom/);
+    assert.match(view.stdout, /governance\s+step-1\s+policy\.failure:Boom@1\.0\s+veto \(policy failure\)/);
+    const vj = JSON.parse(w.run(["view", j.episode_id, "--json"]).stdout);
+    assert.equal(vj.counts.vetoes, 0);
+    assert.equal(vj.counts.policy_failures, 1);
+
+    // Where it was thrown (error.at in the direction event) is shown in view and run --json.
+    const events = join(j.episode_dir, "events.jsonl");
+    writeFileSync(
+      events,
+      readFileSync(events, "utf8").replace(
+        '"error":{"type":"Error","message":"kaboom"}',
+        '"error":{"type":"Error","message":"kaboom","at":"boom.ts:5:11"}',
+      ),
+    );
+    assert.match(w.run(["view", j.episode_id]).stdout, /policy failed: Error: kaboom \(at boom\.ts:5:11\)/);
+  });
+
+  test("a real veto says who vetoed and why, in run output and --json", () => {
+    const w = workdir("real-veto");
+    const r = w.run(["run", join(REPO, "examples", "sql-vetoed.jsonc")]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /vetoed by SqlGuard@1\.0: Destructive SQL blocked/);
+    const j = JSON.parse(w.run(["run", join(REPO, "examples", "sql-vetoed.jsonc"), "--json"]).stdout);
+    assert.equal(j.exit_code, 3);
+    assert.equal(j.blocked.kind, "veto");
+    assert.match(j.blocked.message, /Destructive SQL blocked/);
+    assert.equal(j.blocked.error, null);
+    // Plural: one veto is "1 veto".
+    assert.match(w.run(["view", j.episode_id]).stdout, /· 1 veto$/m);
+  });
+});
+
+describe("defect 6: running, crashed, waiting for approval", () => {
+  test("a live run is 'running' with its elapsed time; killed, it is 'crashed'", async () => {
+    const w = workdir("live");
+    const { child, done } = start(["--root", w.root, "run", "wait", "--using", "shell", "--", "sleep", "30"], w.cwd);
+    try {
+      await until(() => episodeDirs(w.root).some((d) => existsSync(join(d, "lock"))), "the run's lock");
+      await sleep(1100);
+      const list = w.run(["list"]);
+      assert.match(list.stdout, /ep_\w+\s+running \d+s\s+-\s+wait/, list.stdout);
+      const view = w.run(["view", "last"]);
+      assert.match(view.stdout, /^Episode ep_\w+ {2}running \d+s/m);
+      assert.match(view.stdout, /running: no summary\.json yet/);
+      assert.equal(JSON.parse(w.run(["list", "--json"]).stdout)[0].run_state, "running");
+    } finally {
+      child.kill("SIGKILL");
+    }
+    await done;
+    const list = w.run(["list"]);
+    assert.match(list.stdout, /ep_\w+\s+crashed\s+-\s+wait/, list.stdout);
+    assert.match(
+      w.run(["view", "last"]).stdout,
+      /crashed \(no live process, no checkpoint; noema resume recovers it\)/,
+    );
+    assert.equal(JSON.parse(w.run(["list", "--json", "--status", "crashed"]).stdout).length, 1);
+  });
+
+  test("a paused run is 'waiting for approval'; finished runs show their status", () => {
+    const w = workdir("paused");
+    const r = w.run(["run", "deploy", "--policy", APPROVAL_GATE, "--using", "shell", "--", "echo", "deploy"]);
+    assert.equal(r.code, 4, r.stderr);
+    runQuiet(w, ["hello"]);
+    const rows = w.run(["list"]).stdout.split("\n");
+    assert.match(rows[1], /\s+ok\s+success_unverified\s+hello/);
+    assert.match(rows[2], /\s+waiting for approval\s+-\s+deploy/);
+  });
+});
+
+describe("defect 7: the package bin with only Node on PATH", () => {
+  test("bin/noema.mjs finds the bundled Bun and runs the CLI from any directory; cwd's bunfig/.env are ignored", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
+    assert.equal(pkg.bin.noema, "bin/noema.mjs");
+    const node = spawnSync("sh", ["-c", "command -v node"], { encoding: "utf8" }).stdout.trim();
+    if (!node) {
+      // Node is part of the development setup (npm); without it there is nothing to launch the bin with.
+      assert.fail("node is not on PATH: the launcher test needs Node");
+    }
+    const w = workdir("launcher");
+    const onlyNode = join(w.cwd, "bin-only-node");
+    mkdirSync(onlyNode);
+    symlinkSync(node, join(onlyNode, "node"));
+    // A hostile directory: a bunfig.toml preloading code, and a .env.
+    writeFileSync(
+      join(w.cwd, "evil.ts"),
+      `require("node:fs").writeFileSync(${JSON.stringify(join(w.cwd, "pwned"))}, "1");\n`,
+    );
+    writeFileSync(join(w.cwd, "bunfig.toml"), `preload = ["./evil.ts"]\n`);
+    writeFileSync(join(w.cwd, ".env"), "NOEMA_ROOT=/tmp/should-not-be-used-by-noema\n");
+    const launcher = join(REPO, "bin", "noema.mjs");
+    const env = { PATH: onlyNode, HOME: w.cwd, NO_COLOR: "1" };
+    const ver = spawnSync(launcher, ["--version"], { cwd: w.cwd, env, encoding: "utf8" });
+    assert.equal(ver.status, 0, ver.stderr);
+    assert.match(ver.stdout, /^noema \d+\.\d+\.\d+ \(contracts:/);
+    const ran = spawnSync(launcher, ["run", "hello", "--json"], { cwd: w.cwd, env, encoding: "utf8" });
+    assert.equal(ran.status, 0, ran.stderr);
+    assert.ok(JSON.parse(ran.stdout).episode_dir.startsWith(join(w.cwd, ".noema")), "the .env was not read");
+    const vetoed = spawnSync(launcher, ["run", join(REPO, "examples", "sql-vetoed.jsonc")], {
+      cwd: w.cwd,
+      env,
+      encoding: "utf8",
+    });
+    assert.equal(vetoed.status, 3, "the exit code passes through");
+    assert.ok(!existsSync(join(w.cwd, "pwned")), "the bunfig.toml of the working directory was not read");
+    const missing = spawnSync(node, [launcher, "--version"], {
+      cwd: w.cwd,
+      env: { ...env, NOEMA_BUN: join(w.cwd, "no-bun-here") },
+      encoding: "utf8",
+    });
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /cannot find the Bun runtime/);
+  });
+});
+
+describe("defect 8: init's Next lines", () => {
+  test("each suggested command works in a directory outside the repository", () => {
+    const w = workdir("init-next");
+    const shim = join(w.cwd, "shim");
+    mkdirSync(shim);
+    writeFileSync(
+      join(shim, "noema"),
+      `#!/bin/sh\nexec ${cliCommand().map((a) => `'${a}'`).join(" ")} --root '${w.root}' "$@"\n`,
+    );
+    chmodSync(join(shim, "noema"), 0o755);
+    for (const kind of ["policy", "adapter"]) {
+      const r = cli(["init", kind, `my-${kind}`], { cwd: w.cwd });
+      assert.equal(r.code, 0, r.stderr);
+      const next = r.stdout.split("Next:\n")[1].split("\n").filter((l) => l.trim().startsWith("noema "));
+      assert.ok(next.length >= 1, r.stdout);
+      for (const line of next) {
+        const command = line.trim().replace(/\s+#.*$/, "");
+        const ran = spawnSync("sh", ["-c", command], {
+          cwd: w.cwd,
+          encoding: "utf8",
+          env: { ...process.env, PATH: `${shim}:${process.env.PATH}`, NO_COLOR: "1" },
+        });
+        const ok = command.startsWith("noema policy test") ? ran.status === 3 : ran.status === 0;
+        assert.ok(ok, `${command} exited ${ran.status}: ${ran.stderr}`);
+      }
+      assert.doesNotMatch(r.stdout, /^\s+bun test/m, "no bun test line where 'noema' does not resolve");
+      assert.match(
+        r.stdout,
+        /imports "noema": run it with bun test or deno test -A where the noema package is installed/,
+      );
+    }
+  });
+});
+
+describe("defect 9: smaller ones", () => {
+  let w: ReturnType<typeof workdir>;
+  let vetoed: string;
+  before(() => {
+    w = workdir("small");
+    vetoed = runQuiet(w, [join(REPO, "examples", "sql-vetoed.jsonc")]);
+  });
+
+  test("events --phase: unknown is a usage error listing the phases; repeatable and comma-separated", () => {
+    const bad = w.run(["events", vetoed, "--phase", "bogus"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown phase "bogus" \(known: start, observe, interpret, plan, direction, governance/);
+    const phases = (args: string[]) =>
+      new Set(w.run(["events", vetoed, ...args, "--json"]).stdout.trim().split("\n").map((l) => JSON.parse(l).phase));
+    assert.deepEqual(phases(["--phase", "direction", "--phase", "governance"]), new Set(["direction", "governance"]));
+    assert.deepEqual(phases(["-p", "start,terminate"]), new Set(["start", "terminate"]));
+  });
+
+  test("Ctrl-C stops the run and exits 130", async () => {
+    const x = workdir("sigint");
+    const { child, done } = start(["--root", x.root, "run", "wait", "--using", "shell", "--", "sleep", "30"], x.cwd);
+    await until(() => episodeDirs(x.root).some((d) => existsSync(join(d, "lock"))), "the run's lock");
+    await sleep(300);
+    // process.kill, not child.kill: Deno's child_process reports a child it signalled itself as killed by the signal.
+    process.kill(child.pid!, "SIGINT");
+    const r = await done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.equal(JSON.parse(x.run(["list", "--json"]).stdout)[0].status, "aborted");
+  });
+
+  test("approve without --by records the OS user name", () => {
+    const x = workdir("approve-by");
+    const r = x.run(["run", "deploy", "--policy", APPROVAL_GATE, "--using", "shell", "--", "echo", "deploy"]);
+    assert.equal(r.code, 4, r.stderr);
+    const approved = cli(["--root", x.root, "approve", "last", "--json"], {
+      cwd: x.cwd,
+      env: { USER: undefined, LOGNAME: undefined, USERNAME: undefined },
+    });
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(JSON.parse(approved.stdout).by, userInfo().username);
+  });
+
+  test("--help shows no docs/ path a binary user lacks, and names noema help <command>", () => {
+    const r = cli(["--help"]);
+    assert.equal(r.code, 0);
+    assert.doesNotMatch(r.stdout, /docs\/cli\.md/);
+    assert.match(r.stdout, /noema help <command>/);
+    assert.match(cli(["help", "prune"]).stdout, /--older-than/);
+  });
+});
+
+describe("escapes and intuition mode", () => {
+  test("terminal escape sequences from a task or an output are neutralised in list, view, plan and events", () => {
+    const w = workdir("escapes");
+    const task = "clean \x1b]0;pwned\x07up \x1b[2J\x9b31m now \u202e";
+    const id = runQuiet(w, [task, "--using", "shell", "--", "printf", "\\033[31mred\\033]0;t\\007"]);
+    for (const args of [["list"], ["view", id], ["plan", id], ["events", id], ["last"]]) {
+      const r = w.run(args);
+      assert.equal(r.code, 0, `${args}: ${r.stderr}`);
+      assert.ok(
+        // deno-lint-ignore no-control-regex
+        !/[\x1b\x07\x9b\u202e]/.test(r.stdout),
+        `${args[0]} printed a control character: ${JSON.stringify(r.stdout)}`,
+      );
+    }
+    assert.match(w.run(["list"]).stdout, /clean \\x1b\]0;pwned\\x07up \\x1b\[2J\\x9b31m now \\u\{202e\}/);
+    // --json keeps the recorded text exactly (JSON escapes it).
+    assert.equal(JSON.parse(w.run(["list", "--json"]).stdout)[0].task, task);
+  });
+
+  test("view: a state without episode.intuition_mode is advisory, whatever the start event says", () => {
+    const w = workdir("intuition");
+    const id = runQuiet(w, ["hello"]);
+    const statePath = join(w.root, "episodes", id, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    assert.equal(state.episode.intuition_mode, "interventive");
+    assert.match(w.run(["view", id]).stdout, /intuition\s+interventive/);
+    delete state.episode.intuition_mode;
+    writeFileSync(statePath, JSON.stringify(state));
+    assert.match(w.run(["view", id]).stdout, /intuition\s+advisory/);
+  });
+});
+
+// ------------------------------------------------------------------ features
+
+describe("noema policy test", () => {
+  test("prints the verdict and the decision as JSON; exit 3 vetoed, 0 allowed; nothing is executed", () => {
+    const w = workdir("policy-test");
+    const marker = join(w.cwd, "marker");
+    const veto = w.run(["policy", "test", SQL_GUARD, "--action", '{"sql": "DROP TABLE users"}']);
+    assert.equal(veto.code, 3, veto.stderr);
+    const v = JSON.parse(veto.stdout);
+    assert.equal(v.result, "vetoed");
+    assert.equal(v.verdicts[0].policy, "SqlGuard@1.0");
+    assert.equal(v.verdicts[0].kind, "veto");
+    assert.match(v.verdicts[0].advice, /DROP/);
+    assert.equal(v.decision.decision, "veto");
+    assert.equal(v.decision.rule, "policy.veto:SqlGuard@1.0");
+
+    const allow = w.run(["policy", "test", SQL_GUARD, "--command", `touch ${marker}`]);
+    assert.equal(allow.code, 0, allow.stderr);
+    const a = JSON.parse(allow.stdout);
+    assert.equal(a.result, "allowed");
+    assert.deepEqual(a.action, { kind: "shell", tool: "adapter:shell", input: { command: `touch ${marker}` } });
+    assert.equal(a.decision.decision, "allow");
+    assert.ok(!existsSync(marker), "the command was not run");
+    assert.ok(!existsSync(w.root), "no episode left behind");
+  });
+
+  test("an intervention's patch, a policy failure (exit 1) and an approval request (exit 4)", () => {
+    const w = workdir("policy-test-2");
+    const init = cli(["init", "policy", "no-force-push"], { cwd: w.cwd });
+    assert.equal(init.code, 0, init.stderr);
+    const patch = w.run(["policy", "test", "no-force-push.ts", "--command", "git push origin main --force"]);
+    assert.equal(patch.code, 0, patch.stderr);
+    const p = JSON.parse(patch.stdout);
+    assert.equal(p.verdicts[0].kind, "intervention");
+    assert.deepEqual(p.verdicts[0].patch, { command: "git push origin main --force-with-lease" });
+
+    writeFileSync(join(w.cwd, "boom.ts"), THROWS);
+    const failed = w.run(["policy", "test", "boom.ts", "--task", "anything"]);
+    assert.equal(failed.code, 1, failed.stderr);
+    const f = JSON.parse(failed.stdout);
+    assert.equal(f.result, "failed");
+    assert.equal(f.verdicts[0].error.message, "kaboom");
+
+    const gate = w.run(["policy", "test", APPROVAL_GATE, "--command", "deploy prod"]);
+    assert.equal(gate.code, 4, gate.stderr);
+    assert.equal(JSON.parse(gate.stdout).result, "needs_approval");
+
+    const usage = w.run(["policy", "test", SQL_GUARD, "--action", "{not json"]);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--action: invalid JSON/);
+  });
+});
+
+describe("list filters, last and id prefixes", () => {
+  let w: ReturnType<typeof workdir>;
+  let ids: string[];
+  before(() => {
+    w = workdir("filters");
+    ids = [
+      runQuiet(w, ["deploy the api", "--tag", "team=infra"]),
+      runQuiet(w, [join(REPO, "examples", "sql-vetoed.jsonc"), "--tag", "team=data"]),
+      runQuiet(w, ["deploy the web", "--tag", "team=infra", "--tag", "env=prod"]),
+    ];
+  });
+  const listed = (args: string[]) =>
+    JSON.parse(w.run(["list", "--json", ...args]).stdout).map((e: { episode_id: string }) => e.episode_id);
+
+  test("--status, --tag, --task, --since combine, then --limit applies", () => {
+    assert.deepEqual(listed(["--status", "vetoed"]), [ids[1]]);
+    assert.deepEqual(listed(["--status", "ok,vetoed", "-n", "2"]), [ids[2], ids[1]]);
+    assert.deepEqual(listed(["--tag", "team=infra"]), [ids[2], ids[0]]);
+    assert.deepEqual(listed(["--tag", "team=infra", "--tag", "env=prod"]), [ids[2]]);
+    assert.deepEqual(listed(["--task", "DEPLOY", "--limit", "1"]), [ids[2]]);
+    assert.deepEqual(listed(["--since", "1h", "--status", "ok"]), [ids[2], ids[0]]);
+    assert.deepEqual(listed(["--since", "2999-01-01"]), []);
+    const bad = w.run(["list", "--since", "yesterday"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--since must be a date/);
+    assert.equal(w.run(["list", "--status", "happy"]).code, 2);
+  });
+
+  test("last, and a unique prefix, wherever an id goes; an ambiguous prefix lists the candidates (exit 2)", () => {
+    assert.equal(w.run(["last"]).stdout.trim(), ids[2]);
+    assert.equal(JSON.parse(w.run(["state", "last"]).stdout).episode.id, ids[2]);
+    assert.match(w.run(["view", "last"]).stdout, new RegExp(`^Episode ${ids[2]}`));
+    // The shortest prefix that tells ids[0] apart from the others.
+    let n = 4;
+    while (ids.filter((id) => id.startsWith(ids[0].slice(0, n))).length > 1) n++;
+    const prefix = ids[0].slice(0, n);
+    assert.match(w.run(["view", prefix]).stdout, new RegExp(`^Episode ${ids[0]}`));
+    assert.equal(JSON.parse(w.run(["summary", prefix.slice(3).toLowerCase()]).stdout).episode_id, ids[0]);
+    assert.equal(w.run(["validate", prefix]).code, 0);
+    const amb = w.run(["view", "ep_"]);
+    assert.equal(amb.code, 2);
+    assert.match(amb.stderr, /episode prefix "ep_" is ambiguous: 3 episodes match \(ep_/);
+    for (const id of ids) assert.ok(amb.stderr.includes(id));
+    const empty = workdir("no-episodes");
+    assert.equal(empty.run(["last"]).code, 1);
+  });
+});
+
+describe("follow", () => {
+  test("events --follow prints NDJSON as written and exits 0 at the end; view --follow prints the final dashboard", async () => {
+    const w = workdir("follow");
+    const run = start(["--root", w.root, "run", "slow", "--using", "shell", "--", "sleep", "1.5"], w.cwd);
+    await until(() => episodeDirs(w.root).length > 0, "the episode");
+    const events = start(["--root", w.root, "events", "last", "--follow", "--json"], w.cwd);
+    const view = start(["--root", w.root, "view", "last", "--follow"], w.cwd);
+    const [r, e, v] = await Promise.all([run.done, events.done, view.done]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(e.code, 0, e.stderr);
+    const dir = episodeDirs(w.root)[0];
+    assert.equal(e.stdout, readFileSync(join(dir, "events.jsonl"), "utf8"), "every event, exactly as stored");
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /^Episode ep_\w+ {2}ok · success_unverified/);
+  });
+
+  test("events --follow on a finished log longer than its read chunk prints every line as stored", () => {
+    const w = workdir("follow-long");
+    const id = runQuiet(w, ["hello"]);
+    const events = join(w.root, "episodes", id, "events.jsonl");
+    const lines = readFileSync(events, "utf8").split("\n").filter(Boolean);
+    const filler = JSON.parse(lines[lines.length - 1]);
+    filler.payload = { note: "x".repeat(600) };
+    const extra = Array.from({ length: 9000 }, (_, i) => JSON.stringify({ ...filler, id: `ev_fill_${i}` }) + "\n");
+    writeFileSync(events, lines.join("\n") + "\n" + extra.join(""));
+    const r = w.run(["events", id, "--follow", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.length > 5_000_000);
+    assert.equal(r.stdout, readFileSync(events, "utf8"));
+  });
+
+  const hasScript = spawnSync("sh", ["-c", "command -v script"], { encoding: "utf8" }).stdout.trim() !== "";
+  test(
+    "view --follow on a terminal redraws the dashboard as the run goes, and ends with it finished",
+    { skip: hasScript ? false : "needs util-linux 'script' for a pseudo-terminal (apt-get install bsdutils)" },
+    async () => {
+      const w = workdir("follow-tty");
+      const run = start(["--root", w.root, "run", "slow", "--using", "shell", "--", "sleep", "1.5"], w.cwd);
+      await until(() => episodeDirs(w.root).length > 0, "the episode");
+      const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+      const command = [...cliCommand(), "--root", w.root, "view", "last", "--follow"].map(quote).join(" ");
+      const tty = spawnSync("script", ["-qec", command, "/dev/null"], {
+        cwd: w.cwd,
+        encoding: "utf8",
+        env: { ...process.env, NO_COLOR: "1", COLUMNS: "120" },
+        timeout: 60_000,
+      });
+      assert.equal((await run.done).code, 0);
+      assert.equal(tty.status, 0, tty.stderr);
+      const frames = tty.stdout.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
+      assert.ok(frames.length >= 2, `expected redraws, got ${frames.length} frame(s)`);
+      assert.match(frames[0], /Episode ep_\w+ {2}running/);
+      assert.match(frames.at(-1)!, /Episode ep_\w+ {2}ok · success_unverified/);
+    },
+  );
+
+  test("follow stops at a pause (exit 0) and refuses a crashed run (exit 1)", async () => {
+    const w = workdir("follow-pause");
+    const r = w.run(["run", "deploy", "--policy", APPROVAL_GATE, "--using", "shell", "--", "echo", "deploy"]);
+    assert.equal(r.code, 4);
+    const e = await start(["--root", w.root, "events", "last", "--follow", "-p", "runtime"], w.cwd).done;
+    assert.equal(e.code, 0, e.stderr);
+    assert.match(e.stdout.trim().split("\n").at(-1)!, /runtime\s+run\.checkpoint/);
+    assert.match(e.stderr, /paused, waiting for approval/);
+
+    const x = workdir("follow-crash");
+    const { child, done } = start(["--root", x.root, "run", "wait", "--using", "shell", "--", "sleep", "30"], x.cwd);
+    await until(() => episodeDirs(x.root).some((d) => existsSync(join(d, "lock"))), "the run's lock");
+    child.kill("SIGKILL");
+    await done;
+    const c = await start(["--root", x.root, "events", "last", "--follow"], x.cwd).done;
+    assert.equal(c.code, 1);
+    assert.match(c.stderr, /no live process writes it/);
+  });
+});
+
+describe("noema prune", () => {
+  test("--older-than removes old episodes (printing them), --dry-run removes nothing, a running one is kept", () => {
+    const w = workdir("prune");
+    const [oldOk, oldVetoed, fresh, oldRunning] = [
+      runQuiet(w, ["old one"]),
+      runQuiet(w, [join(REPO, "examples", "sql-vetoed.jsonc")]),
+      runQuiet(w, ["fresh"]),
+      runQuiet(w, ["old but running"]),
+    ];
+    const age = (id: string) => {
+      const p = join(w.root, "episodes", id, "state.json");
+      const s = JSON.parse(readFileSync(p, "utf8"));
+      s.episode.started_at = "2020-01-01T00:00:00.000Z";
+      writeFileSync(p, JSON.stringify(s));
+    };
+    for (const id of [oldOk, oldVetoed, oldRunning]) age(id);
+    // A live process (this test) holds the lock of oldRunning, and it has no summary: it is running.
+    const dir = join(w.root, "episodes", oldRunning);
+    rmSync(join(dir, "summary.json"));
+    writeFileSync(
+      join(dir, "lock"),
+      JSON.stringify({ pid: process.pid, host: hostname(), started_at: new Date().toISOString(), purpose: "run" }),
+    );
+
+    const dry = w.run(["prune", "--older-than", "30d", "--dry-run"]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, new RegExp(`would remove  ${oldOk}`));
+    assert.match(dry.stdout, new RegExp(`would remove  ${oldVetoed}`));
+    assert.match(dry.stderr, new RegExp(`kept ${oldRunning}: running`));
+    assert.equal(episodeDirs(w.root).length, 4);
+
+    const only = JSON.parse(w.run(["prune", "--older-than", "30d", "--status", "vetoed", "--json"]).stdout);
+    assert.deepEqual(only.removed.map((r: { episode_id: string }) => r.episode_id), [oldVetoed]);
+    assert.ok(!existsSync(join(w.root, "episodes", oldVetoed)));
+
+    const all = w.run(["prune", "--older-than", "30d"]);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, new RegExp(`removed  ${oldOk}`));
+    assert.deepEqual(episodeDirs(w.root).map((d) => d.split("/").at(-1)).sort(), [fresh, oldRunning].sort());
+    assert.equal(w.run(["prune", "--older-than", "soon"]).code, 2);
+    assert.equal(w.run(["prune"]).code, 2, "--older-than is required");
+    assert.ok(existsSync(dirname(dir)));
+  });
+});

@@ -1,0 +1,143 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+/**
+ * Policies receive the contract's state snapshot (issue 11 §1): a policy
+ * written only from the contract runs in-thread and in a worker and can veto;
+ * the snapshot is as it stands at that moment, deeply frozen; the worker
+ * receives the big lists as deltas.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadPolicyFile, type PolicyState, run, validate } from "noema";
+import { StateSnapshot } from "../src/runtime/core/snapshot.ts";
+import { displayCommand } from "../src/runtime/core/command.ts";
+import { CONTRACT_POLICY_SOURCE } from "./helpers/contract_policy.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const root = join(tmp.path, "root");
+const policyFile = join(tmp.path, "contract-probe.ts");
+writeFileSync(policyFile, CONTRACT_POLICY_SOURCE);
+
+function events(dir: string): any[] {
+  return readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+const steps = [
+  { kind: "act" as const, description: "one", inputs: { command: "echo one" } },
+  { kind: "act" as const, description: "two", inputs: { argv: ["echo", "two words"] } },
+  { kind: "act" as const, description: "clean", inputs: { command: "rm -rf build" } },
+];
+
+async function probe(isolation: "worker" | "thread") {
+  const ws = join(tmp.path, `ws-${isolation}`);
+  mkdirSync(join(ws, "build"), { recursive: true });
+  const policy = isolation === "worker" ? policyFile : (await import(policyFile)).default;
+  const r = await run("Tidy the workspace", { root, using: "shell", workspace: ws, policies: [policy], steps });
+  assert.deepEqual(validate(r.episode_dir).problems, []);
+  const seen = events(r.episode_dir).filter((e) => e.phase === "direction").map((e) => JSON.parse(e.payload.advice));
+  return { r, seen, ws };
+}
+
+describe("advise receives the contract's state snapshot", () => {
+  for (const isolation of ["worker", "thread"] as const) {
+    test(`a policy written from the contract sees the state as it stands and vetoes (${isolation})`, async () => {
+      if (isolation === "worker") assert.equal((await loadPolicyFile(policyFile)).isolation, "worker");
+      const { r, seen, ws } = await probe(isolation);
+      assert.equal(r.status, "vetoed");
+      assert.equal(r.exit_code, 3);
+      assert.ok(existsSync(join(ws, "build")), "the vetoed rm -rf did not run");
+      assert.equal(seen.length, 3);
+      for (const s of seen) {
+        assert.equal(s.version, "1.0");
+        assert.equal(s.state_schema_version, "1.0.0");
+        assert.equal(s.task, "Tidy the workspace");
+        assert.equal(s.intuition_mode, "interventive");
+        assert.equal(s.links, "events.jsonl");
+        assert.equal(s.beliefs, 1);
+        assert.equal(s.total, 3);
+        assert.equal(s.frozen, true);
+        assert.equal(s.threw, true, "assigning to the frozen state throws");
+      }
+      assert.deepEqual(seen.map((s) => s.statuses), [
+        ["pending", "pending", "pending"],
+        ["done", "pending", "pending"],
+        ["done", "done", "pending"],
+      ]);
+      assert.deepEqual(seen.map((s) => s.actions), [[], ["ok"], ["ok", "ok"]]);
+      assert.deepEqual(seen.map((s) => s.command), ["echo one", "echo 'two words'", "rm -rf build"]);
+      assert.deepEqual(seen.map((s) => s.index), [0, 1, 2]);
+    });
+  }
+});
+
+describe("the snapshot is incremental", () => {
+  const state: any = {
+    version: "1.0",
+    state_schema_version: "1.0.0",
+    episode: { id: "ep_x", started_at: "2026-01-01T00:00:00Z", intuition_mode: "advisory" },
+    plan: { steps: [{ id: "s1", kind: "act", description: "a", status: "pending" }] },
+    memory: { facts: [] },
+    outcomes: { status: "pending", actions: [], metrics: { steps_completed: 0 }, artifacts: [] },
+    links: { events: "events.jsonl" },
+  };
+  const snap = new StateSnapshot(state);
+
+  test("unchanged parts are the same frozen objects; appended actions are frozen once; step changes show", () => {
+    const a = snap.state();
+    const b = snap.state();
+    assert.equal(a.outcomes.actions, b.outcomes.actions);
+    assert.equal(a.episode, b.episode);
+    state.outcomes.actions.push({ id: "act1", result_status: "ok", input: { x: [1] } });
+    state.outcomes.metrics.steps_completed = 1;
+    state.plan.steps[0].status = "done";
+    const c = snap.state();
+    assert.equal(c.plan.steps[0].status, "pending", "a step change not marked is not seen (mark it)");
+    snap.markStep(0);
+    const d = snap.state();
+    assert.equal(d.plan.steps[0].status, "done");
+    assert.equal(d.outcomes.actions.length, 1);
+    assert.equal(d.outcomes.metrics?.steps_completed, 1);
+    assert.ok(Object.isFrozen(d.outcomes.actions[0].input));
+    assert.equal(c.outcomes.actions, d.outcomes.actions, "the list is rebuilt only when it grows");
+    assert.equal(b.outcomes.actions.length, 0, "an earlier snapshot does not change");
+    assert.equal(a.plan.steps[0].status, "pending");
+    assert.throws(() => (d.plan.steps as any).push({}), TypeError);
+  });
+
+  test("the display command quotes argv like a POSIX shell", () => {
+    assert.equal(displayCommand({ argv: ["rm", "-rf", "my build", "it's"] }), `rm -rf 'my build' 'it'\\''s'`);
+    assert.equal(displayCommand({ command: "git push --force" }), "git push --force");
+    assert.equal(displayCommand({ file_path: "/a/b.ts", content: "x" }), "/a/b.ts");
+    assert.equal(displayCommand({}), "");
+  });
+
+  test("the worker gets only the new actions and still sees the whole list", async () => {
+    const file = join(tmp.path, "count.ts");
+    writeFileSync(
+      file,
+      `export default { name: "Count", advise(s) { return { kind: "hint", advice: String(s.outcomes.actions.length) + ":" + String(s.outcomes.actions.every((a) => Object.isFrozen(a))) + ":" + s.outcomes.actions.map((a) => a.id).join(",") } } };`,
+    );
+    const policy = await loadPolicyFile(file);
+    assert.equal(policy.isolation, "worker");
+    try {
+      const live: any = structuredClone(state);
+      live.outcomes.actions = [];
+      const s = new StateSnapshot(live);
+      const step = { id: "s", kind: "act", description: "d", index: 0, total: 1, inputs: {} };
+      const action = { kind: "tool", tool: "Bash", input: {}, command: "" };
+      const ask = async () => ((await policy.advise(s.view(action, step) as PolicyState)) as any).advice;
+      assert.equal(await ask(), "0:true:");
+      for (let i = 1; i <= 3; i++) {
+        live.outcomes.actions.push({ id: `a${i}` });
+        assert.equal(await ask(), `${i}:true:${Array.from({ length: i }, (_, k) => `a${k + 1}`).join(",")}`);
+      }
+      live.outcomes.actions = [{ id: "b1" }]; // a new list: sent whole
+      assert.equal(await ask(), "1:true:b1");
+    } finally {
+      policy.close?.();
+    }
+  });
+});

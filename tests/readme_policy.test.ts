@@ -1,0 +1,81 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+/**
+ * The README's policy example works as printed (issue 11 §2): the policy and
+ * the two commands are taken from README.md itself and run through the real
+ * CLI, with a `git` on PATH that only prints its arguments.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { cli, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+const readme = readFileSync(join(REPO, "README.md"), "utf8");
+const policyBlock = /```ts\n(\/\/ no-force-push\.ts\n[\s\S]*?)```/.exec(readme)?.[1];
+const commands = [...readme.matchAll(/^npx noema (run .*--policy no-force-push\.ts .*?)(?:\s+#.*)?$/gm)].map((m) =>
+  m[1]
+);
+
+/** Splits a printed command line into arguments (double-quoted strings kept whole). */
+function words(line: string): string[] {
+  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
+}
+
+function events(cwd: string): any[] {
+  const root = join(cwd, ".noema", "episodes");
+  const [id] = readdirSync(root).filter((d) => d.startsWith("ep_"));
+  return readFileSync(join(root, id, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+function setup(name: string): { cwd: string; env: Record<string, string> } {
+  const cwd = join(tmp.path, name);
+  const bin = join(tmp.path, `${name}-bin`);
+  mkdirSync(join(cwd, "build"), { recursive: true });
+  writeFileSync(join(cwd, "build", "out.o"), "object");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "git"), `#!/bin/sh\necho "fake git: $*"\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  writeFileSync(join(cwd, "no-force-push.ts"), policyBlock!);
+  return { cwd, env: { PATH: `${bin}:${process.env.PATH}` } };
+}
+
+describe("the README's policy example, as printed", () => {
+  test("the README has the policy and both commands", () => {
+    assert.ok(policyBlock?.includes("class NoForcePush"), "the policy block is in README.md");
+    assert.equal(commands.length, 2);
+  });
+
+  test("-- git push --force: the intervention rewrites the command that runs", () => {
+    const { cwd, env } = setup("push");
+    const line = commands.find((c) => c.includes("git push"))!;
+    const r = cli(words(line), { cwd, env });
+    assert.equal(r.code, 0, r.stderr);
+    const ev = events(cwd);
+    const direction = ev.find((e) => e.phase === "direction" && e.payload.kind === "intervention");
+    assert.equal(direction.payload.status, "applied");
+    const act = ev.find((e) => e.phase === "act" && e.payload.step_status === "done" && e.payload.input.command);
+    assert.equal(act.payload.input.command, "git push --force-with-lease");
+    assert.equal(act.payload.input.argv, undefined);
+    assert.match(JSON.stringify(act.payload.output), /fake git: push --force-with-lease/);
+  });
+
+  test("-- rm -rf build with --using shell: vetoed, exit 3, and build/ still exists", () => {
+    const { cwd, env } = setup("clean");
+    const line = commands.find((c) => c.includes("rm -rf"))!;
+    assert.match(line, /--using shell/);
+    const r = cli(words(line), { cwd, env });
+    assert.equal(r.code, 3, r.stderr);
+    assert.ok(existsSync(join(cwd, "build", "out.o")), "build/ was not deleted");
+    const ev = events(cwd);
+    assert.ok(ev.some((e) => e.phase === "direction" && e.payload.kind === "veto" && e.payload.status === "applied"));
+    assert.equal(
+      ev.filter((e) => e.phase === "act" && e.payload.result_status === "ok" && e.payload.input?.argv).length,
+      0,
+    );
+  });
+});

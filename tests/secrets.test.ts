@@ -1,0 +1,461 @@
+/**
+ * "Secrets are masked in every artifact", tried the way a leak happens: each
+ * kind of secret (a named env secret from the task file, one from
+ * `--secret`, a GitHub token, an AWS access key, a JWT, a PEM private key
+ * block, a bearer token) is planted in every input a user or a plugin
+ * controls — task, tags, step inputs, adapter output, errors and fact keys,
+ * policy advice, patches and a policy that throws, verification commands and
+ * paths, approval note and approver, file names in the workspace, and a
+ * secret cut at the 4096-byte output excerpt edge. Real episodes run (CLI:
+ * run, approve, resume; the `command` adapter; the library), then every file
+ * under the root is read and no secret, nor any 12-character piece of one,
+ * may be found. Also: child processes, verification commands and policy
+ * workers never see `NOEMA_SIGNING_KEY`, and `--secret` adds to the task
+ * file's secrets.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import {
+  type AdapterPlugin,
+  approve,
+  ArtifactSink,
+  childEnv,
+  Redactor,
+  resolveRunSettings,
+  resume,
+  run,
+  runProcess,
+} from "noema";
+import { cli } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-secrets-");
+after(() => tmp.cleanup());
+
+// ---- The secrets, one of each kind.
+const FILE_SECRET = "fIlE-SeCrEt-Value-7Q2w9rT"; // named in the task file's `secrets`
+const CLI_SECRET = "cLi-SeCrEt-Value-3Z8k4xVb"; // named with --secret
+const GH = "ghp_" + "Zx9Lm2Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz9X";
+const AWS = "AKIA" + "QWERTYUIOPASDFGH";
+const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJub2VtYS10ZXN0In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+const PEM_BODY = "MIIEpAIBAAKCAQEAq7SecretBodyLine0123456789abcdefABCDEF";
+const PEM_BODY2 = "SecondBodyLineOfTheKey9876543210ZYXWVUTsrqponmlkjih";
+const PEM = `-----BEGIN RSA PRIVATE KEY-----\n${PEM_BODY}\n${PEM_BODY2}\n-----END RSA PRIVATE KEY-----`;
+/** The same key block on one line (for file names and shell comments). */
+const PEM_LINE = `-----BEGIN PRIVATE KEY-----${PEM_BODY}-----END PRIVATE KEY-----`;
+const BEARER_TOKEN = "bEaRerTok0123456789abcdefXYZ";
+const BEARER = `Authorization: Bearer ${BEARER_TOKEN}`;
+const SIGNING_KEY = "sIgNiNg-KeY-value-0123456789";
+
+/** Every secret in one text, and in one line (no newline). */
+const ALL = [FILE_SECRET, CLI_SECRET, GH, AWS, JWT, PEM, BEARER].join(" | ");
+const ALL_LINE = [FILE_SECRET, CLI_SECRET, GH, AWS, JWT, PEM_LINE, BEARER].join(" | ");
+/** One file name per kind. */
+const NAMES = [FILE_SECRET, CLI_SECRET, GH, AWS, JWT, PEM_LINE, BEARER];
+
+/** What must never be on disk: each secret, and every 12-character piece of it. */
+const NEEDLES = [FILE_SECRET, CLI_SECRET, GH, AWS, JWT, PEM_BODY, PEM_BODY2, BEARER_TOKEN, SIGNING_KEY];
+const PIECES = [
+  ...new Set(NEEDLES.flatMap((s) => Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12)))),
+];
+
+const ENV = { FILE_SECRET, CLI_SECRET, NOEMA_SIGNING_KEY: SIGNING_KEY };
+
+/** Every path under a directory (not following symlinks). */
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    out.push(p);
+    if (lstatSync(p).isDirectory()) out.push(...walk(p));
+  }
+  return out;
+}
+
+/** Leaks found under `root`: file names and contents holding a secret or a piece of one. */
+function leaksUnder(root: string): string[] {
+  const found: string[] = [];
+  for (const path of walk(root)) {
+    const rel = path.slice(root.length + 1);
+    for (const p of PIECES) if (rel.includes(p)) found.push(`path ${rel} holds ${JSON.stringify(p)}`);
+    if (!lstatSync(path).isFile()) continue;
+    const text = readFileSync(path, "latin1");
+    for (const p of PIECES) if (text.includes(p)) found.push(`${rel} holds ${JSON.stringify(p)}`);
+  }
+  return found;
+}
+
+function leaksIn(text: string): string[] {
+  return PIECES.filter((p) => text.includes(p));
+}
+
+/** Files whose names are each kind of secret, in a fresh workspace. */
+function workspace(name: string): string {
+  const ws = join(tmp.path, name);
+  mkdirSync(ws, { recursive: true });
+  NAMES.forEach((n, i) => writeFileSync(join(ws, `${i}-${n}.txt`), `file ${i}\n`));
+  return ws;
+}
+
+/**
+ * A shell script that prints a secret, a newline and padding, so that the
+ * excerpt edge (`limit` bytes from the end) cuts the secret 11 characters in.
+ */
+function edgeScript(stdoutSecretVar: string, stdoutLen: number, stderrSecret: string, limit: number): string {
+  const pad = (len: number) => limit - (len + 1 - EDGE);
+  return `printf '%s\\n' "$${stdoutSecretVar}"; head -c ${pad(stdoutLen)} /dev/zero | tr '\\0' x; ` +
+    `printf '%s\\n' '${stderrSecret}' >&2; head -c ${pad(stderrSecret.length)} /dev/zero | tr '\\0' y >&2`;
+}
+const EDGE = 11;
+
+const probe = join(tmp.path, "probe");
+mkdirSync(probe, { recursive: true });
+const lit = (x: unknown) => JSON.stringify(x);
+
+// ---- Plugins that leak on purpose.
+const adapterFile = join(tmp.path, "leaky-adapter.ts");
+writeFileSync(
+  adapterFile,
+  `import { processActResult, runProcess } from "noema";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+export default {
+  name: "leaky",
+  version: "1.0",
+  api: "1.0",
+  create() {
+    return {
+      async act(request) {
+        const id = request.step.id;
+        if (id === "s1") {
+          const env = await runProcess({ argv: ["env"], env: process.env });
+          writeFileSync(join(${lit(probe)}, "adapter-child-env.txt"), env.stdout);
+          const r = await runProcess({ shell: ${lit(edgeScript("CLI_SECRET", CLI_SECRET.length, GH, 4096))} });
+          writeFileSync(join(request.workspace, ${lit(`new-${GH}.txt`)}), "new\\n");
+          const res = processActResult(r, { timeoutMs: 60000, extra: { note: ${lit(ALL)}, [${
+    lit(`key ${AWS}`)
+  }]: 1 } });
+          return { ...res, outcome: ${lit(ALL)}, facts: [{ key: ${lit(`fact ${ALL_LINE}`)}, value: { [${
+    lit(`k ${JWT}`)
+  }]: ${lit(ALL)} } }] };
+        }
+        if (id === "s3") return { status: "error", outcome: ${lit(ALL)}, error: { type: "Leak", message: ${
+    lit(ALL)
+  } } };
+        return { status: "ok", outcome: "ok", output: { echo: request.action.input } };
+      },
+    };
+  },
+};
+`,
+);
+const policyFile = (name: string, body: string) => {
+  const path = join(tmp.path, `${name}.ts`);
+  writeFileSync(
+    path,
+    `import process from "node:process";
+import { writeFileSync } from "node:fs";
+export default { name: ${lit(name)}, version: "1.0", advise(state) { ${body} } };
+`,
+  );
+  return path;
+};
+const hintPolicy = policyFile(
+  "LeakyHint",
+  `writeFileSync(${lit(join(probe, "policy-env.json"))}, JSON.stringify(Object.keys(process.env)));
+  return { kind: "hint", advice: ${lit(ALL)}, confidence: 0.9, risk_tags: [${lit(ALL_LINE)}], rationale: ${
+    lit(ALL)
+  } };`,
+);
+const patchPolicy = policyFile(
+  "LeakyPatch",
+  `if (state.step.id !== "s1") return undefined;
+  return { kind: "intervention", advice: ${lit(ALL)}, confidence: 0.9, patch: { [${lit(`p ${GH}`)}]: ${lit(ALL)} } };`,
+);
+const throwingPolicy = policyFile("Thrower", `throw new Error(${lit(`policy failed: ${ALL}`)});`);
+const approvalPolicy = policyFile(
+  "AskFirst",
+  `if (state.step.id !== "s2") return undefined;
+  return { kind: "veto", advice: ${lit(`approve? ${ALL}`)}, confidence: 0.95, requires_approval: true };`,
+);
+
+/** Verification that carries every secret: a command, existing, missing and unexpected paths. */
+const VERIFY = [
+  { kind: "command_succeeds", command: `test -z "$NOEMA_SIGNING_KEY" # ${ALL_LINE}` },
+  { kind: "file_exists", path: `0-${FILE_SECRET}.txt` },
+  { kind: "file_exists", path: `missing-${GH}.txt` },
+  { kind: "only_modified", paths: [`keep-${AWS}.txt`] },
+];
+
+describe("secrets never reach disk: CLI run, approve, resume", () => {
+  const root = join(tmp.path, "root-cli");
+  const ws = workspace("ws-cli");
+  const task = join(tmp.path, "leaky-task.jsonc");
+  writeFileSync(
+    task,
+    JSON.stringify({
+      // A resumed run acts with the real task: only named secrets can be restored into it.
+      task: `deploy with ${FILE_SECRET} and ${CLI_SECRET}`,
+      using: adapterFile,
+      workspace: ws,
+      secrets: ["FILE_SECRET"],
+      policies: [hintPolicy, patchPolicy, throwingPolicy, approvalPolicy],
+      governance: "enforce",
+      failure_policy: "fail_open",
+      tags: { [`tag ${JWT}`]: ALL_LINE },
+      steps: [
+        { id: "s1", kind: "act", description: `run ${ALL}`, inputs: { command: ALL, [`in ${BEARER}`]: ALL } },
+        // Steps that run after the resume hold named secrets only: a token masked by pattern cannot be restored.
+        { id: "s2", kind: "act", description: "needs approval", inputs: { env: { TOKEN: CLI_SECRET } } },
+        { id: "s3", kind: "act", description: "fails", inputs: { note: FILE_SECRET } },
+      ],
+      verify: VERIFY,
+    }),
+  );
+
+  test("every file under the root is free of every secret", () => {
+    const outputs: string[] = [];
+    const started = cli(
+      ["--root", root, "run", task, "--secret", "CLI_SECRET", "--tag", `cli-${GH}=${ALL_LINE}`, "--json"],
+      { env: { ...ENV, PROBE: probe } },
+    );
+    assert.equal(started.code, 4, started.stderr);
+    outputs.push(started.stdout);
+    const id = JSON.parse(started.stdout).episode_id as string;
+    const decided = cli(["--root", root, "approve", id, "--note", `ok ${ALL}`, "--by", `ana ${ALL_LINE}`], {
+      env: ENV,
+    });
+    assert.equal(decided.code, 0, decided.stderr);
+    outputs.push(decided.stdout);
+    const resumed = cli(["--root", root, "resume", id, "--json"], { env: { ...ENV, PROBE: probe } });
+    assert.equal(resumed.code, 1, resumed.stderr);
+    outputs.push(resumed.stdout);
+    const dir = join(root, "episodes", id);
+
+    // The run really saw every input: the planted places exist (masked) in the artifacts.
+    const events = readFileSync(join(dir, "events.jsonl"), "utf8");
+    const approval = readdirSync(join(dir, "approvals"));
+    assert.equal(approval.length, 1);
+    assert.match(readFileSync(join(dir, "approvals", approval[0]), "utf8"), /"note": "ok \[REDACTED:FILE_SECRET\]/);
+    assert.equal(readdirSync(join(dir, "checkpoints")).length, 1);
+    assert.match(events, /"message":"policy failed: \[REDACTED:FILE_SECRET\] \| \[REDACTED:CLI_SECRET\]/);
+    assert.match(events, /"fact \[REDACTED:FILE_SECRET\]/);
+    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+    assert.equal(summary.verification.assertions.length, 4);
+    assert.match(summary.verification.assertions[0].target, /\[REDACTED:CLI_SECRET\]/);
+    assert.equal(summary.verification.assertions[0].passed, true, "the verification command saw no signing key");
+    assert.ok(Object.keys(summary.tags).some((k) => k.startsWith("cli-[REDACTED]")), JSON.stringify(summary.tags));
+    const pre = readFileSync(join(dir, "snapshots", "pre.json"), "utf8");
+    assert.match(pre, /"0-\[REDACTED:FILE_SECRET\]\.txt"/);
+    assert.match(pre, /"1-\[REDACTED:CLI_SECRET\]\.txt"/);
+
+    assert.deepEqual(leaksUnder(root), []);
+    assert.deepEqual(leaksIn(outputs.join("\n")), [], "what the CLI printed");
+  });
+
+  test("no child process or policy worker got NOEMA_SIGNING_KEY", () => {
+    const childEnvText = readFileSync(join(probe, "adapter-child-env.txt"), "utf8");
+    assert.match(childEnvText, /^PATH=/m, "the adapter's child did get an environment");
+    assert.doesNotMatch(childEnvText, /NOEMA_SIGNING_KEY/);
+    const policyEnv = JSON.parse(readFileSync(join(probe, "policy-env.json"), "utf8")) as string[];
+    assert.ok(policyEnv.includes("PROBE"), "the policy worker did get an environment");
+    assert.equal(policyEnv.includes("NOEMA_SIGNING_KEY"), false, policyEnv.join(" "));
+  });
+});
+
+describe("secrets never reach disk: the command adapter", () => {
+  test("its environment has no signing key; a secret cut at the 8192-byte excerpt edge is masked", () => {
+    const root = join(tmp.path, "root-command");
+    const ws = workspace("ws-command");
+    const script = `${edgeScript("CLI_SECRET", CLI_SECRET.length, JWT, 8192)}; test -z "$NOEMA_SIGNING_KEY"`;
+    const ok = cli(
+      [
+        "--root",
+        root,
+        "run",
+        `run the agent ${ALL}`,
+        "--using",
+        "command",
+        "--secret",
+        "CLI_SECRET",
+        "--secret",
+        "FILE_SECRET",
+        "--tag",
+        `t=${ALL_LINE}`,
+        "--workspace",
+        ws,
+        "--verify-command",
+        `test -z "$NOEMA_SIGNING_KEY" # ${ALL_LINE}`,
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        script,
+      ],
+      { env: ENV },
+    );
+    assert.equal(ok.code, 0, ok.stderr + ok.stdout);
+    const id = JSON.parse(ok.stdout).episode_id as string;
+    const act = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter((l) =>
+      l.includes('"phase":"act"')
+    ).map((l) => JSON.parse(l)).find((e) => e.payload.output?.exit_code !== undefined);
+    assert.equal(act.payload.output.exit_code, 0, "the command saw NOEMA_SIGNING_KEY");
+    assert.equal(act.payload.output.stdout_bytes, 8192 + EDGE);
+    assert.match(act.payload.output.stdout, /^\[REDACTED\]\nx/, "the cut secret is masked whole");
+    assert.match(act.payload.output.stderr, /^\[REDACTED\]\ny/);
+    assert.deepEqual(leaksUnder(root), []);
+    assert.deepEqual(leaksIn(ok.stdout), []);
+  });
+});
+
+describe("secrets never reach disk: the library", () => {
+  test("run, approve and resume with in-process plugins", async () => {
+    for (const [k, v] of Object.entries(ENV)) process.env[k] = v;
+    try {
+      const root = join(tmp.path, "root-lib");
+      const ws = workspace("ws-lib");
+      const adapter: AdapterPlugin = {
+        name: "leaky-lib",
+        create: () => ({
+          async act(request) {
+            if (request.step.id === "s1") {
+              const r = await runProcess({ shell: edgeScript("FILE_SECRET", FILE_SECRET.length, AWS, 4096) });
+              writeFileSync(join(request.workspace!, `new-${JWT}.txt`), "x");
+              return {
+                status: "ok",
+                outcome: ALL,
+                output: { ...r, [`out ${PEM_LINE}`]: ALL },
+                facts: [{ key: `fact ${ALL_LINE}`, value: ALL }],
+              };
+            }
+            if (request.step.id === "s3") throw new Error(`adapter threw ${ALL}`);
+            return { status: "ok", outcome: "ok" };
+          },
+        }),
+      };
+      const policies = [
+        { name: "HintLib", version: "1.0", advise: () => ({ kind: "hint" as const, advice: ALL, confidence: 0.9 }) },
+        {
+          name: "ThrowLib",
+          version: "1.0",
+          advise: () => {
+            throw new Error(ALL);
+          },
+        },
+        {
+          name: "AskLib",
+          version: "1.0",
+          advise: (s: { step: { id: string } }) =>
+            s.step.id === "s2"
+              ? { kind: "veto" as const, advice: ALL, confidence: 0.95, requires_approval: true }
+              : undefined,
+        },
+      ];
+      const paused = await run(`task ${FILE_SECRET} ${CLI_SECRET}`, {
+        root,
+        using: adapter,
+        workspace: ws,
+        secrets: ["FILE_SECRET", "CLI_SECRET"],
+        policies,
+        failure_policy: "fail_open",
+        tags: { [`k ${GH}`]: ALL_LINE },
+        steps: [
+          { id: "s1", kind: "act", description: ALL, inputs: { [`key ${AWS}`]: ALL } },
+          { id: "s2", kind: "act", description: "approve me", inputs: { x: `${FILE_SECRET} ${CLI_SECRET}` } },
+          { id: "s3", kind: "act", description: "throws", inputs: {} },
+        ],
+        verify: VERIFY,
+      });
+      assert.equal(paused.status, "pending");
+      const record = approve(paused.episode_id, { root, note: ALL, by: ALL_LINE });
+      assert.equal(record.decision, "approved");
+      const done = await resume(paused.episode_id, { root, using: adapter, policies });
+      assert.equal(done.status, "error");
+      const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
+      assert.equal(state.memory.facts.length, 1);
+      assert.deepEqual(leaksUnder(root), []);
+    } finally {
+      for (const k of Object.keys(ENV)) delete process.env[k];
+    }
+  });
+});
+
+describe("the pieces", () => {
+  test("ArtifactSink masks keys and values of any file, a new one (model.jsonl) too", () => {
+    const dir = join(tmp.path, "sink");
+    mkdirSync(dir);
+    const sink = new ArtifactSink(dir, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
+    const turn = { role: "assistant", [`tool ${GH}`]: [{ args: { token: FILE_SECRET, pem: PEM, jwt: JWT } }] };
+    const written = sink.appendJsonl("model.jsonl", turn);
+    assert.notEqual(written, turn, "a masked copy is returned");
+    const plain = { a: "nothing here", n: [1, 2] };
+    assert.equal(sink.appendJsonl("model.jsonl", plain), plain, "an unchanged value is written as is");
+    sink.writeJson("notes/x.json", { [AWS]: BEARER });
+    sink.close();
+    const text = readFileSync(join(dir, "model.jsonl"), "utf8");
+    assert.equal(text.split("\n").length, 3);
+    assert.match(text, /\[REDACTED:S\]/);
+    assert.deepEqual(leaksUnder(dir), []);
+  });
+
+  test("runProcess masks an excerpt before cutting it, with the secrets of the open episodes", async () => {
+    const sink = new ArtifactSink(tmp.path, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
+    try {
+      const r = await runProcess({
+        shell: edgeScript("FILE_SECRET", FILE_SECRET.length, GH, 4096),
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FILE_SECRET },
+      });
+      assert.equal(r.stdout_bytes, 4096 + EDGE);
+      assert.ok(r.stdout.startsWith("[REDACTED]\nx"), r.stdout.slice(0, 40));
+      assert.ok(r.stderr.startsWith("[REDACTED]\ny"), r.stderr.slice(0, 40));
+      assert.ok(Buffer.byteLength(r.stdout) <= 4096);
+      assert.deepEqual(leaksIn(r.stdout + r.stderr), []);
+    } finally {
+      sink.close();
+    }
+    // Without the episode open, the named value is not known: its cut tail shows (patterns still apply).
+    const r2 = await runProcess({
+      shell: edgeScript("FILE_SECRET", FILE_SECRET.length, GH, 4096),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FILE_SECRET },
+    });
+    assert.ok(r2.stdout.startsWith(FILE_SECRET.slice(EDGE)), r2.stdout.slice(0, 40));
+  });
+
+  test("childEnv drops noema's own secrets and keeps the rest", () => {
+    const env = childEnv({
+      PATH: "/bin",
+      NOEMA_SIGNING_KEY: "k",
+      NOEMA_EXTRA_TOKEN: "t",
+      NOEMA_SIGNING_KID: "kid",
+      NOEMA_EPISODE_ID: "ep",
+      API_TOKEN: "user's own",
+    });
+    assert.deepEqual(env, { PATH: "/bin", NOEMA_SIGNING_KID: "kid", NOEMA_EPISODE_ID: "ep", API_TOKEN: "user's own" });
+  });
+
+  test("--secret adds to the secrets of the task file and noema.jsonc", () => {
+    const cwd = join(tmp.path, "merge");
+    mkdirSync(cwd);
+    writeFileSync(join(cwd, "noema.jsonc"), JSON.stringify({ secrets: ["FROM_CONFIG"] }));
+    writeFileSync(join(cwd, "t.jsonc"), JSON.stringify({ task: "x", secrets: ["FROM_FILE", "BOTH"] }));
+    const { options } = resolveRunSettings({
+      taskOrFile: join(cwd, "t.jsonc"),
+      options: { secrets: ["FROM_FLAG", "BOTH"] },
+      cwd,
+    });
+    assert.deepEqual(options.secrets, ["FROM_CONFIG", "FROM_FILE", "BOTH", "FROM_FLAG"]);
+  });
+
+  test("each token kind is masked on its own", () => {
+    const r = new Redactor();
+    for (const t of [GH, AWS, JWT, PEM, PEM_LINE, BEARER, `${PEM.slice(0, 60)}`]) {
+      const out = r.redactString(`before ${t} after`);
+      assert.deepEqual(leaksIn(out), [], `${t.slice(0, 20)}… → ${out}`);
+    }
+  });
+});
