@@ -206,6 +206,11 @@ export class PolicyGovernor implements Governor {
     return decision;
   }
 
+  /** Releases the policies (worker threads of policy files). */
+  close(): void {
+    for (const p of this.#policies) p.close?.();
+  }
+
   /** Keeps the result of a call that ran. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
     const step = this.steps.find((s) => s.step_id === stepOrCallId || s.action.call_id === stepOrCallId);

@@ -9,7 +9,7 @@
  * - the copy is checked with valibot ({@link ActResultSchema}): `status` is
  *   `ok`, `error` or `skipped`, `outcome` a string, `error` `{ type, message }`,
  *   `artifacts` an array of `{ path, kind? }` objects, `facts` an array of
- *   `{ key, value }` objects;
+ *   `{ key, value }` objects, `exit_code` a number or null;
  * - a result that fails the check, an adapter that throws (an `Error` or
  *   anything else) and a call that does not settle within the act timeout
  *   all become an `error` result whose message names the adapter file and
@@ -78,6 +78,7 @@ export const ActResultSchema = v.object({
       "expected an array",
     ),
   ),
+  exit_code: v.optional(v.nullable(v.number("expected a number or null"))),
 }, "expected an object");
 
 /** Options of the adapter guard. */
@@ -189,7 +190,7 @@ export function checkAdapterResult(raw: unknown, options: AdapterGuardOptions): 
   if (!isObject) return invalid(options.adapter, `result: expected an object, got ${typeWord(raw)}`);
   const o = raw as object;
   const rest: Record<string, unknown> = {};
-  for (const key of ["status", "outcome", "error", "artifacts", "facts"]) rest[key] = read(o, key);
+  for (const key of ["status", "outcome", "error", "artifacts", "facts", "exit_code"]) rest[key] = read(o, key);
   const { value, truncated } = copyPlainJson(rest, { maxBytes: limit });
   const copy = value as Record<string, unknown>;
   if (typeof copy.outcome === "string") copy.outcome = cutString(copy.outcome, PLUGIN_LIMITS.adviceBytes);

@@ -26,6 +26,7 @@ import { OutputBudget } from "../plugins/plugin_output.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
 import { LIST_FIELDS } from "./core/snapshot.ts";
+import { viewSource } from "./core/list_view.ts";
 
 /**
  * The memory cap of a policy worker in MiB (`NOEMA_POLICY_MEMORY_MB`, default 512): the worker's
@@ -81,7 +82,7 @@ class PolicyWorkerHost {
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
   /** What was sent last per top-level key (and its big list), to send only what changed. */
-  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
+  private readonly sent = new Map<string, { value: unknown; list?: { items: readonly unknown[]; length: number } }>();
   private nextCall = 1;
   private busy = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
@@ -306,13 +307,21 @@ class PolicyWorkerHost {
     }
     // The list as a delta against the one sent last time: entries compared by identity (the snapshot
     // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
-    const before = last?.list ?? [];
+    const now = viewSource(list) ?? { items: list, length: list.length };
+    const before = last?.list ?? { items: [], length: 0 };
     const set: [number, unknown][] = [];
-    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    if (now.items === before.items && now.length >= before.length) {
+      // The same backing list, grown: only the appended entries are new.
+      for (let i = before.length; i < now.length; i++) set.push([i, now.items[i]]);
+    } else {
+      for (let i = 0; i < now.length; i++) {
+        if (i >= before.length || now.items[i] !== before.items[i]) set.push([i, now.items[i]]);
+      }
+    }
     const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     delete shell[field];
-    this.sent.set(key, { value, list });
-    return { same: false, value: shell, list: { field, length: list.length, set } };
+    this.sent.set(key, { value, list: now });
+    return { same: false, value: shell, list: { field, length: now.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */
