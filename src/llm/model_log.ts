@@ -4,10 +4,17 @@
  * recorded as the SDK's prompt, not as HTTP headers).
  *
  * A line: `{turn, mode, provider, model, started_at, duration_ms, request:
- * {prompt, tools, settings}, response: {content, finish_reason, usage} | null,
- * error: {type, message, status?} | null}`. `content` is the model's output
- * in the AI SDK's LanguageModelV4 form (tool-call `input` as the JSON text the
- * model sent), which is what exact replay plays back.
+ * {prompt, prompt_from?, tools, tools_same?, settings}, response: {content,
+ * finish_reason, usage} | null, error: {type, message, status?} | null}`.
+ * `content` is the model's output in the AI SDK's LanguageModelV4 form
+ * (tool-call `input` as the JSON text the model sent), which is what exact
+ * replay plays back.
+ *
+ * A conversation only grows, so a request is recorded as a delta: with
+ * `prompt_from: N`, `prompt` holds the messages after the first N messages of
+ * the previous turn's prompt, and `tools_same: true` stands for the previous
+ * turn's tools. The file grows with the conversation, not with its square;
+ * {@link expandTurns} rebuilds the whole requests.
  *
  * @module
  */
@@ -28,7 +35,15 @@ export interface ModelTurn {
   model: string;
   started_at: string;
   duration_ms: number;
-  request: { prompt: unknown; tools: unknown; settings: Record<string, unknown> };
+  request: {
+    prompt: unknown;
+    tools: unknown;
+    settings: Record<string, unknown>;
+    /** The prompt continues the first `prompt_from` messages of the previous turn's prompt. */
+    prompt_from?: number;
+    /** The tools are the previous turn's. */
+    tools_same?: boolean;
+  };
   response: { content: unknown[]; finish_reason: unknown; usage: unknown } | null;
   error: { type: string; message: string; status?: number } | null;
 }
@@ -54,6 +69,49 @@ export function requestOf(params: Params, redactor: Redactor | null): ModelTurn[
   const text = JSON.stringify({ prompt: params.prompt, tools, settings });
   const request = JSON.parse(text);
   return redactor && redactor.mightContain(text) ? redactor.redact(request).value : request;
+}
+
+/**
+ * Rebuilds whole requests from delta-recorded turns (see the module doc).
+ *
+ * @example
+ * ```ts
+ * import { expandTurns } from "noema";
+ * // const turns = expandTurns(recordedLines);
+ * ```
+ */
+export function expandTurns(turns: readonly ModelTurn[]): ModelTurn[] {
+  let prompt: unknown[] = [], tools: unknown = null;
+  return turns.map((t) => {
+    const r = t.request;
+    const own = Array.isArray(r.prompt) ? r.prompt : [];
+    prompt = r.prompt_from === undefined ? own : [...prompt.slice(0, r.prompt_from), ...own];
+    tools = r.tools_same ? tools : r.tools;
+    return { ...t, request: { prompt, tools, settings: r.settings } };
+  });
+}
+
+/** Records requests as deltas against the previous turn's. */
+class DeltaRequests {
+  #prompt: string[] = [];
+  #tools = "";
+  delta(request: ModelTurn["request"]): ModelTurn["request"] {
+    const messages = Array.isArray(request.prompt) ? request.prompt : [];
+    const texts = messages.map((m) => JSON.stringify(m));
+    let k = 0;
+    while (k < texts.length && k < this.#prompt.length && texts[k] === this.#prompt[k]) k++;
+    const tools = JSON.stringify(request.tools);
+    const out: ModelTurn["request"] = {
+      prompt: k > 0 ? messages.slice(k) : messages,
+      tools: tools === this.#tools ? null : request.tools,
+      settings: request.settings,
+    };
+    if (k > 0) out.prompt_from = k;
+    if (tools === this.#tools) out.tools_same = true;
+    this.#prompt = texts;
+    this.#tools = tools;
+    return out;
+  }
 }
 
 function errorOf(e: unknown): ModelTurn["error"] {
@@ -106,6 +164,7 @@ export function modelRecorder(
   totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 },
 ): LanguageModelMiddleware & { totals: UsageTotals } {
   let turn = 0;
+  const requests = new DeltaRequests();
   const write = (line: ModelTurn) => {
     log.append(line);
     const u = line.response?.usage as
@@ -122,7 +181,7 @@ export function modelRecorder(
     provider: model.provider,
     model: model.modelId,
     started_at: new Date().toISOString(),
-    request: requestOf(params, null),
+    request: requests.delta(requestOf(params, null)),
   });
   return {
     specificationVersion: "v4",
