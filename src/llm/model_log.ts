@@ -56,17 +56,24 @@ export interface UsageTotals {
   model_calls: number;
 }
 
-/** The request part of a line, as comparable JSON (masked like the log). */
-export function requestOf(params: Params, redactor: Redactor | null): ModelTurn["request"] {
-  const tools = (params.tools ?? []).map((t) => {
+function toolsOf(params: Params) {
+  return (params.tools ?? []).map((t) => {
     const x = t as { type: string; name: string; description?: string; inputSchema?: unknown };
     return { type: x.type, name: x.name, description: x.description ?? null, parameters: x.inputSchema ?? null };
   });
+}
+
+function settingsOf(params: Params): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   for (const k of ["maxOutputTokens", "temperature", "toolChoice", "seed"] as const) {
-    if (params[k] !== undefined) settings[k] = params[k];
+    if (params[k] !== undefined) settings[k] = JSON.parse(JSON.stringify(params[k]));
   }
-  const text = JSON.stringify({ prompt: params.prompt, tools, settings });
+  return settings;
+}
+
+/** The whole request of a model call, as comparable JSON (masked like the log when a redactor is given). */
+export function requestOf(params: Params, redactor: Redactor | null): ModelTurn["request"] {
+  const text = JSON.stringify({ prompt: params.prompt, tools: toolsOf(params), settings: settingsOf(params) });
   const request = JSON.parse(text);
   return redactor && redactor.mightContain(text) ? redactor.redact(request).value : request;
 }
@@ -95,16 +102,16 @@ export function expandTurns(turns: readonly ModelTurn[]): ModelTurn[] {
 class DeltaRequests {
   #prompt: string[] = [];
   #tools = "";
-  delta(request: ModelTurn["request"]): ModelTurn["request"] {
-    const messages = Array.isArray(request.prompt) ? request.prompt : [];
-    const texts = messages.map((m) => JSON.stringify(m));
+  /** The request of a call, as a delta: each message serialised once, only the new ones copied. */
+  delta(params: Params): ModelTurn["request"] {
+    const texts = params.prompt.map((m) => JSON.stringify(m));
     let k = 0;
     while (k < texts.length && k < this.#prompt.length && texts[k] === this.#prompt[k]) k++;
-    const tools = JSON.stringify(request.tools);
+    const tools = JSON.stringify(toolsOf(params));
     const out: ModelTurn["request"] = {
-      prompt: k > 0 ? messages.slice(k) : messages,
-      tools: tools === this.#tools ? null : request.tools,
-      settings: request.settings,
+      prompt: texts.slice(k).map((t) => JSON.parse(t)),
+      tools: tools === this.#tools ? null : JSON.parse(tools),
+      settings: settingsOf(params),
     };
     if (k > 0) out.prompt_from = k;
     if (tools === this.#tools) out.tools_same = true;
@@ -181,7 +188,7 @@ export function modelRecorder(
     provider: model.provider,
     model: model.modelId,
     started_at: new Date().toISOString(),
-    request: requests.delta(requestOf(params, null)),
+    request: requests.delta(params),
   });
   return {
     specificationVersion: "v4",
