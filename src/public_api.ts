@@ -119,6 +119,16 @@ export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
+export {
+  type AttachOptions,
+  type CoreEnd,
+  type CoreOptions,
+  type Decision,
+  EpisodeCore,
+  type ProposedAction,
+  type RecordedResult,
+} from "./runtime/core/episode_core.ts";
+export { displayCommand, shellQuote } from "./runtime/core/command.ts";
 export * from "./runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";
 export {
@@ -193,7 +203,7 @@ export {
 
 // The LLM agent: governed AI SDK tool loops.
 export { govern, type Governance, type GovernOptions } from "./llm/govern.ts";
-export type { Decision, Governor, ProposedAction, RecordedResult } from "./llm/governor.ts";
+export type { Governor } from "./llm/governor.ts";
 export { type GovernedStep, PolicyGovernor, type PolicyGovernorOptions } from "./llm/policy_governor.ts";
 export { type GovernedHooks, governedHooks, type GovernedHooksOptions, type PendingToolApproval } from "./llm/hooks.ts";
 export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } from "./llm/loop.ts";
