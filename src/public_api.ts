@@ -203,7 +203,7 @@ export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } fro
 export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
 export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
 export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
-export { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
+export { expandTurns, MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
 export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
 export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
 export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";
