@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { Decision, Governor } from "./governor.ts";
+import type { Decision, Governor, RecordedResult } from "./governor.ts";
 
 /** A call the governor asked a human about. */
 export interface PendingToolApproval {
@@ -59,6 +59,20 @@ export interface GovernedHooks {
 export interface GovernedHooksOptions {
   /** The display command of a call (policies see it as `action.command`). */
   command?: (tool: string, input: Record<string, unknown>) => string;
+}
+
+/** What a finished call records: its output, or its error. */
+function resultOf(out: { type: string; output?: unknown; error?: unknown }, durationMs: number): RecordedResult {
+  const duration_ms = Math.round(durationMs * 1000) / 1000;
+  if (out.type !== "tool-error") return { status: "ok", outcome: "ok", output: out.output, duration_ms };
+  const err = out.error as { name?: string; message?: string } | undefined;
+  const message = err?.message ?? String(out.error);
+  return {
+    status: "error",
+    outcome: `tool error: ${message}`.slice(0, 300),
+    error: { type: err?.name ?? "ToolError", message },
+    duration_ms,
+  };
 }
 
 function refinerFor(refine: (tool: string, input: unknown) => Promise<unknown>) {
@@ -143,21 +157,12 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
     onToolExecutionEnd(event) {
       const entry = byCall.get(event.toolCall.toolCallId);
       if (!entry) return Promise.resolve();
-      const out = event.toolOutput as { type: string; output?: unknown; error?: unknown };
       const duration = typeof event.toolExecutionMs === "number"
         ? event.toolExecutionMs
         : performance.now() - entry.started;
-      const err = out.error as { name?: string; message?: string } | undefined;
       const p = governor.record(
         entry.decision.step_id,
-        out.type === "tool-error"
-          ? {
-            status: "error",
-            outcome: `tool error: ${err?.message ?? String(out.error)}`.slice(0, 300),
-            error: { type: err?.name ?? "ToolError", message: err?.message ?? String(out.error) },
-            duration_ms: Math.round(duration * 1000) / 1000,
-          }
-          : { status: "ok", outcome: "ok", output: out.output, duration_ms: Math.round(duration * 1000) / 1000 },
+        resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
       ).catch((e) => {
         hooks.failures.push(e as Error);
       });

@@ -75,6 +75,8 @@ export interface PendingAction {
   tool: string;
   /** The input the adapter will receive (after applied interventions). */
   input: Record<string, unknown>;
+  /** What will run as one display string, when the caller knows it better than the input says. */
+  command?: string;
 }
 
 /** The action about to run, as policies see it: the pending action plus its display string. */

@@ -112,6 +112,25 @@ export interface EngineProgress {
   inputs: Map<string, Record<string, unknown>>;
 }
 
+/** What direction and governance decided for one step's action. */
+export interface StepDecision {
+  /** The action after applied interventions. */
+  action: PendingAction;
+  candidateId: string;
+  /** Advice of applied hints. */
+  hints: string[];
+  /** An applied intervention changed the input. */
+  patched: boolean;
+  /** Governance blocks the action. */
+  blocked: boolean;
+  /** Governance's message (masked). */
+  message: string;
+  /** The policy behind the decision, if one. */
+  policy_id: string | null;
+  /** Set when the action needs approval: the episode pauses. */
+  pause: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null } | null;
+}
+
 /** An approved action to execute without consulting policies again. */
 export interface ApprovedAction {
   stepIndex: number;
@@ -259,18 +278,7 @@ export class Engine {
         outcomes.error = { type: "Aborted", message: this.message };
         break;
       }
-      if (this.#factsDirty) {
-        this.#factsHash = canonicalHash(p.facts);
-        this.#factsDirty = false;
-      }
-      const stepView = Object.freeze({
-        id: step.id,
-        kind: step.kind,
-        description: step.description,
-        index,
-        total: steps.length,
-        inputs: deepFreeze(p.inputs.get(step.id) ?? step.inputs ?? {}),
-      });
+      const stepView = this.stepView(index);
       let action: PendingAction;
       let candidateId: string;
       let hintsForAdapter: string[] = [];
@@ -286,7 +294,7 @@ export class Engine {
         if (step.kind === "act" && s.args.length > 0 && input.command === undefined && input.argv === undefined) {
           input.argv = [...s.args];
         }
-        const decided = await this.#decide(index, step, stepView, { kind: actionKind, tool, input });
+        const decided = await this.decideStep(index, { kind: actionKind, tool, input });
         action = decided.action;
         candidateId = decided.candidateId;
         hintsForAdapter = decided.hints;
@@ -303,20 +311,39 @@ export class Engine {
     return "done";
   }
 
+  /** The step about to run, as policies see it (frozen; its inputs are the real ones). */
+  stepView(index: number): PolicyStep {
+    const p = this.p;
+    const step = p.steps[index];
+    return Object.freeze({
+      id: step.id,
+      kind: step.kind,
+      description: step.description,
+      index,
+      total: p.steps.length,
+      inputs: deepFreeze(p.inputs.get(step.id) ?? step.inputs ?? {}),
+    });
+  }
+
+  /**
+   * Direction (policies consulted with the state snapshot), the action
+   * candidate and governance for step `index` about to take `initial`.
+   */
+  decideStep(index: number, initial: PendingAction): Promise<StepDecision> {
+    if (this.#factsDirty) {
+      this.#factsHash = canonicalHash(this.p.facts);
+      this.#factsDirty = false;
+    }
+    return this.#decide(index, this.p.steps[index], this.stepView(index), initial);
+  }
+
   /** Direction, action candidate and governance for one step. */
   async #decide(
     index: number,
     step: PlanStep,
     stepView: PolicyStep,
     initial: PendingAction,
-  ): Promise<{
-    action: PendingAction;
-    candidateId: string;
-    hints: string[];
-    blocked: boolean;
-    message: string;
-    pause: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null } | null;
-  }> {
+  ): Promise<StepDecision> {
     const s = this.s, p = this.p;
     let action = initial;
     const hints: string[] = [];
@@ -332,7 +359,7 @@ export class Engine {
           kind: action.kind,
           tool: action.tool,
           input: deepFreeze(structuredClone(action.input)),
-          command: displayCommand(action.input),
+          command: action.command ?? displayCommand(action.input),
         }),
         stepView,
         { workspace: s.workspace },
@@ -347,7 +374,7 @@ export class Engine {
       });
       if (o.status === "applied" && o.verdict?.kind === "intervention") {
         const patched = applyPatch(action.input, this.redactor.redact(o.verdict.patch!).value);
-        action = { ...action, input: patched.input };
+        action = { kind: action.kind, tool: action.tool, input: patched.input }; // the display string follows the input
         view = undefined;
         o.diff = patched.diff;
         interventions.push({ policy: policy.id, diff: patched.diff });
@@ -465,7 +492,16 @@ export class Engine {
       : blocked && s.pauseOnVeto
       ? { kind: "veto" as const, reason: decision.message, policy_id: decision.policy_id }
       : null;
-    return { action, candidateId, hints, blocked, message: decision.message, pause };
+    return {
+      action,
+      candidateId,
+      hints,
+      patched: interventions.some((x) => x.diff.length > 0),
+      blocked,
+      message: decision.message,
+      policy_id: decision.policy_id,
+      pause,
+    };
   }
 
   /** Executes one action through the adapter and records it. Returns "stop" when the run must end. */
@@ -478,14 +514,10 @@ export class Engine {
     hints: string[],
     approval: Record<string, unknown> | null,
   ): Promise<"next" | "stop"> {
-    const s = this.s, p = this.p;
-    const outcomes = p.state.outcomes!;
+    const s = this.s;
     this.setStepStatus(index, "running");
     const actStarted = this.rec.now();
     const tAct = performance.now();
-    if (p.counters.first_action_ms === null) {
-      p.counters.first_action_ms = Math.max(0, Date.parse(actStarted) - Date.parse(p.startedAt) - p.waitingMs);
-    }
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     s.signal?.addEventListener("abort", onAbort, { once: true });
@@ -509,6 +541,31 @@ export class Engine {
       s.signal?.removeEventListener("abort", onAbort);
     }
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
+    return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
+  }
+
+  /**
+   * Records one action's result: the `act` event, the step status, the action
+   * record, facts, counters. Returns `"stop"` when the result is an error and
+   * `fatal` (the plan-driven run ends there); an episode driven from outside
+   * goes on after an error.
+   */
+  recordAct(
+    index: number,
+    action: PendingAction,
+    candidateId: string,
+    result: ActResult,
+    timing: { startedAt: string; durationMs: number },
+    approval: Record<string, unknown> | null,
+    fatal = true,
+  ): "next" | "stop" {
+    const s = this.s, p = this.p;
+    const step = p.steps[index];
+    const outcomes = p.state.outcomes!;
+    const { startedAt: actStarted, durationMs } = timing;
+    if (p.counters.first_action_ms === null) {
+      p.counters.first_action_ms = Math.max(0, Date.parse(actStarted) - Date.parse(p.startedAt) - p.waitingMs);
+    }
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
     this.setStepStatus(index, stepStatus);
@@ -573,6 +630,7 @@ export class Engine {
       p.facts.push({ ...f, timestamp: actEvent.timestamp, provenance: `${tool}:${step.id}` });
       this.#factsDirty = true;
     }
+    if (!fatal) return "next";
     if (result.status !== "skipped") this.adapterResult = this.adapterResult === "error" ? "error" : "success";
     if (result.status === "error") {
       this.adapterResult = "error";
@@ -594,6 +652,7 @@ export class Engine {
     candidateId: string,
     action: PendingAction,
     why: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null },
+    close = true,
   ): RunResult {
     const s = this.s, p = this.p;
     const step = p.steps[index];
@@ -646,8 +705,10 @@ export class Engine {
         action: pending.action,
       },
     }, { event_type: "run.checkpoint" });
-    this.rec.close();
-    this.learnLog.close();
+    if (close) {
+      this.rec.close();
+      this.learnLog.close();
+    }
     return {
       ...this.#resultBase(),
       status: "pending",
@@ -860,14 +921,16 @@ export class Engine {
    * matching `outcomes.actions` record. It counts in `veto_count`, not in
    * `act_count` (no action was executed).
    */
-  recordVeto(index: number, action: PendingAction, candidateId: string, message: string): void {
+  recordVeto(index: number, action: PendingAction, candidateId: string, message: string, ends = true): void {
     const s = this.s, p = this.p;
     const step = p.steps[index];
     this.setStepStatus(index, "vetoed");
     p.counters.veto++;
-    this.status = "vetoed";
-    this.message = `Action vetoed: ${message}`;
-    p.state.outcomes!.error = null;
+    if (ends) {
+      this.status = "vetoed";
+      this.message = `Action vetoed: ${message}`;
+      p.state.outcomes!.error = null;
+    }
     const input = this.redactor.redact(action.input, "payload.input").value;
     const actionId = `act_${step.id}_${index + 1}`;
     const payload = {

@@ -26,6 +26,7 @@ import { OutputBudget } from "../plugins/plugin_output.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
 import { LIST_FIELDS } from "./core/snapshot.ts";
+import { viewSource } from "./core/list_view.ts";
 
 /**
  * The memory cap of a policy worker in MiB (`NOEMA_POLICY_MEMORY_MB`, default 512): the worker's
@@ -81,10 +82,14 @@ class PolicyWorkerHost {
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
   /** What was sent last per top-level key (and its big list), to send only what changed. */
-  private readonly sent = new Map<string, { value: unknown; list?: readonly unknown[] }>();
+  private readonly sent = new Map<string, { value: unknown; list?: { items: readonly unknown[]; length: number } }>();
   private nextCall = 1;
   private busy = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
+  /** Resident memory when the current load or call started (or the worker became ready), bytes. */
+  private watchBase: number | null = null;
+  /** Why the worker was last dropped (a memory-cap kill at load must not fall back to loading in-thread). */
+  private lastLoss: Error | null = null;
   /** The output budget of the load or call in flight (what the policy prints goes to stderr). */
   private output: OutputBudget | null = null;
 
@@ -99,6 +104,8 @@ class PolicyWorkerHost {
   private start(): Promise<boolean> {
     if (this.started) return this.started;
     this.sent.clear();
+    this.watchBase = null;
+    this.lastLoss = null;
     const mb = policyMemoryMb();
     // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
@@ -111,8 +118,11 @@ class PolicyWorkerHost {
     else worker.unref();
     this.started = new Promise<boolean>((ready) => {
       worker.on("message", (m: FromWorker) => {
-        if (m.type === "ready") ready(true);
-        else this.onMessage(m);
+        if (m.type === "ready") {
+          // Memory the process spent starting the worker (Deno may type-check it here) is not the policy's.
+          this.watchBase = process.memoryUsage.rss();
+          ready(true);
+        } else this.onMessage(m);
       });
       const lost = (why: string) => {
         ready(false);
@@ -154,9 +164,12 @@ class PolicyWorkerHost {
   /** While a load or call is in flight: terminates the worker when the process grows past the memory cap. */
   private startWatchdog(): void {
     const mb = policyMemoryMb();
-    const base = process.memoryUsage.rss();
+    this.watchBase = process.memoryUsage.rss();
     this.watchdog = setInterval(() => {
-      if (process.memoryUsage.rss() - base > mb * 1024 * 1024 && this.worker) this.drop(memoryLimitError(mb));
+      const rss = process.memoryUsage.rss();
+      // Only once the worker is up: before that, the process (not the policy) is what grows.
+      if (!this.worker || this.watchBase === null) return;
+      if (rss - this.watchBase > mb * 1024 * 1024) this.drop(memoryLimitError(mb));
     }, WATCHDOG_MS);
     (this.watchdog as { unref?: () => void }).unref?.();
   }
@@ -182,6 +195,7 @@ class PolicyWorkerHost {
   /** Forgets the worker and fails everything in flight. */
   private drop(error: Error): void {
     const worker = this.worker;
+    this.lastLoss = error;
     this.worker = null;
     this.started = null;
     this.sent.clear();
@@ -205,6 +219,12 @@ class PolicyWorkerHost {
     if (!ok) {
       this.handles.delete(handle);
       this.release();
+      if (this.lastLoss?.name === "PolicyMemoryLimit") {
+        throw new NoemaError("bad_plugin", `cannot load: ${this.lastLoss.message}`, {
+          file: displayPath,
+          exitCode: EXIT.USAGE,
+        });
+      }
       return null;
     }
     const ms = pluginLoadTimeoutMs();
@@ -287,13 +307,21 @@ class PolicyWorkerHost {
     }
     // The list as a delta against the one sent last time: entries compared by identity (the snapshot
     // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
-    const before = last?.list ?? [];
+    const now = viewSource(list) ?? { items: list, length: list.length };
+    const before = last?.list ?? { items: [], length: 0 };
     const set: [number, unknown][] = [];
-    for (let i = 0; i < list.length; i++) if (list[i] !== before[i]) set.push([i, list[i]]);
+    if (now.items === before.items && now.length >= before.length) {
+      // The same backing list, grown: only the appended entries are new.
+      for (let i = before.length; i < now.length; i++) set.push([i, now.items[i]]);
+    } else {
+      for (let i = 0; i < now.length; i++) {
+        if (i >= before.length || now.items[i] !== before.items[i]) set.push([i, now.items[i]]);
+      }
+    }
     const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     delete shell[field];
-    this.sent.set(key, { value, list });
-    return { same: false, value: shell, list: { field, length: list.length, set } };
+    this.sent.set(key, { value, list: now });
+    return { same: false, value: shell, list: { field, length: now.length, set } };
   }
 
   /** Stops whatever is running: terminates the worker; the next call starts a new one. */

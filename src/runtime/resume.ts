@@ -16,14 +16,7 @@ import os from "node:os";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
-import {
-  loadAdapter,
-  type LoadedAdapter,
-  type LoadedPolicy,
-  loadPlannerFile,
-  loadPolicyFile,
-  toLoadedPolicy,
-} from "../plugins/loader.ts";
+import { loadAdapter, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
@@ -50,6 +43,7 @@ import { Recorder } from "./recorder.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
+import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
 import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import { episodeUsing } from "../agents/driver.ts";
@@ -191,10 +185,6 @@ function mismatch(message: string): NoemaError {
   return new NoemaError("mismatch", message, { exitCode: EXIT.MISMATCH });
 }
 
-function pluginMismatch(message: string): NoemaError {
-  return new NoemaError("plugin_mismatch", message, { exitCode: EXIT.PLUGIN_MISMATCH });
-}
-
 async function reloadAdapter(
   rec: RunSettingsRecord,
   using: ResumeOptions["using"],
@@ -236,26 +226,6 @@ async function reloadAdapter(
     throw pluginMismatch(`the adapter file changed since the run paused: ${rec.adapter_path}`);
   }
   return loaded;
-}
-
-async function reloadPolicies(rec: RunSettingsRecord, given: ResumeOptions["policies"]): Promise<LoadedPolicy[]> {
-  const objects = (given ?? []).map((p, i) => toLoadedPolicy(p, `policies[${i}]`));
-  const out: LoadedPolicy[] = [];
-  for (const p of rec.policies) {
-    if (p.path === null) {
-      const match = objects.find((o) => o.id === p.id);
-      if (!match) throw pluginMismatch(`the run used policy ${p.id} as an object; pass it again to resume`);
-      out.push(match);
-      continue;
-    }
-    if (!existsSync(p.path)) throw pluginMismatch(`policy ${p.id}: its file is gone: ${p.path}`);
-    const loaded = await loadPolicyFile(p.path);
-    if (loaded.sha256 !== p.sha256 || loaded.id !== p.id) {
-      throw pluginMismatch(`policy ${p.id}: the file changed since the run started: ${p.path}`);
-    }
-    out.push(loaded);
-  }
-  return out;
 }
 
 /**

@@ -25,6 +25,24 @@ function isIndex(prop: string | symbol): boolean {
   return true;
 }
 
+/** What each view shows: its backing list and length (for senders that diff views without the proxy's cost). */
+const sources = new WeakMap<object, { items: readonly unknown[]; length: number }>();
+
+/**
+ * The backing list and length of a view made by {@link listView}, or
+ * undefined for any other value. Reading entries through it skips the
+ * proxy (each proxied read costs far more than an array read).
+ *
+ * @example
+ * ```ts
+ * import { listView, viewSource } from "./list_view.ts";
+ * viewSource(listView([1, 2], 1))?.length; // 1
+ * ```
+ */
+export function viewSource(list: unknown): { items: readonly unknown[]; length: number } | undefined {
+  return typeof list === "object" && list !== null ? sources.get(list) : undefined;
+}
+
 function refuse(what: string): never {
   throw new TypeError(`Cannot ${what}: the state given to advise is read-only`);
 }
@@ -45,7 +63,7 @@ function refuse(what: string): never {
  */
 export function listView<T>(items: readonly T[], length: number): readonly T[] {
   const target: T[] = [];
-  return new Proxy(target, {
+  const view = new Proxy(target, {
     get(t, prop, receiver) {
       if (prop === "length") return length;
       if (isIndex(prop)) {
@@ -78,4 +96,6 @@ export function listView<T>(items: readonly T[], length: number): readonly T[] {
     setPrototypeOf: () => refuse("change a list's prototype"),
     preventExtensions: () => refuse("freeze a list again"),
   }) as readonly T[];
+  sources.set(view, { items, length });
+  return view;
 }

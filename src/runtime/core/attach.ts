@@ -1,0 +1,205 @@
+/**
+ * Attaching to an existing, non-terminal episode from another process:
+ * rebuilding its engine from `state.json`, the `start` event's recorded
+ * settings and `core.json` (or, when `core.json` is missing or behind the
+ * log, from the events).
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { EXIT, NoemaError } from "../../errors.ts";
+import type { PolicyObject } from "../../plugins/api.ts";
+import type { State } from "../../schema/state.ts";
+import { readJsonFile } from "../../store/json_file.ts";
+import { ARTIFACTS, locateEpisode, type RootOptions } from "../../store/layout.ts";
+import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
+import { Engine, type EngineSettings } from "../engine.ts";
+import type { PolicyEvidence } from "../learning.ts";
+import { rebuildRun } from "../rebuild.ts";
+import { Recorder } from "../recorder.ts";
+import { ArtifactSink } from "../artifact_sink.ts";
+import { Redactor } from "../redact.ts";
+import type { RunSettingsRecord } from "./options.ts";
+import { externalAdapter, learnedThresholds } from "./prepare.ts";
+import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.ts";
+import { reloadPolicies } from "./reload.ts";
+
+/** Options of `EpisodeCore.attach`. */
+export interface AttachOptions extends RootOptions {
+  /** How long to wait for another process holding the episode's lock. @default {5000} */
+  waitMs?: number;
+  /** Policies the episode was opened with as objects (files are reloaded from their recorded paths). */
+  policies?: readonly (PolicyObject | (new () => unknown))[];
+  /** Called after each event is written. */
+  onEvent?: EngineSettings["onEvent"];
+}
+
+/** An attached episode: its engine, lock and the calls decided so far. */
+export interface AttachedEpisode {
+  engine: Engine;
+  lock: EpisodeLock;
+  calls: CoreProgress["calls"];
+  pausedAt: string | null;
+  /** The settings recorded in the start event. */
+  record: RunSettingsRecord;
+}
+
+function firstLine(path: string): Record<string, unknown> {
+  const text = readFileSync(path, "utf8");
+  const nl = text.indexOf("\n");
+  return JSON.parse(nl < 0 ? text : text.slice(0, nl));
+}
+
+/** The progress `core.json` holds, or the same rebuilt from the events when it is missing or behind. */
+function progressOf(dir: string, state: State): { progress: CoreProgress; startedAt: string } {
+  const saved = readCoreProgress(dir);
+  const last = lastLine(join(dir, ARTIFACTS.events));
+  const lastId = last ? String(JSON.parse(last).id) : null;
+  const startedAt = String(state.episode?.started_at);
+  if (saved && saved.events.last_event_id === lastId) return { progress: saved, startedAt };
+  const built = rebuildRun(dir);
+  if (built.torn || built.damaged.length > 0) {
+    throw new NoemaError("mismatch", `${join(dir, ARTIFACTS.events)} is damaged; run noema validate`, {
+      exitCode: EXIT.MISMATCH,
+    });
+  }
+  return {
+    startedAt: built.startedAt,
+    progress: {
+      schema_version: "core/1.0",
+      events: {
+        count: built.eventCount,
+        last_event_id: built.lastEventId,
+        last_timestamp: String(built.lastEvent.timestamp),
+      },
+      counters: built.counters,
+      evidence: [...built.evidence.values()],
+      last_diff: built.lastDiff,
+      last_directive_policy: built.lastDirectivePolicy,
+      last_step_event_id: built.lastStepEventId,
+      waiting_ms: built.waitingMs,
+      paused_at: built.pausedAt === null ? null : new Date(built.pausedAt).toISOString(),
+      calls: saved?.calls ?? {},
+    },
+  };
+}
+
+/**
+ * Takes the episode's lock (waiting up to `waitMs`) and rebuilds its engine.
+ * Throws exit 5 for a sealed episode, exit 10 when the lock stays held.
+ *
+ * @example
+ * ```ts
+ * import { attachEpisode } from "./attach.ts";
+ * // const { engine, lock } = await attachEpisode("ep_01…", { root: ".noema" });
+ * ```
+ */
+export async function attachEpisode(ref: string, options: AttachOptions = {}): Promise<AttachedEpisode> {
+  const loc = locateEpisode(ref, options);
+  const dir = loc.dir;
+  const sealed = () =>
+    new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json)`, { exitCode: EXIT.SEALED });
+  if (existsSync(join(dir, ARTIFACTS.manifest))) throw sealed();
+  const lock = acquireLock(dir, "core", { waitMs: options.waitMs ?? 5000 });
+  try {
+    if (existsSync(join(dir, ARTIFACTS.manifest))) throw sealed();
+    const start = firstLine(join(dir, ARTIFACTS.events));
+    const rec = (start.payload as { settings?: RunSettingsRecord }).settings;
+    if (!rec || typeof rec.using !== "string") {
+      throw new NoemaError("mismatch", `episode ${loc.id}: the start event has no run settings`, {
+        exitCode: EXIT.MISMATCH,
+      });
+    }
+    const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
+    const { progress, startedAt } = progressOf(dir, state);
+    const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
+    const engine = buildEngine(dir, loc.id, rec, state, progress, startedAt, policies, options);
+    return { engine, lock, calls: progress.calls, pausedAt: progress.paused_at, record: rec };
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+function buildEngine(
+  dir: string,
+  episodeId: string,
+  rec: RunSettingsRecord,
+  state: State,
+  progress: CoreProgress,
+  startedAt: string,
+  policies: EngineSettings["policies"],
+  options: AttachOptions,
+): Engine {
+  const redactor = new Redactor({ secrets: rec.secrets });
+  const task = String(state.goal?.task ?? "");
+  const root = join(dir, "..", "..");
+  const settings: EngineSettings = {
+    episodeId,
+    dir,
+    root,
+    task: redactor.unmask(task).value,
+    redactedTask: task,
+    mode: rec.mode,
+    intuitionMode: rec.intuition_mode,
+    governance: rec.governance,
+    failurePolicy: rec.failure_policy,
+    threshold: rec.direction_min_confidence,
+    timeoutMs: rec.policy_timeout_ms,
+    learnMode: rec.learn_mode,
+    learnMinSuccesses: rec.learn_min_successes,
+    learnMinConfidence: rec.learn_min_confidence,
+    pauseOnVeto: rec.pause_on_veto,
+    seed: rec.seed,
+    tags: rec.tags,
+    workspace: rec.workspace,
+    loadedAdapter: externalAdapter(rec.using),
+    args: rec.args,
+    policies,
+    thresholds: learnedThresholds(root, policies, rec.learn_mode),
+    planner: rec.planner,
+    onEvent: options.onEvent,
+  };
+  const plan = state.plan ?? (state.plan = { steps: [] });
+  const outcomes = state.outcomes ?? (state.outcomes = { status: "pending" });
+  outcomes.actions ??= [];
+  outcomes.artifacts ??= [];
+  const memory = state.memory ?? (state.memory = {});
+  memory.facts ??= [];
+  const recorder = new Recorder(dir, episodeId, {
+    count: progress.events.count,
+    lastEventId: progress.events.last_event_id,
+    lastTimestamp: progress.events.last_timestamp,
+  }, new ArtifactSink(dir, redactor));
+  return new Engine({
+    settings,
+    progress: {
+      state,
+      steps: plan.steps,
+      planSource: plan.source ?? `agent:${rec.using}`,
+      actions: outcomes.actions,
+      facts: memory.facts as Engine["p"]["facts"],
+      counters: progress.counters,
+      evidence: new Map(progress.evidence.map((e: PolicyEvidence) => [e.policyId, e])),
+      lastDiff: progress.last_diff,
+      lastDirectivePolicy: progress.last_directive_policy,
+      lastStepEventId: progress.last_step_event_id,
+      startedAt,
+      waitingMs: progress.waiting_ms,
+      stepRedaction: new Map(),
+      inputs: new Map(),
+    },
+    recorder,
+    learnLog: recorder.sink.jsonl(ARTIFACTS.learn),
+    adapter: externalAdapter(rec.using).plugin.create({
+      config: {},
+      args: [],
+      workspace: rec.workspace,
+      episode_dir: dir,
+      secrets: rec.secrets,
+    }) as Engine["adapter"],
+    redactor,
+    verifying: null,
+  });
+}

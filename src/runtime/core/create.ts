@@ -1,0 +1,209 @@
+/**
+ * Creating an episode on disk: its first artifacts (`learn.jsonl`, the
+ * `start` → `observe` → `interpret` → `plan` events, `state.json`) are written
+ * in a hidden directory that is then renamed into place, so an episode
+ * directory that exists always has a start event and a state.json, even if
+ * the process is killed at any moment. Then the verification starts (the
+ * workspace's pre-snapshot).
+ *
+ * @module
+ */
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { EXIT, NoemaError } from "../../errors.ts";
+import type { PlanStep } from "../../schema/plan.ts";
+import type { State } from "../../schema/state.ts";
+import { DIR_MODE, FILE_MODE, fsyncDir } from "../../store/atomic.ts";
+import { sweepStaleStaging } from "../../store/staging.ts";
+import { ARTIFACTS } from "../../store/layout.ts";
+import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
+import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../../version.ts";
+import { startVerification } from "../../verify/outcome.ts";
+import { Engine } from "../engine.ts";
+import { Recorder } from "../recorder.ts";
+import { ArtifactSink } from "../artifact_sink.ts";
+import type { RedactionReport } from "../redact.ts";
+import { newCounters } from "../summary_builder.ts";
+import { goalType, type PreparedEpisode } from "./prepare.ts";
+
+/** A created episode: its engine (holding the recorder and learn log) and its lock. */
+export interface CreatedEpisode {
+  engine: Engine;
+  lock: EpisodeLock;
+}
+
+/**
+ * Writes a prepared episode's first artifacts and moves its directory into
+ * place. On failure everything is closed and the staging directory removed.
+ *
+ * @example
+ * ```ts
+ * import { prepareEpisode } from "./prepare.ts";
+ * import { createEpisode } from "./create.ts";
+ * const { engine, lock } = await createEpisode(await prepareEpisode("x", {}));
+ * ```
+ */
+export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpisode> {
+  const { task, options, settings, adapter, plan, assertions, snapshotRules, baseDir, redactor } = prep;
+  const { episodeId, root, dir, mode, governance, workspace, loadedAdapter, policies } = settings;
+  const record = prep.record;
+  // ---- Create the episode: its first artifacts (learn.jsonl, the start … plan events, state.json) are
+  // written in a hidden directory that is then renamed into place, so an episode directory that exists
+  // always has a start event and a state.json, even if the process is killed at any moment.
+  mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
+  const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
+  try {
+    mkdirSync(staging, { mode: DIR_MODE });
+  } catch (e) {
+    throw new NoemaError("exists", `cannot create ${staging}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+  }
+  const lock = acquireLock(staging, "run");
+  writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
+  // Every artifact byte goes through the sink, which masks secrets.
+  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
+  const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
+  try {
+    const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
+      const e = rec.emit(phase, payload, opts);
+      options.onEvent?.(e);
+      return e;
+    };
+    const s = settings;
+    const start = emit("start", {
+      task: s.redactedTask,
+      episode_id: episodeId,
+      mode,
+      intuition_mode: s.intuitionMode,
+      governance,
+      failure_policy: s.failurePolicy,
+      using: loadedAdapter.label,
+      seed: s.seed,
+      tags: s.tags,
+      workspace,
+      policies: policies.map((p) => p.id),
+      noema_version: NOEMA_VERSION,
+      contract: CONTRACT_VERSIONS,
+      settings: record,
+    }, { caused_by: null });
+    const startedAt = start.timestamp;
+    const observe = emit("observe", {
+      snapshot: {
+        task: s.redactedTask,
+        seed: s.seed,
+        tags: s.tags,
+        using: loadedAdapter.label,
+        workspace,
+        state_path: ARTIFACTS.state,
+      },
+    }, { caused_by: null });
+    const type = goalType(task);
+    const hints: string[] = [];
+    if (task.length > 320) hints.push("Consider chunking the task input before execution.");
+    emit("interpret", { goal_type: type, task_chars: task.length, hints, step_count: plan.steps.length }, {
+      faculty: "intuition",
+      caused_by: observe.id,
+    });
+
+    // ---- Plan.
+    const stepRedaction = new Map<string, RedactionReport>();
+    // Step texts and inputs are masked once, here: the plan event, state.json and every later event see masked values.
+    const steps: PlanStep[] = plan.steps.map((step) => {
+      const masked: PlanStep = { ...step, description: redactor.redactString(step.description) };
+      if (step.rationale !== undefined) masked.rationale = redactor.redactString(step.rationale);
+      if (!step.inputs) return masked;
+      const { value, report } = redactor.redact(step.inputs, "payload.input");
+      stepRedaction.set(step.id, report);
+      return { ...masked, inputs: value };
+    });
+    const planStarted = rec.now();
+    const planEvent = emit("plan", Engine.planPayload(plan.source, steps, plan.rationale), {
+      metrics: { started_at: planStarted, completed_at: rec.now(), duration_ms: 0 },
+    });
+    const counters = newCounters();
+    counters.plan++;
+    counters.planning_ms = Date.parse(planEvent.timestamp) - Date.parse(startedAt);
+    const facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[] = [];
+    const actions: NonNullable<NonNullable<State["outcomes"]>["actions"]> = [];
+    const state: State = {
+      version: CONTRACT_VERSIONS.state,
+      state_schema_version: CONTRACT_VERSIONS.state_schema,
+      episode: {
+        id: episodeId,
+        seed: s.seed,
+        tags: s.tags,
+        using: loadedAdapter.label,
+        started_at: startedAt,
+        intuition_mode: s.intuitionMode,
+      },
+      goal: { task: s.redactedTask, type },
+      beliefs: [{
+        statement: `The task is of type ${type}.`,
+        confidence: 0.5,
+        provenance: "interpret",
+        timestamp: startedAt,
+      }],
+      plan: { steps, source: plan.source, updated_at: planEvent.timestamp, rationale: plan.rationale },
+      memory: { facts },
+      outcomes: {
+        status: "pending",
+        actions,
+        metrics: { task_score: 0, steps_completed: 0, steps_total: steps.length, duration_ms: 0 },
+        artifacts: [],
+        error: null,
+      },
+      links: { events: ARTIFACTS.events, learn: ARTIFACTS.learn },
+    };
+    const engine = new Engine({
+      settings,
+      progress: {
+        state,
+        steps,
+        planSource: plan.source,
+        actions,
+        facts,
+        counters,
+        evidence: new Map(),
+        lastDiff: [],
+        lastDirectivePolicy: null,
+        lastStepEventId: planEvent.id,
+        startedAt,
+        waitingMs: 0,
+        stepRedaction,
+        inputs: new Map(plan.steps.map((step) => [step.id, step.inputs ?? {}])),
+      },
+      recorder: rec,
+      learnLog,
+      adapter,
+      redactor,
+      verifying: null,
+    });
+    engine.persist();
+    rec.sync();
+    try {
+      renameSync(staging, dir);
+    } catch (e) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+    }
+    fsyncDir(join(root, "episodes"));
+    rec.moveTo(dir);
+    lock.moveTo(dir);
+    engine.verifying = await startVerification({
+      workspace,
+      specs: assertions,
+      policy: snapshotRules,
+      episodeDir: dir,
+      baseDir,
+      redact: rec.sink.mask,
+      onProgress: options.onSnapshotProgress,
+    });
+    return { engine, lock };
+  } catch (e) {
+    rec.close();
+    learnLog.close();
+    lock.release();
+    throw e;
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The settings of an episode, as given (`RunOptions`, what `run()` and
+ * `EpisodeCore.open()` take) and as recorded in the `start` event
+ * (`RunSettingsRecord`, what `resume` and `EpisodeCore.attach` continue with).
+ *
+ * @module
+ */
+import type { AdapterPlugin, PolicyObject } from "../../plugins/api.ts";
+import type { IntuitionMode } from "../../schema/state.ts";
+import type { Mode } from "../../schema/summary.ts";
+import type { RootOptions } from "../../store/layout.ts";
+import type { Planner } from "../planner.ts";
+import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "../settings.ts";
+
+/** Options of {@link run}: the same settings as the CLI flags and task files. */
+export interface RunOptions extends RootOptions {
+  /** Adapter: built-in name, `.ts` path, or an adapter object. @default {"minimal"} */
+  using?: string | AdapterPlugin;
+  /** Adapter configuration. */
+  adapter?: Record<string, unknown>;
+  /** Arguments for the adapter (what follows `--` on the command line). */
+  args?: readonly string[];
+  /** Policies: `.ts` paths, policy objects, or policy classes. */
+  policies?: readonly (string | PolicyObject | (new () => unknown))[];
+  /** The plan; without it the planner plans (by default the minimal planner: detect → act → verify). */
+  steps?: readonly StepSpec[];
+  /** A planner plugin: a `.ts` path or a planner object. Ignored when `steps` are given. */
+  planner?: string | Planner;
+  /** @default {"meta"} */
+  mode?: Mode;
+  /** @default {"interventive"} */
+  intuition_mode?: IntuitionMode;
+  /** @default {"enforce"} */
+  governance?: GovernanceMode;
+  /** @default {"fail_closed" under enforce, else "fail_open"} */
+  failure_policy?: FailurePolicy;
+  /** Verdicts below this confidence are recorded but not applied. @default {0.5} */
+  direction_min_confidence?: number;
+  /** Longest time a policy's `advise` may take. @default {5000} */
+  policy_timeout_ms?: number;
+  /** @default {"record"} */
+  learn_mode?: LearnMode;
+  /** @default {3} */
+  learn_min_successes?: number;
+  /** @default {0.7} */
+  learn_min_confidence?: number;
+  /** @default {0} */
+  seed?: number;
+  /** User metadata. */
+  tags?: Record<string, string | number | boolean>;
+  /** The workspace the adapter works in. @default {none} */
+  workspace?: string;
+  /** Names of environment variables whose values are masked in every artifact. */
+  secrets?: readonly string[];
+  /**
+   * Verification assertions, checked against the workspace after the last
+   * action (`file_exists`, `file_contains`, `only_modified`, …; see the README).
+   */
+  verify?: readonly unknown[];
+  /** Where `verify` came from, for error messages (e.g. the task file). @default {"verify"} */
+  verify_source?: string;
+  /** The field holding `verify` in that source, for error messages (e.g. `verify`). @default {""} */
+  verify_field?: string;
+  /** More path segment names the workspace snapshots ignore (besides .git, node_modules, .noema). */
+  verify_ignore?: readonly string[];
+  /** Use this episode id instead of a new `ep_<ULID>`. */
+  episode_id?: string;
+  /** Directory that relative paths in `adapter` config are resolved against. @default {cwd} */
+  base_dir?: string;
+  /** Pause for approval, instead of ending the run, when an enforced veto blocks an action. @default {false} */
+  pause_on_veto?: boolean;
+  /** Aborting ends the run as `aborted`, with all its artifacts. */
+  signal?: AbortSignal;
+  /** Called after each event is written (for progress displays). */
+  onEvent?: (event: { phase: string; payload: Record<string, unknown> }) => void;
+  /** Called while a workspace snapshot is captured (big workspaces take a while). */
+  onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
+}
+
+/**
+ * What a run records about its settings in the `start` event, so `resume`
+ * can continue it with the same adapter, policies and options (secret values
+ * masked; plugins by path and sha256).
+ */
+export interface RunSettingsRecord {
+  using: string;
+  adapter_path: string | null;
+  adapter_sha256: string | null;
+  adapter: Record<string, unknown>;
+  args: readonly string[];
+  policies: { id: string; path: string | null; sha256: string | null }[];
+  planner: { name: string; path: string | null; sha256: string | null };
+  mode: Mode;
+  intuition_mode: IntuitionMode;
+  governance: GovernanceMode;
+  failure_policy: FailurePolicy;
+  direction_min_confidence: number;
+  policy_timeout_ms: number;
+  learn_mode: LearnMode;
+  learn_min_successes: number;
+  learn_min_confidence: number;
+  pause_on_veto: boolean;
+  seed: number;
+  tags: Record<string, string | number | boolean>;
+  workspace: string | null;
+  base_dir: string;
+  secrets: readonly string[];
+  verify: readonly unknown[];
+  verify_ignore: readonly string[];
+}

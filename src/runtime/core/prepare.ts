@@ -1,0 +1,302 @@
+/**
+ * Preparing an episode: resolving its settings from the options and loading
+ * everything that can fail (adapter, policies, planner, assertions) before
+ * anything is written. `run()` and `EpisodeCore.open()` share it.
+ *
+ * @module
+ */
+import { lstatSync } from "node:fs";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { EXIT, NoemaError } from "../../errors.ts";
+import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
+import { describeThrown } from "../../plugins/thrown.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
+import {
+  loadAdapter,
+  type LoadedAdapter,
+  type LoadedPlanner,
+  type LoadedPolicy,
+  loadPlannerFile,
+  loadPolicyFile,
+  toLoadedPolicy,
+} from "../../plugins/loader.ts";
+import type { Mode } from "../../schema/summary.ts";
+import { newEpisodeId } from "../../store/ids.ts";
+import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
+import { type AssertionSpec, loadAssertionPlugins, parseAssertions } from "../../verify/assertions.ts";
+import { snapshotPolicy } from "../../verify/snapshot.ts";
+import type { EngineSettings } from "../engine.ts";
+import { readPolicySnapshot } from "../learning.ts";
+import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
+import { Redactor } from "../redact.ts";
+import type { GovernanceMode, LearnMode } from "../settings.ts";
+import type { RunOptions, RunSettingsRecord } from "./options.ts";
+
+/** An episode ready to be created: its settings, loaded plugins and plan. */
+export interface PreparedEpisode {
+  task: string;
+  options: RunOptions;
+  settings: EngineSettings;
+  /** The settings as recorded in the `start` event. */
+  record: RunSettingsRecord;
+  adapter: AdapterInstance;
+  plan: PlanResult;
+  assertions: AssertionSpec[];
+  snapshotRules: ReturnType<typeof snapshotPolicy>;
+  baseDir: string;
+  redactor: Redactor;
+}
+
+/**
+ * The stand-in adapter of an episode driven from outside (an agent's hooks):
+ * actions are executed by the agent and recorded with `EpisodeCore.record`,
+ * so this adapter is never asked to act.
+ *
+ * @example
+ * ```ts
+ * import { externalAdapter } from "./prepare.ts";
+ * externalAdapter("claude-code").label; // "claude-code"
+ * ```
+ */
+export function externalAdapter(label: string): LoadedAdapter {
+  const plugin: AdapterPlugin = {
+    name: label,
+    kind: "tool",
+    create: () => ({
+      act: () => ({
+        status: "error",
+        error: { type: "ExternalActions", message: `${label} executes its own actions; record them instead` },
+      }),
+    }),
+  };
+  return { plugin, label, path: null, sha256: null };
+}
+
+/** The planner of an episode driven from outside: the plan starts empty and grows by one act step per call. */
+function externalPlanner(label: string): Planner {
+  return {
+    name: `agent:${label}`,
+    plan: () => ({
+      source: `agent:${label}`,
+      steps: [],
+      rationale: `The plan grows as ${label} works: one act step per tool call.`,
+    }),
+  };
+}
+
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The goal type of a task, from its words: `sql`, `code`, `files` or `general`.
+ *
+ * @example
+ * ```ts
+ * import { goalType } from "./prepare.ts";
+ * goalType("fix the failing test"); // "code"
+ * ```
+ */
+export function goalType(task: string): string {
+  if (/\b(select|insert|update|delete|drop|alter)\b.+\b(from|table|into|where)\b/i.test(task)) return "sql";
+  if (/\b(test|bug|fix|refactor|compile|build)\b/i.test(task)) return "code";
+  if (/\b(file|files|directory|folder)\b/i.test(task)) return "files";
+  return "general";
+}
+
+async function loadPolicies(specs: RunOptions["policies"]): Promise<LoadedPolicy[]> {
+  const out: LoadedPolicy[] = [];
+  for (const [i, spec] of (specs ?? []).entries()) {
+    out.push(typeof spec === "string" ? await loadPolicyFile(spec) : toLoadedPolicy(spec, `policies[${i}]`));
+  }
+  const seen = new Set<string>();
+  for (const p of out) {
+    if (seen.has(p.id)) {
+      throw new NoemaError("duplicate_policy", `policy ${p.id} is loaded twice (${p.path ?? "inline"})`, {
+        exitCode: EXIT.USAGE,
+      });
+    }
+    seen.add(p.id);
+  }
+  return out;
+}
+
+/**
+ * Resolves an episode's settings and loads its plugins. Throws a usage error
+ * (exit 2) for bad options; writes nothing. `external` names the agent of an
+ * episode driven from outside (no adapter acts, the plan starts empty).
+ *
+ * @example
+ * ```ts
+ * import { prepareEpisode } from "./prepare.ts";
+ * const prepared = await prepareEpisode("List the files", { using: "shell" });
+ * prepared.settings.episodeId; // "ep_…"
+ * ```
+ */
+export async function prepareEpisode(
+  task: string,
+  options: RunOptions,
+  external: string | null = null,
+): Promise<PreparedEpisode> {
+  if (typeof task !== "string" || task.trim() === "") {
+    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
+  }
+  const mode: Mode = options.mode ?? "meta";
+  const governance: GovernanceMode = options.governance ?? "enforce";
+  const root = resolveRoot(options);
+  const episodeId = options.episode_id ?? newEpisodeId();
+  const dir = episodeDirFor(episodeId, root);
+  // lstat, not exists: a dangling symlink at the episode's path counts as taken (it is never written through).
+  if (lexists(dir)) {
+    throw new NoemaError("exists", `episode ${episodeId} already exists in ${join(root, "episodes")}`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
+  const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
+  const baseDir = options.base_dir ?? process.cwd();
+  const assertions = options.verify === undefined || options.verify.length === 0
+    ? []
+    : parseAssertions(options.verify, options.verify_source ?? "verify", { baseDir, field: options.verify_field });
+  let snapshotRules;
+  try {
+    snapshotRules = snapshotPolicy({ extra: options.verify_ignore ?? [] });
+  } catch (e) {
+    throw new NoemaError("usage", `--verify-ignore: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+  }
+  await loadAssertionPlugins(assertions, baseDir);
+  const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  const loadedAdapter: LoadedAdapter = external !== null
+    ? externalAdapter(external)
+    : typeof options.using === "object"
+    ? { plugin: options.using, label: options.using.name, path: null, sha256: null }
+    : await loadAdapter(options.using ?? "minimal");
+  const policies = mode === "meta" ? await loadPolicies(options.policies) : [];
+  const loadedPlanner: LoadedPlanner = external !== null
+    ? { planner: externalPlanner(external), path: null, sha256: null }
+    : options.steps
+    ? { planner: taskFilePlanner, path: null, sha256: null }
+    : typeof options.planner === "string"
+    ? await loadPlannerFile(options.planner)
+    : { planner: options.planner ?? minimalPlanner, path: null, sha256: null };
+  let plan;
+  try {
+    plan = runPlanner(loadedPlanner.planner, { task, steps: options.steps });
+  } catch (e) {
+    throw new NoemaError("bad_plan", (e as Error).message, { exitCode: EXIT.USAGE });
+  }
+  const learnMode: LearnMode = options.learn_mode ?? "record";
+  const settings: EngineSettings = {
+    episodeId,
+    dir,
+    root,
+    task,
+    redactedTask: redactor.redactString(task),
+    mode,
+    intuitionMode: options.intuition_mode ?? "interventive",
+    governance,
+    failurePolicy: options.failure_policy ?? (governance === "enforce" ? "fail_closed" : "fail_open"),
+    threshold: options.direction_min_confidence ?? 0.5,
+    timeoutMs: options.policy_timeout_ms ?? 5000,
+    learnMode,
+    learnMinSuccesses: options.learn_min_successes ?? 3,
+    learnMinConfidence: options.learn_min_confidence ?? 0.7,
+    pauseOnVeto: options.pause_on_veto ?? false,
+    seed: options.seed ?? 0,
+    // Tags are masked once here: summary.json shows them as the engine holds them.
+    tags: redactor.redact({ ...(options.tags ?? {}) }).value,
+    workspace,
+    loadedAdapter,
+    args: options.args ?? [],
+    policies,
+    thresholds: learnedThresholds(root, policies, learnMode),
+    planner: { name: loadedPlanner.planner.name, path: loadedPlanner.path, sha256: loadedPlanner.sha256 },
+    signal: options.signal,
+    onEvent: options.onEvent,
+  };
+  const adapter = await createAdapter(loadedAdapter, {
+    config: { base_dir: baseDir, ...(options.adapter ?? {}) },
+    args: options.args ?? [],
+    workspace,
+    dir,
+    secrets: options.secrets ?? [],
+  });
+  const record: RunSettingsRecord = {
+    using: loadedAdapter.label,
+    adapter_path: loadedAdapter.path,
+    adapter_sha256: loadedAdapter.sha256,
+    adapter: redactor.redact(options.adapter ?? {}).value,
+    args: redactor.redact([...(options.args ?? [])]).value,
+    policies: policies.map((p) => ({ id: p.id, path: p.path, sha256: p.sha256 })),
+    planner: settings.planner,
+    mode,
+    intuition_mode: settings.intuitionMode,
+    governance,
+    failure_policy: settings.failurePolicy,
+    direction_min_confidence: settings.threshold,
+    policy_timeout_ms: settings.timeoutMs,
+    learn_mode: learnMode,
+    learn_min_successes: settings.learnMinSuccesses,
+    learn_min_confidence: settings.learnMinConfidence,
+    pause_on_veto: settings.pauseOnVeto,
+    seed: settings.seed,
+    tags: settings.tags,
+    workspace,
+    base_dir: baseDir,
+    secrets: options.secrets ?? [],
+    verify: redactor.redact(assertions).value,
+    verify_ignore: options.verify_ignore ?? [],
+  };
+  return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/** Learned `direction_min_confidence` per policy, from the policies' snapshots. */
+export function learnedThresholds(
+  root: string,
+  policies: readonly LoadedPolicy[],
+  learnMode: LearnMode,
+): Map<string, number> {
+  const thresholds = new Map<string, number>();
+  if (learnMode === "off") return thresholds;
+  for (const p of policies) {
+    const tuned = readPolicySnapshot(root, p.id).tuning.direction_min_confidence;
+    if (typeof tuned === "number") thresholds.set(p.id, tuned);
+  }
+  return thresholds;
+}
+
+/** Creates an adapter instance; a failure is a usage error naming the adapter. */
+export async function createAdapter(
+  loaded: LoadedAdapter,
+  context: {
+    config: Record<string, unknown>;
+    args: readonly string[];
+    workspace: string | null;
+    dir: string;
+    secrets: readonly string[];
+  },
+): Promise<AdapterInstance> {
+  // The instance is guarded (adapter_result.ts): act never throws or hangs and returns a checked result.
+  const guard = adapterGuardOptions(adapterDisplayName(loaded.path, loaded.label), context.config, loaded.path);
+  let instance: unknown;
+  try {
+    instance = await loaded.plugin.create({
+      config: context.config,
+      args: context.args,
+      workspace: context.workspace,
+      episode_dir: context.dir,
+      secrets: context.secrets,
+    });
+  } catch (e) {
+    if (e instanceof NoemaError) throw e;
+    throw new NoemaError("bad_adapter", `adapter ${loaded.label}: ${describeThrown(e).message}`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return guardAdapter(instance, guard);
+}

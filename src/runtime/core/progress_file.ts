@@ -1,0 +1,116 @@
+/**
+ * `core.json`: what an episode driven through `EpisodeCore` keeps between
+ * processes besides `state.json` — the counters behind the summary, learning
+ * evidence, the last event written (so the next process continues the log's
+ * id chain and timestamps without reading it all), and each agent call's
+ * decision by `call_id` (masked, like every artifact). Written atomically
+ * after each change, while the episode lock is held.
+ *
+ * When its last event id is not the log's last event (a process died between
+ * the two writes), `attach` rebuilds the progress from the events instead.
+ *
+ * @module
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../../store/atomic.ts";
+import { readJsonFile } from "../../store/json_file.ts";
+import type { PolicyEvidence } from "../learning.ts";
+import type { RunCounters } from "../summary_builder.ts";
+
+/** The file's name in the episode directory. */
+export const CORE_FILE = "core.json";
+
+/** One agent call, by its `call_id`. */
+export interface CallRecord {
+  step_id: string;
+  index: number;
+  verdict: "allow" | "patch" | "deny" | "ask";
+  action_candidate_id: string;
+  /** The action as decided (masked). */
+  action: { kind: string; tool: string; input: Record<string, unknown>; command?: string };
+  reason: string | null;
+  policy_id: string | null;
+  hints: string[];
+  checkpoint_id?: string;
+  recorded: boolean;
+}
+
+/** What `core.json` holds. */
+export interface CoreProgress {
+  schema_version: "core/1.0";
+  events: { count: number; last_event_id: string; last_timestamp: string };
+  counters: RunCounters;
+  evidence: PolicyEvidence[];
+  last_diff: string[];
+  last_directive_policy: string | null;
+  last_step_event_id: string;
+  waiting_ms: number;
+  /** When the current pause began (ISO time), or null. */
+  paused_at: string | null;
+  calls: Record<string, CallRecord>;
+}
+
+/**
+ * Writes `core.json` atomically.
+ *
+ * @example
+ * ```ts
+ * import { writeCoreProgress } from "./progress_file.ts";
+ * // writeCoreProgress(dir, progress);
+ * ```
+ */
+export function writeCoreProgress(dir: string, progress: CoreProgress): void {
+  writeJsonAtomic(join(dir, CORE_FILE), progress);
+}
+
+/**
+ * Reads `core.json`, or null when it is missing or not ours.
+ *
+ * @example
+ * ```ts
+ * import { readCoreProgress } from "./progress_file.ts";
+ * readCoreProgress("/nonexistent"); // null
+ * ```
+ */
+export function readCoreProgress(dir: string): CoreProgress | null {
+  try {
+    const value = readJsonFile(join(dir, CORE_FILE)) as unknown as CoreProgress;
+    return value?.schema_version === "core/1.0" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The last complete line of a file (read backwards in chunks), or null.
+ *
+ * @example
+ * ```ts
+ * import { lastLine } from "./progress_file.ts";
+ * // JSON.parse(lastLine(".noema/episodes/ep_1/events.jsonl")!).id
+ * ```
+ */
+export function lastLine(path: string): string | null {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    let end = size;
+    let tail = Buffer.alloc(0);
+    while (end > 0) {
+      const start = Math.max(0, end - 65536);
+      const chunk = Buffer.alloc(end - start);
+      readSync(fd, chunk, 0, chunk.length, start);
+      tail = Buffer.concat([chunk, tail]);
+      end = start;
+      const text = tail.toString("utf8");
+      const body = text.endsWith("\n") ? text.slice(0, -1) : null;
+      if (body === null) return null; // a torn last line: no complete last line to trust
+      const nl = body.lastIndexOf("\n");
+      if (nl >= 0 || start === 0) return body.slice(nl + 1);
+    }
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,178 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+/**
+ * The episode core (issue 13 §1): open → propose (allow / patch / deny / ask)
+ * → record → finish validates; another process attaches and continues the
+ * same episode; several processes proposing and recording at once leave a
+ * valid log with every call and no torn line.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { approve, EpisodeCore, reconstructPlan, validate } from "noema";
+import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const root = join(tmp.path, "root");
+const policy = join(tmp.path, "agent-guard.ts");
+writeFileSync(
+  policy,
+  `export default {
+  name: "AgentGuard",
+  version: "1.0",
+  advise(state) {
+    const c = state.action.command;
+    if (/rm -rf/.test(c)) return { kind: "veto", advice: "no rm -rf", confidence: 0.9 };
+    if (/--force(\\s|$)/.test(c)) {
+      return { kind: "intervention", advice: "lease", patch: { command: c.replace("--force", "--force-with-lease") } };
+    }
+    if (/deploy/.test(c)) return { kind: "veto", advice: "needs a human", confidence: 0.9, requires_approval: true };
+    if (state.outcomes.actions.length > 0) return { kind: "hint", advice: "seen " + state.outcomes.actions.length };
+  },
+};
+`,
+);
+
+function lines(dir: string): string[] {
+  return readFileSync(join(dir, "events.jsonl"), "utf8").split("\n");
+}
+function events(dir: string): any[] {
+  return lines(dir).filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+function json(dir: string, name: string): any {
+  return JSON.parse(readFileSync(join(dir, name), "utf8"));
+}
+function valid(dir: string) {
+  assert.deepEqual(validate(dir).problems, [], `${dir} validates`);
+}
+
+/** Runs the driver in a child process under the runtime running the tests. */
+function driver(episodeId: string, callIds: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const script = join(REPO, "tests", "helpers", "core_driver.ts");
+  const args = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script] : [script];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...args, root, episodeId, ...callIds], { cwd: REPO });
+    let out = "", err = "";
+    child.stdout.on("data", (d) => out += d);
+    child.stderr.on("data", (d) => err += d);
+    child.on("close", (code) => resolve({ code, out, err }));
+  });
+}
+
+describe("EpisodeCore", () => {
+  test("open → propose (allow, patch, deny, ask) → record → finish: one valid episode", async () => {
+    const core = await EpisodeCore.open("Tidy the repo", { root, using: "claude-code", policies: [policy] });
+    const allow = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
+    assert.equal(allow.verdict, "allow");
+    assert.equal(allow.step_id, "step-1");
+    assert.deepEqual(
+      await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" }),
+      allow,
+      "propose is idempotent per call_id",
+    );
+    await core.record("c1", { status: "ok", outcome: "exit 0", output: { stdout: "a.txt" }, duration_ms: 3 });
+    const patch = await core.propose({
+      kind: "tool",
+      tool: "Bash",
+      input: { command: "git push --force" },
+      call_id: "c2",
+    });
+    assert.equal(patch.verdict, "patch");
+    assert.equal(patch.input.command, "git push --force-with-lease");
+    assert.deepEqual(patch.hints, []);
+    await core.record("c2", { status: "error", error: { type: "Exit", message: "exit 1" } });
+    const deny = await core.propose({ kind: "tool", tool: "Bash", input: { command: "rm -rf /" }, call_id: "c3" });
+    assert.equal(deny.verdict, "deny");
+    assert.match(deny.reason ?? "", /no rm -rf/);
+    assert.equal(deny.policy_id, "AgentGuard@1.0");
+    const edit = await core.propose({
+      kind: "tool",
+      tool: "Edit",
+      input: { file_path: "src/a.ts", old_string: "a", new_string: "b" },
+      call_id: "c4",
+    });
+    assert.equal(edit.verdict, "allow");
+    assert.deepEqual(edit.hints, ["seen 3"], "the policy sees the actions so far (the denied one included, skipped)");
+    await core.record("c4", { status: "ok" });
+    const ask = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy prod" }, call_id: "c5" });
+    assert.equal(ask.verdict, "ask");
+    assert.ok(ask.checkpoint_id);
+    core.close();
+
+    // The paused call is approved; proposing the same call again now allows it (another process would do the same).
+    approve(core.episodeId, { root, by: "ana" });
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    const approved = await again.propose({
+      kind: "tool",
+      tool: "Bash",
+      input: { command: "deploy prod" },
+      call_id: "c5",
+    });
+    assert.equal(approved.verdict, "allow");
+    await again.record("c5", { status: "ok", duration_ms: 2 });
+    const result = await again.finish();
+    assert.equal(result.status, "ok");
+    assert.equal(result.exit_code, 0);
+    valid(core.dir);
+
+    const ev = events(core.dir);
+    const state = json(core.dir, "state.json");
+    assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "failed", "vetoed", "done", "done"]);
+    assert.deepEqual(reconstructPlan(ev)!.steps.map((s) => s.status), state.plan.steps.map((s: any) => s.status));
+    assert.equal(state.episode.using, "claude-code");
+    const summary = json(core.dir, "summary.json");
+    assert.equal(summary.metrics.act_count, 4);
+    assert.equal(summary.metrics.veto_count, 1);
+    assert.ok(summary.metrics.latencies.waiting_ms >= 0);
+    const candidates = ev.filter((e) => e.phase === "action_candidate");
+    assert.equal(candidates.length, 5);
+    assert.equal(candidates[1].payload.payload.input.command, "git push --force-with-lease");
+    assert.ok(ev.some((e) => e.event_type === "run.checkpoint") && ev.some((e) => e.event_type === "run.resume"));
+  });
+
+  test("a second process attaches and continues the same episode", async () => {
+    const core = await EpisodeCore.open("Attach", { root, using: "claude-code", policies: [policy] });
+    await core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "p1" });
+    await core.record("p1", { status: "ok" });
+    core.close();
+    const child = await driver(core.episodeId, ["x1", "x2"]);
+    assert.equal(child.code, 0, child.err);
+    assert.deepEqual(child.out.trim().split("\n").map((l) => JSON.parse(l).step_id), ["step-2", "step-3"]);
+    const back = await EpisodeCore.attach(core.episodeId, { root });
+    const r = await back.finish();
+    assert.equal(r.status, "ok");
+    valid(core.dir);
+    const state = json(core.dir, "state.json");
+    assert.equal(state.outcomes.actions.length, 3);
+    assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "done", "done"]);
+    const ids = events(core.dir).map((e) => e.id);
+    assert.equal(new Set(ids).size, ids.length, "event ids are unique across processes");
+  });
+
+  test("concurrent processes proposing and recording leave a valid log with every call", async () => {
+    const core = await EpisodeCore.open("Many hooks", { root, using: "claude-code", policies: [policy] });
+    core.close();
+    const n = 4, per = 3;
+    const runs = await Promise.all(
+      Array.from({ length: n }, (_, k) => driver(core.episodeId, Array.from({ length: per }, (_, j) => `k${k}_${j}`))),
+    );
+    for (const r of runs) assert.equal(r.code, 0, r.err);
+    assert.ok(lines(core.dir).at(-1) === "", "the log ends with a whole line");
+    const back = await EpisodeCore.attach(core.episodeId, { root });
+    await back.finish();
+    valid(core.dir);
+    const ev = events(core.dir);
+    const acts = ev.filter((e) => e.phase === "act");
+    assert.equal(acts.length, n * per, "every call has its act event");
+    const state = json(core.dir, "state.json");
+    assert.equal(state.plan.steps.length, n * per);
+    assert.ok(state.plan.steps.every((s: any) => s.status === "done"));
+    const stdout = new Set(acts.map((a) => a.payload.output.stdout));
+    assert.equal(stdout.size, n * per);
+    for (let i = 1; i < ev.length; i++) assert.ok(ev[i].timestamp >= ev[i - 1].timestamp, "timestamps in order");
+  });
+});

@@ -1,0 +1,23 @@
+/**
+ * A separate process driving an episode through `EpisodeCore.attach`: for
+ * each call id given, propose a Bash call and record its result, then close.
+ * Prints one JSON line per decision.
+ *
+ *     core_driver.ts <root> <episode_id> <call_id>...
+ *
+ * @module
+ */
+import process from "node:process";
+import { EpisodeCore } from "../../mod.ts";
+
+const [root, episodeId, ...callIds] = process.argv.slice(2);
+const core = await EpisodeCore.attach(episodeId, { root, waitMs: 60_000 });
+try {
+  for (const callId of callIds) {
+    const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: `echo ${callId}` }, call_id: callId });
+    await core.record(callId, { status: "ok", outcome: "exit 0", output: { stdout: callId }, duration_ms: 1 });
+    process.stdout.write(JSON.stringify({ call_id: callId, verdict: d.verdict, step_id: d.step_id }) + "\n");
+  }
+} finally {
+  core.close();
+}
