@@ -170,6 +170,11 @@ describe("noema run --using llm", () => {
         );
       }
       assert.match(readFileSync(join(dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
+      if (CORE) {
+        const usage = JSON.parse(readFileSync(join(dir, "llm", "usage.json"), "utf8"));
+        assert.equal(usage.model_calls, 4);
+        assert.equal(usage.input_tokens, 44);
+      }
       const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
       assert.ok(
         manifest.files.some((f: { name: string; kind: string }) => f.name === "model.jsonl" && f.kind === "model"),
