@@ -119,15 +119,8 @@ export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
-export {
-  type AttachOptions,
-  type CoreEnd,
-  type CoreOptions,
-  type Decision,
-  EpisodeCore,
-  type ProposedAction,
-  type RecordedResult,
-} from "./runtime/core/episode_core.ts";
+// The episode core; its ProposedAction, Decision and RecordedResult have the same shapes as the governor's below.
+export { type AttachOptions, type CoreEnd, type CoreOptions, EpisodeCore } from "./runtime/core/episode_core.ts";
 export { displayCommand, shellQuote } from "./runtime/core/command.ts";
 export * from "./runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";

@@ -10,6 +10,8 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
+import { describeThrown } from "../../plugins/thrown.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
 import {
   loadAdapter,
   type LoadedAdapter,
@@ -28,8 +30,6 @@ import type { EngineSettings } from "../engine.ts";
 import { readPolicySnapshot } from "../learning.ts";
 import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
 import { Redactor } from "../redact.ts";
-import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
-import { describeThrown } from "../../plugins/thrown.ts";
 import type { GovernanceMode, LearnMode } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 
