@@ -68,6 +68,7 @@ export class PolicyGovernor implements Governor {
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
   readonly #startedAt = new Date().toISOString();
   readonly #views = new Map<string, StepView>();
+  readonly #byCall = new Map<string, GovernedStep>();
 
   private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
     this.#policies = policies;
@@ -181,11 +182,21 @@ export class PolicyGovernor implements Governor {
 
   /** Consults every policy about the action and decides. */
   async propose(action: ProposedAction): Promise<Decision> {
+    // Idempotent per call id, like the episode core: a call asked about before gets its decision again,
+    // now allowed when a human approved it.
+    const known = action.call_id !== undefined ? this.#byCall.get(action.call_id) : undefined;
+    if (known?.decision) {
+      if (known.decision.verdict === "ask" && this.approved.has(action.call_id!)) {
+        known.decision = { ...known.decision, verdict: "allow", reason: null };
+      }
+      return known.decision;
+    }
     // Parallel calls are proposed concurrently: take the step's place before awaiting anything.
     const index = this.steps.length + 1;
     const stepId = `step-${index}`;
     const entry = { step_id: stepId, action: { ...action, input: structuredClone(action.input) } } as GovernedStep;
     this.steps.push(entry);
+    if (action.call_id !== undefined) this.#byCall.set(action.call_id, entry);
     let input = structuredClone(action.input);
     const outcomes = [];
     const hints: string[] = [];
