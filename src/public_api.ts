@@ -196,14 +196,14 @@ export {
 
 // The LLM agent: governed AI SDK tool loops.
 export { govern, type Governance, type GovernOptions } from "./llm/govern.ts";
-export type { Decision, Governor, ProposedAction, RecordedResult } from "./llm/governor.ts";
+export type { Governor } from "./llm/governor.ts";
 export { type GovernedStep, PolicyGovernor, type PolicyGovernorOptions } from "./llm/policy_governor.ts";
 export { type GovernedHooks, governedHooks, type GovernedHooksOptions, type PendingToolApproval } from "./llm/hooks.ts";
 export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } from "./llm/loop.ts";
 export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
 export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
 export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
-export { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
+export { expandTurns, MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
 export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
 export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
 export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";

@@ -224,16 +224,10 @@ describe("defect 5: policy errors", () => {
     assert.equal(vj.counts.vetoes, 0);
     assert.equal(vj.counts.policy_failures, 1);
 
-    // Where it was thrown (error.at in the direction event) is shown in view and run --json.
-    const events = join(j.episode_dir, "events.jsonl");
-    writeFileSync(
-      events,
-      readFileSync(events, "utf8").replace(
-        '"error":{"type":"Error","message":"kaboom"}',
-        '"error":{"type":"Error","message":"kaboom","at":"boom.ts:5:11"}',
-      ),
-    );
-    assert.match(w.run(["view", j.episode_id]).stdout, /policy failed: Error: kaboom \(at boom\.ts:5:11\)/);
+    // Where it was thrown (error.at of the direction event, file:line:column) in run output, --json and view.
+    assert.match(r.stdout, /policy failed Boom@1\.0: Error: kaboom \(at boom\.ts:5:\d+\)/);
+    assert.match(j.blocked.error.at, /^boom\.ts:5:\d+$/);
+    assert.match(view.stdout, /policy failed: Error: kaboom \(at boom\.ts:5:\d+\)/);
   });
 
   test("a real veto says who vetoed and why, in run output and --json", () => {

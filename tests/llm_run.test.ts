@@ -10,7 +10,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { cliCommand, REPO } from "./helpers/cli.ts";
@@ -18,6 +18,7 @@ import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-llm-run-");
+const ANSWER = "The greeting now says hello noema.";
 after(() => tmp.cleanup());
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -37,6 +38,40 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Whether the episode core is present: then each tool call is its own act
+ * step (with direction, action candidate and governance events); without it
+ * the agent runs in one act step that lists the calls in its output.
+ */
+const CORE = existsSync(join(REPO, "src", "runtime", "core", "episode_core.ts"));
+
+/** Each governed call as `tool:allowed|vetoed`, from either shape. */
+function calls(dir: string): string[] {
+  if (!CORE) {
+    const out = agentAct(dir).payload.output as { tool_calls: { tool: string; verdict: string }[] };
+    return out.tool_calls.map((c) => `${c.tool}:${c.verdict === "deny" ? "vetoed" : "allowed"}`);
+  }
+  const evs = events(dir);
+  const toolOf = new Map(
+    evs.filter((e) => e.phase === "action_candidate").map((e) => [
+      e.payload.action_candidate_id,
+      (e.payload.payload as { tool: string }).tool,
+    ]),
+  );
+  return evs.filter((e) => e.phase === "governance").map((e) =>
+    `${toolOf.get(e.payload.action_candidate_id)}:${e.payload.decision === "veto" ? "vetoed" : "allowed"}`
+  );
+}
+
+/** The error the agent ended with (type and message), from either shape. */
+function agentError(dir: string): string {
+  if (!CORE) {
+    const e = agentAct(dir).payload.error as { type: string; message: string };
+    return `${e.type}: ${e.message}`;
+  }
+  return readFileSync(join(dir, "events.jsonl"), "utf8");
 }
 
 /** The act event of the agent's act step (the one whose output has tool_calls). */
@@ -88,7 +123,7 @@ describe("noema run --using llm", () => {
         }],
       },
       { tool_calls: [{ id: "t5", name: "shell", arguments: '{"command":"cat app.ts"}' }] },
-      { text: "The greeting now says hello noema." },
+      { text: ANSWER },
     ]);
     const task = tmp.file(
       "task.jsonc",
@@ -118,25 +153,28 @@ describe("noema run --using llm", () => {
       assert.match(second.get("t2")!, /no rm -rf in this repo/);
       assert.match(second.get("t3")!, /outside the workspace/);
       assert.doesNotMatch(JSON.stringify(server.requests), /OUTSIDE SECRET/);
-      const act = agentAct(dir);
-      const output = act.payload.output as {
-        tool_calls: { tool: string; verdict: string; status: string }[];
-        answer: string;
-      };
-      assert.deepEqual(output.tool_calls.map((c) => `${c.tool}:${c.verdict}:${c.status}`), [
-        "read_file:allow:ok",
-        "shell:deny:skipped",
-        "read_file:allow:error",
-        "edit_file:allow:ok",
-        "shell:allow:ok",
+      assert.deepEqual(calls(dir), [
+        "read_file:allowed",
+        "shell:vetoed",
+        "read_file:allowed",
+        "edit_file:allowed",
+        "shell:allowed",
       ]);
-      assert.equal(output.answer, "The greeting now says hello noema.");
-      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
-      assert.ok(
-        state.memory.facts.some((f: { key: string; value: unknown }) =>
-          f.key === "llm.answer" && f.value === output.answer
-        ),
-      );
+      if (!CORE) {
+        const output = agentAct(dir).payload.output as { tool_calls: { status: string }[]; answer: string };
+        assert.deepEqual(output.tool_calls.map((c) => c.status), ["ok", "skipped", "error", "ok", "ok"]);
+        assert.equal(output.answer, ANSWER);
+        const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+        assert.ok(
+          state.memory.facts.some((f: { key: string; value: unknown }) => f.key === "llm.answer" && f.value === ANSWER),
+        );
+      }
+      assert.match(readFileSync(join(dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
+      if (CORE) {
+        const usage = JSON.parse(readFileSync(join(dir, "llm", "usage.json"), "utf8"));
+        assert.equal(usage.model_calls, 4);
+        assert.equal(usage.input_tokens, 44);
+      }
       const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
       assert.ok(
         manifest.files.some((f: { name: string; kind: string }) => f.name === "model.jsonl" && f.kind === "model"),
@@ -163,8 +201,8 @@ describe("noema run --using llm", () => {
     assert.notEqual(out.episode_id, episode);
     const evs = events(out.episode_dir);
     assert.equal((evs[0].payload.tags as Record<string, unknown>).replay_of, episode);
-    const act = agentAct(out.episode_dir);
-    assert.equal((act.payload.output as { answer: string }).answer, "The greeting now says hello noema.");
+    assert.match(readFileSync(join(out.episode_dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
+    assert.deepEqual(calls(out.episode_dir), calls(join(root, "episodes", episode)));
     assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
   });
 
@@ -173,10 +211,80 @@ describe("noema run --using llm", () => {
     const r = await run(["run", "--replay", episode, "--root", root, "--policy", strict, "--json"]);
     assert.equal(r.code, 1, r.stderr + r.stdout);
     const out = JSON.parse(r.stdout);
-    const act = agentAct(out.episode_dir);
-    const error = act.payload.error as { type: string; message: string };
-    assert.equal(error.type, "ReplayDivergence");
-    assert.match(error.message, /model turn 2/);
-    assert.match(error.message, /reading is off/);
+    const error = agentError(out.episode_dir);
+    assert.match(error, /ReplayDivergence/);
+    assert.match(error, /model turn 2/);
+    assert.match(error, /reading is off/);
+  });
+
+  it("an unreachable model server ends the run as an adapter error with complete, valid artifacts", async () => {
+    const task = tmp.file(
+      "down.jsonc",
+      JSON.stringify({
+        task: "anything",
+        using: "llm",
+        workspace: ws,
+        adapter: { base_url: "http://127.0.0.1:9/v1", model: "m", max_retries: 0 },
+      }),
+    );
+    const r = await run(["run", task, "--root", root, "--json"]);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const out = JSON.parse(r.stdout);
+    const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
+    assert.equal(summary.adapter_result, "error");
+    assert.match(agentError(out.episode_dir), /LlmUnreachable[^]*127\.0\.0\.1:9/);
+    const v = await run(["validate", out.episode_dir]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
+
+  it("--model without --using llm is a usage error; a bad adapter field is named", async () => {
+    const a = await run(["run", "t", "--using", "shell", "--model", "ollama:x", "--root", root]);
+    assert.equal(a.code, 2);
+    assert.match(a.stderr, /--model and --base-url need --using llm/);
+    const bad = tmp.file(
+      "bad.jsonc",
+      JSON.stringify({ task: "t", using: "llm", adapter: { model: "m", base_url: "http://x/v1", max_turns: 0 } }),
+    );
+    const c = await run(["run", bad, "--root", root]);
+    assert.equal(c.code, 2);
+    assert.match(c.stderr, /adapter\.max_turns/);
+    assert.equal(c.stderr.trim().split("\n").length, 1, c.stderr);
+  });
+
+  it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {
+    const gate = tmp.file(
+      "gate.ts",
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+    );
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "g1", name: "list_dir", arguments: "{}" }] },
+      { tool_calls: [{ id: "g2", name: "write_file", arguments: '{"path":"approved.txt","content":"yes"}' }] },
+      { text: "wrote approved.txt" },
+    ]);
+    try {
+      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
+      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const paused = JSON.parse(r.stdout);
+      assert.equal(paused.status, "pending");
+      assert.equal(paused.pending.reason, "writes need a human");
+      assert.equal(existsSync(join(ws, "approved.txt")), false);
+      assert.ok(existsSync(join(paused.episode_dir, "llm", "conversation.json")));
+      const a = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(a.code, 0, a.stderr + a.stdout);
+      assert.equal(readFileSync(join(ws, "approved.txt"), "utf8"), "yes");
+      assert.equal(server.requests.length, 3);
+      const third = toolMessages(server.requests[2]);
+      assert.ok(third.has("g1") && third.has("g2"), "the resumed request carries the whole conversation");
+      assert.match(readFileSync(join(paused.episode_dir, "events.jsonl"), "utf8"), /wrote approved\.txt/);
+      const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.tool);
+      assert.deepEqual(acts, ["list_dir", "write_file"]);
+      const v = await run(["validate", paused.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -218,7 +218,7 @@ describe("secrets never reach disk: CLI run, approve, resume", () => {
     }),
   );
 
-  test("every file under the root is free of every secret", () => {
+  test("every file under the root is free of every secret", { timeout: 120_000 }, () => {
     const outputs: string[] = [];
     const started = cli(
       ["--root", root, "run", task, "--secret", "CLI_SECRET", "--tag", `cli-${GH}=${ALL_LINE}`, "--json"],
@@ -269,52 +269,56 @@ describe("secrets never reach disk: CLI run, approve, resume", () => {
 });
 
 describe("secrets never reach disk: the command adapter", () => {
-  test("its environment has no signing key; a secret cut at the 8192-byte excerpt edge is masked", () => {
-    const root = join(tmp.path, "root-command");
-    const ws = workspace("ws-command");
-    const script = `${edgeScript("CLI_SECRET", CLI_SECRET.length, JWT, 8192)}; test -z "$NOEMA_SIGNING_KEY"`;
-    const ok = cli(
-      [
-        "--root",
-        root,
-        "run",
-        `run the agent ${ALL}`,
-        "--using",
-        "command",
-        "--secret",
-        "CLI_SECRET",
-        "--secret",
-        "FILE_SECRET",
-        "--tag",
-        `t=${ALL_LINE}`,
-        "--workspace",
-        ws,
-        "--verify-command",
-        `test -z "$NOEMA_SIGNING_KEY" # ${ALL_LINE}`,
-        "--json",
-        "--",
-        "sh",
-        "-c",
-        script,
-      ],
-      { env: ENV },
-    );
-    assert.equal(ok.code, 0, ok.stderr + ok.stdout);
-    const id = JSON.parse(ok.stdout).episode_id as string;
-    const act = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter((l) =>
-      l.includes('"phase":"act"')
-    ).map((l) => JSON.parse(l)).find((e) => e.payload.output?.exit_code !== undefined);
-    assert.equal(act.payload.output.exit_code, 0, "the command saw NOEMA_SIGNING_KEY");
-    assert.equal(act.payload.output.stdout_bytes, 8192 + EDGE);
-    assert.match(act.payload.output.stdout, /^\[REDACTED\]\nx/, "the cut secret is masked whole");
-    assert.match(act.payload.output.stderr, /^\[REDACTED\]\ny/);
-    assert.deepEqual(leaksUnder(root), []);
-    assert.deepEqual(leaksIn(ok.stdout), []);
-  });
+  test(
+    "its environment has no signing key; a secret cut at the 8192-byte excerpt edge is masked",
+    { timeout: 120_000 },
+    () => {
+      const root = join(tmp.path, "root-command");
+      const ws = workspace("ws-command");
+      const script = `${edgeScript("CLI_SECRET", CLI_SECRET.length, JWT, 8192)}; test -z "$NOEMA_SIGNING_KEY"`;
+      const ok = cli(
+        [
+          "--root",
+          root,
+          "run",
+          `run the agent ${ALL}`,
+          "--using",
+          "command",
+          "--secret",
+          "CLI_SECRET",
+          "--secret",
+          "FILE_SECRET",
+          "--tag",
+          `t=${ALL_LINE}`,
+          "--workspace",
+          ws,
+          "--verify-command",
+          `test -z "$NOEMA_SIGNING_KEY" # ${ALL_LINE}`,
+          "--json",
+          "--",
+          "sh",
+          "-c",
+          script,
+        ],
+        { env: ENV },
+      );
+      assert.equal(ok.code, 0, ok.stderr + ok.stdout);
+      const id = JSON.parse(ok.stdout).episode_id as string;
+      const act = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter((l) =>
+        l.includes('"phase":"act"')
+      ).map((l) => JSON.parse(l)).find((e) => e.payload.output?.exit_code !== undefined);
+      assert.equal(act.payload.output.exit_code, 0, "the command saw NOEMA_SIGNING_KEY");
+      assert.equal(act.payload.output.stdout_bytes, 8192 + EDGE);
+      assert.match(act.payload.output.stdout, /^\[REDACTED\]\nx/, "the cut secret is masked whole");
+      assert.match(act.payload.output.stderr, /^\[REDACTED\]\ny/);
+      assert.deepEqual(leaksUnder(root), []);
+      assert.deepEqual(leaksIn(ok.stdout), []);
+    },
+  );
 });
 
 describe("secrets never reach disk: the library", () => {
-  test("run, approve and resume with in-process plugins", async () => {
+  test("run, approve and resume with in-process plugins", { timeout: 120_000 }, async () => {
     for (const [k, v] of Object.entries(ENV)) process.env[k] = v;
     try {
       const root = join(tmp.path, "root-lib");
@@ -329,7 +333,8 @@ describe("secrets never reach disk: the library", () => {
               return {
                 status: "ok",
                 outcome: ALL,
-                output: { ...r, [`out ${PEM_LINE}`]: ALL },
+                // An in-process plugin can read the signing key; it is masked even though no one named it.
+                output: { ...r, [`out ${PEM_LINE}`]: ALL, key: process.env.NOEMA_SIGNING_KEY },
                 facts: [{ key: `fact ${ALL_LINE}`, value: ALL }],
               };
             }
@@ -378,6 +383,7 @@ describe("secrets never reach disk: the library", () => {
       assert.equal(done.status, "error");
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.equal(state.memory.facts.length, 1);
+      assert.equal(state.outcomes.actions[0].output.key, "[REDACTED:NOEMA_SIGNING_KEY]");
       assert.deepEqual(leaksUnder(root), []);
     } finally {
       for (const k of Object.keys(ENV)) delete process.env[k];

@@ -49,16 +49,21 @@ const llm: AdapterPlugin = {
           task: request.task,
           workspace,
         });
-        const r = await runLlmAgent({
-          task: request.task,
-          config,
-          governor,
-          workspace,
-          episodeDir: context.episode_dir,
-          redactor,
-          replay: turns,
-          signal: request.signal,
-        });
+        let r;
+        try {
+          r = await runLlmAgent({
+            task: request.task,
+            config,
+            governor,
+            workspace,
+            episodeDir: context.episode_dir,
+            redactor,
+            replay: turns,
+            signal: request.signal,
+          });
+        } finally {
+          governor.close();
+        }
         const tool_calls = governor.steps.map((s) => ({
           step: s.step_id,
           tool: s.action.tool,

@@ -33,6 +33,8 @@ export interface Governance {
   last: GovernedHooks | null;
   /** Every governed call so far (with the built-in policy governor). */
   steps: readonly GovernedStep[];
+  /** Releases the policies (worker threads of policy files). */
+  close(): void;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function govern(options: GovernOptions = {}): Promise<Governance> {
   const g: Governance = {
     last: null,
     steps: policyGovernor?.steps ?? [],
+    close: () => policyGovernor?.close(),
     aiSdk() {
       const hooks = governedHooks(governor);
       g.last = hooks;

@@ -11,6 +11,7 @@ import scripted from "../adapters/scripted.ts";
 import shell from "../adapters/shell.ts";
 import type { Driver } from "../agents/driver.ts";
 import { claudeCodeDriver } from "../agents/claude_code/run.ts";
+import { llmDriver } from "../llm/driver.ts";
 
 /** Built-in adapters by name. */
 export const BUILTIN_ADAPTERS: Readonly<Record<string, AdapterPlugin>> = { minimal, shell, command, scripted, llm };
@@ -19,4 +20,4 @@ export const BUILTIN_ADAPTERS: Readonly<Record<string, AdapterPlugin>> = { minim
  * Built-in drivers by name: `using` values that run an external agent as one
  * episode (its tool calls come in through hooks) instead of a plan.
  */
-export const BUILTIN_DRIVERS: Readonly<Record<string, Driver>> = { "claude-code": claudeCodeDriver };
+export const BUILTIN_DRIVERS: Readonly<Record<string, Driver>> = { "claude-code": claudeCodeDriver, llm: llmDriver };

@@ -313,7 +313,8 @@ class Copier {
 
 /** Sets a key as an own data property (a key `__proto__` stays a key). */
 function setKey(out: Record<string, PlainJson>, key: string, value: PlainJson): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key !== "__proto__") out[key] = value;
+  else Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function functionName(f: unknown): string {
@@ -340,15 +341,31 @@ function functionName(f: unknown): string {
  * ```
  */
 export function toPlainJson(value: unknown, options: PlainJsonOptions = {}): PlainJson {
+  return copyPlainJson(value, options).value;
+}
+
+/**
+ * {@link toPlainJson}, also saying whether anything was cut for size.
+ *
+ * @example
+ * ```ts
+ * import { copyPlainJson } from "noema";
+ * copyPlainJson(["a".repeat(1000)], { maxBytes: 256 }).truncated; // true
+ * ```
+ */
+export function copyPlainJson(
+  value: unknown,
+  options: PlainJsonOptions = {},
+): { value: PlainJson; truncated: boolean } {
   const maxBytes = Math.max(256, Math.floor(options.maxBytes ?? 65536));
   const maxDepth = Math.max(1, Math.floor(options.maxDepth ?? PLUGIN_LIMITS.depth));
   try {
     const copier = new Copier(maxBytes, maxDepth);
     const out = copier.value(value, 0, true);
-    if (out === OMIT) return null;
-    if (out === NO_FIT) return "…[truncated]";
-    return out;
+    if (out === OMIT) return { value: null, truncated: false };
+    if (out === NO_FIT) return { value: "…[truncated]", truncated: true };
+    return { value: out, truncated: copier.stopped };
   } catch (e) {
-    return unreadable(e);
+    return { value: unreadable(e), truncated: false };
   }
 }

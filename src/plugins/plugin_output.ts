@@ -10,9 +10,11 @@
  *
  * Policy files run in a worker thread, whose `console` and `process.stdout`
  * are replaced for good (see `policy_worker.ts`). For a policy running in the
- * caller's thread, {@link withPluginOutput} replaces them only while the
- * policy runs; anything else the process prints to stdout in that window
- * (another run in the same process, say) is routed the same way. Writes that
+ * caller's thread, {@link captureOutput} routes them only while the policy
+ * runs (the first capture wraps them for the life of the process; outside a
+ * capture the wrappers pass everything through); anything else the process
+ * prints in that window (another run in the same process, say) is routed the
+ * same way. Writes that
  * bypass `console` and `process` (`Deno.stdout`, `Bun.stdout`,
  * `fs.writeSync(1, …)`) are not caught: only a separate process could.
  *
@@ -120,16 +122,49 @@ export function redirectOutput(route: (text: string) => void): () => void {
   };
 }
 
-let active = 0;
-let restore: (() => void) | null = null;
 const budgets: OutputBudget[] = [];
 let realStderr: ((text: string) => void) | null = null;
 
 /**
+ * Wraps `console` and `process.stdout`/`stderr.write` once, for the life of
+ * the process: while a capture is open the output goes to its budget, else
+ * to the original (so a capture costs a push and a pop, not re-patching
+ * `console` per call).
+ */
+function install(): (text: string) => void {
+  if (realStderr) return realStderr;
+  const c = console as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const m of [...METHODS, "assert"]) {
+    const original = c[m];
+    if (typeof original !== "function") continue;
+    c[m] = function (this: unknown, ...args: unknown[]) {
+      const budget = budgets.at(-1);
+      if (!budget) return original.apply(this, args);
+      if (m !== "assert") budget.write(`${safeFormat(args)}\n`);
+      else if (!args[0]) budget.write(`Assertion failed${args.length > 1 ? `: ${safeFormat(args.slice(1))}` : ""}\n`);
+    };
+  }
+  const stderrWrite = process.stderr.write.bind(process.stderr);
+  for (const stream of [process.stdout, process.stderr] as unknown as { write: (...a: unknown[]) => boolean }[]) {
+    const original = stream.write;
+    stream.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+      const budget = budgets.at(-1);
+      if (!budget) return original.call(this, chunk, ...rest);
+      budget.write(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk as Uint8Array));
+      (rest.find((r) => typeof r === "function") as (() => void) | undefined)?.();
+      return true;
+    };
+  }
+  realStderr = (t) => void stderrWrite(t);
+  return realStderr;
+}
+
+/**
  * Starts routing the output of a policy running in the caller's thread to
  * stderr (see the module doc). Call the returned function when the call is
- * over (settled or timed out); the originals are back once every capture has
- * ended.
+ * over (settled or timed out). The first capture wraps `console` and
+ * `process.stdout`/`stderr.write` for the life of the process; outside a
+ * capture the wrappers pass everything through unchanged.
  *
  * @example
  * ```ts
@@ -143,22 +178,13 @@ let realStderr: ((text: string) => void) | null = null;
  * ```
  */
 export function captureOutput(label: string): () => void {
-  if (active++ === 0) {
-    const write = process.stderr.write.bind(process.stderr);
-    realStderr = (t) => void write(t);
-    restore = redirectOutput((text) => budgets.at(-1)?.write(text));
-  }
-  const budget = new OutputBudget(label, (t) => realStderr?.(t));
+  const budget = new OutputBudget(label, install());
   budgets.push(budget);
   let ended = false;
   return () => {
     if (ended) return;
     ended = true;
-    budgets.splice(budgets.lastIndexOf(budget), 1);
-    if (--active === 0) {
-      restore?.();
-      restore = null;
-      realStderr = null;
-    }
+    const i = budgets.lastIndexOf(budget);
+    if (i >= 0) budgets.splice(i, 1);
   };
 }

@@ -33,8 +33,8 @@ export function clip(text: string, max: number): Excerpt {
 }
 
 /**
- * A JSON value as readable text (strings as they are, anything else indented
- * JSON), cut to `max` characters. Serializes at most once.
+ * A JSON value as readable text (strings as they are, anything else JSON,
+ * indented unless `compact`), cut to `max` characters. Serializes at most once.
  *
  * @example
  * ```ts
@@ -42,11 +42,11 @@ export function clip(text: string, max: number): Excerpt {
  * clipValue({ rows: 3 }, 100).head; // '{\n  "rows": 3\n}'
  * ```
  */
-export function clipValue(value: unknown, max: number): Excerpt {
+export function clipValue(value: unknown, max: number, compact = false): Excerpt {
   if (typeof value === "string") return clip(value, max);
   let text: string;
   try {
-    text = JSON.stringify(value, null, 2) ?? String(value);
+    text = JSON.stringify(value, null, compact ? undefined : 2) ?? String(value);
   } catch {
     text = String(value);
   }

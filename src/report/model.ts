@@ -141,7 +141,13 @@ function timelineMark(e: Record<string, unknown>): TimelineRow["mark"] {
 }
 
 /** Reads the events once: steps, counts, timeline. */
-function scanEvents(path: string | null, excerptChars: number, o: Required<ReportOptions>, problems: string[]) {
+function scanEvents(
+  path: string | null,
+  excerptChars: number,
+  compact: boolean,
+  o: Required<ReportOptions>,
+  problems: string[],
+) {
   const projector = new PlanProjector();
   const steps = new Map<string, ReportStep>();
   const byPhase: Record<string, number> = {};
@@ -168,7 +174,7 @@ function scanEvents(path: string | null, excerptChars: number, o: Required<Repor
       if (stepId !== null) attach(steps, stepId).verdicts.push(v);
     } else if (phase === "act") {
       counts.actions++;
-      if (stepId !== null) attach(steps, stepId).actions.push(actionOf(e, p, excerptChars));
+      if (stepId !== null) attach(steps, stepId).actions.push(actionOf(e, p, excerptChars, compact));
     } else if (phase === "action_candidate" && stepId !== null) {
       const tags = asRecord(p).risk_tags;
       if (Array.isArray(tags)) attach(steps, stepId).risk_tags = tags.map(String);
@@ -309,7 +315,8 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
   const excerptChars = Math.max(200, Math.min(o.excerptChars, Math.floor(o.budgetChars / 2 / Math.max(1, planned))));
   const hasEvents = existsSync(paths.events);
   if (!hasEvents) problems.push(`${paths.events}: file not found`);
-  const scan = scanEvents(hasEvents ? paths.events : null, excerptChars, o, problems);
+  // Many actions: JSON excerpts on one line (the page lists such episodes compactly).
+  const scan = scanEvents(hasEvents ? paths.events : null, excerptChars, planned > 100, o, problems);
   const start = hasEvents ? startEvent(paths.events) : {};
   const plan = scan.projector.plan();
   const steps = orderSteps(plan?.steps ?? [], scan.steps, recordedStatuses(state));

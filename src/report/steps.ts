@@ -165,7 +165,8 @@ export function verdictOf(
 }
 
 /**
- * An action from an `act` event, its input and output cut to `excerptChars`.
+ * An action from an `act` event, its input and output cut to `excerptChars`
+ * (JSON on one line when `compact`: big episodes).
  *
  * @example
  * ```ts
@@ -178,6 +179,7 @@ export function actionOf(
   event: Record<string, unknown>,
   p: Record<string, unknown>,
   excerptChars: number,
+  compact = false,
 ): ReportAction {
   const out = p.output;
   let output: Excerpt | null = null, stdout: Excerpt | null = null, stderr: Excerpt | null = null;
@@ -187,8 +189,8 @@ export function actionOf(
     if (typeof so === "string" && so !== "") stdout = clip(so, excerptChars);
     if (typeof se === "string" && se !== "") stderr = clip(se, excerptChars);
     exitCode ??= num(rest.exit_code);
-    if (Object.keys(rest).length > 0) output = clipValue(rest, excerptChars);
-  } else if (out !== undefined && out !== null) output = clipValue(out, excerptChars);
+    if (Object.keys(rest).length > 0) output = clipValue(rest, excerptChars, compact);
+  } else if (out !== undefined && out !== null) output = clipValue(out, excerptChars, compact);
   const input = p.input !== undefined ? p.input : str(p.input_excerpt) ?? "";
   return {
     id: str(p.action_id),
@@ -199,7 +201,7 @@ export function actionOf(
     duration_ms: num(p.duration_ms),
     exit_code: exitCode,
     error: errorText(p.error),
-    input: clipValue(input, excerptChars),
+    input: clipValue(input, excerptChars, compact),
     output,
     stdout,
     stderr,

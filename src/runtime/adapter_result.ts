@@ -9,7 +9,7 @@
  * - the copy is checked with valibot ({@link ActResultSchema}): `status` is
  *   `ok`, `error` or `skipped`, `outcome` a string, `error` `{ type, message }`,
  *   `artifacts` an array of `{ path, kind? }` objects, `facts` an array of
- *   `{ key, value }` objects;
+ *   `{ key, value }` objects, `exit_code` a number or null;
  * - a result that fails the check, an adapter that throws (an `Error` or
  *   anything else) and a call that does not settle within the act timeout
  *   all become an `error` result whose message names the adapter file and
@@ -29,7 +29,7 @@ import { relative } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ActRequest, ActResult, AdapterInstance } from "../plugins/api.ts";
-import { cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import { copyPlainJson, cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { describeThrown } from "../plugins/thrown.ts";
 import { jsonType } from "../json.ts";
 
@@ -48,6 +48,7 @@ export const ADAPTER_GUARD_DEFAULTS = {
 } as const;
 
 const str = (what = "a string") => v.string(`expected ${what}`);
+const STATUS_MESSAGE = 'expected "ok", "error" or "skipped"';
 
 /**
  * What a checked adapter result looks like (after the plain-JSON copy).
@@ -61,7 +62,7 @@ const str = (what = "a string") => v.string(`expected ${what}`);
  * ```
  */
 export const ActResultSchema = v.object({
-  status: v.picklist(["ok", "error", "skipped"], 'expected "ok", "error" or "skipped"'),
+  status: v.picklist(["ok", "error", "skipped"], STATUS_MESSAGE),
   outcome: v.optional(str()),
   output: v.optional(v.unknown()),
   error: v.nullish(v.object({ type: str(), message: str() }, "expected an object { type, message }")),
@@ -77,6 +78,7 @@ export const ActResultSchema = v.object({
       "expected an array",
     ),
   ),
+  exit_code: v.optional(v.nullable(v.number("expected a number or null"))),
 }, "expected an object");
 
 /** Options of the adapter guard. */
@@ -141,6 +143,15 @@ export function adapterDisplayName(path: string | null, label: string): string {
   return rel === "" || rel.startsWith("..") || /^[a-zA-Z]:|^\//.test(rel) ? path : `./${rel}`;
 }
 
+/** `jsonType`, for values that may be hostile (a revoked proxy throws on `Array.isArray`). */
+function typeWord(value: unknown): string {
+  try {
+    return jsonType(value);
+  } catch {
+    return typeof value;
+  }
+}
+
 function invalid(adapter: string, message: string): ActResult {
   return {
     status: "error",
@@ -176,26 +187,47 @@ export function checkAdapterResult(raw: unknown, options: AdapterGuardOptions): 
   } catch {
     // a revoked proxy: not a result
   }
-  if (!isObject) return invalid(options.adapter, `result: expected an object, got ${jsonType(raw)}`);
+  if (!isObject) return invalid(options.adapter, `result: expected an object, got ${typeWord(raw)}`);
   const o = raw as object;
   const rest: Record<string, unknown> = {};
-  for (const key of ["status", "outcome", "error", "artifacts", "facts"]) rest[key] = read(o, key);
-  const copy = toPlainJson(rest, { maxBytes: limit }) as Record<string, unknown>;
+  for (const key of ["status", "outcome", "error", "artifacts", "facts", "exit_code"]) rest[key] = read(o, key);
+  const { value, truncated } = copyPlainJson(rest, { maxBytes: limit });
+  const copy = value as Record<string, unknown>;
   if (typeof copy.outcome === "string") copy.outcome = cutString(copy.outcome, PLUGIN_LIMITS.adviceBytes);
   const output = read(o, "output");
   if (output !== undefined) copy.output = toPlainJson(output, { maxBytes: limit });
   const parsed = v.safeParse(ActResultSchema, copy);
   if (parsed.success) {
-    const result: ActResult = { ...parsed.output, error: parsed.output.error ?? undefined };
-    if (result.error === undefined) delete result.error;
-    return result;
+    const { error, ...result } = parsed.output as ActResult;
+    if (error) {
+      (result as ActResult).error = {
+        ...error,
+        type: cutString(error.type, 200),
+        message: cutString(error.message, PLUGIN_LIMITS.adviceBytes),
+      };
+    }
+    return result as ActResult;
   }
   const issue = parsed.issues[0];
+  if (truncated) {
+    // The cut (a marker in place of an artifact or fact) is what failed: say so, not which field it hit.
+    return invalid(options.adapter, `result: larger than ${limit} bytes as JSON (adapter.output_limit_bytes)`);
+  }
   const path = (issue.path ?? []).map((p) => typeof p.key === "number" ? `[${p.key}]` : `.${String(p.key)}`).join("");
+  // A missing key is reported by its object's schema: say what the key itself expects.
+  const missing = issue.input === undefined && /object/.test(issue.type) && (issue.path?.length ?? 0) > 0;
+  const key = issue.path?.at(-1)?.key;
+  const expected = !missing
+    ? issue.message
+    : key === "status"
+    ? STATUS_MESSAGE
+    : key === "value"
+    ? "expected a value"
+    : "expected a string";
   const got = issue.type === "picklist" && typeof issue.input === "string"
     ? JSON.stringify(cutString(issue.input, 60))
-    : jsonType(issue.input);
-  return invalid(options.adapter, `result${path}: ${issue.message}, got ${got}`);
+    : typeWord(issue.input);
+  return invalid(options.adapter, `result${path}: ${expected}, got ${got}`);
 }
 
 const guarded = new WeakSet<AdapterInstance>();
@@ -266,11 +298,16 @@ export async function callAdapter(
  * ```
  */
 export function guardAdapter(instance: unknown, options: AdapterGuardOptions): AdapterInstance {
-  const act = (instance as AdapterInstance | null)?.act;
+  let act: unknown;
+  try {
+    act = (instance as AdapterInstance | null)?.act;
+  } catch {
+    act = undefined;
+  }
   if (typeof instance !== "object" || instance === null || typeof act !== "function") {
     throw new NoemaError(
       "bad_adapter",
-      `adapter ${options.adapter}: create() returned ${jsonType(instance)}, expected an object { act(request) }`,
+      `adapter ${options.adapter}: create() returned ${typeWord(instance)}, expected an object { act(request) }`,
       { exitCode: EXIT.USAGE },
     );
   }

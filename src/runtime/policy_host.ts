@@ -86,6 +86,10 @@ class PolicyWorkerHost {
   private nextCall = 1;
   private busy = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
+  /** Resident memory when the current load or call started (or the worker became ready), bytes. */
+  private watchBase: number | null = null;
+  /** Why the worker was last dropped (a memory-cap kill at load must not fall back to loading in-thread). */
+  private lastLoss: Error | null = null;
   /** The output budget of the load or call in flight (what the policy prints goes to stderr). */
   private output: OutputBudget | null = null;
 
@@ -100,6 +104,8 @@ class PolicyWorkerHost {
   private start(): Promise<boolean> {
     if (this.started) return this.started;
     this.sent.clear();
+    this.watchBase = null;
+    this.lastLoss = null;
     const mb = policyMemoryMb();
     // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
@@ -112,8 +118,11 @@ class PolicyWorkerHost {
     else worker.unref();
     this.started = new Promise<boolean>((ready) => {
       worker.on("message", (m: FromWorker) => {
-        if (m.type === "ready") ready(true);
-        else this.onMessage(m);
+        if (m.type === "ready") {
+          // Memory the process spent starting the worker (Deno may type-check it here) is not the policy's.
+          this.watchBase = process.memoryUsage.rss();
+          ready(true);
+        } else this.onMessage(m);
       });
       const lost = (why: string) => {
         ready(false);
@@ -155,9 +164,12 @@ class PolicyWorkerHost {
   /** While a load or call is in flight: terminates the worker when the process grows past the memory cap. */
   private startWatchdog(): void {
     const mb = policyMemoryMb();
-    const base = process.memoryUsage.rss();
+    this.watchBase = process.memoryUsage.rss();
     this.watchdog = setInterval(() => {
-      if (process.memoryUsage.rss() - base > mb * 1024 * 1024 && this.worker) this.drop(memoryLimitError(mb));
+      const rss = process.memoryUsage.rss();
+      // Only once the worker is up: before that, the process (not the policy) is what grows.
+      if (!this.worker || this.watchBase === null) return;
+      if (rss - this.watchBase > mb * 1024 * 1024) this.drop(memoryLimitError(mb));
     }, WATCHDOG_MS);
     (this.watchdog as { unref?: () => void }).unref?.();
   }
@@ -183,6 +195,7 @@ class PolicyWorkerHost {
   /** Forgets the worker and fails everything in flight. */
   private drop(error: Error): void {
     const worker = this.worker;
+    this.lastLoss = error;
     this.worker = null;
     this.started = null;
     this.sent.clear();
@@ -206,6 +219,12 @@ class PolicyWorkerHost {
     if (!ok) {
       this.handles.delete(handle);
       this.release();
+      if (this.lastLoss?.name === "PolicyMemoryLimit") {
+        throw new NoemaError("bad_plugin", `cannot load: ${this.lastLoss.message}`, {
+          file: displayPath,
+          exitCode: EXIT.USAGE,
+        });
+      }
       return null;
     }
     const ms = pluginLoadTimeoutMs();

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import type { RunResult } from "./engine.ts";
+import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
 import { createEpisode } from "./core/create.ts";
 import type { RunOptions } from "./core/options.ts";
 import { prepareEpisode } from "./core/prepare.ts";

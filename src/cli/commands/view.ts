@@ -382,7 +382,10 @@ async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean):
   let drawn = "", idleSince: number | null = null;
   while (true) {
     const view = buildEpisodeView(loc);
-    const key = `${existsSync(events) ? statSync(events).size : -1}:${view.lifecycle}:${view.run_state}`;
+    // Redraw when the log grows, the state changes, or (running) the elapsed seconds tick.
+    const key = `${existsSync(events) ? statSync(events).size : -1}:${view.lifecycle}:${view.run_state}:${
+      Math.floor((view.elapsed_ms ?? 0) / 1000)
+    }`;
     if (live && key !== drawn) {
       out.stdout.write("\x1b[H\x1b[2J");
       renderView(out, view);
