@@ -221,11 +221,12 @@ describe("gemini dialect", () => {
 });
 
 describe("display and output limits", () => {
-  test("command display", () => {
-    assert.equal(commandOf("Bash", { command: "npm  test\n--watch" }), "npm test --watch");
-    assert.equal(commandOf("Write", { file_path: "/w/a.txt", content: "x" }), "Write /w/a.txt");
-    assert.equal(commandOf("mcp__db__query", { sql: "select 1" }), 'mcp__db__query {"sql":"select 1"}');
-    assert.equal(commandOf("Bash", { command: "x".repeat(500) }).length, 200);
+  test("command display: the shell command as is, else what the call works on", () => {
+    assert.equal(commandOf({ command: "npm test\n  --watch" }), "npm test\n  --watch");
+    assert.equal(commandOf({ command: ["bash", "-lc", "git push"] }), "bash -lc 'git push'");
+    assert.equal(commandOf({ file_path: "/w/a.txt", content: "x" }), "/w/a.txt");
+    assert.equal(commandOf({ sql: "select 1" }), "select 1");
+    assert.equal(commandOf({ a: "x".repeat(500) }).length, 200);
   });
   test("a silent command's outcome says so", () => {
     const e = claudeCode.parse({ ...fixture("PostToolUse_Bash"), tool_response: { stdout: "", stderr: "" } });

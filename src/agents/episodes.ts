@@ -1,6 +1,6 @@
 /**
  * Opening and joining episodes from outside the engine, through the episode
- * core (`src/runtime/core/episode_core.ts`): `open` creates an episode whose
+ * core ({@link EpisodeCore}): `open` creates an episode whose
  * plan grows with each proposed action, `attach` joins one that another
  * process created (waiting briefly for its lock).
  *
@@ -8,9 +8,9 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { EXIT, NoemaError } from "../errors.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import { EpisodeCore } from "../runtime/core/episode_core.ts";
 import type { EpisodeHandle } from "./core.ts";
 
 /** The settings an external driver opens an episode with (those of `run`, minus plan and adapter). */
@@ -20,28 +20,6 @@ export type DriverOptions = Omit<RunOptions, "steps" | "planner" | "using" | "ar
   /** Settings of the driver, recorded in the start event (e.g. the agent's session id). */
   adapter?: Record<string, unknown>;
 };
-
-interface CoreModule {
-  EpisodeCore: {
-    open(task: string, options: DriverOptions): Promise<EpisodeHandle>;
-    attach(ref: string, options?: Record<string, unknown>): Promise<EpisodeHandle>;
-  };
-}
-
-// Resolved at run time until the core lands on main; then a static import.
-const CORE_PATH = ["..", "runtime", "core", "episode_core.ts"].join("/");
-
-async function core(): Promise<CoreModule> {
-  try {
-    return await import(CORE_PATH) as CoreModule;
-  } catch (e) {
-    throw new NoemaError(
-      "no_core",
-      `the episode core (src/runtime/core/episode_core.ts) is not available: ${(e as Error).message}`,
-      { exitCode: EXIT.USAGE },
-    );
-  }
-}
 
 /**
  * Opens a new episode toward `task`; the caller proposes and records actions, then finishes or closes it.
@@ -54,7 +32,8 @@ async function core(): Promise<CoreModule> {
  * ```
  */
 export async function openEpisode(task: string, options: DriverOptions): Promise<EpisodeHandle> {
-  return (await core()).EpisodeCore.open(task, options);
+  // The driver's settings (`adapter`: claude's path, the session id) are recorded in the start event's settings.
+  return await EpisodeCore.open(task, options as Parameters<typeof EpisodeCore.open>[1]);
 }
 
 /**
@@ -68,7 +47,7 @@ export async function openEpisode(task: string, options: DriverOptions): Promise
  * ```
  */
 export async function attachEpisode(ref: string, options: { root?: string } = {}): Promise<EpisodeHandle> {
-  return (await core()).EpisodeCore.attach(ref, options);
+  return await EpisodeCore.attach(ref, options);
 }
 
 /**

@@ -112,7 +112,7 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
           kind: "tool",
           tool: event.tool,
           input: event.input,
-          command: commandOf(event.tool, event.input),
+          command: commandOf(event.input),
           ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
           call_id: event.call_id,
         });

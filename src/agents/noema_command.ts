@@ -7,22 +7,9 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-
-/**
- * Quotes one word for a POSIX shell (agents run hook commands through `sh -c`).
- *
- * @example
- * ```ts
- * import { shellQuote } from "./noema_command.ts";
- * shellQuote("it's"); // "'it'\\''s'"
- * ```
- */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
+import { shellQuote } from "../runtime/core/command.ts";
 
 /**
  * The argv that starts noema: `NOEMA_HOOK_BIN` when set (a path to a noema
@@ -58,6 +45,3 @@ export function noemaArgv(): string[] {
 export function noemaCommand(args: readonly string[]): string {
   return [...noemaArgv(), ...args].map(shellQuote).join(" ");
 }
-
-/** The repository root when running from source (for messages). */
-export const SOURCE_ROOT: string = join(fileURLToPath(new URL("../..", import.meta.url)));

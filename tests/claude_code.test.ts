@@ -1,0 +1,241 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+// The real Claude Code (node_modules/.bin/claude, 2.1.330) governed by noema, offline: a scripted Anthropic
+// Messages server on 127.0.0.1 plays the model; noema run --using claude-code registers noema's hook.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { validate } from "../src/validate/validate.ts";
+import { startAnthropicServer, type Turn } from "./helpers/anthropic_server.ts";
+import { cliCommand, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-claude-");
+after(() => tmp.cleanup());
+const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
+
+/** Test policies, one file each (they import nothing). */
+const POLICIES: Record<string, string> = {
+  "no-forbidden.ts": `export default { name: "NoForbidden", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return c.includes("forbidden") ? { kind: "veto", advice: "forbidden files stay untouched", confidence: 0.95 } : undefined; } };`,
+  "rewrite.ts": `export default { name: "Rewrite", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return c.includes("original") ? { kind: "intervention", advice: "say governed instead",
+        patch: { command: c.replace("original", "governed") }, confidence: 0.9 } : undefined; } };`,
+  "gate.ts": `export default { name: "Gate", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return /deploy/.test(c) ? { kind: "veto", advice: "deploys need a human", confidence: 0.9, requires_approval: true } : undefined; } };`,
+  "throws.ts": `export default { name: "Throws", version: "1.0", api: "1.0",
+    advise(s) { if (String(s.action.input.command ?? "").includes("boom")) throw new Error("policy bug"); } };`,
+};
+const policyDir = join(tmp.path, "policies");
+mkdirSync(policyDir);
+for (const [name, text] of Object.entries(POLICIES)) writeFileSync(join(policyDir, name), text);
+const policy = (name: string) => ["--policy", join(policyDir, name)];
+
+let n = 0;
+/** A fresh HOME, workspace and root for one test. */
+function sandbox() {
+  const base = join(tmp.path, `t${++n}`);
+  const dirs = { home: join(base, "home"), workspace: join(base, "ws"), root: join(base, "root") };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  return dirs;
+}
+
+/** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
+function noema(args: string[], env: Record<string, string>, cwd: string, input?: string) {
+  const [cmd, ...argv] = [...cliCommand(), ...args];
+  const child = spawn(cmd, argv, {
+    cwd,
+    stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
+  });
+  if (input !== undefined) child.stdin!.end(input);
+  let stdout = "", stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    })
+  );
+}
+
+async function session(script: Turn[]) {
+  const server = await startAnthropicServer(script);
+  const box = sandbox();
+  const env = {
+    HOME: box.home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: "test",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    NOEMA_CLAUDE_BIN: CLAUDE,
+  };
+  const run = (task: string, extra: string[] = []) =>
+    noema(
+      ["run", task, "--using", "claude-code", "--workspace", box.workspace, "--root", box.root, "--json", ...extra],
+      env,
+      box.workspace,
+    );
+  const cmd = (args: string[]) => noema([...args, "--root", box.root], env, box.workspace);
+  return { server, box, env, run, cmd };
+}
+
+const events = (dir: string): any[] =>
+  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const acts = (dir: string) => events(dir).filter((e) => e.phase === "act");
+const bash = (id: string, command: string) => ({ id, name: "Bash", input: { command, description: command } });
+
+async function assertSound(s: Awaited<ReturnType<typeof session>>, dir: string) {
+  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
+  const verify = await s.cmd(["verify", dir]);
+  assert.equal(verify.code, 0, `noema verify: ${verify.stdout}${verify.stderr}`);
+}
+
+describe("noema run --using claude-code (real Claude Code, scripted model)", () => {
+  test("an allowed call runs and is recorded with its output; the episode validates and verifies", async () => {
+    const s = await session([{ text: "Checking", tools: [bash("toolu_a1", "echo hello-from-claude")] }, {
+      text: "Done.",
+    }]);
+    try {
+      const r = await s.run("say hello", policy("no-forbidden.ts"));
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.match(out.episode_id, /^ep_/);
+      assert.equal(out.status, "ok");
+      const [act] = acts(out.episode_dir);
+      assert.equal(act.payload.result_status, "ok");
+      assert.match(JSON.stringify(act.payload.output), /hello-from-claude/);
+      assert.equal(s.server.toolResults().get("toolu_a1")?.content, "hello-from-claude");
+      const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
+      assert.equal(summary.adapter_result, "success");
+      const view = await s.cmd(["view", out.episode_id]);
+      assert.equal(view.code, 0, view.stderr);
+      assert.match(view.stdout, /echo hello-from-claude/);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("a vetoed call does not run, and the model receives noema's reason", async () => {
+    const s = await session([{ tools: [bash("toolu_v1", "touch forbidden.txt")] }, { text: "Understood." }]);
+    try {
+      const r = await s.run("touch the forbidden file", policy("no-forbidden.ts"));
+      const out = JSON.parse(r.stdout);
+      assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
+      const result = s.server.toolResults().get("toolu_v1");
+      assert.ok(result?.is_error, "a denied call is an error tool result");
+      assert.match(result!.content, /NoForbidden.*forbidden files stay untouched/);
+      assert.equal(r.code, 0, r.stderr);
+      const gov = events(out.episode_dir).filter((e) => e.phase === "governance");
+      assert.ok(gov.some((e) => e.payload.decision === "veto"), "the veto is recorded");
+      assert.deepEqual(acts(out.episode_dir).map((a) => a.payload.step_status), ["vetoed"]);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("an intervention rewrites the command that actually runs", async () => {
+    const s = await session([{ tools: [bash("toolu_i1", "echo original > said.txt")] }, { text: "Done." }]);
+    try {
+      const r = await s.run("write a file", policy("rewrite.ts"));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(readFileSync(join(s.box.workspace, "said.txt"), "utf8").trim(), "governed");
+      const out = JSON.parse(r.stdout);
+      const [act] = acts(out.episode_dir);
+      assert.equal(act.payload.input.command, "echo governed > said.txt");
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("two tool calls in one turn are both recorded", async () => {
+    const s = await session([
+      { tools: [bash("toolu_p1", "echo one"), bash("toolu_p2", "echo two")] },
+      { text: "Both done." },
+    ]);
+    try {
+      const r = await s.run("two at once", policy("no-forbidden.ts"));
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const outputs = acts(out.episode_dir).map((a) => JSON.stringify(a.payload.output)).join(" ");
+      assert.match(outputs, /one/);
+      assert.match(outputs, /two/);
+      assert.equal(acts(out.episode_dir).length, 2);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("approval: the deferred call pauses the episode (exit 4); approve --resume runs it", async () => {
+    const s = await session([{ tools: [bash("toolu_d1", "echo deployed > deploy.txt")] }, { text: "Deployed." }]);
+    try {
+      const r = await s.run("deploy", policy("gate.ts"));
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.status, "pending");
+      assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false);
+      const approved = await s.cmd(["approve", out.episode_id, "--resume", "--json"]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.equal(readFileSync(join(s.box.workspace, "deploy.txt"), "utf8").trim(), "deployed");
+      assert.equal(JSON.parse(approved.stdout.trim().split("\n").pop()!).status, "ok");
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("approval: reject --resume denies the call and the model receives the reason", async () => {
+    const s = await session([{ tools: [bash("toolu_r1", "echo deployed > deploy.txt")] }, { text: "Not deployed." }]);
+    try {
+      const r = await s.run("deploy", policy("gate.ts"));
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const rejected = await s.cmd(["reject", out.episode_id, "--resume", "--note", "not during the freeze"]);
+      assert.ok([0, 3].includes(rejected.code!), rejected.stderr);
+      assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false);
+      const result = s.server.toolResults().get("toolu_r1");
+      assert.ok(result?.is_error);
+      assert.match(result!.content, /not during the freeze/);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("a policy that throws fails closed: the call is denied and does not run", async () => {
+    const s = await session([{ tools: [bash("toolu_t1", "echo boom > boom.txt")] }, { text: "Stopped." }]);
+    try {
+      const r = await s.run("explode", policy("throws.ts"));
+      const out = JSON.parse(r.stdout);
+      assert.equal(existsSync(join(s.box.workspace, "boom.txt")), false);
+      const result = s.server.toolResults().get("toolu_t1");
+      assert.ok(result?.is_error);
+      assert.match(result!.content, /Throws@1\.0 failed.*policy bug.*fail_closed blocks the action/);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("garbage on the hook's stdin blocks the call (exit 2)", async () => {
+    const s = await session([]);
+    try {
+      const r = await noema(["hook", "claude-code", "--root", s.box.root], s.env, s.box.workspace, "{not json");
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /^noema: stdin: not JSON/);
+      assert.equal(r.stdout, "");
+    } finally {
+      await s.server.close();
+    }
+  });
+});
