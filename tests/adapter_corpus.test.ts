@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ADAPTER_GUARD_DEFAULTS, NoemaError, run, validateEpisodeDir } from "noema";
+import { ADAPTER_GUARD_DEFAULTS, EpisodeCore, NoemaError, run, validateEpisodeDir } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli } from "./helpers/cli.ts";
 
@@ -168,6 +168,13 @@ function actEvents(dir: string) {
   );
 }
 
+function assertSealedAndValid(dir: string): void {
+  assert.ok(existsSync(join(dir, "summary.json")), "summary.json written");
+  assert.ok(existsSync(join(dir, "manifest.json")), "manifest.json written");
+  const report = validateEpisodeDir(dir);
+  assert.equal(report.valid, true, JSON.stringify(report.problems.slice(0, 3)));
+}
+
 describe("adapter corpus: no adapter value leaves a run unsealed or writes an invalid event", () => {
   const tmp = tempDir("noema-adapter-corpus-");
   const root = join(tmp.path, "root");
@@ -259,6 +266,24 @@ describe("adapter corpus: no adapter value leaves a run unsealed or writes an in
       (e: unknown) =>
         e instanceof NoemaError && e.exitCode === 2 &&
         /adapter\.act_timeout_ms: must be a positive integer/.test(e.message),
+    );
+  });
+
+  test("results recorded from outside (EpisodeCore.record) are checked the same way", async () => {
+    const core = await EpisodeCore.open("hook results", { root, using: "agent" });
+    await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
+    const output: Record<string, unknown> = { n: 5n, f() {} };
+    output.self = output;
+    await core.record("c1", { status: "ok", output } as never);
+    await core.propose({ kind: "tool", tool: "Bash", input: { command: "cat x" }, call_id: "c2" });
+    await core.record("c2", { status: "ok", artifacts: ["x.txt"] } as never);
+    const r = await core.finish();
+    assertSealedAndValid(r.episode_dir);
+    const [first, second] = actEvents(r.episode_dir);
+    assert.deepEqual(first.payload.output, { n: "5", f: "[function f]", self: "[cycle]" });
+    assert.equal(
+      second.payload.error.message,
+      "adapter agent: result.artifacts[0]: expected an object { path, kind? }, got string",
     );
   });
 

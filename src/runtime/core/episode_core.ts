@@ -21,6 +21,7 @@ import type { EpisodeLock } from "../../store/lock.ts";
 import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
+import { checkAdapterResult } from "../adapter_result.ts";
 import { consumeApproval, readApproval } from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
 import { attachEpisode, type AttachOptions } from "./attach.ts";
@@ -290,7 +291,15 @@ export class EpisodeCore {
       });
     }
     if (step.status !== "pending" && step.status !== "running") return Promise.resolve(); // recorded, or vetoed
-    const durationMs = typeof result.duration_ms === "number" && result.duration_ms >= 0 ? result.duration_ms : 0;
+    let durationMs = 0;
+    try {
+      if (typeof result.duration_ms === "number" && result.duration_ms >= 0) durationMs = result.duration_ms;
+    } catch {
+      // a getter that throws: no duration
+    }
+    // What the agent reports is checked and copied like an adapter result (adapter_result.ts): a bad value is
+    // an error result naming the field, never a crash or an invalid event.
+    const checked = checkAdapterResult(result, { adapter: e.s.loadedAdapter.label });
     const action: PendingAction = call
       ? { ...call.action, input: e.redactor.unmask(call.action.input).value }
       : { kind: "tool", tool: e.s.loadedAdapter.label, input: p.inputs.get(step.id) ?? {} };
@@ -299,7 +308,7 @@ export class EpisodeCore {
       index,
       action,
       call?.action_candidate_id ?? `ac_${step.id}_${index + 1}`,
-      result as Parameters<Engine["recordAct"]>[3],
+      checked,
       { startedAt: startedAt < e.rec.now() ? startedAt : e.rec.now(), durationMs },
       null,
       false,
