@@ -119,15 +119,8 @@ export { policyMemoryMb } from "./runtime/policy_host.ts";
 
 // Runtime.
 export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
-export {
-  type AttachOptions,
-  type CoreEnd,
-  type CoreOptions,
-  type Decision,
-  EpisodeCore,
-  type ProposedAction,
-  type RecordedResult,
-} from "./runtime/core/episode_core.ts";
+// The episode core; its ProposedAction, Decision and RecordedResult have the same shapes as the governor's below.
+export { type AttachOptions, type CoreEnd, type CoreOptions, EpisodeCore } from "./runtime/core/episode_core.ts";
 export { displayCommand, shellQuote } from "./runtime/core/command.ts";
 export * from "./runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";
@@ -210,7 +203,7 @@ export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } fro
 export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
 export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
 export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
-export { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
+export { expandTurns, MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
 export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
 export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
 export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";

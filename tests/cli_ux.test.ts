@@ -478,7 +478,7 @@ describe("noema policy test", () => {
     assert.equal(patch.code, 0, patch.stderr);
     const p = JSON.parse(patch.stdout);
     assert.equal(p.verdicts[0].kind, "intervention");
-    assert.equal(p.verdicts[0].patch.command, "git push origin main --force-with-lease");
+    assert.deepEqual(p.verdicts[0].patch, { command: "git push origin main --force-with-lease", argv: null });
 
     writeFileSync(join(w.cwd, "boom.ts"), THROWS);
     const failed = w.run(["policy", "test", "boom.ts", "--task", "anything"]);

@@ -170,6 +170,11 @@ describe("noema run --using llm", () => {
         );
       }
       assert.match(readFileSync(join(dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
+      if (CORE) {
+        const usage = JSON.parse(readFileSync(join(dir, "llm", "usage.json"), "utf8"));
+        assert.equal(usage.model_calls, 4);
+        assert.equal(usage.input_tokens, 44);
+      }
       const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
       assert.ok(
         manifest.files.some((f: { name: string; kind: string }) => f.name === "model.jsonl" && f.kind === "model"),
@@ -244,5 +249,42 @@ describe("noema run --using llm", () => {
     assert.equal(c.code, 2);
     assert.match(c.stderr, /adapter\.max_turns/);
     assert.equal(c.stderr.trim().split("\n").length, 1, c.stderr);
+  });
+
+  it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {
+    const gate = tmp.file(
+      "gate.ts",
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+    );
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "g1", name: "list_dir", arguments: "{}" }] },
+      { tool_calls: [{ id: "g2", name: "write_file", arguments: '{"path":"approved.txt","content":"yes"}' }] },
+      { text: "wrote approved.txt" },
+    ]);
+    try {
+      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
+      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const paused = JSON.parse(r.stdout);
+      assert.equal(paused.status, "pending");
+      assert.equal(paused.pending.reason, "writes need a human");
+      assert.equal(existsSync(join(ws, "approved.txt")), false);
+      assert.ok(existsSync(join(paused.episode_dir, "llm", "conversation.json")));
+      const a = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(a.code, 0, a.stderr + a.stdout);
+      assert.equal(readFileSync(join(ws, "approved.txt"), "utf8"), "yes");
+      assert.equal(server.requests.length, 3);
+      const third = toolMessages(server.requests[2]);
+      assert.ok(third.has("g1") && third.has("g2"), "the resumed request carries the whole conversation");
+      assert.match(readFileSync(join(paused.episode_dir, "events.jsonl"), "utf8"), /wrote approved\.txt/);
+      const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.tool);
+      assert.deepEqual(acts, ["list_dir", "write_file"]);
+      const v = await run(["validate", paused.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
   });
 });

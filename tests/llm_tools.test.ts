@@ -256,6 +256,13 @@ describe("replay model", () => {
     appender.close();
     const turns = readModelLog(log);
     assert.equal(turns.length, 2);
+    // Recorded as a delta: turn 2 continues turn 1's prompt and reuses its tools; read back whole.
+    const raw = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(raw[1].request.prompt_from, 1);
+    assert.equal(raw[1].request.tools_same, true);
+    assert.equal(raw[1].request.prompt.length, 2);
+    assert.equal((turns[1].request.prompt as unknown[]).length, 3);
+    assert.deepEqual(turns[1].request.tools, turns[0].request.tools);
     const again = await generateText({
       model: replayModel(turns, new Redactor()),
       tools: toAiSdkTools(fileTools(), ctx),

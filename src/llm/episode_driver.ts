@@ -13,7 +13,10 @@
  *
  * @module
  */
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { DIR_MODE } from "../store/atomic.ts";
+import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { ModelMessage } from "ai";
 import { readJsonFile } from "../store/json_file.ts";
 import type { Redactor } from "../runtime/redact.ts";
@@ -51,8 +54,18 @@ export interface DriveResult<R> {
   run: R | null;
 }
 
-async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<DriveResult<R>> {
+/** Where a finished LLM episode keeps its token usage (the episode core's summary has no field for it yet). */
+export const USAGE_FILE = "llm/usage.json";
+
+async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult, redactor: Redactor): Promise<DriveResult<R>> {
   if (agent.status === "paused") return { agent, run: null };
+  mkdirSync(join(core.dir, "llm"), { recursive: true, mode: DIR_MODE });
+  new ArtifactSink(core.dir, redactor).writeJson(USAGE_FILE, {
+    schema_version: "llm-usage/1.0",
+    ...agent.usage,
+    turns: agent.total_turns,
+    status: agent.status,
+  });
   const run = agent.status === "done"
     ? await core.finish({ adapter_result: "success", message: agent.text })
     : await core.finish({ adapter_result: "error", message: agent.error?.message, error: agent.error ?? undefined });
@@ -71,7 +84,7 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
  */
 export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions): Promise<DriveResult<R>> {
   const agent = await runLlmAgent({ ...o, governor: core, episodeDir: core.dir });
-  return await end(core, agent);
+  return await end(core, agent, o.redactor);
 }
 
 /** The conversation a paused LLM episode saved. */
@@ -113,5 +126,5 @@ export async function resumeLlmEpisode<R>(
       reason: decision.reason,
     },
   });
-  return await end(core, agent);
+  return await end(core, agent, o.redactor);
 }

@@ -1,13 +1,17 @@
 /**
  * The AI SDK hooks that make every tool call a governed step:
  *
- * - `experimental_refineToolInput` (runs first, once per parsed call):
- *   proposes the call to the governor and returns the input to run (patched
- *   by interventions);
- * - `toolApproval`: turns the decision into the SDK's answer: `deny` →
- *   `denied` with the reason (the model reads it as the tool result and the
- *   loop continues), `ask` → `user-approval` (the loop stops; the episode is
- *   paused), otherwise not-applicable;
+ * - `experimental_refineToolInput` (runs first, once per parsed call, but
+ *   without the call's id): gives each call its own input object;
+ * - `toolApproval` (with the call id): proposes the call to the governor,
+ *   applies an intervention's patch to that input object (so the patched
+ *   input is what runs and what the conversation shows), and turns the
+ *   decision into the SDK's answer: `deny` → `denied` with the reason (the
+ *   model reads it as the tool result and the loop continues), `ask` →
+ *   `user-approval` (the loop stops; the episode is paused), otherwise
+ *   not-applicable. The call id makes a proposal idempotent: a call approved
+ *   while the episode was paused is answered from the episode's record when
+ *   the conversation resumes;
  * - `onToolExecutionStart` / `onToolExecutionEnd`: record the result, output
  *   or error, with its duration.
  *
@@ -103,36 +107,36 @@ function refinerFor(refine: (tool: string, input: unknown) => Promise<unknown>) 
  * ```
  */
 export function governedHooks(governor: Governor, options: GovernedHooksOptions = {}): GovernedHooks {
-  const byInput = new WeakMap<object, Decision>();
   const byCall = new Map<string, { decision: Decision; started: number }>();
   const inFlight = new Set<Promise<unknown>>();
   const hooks: GovernedHooks = {
     pending: [],
     calls: [],
     failures: [],
-    experimental_refineToolInput: refinerFor(async (tool, raw) => {
-      const input = (typeof raw === "object" && raw !== null ? raw : { value: raw }) as Record<string, unknown>;
+    // Each call gets its own input object: the decision below patches it in place, so what runs (and what
+    // the conversation shows) is the patched input.
+    experimental_refineToolInput: refinerFor((_tool, raw) =>
+      Promise.resolve(typeof raw === "object" && raw !== null && !Array.isArray(raw) ? { ...raw } : raw)
+    ),
+    async toolApproval({ toolCall }) {
+      const input = (typeof toolCall.input === "object" && toolCall.input !== null ? toolCall.input : {}) as Record<
+        string,
+        unknown
+      >;
+      // Proposed with the model's call id: the episode answers a call it already decided (e.g. one approved
+      // while the episode was paused) from its record. A governor that throws fails the call closed.
       const decision = await governor.propose({
         kind: "tool",
-        tool,
-        input,
-        command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
-      });
-      const out = structuredClone(decision.verdict === "patch" ? decision.input : input);
-      byInput.set(out, decision);
-      return out;
-    }),
-    async toolApproval({ toolCall }) {
-      let decision = typeof toolCall.input === "object" && toolCall.input !== null
-        ? byInput.get(toolCall.input)
-        : undefined;
-      // A call the refiner never saw (e.g. a resumed approval): decide now. Fail closed on any error.
-      decision ??= await governor.propose({
-        kind: "tool",
         tool: toolCall.toolName,
-        input: toolCall.input as Record<string, unknown>,
+        input,
+        command: options.command?.(toolCall.toolName, input) ??
+          `${toolCall.toolName} ${JSON.stringify(input)}`.slice(0, 200),
         call_id: toolCall.toolCallId,
       });
+      if (decision.verdict === "patch" && input === toolCall.input) {
+        for (const k of Object.keys(input)) delete input[k];
+        Object.assign(input, structuredClone(decision.input));
+      }
       byCall.set(toolCall.toolCallId, { decision, started: performance.now() });
       hooks.calls.push({ call_id: toolCall.toolCallId, tool: toolCall.toolName, decision });
       if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
@@ -161,7 +165,7 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
         ? event.toolExecutionMs
         : performance.now() - entry.started;
       const p = governor.record(
-        entry.decision.step_id,
+        event.toolCall.toolCallId, // by call id: the episode records the act with the call's own tool and input
         resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
       ).catch((e) => {
         hooks.failures.push(e as Error);

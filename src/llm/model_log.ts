@@ -4,10 +4,17 @@
  * recorded as the SDK's prompt, not as HTTP headers).
  *
  * A line: `{turn, mode, provider, model, started_at, duration_ms, request:
- * {prompt, tools, settings}, response: {content, finish_reason, usage} | null,
- * error: {type, message, status?} | null}`. `content` is the model's output
- * in the AI SDK's LanguageModelV4 form (tool-call `input` as the JSON text the
- * model sent), which is what exact replay plays back.
+ * {prompt, prompt_from?, tools, tools_same?, settings}, response: {content,
+ * finish_reason, usage} | null, error: {type, message, status?} | null}`.
+ * `content` is the model's output in the AI SDK's LanguageModelV4 form
+ * (tool-call `input` as the JSON text the model sent), which is what exact
+ * replay plays back.
+ *
+ * A conversation only grows, so a request is recorded as a delta: with
+ * `prompt_from: N`, `prompt` holds the messages after the first N messages of
+ * the previous turn's prompt, and `tools_same: true` stands for the previous
+ * turn's tools. The file grows with the conversation, not with its square;
+ * {@link expandTurns} rebuilds the whole requests.
  *
  * @module
  */
@@ -28,7 +35,15 @@ export interface ModelTurn {
   model: string;
   started_at: string;
   duration_ms: number;
-  request: { prompt: unknown; tools: unknown; settings: Record<string, unknown> };
+  request: {
+    prompt: unknown;
+    tools: unknown;
+    settings: Record<string, unknown>;
+    /** The prompt continues the first `prompt_from` messages of the previous turn's prompt. */
+    prompt_from?: number;
+    /** The tools are the previous turn's. */
+    tools_same?: boolean;
+  };
   response: { content: unknown[]; finish_reason: unknown; usage: unknown } | null;
   error: { type: string; message: string; status?: number } | null;
 }
@@ -41,19 +56,69 @@ export interface UsageTotals {
   model_calls: number;
 }
 
-/** The request part of a line, as comparable JSON (masked like the log). */
-export function requestOf(params: Params, redactor: Redactor | null): ModelTurn["request"] {
-  const tools = (params.tools ?? []).map((t) => {
+function toolsOf(params: Params) {
+  return (params.tools ?? []).map((t) => {
     const x = t as { type: string; name: string; description?: string; inputSchema?: unknown };
     return { type: x.type, name: x.name, description: x.description ?? null, parameters: x.inputSchema ?? null };
   });
+}
+
+function settingsOf(params: Params): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   for (const k of ["maxOutputTokens", "temperature", "toolChoice", "seed"] as const) {
-    if (params[k] !== undefined) settings[k] = params[k];
+    if (params[k] !== undefined) settings[k] = JSON.parse(JSON.stringify(params[k]));
   }
-  const text = JSON.stringify({ prompt: params.prompt, tools, settings });
+  return settings;
+}
+
+/** The whole request of a model call, as comparable JSON (masked like the log when a redactor is given). */
+export function requestOf(params: Params, redactor: Redactor | null): ModelTurn["request"] {
+  const text = JSON.stringify({ prompt: params.prompt, tools: toolsOf(params), settings: settingsOf(params) });
   const request = JSON.parse(text);
   return redactor && redactor.mightContain(text) ? redactor.redact(request).value : request;
+}
+
+/**
+ * Rebuilds whole requests from delta-recorded turns (see the module doc).
+ *
+ * @example
+ * ```ts
+ * import { expandTurns } from "noema";
+ * // const turns = expandTurns(recordedLines);
+ * ```
+ */
+export function expandTurns(turns: readonly ModelTurn[]): ModelTurn[] {
+  let prompt: unknown[] = [], tools: unknown = null;
+  return turns.map((t) => {
+    const r = t.request;
+    const own = Array.isArray(r.prompt) ? r.prompt : [];
+    prompt = r.prompt_from === undefined ? own : [...prompt.slice(0, r.prompt_from), ...own];
+    tools = r.tools_same ? tools : r.tools;
+    return { ...t, request: { prompt, tools, settings: r.settings } };
+  });
+}
+
+/** Records requests as deltas against the previous turn's. */
+class DeltaRequests {
+  #prompt: string[] = [];
+  #tools = "";
+  /** The request of a call, as a delta: each message serialised once, only the new ones copied. */
+  delta(params: Params): ModelTurn["request"] {
+    const texts = params.prompt.map((m) => JSON.stringify(m));
+    let k = 0;
+    while (k < texts.length && k < this.#prompt.length && texts[k] === this.#prompt[k]) k++;
+    const tools = JSON.stringify(toolsOf(params));
+    const out: ModelTurn["request"] = {
+      prompt: texts.slice(k).map((t) => JSON.parse(t)),
+      tools: tools === this.#tools ? null : JSON.parse(tools),
+      settings: settingsOf(params),
+    };
+    if (k > 0) out.prompt_from = k;
+    if (tools === this.#tools) out.tools_same = true;
+    this.#prompt = texts;
+    this.#tools = tools;
+    return out;
+  }
 }
 
 function errorOf(e: unknown): ModelTurn["error"] {
@@ -106,6 +171,7 @@ export function modelRecorder(
   totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 },
 ): LanguageModelMiddleware & { totals: UsageTotals } {
   let turn = 0;
+  const requests = new DeltaRequests();
   const write = (line: ModelTurn) => {
     log.append(line);
     const u = line.response?.usage as
@@ -122,7 +188,7 @@ export function modelRecorder(
     provider: model.provider,
     model: model.modelId,
     started_at: new Date().toISOString(),
-    request: requestOf(params, null),
+    request: requests.delta(params),
   });
   return {
     specificationVersion: "v4",

@@ -24,6 +24,13 @@ export interface GovernedStep {
   result: RecordedResult | null;
 }
 
+/** A governed call as the state shows it: its plan step and (once it ran) its action record. */
+interface StepView {
+  status: string;
+  plan: object;
+  action: { id: string; step_id: string; kind: string; result_status: string; input_excerpt: string } | null;
+}
+
 /** Options of {@link PolicyGovernor}. */
 export interface PolicyGovernorOptions {
   /** Policies: `.ts` paths, policy objects or classes. @default {[]} */
@@ -60,6 +67,8 @@ export class PolicyGovernor implements Governor {
   readonly #policies: LoadedPolicy[];
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
   readonly #startedAt = new Date().toISOString();
+  readonly #views = new Map<string, StepView>();
+  readonly #byCall = new Map<string, GovernedStep>();
 
   private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
     this.#policies = policies;
@@ -91,25 +100,8 @@ export class PolicyGovernor implements Governor {
    */
   #state(action: ProposedAction, index: number): PolicyState {
     const done = this.steps.filter((s) => s.decision !== undefined);
-    const status = (s: GovernedStep) =>
-      s.decision.verdict === "deny"
-        ? "vetoed"
-        : s.result === null
-        ? "running"
-        : s.result.status === "ok"
-        ? "done"
-        : s.result.status === "error"
-        ? "failed"
-        : "skipped";
-    const excerpt = (s: GovernedStep) => (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
-    const actions = done.filter((s) => s.result).map((s) => ({
-      id: `act_${s.step_id}`,
-      kind: s.action.kind,
-      tool: s.action.tool,
-      input_excerpt: excerpt(s),
-      result_status: s.result!.status,
-      step_id: s.step_id,
-    }));
+    const views = done.map((s) => this.#view(s));
+    const actions = views.flatMap((v) => v.action ? [v.action] : []);
     const stepId = `step-${index}`;
     const description = action.description ?? action.command ?? action.tool;
     return deepFreeze({
@@ -128,7 +120,7 @@ export class PolicyGovernor implements Governor {
       beliefs: [],
       plan: {
         steps: [
-          ...done.map((s) => ({ id: s.step_id, kind: "act", description: excerpt(s), status: status(s) })),
+          ...views.map((v) => v.plan),
           { id: stepId, kind: "act", description, status: "pending" },
         ],
         source: "agent",
@@ -156,13 +148,55 @@ export class PolicyGovernor implements Governor {
     }) as unknown as PolicyState;
   }
 
+  /** A governed call's plan step and action record, frozen once per status (the state is rebuilt per call). */
+  #view(s: GovernedStep): StepView {
+    const status = s.decision.verdict === "deny"
+      ? "vetoed"
+      : s.result === null
+      ? "running"
+      : s.result.status === "ok"
+      ? "done"
+      : s.result.status === "error"
+      ? "failed"
+      : "skipped";
+    const cached = this.#views.get(s.step_id);
+    if (cached?.status === status) return cached;
+    const excerpt = (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
+    const view = {
+      status,
+      plan: deepFreeze({ id: s.step_id, kind: "act", description: excerpt, status }),
+      action: s.result
+        ? deepFreeze({
+          id: `act_${s.step_id}`,
+          kind: s.action.kind,
+          tool: s.action.tool,
+          input_excerpt: excerpt,
+          result_status: s.result.status,
+          step_id: s.step_id,
+        })
+        : null,
+    };
+    this.#views.set(s.step_id, view);
+    return view;
+  }
+
   /** Consults every policy about the action and decides. */
   async propose(action: ProposedAction): Promise<Decision> {
+    // Idempotent per call id, like the episode core: a call asked about before gets its decision again,
+    // now allowed when a human approved it.
+    const known = action.call_id !== undefined ? this.#byCall.get(action.call_id) : undefined;
+    if (known?.decision) {
+      if (known.decision.verdict === "ask" && this.approved.has(action.call_id!)) {
+        known.decision = { ...known.decision, verdict: "allow", reason: null };
+      }
+      return known.decision;
+    }
     // Parallel calls are proposed concurrently: take the step's place before awaiting anything.
     const index = this.steps.length + 1;
     const stepId = `step-${index}`;
     const entry = { step_id: stepId, action: { ...action, input: structuredClone(action.input) } } as GovernedStep;
     this.steps.push(entry);
+    if (action.call_id !== undefined) this.#byCall.set(action.call_id, entry);
     let input = structuredClone(action.input);
     const outcomes = [];
     const hints: string[] = [];

@@ -10,7 +10,7 @@
 import type { LanguageModel } from "ai";
 import { readJsonl } from "../store/jsonl.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { type ModelTurn, requestOf } from "./model_log.ts";
+import { expandTurns, type ModelTurn, requestOf } from "./model_log.ts";
 
 /** The replayed run asked the model something the recording does not have. */
 export class ReplayDivergence extends Error {
@@ -74,13 +74,13 @@ export function firstDifference(a: unknown, b: unknown, path = ""): { path: stri
   return { path: path || "(root)", a, b };
 }
 
-/** Reads the turns of a `model.jsonl`. */
+/** Reads the turns of a `model.jsonl`, with whole requests (deltas expanded). */
 export function readModelLog(path: string): ModelTurn[] {
   const turns: ModelTurn[] = [];
   for (const e of readJsonl(path)) {
     if (!e.problem) turns.push(e.value as unknown as ModelTurn);
   }
-  return turns;
+  return expandTurns(turns);
 }
 
 // deno-lint-ignore no-explicit-any

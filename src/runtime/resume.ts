@@ -15,7 +15,7 @@ import { join } from "node:path";
 import os from "node:os";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
-import type { AdapterPlugin, PolicyObject } from "../plugins/api.ts";
+import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from "../plugins/api.ts";
 import { loadAdapter, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
@@ -38,7 +38,7 @@ import {
   writeApproval,
 } from "./checkpoint.ts";
 import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
-import { rebuildRun } from "./rebuild.ts";
+import { rebuildRun, type RebuiltRun } from "./rebuild.ts";
 import { Recorder } from "./recorder.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
@@ -268,319 +268,418 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   const lock = acquireLock(dir, "resume");
   try {
     refuseSymlinkedArtifacts(dir);
-    let built = rebuildRun(dir);
-    if (built.damaged.length > 0 && options.abort) {
-      // --abort seals even a damaged log: the lines from the first bad one on are set aside (nothing is lost).
-      setAsideTail(join(dir, ARTIFACTS.events), firstBadLine(join(dir, ARTIFACTS.events))!.offset);
-      built = rebuildRun(dir);
-    }
-    if (built.damaged.length > 0) {
-      throw mismatch(
-        `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${
-          built.damaged[0].message
-        }); run noema validate`,
-      );
-    }
-    const last = built.lastEvent;
-    const lastPayload = (last.payload ?? {}) as Record<string, unknown>;
-    const paused = last.event_type === "run.checkpoint" && built.torn === null;
-    let checkpoint: Checkpoint | null = null;
-    let approval: ApprovalRecord | null = null;
-    if (paused) {
-      checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
-      if (built.eventCount !== checkpoint.event_offset + 1) {
-        throw mismatch(
-          `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${
-            checkpoint.event_offset + 1
-          }`,
-        );
-      }
-      // The checkpoint event is last (checked above), so the event at the offset is the one before it.
-      const idAtOffset = built.previousEventId;
-      if (idAtOffset !== checkpoint.last_event_id) {
-        throw mismatch(
-          `event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`,
-        );
-      }
-      const stateHash = sha256File(join(dir, ARTIFACTS.state)).sha256;
-      if (stateHash !== checkpoint.state_hash) {
-        throw mismatch(
-          `state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`,
-        );
-      }
-      if (!options.abort) {
-        approval = readApproval(dir, checkpoint.checkpoint_id);
-        if (!approval) {
-          throw new NoemaError(
-            "no_decision",
-            `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`,
-            {
-              exitCode: EXIT.NO_CHECKPOINT,
-            },
-          );
-        }
-        if (approval.consumed_at) {
-          throw new NoemaError(
-            "consumed",
-            `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
-            {
-              exitCode: EXIT.CONSUMED,
-            },
-          );
-        }
-        if (approval.state_hash !== checkpoint.state_hash) {
-          throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
-        }
-      }
-    } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
-      throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
-    }
-
-    const rec = built.start.settings as RunSettingsRecord | undefined;
-    if (!rec || typeof rec !== "object" || typeof rec.using !== "string") {
-      throw mismatch(
-        "the start event has no run settings (written by another implementation?); this run cannot be resumed by noema",
-      );
-    }
-    if (checkpoint && checkpoint.adapter_label !== rec.using) {
-      throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
-    }
-    const acts = !options.abort && approval?.decision !== "rejected";
-    const loadedAdapter = await reloadAdapter(rec, options.using, acts);
-    const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
-    const planner = rec.planner.path
-      ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 }))
-      : rec.planner;
-    const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
-    const redactor = new Redactor({ secrets: rec.secrets });
-    // Artifacts hold masked values; the steps still to run act with the real ones, restored from the
-    // environment (`[REDACTED:<NAME>]`). A value that cannot be restored stops the resume.
-    const toRun = new Set(
-      built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) =>
-        st.id
-      ),
-    );
-    const inputs = new Map<string, Record<string, unknown>>();
-    const restore = <T>(value: T, where: string): T => {
-      const { value: real, unresolved } = redactor.unmask(value);
-      if (unresolved.length > 0 && !options.abort && approval?.decision !== "rejected") {
-        throw new NoemaError(
-          "secret_unavailable",
-          `${where} holds masked secrets that cannot be restored (${unresolved.join(", ")}): set ${
-            unresolved.map((u) => u.slice(10, -1)).filter((n) => n !== "").join(", ") || "them"
-          } in the environment (a token found by pattern, not named with --secret, cannot be restored)`,
-          { exitCode: EXIT.USAGE },
-        );
-      }
-      return real;
-    };
-    for (const st of state.plan?.steps ?? []) {
-      inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
-    }
-    const pendingAction = checkpoint
-      ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
-      : null;
-    const task = restore(String(state.goal?.task ?? built.start.task), "the task");
-    const settings: EngineSettings = {
-      episodeId: loc.id,
-      dir,
-      root: join(dir, "..", ".."),
-      task,
-      redactedTask: String(state.goal?.task ?? built.start.task),
-      mode: rec.mode,
-      intuitionMode: rec.intuition_mode,
-      governance: rec.governance,
-      failurePolicy: rec.failure_policy,
-      threshold: rec.direction_min_confidence,
-      timeoutMs: rec.policy_timeout_ms,
-      learnMode: rec.learn_mode,
-      learnMinSuccesses: rec.learn_min_successes,
-      learnMinConfidence: rec.learn_min_confidence,
-      pauseOnVeto: rec.pause_on_veto,
-      seed: rec.seed,
-      tags: rec.tags,
-      workspace: rec.workspace,
-      loadedAdapter,
-      args: rec.args,
-      policies,
-      thresholds: new Map(),
-      planner,
-      signal: options.signal,
-      onEvent: options.onEvent,
-    };
-    settings.thresholds = learnedThresholds(settings.root, policies, rec.learn_mode);
-    const adapter = await createAdapter(loadedAdapter, {
-      config: { base_dir: rec.base_dir, ...rec.adapter },
-      args: rec.args,
-      workspace: rec.workspace,
-      dir,
-      secrets: rec.secrets,
-    });
-
-    // Every check passed: from here on the run is written to.
-    // A torn (or too long) final line moves aside in bounded memory, never through a symlink.
-    if (built.torn) setAsideTail(join(dir, ARTIFACTS.events), built.torn.offset);
-    const recorder = new Recorder(dir, loc.id, {
-      count: built.eventCount,
-      lastEventId: built.lastEventId,
-      lastTimestamp: String(last.timestamp),
-    }, new ArtifactSink(dir, redactor));
-    const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
+    const built = readLog(dir, options);
+    const { checkpoint, approval } = checkPause(dir, loc.id, built, options);
+    const r = await resumeSettings(dir, loc.id, built, checkpoint, approval, options);
+    const opened = await openResumed(dir, loc.id, built, r, options);
+    const { engine, adapter } = opened;
     try {
-      // The steps as the log shows them; a step the log does not show finished runs (again).
-      const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
-      const steps: PlanStep[] = built.steps.map((s) => ({
-        ...(stateSteps.get(s.id) ?? {}),
-        ...s,
-        status: s.status === "running" ? "pending" : s.status,
-      }));
-      const resumedAt = recorder.now();
-      const waitingMs = built.waitingMs + (built.pausedAt !== null ? Date.parse(resumedAt) - built.pausedAt : 0);
-      const verifying = await startVerification({
-        workspace: rec.workspace,
-        specs: rec.verify as AssertionSpec[],
-        policy: snapshotPolicy({ extra: rec.verify_ignore }),
-        episodeDir: dir,
-        baseDir: rec.base_dir,
-        redact: recorder.sink.mask,
-        resume: true,
-        onProgress: options.onSnapshotProgress,
-      });
-      state.plan = { ...(state.plan ?? { steps: [] }), steps };
-      state.outcomes = {
-        ...(state.outcomes ?? { status: "pending" }),
-        status: "pending",
-        actions: built.actions,
-        error: null,
-      };
-      state.memory = { ...(state.memory ?? {}), facts: built.facts };
-      state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
-      const engine = new Engine({
-        settings,
-        progress: {
-          state,
-          steps,
-          planSource: "planner:resume",
-          actions: built.actions,
-          facts: built.facts,
-          counters: built.counters,
-          evidence: built.evidence,
-          lastDiff: built.lastDiff,
-          lastDirectivePolicy: built.lastDirectivePolicy,
-          lastStepEventId: built.lastStepEventId,
-          startedAt: built.startedAt,
-          waitingMs,
-          stepRedaction: new Map(),
-          inputs,
-        },
-        recorder,
-        learnLog,
-        adapter,
-        redactor,
-        verifying,
-      });
-      // What the adapter did before this process: an error, a success, or nothing yet.
-      engine.adapterResult = built.actions.some((a) => a.result_status === "error")
-        ? "error"
-        : built.actions.some((a) => a.result_status !== "skipped")
-        ? "success"
-        : "skipped";
-      if (built.terminate) {
-        // Nothing is appended but insight and the final projection: no resume or plan event after terminate.
-        // The run had ended (terminate is in the log); only its terminal artifacts are missing.
-        const t = built.terminate;
-        engine.status = state.outcomes.status = String(t.status) as typeof engine.status;
-        if (t.status === "vetoed" || t.status === "aborted") {
-          engine.adapterResult = engine.adapterResult === "error" ? "error" : "skipped";
-        }
-        const verification = await verifying.finish();
-        const outcome = typeof t.outcome === "string"
-          ? t.outcome as Outcome
-          : computeOutcome(engine.adapterResult, verification);
-        return engine.seal(outcome, verification);
-      }
-
-      const resumeEvent = engine.emit("runtime", {
-        kind: "run.resume",
-        status: "resuming",
-        checkpoint_id: checkpoint?.checkpoint_id ?? null,
-        event_offset: checkpoint?.event_offset ?? built.eventCount,
-        resume_strategy: options.abort ? "abort" : "same_run_id",
-        recovered: checkpoint === null,
-        approval: approval
-          ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note }
-          : null,
-        torn_line: built.torn
-          ? {
-            offset: built.torn.offset,
-            bytes: built.torn.bytes,
-            moved_to: `${ARTIFACTS.events}.torn-${built.torn.offset}`,
-          }
-          : null,
-      }, { event_type: "run.resume" });
-      if (approval) approval = consumeApproval(dir, approval, resumeEvent.id, resumeEvent.timestamp);
-      const pendingIndex = checkpoint ? checkpoint.pending.step_index : -1;
-      if (checkpoint && approval?.decision === "rejected") steps[pendingIndex].status = "vetoed";
-      const planEvent = engine.emit(
-        "plan",
-        Engine.planPayload(
-          "planner:resume",
-          steps,
-          checkpoint
-            ? `Plan rebuilt from events.jsonl at resume from checkpoint ${checkpoint.checkpoint_id} (${
-              approval?.decision ?? "aborted"
-            }).`
-            : "Plan rebuilt from events.jsonl at recovery after an interruption.",
-        ),
-      );
-      engine.p.counters.plan++;
-      engine.p.lastStepEventId = planEvent.id;
-      state.plan = {
-        steps,
-        source: "planner:resume",
-        updated_at: planEvent.timestamp,
-        rationale: String((planEvent.payload as { rationale: string }).rationale),
-      };
-
-      if (options.abort) {
-        engine.status = "aborted";
-        engine.message = checkpoint
-          ? `Aborted while waiting for approval at ${checkpoint.pending.step_id}.`
-          : "Aborted after an interruption.";
-        state.outcomes.error = { type: "Aborted", message: engine.message };
-        return await engine.finish();
-      }
-      if (checkpoint && approval?.decision === "rejected") {
-        engine.p.counters.veto++;
-        engine.status = "vetoed";
-        engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
-        return await engine.finish();
-      }
-      const from = checkpoint ? pendingIndex : Math.max(0, steps.findIndex((s) => s.status === "pending"));
-      if (!checkpoint && steps.every((s) => s.status !== "pending")) return await engine.finish();
-      const executed = await engine.execute(
-        from,
-        checkpoint && approval
-          ? {
-            stepIndex: pendingIndex,
-            action: pendingAction!,
-            candidateId: checkpoint.pending.action_candidate_id,
-            approval: {
-              checkpoint_id: checkpoint.checkpoint_id,
-              decision: approval.decision,
-              by: approval.by,
-              at: approval.at,
-            },
-          }
-          : undefined,
-      );
-      return executed === "done" ? await engine.finish() : executed;
+      if (built.terminate) return await sealTerminated(engine, built);
+      const announced = announceResume(engine, dir, built, checkpoint, approval, options);
+      return await continueResumed(engine, checkpoint, announced, r.pendingAction, options);
     } finally {
-      recorder.close();
-      learnLog.close();
+      engine.rec.close();
+      engine.learnLog.close();
       await adapter.close?.();
     }
   } finally {
     lock.release();
   }
+}
+
+/** The rebuilt log; damaged lines refuse the resume (with `abort`, they are set aside first). */
+function readLog(dir: string, options: ResumeOptions): RebuiltRun {
+  let built = rebuildRun(dir);
+  if (built.damaged.length > 0 && options.abort) {
+    // --abort seals even a damaged log: the lines from the first bad one on are set aside (nothing is lost).
+    setAsideTail(join(dir, ARTIFACTS.events), firstBadLine(join(dir, ARTIFACTS.events))!.offset);
+    built = rebuildRun(dir);
+  }
+  if (built.damaged.length > 0) {
+    throw mismatch(
+      `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${built.damaged[0].message}); run noema validate`,
+    );
+  }
+  return built;
+}
+
+/** A paused run's checkpoint and decision, checked against the log and state.json (fails closed). */
+function checkPause(
+  dir: string,
+  id: string,
+  built: RebuiltRun,
+  options: ResumeOptions,
+): { checkpoint: Checkpoint | null; approval: ApprovalRecord | null } {
+  const loc = { id };
+  const last = built.lastEvent;
+  const lastPayload = (last.payload ?? {}) as Record<string, unknown>;
+  const paused = last.event_type === "run.checkpoint" && built.torn === null;
+  let checkpoint: Checkpoint | null = null;
+  let approval: ApprovalRecord | null = null;
+  if (paused) {
+    checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
+    if (built.eventCount !== checkpoint.event_offset + 1) {
+      throw mismatch(
+        `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${
+          checkpoint.event_offset + 1
+        }`,
+      );
+    }
+    // The checkpoint event is last (checked above), so the event at the offset is the one before it.
+    const idAtOffset = built.previousEventId;
+    if (idAtOffset !== checkpoint.last_event_id) {
+      throw mismatch(
+        `event ${checkpoint.event_offset} is ${idAtOffset}; checkpoint ${checkpoint.checkpoint_id} expects ${checkpoint.last_event_id}`,
+      );
+    }
+    const stateHash = sha256File(join(dir, ARTIFACTS.state)).sha256;
+    if (stateHash !== checkpoint.state_hash) {
+      throw mismatch(
+        `state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`,
+      );
+    }
+    if (!options.abort) {
+      approval = readApproval(dir, checkpoint.checkpoint_id);
+      if (!approval) {
+        throw new NoemaError(
+          "no_decision",
+          `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`,
+          {
+            exitCode: EXIT.NO_CHECKPOINT,
+          },
+        );
+      }
+      if (approval.consumed_at) {
+        throw new NoemaError(
+          "consumed",
+          `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
+          {
+            exitCode: EXIT.CONSUMED,
+          },
+        );
+      }
+      if (approval.state_hash !== checkpoint.state_hash) {
+        throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+      }
+    }
+  } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
+    throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
+  }
+
+  return { checkpoint, approval };
+}
+
+/** What the resumed engine runs with: settings, the steps' real inputs, the approved action. */
+interface ResumeSettings {
+  settings: EngineSettings;
+  rec: RunSettingsRecord;
+  state: State;
+  redactor: Redactor;
+  inputs: Map<string, Record<string, unknown>>;
+  pendingAction: PendingAction | null;
+  checkpoint: Checkpoint | null;
+  adapter: AdapterInstance;
+}
+
+/** Reloads the recorded settings and plugins, and restores the masked inputs of the steps still to run. */
+async function resumeSettings(
+  dir: string,
+  id: string,
+  built: RebuiltRun,
+  checkpoint: Checkpoint | null,
+  approval: ApprovalRecord | null,
+  options: ResumeOptions,
+): Promise<ResumeSettings> {
+  const loc = { id };
+  const rec = built.start.settings as RunSettingsRecord | undefined;
+  if (!rec || typeof rec !== "object" || typeof rec.using !== "string") {
+    throw mismatch(
+      "the start event has no run settings (written by another implementation?); this run cannot be resumed by noema",
+    );
+  }
+  if (checkpoint && checkpoint.adapter_label !== rec.using) {
+    throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
+  }
+  const acts = !options.abort && approval?.decision !== "rejected";
+  const loadedAdapter = await reloadAdapter(rec, options.using, acts);
+  const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
+  const planner = rec.planner.path
+    ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 }))
+    : rec.planner;
+  const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
+  const redactor = new Redactor({ secrets: rec.secrets });
+  // Artifacts hold masked values; the steps still to run act with the real ones, restored from the
+  // environment (`[REDACTED:<NAME>]`). A value that cannot be restored stops the resume.
+  const toRun = new Set(
+    built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) =>
+      st.id
+    ),
+  );
+  const inputs = new Map<string, Record<string, unknown>>();
+  const restore = <T>(value: T, where: string): T => {
+    const { value: real, unresolved } = redactor.unmask(value);
+    if (unresolved.length > 0 && !options.abort && approval?.decision !== "rejected") {
+      throw new NoemaError(
+        "secret_unavailable",
+        `${where} holds masked secrets that cannot be restored (${unresolved.join(", ")}): set ${
+          unresolved.map((u) => u.slice(10, -1)).filter((n) => n !== "").join(", ") || "them"
+        } in the environment (a token found by pattern, not named with --secret, cannot be restored)`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
+    return real;
+  };
+  for (const st of state.plan?.steps ?? []) {
+    inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
+  }
+  const pendingAction = checkpoint
+    ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
+    : null;
+  const task = restore(String(state.goal?.task ?? built.start.task), "the task");
+  const settings: EngineSettings = {
+    episodeId: loc.id,
+    dir,
+    root: join(dir, "..", ".."),
+    task,
+    redactedTask: String(state.goal?.task ?? built.start.task),
+    mode: rec.mode,
+    intuitionMode: rec.intuition_mode,
+    governance: rec.governance,
+    failurePolicy: rec.failure_policy,
+    threshold: rec.direction_min_confidence,
+    timeoutMs: rec.policy_timeout_ms,
+    learnMode: rec.learn_mode,
+    learnMinSuccesses: rec.learn_min_successes,
+    learnMinConfidence: rec.learn_min_confidence,
+    pauseOnVeto: rec.pause_on_veto,
+    seed: rec.seed,
+    tags: rec.tags,
+    workspace: rec.workspace,
+    loadedAdapter,
+    args: rec.args,
+    policies,
+    thresholds: new Map(),
+    planner,
+    signal: options.signal,
+    onEvent: options.onEvent,
+  };
+  settings.thresholds = learnedThresholds(settings.root, policies, rec.learn_mode);
+  const adapter = await createAdapter(loadedAdapter, {
+    config: { base_dir: rec.base_dir, ...rec.adapter },
+    args: rec.args,
+    workspace: rec.workspace,
+    dir,
+    secrets: rec.secrets,
+  });
+
+  return { settings, rec, state, redactor, inputs, pendingAction, checkpoint, adapter };
+}
+
+/** Creates the adapter, sets a torn line aside, and builds the engine from the log's progress. */
+async function openResumed(
+  dir: string,
+  id: string,
+  built: RebuiltRun,
+  r: ResumeSettings,
+  options: ResumeOptions,
+): Promise<{ engine: Engine; adapter: AdapterInstance }> {
+  const { settings, rec, state, redactor, inputs, adapter } = r;
+  const loc = { id };
+  const last = built.lastEvent;
+  // Every check passed: from here on the run is written to.
+  // A torn (or too long) final line moves aside in bounded memory, never through a symlink.
+  if (built.torn) setAsideTail(join(dir, ARTIFACTS.events), built.torn.offset);
+  const recorder = new Recorder(dir, loc.id, {
+    count: built.eventCount,
+    lastEventId: built.lastEventId,
+    lastTimestamp: String(last.timestamp),
+  }, new ArtifactSink(dir, redactor));
+  const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
+  try {
+    // The steps as the log shows them; a step the log does not show finished runs (again).
+    const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
+    const steps: PlanStep[] = built.steps.map((s) => ({
+      ...(stateSteps.get(s.id) ?? {}),
+      ...s,
+      status: s.status === "running" ? "pending" : s.status,
+    }));
+    const resumedAt = recorder.now();
+    const waitingMs = built.waitingMs + (built.pausedAt !== null ? Date.parse(resumedAt) - built.pausedAt : 0);
+    const verifying = await startVerification({
+      workspace: rec.workspace,
+      specs: rec.verify as AssertionSpec[],
+      policy: snapshotPolicy({ extra: rec.verify_ignore }),
+      episodeDir: dir,
+      baseDir: rec.base_dir,
+      redact: recorder.sink.mask,
+      resume: true,
+      onProgress: options.onSnapshotProgress,
+    });
+    state.plan = { ...(state.plan ?? { steps: [] }), steps };
+    state.outcomes = {
+      ...(state.outcomes ?? { status: "pending" }),
+      status: "pending",
+      actions: built.actions,
+      error: null,
+    };
+    state.memory = { ...(state.memory ?? {}), facts: built.facts };
+    state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
+    const engine = new Engine({
+      settings,
+      progress: {
+        state,
+        steps,
+        planSource: "planner:resume",
+        actions: built.actions,
+        facts: built.facts,
+        counters: built.counters,
+        evidence: built.evidence,
+        lastDiff: built.lastDiff,
+        lastDirectivePolicy: built.lastDirectivePolicy,
+        lastStepEventId: built.lastStepEventId,
+        startedAt: built.startedAt,
+        waitingMs,
+        stepRedaction: new Map(),
+        inputs,
+      },
+      recorder,
+      learnLog,
+      adapter,
+      redactor,
+      verifying,
+    });
+    // What the adapter did before this process: an error, a success, or nothing yet.
+    engine.adapterResult = built.actions.some((a) => a.result_status === "error")
+      ? "error"
+      : built.actions.some((a) => a.result_status !== "skipped")
+      ? "success"
+      : "skipped";
+    return { engine, adapter };
+  } catch (e) {
+    recorder.close();
+    learnLog.close();
+    throw e;
+  }
+}
+
+/** A run whose log has `terminate` lacks only its terminal artifacts: insight and the final projection. */
+async function sealTerminated(engine: Engine, built: RebuiltRun): Promise<RunResult> {
+  const outcomes = engine.p.state.outcomes!;
+  const verifying = engine.verifying!;
+  if (built.terminate) {
+    // Nothing is appended but insight and the final projection: no resume or plan event after terminate.
+    // The run had ended (terminate is in the log); only its terminal artifacts are missing.
+    const t = built.terminate;
+    engine.status = outcomes.status = String(t.status) as typeof engine.status;
+    if (t.status === "vetoed" || t.status === "aborted") {
+      engine.adapterResult = engine.adapterResult === "error" ? "error" : "skipped";
+    }
+    const verification = await verifying.finish();
+    const outcome = typeof t.outcome === "string"
+      ? t.outcome as Outcome
+      : computeOutcome(engine.adapterResult, verification);
+    return engine.seal(outcome, verification);
+  }
+
+  throw new Error("internal: sealTerminated without a terminate event");
+}
+
+/** The `run.resume` event (the decision consumed) and the plan rebuilt from the log. */
+function announceResume(
+  engine: Engine,
+  dir: string,
+  built: RebuiltRun,
+  checkpoint: Checkpoint | null,
+  decision: ApprovalRecord | null,
+  options: ResumeOptions,
+): { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number } {
+  let approval = decision;
+  const state = engine.p.state;
+  const steps = engine.p.steps;
+  const resumeEvent = engine.emit("runtime", {
+    kind: "run.resume",
+    status: "resuming",
+    checkpoint_id: checkpoint?.checkpoint_id ?? null,
+    event_offset: checkpoint?.event_offset ?? built.eventCount,
+    resume_strategy: options.abort ? "abort" : "same_run_id",
+    recovered: checkpoint === null,
+    approval: approval ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note } : null,
+    torn_line: built.torn
+      ? {
+        offset: built.torn.offset,
+        bytes: built.torn.bytes,
+        moved_to: `${ARTIFACTS.events}.torn-${built.torn.offset}`,
+      }
+      : null,
+  }, { event_type: "run.resume" });
+  if (approval) approval = consumeApproval(dir, approval, resumeEvent.id, resumeEvent.timestamp);
+  const pendingIndex = checkpoint ? checkpoint.pending.step_index : -1;
+  if (checkpoint && approval?.decision === "rejected") steps[pendingIndex].status = "vetoed";
+  const planEvent = engine.emit(
+    "plan",
+    Engine.planPayload(
+      "planner:resume",
+      steps,
+      checkpoint
+        ? `Plan rebuilt from events.jsonl at resume from checkpoint ${checkpoint.checkpoint_id} (${
+          approval?.decision ?? "aborted"
+        }).`
+        : "Plan rebuilt from events.jsonl at recovery after an interruption.",
+    ),
+  );
+  engine.p.counters.plan++;
+  engine.p.lastStepEventId = planEvent.id;
+  state.plan = {
+    steps,
+    source: "planner:resume",
+    updated_at: planEvent.timestamp,
+    rationale: String((planEvent.payload as { rationale: string }).rationale),
+  };
+
+  return { approval, steps, pendingIndex };
+}
+
+/** Aborts, ends a rejected run as vetoed, or executes the plan on (the approved action first). */
+async function continueResumed(
+  engine: Engine,
+  checkpoint: Checkpoint | null,
+  announced: { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number },
+  pendingAction: PendingAction | null,
+  options: ResumeOptions,
+): Promise<RunResult> {
+  const { approval, steps, pendingIndex } = announced;
+  const outcomes = engine.p.state.outcomes!;
+  if (options.abort) {
+    engine.status = "aborted";
+    engine.message = checkpoint
+      ? `Aborted while waiting for approval at ${checkpoint.pending.step_id}.`
+      : "Aborted after an interruption.";
+    outcomes.error = { type: "Aborted", message: engine.message };
+    return await engine.finish();
+  }
+  if (checkpoint && approval?.decision === "rejected") {
+    engine.p.counters.veto++;
+    engine.status = "vetoed";
+    engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+    return await engine.finish();
+  }
+  const from = checkpoint ? pendingIndex : Math.max(0, steps.findIndex((s) => s.status === "pending"));
+  if (!checkpoint && steps.every((s) => s.status !== "pending")) return await engine.finish();
+  const executed = await engine.execute(
+    from,
+    checkpoint && approval
+      ? {
+        stepIndex: pendingIndex,
+        action: pendingAction!,
+        candidateId: checkpoint.pending.action_candidate_id,
+        approval: {
+          checkpoint_id: checkpoint.checkpoint_id,
+          decision: approval.decision,
+          by: approval.by,
+          at: approval.at,
+        },
+      }
+      : undefined,
+  );
+  return executed === "done" ? await engine.finish() : executed;
 }

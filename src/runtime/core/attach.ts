@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { PolicyObject } from "../../plugins/api.ts";
 import type { State } from "../../schema/state.ts";
-import { JsonlAppender } from "../../store/jsonl.ts";
 import { readJsonFile } from "../../store/json_file.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../../store/layout.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
@@ -19,6 +18,7 @@ import { Engine, type EngineSettings } from "../engine.ts";
 import type { PolicyEvidence } from "../learning.ts";
 import { rebuildRun } from "../rebuild.ts";
 import { Recorder } from "../recorder.ts";
+import { ArtifactSink } from "../artifact_sink.ts";
 import { Redactor } from "../redact.ts";
 import type { RunSettingsRecord } from "./options.ts";
 import { externalAdapter, learnedThresholds } from "./prepare.ts";
@@ -171,7 +171,7 @@ function buildEngine(
     count: progress.events.count,
     lastEventId: progress.events.last_event_id,
     lastTimestamp: progress.events.last_timestamp,
-  });
+  }, new ArtifactSink(dir, redactor));
   return new Engine({
     settings,
     progress: {
@@ -191,7 +191,7 @@ function buildEngine(
       inputs: new Map(),
     },
     recorder,
-    learnLog: new JsonlAppender(join(dir, ARTIFACTS.learn)),
+    learnLog: recorder.sink.jsonl(ARTIFACTS.learn),
     adapter: externalAdapter(rec.using).plugin.create({
       config: {},
       args: [],

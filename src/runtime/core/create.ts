@@ -45,9 +45,8 @@ export interface CreatedEpisode {
  * ```
  */
 export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpisode> {
-  const { task, options, settings, adapter, plan, assertions, snapshotRules, baseDir, redactor } = prep;
-  const { episodeId, root, dir, mode, governance, workspace, loadedAdapter, policies } = settings;
-  const record = prep.record;
+  const { options, settings, adapter, plan, assertions, snapshotRules, baseDir, redactor } = prep;
+  const { episodeId, root, dir, workspace } = settings;
   // ---- Create the episode: its first artifacts (learn.jsonl, the start … plan events, state.json) are
   // written in a hidden directory that is then renamed into place, so an episode directory that exists
   // always has a start event and a state.json, even if the process is killed at any moment.
@@ -70,91 +69,12 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
       options.onEvent?.(e);
       return e;
     };
-    const s = settings;
-    const start = emit("start", {
-      task: s.redactedTask,
-      episode_id: episodeId,
-      mode,
-      intuition_mode: s.intuitionMode,
-      governance,
-      failure_policy: s.failurePolicy,
-      using: loadedAdapter.label,
-      seed: s.seed,
-      tags: s.tags,
-      workspace,
-      policies: policies.map((p) => p.id),
-      noema_version: NOEMA_VERSION,
-      contract: CONTRACT_VERSIONS,
-      settings: record,
-    }, { caused_by: null });
-    const startedAt = start.timestamp;
-    const observe = emit("observe", {
-      snapshot: {
-        task: s.redactedTask,
-        seed: s.seed,
-        tags: s.tags,
-        using: loadedAdapter.label,
-        workspace,
-        state_path: ARTIFACTS.state,
-      },
-    }, { caused_by: null });
-    const type = goalType(task);
-    const hints: string[] = [];
-    if (task.length > 320) hints.push("Consider chunking the task input before execution.");
-    emit("interpret", { goal_type: type, task_chars: task.length, hints, step_count: plan.steps.length }, {
-      faculty: "intuition",
-      caused_by: observe.id,
-    });
+    const { startedAt, type } = writeOpening(prep, emit);
 
-    // ---- Plan.
-    const stepRedaction = new Map<string, RedactionReport>();
-    // Step texts and inputs are masked once, here: the plan event, state.json and every later event see masked values.
-    const steps: PlanStep[] = plan.steps.map((step) => {
-      const masked: PlanStep = { ...step, description: redactor.redactString(step.description) };
-      if (step.rationale !== undefined) masked.rationale = redactor.redactString(step.rationale);
-      if (!step.inputs) return masked;
-      const { value, report } = redactor.redact(step.inputs, "payload.input");
-      stepRedaction.set(step.id, report);
-      return { ...masked, inputs: value };
-    });
-    const planStarted = rec.now();
-    const planEvent = emit("plan", Engine.planPayload(plan.source, steps, plan.rationale), {
-      metrics: { started_at: planStarted, completed_at: rec.now(), duration_ms: 0 },
-    });
-    const counters = newCounters();
-    counters.plan++;
-    counters.planning_ms = Date.parse(planEvent.timestamp) - Date.parse(startedAt);
+    const { steps, stepRedaction, planEvent, counters } = writePlan(prep, emit, rec, startedAt);
     const facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[] = [];
     const actions: NonNullable<NonNullable<State["outcomes"]>["actions"]> = [];
-    const state: State = {
-      version: CONTRACT_VERSIONS.state,
-      state_schema_version: CONTRACT_VERSIONS.state_schema,
-      episode: {
-        id: episodeId,
-        seed: s.seed,
-        tags: s.tags,
-        using: loadedAdapter.label,
-        started_at: startedAt,
-        intuition_mode: s.intuitionMode,
-      },
-      goal: { task: s.redactedTask, type },
-      beliefs: [{
-        statement: `The task is of type ${type}.`,
-        confidence: 0.5,
-        provenance: "interpret",
-        timestamp: startedAt,
-      }],
-      plan: { steps, source: plan.source, updated_at: planEvent.timestamp, rationale: plan.rationale },
-      memory: { facts },
-      outcomes: {
-        status: "pending",
-        actions,
-        metrics: { task_score: 0, steps_completed: 0, steps_total: steps.length, duration_ms: 0 },
-        artifacts: [],
-        error: null,
-      },
-      links: { events: ARTIFACTS.events, learn: ARTIFACTS.learn },
-    };
+    const state = initialState(prep, { startedAt, type, steps, actions, facts, planTimestamp: planEvent.timestamp });
     const engine = new Engine({
       settings,
       progress: {
@@ -206,4 +126,122 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
     lock.release();
     throw e;
   }
+}
+
+type Emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
+  id: string;
+  timestamp: string;
+};
+
+/** The `start` (settings included), `observe` and `interpret` events. */
+function writeOpening(prep: PreparedEpisode, emit: Emit): { startedAt: string; type: string } {
+  const { task, settings, plan, record } = prep;
+  const { episodeId, mode, governance, workspace, loadedAdapter, policies } = settings;
+  const s = settings;
+  const start = emit("start", {
+    task: s.redactedTask,
+    episode_id: episodeId,
+    mode,
+    intuition_mode: s.intuitionMode,
+    governance,
+    failure_policy: s.failurePolicy,
+    using: loadedAdapter.label,
+    seed: s.seed,
+    tags: s.tags,
+    workspace,
+    policies: policies.map((p) => p.id),
+    noema_version: NOEMA_VERSION,
+    contract: CONTRACT_VERSIONS,
+    settings: record,
+  }, { caused_by: null });
+  const startedAt = start.timestamp;
+  const observe = emit("observe", {
+    snapshot: {
+      task: s.redactedTask,
+      seed: s.seed,
+      tags: s.tags,
+      using: loadedAdapter.label,
+      workspace,
+      state_path: ARTIFACTS.state,
+    },
+  }, { caused_by: null });
+  const type = goalType(task);
+  const hints: string[] = [];
+  if (task.length > 320) hints.push("Consider chunking the task input before execution.");
+  emit("interpret", { goal_type: type, task_chars: task.length, hints, step_count: plan.steps.length }, {
+    faculty: "intuition",
+    caused_by: observe.id,
+  });
+
+  return { startedAt, type };
+}
+
+/** The first `state.json`: goal, beliefs, the plan, empty memory and outcomes. */
+function initialState(
+  prep: PreparedEpisode,
+  p: {
+    startedAt: string;
+    type: string;
+    steps: PlanStep[];
+    actions: NonNullable<NonNullable<State["outcomes"]>["actions"]>;
+    facts: NonNullable<NonNullable<State["memory"]>["facts"]>;
+    planTimestamp: string;
+  },
+): State {
+  const s = prep.settings, plan = prep.plan;
+  const { startedAt, type, steps, actions, facts } = p;
+  const state: State = {
+    version: CONTRACT_VERSIONS.state,
+    state_schema_version: CONTRACT_VERSIONS.state_schema,
+    episode: {
+      id: s.episodeId,
+      seed: s.seed,
+      tags: s.tags,
+      using: s.loadedAdapter.label,
+      started_at: startedAt,
+      intuition_mode: s.intuitionMode,
+    },
+    goal: { task: s.redactedTask, type },
+    beliefs: [{
+      statement: `The task is of type ${type}.`,
+      confidence: 0.5,
+      provenance: "interpret",
+      timestamp: startedAt,
+    }],
+    plan: { steps, source: plan.source, updated_at: p.planTimestamp, rationale: plan.rationale },
+    memory: { facts },
+    outcomes: {
+      status: "pending",
+      actions,
+      metrics: { task_score: 0, steps_completed: 0, steps_total: steps.length, duration_ms: 0 },
+      artifacts: [],
+      error: null,
+    },
+    links: { events: ARTIFACTS.events, learn: ARTIFACTS.learn },
+  };
+  return state;
+}
+
+/** The plan, its texts and inputs masked once (every later artifact sees masked values), and its `plan` event. */
+function writePlan(prep: PreparedEpisode, emit: Emit, rec: Recorder, startedAt: string) {
+  const { plan, redactor } = prep;
+  // ---- Plan.
+  const stepRedaction = new Map<string, RedactionReport>();
+  // Step texts and inputs are masked once, here: the plan event, state.json and every later event see masked values.
+  const steps: PlanStep[] = plan.steps.map((step) => {
+    const masked: PlanStep = { ...step, description: redactor.redactString(step.description) };
+    if (step.rationale !== undefined) masked.rationale = redactor.redactString(step.rationale);
+    if (!step.inputs) return masked;
+    const { value, report } = redactor.redact(step.inputs, "payload.input");
+    stepRedaction.set(step.id, report);
+    return { ...masked, inputs: value };
+  });
+  const planStarted = rec.now();
+  const planEvent = emit("plan", Engine.planPayload(plan.source, steps, plan.rationale), {
+    metrics: { started_at: planStarted, completed_at: rec.now(), duration_ms: 0 },
+  });
+  const counters = newCounters();
+  counters.plan++;
+  counters.planning_ms = Date.parse(planEvent.timestamp) - Date.parse(startedAt);
+  return { steps, stepRedaction, planEvent, counters };
 }

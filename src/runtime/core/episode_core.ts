@@ -76,9 +76,11 @@ export interface RecordedResult {
 }
 
 /** Options of {@link EpisodeCore.open}: the run settings (no adapter acts, no planner plans). */
-export interface CoreOptions extends Omit<RunOptions, "using" | "adapter" | "args" | "steps" | "planner"> {
+export interface CoreOptions extends Omit<RunOptions, "using" | "args" | "steps" | "planner"> {
   /** The label of the agent driving the episode, recorded as `episode.using`. @default {"external"} */
   using?: string;
+  /** Settings of the driver, recorded in the start event (e.g. the agent's session id). */
+  adapter?: Record<string, unknown>;
 }
 
 /** How an episode ends, from the driver's point of view. */

@@ -10,6 +10,8 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
+import { describeThrown } from "../../plugins/thrown.ts";
+import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
 import {
   loadAdapter,
   type LoadedAdapter,
@@ -28,8 +30,6 @@ import type { EngineSettings } from "../engine.ts";
 import { readPolicySnapshot } from "../learning.ts";
 import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
 import { Redactor } from "../redact.ts";
-import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
-import { describeThrown } from "../../plugins/thrown.ts";
 import type { GovernanceMode, LearnMode } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 
@@ -226,32 +226,7 @@ export async function prepareEpisode(
     dir,
     secrets: options.secrets ?? [],
   });
-  const record: RunSettingsRecord = {
-    using: loadedAdapter.label,
-    adapter_path: loadedAdapter.path,
-    adapter_sha256: loadedAdapter.sha256,
-    adapter: redactor.redact(options.adapter ?? {}).value,
-    args: redactor.redact([...(options.args ?? [])]).value,
-    policies: policies.map((p) => ({ id: p.id, path: p.path, sha256: p.sha256 })),
-    planner: settings.planner,
-    mode,
-    intuition_mode: settings.intuitionMode,
-    governance,
-    failure_policy: settings.failurePolicy,
-    direction_min_confidence: settings.threshold,
-    policy_timeout_ms: settings.timeoutMs,
-    learn_mode: learnMode,
-    learn_min_successes: settings.learnMinSuccesses,
-    learn_min_confidence: settings.learnMinConfidence,
-    pause_on_veto: settings.pauseOnVeto,
-    seed: settings.seed,
-    tags: settings.tags,
-    workspace,
-    base_dir: baseDir,
-    secrets: options.secrets ?? [],
-    verify: redactor.redact(assertions).value,
-    verify_ignore: options.verify_ignore ?? [],
-  };
+  const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
 }
 
@@ -299,4 +274,41 @@ export async function createAdapter(
     });
   }
   return guardAdapter(instance, guard);
+}
+
+/** What the `start` event records of the settings (secret values masked; plugins by path and sha256). */
+function settingsRecord(
+  settings: EngineSettings,
+  options: RunOptions,
+  assertions: readonly AssertionSpec[],
+  baseDir: string,
+  redactor: Redactor,
+): RunSettingsRecord {
+  const { loadedAdapter, policies, mode, governance, learnMode, workspace } = settings;
+  return {
+    using: loadedAdapter.label,
+    adapter_path: loadedAdapter.path,
+    adapter_sha256: loadedAdapter.sha256,
+    adapter: redactor.redact(options.adapter ?? {}).value,
+    args: redactor.redact([...(options.args ?? [])]).value,
+    policies: policies.map((p) => ({ id: p.id, path: p.path, sha256: p.sha256 })),
+    planner: settings.planner,
+    mode,
+    intuition_mode: settings.intuitionMode,
+    governance,
+    failure_policy: settings.failurePolicy,
+    direction_min_confidence: settings.threshold,
+    policy_timeout_ms: settings.timeoutMs,
+    learn_mode: learnMode,
+    learn_min_successes: settings.learnMinSuccesses,
+    learn_min_confidence: settings.learnMinConfidence,
+    pause_on_veto: settings.pauseOnVeto,
+    seed: settings.seed,
+    tags: settings.tags,
+    workspace,
+    base_dir: baseDir,
+    secrets: options.secrets ?? [],
+    verify: redactor.redact(assertions).value,
+    verify_ignore: options.verify_ignore ?? [],
+  };
 }
