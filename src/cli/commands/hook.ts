@@ -17,7 +17,9 @@ import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts"
 import { EXIT, NoemaError } from "../../errors.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
-import { GOVERNANCE_MODES } from "../../runtime/settings.ts";
+import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
+import { INTUITION_MODES } from "../../schema/state.ts";
+import { MODES } from "../../schema/summary.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -69,7 +71,22 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     )
     .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`)
     .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
+    .addOption(
+      new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES),
+    )
     .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
+    .addOption(
+      new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(
+        FAILURE_POLICIES,
+      ),
+    )
+    .option("--policy-timeout <ms>", "longest time a policy may take (default 5000)", (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw usageError(`--policy-timeout must be an integer >= 1, got ${v}`);
+      return n;
+    })
+    .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES))
     .option("--tag <key=value>", "user metadata; repeatable", collect)
     .option("--workspace <dir>", "the workspace verification checks (default: the agent's cwd)")
     .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
@@ -98,7 +115,12 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         const g = globalOptions(cmd);
         const flags: RunOptions = {
           policies: opts.policy,
+          mode: opts.mode,
+          intuition_mode: opts.intuitionMode,
           governance: opts.governance,
+          failure_policy: opts.failurePolicy,
+          policy_timeout_ms: opts.policyTimeout,
+          learn_mode: opts.learn,
           tags: tags(opts.tag),
           workspace: opts.workspace ?? event.cwd ?? undefined,
           secrets: opts.secret,
