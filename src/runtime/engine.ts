@@ -15,7 +15,6 @@ import type { ManifestPlugin } from "../schema/manifest.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schema/state.ts";
 import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summary.ts";
-import { writeJsonAtomic } from "../store/atomic.ts";
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -874,7 +873,7 @@ export class Engine {
       insight,
       tags: s.tags,
     });
-    writeJsonAtomic(join(s.dir, ARTIFACTS.summary), summary);
+    this.rec.sink.writeJson(ARTIFACTS.summary, summary); // masked like every artifact
     const plugins: ManifestPlugin[] = [
       {
         id: `adapter:${s.loadedAdapter.label}`,
