@@ -42,7 +42,8 @@ import { rebuildRun, type RebuiltRun } from "./rebuild.ts";
 import { Recorder } from "./recorder.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
-import { createAdapter, learnedThresholds, type RunSettingsRecord } from "./run.ts";
+import { createAdapter, type RunSettingsRecord } from "./run.ts";
+import { settingsFromRecord } from "./core/options.ts";
 import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
 import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
@@ -436,34 +437,17 @@ async function resumeSettings(
     ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
     : null;
   const task = restore(String(state.goal?.task ?? built.start.task), "the task");
-  const settings: EngineSettings = {
+  const settings = settingsFromRecord(rec, {
     episodeId: loc.id,
     dir,
-    root: join(dir, "..", ".."),
     task,
     redactedTask: String(state.goal?.task ?? built.start.task),
-    mode: rec.mode,
-    intuitionMode: rec.intuition_mode,
-    governance: rec.governance,
-    failurePolicy: rec.failure_policy,
-    threshold: rec.direction_min_confidence,
-    timeoutMs: rec.policy_timeout_ms,
-    learnMode: rec.learn_mode,
-    learnMinSuccesses: rec.learn_min_successes,
-    learnMinConfidence: rec.learn_min_confidence,
-    pauseOnVeto: rec.pause_on_veto,
-    seed: rec.seed,
-    tags: rec.tags,
-    workspace: rec.workspace,
     loadedAdapter,
-    args: rec.args,
     policies,
-    thresholds: new Map(),
     planner,
     signal: options.signal,
     onEvent: options.onEvent,
-  };
-  settings.thresholds = learnedThresholds(settings.root, policies, rec.learn_mode);
+  });
   const adapter = await createAdapter(loadedAdapter, {
     config: { base_dir: rec.base_dir, ...rec.adapter },
     args: rec.args,

@@ -20,8 +20,8 @@ import { rebuildRun } from "../rebuild.ts";
 import { Recorder } from "../recorder.ts";
 import { ArtifactSink } from "../artifact_sink.ts";
 import { Redactor } from "../redact.ts";
-import type { RunSettingsRecord } from "./options.ts";
-import { externalAdapter, learnedThresholds } from "./prepare.ts";
+import { type RunSettingsRecord, settingsFromRecord } from "./options.ts";
+import { externalAdapter } from "./prepare.ts";
 import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.ts";
 import { reloadPolicies } from "./reload.ts";
 
@@ -134,33 +134,17 @@ function buildEngine(
 ): Engine {
   const redactor = new Redactor({ secrets: rec.secrets });
   const task = String(state.goal?.task ?? "");
-  const root = join(dir, "..", "..");
-  const settings: EngineSettings = {
+  const settings = settingsFromRecord(rec, {
     episodeId,
     dir,
-    root,
     task: redactor.unmask(task).value,
     redactedTask: task,
-    mode: rec.mode,
-    intuitionMode: rec.intuition_mode,
-    governance: rec.governance,
-    failurePolicy: rec.failure_policy,
-    threshold: rec.direction_min_confidence,
-    timeoutMs: rec.policy_timeout_ms,
-    learnMode: rec.learn_mode,
-    learnMinSuccesses: rec.learn_min_successes,
-    learnMinConfidence: rec.learn_min_confidence,
-    pauseOnVeto: rec.pause_on_veto,
-    seed: rec.seed,
-    tags: rec.tags,
-    workspace: rec.workspace,
     loadedAdapter: externalAdapter(rec.using),
-    args: rec.args,
     policies,
-    thresholds: learnedThresholds(root, policies, rec.learn_mode),
     planner: rec.planner,
     onEvent: options.onEvent,
-  };
+  });
+
   const plan = state.plan ?? (state.plan = { steps: [] });
   const outcomes = state.outcomes ?? (state.outcomes = { status: "pending" });
   outcomes.actions ??= [];

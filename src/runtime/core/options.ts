@@ -11,6 +11,9 @@ import type { Mode } from "../../schema/summary.ts";
 import type { RootOptions } from "../../store/layout.ts";
 import type { Planner } from "../planner.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "../settings.ts";
+import { join } from "node:path";
+import type { EngineSettings } from "../engine.ts";
+import { learnedThresholds } from "./prepare.ts";
 
 /** Options of {@link run}: the same settings as the CLI flags and task files. */
 export interface RunOptions extends RootOptions {
@@ -107,4 +110,45 @@ export interface RunSettingsRecord {
   secrets: readonly string[];
   verify: readonly unknown[];
   verify_ignore: readonly string[];
+}
+
+/**
+ * The engine settings a recorded episode continues with (`resume`, `attach`):
+ * every setting from its {@link RunSettingsRecord}, plus what the caller
+ * supplies (the task, the loaded plugins, callbacks). Learned thresholds are
+ * read for the policies given.
+ *
+ * @example
+ * ```ts
+ * import { settingsFromRecord } from "./options.ts";
+ * // const settings = settingsFromRecord(rec, { episodeId, dir, task, redactedTask, loadedAdapter, policies, planner: rec.planner });
+ * ```
+ */
+export function settingsFromRecord(
+  rec: RunSettingsRecord,
+  given: Pick<
+    EngineSettings,
+    "episodeId" | "dir" | "task" | "redactedTask" | "loadedAdapter" | "policies" | "planner" | "signal" | "onEvent"
+  >,
+): EngineSettings {
+  const root = join(given.dir, "..", "..");
+  return {
+    ...given,
+    root,
+    mode: rec.mode,
+    intuitionMode: rec.intuition_mode,
+    governance: rec.governance,
+    failurePolicy: rec.failure_policy,
+    threshold: rec.direction_min_confidence,
+    timeoutMs: rec.policy_timeout_ms,
+    learnMode: rec.learn_mode,
+    learnMinSuccesses: rec.learn_min_successes,
+    learnMinConfidence: rec.learn_min_confidence,
+    pauseOnVeto: rec.pause_on_veto,
+    seed: rec.seed,
+    tags: rec.tags,
+    workspace: rec.workspace,
+    args: rec.args,
+    thresholds: learnedThresholds(root, given.policies, rec.learn_mode),
+  };
 }
