@@ -28,4 +28,9 @@ for (let i = 0; i < Number(count); i++) {
   }
 }
 process.stdout.write(JSON.stringify(won) + "\n");
-while (!existsSync(join(base, "release"))) await new Promise((r) => setTimeout(r, 20));
+// Wait for the test to release us; never outlive it (an orphan would hold the runner's output pipe open).
+const parent = process.ppid;
+const deadline = Date.now() + 120_000;
+while (!existsSync(join(base, "release")) && existsSync(base) && process.ppid === parent && Date.now() < deadline) {
+  await new Promise((r) => setTimeout(r, 20));
+}

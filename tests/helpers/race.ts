@@ -110,6 +110,6 @@ export async function raceResumes(root: string, dir: string, id: string, n = 5):
     codes: exits.map((e) => e.code).sort((a, b) => (a ?? -1) - (b ?? -1)),
     terminates,
     resumes,
-    loserMessage: exits.find((e) => e.code !== 0)?.stderr.trim() ?? "",
+    loserMessage: exits.find((e) => e.code !== 0 && e.stderr.trim() !== "")?.stderr.trim() ?? "",
   };
 }
