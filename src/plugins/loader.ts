@@ -312,8 +312,10 @@ function checkAdapter(value: unknown, file: string): AdapterPlugin {
  * ```
  */
 export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
-  const builtin = BUILTIN_ADAPTERS[ref];
-  if (builtin) return { plugin: builtin, label: builtin.name, path: null, sha256: null };
+  if (Object.hasOwn(BUILTIN_ADAPTERS, ref)) {
+    const builtin = await BUILTIN_ADAPTERS[ref]();
+    return { plugin: builtin, label: builtin.name, path: null, sha256: null };
+  }
   if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
     throw new NoemaError(
       "unknown_adapter",
