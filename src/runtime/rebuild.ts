@@ -52,6 +52,56 @@ export interface RebuiltRun extends
   damaged: { line: number; message: string }[];
 }
 
+/** Everything the scan of an event log accumulates, before it becomes a {@link RebuiltRun}. */
+interface RunScan {
+  plan: PlanProjector;
+  counters: RebuiltRun["counters"];
+  actions: ActionRecord[];
+  facts: RebuiltRun["facts"];
+  evidence: Map<string, PolicyEvidence>;
+  damaged: RebuiltRun["damaged"];
+  start: Record<string, unknown> | null;
+  startedAt: string;
+  startedMs: number;
+  lastDiff: string[];
+  lastDirectivePolicy: string | null;
+  previousEventId: string | null;
+  lastStepEventId: string;
+  lastEventId: string;
+  lastEvent: Record<string, unknown>;
+  eventCount: number;
+  waitingMs: number;
+  pausedAt: number | null;
+  terminate: Record<string, unknown> | null;
+  torn: RebuiltRun["torn"];
+}
+
+/** An empty scan: nothing read yet. */
+function newScan(): RunScan {
+  return {
+    plan: new PlanProjector(),
+    counters: newCounters(),
+    actions: [],
+    facts: [],
+    evidence: new Map(),
+    damaged: [],
+    start: null,
+    startedAt: "",
+    startedMs: 0,
+    lastDiff: [],
+    lastDirectivePolicy: null,
+    previousEventId: null,
+    lastStepEventId: "",
+    lastEventId: "",
+    lastEvent: {},
+    eventCount: 0,
+    waitingMs: 0,
+    pausedAt: null,
+    terminate: null,
+    torn: null,
+  };
+}
+
 /**
  * Scans an episode's event log.
  *
@@ -64,146 +114,158 @@ export interface RebuiltRun extends
  */
 export function rebuildRun(dir: string): RebuiltRun {
   const path = join(dir, ARTIFACTS.events);
-  const plan = new PlanProjector();
-  const counters = newCounters();
-  const actions: ActionRecord[] = [];
-  const facts: RebuiltRun["facts"] = [];
-  const evidence = new Map<string, PolicyEvidence>();
-  const damaged: RebuiltRun["damaged"] = [];
-  let start: Record<string, unknown> | null = null, startedAt = "", startedMs = 0;
-  let lastDiff: string[] = [], lastDirectivePolicy: string | null = null;
-  let previousEventId: string | null = null;
-  let lastStepEventId = "", lastEventId = "", lastEvent: Record<string, unknown> = {};
-  let eventCount = 0, waitingMs = 0, pausedAt: number | null = null;
-  let terminate: Record<string, unknown> | null = null;
-  let torn: RebuiltRun["torn"] = null;
+  const scan = newScan();
   for (const entry of readJsonl(path)) {
     if (entry.problem) {
-      if (entry.problem === "torn") torn = { offset: entry.offset, bytes: entry.bytes, line: entry.line };
-      else damaged.push({ line: entry.line, message: entry.message });
+      if (entry.problem === "torn") scan.torn = { offset: entry.offset, bytes: entry.bytes, line: entry.line };
+      else scan.damaged.push({ line: entry.line, message: entry.message });
       continue;
     }
-    const e = entry.value;
-    const p = (e.payload ?? {}) as Record<string, unknown>;
-    eventCount++;
-    previousEventId = lastEventId || null;
-    lastEventId = String(e.id);
-    lastEvent = e;
-    plan.add(e);
-    const ts = Date.parse(String(e.timestamp));
-    switch (e.phase) {
-      case "start":
-        start ??= p;
-        if (!startedAt) {
-          startedAt = String(e.timestamp);
-          startedMs = ts;
-        }
-        break;
-      case "plan":
-        counters.plan++;
-        if (counters.plan === 1) counters.planning_ms = ts - startedMs;
-        lastStepEventId = String(e.id);
-        break;
-      case "direction": {
-        counters.direction++;
-        const id = String(p.policy_id ?? p.policy);
-        const ev = evidence.get(id) ??
-          {
-            policyId: id,
-            policyVersion: String(p.policy_version ?? "unspecified"),
-            vetoes: 0,
-            directionEvents: 0,
-            confidence: 0,
-            eventIds: [],
-          };
-        evidence.set(id, ev);
-        ev.directionEvents++;
-        if (p.status === "blocked") counters.direction_failed++;
-        if (p.status === "applied") {
-          counters.direction_applied++;
-          lastDirectivePolicy = id;
-          if (p.kind === "veto") {
-            counters.direction_vetoed++;
-            ev.vetoes++;
-            ev.confidence = Math.max(ev.confidence, Number(p.confidence ?? 0));
-            ev.eventIds.push(String(e.id));
-            lastDirectivePolicy = id;
-          }
-          if (p.kind === "intervention" && Array.isArray(p.diff)) {
-            lastDiff = p.diff.map((d) => String((d as { key?: unknown }).key));
-            lastDirectivePolicy = id;
-          }
-        }
-        break;
+    scanEvent(scan, entry.value);
+  }
+  if (!scan.start) throw new Error(`${path}: no start event; the run cannot be rebuilt`);
+  return rebuiltFrom(scan, scan.start);
+}
+
+/** Folds one complete event into the scan: the log position, the plan, then what its phase counts. */
+function scanEvent(scan: RunScan, e: Record<string, unknown>): void {
+  const p = (e.payload ?? {}) as Record<string, unknown>;
+  scan.eventCount++;
+  scan.previousEventId = scan.lastEventId || null;
+  scan.lastEventId = String(e.id);
+  scan.lastEvent = e;
+  scan.plan.add(e);
+  const ts = Date.parse(String(e.timestamp));
+  switch (e.phase) {
+    case "start":
+      scan.start ??= p;
+      if (!scan.startedAt) {
+        scan.startedAt = String(e.timestamp);
+        scan.startedMs = ts;
       }
-      case "governance":
-        counters.governance++;
-        if (p.decision === "veto" && p.enforced === false) counters.would_veto++;
-        break;
-      case "act": {
-        // A vetoed step's act event is evidence for the plan, not an executed action.
-        if (p.step_status === "vetoed") counters.veto++;
-        else counters.act++;
-        const metrics = e.metrics as { started_at?: string } | undefined;
-        if (counters.first_action_ms === null && metrics?.started_at) {
-          counters.first_action_ms = Date.parse(metrics.started_at) - startedMs;
-        }
-        counters.execution_ms += Number(p.duration_ms ?? 0);
-        actions.push({
-          id: p.action_id as string,
-          kind: p.kind as string,
-          tool: p.tool as string,
-          input_excerpt: p.input_excerpt as string,
-          result_status: p.result_status as string,
-          step_id: p.step_id as string,
-          provenance: p.provenance as Record<string, unknown>,
-          result_artifacts: (p.result_artifacts ?? []) as Record<string, unknown>[],
-          timestamp: String(e.timestamp),
-          input: p.input,
-          output: p.output,
-          duration_ms: Number(p.duration_ms ?? 0),
-        });
-        for (const f of Array.isArray(p.facts) ? p.facts : []) facts.push(f as RebuiltRun["facts"][number]);
-        lastStepEventId = String(e.id);
-        break;
-      }
-      case "runtime":
-        if (e.event_type === "run.checkpoint") pausedAt = ts;
-        if (e.event_type === "run.resume" && pausedAt !== null) {
-          waitingMs += ts - pausedAt;
-          pausedAt = null;
-        }
-        break;
-      case "reflect":
-        counters.reflect++;
-        break;
-      case "terminate":
-        terminate = p;
-        break;
+      break;
+    case "plan":
+      scan.counters.plan++;
+      if (scan.counters.plan === 1) scan.counters.planning_ms = ts - scan.startedMs;
+      scan.lastStepEventId = String(e.id);
+      break;
+    case "direction":
+      scanDirection(scan, e, p);
+      break;
+    case "governance":
+      scan.counters.governance++;
+      if (p.decision === "veto" && p.enforced === false) scan.counters.would_veto++;
+      break;
+    case "act":
+      scanAct(scan, e, p);
+      break;
+    case "runtime":
+      scanPause(scan, e, ts);
+      break;
+    case "reflect":
+      scan.counters.reflect++;
+      break;
+    case "terminate":
+      scan.terminate = p;
+      break;
+  }
+}
+
+/** A direction event: its counters, the policy's learning evidence, and the last directive's policy and diff. */
+function scanDirection(scan: RunScan, e: Record<string, unknown>, p: Record<string, unknown>): void {
+  const counters = scan.counters;
+  counters.direction++;
+  const id = String(p.policy_id ?? p.policy);
+  const ev = scan.evidence.get(id) ??
+    {
+      policyId: id,
+      policyVersion: String(p.policy_version ?? "unspecified"),
+      vetoes: 0,
+      directionEvents: 0,
+      confidence: 0,
+      eventIds: [],
+    };
+  scan.evidence.set(id, ev);
+  ev.directionEvents++;
+  if (p.status === "blocked") counters.direction_failed++;
+  if (p.status === "applied") {
+    counters.direction_applied++;
+    scan.lastDirectivePolicy = id;
+    if (p.kind === "veto") {
+      counters.direction_vetoed++;
+      ev.vetoes++;
+      ev.confidence = Math.max(ev.confidence, Number(p.confidence ?? 0));
+      ev.eventIds.push(String(e.id));
+      scan.lastDirectivePolicy = id;
+    }
+    if (p.kind === "intervention" && Array.isArray(p.diff)) {
+      scan.lastDiff = p.diff.map((d) => String((d as { key?: unknown }).key));
+      scan.lastDirectivePolicy = id;
     }
   }
-  if (!start) throw new Error(`${path}: no start event; the run cannot be rebuilt`);
-  const rebuilt = plan.plan();
+}
+
+/** An act event: the act/veto counters and timings, the action record, and the facts it established. */
+function scanAct(scan: RunScan, e: Record<string, unknown>, p: Record<string, unknown>): void {
+  const counters = scan.counters;
+  // A vetoed step's act event is evidence for the plan, not an executed action.
+  if (p.step_status === "vetoed") counters.veto++;
+  else counters.act++;
+  const metrics = e.metrics as { started_at?: string } | undefined;
+  if (counters.first_action_ms === null && metrics?.started_at) {
+    counters.first_action_ms = Date.parse(metrics.started_at) - scan.startedMs;
+  }
+  counters.execution_ms += Number(p.duration_ms ?? 0);
+  scan.actions.push({
+    id: p.action_id as string,
+    kind: p.kind as string,
+    tool: p.tool as string,
+    input_excerpt: p.input_excerpt as string,
+    result_status: p.result_status as string,
+    step_id: p.step_id as string,
+    provenance: p.provenance as Record<string, unknown>,
+    result_artifacts: (p.result_artifacts ?? []) as Record<string, unknown>[],
+    timestamp: String(e.timestamp),
+    input: p.input,
+    output: p.output,
+    duration_ms: Number(p.duration_ms ?? 0),
+  });
+  for (const f of Array.isArray(p.facts) ? p.facts : []) scan.facts.push(f as RebuiltRun["facts"][number]);
+  scan.lastStepEventId = String(e.id);
+}
+
+/** A runtime event: a checkpoint opens a pause, a resume closes it and adds its length to the waiting time. */
+function scanPause(scan: RunScan, e: Record<string, unknown>, ts: number): void {
+  if (e.event_type === "run.checkpoint") scan.pausedAt = ts;
+  if (e.event_type === "run.resume" && scan.pausedAt !== null) {
+    scan.waitingMs += ts - scan.pausedAt;
+    scan.pausedAt = null;
+  }
+}
+
+/** The finished scan as a {@link RebuiltRun}, with the plan projected from the events. */
+function rebuiltFrom(scan: RunScan, start: Record<string, unknown>): RebuiltRun {
+  const rebuilt = scan.plan.plan();
   return {
     start,
-    startedAt,
+    startedAt: scan.startedAt,
     steps: rebuilt?.steps ?? [],
     planSource: rebuilt?.source ?? "planner:unknown",
-    actions,
-    facts,
-    counters,
-    evidence,
-    lastDiff,
-    lastDirectivePolicy,
-    lastStepEventId: lastStepEventId || lastEventId,
-    eventCount,
-    lastEventId,
-    previousEventId,
-    lastEvent,
-    waitingMs,
-    pausedAt,
-    terminate,
-    torn,
-    damaged,
+    actions: scan.actions,
+    facts: scan.facts,
+    counters: scan.counters,
+    evidence: scan.evidence,
+    lastDiff: scan.lastDiff,
+    lastDirectivePolicy: scan.lastDirectivePolicy,
+    lastStepEventId: scan.lastStepEventId || scan.lastEventId,
+    eventCount: scan.eventCount,
+    lastEventId: scan.lastEventId,
+    previousEventId: scan.previousEventId,
+    lastEvent: scan.lastEvent,
+    waitingMs: scan.waitingMs,
+    pausedAt: scan.pausedAt,
+    terminate: scan.terminate,
+    torn: scan.torn,
+    damaged: scan.damaged,
   };
 }
