@@ -117,6 +117,7 @@ export interface VerifyArtifactsOptions extends RootOptions {
   key?: SigningKey | null;
 }
 
+/** Why a manifest file name is unsafe to join to the episode directory (NUL, absolute, `..`), or null. */
 function unsafeName(name: string): string | null {
   if (name.includes("\0")) return "contains a NUL byte";
   if (name.startsWith("/") || /^[A-Za-z]:/.test(name) || name.startsWith("\\")) return "is absolute";
@@ -157,6 +158,46 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
   const add = (kind: IntegrityIssueKind, file: string, message: string, severity: "error" | "warning" = "error") =>
     issues.push({ kind, file, message, severity });
 
+  const { manifest, duplicates } = readManifest(manifestPath, add);
+  if (manifest) {
+    if (typeof manifest.episode_id === "string") episodeId = manifest.episode_id;
+    for (const p of checkManifest(manifest)) {
+      add("bad_manifest", ARTIFACTS.manifest, `${p.path ? p.path + ": " : ""}${p.message}`);
+    }
+    const listed = checkListed(dir, manifest, files, add);
+    checkRequired(dir, listed, files, add);
+    checkUnlisted(dir, listed, files, add);
+    checkEpisodeId(dir, manifest, add);
+    signature = checkSignature(manifest, duplicates, key);
+    addSignatureIssue(signature, strict, key, add);
+  }
+
+  const { exit_code, status } = verdict(issues);
+  return {
+    episode_dir: dir,
+    manifest: manifestPath,
+    episode_id: episodeId,
+    status,
+    exit_code,
+    files,
+    signature,
+    issues,
+    duration_ms: Math.round((performance.now() - t0) * 100) / 100,
+    strict,
+  };
+}
+
+/** Adds one issue to the report being built. */
+type AddIssue = (kind: IntegrityIssueKind, file: string, message: string, severity?: "error" | "warning") => void;
+
+/**
+ * Reads `manifest.json` and counts its repeated keys (each one a `bad_manifest` issue); a missing or
+ * unparsable manifest is an issue and gives no manifest.
+ */
+function readManifest(
+  manifestPath: string,
+  add: AddIssue,
+): { manifest: Record<string, unknown> | null; duplicates: number } {
   let manifest: Record<string, unknown> | null = null;
   let duplicates = 0;
   if (!existsSync(manifestPath)) {
@@ -176,94 +217,116 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
       add("bad_manifest", ARTIFACTS.manifest, e instanceof NoemaError ? e.message : String(e));
     }
   }
-  if (manifest) {
-    if (typeof manifest.episode_id === "string") episodeId = manifest.episode_id;
-    for (const p of checkManifest(manifest)) {
-      add("bad_manifest", ARTIFACTS.manifest, `${p.path ? p.path + ": " : ""}${p.message}`);
-    }
-    const listed = new Set<string>();
-    const entries = Array.isArray(manifest.files) ? manifest.files : [];
-    for (const [i, raw] of entries.entries()) {
-      const f = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-      if (typeof f.name !== "string") continue; // reported by checkManifest
-      const name = f.name;
-      listed.add(name);
-      const expected = { size_bytes: f.size_bytes, sha256: f.sha256 };
-      const unsafe = unsafeName(name);
-      if (unsafe) {
-        files.push({ name, status: "unsafe_path", expected, actual: null });
-        add("unsafe_path", name, `files[${i}].name ${unsafe}; refused`);
-        continue;
-      }
-      const path = join(dir, name);
-      let st;
-      try {
-        st = lstatSync(path);
-      } catch {
-        files.push({ name, status: "missing", expected, actual: null });
-        add("missing", name, "listed in the manifest but does not exist");
-        continue;
-      }
-      if (!st.isFile()) {
-        files.push({ name, status: "unsafe_path", expected, actual: null });
-        add(
-          "unsafe_path",
-          name,
-          st.isSymbolicLink() ? "is a symlink; artifacts are regular files" : "is not a regular file",
-        );
-        continue;
-      }
-      const actual = sha256File(path);
-      if (actual.sha256 !== f.sha256) {
-        const sizeDiffers = typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes;
-        files.push({ name, status: sizeDiffers ? "size_mismatch" : "hash_mismatch", expected, actual });
-        if (sizeDiffers) {
-          add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
-        }
-        add("hash_mismatch", name, "sha256 differs from manifest");
-      } else if (actual.size_bytes !== f.size_bytes) {
-        files.push({ name, status: "size_mismatch", expected, actual });
-        add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
-      } else {
-        files.push({ name, status: "ok", expected, actual });
-      }
-    }
-    checkRequired(dir, listed, files, add);
-    checkUnlisted(dir, listed, files, add);
-    if (typeof manifest.episode_id === "string" && manifest.episode_id !== basename(dir)) {
-      add(
-        "wrong_episode",
-        ARTIFACTS.manifest,
-        `episode_id is ${JSON.stringify(manifest.episode_id)}, but the directory is ${
-          JSON.stringify(basename(dir))
-        } (a copied or renamed episode)`,
-      );
-    }
-    signature = checkSignature(manifest, duplicates, key);
-    if (signature.status === "bad_signature") {
-      add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
-    } else if (signature.status === "unsigned") {
-      const required = strict || key !== null;
-      add(
-        "unsigned",
-        ARTIFACTS.manifest,
-        strict
-          ? "the manifest is not signed (--strict requires a signature)"
-          : key !== null
-          ? "the manifest is not signed, but NOEMA_SIGNING_KEY is set: an unsigned or stripped manifest is refused"
-          : "the manifest is not signed",
-        required ? "error" : "warning",
-      );
-    } else if (signature.status === "unchecked") {
-      add(
-        "unchecked_signature",
-        ARTIFACTS.manifest,
-        signature.message ?? "signature not checked",
-        strict ? "error" : "warning",
-      );
-    }
-  }
+  return { manifest, duplicates };
+}
 
+/** Checks every file the manifest lists (entries without a string name are left to `checkManifest`); returns the listed names. */
+function checkListed(dir: string, manifest: Record<string, unknown>, files: FileCheck[], add: AddIssue): Set<string> {
+  const listed = new Set<string>();
+  const entries = Array.isArray(manifest.files) ? manifest.files : [];
+  for (const [i, raw] of entries.entries()) {
+    const f = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    if (typeof f.name !== "string") continue; // reported by checkManifest
+    listed.add(f.name);
+    checkListedFile(dir, i, f, files, add);
+  }
+  return listed;
+}
+
+/** Checks one listed file (`files[i]`, whose name is a string): a safe name, a regular file, then its size and digest. */
+function checkListedFile(
+  dir: string,
+  i: number,
+  f: Record<string, unknown>,
+  files: FileCheck[],
+  add: AddIssue,
+): void {
+  const name = f.name as string;
+  const expected = { size_bytes: f.size_bytes, sha256: f.sha256 };
+  const unsafe = unsafeName(name);
+  if (unsafe) {
+    files.push({ name, status: "unsafe_path", expected, actual: null });
+    add("unsafe_path", name, `files[${i}].name ${unsafe}; refused`);
+    return;
+  }
+  const path = join(dir, name);
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    files.push({ name, status: "missing", expected, actual: null });
+    add("missing", name, "listed in the manifest but does not exist");
+    return;
+  }
+  if (!st.isFile()) {
+    files.push({ name, status: "unsafe_path", expected, actual: null });
+    add(
+      "unsafe_path",
+      name,
+      st.isSymbolicLink() ? "is a symlink; artifacts are regular files" : "is not a regular file",
+    );
+    return;
+  }
+  const actual = sha256File(path);
+  if (actual.sha256 !== f.sha256) {
+    const sizeDiffers = typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes;
+    files.push({ name, status: sizeDiffers ? "size_mismatch" : "hash_mismatch", expected, actual });
+    if (sizeDiffers) {
+      add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+    }
+    add("hash_mismatch", name, "sha256 differs from manifest");
+  } else if (actual.size_bytes !== f.size_bytes) {
+    files.push({ name, status: "size_mismatch", expected, actual });
+    add("size_mismatch", name, `${actual.size_bytes} bytes, manifest says ${String(f.size_bytes)}`);
+  } else {
+    files.push({ name, status: "ok", expected, actual });
+  }
+}
+
+/** A manifest whose `episode_id` is not the directory's name: a copied or renamed episode. */
+function checkEpisodeId(dir: string, manifest: Record<string, unknown>, add: AddIssue): void {
+  if (typeof manifest.episode_id === "string" && manifest.episode_id !== basename(dir)) {
+    add(
+      "wrong_episode",
+      ARTIFACTS.manifest,
+      `episode_id is ${JSON.stringify(manifest.episode_id)}, but the directory is ${
+        JSON.stringify(basename(dir))
+      } (a copied or renamed episode)`,
+    );
+  }
+}
+
+/**
+ * The issue a signature check raises, if any: a bad signature is an error; an unsigned manifest is an error
+ * under `--strict` or with a key set, else a warning; an unchecked one is an error only under `--strict`.
+ */
+function addSignatureIssue(signature: SignatureCheck, strict: boolean, key: SigningKey | null, add: AddIssue): void {
+  if (signature.status === "bad_signature") {
+    add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
+  } else if (signature.status === "unsigned") {
+    const required = strict || key !== null;
+    add(
+      "unsigned",
+      ARTIFACTS.manifest,
+      strict
+        ? "the manifest is not signed (--strict requires a signature)"
+        : key !== null
+        ? "the manifest is not signed, but NOEMA_SIGNING_KEY is set: an unsigned or stripped manifest is refused"
+        : "the manifest is not signed",
+      required ? "error" : "warning",
+    );
+  } else if (signature.status === "unchecked") {
+    add(
+      "unchecked_signature",
+      ARTIFACTS.manifest,
+      signature.message ?? "signature not checked",
+      strict ? "error" : "warning",
+    );
+  }
+}
+
+/** The exit code and status the errors among the issues give: signature 4, missing 3, any other error 2, else 0. */
+function verdict(issues: IntegrityIssue[]): Pick<IntegrityReport, "exit_code" | "status"> {
   const errors = issues.filter((i) => i.severity === "error");
   const has = (...kinds: IntegrityIssueKind[]) => errors.some((i) => kinds.includes(i.kind));
   const exit_code = has("bad_signature", "unsigned", "unchecked_signature")
@@ -274,25 +337,13 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
     ? 2
     : 0;
   const status = exit_code === 4 ? "bad_signature" : exit_code === 3 ? "missing" : exit_code === 2 ? "tampered" : "ok";
-  return {
-    episode_dir: dir,
-    manifest: manifestPath,
-    episode_id: episodeId,
-    status,
-    exit_code,
-    files,
-    signature,
-    issues,
-    duration_ms: Math.round((performance.now() - t0) * 100) / 100,
-    strict,
-  };
+  return { exit_code, status };
 }
-
-type AddIssue = (kind: IntegrityIssueKind, file: string, message: string, severity?: "error" | "warning") => void;
 
 /** The artifacts every terminal episode has: missing from the manifest and the disk, they are still caught. */
 const REQUIRED = [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state, ARTIFACTS.summary];
 
+/** Every required artifact the manifest does not list is an issue (and a file check when it is also gone from disk). */
 function checkRequired(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue): void {
   for (const name of REQUIRED) {
     if (listed.has(name)) continue;
@@ -326,6 +377,7 @@ function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add
   }
 }
 
+/** The signature check; a signed manifest with repeated keys is a bad signature (which value was signed is ambiguous). */
 function checkSignature(
   manifest: Record<string, unknown>,
   duplicates: number,
