@@ -150,12 +150,14 @@ const num = (x: unknown): number | null => (typeof x === "number" ? x : null);
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
 
+/** A policy failure recorded in an event's `error` field, or null when there is none. */
 function policyError(x: unknown): PolicyError | null {
   const e = rec(x);
   if (typeof e.message !== "string" && typeof e.type !== "string") return null;
   return { type: str(e.type) ?? "Error", message: str(e.message) ?? "", at: str(e.at) };
 }
 
+/** A JSON artifact that may be absent (null); an unreadable one is a problem, not a throw. */
 function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
   if (!existsSync(path)) return null;
   try {
@@ -165,6 +167,26 @@ function readOptional(path: string, problems: string[]): Record<string, unknown>
     problems.push(e.message);
     return null;
   }
+}
+
+/** What the one pass over `events.jsonl` gathers. */
+interface EventPass {
+  projector: PlanProjector;
+  byPhase: Record<string, number>;
+  verdicts: Verdict[];
+  ring: TimelineEntry[];
+  events: number;
+  actions: number;
+  direction: number;
+  governance: number;
+  govVetoes: number;
+  dirVetoes: number;
+  damaged: number;
+  failures: number;
+  firstTs: string | null;
+  lastTs: string | null;
+  waiting: Waiting | null;
+  start: EpisodeView["start"];
 }
 
 /**
@@ -187,103 +209,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
     : (problems.push(`${paths.state}: file not found`), null);
   const terminal = existsSync(paths.summary);
   const summary = terminal ? readOptional(paths.summary, problems) : null;
-
-  const projector = new PlanProjector();
-  const byPhase: Record<string, number> = {};
-  const verdicts: Verdict[] = [];
-  const ring: TimelineEntry[] = [];
-  let events = 0, actions = 0, direction = 0, governance = 0, govVetoes = 0, dirVetoes = 0, damaged = 0;
-  let failures = 0;
-  let firstTs: string | null = null, lastTs: string | null = null;
-  let waiting: Waiting | null = null;
-  let start: EpisodeView["start"] = null;
-
-  if (existsSync(paths.events)) {
-    for (const entry of readJsonl(paths.events)) {
-      if (entry.problem) {
-        damaged++;
-        if (damaged <= 5) problems.push(`${paths.events}:${entry.line}: ${entry.message}`);
-        continue;
-      }
-      const e = entry.value;
-      events++;
-      const phase = typeof e.phase === "string" ? e.phase : "?";
-      byPhase[phase] = (byPhase[phase] ?? 0) + 1;
-      const ts = str(e.timestamp);
-      firstTs ??= ts;
-      if (ts !== null) lastTs = ts;
-      const payload = rec(e.payload);
-      projector.add(e);
-      if (phase === "start" && start === null) {
-        start = {
-          timestamp: ts,
-          mode: str(payload.mode),
-          using: str(payload.using) ?? str(payload.adapter),
-          intuition_mode: str(payload.intuition_mode),
-        };
-      }
-      if (phase === "act") actions++;
-      if (phase === "direction") {
-        direction++;
-        const kind = str(payload.kind), status = str(payload.status);
-        if (kind === "veto" && status === "applied") dirVetoes++;
-        const error = str(payload.reason) === "policy_failure"
-          ? policyError(payload.error) ?? {
-            type: "Error",
-            message: "",
-            at: null,
-          }
-          : null;
-        if (error) failures++;
-        verdicts.push({
-          phase: "direction",
-          timestamp: ts,
-          step_id: str(payload.step_id),
-          policy: str(payload.policy) ?? str(payload.policy_id) ?? str(e.agent_id),
-          kind,
-          status,
-          confidence: num(payload.confidence),
-          reason: str(payload.reason),
-          error,
-        });
-      } else if (phase === "governance") {
-        governance++;
-        const decision = str(payload.decision);
-        const enforced = typeof payload.enforced === "boolean" ? payload.enforced : null;
-        const rule = str(payload.rule_id) ?? str(payload.rule);
-        const failure = rule?.startsWith("policy.failure:") ?? false;
-        if (decision === "veto" && enforced !== false && !failure) govVetoes++;
-        verdicts.push({
-          phase: "governance",
-          timestamp: ts,
-          step_id: str(payload.step_id),
-          decision,
-          rule,
-          message: str(payload.message),
-          policy_id: str(payload.policy_id),
-          enforced,
-          failure,
-          error: failure ? policyError(payload.error) : null,
-        });
-      } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
-        waiting = {
-          event_type: e.event_type,
-          status: str(payload.status),
-          reason: str(payload.reason) ?? str((payload.pending as Record<string, unknown> | undefined)?.reason),
-          checkpoint_id: str(payload.checkpoint_id),
-          timestamp: ts,
-          pending: typeof payload.pending === "object" && payload.pending !== null
-            ? payload.pending as Record<string, unknown>
-            : null,
-        };
-      }
-      ring.push({ timestamp: ts, delta_ms: msBetween(firstTs, ts), phase, summary: eventSummary(e) });
-      if (ring.length > TIMELINE_LENGTH) ring.shift();
-    }
-    if (damaged > 5) problems.push(`${paths.events}: ${damaged - 5} more damaged lines (run noema validate)`);
-  } else {
-    problems.push(`${paths.events}: file not found`);
-  }
+  const pass = readEvents(paths.events, problems);
 
   const outcomes = rec(state?.outcomes);
   const exists = (p: string) => (existsSync(p) ? p : null);
@@ -294,23 +220,28 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
     status: str(outcomes.status) ?? "unknown",
     state,
     summary,
-    plan: projector.plan(),
+    plan: pass.projector.plan(),
     counts: {
-      events,
-      by_phase: byPhase,
-      actions,
-      direction,
-      governance,
-      vetoes: governance > 0 ? govVetoes : dirVetoes,
-      policy_failures: failures,
-      damaged_lines: damaged,
+      events: pass.events,
+      by_phase: pass.byPhase,
+      actions: pass.actions,
+      direction: pass.direction,
+      governance: pass.governance,
+      vetoes: pass.governance > 0 ? pass.govVetoes : pass.dirVetoes,
+      policy_failures: pass.failures,
+      damaged_lines: pass.damaged,
     },
-    verdicts,
-    timeline: ring,
-    waiting: terminal ? null : waiting,
-    ...runState(loc.dir, terminal, str(outcomes.status) ?? "unknown", str(rec(state?.episode).started_at) ?? firstTs),
-    start,
-    last_event_at: lastTs,
+    verdicts: pass.verdicts,
+    timeline: pass.ring,
+    waiting: terminal ? null : pass.waiting,
+    ...runState(
+      loc.dir,
+      terminal,
+      str(outcomes.status) ?? "unknown",
+      str(rec(state?.episode).started_at) ?? pass.firstTs,
+    ),
+    start: pass.start,
+    last_event_at: pass.lastTs,
     problems,
     paths: {
       events: exists(paths.events),
@@ -320,4 +251,132 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       manifest: exists(paths.manifest),
     },
   };
+}
+
+/** Streams `events.jsonl` once; damaged lines are counted, the first five named in `problems`. */
+function readEvents(path: string, problems: string[]): EventPass {
+  const pass: EventPass = {
+    projector: new PlanProjector(),
+    byPhase: {},
+    verdicts: [],
+    ring: [],
+    events: 0,
+    actions: 0,
+    direction: 0,
+    governance: 0,
+    govVetoes: 0,
+    dirVetoes: 0,
+    damaged: 0,
+    failures: 0,
+    firstTs: null,
+    lastTs: null,
+    waiting: null,
+    start: null,
+  };
+  if (!existsSync(path)) {
+    problems.push(`${path}: file not found`);
+    return pass;
+  }
+  for (const entry of readJsonl(path)) {
+    if (entry.problem) {
+      pass.damaged++;
+      if (pass.damaged <= 5) problems.push(`${path}:${entry.line}: ${entry.message}`);
+      continue;
+    }
+    passEvent(pass, entry.value);
+  }
+  if (pass.damaged > 5) problems.push(`${path}: ${pass.damaged - 5} more damaged lines (run noema validate)`);
+  return pass;
+}
+
+/** Folds one event into the pass: counts, times, the plan, the start, a verdict or a wait, the timeline. */
+function passEvent(pass: EventPass, e: Record<string, unknown>): void {
+  pass.events++;
+  const phase = typeof e.phase === "string" ? e.phase : "?";
+  pass.byPhase[phase] = (pass.byPhase[phase] ?? 0) + 1;
+  const ts = str(e.timestamp);
+  pass.firstTs ??= ts;
+  if (ts !== null) pass.lastTs = ts;
+  const payload = rec(e.payload);
+  pass.projector.add(e);
+  if (phase === "start" && pass.start === null) {
+    pass.start = {
+      timestamp: ts,
+      mode: str(payload.mode),
+      using: str(payload.using) ?? str(payload.adapter),
+      intuition_mode: str(payload.intuition_mode),
+    };
+  }
+  if (phase === "act") pass.actions++;
+  if (phase === "direction") {
+    passDirection(pass, e, payload, ts);
+  } else if (phase === "governance") {
+    passGovernance(pass, payload, ts);
+  } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
+    pass.waiting = {
+      event_type: e.event_type,
+      status: str(payload.status),
+      reason: str(payload.reason) ?? str((payload.pending as Record<string, unknown> | undefined)?.reason),
+      checkpoint_id: str(payload.checkpoint_id),
+      timestamp: ts,
+      pending: typeof payload.pending === "object" && payload.pending !== null
+        ? payload.pending as Record<string, unknown>
+        : null,
+    };
+  }
+  pass.ring.push({ timestamp: ts, delta_ms: msBetween(pass.firstTs, ts), phase, summary: eventSummary(e) });
+  if (pass.ring.length > TIMELINE_LENGTH) pass.ring.shift();
+}
+
+/** A direction event: its verdict, an applied veto, a policy failure. */
+function passDirection(
+  pass: EventPass,
+  e: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  ts: string | null,
+): void {
+  pass.direction++;
+  const kind = str(payload.kind), status = str(payload.status);
+  if (kind === "veto" && status === "applied") pass.dirVetoes++;
+  const error = str(payload.reason) === "policy_failure"
+    ? policyError(payload.error) ?? {
+      type: "Error",
+      message: "",
+      at: null,
+    }
+    : null;
+  if (error) pass.failures++;
+  pass.verdicts.push({
+    phase: "direction",
+    timestamp: ts,
+    step_id: str(payload.step_id),
+    policy: str(payload.policy) ?? str(payload.policy_id) ?? str(e.agent_id),
+    kind,
+    status,
+    confidence: num(payload.confidence),
+    reason: str(payload.reason),
+    error,
+  });
+}
+
+/** A governance event: its verdict, and an enforced veto that is not a policy failure. */
+function passGovernance(pass: EventPass, payload: Record<string, unknown>, ts: string | null): void {
+  pass.governance++;
+  const decision = str(payload.decision);
+  const enforced = typeof payload.enforced === "boolean" ? payload.enforced : null;
+  const rule = str(payload.rule_id) ?? str(payload.rule);
+  const failure = rule?.startsWith("policy.failure:") ?? false;
+  if (decision === "veto" && enforced !== false && !failure) pass.govVetoes++;
+  pass.verdicts.push({
+    phase: "governance",
+    timestamp: ts,
+    step_id: str(payload.step_id),
+    decision,
+    rule,
+    message: str(payload.message),
+    policy_id: str(payload.policy_id),
+    enforced,
+    failure,
+    error: failure ? policyError(payload.error) : null,
+  });
 }
