@@ -85,6 +85,7 @@ function externalPlanner(label: string): Planner {
   };
 }
 
+/** Whether anything (a dangling symlink included) is at `path`. */
 function lexists(path: string): boolean {
   try {
     lstatSync(path);
@@ -110,6 +111,7 @@ export function goalType(task: string): string {
   return "general";
 }
 
+/** Loads the policies (files or inline); one id loaded twice is a usage error. */
 async function loadPolicies(specs: RunOptions["policies"]): Promise<LoadedPolicy[]> {
   const out: LoadedPolicy[] = [];
   for (const [i, spec] of (specs ?? []).entries()) {
@@ -147,8 +149,44 @@ export async function prepareEpisode(
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
   }
-  const mode: Mode = options.mode ?? "meta";
-  const governance: GovernanceMode = options.governance ?? "enforce";
+  const { root, episodeId, dir } = newEpisodeTarget(options);
+  const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
+  const baseDir = options.base_dir ?? process.cwd();
+  const { assertions, snapshotRules } = await loadVerification(options, baseDir);
+  const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  const loadedAdapter = await chooseAdapter(options, external);
+  const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options.policies) : [];
+  const loadedPlanner = await choosePlanner(options, external);
+  let plan;
+  try {
+    plan = runPlanner(loadedPlanner.planner, { task, steps: options.steps });
+  } catch (e) {
+    throw new NoemaError("bad_plan", (e as Error).message, { exitCode: EXIT.USAGE });
+  }
+  const settings = engineSettings(options, {
+    episodeId,
+    dir,
+    root,
+    task,
+    redactor,
+    workspace,
+    loadedAdapter,
+    policies,
+    loadedPlanner,
+  });
+  const adapter = await createAdapter(loadedAdapter, {
+    config: { base_dir: baseDir, ...(options.adapter ?? {}) },
+    args: options.args ?? [],
+    workspace,
+    dir,
+    secrets: options.secrets ?? [],
+  });
+  const record = settingsRecord(settings, options, assertions, baseDir, redactor);
+  return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/** The root, id and directory of the new episode; a taken id is a usage error. */
+function newEpisodeTarget(options: RunOptions): { root: string; episodeId: string; dir: string } {
   const root = resolveRoot(options);
   const episodeId = options.episode_id ?? newEpisodeId();
   const dir = episodeDirFor(episodeId, root);
@@ -158,8 +196,14 @@ export async function prepareEpisode(
       exitCode: EXIT.USAGE,
     });
   }
-  const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
-  const baseDir = options.base_dir ?? process.cwd();
+  return { root, episodeId, dir };
+}
+
+/** The `--verify` assertions (with their plugins loaded) and the snapshot rules (`--verify-ignore`); bad ones are usage errors. */
+async function loadVerification(
+  options: RunOptions,
+  baseDir: string,
+): Promise<{ assertions: AssertionSpec[]; snapshotRules: ReturnType<typeof snapshotPolicy> }> {
   const assertions = options.verify === undefined || options.verify.length === 0
     ? []
     : parseAssertions(options.verify, options.verify_source ?? "verify", { baseDir, field: options.verify_field });
@@ -170,28 +214,49 @@ export async function prepareEpisode(
     throw new NoemaError("usage", `--verify-ignore: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
   }
   await loadAssertionPlugins(assertions, baseDir);
-  const redactor = new Redactor({ secrets: options.secrets ?? [] });
-  const loadedAdapter: LoadedAdapter = external !== null
+  return { assertions, snapshotRules };
+}
+
+/** The adapter: the external stand-in, an inline plugin, or one loaded by name or path (`minimal` by default). */
+async function chooseAdapter(options: RunOptions, external: string | null): Promise<LoadedAdapter> {
+  return external !== null
     ? externalAdapter(external)
     : typeof options.using === "object"
     ? { plugin: options.using, label: options.using.name, path: null, sha256: null }
     : await loadAdapter(options.using ?? "minimal");
-  const policies = mode === "meta" ? await loadPolicies(options.policies) : [];
-  const loadedPlanner: LoadedPlanner = external !== null
+}
+
+/** The planner: the external agent's, the task file's steps, a planner file, an inline planner, or the minimal one. */
+async function choosePlanner(options: RunOptions, external: string | null): Promise<LoadedPlanner> {
+  return external !== null
     ? { planner: externalPlanner(external), path: null, sha256: null }
     : options.steps
     ? { planner: taskFilePlanner, path: null, sha256: null }
     : typeof options.planner === "string"
     ? await loadPlannerFile(options.planner)
     : { planner: options.planner ?? minimalPlanner, path: null, sha256: null };
-  let plan;
-  try {
-    plan = runPlanner(loadedPlanner.planner, { task, steps: options.steps });
-  } catch (e) {
-    throw new NoemaError("bad_plan", (e as Error).message, { exitCode: EXIT.USAGE });
-  }
+}
+
+/** The engine's settings: the options with their defaults, and what was resolved and loaded. */
+function engineSettings(
+  options: RunOptions,
+  resolved: {
+    episodeId: string;
+    dir: string;
+    root: string;
+    task: string;
+    redactor: Redactor;
+    workspace: string | null;
+    loadedAdapter: LoadedAdapter;
+    policies: LoadedPolicy[];
+    loadedPlanner: LoadedPlanner;
+  },
+): EngineSettings {
+  const { episodeId, dir, root, task, redactor, workspace, loadedAdapter, policies, loadedPlanner } = resolved;
+  const mode: Mode = options.mode ?? "meta";
+  const governance: GovernanceMode = options.governance ?? "enforce";
   const learnMode: LearnMode = options.learn_mode ?? "record";
-  const settings: EngineSettings = {
+  return {
     episodeId,
     dir,
     root,
@@ -219,15 +284,6 @@ export async function prepareEpisode(
     signal: options.signal,
     onEvent: options.onEvent,
   };
-  const adapter = await createAdapter(loadedAdapter, {
-    config: { base_dir: baseDir, ...(options.adapter ?? {}) },
-    args: options.args ?? [],
-    workspace,
-    dir,
-    secrets: options.secrets ?? [],
-  });
-  const record = settingsRecord(settings, options, assertions, baseDir, redactor);
-  return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
 }
 
 /** Learned `direction_min_confidence` per policy, from the policies' snapshots. */
