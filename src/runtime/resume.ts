@@ -37,7 +37,7 @@ import {
   readCheckpoint,
   writeApproval,
 } from "./checkpoint.ts";
-import { Engine, type EngineSettings, type RunResult } from "./engine.ts";
+import { Engine, type EngineProgress, type EngineSettings, type RunResult } from "./engine.ts";
 import { rebuildRun, type RebuiltRun } from "./rebuild.ts";
 import { Recorder } from "./recorder.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
@@ -409,34 +409,7 @@ async function resumeSettings(
     : rec.planner;
   const state = readJsonFile(join(dir, ARTIFACTS.state)) as State;
   const redactor = new Redactor({ secrets: rec.secrets });
-  // Artifacts hold masked values; the steps still to run act with the real ones, restored from the
-  // environment (`[REDACTED:<NAME>]`). A value that cannot be restored stops the resume.
-  const toRun = new Set(
-    built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) =>
-      st.id
-    ),
-  );
-  const inputs = new Map<string, Record<string, unknown>>();
-  const restore = <T>(value: T, where: string): T => {
-    const { value: real, unresolved } = redactor.unmask(value);
-    if (unresolved.length > 0 && !options.abort && approval?.decision !== "rejected") {
-      throw new NoemaError(
-        "secret_unavailable",
-        `${where} holds masked secrets that cannot be restored (${unresolved.join(", ")}): set ${
-          unresolved.map((u) => u.slice(10, -1)).filter((n) => n !== "").join(", ") || "them"
-        } in the environment (a token found by pattern, not named with --secret, cannot be restored)`,
-        { exitCode: EXIT.USAGE },
-      );
-    }
-    return real;
-  };
-  for (const st of state.plan?.steps ?? []) {
-    inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
-  }
-  const pendingAction = checkpoint
-    ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
-    : null;
-  const task = restore(String(state.goal?.task ?? built.start.task), "the task");
+  const { inputs, pendingAction, task } = restoreMasked(built, state, checkpoint, redactor, acts);
   const settings = settingsFromRecord(rec, {
     episodeId: loc.id,
     dir,
@@ -457,6 +430,47 @@ async function resumeSettings(
   });
 
   return { settings, rec, state, redactor, inputs, pendingAction, checkpoint, adapter };
+}
+
+/**
+ * Artifacts hold masked values; the steps still to run act with the real ones, restored from the
+ * environment (`[REDACTED:<NAME>]`): their inputs, the pending action and the task. When the run
+ * acts again (`acts`), a value that cannot be restored stops the resume.
+ */
+function restoreMasked(
+  built: RebuiltRun,
+  state: State,
+  checkpoint: Checkpoint | null,
+  redactor: Redactor,
+  acts: boolean,
+): { inputs: Map<string, Record<string, unknown>>; pendingAction: PendingAction | null; task: string } {
+  const toRun = new Set(
+    built.steps.filter((st) => st.status !== "done" && st.status !== "failed" && st.status !== "skipped").map((st) =>
+      st.id
+    ),
+  );
+  const inputs = new Map<string, Record<string, unknown>>();
+  const restore = <T>(value: T, where: string): T => {
+    const { value: real, unresolved } = redactor.unmask(value);
+    if (unresolved.length > 0 && acts) {
+      throw new NoemaError(
+        "secret_unavailable",
+        `${where} holds masked secrets that cannot be restored (${unresolved.join(", ")}): set ${
+          unresolved.map((u) => u.slice(10, -1)).filter((n) => n !== "").join(", ") || "them"
+        } in the environment (a token found by pattern, not named with --secret, cannot be restored)`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
+    return real;
+  };
+  for (const st of state.plan?.steps ?? []) {
+    inputs.set(st.id, toRun.has(st.id) ? restore(st.inputs ?? {}, `step ${st.id}`) : st.inputs ?? {});
+  }
+  const pendingAction = checkpoint
+    ? restore(checkpoint.pending.action, `the pending action of ${checkpoint.checkpoint_id}`)
+    : null;
+  const task = restore(String(state.goal?.task ?? built.start.task), "the task");
+  return { inputs, pendingAction, task };
 }
 
 /** Creates the adapter, sets a torn line aside, and builds the engine from the log's progress. */
@@ -480,13 +494,7 @@ async function openResumed(
   }, new ArtifactSink(dir, redactor));
   const learnLog = recorder.sink.jsonl(ARTIFACTS.learn);
   try {
-    // The steps as the log shows them; a step the log does not show finished runs (again).
-    const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
-    const steps: PlanStep[] = built.steps.map((s) => ({
-      ...(stateSteps.get(s.id) ?? {}),
-      ...s,
-      status: s.status === "running" ? "pending" : s.status,
-    }));
+    const steps = resumedSteps(built, state);
     const resumedAt = recorder.now();
     const waitingMs = built.waitingMs + (built.pausedAt !== null ? Date.parse(resumedAt) - built.pausedAt : 0);
     const verifying = await startVerification({
@@ -499,51 +507,81 @@ async function openResumed(
       resume: true,
       onProgress: options.onSnapshotProgress,
     });
-    state.plan = { ...(state.plan ?? { steps: [] }), steps };
-    state.outcomes = {
-      ...(state.outcomes ?? { status: "pending" }),
-      status: "pending",
-      actions: built.actions,
-      error: null,
-    };
-    state.memory = { ...(state.memory ?? {}), facts: built.facts };
-    state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
+    refreshState(state, steps, built);
     const engine = new Engine({
       settings,
-      progress: {
-        state,
-        steps,
-        planSource: "planner:resume",
-        actions: built.actions,
-        facts: built.facts,
-        counters: built.counters,
-        evidence: built.evidence,
-        lastDiff: built.lastDiff,
-        lastDirectivePolicy: built.lastDirectivePolicy,
-        lastStepEventId: built.lastStepEventId,
-        startedAt: built.startedAt,
-        waitingMs,
-        stepRedaction: new Map(),
-        inputs,
-      },
+      progress: resumedProgress(built, state, steps, waitingMs, inputs),
       recorder,
       learnLog,
       adapter,
       redactor,
       verifying,
     });
-    // What the adapter did before this process: an error, a success, or nothing yet.
-    engine.adapterResult = built.actions.some((a) => a.result_status === "error")
-      ? "error"
-      : built.actions.some((a) => a.result_status !== "skipped")
-      ? "success"
-      : "skipped";
+    engine.adapterResult = adapterResultSoFar(built.actions);
     return { engine, adapter };
   } catch (e) {
     recorder.close();
     learnLog.close();
     throw e;
   }
+}
+
+/** The steps as the log shows them (over state.json's); a step the log does not show finished runs (again). */
+function resumedSteps(built: RebuiltRun, state: State): PlanStep[] {
+  const stateSteps = new Map((state.plan?.steps ?? []).map((s) => [s.id, s]));
+  return built.steps.map((s) => ({
+    ...(stateSteps.get(s.id) ?? {}),
+    ...s,
+    status: s.status === "running" ? "pending" : s.status,
+  }));
+}
+
+/** Brings state.json's projection in line with the log: the plan's steps, pending outcomes, the facts, the links. */
+function refreshState(state: State, steps: PlanStep[], built: RebuiltRun): void {
+  state.plan = { ...(state.plan ?? { steps: [] }), steps };
+  state.outcomes = {
+    ...(state.outcomes ?? { status: "pending" }),
+    status: "pending",
+    actions: built.actions,
+    error: null,
+  };
+  state.memory = { ...(state.memory ?? {}), facts: built.facts };
+  state.links = { events: ARTIFACTS.events, learn: ARTIFACTS.learn };
+}
+
+/** The engine's progress as rebuilt from the log, with the plan the resume runs. */
+function resumedProgress(
+  built: RebuiltRun,
+  state: State,
+  steps: PlanStep[],
+  waitingMs: number,
+  inputs: Map<string, Record<string, unknown>>,
+): EngineProgress {
+  return {
+    state,
+    steps,
+    planSource: "planner:resume",
+    actions: built.actions,
+    facts: built.facts,
+    counters: built.counters,
+    evidence: built.evidence,
+    lastDiff: built.lastDiff,
+    lastDirectivePolicy: built.lastDirectivePolicy,
+    lastStepEventId: built.lastStepEventId,
+    startedAt: built.startedAt,
+    waitingMs,
+    stepRedaction: new Map(),
+    inputs,
+  };
+}
+
+/** What the adapter did before this process: an error, a success, or nothing yet. */
+function adapterResultSoFar(actions: RebuiltRun["actions"]): Engine["adapterResult"] {
+  return actions.some((a) => a.result_status === "error")
+    ? "error"
+    : actions.some((a) => a.result_status !== "skipped")
+    ? "success"
+    : "skipped";
 }
 
 /** A run whose log has `terminate` lacks only its terminal artifacts: insight and the final projection. */
