@@ -16,6 +16,7 @@ import type { PlanStep } from "../../schema/plan.ts";
 import type { State } from "../../schema/state.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../../store/atomic.ts";
 import { sweepStaleStaging } from "../../store/staging.ts";
+import type { JsonlAppender } from "../../store/jsonl.ts";
 import { ARTIFACTS } from "../../store/layout.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "../../version.ts";
@@ -45,69 +46,20 @@ export interface CreatedEpisode {
  * ```
  */
 export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpisode> {
-  const { options, settings, adapter, plan, assertions, snapshotRules, baseDir, redactor } = prep;
+  const { options, settings, assertions, snapshotRules, baseDir, redactor } = prep;
   const { episodeId, root, dir, workspace } = settings;
   // ---- Create the episode: its first artifacts (learn.jsonl, the start … plan events, state.json) are
   // written in a hidden directory that is then renamed into place, so an episode directory that exists
   // always has a start event and a state.json, even if the process is killed at any moment.
-  mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
-  const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
-  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
-  try {
-    mkdirSync(staging, { mode: DIR_MODE });
-  } catch (e) {
-    throw new NoemaError("exists", `cannot create ${staging}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
-  }
+  const staging = makeStaging(root, episodeId);
   const lock = acquireLock(staging, "run");
   writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
   // Every artifact byte goes through the sink, which masks secrets.
   const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
   const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
   try {
-    const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
-      const e = rec.emit(phase, payload, opts);
-      options.onEvent?.(e);
-      return e;
-    };
-    const { startedAt, type } = writeOpening(prep, emit);
-
-    const { steps, stepRedaction, planEvent, counters } = writePlan(prep, emit, rec, startedAt);
-    const facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[] = [];
-    const actions: NonNullable<NonNullable<State["outcomes"]>["actions"]> = [];
-    const state = initialState(prep, { startedAt, type, steps, actions, facts, planTimestamp: planEvent.timestamp });
-    const engine = new Engine({
-      settings,
-      progress: {
-        state,
-        steps,
-        planSource: plan.source,
-        actions,
-        facts,
-        counters,
-        evidence: new Map(),
-        lastDiff: [],
-        lastDirectivePolicy: null,
-        lastStepEventId: planEvent.id,
-        startedAt,
-        waitingMs: 0,
-        stepRedaction,
-        inputs: new Map(plan.steps.map((step) => [step.id, step.inputs ?? {}])),
-      },
-      recorder: rec,
-      learnLog,
-      adapter,
-      redactor,
-      verifying: null,
-    });
-    engine.persist();
-    rec.sync();
-    try {
-      renameSync(staging, dir);
-    } catch (e) {
-      rmSync(staging, { recursive: true, force: true });
-      throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
-    }
-    fsyncDir(join(root, "episodes"));
+    const engine = writeFirstArtifacts(prep, rec, learnLog);
+    moveIntoPlace(staging, dir, root);
     rec.moveTo(dir);
     lock.moveTo(dir);
     engine.verifying = await startVerification({
@@ -128,6 +80,77 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
   }
 }
 
+/** The hidden staging directory of a new episode (stale ones that killed runs left behind are swept first). */
+function makeStaging(root: string, episodeId: string): string {
+  mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
+  const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
+  sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
+  try {
+    mkdirSync(staging, { mode: DIR_MODE });
+  } catch (e) {
+    throw new NoemaError("exists", `cannot create ${staging}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+  }
+  return staging;
+}
+
+/** Renames the staging directory into place (removing it if that fails) and makes the rename durable. */
+function moveIntoPlace(staging: string, dir: string, root: string): void {
+  try {
+    renameSync(staging, dir);
+  } catch (e) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
+  }
+  fsyncDir(join(root, "episodes"));
+}
+
+/**
+ * Writes the opening events and the plan, builds the engine over them, and writes the first
+ * state.json; the log is synced before the directory moves into place.
+ */
+function writeFirstArtifacts(prep: PreparedEpisode, rec: Recorder, learnLog: JsonlAppender): Engine {
+  const { options, settings, adapter, plan, redactor } = prep;
+  const emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
+    const e = rec.emit(phase, payload, opts);
+    options.onEvent?.(e);
+    return e;
+  };
+  const { startedAt, type } = writeOpening(prep, emit);
+
+  const { steps, stepRedaction, planEvent, counters } = writePlan(prep, emit, rec, startedAt);
+  const facts: { key: string; value: unknown; timestamp?: string; provenance?: string }[] = [];
+  const actions: NonNullable<NonNullable<State["outcomes"]>["actions"]> = [];
+  const state = initialState(prep, { startedAt, type, steps, actions, facts, planTimestamp: planEvent.timestamp });
+  const engine = new Engine({
+    settings,
+    progress: {
+      state,
+      steps,
+      planSource: plan.source,
+      actions,
+      facts,
+      counters,
+      evidence: new Map(),
+      lastDiff: [],
+      lastDirectivePolicy: null,
+      lastStepEventId: planEvent.id,
+      startedAt,
+      waitingMs: 0,
+      stepRedaction,
+      inputs: new Map(plan.steps.map((step) => [step.id, step.inputs ?? {}])),
+    },
+    recorder: rec,
+    learnLog,
+    adapter,
+    redactor,
+    verifying: null,
+  });
+  engine.persist();
+  rec.sync();
+  return engine;
+}
+
+/** Emits one event (through the recorder, then to `onEvent`). */
 type Emit = (phase: string, payload: Record<string, unknown>, opts?: Parameters<Recorder["emit"]>[2]) => {
   id: string;
   timestamp: string;
