@@ -118,76 +118,113 @@ export function learn(
   let applied = 0;
   for (const ev of evidence) {
     if (ev.vetoes === 0) continue;
-    const from = settings.thresholdOf(ev.policyId);
-    const to = Math.min(1, Math.round((from + 0.05) * 100) / 100);
-    const vetoRate = Math.round((ev.vetoes / Math.max(1, ev.directionEvents)) * 10000) / 10000;
-    const proposal: LearnProposal & Record<string, unknown> = {
-      proposal_id: `${ev.policyId}:${settings.episodeId}:direction_min_confidence:${to}`,
-      policy_version: ev.policyVersion,
-      kind: "threshold_tune",
-      target: { path: "direction_min_confidence", from, to },
-      rationale: "Increase direction minimum confidence after veto.",
-      evidence_ids: ev.eventIds,
-      score_fn: "heuristic:veto_rate",
-      score: vetoRate,
-      confidence: ev.confidence,
-      status: "recorded",
-      metadata: { veto_rate: vetoRate, direction_events: ev.directionEvents, scorer: "heuristic" },
-      accepted: false,
-    };
-    let didApply = false;
-    if (settings.mode === "apply") {
-      const snap = readPolicySnapshot(settings.root, ev.policyId);
-      const now = settings.now();
-      const gate = snap.gates.direction_min_confidence ??
-        { successes: 0, min_successes: settings.minSuccesses, min_confidence: settings.minConfidence, updated_at: now };
-      gate.successes += 1;
-      gate.min_successes = settings.minSuccesses;
-      gate.min_confidence = settings.minConfidence;
-      gate.updated_at = now;
-      snap.gates.direction_min_confidence = gate;
-      (proposal.metadata as Record<string, unknown>).gate = { ...gate };
-      if (gate.successes >= gate.min_successes && ev.confidence >= gate.min_confidence && to !== from) {
-        const previous = snap.tuning.direction_min_confidence ?? null;
-        snap.tuning.direction_min_confidence = to;
-        proposal.status = "applied";
-        proposal.accepted = true;
-        proposal.revert_handle = { path: "direction_min_confidence", previous };
-        gate.successes = 0;
-        didApply = true;
-        applied++;
-      }
-      snap.stats.episodes += 1;
-      snap.history.push({
-        ts: now,
-        proposal_id: proposal.proposal_id,
-        kind: proposal.kind,
-        target: proposal.target,
-        score: proposal.score,
-        confidence: proposal.confidence,
-        status: proposal.status,
-        ...(didApply ? { revert_handle: proposal.revert_handle } : {}),
-      });
-      snap.updated_at = now;
-      writeJsonAtomic(policySnapshotPath(settings.root, ev.policyId), snap);
-    }
-    records.push({
-      schema_version: CONTRACT_VERSIONS.learn,
-      id: `${ev.policyId}:${settings.episodeId}`,
-      episode_id: settings.episodeId,
-      agent_id: ev.policyId,
-      timestamp: settings.now(),
-      payload: {
-        id: `${ev.policyId}:${settings.episodeId}`,
-        policy_id: ev.policyId,
-        basis: { success: settings.success, vetoes: ev.vetoes, direction_events: ev.directionEvents },
-        proposal: [proposal],
-        applied: didApply,
-        scope: "policy",
-        ttl: null,
-        approval: didApply ? "auto-applied" : "pending",
-      },
-    });
+    const { proposal, from, to } = thresholdProposal(ev, settings);
+    const didApply = settings.mode === "apply" && applyThroughGate(ev, proposal, from, to, settings);
+    if (didApply) applied++;
+    records.push(learnRecord(ev, proposal, didApply, settings));
   }
   return { records, applied };
+}
+
+/** A policy's threshold-tune proposal (status `recorded`): its minimum confidence up by 0.05, scored by veto rate. */
+function thresholdProposal(
+  ev: PolicyEvidence,
+  settings: LearnSettings,
+): { proposal: ThresholdProposal; from: number; to: number } {
+  const from = settings.thresholdOf(ev.policyId);
+  const to = Math.min(1, Math.round((from + 0.05) * 100) / 100);
+  const vetoRate = Math.round((ev.vetoes / Math.max(1, ev.directionEvents)) * 10000) / 10000;
+  const proposal: ThresholdProposal = {
+    proposal_id: `${ev.policyId}:${settings.episodeId}:direction_min_confidence:${to}`,
+    policy_version: ev.policyVersion,
+    kind: "threshold_tune",
+    target: { path: "direction_min_confidence", from, to },
+    rationale: "Increase direction minimum confidence after veto.",
+    evidence_ids: ev.eventIds,
+    score_fn: "heuristic:veto_rate",
+    score: vetoRate,
+    confidence: ev.confidence,
+    status: "recorded",
+    metadata: { veto_rate: vetoRate, direction_events: ev.directionEvents, scorer: "heuristic" },
+    accepted: false,
+  };
+  return { proposal, from, to };
+}
+
+/** A learn proposal under construction. */
+type ThresholdProposal = LearnProposal & Record<string, unknown>;
+
+/**
+ * `apply` mode: counts the recurrence in the policy's gate and, once the gate opens (enough
+ * recurrences, enough confidence, a real change), applies the tuning to the policy's snapshot
+ * (marking the proposal applied, with its revert handle). The snapshot's history records the
+ * proposal either way. Returns whether the tuning was applied.
+ */
+function applyThroughGate(
+  ev: PolicyEvidence,
+  proposal: ThresholdProposal,
+  from: number,
+  to: number,
+  settings: LearnSettings,
+): boolean {
+  let didApply = false;
+  const snap = readPolicySnapshot(settings.root, ev.policyId);
+  const now = settings.now();
+  const gate = snap.gates.direction_min_confidence ??
+    { successes: 0, min_successes: settings.minSuccesses, min_confidence: settings.minConfidence, updated_at: now };
+  gate.successes += 1;
+  gate.min_successes = settings.minSuccesses;
+  gate.min_confidence = settings.minConfidence;
+  gate.updated_at = now;
+  snap.gates.direction_min_confidence = gate;
+  (proposal.metadata as Record<string, unknown>).gate = { ...gate };
+  if (gate.successes >= gate.min_successes && ev.confidence >= gate.min_confidence && to !== from) {
+    const previous = snap.tuning.direction_min_confidence ?? null;
+    snap.tuning.direction_min_confidence = to;
+    proposal.status = "applied";
+    proposal.accepted = true;
+    proposal.revert_handle = { path: "direction_min_confidence", previous };
+    gate.successes = 0;
+    didApply = true;
+  }
+  snap.stats.episodes += 1;
+  snap.history.push({
+    ts: now,
+    proposal_id: proposal.proposal_id,
+    kind: proposal.kind,
+    target: proposal.target,
+    score: proposal.score,
+    confidence: proposal.confidence,
+    status: proposal.status,
+    ...(didApply ? { revert_handle: proposal.revert_handle } : {}),
+  });
+  snap.updated_at = now;
+  writeJsonAtomic(policySnapshotPath(settings.root, ev.policyId), snap);
+  return didApply;
+}
+
+/** The learn.jsonl record of one vetoing policy: its basis and its proposal. */
+function learnRecord(
+  ev: PolicyEvidence,
+  proposal: ThresholdProposal,
+  didApply: boolean,
+  settings: LearnSettings,
+): LearnRecord {
+  return {
+    schema_version: CONTRACT_VERSIONS.learn,
+    id: `${ev.policyId}:${settings.episodeId}`,
+    episode_id: settings.episodeId,
+    agent_id: ev.policyId,
+    timestamp: settings.now(),
+    payload: {
+      id: `${ev.policyId}:${settings.episodeId}`,
+      policy_id: ev.policyId,
+      basis: { success: settings.success, vetoes: ev.vetoes, direction_events: ev.directionEvents },
+      proposal: [proposal],
+      applied: didApply,
+      scope: "policy",
+      ttl: null,
+      approval: didApply ? "auto-applied" : "pending",
+    },
+  };
 }
