@@ -57,8 +57,8 @@ function warnOwnFlagsAfterDashes(ctx: CliContext, cmd: CommandUnknownOpts, args:
 
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
 
-/** Registers `noema run`. */
-export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
+/** `noema run`'s arguments, options and help text. */
+function runCommand(program: CommandUnknownOpts) {
   const base = program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
@@ -83,7 +83,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     "seed for reproducibility (default 0)",
     numberOption("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true),
   );
-  addMetaOptions(withSeed, "the directory the adapter works in")
+  return addMetaOptions(withSeed, "the directory the adapter works in")
     .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
     .option(
       "--pause-on-veto",
@@ -123,102 +123,144 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
         '< flags. A ./policies/ folder is loaded only with "policies_dir": "policies" in noema.jsonc; every\n' +
         "plugin file noema.jsonc loads is named on stderr. noema's options go before --: what follows -- goes\n" +
         "to the adapter.\n",
-    )
-    .action(async (taskArg, args, opts, cmd) => {
-      const g = globalOptions(cmd);
-      const flags: RunOptions = {
-        ...gateRunOptions(opts),
-        using: opts.using,
-        planner: opts.planner,
-        direction_min_confidence: opts.dirMin,
-        seed: opts.seed,
-        workspace: opts.workspace,
-        episode_id: opts.episodeId,
-        pause_on_veto: opts.pauseOnVeto,
-        args: args.length > 0 ? args : undefined,
-        root: g.root,
-      };
-      if (taskArg !== undefined) checkTaskArg(taskArg);
-      warnOwnFlagsAfterDashes(ctx, cmd, args);
-      const flagSpecs = verifyFlags(opts);
-      // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
-      const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
-      for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
-      const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
-        model: opts.model,
-        baseUrl: opts.baseUrl,
-        replay: opts.replay,
-      });
-      if (opts.verifyFile !== undefined) {
-        const list = parseJsoncFile(opts.verifyFile);
-        if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
-        options.verify = [...(options.verify ?? []), ...list];
-        options.verify_source = opts.verifyFile;
-      }
-      if (flagSpecs.length > 0) options.verify = [...(options.verify ?? []), ...flagSpecs];
-      if (opts.verifyIgnore) options.verify_ignore = opts.verifyIgnore;
-      if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
-      const out = ctx.out;
-      const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
-      const c = out.errColor;
-      const controller = new AbortController();
-      let statusLine = false; // a snapshot progress line is showing on stderr
-      let interrupts = 0;
-      const onSignal = (sig: NodeJS.Signals) => {
-        interrupts++;
-        if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
-        out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
-        controller.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      try {
-        const result = await run(task, {
-          ...options,
-          signal: controller.signal,
-          onSnapshotProgress: progress
-            ? (which, files) => {
-              out.stderr.write(`\r\x1b[2K  snapshot ${which}: ${files} files hashed…`);
-              out.stderr.flush();
-              statusLine = true;
-            }
-            : undefined,
-          onEvent: progress
-            ? (e) => {
-              if (statusLine) {
-                out.stderr.write("\r\x1b[2K");
-                out.stderr.flush();
-                statusLine = false;
-              }
-              if (e.phase === "start") {
-                out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${oneLine(String(e.payload.task))}`));
-              }
-              if (e.phase === "act") {
-                const p = e.payload;
-                const mark = STATUS_MARK[String(p.step_status)] ?? "·";
-                out.note(
-                  `  ${mark} ${neutralize(String(p.step_id))}  ${c.dim(oneLine(String(p.input_excerpt)))}  ${
-                    neutralize(String(p.outcome))
-                  }  ${c.dim(`${p.duration_ms} ms`)}`,
-                );
-              }
-              if (e.phase === "governance" && e.payload.decision === "veto") {
-                const failed = String(e.payload.rule ?? "").startsWith("policy.failure:");
-                const err = (e.payload.error ?? {}) as { at?: unknown };
-                const what = failed
-                  ? `policy failed: ${oneLine(String(e.payload.message))}${
-                    typeof err.at === "string" ? ` (at ${neutralize(err.at)})` : ""
-                  }`
-                  : `veto: ${oneLine(String(e.payload.message))}`;
-                out.note(`  ${c.red("⊘")} ${neutralize(String(e.payload.step_id))}  ${c.red(what)}`);
-              }
-            }
-            : undefined,
-        });
-        printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root: g.root, interrupted: interrupts > 0 });
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-      }
-    });
+    );
+}
+
+/** The options `noema run` parses. */
+type RunCliOptions = ReturnType<ReturnType<typeof runCommand>["opts"]>;
+
+/** Registers `noema run`. */
+export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
+  runCommand(program).action(async (taskArg, args, opts, cmd) => {
+    const g = globalOptions(cmd);
+    const flags: RunOptions = {
+      ...gateRunOptions(opts),
+      using: opts.using,
+      planner: opts.planner,
+      direction_min_confidence: opts.dirMin,
+      seed: opts.seed,
+      workspace: opts.workspace,
+      episode_id: opts.episodeId,
+      pause_on_veto: opts.pauseOnVeto,
+      args: args.length > 0 ? args : undefined,
+      root: g.root,
+    };
+    if (taskArg !== undefined) checkTaskArg(taskArg);
+    warnOwnFlagsAfterDashes(ctx, cmd, args);
+    const { task, options } = runSettings(ctx, taskArg, flags, opts);
+    if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
+    await runInterruptible(ctx, task, options, opts, g.root);
+  });
 };
+
+/**
+ * The run's task and options: noema.jsonc and the task file under the flags (its notices on stderr),
+ * the LLM flags, then the assertions of `--verify-file` and the other `--verify-*` flags.
+ */
+function runSettings(
+  ctx: CliContext,
+  taskArg: string | undefined,
+  flags: RunOptions,
+  opts: RunCliOptions,
+): { task: string; options: RunOptions } {
+  const flagSpecs = verifyFlags(opts);
+  // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+  const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
+  for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
+  const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
+    model: opts.model,
+    baseUrl: opts.baseUrl,
+    replay: opts.replay,
+  });
+  if (opts.verifyFile !== undefined) {
+    const list = parseJsoncFile(opts.verifyFile);
+    if (!Array.isArray(list)) throw usageError(`${opts.verifyFile}: expected a JSON list of assertions`);
+    options.verify = [...(options.verify ?? []), ...list];
+    options.verify_source = opts.verifyFile;
+  }
+  if (flagSpecs.length > 0) options.verify = [...(options.verify ?? []), ...flagSpecs];
+  if (opts.verifyIgnore) options.verify_ignore = opts.verifyIgnore;
+  return { task, options };
+}
+
+/**
+ * Runs the episode and prints its result. The first SIGINT/SIGTERM stops it after the current
+ * action; a second one exits at once (130). On a terminal, progress goes to stderr.
+ */
+async function runInterruptible(
+  ctx: CliContext,
+  task: string,
+  options: RunOptions,
+  opts: RunCliOptions,
+  root: string | undefined,
+): Promise<void> {
+  const out = ctx.out;
+  const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
+    out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const result = await run(task, {
+      ...options,
+      signal: controller.signal,
+      ...(progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined }),
+    });
+    printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/**
+ * The live progress on stderr: a snapshot's hashing on one rewritten line, then a line for the
+ * start, each act and each veto.
+ */
+function liveProgress(ctx: CliContext): Required<Pick<RunOptions, "onSnapshotProgress" | "onEvent">> {
+  const out = ctx.out;
+  const c = out.errColor;
+  let statusLine = false; // a snapshot progress line is showing on stderr
+  return {
+    onSnapshotProgress: (which, files) => {
+      out.stderr.write(`\r\x1b[2K  snapshot ${which}: ${files} files hashed…`);
+      out.stderr.flush();
+      statusLine = true;
+    },
+    onEvent: (e) => {
+      if (statusLine) {
+        out.stderr.write("\r\x1b[2K");
+        out.stderr.flush();
+        statusLine = false;
+      }
+      if (e.phase === "start") {
+        out.note(c.dim(`▶ ${String(e.payload.episode_id)}  ${oneLine(String(e.payload.task))}`));
+      }
+      if (e.phase === "act") {
+        const p = e.payload;
+        const mark = STATUS_MARK[String(p.step_status)] ?? "·";
+        out.note(
+          `  ${mark} ${neutralize(String(p.step_id))}  ${c.dim(oneLine(String(p.input_excerpt)))}  ${
+            neutralize(String(p.outcome))
+          }  ${c.dim(`${p.duration_ms} ms`)}`,
+        );
+      }
+      if (e.phase === "governance" && e.payload.decision === "veto") {
+        const failed = String(e.payload.rule ?? "").startsWith("policy.failure:");
+        const err = (e.payload.error ?? {}) as { at?: unknown };
+        const what = failed
+          ? `policy failed: ${oneLine(String(e.payload.message))}${
+            typeof err.at === "string" ? ` (at ${neutralize(err.at)})` : ""
+          }`
+          : `veto: ${oneLine(String(e.payload.message))}`;
+        out.note(`  ${c.red("⊘")} ${neutralize(String(e.payload.step_id))}  ${c.red(what)}`);
+      }
+    },
+  };
+}
