@@ -12,6 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
+import type { Dialect } from "../../agents/dialect.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
 import type { HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
@@ -23,7 +24,8 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
-import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
 import {
   addLimitOptions,
@@ -36,6 +38,7 @@ import {
   verifyFlags,
 } from "../run_options.ts";
 
+/** All of stdin; an unreadable stdin is a usage error. */
 function readStdin(): string {
   try {
     return readFileSync(0, "utf8");
@@ -44,6 +47,7 @@ function readStdin(): string {
   }
 }
 
+/** The hook event stdin holds: one JSON value (empty or not JSON is an error). */
 function parseEvent(text: string): unknown {
   if (text.trim() === "") throw new NoemaError("bad_hook_input", "stdin: empty; expected one JSON hook event");
   try {
@@ -62,8 +66,8 @@ function failClosed(e: unknown): NoemaError {
   return new NoemaError("hook_failed", `hook failed (the call is blocked): ${message}`, { exitCode: EXIT.USAGE });
 }
 
-/** Registers `noema hook`. */
-export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
+/** `noema hook`'s argument, options and help text. */
+function hookCommand(program: CommandUnknownOpts) {
   const command = program
     .command("hook")
     .summary("answer one agent hook event from stdin (Claude Code, Codex, Gemini CLI)")
@@ -74,7 +78,7 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     )
     .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`);
   const gated = addLimitOptions(addModeOptions(addPolicyOption(command)));
-  addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
+  return addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
     .addOption(verifyFileExistsOption("when the episode ends"))
     .addOption(verifyCommandOption())
     .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
@@ -87,79 +91,109 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
       ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
-    )
-    .action(async (agent, opts, cmd) => {
-      const dialect = DIALECTS[agent];
-      const g = globalOptions(cmd);
-      /** The settings of one call (the workspace defaults to the agent's cwd). */
-      const settingsFor = (event: HookEvent): HookSettings => {
-        const flags: RunOptions = {
-          ...gateRunOptions(opts),
-          workspace: opts.workspace ?? event.cwd ?? undefined,
-          root: g.root,
-        };
-        const verify = verifyFlags(opts);
-        const { options } = resolveRunSettings({ taskOrFile: "-", options: flags });
-        for (const p of options.policies ?? []) {
-          if (typeof p === "string" && !existsSync(p)) {
-            throw new NoemaError("not_found", "policy file not found", { file: p, exitCode: EXIT.USAGE });
-          }
-        }
-        if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
-        const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
-        return {
-          root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
-          options: rest as HookSettings["options"],
-          episode: opts.episode,
-          finish: opts.finish,
-          print: opts.print === true,
-          grant: opts.grant === true,
-        };
-      };
-      const argv = process.argv.slice(process.argv.indexOf("hook"));
-      const socket = process.env.NOEMA_HOOK_SERVE;
-      if (socket && dialect) {
-        // This process is the resident server of this command line (see src/agents/server/server.ts).
-        const { registerPluginApi } = await import("../../plugins/loader.ts");
-        await registerPluginApi();
-        await serveHooks({
-          socket,
-          argv,
-          handle: async (stdin, episodes) => {
-            try {
-              const event = dialect.parse(parseEvent(stdin));
-              if (!event) return { stdout: null, exitCode: 0 };
-              const answer = await handleHookEvent(dialect, event, { ...settingsFor(event), episodes });
-              if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
-              return answer;
-            } catch (e) {
-              return { stdout: null, stderr: `noema: ${failClosed(e).message}`, exitCode: 2 };
-            }
-          },
-        });
-        return;
+    );
+}
+
+/** The options `noema hook` parses. */
+type HookCliOptions = ReturnType<ReturnType<typeof hookCommand>["opts"]>;
+
+/** The settings of one hook call, from its event. */
+type SettingsFor = (event: HookEvent) => HookSettings;
+
+/** Registers `noema hook`. */
+export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
+  hookCommand(program).action(async (agent, opts, cmd) => {
+    const dialect = DIALECTS[agent];
+    const g = globalOptions(cmd);
+    const settingsFor: SettingsFor = (event) => hookSettings(opts, g, event);
+    const argv = process.argv.slice(process.argv.indexOf("hook"));
+    const socket = process.env.NOEMA_HOOK_SERVE;
+    if (socket && dialect) {
+      // This process is the resident server of this command line (see src/agents/server/server.ts).
+      await serveResident(dialect, socket, argv, settingsFor);
+      return;
+    }
+    try {
+      if (!dialect) {
+        throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
       }
-      try {
-        if (!dialect) {
-          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
-        }
-        const payload = parseEvent(prereadStdin ?? readStdin());
-        const event = dialect.parse(payload);
-        if (!event) return; // an event noema does not act on: no opinion
-        const settings = settingsFor(event);
-        const { registerPluginApi } = await import("../../plugins/loader.ts");
-        await registerPluginApi();
-        const answer = await handleHookEvent(dialect, event, settings);
-        if (answer.stdout !== null) ctx.out.line(answer.stdout);
-        // The next calls of this session go to a resident server, which keeps the episode loaded.
-        if (serverEnabled() && serverAbsent) {
-          const scope = hookScope(argv, payload);
-          const path = scope === null ? null : socketPath(argv, scope);
-          if (path !== null) startServer(argv, path);
-        }
-        if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
-      } catch (e) {
-        throw failClosed(e);
-      }
-    });
+      await answerOne(ctx, dialect, argv, settingsFor);
+    } catch (e) {
+      throw failClosed(e);
+    }
+  });
 };
+
+/** The settings of one call: the flags over noema.jsonc (the workspace defaults to the agent's cwd). */
+function hookSettings(opts: HookCliOptions, g: GlobalOptions, event: HookEvent): HookSettings {
+  const flags: RunOptions = {
+    ...gateRunOptions(opts),
+    workspace: opts.workspace ?? event.cwd ?? undefined,
+    root: g.root,
+  };
+  const verify = verifyFlags(opts);
+  const { options } = resolveRunSettings({ taskOrFile: "-", options: flags });
+  for (const p of options.policies ?? []) {
+    if (typeof p === "string" && !existsSync(p)) {
+      throw new NoemaError("not_found", "policy file not found", { file: p, exitCode: EXIT.USAGE });
+    }
+  }
+  if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
+  const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
+  return {
+    root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
+    options: rest as HookSettings["options"],
+    episode: opts.episode,
+    finish: opts.finish,
+    print: opts.print === true,
+    grant: opts.grant === true,
+  };
+}
+
+/** Serves this command line's calls on `socket` as the resident server; each failure is answered with exit 2. */
+async function serveResident(
+  dialect: Dialect,
+  socket: string,
+  argv: string[],
+  settingsFor: SettingsFor,
+): Promise<void> {
+  const { registerPluginApi } = await import("../../plugins/loader.ts");
+  await registerPluginApi();
+  await serveHooks({
+    socket,
+    argv,
+    handle: async (stdin, episodes) => {
+      try {
+        const event = dialect.parse(parseEvent(stdin));
+        if (!event) return { stdout: null, exitCode: 0 };
+        const answer = await handleHookEvent(dialect, event, { ...settingsFor(event), episodes });
+        if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
+        return answer;
+      } catch (e) {
+        return { stdout: null, stderr: `noema: ${failClosed(e).message}`, exitCode: 2 };
+      }
+    },
+  });
+}
+
+/**
+ * Answers the one event on stdin (an event noema does not act on gets no answer), then starts the
+ * resident server for the session's next calls when there is none; a block throws.
+ */
+async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], settingsFor: SettingsFor): Promise<void> {
+  const payload = parseEvent(prereadStdin ?? readStdin());
+  const event = dialect.parse(payload);
+  if (!event) return; // an event noema does not act on: no opinion
+  const settings = settingsFor(event);
+  const { registerPluginApi } = await import("../../plugins/loader.ts");
+  await registerPluginApi();
+  const answer = await handleHookEvent(dialect, event, settings);
+  if (answer.stdout !== null) ctx.out.line(answer.stdout);
+  // The next calls of this session go to a resident server, which keeps the episode loaded.
+  if (serverEnabled() && serverAbsent) {
+    const scope = hookScope(argv, payload);
+    const path = scope === null ? null : socketPath(argv, scope);
+    if (path !== null) startServer(argv, path);
+  }
+  if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
+}
