@@ -4,7 +4,7 @@
  * @module
  */
 import { type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
-import { listEpisodes, statusWord } from "../../read/list.ts";
+import { type EpisodeEntry, listEpisodes, statusWord } from "../../read/list.ts";
 import { episodesDir, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { collect, parseTags } from "../args.ts";
@@ -124,26 +124,32 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         out.note(`noema: no episodes in ${episodesDir(resolveRoot(g))}`);
         return;
       }
-      const c = out.color;
-      out.table(
-        [
-          { header: "STARTED_AT" },
-          { header: "EPISODE_ID" },
-          { header: "STATUS" },
-          { header: "OUTCOME" },
-          { header: "TASK", flex: true },
-        ],
-        entries.map((e) => [
-          e.started_at ?? "-",
-          { text: e.episode_id, style: c.cyan },
-          {
-            text: statusWord(e),
-            style: statusStyle(e.run_state === "terminal" ? e.status : e.run_state, c),
-          },
-          { text: e.outcome ?? "-", style: e.outcome ? statusStyle(e.outcome, c) : c.dim },
-          (e.task !== null ? oneLine(e.task) : e.error ? `(${oneLine(e.error)})` : "-") +
-          (e.pending ? `  [${e.pending.step_id}: ${oneLine(e.pending.reason)}]` : ""),
-        ]),
-      );
+      printTable(ctx, entries);
     });
+}
+
+/** The entries as a table: started at, id, status (or where an unfinished run is), outcome, task. */
+function printTable(ctx: CliContext, entries: EpisodeEntry[]): void {
+  const { out } = ctx;
+  const c = out.color;
+  out.table(
+    [
+      { header: "STARTED_AT" },
+      { header: "EPISODE_ID" },
+      { header: "STATUS" },
+      { header: "OUTCOME" },
+      { header: "TASK", flex: true },
+    ],
+    entries.map((e) => [
+      e.started_at ?? "-",
+      { text: e.episode_id, style: c.cyan },
+      {
+        text: statusWord(e),
+        style: statusStyle(e.run_state === "terminal" ? e.status : e.run_state, c),
+      },
+      { text: e.outcome ?? "-", style: e.outcome ? statusStyle(e.outcome, c) : c.dim },
+      (e.task !== null ? oneLine(e.task) : e.error ? `(${oneLine(e.error)})` : "-") +
+      (e.pending ? `  [${e.pending.step_id}: ${oneLine(e.pending.reason)}]` : ""),
+    ]),
+  );
 }
