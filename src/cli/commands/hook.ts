@@ -13,6 +13,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
+import type { HookEvent } from "../../agents/event.ts";
+import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
+import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
+import { serveHooks } from "../../agents/server/server.ts";
+import { startServer } from "../../agents/server/spawn.ts";
+import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
@@ -31,13 +37,15 @@ import {
   verifyFlags,
 } from "../run_options.ts";
 
-function readStdin(): unknown {
-  let text: string;
+function readStdin(): string {
   try {
-    text = readFileSync(0, "utf8");
+    return readFileSync(0, "utf8");
   } catch (e) {
     throw new NoemaError("bad_hook_input", `stdin: cannot read: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
   }
+}
+
+function parseEvent(text: string): unknown {
   if (text.trim() === "") throw new NoemaError("bad_hook_input", "stdin: empty; expected one JSON hook event");
   try {
     return JSON.parse(text);
@@ -85,15 +93,10 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
       ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
     )
     .action(async (agent, opts, cmd) => {
-      try {
-        const dialect = DIALECTS[agent];
-        if (!dialect) {
-          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
-        }
-        const payload = readStdin();
-        const event = dialect.parse(payload);
-        if (!event) return; // an event noema does not act on: no opinion
-        const g = globalOptions(cmd);
+      const dialect = DIALECTS[agent];
+      const g = globalOptions(cmd);
+      /** The settings of one call (the workspace defaults to the agent's cwd). */
+      const settingsFor = (event: HookEvent): HookSettings => {
         const flags: RunOptions = {
           ...gateRunOptions(opts),
           workspace: opts.workspace ?? event.cwd ?? undefined,
@@ -107,11 +110,9 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           }
         }
         if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
-        const { registerPluginApi } = await import("../../plugins/loader.ts");
-        await registerPluginApi();
         const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
         const hookRoot = resolveRoot({ root: typeof root === "string" ? root : g.root });
-        const settings: HookSettings = {
+        return {
           root: hookRoot,
           options: rest as HookSettings["options"],
           episode: opts.episode === undefined ? undefined : resolveEpisodeRef(opts.episode, { root: hookRoot }),
@@ -119,8 +120,48 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           print: opts.print === true,
           grant: opts.grant === true,
         };
+      };
+      const argv = process.argv.slice(process.argv.indexOf("hook"));
+      const socket = process.env.NOEMA_HOOK_SERVE;
+      if (socket && dialect) {
+        // This process is the resident server of this command line (see src/agents/server/server.ts).
+        const { registerPluginApi } = await import("../../plugins/loader.ts");
+        await registerPluginApi();
+        await serveHooks({
+          socket,
+          argv,
+          handle: async (stdin, episodes) => {
+            try {
+              const event = dialect.parse(parseEvent(stdin));
+              if (!event) return { stdout: null, exitCode: 0 };
+              const answer = await handleHookEvent(dialect, event, { ...settingsFor(event), episodes });
+              if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
+              return answer;
+            } catch (e) {
+              return { stdout: null, stderr: `noema: ${failClosed(e).message}`, exitCode: 2 };
+            }
+          },
+        });
+        return;
+      }
+      try {
+        if (!dialect) {
+          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
+        }
+        const payload = parseEvent(prereadStdin ?? readStdin());
+        const event = dialect.parse(payload);
+        if (!event) return; // an event noema does not act on: no opinion
+        const settings = settingsFor(event);
+        const { registerPluginApi } = await import("../../plugins/loader.ts");
+        await registerPluginApi();
         const answer = await handleHookEvent(dialect, event, settings);
         if (answer.stdout !== null) ctx.out.line(answer.stdout);
+        // The next calls of this session go to a resident server, which keeps the episode loaded.
+        if (serverEnabled() && serverAbsent) {
+          const scope = hookScope(argv, payload);
+          const path = scope === null ? null : socketPath(argv, scope);
+          if (path !== null) startServer(argv, path);
+        }
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
       } catch (e) {
         throw failClosed(e);
