@@ -599,6 +599,51 @@ export class Engine {
     return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
   }
 
+  /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
+  #actPayload(
+    step: PlanStep,
+    stepStatus: PlanStep["status"],
+    action: PendingAction,
+    candidateId: string,
+    result: ActResult,
+    durationMs: number,
+    approval: Record<string, unknown> | null,
+  ): { payload: Record<string, unknown>; newFacts: { key: string; value: unknown }[] } {
+    const s = this.s;
+    const redactedInput = this.redactor.redact(action.input, "payload.input").value;
+    const provenance: Record<string, unknown> = {
+      adapter: s.loadedAdapter.label,
+      adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
+      planner: this.p.planSource,
+    };
+    if (approval) provenance.approval = approval;
+    const newFacts = (Array.isArray(result.facts) ? result.facts : [])
+      .filter((f) => typeof f?.key === "string")
+      .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
+    const payload: Record<string, unknown> = {
+      input_excerpt: inputExcerpt(redactedInput, step.description),
+      outcome: this.redactor.redactString(result.outcome ?? result.status),
+      action_id: "",
+      kind: action.kind,
+      result_status: result.status,
+      tool: action.tool,
+      adapter: s.loadedAdapter.label,
+      action_candidate_id: candidateId,
+      step_id: step.id,
+      step_status: stepStatus,
+      provenance,
+      result_artifacts: (result.artifacts ?? []).map((a) => ({ ...a })),
+      input: redactedInput,
+      output: result.output === undefined ? null : this.redactor.redact(result.output).value,
+      error: result.error ? this.redactor.redact(result.error).value : null,
+      duration_ms: durationMs,
+    };
+    if (newFacts.length > 0) payload.facts = newFacts;
+    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
+    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
+    return { payload, newFacts };
+  }
+
   /**
    * Records one action's result: the `act` event, the step status, the action
    * record, facts, counters. Returns `"stop"` when the result is an error and
@@ -624,42 +669,13 @@ export class Engine {
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
     this.setStepStatus(index, stepStatus);
-    const tool = action.tool;
     const actionId = `act_${step.id}_${index + 1}`;
-    const redactedInput = this.redactor.redact(action.input, "payload.input").value;
-    const output = result.output === undefined ? null : this.redactor.redact(result.output).value;
-    const resultError = result.error ? this.redactor.redact(result.error).value : null;
-    const artifactsOut = (result.artifacts ?? []).map((a) => ({ ...a }));
-    const provenance: Record<string, unknown> = {
-      adapter: s.loadedAdapter.label,
-      adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
-      planner: p.planSource,
-    };
-    if (approval) provenance.approval = approval;
-    const newFacts = (Array.isArray(result.facts) ? result.facts : [])
-      .filter((f) => typeof f?.key === "string")
-      .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
-    const payload: Record<string, unknown> = {
-      input_excerpt: inputExcerpt(redactedInput, step.description),
-      outcome: this.redactor.redactString(result.outcome ?? result.status),
-      action_id: actionId,
-      kind: action.kind,
-      result_status: result.status,
-      tool,
-      adapter: s.loadedAdapter.label,
-      action_candidate_id: candidateId,
-      step_id: step.id,
-      step_status: stepStatus,
-      provenance,
-      result_artifacts: artifactsOut,
-      input: redactedInput,
-      output,
-      error: resultError,
-      duration_ms: durationMs,
-    };
-    if (newFacts.length > 0) payload.facts = newFacts;
-    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
-    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
+    const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
+    payload.action_id = actionId;
+    const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
+    const redactedInput = payload.input as Record<string, unknown>;
+    const output = payload.output, resultError = payload.error as { type: string; message: string } | null;
+    const artifactsOut = payload.result_artifacts as Record<string, unknown>[];
     const actEvent = this.emit("act", payload, {
       caused_by: this.rec.lastEventId,
       metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },
@@ -795,54 +811,69 @@ export class Engine {
    * state and its projection, `summary.json`, then `manifest.json` last.
    */
   async finish(): Promise<RunResult> {
-    const s = this.s, p = this.p;
-    const { steps, counters } = p;
-    const outcomes = p.state.outcomes!;
-    if (this.status === "ok" && s.signal?.aborted) {
+    this.#settleStatus();
+    if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
+    const verification = await this.verifying.finish();
+    const outcome = computeOutcome(this.adapterResult, verification);
+    if (verification.provided) this.#verifyEvent(verification, outcome);
+    this.#reflect(outcome);
+    this.#learn();
+    this.p.state.outcomes!.status = this.status;
+    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
+    return this.seal(outcome, verification);
+  }
+
+  /** The run's status before verification: interrupted, partial (a skipped step), and what the adapter achieved. */
+  #settleStatus(): void {
+    const outcomes = this.p.state.outcomes!;
+    if (this.status === "ok" && this.s.signal?.aborted) {
       this.status = "aborted";
       this.message = "The run was interrupted.";
       outcomes.error = { type: "Aborted", message: this.message };
     }
-    if (this.status === "ok" && steps.some((x) => x.status === "skipped")) this.status = "partial";
+    if (this.status === "ok" && this.p.steps.some((x) => x.status === "skipped")) this.status = "partial";
     // A vetoed or interrupted run did not let the adapter finish the plan.
     if ((this.status === "vetoed" || this.status === "aborted") && this.adapterResult !== "error") {
       this.adapterResult = "skipped";
     }
+  }
 
-    if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
-    const verification = await this.verifying.finish();
-    const outcome = computeOutcome(this.adapterResult, verification);
-    if (verification.provided) {
-      const failed = verification.assertions.find((a) => !a.passed);
-      const diff = verification.workspace_diff;
-      this.emit("verify", {
-        provided: true,
-        passed: verification.passed,
-        outcome,
-        assertions: verification.assertions.length,
-        failed: verification.assertions.filter((a) => !a.passed).length,
-        first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
-        workspace_diff: diff
-          ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length }
-          : null,
-        snapshots: verification.snapshots,
-        error: verification.error ?? null,
-      }, { caused_by: p.lastStepEventId });
-      // outcomes.status agrees with the outcome: a run whose goal was not verified did not end ok.
-      if (
-        (this.status === "ok" || this.status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")
-      ) {
-        this.status = "error";
-        outcomes.error = verification.error
-          ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
-          : {
-            type: "VerificationFailed",
-            message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}`,
-          };
-        this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
-      }
+  /** The `verify` event; a run whose goal was not verified did not end ok (outcomes.status agrees with the outcome). */
+  #verifyEvent(verification: Verification, outcome: Outcome): void {
+    const outcomes = this.p.state.outcomes!;
+    const failed = verification.assertions.find((a) => !a.passed);
+    const diff = verification.workspace_diff;
+    this.emit("verify", {
+      provided: true,
+      passed: verification.passed,
+      outcome,
+      assertions: verification.assertions.length,
+      failed: verification.assertions.filter((a) => !a.passed).length,
+      first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
+      workspace_diff: diff
+        ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length }
+        : null,
+      snapshots: verification.snapshots,
+      error: verification.error ?? null,
+    }, { caused_by: this.p.lastStepEventId });
+    if (
+      (this.status !== "ok" && this.status !== "partial") || (outcome !== "goal_not_achieved" && outcome !== "error")
+    ) {
+      return;
     }
+    this.status = "error";
+    outcomes.error = verification.error
+      ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
+      : {
+        type: "VerificationFailed",
+        message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}`,
+      };
+    this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
+  }
 
+  /** The `reflect` event: the status and each step's. */
+  #reflect(outcome: Outcome): void {
+    const steps = this.p.steps;
     const reasons = steps.map((x) => `step:${x.id}:${x.kind}:${x.status}`);
     this.emit("reflect", {
       status: this.status,
@@ -850,9 +881,14 @@ export class Engine {
       reasons: reasons.length > 50 ? [...reasons.slice(0, 50), `…${reasons.length - 50} more`] : reasons,
       steps_completed: steps.filter((x) => x.status === "done").length,
       steps_total: steps.length,
-    }, { caused_by: p.lastStepEventId });
-    counters.reflect++;
-    const learned = learn([...p.evidence.values()], {
+    }, { caused_by: this.p.lastStepEventId });
+    this.p.counters.reflect++;
+  }
+
+  /** Learning: proposals from the policies' evidence into learn.jsonl, and the `learn` event pointing at them. */
+  #learn(): void {
+    const s = this.s, counters = this.p.counters;
+    const learned = learn([...this.p.evidence.values()], {
       root: s.root,
       episodeId: s.episodeId,
       mode: s.learnMode,
@@ -867,20 +903,16 @@ export class Engine {
     const proposalIds = learned.records.flatMap((r) => r.payload.proposal.map((x) => x.proposal_id));
     counters.learn_proposals = proposalIds.length;
     counters.learn_applied = learned.applied;
-    if (s.learnMode !== "off") {
-      this.emit("learn", {
-        learn_path: ARTIFACTS.learn,
-        learn_schema: CONTRACT_VERSIONS.learn,
-        proposal_count: proposalIds.length,
-        proposal_ids: proposalIds,
-        applied: learned.applied > 0,
-        applied_count: learned.applied,
-        mode: s.learnMode,
-      });
-    }
-    outcomes.status = this.status;
-    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
-    return this.seal(outcome, verification);
+    if (s.learnMode === "off") return;
+    this.emit("learn", {
+      learn_path: ARTIFACTS.learn,
+      learn_schema: CONTRACT_VERSIONS.learn,
+      proposal_count: proposalIds.length,
+      proposal_ids: proposalIds,
+      applied: learned.applied > 0,
+      applied_count: learned.applied,
+      mode: s.learnMode,
+    });
   }
 
   /** Writes insight, the final state, summary and manifest (after `terminate`). */

@@ -26,6 +26,7 @@ import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import {
   addLimitOptions,
@@ -81,7 +82,10 @@ function hookCommand(program: CommandUnknownOpts) {
   return addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
     .addOption(verifyFileExistsOption("when the episode ends"))
     .addOption(verifyCommandOption())
-    .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
+    .option(
+      "--episode <id>",
+      "record into this episode (id, unique prefix or 'last') instead of the session's (used by noema run)",
+    )
     .option("--print", "the agent runs unattended (claude -p): approvals defer the call and pause the episode")
     .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
     .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
@@ -90,7 +94,9 @@ function hookCommand(program: CommandUnknownOpts) {
       examples(
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
-      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
+      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n" +
+        "The first call of a session starts a background server that answers the next ones quickly (the episode and\n" +
+        "policies stay loaded); it stops after 10 idle minutes. NOEMA_HOOK_SERVER=0 turns it off (docs/cli.md).\n",
     );
 }
 
@@ -140,10 +146,11 @@ function hookSettings(opts: HookCliOptions, g: GlobalOptions, event: HookEvent):
   }
   if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
   const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
+  const hookRoot = resolveRoot({ root: typeof root === "string" ? root : g.root });
   return {
-    root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
+    root: hookRoot,
     options: rest as HookSettings["options"],
-    episode: opts.episode,
+    episode: opts.episode === undefined ? undefined : resolveEpisodeRef(opts.episode, { root: hookRoot }),
     finish: opts.finish,
     print: opts.print === true,
     grant: opts.grant === true,

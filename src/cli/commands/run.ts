@@ -11,8 +11,9 @@ import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
-import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
 import { collect } from "../args.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
@@ -71,7 +72,10 @@ function runCommand(program: CommandUnknownOpts) {
       "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
     )
     .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
-    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
+    .option(
+      "--replay <episode>",
+      "re-run an llm episode's recorded model turns (no network), tools and policies (id, prefix or 'last')",
+    )
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps");
   const withDirMin = addModeOptions(withModel).option(
     "--dir-min <confidence>",
@@ -147,7 +151,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     };
     if (taskArg !== undefined) checkTaskArg(taskArg);
     warnOwnFlagsAfterDashes(ctx, cmd, args);
-    const { task, options } = runSettings(ctx, taskArg, flags, opts);
+    const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
     if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
     await runInterruptible(ctx, task, options, opts, g.root);
   });
@@ -162,6 +166,7 @@ function runSettings(
   taskArg: string | undefined,
   flags: RunOptions,
   opts: RunCliOptions,
+  g: GlobalOptions,
 ): { task: string; options: RunOptions } {
   const flagSpecs = verifyFlags(opts);
   // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
@@ -170,7 +175,7 @@ function runSettings(
   const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
     model: opts.model,
     baseUrl: opts.baseUrl,
-    replay: opts.replay,
+    replay: opts.replay === undefined ? undefined : resolveEpisodeRef(opts.replay, g),
   });
   if (opts.verifyFile !== undefined) {
     const list = parseJsoncFile(opts.verifyFile);
