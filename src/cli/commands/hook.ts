@@ -110,7 +110,7 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
         }
         const payload = readStdin();
-        const event = dialect.parse(payload);
+        let event = dialect.parse(payload);
         if (!event) return; // an event noema does not act on: no opinion
         const g = globalOptions(cmd);
         const flags: RunOptions = {
@@ -148,7 +148,11 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           print: opts.print === true,
           grant: opts.grant === true,
         };
+        if (event.kind === "post_tool" && dialect.callOf) {
+          event = { ...event, call_id: dialect.callOf(settings.root, event) };
+        }
         const answer = await handleHookEvent(dialect, event, settings);
+        if (event.kind === "pre_tool") dialect.answered?.(settings.root, event, answer);
         if (answer.stdout !== null) ctx.out.line(answer.stdout);
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
       } catch (e) {
