@@ -1,0 +1,162 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+// The real Gemini CLI (node_modules/.bin/gemini, @google/gemini-cli 0.61.0) governed by `noema hook gemini`,
+// offline: a scripted Gemini API server on 127.0.0.1 plays the model (GOOGLE_GEMINI_BASE_URL, a dummy
+// GEMINI_API_KEY), and noema's hook is registered in a fresh HOME's ~/.gemini/settings.json.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { GEMINI_APPROVAL_NOTE, GEMINI_EVENTS } from "../src/agents/gemini/dialect.ts";
+import { validate } from "../src/validate/validate.ts";
+import { cliCommand, REPO } from "./helpers/cli.ts";
+import { type GeminiTurn, startGeminiServer } from "./helpers/gemini_server.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-gemini-");
+after(() => tmp.cleanup());
+const GEMINI = join(REPO, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js");
+const skip = existsSync(GEMINI) ? false : "the Gemini CLI is not installed (node_modules/@google/gemini-cli)";
+
+const POLICIES: Record<string, string> = {
+  "no-forbidden.ts": `export default { name: "NoForbidden", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return c.includes("forbidden") ? { kind: "veto", advice: "forbidden files stay untouched", confidence: 0.95 } : undefined; } };`,
+  "rewrite.ts": `export default { name: "Rewrite", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return c.includes("original") ? { kind: "intervention", advice: "say governed instead",
+        patch: { command: c.replace("original", "governed") }, confidence: 0.9 } : undefined; } };`,
+  "gate.ts": `export default { name: "Gate", version: "1.0", api: "1.0",
+    advise(s) { const c = String(s.action.input.command ?? "");
+      return /deploy/.test(c) ? { kind: "veto", advice: "deploys need a human", confidence: 0.9, requires_approval: true } : undefined; } };`,
+};
+const policyDir = join(tmp.path, "policies");
+mkdirSync(policyDir);
+for (const [name, text] of Object.entries(POLICIES)) writeFileSync(join(policyDir, name), text);
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+let n = 0;
+
+/** A fresh HOME (with ~/.gemini/settings.json registering noema's hook), workspace and root for one test. */
+function sandbox(policy: string) {
+  const base = join(tmp.path, `t${++n}`);
+  const dirs = { home: join(base, "home"), workspace: join(base, "ws") };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  const root = join(base, "root");
+  const hook = [...cliCommand(), "hook", "gemini", "--print", "--root", root, "--policy", join(policyDir, policy)]
+    .map(quote).join(" ");
+  const group = { matcher: "*", hooks: [{ type: "command", name: "noema", command: hook, timeout: 60_000 }] };
+  const settings = {
+    security: { auth: { selectedType: "gemini-api-key" } },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    hooks: Object.fromEntries(GEMINI_EVENTS.map((e) => [e, [group]])),
+  };
+  mkdirSync(join(dirs.home, ".gemini"));
+  writeFileSync(join(dirs.home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2));
+  return { ...dirs, root };
+}
+
+/** Runs `gemini -p task` (headless, yolo: noema's hook is the gate) against the scripted model. */
+function geminiRun(box: ReturnType<typeof sandbox>, baseUrl: string, task: string) {
+  const args = [GEMINI, "-p", task, "--approval-mode", "yolo", "--skip-trust", "--output-format", "json"];
+  const child = spawn("node", args, {
+    cwd: box.workspace,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: box.home,
+      GEMINI_API_KEY: "test",
+      GOOGLE_GEMINI_BASE_URL: baseUrl,
+      NO_COLOR: "1",
+      NOEMA_ROOT: "",
+    },
+  });
+  let stdout = "", stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    })
+  );
+}
+
+async function session(script: GeminiTurn[], policy: string, task: string) {
+  const server = await startGeminiServer(script);
+  try {
+    const box = sandbox(policy);
+    const r = await geminiRun(box, server.url, task);
+    assert.equal(r.code, 0, `gemini: ${r.stderr}\n${r.stdout}`);
+    const sessions = readdirSync(join(box.root, "sessions", "gemini")).filter((f) => f.endsWith(".json"));
+    assert.equal(sessions.length, 1, `one gemini session is indexed: ${sessions}`);
+    const entry = JSON.parse(readFileSync(join(box.root, "sessions", "gemini", sessions[0]), "utf8"));
+    const dir = join(box.root, "episodes", entry.episode_id);
+    return { server, box, dir, run: r };
+  } finally {
+    await server.close();
+  }
+}
+
+const events = (dir: string): any[] =>
+  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const acts = (dir: string) => events(dir).filter((e) => e.phase === "act");
+const shell = (command: string) => ({ args: { command } });
+
+function assertFinished(dir: string) {
+  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
+  const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+  assert.equal(summary.adapter_result, "success");
+  return summary;
+}
+
+describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => {
+  test("an allowed call runs and is recorded with its output; the episode validates and finishes", async () => {
+    const s = await session([{ calls: [shell("echo hello-from-gemini")] }, { text: "Done." }], "no-forbidden.ts", "hi");
+    const [act] = acts(s.dir);
+    assert.equal(act.payload.result_status, "ok");
+    assert.equal(act.payload.input.command, "echo hello-from-gemini");
+    assert.match(JSON.stringify(act.payload.output), /hello-from-gemini/);
+    const [response] = s.server.functionResponses();
+    assert.match(JSON.stringify(response.response), /hello-from-gemini/);
+    assert.equal(assertFinished(s.dir).task, "hi", "the prompt (BeforeAgent) is the episode's task");
+  });
+
+  test("a vetoed call does not run, and the model receives noema's reason", async () => {
+    const s = await session(
+      [{ calls: [shell("touch forbidden.txt")] }, { text: "Understood." }],
+      "no-forbidden.ts",
+      "x",
+    );
+    assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
+    const [response] = s.server.functionResponses();
+    assert.match(
+      String(response.response.error),
+      /Tool execution blocked: noema \(NoForbidden[^)]*\): forbidden files stay untouched/,
+    );
+    assert.ok(events(s.dir).some((e) => e.phase === "governance" && e.payload.decision === "veto"));
+    assert.deepEqual(acts(s.dir).map((a) => a.payload.step_status), ["vetoed"]);
+    assertFinished(s.dir);
+  });
+
+  test("an intervention rewrites the command that actually runs, and its result is recorded", async () => {
+    const s = await session([{ calls: [shell("echo original > said.txt")] }, { text: "Done." }], "rewrite.ts", "w");
+    assert.equal(readFileSync(join(s.box.workspace, "said.txt"), "utf8").trim(), "governed");
+    const [act] = acts(s.dir);
+    assert.equal(act.payload.input.command, "echo governed > said.txt");
+    assert.equal(act.payload.result_status, "ok", "AfterTool of the rewritten call meets the decided call");
+    assertFinished(s.dir);
+  });
+
+  test("unattended, a call that needs approval is blocked (headless Gemini cannot ask) and the model is told why", async () => {
+    const s = await session([{ calls: [shell("echo deployed > deploy.txt")] }, { text: "Waiting." }], "gate.ts", "d");
+    assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false, "the call must not run");
+    const [response] = s.server.functionResponses();
+    assert.match(String(response.response.error), /deploys need a human/);
+    assert.ok(String(response.response.error).includes(GEMINI_APPROVAL_NOTE));
+    assert.deepEqual(validate(s.dir).problems, []);
+  });
+});
