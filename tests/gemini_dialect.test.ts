@@ -58,7 +58,7 @@ describe("gemini dialect: recorded payloads", () => {
     assert.ok(done?.kind === "post_tool");
     assert.equal(done.call_id, before.call_id);
     assert.equal(done.status, "ok");
-    assert.match(toRecordedResult(done).outcome, /hi-gemini/);
+    assert.match(String(toRecordedResult(done).outcome), /hi-gemini/);
     const other = gemini.parse(fixture("BeforeTool_shell_failed")) as PreToolEvent;
     assert.notEqual(other.call_id, before.call_id);
   });
