@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { CODEX_APPROVAL_NOTE, CODEX_EVENTS } from "../src/agents/codex/dialect.ts";
 import { validate } from "../src/validate/validate.ts";
-import { cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type ResponsesTurn, startResponsesServer } from "./helpers/responses_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -46,7 +46,7 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 let n = 0;
 
 /** A fresh HOME (with CODEX_HOME holding config.toml and hooks.json), workspace and root for one test. */
-function sandbox(baseUrl: string, policy: string) {
+function sandbox(baseUrl: string, policy: string | null) {
   const base = join(tmp.path, `t${++n}`);
   const dirs = { home: join(base, "home"), codexHome: join(base, "home", ".codex"), workspace: join(base, "ws") };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
@@ -65,6 +65,7 @@ function sandbox(baseUrl: string, policy: string) {
       ``,
     ].join("\n"),
   );
+  if (policy === null) return { ...dirs, root: join(dirs.workspace, ".noema") }; // noema install-hooks registers it
   const hook = [...cliCommand(), "hook", "codex", "--root", root, "--policy", join(policyDir, policy)]
     .map(quote).join(" ");
   const handler = { hooks: [{ type: "command", command: hook, timeout: 60 }] };
@@ -110,10 +111,16 @@ function codexExec(box: ReturnType<typeof sandbox>, task: string) {
   );
 }
 
-async function session(script: ResponsesTurn[], policy: string, task: string) {
+async function session(
+  script: ResponsesTurn[],
+  policy: string | null,
+  task: string,
+  install?: (box: ReturnType<typeof sandbox>) => void,
+) {
   const server = await startResponsesServer(script);
   try {
     const box = sandbox(server.url, policy);
+    install?.(box);
     const r = await codexExec(box, task);
     assert.equal(r.code, 0, `codex exec: ${r.stderr}\n${r.stdout}`);
     const sessions = readdirSync(join(box.root, "sessions", "codex"));
@@ -194,5 +201,30 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     assert.match(told, /deploys need a human/);
     assert.ok(told.includes(CODEX_APPROVAL_NOTE), told);
     assert.deepEqual(validate(s.dir).problems, []);
+  });
+
+  test("noema install-hooks codex --user registers a hook the real Codex runs; --uninstall removes it", async () => {
+    let hooksFile = "";
+    const s = await session(
+      [{ calls: [call("call_u1", "touch forbidden.txt")] }, { text: "Understood." }],
+      null,
+      "touch it",
+      (box) => {
+        const env = { HOME: box.home, CODEX_HOME: box.codexHome };
+        const args = ["install-hooks", "codex", "--user", "--policy", join(policyDir, "no-forbidden.ts")];
+        const r = cli(args, { env });
+        assert.equal(r.code, 0, r.stderr);
+        hooksFile = join(box.codexHome, "hooks.json");
+        assert.match(r.stdout, /noema hook codex registered for UserPromptSubmit, PreToolUse, PostToolUse, Stop/);
+        assert.match(cli(args, { env }).stdout, /already installed/);
+      },
+    );
+    assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false);
+    assert.match(s.server.toolOutputs().get("call_u1") ?? "", /forbidden files stay untouched/);
+    assertFinished(s.dir);
+    const env = { HOME: s.box.home, CODEX_HOME: s.box.codexHome };
+    const r = cli(["install-hooks", "codex", "--user", "--uninstall"], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(hooksFile, "utf8")), {});
   });
 });

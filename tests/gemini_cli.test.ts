@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { GEMINI_APPROVAL_NOTE, GEMINI_EVENTS } from "../src/agents/gemini/dialect.ts";
 import { validate } from "../src/validate/validate.ts";
-import { cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type GeminiTurn, startGeminiServer } from "./helpers/gemini_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -39,23 +39,23 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 let n = 0;
 
 /** A fresh HOME (with ~/.gemini/settings.json registering noema's hook), workspace and root for one test. */
-function sandbox(policy: string) {
+function sandbox(policy: string | null) {
   const base = join(tmp.path, `t${++n}`);
   const dirs = { home: join(base, "home"), workspace: join(base, "ws") };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   const root = join(base, "root");
-  const hook = [...cliCommand(), "hook", "gemini", "--print", "--root", root, "--policy", join(policyDir, policy)]
+  const hook = [...cliCommand(), "hook", "gemini", "--print", "--root", root, "--policy", join(policyDir, policy ?? "")]
     .map(quote).join(" ");
   const group = { matcher: "*", hooks: [{ type: "command", name: "noema", command: hook, timeout: 60_000 }] };
   const settings = {
     security: { auth: { selectedType: "gemini-api-key" } },
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
     privacy: { usageStatisticsEnabled: false },
-    hooks: Object.fromEntries(GEMINI_EVENTS.map((e) => [e, [group]])),
+    ...(policy === null ? {} : { hooks: Object.fromEntries(GEMINI_EVENTS.map((e) => [e, [group]])) }),
   };
   mkdirSync(join(dirs.home, ".gemini"));
   writeFileSync(join(dirs.home, ".gemini", "settings.json"), JSON.stringify(settings, null, 2));
-  return { ...dirs, root };
+  return { ...dirs, root: policy === null ? join(dirs.workspace, ".noema") : root };
 }
 
 /** Runs `gemini -p task` (headless, yolo: noema's hook is the gate) against the scripted model. */
@@ -85,10 +85,16 @@ function geminiRun(box: ReturnType<typeof sandbox>, baseUrl: string, task: strin
   );
 }
 
-async function session(script: GeminiTurn[], policy: string, task: string) {
+async function session(
+  script: GeminiTurn[],
+  policy: string | null,
+  task: string,
+  install?: (box: ReturnType<typeof sandbox>) => void,
+) {
   const server = await startGeminiServer(script);
   try {
     const box = sandbox(policy);
+    install?.(box);
     const r = await geminiRun(box, server.url, task);
     assert.equal(r.code, 0, `gemini: ${r.stderr}\n${r.stdout}`);
     const sessions = readdirSync(join(box.root, "sessions", "gemini")).filter((f) => f.endsWith(".json"));
@@ -158,5 +164,29 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.match(String(response.response.error), /deploys need a human/);
     assert.ok(String(response.response.error).includes(GEMINI_APPROVAL_NOTE));
     assert.deepEqual(validate(s.dir).problems, []);
+  });
+
+  test("noema install-hooks gemini --user registers a hook the real Gemini CLI runs, keeping the other settings", async () => {
+    let settingsFile = "";
+    const s = await session(
+      [{ calls: [shell("touch forbidden.txt")] }, { text: "Understood." }],
+      null,
+      "touch it",
+      (box) => {
+        const args = ["install-hooks", "gemini", "--user", "--policy", join(policyDir, "no-forbidden.ts")];
+        const r = cli(args, { env: { HOME: box.home } });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /noema hook gemini registered for BeforeAgent, BeforeTool, AfterTool, AfterAgent/);
+        settingsFile = join(box.home, ".gemini", "settings.json");
+      },
+    );
+    assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false);
+    assert.match(String(s.server.functionResponses()[0].response.error), /forbidden files stay untouched/);
+    assertFinished(s.dir);
+    const r = cli(["install-hooks", "gemini", "--user", "--uninstall"], { env: { HOME: s.box.home } });
+    assert.equal(r.code, 0, r.stderr);
+    const left = JSON.parse(readFileSync(settingsFile, "utf8"));
+    assert.equal(left.hooks, undefined);
+    assert.deepEqual(left.security, { auth: { selectedType: "gemini-api-key" } }, "the user's settings are kept");
   });
 });
