@@ -93,13 +93,18 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     .option("--verify-file-exists <path>", "assert the file exists when the episode ends; repeatable", collect)
     .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
     .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
-    .option("--print", "the agent runs unattended (claude -p): approvals defer the call and pause the episode")
+    .option(
+      "--print",
+      "the agent runs unattended (claude -p, gemini -p): an approval defers the call and pauses the episode " +
+        "(Claude Code) or denies it, saying so (Gemini CLI)",
+    )
     .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
     .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
     .addHelpText(
       "after",
       examples(
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
+        ["noema install-hooks codex", "register noema hook codex in .codex/hooks.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
       ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
     )
