@@ -1,33 +1,49 @@
 #!/usr/bin/env node
 // Runs the whole suite under Deno (type-checked) and under Bun, and fails if either fails.
 // Prints one closing line per runner and a total: "N passed, N failed".
-import { spawnSync } from "node:child_process";
+// Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
+// overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 20), after which its process group is killed.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runHalf, timeoutFromEnv } from "./run_half.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const extra = process.argv.slice(2);
 const env = { ...process.env, NO_COLOR: "1" };
+const timeoutMs = timeoutFromEnv(process.env);
 
-function run(label, cmd, args, parse) {
+// Each half runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
+let current;
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    if (current !== undefined) {
+      try {
+        process.kill(-current, "SIGKILL");
+      } catch { /* already gone */ }
+    }
+    process.exit(130);
+  });
+}
+
+async function run(label, cmd, args, parse) {
   process.stdout.write(`\n=== ${label}: ${[cmd, ...args].join(" ")}\n`);
-  const r = spawnSync(cmd, args, { cwd: root, env, encoding: "utf8", maxBuffer: 1 << 30 });
-  const out = (r.stdout ?? "") + (r.stderr ?? "");
-  process.stdout.write(out);
-  const counts = parse(out);
-  const ok = r.status === 0;
+  const r = await runHalf(label, cmd, args, { cwd: root, env, timeoutMs, onStart: (pid) => current = pid });
+  current = undefined;
+  const counts = parse(r.out);
+  if (r.timedOut) counts.failed = (counts.failed ?? 0) + 1; // the half that hung counts as a failure
   if (r.error) process.stdout.write(`${label}: could not start: ${r.error.message}\n`);
-  return { label, ok, ...counts };
+  if (r.timedOut) process.stdout.write(`${label}: FAILED: timed out after ${timeoutMs / 60_000} min\n`);
+  return { label, ok: r.code === 0 && !r.timedOut, timedOut: r.timedOut, ...counts };
 }
 
 const results = [
-  run("deno", bin("deno"), ["test", "-A", "--parallel", ...(extra.length ? extra : ["tests/"])], (out) => {
+  await run("deno", bin("deno"), ["test", "-A", "--parallel", ...(extra.length ? extra : ["tests/"])], (out) => {
     // deno-lint-ignore no-control-regex
     const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
     return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0 };
   }),
-  run("bun", bin("bun"), ["test", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])], (out) => {
+  await run("bun", bin("bun"), ["test", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])], (out) => {
     const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
     return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0 };
   }),
@@ -35,13 +51,14 @@ const results = [
 
 // Static checks: deno lint and deno fmt --check (each counts as one test).
 for (const [label, args] of [["lint", ["lint"]], ["fmt", ["fmt", "--check"]]]) {
-  const r = run(`check ${label}`, bin("deno"), args, () => ({}));
-  results.push({ label: `check ${label}`, ok: r.ok, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 });
+  const r = await run(`check ${label}`, bin("deno"), args, () => ({}));
+  results.push({ ...r, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 });
 }
 
 process.stdout.write("\n");
 for (const r of results) {
-  process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${r.ok ? "" : " (runner failed)"}\n`);
+  const why = r.timedOut ? " (runner timed out)" : r.ok ? "" : " (runner failed)";
+  process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${why}\n`);
 }
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);

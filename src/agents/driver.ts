@@ -7,8 +7,9 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { EXIT } from "../errors.ts";
 import type { RunResult } from "../runtime/engine.ts";
-import type { ResumeOptions } from "../runtime/resume.ts";
+import { pendingCheckpoint, type ResumeOptions } from "../runtime/resume.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 
@@ -65,7 +66,7 @@ export function episodeUsing(dir: string): string | null {
 }
 
 /**
- * The result object for a run that paused on a checkpoint.
+ * The artifact paths of an episode, as a RunResult lists them.
  *
  * @example
  * ```ts
@@ -80,5 +81,30 @@ export function resultPaths(dir: string): RunResult["paths"] {
     state: join(dir, ARTIFACTS.state),
     summary: join(dir, ARTIFACTS.summary),
     manifest: join(dir, ARTIFACTS.manifest),
+  };
+}
+
+/**
+ * The RunResult of a driver's episode that paused on its pending checkpoint
+ * (status `pending`, exit code 4); the checkpoint is read from the episode.
+ *
+ * @example
+ * ```ts
+ * import { pausedResult } from "./driver.ts";
+ * pausedResult("ep_1", "/w/.noema/episodes/ep_1").checkpoint_id; // "ck_…"
+ * ```
+ */
+export function pausedResult(episodeId: string, dir: string): RunResult {
+  const pending = pendingCheckpoint(dir);
+  return {
+    episode_id: episodeId,
+    episode_dir: dir,
+    status: "pending",
+    outcome: null,
+    adapter_result: null,
+    exit_code: EXIT.PAUSED,
+    checkpoint_id: pending.checkpoint.checkpoint_id,
+    pending: pending.checkpoint.pending,
+    paths: resultPaths(dir),
   };
 }

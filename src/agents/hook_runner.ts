@@ -16,7 +16,8 @@ import { episodeDirFor } from "../store/layout.ts";
 import type { EpisodeHandle } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
-import { attachEpisode, type DriverOptions, isSealed, openEpisode } from "./episodes.ts";
+import { type DriverOptions, isSealed } from "./episodes.ts";
+import { DIRECT, type EpisodeSource } from "./server/episodes.ts";
 import { type HookAnswer, type HookEvent, NO_OPINION } from "./event.ts";
 import { claimSession, sessionEpisode } from "./session_index.ts";
 import { toRecordedResult } from "./tool_result.ts";
@@ -31,6 +32,8 @@ export interface HookSettings extends AnswerContext {
   episode?: string;
   /** Finish the episode at `Stop`/`SessionEnd`. @default {true} */
   finish: boolean;
+  /** Where episodes come from and go back to. @default {DIRECT: attach, then close, per call} */
+  episodes?: EpisodeSource;
 }
 
 const APPEAR_WAIT_MS = 5000;
@@ -47,7 +50,7 @@ async function currentEpisode(dialect: Dialect, event: HookEvent, s: HookSetting
   const dir = episodeDirFor(id, s.root);
   await waitForDir(dir);
   if (s.episode === undefined && isSealed(dir)) return null;
-  return await attachEpisode(id, { root: s.root });
+  return await (s.episodes ?? DIRECT).attach(id, s.root);
 }
 
 /** The session's open episode; a new one toward `task` when there is none. */
@@ -65,9 +68,9 @@ async function episodeFor(
   if (entry.episode_id !== id) {
     // Another hook process of this session created it first.
     await waitForDir(episodeDirFor(entry.episode_id, s.root));
-    return await attachEpisode(entry.episode_id, { root: s.root });
+    return await (s.episodes ?? DIRECT).attach(entry.episode_id, s.root);
   }
-  return await openEpisode(task, {
+  return await (s.episodes ?? DIRECT).open(task, {
     ...s.options,
     root: s.root,
     using: dialect.name,
@@ -76,12 +79,17 @@ async function episodeFor(
   });
 }
 
-async function withEpisode<T>(episode: EpisodeHandle | null, work: (e: EpisodeHandle) => Promise<T>, none: T) {
+async function withEpisode<T>(
+  s: HookSettings,
+  episode: EpisodeHandle | null,
+  work: (e: EpisodeHandle) => Promise<T>,
+  none: T,
+) {
   if (!episode) return none;
   try {
     return await work(episode);
   } finally {
-    episode.close();
+    (s.episodes ?? DIRECT).release(episode);
   }
 }
 
@@ -103,11 +111,11 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       return NO_OPINION;
     case "prompt":
       if (s.episode === undefined && event.prompt.trim() !== "") {
-        await withEpisode(await episodeFor(dialect, event, s, event.prompt), async () => {}, undefined);
+        await withEpisode(s, await episodeFor(dialect, event, s, event.prompt), async () => {}, undefined);
       }
       return NO_OPINION;
     case "pre_tool":
-      return await withEpisode(await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+      return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
         const decision = await episode.propose({
           kind: "tool",
           tool: event.tool,
@@ -119,14 +127,14 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         return dialect.answer(event, decision, s);
       }, NO_OPINION);
     case "post_tool":
-      return await withEpisode(await currentEpisode(dialect, event, s), async (episode) => {
+      return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
         await episode.record(event.call_id, toRecordedResult(event));
         return NO_OPINION;
       }, NO_OPINION);
     case "stop":
     case "session_end":
       if (!s.finish) return NO_OPINION;
-      return await withEpisode(await currentEpisode(dialect, event, s), async (episode) => {
+      return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
         await episode.finish({
           adapter_result: "success",
           message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,

@@ -16,7 +16,7 @@
 import { resolve } from "node:path";
 import process from "node:process";
 import type { Driver } from "../agents/driver.ts";
-import { resultPaths, startEvent } from "../agents/driver.ts";
+import { pausedResult, startEvent } from "../agents/driver.ts";
 import { attachEpisode, openEpisode } from "../agents/episodes.ts";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { RunResult } from "../runtime/engine.ts";
@@ -43,18 +43,7 @@ function redactorFor(config: LlmConfig, secrets: readonly string[]): Redactor {
 /** The RunResult of a drive: the finished run, or the pause. */
 function resultOf(core: EpisodeHandle<RunResult>, drive: DriveResult<RunResult>): RunResult {
   if (drive.run) return drive.run;
-  const pending = pendingCheckpoint(core.dir);
-  return {
-    episode_id: core.episodeId,
-    episode_dir: core.dir,
-    status: "pending",
-    outcome: null,
-    adapter_result: null,
-    exit_code: EXIT.PAUSED,
-    checkpoint_id: pending.checkpoint.checkpoint_id,
-    pending: pending.checkpoint.pending,
-    paths: resultPaths(core.dir),
-  };
+  return pausedResult(core.episodeId, core.dir);
 }
 
 async function runLlm(task: string, options: RunOptions): Promise<RunResult> {

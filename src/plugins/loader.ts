@@ -73,14 +73,17 @@ let bunModuleRegistration: Promise<void> | null = null;
 export function registerPluginApi(): Promise<void> {
   const bun = (globalThis as { Bun?: { plugin(p: unknown): void } }).Bun;
   if (!bun) return Promise.resolve();
-  return bunModuleRegistration ??= (async () => {
-    const api = await import("../public_api.ts");
+  type Loaded = { exports: Record<string, unknown>; loader: "object" };
+  return bunModuleRegistration ??= (() => {
     bun.plugin({
       name: "noema-plugin-api",
-      setup(build: { module(name: string, cb: () => { exports: Record<string, unknown>; loader: "object" }): void }) {
-        build.module("noema", () => ({ exports: { ...api }, loader: "object" }));
+      setup(build: { module(name: string, cb: () => Promise<Loaded>): void }) {
+        // Evaluated when a plugin first imports "noema", not before: a plugin that imports nothing
+        // (most policies) does not pay for loading the whole public API.
+        build.module("noema", async () => ({ exports: { ...await import("../public_api.ts") }, loader: "object" }));
       },
     });
+    return Promise.resolve();
   })();
 }
 
@@ -312,8 +315,10 @@ function checkAdapter(value: unknown, file: string): AdapterPlugin {
  * ```
  */
 export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
-  const builtin = BUILTIN_ADAPTERS[ref];
-  if (builtin) return { plugin: builtin, label: builtin.name, path: null, sha256: null };
+  if (Object.hasOwn(BUILTIN_ADAPTERS, ref)) {
+    const builtin = await BUILTIN_ADAPTERS[ref]();
+    return { plugin: builtin, label: builtin.name, path: null, sha256: null };
+  }
   if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
     throw new NoemaError(
       "unknown_adapter",

@@ -227,8 +227,8 @@ export class Engine {
     return e;
   }
 
-  /** Writes `state.json` (and its projection event). */
-  persist(): void {
+  /** Writes `state.json` (and its projection event; `terminal`: the final one, carrying every action). */
+  persist(terminal = false): void {
     const t = performance.now();
     const { state, steps } = this.p;
     const metrics = state.outcomes!.metrics!;
@@ -236,7 +236,7 @@ export class Engine {
     metrics.steps_total = steps.length;
     metrics.task_score = steps.length === 0 ? 0 : Math.round((metrics.steps_completed / steps.length) * 10000) / 10000;
     (metrics as Record<string, unknown>).duration_ms = this.workingMs();
-    this.rec.persistState(state);
+    this.rec.persistState(state, terminal);
     this.#lastPersistAt = performance.now();
     this.#persistCostMs = this.#lastPersistAt - t;
   }
@@ -854,7 +854,7 @@ export class Engine {
       summary: ARTIFACTS.summary,
       manifest: ARTIFACTS.manifest,
     };
-    this.persist();
+    this.persist(true);
     this.rec.close();
     const summary = buildSummary({
       episodeId: s.episodeId,

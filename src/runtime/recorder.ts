@@ -4,6 +4,15 @@
  * `run.state_projection` event. Everything goes through the episode's
  * {@link ArtifactSink}, which masks secrets in every value it writes.
  *
+ * A projection carries `outcomes` and `links` as persisted, with one saving:
+ * while the run is not terminal, `outcomes.actions` holds only the actions
+ * recorded since the previous projection, `actions_from` is the index of its
+ * first entry in `state.json` `outcomes.actions` and `actions_total` that
+ * list's length. So the log grows with the number of actions, not with its
+ * square, when the state is persisted after every action (an agent's hook
+ * calls). The terminal projection carries every action (`actions_from` 0),
+ * so it equals the final `state.json` as the contract requires.
+ *
  * @module
  */
 import { monotonicFactory } from "ulid";
@@ -69,6 +78,11 @@ export class Recorder {
   count = 0;
   /** Number of state persists. */
   persists = 0;
+  /**
+   * How many of `outcomes.actions` earlier projections carried (the next
+   * projection starts there), or null when unknown (the next one carries all).
+   */
+  projectedActions: number | null = null;
 
   /** Events already in the log when this recorder opened it (a resumed run). */
   readonly baseCount: number;
@@ -139,18 +153,31 @@ export class Recorder {
 
   /**
    * Writes `state.json` atomically, then its `run.state_projection` event
-   * carrying `outcomes` and `links` as persisted.
+   * carrying `outcomes` and `links` as persisted (`outcomes.actions` from
+   * `actions_from` on, unless `terminal`: see the module doc).
    */
-  persistState(state: State): WrittenEvent {
+  persistState(state: State, terminal = false): WrittenEvent {
     this.sink.sync(ARTIFACTS.events);
     this.sink.writeJson(ARTIFACTS.state, state);
     this.persists++;
-    return this.emit("runtime", {
+    const outcomes = state.outcomes;
+    const actions = outcomes?.actions;
+    const payload: Record<string, unknown> = {
       kind: "run.state_projection",
-      status: state.outcomes?.status,
-      outcomes: state.outcomes,
+      status: outcomes?.status,
+      outcomes,
       links: state.links,
-    }, { event_type: "run.state_projection" });
+    };
+    if (outcomes && actions) {
+      const from = terminal || this.projectedActions === null || this.projectedActions > actions.length
+        ? 0
+        : this.projectedActions;
+      if (from > 0) payload.outcomes = { ...outcomes, actions: actions.slice(from) };
+      payload.actions_from = from;
+      payload.actions_total = actions.length;
+      this.projectedActions = actions.length;
+    }
+    return this.emit("runtime", payload, { event_type: "run.state_projection" });
   }
 
   /** Flushes events to disk. */

@@ -46,7 +46,7 @@ import { createAdapter, type RunSettingsRecord } from "./run.ts";
 import { settingsFromRecord } from "./core/options.ts";
 import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
-import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
+import { builtinDriver } from "../plugins/builtin.ts";
 import { episodeUsing } from "../agents/driver.ts";
 
 /** The pending checkpoint of a paused run. */
@@ -264,7 +264,7 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     );
   }
   // An episode driven by an external agent (e.g. claude-code) is continued by its driver.
-  const driver = BUILTIN_DRIVERS[episodeUsing(dir) ?? ""];
+  const driver = await builtinDriver(episodeUsing(dir) ?? undefined);
   if (driver) return await driver.resume(dir, options);
   const lock = acquireLock(dir, "resume");
   try {

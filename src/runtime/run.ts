@@ -11,7 +11,7 @@
  * @module
  */
 import type { RunResult } from "./engine.ts";
-import { BUILTIN_DRIVERS } from "../plugins/builtin.ts";
+import { builtinDriver } from "../plugins/builtin.ts";
 import { createEpisode } from "./core/create.ts";
 import type { RunOptions } from "./core/options.ts";
 import { prepareEpisode } from "./core/prepare.ts";
@@ -37,7 +37,7 @@ export { createAdapter, learnedThresholds } from "./core/prepare.ts";
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
   // An external agent (e.g. claude-code) drives its own episode through hooks.
-  const driver = typeof options.using === "string" ? BUILTIN_DRIVERS[options.using] : undefined;
+  const driver = typeof options.using === "string" ? await builtinDriver(options.using) : null;
   if (driver) return await driver.run(task, options);
   const prepared = await prepareEpisode(task, options);
   let created;

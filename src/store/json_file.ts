@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
-import { MAX_JSON_DEPTH, scanJson } from "./json_scan.ts";
+import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -55,7 +55,7 @@ export function readJsonFile(path: string, label: string = path): Record<string,
     });
   }
   // Nothing recursive touches text nested deeper than the limit (no stack overflow in any later reader).
-  const { tooDeep } = scanJson(text);
+  const tooDeep = depthProblem(text);
   if (tooDeep) {
     throw new NoemaError("bad_json", `nested deeper than ${MAX_JSON_DEPTH} levels (JSON artifacts are shallow)`, {
       file: label,

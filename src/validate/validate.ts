@@ -7,14 +7,11 @@
  * @module
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, relative } from "node:path";
-import process from "node:process";
-import { isDeepStrictEqual } from "node:util";
+import { basename, join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
 import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
-import { sha256File } from "../store/hash.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
@@ -22,18 +19,17 @@ import type { RuleId } from "./rules.ts";
 import { jsonLocator } from "./json_locate.ts";
 import { ActionMatcher } from "./actions.ts";
 import { checkSections } from "./sections.ts";
+import { Collector, display, type ValidationProblem } from "./collector.ts";
+import {
+  checkEventTrace,
+  checkLifecycleFiles,
+  checkManifest,
+  checkStateLifecycle,
+  checkSummaryTrace,
+  type EpisodeFacts,
+} from "./episode_rules.ts";
 
-/** One problem found by validation. */
-export interface ValidationProblem {
-  /** The file at fault, as shown to the user. */
-  file: string;
-  /** 1-based line, for JSONL files and JSON parse errors. */
-  line?: number;
-  /** The rule broken (see `RULES`). */
-  rule: RuleId;
-  /** What is wrong, starting with the field when there is one. */
-  message: string;
-}
+export type { ValidationProblem } from "./collector.ts";
 
 /** The result of validating an episode or a file. */
 export interface ValidationReport {
@@ -89,26 +85,6 @@ function hash53(s: string): number {
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
   }
   return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
-}
-
-function display(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith("..") && rel.length < path.length ? rel : path;
-}
-
-class Collector {
-  problems: ValidationProblem[] = [];
-  count = 0;
-  constructor(readonly max: number) {}
-  add(file: string, rule: RuleId, message: string, line?: number): void {
-    this.count++;
-    if (this.problems.length < this.max) {
-      this.problems.push(line === undefined ? { file, rule, message } : { file, line, rule, message });
-    }
-  }
-  schema(file: string, rule: RuleId, problems: SchemaProblem[], line?: number): void {
-    for (const p of problems) this.add(file, rule, p.path ? `${p.path}: ${p.message}` : p.message, line);
-  }
 }
 
 function readJsonArtifact(c: Collector, path: string): Record<string, unknown> | null {
@@ -275,183 +251,31 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   const has = (name: string) => present.has(name);
   const terminal = has(ARTIFACTS.summary) || has(ARTIFACTS.manifest);
   const files: string[] = [];
-
-  for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state]) {
-    if (!has(name)) c.add(display(p(name)), "file.missing", `${name} is missing (required in every episode)`);
-  }
-  if (terminal) {
-    if (!has(ARTIFACTS.summary)) {
-      c.add(
-        display(p(ARTIFACTS.summary)),
-        "lifecycle.files",
-        "manifest.json exists but summary.json does not; a terminal run has both",
-      );
-    }
-    if (!has(ARTIFACTS.manifest)) {
-      c.add(
-        display(p(ARTIFACTS.manifest)),
-        "lifecycle.files",
-        "summary.json exists but manifest.json does not; a terminal run has both (written last)",
-      );
-    }
-  }
+  const read = (name: string, schema: SchemaName) => {
+    if (!has(name)) return null;
+    files.push(name);
+    return checkJsonArtifact(c, p(name), schema);
+  };
+  checkLifecycleFiles(c, { dir, present, terminal, state: null, summary: null, manifest: null, scan: null });
 
   // state.json first: its actions drive the traceability checks while streaming events.
-  const state = has(ARTIFACTS.state) ? checkJsonArtifact(c, p(ARTIFACTS.state), "state") : null;
-  if (has(ARTIFACTS.state)) files.push(ARTIFACTS.state);
+  const state = read(ARTIFACTS.state, "state");
   const episode = (state?.episode ?? null) as Record<string, unknown> | null;
   const episodeId = typeof episode?.id === "string" ? episode.id : null;
-  const actions = Array.isArray((state?.outcomes as Record<string, unknown> | undefined)?.actions)
-    ? (state!.outcomes as { actions: Record<string, unknown>[] }).actions
-    : null;
-  const actionTimestamps = actions && actions.every((a) => typeof a?.id === "string")
-    ? new ActionMatcher(actions)
-    : null;
-
-  let scan: EventScan | null = null;
-  if (has(ARTIFACTS.events)) {
-    files.push(ARTIFACTS.events);
-    scan = scanEvents(
-      c,
-      p(ARTIFACTS.events),
-      episodeId,
-      actionTimestamps,
-      actionTimestamps ? null : actions,
-      dir,
-      options,
-    );
-    if (actionTimestamps) {
-      for (const id of actionTimestamps.unmatched()) {
-        c.add(
-          display(p(ARTIFACTS.state)),
-          "trace.action_timestamp",
-          `outcomes.actions: action ${id} has no act event (by action_id, or by step_id and timestamp)`,
-        );
-      }
-    }
-  }
+  const scan = has(ARTIFACTS.events) ? scanEpisodeEvents(c, p(ARTIFACTS.events), state, episodeId, dir, options) : null;
+  if (scan) files.push(ARTIFACTS.events);
   let learnLines = 0;
   if (has(ARTIFACTS.learn)) {
     files.push(ARTIFACTS.learn);
     learnLines = checkLearnFile(c, p(ARTIFACTS.learn), options);
   }
-  const summary = has(ARTIFACTS.summary) ? checkJsonArtifact(c, p(ARTIFACTS.summary), "summary") : null;
-  if (has(ARTIFACTS.summary)) files.push(ARTIFACTS.summary);
-  const manifest = has(ARTIFACTS.manifest) ? checkJsonArtifact(c, p(ARTIFACTS.manifest), "manifest") : null;
-  if (has(ARTIFACTS.manifest)) files.push(ARTIFACTS.manifest);
-
-  const stateFile = display(p(ARTIFACTS.state));
-  if (state) {
-    // Lifecycle: links and status.
-    const links = (state.links ?? {}) as Record<string, unknown>;
-    const want = terminal ? ["events", "learn", "summary", "manifest"] : ["events", "learn"];
-    for (const key of want) {
-      if (typeof links[key] !== "string") {
-        c.add(
-          stateFile,
-          "lifecycle.links",
-          `links.${key}: required for a ${terminal ? "terminal" : "non-terminal"} run`,
-        );
-      } else if (!existsSync(join(dir, links[key] as string))) {
-        c.add(stateFile, "lifecycle.links", `links.${key}: ${links[key]} does not exist in the episode directory`);
-      }
-    }
-    if (!terminal) {
-      for (const key of ["summary", "manifest"]) {
-        if (key in links) c.add(stateFile, "lifecycle.links", `links.${key}: a non-terminal run must not link ${key}`);
-      }
-    }
-    const status = (state.outcomes as Record<string, unknown> | undefined)?.status;
-    if (terminal && status === "pending") {
-      c.add(stateFile, "lifecycle.status", "outcomes.status: a terminal run cannot be pending");
-    }
-    // Traceability.
-    if (scan) {
-      const eventsFile = display(p(ARTIFACTS.events));
-      if (!scan.start) {
-        c.add(eventsFile, "trace.start", "no start event; its timestamp must equal state.json episode.started_at");
-      } else if (episode && scan.start.timestamp !== episode.started_at) {
-        c.add(
-          eventsFile,
-          "trace.start",
-          `start event timestamp ${String(scan.start.timestamp)} differs from state.json episode.started_at ${
-            String(episode.started_at)
-          }`,
-          scan.start.line,
-        );
-      }
-      if (!scan.lastProjection) {
-        c.add(
-          eventsFile,
-          "trace.projection",
-          "no runtime event with event_type run.state_projection, though state.json was persisted",
-        );
-      } else {
-        for (const key of ["outcomes", "links"] as const) {
-          if (!isDeepStrictEqual(scan.lastProjection.payload[key], state[key])) {
-            c.add(
-              eventsFile,
-              "trace.projection",
-              `payload.${key}: the last run.state_projection differs from state.json ${key}`,
-              scan.lastProjection.line,
-            );
-          }
-        }
-      }
-    }
-    if (summary && episode) {
-      const summaryFile = display(p(ARTIFACTS.summary));
-      if (episodeId !== null && summary.episode_id !== episodeId) {
-        c.add(
-          summaryFile,
-          "trace.summary",
-          `episode_id: ${String(summary.episode_id)} differs from state.json episode.id ${episodeId}`,
-        );
-      }
-      if (summary.started_at !== episode.started_at) {
-        c.add(
-          summaryFile,
-          "trace.summary",
-          `started_at: ${String(summary.started_at)} differs from state.json episode.started_at ${
-            String(episode.started_at)
-          }`,
-        );
-      }
-      const task = (state.goal as Record<string, unknown> | undefined)?.task;
-      if (task !== undefined && summary.task !== task) {
-        c.add(summaryFile, "trace.summary", "task: differs from state.json goal.task");
-      }
-    }
-  }
-
-  if (manifest && Array.isArray(manifest.files)) {
-    const manifestFile = display(p(ARTIFACTS.manifest));
-    const listed = new Set<string>();
-    for (const [i, f] of (manifest.files as Record<string, unknown>[]).entries()) {
-      if (typeof f?.name !== "string") continue;
-      listed.add(f.name);
-      const target = join(dir, f.name);
-      if (f.name.split(/[\\/]/).includes("..") || !existsSync(target) || !statSync(target).isFile()) {
-        c.add(manifestFile, "manifest.missing", `files[${i}]: ${f.name} does not exist`);
-        continue;
-      }
-      const actual = sha256File(target);
-      if (typeof f.size_bytes === "number" && actual.size_bytes !== f.size_bytes) {
-        c.add(
-          manifestFile,
-          "manifest.size",
-          `files[${i}]: ${f.name} is ${actual.size_bytes} bytes, manifest says ${f.size_bytes}`,
-        );
-      }
-      if (typeof f.sha256 === "string" && actual.sha256 !== f.sha256) {
-        c.add(manifestFile, "manifest.hash", `files[${i}]: ${f.name} has ${actual.sha256}, manifest says ${f.sha256}`);
-      }
-    }
-    for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state, ARTIFACTS.summary]) {
-      if (has(name) && !listed.has(name)) c.add(manifestFile, "manifest.unlisted", `files: ${name} is not listed`);
-    }
-  }
-
+  const summary = read(ARTIFACTS.summary, "summary");
+  const manifest = read(ARTIFACTS.manifest, "manifest");
+  const facts: EpisodeFacts = { dir, present, terminal, state, summary, manifest, scan };
+  checkStateLifecycle(c, facts);
+  checkEventTrace(c, facts);
+  checkSummaryTrace(c, facts);
+  checkManifest(c, facts);
   return {
     target: display(dir),
     episode_id: episodeId ?? basename(dir),
@@ -461,6 +285,30 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     problems: c.problems,
     checked: { files, events: scan?.count ?? 0, learn_lines: learnLines },
   };
+}
+
+/** Streams events.jsonl, matching act events to state.json's actions (by id, or in order when ids are missing). */
+function scanEpisodeEvents(
+  c: Collector,
+  path: string,
+  state: Record<string, unknown> | null,
+  episodeId: string | null,
+  dir: string,
+  options: ValidateOptions,
+): EventScan {
+  const actions = Array.isArray((state?.outcomes as Record<string, unknown> | undefined)?.actions)
+    ? (state!.outcomes as { actions: Record<string, unknown>[] }).actions
+    : null;
+  const matcher = actions && actions.every((a) => typeof a?.id === "string") ? new ActionMatcher(actions) : null;
+  const scan = scanEvents(c, path, episodeId, matcher, matcher ? null : actions, dir, options);
+  for (const id of matcher?.unmatched() ?? []) {
+    c.add(
+      display(join(dir, ARTIFACTS.state)),
+      "trace.action_timestamp",
+      `outcomes.actions: action ${id} has no act event (by action_id, or by step_id and timestamp)`,
+    );
+  }
+  return scan;
 }
 
 const FILE_SCHEMAS: Record<string, SchemaName> = {

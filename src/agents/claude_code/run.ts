@@ -21,7 +21,7 @@ import { pendingCheckpoint, type ResumeOptions } from "../../runtime/resume.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import type { FinishOptions } from "../core.ts";
-import { type Driver, resultPaths, startEvent } from "../driver.ts";
+import { type Driver, pausedResult, startEvent } from "../driver.ts";
 import { attachEpisode, openEpisode } from "../episodes.ts";
 import { followEvents } from "../progress.ts";
 import { findClaude } from "./binary.ts";
@@ -107,18 +107,7 @@ async function drive(
     follower?.stop();
   }
   if (r.json?.terminal_reason === "tool_deferred" && !options.signal?.aborted) {
-    const pending = pendingCheckpoint(s.dir);
-    return {
-      episode_id: s.episodeId,
-      episode_dir: s.dir,
-      status: "pending",
-      outcome: null,
-      adapter_result: null,
-      exit_code: EXIT.PAUSED,
-      checkpoint_id: pending.checkpoint.checkpoint_id,
-      pending: pending.checkpoint.pending,
-      paths: resultPaths(s.dir),
-    };
+    return pausedResult(s.episodeId, s.dir);
   }
   const episode = await attachEpisode(s.dir, { root: s.root });
   return await episode.finish(claudeEnd(r, options.signal?.aborted === true));

@@ -10,21 +10,25 @@
  *
  * @module
  */
-import { Option } from "@commander-js/extra-typings";
 import { existsSync, readFileSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
-import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
-import { INTUITION_MODES } from "../../schema/state.ts";
-import { MODES } from "../../schema/summary.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import {
+  addLimitOptions,
+  addMetaOptions,
+  addModeOptions,
+  addPolicyOption,
+  gateRunOptions,
+  verifyCommandOption,
+  verifyFileExistsOption,
+  verifyFlags,
+} from "../run_options.ts";
 
 function readStdin(): unknown {
   let text: string;
@@ -41,15 +45,6 @@ function readStdin(): unknown {
   }
 }
 
-function tags(pairs: string[] | undefined): Record<string, string> | undefined {
-  if (!pairs) return undefined;
-  return Object.fromEntries(pairs.map((p) => {
-    const eq = p.indexOf("=");
-    if (eq <= 0) throw usageError(`--tag must be key=value, got ${JSON.stringify(p)}`);
-    return [p.slice(0, eq), p.slice(eq + 1)];
-  }));
-}
-
 /** Every failure of the hook exits 2 (blocking), whatever its usual code. */
 function failClosed(e: unknown): NoemaError {
   if (e instanceof NoemaError) {
@@ -61,7 +56,7 @@ function failClosed(e: unknown): NoemaError {
 
 /** Registers `noema hook`. */
 export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
-  program
+  const command = program
     .command("hook")
     .summary("answer one agent hook event from stdin (Claude Code, Codex, Gemini CLI)")
     .description(
@@ -69,29 +64,11 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         "and the verdict printed in the agent's dialect; results are recorded; Stop/SessionEnd finish the episode. " +
         "Any error exits 2, which blocks the call.",
     )
-    .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`)
-    .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
-    .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
-    .addOption(
-      new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES),
-    )
-    .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
-    .addOption(
-      new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(
-        FAILURE_POLICIES,
-      ),
-    )
-    .option("--policy-timeout <ms>", "longest time a policy may take (default 5000)", (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw usageError(`--policy-timeout must be an integer >= 1, got ${v}`);
-      return n;
-    })
-    .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES))
-    .option("--tag <key=value>", "user metadata; repeatable", collect)
-    .option("--workspace <dir>", "the workspace verification checks (default: the agent's cwd)")
-    .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
-    .option("--verify-file-exists <path>", "assert the file exists when the episode ends; repeatable", collect)
-    .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
+    .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`);
+  const gated = addLimitOptions(addModeOptions(addPolicyOption(command)));
+  addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
+    .addOption(verifyFileExistsOption("when the episode ends"))
+    .addOption(verifyCommandOption())
     .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
     .option(
       "--print",
@@ -119,22 +96,11 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         if (!event) return; // an event noema does not act on: no opinion
         const g = globalOptions(cmd);
         const flags: RunOptions = {
-          policies: opts.policy,
-          mode: opts.mode,
-          intuition_mode: opts.intuitionMode,
-          governance: opts.governance,
-          failure_policy: opts.failurePolicy,
-          policy_timeout_ms: opts.policyTimeout,
-          learn_mode: opts.learn,
-          tags: tags(opts.tag),
+          ...gateRunOptions(opts),
           workspace: opts.workspace ?? event.cwd ?? undefined,
-          secrets: opts.secret,
           root: g.root,
         };
-        const verify = [
-          ...(opts.verifyFileExists ?? []).map((path) => ({ kind: "file_exists", path })),
-          ...(opts.verifyCommand ?? []).map((command) => ({ kind: "command_succeeds", command })),
-        ];
+        const verify = verifyFlags(opts);
         const { options } = resolveRunSettings({ taskOrFile: "-", options: flags });
         for (const p of options.policies ?? []) {
           if (typeof p === "string" && !existsSync(p)) {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
@@ -11,57 +11,22 @@ import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
-import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../../runtime/settings.ts";
-import { INTUITION_MODES } from "../../schema/state.ts";
-import { MODES } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
-import { collect, parseTags } from "../args.ts";
+import { collect } from "../args.ts";
 import { usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
-
-function number(flag: string, min: number, max = Infinity, integer = false) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-      throw usageError(
-        `${flag} must be ${integer ? "an integer" : "a number"}${
-          max < Infinity ? ` from ${min} to ${max}` : ` >= ${min}`
-        }, got ${JSON.stringify(value)}`,
-      );
-    }
-    return n;
-  };
-}
-
-/** Assertions given by the --verify-* flags, in a fixed order (after any --verify-file entries). */
-function verifyFlags(opts: {
-  verifyFileExists?: string[];
-  verifyFileAbsent?: string[];
-  verifyFileContains?: string[];
-  text?: string[];
-  verifyOnlyModified?: string[];
-  verifyNoModifications?: true;
-  verifyCommand?: string[];
-}): Record<string, unknown>[] {
-  const specs: Record<string, unknown>[] = [];
-  for (const path of opts.verifyFileExists ?? []) specs.push({ kind: "file_exists", path });
-  for (const path of opts.verifyFileAbsent ?? []) specs.push({ kind: "file_absent", path });
-  const contains = opts.verifyFileContains ?? [], texts = opts.text ?? [];
-  if (contains.length !== texts.length) {
-    throw usageError(
-      `each --verify-file-contains needs one --text (got ${contains.length} paths and ${texts.length} texts)`,
-    );
-  }
-  contains.forEach((path, i) => specs.push({ kind: "file_contains", path, text: texts[i] }));
-  if (opts.verifyOnlyModified && opts.verifyNoModifications) {
-    throw usageError("--verify-only-modified and --verify-no-modifications cannot be used together");
-  }
-  if (opts.verifyOnlyModified) specs.push({ kind: "only_modified", paths: opts.verifyOnlyModified });
-  if (opts.verifyNoModifications) specs.push({ kind: "no_modifications" });
-  for (const command of opts.verifyCommand ?? []) specs.push({ kind: "command_succeeds", command });
-  return specs;
-}
+import {
+  addLimitOptions,
+  addMetaOptions,
+  addModeOptions,
+  addPolicyOption,
+  gateRunOptions,
+  numberOption,
+  verifyCommandOption,
+  verifyFileExistsOption,
+  verifyFlags,
+} from "../run_options.ts";
 
 /**
  * A task argument that names a file (ends in .json/.jsonc, or is one word
@@ -94,62 +59,44 @@ const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skippe
 
 /** Registers `noema run`. */
 export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
-  program
+  const base = program
     .command("run")
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
     .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
-    .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file")
-    .option("--policy <file>", "policy plugin (.ts); repeatable", collect)
+    .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file");
+  const withModel = addPolicyOption(base)
     .option(
       "--model <provider:model>",
       "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
     )
     .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
     .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
-    .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps")
-    .addOption(new Option("--mode <mode>", "execution mode (default meta)").choices(MODES))
-    .addOption(
-      new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES),
-    )
-    .addOption(new Option("--governance <mode>", "pre-act gate (default enforce)").choices(GOVERNANCE_MODES))
-    .addOption(
-      new Option("--failure-policy <policy>", "when a policy fails (default: fail_closed under enforce)").choices(
-        FAILURE_POLICIES,
-      ),
-    )
-    .option(
-      "--dir-min <confidence>",
-      "direction_min_confidence: verdicts below it are not applied (default 0.5)",
-      number("--dir-min", 0, 1),
-    )
-    .option(
-      "--policy-timeout <ms>",
-      "longest time a policy may take (default 5000)",
-      number("--policy-timeout", 1, Infinity, true),
-    )
-    .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES))
-    .option(
-      "--seed <n>",
-      "seed for reproducibility (default 0)",
-      number("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true),
-    )
-    .option("--tag <key=value>", "user metadata; repeatable", collect)
-    .option("--workspace <dir>", "the directory the adapter works in")
-    .option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable", collect)
+    .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps");
+  const withDirMin = addModeOptions(withModel).option(
+    "--dir-min <confidence>",
+    "direction_min_confidence: verdicts below it are not applied (default 0.5)",
+    numberOption("--dir-min", 0, 1),
+  );
+  const withSeed = addLimitOptions(withDirMin).option(
+    "--seed <n>",
+    "seed for reproducibility (default 0)",
+    numberOption("--seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true),
+  );
+  addMetaOptions(withSeed, "the directory the adapter works in")
     .option("--episode-id <id>", "use this episode id instead of a new ep_<ULID>")
     .option(
       "--pause-on-veto",
       "pause for approval (exit 4) instead of ending the run when an enforced veto blocks an action",
     )
     .option("--verify-file <file>", "assertions from a JSONC list (file_exists, file_contains, only_modified, …)")
-    .option("--verify-file-exists <path>", "assert the file exists after the run; repeatable", collect)
+    .addOption(verifyFileExistsOption("after the run"))
     .option("--verify-file-absent <path>", "assert the file does not exist after the run; repeatable", collect)
     .option("--verify-file-contains <path>", "assert the file contains the matching --text; repeatable", collect)
     .option("--text <text>", "the text for each --verify-file-contains, in order; repeatable", collect)
     .option("--verify-only-modified <path...>", "assert only these paths or globs changed")
     .option("--verify-no-modifications", "assert the workspace did not change")
-    .option("--verify-command <command>", "assert this shell command exits 0 in the workspace; repeatable", collect)
+    .addOption(verifyCommandOption())
     .option(
       "--verify-ignore <name>",
       "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
@@ -180,20 +127,12 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     .action(async (taskArg, args, opts, cmd) => {
       const g = globalOptions(cmd);
       const flags: RunOptions = {
+        ...gateRunOptions(opts),
         using: opts.using,
-        policies: opts.policy,
         planner: opts.planner,
-        mode: opts.mode,
-        intuition_mode: opts.intuitionMode,
-        governance: opts.governance,
-        failure_policy: opts.failurePolicy,
         direction_min_confidence: opts.dirMin,
-        policy_timeout_ms: opts.policyTimeout,
-        learn_mode: opts.learn,
         seed: opts.seed,
-        tags: parseTags(opts.tag),
         workspace: opts.workspace,
-        secrets: opts.secret,
         episode_id: opts.episodeId,
         pause_on_veto: opts.pauseOnVeto,
         args: args.length > 0 ? args : undefined,

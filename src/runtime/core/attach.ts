@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { PolicyObject } from "../../plugins/api.ts";
@@ -41,14 +42,28 @@ export interface AttachedEpisode {
   lock: EpisodeLock;
   calls: CoreProgress["calls"];
   pausedAt: string | null;
+  /** Steps the last plan event carried. */
+  announced: number;
   /** The settings recorded in the start event. */
   record: RunSettingsRecord;
 }
 
+/** The first line of the event log (the start event), read without reading the rest. */
 function firstLine(path: string): Record<string, unknown> {
-  const text = readFileSync(path, "utf8");
-  const nl = text.indexOf("\n");
-  return JSON.parse(nl < 0 ? text : text.slice(0, nl));
+  const fd = openSync(path, "r");
+  try {
+    let text = "";
+    const chunk = Buffer.alloc(65536);
+    for (let pos = 0;; pos += chunk.length) {
+      const n = readSync(fd, chunk, 0, chunk.length, pos);
+      text += chunk.toString("utf8", 0, n);
+      const nl = text.indexOf("\n");
+      if (nl >= 0) return JSON.parse(text.slice(0, nl));
+      if (n < chunk.length) return JSON.parse(text);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The progress `core.json` holds, or the same rebuilt from the events when it is missing or behind. */
@@ -80,6 +95,9 @@ function progressOf(dir: string, state: State): { progress: CoreProgress; starte
       last_step_event_id: built.lastStepEventId,
       waiting_ms: built.waitingMs,
       paused_at: built.pausedAt === null ? null : new Date(built.pausedAt).toISOString(),
+      // Unknown after a crash: the next plan event and projection carry everything.
+      announced_steps: 0,
+      projected_actions: null,
       calls: saved?.calls ?? {},
     },
   };
@@ -115,7 +133,8 @@ export async function attachEpisode(ref: string, options: AttachOptions = {}): P
     const { progress, startedAt } = progressOf(dir, state);
     const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
     const engine = buildEngine(dir, loc.id, rec, state, progress, startedAt, policies, options);
-    return { engine, lock, calls: progress.calls, pausedAt: progress.paused_at, record: rec };
+    const announced = progress.announced_steps ?? engine.p.steps.length;
+    return { engine, lock, calls: progress.calls, pausedAt: progress.paused_at, record: rec, announced };
   } catch (e) {
     lock.release();
     throw e;
@@ -156,6 +175,7 @@ function buildEngine(
     lastEventId: progress.events.last_event_id,
     lastTimestamp: progress.events.last_timestamp,
   }, new ArtifactSink(dir, redactor));
+  recorder.projectedActions = progress.projected_actions ?? null;
   return new Engine({
     settings,
     progress: {

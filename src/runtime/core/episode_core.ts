@@ -5,8 +5,11 @@
  * record → state persisted → learning → terminal artifacts and verification.
  *
  * An agent episode's plan grows as the agent works: each proposed call
- * becomes an `act` step, announced by a `plan` event carrying every step
- * record, so the contract's plan rules rebuild it from the events. Many
+ * becomes an `act` step in `state.json`, announced by a `plan` event carrying
+ * every step record: at once while the plan is short (32 steps), then in
+ * batches growing with the plan, so that the log grows linearly; the last
+ * plan event (at `finish` or a pause) carries every step, so the contract's
+ * plan rules rebuild the final plan from the events. Many
  * processes may drive one episode: each holds the episode lock (waiting
  * briefly for it) from `open`/`attach` to `close`/`finish`, so appends stay
  * whole lines in order and `state.json`, its projection and `core.json` stay
@@ -17,7 +20,10 @@
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { PendingAction } from "../../plugins/api.ts";
 import type { PlanStep } from "../../schema/plan.ts";
-import type { EpisodeLock } from "../../store/lock.ts";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { ARTIFACTS } from "../../store/layout.ts";
+import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
@@ -108,10 +114,18 @@ export class EpisodeCore {
   readonly episodeId: string;
   readonly dir: string;
   readonly #engine: Engine;
-  readonly #lock: EpisodeLock;
+  #lock: EpisodeLock | null;
   readonly #record: RunSettingsRecord;
   readonly #calls: Record<string, CallRecord>;
   #pausedAt: string | null;
+  /** Steps the last plan event carried. */
+  #announced: number;
+  /** Changed since `state.json` and `core.json` were last written. */
+  #dirty = false;
+  /** The event log's size when the lock was last released by {@link EpisodeCore.suspend}. */
+  #logSize = -1;
+  #flushedAt = performance.now();
+  #flushCostMs = 0;
   #closed = false;
 
   private constructor(
@@ -120,7 +134,9 @@ export class EpisodeCore {
     record: RunSettingsRecord,
     calls: Record<string, CallRecord>,
     pausedAt: string | null,
+    announced: number,
   ) {
+    this.#announced = announced;
     this.#engine = engine;
     this.#lock = lock;
     this.#record = record;
@@ -139,7 +155,7 @@ export class EpisodeCore {
     const label = options.using ?? "external";
     const prepared = await prepareEpisode(task, { ...options, using: label }, label);
     const { engine, lock } = await createEpisode(prepared);
-    const core = new EpisodeCore(engine, lock, prepared.record, {}, null);
+    const core = new EpisodeCore(engine, lock, prepared.record, {}, null, engine.p.steps.length);
     core.#save();
     return core;
   }
@@ -151,12 +167,27 @@ export class EpisodeCore {
    */
   static async attach(ref: string, options: AttachOptions = {}): Promise<EpisodeCore> {
     const a = await attachEpisode(ref, options);
-    return new EpisodeCore(a.engine, a.lock, a.record, a.calls, a.pausedAt);
+    return new EpisodeCore(a.engine, a.lock, a.record, a.calls, a.pausedAt, a.announced);
   }
 
   #check(): void {
     if (this.#closed) {
       throw new NoemaError("closed", `episode ${this.episodeId}: this EpisodeCore was closed`, {
+        exitCode: EXIT.USAGE,
+      });
+    }
+  }
+
+  /** Whether this object was closed (by `close`, `finish`, or a `resume` that found the episode changed). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Open and holding the lock (not suspended). */
+  #checkHeld(): void {
+    this.#check();
+    if (!this.#lock) {
+      throw new NoemaError("suspended", `episode ${this.episodeId}: suspended; call resume() first`, {
         exitCode: EXIT.USAGE,
       });
     }
@@ -169,7 +200,7 @@ export class EpisodeCore {
    * (checkpoint, non-terminal state). Idempotent per `call_id`.
    */
   async propose(action: ProposedAction): Promise<Decision> {
-    this.#check();
+    this.#checkHeld();
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
     const e = this.#engine, p = e.p;
@@ -179,18 +210,25 @@ export class EpisodeCore {
     const step: PlanStep = { id: `step-${index + 1}`, kind: "act", description, status: "pending" };
     p.steps.push(step);
     p.inputs.set(step.id, action.input);
-    const planEvent = e.emit("plan", Engine.planPayload(p.planSource, p.steps, String(p.state.plan?.rationale ?? "")));
-    p.counters.plan++;
-    p.lastStepEventId = planEvent.id;
-    if (p.state.plan) p.state.plan.updated_at = planEvent.timestamp;
+    if (announceDue(this.#announced, p.steps.length)) this.#announce();
     const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
     const decided = await e.decideStep(index, pending);
     const decision = this.#decision(index, decided);
     this.#remember(action.call_id ?? `step:${step.id}`, index, decision, decided.action);
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
-    if (decision.verdict !== "ask") e.persist();
-    this.#save();
+    if (decision.verdict === "ask") this.#save();
+    else this.#dirty = true;
     return decision;
+  }
+
+  /** A `plan` event carrying every step so far. */
+  #announce(): void {
+    const e = this.#engine, p = e.p;
+    const planEvent = e.emit("plan", Engine.planPayload(p.planSource, p.steps, String(p.state.plan?.rationale ?? "")));
+    p.counters.plan++;
+    p.lastStepEventId = planEvent.id;
+    if (p.state.plan) p.state.plan.updated_at = planEvent.timestamp;
+    this.#announced = p.steps.length;
   }
 
   #decision(index: number, d: StepDecision): Decision {
@@ -204,6 +242,7 @@ export class EpisodeCore {
       hints: d.hints,
     };
     if (d.pause) {
+      if (this.#announced < e.p.steps.length) this.#announce();
       const paused = e.pause(index, d.candidateId, d.action, d.pause, false);
       this.#pausedAt = e.rec.now();
       return {
@@ -273,14 +312,13 @@ export class EpisodeCore {
       e.recordVeto(known.index, action, known.action_candidate_id, reason, false);
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });
-    e.persist();
-    this.#save();
+    this.#dirty = true;
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
   /** Records the act event for a proposed step (by step id or call id): state, facts, learning evidence. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
-    this.#check();
+    this.#checkHeld();
     const e = this.#engine, p = e.p;
     const call = this.#calls[stepOrCallId];
     const index = call ? call.index : p.steps.findIndex((s) => s.id === stepOrCallId);
@@ -314,14 +352,15 @@ export class EpisodeCore {
       false,
     );
     if (call) call.recorded = true;
-    e.persist();
-    this.#save();
+    this.#dirty = true;
+    // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
+    if (performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
   }
 
   /** Verification, reflect, learn, terminate, insight, the final state, summary and manifest; then releases the lock. */
   async finish(end: CoreEnd = {}): Promise<RunResult> {
-    this.#check();
+    this.#checkHeld();
     const e = this.#engine, rec = this.#record;
     const acted = e.p.actions.some((a) => a.result_status === "ok" || a.result_status === "error");
     e.adapterResult = end.adapter_result ?? (acted ? "success" : "skipped");
@@ -331,6 +370,8 @@ export class EpisodeCore {
         .value;
     }
     e.message = e.redactor.redactString(end.message ?? `Recorded ${e.p.actions.length} actions.`);
+    // The last plan event carries every step, so the contract's rules rebuild the final plan exactly.
+    if (this.#announced < e.p.steps.length) this.#announce();
     try {
       e.verifying ??= await startVerification({
         workspace: rec.workspace,
@@ -340,18 +381,69 @@ export class EpisodeCore {
         baseDir: rec.base_dir,
         resume: true,
       });
+      this.#dirty = false;
       return await e.finish();
     } finally {
       this.#release();
     }
   }
 
+  /**
+   * Writes `state.json` (with its projection event) and `core.json` when
+   * something changed since they were last written. `propose` and `record`
+   * append their events at once and leave these to `flush`, `suspend`,
+   * `close` or `finish`, so a caller can answer the agent first.
+   */
+  flush(): void {
+    this.#check();
+    if (!this.#dirty) return;
+    const t = performance.now();
+    if (this.#pausedAt === null) this.#engine.persist();
+    this.#save();
+    this.#dirty = false;
+    this.#flushedAt = performance.now();
+    this.#flushCostMs = this.#flushedAt - t;
+  }
+
   /** Persists state and releases the lock without finishing (the next process attaches). */
   close(): void {
     if (this.#closed) return;
-    if (this.#pausedAt === null) this.#engine.persist();
-    this.#save();
+    this.flush();
     this.#release();
+  }
+
+  /**
+   * Flushes and releases the lock but keeps the episode loaded (policies
+   * too), for a long-lived driver that serves calls one at a time:
+   * {@link EpisodeCore.resume} takes the lock again.
+   */
+  suspend(): void {
+    this.flush();
+    this.#engine.rec.sync();
+    this.#logSize = statSync(join(this.dir, ARTIFACTS.events)).size;
+    this.#lock?.release();
+    this.#lock = null;
+  }
+
+  /**
+   * Takes the lock again after {@link EpisodeCore.suspend} (waiting up to
+   * `waitMs`). True when nobody else wrote the episode meanwhile, so the
+   * loaded state is current; false (lock released, this object closed) when
+   * another process appended events or finished it: attach again.
+   */
+  resume(waitMs = 5000): boolean {
+    this.#check();
+    if (this.#lock) return true;
+    this.#lock = acquireLock(this.dir, "core", { waitMs });
+    const events = join(this.dir, ARTIFACTS.events);
+    if (
+      !existsSync(join(this.dir, ARTIFACTS.manifest)) && existsSync(events) && statSync(events).size === this.#logSize
+    ) {
+      return true;
+    }
+    this.#dirty = false;
+    this.#release();
+    return false;
   }
 
   #release(): void {
@@ -361,7 +453,8 @@ export class EpisodeCore {
     e.rec.close();
     e.learnLog.close();
     for (const p of e.s.policies) p.close?.();
-    this.#lock.release();
+    this.#lock?.release();
+    this.#lock = null;
   }
 
   #save(): void {
@@ -380,6 +473,8 @@ export class EpisodeCore {
       last_step_event_id: p.lastStepEventId,
       waiting_ms: p.waitingMs,
       paused_at: this.#pausedAt,
+      announced_steps: this.#announced,
+      projected_actions: e.rec.projectedActions,
       calls: this.#calls,
     };
     e.rec.sync();
@@ -390,3 +485,18 @@ export class EpisodeCore {
 function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * Whether a proposed step is announced now by a `plan` event carrying the
+ * whole plan: every step while the plan is short, then once the steps not yet
+ * announced reach a quarter of those announced. Each plan event repeats every
+ * step, so announcing each of n steps would make the log grow with n²; this
+ * keeps it linear (at most about five step records per step in all), and
+ * `finish` (and a pause) announces the rest.
+ */
+function announceDue(announced: number, steps: number): boolean {
+  return announced < ANNOUNCE_EVERY_STEP_UP_TO || steps - announced >= Math.ceil(announced / 4);
+}
+
+/** Plans up to this many steps are announced at every step. */
+const ANNOUNCE_EVERY_STEP_UP_TO = 32;

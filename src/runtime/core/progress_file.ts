@@ -48,6 +48,10 @@ export interface CoreProgress {
   waiting_ms: number;
   /** When the current pause began (ISO time), or null. */
   paused_at: string | null;
+  /** Steps the last `plan` event carried (absent in older files: all of them). */
+  announced_steps?: number;
+  /** Actions the state projections carried so far (absent or null: the next one carries all). */
+  projected_actions?: number | null;
   calls: Record<string, CallRecord>;
 }
 

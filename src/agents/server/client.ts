@@ -1,0 +1,123 @@
+/**
+ * The fast path of `noema hook`: before the CLI is even loaded, hand the
+ * event to the session's resident hook server (see `./server.ts`) and print
+ * its answer. When no server answers, the caller handles the event itself
+ * (and starts a server for the next calls).
+ *
+ * @module
+ */
+import { createConnection } from "node:net";
+import process from "node:process";
+import type { HookAnswer } from "../event.ts";
+import { hookScope, serverEnabled, socketPath } from "./address.ts";
+
+/** The stdin text a client read before falling back (stdin can be read once). */
+export let prereadStdin: string | null = null;
+
+/** What travels to the server: the hook's command line and its stdin. */
+export interface HookRequest {
+  v: 1;
+  argv: string[];
+  stdin: string;
+}
+
+/** How long a client waits for the server's answer. @default {60000} (Claude Code's own hook timeout) */
+export function replyTimeoutMs(): number {
+  const n = Number(process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : 60_000;
+}
+
+/**
+ * Sends one request; resolves with the answer, or null when nobody listens
+ * or the connection closed before an answer (the caller falls back: a
+ * proposal is idempotent per call id). Rejects when the server took longer
+ * than `timeoutMs` (the call must then be blocked, not repeated).
+ *
+ * @example
+ * ```ts
+ * import { ask } from "./client.ts";
+ * const answer = await ask("/tmp/noema-hooks-1000/x.sock", { v: 1, argv: ["hook", "codex"], stdin: "{}" });
+ * console.log(answer); // null: no server there
+ * ```
+ */
+export function ask(path: string, request: HookRequest, timeoutMs = replyTimeoutMs()): Promise<HookAnswer | null> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    let settled = false;
+    const done = (value: HookAnswer | null, error?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const socket = createConnection(path);
+    const timer = setTimeout(
+      () =>
+        done(null, new Error(`the hook server did not answer within ${timeoutMs} ms (NOEMA_HOOK_SERVER_TIMEOUT_MS)`)),
+      timeoutMs,
+    );
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      const nl = text.indexOf("\n");
+      if (nl < 0) return;
+      try {
+        done(JSON.parse(text.slice(0, nl)) as HookAnswer);
+      } catch {
+        done(null);
+      }
+    });
+    socket.on("error", () => done(null));
+    socket.on("close", () => done(null));
+  });
+}
+
+function readAll(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (d: string) => text += d);
+    process.stdin.on("end", () => resolve(text));
+    process.stdin.on("error", reject);
+  });
+}
+
+/**
+ * `noema hook …` through a resident server: reads stdin, asks the server
+ * for this scope; returns the exit code after printing its answer, or null
+ * to handle the call in this process (stdin kept in {@link prereadStdin}).
+ *
+ * @example
+ * ```ts
+ * import { hookViaServer } from "./client.ts";
+ * // in bin/noema.ts: const code = await hookViaServer(process.argv.slice(2)); if (code !== null) process.exit(code);
+ * ```
+ */
+export async function hookViaServer(argv: string[]): Promise<number | null> {
+  if (!serverEnabled() || argv.includes("--help") || argv.includes("-h")) return null;
+  const stdin = await readAll();
+  prereadStdin = stdin;
+  let event: unknown;
+  try {
+    event = JSON.parse(stdin);
+  } catch {
+    return null; // the full path reports bad input
+  }
+  const scope = hookScope(argv, event);
+  const path = scope === null ? null : socketPath(argv, scope);
+  if (path === null) return null;
+  let answer: HookAnswer | null;
+  try {
+    answer = await ask(path, { v: 1, argv, stdin });
+  } catch (e) {
+    process.stderr.write(`noema hook: ${(e as Error).message} (the call is blocked)\n`);
+    return 2;
+  }
+  if (answer === null) return null;
+  if (answer.stdout !== null) process.stdout.write(`${answer.stdout}\n`);
+  if (answer.stderr) process.stderr.write(`${answer.stderr}\n`);
+  return answer.exitCode === 2 ? 2 : 0;
+}

@@ -1,0 +1,277 @@
+/**
+ * The contract's cross-file rules of an episode, checked by `noema validate`
+ * once every artifact was read: the lifecycle (which files and links a
+ * terminal or non-terminal run has), traceability (the start event, the last
+ * state projection, summary against state) and the manifest's hashes.
+ *
+ * @module
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { sha256File } from "../store/hash.ts";
+import { ARTIFACTS } from "../store/layout.ts";
+import { type Collector, display } from "./collector.ts";
+
+type Json = Record<string, unknown>;
+
+/** What the cross-file rules look at: the episode directory, its parsed artifacts and the event scan. */
+export interface EpisodeFacts {
+  dir: string;
+  /** Names of the files in the directory. */
+  present: ReadonlySet<string>;
+  terminal: boolean;
+  state: Json | null;
+  summary: Json | null;
+  manifest: Json | null;
+  /** The first start event and the last state projection, when events.jsonl was read. */
+  scan: {
+    start: { timestamp: unknown; line: number } | null;
+    lastProjection: { payload: Json; line: number } | null;
+  } | null;
+}
+
+/**
+ * Required files, and summary.json with manifest.json together (terminal only).
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkLifecycleFiles } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkLifecycleFiles(c, { dir: "/ep", present: new Set(["summary.json"]), terminal: true, state: null, summary: null, manifest: null, scan: null });
+ * console.log(c.count); // 4: events, learn, state missing; manifest without summary… (see rules)
+ * ```
+ */
+export function checkLifecycleFiles(c: Collector, f: EpisodeFacts): void {
+  const p = (name: string) => display(join(f.dir, name));
+  for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state]) {
+    if (!f.present.has(name)) c.add(p(name), "file.missing", `${name} is missing (required in every episode)`);
+  }
+  if (!f.terminal) return;
+  if (!f.present.has(ARTIFACTS.summary)) {
+    c.add(
+      p(ARTIFACTS.summary),
+      "lifecycle.files",
+      "manifest.json exists but summary.json does not; a terminal run has both",
+    );
+  }
+  if (!f.present.has(ARTIFACTS.manifest)) {
+    c.add(
+      p(ARTIFACTS.manifest),
+      "lifecycle.files",
+      "summary.json exists but manifest.json does not; a terminal run has both (written last)",
+    );
+  }
+}
+
+/**
+ * state.json's links and status against the lifecycle.
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkStateLifecycle } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkStateLifecycle(c, { dir: "/nonexistent", present: new Set(), terminal: false, state: { links: {}, outcomes: { status: "pending" } }, summary: null, manifest: null, scan: null });
+ * console.log(c.problems.map((p) => p.rule)); // [ "lifecycle.links", "lifecycle.links" ]
+ * ```
+ */
+export function checkStateLifecycle(c: Collector, f: EpisodeFacts): void {
+  if (!f.state) return;
+  const stateFile = display(join(f.dir, ARTIFACTS.state));
+  const links = (f.state.links ?? {}) as Json;
+  const kind = f.terminal ? "terminal" : "non-terminal";
+  for (const key of f.terminal ? ["events", "learn", "summary", "manifest"] : ["events", "learn"]) {
+    if (typeof links[key] !== "string") {
+      c.add(stateFile, "lifecycle.links", `links.${key}: required for a ${kind} run`);
+    } else if (!existsSync(join(f.dir, links[key] as string))) {
+      c.add(stateFile, "lifecycle.links", `links.${key}: ${links[key]} does not exist in the episode directory`);
+    }
+  }
+  if (!f.terminal) {
+    for (const key of ["summary", "manifest"]) {
+      if (key in links) c.add(stateFile, "lifecycle.links", `links.${key}: a non-terminal run must not link ${key}`);
+    }
+  }
+  if (f.terminal && (f.state.outcomes as Json | undefined)?.status === "pending") {
+    c.add(stateFile, "lifecycle.status", "outcomes.status: a terminal run cannot be pending");
+  }
+}
+
+/**
+ * The start event's timestamp against `episode.started_at`, and the last
+ * state projection against state.json.
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkEventTrace } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkEventTrace(c, { dir: "/ep", present: new Set(), terminal: false, state: { episode: { started_at: "t" } }, summary: null, manifest: null, scan: { start: null, lastProjection: null } });
+ * console.log(c.problems.map((p) => p.rule)); // [ "trace.start", "trace.projection" ]
+ * ```
+ */
+export function checkEventTrace(c: Collector, f: EpisodeFacts): void {
+  if (!f.state || !f.scan) return;
+  const eventsFile = display(join(f.dir, ARTIFACTS.events));
+  const episode = (f.state.episode ?? null) as Json | null;
+  const { start, lastProjection } = f.scan;
+  if (!start) {
+    c.add(eventsFile, "trace.start", "no start event; its timestamp must equal state.json episode.started_at");
+  } else if (episode && start.timestamp !== episode.started_at) {
+    c.add(
+      eventsFile,
+      "trace.start",
+      `start event timestamp ${String(start.timestamp)} differs from state.json episode.started_at ${
+        String(episode.started_at)
+      }`,
+      start.line,
+    );
+  }
+  if (!lastProjection) {
+    c.add(
+      eventsFile,
+      "trace.projection",
+      "no runtime event with event_type run.state_projection, though state.json was persisted",
+    );
+    return;
+  }
+  for (const problem of projectionProblems(lastProjection.payload, f.state, f.terminal)) {
+    c.add(eventsFile, "trace.projection", problem, lastProjection.line);
+  }
+}
+
+/**
+ * How a projection payload differs from the state it projects. A terminal
+ * run's last projection equals state.json's `outcomes` and `links`. A
+ * non-terminal one may carry `outcomes.actions` from `actions_from` on (the
+ * actions since the previous projection), `actions_total` being the whole
+ * list's length.
+ *
+ * @example
+ * ```ts
+ * import { projectionProblems } from "./episode_rules.ts";
+ * const state = { outcomes: { status: "pending", actions: [{ id: "a" }, { id: "b" }] }, links: {} };
+ * const delta = { outcomes: { status: "pending", actions: [{ id: "b" }] }, links: {}, actions_from: 1, actions_total: 2 };
+ * console.log(projectionProblems(delta, state, false), projectionProblems(delta, state, true).length); // [] 1
+ * ```
+ */
+export function projectionProblems(payload: Json, state: Json, terminal: boolean): string[] {
+  const problems: string[] = [];
+  const differs = (key: string) => `payload.${key}: the last run.state_projection differs from state.json ${key}`;
+  if (!isDeepStrictEqual(payload.links, state.links)) problems.push(differs("links"));
+  const from = payload.actions_from;
+  const projected = payload.outcomes as Json | undefined;
+  const outcomes = state.outcomes as Json | undefined;
+  if (terminal || typeof from !== "number" || from === 0 || !projected || !outcomes) {
+    if (terminal && typeof from === "number" && from !== 0) {
+      problems.push(
+        `payload.actions_from: a terminal run's last projection must carry every action (from 0), got ${from}`,
+      );
+    } else if (!isDeepStrictEqual(projected, outcomes)) problems.push(differs("outcomes"));
+    return problems;
+  }
+  const actions = Array.isArray(outcomes.actions) ? outcomes.actions : [];
+  const { actions: tail, ...rest } = projected;
+  const { actions: _all, ...stateRest } = outcomes;
+  if (!isDeepStrictEqual(rest, stateRest)) problems.push(differs("outcomes"));
+  if (payload.actions_total !== actions.length) {
+    problems.push(
+      `payload.actions_total: ${String(payload.actions_total)}, but state.json has ${actions.length} actions`,
+    );
+  } else if (
+    !Number.isInteger(from) || from < 0 || from > actions.length || !isDeepStrictEqual(tail, actions.slice(from))
+  ) {
+    problems.push(`payload.outcomes.actions: differs from state.json outcomes.actions from index ${from} on`);
+  }
+  return problems;
+}
+
+/**
+ * summary.json against state.json: episode id, started_at and task.
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkSummaryTrace } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkSummaryTrace(c, { dir: "/ep", present: new Set(), terminal: true, state: { episode: { id: "ep_1", started_at: "t" } }, summary: { episode_id: "ep_2", started_at: "t" }, manifest: null, scan: null });
+ * console.log(c.problems[0].message); // "episode_id: ep_2 differs from state.json episode.id ep_1"
+ * ```
+ */
+export function checkSummaryTrace(c: Collector, f: EpisodeFacts): void {
+  const { state, summary } = f;
+  const episode = (state?.episode ?? null) as Json | null;
+  if (!state || !summary || !episode) return;
+  const summaryFile = display(join(f.dir, ARTIFACTS.summary));
+  const episodeId = typeof episode.id === "string" ? episode.id : null;
+  if (episodeId !== null && summary.episode_id !== episodeId) {
+    c.add(
+      summaryFile,
+      "trace.summary",
+      `episode_id: ${String(summary.episode_id)} differs from state.json episode.id ${episodeId}`,
+    );
+  }
+  if (summary.started_at !== episode.started_at) {
+    c.add(
+      summaryFile,
+      "trace.summary",
+      `started_at: ${String(summary.started_at)} differs from state.json episode.started_at ${
+        String(episode.started_at)
+      }`,
+    );
+  }
+  const task = (state.goal as Json | undefined)?.task;
+  if (task !== undefined && summary.task !== task) {
+    c.add(summaryFile, "trace.summary", "task: differs from state.json goal.task");
+  }
+}
+
+/**
+ * Each file manifest.json lists exists with its size and sha256, and every terminal artifact is listed.
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkManifest } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkManifest(c, { dir: "/nonexistent", present: new Set(), terminal: true, state: null, summary: null, manifest: { files: [{ name: "gone.json" }] }, scan: null });
+ * console.log(c.problems[0].rule); // "manifest.missing"
+ * ```
+ */
+export function checkManifest(c: Collector, f: EpisodeFacts): void {
+  const manifest = f.manifest;
+  if (!manifest || !Array.isArray(manifest.files)) return;
+  const manifestFile = display(join(f.dir, ARTIFACTS.manifest));
+  const listed = new Set<string>();
+  for (const [i, entry] of (manifest.files as Json[]).entries()) {
+    if (typeof entry?.name !== "string") continue;
+    listed.add(entry.name);
+    const target = join(f.dir, entry.name);
+    if (entry.name.split(/[\\/]/).includes("..") || !existsSync(target) || !statSync(target).isFile()) {
+      c.add(manifestFile, "manifest.missing", `files[${i}]: ${entry.name} does not exist`);
+      continue;
+    }
+    const actual = sha256File(target);
+    if (typeof entry.size_bytes === "number" && actual.size_bytes !== entry.size_bytes) {
+      c.add(
+        manifestFile,
+        "manifest.size",
+        `files[${i}]: ${entry.name} is ${actual.size_bytes} bytes, manifest says ${entry.size_bytes}`,
+      );
+    }
+    if (typeof entry.sha256 === "string" && actual.sha256 !== entry.sha256) {
+      c.add(
+        manifestFile,
+        "manifest.hash",
+        `files[${i}]: ${entry.name} has ${actual.sha256}, manifest says ${entry.sha256}`,
+      );
+    }
+  }
+  for (const name of [ARTIFACTS.events, ARTIFACTS.learn, ARTIFACTS.state, ARTIFACTS.summary]) {
+    if (f.present.has(name) && !listed.has(name)) {
+      c.add(manifestFile, "manifest.unlisted", `files: ${name} is not listed`);
+    }
+  }
+}
