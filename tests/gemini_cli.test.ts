@@ -189,4 +189,17 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.equal(left.hooks, undefined);
     assert.deepEqual(left.security, { auth: { selectedType: "gemini-api-key" } }, "the user's settings are kept");
   });
+
+  test("install-hooks gemini --print registers the unattended hook; --print is refused for other agents", () => {
+    const home = join(tmp.path, "print-home");
+    mkdirSync(home);
+    const r = cli(["install-hooks", "gemini", "--user", "--print"], { env: { HOME: home } });
+    assert.equal(r.code, 0, r.stderr);
+    const settings = JSON.parse(readFileSync(join(home, ".gemini", "settings.json"), "utf8"));
+    assert.match(settings.hooks.BeforeTool[0].hooks[0].command, / hook gemini --print$/);
+    assert.equal(settings.hooks.BeforeTool[0].matcher, "*");
+    const refused = cli(["install-hooks", "codex", "--user", "--print"], { env: { HOME: home } });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--print is for gemini, not codex/);
+  });
 });

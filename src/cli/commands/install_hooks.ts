@@ -72,6 +72,10 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .option("--user", "the user's settings (under $HOME)")
     .option("--uninstall", "remove noema's hook entries")
     .option("--policy <file>", "policy the hook consults (besides noema.jsonc and policies/); repeatable", collect)
+    .option(
+      "--print",
+      "gemini only: Gemini runs headless (gemini -p), so an approval denies the call instead of asking",
+    )
     .option("--json", "print what changed as JSON")
     .addHelpText(
       "after",
@@ -80,6 +84,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         ["noema install-hooks claude-code --user --policy ~/policies/no-push.ts", "in every project"],
         ["noema install-hooks codex --user", "govern every Codex session (then trust the hooks with /hooks)"],
         ["noema install-hooks gemini", "govern Gemini CLI in this project"],
+        ["noema install-hooks gemini --print", "for headless gemini -p runs"],
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
       ),
     )
@@ -92,7 +97,11 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
       if (opts.project && opts.user) throw usageError("--project and --user cannot be used together");
       const path = target.path(opts.user === true);
-      const policyArgs = (opts.policy ?? []).flatMap((p) => ["--policy", resolve(p)]);
+      if (opts.print && agent !== "gemini") throw usageError(`--print is for gemini, not ${agent}`);
+      const policyArgs = [
+        ...(opts.policy ?? []).flatMap((p) => ["--policy", resolve(p)]),
+        ...(opts.print ? ["--print"] : []),
+      ];
       const change = installHooks(path, target.hooks(policyArgs), { uninstall: opts.uninstall, agent });
       if (opts.json) return ctx.out.json(change);
       if (!change.written) {
