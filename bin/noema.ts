@@ -6,6 +6,12 @@
  * @module
  */
 import process from "node:process";
-import { main } from "../src/cli/main.ts";
 
+// A hook call first tries the session's resident hook server, before the CLI is loaded (the fast path).
+if (process.argv[2] === "hook" && process.env.NOEMA_HOOK_SERVE === undefined) {
+  const { hookViaServer } = await import("../src/agents/server/client.ts");
+  const code = await hookViaServer(process.argv.slice(2));
+  if (code !== null) process.exit(code);
+}
+const { main } = await import("../src/cli/main.ts");
 process.exit(await main());

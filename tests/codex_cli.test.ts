@@ -48,8 +48,14 @@ let n = 0;
 /** A fresh HOME (with CODEX_HOME holding config.toml and hooks.json), workspace and root for one test. */
 function sandbox(baseUrl: string, policy: string | null) {
   const base = join(tmp.path, `t${++n}`);
-  const dirs = { home: join(base, "home"), codexHome: join(base, "home", ".codex"), workspace: join(base, "ws") };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  const dirs = {
+    home: join(base, "home"),
+    codexHome: join(base, "home", ".codex"),
+    workspace: join(base, "ws"),
+    // The hook's resident servers (Bun) listen here; the directory's removal at cleanup stops them.
+    servers: join(base, "servers"),
+  };
+  for (const [k, d] of Object.entries(dirs)) if (k !== "servers") mkdirSync(d, { recursive: true }); // servers: 0700 by noema
   const root = join(base, "root");
   writeFileSync(
     join(dirs.codexHome, "config.toml"),
@@ -68,7 +74,8 @@ function sandbox(baseUrl: string, policy: string | null) {
   if (policy === null) return { ...dirs, root: join(dirs.workspace, ".noema") }; // noema install-hooks registers it
   const hook = [...cliCommand(), "hook", "codex", "--root", root, "--policy", join(policyDir, policy)]
     .map(quote).join(" ");
-  const handler = { hooks: [{ type: "command", command: hook, timeout: 60 }] };
+  const command = `NOEMA_HOOK_SERVER_DIR=${quote(dirs.servers)} ${hook}`;
+  const handler = { hooks: [{ type: "command", command, timeout: 60 }] };
   const hooks = Object.fromEntries(CODEX_EVENTS.map((e) => [e, [handler]]));
   writeFileSync(join(dirs.codexHome, "hooks.json"), JSON.stringify({ hooks }, null, 2));
   return { ...dirs, root };
@@ -97,6 +104,7 @@ function codexExec(box: ReturnType<typeof sandbox>, task: string) {
       SCRIPTED_API_KEY: "test",
       NO_COLOR: "1",
       NOEMA_ROOT: "",
+      NOEMA_HOOK_SERVER_DIR: box.servers,
     },
   });
   let stdout = "", stderr = "";

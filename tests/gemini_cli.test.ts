@@ -41,12 +41,18 @@ let n = 0;
 /** A fresh HOME (with ~/.gemini/settings.json registering noema's hook), workspace and root for one test. */
 function sandbox(policy: string | null) {
   const base = join(tmp.path, `t${++n}`);
-  const dirs = { home: join(base, "home"), workspace: join(base, "ws") };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  const dirs = {
+    home: join(base, "home"),
+    workspace: join(base, "ws"),
+    // The hook's resident servers (Bun) listen here; the directory's removal at cleanup stops them.
+    servers: join(base, "servers"),
+  };
+  for (const [k, d] of Object.entries(dirs)) if (k !== "servers") mkdirSync(d, { recursive: true }); // servers: 0700 by noema
   const root = join(base, "root");
   const hook = [...cliCommand(), "hook", "gemini", "--print", "--root", root, "--policy", join(policyDir, policy ?? "")]
     .map(quote).join(" ");
-  const group = { matcher: "*", hooks: [{ type: "command", name: "noema", command: hook, timeout: 60_000 }] };
+  const command = `NOEMA_HOOK_SERVER_DIR=${quote(dirs.servers)} ${hook}`;
+  const group = { matcher: "*", hooks: [{ type: "command", name: "noema", command, timeout: 60_000 }] };
   const settings = {
     security: { auth: { selectedType: "gemini-api-key" } },
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
@@ -71,6 +77,7 @@ function geminiRun(box: ReturnType<typeof sandbox>, baseUrl: string, task: strin
       GOOGLE_GEMINI_BASE_URL: baseUrl,
       NO_COLOR: "1",
       NOEMA_ROOT: "",
+      NOEMA_HOOK_SERVER_DIR: box.servers,
     },
   });
   let stdout = "", stderr = "";

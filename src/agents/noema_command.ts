@@ -26,6 +26,9 @@ export function noemaArgv(): string[] {
   if (override) return [override];
   if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath];
   const entry = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+  // Under Bun, the lean entry: a hook call tries its resident server before loading the CLI.
+  const bin = fileURLToPath(new URL("../../bin/noema.ts", import.meta.url));
+  if (!("Deno" in globalThis) && existsSync(bin)) return [process.execPath, bin];
   if ("Deno" in globalThis) {
     const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
     return [process.execPath, "run", "-A", "--quiet", ...(existsSync(config) ? ["--config", config] : []), entry];

@@ -25,6 +25,8 @@ export interface WriteJsonOptions {
   exclusive?: boolean;
   /** Indentation; `0` writes one line. @default {2} */
   indent?: number;
+  /** fsync the file and its directory (see `writeFileAtomic`). @default {true} */
+  durable?: boolean;
 }
 
 /** A {@link JsonlAppender} whose every appended value is masked first. */
@@ -173,7 +175,7 @@ export class ArtifactSink {
    */
   writeJson<T>(file: string, value: T, options: WriteJsonOptions = {}): T {
     const out = this.serialize(value, options.indent ?? 2);
-    writeFileAtomic(join(this.dir, file), out.text + "\n", { exclusive: options.exclusive });
+    writeFileAtomic(join(this.dir, file), out.text + "\n", { exclusive: options.exclusive, durable: options.durable });
     return out.value;
   }
 

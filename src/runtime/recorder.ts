@@ -157,8 +157,10 @@ export class Recorder {
    * `actions_from` on, unless `terminal`: see the module doc).
    */
   persistState(state: State, terminal = false): WrittenEvent {
-    this.sink.sync(ARTIFACTS.events);
-    this.sink.writeJson(ARTIFACTS.state, state);
+    // The terminal state is durable (the log first); intermediate ones are atomic and rewritten at the next
+    // persist, so they skip the fsyncs (the events stay the record of what happened).
+    if (terminal) this.sink.sync(ARTIFACTS.events);
+    this.sink.writeJson(ARTIFACTS.state, state, { durable: terminal });
     this.persists++;
     const outcomes = state.outcomes;
     const actions = outcomes?.actions;

@@ -100,7 +100,9 @@ export function fsyncDir(dir: string): void {
 /**
  * Writes a whole file atomically and durably, creating parent directories
  * (mode 0700) as needed. The file gets mode 0600. With `exclusive`, the write
- * fails (EEXIST) when the file already exists. A symlinked target or
+ * fails (EEXIST) when the file already exists. `durable: false` skips the
+ * fsyncs (still atomic for readers and against a crashed process, not against
+ * a power loss), for intermediate state rewritten after every action. A symlinked target or
  * directory is refused (see {@link refuseSymlinks}).
  *
  * @example
@@ -109,7 +111,12 @@ export function fsyncDir(dir: string): void {
  * writeFileAtomic("/tmp/x/out.txt", "hello\n");
  * ```
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, options: { exclusive?: boolean } = {}): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { exclusive?: boolean; durable?: boolean } = {},
+): void {
+  const durable = options.durable !== false;
   const dir = dirname(path);
   refuseSymlinks(path);
   mkdirSync(dir, { recursive: true, mode: DIR_MODE });
@@ -120,7 +127,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
   try {
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
     rmSync(tmp, { force: true });
@@ -139,7 +146,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
     rmSync(tmp, { force: true });
     throw e;
   }
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
 }
 
 /**

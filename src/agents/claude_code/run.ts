@@ -12,8 +12,9 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { RunResult } from "../../runtime/engine.ts";
@@ -52,7 +53,12 @@ function settingsFor(s: Session): string {
 
 function runClaude(s: Session, first: string[], signal?: AbortSignal): Promise<ClaudeResult> {
   const args = [...first, "--output-format", "json", "--settings", settingsFor(s), ...s.extraArgs];
-  const child = spawn(s.bin, args, { cwd: s.workspace, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  // The hook calls' resident server (src/agents/server/) listens in a directory of this run: removing it
+  // when claude is done stops the server.
+  const servers = mkdtempSync(join(tmpdir(), "noema-hooks-"));
+  const env = { ...process.env, NOEMA_HOOK_SERVER_DIR: servers };
+  const child = spawn(s.bin, args, { cwd: s.workspace, stdio: ["ignore", "pipe", "pipe"], env });
+  child.on("close", () => rmSync(servers, { recursive: true, force: true }));
   let out = "", err = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (err = (err + d).slice(-20_000)));

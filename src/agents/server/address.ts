@@ -15,7 +15,8 @@ import { join } from "node:path";
 import process from "node:process";
 
 /**
- * The private directory of this user's hook sockets (created 0700), or null
+ * The private directory of this user's hook sockets (created 0700;
+ * `NOEMA_HOOK_SERVER_DIR` chooses another: removing it stops its servers), or null
  * when it cannot be made safe (owned by someone else, a symlink, or open to
  * others): then no server is used.
  *
@@ -28,7 +29,8 @@ import process from "node:process";
 export function socketDir(): string | null {
   const uid = typeof process.getuid === "function" ? process.getuid() : 0;
   const runtime = process.env.XDG_RUNTIME_DIR;
-  const dir = runtime ? join(runtime, "noema-hooks") : join(tmpdir(), `noema-hooks-${uid}`);
+  const dir = process.env.NOEMA_HOOK_SERVER_DIR ||
+    (runtime ? join(runtime, "noema-hooks") : join(tmpdir(), `noema-hooks-${uid}`));
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const st = lstatSync(dir);

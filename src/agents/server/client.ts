@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { createConnection } from "node:net";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
@@ -13,6 +14,9 @@ import { hookScope, serverEnabled, socketPath } from "./address.ts";
 
 /** The stdin text a client read before falling back (stdin can be read once). */
 export let prereadStdin: string | null = null;
+
+/** True when the client found no server listening for this call (the in-process path then starts one). */
+export let serverAbsent = false;
 
 /** What travels to the server: the hook's command line and its stdin. */
 export interface HookRequest {
@@ -111,12 +115,19 @@ export async function hookViaServer(argv: string[]): Promise<number | null> {
   if (path === null) return null;
   let answer: HookAnswer | null;
   try {
+    if (!existsSync(path)) {
+      serverAbsent = true;
+      return null;
+    }
     answer = await ask(path, { v: 1, argv, stdin });
   } catch (e) {
     process.stderr.write(`noema hook: ${(e as Error).message} (the call is blocked)\n`);
     return 2;
   }
-  if (answer === null) return null;
+  if (answer === null) {
+    serverAbsent = true; // nobody listens on the socket (a server that died): the caller starts another
+    return null;
+  }
   if (answer.stdout !== null) process.stdout.write(`${answer.stdout}\n`);
   if (answer.stderr) process.stderr.write(`${answer.stderr}\n`);
   return answer.exitCode === 2 ? 2 : 0;

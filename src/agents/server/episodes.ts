@@ -1,8 +1,12 @@
 /**
- * Episodes kept loaded by a resident hook server between calls: each is
- * suspended (state written, lock released) once a call was answered, and
- * resumed by the next call when nobody else wrote it meanwhile; otherwise
- * it is attached again from disk.
+ * Episodes kept loaded by a resident hook server between calls. A call's
+ * events are appended before it is answered; the state (`state.json`,
+ * `core.json`) is written once no call came for {@link FLUSH_AFTER_MS} (at
+ * least every {@link FLUSH_AT_LEAST_MS} during a burst), so a burst of calls
+ * does not wait for it. The lock is kept while calls keep coming and released
+ * after {@link RELEASE_AFTER_MS} without one (so other processes — a driver
+ * finishing the episode, `noema approve` — get it quickly). The next call resumes the episode when nobody else wrote it
+ * meanwhile; otherwise it is attached again from disk.
  *
  * @module
  */
@@ -47,6 +51,10 @@ export const DIRECT: EpisodeSource = {
 export class ResidentEpisodes implements EpisodeSource {
   readonly #loaded = new Map<string, EpisodeHandle>();
   readonly #inUse = new Set<EpisodeHandle>();
+  #releaseTimer: ReturnType<typeof setTimeout> | undefined;
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the oldest unwritten change was made (performance.now), or null. */
+  #unwrittenSince: number | null = null;
 
   async attach(id: string, root: string): Promise<EpisodeHandle> {
     const cached = this.#loaded.get(id);
@@ -64,25 +72,47 @@ export class ResidentEpisodes implements EpisodeSource {
   }
 
   #use(episode: EpisodeHandle): EpisodeHandle {
+    episode.autoFlush = false; // settle() writes the state after each answer
     this.#loaded.set(episode.episodeId, episode);
     this.#inUse.add(episode);
     return episode;
   }
 
-  /** Writes the state of the episodes used by the last call and releases their locks (or drops finished ones). */
+  /**
+   * Writes the state of the episodes the last call used (drops finished
+   * ones); their locks are released after {@link RELEASE_AFTER_MS} without calls.
+   */
   settle(): void {
-    for (const episode of this.#inUse) {
-      if (episode.closed) this.#loaded.delete(episode.episodeId);
-      else {
-        try {
-          episode.suspend();
-        } catch {
-          episode.close();
-          this.#loaded.delete(episode.episodeId);
-        }
-      }
-    }
     this.#inUse.clear();
+    for (const episode of [...this.#loaded.values()]) if (episode.closed) this.#loaded.delete(episode.episodeId);
+    this.#unwrittenSince ??= performance.now();
+    clearTimeout(this.#flushTimer);
+    clearTimeout(this.#releaseTimer);
+    if (performance.now() - this.#unwrittenSince >= FLUSH_AT_LEAST_MS) this.#flushIdle();
+    else this.#flushTimer = setTimeout(() => this.#flushIdle(), FLUSH_AFTER_MS);
+  }
+
+  /** Writes the state of the loaded episodes no call is using; schedules the release of their locks. */
+  #flushIdle(): void {
+    if (this.#inUse.size > 0) return; // a call is under way: its settle() comes next
+    for (const episode of [...this.#loaded.values()]) this.#safely(episode, () => episode.flush());
+    this.#unwrittenSince = null;
+    this.#releaseTimer = setTimeout(() => this.#releaseIdle(), RELEASE_AFTER_MS);
+  }
+
+  #releaseIdle(): void {
+    if (this.#inUse.size > 0) return;
+    for (const episode of [...this.#loaded.values()]) this.#safely(episode, () => episode.suspend());
+  }
+
+  /** Runs `work` on a loaded episode; one that is closed or fails is closed and forgotten. */
+  #safely(episode: EpisodeHandle, work: () => void): void {
+    try {
+      if (!episode.closed) return work();
+    } catch {
+      episode.close();
+    }
+    this.#loaded.delete(episode.episodeId);
   }
 
   /** How many episodes are loaded. */
@@ -92,6 +122,8 @@ export class ResidentEpisodes implements EpisodeSource {
 
   /** Closes every loaded episode (state written, policies stopped). */
   closeAll(): void {
+    clearTimeout(this.#releaseTimer);
+    clearTimeout(this.#flushTimer);
     for (const episode of this.#loaded.values()) {
       try {
         if (episode.closed) continue;
@@ -103,3 +135,10 @@ export class ResidentEpisodes implements EpisodeSource {
     this.#loaded.clear();
   }
 }
+
+/** How long a resident server keeps an episode's lock after writing its state, for the next call. */
+export const RELEASE_AFTER_MS = 200;
+/** Quiet time after a call before a resident server writes the state. */
+export const FLUSH_AFTER_MS = 30;
+/** During a burst of calls, the state is written at least this often. */
+export const FLUSH_AT_LEAST_MS = 500;

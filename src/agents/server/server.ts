@@ -10,13 +10,14 @@
  * `noema approve`).
  *
  * The server exits after `NOEMA_HOOK_SERVER_IDLE_MS` without calls (default
- * 10 minutes), when its socket is taken or removed, or on SIGTERM/SIGINT;
+ * 10 minutes), within a second of its socket (or the socket's directory)
+ * being removed, or on SIGTERM/SIGINT;
  * its episodes are then written and released. Any failure of a call is
  * answered with exit 2 (the call is blocked), like the in-process path.
  *
  * @module
  */
-import { existsSync, unlinkSync } from "node:fs";
+import { appendFileSync, existsSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
@@ -111,6 +112,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
+    log("stopping");
     clearTimeout(idle);
     server.close();
     queue.finally(() => {
@@ -129,16 +131,33 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     idle = setTimeout(stop, options.idleMs ?? idleDefault());
   };
   if (!await listen(server, socket)) return false;
+  log(`listening on ${socket}`);
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  // Removing the socket (or its directory: what `noema run --using claude-code` does at the end) stops the server.
+  const watch = setInterval(() => existsSync(socket) || stop(), 1000);
+  server.on("close", () => clearInterval(watch));
   arm();
   await stopped;
   await queue;
   return true;
 }
 
+/** One line to the server's log (`NOEMA_HOOK_SERVER_LOG`, a file path), for diagnosing a server. */
+function log(line: string): void {
+  const path = process.env.NOEMA_HOOK_SERVER_LOG;
+  if (!path) return;
+  try {
+    appendFileSync(path, `${new Date().toISOString()} [${process.pid}] ${line}\n`);
+  } catch {
+    // logging is best effort
+  }
+}
+
 async function serveOne(conn: Socket, argv: readonly string[], handle: HookHandler, episodes: ResidentEpisodes) {
+  const t0 = performance.now();
   const request = await readRequest(conn);
+  log(`request ${request ? "read" : "unreadable"} in ${(performance.now() - t0).toFixed(1)} ms`);
   if (!request) return void conn.destroy();
   let answer: HookAnswer;
   if (request.v !== 1 || JSON.stringify(request.argv) !== JSON.stringify(argv)) {
@@ -150,6 +169,12 @@ async function serveOne(conn: Socket, argv: readonly string[], handle: HookHandl
       answer = { stdout: null, stderr: `noema: ${(e as Error).message ?? String(e)}`, exitCode: 2 };
     }
   }
-  await new Promise<void>((resolve) => conn.end(`${JSON.stringify(answer)}\n`, () => resolve()));
+  log(
+    `answered exit ${answer.exitCode} in ${(performance.now() - t0).toFixed(1)} ms${
+      answer.stderr ? `: ${answer.stderr}` : ""
+    }`,
+  );
+  conn.end(`${JSON.stringify(answer)}\n`);
   episodes.settle();
+  log(`settled in ${(performance.now() - t0).toFixed(1)} ms`);
 }

@@ -13,6 +13,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
+import type { Dialect } from "../../agents/dialect.ts";
+import type { HookAnswer, HookEvent } from "../../agents/event.ts";
+import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
+import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
+import { serveHooks } from "../../agents/server/server.ts";
+import { startServer } from "../../agents/server/spawn.ts";
+import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
@@ -30,19 +37,33 @@ import {
   verifyFlags,
 } from "../run_options.ts";
 
-function readStdin(): unknown {
-  let text: string;
+function readStdin(): string {
   try {
-    text = readFileSync(0, "utf8");
+    return readFileSync(0, "utf8");
   } catch (e) {
     throw new NoemaError("bad_hook_input", `stdin: cannot read: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
   }
+}
+
+function parseEvent(text: string): unknown {
   if (text.trim() === "") throw new NoemaError("bad_hook_input", "stdin: empty; expected one JSON hook event");
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new NoemaError("bad_hook_input", `stdin: not JSON: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
   }
+}
+
+/**
+ * Answers one event: a dialect that must find its calls again (Gemini CLI
+ * sends no call id) maps a result to its decided call first, and remembers
+ * a call whose input noema rewrote.
+ */
+async function answerEvent(dialect: Dialect, event: HookEvent, settings: HookSettings): Promise<HookAnswer> {
+  if (event.kind === "post_tool" && dialect.callOf) event = { ...event, call_id: dialect.callOf(settings.root, event) };
+  const answer = await handleHookEvent(dialect, event, settings);
+  if (event.kind === "pre_tool") dialect.answered?.(settings.root, event, answer);
+  return answer;
 }
 
 /** Every failure of the hook exits 2 (blocking), whatever its usual code. */
@@ -86,15 +107,10 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
       ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
     )
     .action(async (agent, opts, cmd) => {
-      try {
-        const dialect = DIALECTS[agent];
-        if (!dialect) {
-          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
-        }
-        const payload = readStdin();
-        let event = dialect.parse(payload);
-        if (!event) return; // an event noema does not act on: no opinion
-        const g = globalOptions(cmd);
+      const dialect = DIALECTS[agent];
+      const g = globalOptions(cmd);
+      /** The settings of one call (the workspace defaults to the agent's cwd). */
+      const settingsFor = (event: HookEvent): HookSettings => {
         const flags: RunOptions = {
           ...gateRunOptions(opts),
           workspace: opts.workspace ?? event.cwd ?? undefined,
@@ -108,10 +124,8 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           }
         }
         if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
-        const { registerPluginApi } = await import("../../plugins/loader.ts");
-        await registerPluginApi();
         const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
-        const settings: HookSettings = {
+        return {
           root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
           options: rest as HookSettings["options"],
           episode: opts.episode,
@@ -119,12 +133,48 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
           print: opts.print === true,
           grant: opts.grant === true,
         };
-        if (event.kind === "post_tool" && dialect.callOf) {
-          event = { ...event, call_id: dialect.callOf(settings.root, event) };
+      };
+      const argv = process.argv.slice(process.argv.indexOf("hook"));
+      const socket = process.env.NOEMA_HOOK_SERVE;
+      if (socket && dialect) {
+        // This process is the resident server of this command line (see src/agents/server/server.ts).
+        const { registerPluginApi } = await import("../../plugins/loader.ts");
+        await registerPluginApi();
+        await serveHooks({
+          socket,
+          argv,
+          handle: async (stdin, episodes) => {
+            try {
+              const event = dialect.parse(parseEvent(stdin));
+              if (!event) return { stdout: null, exitCode: 0 };
+              const answer = await answerEvent(dialect, event, { ...settingsFor(event), episodes });
+              if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
+              return answer;
+            } catch (e) {
+              return { stdout: null, stderr: `noema: ${failClosed(e).message}`, exitCode: 2 };
+            }
+          },
+        });
+        return;
+      }
+      try {
+        if (!dialect) {
+          throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
         }
-        const answer = await handleHookEvent(dialect, event, settings);
-        if (event.kind === "pre_tool") dialect.answered?.(settings.root, event, answer);
+        const payload = parseEvent(prereadStdin ?? readStdin());
+        const event = dialect.parse(payload);
+        if (!event) return; // an event noema does not act on: no opinion
+        const settings = settingsFor(event);
+        const { registerPluginApi } = await import("../../plugins/loader.ts");
+        await registerPluginApi();
+        const answer = await answerEvent(dialect, event, settings);
         if (answer.stdout !== null) ctx.out.line(answer.stdout);
+        // The next calls of this session go to a resident server, which keeps the episode loaded.
+        if (serverEnabled() && serverAbsent) {
+          const scope = hookScope(argv, payload);
+          const path = scope === null ? null : socketPath(argv, scope);
+          if (path !== null) startServer(argv, path);
+        }
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
       } catch (e) {
         throw failClosed(e);

@@ -113,6 +113,12 @@ export interface CoreEnd {
 export class EpisodeCore {
   readonly episodeId: string;
   readonly dir: string;
+  /**
+   * `record` writes the state now and then by itself (at most a bounded share
+   * of the time); a caller that calls {@link EpisodeCore.flush} after each call
+   * turns this off. @default {true}
+   */
+  autoFlush = true;
   readonly #engine: Engine;
   #lock: EpisodeLock | null;
   readonly #record: RunSettingsRecord;
@@ -354,7 +360,7 @@ export class EpisodeCore {
     if (call) call.recorded = true;
     this.#dirty = true;
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
-    if (performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
+    if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
   }
 
@@ -399,7 +405,7 @@ export class EpisodeCore {
     if (!this.#dirty) return;
     const t = performance.now();
     if (this.#pausedAt === null) this.#engine.persist();
-    this.#save();
+    this.#save(false);
     this.#dirty = false;
     this.#flushedAt = performance.now();
     this.#flushCostMs = this.#flushedAt - t;
@@ -457,7 +463,8 @@ export class EpisodeCore {
     this.#lock = null;
   }
 
-  #save(): void {
+  /** Writes `core.json`; `durable`: the events and it are fsynced first (not for the state rewritten per call). */
+  #save(durable = true): void {
     const e = this.#engine, p = e.p;
     const progress: CoreProgress = {
       schema_version: "core/1.0",
@@ -477,8 +484,8 @@ export class EpisodeCore {
       projected_actions: e.rec.projectedActions,
       calls: this.#calls,
     };
-    e.rec.sync();
-    writeCoreProgress(this.dir, progress);
+    if (durable) e.rec.sync();
+    writeCoreProgress(e.rec.sink, progress, durable);
   }
 }
 

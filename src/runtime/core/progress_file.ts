@@ -13,7 +13,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { writeJsonAtomic } from "../../store/atomic.ts";
+import type { ArtifactSink } from "../artifact_sink.ts";
 import { readJsonFile } from "../../store/json_file.ts";
 import type { PolicyEvidence } from "../learning.ts";
 import type { RunCounters } from "../summary_builder.ts";
@@ -56,16 +56,17 @@ export interface CoreProgress {
 }
 
 /**
- * Writes `core.json` atomically.
+ * Writes `core.json` atomically through the episode's sink (secrets masked
+ * like every artifact); `durable: false` skips the fsyncs.
  *
  * @example
  * ```ts
  * import { writeCoreProgress } from "./progress_file.ts";
- * // writeCoreProgress(dir, progress);
+ * // writeCoreProgress(engine.rec.sink, progress);
  * ```
  */
-export function writeCoreProgress(dir: string, progress: CoreProgress): void {
-  writeJsonAtomic(join(dir, CORE_FILE), progress);
+export function writeCoreProgress(sink: ArtifactSink, progress: CoreProgress, durable = true): void {
+  sink.writeJson(CORE_FILE, progress, { durable });
 }
 
 /**

@@ -1,0 +1,195 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+/**
+ * The resident hook server (src/agents/server/): the first `noema hook` call
+ * of a session answers in its own process and starts a server; later calls
+ * are answered by it over a Unix socket, with the same verdicts, into one
+ * valid episode. Parallel calls, a call handled by another process in
+ * between, a policy that throws and the server's stop when its directory is
+ * removed are covered. The server needs Bun, so every call runs
+ * `bun bin/noema.ts` whichever runtime runs the tests.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { validate } from "noema";
+import { REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const BUN = join(REPO, "node_modules", ".bin", "bun");
+const ENTRY = join(REPO, "bin", "noema.ts");
+const policy = join(tmp.path, "guard.ts");
+writeFileSync(
+  policy,
+  `export default {
+  name: "Guard",
+  version: "1.0",
+  advise(state) {
+    const c = String(state.action.command ?? "");
+    if (c.includes("git push")) return { kind: "veto", advice: "no pushes from agents", confidence: 0.9 };
+    if (c.includes("explode")) throw new Error("the guard exploded");
+  },
+};
+`,
+);
+
+interface Hook {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function hook(root: string, servers: string, payload: unknown, env: Record<string, string> = {}): Promise<Hook> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      BUN,
+      [ENTRY, "hook", "claude-code", "--root", root, "--policy", policy, "--print", "--grant", "--no-finish"],
+      {
+        cwd: tmp.path,
+        env: {
+          ...process.env,
+          NOEMA_HOOK_SERVER_DIR: servers,
+          NOEMA_HOOK_SERVER_LOG: join(servers, "..", "server.log"),
+          ...env,
+        },
+      },
+    );
+    let out = "", err = "";
+    child.stdout.on("data", (d) => out += d);
+    child.stderr.on("data", (d) => err += d);
+    child.on("close", (code) => resolve({ code, out, err }));
+    child.stdin.end(typeof payload === "string" ? payload : JSON.stringify(payload));
+  });
+}
+
+function pre(session: string, id: string, command: string) {
+  return {
+    session_id: session,
+    transcript_path: join(tmp.path, "t.jsonl"),
+    cwd: tmp.path,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command },
+    tool_use_id: id,
+  };
+}
+
+function post(session: string, id: string, command: string, stdout: string) {
+  return { ...pre(session, id, command), hook_event_name: "PostToolUse", tool_response: { stdout, stderr: "" } };
+}
+
+async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function episodeDir(root: string): string {
+  const ids = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+  assert.equal(ids.length, 1, "one episode for the session");
+  return join(root, "episodes", ids[0]);
+}
+
+function events(dir: string): any[] {
+  return readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+function box(name: string) {
+  const dir = join(tmp.path, name);
+  const servers = join(dir, "servers");
+  mkdirSync(servers, { recursive: true, mode: 0o700 });
+  return { root: join(dir, ".noema"), servers, log: join(dir, "server.log") };
+}
+
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 60_000;
+
+describe("resident hook server", () => {
+  test(
+    "later calls are answered by the server: same verdicts, one valid episode",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const b = box("serial");
+      const first = await hook(b.root, b.servers, pre("s1", "toolu_1", "ls"));
+      assert.equal(first.code, 0, first.err);
+      await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
+      await new Promise((r) => setTimeout(r, 300));
+      const veto = await hook(b.root, b.servers, pre("s1", "toolu_2", "git push origin main"));
+      assert.equal(veto.code, 0, veto.err);
+      const answer = JSON.parse(veto.out).hookSpecificOutput;
+      assert.equal(answer.permissionDecision, "deny");
+      assert.match(answer.permissionDecisionReason, /no pushes from agents/);
+      assert.equal((await hook(b.root, b.servers, post("s1", "toolu_1", "ls", "a.txt"))).code, 0);
+      const allow = await hook(b.root, b.servers, pre("s1", "toolu_3", "pwd"));
+      assert.equal(JSON.parse(allow.out).hookSpecificOutput.permissionDecision, "allow");
+      assert.match(readFileSync(b.log, "utf8"), /answered exit 0/, "the server answered calls");
+      // Stopping the server (its directory removed) writes the state and releases the episode.
+      rmSync(b.servers, { recursive: true, force: true });
+      await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
+      const dir = episodeDir(b.root);
+      await waitFor(() => !existsSync(join(dir, "lock")));
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "vetoed", "pending"]);
+      const recorded = state.outcomes.actions.find((a: any) => a.step_id === "step-1");
+      assert.match(JSON.stringify(recorded.output), /a\.txt/, "the result recorded through the server");
+      assert.deepEqual(validate(dir).problems, []);
+    },
+  );
+
+  test("parallel calls and a call handled by another process in between stay one consistent log", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const b = box("parallel");
+    assert.equal((await hook(b.root, b.servers, pre("s2", "toolu_0", "echo 0"))).code, 0);
+    await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
+    const calls = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => hook(b.root, b.servers, pre("s2", `toolu_${i}`, `echo ${i}`))),
+    );
+    for (const c of calls) assert.equal(JSON.parse(c.out).hookSpecificOutput.permissionDecision, "allow", c.err);
+    // Without the server: this process loads the episode itself; the server notices and reloads it.
+    const direct = await hook(b.root, b.servers, pre("s2", "toolu_6", "echo 6"), { NOEMA_HOOK_SERVER: "0" });
+    assert.equal(direct.code, 0, direct.err);
+    const again = await hook(b.root, b.servers, pre("s2", "toolu_7", "echo 7"));
+    assert.equal(JSON.parse(again.out).hookSpecificOutput.permissionDecision, "allow", again.err);
+    // The same call asked twice is answered once (idempotent per tool_use_id).
+    await hook(b.root, b.servers, pre("s2", "toolu_7", "echo 7"));
+    rmSync(b.servers, { recursive: true, force: true });
+    await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
+    const dir = episodeDir(b.root);
+    await new Promise((r) => setTimeout(r, 300));
+    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    assert.equal(state.plan.steps.length, 8, "eight distinct calls, eight steps");
+    const ids = state.plan.steps.map((s: any) => s.id);
+    assert.equal(new Set(ids).size, ids.length, "no step id twice");
+    const candidates = events(dir).filter((e) => e.phase === "action_candidate");
+    assert.equal(candidates.length, 8);
+    assert.deepEqual(validate(dir).problems, []);
+  });
+
+  test("a policy that throws denies the call (fail closed) through the server too; bad stdin exits 2", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const b = box("fail");
+    assert.equal((await hook(b.root, b.servers, pre("s3", "toolu_1", "ls"))).code, 0);
+    await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
+    await new Promise((r) => setTimeout(r, 300));
+    const boom = await hook(b.root, b.servers, pre("s3", "toolu_2", "explode now"));
+    assert.equal(boom.code, 0, boom.err);
+    const denied = JSON.parse(boom.out).hookSpecificOutput;
+    assert.equal(denied.permissionDecision, "deny");
+    assert.match(denied.permissionDecisionReason, /the guard exploded.*fail_closed/);
+    assert.equal(readFileSync(b.log, "utf8").match(/answered exit 0/g)?.length, 1, "the server answered it");
+    const garbage = await hook(b.root, b.servers, "{not json");
+    assert.equal(garbage.code, 2);
+    assert.match(garbage.err, /not JSON/);
+    rmSync(b.servers, { recursive: true, force: true });
+    await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
+  });
+});
