@@ -186,6 +186,11 @@ describe("resident hook server", () => {
     assert.equal(denied.permissionDecision, "deny");
     assert.match(denied.permissionDecisionReason, /the guard exploded.*fail_closed/);
     assert.equal(readFileSync(b.log, "utf8").match(/answered exit 0/g)?.length, 1, "the server answered it");
+    // An edited policy file is refused mid-episode, as a new process would refuse it.
+    writeFileSync(policy, readFileSync(policy, "utf8") + "// edited\n");
+    const edited = await hook(b.root, b.servers, pre("s3", "toolu_3", "ls"));
+    assert.equal(edited.code, 2, edited.out);
+    assert.match(edited.err, /changed since the run started/);
     const garbage = await hook(b.root, b.servers, "{not json");
     assert.equal(garbage.code, 2);
     assert.match(garbage.err, /not JSON/);
