@@ -25,6 +25,7 @@ import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import {
   addLimitOptions,
@@ -90,7 +91,10 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
   addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
     .addOption(verifyFileExistsOption("when the episode ends"))
     .addOption(verifyCommandOption())
-    .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
+    .option(
+      "--episode <id>",
+      "record into this episode (id, unique prefix or 'last') instead of the session's (used by noema run)",
+    )
     .option(
       "--print",
       "the agent runs unattended (claude -p, gemini -p): an approval defers the call and pauses the episode " +
@@ -127,10 +131,11 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         }
         if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
         const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
+        const hookRoot = resolveRoot({ root: typeof root === "string" ? root : g.root });
         return {
-          root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
+          root: hookRoot,
           options: rest as HookSettings["options"],
-          episode: opts.episode,
+          episode: opts.episode === undefined ? undefined : resolveEpisodeRef(opts.episode, { root: hookRoot }),
           finish: opts.finish,
           print: opts.print === true,
           grant: opts.grant === true,
