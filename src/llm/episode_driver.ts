@@ -114,6 +114,7 @@ export async function resumeLlmEpisode<R>(
 ): Promise<DriveResult<R>> {
   const saved = readJsonFile(join(core.dir, CONVERSATION_FILE)) as unknown as SavedConversation;
   const { value: messages } = o.redactor.unmask(saved.messages);
+  const { value: pending } = o.redactor.unmask(saved.pending);
   const agent = await runLlmAgent({
     ...o,
     governor: core,
@@ -121,7 +122,7 @@ export async function resumeLlmEpisode<R>(
     resume: {
       messages,
       turns: saved.turns,
-      callIds: saved.pending.map((p) => p.call_id),
+      pending,
       approved: decision.approved,
       reason: decision.reason,
     },

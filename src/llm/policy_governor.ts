@@ -20,6 +20,8 @@ import type { Decision, Governor, ProposedAction, RecordedResult } from "./gover
 export interface GovernedStep {
   step_id: string;
   action: ProposedAction;
+  /** The model's id of the call, when it was proposed under another key. */
+  call_id?: string;
   decision: Decision;
   result: RecordedResult | null;
 }
@@ -62,7 +64,7 @@ export interface PolicyGovernorOptions {
 export class PolicyGovernor implements Governor {
   /** Every governed call, in order. */
   readonly steps: GovernedStep[] = [];
-  /** Call ids a human approved: their next proposal is allowed without asking again. */
+  /** Call ids (the model's, or the keys calls were proposed under) a human approved: their next proposal is allowed without asking again. */
   readonly approved = new Set<string>();
   readonly #policies: LoadedPolicy[];
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
@@ -186,7 +188,9 @@ export class PolicyGovernor implements Governor {
     // now allowed when a human approved it.
     const known = action.call_id !== undefined ? this.#byCall.get(action.call_id) : undefined;
     if (known?.decision) {
-      if (known.decision.verdict === "ask" && this.approved.has(action.call_id!)) {
+      const approved = this.approved.has(action.call_id!) ||
+        (known.call_id !== undefined && this.approved.has(known.call_id));
+      if (known.decision.verdict === "ask" && approved) {
         known.decision = { ...known.decision, verdict: "allow", reason: null };
       }
       return known.decision;
@@ -240,6 +244,14 @@ export class PolicyGovernor implements Governor {
     return decision;
   }
 
+  /** Remembers the model's id of a call proposed under `key` (approvals and records by either). */
+  bindCall(key: string, callId: string): void {
+    const step = this.#byCall.get(key);
+    if (!step) return;
+    step.call_id = callId;
+    this.#byCall.set(callId, step);
+  }
+
   /** Releases the policies (worker threads of policy files). */
   close(): void {
     for (const p of this.#policies) p.close?.();
@@ -247,7 +259,7 @@ export class PolicyGovernor implements Governor {
 
   /** Keeps the result of a call that ran. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
-    const step = this.steps.find((s) => s.step_id === stepOrCallId || s.action.call_id === stepOrCallId);
+    const step = this.#byCall.get(stepOrCallId) ?? this.steps.find((s) => s.step_id === stepOrCallId);
     if (!step) return Promise.reject(new Error(`record: no step ${stepOrCallId}`));
     step.result = result;
     return Promise.resolve();
