@@ -77,7 +77,12 @@ describe("llm episode driver", () => {
       const second = await resumeLlmEpisode(handle, o, { approved: true });
       assert.equal(second.agent.status, "done", JSON.stringify(second.agent.error));
       assert.equal(second.run, "finished");
-      assert.deepEqual(handle.finished, [{ adapter_result: "success", message: "wrote out.txt" }]);
+      assert.deepEqual(handle.finished, [{
+        adapter_result: "success",
+        message: "wrote out.txt",
+        // Usage across the pause: three model calls of 11 + 7 tokens.
+        metrics: { tokens: { input: 33, output: 21, total: 54, model_calls: 3 } },
+      }]);
       assert.equal(readFileSync(join(ws, "out.txt"), "utf8"), "approved content");
       // One policy consultation per call: the approved call was answered from its record, not asked again.
       assert.deepEqual(handle.gov.steps.map((s) => [s.action.tool, s.decision.verdict, s.result?.status]), [

@@ -28,6 +28,7 @@ import { toAiSdkTools } from "../src/llm/ai_tools.ts";
 import { governedHooks } from "../src/llm/hooks.ts";
 import { approvalMessages, runAgentLoop } from "../src/llm/loop.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
+import { govern } from "../src/llm/govern.ts";
 import { readModelLog, replayModel } from "../src/llm/replay_model.ts";
 import { modelRecorder } from "../src/llm/model_log.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
@@ -355,6 +356,44 @@ describe("governed hooks with MockLanguageModelV4", () => {
       ["r1", "allow", "ok"],
       ["w1", "allow", "ok"],
     ]);
+  });
+});
+
+describe("govern()", () => {
+  it("pauses on requires_approval; gov.approve and a fresh aiSdk() run the call without asking again", async () => {
+    let consulted = 0;
+    const gov = await govern({
+      policies: [{
+        name: "Gate",
+        version: "1.0",
+        advise: () => {
+          consulted++;
+          return { kind: "veto", advice: "ask first", requires_approval: true };
+        },
+      }],
+    });
+    const ws3 = join(tmp.path, "govern");
+    mkdirSync(ws3, { recursive: true });
+    const model = scriptedMock([
+      [call("g1", "write_file", { path: "g.txt", content: "approved" })],
+      [{ type: "text", text: "ok" }],
+    ]);
+    const tools = toAiSdkTools(fileTools(), { ...ctx, workspace: ws3 });
+    const first = await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(3), ...gov.aiSdk() });
+    assert.deepEqual(gov.last!.pending.map((p) => [p.call_id, p.reason]), [["g1", "ask first"]]);
+    assert.throws(() => lstatSync(join(ws3, "g.txt")));
+    gov.approve("g1");
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      ...first.responseMessages,
+      ...approvalMessages(first.responseMessages, ["g1"], true),
+    ];
+    const second = await generateText({ model, tools, messages, stopWhen: isStepCount(3), ...gov.aiSdk() });
+    assert.equal(second.text, "ok");
+    assert.equal(readFileSync(join(ws3, "g.txt"), "utf8"), "approved");
+    assert.equal(consulted, 1);
+    assert.deepEqual(gov.steps.map((s) => [s.call_id, s.decision.verdict, s.result?.status]), [["g1", "allow", "ok"]]);
+    gov.close();
   });
 });
 

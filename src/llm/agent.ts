@@ -51,6 +51,8 @@ export interface LlmAgentOptions {
     turns: number;
     /** The calls the paused run left waiting. */
     pending: PendingToolApproval[];
+    /** The token usage before the pause. */
+    usage?: UsageTotals;
     approved: boolean;
     reason?: string;
   };
@@ -90,6 +92,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   const sink = new ArtifactSink(o.episodeDir, o.redactor);
   const log = sink.jsonl(MODEL_LOG);
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
+  if (o.resume?.usage) Object.assign(totals, o.resume.usage);
   try {
     const base = o.replay ? replayModel(o.replay, o.redactor) : createLlmModel(c);
     const model = wrapLanguageModel({
@@ -135,6 +138,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
         schema_version: "llm-conversation/1.0",
         turns: total,
         pending: result.pending,
+        usage: totals,
         messages: result.messages,
       });
     }
