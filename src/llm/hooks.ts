@@ -167,7 +167,9 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
       // A governor that throws fails the call closed: the SDK makes it a tool error the model reads.
       const key = `${tool}:${crypto.randomUUID()}`;
       const decision = await propose(tool, raw, key);
-      const refined = decision.verdict === "deny" || decision.input === raw ? raw : structuredClone(decision.input);
+      // The input after interventions, as a copy of its own (the governor keeps its record).
+      const same = decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
+      const refined = same ? raw : structuredClone(decision.input);
       byInput.set(refined, { key, decision });
       return refined;
     }),

@@ -31,6 +31,8 @@ interface StepView {
   status: string;
   plan: object;
   action: { id: string; step_id: string; kind: string; result_status: string; input_excerpt: string } | null;
+  /** The action as `recent_actions` shows it. */
+  recent: object | null;
 }
 
 /** Options of {@link PolicyGovernor}. */
@@ -71,6 +73,7 @@ export class PolicyGovernor implements Governor {
   readonly #startedAt = new Date().toISOString();
   readonly #views = new Map<string, StepView>();
   readonly #byCall = new Map<string, GovernedStep>();
+  #fixed: { episode: object; goal: object; empty: readonly never[]; memory: object; links: object } | null = null;
 
   private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
     this.#policies = policies;
@@ -101,14 +104,19 @@ export class PolicyGovernor implements Governor {
    * convenience fields (`task`, `facts`, `recent_actions`), deeply frozen.
    */
   #state(action: ProposedAction, index: number): PolicyState {
-    const done = this.steps.filter((s) => s.decision !== undefined);
-    const views = done.map((s) => this.#view(s));
-    const actions = views.flatMap((v) => v.action ? [v.action] : []);
+    // Built from frozen parts: the views of earlier calls are frozen once (per status), the fixed parts once,
+    // so a call freezes only what is new (the arrays hold frozen items and are frozen without a walk).
+    const plans: object[] = [], actions: object[] = [], recent: object[] = [];
+    for (const s of this.steps) {
+      if (s.decision === undefined) continue;
+      const v = this.#view(s);
+      plans.push(v.plan);
+      if (v.action) actions.push(v.action);
+      if (v.recent) recent.push(v.recent);
+    }
     const stepId = `step-${index}`;
     const description = action.description ?? action.command ?? action.tool;
-    return deepFreeze({
-      version: CONTRACT_VERSIONS.state,
-      state_schema_version: CONTRACT_VERSIONS.state_schema,
+    const fixed = this.#fixed ??= deepFreeze({
       episode: {
         id: "library",
         seed: 0,
@@ -119,34 +127,37 @@ export class PolicyGovernor implements Governor {
         mode: "meta",
       },
       goal: { task: this.#o.task, type: "general" },
-      beliefs: [],
-      plan: {
-        steps: [
-          ...views.map((v) => v.plan),
-          { id: stepId, kind: "act", description, status: "pending" },
-        ],
-        source: "agent",
-      },
+      empty: [],
       memory: { facts: [] },
-      outcomes: { status: "pending", actions, artifacts: [], error: null },
       links: { events: "events.jsonl", learn: "learn.jsonl" },
-      action: {
+    });
+    plans.push(deepFreeze({ id: stepId, kind: "act", description, status: "pending" }));
+    return Object.freeze({
+      version: CONTRACT_VERSIONS.state,
+      state_schema_version: CONTRACT_VERSIONS.state_schema,
+      episode: fixed.episode,
+      goal: fixed.goal,
+      beliefs: fixed.empty,
+      plan: Object.freeze({ steps: Object.freeze(plans), source: "agent" }),
+      memory: fixed.memory,
+      outcomes: Object.freeze({
+        status: "pending",
+        actions: Object.freeze(actions),
+        artifacts: fixed.empty,
+        error: null,
+      }),
+      links: fixed.links,
+      action: deepFreeze({
         kind: action.kind,
         tool: action.tool,
-        input: structuredClone(action.input),
+        input: deepFreeze(action.input),
         command: action.command ?? `${action.tool} ${JSON.stringify(action.input)}`.slice(0, 200),
-      },
-      step: { id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input },
+      }),
+      step: deepFreeze({ id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input }),
       workspace: this.#o.workspace,
       task: this.#o.task,
-      facts: [],
-      recent_actions: actions.slice(-10).map((a) => ({
-        id: a.id,
-        step_id: a.step_id,
-        kind: a.kind,
-        result_status: a.result_status,
-        input_excerpt: a.input_excerpt,
-      })),
+      facts: fixed.empty,
+      recent_actions: Object.freeze(recent.slice(-10)),
     }) as unknown as PolicyState;
   }
 
@@ -164,17 +175,27 @@ export class PolicyGovernor implements Governor {
     const cached = this.#views.get(s.step_id);
     if (cached?.status === status) return cached;
     const excerpt = (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
+    const id = `act_${s.step_id}`;
     const view = {
       status,
       plan: deepFreeze({ id: s.step_id, kind: "act", description: excerpt, status }),
       action: s.result
         ? deepFreeze({
-          id: `act_${s.step_id}`,
+          id,
           kind: s.action.kind,
           tool: s.action.tool,
           input_excerpt: excerpt,
           result_status: s.result.status,
           step_id: s.step_id,
+        })
+        : null,
+      recent: s.result
+        ? deepFreeze({
+          id,
+          step_id: s.step_id,
+          kind: s.action.kind,
+          result_status: s.result.status,
+          input_excerpt: excerpt,
         })
         : null,
     };
@@ -198,10 +219,12 @@ export class PolicyGovernor implements Governor {
     // Parallel calls are proposed concurrently: take the step's place before awaiting anything.
     const index = this.steps.length + 1;
     const stepId = `step-${index}`;
-    const entry = { step_id: stepId, action: { ...action, input: structuredClone(action.input) } } as GovernedStep;
+    // One frozen copy of the input: what the step records and what the first policy sees.
+    const proposed = deepFreeze(structuredClone(action.input));
+    const entry = { step_id: stepId, action: { ...action, input: proposed } } as GovernedStep;
     this.steps.push(entry);
     if (action.call_id !== undefined) this.#byCall.set(action.call_id, entry);
-    let input = structuredClone(action.input);
+    let input = proposed as Record<string, unknown>;
     const outcomes = [];
     const hints: string[] = [];
     let patched = false;
