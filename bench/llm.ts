@@ -218,6 +218,15 @@ export async function main(args: string[]): Promise<BenchReport> {
     const fixedCost = median(times["core"].map((t) => t.fixed ?? 0));
     rows.push(["episode open + finish (fixed, per episode)", "-", fixed(fixedCost, 1), "-", "-", "-"]);
     const alone = median([await hooksAlone(total), await hooksAlone(total), await hooksAlone(total)]);
+    const long = median([await hooksAlone(total * 10), await hooksAlone(total * 10)]);
+    rows.push([
+      `hooks alone, ${total * 10} calls (linear?): ms per call`,
+      fixed(long, 3),
+      "-",
+      "-",
+      fixed(long, 3),
+      long <= 2 ? "yes" : "no",
+    ]);
     rows.push([
       "hooks alone (no model): ms per call",
       fixed(alone, 3),

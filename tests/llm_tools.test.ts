@@ -463,6 +463,13 @@ describe("PolicyGovernor state", () => {
           } catch {
             frozen = true;
           }
+          // The growing lists are read-only too (views, not frozen copies).
+          for (const list of [s.plan.steps, s.outcomes.actions, s.recent_actions]) {
+            try {
+              list.push({});
+              frozen = false;
+            } catch { /* read-only */ }
+          }
           seen.push({
             task: s.goal.task,
             steps: s.plan.steps.map((x: { id: string; status: string }) => `${x.id}:${x.status}`),

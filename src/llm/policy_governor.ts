@@ -11,6 +11,7 @@ import type { PolicyObject, PolicyState } from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
+import { listView } from "../runtime/core/list_view.ts";
 import { decide } from "../runtime/governance.ts";
 import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
@@ -138,11 +139,12 @@ export class PolicyGovernor implements Governor {
       episode: fixed.episode,
       goal: fixed.goal,
       beliefs: fixed.empty,
-      plan: Object.freeze({ steps: Object.freeze(plans), source: "agent" }),
+      // Read-only views, not frozen arrays: freezing a big array costs much under Bun (see list_view.ts).
+      plan: Object.freeze({ steps: listView(plans, plans.length), source: "agent" }),
       memory: fixed.memory,
       outcomes: Object.freeze({
         status: "pending",
-        actions: Object.freeze(actions),
+        actions: listView(actions, actions.length),
         artifacts: fixed.empty,
         error: null,
       }),
