@@ -32,6 +32,14 @@ import {
   runStandalone,
   workDir,
 } from "./lib.ts";
+import {
+  chromiumArgs,
+  findChromium,
+  plainPage,
+  RENDER_PROBE,
+  stepsTask,
+  timedPage,
+} from "../tests/helpers/report_page.ts";
 
 const CLI = join(REPO_ROOT, "src", "cli", "main.ts");
 /** Render goal in Chromium, ms. */
@@ -45,18 +53,7 @@ function episode(steps: number): string {
   if (existsSync(join(dir, "manifest.json"))) return dir;
   rmSync(root, { recursive: true, force: true });
   const task = join(workDir("."), `report-${steps}.json`);
-  writeFileSync(
-    task,
-    JSON.stringify({
-      task: `${steps} steps`,
-      using: "minimal",
-      steps: Array.from({ length: steps }, (_, i) => ({
-        kind: "act",
-        description: `Step ${i}`,
-        inputs: { command: `echo step ${i}` },
-      })),
-    }),
-  );
+  writeFileSync(task, JSON.stringify(stepsTask(steps)));
   const r = spawnSync(BUN, [CLI, "run", task, "--root", root, "--episode-id", id, "-q"], {
     encoding: "utf8",
     maxBuffer: 1 << 26,
@@ -65,42 +62,20 @@ function episode(steps: number): string {
   return dir;
 }
 
-/** The Chromium binary, or null. */
-function chromium(): string | null {
-  for (const c of [process.env.CHROMIUM, "/usr/bin/chromium", "chromium"]) {
-    if (c && spawnSync(c, ["--version"], { stdio: "ignore" }).status === 0) return c;
-  }
-  return null;
-}
-
 /** Best of `runs` in-page render times (ms since navigation start, after a forced layout) of an HTML file. */
 function renderMs(browser: string, page: string, runs: number): number {
-  const html = readFileSync(page, "utf8")
-    .replace("script-src &#39;none&#39;", "script-src &#39;unsafe-inline&#39;")
-    .replace(
-      "</body>",
-      "<script>document.body.offsetHeight;document.title='RENDER_MS='+performance.now()</script></body>",
-    );
+  const html = timedPage(readFileSync(page, "utf8"));
   const tmp = mkdtempSync(join(tmpdir(), "noema-bench-report-"));
   try {
     const timed = join(tmp, "timed.html");
     writeFileSync(timed, html);
     let best = Infinity;
     for (let i = 0; i < runs; i++) {
-      const r = spawnSync(browser, [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--user-data-dir=${join(tmp, `profile-${i}`)}`,
-        "--dump-dom",
-        `file://${timed}`,
-      ], { encoding: "utf8", maxBuffer: 1 << 28 });
-      const m = /RENDER_MS=([\d.]+)/.exec(r.stdout ?? "");
+      const r = spawnSync(browser, chromiumArgs(join(tmp, `profile-${i}`), ["--dump-dom"], timed), {
+        encoding: "utf8",
+        maxBuffer: 1 << 28,
+      });
+      const m = RENDER_PROBE.exec(r.stdout ?? "");
       if (!m) throw new Error(`chromium did not run the probe: ${r.stderr?.slice(-500)}`);
       best = Math.min(best, Number(m[1]));
     }
@@ -137,14 +112,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     `text ${mib(text)} MiB, events.jsonl ${mib(join(dir, "events.jsonl"))} MiB.`,
   ];
   let ok = true;
-  const browser = chromium();
+  const browser = findChromium();
   if (browser) {
     const pre = join(out, "events.html");
-    const body = readFileSync(text, "utf8").replace(/&/g, "&amp;").replace(/</g, "&lt;");
-    writeFileSync(
-      pre,
-      `<!doctype html><html><head><meta charset="utf-8"></head><body><pre>${body}</pre></body></html>`,
-    );
+    writeFileSync(pre, plainPage(readFileSync(text, "utf8")));
     const ms = renderMs(browser, page, runs), base = renderMs(browser, pre, runs);
     ok = ms < RENDER_GOAL_MS;
     measures.push({

@@ -97,8 +97,13 @@ async function assertSound(s: Awaited<ReturnType<typeof session>>, dir: string) 
   assert.equal(verify.code, 0, `noema verify: ${verify.stdout}${verify.stderr}`);
 }
 
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 60_000;
+
 describe("noema run --using claude-code (real Claude Code, scripted model)", () => {
-  test("an allowed call runs and is recorded with its output; the episode validates and verifies", async () => {
+  test("an allowed call runs and is recorded with its output; the episode validates and verifies", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ text: "Checking", tools: [bash("toolu_a1", "echo hello-from-claude")] }, {
       text: "Done.",
     }]);
@@ -123,26 +128,30 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
-  test("a vetoed call does not run, and the model receives noema's reason", async () => {
-    const s = await session([{ tools: [bash("toolu_v1", "touch forbidden.txt")] }, { text: "Understood." }]);
-    try {
-      const r = await s.run("touch the forbidden file", policy("no-forbidden.ts"));
-      const out = JSON.parse(r.stdout);
-      assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
-      const result = s.server.toolResults().get("toolu_v1");
-      assert.ok(result?.is_error, "a denied call is an error tool result");
-      assert.match(result!.content, /NoForbidden.*forbidden files stay untouched/);
-      assert.equal(r.code, 0, r.stderr);
-      const gov = events(out.episode_dir).filter((e) => e.phase === "governance");
-      assert.ok(gov.some((e) => e.payload.decision === "veto"), "the veto is recorded");
-      assert.deepEqual(acts(out.episode_dir).map((a) => a.payload.step_status), ["vetoed"]);
-      await assertSound(s, out.episode_dir);
-    } finally {
-      await s.server.close();
-    }
-  });
+  test(
+    "a vetoed call does not run, and the model receives noema's reason",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const s = await session([{ tools: [bash("toolu_v1", "touch forbidden.txt")] }, { text: "Understood." }]);
+      try {
+        const r = await s.run("touch the forbidden file", policy("no-forbidden.ts"));
+        const out = JSON.parse(r.stdout);
+        assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
+        const result = s.server.toolResults().get("toolu_v1");
+        assert.ok(result?.is_error, "a denied call is an error tool result");
+        assert.match(result!.content, /NoForbidden.*forbidden files stay untouched/);
+        assert.equal(r.code, 0, r.stderr);
+        const gov = events(out.episode_dir).filter((e) => e.phase === "governance");
+        assert.ok(gov.some((e) => e.payload.decision === "veto"), "the veto is recorded");
+        assert.deepEqual(acts(out.episode_dir).map((a) => a.payload.step_status), ["vetoed"]);
+        await assertSound(s, out.episode_dir);
+      } finally {
+        await s.server.close();
+      }
+    },
+  );
 
-  test("an intervention rewrites the command that actually runs", async () => {
+  test("an intervention rewrites the command that actually runs", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([{ tools: [bash("toolu_i1", "echo original > said.txt")] }, { text: "Done." }]);
     try {
       const r = await s.run("write a file", policy("rewrite.ts"));
@@ -157,7 +166,7 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
-  test("two tool calls in one turn are both recorded", async () => {
+  test("two tool calls in one turn are both recorded", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([
       { tools: [bash("toolu_p1", "echo one"), bash("toolu_p2", "echo two")] },
       { text: "Both done." },
@@ -176,7 +185,9 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
-  test("approval: the deferred call pauses the episode (exit 4); approve --resume runs it", async () => {
+  test("approval: the deferred call pauses the episode (exit 4); approve --resume runs it", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ tools: [bash("toolu_d1", "echo deployed > deploy.txt")] }, { text: "Deployed." }]);
     try {
       const r = await s.run("deploy", policy("gate.ts"));
@@ -194,7 +205,9 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
-  test("approval: reject --resume denies the call and the model receives the reason", async () => {
+  test("approval: reject --resume denies the call and the model receives the reason", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ tools: [bash("toolu_r1", "echo deployed > deploy.txt")] }, { text: "Not deployed." }]);
     try {
       const r = await s.run("deploy", policy("gate.ts"));
@@ -212,22 +225,26 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
-  test("a policy that throws fails closed: the call is denied and does not run", async () => {
-    const s = await session([{ tools: [bash("toolu_t1", "echo boom > boom.txt")] }, { text: "Stopped." }]);
-    try {
-      const r = await s.run("explode", policy("throws.ts"));
-      const out = JSON.parse(r.stdout);
-      assert.equal(existsSync(join(s.box.workspace, "boom.txt")), false);
-      const result = s.server.toolResults().get("toolu_t1");
-      assert.ok(result?.is_error);
-      assert.match(result!.content, /Throws@1\.0 failed.*policy bug.*fail_closed blocks the action/);
-      await assertSound(s, out.episode_dir);
-    } finally {
-      await s.server.close();
-    }
-  });
+  test(
+    "a policy that throws fails closed: the call is denied and does not run",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const s = await session([{ tools: [bash("toolu_t1", "echo boom > boom.txt")] }, { text: "Stopped." }]);
+      try {
+        const r = await s.run("explode", policy("throws.ts"));
+        const out = JSON.parse(r.stdout);
+        assert.equal(existsSync(join(s.box.workspace, "boom.txt")), false);
+        const result = s.server.toolResults().get("toolu_t1");
+        assert.ok(result?.is_error);
+        assert.match(result!.content, /Throws@1\.0 failed.*policy bug.*fail_closed blocks the action/);
+        await assertSound(s, out.episode_dir);
+      } finally {
+        await s.server.close();
+      }
+    },
+  );
 
-  test("garbage on the hook's stdin blocks the call (exit 2)", async () => {
+  test("garbage on the hook's stdin blocks the call (exit 2)", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([]);
     try {
       const r = await noema(["hook", "claude-code", "--root", s.box.root], s.env, s.box.workspace, "{not json");

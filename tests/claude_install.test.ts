@@ -1,7 +1,7 @@
 // noema install-hooks claude-code, and the hook's fail-closed exits, through the real CLI.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { cli, REPO } from "./helpers/cli.ts";
@@ -90,5 +90,36 @@ describe("noema hook fails closed", () => {
     });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "");
+  });
+});
+
+describe("noema hook --episode", () => {
+  test("takes last and a unique id prefix, like view and events", () => {
+    const root = join(tmp.path, "episode-ref");
+    const workspace = join(tmp.path, "episode-ref-ws");
+    mkdirSync(workspace, { recursive: true });
+    const hook = (input: string, ...extra: string[]) =>
+      cli(["hook", "claude-code", "--root", root, "--workspace", workspace, "--no-finish", ...extra], { input });
+    const opened = hook(fixture("UserPromptSubmit"));
+    assert.equal(opened.code, 0, opened.stderr);
+    const episodes = () => readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const [id] = episodes();
+    assert.ok(id, "the prompt opened an episode");
+    // Another session's tool calls, sent into that episode by reference.
+    const call = (n: number) =>
+      JSON.stringify({
+        ...JSON.parse(fixture("PreToolUse_Bash")),
+        session_id: "another",
+        tool_use_id: `toolu_ref_${n}`,
+      });
+    const refs = ["last", id.slice(0, 10), id.slice(3, 10).toLowerCase()];
+    refs.forEach((ref, n) => {
+      const r = hook(call(n), "--episode", ref);
+      assert.equal(r.code, 0, `--episode ${ref}: ${r.stderr}`);
+    });
+    assert.deepEqual(episodes(), [id], "no other episode was opened");
+    const events = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter(Boolean);
+    const proposed = events.map((l) => JSON.parse(l)).filter((e) => e.phase === "action_candidate");
+    assert.equal(proposed.length, refs.length, "each call went through the episode's policies");
   });
 });

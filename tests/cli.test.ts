@@ -13,6 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
 import { cli, IS_DENO, MAIN, REPO } from "./helpers/cli.ts";
+import { VERIFICATION_NOT_PROVIDED } from "./helpers/verification.ts";
 
 function lines(text: string): string[] {
   return text.split("\n").filter((l) => l.length > 0);
@@ -143,15 +144,7 @@ function writeTerminal(root: string): void {
     duration_sec: 0.06,
     adapter_result: "success",
     outcome: "success_unverified",
-    verification: {
-      provided: false,
-      passed: null,
-      assertions: [],
-      workspace_diff: null,
-      snapshots: null,
-      policy: { ignore: [".git"], symlinks: "skip" },
-      error: null,
-    },
+    verification: VERIFICATION_NOT_PROVIDED,
     flags: { intuition: true, mode: "meta" },
     metrics: { success: 0, plan_count: 1, act_count: 1, reflect_count: 0, veto_count: 1 },
   };

@@ -543,6 +543,26 @@ describe("list filters, last and id prefixes", () => {
     const empty = workdir("no-episodes");
     assert.equal(empty.run(["last"]).code, 1);
   });
+
+  test("verify and report take last and a unique prefix too", () => {
+    const verified = w.run(["verify", "last", "--json"]);
+    assert.equal(verified.code, 0, verified.stderr);
+    assert.equal(JSON.parse(verified.stdout).manifest, join(w.root, "episodes", ids[2], "manifest.json"));
+    let n = 4;
+    while (ids.filter((id) => id.startsWith(ids[1].slice(0, n))).length > 1) n++;
+    const prefix = ids[1].slice(0, n);
+    const byPrefix = w.run(["verify", prefix.slice(3).toLowerCase(), "--json"]);
+    assert.equal(byPrefix.code, 0, byPrefix.stderr);
+    assert.equal(JSON.parse(byPrefix.stdout).manifest, join(w.root, "episodes", ids[1], "manifest.json"));
+    assert.equal(w.run(["verify", "ep_"]).code, 2, "an ambiguous prefix is a usage error");
+    const report = w.run(["report", prefix]);
+    assert.equal(report.code, 0, report.stderr);
+    const page = readFileSync(join(w.cwd, `${ids[1]}.html`), "utf8");
+    assert.ok(page.includes(ids[1]), "the page of the episode the prefix names");
+    const last = w.run(["report", "last", "-o", "-"]);
+    assert.equal(last.code, 0, last.stderr);
+    assert.ok(last.stdout.includes(ids[2]));
+  });
 });
 
 describe("follow", () => {

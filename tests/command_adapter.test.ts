@@ -39,26 +39,26 @@ function programAct(dir: string): ActPayload {
 }
 
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** The arguments of `noema run <task> --json --root <root> --using command -- sh -c <script>`. */
+const runSh = (
+  task: string,
+  script: string,
+) => ["run", task, "--json", "--root", root, "--using", "command", "--", "sh", "-c", script];
+
+/** A task file for the command adapter with `adapter` settings; returns its path. */
+const commandTask = (name: string, task: string, adapter: Record<string, unknown>) =>
+  tmp.file(name, JSON.stringify({ task, using: "command", adapter }));
+
+const EOF_PROBE = 'if read l; then echo "read $l"; else echo eof; fi';
 const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
 
 describe("command adapter: stdin, exit code", () => {
   test("a pipe on noema's stdin reaches the program; its exit code is in the act event and in run --json", () => {
-    const r = cli(
-      [
-        "run",
-        "greet",
-        "--json",
-        "--root",
-        root,
-        "--using",
-        "command",
-        "--",
-        "sh",
-        "-c",
-        'read line; echo "got: $line"; exit 7',
-      ],
-      { input: "hello from stdin\n", cwd: tmp.path },
-    );
+    const r = cli(runSh("greet", 'read line; echo "got: $line"; exit 7'), {
+      input: "hello from stdin\n",
+      cwd: tmp.path,
+    });
     assert.equal(r.code, 1, r.stderr);
     const res = JSON.parse(r.stdout);
     assert.equal(res.program_exit_code, 7);
@@ -72,7 +72,7 @@ describe("command adapter: stdin, exit code", () => {
   });
 
   test("exit 0: program_exit_code 0 and the run succeeds", () => {
-    const r = cli(["run", "ok", "--json", "--root", root, "--using", "command", "--", "sh", "-c", "cat"], {
+    const r = cli(runSh("ok", "cat"), {
       input: "piped text\n",
       cwd: tmp.path,
     });
@@ -88,20 +88,7 @@ describe("command adapter: stdin, exit code", () => {
     const [cmd, ...args] = cliCommand();
     const r = spawnSync(
       cmd,
-      [
-        ...args,
-        "run",
-        "x",
-        "--json",
-        "--root",
-        root,
-        "--using",
-        "command",
-        "--",
-        "sh",
-        "-c",
-        'if read l; then echo "read $l"; else echo eof; fi',
-      ],
+      [...args, ...runSh("x", EOF_PROBE)],
       {
         cwd: tmp.path,
         encoding: "utf8",
@@ -115,35 +102,21 @@ describe("command adapter: stdin, exit code", () => {
   });
 
   test('adapter.stdin "none" gives an empty stdin even when data is piped; a bad value is a usage error', () => {
-    const task = tmp.file(
-      "none.json",
-      JSON.stringify({
-        task: "no stdin",
-        using: "command",
-        adapter: { command: ["sh", "-c", 'if read l; then echo "read $l"; else echo eof; fi'], stdin: "none" },
-      }),
-    );
+    const task = commandTask("none.json", "no stdin", { command: ["sh", "-c", EOF_PROBE], stdin: "none" });
     const r = cli(["run", task, "--json", "--root", root], { input: "should not be read\n", cwd: tmp.path });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(programAct(JSON.parse(r.stdout).episode_dir).output.stdout, "eof\n");
-    const bad = tmp.file(
-      "bad.json",
-      JSON.stringify({ task: "bad", using: "command", adapter: { command: ["true"], stdin: "sometimes" } }),
-    );
+    const bad = commandTask("bad.json", "bad", { command: ["true"], stdin: "sometimes" });
     const b = cli(["run", bad, "--json", "--root", root], { cwd: tmp.path });
     assert.equal(b.code, 2, b.stderr);
     assert.match(b.stderr, /stdin must be one of auto, inherit, none, got "sometimes"/);
   });
 
   test("adapter.tee true copies the output to stderr; --json stdout stays one JSON object", () => {
-    const task = tmp.file(
-      "tee.json",
-      JSON.stringify({
-        task: "tee",
-        using: "command",
-        adapter: { command: ["sh", "-c", "echo to-stdout; echo to-stderr >&2"], tee: true },
-      }),
-    );
+    const task = commandTask("tee.json", "tee", {
+      command: ["sh", "-c", "echo to-stdout; echo to-stderr >&2"],
+      tee: true,
+    });
     const r = cli(["run", task, "--json", "--root", root], { cwd: tmp.path });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /to-stdout/);
@@ -161,21 +134,7 @@ describe("command adapter on a terminal (script -qc)", {
   test("the program reads the terminal, its output is shown live on stderr and recorded", async () => {
     const program = 'if [ -t 0 ]; then echo stdin-is-a-tty; fi; echo first; read line; echo "got $line"; ' +
       "sleep 1; echo second >&2; exit 3";
-    const inner = [
-      ...cliCommand(),
-      "run",
-      "typed",
-      "--json",
-      "--root",
-      root,
-      "--using",
-      "command",
-      "--",
-      "sh",
-      "-c",
-      program,
-    ]
-      .map(q).join(" ");
+    const inner = [...cliCommand(), ...runSh("typed", program)].map(q).join(" ");
     const child = spawn("script", ["-qec", inner, "/dev/null"], {
       cwd: tmp.path,
       env: { ...process.env, NO_COLOR: "1", TERM: "dumb" },

@@ -51,15 +51,22 @@ function valid(dir: string) {
 }
 
 /** Runs the driver in a child process under the runtime running the tests. */
-function driver(episodeId: string, callIds: string[]): Promise<{ code: number | null; out: string; err: string }> {
+function driver(
+  episodeId: string,
+  callIds: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string; signal: string | null }> {
   const script = join(REPO, "tests", "helpers", "core_driver.ts");
   const args = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script] : [script];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...args, root, episodeId, ...callIds], { cwd: REPO });
+    const child = spawn(process.execPath, [...args, root, episodeId, ...callIds], {
+      cwd: REPO,
+      env: { ...process.env, ...env },
+    });
     let out = "", err = "";
     child.stdout.on("data", (d) => out += d);
     child.stderr.on("data", (d) => err += d);
-    child.on("close", (code) => resolve({ code, out, err }));
+    child.on("close", (code, signal) => resolve({ code, out, err, signal }));
   });
 }
 
@@ -151,6 +158,32 @@ describe("EpisodeCore", () => {
     assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "done", "done"]);
     const ids = events(core.dir).map((e) => e.id);
     assert.equal(new Set(ids).size, ids.length, "event ids are unique across processes");
+  });
+
+  test("a driver killed after appending its calls' events, before writing the state: the next one recovers them", async () => {
+    const core = await EpisodeCore.open("Crash", { root, using: "claude-code", policies: [policy] });
+    await core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "c1" });
+    await core.record("c1", { status: "ok" });
+    core.close();
+    const killed = await driver(core.episodeId, ["c2", "c3", "c4"], { NOEMA_TEST_DIE_AFTER: "2" });
+    assert.equal(killed.signal, "SIGKILL", killed.err);
+    assert.equal(json(core.dir, "state.json").plan.steps.length, 1, "the state did not see the killed driver's calls");
+    const back = await EpisodeCore.attach(core.episodeId, { root, waitMs: 10_000 });
+    const next = await back.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c5" });
+    assert.equal(next.step_id, "step-4", "a new step id after the recovered ones");
+    await back.record("c5", { status: "ok" });
+    await back.finish();
+    valid(core.dir);
+    const state = json(core.dir, "state.json");
+    assert.deepEqual(state.plan.steps.map((s: any) => [s.id, s.status]), [
+      ["step-1", "done"],
+      ["step-2", "done"],
+      ["step-3", "done"],
+      ["step-4", "done"],
+    ]);
+    assert.equal(state.outcomes.actions.length, 4);
+    const plan = reconstructPlan(events(core.dir));
+    assert.deepEqual(plan?.steps.map((s) => s.id), ["step-1", "step-2", "step-3", "step-4"]);
   });
 
   test("concurrent processes proposing and recording leave a valid log with every call", async () => {

@@ -108,35 +108,44 @@ function box(name: string) {
   return { root: join(dir, ".noema"), servers, log: join(dir, "server.log") };
 }
 
-describe("resident hook server", () => {
-  test("later calls are answered by the server: same verdicts, one valid episode", async () => {
-    const b = box("serial");
-    const first = await hook(b.root, b.servers, pre("s1", "toolu_1", "ls"));
-    assert.equal(first.code, 0, first.err);
-    await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
-    await new Promise((r) => setTimeout(r, 300));
-    const veto = await hook(b.root, b.servers, pre("s1", "toolu_2", "git push origin main"));
-    assert.equal(veto.code, 0, veto.err);
-    const answer = JSON.parse(veto.out).hookSpecificOutput;
-    assert.equal(answer.permissionDecision, "deny");
-    assert.match(answer.permissionDecisionReason, /no pushes from agents/);
-    assert.equal((await hook(b.root, b.servers, post("s1", "toolu_1", "ls", "a.txt"))).code, 0);
-    const allow = await hook(b.root, b.servers, pre("s1", "toolu_3", "pwd"));
-    assert.equal(JSON.parse(allow.out).hookSpecificOutput.permissionDecision, "allow");
-    assert.match(readFileSync(b.log, "utf8"), /answered exit 0/, "the server answered calls");
-    // Stopping the server (its directory removed) writes the state and releases the episode.
-    rmSync(b.servers, { recursive: true, force: true });
-    await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
-    const dir = episodeDir(b.root);
-    await waitFor(() => !existsSync(join(dir, "lock")));
-    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
-    assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "vetoed", "pending"]);
-    const recorded = state.outcomes.actions.find((a: any) => a.step_id === "step-1");
-    assert.match(JSON.stringify(recorded.output), /a\.txt/, "the result recorded through the server");
-    assert.deepEqual(validate(dir).problems, []);
-  });
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 60_000;
 
-  test("parallel calls and a call handled by another process in between stay one consistent log", async () => {
+describe("resident hook server", () => {
+  test(
+    "later calls are answered by the server: same verdicts, one valid episode",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const b = box("serial");
+      const first = await hook(b.root, b.servers, pre("s1", "toolu_1", "ls"));
+      assert.equal(first.code, 0, first.err);
+      await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
+      await new Promise((r) => setTimeout(r, 300));
+      const veto = await hook(b.root, b.servers, pre("s1", "toolu_2", "git push origin main"));
+      assert.equal(veto.code, 0, veto.err);
+      const answer = JSON.parse(veto.out).hookSpecificOutput;
+      assert.equal(answer.permissionDecision, "deny");
+      assert.match(answer.permissionDecisionReason, /no pushes from agents/);
+      assert.equal((await hook(b.root, b.servers, post("s1", "toolu_1", "ls", "a.txt"))).code, 0);
+      const allow = await hook(b.root, b.servers, pre("s1", "toolu_3", "pwd"));
+      assert.equal(JSON.parse(allow.out).hookSpecificOutput.permissionDecision, "allow");
+      assert.match(readFileSync(b.log, "utf8"), /answered exit 0/, "the server answered calls");
+      // Stopping the server (its directory removed) writes the state and releases the episode.
+      rmSync(b.servers, { recursive: true, force: true });
+      await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
+      const dir = episodeDir(b.root);
+      await waitFor(() => !existsSync(join(dir, "lock")));
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["done", "vetoed", "pending"]);
+      const recorded = state.outcomes.actions.find((a: any) => a.step_id === "step-1");
+      assert.match(JSON.stringify(recorded.output), /a\.txt/, "the result recorded through the server");
+      assert.deepEqual(validate(dir).problems, []);
+    },
+  );
+
+  test("parallel calls and a call handled by another process in between stay one consistent log", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const b = box("parallel");
     assert.equal((await hook(b.root, b.servers, pre("s2", "toolu_0", "echo 0"))).code, 0);
     await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
@@ -164,7 +173,9 @@ describe("resident hook server", () => {
     assert.deepEqual(validate(dir).problems, []);
   });
 
-  test("a policy that throws denies the call (fail closed) through the server too; bad stdin exits 2", async () => {
+  test("a policy that throws denies the call (fail closed) through the server too; bad stdin exits 2", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const b = box("fail");
     assert.equal((await hook(b.root, b.servers, pre("s3", "toolu_1", "ls"))).code, 0);
     await waitFor(() => readdirSync(b.servers).some((n) => n.endsWith(".sock")));
@@ -175,6 +186,11 @@ describe("resident hook server", () => {
     assert.equal(denied.permissionDecision, "deny");
     assert.match(denied.permissionDecisionReason, /the guard exploded.*fail_closed/);
     assert.equal(readFileSync(b.log, "utf8").match(/answered exit 0/g)?.length, 1, "the server answered it");
+    // An edited policy file is refused mid-episode, as a new process would refuse it.
+    writeFileSync(policy, readFileSync(policy, "utf8") + "// edited\n");
+    const edited = await hook(b.root, b.servers, pre("s3", "toolu_3", "ls"));
+    assert.equal(edited.code, 2, edited.out);
+    assert.match(edited.err, /changed since the run started/);
     const garbage = await hook(b.root, b.servers, "{not json");
     assert.equal(garbage.code, 2);
     assert.match(garbage.err, /not JSON/);

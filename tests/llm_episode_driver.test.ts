@@ -16,6 +16,7 @@ import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { driveLlmEpisode, type EpisodeHandle, resumeLlmEpisode } from "../src/llm/episode_driver.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { WRITE_NEEDS_APPROVAL } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-llm-drive-");
 after(() => tmp.cleanup());
@@ -23,16 +24,7 @@ after(() => tmp.cleanup());
 async function episode(name: string) {
   const dir = join(tmp.path, name), ws = join(dir, "ws");
   mkdirSync(ws, { recursive: true });
-  const gov = await PolicyGovernor.create({
-    policies: [{
-      name: "Gate",
-      version: "1.0",
-      advise: (s) =>
-        s.action.tool === "write_file"
-          ? { kind: "veto", advice: "writes need a human", requires_approval: true }
-          : undefined,
-    }],
-  });
+  const gov = await PolicyGovernor.create({ policies: [WRITE_NEEDS_APPROVAL] });
   const finished: unknown[] = [];
   const handle: EpisodeHandle<string> & { gov: PolicyGovernor; finished: unknown[] } = {
     episodeId: name,

@@ -34,6 +34,7 @@ import { modelRecorder } from "../src/llm/model_log.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
 import { Redactor } from "../src/runtime/redact.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { WRITE_NEEDS_APPROVAL } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-llm-tools-");
 after(() => tmp.cleanup());
@@ -317,16 +318,7 @@ describe("governed hooks with MockLanguageModelV4", () => {
   }
 
   it("requires_approval pauses with the conversation; approving resumes the same conversation", async () => {
-    const gov = await PolicyGovernor.create({
-      policies: [{
-        name: "Gate",
-        version: "1.0",
-        advise: (s) =>
-          s.action.tool === "write_file"
-            ? { kind: "veto", advice: "writes need a human", requires_approval: true }
-            : undefined,
-      }],
-    });
+    const gov = await PolicyGovernor.create({ policies: [WRITE_NEEDS_APPROVAL] });
     const model = scriptedMock([
       [call("r1", "read_file", { path: "a.txt" })],
       [call("w1", "write_file", { path: "approved.txt", content: "yes" })],

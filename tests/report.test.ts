@@ -17,17 +17,9 @@ import process from "node:process";
 import { classFor, escapeHtml, markup, raw } from "../src/report/escape.ts";
 import { clip } from "../src/report/excerpt.ts";
 import { cli, REPO } from "./helpers/cli.ts";
+import { chromiumArgs, findChromium, plainPage, RENDER_PROBE, stepsTask, timedPage } from "./helpers/report_page.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
-/** The Chromium binary: `$CHROMIUM`, else Debian's `/usr/bin/chromium`, when it starts. */
-function findChromium(): string | null {
-  for (const c of [process.env.CHROMIUM, "/usr/bin/chromium", "chromium"]) {
-    if (!c) continue;
-    const r = spawnSync(c, ["--version"], { encoding: "utf8", timeout: 30_000 });
-    if (!r.error && r.status === 0) return c;
-  }
-  return null;
-}
 const CHROMIUM = findChromium();
 const SKIP_BROWSER = CHROMIUM === null
   ? "Chromium not found: the browser tests of noema report are SKIPPED. Install it with:\napt-get install chromium"
@@ -113,12 +105,7 @@ export default class Boom extends DirectedIntuition {
  */
 function big(): string {
   if (ids.big) return ids.big;
-  const steps = Array.from({ length: 10_000 }, (_, i) => ({
-    kind: "act",
-    description: `Step ${i}`,
-    inputs: { command: `echo step ${i}` },
-  }));
-  ids.big = runTask("big", { task: "Ten thousand steps", using: "minimal", steps }, [], 600_000);
+  ids.big = runTask("big", stepsTask(10_000, "Ten thousand steps"), [], 600_000);
   return ids.big;
 }
 
@@ -245,23 +232,11 @@ describe("noema report: the file", () => {
 
 function chromium(args: string[], target: string): { stdout: string; stderr: string } {
   const profile = join(tmp.path, `profile-${Math.random().toString(36).slice(2)}`);
-  const r = spawnSync(
-    CHROMIUM!,
-    [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      `--user-data-dir=${profile}`,
-      ...args,
-      `file://${target}`,
-    ],
-    { encoding: "utf8", timeout: 120_000, maxBuffer: 256 << 20 },
-  );
+  const r = spawnSync(CHROMIUM!, chromiumArgs(profile, args, target), {
+    encoding: "utf8",
+    timeout: 120_000,
+    maxBuffer: 256 << 20,
+  });
   if (r.error) throw r.error;
   assert.equal(r.status, 0, r.stderr);
   return { stdout: r.stdout, stderr: r.stderr };
@@ -318,11 +293,7 @@ describe("noema report in headless Chromium", () => {
     if (reportMs.ms < 2000) return;
     // Over 2 s even at best: the machine is busy (other tests, other work). Measure, now, the least any page of
     // these events costs, the `noema events` text in one <pre>: the report must still render faster than it.
-    const text = run(["events", big()]).stdout.replace(/&/g, "&amp;").replace(/</g, "&lt;");
-    const plain = renderMs(
-      `<!doctype html><html><head><meta charset="utf-8"></head><body><pre>${text}</pre></body></html>`,
-      "plain-timed.html",
-    );
+    const plain = renderMs(plainPage(run(["events", big()]).stdout), "plain-timed.html");
     console.error(`  busy machine: the same events as plain text rendered in ${plain.ms} ms`);
     assert.ok(reportMs.ms < plain.ms, `rendered in ${reportMs.ms} ms, plain text in ${plain.ms} ms`);
   });
@@ -330,21 +301,13 @@ describe("noema report in headless Chromium", () => {
 
 /** The best of up to five in-page render times of a page (stops at the first under 2 s). */
 function renderMs(page: string, name: string): { ms: number; nodes: number; dom: string } {
-  const probe = "<script>document.body.offsetHeight;document.title='RENDER_MS='+Math.round(performance.now())+" +
-    "' NODES='+document.getElementsByTagName('*').length;</script>";
   const timed = join(tmp.path, name);
-  writeFileSync(
-    timed,
-    page.replace("script-src &#39;none&#39;", "script-src &#39;unsafe-inline&#39;").replace(
-      "</body>",
-      `${probe}</body>`,
-    ),
-  );
+  writeFileSync(timed, timedPage(page));
   let ms = Infinity, nodes = 0, dom = "";
   // The machine may be busy with other work, which only ever adds time: keep the best load.
   for (let i = 0; i < 5 && ms >= 2000; i++) {
     dom = chromium(["--dump-dom"], timed).stdout;
-    const m = /RENDER_MS=(\d+) NODES=(\d+)/.exec(dom);
+    const m = RENDER_PROBE.exec(dom);
     assert.ok(m, "the probe ran");
     ms = Math.min(ms, Number(m[1]));
     nodes = Number(m[2]);

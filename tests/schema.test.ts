@@ -17,6 +17,7 @@ import {
   State,
   Summary,
 } from "noema";
+import { VERIFICATION_NOT_PROVIDED } from "./helpers/verification.ts";
 
 type Json = Record<string, unknown>;
 
@@ -36,15 +37,7 @@ const state = (over: Json = {}): Json => ({
   ...over,
 });
 
-const notProvided = {
-  provided: false,
-  passed: null,
-  assertions: [],
-  workspace_diff: null,
-  snapshots: null,
-  policy: { ignore: [".git"], symlinks: "skip" },
-  error: null,
-};
+const notProvided = VERIFICATION_NOT_PROVIDED;
 const summary = (over: Json = {}, verification: Json = {}): Json => ({
   schema_version: "1.3.0",
   episode_id: "ep_1",

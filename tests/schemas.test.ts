@@ -14,6 +14,7 @@ import addFormatsModule from "ajv-formats";
 import { readJsonl, SCHEMA_NAMES, type SchemaName, SCHEMAS } from "noema";
 import { generateJsonSchema, jsonSchemaText } from "../src/schema/json_schema.ts";
 import { schemaPath, SCHEMAS_DIR, staleSchemas, writeSchemas } from "../scripts/gen-schemas.ts";
+import { VERIFICATION_NOT_PROVIDED } from "./helpers/verification.ts";
 
 // ajv-formats is CommonJS; `.default` is the plugin under both Deno and Bun.
 const addFormats = addFormatsModule.default;
@@ -128,15 +129,7 @@ const STATE = {
   links: { events: "events.jsonl", learn: "learn.jsonl", summary: "summary.json", manifest: "manifest.json" },
   x_writer: "future field",
 };
-const NOT_PROVIDED = {
-  provided: false,
-  passed: null,
-  assertions: [],
-  workspace_diff: null,
-  snapshots: null,
-  policy: { ignore: [".git"], symlinks: "skip" },
-  error: null,
-};
+const NOT_PROVIDED = VERIFICATION_NOT_PROVIDED;
 const SUMMARY = {
   schema_version: "1.3.0",
   episode_id: "ep_01K9RBBMXXRSFWR49SXFGF4SPR",

@@ -16,7 +16,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import {
@@ -31,6 +31,7 @@ import {
   runProcess,
 } from "noema";
 import { cli } from "./helpers/cli.ts";
+import { foundUnder } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-secrets-");
@@ -65,29 +66,8 @@ const PIECES = [
 
 const ENV = { FILE_SECRET, CLI_SECRET, NOEMA_SIGNING_KEY: SIGNING_KEY };
 
-/** Every path under a directory (not following symlinks). */
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    out.push(p);
-    if (lstatSync(p).isDirectory()) out.push(...walk(p));
-  }
-  return out;
-}
-
 /** Leaks found under `root`: file names and contents holding a secret or a piece of one. */
-function leaksUnder(root: string): string[] {
-  const found: string[] = [];
-  for (const path of walk(root)) {
-    const rel = path.slice(root.length + 1);
-    for (const p of PIECES) if (rel.includes(p)) found.push(`path ${rel} holds ${JSON.stringify(p)}`);
-    if (!lstatSync(path).isFile()) continue;
-    const text = readFileSync(path, "latin1");
-    for (const p of PIECES) if (text.includes(p)) found.push(`${rel} holds ${JSON.stringify(p)}`);
-  }
-  return found;
-}
+const leaksUnder = (root: string): string[] => foundUnder(root, PIECES);
 
 function leaksIn(text: string): string[] {
   return PIECES.filter((p) => text.includes(p));

@@ -13,35 +13,16 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "noema";
 import { acquireLock, LOCK_FILE } from "../src/store/lock.ts";
 import { cli } from "./helpers/cli.ts";
+import { foundUnder, walk } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-security-");
 after(() => tmp.cleanup());
-
-/** Every path under a directory (not following symlinks). */
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    out.push(p);
-    if (lstatSync(p).isDirectory()) out.push(...walk(p));
-  }
-  return out;
-}
 
 describe("episode ids and task-file paths cannot escape the root", () => {
   const root = join(tmp.path, "root");
@@ -162,12 +143,7 @@ describe("secrets are masked in every artifact", () => {
     const { episode_dir } = JSON.parse(r.stdout);
     const files = walk(root).filter((p) => statSync(p).isFile());
     assert.ok(files.length >= 5, files.join(", "));
-    for (const f of files) {
-      const text = readFileSync(f, "latin1");
-      assert.equal(text.includes(SECRET), false, `${f} contains the secret`);
-      assert.equal(text.includes(GH), false, `${f} contains the GitHub token`);
-      assert.equal(text.includes(GH.slice(4, 20)), false, `${f} contains part of the GitHub token`);
-    }
+    assert.deepEqual(foundUnder(root, [SECRET, GH, GH.slice(4, 20)]), []);
     assert.equal(r.stdout.includes(SECRET) || r.stderr.includes(SECRET), false);
     const events = readFileSync(join(episode_dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     // The masking is reported: which variable, which pattern.
@@ -202,10 +178,7 @@ describe("secrets in policy advice and step descriptions", () => {
     );
     const r = cli(["--root", root, "run", task, "-q", "--governance", "audit"], { env: { MY_API_TOKEN: SECRET } });
     assert.equal(r.code, 0, r.stderr);
-    for (const f of walk(root).filter((p) => statSync(p).isFile())) {
-      const text = readFileSync(f, "latin1");
-      assert.equal(text.includes(SECRET) || text.includes(GH), false, f);
-    }
+    assert.deepEqual(foundUnder(root, [SECRET, GH]), []);
   });
 });
 

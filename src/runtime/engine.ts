@@ -8,7 +8,15 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode } from "../errors.ts";
-import type { ActRequest, ActResult, AdapterInstance, PendingAction, PolicyState, PolicyStep } from "../plugins/api.ts";
+import type {
+  ActRequest,
+  ActResult,
+  AdapterInstance,
+  PendingAction,
+  PolicyState,
+  PolicyStep,
+  Verdict,
+} from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import type { LoadedAdapter, LoadedPolicy } from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
@@ -128,6 +136,17 @@ export interface StepDecision {
   policy_id: string | null;
   /** Set when the action needs approval: the episode pauses. */
   pause: { kind: PendingApproval["kind"]; reason: string; policy_id: string | null } | null;
+}
+
+/** What the policies said about one step: the action as patched, and the evidence for the candidate. */
+interface Direction {
+  action: PendingAction;
+  hints: string[];
+  /** Ids of the `direction` events, in policy order. */
+  eventIds: string[];
+  outcomes: DirectionOutcome[];
+  riskTags: string[];
+  interventions: { policy: string; diff: { key: string; before: unknown; after: unknown }[] }[];
 }
 
 /** An approved action to execute without consulting policies again. */
@@ -345,22 +364,34 @@ export class Engine {
     stepView: PolicyStep,
     initial: PendingAction,
   ): Promise<StepDecision> {
+    const recentIds = this.p.actions.slice(-10).map((a) => a.id);
+    const d = await this.#direct(step, stepView, initial);
+    const candidate = this.#candidate(index, step, stepView, recentIds, d);
+    const decision = this.#govern(step, candidate, d);
+    return {
+      action: d.action,
+      candidateId: candidate.candidateId,
+      hints: d.hints,
+      patched: d.interventions.some((x) => x.diff.length > 0),
+      blocked: decision.blocked,
+      message: decision.message,
+      policy_id: decision.policy_id,
+      pause: this.#pauseFor(step, decision, d),
+    };
+  }
+
+  /** Consults each policy in turn with the state snapshot; interventions patch the action for the next ones. */
+  async #direct(step: PlanStep, stepView: PolicyStep, initial: PendingAction): Promise<Direction> {
     const s = this.s, p = this.p;
-    let action = initial;
-    const hints: string[] = [];
-    const directionEventIds: string[] = [];
-    const outcomesForStep: DirectionOutcome[] = [];
-    let riskTags: string[] = [];
-    const interventions: { policy: string; diff: { key: string; before: unknown; after: unknown }[] }[] = [];
-    const recentIds = p.actions.slice(-10).map((a) => a.id);
+    const d: Direction = { action: initial, hints: [], eventIds: [], outcomes: [], riskTags: [], interventions: [] };
     let view: PolicyState | undefined;
     const makeView = (): PolicyState =>
       view ??= this.snapshot.view(
         Object.freeze({
-          kind: action.kind,
-          tool: action.tool,
-          input: deepFreeze(structuredClone(action.input)),
-          command: action.command ?? displayCommand(action.input),
+          kind: d.action.kind,
+          tool: d.action.tool,
+          input: deepFreeze(structuredClone(d.action.input)),
+          command: d.action.command ?? displayCommand(d.action.input),
         }),
         stepView,
         { workspace: s.workspace },
@@ -374,73 +405,91 @@ export class Engine {
         now: () => this.rec.now(),
       });
       if (o.status === "applied" && o.verdict?.kind === "intervention") {
-        const patched = applyPatch(action.input, this.redactor.redact(o.verdict.patch!).value);
-        action = { kind: action.kind, tool: action.tool, input: patched.input }; // the display string follows the input
+        const patched = applyPatch(d.action.input, this.redactor.redact(o.verdict.patch!).value);
+        d.action = { kind: d.action.kind, tool: d.action.tool, input: patched.input }; // the display follows the input
         view = undefined;
         o.diff = patched.diff;
-        interventions.push({ policy: policy.id, diff: patched.diff });
-        p.lastDiff = patched.diff.map((d) => d.key);
+        d.interventions.push({ policy: policy.id, diff: patched.diff });
+        p.lastDiff = patched.diff.map((x) => x.key);
         p.lastDirectivePolicy = policy.id;
       }
       const verdict = o.verdict ? this.redactor.redact(o.verdict).value : null;
-      if (o.status === "applied" && verdict?.kind === "hint") hints.push(verdict.advice);
-      if (verdict?.risk_tags) riskTags = [...new Set([...riskTags, ...verdict.risk_tags])];
-      const dirEvent = this.emit("direction", {
-        policy: policy.id,
-        policy_id: policy.id,
-        policy_version: policy.version,
-        step_id: step.id,
-        kind: verdict?.kind ?? "none",
-        advice: verdict?.advice ?? null,
-        confidence: verdict?.confidence ?? null,
-        threshold: o.threshold,
-        status: o.status,
-        reason: o.reason,
-        diff: o.diff,
-        patch: verdict?.patch ?? null,
-        requires_approval: verdict?.requires_approval ?? false,
-        error: o.error,
-        advise_ms: o.duration_ms,
-      }, {
-        faculty: "direction",
-        caused_by: p.lastStepEventId,
-        metrics: { started_at: o.started_at, completed_at: o.completed_at, duration_ms: o.duration_ms },
-      });
-      directionEventIds.push(dirEvent.id);
-      p.counters.direction++;
-      const ev = p.evidence.get(policy.id)!;
-      ev.directionEvents++;
-      if (o.status === "blocked") p.counters.direction_failed++;
-      if (o.status === "applied") {
-        p.counters.direction_applied++;
-        p.lastDirectivePolicy = policy.id;
-        if (o.verdict?.kind === "veto") {
-          p.counters.direction_vetoed++;
-          ev.vetoes++;
-          ev.confidence = Math.max(ev.confidence, o.verdict.confidence ?? 0);
-          ev.eventIds.push(dirEvent.id);
-          p.lastDirectivePolicy = policy.id;
-        }
-      }
-      outcomesForStep.push(o);
+      if (o.status === "applied" && verdict?.kind === "hint") d.hints.push(verdict.advice);
+      if (verdict?.risk_tags) d.riskTags = [...new Set([...d.riskTags, ...verdict.risk_tags])];
+      d.eventIds.push(this.#directionEvent(policy, step, o, verdict));
+      d.outcomes.push(o);
     }
+    return d;
+  }
 
-    // The action candidate, bound to the decision state: episode and task, facts, recent actions,
-    // step, action (stable parts enter by their own canonical hashes).
+  /** The `direction` event of one policy's outcome, and the counters and learning evidence it feeds. */
+  #directionEvent(policy: LoadedPolicy, step: PlanStep, o: DirectionOutcome, verdict: Verdict | null): string {
+    const p = this.p;
+    const dirEvent = this.emit("direction", {
+      policy: policy.id,
+      policy_id: policy.id,
+      policy_version: policy.version,
+      step_id: step.id,
+      kind: verdict?.kind ?? "none",
+      advice: verdict?.advice ?? null,
+      confidence: verdict?.confidence ?? null,
+      threshold: o.threshold,
+      status: o.status,
+      reason: o.reason,
+      diff: o.diff,
+      patch: verdict?.patch ?? null,
+      requires_approval: verdict?.requires_approval ?? false,
+      error: o.error,
+      advise_ms: o.duration_ms,
+    }, {
+      faculty: "direction",
+      caused_by: p.lastStepEventId,
+      metrics: { started_at: o.started_at, completed_at: o.completed_at, duration_ms: o.duration_ms },
+    });
+    p.counters.direction++;
+    const ev = p.evidence.get(policy.id)!;
+    ev.directionEvents++;
+    if (o.status === "blocked") p.counters.direction_failed++;
+    if (o.status === "applied") {
+      p.counters.direction_applied++;
+      p.lastDirectivePolicy = policy.id;
+      if (o.verdict?.kind === "veto") {
+        p.counters.direction_vetoed++;
+        ev.vetoes++;
+        ev.confidence = Math.max(ev.confidence, o.verdict.confidence ?? 0);
+        ev.eventIds.push(dirEvent.id);
+      }
+    }
+    return dirEvent.id;
+  }
+
+  /**
+   * The `action_candidate` event, bound to the decision state: episode and
+   * task, facts, recent actions, step, action (stable parts enter by their
+   * own canonical hashes).
+   */
+  #candidate(
+    index: number,
+    step: PlanStep,
+    stepView: PolicyStep,
+    recentIds: (string | undefined)[],
+    d: Direction,
+  ): { candidateId: string; eventId: string } {
+    const s = this.s, p = this.p;
     const stateHash = canonicalHash({
       episode: this.#episodeHash,
       facts: this.#factsHash,
       recent: recentIds,
       step: stepView,
-      action,
+      action: d.action,
     });
     const candidateId = `ac_${step.id}_${index + 1}`;
-    const redactedInput = this.redactor.redact(action.input, "payload.input");
+    const redactedInput = this.redactor.redact(d.action.input, "payload.input");
     const candidate = this.emit("action_candidate", {
       schema_version: CONTRACT_VERSIONS.action_candidate,
       action_candidate_id: candidateId,
-      kind: action.kind,
-      payload: { step_id: step.id, tool: action.tool, input: redactedInput.value, hints },
+      kind: d.action.kind,
+      payload: { step_id: step.id, tool: d.action.tool, input: redactedInput.value, hints: d.hints },
       state_ref: ARTIFACTS.state,
       state_hash: stateHash,
       redaction: mergeRedaction([p.stepRedaction.get(step.id) ?? redactedInput.report, redactedInput.report]),
@@ -448,21 +497,30 @@ export class Engine {
         planner: p.planSource,
         step_id: step.id,
         policies: s.policies.map((x) => x.id),
-        interventions,
-        direction_event_ids: directionEventIds,
+        interventions: d.interventions,
+        direction_event_ids: d.eventIds,
       },
-      risk_tags: riskTags,
-    }, { caused_by: directionEventIds.at(-1) ?? p.lastStepEventId, evidence_ids: directionEventIds });
+      risk_tags: d.riskTags,
+    }, { caused_by: d.eventIds.at(-1) ?? p.lastStepEventId, evidence_ids: d.eventIds });
+    return { candidateId, eventId: candidate.id };
+  }
 
-    const decided = decide(outcomesForStep, s.governance, s.failurePolicy);
+  /** Governance over the policies' outcomes: its event (meta mode) and whether the action is blocked. */
+  #govern(
+    step: PlanStep,
+    candidate: { candidateId: string; eventId: string },
+    d: Direction,
+  ): { blocked: boolean; message: string; policy_id: string | null } {
+    const s = this.s, p = this.p;
+    const decided = decide(d.outcomes, s.governance, s.failurePolicy);
     // Policy advice and errors reach the governance message: mask secrets in them.
     const decision = {
       ...decided,
       message: this.redactor.redactString(decided.message),
       error: decided.error ? this.redactor.redact(decided.error).value : null,
     };
-    let blocked = decision.blocked;
-    if (s.mode === "meta" && s.governance !== "off") {
+    if (s.mode === "minimal") return { blocked: false, message: decision.message, policy_id: decision.policy_id };
+    if (s.governance !== "off") {
       this.emit("governance", {
         decision: decision.decision,
         rule: decision.rule,
@@ -472,37 +530,35 @@ export class Engine {
         mode: decision.mode,
         failure_policy: decision.failure_policy,
         enforced: decision.enforced,
-        action_candidate_id: candidateId,
+        action_candidate_id: candidate.candidateId,
         step_id: step.id,
         error: decision.error,
-      }, { faculty: "governance", caused_by: candidate.id });
+      }, { faculty: "governance", caused_by: candidate.eventId });
       p.counters.governance++;
       if (decision.decision === "veto" && !decision.enforced) p.counters.would_veto++;
-    } else if (s.mode === "minimal") {
-      blocked = false;
     }
-    const approvalVerdict = outcomesForStep.find((o) => o.status === "applied" && o.verdict?.requires_approval);
-    const pause = step.kind === "review"
-      ? { kind: "review" as const, reason: `review step ${step.id}: ${step.description}`, policy_id: null }
-      : blocked && approvalVerdict
-      ? {
-        kind: "approval" as const,
-        reason: this.redactor.redactString(approvalVerdict.verdict!.advice),
-        policy_id: approvalVerdict.policy.id,
-      }
-      : blocked && s.pauseOnVeto
-      ? { kind: "veto" as const, reason: decision.message, policy_id: decision.policy_id }
-      : null;
-    return {
-      action,
-      candidateId,
-      hints,
-      patched: interventions.some((x) => x.diff.length > 0),
-      blocked,
-      message: decision.message,
-      policy_id: decision.policy_id,
-      pause,
-    };
+    return { blocked: decision.blocked, message: decision.message, policy_id: decision.policy_id };
+  }
+
+  /** Why the run pauses before this step, if it does: a review step, an approval verdict, or a veto that pauses. */
+  #pauseFor(
+    step: PlanStep,
+    decision: { blocked: boolean; message: string; policy_id: string | null },
+    d: Direction,
+  ): StepDecision["pause"] {
+    if (step.kind === "review") {
+      return { kind: "review", reason: `review step ${step.id}: ${step.description}`, policy_id: null };
+    }
+    if (!decision.blocked) return null;
+    const approval = d.outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval);
+    if (approval) {
+      return {
+        kind: "approval",
+        reason: this.redactor.redactString(approval.verdict!.advice),
+        policy_id: approval.policy.id,
+      };
+    }
+    return this.s.pauseOnVeto ? { kind: "veto", reason: decision.message, policy_id: decision.policy_id } : null;
   }
 
   /** Executes one action through the adapter and records it. Returns "stop" when the run must end. */
@@ -545,6 +601,51 @@ export class Engine {
     return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
   }
 
+  /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
+  #actPayload(
+    step: PlanStep,
+    stepStatus: PlanStep["status"],
+    action: PendingAction,
+    candidateId: string,
+    result: ActResult,
+    durationMs: number,
+    approval: Record<string, unknown> | null,
+  ): { payload: Record<string, unknown>; newFacts: { key: string; value: unknown }[] } {
+    const s = this.s;
+    const redactedInput = this.redactor.redact(action.input, "payload.input").value;
+    const provenance: Record<string, unknown> = {
+      adapter: s.loadedAdapter.label,
+      adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
+      planner: this.p.planSource,
+    };
+    if (approval) provenance.approval = approval;
+    const newFacts = (Array.isArray(result.facts) ? result.facts : [])
+      .filter((f) => typeof f?.key === "string")
+      .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
+    const payload: Record<string, unknown> = {
+      input_excerpt: inputExcerpt(redactedInput, step.description),
+      outcome: this.redactor.redactString(result.outcome ?? result.status),
+      action_id: "",
+      kind: action.kind,
+      result_status: result.status,
+      tool: action.tool,
+      adapter: s.loadedAdapter.label,
+      action_candidate_id: candidateId,
+      step_id: step.id,
+      step_status: stepStatus,
+      provenance,
+      result_artifacts: (result.artifacts ?? []).map((a) => ({ ...a })),
+      input: redactedInput,
+      output: result.output === undefined ? null : this.redactor.redact(result.output).value,
+      error: result.error ? this.redactor.redact(result.error).value : null,
+      duration_ms: durationMs,
+    };
+    if (newFacts.length > 0) payload.facts = newFacts;
+    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
+    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
+    return { payload, newFacts };
+  }
+
   /**
    * Records one action's result: the `act` event, the step status, the action
    * record, facts, counters. Returns `"stop"` when the result is an error and
@@ -570,42 +671,13 @@ export class Engine {
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
     this.setStepStatus(index, stepStatus);
-    const tool = action.tool;
     const actionId = `act_${step.id}_${index + 1}`;
-    const redactedInput = this.redactor.redact(action.input, "payload.input").value;
-    const output = result.output === undefined ? null : this.redactor.redact(result.output).value;
-    const resultError = result.error ? this.redactor.redact(result.error).value : null;
-    const artifactsOut = (result.artifacts ?? []).map((a) => ({ ...a }));
-    const provenance: Record<string, unknown> = {
-      adapter: s.loadedAdapter.label,
-      adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
-      planner: p.planSource,
-    };
-    if (approval) provenance.approval = approval;
-    const newFacts = (Array.isArray(result.facts) ? result.facts : [])
-      .filter((f) => typeof f?.key === "string")
-      .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
-    const payload: Record<string, unknown> = {
-      input_excerpt: inputExcerpt(redactedInput, step.description),
-      outcome: this.redactor.redactString(result.outcome ?? result.status),
-      action_id: actionId,
-      kind: action.kind,
-      result_status: result.status,
-      tool,
-      adapter: s.loadedAdapter.label,
-      action_candidate_id: candidateId,
-      step_id: step.id,
-      step_status: stepStatus,
-      provenance,
-      result_artifacts: artifactsOut,
-      input: redactedInput,
-      output,
-      error: resultError,
-      duration_ms: durationMs,
-    };
-    if (newFacts.length > 0) payload.facts = newFacts;
-    // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
-    if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
+    const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
+    payload.action_id = actionId;
+    const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
+    const redactedInput = payload.input as Record<string, unknown>;
+    const output = payload.output, resultError = payload.error as { type: string; message: string } | null;
+    const artifactsOut = payload.result_artifacts as Record<string, unknown>[];
     const actEvent = this.emit("act", payload, {
       caused_by: this.rec.lastEventId,
       metrics: { started_at: actStarted, completed_at: this.rec.now(), duration_ms: durationMs },
@@ -741,54 +813,69 @@ export class Engine {
    * state and its projection, `summary.json`, then `manifest.json` last.
    */
   async finish(): Promise<RunResult> {
-    const s = this.s, p = this.p;
-    const { steps, counters } = p;
-    const outcomes = p.state.outcomes!;
-    if (this.status === "ok" && s.signal?.aborted) {
+    this.#settleStatus();
+    if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
+    const verification = await this.verifying.finish();
+    const outcome = computeOutcome(this.adapterResult, verification);
+    if (verification.provided) this.#verifyEvent(verification, outcome);
+    this.#reflect(outcome);
+    this.#learn();
+    this.p.state.outcomes!.status = this.status;
+    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
+    return this.seal(outcome, verification);
+  }
+
+  /** The run's status before verification: interrupted, partial (a skipped step), and what the adapter achieved. */
+  #settleStatus(): void {
+    const outcomes = this.p.state.outcomes!;
+    if (this.status === "ok" && this.s.signal?.aborted) {
       this.status = "aborted";
       this.message = "The run was interrupted.";
       outcomes.error = { type: "Aborted", message: this.message };
     }
-    if (this.status === "ok" && steps.some((x) => x.status === "skipped")) this.status = "partial";
+    if (this.status === "ok" && this.p.steps.some((x) => x.status === "skipped")) this.status = "partial";
     // A vetoed or interrupted run did not let the adapter finish the plan.
     if ((this.status === "vetoed" || this.status === "aborted") && this.adapterResult !== "error") {
       this.adapterResult = "skipped";
     }
+  }
 
-    if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
-    const verification = await this.verifying.finish();
-    const outcome = computeOutcome(this.adapterResult, verification);
-    if (verification.provided) {
-      const failed = verification.assertions.find((a) => !a.passed);
-      const diff = verification.workspace_diff;
-      this.emit("verify", {
-        provided: true,
-        passed: verification.passed,
-        outcome,
-        assertions: verification.assertions.length,
-        failed: verification.assertions.filter((a) => !a.passed).length,
-        first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
-        workspace_diff: diff
-          ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length }
-          : null,
-        snapshots: verification.snapshots,
-        error: verification.error ?? null,
-      }, { caused_by: p.lastStepEventId });
-      // outcomes.status agrees with the outcome: a run whose goal was not verified did not end ok.
-      if (
-        (this.status === "ok" || this.status === "partial") && (outcome === "goal_not_achieved" || outcome === "error")
-      ) {
-        this.status = "error";
-        outcomes.error = verification.error
-          ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
-          : {
-            type: "VerificationFailed",
-            message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}`,
-          };
-        this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
-      }
+  /** The `verify` event; a run whose goal was not verified did not end ok (outcomes.status agrees with the outcome). */
+  #verifyEvent(verification: Verification, outcome: Outcome): void {
+    const outcomes = this.p.state.outcomes!;
+    const failed = verification.assertions.find((a) => !a.passed);
+    const diff = verification.workspace_diff;
+    this.emit("verify", {
+      provided: true,
+      passed: verification.passed,
+      outcome,
+      assertions: verification.assertions.length,
+      failed: verification.assertions.filter((a) => !a.passed).length,
+      first_failure: failed ? { name: failed.name, target: failed.target, reason: failed.reason } : null,
+      workspace_diff: diff
+        ? { added: diff.added.length, modified: diff.modified.length, deleted: diff.deleted.length }
+        : null,
+      snapshots: verification.snapshots,
+      error: verification.error ?? null,
+    }, { caused_by: this.p.lastStepEventId });
+    if (
+      (this.status !== "ok" && this.status !== "partial") || (outcome !== "goal_not_achieved" && outcome !== "error")
+    ) {
+      return;
     }
+    this.status = "error";
+    outcomes.error = verification.error
+      ? { type: "WorkspaceUnavailable", message: `verification could not run: ${verification.error}` }
+      : {
+        type: "VerificationFailed",
+        message: `${failed?.name ?? "assertion"} failed: ${failed?.reason ?? "unknown reason"}`,
+      };
+    this.message = `Verification failed: ${(outcomes.error as { message: string }).message}`;
+  }
 
+  /** The `reflect` event: the status and each step's. */
+  #reflect(outcome: Outcome): void {
+    const steps = this.p.steps;
     const reasons = steps.map((x) => `step:${x.id}:${x.kind}:${x.status}`);
     this.emit("reflect", {
       status: this.status,
@@ -796,9 +883,14 @@ export class Engine {
       reasons: reasons.length > 50 ? [...reasons.slice(0, 50), `…${reasons.length - 50} more`] : reasons,
       steps_completed: steps.filter((x) => x.status === "done").length,
       steps_total: steps.length,
-    }, { caused_by: p.lastStepEventId });
-    counters.reflect++;
-    const learned = learn([...p.evidence.values()], {
+    }, { caused_by: this.p.lastStepEventId });
+    this.p.counters.reflect++;
+  }
+
+  /** Learning: proposals from the policies' evidence into learn.jsonl, and the `learn` event pointing at them. */
+  #learn(): void {
+    const s = this.s, counters = this.p.counters;
+    const learned = learn([...this.p.evidence.values()], {
       root: s.root,
       episodeId: s.episodeId,
       mode: s.learnMode,
@@ -813,20 +905,16 @@ export class Engine {
     const proposalIds = learned.records.flatMap((r) => r.payload.proposal.map((x) => x.proposal_id));
     counters.learn_proposals = proposalIds.length;
     counters.learn_applied = learned.applied;
-    if (s.learnMode !== "off") {
-      this.emit("learn", {
-        learn_path: ARTIFACTS.learn,
-        learn_schema: CONTRACT_VERSIONS.learn,
-        proposal_count: proposalIds.length,
-        proposal_ids: proposalIds,
-        applied: learned.applied > 0,
-        applied_count: learned.applied,
-        mode: s.learnMode,
-      });
-    }
-    outcomes.status = this.status;
-    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
-    return this.seal(outcome, verification);
+    if (s.learnMode === "off") return;
+    this.emit("learn", {
+      learn_path: ARTIFACTS.learn,
+      learn_schema: CONTRACT_VERSIONS.learn,
+      proposal_count: proposalIds.length,
+      proposal_ids: proposalIds,
+      applied: learned.applied > 0,
+      applied_count: learned.applied,
+      mode: s.learnMode,
+    });
   }
 
   /** Writes insight, the final state, summary and manifest (after `terminate`). */

@@ -256,8 +256,20 @@ function sleepMs(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
 
+/**
+ * How long a caller that lost the takeover of a stale lock waits for the
+ * winner's lock to appear, so that its error names the live winner instead
+ * of the dead owner (the winner only writes and renames one small file).
+ */
+const TAKEOVER_GRACE_MS = 2000;
+
 function lockedError(held: LockInfo | null, path: string, waitedMs: number): NoemaError {
-  const who = held ? `${held.purpose} (pid ${held.pid} on ${held.host}, since ${held.started_at})` : "another process";
+  const owner = (i: LockInfo) => `${i.purpose} (pid ${i.pid} on ${i.host}, since ${i.started_at})`;
+  const who = held === null
+    ? "another process"
+    : ownerAlive(held)
+    ? owner(held)
+    : `another process taking over the stale lock of ${owner(held)}`;
   const waited = waitedMs > 0 ? ` after waiting ${waitedMs} ms` : "";
   return new NoemaError(
     "locked",
@@ -290,11 +302,15 @@ export function acquireLock(dir: string, purpose: string, options: AcquireLockOp
     if (tryCreate(path, me)) break;
     const seen = readLockAt(path);
     if (seen === null) continue; // released meanwhile
-    if (!ownerAlive(seen.info)) {
-      if (takeOver(path, seen, me, 0)) break;
-    }
-    // A live holder (or a contender taking the stale lock over right now): wait, or refuse.
+    const stale = !ownerAlive(seen.info);
+    if (stale && takeOver(path, seen, me, 0)) break;
     const waited = Date.now() - t0;
+    if (stale && waited < Math.max(waitMs, TAKEOVER_GRACE_MS)) {
+      // Another contender is replacing this stale lock right now: judge the lock it leaves, not the dead one.
+      sleepMs(1);
+      continue;
+    }
+    // A live holder: wait, or refuse.
     if (waited >= waitMs) {
       throw lockedError(readLockAt(path)?.info ?? seen.info, path, waitMs > 0 ? waited : 0);
     }

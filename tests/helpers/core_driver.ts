@@ -5,6 +5,9 @@
  *
  *     core_driver.ts <root> <episode_id> <call_id>...
  *
+ * With `NOEMA_TEST_DIE_AFTER=N`, the process kills itself (SIGKILL) after the
+ * N-th call's events were appended, before the state is written: a crash.
+ *
  * @module
  */
 import process from "node:process";
@@ -17,6 +20,7 @@ try {
     const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: `echo ${callId}` }, call_id: callId });
     await core.record(callId, { status: "ok", outcome: "exit 0", output: { stdout: callId }, duration_ms: 1 });
     process.stdout.write(JSON.stringify({ call_id: callId, verdict: d.verdict, step_id: d.step_id }) + "\n");
+    if (Number(process.env.NOEMA_TEST_DIE_AFTER) === callIds.indexOf(callId) + 1) process.kill(process.pid, "SIGKILL");
   }
 } finally {
   core.close();

@@ -86,8 +86,8 @@ export interface RaceOutcome {
   terminates: number;
   /** `run.resume` events in the log afterwards. */
   resumes: number;
-  /** stderr of the losers (first one). */
-  loserMessage: string;
+  /** stderr of each resume that did not exit 0, trimmed. */
+  loserMessages: string[];
 }
 
 /** Crashes a run in `dir` and races `n` resumes of it. */
@@ -110,6 +110,6 @@ export async function raceResumes(root: string, dir: string, id: string, n = 5):
     codes: exits.map((e) => e.code).sort((a, b) => (a ?? -1) - (b ?? -1)),
     terminates,
     resumes,
-    loserMessage: exits.find((e) => e.code !== 0 && e.stderr.trim() !== "")?.stderr.trim() ?? "",
+    loserMessages: exits.filter((e) => e.code !== 0).map((e) => e.stderr.trim()),
   };
 }

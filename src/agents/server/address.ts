@@ -1,8 +1,8 @@
 /**
  * Where a hook server listens: a Unix socket in a directory only this user
  * can enter, named after everything that makes two hook calls the same
- * server's business — the working directory, `NOEMA_ROOT`, the hook's
- * command line and the scope (the `--episode` given, or the agent's session
+ * server's business — noema's version and executable, the working
+ * directory, `NOEMA_ROOT`, the hook's command line and the scope (the `--episode` given, or the agent's session
  * id). Computed by the client before anything else is loaded, so it uses
  * only Node built-ins.
  *
@@ -13,6 +13,7 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { NOEMA_VERSION } from "../../version.ts";
 
 /**
  * The private directory of this user's hook sockets (created 0700;
@@ -54,7 +55,15 @@ export function socketDir(): string | null {
 export function socketPath(argv: readonly string[], scope: string): string | null {
   const dir = socketDir();
   if (dir === null) return null;
-  const key = JSON.stringify([process.cwd(), process.env.NOEMA_ROOT ?? "", argv, scope]);
+  // The executable and version too: a server started by another noema (an upgrade, the binary vs. bun) is not asked.
+  const key = JSON.stringify([
+    NOEMA_VERSION,
+    process.execPath,
+    process.cwd(),
+    process.env.NOEMA_ROOT ?? "",
+    argv,
+    scope,
+  ]);
   return join(dir, `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.sock`);
 }
 

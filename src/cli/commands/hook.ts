@@ -24,6 +24,7 @@ import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import {
   addLimitOptions,
@@ -77,7 +78,10 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
   addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
     .addOption(verifyFileExistsOption("when the episode ends"))
     .addOption(verifyCommandOption())
-    .option("--episode <id>", "record into this episode instead of the session's (used by noema run)")
+    .option(
+      "--episode <id>",
+      "record into this episode (id, unique prefix or 'last') instead of the session's (used by noema run)",
+    )
     .option("--print", "the agent runs unattended (claude -p): approvals defer the call and pause the episode")
     .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
     .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
@@ -86,7 +90,9 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
       examples(
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
-      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n",
+      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n" +
+        "The first call of a session starts a background server that answers the next ones quickly (the episode and\n" +
+        "policies stay loaded); it stops after 10 idle minutes. NOEMA_HOOK_SERVER=0 turns it off (docs/cli.md).\n",
     )
     .action(async (agent, opts, cmd) => {
       const dialect = DIALECTS[agent];
@@ -107,10 +113,11 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
         }
         if (verify.length > 0) options.verify = [...(options.verify ?? []), ...verify];
         const { using: _u, steps: _s, planner: _p, args: _a, root, ...rest } = options;
+        const hookRoot = resolveRoot({ root: typeof root === "string" ? root : g.root });
         return {
-          root: resolveRoot({ root: typeof root === "string" ? root : g.root }),
+          root: hookRoot,
           options: rest as HookSettings["options"],
-          episode: opts.episode,
+          episode: opts.episode === undefined ? undefined : resolveEpisodeRef(opts.episode, { root: hookRoot }),
           finish: opts.finish,
           print: opts.print === true,
           grant: opts.grant === true,

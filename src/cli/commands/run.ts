@@ -13,6 +13,7 @@ import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { collect } from "../args.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
@@ -71,7 +72,10 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       "LLM agent model, e.g. ollama:qwen2.5-coder, openai:gpt-4o (implies --using llm)",
     )
     .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
-    .option("--replay <episode>", "re-run an llm episode's recorded model turns (no network), tools and policies")
+    .option(
+      "--replay <episode>",
+      "re-run an llm episode's recorded model turns (no network), tools and policies (id, prefix or 'last')",
+    )
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps");
   const withDirMin = addModeOptions(withModel).option(
     "--dir-min <confidence>",
@@ -147,7 +151,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
         model: opts.model,
         baseUrl: opts.baseUrl,
-        replay: opts.replay,
+        replay: opts.replay === undefined ? undefined : resolveEpisodeRef(opts.replay, g),
       });
       if (opts.verifyFile !== undefined) {
         const list = parseJsoncFile(opts.verifyFile);

@@ -35,7 +35,10 @@ export function registerValidate(program: CommandUnknownOpts, ctx: CliContext): 
     .description(
       "Check an episode (or one artifact file) against the artifact schemas and the contract's cross-file rules.",
     )
-    .argument("<target>", "episode id, path to an episode directory, or path to one artifact file")
+    .argument(
+      "<target>",
+      "episode id, unique id prefix, 'last', path to an episode directory, or path to one artifact file",
+    )
     .option("-j, --json", "print the validation report as JSON")
     .addOption(
       new Option("--schema <name>", "schema of a single file whose name does not tell (events.jsonl → event, …)")

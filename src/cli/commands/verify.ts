@@ -1,5 +1,6 @@
 /**
- * `noema verify <episode | dir | manifest.json> [--json] [--strict]`:
+ * `noema verify <episode | dir | manifest.json> [--json] [--strict]`
+ * (the episode as an id, a unique id prefix or `last`):
  * re-hashes every artifact against `manifest.json` and checks the manifest's
  * HMAC signature when `NOEMA_SIGNING_KEY` is set.
  *
@@ -12,6 +13,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { type IntegrityReport, verifyArtifacts } from "../../store/integrity.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
+import { resolveEpisodeRef } from "../episode_ref.ts";
 
 /**
  * The plain-text report, one line per entry.
@@ -76,7 +78,10 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
         'NOEMA_SIGNING_KEY is set (key id NOEMA_SIGNING_KID, default "default"), the manifest must carry a valid\n' +
         "HMAC-SHA256 signature: unsigned, stripped or ambiguous (repeated keys) is a signature error (4).",
     )
-    .argument("<target>", "episode id, path to an episode directory, or path to its manifest.json")
+    .argument(
+      "<target>",
+      "episode id, unique id prefix, 'last', path to an episode directory, or path to its manifest.json",
+    )
     .option("--json", "print the report as JSON")
     .option(
       "--strict",
@@ -86,6 +91,7 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
       "after",
       examples(
         ["noema verify ep_01K9RBBMXXRSFWR49SXFGF4SPR", "hashes and sizes of every file"],
+        ["noema verify last", "the newest episode"],
         ["NOEMA_SIGNING_KEY=… noema verify ep_01K9… --strict", "also require a valid signature"],
         ["noema verify ep_01K9… --json | jq .issues", "the problems as JSON"],
       ) +
@@ -93,7 +99,8 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
         "4 signature error. When several apply, the highest wins.\n",
     )
     .action((target, opts, cmd) => {
-      const report = verifyArtifacts(target, { ...globalOptions(cmd), strict: opts.strict === true });
+      const g = globalOptions(cmd);
+      const report = verifyArtifacts(resolveEpisodeRef(target, g), { ...g, strict: opts.strict === true });
       if (opts.json) ctx.out.json(report);
       else for (const l of reportLines(report)) ctx.out.line(l);
       ctx.exitCode = report.exit_code;

@@ -24,6 +24,7 @@ import { Redactor } from "../redact.ts";
 import { type RunSettingsRecord, settingsFromRecord } from "./options.ts";
 import { externalAdapter } from "./prepare.ts";
 import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.ts";
+import { recoverFromLog } from "./recover.ts";
 import { reloadPolicies } from "./reload.ts";
 
 /** Options of `EpisodeCore.attach`. */
@@ -79,6 +80,8 @@ function progressOf(dir: string, state: State): { progress: CoreProgress; starte
       exitCode: EXIT.MISMATCH,
     });
   }
+  // A process died between appending events and rewriting the state: complete the state from the log.
+  recoverFromLog(dir, state, built);
   return {
     startedAt: built.startedAt,
     progress: {

@@ -134,6 +134,8 @@ export class EpisodeCore {
   /** The event log's size when the lock was last released by {@link EpisodeCore.suspend}. */
   #logSize = -1;
   #flushedAt = performance.now();
+  /** Size and mtime of each policy file as loaded, to notice an edit (see {@link EpisodeCore.resume}). */
+  #policyStamps: string;
   #flushCostMs = 0;
   #closed = false;
 
@@ -146,6 +148,7 @@ export class EpisodeCore {
     announced: number,
   ) {
     this.#announced = announced;
+    this.#policyStamps = policyStamps(record);
     this.#engine = engine;
     this.#lock = lock;
     this.#record = record;
@@ -439,10 +442,18 @@ export class EpisodeCore {
    * Takes the lock again after {@link EpisodeCore.suspend} (waiting up to
    * `waitMs`). True when nobody else wrote the episode meanwhile, so the
    * loaded state is current; false (lock released, this object closed) when
-   * another process appended events or finished it: attach again.
+   * another process appended events or finished it, or a policy file was
+   * edited: attach again.
    */
   resume(waitMs = 5000): boolean {
     this.#check();
+    // An edited policy file: attach again, which reloads it and refuses a changed one (as a new process would).
+    if (policyStamps(this.#record) !== this.#policyStamps) {
+      if (this.#lock) this.flush();
+      this.#dirty = false;
+      this.#release();
+      return false;
+    }
     if (this.#lock) return true;
     this.#lock = acquireLock(this.dir, "core", { waitMs });
     const events = join(this.dir, ARTIFACTS.events);
@@ -491,6 +502,19 @@ export class EpisodeCore {
     if (durable) e.rec.sync();
     writeCoreProgress(e.rec.sink, progress, durable);
   }
+}
+
+/** The size and mtime of the episode's policy files, as one string. */
+function policyStamps(record: RunSettingsRecord): string {
+  return record.policies.map((p) => {
+    if (p.path === null) return "-";
+    try {
+      const st = statSync(p.path);
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return "gone";
+    }
+  }).join(",");
 }
 
 function cut(text: string, max: number): string {

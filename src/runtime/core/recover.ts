@@ -1,0 +1,67 @@
+/**
+ * After a crash: an agent episode's plan and actions as the event log has
+ * them. A driver appends a call's events before it rewrites `state.json`, and
+ * the plan is announced in batches, so a process that died in between leaves
+ * a `state.json` (and a last plan event) without the latest calls. Before
+ * such an episode is continued, its steps and actions are completed from the
+ * `action_candidate` and `act` events, so that the next call's step id is
+ * new and `state.json` agrees with the log again.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { PlanStep } from "../../schema/plan.ts";
+import type { ActionRecord, State } from "../../schema/state.ts";
+import { readJsonl } from "../../store/jsonl.ts";
+import { ARTIFACTS } from "../../store/layout.ts";
+import type { RebuiltRun } from "../rebuild.ts";
+import { displayCommand } from "./command.ts";
+
+type Json = Record<string, unknown>;
+
+const stepNumber = (id: string) => Number(/^step-(\d+)$/.exec(id)?.[1] ?? Number.MAX_SAFE_INTEGER);
+
+/** Steps and their statuses as the log has them: candidates announce steps, act events set statuses. */
+function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
+  for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
+    const e = entry.value as Json | undefined;
+    const payload = e?.payload as Json | undefined;
+    if (!e || !payload) continue;
+    if (e.phase === "action_candidate") {
+      const inner = (payload.payload ?? {}) as Json;
+      const id = inner.step_id;
+      if (typeof id !== "string" || steps.has(id)) continue;
+      const input = (inner.input ?? {}) as Record<string, unknown>;
+      const description = `${String(inner.tool ?? payload.kind ?? "tool")}: ${displayCommand(input)}`;
+      steps.set(id, { id, kind: "act", description: description.slice(0, 200), status: "pending" });
+    } else if (e.phase === "act" && typeof payload.step_id === "string" && typeof payload.step_status === "string") {
+      const step = steps.get(payload.step_id);
+      if (step) step.status = payload.step_status as PlanStep["status"];
+    }
+  }
+}
+
+/**
+ * Completes `state`'s plan steps and actions from the event log (the
+ * rebuilt run's actions, and the steps its candidates and act events name).
+ * Returns whether anything was added.
+ *
+ * @example
+ * ```ts
+ * import { recoverFromLog } from "./recover.ts";
+ * // if (recoverFromLog(dir, state, rebuildRun(dir))) … state.json is rewritten at the next flush
+ * ```
+ */
+export function recoverFromLog(dir: string, state: State, built: Pick<RebuiltRun, "actions">): boolean {
+  const plan = state.plan ?? (state.plan = { steps: [] });
+  const steps = new Map<string, PlanStep>(plan.steps.map((s) => [s.id, s]));
+  const before = steps.size;
+  stepsFromLog(dir, steps);
+  plan.steps.splice(0, plan.steps.length, ...[...steps.values()].sort((a, b) => stepNumber(a.id) - stepNumber(b.id)));
+  const outcomes = state.outcomes ?? (state.outcomes = { status: "pending" });
+  const actions = outcomes.actions ?? (outcomes.actions = []);
+  const known = new Set(actions.map((a) => a.id));
+  const missing = built.actions.filter((a: ActionRecord) => !known.has(a.id));
+  actions.push(...missing);
+  return steps.size > before || missing.length > 0;
+}
