@@ -73,6 +73,12 @@ export class PolicyGovernor implements Governor {
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
   readonly #startedAt = new Date().toISOString();
   readonly #views = new Map<string, StepView>();
+  /** The plan entry of every decided call, by position; its action (and recent-action) entries once recorded. */
+  #plans: object[] = [];
+  readonly #planAt = new Map<string, number>();
+  #actions: object[] = [];
+  #recents: object[] = [];
+  readonly #actionAt = new Map<string, number>();
   readonly #byCall = new Map<string, GovernedStep>();
   #fixed: { episode: object; goal: object; empty: readonly never[]; memory: object; links: object } | null = null;
 
@@ -107,14 +113,10 @@ export class PolicyGovernor implements Governor {
   #state(action: ProposedAction, index: number): PolicyState {
     // Built from frozen parts: the views of earlier calls are frozen once (per status), the fixed parts once,
     // so a call freezes only what is new (the arrays hold frozen items and are frozen without a walk).
-    const plans: object[] = [], actions: object[] = [], recent: object[] = [];
-    for (const s of this.steps) {
-      if (s.decision === undefined) continue;
-      const v = this.#view(s);
-      plans.push(v.plan);
-      if (v.action) actions.push(v.action);
-      if (v.recent) recent.push(v.recent);
-    }
+    // The lists are kept up to date as calls are decided and recorded (#show), so a call copies them, no more.
+    const plans: object[] = this.#plans.slice();
+    const actions = this.#actions.slice();
+    const recent = this.#recents.slice(-10);
     const stepId = `step-${index}`;
     const description = action.description ?? action.command ?? action.tool;
     const fixed = this.#fixed ??= deepFreeze({
@@ -161,6 +163,26 @@ export class PolicyGovernor implements Governor {
       facts: fixed.empty,
       recent_actions: Object.freeze(recent.slice(-10)),
     }) as unknown as PolicyState;
+  }
+
+  /** Puts a call's current view in the lists the state shows (after its decision, after its result). */
+  #show(s: GovernedStep): void {
+    const v = this.#view(s);
+    const i = this.#planAt.get(s.step_id);
+    if (i === undefined) {
+      this.#planAt.set(s.step_id, this.#plans.length);
+      this.#plans.push(v.plan);
+    } else this.#plans[i] = v.plan;
+    if (!v.action || !v.recent) return;
+    const j = this.#actionAt.get(s.step_id);
+    if (j === undefined) {
+      this.#actionAt.set(s.step_id, this.#actions.length);
+      this.#actions.push(v.action);
+      this.#recents.push(v.recent);
+    } else {
+      this.#actions[j] = v.action;
+      this.#recents[j] = v.recent;
+    }
   }
 
   /** A governed call's plan step and action record, frozen once per status (the state is rebuilt per call). */
@@ -215,6 +237,7 @@ export class PolicyGovernor implements Governor {
         (known.call_id !== undefined && this.approved.has(known.call_id));
       if (known.decision.verdict === "ask" && approved) {
         known.decision = { ...known.decision, verdict: "allow", reason: null };
+        this.#show(known);
       }
       return known.decision;
     }
@@ -266,6 +289,7 @@ export class PolicyGovernor implements Governor {
     };
     entry.decision = decision;
     entry.result = null;
+    this.#show(entry);
     return decision;
   }
 
@@ -287,6 +311,7 @@ export class PolicyGovernor implements Governor {
     const step = this.#byCall.get(stepOrCallId) ?? this.steps.find((s) => s.step_id === stepOrCallId);
     if (!step) return Promise.reject(new Error(`record: no step ${stepOrCallId}`));
     step.result = result;
+    this.#show(step);
     return Promise.resolve();
   }
 }
