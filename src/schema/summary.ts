@@ -127,7 +127,7 @@ export const TokenMetrics = v.pipe(
   looseObject({
     input: v.pipe(Count, v.description("Input (prompt) tokens, all model calls.")),
     output: v.pipe(Count, v.description("Output (completion) tokens, all model calls.")),
-    total: v.pipe(Count, v.description("Total tokens as the provider reported them.")),
+    total: v.pipe(Count, v.description("input + output.")),
     model_calls: v.optional(v.pipe(Count, v.description("Model calls made (replayed calls included)."))),
   }),
   v.description("Model token usage of an LLM agent run."),
