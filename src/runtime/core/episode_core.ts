@@ -30,6 +30,7 @@ import { snapshotPolicy } from "../../verify/snapshot.ts";
 import { checkAdapterResult } from "../adapter_result.ts";
 import { consumeApproval, readApproval } from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
+import type { ExtraMetrics } from "../summary_builder.ts";
 import { attachEpisode, type AttachOptions } from "./attach.ts";
 import { displayCommand } from "./command.ts";
 import { createEpisode } from "./create.ts";
@@ -96,6 +97,8 @@ export interface CoreEnd {
   adapter_result?: "success" | "error" | "skipped";
   message?: string;
   error?: { type: string; message: string };
+  /** Extra summary metrics (e.g. `tokens`), merged into `summary.json` `metrics`; the built-in ones win. */
+  metrics?: ExtraMetrics;
 }
 
 /**
@@ -379,6 +382,7 @@ export class EpisodeCore {
         .value;
     }
     e.message = e.redactor.redactString(end.message ?? `Recorded ${e.p.actions.length} actions.`);
+    if (end.metrics) e.extraMetrics = end.metrics;
     // The last plan event carries every step, so the contract's rules rebuild the final plan exactly.
     if (this.#announced < e.p.steps.length) this.#announce();
     try {
