@@ -153,8 +153,13 @@ function assertFinished(dir: string) {
   return summary;
 }
 
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 90_000;
+
 describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
-  test("an allowed call runs and is recorded with its output; the episode validates and finishes", async () => {
+  test("an allowed call runs and is recorded with its output; the episode validates and finishes", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session(
       [{ calls: [call("call_a1", "echo hello-from-codex")] }, { text: "Done." }],
       "no-forbidden.ts",
@@ -169,36 +174,46 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     assert.equal(summary.task, "say hello", "the prompt (UserPromptSubmit) is the episode's task");
   });
 
-  test("a vetoed call does not run, and the model receives noema's reason", async () => {
-    const s = await session(
-      [{ calls: [call("call_v1", "touch forbidden.txt")] }, { text: "Understood." }],
-      "no-forbidden.ts",
-      "touch the forbidden file",
-    );
-    assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
-    assert.match(
-      s.server.toolOutputs().get("call_v1") ?? "",
-      /blocked by PreToolUse hook: noema \(NoForbidden[^)]*\): forbidden files stay untouched/,
-    );
-    assert.ok(events(s.dir).some((e) => e.phase === "governance" && e.payload.decision === "veto"));
-    assert.deepEqual(acts(s.dir).map((a) => a.payload.step_status), ["vetoed"]);
-    assertFinished(s.dir);
-  });
+  test(
+    "a vetoed call does not run, and the model receives noema's reason",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const s = await session(
+        [{ calls: [call("call_v1", "touch forbidden.txt")] }, { text: "Understood." }],
+        "no-forbidden.ts",
+        "touch the forbidden file",
+      );
+      assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
+      assert.match(
+        s.server.toolOutputs().get("call_v1") ?? "",
+        /blocked by PreToolUse hook: noema \(NoForbidden[^)]*\): forbidden files stay untouched/,
+      );
+      assert.ok(events(s.dir).some((e) => e.phase === "governance" && e.payload.decision === "veto"));
+      assert.deepEqual(acts(s.dir).map((a) => a.payload.step_status), ["vetoed"]);
+      assertFinished(s.dir);
+    },
+  );
 
-  test("an intervention rewrites the command that actually runs (updatedInput)", async () => {
-    const s = await session(
-      [{ calls: [call("call_i1", "echo original > said.txt")] }, { text: "Done." }],
-      "rewrite.ts",
-      "write a file",
-    );
-    assert.equal(readFileSync(join(s.box.workspace, "said.txt"), "utf8").trim(), "governed");
-    const [act] = acts(s.dir);
-    assert.equal(act.payload.input.command, "echo governed > said.txt");
-    assert.equal(act.payload.result_status, "ok");
-    assertFinished(s.dir);
-  });
+  test(
+    "an intervention rewrites the command that actually runs (updatedInput)",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const s = await session(
+        [{ calls: [call("call_i1", "echo original > said.txt")] }, { text: "Done." }],
+        "rewrite.ts",
+        "write a file",
+      );
+      assert.equal(readFileSync(join(s.box.workspace, "said.txt"), "utf8").trim(), "governed");
+      const [act] = acts(s.dir);
+      assert.equal(act.payload.input.command, "echo governed > said.txt");
+      assert.equal(act.payload.result_status, "ok");
+      assertFinished(s.dir);
+    },
+  );
 
-  test("a call that needs approval is blocked (Codex cannot ask) and the model is told why", async () => {
+  test("a call that needs approval is blocked (Codex cannot ask) and the model is told why", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session(
       [{ calls: [call("call_d1", "echo deployed > deploy.txt")] }, { text: "Waiting for approval." }],
       "gate.ts",
@@ -211,7 +226,9 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     assert.deepEqual(validate(s.dir).problems, []);
   });
 
-  test("noema install-hooks codex --user registers a hook the real Codex runs; --uninstall removes it", async () => {
+  test("noema install-hooks codex --user registers a hook the real Codex runs; --uninstall removes it", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     let hooksFile = "";
     const s = await session(
       [{ calls: [call("call_u1", "touch forbidden.txt")] }, { text: "Understood." }],

@@ -126,8 +126,13 @@ function assertFinished(dir: string) {
   return summary;
 }
 
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 90_000;
+
 describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => {
-  test("an allowed call runs and is recorded with its output; the episode validates and finishes", async () => {
+  test("an allowed call runs and is recorded with its output; the episode validates and finishes", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ calls: [shell("echo hello-from-gemini")] }, { text: "Done." }], "no-forbidden.ts", "hi");
     const [act] = acts(s.dir);
     assert.equal(act.payload.result_status, "ok");
@@ -138,24 +143,30 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.equal(assertFinished(s.dir).task, "hi", "the prompt (BeforeAgent) is the episode's task");
   });
 
-  test("a vetoed call does not run, and the model receives noema's reason", async () => {
-    const s = await session(
-      [{ calls: [shell("touch forbidden.txt")] }, { text: "Understood." }],
-      "no-forbidden.ts",
-      "x",
-    );
-    assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
-    const [response] = s.server.functionResponses();
-    assert.match(
-      String(response.response.error),
-      /Tool execution blocked: noema \(NoForbidden[^)]*\): forbidden files stay untouched/,
-    );
-    assert.ok(events(s.dir).some((e) => e.phase === "governance" && e.payload.decision === "veto"));
-    assert.deepEqual(acts(s.dir).map((a) => a.payload.step_status), ["vetoed"]);
-    assertFinished(s.dir);
-  });
+  test(
+    "a vetoed call does not run, and the model receives noema's reason",
+    { timeout: REAL_AGENT_TIMEOUT_MS },
+    async () => {
+      const s = await session(
+        [{ calls: [shell("touch forbidden.txt")] }, { text: "Understood." }],
+        "no-forbidden.ts",
+        "x",
+      );
+      assert.equal(existsSync(join(s.box.workspace, "forbidden.txt")), false, "the vetoed command must not run");
+      const [response] = s.server.functionResponses();
+      assert.match(
+        String(response.response.error),
+        /Tool execution blocked: noema \(NoForbidden[^)]*\): forbidden files stay untouched/,
+      );
+      assert.ok(events(s.dir).some((e) => e.phase === "governance" && e.payload.decision === "veto"));
+      assert.deepEqual(acts(s.dir).map((a) => a.payload.step_status), ["vetoed"]);
+      assertFinished(s.dir);
+    },
+  );
 
-  test("an intervention rewrites the command that actually runs, and its result is recorded", async () => {
+  test("an intervention rewrites the command that actually runs, and its result is recorded", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ calls: [shell("echo original > said.txt")] }, { text: "Done." }], "rewrite.ts", "w");
     assert.equal(readFileSync(join(s.box.workspace, "said.txt"), "utf8").trim(), "governed");
     const [act] = acts(s.dir);
@@ -164,7 +175,9 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assertFinished(s.dir);
   });
 
-  test("unattended, a call that needs approval is blocked (headless Gemini cannot ask) and the model is told why", async () => {
+  test("unattended, a call that needs approval is blocked (headless Gemini cannot ask) and the model is told why", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     const s = await session([{ calls: [shell("echo deployed > deploy.txt")] }, { text: "Waiting." }], "gate.ts", "d");
     assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false, "the call must not run");
     const [response] = s.server.functionResponses();
@@ -173,7 +186,9 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.deepEqual(validate(s.dir).problems, []);
   });
 
-  test("noema install-hooks gemini --user registers a hook the real Gemini CLI runs, keeping the other settings", async () => {
+  test("noema install-hooks gemini --user registers a hook the real Gemini CLI runs, keeping the other settings", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
     let settingsFile = "";
     const s = await session(
       [{ calls: [shell("touch forbidden.txt")] }, { text: "Understood." }],
