@@ -70,6 +70,7 @@ function afterTool(p: v.InferOutput<(typeof GEMINI_PAYLOADS)["AfterTool"]>, name
     tool: p.tool_name,
     input: p.tool_input,
     call_id: geminiCallId(p.session_id, p.tool_name, p.tool_input),
+    repeatable: true,
     status: message ? "error" : "ok",
     output: response,
     error: message ? String(message) : null,
@@ -96,7 +97,7 @@ function parseGemini(payload: unknown): HookEvent | null {
     case "BeforeTool": {
       const p = parsePayload(Tool, payload, what);
       const call_id = geminiCallId(p.session_id, p.tool_name, p.tool_input);
-      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id };
+      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id, repeatable: true };
     }
     case "AfterTool":
       return afterTool(parsePayload(GEMINI_PAYLOADS.AfterTool, payload, what), name);
