@@ -3,10 +3,17 @@
  * scripted OpenAI-compatible server (127.0.0.1, tests/helpers/openai_server.ts):
  *
  * - baseline: the bare AI SDK loop (`generateText` with the tools, no hooks);
- * - noema: the same loop with the governed hooks (each call proposed to one
- *   policy and recorded) and every model call recorded in `model.jsonl`;
- *   once with the policy in-process, once as a policy file (worker thread,
- *   the default for files).
+ * - noema, `govern()`: the same loop with the governed hooks over the
+ *   policy governor (each call proposed to one policy and recorded in
+ *   memory) and every model call recorded in `model.jsonl`; once with the
+ *   policy in-process, once as a policy file (worker thread, the default for
+ *   files);
+ * - noema, episode: what `noema run --using llm` does: the hooks over the
+ *   episode core (each call an `act` step: plan, direction, candidate,
+ *   governance and act events, the state flushed now and then) and
+ *   `model.jsonl` through the masking sink. Opening and finishing the
+ *   episode (verification, summary, manifest) is a fixed cost per episode,
+ *   shown on its own row, not in the loop's time.
  *
  * Each run is `--turns` model turns of `--calls` parallel tool calls of a
  * cheap in-memory tool, then a final answer. Goal: ≤ 1.2× the baseline and
@@ -20,13 +27,16 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, isStepCount, wrapLanguageModel } from "ai";
+import { generateText, isStepCount, type LanguageModel, type ToolSet, wrapLanguageModel } from "ai";
 import { toAiSdkTools } from "../src/llm/ai_tools.ts";
 import { governedHooks } from "../src/llm/hooks.ts";
 import { modelRecorder } from "../src/llm/model_log.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import type { LlmTool } from "../src/llm/tools/tool.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
+import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
+import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
+import { Redactor } from "../src/runtime/redact.ts";
 import { startOpenAiServer } from "../tests/helpers/openai_server.ts";
 import { type BenchReport, fixed, flag, type Measure, runStandalone, tempDir } from "./lib.ts";
 
@@ -47,7 +57,53 @@ interface Timing {
   cpu: number;
 }
 
-async function once(variant: "bare" | "inline" | "file", turns: number, calls: number, dir: string): Promise<Timing> {
+type Variant = "bare" | "inline" | "file" | "core" | "core-file";
+
+const benchGuard = {
+  name: "BenchGuard",
+  version: "1.0",
+  advise: (s: { action: { input: Record<string, unknown> } }) =>
+    String(s.action.input.key ?? "").includes("forbidden") ? { kind: "veto" as const, advice: "no" } : undefined,
+};
+
+/** The loop over an episode core, as `noema run --using llm` drives it; `fixed`: open + finish. */
+async function episodeLoop(
+  variant: "core" | "core-file",
+  base: LanguageModel,
+  tools: ToolSet,
+  turns: number,
+  dir: string,
+): Promise<Timing & { fixed: number }> {
+  const f0 = process.cpuUsage();
+  const core = await EpisodeCore.open("bench", {
+    root: dir,
+    workspace: dir,
+    using: "llm",
+    policies: [variant === "core-file" ? join(dir, "guard.ts") : benchGuard],
+  });
+  const opened = process.cpuUsage(f0);
+  const log = new ArtifactSink(core.dir, new Redactor()).jsonl("model.jsonl");
+  const t0 = performance.now(), c0 = process.cpuUsage();
+  const model = wrapLanguageModel({ // deno-lint-ignore no-explicit-any
+    model: base as any,
+    middleware: modelRecorder(log),
+  });
+  const hooks = governedHooks(core);
+  await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(turns + 1), ...hooks });
+  await hooks.settle();
+  const c = process.cpuUsage(c0), wall = performance.now() - t0;
+  log.close();
+  const f1 = process.cpuUsage();
+  await core.finish({ adapter_result: "success", message: "done" });
+  const finished = process.cpuUsage(f1);
+  return {
+    wall,
+    cpu: (c.user + c.system) / 1000,
+    fixed: (opened.user + opened.system + finished.user + finished.system) / 1000,
+  };
+}
+
+async function once(variant: Variant, turns: number, calls: number, dir: string): Promise<Timing & { fixed?: number }> {
   let n = 0;
   const server = await startOpenAiServer(() =>
     n++ < turns
@@ -63,20 +119,14 @@ async function once(variant: "bare" | "inline" | "file", turns: number, calls: n
   const tools = toAiSdkTools([lookup], { workspace: dir, signal: new AbortController().signal });
   let log: JsonlAppender | null = null;
   try {
+    if (variant === "core" || variant === "core-file") return await episodeLoop(variant, base, tools, turns, dir);
     const t0 = performance.now(), c0 = process.cpuUsage();
     if (variant === "bare") {
       await generateText({ model: base, tools, prompt: "go", stopWhen: isStepCount(turns + 1) });
     } else {
       log = new JsonlAppender(join(dir, `model-${variant}-${Date.now()}.jsonl`));
       const governor = await PolicyGovernor.create({
-        policies: [
-          variant === "file" ? join(dir, "guard.ts") : {
-            name: "BenchGuard",
-            version: "1.0",
-            advise: (s) =>
-              String(s.action.input.key ?? "").includes("forbidden") ? { kind: "veto", advice: "no" } : undefined,
-          },
-        ],
+        policies: [variant === "file" ? join(dir, "guard.ts") : benchGuard],
       });
       const model = wrapLanguageModel({ model: base, middleware: modelRecorder(log) });
       const hooks = governedHooks(governor);
@@ -125,12 +175,15 @@ export async function main(args: string[]): Promise<BenchReport> {
   const tmp = tempDir("noema-bench-llm-");
   writeFileSync(join(tmp.path, "guard.ts"), POLICY);
   try {
-    const times: Record<string, Timing[]> = { bare: [], inline: [], file: [] };
-    await once("bare", 3, calls, tmp.path); // warm-up
-    await once("inline", 3, calls, tmp.path);
+    const variants = ["bare", "inline", "file", "core", "core-file"] as const;
+    const times: Record<string, (Timing & { fixed?: number })[]> = {};
+    for (const v of variants) {
+      times[v] = [];
+      await once(v, 3, calls, tmp.path); // warm-up
+    }
     for (let r = 0; r < runs; r++) {
       // Interleaved, so drift on a shared machine hits every variant alike.
-      for (const v of ["bare", "inline", "file"] as const) times[v].push(await once(v, turns, calls, tmp.path));
+      for (const v of variants) times[v].push(await once(v, turns, calls, tmp.path));
     }
     const total = turns * calls;
     const med = (v: string, k: keyof Timing) => median(times[v].map((t) => t[k]));
@@ -140,7 +193,12 @@ export async function main(args: string[]): Promise<BenchReport> {
     let ok = true;
     rows.push(["bare AI SDK loop", fixed(med("bare", "wall"), 1), fixed(bare, 1), "-", "-", "-"]);
     for (
-      const [v, label] of [["inline", "noema, policy in-process"], ["file", "noema, policy file (worker)"]] as const
+      const [v, label] of [
+        ["inline", "noema govern(), policy in-process"],
+        ["file", "noema govern(), policy file (worker)"],
+        ["core", "noema episode, policy in-process"],
+        ["core-file", "noema episode, policy file (worker)"],
+      ] as const
     ) {
       const t = med(v, "cpu");
       const perCall = (t - bare) / total;
@@ -157,7 +215,18 @@ export async function main(args: string[]): Promise<BenchReport> {
         met: met ? "yes" : "no",
       });
     }
+    const fixedCost = median(times["core"].map((t) => t.fixed ?? 0));
+    rows.push(["episode open + finish (fixed, per episode)", "-", fixed(fixedCost, 1), "-", "-", "-"]);
     const alone = median([await hooksAlone(total), await hooksAlone(total), await hooksAlone(total)]);
+    const long = median([await hooksAlone(total * 10), await hooksAlone(total * 10)]);
+    rows.push([
+      `hooks alone, ${total * 10} calls (linear?): ms per call`,
+      fixed(long, 3),
+      "-",
+      "-",
+      fixed(long, 3),
+      long <= 2 ? "yes" : "no",
+    ]);
     rows.push([
       "hooks alone (no model): ms per call",
       fixed(alone, 3),
@@ -176,6 +245,7 @@ export async function main(args: string[]): Promise<BenchReport> {
         rows,
         notes: [
           "Same scripted OpenAI-compatible server on 127.0.0.1 and same tools; noema adds the governed hooks (propose → policy → decision, record) and model.jsonl.",
+          "govern(): the policy governor in memory. episode: the episode core, what `noema run --using llm` does (every call an act step with its events; state flushed at a bounded share of the time); its open + finish is a fixed cost per episode, not counted per call.",
           "Goals are judged on CPU time (this process, server and worker threads included): wall time on a shared machine swings with other load.",
         ],
       }],

@@ -1,4 +1,5 @@
-// Govern your own AI SDK agent with noema policies.
+// Govern your own AI SDK agent with noema policies: a veto the model reads, an intervention that rewrites the
+// arguments the tool runs with (through the AI SDK's experimental_refineToolInput).
 //
 //   bun examples/govern-ai-sdk.ts        (or: deno run -A examples/govern-ai-sdk.ts)
 //
@@ -24,13 +25,27 @@ const noRm = {
   },
 };
 
-const gov = await noema.govern({ policies: [noRm], root: "." });
+// An intervention: the AI SDK's experimental_refineToolInput hands the tool the patched arguments.
+const dryRun = {
+  name: "DryRun",
+  version: "1.0",
+  advise(state: noema.PolicyState) {
+    const command = String(state.action.input.command ?? "");
+    if (command === "echo cleaned") return { kind: "intervention" as const, advice: "dry run", patch: { command: "echo cleaned --dry-run" } };
+  },
+};
+
+const gov = await noema.govern({ policies: [noRm, dryRun], root: "." });
 const model = createOpenAICompatible({ name: "local", baseURL: server.url }).chatModel("any");
+const ran: string[] = [];
 const tools = {
   shell: tool({
     description: "Run a command",
     inputSchema: jsonSchema<{ command: string }>({ type: "object", properties: { command: { type: "string" } }, required: ["command"] }),
-    execute: ({ command }) => ({ ran: command, stdout: command.startsWith("echo ") ? command.slice(5) : "" }),
+    execute: ({ command }) => {
+      ran.push(command);
+      return { ran: command, stdout: command.startsWith("echo ") ? command.slice(5) : "" };
+    },
   }),
 };
 
@@ -38,4 +53,5 @@ const result = await generateText({ model, tools, prompt: "clean up", stopWhen: 
 await server.close();
 
 for (const s of gov.steps) console.log(`${s.step_id}  ${s.action.tool} ${s.action.command}  → ${s.decision.verdict}${s.decision.reason ? ` (${s.decision.reason})` : ""}`);
+console.log(`executed: ${ran.join("; ")}`);
 console.log(`answer: ${result.text}`);

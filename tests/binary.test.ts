@@ -3,7 +3,9 @@
  * `scripts/build.ts` (`bun build --compile`), then uses it from a temp
  * directory outside the repository with plugins copied or generated there:
  * runs (vetoed, exit 3; safe, exit 0), `view --json`, `validate`,
- * `list --json | jq`, `schema`, `init`, plugin load errors, and a hostile
+ * `list --json | jq`, `schema`, `init`, plugin load errors, an LLM agent run
+ * (`using: "llm"`) against the scripted OpenAI-compatible server and its
+ * `--replay` with the server stopped, and a hostile
  * working directory (`bunfig.toml` preload, `.env`, `tsconfig.json`,
  * `package.json`) that must not affect it.
  *
@@ -14,7 +16,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -23,6 +25,7 @@ import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
 import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
+import { startOpenAiServer } from "./helpers/openai_server.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -55,6 +58,22 @@ function exec(bin: string, args: string[], cwd: string, env: Record<string, stri
   });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** {@link exec} without blocking this process (a scripted server here answers the binary). */
+function execAsync(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Result> {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== "NOEMA_ROOT" && k !== "NOEMA_DEBUG") base[k] = v;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd, env: { ...base, NO_COLOR: "1", ...env } });
+    let stdout = "", stderr = "";
+    child.stdout.on("data", (d) => stdout += d);
+    child.stderr.on("data", (d) => stderr += d);
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {
@@ -275,6 +294,57 @@ export default class Future extends DirectedIntuition {
     const debug = exec(noema, ["run", "t", "--policy", "broken.ts", "--debug"], work);
     assert.equal(debug.code, 2);
     assert.ok(debug.stderr.trim().split("\n").length > 1, debug.stderr);
+  });
+
+  test("using llm: a governed agent run against the scripted server, then --replay with the server stopped", async () => {
+    const dir = join(tmp.path, "llm");
+    mkdirSync(join(dir, "ws"), { recursive: true });
+    copyFileSync(join(work, "guards", "no-rm.ts"), join(dir, "no-rm.ts"));
+    const original = "export const greeting = 'hello world';\n";
+    writeFileSync(join(dir, "ws", "app.ts"), original);
+    const server = await startOpenAiServer([
+      {
+        tool_calls: [
+          { id: "t1", name: "read_file", arguments: '{"path":"app.ts"}' },
+          { id: "t2", name: "shell", arguments: '{"command":"rm -rf /"}' },
+        ],
+      },
+      {
+        tool_calls: [{
+          id: "t3",
+          name: "edit_file",
+          arguments: '{"path":"app.ts","old_string":"world","new_string":"noema"}',
+        }],
+      },
+      { text: "Done: the greeting says hello noema." },
+    ]);
+    let id = "";
+    try {
+      const task = { task: "greet noema", using: "llm", workspace: "ws", policies: ["no-rm.ts"] };
+      const adapter = { provider: "openai-compatible", base_url: server.url, model: "scripted", api_key_env: "K" };
+      writeFileSync(join(dir, "llm.jsonc"), JSON.stringify({ ...task, adapter }));
+      // Asynchronously: the scripted server answers from this process.
+      const r = await execAsync(noema, ["run", "llm.jsonc", "--json"], dir, { K: "sk-binary-secret-0042" });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      id = out.episode_id;
+      assert.equal(out.blocked.message, "no rm -rf");
+      assert.equal(server.requests.length, 3);
+      assert.equal(readFileSync(join(dir, "ws", "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
+      const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
+      assert.deepEqual(summary.metrics.tokens, { input: 33, output: 21, total: 54, model_calls: 3 });
+      assert.doesNotMatch(readFileSync(join(out.episode_dir, "model.jsonl"), "utf8"), /sk-binary-secret-0042/);
+    } finally {
+      await server.close();
+    }
+    writeFileSync(join(dir, "ws", "app.ts"), original);
+    const replay = await execAsync(noema, ["run", "--replay", id, "--json"], dir);
+    assert.equal(replay.code, 0, replay.stderr + replay.stdout);
+    const again = JSON.parse(replay.stdout);
+    assert.notEqual(again.episode_id, id);
+    assert.equal(again.blocked.message, "no rm -rf");
+    assert.equal(readFileSync(join(dir, "ws", "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
+    assert.equal(exec(noema, ["validate", again.episode_dir], dir).code, 0);
   });
 
   describe("a hostile working directory", () => {

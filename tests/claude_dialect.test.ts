@@ -4,8 +4,6 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeCode } from "../src/agents/claude_code/dialect.ts";
-import { codex } from "../src/agents/codex/dialect.ts";
-import { gemini, geminiCallId } from "../src/agents/gemini/dialect.ts";
 import type { Decision } from "../src/agents/core.ts";
 import { commandOf } from "../src/agents/display.ts";
 import type { PreToolEvent } from "../src/agents/event.ts";
@@ -123,100 +121,6 @@ describe("claude-code dialect: answers", () => {
       hookEventName: "PreToolUse",
       permissionDecision: "allow",
     });
-  });
-});
-
-describe("codex dialect", () => {
-  const payload = {
-    session_id: "019a-codex",
-    transcript_path: "/h/.codex/sessions/x.jsonl",
-    cwd: "/w",
-    hook_event_name: "PreToolUse",
-    model: "gpt-5",
-    permission_mode: "default",
-    tool_name: "Bash",
-    tool_input: { command: "git push" },
-    tool_use_id: "call_1",
-  };
-  test("parses PreToolUse and PostToolUse; PermissionRequest is ignored", () => {
-    const e = codex.parse(payload);
-    assert.ok(e?.kind === "pre_tool");
-    assert.equal(e.call_id, "call_1");
-    const post = codex.parse({ ...payload, hook_event_name: "PostToolUse", tool_response: "pushed" });
-    assert.ok(post?.kind === "post_tool");
-    assert.equal(post.output, "pushed");
-    assert.equal(codex.parse({ ...payload, hook_event_name: "PermissionRequest" }), null);
-  });
-  test("answers hold only fields Codex knows; an approval is ask (no defer)", () => {
-    const e = codex.parse(payload) as PreToolEvent;
-    const known = new Set([
-      "hookEventName",
-      "permissionDecision",
-      "permissionDecisionReason",
-      "updatedInput",
-      "additionalContext",
-    ]);
-    for (
-      const d of [
-        decision({ verdict: "deny", reason: "no" }),
-        decision({ verdict: "ask", reason: "wait" }),
-        decision({ verdict: "patch", input: { command: "git push --dry-run" }, hints: ["h"] }),
-      ]
-    ) {
-      const a = codex.answer(e, d, unattended);
-      const parsed = JSON.parse(a.stdout!);
-      assert.deepEqual(Object.keys(parsed), ["hookSpecificOutput"]);
-      for (const k of Object.keys(parsed.hookSpecificOutput)) assert.ok(known.has(k), k);
-      assert.notEqual(parsed.hookSpecificOutput.permissionDecision, "defer");
-    }
-    assert.equal(codex.answer(e, decision({}), unattended).stdout, null);
-  });
-});
-
-describe("gemini dialect", () => {
-  const before = {
-    session_id: "g1",
-    transcript_path: "/h/.gemini/tmp/x.json",
-    cwd: "/w",
-    hook_event_name: "BeforeTool",
-    timestamp: "2026-11-23T10:00:00Z",
-    tool_name: "run_shell_command",
-    tool_input: { command: "rm -r build" },
-  };
-  test("BeforeTool and AfterTool of one call share a call id", () => {
-    const e = gemini.parse(before);
-    assert.ok(e?.kind === "pre_tool");
-    const after = gemini.parse({ ...before, hook_event_name: "AfterTool", tool_response: { llmContent: "removed" } });
-    assert.ok(after?.kind === "post_tool");
-    assert.equal(after.call_id, e.call_id);
-    assert.equal(e.call_id, geminiCallId("g1", "run_shell_command", { command: "rm -r build" }));
-    assert.equal(toRecordedResult(after).outcome, "removed");
-    const failed = gemini.parse({
-      ...before,
-      hook_event_name: "AfterTool",
-      tool_response: { error: { message: "exit 1" } },
-    });
-    assert.ok(failed?.kind === "post_tool");
-    assert.equal(failed.status, "error");
-    assert.equal(gemini.parse({ ...before, hook_event_name: "BeforeModel" }), null);
-    assert.equal(gemini.parse({ ...before, hook_event_name: "BeforeAgent", prompt: "go" })?.kind, "prompt");
-  });
-  test("decisions: deny with reason, rewritten input as tool_input, hints as additionalContext", () => {
-    const e = gemini.parse(before) as PreToolEvent;
-    assert.deepEqual(JSON.parse(gemini.answer(e, decision({ verdict: "deny", reason: "no" }), unattended).stdout!), {
-      decision: "deny",
-      reason: "noema: no",
-    });
-    const patched = JSON.parse(
-      gemini.answer(e, decision({ verdict: "patch", input: { command: "ls" }, hints: ["h"] }), unattended).stdout!,
-    );
-    assert.equal(patched.decision, "allow");
-    assert.deepEqual(patched.hookSpecificOutput, {
-      hookEventName: "BeforeTool",
-      tool_input: { command: "ls" },
-      additionalContext: "noema: h",
-    });
-    assert.equal(gemini.answer(e, decision({}), unattended).stdout, null);
   });
 });
 

@@ -141,6 +141,40 @@ describe("EpisodeCore", () => {
     assert.ok(ev.some((e) => e.event_type === "run.checkpoint") && ev.some((e) => e.event_type === "run.resume"));
   });
 
+  test("repeatable call ids (an agent without ids): the same call made again is a new step, recorded as its own", async () => {
+    const core = await EpisodeCore.open("Repeat", { root, using: "gemini", policies: [policy] });
+    const call = (command: string) => ({
+      kind: "tool",
+      tool: "run_shell_command",
+      input: { command },
+      call_id: `gem_${command}`,
+      repeatable: true,
+    });
+    const a = await core.propose(call("ls"));
+    const again = await core.propose(call("ls")); // the same hook delivered twice before a result: one call
+    assert.equal(again.step_id, a.step_id);
+    await core.record(core.openCall("gem_ls"), { status: "ok", output: "first" });
+    const b = await core.propose(call("ls"));
+    assert.notEqual(b.step_id, a.step_id, "after its result, the same call is a new one");
+    assert.equal(core.openCall("gem_ls"), "gem_ls#2");
+    await core.record(core.openCall("gem_ls"), { status: "ok", output: "second" });
+    const denied = await core.propose(call("rm -rf x"));
+    assert.equal(denied.verdict, "deny");
+    const retried = await core.propose(call("rm -rf x"));
+    assert.equal(retried.verdict, "deny");
+    assert.notEqual(retried.step_id, denied.step_id, "a retried denied call is consulted again, as a new step");
+    await core.finish();
+    valid(core.dir);
+    const state = json(core.dir, "state.json");
+    assert.deepEqual(
+      state.outcomes.actions.filter((x: any) => x.tool === "run_shell_command" && x.result_status === "ok").map((
+        x: any,
+      ) => x.output),
+      ["first", "second"],
+    );
+    assert.equal(state.plan.steps.length, 4);
+  });
+
   test("a second process attaches and continues the same episode", async () => {
     const core = await EpisodeCore.open("Attach", { root, using: "claude-code", policies: [policy] });
     await core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "p1" });

@@ -114,6 +114,14 @@ for (const stream of [false, true]) {
         const third = toolMessages(server.requests[2]);
         assert.match(third.get("c5")!, /quiet/);
         assert.doesNotMatch(third.get("c5")!, /loud/);
+        // The intervention (experimental_refineToolInput) rewrote the call itself: what ran, what the
+        // governor recorded and what the conversation sent back to the model all say "echo quiet".
+        const sent =
+          (server.requests[2].messages as { tool_calls?: { id: string; function: { arguments: string } }[] }[])
+            .flatMap((m) => m.tool_calls ?? []).find((c) => c.id === "c5")!;
+        assert.deepEqual(JSON.parse(sent.function.arguments), { command: "echo quiet" });
+        assert.deepEqual(governor.steps[4].decision.input, { command: "echo quiet" });
+        assert.equal(governor.steps[4].call_id, "c5");
         assert.match(third.get("c6")!, /no_such_tool/);
         assert.match(third.get("c7")!, /JSON|Invalid/i);
         assert.equal(readFileSync(join(dirs.ws, "hello.txt"), "utf8"), "hello noema\n");

@@ -33,6 +33,7 @@ async function episode(name: string) {
     finished,
     propose: (a) => gov.propose(a),
     record: (id, r) => gov.record(id, r),
+    bindCall: (key, id) => gov.bindCall(key, id),
     finish: (e) => {
       finished.push(e);
       return Promise.resolve("finished");
@@ -62,13 +63,24 @@ describe("llm episode driver", () => {
       assert.equal(existsSync(join(ws, "out.txt")), false);
       const saved = JSON.parse(readFileSync(join(handle.dir, "llm", "conversation.json"), "utf8"));
       assert.equal(saved.pending[0].call_id, "w1");
+      assert.equal(saved.pending[0].key, handle.gov.steps[1].action.call_id);
       assert.equal(saved.turns, 2);
       handle.gov.approved.add("w1");
       const second = await resumeLlmEpisode(handle, o, { approved: true });
       assert.equal(second.agent.status, "done", JSON.stringify(second.agent.error));
       assert.equal(second.run, "finished");
-      assert.deepEqual(handle.finished, [{ adapter_result: "success", message: "wrote out.txt" }]);
+      assert.deepEqual(handle.finished, [{
+        adapter_result: "success",
+        message: "wrote out.txt",
+        // Usage across the pause: three model calls of 11 + 7 tokens.
+        metrics: { tokens: { input: 33, output: 21, total: 54, model_calls: 3 } },
+      }]);
       assert.equal(readFileSync(join(ws, "out.txt"), "utf8"), "approved content");
+      // One policy consultation per call: the approved call was answered from its record, not asked again.
+      assert.deepEqual(handle.gov.steps.map((s) => [s.action.tool, s.decision.verdict, s.result?.status]), [
+        ["list_dir", "allow", "ok"],
+        ["write_file", "allow", "ok"],
+      ]);
       // The third request carries the whole conversation: the list_dir result and the write's result.
       const third = toolMessages(server.requests[2]);
       assert.ok(third.has("r1") && third.has("w1"), JSON.stringify([...third.keys()]));

@@ -122,14 +122,16 @@ describe("llm errors", () => {
 });
 
 describe("govern() example", () => {
-  it("runs: the veto reaches the model and the loop continues", () => {
+  it("runs: the veto reaches the model, the intervention rewrites what runs, the loop continues", () => {
     const cmd = IS_DENO
       ? [process.execPath, "run", "-A", "examples/govern-ai-sdk.ts"]
       : [process.execPath, "examples/govern-ai-sdk.ts"];
     const r = spawnSync(cmd[0], cmd.slice(1), { cwd: REPO, encoding: "utf8", timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /rm -rf \/"\}\s+→ deny \(rm -rf is not allowed\)/);
-    assert.match(r.stdout, /→ allow/);
+    assert.match(r.stdout, /echo cleaned"\}\s+→ patch/);
+    // The intervention rewrote what the tool executed; the vetoed call never ran.
+    assert.match(r.stdout, /^executed: echo cleaned --dry-run$/m);
     assert.match(r.stdout, /answer: Cleaned up/);
   });
 });

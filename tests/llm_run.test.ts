@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { checkSummary } from "../src/schema/summary.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -170,11 +171,13 @@ describe("noema run --using llm", () => {
         );
       }
       assert.match(readFileSync(join(dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
-      if (CORE) {
-        const usage = JSON.parse(readFileSync(join(dir, "llm", "usage.json"), "utf8"));
-        assert.equal(usage.model_calls, 4);
-        assert.equal(usage.input_tokens, 44);
-      }
+      // Token usage is in the summary metrics (4 scripted responses of 11 input and 7 output tokens each).
+      const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+      assert.deepEqual(summary.metrics.tokens, { input: 44, output: 28, total: 72, model_calls: 4 });
+      assert.equal(existsSync(join(dir, "llm", "usage.json")), false);
+      assert.deepEqual(checkSummary(summary), []);
+      const bad = checkSummary({ ...summary, metrics: { ...summary.metrics, tokens: { input: -1, output: 0 } } });
+      assert.deepEqual(bad.map((p) => p.path).sort(), ["metrics.tokens.input", "metrics.tokens.total"]);
       const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
       assert.ok(
         manifest.files.some((f: { name: string; kind: string }) => f.name === "model.jsonl" && f.kind === "model"),

@@ -9,7 +9,15 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateText, isStepCount, type LanguageModel, type ModelMessage, wrapLanguageModel } from "ai";
+import {
+  generateText,
+  isStepCount,
+  type LanguageModel,
+  type ModelMessage,
+  simulateReadableStream,
+  streamText,
+  wrapLanguageModel,
+} from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { confinePath } from "../src/llm/workspace.ts";
 import { fileTools } from "../src/llm/tools/files.ts";
@@ -20,6 +28,7 @@ import { toAiSdkTools } from "../src/llm/ai_tools.ts";
 import { governedHooks } from "../src/llm/hooks.ts";
 import { approvalMessages, runAgentLoop } from "../src/llm/loop.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
+import { govern } from "../src/llm/govern.ts";
 import { readModelLog, replayModel } from "../src/llm/replay_model.ts";
 import { modelRecorder } from "../src/llm/model_log.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
@@ -158,6 +167,31 @@ function scriptedMock(turns: unknown[][]) {
   });
 }
 
+function streamingMock(turns: unknown[][]) {
+  let i = 0;
+  return new MockLanguageModelV4({
+    doStream: () => {
+      const content = (turns[i++] ?? [{ type: "text", text: "end" }]) as { type: string; text?: string }[];
+      const calls = content.some((c) => c.type === "tool-call");
+      const parts = [
+        { type: "stream-start", warnings: [] },
+        ...content.flatMap((c) =>
+          c.type === "text"
+            ? [
+              { type: "text-start", id: "t" },
+              { type: "text-delta", id: "t", delta: c.text },
+              { type: "text-end", id: "t" },
+            ]
+            : [c]
+        ),
+        { type: "finish", finishReason: { unified: calls ? "tool-calls" : "stop", raw: undefined }, usage },
+      ];
+      // deno-lint-ignore no-explicit-any
+      return Promise.resolve({ stream: simulateReadableStream({ chunks: parts as any[] }) });
+    },
+  });
+}
+
 describe("governed hooks with MockLanguageModelV4", () => {
   it("an intervention patches what runs; the veto reason is the tool result", async () => {
     const gov = await PolicyGovernor.create({
@@ -198,6 +232,91 @@ describe("governed hooks with MockLanguageModelV4", () => {
     assert.deepEqual(gov.steps.map((s) => s.decision.verdict), ["patch", "deny"]);
   });
 
+  for (const stream of [false, true]) {
+    it(`experimental_refineToolInput rewrites what executes, is recorded and shown (${stream ? "streamText" : "generateText"})`, async () => {
+      let consulted = 0;
+      const gov = await PolicyGovernor.create({
+        policies: [{
+          name: "Redirect",
+          version: "1.0",
+          advise: (s) => {
+            consulted++;
+            return s.action.input.path === "old.txt"
+              ? { kind: "intervention", advice: "write b.txt", patch: { path: "b.txt" } }
+              : undefined;
+          },
+        }],
+      });
+      const executed: unknown[] = [];
+      const ws2 = join(tmp.path, `refine-${stream}`);
+      mkdirSync(ws2, { recursive: true });
+      const tools = toAiSdkTools(fileTools(), { ...ctx, workspace: ws2 });
+      const write = tools.write_file.execute!;
+      tools.write_file.execute = (input, opts) => {
+        executed.push(structuredClone(input));
+        return write(input, opts);
+      };
+      const hooks = governedHooks(gov);
+      const recorded: unknown[] = [];
+      const turns = [
+        [
+          call("p1", "write_file", { path: "old.txt", content: "patched" }),
+          call("p2", "write_file", { path: "keep.txt", content: "as is" }),
+        ],
+        [{ type: "text", text: "done" }],
+      ];
+      const options = {
+        model: stream ? streamingMock(turns) : scriptedMock(turns),
+        tools,
+        prompt: "go",
+        stopWhen: isStepCount(3),
+        ...hooks,
+        onToolExecutionEnd: async (e: { toolCall: { input: unknown } }) => {
+          recorded.push(structuredClone(e.toolCall.input));
+          await hooks.onToolExecutionEnd(e);
+        },
+      };
+      // deno-lint-ignore no-explicit-any
+      let messages: any[];
+      if (stream) {
+        // deno-lint-ignore no-explicit-any
+        const r = streamText(options as any);
+        await r.consumeStream();
+        messages = await r.responseMessages;
+      } else {
+        // deno-lint-ignore no-explicit-any
+        messages = (await generateText(options as any)).responseMessages;
+      }
+      await hooks.settle();
+      // The intervention is the refinement's answer (the SDK calls it before toolApproval, without a call id).
+      const refined = await governedHooks(gov).experimental_refineToolInput.write_file({
+        path: "old.txt",
+        content: "x",
+      });
+      assert.deepEqual(refined, { path: "b.txt", content: "x" });
+      gov.steps.pop();
+      consulted--;
+      // What ran is the patched input: b.txt written, old.txt never.
+      assert.equal(readFileSync(join(ws2, "b.txt"), "utf8"), "patched");
+      assert.equal(readFileSync(join(ws2, "keep.txt"), "utf8"), "as is");
+      assert.throws(() => lstatSync(join(ws2, "old.txt")));
+      assert.deepEqual(executed, [{ path: "b.txt", content: "patched" }, { path: "keep.txt", content: "as is" }]);
+      // The execution callbacks and the conversation carry the patched input too.
+      assert.deepEqual(recorded, executed);
+      const asked = messages.find((m) => m.role === "assistant").content.filter((p: { type: string }) =>
+        p.type === "tool-call"
+      );
+      assert.deepEqual(asked.map((p: { input: unknown }) => p.input), executed);
+      // One policy consultation per call; the governor recorded each result under the patched input.
+      assert.equal(consulted, 2);
+      assert.deepEqual(gov.steps.map((s) => [s.decision.verdict, s.decision.input.path, s.result?.status]), [
+        ["patch", "b.txt", "ok"],
+        ["allow", "keep.txt", "ok"],
+      ]);
+      assert.deepEqual(gov.steps.map((s) => s.call_id), ["p1", "p2"]);
+    });
+  }
+
   it("requires_approval pauses with the conversation; approving resumes the same conversation", async () => {
     const gov = await PolicyGovernor.create({ policies: [WRITE_NEEDS_APPROVAL] });
     const model = scriptedMock([
@@ -216,7 +335,7 @@ describe("governed hooks with MockLanguageModelV4", () => {
     assert.throws(() => lstatSync(join(ws, "approved.txt")));
     gov.approved.add("w1");
     const messages: ModelMessage[] = [...first.messages, ...approvalMessages(first.messages, ["w1"], true)];
-    const second = await runAgentLoop({ ...base, hooks: governedHooks(gov), messages });
+    const second = await runAgentLoop({ ...base, hooks: governedHooks(gov, { resumed: first.pending }), messages });
     assert.equal(second.status, "done", JSON.stringify(second.error));
     assert.equal(second.text, "written");
     // The resumed run sent the model the whole conversation: the first read's result included.
@@ -224,6 +343,49 @@ describe("governed hooks with MockLanguageModelV4", () => {
     assert.match(lastPrompt, /one two one/);
     assert.match(lastPrompt, /approved\.txt/);
     assert.equal(readFileSync(join(ws, "approved.txt"), "utf8"), "yes");
+    // One consultation per call: the approved call was answered from its record, not proposed again.
+    assert.deepEqual(gov.steps.map((s) => [s.call_id, s.decision.verdict, s.result?.status]), [
+      ["r1", "allow", "ok"],
+      ["w1", "allow", "ok"],
+    ]);
+  });
+});
+
+describe("govern()", () => {
+  it("pauses on requires_approval; gov.approve and a fresh aiSdk() run the call without asking again", async () => {
+    let consulted = 0;
+    const gov = await govern({
+      policies: [{
+        name: "Gate",
+        version: "1.0",
+        advise: () => {
+          consulted++;
+          return { kind: "veto", advice: "ask first", requires_approval: true };
+        },
+      }],
+    });
+    const ws3 = join(tmp.path, "govern");
+    mkdirSync(ws3, { recursive: true });
+    const model = scriptedMock([
+      [call("g1", "write_file", { path: "g.txt", content: "approved" })],
+      [{ type: "text", text: "ok" }],
+    ]);
+    const tools = toAiSdkTools(fileTools(), { ...ctx, workspace: ws3 });
+    const first = await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(3), ...gov.aiSdk() });
+    assert.deepEqual(gov.last!.pending.map((p) => [p.call_id, p.reason]), [["g1", "ask first"]]);
+    assert.throws(() => lstatSync(join(ws3, "g.txt")));
+    gov.approve("g1");
+    const messages: ModelMessage[] = [
+      { role: "user", content: "go" },
+      ...first.responseMessages,
+      ...approvalMessages(first.responseMessages, ["g1"], true),
+    ];
+    const second = await generateText({ model, tools, messages, stopWhen: isStepCount(3), ...gov.aiSdk() });
+    assert.equal(second.text, "ok");
+    assert.equal(readFileSync(join(ws3, "g.txt"), "utf8"), "approved");
+    assert.equal(consulted, 1);
+    assert.deepEqual(gov.steps.map((s) => [s.call_id, s.decision.verdict, s.result?.status]), [["g1", "allow", "ok"]]);
+    gov.close();
   });
 });
 
@@ -292,6 +454,13 @@ describe("PolicyGovernor state", () => {
             s.goal.task = "changed";
           } catch {
             frozen = true;
+          }
+          // The growing lists are read-only too (views, not frozen copies).
+          for (const list of [s.plan.steps, s.outcomes.actions, s.recent_actions]) {
+            try {
+              list.push({});
+              frozen = false;
+            } catch { /* read-only */ }
           }
           seen.push({
             task: s.goal.task,

@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { Decision } from "./core.ts";
-import type { HookAnswer, HookEvent, PreToolEvent } from "./event.ts";
+import type { HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
 
 /** How the agent runs, which changes what an approval becomes. */
 export interface AnswerContext {
@@ -35,6 +35,14 @@ export interface Dialect {
   parse(payload: unknown): HookEvent | null;
   /** The answer to a `pre_tool` event. */
   answer(event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer;
+  /**
+   * Called with the answer given to a `pre_tool` event, for an agent that
+   * sends no call id and must find the call again after noema rewrote its
+   * input (Gemini CLI). `root` is the episodes root.
+   */
+  answered?(root: string, event: PreToolEvent, answer: HookAnswer): void;
+  /** The id of the call a `post_tool` event belongs to, when the event's own id may not be it (Gemini CLI). */
+  callOf?(root: string, event: PostToolEvent): string;
 }
 
 /**

@@ -33,6 +33,11 @@ export interface PreToolEvent extends EventBase {
   tool: string;
   input: Record<string, unknown>;
   call_id: string;
+  /**
+   * The agent sends no call id, so `call_id` names the call's content: the
+   * same call made again after the first one ended is a new call.
+   */
+  repeatable?: boolean;
 }
 
 /** A tool call ran (successfully or not). */
@@ -41,6 +46,8 @@ export interface PostToolEvent extends EventBase {
   tool: string;
   input: Record<string, unknown>;
   call_id: string;
+  /** See {@link PreToolEvent.repeatable}. */
+  repeatable?: boolean;
   status: "ok" | "error";
   output: unknown;
   error: string | null;

@@ -123,12 +123,16 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
           command: commandOf(event.input),
           ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
           call_id: event.call_id,
+          ...(event.repeatable ? { repeatable: true } : {}),
         });
         return dialect.answer(event, decision, s);
       }, NO_OPINION);
     case "post_tool":
       return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
-        await episode.record(event.call_id, toRecordedResult(event));
+        await episode.record(
+          event.repeatable ? episode.openCall(event.call_id) : event.call_id,
+          toRecordedResult(event),
+        );
         return NO_OPINION;
       }, NO_OPINION);
     case "stop":

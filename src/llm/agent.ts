@@ -16,7 +16,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import { commandOf, toAiSdkTools } from "./ai_tools.ts";
 import type { LlmConfig } from "./config.ts";
 import type { Governor } from "./governor.ts";
-import { governedHooks } from "./hooks.ts";
+import { governedHooks, type PendingToolApproval } from "./hooks.ts";
 import { approvalMessages, type LoopResult, runAgentLoop } from "./loop.ts";
 import { connectMcpServers } from "./mcp.ts";
 import { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./model_log.ts";
@@ -46,7 +46,16 @@ export interface LlmAgentOptions {
   /** Replay these recorded turns instead of calling the model. */
   replay?: readonly ModelTurn[];
   /** Continue a paused conversation: approve or reject the waiting calls. */
-  resume?: { messages: ModelMessage[]; turns: number; callIds: string[]; approved: boolean; reason?: string };
+  resume?: {
+    messages: ModelMessage[];
+    turns: number;
+    /** The calls the paused run left waiting. */
+    pending: PendingToolApproval[];
+    /** The token usage before the pause. */
+    usage?: UsageTotals;
+    approved: boolean;
+    reason?: string;
+  };
   /** Extra tools (library use). */
   extraTools?: readonly LlmTool[];
   signal?: AbortSignal;
@@ -83,6 +92,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   const sink = new ArtifactSink(o.episodeDir, o.redactor);
   const log = sink.jsonl(MODEL_LOG);
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
+  if (o.resume?.usage) Object.assign(totals, o.resume.usage);
   try {
     const base = o.replay ? replayModel(o.replay, o.redactor) : createLlmModel(c);
     const model = wrapLanguageModel({
@@ -90,12 +100,20 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       model: base as any,
       middleware: modelRecorder(log, totals),
     });
-    const hooks = governedHooks(o.governor, { command: (name, input) => commandOf(byName.get(name), name, input) });
+    const hooks = governedHooks(o.governor, {
+      command: (name, input) => commandOf(byName.get(name), name, input),
+      resumed: o.resume?.pending,
+    });
     const previous = o.resume?.turns ?? 0;
     const messages: ModelMessage[] = o.resume
       ? [
         ...o.resume.messages,
-        ...approvalMessages(o.resume.messages, o.resume.callIds, o.resume.approved, o.resume.reason),
+        ...approvalMessages(
+          o.resume.messages,
+          o.resume.pending.map((p) => p.call_id),
+          o.resume.approved,
+          o.resume.reason,
+        ),
       ]
       : [{ role: "user", content: o.task }];
     const result = await runAgentLoop({
@@ -120,6 +138,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
         schema_version: "llm-conversation/1.0",
         turns: total,
         pending: result.pending,
+        usage: totals,
         messages: result.messages,
       });
     }

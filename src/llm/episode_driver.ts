@@ -13,10 +13,7 @@
  *
  * @module
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { DIR_MODE } from "../store/atomic.ts";
-import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { ModelMessage } from "ai";
 import { readJsonFile } from "../store/json_file.ts";
 import type { Redactor } from "../runtime/redact.ts";
@@ -24,7 +21,7 @@ import { CONVERSATION_FILE, type LlmAgentResult, runLlmAgent } from "./agent.ts"
 import type { LlmConfig } from "./config.ts";
 import type { Governor } from "./governor.ts";
 import type { PendingToolApproval } from "./hooks.ts";
-import type { ModelTurn } from "./model_log.ts";
+import type { ModelTurn, UsageTotals } from "./model_log.ts";
 
 /** What the driver needs of an open episode (the episode core satisfies it). */
 export interface EpisodeHandle<R = unknown> extends Governor {
@@ -34,6 +31,7 @@ export interface EpisodeHandle<R = unknown> extends Governor {
     adapter_result?: "success" | "error" | "skipped";
     message?: string;
     error?: { type: string; message: string };
+    metrics?: { tokens: { input: number; output: number; total: number; model_calls: number } };
   }): Promise<R>;
   close(): void;
 }
@@ -54,21 +52,25 @@ export interface DriveResult<R> {
   run: R | null;
 }
 
-/** Where a finished LLM episode keeps its token usage (the episode core's summary has no field for it yet). */
-export const USAGE_FILE = "llm/usage.json";
-
-async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult, redactor: Redactor): Promise<DriveResult<R>> {
+async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<DriveResult<R>> {
   if (agent.status === "paused") return { agent, run: null };
-  mkdirSync(join(core.dir, "llm"), { recursive: true, mode: DIR_MODE });
-  new ArtifactSink(core.dir, redactor).writeJson(USAGE_FILE, {
-    schema_version: "llm-usage/1.0",
-    ...agent.usage,
-    turns: agent.total_turns,
-    status: agent.status,
-  });
+  // Token usage goes into summary.json `metrics.tokens`.
+  const metrics = {
+    tokens: {
+      input: agent.usage.input_tokens,
+      output: agent.usage.output_tokens,
+      total: agent.usage.total_tokens,
+      model_calls: agent.usage.model_calls,
+    },
+  };
   const run = agent.status === "done"
-    ? await core.finish({ adapter_result: "success", message: agent.text })
-    : await core.finish({ adapter_result: "error", message: agent.error?.message, error: agent.error ?? undefined });
+    ? await core.finish({ adapter_result: "success", message: agent.text, metrics })
+    : await core.finish({
+      adapter_result: "error",
+      message: agent.error?.message,
+      error: agent.error ?? undefined,
+      metrics,
+    });
   return { agent, run };
 }
 
@@ -84,7 +86,7 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult, redactor: R
  */
 export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions): Promise<DriveResult<R>> {
   const agent = await runLlmAgent({ ...o, governor: core, episodeDir: core.dir });
-  return await end(core, agent, o.redactor);
+  return await end(core, agent);
 }
 
 /** The conversation a paused LLM episode saved. */
@@ -92,6 +94,8 @@ export interface SavedConversation {
   schema_version: string;
   turns: number;
   pending: PendingToolApproval[];
+  /** Token usage before the pause (absent in conversations saved before it was kept). */
+  usage?: UsageTotals;
   messages: ModelMessage[];
 }
 
@@ -114,6 +118,7 @@ export async function resumeLlmEpisode<R>(
 ): Promise<DriveResult<R>> {
   const saved = readJsonFile(join(core.dir, CONVERSATION_FILE)) as unknown as SavedConversation;
   const { value: messages } = o.redactor.unmask(saved.messages);
+  const { value: pending } = o.redactor.unmask(saved.pending);
   const agent = await runLlmAgent({
     ...o,
     governor: core,
@@ -121,10 +126,11 @@ export async function resumeLlmEpisode<R>(
     resume: {
       messages,
       turns: saved.turns,
-      callIds: saved.pending.map((p) => p.call_id),
+      pending,
+      usage: saved.usage,
       approved: decision.approved,
       reason: decision.reason,
     },
   });
-  return await end(core, agent, o.redactor);
+  return await end(core, agent);
 }

@@ -3,8 +3,10 @@
  * policies. Spread `gov.aiSdk()` into `generateText`/`streamText` (or a
  * `ToolLoopAgent`): every tool call is proposed to the policies before it
  * runs (vetoes reach the model as denied tool results, interventions patch
- * the arguments, approvals pause the loop) and recorded after it, in
- * `gov.steps`.
+ * the arguments through `experimental_refineToolInput`, approvals pause the
+ * loop) and recorded after it, in `gov.steps`. After a pause, append the
+ * approval responses to the conversation and call `gov.aiSdk()` again: the
+ * waiting calls are answered from their approval (`gov.approve(callId)`).
  *
  * @module
  */
@@ -33,6 +35,8 @@ export interface Governance {
   last: GovernedHooks | null;
   /** Every governed call so far (with the built-in policy governor). */
   steps: readonly GovernedStep[];
+  /** A human approved the waiting call `callId` (with the built-in policy governor). */
+  approve(callId: string): void;
   /** Releases the policies (worker threads of policy files). */
   close(): void;
 }
@@ -57,9 +61,11 @@ export async function govern(options: GovernOptions = {}): Promise<Governance> {
   const g: Governance = {
     last: null,
     steps: policyGovernor?.steps ?? [],
+    approve: (callId) => void policyGovernor?.approved.add(callId),
     close: () => policyGovernor?.close(),
     aiSdk() {
-      const hooks = governedHooks(governor);
+      // A paused run's waiting calls: the next run answers them from their approval.
+      const hooks = governedHooks(governor, { resumed: g.last?.pending });
       g.last = hooks;
       const { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd } = hooks;
       return { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd };

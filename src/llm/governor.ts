@@ -32,4 +32,10 @@ export interface Governor {
   propose(action: ProposedAction): Promise<Decision>;
   /** Records the result of an action that ran (by step id or call id). */
   record(stepOrCallId: string, result: RecordedResult): Promise<void>;
+  /**
+   * Optional: the model's id of a call proposed under another key (the AI
+   * SDK refines a call's input, where the decision is made, before it tells
+   * its id).
+   */
+  bindCall?(key: string, callId: string): void;
 }

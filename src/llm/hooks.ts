@@ -1,19 +1,27 @@
 /**
- * The AI SDK hooks that make every tool call a governed step:
+ * The AI SDK hooks that make every tool call a governed step. The SDK calls
+ * them in this order for each call:
  *
- * - `experimental_refineToolInput` (runs first, once per parsed call, but
- *   without the call's id): gives each call its own input object;
- * - `toolApproval` (with the call id): proposes the call to the governor,
- *   applies an intervention's patch to that input object (so the patched
- *   input is what runs and what the conversation shows), and turns the
- *   decision into the SDK's answer: `deny` → `denied` with the reason (the
- *   model reads it as the tool result and the loop continues), `ask` →
- *   `user-approval` (the loop stops; the episode is paused), otherwise
- *   not-applicable. The call id makes a proposal idempotent: a call approved
- *   while the episode was paused is answered from the episode's record when
- *   the conversation resumes;
+ * - `experimental_refineToolInput` (once per parsed call, before anything
+ *   else sees it, but without the call's id): proposes the call to the
+ *   governor, the one policy consultation of the call, and returns the input
+ *   after interventions, so the patched input is what the SDK validates,
+ *   executes, records and shows the model;
+ * - `toolApproval` (with the call id): turns that decision into the SDK's
+ *   answer: `deny` → `denied` with the reason (the model reads it as the
+ *   tool result and the loop continues), `ask` → `user-approval` (the loop
+ *   stops; the episode is paused), otherwise not-applicable;
  * - `onToolExecutionStart` / `onToolExecutionEnd`: record the result, output
  *   or error, with its duration.
+ *
+ * Since refinement has no call id, each decision is proposed under a key of
+ * its own and found again by the refined input object; `toolApproval` binds
+ * the model's call id to it. A paused call keeps its key
+ * ({@link PendingToolApproval.key}): hooks created with
+ * {@link GovernedHooksOptions.resumed} answer the approved call from the
+ * governor's record of that key (the episode reads the approval) instead of
+ * asking again. A call the refinement did not see (a governor that failed
+ * there is a tool error the model reads) is proposed in `toolApproval`.
  *
  * The SDK swallows errors thrown in the execution callbacks, so recording
  * failures are collected in {@link GovernedHooks.failures} and the loop
@@ -21,11 +29,15 @@
  *
  * @module
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Decision, Governor, RecordedResult } from "./governor.ts";
 
 /** A call the governor asked a human about. */
 export interface PendingToolApproval {
+  /** The model's id for the call. */
   call_id: string;
+  /** The governor's id for the call (what it was proposed under); the call id when absent. */
+  key?: string;
   tool: string;
   input: Record<string, unknown>;
   reason: string;
@@ -63,6 +75,17 @@ export interface GovernedHooks {
 export interface GovernedHooksOptions {
   /** The display command of a call (policies see it as `action.command`). */
   command?: (tool: string, input: Record<string, unknown>) => string;
+  /**
+   * The calls a paused run left waiting (its `pending`), when the
+   * conversation continues with their approval responses. @default {[]}
+   */
+  resumed?: readonly PendingToolApproval[];
+}
+
+/** A decision and the key it was proposed under. */
+interface Decided {
+  key: string;
+  decision: Decision;
 }
 
 /** What a finished call records: its output, or its error. */
@@ -95,6 +118,8 @@ function refinerFor(refine: (tool: string, input: unknown) => Promise<unknown>) 
   });
 }
 
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+
 /**
  * Creates the hooks for one agent run.
  *
@@ -107,44 +132,69 @@ function refinerFor(refine: (tool: string, input: unknown) => Promise<unknown>) 
  * ```
  */
 export function governedHooks(governor: Governor, options: GovernedHooksOptions = {}): GovernedHooks {
-  const byCall = new Map<string, { decision: Decision; started: number }>();
+  const byInput = new WeakMap<object, Decided>();
+  const byCall = new Map<string, Decided & { started: number }>();
+  const resumed = new Map((options.resumed ?? []).map((p) => [p.call_id, p]));
+  const unclaimed = [...resumed.values()];
   const inFlight = new Set<Promise<unknown>>();
+  // Proposals one at a time, in the order the SDK refines the calls (it refines parallel calls concurrently).
+  let queue: Promise<unknown> = Promise.resolve();
+  const propose = (tool: string, input: Record<string, unknown>, key: string): Promise<Decision> => {
+    const p = queue.then(() =>
+      governor.propose({
+        kind: "tool",
+        tool,
+        input,
+        command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
+        call_id: key,
+      })
+    );
+    queue = p.catch(() => {});
+    return p;
+  };
   const hooks: GovernedHooks = {
     pending: [],
     calls: [],
     failures: [],
-    // Each call gets its own input object: the decision below patches it in place, so what runs (and what
-    // the conversation shows) is the patched input.
-    experimental_refineToolInput: refinerFor((_tool, raw) =>
-      Promise.resolve(typeof raw === "object" && raw !== null && !Array.isArray(raw) ? { ...raw } : raw)
-    ),
-    async toolApproval({ toolCall }) {
-      const input = (typeof toolCall.input === "object" && toolCall.input !== null ? toolCall.input : {}) as Record<
-        string,
-        unknown
-      >;
-      // Proposed with the model's call id: the episode answers a call it already decided (e.g. one approved
-      // while the episode was paused) from its record. A governor that throws fails the call closed.
-      const decision = await governor.propose({
-        kind: "tool",
-        tool: toolCall.toolName,
-        input,
-        command: options.command?.(toolCall.toolName, input) ??
-          `${toolCall.toolName} ${JSON.stringify(input)}`.slice(0, 200),
-        call_id: toolCall.toolCallId,
-      });
-      if (decision.verdict === "patch" && input === toolCall.input) {
-        for (const k of Object.keys(input)) delete input[k];
-        Object.assign(input, structuredClone(decision.input));
+    experimental_refineToolInput: refinerFor(async (tool, raw) => {
+      if (!isRecord(raw)) return raw;
+      // The SDK refines an approved call again before it runs and requires the same input back.
+      const i = unclaimed.findIndex((p) => p.tool === tool && isDeepStrictEqual(p.input, raw));
+      if (i >= 0) {
+        unclaimed.splice(i, 1);
+        return raw;
       }
-      byCall.set(toolCall.toolCallId, { decision, started: performance.now() });
-      hooks.calls.push({ call_id: toolCall.toolCallId, tool: toolCall.toolName, decision });
+      // A governor that throws fails the call closed: the SDK makes it a tool error the model reads.
+      const key = `${tool}:${crypto.randomUUID()}`;
+      const decision = await propose(tool, raw, key);
+      // The input after interventions, as a copy of its own (the governor keeps its record).
+      const same = decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
+      const refined = same ? raw : structuredClone(decision.input);
+      byInput.set(refined, { key, decision });
+      return refined;
+    }),
+    async toolApproval({ toolCall }) {
+      const id = toolCall.toolCallId;
+      const input = (isRecord(toolCall.input) ? toolCall.input : {}) as Record<string, unknown>;
+      const waiting = resumed.get(id);
+      let d = isRecord(toolCall.input) ? byInput.get(toolCall.input) : undefined;
+      if (!d && waiting) {
+        // An approved (or rejected) call of a paused run: the governor answers from its record.
+        const key = waiting.key ?? waiting.call_id;
+        d = { key, decision: await propose(toolCall.toolName, input, key) };
+      }
+      d ??= { key: id, decision: await propose(toolCall.toolName, input, id) };
+      const { decision } = d;
+      if (d.key !== id) governor.bindCall?.(d.key, id);
+      byCall.set(id, { ...d, started: performance.now() });
+      hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });
       if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
       if (decision.verdict === "ask") {
         hooks.pending.push({
-          call_id: toolCall.toolCallId,
+          call_id: id,
+          key: d.key,
           tool: toolCall.toolName,
-          input: toolCall.input as Record<string, unknown>,
+          input,
           reason: decision.reason ?? "approval required",
           step_id: decision.step_id,
           policy_id: decision.policy_id,
@@ -165,7 +215,7 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
         ? event.toolExecutionMs
         : performance.now() - entry.started;
       const p = governor.record(
-        event.toolCall.toolCallId, // by call id: the episode records the act with the call's own tool and input
+        entry.key, // the episode records the act with the call's own tool and (refined) input
         resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
       ).catch((e) => {
         hooks.failures.push(e as Error);

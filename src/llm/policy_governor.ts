@@ -11,6 +11,7 @@ import type { PolicyObject, PolicyState } from "../plugins/api.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
+import { listView } from "../runtime/core/list_view.ts";
 import { decide } from "../runtime/governance.ts";
 import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
@@ -20,6 +21,8 @@ import type { Decision, Governor, ProposedAction, RecordedResult } from "./gover
 export interface GovernedStep {
   step_id: string;
   action: ProposedAction;
+  /** The model's id of the call, when it was proposed under another key. */
+  call_id?: string;
   decision: Decision;
   result: RecordedResult | null;
 }
@@ -29,6 +32,8 @@ interface StepView {
   status: string;
   plan: object;
   action: { id: string; step_id: string; kind: string; result_status: string; input_excerpt: string } | null;
+  /** The action as `recent_actions` shows it. */
+  recent: object | null;
 }
 
 /** Options of {@link PolicyGovernor}. */
@@ -62,13 +67,20 @@ export interface PolicyGovernorOptions {
 export class PolicyGovernor implements Governor {
   /** Every governed call, in order. */
   readonly steps: GovernedStep[] = [];
-  /** Call ids a human approved: their next proposal is allowed without asking again. */
+  /** Call ids (the model's, or the keys calls were proposed under) a human approved: their next proposal is allowed without asking again. */
   readonly approved = new Set<string>();
   readonly #policies: LoadedPolicy[];
   readonly #o: Required<Omit<PolicyGovernorOptions, "policies">>;
   readonly #startedAt = new Date().toISOString();
   readonly #views = new Map<string, StepView>();
+  /** The plan entry of every decided call, by position; its action (and recent-action) entries once recorded. */
+  #plans: object[] = [];
+  readonly #planAt = new Map<string, number>();
+  #actions: object[] = [];
+  #recents: object[] = [];
+  readonly #actionAt = new Map<string, number>();
   readonly #byCall = new Map<string, GovernedStep>();
+  #fixed: { episode: object; goal: object; empty: readonly never[]; memory: object; links: object } | null = null;
 
   private constructor(policies: LoadedPolicy[], options: PolicyGovernorOptions) {
     this.#policies = policies;
@@ -99,14 +111,15 @@ export class PolicyGovernor implements Governor {
    * convenience fields (`task`, `facts`, `recent_actions`), deeply frozen.
    */
   #state(action: ProposedAction, index: number): PolicyState {
-    const done = this.steps.filter((s) => s.decision !== undefined);
-    const views = done.map((s) => this.#view(s));
-    const actions = views.flatMap((v) => v.action ? [v.action] : []);
+    // Built from frozen parts: the views of earlier calls are frozen once (per status), the fixed parts once,
+    // so a call freezes only what is new (the arrays hold frozen items and are frozen without a walk).
+    // The lists are kept up to date as calls are decided and recorded (#show), so a call copies them, no more.
+    const plans: object[] = this.#plans.slice();
+    const actions = this.#actions.slice();
+    const recent = this.#recents.slice(-10);
     const stepId = `step-${index}`;
     const description = action.description ?? action.command ?? action.tool;
-    return deepFreeze({
-      version: CONTRACT_VERSIONS.state,
-      state_schema_version: CONTRACT_VERSIONS.state_schema,
+    const fixed = this.#fixed ??= deepFreeze({
       episode: {
         id: "library",
         seed: 0,
@@ -117,35 +130,59 @@ export class PolicyGovernor implements Governor {
         mode: "meta",
       },
       goal: { task: this.#o.task, type: "general" },
-      beliefs: [],
-      plan: {
-        steps: [
-          ...views.map((v) => v.plan),
-          { id: stepId, kind: "act", description, status: "pending" },
-        ],
-        source: "agent",
-      },
+      empty: [],
       memory: { facts: [] },
-      outcomes: { status: "pending", actions, artifacts: [], error: null },
       links: { events: "events.jsonl", learn: "learn.jsonl" },
-      action: {
+    });
+    plans.push(deepFreeze({ id: stepId, kind: "act", description, status: "pending" }));
+    return Object.freeze({
+      version: CONTRACT_VERSIONS.state,
+      state_schema_version: CONTRACT_VERSIONS.state_schema,
+      episode: fixed.episode,
+      goal: fixed.goal,
+      beliefs: fixed.empty,
+      // Read-only views, not frozen arrays: freezing a big array costs much under Bun (see list_view.ts).
+      plan: Object.freeze({ steps: listView(plans, plans.length), source: "agent" }),
+      memory: fixed.memory,
+      outcomes: Object.freeze({
+        status: "pending",
+        actions: listView(actions, actions.length),
+        artifacts: fixed.empty,
+        error: null,
+      }),
+      links: fixed.links,
+      action: deepFreeze({
         kind: action.kind,
         tool: action.tool,
-        input: structuredClone(action.input),
+        input: deepFreeze(action.input),
         command: action.command ?? `${action.tool} ${JSON.stringify(action.input)}`.slice(0, 200),
-      },
-      step: { id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input },
+      }),
+      step: deepFreeze({ id: stepId, kind: "act", description, index: index - 1, total: index, inputs: action.input }),
       workspace: this.#o.workspace,
       task: this.#o.task,
-      facts: [],
-      recent_actions: actions.slice(-10).map((a) => ({
-        id: a.id,
-        step_id: a.step_id,
-        kind: a.kind,
-        result_status: a.result_status,
-        input_excerpt: a.input_excerpt,
-      })),
+      facts: fixed.empty,
+      recent_actions: Object.freeze(recent.slice(-10)),
     }) as unknown as PolicyState;
+  }
+
+  /** Puts a call's current view in the lists the state shows (after its decision, after its result). */
+  #show(s: GovernedStep): void {
+    const v = this.#view(s);
+    const i = this.#planAt.get(s.step_id);
+    if (i === undefined) {
+      this.#planAt.set(s.step_id, this.#plans.length);
+      this.#plans.push(v.plan);
+    } else this.#plans[i] = v.plan;
+    if (!v.action || !v.recent) return;
+    const j = this.#actionAt.get(s.step_id);
+    if (j === undefined) {
+      this.#actionAt.set(s.step_id, this.#actions.length);
+      this.#actions.push(v.action);
+      this.#recents.push(v.recent);
+    } else {
+      this.#actions[j] = v.action;
+      this.#recents[j] = v.recent;
+    }
   }
 
   /** A governed call's plan step and action record, frozen once per status (the state is rebuilt per call). */
@@ -162,17 +199,27 @@ export class PolicyGovernor implements Governor {
     const cached = this.#views.get(s.step_id);
     if (cached?.status === status) return cached;
     const excerpt = (s.action.command ?? JSON.stringify(s.action.input)).slice(0, 200);
+    const id = `act_${s.step_id}`;
     const view = {
       status,
       plan: deepFreeze({ id: s.step_id, kind: "act", description: excerpt, status }),
       action: s.result
         ? deepFreeze({
-          id: `act_${s.step_id}`,
+          id,
           kind: s.action.kind,
           tool: s.action.tool,
           input_excerpt: excerpt,
           result_status: s.result.status,
           step_id: s.step_id,
+        })
+        : null,
+      recent: s.result
+        ? deepFreeze({
+          id,
+          step_id: s.step_id,
+          kind: s.action.kind,
+          result_status: s.result.status,
+          input_excerpt: excerpt,
         })
         : null,
     };
@@ -186,18 +233,23 @@ export class PolicyGovernor implements Governor {
     // now allowed when a human approved it.
     const known = action.call_id !== undefined ? this.#byCall.get(action.call_id) : undefined;
     if (known?.decision) {
-      if (known.decision.verdict === "ask" && this.approved.has(action.call_id!)) {
+      const approved = this.approved.has(action.call_id!) ||
+        (known.call_id !== undefined && this.approved.has(known.call_id));
+      if (known.decision.verdict === "ask" && approved) {
         known.decision = { ...known.decision, verdict: "allow", reason: null };
+        this.#show(known);
       }
       return known.decision;
     }
     // Parallel calls are proposed concurrently: take the step's place before awaiting anything.
     const index = this.steps.length + 1;
     const stepId = `step-${index}`;
-    const entry = { step_id: stepId, action: { ...action, input: structuredClone(action.input) } } as GovernedStep;
+    // One frozen copy of the input: what the step records and what the first policy sees.
+    const proposed = deepFreeze(structuredClone(action.input));
+    const entry = { step_id: stepId, action: { ...action, input: proposed } } as GovernedStep;
     this.steps.push(entry);
     if (action.call_id !== undefined) this.#byCall.set(action.call_id, entry);
-    let input = structuredClone(action.input);
+    let input = proposed as Record<string, unknown>;
     const outcomes = [];
     const hints: string[] = [];
     let patched = false;
@@ -237,7 +289,16 @@ export class PolicyGovernor implements Governor {
     };
     entry.decision = decision;
     entry.result = null;
+    this.#show(entry);
     return decision;
+  }
+
+  /** Remembers the model's id of a call proposed under `key` (approvals and records by either). */
+  bindCall(key: string, callId: string): void {
+    const step = this.#byCall.get(key);
+    if (!step) return;
+    step.call_id = callId;
+    this.#byCall.set(callId, step);
   }
 
   /** Releases the policies (worker threads of policy files). */
@@ -247,9 +308,10 @@ export class PolicyGovernor implements Governor {
 
   /** Keeps the result of a call that ran. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
-    const step = this.steps.find((s) => s.step_id === stepOrCallId || s.action.call_id === stepOrCallId);
+    const step = this.#byCall.get(stepOrCallId) ?? this.steps.find((s) => s.step_id === stepOrCallId);
     if (!step) return Promise.reject(new Error(`record: no step ${stepOrCallId}`));
     step.result = result;
+    this.#show(step);
     return Promise.resolve();
   }
 }

@@ -41,7 +41,7 @@ import { stepLabel } from "./planner.ts";
 import type { EmitOptions, Recorder, WrittenEvent } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, type Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
-import { buildSummary, type RunCounters } from "./summary_builder.ts";
+import { buildSummary, type ExtraMetrics, type RunCounters } from "./summary_builder.ts";
 
 /** What `run()` and `resume()` return. */
 export interface RunResult {
@@ -185,6 +185,8 @@ export class Engine {
   status: OutcomeStatus = "ok";
   adapterResult: AdapterResult = "skipped";
   message = "";
+  /** Extra summary metrics a driver reports (e.g. `tokens`). */
+  extraMetrics: ExtraMetrics | null = null;
   #persistCostMs = 0;
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
@@ -960,6 +962,7 @@ export class Engine {
       direction: s.mode === "meta" ? this.#directionFlags() : undefined,
       insight,
       tags: s.tags,
+      ...(this.extraMetrics ? { metrics: this.extraMetrics } : {}),
     });
     this.rec.sink.writeJson(ARTIFACTS.summary, summary); // masked like every artifact
     const plugins: ManifestPlugin[] = [

@@ -4,7 +4,7 @@
  * @module
  */
 import { CONTRACT_VERSIONS } from "../version.ts";
-import type { AdapterResult, Mode, Outcome, Summary, Verification } from "../schema/summary.ts";
+import type { AdapterResult, Mode, Outcome, Summary, TokenMetrics, Verification } from "../schema/summary.ts";
 
 /** Counters the runtime keeps while it runs. */
 export interface RunCounters {
@@ -78,7 +78,12 @@ export interface SummaryInput {
   direction?: { policy: string | null; threshold: number; last_diff: string[]; failed: number };
   insight?: { plan_adherence: number; tool_coverage: number; branching_factor: number; plan_revisions: number };
   tags: Record<string, unknown>;
+  /** Extra metrics a driver reports (e.g. `tokens`), merged into `metrics`; the built-in ones win. */
+  metrics?: ExtraMetrics;
 }
+
+/** Extra `summary.json` metrics: token usage of an LLM agent, or any extension field. */
+export type ExtraMetrics = { tokens?: TokenMetrics } & Record<string, unknown>;
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
@@ -114,6 +119,7 @@ export function buildSummary(input: SummaryInput): Summary {
     verification: input.verification,
     flags: { intuition: input.intuition, mode: input.mode },
     metrics: {
+      ...input.metrics,
       success: success as 0 | 1,
       plan_count: c.plan,
       act_count: c.act,

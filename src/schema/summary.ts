@@ -113,6 +113,29 @@ const FourDecimals = v.check<number, string>(
 );
 
 /**
+ * `metrics.tokens`: the model tokens an LLM agent used (an extension field;
+ * absent for other agents).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { TokenMetrics } from "./summary.ts";
+ * v.parse(TokenMetrics, { input: 120, output: 30, total: 150, model_calls: 3 });
+ * ```
+ */
+export const TokenMetrics = v.pipe(
+  looseObject({
+    input: v.pipe(Count, v.description("Input (prompt) tokens, all model calls.")),
+    output: v.pipe(Count, v.description("Output (completion) tokens, all model calls.")),
+    total: v.pipe(Count, v.description("input + output.")),
+    model_calls: v.optional(v.pipe(Count, v.description("Model calls made (replayed calls included)."))),
+  }),
+  v.description("Model token usage of an LLM agent run."),
+);
+/** `metrics.tokens`. */
+export type TokenMetrics = v.InferOutput<typeof TokenMetrics>;
+
+/**
  * `summary.json`.
  *
  * @example
@@ -159,6 +182,7 @@ export const Summary = looseObject({
       planning_ms: v.optional(Duration),
       execution_ms: v.optional(Duration),
     })),
+    tokens: v.optional(TokenMetrics),
   })),
   insight: v.optional(v.pipe(
     looseObject({

@@ -123,8 +123,8 @@ function parseClaude(payload: unknown): HookEvent | null {
 }
 
 /**
- * The `hookSpecificOutput` of a `PreToolUse` answer (shared with Codex, which
- * speaks the same shape without `defer`). `undefined` means no opinion.
+ * The `hookSpecificOutput` of a Claude Code `PreToolUse` answer (Codex has
+ * its own, stricter one: `codex/dialect.ts`). `undefined` means no opinion.
  *
  * @example
  * ```ts

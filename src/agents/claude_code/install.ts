@@ -3,6 +3,9 @@
  * use Claude Code interactively): adds or removes one `command` hook per
  * event, leaving the rest of the file (other hooks, permissions, comments,
  * formatting) as it was. Idempotent: installing twice changes nothing.
+ * Codex's `hooks.json` and Gemini CLI's `settings.json` have the same
+ * `hooks` shape, so they are edited the same way (`agent` names whose
+ * `noema hook <agent>` entries are noema's).
  *
  * @module
  */
@@ -24,11 +27,10 @@ export interface InstallChange {
 }
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
-const OURS = /(^|\s)hook\s+claude-code(\s|$)/;
-
-function isOurs(group: HookGroup): boolean {
+function isOurs(group: HookGroup, agent: string): boolean {
+  const ours = new RegExp(`(^|\\s)hook\\s+${agent.replace(/[^a-z-]/g, "")}(\\s|$)`);
   return Array.isArray(group?.hooks) && group.hooks.length > 0 &&
-    group.hooks.every((h) => typeof h?.command === "string" && OURS.test(h.command));
+    group.hooks.every((h) => typeof h?.command === "string" && ours.test(h.command));
 }
 
 function readSettings(path: string): { text: string; value: Record<string, unknown> } {
@@ -48,7 +50,8 @@ function readSettings(path: string): { text: string; value: Record<string, unkno
 
 /**
  * Adds (or with `uninstall`, removes) noema's hook for `events` in the
- * settings file at `path`.
+ * settings file at `path`. `agent` (default `claude-code`) says which
+ * `noema hook <agent>` entries are noema's.
  *
  * @example
  * ```ts
@@ -60,8 +63,9 @@ function readSettings(path: string): { text: string; value: Record<string, unkno
 export function installHooks(
   path: string,
   wanted: Record<string, HookGroup[]>,
-  options: { uninstall?: boolean } = {},
+  options: { uninstall?: boolean; agent?: string } = {},
 ): InstallChange {
+  const agent = options.agent ?? "claude-code";
   let { text, value } = readSettings(path);
   const hooks = (value.hooks ?? {}) as Record<string, HookGroup[]>;
   if (typeof hooks !== "object" || Array.isArray(hooks)) {
@@ -71,7 +75,7 @@ export function installHooks(
   const events = options.uninstall ? Object.keys(hooks) : Object.keys(wanted);
   for (const event of events) {
     const current = Array.isArray(hooks[event]) ? hooks[event] : [];
-    const others = current.filter((g) => !isOurs(g));
+    const others = current.filter((g) => !isOurs(g, agent));
     const next = options.uninstall ? others : [...others, ...wanted[event]];
     if (JSON.stringify(next) === JSON.stringify(current)) continue;
     (options.uninstall ? change.removed : change.added).push(event);

@@ -1,18 +1,28 @@
 /**
- * Codex CLI's hook dialect: the same payload fields and `hookSpecificOutput`
- * as Claude Code for `SessionStart`, `UserPromptSubmit`, `PreToolUse`,
- * `PostToolUse` and `Stop` (others are ignored), with `allow`/`deny`/`ask`
- * only (no `defer`: an approval becomes `ask`). Codex treats a hook whose
- * output has an unknown field as failed and runs the tool, so the answer
- * holds only the fields Codex knows.
+ * Codex CLI's hook dialect (verified against codex-cli 0.169.0): the same
+ * payload fields as Claude Code for `SessionStart`, `UserPromptSubmit`,
+ * `PreToolUse`, `PostToolUse` and `Stop` (others are ignored). Shell calls
+ * arrive as tool `Bash` with `{command}`, `tool_use_id` is the model's call
+ * id, and `tool_response` is the command's output as a string.
+ *
+ * Codex's `PreToolUse` answer is stricter than Claude Code's: an output it
+ * does not accept counts as a failed hook and **the tool runs**. So:
+ *
+ * | decision | answer |
+ * |---|---|
+ * | deny | `permissionDecision: "deny"` with a non-empty reason |
+ * | ask | `deny` too: Codex rejects `ask` and would run the call, so a call that needs approval is blocked, saying so |
+ * | patch | `allow` with `updatedInput` (the only `allow` Codex accepts) |
+ * | hints | `additionalContext` alone |
+ * | allow | nothing, even when granting (`allow` without `updatedInput` is rejected) |
  *
  * @module
  */
 import * as v from "valibot";
 import type { Decision } from "../core.ts";
-import { type AnswerContext, type Dialect, parsePayload } from "../dialect.ts";
+import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
-import { CLAUDE_PAYLOADS, preToolOutput } from "../claude_code/dialect.ts";
+import { CLAUDE_PAYLOADS } from "../claude_code/dialect.ts";
 
 /** Payload schemas of the Codex events noema acts on. */
 export const CODEX_PAYLOADS = {
@@ -22,6 +32,11 @@ export const CODEX_PAYLOADS = {
   PostToolUse: CLAUDE_PAYLOADS.PostToolUse,
   Stop: CLAUDE_PAYLOADS.Stop,
 } as const;
+
+/** The events noema registers for in Codex. */
+export const CODEX_EVENTS: readonly (keyof typeof CODEX_PAYLOADS)[] = Object.keys(CODEX_PAYLOADS) as (
+  keyof typeof CODEX_PAYLOADS
+)[];
 
 function parseCodex(payload: unknown): HookEvent | null {
   const { hook_event_name: name } = parsePayload(
@@ -68,8 +83,41 @@ function parseCodex(payload: unknown): HookEvent | null {
   }
 }
 
-function answerCodex(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
-  const out = preToolOutput(decision, context, false);
+/** Why a call that needs approval is blocked under Codex. */
+export const CODEX_APPROVAL_NOTE = "needs approval, and Codex hooks cannot ask, so the call is blocked";
+
+/**
+ * The `hookSpecificOutput` Codex accepts for a decision; `undefined` when
+ * noema has nothing to say (the call runs).
+ *
+ * @example
+ * ```ts
+ * import { codexOutput } from "./dialect.ts";
+ * codexOutput({ verdict: "deny", reason: "no pushes", policy_id: "NoPush", hints: [] } as never);
+ * // { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "noema (NoPush): no pushes" }
+ * ```
+ */
+export function codexOutput(decision: Decision): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = { hookEventName: "PreToolUse" };
+  if (decision.verdict === "deny") {
+    out.permissionDecision = "deny";
+    out.permissionDecisionReason = reasonText(decision, "vetoed");
+  } else if (decision.verdict === "ask") {
+    out.permissionDecision = "deny";
+    out.permissionDecisionReason = `${reasonText(decision, "approval required")} (${CODEX_APPROVAL_NOTE})`;
+  } else if (decision.verdict === "patch") {
+    out.permissionDecision = "allow";
+    out.permissionDecisionReason = reasonText(decision, "input rewritten");
+    out.updatedInput = decision.input;
+  }
+  if (decision.verdict !== "deny" && decision.verdict !== "ask" && decision.hints.length > 0) {
+    out.additionalContext = decision.hints.map((h) => `noema: ${h}`).join("\n");
+  }
+  return Object.keys(out).length > 1 ? out : undefined;
+}
+
+function answerCodex(_event: PreToolEvent, decision: Decision, _context: AnswerContext): HookAnswer {
+  const out = codexOutput(decision);
   return out ? { stdout: JSON.stringify({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
 }
 

@@ -1,20 +1,31 @@
 /**
- * Gemini CLI's hook dialect: `SessionStart`, `BeforeAgent` (the prompt),
- * `BeforeTool`, `AfterTool`, `AfterAgent` (the agent stopped) and
- * `SessionEnd`; other events are ignored. The answer to `BeforeTool` is
- * `{decision: "allow" | "deny" | "ask", reason}`, with
- * `hookSpecificOutput.tool_input` for a rewritten input and
- * `additionalContext` for hints. Gemini sends no tool call id: a call is
- * identified by a hash of its session, tool and input, so `BeforeTool` and
- * `AfterTool` of one call meet.
+ * Gemini CLI's hook dialect (verified against @google/gemini-cli 0.61.0):
+ * `SessionStart`, `BeforeAgent` (the prompt), `BeforeTool`, `AfterTool`,
+ * `AfterAgent` (the agent stopped) and `SessionEnd`; other events are
+ * ignored. Shell calls arrive as tool `run_shell_command` with `{command}`;
+ * `AfterTool` carries `tool_response: {llmContent, returnDisplay, error?}`.
+ * Gemini sends no tool call id: a call is named by a hash of its session,
+ * tool and input ({@link geminiCallId}), and a rewritten call is mapped back
+ * by `rewrites.ts`.
+ *
+ * | decision | answer to `BeforeTool` |
+ * |---|---|
+ * | deny | `{decision: "deny", reason}`: the model gets `Tool execution blocked: <reason>` |
+ * | ask | `{decision: "ask", reason, systemMessage}`; unattended (`--print`, `gemini -p`) a `deny` saying approval is needed, since headless Gemini would wait forever |
+ * | patch | `{decision: "allow", reason, hookSpecificOutput: {tool_input}}`: Gemini runs the rewritten input |
+ * | hints | `systemMessage` (Gemini ignores `additionalContext` at `BeforeTool`) |
+ * | allow | nothing (Gemini's own policy still applies to an `allow`) |
  *
  * @module
  */
 import * as v from "valibot";
-import { canonicalHash } from "../../store/hash.ts";
 import type { Decision } from "../core.ts";
 import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
+import { geminiCallId } from "./call_id.ts";
+import { decidedCallId, rememberRewrite } from "./rewrites.ts";
+
+export { geminiCallId };
 
 const Base = v.looseObject({
   session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
@@ -37,18 +48,15 @@ export const GEMINI_PAYLOADS = {
   SessionEnd: v.looseObject({ ...Base.entries, reason: v.optional(v.string()) }),
 } as const;
 
-/**
- * The call id of a Gemini tool call (which has none of its own).
- *
- * @example
- * ```ts
- * import { geminiCallId } from "./dialect.ts";
- * geminiCallId("s1", "run_shell_command", { command: "ls" }); // "gem_…"
- * ```
- */
-export function geminiCallId(session: string, tool: string, input: Record<string, unknown>): string {
-  return `gem_${canonicalHash({ session, tool, input }).slice(-16)}`;
-}
+/** The events noema registers for in Gemini CLI. */
+export const GEMINI_EVENTS: readonly (keyof typeof GEMINI_PAYLOADS)[] = [
+  "SessionStart",
+  "BeforeAgent",
+  "BeforeTool",
+  "AfterTool",
+  "AfterAgent",
+  "SessionEnd",
+];
 
 function afterTool(p: v.InferOutput<(typeof GEMINI_PAYLOADS)["AfterTool"]>, name: string): HookEvent {
   const response = (p.tool_response ?? null) as Record<string, unknown> | null;
@@ -62,6 +70,7 @@ function afterTool(p: v.InferOutput<(typeof GEMINI_PAYLOADS)["AfterTool"]>, name
     tool: p.tool_name,
     input: p.tool_input,
     call_id: geminiCallId(p.session_id, p.tool_name, p.tool_input),
+    repeatable: true,
     status: message ? "error" : "ok",
     output: response,
     error: message ? String(message) : null,
@@ -88,7 +97,7 @@ function parseGemini(payload: unknown): HookEvent | null {
     case "BeforeTool": {
       const p = parsePayload(Tool, payload, what);
       const call_id = geminiCallId(p.session_id, p.tool_name, p.tool_input);
-      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id };
+      return { kind: "pre_tool", ...base(p), tool: p.tool_name, input: p.tool_input, call_id, repeatable: true };
     }
     case "AfterTool":
       return afterTool(parsePayload(GEMINI_PAYLOADS.AfterTool, payload, what), name);
@@ -103,24 +112,29 @@ function parseGemini(payload: unknown): HookEvent | null {
   }
 }
 
+/** Why a call that needs approval is blocked when Gemini runs unattended. */
+export const GEMINI_APPROVAL_NOTE = "needs approval, and Gemini runs unattended, so the call is blocked";
+
 function answerGemini(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
   const out: Record<string, unknown> = {};
-  const specific: Record<string, unknown> = { hookEventName: "BeforeTool" };
   if (decision.verdict === "deny") {
     out.decision = "deny";
     out.reason = reasonText(decision, "vetoed");
+  } else if (decision.verdict === "ask" && context.print) {
+    out.decision = "deny";
+    out.reason = `${reasonText(decision, "approval required")} (${GEMINI_APPROVAL_NOTE})`;
   } else if (decision.verdict === "ask") {
     out.decision = "ask";
     out.reason = reasonText(decision, "needs approval");
+    out.systemMessage = out.reason;
   } else if (decision.verdict === "patch") {
     out.decision = "allow";
     out.reason = reasonText(decision, "input rewritten");
-    specific.tool_input = decision.input;
-  } else if (context.grant) out.decision = "allow";
-  if (decision.verdict !== "deny" && decision.hints.length > 0) {
-    specific.additionalContext = decision.hints.map((h) => `noema: ${h}`).join("\n");
+    out.hookSpecificOutput = { hookEventName: "BeforeTool", tool_input: decision.input };
   }
-  if (Object.keys(specific).length > 1) out.hookSpecificOutput = specific;
+  if ((decision.verdict === "allow" || decision.verdict === "patch") && decision.hints.length > 0) {
+    out.systemMessage = decision.hints.map((h) => `noema: ${h}`).join("\n");
+  }
   return Object.keys(out).length > 0 ? { stdout: JSON.stringify(out), exitCode: 0 } : { stdout: null, exitCode: 0 };
 }
 
@@ -133,4 +147,10 @@ function answerGemini(_event: PreToolEvent, decision: Decision, context: AnswerC
  * gemini.parse({ session_id: "s", hook_event_name: "BeforeTool", tool_name: "run_shell_command", tool_input: { command: "ls" } });
  * ```
  */
-export const gemini: Dialect = { name: "gemini", parse: parseGemini, answer: answerGemini };
+export const gemini: Dialect = {
+  name: "gemini",
+  parse: parseGemini,
+  answer: answerGemini,
+  answered: rememberRewrite,
+  callOf: decidedCallId,
+};

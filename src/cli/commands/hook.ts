@@ -12,9 +12,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
-import type { Dialect } from "../../agents/dialect.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
-import type { HookEvent } from "../../agents/event.ts";
+import type { Dialect } from "../../agents/dialect.ts";
+import type { HookAnswer, HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
 import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
 import { serveHooks } from "../../agents/server/server.ts";
@@ -58,6 +58,18 @@ function parseEvent(text: string): unknown {
   }
 }
 
+/**
+ * Answers one event: a dialect that must find its calls again (Gemini CLI
+ * sends no call id) maps a result to its decided call first, and remembers
+ * a call whose input noema rewrote.
+ */
+async function answerEvent(dialect: Dialect, event: HookEvent, settings: HookSettings): Promise<HookAnswer> {
+  if (event.kind === "post_tool" && dialect.callOf) event = { ...event, call_id: dialect.callOf(settings.root, event) };
+  const answer = await handleHookEvent(dialect, event, settings);
+  if (event.kind === "pre_tool") dialect.answered?.(settings.root, event, answer);
+  return answer;
+}
+
 /** Every failure of the hook exits 2 (blocking), whatever its usual code. */
 function failClosed(e: unknown): NoemaError {
   if (e instanceof NoemaError) {
@@ -86,13 +98,18 @@ function hookCommand(program: CommandUnknownOpts) {
       "--episode <id>",
       "record into this episode (id, unique prefix or 'last') instead of the session's (used by noema run)",
     )
-    .option("--print", "the agent runs unattended (claude -p): approvals defer the call and pause the episode")
+    .option(
+      "--print",
+      "the agent runs unattended (claude -p, gemini -p): an approval defers the call and pauses the episode " +
+        "(Claude Code) or denies it, saying so (Gemini CLI)",
+    )
     .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
     .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
     .addHelpText(
       "after",
       examples(
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
+        ["noema install-hooks codex", "register noema hook codex in .codex/hooks.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
       ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n" +
         "The first call of a session starts a background server that answers the next ones quickly (the episode and\n" +
@@ -173,7 +190,7 @@ async function serveResident(
       try {
         const event = dialect.parse(parseEvent(stdin));
         if (!event) return { stdout: null, exitCode: 0 };
-        const answer = await handleHookEvent(dialect, event, { ...settingsFor(event), episodes });
+        const answer = await answerEvent(dialect, event, { ...settingsFor(event), episodes });
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
         return answer;
       } catch (e) {
@@ -194,7 +211,7 @@ async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], sett
   const settings = settingsFor(event);
   const { registerPluginApi } = await import("../../plugins/loader.ts");
   await registerPluginApi();
-  const answer = await handleHookEvent(dialect, event, settings);
+  const answer = await answerEvent(dialect, event, settings);
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
   // The next calls of this session go to a resident server, which keeps the episode loaded.
   if (serverEnabled() && serverAbsent) {

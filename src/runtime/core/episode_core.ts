@@ -30,6 +30,7 @@ import { snapshotPolicy } from "../../verify/snapshot.ts";
 import { checkAdapterResult } from "../adapter_result.ts";
 import { consumeApproval, readApproval } from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
+import type { ExtraMetrics } from "../summary_builder.ts";
 import { attachEpisode, type AttachOptions } from "./attach.ts";
 import { displayCommand } from "./command.ts";
 import { createEpisode } from "./create.ts";
@@ -53,6 +54,12 @@ export interface ProposedAction {
   description?: string;
   /** The agent's id for the call (`tool_use_id` / `toolCallId`); `propose` is idempotent per `call_id`. */
   call_id?: string;
+  /**
+   * `call_id` names the call's content, not one call (an agent that sends no
+   * ids): once a call with this id was recorded or denied, the same id names
+   * a new call (`<id>#2`, `#3`…). See {@link EpisodeCore.openCall}.
+   */
+  repeatable?: boolean;
 }
 
 /** What the policies and governance decided about a proposed action. */
@@ -96,6 +103,8 @@ export interface CoreEnd {
   adapter_result?: "success" | "error" | "skipped";
   message?: string;
   error?: { type: string; message: string };
+  /** Extra summary metrics (e.g. `tokens`), merged into `summary.json` `metrics`; the built-in ones win. */
+  metrics?: ExtraMetrics;
 }
 
 /**
@@ -210,6 +219,9 @@ export class EpisodeCore {
    */
   async propose(action: ProposedAction): Promise<Decision> {
     this.#checkHeld();
+    if (action.repeatable && action.call_id !== undefined) {
+      action = { ...action, call_id: this.#occurrence(action.call_id) };
+    }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
     const e = this.#engine, p = e.p;
@@ -325,6 +337,32 @@ export class EpisodeCore {
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
+  /** The id of a new occurrence of a repeatable call: the base id until a call with it ended, then `#2`, `#3`… */
+  #occurrence(base: string): string {
+    let id = base;
+    for (let n = 2; this.#calls[id]?.recorded || this.#calls[id]?.verdict === "deny"; n++) id = `${base}#${n}`;
+    return id;
+  }
+
+  /**
+   * The occurrence of a repeatable call (see {@link ProposedAction.repeatable})
+   * whose result is still to be recorded: the first one allowed and not yet
+   * recorded, else `base`.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // await core.record(core.openCall("gem_1a2b"), { status: "ok", output: "…" });
+   * ```
+   */
+  openCall(base: string): string {
+    for (let id = base, n = 2; this.#calls[id]; id = `${base}#${n++}`) {
+      const call = this.#calls[id];
+      if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch")) return id;
+    }
+    return base;
+  }
+
   /** Records the act event for a proposed step (by step id or call id): state, facts, learning evidence. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
     this.#checkHeld();
@@ -379,6 +417,7 @@ export class EpisodeCore {
         .value;
     }
     e.message = e.redactor.redactString(end.message ?? `Recorded ${e.p.actions.length} actions.`);
+    if (end.metrics) e.extraMetrics = end.metrics;
     // The last plan event carries every step, so the contract's rules rebuild the final plan exactly.
     if (this.#announced < e.p.steps.length) this.#announce();
     try {
