@@ -132,14 +132,55 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "obj
  * ```
  */
 export function governedHooks(governor: Governor, options: GovernedHooksOptions = {}): GovernedHooks {
-  const byInput = new WeakMap<object, Decided>();
-  const byCall = new Map<string, Decided & { started: number }>();
   const resumed = new Map((options.resumed ?? []).map((p) => [p.call_id, p]));
-  const unclaimed = [...resumed.values()];
-  const inFlight = new Set<Promise<unknown>>();
-  // Proposals one at a time, in the order the SDK refines the calls (it refines parallel calls concurrently).
+  const ctx: HookContext = {
+    governor,
+    byInput: new WeakMap(),
+    byCall: new Map(),
+    resumed,
+    unclaimed: [...resumed.values()],
+    inFlight: new Set(),
+    propose: proposer(governor, options),
+    hooks: null as unknown as GovernedHooks,
+  };
+  const hooks: GovernedHooks = {
+    pending: [],
+    calls: [],
+    failures: [],
+    experimental_refineToolInput: refinerFor((tool, raw) => refineCall(ctx, tool, raw)),
+    toolApproval: ({ toolCall }) => approveCall(ctx, toolCall),
+    onToolExecutionStart({ toolCall }) {
+      const entry = ctx.byCall.get(toolCall.toolCallId);
+      if (entry) entry.started = performance.now();
+    },
+    onToolExecutionEnd: (event) => recordEnd(ctx, event),
+    async settle() {
+      while (ctx.inFlight.size > 0) await Promise.all([...ctx.inFlight]);
+    },
+  };
+  ctx.hooks = hooks;
+  return hooks;
+}
+
+/** What the hooks of one loop share. */
+interface HookContext {
+  governor: Governor;
+  /** Decisions by the refined input object (refinement happens before the call id is known). */
+  byInput: WeakMap<object, Decided>;
+  byCall: Map<string, Decided & { started: number }>;
+  /** Calls of a paused run, by call id. */
+  resumed: Map<string, PendingToolApproval>;
+  /** Resumed calls the SDK has not refined again yet. */
+  unclaimed: PendingToolApproval[];
+  inFlight: Set<Promise<unknown>>;
+  propose: (tool: string, input: Record<string, unknown>, key: string) => Promise<Decision>;
+  hooks: GovernedHooks;
+}
+
+/** Proposals one at a time, in the order the SDK refines the calls (it refines parallel calls concurrently). */
+function proposer(governor: Governor, options: GovernedHooksOptions): HookContext["propose"] {
   let queue: Promise<unknown> = Promise.resolve();
-  const propose = (tool: string, input: Record<string, unknown>, key: string): Promise<Decision> => {
+  return (tool, input, key) => {
     const p = queue.then(() =>
       governor.propose({
         kind: "tool",
@@ -152,80 +193,77 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
     queue = p.catch(() => {});
     return p;
   };
-  const hooks: GovernedHooks = {
-    pending: [],
-    calls: [],
-    failures: [],
-    experimental_refineToolInput: refinerFor(async (tool, raw) => {
-      if (!isRecord(raw)) return raw;
-      // The SDK refines an approved call again before it runs and requires the same input back.
-      const i = unclaimed.findIndex((p) => p.tool === tool && isDeepStrictEqual(p.input, raw));
-      if (i >= 0) {
-        unclaimed.splice(i, 1);
-        return raw;
-      }
-      // A governor that throws fails the call closed: the SDK makes it a tool error the model reads.
-      const key = `${tool}:${crypto.randomUUID()}`;
-      const decision = await propose(tool, raw, key);
-      // The input after interventions, as a copy of its own (the governor keeps its record).
-      const same = decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
-      const refined = same ? raw : structuredClone(decision.input);
-      byInput.set(refined, { key, decision });
-      return refined;
-    }),
-    async toolApproval({ toolCall }) {
-      const id = toolCall.toolCallId;
-      const input = (isRecord(toolCall.input) ? toolCall.input : {}) as Record<string, unknown>;
-      const waiting = resumed.get(id);
-      let d = isRecord(toolCall.input) ? byInput.get(toolCall.input) : undefined;
-      if (!d && waiting) {
-        // An approved (or rejected) call of a paused run: the governor answers from its record.
-        const key = waiting.key ?? waiting.call_id;
-        d = { key, decision: await propose(toolCall.toolName, input, key) };
-      }
-      d ??= { key: id, decision: await propose(toolCall.toolName, input, id) };
-      const { decision } = d;
-      if (d.key !== id) governor.bindCall?.(d.key, id);
-      byCall.set(id, { ...d, started: performance.now() });
-      hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });
-      if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
-      if (decision.verdict === "ask") {
-        hooks.pending.push({
-          call_id: id,
-          key: d.key,
-          tool: toolCall.toolName,
-          input,
-          reason: decision.reason ?? "approval required",
-          step_id: decision.step_id,
-          policy_id: decision.policy_id,
-          checkpoint_id: decision.checkpoint_id,
-        });
-        return { type: "user-approval", reason: decision.reason ?? "approval required" };
-      }
-      return "not-applicable";
-    },
-    onToolExecutionStart({ toolCall }) {
-      const entry = byCall.get(toolCall.toolCallId);
-      if (entry) entry.started = performance.now();
-    },
-    onToolExecutionEnd(event) {
-      const entry = byCall.get(event.toolCall.toolCallId);
-      if (!entry) return Promise.resolve();
-      const duration = typeof event.toolExecutionMs === "number"
-        ? event.toolExecutionMs
-        : performance.now() - entry.started;
-      const p = governor.record(
-        entry.key, // the episode records the act with the call's own tool and (refined) input
-        resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
-      ).catch((e) => {
-        hooks.failures.push(e as Error);
-      });
-      inFlight.add(p);
-      return p.finally(() => inFlight.delete(p));
-    },
-    async settle() {
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
-    },
-  };
-  return hooks;
+}
+
+/** `experimental_refineToolInput`: the policies are consulted here, once per call; the patched input is what runs. */
+async function refineCall(ctx: HookContext, tool: string, raw: unknown): Promise<unknown> {
+  if (!isRecord(raw)) return raw;
+  // The SDK refines an approved call again before it runs and requires the same input back.
+  const i = ctx.unclaimed.findIndex((p) => p.tool === tool && isDeepStrictEqual(p.input, raw));
+  if (i >= 0) {
+    ctx.unclaimed.splice(i, 1);
+    return raw;
+  }
+  // A governor that throws fails the call closed: the SDK makes it a tool error the model reads.
+  const key = `${tool}:${crypto.randomUUID()}`;
+  const decision = await ctx.propose(tool, raw, key);
+  // The input after interventions, as a copy of its own (the governor keeps its record).
+  const same = decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
+  const refined = same ? raw : structuredClone(decision.input);
+  ctx.byInput.set(refined as object, { key, decision });
+  return refined;
+}
+
+/** `toolApproval`: the refinement's decision, bound to the model's call id, as the SDK's answer. */
+async function approveCall(
+  ctx: HookContext,
+  toolCall: { toolCallId: string; toolName: string; input: unknown },
+): Promise<"not-applicable" | { type: "denied" | "user-approval"; reason: string }> {
+  const id = toolCall.toolCallId;
+  const input = (isRecord(toolCall.input) ? toolCall.input : {}) as Record<string, unknown>;
+  const waiting = ctx.resumed.get(id);
+  let d = isRecord(toolCall.input) ? ctx.byInput.get(toolCall.input) : undefined;
+  if (!d && waiting) {
+    // An approved (or rejected) call of a paused run: the governor answers from its record.
+    const key = waiting.key ?? waiting.call_id;
+    d = { key, decision: await ctx.propose(toolCall.toolName, input, key) };
+  }
+  d ??= { key: id, decision: await ctx.propose(toolCall.toolName, input, id) };
+  const { decision } = d;
+  if (d.key !== id) ctx.governor.bindCall?.(d.key, id);
+  ctx.byCall.set(id, { ...d, started: performance.now() });
+  ctx.hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });
+  if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
+  if (decision.verdict !== "ask") return "not-applicable";
+  ctx.hooks.pending.push({
+    call_id: id,
+    key: d.key,
+    tool: toolCall.toolName,
+    input,
+    reason: decision.reason ?? "approval required",
+    step_id: decision.step_id,
+    policy_id: decision.policy_id,
+    checkpoint_id: decision.checkpoint_id,
+  });
+  return { type: "user-approval", reason: decision.reason ?? "approval required" };
+}
+
+/** `onToolExecutionEnd`: the result recorded under the call's key (errors collected, never thrown into the SDK). */
+function recordEnd(
+  ctx: HookContext,
+  event: { toolCall: { toolCallId: string }; toolExecutionMs?: number; toolOutput: unknown },
+): Promise<void> {
+  const entry = ctx.byCall.get(event.toolCall.toolCallId);
+  if (!entry) return Promise.resolve();
+  const duration = typeof event.toolExecutionMs === "number"
+    ? event.toolExecutionMs
+    : performance.now() - entry.started;
+  const p = ctx.governor.record(
+    entry.key, // the episode records the act with the call's own tool and (refined) input
+    resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
+  ).catch((e) => {
+    ctx.hooks.failures.push(e as Error);
+  });
+  ctx.inFlight.add(p);
+  return p.finally(() => ctx.inFlight.delete(p));
 }

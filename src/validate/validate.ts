@@ -201,35 +201,45 @@ function scanEvents(
     }
     if (e.phase === "act") {
       if (actionTimestamps) actionTimestamps.match(c, file, e, payload, entry.line);
-      else if (orderedActions && actIndex < orderedActions.length) {
-        const ts = orderedActions[actIndex].timestamp;
-        if (ts !== undefined && ts !== e.timestamp) {
-          c.add(
-            file,
-            "trace.action_timestamp",
-            `outcomes.actions[${actIndex}].timestamp ${String(ts)} differs from this act event's ${
-              String(e.timestamp)
-            }`,
-            entry.line,
-          );
-        }
-      }
+      else if (orderedActions) checkOrderedAction(c, file, orderedActions, actIndex, e.timestamp, entry.line);
       actIndex++;
     }
   }
-  if (duplicateCandidates.size > 0) {
-    // Confirm hash hits exactly with a second pass over just the candidates.
-    const seen = new Map<string, number>();
-    for (const entry of readJsonl(path)) {
-      const id = entry.value?.id;
-      if (typeof id !== "string" || !duplicateCandidates.has(hash53(id))) continue;
-      const first = seen.get(id);
-      if (first !== undefined) {
-        c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
-      } else seen.set(id, entry.line);
-    }
-  }
+  if (duplicateCandidates.size > 0) confirmDuplicates(c, path, file, duplicateCandidates);
   return scan;
+}
+
+/** Without action ids, the n-th act event's timestamp against the n-th action's. */
+function checkOrderedAction(
+  c: Collector,
+  file: string,
+  actions: { timestamp?: unknown }[],
+  index: number,
+  timestamp: unknown,
+  line: number,
+): void {
+  if (index >= actions.length) return;
+  const ts = actions[index].timestamp;
+  if (ts === undefined || ts === timestamp) return;
+  c.add(
+    file,
+    "trace.action_timestamp",
+    `outcomes.actions[${index}].timestamp ${String(ts)} differs from this act event's ${String(timestamp)}`,
+    line,
+  );
+}
+
+/** Confirms id hash hits exactly with a second pass over just the candidates. */
+function confirmDuplicates(c: Collector, path: string, file: string, candidates: Set<number>): void {
+  const seen = new Map<string, number>();
+  for (const entry of readJsonl(path)) {
+    const id = entry.value?.id;
+    if (typeof id !== "string" || !candidates.has(hash53(id))) continue;
+    const first = seen.get(id);
+    if (first !== undefined) {
+      c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
+    } else seen.set(id, entry.line);
+  }
 }
 
 /**
