@@ -173,6 +173,35 @@ describe("resident hook server", () => {
     assert.deepEqual(validate(dir).problems, []);
   });
 
+  test("a server started from a removed directory exits at once instead of spinning (Bun's net would)", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const b = box("gone");
+    const cwd = join(tmp.path, "gone", "cwd");
+    mkdirSync(cwd);
+    const t0 = Date.now();
+    const code = await new Promise<number | null>((resolve, reject) => {
+      // The shell removes its own working directory, then becomes the server (spawn needs a directory that exists).
+      const args = [ENTRY, "hook", "claude-code", "--root", b.root, "--policy", policy];
+      const child = spawn("sh", ["-c", 'rmdir "$PWD" && exec "$0" "$@"', BUN, ...args], {
+        cwd,
+        env: { ...process.env, NOEMA_HOOK_SERVE: join(b.servers, "x.sock") },
+        stdio: "ignore",
+      });
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error("the server did not exit"));
+      }, 20_000);
+      child.on("close", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    assert.equal(code, 0);
+    assert.ok(Date.now() - t0 < 20_000);
+    assert.equal(existsSync(cwd), false, "it ran from a removed directory");
+  });
+
   test("a policy that throws denies the call (fail closed) through the server too; bad stdin exits 2", {
     timeout: REAL_AGENT_TIMEOUT_MS,
   }, async () => {

@@ -9,7 +9,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -100,5 +100,25 @@ export function hookScope(argv: readonly string[], event: unknown): string | nul
  * ```
  */
 export function serverEnabled(): boolean {
-  return process.env.NOEMA_HOOK_SERVER !== "0" && (globalThis as { Bun?: unknown }).Bun !== undefined;
+  return process.env.NOEMA_HOOK_SERVER !== "0" && (globalThis as { Bun?: unknown }).Bun !== undefined && cwdExists();
+}
+
+/**
+ * Whether the working directory still exists. Bun's `net` spins at full CPU
+ * when a socket is set up from a deleted working directory, so neither the
+ * client nor the server touches a socket then.
+ *
+ * @example
+ * ```ts
+ * import { cwdExists } from "./address.ts";
+ * cwdExists(); // true
+ * ```
+ */
+export function cwdExists(): boolean {
+  try {
+    process.cwd();
+    return existsSync(".");
+  } catch {
+    return false;
+  }
 }

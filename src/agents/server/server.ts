@@ -23,6 +23,8 @@ import process from "node:process";
 import type { HookAnswer } from "../event.ts";
 import type { HookRequest } from "./client.ts";
 import { ResidentEpisodes } from "./episodes.ts";
+import { cwdExists } from "./address.ts";
+import { dirname } from "node:path";
 
 /** Answers one call: the hook's stdin in, the agent's answer out (episodes from `episodes`). */
 export type HookHandler = (stdin: string, episodes: ResidentEpisodes) => Promise<HookAnswer>;
@@ -95,6 +97,8 @@ function readRequest(conn: Socket): Promise<HookRequest | null> {
  */
 export async function serveHooks(options: ServeOptions): Promise<boolean> {
   const { socket, argv } = options;
+  // Nothing to serve from a removed directory (and Bun's net would spin on a deleted working directory).
+  if (!cwdExists() || !existsSync(dirname(socket))) return false;
   if (await listening(socket)) return false;
   try {
     unlinkSync(socket); // a stale socket of a server that died
@@ -134,8 +138,9 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   log(`listening on ${socket}`);
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
-  // Removing the socket (or its directory: what `noema run --using claude-code` does at the end) stops the server.
-  const watch = setInterval(() => existsSync(socket) || stop(), 1000);
+  // Removing the socket (or its directory: what `noema run --using claude-code` does at the end) stops the server,
+  // and so does the removal of its working directory.
+  const watch = setInterval(() => (existsSync(socket) && cwdExists()) || stop(), 1000);
   server.on("close", () => clearInterval(watch));
   arm();
   await stopped;

@@ -213,8 +213,8 @@ async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], sett
   await registerPluginApi();
   const answer = await answerEvent(dialect, event, settings);
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
-  // The next calls of this session go to a resident server, which keeps the episode loaded.
-  if (serverEnabled() && serverAbsent) {
+  // The next calls of this session go to a resident server, which keeps the episode loaded (none after its end).
+  if (serverEnabled() && serverAbsent && event.kind !== "stop" && event.kind !== "session_end") {
     const scope = hookScope(argv, payload);
     const path = scope === null ? null : socketPath(argv, scope);
     if (path !== null) startServer(argv, path);
