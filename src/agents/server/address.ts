@@ -8,7 +8,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,7 +43,7 @@ export function socketDir(): string | null {
 
 /**
  * The socket of the hook server for one hook command line and scope, or
- * null without a safe directory.
+ * null without a safe directory (or outside Bun).
  *
  * @example
  * ```ts
@@ -64,7 +63,15 @@ export function socketPath(argv: readonly string[], scope: string): string | nul
     argv,
     scope,
   ]);
-  return join(dir, `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.sock`);
+  // Bun's native hasher: importing node:crypto would cost the hook call several milliseconds (servers are Bun-only).
+  const Hasher = (globalThis as { Bun?: { CryptoHasher?: new (a: string) => BunHasher } }).Bun?.CryptoHasher;
+  if (!Hasher) return null;
+  return join(dir, `${new Hasher("sha256").update(key).digest("hex").slice(0, 32)}.sock`);
+}
+
+interface BunHasher {
+  update(data: string): BunHasher;
+  digest(encoding: "hex"): string;
 }
 
 /**

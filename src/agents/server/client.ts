@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
-import { createConnection } from "node:net";
+import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
 import { hookScope, serverEnabled, socketPath } from "./address.ts";
@@ -45,48 +44,57 @@ export function replyTimeoutMs(): number {
  * ```
  */
 export function ask(path: string, request: HookRequest, timeoutMs = replyTimeoutMs()): Promise<HookAnswer | null> {
+  const bun = (globalThis as { Bun?: { connect(options: unknown): Promise<BunSocket> } }).Bun;
+  if (!bun) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
     let text = "";
     let settled = false;
+    let socket: BunSocket | undefined;
     const done = (value: HookAnswer | null, error?: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      socket?.end();
       if (error) reject(error);
       else resolve(value);
     };
-    const socket = createConnection(path);
     const timer = setTimeout(
       () =>
         done(null, new Error(`the hook server did not answer within ${timeoutMs} ms (NOEMA_HOOK_SERVER_TIMEOUT_MS)`)),
       timeoutMs,
     );
-    socket.setEncoding("utf8");
-    socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`));
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-      const nl = text.indexOf("\n");
-      if (nl < 0) return;
-      try {
-        done(JSON.parse(text.slice(0, nl)) as HookAnswer);
-      } catch {
-        done(null);
-      }
-    });
-    socket.on("error", () => done(null));
-    socket.on("close", () => done(null));
+    // Bun's own socket: importing node:net would cost the hook call several milliseconds.
+    const decoder = new TextDecoder();
+    bun.connect({
+      unix: path,
+      socket: {
+        open(s: BunSocket) {
+          s.write(`${JSON.stringify(request)}\n`);
+        },
+        data(_s: BunSocket, chunk: Uint8Array) {
+          text += decoder.decode(chunk, { stream: true });
+          const nl = text.indexOf("\n");
+          if (nl < 0) return;
+          try {
+            done(JSON.parse(text.slice(0, nl)) as HookAnswer);
+          } catch {
+            done(null);
+          }
+        },
+        close: () => done(null),
+        error: () => done(null),
+      },
+    }).then((s) => {
+      socket = s;
+      if (settled) s.end();
+    }, () => done(null));
   });
 }
 
-function readAll(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    process.stdin.setEncoding("utf8");
-    process.stdin.on("data", (d: string) => text += d);
-    process.stdin.on("end", () => resolve(text));
-    process.stdin.on("error", reject);
-  });
+/** The part of Bun's socket the client uses. */
+interface BunSocket {
+  write(data: string): number;
+  end(): void;
 }
 
 /**
@@ -102,7 +110,13 @@ function readAll(): Promise<string> {
  */
 export async function hookViaServer(argv: string[]): Promise<number | null> {
   if (!serverEnabled() || argv.includes("--help") || argv.includes("-h")) return null;
-  const stdin = await readAll();
+  // Read at once (a pipe from the agent): cheaper to start than process.stdin's stream.
+  let stdin: string;
+  try {
+    stdin = readFileSync(0, "utf8");
+  } catch {
+    return null; // the full path reports unreadable stdin
+  }
   prereadStdin = stdin;
   let event: unknown;
   try {
