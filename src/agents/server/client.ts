@@ -65,12 +65,16 @@ export function ask(path: string, request: HookRequest, timeoutMs = replyTimeout
     );
     // Bun's own socket: importing node:net would cost the hook call several milliseconds.
     const decoder = new TextDecoder();
+    // A big call (a Write with a large file) may not fit the socket's buffer at once: the rest goes on drain.
+    let pending = new TextEncoder().encode(`${JSON.stringify(request)}\n`);
+    const flush = (s: BunSocket) => {
+      if (pending.length > 0) pending = pending.subarray(Math.max(0, s.write(pending)));
+    };
     bun.connect({
       unix: path,
       socket: {
-        open(s: BunSocket) {
-          s.write(`${JSON.stringify(request)}\n`);
-        },
+        open: flush,
+        drain: flush,
         data(_s: BunSocket, chunk: Uint8Array) {
           text += decoder.decode(chunk, { stream: true });
           const nl = text.indexOf("\n");
@@ -93,7 +97,7 @@ export function ask(path: string, request: HookRequest, timeoutMs = replyTimeout
 
 /** The part of Bun's socket the client uses. */
 interface BunSocket {
-  write(data: string): number;
+  write(data: Uint8Array): number;
   end(): void;
 }
 

@@ -18,7 +18,6 @@
  * @module
  */
 import { appendFileSync, existsSync, unlinkSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
 import type { HookRequest } from "./client.ts";
@@ -46,43 +45,36 @@ function idleDefault(): number {
   return Number.isFinite(n) && n > 0 ? n : 600_000;
 }
 
+/** The part of Bun's socket API the server uses (node:net spins at full CPU once the working directory is gone). */
+interface BunSocket {
+  data: { text: string; done: boolean; out: Uint8Array; ending: boolean };
+  write(data: Uint8Array): number;
+  end(): void;
+}
+
+/** Writes what is pending on `conn` (the rest waits for drain); ends it once all is written, if asked. */
+function flushOut(conn: BunSocket): void {
+  const d = conn.data;
+  if (d.out.length > 0) d.out = d.out.subarray(Math.max(0, conn.write(d.out)));
+  if (d.out.length === 0 && d.ending) conn.end();
+}
+interface BunListener {
+  stop(closeActiveConnections?: boolean): void;
+}
+interface BunNet {
+  listen(options: unknown): BunListener;
+  connect(options: unknown): Promise<{ end(): void }>;
+}
+
 /** Whether something accepts connections on `path`. */
-function listening(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection(path);
-    s.on("connect", () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on("error", () => resolve(false));
-  });
-}
-
-function listen(server: Server, path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(path, () => resolve(true));
-  });
-}
-
-/** Reads one request line from a connection. */
-function readRequest(conn: Socket): Promise<HookRequest | null> {
-  return new Promise((resolve) => {
-    let text = "";
-    conn.setEncoding("utf8");
-    conn.on("data", (chunk: string) => {
-      text += chunk;
-      const nl = text.indexOf("\n");
-      if (nl < 0) return;
-      try {
-        resolve(JSON.parse(text.slice(0, nl)) as HookRequest);
-      } catch {
-        resolve(null);
-      }
-    });
-    conn.on("error", () => resolve(null));
-    conn.on("end", () => resolve(null));
-  });
+async function listening(bun: BunNet, path: string): Promise<boolean> {
+  try {
+    const s = await bun.connect({ unix: path, socket: { data() {}, error() {}, close() {} } });
+    s.end();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -97,9 +89,10 @@ function readRequest(conn: Socket): Promise<HookRequest | null> {
  */
 export async function serveHooks(options: ServeOptions): Promise<boolean> {
   const { socket, argv } = options;
-  // Nothing to serve from a removed directory (and Bun's net would spin on a deleted working directory).
-  if (!cwdExists() || !existsSync(dirname(socket))) return false;
-  if (await listening(socket)) return false;
+  const bun = (globalThis as { Bun?: BunNet }).Bun;
+  // Nothing to serve from a removed directory, or outside Bun.
+  if (!bun || !cwdExists() || !existsSync(dirname(socket))) return false;
+  if (await listening(bun, socket)) return false;
   try {
     unlinkSync(socket); // a stale socket of a server that died
   } catch {
@@ -109,16 +102,42 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   let queue: Promise<void> = Promise.resolve();
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
-  const server = createServer((conn) => {
-    queue = queue.then(() => serveOne(conn, argv, options.handle, episodes)).finally(arm);
-  });
-  const stopped = new Promise<void>((resolve) => server.on("close", resolve));
+  let resolveStopped = () => {};
+  const stopped = new Promise<void>((resolve) => resolveStopped = resolve);
+  const serve = (conn: BunSocket, line: string) => {
+    queue = queue.then(() => serveOne(conn, line, argv, options.handle, episodes)).finally(arm);
+  };
+  let listener: BunListener;
+  try {
+    listener = bun.listen({
+      unix: socket,
+      socket: {
+        open(conn: BunSocket) {
+          conn.data = { text: "", done: false, out: new Uint8Array(0), ending: false };
+        },
+        drain: flushOut,
+        data(conn: BunSocket, chunk: Uint8Array) {
+          if (conn.data.done) return;
+          conn.data.text += new TextDecoder().decode(chunk);
+          const nl = conn.data.text.indexOf("\n");
+          if (nl < 0) return;
+          conn.data.done = true;
+          serve(conn, conn.data.text.slice(0, nl));
+        },
+        close() {},
+        error() {},
+      },
+    });
+  } catch {
+    return false; // taken meanwhile, or not allowed
+  }
   const stop = () => {
     if (stopping) return;
     stopping = true;
     log("stopping");
     clearTimeout(idle);
-    server.close();
+    clearInterval(watch);
+    listener.stop(true);
     queue.finally(() => {
       episodes.closeAll();
       try {
@@ -126,6 +145,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
       } catch {
         // already gone
       }
+      resolveStopped();
     });
   };
   const arm = () => {
@@ -134,17 +154,14 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     if (!existsSync(socket)) return stop();
     idle = setTimeout(stop, options.idleMs ?? idleDefault());
   };
-  if (!await listen(server, socket)) return false;
   log(`listening on ${socket}`);
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   // Removing the socket (or its directory: what `noema run --using claude-code` does at the end) stops the server,
   // and so does the removal of its working directory.
   const watch = setInterval(() => (existsSync(socket) && cwdExists()) || stop(), 1000);
-  server.on("close", () => clearInterval(watch));
   arm();
   await stopped;
-  await queue;
   return true;
 }
 
@@ -159,11 +176,22 @@ function log(line: string): void {
   }
 }
 
-async function serveOne(conn: Socket, argv: readonly string[], handle: HookHandler, episodes: ResidentEpisodes) {
+async function serveOne(
+  conn: BunSocket,
+  line: string,
+  argv: readonly string[],
+  handle: HookHandler,
+  episodes: ResidentEpisodes,
+) {
   const t0 = performance.now();
-  const request = await readRequest(conn);
-  log(`request ${request ? "read" : "unreadable"} in ${(performance.now() - t0).toFixed(1)} ms`);
-  if (!request) return void conn.destroy();
+  let request: HookRequest | null = null;
+  try {
+    request = JSON.parse(line) as HookRequest;
+  } catch {
+    // unreadable: no answer
+  }
+  log(`request ${request ? "read" : "unreadable"}`);
+  if (!request) return void conn.end();
   let answer: HookAnswer;
   if (request.v !== 1 || JSON.stringify(request.argv) !== JSON.stringify(argv)) {
     answer = { stdout: null, stderr: "noema: the hook server serves another command line", exitCode: 2 };
@@ -179,7 +207,9 @@ async function serveOne(conn: Socket, argv: readonly string[], handle: HookHandl
       answer.stderr ? `: ${answer.stderr}` : ""
     }`,
   );
-  conn.end(`${JSON.stringify(answer)}\n`);
+  conn.data.out = new TextEncoder().encode(`${JSON.stringify(answer)}\n`);
+  conn.data.ending = true;
+  flushOut(conn);
   episodes.settle();
   log(`settled in ${(performance.now() - t0).toFixed(1)} ms`);
 }
