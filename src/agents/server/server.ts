@@ -47,7 +47,7 @@ function idleDefault(): number {
 
 /** The part of Bun's socket API the server uses (node:net spins at full CPU once the working directory is gone). */
 interface BunSocket {
-  data: { text: string; done: boolean; out: Uint8Array; ending: boolean };
+  data: { text: string; done: boolean; out: Uint8Array; ending: boolean; decoder: TextDecoder };
   write(data: Uint8Array): number;
   end(): void;
 }
@@ -113,12 +113,13 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
       unix: socket,
       socket: {
         open(conn: BunSocket) {
-          conn.data = { text: "", done: false, out: new Uint8Array(0), ending: false };
+          conn.data = { text: "", done: false, out: new Uint8Array(0), ending: false, decoder: new TextDecoder() };
         },
         drain: flushOut,
         data(conn: BunSocket, chunk: Uint8Array) {
           if (conn.data.done) return;
-          conn.data.text += new TextDecoder().decode(chunk);
+          // One decoder per connection: a character split across chunks stays whole.
+          conn.data.text += conn.data.decoder.decode(chunk, { stream: true });
           const nl = conn.data.text.indexOf("\n");
           if (nl < 0) return;
           conn.data.done = true;
