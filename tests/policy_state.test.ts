@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadPolicyFile, type PolicyState, run, validate } from "noema";
 import { StateSnapshot } from "../src/runtime/core/snapshot.ts";
+import { frozenJsonCopy } from "../src/plugins/freeze.ts";
 import { displayCommand } from "../src/runtime/core/command.ts";
 import { CONTRACT_POLICY_SOURCE } from "./helpers/contract_policy.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -105,6 +106,34 @@ describe("the snapshot is incremental", () => {
     assert.equal(b.outcomes.actions.length, 0, "an earlier snapshot does not change");
     assert.equal(a.plan.steps[0].status, "pending");
     assert.throws(() => (d.plan.steps as any).push({}), TypeError);
+  });
+
+  test("a step is copied before it is frozen: the runtime's later changes in place do not show in a snapshot", () => {
+    const live: any = structuredClone(state);
+    live.plan.steps[0].status = "pending";
+    live.plan.steps[0].evidence_ids = ["ev_1"];
+    const s = new StateSnapshot(live);
+    const before = s.state();
+    live.plan.steps[0].status = "running";
+    live.plan.steps[0].evidence_ids.push("ev_2");
+    assert.equal(before.plan.steps[0].status, "pending");
+    assert.deepEqual(before.plan.steps[0].evidence_ids, ["ev_1"]);
+    assert.ok(Object.isFrozen(before.plan.steps[0].evidence_ids));
+    assert.ok(!Object.isFrozen(live.plan.steps[0]), "the live step is not frozen");
+  });
+
+  test("frozenJsonCopy: a deep, frozen, independent copy of JSON data", () => {
+    const live = { a: [1, { b: "x" }], n: null, t: true, s: "s", nested: { deep: { k: [2] } } };
+    const copy = frozenJsonCopy(live);
+    assert.deepEqual(copy, live);
+    assert.notEqual(copy.nested, live.nested);
+    live.nested.deep.k.push(3);
+    (live.a[1] as { b: string }).b = "y";
+    assert.deepEqual(copy.nested.deep.k, [2]);
+    assert.equal((copy.a[1] as { b: string }).b, "x");
+    assert.ok(Object.isFrozen(copy) && Object.isFrozen(copy.a) && Object.isFrozen(copy.nested.deep.k));
+    assert.equal(frozenJsonCopy("plain"), "plain");
+    assert.equal(frozenJsonCopy(null), null);
   });
 
   test("the display command quotes argv like a POSIX shell", () => {

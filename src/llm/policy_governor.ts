@@ -8,7 +8,7 @@
  * @module
  */
 import type { PolicyObject, PolicyState } from "../plugins/api.ts";
-import { deepFreeze } from "../plugins/freeze.ts";
+import { deepFreeze, frozenJsonCopy } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
 import { listView } from "../runtime/core/list_view.ts";
@@ -245,7 +245,7 @@ export class PolicyGovernor implements Governor {
     const index = this.steps.length + 1;
     const stepId = `step-${index}`;
     // One frozen copy of the input: what the step records and what the first policy sees.
-    const proposed = deepFreeze(structuredClone(action.input));
+    const proposed = frozenJsonCopy(action.input);
     const entry = { step_id: stepId, action: { ...action, input: proposed } } as GovernedStep;
     this.steps.push(entry);
     if (action.call_id !== undefined) this.#byCall.set(action.call_id, entry);

@@ -37,3 +37,31 @@ export function deepFreeze<T>(value: T): DeepReadonly<T> {
   for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
   return value as DeepReadonly<T>;
 }
+
+/**
+ * A deeply frozen copy of plain JSON data (objects, arrays and primitives),
+ * made in one walk: what `deepFreeze(structuredClone(value))` gives for such
+ * data, several times faster (a structured clone costs µs even for a small
+ * object). Not for values with cycles, `Date`s, `Map`s or class instances:
+ * the state and the actions noema copies are JSON by construction.
+ *
+ * @example
+ * ```ts
+ * import { frozenJsonCopy } from "./freeze.ts";
+ * const live = { status: "pending", tags: ["a"] };
+ * const copy = frozenJsonCopy(live);
+ * live.status = "done"; // the copy still says "pending"
+ * Object.isFrozen(copy.tags); // true
+ * ```
+ */
+export function frozenJsonCopy<T>(value: T): DeepReadonly<T> {
+  if (typeof value !== "object" || value === null) return value as DeepReadonly<T>;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = frozenJsonCopy(value[i]);
+    return Object.freeze(out) as DeepReadonly<T>;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = frozenJsonCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(out) as DeepReadonly<T>;
+}

@@ -17,7 +17,7 @@ import type {
   PolicyStep,
   Verdict,
 } from "../plugins/api.ts";
-import { deepFreeze } from "../plugins/freeze.ts";
+import { deepFreeze, frozenJsonCopy } from "../plugins/freeze.ts";
 import type { LoadedAdapter, LoadedPolicy } from "../plugins/loader.ts";
 import type { ManifestPlugin } from "../schema/manifest.ts";
 import type { PlanStep } from "../schema/plan.ts";
@@ -390,7 +390,7 @@ export class Engine {
         Object.freeze({
           kind: d.action.kind,
           tool: d.action.tool,
-          input: deepFreeze(structuredClone(d.action.input)),
+          input: frozenJsonCopy(d.action.input),
           command: d.action.command ?? displayCommand(d.action.input),
         }),
         stepView,

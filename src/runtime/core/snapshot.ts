@@ -17,7 +17,7 @@
  * @module
  */
 import type { PolicyAction, PolicyState, PolicyStep, StateView } from "../../plugins/api.ts";
-import { deepFreeze } from "../../plugins/freeze.ts";
+import { deepFreeze, frozenJsonCopy } from "../../plugins/freeze.ts";
 import { listView } from "./list_view.ts";
 import type { State } from "../../schema/state.ts";
 
@@ -55,7 +55,7 @@ class FrozenList {
   }
 
   #freeze(value: unknown): unknown {
-    return deepFreeze(this.#copy && typeof value === "object" && value !== null ? structuredClone(value) : value);
+    return this.#copy ? frozenJsonCopy(value) : deepFreeze(value);
   }
 
   get(source: readonly unknown[]): readonly unknown[] {
@@ -101,7 +101,7 @@ class FrozenList {
 function frozenCopy(value: Record<string, unknown>): unknown {
   for (const k in value) {
     const x = value[k];
-    if (typeof x === "object" && x !== null) return deepFreeze(structuredClone(value));
+    if (typeof x === "object" && x !== null) return frozenJsonCopy(value);
   }
   return Object.freeze({ ...value });
 }
@@ -141,7 +141,7 @@ export class StateSnapshot {
     if (typeof value !== "object" || value === null) return value;
     const hit = this.#small.get(key);
     if (hit && hit.ref === value) return hit.frozen;
-    const frozen = deepFreeze(structuredClone(value));
+    const frozen = frozenJsonCopy(value);
     this.#small.set(key, { ref: value, frozen });
     return frozen;
   }
