@@ -19,7 +19,7 @@
  * cheap in-memory tool, then a final answer. Goal: ≤ 1.2× the baseline and
  * ≤ 2 ms added per tool call.
  *
- *     bun bench/llm.ts [--turns 40] [--calls 5] [--runs 7]
+ *     bun bench/llm.ts [--turns 40] [--calls 5] [--runs 15]
  *
  * @module
  */
@@ -171,7 +171,7 @@ function median(xs: number[]): number {
 export async function main(args: string[]): Promise<BenchReport> {
   const turns = Number(flag(args, "turns") ?? 40);
   const calls = Number(flag(args, "calls") ?? 5);
-  const runs = Number(flag(args, "runs") ?? 7);
+  const runs = Number(flag(args, "runs") ?? 15);
   const tmp = tempDir("noema-bench-llm-");
   writeFileSync(join(tmp.path, "guard.ts"), POLICY);
   try {
