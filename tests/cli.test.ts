@@ -252,6 +252,24 @@ describe("global options", () => {
     }
   });
 
+  test("each command is loaded on its own: the index names exactly what each module registers", async () => {
+    const { COMMANDS, loadCommands } = await import("../src/cli/commands/index.ts");
+    const { buildProgram } = await import("../src/cli/main.ts");
+    const { createOutput } = await import("../src/cli/output.ts");
+    const ctx = { out: createOutput(), exitCode: 0 as const };
+    for (const entry of COMMANDS) {
+      const program = buildProgram(ctx, [await entry.load()]);
+      const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+      assert.deepEqual(names, [...entry.names], entry.names.join(","));
+    }
+    assert.equal((await loadCommands("ls")).length, 1, "an alias loads its command alone");
+    assert.equal((await loadCommands("completions")).length, COMMANDS.length, "completions lists every command");
+    assert.equal((await loadCommands("nope")).length, COMMANDS.length, "an unknown word loads all (for suggestions)");
+    const r = cli(["--root", root, "ls", "--limit", "1", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).length, 1);
+  });
+
   test("usage errors exit 2 with one line naming the problem", () => {
     for (
       const [args, pattern] of [

@@ -11,7 +11,8 @@
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT, type ExitCode } from "../errors.ts";
-import { COMMANDS } from "./commands/index.ts";
+import { loadCommands } from "./commands/index.ts";
+import type { RegisterCommand } from "./context.ts";
 import { versionText } from "./commands/version.ts";
 import { type CliContext, examples } from "./context.ts";
 import { reportError } from "./errors.ts";
@@ -23,19 +24,24 @@ function oneLineError(text: string): string {
 }
 
 /**
- * Builds the program with every command registered. Usage errors are
- * collected into `usage.message` instead of being printed, so the caller can
- * print them as one line.
+ * Builds the program with the given commands registered (see
+ * `loadCommands`). Usage errors are collected into `usage.message` instead
+ * of being printed, so the caller can print them as one line.
  *
  * @example
  * ```ts
  * import { buildProgram } from "./main.ts";
+ * import { loadCommands } from "./commands/index.ts";
  * import { createOutput } from "./output.ts";
- * const program = buildProgram({ out: createOutput(), exitCode: 0 });
+ * const program = buildProgram({ out: createOutput(), exitCode: 0 }, await loadCommands(null));
  * console.log(program.commands.map((c) => c.name()));
  * ```
  */
-export function buildProgram(ctx: CliContext, usage: { message: string | null } = { message: null }): Command {
+export function buildProgram(
+  ctx: CliContext,
+  registers: readonly RegisterCommand[],
+  usage: { message: string | null } = { message: null },
+): Command {
   const { out } = ctx;
   const program = new Command()
     .name("noema")
@@ -75,8 +81,25 @@ export function buildProgram(ctx: CliContext, usage: { message: string | null } 
         "Output: JSON is indented on a terminal and one line when piped; colour only on a terminal\n" +
         "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );
-  for (const register of COMMANDS) register(program, ctx);
+  for (const register of registers) register(program, ctx);
   return program;
+}
+
+/** The first word of `argv` that is not an option (nor `--root`'s value): the command it names, if any. */
+function commandWord(argv: readonly string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--root") i++;
+    else if (!argv[i].startsWith("-")) return argv[i];
+  }
+  return null;
+}
+
+/** The commands a command line needs: the one it names (all for help and unknown words; none for `--version`). */
+function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
+  const word = commandWord(argv);
+  const has = (...flags: string[]) => flags.some((f) => argv.includes(f));
+  if (word === null && has("-V", "--version") && !has("-h", "--help")) return Promise.resolve([]);
+  return loadCommands(word);
 }
 
 /** Commands that may load plugin files from disk. */
@@ -116,7 +139,7 @@ export async function main(
   const usage: { message: string | null } = { message: null };
   let program: Command | null = null;
   try {
-    program = buildProgram(ctx, usage);
+    program = buildProgram(ctx, await commandsFor(argv), usage);
     if (argv.length === 0) {
       program.outputHelp();
       out.flush();
