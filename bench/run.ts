@@ -1,6 +1,8 @@
 /**
  * Runs every benchmark: each `bench/*.ts` that exports `main()` (all but
- * `lib.ts` and `run.ts`), in name order, and prints ONE combined table — one
+ * `lib.ts` and `run.ts`), in name order, each in a process of its own (so no
+ * benchmark measures in a heap, JIT state or garbage another one left
+ * behind), and prints ONE combined table — one
  * row per measure: `benchmark | measure | value | baseline | ratio | goal |
  * met` — then the machine it ran on. Exits 1 when a benchmark missed a goal
  * or failed (a failed benchmark shows as a row with met `FAILED`).
@@ -13,7 +15,9 @@
  *
  * @module
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -30,34 +34,73 @@ function passThrough(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--only" || a === "--results") i++;
-    else if (!a.startsWith("--only=") && !a.startsWith("--results=")) out.push(a);
+    if (a === "--only" || a === "--results" || a === "--child" || a === "--report") i++;
+    else if (!/^--(only|results|child|report)=/.test(a)) out.push(a);
   }
   return out;
 }
 
-/** Runs the benchmarks; returns their reports. */
-export async function runAll(args: string[] = process.argv.slice(2)): Promise<BenchReport[]> {
+/** The row of a benchmark that failed (threw, or its process died). */
+function failedReport(name: string, why: string): BenchReport {
+  return {
+    name,
+    tables: [],
+    ok: false,
+    measures: [{
+      measure: `failed: ${why.slice(0, 120)}`,
+      value: "-",
+      baseline: "-",
+      ratio: "-",
+      goal: "-",
+      met: "FAILED",
+    }],
+  };
+}
+
+/** In the child process: runs one benchmark file and writes its report (JSON) to `out`. */
+async function runChild(file: string, out: string, args: string[]): Promise<void> {
+  const name = file.replace(/\.ts$/, "");
+  let report: BenchReport;
+  try {
+    const mod = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as BenchModule;
+    if (typeof mod.main !== "function") return; // not a benchmark: no report
+    report = await mod.main(args);
+  } catch (e) {
+    process.stderr.write(`${file}: failed: ${(e as Error).stack ?? e}\n`);
+    report = failedReport(name, String((e as Error)?.message ?? e).split("\n")[0]);
+  }
+  writeFileSync(out, JSON.stringify(report));
+}
+
+/** Runs the benchmarks, each in a child process of its own; returns their reports. */
+export function runAll(args: string[] = process.argv.slice(2)): BenchReport[] {
   const only = flag(args, "only")?.split(",");
   const reports: BenchReport[] = [];
-  for (const file of benchFiles()) {
-    const name = file.replace(/\.ts$/, "");
-    if (only && !only.includes(name)) continue;
-    const mod = (await import(pathToFileURL(join(BENCH_DIR, file)).href)) as BenchModule;
-    if (typeof mod.main !== "function") continue;
-    process.stderr.write(`== ${file}\n`);
-    try {
-      reports.push(await mod.main(passThrough(args)));
-    } catch (e) {
-      process.stderr.write(`${file}: failed: ${(e as Error).stack ?? e}\n`);
-      const why = String((e as Error)?.message ?? e).split("\n")[0].slice(0, 120);
-      reports.push({
-        name,
-        tables: [],
-        ok: false,
-        measures: [{ measure: `failed: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "FAILED" }],
-      });
+  const tmp = mkdtempSync(join(tmpdir(), "noema-bench-run-"));
+  try {
+    for (const file of benchFiles()) {
+      const name = file.replace(/\.ts$/, "");
+      if (only && !only.includes(name)) continue;
+      const out = join(tmp, `${name}.json`);
+      process.stderr.write(`== ${file}\n`);
+      const child = spawnSync(
+        process.execPath,
+        [join(BENCH_DIR, "run.ts"), "--child", file, "--report", out, ...passThrough(args)],
+        { stdio: "inherit" },
+      );
+      let text: string | null = null;
+      try {
+        text = readFileSync(out, "utf8");
+      } catch {
+        // no report: not a benchmark, or its process died
+      }
+      if (text !== null) reports.push(JSON.parse(text) as BenchReport);
+      else if (child.status !== 0) {
+        reports.push(failedReport(name, `its process ended with ${child.signal ?? `exit code ${child.status}`}`));
+      }
     }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
   return reports;
 }
@@ -151,9 +194,15 @@ export function resultsMarkdown(reports: BenchReport[], info: Record<string, str
   ].join("\n");
 }
 
+if (import.meta.main && flag(process.argv.slice(2), "child") !== undefined) {
+  const args = process.argv.slice(2);
+  await runChild(flag(args, "child")!, flag(args, "report")!, passThrough(args));
+  process.exit(0);
+}
+
 if (import.meta.main) {
   const args = process.argv.slice(2);
-  const reports = await runAll(args);
+  const reports = runAll(args);
   const info = machineInfo();
   process.stdout.write("\n" + formatTable(combinedTable(reports)) + "\n");
   const { "free -h": _free, ...brief } = info;
