@@ -38,7 +38,7 @@
 import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
 import { processActResult, runProcess, stdinKind } from "../plugins/process.ts";
 import process from "node:process";
-import { isatty } from "node:tty";
+import { nodeTty } from "../builtins.ts";
 
 const STDIN_MODES = ["auto", "inherit", "none"] as const;
 
@@ -71,7 +71,7 @@ const command: AdapterPlugin = {
     const timeoutMs = typeof config.timeout_ms === "number" ? config.timeout_ms : 3_600_000;
     const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 8192;
     const stdin = passStdin(config.stdin) ? "inherit" : "empty";
-    const tee = typeof config.tee === "boolean" ? config.tee : isatty(2);
+    const tee = typeof config.tee === "boolean" ? config.tee : nodeTty().isatty(2);
     return {
       async act(request): Promise<ActResult> {
         if (request.step.kind !== "act") {

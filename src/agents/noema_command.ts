@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
+import { nodeUrl } from "../builtins.ts";
 import { shellQuote } from "../runtime/core/command.ts";
 
 /**
@@ -25,12 +25,12 @@ export function noemaArgv(): string[] {
   const override = process.env.NOEMA_HOOK_BIN;
   if (override) return [override];
   if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath];
-  const entry = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+  const entry = nodeUrl().fileURLToPath(new URL("../cli/main.ts", import.meta.url));
   // Under Bun, the lean entry: a hook call tries its resident server before loading the CLI.
-  const bin = fileURLToPath(new URL("../../bin/noema.ts", import.meta.url));
+  const bin = nodeUrl().fileURLToPath(new URL("../../bin/noema.ts", import.meta.url));
   if (!("Deno" in globalThis) && existsSync(bin)) return [process.execPath, bin];
   if ("Deno" in globalThis) {
-    const config = fileURLToPath(new URL("../../deno.json", import.meta.url));
+    const config = nodeUrl().fileURLToPath(new URL("../../deno.json", import.meta.url));
     return [process.execPath, "run", "-A", "--quiet", ...(existsSync(config) ? ["--config", config] : []), entry];
   }
   return [process.execPath, entry];

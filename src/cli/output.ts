@@ -11,11 +11,10 @@
  */
 import { writeSync } from "node:fs";
 import process from "node:process";
-import { isatty } from "node:tty";
-import pc from "picocolors";
+import { nodeTty } from "../builtins.ts";
+import { type Colors, createColors } from "./colors.ts";
 
-/** The colour functions of picocolors (identity functions when colour is off). */
-export type Colors = ReturnType<typeof pc.createColors>;
+export type { Colors };
 
 /**
  * Thrown when stdout is a pipe whose reader has gone away (EPIPE). The
@@ -124,7 +123,7 @@ export class Writer {
 
 function safeIsatty(fd: number): boolean {
   try {
-    return isatty(fd);
+    return nodeTty().isatty(fd);
   } catch {
     return false;
   }
@@ -225,8 +224,8 @@ export class Output {
   constructor(stdout: Writer, stderr: Writer, env: Record<string, string | undefined> = process.env) {
     this.stdout = stdout;
     this.stderr = stderr;
-    this.color = pc.createColors(colorEnabled(stdout.isTTY, env));
-    this.errColor = pc.createColors(colorEnabled(stderr.isTTY, env));
+    this.color = createColors(colorEnabled(stdout.isTTY, env));
+    this.errColor = createColors(colorEnabled(stderr.isTTY, env));
   }
 
   /** Writes one line to stdout. */

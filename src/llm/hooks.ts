@@ -29,7 +29,7 @@
  *
  * @module
  */
-import { isDeepStrictEqual } from "node:util";
+import { nodeUtil } from "../builtins.ts";
 import type { Decision, Governor, RecordedResult } from "./governor.ts";
 
 /** A call the governor asked a human about. */
@@ -199,7 +199,7 @@ function proposer(governor: Governor, options: GovernedHooksOptions): HookContex
 async function refineCall(ctx: HookContext, tool: string, raw: unknown): Promise<unknown> {
   if (!isRecord(raw)) return raw;
   // The SDK refines an approved call again before it runs and requires the same input back.
-  const i = ctx.unclaimed.findIndex((p) => p.tool === tool && isDeepStrictEqual(p.input, raw));
+  const i = ctx.unclaimed.findIndex((p) => p.tool === tool && nodeUtil().isDeepStrictEqual(p.input, raw));
   if (i >= 0) {
     ctx.unclaimed.splice(i, 1);
     return raw;

@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { nodeUrl } from "../builtins.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { sha256File } from "../store/hash.ts";
@@ -128,7 +128,7 @@ async function importFile(path: string): Promise<Record<string, unknown>> {
     // A file whose top-level await never settles would otherwise leave nothing to wait for: bounded here.
     // (A synchronous endless loop at load cannot be cut in this thread; policy files load in a worker.)
     return await Promise.race([
-      import(pathToFileURL(abs).href) as Promise<Record<string, unknown>>,
+      import(nodeUrl().pathToFileURL(abs).href) as Promise<Record<string, unknown>>,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(pluginError(path, `did not finish loading within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`)),

@@ -21,7 +21,7 @@
  * @module
  */
 import process from "node:process";
-import { format } from "node:util";
+import { nodeUtil } from "../builtins.ts";
 
 /** Most bytes of output routed per policy call (or load). */
 export const PLUGIN_OUTPUT_LIMIT = 64 * 1024;
@@ -76,7 +76,7 @@ export class OutputBudget {
 
 function safeFormat(args: unknown[]): string {
   try {
-    return format(...args);
+    return nodeUtil().format(...args);
   } catch (e) {
     return `[unprintable: ${String((e as Error)?.message ?? "?")}]`;
   }

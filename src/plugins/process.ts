@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
 import { fstatSync } from "node:fs";
 import process from "node:process";
-import { isatty } from "node:tty";
+import { nodeTty } from "../builtins.ts";
 import { activeRedactor, isNoemaSecret, MASK, type Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
 
@@ -166,7 +166,7 @@ function cutFor(text: string, limit: number): number {
  */
 export function stdinKind(): "tty" | "pipe" | "file" | "none" {
   try {
-    if (isatty(0)) return "tty";
+    if (nodeTty().isatty(0)) return "tty";
     const st = fstatSync(0);
     return st.isFIFO() || st.isSocket() ? "pipe" : st.isFile() ? "file" : "none";
   } catch {
@@ -215,7 +215,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     let timedOut = false, aborted = false, settled = false;
     const inherit = options.stdin === "inherit" && options.input === undefined;
     // A child reading the terminal stays in our process group (a foreground program); any other gets its own.
-    const ownGroup = process.platform !== "win32" && !(inherit && isatty(0));
+    const ownGroup = process.platform !== "win32" && !(inherit && nodeTty().isatty(0));
     const child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
       env: childEnv(options.env ?? process.env),

@@ -6,7 +6,7 @@
  * @module
  */
 import { basename } from "node:path";
-import { pathToFileURL } from "node:url";
+import { nodeUrl } from "../builtins.ts";
 import { cutString, PLUGIN_LIMITS, toPlainJson } from "./plain_json.ts";
 
 /** What a plugin threw, as recorded in events. */
@@ -38,7 +38,7 @@ function read(o: unknown, key: string): unknown {
  * ```
  */
 export function throwSite(stack: string, file: string): string | null {
-  const forms = [file, pathToFileURL(file).href];
+  const forms = [file, nodeUrl().pathToFileURL(file).href];
   for (const line of stack.split("\n").slice(0, 64)) {
     for (const form of forms) {
       const i = line.indexOf(form);

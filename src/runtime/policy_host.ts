@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import process from "node:process";
 import { resolve } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
@@ -29,6 +29,7 @@ import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
 import { LIST_FIELDS } from "./core/snapshot.ts";
 import { viewSource } from "./core/list_view.ts";
+import { nodeWorkerThreads } from "../builtins.ts";
 
 /**
  * The memory cap of a policy worker in MiB (`NOEMA_POLICY_MEMORY_MB`, default 512): the worker's
@@ -119,6 +120,7 @@ class PolicyWorkerHost {
     this.lastLoss = null;
     const mb = policyMemoryMb();
     // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
+    const { Worker } = nodeWorkerThreads();
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
       env: childEnv(),
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.ceil(mb / 4)) },

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../builtins.ts";
 import { closeSync, openSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import canonicalize from "canonicalize";
@@ -19,7 +19,7 @@ import canonicalize from "canonicalize";
  * ```
  */
 export function sha256(data: string | Uint8Array): string {
-  return "sha256:" + createHash("sha256").update(data).digest("hex");
+  return "sha256:" + nodeCrypto().createHash("sha256").update(data).digest("hex");
 }
 
 /** Size and digest of a file. */
@@ -40,7 +40,7 @@ export interface FileDigest {
  * ```
  */
 export function sha256File(path: string): FileDigest {
-  const hash = createHash("sha256");
+  const hash = nodeCrypto().createHash("sha256");
   const buf = Buffer.allocUnsafe(1 << 20);
   const fd = openSync(path, "r");
   let size = 0;

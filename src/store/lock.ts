@@ -34,7 +34,7 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { Buffer } from "node:buffer";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -172,7 +172,9 @@ function newInfo(purpose: string): LockInfo {
     started_at: new Date().toISOString(),
     purpose,
     start_ticks: procStat(process.pid)?.startTicks ?? null,
-    nonce: `${process.pid.toString(36)}-${randomBytes(9).toString("base64url")}`,
+    nonce: `${process.pid.toString(36)}-${
+      Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString("base64url")
+    }`,
   };
 }
 

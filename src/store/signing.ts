@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../builtins.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { canonicalJson } from "./hash.ts";
@@ -76,7 +76,7 @@ export function manifestSigningInput(manifest: Readonly<Record<string, unknown>>
 }
 
 function hmac(key: Uint8Array, text: string): Buffer {
-  return createHmac("sha256", key).update(text, "utf8").digest();
+  return nodeCrypto().createHmac("sha256", key).update(text, "utf8").digest();
 }
 
 /**
@@ -176,7 +176,7 @@ export function verifyManifestSignature(
   }
   const expected = hmac(key.key, input);
   const given = Buffer.from(s.value, "base64url");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (given.length !== expected.length || !nodeCrypto().timingSafeEqual(given, expected)) {
     return {
       status: "bad_signature",
       kid,

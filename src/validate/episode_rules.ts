@@ -8,7 +8,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isDeepStrictEqual } from "node:util";
+import { nodeUtil } from "../builtins.ts";
 import { sha256File } from "../store/hash.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { type Collector, display } from "./collector.ts";
@@ -160,7 +160,7 @@ export function checkEventTrace(c: Collector, f: EpisodeFacts): void {
 export function projectionProblems(payload: Json, state: Json, terminal: boolean): string[] {
   const problems: string[] = [];
   const differs = (key: string) => `payload.${key}: the last run.state_projection differs from state.json ${key}`;
-  if (!isDeepStrictEqual(payload.links, state.links)) problems.push(differs("links"));
+  if (!nodeUtil().isDeepStrictEqual(payload.links, state.links)) problems.push(differs("links"));
   const from = payload.actions_from;
   const projected = payload.outcomes as Json | undefined;
   const outcomes = state.outcomes as Json | undefined;
@@ -169,19 +169,20 @@ export function projectionProblems(payload: Json, state: Json, terminal: boolean
       problems.push(
         `payload.actions_from: a terminal run's last projection must carry every action (from 0), got ${from}`,
       );
-    } else if (!isDeepStrictEqual(projected, outcomes)) problems.push(differs("outcomes"));
+    } else if (!nodeUtil().isDeepStrictEqual(projected, outcomes)) problems.push(differs("outcomes"));
     return problems;
   }
   const actions = Array.isArray(outcomes.actions) ? outcomes.actions : [];
   const { actions: tail, ...rest } = projected;
   const { actions: _all, ...stateRest } = outcomes;
-  if (!isDeepStrictEqual(rest, stateRest)) problems.push(differs("outcomes"));
+  if (!nodeUtil().isDeepStrictEqual(rest, stateRest)) problems.push(differs("outcomes"));
   if (payload.actions_total !== actions.length) {
     problems.push(
       `payload.actions_total: ${String(payload.actions_total)}, but state.json has ${actions.length} actions`,
     );
   } else if (
-    !Number.isInteger(from) || from < 0 || from > actions.length || !isDeepStrictEqual(tail, actions.slice(from))
+    !Number.isInteger(from) || from < 0 || from > actions.length ||
+    !nodeUtil().isDeepStrictEqual(tail, actions.slice(from))
   ) {
     problems.push(`payload.outcomes.actions: differs from state.json outcomes.actions from index ${from} on`);
   }

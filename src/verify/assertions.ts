@@ -15,7 +15,7 @@ import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, sta
 import { Buffer } from "node:buffer";
 import { isAbsolute, posix, resolve } from "node:path";
 import process from "node:process";
-import { pathToFileURL } from "node:url";
+import { nodeUrl } from "../builtins.ts";
 import picomatch from "picomatch";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -473,7 +473,7 @@ export async function loadAssertionPlugin(
   }
   let mod: AssertionPluginModule;
   try {
-    mod = await import(pathToFileURL(abs).href) as AssertionPluginModule;
+    mod = await import(nodeUrl().pathToFileURL(abs).href) as AssertionPluginModule;
   } catch (e) {
     const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
     throw new NoemaError("invalid_plugin", `cannot import plugin: ${msg}`, {

@@ -30,7 +30,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import {
   closeSync,
   type Dirent,
@@ -44,10 +43,10 @@ import {
 } from "node:fs";
 import { Buffer } from "node:buffer";
 import { sep } from "node:path";
-import { setImmediate } from "node:timers";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { writeFileAtomic } from "../store/atomic.ts";
+import { nodeCrypto, nodeTimers } from "../builtins.ts";
 import type { WorkspaceDiff } from "../schema/summary.ts";
 
 /**
@@ -207,7 +206,7 @@ export function errCode(e: unknown): string {
 }
 
 function hashFileWith(path: string, buf: Buffer): { digest: string; bytes: number } {
-  const hash = createHash("sha256");
+  const hash = nodeCrypto().createHash("sha256");
   const fd = openSync(path, "r");
   let bytes = 0;
   try {
@@ -310,7 +309,7 @@ export async function captureSnapshot(
         }
         if (performance.now() - sliceStart >= sliceMs) {
           options.onProgress?.(found.length);
-          await new Promise<void>((r) => setImmediate(r));
+          await new Promise<void>((r) => nodeTimers().setImmediate(r));
           sliceStart = performance.now();
         }
       }

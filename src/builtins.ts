@@ -1,0 +1,107 @@
+/**
+ * Node built-in modules that are loaded on first use rather than at start-up.
+ *
+ * In the compiled binary, every `node:` module imported anywhere in the code
+ * is loaded when the executable starts, even by a module that is itself
+ * loaded lazily (the bundle hoists them). Most cost nothing; these few cost
+ * milliseconds each under Bun (`node:tty` ~3 ms, `node:crypto` ~2 ms,
+ * `node:util` ~1.7 ms, `node:worker_threads` ~1.2 ms, `node:timers` and
+ * `node:url` ~0.5 ms), more than `noema summary` spends on its own work, and
+ * every hook call starts the binary. So code that needs one gets it here, from
+ * `process.getBuiltinModule` (Bun, Deno, Node ≥ 22.3), when it first runs.
+ *
+ * @module
+ */
+import process from "node:process";
+
+type Tty = typeof import("node:tty");
+type Crypto = typeof import("node:crypto");
+type Util = typeof import("node:util");
+type WorkerThreads = typeof import("node:worker_threads");
+type Timers = typeof import("node:timers");
+type Url = typeof import("node:url");
+
+let tty: Tty | undefined;
+let crypto: Crypto | undefined;
+let util: Util | undefined;
+let workerThreads: WorkerThreads | undefined;
+let timers: Timers | undefined;
+let url: Url | undefined;
+
+/**
+ * `node:tty`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeTty } from "./builtins.ts";
+ * nodeTty().isatty(1); // true on a terminal
+ * ```
+ */
+export function nodeTty(): Tty {
+  return tty ??= process.getBuiltinModule("node:tty") as Tty;
+}
+
+/**
+ * `node:crypto`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeCrypto } from "./builtins.ts";
+ * nodeCrypto().createHash("sha256").update("x").digest("hex");
+ * ```
+ */
+export function nodeCrypto(): Crypto {
+  return crypto ??= process.getBuiltinModule("node:crypto") as Crypto;
+}
+
+/**
+ * `node:util`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeUtil } from "./builtins.ts";
+ * nodeUtil().isDeepStrictEqual({ a: 1 }, { a: 1 }); // true
+ * ```
+ */
+export function nodeUtil(): Util {
+  return util ??= process.getBuiltinModule("node:util") as Util;
+}
+
+/**
+ * `node:worker_threads`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeWorkerThreads } from "./builtins.ts";
+ * const { Worker } = nodeWorkerThreads();
+ * ```
+ */
+export function nodeWorkerThreads(): WorkerThreads {
+  return workerThreads ??= process.getBuiltinModule("node:worker_threads") as WorkerThreads;
+}
+
+/**
+ * `node:timers`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeTimers } from "./builtins.ts";
+ * nodeTimers().setImmediate(() => console.log("next turn"));
+ * ```
+ */
+export function nodeTimers(): Timers {
+  return timers ??= process.getBuiltinModule("node:timers") as Timers;
+}
+
+/**
+ * `node:url`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeUrl } from "./builtins.ts";
+ * nodeUrl().pathToFileURL("/tmp/x.ts").href; // "file:///tmp/x.ts"
+ * ```
+ */
+export function nodeUrl(): Url {
+  return url ??= process.getBuiltinModule("node:url") as Url;
+}
