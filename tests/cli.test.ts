@@ -270,6 +270,20 @@ describe("global options", () => {
     assert.equal(JSON.parse(r.stdout).length, 1);
   });
 
+  test("colour: FORCE_COLOR gives the ANSI styles, NO_COLOR none; a style nested in itself stays on", async () => {
+    const colored = cli(["--root", root, "schema"], { env: { NO_COLOR: "", FORCE_COLOR: "1" } });
+    assert.equal(colored.code, 0, colored.stderr);
+    assert.ok(colored.stdout.includes("\x1b[36mevent\x1b[39m"), "schema names in cyan");
+    const plain = cli(["--root", root, "schema"]);
+    assert.ok(!plain.stdout.includes("\x1b["), "NO_COLOR: no escape sequence");
+    const { createColors } = await import("../src/cli/colors.ts");
+    const c = createColors(true);
+    assert.equal(c.red("x"), "\x1b[31mx\x1b[39m");
+    assert.equal(c.bold(`a${c.bold("b")}c`), "\x1b[1ma\x1b[1mb\x1b[22m\x1b[1mc\x1b[22m");
+    assert.equal(c.dim(`a${c.bold("b")}c`), "\x1b[2ma\x1b[1mb\x1b[22m\x1b[2mc\x1b[22m");
+    assert.equal(createColors(false).cyan("x"), "x");
+  });
+
   test("usage errors exit 2 with one line naming the problem", () => {
     for (
       const [args, pattern] of [
