@@ -186,6 +186,41 @@ export async function measureRuns(cmd: string[], runs: number, options: MeasureO
   };
 }
 
+/**
+ * {@link measureRuns} for several commands compared with each other, their
+ * runs interleaved (a, b, a, b…), so that a machine that slows down or speeds
+ * up during the measurement affects each command alike.
+ *
+ * @example
+ * ```ts
+ * import { measureInterleaved } from "./lib.ts";
+ * const [noema, jq] = await measureInterleaved([["dist/noema", "--version"], ["jq", "--version"]], 20);
+ * ```
+ */
+export async function measureInterleaved(
+  cmds: string[][],
+  runs: number,
+  options: MeasureOptions = {},
+): Promise<Summary[]> {
+  const all: Measurement[][] = cmds.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    for (const [k, cmd] of cmds.entries()) {
+      const m = await measure(cmd, options);
+      if (m.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
+      all[k].push(m);
+    }
+  }
+  return all.map((ms) => {
+    const times = ms.map((m) => m.seconds).sort((a, b) => a - b);
+    return {
+      seconds: times[Math.floor(times.length / 2)],
+      best: times[0],
+      peakRssMb: Math.max(...ms.map((m) => m.peakRssMb)),
+      runs: ms,
+    };
+  });
+}
+
 /** A table of results. */
 export interface BenchTable {
   /** Heading printed above the table. */
