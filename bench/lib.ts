@@ -169,21 +169,7 @@ export interface Summary {
  * non-zero, so a broken task never shows up as a fast one.
  */
 export async function measureRuns(cmd: string[], runs: number, options: MeasureOptions = {}): Promise<Summary> {
-  const all: Measurement[] = [];
-  for (let i = 0; i < runs; i++) {
-    const m = await measure(cmd, options);
-    if (m.exitCode !== 0) {
-      throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
-    }
-    all.push(m);
-  }
-  const times = all.map((m) => m.seconds).sort((a, b) => a - b);
-  return {
-    seconds: times[Math.floor(times.length / 2)],
-    best: times[0],
-    peakRssMb: Math.max(...all.map((m) => m.peakRssMb)),
-    runs: all,
-  };
+  return (await measureInterleaved([cmd], runs, options))[0];
 }
 
 /**

@@ -21,12 +21,11 @@ type WorkerThreads = typeof import("node:worker_threads");
 type Timers = typeof import("node:timers");
 type Url = typeof import("node:url");
 
-let tty: Tty | undefined;
-let crypto: Crypto | undefined;
-let util: Util | undefined;
-let workerThreads: WorkerThreads | undefined;
-let timers: Timers | undefined;
-let url: Url | undefined;
+/** A getter of built-in module `name` that loads it on its first call. */
+function onFirstUse<T>(name: string): () => T {
+  let loaded: T | undefined;
+  return () => loaded ??= process.getBuiltinModule(name) as T;
+}
 
 /**
  * `node:tty`, loaded on first use.
@@ -37,9 +36,7 @@ let url: Url | undefined;
  * nodeTty().isatty(1); // true on a terminal
  * ```
  */
-export function nodeTty(): Tty {
-  return tty ??= process.getBuiltinModule("node:tty") as Tty;
-}
+export const nodeTty: () => Tty = onFirstUse("node:tty");
 
 /**
  * `node:crypto`, loaded on first use.
@@ -50,9 +47,7 @@ export function nodeTty(): Tty {
  * nodeCrypto().createHash("sha256").update("x").digest("hex");
  * ```
  */
-export function nodeCrypto(): Crypto {
-  return crypto ??= process.getBuiltinModule("node:crypto") as Crypto;
-}
+export const nodeCrypto: () => Crypto = onFirstUse("node:crypto");
 
 /**
  * `node:util`, loaded on first use.
@@ -63,9 +58,7 @@ export function nodeCrypto(): Crypto {
  * nodeUtil().isDeepStrictEqual({ a: 1 }, { a: 1 }); // true
  * ```
  */
-export function nodeUtil(): Util {
-  return util ??= process.getBuiltinModule("node:util") as Util;
-}
+export const nodeUtil: () => Util = onFirstUse("node:util");
 
 /**
  * `node:worker_threads`, loaded on first use.
@@ -76,9 +69,7 @@ export function nodeUtil(): Util {
  * const { Worker } = nodeWorkerThreads();
  * ```
  */
-export function nodeWorkerThreads(): WorkerThreads {
-  return workerThreads ??= process.getBuiltinModule("node:worker_threads") as WorkerThreads;
-}
+export const nodeWorkerThreads: () => WorkerThreads = onFirstUse("node:worker_threads");
 
 /**
  * `node:timers`, loaded on first use.
@@ -89,9 +80,7 @@ export function nodeWorkerThreads(): WorkerThreads {
  * nodeTimers().setImmediate(() => console.log("next turn"));
  * ```
  */
-export function nodeTimers(): Timers {
-  return timers ??= process.getBuiltinModule("node:timers") as Timers;
-}
+export const nodeTimers: () => Timers = onFirstUse("node:timers");
 
 /**
  * `node:url`, loaded on first use.
@@ -102,6 +91,4 @@ export function nodeTimers(): Timers {
  * nodeUrl().pathToFileURL("/tmp/x.ts").href; // "file:///tmp/x.ts"
  * ```
  */
-export function nodeUrl(): Url {
-  return url ??= process.getBuiltinModule("node:url") as Url;
-}
+export const nodeUrl: () => Url = onFirstUse("node:url");

@@ -302,7 +302,7 @@ class PolicyWorkerHost {
       try {
         this.post({ type: "advise", call, handle, parts });
       } catch (e) {
-        // The state could not be copied (a function in it…): nothing was sent.
+        // The state could not be serialized (a BigInt, a cycle…): nothing was sent.
         this.calls.delete(call);
         for (const key of Object.keys(parts)) this.sent.delete(key);
         reject(e as Error);
