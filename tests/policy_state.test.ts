@@ -132,6 +132,10 @@ describe("the snapshot is incremental", () => {
     assert.deepEqual(copy.nested.deep.k, [2]);
     assert.equal((copy.a[1] as { b: string }).b, "x");
     assert.ok(Object.isFrozen(copy) && Object.isFrozen(copy.a) && Object.isFrozen(copy.nested.deep.k));
+    const when = new Date(0);
+    const withDate = frozenJsonCopy({ when });
+    assert.ok(withDate.when instanceof Date && withDate.when.getTime() === 0, "a Date stays a Date (structuredClone)");
+    assert.notEqual(withDate.when, when);
     assert.equal(frozenJsonCopy("plain"), "plain");
     assert.equal(frozenJsonCopy(null), null);
   });
