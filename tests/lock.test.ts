@@ -15,7 +15,7 @@ import { after, before, describe, test } from "node:test";
 import { EXIT } from "../src/errors.ts";
 import { acquireLock, LOCK_FILE, type LockInfo, lockStatus, procStat } from "../src/store/lock.ts";
 import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
-import { raceCommand, raceResumes } from "./helpers/race.ts";
+import { raceCommand, raceResumes, stopCrashedAction } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-lock-");
@@ -158,6 +158,7 @@ describe("crashed runs", () => {
       assert.equal(cli(["validate", id, "--root", root]).code, 0);
     } finally {
       parent.kill("SIGKILL");
+      stopCrashedAction(dir);
     }
   });
 

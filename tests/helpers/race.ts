@@ -40,12 +40,28 @@ async function until(cond: () => boolean, what: string, timeoutMs = 60_000): Pro
   }
 }
 
-/** The shell command of the crashed run: first time it marks and sleeps; on resume it waits for `go`. */
+/**
+ * The shell command of the crashed run: first time it writes its pid, marks
+ * and sleeps (as that pid); on resume it waits for `go`.
+ */
 export function raceCommand(dir: string): string {
   const mark = join(dir, "mark");
   const go = join(dir, "go");
   return `if [ -e '${mark}' ]; then while [ ! -e '${go}' ]; do sleep 0.02; done; exit 0; fi; ` +
-    `touch '${mark}'; sleep 30`;
+    `echo $$ > '${join(dir, "action.pid")}'; touch '${mark}'; exec sleep 30`;
+}
+
+/**
+ * Stops the action a killed run left behind ({@link raceCommand}'s sleep): it
+ * runs in a process group of its own, which the SIGKILL of the run's group
+ * does not reach, and would otherwise outlive the test by 30 s.
+ */
+export function stopCrashedAction(dir: string): void {
+  try {
+    process.kill(Number(readFileSync(join(dir, "action.pid"), "utf8").trim()), "SIGKILL");
+  } catch {
+    // already gone (or never started)
+  }
 }
 
 /**
@@ -75,6 +91,7 @@ export async function crashedRun(root: string, dir: string, id: string): Promise
   await until(() => existsSync(join(dir, "mark")) && existsSync(join(episode, "lock")), `${id} to start its action`);
   process.kill(-run.pid, "SIGKILL");
   await run.done;
+  stopCrashedAction(dir);
   return episode;
 }
 
