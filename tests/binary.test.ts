@@ -16,7 +16,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -26,6 +26,7 @@ import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
+import { runChild } from "./helpers/child.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -66,14 +67,7 @@ function execAsync(bin: string, args: string[], cwd: string, env: Record<string,
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== "NOEMA_ROOT" && k !== "NOEMA_DEBUG") base[k] = v;
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env: { ...base, NO_COLOR: "1", ...env } });
-    let stdout = "", stderr = "";
-    child.stdout.on("data", (d) => stdout += d);
-    child.stderr.on("data", (d) => stderr += d);
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runChild(bin, args, { cwd, env: { ...base, NO_COLOR: "1", ...env } });
 }
 
 describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {

@@ -3,37 +3,21 @@
 // Messages server on 127.0.0.1 plays the model; noema run --using claude-code registers noema's hook.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "../src/validate/validate.ts";
 import { startAnthropicServer, type Turn } from "./helpers/anthropic_server.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
+import { writeAgentPolicies } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-claude-");
 after(() => tmp.cleanup());
 const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
 
-/** Test policies, one file each (they import nothing). */
-const POLICIES: Record<string, string> = {
-  "no-forbidden.ts": `export default { name: "NoForbidden", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return c.includes("forbidden") ? { kind: "veto", advice: "forbidden files stay untouched", confidence: 0.95 } : undefined; } };`,
-  "rewrite.ts": `export default { name: "Rewrite", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return c.includes("original") ? { kind: "intervention", advice: "say governed instead",
-        patch: { command: c.replace("original", "governed") }, confidence: 0.9 } : undefined; } };`,
-  "gate.ts": `export default { name: "Gate", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return /deploy/.test(c) ? { kind: "veto", advice: "deploys need a human", confidence: 0.9, requires_approval: true } : undefined; } };`,
-  "throws.ts": `export default { name: "Throws", version: "1.0", api: "1.0",
-    advise(s) { if (String(s.action.input.command ?? "").includes("boom")) throw new Error("policy bug"); } };`,
-};
-const policyDir = join(tmp.path, "policies");
-mkdirSync(policyDir);
-for (const [name, text] of Object.entries(POLICIES)) writeFileSync(join(policyDir, name), text);
+const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 const policy = (name: string) => ["--policy", join(policyDir, name)];
 
 let n = 0;
@@ -48,22 +32,12 @@ function sandbox() {
 /** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
 function noema(args: string[], env: Record<string, string>, cwd: string, input?: string) {
   const [cmd, ...argv] = [...cliCommand(), ...args];
-  const child = spawn(cmd, argv, {
+  return runChild(cmd, argv, {
     cwd,
-    stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    input,
     env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
+    timeoutMs: 120_000,
   });
-  if (input !== undefined) child.stdin!.end(input);
-  let stdout = "", stderr = "";
-  child.stdout!.on("data", (d) => (stdout += d));
-  child.stderr!.on("data", (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    })
-  );
 }
 
 async function session(script: Turn[]) {

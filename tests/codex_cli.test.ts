@@ -4,7 +4,6 @@
 // noema's hook is registered in a fresh CODEX_HOME's hooks.json.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -13,6 +12,8 @@ import { validate } from "../src/validate/validate.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type ResponsesTurn, startResponsesServer } from "./helpers/responses_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
+import { writeAgentPolicies } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-codex-");
 after(() => tmp.cleanup());
@@ -26,21 +27,7 @@ const HAVE_CODEX = (() => {
 })();
 const skip = HAVE_CODEX ? false : "the codex binary for this platform is not installed (node_modules/@openai/codex-*)";
 
-const POLICIES: Record<string, string> = {
-  "no-forbidden.ts": `export default { name: "NoForbidden", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return c.includes("forbidden") ? { kind: "veto", advice: "forbidden files stay untouched", confidence: 0.95 } : undefined; } };`,
-  "rewrite.ts": `export default { name: "Rewrite", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return c.includes("original") ? { kind: "intervention", advice: "say governed instead",
-        patch: { command: c.replace("original", "governed") }, confidence: 0.9 } : undefined; } };`,
-  "gate.ts": `export default { name: "Gate", version: "1.0", api: "1.0",
-    advise(s) { const c = String(s.action.input.command ?? "");
-      return /deploy/.test(c) ? { kind: "veto", advice: "deploys need a human", confidence: 0.9, requires_approval: true } : undefined; } };`,
-};
-const policyDir = join(tmp.path, "policies");
-mkdirSync(policyDir);
-for (const [name, text] of Object.entries(POLICIES)) writeFileSync(join(policyDir, name), text);
+const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 let n = 0;
@@ -94,9 +81,9 @@ function codexExec(box: ReturnType<typeof sandbox>, task: string) {
     box.workspace,
     task,
   ];
-  const child = spawn(CODEX, args, {
+  return runChild(CODEX, args, {
     cwd: box.workspace,
-    stdio: ["ignore", "pipe", "pipe"],
+    timeoutMs: 90_000,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: box.home,
@@ -107,16 +94,6 @@ function codexExec(box: ReturnType<typeof sandbox>, task: string) {
       NOEMA_HOOK_SERVER_DIR: box.servers,
     },
   });
-  let stdout = "", stderr = "";
-  child.stdout!.on("data", (d) => (stdout += d));
-  child.stderr!.on("data", (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    })
-  );
 }
 
 async function session(

@@ -17,6 +17,7 @@ import process from "node:process";
 import { validate } from "noema";
 import { REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -43,27 +44,22 @@ interface Hook {
   err: string;
 }
 
-function hook(root: string, servers: string, payload: unknown, env: Record<string, string> = {}): Promise<Hook> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      BUN,
-      [ENTRY, "hook", "claude-code", "--root", root, "--policy", policy, "--print", "--grant", "--no-finish"],
-      {
-        cwd: tmp.path,
-        env: {
-          ...process.env,
-          NOEMA_HOOK_SERVER_DIR: servers,
-          NOEMA_HOOK_SERVER_LOG: join(servers, "..", "server.log"),
-          ...env,
-        },
+async function hook(root: string, servers: string, payload: unknown, env: Record<string, string> = {}): Promise<Hook> {
+  const r = await runChild(
+    BUN,
+    [ENTRY, "hook", "claude-code", "--root", root, "--policy", policy, "--print", "--grant", "--no-finish"],
+    {
+      cwd: tmp.path,
+      input: typeof payload === "string" ? payload : JSON.stringify(payload),
+      env: {
+        ...process.env,
+        NOEMA_HOOK_SERVER_DIR: servers,
+        NOEMA_HOOK_SERVER_LOG: join(servers, "..", "server.log"),
+        ...env,
       },
-    );
-    let out = "", err = "";
-    child.stdout.on("data", (d) => out += d);
-    child.stderr.on("data", (d) => err += d);
-    child.on("close", (code) => resolve({ code, out, err }));
-    child.stdin.end(typeof payload === "string" ? payload : JSON.stringify(payload));
-  });
+    },
+  );
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 function pre(session: string, id: string, command: string) {

@@ -9,7 +9,6 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -17,28 +16,18 @@ import { checkSummary } from "../src/schema/summary.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { type ChildResult, runChild } from "./helpers/child.ts";
 
 const tmp = tempDir("noema-llm-run-");
 const ANSWER = "The greeting now says hello noema.";
 after(() => tmp.cleanup());
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: string[]): Promise<ChildResult> {
   const [cmd, ...argv] = [...cliCommand(), ...args];
   const env = { ...process.env, NO_COLOR: "1" } as Record<string, string>;
   delete env.NOEMA_ROOT;
   delete env.NOEMA_SIGNING_KEY;
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
-    child.stdout.on("data", (c) => stdout += c);
-    child.stderr.on("data", (c) => stderr += c);
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runChild(cmd, argv, { cwd: REPO, env, timeoutMs: 60_000 });
 }
 
 /**
