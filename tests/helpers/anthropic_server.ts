@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type ServerResponse } from "node:http";
+import { listenLocal, readBody } from "./local_http.ts";
 
 /** One tool call the scripted model makes. */
 export interface ScriptedToolUse {
@@ -92,15 +92,6 @@ function streamMessage(res: ServerResponse, model: string, blocks: Block[], id: 
   res.end();
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
@@ -168,10 +159,9 @@ export async function startAnthropicServer(script: Turn[]): Promise<AnthropicSer
     }
     streamMessage(res, model, blocks, id);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${local.origin}`,
     requests,
     mainRequests: () => requests.filter((r) => r.main),
     toolResults() {
@@ -187,10 +177,6 @@ export async function startAnthropicServer(script: Turn[]): Promise<AnthropicSer
       }
       return out;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: local.close,
   };
 }

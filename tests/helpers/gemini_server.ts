@@ -14,9 +14,8 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Buffer } from "node:buffer";
+import { createServer, type ServerResponse } from "node:http";
+import { listenLocal, readBody } from "./local_http.ts";
 
 /** One function call the scripted model makes. */
 export interface GeminiCall {
@@ -84,15 +83,6 @@ function answer(res: ServerResponse, method: string, model: string, parts: Part[
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
 /**
  * Starts the server with a script of main-loop turns.
  *
@@ -133,10 +123,9 @@ export async function startGeminiServer(script: GeminiTurn[]): Promise<GeminiSer
     const parts = main ? partsOf(script[next++] ?? { text: "All done." }) : [{ text: sideAnswer(body) }];
     answer(res, method, model, parts);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${local.origin}`,
     requests,
     functionResponses() {
       const last = requests.filter((r) => r.main).at(-1);
@@ -149,10 +138,6 @@ export async function startGeminiServer(script: GeminiTurn[]): Promise<GeminiSer
       }
       return out;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: local.close,
   };
 }

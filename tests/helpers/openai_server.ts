@@ -9,9 +9,8 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Buffer } from "node:buffer";
+import { createServer, type ServerResponse } from "node:http";
+import { listenLocal, readBody } from "./local_http.ts";
 
 /** One scripted tool call. `arguments` is sent as is (it may be invalid JSON). */
 export interface ScriptedCall {
@@ -102,13 +101,6 @@ function chunks(reply: Extract<ScriptedReply, { text: string } | { tool_calls: S
   return out;
 }
 
-async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const parts: Uint8Array[] = [];
-  for await (const c of req) parts.push(c as Uint8Array);
-  const text = new TextDecoder().decode(Buffer.concat(parts));
-  return text ? JSON.parse(text) : {};
-}
-
 /**
  * Starts the server.
  *
@@ -130,7 +122,8 @@ export async function startOpenAiServer(script: Script): Promise<OpenAiServer> {
       );
       return;
     }
-    const body = await readBody(req);
+    const text = await readBody(req);
+    const body: Record<string, unknown> = text ? JSON.parse(text) : {};
     const n = requests.length;
     requests.push(body);
     headers.push({ ...req.headers });
@@ -159,18 +152,15 @@ export async function startOpenAiServer(script: Script): Promise<OpenAiServer> {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(whole(reply, model)));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${local.origin}/v1`,
     requests,
     headers,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const r of hanging) r.destroy();
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: () => {
+      for (const r of hanging) r.destroy();
+      return local.close();
+    },
   };
 }
 

@@ -13,9 +13,8 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Buffer } from "node:buffer";
+import { createServer, type ServerResponse } from "node:http";
+import { listenLocal, readBody } from "./local_http.ts";
 
 /** One function call the scripted model makes. */
 export interface ScriptedCall {
@@ -91,15 +90,6 @@ function stream(res: ServerResponse, id: string, model: string, items: Item[]): 
   res.end();
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
 /**
  * Starts the server with a script of main-loop turns.
  *
@@ -137,10 +127,9 @@ export async function startResponsesServer(script: ResponsesTurn[]): Promise<Res
     const turn = main ? (script[next++] ?? { text: "All done." }) : { text: "Noema test" };
     stream(res, `resp_${++n}`, String(body.model ?? "gpt-test"), itemsOf(turn, n));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${local.origin}/v1`,
     requests,
     toolOutputs() {
       const out = new Map<string, string>();
@@ -153,10 +142,6 @@ export async function startResponsesServer(script: ResponsesTurn[]): Promise<Res
       }
       return out;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: local.close,
   };
 }
