@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 // The real Claude Code (node_modules/.bin/claude, 2.1.330) governed by noema, offline: a scripted Anthropic
 // Messages server on 127.0.0.1 plays the model; noema run --using claude-code registers noema's hook.
 import { after, describe, test } from "node:test";
@@ -12,6 +11,7 @@ import { cliCommand, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
+import { acts, events } from "./helpers/agent_episode.ts";
 
 const tmp = tempDir("noema-claude-");
 after(() => tmp.cleanup());
@@ -60,9 +60,6 @@ async function session(script: Turn[]) {
   return { server, box, env, run, cmd };
 }
 
-const events = (dir: string): any[] =>
-  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-const acts = (dir: string) => events(dir).filter((e) => e.phase === "act");
 const bash = (id: string, command: string) => ({ id, name: "Bash", input: { command, description: command } });
 
 async function assertSound(s: Awaited<ReturnType<typeof session>>, dir: string) {

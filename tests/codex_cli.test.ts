@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 // The real Codex CLI (node_modules/.bin/codex, codex-cli 0.169.0) governed by `noema hook codex`, offline: a scripted
 // Responses API server on 127.0.0.1 plays the model (a `model_providers` entry with `wire_api = "responses"`), and
 // noema's hook is registered in a fresh CODEX_HOME's hooks.json.
@@ -14,6 +13,7 @@ import { type ResponsesTurn, startResponsesServer } from "./helpers/responses_se
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
+import { acts, assertFinished, events } from "./helpers/agent_episode.ts";
 
 const tmp = tempDir("noema-codex-");
 after(() => tmp.cleanup());
@@ -118,17 +118,7 @@ async function session(
   }
 }
 
-const events = (dir: string): any[] =>
-  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-const acts = (dir: string) => events(dir).filter((e) => e.phase === "act");
 const call = (call_id: string, cmd: string) => ({ call_id, arguments: { cmd } });
-
-function assertFinished(dir: string) {
-  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
-  const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
-  assert.equal(summary.adapter_result, "success");
-  return summary;
-}
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 90_000;

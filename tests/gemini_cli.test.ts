@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 // The real Gemini CLI (node_modules/.bin/gemini, @google/gemini-cli 0.61.0) governed by `noema hook gemini`,
 // offline: a scripted Gemini API server on 127.0.0.1 plays the model (GOOGLE_GEMINI_BASE_URL, a dummy
 // GEMINI_API_KEY), and noema's hook is registered in a fresh HOME's ~/.gemini/settings.json.
@@ -14,6 +13,7 @@ import { type GeminiTurn, startGeminiServer } from "./helpers/gemini_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
+import { acts, assertFinished, events } from "./helpers/agent_episode.ts";
 
 const tmp = tempDir("noema-gemini-");
 after(() => tmp.cleanup());
@@ -91,17 +91,7 @@ async function session(
   }
 }
 
-const events = (dir: string): any[] =>
-  readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-const acts = (dir: string) => events(dir).filter((e) => e.phase === "act");
 const shell = (command: string) => ({ args: { command } });
-
-function assertFinished(dir: string) {
-  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
-  const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
-  assert.equal(summary.adapter_result, "success");
-  return summary;
-}
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 90_000;
