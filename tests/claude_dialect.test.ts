@@ -1,27 +1,14 @@
 // Dialect unit tests with payloads recorded from real Claude Code 2.1.330 runs (tests/fixtures/claude/).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { claudeCode } from "../src/agents/claude_code/dialect.ts";
 import type { Decision } from "../src/agents/core.ts";
 import { commandOf } from "../src/agents/display.ts";
 import type { PreToolEvent } from "../src/agents/event.ts";
 import { boundedOutput, toRecordedResult } from "../src/agents/tool_result.ts";
-import { REPO } from "./helpers/cli.ts";
+import { decision, fixturesIn } from "./helpers/dialect.ts";
 
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "claude", `${name}.json`), "utf8"));
-const decision = (over: Partial<Decision>): Decision => ({
-  verdict: "allow",
-  step_id: "s1",
-  action_candidate_id: "ac_1",
-  input: {},
-  reason: null,
-  policy_id: null,
-  hints: [],
-  ...over,
-});
+const fixture = fixturesIn("claude");
 const unattended = { print: true, grant: false };
 const interactive = { print: false, grant: false };
 

@@ -2,26 +2,13 @@
 // captured by a hook that dumped its stdin while `codex exec` talked to a scripted Responses server).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { codex, CODEX_APPROVAL_NOTE } from "../src/agents/codex/dialect.ts";
 import type { Decision } from "../src/agents/core.ts";
 import type { PreToolEvent } from "../src/agents/event.ts";
 import { toRecordedResult } from "../src/agents/tool_result.ts";
-import { REPO } from "./helpers/cli.ts";
+import { decision, fixturesIn } from "./helpers/dialect.ts";
 
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "agents", "codex", `${name}.json`), "utf8"));
-const decision = (over: Partial<Decision>): Decision => ({
-  verdict: "allow",
-  step_id: "s1",
-  action_candidate_id: "ac_1",
-  input: {},
-  reason: null,
-  policy_id: null,
-  hints: [],
-  ...over,
-});
+const fixture = fixturesIn("agents/codex");
 const SESSION = "01a20a8e-2204-7402-9c41-3ed1edf43e53";
 const answer = (d: Decision, context = { print: true, grant: false }) => {
   const a = codex.answer(codex.parse(fixture("PreToolUse_Bash")) as PreToolEvent, d, context);

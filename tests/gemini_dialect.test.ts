@@ -3,29 +3,18 @@
 // Gemini API server).
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Decision } from "../src/agents/core.ts";
 import type { PostToolEvent, PreToolEvent } from "../src/agents/event.ts";
 import { gemini, GEMINI_APPROVAL_NOTE, geminiCallId } from "../src/agents/gemini/dialect.ts";
 import { toRecordedResult } from "../src/agents/tool_result.ts";
-import { REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { decision, fixturesIn } from "./helpers/dialect.ts";
 
 const tmp = tempDir("noema-gemini-dialect-");
 after(() => tmp.cleanup());
-const fixture = (name: string) =>
-  JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "agents", "gemini", `${name}.json`), "utf8"));
-const decision = (over: Partial<Decision>): Decision => ({
-  verdict: "allow",
-  step_id: "s1",
-  action_candidate_id: "ac_1",
-  input: {},
-  reason: null,
-  policy_id: null,
-  hints: [],
-  ...over,
-});
+const fixture = fixturesIn("agents/gemini");
 const SESSION = "10c789e3-48c5-430a-98f5-3cd41bb00217";
 const pre = () => gemini.parse(fixture("BeforeTool_shell")) as PreToolEvent;
 const answer = (d: Decision, context = { print: false, grant: false }) => {
