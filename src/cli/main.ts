@@ -105,19 +105,11 @@ function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
 /** Commands that may load plugin files from disk. */
 const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume", "approve", "reject", "policy"]);
 
-/** The name of the command in `argv` (the first word that names one), for hints. */
+/** The name of the command `argv` names (by its name or an alias), or null: for hints and plugin loading. */
 function commandIn(program: Command, argv: readonly string[]): string | null {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--root") {
-      i++;
-      continue;
-    }
-    if (a.startsWith("-")) continue;
-    const cmd = program.commands.find((c) => c.name() === a || c.aliases().includes(a));
-    return cmd ? cmd.name() : null;
-  }
-  return null;
+  const word = commandWord(argv);
+  const cmd = word === null ? undefined : program.commands.find((c) => c.name() === word || c.aliases().includes(word));
+  return cmd ? cmd.name() : null;
 }
 
 /**
