@@ -12,6 +12,7 @@ import { deepFreeze, frozenJsonCopy } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
 import { listView } from "../runtime/core/list_view.ts";
+import { appended, SharedList } from "../runtime/core/shared_list.ts";
 import { decide } from "../runtime/governance.ts";
 import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
@@ -74,9 +75,9 @@ export class PolicyGovernor implements Governor {
   readonly #startedAt = new Date().toISOString();
   readonly #views = new Map<string, StepView>();
   /** The plan entry of every decided call, by position; its action (and recent-action) entries once recorded. */
-  #plans: object[] = [];
+  readonly #plans = new SharedList<object>();
   readonly #planAt = new Map<string, number>();
-  #actions: object[] = [];
+  readonly #actions = new SharedList<object>();
   #recents: object[] = [];
   readonly #actionAt = new Map<string, number>();
   readonly #byCall = new Map<string, GovernedStep>();
@@ -114,8 +115,6 @@ export class PolicyGovernor implements Governor {
     // Built from frozen parts: the views of earlier calls are frozen once (per status), the fixed parts once,
     // so a call freezes only what is new (the arrays hold frozen items and are frozen without a walk).
     // The lists are kept up to date as calls are decided and recorded (#show), so a call copies them, no more.
-    const plans: object[] = this.#plans.slice();
-    const actions = this.#actions.slice();
     const recent = this.#recents.slice(-10);
     const stepId = `step-${index}`;
     const description = action.description ?? action.command ?? action.tool;
@@ -134,7 +133,8 @@ export class PolicyGovernor implements Governor {
       memory: { facts: [] },
       links: { events: "events.jsonl", learn: "learn.jsonl" },
     });
-    plans.push(deepFreeze({ id: stepId, kind: "act", description, status: "pending" }));
+    const pending = deepFreeze({ id: stepId, kind: "act", description, status: "pending" });
+    const plans = appended(this.#plans.snapshot(), pending);
     return Object.freeze({
       version: CONTRACT_VERSIONS.state,
       state_schema_version: CONTRACT_VERSIONS.state_schema,
@@ -142,11 +142,11 @@ export class PolicyGovernor implements Governor {
       goal: fixed.goal,
       beliefs: fixed.empty,
       // Read-only views, not frozen arrays: freezing a big array costs much under Bun (see list_view.ts).
-      plan: Object.freeze({ steps: listView(plans, plans.length), source: "agent" }),
+      plan: Object.freeze({ steps: listView(plans), source: "agent" }),
       memory: fixed.memory,
       outcomes: Object.freeze({
         status: "pending",
-        actions: listView(actions, actions.length),
+        actions: listView(this.#actions.snapshot()),
         artifacts: fixed.empty,
         error: null,
       }),
@@ -172,7 +172,7 @@ export class PolicyGovernor implements Governor {
     if (i === undefined) {
       this.#planAt.set(s.step_id, this.#plans.length);
       this.#plans.push(v.plan);
-    } else this.#plans[i] = v.plan;
+    } else this.#plans.set(i, v.plan);
     if (!v.action || !v.recent) return;
     const j = this.#actionAt.get(s.step_id);
     if (j === undefined) {
@@ -180,7 +180,7 @@ export class PolicyGovernor implements Governor {
       this.#actions.push(v.action);
       this.#recents.push(v.recent);
     } else {
-      this.#actions[j] = v.action;
+      this.#actions.set(j, v.action);
       this.#recents[j] = v.recent;
     }
   }

@@ -29,6 +29,7 @@ import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
 import { LIST_FIELDS } from "./core/snapshot.ts";
 import { viewSource } from "./core/list_view.ts";
+import { arraySnapshot, listDelta, type ListSnapshot } from "./core/shared_list.ts";
 import { nodeWorkerThreads } from "../builtins.ts";
 
 /**
@@ -92,7 +93,7 @@ class PolicyWorkerHost {
   private readonly loads = new Map<number, Pending>();
   private readonly handles = new Set<number>();
   /** What was sent last per top-level key (and its big list), to send only what changed. */
-  private readonly sent = new Map<string, { value: unknown; list?: { items: readonly unknown[]; length: number } }>();
+  private readonly sent = new Map<string, { value: unknown; list?: ListSnapshot<unknown> }>();
   private nextCall = 1;
   private busy = 0;
   private watchdog: ReturnType<typeof setInterval> | null = null;
@@ -327,17 +328,8 @@ class PolicyWorkerHost {
     }
     // The list as a delta against the one sent last time: entries compared by identity (the snapshot
     // keeps unchanged entries as the same frozen objects), so appending one action sends one entry.
-    const now = viewSource(list) ?? { items: list, length: list.length };
-    const before = last?.list ?? { items: [], length: 0 };
-    const set: [number, unknown][] = [];
-    if (now.items === before.items && now.length >= before.length) {
-      // The same backing list, grown: only the appended entries are new.
-      for (let i = before.length; i < now.length; i++) set.push([i, now.items[i]]);
-    } else {
-      for (let i = 0; i < now.length; i++) {
-        if (i >= before.length || now.items[i] !== before.items[i]) set.push([i, now.items[i]]);
-      }
-    }
+    const now = viewSource(list) ?? arraySnapshot(list);
+    const set = listDelta(last?.list ?? { chunks: [], length: 0 }, now);
     const shell: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     delete shell[field];
     this.sent.set(key, { value, list: now });

@@ -22,6 +22,7 @@ import { parentPort } from "node:worker_threads";
 import { NoemaError } from "../errors.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
 import { listView } from "./core/list_view.ts";
+import { SharedList } from "./core/shared_list.ts";
 import { type LoadedPolicy, loadPolicyInThread } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
@@ -66,18 +67,16 @@ const port = parentPort;
 if (port) {
   const policies = new Map<number, Promise<LoadedPolicy>>();
   const slots = new Map<string, unknown>();
-  const lists = new Map<string, { items: unknown[]; frozen: readonly unknown[] }>();
+  const lists = new Map<string, { items: SharedList<unknown>; frozen: readonly unknown[] }>();
   /** Applies a list delta to the list kept for `key` and returns the part with the list in place, frozen. */
   const withList = (key: string, value: Record<string, unknown>, delta: ListDelta): unknown => {
     let list = lists.get(key);
-    if (!list) lists.set(key, list = { items: [], frozen: Object.freeze([]) });
-    const before = list.items.length;
-    if (delta.set.length > 0 || before !== delta.length) {
-      // Entries changed in place would show through an earlier view: copy the list before changing one.
-      if (delta.length < before || delta.set.some(([i]) => i < before)) list.items = list.items.slice();
-      list.items.length = delta.length;
-      for (const [i, entry] of delta.set) list.items[i] = deepFreeze(entry);
-      list.frozen = listView(list.items, delta.length);
+    if (!list) lists.set(key, list = { items: new SharedList(), frozen: Object.freeze([]) });
+    if (delta.set.length > 0 || list.items.length !== delta.length) {
+      // A shared list: an entry changed in place is copied with its chunk, never shown through an earlier view.
+      list.items.truncate(delta.length);
+      for (const [i, entry] of delta.set) list.items.set(i, deepFreeze(entry));
+      list.frozen = listView(list.items.snapshot());
     }
     return Object.freeze({ ...deepFreeze(value), [delta.field]: list.frozen });
   };

@@ -3,8 +3,8 @@
  *
  * A real frozen array would have to be copied and frozen again each time the
  * list grows; freezing a 10,000-entry array costs about 17 ms under Bun (JSC
- * moves it to slow storage) and 25 µs under Deno. A view instead shows the
- * first `length` entries of a list that only grows: it is an `Array`
+ * moves it to slow storage) and 25 µs under Deno. A view instead shows a
+ * snapshot of a {@link SharedList} (which never changes once taken): it is an `Array`
  * (`Array.isArray` is true; `map`, `some`, `for…of`, `JSON.stringify` work),
  * its entries are deeply frozen, and every change (assigning, `push`,
  * `delete`, defining a property) throws a `TypeError`, as on a frozen array.
@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { entryAt, type ListSnapshot } from "./shared_list.ts";
 
 function isIndex(prop: string | symbol): boolean {
   if (typeof prop !== "string" || prop.length === 0 || prop.length > 10) return false;
@@ -25,21 +26,24 @@ function isIndex(prop: string | symbol): boolean {
   return true;
 }
 
-/** What each view shows: its backing list and length (for senders that diff views without the proxy's cost). */
-const sources = new WeakMap<object, { items: readonly unknown[]; length: number }>();
+/** What each view shows (for senders that diff views without the proxy's cost). */
+const sources = new WeakMap<object, ListSnapshot<unknown>>();
 
 /**
- * The backing list and length of a view made by {@link listView}, or
- * undefined for any other value. Reading entries through it skips the
- * proxy (each proxied read costs far more than an array read).
+ * The snapshot a view made by {@link listView} shows, or undefined for any
+ * other value. Reading entries through it skips the proxy (each proxied
+ * read costs far more than an array read).
  *
  * @example
  * ```ts
  * import { listView, viewSource } from "./list_view.ts";
- * viewSource(listView([1, 2], 1))?.length; // 1
+ * import { SharedList } from "./shared_list.ts";
+ * const list = new SharedList<number>();
+ * list.push(1);
+ * viewSource(listView(list.snapshot()))?.length; // 1
  * ```
  */
-export function viewSource(list: unknown): { items: readonly unknown[]; length: number } | undefined {
+export function viewSource(list: unknown): ListSnapshot<unknown> | undefined {
   return typeof list === "object" && list !== null ? sources.get(list) : undefined;
 }
 
@@ -48,27 +52,28 @@ function refuse(what: string): never {
 }
 
 /**
- * A read-only array view of the first `length` entries of `items` (entries
- * must already be deeply frozen; `items` may grow afterwards, the view does
- * not).
+ * A read-only array view of a list snapshot (entries must already be deeply
+ * frozen; the list may change afterwards, the view does not).
  *
  * @example
  * ```ts
  * import { listView } from "./list_view.ts";
- * const items = [Object.freeze({ id: 1 })];
- * const view = listView(items, 1);
- * items.push(Object.freeze({ id: 2 }));
+ * import { SharedList } from "./shared_list.ts";
+ * const list = new SharedList<object>();
+ * list.push(Object.freeze({ id: 1 }));
+ * const view = listView(list.snapshot());
+ * list.push(Object.freeze({ id: 2 }));
  * view.length; // 1
  * ```
  */
-export function listView<T>(items: readonly T[], length: number): readonly T[] {
+export function listView<T>(snapshot: ListSnapshot<T>): readonly T[] {
+  const { length } = snapshot;
   const target: T[] = [];
   const view = new Proxy(target, {
     get(t, prop, receiver) {
       if (prop === "length") return length;
       if (isIndex(prop)) {
-        const i = Number(prop);
-        return i < length ? items[i] : undefined;
+        return entryAt(snapshot, Number(prop));
       }
       return Reflect.get(t, prop, receiver);
     },
@@ -85,7 +90,9 @@ export function listView<T>(items: readonly T[], length: number): readonly T[] {
     getOwnPropertyDescriptor(t, prop) {
       if (isIndex(prop)) {
         const i = Number(prop);
-        return i < length ? { value: items[i], writable: false, enumerable: true, configurable: true } : undefined;
+        return i < length
+          ? { value: entryAt(snapshot, i), writable: false, enumerable: true, configurable: true }
+          : undefined;
       }
       if (prop === "length") return { value: length, writable: true, enumerable: false, configurable: false };
       return Reflect.getOwnPropertyDescriptor(t, prop);
@@ -96,6 +103,6 @@ export function listView<T>(items: readonly T[], length: number): readonly T[] {
     setPrototypeOf: () => refuse("change a list's prototype"),
     preventExtensions: () => refuse("freeze a list again"),
   }) as readonly T[];
-  sources.set(view, { items, length });
+  sources.set(view, snapshot);
   return view;
 }

@@ -19,6 +19,7 @@
 import type { PolicyAction, PolicyState, PolicyStep, StateView } from "../../plugins/api.ts";
 import { deepFreeze, frozenJsonCopy } from "../../plugins/freeze.ts";
 import { listView } from "./list_view.ts";
+import { entryAt, SharedList } from "./shared_list.ts";
 import type { State } from "../../schema/state.ts";
 
 /** The big list of each top-level part: the lists that grow with an episode. */
@@ -30,16 +31,15 @@ export const LIST_FIELDS: Readonly<Record<string, string>> = Object.freeze({
 
 /**
  * A list mirrored for the snapshot: entries appended to the source are
- * frozen once; entries marked changed are copied and frozen again. The big
+ * frozen once; entries marked changed are copied and frozen again (the
+ * mirror copies one chunk, not the list: see `shared_list.ts`). The big
  * lists are shown as read-only views (see `list_view.ts`), others as frozen
  * arrays.
  */
 class FrozenList {
   #source: readonly unknown[] | null = null;
-  #items: unknown[] = [];
+  #items = new SharedList<unknown>();
   #frozen: readonly unknown[] = Object.freeze([]);
-  /** Length of the last view handed out: entries below it are shared with it (copy before changing one). */
-  #shared = 0;
   #dirty = new Set<number>();
   /** Entries are copied before freezing (the source changes them in place), else frozen in place. */
   readonly #copy: boolean;
@@ -62,38 +62,36 @@ class FrozenList {
     let changed = false;
     if (source !== this.#source) {
       this.#source = source;
-      this.#items = [];
-      this.#shared = 0;
-      this.#dirty.clear();
-      changed = true;
-    }
-    if (this.#dirty.size > 0) {
-      for (const i of this.#dirty) {
-        if (i >= this.#items.length || i >= source.length) continue;
-        if (i < this.#shared) {
-          this.#items = this.#items.slice(); // an earlier view shows the old entry: copy on write
-          this.#shared = 0;
-        }
-        this.#items[i] = this.#freeze(source[i]);
-      }
+      this.#items = new SharedList();
       this.#dirty.clear();
       changed = true;
     }
     const items = this.#items;
+    if (this.#dirty.size > 0) {
+      for (const i of this.#dirty) {
+        if (i < items.length && i < source.length) items.set(i, this.#freeze(source[i]));
+      }
+      this.#dirty.clear();
+      changed = true;
+    }
     if (source.length < items.length) {
-      if (this.#shared > source.length) this.#items = items.slice(0, source.length);
-      else items.length = source.length;
+      items.truncate(source.length);
       changed = true;
     }
-    for (let i = this.#items.length; i < source.length; i++) {
-      this.#items.push(this.#freeze(source[i]));
+    for (let i = items.length; i < source.length; i++) {
+      items.push(this.#freeze(source[i]));
       changed = true;
     }
-    if (changed) {
-      this.#frozen = this.#view ? listView(this.#items, this.#items.length) : Object.freeze(this.#items.slice());
-      this.#shared = this.#view ? this.#items.length : 0;
-    }
+    if (changed) this.#frozen = this.#show();
     return this.#frozen;
+  }
+
+  #show(): readonly unknown[] {
+    const snapshot = this.#items.snapshot();
+    if (this.#view) return listView(snapshot);
+    const out: unknown[] = [];
+    for (let i = 0; i < snapshot.length; i++) out.push(entryAt(snapshot, i));
+    return Object.freeze(out);
   }
 }
 
