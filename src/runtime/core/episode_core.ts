@@ -6,7 +6,7 @@
  *
  * An agent episode's plan grows as the agent works: each proposed call
  * becomes an `act` step in `state.json`, announced by a `plan` event carrying
- * every step record: at once while the plan is short (32 steps), then in
+ * every step record: at once while the plan is short (8 steps), then in
  * batches growing with the plan, so that the log grows linearly; the last
  * plan event (at `finish` or a pause) carries every step, so the contract's
  * plan rules rebuild the final plan from the events. Many
@@ -559,14 +559,16 @@ function cut(text: string, max: number): string {
 /**
  * Whether a proposed step is announced now by a `plan` event carrying the
  * whole plan: every step while the plan is short, then once the steps not yet
- * announced reach a quarter of those announced. Each plan event repeats every
+ * announced reach half of those announced. Each plan event repeats every
  * step, so announcing each of n steps would make the log grow with n²; this
- * keeps it linear (at most about five step records per step in all), and
- * `finish` (and a pause) announces the rest.
+ * keeps it linear (at most about three step records per step in all), and
+ * `finish` (and a pause) announces the rest. Nothing depends on the batches:
+ * `state.json` is flushed as the run goes, and after a crash the steps are
+ * completed from the candidate and act events (`recover.ts`).
  */
 function announceDue(announced: number, steps: number): boolean {
-  return announced < ANNOUNCE_EVERY_STEP_UP_TO || steps - announced >= Math.ceil(announced / 4);
+  return announced < ANNOUNCE_EVERY_STEP_UP_TO || steps - announced >= Math.ceil(announced / 2);
 }
 
 /** Plans up to this many steps are announced at every step. */
-const ANNOUNCE_EVERY_STEP_UP_TO = 32;
+const ANNOUNCE_EVERY_STEP_UP_TO = 8;
