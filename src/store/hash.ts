@@ -7,7 +7,9 @@
 import { nodeCrypto } from "../builtins.ts";
 import { closeSync, openSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
-import canonicalize from "canonicalize";
+import { canonicalJson } from "./canonical_json.ts";
+
+export { canonicalJson };
 
 /**
  * `sha256:<hex>` of bytes or of a string's UTF-8 bytes.
@@ -54,21 +56,6 @@ export function sha256File(path: string): FileDigest {
     closeSync(fd);
   }
   return { size_bytes: size, sha256: "sha256:" + hash.digest("hex") };
-}
-
-/**
- * RFC 8785 canonical JSON text of a value (sorted keys, no whitespace).
- *
- * @example
- * ```ts
- * import { canonicalJson } from "noema";
- * canonicalJson({ b: 1, a: [true] }); // '{"a":[true],"b":1}'
- * ```
- */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new TypeError("value has no JSON form");
-  return text;
 }
 
 /**
