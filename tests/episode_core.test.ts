@@ -76,6 +76,12 @@ describe("EpisodeCore", () => {
     const allow = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
     assert.equal(allow.verdict, "allow");
     assert.equal(allow.step_id, "step-1");
+    const logged = events(core.dir);
+    assert.equal(
+      logged.find((e) => e.phase === "governance" && e.payload.step_id === "step-1")?.payload.decision,
+      "allow",
+      "the decision is on disk when propose returns (before the agent acts on it)",
+    );
     assert.deepEqual(
       await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" }),
       allow,

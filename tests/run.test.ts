@@ -450,6 +450,24 @@ describe("run: adapters", () => {
     assert.equal(json(r2.episode_dir, "state.json").outcomes.error.type, "InvalidAdapterResult");
   });
 
+  test("the decision is on disk before the adapter acts (events are written in batches)", async () => {
+    const seen: string[] = [];
+    const reader: AdapterPlugin = {
+      name: "reader",
+      create: () => ({
+        act: (req) => {
+          const log = events(join(root, "episodes", req.episode_id));
+          const decided = log.find((e) => e.phase === "governance" && e.payload.step_id === req.step.id);
+          seen.push(`${req.step.id}:${decided?.payload.decision ?? "missing"}:${log.at(-1)!.phase}`);
+          return { status: "ok", outcome: "ok" };
+        },
+      }),
+    };
+    const steps = [1, 2, 3].map((i) => ({ kind: "act" as const, description: `s${i}`, inputs: { i } }));
+    await runValid("write-ahead", { using: reader, steps, policies: [vetoDrop] });
+    assert.deepEqual(seen, ["step-1:allow:governance", "step-2:allow:governance", "step-3:allow:governance"]);
+  });
+
   test("an aborted run ends as aborted with terminal artifacts", async () => {
     const ac = new AbortController();
     const slow: AdapterPlugin = {

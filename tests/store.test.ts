@@ -19,6 +19,9 @@ import {
   writeJsonAtomic,
 } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
+import { IS_DENO, REPO } from "./helpers/cli.ts";
+import process from "node:process";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -161,6 +164,69 @@ describe("JSONL", () => {
     again.append({ id: "e4" });
     again.close();
     assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2", "e3", "e4"]);
+  });
+
+  test("a buffered JsonlAppender writes its lines at flush, at sync/close, and by itself on the next turn", async () => {
+    const path = join(fresh("jsonl"), "events.jsonl");
+    const out = new JsonlAppender(path, { buffered: true });
+    out.append({ id: "e1" });
+    out.append({ id: "e2", text: "héllo ✓" });
+    assert.equal(readFileSync(path, "utf8"), "", "held in memory until a flush");
+    out.flush();
+    assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2"]);
+    out.append({ id: "e3" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2", "e3"], "written on the next turn");
+    out.append({ id: "e4" });
+    out.close();
+    assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2", "e3", "e4"]);
+  });
+
+  test("a buffered JsonlAppender's lines are written when the process dies of an uncaught error", async () => {
+    const endings = {
+      throw: `throw new Error("the driver crashed");`,
+      rejection: `Promise.reject(new Error("the driver crashed"));`,
+      exit: `console.error("the driver crashed"); process.exit(3);`,
+    };
+    for (const [how, ending] of Object.entries(endings)) {
+      const path = join(fresh("jsonl"), "events.jsonl");
+      const script = join(fresh("script"), "die.ts");
+      writeFileSync(
+        script,
+        `import process from "node:process";
+import { JsonlAppender } from ${JSON.stringify(join(REPO, "src", "store", "jsonl.ts"))};
+const out = new JsonlAppender(${JSON.stringify(path)}, { buffered: true });
+out.append({ id: "e1" });
+out.append({ id: "e2" });
+${ending}
+`,
+      );
+      const argv = IS_DENO ? ["run", "-A", "--quiet", script] : [script];
+      const r = await runChild(process.execPath, argv, { timeoutMs: 60_000 });
+      assert.notEqual(r.code, 0, how);
+      assert.match(r.stderr, /the driver crashed/, how);
+      assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2"], how);
+    }
+  });
+
+  test("a buffered JsonlAppender writes by itself once 64 KiB wait, in whole lines, and grows for a long line", () => {
+    const path = join(fresh("jsonl"), "events.jsonl");
+    const out = new JsonlAppender(path, { buffered: true });
+    const line = { pad: "x".repeat(1000) };
+    let n = 0;
+    while (statSync(path).size === 0) {
+      out.append({ ...line, n: n++ });
+      assert.ok(n < 200, "nothing written after 200 KB");
+    }
+    const written = readFileSync(path, "utf8");
+    assert.ok(written.endsWith("\n"), "a batch ends at a line end");
+    assert.ok(Buffer.byteLength(written) >= 60_000);
+    out.append({ big: "é".repeat(200_000) }); // longer than the buffer: it grows, keeping what waits
+    out.close();
+    const values = [...readJsonl(path)].map((e) => e.value);
+    assert.equal(values.length, n + 1);
+    assert.deepEqual(values.slice(0, n).map((v) => v?.n), Array.from({ length: n }, (_, i) => i));
+    assert.equal((values[n]?.big as string).length, 200_000);
   });
 
   test("a torn final line is reported as torn; a complete final line without a newline is accepted", () => {

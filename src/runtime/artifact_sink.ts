@@ -131,7 +131,9 @@ export class ArtifactSink {
 
   /**
    * Appends one value as one line of a JSONL file (opened once, kept open
-   * until {@link ArtifactSink.close}); returns the value as written.
+   * until {@link ArtifactSink.close}); returns the value as written. The line
+   * reaches the file at the next {@link ArtifactSink.flush} (or any other
+   * write of this sink), and at the latest on the next turn of the event loop.
    *
    * @example
    * ```ts
@@ -174,6 +176,7 @@ export class ArtifactSink {
    * ```
    */
   writeJson<T>(file: string, value: T, options: WriteJsonOptions = {}): T {
+    this.flush(); // what the logs say comes first: another artifact may refer to it
     const out = this.serialize(value, options.indent ?? 2);
     writeFileAtomic(join(this.dir, file), out.text + "\n", { exclusive: options.exclusive, durable: options.durable });
     return out.value;
@@ -190,6 +193,7 @@ export class ArtifactSink {
    * ```
    */
   writeWith<T>(file: string, value: T, serialise: (masked: T) => string): T {
+    this.flush();
     const masked = this.mask(value);
     writeFileAtomic(join(this.dir, file), serialise(masked));
     return masked;
@@ -207,6 +211,24 @@ export class ArtifactSink {
    */
   open(file: string): void {
     this.#appender(file);
+  }
+
+  /**
+   * Writes the lines the JSONL files appended here hold in memory. Lines are
+   * written in batches (the `buffered` option of {@link JsonlAppender}): call this
+   * before anything acts on what was logged, e.g. before an action runs.
+   * Every other artifact write, `sync` and `close` flush first.
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * const sink = new ArtifactSink("/tmp/ep", new Redactor());
+   * sink.appendJsonl("events.jsonl", { id: "e1" });
+   * sink.flush(); // on disk now
+   * ```
+   */
+  flush(): void {
+    for (const a of this.#appenders.values()) a.flush();
   }
 
   /** Flushes the open JSONL files to disk. */
@@ -228,7 +250,7 @@ export class ArtifactSink {
   #appender(file: string): JsonlAppender {
     let a = this.#appenders.get(file);
     if (!a) {
-      a = new JsonlAppender(join(this.dir, file));
+      a = new JsonlAppender(join(this.dir, file), { buffered: true });
       this.#appenders.set(file, a);
     }
     return a;

@@ -589,6 +589,7 @@ export class Engine {
         workspace: s.workspace,
         signal: abort.signal,
       };
+      this.rec.flush(); // the decision is on disk before the action runs
       // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
       result = await callAdapter(this.adapter, request, {
         adapter: adapterDisplayName(s.loadedAdapter.path, s.loadedAdapter.label),

@@ -182,6 +182,15 @@ export class Recorder {
     return this.emit("runtime", payload, { event_type: "run.state_projection" });
   }
 
+  /**
+   * Writes the events still in memory (events are written in batches: see
+   * {@link ArtifactSink.flush}). Called before an action runs, so the log
+   * holds the decision before anything acts on it.
+   */
+  flush(): void {
+    this.sink.flush();
+  }
+
   /** Flushes events to disk. */
   sync(): void {
     this.sink.sync(ARTIFACTS.events);

@@ -8,14 +8,46 @@
  */
 import { closeSync, constants, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
+import process from "node:process";
 import { FILE_MODE, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
 import { jsonType } from "../json.ts";
 
+/** Options of {@link JsonlAppender}. */
+export interface JsonlAppenderOptions {
+  /**
+   * Keep appended lines in memory and write them together: at
+   * {@link JsonlAppender.flush}, `sync`, `close`, when 64 KiB are waiting,
+   * at the latest on the next turn of the event loop, and when the process
+   * exits (not when it is killed). A batch is one write call of whole lines. For a log written at every step of a loop,
+   * where the caller flushes before anything acts on what it logged.
+   * @default {false}
+   */
+  buffered?: boolean;
+}
+
+/** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
+const BATCH_BYTES = 64 * 1024;
+
+/** Buffered appenders holding lines: written when the process exits (an uncaught error, `process.exit`). */
+const waiting = new Set<JsonlAppender>();
+let exitHook = false;
+
+function flushAtExit(): void {
+  for (const a of [...waiting]) {
+    try {
+      a.flush();
+    } catch {
+      // exiting anyway: nothing left to report to
+    }
+  }
+}
+
 /**
- * An open JSONL file for appending. Each {@link JsonlAppender.append} writes
- * exactly one line (`JSON + "\n"`) with one write call on an `O_APPEND`
- * descriptor, so concurrent readers never see half a line from a finished
- * append. Call {@link JsonlAppender.sync} at durability points. The file is
+ * An open JSONL file for appending. Each {@link JsonlAppender.append} adds
+ * exactly one line (`JSON + "\n"`), written with one write call on an
+ * `O_APPEND` descriptor (a buffered appender writes a batch of whole lines
+ * per call), so concurrent readers never see half a line from a finished
+ * write. Call {@link JsonlAppender.sync} at durability points. The file is
  * opened with `O_NOFOLLOW`, and a symlinked file or directory is refused.
  *
  * @example
@@ -29,12 +61,19 @@ import { jsonType } from "../json.ts";
  */
 export class JsonlAppender {
   #fd: number | undefined;
-  #buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+  #buf: Buffer = Buffer.allocUnsafe(BATCH_BYTES);
+  /** Bytes of whole lines waiting in `#buf` (buffered appenders only). */
+  #pending = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** A write that failed in the background flush, reported by the next call. */
+  #failed: unknown = undefined;
+  readonly #buffered: boolean;
   /** The file path. */
   readonly path: string;
 
-  constructor(path: string) {
+  constructor(path: string, options: JsonlAppenderOptions = {}) {
     this.path = path;
+    this.#buffered = options.buffered ?? false;
     refuseSymlinks(path);
     try {
       this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW, FILE_MODE);
@@ -53,28 +92,88 @@ export class JsonlAppender {
   /** Appends an already serialized JSON text (must not contain a newline). */
   appendRaw(text: string): void {
     if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
+    this.#rethrow();
     // Encode into one reused buffer (a UTF-16 unit takes at most 3 UTF-8 bytes), then one write call.
-    if (this.#buf.length < text.length * 3 + 1) {
-      this.#buf = Buffer.allocUnsafe(Math.max(text.length * 3 + 1, this.#buf.length * 2));
+    const most = text.length * 3 + 1;
+    if (this.#pending > 0 && this.#pending + most > this.#buf.length) this.flush();
+    if (this.#buf.length < this.#pending + most) {
+      const grown = Buffer.allocUnsafe(Math.max(this.#pending + most, this.#buf.length * 2));
+      this.#buf.copy(grown, 0, 0, this.#pending);
+      this.#buf = grown;
     }
-    const size = this.#buf.write(text, 0, "utf8") + 1;
-    this.#buf[size - 1] = 10;
-    let off = writeSync(this.#fd, this.#buf, 0, size);
-    // A short write is rare (disk full, signals); finish the line before anything else.
-    while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+    const end = this.#pending + this.#buf.write(text, this.#pending, "utf8") + 1;
+    this.#buf[end - 1] = 10;
+    this.#pending = end;
+    if (!this.#buffered || end >= BATCH_BYTES) return this.flush();
+    this.#timer ??= setTimeout(this.#flushLater, 0);
+    waiting.add(this);
+    if (!exitHook) {
+      exitHook = true;
+      process.on("exit", flushAtExit);
+      // Deno ends on an uncaught error without the "exit" event; its error events come first (listening to
+      // them changes nothing else: the process still ends with the error).
+      if ("Deno" in globalThis) {
+        globalThis.addEventListener("error", flushAtExit);
+        globalThis.addEventListener("unhandledrejection", flushAtExit);
+      }
+    }
   }
 
-  /** Flushes appended lines to stable storage. */
+  /** Writes the lines waiting in a buffered appender, in one write call. */
+  flush(): void {
+    this.#rethrow();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const size = this.#pending;
+    if (size === 0 || this.#fd === undefined) return;
+    waiting.delete(this);
+    let off = 0;
+    try {
+      // A short write is rare (disk full, signals); finish the lines before anything else.
+      while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+    } finally {
+      // A buffered appender keeps what a failed write call did not write (it wrote nothing) for the next flush,
+      // so a transient error neither loses nor repeats a line; an unbuffered append that failed is dropped.
+      const left = this.#buffered ? size - off : 0;
+      if (left > 0 && off > 0) this.#buf.copy(this.#buf, 0, off, size);
+      this.#pending = left;
+      if (left > 0) waiting.add(this);
+    }
+  }
+
+  readonly #flushLater = (): void => {
+    this.#timer = undefined;
+    try {
+      this.flush();
+    } catch (e) {
+      this.#failed ??= e; // reported by the next append, flush, sync or close
+    }
+  };
+
+  #rethrow(): void {
+    if (this.#failed === undefined) return;
+    const e = this.#failed;
+    this.#failed = undefined;
+    throw e;
+  }
+
+  /** Writes what is buffered and flushes the file to stable storage. */
   sync(): void {
+    this.flush();
     if (this.#fd !== undefined) fsyncSync(this.#fd);
   }
 
-  /** Closes the file (after an fsync). Idempotent. */
+  /** Writes what is buffered and closes the file (after an fsync). Idempotent. */
   close(): void {
     if (this.#fd === undefined) return;
     try {
+      this.flush();
       fsyncSync(this.#fd);
     } finally {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#pending = 0;
+      waiting.delete(this);
       closeSync(this.#fd);
       this.#fd = undefined;
     }

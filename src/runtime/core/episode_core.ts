@@ -239,6 +239,7 @@ export class EpisodeCore {
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.verdict === "ask") this.#save();
     else this.#dirty = true;
+    e.rec.flush(); // the decision is on disk before the driver acts on it
     return decision;
   }
 
@@ -334,6 +335,7 @@ export class EpisodeCore {
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });
     this.#dirty = true;
+    e.rec.flush();
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
@@ -400,6 +402,7 @@ export class EpisodeCore {
     );
     if (call) call.recorded = true;
     this.#dirty = true;
+    e.rec.flush(); // recorded means written
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
