@@ -67,42 +67,47 @@ function refuse(what: string): never {
  * ```
  */
 export function listView<T>(snapshot: ListSnapshot<T>): readonly T[] {
-  const { length } = snapshot;
-  const target: T[] = [];
-  const view = new Proxy(target, {
-    get(t, prop, receiver) {
-      if (prop === "length") return length;
-      if (isIndex(prop)) {
-        return entryAt(snapshot, Number(prop));
-      }
-      return Reflect.get(t, prop, receiver);
-    },
-    has(t, prop) {
-      if (isIndex(prop)) return Number(prop) < length;
-      return Reflect.has(t, prop);
-    },
-    ownKeys() {
-      const keys: string[] = [];
-      for (let i = 0; i < length; i++) keys.push(String(i));
-      keys.push("length");
-      return keys;
-    },
-    getOwnPropertyDescriptor(t, prop) {
-      if (isIndex(prop)) {
-        const i = Number(prop);
-        return i < length
-          ? { value: entryAt(snapshot, i), writable: false, enumerable: true, configurable: true }
-          : undefined;
-      }
-      if (prop === "length") return { value: length, writable: true, enumerable: false, configurable: false };
-      return Reflect.getOwnPropertyDescriptor(t, prop);
-    },
-    set: () => refuse("assign to a list"),
-    defineProperty: () => refuse("define a property on a list"),
-    deleteProperty: () => refuse("delete from a list"),
-    setPrototypeOf: () => refuse("change a list's prototype"),
-    preventExtensions: () => refuse("freeze a list again"),
-  }) as readonly T[];
+  const target: unknown[] = [];
+  shown.set(target, snapshot);
+  const view = new Proxy(target, HANDLER) as readonly T[];
   sources.set(view, snapshot);
   return view;
 }
+
+/** The snapshot behind each view's proxy target (one handler serves every view). */
+const shown = new WeakMap<object, ListSnapshot<unknown>>();
+
+const HANDLER: ProxyHandler<unknown[]> = {
+  get(t, prop, receiver) {
+    if (prop === "length") return shown.get(t)!.length;
+    if (isIndex(prop)) return entryAt(shown.get(t)!, Number(prop));
+    return Reflect.get(t, prop, receiver);
+  },
+  has(t, prop) {
+    if (isIndex(prop)) return Number(prop) < shown.get(t)!.length;
+    return Reflect.has(t, prop);
+  },
+  ownKeys(t) {
+    const { length } = shown.get(t)!;
+    const keys: string[] = [];
+    for (let i = 0; i < length; i++) keys.push(String(i));
+    keys.push("length");
+    return keys;
+  },
+  getOwnPropertyDescriptor(t, prop) {
+    const snapshot = shown.get(t)!;
+    if (isIndex(prop)) {
+      const i = Number(prop);
+      return i < snapshot.length
+        ? { value: entryAt(snapshot, i), writable: false, enumerable: true, configurable: true }
+        : undefined;
+    }
+    if (prop === "length") return { value: snapshot.length, writable: true, enumerable: false, configurable: false };
+    return Reflect.getOwnPropertyDescriptor(t, prop);
+  },
+  set: () => refuse("assign to a list"),
+  defineProperty: () => refuse("define a property on a list"),
+  deleteProperty: () => refuse("delete from a list"),
+  setPrototypeOf: () => refuse("change a list's prototype"),
+  preventExtensions: () => refuse("freeze a list again"),
+};
