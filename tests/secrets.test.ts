@@ -437,6 +437,31 @@ describe("the pieces", () => {
     assert.deepEqual(options.secrets, ["FROM_CONFIG", "FROM_FILE", "BOTH", "FROM_FLAG"]);
   });
 
+  test("redact: a clean value comes back as the same object; a secret anywhere (deep, in a key) is masked", () => {
+    const r = new Redactor({ secrets: ["FILE_SECRET"], env: { FILE_SECRET } });
+    const clean = { a: [1, { b: "plain", c: null }], d: { "key with spaces": true } };
+    const out = r.redact(clean);
+    assert.equal(out.value, clean, "nothing copied");
+    assert.equal(out.report.applied, false);
+    assert.deepEqual(r.unmask(clean), { value: clean, unresolved: [] }, "no mask: nothing to put back, nothing copied");
+    process.env.FILE_SECRET_T = FILE_SECRET;
+    try {
+      const named = new Redactor({ secrets: ["FILE_SECRET_T"] });
+      const masked = named.redact({ deep: [{ s: `a ${FILE_SECRET}` }] }).value;
+      assert.deepEqual(named.unmask(masked).value, { deep: [{ s: `a ${FILE_SECRET}` }] });
+    } finally {
+      delete process.env.FILE_SECRET_T;
+    }
+    for (const hidden of [GH, AWS, JWT, BEARER, FILE_SECRET]) {
+      const inValue = r.redact({ a: [1, { b: `x ${hidden} y` }], d: 2 }, "payload");
+      assert.deepEqual(leaksIn(JSON.stringify(inValue.value)), [], hidden.slice(0, 12));
+      assert.deepEqual(inValue.report.fields, ["payload.a[1].b"]);
+      const inKey = r.redact({ deep: { [`k ${hidden}`]: 1 } });
+      assert.deepEqual(leaksIn(JSON.stringify(inKey.value)), [], hidden.slice(0, 12));
+      assert.equal(inKey.report.applied, true);
+    }
+  });
+
   test("each token kind is masked on its own", () => {
     const r = new Redactor();
     for (const t of [GH, AWS, JWT, PEM, PEM_LINE, BEARER, `${PEM.slice(0, 60)}`]) {

@@ -301,7 +301,7 @@ export class EpisodeCore {
   /** A call proposed before: its decision again; an "ask" is answered by its approval record once there is one. */
   #again(known: CallRecord): Promise<Decision> {
     const e = this.#engine;
-    const input = e.redactor.unmask(known.action.input).value;
+    const input = structuredClone(e.redactor.unmask(known.action.input).value); // the driver's own copy
     const base: Decision = {
       verdict: known.verdict,
       step_id: known.step_id,
