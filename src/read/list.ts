@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { ulidTime } from "../store/ulid.ts";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
@@ -175,16 +176,9 @@ const hasFilters = (f: ListOptions) =>
   (f.status !== undefined && f.status.length > 0) || f.since !== undefined || f.tags !== undefined ||
   f.task !== undefined;
 
-const ULID_ID = /^ep_([0-9A-HJKMNP-TV-Z]{10})[0-9A-HJKMNP-TV-Z]{16}$/;
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
 /** Milliseconds encoded in an `ep_<ULID>` id, or `null` for other ids. */
-function ulidTime(id: string): number | null {
-  const m = ULID_ID.exec(id);
-  if (!m) return null;
-  let t = 0;
-  for (const ch of m[1]) t = t * 32 + CROCKFORD.indexOf(ch);
-  return t;
+function episodeTime(id: string): number | null {
+  return id.startsWith("ep_") ? ulidTime(id.slice(3)) : null;
 }
 
 /** The newest checkpoint of a paused run (by `created_at`), if any. */
@@ -281,7 +275,7 @@ export function listEpisodes(options: ListOptions = {}): EpisodeEntry[] {
   const keyed: { name: string; t: number }[] = [];
   for (const d of readdirSync(parent, { withFileTypes: true })) {
     if (!d.isDirectory() || episodeIdProblem(d.name)) continue;
-    let t = ulidTime(d.name);
+    let t = episodeTime(d.name);
     if (t === null) t = statSync(join(parent, d.name)).mtimeMs;
     keyed.push({ name: d.name, t });
   }

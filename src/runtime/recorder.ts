@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { monotonicFactory } from "ulid";
+import { monotonicUlid } from "../store/ulid.ts";
 import type { Faculty } from "../schema/event.ts";
 import type { State } from "../schema/state.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -69,7 +69,7 @@ export interface WrittenEvent {
 export class Recorder {
   /** Where every artifact of the episode is written (secrets masked). */
   readonly sink: ArtifactSink;
-  readonly #ulid = monotonicFactory();
+  readonly #ulid = monotonicUlid();
   #lastMs = 0;
   #lastIso = "";
   /** Id of the last event written. */

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { monotonicFactory } from "ulid";
+import { monotonicUlid } from "./ulid.ts";
 import { EXIT, NoemaError } from "../errors.ts";
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicUlid();
 
 /**
  * A new time-sortable episode id, `ep_` followed by a ULID. Ids made later
