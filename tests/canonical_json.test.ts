@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
 import { canonicalJson, MAX_DEPTH } from "../src/store/canonical_json.ts";
 import { canonicalHash } from "../src/store/hash.ts";
+import { decisionStateHash } from "../src/runtime/core/state_hash.ts";
 
 /** A small deterministic PRNG, so a failure names a reproducible seed. */
 function prng(seed: number): () => number {
@@ -125,5 +126,48 @@ describe("canonical JSON", () => {
   test("canonicalHash is the same for equal values whatever their key order", () => {
     assert.equal(canonicalHash({ a: 1, b: { c: [1, 2], d: "x" } }), canonicalHash({ b: { d: "x", c: [1, 2] }, a: 1 }));
     assert.notEqual(canonicalHash({ a: 1 }), canonicalHash({ a: 2 }));
+  });
+
+  test("decisionStateHash equals canonicalHash of the same decision state, on random inputs and odd shapes", () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = prng(seed);
+      const input = (randomValue(rand, 1) ?? {}) as Record<string, unknown>;
+      const obj = typeof input === "object" && input !== null && !Array.isArray(input) ? input : { v: input };
+      const patched = rand() < 0.3 ? { ...obj, patched: randomString(rand) } : obj;
+      const state = {
+        episode: "sha256:" + "a".repeat(64),
+        facts: "sha256:" + "b".repeat(64),
+        recent: Array.from(
+          { length: Math.floor(rand() * 11) },
+          (_, i) => (rand() < 0.1 ? undefined : `act_step-${i}_${i}`),
+        ),
+        step: {
+          id: `step-${seed}`,
+          kind: "act",
+          description: randomString(rand),
+          index: seed - 1,
+          total: seed,
+          inputs: obj,
+        },
+        action: {
+          kind: "tool",
+          tool: randomString(rand),
+          input: patched,
+          ...(rand() < 0.5 ? { command: randomString(rand) } : {}),
+        },
+      };
+      assert.equal(decisionStateHash(state), canonicalHash(state), `seed ${seed}`);
+    }
+    const step = { id: "s", kind: "act", description: "d", index: 0, total: 1, inputs: {} };
+    const odd = [
+      { action: { kind: "k", tool: "t", input: {}, extra: 1 }, step },
+      { action: { kind: "k", tool: "t", input: {} }, step: { ...step, more: true } },
+      { action: { kind: "k", tool: "t", input: {}, command: undefined }, step },
+      { action: { kind: "k", tool: "t", input: { when: new Date(0) } }, step: { ...step, index: 1e21 } },
+    ];
+    for (const [i, parts] of odd.entries()) {
+      const state = { episode: "e", facts: "f", recent: [], ...parts };
+      assert.equal(decisionStateHash(state as never), canonicalHash(state), `odd shape ${i}`);
+    }
   });
 });

@@ -38,6 +38,7 @@ import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts
 import { decide } from "./governance.ts";
 import { learn, type PolicyEvidence } from "./learning.ts";
 import { stepLabel } from "./planner.ts";
+import { decisionStateHash } from "./core/state_hash.ts";
 import type { EmitOptions, Recorder, WrittenEvent } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, type Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
@@ -476,7 +477,7 @@ export class Engine {
     d: Direction,
   ): { candidateId: string; eventId: string } {
     const s = this.s, p = this.p;
-    const stateHash = canonicalHash({
+    const stateHash = decisionStateHash({
       episode: this.#episodeHash,
       facts: this.#factsHash,
       recent: recentIds,

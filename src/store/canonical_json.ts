@@ -25,13 +25,31 @@ export const MAX_DEPTH = 1000;
 // deno-lint-ignore no-control-regex -- control characters are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-function string(s: string): string {
+/**
+ * A string as canonical JSON text. Throws a `TypeError` for a lone surrogate.
+ *
+ * @example
+ * ```ts
+ * import { canonicalString } from "./canonical_json.ts";
+ * canonicalString('say "hi"'); // '"say \\"hi\\""'
+ * ```
+ */
+export function canonicalString(s: string): string {
   if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
   if (!s.isWellFormed()) throw new TypeError("canonical JSON: a string holds a lone surrogate");
   return JSON.stringify(s);
 }
 
-function number(n: number): string {
+/**
+ * A number as canonical JSON text. Throws a `TypeError` for `NaN` and infinities.
+ *
+ * @example
+ * ```ts
+ * import { canonicalNumber } from "./canonical_json.ts";
+ * canonicalNumber(1e21); // "1e+21"
+ * ```
+ */
+export function canonicalNumber(n: number): string {
   if (!Number.isFinite(n)) throw new TypeError(`canonical JSON: ${n} is not a JSON number`);
   return JSON.stringify(n);
 }
@@ -43,9 +61,9 @@ function write(value: unknown, depth: number): string | undefined {
   }
   switch (typeof v) {
     case "string":
-      return string(v);
+      return canonicalString(v);
     case "number":
-      return number(v);
+      return canonicalNumber(v);
     case "boolean":
       return v ? "true" : "false";
     case "bigint":
@@ -71,7 +89,7 @@ function write(value: unknown, depth: number): string | undefined {
   for (const k of keys) {
     const text = write(obj[k], depth + 1);
     if (text === undefined) continue;
-    out += (first ? "" : ",") + string(k) + ":" + text;
+    out += (first ? "" : ",") + canonicalString(k) + ":" + text;
     first = false;
   }
   return out + "}";

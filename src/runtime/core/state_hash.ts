@@ -1,0 +1,84 @@
+/**
+ * The `state_hash` of an action candidate: the `sha256:` of the RFC 8785
+ * canonical JSON of the decision state `{action, episode, facts, recent,
+ * step}` (`episode` and `facts` enter by their own hashes, `recent` is the
+ * ids of the last 10 actions).
+ *
+ * Every governed call computes one, so the text is assembled member by
+ * member in canonical order instead of by the generic canonicalizer: the
+ * keys of the state, the action and the step are known, and the step's
+ * inputs and the action's input, usually one object, are written once. An
+ * action or step with other keys goes through the generic path. The result
+ * is the same text (`tests/canonical_json.test.ts` checks it).
+ *
+ * @module
+ */
+import type { PendingAction, PolicyStep } from "../../plugins/api.ts";
+import { canonicalJson, canonicalNumber, canonicalString } from "../../store/canonical_json.ts";
+import { canonicalHash, sha256 } from "../../store/hash.ts";
+
+/** What a candidate's state hash covers. */
+export interface DecisionState {
+  /** The episode's own canonical hash (task, settings, workspace). */
+  episode: string;
+  /** The canonical hash of the facts so far. */
+  facts: string;
+  /** Ids of the last 10 actions. */
+  recent: readonly (string | undefined)[];
+  step: PolicyStep;
+  action: PendingAction;
+}
+
+const ACTION_KEYS = new Set(["command", "input", "kind", "tool"]);
+const STEP_KEYS = ["description", "id", "index", "inputs", "kind", "total"];
+
+const isObject = (v: unknown) =>
+  typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== "function";
+
+function isAction(a: PendingAction): boolean {
+  for (const k in a) if (!ACTION_KEYS.has(k)) return false;
+  return typeof a.kind === "string" && typeof a.tool === "string" && isObject(a.input) &&
+    (a.command === undefined || typeof a.command === "string");
+}
+
+function isStep(s: PolicyStep): boolean {
+  let n = 0;
+  for (const k in s) {
+    if (!STEP_KEYS.includes(k)) return false;
+    n++;
+  }
+  return n === STEP_KEYS.length && typeof s.description === "string" && typeof s.id === "string" &&
+    typeof s.kind === "string" && typeof s.index === "number" && typeof s.total === "number" && isObject(s.inputs);
+}
+
+/**
+ * `sha256:` of the canonical JSON of a decision state.
+ *
+ * @example
+ * ```ts
+ * import { decisionStateHash } from "./state_hash.ts";
+ * decisionStateHash({
+ *   episode: "sha256:…", facts: "sha256:…", recent: [],
+ *   step: { id: "step-1", kind: "act", description: "ls", index: 0, total: 1, inputs: { command: "ls" } },
+ *   action: { kind: "tool", tool: "Bash", input: { command: "ls" } },
+ * }); // "sha256:…"
+ * ```
+ */
+export function decisionStateHash(d: DecisionState): string {
+  const { action, step } = d;
+  if (!isAction(action) || !isStep(step) || !Array.isArray(d.recent)) return canonicalHash(d);
+  const input = canonicalJson(action.input);
+  const inputs = step.inputs === action.input ? input : canonicalJson(step.inputs);
+  let recent = "";
+  for (let i = 0; i < d.recent.length; i++) {
+    const id = d.recent[i];
+    recent += (i === 0 ? "" : ",") + (typeof id === "string" ? canonicalString(id) : "null");
+  }
+  const text = `{"action":{${action.command === undefined ? "" : `"command":${canonicalString(action.command)},`}` +
+    `"input":${input},"kind":${canonicalString(action.kind)},"tool":${canonicalString(action.tool)}},` +
+    `"episode":${canonicalString(d.episode)},"facts":${canonicalString(d.facts)},"recent":[${recent}],` +
+    `"step":{"description":${canonicalString(step.description)},"id":${canonicalString(step.id)},` +
+    `"index":${canonicalNumber(step.index)},"inputs":${inputs},"kind":${canonicalString(step.kind)},` +
+    `"total":${canonicalNumber(step.total)}}}`;
+  return sha256(text);
+}
