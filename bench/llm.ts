@@ -81,6 +81,7 @@ async function episodeLoop(
     using: "llm",
     policies: [variant === "core-file" ? join(dir, "guard.ts") : benchGuard],
   });
+  core.batchEvents = true; // as driveLlmEpisode (noema run --using llm) sets it
   const opened = process.cpuUsage(f0);
   const log = new ArtifactSink(core.dir, new Redactor()).jsonl("model.jsonl");
   const t0 = performance.now(), c0 = process.cpuUsage();

@@ -200,6 +200,25 @@ describe("EpisodeCore", () => {
     assert.equal(new Set(ids).size, ids.length, "event ids are unique across processes");
   });
 
+  test("batchEvents: propose and record leave their events in memory until beforeExecute (or the next turn)", async () => {
+    // An in-process policy: a policy file's worker answers on a later turn, when the events are written anyway.
+    const allowAll = { name: "AllowAll", version: "1.0", advise: () => undefined };
+    const core = await EpisodeCore.open("Batched", { root, using: "llm", policies: [allowAll] });
+    core.batchEvents = true;
+    const before = lines(core.dir).length;
+    const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "b1" });
+    assert.equal(d.verdict, "allow");
+    assert.equal(lines(core.dir).length, before, "not written yet");
+    core.beforeExecute();
+    assert.ok(events(core.dir).some((e) => e.phase === "governance" && e.payload.step_id === d.step_id));
+    await core.record("b1", { status: "ok" });
+    assert.ok(!events(core.dir).some((e) => e.phase === "act"), "the act event waits");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(events(core.dir).some((e) => e.phase === "act"), "written on the next turn");
+    await core.finish();
+    valid(core.dir);
+  });
+
   test("a driver killed after appending its calls' events, before writing the state: the next one recovers them", async () => {
     const core = await EpisodeCore.open("Crash", { root, using: "claude-code", policies: [policy] });
     await core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "c1" });

@@ -11,6 +11,8 @@ import { Redactor } from "../src/runtime/redact.ts";
 import { parseLlmConfig } from "../src/llm/config.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { runLlmAgent } from "../src/llm/agent.ts";
+import { driveLlmEpisode } from "../src/llm/episode_driver.ts";
+import { EpisodeCore, validate } from "noema";
 import { readModelLog } from "../src/llm/replay_model.ts";
 import { type ScriptedReply, startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -179,6 +181,59 @@ describe("llm agent: ends", () => {
       assert.equal(r.status, "max_turns");
       assert.equal(r.error?.type, "LlmMaxTurns");
       assert.equal(server.requests.length, 3);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("llm agent: an episode's decisions reach the disk before each call runs", () => {
+  it("with events batched, every parallel call finds its governance event in events.jsonl when it runs", async () => {
+    const { root, ws } = setup();
+    const core = await EpisodeCore.open("probe the log", { root, workspace: ws, using: "llm", policies: [noRm] });
+    const probe = join(root, "probe.ts");
+    writeFileSync(
+      probe,
+      `import { readFileSync } from "node:fs";
+export default {
+  name: "probe",
+  description: "reports whether this call's decision is in the log",
+  parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+  execute(input) {
+    const log = readFileSync(${
+        JSON.stringify(join(core.dir, "events.jsonl"))
+      }, "utf8").trim().split("\\n").map((l) => JSON.parse(l));
+    const candidate = log.find((e) => e.phase === "action_candidate" && e.payload.payload.input.key === input.key);
+    const decided = log.some((e) => e.phase === "governance" && e.payload.action_candidate_id === candidate?.payload.action_candidate_id);
+    return { key: input.key, decided };
+  },
+};
+`,
+    );
+    const server = await startOpenAiServer([
+      {
+        tool_calls: ["a", "b", "c"].map((k) => ({
+          id: `p_${k}`,
+          name: "probe",
+          arguments: JSON.stringify({ key: k }),
+        })),
+      },
+      { tool_calls: [{ id: "p_d", name: "probe", arguments: '{"key":"d"}' }] },
+      { text: "done" },
+    ]);
+    try {
+      const config = parseLlmConfig({ base_url: server.url, model: "m", tools: [probe] });
+      const { agent } = await driveLlmEpisode(core, { task: "probe", config, workspace: ws, redactor: new Redactor() });
+      assert.equal(agent.status, "done");
+      assert.equal(core.batchEvents, true, "the driver batches the events");
+      const results = [...toolMessages(server.requests[2]).values()]; // the last request holds every tool result
+      assert.deepEqual(results.map((r) => JSON.parse(r)), [
+        { key: "a", decided: true },
+        { key: "b", decided: true },
+        { key: "c", decided: true },
+        { key: "d", decided: true },
+      ]);
+      assert.deepEqual(validate(core.dir).problems, []);
     } finally {
       await server.close();
     }

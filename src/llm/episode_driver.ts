@@ -34,6 +34,8 @@ export interface EpisodeHandle<R = unknown> extends Governor {
     metrics?: { tokens: { input: number; output: number; total: number; model_calls: number } };
   }): Promise<R>;
   close(): void;
+  /** Events of `propose`/`record` wait for `beforeExecute` (which the hooks call before each allowed call runs). */
+  batchEvents?: boolean;
 }
 
 /** Options of {@link driveLlmEpisode}. */
@@ -85,6 +87,7 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
  * ```
  */
 export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions): Promise<DriveResult<R>> {
+  core.batchEvents = true; // the hooks write the events before each call runs
   const agent = await runLlmAgent({ ...o, governor: core, episodeDir: core.dir });
   return await end(core, agent);
 }
@@ -119,6 +122,7 @@ export async function resumeLlmEpisode<R>(
   const saved = readJsonFile(join(core.dir, CONVERSATION_FILE)) as unknown as SavedConversation;
   const { value: messages } = o.redactor.unmask(saved.messages);
   const { value: pending } = o.redactor.unmask(saved.pending);
+  core.batchEvents = true;
   const agent = await runLlmAgent({
     ...o,
     governor: core,

@@ -38,4 +38,10 @@ export interface Governor {
    * its id).
    */
   bindCall?(key: string, callId: string): void;
+  /**
+   * Optional: an allowed call is about to run; what the governor keeps about
+   * the calls so far must be durable now (an episode writes the events it
+   * holds in memory). Throwing denies the call.
+   */
+  beforeExecute?(): void;
 }

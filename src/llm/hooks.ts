@@ -234,7 +234,7 @@ async function approveCall(
   ctx.byCall.set(id, { ...d, started: performance.now() });
   ctx.hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });
   if (decision.verdict === "deny") return { type: "denied", reason: decision.reason ?? "vetoed by policy" };
-  if (decision.verdict !== "ask") return "not-applicable";
+  if (decision.verdict !== "ask") return beforeExecute(ctx);
   ctx.hooks.pending.push({
     call_id: id,
     key: d.key,
@@ -246,6 +246,17 @@ async function approveCall(
     checkpoint_id: decision.checkpoint_id,
   });
   return { type: "user-approval", reason: decision.reason ?? "approval required" };
+}
+
+/** An allowed call is about to run: the governor makes its record durable first; if it cannot, the call is denied. */
+function beforeExecute(ctx: HookContext): "not-applicable" | { type: "denied"; reason: string } {
+  try {
+    ctx.governor.beforeExecute?.();
+    return "not-applicable";
+  } catch (e) {
+    ctx.hooks.failures.push(e as Error);
+    return { type: "denied", reason: `noema could not record the decision: ${(e as Error)?.message ?? String(e)}` };
+  }
 }
 
 /** `onToolExecutionEnd`: the result recorded under the call's key (errors collected, never thrown into the SDK). */

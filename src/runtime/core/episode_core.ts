@@ -128,6 +128,14 @@ export class EpisodeCore {
    * turns this off. @default {true}
    */
   autoFlush = true;
+  /**
+   * `propose` and `record` leave their events in memory instead of writing
+   * them before they return; {@link EpisodeCore.beforeExecute}, the next
+   * state write or the next turn of the event loop writes them. For a driver
+   * that calls `beforeExecute` before it runs each allowed call (the AI SDK
+   * hooks do): parallel calls then share write calls. @default {false}
+   */
+  batchEvents = false;
   readonly #engine: Engine;
   #lock: EpisodeLock | null;
   readonly #record: RunSettingsRecord;
@@ -239,7 +247,7 @@ export class EpisodeCore {
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.verdict === "ask") this.#save();
     else this.#dirty = true;
-    e.rec.flush(); // the decision is on disk before the driver acts on it
+    if (!this.batchEvents) e.rec.flush(); // the decision is on disk before the driver acts on it
     return decision;
   }
 
@@ -335,7 +343,7 @@ export class EpisodeCore {
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });
     this.#dirty = true;
-    e.rec.flush();
+    if (!this.batchEvents) e.rec.flush();
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
@@ -363,6 +371,24 @@ export class EpisodeCore {
       if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch")) return id;
     }
     return base;
+  }
+
+  /**
+   * Writes the events still in memory (see {@link EpisodeCore.batchEvents}):
+   * call it before running an allowed call, so the log holds the decision
+   * before anything acts on it.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // core.batchEvents = true;
+   * // const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
+   * // if (d.verdict === "allow") { core.beforeExecute(); run(d.input); }
+   * ```
+   */
+  beforeExecute(): void {
+    this.#checkHeld();
+    this.#engine.rec.flush();
   }
 
   /** Records the act event for a proposed step (by step id or call id): state, facts, learning evidence. */
@@ -402,7 +428,7 @@ export class EpisodeCore {
     );
     if (call) call.recorded = true;
     this.#dirty = true;
-    e.rec.flush(); // recorded means written
+    if (!this.batchEvents) e.rec.flush(); // recorded means written
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
