@@ -488,3 +488,56 @@ describe("PolicyGovernor state", () => {
     assert.equal(seen[2].command, 'read_file {"path":"a"}');
   });
 });
+
+describe("model log deltas", () => {
+  it("records each request from the first message that changed, compared as JSON, and rebuilds every request", async () => {
+    const log = join(tmp.path, "delta-model.jsonl");
+    const appender = new JsonlAppender(log);
+    const recorder = modelRecorder(appender);
+    const model = { provider: "test", modelId: "m", specificationVersion: "v4" };
+    const user = { role: "user", content: [{ type: "text", text: "go" }] };
+    const said = (text: string) => ({ role: "assistant", content: [{ type: "text", text }] });
+    const prompts: unknown[][] = [
+      [user],
+      // New objects with the same JSON (and a member that is undefined): unchanged.
+      [structuredClone(user), said("one"), {
+        role: "user",
+        content: [{ type: "text", text: "more" }],
+        extra: undefined,
+      }],
+      // The same again without the undefined member: nothing new.
+      [user, said("one"), { role: "user", content: [{ type: "text", text: "more" }] }],
+      // An earlier message rewritten (a new object): the delta starts there.
+      [user, said("ONE"), { role: "user", content: [{ type: "text", text: "more" }] }, said("two")],
+      // Shorter than before.
+      [user],
+    ];
+    for (const prompt of prompts) {
+      await recorder.wrapGenerate!({
+        doGenerate: () =>
+          Promise.resolve({
+            content: [{ type: "text", text: "ok" }],
+            finishReason: { unified: "stop", raw: undefined },
+            usage,
+            warnings: [],
+          }),
+        doStream: () => Promise.reject(new Error("unused")),
+        // deno-lint-ignore no-explicit-any
+        params: { prompt } as any,
+        // deno-lint-ignore no-explicit-any
+        model: model as any,
+      });
+    }
+    appender.close();
+    const raw = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(raw.map((t) => [t.request.prompt_from, t.request.prompt.length]), [
+      [undefined, 1],
+      [1, 2],
+      [3, 0],
+      [1, 3],
+      [1, 0],
+    ]);
+    const whole = readModelLog(log).map((t) => t.request.prompt);
+    assert.deepEqual(whole, prompts.map((p) => JSON.parse(JSON.stringify(p))));
+  });
+});

@@ -98,24 +98,60 @@ export function expandTurns(turns: readonly ModelTurn[]): ModelTurn[] {
   });
 }
 
-/** Records requests as deltas against the previous turn's. */
+/**
+ * Whether two JSON values have the same JSON text, without writing either
+ * out (members whose value is undefined count as absent). The same object
+ * on both sides is equal at once.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return typeof a === "number" && typeof b === "number" && JSON.stringify(a) === JSON.stringify(b);
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>, y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    const v = x[k];
+    if (v === undefined || !Object.hasOwn(x, k)) continue;
+    n++;
+    if (!Object.hasOwn(y, k) || !sameJson(v, y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined && Object.hasOwn(y, k)) n--;
+  return n === 0;
+}
+
+/**
+ * Records requests as deltas against the previous turn's. The previous
+ * turn's messages are kept as the SDK gave them and compared structurally;
+ * the SDK rebuilds each turn's prompt around the same inner objects, so most
+ * of a long conversation is found unchanged by identity, without serialising
+ * it again. (A message changed in place after it was sent would go
+ * unnoticed: give the SDK new message objects to rewrite history, as
+ * `prepareStep` does.)
+ */
 class DeltaRequests {
-  #prompt: string[] = [];
+  #prompt: readonly unknown[] = [];
   #tools = "";
-  /** The request of a call, as a delta: each message serialised once, only the new ones copied. */
+  /** The request of a call, as a delta: only the messages after the unchanged ones are copied. */
   delta(params: Params): ModelTurn["request"] {
-    const texts = params.prompt.map((m) => JSON.stringify(m));
+    const prompt = params.prompt as readonly unknown[];
     let k = 0;
-    while (k < texts.length && k < this.#prompt.length && texts[k] === this.#prompt[k]) k++;
+    while (k < prompt.length && k < this.#prompt.length && sameJson(prompt[k], this.#prompt[k])) k++;
     const tools = JSON.stringify(toolsOf(params));
     const out: ModelTurn["request"] = {
-      prompt: texts.slice(k).map((t) => JSON.parse(t)),
+      prompt: prompt.slice(k).map((m) => JSON.parse(JSON.stringify(m))),
       tools: tools === this.#tools ? null : JSON.parse(tools),
       settings: settingsOf(params),
     };
     if (k > 0) out.prompt_from = k;
     if (tools === this.#tools) out.tools_same = true;
-    this.#prompt = texts;
+    this.#prompt = prompt;
     this.#tools = tools;
     return out;
   }
