@@ -16,14 +16,13 @@ const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const TIME_MAX = 2 ** 48 - 1;
 const HALF = 2 ** 40;
 
+/** The two characters of every 10-bit number. */
+const PAIRS: readonly string[] = Array.from({ length: 1024 }, (_, i) => ALPHABET[i >> 5] + ALPHABET[i & 31]);
+
 /** Eight characters for a 40-bit number. */
 function encode40(n: number): string {
-  let out = "";
-  for (let i = 0; i < 8; i++) {
-    out = ALPHABET[n % 32] + out;
-    n = Math.floor(n / 32);
-  }
-  return out;
+  const high = Math.floor(n / 2 ** 20), low = n % 2 ** 20;
+  return PAIRS[high >> 10] + PAIRS[high & 1023] + PAIRS[low >> 10] + PAIRS[low & 1023];
 }
 
 function encodeTime(ms: number): string {
