@@ -7,7 +7,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import canonicalize from "canonicalize";
 import { canonicalJson, MAX_DEPTH } from "../src/store/canonical_json.ts";
-import { canonicalHash } from "../src/store/hash.ts";
+import { canonicalHash, sha256 } from "../src/store/hash.ts";
+import { createHash } from "node:crypto";
 import { decisionStateHash } from "../src/runtime/core/state_hash.ts";
 
 /** A small deterministic PRNG, so a failure names a reproducible seed. */
@@ -169,5 +170,17 @@ describe("canonical JSON", () => {
       const state = { episode: "e", facts: "f", recent: [], ...parts };
       assert.equal(decisionStateHash(state as never), canonicalHash(state), `odd shape ${i}`);
     }
+  });
+
+  test("sha256 is node:crypto's SHA-256 (Bun's own hash under Bun), for text and bytes", () => {
+    const rand = prng(7);
+    for (let i = 0; i < 200; i++) {
+      const text = randomString(rand).repeat(Math.floor(rand() * 50));
+      const bytes = new TextEncoder().encode(text);
+      const want = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+      assert.equal(sha256(text), want);
+      assert.equal(sha256(bytes), want);
+    }
+    assert.equal(sha256(""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   });
 });
