@@ -5,22 +5,12 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { prng } from "./helpers/prng.ts";
 import canonicalize from "canonicalize";
 import { canonicalJson, MAX_DEPTH } from "../src/store/canonical_json.ts";
 import { canonicalHash, sha256 } from "../src/store/hash.ts";
 import { createHash } from "node:crypto";
 import { decisionStateHash } from "../src/runtime/core/state_hash.ts";
-
-/** A small deterministic PRNG, so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
 
 const CHARS = [
   "a",

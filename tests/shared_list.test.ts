@@ -6,6 +6,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { prng } from "./helpers/prng.ts";
 import {
   appended,
   arraySnapshot,
@@ -19,17 +20,6 @@ import { listView, viewSource } from "../src/runtime/core/list_view.ts";
 
 function toArray<T>(s: ListSnapshot<T>): T[] {
   return Array.from({ length: s.length }, (_, i) => entryAt(s, i) as T);
-}
-
-/** A small deterministic PRNG, so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
 }
 
 describe("SharedList", () => {
