@@ -10,7 +10,9 @@
  * - `toolApproval` (with the call id): turns that decision into the SDK's
  *   answer: `deny` → `denied` with the reason (the model reads it as the
  *   tool result and the loop continues), `ask` → `user-approval` (the loop
- *   stops; the episode is paused), otherwise not-applicable;
+ *   stops; the episode is paused), otherwise not-applicable, once the
+ *   governor's `beforeExecute` made its record durable (an episode writes
+ *   the events it holds; if that fails, the call is denied);
  * - `onToolExecutionStart` / `onToolExecutionEnd`: record the result, output
  *   or error, with its duration.
  *

@@ -18,8 +18,9 @@ export interface JsonlAppenderOptions {
    * Keep appended lines in memory and write them together: at
    * {@link JsonlAppender.flush}, `sync`, `close`, when 64 KiB are waiting,
    * at the latest on the next turn of the event loop, and when the process
-   * exits (not when it is killed). A batch is one write call of whole lines. For a log written at every step of a loop,
-   * where the caller flushes before anything acts on what it logged.
+   * exits (not when it is killed). A batch is one write call of whole
+   * lines. For a log written at every step of a loop, where the caller
+   * flushes before anything acts on what it logged.
    * @default {false}
    */
   buffered?: boolean;
