@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadPolicyFile, type PolicyState, run, validate } from "noema";
+import { EpisodeCore, loadPolicyFile, type PolicyState, run, validate } from "noema";
 import { StateSnapshot } from "../src/runtime/core/snapshot.ts";
 import { frozenJsonCopy } from "../src/plugins/freeze.ts";
 import { displayCommand } from "../src/runtime/core/command.ts";
@@ -172,5 +172,29 @@ describe("the snapshot is incremental", () => {
     } finally {
       policy.close?.();
     }
+  });
+});
+
+describe("policy workers between episodes", () => {
+  test("the next episode of the same process gets the same warm worker: module state carries over, as in-thread", async () => {
+    const counter = join(tmp.path, "counter-policy.ts");
+    writeFileSync(
+      counter,
+      `let calls = 0;
+export default { name: "Counter", version: "1.0", advise() { calls++; return { kind: "hint", advice: String(calls) }; } };
+`,
+    );
+    // EpisodeCore closes its policies when the episode ends (run() leaves them to the garbage collector).
+    const advice = async () => {
+      const core = await EpisodeCore.open("count", { root, using: "test", policies: [counter] });
+      const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "true" }, call_id: "c1" });
+      await core.finish();
+      return d.hints;
+    };
+    assert.deepEqual(await advice(), ["1"]);
+    assert.deepEqual(await advice(), ["2"], "the worker and its module were kept for the next episode");
+    const edited = readFileSync(counter, "utf8").replace("calls++", "calls += 10");
+    writeFileSync(counter, edited);
+    assert.deepEqual(await advice(), ["10"], "an edited file gets a worker of its own");
   });
 });

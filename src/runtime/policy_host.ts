@@ -105,6 +105,8 @@ class PolicyWorkerHost {
   private lastLoss: Error | null = null;
   /** The output budget of the load or call in flight (what the policy prints goes to stderr). */
   private output: OutputBudget | null = null;
+  /** Set while no policy instance is left: when it fires, the worker is terminated. */
+  private idle: ReturnType<typeof setTimeout> | null = null;
 
   readonly key: string;
 
@@ -229,6 +231,8 @@ class PolicyWorkerHost {
 
   /** Loads the file as a new policy instance; null when no worker can be started. */
   async load(handle: number, displayPath: string): Promise<{ id: string; name: string; version: string } | null> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
     this.handles.add(handle);
     this.hold();
     let ok: boolean;
@@ -341,17 +345,34 @@ class PolicyWorkerHost {
     this.drop(new WorkerLost("the policy worker was restarted after a call timed out"));
   }
 
-  /** Forgets one policy instance; terminates the worker when none is left. */
+  /**
+   * Forgets one policy instance. When none is left, the worker is kept
+   * (idle, never keeping the process alive) for {@link IDLE_KEEP_MS}, so the
+   * next episode of this process that loads the same file gets a worker
+   * whose code is already compiled; then it is terminated.
+   */
   close(handle: number): void {
     if (!this.handles.delete(handle)) return;
-    if (this.handles.size === 0) {
+    if (this.worker) this.post({ type: "release", handle });
+    if (this.handles.size > 0) return;
+    if (!this.worker) {
+      hosts.delete(this.key);
+      return;
+    }
+    this.idle = setTimeout(() => {
+      this.idle = null;
+      if (this.handles.size > 0) return;
       this.drop(new WorkerLost("the policy was closed"));
       hosts.delete(this.key);
-    } else if (this.worker) this.post({ type: "release", handle });
+    }, IDLE_KEEP_MS);
+    (this.idle as { unref?: () => void }).unref?.();
   }
 }
 
 const hosts = new Map<string, PolicyWorkerHost>();
+
+/** How long a worker with no policy instance left is kept for the next episode of this process, ms. */
+const IDLE_KEEP_MS = 5000;
 let nextHandle = 1;
 const finalizer = new FinalizationRegistry<{ host: PolicyWorkerHost; handle: number }>(({ host, handle }) =>
   host.close(handle)
