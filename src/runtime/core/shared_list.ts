@@ -129,11 +129,6 @@ export class SharedList<T> {
     return this.#length;
   }
 
-  /** Entry `i`, or undefined past the end. */
-  at(i: number): T | undefined {
-    return i >= 0 && i < this.#length ? this.#chunks[i >> SHIFT][i & MASK] : undefined;
-  }
-
   /** Appends one entry. */
   push(value: T): void {
     this.set(this.#length, value);
