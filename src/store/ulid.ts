@@ -25,14 +25,10 @@ function encode40(n: number): string {
   return PAIRS[high >> 10] + PAIRS[high & 1023] + PAIRS[low >> 10] + PAIRS[low & 1023];
 }
 
+/** Ten characters for a 48-bit time: its top 10 bits (of 50), then the low 40. */
 function encodeTime(ms: number): string {
   if (!Number.isInteger(ms) || ms < 0 || ms > TIME_MAX) throw new RangeError(`ULID time out of range: ${ms}`);
-  let out = "";
-  for (let i = 0; i < 10; i++) {
-    out = ALPHABET[ms % 32] + out;
-    ms = Math.floor(ms / 32);
-  }
-  return out;
+  return PAIRS[Math.floor(ms / HALF)] + encode40(ms % HALF);
 }
 
 /** A 40-bit number from five random bytes. */
