@@ -251,7 +251,8 @@ export class Redactor {
    * pattern, or a named secret that is not set now.
    */
   unmask<T>(value: T): { value: T; unresolved: string[] } {
-    if (!hasMask(value)) return { value, unresolved: [] }; // the usual case: nothing to put back, nothing copied
+    // The usual case: nothing to put back, nothing copied.
+    if (!someString(value, (s) => s.includes("[REDACTED"))) return { value, unresolved: [] };
     const unresolved: string[] = [];
     const env = this.#env;
     const walk = (v: unknown): unknown => {
@@ -283,29 +284,15 @@ export class Redactor {
   redact<T>(value: T, path = ""): { value: T; report: RedactionReport } {
     const report: RedactionReport = { applied: false, masked: 0, secrets: [], patterns: [], fields: [] };
     // Almost every value holds no secret: find that out without copying or building field paths.
-    if (this.#clean(value)) return { value, report };
+    if (!someString(value, this.#suspect)) return { value, report };
     return { value: this.#walk(value, report, path) as T, report };
   }
 
-  /** True when no string in a value (key or value) holds a named secret or a token (a test, no copies). */
-  #clean(value: unknown): boolean {
-    if (typeof value === "string") return this.#cleanString(value);
-    if (typeof value !== "object" || value === null) return true;
-    if (Array.isArray(value)) {
-      for (const item of value) if (!this.#clean(item)) return false;
-      return true;
-    }
-    const obj = value as Record<string, unknown>;
-    for (const k in obj) {
-      if (Object.hasOwn(obj, k) && (!this.#cleanString(k) || !this.#clean(obj[k]))) return false;
-    }
-    return true;
-  }
-
-  #cleanString(text: string): boolean {
-    for (const s of this.#values) if (text.includes(s.value)) return false;
-    return !TOKEN_PREFILTER.test(text);
-  }
+  /** Whether one string (a key or a value) may hold a named secret or a token. */
+  readonly #suspect = (text: string): boolean => {
+    for (const s of this.#values) if (text.includes(s.value)) return true;
+    return TOKEN_PREFILTER.test(text);
+  };
 
   #walk(value: unknown, report: RedactionReport, path: string): unknown {
     if (typeof value === "string") return this.redactString(value, report, path);
@@ -336,16 +323,16 @@ export class Redactor {
   }
 }
 
-/** Whether any string in a value (key or value) holds a `[REDACTED` mark. */
-function hasMask(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("[REDACTED");
+/** Whether `test` holds for any string in a JSON value, key or value (a walk that copies nothing). */
+function someString(value: unknown, test: (text: string) => boolean): boolean {
+  if (typeof value === "string") return test(value);
   if (typeof value !== "object" || value === null) return false;
-  if (Array.isArray(value)) return value.some(hasMask);
-  for (const k in value) {
-    if (Object.hasOwn(value, k) && (k.includes("[REDACTED") || hasMask((value as Record<string, unknown>)[k]))) {
-      return true;
-    }
+  if (Array.isArray(value)) {
+    for (const item of value) if (someString(item, test)) return true;
+    return false;
   }
+  const obj = value as Record<string, unknown>;
+  for (const k in obj) if (Object.hasOwn(obj, k) && (test(k) || someString(obj[k], test))) return true;
   return false;
 }
 
