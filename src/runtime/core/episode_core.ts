@@ -247,7 +247,7 @@ export class EpisodeCore {
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.verdict === "ask") this.#save();
     else this.#dirty = true;
-    if (!this.batchEvents) e.rec.flush(); // the decision is on disk before the driver acts on it
+    this.#written(); // the decision is on disk before the driver acts on it
     return decision;
   }
 
@@ -343,7 +343,7 @@ export class EpisodeCore {
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });
     this.#dirty = true;
-    if (!this.batchEvents) e.rec.flush();
+    this.#written();
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
@@ -391,6 +391,11 @@ export class EpisodeCore {
     this.#engine.rec.flush();
   }
 
+  /** At the end of `propose` and `record`: their events are written now, unless {@link EpisodeCore.batchEvents}. */
+  #written(): void {
+    if (!this.batchEvents) this.#engine.rec.flush();
+  }
+
   /** Records the act event for a proposed step (by step id or call id): state, facts, learning evidence. */
   record(stepOrCallId: string, result: RecordedResult): Promise<void> {
     this.#checkHeld();
@@ -428,7 +433,7 @@ export class EpisodeCore {
     );
     if (call) call.recorded = true;
     this.#dirty = true;
-    if (!this.batchEvents) e.rec.flush(); // recorded means written
+    this.#written(); // recorded means written
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
