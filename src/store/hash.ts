@@ -11,6 +11,10 @@ import { canonicalJson } from "./canonical_json.ts";
 
 export { canonicalJson };
 
+/** Bun's one-call SHA-256, when running under Bun. */
+const bunSha256 = (globalThis as { Bun?: { SHA256?: { hash(data: string | Uint8Array, encoding: "hex"): string } } })
+  .Bun?.SHA256;
+
 /**
  * `sha256:<hex>` of bytes or of a string's UTF-8 bytes.
  *
@@ -26,9 +30,6 @@ export function sha256(data: string | Uint8Array): string {
   return "sha256:" + nodeCrypto().createHash("sha256").update(data).digest("hex");
 }
 
-const bunSha256 = (globalThis as { Bun?: { SHA256?: { hash(data: string | Uint8Array, encoding: "hex"): string } } })
-  .Bun?.SHA256;
-
 /** Size and digest of a file. */
 export interface FileDigest {
   /** Bytes in the file. */
@@ -38,7 +39,8 @@ export interface FileDigest {
 }
 
 /**
- * Hashes a file in 1 MiB chunks (never reads it whole into memory).
+ * Hashes a file in chunks the size of `buffer` (never reads it whole into
+ * memory). A caller hashing many files passes one buffer for all of them.
  *
  * @example
  * ```ts
@@ -46,9 +48,9 @@ export interface FileDigest {
  * const { size_bytes, sha256 } = sha256File("/etc/hostname");
  * ```
  */
-export function sha256File(path: string): FileDigest {
+export function sha256File(path: string, buffer?: Buffer): FileDigest {
   const hash = nodeCrypto().createHash("sha256");
-  const buf = Buffer.allocUnsafe(1 << 20);
+  const buf = buffer ?? Buffer.allocUnsafe(1 << 20);
   const fd = openSync(path, "r");
   let size = 0;
   try {

@@ -30,23 +30,14 @@
  *
  * @module
  */
-import {
-  closeSync,
-  type Dirent,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { sep } from "node:path";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { writeFileAtomic } from "../store/atomic.ts";
-import { nodeCrypto, nodeTimers } from "../builtins.ts";
+import { nodeTimers } from "../builtins.ts";
+import { sha256File } from "../store/hash.ts";
 import type { WorkspaceDiff } from "../schema/summary.ts";
 
 /**
@@ -205,22 +196,6 @@ export function errCode(e: unknown): string {
   return typeof code === "string" ? code : e instanceof Error ? e.message : String(e);
 }
 
-function hashFileWith(path: string, buf: Buffer): { digest: string; bytes: number } {
-  const hash = nodeCrypto().createHash("sha256");
-  const fd = openSync(path, "r");
-  let bytes = 0;
-  try {
-    let n: number;
-    while ((n = readSync(fd, buf, 0, CHUNK, null)) > 0) {
-      hash.update(buf.subarray(0, n));
-      bytes += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { digest: "sha256:" + hash.digest("hex"), bytes };
-}
-
 type Kind = "file" | "dir" | "skip";
 
 function kindOf(entry: Dirent, abs: string): Kind | null {
@@ -302,7 +277,7 @@ export async function captureSnapshot(
       if (kind === "dir") stack.push(childRel);
       else if (kind === "file") {
         try {
-          found.push([childRel, hashFileWith(abs, buf).digest]);
+          found.push([childRel, sha256File(abs, buf).sha256]);
         } catch (e) {
           if (errCode(e) === "ENOENT") continue; // removed during the walk
           throw new WorkspaceUnavailableError(workspace, childRel, errCode(e), e);
