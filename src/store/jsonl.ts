@@ -33,6 +33,19 @@ const BATCH_BYTES = 64 * 1024;
 const waiting = new Set<JsonlAppender>();
 let exitHook = false;
 
+/** Writes what buffered appenders hold when the process exits (installed once). */
+function watchExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on("exit", flushAtExit);
+  // Deno ends on an uncaught error without the "exit" event; its error events come first (listening to
+  // them changes nothing else: the process still ends with the error).
+  if ("Deno" in globalThis) {
+    globalThis.addEventListener("error", flushAtExit);
+    globalThis.addEventListener("unhandledrejection", flushAtExit);
+  }
+}
+
 function flushAtExit(): void {
   for (const a of [...waiting]) {
     try {
@@ -106,18 +119,10 @@ export class JsonlAppender {
     this.#buf[end - 1] = 10;
     this.#pending = end;
     if (!this.#buffered || end >= BATCH_BYTES) return this.flush();
-    this.#timer ??= setTimeout(this.#flushLater, 0);
+    if (this.#timer !== undefined) return; // the first line waiting: schedule its write
+    this.#timer = setTimeout(this.#flushLater, 0);
     waiting.add(this);
-    if (!exitHook) {
-      exitHook = true;
-      process.on("exit", flushAtExit);
-      // Deno ends on an uncaught error without the "exit" event; its error events come first (listening to
-      // them changes nothing else: the process still ends with the error).
-      if ("Deno" in globalThis) {
-        globalThis.addEventListener("error", flushAtExit);
-        globalThis.addEventListener("unhandledrejection", flushAtExit);
-      }
-    }
+    watchExit();
   }
 
   /** Writes the lines waiting in a buffered appender, in one write call. */
