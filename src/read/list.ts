@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { ulidTime } from "../store/ulid.ts";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
+import { ulidTime } from "../store/ulid.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
