@@ -389,6 +389,23 @@ describe("the pieces", () => {
     assert.deepEqual(leaksUnder(dir), []);
   });
 
+  test("a masking JSONL appender masks a line given as JSON text, as the model log writes it", () => {
+    const dir = join(tmp.path, "sink-text");
+    mkdirSync(dir);
+    const sink = new ArtifactSink(dir, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
+    const log = sink.jsonl("model.jsonl");
+    log.appendRaw(JSON.stringify({ prompt: [{ text: `use ${FILE_SECRET}` }], tool: GH, n: 1 }));
+    log.appendRaw('{"plain":"nothing here"}');
+    log.close();
+    sink.close(); // the sink stops declaring its secrets
+    const lines = readFileSync(join(dir, "model.jsonl"), "utf8").trim().split("\n");
+    assert.equal(lines.length, 2);
+    assert.equal(JSON.parse(lines[0]).prompt[0].text, "use [REDACTED:S]");
+    assert.equal(JSON.parse(lines[0]).n, 1);
+    assert.equal(lines[1], '{"plain":"nothing here"}', "a clean line is written as given");
+    assert.deepEqual(leaksUnder(dir), []);
+  });
+
   test("runProcess masks an excerpt before cutting it, with the secrets of the open episodes", async () => {
     const sink = new ArtifactSink(tmp.path, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
     try {

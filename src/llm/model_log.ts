@@ -138,22 +138,21 @@ function sameJson(a: unknown, b: unknown): boolean {
 class DeltaRequests {
   #prompt: readonly unknown[] = [];
   #tools = "";
-  /** The request of a call, as a delta: only the messages after the unchanged ones are copied. */
-  delta(params: Params): ModelTurn["request"] {
+  /**
+   * The JSON text of a call's request, as a delta (see {@link ModelTurn.request}):
+   * only the messages after the unchanged ones are written out, once, now.
+   */
+  delta(params: Params): string {
     const prompt = params.prompt as readonly unknown[];
     let k = 0;
     while (k < prompt.length && k < this.#prompt.length && sameJson(prompt[k], this.#prompt[k])) k++;
     const tools = JSON.stringify(toolsOf(params));
-    const out: ModelTurn["request"] = {
-      prompt: prompt.slice(k).map((m) => JSON.parse(JSON.stringify(m))),
-      tools: tools === this.#tools ? null : JSON.parse(tools),
-      settings: settingsOf(params),
-    };
-    if (k > 0) out.prompt_from = k;
-    if (tools === this.#tools) out.tools_same = true;
+    const same = tools === this.#tools;
     this.#prompt = prompt;
     this.#tools = tools;
-    return out;
+    return `{"prompt":${JSON.stringify(k > 0 ? prompt.slice(k) : prompt)},"tools":${same ? "null" : tools},` +
+      `"settings":${JSON.stringify(settingsOf(params))}${k > 0 ? `,"prompt_from":${k}` : ""}` +
+      `${same ? ',"tools_same":true' : ""}}`;
   }
 }
 
@@ -208,9 +207,24 @@ export function modelRecorder(
 ): LanguageModelMiddleware & { totals: UsageTotals } {
   let turn = 0;
   const requests = new DeltaRequests();
-  const write = (line: ModelTurn) => {
-    log.append(line);
-    const u = line.response?.usage as
+  /** The start of a line, up to its request (the request is written out when the call starts). */
+  const head = (mode: ModelTurn["mode"], params: Params, model: { provider: string; modelId: string }) => {
+    const first = JSON.stringify({
+      turn: ++turn,
+      mode,
+      provider: model.provider,
+      model: model.modelId,
+      started_at: new Date().toISOString(),
+    });
+    return `${first.slice(0, -1)},"request":${requests.delta(params)}`;
+  };
+  /** Appends the line (one JSON text, built once: the appender masks it) and sums its usage. */
+  const write = (start: string, t0: number, response: ModelTurn["response"], error: ModelTurn["error"]) => {
+    log.appendRaw(
+      `${start},"duration_ms":${Math.round(performance.now() - t0)},"response":${JSON.stringify(response)},` +
+        `"error":${JSON.stringify(error)}}`,
+    );
+    const u = response?.usage as
       | { inputTokens?: { total?: number }; outputTokens?: { total?: number } }
       | undefined;
     totals.model_calls++;
@@ -218,40 +232,28 @@ export function modelRecorder(
     totals.output_tokens += u?.outputTokens?.total ?? 0;
     totals.total_tokens = totals.input_tokens + totals.output_tokens;
   };
-  const base = (mode: ModelTurn["mode"], params: Params, model: { provider: string; modelId: string }) => ({
-    turn: ++turn,
-    mode,
-    provider: model.provider,
-    model: model.modelId,
-    started_at: new Date().toISOString(),
-    request: requests.delta(params),
-  });
   return {
     specificationVersion: "v4",
     totals,
     async wrapGenerate({ doGenerate, params, model }) {
-      const b = base("generate", params, model), t0 = performance.now();
+      const start = head("generate", params, model), t0 = performance.now();
+      let r;
       try {
-        const r = await doGenerate();
-        write({
-          ...b,
-          duration_ms: Math.round(performance.now() - t0),
-          response: { content: JSON.parse(JSON.stringify(r.content)), finish_reason: r.finishReason, usage: r.usage },
-          error: null,
-        });
-        return r;
+        r = await doGenerate();
       } catch (e) {
-        write({ ...b, duration_ms: Math.round(performance.now() - t0), response: null, error: errorOf(e) });
+        write(start, t0, null, errorOf(e));
         throw e;
       }
+      write(start, t0, { content: r.content, finish_reason: r.finishReason, usage: r.usage }, null);
+      return r;
     },
     async wrapStream({ doStream, params, model }) {
-      const b = base("stream", params, model), t0 = performance.now();
+      const start = head("stream", params, model), t0 = performance.now();
       let r;
       try {
         r = await doStream();
       } catch (e) {
-        write({ ...b, duration_ms: Math.round(performance.now() - t0), response: null, error: errorOf(e) });
+        write(start, t0, null, errorOf(e));
         throw e;
       }
       const parts: unknown[] = [];
@@ -263,13 +265,7 @@ export function modelRecorder(
           controller.enqueue(part);
         },
         flush() {
-          const response = contentOfParts(parts);
-          write({
-            ...b,
-            duration_ms: Math.round(performance.now() - t0),
-            response: failed ? null : JSON.parse(JSON.stringify(response)),
-            error: failed ? errorOf(failed) : null,
-          });
+          write(start, t0, failed ? null : contentOfParts(parts), failed ? errorOf(failed) : null);
         },
       });
       return { ...r, stream: r.stream.pipeThrough(tap) };

@@ -29,7 +29,7 @@ export interface WriteJsonOptions {
   durable?: boolean;
 }
 
-/** A {@link JsonlAppender} whose every appended value is masked first. */
+/** A {@link JsonlAppender} whose every line is masked first, whether appended as a value or as JSON text. */
 class MaskingJsonlAppender extends JsonlAppender {
   constructor(path: string, readonly sink: ArtifactSink) {
     super(path);
@@ -37,8 +37,14 @@ class MaskingJsonlAppender extends JsonlAppender {
 
   override append(value: unknown): string {
     const text = this.sink.serialize(value, 0).text;
-    this.appendRaw(text);
+    super.appendRaw(text);
     return text;
+  }
+
+  /** Appends a JSON text, masked (a text that might hold a secret is parsed, masked and serialised again). */
+  override appendRaw(text: string): void {
+    const redactor = this.sink.redactor;
+    super.appendRaw(redactor.mightContain(text) ? JSON.stringify(redactor.redact(JSON.parse(text)).value) : text);
   }
 }
 
