@@ -91,6 +91,7 @@ describe("the snapshot is incremental", () => {
     const b = snap.state();
     assert.equal(a.outcomes.actions, b.outcomes.actions);
     assert.equal(a.episode, b.episode);
+    for (const part of ["plan", "outcomes", "memory"] as const) assert.equal(a[part], b[part], `${part} is reused`);
     state.outcomes.actions.push({ id: "act1", result_status: "ok", input: { x: [1] } });
     state.outcomes.metrics.steps_completed = 1;
     state.plan.steps[0].status = "done";
@@ -101,6 +102,9 @@ describe("the snapshot is incremental", () => {
     assert.equal(d.plan.steps[0].status, "done");
     assert.equal(d.outcomes.actions.length, 1);
     assert.equal(d.outcomes.metrics?.steps_completed, 1);
+    assert.notEqual(d.outcomes, b.outcomes, "a changed number makes a new outcomes part");
+    assert.equal(b.outcomes.metrics?.steps_completed, 0, "an earlier snapshot keeps its metrics");
+    assert.equal(d.memory, b.memory, "memory did not change");
     assert.ok(Object.isFrozen(d.outcomes.actions[0].input));
     assert.equal(c.outcomes.actions, d.outcomes.actions, "the list is rebuilt only when it grows");
     assert.equal(b.outcomes.actions.length, 0, "an earlier snapshot does not change");

@@ -11,8 +11,10 @@
  * `list_view.ts`: freezing a new 10k-entry array per call would cost
  * milliseconds under Bun); every other object is frozen.
  * Small parts (`episode`, `goal`, `beliefs`, `links`…) are copied once per
- * value: replace them, do not change them in place. `outcomes.metrics` is
- * copied on every call (a handful of numbers the runtime updates in place).
+ * value: replace them, do not change them in place. `outcomes.metrics` (a
+ * handful of numbers the runtime updates in place) is compared with its last
+ * copy on every call and copied again when a number changed. A part in which
+ * nothing changed is the same frozen object as in the previous snapshot.
  *
  * @module
  */
@@ -104,6 +106,14 @@ function frozenCopy(value: Record<string, unknown>): unknown {
   return Object.freeze({ ...value });
 }
 
+/** Whether two objects have the same own keys, in the same order, with identical (`===`) values. */
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]] !== b[kb[i]]) return false;
+  return true;
+}
+
 /**
  * Keeps the frozen snapshot of one episode's state.
  *
@@ -118,6 +128,8 @@ function frozenCopy(value: Record<string, unknown>): unknown {
 export class StateSnapshot {
   readonly #state: State;
   readonly #small = new Map<string, { ref: unknown; frozen: unknown }>();
+  /** The last frozen `plan`, `outcomes` and `memory` parts, and the last `outcomes.metrics` copy. */
+  readonly #parts = new Map<string, Readonly<Record<string, unknown>>>();
   readonly #lists = {
     steps: new FrozenList({ copy: true, view: true }),
     actions: new FrozenList({ copy: false, view: true }),
@@ -155,10 +167,23 @@ export class StateSnapshot {
       else if (key === "outcomes" && k === "artifacts" && Array.isArray(v)) out[k] = this.#lists.artifacts.get(v);
       else if (key === "memory" && k === "facts" && Array.isArray(v)) out[k] = this.#lists.facts.get(v);
       else if (key === "outcomes" && k === "metrics" && typeof v === "object" && v !== null) {
-        out[k] = frozenCopy(v as Record<string, unknown>); // updated in place by the runtime
+        out[k] = this.#metrics(v as Record<string, unknown>);
       } else out[k] = this.#frozenSmall(`${key}.${k}`, v);
     }
-    return Object.freeze(out);
+    // Nothing in it changed: the same frozen part as last time (a policy worker is then sent `same`).
+    const last = this.#parts.get(key);
+    if (last && sameMembers(last, out)) return last;
+    this.#parts.set(key, Object.freeze(out));
+    return out;
+  }
+
+  /** `outcomes.metrics`, updated in place by the runtime: copied, unless its values are the last copy's. */
+  #metrics(live: Record<string, unknown>): unknown {
+    const last = this.#parts.get("outcomes.metrics");
+    if (last && sameMembers(last, live)) return last;
+    const copy = frozenCopy(live) as Readonly<Record<string, unknown>>;
+    this.#parts.set("outcomes.metrics", copy);
+    return copy;
   }
 
   /** The state as it stands now, deeply frozen. Parts that did not change are the same objects as last time. */
