@@ -2,7 +2,8 @@
  * Runs every benchmark: each `bench/*.ts` that exports `main()` (all but
  * `lib.ts` and `run.ts`), in name order, each in a process of its own (so no
  * benchmark measures in a heap, JIT state or garbage another one left
- * behind), and prints ONE combined table — one
+ * behind) after a `sync` (so none is timed while the kernel writes out the
+ * files another one left), and prints ONE combined table — one
  * row per measure: `benchmark | measure | value | baseline | ratio | goal |
  * met` — then the machine it ran on. Exits 1 when a benchmark missed a goal
  * or failed (a failed benchmark shows as a row with met `FAILED`).
@@ -82,6 +83,9 @@ export function runAll(args: string[] = process.argv.slice(2)): BenchReport[] {
       const name = file.replace(/\.ts$/, "");
       if (only && !only.includes(name)) continue;
       const out = join(tmp, `${name}.json`);
+      // Settle first: the files the previous benchmark wrote (100,000 episodes for `list`) are written out now,
+      // not by the kernel during the next benchmark's timing on this machine's few cores.
+      spawnSync("sync", { stdio: "ignore" });
       process.stderr.write(`== ${file}\n`);
       const child = spawnSync(
         process.execPath,
