@@ -223,6 +223,11 @@ describe("defect 5: policy errors", () => {
     const vj = JSON.parse(w.run(["view", j.episode_id, "--json"]).stdout);
     assert.equal(vj.counts.vetoes, 0);
     assert.equal(vj.counts.policy_failures, 1);
+    // The run's final message (the terminate event's), in --json and the view's header; no "Answer" (not an agent).
+    assert.match(j.message, /^Action vetoed: /);
+    assert.equal(vj.message, j.message);
+    assert.match(view.stdout, /^ {2}message +Action vetoed: /m);
+    assert.doesNotMatch(view.stdout, /^Answer$/m);
 
     // Where it was thrown (error.at of the direction event, file:line:column) in run output, --json and view.
     assert.match(r.stdout, /policy failed Boom@1\.0: Error: kaboom \(at boom\.ts:5:\d+\)/);

@@ -137,6 +137,7 @@ describe("noema run --using llm", () => {
       const out = JSON.parse(r.stdout);
       episode = out.episode_id;
       const dir = out.episode_dir;
+      assert.equal(out.message, ANSWER, "--json has the final answer");
       assert.equal(server.requests.length, 4);
       assert.match(String(server.headers[0].authorization), /sk-test-secret-value-123/);
       const second = toolMessages(server.requests[1]);
@@ -182,6 +183,23 @@ describe("noema run --using llm", () => {
       delete process.env.SCRIPTED_KEY;
       await server.close();
     }
+  });
+
+  it("shows the final answer: under the result line of run, and in view", async () => {
+    assert.ok(episode);
+    writeFileSync(join(ws, "app.ts"), original);
+    const r = await run(["run", "--replay", episode, "--root", root]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const lines = r.stdout.trimEnd().split("\n");
+    assert.match(lines[0], /^ep_\S+ {2}ok {2}outcome=/);
+    assert.equal(lines[1], `  ${ANSWER}`);
+    assert.match(lines[2], /^ {2}view: noema view ep_/);
+    const v = await run(["view", episode, "--root", root]);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, new RegExp(`\nAnswer\n  ${ANSWER}\n`));
+    assert.doesNotMatch(v.stdout, /^ {2}message /m, "the answer is not repeated as the message line");
+    const j = await run(["view", episode, "--root", root, "--json"]);
+    assert.equal(JSON.parse(j.stdout).message, ANSWER);
   });
 
   it("--replay reproduces the episode with the server stopped", async () => {

@@ -130,6 +130,11 @@ export interface EpisodeView {
   start: { timestamp: string | null; mode: string | null; using: string | null; intuition_mode: string | null } | null;
   /** Timestamp of the last event. */
   last_event_at: string | null;
+  /**
+   * The run's final message (its `terminate` event's), or null before the run ended: for an agent run
+   * (`using: "llm"`) that succeeded, the model's final answer.
+   */
+  message: string | null;
   /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
   problems: string[];
   /** Absolute artifact paths; `null` when the file does not exist. */
@@ -187,6 +192,7 @@ interface EventPass {
   lastTs: string | null;
   waiting: Waiting | null;
   start: EpisodeView["start"];
+  message: string | null;
 }
 
 /**
@@ -242,6 +248,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
     ),
     start: pass.start,
     last_event_at: pass.lastTs,
+    message: pass.message,
     problems,
     paths: {
       events: exists(paths.events),
@@ -272,6 +279,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     lastTs: null,
     waiting: null,
     start: null,
+    message: null,
   };
   if (!existsSync(path)) {
     problems.push(`${path}: file not found`);
@@ -308,6 +316,7 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
     };
   }
   if (phase === "act") pass.actions++;
+  if (phase === "terminate") pass.message = str(payload.message);
   if (phase === "direction") {
     passDirection(pass, e, payload, ts);
   } else if (phase === "governance") {

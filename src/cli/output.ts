@@ -194,6 +194,20 @@ export function neutralize(s: string): string {
   });
 }
 
+/**
+ * A multi-line text as lines to print under a heading: each indented, tabs
+ * as spaces, control characters {@link neutralize}d, trailing blank lines dropped.
+ *
+ * @example
+ * ```ts
+ * import { indentedLines } from "./output.ts";
+ * indentedLines("Done.\n\n\tall green\n"); // ["  Done.", "", "      all green"]
+ * ```
+ */
+export function indentedLines(text: string, indent = "  "): string[] {
+  return text.trimEnd().split(/\r?\n/).map((line) => line ? indent + neutralize(line.replaceAll("\t", "    ")) : "");
+}
+
 /** Collapses whitespace (newlines, tabs) so a value fits on one line, and {@link neutralize}s control characters. */
 export function oneLine(s: string): string {
   return neutralize(s.replace(/\s+/g, " ").trim());

@@ -14,7 +14,7 @@ import type { RunResult } from "../runtime/engine.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { CliContext } from "./context.ts";
-import { neutralize, oneLine } from "./output.ts";
+import { indentedLines, neutralize, oneLine } from "./output.ts";
 
 /** The enforced governance decision that blocked an action. */
 export interface BlockInfo {
@@ -40,6 +40,8 @@ export interface RunExplanation {
   error: { type: string; message: string } | null;
   /** The terminate event's message, or null. */
   message: string | null;
+  /** The final answer of an agent run (`using: "llm"`) that succeeded: its terminate message; else null. */
+  answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
 }
@@ -93,14 +95,16 @@ export function explainRun(dir: string): RunExplanation {
       };
     }
   }
-  let error: RunExplanation["error"] = null;
+  let error: RunExplanation["error"] = null, agent = false;
   try {
-    const e = rec(rec(readJsonFile(paths.state).outcomes).error);
+    const state = readJsonFile(paths.state);
+    const e = rec(rec(state.outcomes).error);
     if (typeof e.message === "string") error = { type: str(e.type) ?? "Error", message: e.message };
+    agent = rec(state.episode).using === "llm" && rec(state.outcomes).status === "ok";
   } catch {
     // an unreadable state.json is for noema validate to report
   }
-  return { blocked, error, message, program_exit_code: programExit };
+  return { blocked, error, message, answer: agent ? message : null, program_exit_code: programExit };
 }
 
 /** Options of {@link printRunResult}. */
@@ -117,9 +121,10 @@ export interface PrintRunOptions {
 
 /**
  * Prints a run's result and sets the exit code (0 ok, 1 error, 3 vetoed,
- * 4 paused, 130 interrupted). `--json` prints `{episode_id, episode_dir,
- * status, outcome, exit_code, blocked, error, program_exit_code}` (plus `checkpoint_id` and
- * `pending` for a paused run).
+ * 4 paused, 130 interrupted), and an agent run's final answer. `--json`
+ * prints `{episode_id, episode_dir, status, outcome, exit_code, blocked,
+ * error, program_exit_code, message}` (plus `checkpoint_id` and `pending` for
+ * a paused run); `message` is the run's final message (an agent run's answer).
  *
  * @example
  * ```ts
@@ -143,6 +148,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       blocked: why.blocked,
       error: why.error,
       program_exit_code: why.program_exit_code,
+      message: why.message,
     });
   } else if (result.status === "pending") {
     out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);
@@ -152,6 +158,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
   } else {
     const color = result.status === "ok" ? c.green : result.status === "vetoed" ? c.yellow : c.red;
     out.line(`${result.episode_id}  ${color(result.status)}  outcome=${result.outcome}`);
+    if (why.answer !== null) { for (const line of indentedLines(why.answer)) out.line(line); }
     const b = why.blocked;
     if (b && result.status === "vetoed") {
       if (b.kind === "veto") {

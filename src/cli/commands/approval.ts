@@ -114,7 +114,10 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--abort", "end the run as aborted, with terminal artifacts")
     .option("--using <adapter>", "the adapter; must be the one the run used")
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
+    .option(
+      "--json",
+      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message"}',
+    )
     .addHelpText(
       "after",
       examples(

@@ -106,7 +106,10 @@ function runCommand(program: CommandUnknownOpts) {
       "a path segment the snapshots ignore (besides .git, node_modules, .noema); repeatable",
       collect,
     )
-    .option("--json", 'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error"}')
+    .option(
+      "--json",
+      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message"}',
+    )
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(
       "after",

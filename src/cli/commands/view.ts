@@ -15,7 +15,7 @@ import { type CliContext, examples, globalOptions } from "../context.ts";
 import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
-import { type Cell, neutralize, oneLine, type Output, truncate } from "../output.ts";
+import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
 import { renderSteps } from "./plan.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -88,6 +88,7 @@ function header(out: Output, v: EpisodeView): void {
     ["mode", str(flags.mode) ?? str(v.start?.mode) ?? "-"],
     ["intuition", intuition],
     ["adapter result", str(s.adapter_result)],
+    ["message", answerOf(v) === null && v.message !== null ? oneLine(v.message) : null],
   ]);
   if (v.lifecycle === "non-terminal") {
     const w = v.waiting;
@@ -110,6 +111,20 @@ function header(out: Output, v: EpisodeView): void {
     }
   }
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
+}
+
+/** The final answer of an agent run (`using: "llm"`) that ended ok, or null. */
+function answerOf(v: EpisodeView): string | null {
+  const using = str(rec(v.state?.episode).using) ?? v.start?.using ?? null;
+  return using === "llm" && v.status === "ok" ? v.message : null;
+}
+
+/** An agent run's final answer, whole. */
+function answerSection(out: Output, v: EpisodeView): void {
+  const answer = answerOf(v);
+  if (answer === null) return;
+  section(out, "Answer");
+  for (const line of indentedLines(answer)) out.line(line);
 }
 
 function planSection(out: Output, v: EpisodeView): void {
@@ -358,6 +373,7 @@ function artifactsSection(out: Output, v: EpisodeView): void {
  */
 export function renderView(out: Output, v: EpisodeView): void {
   header(out, v);
+  answerSection(out, v);
   planSection(out, v);
   actionsSection(out, v);
   verificationSection(out, v);
