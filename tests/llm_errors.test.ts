@@ -14,6 +14,7 @@ import { Redactor } from "../src/runtime/redact.ts";
 import { parseLlmConfig } from "../src/llm/config.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { runLlmAgent } from "../src/llm/agent.ts";
+import { classifyModelError } from "../src/llm/model_errors.ts";
 import { type ScriptedReply, startOpenAiServer } from "./helpers/openai_server.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -55,7 +56,15 @@ describe("llm errors", () => {
     const r = await agentAt(`http://127.0.0.1:${port}/v1`, { max_retries: 0 });
     assert.equal(r.status, "error");
     assert.equal(r.error?.type, "LlmUnreachable", String(r.error?.message));
-    assert.match(r.error!.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+    assert.match(
+      r.error!.message,
+      new RegExp(`^cannot reach the model server at http://127\\.0\\.0\\.1:${port}/v1; is it running\\? \\(`),
+    );
+    assert.doesNotMatch(
+      r.error!.message,
+      /Failed after|AI_APICallError/,
+      "the reason once, without the SDK's wrappers",
+    );
   });
 
   for (const status of [401, 403]) {
@@ -112,6 +121,19 @@ describe("llm errors", () => {
       },
     }]);
     assert.equal(r.error?.type, "LlmContextOverflow");
+  });
+
+  it("an unreachable server after retries: the attempts and the reason once", () => {
+    const last = Object.assign(new Error("Cannot connect to API: ECONNREFUSED"), { name: "AI_APICallError" });
+    const retry = Object.assign(
+      new Error("Failed after 3 attempts. Last error: Cannot connect to API: ECONNREFUSED"),
+      { name: "AI_RetryError", errors: [last, last, last], lastError: last },
+    );
+    assert.deepEqual(classifyModelError(retry, "http://127.0.0.1:11434/v1"), {
+      type: "LlmUnreachable",
+      message:
+        "cannot reach the model server at http://127.0.0.1:11434/v1 (after 3 attempts); is it running? (Cannot connect to API: ECONNREFUSED)",
+    });
   });
 
   it("bad configuration names the field", () => {

@@ -259,6 +259,9 @@ describe("noema run --using llm", () => {
     assert.equal(c.code, 2);
     assert.match(c.stderr, /adapter\.max_turns/);
     assert.equal(c.stderr.trim().split("\n").length, 1, c.stderr);
+    const d = await run(["run", "t", "--using", "llm", "--root", root]);
+    assert.equal(d.code, 2);
+    assert.equal(d.stderr.trim(), "noema: adapter.model: is required (e.g. --model ollama:qwen2.5-coder)");
   });
 
   it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {

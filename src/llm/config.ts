@@ -87,7 +87,14 @@ export function parseLlmConfig(raw: unknown, source = "adapter"): LlmConfig {
     const issue = r.issues[0];
     const path = issue.path?.map((p) => String(p.key)).join(".") ?? "";
     const unknownKey = issue.kind === "schema" && issue.expected === "never" ? " (unknown field)" : "";
-    throw new NoemaError("usage", `${source}${path ? `.${path}` : ""}: ${issue.message}${unknownKey}`, {
+    // A required field that is absent: valibot reports it on its object ("Invalid key: Expected …").
+    const missing = issue.input === undefined && /object/.test(issue.type) && path !== "";
+    const message = !missing
+      ? issue.message
+      : path === "model"
+      ? "is required (e.g. --model ollama:qwen2.5-coder)"
+      : "is required";
+    throw new NoemaError("usage", `${source}${path ? `.${path}` : ""}: ${message}${unknownKey}`, {
       exitCode: EXIT.USAGE,
     });
   }

@@ -108,7 +108,12 @@ export function classifyModelError(e: unknown, baseUrl: string): ModelFailure {
       /ECONNREFUSED|Unable to connect|Cannot connect|connection refused|fetch failed|error sending request|ConnectionRefused/i
         .test(err.message ?? "")
     ) {
-      return { type: "LlmUnreachable", message: `cannot reach the model server at ${baseUrl}${after}: ${err.message}` };
+      // The innermost error says why (the retry wrapper's own message repeats it after "Failed after N attempts").
+      const why = String((chain.at(-1) as { message?: string })?.message ?? err.message).replace(/^AI_\w+: /, "");
+      return {
+        type: "LlmUnreachable",
+        message: `cannot reach the model server at ${baseUrl}${after}; is it running? (${why})`,
+      };
     }
   }
   return { type: first?.name ?? "LlmError", message: `model call failed: ${first?.message ?? String(e)}` };
