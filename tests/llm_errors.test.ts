@@ -136,6 +136,16 @@ describe("llm errors", () => {
     });
   });
 
+  it("a failure played back by a replay is classified as the original and says it is the recorded one", () => {
+    const e = Object.assign(new Error("Unauthorized"), { name: "AI_APICallError", statusCode: 401, replayed: true });
+    const f = classifyModelError(e, "http://127.0.0.1:11434/v1");
+    assert.equal(f.type, "LlmAuthError");
+    assert.match(
+      f.message,
+      /^the recorded model call failed: the model server at http:\/\/127\.0\.0\.1:11434\/v1 refused/,
+    );
+  });
+
   it("bad configuration names the field", () => {
     assert.throws(() => parseLlmConfig({ base_url: "http://x/v1", model: "m", max_turns: 0 }), /adapter\.max_turns/);
     assert.throws(() => parseLlmConfig({ model: "m" }), /adapter\.base_url: is required/);

@@ -128,7 +128,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       stream: c.stream,
       timeoutMs: c.timeout_ms,
       maxRetries: o.replay ? 0 : c.max_retries,
-      baseUrl: o.replay ? "the recording" : c.base_url ?? c.provider,
+      baseUrl: c.base_url ?? c.provider,
       signal: abort.signal,
     });
     const total = previous + result.turns;

@@ -39,7 +39,9 @@ function chainOf(e: unknown): unknown[] {
 }
 
 /**
- * Classifies an error thrown by a model call.
+ * Classifies an error thrown by a model call. A failure a replay plays back
+ * from its recording (marked `replayed` by the replay model) is classified
+ * as the original was, and says that it is the recorded one.
  *
  * @example
  * ```ts
@@ -48,6 +50,12 @@ function chainOf(e: unknown): unknown[] {
  * ```
  */
 export function classifyModelError(e: unknown, baseUrl: string): ModelFailure {
+  const f = classify(e, baseUrl);
+  if (!(e as { replayed?: unknown } | null)?.replayed) return f;
+  return { type: f.type, message: `the recorded model call failed: ${f.message}` };
+}
+
+function classify(e: unknown, baseUrl: string): ModelFailure {
   const chain = chainOf(e);
   const first = chain[0] as { name?: string; message?: string };
   if (first?.name === "ReplayDivergence") return { type: "ReplayDivergence", message: String(first.message) };

@@ -133,7 +133,11 @@ export function replayModel(turns: readonly ModelTurn[], redactor: Redactor): La
     const d = firstDifference(recorded, live);
     if (d) throw new ReplayDivergence(next, d.path, d.a, d.b);
     if (!turn.response) {
-      const e = new Error(turn.error?.message ?? "recorded model error");
+      // The recorded failure again, as classifyModelError will read it (marked: it happened in the recorded run).
+      const e = Object.assign(new Error(turn.error?.message ?? "recorded model error"), {
+        replayed: true,
+        ...(typeof turn.error?.status === "number" ? { statusCode: turn.error.status } : {}),
+      });
       e.name = turn.error?.type ?? "Error";
       throw e;
     }
