@@ -14,6 +14,7 @@ import { Redactor } from "../src/runtime/redact.ts";
 import { parseLlmConfig } from "../src/llm/config.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { driveLlmEpisode, type EpisodeHandle, resumeLlmEpisode } from "../src/llm/episode_driver.ts";
+import { llmDriver } from "../src/llm/driver.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { WRITE_NEEDS_APPROVAL } from "./helpers/policies.ts";
@@ -105,6 +106,30 @@ describe("llm episode driver", () => {
       assert.equal(second.agent.status, "done", JSON.stringify(second.agent.error));
       assert.equal(existsSync(join(ws, "out.txt")), false);
       assert.match(toolMessages(server.requests[2]).get("w1")!, /not today/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports each event of the episode to onEvent (the CLI's live progress)", async () => {
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "l1", name: "list_dir", arguments: "{}" }] },
+      { text: "listed" },
+    ]);
+    try {
+      const ws = join(tmp.path, "progress-ws");
+      mkdirSync(ws, { recursive: true });
+      const seen: string[] = [];
+      const r = await llmDriver.run("list it", {
+        root: join(tmp.path, "progress-root"),
+        workspace: ws,
+        adapter: { base_url: server.url, model: "m" },
+        onEvent: (e) => seen.push(e.phase === "act" ? `act:${String(e.payload.tool)}` : e.phase),
+      });
+      assert.equal(r.status, "ok");
+      assert.equal(seen[0], "start");
+      assert.ok(seen.includes("governance") && seen.includes("act:list_dir"), seen.join(" "));
+      assert.equal(seen.at(-1), "insight");
     } finally {
       await server.close();
     }

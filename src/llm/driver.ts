@@ -54,7 +54,8 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
   const config = parseLlmConfig({ base_dir: baseDir, ...(options.adapter ?? {}) });
   await resolveTools(config.tools, { baseDir: config.base_dir ?? baseDir }); // tool files load before anything is written
   const workspace = resolve(options.workspace ?? process.cwd());
-  const { using: _u, steps: _s, planner: _p, args: _a, adapter, onEvent: _e, signal, ...rest } = options;
+  // `onEvent` stays in: the CLI's live progress (each call's act line, each veto) follows the episode's events.
+  const { using: _u, steps: _s, planner: _p, args: _a, adapter, signal, ...rest } = options;
   let core: EpisodeHandle<RunResult>;
   try {
     core = await openEpisode(task, { ...rest, root: resolveRoot(options), workspace, using: "llm", adapter });
