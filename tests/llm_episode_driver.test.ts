@@ -73,6 +73,7 @@ describe("llm episode driver", () => {
       assert.deepEqual(handle.finished, [{
         adapter_result: "success",
         message: "wrote out.txt",
+        answer: "wrote out.txt",
         // Usage across the pause: three model calls of 11 + 7 tokens.
         metrics: { tokens: { input: 33, output: 21, total: 54, model_calls: 3 } },
       }]);

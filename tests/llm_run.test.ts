@@ -200,6 +200,20 @@ describe("noema run --using llm", () => {
     assert.doesNotMatch(v.stdout, /^ {2}message /m, "the answer is not repeated as the message line");
     const j = await run(["view", episode, "--root", root, "--json"]);
     assert.equal(JSON.parse(j.stdout).message, ANSWER);
+    assert.equal(JSON.parse(j.stdout).answer, ANSWER);
+
+    // A failed verification replaces the run's message, not the answer: both are shown.
+    writeFileSync(join(ws, "app.ts"), original);
+    const f = await run(["run", "--replay", episode, "--root", root, "--verify-command", "false", "--json"]);
+    assert.equal(f.code, 1, f.stderr);
+    const out = JSON.parse(f.stdout);
+    assert.equal(out.answer, ANSWER);
+    assert.match(out.message, /^Verification failed: /);
+    const terminate = events(out.episode_dir).find((e) => e.phase === "terminate")!;
+    assert.equal(terminate.payload.answer, ANSWER);
+    const fv = await run(["view", out.episode_id, "--root", root]);
+    assert.match(fv.stdout, new RegExp(`\nAnswer\n  ${ANSWER}\n`));
+    assert.match(fv.stdout, /^ {2}message +Verification failed: /m);
   });
 
   it("--replay reproduces the episode with the server stopped", async () => {

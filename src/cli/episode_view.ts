@@ -130,11 +130,10 @@ export interface EpisodeView {
   start: { timestamp: string | null; mode: string | null; using: string | null; intuition_mode: string | null } | null;
   /** Timestamp of the last event. */
   last_event_at: string | null;
-  /**
-   * The run's final message (its `terminate` event's), or null before the run ended: for an agent run
-   * (`using: "llm"`) that succeeded, the model's final answer.
-   */
+  /** The run's final message (its `terminate` event's), or null before the run ended. */
   message: string | null;
+  /** An agent's final answer (the `terminate` event's `answer`, e.g. an `llm` run's last model text), or null. */
+  answer: string | null;
   /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
   problems: string[];
   /** Absolute artifact paths; `null` when the file does not exist. */
@@ -193,6 +192,7 @@ interface EventPass {
   waiting: Waiting | null;
   start: EpisodeView["start"];
   message: string | null;
+  answer: string | null;
 }
 
 /**
@@ -249,6 +249,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
     start: pass.start,
     last_event_at: pass.lastTs,
     message: pass.message,
+    answer: pass.answer,
     problems,
     paths: {
       events: exists(paths.events),
@@ -280,6 +281,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     waiting: null,
     start: null,
     message: null,
+    answer: null,
   };
   if (!existsSync(path)) {
     problems.push(`${path}: file not found`);
@@ -316,7 +318,7 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
     };
   }
   if (phase === "act") pass.actions++;
-  if (phase === "terminate") pass.message = str(payload.message);
+  if (phase === "terminate") [pass.message, pass.answer] = [str(payload.message), str(payload.answer)];
   if (phase === "direction") {
     passDirection(pass, e, payload, ts);
   } else if (phase === "governance") {

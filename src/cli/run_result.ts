@@ -40,7 +40,10 @@ export interface RunExplanation {
   error: { type: string; message: string } | null;
   /** The terminate event's message, or null. */
   message: string | null;
-  /** The final answer of an agent run (`using: "llm"`) that succeeded: its terminate message; else null. */
+  /**
+   * An agent's final answer: the terminate event's `answer` (for a run recorded before there was one, the
+   * message of an `llm` run that ended ok), or null.
+   */
   answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
@@ -63,6 +66,7 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 export function explainRun(dir: string): RunExplanation {
   const paths = episodePaths(dir);
   let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
+  let answer: string | null = null;
   const atByPolicy = new Map<string, string>();
   if (existsSync(paths.events)) {
     for (const entry of readJsonl(paths.events)) {
@@ -72,7 +76,7 @@ export function explainRun(dir: string): RunExplanation {
         const at = str(rec(p.error).at);
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
       }
-      if (e.phase === "terminate") message = str(p.message);
+      if (e.phase === "terminate") [message, answer] = [str(p.message), str(p.answer)];
       if (e.phase === "act" && "exit_code" in p) programExit = typeof p.exit_code === "number" ? p.exit_code : null;
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
@@ -104,7 +108,7 @@ export function explainRun(dir: string): RunExplanation {
   } catch {
     // an unreadable state.json is for noema validate to report
   }
-  return { blocked, error, message, answer: agent ? message : null, program_exit_code: programExit };
+  return { blocked, error, message, answer: answer ?? (agent ? message : null), program_exit_code: programExit };
 }
 
 /** Options of {@link printRunResult}. */
@@ -123,8 +127,9 @@ export interface PrintRunOptions {
  * Prints a run's result and sets the exit code (0 ok, 1 error, 3 vetoed,
  * 4 paused, 130 interrupted), and an agent run's final answer. `--json`
  * prints `{episode_id, episode_dir, status, outcome, exit_code, blocked,
- * error, program_exit_code, message}` (plus `checkpoint_id` and `pending` for
- * a paused run); `message` is the run's final message (an agent run's answer).
+ * error, program_exit_code, message, answer}` (plus `checkpoint_id` and
+ * `pending` for a paused run): `message` is the run's final message, `answer`
+ * an agent's final answer or null.
  *
  * @example
  * ```ts
@@ -149,6 +154,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       error: why.error,
       program_exit_code: why.program_exit_code,
       message: why.message,
+      answer: why.answer,
     });
   } else if (result.status === "pending") {
     out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);

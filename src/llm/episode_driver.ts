@@ -31,6 +31,7 @@ export interface EpisodeHandle<R = unknown> extends Governor {
     adapter_result?: "success" | "error" | "skipped";
     message?: string;
     error?: { type: string; message: string };
+    answer?: string;
     metrics?: { tokens: { input: number; output: number; total: number; model_calls: number } };
   }): Promise<R>;
   close(): void;
@@ -66,7 +67,7 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
     },
   };
   const run = agent.status === "done"
-    ? await core.finish({ adapter_result: "success", message: agent.text, metrics })
+    ? await core.finish({ adapter_result: "success", message: agent.text, answer: agent.text, metrics })
     : await core.finish({
       adapter_result: "error",
       message: agent.error?.message,

@@ -186,6 +186,8 @@ export class Engine {
   status: OutcomeStatus = "ok";
   adapterResult: AdapterResult = "skipped";
   message = "";
+  /** An agent's final answer, for the `terminate` event (set by a driver that has one). */
+  answer: string | null = null;
   /** Extra summary metrics a driver reports (e.g. `tokens`). */
   extraMetrics: ExtraMetrics | null = null;
   #persistCostMs = 0;
@@ -823,7 +825,12 @@ export class Engine {
     this.#reflect(outcome);
     this.#learn();
     this.p.state.outcomes!.status = this.status;
-    this.emit("terminate", { status: this.status === "partial" ? "ok" : this.status, message: this.message, outcome });
+    this.emit("terminate", {
+      status: this.status === "partial" ? "ok" : this.status,
+      message: this.message,
+      outcome,
+      ...(this.answer !== null ? { answer: this.answer } : {}),
+    });
     return this.seal(outcome, verification);
   }
 

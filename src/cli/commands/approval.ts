@@ -116,7 +116,7 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     .option("--using <adapter>", "the adapter; must be the one the run used")
     .option(
       "--json",
-      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message"}',
+      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message", "answer"}',
     )
     .addHelpText(
       "after",

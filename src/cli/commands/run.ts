@@ -108,7 +108,7 @@ function runCommand(program: CommandUnknownOpts) {
     )
     .option(
       "--json",
-      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message"}',
+      'print {"episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code", "message", "answer"}',
     )
     .option("-q, --quiet", "print only the episode id")
     .addHelpText(

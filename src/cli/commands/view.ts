@@ -88,7 +88,7 @@ function header(out: Output, v: EpisodeView): void {
     ["mode", str(flags.mode) ?? str(v.start?.mode) ?? "-"],
     ["intuition", intuition],
     ["adapter result", str(s.adapter_result)],
-    ["message", answerOf(v) === null && v.message !== null ? oneLine(v.message) : null],
+    ["message", v.message !== null && v.message !== answerOf(v) ? oneLine(v.message) : null],
   ]);
   if (v.lifecycle === "non-terminal") {
     const w = v.waiting;
@@ -113,8 +113,9 @@ function header(out: Output, v: EpisodeView): void {
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
 }
 
-/** The final answer of an agent run (`using: "llm"`) that ended ok, or null. */
+/** An agent's final answer; for a run recorded before `answer` existed, the message of an `llm` run that ended ok. */
 function answerOf(v: EpisodeView): string | null {
+  if (v.answer !== null) return v.answer;
   const using = str(rec(v.state?.episode).using) ?? v.start?.using ?? null;
   return using === "llm" && v.status === "ok" ? v.message : null;
 }

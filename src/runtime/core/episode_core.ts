@@ -103,6 +103,11 @@ export interface CoreEnd {
   adapter_result?: "success" | "error" | "skipped";
   message?: string;
   error?: { type: string; message: string };
+  /**
+   * The agent's final answer (e.g. a model's last text): the `terminate` event's `answer`, kept whatever the
+   * verification says (a failed verification replaces the message, not the answer). Secrets masked.
+   */
+  answer?: string;
   /** Extra summary metrics (e.g. `tokens`), merged into `summary.json` `metrics`; the built-in ones win. */
   metrics?: ExtraMetrics;
 }
@@ -451,6 +456,7 @@ export class EpisodeCore {
         .value;
     }
     e.message = e.redactor.redactString(end.message ?? `Recorded ${e.p.actions.length} actions.`);
+    if (typeof end.answer === "string") e.answer = e.redactor.redactString(end.answer);
     if (end.metrics) e.extraMetrics = end.metrics;
     // The last plan event carries every step, so the contract's rules rebuild the final plan exactly.
     if (this.#announced < e.p.steps.length) this.#announce();
