@@ -38,6 +38,9 @@ export interface FileDigest {
   sha256: string;
 }
 
+/** The read buffer {@link sha256File} uses when given none (allocated at the first call). */
+let readBuffer: Buffer | undefined;
+
 /**
  * Hashes a file in chunks the size of `buffer` (never reads it whole into
  * memory). A caller hashing many files passes one buffer for all of them.
@@ -50,7 +53,9 @@ export interface FileDigest {
  */
 export function sha256File(path: string, buffer?: Buffer): FileDigest {
   const hash = nodeCrypto().createHash("sha256");
-  const buf = buffer ?? Buffer.allocUnsafe(1 << 20);
+  // One read buffer for every call of this thread (the function is synchronous, so never in use twice): a new
+  // 1 MiB buffer per file made the manifest of each episode allocate megabytes, a garbage collection each time.
+  const buf = buffer ?? (readBuffer ??= Buffer.allocUnsafe(1 << 20));
   const fd = openSync(path, "r");
   let size = 0;
   try {

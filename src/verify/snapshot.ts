@@ -31,7 +31,6 @@
  * @module
  */
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { Buffer } from "node:buffer";
 import { sep } from "node:path";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -188,8 +187,6 @@ function codeOrder(c: number): number {
   return c;
 }
 
-const CHUNK = 1 << 20;
-
 /** The system error code of an error (`ENOENT`, …), else its message. */
 export function errCode(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
@@ -249,7 +246,6 @@ export async function captureSnapshot(
   const root = resolveRoot(workspace);
   const ignore = new Set(policy.ignore);
   const sliceMs = options.sliceMs ?? 20;
-  const buf = Buffer.allocUnsafe(CHUNK);
   const found: Array<[string, string]> = [];
   const stack: string[] = [""];
   let sliceStart = performance.now();
@@ -277,7 +273,7 @@ export async function captureSnapshot(
       if (kind === "dir") stack.push(childRel);
       else if (kind === "file") {
         try {
-          found.push([childRel, sha256File(abs, buf).sha256]);
+          found.push([childRel, sha256File(abs).sha256]);
         } catch (e) {
           if (errCode(e) === "ENOENT") continue; // removed during the walk
           throw new WorkspaceUnavailableError(workspace, childRel, errCode(e), e);
