@@ -43,7 +43,7 @@ let readBuffer: Buffer | undefined;
 
 /**
  * Hashes a file in chunks the size of `buffer` (never reads it whole into
- * memory). A caller hashing many files passes one buffer for all of them.
+ * memory). Without one, a 1 MiB buffer kept for every call of this thread.
  *
  * @example
  * ```ts
