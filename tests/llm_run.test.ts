@@ -198,6 +198,7 @@ describe("noema run --using llm", () => {
     assert.equal(v.code, 0, v.stderr);
     assert.match(v.stdout, new RegExp(`\nAnswer\n  ${ANSWER}\n`));
     assert.doesNotMatch(v.stdout, /^ {2}message /m, "the answer is not repeated as the message line");
+    assert.match(v.stdout, /^ {2}tokens +input 44 · output 28 · total 72 · 4 model calls$/m);
     const j = await run(["view", episode, "--root", root, "--json"]);
     assert.equal(JSON.parse(j.stdout).message, ANSWER);
     assert.equal(JSON.parse(j.stdout).answer, ANSWER);

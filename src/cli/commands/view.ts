@@ -226,6 +226,13 @@ function verificationSection(out: Output, v: EpisodeView): void {
   if (ver.error !== null && ver.error !== undefined) kv(out, [["error", c.red(show(ver.error))]]);
 }
 
+/** `metrics.tokens` of an agent run (`input`, `output`, `total`, `model_calls`) on one line, or null without it. */
+function tokensText(t: Record<string, unknown>): string | null {
+  if (typeof t.total !== "number") return null;
+  const calls = typeof t.model_calls === "number" ? ` · ${count(t.model_calls, "model call", "model calls")}` : "";
+  return `input ${show(t.input)} · output ${show(t.output)} · total ${show(t.total)}${calls}`;
+}
+
 function metricsSection(out: Output, v: EpisodeView): void {
   if (!v.summary) {
     section(out, "Metrics", "waiting / non-terminal: available once the run ends");
@@ -257,6 +264,7 @@ function metricsSection(out: Output, v: EpisodeView): void {
         : ""),
     ],
     ["latencies", latencies || null],
+    ["tokens", tokensText(rec(m.tokens))],
     ["direction", Object.keys(dir).length ? Object.entries(dir).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null],
     [
       "insight",
