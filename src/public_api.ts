@@ -202,7 +202,7 @@ export { type GovernedHooks, governedHooks, type GovernedHooksOptions, type Pend
 export { approvalMessages, type LoopOptions, type LoopResult, runAgentLoop } from "./llm/loop.ts";
 export { type LlmAgentOptions, type LlmAgentResult, runLlmAgent } from "./llm/agent.ts";
 export { type LlmConfig, LlmConfigSchema, modelFlag, OLLAMA_BASE_URL, parseLlmConfig } from "./llm/config.ts";
-export { apiKeyEnv, createLlmModel } from "./llm/provider.ts";
+export { apiKeyEnv, createLlmModel, requireApiKey } from "./llm/provider.ts";
 export { expandTurns, MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
 export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
 export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";

@@ -277,6 +277,19 @@ describe("noema run --using llm", () => {
     const d = await run(["run", "t", "--using", "llm", "--root", root]);
     assert.equal(d.code, 2);
     assert.equal(d.stderr.trim(), "noema: adapter.model: is required (e.g. --model ollama:qwen2.5-coder)");
+    // A provider's missing API key is a usage error before anything is written, not a crashed episode.
+    const fresh = join(tmp.path, "no-key-root");
+    const [cmd, ...argv] = [...cliCommand(), "run", "t", "--model", "openai:gpt-4o", "--root", fresh];
+    const env = { ...process.env, NO_COLOR: "1" } as Record<string, string>;
+    delete env.OPENAI_API_KEY;
+    delete env.NOEMA_ROOT;
+    const k = await runChild(cmd, argv, { cwd: REPO, env, timeoutMs: 60_000 });
+    assert.equal(k.code, 2, k.stderr);
+    assert.equal(
+      k.stderr.trim(),
+      "noema: adapter.api_key_env: OPENAI_API_KEY is not set (the openai provider needs an API key)",
+    );
+    assert.equal(existsSync(fresh), false, "nothing is written");
   });
 
   it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {

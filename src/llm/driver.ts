@@ -27,7 +27,7 @@ import { resolveRoot } from "../store/layout.ts";
 import llmAdapter from "./adapter.ts";
 import { type LlmConfig, parseLlmConfig } from "./config.ts";
 import { driveLlmEpisode, type DriveResult, type EpisodeHandle, resumeLlmEpisode } from "./episode_driver.ts";
-import { apiKeyEnv } from "./provider.ts";
+import { apiKeyEnv, requireApiKey } from "./provider.ts";
 import { readModelLog } from "./replay_model.ts";
 import { resolveTools } from "./tools/registry.ts";
 
@@ -53,6 +53,7 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
   const baseDir = options.base_dir ?? process.cwd();
   const config = parseLlmConfig({ base_dir: baseDir, ...(options.adapter ?? {}) });
   await resolveTools(config.tools, { baseDir: config.base_dir ?? baseDir }); // tool files load before anything is written
+  if (!config.replay) requireApiKey(config); // a missing key is a usage error, not a crashed episode
   const workspace = resolve(options.workspace ?? process.cwd());
   // `onEvent` stays in: the CLI's live progress (each call's act line, each veto) follows the episode's events.
   const { using: _u, steps: _s, planner: _p, args: _a, adapter, signal, ...rest } = options;

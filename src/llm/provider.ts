@@ -22,6 +22,33 @@ export function apiKeyEnv(config: LlmConfig): string | null {
 }
 
 /**
+ * The API key of a configuration, from `env`; throws a usage error naming
+ * the variable when the provider needs one (openai, anthropic) and it is not
+ * set. `noema run` checks it before the episode is created.
+ *
+ * @example
+ * ```ts
+ * import { parseLlmConfig, requireApiKey } from "noema";
+ * requireApiKey(parseLlmConfig({ provider: "openai", model: "gpt-4o" }), { OPENAI_API_KEY: "sk-…" }); // "sk-…"
+ * ```
+ */
+export function requireApiKey(
+  config: LlmConfig,
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
+  const keyName = apiKeyEnv(config);
+  const apiKey = keyName ? env[keyName] : undefined;
+  if (keyName && config.provider !== "openai-compatible" && !apiKey) {
+    throw new NoemaError(
+      "usage",
+      `adapter.api_key_env: ${keyName} is not set (the ${config.provider} provider needs an API key)`,
+      { exitCode: EXIT.USAGE },
+    );
+  }
+  return apiKey;
+}
+
+/**
  * Creates the provider's chat model.
  *
  * @example
@@ -34,15 +61,7 @@ export function createLlmModel(
   config: LlmConfig,
   env: Record<string, string | undefined> = process.env,
 ): LanguageModel {
-  const keyName = apiKeyEnv(config);
-  const apiKey = keyName ? env[keyName] : undefined;
-  if (keyName && config.provider !== "openai-compatible" && !apiKey) {
-    throw new NoemaError(
-      "usage",
-      `adapter.api_key_env: ${keyName} is not set (the ${config.provider} provider needs an API key)`,
-      { exitCode: EXIT.USAGE },
-    );
-  }
+  const apiKey = requireApiKey(config, env);
   switch (config.provider) {
     case "openai":
       return createOpenAI({ apiKey, baseURL: config.base_url }).chat(config.model);
