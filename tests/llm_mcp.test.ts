@@ -5,7 +5,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { Redactor } from "../src/runtime/redact.ts";
@@ -15,6 +15,7 @@ import { runLlmAgent } from "../src/llm/agent.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { startMcpHttpServer } from "./helpers/mcp_server.ts";
 import { connectMcpServers } from "../src/llm/mcp.ts";
+import { llmDriver } from "../src/llm/driver.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -97,10 +98,27 @@ describe("llm agent with an MCP server", () => {
     }
   });
 
-  it("a server that cannot start is a usage error naming it", async () => {
+  it("a server that cannot start ends the run as an adapter error naming it, with complete artifacts", async () => {
     await assert.rejects(
       connectMcpServers({ broken: { command: "/nonexistent/mcp-server" } }),
-      /adapter\.mcp_servers\.broken: cannot connect/,
+      (e: { code?: string; message?: string }) =>
+        e.code === "mcp_unreachable" && /adapter\.mcp_servers\.broken: cannot connect/.test(e.message ?? ""),
     );
+    const root = join(tmp.path, "unreachable-root"), ws = join(tmp.path, "unreachable-ws");
+    mkdirSync(ws, { recursive: true });
+    const r = await llmDriver.run("use the broken server", {
+      root,
+      workspace: ws,
+      adapter: {
+        base_url: "http://127.0.0.1:9/v1",
+        model: "m",
+        mcp_servers: { broken: { command: "/nonexistent/mcp-server" } },
+      },
+    });
+    assert.equal(r.status, "error");
+    assert.ok(existsSync(join(r.episode_dir, "summary.json")) && existsSync(join(r.episode_dir, "manifest.json")));
+    const state = JSON.parse(readFileSync(join(r.episode_dir, "state.json"), "utf8"));
+    assert.equal(state.outcomes.error.type, "McpUnreachable");
+    assert.match(state.outcomes.error.message, /^adapter\.mcp_servers\.broken: cannot connect/);
   });
 });

@@ -99,6 +99,7 @@ async function resumeLlm(dir: string, options: ResumeOptions): Promise<RunResult
       );
     }
     const config = parseLlmConfig(settings.adapter ?? {});
+    if (!config.replay) requireApiKey(config); // missing: a usage error, and the episode stays paused to resume later
     const drive = await resumeLlmEpisode(core, {
       task: String(start?.payload.task ?? ""),
       config,

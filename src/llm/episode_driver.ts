@@ -15,6 +15,7 @@
  */
 import { join } from "node:path";
 import type { ModelMessage } from "ai";
+import { NoemaError } from "../errors.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { CONVERSATION_FILE, type LlmAgentResult, runLlmAgent } from "./agent.ts";
@@ -77,6 +78,26 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
   return { agent, run };
 }
 
+/** A PascalCase error type from a NoemaError code: `mcp_unreachable` → `McpUnreachable`. */
+const typeOfCode = (code: string) => code.split("_").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+
+/**
+ * Runs the agent. What it throws instead of returning (an MCP server that cannot be reached, say) becomes an
+ * error result, so the episode still ends, with complete artifacts, instead of being left behind unfinished.
+ */
+async function runAgent(o: Parameters<typeof runLlmAgent>[0]): Promise<LlmAgentResult> {
+  try {
+    return await runLlmAgent(o);
+  } catch (e) {
+    const error = e instanceof NoemaError
+      ? { type: typeOfCode(e.code), message: e.detail }
+      : { type: (e as Error)?.name ?? "AgentError", message: String((e as Error)?.message ?? e) };
+    const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0, ...o.resume?.usage };
+    const turns = o.resume?.turns ?? 0;
+    return { status: "error", text: "", messages: [], turns: 0, pending: [], error, usage, total_turns: turns };
+  }
+}
+
 /**
  * Runs the agent in an open episode and finishes it (unless it paused).
  *
@@ -89,7 +110,7 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
  */
 export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions): Promise<DriveResult<R>> {
   core.batchEvents = true; // the hooks write the events before each call runs
-  const agent = await runLlmAgent({ ...o, governor: core, episodeDir: core.dir });
+  const agent = await runAgent({ ...o, governor: core, episodeDir: core.dir });
   return await end(core, agent);
 }
 
@@ -124,7 +145,7 @@ export async function resumeLlmEpisode<R>(
   const { value: messages } = o.redactor.unmask(saved.messages);
   const { value: pending } = o.redactor.unmask(saved.pending);
   core.batchEvents = true;
-  const agent = await runLlmAgent({
+  const agent = await runAgent({
     ...o,
     governor: core,
     episodeDir: core.dir,

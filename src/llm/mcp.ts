@@ -9,7 +9,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { EXIT, NoemaError } from "../errors.ts";
+import { NoemaError } from "../errors.ts";
 import { clip, type LlmTool, ToolError } from "./tools/tool.ts";
 
 /** A configured MCP server. */
@@ -54,15 +54,15 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
       const transport = "command" in cfg
         ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, stderr: "ignore" })
         : new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } });
+      let listed;
       try {
         await client.connect(transport);
+        clients.push(client);
+        listed = await client.listTools();
       } catch (e) {
-        throw new NoemaError("usage", `adapter.mcp_servers.${name}: cannot connect: ${(e as Error).message}`, {
-          exitCode: EXIT.USAGE,
-        });
+        // Like a model server that cannot be reached: the run ends as an adapter error, with complete artifacts.
+        throw new NoemaError("mcp_unreachable", `adapter.mcp_servers.${name}: cannot connect: ${(e as Error).message}`);
       }
-      clients.push(client);
-      const listed = await client.listTools();
       for (const t of listed.tools) {
         tools.push({
           name: `mcp__${name}__${t.name}`.slice(0, 64),

@@ -15,6 +15,8 @@
  * | `LlmMaxTurns` | `max_turns` model calls and the model still wants tools |
  * | `ReplayDivergence` | a replay asked something the recording does not have |
  *
+ * (An MCP server that cannot be reached ends the run as `McpUnreachable`, from `mcp.ts`.)
+ *
  * @module
  */
 
