@@ -9,7 +9,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { checkSummary } from "../src/schema/summary.ts";
@@ -327,5 +327,21 @@ describe("noema run --using llm", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("--replay of a damaged model.jsonl is a usage error naming the file and line; nothing is written", async () => {
+    assert.ok(episode);
+    const root2 = join(tmp.path, "damaged-root");
+    cpSync(join(root, "episodes", episode), join(root2, "episodes", episode), { recursive: true });
+    const log = join(root2, "episodes", episode, "model.jsonl");
+    const lines = readFileSync(log, "utf8").split("\n");
+    lines[1] = "{not json";
+    writeFileSync(log, lines.join("\n"));
+    const r = await run(["run", "--replay", episode, "--root", root2]);
+    assert.equal(r.code, 2, r.stdout);
+    const message = r.stderr.trim();
+    assert.ok(message.startsWith(`noema: ${log}:2: invalid JSON: `), message);
+    assert.ok(message.endsWith(": a damaged model log cannot be replayed"), message);
+    assert.deepEqual(readdirSync(join(root2, "episodes")), [episode], "no new episode");
   });
 });

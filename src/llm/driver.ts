@@ -54,6 +54,7 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
   const config = parseLlmConfig({ base_dir: baseDir, ...(options.adapter ?? {}) });
   await resolveTools(config.tools, { baseDir: config.base_dir ?? baseDir }); // tool files load before anything is written
   if (!config.replay) requireApiKey(config); // a missing key is a usage error, not a crashed episode
+  const replay = config.replay ? readModelLog(config.replay) : undefined; // a damaged recording too
   const workspace = resolve(options.workspace ?? process.cwd());
   // `onEvent` stays in: the CLI's live progress (each call's act line, each veto) follows the episode's events.
   const { using: _u, steps: _s, planner: _p, args: _a, adapter, signal, ...rest } = options;
@@ -72,7 +73,7 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
       config,
       workspace,
       redactor: redactorFor(config, options.secrets ?? []),
-      replay: config.replay ? readModelLog(config.replay) : undefined,
+      replay,
       signal,
     });
     return resultOf(core, drive);

@@ -8,6 +8,7 @@
  * @module
  */
 import type { LanguageModel } from "ai";
+import { EXIT, NoemaError } from "../errors.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { expandTurns, type ModelTurn, requestOf } from "./model_log.ts";
@@ -74,11 +75,29 @@ export function firstDifference(a: unknown, b: unknown, path = ""): { path: stri
   return { path: path || "(root)", a, b };
 }
 
-/** Reads the turns of a `model.jsonl`, with whole requests (deltas expanded). */
+/**
+ * Reads the turns of a `model.jsonl`, with whole requests (deltas expanded).
+ * A damaged line is a usage error naming the file and the line: each turn's
+ * request is a delta against the one before, so no later turn could be
+ * rebuilt. A torn final line (a write a crash cut short) is left out.
+ *
+ * @example
+ * ```ts
+ * import { readModelLog } from "noema";
+ * // const turns = readModelLog(".noema/episodes/ep_01K…/model.jsonl");
+ * ```
+ */
 export function readModelLog(path: string): ModelTurn[] {
   const turns: ModelTurn[] = [];
   for (const e of readJsonl(path)) {
     if (!e.problem) turns.push(e.value as unknown as ModelTurn);
+    else if (e.problem !== "torn") {
+      throw new NoemaError("bad_model_log", `${e.message}: a damaged model log cannot be replayed`, {
+        file: path,
+        line: e.line,
+        exitCode: EXIT.USAGE,
+      });
+    }
   }
   return expandTurns(turns);
 }
