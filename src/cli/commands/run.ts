@@ -65,7 +65,10 @@ function runCommand(program: CommandUnknownOpts) {
     .description("run an episode toward a task (or a JSONC task file) and record its artifacts")
     .argument("[task]", "the task, or a path to a .jsonc task file")
     .argument("[args...]", "arguments for the adapter, after --")
-    .option("--using <adapter>", "adapter: minimal (default), shell, command, scripted, or a .ts file");
+    .option(
+      "--using <adapter>",
+      "adapter: minimal (default), shell, command, scripted, llm (noema's agent), claude-code, or a .ts file",
+    );
   const withModel = addPolicyOption(base)
     .option(
       "--model <provider:model>",
