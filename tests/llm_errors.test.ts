@@ -88,10 +88,15 @@ describe("llm errors", () => {
   it("429 past the retries is LlmRateLimited", async () => {
     const { r, requests } = await withServer([
       { status: 429, headers: { "retry-after": "0" } },
-      { status: 429, headers: { "retry-after": "0" } },
+      { status: 429, headers: { "retry-after": "0" }, body: { error: { message: "quota: 10 requests a minute" } } },
       { text: "never" },
     ]);
     assert.equal(r.error?.type, "LlmRateLimited");
+    assert.match(
+      r.error!.message,
+      /rate limiting \(HTTP 429\).*: .*quota: 10 requests a minute/,
+      "the server's reason",
+    );
     assert.equal(requests, 2);
   });
 

@@ -87,7 +87,7 @@ function classify(e: unknown, baseUrl: string): ModelFailure {
       if (s === 429) {
         return {
           type: "LlmRateLimited",
-          message: `the model server at ${baseUrl} is rate limiting (HTTP 429)${after}`,
+          message: `the model server at ${baseUrl} is rate limiting (HTTP 429)${after}${body ? `: ${body}` : ""}`,
         };
       }
       if (s >= 500) {
