@@ -38,12 +38,12 @@ export interface FileDigest {
   sha256: string;
 }
 
-/** The read buffer {@link sha256File} uses when given none (allocated at the first call). */
+/** The read buffer of {@link sha256File} (allocated at the first call). */
 let readBuffer: Buffer | undefined;
 
 /**
- * Hashes a file in chunks the size of `buffer` (never reads it whole into
- * memory). Without one, a 1 MiB buffer kept for every call of this thread.
+ * Hashes a file in 1 MiB chunks (never reads it whole into memory), read
+ * into one buffer kept for every call of this thread.
  *
  * @example
  * ```ts
@@ -51,11 +51,11 @@ let readBuffer: Buffer | undefined;
  * const { size_bytes, sha256 } = sha256File("/etc/hostname");
  * ```
  */
-export function sha256File(path: string, buffer?: Buffer): FileDigest {
+export function sha256File(path: string): FileDigest {
   const hash = nodeCrypto().createHash("sha256");
   // One read buffer for every call of this thread (the function is synchronous, so never in use twice): a new
   // 1 MiB buffer per file made the manifest of each episode allocate megabytes, a garbage collection each time.
-  const buf = buffer ?? (readBuffer ??= Buffer.allocUnsafe(1 << 20));
+  const buf = readBuffer ??= Buffer.allocUnsafe(1 << 20);
   const fd = openSync(path, "r");
   let size = 0;
   try {
