@@ -49,6 +49,25 @@ export interface RunExplanation {
   program_exit_code: number | null;
 }
 
+/**
+ * An agent's final answer: the `terminate` event's `answer`; for a run
+ * recorded before there was one, the message of an `llm` run that ended ok.
+ *
+ * @example
+ * ```ts
+ * import { finalAnswer } from "./run_result.ts";
+ * finalAnswer(null, "Done: tests pass.", "llm", "ok"); // "Done: tests pass."
+ * ```
+ */
+export function finalAnswer(
+  answer: string | null,
+  message: string | null,
+  using: unknown,
+  status: unknown,
+): string | null {
+  return answer ?? (using === "llm" && status === "ok" ? message : null);
+}
+
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
@@ -99,16 +118,22 @@ export function explainRun(dir: string): RunExplanation {
       };
     }
   }
-  let error: RunExplanation["error"] = null, agent = false;
+  let error: RunExplanation["error"] = null, using: unknown = null, status: unknown = null;
   try {
     const state = readJsonFile(paths.state);
     const e = rec(rec(state.outcomes).error);
     if (typeof e.message === "string") error = { type: str(e.type) ?? "Error", message: e.message };
-    agent = rec(state.episode).using === "llm" && rec(state.outcomes).status === "ok";
+    [using, status] = [rec(state.episode).using, rec(state.outcomes).status];
   } catch {
     // an unreadable state.json is for noema validate to report
   }
-  return { blocked, error, message, answer: answer ?? (agent ? message : null), program_exit_code: programExit };
+  return {
+    blocked,
+    error,
+    message,
+    answer: finalAnswer(answer, message, using, status),
+    program_exit_code: programExit,
+  };
 }
 
 /** Options of {@link printRunResult}. */

@@ -16,6 +16,7 @@ import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
+import { finalAnswer } from "../run_result.ts";
 import { renderSteps } from "./plan.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -113,11 +114,9 @@ function header(out: Output, v: EpisodeView): void {
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
 }
 
-/** An agent's final answer; for a run recorded before `answer` existed, the message of an `llm` run that ended ok. */
+/** An agent's final answer (see {@link finalAnswer}). */
 function answerOf(v: EpisodeView): string | null {
-  if (v.answer !== null) return v.answer;
-  const using = str(rec(v.state?.episode).using) ?? v.start?.using ?? null;
-  return using === "llm" && v.status === "ok" ? v.message : null;
+  return finalAnswer(v.answer, v.message, str(rec(v.state?.episode).using) ?? v.start?.using, v.status);
 }
 
 /** An agent run's final answer, whole. */
