@@ -16,6 +16,7 @@
 import { join } from "node:path";
 import type { ModelMessage } from "ai";
 import { NoemaError } from "../errors.ts";
+import { describeThrown } from "../plugins/thrown.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { CONVERSATION_FILE, type LlmAgentResult, runLlmAgent } from "./agent.ts";
@@ -89,9 +90,7 @@ async function runAgent(o: Parameters<typeof runLlmAgent>[0]): Promise<LlmAgentR
   try {
     return await runLlmAgent(o);
   } catch (e) {
-    const error = e instanceof NoemaError
-      ? { type: typeOfCode(e.code), message: e.detail }
-      : { type: (e as Error)?.name ?? "AgentError", message: String((e as Error)?.message ?? e) };
+    const error = e instanceof NoemaError ? { type: typeOfCode(e.code), message: e.detail } : describeThrown(e);
     const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0, ...o.resume?.usage };
     const turns = o.resume?.turns ?? 0;
     return { status: "error", text: "", messages: [], turns: 0, pending: [], error, usage, total_turns: turns };
