@@ -329,6 +329,53 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
+    const gate = tmp.file(
+      "gate-reject.ts",
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+    );
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "j1", name: "write_file", arguments: '{"path":"rejected.txt","content":"no"}' }] },
+      { text: "left it alone" },
+    ]);
+    try {
+      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
+      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const paused = JSON.parse(r.stdout);
+      const j = await run([
+        "reject",
+        paused.episode_id,
+        "--resume",
+        "--by",
+        "ana",
+        "--note",
+        "not in this repo",
+        "--root",
+        root,
+        "--json",
+      ]);
+      assert.equal(j.code, 0, j.stderr + j.stdout);
+      assert.equal(existsSync(join(ws, "rejected.txt")), false);
+      assert.equal(toolMessages(server.requests[1]).get("j1"), "Rejected by ana: not in this repo");
+      const evs = events(paused.episode_dir);
+      const resumed = evs.filter((e) => e.phase === "runtime" && e.payload.kind === "run.resume");
+      assert.equal(resumed.length, 1);
+      assert.equal((resumed[0].payload.approval as { decision: string }).decision, "rejected");
+      const act = evs.filter((e) => e.phase === "act");
+      assert.equal(act.length, 1);
+      assert.equal(act[0].payload.step_status, "vetoed");
+      assert.match(String(act[0].payload.outcome), /Rejected by ana: not in this repo/);
+      const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["vetoed"]);
+      const v = await run(["validate", paused.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
+  });
   it("--replay of a damaged model.jsonl is a usage error naming the file and line; nothing is written", async () => {
     assert.ok(episode);
     const root2 = join(tmp.path, "damaged-root");

@@ -69,6 +69,35 @@ export interface LlmAgentResult extends LoopResult {
 }
 
 /**
+ * The waiting calls of a rejected resume, proposed again under the keys they
+ * were proposed under: the SDK never shows a rejected call to the hooks, so
+ * this is where the governor learns of the rejection (the episode core reads
+ * the approval record: a `run.resume` event and the step vetoed). Returns
+ * the reason each call's model reads: the governor's ("Rejected by NAME:
+ * note") when it denied the call, else the one given.
+ */
+async function rejectWaiting(
+  governor: Governor,
+  resume: NonNullable<LlmAgentOptions["resume"]>,
+  byName: ReadonlyMap<string, LlmTool>,
+): Promise<Record<string, string>> {
+  const reasons: Record<string, string> = {};
+  for (const p of resume.pending) {
+    const key = p.key ?? p.call_id;
+    const d = await governor.propose({
+      kind: "tool",
+      tool: p.tool,
+      input: p.input,
+      command: commandOf(byName.get(p.tool), p.tool, p.input),
+      call_id: key,
+    });
+    const reason = d.verdict === "deny" && d.reason ? d.reason : resume.reason;
+    if (reason) reasons[p.call_id] = reason;
+  }
+  return reasons;
+}
+
+/**
  * Runs the agent to its end, a pause, or a failure.
  *
  * @example
@@ -112,7 +141,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
           o.resume.messages,
           o.resume.pending.map((p) => p.call_id),
           o.resume.approved,
-          o.resume.reason,
+          o.resume.approved ? o.resume.reason : await rejectWaiting(o.governor, o.resume, byName),
         ),
       ]
       : [{ role: "user", content: o.task }];

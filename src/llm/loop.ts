@@ -145,18 +145,20 @@ export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
  * The tool message that answers pending approvals: appended to a paused
  * conversation, it lets the next {@link runAgentLoop} run (approved) or
  * refuse (rejected, with the reason the model reads) the waiting calls.
+ * `reason` is one text for every call, or a text per call id.
  *
  * @example
  * ```ts
  * import { approvalMessages } from "noema";
  * // const next = [...paused.messages, ...approvalMessages(paused.messages, ["call_1"], true)];
+ * // approvalMessages(paused.messages, ["call_1"], false, { call_1: "not on main" });
  * ```
  */
 export function approvalMessages(
   messages: readonly ModelMessage[],
   callIds: readonly string[],
   approved: boolean,
-  reason?: string,
+  reason?: string | Readonly<Record<string, string>>,
 ): ModelMessage[] {
   const content: { type: "tool-approval-response"; approvalId: string; approved: boolean; reason?: string }[] = [];
   for (const m of messages) {
@@ -164,11 +166,16 @@ export function approvalMessages(
     for (const part of m.content) {
       const p = part as { type: string; toolCallId?: string; approvalId?: string; isAutomatic?: boolean };
       if (p.type === "tool-approval-request" && !p.isAutomatic && callIds.includes(p.toolCallId!)) {
+        const why = typeof reason === "string"
+          ? reason
+          : reason && Object.hasOwn(reason, p.toolCallId!)
+          ? reason[p.toolCallId!]
+          : undefined;
         content.push({
           type: "tool-approval-response",
           approvalId: p.approvalId!,
           approved,
-          ...(reason ? { reason } : {}),
+          ...(why ? { reason: why } : {}),
         });
       }
     }
