@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -17,7 +17,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
@@ -405,7 +405,8 @@ describe("defect 9: smaller ones", () => {
       env: { USER: undefined, LOGNAME: undefined, USERNAME: undefined },
     });
     assert.equal(approved.code, 0, approved.stderr);
-    assert.equal(JSON.parse(approved.stdout).by, userInfo().username);
+    // The account's name (`id -un` reads it from the uid), also where $USER is unset and Bun's os.userInfo() says "unknown".
+    assert.equal(JSON.parse(approved.stdout).by, execFileSync("id", ["-un"], { encoding: "utf8" }).trim());
   });
 
   test("--help shows no docs/ path a binary user lacks, and names noema help <command>", () => {

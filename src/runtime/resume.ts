@@ -12,7 +12,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import os from "node:os";
+import { osUserName } from "./os_user.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from "../plugins/api.ts";
@@ -106,7 +106,7 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
 export interface DecideOptions extends RootOptions {
   /** Why. */
   note?: string;
-  /** Who decides. @default {$USER, else the OS user name} */
+  /** Who decides. @default {the OS user name (see `osUserName`)} */
   by?: string;
 }
 
@@ -119,7 +119,7 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     checkpoint_id: pending.checkpoint.checkpoint_id,
     state_hash: pending.checkpoint.state_hash,
     decision,
-    by: options.by ?? process.env.USER ?? os.userInfo().username,
+    by: options.by ?? osUserName(),
     at: new Date().toISOString(),
     note: options.note ?? null,
     consumed_at: null,

@@ -7,7 +7,6 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
-import { userInfo } from "node:os";
 import { approve, reject, resume } from "../../runtime/resume.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { locateEpisode } from "../../store/layout.ts";
@@ -18,18 +17,6 @@ import { type CliContext, examples, globalOptions } from "../context.ts";
 const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending checkpoint or no decision yet, " +
   "7 state.json or events.jsonl changed since the checkpoint, 8 already decided or the decision was already used, " +
   "9 a different adapter or plugin than the paused run's, 10 another process holds the episode's lock.\n";
-
-/** The OS user name (`os.userInfo()`), else $USER / $LOGNAME / $USERNAME, else `unknown`. */
-function osUser(): string {
-  try {
-    const name = userInfo().username;
-    if (name) return name;
-  } catch {
-    // no passwd entry for this uid (some containers)
-  }
-  const env = process.env;
-  return env.USER || env.LOGNAME || env.USERNAME || "unknown";
-}
 
 /** Runs `work` with Ctrl-C / SIGTERM turned into an abort; `interrupted` tells whether one came. */
 async function withSignals<T>(
@@ -80,7 +67,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
-      const decided = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by ?? osUser() });
+      const decided = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by });
       // Printed as recorded: secrets in the note or the name are masked.
       const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);
       if (!opts.resume) {
