@@ -9,7 +9,7 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { checkSummary } from "../src/schema/summary.ts";
@@ -328,6 +328,62 @@ describe("noema run --using llm", () => {
       await server.close();
     }
   });
+
+  it(
+    "a run paused for approval numbers its model turns on; its replay pauses at the same call and goes on from there",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const gate = tmp.file(
+        "gate-replay.ts",
+        `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+      );
+      const server = await startOpenAiServer([
+        { tool_calls: [{ id: "p1", name: "list_dir", arguments: "{}" }] },
+        { tool_calls: [{ id: "p2", name: "write_file", arguments: '{"path":"paused.txt","content":"yes"}' }] },
+        { tool_calls: [{ id: "p3", name: "read_file", arguments: '{"path":"paused.txt"}' }] },
+        { text: "wrote and read paused.txt" },
+      ]);
+      const turnsOf = (dir: string) =>
+        readFileSync(join(dir, "model.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).turn);
+      const args = ["--workspace", ws, "--policy", gate, "--root", root, "--json"];
+      let source: string;
+      try {
+        const r = await run([
+          "run",
+          "write and read",
+          "--model",
+          "openai-compatible:m",
+          "--base-url",
+          server.url,
+          ...args,
+        ]);
+        assert.equal(r.code, 4, r.stderr + r.stdout);
+        source = JSON.parse(r.stdout).episode_dir;
+        const a = await run(["approve", JSON.parse(r.stdout).episode_id, "--resume", "--root", root, "--json"]);
+        assert.equal(a.code, 0, a.stderr + a.stdout);
+        assert.equal(server.requests.length, 4);
+      } finally {
+        await server.close();
+      }
+      assert.deepEqual(turnsOf(source), [1, 2, 3, 4]);
+      // The replay, with the server stopped: the policy pauses it at the same call; approved, it goes on with turn 3.
+      rmSync(join(ws, "paused.txt"));
+      const replay = await run(["run", "--replay", source, ...args]);
+      assert.equal(replay.code, 4, replay.stderr + replay.stdout);
+      const paused = JSON.parse(replay.stdout);
+      const done = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(done.code, 0, done.stderr + done.stdout);
+      assert.equal(JSON.parse(done.stdout).answer, "wrote and read paused.txt");
+      assert.equal(readFileSync(join(ws, "paused.txt"), "utf8"), "yes");
+      assert.deepEqual(turnsOf(paused.episode_dir), [1, 2, 3, 4]);
+      const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.tool);
+      assert.deepEqual(acts, ["list_dir", "write_file", "read_file"]);
+    },
+  );
 
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(

@@ -123,7 +123,8 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
   if (o.resume?.usage) Object.assign(totals, o.resume.usage);
   try {
-    const base = o.replay ? replayModel(o.replay, o.redactor) : createLlmModel(c);
+    // A resumed replay goes on from the turns its first part replayed (each one counted in the usage).
+    const base = o.replay ? replayModel(o.replay, o.redactor, totals.model_calls) : createLlmModel(c);
     const model = wrapLanguageModel({
       // deno-lint-ignore no-explicit-any
       model: base as any,

@@ -28,6 +28,7 @@ import llmAdapter from "./adapter.ts";
 import { type LlmConfig, parseLlmConfig } from "./config.ts";
 import { driveLlmEpisode, type DriveResult, type EpisodeHandle, resumeLlmEpisode } from "./episode_driver.ts";
 import { apiKeyEnv, requireApiKey } from "./provider.ts";
+import type { ModelTurn } from "./model_log.ts";
 import { readModelLog } from "./replay_model.ts";
 import { resolveTools } from "./tools/registry.ts";
 
@@ -38,6 +39,16 @@ function isNoCore(e: unknown): boolean {
 function redactorFor(config: LlmConfig, secrets: readonly string[]): Redactor {
   const key = apiKeyEnv(config);
   return new Redactor({ secrets: [...secrets, ...(key ? [key] : [])] });
+}
+
+/**
+ * The recorded turns a replay plays back (a replay resumed after a pause too); for a live model, none, and the
+ * provider's API key must be set. A missing key or a damaged recording is a usage error, before anything is written.
+ */
+function recordedTurns(config: LlmConfig): ModelTurn[] | undefined {
+  if (config.replay) return readModelLog(config.replay);
+  requireApiKey(config);
+  return undefined;
 }
 
 /** The RunResult of a drive: the finished run, or the pause. */
@@ -53,8 +64,7 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
   const baseDir = options.base_dir ?? process.cwd();
   const config = parseLlmConfig({ base_dir: baseDir, ...(options.adapter ?? {}) });
   await resolveTools(config.tools, { baseDir: config.base_dir ?? baseDir }); // tool files load before anything is written
-  if (!config.replay) requireApiKey(config); // a missing key is a usage error, not a crashed episode
-  const replay = config.replay ? readModelLog(config.replay) : undefined; // a damaged recording too
+  const replay = recordedTurns(config);
   const workspace = resolve(options.workspace ?? process.cwd());
   // `onEvent` stays in: the CLI's live progress (each call's act line, each veto) follows the episode's events.
   const { using: _u, steps: _s, planner: _p, args: _a, adapter, signal, ...rest } = options;
@@ -100,12 +110,13 @@ async function resumeLlm(dir: string, options: ResumeOptions): Promise<RunResult
       );
     }
     const config = parseLlmConfig(settings.adapter ?? {});
-    if (!config.replay) requireApiKey(config); // missing: a usage error, and the episode stays paused to resume later
+    const replay = recordedTurns(config); // a usage error leaves the episode paused, to resume later
     const drive = await resumeLlmEpisode(core, {
       task: String(start?.payload.task ?? ""),
       config,
       workspace: String(settings.workspace ?? process.cwd()),
       redactor: redactorFor(config, Array.isArray(settings.secrets) ? settings.secrets.map(String) : []),
+      replay,
       signal: options.signal,
     }, { approved: pending.approval.decision === "approved", reason: pending.approval.note ?? undefined });
     return resultOf(core, drive);

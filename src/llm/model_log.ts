@@ -191,7 +191,9 @@ export function contentOfParts(parts: any[]): { content: unknown[]; finish_reaso
 /**
  * A middleware that appends one line per model call to `log` and sums token
  * usage into `totals`. Give it a masking appender (`ArtifactSink.jsonl`) so
- * secrets never reach the file.
+ * secrets never reach the file. Lines are numbered (`turn`) on from
+ * `totals.model_calls`, so a run resumed with the usage of its first part
+ * goes on numbering where that part stopped.
  *
  * @example
  * ```ts
@@ -205,7 +207,7 @@ export function modelRecorder(
   log: JsonlAppender,
   totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 },
 ): LanguageModelMiddleware & { totals: UsageTotals } {
-  let turn = 0;
+  let turn = totals.model_calls;
   const requests = new DeltaRequests();
   /** The start of a line, up to its request (the request is written out when the call starts). */
   const head = (mode: ModelTurn["mode"], params: Params, model: { provider: string; modelId: string }) => {

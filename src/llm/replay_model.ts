@@ -125,7 +125,9 @@ function streamOf(response: NonNullable<ModelTurn["response"]>): ReadableStream<
 
 /**
  * A model that replays `turns`, checking each request against the recording
- * (masked with `redactor`, like the log).
+ * (masked with `redactor`, like the log). `from`: how many turns were
+ * replayed already (a replay resumed after an approval pause goes on from
+ * there). @default {0}
  *
  * @example
  * ```ts
@@ -133,8 +135,12 @@ function streamOf(response: NonNullable<ModelTurn["response"]>): ReadableStream<
  * // const model = replayModel(readModelLog(".noema/episodes/ep_1/model.jsonl"), redactor);
  * ```
  */
-export function replayModel(turns: readonly ModelTurn[], redactor: Redactor): LanguageModel & { used(): number } {
-  let next = 0;
+export function replayModel(
+  turns: readonly ModelTurn[],
+  redactor: Redactor,
+  from = 0,
+): LanguageModel & { used(): number } {
+  let next = from;
   const answer = (params: Parameters<typeof requestOf>[0]) => {
     const turn = turns[next];
     next++;
