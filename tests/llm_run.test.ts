@@ -22,12 +22,12 @@ const tmp = tempDir("noema-llm-run-");
 const ANSWER = "The greeting now says hello noema.";
 after(() => tmp.cleanup());
 
-function run(args: string[]): Promise<ChildResult> {
+function run(args: string[], onSpawn?: (pid: number) => void): Promise<ChildResult> {
   const [cmd, ...argv] = [...cliCommand(), ...args];
   const env = { ...process.env, NO_COLOR: "1" } as Record<string, string>;
   delete env.NOEMA_ROOT;
   delete env.NOEMA_SIGNING_KEY;
-  return runChild(cmd, argv, { cwd: REPO, env, timeoutMs: 60_000 });
+  return runChild(cmd, argv, { cwd: REPO, env, timeoutMs: 60_000, onSpawn });
 }
 
 /**
@@ -384,6 +384,54 @@ describe("noema run --using llm", () => {
       assert.deepEqual(acts, ["list_dir", "write_file", "read_file"]);
     },
   );
+
+  it("Ctrl-C while a shell call runs stops the command; the call is recorded as failed, the run as interrupted (130)", {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "s1", name: "shell", arguments: '{"command":"sleep 30"}' }] },
+      { text: "slept" },
+    ]);
+    const sigRoot = join(tmp.path, "sigint-root");
+    try {
+      let pid = 0;
+      const t0 = Date.now();
+      const done = run([
+        "run",
+        "wait",
+        ...["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--root", sigRoot, "--json"],
+      ], (p) => (pid = p));
+      // The decision is on disk before the call runs: once the governance event is there, `sleep 30` is starting.
+      const governed = () => {
+        const dir = join(sigRoot, "episodes");
+        if (!existsSync(dir)) return false;
+        return readdirSync(dir).some((d) => {
+          const f = join(dir, d, "events.jsonl");
+          return existsSync(f) && readFileSync(f, "utf8").includes('"phase":"governance"');
+        });
+      };
+      while (!governed()) {
+        if (Date.now() - t0 > 30_000) assert.fail("the call was never governed");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(pid, "SIGINT");
+      const r = await done;
+      assert.equal(r.code, 130, r.stderr + r.stdout);
+      assert.ok(Date.now() - t0 < 25_000, "the command was stopped, not waited for");
+      const out = JSON.parse(r.stdout);
+      assert.deepEqual(out.error, { type: "Aborted", message: "the run was interrupted" });
+      const act = events(out.episode_dir).filter((e) => e.phase === "act");
+      assert.equal(act.length, 1);
+      assert.equal(act[0].payload.result_status, "error");
+      assert.equal(act[0].payload.step_status, "failed");
+      assert.equal((act[0].payload.error as { type: string }).type, "Aborted");
+      const v = await run(["validate", out.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
+  });
 
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(

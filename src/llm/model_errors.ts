@@ -61,7 +61,7 @@ function classify(e: unknown, baseUrl: string): ModelFailure {
   const chain = chainOf(e);
   const first = chain[0] as { name?: string; message?: string };
   if (first?.name === "ReplayDivergence") return { type: "ReplayDivergence", message: String(first.message) };
-  if (first?.name === "AbortError") return { type: "Aborted", message: "the run was interrupted during a model call" };
+  if (first?.name === "AbortError") return { type: "Aborted", message: "the run was interrupted" };
   const attempts = (e as { errors?: unknown[] })?.errors?.length;
   const after = attempts && attempts > 1 ? ` (after ${attempts} attempts)` : "";
   for (const x of chain) {

@@ -23,6 +23,8 @@ export interface ChildOptions {
   input?: string;
   /** The child is SIGKILLed after this long (its result is then code `null`). @default {no limit} */
   timeoutMs?: number;
+  /** Called with the child's pid once it is started (to signal it). */
+  onSpawn?: (pid: number) => void;
 }
 
 /**
@@ -57,6 +59,7 @@ export function runChild(cmd: string, args: string[], options: ChildOptions = {}
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     if (options.input !== undefined) child.stdin!.end(options.input);
   });
 }

@@ -53,6 +53,10 @@ export function shellTool(options: ShellToolOptions = {}): LlmTool {
         signal: ctx.signal,
         excerptBytes: options.output_bytes ?? 8192,
       });
+      // Stopped because the run was (Ctrl-C, SIGTERM, the caller's signal): the call failed, it did not finish.
+      if (r.aborted) {
+        throw Object.assign(new Error(`the run was interrupted; the command was stopped`), { name: "Aborted" });
+      }
       const out: Record<string, unknown> = { exit_code: r.exit_code, stdout: r.stdout, stderr: r.stderr };
       if (r.stdout_bytes > r.stdout.length) out.stdout_bytes = r.stdout_bytes;
       if (r.stderr_bytes > r.stderr.length) out.stderr_bytes = r.stderr_bytes;
