@@ -16,6 +16,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { classFor, escapeHtml, markup, raw } from "../src/report/escape.ts";
 import { clip } from "../src/report/excerpt.ts";
+import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { chromiumArgs, findChromium, plainPage, RENDER_PROBE, stepsTask, timedPage } from "./helpers/report_page.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -184,6 +185,21 @@ describe("noema report: the file", () => {
     assert.match(d.stderr, new RegExp(`wrote ${small().vetoed}\\.html`));
     assert.ok(existsSync(join(tmp.path, `${small().vetoed}.html`)));
     assert.deepEqual(readdirSync(tmp.path).filter((f) => f.includes(".tmp-")), []);
+  });
+
+  test("an agent's final answer has its own section, whole and escaped", SLOW, async () => {
+    const ws = join(tmp.path, "answer-ws");
+    mkdirSync(ws, { recursive: true });
+    const core = await EpisodeCore.open("answer the question", { root, workspace: ws, using: "llm" });
+    const answer = "The test passes now.\nI changed <b>two</b> lines & ran it.";
+    await core.finish({ adapter_result: "success", message: answer, answer });
+    const page = readFileSync(report(core.episodeId, "answer"), "utf8");
+    assert.match(
+      page,
+      /<h3>Answer<\/h3><pre>The test passes now\.\nI changed &lt;b&gt;two&lt;\/b&gt; lines &amp; ran it\.<\/pre>/,
+    );
+    const none = readFileSync(report(small().vetoed, "no-answer"), "utf8");
+    assert.doesNotMatch(none, /<h3>Answer<\/h3>/);
   });
 
   test("a policy failure is shown as a policy failure, not as a veto", SLOW, () => {

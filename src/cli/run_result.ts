@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../errors.ts";
+import { finalAnswer } from "../read/answer.ts";
 import { episodePaths } from "../read/episode.ts";
 import type { RunResult } from "../runtime/engine.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -47,25 +48,6 @@ export interface RunExplanation {
   answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
-}
-
-/**
- * An agent's final answer: the `terminate` event's `answer`; for a run
- * recorded before there was one, the message of an `llm` run that ended ok.
- *
- * @example
- * ```ts
- * import { finalAnswer } from "./run_result.ts";
- * finalAnswer(null, "Done: tests pass.", "llm", "ok"); // "Done: tests pass."
- * ```
- */
-export function finalAnswer(
-  answer: string | null,
-  message: string | null,
-  using: unknown,
-  status: unknown,
-): string | null {
-  return answer ?? (using === "llm" && status === "ok" ? message : null);
 }
 
 const rec = (x: unknown): Record<string, unknown> =>

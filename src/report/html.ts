@@ -32,6 +32,7 @@ function header(m: ReportModel): SafeHtml {
   return markup`<header>
 <h1>Episode <code>${m.episode_id}</code> ${badge(m.status, undefined, " big")}${outcome}</h1>
 <h3>Task</h3>${excerptHtml(m.task, "task")}
+${m.answer !== null ? markup`<h3>Answer</h3>${excerptHtml(m.answer)}` : ""}
 <dl class="facts">${facts.map(([k, v]) => markup`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 ${m.error !== null ? markup`<div class="panel t-bad"><b>error</b> ${m.error}</div>` : ""}
 ${m.waiting !== null ? markup`<div class="panel t-warn"><b>waiting</b> ${m.waiting}</div>` : ""}

@@ -21,6 +21,7 @@ import { NOEMA_VERSION } from "../version.ts";
 import { eventSummary, msBetween } from "../cli/format.ts";
 import { actionOf, attach, type ReportStep, verdictOf } from "./steps.ts";
 import { clip, type Excerpt } from "./excerpt.ts";
+import { finalAnswer } from "../read/answer.ts";
 
 export type { ReportAction, ReportStep, ReportVerdict } from "./steps.ts";
 export type { Excerpt } from "./excerpt.ts";
@@ -87,6 +88,8 @@ export interface ReportModel {
   outcome: string | null;
   adapter_result: string | null;
   task: Excerpt;
+  /** An agent's final answer (see `finalAnswer`), or null. */
+  answer: Excerpt | null;
   started_at: string | null;
   duration_ms: number | null;
   /** Header facts: adapter, mode, intuition mode, governance, policies… (label, value). */
@@ -154,6 +157,7 @@ function scanEvents(
   const head: TimelineRow[] = [], tail: TimelineRow[] = [];
   const counts = { events: 0, actions: 0, vetoes: 0, would_vetoes: 0, policy_failures: 0, damaged_lines: 0 };
   let first: string | null = null, waiting: string | null = null, directionFailures = 0, governanceFailures = 0;
+  let answer: string | null = null, message: string | null = null;
   for (const entry of path === null ? [] : readJsonl(path)) {
     if (entry.problem) {
       if (++counts.damaged_lines <= 5) problems.push(`${path}:${entry.line}: ${entry.message}`);
@@ -178,6 +182,8 @@ function scanEvents(
     } else if (phase === "action_candidate" && stepId !== null) {
       const tags = asRecord(p).risk_tags;
       if (Array.isArray(tags)) attach(steps, stepId).risk_tags = tags.map(String);
+    } else if (phase === "terminate") {
+      [message, answer] = [str(p.message), str(p.answer)];
     } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
       waiting = [e.event_type, str(p.status), str(p.reason) ?? str(asRecord(p.pending).reason)]
         .filter((x) => x !== null).join(": ");
@@ -200,7 +206,7 @@ function scanEvents(
   counts.policy_failures = byPhase.governance ? governanceFailures : directionFailures;
   if (counts.damaged_lines > 5) problems.push(`${path}: ${counts.damaged_lines - 5} more damaged lines`);
   const omitted = counts.events - head.length - tail.length;
-  return { projector, steps, byPhase, counts, timeline: { head, tail, omitted }, waiting };
+  return { projector, steps, byPhase, counts, timeline: { head, tail, omitted }, waiting, answer, message };
 }
 
 function cutList(x: unknown, limit: number): CutList {
@@ -331,6 +337,7 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
     outcome: str(summary?.outcome),
     adapter_result: str(summary?.adapter_result),
     task: clip(task, 20_000),
+    answer: answerOf(scan, state, start),
     started_at: startedAt,
     duration_ms: typeof summary?.duration_sec === "number" ? summary.duration_sec * 1000 : null,
     facts: factsOf(state, start),
@@ -345,6 +352,17 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
     problems,
     excerpt_chars: excerptChars,
   };
+}
+
+/** The agent's final answer, clipped like the task. */
+function answerOf(
+  scan: { answer: string | null; message: string | null },
+  state: Record<string, unknown> | null,
+  start: Record<string, unknown>,
+): Excerpt | null {
+  const using = str(asRecord(state?.episode).using) ?? str(asRecord(start.payload).using);
+  const answer = finalAnswer(scan.answer, scan.message, using, asRecord(state?.outcomes).status);
+  return answer === null ? null : clip(answer, 20_000);
 }
 
 function errorLine(error: unknown): string {

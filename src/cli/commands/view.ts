@@ -16,7 +16,7 @@ import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
-import { finalAnswer } from "../run_result.ts";
+import { finalAnswer } from "../../read/answer.ts";
 import { renderSteps } from "./plan.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
