@@ -114,6 +114,12 @@ describe("EpisodeCore", () => {
     const ask = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy prod" }, call_id: "c5" });
     assert.equal(ask.verdict, "ask");
     assert.ok(ask.checkpoint_id);
+    // Paused: no other call until a human decides; the checkpoint stays the last event (what approve checks).
+    await assert.rejects(
+      core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c6" }),
+      /paused, waiting for approval; no other call can be proposed until it is decided/,
+    );
+    assert.equal(events(core.dir).at(-1).event_type, "run.checkpoint");
     core.close();
 
     // The paused call is approved; proposing the same call again now allows it (another process would do the same).

@@ -433,6 +433,66 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it("a pause holds back the later calls of its turn: not proposed, not run, the model told to call them again", {
+    timeout: 60_000,
+  }, async () => {
+    const gate = tmp.file(
+      "gate-held.ts",
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+    );
+    const heldWs = join(tmp.path, "held-ws");
+    mkdirSync(heldWs);
+    const server = await startOpenAiServer([
+      {
+        tool_calls: [
+          { id: "h1", name: "write_file", arguments: '{"path":"one.txt","content":"1"}' },
+          { id: "h2", name: "write_file", arguments: '{"path":"two.txt","content":"2"}' },
+          { id: "h3", name: "list_dir", arguments: "{}" },
+        ],
+      },
+      { tool_calls: [{ id: "h4", name: "write_file", arguments: '{"path":"two.txt","content":"2"}' }] },
+      { text: "wrote both" },
+    ]);
+    try {
+      const args = [
+        "--model",
+        "openai-compatible:m",
+        "--base-url",
+        server.url,
+        "--workspace",
+        heldWs,
+        "--policy",
+        gate,
+      ];
+      const r = await run(["run", "write two files", ...args, "--root", root, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const paused = JSON.parse(r.stdout);
+      assert.equal(paused.status, "pending");
+      const first = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(first.code, 4, first.stderr + first.stdout);
+      assert.equal(readFileSync(join(heldWs, "one.txt"), "utf8"), "1");
+      assert.equal(existsSync(join(heldWs, "two.txt")), false);
+      const told = toolMessages(server.requests[1]);
+      for (const id of ["h2", "h3"]) {
+        assert.match(told.get(id)!, /not run: the episode is waiting for a human to approve write_file \(step-1\)/);
+      }
+      const second = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(second.code, 0, second.stderr + second.stdout);
+      assert.equal(JSON.parse(second.stdout).answer, "wrote both");
+      assert.equal(readFileSync(join(heldWs, "two.txt"), "utf8"), "2");
+      const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.input_excerpt);
+      assert.equal(acts.length, 2, "the held calls were neither proposed nor run");
+      const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
+      const v = await run(["validate", paused.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(
       "gate-reject.ts",

@@ -10,7 +10,10 @@
  * - `toolApproval` (with the call id): turns that decision into the SDK's
  *   answer: `deny` → `denied` with the reason (the model reads it as the
  *   tool result and the loop continues), `ask` → `user-approval` (the loop
- *   stops; the episode is paused), otherwise not-applicable, once the
+ *   stops; the episode is paused; once it paused at a checkpoint, the
+ *   later calls of the turn are held back: neither proposed nor run, but
+ *   refused with a reason the model reads, to call them again after the
+ *   decision), otherwise not-applicable, once the
  *   governor's `beforeExecute` made its record durable (an episode writes
  *   the events it holds; if that fails, the call is denied);
  * - `onToolExecutionStart` / `onToolExecutionEnd`: record the result, output
@@ -84,10 +87,10 @@ export interface GovernedHooksOptions {
   resumed?: readonly PendingToolApproval[];
 }
 
-/** A decision and the key it was proposed under. */
+/** A decision and the key it was proposed under; `null`: not proposed, held back (see {@link HookContext.held}). */
 interface Decided {
   key: string;
-  decision: Decision;
+  decision: Decision | null;
 }
 
 /** What a finished call records: its output, or its error. */
@@ -142,9 +145,11 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
     resumed,
     unclaimed: [...resumed.values()],
     inFlight: new Set(),
-    propose: proposer(governor, options),
+    held: null,
+    propose: null as unknown as HookContext["propose"],
     hooks: null as unknown as GovernedHooks,
   };
+  ctx.propose = proposer(ctx, options);
   const hooks: GovernedHooks = {
     pending: [],
     calls: [],
@@ -175,23 +180,42 @@ interface HookContext {
   /** Resumed calls the SDK has not refined again yet. */
   unclaimed: PendingToolApproval[];
   inFlight: Set<Promise<unknown>>;
-  propose: (tool: string, input: Record<string, unknown>, key: string) => Promise<Decision>;
+  /**
+   * The call the episode paused on (an `ask` with a checkpoint), once one did: the checkpoint must stay the
+   * episode's last event until a human decides, so the later calls of the turn are neither proposed nor run;
+   * they are refused with {@link heldReason} and the model calls them again after the decision.
+   */
+  held: { tool: string; step_id: string } | null;
+  /** Proposes a call; `null` when it is held back. */
+  propose: (tool: string, input: Record<string, unknown>, key: string) => Promise<Decision | null>;
   hooks: GovernedHooks;
 }
 
-/** Proposals one at a time, in the order the SDK refines the calls (it refines parallel calls concurrently). */
-function proposer(governor: Governor, options: GovernedHooksOptions): HookContext["propose"] {
+/** What the model reads for a call held back behind an approval pause. */
+function heldReason(held: { tool: string; step_id: string }): string {
+  return `not run: the episode is waiting for a human to approve ${held.tool} (${held.step_id}); ` +
+    "call it again once that is decided";
+}
+
+/**
+ * Proposals one at a time, in the order the SDK refines the calls (it refines parallel calls concurrently);
+ * once one paused the episode, the rest are held back (`null`).
+ */
+function proposer(ctx: HookContext, options: GovernedHooksOptions): HookContext["propose"] {
   let queue: Promise<unknown> = Promise.resolve();
   return (tool, input, key) => {
-    const p = queue.then(() =>
-      governor.propose({
+    const p = queue.then(async () => {
+      if (ctx.held) return null;
+      const d = await ctx.governor.propose({
         kind: "tool",
         tool,
         input,
         command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
         call_id: key,
-      })
-    );
+      });
+      if (d.verdict === "ask" && d.checkpoint_id) ctx.held = { tool, step_id: d.step_id };
+      return d;
+    });
     queue = p.catch(() => {});
     return p;
   };
@@ -210,8 +234,8 @@ async function refineCall(ctx: HookContext, tool: string, raw: unknown): Promise
   const key = `${tool}:${crypto.randomUUID()}`;
   const decision = await ctx.propose(tool, raw, key);
   // The input after interventions, as a copy of its own (the governor keeps its record).
-  const same = decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
-  const refined = same ? raw : structuredClone(decision.input);
+  const same = !decision || decision.verdict === "allow" || decision.verdict === "deny" || decision.input === raw;
+  const refined = same ? raw : structuredClone(decision!.input);
   ctx.byInput.set(refined as object, { key, decision });
   return refined;
 }
@@ -232,6 +256,7 @@ async function approveCall(
   }
   d ??= { key: id, decision: await ctx.propose(toolCall.toolName, input, id) };
   const { decision } = d;
+  if (decision === null) return { type: "denied", reason: heldReason(ctx.held!) };
   if (d.key !== id) ctx.governor.bindCall?.(d.key, id);
   ctx.byCall.set(id, { ...d, started: performance.now() });
   ctx.hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });

@@ -237,6 +237,14 @@ export class EpisodeCore {
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
+    if (this.#pausedAt !== null) {
+      // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
+      throw new NoemaError(
+        "paused",
+        `episode ${this.episodeId}: paused, waiting for approval; no other call can be proposed until it is decided`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
     const e = this.#engine, p = e.p;
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
