@@ -206,7 +206,7 @@ export { apiKeyEnv, createLlmModel, requireApiKey } from "./llm/provider.ts";
 export { expandTurns, MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./llm/model_log.ts";
 export { firstDifference, readModelLog, ReplayDivergence, replayModel } from "./llm/replay_model.ts";
 export { classifyModelError, type ModelFailure } from "./llm/model_errors.ts";
-export { commandOf, toAiSdkTools } from "./llm/ai_tools.ts";
+export { type AiSdkToolsOptions, commandOf, toAiSdkTools, withHints } from "./llm/ai_tools.ts";
 export { confinePath, WorkspaceEscapeError } from "./llm/workspace.ts";
 export { clip, fromValibot, type LlmTool, type ToolContext, ToolError } from "./llm/tools/tool.ts";
 export { fileTools } from "./llm/tools/files.ts";

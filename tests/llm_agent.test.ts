@@ -187,6 +187,49 @@ describe("llm agent: ends", () => {
   });
 });
 
+describe("llm agent: hints", () => {
+  it("a policy's hint reaches the model with the call's result, as a field of a JSON result or lines after a text", async () => {
+    const dirs = setup();
+    const careful = {
+      name: "Careful",
+      version: "1.0",
+      advise: (s: { action: { tool: string } }) =>
+        s.action.tool === "shell" || s.action.tool === "write_file"
+          ? { kind: "hint" as const, advice: `check the result of ${s.action.tool}` }
+          : undefined,
+    };
+    const server = await startOpenAiServer([
+      {
+        tool_calls: [
+          { id: "k1", name: "shell", arguments: '{"command":"echo hi"}' },
+          { id: "k2", name: "write_file", arguments: '{"path":"k.txt","content":"k"}' },
+          { id: "k3", name: "list_dir", arguments: "{}" },
+        ],
+      },
+      { text: "checked" },
+    ]);
+    try {
+      const governor = await PolicyGovernor.create({ policies: [careful] });
+      const r = await runLlmAgent({
+        task: "hint me",
+        config: parseLlmConfig({ provider: "openai-compatible", base_url: server.url, model: "scripted" }),
+        governor,
+        workspace: dirs.ws,
+        episodeDir: dirs.ep,
+        redactor: new Redactor(),
+      });
+      assert.equal(r.status, "done", JSON.stringify(r.error));
+      const told = toolMessages(server.requests[1]);
+      assert.deepEqual(JSON.parse(told.get("k1")!).policy_hints, ["check the result of shell"]);
+      assert.equal(JSON.parse(told.get("k1")!).stdout, "hi\n");
+      assert.equal(told.get("k2"), "wrote 1 bytes to k.txt\n\npolicy hint: check the result of write_file");
+      assert.doesNotMatch(told.get("k3")!, /policy/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("llm agent: an episode's decisions reach the disk before each call runs", () => {
   it("with events batched, every parallel call finds its governance event in events.jsonl when it runs", async () => {
     const { root, ws } = setup();

@@ -148,7 +148,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       : [{ role: "user", content: o.task }];
     const result = await runAgentLoop({
       model,
-      tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }),
+      tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }, { hints: hooks.hintsFor }),
       hooks,
       messages,
       system: c.system ?? DEFAULT_SYSTEM,

@@ -2,12 +2,42 @@
  * Turns noema's {@link LlmTool}s into an AI SDK `ToolSet`: arguments are
  * checked against the tool's schema before anything runs (a bad argument is
  * a tool error the model reads), and errors a tool throws go back to the
- * model as tool errors.
+ * model as tool errors. The hints the policies gave a call reach the model
+ * with its result.
  *
  * @module
  */
 import { jsonSchema, type JSONSchema7, tool, type ToolSet } from "ai";
 import type { LlmTool, ToolContext } from "./tools/tool.ts";
+
+/** Options of {@link toAiSdkTools}. */
+export interface AiSdkToolsOptions {
+  /**
+   * The hints the policies gave a call, by the model's call id (`GovernedHooks.hintsFor`): they reach the model
+   * with the call's result (see {@link withHints}). @default {none}
+   */
+  hints?: (callId: string) => readonly string[];
+}
+
+/**
+ * A call's result with the policies' hints, as the model reads it: a field `policy_hints` of an object result,
+ * lines `policy hint: …` after a text one; a result of another shape goes under `result`.
+ *
+ * @example
+ * ```ts
+ * import { withHints } from "noema";
+ * withHints({ exit_code: 0 }, ["tests first"]); // { exit_code: 0, policy_hints: ["tests first"] }
+ * withHints("wrote 6 bytes", ["tests first"]); // "wrote 6 bytes\n\npolicy hint: tests first"
+ * ```
+ */
+export function withHints(result: unknown, hints: readonly string[]): unknown {
+  if (hints.length === 0) return result;
+  if (typeof result === "string") return `${result}\n\n${hints.map((h) => `policy hint: ${h}`).join("\n")}`;
+  if (typeof result === "object" && result !== null && !Array.isArray(result)) {
+    return { ...result, policy_hints: [...hints] };
+  }
+  return { result: result ?? null, policy_hints: [...hints] };
+}
 
 /**
  * The AI SDK tool set for `tools`, executing in `context`.
@@ -18,7 +48,11 @@ import type { LlmTool, ToolContext } from "./tools/tool.ts";
  * const tools = toAiSdkTools(fileTools(), { workspace: ".", signal: new AbortController().signal });
  * ```
  */
-export function toAiSdkTools(tools: readonly LlmTool[], context: ToolContext): ToolSet {
+export function toAiSdkTools(
+  tools: readonly LlmTool[],
+  context: ToolContext,
+  options: AiSdkToolsOptions = {},
+): ToolSet {
   const set: ToolSet = {};
   for (const t of tools) {
     set[t.name] = tool({
@@ -36,7 +70,8 @@ export function toAiSdkTools(tools: readonly LlmTool[], context: ToolContext): T
           }
         },
       }),
-      execute: async (input: Record<string, unknown>) => await t.execute(input, context),
+      execute: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) =>
+        withHints(await t.execute(input, context), options.hints?.(toolCallId) ?? []),
     });
   }
   return set;

@@ -74,6 +74,8 @@ export interface GovernedHooks {
   failures: Error[];
   /** Resolves when every record in flight is written. */
   settle(): Promise<void>;
+  /** The hints the policies gave a call (by the model's call id), once it was decided; none before. */
+  hintsFor(callId: string): readonly string[];
 }
 
 /** Options of {@link governedHooks}. */
@@ -164,6 +166,7 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
     async settle() {
       while (ctx.inFlight.size > 0) await Promise.all([...ctx.inFlight]);
     },
+    hintsFor: (callId) => ctx.byCall.get(callId)?.decision?.hints ?? [],
   };
   ctx.hooks = hooks;
   return hooks;
