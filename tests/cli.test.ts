@@ -270,6 +270,28 @@ describe("global options", () => {
     assert.equal(JSON.parse(r.stdout).length, 1);
   });
 
+  test("every command's description is wrapped to the help width, not left with the source's line breaks", async () => {
+    const { COMMANDS } = await import("../src/cli/commands/index.ts");
+    const { buildProgram } = await import("../src/cli/main.ts");
+    const { createOutput } = await import("../src/cli/output.ts");
+    const ctx = { out: createOutput(), exitCode: 0 as const };
+    const program = buildProgram(ctx, await Promise.all(COMMANDS.map((c) => c.load())));
+    const all = (c: typeof program): (typeof program)[] => [c, ...c.commands.flatMap((x) => all(x as typeof program))];
+    for (const cmd of all(program)) {
+      cmd.configureHelp({ ...cmd.configureHelp(), helpWidth: 80 });
+      const lines = cmd.helpInformation().split("\n");
+      const start = lines.findIndex((l) => l.startsWith("Usage:")) + 2;
+      const end = lines.findIndex((l, i) => i > start && /^(Arguments|Options|Commands):/.test(l));
+      const block = lines.slice(start, end - 1); // the description, paragraphs apart
+      block.forEach((line, i) => {
+        const lastOfParagraph = i === block.length - 1 || block[i + 1] === "";
+        if (line !== "" && !lastOfParagraph) {
+          assert.ok(line.length >= 50, `noema ${cmd.name()} --help: a ragged line: "${line}"`);
+        }
+      });
+    }
+  });
+
   test("colour: FORCE_COLOR gives the ANSI styles, NO_COLOR none; a style nested in itself stays on", async () => {
     const colored = cli(["--root", root, "schema"], { env: { NO_COLOR: "", FORCE_COLOR: "1" } });
     assert.equal(colored.code, 0, colored.stderr);

@@ -53,7 +53,11 @@ export function buildProgram(
     .option("--root <dir>", "episodes root (default: $NOEMA_ROOT or ./.noema)")
     .option("--debug", "show stack traces of internal errors")
     .helpOption("-h, --help", "show help")
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({
+      showGlobalOptions: true,
+      // Descriptions are written as paragraphs broken for the source; help wraps them to the terminal's width.
+      commandDescription: (cmd) => cmd.description().replace(/([^\n])\n(?!\n)/g, "$1 "),
+    })
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
