@@ -153,6 +153,33 @@ describe("EpisodeCore", () => {
     assert.ok(ev.some((e) => e.event_type === "run.checkpoint") && ev.some((e) => e.event_type === "run.resume"));
   });
 
+  test("deferPauses: an ask waits for pause(), so the calls decided before it run and are recorded first", async () => {
+    const core = await EpisodeCore.open("parallel calls", { root, using: "llm", policies: [policy] });
+    core.deferPauses = true;
+    const ls = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "d1" });
+    const ask = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "d2" });
+    assert.deepEqual([ls.verdict, ask.verdict, ask.checkpoint_id], ["allow", "ask", undefined]);
+    await assert.rejects(
+      core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "d3" }),
+      /paused, waiting for approval/,
+    );
+    await core.record("d1", { status: "ok", output: "a.txt" });
+    const checkpoint = core.pause();
+    assert.match(checkpoint!, /^chk_/);
+    assert.equal(core.pause(), null, "one pause");
+    const ev = events(core.dir);
+    assert.deepEqual(ev.filter((e) => e.phase === "act").map((e) => e.payload.step_id), ["step-1"]);
+    assert.equal(ev.at(-1).event_type, "run.checkpoint");
+    core.close();
+    approve(core.episodeId, { root, by: "ana" });
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    const approved = await again.propose({ kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "d2" });
+    assert.equal(approved.verdict, "allow");
+    await again.record("d2", { status: "ok" });
+    assert.equal((await again.finish()).status, "ok");
+    valid(core.dir);
+  });
+
   test("repeatable call ids (an agent without ids): the same call made again is a new step, recorded as its own", async () => {
     const core = await EpisodeCore.open("Repeat", { root, using: "gemini", policies: [policy] });
     const call = (command: string) => ({

@@ -493,6 +493,62 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it("the calls of a turn decided before the one that asks run first; then the episode pauses, its checkpoint last", {
+    timeout: 60_000,
+  }, async () => {
+    const gate = tmp.file(
+      "gate-after.ts",
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+      } };\n`,
+    );
+    const afterWs = join(tmp.path, "after-ws");
+    mkdirSync(afterWs);
+    writeFileSync(join(afterWs, "seen.txt"), "seen\n");
+    const server = await startOpenAiServer([
+      {
+        tool_calls: [
+          { id: "f1", name: "read_file", arguments: '{"path":"seen.txt"}' },
+          { id: "f2", name: "write_file", arguments: '{"path":"after.txt","content":"a"}' },
+          { id: "f3", name: "list_dir", arguments: "{}" },
+        ],
+      },
+      { text: "read, wrote, and will list later" },
+    ]);
+    try {
+      const args = [
+        "--model",
+        "openai-compatible:m",
+        "--base-url",
+        server.url,
+        "--workspace",
+        afterWs,
+        "--policy",
+        gate,
+      ];
+      const r = await run(["run", "read then write", ...args, "--root", root, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const paused = JSON.parse(r.stdout);
+      const evs = events(paused.episode_dir);
+      assert.equal(evs.at(-1)!.phase, "runtime");
+      assert.equal((evs.at(-1) as { event_type?: string }).event_type, "run.checkpoint");
+      assert.deepEqual(evs.filter((e) => e.phase === "act").map((e) => e.payload.tool), ["read_file"]);
+      const done = await run(["approve", paused.episode_id, "--resume", "--root", root, "--json"]);
+      assert.equal(done.code, 0, done.stderr + done.stdout);
+      assert.equal(readFileSync(join(afterWs, "after.txt"), "utf8"), "a");
+      const told = toolMessages(server.requests[1]);
+      assert.match(told.get("f1")!, /seen/);
+      assert.match(told.get("f2")!, /wrote 1 bytes/);
+      assert.match(told.get("f3")!, /not run: the episode is waiting for a human to approve write_file \(step-2\)/);
+      const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
+      const v = await run(["validate", paused.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(
       "gate-reject.ts",

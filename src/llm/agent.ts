@@ -163,6 +163,9 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
     });
     const total = previous + result.turns;
     if (result.status === "paused") {
+      // The turn's other calls have run and been recorded: the episode pauses now, its checkpoint the last event.
+      const checkpoint = o.governor.pause?.();
+      if (checkpoint) { for (const p of result.pending) p.checkpoint_id ??= checkpoint; }
       mkdirSync(join(o.episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
       sink.writeJson(CONVERSATION_FILE, {
         schema_version: "llm-conversation/1.0",

@@ -44,4 +44,12 @@ export interface Governor {
    * holds in memory). Throwing denies the call.
    */
   beforeExecute?(): void;
+  /**
+   * Optional: a governor that pauses (an episode) has this. One call at a
+   * time can wait for approval there: once a call asks, the hooks hold back
+   * the later calls of the turn, and when the turn's other calls have run
+   * the agent calls `pause()`, which pauses the episode at its checkpoint
+   * (returned; null when no call waits).
+   */
+  pause?(): string | null;
 }

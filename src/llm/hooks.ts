@@ -10,7 +10,7 @@
  * - `toolApproval` (with the call id): turns that decision into the SDK's
  *   answer: `deny` → `denied` with the reason (the model reads it as the
  *   tool result and the loop continues), `ask` → `user-approval` (the loop
- *   stops; the episode is paused; once it paused at a checkpoint, the
+ *   stops and the episode pauses once the calls decided before it ran; the
  *   later calls of the turn are held back: neither proposed nor run, but
  *   refused with a reason the model reads, to call them again after the
  *   decision), otherwise not-applicable, once the
@@ -184,9 +184,10 @@ interface HookContext {
   unclaimed: PendingToolApproval[];
   inFlight: Set<Promise<unknown>>;
   /**
-   * The call the episode paused on (an `ask` with a checkpoint), once one did: the checkpoint must stay the
+   * The call the episode pauses on (an `ask` of a governor that pauses), once one asked: the checkpoint must be the
    * episode's last event until a human decides, so the later calls of the turn are neither proposed nor run;
-   * they are refused with {@link heldReason} and the model calls them again after the decision.
+   * they are refused with {@link heldReason} and the model calls them again after the decision. (Calls decided
+   * before it still run: the episode pauses once they have, see `Governor.pause`.)
    */
   held: { tool: string; step_id: string } | null;
   /** Proposes a call; `null` when it is held back. */
@@ -216,7 +217,8 @@ function proposer(ctx: HookContext, options: GovernedHooksOptions): HookContext[
         command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
         call_id: key,
       });
-      if (d.verdict === "ask" && d.checkpoint_id) ctx.held = { tool, step_id: d.step_id };
+      // A governor that pauses holds one waiting call at a time (see Governor.pause).
+      if (d.verdict === "ask" && (d.checkpoint_id || ctx.governor.pause)) ctx.held = { tool, step_id: d.step_id };
       return d;
     });
     queue = p.catch(() => {});

@@ -40,6 +40,9 @@ import { type CallRecord, type CoreProgress, writeCoreProgress } from "./progres
 
 export type { AttachOptions } from "./attach.ts";
 
+/** Why a step waits for approval (a decision's `pause`). */
+type StepPause = NonNullable<StepDecision["pause"]>;
+
 /** An action proposed from outside (an agent's tool call). */
 export interface ProposedAction {
   /** `"tool"` for agent tool calls. */
@@ -141,6 +144,16 @@ export class EpisodeCore {
    * hooks do): parallel calls then share write calls. @default {false}
    */
   batchEvents = false;
+  /**
+   * An `ask` does not pause the episode at once: its step and decision are
+   * recorded, and the pause (interrupt, checkpoint) waits for
+   * {@link EpisodeCore.pause}, so that calls decided before it (an agent's
+   * parallel calls, decided together and run after) can still run and be
+   * recorded first: the checkpoint must be the last event while the episode
+   * waits. Until then no other call can be proposed. `close` and `suspend`
+   * pause it too; `finish` drops it (the call never ran). @default {false}
+   */
+  deferPauses = false;
   readonly #engine: Engine;
   #lock: EpisodeLock | null;
   readonly #record: RunSettingsRecord;
@@ -157,6 +170,9 @@ export class EpisodeCore {
   #policyStamps: string;
   #flushCostMs = 0;
   #closed = false;
+  /** An `ask` waiting for {@link EpisodeCore.pause} (see {@link EpisodeCore.deferPauses}). */
+  #deferred: { callId: string; index: number; candidateId: string; action: PendingAction; pause: StepPause } | null =
+    null;
 
   private constructor(
     engine: Engine,
@@ -237,7 +253,7 @@ export class EpisodeCore {
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
-    if (this.#pausedAt !== null) {
+    if (this.#pausedAt !== null || this.#deferred) {
       // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
       throw new NoemaError(
         "paused",
@@ -255,13 +271,57 @@ export class EpisodeCore {
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
     const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
     const decided = await e.decideStep(index, pending);
+    const callId = action.call_id ?? `step:${step.id}`;
+    if (decided.pause && this.deferPauses) {
+      this.#deferred = {
+        callId,
+        index,
+        candidateId: decided.candidateId,
+        action: decided.action,
+        pause: decided.pause,
+      };
+    }
     const decision = this.#decision(index, decided);
-    this.#remember(action.call_id ?? `step:${step.id}`, index, decision, decided.action);
+    this.#remember(callId, index, decision, decided.action);
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
-    if (decision.verdict === "ask") this.#save();
+    if (decision.checkpoint_id) this.#save();
     else this.#dirty = true;
     this.#written(); // the decision is on disk before the driver acts on it
     return decision;
+  }
+
+  /** Pauses the episode at a checkpoint for the step at `index`; returns the checkpoint id. */
+  #pauseNow(index: number, candidateId: string, action: PendingAction, why: StepPause): string | undefined {
+    const e = this.#engine;
+    if (this.#announced < e.p.steps.length) this.#announce();
+    const paused = e.pause(index, candidateId, action, why, false);
+    this.#pausedAt = e.rec.now();
+    return paused.checkpoint_id;
+  }
+
+  /**
+   * Pauses the episode for the `ask` that {@link EpisodeCore.deferPauses}
+   * held back: interrupt and checkpoint, the state persisted. Returns the
+   * checkpoint id, or null when no pause waits.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // core.deferPauses = true;
+   * // const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "c1" });
+   * // … run and record the calls decided before it …
+   * // if (d.verdict === "ask") core.pause();
+   * ```
+   */
+  pause(): string | null {
+    const d = this.#deferred;
+    if (!d) return null;
+    this.#checkHeld();
+    this.#deferred = null;
+    const checkpoint = this.#pauseNow(d.index, d.candidateId, d.action, d.pause);
+    if (checkpoint) this.#calls[d.callId].checkpoint_id = checkpoint;
+    this.#save();
+    return checkpoint ?? null;
   }
 
   /** A `plan` event carrying every step so far. */
@@ -285,16 +345,9 @@ export class EpisodeCore {
       hints: d.hints,
     };
     if (d.pause) {
-      if (this.#announced < e.p.steps.length) this.#announce();
-      const paused = e.pause(index, d.candidateId, d.action, d.pause, false);
-      this.#pausedAt = e.rec.now();
-      return {
-        ...base,
-        verdict: "ask",
-        reason: d.pause.reason,
-        policy_id: d.pause.policy_id,
-        checkpoint_id: paused.checkpoint_id,
-      };
+      const ask = { ...base, verdict: "ask" as const, reason: d.pause.reason, policy_id: d.pause.policy_id };
+      if (this.#deferred) return ask; // paused by pause()
+      return { ...ask, checkpoint_id: this.#pauseNow(index, d.candidateId, d.action, d.pause) };
     }
     if (d.blocked) {
       e.recordVeto(index, d.action, d.candidateId, d.message, false);
@@ -455,6 +508,7 @@ export class EpisodeCore {
   /** Verification, reflect, learn, terminate, insight, the final state, summary and manifest; then releases the lock. */
   async finish(end: CoreEnd = {}): Promise<RunResult> {
     this.#checkHeld();
+    this.#deferred = null; // a call still waiting to pause the episode never ran: its step stays pending
     const e = this.#engine, rec = this.#record;
     const acted = e.p.actions.some((a) => a.result_status === "ok" || a.result_status === "error");
     e.adapterResult = end.adapter_result ?? (acted ? "success" : "skipped");
@@ -504,6 +558,7 @@ export class EpisodeCore {
   /** Persists state and releases the lock without finishing (the next process attaches). */
   close(): void {
     if (this.#closed) return;
+    this.pause();
     this.flush();
     this.#release();
   }
@@ -514,6 +569,7 @@ export class EpisodeCore {
    * {@link EpisodeCore.resume} takes the lock again.
    */
   suspend(): void {
+    this.pause();
     this.flush();
     this.#engine.rec.sync();
     this.#logSize = statSync(join(this.dir, ARTIFACTS.events)).size;
