@@ -13,7 +13,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { osUserName } from "./os_user.ts";
-import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from "../plugins/api.ts";
 import { loadAdapter, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
