@@ -217,6 +217,27 @@ describe("noema run --using llm", () => {
     assert.match(fv.stdout, /^ {2}message +Verification failed: /m);
   });
 
+  it("a model that ends saying nothing: no answer shown, the message says so", async () => {
+    const server = await startOpenAiServer([{ text: "  \n" }]);
+    try {
+      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--root", root];
+      const r = await run(["run", "say nothing", ...args]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const lines = r.stdout.trimEnd().split("\n");
+      assert.match(lines[0], /^ep_\S+ {2}ok {2}outcome=/);
+      assert.match(lines[1], /^ {2}view: noema view ep_/, "no blank answer line");
+      const id = lines[0].split(" ")[0];
+      const j = JSON.parse((await run(["view", id, "--root", root, "--json"])).stdout);
+      assert.equal(j.answer, null);
+      assert.equal(j.message, "The model ended without a final answer.");
+      const v = await run(["view", id, "--root", root]);
+      assert.doesNotMatch(v.stdout, /\nAnswer\n/);
+      assert.match(v.stdout, /^ {2}message +The model ended without a final answer\.$/m);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("--replay reproduces the episode with the server stopped", async () => {
     assert.ok(episode);
     writeFileSync(join(ws, "app.ts"), original);

@@ -70,8 +70,10 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
       model_calls: agent.usage.model_calls,
     },
   };
+  // A model that ended saying nothing: the message says so (the answer, recorded as given, is blank).
+  const message = agent.text.trim() === "" ? "The model ended without a final answer." : agent.text;
   const run = agent.status === "done"
-    ? await core.finish({ adapter_result: "success", message: agent.text, answer: agent.text, metrics })
+    ? await core.finish({ adapter_result: "success", message, answer: agent.text, metrics })
     : await core.finish({
       adapter_result: "error",
       message: agent.error?.message,
