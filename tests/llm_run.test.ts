@@ -570,6 +570,45 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it("--continue picks up the conversation a failure stopped, in a new episode; a finished one is refused", {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "n1", name: "list_dir", arguments: "{}" }] },
+      { status: 503, body: { error: { message: "overloaded" } } },
+      { text: "listed, after the outage" },
+    ]);
+    try {
+      const adapter = { provider: "openai-compatible", base_url: server.url, model: "m", max_retries: 0 };
+      const file = tmp.file(
+        "continue.jsonc",
+        JSON.stringify({ task: "list it", using: "llm", workspace: ws, adapter }),
+      );
+      const r = await run(["run", file, "--root", root, "--json"]);
+      assert.equal(r.code, 1, r.stderr + r.stdout);
+      const failed = JSON.parse(r.stdout);
+      assert.equal(failed.error.type, "LlmServerError");
+      const c = await run(["run", "--continue", failed.episode_id, "--root", root, "--json"]);
+      assert.equal(c.code, 0, c.stderr + c.stdout);
+      const out = JSON.parse(c.stdout);
+      assert.notEqual(out.episode_id, failed.episode_id);
+      assert.equal(out.answer, "listed, after the outage");
+      // The continued conversation: the task and the list_dir call with its result, sent again as they were.
+      assert.ok(toolMessages(server.requests[2]).has("n1"), JSON.stringify(server.requests[2]));
+      assert.deepEqual(server.requests[2].messages, server.requests[1].messages);
+      const start = events(out.episode_dir)[0];
+      assert.equal((start.payload.tags as Record<string, unknown>).continues, failed.episode_id);
+      assert.equal(start.payload.task, "list it");
+      const v = await run(["validate", out.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      const again = await run(["run", "--continue", out.episode_id, "--root", root]);
+      assert.equal(again.code, 2, again.stderr);
+      assert.match(again.stderr, /--continue .*: it ended ok; only a run that a failure stopped .* can be continued/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(
       "gate-reject.ts",
