@@ -609,6 +609,30 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it("--continue of a run stopped before its first model call (an MCP server down) starts it again from the task", async () => {
+    const adapter = {
+      base_url: "http://127.0.0.1:9/v1",
+      model: "m",
+      mcp_servers: { gone: { command: "/nonexistent/mcp-server" } },
+    };
+    const file = tmp.file(
+      "mcp-gone.jsonc",
+      JSON.stringify({ task: "use the tool", using: "llm", workspace: ws, adapter }),
+    );
+    const r = await run(["run", file, "--root", root, "--json"]);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const failed = JSON.parse(r.stdout);
+    assert.equal(failed.error.type, "McpUnreachable");
+    assert.equal(existsSync(join(failed.episode_dir, "llm", "conversation.json")), false);
+    const c = await run(["run", "--continue", failed.episode_id, "--root", root, "--json"]);
+    assert.equal(c.code, 1, c.stderr + c.stdout);
+    const out = JSON.parse(c.stdout);
+    assert.equal(out.error.type, "McpUnreachable", "the server is still down: the same end, in a new episode");
+    const start = events(out.episode_dir)[0];
+    assert.equal((start.payload.tags as Record<string, unknown>).continues, failed.episode_id);
+    assert.equal(start.payload.task, "use the tool");
+  });
+
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const gate = tmp.file(
       "gate-reject.ts",

@@ -118,9 +118,10 @@ function continueSettings(ref: string, options: RunOptions): { task: string; opt
         `(${[...CONTINUABLE].join(", ")}) can be continued`,
     );
   }
+  // No conversation: it stopped before its first model call (an MCP server down): the task starts it again.
   const conversation = join(r.dir, CONVERSATION_FILE);
-  if (!existsSync(conversation)) throw why(`${conversation} not found (the run saved no conversation)`);
-  return { task: r.task, options: fromRecorded(r, options, { continue_from: conversation }, "continues") };
+  const from = existsSync(conversation) ? { continue_from: conversation } : {};
+  return { task: r.task, options: fromRecorded(r, options, from, "continues") };
 }
 
 function readJson(path: string): Record<string, unknown> | null {
