@@ -13,11 +13,12 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { readEvents } from "../read/episode.ts";
 import type { RunOptions } from "../runtime/run.ts";
+import { readJsonFile } from "../store/json_file.ts";
 import { locateEpisode } from "../store/layout.ts";
 import { modelFlag } from "./config.ts";
 import { MODEL_LOG } from "./model_log.ts";
@@ -106,8 +107,8 @@ function replaySettings(ref: string, options: RunOptions): { task: string; optio
 function continueSettings(ref: string, options: RunOptions): { task: string; options: RunOptions } {
   const r = recordedLlmEpisode("--continue", ref, options);
   const why = (text: string) => usage(`--continue ${ref}: ${text}`);
-  const state = readJson(join(r.dir, "state.json"));
-  const outcomes = (state?.outcomes ?? {}) as { status?: unknown; error?: { type?: unknown } | null };
+  const state = readJsonFile(join(r.dir, "state.json")); // a damaged one: an error naming it
+  const outcomes = (state.outcomes ?? {}) as { status?: unknown; error?: { type?: unknown } | null };
   if (!existsSync(join(r.dir, "summary.json"))) {
     throw why("the episode has not ended (paused for approval: noema approve|reject --resume)");
   }
@@ -122,14 +123,6 @@ function continueSettings(ref: string, options: RunOptions): { task: string; opt
   const conversation = join(r.dir, CONVERSATION_FILE);
   const from = existsSync(conversation) ? { continue_from: conversation } : {};
   return { task: r.task, options: fromRecorded(r, options, from, "continues") };
-}
-
-function readJson(path: string): Record<string, unknown> | null {
-  try {
-    return JSON.parse(readFileSync(path, "utf8"));
-  } catch {
-    return null;
-  }
 }
 
 /**
