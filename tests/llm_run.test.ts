@@ -72,6 +72,12 @@ function agentAct(dir: string) {
   )!;
 }
 
+/** `noema validate DIR` passes. */
+async function validates(dir: string): Promise<void> {
+  const v = await run(["validate", dir]);
+  assert.equal(v.code, 0, v.stdout + v.stderr);
+}
+
 function events(dir: string): { phase: string; payload: Record<string, unknown> }[] {
   return readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 }
@@ -88,6 +94,19 @@ describe("noema run --using llm", () => {
       if (String(s.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf in this repo" };
     } };\n`,
   );
+  /** Writes need a human's approval. */
+  const gate = tmp.file(
+    "gate.ts",
+    `export default { name: "Gate", version: "1.0", advise(s) {
+      if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+    } };\n`,
+  );
+  /** `noema run TASK --json` with the scripted model at `url`, in `workspace`, under {@link gate}. */
+  const gated = (task: string, url: string, workspace = ws) =>
+    run([
+      ...["run", task, "--model", "openai-compatible:m", "--base-url", url, "--workspace", workspace],
+      ...["--policy", gate, "--root", root, "--json"],
+    ]);
   const strict = tmp.file(
     "no-read.ts",
     `export default { name: "NoRead", version: "1.0", advise(s) {
@@ -177,8 +196,7 @@ describe("noema run --using llm", () => {
       const everything = readFileSync(join(dir, "events.jsonl"), "utf8") + log;
       assert.doesNotMatch(everything, /sk-test-secret-value-123/);
       assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
-      const v = await run(["validate", dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(dir);
     } finally {
       delete process.env.SCRIPTED_KEY;
       await server.close();
@@ -314,20 +332,13 @@ describe("noema run --using llm", () => {
   });
 
   it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {
-    const gate = tmp.file(
-      "gate.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const server = await startOpenAiServer([
       { tool_calls: [{ id: "g1", name: "list_dir", arguments: "{}" }] },
       { tool_calls: [{ id: "g2", name: "write_file", arguments: '{"path":"approved.txt","content":"yes"}' }] },
       { text: "wrote approved.txt" },
     ]);
     try {
-      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
-      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      const r = await gated("write a file", server.url);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       assert.equal(paused.status, "pending");
@@ -343,8 +354,7 @@ describe("noema run --using llm", () => {
       assert.match(readFileSync(join(paused.episode_dir, "events.jsonl"), "utf8"), /wrote approved\.txt/);
       const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.tool);
       assert.deepEqual(acts, ["list_dir", "write_file"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
@@ -447,8 +457,7 @@ describe("noema run --using llm", () => {
       assert.equal(act[0].payload.result_status, "error");
       assert.equal(act[0].payload.step_status, "failed");
       assert.equal((act[0].payload.error as { type: string }).type, "Aborted");
-      const v = await run(["validate", out.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(out.episode_dir);
     } finally {
       await server.close();
     }
@@ -457,12 +466,6 @@ describe("noema run --using llm", () => {
   it("a pause holds back the later calls of its turn: not proposed, not run, the model told to call them again", {
     timeout: 60_000,
   }, async () => {
-    const gate = tmp.file(
-      "gate-held.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const heldWs = join(tmp.path, "held-ws");
     mkdirSync(heldWs);
     const server = await startOpenAiServer([
@@ -477,17 +480,7 @@ describe("noema run --using llm", () => {
       { text: "wrote both" },
     ]);
     try {
-      const args = [
-        "--model",
-        "openai-compatible:m",
-        "--base-url",
-        server.url,
-        "--workspace",
-        heldWs,
-        "--policy",
-        gate,
-      ];
-      const r = await run(["run", "write two files", ...args, "--root", root, "--json"]);
+      const r = await gated("write two files", server.url, heldWs);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       assert.equal(paused.status, "pending");
@@ -507,8 +500,7 @@ describe("noema run --using llm", () => {
       assert.equal(acts.length, 2, "the held calls were neither proposed nor run");
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
@@ -517,12 +509,6 @@ describe("noema run --using llm", () => {
   it("the calls of a turn decided before the one that asks run first; then the episode pauses, its checkpoint last", {
     timeout: 60_000,
   }, async () => {
-    const gate = tmp.file(
-      "gate-after.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const afterWs = join(tmp.path, "after-ws");
     mkdirSync(afterWs);
     writeFileSync(join(afterWs, "seen.txt"), "seen\n");
@@ -537,17 +523,7 @@ describe("noema run --using llm", () => {
       { text: "read, wrote, and will list later" },
     ]);
     try {
-      const args = [
-        "--model",
-        "openai-compatible:m",
-        "--base-url",
-        server.url,
-        "--workspace",
-        afterWs,
-        "--policy",
-        gate,
-      ];
-      const r = await run(["run", "read then write", ...args, "--root", root, "--json"]);
+      const r = await gated("read then write", server.url, afterWs);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       const evs = events(paused.episode_dir);
@@ -563,8 +539,7 @@ describe("noema run --using llm", () => {
       assert.match(told.get("f3")!, /not run: the episode is waiting for a human to approve write_file \(step-2\)/);
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
@@ -599,8 +574,7 @@ describe("noema run --using llm", () => {
       const start = events(out.episode_dir)[0];
       assert.equal((start.payload.tags as Record<string, unknown>).continues, failed.episode_id);
       assert.equal(start.payload.task, "list it");
-      const v = await run(["validate", out.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(out.episode_dir);
       const again = await run(["run", "--continue", out.episode_id, "--root", root]);
       assert.equal(again.code, 2, again.stderr);
       assert.match(again.stderr, /--continue .*: it ended ok; only a run that a failure stopped .* can be continued/);
@@ -634,19 +608,12 @@ describe("noema run --using llm", () => {
   });
 
   it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
-    const gate = tmp.file(
-      "gate-reject.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const server = await startOpenAiServer([
       { tool_calls: [{ id: "j1", name: "write_file", arguments: '{"path":"rejected.txt","content":"no"}' }] },
       { text: "left it alone" },
     ]);
     try {
-      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
-      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      const r = await gated("write a file", server.url);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       const j = await run([
@@ -674,8 +641,7 @@ describe("noema run --using llm", () => {
       assert.match(String(act[0].payload.outcome), /Rejected by ana: not in this repo/);
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["vetoed"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
