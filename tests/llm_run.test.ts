@@ -598,6 +598,8 @@ describe("noema run --using llm", () => {
     const failed = JSON.parse(r.stdout);
     assert.equal(failed.error.type, "McpUnreachable");
     assert.equal(existsSync(join(failed.episode_dir, "llm", "conversation.json")), false);
+    const human = await run(["run", file, "--root", root]);
+    assert.match(human.stdout, /^ {2}continue: noema run --continue ep_\S+$/m, "run says how to pick it up");
     const c = await run(["run", "--continue", failed.episode_id, "--root", root, "--json"]);
     assert.equal(c.code, 1, c.stderr + c.stdout);
     const out = JSON.parse(c.stdout);

@@ -44,6 +44,20 @@ const CONTINUABLE = new Set([
   "Aborted",
 ]);
 
+/**
+ * Whether `noema run --continue` can pick up a run that used `using` and ended with the error `type`.
+ *
+ * @example
+ * ```ts
+ * import { continuable } from "./run_flags.ts";
+ * continuable("llm", "LlmUnreachable"); // true
+ * continuable("llm", "LlmContextOverflow"); // false
+ * ```
+ */
+export function continuable(using: unknown, type: string): boolean {
+  return using === "llm" && CONTINUABLE.has(type);
+}
+
 function usage(message: string): NoemaError {
   return new NoemaError("usage", message, { exitCode: EXIT.USAGE });
 }
@@ -113,7 +127,7 @@ function continueSettings(ref: string, options: RunOptions): { task: string; opt
     throw why("the episode has not ended (paused for approval: noema approve|reject --resume)");
   }
   const type = String(outcomes.error?.type ?? "");
-  if (outcomes.status === "ok" || !CONTINUABLE.has(type)) {
+  if (outcomes.status === "ok" || !continuable("llm", type)) {
     throw why(
       `it ended ${String(outcomes.status)}${type ? ` (${type})` : ""}; only a run that a failure stopped ` +
         `(${[...CONTINUABLE].join(", ")}) can be continued`,
