@@ -80,10 +80,20 @@ function runClaude(s: Session, first: string[], signal?: AbortSignal): Promise<C
   });
 }
 
-/** The adapter result and message of a finished claude process. */
+/**
+ * The adapter result, message and final answer of a finished claude process:
+ * claude's `result` text is the run's answer (`run`, `view`, `report` show it).
+ *
+ * @example
+ * ```ts
+ * import { claudeEnd } from "./run.ts";
+ * claudeEnd({ code: 0, json: { result: "Done.", terminal_reason: "completed" }, stderr: "" }, false).answer; // "Done."
+ * ```
+ */
 export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
   const reason = typeof r.json?.terminal_reason === "string" ? r.json.terminal_reason : null;
-  const text = typeof r.json?.result === "string" ? r.json.result.slice(0, 500) : "";
+  const result = typeof r.json?.result === "string" ? r.json.result : "";
+  const text = result.slice(0, 500);
   if (aborted) {
     return { adapter_result: "error", error: { type: "Aborted", message: "the run was interrupted" } };
   }
@@ -97,7 +107,8 @@ export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
       error: { type: "ClaudeError", message: `claude ended with ${reason ?? "an error"}: ${text}`.trim() },
     };
   }
-  return { adapter_result: "success", message: text === "" ? "claude completed" : `claude: ${text}` };
+  if (result.trim() === "") return { adapter_result: "success", message: "claude ended without a final answer." };
+  return { adapter_result: "success", message: result, answer: result };
 }
 
 async function drive(

