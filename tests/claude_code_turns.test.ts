@@ -102,4 +102,47 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       await s.server.close();
     }
   });
+
+  test("a turn's calls around one that needs approval: the later one is held back with a reason; approve --resume", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const s = await session([
+      {
+        tools: [
+          bash("toolu_m1", "echo one > one.txt"),
+          bash("toolu_m2", "echo deployed > deploy.txt"),
+          bash("toolu_m3", "echo three > three.txt"),
+        ],
+      },
+      { tools: [bash("toolu_m4", "echo three > three.txt")] },
+      { text: "All three done." },
+    ]);
+    try {
+      const r = await s.run("three things", [...gate, "--json"]);
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.pending.step_id, "step-2");
+      assert.deepEqual([exists(s, "one.txt"), exists(s, "deploy.txt"), exists(s, "three.txt")], [true, false, false]);
+      const paused = events(out.episode_dir);
+      assert.equal(paused.at(-1).event_type, "run.checkpoint", "the checkpoint is the last event while paused");
+      const approved = await s.cmd(["approve", out.episode_id, "--resume", "--json"]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.equal(lastJson(approved.stdout).status, "ok");
+      assert.deepEqual([exists(s, "deploy.txt"), exists(s, "three.txt")], [true, true]);
+      const held = s.server.toolResults().get("toolu_m3");
+      assert.ok(held?.is_error, "the held-back call did not run");
+      assert.match(held!.content, /not run: the episode is waiting for a human to approve Bash \(step-2\)/);
+      assert.doesNotMatch(held!.content, /hook error: \[|paused, waiting for approval/);
+      const done = acts(out.episode_dir).map((a) => [a.payload.input.command, a.payload.step_status]);
+      assert.deepEqual(done, [
+        ["echo one > one.txt", "done"],
+        ["echo deployed > deploy.txt", "done"],
+        ["echo three > three.txt", "done"],
+      ]);
+      assert.deepEqual(planStatuses(out.episode_dir), ["done", "done", "done"]);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
 });

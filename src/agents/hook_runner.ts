@@ -13,12 +13,14 @@
 import { existsSync } from "node:fs";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
-import type { EpisodeHandle } from "./core.ts";
+import { NoemaError } from "../errors.ts";
+import { pendingCheckpoint } from "../runtime/resume.ts";
+import type { Decision, EpisodeHandle } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
 import { type DriverOptions, isSealed } from "./episodes.ts";
 import { DIRECT, type EpisodeSource } from "./server/episodes.ts";
-import { type HookAnswer, type HookEvent, NO_OPINION } from "./event.ts";
+import { type HookAnswer, type HookEvent, NO_OPINION, type PreToolEvent } from "./event.ts";
 import { claimSession, sessionEpisode } from "./session_index.ts";
 import { toRecordedResult } from "./tool_result.ts";
 
@@ -94,6 +96,31 @@ async function withEpisode<T>(
 }
 
 /**
+ * The answer to a call made while the episode waits for a human about
+ * another one (a later call of the same turn): it is neither proposed nor
+ * run, and the agent reads why and that it may call it again once that is
+ * decided (the checkpoint stays the episode's last event).
+ */
+function heldBack(dir: string, event: PreToolEvent): Decision {
+  let waiting = "another call";
+  try {
+    const pending = pendingCheckpoint(dir).checkpoint.pending;
+    waiting = `${pending.action.tool} (${pending.step_id})`;
+  } catch {
+    // no readable checkpoint: say it in general
+  }
+  return {
+    verdict: "deny",
+    step_id: "",
+    action_candidate_id: "",
+    input: event.input,
+    reason: `not run: the episode is waiting for a human to approve ${waiting}; call it again once that is decided`,
+    policy_id: null,
+    hints: [],
+  };
+}
+
+/**
  * Handles one hook event and returns the answer for the agent.
  *
  * @example
@@ -116,15 +143,21 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       return NO_OPINION;
     case "pre_tool":
       return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
-        const decision = await episode.propose({
-          kind: "tool",
-          tool: event.tool,
-          input: event.input,
-          command: commandOf(event.input),
-          ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
-          call_id: event.call_id,
-          ...(event.repeatable ? { repeatable: true } : {}),
-        });
+        let decision: Decision;
+        try {
+          decision = await episode.propose({
+            kind: "tool",
+            tool: event.tool,
+            input: event.input,
+            command: commandOf(event.input),
+            ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
+            call_id: event.call_id,
+            ...(event.repeatable ? { repeatable: true } : {}),
+          });
+        } catch (e) {
+          if (!(e instanceof NoemaError && e.code === "paused")) throw e;
+          decision = heldBack(episode.dir, event);
+        }
         return dialect.answer(event, decision, s);
       }, NO_OPINION);
     case "post_tool":
