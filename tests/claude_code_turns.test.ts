@@ -30,10 +30,17 @@ function sandbox() {
 }
 
 /** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
-function noema(args: string[], env: Record<string, string>, cwd: string, onSpawn?: (pid: number) => void) {
+function noema(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  onSpawn?: (pid: number) => void,
+  input?: string,
+) {
   const [cmd, ...argv] = [...cliCommand(), ...args];
   return runChild(cmd, argv, {
     cwd,
+    input,
     env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
     timeoutMs: 120_000,
     onSpawn,
@@ -141,6 +148,51 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       ]);
       assert.deepEqual(planStatuses(out.episode_dir), ["done", "done", "done"]);
       await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("interactive (a hook without --print): a call claude asks its user about does not stop the session", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const s = await session([]);
+    try {
+      // What an interactive claude sends: its user answers the `ask` in claude's own prompt, so noema must not wait.
+      const hook = async (payload: Record<string, unknown>) => {
+        const event = { session_id: "sess-1", cwd: s.box.workspace, ...payload };
+        const args = ["hook", "claude-code", "--root", s.box.root, ...gate];
+        const r = await noema(
+          args,
+          { ...s.env, NOEMA_HOOK_SERVER: "0" },
+          s.box.workspace,
+          undefined,
+          JSON.stringify(event),
+        );
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout.trim() === "" ? null : JSON.parse(r.stdout).hookSpecificOutput;
+      };
+      const tool = (name: string, id: string, command: string, extra = {}) => ({
+        hook_event_name: name,
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: id,
+        ...extra,
+      });
+      await hook({ hook_event_name: "UserPromptSubmit", prompt: "deploy, then list" });
+      assert.equal((await hook(tool("PreToolUse", "toolu_i1", "echo deploy")))?.permissionDecision, "ask");
+      await hook(tool("PostToolUse", "toolu_i1", "echo deploy", { tool_response: "deploy" })); // the user said yes
+      assert.equal(await hook(tool("PreToolUse", "toolu_i2", "ls")), null, "the next call is governed as usual");
+      await hook(tool("PostToolUse", "toolu_i2", "ls", { tool_response: "a.txt" }));
+      await hook({ hook_event_name: "Stop", last_assistant_message: "Deployed and listed." });
+      const [entry] = readdirSync(join(s.box.root, "episodes"));
+      const dir = join(s.box.root, "episodes", entry);
+      assert.ok(!events(dir).some((e) => e.event_type === "run.checkpoint"), "no checkpoint nobody would decide");
+      assert.deepEqual(acts(dir).map((a) => [a.payload.input.command, a.payload.result_status]), [
+        ["echo deploy", "ok"],
+        ["ls", "ok"],
+      ]);
+      await assertSound(s, dir);
     } finally {
       await s.server.close();
     }

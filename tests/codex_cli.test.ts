@@ -193,6 +193,28 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     assert.deepEqual(validate(s.dir).problems, []);
   });
 
+  test("after a call blocked for approval, the session goes on: the next call runs; the blocked one is vetoed", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+    skip,
+  }, async () => {
+    const s = await session(
+      [
+        { calls: [call("call_g1", "echo deployed > deploy.txt")] },
+        { calls: [call("call_g2", "echo after > after.txt")] },
+        { text: "Deploy waits; the rest is done." },
+      ],
+      "gate.ts",
+      "deploy, then the rest",
+    );
+    assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false, "the call must not run");
+    assert.equal(readFileSync(join(s.box.workspace, "after.txt"), "utf8").trim(), "after");
+    assert.doesNotMatch(s.server.toolOutputs().get("call_g2") ?? "", /waiting for a human|blocked/);
+    const steps = acts(s.dir).map((a) => [a.payload.input.command, a.payload.step_status]);
+    assert.deepEqual(steps, [["echo deployed > deploy.txt", "vetoed"], ["echo after > after.txt", "done"]]);
+    assert.ok(!events(s.dir).some((e) => e.event_type === "run.checkpoint"), "no checkpoint nobody can decide");
+    assertFinished(s.dir);
+  });
+
   test("noema install-hooks codex --user registers a hook the real Codex runs; --uninstall removes it", {
     timeout: REAL_AGENT_TIMEOUT_MS,
   }, async () => {

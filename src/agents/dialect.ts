@@ -33,6 +33,13 @@ export interface Dialect {
   readonly name: string;
   /** Parses one payload; `null` for an event noema ignores. Throws a NoemaError (exit 2) for a bad payload. */
   parse(payload: unknown): HookEvent | null;
+  /**
+   * What a call that needs approval becomes (see `ProposedAction.on_ask`):
+   * `pause` when the agent stops and waits for `noema approve` (Claude Code
+   * `-p`: `defer`), `agent` when the agent asks its own user, `deny` when it
+   * cannot ask. @default {"pause"}
+   */
+  onAsk?(context: AnswerContext): "pause" | "agent" | "deny";
   /** The answer to a `pre_tool` event. */
   answer(event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer;
   /**

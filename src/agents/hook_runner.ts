@@ -153,6 +153,7 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
             ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
             call_id: event.call_id,
             ...(event.repeatable ? { repeatable: true } : {}),
+            on_ask: dialect.onAsk?.(s) ?? "pause",
           });
         } catch (e) {
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;

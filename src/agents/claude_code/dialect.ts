@@ -172,4 +172,10 @@ function answerClaude(_event: PreToolEvent, decision: Decision, context: AnswerC
  * console.log(e?.kind); // "pre_tool"
  * ```
  */
-export const claudeCode: Dialect = { name: "claude-code", parse: parseClaude, answer: answerClaude };
+export const claudeCode: Dialect = {
+  name: "claude-code",
+  parse: parseClaude,
+  answer: answerClaude,
+  // `-p` defers the call and exits: the episode pauses for noema approve. Interactive, claude asks its user.
+  onAsk: (context) => (context.print ? "pause" : "agent"),
+};

@@ -130,4 +130,10 @@ function answerCodex(_event: PreToolEvent, decision: Decision, _context: AnswerC
  * codex.parse({ session_id: "s", hook_event_name: "PermissionRequest" }); // null: ignored
  * ```
  */
-export const codex: Dialect = { name: "codex", parse: parseCodex, answer: answerCodex };
+export const codex: Dialect = {
+  name: "codex",
+  parse: parseCodex,
+  answer: answerCodex,
+  // Codex's hooks cannot ask: a call that needs approval is refused, and the session goes on.
+  onAsk: () => "deny",
+};

@@ -151,6 +151,8 @@ export const gemini: Dialect = {
   name: "gemini",
   parse: parseGemini,
   answer: answerGemini,
+  // Unattended, a call that needs approval is refused; interactive, Gemini asks its user.
+  onAsk: (context) => (context.print ? "deny" : "agent"),
   answered: rememberRewrite,
   callOf: decidedCallId,
 };

@@ -63,6 +63,15 @@ export interface ProposedAction {
    * a new call (`<id>#2`, `#3`…). See {@link EpisodeCore.openCall}.
    */
   repeatable?: boolean;
+  /**
+   * What an `ask` (a policy requires approval) does. `"pause"`: the episode
+   * pauses at a checkpoint for `noema approve|reject`. `"agent"`: the agent
+   * asks its own user (an interactive agent's prompt): the episode goes on,
+   * the call is recorded if it runs. `"deny"`: the agent cannot ask (Codex's
+   * hooks, a headless CLI), so the call is refused: its step is vetoed with
+   * the reason, and the episode goes on. @default {"pause"}
+   */
+  on_ask?: "pause" | "agent" | "deny";
 }
 
 /** What the policies and governance decided about a proposed action. */
@@ -244,7 +253,8 @@ export class EpisodeCore {
    * Appends an act step to the plan, consults the policies with the state
    * snapshot, emits direction → action_candidate → governance. A deny marks
    * the step vetoed (with its act evidence); an ask pauses the episode
-   * (checkpoint, non-terminal state). Idempotent per `call_id`.
+   * (checkpoint, non-terminal state) unless the action's `on_ask` says
+   * otherwise. Idempotent per `call_id`.
    */
   async propose(action: ProposedAction): Promise<Decision> {
     this.#checkHeld();
@@ -272,7 +282,8 @@ export class EpisodeCore {
     const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
     const decided = await e.decideStep(index, pending);
     const callId = action.call_id ?? `step:${step.id}`;
-    if (decided.pause && this.deferPauses) {
+    const onAsk = action.on_ask ?? "pause";
+    if (decided.pause && this.deferPauses && onAsk === "pause") {
       this.#deferred = {
         callId,
         index,
@@ -281,8 +292,10 @@ export class EpisodeCore {
         pause: decided.pause,
       };
     }
-    const decision = this.#decision(index, decided);
+    const decision = this.#decision(index, decided, onAsk);
     this.#remember(callId, index, decision, decided.action);
+    // Refused (not waiting for anyone): asked again, it is a denied call.
+    if (decision.verdict === "ask" && onAsk === "deny") this.#calls[callId].verdict = "deny";
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.checkpoint_id) this.#save();
     else this.#dirty = true;
@@ -334,7 +347,7 @@ export class EpisodeCore {
     this.#announced = p.steps.length;
   }
 
-  #decision(index: number, d: StepDecision): Decision {
+  #decision(index: number, d: StepDecision, onAsk: NonNullable<ProposedAction["on_ask"]>): Decision {
     const e = this.#engine;
     const step = e.p.steps[index];
     const base = {
@@ -346,7 +359,11 @@ export class EpisodeCore {
     };
     if (d.pause) {
       const ask = { ...base, verdict: "ask" as const, reason: d.pause.reason, policy_id: d.pause.policy_id };
-      if (this.#deferred) return ask; // paused by pause()
+      if (this.#deferred || onAsk === "agent") return ask; // paused by pause(), or the agent asks its user
+      if (onAsk === "deny") {
+        e.recordVeto(index, d.action, d.candidateId, d.pause.reason, false);
+        return ask;
+      }
       return { ...ask, checkpoint_id: this.#pauseNow(index, d.candidateId, d.action, d.pause) };
     }
     if (d.blocked) {
@@ -434,7 +451,8 @@ export class EpisodeCore {
   openCall(base: string): string {
     for (let id = base, n = 2; this.#calls[id]; id = `${base}#${n++}`) {
       const call = this.#calls[id];
-      if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch")) return id;
+      const asked = call.verdict === "ask" && !call.checkpoint_id; // the agent asked its user, who let it run
+      if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked)) return id;
     }
     return base;
   }
