@@ -197,4 +197,47 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       await s.server.close();
     }
   });
+
+  test("SIGTERM while a call runs: exit 130, the call is stopped and recorded as failed, the episode complete", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const slow = "perl -e 'select(undef, undef, undef, 30)'; echo late > late.txt";
+    const s = await session([{ tools: [bash("toolu_s1", slow)] }, { text: "Slept." }]);
+    try {
+      let pid = 0;
+      const t0 = Date.now();
+      const done = s.run("wait a while", ["--json"], (p) => (pid = p));
+      // The allow is on disk before claude runs the call: once the governance event is there, the call is starting.
+      const governed = () => {
+        const dir = join(s.box.root, "episodes");
+        if (!existsSync(dir)) return false;
+        return readdirSync(dir).some((d) =>
+          readFileSync(join(dir, d, "events.jsonl"), "utf8").includes('"governance"')
+        );
+      };
+      while (!governed()) {
+        if (Date.now() - t0 > 30_000) assert.fail("the call was never governed");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      process.kill(pid, "SIGTERM");
+      const r = await done;
+      assert.equal(r.code, 130, r.stderr + r.stdout);
+      assert.ok(Date.now() - t0 < 25_000, "the call was stopped, not waited for");
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.error.type, "Aborted");
+      const [act, ...more] = acts(out.episode_dir);
+      assert.equal(more.length, 0);
+      assert.equal(act?.payload.result_status, "error", "the interrupted call is recorded, as failed");
+      assert.equal(act.payload.step_status, "failed");
+      assert.equal(act.payload.error.type, "Aborted");
+      assert.deepEqual(planStatuses(out.episode_dir), ["failed"]);
+      assert.ok(existsSync(join(out.episode_dir, "manifest.json")));
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(exists(s, "late.txt"), false);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
 });

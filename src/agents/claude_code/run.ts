@@ -127,6 +127,11 @@ async function drive(
     return pausedResult(s.episodeId, s.dir);
   }
   const episode = await attachEpisode(s.dir, { root: s.root });
+  if (options.signal?.aborted) {
+    // claude was stopped with the calls it was running: they did not finish, and no hook will record them.
+    const stopped = { type: "Aborted", message: "the run was interrupted; the call was stopped" };
+    for (const id of episode.unrecordedCalls()) await episode.record(id, { status: "error", error: stopped });
+  }
   return await episode.finish(claudeEnd(r, options.signal?.aborted === true));
 }
 

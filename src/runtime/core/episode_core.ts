@@ -458,6 +458,24 @@ export class EpisodeCore {
   }
 
   /**
+   * The calls let through (allowed, patched, or asked about by the agent)
+   * whose result is still to be recorded: what a driver stopped while they
+   * ran records as failed.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // for (const id of core.unrecordedCalls()) await core.record(id, { status: "error", error: { type: "Aborted", message: "interrupted" } });
+   * ```
+   */
+  unrecordedCalls(): string[] {
+    return Object.entries(this.#calls).filter(([, call]) => {
+      const asked = call.verdict === "ask" && !call.checkpoint_id;
+      return !call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked);
+    }).map(([id]) => id);
+  }
+
+  /**
    * Writes the events still in memory (see {@link EpisodeCore.batchEvents}):
    * call it before running an allowed call, so the log holds the decision
    * before anything acts on it.
