@@ -3,7 +3,7 @@
 // that needs approval, reject --resume's record, and an interrupt while a call runs.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "../src/validate/validate.ts";
@@ -19,6 +19,14 @@ after(() => tmp.cleanup());
 const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
 const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 const gate = ["--policy", join(policyDir, "gate.ts")];
+/** Asks a human about any call whose input mentions "secret". */
+const secretGate = join(policyDir, "secret-gate.ts");
+writeFileSync(
+  secretGate,
+  `export default { name: "SecretGate", version: "1.0", api: "1.0", advise(s) {
+    return JSON.stringify(s.action.input).includes("secret")
+      ? { kind: "veto", advice: "secrets need a human", requires_approval: true } : undefined; } };`,
+);
 
 let n = 0;
 /** A fresh HOME, workspace and root for one test. */
@@ -47,9 +55,10 @@ function noema(
   });
 }
 
-async function session(script: Turn[]) {
-  const server = await startAnthropicServer(script);
+/** A scripted model and a sandbox; the script may name paths in the sandbox's workspace. */
+async function session(script: Turn[] | ((workspace: string) => Turn[])) {
   const box = sandbox();
+  const server = await startAnthropicServer(typeof script === "function" ? script(box.workspace) : script);
   const env = {
     HOME: box.home,
     ANTHROPIC_BASE_URL: server.url,
@@ -150,6 +159,48 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       await assertSound(s, out.episode_dir);
     } finally {
       await s.server.close();
+    }
+  });
+
+  test("parallel calls (Read) of a turn, one needs approval: the episode pauses after those that ran; approve works", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    // Claude Code runs Read calls concurrently: each one's hooks may come before or after the deferred one's.
+    for (let round = 0; round < 3; round++) {
+      const read = (ws: string, id: string, f: string) => ({ id, name: "Read", input: { file_path: join(ws, f) } });
+      const t = await session((ws) => [
+        {
+          tools: [
+            read(ws, `toolu_q${round}a`, "a.txt"),
+            read(ws, `toolu_q${round}s`, "secret.txt"),
+            read(ws, `toolu_q${round}c`, "c.txt"),
+          ],
+        },
+        { text: "Read them." },
+      ]);
+      try {
+        for (const f of ["a.txt", "secret.txt", "c.txt"]) writeFileSync(join(t.box.workspace, f), `${f} content\n`);
+        const task = "read the three files";
+        const r = await t.run(task, ["--policy", secretGate, "--json"]);
+        assert.equal(r.code, 4, r.stderr + r.stdout);
+        const out = JSON.parse(r.stdout);
+        assert.equal(events(out.episode_dir).at(-1).event_type, "run.checkpoint", "the checkpoint is the last event");
+        const approved = await t.cmd(["approve", out.episode_id, "--resume", "--json"]);
+        assert.equal(approved.code, 0, approved.stderr);
+        const results = t.server.toolResults();
+        assert.match(results.get(`toolu_q${round}s`)?.content ?? "", /secret\.txt content/);
+        const ran = acts(out.episode_dir).filter((a) => a.payload.result_status === "ok").map((a) => a.payload.input);
+        for (const id of ["a", "c"]) {
+          const result = results.get(`toolu_q${round}${id}`)!;
+          const recorded = ran.some((input) => String(input.file_path).endsWith(`${id}.txt`));
+          // Each other call either ran before the pause (and is recorded) or was held back (and said so).
+          if (result.is_error) assert.match(result.content, /not run: the episode is waiting for a human/);
+          assert.equal(recorded, !result.is_error, `${id}.txt: recorded exactly when it ran`);
+        }
+        await assertSound(t, out.episode_dir);
+      } finally {
+        await t.server.close();
+      }
     }
   });
 

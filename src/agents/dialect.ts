@@ -35,11 +35,11 @@ export interface Dialect {
   parse(payload: unknown): HookEvent | null;
   /**
    * What a call that needs approval becomes (see `ProposedAction.on_ask`):
-   * `pause` when the agent stops and waits for `noema approve` (Claude Code
-   * `-p`: `defer`), `agent` when the agent asks its own user, `deny` when it
-   * cannot ask. @default {"pause"}
+   * `defer` when the agent stops and waits for `noema approve` (Claude Code
+   * `-p`; the driver pauses the episode once it stopped), `agent` when the
+   * agent asks its own user, `deny` when it cannot ask. @default {"pause"}
    */
-  onAsk?(context: AnswerContext): "pause" | "agent" | "deny";
+  onAsk?(context: AnswerContext): "pause" | "agent" | "deny" | "defer";
   /** The answer to a `pre_tool` event. */
   answer(event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer;
   /**

@@ -14,7 +14,6 @@ import { existsSync } from "node:fs";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { NoemaError } from "../errors.ts";
-import { pendingCheckpoint } from "../runtime/resume.ts";
 import type { Decision, EpisodeHandle } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
@@ -96,19 +95,23 @@ async function withEpisode<T>(
 }
 
 /**
+ * What an ask becomes (see {@link Dialect.onAsk}). A deferred call pauses the
+ * episode once the driver saw the agent stop (`noema run`, `--no-finish`); a
+ * hook with no driver behind it pauses the episode at once.
+ */
+function onAsk(dialect: Dialect, s: HookSettings): "pause" | "agent" | "deny" | "defer" {
+  const mode = dialect.onAsk?.(s) ?? "pause";
+  return mode === "defer" && s.finish ? "pause" : mode;
+}
+
+/**
  * The answer to a call made while the episode waits for a human about
  * another one (a later call of the same turn): it is neither proposed nor
  * run, and the agent reads why and that it may call it again once that is
  * decided (the checkpoint stays the episode's last event).
  */
-function heldBack(dir: string, event: PreToolEvent): Decision {
-  let waiting = "another call";
-  try {
-    const pending = pendingCheckpoint(dir).checkpoint.pending;
-    waiting = `${pending.action.tool} (${pending.step_id})`;
-  } catch {
-    // no readable checkpoint: say it in general
-  }
+function heldBack(call: { tool: string; step_id: string } | null, event: PreToolEvent): Decision {
+  const waiting = call ? `${call.tool} (${call.step_id})` : "another call";
   return {
     verdict: "deny",
     step_id: "",
@@ -153,11 +156,11 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
             ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
             call_id: event.call_id,
             ...(event.repeatable ? { repeatable: true } : {}),
-            on_ask: dialect.onAsk?.(s) ?? "pause",
+            on_ask: onAsk(dialect, s),
           });
         } catch (e) {
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
-          decision = heldBack(episode.dir, event);
+          decision = heldBack(episode.waitingFor(), event);
         }
         return dialect.answer(event, decision, s);
       }, NO_OPINION);

@@ -176,6 +176,7 @@ export const claudeCode: Dialect = {
   name: "claude-code",
   parse: parseClaude,
   answer: answerClaude,
-  // `-p` defers the call and exits: the episode pauses for noema approve. Interactive, claude asks its user.
-  onAsk: (context) => (context.print ? "pause" : "agent"),
+  // `-p` defers the call and exits (the calls it runs meanwhile end first); the driver then pauses the episode for
+  // noema approve. Interactive, claude asks its user.
+  onAsk: (context) => (context.print ? "defer" : "agent"),
 };

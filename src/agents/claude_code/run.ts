@@ -124,6 +124,13 @@ async function drive(
     follower?.stop();
   }
   if (r.json?.terminal_reason === "tool_deferred" && !options.signal?.aborted) {
+    // claude stopped: the calls it ran meanwhile are recorded, so the checkpoint now comes last.
+    const episode = await attachEpisode(s.dir, { root: s.root });
+    try {
+      episode.pauseDeferred();
+    } finally {
+      episode.close();
+    }
     return pausedResult(s.episodeId, s.dir);
   }
   const episode = await attachEpisode(s.dir, { root: s.root });

@@ -69,9 +69,13 @@ export interface ProposedAction {
    * asks its own user (an interactive agent's prompt): the episode goes on,
    * the call is recorded if it runs. `"deny"`: the agent cannot ask (Codex's
    * hooks, a headless CLI), so the call is refused: its step is vetoed with
-   * the reason, and the episode goes on. @default {"pause"}
+   * the reason, and the episode goes on. `"defer"`: the agent stops and
+   * waits (Claude Code `-p` defers the call), but the calls it decided
+   * before may still end and be recorded: the episode pauses when the driver
+   * calls {@link EpisodeCore.pauseDeferred}, so that the checkpoint is the
+   * last event; until then no other call can be proposed. @default {"pause"}
    */
-  on_ask?: "pause" | "agent" | "deny";
+  on_ask?: "pause" | "agent" | "deny" | "defer";
 }
 
 /** What the policies and governance decided about a proposed action. */
@@ -263,7 +267,7 @@ export class EpisodeCore {
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
-    if (this.#pausedAt !== null || this.#deferred) {
+    if (this.#pausedAt !== null || this.#deferred || this.#due()) {
       // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
       throw new NoemaError(
         "paused",
@@ -296,6 +300,7 @@ export class EpisodeCore {
     this.#remember(callId, index, decision, decided.action);
     // Refused (not waiting for anyone): asked again, it is a denied call.
     if (decision.verdict === "ask" && onAsk === "deny") this.#calls[callId].verdict = "deny";
+    if (decision.verdict === "ask" && onAsk === "defer") this.#calls[callId].pause_due = decided.pause!.kind;
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.checkpoint_id) this.#save();
     else this.#dirty = true;
@@ -337,6 +342,66 @@ export class EpisodeCore {
     return checkpoint ?? null;
   }
 
+  /** The call proposed with `on_ask: "defer"` whose pause is still to be made. */
+  #due(): [string, CallRecord] | undefined {
+    return Object.entries(this.#calls).find(([, c]) => c.pause_due && !c.checkpoint_id && c.verdict === "ask");
+  }
+
+  /**
+   * Pauses the episode for the call proposed with `on_ask: "defer"` (see
+   * {@link ProposedAction.on_ask}), once the agent stopped: interrupt and
+   * checkpoint, after the results recorded meanwhile. Returns the
+   * checkpoint id, or null when no such call waits.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // claude -p exited with terminal_reason "tool_deferred":
+   * // const core = await EpisodeCore.attach(dir); core.pauseDeferred(); core.close();
+   * ```
+   */
+  pauseDeferred(): string | null {
+    this.#checkHeld();
+    const due = this.#due();
+    if (!due) return null;
+    const [, call] = due;
+    const input = this.#engine.redactor.unmask(call.action.input).value;
+    const action: PendingAction = {
+      kind: call.action.kind,
+      tool: call.action.tool,
+      input,
+      command: displayCommand(input),
+    };
+    const pause: StepPause = {
+      kind: call.pause_due!,
+      reason: call.reason ?? "needs approval",
+      policy_id: call.policy_id,
+    };
+    const checkpoint = this.#pauseNow(call.index, call.action_candidate_id, action, pause);
+    if (checkpoint) call.checkpoint_id = checkpoint;
+    delete call.pause_due;
+    this.#save();
+    return checkpoint ?? null;
+  }
+
+  /**
+   * The call the episode waits for a decision on (paused at its checkpoint,
+   * or about to be), or null.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // core.waitingFor(); // { tool: "Bash", step_id: "step-2" }
+   * ```
+   */
+  waitingFor(): { tool: string; step_id: string } | null {
+    const d = this.#deferred;
+    if (d) return { tool: d.action.tool, step_id: this.#engine.p.steps[d.index].id };
+    const calls = Object.values(this.#calls).filter((c) => c.verdict === "ask" && (c.checkpoint_id || c.pause_due));
+    const call = calls.at(-1);
+    return call ? { tool: call.action.tool, step_id: call.step_id } : null;
+  }
+
   /** A `plan` event carrying every step so far. */
   #announce(): void {
     const e = this.#engine, p = e.p;
@@ -359,7 +424,8 @@ export class EpisodeCore {
     };
     if (d.pause) {
       const ask = { ...base, verdict: "ask" as const, reason: d.pause.reason, policy_id: d.pause.policy_id };
-      if (this.#deferred || onAsk === "agent") return ask; // paused by pause(), or the agent asks its user
+      // Paused by pause() or pauseDeferred(), or the agent asks its user.
+      if (this.#deferred || onAsk === "agent" || onAsk === "defer") return ask;
       if (onAsk === "deny") {
         e.recordVeto(index, d.action, d.candidateId, d.pause.reason, false);
         return ask;
@@ -451,7 +517,7 @@ export class EpisodeCore {
   openCall(base: string): string {
     for (let id = base, n = 2; this.#calls[id]; id = `${base}#${n++}`) {
       const call = this.#calls[id];
-      const asked = call.verdict === "ask" && !call.checkpoint_id; // the agent asked its user, who let it run
+      const asked = call.verdict === "ask" && !call.checkpoint_id && !call.pause_due; // the agent asked its user
       if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked)) return id;
     }
     return base;
@@ -470,7 +536,7 @@ export class EpisodeCore {
    */
   unrecordedCalls(): string[] {
     return Object.entries(this.#calls).filter(([, call]) => {
-      const asked = call.verdict === "ask" && !call.checkpoint_id;
+      const asked = call.verdict === "ask" && !call.checkpoint_id && !call.pause_due;
       return !call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked);
     }).map(([id]) => id);
   }

@@ -33,6 +33,8 @@ export interface CallRecord {
   policy_id: string | null;
   hints: string[];
   checkpoint_id?: string;
+  /** An ask proposed with `on_ask: "defer"` whose pause is still to be made (the pause's kind). */
+  pause_due?: "review" | "approval" | "veto";
   recorded: boolean;
 }
 
