@@ -153,6 +153,24 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.deepEqual(validate(s.dir).problems, []);
   });
 
+  test("unattended, after a call blocked for approval the session goes on: the next call runs", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session(
+      [{ calls: [shell("echo deployed > deploy.txt")] }, { calls: [shell("echo after > after.txt")] }, {
+        text: "Deploy waits; the rest is done.",
+      }],
+      "gate.ts",
+      "deploy, then the rest",
+    );
+    assert.equal(existsSync(join(s.box.workspace, "deploy.txt")), false, "the call must not run");
+    assert.equal(readFileSync(join(s.box.workspace, "after.txt"), "utf8").trim(), "after");
+    const steps = acts(s.dir).map((a) => [a.payload.input.command, a.payload.step_status]);
+    assert.deepEqual(steps, [["echo deployed > deploy.txt", "vetoed"], ["echo after > after.txt", "done"]]);
+    assert.ok(!events(s.dir).some((e) => e.event_type === "run.checkpoint"), "no checkpoint nobody can decide");
+    assertFinished(s.dir);
+  });
+
   test("noema install-hooks gemini --user registers a hook the real Gemini CLI runs, keeping the other settings", {
     timeout: REAL_AGENT_TIMEOUT_MS,
   }, async () => {
