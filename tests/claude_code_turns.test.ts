@@ -162,6 +162,37 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
     }
   });
 
+  test("reject --resume: the call ends vetoed, run.resume records who decided, the approval is consumed", {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const s = await session([{ tools: [bash("toolu_r1", "echo deployed > deploy.txt")] }, { text: "Not deployed." }]);
+    try {
+      const r = await s.run("deploy", [...gate, "--json"]);
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const rejected = await s.cmd(["reject", out.episode_id, "--resume", "--note", "not during the freeze", "--json"]);
+      assert.equal(rejected.code, 0, rejected.stderr);
+      assert.equal(lastJson(rejected.stdout).answer, "Not deployed.");
+      assert.equal(exists(s, "deploy.txt"), false);
+      assert.match(s.server.toolResults().get("toolu_r1")?.content ?? "", /Rejected by .+: not during the freeze/);
+      const log = events(out.episode_dir);
+      const resume = log.find((e) => e.event_type === "run.resume");
+      assert.equal(resume?.payload.approval.decision, "rejected");
+      assert.equal(resume.payload.approval.note, "not during the freeze");
+      assert.notEqual(resume.payload.approval.by, "unknown");
+      const [act] = acts(out.episode_dir);
+      assert.equal(act.payload.step_status, "vetoed");
+      assert.deepEqual(planStatuses(out.episode_dir), ["vetoed"]);
+      const approvalFile = join(out.episode_dir, "approvals", `${out.checkpoint_id}.json`);
+      assert.equal(JSON.parse(readFileSync(approvalFile, "utf8")).consumed_by, resume.id);
+      const view = await s.cmd(["view", out.episode_id]);
+      assert.match(view.stdout, /Rejected by \S+: not during the freeze/);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
   test("parallel calls (Read) of a turn, one needs approval: the episode pauses after those that ran; approve works", {
     timeout: TIMEOUT_MS,
   }, async () => {
