@@ -293,9 +293,11 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       const governed = () => {
         const dir = join(s.box.root, "episodes");
         if (!existsSync(dir)) return false;
-        return readdirSync(dir).some((d) =>
-          readFileSync(join(dir, d, "events.jsonl"), "utf8").includes('"governance"')
-        );
+        // Only a created episode (not its `.tmp-` directory while it is being created).
+        return readdirSync(dir).some((d) => {
+          const log = join(dir, d, "events.jsonl");
+          return d.startsWith("ep_") && existsSync(log) && readFileSync(log, "utf8").includes('"governance"');
+        });
       };
       while (!governed()) {
         if (Date.now() - t0 > 30_000) assert.fail("the call was never governed");
