@@ -183,6 +183,8 @@ export class EpisodeCore {
   #policyStamps: string;
   #flushCostMs = 0;
   #closed = false;
+  /** The call proposed with `on_ask: "defer"` whose pause is still to be made (see {@link EpisodeCore.pauseDeferred}). */
+  #dueId: string | null;
   /** An `ask` waiting for {@link EpisodeCore.pause} (see {@link EpisodeCore.deferPauses}). */
   #deferred: { callId: string; index: number; candidateId: string; action: PendingAction; pause: StepPause } | null =
     null;
@@ -202,6 +204,7 @@ export class EpisodeCore {
     this.#record = record;
     this.#calls = calls;
     this.#pausedAt = pausedAt;
+    this.#dueId = Object.keys(calls).find((id) => calls[id].pause_due) ?? null;
     this.episodeId = engine.s.episodeId;
     this.dir = engine.s.dir;
   }
@@ -300,7 +303,10 @@ export class EpisodeCore {
     this.#remember(callId, index, decision, decided.action);
     // Refused (not waiting for anyone): asked again, it is a denied call.
     if (decision.verdict === "ask" && onAsk === "deny") this.#calls[callId].verdict = "deny";
-    if (decision.verdict === "ask" && onAsk === "defer") this.#calls[callId].pause_due = decided.pause!.kind;
+    if (decision.verdict === "ask" && onAsk === "defer") {
+      this.#calls[callId].pause_due = decided.pause!.kind;
+      this.#dueId = callId;
+    }
     // A pause persisted the state already; the checkpoint stays the last event (what approve checks).
     if (decision.checkpoint_id) this.#save();
     else this.#dirty = true;
@@ -344,7 +350,8 @@ export class EpisodeCore {
 
   /** The call proposed with `on_ask: "defer"` whose pause is still to be made. */
   #due(): [string, CallRecord] | undefined {
-    return Object.entries(this.#calls).find(([, c]) => c.pause_due && !c.checkpoint_id && c.verdict === "ask");
+    const call = this.#dueId === null ? undefined : this.#calls[this.#dueId];
+    return call?.pause_due && !call.checkpoint_id && call.verdict === "ask" ? [this.#dueId!, call] : undefined;
   }
 
   /**
@@ -380,6 +387,7 @@ export class EpisodeCore {
     const checkpoint = this.#pauseNow(call.index, call.action_candidate_id, action, pause);
     if (checkpoint) call.checkpoint_id = checkpoint;
     delete call.pause_due;
+    this.#dueId = null;
     this.#save();
     return checkpoint ?? null;
   }
