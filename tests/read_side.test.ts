@@ -7,7 +7,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -88,5 +88,72 @@ describe("artifacts that are not regular files", () => {
     const entry = JSON.parse(r.stdout).find((e: { episode_id: string }) => e.episode_id === "ep_state_zero");
     assert.equal(entry.status, "unreadable");
     assert.match(entry.error, /state\.json: not a regular file/);
+  });
+});
+
+describe("noema diff on an edited summary.json", () => {
+  const ws = join(tmp.path, "ws");
+  mkdirSync(ws);
+  const r = cli([
+    "run",
+    "make out.txt",
+    "--root",
+    root,
+    "--json",
+    "--using",
+    "shell",
+    "--workspace",
+    ws,
+    "--verify-file-exists",
+    "out.txt",
+    "--",
+    "sh",
+    "-c",
+    "echo hi > out.txt",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const source = JSON.parse(r.stdout).episode_dir;
+  const edit = (
+    name: string,
+    change: (s: { episode_id?: string; verification: { workspace_diff: unknown } }) => void,
+  ) => {
+    const dir = copy(source, name);
+    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+    change(summary);
+    writeFileSync(join(dir, "summary.json"), JSON.stringify(summary));
+    return dir;
+  };
+
+  it("the real diff first", SLOW, () => {
+    const d = cli(["diff", JSON.parse(r.stdout).episode_id, "--root", root, "--json"]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.deepEqual(JSON.parse(d.stdout), { added: ["out.txt"], modified: [], deleted: [] });
+  });
+  for (
+    const [name, value] of [["ep_diff_number", 5], ["ep_diff_string", "abc"], ["ep_diff_numbers", [1, 2]]] as const
+  ) {
+    it(`${name}: a one-line error naming summary.json and the field, exit 1`, SLOW, () => {
+      edit(name, (s) => ((s.verification.workspace_diff as Record<string, unknown>).added = value));
+      for (const extra of [[], ["--json"]]) {
+        const d = cli(["diff", name, "--root", root, ...extra]);
+        assert.equal(d.code, 1, d.stderr);
+        assert.equal(d.stdout, "");
+        const lines = d.stderr.trim().split("\n");
+        assert.equal(lines.length, 1, d.stderr);
+        assert.match(
+          lines[0],
+          /^noema: \S*summary\.json: verification\.workspace_diff\.added: expected an array of paths/,
+        );
+      }
+    });
+  }
+  it("a summary without episode_id: the message names the episode, not 'undefined'", SLOW, () => {
+    edit("ep_diff_noid", (s) => {
+      delete s.episode_id;
+      s.verification.workspace_diff = null;
+    });
+    const d = cli(["diff", "ep_diff_noid", "--root", root]);
+    assert.equal(d.code, 1, d.stderr);
+    assert.match(d.stderr, /^noema: episode ep_diff_noid has no workspace diff/);
   });
 });
