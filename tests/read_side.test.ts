@@ -7,7 +7,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -155,5 +155,24 @@ describe("noema diff on an edited summary.json", () => {
     const d = cli(["diff", "ep_diff_noid", "--root", root]);
     assert.equal(d.code, 1, d.stderr);
     assert.match(d.stderr, /^noema: episode ep_diff_noid has no workspace diff/);
+  });
+});
+
+describe("noema report -o into a directory that does not exist", () => {
+  it("is an error naming the directory, exit 1, and creates nothing", SLOW, () => {
+    const source = finished();
+    const missing = join(tmp.path, "no-such-dir", "deeper");
+    const r = cli(["report", source, "-o", join(missing, "r.html")]);
+    assert.equal(r.code, 1, r.stderr);
+    const lines = r.stderr.trim().split("\n");
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(
+      lines[0],
+      /^noema: cannot write .*no-such-dir\/deeper\/r\.html: .*no-such-dir\/deeper.* does not exist/,
+    );
+    assert.equal(existsSync(join(tmp.path, "no-such-dir")), false, "no directory was created");
+    const ok = cli(["report", source, "-o", join(tmp.path, "r.html")]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(existsSync(join(tmp.path, "r.html")));
   });
 });
