@@ -221,5 +221,5 @@ export {
   type DriveResult,
   type EpisodeHandle,
   resumeLlmEpisode,
-  type SavedConversation,
 } from "./llm/episode_driver.ts";
+export { CONVERSATION_FILE, readConversation, type SavedConversation } from "./llm/conversation.ts";

@@ -72,6 +72,12 @@ function agentAct(dir: string) {
   )!;
 }
 
+/** `noema validate DIR` passes. */
+async function validates(dir: string): Promise<void> {
+  const v = await run(["validate", dir]);
+  assert.equal(v.code, 0, v.stdout + v.stderr);
+}
+
 function events(dir: string): { phase: string; payload: Record<string, unknown> }[] {
   return readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 }
@@ -88,6 +94,19 @@ describe("noema run --using llm", () => {
       if (String(s.action.input.command ?? "").includes("rm -rf")) return { kind: "veto", advice: "no rm -rf in this repo" };
     } };\n`,
   );
+  /** Writes need a human's approval. */
+  const gate = tmp.file(
+    "gate.ts",
+    `export default { name: "Gate", version: "1.0", advise(s) {
+      if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+    } };\n`,
+  );
+  /** `noema run TASK --json` with the scripted model at `url`, in `workspace`, under {@link gate}. */
+  const gated = (task: string, url: string, workspace = ws) =>
+    run([
+      ...["run", task, "--model", "openai-compatible:m", "--base-url", url, "--workspace", workspace],
+      ...["--policy", gate, "--root", root, "--json"],
+    ]);
   const strict = tmp.file(
     "no-read.ts",
     `export default { name: "NoRead", version: "1.0", advise(s) {
@@ -177,8 +196,7 @@ describe("noema run --using llm", () => {
       const everything = readFileSync(join(dir, "events.jsonl"), "utf8") + log;
       assert.doesNotMatch(everything, /sk-test-secret-value-123/);
       assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
-      const v = await run(["validate", dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(dir);
     } finally {
       delete process.env.SCRIPTED_KEY;
       await server.close();
@@ -215,6 +233,27 @@ describe("noema run --using llm", () => {
     const fv = await run(["view", out.episode_id, "--root", root]);
     assert.match(fv.stdout, new RegExp(`\nAnswer\n  ${ANSWER}\n`));
     assert.match(fv.stdout, /^ {2}message +Verification failed: /m);
+  });
+
+  it("a model that ends saying nothing: no answer shown, the message says so", async () => {
+    const server = await startOpenAiServer([{ text: "  \n" }]);
+    try {
+      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--root", root];
+      const r = await run(["run", "say nothing", ...args]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const lines = r.stdout.trimEnd().split("\n");
+      assert.match(lines[0], /^ep_\S+ {2}ok {2}outcome=/);
+      assert.match(lines[1], /^ {2}view: noema view ep_/, "no blank answer line");
+      const id = lines[0].split(" ")[0];
+      const j = JSON.parse((await run(["view", id, "--root", root, "--json"])).stdout);
+      assert.equal(j.answer, null);
+      assert.equal(j.message, "The model ended without a final answer.");
+      const v = await run(["view", id, "--root", root]);
+      assert.doesNotMatch(v.stdout, /\nAnswer\n/);
+      assert.match(v.stdout, /^ {2}message +The model ended without a final answer\.$/m);
+    } finally {
+      await server.close();
+    }
   });
 
   it("--replay reproduces the episode with the server stopped", async () => {
@@ -293,20 +332,13 @@ describe("noema run --using llm", () => {
   });
 
   it("requires_approval pauses the episode (exit 4); approve --resume runs the call and continues the same conversation", async () => {
-    const gate = tmp.file(
-      "gate.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const server = await startOpenAiServer([
       { tool_calls: [{ id: "g1", name: "list_dir", arguments: "{}" }] },
       { tool_calls: [{ id: "g2", name: "write_file", arguments: '{"path":"approved.txt","content":"yes"}' }] },
       { text: "wrote approved.txt" },
     ]);
     try {
-      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
-      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      const r = await gated("write a file", server.url);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       assert.equal(paused.status, "pending");
@@ -322,8 +354,7 @@ describe("noema run --using llm", () => {
       assert.match(readFileSync(join(paused.episode_dir, "events.jsonl"), "utf8"), /wrote approved\.txt/);
       const acts = events(paused.episode_dir).filter((e) => e.phase === "act").map((e) => e.payload.tool);
       assert.deepEqual(acts, ["list_dir", "write_file"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
@@ -426,8 +457,7 @@ describe("noema run --using llm", () => {
       assert.equal(act[0].payload.result_status, "error");
       assert.equal(act[0].payload.step_status, "failed");
       assert.equal((act[0].payload.error as { type: string }).type, "Aborted");
-      const v = await run(["validate", out.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(out.episode_dir);
     } finally {
       await server.close();
     }
@@ -436,12 +466,6 @@ describe("noema run --using llm", () => {
   it("a pause holds back the later calls of its turn: not proposed, not run, the model told to call them again", {
     timeout: 60_000,
   }, async () => {
-    const gate = tmp.file(
-      "gate-held.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const heldWs = join(tmp.path, "held-ws");
     mkdirSync(heldWs);
     const server = await startOpenAiServer([
@@ -456,17 +480,7 @@ describe("noema run --using llm", () => {
       { text: "wrote both" },
     ]);
     try {
-      const args = [
-        "--model",
-        "openai-compatible:m",
-        "--base-url",
-        server.url,
-        "--workspace",
-        heldWs,
-        "--policy",
-        gate,
-      ];
-      const r = await run(["run", "write two files", ...args, "--root", root, "--json"]);
+      const r = await gated("write two files", server.url, heldWs);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       assert.equal(paused.status, "pending");
@@ -486,8 +500,7 @@ describe("noema run --using llm", () => {
       assert.equal(acts.length, 2, "the held calls were neither proposed nor run");
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
@@ -496,12 +509,6 @@ describe("noema run --using llm", () => {
   it("the calls of a turn decided before the one that asks run first; then the episode pauses, its checkpoint last", {
     timeout: 60_000,
   }, async () => {
-    const gate = tmp.file(
-      "gate-after.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
-    );
     const afterWs = join(tmp.path, "after-ws");
     mkdirSync(afterWs);
     writeFileSync(join(afterWs, "seen.txt"), "seen\n");
@@ -516,17 +523,7 @@ describe("noema run --using llm", () => {
       { text: "read, wrote, and will list later" },
     ]);
     try {
-      const args = [
-        "--model",
-        "openai-compatible:m",
-        "--base-url",
-        server.url,
-        "--workspace",
-        afterWs,
-        "--policy",
-        gate,
-      ];
-      const r = await run(["run", "read then write", ...args, "--root", root, "--json"]);
+      const r = await gated("read then write", server.url, afterWs);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       const evs = events(paused.episode_dir);
@@ -542,27 +539,83 @@ describe("noema run --using llm", () => {
       assert.match(told.get("f3")!, /not run: the episode is waiting for a human to approve write_file \(step-2\)/);
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }
   });
 
-  it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
-    const gate = tmp.file(
-      "gate-reject.ts",
-      `export default { name: "Gate", version: "1.0", advise(s) {
-        if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
-      } };\n`,
+  it("--continue picks up the conversation a failure stopped, in a new episode; a finished one is refused", {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "n1", name: "list_dir", arguments: "{}" }] },
+      { status: 503, body: { error: { message: "overloaded" } } },
+      { text: "listed, after the outage" },
+    ]);
+    try {
+      const adapter = { provider: "openai-compatible", base_url: server.url, model: "m", max_retries: 0 };
+      const file = tmp.file(
+        "continue.jsonc",
+        JSON.stringify({ task: "list it", using: "llm", workspace: ws, adapter }),
+      );
+      const r = await run(["run", file, "--root", root, "--json"]);
+      assert.equal(r.code, 1, r.stderr + r.stdout);
+      const failed = JSON.parse(r.stdout);
+      assert.equal(failed.error.type, "LlmServerError");
+      const c = await run(["run", "--continue", failed.episode_id, "--root", root, "--json"]);
+      assert.equal(c.code, 0, c.stderr + c.stdout);
+      const out = JSON.parse(c.stdout);
+      assert.notEqual(out.episode_id, failed.episode_id);
+      assert.equal(out.answer, "listed, after the outage");
+      // The continued conversation: the task and the list_dir call with its result, sent again as they were.
+      assert.ok(toolMessages(server.requests[2]).has("n1"), JSON.stringify(server.requests[2]));
+      assert.deepEqual(server.requests[2].messages, server.requests[1].messages);
+      const start = events(out.episode_dir)[0];
+      assert.equal((start.payload.tags as Record<string, unknown>).continues, failed.episode_id);
+      assert.equal(start.payload.task, "list it");
+      await validates(out.episode_dir);
+      const again = await run(["run", "--continue", out.episode_id, "--root", root]);
+      assert.equal(again.code, 2, again.stderr);
+      assert.match(again.stderr, /--continue .*: it ended ok; only a run that a failure stopped .* can be continued/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("--continue of a run stopped before its first model call (an MCP server down) starts it again from the task", async () => {
+    const adapter = {
+      base_url: "http://127.0.0.1:9/v1",
+      model: "m",
+      mcp_servers: { gone: { command: "/nonexistent/mcp-server" } },
+    };
+    const file = tmp.file(
+      "mcp-gone.jsonc",
+      JSON.stringify({ task: "use the tool", using: "llm", workspace: ws, adapter }),
     );
+    const r = await run(["run", file, "--root", root, "--json"]);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const failed = JSON.parse(r.stdout);
+    assert.equal(failed.error.type, "McpUnreachable");
+    assert.equal(existsSync(join(failed.episode_dir, "llm", "conversation.json")), false);
+    const human = await run(["run", file, "--root", root]);
+    assert.match(human.stdout, /^ {2}continue: noema run --continue ep_\S+$/m, "run says how to pick it up");
+    const c = await run(["run", "--continue", failed.episode_id, "--root", root, "--json"]);
+    assert.equal(c.code, 1, c.stderr + c.stdout);
+    const out = JSON.parse(c.stdout);
+    assert.equal(out.error.type, "McpUnreachable", "the server is still down: the same end, in a new episode");
+    const start = events(out.episode_dir)[0];
+    assert.equal((start.payload.tags as Record<string, unknown>).continues, failed.episode_id);
+    assert.equal(start.payload.task, "use the tool");
+  });
+
+  it("reject --resume records the rejected call as vetoed; the model reads who rejected it and why", async () => {
     const server = await startOpenAiServer([
       { tool_calls: [{ id: "j1", name: "write_file", arguments: '{"path":"rejected.txt","content":"no"}' }] },
       { text: "left it alone" },
     ]);
     try {
-      const args = ["--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws, "--policy", gate];
-      const r = await run(["run", "write a file", ...args, "--root", root, "--json"]);
+      const r = await gated("write a file", server.url);
       assert.equal(r.code, 4, r.stderr + r.stdout);
       const paused = JSON.parse(r.stdout);
       const j = await run([
@@ -590,8 +643,7 @@ describe("noema run --using llm", () => {
       assert.match(String(act[0].payload.outcome), /Rejected by ana: not in this repo/);
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["vetoed"]);
-      const v = await run(["validate", paused.episode_dir]);
-      assert.equal(v.code, 0, v.stdout + v.stderr);
+      await validates(paused.episode_dir);
     } finally {
       await server.close();
     }

@@ -29,6 +29,8 @@ import { governedHooks } from "../src/llm/hooks.ts";
 import { approvalMessages, runAgentLoop } from "../src/llm/loop.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { govern } from "../src/llm/govern.ts";
+import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
+import { approve } from "../src/runtime/resume.ts";
 import { readModelLog, replayModel } from "../src/llm/replay_model.ts";
 import { modelRecorder } from "../src/llm/model_log.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
@@ -386,6 +388,42 @@ describe("govern()", () => {
     assert.equal(consulted, 1);
     assert.deepEqual(gov.steps.map((s) => [s.call_id, s.decision.verdict, s.result?.status]), [["g1", "allow", "ok"]]);
     gov.close();
+  });
+});
+
+describe("govern() over an episode core", () => {
+  it("a parallel call decided before the one that asks runs first; the pause is written at close, approvable", async () => {
+    const root = join(tmp.path, "govern-core-root");
+    const ws4 = join(tmp.path, "govern-core");
+    mkdirSync(ws4, { recursive: true });
+    writeFileSync(join(ws4, "in.txt"), "in\n");
+    const gate = {
+      name: "Gate",
+      version: "1.0",
+      advise: (s: { action: { tool: string } }) =>
+        s.action.tool === "write_file"
+          ? { kind: "veto" as const, advice: "ask first", requires_approval: true }
+          : undefined,
+    };
+    const core = await EpisodeCore.open("read then write", {
+      root,
+      workspace: ws4,
+      using: "my-agent",
+      policies: [gate],
+    });
+    const gov = await govern({ governor: core });
+    const model = scriptedMock([
+      [call("p1", "read_file", { path: "in.txt" }), call("p2", "write_file", { path: "out.txt", content: "x" })],
+      [{ type: "text", text: "ok" }],
+    ]);
+    const tools = toAiSdkTools(fileTools(), { ...ctx, workspace: ws4 });
+    await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(3), ...gov.aiSdk() });
+    assert.deepEqual(gov.last!.pending.map((p) => p.call_id), ["p2"]);
+    core.close(); // writes the pause: after the read's act event
+    const events = readFileSync(join(core.dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(events.at(-1).event_type, "run.checkpoint");
+    assert.deepEqual(events.filter((e) => e.phase === "act").map((e) => e.payload.tool), ["read_file"]);
+    assert.equal(approve(core.episodeId, { root, by: "ana" }).decision, "approved");
   });
 });
 

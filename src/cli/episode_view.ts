@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { NoemaError } from "../errors.ts";
+import { finalAnswer } from "../read/answer.ts";
 import { episodePaths } from "../read/episode.ts";
 import { type RunState, runState } from "../read/list.ts";
 import { PlanProjector } from "../read/plan.ts";
@@ -132,7 +133,7 @@ export interface EpisodeView {
   last_event_at: string | null;
   /** The run's final message (its `terminate` event's), or null before the run ended. */
   message: string | null;
-  /** An agent's final answer (the `terminate` event's `answer`, e.g. an `llm` run's last model text), or null. */
+  /** An agent's final answer (the `terminate` event's `answer`, e.g. an `llm` run's last model text; see `finalAnswer`), or null. */
   answer: string | null;
   /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
   problems: string[];
@@ -249,7 +250,12 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
     start: pass.start,
     last_event_at: pass.lastTs,
     message: pass.message,
-    answer: pass.answer,
+    answer: finalAnswer(
+      pass.answer,
+      pass.message,
+      str(rec(state?.episode).using) ?? pass.start?.using,
+      outcomes.status,
+    ),
     problems,
     paths: {
       events: exists(paths.events),

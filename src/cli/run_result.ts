@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../errors.ts";
+import { continuable } from "../llm/run_flags.ts";
 import { finalAnswer } from "../read/answer.ts";
 import { episodePaths } from "../read/episode.ts";
 import type { RunResult } from "../runtime/engine.ts";
@@ -48,6 +49,8 @@ export interface RunExplanation {
   answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
+  /** An agent run that a failure stopped: `noema run --continue` can pick it up. */
+  continuable: boolean;
 }
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -115,6 +118,7 @@ export function explainRun(dir: string): RunExplanation {
     message,
     answer: finalAnswer(answer, message, using, status),
     program_exit_code: programExit,
+    continuable: error !== null && continuable(using, error.type),
   };
 }
 
@@ -186,6 +190,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       }
     } else if (why.error && result.status !== "ok") {
       out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
+      if (why.continuable) out.line(c.dim(`  continue: noema run --continue ${result.episode_id}`));
     }
     out.line(c.dim(`  view: noema view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
   }

@@ -15,6 +15,7 @@ import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { commandOf, toAiSdkTools } from "./ai_tools.ts";
 import type { LlmConfig } from "./config.ts";
+import { CONVERSATION_FILE } from "./conversation.ts";
 import type { Governor } from "./governor.ts";
 import { governedHooks, type PendingToolApproval } from "./hooks.ts";
 import { approvalMessages, type LoopResult, runAgentLoop } from "./loop.ts";
@@ -29,9 +30,6 @@ import type { LlmTool } from "./tools/tool.ts";
 export const DEFAULT_SYSTEM = "You are a careful software agent working in a workspace directory. " +
   "Use the tools to inspect and change files and to run commands; paths are relative to the workspace. " +
   "When a tool call is refused, read the reason and adapt. When the task is done, answer with a short summary.";
-
-/** The saved conversation of a paused run (`llm/conversation.json` in the episode). */
-export const CONVERSATION_FILE = "llm/conversation.json";
 
 /** Options of {@link runLlmAgent}. */
 export interface LlmAgentOptions {
@@ -56,6 +54,11 @@ export interface LlmAgentOptions {
     approved: boolean;
     reason?: string;
   };
+  /**
+   * Continue this conversation (`noema run --continue`: the one a run that failed saved): the model is called with
+   * it instead of the task. @default {a new conversation: the task}
+   */
+  continueFrom?: ModelMessage[];
   /** Extra tools (library use). */
   extraTools?: readonly LlmTool[];
   signal?: AbortSignal;
@@ -97,6 +100,26 @@ async function rejectWaiting(
   return reasons;
 }
 
+/** The conversation a run starts from: a paused one with its approval answers, one to continue, or the task. */
+async function startMessages(o: LlmAgentOptions, byName: ReadonlyMap<string, LlmTool>): Promise<ModelMessage[]> {
+  if (!o.resume) return o.continueFrom ? [...o.continueFrom] : [{ role: "user", content: o.task }];
+  const answers = o.resume.approved ? o.resume.reason : await rejectWaiting(o.governor, o.resume, byName);
+  const waiting = o.resume.pending.map((p) => p.call_id);
+  return [...o.resume.messages, ...approvalMessages(o.resume.messages, waiting, o.resume.approved, answers)];
+}
+
+/** Writes `llm/conversation.json` (masked): the conversation, the calls waiting for approval, the usage so far. */
+function saveConversation(sink: ArtifactSink, episodeDir: string, r: LoopResult, usage: UsageTotals): void {
+  mkdirSync(join(episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
+  sink.writeJson(CONVERSATION_FILE, {
+    schema_version: "llm-conversation/1.0",
+    turns: r.turns,
+    pending: r.pending,
+    usage,
+    messages: r.messages,
+  });
+}
+
 /**
  * Runs the agent to its end, a pause, or a failure.
  *
@@ -135,17 +158,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       resumed: o.resume?.pending,
     });
     const previous = o.resume?.turns ?? 0;
-    const messages: ModelMessage[] = o.resume
-      ? [
-        ...o.resume.messages,
-        ...approvalMessages(
-          o.resume.messages,
-          o.resume.pending.map((p) => p.call_id),
-          o.resume.approved,
-          o.resume.approved ? o.resume.reason : await rejectWaiting(o.governor, o.resume, byName),
-        ),
-      ]
-      : [{ role: "user", content: o.task }];
+    const messages = await startMessages(o, byName);
     const result = await runAgentLoop({
       model,
       tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }, { hints: hooks.hintsFor }),
@@ -166,15 +179,9 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       // The turn's other calls have run and been recorded: the episode pauses now, its checkpoint the last event.
       const checkpoint = o.governor.pause?.();
       if (checkpoint) { for (const p of result.pending) p.checkpoint_id ??= checkpoint; }
-      mkdirSync(join(o.episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
-      sink.writeJson(CONVERSATION_FILE, {
-        schema_version: "llm-conversation/1.0",
-        turns: total,
-        pending: result.pending,
-        usage: totals,
-        messages: result.messages,
-      });
     }
+    // Paused: what approve --resume continues. Failed or out of turns: what run --continue picks up.
+    if (result.status !== "done") saveConversation(sink, o.episodeDir, { ...result, turns: total }, totals);
     return { ...result, usage: totals, total_turns: total };
   } finally {
     o.signal?.removeEventListener("abort", onAbort);

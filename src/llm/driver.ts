@@ -30,6 +30,7 @@ import { driveLlmEpisode, type DriveResult, type EpisodeHandle, resumeLlmEpisode
 import { apiKeyEnv, requireApiKey } from "./provider.ts";
 import type { ModelTurn } from "./model_log.ts";
 import { readModelLog } from "./replay_model.ts";
+import { readConversation } from "./conversation.ts";
 import { resolveTools } from "./tools/registry.ts";
 
 function isNoCore(e: unknown): boolean {
@@ -65,6 +66,11 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
   const config = parseLlmConfig({ base_dir: baseDir, ...(options.adapter ?? {}) });
   await resolveTools(config.tools, { baseDir: config.base_dir ?? baseDir }); // tool files load before anything is written
   const replay = recordedTurns(config);
+  const redactor = redactorFor(config, options.secrets ?? []);
+  // A conversation to continue is read before anything is written, like a recording.
+  const continueFrom = config.continue_from
+    ? redactor.unmask(readConversation(config.continue_from).messages).value
+    : undefined;
   const workspace = resolve(options.workspace ?? process.cwd());
   // `onEvent` stays in: the CLI's live progress (each call's act line, each veto) follows the episode's events.
   const { using: _u, steps: _s, planner: _p, args: _a, adapter, signal, ...rest } = options;
@@ -82,8 +88,9 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
       task,
       config,
       workspace,
-      redactor: redactorFor(config, options.secrets ?? []),
+      redactor,
       replay,
+      continueFrom,
       signal,
     });
     return resultOf(core, drive);

@@ -17,13 +17,12 @@ import { join } from "node:path";
 import type { ModelMessage } from "ai";
 import { NoemaError } from "../errors.ts";
 import { describeThrown } from "../plugins/thrown.ts";
-import { readJsonFile } from "../store/json_file.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { CONVERSATION_FILE, type LlmAgentResult, runLlmAgent } from "./agent.ts";
+import { type LlmAgentResult, runLlmAgent } from "./agent.ts";
+import { CONVERSATION_FILE, readConversation } from "./conversation.ts";
 import type { LlmConfig } from "./config.ts";
 import type { Governor } from "./governor.ts";
-import type { PendingToolApproval } from "./hooks.ts";
-import type { ModelTurn, UsageTotals } from "./model_log.ts";
+import type { ModelTurn } from "./model_log.ts";
 
 /** What the driver needs of an open episode (the episode core satisfies it). */
 export interface EpisodeHandle<R = unknown> extends Governor {
@@ -50,6 +49,8 @@ export interface DriveOptions {
   workspace: string;
   redactor: Redactor;
   replay?: readonly ModelTurn[];
+  /** The conversation to continue (`noema run --continue`), secrets restored. @default {a new conversation} */
+  continueFrom?: ModelMessage[];
   signal?: AbortSignal;
 }
 
@@ -70,8 +71,10 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
       model_calls: agent.usage.model_calls,
     },
   };
+  // A model that ended saying nothing: the message says so (the answer, recorded as given, is blank).
+  const message = agent.text.trim() === "" ? "The model ended without a final answer." : agent.text;
   const run = agent.status === "done"
-    ? await core.finish({ adapter_result: "success", message: agent.text, answer: agent.text, metrics })
+    ? await core.finish({ adapter_result: "success", message, answer: agent.text, metrics })
     : await core.finish({
       adapter_result: "error",
       message: agent.error?.message,
@@ -116,16 +119,6 @@ export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions
   return await end(core, agent);
 }
 
-/** The conversation a paused LLM episode saved. */
-export interface SavedConversation {
-  schema_version: string;
-  turns: number;
-  pending: PendingToolApproval[];
-  /** Token usage before the pause (absent in conversations saved before it was kept). */
-  usage?: UsageTotals;
-  messages: ModelMessage[];
-}
-
 /**
  * Continues a paused LLM episode (attached again) with the same
  * conversation: the waiting calls approved (they run) or rejected (the
@@ -143,7 +136,7 @@ export async function resumeLlmEpisode<R>(
   o: DriveOptions,
   decision: { approved: boolean; reason?: string },
 ): Promise<DriveResult<R>> {
-  const saved = readJsonFile(join(core.dir, CONVERSATION_FILE)) as unknown as SavedConversation;
+  const saved = readConversation(join(core.dir, CONVERSATION_FILE));
   const { value: messages } = o.redactor.unmask(saved.messages);
   const { value: pending } = o.redactor.unmask(saved.pending);
   core.batchEvents = true;

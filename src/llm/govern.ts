@@ -23,7 +23,12 @@ export interface GovernOptions {
   root?: string;
   /** The task policies see. @default {"(library call)"} */
   task?: string;
-  /** Use this governor instead (e.g. an episode core). */
+  /**
+   * Use this governor instead (e.g. an episode core). An episode core is set
+   * to `deferPauses`: a call that needs approval pauses the episode only once
+   * the turn's other calls ran, when you call `core.pause()` (or `close()`,
+   * `suspend()`) after the loop stopped with `gov.last.pending`.
+   */
   governor?: Governor;
 }
 
@@ -57,7 +62,9 @@ export async function govern(options: GovernOptions = {}): Promise<Governance> {
   const policyGovernor = options.governor
     ? null
     : await PolicyGovernor.create({ policies: options.policies, workspace: options.root ?? null, task: options.task });
-  const governor = options.governor ?? policyGovernor!;
+  const governor: Governor = options.governor ?? policyGovernor!;
+  // An episode's checkpoint must come after the turn's other calls (see EpisodeCore.deferPauses).
+  if (governor.pause && "deferPauses" in governor) (governor as { deferPauses: boolean }).deferPauses = true;
   const g: Governance = {
     last: null,
     steps: policyGovernor?.steps ?? [],

@@ -8,7 +8,8 @@
  * - `paused`: a call waits for approval (`pending`); `messages` is the whole
  *   conversation, to continue with {@link approvalMessages};
  * - `max_turns`: the model still wanted tools after `maxTurns` model calls;
- * - `error`: a model call failed (classified), or recording failed.
+ * - `error`: a model call failed (classified), or recording failed;
+ *   `messages` is the conversation as the failed call was sent it.
  *
  * @module
  */
@@ -45,7 +46,10 @@ export interface LoopResult {
   status: "done" | "paused" | "max_turns" | "error";
   /** The final answer (status done), or the last text. */
   text: string;
-  /** The whole conversation after the run (input messages plus the model's and the tools'). */
+  /**
+   * The whole conversation after the run (input messages plus the model's and the tools'); after a failed model
+   * call, the conversation that call was sent.
+   */
   messages: ModelMessage[];
   /** Model calls made. */
   turns: number;
@@ -67,6 +71,8 @@ export interface LoopResult {
  */
 export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
   const { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd } = o.hooks;
+  // The conversation as the model call in progress was sent it: on a failure, what a continuation sends again.
+  let sent: ModelMessage[] = [], calls = 0;
   const common = {
     model: o.model,
     tools: o.tools,
@@ -82,6 +88,11 @@ export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
     experimental_refineToolInput,
     onToolExecutionStart,
     onToolExecutionEnd,
+    prepareStep: ({ responseMessages }: { responseMessages: ModelMessage[] }) => {
+      sent = responseMessages;
+      calls++;
+      return undefined;
+    },
   };
   let steps: { finishReason: string }[], text: string, responseMessages: ModelMessage[];
   try {
@@ -110,8 +121,8 @@ export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
     return {
       status: "error",
       text: "",
-      messages: o.messages,
-      turns: 0,
+      messages: [...o.messages, ...sent],
+      turns: Math.max(0, calls - 1),
       pending: [],
       error: classifyModelError(e, o.baseUrl ?? "the model server"),
     };

@@ -8,6 +8,8 @@
 /**
  * An agent's final answer: the `terminate` event's `answer`; for a run
  * recorded before there was one, the message of an `llm` run that ended ok.
+ * Null when there is none, or it is blank (a model that ended saying
+ * nothing).
  *
  * @example
  * ```ts
@@ -21,5 +23,6 @@ export function finalAnswer(
   using: unknown,
   status: unknown,
 ): string | null {
-  return answer ?? (using === "llm" && status === "ok" ? message : null);
+  const text = answer ?? (using === "llm" && status === "ok" ? message : null);
+  return text !== null && text.trim() !== "" ? text : null;
 }

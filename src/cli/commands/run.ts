@@ -79,6 +79,10 @@ function runCommand(program: CommandUnknownOpts) {
       "--replay <episode>",
       "re-run an llm episode's recorded model turns (no network), tools and policies (id, prefix or 'last')",
     )
+    .option(
+      "--continue <episode>",
+      "pick up the conversation of an llm episode a failure stopped (server down, timeout, max_turns…) in a new one",
+    )
     .option("--planner <file>", "planner plugin (.ts); default: the minimal planner, or the task file's steps");
   const withDirMin = addModeOptions(withModel).option(
     "--dir-min <confidence>",
@@ -124,6 +128,8 @@ function runCommand(program: CommandUnknownOpts) {
           'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
           "noema's own agent; each tool call governed",
         ],
+        ["noema run --replay last --policy new-policy.ts", "would this policy have blocked what the agent did?"],
+        ["noema run --continue last", "pick up an agent run a failure stopped (server down, max_turns…)"],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
@@ -175,13 +181,14 @@ function runSettings(
   g: GlobalOptions,
 ): { task: string; options: RunOptions } {
   const flagSpecs = verifyFlags(opts);
-  // Without a task (a replay takes the recorded one), noema.jsonc and policies/ still apply.
+  // Without a task (a replay or a continuation takes the recorded one), noema.jsonc and policies/ still apply.
   const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
   for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
   const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
     model: opts.model,
     baseUrl: opts.baseUrl,
     replay: opts.replay === undefined ? undefined : resolveEpisodeRef(opts.replay, g),
+    continue: opts.continue === undefined ? undefined : resolveEpisodeRef(opts.continue, g),
   });
   if (opts.verifyFile !== undefined) {
     const list = parseJsoncFile(opts.verifyFile);

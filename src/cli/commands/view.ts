@@ -16,7 +16,6 @@ import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
-import { finalAnswer } from "../../read/answer.ts";
 import { renderSteps } from "./plan.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -89,7 +88,7 @@ function header(out: Output, v: EpisodeView): void {
     ["mode", str(flags.mode) ?? str(v.start?.mode) ?? "-"],
     ["intuition", intuition],
     ["adapter result", str(s.adapter_result)],
-    ["message", v.message !== null && v.message !== answerOf(v) ? oneLine(v.message) : null],
+    ["message", v.message !== null && v.message !== v.answer ? oneLine(v.message) : null],
   ]);
   if (v.lifecycle === "non-terminal") {
     const w = v.waiting;
@@ -114,14 +113,9 @@ function header(out: Output, v: EpisodeView): void {
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
 }
 
-/** An agent's final answer (see {@link finalAnswer}). */
-function answerOf(v: EpisodeView): string | null {
-  return finalAnswer(v.answer, v.message, str(rec(v.state?.episode).using) ?? v.start?.using, v.status);
-}
-
 /** An agent run's final answer, whole. */
 function answerSection(out: Output, v: EpisodeView): void {
-  const answer = answerOf(v);
+  const answer = v.answer;
   if (answer === null) return;
   section(out, "Answer");
   for (const line of indentedLines(answer)) out.line(line);
@@ -461,7 +455,8 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
         "plan, counts: {events, by_phase, actions, direction, governance, vetoes, damaged_lines}, verdicts,\n" +
-        "timeline, waiting, start, last_event_at, problems, paths}.\n",
+        "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
+        "paths}.\n",
     )
     .action(async (episode, opts, cmd) => {
       const loc = locateEpisodeRef(episode, globalOptions(cmd));
