@@ -8,10 +8,11 @@
  *
  * @module
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { episodePaths } from "../read/episode.ts";
 import { lockStatus } from "../store/lock.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 
 /** One event line read while following. */
 export interface FollowedLine {
@@ -47,7 +48,7 @@ const CHUNK = 4 << 20;
  */
 function readNew(path: string, offset: number): { texts: string[]; offset: number; more: boolean } {
   if (!existsSync(path)) return { texts: [], offset, more: false };
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path);
   try {
     const size = fstatSync(fd).size;
     for (let want = Math.min(size - offset, CHUNK); want > 0; want = Math.min(size - offset, want * 2)) {

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
+import { openRegularFile } from "./regular_file.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -22,7 +23,7 @@ function lineOfPosition(text: string, message: string): number | undefined {
 }
 
 /**
- * Reads and parses a JSON file. Missing file, invalid UTF-8, a byte order
+ * Reads and parses a JSON file. Missing file, not a regular file, invalid UTF-8, a byte order
  * mark, nesting deeper than {@link MAX_JSON_DEPTH}, invalid JSON and a
  * non-object root each throw a {@link NoemaError}
  * that names the file (and the line, when known).
@@ -36,8 +37,15 @@ function lineOfPosition(text: string, message: string): number | undefined {
 export function readJsonFile(path: string, label: string = path): Record<string, unknown> {
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
+    const fd = openRegularFile(path, label);
+    try {
+      bytes = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch (e) {
+    if (e instanceof NoemaError) throw e;
     const code = (e as { code?: string }).code;
     if (code === "ENOENT") throw new NoemaError("not_found", "file not found", { file: label });
     throw new NoemaError("unreadable", `cannot read: ${(e as Error).message}`, { file: label });

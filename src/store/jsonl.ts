@@ -10,6 +10,7 @@ import { closeSync, constants, fsyncSync, openSync, readSync, writeSync } from "
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { FILE_MODE, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
+import { openRegularFile } from "./regular_file.ts";
 import { jsonType } from "../json.ts";
 
 /** Options of {@link JsonlAppender}. */
@@ -248,7 +249,8 @@ function decode(buf: Buffer, start: number, end: number): string | null {
  * Streams the lines of a file in bounded memory (one chunk plus the longest
  * line kept, at most `maxLineBytes`). A `\r` before the newline is dropped.
  * A line longer than `maxLineBytes` is skipped without being kept and
- * yielded with `tooLong: true` and `text: null`.
+ * yielded with `tooLong: true` and `text: null`. A path that is not a regular
+ * file (a directory, a FIFO, a device) throws a `NoemaError` naming it.
  *
  * @example
  * ```ts
@@ -259,7 +261,7 @@ function decode(buf: Buffer, start: number, end: number): string | null {
 export function* readLines(path: string, options: ReadLinesOptions = {}): Generator<RawLine> {
   const chunkSize = options.chunkSize ?? 1 << 20;
   const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path);
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
     let start = 0; // first unconsumed byte in buf

@@ -97,6 +97,17 @@ function readJsonArtifact(c: Collector, path: string): Record<string, unknown> |
   }
 }
 
+/** Runs a streaming check of `path`; a file that cannot be read at all (not a regular file) is a `file.json` problem. */
+function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T | null {
+  try {
+    return check();
+  } catch (e) {
+    if (!(e instanceof NoemaError)) throw e;
+    c.add(display(path), "file.json", e.detail, e.location.line);
+    return null;
+  }
+}
+
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
   const value = readJsonArtifact(c, path);
   if (!value) return value;
@@ -272,12 +283,18 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   const state = read(ARTIFACTS.state, "state");
   const episode = (state?.episode ?? null) as Record<string, unknown> | null;
   const episodeId = typeof episode?.id === "string" ? episode.id : null;
-  const scan = has(ARTIFACTS.events) ? scanEpisodeEvents(c, p(ARTIFACTS.events), state, episodeId, dir, options) : null;
+  const scan = has(ARTIFACTS.events)
+    ? unreadableAsProblem(
+      c,
+      p(ARTIFACTS.events),
+      () => scanEpisodeEvents(c, p(ARTIFACTS.events), state, episodeId, dir, options),
+    )
+    : null;
   if (scan) files.push(ARTIFACTS.events);
   let learnLines = 0;
   if (has(ARTIFACTS.learn)) {
     files.push(ARTIFACTS.learn);
-    learnLines = checkLearnFile(c, p(ARTIFACTS.learn), options);
+    learnLines = unreadableAsProblem(c, p(ARTIFACTS.learn), () => checkLearnFile(c, p(ARTIFACTS.learn), options)) ?? 0;
   }
   const summary = read(ARTIFACTS.summary, "summary");
   const manifest = read(ARTIFACTS.manifest, "manifest");
@@ -354,19 +371,21 @@ export function validateFile(path: string, options: ValidateOptions & { schema?:
   let events = 0, learnLines = 0;
   if (schema === "event") {
     const file = display(path);
-    for (const entry of readJsonl(path)) {
-      if (entry.problem) {
-        c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
-        continue;
+    unreadableAsProblem(c, path, () => {
+      for (const entry of readJsonl(path)) {
+        if (entry.problem) {
+          c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
+          continue;
+        }
+        events++;
+        for (const p of checkEvent(entry.value)) {
+          c.add(file, eventRule(p, entry.value.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
+        }
+        if (events % 100_000 === 0) options.onProgress?.(file, events);
       }
-      events++;
-      for (const p of checkEvent(entry.value)) {
-        c.add(file, eventRule(p, entry.value.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
-      }
-      if (events % 100_000 === 0) options.onProgress?.(file, events);
-    }
+    });
   } else if (schema === "learn") {
-    learnLines = checkLearnFile(c, path, options);
+    learnLines = unreadableAsProblem(c, path, () => checkLearnFile(c, path, options)) ?? 0;
   } else {
     checkJsonArtifact(c, path, schema);
   }

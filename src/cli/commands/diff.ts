@@ -7,10 +7,31 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { NoemaError } from "../../errors.ts";
-import { readSummary } from "../../read/episode.ts";
+import { episodePaths, readSummary } from "../../read/episode.ts";
 import { locateEpisodeRef } from "../episode_ref.ts";
 import type { WorkspaceDiff } from "../../schema/summary.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
+
+const KEYS = ["added", "modified", "deleted"] as const;
+
+/** The diff as recorded, or an error naming summary.json and the field that is not a list of paths. */
+function checkedDiff(diff: unknown, file: string): WorkspaceDiff {
+  const record = (typeof diff === "object" && diff !== null && !Array.isArray(diff) ? diff : {}) as Record<
+    string,
+    unknown
+  >;
+  for (const key of KEYS) {
+    const value = record[key];
+    if (!Array.isArray(value) || !value.every((p) => typeof p === "string")) {
+      throw new NoemaError(
+        "bad_summary",
+        `verification.workspace_diff.${key}: expected an array of paths, got ${JSON.stringify(value) ?? "nothing"}`,
+        { file },
+      );
+    }
+  }
+  return record as unknown as WorkspaceDiff;
+}
 
 /** Registers `noema diff`. */
 export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void {
@@ -32,17 +53,18 @@ export function registerDiff(program: CommandUnknownOpts, ctx: CliContext): void
     )
     .action((episode, opts, cmd) => {
       const g = globalOptions(cmd);
-      const summary = readSummary(locateEpisodeRef(episode, g), g);
+      const loc = locateEpisodeRef(episode, g);
+      const summary = readSummary(loc, g);
       const verification = summary.verification as
         | { workspace_diff?: WorkspaceDiff | null; error?: string | null }
         | undefined;
-      const diff = verification?.workspace_diff;
-      if (!diff) {
+      if (!verification?.workspace_diff) {
         const why = verification?.error
           ? `verification could not run (${verification.error})`
           : "the run had no assertions, so no snapshots were taken";
-        throw new NoemaError("no_diff", `episode ${String(summary.episode_id)} has no workspace diff: ${why}`);
+        throw new NoemaError("no_diff", `episode ${loc.id} has no workspace diff: ${why}`);
       }
+      const diff = checkedDiff(verification.workspace_diff, episodePaths(loc.dir).summary);
       if (opts.json) {
         ctx.out.json({ added: diff.added, modified: diff.modified, deleted: diff.deleted });
         return;

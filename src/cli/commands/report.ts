@@ -9,6 +9,8 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { Buffer } from "node:buffer";
+import { type Stats, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { renderReport } from "../../report/html.ts";
 import { buildReport } from "../../report/model.ts";
@@ -61,6 +63,16 @@ export function registerReport(program: CommandUnknownOpts, ctx: CliContext): vo
       }
       const path = opts.output === "<episode id>.html" ? `${loc.id}.html` : opts.output;
       if (path === "") throw usageError("--output must not be empty");
+      // The page goes into an existing directory: a mistyped -o never creates directories.
+      const parent = dirname(path);
+      let st: Stats | undefined;
+      try {
+        st = statSync(parent);
+      } catch { /* missing or not reachable: said below */ }
+      if (!st?.isDirectory()) {
+        const why = st ? "is not a directory" : "does not exist";
+        throw new NoemaError("write_failed", `cannot write ${path}: ${parent} ${why}`, { exitCode: EXIT.ERROR });
+      }
       try {
         writeFileAtomic(path, page);
       } catch (e) {
