@@ -153,20 +153,22 @@ describe("EpisodeCore", () => {
     assert.ok(ev.some((e) => e.event_type === "run.checkpoint") && ev.some((e) => e.event_type === "run.resume"));
   });
 
-  test("deferPauses: an ask waits for pause(), so the calls decided before it run and are recorded first", async () => {
+  test("on_ask defer: an ask waits for pauseDeferred(), so the calls decided before it run and are recorded first", async () => {
     const core = await EpisodeCore.open("parallel calls", { root, using: "llm", policies: [policy] });
-    core.deferPauses = true;
-    const ls = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "d1" });
-    const ask = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "d2" });
+    const call = (command: string, call_id: string) =>
+      core.propose({ kind: "tool", tool: "Bash", input: { command }, call_id, on_ask: "defer" });
+    const ls = await call("ls", "d1");
+    const ask = await call("deploy", "d2");
     assert.deepEqual([ls.verdict, ask.verdict, ask.checkpoint_id], ["allow", "ask", undefined]);
     await assert.rejects(
       core.propose({ kind: "tool", tool: "Bash", input: { command: "pwd" }, call_id: "d3" }),
       /paused, waiting for approval/,
     );
     await core.record("d1", { status: "ok", output: "a.txt" });
-    const checkpoint = core.pause();
+    assert.deepEqual(core.waitingFor(), { tool: "Bash", step_id: "step-2" });
+    const checkpoint = core.pauseDeferred();
     assert.match(checkpoint!, /^chk_/);
-    assert.equal(core.pause(), null, "one pause");
+    assert.equal(core.pauseDeferred(), null, "one pause");
     const ev = events(core.dir);
     assert.deepEqual(ev.filter((e) => e.phase === "act").map((e) => e.payload.step_id), ["step-1"]);
     assert.equal(ev.at(-1).event_type, "run.checkpoint");

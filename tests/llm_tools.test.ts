@@ -392,7 +392,7 @@ describe("govern()", () => {
 });
 
 describe("govern() over an episode core", () => {
-  it("a parallel call decided before the one that asks runs first; the pause is written at close, approvable", async () => {
+  it("a parallel call decided before the one that asks runs first; pauseDeferred() then writes the pause", async () => {
     const root = join(tmp.path, "govern-core-root");
     const ws4 = join(tmp.path, "govern-core");
     mkdirSync(ws4, { recursive: true });
@@ -419,7 +419,8 @@ describe("govern() over an episode core", () => {
     const tools = toAiSdkTools(fileTools(), { ...ctx, workspace: ws4 });
     await generateText({ model, tools, prompt: "go", stopWhen: isStepCount(3), ...gov.aiSdk() });
     assert.deepEqual(gov.last!.pending.map((p) => p.call_id), ["p2"]);
-    core.close(); // writes the pause: after the read's act event
+    assert.equal(core.pauseDeferred()?.startsWith("chk_"), true, "the pause, after the read's act event");
+    core.close();
     const events = readFileSync(join(core.dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(events.at(-1).event_type, "run.checkpoint");
     assert.deepEqual(events.filter((e) => e.phase === "act").map((e) => e.payload.tool), ["read_file"]);

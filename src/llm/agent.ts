@@ -177,7 +177,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
     const total = previous + result.turns;
     if (result.status === "paused") {
       // The turn's other calls have run and been recorded: the episode pauses now, its checkpoint the last event.
-      const checkpoint = o.governor.pause?.();
+      const checkpoint = o.governor.pauseDeferred?.();
       if (checkpoint) { for (const p of result.pending) p.checkpoint_id ??= checkpoint; }
     }
     // Paused: what approve --resume continues. Failed or out of turns: what run --continue picks up.

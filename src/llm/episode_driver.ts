@@ -38,8 +38,6 @@ export interface EpisodeHandle<R = unknown> extends Governor {
   close(): void;
   /** Events of `propose`/`record` wait for `beforeExecute` (which the hooks call before each allowed call runs). */
   batchEvents?: boolean;
-  /** An `ask` pauses the episode at `pause()` (which the agent calls once the turn's other calls ran). */
-  deferPauses?: boolean;
 }
 
 /** Options of {@link driveLlmEpisode}. */
@@ -114,7 +112,6 @@ async function runAgent(o: Parameters<typeof runLlmAgent>[0]): Promise<LlmAgentR
  */
 export async function driveLlmEpisode<R>(core: EpisodeHandle<R>, o: DriveOptions): Promise<DriveResult<R>> {
   core.batchEvents = true; // the hooks write the events before each call runs
-  core.deferPauses = true; // the calls decided before an ask run before the episode pauses
   const agent = await runAgent({ ...o, governor: core, episodeDir: core.dir });
   return await end(core, agent);
 }
@@ -140,7 +137,6 @@ export async function resumeLlmEpisode<R>(
   const { value: messages } = o.redactor.unmask(saved.messages);
   const { value: pending } = o.redactor.unmask(saved.pending);
   core.batchEvents = true;
-  core.deferPauses = true;
   const agent = await runAgent({
     ...o,
     governor: core,

@@ -24,10 +24,10 @@ export interface GovernOptions {
   /** The task policies see. @default {"(library call)"} */
   task?: string;
   /**
-   * Use this governor instead (e.g. an episode core). An episode core is set
-   * to `deferPauses`: a call that needs approval pauses the episode only once
-   * the turn's other calls ran, when you call `core.pause()` (or `close()`,
-   * `suspend()`) after the loop stopped with `gov.last.pending`.
+   * Use this governor instead (e.g. an episode core). With an episode core, a
+   * call that needs approval pauses the episode only once the turn's other
+   * calls ran: call `core.pauseDeferred()` after the loop stopped with
+   * `gov.last.pending`, then `core.close()`.
    */
   governor?: Governor;
 }
@@ -63,8 +63,6 @@ export async function govern(options: GovernOptions = {}): Promise<Governance> {
     ? null
     : await PolicyGovernor.create({ policies: options.policies, workspace: options.root ?? null, task: options.task });
   const governor: Governor = options.governor ?? policyGovernor!;
-  // An episode's checkpoint must come after the turn's other calls (see EpisodeCore.deferPauses).
-  if (governor.pause && "deferPauses" in governor) (governor as { deferPauses: boolean }).deferPauses = true;
   const g: Governance = {
     last: null,
     steps: policyGovernor?.steps ?? [],

@@ -46,10 +46,11 @@ export interface Governor {
   beforeExecute?(): void;
   /**
    * Optional: a governor that pauses (an episode) has this. One call at a
-   * time can wait for approval there: once a call asks, the hooks hold back
-   * the later calls of the turn, and when the turn's other calls have run
-   * the agent calls `pause()`, which pauses the episode at its checkpoint
-   * (returned; null when no call waits).
+   * time can wait for approval there, so the hooks propose calls with
+   * `on_ask: "defer"` and hold back the later calls of a turn once one asks;
+   * when the turn's other calls have run and been recorded, the agent calls
+   * `pauseDeferred()`, which pauses the episode at its checkpoint (returned;
+   * null when no call waits).
    */
-  pause?(): string | null;
+  pauseDeferred?(): string | null;
 }

@@ -187,7 +187,7 @@ interface HookContext {
    * The call the episode pauses on (an `ask` of a governor that pauses), once one asked: the checkpoint must be the
    * episode's last event until a human decides, so the later calls of the turn are neither proposed nor run;
    * they are refused with {@link heldReason} and the model calls them again after the decision. (Calls decided
-   * before it still run: the episode pauses once they have, see `Governor.pause`.)
+   * before it still run: the episode pauses once they have, see `Governor.pauseDeferred`.)
    */
   held: { tool: string; step_id: string } | null;
   /** Proposes a call; `null` when it is held back. */
@@ -210,15 +210,17 @@ function proposer(ctx: HookContext, options: GovernedHooksOptions): HookContext[
   return (tool, input, key) => {
     const p = queue.then(async () => {
       if (ctx.held) return null;
+      // A governor that pauses holds one waiting call at a time, paused once the turn's other calls ran.
+      const pauses = ctx.governor.pauseDeferred !== undefined;
       const d = await ctx.governor.propose({
         kind: "tool",
         tool,
         input,
         command: options.command?.(tool, input) ?? `${tool} ${JSON.stringify(input)}`.slice(0, 200),
         call_id: key,
+        ...(pauses ? { on_ask: "defer" as const } : {}),
       });
-      // A governor that pauses holds one waiting call at a time (see Governor.pause).
-      if (d.verdict === "ask" && (d.checkpoint_id || ctx.governor.pause)) ctx.held = { tool, step_id: d.step_id };
+      if (d.verdict === "ask" && (d.checkpoint_id || pauses)) ctx.held = { tool, step_id: d.step_id };
       return d;
     });
     queue = p.catch(() => {});

@@ -157,16 +157,6 @@ export class EpisodeCore {
    * hooks do): parallel calls then share write calls. @default {false}
    */
   batchEvents = false;
-  /**
-   * An `ask` does not pause the episode at once: its step and decision are
-   * recorded, and the pause (interrupt, checkpoint) waits for
-   * {@link EpisodeCore.pause}, so that calls decided before it (an agent's
-   * parallel calls, decided together and run after) can still run and be
-   * recorded first: the checkpoint must be the last event while the episode
-   * waits. Until then no other call can be proposed. `close` and `suspend`
-   * pause it too; `finish` drops it (the call never ran). @default {false}
-   */
-  deferPauses = false;
   readonly #engine: Engine;
   #lock: EpisodeLock | null;
   readonly #record: RunSettingsRecord;
@@ -185,9 +175,6 @@ export class EpisodeCore {
   #closed = false;
   /** The call proposed with `on_ask: "defer"` whose pause is still to be made (see {@link EpisodeCore.pauseDeferred}). */
   #dueId: string | null;
-  /** An `ask` waiting for {@link EpisodeCore.pause} (see {@link EpisodeCore.deferPauses}). */
-  #deferred: { callId: string; index: number; candidateId: string; action: PendingAction; pause: StepPause } | null =
-    null;
 
   private constructor(
     engine: Engine,
@@ -270,7 +257,7 @@ export class EpisodeCore {
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     if (known) return this.#again(known);
-    if (this.#pausedAt !== null || this.#deferred || this.#due()) {
+    if (this.#pausedAt !== null || this.#due()) {
       // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
       throw new NoemaError(
         "paused",
@@ -290,15 +277,6 @@ export class EpisodeCore {
     const decided = await e.decideStep(index, pending);
     const callId = action.call_id ?? `step:${step.id}`;
     const onAsk = action.on_ask ?? "pause";
-    if (decided.pause && this.deferPauses && onAsk === "pause") {
-      this.#deferred = {
-        callId,
-        index,
-        candidateId: decided.candidateId,
-        action: decided.action,
-        pause: decided.pause,
-      };
-    }
     const decision = this.#decision(index, decided, onAsk);
     this.#remember(callId, index, decision, decided.action);
     // Refused (not waiting for anyone): asked again, it is a denied call.
@@ -321,31 +299,6 @@ export class EpisodeCore {
     const paused = e.pause(index, candidateId, action, why, false);
     this.#pausedAt = e.rec.now();
     return paused.checkpoint_id;
-  }
-
-  /**
-   * Pauses the episode for the `ask` that {@link EpisodeCore.deferPauses}
-   * held back: interrupt and checkpoint, the state persisted. Returns the
-   * checkpoint id, or null when no pause waits.
-   *
-   * @example
-   * ```ts
-   * import { EpisodeCore } from "noema";
-   * // core.deferPauses = true;
-   * // const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "c1" });
-   * // … run and record the calls decided before it …
-   * // if (d.verdict === "ask") core.pause();
-   * ```
-   */
-  pause(): string | null {
-    const d = this.#deferred;
-    if (!d) return null;
-    this.#checkHeld();
-    this.#deferred = null;
-    const checkpoint = this.#pauseNow(d.index, d.candidateId, d.action, d.pause);
-    if (checkpoint) this.#calls[d.callId].checkpoint_id = checkpoint;
-    this.#save();
-    return checkpoint ?? null;
   }
 
   /** The call proposed with `on_ask: "defer"` whose pause is still to be made. */
@@ -403,8 +356,6 @@ export class EpisodeCore {
    * ```
    */
   waitingFor(): { tool: string; step_id: string } | null {
-    const d = this.#deferred;
-    if (d) return { tool: d.action.tool, step_id: this.#engine.p.steps[d.index].id };
     const calls = Object.values(this.#calls).filter((c) => c.verdict === "ask" && (c.checkpoint_id || c.pause_due));
     const call = calls.at(-1);
     return call ? { tool: call.action.tool, step_id: call.step_id } : null;
@@ -432,8 +383,8 @@ export class EpisodeCore {
     };
     if (d.pause) {
       const ask = { ...base, verdict: "ask" as const, reason: d.pause.reason, policy_id: d.pause.policy_id };
-      // Paused by pause() or pauseDeferred(), or the agent asks its user.
-      if (this.#deferred || onAsk === "agent" || onAsk === "defer") return ask;
+      // Paused by pauseDeferred(), or the agent asks its user.
+      if (onAsk === "agent" || onAsk === "defer") return ask;
       if (onAsk === "deny") {
         e.recordVeto(index, d.action, d.candidateId, d.pause.reason, false);
         return ask;
@@ -618,7 +569,6 @@ export class EpisodeCore {
   /** Verification, reflect, learn, terminate, insight, the final state, summary and manifest; then releases the lock. */
   async finish(end: CoreEnd = {}): Promise<RunResult> {
     this.#checkHeld();
-    this.#deferred = null; // a call still waiting to pause the episode never ran: its step stays pending
     const e = this.#engine, rec = this.#record;
     const acted = e.p.actions.some((a) => a.result_status === "ok" || a.result_status === "error");
     e.adapterResult = end.adapter_result ?? (acted ? "success" : "skipped");
@@ -668,7 +618,6 @@ export class EpisodeCore {
   /** Persists state and releases the lock without finishing (the next process attaches). */
   close(): void {
     if (this.#closed) return;
-    this.pause();
     this.flush();
     this.#release();
   }
@@ -679,7 +628,6 @@ export class EpisodeCore {
    * {@link EpisodeCore.resume} takes the lock again.
    */
   suspend(): void {
-    this.pause();
     this.flush();
     this.#engine.rec.sync();
     this.#logSize = statSync(join(this.dir, ARTIFACTS.events)).size;
