@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { NoemaError } from "../errors.ts";
+import { heldCallReason } from "../runtime/core/held_call.ts";
 import type { Decision, EpisodeHandle } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
@@ -111,13 +112,12 @@ function onAsk(dialect: Dialect, s: HookSettings): "pause" | "agent" | "deny" | 
  * decided (the checkpoint stays the episode's last event).
  */
 function heldBack(call: { tool: string; step_id: string } | null, event: PreToolEvent): Decision {
-  const waiting = call ? `${call.tool} (${call.step_id})` : "another call";
   return {
     verdict: "deny",
     step_id: "",
     action_candidate_id: "",
     input: event.input,
-    reason: `not run: the episode is waiting for a human to approve ${waiting}; call it again once that is decided`,
+    reason: heldCallReason(call),
     policy_id: null,
     hints: [],
   };

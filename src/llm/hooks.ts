@@ -35,6 +35,7 @@
  * @module
  */
 import { nodeUtil } from "../builtins.ts";
+import { heldCallReason } from "../runtime/core/held_call.ts";
 import type { Decision, Governor, RecordedResult } from "./governor.ts";
 
 /** A call the governor asked a human about. */
@@ -186,19 +187,13 @@ interface HookContext {
   /**
    * The call the episode pauses on (an `ask` of a governor that pauses), once one asked: the checkpoint must be the
    * episode's last event until a human decides, so the later calls of the turn are neither proposed nor run;
-   * they are refused with {@link heldReason} and the model calls them again after the decision. (Calls decided
+   * they are refused with `heldCallReason` and the model calls them again after the decision. (Calls decided
    * before it still run: the episode pauses once they have, see `Governor.pauseDeferred`.)
    */
   held: { tool: string; step_id: string } | null;
   /** Proposes a call; `null` when it is held back. */
   propose: (tool: string, input: Record<string, unknown>, key: string) => Promise<Decision | null>;
   hooks: GovernedHooks;
-}
-
-/** What the model reads for a call held back behind an approval pause. */
-function heldReason(held: { tool: string; step_id: string }): string {
-  return `not run: the episode is waiting for a human to approve ${held.tool} (${held.step_id}); ` +
-    "call it again once that is decided";
 }
 
 /**
@@ -263,7 +258,7 @@ async function approveCall(
   }
   d ??= { key: id, decision: await ctx.propose(toolCall.toolName, input, id) };
   const { decision } = d;
-  if (decision === null) return { type: "denied", reason: heldReason(ctx.held!) };
+  if (decision === null) return { type: "denied", reason: heldCallReason(ctx.held) };
   if (d.key !== id) ctx.governor.bindCall?.(d.key, id);
   ctx.byCall.set(id, { ...d, started: performance.now() });
   ctx.hooks.calls.push({ call_id: id, tool: toolCall.toolName, decision });
