@@ -2,71 +2,26 @@
 // Messages server on 127.0.0.1 plays the model; noema run --using claude-code registers noema's hook.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { validate } from "../src/validate/validate.ts";
-import { startAnthropicServer, type Turn } from "./helpers/anthropic_server.ts";
-import { cliCommand, REPO } from "./helpers/cli.ts";
+import type { Turn } from "./helpers/anthropic_server.ts";
+import { assertSound, bash, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
 import { acts, events } from "./helpers/agent_episode.ts";
 
 const tmp = tempDir("noema-claude-");
 after(() => tmp.cleanup());
-const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
 
 const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 const policy = (name: string) => ["--policy", join(policyDir, name)];
 
-let n = 0;
-/** A fresh HOME, workspace and root for one test. */
-function sandbox() {
-  const base = join(tmp.path, `t${++n}`);
-  const dirs = { home: join(base, "home"), workspace: join(base, "ws"), root: join(base, "root") };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
-  return dirs;
-}
-
-/** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
-function noema(args: string[], env: Record<string, string>, cwd: string, input?: string) {
-  const [cmd, ...argv] = [...cliCommand(), ...args];
-  return runChild(cmd, argv, {
-    cwd,
-    input,
-    env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
-    timeoutMs: 120_000,
-  });
-}
-
-async function session(script: Turn[]) {
-  const server = await startAnthropicServer(script);
-  const box = sandbox();
-  const env = {
-    HOME: box.home,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: "test",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    NOEMA_CLAUDE_BIN: CLAUDE,
-  };
-  const run = (task: string, extra: string[] = []) =>
-    noema(
-      ["run", task, "--using", "claude-code", "--workspace", box.workspace, "--root", box.root, "--json", ...extra],
-      env,
-      box.workspace,
-    );
-  const cmd = (args: string[]) => noema([...args, "--root", box.root], env, box.workspace);
-  return { server, box, env, run, cmd };
-}
-
-const bash = (id: string, command: string) => ({ id, name: "Bash", input: { command, description: command } });
-
-async function assertSound(s: Awaited<ReturnType<typeof session>>, dir: string) {
-  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
-  const verify = await s.cmd(["verify", dir]);
-  assert.equal(verify.code, 0, `noema verify: ${verify.stdout}${verify.stderr}`);
-}
+const base = claudeSessions(tmp.path);
+/** A session whose `run` prints JSON. */
+const session = async (script: Turn[]) => {
+  const s = await base(script);
+  return { ...s, run: (task: string, extra: string[] = []) => s.run(task, ["--json", ...extra]) };
+};
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 60_000;
@@ -218,7 +173,9 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
   test("garbage on the hook's stdin blocks the call (exit 2)", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([]);
     try {
-      const r = await noema(["hook", "claude-code", "--root", s.box.root], s.env, s.box.workspace, "{not json");
+      const r = await noemaCli(["hook", "claude-code", "--root", s.box.root], s.env, s.box.workspace, {
+        input: "{not json",
+      });
       assert.equal(r.code, 2);
       assert.match(r.stderr, /^noema: stdin: not JSON/);
       assert.equal(r.stdout, "");

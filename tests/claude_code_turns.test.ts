@@ -3,20 +3,16 @@
 // that needs approval, reject --resume's record, and an interrupt while a call runs.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { validate } from "../src/validate/validate.ts";
-import { startAnthropicServer, type Turn } from "./helpers/anthropic_server.ts";
-import { cliCommand, REPO } from "./helpers/cli.ts";
+import { assertSound, bash, type ClaudeSession, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
 import { acts, events } from "./helpers/agent_episode.ts";
 
 const tmp = tempDir("noema-claude-turns-");
 after(() => tmp.cleanup());
-const CLAUDE = join(REPO, "node_modules", ".bin", "claude");
 const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 const gate = ["--policy", join(policyDir, "gate.ts")];
 /** Asks a human about any call whose input mentions "secret". */
@@ -28,68 +24,13 @@ writeFileSync(
       ? { kind: "veto", advice: "secrets need a human", requires_approval: true } : undefined; } };`,
 );
 
-let n = 0;
-/** A fresh HOME, workspace and root for one test. */
-function sandbox() {
-  const base = join(tmp.path, `t${++n}`);
-  const dirs = { home: join(base, "home"), workspace: join(base, "ws"), root: join(base, "root") };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
-  return dirs;
-}
+const session = claudeSessions(tmp.path);
+type Session = ClaudeSession;
 
-/** Runs the noema CLI asynchronously (the scripted model server lives in this process). */
-function noema(
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-  onSpawn?: (pid: number) => void,
-  input?: string,
-) {
-  const [cmd, ...argv] = [...cliCommand(), ...args];
-  return runChild(cmd, argv, {
-    cwd,
-    input,
-    env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", ...env },
-    timeoutMs: 120_000,
-    onSpawn,
-  });
-}
-
-/** A scripted model and a sandbox; the script may name paths in the sandbox's workspace. */
-async function session(script: Turn[] | ((workspace: string) => Turn[])) {
-  const box = sandbox();
-  const server = await startAnthropicServer(typeof script === "function" ? script(box.workspace) : script);
-  const env = {
-    HOME: box.home,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: "test",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    NOEMA_CLAUDE_BIN: CLAUDE,
-  };
-  const run = (task: string, extra: string[] = [], onSpawn?: (pid: number) => void) =>
-    noema(
-      ["run", task, "--using", "claude-code", "--workspace", box.workspace, "--root", box.root, ...extra],
-      env,
-      box.workspace,
-      onSpawn,
-    );
-  const cmd = (args: string[]) => noema([...args, "--root", box.root], env, box.workspace);
-  return { server, box, env, run, cmd };
-}
-
-type Session = Awaited<ReturnType<typeof session>>;
-
-const bash = (id: string, command: string) => ({ id, name: "Bash", input: { command, description: command } });
 const lastJson = (text: string) => JSON.parse(text.trim().split("\n").pop()!);
 const planStatuses = (dir: string) =>
   JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).plan.steps.map((s: { status: string }) => s.status);
 const exists = (s: Session, file: string) => existsSync(join(s.box.workspace, file));
-
-async function assertSound(s: Session, dir: string) {
-  assert.deepEqual(validate(dir).problems, [], `${dir} must validate`);
-  const verify = await s.cmd(["verify", dir]);
-  assert.equal(verify.code, 0, `noema verify: ${verify.stdout}${verify.stderr}`);
-}
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const TIMEOUT_MS = 90_000;
@@ -244,13 +185,9 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       const hook = async (payload: Record<string, unknown>) => {
         const event = { session_id: "sess-1", cwd: s.box.workspace, ...payload };
         const args = ["hook", "claude-code", "--root", s.box.root, ...gate];
-        const r = await noema(
-          args,
-          { ...s.env, NOEMA_HOOK_SERVER: "0" },
-          s.box.workspace,
-          undefined,
-          JSON.stringify(event),
-        );
+        const r = await noemaCli(args, { ...s.env, NOEMA_HOOK_SERVER: "0" }, s.box.workspace, {
+          input: JSON.stringify(event),
+        });
         assert.equal(r.code, 0, r.stderr);
         return r.stdout.trim() === "" ? null : JSON.parse(r.stdout).hookSpecificOutput;
       };
