@@ -475,9 +475,7 @@ export class EpisodeCore {
    */
   openCall(base: string): string {
     for (let id = base, n = 2; this.#calls[id]; id = `${base}#${n++}`) {
-      const call = this.#calls[id];
-      const asked = call.verdict === "ask" && !call.checkpoint_id && !call.pause_due; // the agent asked its user
-      if (!call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked)) return id;
+      if (awaitsResult(this.#calls[id])) return id;
     }
     return base;
   }
@@ -494,10 +492,7 @@ export class EpisodeCore {
    * ```
    */
   unrecordedCalls(): string[] {
-    return Object.entries(this.#calls).filter(([, call]) => {
-      const asked = call.verdict === "ask" && !call.checkpoint_id && !call.pause_due;
-      return !call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked);
-    }).map(([id]) => id);
+    return Object.keys(this.#calls).filter((id) => awaitsResult(this.#calls[id]));
   }
 
   /**
@@ -712,6 +707,15 @@ function policyStamps(record: RunSettingsRecord): string {
       return "gone";
     }
   }).join(",");
+}
+
+/**
+ * A call let through (allowed, patched, or asked about by the agent, which asked its own user: no checkpoint, no
+ * pause due) whose result is not recorded yet.
+ */
+function awaitsResult(call: CallRecord): boolean {
+  const asked = call.verdict === "ask" && !call.checkpoint_id && !call.pause_due;
+  return !call.recorded && (call.verdict === "allow" || call.verdict === "patch" || asked);
 }
 
 function cut(text: string, max: number): string {
