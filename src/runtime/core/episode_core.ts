@@ -325,13 +325,8 @@ export class EpisodeCore {
     const due = this.#due();
     if (!due) return null;
     const [, call] = due;
-    const input = this.#engine.redactor.unmask(call.action.input).value;
-    const action: PendingAction = {
-      kind: call.action.kind,
-      tool: call.action.tool,
-      input,
-      command: displayCommand(input),
-    };
+    const recorded = this.#actionOf(call);
+    const action: PendingAction = { ...recorded, command: displayCommand(recorded.input) };
     const pause: StepPause = {
       kind: call.pause_due!,
       reason: call.reason ?? "needs approval",
@@ -359,6 +354,11 @@ export class EpisodeCore {
     const calls = Object.values(this.#calls).filter((c) => c.verdict === "ask" && (c.checkpoint_id || c.pause_due));
     const call = calls.at(-1);
     return call ? { tool: call.action.tool, step_id: call.step_id } : null;
+  }
+
+  /** A call's recorded action with its real input (the record keeps it masked). */
+  #actionOf(call: CallRecord): PendingAction {
+    return { ...call.action, input: this.#engine.redactor.unmask(call.action.input).value };
   }
 
   /** A `plan` event carrying every step so far. */
@@ -541,7 +541,7 @@ export class EpisodeCore {
     // an error result naming the field, never a crash or an invalid event.
     const checked = checkAdapterResult(result, { adapter: e.s.loadedAdapter.label });
     const action: PendingAction = call
-      ? { ...call.action, input: e.redactor.unmask(call.action.input).value }
+      ? this.#actionOf(call)
       : { kind: "tool", tool: e.s.loadedAdapter.label, input: p.inputs.get(step.id) ?? {} };
     const startedAt = new Date(Math.max(Date.parse(p.startedAt), Date.now() - durationMs)).toISOString();
     e.recordAct(
