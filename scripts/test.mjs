@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the whole suite under Deno (type-checked) and under Bun, and fails if either fails.
+// Runs the whole suite under Deno (type-checked) and under Bun, each with its files in parallel, and fails if either fails.
 // Prints one closing line per runner and a total: "N passed, N failed".
 // Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
 // overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 20), after which its process group is killed.
@@ -43,10 +43,16 @@ const results = [
     const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
     return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0 };
   }),
-  await run("bun", bin("bun"), ["test", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])], (out) => {
-    const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
-    return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0 };
-  }),
+  // --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
+  await run(
+    "bun",
+    bin("bun"),
+    ["test", "--parallel", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])],
+    (out) => {
+      const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
+      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0 };
+    },
+  ),
 ];
 
 // Static checks: deno lint and deno fmt --check (each counts as one test).
