@@ -212,7 +212,17 @@ function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
   return best?.value;
 }
 
-function readEntry(id: string, dir: string): EpisodeEntry {
+/**
+ * Reads one episode directory as a list entry (status, task, run state…); an
+ * unreadable episode gives `status: "unreadable"` and an `error`.
+ *
+ * @example
+ * ```ts
+ * import { readEpisodeEntry } from "./list.ts";
+ * readEpisodeEntry("ep_1", ".noema/episodes/ep_1").run_state;
+ * ```
+ */
+export function readEpisodeEntry(id: string, dir: string): EpisodeEntry {
   const summaryPath = join(dir, ARTIFACTS.summary);
   const terminal = existsSync(summaryPath);
   const entry: EpisodeEntry = {
@@ -281,12 +291,12 @@ export function listEpisodes(options: ListOptions = {}): EpisodeEntry[] {
   }
   keyed.sort((a, b) => b.t - a.t || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   if (!hasFilters(options)) {
-    return keyed.slice(0, Math.max(0, limit)).map((k) => readEntry(k.name, join(parent, k.name)));
+    return keyed.slice(0, Math.max(0, limit)).map((k) => readEpisodeEntry(k.name, join(parent, k.name)));
   }
   const out: EpisodeEntry[] = [];
   for (const k of keyed) {
     if (out.length >= limit) break;
-    const e = readEntry(k.name, join(parent, k.name));
+    const e = readEpisodeEntry(k.name, join(parent, k.name));
     if (matchesFilters(e, options, k.t)) out.push(e);
   }
   return out;

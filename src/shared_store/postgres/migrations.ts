@@ -1,0 +1,83 @@
+/**
+ * The PostgreSQL schema of the shared store, as numbered migrations. Each
+ * migration runs once, in order, inside one transaction that holds an
+ * advisory lock, and is recorded in `noema_schema_version`. Never edit a
+ * migration that has shipped: add the next one.
+ *
+ * @module
+ */
+
+/** One migration: its version and its statements. */
+export interface Migration {
+  /** 1, 2, 3… */
+  version: number;
+  /** What it does, recorded with it. */
+  description: string;
+  /** The SQL statements, run in order. */
+  statements: string[];
+}
+
+/** The advisory lock key every migration takes (`pg_advisory_xact_lock`). */
+export const MIGRATION_LOCK_KEY = 0x6e6f656d61; // "noema"
+
+/**
+ * Every migration, oldest first.
+ *
+ * @example
+ * ```ts
+ * import { MIGRATIONS } from "./migrations.ts";
+ * MIGRATIONS.at(-1)!.version; // the latest schema version
+ * ```
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "catalog, stream lines and artifact files",
+    statements: [
+      `CREATE EXTENSION IF NOT EXISTS pg_trgm`,
+      `CREATE TABLE noema_episodes (
+        episode_id text PRIMARY KEY,
+        task text,
+        run_state text NOT NULL,
+        status text NOT NULL,
+        outcome text,
+        started_at timestamptz,
+        ended_at timestamptz,
+        host text NOT NULL,
+        adapter text,
+        policy_ids text[] NOT NULL DEFAULT '{}',
+        tags jsonb NOT NULL DEFAULT '{}',
+        step_count integer NOT NULL DEFAULT 0,
+        veto_count integer NOT NULL DEFAULT 0,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX noema_episodes_newest ON noema_episodes (started_at DESC NULLS LAST, episode_id DESC)`,
+      `CREATE INDEX noema_episodes_status ON noema_episodes (status, started_at DESC NULLS LAST)`,
+      `CREATE INDEX noema_episodes_run_state ON noema_episodes (run_state, started_at DESC NULLS LAST)`,
+      `CREATE INDEX noema_episodes_host ON noema_episodes (host, started_at DESC NULLS LAST)`,
+      `CREATE INDEX noema_episodes_adapter ON noema_episodes (adapter, started_at DESC NULLS LAST)`,
+      `CREATE INDEX noema_episodes_tags ON noema_episodes USING gin (tags jsonb_path_ops)`,
+      `CREATE INDEX noema_episodes_policies ON noema_episodes USING gin (policy_ids)`,
+      `CREATE INDEX noema_episodes_task ON noema_episodes USING gin (lower(task) gin_trgm_ops)`,
+      `CREATE TABLE noema_lines (
+        episode_id text NOT NULL,
+        stream text NOT NULL,
+        seq bigint NOT NULL CHECK (seq >= 1),
+        bytes bytea NOT NULL,
+        PRIMARY KEY (episode_id, stream, seq)
+      )`,
+      `CREATE TABLE noema_files (
+        episode_id text NOT NULL,
+        name text NOT NULL,
+        bytes bytea NOT NULL,
+        size bigint NOT NULL,
+        sha256 text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (episode_id, name)
+      )`,
+    ],
+  },
+];
+
+/** The schema version this noema writes. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;

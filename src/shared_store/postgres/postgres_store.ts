@@ -1,0 +1,264 @@
+/**
+ * The PostgreSQL backend of the shared store, through the `postgres` client
+ * (no dependencies; the same under Bun, Deno and the compiled binary).
+ *
+ * - Lines are stored with `INSERT … ON CONFLICT DO NOTHING`, then compared:
+ *   an identical line sent twice is ignored, a different one under the same
+ *   key rolls the batch back and throws {@link StoreConflictError}.
+ * - Bytes travel as `bytea`, so a line is stored exactly as written.
+ * - The schema is created and migrated under an advisory lock
+ *   ({@link MIGRATION_LOCK_KEY}) with a version table.
+ *
+ * @module
+ */
+import postgres from "postgres";
+import { sha256 } from "../../store/hash.ts";
+import {
+  type AppendResult,
+  type CatalogFilter,
+  type CatalogRow,
+  type SharedStore,
+  StoreConflictError,
+  StoreSchemaError,
+  type StoredFile,
+  type StoreStatus,
+} from "../shared_store.ts";
+import { maskStoreUrl } from "../store_url.ts";
+import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
+
+type Sql = postgres.Sql;
+
+const hex = (b: Uint8Array) => "\\x" + Buffer.from(b).toString("hex");
+
+/** Turns a refused write of a read-only role into an error that says so. */
+function explain(e: unknown, location: string): unknown {
+  const err = e as { code?: string; message?: string };
+  if (err?.code === "42501" || err?.code === "25006") {
+    return new Error(
+      `the shared store at ${location} refused a write: this role may only read (${err.message}). ` +
+        `Use a writer role for runners (see docs/store.md).`,
+    );
+  }
+  if (err?.code === "42P01") {
+    return new StoreSchemaError(`the shared store at ${location} has no noema schema: run noema store init`);
+  }
+  return e;
+}
+
+/** One catalog row as stored, back to the interface shape. */
+function rowOf(r: Record<string, unknown>): CatalogRow {
+  const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? null : String(v));
+  return {
+    episode_id: String(r.episode_id),
+    task: (r.task as string | null) ?? null,
+    run_state: r.run_state as CatalogRow["run_state"],
+    status: String(r.status),
+    outcome: (r.outcome as string | null) ?? null,
+    started_at: iso(r.started_at),
+    ended_at: iso(r.ended_at),
+    host: String(r.host),
+    adapter: (r.adapter as string | null) ?? null,
+    policy_ids: (r.policy_ids as string[]) ?? [],
+    tags: (r.tags as Record<string, string>) ?? {},
+    step_count: Number(r.step_count),
+    veto_count: Number(r.veto_count),
+  };
+}
+
+/**
+ * A shared store in a PostgreSQL database.
+ *
+ * @example
+ * ```ts
+ * import { PostgresStore } from "./postgres_store.ts";
+ * const store = new PostgresStore("postgres://noema@127.0.0.1:5432/noema");
+ * await store.migrate();
+ * await store.close();
+ * ```
+ */
+export class PostgresStore implements SharedStore {
+  readonly kind = "postgres";
+  readonly location: string;
+  readonly sql: Sql;
+
+  /** @param url a `postgres://` URL; `sslmode` and the other options in it pass through to the client. */
+  constructor(url: string, options: { connectTimeoutSec?: number } = {}) {
+    this.location = maskStoreUrl(url);
+    this.sql = postgres(url, {
+      onnotice: () => {},
+      max: 4,
+      idle_timeout: 20,
+      connect_timeout: options.connectTimeoutSec ?? 5,
+      connection: { application_name: "noema" },
+    });
+  }
+
+  async #guard<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (e) {
+      throw explain(e, this.location);
+    }
+  }
+
+  async #version(sql: Sql | postgres.TransactionSql): Promise<number> {
+    const [t] = await sql`SELECT to_regclass('noema_schema_version') IS NOT NULL AS present`;
+    if (!t.present) return 0;
+    const [v] = await sql`SELECT coalesce(max(version), 0) AS v FROM noema_schema_version`;
+    return Number(v.v);
+  }
+
+  migrate(): Promise<{ from: number; to: number }> {
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+        await tx`CREATE TABLE IF NOT EXISTS noema_schema_version (
+          version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+        const from = await this.#version(tx);
+        if (from > LATEST_SCHEMA_VERSION) {
+          throw new StoreSchemaError(
+            `the shared store at ${this.location} has schema version ${from}, newer than this noema's ` +
+              `${LATEST_SCHEMA_VERSION}: upgrade noema`,
+          );
+        }
+        for (const m of MIGRATIONS.filter((m) => m.version > from)) {
+          for (const s of m.statements) await tx.unsafe(s);
+          await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+        }
+        return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
+      })
+    );
+  }
+
+  status(): Promise<StoreStatus> {
+    return this.#guard(async () => {
+      const version = await this.#version(this.sql);
+      const episodes = version === 0 ? null : Number((await this.sql`SELECT count(*) AS n FROM noema_episodes`)[0].n);
+      return {
+        kind: this.kind,
+        location: this.location,
+        schema_version: version,
+        latest_version: LATEST_SCHEMA_VERSION,
+        episodes,
+      };
+    });
+  }
+
+  lineCount(episodeId: string, stream: string): Promise<number> {
+    return this.#guard(async () => {
+      const [r] = await this.sql`SELECT coalesce(max(seq), 0) AS n FROM noema_lines
+        WHERE episode_id = ${episodeId} AND stream = ${stream}`;
+      return Number(r.n);
+    });
+  }
+
+  appendLines(episodeId: string, stream: string, firstSeq: number, lines: Uint8Array[]): Promise<AppendResult> {
+    if (lines.length === 0) return Promise.resolve({ inserted: 0, duplicates: 0 });
+    const seqs = lines.map((_, i) => firstSeq + i);
+    const bytes = lines.map(hex);
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        const inserted = await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes)
+          SELECT ${episodeId}, ${stream}, s, b FROM unnest(${tx.array(seqs)}::bigint[], ${tx.array(bytes)}::bytea[]) AS t(s, b)
+          ON CONFLICT DO NOTHING RETURNING seq`;
+        if (inserted.length < lines.length) {
+          const [clash] = await tx`SELECT l.seq FROM noema_lines l
+            JOIN unnest(${tx.array(seqs)}::bigint[], ${tx.array(bytes)}::bytea[]) AS t(s, b) ON l.seq = t.s
+            WHERE l.episode_id = ${episodeId} AND l.stream = ${stream} AND l.bytes <> t.b
+            ORDER BY l.seq LIMIT 1`;
+          if (clash) throw new StoreConflictError(episodeId, stream, Number(clash.seq));
+        }
+        return { inserted: inserted.length, duplicates: lines.length - inserted.length };
+      })
+    );
+  }
+
+  readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]> {
+    return this.#guard(async () => {
+      const rows = await this.sql`SELECT bytes FROM noema_lines
+        WHERE episode_id = ${episodeId} AND stream = ${stream} AND seq >= ${fromSeq}
+        ORDER BY seq LIMIT ${limit}`;
+      return rows.map((r) => new Uint8Array(r.bytes as Buffer));
+    });
+  }
+
+  streams(episodeId: string): Promise<{ stream: string; lines: number }[]> {
+    return this.#guard(async () => {
+      const rows = await this.sql`SELECT stream, max(seq) AS n FROM noema_lines
+        WHERE episode_id = ${episodeId} GROUP BY stream ORDER BY stream`;
+      return rows.map((r) => ({ stream: String(r.stream), lines: Number(r.n) }));
+    });
+  }
+
+  putFile(episodeId: string, name: string, bytes: Uint8Array): Promise<void> {
+    const digest = sha256(bytes);
+    return this.#guard(async () => {
+      await this.sql`INSERT INTO noema_files (episode_id, name, bytes, size, sha256)
+        VALUES (${episodeId}, ${name}, ${Buffer.from(bytes)}, ${bytes.length}, ${digest})
+        ON CONFLICT (episode_id, name) DO UPDATE SET bytes = EXCLUDED.bytes, size = EXCLUDED.size,
+          sha256 = EXCLUDED.sha256, updated_at = now()
+        WHERE noema_files.sha256 <> EXCLUDED.sha256`;
+    });
+  }
+
+  listFiles(episodeId: string): Promise<StoredFile[]> {
+    return this.#guard(async () => {
+      const rows = await this.sql`SELECT name, size, sha256 FROM noema_files WHERE episode_id = ${episodeId}
+        ORDER BY name`;
+      return rows.map((r) => ({ name: String(r.name), size: Number(r.size), sha256: String(r.sha256) }));
+    });
+  }
+
+  readFile(episodeId: string, name: string): Promise<Uint8Array | null> {
+    return this.#guard(async () => {
+      const [r] = await this.sql`SELECT bytes FROM noema_files WHERE episode_id = ${episodeId} AND name = ${name}`;
+      return r ? new Uint8Array(r.bytes as Buffer) : null;
+    });
+  }
+
+  upsertCatalog(row: CatalogRow): Promise<void> {
+    return this.#guard(async () => {
+      const r = { ...row, tags: this.sql.json(row.tags), policy_ids: this.sql.array(row.policy_ids) };
+      await this.sql`INSERT INTO noema_episodes ${this.sql(r as never)}
+        ON CONFLICT (episode_id) DO UPDATE SET task = EXCLUDED.task, run_state = EXCLUDED.run_state,
+          status = EXCLUDED.status, outcome = EXCLUDED.outcome, started_at = EXCLUDED.started_at,
+          ended_at = EXCLUDED.ended_at, host = EXCLUDED.host, adapter = EXCLUDED.adapter,
+          policy_ids = EXCLUDED.policy_ids, tags = EXCLUDED.tags, step_count = EXCLUDED.step_count,
+          veto_count = EXCLUDED.veto_count, updated_at = now()`;
+    });
+  }
+
+  list(filter: CatalogFilter = {}): Promise<CatalogRow[]> {
+    const sql = this.sql;
+    const conds: postgres.PendingQuery<postgres.Row[]>[] = [sql`TRUE`];
+    if (filter.status?.length) conds.push(sql`status = ANY(${sql.array(filter.status)})`);
+    if (filter.run_state?.length) conds.push(sql`run_state = ANY(${sql.array(filter.run_state)})`);
+    if (filter.tags && Object.keys(filter.tags).length) conds.push(sql`tags @> ${sql.json(filter.tags)}`);
+    if (filter.task) conds.push(sql`lower(task) LIKE ${"%" + likeEscape(filter.task.toLowerCase()) + "%"}`);
+    if (filter.since) conds.push(sql`started_at >= ${filter.since}`);
+    if (filter.host) conds.push(sql`host = ${filter.host}`);
+    if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
+    if (filter.policy) conds.push(sql`policy_ids @> ${sql.array([filter.policy])}`);
+    const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
+    return this.#guard(async () => {
+      const rows = await sql`SELECT * FROM noema_episodes WHERE ${where}
+        ORDER BY started_at DESC NULLS LAST, episode_id DESC LIMIT ${filter.limit ?? 50}`;
+      return rows.map(rowOf);
+    });
+  }
+
+  get(episodeId: string): Promise<CatalogRow | null> {
+    return this.#guard(async () => {
+      const [r] = await this.sql`SELECT * FROM noema_episodes WHERE episode_id = ${episodeId}`;
+      return r ? rowOf(r) : null;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 2 });
+  }
+}
+
+function likeEscape(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => "\\" + c);
+}

@@ -1,0 +1,196 @@
+/**
+ * Publishing one episode directory to the shared store: its JSONL streams
+ * line by line (exact bytes, keyed by line number), its other artifact files
+ * whole, and its catalog row. It reads what noema already wrote, so
+ * everything published has passed the same secret masking as the files: the
+ * store never holds more than the episode directory holds.
+ *
+ * A publisher is incremental: it remembers how far each stream and file was
+ * published, so calling {@link EpisodePublisher.publish} again sends only
+ * what is new. A fresh publisher (another process, `noema sync`) first asks
+ * the store how many lines it has and re-sends the last of them, so a line
+ * that differs from the stored one is caught as a conflict.
+ *
+ * @module
+ */
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { readEpisodeEntry } from "../read/list.ts";
+import { sha256File } from "../store/hash.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { ARTIFACTS } from "../store/layout.ts";
+import { listArtifactFiles } from "../store/manifest.ts";
+import { publishingHost } from "./host.ts";
+import { readNewLines } from "./line_tail.ts";
+import type { CatalogRow, SharedStore } from "./shared_store.ts";
+
+/** What one {@link EpisodePublisher.publish} sent. */
+export interface PublishStats {
+  /** Lines newly stored. */
+  lines: number;
+  /** Files stored or replaced. */
+  files: number;
+}
+
+const isStream = (name: string) => name.endsWith(".jsonl");
+
+/** Skips the first `count` complete lines of a file, showing them to `see`; returns the offset after them. */
+function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => void): number {
+  let offset = 0;
+  let seen = 0;
+  while (seen < count) {
+    const { lines, offset: next } = readNewLines(path, offset, 8 << 20);
+    if (lines.length === 0) break;
+    const take = Math.min(lines.length, count - seen);
+    see(lines.slice(0, take));
+    if (take === lines.length) offset = next;
+    else for (let i = 0; i < take; i++) offset += lines[i].length + 1;
+    seen += take;
+  }
+  return offset;
+}
+
+/**
+ * Publishes one episode directory, incrementally.
+ *
+ * @example
+ * ```ts
+ * import { EpisodePublisher } from "./publish.ts";
+ * const p = new EpisodePublisher(store, ".noema/episodes/ep_1", "ep_1");
+ * await p.publish(); // everything new since the last call
+ * ```
+ */
+export class EpisodePublisher {
+  readonly #streams = new Map<string, { offset: number; seq: number }>();
+  readonly #files = new Map<string, string>();
+  #policies: string[] = [];
+  #vetoes = 0;
+  #eventsScanned = 0; // event lines already read for the catalog
+  #started = false;
+
+  /** The host name recorded in the catalog. */
+  readonly host: string;
+
+  /** @param options.host the host name for the catalog (default {@link publishingHost}) */
+  constructor(
+    readonly store: SharedStore,
+    readonly dir: string,
+    readonly episodeId: string,
+    options: { host?: string } = {},
+  ) {
+    this.host = options.host ?? publishingHost();
+  }
+
+  /** Sends what is new: stream lines, then changed files (`manifest.json` last), then the catalog row. */
+  async publish(): Promise<PublishStats> {
+    if (!this.#started) await this.#start();
+    const stats: PublishStats = { lines: 0, files: 0 };
+    const names = listArtifactFiles(this.dir);
+    for (const name of names.filter(isStream)) {
+      stats.lines += await this.#publishStream(name);
+      // An empty stream exists too: stored as an empty file until its first line.
+      if (!this.#streams.has(name) && statSync(join(this.dir, name)).size === 0 && await this.#publishFile(name)) {
+        stats.files++;
+      }
+    }
+    const files = names.filter((n) => !isStream(n));
+    if (existsSync(join(this.dir, ARTIFACTS.manifest))) files.push(ARTIFACTS.manifest);
+    for (const name of files) if (await this.#publishFile(name)) stats.files++;
+    await this.store.upsertCatalog(this.catalogRow());
+    return stats;
+  }
+
+  /** Learns what the store already holds, so nothing is sent twice. */
+  async #start(): Promise<void> {
+    for (const s of await this.store.streams(this.episodeId)) {
+      const path = join(this.dir, s.stream);
+      if (!existsSync(path)) continue;
+      // Re-send the last stored line: a local line that differs from it is a conflict, caught by appendLines.
+      const seq = Math.max(0, s.lines - 1);
+      const see = s.stream === ARTIFACTS.events ? (lines: Uint8Array[]) => this.#scan(lines) : () => {};
+      this.#streams.set(s.stream, { offset: offsetAfter(path, seq, see), seq });
+    }
+    for (const f of await this.store.listFiles(this.episodeId)) this.#files.set(f.name, f.sha256);
+    this.#started = true;
+  }
+
+  async #publishStream(name: string): Promise<number> {
+    const cursor = this.#streams.get(name) ?? { offset: 0, seq: 0 };
+    let sent = 0;
+    for (;;) {
+      const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset);
+      if (lines.length === 0) break;
+      if (name === ARTIFACTS.events) this.#scan(lines.slice(Math.max(0, this.#eventsScanned - cursor.seq)));
+      const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines);
+      sent += r.inserted;
+      cursor.offset = offset;
+      cursor.seq += lines.length;
+      this.#streams.set(name, cursor);
+    }
+    return sent;
+  }
+
+  /** Picks the catalog's facts out of event lines: the policies (start event) and the vetoes. */
+  #scan(lines: Uint8Array[]): void {
+    this.#eventsScanned += lines.length;
+    const dec = new TextDecoder();
+    for (const bytes of lines) {
+      const text = dec.decode(bytes);
+      if (!text.includes('"phase":"start"') && !text.includes('"decision":"veto"')) continue;
+      try {
+        const e = JSON.parse(text) as { phase?: string; payload?: { policies?: unknown; decision?: string } };
+        if (e.phase === "start" && Array.isArray(e.payload?.policies)) {
+          this.#policies = e.payload.policies.filter((p): p is string => typeof p === "string");
+        }
+        if (e.phase === "governance" && e.payload?.decision === "veto") this.#vetoes++;
+      } catch { /* validate reports a bad line; publishing sends it as it is */ }
+    }
+  }
+
+  async #publishFile(name: string): Promise<boolean> {
+    const path = join(this.dir, name);
+    if (!lstatSync(path).isFile()) return false;
+    const { sha256 } = sha256File(path);
+    if (this.#files.get(name) === sha256) return false;
+    const bytes = readFileSync(path);
+    await this.store.putFile(this.episodeId, name, bytes);
+    this.#files.set(name, sha256);
+    return true;
+  }
+
+  /** The episode's catalog row, from its files. */
+  catalogRow(): CatalogRow {
+    const e = readEpisodeEntry(this.episodeId, this.dir);
+    let adapter: string | null = null, steps = 0, endedAt: string | null = null, vetoes = this.#vetoes;
+    try {
+      const state = readJsonFile(join(this.dir, ARTIFACTS.state));
+      const episode = state.episode as { using?: unknown } | undefined;
+      adapter = typeof episode?.using === "string" ? episode.using : null;
+      const plan = state.plan as { steps?: unknown[] } | undefined;
+      steps = Array.isArray(plan?.steps) ? plan.steps.length : 0;
+      if (e.lifecycle === "terminal") {
+        const summary = readJsonFile(join(this.dir, ARTIFACTS.summary));
+        const start = Date.parse(String(summary.started_at));
+        const dur = Number(summary.duration_sec);
+        if (!Number.isNaN(start) && Number.isFinite(dur)) endedAt = new Date(start + dur * 1000).toISOString();
+        const v = (summary.metrics as { veto_count?: unknown } | undefined)?.veto_count;
+        if (typeof v === "number") vetoes = v;
+      }
+    } catch { /* an unreadable state is listed as such (status "unreadable") */ }
+    return {
+      episode_id: this.episodeId,
+      task: e.task,
+      run_state: e.run_state,
+      status: e.status,
+      outcome: e.outcome ?? null,
+      started_at: e.started_at,
+      ended_at: endedAt,
+      host: this.host,
+      adapter,
+      policy_ids: this.#policies,
+      tags: Object.fromEntries(Object.entries(e.tags).map(([k, v]) => [k, String(v)])),
+      step_count: steps,
+      veto_count: vetoes,
+    };
+  }
+}

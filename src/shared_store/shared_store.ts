@@ -1,0 +1,176 @@
+/**
+ * The shared store: where a fleet of noema processes publishes its episodes
+ * so that any machine can list, read and pull them. Local files stay the
+ * format and the default; a shared store is a replica of the episode
+ * directories, a catalog of their runs, and (later) a message bus.
+ *
+ * Every backend implements {@link SharedStore}; the conformance suite in
+ * `tests/shared_store_conformance.test.ts` runs against each of them.
+ *
+ * What is stored for an episode:
+ * - each line of its `*.jsonl` streams (`events.jsonl`, `learn.jsonl`,
+ *   `model.jsonl`), keyed `(episode_id, stream, seq)`, with its exact bytes;
+ * - each other artifact file (`state.json`, `summary.json`, `manifest.json`,
+ *   checkpoints, approvals, snapshots…), whole, with its exact bytes;
+ * - a catalog row ({@link CatalogRow}) kept current.
+ *
+ * @module
+ */
+
+/** Where a run is now (as `noema list` says). */
+export type CatalogRunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed";
+
+/** One row of the catalog: an episode's facts, for listing and filtering without reading its files. */
+export interface CatalogRow {
+  /** The episode id. */
+  episode_id: string;
+  /** `goal.task`. */
+  task: string | null;
+  /** Where the run is. */
+  run_state: CatalogRunState;
+  /** `outcomes.status` (`ok`, `error`, `vetoed`, `aborted`, `partial`, `pending`). */
+  status: string;
+  /** The verification outcome (`summary.json` `outcome`), terminal runs only. */
+  outcome: string | null;
+  /** `episode.started_at` (ISO 8601). */
+  started_at: string | null;
+  /** When the run ended (start + `duration_sec`), terminal runs only. */
+  ended_at: string | null;
+  /** The host name of the machine that ran it. */
+  host: string;
+  /** `episode.using`. */
+  adapter: string | null;
+  /** The ids of the policies consulted (from `direction` events' `policy_id`). */
+  policy_ids: string[];
+  /** `episode.tags`. */
+  tags: Record<string, string>;
+  /** Steps in the plan. */
+  step_count: number;
+  /** Policy vetoes. */
+  veto_count: number;
+}
+
+/** Filters of {@link SharedStore.list}; every given filter must match. */
+export interface CatalogFilter {
+  /** `outcomes.status` values (any of). */
+  status?: string[];
+  /** Run states (any of). */
+  run_state?: CatalogRunState[];
+  /** Tags that must all be present with these values. */
+  tags?: Record<string, string>;
+  /** Case-insensitive substring of the task. */
+  task?: string;
+  /** Started at or after this ISO 8601 time. */
+  since?: string;
+  /** Host name. */
+  host?: string;
+  /** Adapter label. */
+  adapter?: string;
+  /** A policy id that must be among `policy_ids`. */
+  policy?: string;
+  /** Most rows returned, newest first. @default {50} */
+  limit?: number;
+}
+
+/** A stored artifact file's name, size and digest. */
+export interface StoredFile {
+  /** Relative POSIX path inside the episode directory. */
+  name: string;
+  /** Size in bytes. */
+  size: number;
+  /** `sha256:<hex>` of its bytes. */
+  sha256: string;
+}
+
+/** What {@link SharedStore.appendLines} did. */
+export interface AppendResult {
+  /** Lines newly stored. */
+  inserted: number;
+  /** Lines already stored with identical bytes (ignored). */
+  duplicates: number;
+}
+
+/** What {@link SharedStore.status} reports. */
+export interface StoreStatus {
+  /** `postgres` or `files`. */
+  kind: string;
+  /** Where it is, with any password masked. */
+  location: string;
+  /** The schema version in force (0: not initialised). */
+  schema_version: number;
+  /** The schema version this noema writes. */
+  latest_version: number;
+  /** Episodes in the catalog (null when not initialised). */
+  episodes: number | null;
+}
+
+/**
+ * A line stored under the same `(episode_id, stream, seq)` with different
+ * bytes: the store never overwrites it, and the publisher reports it loudly.
+ */
+export class StoreConflictError extends Error {
+  constructor(readonly episodeId: string, readonly stream: string, readonly seq: number) {
+    super(
+      `shared store conflict: ${episodeId}/${stream} line ${seq} is already stored with different bytes ` +
+        `(two writers for one episode?); the stored line is kept`,
+    );
+    this.name = "StoreConflictError";
+  }
+}
+
+/** A store whose schema is missing or older than this noema needs. */
+export class StoreSchemaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreSchemaError";
+  }
+}
+
+/**
+ * A shared store backend. Every method is idempotent where it can be: an
+ * episode published twice stores each line and file once.
+ *
+ * @example
+ * ```ts
+ * import { openSharedStore } from "./open.ts";
+ * const store = await openSharedStore("postgres://noema@127.0.0.1:5432/noema");
+ * console.log(await store.status());
+ * await store.close();
+ * ```
+ */
+export interface SharedStore {
+  /** `postgres` or `files`. */
+  readonly kind: string;
+  /** Where it is, with any password masked (safe to print). */
+  readonly location: string;
+  /** Creates or migrates the schema (under a lock); returns the versions before and after. */
+  migrate(): Promise<{ from: number; to: number }>;
+  /** The schema version and counts. */
+  status(): Promise<StoreStatus>;
+  /** Lines stored for a stream of an episode (its highest `seq`; seqs start at 1). */
+  lineCount(episodeId: string, stream: string): Promise<number>;
+  /**
+   * Stores lines `firstSeq…` of a stream, each its exact bytes without the
+   * newline. An identical line already stored is ignored; a different one
+   * throws {@link StoreConflictError} and nothing of the batch is stored.
+   */
+  appendLines(episodeId: string, stream: string, firstSeq: number, lines: Uint8Array[]): Promise<AppendResult>;
+  /** Lines `fromSeq…` of a stream (at most `limit`), in order. */
+  readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]>;
+  /** The streams stored for an episode, with their line counts. */
+  streams(episodeId: string): Promise<{ stream: string; lines: number }[]>;
+  /** Stores (or replaces) a whole artifact file. */
+  putFile(episodeId: string, name: string, bytes: Uint8Array): Promise<void>;
+  /** The whole files stored for an episode. */
+  listFiles(episodeId: string): Promise<StoredFile[]>;
+  /** A stored file's bytes, or null. */
+  readFile(episodeId: string, name: string): Promise<Uint8Array | null>;
+  /** Creates or updates an episode's catalog row. */
+  upsertCatalog(row: CatalogRow): Promise<void>;
+  /** Catalog rows matching a filter, newest first. */
+  list(filter?: CatalogFilter): Promise<CatalogRow[]>;
+  /** The catalog row of one episode, or null. */
+  get(episodeId: string): Promise<CatalogRow | null>;
+  /** Releases connections. */
+  close(): Promise<void>;
+}

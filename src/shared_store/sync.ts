@@ -1,0 +1,66 @@
+/**
+ * `noema sync`: publishes every episode of a root that the shared store is
+ * missing or has only in part. Each episode is published under its own
+ * publisher (see {@link EpisodePublisher}), so sync after sync sends nothing
+ * twice and a conflicting line is reported, never overwritten.
+ *
+ * @module
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { NoemaError } from "../errors.ts";
+import { episodeIdProblem } from "../store/ids.ts";
+import { episodesDir } from "../store/layout.ts";
+import { EpisodePublisher } from "./publish.ts";
+import type { SharedStore } from "./shared_store.ts";
+import { StoreConflictError } from "./shared_store.ts";
+
+/** One episode's result in {@link syncRoot}. */
+export interface SyncRow {
+  /** The episode id. */
+  episode_id: string;
+  /** Lines newly stored. */
+  lines: number;
+  /** Files stored or replaced. */
+  files: number;
+  /** Why it could not be published (a conflict, an unreadable file), or null. */
+  error: string | null;
+}
+
+/**
+ * Publishes every episode under `<root>/episodes/`, calling `progress` after
+ * each one.
+ *
+ * @example
+ * ```ts
+ * import { syncRoot } from "./sync.ts";
+ * const rows = await syncRoot(store, ".noema");
+ * ```
+ */
+export async function syncRoot(
+  store: SharedStore,
+  root: string,
+  progress: (row: SyncRow, done: number, total: number) => void = () => {},
+): Promise<SyncRow[]> {
+  const parent = episodesDir(root);
+  if (!existsSync(parent)) return [];
+  const ids = readdirSync(parent, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !episodeIdProblem(d.name))
+    .map((d) => d.name)
+    .sort();
+  const rows: SyncRow[] = [];
+  for (const id of ids) {
+    const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
+    try {
+      const s = await new EpisodePublisher(store, join(parent, id), id).publish();
+      row.lines = s.lines;
+      row.files = s.files;
+    } catch (e) {
+      if (!(e instanceof StoreConflictError) && !(e instanceof NoemaError)) throw e; // the store itself failed
+      row.error = (e as Error).message;
+    }
+    rows.push(row);
+    progress(row, rows.length, ids.length);
+  }
+  return rows;
+}

@@ -1,0 +1,132 @@
+/**
+ * A real PostgreSQL server for the tests: Debian's PostgreSQL 15 (`initdb` and
+ * `pg_ctl`), on a temporary directory, listening on 127.0.0.1 at a free port.
+ * No mock database. `initdb` refuses to run as root, so as root the server
+ * runs as the `postgres` system user (`runuser -u postgres`), on a directory
+ * that user owns.
+ *
+ * One server per test process: {@link startPostgres} returns the same server
+ * to every caller, and each test asks it for a database of its own
+ * ({@link PgServer.createDatabase}).
+ *
+ * @module
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+
+/** A running test server. */
+export interface PgServer {
+  /** `postgres://noema@127.0.0.1:<port>/postgres`. */
+  url: string;
+  /** The port. */
+  port: number;
+  /** A URL for a database of its own, created empty. */
+  createDatabase(name?: string): string;
+  /** Stops the server at once (`pg_ctl -m immediate`), as a crash would. */
+  kill(): void;
+  /** Starts it again on the same directory and port. */
+  restart(): void;
+  /** Stops it and removes its directory. */
+  stop(): void;
+}
+
+/** Where Debian's PostgreSQL binaries are, or null when it is not installed. */
+export function pgBinDir(): string | null {
+  const base = "/usr/lib/postgresql";
+  if (!existsSync(base)) return null;
+  const versions = readdirSync(base).filter((v) => existsSync(join(base, v, "bin", "initdb"))).sort();
+  return versions.length ? join(base, versions[versions.length - 1], "bin") : null;
+}
+
+/** Why the PostgreSQL tests cannot run here (to skip them, saying so), or null. */
+export function pgUnavailable(): string | null {
+  return pgBinDir() === null ? "PostgreSQL is not installed (apt-get install postgresql)" : null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+function asPg(cmd: string, args: string[]): void {
+  const [file, argv] = isRoot ? ["runuser", ["-u", "postgres", "--", cmd, ...args]] : [cmd, args];
+  const r = spawnSync(file, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr || r.stdout || r.error}`);
+}
+
+let shared: Promise<PgServer> | undefined;
+
+/**
+ * Starts (once per process) a PostgreSQL server for the tests.
+ *
+ * @example
+ * ```ts
+ * import { startPostgres } from "./helpers/postgres.ts";
+ * const pg = await startPostgres();
+ * const url = pg.createDatabase();
+ * ```
+ */
+export function startPostgres(): Promise<PgServer> {
+  shared ??= boot();
+  return shared;
+}
+
+async function boot(): Promise<PgServer> {
+  const bin = pgBinDir();
+  if (bin === null) throw new Error(pgUnavailable()!);
+  const dir = mkdtempSync(join(tmpdir(), "noema-pg-"));
+  if (isRoot) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), -1);
+  const data = join(dir, "data");
+  asPg(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "noema", "--no-sync", "-E", "UTF8"]);
+  const port = await freePort();
+  const start = () =>
+    asPg(join(bin, "pg_ctl"), [
+      "-D",
+      data,
+      "-l",
+      join(dir, "log"),
+      "-w",
+      "-o",
+      `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      "start",
+    ]);
+  const stopWith = (mode: string) => {
+    try {
+      asPg(join(bin, "pg_ctl"), ["-D", data, "-m", mode, "-w", "stop"]);
+    } catch { /* already stopped */ }
+  };
+  start();
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    stopWith("immediate");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on("exit", stop);
+  let n = 0;
+  const url = `postgres://noema@127.0.0.1:${port}/postgres`;
+  return {
+    url,
+    port,
+    createDatabase(name = `t${process.pid}_${++n}_${Date.now() % 100000}`) {
+      asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", name]);
+      return `postgres://noema@127.0.0.1:${port}/${name}`;
+    },
+    kill: () => stopWith("immediate"),
+    restart: start,
+    stop,
+  };
+}

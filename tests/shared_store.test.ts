@@ -1,0 +1,226 @@
+/**
+ * The shared store against a real PostgreSQL 15 (started by the test helper):
+ * the store interface (append and read back, idempotence, conflicts, files,
+ * the catalog and its filters, migrations), then publish → pull of real
+ * episodes, byte for byte, with `validate` and `verify` passing on the copy.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
+import { EpisodePublisher } from "../src/shared_store/publish.ts";
+import { pullEpisode } from "../src/shared_store/pull.ts";
+import { type CatalogRow, StoreConflictError } from "../src/shared_store/shared_store.ts";
+import { maskStoreUrl } from "../src/shared_store/store_url.ts";
+import { syncRoot } from "../src/shared_store/sync.ts";
+import { cli, REPO } from "./helpers/cli.ts";
+import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const skip = pgUnavailable() ?? false;
+const enc = new TextEncoder();
+const bytes = (s: string) => enc.encode(s);
+
+function row(id: string, over: Partial<CatalogRow> = {}): CatalogRow {
+  return {
+    episode_id: id,
+    task: `task of ${id}`,
+    run_state: "terminal",
+    status: "ok",
+    outcome: "success",
+    started_at: "2026-11-01T00:00:00.000Z",
+    ended_at: null,
+    host: "a",
+    adapter: "shell",
+    policy_ids: [],
+    tags: {},
+    step_count: 1,
+    veto_count: 0,
+    ...over,
+  };
+}
+
+/** Every file of a directory tree, relative path → bytes. */
+function tree(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+describe("shared store: PostgreSQL", { skip }, () => {
+  let pg: PgServer;
+  let store: PostgresStore;
+  before(async () => {
+    pg = await startPostgres();
+    store = new PostgresStore(pg.createDatabase());
+  });
+  after(async () => {
+    await store?.close();
+  });
+
+  test("migrate creates the schema once, under its lock, and status reports it", async () => {
+    const fresh = new PostgresStore(pg.createDatabase());
+    try {
+      assert.equal((await fresh.status()).schema_version, 0);
+      const [a, b] = await Promise.all([fresh.migrate(), fresh.migrate()]); // racing migrators
+      assert.deepEqual([a, b].map((r) => r.to), [LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION]);
+      assert.deepEqual([a.from, b.from].sort(), [0, LATEST_SCHEMA_VERSION]);
+      const s = await fresh.status();
+      assert.equal(s.schema_version, LATEST_SCHEMA_VERSION);
+      assert.equal(s.episodes, 0);
+    } finally {
+      await fresh.close();
+    }
+    await store.migrate();
+  });
+
+  test("lines: appended with their exact bytes, read back in order; an identical resend is ignored", async () => {
+    const lines = [bytes('{"a":1}'), new Uint8Array([0xff, 0x00, 0x0d]), bytes("é")];
+    assert.deepEqual(await store.appendLines("ep_l", "events.jsonl", 1, lines), { inserted: 3, duplicates: 0 });
+    assert.deepEqual(await store.appendLines("ep_l", "events.jsonl", 2, lines.slice(1)), {
+      inserted: 0,
+      duplicates: 2,
+    });
+    assert.equal(await store.lineCount("ep_l", "events.jsonl"), 3);
+    assert.deepEqual(await store.readLines("ep_l", "events.jsonl", 1, 10), lines);
+    assert.deepEqual(await store.readLines("ep_l", "events.jsonl", 3, 10), [lines[2]]);
+    assert.deepEqual(await store.streams("ep_l"), [{ stream: "events.jsonl", lines: 3 }]);
+  });
+
+  test("a different line under the same (episode, stream, seq) is a conflict: nothing of the batch is stored", async () => {
+    await store.appendLines("ep_c", "events.jsonl", 1, [bytes("one"), bytes("two")]);
+    await assert.rejects(
+      store.appendLines("ep_c", "events.jsonl", 2, [bytes("TWO"), bytes("three")]),
+      (e: unknown) => e instanceof StoreConflictError && e.seq === 2 && /different bytes/.test(e.message),
+    );
+    assert.deepEqual(await store.readLines("ep_c", "events.jsonl", 1, 10), [bytes("one"), bytes("two")]);
+  });
+
+  test("files are stored whole and replaced only when they change", async () => {
+    await store.putFile("ep_f", "state.json", bytes('{"v":1}\n'));
+    await store.putFile("ep_f", "checkpoints/c1.json", bytes("{}"));
+    await store.putFile("ep_f", "state.json", bytes('{"v":2}\n'));
+    assert.deepEqual((await store.listFiles("ep_f")).map((f) => [f.name, f.size]), [
+      ["checkpoints/c1.json", 2],
+      ["state.json", 8],
+    ]);
+    assert.deepEqual(await store.readFile("ep_f", "state.json"), bytes('{"v":2}\n'));
+    assert.equal(await store.readFile("ep_f", "nope.json"), null);
+  });
+
+  test("the catalog: upsert keeps one row per episode; list filters and orders newest first", async () => {
+    const db = new PostgresStore(pg.createDatabase());
+    try {
+      await db.migrate();
+      await db.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" } }));
+      await db.upsertCatalog(row("ep_2", { started_at: "2026-11-02T00:00:00.000Z", status: "vetoed", host: "b" }));
+      await db.upsertCatalog(row("ep_3", {
+        started_at: "2026-11-03T00:00:00.000Z",
+        run_state: "waiting_for_approval",
+        status: "pending",
+        outcome: null,
+        adapter: "llm",
+        policy_ids: ["NoPush@1.0"],
+        task: "Fix 100% of the_tests",
+      }));
+      await db.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" }, veto_count: 2 }));
+      const ids = async (f: Parameters<PostgresStore["list"]>[0]) => (await db.list(f)).map((r) => r.episode_id);
+      assert.deepEqual(await ids({}), ["ep_3", "ep_2", "ep_1"]);
+      assert.deepEqual(await ids({ status: ["vetoed"] }), ["ep_2"]);
+      assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), ["ep_3"]);
+      assert.deepEqual(await ids({ tags: { team: "infra" } }), ["ep_1"]);
+      assert.deepEqual(await ids({ task: "100% of THE_" }), ["ep_3"]);
+      assert.deepEqual(await ids({ task: "1_0" }), []); // _ (and %) are literal, not wildcards
+      assert.deepEqual(await ids({ since: "2026-11-02T00:00:00.000Z" }), ["ep_3", "ep_2"]);
+      assert.deepEqual(await ids({ host: "b" }), ["ep_2"]);
+      assert.deepEqual(await ids({ adapter: "llm" }), ["ep_3"]);
+      assert.deepEqual(await ids({ policy: "NoPush@1.0" }), ["ep_3"]);
+      assert.deepEqual(await ids({ limit: 1 }), ["ep_3"]);
+      assert.equal((await db.get("ep_1"))?.veto_count, 2);
+      assert.equal((await db.status()).episodes, 3);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("a store URL's password is masked wherever it is shown", () => {
+    assert.equal(maskStoreUrl("postgres://ana:s3cr%40t@db:5432/noema?sslmode=require"), "postgres://ana:***@db:5432/noema?sslmode=require");
+    const s = new PostgresStore("postgres://ana:hunter2@127.0.0.1:1/x");
+    assert.ok(!s.location.includes("hunter2"));
+    s.close();
+  });
+
+  test("publish then pull: the copy is byte-identical, validates and verifies (signed manifest)", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const env = { NOEMA_SIGNING_KEY: "k".repeat(32), NOEMA_HOST: "host-a" };
+      const run = cli(["--root", a.path, "run", "Say hello", "--policy", join(REPO, "plugins/policies/path-risk.ts"), "--tag", "team=infra", "--json"], {
+        env,
+        cwd: a.path,
+      });
+      assert.ok(run.code === 0 || run.code === 3, run.stderr);
+      const id = JSON.parse(run.stdout).episode_id as string;
+      const dir = join(a.path, "episodes", id);
+      const publisher = new EpisodePublisher(store, dir, id, { host: "host-a" });
+      const first = await publisher.publish();
+      assert.ok(first.lines > 0 && first.files >= 3, JSON.stringify(first));
+      assert.deepEqual(await publisher.publish(), { lines: 0, files: 0 }); // nothing new, nothing sent
+      // A fresh publisher (another process) sends nothing twice either.
+      assert.deepEqual(await new EpisodePublisher(store, dir, id, { host: "host-a" }).publish(), { lines: 0, files: 0 });
+      const cat = await store.get(id);
+      assert.deepEqual(cat?.policy_ids, ["PathRisk@1.0"]);
+      assert.equal(cat?.host, "host-a");
+      assert.equal(cat?.run_state, "terminal");
+      assert.deepEqual(cat?.tags, { team: "infra" });
+      assert.equal(cat?.adapter, "minimal");
+
+      const pulled = await pullEpisode(store, id, b.path);
+      assert.deepEqual(tree(pulled.episode_dir), tree(dir));
+      assert.equal(statSync(join(pulled.episode_dir, "events.jsonl")).mode & 0o777, 0o600);
+      const v = cli(["--root", b.path, "validate", id], { env });
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      const ver = cli(["--root", b.path, "verify", id, "--strict"], { env });
+      assert.equal(ver.code, 0, ver.stdout + ver.stderr);
+      await assert.rejects(pullEpisode(store, id, b.path), /already exists/);
+      await assert.rejects(pullEpisode(store, "ep_missing", b.path), /not in the shared store/);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("sync publishes what the store misses, and reports a local line that differs from the stored one", async () => {
+    const a = tempDir();
+    try {
+      for (const task of ["echo one", "echo two"]) {
+        const r = cli(["--root", a.path, "run", task], { cwd: a.path });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const rows = await syncRoot(store, a.path);
+      assert.equal(rows.length, 2);
+      assert.ok(rows.every((r) => r.error === null && r.lines > 0));
+      assert.ok((await syncRoot(store, a.path)).every((r) => r.lines === 0 && r.files === 0));
+      // Tamper with the last stored line locally: the resend is a conflict, reported, the store keeps its line.
+      const id = rows[0].episode_id;
+      const events = join(a.path, "episodes", id, "events.jsonl");
+      const text = readFileSync(events, "utf8").split("\n");
+      const stored = await store.readLines(id, "events.jsonl", text.length - 1, 1);
+      text[text.length - 2] = text[text.length - 2].replace('"phase"', '"phase" ');
+      (await import("node:fs")).writeFileSync(events, text.join("\n"));
+      const again = await syncRoot(store, a.path);
+      assert.match(again.find((r) => r.episode_id === id)!.error ?? "", /conflict/);
+      assert.deepEqual(await store.readLines(id, "events.jsonl", text.length - 1, 1), stored);
+    } finally {
+      a.cleanup();
+    }
+  });
+});
