@@ -132,7 +132,9 @@ describe("shared store: PostgreSQL", { skip }, () => {
         policy_ids: ["NoPush@1.0"],
         task: "Fix 100% of the_tests",
       }));
-      await db.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" }, veto_count: 2 }));
+      await db.upsertCatalog(
+        row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" }, veto_count: 2 }),
+      );
       const ids = async (f: Parameters<PostgresStore["list"]>[0]) => (await db.list(f)).map((r) => r.episode_id);
       assert.deepEqual(await ids({}), ["ep_3", "ep_2", "ep_1"]);
       assert.deepEqual(await ids({ status: ["vetoed"] }), ["ep_2"]);
@@ -153,7 +155,10 @@ describe("shared store: PostgreSQL", { skip }, () => {
   });
 
   test("a store URL's password is masked wherever it is shown", () => {
-    assert.equal(maskStoreUrl("postgres://ana:s3cr%40t@db:5432/noema?sslmode=require"), "postgres://ana:***@db:5432/noema?sslmode=require");
+    assert.equal(
+      maskStoreUrl("postgres://ana:s3cr%40t@db:5432/noema?sslmode=require"),
+      "postgres://ana:***@db:5432/noema?sslmode=require",
+    );
     const s = new PostgresStore("postgres://ana:hunter2@127.0.0.1:1/x");
     assert.ok(!s.location.includes("hunter2"));
     s.close();
@@ -163,7 +168,17 @@ describe("shared store: PostgreSQL", { skip }, () => {
     const a = tempDir(), b = tempDir();
     try {
       const env = { NOEMA_SIGNING_KEY: "k".repeat(32), NOEMA_HOST: "host-a" };
-      const run = cli(["--root", a.path, "run", "Say hello", "--policy", join(REPO, "plugins/policies/path-risk.ts"), "--tag", "team=infra", "--json"], {
+      const run = cli([
+        "--root",
+        a.path,
+        "run",
+        "Say hello",
+        "--policy",
+        join(REPO, "plugins/policies/path-risk.ts"),
+        "--tag",
+        "team=infra",
+        "--json",
+      ], {
         env,
         cwd: a.path,
       });
@@ -175,7 +190,10 @@ describe("shared store: PostgreSQL", { skip }, () => {
       assert.ok(first.lines > 0 && first.files >= 3, JSON.stringify(first));
       assert.deepEqual(await publisher.publish(), { lines: 0, files: 0 }); // nothing new, nothing sent
       // A fresh publisher (another process) sends nothing twice either.
-      assert.deepEqual(await new EpisodePublisher(store, dir, id, { host: "host-a" }).publish(), { lines: 0, files: 0 });
+      assert.deepEqual(await new EpisodePublisher(store, dir, id, { host: "host-a" }).publish(), {
+        lines: 0,
+        files: 0,
+      });
       const cat = await store.get(id);
       assert.deepEqual(cat?.policy_ids, ["PathRisk@1.0"]);
       assert.equal(cat?.host, "host-a");
@@ -222,5 +240,75 @@ describe("shared store: PostgreSQL", { skip }, () => {
     } finally {
       a.cleanup();
     }
+  });
+});
+
+describe("shared store: the CLI (store init/status, sync, list --store, pull, reads by id)", { skip }, () => {
+  let pg: PgServer;
+  let url: string;
+  before(async () => {
+    pg = await startPostgres();
+    url = pg.createDatabase();
+  });
+
+  test("two roots as two hosts: A runs and syncs, B lists, reads by id (pulled), and verifies the copy", () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const st0 = cli(["store", "status", "--store", url, "--json"]);
+      assert.equal(st0.code, 1, "a store without the schema is not ready: exit 1");
+      assert.equal(JSON.parse(st0.stdout).schema_version, 0);
+      const init = cli(["store", "init", "--store", url, "--json"]);
+      assert.equal(init.code, 0, init.stderr);
+      assert.equal(JSON.parse(init.stdout).to, LATEST_SCHEMA_VERSION);
+      assert.equal(cli(["store", "init", "--store", url]).code, 0, "init twice is a no-op");
+
+      const envA = { NOEMA_STORE: url, NOEMA_HOST: "host-a", NOEMA_SIGNING_KEY: "s".repeat(32) };
+      const run = cli(["--root", a.path, "run", "Say hello", "--tag", "team=infra", "--json"], {
+        env: envA,
+        cwd: a.path,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const id = JSON.parse(run.stdout).episode_id as string;
+      const sync = cli(["--root", a.path, "sync", "--json"], { env: envA });
+      assert.equal(sync.code, 0, sync.stderr);
+      assert.equal(JSON.parse(sync.stdout.trim().split("\n")[0]).episode_id, id);
+
+      const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b", NOEMA_SIGNING_KEY: "s".repeat(32) };
+      const list = cli(["--root", b.path, "list", "--json", "--host", "host-a", "--tag", "team=infra"], { env: envB });
+      assert.equal(list.code, 0, list.stderr);
+      const rows = JSON.parse(list.stdout);
+      assert.deepEqual(rows.map((r: { episode_id: string; host: string }) => [r.episode_id, r.host]), [[id, "host-a"]]);
+      assert.equal(rows[0].episode_dir, null, "no local copy on B yet");
+      assert.equal(
+        JSON.parse(cli(["--root", b.path, "list", "--json", "--status", "vetoed"], { env: envB }).stdout).length,
+        0,
+      );
+
+      const view = cli(["--root", b.path, "summary", id], { env: envB });
+      assert.equal(view.code, 0, view.stderr);
+      assert.equal(JSON.parse(view.stdout).episode_id, id);
+      const verify = cli(["--root", b.path, "verify", id, "--strict"], { env: envB });
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+
+      const pullAgain = cli(["--root", b.path, "pull", id], { env: envB });
+      assert.equal(pullAgain.code, 1);
+      assert.match(pullAgain.stderr, /already exists/);
+      const noStore = cli(["--root", b.path, "list", "--host", "x"], { env: { NOEMA_STORE: undefined } });
+      assert.equal(noStore.code, 2);
+      const bad = cli(["list", "--store", "mysql://x"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /unsupported store/);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("an unreachable store is a clear error naming it, without its password", () => {
+    const r = cli(["store", "status", "--store", "postgres://ana:hunter2@127.0.0.1:1/noema"], { timeoutMs: 30_000 });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /127\.0\.0\.1/);
+    assert.ok(!r.stderr.includes("hunter2"), r.stderr);
   });
 });

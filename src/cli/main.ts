@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Command, CommanderError } from "@commander-js/extra-typings";
+import { Command, CommanderError, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT, type ExitCode } from "../errors.ts";
 import { loadCommands } from "./commands/index.ts";
@@ -51,6 +51,7 @@ export function buildProgram(
     )
     .version(versionText(), "-V, --version", "print noema and contract versions")
     .option("--root <dir>", "episodes root (default: $NOEMA_ROOT or ./.noema)")
+    .option("--store <url>", "shared store, postgres://… (default: $NOEMA_STORE; none: local files only)")
     .option("--debug", "show stack traces of internal errors")
     .helpOption("-h, --help", "show help")
     .configureHelp({
@@ -86,13 +87,19 @@ export function buildProgram(
         "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );
   for (const register of registers) register(program, ctx);
+  // A read command given an id that only the shared store holds reads a pulled copy.
+  program.hook("preAction", async (_program, action) => {
+    if (!process.env.NOEMA_STORE && action.optsWithGlobals().store === undefined) return; // no store: no cost
+    const { pullMissingEpisodes } = await import("./store_pull.ts");
+    await pullMissingEpisodes(action as unknown as CommandUnknownOpts);
+  });
   return program;
 }
 
-/** The first word of `argv` that is not an option (nor `--root`'s value): the command it names, if any. */
+/** The first word of `argv` that is not an option (nor `--root`'s or `--store`'s value): the command it names, if any. */
 function commandWord(argv: readonly string[]): string | null {
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--root") i++;
+    if (argv[i] === "--root" || argv[i] === "--store") i++;
     else if (!argv[i].startsWith("-")) return argv[i];
   }
   return null;

@@ -52,7 +52,11 @@ export interface CatalogRow {
 
 /** Filters of {@link SharedStore.list}; every given filter must match. */
 export interface CatalogFilter {
-  /** `outcomes.status` values (any of). */
+  /**
+   * Status words as `noema list --status` takes them (any of): a terminal run's
+   * `outcomes.status` (`ok`, `vetoed`…) or an unfinished run's state (`running`,
+   * `waiting_for_approval`, `paused`, `crashed`).
+   */
   status?: string[];
   /** Run states (any of). */
   run_state?: CatalogRunState[];

@@ -46,6 +46,10 @@ export const COMMANDS: readonly CommandEntry[] = [
   { names: ["validate"], load: async () => (await import("./validate.ts")).registerValidate },
   { names: ["verify"], load: async () => (await import("./verify.ts")).registerVerify },
   { names: ["schema"], load: async () => (await import("./schema.ts")).registerSchema },
+  // Shared store
+  { names: ["store"], load: async () => (await import("./store.ts")).registerStore },
+  { names: ["sync"], load: async () => (await import("./store.ts")).registerSync },
+  { names: ["pull"], load: async () => (await import("./store.ts")).registerPull },
   { names: ["prune"], load: async () => (await import("./prune.ts")).registerPrune },
   // Plugin authoring
   { names: ["init"], load: async () => (await import("./init.ts")).registerInit },

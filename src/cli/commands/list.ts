@@ -12,6 +12,8 @@ import { usageError } from "../errors.ts";
 import { statusStyle } from "../format.ts";
 import { parseSince } from "../time_args.ts";
 import { oneLine } from "../output.ts";
+import { storeUrlOf, withStore } from "../store_option.ts";
+import { listFromStore } from "./list_store.ts";
 
 /**
  * Parses a positive integer option value; anything else is a usage error.
@@ -84,6 +86,9 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
     .option("--since <date>", "only episodes started since a date (2025-11-01) or a duration ago (2h, 7d)")
     .option("-t, --tag <key=value>", "only episodes with this tag; repeatable (all must match)", collect)
     .option("--task <text>", "only episodes whose task contains this text (case-insensitive)")
+    .option("--host <name>", "only runs published from this host (with a shared store)")
+    .option("--adapter <label>", "only runs of this adapter (with a shared store)")
+    .option("--policy <id>", "only runs that consulted this policy, e.g. NoPush@1.0 (with a shared store)")
     .option("-j, --json", "print a JSON array of entries")
     .option("-q, --quiet", "print only episode ids, one per line")
     .addHelpText(
@@ -101,16 +106,28 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         "'running 12s' (its process holds the lock), 'waiting for approval', 'paused' (a checkpoint to resume),\n" +
         "'crashed' (no live process, no checkpoint: noema resume recovers it).\n",
     )
-    .action((opts, cmd) => {
+    .action(async (opts, cmd) => {
       const g = globalOptions(cmd);
-      const entries = listEpisodes({
-        ...g,
+      const filters = {
         limit: opts.limit,
         status: parseStatuses(opts.status),
         since: opts.since === undefined ? undefined : parseSince(opts.since, "--since"),
         tags: parseTags(opts.tag),
         task: opts.task,
-      });
+      };
+      const fleet = { host: opts.host, adapter: opts.adapter, policy: opts.policy };
+      const store = storeUrlOf(cmd);
+      if (store === null && Object.values(fleet).some((v) => v !== undefined)) {
+        throw usageError("--host, --adapter and --policy filter a shared store's catalog: give --store or NOEMA_STORE");
+      }
+      const entries = store === null
+        ? listEpisodes({ ...g, ...filters })
+        : await withStore(cmd, (s) =>
+          listFromStore(s, {
+            ...filters,
+            since: filters.since === undefined ? undefined : new Date(filters.since).toISOString(),
+            ...fleet,
+          }, g));
       const { out } = ctx;
       if (opts.json) {
         out.json(entries);

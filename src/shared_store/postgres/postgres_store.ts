@@ -19,8 +19,8 @@ import {
   type CatalogRow,
   type SharedStore,
   StoreConflictError,
-  StoreSchemaError,
   type StoredFile,
+  StoreSchemaError,
   type StoreStatus,
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
@@ -159,7 +159,9 @@ export class PostgresStore implements SharedStore {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         const inserted = await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes)
-          SELECT ${episodeId}, ${stream}, s, b FROM unnest(${tx.array(seqs)}::bigint[], ${tx.array(bytes)}::bytea[]) AS t(s, b)
+          SELECT ${episodeId}, ${stream}, s, b FROM unnest(${tx.array(seqs)}::bigint[], ${
+          tx.array(bytes)
+        }::bytea[]) AS t(s, b)
           ON CONFLICT DO NOTHING RETURNING seq`;
         if (inserted.length < lines.length) {
           const [clash] = await tx`SELECT l.seq FROM noema_lines l
@@ -231,14 +233,17 @@ export class PostgresStore implements SharedStore {
   list(filter: CatalogFilter = {}): Promise<CatalogRow[]> {
     const sql = this.sql;
     const conds: postgres.PendingQuery<postgres.Row[]>[] = [sql`TRUE`];
-    if (filter.status?.length) conds.push(sql`status = ANY(${sql.array(filter.status)})`);
-    if (filter.run_state?.length) conds.push(sql`run_state = ANY(${sql.array(filter.run_state)})`);
+    if (filter.status?.length) {
+      conds.push(sql`((run_state = 'terminal' AND status = ANY(${filter.status}::text[]))
+        OR run_state = ANY(${filter.status}::text[]))`);
+    }
+    if (filter.run_state?.length) conds.push(sql`run_state = ANY(${filter.run_state}::text[])`);
     if (filter.tags && Object.keys(filter.tags).length) conds.push(sql`tags @> ${sql.json(filter.tags)}`);
     if (filter.task) conds.push(sql`lower(task) LIKE ${"%" + likeEscape(filter.task.toLowerCase()) + "%"}`);
     if (filter.since) conds.push(sql`started_at >= ${filter.since}`);
     if (filter.host) conds.push(sql`host = ${filter.host}`);
     if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
-    if (filter.policy) conds.push(sql`policy_ids @> ${sql.array([filter.policy])}`);
+    if (filter.policy) conds.push(sql`policy_ids @> ${[filter.policy]}::text[]`);
     const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
     return this.#guard(async () => {
       const rows = await sql`SELECT * FROM noema_episodes WHERE ${where}

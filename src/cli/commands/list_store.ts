@@ -1,0 +1,51 @@
+/**
+ * `noema list` over the shared store: the same columns, filters and JSON as
+ * over files, read from the catalog (its filters run as SQL, with indexes),
+ * plus the host each run was published from.
+ *
+ * @module
+ */
+import type { CatalogFilter, CatalogRow, SharedStore } from "../../shared_store/shared_store.ts";
+import type { EpisodeEntry } from "../../read/list.ts";
+import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
+import { existsSync } from "node:fs";
+
+/** A catalog row as a `noema list` entry (`episode_dir` is the local copy, or null), with its host. */
+export function entryOfRow(r: CatalogRow, root: string): EpisodeEntry & { host: string; episode_dir: string | null } {
+  let dir: string | null = null;
+  try {
+    const d = episodeDirFor(r.episode_id, root);
+    dir = existsSync(d) ? d : null;
+  } catch { /* an id that is not a valid local name has no local copy */ }
+  return {
+    episode_id: r.episode_id,
+    episode_dir: dir as string,
+    lifecycle: r.run_state === "terminal" ? "terminal" : "non-terminal",
+    status: r.status,
+    task: r.task,
+    started_at: r.started_at,
+    tags: r.tags,
+    ...(r.outcome !== null ? { outcome: r.outcome } : {}),
+    run_state: r.run_state,
+    ...(r.run_state === "running" && r.started_at ? { elapsed_ms: Date.now() - Date.parse(r.started_at) } : {}),
+    host: r.host,
+  };
+}
+
+/**
+ * Lists from the store's catalog.
+ *
+ * @example
+ * ```ts
+ * import { listFromStore } from "./list_store.ts";
+ * const entries = await listFromStore(store, { status: ["vetoed"], limit: 20 }, { root: ".noema" });
+ * ```
+ */
+export async function listFromStore(
+  store: SharedStore,
+  filter: CatalogFilter,
+  options: { root?: string },
+): Promise<(EpisodeEntry & { host: string })[]> {
+  const root = resolveRoot(options);
+  return (await store.list(filter)).map((r) => entryOfRow(r, root));
+}

@@ -1,0 +1,125 @@
+/**
+ * `noema store init|status|migrate`, `noema sync` and `noema pull ID`: the
+ * shared store's schema, publishing a root's episodes to it, and
+ * materialising an episode from it.
+ *
+ * @module
+ */
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { EXIT } from "../../errors.ts";
+import { pullEpisode } from "../../shared_store/pull.ts";
+import { syncRoot } from "../../shared_store/sync.ts";
+import { resolveRoot } from "../../store/layout.ts";
+import { type CliContext, examples, globalOptions } from "../context.ts";
+import { withStore } from "../store_option.ts";
+
+const STORE_HELP = "\nThe store is --store URL (before or after the command), else $NOEMA_STORE. See docs/store.md.\n";
+
+/** Registers `noema store` with its subcommands init, status and migrate. */
+export function registerStore(program: CommandUnknownOpts, ctx: CliContext): void {
+  const store = program
+    .command("store")
+    .summary("create, migrate and inspect the shared store (PostgreSQL)")
+    .description("Manage the shared store that a team's noema processes publish their episodes to.")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema store init --store postgres://noema@db/noema", "create the schema (idempotent)"],
+        ["NOEMA_STORE=postgres://noema@db/noema noema store status --json", "schema version and episode count"],
+      ) + STORE_HELP,
+    );
+  const migrate = (label: string) => async (opts: { json?: boolean }, cmd: CommandUnknownOpts) => {
+    await withStore(cmd, async (s) => {
+      const r = await s.migrate();
+      if (opts.json) ctx.out.json({ location: s.location, ...r });
+      else {
+        ctx.out.line(
+          r.from === r.to
+            ? `${label}: ${s.location} is at schema version ${r.to}; nothing to do`
+            : `${label}: ${s.location} schema version ${r.from} → ${r.to}`,
+        );
+      }
+    });
+  };
+  store.command("init").description("create the schema (a no-op when it exists)")
+    .option("-j, --json", 'print {"location","from","to"}')
+    .action(migrate("init"));
+  store.command("migrate").description("bring the schema to this noema's version (under an advisory lock)")
+    .option("-j, --json", 'print {"location","from","to"}')
+    .action(migrate("migrate"));
+  store.command("status").description("the schema version, this noema's version and the episode count")
+    .option("-j, --json", 'print {"kind","location","schema_version","latest_version","episodes"}')
+    .action(async (opts, cmd) => {
+      await withStore(cmd, async (s) => {
+        const st = await s.status();
+        if (opts.json) ctx.out.json(st);
+        else {
+          ctx.out.line(`store     ${st.location} (${st.kind})`);
+          ctx.out.line(`schema    ${st.schema_version} (this noema: ${st.latest_version})`);
+          ctx.out.line(`episodes  ${st.episodes ?? "- (run noema store init)"}`);
+        }
+        if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
+      });
+    });
+}
+
+/** Registers `noema sync`. */
+export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("sync")
+    .summary("publish this root's episodes to the shared store")
+    .description(
+      "Publish every episode under the root that the shared store lacks or has only in part: each stream line\n" +
+        "once, with its exact bytes; changed files; the catalog row. A line that differs from the one stored is a\n" +
+        "conflict: reported, never overwritten (exit 1).",
+    )
+    .option("-j, --json", "print one JSON row per episode (NDJSON)")
+    .addHelpText(
+      "after",
+      examples(["noema sync --store postgres://noema@db/noema", "publish what is missing"]) + STORE_HELP,
+    )
+    .action(async (opts, cmd) => {
+      const root = resolveRoot(globalOptions(cmd));
+      await withStore(cmd, async (s) => {
+        const rows = await syncRoot(s, root, (row, done, total) => {
+          if (opts.json) ctx.out.ndjson(row);
+          else if (row.error) ctx.out.note(`noema: ${row.episode_id}: ${row.error}`);
+          else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
+        });
+        const failed = rows.filter((r) => r.error).length;
+        if (!opts.json) {
+          const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
+          ctx.out.line(
+            `synced ${rows.length} episodes to ${s.location}: ${lines} new lines, ${files} files` +
+              (failed ? `; ${failed} failed` : ""),
+          );
+        }
+        if (failed) ctx.exitCode = EXIT.ERROR;
+      });
+    });
+}
+
+/** Registers `noema pull`. */
+export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("pull")
+    .summary("materialise an episode from the shared store")
+    .description(
+      "Write <root>/episodes/<id>/ from the shared store, byte-identical to the published directory (its manifest\n" +
+        "digests and signature verify). Refused when the directory exists.",
+    )
+    .argument("<episode>", "the episode id")
+    .option("-j, --json", 'print {"episode_dir","files","lines"}')
+    .addHelpText(
+      "after",
+      examples(["noema pull ep_01K9… --store postgres://noema@db/noema", "copy one run here"]) + STORE_HELP,
+    )
+    .action(async (id, opts, cmd) => {
+      const root = resolveRoot(globalOptions(cmd));
+      await withStore(cmd, async (s) => {
+        const r = await pullEpisode(s, id, root);
+        if (opts.json) ctx.out.json(r);
+        else ctx.out.line(`pulled ${id} into ${r.episode_dir} (${r.files} files, ${r.lines} lines)`);
+      });
+    });
+}
