@@ -5,7 +5,10 @@
  * episodes, byte for byte, with `validate` and `verify` passing on the copy.
  */
 import assert from "node:assert/strict";
+import * as fsModule from "node:fs";
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import process from "node:process";
+import { runChild } from "./helpers/child.ts";
 import { join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -15,7 +18,7 @@ import { pullEpisode } from "../src/shared_store/pull.ts";
 import { type CatalogRow, StoreConflictError } from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
-import { cli, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -310,5 +313,101 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
     assert.equal(r.code, 1);
     assert.match(r.stderr, /127\.0\.0\.1/);
     assert.ok(!r.stderr.includes("hunter2"), r.stderr);
+  });
+});
+
+/** A shell task file whose steps each sleep a while (a run long enough to act on mid-way). */
+function slowTask(dir: string, steps: number, seconds: number): string {
+  const t = {
+    task: "a slow run",
+    using: "shell",
+    steps: Array.from({ length: steps }, (_, i) => ({
+      kind: "act",
+      description: `step ${i + 1}`,
+      inputs: { command: `sleep ${seconds}; echo step ${i + 1}` },
+    })),
+  };
+  const path = join(dir, "slow.json");
+  fsModule.writeFileSync(path, JSON.stringify(t));
+  return path;
+}
+
+describe("shared store: a run publishes as it writes; faults lose nothing", { skip }, () => {
+  let pg: PgServer;
+  let url: string;
+  before(async () => {
+    pg = await startPostgres();
+    url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  });
+
+  test("a run with NOEMA_STORE is in the store when it ends, byte-identical, with no pending marker", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const r = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: url }, cwd: a.path });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      const id = JSON.parse(r.stdout).episode_id;
+      const db = new PostgresStore(url);
+      try {
+        await pullEpisode(db, id, b.path);
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+      assert.equal(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), false);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const task = slowTask(a.path, 4, 0.4);
+      const [cmd, ...args] = cliCommand();
+      let killed = false;
+      const child = runChild(cmd, [...args, "--root", a.path, "run", task, "--json"], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url },
+        timeoutMs: 60_000,
+      });
+      // Once the run has published its first lines, take the database down.
+      const deadline = Date.now() + 30_000;
+      const probe = new PostgresStore(url);
+      while (!killed && Date.now() < deadline) {
+        const rows = await probe.list({}).catch(() => []);
+        if (rows.length > 0) {
+          pg.kill();
+          killed = true;
+        } else await new Promise((r) => setTimeout(r, 50));
+      }
+      await probe.close().catch(() => {});
+      assert.ok(killed, "the run published live before it ended");
+      const r = await child;
+      assert.equal(r.code, 0, r.stderr);
+      const id = JSON.parse(r.stdout).episode_id;
+      assert.equal(r.stderr.match(/shared store/g)?.length, 1, r.stderr); // said once
+      assert.match(r.stderr, /noema sync/);
+      assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "marked pending");
+      pg.restart();
+      // The next noema command with the store publishes it.
+      const list = cli(["--root", a.path, "list", "--json"], { env: { NOEMA_STORE: url } });
+      assert.equal(list.code, 0, list.stderr);
+      assert.equal(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), false);
+      const db = new PostgresStore(url);
+      try {
+        await pullEpisode(db, id, b.path);
+        assert.equal((await db.get(id))?.run_state, "terminal");
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      pg.restart();
+      a.cleanup();
+      b.cleanup();
+    }
   });
 });

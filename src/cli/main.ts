@@ -93,6 +93,18 @@ export function buildProgram(
     const { pullMissingEpisodes } = await import("./store_pull.ts");
     await pullMissingEpisodes(action as unknown as CommandUnknownOpts);
   });
+  // With a store: after any command, publish what earlier runs could not (bounded, never failing the command).
+  program.hook("postAction", async (_program, action) => {
+    if (!process.env.NOEMA_STORE && action.optsWithGlobals().store === undefined) return;
+    const [{ storeUrlOf }, { publishPendingAfter }, { resolveRoot }] = await Promise.all([
+      import("./store_option.ts"),
+      import("./store_publish.ts"),
+      import("../store/layout.ts"),
+    ]);
+    const pick = storeUrlOf(action as unknown as CommandUnknownOpts);
+    const root = resolveRoot({ root: action.optsWithGlobals().root as string | undefined });
+    if (pick) await publishPendingAfter(action, out, pick, root);
+  });
   return program;
 }
 

@@ -83,8 +83,9 @@ export class EpisodePublisher {
 
   /** Sends what is new: stream lines, then changed files (`manifest.json` last), then the catalog row. */
   async publish(): Promise<PublishStats> {
-    if (!this.#started) await this.#start();
     const stats: PublishStats = { lines: 0, files: 0 };
+    if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
+    if (!this.#started) await this.#start();
     const names = listArtifactFiles(this.dir);
     for (const name of names.filter(isStream)) {
       stats.lines += await this.#publishStream(name);

@@ -28,7 +28,7 @@ export interface PgServer {
   createDatabase(name?: string): string;
   /** Stops the server at once (`pg_ctl -m immediate`), as a crash would. */
   kill(): void;
-  /** Starts it again on the same directory and port. */
+  /** Starts it again on the same directory and port (a no-op while it runs). */
   restart(): void;
   /** Stops it and removes its directory. */
   stop(): void;
@@ -126,7 +126,15 @@ async function boot(): Promise<PgServer> {
       return `postgres://noema@127.0.0.1:${port}/${name}`;
     },
     kill: () => stopWith("immediate"),
-    restart: start,
+    restart() {
+      const running = spawnSync(isRoot ? "runuser" : join(bin, "pg_ctl"), [
+        ...(isRoot ? ["-u", "postgres", "--", join(bin, "pg_ctl")] : []),
+        "-D",
+        data,
+        "status",
+      ]).status === 0;
+      if (!running) start();
+    },
     stop,
   };
 }

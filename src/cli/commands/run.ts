@@ -17,6 +17,9 @@ import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
+import { storeUrlOf } from "../store_option.ts";
+import { startLivePublishing } from "../store_publish.ts";
+import { resolveRoot } from "../../store/layout.ts";
 import {
   addLimitOptions,
   addMetaOptions,
@@ -165,7 +168,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     warnOwnFlagsAfterDashes(ctx, cmd, args);
     const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
     if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
-    await runInterruptible(ctx, task, options, opts, g.root);
+    await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd));
   });
 };
 
@@ -211,6 +214,7 @@ async function runInterruptible(
   options: RunOptions,
   opts: RunCliOptions,
   root: string | undefined,
+  store: { url: string; from: string } | null = null,
 ): Promise<void> {
   const out = ctx.out;
   const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
@@ -224,12 +228,21 @@ async function runInterruptible(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const live = store === null
+    ? null
+    : await startLivePublishing(out, resolveRoot({ root: options.root ?? root }), store);
   try {
+    const shown = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
     const result = await run(task, {
       ...options,
       signal: controller.signal,
-      ...(progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined }),
+      ...shown,
+      onEvent: live === null ? shown.onEvent : (e) => {
+        shown.onEvent?.(e);
+        live.onEvent(e);
+      },
     });
+    await live?.finish();
     printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
   } finally {
     process.off("SIGINT", onSignal);

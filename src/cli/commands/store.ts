@@ -8,6 +8,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { EXIT } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
+import { clearPending } from "../../shared_store/pending.ts";
 import { syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -87,6 +88,7 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
           else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
         });
         const failed = rows.filter((r) => r.error).length;
+        for (const r of rows) if (!r.error) clearPending(root, r.episode_id);
         if (!opts.json) {
           const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
           ctx.out.line(

@@ -1,0 +1,128 @@
+/**
+ * The CLI side of publishing: a run with a shared store publishes its episode
+ * live (see {@link LivePublisher}); an episode whose publishing did not
+ * finish is marked pending, and any later noema command with a store
+ * publishes the pending ones first (bounded in time, never failing the
+ * command).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { LivePublisher } from "../shared_store/live.ts";
+import { openSharedStore } from "../shared_store/open.ts";
+import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
+import { EpisodePublisher } from "../shared_store/publish.ts";
+import type { SharedStore } from "../shared_store/shared_store.ts";
+import { episodesDir } from "../store/layout.ts";
+import type { Output } from "./output.ts";
+
+/** Set once this process has said the store is unreachable: it says so once. */
+let saidDown = false;
+
+/** A run's live publishing: pass `onEvent` to the run, and await `finish()` after it. */
+export interface LiveRunPublishing {
+  /** Give it every event the run writes (publishing starts at the `start` event, which names the episode). */
+  onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
+  /** Publishes what is left, closes the store; true when all was published. */
+  finish(): Promise<boolean>;
+}
+
+/**
+ * Starts live publishing for the run about to start under `root`.
+ *
+ * @example
+ * ```ts
+ * const live = await startLivePublishing(out, root, { url, from: "NOEMA_STORE" });
+ * await run(task, { onEvent: live.onEvent });
+ * await live.finish();
+ * ```
+ */
+export async function startLivePublishing(
+  out: Output,
+  root: string,
+  pick: { url: string; from: string },
+): Promise<LiveRunPublishing> {
+  const store = await openSharedStore(pick.url, pick.from);
+  let live: LivePublisher | null = null;
+  let id: string | null = null;
+  return {
+    onEvent(e) {
+      if (live === null) {
+        if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
+        id = e.payload.episode_id;
+        markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
+        live = new LivePublisher(new EpisodePublisher(store, join(episodesDir(root), id), id), {
+          onUnavailable: (err) => {
+            saidDown = true;
+            out.note(
+              `noema: shared store ${store.location}: ${err.message}; the run goes on locally, ` +
+                `and noema sync (or the next noema command) publishes it`,
+            );
+          },
+        });
+      }
+      live.kick();
+    },
+    async finish() {
+      try {
+        const ok = live === null ? true : await (live as LivePublisher).finish();
+        if (ok && id !== null) clearPending(root, id);
+        return ok;
+      } finally {
+        await store.close().catch(() => {});
+      }
+    },
+  };
+}
+
+/**
+ * Publishes the episodes marked pending under `root`; stops at the first
+ * store failure or after `deadlineMs`. Returns the ids published.
+ *
+ * @example
+ * ```ts
+ * await publishPending(store, ".noema");
+ * ```
+ */
+export async function publishPending(store: SharedStore, root: string, deadlineMs = 10_000): Promise<string[]> {
+  const end = Date.now() + deadlineMs;
+  const done: string[] = [];
+  for (const id of pendingIds(root)) {
+    if (Date.now() > end) break;
+    await new EpisodePublisher(store, join(episodesDir(root), id), id).publish();
+    clearPending(root, id);
+    done.push(id);
+  }
+  return done;
+}
+
+/**
+ * After a command, with a store configured: publishes the episodes marked
+ * pending (a run that could not reach the store, or was killed while it
+ * published). A store still unreachable is said once on stderr; the command's
+ * own exit code is kept.
+ *
+ * @example
+ * ```ts
+ * // program.hook("postAction", (_p, action) => publishPendingAfter(action, out));
+ * ```
+ */
+export async function publishPendingAfter(
+  cmd: { name(): string; optsWithGlobals(): Record<string, unknown> },
+  out: Output,
+  pick: { url: string; from: string },
+  root: string,
+): Promise<void> {
+  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingIds(root).length === 0) return;
+  let store: SharedStore | null = null;
+  try {
+    store = await openSharedStore(pick.url, pick.from);
+    await publishPending(store, root);
+  } catch (e) {
+    out.note(
+      `noema: shared store ${store?.location ?? "(unopened)"}: ${(e as Error).message}; noema sync publishes later`,
+    );
+  } finally {
+    await store?.close().catch(() => {});
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Publishing a run while it runs, without ever making it wait: the episode's
+ * own files are the queue. Each write "kicks" the publisher, kicks coalesce,
+ * at most one publish is in flight, and publishes are spaced by an interval,
+ * so the memory it holds is bounded whatever the run writes. When the store
+ * cannot be reached, the run goes on locally: the publisher says so once and
+ * stops trying; `noema sync` (or the next noema command) publishes the rest.
+ *
+ * @module
+ */
+import type { EpisodePublisher } from "./publish.ts";
+
+/** Options of {@link LivePublisher}. */
+export interface LivePublisherOptions {
+  /** Least time between two publishes, in ms. @default {250} */
+  intervalMs?: number;
+  /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
+  onUnavailable?: (error: Error) => void;
+}
+
+/**
+ * Publishes an episode in the background as it grows.
+ *
+ * @example
+ * ```ts
+ * import { LivePublisher } from "./live.ts";
+ * const live = new LivePublisher(new EpisodePublisher(store, dir, id));
+ * // on every event: live.kick();
+ * const ok = await live.finish(5_000);
+ * ```
+ */
+export class LivePublisher {
+  readonly #publisher: EpisodePublisher;
+  readonly #interval: number;
+  readonly #onUnavailable: (error: Error) => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #inFlight: Promise<void> | null = null;
+  #again = false;
+  #failed: Error | null = null;
+  #last = 0;
+
+  constructor(publisher: EpisodePublisher, options: LivePublisherOptions = {}) {
+    this.#publisher = publisher;
+    this.#interval = options.intervalMs ?? 250;
+    this.#onUnavailable = options.onUnavailable ?? (() => {});
+  }
+
+  /** The error that stopped publishing, or null. */
+  get failed(): Error | null {
+    return this.#failed;
+  }
+
+  /** Something was written: publish soon (never now, never twice at once). */
+  kick(): void {
+    if (this.#failed) return;
+    if (this.#inFlight) {
+      this.#again = true;
+      return;
+    }
+    if (this.#timer !== undefined) return;
+    const wait = Math.max(0, this.#last + this.#interval - Date.now());
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#start();
+    }, wait);
+    // A pending publish never keeps the process alive: finish() does the last one.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  #start(): void {
+    this.#last = Date.now();
+    this.#inFlight = this.#publisher.publish().then(
+      () => {},
+      (e) => this.#fail(e instanceof Error ? e : new Error(String(e))),
+    ).finally(() => {
+      this.#inFlight = null;
+      if (this.#again) {
+        this.#again = false;
+        this.kick();
+      }
+    });
+  }
+
+  #fail(e: Error): void {
+    if (this.#failed) return;
+    this.#failed = e;
+    this.#onUnavailable(e);
+  }
+
+  /**
+   * Publishes what is left and stops; resolves true when everything written
+   * was published, false when the store failed or `deadlineMs` ran out.
+   */
+  async finish(deadlineMs = 10_000): Promise<boolean> {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const last = (async () => {
+      if (this.#inFlight) await this.#inFlight;
+      if (this.#failed) return false;
+      try {
+        await this.#publisher.publish();
+        return true;
+      } catch (e) {
+        this.#fail(e instanceof Error ? e : new Error(String(e)));
+        return false;
+      }
+    })();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), deadlineMs);
+    });
+    try {
+      return await Promise.race([last, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
