@@ -411,3 +411,40 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     }
   });
 });
+
+describe("shared store: following a run from another machine", { skip }, () => {
+  test("B follows A's live run through the store, woken by NOTIFY, and sees every line A wrote", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    try {
+      const task = slowTask(a.path, 5, 0.3);
+      const id = "ep_follow_from_b";
+      const [cmd, ...args] = cliCommand();
+      const runA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", id, "--json"], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+        timeoutMs: 60_000,
+      });
+      const db = new PostgresStore(url);
+      const until = Date.now() + 30_000;
+      while ((await db.get(id)) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 30));
+      const running = (await db.get(id))?.run_state;
+      await db.close();
+      const followB = runChild(cmd, [...args, "--root", b.path, "events", id, "--follow", "--json"], {
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        timeoutMs: 60_000,
+      });
+      const [ra, rb] = await Promise.all([runA, followB]);
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(rb.code, 0, rb.stderr);
+      assert.equal(running, "running", "B started following while A was running");
+      assert.equal(rb.stdout, readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8"));
+      assert.equal(fsModule.existsSync(join(b.path, "episodes", id)), false, "followed, not copied");
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+});

@@ -38,6 +38,7 @@ export const STORE_READ_COMMANDS: ReadonlySet<string> = new Set([
  */
 export async function pullMissingEpisodes(cmd: CommandUnknownOpts): Promise<void> {
   if (!STORE_READ_COMMANDS.has(cmd.name()) || storeUrlOf(cmd) === null) return;
+  if (cmd.name() === "events" && cmd.opts().follow) return; // a live run is followed from the store, not copied
   const parent = episodesDir(resolveRoot(globalOptions(cmd)));
   const missing = cmd.args.filter((a) => episodeIdProblem(a) === null && a !== "last" && !existsSync(join(parent, a)));
   if (missing.length === 0) return;

@@ -175,6 +175,12 @@ export interface SharedStore {
   list(filter?: CatalogFilter): Promise<CatalogRow[]>;
   /** The catalog row of one episode, or null. */
   get(episodeId: string): Promise<CatalogRow | null>;
+  /**
+   * Calls `wake` soon after new lines or a catalog change of an episode are
+   * stored (best effort: a lost wake-up is made up for by polling). Returns
+   * a function that stops it.
+   */
+  subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>>;
   /** Releases connections. */
   close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ import { type CliContext, examples, globalOptions } from "../context.ts";
 import { locateEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import { followEvents } from "../follow.ts";
+import { followFromStore, hasLocalEpisode } from "../follow_store.ts";
+import { storeUrlOf, withStore } from "../store_option.ts";
 import { eventSummary } from "../format.ts";
 import { neutralize, type Output } from "../output.ts";
 
@@ -124,15 +126,24 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
         ["noema events last --phase act", "only act events of the newest episode"],
         ["noema events ep_01K9 -p direction -p governance", "policy verdicts and decisions (an id prefix works)"],
         ["noema events last --follow --json", "NDJSON as a live run writes it"],
+        ["noema events ep_01K9… --follow --store postgres://…", "follow a run of another machine"],
         ["noema events ep_01K9… --json | jq -c .payload", "payloads, with jq"],
       ) +
         "\nA damaged line stops the listing: the events before it are printed, then an error naming\n" +
         "file:line (exit 1). 'noema validate' lists every problem instead.\n" +
         "--follow exits 0 when the run ends (summary.json written) or pauses for approval, 1 when no live\n" +
-        "process writes a run that has not ended (crashed), 130 on Ctrl-C.\n",
+        "process writes a run that has not ended (crashed), 130 on Ctrl-C. With a shared store (--store,\n" +
+        "NOEMA_STORE), an episode not held here is followed from the store, woken by its notifications.\n",
     )
     .action(async (episode, opts, cmd) => {
       const phases = parsePhases(opts.phase);
+      const store = opts.follow ? storeUrlOf(cmd) : null;
+      if (store !== null && !hasLocalEpisode(episode, globalOptions(cmd))) {
+        await withStore(cmd, (s) => followFromStore(ctx, s, episode, (e, raw) => {
+          if (phases === null || phases.has(String(e.phase))) printEvent(ctx.out, e, raw, opts.json);
+        }));
+        return;
+      }
       const loc = locateEpisodeRef(episode, globalOptions(cmd));
       if (opts.follow) {
         await follow(ctx, loc.dir, phases, opts.json);

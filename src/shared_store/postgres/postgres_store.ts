@@ -28,6 +28,9 @@ import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrati
 
 type Sql = postgres.Sql;
 
+/** The NOTIFY channel: its payload is the id of an episode that got new lines or a new catalog row. */
+export const NOTIFY_CHANNEL = "noema_episode";
+
 const hex = (b: Uint8Array) => "\\x" + Buffer.from(b).toString("hex");
 
 /** Turns a refused write of a read-only role into an error that says so. */
@@ -170,6 +173,7 @@ export class PostgresStore implements SharedStore {
             ORDER BY l.seq LIMIT 1`;
           if (clash) throw new StoreConflictError(episodeId, stream, Number(clash.seq));
         }
+        if (inserted.length > 0) await tx`SELECT pg_notify(${NOTIFY_CHANNEL}, ${episodeId})`;
         return { inserted: inserted.length, duplicates: lines.length - inserted.length };
       })
     );
@@ -227,6 +231,18 @@ export class PostgresStore implements SharedStore {
           ended_at = EXCLUDED.ended_at, host = EXCLUDED.host, adapter = EXCLUDED.adapter,
           policy_ids = EXCLUDED.policy_ids, tags = EXCLUDED.tags, step_count = EXCLUDED.step_count,
           veto_count = EXCLUDED.veto_count, updated_at = now()`;
+      await this.sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${row.episode_id})`;
+    });
+  }
+
+  subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
+    return this.#guard(async () => {
+      const { unlisten } = await this.sql.listen(NOTIFY_CHANNEL, (payload) => {
+        if (payload === episodeId) wake();
+      });
+      return async () => {
+        await unlisten().catch(() => {});
+      };
     });
   }
 
