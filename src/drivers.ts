@@ -12,16 +12,15 @@
  * Each adapter and driver is loaded on first use: the `llm` adapter brings the
  * AI SDK and the drivers bring their agent integrations, and a command that
  * needs none of them (a hook call, `noema list`, a shell run) does not pay for
- * evaluating them.
+ * evaluating them. The resume path, too, is loaded only by {@link resume}.
  *
  * @module
  */
 import type { Driver } from "./agents/driver.ts";
-import { episodeUsing } from "./agents/driver.ts";
 import type { AdapterRegistry, LoadedAdapter } from "./plugins/loader.ts";
 import { loadAdapterFrom } from "./plugins/loader.ts";
 import type { RunResult } from "./runtime/engine.ts";
-import { resumableEpisode, resume as resumePlanned, type ResumeOptions } from "./runtime/resume.ts";
+import type { ResumeOptions } from "./runtime/resume.ts";
 import { run as runPlanned, type RunOptions } from "./runtime/run.ts";
 
 export type { AdapterLoader, AdapterRegistry } from "./plugins/loader.ts";
@@ -122,6 +121,11 @@ export async function run(task: string, options: RunOptions = {}): Promise<RunRe
  * ```
  */
 export async function resume(ref: string, options: ResumeOptions = {}): Promise<RunResult> {
+  // Loaded here, not at the top: `noema run` does not pay for evaluating the resume path.
+  const [{ resumableEpisode, resume: resumePlanned }, { episodeUsing }] = await Promise.all([
+    import("./runtime/resume.ts"),
+    import("./agents/driver.ts"),
+  ]);
   const { dir } = resumableEpisode(ref, options);
   const driver = await builtinDriver(episodeUsing(dir));
   if (driver) return await driver.resume(dir, options);
