@@ -83,8 +83,9 @@ export {
   stdinKind,
 } from "./plugins/process.ts";
 export {
+  type AdapterLoader,
+  type AdapterRegistry,
   importPluginFile,
-  loadAdapter,
   type LoadedAdapter,
   type LoadedPlanner,
   type LoadedPolicy,
@@ -94,7 +95,6 @@ export {
   toLoadedPolicy,
   verdictProblem,
 } from "./plugins/loader.ts";
-export { BUILTIN_ADAPTERS } from "./plugins/builtin.ts";
 export { pluginLoadTimeoutMs } from "./plugins/loader.ts";
 export { cutString, type PlainJson, type PlainJsonOptions, PLUGIN_LIMITS, toPlainJson } from "./plugins/plain_json.ts";
 export { describeThrown, type ThrownDescription, throwSite } from "./plugins/thrown.ts";
@@ -117,8 +117,10 @@ export {
 } from "./runtime/adapter_result.ts";
 export { policyMemoryMb } from "./runtime/policy_host.ts";
 
-// Runtime.
-export { run, type RunOptions, type RunResult } from "./runtime/run.ts";
+// Runtime, and the composition root that dispatches a `using` name to a driver or an adapter.
+export type { RunOptions, RunResult } from "./runtime/run.ts";
+export { BUILTIN_ADAPTERS, BUILTIN_DRIVERS, builtinDriver, loadAdapter, resume, run } from "./drivers.ts";
+export type { Driver } from "./agents/driver.ts";
 // The episode core; its ProposedAction, Decision and RecordedResult have the same shapes as the governor's below.
 export { type AttachOptions, type CoreEnd, type CoreOptions, EpisodeCore } from "./runtime/core/episode_core.ts";
 export { displayCommand, shellQuote } from "./runtime/core/command.ts";
@@ -181,7 +183,6 @@ export {
   pendingCheckpoint,
   type PendingRun,
   reject,
-  resume,
   type ResumeOptions,
 } from "./runtime/resume.ts";
 export {

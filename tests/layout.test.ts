@@ -1,7 +1,8 @@
 /**
  * The layout rules: nothing in `src/` imports the public entry point
  * (`mod.ts`) or the copyable examples in `plugins/`, so `mod.ts` is never in
- * an import cycle and the built-in adapters live with the runtime.
+ * an import cycle, and the built-in adapters live in `src/adapters` (the
+ * layers between the folders of `src/` are checked in `layers.test.ts`).
  *
  * @module
  */

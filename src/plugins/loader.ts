@@ -18,7 +18,6 @@ import {
   type PolicyState,
   type Verdict,
 } from "./api.ts";
-import { BUILTIN_ADAPTERS } from "./builtin.ts";
 import { captureOutput } from "./plugin_output.ts";
 import type { Planner } from "../runtime/planner.ts";
 import { jsonType } from "../json.ts";
@@ -49,6 +48,16 @@ export interface LoadedPolicy {
   /** Releases the policy (worker policies: the worker, when no other policy uses it). */
   close?(): void;
 }
+
+/** Loads one adapter plugin (a built-in, on first use). */
+export type AdapterLoader = () => Promise<AdapterPlugin>;
+
+/**
+ * Adapters by name, each loaded on first use: the built-ins that a `using`
+ * name selects. The runtime knows none itself; the composition root
+ * (`src/drivers.ts`) passes `BUILTIN_ADAPTERS`.
+ */
+export type AdapterRegistry = Readonly<Record<string, AdapterLoader>>;
 
 /** An adapter ready to be created. */
 export interface LoadedAdapter {
@@ -305,28 +314,28 @@ function checkAdapter(value: unknown, file: string): AdapterPlugin {
 }
 
 /**
- * Finds an adapter: a built-in name (`minimal`, `shell`, `command`,
- * `scripted`) or a path to a `.ts` file.
+ * Finds an adapter: a name in `builtins` (the composition root's
+ * `BUILTIN_ADAPTERS`: `minimal`, `shell`, `command`, `scripted`, `llm`) or a
+ * path to a `.ts` file. The public `loadAdapter` of `noema` passes the
+ * built-ins.
  *
  * @example
  * ```ts
- * import { loadAdapter } from "noema";
- * const { plugin } = await loadAdapter("shell");
+ * import { loadAdapterFrom } from "./loader.ts";
+ * const { plugin } = await loadAdapterFrom("./my_adapter.ts", {});
  * ```
  */
-export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
-  if (Object.hasOwn(BUILTIN_ADAPTERS, ref)) {
-    const builtin = await BUILTIN_ADAPTERS[ref]();
+export async function loadAdapterFrom(ref: string, builtins: AdapterRegistry = {}): Promise<LoadedAdapter> {
+  if (Object.hasOwn(builtins, ref)) {
+    const builtin = await builtins[ref]();
     return { plugin: builtin, label: builtin.name, path: null, sha256: null };
   }
   if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
-    throw new NoemaError(
-      "unknown_adapter",
-      `unknown adapter ${JSON.stringify(ref)}: use one of ${
-        Object.keys(BUILTIN_ADAPTERS).join(", ")
-      } or a path to a .ts file`,
-      { exitCode: EXIT.USAGE },
-    );
+    const names = Object.keys(builtins);
+    const choices = names.length > 0 ? `one of ${names.join(", ")} or a path to a .ts file` : "a path to a .ts file";
+    throw new NoemaError("unknown_adapter", `unknown adapter ${JSON.stringify(ref)}: use ${choices}`, {
+      exitCode: EXIT.USAGE,
+    });
   }
   const mod = await importFile(ref);
   const plugin = checkAdapter(mod.default ?? mod.adapter, ref);

@@ -15,12 +15,12 @@ import { join } from "node:path";
 import { osUserName } from "./os_user.ts";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from "../plugins/api.ts";
-import { loadAdapter, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
+import { type AdapterRegistry, loadAdapterFrom, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonl } from "../store/jsonl.ts";
-import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
+import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
@@ -45,8 +45,6 @@ import { createAdapter, type RunSettingsRecord } from "./run.ts";
 import { settingsFromRecord } from "./core/options.ts";
 import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
-import { builtinDriver } from "../plugins/builtin.ts";
-import { episodeUsing } from "../agents/driver.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -173,6 +171,8 @@ export interface ResumeOptions extends RootOptions {
   abort?: boolean;
   /** The adapter: must be the one the run used (by name or path); needed when the run used an adapter object. */
   using?: string | AdapterPlugin;
+  /** The adapters a recorded `using` name may select (the public `resume` passes `BUILTIN_ADAPTERS`). */
+  adapters?: AdapterRegistry;
   /** Policies given as objects to the original run (files are reloaded from their recorded paths). */
   policies?: readonly (PolicyObject | (new () => unknown))[];
   signal?: AbortSignal;
@@ -187,9 +187,10 @@ function mismatch(message: string): NoemaError {
 
 async function reloadAdapter(
   rec: RunSettingsRecord,
-  using: ResumeOptions["using"],
+  { using, adapters }: ResumeOptions,
   acts: boolean,
 ): Promise<LoadedAdapter> {
+  const loadAdapter = (ref: string) => loadAdapterFrom(ref, adapters);
   if (typeof using === "object") {
     if (using.name !== rec.using) throw pluginMismatch(`the run used adapter ${rec.using}, not ${using.name}`);
     return { plugin: using, label: using.name, path: null, sha256: null };
@@ -229,7 +230,31 @@ async function reloadAdapter(
 }
 
 /**
- * Continues a paused or crashed run in the same episode directory.
+ * Locates an episode to resume, refusing a terminal one (sealed by
+ * `manifest.json`, exit 5).
+ *
+ * @example
+ * ```ts
+ * import { resumableEpisode } from "./resume.ts";
+ * resumableEpisode("ep_01K9RBBMXXRSFWR49SXFGF4SPR").dir; // ".noema/episodes/ep_01K9RBBMXXRSFWR49SXFGF4SPR"
+ * ```
+ */
+export function resumableEpisode(ref: string, options: RootOptions = {}): EpisodeLocation {
+  const loc = locateEpisode(ref, options);
+  if (existsSync(join(loc.dir, ARTIFACTS.manifest))) {
+    throw new NoemaError(
+      "sealed",
+      `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to resume`,
+      { exitCode: EXIT.SEALED },
+    );
+  }
+  return loc;
+}
+
+/**
+ * Continues a paused or crashed plan-driven run in the same episode directory
+ * (the public `resume` in `src/drivers.ts` hands an episode a driver recorded
+ * to that driver first).
  *
  * - A paused run needs a decision (`approve`/`reject`): approved, the pending
  *   action runs as it was checked (policies are not consulted again for it)
@@ -253,18 +278,8 @@ async function reloadAdapter(
  * ```
  */
 export async function resume(ref: string, options: ResumeOptions = {}): Promise<RunResult> {
-  const loc = locateEpisode(ref, options);
+  const loc = resumableEpisode(ref, options);
   const dir = loc.dir;
-  if (existsSync(join(dir, ARTIFACTS.manifest))) {
-    throw new NoemaError(
-      "sealed",
-      `episode ${loc.id} is terminal (sealed by manifest.json); there is nothing to resume`,
-      { exitCode: EXIT.SEALED },
-    );
-  }
-  // An episode driven by an external agent (e.g. claude-code) is continued by its driver.
-  const driver = await builtinDriver(episodeUsing(dir) ?? undefined);
-  if (driver) return await driver.resume(dir, options);
   const lock = acquireLock(dir, "resume");
   try {
     refuseSymlinkedArtifacts(dir);
@@ -401,7 +416,7 @@ async function resumeSettings(
     throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
   }
   const acts = !options.abort && approval?.decision !== "rejected";
-  const loadedAdapter = await reloadAdapter(rec, options.using, acts);
+  const loadedAdapter = await reloadAdapter(rec, options, acts);
   const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
   const planner = rec.planner.path
     ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 }))

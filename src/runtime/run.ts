@@ -8,10 +8,14 @@
  * costs a bounded share of the run) and at the end, each time followed by a
  * `run.state_projection` event. Then `summary.json`, then `manifest.json`.
  *
+ * This is the plan-driven runtime, which knows no driver: the public `run`
+ * (`src/drivers.ts`, the composition root) hands a `using` that names a driver
+ * (`claude-code`, `llm`) to it, and passes the built-in adapters here as
+ * `options.adapters`.
+ *
  * @module
  */
 import type { RunResult } from "./engine.ts";
-import { builtinDriver } from "../plugins/builtin.ts";
 import { createEpisode } from "./core/create.ts";
 import type { RunOptions } from "./core/options.ts";
 import { prepareEpisode } from "./core/prepare.ts";
@@ -26,19 +30,18 @@ export { createAdapter, learnedThresholds } from "./core/prepare.ts";
  * loaded are errors before anything is written; once the episode has
  * started, every failure (adapter, policy, interruption) ends it with complete
  * terminal artifacts. A step that needs approval pauses the run: the result
- * has `status: "pending"`, exit code 4 and the checkpoint id.
+ * has `status: "pending"`, exit code 4 and the checkpoint id. An adapter
+ * named by `using` is looked up in `options.adapters` (or is a `.ts` path).
  *
  * @example
  * ```ts
- * import { run } from "noema";
- * const r = await run("List the files", { using: "shell", steps: [{ kind: "act", description: "ls", inputs: { command: "ls" } }] });
+ * import { run } from "./run.ts";
+ * const echo = { name: "echo", create: () => ({ act: () => ({ status: "ok" as const, output: "done" }) }) };
+ * const r = await run("Say done", { using: echo });
  * console.log(r.episode_id, r.status, r.outcome);
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
-  // An external agent (e.g. claude-code) drives its own episode through hooks.
-  const driver = typeof options.using === "string" ? await builtinDriver(options.using) : null;
-  if (driver) return await driver.run(task, options);
   const prepared = await prepareEpisode(task, options);
   let created;
   try {

@@ -7,7 +7,8 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
-import { approve, reject, resume } from "../../runtime/resume.ts";
+import { resume } from "../../drivers.ts";
+import { approve, reject } from "../../runtime/resume.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { locateEpisode } from "../../store/layout.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { EXIT } from "../../errors.ts";
 import type { AdapterPlugin } from "../../plugins/api.ts";
 import { readEvents } from "../../read/episode.ts";
-import { run } from "../../runtime/run.ts";
+import { run } from "../../drivers.ts";
 import { FAILURE_POLICIES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { type CliContext, examples } from "../context.ts";

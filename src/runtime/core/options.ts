@@ -6,6 +6,7 @@
  * @module
  */
 import type { AdapterPlugin, PolicyObject } from "../../plugins/api.ts";
+import type { AdapterRegistry } from "../../plugins/loader.ts";
 import type { IntuitionMode } from "../../schema/state.ts";
 import type { Mode } from "../../schema/summary.ts";
 import type { RootOptions } from "../../store/layout.ts";
@@ -19,6 +20,12 @@ import { learnedThresholds } from "./prepare.ts";
 export interface RunOptions extends RootOptions {
   /** Adapter: built-in name, `.ts` path, or an adapter object. @default {"minimal"} */
   using?: string | AdapterPlugin;
+  /**
+   * The adapters a `using` name may select, each loaded on first use. The
+   * runtime knows none itself: the public `run` passes `BUILTIN_ADAPTERS`.
+   * @default {BUILTIN_ADAPTERS through the public run; none in the runtime's own}
+   */
+  adapters?: AdapterRegistry;
   /** Adapter configuration. */
   adapter?: Record<string, unknown>;
   /** Arguments for the adapter (what follows `--` on the command line). */

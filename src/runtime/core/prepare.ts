@@ -13,7 +13,7 @@ import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { adapterDisplayName, adapterGuardOptions, guardAdapter } from "../adapter_result.ts";
 import {
-  loadAdapter,
+  loadAdapterFrom,
   type LoadedAdapter,
   type LoadedPlanner,
   type LoadedPolicy,
@@ -223,7 +223,7 @@ async function chooseAdapter(options: RunOptions, external: string | null): Prom
     ? externalAdapter(external)
     : typeof options.using === "object"
     ? { plugin: options.using, label: options.using.name, path: null, sha256: null }
-    : await loadAdapter(options.using ?? "minimal");
+    : await loadAdapterFrom(options.using ?? "minimal", options.adapters);
 }
 
 /** The planner: the external agent's, the task file's steps, a planner file, an inline planner, or the minimal one. */
