@@ -448,3 +448,147 @@ describe("shared store: following a run from another machine", { skip }, () => {
     }
   });
 });
+
+describe("shared store: approvals across machines", { skip }, () => {
+  let url: string;
+  before(async () => {
+    const pg = await startPostgres();
+    url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  });
+  const gate = join(REPO, "plugins/policies/approval-gate.ts");
+  /** A shell task whose second step deploys: the approval gate holds it. */
+  function deployTask(dir: string): string {
+    const path = join(dir, "deploy.json");
+    fsModule.writeFileSync(
+      path,
+      JSON.stringify({
+        task: "build and deploy",
+        using: "shell",
+        policies: [gate],
+        steps: [
+          { kind: "act", description: "build", inputs: { command: "echo built" } },
+          { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
+        ],
+      }),
+    );
+    return path;
+  }
+
+  async function waitUntil<T>(f: () => Promise<T | null | undefined>, what: string): Promise<T> {
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const v = await f();
+      if (v) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test("A waits (--wait); B lists the waiting call and approves it; A resumes and finishes; B's pulled copy verifies", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_approved_from_b";
+      const [cmd, ...args] = cliCommand();
+      const runA = runChild(
+        cmd,
+        [...args, "--root", a.path, "run", deployTask(a.path), "--episode-id", id, "--wait", "60s", "--json"],
+        { cwd: a.path, env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" }, timeoutMs: 90_000 },
+      );
+      const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      const waiting = await waitUntil(async () => {
+        const r = cli(["--root", b.path, "approvals", "--json"], { env: envB });
+        assert.equal(r.code, 0, r.stderr);
+        return (JSON.parse(r.stdout) as { episode_id: string; host: string; pending: { reason: string } }[])
+          .find((w) => w.episode_id === id);
+      }, "the waiting call in the store");
+      assert.equal(waiting.host, "host-a");
+      assert.ok(waiting.pending.reason.length > 0);
+      const approve = cli(["--root", b.path, "approve", id, "--by", "bea", "--note", "looks fine", "--json"], {
+        env: envB,
+      });
+      assert.equal(approve.code, 0, approve.stderr);
+      assert.equal(JSON.parse(approve.stdout).host, "host-b");
+      const ra = await runA;
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(JSON.parse(ra.stdout).status, "ok");
+      const approval = readdirSync(join(a.path, "episodes", id, "approvals"));
+      const rec = JSON.parse(readFileSync(join(a.path, "episodes", id, "approvals", approval[0]), "utf8"));
+      assert.equal(rec.by, "bea@host-b");
+      assert.equal(rec.note, "looks fine");
+      assert.ok(rec.consumed_at, "the resume used it");
+      // B reads the finished run by id (pulled), byte-identical, and it validates.
+      const v = cli(["--root", b.path, "validate", id], { env: envB });
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("without --wait: two machines race to decide, one wins (the other exits 8); the holder's resume applies it", async () => {
+    const a = tempDir(), b = tempDir(), c = tempDir();
+    try {
+      const envA = { NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+      const paused = cli(["--root", a.path, "run", deployTask(a.path), "--json"], { env: envA, cwd: a.path });
+      assert.equal(paused.code, 4, paused.stderr);
+      const id = JSON.parse(paused.stdout).episode_id;
+      const [cmd, ...args] = cliCommand();
+      const decide = (root: string, verb: string, by: string, host: string) =>
+        runChild(cmd, [...args, "--root", root, verb, id, "--by", by], {
+          env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: host },
+          timeoutMs: 30_000,
+        });
+      const [rb, rc] = await Promise.all([
+        decide(b.path, "approve", "bea", "host-b"),
+        decide(c.path, "reject", "cid", "host-c"),
+      ]);
+      assert.deepEqual([rb.code, rc.code].sort(), [0, 8], rb.stderr + rc.stderr);
+      const loser = rb.code === 8 ? rb : rc;
+      assert.match(loser.stderr, /already (approved|rejected) by (bea|cid) on host-[bc]/);
+      const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: envA });
+      assert.equal(resumed.code, rb.code === 0 ? 0 : 3, resumed.stderr);
+      const local = cli(["--root", a.path, "approve", id], { env: envA });
+      assert.equal(local.code, 5, "sealed: nothing left to decide");
+    } finally {
+      a.cleanup();
+      b.cleanup();
+      c.cleanup();
+    }
+  });
+
+  test("a wait that runs out denies the call, decided by timeout (--approval-timeout deny)", () => {
+    const a = tempDir();
+    try {
+      const r = cli(["--root", a.path, "run", deployTask(a.path), "--wait", "1s", "--json"], {
+        env: { NOEMA_STORE: url },
+        cwd: a.path,
+      });
+      assert.equal(r.code, 3, r.stderr);
+      const id = JSON.parse(r.stdout).episode_id;
+      const dir = join(a.path, "episodes", id, "approvals");
+      const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+      assert.equal(rec.decision, "rejected");
+      assert.equal(rec.by, "timeout");
+      const abort = cli([
+        "--root",
+        a.path,
+        "run",
+        deployTask(a.path),
+        "--wait",
+        "1s",
+        "--approval-timeout",
+        "abort",
+        "--json",
+      ], {
+        env: { NOEMA_STORE: url },
+        cwd: a.path,
+      });
+      assert.equal(JSON.parse(abort.stdout).status, "aborted", abort.stderr);
+      assert.equal(cli(["run", "deploy", "--wait"], { env: { NOEMA_STORE: undefined } }).code, 2);
+    } finally {
+      a.cleanup();
+    }
+  });
+});

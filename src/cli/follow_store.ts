@@ -57,7 +57,10 @@ export async function followFromStore(
     let r = await it.next();
     for (; !r.done; r = await it.next()) {
       if (r.value.value === null) {
-        throw new NoemaError("jsonl_json", "not a JSON object", { file: `${id}/events.jsonl (store)`, line: r.value.line });
+        throw new NoemaError("jsonl_json", "not a JSON object", {
+          file: `${id}/events.jsonl (store)`,
+          line: r.value.line,
+        });
       }
       print(r.value.value, r.value.text);
       ctx.out.stdout.flush();

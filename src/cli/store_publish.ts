@@ -41,27 +41,34 @@ export async function startLivePublishing(
   out: Output,
   root: string,
   pick: { url: string; from: string },
+  episodeId?: string,
 ): Promise<LiveRunPublishing> {
   const store = await openSharedStore(pick.url, pick.from);
   let live: LivePublisher | null = null;
   let id: string | null = null;
+  const begin = (episode: string) => {
+    id = episode;
+    markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
+    live = new LivePublisher(new EpisodePublisher(store, join(episodesDir(root), id), id), {
+      onUnavailable: (err) => {
+        if (!saidDown) {
+          out.note(
+            `noema: shared store ${store.location}: ${err.message}; the run goes on locally, ` +
+              `and noema sync (or the next noema command) publishes it`,
+          );
+        }
+        saidDown = true;
+      },
+    });
+  };
+  if (episodeId !== undefined) begin(episodeId);
   return {
     onEvent(e) {
       if (live === null) {
         if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
-        id = e.payload.episode_id;
-        markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
-        live = new LivePublisher(new EpisodePublisher(store, join(episodesDir(root), id), id), {
-          onUnavailable: (err) => {
-            saidDown = true;
-            out.note(
-              `noema: shared store ${store.location}: ${err.message}; the run goes on locally, ` +
-                `and noema sync (or the next noema command) publishes it`,
-            );
-          },
-        });
+        begin(e.payload.episode_id);
       }
-      live.kick();
+      live!.kick();
     },
     async finish() {
       try {

@@ -22,7 +22,7 @@ import { ARTIFACTS } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { readNewLines } from "./line_tail.ts";
-import type { CatalogRow, SharedStore } from "./shared_store.ts";
+import type { CatalogRow, PendingCall, SharedStore } from "./shared_store.ts";
 
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
@@ -192,6 +192,32 @@ export class EpisodePublisher {
       tags: Object.fromEntries(Object.entries(e.tags).map(([k, v]) => [k, String(v)])),
       step_count: steps,
       veto_count: vetoes,
+      pending: e.run_state === "waiting_for_approval" && e.pending ? this.#pendingCall(e.pending.checkpoint_id) : null,
     };
+  }
+
+  /** What a paused run waits on, from its checkpoint file (already masked, as every artifact). */
+  #pendingCall(checkpointId: string): PendingCall | null {
+    try {
+      const c = readJsonFile(join(this.dir, "checkpoints", `${checkpointId}.json`));
+      const p = (c.pending ?? {}) as Record<string, unknown>;
+      const action = (p.action ?? {}) as Record<string, unknown>;
+      const input = action.input ?? {};
+      return {
+        checkpoint_id: checkpointId,
+        state_hash: String(c.state_hash),
+        kind: String(p.kind ?? "approval"),
+        step_id: String(p.step_id ?? ""),
+        reason: String(p.reason ?? ""),
+        policy_id: typeof p.policy_id === "string" ? p.policy_id : null,
+        action: {
+          tool: typeof action.tool === "string" ? action.tool : null,
+          input_excerpt: (typeof action.command === "string" ? action.command : JSON.stringify(input)).slice(0, 500),
+        },
+        created_at: String(c.created_at ?? ""),
+      };
+    } catch {
+      return null; // an unreadable checkpoint is reported by validate and resume
+    }
   }
 }

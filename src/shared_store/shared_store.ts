@@ -48,6 +48,55 @@ export interface CatalogRow {
   step_count: number;
   /** Policy vetoes. */
   veto_count: number;
+  /** For a run waiting for approval: what waits (see {@link PendingCall}); otherwise null. */
+  pending?: PendingCall | null;
+}
+
+/** The call a paused run waits on, as the catalog shows it to approvers anywhere. */
+export interface PendingCall {
+  /** The checkpoint a decision is bound to. */
+  checkpoint_id: string;
+  /** `sha256:` of `state.json` at the pause; a decision carries it. */
+  state_hash: string;
+  /** `approval`, `review` or `veto`. */
+  kind: string;
+  /** The step. */
+  step_id: string;
+  /** Why it waits. */
+  reason: string;
+  /** The policy that asked, if any. */
+  policy_id: string | null;
+  /** The pending action's tool and input excerpt (masked as in the files). */
+  action: { tool: string | null; input_excerpt: string };
+  /** When the run paused. */
+  created_at: string;
+}
+
+/** A decision on a paused run's checkpoint, made on any machine. */
+export interface StoredDecision {
+  episode_id: string;
+  checkpoint_id: string;
+  /** Must equal the checkpoint's `state_hash`. */
+  state_hash: string;
+  decision: "approved" | "rejected";
+  /** Who decided (`timeout` for a wait that ran out). */
+  by: string;
+  note: string | null;
+  /** The host it was made on. */
+  host: string;
+  /** ISO 8601. */
+  at: string;
+}
+
+/** A checkpoint that already has a decision: the second decider loses (exit 8, as locally). */
+export class AlreadyDecidedError extends Error {
+  constructor(readonly existing: StoredDecision) {
+    super(
+      `checkpoint ${existing.checkpoint_id} of ${existing.episode_id} was already ${existing.decision} by ` +
+        `${existing.by} on ${existing.host} at ${existing.at}`,
+    );
+    this.name = "AlreadyDecidedError";
+  }
 }
 
 /** Filters of {@link SharedStore.list}; every given filter must match. */
@@ -181,6 +230,10 @@ export interface SharedStore {
    * a function that stops it.
    */
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>>;
+  /** Records a decision; throws {@link AlreadyDecidedError} when the checkpoint has one. */
+  decide(decision: StoredDecision): Promise<void>;
+  /** The decision on a checkpoint, or null. */
+  decision(episodeId: string, checkpointId: string): Promise<StoredDecision | null>;
   /** Releases connections. */
   close(): Promise<void>;
 }

@@ -8,7 +8,10 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { resume } from "../../drivers.ts";
-import { approve, reject } from "../../runtime/resume.ts";
+import { approve, pendingCheckpoint, reject } from "../../runtime/resume.ts";
+import { usageError } from "../errors.ts";
+import { storeUrlOf, withStore } from "../store_option.ts";
+import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { locateEpisode } from "../../store/layout.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
@@ -68,7 +71,27 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
-      const decided = (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by });
+      const store = storeUrlOf(cmd);
+      if (store !== null) {
+        // The store arbitrates: one decision per checkpoint across the fleet; the run's holder applies it.
+        const d = await withStore(cmd, (s) =>
+          decideInStore(s, ref, {
+            decision: name === "approve" ? "approved" : "rejected",
+            note: opts.note,
+            by: opts.by,
+          }, g));
+        if (opts.json && !opts.resume) ctx.out.json(d);
+        else if (!opts.resume) {
+          ctx.out.line(`${d.episode_id}  ${d.decision} by ${d.by}  (checkpoint ${d.checkpoint_id}, in the store)`);
+        }
+        if (!opts.resume) return;
+        if (localPending(ref, g) === null) {
+          throw usageError(`--resume: ${ref} is not held here; the machine that holds it resumes it`);
+        }
+      }
+      const decided = store !== null
+        ? pendingCheckpoint(ref, g).approval!
+        : (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by });
       // Printed as recorded: secrets in the note or the name are masked.
       const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);
       if (!opts.resume) {
@@ -116,6 +139,10 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
+      if (!opts.abort && storeUrlOf(cmd) !== null && localPending(ref, g) !== null) {
+        // A decision made on another machine is applied here, where the run is held.
+        await withStore(cmd, (s) => applyStoreDecision(s, ref, g));
+      }
       const r = await withSignals(
         ctx,
         (signal) => resume(ref, { ...g, abort: opts.abort, using: opts.using, signal }),

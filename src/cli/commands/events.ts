@@ -139,9 +139,10 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
       const phases = parsePhases(opts.phase);
       const store = opts.follow ? storeUrlOf(cmd) : null;
       if (store !== null && !hasLocalEpisode(episode, globalOptions(cmd))) {
-        await withStore(cmd, (s) => followFromStore(ctx, s, episode, (e, raw) => {
-          if (phases === null || phases.has(String(e.phase))) printEvent(ctx.out, e, raw, opts.json);
-        }));
+        await withStore(cmd, (s) =>
+          followFromStore(ctx, s, episode, (e, raw) => {
+            if (phases === null || phases.has(String(e.phase))) printEvent(ctx.out, e, raw, opts.json);
+          }));
         return;
       }
       const loc = locateEpisodeRef(episode, globalOptions(cmd));

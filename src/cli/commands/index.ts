@@ -50,6 +50,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { names: ["store"], load: async () => (await import("./store.ts")).registerStore },
   { names: ["sync"], load: async () => (await import("./store.ts")).registerSync },
   { names: ["pull"], load: async () => (await import("./store.ts")).registerPull },
+  { names: ["approvals"], load: async () => (await import("./store.ts")).registerApprovals },
   { names: ["prune"], load: async () => (await import("./prune.ts")).registerPrune },
   // Plugin authoring
   { names: ["init"], load: async () => (await import("./init.ts")).registerInit },

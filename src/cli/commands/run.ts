@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
@@ -20,6 +20,8 @@ import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
 import { storeUrlOf } from "../store_option.ts";
 import { startLivePublishing } from "../store_publish.ts";
+import { waitAndResume } from "../run_wait.ts";
+import { parseDuration } from "../time_args.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import {
   addLimitOptions,
@@ -104,6 +106,14 @@ function runCommand(program: CommandUnknownOpts) {
       "--pause-on-veto",
       "pause for approval (exit 4) instead of ending the run when an enforced veto blocks an action",
     )
+    .option(
+      "--wait [duration]",
+      "with a shared store: a pause for approval waits for a decision made on any machine (default 1h), then resumes",
+    )
+    .addOption(
+      new Option("--approval-timeout <action>", "when --wait runs out: deny the call, or abort the run")
+        .choices(["deny", "abort"] as const).default("deny" as const),
+    )
     .option("--verify-file <file>", "assertions from a JSONC list (file_exists, file_contains, only_modified, …)")
     .addOption(verifyFileExistsOption("after the run"))
     .option("--verify-file-absent <path>", "assert the file does not exist after the run; repeatable", collect)
@@ -169,6 +179,10 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     warnOwnFlagsAfterDashes(ctx, cmd, args);
     const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
     if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
+    if (opts.wait !== undefined && storeUrlOf(cmd) === null) {
+      throw usageError("--wait waits for a decision in the shared store: give --store or set NOEMA_STORE");
+    }
+    if (typeof opts.wait === "string") parseDuration(opts.wait, "--wait");
     await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd));
   });
 };
@@ -234,7 +248,7 @@ async function runInterruptible(
     : await startLivePublishing(out, resolveRoot({ root: options.root ?? root }), store);
   try {
     const shown = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
-    const result = await run(task, {
+    let result = await run(task, {
       ...options,
       signal: controller.signal,
       ...shown,
@@ -244,6 +258,16 @@ async function runInterruptible(
       },
     });
     await live?.finish();
+    if (result.status === "pending" && opts.wait !== undefined && store !== null) {
+      result = await waitAndResume(ctx, result, {
+        store,
+        root: resolveRoot({ root: options.root ?? root }),
+        timeoutMs: opts.wait === true ? 3_600_000 : parseDuration(opts.wait, "--wait"),
+        onTimeout: opts.approvalTimeout,
+        signal: controller.signal,
+        onEvent: shown.onEvent,
+      });
+    }
     printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
   } finally {
     process.off("SIGINT", onSignal);

@@ -12,6 +12,7 @@ import { clearPending } from "../../shared_store/pending.ts";
 import { syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
+import { oneLine } from "../output.ts";
 import { withStore } from "../store_option.ts";
 
 const STORE_HELP = "\nThe store is --store URL (before or after the command), else $NOEMA_STORE. See docs/store.md.\n";
@@ -122,6 +123,57 @@ export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void
         const r = await pullEpisode(s, id, root);
         if (opts.json) ctx.out.json(r);
         else ctx.out.line(`pulled ${id} into ${r.episode_dir} (${r.files} files, ${r.lines} lines)`);
+      });
+    });
+}
+
+/** Registers `noema approvals`. */
+export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("approvals")
+    .summary("list every call waiting for approval in the fleet (shared store)")
+    .description(
+      "List the runs of every machine that wait for a decision, oldest first: the episode, its host, the step,\n" +
+        "the policy and its reason, and the pending action. Decide with noema approve|reject ID --store URL.",
+    )
+    .option("-j, --json", "print a JSON array of {episode_id, host, task, started_at, pending}")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema approvals --store postgres://noema@db/noema", "what waits, fleet-wide"],
+        ["noema approve ep_01K9… --store postgres://noema@db/noema --note ok", "decide from this machine"],
+      ) + STORE_HELP,
+    )
+    .action(async (opts, cmd) => {
+      await withStore(cmd, async (s) => {
+        const rows = (await s.list({ run_state: ["waiting_for_approval"], limit: 10_000 })).reverse();
+        const waiting = rows.map((r) => ({
+          episode_id: r.episode_id,
+          host: r.host,
+          task: r.task,
+          started_at: r.started_at,
+          pending: r.pending ?? null,
+        }));
+        if (opts.json) return ctx.out.json(waiting);
+        if (waiting.length === 0) return ctx.out.note(`noema: nothing waits for approval in ${s.location}`);
+        ctx.out.table(
+          [
+            { header: "WAITING_SINCE" },
+            { header: "EPISODE_ID" },
+            { header: "HOST" },
+            { header: "STEP" },
+            { header: "POLICY" },
+            { header: "REASON · ACTION", flex: true },
+          ],
+          waiting.map((w) => [
+            w.pending?.created_at ?? "-",
+            w.episode_id,
+            w.host,
+            w.pending?.step_id ?? "-",
+            w.pending?.policy_id ?? "-",
+            oneLine(`${w.pending?.reason ?? ""} · ${w.pending?.action.input_excerpt ?? ""}`),
+          ]),
+        );
       });
     });
 }

@@ -77,6 +77,26 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    description: "approvals across machines: the pending call in the catalog, decisions bound to a checkpoint",
+    statements: [
+      `ALTER TABLE noema_episodes ADD COLUMN pending jsonb`,
+      `CREATE INDEX noema_episodes_waiting ON noema_episodes (started_at) WHERE run_state = 'waiting_for_approval'`,
+      `CREATE TABLE noema_decisions (
+        episode_id text NOT NULL,
+        checkpoint_id text NOT NULL,
+        state_hash text NOT NULL,
+        decision text NOT NULL CHECK (decision IN ('approved', 'rejected')),
+        decided_by text NOT NULL,
+        note text,
+        host text NOT NULL,
+        decided_at timestamptz NOT NULL DEFAULT now(),
+        applied_at timestamptz,
+        PRIMARY KEY (episode_id, checkpoint_id)
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this noema writes. */

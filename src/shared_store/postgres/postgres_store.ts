@@ -14,11 +14,14 @@
 import postgres from "postgres";
 import { sha256 } from "../../store/hash.ts";
 import {
+  AlreadyDecidedError,
   type AppendResult,
   type CatalogFilter,
   type CatalogRow,
+  type PendingCall,
   type SharedStore,
   StoreConflictError,
+  type StoredDecision,
   type StoredFile,
   StoreSchemaError,
   type StoreStatus,
@@ -65,6 +68,20 @@ function rowOf(r: Record<string, unknown>): CatalogRow {
     tags: (r.tags as Record<string, string>) ?? {},
     step_count: Number(r.step_count),
     veto_count: Number(r.veto_count),
+    pending: (r.pending as PendingCall | null) ?? null,
+  };
+}
+
+function decisionOf(r: Record<string, unknown>): StoredDecision {
+  return {
+    episode_id: String(r.episode_id),
+    checkpoint_id: String(r.checkpoint_id),
+    state_hash: String(r.state_hash),
+    decision: r.decision as StoredDecision["decision"],
+    by: String(r.decided_by),
+    note: (r.note as string | null) ?? null,
+    host: String(r.host),
+    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : String(r.decided_at),
   };
 }
 
@@ -224,13 +241,18 @@ export class PostgresStore implements SharedStore {
 
   upsertCatalog(row: CatalogRow): Promise<void> {
     return this.#guard(async () => {
-      const r = { ...row, tags: this.sql.json(row.tags), policy_ids: this.sql.array(row.policy_ids) };
+      const r = {
+        ...row,
+        tags: this.sql.json(row.tags),
+        policy_ids: this.sql.array(row.policy_ids),
+        pending: row.pending ? this.sql.json(row.pending as never) : null,
+      };
       await this.sql`INSERT INTO noema_episodes ${this.sql(r as never)}
         ON CONFLICT (episode_id) DO UPDATE SET task = EXCLUDED.task, run_state = EXCLUDED.run_state,
           status = EXCLUDED.status, outcome = EXCLUDED.outcome, started_at = EXCLUDED.started_at,
           ended_at = EXCLUDED.ended_at, host = EXCLUDED.host, adapter = EXCLUDED.adapter,
           policy_ids = EXCLUDED.policy_ids, tags = EXCLUDED.tags, step_count = EXCLUDED.step_count,
-          veto_count = EXCLUDED.veto_count, updated_at = now()`;
+          veto_count = EXCLUDED.veto_count, pending = EXCLUDED.pending, updated_at = now()`;
       await this.sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${row.episode_id})`;
     });
   }
@@ -272,6 +294,29 @@ export class PostgresStore implements SharedStore {
     return this.#guard(async () => {
       const [r] = await this.sql`SELECT * FROM noema_episodes WHERE episode_id = ${episodeId}`;
       return r ? rowOf(r) : null;
+    });
+  }
+
+  decide(d: StoredDecision): Promise<void> {
+    return this.#guard(async () => {
+      const inserted = await this.sql`INSERT INTO noema_decisions
+        (episode_id, checkpoint_id, state_hash, decision, decided_by, note, host, decided_at)
+        VALUES (${d.episode_id}, ${d.checkpoint_id}, ${d.state_hash}, ${d.decision}, ${d.by}, ${d.note}, ${d.host},
+          ${d.at})
+        ON CONFLICT DO NOTHING RETURNING checkpoint_id`;
+      if (inserted.length === 0) {
+        const existing = await this.decision(d.episode_id, d.checkpoint_id);
+        throw new AlreadyDecidedError(existing!);
+      }
+      await this.sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${d.episode_id})`;
+    });
+  }
+
+  decision(episodeId: string, checkpointId: string): Promise<StoredDecision | null> {
+    return this.#guard(async () => {
+      const [r] = await this.sql`SELECT * FROM noema_decisions
+        WHERE episode_id = ${episodeId} AND checkpoint_id = ${checkpointId}`;
+      return r ? decisionOf(r) : null;
     });
   }
 

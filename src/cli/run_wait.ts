@@ -1,0 +1,73 @@
+/**
+ * `noema run … --wait [DURATION]` with a shared store: a run that pauses for
+ * approval waits for a decision made on any machine instead of exiting 4,
+ * then resumes the same episode (publishing as it goes), as often as it
+ * pauses. When the wait runs out, `--approval-timeout` applies: `deny`
+ * rejects the call (decided by `timeout`), `abort` ends the run aborted.
+ *
+ * @module
+ */
+import { resume } from "../drivers.ts";
+import type { RunResult } from "../runtime/engine.ts";
+import { openSharedStore } from "../shared_store/open.ts";
+import type { CliContext } from "./context.ts";
+import { waitForDecision } from "./store_approvals.ts";
+import { startLivePublishing } from "./store_publish.ts";
+
+/** What {@link waitAndResume} needs. */
+export interface WaitOptions {
+  /** The store. */
+  store: { url: string; from: string };
+  /** The absolute root. */
+  root: string;
+  /** Longest wait for one decision, ms. */
+  timeoutMs: number;
+  /** What a wait that runs out does. */
+  onTimeout: "deny" | "abort";
+  /** Ctrl-C. */
+  signal: AbortSignal;
+  /** Passed on to the resumed run (progress lines). */
+  onEvent?: (e: { phase: string; payload: Record<string, unknown> }) => void;
+}
+
+/**
+ * While `result` is paused: waits for a decision, applies it, resumes.
+ * Returns the last result (still paused only when interrupted).
+ *
+ * @example
+ * ```ts
+ * result = await waitAndResume(ctx, result, { store, root, timeoutMs: 600_000, onTimeout: "deny", signal });
+ * ```
+ */
+export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOptions): Promise<RunResult> {
+  let result = first;
+  const store = await openSharedStore(o.store.url, o.store.from);
+  try {
+    while (result.status === "pending" && !o.signal.aborted) {
+      const p = result.pending;
+      ctx.out.note(
+        `noema: ${result.episode_id} waits for approval of ${p?.step_id ?? "a step"}: ${p?.reason ?? ""}; ` +
+          `decide on any machine: noema approve|reject ${result.episode_id} --store …`,
+      );
+      const got = await waitForDecision(store, result.episode_id, { root: o.root }, o.timeoutMs, o.onTimeout, o.signal);
+      if (got === "interrupted") break;
+      const live = await startLivePublishing(ctx.out, o.root, o.store, result.episode_id);
+      try {
+        result = await resume(result.episode_id, {
+          root: o.root,
+          abort: got === "abort",
+          signal: o.signal,
+          onEvent: (e) => {
+            o.onEvent?.(e);
+            live.onEvent(e);
+          },
+        });
+      } finally {
+        await live.finish();
+      }
+    }
+    return result;
+  } finally {
+    await store.close().catch(() => {});
+  }
+}

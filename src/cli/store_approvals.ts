@@ -1,0 +1,209 @@
+/**
+ * Approvals across machines, over the shared store. The store is the
+ * arbiter: a decision is recorded there first, bound to the checkpoint id and
+ * its `state_hash`, and a checkpoint takes one decision wherever it is made
+ * (the loser exits 8, as locally). The machine that holds the run applies it:
+ * the decision becomes the episode's `approvals/<checkpoint>.json` (recorded
+ * as made, by whom and where), and the run resumes.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
+import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
+import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
+import { osUserName } from "../runtime/os_user.ts";
+import { publishingHost } from "../shared_store/host.ts";
+import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
+import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
+
+/** A decision someone asks for: approve or reject, why, by whom. */
+export interface DecisionRequest {
+  decision: StoredDecision["decision"];
+  note?: string;
+  by?: string;
+}
+
+function consumed(e: AlreadyDecidedError): NoemaError {
+  return new NoemaError("already_decided", e.message, { exitCode: EXIT.CONSUMED });
+}
+
+/**
+ * The local paused run an id names, or null when this machine does not hold
+ * it or it is not paused (a sealed run still throws, exit 5).
+ *
+ * @example
+ * ```ts
+ * localPending("ep_01J…", { root: ".noema" })?.checkpoint.checkpoint_id;
+ * ```
+ */
+export function localPending(id: string, options: RootOptions): PendingRun | null {
+  if (!existsSync(join(episodesDir(resolveRoot(options)), id)) && !existsSync(id)) return null;
+  try {
+    return pendingCheckpoint(id, options);
+  } catch (e) {
+    if (e instanceof NoemaError && e.exitCode === EXIT.NO_CHECKPOINT) return null;
+    throw e;
+  }
+}
+
+/**
+ * Decides on a paused run of the fleet: records the decision in the store
+ * (bound to the checkpoint the run waits on), then, when this machine holds
+ * the run, in its episode too. Throws exit 6 when the run waits on nothing,
+ * 8 when the checkpoint was already decided.
+ *
+ * @example
+ * ```ts
+ * await decideInStore(store, "ep_01J…", { decision: "approved", note: "ok" }, { root: ".noema" });
+ * ```
+ */
+export async function decideInStore(
+  store: SharedStore,
+  id: string,
+  req: DecisionRequest,
+  options: RootOptions,
+): Promise<StoredDecision> {
+  const local = localPending(id, options);
+  let checkpointId: string, stateHash: string;
+  if (local) {
+    checkpointId = local.checkpoint.checkpoint_id;
+    stateHash = local.checkpoint.state_hash;
+  } else {
+    const row = await store.get(id);
+    if (row === null) throw new NoemaError("not_found", `episode ${id} is neither here nor in ${store.location}`);
+    if (row.run_state !== "waiting_for_approval" || !row.pending) {
+      throw new NoemaError("not_paused", `episode ${id} is not waiting for approval (${row.run_state})`, {
+        exitCode: EXIT.NO_CHECKPOINT,
+      });
+    }
+    checkpointId = row.pending.checkpoint_id;
+    stateHash = row.pending.state_hash;
+  }
+  const decision: StoredDecision = {
+    episode_id: id,
+    checkpoint_id: checkpointId,
+    state_hash: stateHash,
+    decision: req.decision,
+    by: req.by ?? osUserName(),
+    note: req.note ?? null,
+    host: publishingHost(),
+    at: new Date().toISOString(),
+  };
+  try {
+    await store.decide(decision);
+  } catch (e) {
+    throw e instanceof AlreadyDecidedError ? consumed(e) : e;
+  }
+  if (local && local.approval === null) applyDecision(local, decision);
+  return decision;
+}
+
+/**
+ * Writes a store decision into the local episode as its approval record
+ * (unless it already has one); returns it. Refuses (exit 7) a decision bound
+ * to another checkpoint or state.
+ *
+ * @example
+ * ```ts
+ * applyDecision(pendingCheckpoint("ep_01J…"), decision);
+ * ```
+ */
+export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRecord {
+  const c = local.checkpoint;
+  if (d.checkpoint_id !== c.checkpoint_id || d.state_hash !== c.state_hash) {
+    throw new NoemaError(
+      "mismatch",
+      `the decision in the store is bound to ${d.checkpoint_id} (${d.state_hash}), ` +
+        `but the run waits on ${c.checkpoint_id} (${c.state_hash})`,
+      { exitCode: EXIT.MISMATCH },
+    );
+  }
+  if (local.approval) return local.approval;
+  const by = d.host === publishingHost() ? d.by : `${d.by}@${d.host}`;
+  return writeApproval(local.episode_dir, {
+    schema_version: "approval/1.0",
+    episode_id: d.episode_id,
+    checkpoint_id: d.checkpoint_id,
+    state_hash: d.state_hash,
+    decision: d.decision,
+    by,
+    at: d.at,
+    note: d.note,
+    consumed_at: null,
+    consumed_by: null,
+  });
+}
+
+/**
+ * For the machine that holds a paused run: applies the store's decision on
+ * its checkpoint when it has none locally. Returns true when one was applied
+ * (or was already there).
+ *
+ * @example
+ * ```ts
+ * if (await applyStoreDecision(store, "ep_01J…", { root: ".noema" })) await resume("ep_01J…");
+ * ```
+ */
+export async function applyStoreDecision(store: SharedStore, id: string, options: RootOptions): Promise<boolean> {
+  const local = pendingCheckpoint(id, options);
+  if (local.approval) return true;
+  const d = await store.decision(id, local.checkpoint.checkpoint_id);
+  if (d === null) return false;
+  applyDecision(local, d);
+  return true;
+}
+
+/**
+ * Waits for a decision on a paused run (woken by the store's notifications,
+ * polling as the fallback), then applies it locally. On timeout, records
+ * the configured default in the store and here, decided by `timeout`:
+ * `deny` rejects, `abort` returns "abort" for the caller to abort the run.
+ *
+ * @example
+ * ```ts
+ * const r = await waitForDecision(store, id, { root }, 600_000, "deny");
+ * ```
+ */
+export async function waitForDecision(
+  store: SharedStore,
+  id: string,
+  options: RootOptions,
+  timeoutMs: number,
+  onTimeout: "deny" | "abort",
+  signal?: AbortSignal,
+): Promise<"decided" | "abort" | "interrupted"> {
+  const end = Date.now() + timeoutMs;
+  let wake: () => void = () => {};
+  const unsubscribe = await store.subscribe(id, () => wake());
+  signal?.addEventListener("abort", () => wake());
+  try {
+    while (Date.now() < end) {
+      if (signal?.aborted) return "interrupted";
+      if (await applyStoreDecision(store, id, options)) return "decided";
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(1000, Math.max(0, end - Date.now())));
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    await unsubscribe();
+  }
+  if (onTimeout === "abort") return "abort";
+  try {
+    await decideInStore(
+      store,
+      id,
+      { decision: "rejected", by: "timeout", note: "the wait for approval ran out" },
+      options,
+    );
+  } catch (e) {
+    if (!(e instanceof NoemaError && e.exitCode === EXIT.CONSUMED)) throw e;
+    await applyStoreDecision(store, id, options); // decided at the last moment: that decision stands
+  }
+  return "decided";
+}
