@@ -475,10 +475,10 @@ describe("shared store: approvals across machines", { skip }, () => {
     return path;
   }
 
-  async function waitUntil<T>(f: () => Promise<T | null | undefined>, what: string): Promise<T> {
+  async function waitUntil<T>(f: () => T | null | undefined, what: string): Promise<T> {
     const end = Date.now() + 30_000;
     for (;;) {
-      const v = await f();
+      const v = f();
       if (v) return v;
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -496,7 +496,7 @@ describe("shared store: approvals across machines", { skip }, () => {
         { cwd: a.path, env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" }, timeoutMs: 90_000 },
       );
       const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b" };
-      const waiting = await waitUntil(async () => {
+      const waiting = await waitUntil(() => {
         const r = cli(["--root", b.path, "approvals", "--json"], { env: envB });
         assert.equal(r.code, 0, r.stderr);
         return (JSON.parse(r.stdout) as { episode_id: string; host: string; pending: { reason: string } }[])
