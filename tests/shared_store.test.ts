@@ -15,7 +15,12 @@ import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
-import { type CatalogRow, StoreConflictError } from "../src/shared_store/shared_store.ts";
+import {
+  type CatalogRow,
+  LeaseHeldError,
+  StaleLeaseError,
+  StoreConflictError,
+} from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
@@ -154,6 +159,69 @@ describe("shared store: PostgreSQL", { skip }, () => {
       assert.equal((await db.status()).episodes, 3);
     } finally {
       await db.close();
+    }
+  });
+
+  test("leases: one writer per episode; a stale or dead writer is taken over, and its token is fenced off", async () => {
+    const a = { host: "host-a", pid: 101 }, b = { host: "host-b", pid: 202 };
+    const t1 = await store.acquireLease("ep_lease", a);
+    assert.equal(await store.acquireLease("ep_lease", a), t1, "renewing keeps the token");
+    await assert.rejects(
+      store.acquireLease("ep_lease", b),
+      (e) => e instanceof LeaseHeldError && e.owner.host === "host-a",
+    );
+    await store.appendLines("ep_lease", "events.jsonl", 1, [bytes("a1")], t1);
+    // host-a stops renewing: after staleAfterMs, host-b takes over with a higher token.
+    const t2 = await store.acquireLease("ep_lease", b, { staleAfterMs: 0 });
+    assert.ok(t2 > t1);
+    await assert.rejects(
+      store.appendLines("ep_lease", "events.jsonl", 2, [bytes("a2")], t1),
+      (e) => e instanceof StaleLeaseError && e.token === t1 && e.current === t2,
+    );
+    await assert.rejects(store.putFile("ep_lease", "state.json", bytes("{}"), t1), StaleLeaseError);
+    await assert.rejects(store.upsertCatalog(row("ep_lease"), t1), StaleLeaseError);
+    assert.deepEqual(
+      await store.readLines("ep_lease", "events.jsonl", 1, 10),
+      [bytes("a1")],
+      "the stale write left nothing",
+    );
+    await store.appendLines("ep_lease", "events.jsonl", 2, [bytes("b2")], t2);
+    // Another process of host-b that is gone is taken over at once; a live one is not.
+    const b2 = { host: "host-b", pid: 303 };
+    await assert.rejects(store.acquireLease("ep_lease", b2, { ownerGone: () => false }), LeaseHeldError);
+    const t3 = await store.acquireLease("ep_lease", b2, { ownerGone: (pid) => pid === 202 });
+    assert.ok(t3 > t2);
+    // A released lease (a finished run) is free.
+    await store.releaseLease("ep_lease", t3);
+    assert.ok((await store.acquireLease("ep_lease", a)) > t3);
+  });
+
+  test("two writers race for one episode id from two roots: the store keeps one, the other is refused, never merged", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_same_id_two_roots";
+      for (const [root, task] of [[a.path, "Say hello"], [b.path, "Say goodbye"]]) {
+        const r = cli(["--root", root, "run", task, "--episode-id", id], { cwd: root });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const pa = new EpisodePublisher(store, join(a.path, "episodes", id), id, { host: "host-a" });
+      const pb = new EpisodePublisher(store, join(b.path, "episodes", id), id, { host: "host-b" });
+      const results = await Promise.allSettled([pa.publish(), pb.publish()]);
+      const refused = results.filter((r) => r.status === "rejected");
+      assert.equal(refused.length, 1, JSON.stringify(results));
+      const why = (refused[0] as PromiseRejectedResult).reason;
+      assert.ok(why instanceof LeaseHeldError || why instanceof StoreConflictError, String(why));
+      const winner = results[0].status === "fulfilled" ? a.path : b.path;
+      const c = tempDir();
+      try {
+        await pullEpisode(store, id, c.path);
+        assert.deepEqual(tree(join(c.path, "episodes", id)), tree(join(winner, "episodes", id)));
+      } finally {
+        c.cleanup();
+      }
+    } finally {
+      a.cleanup();
+      b.cleanup();
     }
   });
 

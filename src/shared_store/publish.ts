@@ -15,7 +15,9 @@
  */
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
+import { procStat } from "../store/lock.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -66,6 +68,7 @@ export class EpisodePublisher {
   #policies: string[] = [];
   #vetoes = 0;
   #eventsScanned = 0; // event lines already read for the catalog
+  #token = 0; // the lease's fencing token
   #started = false;
 
   /** The host name recorded in the catalog. */
@@ -85,6 +88,10 @@ export class EpisodePublisher {
   async publish(): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
+    // One writer per episode across machines: take (or renew) the lease; every write carries its token.
+    this.#token = await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
+      ownerGone: (pid) => procStat(pid) === null,
+    });
     if (!this.#started) await this.#start();
     const names = listArtifactFiles(this.dir);
     for (const name of names.filter(isStream)) {
@@ -97,7 +104,9 @@ export class EpisodePublisher {
     const files = names.filter((n) => !isStream(n));
     if (existsSync(join(this.dir, ARTIFACTS.manifest))) files.push(ARTIFACTS.manifest);
     for (const name of files) if (await this.#publishFile(name)) stats.files++;
-    await this.store.upsertCatalog(this.catalogRow());
+    const row = this.catalogRow();
+    await this.store.upsertCatalog(row, this.#token);
+    if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
     return stats;
   }
 
@@ -122,7 +131,7 @@ export class EpisodePublisher {
       const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset);
       if (lines.length === 0) break;
       if (name === ARTIFACTS.events) this.#scan(lines.slice(Math.max(0, this.#eventsScanned - cursor.seq)));
-      const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines);
+      const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines, this.#token);
       sent += r.inserted;
       cursor.offset = offset;
       cursor.seq += lines.length;
@@ -154,7 +163,7 @@ export class EpisodePublisher {
     const { sha256 } = sha256File(path);
     if (this.#files.get(name) === sha256) return false;
     const bytes = readFileSync(path);
-    await this.store.putFile(this.episodeId, name, bytes);
+    await this.store.putFile(this.episodeId, name, bytes, this.#token);
     this.#files.set(name, sha256);
     return true;
   }

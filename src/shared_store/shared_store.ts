@@ -171,6 +171,42 @@ export class StoreConflictError extends Error {
   }
 }
 
+/** Who writes an episode: a process on a host. */
+export interface LeaseOwner {
+  host: string;
+  pid: number;
+}
+
+/** Options of {@link SharedStore.acquireLease}. */
+export interface LeaseOptions {
+  /** A lease not renewed for this long may be taken over from another host. @default {60000} */
+  staleAfterMs?: number;
+  /** For a lease held by another process of this host: whether that process is gone (then it is taken over). */
+  ownerGone?: (pid: number) => boolean;
+}
+
+/** Another live writer holds the episode's lease. */
+export class LeaseHeldError extends Error {
+  constructor(readonly episodeId: string, readonly owner: LeaseOwner) {
+    super(
+      `another writer holds ${episodeId} in the shared store (${owner.host} pid ${owner.pid}); ` +
+        `one writer per episode: this copy is not published`,
+    );
+    this.name = "LeaseHeldError";
+  }
+}
+
+/** A write carrying a fencing token older than the lease's: a newer writer took the episode over. */
+export class StaleLeaseError extends Error {
+  constructor(readonly episodeId: string, readonly token: number, readonly current: number) {
+    super(
+      `the shared store refused a write to ${episodeId}: fencing token ${token} is stale ` +
+        `(the lease is at ${current}; another writer took the episode over)`,
+    );
+    this.name = "StaleLeaseError";
+  }
+}
+
 /** A store whose schema is missing or older than this noema needs. */
 export class StoreSchemaError extends Error {
   constructor(message: string) {
@@ -206,20 +242,37 @@ export interface SharedStore {
    * Stores lines `firstSeq…` of a stream, each its exact bytes without the
    * newline. An identical line already stored is ignored; a different one
    * throws {@link StoreConflictError} and nothing of the batch is stored.
+   * With a fencing `token`, a stale one throws {@link StaleLeaseError}.
    */
-  appendLines(episodeId: string, stream: string, firstSeq: number, lines: Uint8Array[]): Promise<AppendResult>;
+  appendLines(
+    episodeId: string,
+    stream: string,
+    firstSeq: number,
+    lines: Uint8Array[],
+    token?: number,
+  ): Promise<AppendResult>;
   /** Lines `fromSeq…` of a stream (at most `limit`), in order. */
   readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]>;
   /** The streams stored for an episode, with their line counts. */
   streams(episodeId: string): Promise<{ stream: string; lines: number }[]>;
-  /** Stores (or replaces) a whole artifact file. */
-  putFile(episodeId: string, name: string, bytes: Uint8Array): Promise<void>;
+  /** Stores (or replaces) a whole artifact file; with a fencing `token`, only while that token is current. */
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void>;
   /** The whole files stored for an episode. */
   listFiles(episodeId: string): Promise<StoredFile[]>;
   /** A stored file's bytes, or null. */
   readFile(episodeId: string, name: string): Promise<Uint8Array | null>;
-  /** Creates or updates an episode's catalog row. */
-  upsertCatalog(row: CatalogRow): Promise<void>;
+  /** Creates or updates an episode's catalog row; with a fencing `token`, only while that token is current. */
+  upsertCatalog(row: CatalogRow, token?: number): Promise<void>;
+  /**
+   * Takes (or renews) the episode's lease for `owner`; returns its fencing
+   * token, which every later write of this writer carries. A lease held by a
+   * live writer elsewhere throws {@link LeaseHeldError}; a stale or released
+   * one is taken over with a higher token, so the old writer's writes are
+   * refused ({@link StaleLeaseError}).
+   */
+  acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<number>;
+  /** Gives the lease up (a finished run): anyone may take it next. */
+  releaseLease(episodeId: string, token: number): Promise<void>;
   /** Catalog rows matching a filter, newest first. */
   list(filter?: CatalogFilter): Promise<CatalogRow[]>;
   /** The catalog row of one episode, or null. */

@@ -13,7 +13,8 @@ import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import { EpisodePublisher } from "./publish.ts";
 import type { SharedStore } from "./shared_store.ts";
-import { StoreConflictError } from "./shared_store.ts";
+import { LeaseHeldError, StaleLeaseError, StoreConflictError } from "./shared_store.ts";
+import { lockStatus } from "../store/lock.ts";
 
 /** One episode's result in {@link syncRoot}. */
 export interface SyncRow {
@@ -23,8 +24,10 @@ export interface SyncRow {
   lines: number;
   /** Files stored or replaced. */
   files: number;
-  /** Why it could not be published (a conflict, an unreadable file), or null. */
+  /** Why it could not be published (a conflict, another writer's lease, an unreadable file), or null. */
   error: string | null;
+  /** Why it was left alone (a live run publishes itself). */
+  skipped?: string;
 }
 
 /**
@@ -51,12 +54,20 @@ export async function syncRoot(
   const rows: SyncRow[] = [];
   for (const id of ids) {
     const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
+    if (lockStatus(join(parent, id)).state === "held") {
+      row.skipped = "running: its writer publishes it";
+      rows.push(row);
+      progress(row, rows.length, ids.length);
+      continue;
+    }
     try {
       const s = await new EpisodePublisher(store, join(parent, id), id).publish();
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {
-      if (!(e instanceof StoreConflictError) && !(e instanceof NoemaError)) throw e; // the store itself failed
+      const expected = e instanceof StoreConflictError || e instanceof NoemaError || e instanceof LeaseHeldError ||
+        e instanceof StaleLeaseError;
+      if (!expected) throw e; // the store itself failed
       row.error = (e as Error).message;
     }
     rows.push(row);

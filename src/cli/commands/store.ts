@@ -89,7 +89,7 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
           else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
         });
         const failed = rows.filter((r) => r.error).length;
-        for (const r of rows) if (!r.error) clearPending(root, r.episode_id);
+        for (const r of rows) if (!r.error && !r.skipped) clearPending(root, r.episode_id);
         if (!opts.json) {
           const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
           ctx.out.line(

@@ -97,6 +97,20 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 3,
+    description: "one writer per episode across machines: leases with a fencing token",
+    statements: [
+      `CREATE TABLE noema_leases (
+        episode_id text PRIMARY KEY,
+        host text NOT NULL,
+        pid integer NOT NULL,
+        token bigint NOT NULL,
+        renewed_at timestamptz NOT NULL DEFAULT now(),
+        released boolean NOT NULL DEFAULT false
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this noema writes. */

@@ -18,8 +18,12 @@ import {
   type AppendResult,
   type CatalogFilter,
   type CatalogRow,
+  LeaseHeldError,
+  type LeaseOptions,
+  type LeaseOwner,
   type PendingCall,
   type SharedStore,
+  StaleLeaseError,
   StoreConflictError,
   type StoredDecision,
   type StoredFile,
@@ -128,6 +132,49 @@ export class PostgresStore implements SharedStore {
     return Number(v.v);
   }
 
+  /** Inside a transaction: refuses a write whose fencing token is not the lease's current one. */
+  async #fence(tx: postgres.TransactionSql, episodeId: string, token: number | undefined): Promise<void> {
+    if (token === undefined) return;
+    const [l] = await tx`SELECT token FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
+    const current = l ? Number(l.token) : 0;
+    if (current !== token) throw new StaleLeaseError(episodeId, token, current);
+  }
+
+  acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+    const staleMs = options.staleAfterMs ?? 60_000;
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        const [l] = await tx`SELECT host, pid, token, released,
+            extract(epoch FROM (now() - renewed_at)) * 1000 AS age_ms
+          FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
+        if (!l) {
+          await tx`INSERT INTO noema_leases (episode_id, host, pid, token)
+            VALUES (${episodeId}, ${owner.host}, ${owner.pid}, 1)`;
+          return 1;
+        }
+        const mine = l.host === owner.host && Number(l.pid) === owner.pid && !l.released;
+        if (mine) {
+          await tx`UPDATE noema_leases SET renewed_at = now() WHERE episode_id = ${episodeId}`;
+          return Number(l.token);
+        }
+        const gone = l.released || Number(l.age_ms) > staleMs ||
+          (l.host === owner.host && (options.ownerGone?.(Number(l.pid)) ?? false));
+        if (!gone) throw new LeaseHeldError(episodeId, { host: String(l.host), pid: Number(l.pid) });
+        const [n] = await tx`UPDATE noema_leases SET host = ${owner.host}, pid = ${owner.pid}, token = token + 1,
+            renewed_at = now(), released = false
+          WHERE episode_id = ${episodeId} RETURNING token`;
+        return Number(n.token);
+      })
+    );
+  }
+
+  releaseLease(episodeId: string, token: number): Promise<void> {
+    return this.#guard(async () => {
+      await this.sql`UPDATE noema_leases SET released = true
+        WHERE episode_id = ${episodeId} AND token = ${token}`;
+    });
+  }
+
   migrate(): Promise<{ from: number; to: number }> {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
@@ -172,12 +219,19 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  appendLines(episodeId: string, stream: string, firstSeq: number, lines: Uint8Array[]): Promise<AppendResult> {
+  appendLines(
+    episodeId: string,
+    stream: string,
+    firstSeq: number,
+    lines: Uint8Array[],
+    token?: number,
+  ): Promise<AppendResult> {
     if (lines.length === 0) return Promise.resolve({ inserted: 0, duplicates: 0 });
     const seqs = lines.map((_, i) => firstSeq + i);
     const bytes = lines.map(hex);
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
+        await this.#fence(tx, episodeId, token);
         const inserted = await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes)
           SELECT ${episodeId}, ${stream}, s, b FROM unnest(${tx.array(seqs)}::bigint[], ${
           tx.array(bytes)
@@ -213,15 +267,18 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  putFile(episodeId: string, name: string, bytes: Uint8Array): Promise<void> {
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
     const digest = sha256(bytes);
-    return this.#guard(async () => {
-      await this.sql`INSERT INTO noema_files (episode_id, name, bytes, size, sha256)
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        await this.#fence(tx, episodeId, token);
+        await tx`INSERT INTO noema_files (episode_id, name, bytes, size, sha256)
         VALUES (${episodeId}, ${name}, ${Buffer.from(bytes)}, ${bytes.length}, ${digest})
         ON CONFLICT (episode_id, name) DO UPDATE SET bytes = EXCLUDED.bytes, size = EXCLUDED.size,
           sha256 = EXCLUDED.sha256, updated_at = now()
         WHERE noema_files.sha256 <> EXCLUDED.sha256`;
-    });
+      })
+    );
   }
 
   listFiles(episodeId: string): Promise<StoredFile[]> {
@@ -239,22 +296,25 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  upsertCatalog(row: CatalogRow): Promise<void> {
-    return this.#guard(async () => {
-      const r = {
-        ...row,
-        tags: this.sql.json(row.tags),
-        policy_ids: this.sql.array(row.policy_ids),
-        pending: row.pending ? this.sql.json(row.pending as never) : null,
-      };
-      await this.sql`INSERT INTO noema_episodes ${this.sql(r as never)}
+  upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        await this.#fence(tx, row.episode_id, token);
+        const r = {
+          ...row,
+          tags: this.sql.json(row.tags),
+          policy_ids: this.sql.array(row.policy_ids),
+          pending: row.pending ? this.sql.json(row.pending as never) : null,
+        };
+        await tx`INSERT INTO noema_episodes ${tx(r as never)}
         ON CONFLICT (episode_id) DO UPDATE SET task = EXCLUDED.task, run_state = EXCLUDED.run_state,
           status = EXCLUDED.status, outcome = EXCLUDED.outcome, started_at = EXCLUDED.started_at,
           ended_at = EXCLUDED.ended_at, host = EXCLUDED.host, adapter = EXCLUDED.adapter,
           policy_ids = EXCLUDED.policy_ids, tags = EXCLUDED.tags, step_count = EXCLUDED.step_count,
           veto_count = EXCLUDED.veto_count, pending = EXCLUDED.pending, updated_at = now()`;
-      await this.sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${row.episode_id})`;
-    });
+        await tx`SELECT pg_notify(${NOTIFY_CHANNEL}, ${row.episode_id})`;
+      })
+    );
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
