@@ -660,3 +660,36 @@ describe("shared store: approvals across machines", { skip }, () => {
     }
   });
 });
+
+describe("shared store: roles", { skip }, () => {
+  test("a read-only role lists and reads; any write gets a clear error, and a run with it goes on locally", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir();
+    try {
+      const r = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: url }, cwd: a.path });
+      assert.equal(r.code, 0, r.stderr);
+      const admin = new PostgresStore(url);
+      const role = `reader_${process.pid}`;
+      await admin.sql.unsafe(`CREATE ROLE ${role} LOGIN`);
+      await admin.sql.unsafe(
+        `GRANT SELECT ON noema_episodes, noema_lines, noema_files, noema_decisions, noema_leases, noema_schema_version TO ${role}`,
+      );
+      await admin.close();
+      const ro = url.replace("postgres://noema@", `postgres://${role}@`);
+      const list = cli(["--root", a.path, "list", "--json"], { env: { NOEMA_STORE: ro } });
+      assert.equal(list.code, 0, list.stderr);
+      assert.equal(JSON.parse(list.stdout).length, 1);
+      const run = cli(["--root", a.path, "run", "Say hello again", "--json"], { env: { NOEMA_STORE: ro }, cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /refused a write: this role may only read/);
+      assert.match(run.stderr, /the run goes on locally/);
+      const sync = cli(["--root", a.path, "sync"], { env: { NOEMA_STORE: ro } });
+      assert.equal(sync.code, 1);
+      assert.match(sync.stderr, /may only read/);
+    } finally {
+      a.cleanup();
+    }
+  });
+});
