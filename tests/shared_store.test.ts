@@ -430,6 +430,33 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     }
   });
 
+  test("a run that cannot finish publishing in time hands the rest to a background sync and exits", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const r = cli(["--root", a.path, "run", slowTask(a.path, 3, 0), "--json"], {
+        env: { NOEMA_STORE: url, NOEMA_STORE_FLUSH_MS: "0" },
+        cwd: a.path,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const id = JSON.parse(r.stdout).episode_id;
+      const marker = join(a.path, "state", "publish-pending", id);
+      const until = Date.now() + 60_000;
+      while (fsModule.existsSync(marker) && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
+      assert.equal(fsModule.existsSync(marker), false, "the background sync published it and removed the marker");
+      const db = new PostgresStore(url);
+      try {
+        assert.equal((await db.get(id))?.run_state, "terminal");
+        await pullEpisode(db, id, b.path);
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
   test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
     const a = tempDir(), b = tempDir();
     try {
@@ -681,7 +708,10 @@ describe("shared store: roles", { skip }, () => {
       const list = cli(["--root", a.path, "list", "--json"], { env: { NOEMA_STORE: ro } });
       assert.equal(list.code, 0, list.stderr);
       assert.equal(JSON.parse(list.stdout).length, 1);
-      const run = cli(["--root", a.path, "run", "Say hello again", "--json"], { env: { NOEMA_STORE: ro }, cwd: a.path });
+      const run = cli(["--root", a.path, "run", "Say hello again", "--json"], {
+        env: { NOEMA_STORE: ro },
+        cwd: a.path,
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /refused a write: this role may only read/);
       assert.match(run.stderr, /the run goes on locally/);

@@ -7,7 +7,10 @@
  *
  * @module
  */
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import process from "node:process";
+import { noemaArgv } from "../agents/noema_command.ts";
 import { LivePublisher } from "../shared_store/live.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
@@ -15,6 +18,32 @@ import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Output } from "./output.ts";
+
+/**
+ * How long a finished run waits for its last publish before handing the rest
+ * to a background sync: `NOEMA_STORE_FLUSH_MS`, default 1500 (raise it on
+ * ephemeral CI runners that kill what a job leaves running).
+ */
+function flushWaitMs(): number {
+  const v = Number(process.env.NOEMA_STORE_FLUSH_MS);
+  return process.env.NOEMA_STORE_FLUSH_MS && Number.isFinite(v) && v >= 0 ? v : 1500;
+}
+
+/**
+ * Starts `noema sync <id>` in the background, detached, to publish what a
+ * finished run could not in time. The episode stays marked pending until the
+ * sync succeeds, so a sync that dies loses nothing.
+ */
+function handOff(root: string, id: string, pick: { url: string; from: string }): void {
+  const [cmd, ...args] = noemaArgv();
+  const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", id], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, NOEMA_STORE: pick.url },
+  });
+  child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
+  child.unref();
+}
 
 /** Set once this process has said the store is unreachable: it says so once. */
 let saidDown = false;
@@ -72,8 +101,11 @@ export async function startLivePublishing(
     },
     async finish() {
       try {
-        const ok = live === null ? true : await (live as LivePublisher).finish();
+        const l = live as LivePublisher | null;
+        const ok = l === null ? true : await l.finish(flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
+        // Not done in time, the store still reachable: a background sync finishes it; the run does not wait.
+        else if (id !== null && l !== null && l.failed === null) handOff(root, id, pick);
         return ok;
       } finally {
         await store.close().catch(() => {});

@@ -214,7 +214,8 @@ function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
 
 /**
  * Reads one episode directory as a list entry (status, task, run state…); an
- * unreadable episode gives `status: "unreadable"` and an `error`.
+ * unreadable episode gives `status: "unreadable"` and an `error`. `onState`
+ * sees the parsed `state.json` (for a caller that needs more of it).
  *
  * @example
  * ```ts
@@ -222,7 +223,11 @@ function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
  * readEpisodeEntry("ep_1", ".noema/episodes/ep_1").run_state;
  * ```
  */
-export function readEpisodeEntry(id: string, dir: string): EpisodeEntry {
+export function readEpisodeEntry(
+  id: string,
+  dir: string,
+  onState?: (state: Record<string, unknown>) => void,
+): EpisodeEntry {
   const summaryPath = join(dir, ARTIFACTS.summary);
   const terminal = existsSync(summaryPath);
   const entry: EpisodeEntry = {
@@ -237,6 +242,7 @@ export function readEpisodeEntry(id: string, dir: string): EpisodeEntry {
   };
   try {
     const state = readJsonFile(join(dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`);
+    onState?.(state);
     const outcomes = state.outcomes as { status?: unknown } | undefined;
     const goal = state.goal as { task?: unknown } | undefined;
     const episode = state.episode as { started_at?: unknown; tags?: unknown } | undefined;

@@ -14,6 +14,8 @@ import type { EpisodePublisher } from "./publish.ts";
 export interface LivePublisherOptions {
   /** Least time between two publishes, in ms. @default {250} */
   intervalMs?: number;
+  /** Least time between two publishes of the whole files and the catalog row (lines go at every publish), in ms. @default {2000} */
+  filesIntervalMs?: number;
   /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
   onUnavailable?: (error: Error) => void;
 }
@@ -38,11 +40,14 @@ export class LivePublisher {
   #again = false;
   #failed: Error | null = null;
   #last = 0;
+  #lastFull = 0;
+  readonly #filesInterval: number;
 
   constructor(publisher: EpisodePublisher, options: LivePublisherOptions = {}) {
     this.#publisher = publisher;
     this.#interval = options.intervalMs ?? 250;
     this.#onUnavailable = options.onUnavailable ?? (() => {});
+    this.#filesInterval = options.filesIntervalMs ?? 2000;
   }
 
   /** The error that stopped publishing, or null. */
@@ -69,7 +74,9 @@ export class LivePublisher {
 
   #start(): void {
     this.#last = Date.now();
-    this.#inFlight = this.#publisher.publish().then(
+    const full = this.#last - this.#lastFull >= this.#filesInterval;
+    if (full) this.#lastFull = this.#last;
+    this.#inFlight = this.#publisher.publish({ linesOnly: !full }).then(
       () => {},
       (e) => this.#fail(e instanceof Error ? e : new Error(String(e))),
     ).finally(() => {

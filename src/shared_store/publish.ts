@@ -15,6 +15,7 @@
  */
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { Buffer } from "node:buffer";
 import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
 import { procStat } from "../store/lock.ts";
@@ -35,6 +36,8 @@ export interface PublishStats {
 }
 
 const isStream = (name: string) => name.endsWith(".jsonl");
+const START = Buffer.from('"phase":"start"');
+const VETO = Buffer.from('"decision":"veto"');
 
 /** Skips the first `count` complete lines of a file, showing them to `see`; returns the offset after them. */
 function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => void): number {
@@ -84,8 +87,13 @@ export class EpisodePublisher {
     this.host = options.host ?? publishingHost();
   }
 
-  /** Sends what is new: stream lines, then changed files (`manifest.json` last), then the catalog row. */
-  async publish(): Promise<PublishStats> {
+  /**
+   * Sends what is new: stream lines, then changed files (`manifest.json`
+   * last), then the catalog row. With `linesOnly`, only the stream lines (a
+   * running episode rewrites `state.json` at every step: the live publisher
+   * sends it, and the catalog, every few seconds and at the end).
+   */
+  async publish(options: { linesOnly?: boolean } = {}): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
     // One writer per episode across machines: take (or renew) the lease; every write carries its token.
@@ -96,11 +104,13 @@ export class EpisodePublisher {
     const names = listArtifactFiles(this.dir);
     for (const name of names.filter(isStream)) {
       stats.lines += await this.#publishStream(name);
+      if (options.linesOnly) continue;
       // An empty stream exists too: stored as an empty file until its first line.
       if (!this.#streams.has(name) && statSync(join(this.dir, name)).size === 0 && await this.#publishFile(name)) {
         stats.files++;
       }
     }
+    if (options.linesOnly) return stats;
     const files = names.filter((n) => !isStream(n));
     if (existsSync(join(this.dir, ARTIFACTS.manifest))) files.push(ARTIFACTS.manifest);
     for (const name of files) if (await this.#publishFile(name)) stats.files++;
@@ -143,12 +153,14 @@ export class EpisodePublisher {
   /** Picks the catalog's facts out of event lines: the policies (start event) and the vetoes. */
   #scan(lines: Uint8Array[]): void {
     this.#eventsScanned += lines.length;
-    const dec = new TextDecoder();
     for (const bytes of lines) {
-      const text = dec.decode(bytes);
-      if (!text.includes('"phase":"start"') && !text.includes('"decision":"veto"')) continue;
+      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+      if (buf.indexOf(START) === -1 && buf.indexOf(VETO) === -1) continue; // most lines: no decoding at all
       try {
-        const e = JSON.parse(text) as { phase?: string; payload?: { policies?: unknown; decision?: string } };
+        const e = JSON.parse(buf.toString("utf8")) as {
+          phase?: string;
+          payload?: { policies?: unknown; decision?: string };
+        };
         if (e.phase === "start" && Array.isArray(e.payload?.policies)) {
           this.#policies = e.payload.policies.filter((p): p is string => typeof p === "string");
         }
@@ -170,23 +182,23 @@ export class EpisodePublisher {
 
   /** The episode's catalog row, from its files. */
   catalogRow(): CatalogRow {
-    const e = readEpisodeEntry(this.episodeId, this.dir);
     let adapter: string | null = null, steps = 0, endedAt: string | null = null, vetoes = this.#vetoes;
-    try {
-      const state = readJsonFile(join(this.dir, ARTIFACTS.state));
+    const e = readEpisodeEntry(this.episodeId, this.dir, (state) => {
       const episode = state.episode as { using?: unknown } | undefined;
       adapter = typeof episode?.using === "string" ? episode.using : null;
       const plan = state.plan as { steps?: unknown[] } | undefined;
       steps = Array.isArray(plan?.steps) ? plan.steps.length : 0;
-      if (e.lifecycle === "terminal") {
+    });
+    if (e.lifecycle === "terminal") {
+      try {
         const summary = readJsonFile(join(this.dir, ARTIFACTS.summary));
         const start = Date.parse(String(summary.started_at));
         const dur = Number(summary.duration_sec);
         if (!Number.isNaN(start) && Number.isFinite(dur)) endedAt = new Date(start + dur * 1000).toISOString();
         const v = (summary.metrics as { veto_count?: unknown } | undefined)?.veto_count;
         if (typeof v === "number") vetoes = v;
-      }
-    } catch { /* an unreadable state is listed as such (status "unreadable") */ }
+      } catch { /* an unreadable summary is listed as such (status "unreadable") */ }
+    }
     return {
       episode_id: this.episodeId,
       task: e.task,

@@ -30,6 +30,29 @@ export interface SyncRow {
   skipped?: string;
 }
 
+/** Options of {@link syncRoot}. */
+export interface SyncOptions {
+  /** Only these episode ids. @default {all} */
+  only?: readonly string[];
+  /**
+   * How long to keep retrying an episode whose lease another process of this
+   * host holds (a run handing its last publish over to a background sync). @default {0}
+   */
+  heldRetryMs?: number;
+}
+
+async function publishRetrying(p: EpisodePublisher, retryMs: number) {
+  const end = Date.now() + retryMs;
+  for (;;) {
+    try {
+      return await p.publish();
+    } catch (e) {
+      if (!(e instanceof LeaseHeldError) || e.owner.host !== p.host || Date.now() >= end) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 /**
  * Publishes every episode under `<root>/episodes/`, calling `progress` after
  * each one.
@@ -44,13 +67,15 @@ export async function syncRoot(
   store: SharedStore,
   root: string,
   progress: (row: SyncRow, done: number, total: number) => void = () => {},
+  options: SyncOptions = {},
 ): Promise<SyncRow[]> {
   const parent = episodesDir(root);
   if (!existsSync(parent)) return [];
-  const ids = readdirSync(parent, { withFileTypes: true })
+  const all = readdirSync(parent, { withFileTypes: true })
     .filter((d) => d.isDirectory() && !episodeIdProblem(d.name))
     .map((d) => d.name)
     .sort();
+  const ids = options.only ? all.filter((id) => options.only!.includes(id)) : all;
   const rows: SyncRow[] = [];
   for (const id of ids) {
     const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
@@ -61,7 +86,7 @@ export async function syncRoot(
       continue;
     }
     try {
-      const s = await new EpisodePublisher(store, join(parent, id), id).publish();
+      const s = await publishRetrying(new EpisodePublisher(store, join(parent, id), id), options.heldRetryMs ?? 0);
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { EXIT } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
 import { clearPending } from "../../shared_store/pending.ts";
@@ -75,19 +75,22 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
         "once, with its exact bytes; changed files; the catalog row. A line that differs from the one stored is a\n" +
         "conflict: reported, never overwritten (exit 1).",
     )
+    .argument("[episodes...]", "only these episode ids (default: every episode of the root)")
     .option("-j, --json", "print one JSON row per episode (NDJSON)")
+    .addOption(new Option("--handoff", "internal: a run's last publish, handed over (waits for its lease)").hideHelp())
     .addHelpText(
       "after",
       examples(["noema sync --store postgres://noema@db/noema", "publish what is missing"]) + STORE_HELP,
     )
-    .action(async (opts, cmd) => {
+    .action(async (ids, opts, cmd) => {
       const root = resolveRoot(globalOptions(cmd));
+      const options = { only: ids.length ? ids : undefined, heldRetryMs: opts.handoff ? 120_000 : 0 };
       await withStore(cmd, async (s) => {
         const rows = await syncRoot(s, root, (row, done, total) => {
           if (opts.json) ctx.out.ndjson(row);
           else if (row.error) ctx.out.note(`noema: ${row.episode_id}: ${row.error}`);
           else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
-        });
+        }, options);
         const failed = rows.filter((r) => r.error).length;
         for (const r of rows) if (!r.error && !r.skipped) clearPending(root, r.episode_id);
         if (!opts.json) {

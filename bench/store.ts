@@ -1,0 +1,151 @@
+/**
+ * The shared store (PostgreSQL), on a real server started for the run:
+ *
+ * - `list --limit 20` with a filter over 1,000,000 catalog rows: the query
+ *   noema issues (round trip, median of 15), against the same query with
+ *   index scans turned off (what it costs without the catalog's indexes).
+ *   Goal: ≤ 50 ms per filtered list.
+ * - Publishing: a 10,000-step `noema run` with `NOEMA_STORE`, against the same
+ *   run without a store, interleaved. Goal: ≤ 1.10× (publishing adds ≤ 10%).
+ *
+ *     bun bench/store.ts [--rows 1000000] [--steps 10000] [--runs 3]
+ *
+ * Skipped (a row saying why) where PostgreSQL is not installed.
+ *
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import type { CatalogFilter } from "../src/shared_store/shared_store.ts";
+import { pgUnavailable, startPostgres } from "../tests/helpers/postgres.ts";
+import { BUN, type BenchReport, fixed, flag, measureInterleaved, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
+
+const FILTERS: [string, CatalogFilter][] = [
+  ["status vetoed", { status: ["vetoed"] }],
+  ["tag team=t7", { tags: { team: "t7" } }],
+  ["task contains 'deploy 12345'", { task: "deploy 12345" }],
+  ["host h42", { host: "h42" }],
+  ["policy P3@1.0", { policy: "P3@1.0" }],
+  ["waiting for approval", { status: ["waiting_for_approval"] }],
+];
+
+/** Fills the catalog with `rows` generated episodes (in SQL, so generation is not what is timed). */
+async function fill(store: PostgresStore, rows: number): Promise<void> {
+  await store.sql.unsafe(`
+    INSERT INTO noema_episodes (episode_id, task, run_state, status, outcome, started_at, ended_at, host, adapter,
+      policy_ids, tags, step_count, veto_count)
+    SELECT 'ep_' || lpad(i::text, 10, '0'),
+      'deploy ' || i || ' of service ' || (i % 977),
+      CASE WHEN i % 1000 = 0 THEN 'waiting_for_approval' ELSE 'terminal' END,
+      CASE WHEN i % 1000 = 0 THEN 'pending' WHEN i % 50 = 0 THEN 'vetoed' WHEN i % 7 = 0 THEN 'error' ELSE 'ok' END,
+      'success', timestamptz '2026-01-01' + i * interval '1 second', NULL, 'h' || (i % 100),
+      CASE WHEN i % 3 = 0 THEN 'llm' ELSE 'claude-code' END,
+      ARRAY['P' || (i % 10) || '@1.0'], jsonb_build_object('team', 't' || (i % 20)), 10, i % 3
+    FROM generate_series(1, ${rows}) AS i`);
+  await store.sql.unsafe(`ANALYZE noema_episodes`);
+}
+
+async function timeList(store: PostgresStore, filter: CatalogFilter, n: number): Promise<number> {
+  await store.list({ ...filter, limit: 20 }); // warm
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await store.list({ ...filter, limit: 20 });
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+}
+
+function taskFile(dir: string, steps: number): string {
+  const script = join(dir, "script.json");
+  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
+  const path = join(dir, "task.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      task: `bench ${steps}`,
+      using: "scripted",
+      adapter: { script },
+      learn_mode: "off",
+      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
+    }),
+  );
+  return path;
+}
+
+/** Runs the benchmark and prints its tables. */
+export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+  const why = pgUnavailable();
+  if (why) {
+    return {
+      name: "store",
+      tables: [],
+      ok: true,
+      measures: [{ measure: `skipped: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "-" }],
+    };
+  }
+  const rows = Number(flag(args, "rows") ?? 1_000_000);
+  const steps = Number(flag(args, "steps") ?? 10_000);
+  const runs = Number(flag(args, "runs") ?? 3);
+  const pg = await startPostgres();
+  const url = pg.createDatabase();
+  const store = new PostgresStore(url);
+  const noIndex = new PostgresStore(url, { connection: { enable_indexscan: "off", enable_bitmapscan: "off" } });
+  const tmp = tempDir("noema-bench-store-");
+  try {
+    await store.migrate();
+    await fill(store, rows);
+    const listRows: string[][] = [];
+    let listOk = true;
+    for (const [label, f] of FILTERS) {
+      const ms = await timeList(store, f, 15);
+      const base = await timeList(noIndex, f, 3);
+      listOk &&= ms <= 50;
+      listRows.push([
+        `list --limit 20, ${label} (ms)`,
+        fixed(ms, 1),
+        `no index ${fixed(base, 1)}`,
+        `${fixed(ms / base)}×`,
+        "≤ 50 ms",
+        ms <= 50 ? "yes" : "NO",
+      ]);
+    }
+    const task = taskFile(tmp.path, steps);
+    const cmd = [BUN, join(REPO_ROOT, "src/cli/main.ts"), "run", task, "-q"];
+    const [local, published] = await measureInterleaved(
+      [
+        ["env", `NOEMA_ROOT=${join(tmp.path, "local")}`, "NOEMA_STORE=", ...cmd],
+        ["env", `NOEMA_ROOT=${join(tmp.path, "published")}`, `NOEMA_STORE=${url}`, ...cmd],
+      ],
+      runs,
+    );
+    const ratio = published.seconds / local.seconds;
+    const [count] = await store.sql`SELECT count(*) AS n FROM noema_lines`;
+    const table = {
+      title: `shared store: ${rows.toLocaleString("en")} catalog rows; a ${steps}-step run published live`,
+      columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
+      rows: [
+        ...listRows,
+        [
+          `run ${steps} steps with NOEMA_STORE (s)`,
+          fixed(published.seconds, 2),
+          `no store ${fixed(local.seconds, 2)}`,
+          `${fixed(ratio)}×`,
+          "≤ 1.10×",
+          ratio <= 1.1 ? "yes" : "NO",
+        ],
+      ],
+      notes: [`${Number(count.n).toLocaleString("en")} event lines stored by the published runs (${runs} runs).`],
+    };
+    return { name: "store", tables: [table], ok: listOk && ratio <= 1.1 };
+  } finally {
+    await store.close();
+    await noIndex.close();
+    pg.stop();
+    tmp.cleanup();
+  }
+}
+
+if (import.meta.main) await runStandalone(main);
