@@ -46,7 +46,7 @@ export function rememberRewrite(root: string, event: PreToolEvent, answer: HookA
     schema_version: "gemini-rewrite/1.0",
     call_id: event.call_id,
     rewritten,
-  });
+  }, { root });
 }
 
 /**
