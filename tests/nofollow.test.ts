@@ -326,3 +326,30 @@ describe("end to end: the commands refuse, name the link and write nothing outsi
     assert.ok(!existsSync(join(tmp.path, "nothing-here")));
   });
 });
+
+describe("sealing never includes a planted symlink", () => {
+  test("writeManifest refuses a link at any depth, naming it; nothing is sealed", () => {
+    const { dir, out } = freshRoot("seal-deep");
+    writeFileSync(join(out, "x"), "outside");
+    symlinkSync(join(out, "x"), join(dir, "approvals", "chk_000000000009.json"));
+    assert.throws(
+      () => writeManifest(dir, "ep_t", [], new Date().toISOString(), null),
+      unsafe(join(dir, "approvals", "chk_000000000009.json")),
+    );
+    assert.ok(!existsSync(join(dir, "manifest.json")));
+  });
+
+  test("resume --abort of a crashed run with a link planted in a sub-directory refuses before writing", async () => {
+    const work = join(tmp.path, "crash-deep");
+    mkdirSync(work);
+    const dir = await crashedRun(root, work, "ep_deep_link");
+    mkdirSync(join(dir, "checkpoints"), { recursive: true });
+    symlinkSync(join(outside, "anything"), join(dir, "checkpoints", "chk_000000000001.json"));
+    rmSync(join(dir, "lock"), { force: true });
+    const r = cli(["resume", "ep_deep_link", "--root", root, "--abort"]);
+    assert.equal(r.code, EXIT.ERROR, r.stderr);
+    assert.match(r.stderr, /checkpoints\/chk_000000000001\.json: is a symbolic link/);
+    assert.ok(!existsSync(join(dir, "manifest.json")));
+    assert.ok(!existsSync(join(dir, "summary.json")));
+  });
+});
