@@ -487,3 +487,111 @@ describe("the pieces", () => {
     }
   });
 });
+
+describe("no noema secret reaches any child (read from /proc/<pid>/environ)", () => {
+  const KEY = "cHiLd-SiGnInG-KeY-0123456789";
+  const STORE_PASSWORD = "StOrE-PaSsWoRd-42x";
+  const SERVE_TOKEN = "sErVe-ToKeN-0123456789abc";
+  const SECRET_ENV = {
+    NOEMA_SIGNING_KEY: KEY,
+    NOEMA_STORE: `postgres://noema:${STORE_PASSWORD}@127.0.0.1:5432/runs`,
+    NOEMA_SERVE_TOKEN: SERVE_TOKEN,
+    NOEMA_DB_PASSWORD: STORE_PASSWORD + "-2",
+    KEY_COPY: KEY, // the key under another name
+    USER_TOKEN: "user-declared-secret-value", // the user's own secret: the child acts with it
+  };
+  const dir = join(tmp.path, "child-env");
+  mkdirSync(dir, { recursive: true });
+  /** A program that copies its own /proc/<pid>/environ to `<dir>/<name>.env`, then runs `then`. */
+  const dumper = (name: string, then = "") => {
+    const path = join(dir, `${name}.sh`);
+    writeFileSync(path, `#!/bin/sh\ncat /proc/$$/environ > '${join(dir, `${name}.env`)}'\n${then}\n`, {
+      mode: 0o755,
+    });
+    return path;
+  };
+  /** The child's environment as written by the dumper (NUL-separated NAME=value entries). */
+  const seen = (name: string) => readFileSync(join(dir, `${name}.env`), "utf8").split("\0").filter(Boolean);
+  const env = { ...SECRET_ENV };
+  const ws = join(dir, "ws");
+  mkdirSync(ws, { recursive: true });
+
+  const KINDS: { kind: string; start: () => Promise<unknown> | unknown }[] = [
+    {
+      kind: "command",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r1"), "-q", "--using", "command", "--", dumper("command")], { env }),
+    },
+    {
+      kind: "shell",
+      start: () => {
+        // Even when the adapter's allow-list names them.
+        const task = join(dir, "shell-task.json");
+        const allow = ["PATH", ...Object.keys(SECRET_ENV)];
+        writeFileSync(task, JSON.stringify({ task: "x", using: "shell", adapter: { env_allow: allow } }));
+        return cli(["run", task, "--root", join(dir, "r2"), "-q", "--", dumper("shell")], { env });
+      },
+    },
+    {
+      kind: "verify",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r3"), "-q", "--workspace", ws, "--verify-command", dumper("verify")], {
+          env,
+        }),
+    },
+    {
+      kind: "claude",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r4"), "-q", "--workspace", ws, "--using", "claude-code"], {
+          env: {
+            ...env,
+            NOEMA_CLAUDE_BIN: dumper("claude", `echo '{"result":"done","terminal_reason":"completed"}'`),
+          },
+        }),
+    },
+    {
+      kind: "mcp",
+      start: async () => {
+        const saved = { ...process.env };
+        Object.assign(process.env, env);
+        try {
+          const { connectMcpServers } = await import("../src/llm/mcp.ts");
+          // The server dumps its environment and exits: the connection fails, after the child started.
+          await connectMcpServers({ s: { command: dumper("mcp"), env: { ...env } } }).then((c) => c.close(), () => {});
+        } finally {
+          for (const k of Object.keys(env)) if (!(k in saved)) delete process.env[k];
+        }
+      },
+    },
+  ];
+
+  for (const k of KINDS) {
+    test(`${k.kind}: no signing key, store password, serve token or copy of them`, async () => {
+      await k.start();
+      const vars = seen(k.kind);
+      assert.ok(vars.some((v) => v.startsWith("PATH=")), `${k.kind} got an environment`);
+      const text = vars.join("\n");
+      for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) {
+        assert.equal(text.includes(secret), false, `${k.kind} got ${secret}:\n${text}`);
+      }
+      // The MCP SDK passes a safe few variables and those configured.
+      if (k.kind !== "mcp") assert.ok(vars.includes(`USER_TOKEN=${SECRET_ENV.USER_TOKEN}`), "the user's own kept");
+    });
+  }
+
+  test("a policy worker: the same", () => {
+    const policy = join(dir, "policy.ts");
+    writeFileSync(
+      policy,
+      `import process from "node:process";\nimport { writeFileSync } from "node:fs";\n` +
+        `export default { name: "EnvProbe", version: "1.0", advise() { writeFileSync(${
+          JSON.stringify(join(dir, "policy.env"))
+        }, Object.entries(process.env).map(([k, v]) => k + "=" + v).join("\\0")); } };\n`,
+    );
+    const r = cli(["run", "x", "--root", join(dir, "r5"), "-q", "--policy", policy], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const text = seen("policy").join("\n");
+    assert.match(text, /^PATH=/m);
+    for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+  });
+});
