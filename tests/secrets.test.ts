@@ -24,6 +24,7 @@ import {
   approve,
   ArtifactSink,
   childEnv,
+  envSecretNames,
   Redactor,
   resolveRunSettings,
   resume,
@@ -593,5 +594,87 @@ describe("no noema secret reaches any child (read from /proc/<pid>/environ)", ()
     const text = seen("policy").join("\n");
     assert.match(text, /^PATH=/m);
     for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+  });
+});
+
+describe("secrets in the environment are masked without being named (by their names, and token shapes)", () => {
+  /** Values no token pattern knows: only the variable's name says they are secret. */
+  const UNNAMED = {
+    MYSECRET: "plain-value-of-mysecret",
+    GITHUB_TOKEN: "gh-value-not-a-known-shape-1",
+    AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+    STRIPE_API_KEY: "stripe-value-0123456",
+    DB_PASSWORD: "db-pass-987654",
+    LDAP_PASSWD: "ldap-pw-123456",
+    GCP_CREDENTIALS: "gcp-credential-blob-x",
+    DEPLOY_PRIVATE_KEY: "deploy-private-key-body",
+    SIGNING_KEY: "eight-or-more-chars",
+  };
+  /** Token shapes, in the output only. */
+  const SHAPES = {
+    "sk-ant-": "sk-ant-" + "api03-abcdefghijklmnopqrstuvwx",
+    "sk-": "sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123",
+    "github_pat_": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123",
+    "xoxe-": "xoxe-" + "1-abcdefghijklmnop",
+    url: "S3cr3tUrlPw",
+  };
+  /** Values that stay: too short for `_KEY`, a boolean, a number, an opted-out name. */
+  const KEPT = {
+    SHORT_KEY: "abc1234",
+    TOKENIZERS_PARALLELISM: "false",
+    MAX_TOKENS_LIMIT: "4096000",
+    OPTED_TOKEN: "opted-out-token-value",
+    FILE_OPTED_SECRET: "file-opted-secret-value",
+  };
+  const base = join(tmp.path, "env-names");
+  mkdirSync(base, { recursive: true });
+
+  test("a command printing env and token shapes: no value reaches state.json or events.jsonl; opt-outs stay", () => {
+    const root = join(base, "root");
+    const task = join(base, "task.jsonc");
+    // Opting out in the task file ("!NAME" in secrets) and with --not-secret.
+    writeFileSync(task, JSON.stringify({ task: "print env", using: "command", secrets: ["!FILE_OPTED_SECRET"] }));
+    const script = `env; echo ${Object.values(SHAPES).slice(0, 4).join(" ")}; echo postgres://app:${SHAPES.url}@db/x`;
+    const r = cli(["run", task, "--root", root, "--not-secret", "OPTED_TOKEN", "--json", "--", "sh", "-c", script], {
+      env: { ...UNNAMED, ...KEPT },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const dir = JSON.parse(r.stdout).episode_dir as string;
+    const written = ["state.json", "events.jsonl"].map((f) => readFileSync(join(dir, f), "utf8")).join("\n");
+    assert.match(written, /MYSECRET=\[REDACTED:MYSECRET\]/, "the command's output was recorded");
+    for (const [name, value] of Object.entries(UNNAMED)) {
+      assert.equal(written.includes(value), false, `${name}'s value reached disk`);
+      assert.match(written, new RegExp(`${name}=\\[REDACTED:${name}\\]`));
+    }
+    for (const [shape, value] of Object.entries(SHAPES)) {
+      assert.equal(written.includes(value), false, `the ${shape} token reached disk`);
+    }
+    assert.match(written, /postgres:\/\/app:\[REDACTED\]@db\/x/, "the rest of the URL stays readable");
+    for (const [name, value] of Object.entries(KEPT)) assert.ok(written.includes(`${name}=${value}`), name);
+    assert.deepEqual(foundUnder(root, [...Object.values(UNNAMED), ...Object.values(SHAPES)]), []);
+  });
+
+  test("envSecretNames: the name rules, the length floors, plain values and opt-outs", () => {
+    const env = { ...UNNAMED, ...KEPT, HOME: "/home/ana", PATH: "/bin", EMPTY_TOKEN: "" };
+    assert.deepEqual(envSecretNames(env, ["OPTED_TOKEN", "FILE_OPTED_SECRET"]).sort(), Object.keys(UNNAMED).sort());
+    assert.deepEqual(envSecretNames({ A_KEY: "1234567" }), [], "_KEY needs 8 characters");
+    assert.deepEqual(envSecretNames({ A_KEY: "12345678x" }), ["A_KEY"]);
+    assert.deepEqual(envSecretNames({ SOME_TOKEN: "abcde" }), [], "shorter than 6");
+    const r = new Redactor({ env: { X_TOKEN: "tok-value-1" }, secrets: ["!X_TOKEN"] });
+    assert.equal(r.redactString("tok-value-1"), "tok-value-1", "opted out");
+    const both = new Redactor({ env: { X_TOKEN: "tok-value-1" }, secrets: ["!X_TOKEN", "X_TOKEN"] });
+    assert.equal(both.redactString("tok-value-1"), "[REDACTED:X_TOKEN]", "named plainly too: masked");
+  });
+
+  test("token shapes: each new kind masked on its own; a URL keeps all but its password", () => {
+    const r = new Redactor({ env: {} });
+    for (const t of Object.values(SHAPES).slice(0, 4)) {
+      assert.equal(r.redactString(`a ${t} b`), `a [REDACTED] b`, t);
+    }
+    assert.equal(r.redactString("mysql://root:pw0rd@127.0.0.1:3306/db"), "mysql://root:[REDACTED]@127.0.0.1:3306/db");
+    assert.equal(r.redactString("https://example.com:8080/a@b"), "https://example.com:8080/a@b");
+    assert.deepEqual(r.spans("x postgres://u:pass@h"), [[15, 19]]);
+    assert.equal(r.mightContain(JSON.stringify({ u: "https://u:p@h" })), true);
+    assert.equal(r.mightContain(JSON.stringify({ u: "https://h/x" })), false);
   });
 });
