@@ -34,6 +34,7 @@ import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../src/store/atomic.ts";
 import { acquireLock } from "../src/store/lock.ts";
 import { claimSession } from "../src/agents/session_index.ts";
+import { decidedCallId } from "../src/agents/gemini/rewrites.ts";
 import { policySnapshotPath } from "../src/runtime/learning.ts";
 import { writeManifest } from "../src/store/manifest.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
@@ -232,6 +233,18 @@ describe("no write below the root passes through a symlink, at any depth", () =>
     }
   }
 
+  test("a Gemini rewrite record under a symlinked sessions/ is neither read nor removed", () => {
+    const { root, out } = freshRoot("gemini-rewrites");
+    mkdirSync(join(out, "gemini", "rewrites"), { recursive: true });
+    const record = join(out, "gemini", "rewrites", "c2.json");
+    writeFileSync(record, JSON.stringify({ schema_version: "gemini-rewrite/1.0", call_id: "c1", rewritten: "c2" }));
+    rmSync(join(root, "sessions"), { recursive: true });
+    symlinkSync(out, join(root, "sessions"));
+    const event = { call_id: "c2" } as Parameters<typeof decidedCallId>[1];
+    assert.equal(decidedCallId(root, event), "c2", "taken as no rewrite");
+    assert.ok(existsSync(record), "the file outside the root stays");
+  });
+
   test("the root itself may be a symlink (it is where the user pointed)", () => {
     const { root, dir } = freshRoot("root-link");
     const alias = join(dirname(root), "alias");
@@ -297,6 +310,22 @@ describe("end to end: the commands refuse, name the link and write nothing outsi
     const stop = hook(root, ws, fixture("Stop"), "--episode", id);
     assert.match(stop.stderr, /notes\.txt: is a symbolic link/);
     assert.ok(!existsSync(join(dir, "manifest.json")), "not sealed");
+  });
+
+  test("prune: nothing is removed through a symlinked episodes", async () => {
+    const base = join(tmp.path, "e2e-prune");
+    const root = join(base, "root"), out = join(base, "outside");
+    const r = cli(["run", "hello", "--root", root, "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    cpSync(join(root, "episodes"), out, { recursive: true });
+    rmSync(join(root, "episodes"), { recursive: true });
+    symlinkSync(out, join(root, "episodes"));
+    await new Promise((done) => setTimeout(done, 1100));
+    const refused = cli(["prune", "--root", root, "--older-than", "1s"]);
+    assert.equal(refused.code, EXIT.ERROR, refused.stderr);
+    assert.match(refused.stderr, /episodes: is a symbolic link/);
+    assert.ok(existsSync(join(out, id, "events.jsonl")), "the episode outside the root is intact");
   });
 
   test("an approvals/ entry that is a symlink is refused, not read: nothing of its target leaks", async () => {
