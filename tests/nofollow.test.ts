@@ -177,6 +177,13 @@ function tree(dir: string): string[] {
   return out.sort();
 }
 
+/** The name the session index gives session `s1`'s file (asked of the index itself, not assumed). */
+function sessionFileName(): string {
+  const scratch = join(tmp.path, "session-name");
+  claimSession(scratch, "claude-code", "s1", "ep_t");
+  return readdirSync(join(scratch, "sessions", "claude-code"))[0];
+}
+
 /** Each path noema writes below the root (relative to it), and the real writer that writes it. */
 const WRITERS: { path: string; write: (root: string, dir: string) => void }[] = [
   { path: "episodes/ep_t/events.jsonl", write: (_, dir) => sinkOf(dir).appendJsonl("events.jsonl", { id: "e" }) },
@@ -204,7 +211,10 @@ const WRITERS: { path: string; write: (root: string, dir: string) => void }[] = 
     path: "state/policies/p.json",
     write: (root) => writeJsonAtomic(policySnapshotPath(root, "p"), { n: 1 }, { root }),
   },
-  { path: "sessions/claude-code/s1.json", write: (root) => claimSession(root, "claude-code", "s1", "ep_t") },
+  {
+    path: `sessions/claude-code/${sessionFileName()}`,
+    write: (root) => claimSession(root, "claude-code", "s1", "ep_t"),
+  },
 ];
 
 function sinkOf(dir: string): ArtifactSink {
