@@ -580,6 +580,49 @@ describe("no noema secret reaches any child (read from /proc/<pid>/environ)", ()
     });
   }
 
+  test(
+    "a resident hook server, started by the hook Claude Code runs under run --using claude-code: the same",
+    // Hook servers run under Bun only (elsewhere each hook call is its own process, a child of claude).
+    { skip: "Deno" in globalThis, timeout: 60_000 },
+    () => {
+      const fixture = readFileSync(join(import.meta.dirname!, "fixtures", "claude", "PreToolUse_Bash.json"), "utf8");
+      const claude = join(dir, "fake-claude.mjs");
+      // A stand-in for claude: runs the registered PreToolUse hook once, then finds the server that hook started
+      // (the process whose environment names this run's server directory) and copies its /proc/<pid>/environ.
+      writeFileSync(
+        claude,
+        `#!${process.execPath}
+import { execSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+const args = process.argv.slice(2);
+const settings = JSON.parse(args[args.indexOf("--settings") + 1]);
+const event = { ...${fixture.trim()}, session_id: args[args.indexOf("--session-id") + 1], cwd: process.cwd() };
+execSync(settings.hooks.PreToolUse[0].hooks[0].command, { input: JSON.stringify(event), stdio: ["pipe", "ignore", "inherit"] });
+const mark = "NOEMA_HOOK_SERVE=" + process.env.NOEMA_HOOK_SERVER_DIR;
+let found = "";
+for (const until = Date.now() + 20000; found === "" && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+  for (const pid of readdirSync("/proc").filter((n) => /^[0-9]+$/.test(n))) {
+    try {
+      const env = readFileSync("/proc/" + pid + "/environ", "utf8");
+      if (env.includes(mark)) found = env;
+    } catch {}
+  }
+}
+writeFileSync(${JSON.stringify(join(dir, "hook-server.env"))}, found);
+console.log(JSON.stringify({ result: "done", terminal_reason: "completed" }));
+`,
+        { mode: 0o755 },
+      );
+      const r = cli(["run", "x", "--root", join(dir, "r6"), "-q", "--workspace", ws, "--using", "claude-code"], {
+        env: { ...env, NOEMA_CLAUDE_BIN: claude, NOEMA_HOOK_SERVER: undefined },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const text = seen("hook-server").join("\n");
+      assert.match(text, /^NOEMA_HOOK_SERVE=/m, "the hook started a resident server");
+      for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+    },
+  );
+
   test("a policy worker: the same", () => {
     const policy = join(dir, "policy.ts");
     writeFileSync(
