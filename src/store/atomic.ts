@@ -79,10 +79,14 @@ export function writeFileAtomic(
 ): void {
   const durable = options.durable !== false;
   const dir = dirname(path);
-  refuseSymlinks(path, options.root);
-  if (options.root !== undefined) mkdirBelow(dir, options.root);
-  else mkdirSync(dir, { recursive: true, mode: DIR_MODE });
-  refuseSymlinks(path, options.root); // a link planted while the directory was created
+  if (options.root !== undefined) {
+    mkdirBelow(dir, options.root); // every directory below the root checked, or created and checked
+    refuseSymlinks(path);
+  } else {
+    refuseSymlinks(path);
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+    refuseSymlinks(path); // a link planted while the directory was created
+  }
   const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const fd = openSync(tmp, "wx", FILE_MODE);

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { constants, lstatSync, mkdirSync } from "node:fs";
+import { constants, existsSync, lstatSync, mkdirSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 
@@ -112,14 +112,18 @@ export function refuseSymlinks(path: string, root?: string, use: PathUse = "writ
  * ```
  */
 export function mkdirBelow(dir: string, root: string): void {
-  mkdirSync(root, { recursive: true, mode: DIR_MODE });
-  for (const p of componentsBelow(root, dir)) {
+  const parts = componentsBelow(root, dir);
+  if (!existsSync(root)) mkdirSync(root, { recursive: true, mode: DIR_MODE });
+  for (const p of parts) {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) throw refused(p, "write");
+    if (st !== undefined) continue; // a real entry (not a directory: the write itself fails, naming it)
     try {
       mkdirSync(p, { mode: DIR_MODE });
     } catch (e) {
       if ((e as { code?: string }).code !== "EEXIST") throw e;
     }
-    if (isLink(p)) throw refused(p, "write");
+    if (isLink(p)) throw refused(p, "write"); // planted meanwhile
   }
 }
 
