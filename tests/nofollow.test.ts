@@ -39,7 +39,9 @@ import { policySnapshotPath } from "../src/runtime/learning.ts";
 import { writeManifest } from "../src/store/manifest.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
 import { procStat } from "../src/store/lock.ts";
-import { cli, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { crashedRun } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -389,6 +391,47 @@ describe("sealing never includes a planted symlink", () => {
     assert.equal(r.code, EXIT.ERROR, r.stderr);
     assert.match(r.stderr, /checkpoints\/chk_000000000001\.json: is a symbolic link/);
     assert.ok(!existsSync(join(dir, "manifest.json")));
+    assert.ok(!existsSync(join(dir, "summary.json")));
+  });
+});
+
+describe("an llm run: resume --abort does not seal over a planted link", () => {
+  test("a paused llm episode with a link in it: resume --abort refuses, naming it; nothing is sealed", async () => {
+    const base = join(tmp.path, "llm-abort");
+    const root = join(base, "root"), ws = join(base, "ws");
+    mkdirSync(ws, { recursive: true });
+    const gate = join(base, "gate.ts");
+    writeFileSync(
+      gate,
+      `export default { name: "Gate", version: "1.0", advise(s) {
+        if (s.action.tool === "write_file") return { kind: "veto", advice: "ask", requires_approval: true };
+      } };\n`,
+    );
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "t1", name: "write_file", arguments: '{"path":"a.txt","content":"x"}' }] },
+    ]);
+    const [cmd, ...pre] = cliCommand();
+    const env = { ...process.env, NO_COLOR: "1" } as Record<string, string>;
+    delete env.NOEMA_ROOT;
+    const noema = (...args: string[]) => runChild(cmd, [...pre, ...args], { env, cwd: base, timeoutMs: 60_000 });
+    let id: string;
+    try {
+      const r = await noema(
+        ...["run", "write a", "--model", "openai-compatible:m", "--base-url", server.url, "--workspace", ws],
+        ...["--policy", gate, "--root", root, "--json"],
+      );
+      assert.equal(r.code, EXIT.PAUSED, r.stderr);
+      id = JSON.parse(r.stdout).episode_id;
+    } finally {
+      await server.close();
+    }
+    const dir = join(root, "episodes", id);
+    writeFileSync(join(base, "elsewhere.txt"), "outside");
+    symlinkSync(join(base, "elsewhere.txt"), join(dir, "llm", "planted.json"));
+    const aborted = await noema("resume", id, "--abort", "--root", root);
+    assert.equal(aborted.code, EXIT.ERROR, aborted.stderr);
+    assert.match(aborted.stderr, /llm\/planted\.json: is a symbolic link/);
+    assert.ok(!existsSync(join(dir, "manifest.json")), "not sealed");
     assert.ok(!existsSync(join(dir, "summary.json")));
   });
 });
