@@ -148,6 +148,7 @@ export { type EmitOptions, Recorder, type WrittenEvent } from "./runtime/recorde
 export {
   activeRedactor,
   declareSecrets,
+  envSecretNames,
   isNoemaSecret,
   MASK,
   mergeRedaction,

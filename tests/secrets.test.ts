@@ -24,6 +24,7 @@ import {
   approve,
   ArtifactSink,
   childEnv,
+  envSecretNames,
   Redactor,
   resolveRunSettings,
   resume,
@@ -485,5 +486,238 @@ describe("the pieces", () => {
       const out = r.redactString(`before ${t} after`);
       assert.deepEqual(leaksIn(out), [], `${t.slice(0, 20)}… → ${out}`);
     }
+  });
+});
+
+describe("no noema secret reaches any child (read from /proc/<pid>/environ)", () => {
+  const KEY = "cHiLd-SiGnInG-KeY-0123456789";
+  const STORE_PASSWORD = "StOrE-PaSsWoRd-42x";
+  const SERVE_TOKEN = "sErVe-ToKeN-0123456789abc";
+  const SECRET_ENV = {
+    NOEMA_SIGNING_KEY: KEY,
+    NOEMA_STORE: `postgres://noema:${STORE_PASSWORD}@127.0.0.1:5432/runs`,
+    NOEMA_SERVE_TOKEN: SERVE_TOKEN,
+    NOEMA_DB_PASSWORD: STORE_PASSWORD + "-2",
+    KEY_COPY: KEY, // the key under another name
+    USER_TOKEN: "user-declared-secret-value", // the user's own secret: the child acts with it
+  };
+  const dir = join(tmp.path, "child-env");
+  mkdirSync(dir, { recursive: true });
+  /** A program that copies its own /proc/<pid>/environ to `<dir>/<name>.env`, then runs `then`. */
+  const dumper = (name: string, then = "") => {
+    const path = join(dir, `${name}.sh`);
+    writeFileSync(path, `#!/bin/sh\ncat /proc/$$/environ > '${join(dir, `${name}.env`)}'\n${then}\n`, {
+      mode: 0o755,
+    });
+    return path;
+  };
+  /** The child's environment as written by the dumper (NUL-separated NAME=value entries). */
+  const seen = (name: string) => readFileSync(join(dir, `${name}.env`), "utf8").split("\0").filter(Boolean);
+  const env = { ...SECRET_ENV };
+  const ws = join(dir, "ws");
+  mkdirSync(ws, { recursive: true });
+
+  const KINDS: { kind: string; start: () => Promise<unknown> | unknown }[] = [
+    {
+      kind: "command",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r1"), "-q", "--using", "command", "--", dumper("command")], { env }),
+    },
+    {
+      kind: "shell",
+      start: () => {
+        // Even when the adapter's allow-list names them.
+        const task = join(dir, "shell-task.json");
+        const allow = ["PATH", ...Object.keys(SECRET_ENV)];
+        writeFileSync(task, JSON.stringify({ task: "x", using: "shell", adapter: { env_allow: allow } }));
+        return cli(["run", task, "--root", join(dir, "r2"), "-q", "--", dumper("shell")], { env });
+      },
+    },
+    {
+      kind: "verify",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r3"), "-q", "--workspace", ws, "--verify-command", dumper("verify")], {
+          env,
+        }),
+    },
+    {
+      kind: "claude",
+      start: () =>
+        cli(["run", "x", "--root", join(dir, "r4"), "-q", "--workspace", ws, "--using", "claude-code"], {
+          env: {
+            ...env,
+            NOEMA_CLAUDE_BIN: dumper("claude", `echo '{"result":"done","terminal_reason":"completed"}'`),
+          },
+        }),
+    },
+    {
+      kind: "mcp",
+      start: async () => {
+        const saved = { ...process.env };
+        Object.assign(process.env, env);
+        try {
+          const { connectMcpServers } = await import("../src/llm/mcp.ts");
+          // The server dumps its environment and exits: the connection fails, after the child started.
+          await connectMcpServers({ s: { command: dumper("mcp"), env: { ...env } } }).then((c) => c.close(), () => {});
+        } finally {
+          for (const k of Object.keys(env)) if (!(k in saved)) delete process.env[k];
+        }
+      },
+    },
+  ];
+
+  for (const k of KINDS) {
+    test(`${k.kind}: no signing key, store password, serve token or copy of them`, async () => {
+      await k.start();
+      const vars = seen(k.kind);
+      assert.ok(vars.some((v) => v.startsWith("PATH=")), `${k.kind} got an environment`);
+      const text = vars.join("\n");
+      for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) {
+        assert.equal(text.includes(secret), false, `${k.kind} got ${secret}:\n${text}`);
+      }
+      // The MCP SDK passes a safe few variables and those configured.
+      if (k.kind !== "mcp") assert.ok(vars.includes(`USER_TOKEN=${SECRET_ENV.USER_TOKEN}`), "the user's own kept");
+    });
+  }
+
+  test(
+    "a resident hook server, started by the hook Claude Code runs under run --using claude-code: the same",
+    // Hook servers run under Bun only (elsewhere each hook call is its own process, a child of claude).
+    { skip: "Deno" in globalThis, timeout: 60_000 },
+    () => {
+      const fixture = readFileSync(join(import.meta.dirname!, "fixtures", "claude", "PreToolUse_Bash.json"), "utf8");
+      const claude = join(dir, "fake-claude.mjs");
+      // A stand-in for claude: runs the registered PreToolUse hook once, then finds the server that hook started
+      // (the process whose environment names this run's server directory) and copies its /proc/<pid>/environ.
+      writeFileSync(
+        claude,
+        `#!${process.execPath}
+import { execSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+const args = process.argv.slice(2);
+const settings = JSON.parse(args[args.indexOf("--settings") + 1]);
+const event = { ...${fixture.trim()}, session_id: args[args.indexOf("--session-id") + 1], cwd: process.cwd() };
+execSync(settings.hooks.PreToolUse[0].hooks[0].command, { input: JSON.stringify(event), stdio: ["pipe", "ignore", "inherit"] });
+const mark = "NOEMA_HOOK_SERVE=" + process.env.NOEMA_HOOK_SERVER_DIR;
+let found = "";
+for (const until = Date.now() + 20000; found === "" && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+  for (const pid of readdirSync("/proc").filter((n) => /^[0-9]+$/.test(n))) {
+    try {
+      const env = readFileSync("/proc/" + pid + "/environ", "utf8");
+      if (env.includes(mark)) found = env;
+    } catch {}
+  }
+}
+writeFileSync(${JSON.stringify(join(dir, "hook-server.env"))}, found);
+console.log(JSON.stringify({ result: "done", terminal_reason: "completed" }));
+`,
+        { mode: 0o755 },
+      );
+      const r = cli(["run", "x", "--root", join(dir, "r6"), "-q", "--workspace", ws, "--using", "claude-code"], {
+        env: { ...env, NOEMA_CLAUDE_BIN: claude, NOEMA_HOOK_SERVER: undefined },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const text = seen("hook-server").join("\n");
+      assert.match(text, /^NOEMA_HOOK_SERVE=/m, "the hook started a resident server");
+      for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+    },
+  );
+
+  test("a policy worker: the same", () => {
+    const policy = join(dir, "policy.ts");
+    writeFileSync(
+      policy,
+      `import process from "node:process";\nimport { writeFileSync } from "node:fs";\n` +
+        `export default { name: "EnvProbe", version: "1.0", advise() { writeFileSync(${
+          JSON.stringify(join(dir, "policy.env"))
+        }, Object.entries(process.env).map(([k, v]) => k + "=" + v).join("\\0")); } };\n`,
+    );
+    const r = cli(["run", "x", "--root", join(dir, "r5"), "-q", "--policy", policy], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const text = seen("policy").join("\n");
+    assert.match(text, /^PATH=/m);
+    for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+  });
+});
+
+describe("secrets in the environment are masked without being named (by their names, and token shapes)", () => {
+  /** Values no token pattern knows: only the variable's name says they are secret. */
+  const UNNAMED = {
+    MYSECRET: "plain-value-of-mysecret",
+    GITHUB_TOKEN: "gh-value-not-a-known-shape-1",
+    AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+    STRIPE_API_KEY: "stripe-value-0123456",
+    DB_PASSWORD: "db-pass-987654",
+    LDAP_PASSWD: "ldap-pw-123456",
+    GCP_CREDENTIALS: "gcp-credential-blob-x",
+    DEPLOY_PRIVATE_KEY: "deploy-private-key-body",
+    SIGNING_KEY: "eight-or-more-chars",
+  };
+  /** Token shapes, in the output only. */
+  const SHAPES = {
+    "sk-ant-": "sk-ant-" + "api03-abcdefghijklmnopqrstuvwx",
+    "sk-": "sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123",
+    "github_pat_": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123",
+    "xoxe-": "xoxe-" + "1-abcdefghijklmnop",
+    url: "S3cr3tUrlPw",
+  };
+  /** Values that stay: too short for `_KEY`, a boolean, a number, an opted-out name. */
+  const KEPT = {
+    SHORT_KEY: "abc1234",
+    TOKENIZERS_PARALLELISM: "false",
+    MAX_TOKENS_LIMIT: "4096000",
+    OPTED_TOKEN: "opted-out-token-value",
+    FILE_OPTED_SECRET: "file-opted-secret-value",
+  };
+  const base = join(tmp.path, "env-names");
+  mkdirSync(base, { recursive: true });
+
+  test("a command printing env and token shapes: no value reaches state.json or events.jsonl; opt-outs stay", () => {
+    const root = join(base, "root");
+    const task = join(base, "task.jsonc");
+    // Opting out in the task file ("!NAME" in secrets) and with --not-secret.
+    writeFileSync(task, JSON.stringify({ task: "print env", using: "command", secrets: ["!FILE_OPTED_SECRET"] }));
+    const script = `env; echo ${Object.values(SHAPES).slice(0, 4).join(" ")}; echo postgres://app:${SHAPES.url}@db/x`;
+    const r = cli(["run", task, "--root", root, "--not-secret", "OPTED_TOKEN", "--json", "--", "sh", "-c", script], {
+      env: { ...UNNAMED, ...KEPT },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const dir = JSON.parse(r.stdout).episode_dir as string;
+    const written = ["state.json", "events.jsonl"].map((f) => readFileSync(join(dir, f), "utf8")).join("\n");
+    assert.match(written, /MYSECRET=\[REDACTED:MYSECRET\]/, "the command's output was recorded");
+    for (const [name, value] of Object.entries(UNNAMED)) {
+      assert.equal(written.includes(value), false, `${name}'s value reached disk`);
+      assert.match(written, new RegExp(`${name}=\\[REDACTED:${name}\\]`));
+    }
+    for (const [shape, value] of Object.entries(SHAPES)) {
+      assert.equal(written.includes(value), false, `the ${shape} token reached disk`);
+    }
+    assert.match(written, /postgres:\/\/app:\[REDACTED\]@db\/x/, "the rest of the URL stays readable");
+    for (const [name, value] of Object.entries(KEPT)) assert.ok(written.includes(`${name}=${value}`), name);
+    assert.deepEqual(foundUnder(root, [...Object.values(UNNAMED), ...Object.values(SHAPES)]), []);
+  });
+
+  test("envSecretNames: the name rules, the length floors, plain values and opt-outs", () => {
+    const env = { ...UNNAMED, ...KEPT, HOME: "/home/ana", PATH: "/bin", EMPTY_TOKEN: "" };
+    assert.deepEqual(envSecretNames(env, ["OPTED_TOKEN", "FILE_OPTED_SECRET"]).sort(), Object.keys(UNNAMED).sort());
+    assert.deepEqual(envSecretNames({ A_KEY: "1234567" }), [], "_KEY needs 8 characters");
+    assert.deepEqual(envSecretNames({ A_KEY: "12345678x" }), ["A_KEY"]);
+    assert.deepEqual(envSecretNames({ SOME_TOKEN: "abcde" }), [], "shorter than 6");
+    const r = new Redactor({ env: { X_TOKEN: "tok-value-1" }, secrets: ["!X_TOKEN"] });
+    assert.equal(r.redactString("tok-value-1"), "tok-value-1", "opted out");
+    const both = new Redactor({ env: { X_TOKEN: "tok-value-1" }, secrets: ["!X_TOKEN", "X_TOKEN"] });
+    assert.equal(both.redactString("tok-value-1"), "[REDACTED:X_TOKEN]", "named plainly too: masked");
+  });
+
+  test("token shapes: each new kind masked on its own; a URL keeps all but its password", () => {
+    const r = new Redactor({ env: {} });
+    for (const t of Object.values(SHAPES).slice(0, 4)) {
+      assert.equal(r.redactString(`a ${t} b`), `a [REDACTED] b`, t);
+    }
+    assert.equal(r.redactString("mysql://root:pw0rd@127.0.0.1:3306/db"), "mysql://root:[REDACTED]@127.0.0.1:3306/db");
+    assert.equal(r.redactString("https://example.com:8080/a@b"), "https://example.com:8080/a@b");
+    assert.deepEqual(r.spans("x postgres://u:pass@h"), [[15, 19]]);
+    assert.equal(r.mightContain(JSON.stringify({ u: "https://u:p@h" })), true);
+    assert.equal(r.mightContain(JSON.stringify({ u: "https://h/x" })), false);
   });
 });

@@ -91,11 +91,11 @@ export function claimSession(
     created_at: new Date().toISOString(),
   };
   if (options.replace) {
-    writeJsonAtomic(path, entry);
+    writeJsonAtomic(path, entry, { root });
     return entry;
   }
   try {
-    writeFileAtomic(path, JSON.stringify(entry, null, 2) + "\n", { exclusive: true });
+    writeFileAtomic(path, JSON.stringify(entry, null, 2) + "\n", { exclusive: true, root });
     return entry;
   } catch (e) {
     if ((e as { code?: string }).code !== "EEXIST") throw e;

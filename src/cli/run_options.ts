@@ -109,7 +109,7 @@ export function addLimitOptions<A extends unknown[], O extends OptionValues, G e
 }
 
 /**
- * Appends `--tag`, `--workspace` (with the command's own description) and `--secret`.
+ * Appends `--tag`, `--workspace` (with the command's own description), `--secret` and `--not-secret`.
  *
  * @example
  * ```ts
@@ -129,6 +129,12 @@ export function addMetaOptions<A extends unknown[], O extends OptionValues, G ex
       new Option("--secret <NAME>", "environment variable whose value is masked in artifacts; repeatable").argParser(
         collect,
       ),
+    )
+    .addOption(
+      new Option(
+        "--not-secret <NAME>",
+        "environment variable not to mask although its name says secret (*TOKEN*, *_KEY…); repeatable",
+      ).argParser(collect),
     );
 }
 
@@ -170,6 +176,7 @@ export interface GateFlags {
   learn?: RunOptions["learn_mode"];
   tag?: string[];
   secret?: string[];
+  notSecret?: string[];
 }
 
 /**
@@ -192,7 +199,7 @@ export function gateRunOptions(opts: GateFlags): RunOptions {
     policy_timeout_ms: opts.policyTimeout,
     learn_mode: opts.learn,
     tags: parseTags(opts.tag),
-    secrets: opts.secret,
+    secrets: opts.notSecret ? [...(opts.secret ?? []), ...opts.notSecret.map((n) => `!${n}`)] : opts.secret,
   };
 }
 

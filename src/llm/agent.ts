@@ -6,11 +6,10 @@
  *
  * @module
  */
-import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { type ModelMessage, wrapLanguageModel } from "ai";
-import { DIR_MODE } from "../store/atomic.ts";
+import { episodeRoot, mkdirBelow } from "../store/nofollow.ts";
 import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { commandOf, toAiSdkTools } from "./ai_tools.ts";
@@ -110,7 +109,7 @@ async function startMessages(o: LlmAgentOptions, byName: ReadonlyMap<string, Llm
 
 /** Writes `llm/conversation.json` (masked): the conversation, the calls waiting for approval, the usage so far. */
 function saveConversation(sink: ArtifactSink, episodeDir: string, r: LoopResult, usage: UsageTotals): void {
-  mkdirSync(join(episodeDir, dirname(CONVERSATION_FILE)), { recursive: true, mode: DIR_MODE });
+  mkdirBelow(join(episodeDir, dirname(CONVERSATION_FILE)), episodeRoot(episodeDir));
   sink.writeJson(CONVERSATION_FILE, {
     schema_version: "llm-conversation/1.0",
     turns: r.turns,

@@ -10,6 +10,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { NoemaError } from "../errors.ts";
+import { childEnv } from "../plugins/process.ts";
 import { clip, type LlmTool, ToolError } from "./tools/tool.ts";
 
 /** A configured MCP server. */
@@ -52,7 +53,13 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
     for (const [name, cfg] of Object.entries(servers)) {
       const client = new Client({ name: "noema", version: "1.0" });
       const transport = "command" in cfg
-        ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, stderr: "ignore" })
+        ? new StdioClientTransport({
+          command: cfg.command,
+          args: cfg.args,
+          // The SDK adds a safe few variables (PATH, HOME…) to these; no noema secret is among them.
+          env: childEnv(cfg.env ?? {}),
+          stderr: "ignore",
+        })
         : new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } });
       let listed;
       try {

@@ -300,7 +300,11 @@ export interface AdapterContext {
   workspace: string | null;
   /** The episode directory (for adapters that write attachments). */
   episode_dir: string;
-  /** Names of environment variables whose values are secrets. */
+  /**
+   * Names of environment variables whose values are secrets, as the run was
+   * given them: an entry `"!NAME"` opts `NAME` out of the masking of variables
+   * whose names say secret (pass the list to a `Redactor` as is).
+   */
   secrets: readonly string[];
 }
 

@@ -21,10 +21,32 @@ import type { ActResult } from "./api.ts";
 /** Bytes kept before an excerpt's edge so a secret cut there is seen whole by the masker. */
 const MASK_MARGIN = 64 * 1024;
 
+/** Options of {@link childEnv}. */
+export interface ChildEnvOptions {
+  /**
+   * The child is noema itself, doing the work of the process that starts it
+   * (a resident hook server, which seals episodes and signs their
+   * manifests): it keeps noema's secrets. Its environment is its parent
+   * hook's, which is the agent's own. @default {false}
+   */
+  noema?: boolean;
+}
+
 /**
- * An environment for a child process or a plugin worker: `env` without
- * noema's own secrets (`NOEMA_SIGNING_KEY` and any `NOEMA_*` key, secret,
- * token or password), so no agent or command can read the signing key.
+ * The environment of every child noema starts — adapters' processes
+ * (`shell`, `command`, the `llm` agent's shell tool), verification
+ * commands, policy workers, Claude Code, MCP servers — built from `env`
+ * without noema's secrets, so no agent or command can read them:
+ * - `NOEMA_SIGNING_KEY`, and any `NOEMA_*` variable whose name says key,
+ *   secret, token (`NOEMA_SERVE_TOKEN`), password or credential
+ *   ({@link isNoemaSecret});
+ * - any `NOEMA_*` variable whose value carries a URL with a password
+ *   (`NOEMA_STORE=postgres://user:pass@host/db`): dropped whole;
+ * - any variable, whatever its name, holding the value of one of those
+ *   (a copy of the signing key under another name).
+ *
+ * Secrets the user names in `secrets` are masked in artifacts but still
+ * passed: the programs the user runs act with them.
  *
  * @example
  * ```ts
@@ -32,11 +54,28 @@ const MASK_MARGIN = 64 * 1024;
  * childEnv({ PATH: "/bin", NOEMA_SIGNING_KEY: "k" }); // { PATH: "/bin" }
  * ```
  */
-export function childEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
+export function childEnv(
+  env: Record<string, string | undefined> = process.env,
+  options: ChildEnvOptions = {},
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !isNoemaSecret(k)) out[k] = v;
+  if (options.noema) {
+    for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+    return out;
+  }
+  const secret = (k: string, v: string) => isNoemaSecret(k) || (/^NOEMA_/i.test(k) && URL_PASSWORD.test(v));
+  const values = new Set<string>();
+  for (const source of [process.env, env]) {
+    for (const [k, v] of Object.entries(source)) if (v !== undefined && v.length >= 8 && secret(k, v)) values.add(v);
+  }
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && !secret(k, v) && !values.has(v)) out[k] = v;
+  }
   return out;
 }
+
+/** A URL with a password in it: `scheme://user:password@`. */
+const URL_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/;
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {

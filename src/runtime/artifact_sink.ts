@@ -17,6 +17,7 @@ import process from "node:process";
 import { writeFileAtomic } from "../store/atomic.ts";
 import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import { episodeRoot } from "../store/nofollow.ts";
 import { declareSecrets, Redactor } from "./redact.ts";
 
 /** Options of {@link ArtifactSink.writeJson}. */
@@ -32,7 +33,7 @@ export interface WriteJsonOptions {
 /** A {@link JsonlAppender} whose every line is masked first, whether appended as a value or as JSON text. */
 class MaskingJsonlAppender extends JsonlAppender {
   constructor(path: string, readonly sink: ArtifactSink) {
-    super(path);
+    super(path, { root: episodeRoot(sink.dir) });
   }
 
   override append(value: unknown): string {
@@ -50,7 +51,9 @@ class MaskingJsonlAppender extends JsonlAppender {
 
 /**
  * Writes the artifacts of one episode directory, masking secrets in every
- * value. Paths are relative to the episode directory.
+ * value. Paths are relative to the episode directory. Nothing is written
+ * through a symbolic link anywhere below the episode's root
+ * (`<root>/episodes/<id>`; see `refuseSymlinks`).
  *
  * @example
  * ```ts
@@ -184,7 +187,11 @@ export class ArtifactSink {
   writeJson<T>(file: string, value: T, options: WriteJsonOptions = {}): T {
     this.flush(); // what the logs say comes first: another artifact may refer to it
     const out = this.serialize(value, options.indent ?? 2);
-    writeFileAtomic(join(this.dir, file), out.text + "\n", { exclusive: options.exclusive, durable: options.durable });
+    writeFileAtomic(join(this.dir, file), out.text + "\n", {
+      exclusive: options.exclusive,
+      durable: options.durable,
+      root: episodeRoot(this.dir),
+    });
     return out.value;
   }
 
@@ -201,7 +208,7 @@ export class ArtifactSink {
   writeWith<T>(file: string, value: T, serialise: (masked: T) => string): T {
     this.flush();
     const masked = this.mask(value);
-    writeFileAtomic(join(this.dir, file), serialise(masked));
+    writeFileAtomic(join(this.dir, file), serialise(masked), { root: episodeRoot(this.dir) });
     return masked;
   }
 
@@ -256,7 +263,7 @@ export class ArtifactSink {
   #appender(file: string): JsonlAppender {
     let a = this.#appenders.get(file);
     if (!a) {
-      a = new JsonlAppender(join(this.dir, file), { buffered: true });
+      a = new JsonlAppender(join(this.dir, file), { buffered: true, root: episodeRoot(this.dir) });
       this.#appenders.set(file, a);
     }
     return a;

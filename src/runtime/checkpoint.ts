@@ -14,10 +14,11 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { readJsonFile } from "../store/json_file.ts";
+import { episodeRoot, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
@@ -112,10 +113,15 @@ export function writeCheckpoint(dir: string, checkpoint: Checkpoint, sink?: Arti
   return rel;
 }
 
-/** Reads one of these files with `readJsonFile`'s checks; missing ⇒ `missingCode`, damaged ⇒ MISMATCH (7). */
-function readJson<T>(path: string, what: string, missingCode: ExitCode): T {
+/**
+ * Reads one of these files with `readJsonFile`'s checks; missing ⇒ `missingCode`, damaged ⇒ MISMATCH (7).
+ * A symbolic link at it (or at a directory below the root) is refused, never read: its target's content
+ * could otherwise appear in an error.
+ */
+function readJson<T>(path: string, what: string, missingCode: ExitCode, dir: string): T {
+  refuseSymlinks(path, episodeRoot(dir), "read");
   try {
-    return readJsonFile(path) as T;
+    return readJsonFile(path, path, { noFollow: true }) as T;
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     const missing = e.code === "not_found";
@@ -137,7 +143,17 @@ function readJson<T>(path: string, what: string, missingCode: ExitCode): T {
  * ```
  */
 export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
-  return readJson<Checkpoint>(checkpointPath(dir, checkpointId), `checkpoint ${checkpointId}`, EXIT.NO_CHECKPOINT);
+  return readJson<Checkpoint>(checkpointPath(dir, checkpointId), `checkpoint ${checkpointId}`, EXIT.NO_CHECKPOINT, dir);
+}
+
+/** Whether anything, a dangling symlink included, is at `path`. */
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -151,7 +167,8 @@ export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
  */
 export function readApproval(dir: string, checkpointId: string): ApprovalRecord | null {
   const path = approvalPath(dir, checkpointId);
-  return existsSync(path) ? readJson<ApprovalRecord>(path, "approval record", EXIT.NO_CHECKPOINT) : null;
+  // lstat, not exists: a dangling symlink is refused too, not taken for "no decision yet".
+  return lexists(path) ? readJson<ApprovalRecord>(path, "approval record", EXIT.NO_CHECKPOINT, dir) : null;
 }
 
 /**

@@ -25,7 +25,7 @@ import type { ActionRecord, IntuitionMode, OutcomeStatus, State } from "../schem
 import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summary.ts";
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
-import { ARTIFACTS } from "../store/layout.ts";
+import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { writeManifest } from "../store/manifest.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
@@ -817,6 +817,7 @@ export class Engine {
    * state and its projection, `summary.json`, then `manifest.json` last.
    */
   async finish(): Promise<RunResult> {
+    refuseSymlinkedArtifacts(this.s.dir); // a planted link is refused before anything terminal is written
     this.#settleStatus();
     if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
@@ -929,6 +930,7 @@ export class Engine {
   /** Writes insight, the final state, summary and manifest (after `terminate`). */
   seal(outcome: Outcome, verification: Verification): RunResult {
     const s = this.s, p = this.p;
+    refuseSymlinkedArtifacts(s.dir); // never sealed in: verify would call the episode tampered
     const { steps, counters, actions } = p;
     const tool = `adapter:${s.loadedAdapter.label}`;
     const done = steps.filter((x) => x.status === "done").length;

@@ -199,7 +199,7 @@ function applyThroughGate(
     ...(didApply ? { revert_handle: proposal.revert_handle } : {}),
   });
   snap.updated_at = now;
-  writeJsonAtomic(policySnapshotPath(settings.root, ev.policyId), snap);
+  writeJsonAtomic(policySnapshotPath(settings.root, ev.policyId), snap, { root: settings.root });
   return didApply;
 }
 

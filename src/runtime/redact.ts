@@ -1,6 +1,8 @@
 /**
  * Masking secrets before anything reaches an artifact: the values of
- * environment variables named as secrets, and common token shapes.
+ * environment variables named as secrets, of those whose names say secret
+ * (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`…, see
+ * {@link envSecretNames}), and common token shapes.
  *
  * @module
  */
@@ -12,14 +14,20 @@ export const MASK = "[REDACTED]";
 const NAMED_MASK = /\[REDACTED:([A-Za-z_][A-Za-z0-9_]*)\]/g;
 
 /** Common token shapes masked even when not named. */
-export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
+export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp; group?: number }[] = [
   { name: "openai_key", pattern: /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}/g },
   { name: "anthropic_key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
   { name: "github_token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}/g },
   { name: "aws_access_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
-  { name: "slack_token", pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g },
+  { name: "slack_token", pattern: /\bxox[a-z]-[A-Za-z0-9-]{10,}/g },
   { name: "bearer_token", pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/g },
   { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  // The password of a URL (`postgres://user:pass@host`): only `group` 1 is masked, the rest stays readable.
+  {
+    name: "url_password",
+    pattern: /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@"]*:(?!\[REDACTED\]@)([^\s/@"]+)@/g,
+    group: 1,
+  },
   // A key block without its END line (cut short) is masked to the end of the text.
   {
     name: "private_key",
@@ -27,16 +35,36 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp }[] = [
   },
 ];
 
-/** One pattern matching any of {@link TOKEN_PATTERNS}: a cheap first test before the per-pattern pass. */
-const ANY_TOKEN = new RegExp(TOKEN_PATTERNS.map((t) => t.pattern.source).join("|"));
+/**
+ * A cheap first test before the per-pattern pass: one pattern for the token
+ * shapes, and for URL passwords a test for `://` first (most text has none,
+ * while a pattern starting at every word would cost on every text).
+ */
+const ANY_SHAPE = new RegExp(
+  TOKEN_PATTERNS.filter((t) => t.group === undefined).map((t) => t.pattern.source).join("|"),
+);
+const URL_PASSWORD = TOKEN_PATTERNS.find((t) => t.name === "url_password")!.pattern;
+function anyToken(text: string): boolean {
+  if (ANY_SHAPE.test(text)) return true;
+  if (!text.includes("://")) return false;
+  URL_PASSWORD.lastIndex = 0;
+  const found = URL_PASSWORD.test(text);
+  URL_PASSWORD.lastIndex = 0; // matchAll and replace start from it
+  return found;
+}
 
 /**
  * A part of every match of every {@link TOKEN_PATTERNS} entry, made only of
  * characters JSON never escapes: when it is absent from a value's JSON text,
  * no string in that value can hold a token.
  */
-const TOKEN_PREFILTER =
-  /sk-[A-Za-z0-9_-]{20}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AKIA|ASIA|xox[abprs]-|Bearer|PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{8}/;
+const SHAPE_PREFILTER =
+  /sk-[A-Za-z0-9_-]{20}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AKIA|ASIA|xox[a-z]-|Bearer|PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{8}/;
+/** The same for URL passwords: `://` then `user:password@`, tested only where `://` occurs. */
+const URL_PREFILTER = /:\/\/[^\s/:@"]*:[^\s/@"]+@/;
+function tokenPrefilter(text: string): boolean {
+  return SHAPE_PREFILTER.test(text) || (text.includes("://") && URL_PREFILTER.test(text));
+}
 
 /**
  * noema's own secrets: always masked when set, never passed to child
@@ -59,6 +87,39 @@ export const NOEMA_OWN_SECRETS: readonly string[] = ["NOEMA_SIGNING_KEY"];
 export function isNoemaSecret(name: string): boolean {
   return NOEMA_OWN_SECRETS.includes(name) ||
     /^NOEMA_(?:.*_)?(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)/i.test(name);
+}
+
+/** Names that say secret, whatever the value's length (at least 6 characters). */
+const SECRET_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL/i;
+/** Names ending in `_KEY`: a secret when the value has at least 8 characters. */
+const KEY_NAME = /_KEY$/i;
+/** Values that are settings, not secrets, whatever the variable's name (`TOKENIZERS_PARALLELISM=false`). */
+const PLAIN_VALUE = /^(?:true|false|yes|no|on|off|none|null|enabled?|disabled?|[0-9]+(?:\.[0-9]+)?)$/i;
+
+/**
+ * The environment variables whose values are masked without being named:
+ * names containing `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `API_KEY`,
+ * `PRIVATE_KEY` or `CREDENTIAL` (any case) with a value of at least 6
+ * characters, and names ending in `_KEY` with a value of at least 8 — except
+ * values that are booleans or numbers, and the names in `optOut`
+ * (`"!NAME"` entries of `secrets`, `--not-secret NAME`).
+ *
+ * @example
+ * ```ts
+ * import { envSecretNames } from "noema";
+ * envSecretNames({ GITHUB_TOKEN: "ghx_0123456789", HOME: "/home/ana", TOKENIZERS_PARALLELISM: "false" }); // ["GITHUB_TOKEN"]
+ * ```
+ */
+export function envSecretNames(
+  env: Record<string, string | undefined> = process.env,
+  optOut: readonly string[] = [],
+): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value.length < 6 || optOut.includes(name) || PLAIN_VALUE.test(value)) continue;
+    if (SECRET_NAME.test(name) || (KEY_NAME.test(name) && value.length >= 8)) out.push(name);
+  }
+  return out;
 }
 
 const live = new Map<symbol, Redactor>();
@@ -134,12 +195,21 @@ export class Redactor {
 
   /**
    * `secrets` names environment variables whose values are masked;
-   * noema's own secrets ({@link NOEMA_OWN_SECRETS}) are always added.
+   * noema's own secrets ({@link NOEMA_OWN_SECRETS}) are always added, and so
+   * are the variables whose names say secret ({@link envSecretNames}) unless
+   * `detect` is false. An entry `"!NAME"` opts `NAME` out of that detection
+   * (a name given plainly too is still masked).
    */
-  constructor(options: { secrets?: readonly string[]; env?: Record<string, string | undefined> } = {}) {
+  constructor(
+    options: { secrets?: readonly string[]; env?: Record<string, string | undefined>; detect?: boolean } = {},
+  ) {
     const env = options.env ?? process.env;
     this.#env = env;
-    const names = [...new Set([...(options.secrets ?? []), ...NOEMA_OWN_SECRETS])];
+    const given = options.secrets ?? [];
+    const named = given.filter((n) => !n.startsWith("!"));
+    const optOut = given.filter((n) => n.startsWith("!")).map((n) => n.slice(1));
+    const detected = options.detect === false ? [] : envSecretNames(env, optOut);
+    const names = [...new Set([...named, ...NOEMA_OWN_SECRETS, ...detected])];
     this.#names = new Set(names);
     this.#values = names
       .map((name) => ({ name, value: env[name] ?? "" }))
@@ -165,7 +235,7 @@ export class Redactor {
   static union(redactors: readonly Redactor[]): Redactor {
     const env: Record<string, string> = {};
     for (const r of redactors) for (const { name, value } of r.#values) env[name] ??= value;
-    return new Redactor({ secrets: Object.keys(env), env: { ...process.env, ...env } });
+    return new Redactor({ secrets: Object.keys(env), env: { ...process.env, ...env }, detect: false });
   }
 
   /**
@@ -181,7 +251,7 @@ export class Redactor {
    */
   mightContain(jsonText: string): boolean {
     for (const n of this.#needles) if (jsonText.includes(n)) return true;
-    return TOKEN_PREFILTER.test(jsonText);
+    return tokenPrefilter(jsonText);
   }
 
   /**
@@ -201,9 +271,13 @@ export class Redactor {
         out.push([i, i + s.value.length]);
       }
     }
-    if (ANY_TOKEN.test(text)) {
-      for (const { pattern } of TOKEN_PATTERNS) {
-        for (const m of text.matchAll(pattern)) out.push([m.index!, m.index! + m[0].length]);
+    if (anyToken(text)) {
+      for (const { pattern, group } of TOKEN_PATTERNS) {
+        pattern.lastIndex = 0;
+        for (const m of text.matchAll(pattern)) {
+          const start = group === undefined ? m.index! : m.index! + m[0].lastIndexOf(m[group]!);
+          out.push([start, start + (group === undefined ? m[0] : m[group]!).length]);
+        }
       }
     }
     return out;
@@ -224,16 +298,18 @@ export class Redactor {
         changed = true;
       }
     }
-    for (const { name, pattern } of ANY_TOKEN.test(out) ? TOKEN_PATTERNS : []) {
+    for (const { name, pattern, group } of anyToken(out) ? TOKEN_PATTERNS : []) {
       pattern.lastIndex = 0;
       if (!pattern.test(out)) continue;
       pattern.lastIndex = 0;
-      out = out.replace(pattern, () => {
+      out = out.replace(pattern, (m: string, ...groups: unknown[]) => {
         if (report) {
           report.masked++;
           if (!report.patterns.includes(name)) report.patterns.push(name);
         }
-        return MASK;
+        if (group === undefined) return MASK;
+        const secret = String(groups[group - 1]), at = m.lastIndexOf(secret);
+        return m.slice(0, at) + MASK + m.slice(at + secret.length);
       });
       changed = true;
     }
@@ -291,7 +367,7 @@ export class Redactor {
   /** Whether one string (a key or a value) may hold a named secret or a token. */
   readonly #suspect = (text: string): boolean => {
     for (const s of this.#values) if (text.includes(s.value)) return true;
-    return TOKEN_PREFILTER.test(text);
+    return tokenPrefilter(text);
   };
 
   #walk(value: unknown, report: RedactionReport, path: string): unknown {

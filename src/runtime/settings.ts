@@ -89,7 +89,12 @@ export const SharedSettings = {
   learn_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
   workspace: v.optional(v.string()),
   secrets: v.optional(
-    v.pipe(v.array(v.string()), v.description("Environment variable names whose values are masked in artifacts.")),
+    v.pipe(
+      v.array(v.string()),
+      v.description(
+        'Environment variable names whose values are masked in artifacts. Variables whose names say secret (*TOKEN*, *SECRET*, *PASSWORD*, *_KEY…) are masked without being named; "!NAME" opts NAME out of that.',
+      ),
+    ),
   ),
   verify: v.optional(v.pipe(v.array(v.unknown()), v.description("Verification assertions."))),
 };

@@ -3,27 +3,17 @@
  * rename over the target, fsync of the directory. A reader sees the old file
  * or the new one, never a partial one.
  *
- * Nothing is written through a symbolic link: a target that is a symlink, or
- * whose directory is one (a planted `approvals -> /elsewhere`), is refused
- * with an error naming the path ({@link refuseSymlinks}).
+ * Nothing is written through a symbolic link: with `root`, a symlink at any
+ * component of the path below the root (a planted `episodes -> /elsewhere`,
+ * `approvals -> /elsewhere`) is refused with an error naming it (see
+ * `refuseSymlinks` in `./nofollow.ts`).
  *
  * @module
  */
-import {
-  closeSync,
-  constants,
-  fsyncSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
-import { EXIT, NoemaError } from "../errors.ts";
+import { mkdirBelow, refuseSymlinks } from "./nofollow.ts";
 
 /** Owner-only permissions for artifact files. */
 export const FILE_MODE = 0o600;
@@ -32,48 +22,7 @@ export const DIR_MODE = 0o700;
 
 let counter = 0;
 
-/**
- * `O_NOFOLLOW` where the platform has it (open fails with ELOOP on a
- * symlink), else 0 (then {@link refuseSymlinks} is the only guard).
- */
-export const O_NOFOLLOW: number = constants.O_NOFOLLOW ?? 0;
-
-/**
- * Throws a {@link NoemaError} (`unsafe_path`) when `path` or its directory is
- * a symbolic link: artifacts are written only to regular files in real
- * directories, never through a link that may lead outside the episode.
- *
- * @example
- * ```ts
- * import { refuseSymlinks } from "./atomic.ts";
- * refuseSymlinks(".noema/episodes/ep_1/approvals/chk_1.json");
- * ```
- */
-export function refuseSymlinks(path: string): void {
-  for (const p of [dirname(path), path]) {
-    let link = false;
-    try {
-      link = lstatSync(p).isSymbolicLink();
-    } catch {
-      continue; // does not exist (yet)
-    }
-    if (link) {
-      throw new NoemaError("unsafe_path", "is a symbolic link; refusing to write through it", {
-        file: p,
-        exitCode: EXIT.ERROR,
-      });
-    }
-  }
-}
-
-/** Explains an ELOOP from an `O_NOFOLLOW` open as a refused symlink; other errors pass through. */
-export function symlinkError(e: unknown, path: string): unknown {
-  if ((e as { code?: string }).code !== "ELOOP") return e;
-  return new NoemaError("unsafe_path", "is a symbolic link; refusing to write through it", {
-    file: path,
-    exitCode: EXIT.ERROR,
-  });
-}
+export { O_NOFOLLOW, refuseSymlinks, symlinkError } from "./nofollow.ts";
 
 /**
  * Fsyncs a directory so a rename or a new entry in it survives a crash.
@@ -97,13 +46,25 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/** Options of {@link writeFileAtomic}. */
+export interface WriteOptions {
+  /** Fail (EEXIST) when the file already exists. @default {false} */
+  exclusive?: boolean;
+  /** fsync the file and its directory. @default {true} */
+  durable?: boolean;
+  /** The root the path lies below: no component below it may be a symlink. @default {only the file and its directory are checked} */
+  root?: string;
+}
+
 /**
  * Writes a whole file atomically and durably, creating parent directories
  * (mode 0700) as needed. The file gets mode 0600. With `exclusive`, the write
  * fails (EEXIST) when the file already exists. `durable: false` skips the
  * fsyncs (still atomic for readers and against a crashed process, not against
- * a power loss), for intermediate state rewritten after every action. A symlinked target or
- * directory is refused (see {@link refuseSymlinks}).
+ * a power loss), for intermediate state rewritten after every action. With
+ * `root`, a symlink at any component below the root is refused, and missing
+ * directories are created one at a time below it (see `mkdirBelow`); without
+ * it (a file the user named), a symlinked target or directory is refused.
  *
  * @example
  * ```ts
@@ -114,13 +75,18 @@ export function fsyncDir(dir: string): void {
 export function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  options: { exclusive?: boolean; durable?: boolean } = {},
+  options: WriteOptions = {},
 ): void {
   const durable = options.durable !== false;
   const dir = dirname(path);
-  refuseSymlinks(path);
-  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
-  refuseSymlinks(path); // a link planted while the directory was created
+  if (options.root !== undefined) {
+    mkdirBelow(dir, options.root); // every directory below the root checked, or created and checked
+    refuseSymlinks(path);
+  } else {
+    refuseSymlinks(path);
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+    refuseSymlinks(path); // a link planted while the directory was created
+  }
   const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const fd = openSync(tmp, "wx", FILE_MODE);
@@ -158,6 +124,6 @@ export function writeFileAtomic(
  * writeJsonAtomic("/tmp/x/state.json", { version: "1.0" });
  * ```
  */
-export function writeJsonAtomic(path: string, value: unknown): void {
-  writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+export function writeJsonAtomic(path: string, value: unknown, options: WriteOptions = {}): void {
+  writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n", options);
 }

@@ -8,7 +8,7 @@ import { closeSync, readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
-import { openRegularFile } from "./regular_file.ts";
+import { openRegularFile, type ReadOptions } from "./regular_file.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -34,11 +34,15 @@ function lineOfPosition(text: string, message: string): number | undefined {
  * const state = readJsonFile(".noema/episodes/ep_1/state.json");
  * ```
  */
-export function readJsonFile(path: string, label: string = path): Record<string, unknown> {
+export function readJsonFile(
+  path: string,
+  label: string = path,
+  options: ReadOptions = {},
+): Record<string, unknown> {
   let bytes: Uint8Array;
   try {
     // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
-    const fd = openRegularFile(path, label);
+    const fd = openRegularFile(path, label, options);
     try {
       bytes = readFileSync(fd);
     } finally {

@@ -9,7 +9,8 @@
 import { closeSync, constants, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { FILE_MODE, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
+import { FILE_MODE } from "./atomic.ts";
+import { O_NOFOLLOW, refuseSymlinks, symlinkError } from "./nofollow.ts";
 import { openRegularFile } from "./regular_file.ts";
 import { jsonType } from "../json.ts";
 
@@ -25,6 +26,8 @@ export interface JsonlAppenderOptions {
    * @default {false}
    */
   buffered?: boolean;
+  /** The root the file lies below: no component below it may be a symlink (see `refuseSymlinks`). @default {only the file and its directory are checked} */
+  root?: string;
 }
 
 /** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
@@ -89,7 +92,7 @@ export class JsonlAppender {
   constructor(path: string, options: JsonlAppenderOptions = {}) {
     this.path = path;
     this.#buffered = options.buffered ?? false;
-    refuseSymlinks(path);
+    refuseSymlinks(path, options.root);
     try {
       this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW, FILE_MODE);
     } catch (e) {

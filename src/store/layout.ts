@@ -133,9 +133,10 @@ export function episodeDirFor(id: string, root: string): string {
 
 /**
  * Refuses (a {@link NoemaError}, exit code 1, naming the entry) an episode
- * directory holding a symbolic link among its entries (a planted
- * `events.jsonl -> /elsewhere` or `approvals -> /elsewhere`): recovering such
- * a run would write through it. Called before anything is written.
+ * directory holding a symbolic link anywhere among its entries, at any depth
+ * (a planted `events.jsonl -> /elsewhere`, `approvals -> /elsewhere` or
+ * `approvals/chk_1.json -> /etc/passwd`): recovering or sealing such a run
+ * would write through it or seal it in. Called before anything is written.
  *
  * @example
  * ```ts
@@ -145,12 +146,14 @@ export function episodeDirFor(id: string, root: string): string {
  */
 export function refuseSymlinkedArtifacts(dir: string): void {
   for (const d of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, d.name);
     if (d.isSymbolicLink()) {
       throw new NoemaError(
         "unsafe_path",
         "is a symbolic link inside the episode; refusing to write to this episode (artifacts are regular files)",
-        { file: join(dir, d.name), exitCode: EXIT.ERROR },
+        { file: path, exitCode: EXIT.ERROR },
       );
     }
+    if (d.isDirectory()) refuseSymlinkedArtifacts(path);
   }
 }

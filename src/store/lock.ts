@@ -36,10 +36,11 @@ import {
 } from "node:fs";
 import { Buffer } from "node:buffer";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { FILE_MODE } from "./atomic.ts";
+import { episodeRoot, refuseSymlinks } from "./nofollow.ts";
 
 /** The lock file's name inside an episode directory. */
 export const LOCK_FILE = "lock";
@@ -180,6 +181,7 @@ function newInfo(purpose: string): LockInfo {
 
 /** Writes `info` to a unique temp file next to `path`, fsynced; returns its path. */
 function writeClaim(path: string, info: LockInfo): string {
+  refuseSymlinks(path, episodeRoot(dirname(path))); // the lock, its claims and tokens are in an episode directory
   const tmp = `${path}.tmp-claim-${info.nonce}-${(counter++).toString(36)}`;
   const fd = openSync(tmp, "wx", FILE_MODE);
   try {

@@ -10,7 +10,8 @@ import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.ts";
 import { writeJsonAtomic } from "./atomic.ts";
 import { sha256File } from "./hash.ts";
-import { ARTIFACTS } from "./layout.ts";
+import { ARTIFACTS, refuseSymlinkedArtifacts } from "./layout.ts";
+import { episodeRoot } from "./nofollow.ts";
 import { type SigningKey, signingKeyFromEnv, signManifest } from "./signing.ts";
 
 /**
@@ -123,7 +124,8 @@ function removeLeftoverTemps(dir: string): void {
  * `NOEMA_SIGNING_KID`, default `default`), the manifest carries an HMAC-SHA256
  * `signature` (see `src/store/signing.ts`); otherwise `signature` is `null`.
  * Temp files that killed writers left behind are removed first, so every
- * file in a sealed episode is listed (`verify` reports any other).
+ * file in a sealed episode is listed (`verify` reports any other). An episode
+ * holding a symbolic link at any depth is refused (an error naming it).
  *
  * @example
  * ```ts
@@ -138,6 +140,7 @@ export function writeManifest(
   createdAt: string,
   signingKey: SigningKey | null = signingKeyFromEnv(),
 ): Manifest {
+  refuseSymlinkedArtifacts(dir); // a planted link is never sealed in (verify would call the episode tampered)
   removeLeftoverTemps(dir);
   const files: ManifestFile[] = listArtifactFiles(dir).map((name) => ({
     name,
@@ -153,6 +156,6 @@ export function writeManifest(
     signature: null,
   };
   if (signingKey) manifest.signature = { ...signManifest(manifest, signingKey) };
-  writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest);
+  writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest, { root: episodeRoot(dir) });
   return manifest;
 }

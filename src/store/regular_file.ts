@@ -8,6 +8,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { NoemaError } from "../errors.ts";
+import { O_NOFOLLOW, symlinkError } from "./nofollow.ts";
 
 // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer (no effect on regular files).
 const O_NONBLOCK: number = constants.O_NONBLOCK ?? 0;
@@ -18,6 +19,12 @@ function kindOf(st: Stats): string {
   if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
   if (st.isSocket()) return "a socket";
   return "not a file";
+}
+
+/** Options of {@link openRegularFile} and `readJsonFile`. */
+export interface ReadOptions {
+  /** Refuse (`unsafe_path`) a symbolic link at `path` instead of following it. @default {false} */
+  noFollow?: boolean;
 }
 
 /**
@@ -34,8 +41,13 @@ function kindOf(st: Stats): string {
  * closeSync(fd);
  * ```
  */
-export function openRegularFile(path: string, label: string = path): number {
-  const fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
+export function openRegularFile(path: string, label: string = path, options: ReadOptions = {}): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | O_NONBLOCK | (options.noFollow ? O_NOFOLLOW : 0));
+  } catch (e) {
+    throw symlinkError(e, label, "read");
+  }
   let st: Stats;
   try {
     st = fstatSync(fd);

@@ -10,7 +10,8 @@
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { basename, dirname, join } from "node:path";
-import { FILE_MODE, fsyncDir, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
+import { FILE_MODE, fsyncDir } from "./atomic.ts";
+import { episodeRoot, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./nofollow.ts";
 import { readJsonl } from "./jsonl.ts";
 
 function isZero(buf: Buffer, n: number): boolean {
@@ -32,8 +33,9 @@ function isZero(buf: Buffer, n: number): boolean {
 export function setAsideTail(path: string, offset: number): string {
   const name = `${basename(path)}.torn-${offset}`;
   const target = join(dirname(path), name);
-  refuseSymlinks(path);
-  refuseSymlinks(target);
+  const root = episodeRoot(dirname(path)); // the log is in an episode directory
+  refuseSymlinks(path, root);
+  refuseSymlinks(target, root);
   let src: number | undefined, dst: number | undefined;
   try {
     src = openSync(path, constants.O_RDWR | O_NOFOLLOW);

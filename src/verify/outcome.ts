@@ -26,6 +26,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { AdapterResult, AssertionResult, Outcome, Verification, WorkspaceDiff } from "../schema/summary.ts";
 import { type AssertionSpec, evaluateAssertions } from "./assertions.ts";
+import { episodeRoot } from "../store/nofollow.ts";
 import {
   captureSnapshot,
   diffSnapshots,
@@ -240,7 +241,7 @@ export async function startVerification(options: StartVerificationOptions): Prom
       const snap = await captureSnapshot(workspace, policy, {
         onProgress: options.onProgress ? (n) => options.onProgress!(which, n) : undefined,
       });
-      writeSnapshot(join(snapDir, path), redact(snap));
+      writeSnapshot(join(snapDir, path), redact(snap), episodeRoot(snapDir));
       return snap;
     } catch (e) {
       if (e instanceof WorkspaceUnavailableError) return e;

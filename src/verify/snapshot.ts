@@ -325,7 +325,7 @@ export function snapshotJson(snapshot: Snapshot): string {
 
 /**
  * Writes a snapshot atomically (temp file, fsync, rename), creating parent
- * directories.
+ * directories; with `root`, never through a symlink below it.
  *
  * @example
  * ```ts
@@ -333,8 +333,8 @@ export function snapshotJson(snapshot: Snapshot): string {
  * writeSnapshot(".noema/episodes/ep_1/snapshots/pre.json", await captureSnapshot("."));
  * ```
  */
-export function writeSnapshot(path: string, snapshot: Snapshot): void {
-  writeFileAtomic(path, snapshotJson(snapshot));
+export function writeSnapshot(path: string, snapshot: Snapshot, root?: string): void {
+  writeFileAtomic(path, snapshotJson(snapshot), { root });
 }
 
 /**

@@ -20,6 +20,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { RunResult } from "../../runtime/engine.ts";
 import { pendingCheckpoint, type ResumeOptions } from "../../runtime/resume.ts";
 import type { RunOptions } from "../../runtime/run.ts";
+import { childEnv } from "../../plugins/process.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import type { FinishOptions } from "../core.ts";
 import { type Driver, pausedResult, startEvent } from "../driver.ts";
@@ -56,7 +57,8 @@ function runClaude(s: Session, first: string[], signal?: AbortSignal): Promise<C
   // The hook calls' resident server (src/agents/server/) listens in a directory of this run: removing it
   // when claude is done stops the server.
   const servers = mkdtempSync(join(tmpdir(), "noema-hooks-"));
-  const env = { ...process.env, NOEMA_HOOK_SERVER_DIR: servers };
+  // No noema secret reaches claude (its tools inherit its environment): the signing key stays here.
+  const env = childEnv({ ...process.env, NOEMA_HOOK_SERVER_DIR: servers });
   const child = spawn(s.bin, args, { cwd: s.workspace, stdio: ["ignore", "pipe", "pipe"], env });
   child.on("close", () => rmSync(servers, { recursive: true, force: true }));
   let out = "", err = "";

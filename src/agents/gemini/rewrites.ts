@@ -12,6 +12,7 @@ import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeJsonAtomic } from "../../store/atomic.ts";
+import { refuseSymlinks } from "../../store/nofollow.ts";
 import type { HookAnswer, PostToolEvent, PreToolEvent } from "../event.ts";
 import { geminiCallId } from "./call_id.ts";
 
@@ -46,7 +47,7 @@ export function rememberRewrite(root: string, event: PreToolEvent, answer: HookA
     schema_version: "gemini-rewrite/1.0",
     call_id: event.call_id,
     rewritten,
-  });
+  }, { root });
 }
 
 /**
@@ -64,6 +65,7 @@ export function decidedCallId(root: string, event: PostToolEvent): string {
   const path = rewritePath(root, event.call_id);
   let value: unknown;
   try {
+    refuseSymlinks(path, root, "read"); // nothing is read or removed through a link below the root
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch {
     return event.call_id; // no rewrite of this call (or an unreadable entry: the event's own id)

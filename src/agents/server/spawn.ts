@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { childEnv } from "../../plugins/process.ts";
 
 /**
  * The command that runs this noema again: the binary itself, or Bun with
@@ -44,7 +45,8 @@ export function startServer(argv: readonly string[], socket: string): boolean {
     const child = spawn(self[0], [...self.slice(1), ...argv], {
       detached: true,
       stdio: "ignore",
-      env: { ...process.env, NOEMA_HOOK_SERVE: socket },
+      // noema itself, sealing what the hook would have sealed: it keeps the hook's environment (the agent's own).
+      env: childEnv({ ...process.env, NOEMA_HOOK_SERVE: socket }, { noema: true }),
     });
     child.on("error", () => {});
     child.unref();

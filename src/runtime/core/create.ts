@@ -15,6 +15,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { PlanStep } from "../../schema/plan.ts";
 import type { State } from "../../schema/state.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../../store/atomic.ts";
+import { mkdirBelow, refuseSymlinks } from "../../store/nofollow.ts";
 import { sweepStaleStaging } from "../../store/staging.ts";
 import type { JsonlAppender } from "../../store/jsonl.ts";
 import { ARTIFACTS } from "../../store/layout.ts";
@@ -82,7 +83,7 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
 
 /** The hidden staging directory of a new episode (stale ones that killed runs left behind are swept first). */
 function makeStaging(root: string, episodeId: string): string {
-  mkdirSync(join(root, "episodes"), { recursive: true, mode: DIR_MODE });
+  mkdirBelow(join(root, "episodes"), root); // never through a planted `episodes -> /elsewhere`
   const staging = join(root, "episodes", `.tmp-${episodeId}-${process.pid}`);
   sweepStaleStaging(join(root, "episodes")); // staging dirs that killed runs left behind
   try {
@@ -96,9 +97,11 @@ function makeStaging(root: string, episodeId: string): string {
 /** Renames the staging directory into place (removing it if that fails) and makes the rename durable. */
 function moveIntoPlace(staging: string, dir: string, root: string): void {
   try {
+    refuseSymlinks(dir, root);
     renameSync(staging, dir);
   } catch (e) {
     rmSync(staging, { recursive: true, force: true });
+    if (e instanceof NoemaError) throw e;
     throw new NoemaError("exists", `cannot create ${dir}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
   }
   fsyncDir(join(root, "episodes"));
