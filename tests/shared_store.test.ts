@@ -723,3 +723,22 @@ describe("shared store: roles", { skip }, () => {
     }
   });
 });
+
+describe("shared store: pull writes nothing through a symlink", { skip }, () => {
+  test("an episodes/ directory that is a symlink is refused, and nothing is written through it", async () => {
+    const pg = await startPostgres();
+    const db = new PostgresStore(pg.createDatabase());
+    const b = tempDir(), elsewhere = tempDir();
+    try {
+      await db.migrate();
+      await db.appendLines("ep_pulled", "events.jsonl", 1, [bytes("{}")]);
+      fsModule.symlinkSync(elsewhere.path, join(b.path, "episodes"));
+      await assert.rejects(pullEpisode(db, "ep_pulled", b.path), /symbolic link/);
+      assert.deepEqual(readdirSync(elsewhere.path), []);
+    } finally {
+      await db.close();
+      b.cleanup();
+      elsewhere.cleanup();
+    }
+  });
+});

@@ -24,7 +24,7 @@ const dirOf = (root: string) => join(root, "state", "publish-pending");
  */
 export function markPending(root: string, id: string): void {
   assertEpisodeId(id);
-  writeFileAtomic(join(dirOf(root), id), "", { durable: false });
+  writeFileAtomic(join(dirOf(root), id), "", { durable: false, root }); // nothing written through a symlink
 }
 
 /**

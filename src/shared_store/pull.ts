@@ -11,7 +11,8 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, renameSync, rmSy
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
-import { DIR_MODE, FILE_MODE, fsyncDir, O_NOFOLLOW } from "../store/atomic.ts";
+import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
+import { mkdirBelow, O_NOFOLLOW } from "../store/nofollow.ts";
 import { assertEpisodeId } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { SharedStore } from "./shared_store.ts";
@@ -26,13 +27,20 @@ function safeName(name: string): string {
   return name;
 }
 
-function createFile(path: string): number {
-  mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+/** Creates a new file under `top` (the fresh temporary directory): no component may be a symlink. */
+function createFile(path: string, top: string): number {
+  mkdirBelow(dirname(path), top);
   return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, FILE_MODE);
 }
 
-async function writeStream(store: SharedStore, id: string, stream: string, path: string): Promise<number> {
-  const fd = createFile(path);
+async function writeStream(
+  store: SharedStore,
+  id: string,
+  stream: string,
+  path: string,
+  top: string,
+): Promise<number> {
+  const fd = createFile(path, top);
   let seq = 1;
   try {
     for (;;) {
@@ -82,18 +90,18 @@ export async function pullEpisode(store: SharedStore, id: string, root: string):
   if (streams.length === 0 && files.length === 0) {
     throw new NoemaError("not_found", `episode ${id} is not in the shared store ${store.location}`);
   }
-  mkdirSync(parent, { recursive: true, mode: DIR_MODE });
+  mkdirBelow(parent, root);
   const tmp = join(parent, `.tmp-pull-${id}-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { mode: DIR_MODE });
   try {
     let lines = 0;
-    for (const s of streams) lines += await writeStream(store, id, s.stream, join(tmp, safeName(s.stream)));
+    for (const s of streams) lines += await writeStream(store, id, s.stream, join(tmp, safeName(s.stream)), tmp);
     const written = new Set(streams.map((s) => s.stream));
     for (const f of files.filter((f) => !written.has(f.name))) {
       const bytes = await store.readFile(id, f.name);
       if (bytes === null) continue;
-      const fd = createFile(join(tmp, safeName(f.name)));
+      const fd = createFile(join(tmp, safeName(f.name)), tmp);
       try {
         writeSync(fd, bytes);
       } finally {
