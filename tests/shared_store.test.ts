@@ -376,6 +376,28 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
     }
   });
 
+  test("store in noema.jsonc selects the store; NOEMA_STORE and --store win over it; a bad one is located", async () => {
+    const d = tempDir();
+    const db = new PostgresStore(url);
+    try {
+      await db.migrate();
+      await db.upsertCatalog(row("ep_from_jsonc_host", { host: "host-jsonc" }));
+      d.file("noema.jsonc", `{ // the team's store\n  "store": "${url}" }`);
+      const r = cli(["list", "--json", "--host", "host-jsonc"], { cwd: d.path, env: { NOEMA_STORE: undefined } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout).map((e: { episode_id: string }) => e.episode_id), ["ep_from_jsonc_host"]);
+      const over = cli(["store", "status"], { cwd: d.path, env: { NOEMA_STORE: "postgres://x:pw@127.0.0.1:1/none" } });
+      assert.equal(over.code, 1, "NOEMA_STORE wins: an unreachable store");
+      d.file("noema.jsonc", `{ "store": "mysql://db" }`);
+      const bad = cli(["list", "--host", "x"], { cwd: d.path, env: { NOEMA_STORE: undefined } });
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /noema\.jsonc.*store/);
+    } finally {
+      await db.close();
+      d.cleanup();
+    }
+  });
+
   test("an unreachable store is a clear error naming it, without its password", () => {
     const r = cli(["store", "status", "--store", "postgres://ana:hunter2@127.0.0.1:1/noema"], { timeoutMs: 30_000 });
     assert.equal(r.code, 1);
@@ -483,7 +505,7 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       const r = await child;
       assert.equal(r.code, 0, r.stderr);
       const id = JSON.parse(r.stdout).episode_id;
-      assert.equal(r.stderr.match(/shared store/g)?.length, 1, r.stderr); // said once
+      assert.equal(r.stderr.match(/cannot be reached/g)?.length, 1, r.stderr); // said once
       assert.match(r.stderr, /noema sync/);
       assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "marked pending");
       pg.restart();

@@ -9,6 +9,7 @@
  * @module
  */
 import { Command, CommanderError, type CommandUnknownOpts } from "@commander-js/extra-typings";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT, type ExitCode } from "../errors.ts";
 import { loadCommands } from "./commands/index.ts";
@@ -89,13 +90,13 @@ export function buildProgram(
   for (const register of registers) register(program, ctx);
   // A read command given an id that only the shared store holds reads a pulled copy.
   program.hook("preAction", async (_program, action) => {
-    if (!process.env.NOEMA_STORE && action.optsWithGlobals().store === undefined) return; // no store: no cost
+    if (!storeMayBeSet(action)) return; // no store: no cost
     const { pullMissingEpisodes } = await import("./store_pull.ts");
     await pullMissingEpisodes(action as unknown as CommandUnknownOpts);
   });
   // With a store: after any command, publish what earlier runs could not (bounded, never failing the command).
   program.hook("postAction", async (_program, action) => {
-    if (!process.env.NOEMA_STORE && action.optsWithGlobals().store === undefined) return;
+    if (!storeMayBeSet(action)) return;
     const [{ storeUrlOf }, { publishPendingAfter }, { resolveRoot }] = await Promise.all([
       import("./store_option.ts"),
       import("./store_publish.ts"),
@@ -106,6 +107,11 @@ export function buildProgram(
     if (pick) await publishPendingAfter(action, out, pick, root);
   });
   return program;
+}
+
+/** Whether a store may be configured (`--store`, `NOEMA_STORE`, or a `noema.jsonc` that may name one). */
+function storeMayBeSet(action: { optsWithGlobals(): Record<string, unknown> }): boolean {
+  return !!process.env.NOEMA_STORE || action.optsWithGlobals().store !== undefined || existsSync("noema.jsonc");
 }
 
 /** The first word of `argv` that is not an option (nor `--root`'s or `--store`'s value): the command it names, if any. */

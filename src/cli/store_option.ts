@@ -1,6 +1,6 @@
 /**
  * The shared store a command uses: the global `--store URL`, else
- * `NOEMA_STORE`; null means local files only.
+ * `NOEMA_STORE`, else `store` in `./noema.jsonc`; null means local files only.
  *
  * @module
  */
@@ -8,6 +8,11 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { resolveStoreUrl } from "../shared_store/store_url.ts";
 import { usageError } from "./errors.ts";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { PROJECT_CONFIG } from "../runtime/load_settings.ts";
+import { ProjectConfig } from "../runtime/settings.ts";
+import { readSettingsFile } from "../runtime/jsonc.ts";
 
 /**
  * The store URL in force for a command, or null.
@@ -19,7 +24,13 @@ import { usageError } from "./errors.ts";
  */
 export function storeUrlOf(cmd: CommandUnknownOpts): { url: string; from: string } | null {
   const all = cmd.optsWithGlobals() as Record<string, unknown>;
-  return resolveStoreUrl(typeof all.store === "string" ? all.store : undefined);
+  return resolveStoreUrl(typeof all.store === "string" ? all.store : undefined, projectStore());
+}
+
+/** The `store` of `./noema.jsonc`, if it has one (a located error when the file is invalid). */
+function projectStore(): string | undefined {
+  if (!existsSync(PROJECT_CONFIG)) return undefined;
+  return readSettingsFile(resolve(PROJECT_CONFIG), ProjectConfig).store;
 }
 
 /**

@@ -45,6 +45,11 @@ function handOff(root: string, id: string, pick: { url: string; from: string }):
   child.unref();
 }
 
+/** An error about the store, naming it once. */
+function aboutStore(location: string, e: Error): string {
+  return e.message.includes(location) ? e.message : `shared store ${location}: ${e.message}`;
+}
+
 /** Set once this process has said the store is unreachable: it says so once. */
 let saidDown = false;
 
@@ -82,7 +87,7 @@ export async function startLivePublishing(
       onUnavailable: (err) => {
         if (!saidDown) {
           out.note(
-            `noema: shared store ${store.location}: ${err.message}; the run goes on locally, ` +
+            `noema: ${aboutStore(store.location, err)}; the run goes on locally, ` +
               `and noema sync (or the next noema command) publishes it`,
           );
         }
@@ -158,9 +163,7 @@ export async function publishPendingAfter(
     store = await openSharedStore(pick.url, pick.from);
     await publishPending(store, root);
   } catch (e) {
-    out.note(
-      `noema: shared store ${store?.location ?? "(unopened)"}: ${(e as Error).message}; noema sync publishes later`,
-    );
+    out.note(`noema: ${aboutStore(store?.location ?? pick.from, e as Error)}; noema sync publishes later`);
   } finally {
     await store?.close().catch(() => {});
   }

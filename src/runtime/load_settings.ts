@@ -55,7 +55,10 @@ function resolvePaths(base: string, list: readonly string[] | undefined): string
   return list?.map((p) => (isAbsolute(p) ? p : resolve(base, p)));
 }
 
-type FileSettings = Omit<ProjectConfig, "$schema" | "policies_dir"> & { steps?: StepSpec[]; episode_id?: string };
+type FileSettings = Omit<ProjectConfig, "$schema" | "policies_dir" | "store"> & {
+  steps?: StepSpec[];
+  episode_id?: string;
+};
 
 const PLUGIN_FILE = /\.[cm]?[jt]s$/;
 
@@ -139,7 +142,7 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
   const configPath = join(cwd, PROJECT_CONFIG);
   let policiesDir: string | undefined;
   if (existsSync(configPath)) {
-    const { policies_dir, ...config } = readSettingsFile(configPath, ProjectConfig);
+    const { policies_dir, store: _store, ...config } = readSettingsFile(configPath, ProjectConfig);
     policiesDir = policies_dir;
     const fromConfig = toOptions(config, cwd, configPath);
     if (policiesDir !== undefined) {

@@ -133,6 +133,16 @@ export type TaskFile = v.InferOutput<typeof TaskFile>;
 export const ProjectConfig = v.strictObject({
   $schema: v.optional(v.string()),
   root: v.optional(v.pipe(v.string(), v.description("Root directory for episodes (like --root)."))),
+  store: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+      v.description(
+        "The shared store, postgres://user@host:port/db (like --store; NOEMA_STORE wins). Keep its password out of " +
+          "the file: ~/.pgpass or PGPASSWORD.",
+      ),
+    ),
+  ),
   policies_dir: v.optional(
     v.pipe(
       v.string(),

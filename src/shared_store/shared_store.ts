@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { EXIT, NoemaError } from "../errors.ts";
 
 /** Where a run is now (as `noema list` says). */
 export type CatalogRunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed";
@@ -89,11 +90,13 @@ export interface StoredDecision {
 }
 
 /** A checkpoint that already has a decision: the second decider loses (exit 8, as locally). */
-export class AlreadyDecidedError extends Error {
+export class AlreadyDecidedError extends NoemaError {
   constructor(readonly existing: StoredDecision) {
     super(
+      "already_decided",
       `checkpoint ${existing.checkpoint_id} of ${existing.episode_id} was already ${existing.decision} by ` +
         `${existing.by} on ${existing.host} at ${existing.at}`,
+      { exitCode: EXIT.CONSUMED },
     );
     this.name = "AlreadyDecidedError";
   }
@@ -161,9 +164,10 @@ export interface StoreStatus {
  * A line stored under the same `(episode_id, stream, seq)` with different
  * bytes: the store never overwrites it, and the publisher reports it loudly.
  */
-export class StoreConflictError extends Error {
+export class StoreConflictError extends NoemaError {
   constructor(readonly episodeId: string, readonly stream: string, readonly seq: number) {
     super(
+      "store_conflict",
       `shared store conflict: ${episodeId}/${stream} line ${seq} is already stored with different bytes ` +
         `(two writers for one episode?); the stored line is kept`,
     );
@@ -186,20 +190,23 @@ export interface LeaseOptions {
 }
 
 /** Another live writer holds the episode's lease. */
-export class LeaseHeldError extends Error {
+export class LeaseHeldError extends NoemaError {
   constructor(readonly episodeId: string, readonly owner: LeaseOwner) {
     super(
+      "lease_held",
       `another writer holds ${episodeId} in the shared store (${owner.host} pid ${owner.pid}); ` +
         `one writer per episode: this copy is not published`,
+      { exitCode: EXIT.LOCKED },
     );
     this.name = "LeaseHeldError";
   }
 }
 
 /** A write carrying a fencing token older than the lease's: a newer writer took the episode over. */
-export class StaleLeaseError extends Error {
+export class StaleLeaseError extends NoemaError {
   constructor(readonly episodeId: string, readonly token: number, readonly current: number) {
     super(
+      "stale_lease",
       `the shared store refused a write to ${episodeId}: fencing token ${token} is stale ` +
         `(the lease is at ${current}; another writer took the episode over)`,
     );
@@ -208,10 +215,18 @@ export class StaleLeaseError extends Error {
 }
 
 /** A store whose schema is missing or older than this noema needs. */
-export class StoreSchemaError extends Error {
+export class StoreSchemaError extends NoemaError {
   constructor(message: string) {
-    super(message);
+    super("store_schema", message);
     this.name = "StoreSchemaError";
+  }
+}
+
+/** The store cannot be reached (down, refusing, wrong credentials, no such database). */
+export class StoreUnreachableError extends NoemaError {
+  constructor(location: string, why: string) {
+    super("store_unreachable", `the shared store at ${location} cannot be reached: ${why}`);
+    this.name = "StoreUnreachableError";
   }
 }
 

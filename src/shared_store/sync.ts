@@ -13,7 +13,7 @@ import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import { EpisodePublisher } from "./publish.ts";
 import type { SharedStore } from "./shared_store.ts";
-import { LeaseHeldError, StaleLeaseError, StoreConflictError } from "./shared_store.ts";
+import { LeaseHeldError } from "./shared_store.ts";
 import { lockStatus } from "../store/lock.ts";
 
 /** One episode's result in {@link syncRoot}. */
@@ -90,9 +90,11 @@ export async function syncRoot(
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {
-      const expected = e instanceof StoreConflictError || e instanceof NoemaError || e instanceof LeaseHeldError ||
-        e instanceof StaleLeaseError;
-      if (!expected) throw e; // the store itself failed
+      // One episode's trouble (a conflict, another writer, an unreadable file) is its row's error;
+      // the store itself failing (unreachable, read-only, no schema) stops the sync.
+      const fatal = !(e instanceof NoemaError) ||
+        ["store_unreachable", "store_read_only", "store_schema"].includes(e.code);
+      if (fatal) throw e;
       row.error = (e as Error).message;
     }
     rows.push(row);

@@ -12,6 +12,7 @@
  * @module
  */
 import postgres from "postgres";
+import { NoemaError } from "../../errors.ts";
 import { sha256 } from "../../store/hash.ts";
 import {
   AlreadyDecidedError,
@@ -29,6 +30,7 @@ import {
   type StoredFile,
   StoreSchemaError,
   type StoreStatus,
+  StoreUnreachableError,
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
@@ -38,11 +40,31 @@ type Sql = postgres.Sql;
 /** The NOTIFY channel: its payload is the id of an episode that got new lines or a new catalog row. */
 export const NOTIFY_CHANNEL = "noema_episode";
 
+/** Error codes that mean the store cannot be used at all (connection, authentication, database). */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EPIPE",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "28P01", // password authentication failed
+  "28000", // no such role / not allowed
+  "3D000", // no such database
+  "57P01", // terminated by an administrator (a server shutting down)
+  "57P03", // the server is starting up or shutting down
+]);
+
 /** Turns a refused write of a read-only role into an error that says so. */
 function explain(e: unknown, location: string): unknown {
   const err = e as { code?: string; message?: string };
   if (err?.code === "42501" || err?.code === "25006") {
-    return new Error(
+    return new NoemaError(
+      "store_read_only",
       `the shared store at ${location} refused a write: this role may only read (${err.message}). ` +
         `Use a writer role for runners (see docs/store.md).`,
     );
@@ -50,6 +72,7 @@ function explain(e: unknown, location: string): unknown {
   if (err?.code === "42P01") {
     return new StoreSchemaError(`the shared store at ${location} has no noema schema: run noema store init`);
   }
+  if (UNREACHABLE.has(String(err?.code))) return new StoreUnreachableError(location, String(err?.message));
   return e;
 }
 
