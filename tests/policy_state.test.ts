@@ -61,6 +61,8 @@ describe("advise receives the contract's state snapshot", () => {
         assert.equal(s.total, 3);
         assert.equal(s.frozen, true);
         assert.equal(s.threw, true, "assigning to the frozen state throws");
+        assert.deepEqual(s.unfrozen, [], "every object and array the policy can reach is frozen");
+        assert.equal(s.refreeze, true);
       }
       assert.deepEqual(seen.map((s) => s.statuses), [
         ["pending", "pending", "pending"],

@@ -1,15 +1,23 @@
 /**
- * Read-only views of growing lists, for the state snapshot policies get.
+ * Read-only, frozen views of growing lists, for the state snapshot policies
+ * get.
  *
  * A real frozen array would have to be copied and frozen again each time the
- * list grows; freezing a 10,000-entry array costs about 17 ms under Bun (JSC
- * moves it to slow storage) and 25 µs under Deno. A view instead shows a
- * snapshot of a {@link SharedList} (which never changes once taken): it is an `Array`
- * (`Array.isArray` is true; `map`, `some`, `for…of`, `JSON.stringify` work),
- * its entries are deeply frozen, and every change (assigning, `push`,
- * `delete`, defining a property) throws a `TypeError`, as on a frozen array.
- * `Object.isFrozen` reports false for the list itself (a proxy cannot claim
- * to be frozen over a target that is not).
+ * list changes; freezing a 10,000-entry array costs milliseconds under Bun
+ * (JSC moves its entries to slow dictionary storage, and even
+ * `Object.isFrozen` on it then walks them all) and about 10 µs under Deno. A
+ * view instead shows a snapshot of a {@link SharedList} (which never changes
+ * once taken): it is an `Array` (`Array.isArray` is true; `map`, `some`,
+ * `for…of`, `JSON.stringify` work, reading the snapshot), its entries are
+ * deeply frozen, every change (assigning, `push`, `delete`, defining a
+ * property) throws a `TypeError`, as on a frozen array, and it is frozen:
+ * `Object.isFrozen` is true. What makes it frozen is paid only when asked:
+ * the first reflective operation (`Object.isFrozen`, `isExtensible`,
+ * `Object.keys`, `getOwnPropertyDescriptor`, `Object.freeze`…) copies the
+ * entries into the proxy's target and freezes it (the proxy invariants then
+ * hold against a frozen target), so a policy that only reads the list never
+ * pays for a frozen copy; one that checks `Object.isFrozen` pays once per
+ * view, as checking a real frozen array costs under Bun anyway.
  *
  * @module
  */
@@ -68,46 +76,61 @@ function refuse(what: string): never {
  */
 export function listView<T>(snapshot: ListSnapshot<T>): readonly T[] {
   const target: unknown[] = [];
-  shown.set(target, snapshot);
-  const view = new Proxy(target, HANDLER) as readonly T[];
+  // A handler per view (inheriting every trap), so that once its target is frozen the view can drop its traps.
+  const handler = Object.create(HANDLER) as ProxyHandler<unknown[]>;
+  shown.set(target, { snapshot, handler });
+  const view = new Proxy(target, handler) as readonly T[];
   sources.set(view, snapshot);
   return view;
 }
 
-/** The snapshot behind each view's proxy target (one handler serves every view). */
-const shown = new WeakMap<object, ListSnapshot<unknown>>();
+/** The snapshot behind each view's proxy target, and the view's handler. */
+const shown = new WeakMap<object, { snapshot: ListSnapshot<unknown>; handler: ProxyHandler<unknown[]> }>();
+
+/**
+ * The traps a view drops once its target holds the entries, frozen: the
+ * proxy then forwards these operations to the target natively (a JS trap per
+ * entry would make `Object.isFrozen` cost a trap call per entry). Changes
+ * keep their traps, for the message.
+ */
+const FORWARDED = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "isExtensible", "preventExtensions"] as const;
+
+/**
+ * The proxy's target, holding the snapshot's entries and frozen: made on the
+ * first reflective operation (see the module doc), so that what the view
+ * reports (non-extensible, non-configurable, non-writable entries) holds
+ * against its target, as the proxy invariants require.
+ */
+function frozenTarget(t: unknown[]): readonly unknown[] {
+  if (!Object.isExtensible(t)) return t;
+  const { snapshot, handler } = shown.get(t)!;
+  t.length = snapshot.length;
+  for (let i = 0; i < snapshot.length; i++) t[i] = entryAt(snapshot, i);
+  Object.freeze(t);
+  for (const trap of FORWARDED) handler[trap] = undefined;
+  return t;
+}
 
 const HANDLER: ProxyHandler<unknown[]> = {
   get(t, prop, receiver) {
-    if (prop === "length") return shown.get(t)!.length;
-    if (isIndex(prop)) return entryAt(shown.get(t)!, Number(prop));
+    if (prop === "length") return shown.get(t)!.snapshot.length;
+    if (isIndex(prop)) return entryAt(shown.get(t)!.snapshot, Number(prop));
     return Reflect.get(t, prop, receiver);
   },
   has(t, prop) {
-    if (isIndex(prop)) return Number(prop) < shown.get(t)!.length;
+    if (isIndex(prop)) return Number(prop) < shown.get(t)!.snapshot.length;
     return Reflect.has(t, prop);
   },
-  ownKeys(t) {
-    const { length } = shown.get(t)!;
-    const keys: string[] = [];
-    for (let i = 0; i < length; i++) keys.push(String(i));
-    keys.push("length");
-    return keys;
-  },
-  getOwnPropertyDescriptor(t, prop) {
-    const snapshot = shown.get(t)!;
-    if (isIndex(prop)) {
-      const i = Number(prop);
-      return i < snapshot.length
-        ? { value: entryAt(snapshot, i), writable: false, enumerable: true, configurable: true }
-        : undefined;
-    }
-    if (prop === "length") return { value: snapshot.length, writable: true, enumerable: false, configurable: false };
-    return Reflect.getOwnPropertyDescriptor(t, prop);
+  ownKeys: (t) => Reflect.ownKeys(frozenTarget(t)),
+  getOwnPropertyDescriptor: (t, prop) => Reflect.getOwnPropertyDescriptor(frozenTarget(t), prop),
+  isExtensible: (t) => Reflect.isExtensible(frozenTarget(t)),
+  // Freezing a frozen list is allowed and changes nothing; any real change is refused (a TypeError).
+  preventExtensions: (t) => Reflect.preventExtensions(frozenTarget(t)),
+  defineProperty(t, prop, descriptor) {
+    if (Reflect.defineProperty(frozenTarget(t), prop, descriptor)) return true;
+    return refuse("define a property on a list");
   },
   set: () => refuse("assign to a list"),
-  defineProperty: () => refuse("define a property on a list"),
   deleteProperty: () => refuse("delete from a list"),
   setPrototypeOf: () => refuse("change a list's prototype"),
-  preventExtensions: () => refuse("freeze a list again"),
 };
