@@ -56,9 +56,9 @@ export class EventTrace {
     this.#plan.add(event);
   }
 
-  /** The plan rebuilt so far, or null when no `plan` event was seen. */
-  plan(): Plan | null {
-    return this.#plan.plan();
+  /** The plan rebuilt so far (not a copy: read it, do not change it), or null when no `plan` event was seen. */
+  plan(): Readonly<Plan> | null {
+    return this.#plan.current();
   }
 }
 
@@ -85,7 +85,7 @@ const show = (x: unknown) => (x === undefined ? "absent" : JSON.stringify(x));
  * ); // ['plan.steps[0] (step-1).status: state.json says "done", the events say "failed"']
  * ```
  */
-export function planDifferences(state: Json, rebuilt: Plan): string[] {
+export function planDifferences(state: Json, rebuilt: Readonly<Plan>): string[] {
   const out: string[] = [];
   const says = (field: string, a: unknown, b: unknown) =>
     `${field}: state.json says ${show(a)}, the events say ${show(b)}`;
@@ -134,8 +134,9 @@ export function checkPlanTrace(c: Collector, f: TraceFacts): void {
   const stateFile = display(join(f.dir, ARTIFACTS.state));
   const rebuilt = f.trace.plan();
   const steps = (plan as Json).steps;
+  if (!Array.isArray(steps)) return; // a state.schema problem already
   if (!rebuilt) {
-    if (Array.isArray(steps) && steps.length > 0) {
+    if (steps.length > 0) {
       c.add(stateFile, "trace.plan", `plan.steps: ${steps.length} steps, but events.jsonl has no plan event`);
     }
     return;
