@@ -13,7 +13,10 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildFixture, EPISODE_ID, type EpisodeModel } from "../scripts/make-fixtures.ts";
+import { buildFixture, EPISODE_ID, type EpisodeModel, fixtureEpisode } from "../scripts/make-fixtures.ts";
+import { reconstructPlan } from "../src/read/plan.ts";
+import { readJsonl } from "../src/store/jsonl.ts";
+import { EventTrace } from "../src/validate/trace_rules.ts";
 import { RULES } from "../src/validate/rules.ts";
 import { validateEpisodeDir } from "../src/validate/validate.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -69,6 +72,38 @@ describe("a terminal state.json plan equals the plan rebuilt from the events", (
       "trace.plan plan.steps[3] (step-4): in state.json, but not in the latest plan event",
       'trace.plan plan.steps[2] (step-3).status: state.json says "skipped", the events say "done"',
     ]);
+  });
+
+  test("the trace rebuilds what reconstructPlan rebuilds (step_records, legacy labels, defaults)", () => {
+    const logs: Json[][] = ["valid-terminal", "valid-legacy-plan", "valid-nonterminal"].map((d) =>
+      [...readJsonl(join(fixtureEpisode(d), "events.jsonl"))].map((e) => e.value as Json)
+    );
+    logs.push([
+      {
+        phase: "plan",
+        agent_id: "agent:x",
+        timestamp: "2026-01-01T00:00:00.000Z",
+        payload: { steps: ["a", 1, "act:b"] },
+      },
+      {
+        phase: "plan",
+        timestamp: "t2",
+        payload: { source: "s", step_records: [{ status: "done" }, { id: "z", status: "?" }] },
+      },
+      { phase: "act", payload: { step_id: "z", step_status: "failed" } },
+      { phase: "act", payload: { step_id: "step-1" } },
+    ]);
+    for (const log of logs) {
+      const trace = new EventTrace();
+      log.forEach((e, i) => trace.add(e, i + 1));
+      const want = reconstructPlan(log as never)!;
+      assert.deepEqual(trace.plan(), {
+        source: want.source,
+        updated_at: want.updated_at,
+        ids: want.steps.map((x) => x.id),
+        statuses: want.steps.map((x) => x.status),
+      });
+    }
   });
 
   test("a non-terminal run is not compared (its latest steps may not be announced yet)", () => {

@@ -94,18 +94,8 @@ export class PlanProjector {
 
   /** The plan so far, or `null` when no `plan` event was seen. */
   plan(): Plan | null {
-    const plan = this.current();
-    return plan && { ...plan, steps: plan.steps.map((s) => ({ ...s })) };
-  }
-
-  /**
-   * The plan so far without copying its steps (they are the projector's own:
-   * read them before feeding more events, never change them), or `null`.
-   * For readers of a long plan that only compare it, as `validate` does.
-   */
-  current(): Readonly<Plan> | null {
     if (!this.#steps) return null;
-    const plan: Plan = { steps: this.#steps };
+    const plan: Plan = { steps: this.#steps.map((s) => ({ ...s })) };
     if (this.#source !== undefined) plan.source = this.#source;
     if (this.#updatedAt !== undefined) plan.updated_at = this.#updatedAt;
     if (this.#rationale !== undefined) plan.rationale = this.#rationale;

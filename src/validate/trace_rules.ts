@@ -18,28 +18,46 @@
  * @module
  */
 import { basename, join } from "node:path";
-import { PlanProjector } from "../read/plan.ts";
-import type { Plan } from "../schema/plan.ts";
+import { STEP_STATUSES, type StepStatus } from "../schema/plan.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { type Collector, display } from "./collector.ts";
 
 type Json = Record<string, unknown>;
 
 /**
+ * What the contract's plan reconstruction gives, reduced to what `trace.plan`
+ * compares: the latest `plan` event's `source` (else its `agent_id`) and
+ * timestamp, its step ids in order, and each step's status after the later
+ * `act` events.
+ */
+export interface RebuiltPlan {
+  source: string | undefined;
+  updated_at: string | undefined;
+  ids: readonly string[];
+  statuses: readonly string[];
+}
+
+/**
  * What the event scan gathers for these rules: fed every parsed event, in
- * file order.
+ * file order. The plan is rebuilt by the rules `read/plan.ts` applies
+ * (`step_records`, else legacy `<kind>:<description>` labels; a record
+ * without a string id is `step-<n>`, without a known status `pending`), but
+ * only ids and statuses are kept, so that a 100,000-step plan costs little
+ * memory next to the event line that announced it.
  *
  * @example
  * ```ts
  * import { EventTrace } from "./trace_rules.ts";
  * const t = new EventTrace();
  * t.add({ episode_id: "ep_1", phase: "plan", timestamp: "2026-01-01T00:00:00Z", payload: { steps: ["act:x"] } }, 2);
- * t.plan()?.steps[0].id; // "step-1"
+ * t.plan()?.ids; // ["step-1"]
  * t.firstEpisodeId; // { id: "ep_1", line: 2 }
  * ```
  */
 export class EventTrace {
-  readonly #plan = new PlanProjector();
+  #plan: { source: string | undefined; updated_at: string | undefined; ids: string[]; statuses: string[] } | null =
+    null;
+  #index = new Map<string, number>();
   /** The line of the latest `plan` event, or null when none was seen. */
   planLine: number | null = null;
   /** The first event's `episode_id` (when it is a string) and its line. */
@@ -52,13 +70,44 @@ export class EventTrace {
       this.#seen = true;
       if (typeof event.episode_id === "string") this.firstEpisodeId = { id: event.episode_id, line };
     }
-    if (event.phase === "plan") this.planLine = line;
-    this.#plan.add(event);
+    const payload = typeof event.payload === "object" && event.payload !== null ? event.payload as Json : {};
+    if (event.phase === "plan") {
+      this.planLine = line;
+      this.#planEvent(event, payload);
+    } else if (event.phase === "act" && this.#plan) {
+      const { step_id: id, step_status: status } = payload;
+      const i = typeof id === "string" && typeof status === "string" ? this.#index.get(id) : undefined;
+      if (i !== undefined) this.#plan.statuses[i] = status as string;
+    }
   }
 
-  /** The plan rebuilt so far (not a copy: read it, do not change it), or null when no `plan` event was seen. */
-  plan(): Readonly<Plan> | null {
-    return this.#plan.current();
+  #planEvent(event: Json, payload: Json): void {
+    const ids: string[] = [], statuses: string[] = [];
+    if (Array.isArray(payload.step_records)) {
+      payload.step_records.forEach((r, i) => {
+        const rec = typeof r === "object" && r !== null ? r as Json : {};
+        ids.push(typeof rec.id === "string" ? rec.id : `step-${i + 1}`);
+        statuses.push(STEP_STATUSES.includes(rec.status as StepStatus) ? rec.status as string : "pending");
+      });
+    } else if (Array.isArray(payload.steps)) {
+      let n = 0;
+      for (const label of payload.steps) {
+        if (typeof label === "string") ids.push(`step-${++n}`), statuses.push("pending");
+      }
+    }
+    const source = typeof payload.source === "string"
+      ? payload.source
+      : typeof event.agent_id === "string"
+      ? event.agent_id
+      : undefined;
+    const updated_at = typeof event.timestamp === "string" ? event.timestamp : undefined;
+    this.#plan = { source, updated_at, ids, statuses };
+    this.#index = new Map(ids.map((id, i) => [id, i]));
+  }
+
+  /** The plan rebuilt so far, or null when no `plan` event was seen. */
+  plan(): RebuiltPlan | null {
+    return this.#plan;
   }
 }
 
@@ -81,11 +130,11 @@ const show = (x: unknown) => (x === undefined ? "absent" : JSON.stringify(x));
  * import { planDifferences } from "./trace_rules.ts";
  * planDifferences(
  *   { steps: [{ id: "step-1", kind: "act", description: "x", status: "done" }], source: "a" },
- *   { steps: [{ id: "step-1", kind: "act", description: "x", status: "failed" }], source: "a" },
+ *   { source: "a", updated_at: undefined, ids: ["step-1"], statuses: ["failed"] },
  * ); // ['plan.steps[0] (step-1).status: state.json says "done", the events say "failed"']
  * ```
  */
-export function planDifferences(state: Json, rebuilt: Readonly<Plan>): string[] {
+export function planDifferences(state: Json, rebuilt: RebuiltPlan): string[] {
   const out: string[] = [];
   const says = (field: string, a: unknown, b: unknown) =>
     `${field}: state.json says ${show(a)}, the events say ${show(b)}`;
@@ -96,19 +145,19 @@ export function planDifferences(state: Json, rebuilt: Readonly<Plan>): string[] 
   const steps = Array.isArray(state.steps) ? state.steps as Json[] : [];
   const stateAt = new Map<unknown, number>();
   steps.forEach((s, i) => stateAt.has(s?.id) || stateAt.set(s?.id, i));
-  const rebuiltIds = new Set(rebuilt.steps.map((s) => s.id));
+  const rebuiltIds = new Set(rebuilt.ids);
   steps.forEach((s, i) => {
     if (!rebuiltIds.has(s?.id as string)) {
       out.push(`plan.steps[${i}] (${String(s?.id)}): in state.json, but not in the latest plan event`);
     }
   });
-  for (const r of rebuilt.steps) {
-    const i = stateAt.get(r.id);
-    if (i === undefined) out.push(`plan.steps: step ${r.id} of the latest plan event is not in state.json`);
-    else if (steps[i].status !== r.status) {
-      out.push(says(`plan.steps[${i}] (${r.id}).status`, steps[i].status, r.status));
+  rebuilt.ids.forEach((id, r) => {
+    const i = stateAt.get(id);
+    if (i === undefined) out.push(`plan.steps: step ${id} of the latest plan event is not in state.json`);
+    else if (steps[i].status !== rebuilt.statuses[r]) {
+      out.push(says(`plan.steps[${i}] (${id}).status`, steps[i].status, rebuilt.statuses[r]));
     }
-  }
+  });
   return out;
 }
 
