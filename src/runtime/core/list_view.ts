@@ -75,17 +75,10 @@ function refuse(what: string): never {
  * ```
  */
 export function listView<T>(snapshot: ListSnapshot<T>): readonly T[] {
-  const target: unknown[] = [];
-  // A handler per view (inheriting every trap), so that once its target is frozen the view can drop its traps.
-  const handler = Object.create(HANDLER) as ProxyHandler<unknown[]>;
-  shown.set(target, { snapshot, handler });
-  const view = new Proxy(target, handler) as readonly T[];
+  const view = new Proxy([], new ViewHandler(snapshot)) as readonly T[];
   sources.set(view, snapshot);
   return view;
 }
-
-/** The snapshot behind each view's proxy target, and the view's handler. */
-const shown = new WeakMap<object, { snapshot: ListSnapshot<unknown>; handler: ProxyHandler<unknown[]> }>();
 
 /**
  * The traps a view drops once its target holds the entries, frozen: the
@@ -96,41 +89,70 @@ const shown = new WeakMap<object, { snapshot: ListSnapshot<unknown>; handler: Pr
 const FORWARDED = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "isExtensible", "preventExtensions"] as const;
 
 /**
- * The proxy's target, holding the snapshot's entries and frozen: made on the
- * first reflective operation (see the module doc), so that what the view
- * reports (non-extensible, non-configurable, non-writable entries) holds
- * against its target, as the proxy invariants require.
+ * The handler of one view (a proxy calls its traps with the handler as
+ * `this`): reads come from the snapshot; the first reflective operation
+ * fills the target with the snapshot's entries and freezes it (see the
+ * module doc), so that what the view reports (non-extensible,
+ * non-configurable, non-writable entries) holds against its target, as the
+ * proxy invariants require; the view then drops its forwarding traps.
  */
-function frozenTarget(t: unknown[]): readonly unknown[] {
-  if (!Object.isExtensible(t)) return t;
-  const { snapshot, handler } = shown.get(t)!;
-  t.length = snapshot.length;
-  for (let i = 0; i < snapshot.length; i++) t[i] = entryAt(snapshot, i);
-  Object.freeze(t);
-  for (const trap of FORWARDED) handler[trap] = undefined;
-  return t;
-}
+class ViewHandler implements ProxyHandler<unknown[]> {
+  constructor(readonly snapshot: ListSnapshot<unknown>) {}
 
-const HANDLER: ProxyHandler<unknown[]> = {
-  get(t, prop, receiver) {
-    if (prop === "length") return shown.get(t)!.snapshot.length;
-    if (isIndex(prop)) return entryAt(shown.get(t)!.snapshot, Number(prop));
+  #frozen(t: unknown[]): readonly unknown[] {
+    if (!Object.isExtensible(t)) return t;
+    const snapshot = this.snapshot;
+    t.length = snapshot.length;
+    for (let i = 0; i < snapshot.length; i++) t[i] = entryAt(snapshot, i);
+    Object.freeze(t);
+    // Own properties set to undefined shadow the traps: the proxy forwards to the frozen target natively.
+    for (const trap of FORWARDED) (this as ProxyHandler<unknown[]>)[trap] = undefined;
+    return t;
+  }
+
+  get(t: unknown[], prop: string | symbol, receiver: unknown): unknown {
+    if (prop === "length") return this.snapshot.length;
+    if (isIndex(prop)) return entryAt(this.snapshot, Number(prop));
     return Reflect.get(t, prop, receiver);
-  },
-  has(t, prop) {
-    if (isIndex(prop)) return Number(prop) < shown.get(t)!.snapshot.length;
+  }
+
+  has(t: unknown[], prop: string | symbol): boolean {
+    if (isIndex(prop)) return Number(prop) < this.snapshot.length;
     return Reflect.has(t, prop);
-  },
-  ownKeys: (t) => Reflect.ownKeys(frozenTarget(t)),
-  getOwnPropertyDescriptor: (t, prop) => Reflect.getOwnPropertyDescriptor(frozenTarget(t), prop),
-  isExtensible: (t) => Reflect.isExtensible(frozenTarget(t)),
-  // Freezing a frozen list is allowed and changes nothing; any real change is refused (a TypeError).
-  preventExtensions: (t) => Reflect.preventExtensions(frozenTarget(t)),
-  defineProperty(t, prop, descriptor) {
-    if (Reflect.defineProperty(frozenTarget(t), prop, descriptor)) return true;
+  }
+
+  ownKeys(t: unknown[]): (string | symbol)[] {
+    return Reflect.ownKeys(this.#frozen(t));
+  }
+
+  getOwnPropertyDescriptor(t: unknown[], prop: string | symbol): PropertyDescriptor | undefined {
+    return Reflect.getOwnPropertyDescriptor(this.#frozen(t), prop);
+  }
+
+  isExtensible(t: unknown[]): boolean {
+    return Reflect.isExtensible(this.#frozen(t));
+  }
+
+  /** Freezing a frozen list is allowed and changes nothing. */
+  preventExtensions(t: unknown[]): boolean {
+    return Reflect.preventExtensions(this.#frozen(t));
+  }
+
+  /** Allowed only when it changes nothing (as on a frozen array); any real change is refused. */
+  defineProperty(t: unknown[], prop: string | symbol, descriptor: PropertyDescriptor): boolean {
+    if (Reflect.defineProperty(this.#frozen(t), prop, descriptor)) return true;
     return refuse("define a property on a list");
-  },
-  set: () => refuse("assign to a list"),
-  deleteProperty: () => refuse("delete from a list"),
-  setPrototypeOf: () => refuse("change a list's prototype"),
-};
+  }
+
+  set(): boolean {
+    return refuse("assign to a list");
+  }
+
+  deleteProperty(): boolean {
+    return refuse("delete from a list");
+  }
+
+  setPrototypeOf(): boolean {
+    return refuse("change a list's prototype");
+  }
+}
