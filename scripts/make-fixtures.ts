@@ -12,7 +12,9 @@
  * is re-synced with `state.json` and `manifest.json` is recomputed from the
  * final bytes, unless the mutation is about exactly that.
  *
- * Each invalid fixture gets an `expected.json`:
+ * Each fixture directory holds the episode directory, named by the episode id
+ * as the contract's path shape has it (`<fixture>/ep_01JNQ…/`; see
+ * {@link fixtureEpisode}), and, for invalid fixtures, an `expected.json`:
  * `{ "rules": [<rule id of each problem, in report order>], "line": <n or null> }`,
  * where `line` is the line every reported problem points at (`null` when the
  * problems have no line). The expectations are written here from the
@@ -720,6 +722,21 @@ export interface FixtureSpec {
   after?: (files: FixtureFiles, m: EpisodeModel) => void;
   /** For invalid fixtures: what validation must report (given the built model). */
   expected?: (m: EpisodeModel) => Expected;
+  /** The name of the episode directory inside the fixture directory. @default {EPISODE_ID} */
+  episodeDir?: string;
+}
+
+/**
+ * The episode directory of a fixture: `testdata/episodes/<dir>/<episode id>`.
+ *
+ * @example
+ * ```ts
+ * import { fixtureEpisode } from "./make-fixtures.ts";
+ * fixtureEpisode("valid-terminal"); // ".../testdata/episodes/valid-terminal/ep_01JNQ8M3F0K2V7WQ4XNB5T6Y9Z"
+ * ```
+ */
+export function fixtureEpisode(dir: string): string {
+  return join(FIXTURES_DIR, dir, FIXTURES.find((s) => s.dir === dir)?.episodeDir ?? EPISODE_ID);
 }
 
 const only = (rule: string, line: number | null = null): Expected => ({ rules: [rule], line });
@@ -915,6 +932,25 @@ export const FIXTURES: FixtureSpec[] = [
     expected: () => only("summary.schema", 11),
   },
   {
+    dir: "invalid/state.schema-sections",
+    description: "state.json has no episode, goal or plan section",
+    mutate: (m) => {
+      delete m.state.episode;
+      delete m.state.goal;
+      delete m.state.plan;
+    },
+    expected: () => ({ rules: ["state.schema", "state.schema", "state.schema"], line: 1 }),
+  },
+  {
+    dir: "invalid/summary.schema-sections",
+    description: "summary.json has no flags or metrics section",
+    mutate: (m) => {
+      delete m.summary!.flags;
+      delete m.summary!.metrics;
+    },
+    expected: () => ({ rules: ["summary.schema", "summary.schema"], line: 1 }),
+  },
+  {
     dir: "invalid/summary.mode",
     description:
       'summary.json says flags.mode "minimal" but keeps the meta-mode insight block (flags.direction removed)',
@@ -1015,6 +1051,25 @@ export const FIXTURES: FixtureSpec[] = [
     expected: () => only("trace.summary"),
   },
 
+  {
+    dir: "invalid/trace.plan",
+    description:
+      "terminal run whose state.json plan says step-2 failed and names another source than the plan event, which with its act events says done",
+    mutate: (m) => {
+      const plan = m.state.plan as { steps: Json[]; source: string };
+      plan.steps[1].status = "failed";
+      plan.source = "planner:resume";
+    },
+    expected: () => ({ rules: ["trace.plan", "trace.plan"], line: null }),
+  },
+  {
+    dir: "invalid/trace.directory",
+    description:
+      "the episode directory was renamed: its name is another episode id than the one state.json and the events carry",
+    episodeDir: "ep_01JNQ8M3F0AAAAAAAAAAAAAAAA",
+    expected: () => only("trace.directory"),
+  },
+
   // ---- Manifest integrity.
   {
     dir: "invalid/manifest.missing",
@@ -1053,7 +1108,7 @@ export const FIXTURES: FixtureSpec[] = [
 export interface BuiltFixture {
   /** The spec it came from. */
   spec: FixtureSpec;
-  /** Its files, including `expected.json` for invalid fixtures. */
+  /** Its files (the episode's under its directory), including `expected.json` for invalid fixtures. */
   files: FixtureFiles;
   /** The parsed expectation (invalid fixtures only). */
   expected: Expected | null;
@@ -1072,9 +1127,11 @@ export function buildFixture(spec: FixtureSpec): BuiltFixture {
     files.set("manifest.json", enc.encode(pretty(manifest)));
   }
   spec.after?.(files, model);
+  const placed: FixtureFiles = new Map();
+  for (const [name, bytes] of files) placed.set(`${spec.episodeDir ?? EPISODE_ID}/${name}`, bytes);
   const expected = spec.expected ? spec.expected(model) : null;
-  if (expected) files.set("expected.json", enc.encode(pretty(expected)));
-  return { spec, files, expected };
+  if (expected) placed.set("expected.json", enc.encode(pretty(expected)));
+  return { spec, files: placed, expected };
 }
 
 /** Builds every fixture in memory. */

@@ -131,7 +131,12 @@ function writeTerminal(root: string): void {
     episode: { id, started_at: T0, using: "minimal", intuition_mode: "interventive" },
     goal: { task: "Clean up the temp files" },
     beliefs: [],
-    plan: { steps: PLAN_STEPS, source: "planner:minimal", updated_at: t(10) },
+    // The plan as the events leave it (validate's trace.plan): step-1 done, step-2 vetoed.
+    plan: {
+      steps: PLAN_STEPS.map((s) => ({ ...s, status: s.id === "step-1" ? "done" : "vetoed" })),
+      source: "planner:minimal",
+      updated_at: t(10),
+    },
     memory: { facts: [] },
     outcomes,
     links,

@@ -278,6 +278,9 @@ describe("EpisodeCore", () => {
     assert.equal(state.outcomes.actions.length, 4);
     const plan = reconstructPlan(events(core.dir));
     assert.deepEqual(plan?.steps.map((s) => s.id), ["step-1", "step-2", "step-3", "step-4"]);
+    // Each step plans its call's tool (the recovered ones too), which its action records: all planned tools used.
+    assert.deepEqual(state.plan.steps.map((s: any) => s.inputs?.tool), ["Bash", "Bash", "Bash", "Bash"]);
+    assert.equal(json(core.dir, "summary.json").insight.metrics.tool_coverage, 1);
   });
 
   test("concurrent processes proposing and recording leave a valid log with every call", async () => {

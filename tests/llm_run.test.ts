@@ -183,6 +183,16 @@ describe("noema run --using llm", () => {
       // Token usage is in the summary metrics (4 scripted responses of 11 input and 7 output tokens each).
       const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
       assert.deepEqual(summary.metrics.tokens, { input: 44, output: 28, total: 72, model_calls: 4 });
+      // Each call's step plans the call's tool, which its action records: every planned tool was used.
+      assert.equal(summary.insight.metrics.tool_coverage, 1);
+      const planned = JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).plan.steps;
+      assert.deepEqual(planned.map((s: { inputs?: { tool?: string } }) => s.inputs?.tool), [
+        "read_file",
+        "shell",
+        "read_file",
+        "edit_file",
+        "shell",
+      ]);
       assert.equal(existsSync(join(dir, "llm", "usage.json")), false);
       assert.deepEqual(checkSummary(summary), []);
       const bad = checkSummary({ ...summary, metrics: { ...summary.metrics, tokens: { input: -1, output: 0 } } });

@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type PlanEventLike, PlanProjector, readJsonl, readPlan, reconstructPlan } from "noema";
-import { FIXTURES_DIR } from "../scripts/make-fixtures.ts";
+import { fixtureEpisode } from "../scripts/make-fixtures.ts";
 
 const T = (s: number) => `2026-03-02T10:00:${String(s).padStart(2, "0")}.000Z`;
 
@@ -141,7 +141,7 @@ describe("plan reconstruction", () => {
 
   test("the fixtures' plans rebuild to state.json's plan (step_records and legacy labels)", () => {
     for (const dir of ["valid-terminal", "valid-legacy-plan"]) {
-      const episodeDir = join(FIXTURES_DIR, dir);
+      const episodeDir = fixtureEpisode(dir);
       const evs = [...readJsonl(join(episodeDir, "events.jsonl"))].map((e) => e.value!);
       const p = reconstructPlan(evs)!;
       assert.deepEqual(p.steps.map((s) => [s.id, s.kind, s.description, s.status]), [
@@ -153,7 +153,7 @@ describe("plan reconstruction", () => {
       assert.equal(p.updated_at, "2026-03-02T10:00:00.040Z");
       assert.deepEqual(readPlan(episodeDir), p);
     }
-    const paused = readPlan(join(FIXTURES_DIR, "valid-nonterminal"))!;
+    const paused = readPlan(fixtureEpisode("valid-nonterminal"))!;
     assert.deepEqual(paused.steps.map((s) => s.status), ["done", "done", "pending"]);
   });
 });

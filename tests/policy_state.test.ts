@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EpisodeCore, loadPolicyFile, type PolicyState, run, validate } from "noema";
+import { EpisodeCore, loadPolicyFile, PolicyGovernor, type PolicyState, run, validate } from "noema";
 import { StateSnapshot } from "../src/runtime/core/snapshot.ts";
 import { frozenJsonCopy } from "../src/plugins/freeze.ts";
 import { displayCommand } from "../src/runtime/core/command.ts";
@@ -61,6 +61,8 @@ describe("advise receives the contract's state snapshot", () => {
         assert.equal(s.total, 3);
         assert.equal(s.frozen, true);
         assert.equal(s.threw, true, "assigning to the frozen state throws");
+        assert.deepEqual(s.unfrozen, [], "every object and array the policy can reach is frozen");
+        assert.equal(s.refreeze, true);
       }
       assert.deepEqual(seen.map((s) => s.statuses), [
         ["pending", "pending", "pending"],
@@ -70,6 +72,28 @@ describe("advise receives the contract's state snapshot", () => {
       assert.deepEqual(seen.map((s) => s.actions), [[], ["ok"], ["ok", "ok"]]);
       assert.deepEqual(seen.map((s) => s.command), ["echo one", "echo 'two words'", "rm -rf build"]);
       assert.deepEqual(seen.map((s) => s.index), [0, 1, 2]);
+    });
+  }
+});
+
+describe("the library's PolicyGovernor gives the same frozen state", () => {
+  for (const isolation of ["worker", "thread"] as const) {
+    test(`every object and array a policy reaches is frozen (${isolation})`, async () => {
+      const policy = isolation === "worker" ? policyFile : (await import(policyFile)).default;
+      const gov = await PolicyGovernor.create({ policies: [policy], task: "Tidy" });
+      const seen: any[] = [];
+      for (const [i, command] of ["echo one", "echo two", "rm -rf build"].entries()) {
+        const d = await gov.propose({ kind: "tool", tool: "shell", input: { command }, call_id: `c${i}` });
+        seen.push(JSON.parse(d.hints[0] ?? d.reason!.replace(/^[^{]*/, "")));
+        if (d.verdict !== "deny") await gov.record(`c${i}`, { status: "ok", outcome: "exit 0" });
+      }
+      for (const s of seen) {
+        assert.deepEqual(s.unfrozen, [], "every object and array the policy can reach is frozen");
+        assert.equal(s.frozen, true);
+        assert.equal(s.threw, true);
+      }
+      assert.deepEqual(seen.map((s) => s.statuses.length), [1, 2, 3]);
+      await gov.close?.();
     });
   }
 });

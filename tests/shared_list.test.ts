@@ -144,4 +144,42 @@ describe("SharedList", () => {
     assert.equal(viewSource(view), snap);
     assert.throws(() => (view as object[]).push({}), TypeError);
   });
+
+  test("a view is frozen (Object.isFrozen), and reflecting on it agrees, in any order", () => {
+    const make = () => {
+      const list = new SharedList<object>();
+      for (let i = 0; i < 3 * CHUNK; i++) list.push(Object.freeze({ id: i }));
+      const view = listView(list.snapshot());
+      list.set(0, Object.freeze({ id: "changed later" }));
+      return view as object[];
+    };
+    const first = make();
+    assert.equal(Object.isFrozen(first), true);
+    assert.equal(Object.isSealed(first), true);
+    assert.equal(Object.isExtensible(first), false);
+    assert.deepEqual(first[0], { id: 0 }, "the snapshot, not the list as it is now");
+    const byKeys = make();
+    assert.equal(Object.keys(byKeys).length, 3 * CHUNK);
+    assert.equal(Object.isFrozen(byKeys), true);
+    const byDescriptor = make();
+    assert.deepEqual(Object.getOwnPropertyDescriptor(byDescriptor, "1"), {
+      value: { id: 1 },
+      writable: false,
+      enumerable: true,
+      configurable: false,
+    });
+    const byFreeze = make();
+    assert.equal(Object.freeze(byFreeze), byFreeze, "freezing a frozen list is allowed");
+    for (const view of [first, byKeys, byDescriptor, byFreeze]) {
+      assert.equal(view.length, 3 * CHUNK);
+      assert.throws(() => view.push({}), TypeError);
+      assert.throws(() => (view[1] = {}), TypeError);
+      assert.throws(() => Object.defineProperty(view, "0", { value: 1 }), TypeError);
+      assert.throws(() => delete view[0], TypeError);
+      assert.equal(Array.isArray(view), true);
+      assert.deepEqual(view.map((x) => (x as { id: unknown }).id).slice(0, 2), [0, 1]);
+    }
+    const empty = listView(new SharedList<object>().snapshot());
+    assert.equal(Object.isFrozen(empty), true);
+  });
 });

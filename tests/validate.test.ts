@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError, readJsonl, RULES, validate, validateEpisodeDir, validateFile } from "noema";
-import { type Expected, FIXTURES, FIXTURES_DIR, staleFixtures } from "../scripts/make-fixtures.ts";
+import { type Expected, fixtureEpisode, FIXTURES, FIXTURES_DIR, staleFixtures } from "../scripts/make-fixtures.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 // Parsed fixture JSON is navigated freely in assertions; every value read is compared to a literal.
@@ -19,7 +19,9 @@ type Json = Record<string, any>;
 const tmp = tempDir();
 after(() => tmp.cleanup());
 
-const fixture = (dir: string) => join(FIXTURES_DIR, dir);
+/** The episode directory of a fixture (named by the episode id), and its expected.json. */
+const fixture = (dir: string) => fixtureEpisode(dir);
+const expectedOf = (dir: string) => join(FIXTURES_DIR, dir, "expected.json");
 const json = (path: string): Json => JSON.parse(readFileSync(path, "utf8"));
 const events = (dir: string): Json[] => [...readJsonl(join(fixture(dir), "events.jsonl"))].map((e) => e.value as Json);
 
@@ -43,7 +45,7 @@ describe("fixtures", () => {
     // jsonl.too_long needs a line over 8 MiB: tests/inputs.test.ts makes one at run time (a sparse file).
     const runtimeOnly = new Set(["jsonl.too_long"]);
     assert.deepEqual([...covered].sort(), Object.keys(RULES).filter((r) => !runtimeOnly.has(r)).sort());
-    for (const d of INVALID) assert.ok(existsSync(join(fixture(d), "expected.json")), `${d}/expected.json`);
+    for (const d of INVALID) assert.ok(existsSync(expectedOf(d)), `${d}/expected.json`);
   });
 });
 
@@ -64,7 +66,7 @@ describe("valid fixtures have no problems", () => {
 describe("each invalid fixture reports exactly its rules", () => {
   for (const dir of INVALID) {
     test(dir, () => {
-      const expected = json(join(fixture(dir), "expected.json")) as Expected;
+      const expected = json(expectedOf(dir)) as Expected;
       assert.ok(expected.rules.length > 0);
       const report = validateEpisodeDir(fixture(dir));
       assert.deepEqual(report.problems.map((p) => p.rule), expected.rules, JSON.stringify(report.problems, null, 2));
@@ -77,7 +79,7 @@ describe("each invalid fixture reports exactly its rules", () => {
   test("expected.json was written from the contract, and names the rule of its directory", () => {
     for (const spec of FIXTURES.filter((s) => s.expected)) {
       const rule = spec.dir.slice("invalid/".length).replace(/-.*$/, "");
-      const expected = json(join(fixture(spec.dir), "expected.json")) as Expected;
+      const expected = json(expectedOf(spec.dir)) as Expected;
       assert.ok(expected.rules.includes(rule), `${spec.dir} must report ${rule}`);
       for (const r of expected.rules) assert.ok(Object.hasOwn(RULES, r), `${r} is a rule id`);
     }
@@ -102,6 +104,27 @@ describe("each invalid fixture reports exactly its rules", () => {
     assert.match(msg("invalid/jsonl.torn").message, /torn final line/);
     assert.equal(msg("invalid/manifest.size").file.endsWith("manifest.json"), true);
     assert.equal(msg("invalid/trace.start").file.endsWith("events.jsonl"), true);
+    const all = (dir: string) => validateEpisodeDir(fixture(dir)).problems;
+    assert.deepEqual(all("invalid/state.schema-sections").map((p) => [p.file.split("/").pop(), p.message]), [
+      ["state.json", "episode: required section is missing (the contract requires fields in it)"],
+      ["state.json", "goal: required section is missing (the contract requires fields in it)"],
+      ["state.json", "plan: required section is missing (the contract requires fields in it)"],
+    ]);
+    assert.deepEqual(all("invalid/summary.schema-sections").map((p) => p.message.split(":")[0]), ["flags", "metrics"]);
+    assert.deepEqual(all("invalid/trace.plan").map((p) => [p.file.split("/").pop(), p.message]), [
+      [
+        "state.json",
+        'plan.source: state.json says "planner:resume", the events say "planner:minimal" (plan event on events.jsonl line 4)',
+      ],
+      [
+        "state.json",
+        'plan.steps[1] (step-2).status: state.json says "failed", the events say "done" (plan event on events.jsonl line 4)',
+      ],
+    ]);
+    assert.match(
+      msg("invalid/trace.directory").message,
+      /^episode\.id: "ep_01JNQ8M3F0K2V7WQ4XNB5T6Y9Z", but the episode directory is named "ep_01JNQ8M3F0AAAAAAAAAAAAAAAA"/,
+    );
   });
 });
 

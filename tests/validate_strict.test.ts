@@ -13,7 +13,10 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildFixture, type EpisodeModel } from "../scripts/make-fixtures.ts";
+import { buildFixture, EPISODE_ID, type EpisodeModel, fixtureEpisode } from "../scripts/make-fixtures.ts";
+import { reconstructPlan } from "../src/read/plan.ts";
+import { readJsonl } from "../src/store/jsonl.ts";
+import { EventTrace } from "../src/validate/trace_rules.ts";
 import { RULES } from "../src/validate/rules.ts";
 import { validateEpisodeDir } from "../src/validate/validate.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -25,16 +28,94 @@ let n = 0;
 
 /** Builds the base terminal story, mutated, into a temp dir; returns its problems as `rule file:path`. */
 function problems(mutate: (m: EpisodeModel) => void): string[] {
-  const dir = join(tmp.path, `ep_${n++}`);
+  const base = join(tmp.path, `case_${n++}`);
   const built = buildFixture({ dir: "x", description: "", mutate });
   for (const [name, bytes] of built.files) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), bytes);
+    mkdirSync(dirname(join(base, name)), { recursive: true });
+    writeFileSync(join(base, name), bytes);
   }
-  return validateEpisodeDir(dir).problems.map((p) => `${p.rule} ${p.message}`);
+  // The episode directory is named by its id (the fixture generator puts it there).
+  return validateEpisodeDir(join(base, EPISODE_ID)).problems.map((p) => `${p.rule} ${p.message}`);
 }
 
 const acts = (m: EpisodeModel) => m.events.filter((e) => e.phase === "act");
+
+describe("the sections whose fields are required are there", () => {
+  test("state.json without episode, goal or plan; summary.json without flags or metrics: each is reported", () => {
+    const got = problems((m) => {
+      delete m.state.episode;
+      delete m.state.goal;
+      delete m.state.plan;
+      delete m.summary!.flags;
+      delete m.summary!.metrics;
+    });
+    assert.deepEqual(got, [
+      "state.schema episode: required section is missing (the contract requires fields in it)",
+      "state.schema goal: required section is missing (the contract requires fields in it)",
+      "state.schema plan: required section is missing (the contract requires fields in it)",
+      "summary.schema flags: required section is missing (the contract requires fields in it)",
+      "summary.schema metrics: required section is missing (the contract requires fields in it)",
+    ]);
+  });
+});
+
+describe("a terminal state.json plan equals the plan rebuilt from the events", () => {
+  test("updated_at, a step status, a step missing: each reported with the step id and both values", () => {
+    const got = problems((m) => {
+      const plan = m.state.plan as { steps: Json[]; updated_at: string };
+      plan.updated_at = "2026-03-02T10:00:00.041Z";
+      plan.steps[2].status = "skipped";
+      plan.steps.push({ id: "step-4", kind: "verify", description: "extra", status: "done" });
+    });
+    assert.deepEqual(got.map((p) => p.replace(/ \(plan event on events\.jsonl line \d+\)$/, "")), [
+      'trace.plan plan.updated_at: state.json says "2026-03-02T10:00:00.041Z", the events say "2026-03-02T10:00:00.040Z" (the latest plan event\'s timestamp)',
+      "trace.plan plan.steps[3] (step-4): in state.json, but not in the latest plan event",
+      'trace.plan plan.steps[2] (step-3).status: state.json says "skipped", the events say "done"',
+    ]);
+  });
+
+  test("the trace rebuilds what reconstructPlan rebuilds (step_records, legacy labels, defaults)", () => {
+    const logs: Json[][] = ["valid-terminal", "valid-legacy-plan", "valid-nonterminal"].map((d) =>
+      [...readJsonl(join(fixtureEpisode(d), "events.jsonl"))].map((e) => e.value as Json)
+    );
+    logs.push([
+      {
+        phase: "plan",
+        agent_id: "agent:x",
+        timestamp: "2026-01-01T00:00:00.000Z",
+        payload: { steps: ["a", 1, "act:b"] },
+      },
+      {
+        phase: "plan",
+        timestamp: "t2",
+        payload: { source: "s", step_records: [{ status: "done" }, { id: "z", status: "?" }] },
+      },
+      { phase: "act", payload: { step_id: "z", step_status: "failed" } },
+      { phase: "act", payload: { step_id: "step-1" } },
+    ]);
+    for (const log of logs) {
+      const trace = new EventTrace();
+      log.forEach((e, i) => trace.add(e, i + 1));
+      const want = reconstructPlan(log as never)!;
+      assert.deepEqual(trace.plan(), {
+        source: want.source,
+        updated_at: want.updated_at,
+        ids: want.steps.map((x) => x.id),
+        statuses: want.steps.map((x) => x.status),
+      });
+    }
+  });
+
+  test("a non-terminal run is not compared (its latest steps may not be announced yet)", () => {
+    const got = problems((m) => {
+      (m.state.plan as { steps: Json[] }).steps[0].status = "running";
+      (m.state.outcomes as Json).status = "pending";
+      m.summary = null;
+      m.state.links = { events: "events.jsonl", learn: "learn.jsonl" };
+    });
+    assert.ok(!got.some((p) => p.startsWith("trace.plan")), got.join("\n"));
+  });
+});
 
 describe("present sections carry their required fields", () => {
   const cases: [string, (m: EpisodeModel) => void, RegExp][] = [

@@ -141,7 +141,7 @@ export class PolicyGovernor implements Governor {
       episode: fixed.episode,
       goal: fixed.goal,
       beliefs: fixed.empty,
-      // Read-only views, not frozen arrays: freezing a big array costs much under Bun (see list_view.ts).
+      // Frozen views, not new frozen arrays: freezing a big array costs much under Bun (see list_view.ts).
       plan: Object.freeze({ steps: listView(plans), source: "agent" }),
       memory: fixed.memory,
       outcomes: Object.freeze({

@@ -36,8 +36,10 @@ export const RULES = {
   "payload.action_candidate": "an action_candidate payload lacks a required field or has a wrong type",
   "payload.act": "an act payload lacks input_excerpt or outcome, or has a wrong type",
   "payload.plan": "a plan payload has malformed step_records or legacy step labels",
-  "state.schema": "state.json does not match its schema (version 1.0, state schema 1.0.0)",
-  "summary.schema": "summary.json does not match its schema (1.3.0) or its verification rules",
+  "state.schema":
+    "state.json does not match its schema (version 1.0, state schema 1.0.0), or lacks its episode, goal or plan section",
+  "summary.schema":
+    "summary.json does not match its schema (1.3.0) or its verification rules, or lacks its flags or metrics section",
   "summary.mode": "summary.json has insight or flags.direction, though flags.mode is minimal (both are meta mode only)",
   "manifest.schema": "manifest.json does not match its schema (manifest/1.0), is unsorted, or lists itself",
   "learn.schema": "a learn.jsonl line does not match learn/1.0",
@@ -51,6 +53,10 @@ export const RULES = {
   "trace.action_timestamp": "an outcomes.actions timestamp differs from its act event's timestamp",
   "trace.learn": "a learn event points at a learn file that does not exist",
   "trace.summary": "summary.json disagrees with state.json (episode id, task, started_at)",
+  "trace.plan":
+    "a terminal run's state.json plan differs from the plan rebuilt from the events (source, updated_at, step ids, step statuses)",
+  "trace.directory":
+    "the episode directory is not named by the episode's id (state.json episode.id, else the events' episode_id)",
   "manifest.missing": "a file listed in manifest.json does not exist",
   "manifest.size": "a file's size differs from manifest.json",
   "manifest.hash": "a file's sha256 differs from manifest.json",

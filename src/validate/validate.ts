@@ -28,6 +28,7 @@ import {
   checkSummaryTrace,
   type EpisodeFacts,
 } from "./episode_rules.ts";
+import { checkDirectoryName, checkPlanTrace, EventTrace } from "./trace_rules.ts";
 
 export type { ValidationProblem } from "./collector.ts";
 
@@ -152,6 +153,8 @@ interface EventScan {
   start: { timestamp: unknown; line: number } | null;
   lastProjection: { payload: Record<string, unknown>; line: number } | null;
   projections: number;
+  /** What the trace rules (trace_rules.ts) gather from the events. */
+  trace: EventTrace;
 }
 
 function scanEvents(
@@ -166,7 +169,7 @@ function scanEvents(
   const file = display(path);
   const ids = new Set<number>();
   const duplicateCandidates = new Set<number>();
-  const scan: EventScan = { count: 0, start: null, lastProjection: null, projections: 0 };
+  const scan: EventScan = { count: 0, start: null, lastProjection: null, projections: 0, trace: new EventTrace() };
   let actIndex = 0;
   let lines = 0;
   for (const entry of readJsonl(path)) {
@@ -177,6 +180,7 @@ function scanEvents(
     }
     const e = entry.value;
     scan.count++;
+    scan.trace.add(e, entry.line);
     for (const p of checkEvent(e)) {
       c.add(file, eventRule(p, e.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
     }
@@ -303,6 +307,8 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   checkEventTrace(c, facts);
   checkSummaryTrace(c, facts);
   checkManifest(c, facts);
+  checkPlanTrace(c, { dir, terminal, state, trace: scan?.trace ?? null });
+  checkDirectoryName(c, { dir, terminal, state, trace: scan?.trace ?? null });
   return {
     target: display(dir),
     episode_id: episodeId ?? basename(dir),

@@ -2,7 +2,9 @@
  * A policy written only from the contract (`state.goal.task`,
  * `state.plan.steps[].status`, `state.outcomes.actions`,
  * `state.episode.intuition_mode`, `state.action.command`), with no import: it
- * reports what it saw in a hint's advice (JSON) and vetoes `rm -rf`.
+ * reports what it saw in a hint's advice (JSON), including every object or
+ * array it can reach that `Object.isFrozen` says is not frozen, and vetoes
+ * `rm -rf`.
  *
  * @module
  */
@@ -23,6 +25,15 @@ export const CONTRACT_POLICY_SOURCE = `export default {
     const threw = throws(() => (state.plan.steps[0].status = "tampered")) &&
       throws(() => state.outcomes.actions.push({})) && throws(() => (state.goal.task = "x")) &&
       throws(() => (state.plan.steps.length = 0)) && throws(() => delete state.memory.facts);
+    // Every object and array reachable from the state, by path, that Object.isFrozen says is not frozen.
+    const unfrozen = [];
+    const walk = (x, path, seen) => {
+      if (typeof x !== "object" || x === null || seen.has(x)) return;
+      seen.add(x);
+      if (!Object.isFrozen(x)) unfrozen.push(path);
+      for (const k of Object.keys(x)) walk(x[k], path + "." + k, seen);
+    };
+    walk(state, "state", new Set());
     const seen = {
       version: state.version,
       state_schema_version: state.state_schema_version,
@@ -40,6 +51,9 @@ export const CONTRACT_POLICY_SOURCE = `export default {
         .every((x) => Object.isFrozen(x)) && state.outcomes.actions.every((a) => Object.isFrozen(a)) &&
         Array.isArray(state.plan.steps) && Array.isArray(state.outcomes.actions),
       threw,
+      unfrozen,
+      // Freezing what is frozen already is allowed (and changes nothing), as on any frozen array.
+      refreeze: !throws(() => Object.freeze(state.plan.steps)) && Object.isFrozen(state.outcomes.actions),
     };
     if (/rm -rf/.test(state.action.command)) return { kind: "veto", advice: JSON.stringify(seen), confidence: 0.9 };
     return { kind: "hint", advice: JSON.stringify(seen) };

@@ -269,7 +269,14 @@ export class EpisodeCore {
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
     const index = p.steps.length;
-    const step: PlanStep = { id: `step-${index + 1}`, kind: "act", description, status: "pending" };
+    // The step's tool is the call's (what its action records), so insight's tool_coverage compares like with like.
+    const step: PlanStep = {
+      id: `step-${index + 1}`,
+      kind: "act",
+      description,
+      status: "pending",
+      inputs: { tool: action.tool },
+    };
     p.steps.push(step);
     p.inputs.set(step.id, action.input);
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
@@ -540,9 +547,11 @@ export class EpisodeCore {
     // What the agent reports is checked and copied like an adapter result (adapter_result.ts): a bad value is
     // an error result naming the field, never a crash or an invalid event.
     const checked = checkAdapterResult(result, { adapter: e.s.loadedAdapter.label });
-    const action: PendingAction = call
-      ? this.#actionOf(call)
-      : { kind: "tool", tool: e.s.loadedAdapter.label, input: p.inputs.get(step.id) ?? {} };
+    const action: PendingAction = call ? this.#actionOf(call) : {
+      kind: "tool",
+      tool: typeof step.inputs?.tool === "string" ? step.inputs.tool : e.s.loadedAdapter.label,
+      input: p.inputs.get(step.id) ?? {},
+    };
     const startedAt = new Date(Math.max(Date.parse(p.startedAt), Date.now() - durationMs)).toISOString();
     e.recordAct(
       index,

@@ -1,15 +1,23 @@
 /**
- * Read-only views of growing lists, for the state snapshot policies get.
+ * Read-only, frozen views of growing lists, for the state snapshot policies
+ * get.
  *
  * A real frozen array would have to be copied and frozen again each time the
- * list grows; freezing a 10,000-entry array costs about 17 ms under Bun (JSC
- * moves it to slow storage) and 25 µs under Deno. A view instead shows a
- * snapshot of a {@link SharedList} (which never changes once taken): it is an `Array`
- * (`Array.isArray` is true; `map`, `some`, `for…of`, `JSON.stringify` work),
- * its entries are deeply frozen, and every change (assigning, `push`,
- * `delete`, defining a property) throws a `TypeError`, as on a frozen array.
- * `Object.isFrozen` reports false for the list itself (a proxy cannot claim
- * to be frozen over a target that is not).
+ * list changes; freezing a 10,000-entry array costs milliseconds under Bun
+ * (JSC moves its entries to slow dictionary storage, and even
+ * `Object.isFrozen` on it then walks them all) and about 10 µs under Deno. A
+ * view instead shows a snapshot of a {@link SharedList} (which never changes
+ * once taken): it is an `Array` (`Array.isArray` is true; `map`, `some`,
+ * `for…of`, `JSON.stringify` work, reading the snapshot), its entries are
+ * deeply frozen, every change (assigning, `push`, `delete`, defining a
+ * property) throws a `TypeError`, as on a frozen array, and it is frozen:
+ * `Object.isFrozen` is true. What makes it frozen is paid only when asked:
+ * the first reflective operation (`Object.isFrozen`, `isExtensible`,
+ * `Object.keys`, `getOwnPropertyDescriptor`, `Object.freeze`…) copies the
+ * entries into the proxy's target and freezes it (the proxy invariants then
+ * hold against a frozen target), so a policy that only reads the list never
+ * pays for a frozen copy; one that checks `Object.isFrozen` pays once per
+ * view, as checking a real frozen array costs under Bun anyway.
  *
  * @module
  */
@@ -67,47 +75,84 @@ function refuse(what: string): never {
  * ```
  */
 export function listView<T>(snapshot: ListSnapshot<T>): readonly T[] {
-  const target: unknown[] = [];
-  shown.set(target, snapshot);
-  const view = new Proxy(target, HANDLER) as readonly T[];
+  const view = new Proxy([], new ViewHandler(snapshot)) as readonly T[];
   sources.set(view, snapshot);
   return view;
 }
 
-/** The snapshot behind each view's proxy target (one handler serves every view). */
-const shown = new WeakMap<object, ListSnapshot<unknown>>();
+/**
+ * The traps a view drops once its target holds the entries, frozen: the
+ * proxy then forwards these operations to the target natively (a JS trap per
+ * entry would make `Object.isFrozen` cost a trap call per entry). Changes
+ * keep their traps, for the message.
+ */
+const FORWARDED = ["get", "has", "ownKeys", "getOwnPropertyDescriptor", "isExtensible", "preventExtensions"] as const;
 
-const HANDLER: ProxyHandler<unknown[]> = {
-  get(t, prop, receiver) {
-    if (prop === "length") return shown.get(t)!.length;
-    if (isIndex(prop)) return entryAt(shown.get(t)!, Number(prop));
+/**
+ * The handler of one view (a proxy calls its traps with the handler as
+ * `this`): reads come from the snapshot; the first reflective operation
+ * fills the target with the snapshot's entries and freezes it (see the
+ * module doc), so that what the view reports (non-extensible,
+ * non-configurable, non-writable entries) holds against its target, as the
+ * proxy invariants require; the view then drops its forwarding traps.
+ */
+class ViewHandler implements ProxyHandler<unknown[]> {
+  constructor(readonly snapshot: ListSnapshot<unknown>) {}
+
+  #frozen(t: unknown[]): readonly unknown[] {
+    if (!Object.isExtensible(t)) return t;
+    const snapshot = this.snapshot;
+    t.length = snapshot.length;
+    for (let i = 0; i < snapshot.length; i++) t[i] = entryAt(snapshot, i);
+    Object.freeze(t);
+    // Own properties set to undefined shadow the traps: the proxy forwards to the frozen target natively.
+    for (const trap of FORWARDED) (this as ProxyHandler<unknown[]>)[trap] = undefined;
+    return t;
+  }
+
+  get(t: unknown[], prop: string | symbol, receiver: unknown): unknown {
+    if (prop === "length") return this.snapshot.length;
+    if (isIndex(prop)) return entryAt(this.snapshot, Number(prop));
     return Reflect.get(t, prop, receiver);
-  },
-  has(t, prop) {
-    if (isIndex(prop)) return Number(prop) < shown.get(t)!.length;
+  }
+
+  has(t: unknown[], prop: string | symbol): boolean {
+    if (isIndex(prop)) return Number(prop) < this.snapshot.length;
     return Reflect.has(t, prop);
-  },
-  ownKeys(t) {
-    const { length } = shown.get(t)!;
-    const keys: string[] = [];
-    for (let i = 0; i < length; i++) keys.push(String(i));
-    keys.push("length");
-    return keys;
-  },
-  getOwnPropertyDescriptor(t, prop) {
-    const snapshot = shown.get(t)!;
-    if (isIndex(prop)) {
-      const i = Number(prop);
-      return i < snapshot.length
-        ? { value: entryAt(snapshot, i), writable: false, enumerable: true, configurable: true }
-        : undefined;
-    }
-    if (prop === "length") return { value: snapshot.length, writable: true, enumerable: false, configurable: false };
-    return Reflect.getOwnPropertyDescriptor(t, prop);
-  },
-  set: () => refuse("assign to a list"),
-  defineProperty: () => refuse("define a property on a list"),
-  deleteProperty: () => refuse("delete from a list"),
-  setPrototypeOf: () => refuse("change a list's prototype"),
-  preventExtensions: () => refuse("freeze a list again"),
-};
+  }
+
+  ownKeys(t: unknown[]): (string | symbol)[] {
+    return Reflect.ownKeys(this.#frozen(t));
+  }
+
+  getOwnPropertyDescriptor(t: unknown[], prop: string | symbol): PropertyDescriptor | undefined {
+    return Reflect.getOwnPropertyDescriptor(this.#frozen(t), prop);
+  }
+
+  isExtensible(t: unknown[]): boolean {
+    return Reflect.isExtensible(this.#frozen(t));
+  }
+
+  /** Freezing a frozen list is allowed and changes nothing. */
+  preventExtensions(t: unknown[]): boolean {
+    return Reflect.preventExtensions(this.#frozen(t));
+  }
+
+  /** Allowed only when it changes nothing (as on a frozen array); any real change is refused. */
+  defineProperty(t: unknown[], prop: string | symbol, descriptor: PropertyDescriptor): boolean {
+    if (Reflect.defineProperty(this.#frozen(t), prop, descriptor)) return true;
+    return refuse("define a property on a list");
+  }
+
+  set(): boolean {
+    return refuse("assign to a list");
+  }
+
+  deleteProperty(): boolean {
+    return refuse("delete from a list");
+  }
+
+  setPrototypeOf(): boolean {
+    return refuse("change a list's prototype");
+  }
+}

@@ -33,7 +33,9 @@ function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
       if (typeof id !== "string" || steps.has(id)) continue;
       const input = (inner.input ?? {}) as Record<string, unknown>;
       const description = `${String(inner.tool ?? payload.kind ?? "tool")}: ${displayCommand(input)}`;
-      steps.set(id, { id, kind: "act", description: description.slice(0, 200), status: "pending" });
+      const step: PlanStep = { id, kind: "act", description: description.slice(0, 200), status: "pending" };
+      if (typeof inner.tool === "string") step.inputs = { tool: inner.tool };
+      steps.set(id, step);
     } else if (e.phase === "act" && typeof payload.step_id === "string" && typeof payload.step_status === "string") {
       const step = steps.get(payload.step_id);
       if (step) step.status = payload.step_status as PlanStep["status"];

@@ -7,9 +7,10 @@
  * appended (they never change afterwards); plan steps are copied and frozen
  * again only when their status changes ({@link StateSnapshot.markStep}). The
  * three lists that grow with an episode (`plan.steps`, `outcomes.actions`,
- * `memory.facts`) are read-only array views over those frozen entries (see
+ * `memory.facts`) are frozen array views over those frozen entries (see
  * `list_view.ts`: freezing a new 10k-entry array per call would cost
- * milliseconds under Bun); every other object is frozen.
+ * milliseconds under Bun, so a view is made frozen only when a policy asks
+ * `Object.isFrozen` or reflects on it); every other object is frozen.
  * Small parts (`episode`, `goal`, `beliefs`, `links`…) are copied once per
  * value: replace them, do not change them in place. `outcomes.metrics` (a
  * handful of numbers the runtime updates in place) is compared with its last
@@ -35,7 +36,7 @@ export const LIST_FIELDS: Readonly<Record<string, string>> = Object.freeze({
  * A list mirrored for the snapshot: entries appended to the source are
  * frozen once; entries marked changed are copied and frozen again (the
  * mirror copies one chunk, not the list: see `shared_list.ts`). The big
- * lists are shown as read-only views (see `list_view.ts`), others as frozen
+ * lists are shown as frozen views (see `list_view.ts`), others as frozen
  * arrays.
  */
 class FrozenList {
