@@ -764,3 +764,83 @@ describe("shared store: pull writes nothing through a symlink", { skip }, () => 
     }
   });
 });
+
+describe("shared store: the cross-machine walk-through with the llm agent", { skip }, () => {
+  test("A's llm run publishes live; B follows it, approves its paused call; A resumes and finishes; B's pulled copy validates and verifies", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const { startOpenAiServer } = await import("./helpers/openai_server.ts");
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "w1", name: "write_file", arguments: '{"path":"notes.txt","content":"hi\\n"}' }] },
+      { text: "wrote notes.txt" },
+    ]);
+    const a = tempDir(), b = tempDir(), ws = tempDir();
+    try {
+      const gate = a.file(
+        "gate.ts",
+        `export default { name: "Gate", version: "1.0", advise(s) {
+          if (s.action.tool === "write_file") return { kind: "veto", advice: "writes need a human", requires_approval: true };
+        } };\n`,
+      );
+      const id = "ep_llm_walkthrough";
+      const key = { NOEMA_SIGNING_KEY: "w".repeat(32) };
+      const [cmd, ...args] = cliCommand();
+      const runA = runChild(cmd, [
+        ...args,
+        ...["--root", a.path, "run", "write the notes", "--model", "openai-compatible:m", "--base-url", server.url],
+        ...["--workspace", ws.path, "--policy", gate, "--episode-id", id, "--wait", "60s", "--json"],
+      ], { cwd: a.path, env: { ...process.env, ...key, NOEMA_STORE: url, NOEMA_HOST: "host-a" }, timeoutMs: 90_000 });
+      const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      const db = new PostgresStore(url);
+      const until = Date.now() + 60_000;
+      while ((await db.get(id))?.run_state !== "waiting_for_approval" && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const row = await db.get(id);
+      await db.close();
+      assert.equal(row?.run_state, "waiting_for_approval");
+      assert.equal(row?.adapter, "llm");
+      assert.match(row?.pending?.reason ?? "", /writes need a human/);
+      const follow = runChild(cmd, [...args, "--root", b.path, "events", id, "--follow", "--json"], {
+        env: envB,
+        timeoutMs: 60_000,
+      });
+      const approve = await runChild(cmd, [...args, "--root", b.path, "approve", id, "--by", "bea"], {
+        env: envB,
+        timeoutMs: 30_000,
+      });
+      assert.equal(approve.code, 0, approve.stderr);
+      const ra = await runA;
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(JSON.parse(ra.stdout).answer, "wrote notes.txt");
+      assert.equal(readFileSync(join(ws.path, "notes.txt"), "utf8"), "hi\n");
+      const fb = await follow;
+      assert.equal(fb.code, 0, fb.stderr);
+      assert.ok(
+        fb.stdout.length > 0 && fb.stdout.split("\n").every((l) => l === "" || JSON.parse(l).episode_id === id),
+      );
+      // B reads the finished run: pulled, byte-identical, valid, and its signature verifies.
+      const until2 = Date.now() + 30_000;
+      let copy;
+      do {
+        copy = await runChild(cmd, [...args, "--root", b.path, "verify", id, "--strict"], {
+          env: { ...envB, ...key },
+          timeoutMs: 30_000,
+        });
+        if (copy.code === 0) break;
+        fsModule.rmSync(join(b.path, "episodes", id), { recursive: true, force: true }); // pulled before the end
+        await new Promise((r) => setTimeout(r, 200));
+      } while (Date.now() < until2);
+      assert.equal(copy.code, 0, copy.stdout + copy.stderr);
+      const valid = await runChild(cmd, [...args, "--root", b.path, "validate", id], { env: envB, timeoutMs: 30_000 });
+      assert.equal(valid.code, 0, valid.stdout + valid.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      await server.close();
+      a.cleanup();
+      b.cleanup();
+      ws.cleanup();
+    }
+  });
+});

@@ -57,8 +57,12 @@ let saidDown = false;
 export interface LiveRunPublishing {
   /** Give it every event the run writes (publishing starts at the `start` event, which names the episode). */
   onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
-  /** Publishes what is left, closes the store; true when all was published. */
-  finish(): Promise<boolean>;
+  /**
+   * Publishes what is left, closes the store; true when all was published.
+   * `episodeId` names the run when no `start` event was seen (a driver that
+   * reports no events): it is then published whole.
+   */
+  finish(episodeId?: string): Promise<boolean>;
 }
 
 /**
@@ -104,7 +108,8 @@ export async function startLivePublishing(
       }
       live!.kick();
     },
-    async finish() {
+    async finish(episodeId?: string) {
+      if (live === null && episodeId !== undefined) begin(episodeId);
       try {
         const l = live as LivePublisher | null;
         const ok = l === null ? true : await l.finish(flushWaitMs());

@@ -257,7 +257,7 @@ async function runInterruptible(
         live.onEvent(e);
       },
     });
-    await live?.finish();
+    await live?.finish(result.episode_id);
     if (result.status === "pending" && opts.wait !== undefined && store !== null) {
       result = await waitAndResume(ctx, result, {
         store,
