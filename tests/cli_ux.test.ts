@@ -129,10 +129,11 @@ describe("defect 3: noema's own flags after --", () => {
     );
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
     const block = /## Verification[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1];
-    const command = block.split("\nnpx noema diff")[0].replace(/\\\n/g, " ");
+    const command = block.split("\nnpx noema diff")[0].replace(/\\\n/g, " ").replace(/^mkdir -p ws\s.*\n/, "");
     assert.match(command, /--verify-file-exists/);
     assert.ok(command.lastIndexOf("--verify-") < command.indexOf(" -- "), `--verify-* must come before --: ${command}`);
-    // The example, run as written (in a scratch workspace), passes its assertions.
+    // The example, run as written (in a scratch workspace, which it creates first), passes its assertions.
+    assert.match(block, /^mkdir -p ws\s/, "the example creates its workspace");
     const ws = join(w.cwd, "ws");
     mkdirSync(ws);
     const args = command.replace(/^npx noema run /, "run --json ").replace("--workspace ws", `--workspace ${ws}`);
@@ -146,6 +147,26 @@ describe("defect 3: noema's own flags after --", () => {
     });
     assert.equal(ran.status, 0, ran.stderr);
     assert.equal(JSON.parse(ran.stdout).outcome, "success");
+  });
+});
+
+describe("issue 23.11: a --workspace that is not a directory", () => {
+  test("is a usage error naming it (exit 2), and nothing is written", () => {
+    const w = workdir("missing-workspace");
+    const r = w.run(["run", "make x", "--using", "shell", "--workspace", "no/such/ws", "--", "sh", "-c", "true"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^noema: workspace no\/such\/ws: no such directory/m);
+    assert.doesNotMatch(r.stderr, /ENOENT|SpawnError|posix_spawn/);
+    writeFileSync(join(w.cwd, "a-file"), "");
+    const f = w.run(["run", "make x", "--using", "shell", "--workspace", "a-file", "--", "sh", "-c", "true"]);
+    assert.equal(f.code, 2, f.stderr);
+    assert.match(f.stderr, /^noema: workspace a-file: is not a directory/m);
+    // A task file's workspace (relative to the file) is checked the same way.
+    writeFileSync(join(w.cwd, "t.jsonc"), `{"task": "x", "using": "shell", "workspace": "gone"}`);
+    const t = w.run(["run", "t.jsonc", "--", "true"]);
+    assert.equal(t.code, 2, t.stderr);
+    assert.match(t.stderr, /workspace .*gone: no such directory/);
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
   });
 });
 

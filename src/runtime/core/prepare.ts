@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstatSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -150,7 +150,7 @@ export async function prepareEpisode(
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
   }
   const { root, episodeId, dir } = newEpisodeTarget(options);
-  const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
+  const workspace = options.workspace !== undefined ? checkedWorkspace(options.workspace) : null;
   const baseDir = options.base_dir ?? process.cwd();
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
@@ -183,6 +183,24 @@ export async function prepareEpisode(
   });
   const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/**
+ * The workspace as an absolute path; one that is not an existing directory is a usage error naming it
+ * (the adapter would otherwise fail to spawn with a bare ENOENT, after the episode was written).
+ */
+function checkedWorkspace(given: string): string {
+  const workspace = resolve(given);
+  let why: string | null = null;
+  try {
+    if (!statSync(workspace).isDirectory()) why = "is not a directory";
+  } catch (e) {
+    why = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory (create it first)" : String(e);
+  }
+  if (why !== null) {
+    throw new NoemaError("bad_workspace", `workspace ${given}: ${why}`, { exitCode: EXIT.USAGE });
+  }
+  return workspace;
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */
