@@ -170,6 +170,30 @@ describe("issue 23.11: a --workspace that is not a directory", () => {
   });
 });
 
+describe("issue 23.13: a list whose filters match nothing", () => {
+  test("says none of the episodes match and names the filters, in every format", () => {
+    const w = workdir("empty-filters");
+    runQuiet(w, ["hello", "--tag", "team=web"]);
+    const table = w.run(["list", "--status", "vetoed", "--tag", "team=infra"]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.equal(table.stdout, "");
+    assert.match(
+      table.stderr,
+      /^noema: none of the 1 episode in .*episodes matches the filters: --status vetoed --tag team=infra$/m,
+    );
+    assert.doesNotMatch(table.stderr, /no episodes in/);
+    const json = w.run(["list", "--task", "deploy", "--json"]);
+    assert.deepEqual(JSON.parse(json.stdout), []);
+    assert.match(json.stderr, /none of the 1 episode .* matches the filters: --task "deploy"/);
+    const quiet = w.run(["list", "--since", "2000-01-01", "--status", "error", "-q"]);
+    assert.equal(quiet.stdout, "");
+    assert.match(quiet.stderr, /matches the filters: --status error --since 2000-01-01/);
+    // No episodes at all: it says that, filters or not.
+    const none = workdir("empty-root").run(["list", "--status", "vetoed"]);
+    assert.match(none.stderr, /^noema: no episodes in /m);
+  });
+});
+
 describe("defect 4: a policies/ folder in the current directory", () => {
   const VETO_ALL =
     `export default { name: "VetoAll", version: "1.0", advise: () => ({ kind: "veto", advice: "no", confidence: 1 }) };\n`;
