@@ -22,6 +22,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { type NoemaError, run } from "noema";
 
 const tmp = tempDir("noema-cli-ux-");
 after(() => tmp.cleanup());
@@ -191,6 +192,28 @@ describe("issue 23.13: a list whose filters match nothing", () => {
     // No episodes at all: it says that, filters or not.
     const none = workdir("empty-root").run(["list", "--status", "vetoed"]);
     assert.match(none.stderr, /^noema: no episodes in /m);
+  });
+});
+
+describe("issue 24.13: values that were accepted, then misbehaved", () => {
+  test("a task-file path that is a FIFO is a usage error naming it, not a task (never opened)", () => {
+    const w = workdir("fifo-task");
+    const fifo = join(w.cwd, "task.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const r = w.run(["run", fifo]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^noema: .*task\.fifo: not a task file: it is a FIFO, not a regular file$/m);
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+  });
+
+  test("the library refuses a policy_timeout_ms a timer cannot wait (2^31 ms), writing nothing", async () => {
+    const root = join(tmp.path, "lib-timeout", ".noema");
+    await assert.rejects(
+      run("hello", { root, policy_timeout_ms: 2 ** 31 }),
+      (e: NoemaError) =>
+        e.exitCode === 2 && /policy_timeout_ms must be an integer from 1 to 2147483647/.test(e.message),
+    );
+    assert.equal(episodeDirs(root).length, 0);
   });
 });
 

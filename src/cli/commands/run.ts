@@ -4,7 +4,7 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
-import { existsSync } from "node:fs";
+import { existsSync, type Stats, statSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
@@ -31,11 +31,24 @@ import {
 
 /**
  * A task argument that names a file (ends in .json/.jsonc, or is one word
- * with a slash) that does not exist is a typo, not a task: exit 2.
+ * with a slash) that does not exist is a typo, not a task: exit 2. One that
+ * names a directory, FIFO or device is not a task file either (nor a task).
  */
 function checkTaskArg(arg: string): void {
   const named = /\.jsonc?$/i.test(arg) || (/^\S+$/.test(arg) && /[\\/]/.test(arg));
-  if (named && !existsSync(arg)) throw usageError(`${arg}: task file not found`);
+  if (!named) return;
+  if (!existsSync(arg)) throw usageError(`${arg}: task file not found`);
+  const st = statSync(arg);
+  if (!st.isFile()) throw usageError(`${arg}: not a task file: it is ${fileKind(st)}, not a regular file`);
+}
+
+/** What a non-regular file is, for an error message. */
+function fileKind(st: Stats): string {
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  if (st.isSocket()) return "a socket";
+  return "not a regular file";
 }
 
 /** Long options common enough in other programs' command lines not to warn about after `--`. */

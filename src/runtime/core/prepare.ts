@@ -30,7 +30,7 @@ import type { EngineSettings } from "../engine.ts";
 import { readPolicySnapshot } from "../learning.ts";
 import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
 import { Redactor } from "../redact.ts";
-import type { GovernanceMode, LearnMode } from "../settings.ts";
+import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
@@ -148,6 +148,13 @@ export async function prepareEpisode(
 ): Promise<PreparedEpisode> {
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
+  }
+  const timeout = options.policy_timeout_ms;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= MAX_POLICY_TIMEOUT_MS)) {
+    throw new NoemaError("usage", `policy_timeout_ms must be an integer from 1 to ${MAX_POLICY_TIMEOUT_MS}`, {
+      field: "policy_timeout_ms",
+      exitCode: EXIT.USAGE,
+    });
   }
   const { root, episodeId, dir } = newEpisodeTarget(options);
   const workspace = options.workspace !== undefined ? checkedWorkspace(options.workspace) : null;
