@@ -217,6 +217,53 @@ describe("issue 24.13: values that were accepted, then misbehaved", () => {
   });
 });
 
+describe("issue 24.11: bad input that gave an internal error", () => {
+  test("--root (or NOEMA_ROOT) that is a file, or below one, is a usage error naming it", () => {
+    const w = workdir("root-file");
+    writeFileSync(join(w.cwd, "afile"), "");
+    for (
+      const args of [["--root", "afile", "list"], ["--root", "afile", "run", "hello"], [
+        "view",
+        "last",
+        "--root",
+        "afile",
+      ]]
+    ) {
+      const r = cli(args, { cwd: w.cwd });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /^noema: --root afile: cannot use it as the episodes root: it is not a directory$/m);
+      assert.doesNotMatch(r.stderr, /ENOTDIR|internal error/);
+    }
+    const below = cli(["--root", "afile/sub/.noema", "run", "hello"], { cwd: w.cwd });
+    assert.equal(below.code, 2, below.stderr);
+    assert.match(
+      below.stderr,
+      /--root afile\/sub\/.noema: cannot use it as the episodes root: .*afile is not a directory/,
+    );
+    const env = cli(["list"], { cwd: w.cwd, env: { NOEMA_ROOT: "afile" } });
+    assert.equal(env.code, 2, env.stderr);
+    assert.match(env.stderr, /^noema: NOEMA_ROOT afile: cannot use it as the episodes root/m);
+    // A root that does not exist yet is fine (a run creates it).
+    assert.equal(cli(["--root", "fresh/.noema", "list"], { cwd: w.cwd }).code, 0);
+  });
+
+  test("hook input nested 200,000 levels deep is refused with a located error (exit 2), no stack overflow", () => {
+    const w = workdir("deep-hook");
+    const depth = 200_000;
+    const event = `{"session_id":"s-deep","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1",` +
+      `"transcript_path":"/tmp/none","cwd":${JSON.stringify(w.cwd)},"tool_input":{"command":` +
+      `${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+    const r = cli(["--root", w.root, "hook", "claude-code"], {
+      cwd: w.cwd,
+      input: event,
+      env: { NOEMA_HOOK_SERVER: "0" },
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /stdin:1: JSON nested deeper than 256 levels/);
+    assert.doesNotMatch(r.stderr, /call stack|RangeError|internal error/i);
+  });
+});
+
 describe("defect 4: a policies/ folder in the current directory", () => {
   const VETO_ALL =
     `export default { name: "VetoAll", version: "1.0", advise: () => ({ kind: "veto", advice: "no", confidence: 1 }) };\n`;
