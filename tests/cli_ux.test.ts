@@ -264,6 +264,26 @@ describe("issue 24.11: bad input that gave an internal error", () => {
   });
 });
 
+describe("issue 23.14: the --using names agree everywhere", () => {
+  test("the error's list (with did-you-mean), --help and both README tables name every built-in, claude-code too", () => {
+    const w = workdir("using-names");
+    const r = w.run(["run", "hello", "--using", "claud-code"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /unknown adapter "claud-code" \(did you mean "claude-code"\?\)/);
+    const names = /use one of (.*) or a path/.exec(r.stderr)![1].split(", ");
+    assert.deepEqual([...names].sort(), ["claude-code", "command", "llm", "minimal", "scripted", "shell"]);
+    const help = w.run(["run", "--help"]).stdout.replace(/\s+/g, " ");
+    const readme = readFileSync(join(REPO, "README.md"), "utf8");
+    const flagRow = readme.split("\n").find((l) => l.startsWith("| `--using ADAPTER`"))!;
+    const adapters = /## Adapters\n([\s\S]*?)\n\n/.exec(readme)![1];
+    for (const name of names) {
+      assert.ok(help.includes(name), `run --help names ${name}`);
+      assert.ok(flagRow.includes(`\`${name}\``), `the README's --using row names ${name}: ${flagRow}`);
+      assert.ok(adapters.includes(`| \`${name}\` |`), `the README's Adapters table has a row for ${name}`);
+    }
+  });
+});
+
 describe("defect 4: a policies/ folder in the current directory", () => {
   const VETO_ALL =
     `export default { name: "VetoAll", version: "1.0", advise: () => ({ kind: "veto", advice: "no", confidence: 1 }) };\n`;

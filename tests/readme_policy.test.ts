@@ -79,3 +79,31 @@ describe("the README's policy example, as printed", () => {
     );
   });
 });
+
+describe("help and docs agree with what `noema policy test` does on the README's policy (issue 23.14)", () => {
+  test("each `policy test --help` example on no-force-push.ts exits with the code its comment promises", () => {
+    const help = cli(["policy", "test", "--help"]).stdout;
+    const examples = [...help.matchAll(/^\s+\$ noema (policy test no-force-push\.ts .*?)\s+# (.*)$/gm)];
+    assert.ok(examples.length >= 2, help);
+    const { cwd, env } = setup("policy-test-help");
+    for (const [, command, comment] of examples) {
+      const promised = /exit (\d)/.exec(comment);
+      assert.ok(promised, `the example says its exit code: ${comment}`);
+      const r = cli(words(command), { cwd, env });
+      assert.equal(r.code, Number(promised[1]), `${command}  # ${comment}\n${r.stdout}${r.stderr}`);
+      const result = JSON.parse(r.stdout).result;
+      if (/vetoed/.test(comment)) assert.equal(result, "vetoed");
+      if (/allowed/.test(comment)) assert.equal(result, "allowed");
+    }
+  });
+
+  test("docs/cli.md's example prints exactly what the command prints, and its exit code", () => {
+    const docs = readFileSync(join(REPO, "docs", "cli.md"), "utf8");
+    const [, command, output, code] =
+      /```sh\n\$ noema (policy test no-force-push\.ts [^;]*); echo \$\?.*\n(.*)\n(\d)\n```/.exec(docs)!;
+    const { cwd, env } = setup("policy-test-docs");
+    const r = cli(words(command), { cwd, env });
+    assert.equal(r.stdout.trim(), output);
+    assert.equal(r.code, Number(code));
+  });
+});

@@ -34,6 +34,17 @@ export const BUILTIN_ADAPTERS: Readonly<Record<string, AdapterLoader>> = {
 };
 
 /**
+ * The `using` names that run a built-in driver (see {@link builtinDriver}).
+ *
+ * @example
+ * ```ts
+ * import { BUILTIN_DRIVER_NAMES } from "./builtin.ts";
+ * BUILTIN_DRIVER_NAMES.includes("claude-code"); // true
+ * ```
+ */
+export const BUILTIN_DRIVER_NAMES: readonly string[] = ["llm", "claude-code"];
+
+/**
  * Built-in drivers by name: `using` values that run an external agent as one
  * episode (its tool calls come in through hooks or the AI SDK's callbacks)
  * instead of a plan. Each is loaded on first use.

@@ -18,7 +18,8 @@ import {
   type PolicyState,
   type Verdict,
 } from "./api.ts";
-import { BUILTIN_ADAPTERS } from "./builtin.ts";
+import { BUILTIN_ADAPTERS, BUILTIN_DRIVER_NAMES } from "./builtin.ts";
+import { didYouMean } from "../runtime/jsonc.ts";
 import { captureOutput } from "./plugin_output.ts";
 import type { Planner } from "../runtime/planner.ts";
 import { jsonType } from "../json.ts";
@@ -306,7 +307,9 @@ function checkAdapter(value: unknown, file: string): AdapterPlugin {
 
 /**
  * Finds an adapter: a built-in name (`minimal`, `shell`, `command`,
- * `scripted`) or a path to a `.ts` file.
+ * `scripted`, `llm`) or a path to a `.ts` file; an unknown name is a usage
+ * error listing every `using` name (the drivers' `claude-code` too), with a
+ * did-you-mean.
  *
  * @example
  * ```ts
@@ -320,10 +323,12 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
     return { plugin: builtin, label: builtin.name, path: null, sha256: null };
   }
   if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
+    const known = [...new Set([...Object.keys(BUILTIN_ADAPTERS), ...BUILTIN_DRIVER_NAMES])];
+    const hint = didYouMean(ref, known);
     throw new NoemaError(
       "unknown_adapter",
-      `unknown adapter ${JSON.stringify(ref)}: use one of ${
-        Object.keys(BUILTIN_ADAPTERS).join(", ")
+      `unknown adapter ${JSON.stringify(ref)}${hint ? ` (did you mean "${hint}"?)` : ""}: use one of ${
+        known.join(", ")
       } or a path to a .ts file`,
       { exitCode: EXIT.USAGE },
     );
