@@ -284,6 +284,25 @@ describe("issue 23.14: the --using names agree everywhere", () => {
   });
 });
 
+describe("issue 23.14: noema's own outputs in the checkout do not break `npm run check`", () => {
+  test("deno fmt --check and deno lint with the repo's deno.json skip .noema/ and report pages", () => {
+    const w = workdir("fmt-outputs");
+    writeFileSync(join(w.cwd, "deno.json"), readFileSync(join(REPO, "deno.json")));
+    writeFileSync(join(w.cwd, "ok.ts"), "export const ok = 1;\n");
+    runQuiet(w, ["hello"]);
+    const page = w.run(["report", "last"]);
+    assert.equal(page.code, 0, page.stderr);
+    assert.ok(readdirSync(w.cwd).some((n) => n.endsWith(".html")), "the report page is in the directory");
+    mkdirSync(join(w.cwd, "sub", ".noema"), { recursive: true });
+    writeFileSync(join(w.cwd, "sub", ".noema", "x.json"), '{"a":   1}');
+    const deno = join(REPO, "node_modules", ".bin", "deno");
+    for (const args of [["fmt", "--check"], ["lint"]]) {
+      const r = spawnSync(deno, args, { cwd: w.cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      assert.equal(r.status, 0, `deno ${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    }
+  });
+});
+
 describe("defect 4: a policies/ folder in the current directory", () => {
   const VETO_ALL =
     `export default { name: "VetoAll", version: "1.0", advise: () => ({ kind: "veto", advice: "no", confidence: 1 }) };\n`;
