@@ -185,6 +185,11 @@ function loadFailure(e: unknown): string {
     return at ? `syntax error at line ${at[1]}, column ${at[2]}: ${first}` : `syntax error: ${first}`;
   }
   if (isBuild) return `syntax error: ${first}`;
+  if ((err as { code?: unknown } | null)?.code === "ERR_UNKNOWN_FILE_EXTENSION") {
+    // Plain Node (the library's dist/node build) cannot import TypeScript.
+    return `cannot load: ${first} (Node cannot import .ts files: run under Bun or Deno, use a .js/.mjs plugin, ` +
+      "or pass the plugin as an object)";
+  }
   return `cannot load: ${first}`;
 }
 
