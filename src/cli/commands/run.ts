@@ -90,7 +90,13 @@ function runCommand(program: CommandUnknownOpts) {
     .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
     .option(
       "--replay <episode>",
-      "re-run an llm episode's recorded model turns (no network), tools and policies (id, prefix or 'last')",
+      "re-run an llm episode (id, prefix or 'last'): its recorded model turns (no network), under the policies; " +
+        "its tools run again FOR REAL in the workspace unless --dry-run",
+    )
+    .option(
+      "--dry-run",
+      "with --replay: consult the policies and record their verdicts, but execute no tool (each call gets its " +
+        "recorded result): a what-if that does not touch the workspace",
     )
     .option(
       "--continue <episode>",
@@ -141,7 +147,10 @@ function runCommand(program: CommandUnknownOpts) {
           'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
           "noema's own agent; each tool call governed",
         ],
-        ["noema run --replay last --policy new-policy.ts", "would this policy have blocked what the agent did?"],
+        [
+          "noema run --replay last --policy new-policy.ts --dry-run",
+          "would this policy have blocked what the agent did? (no tool runs)",
+        ],
         ["noema run --continue last", "pick up an agent run a failure stopped (server down, max_turns…)"],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
@@ -201,6 +210,7 @@ function runSettings(
     model: opts.model,
     baseUrl: opts.baseUrl,
     replay: opts.replay === undefined ? undefined : resolveEpisodeRef(opts.replay, g),
+    dryRun: opts.dryRun,
     continue: opts.continue === undefined ? undefined : resolveEpisodeRef(opts.continue, g),
   });
   if (opts.verifyFile !== undefined) {
@@ -210,6 +220,7 @@ function runSettings(
     options.verify_source = opts.verifyFile;
   }
   if (flagSpecs.length > 0) options.verify = [...(options.verify ?? []), ...flagSpecs];
+
   if (opts.verifyIgnore) options.verify_ignore = opts.verifyIgnore;
   return { task, options };
 }
@@ -237,17 +248,32 @@ async function runInterruptible(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const live = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
+  const note = replayNote(opts);
   try {
     const result = await run(task, {
       ...options,
       signal: controller.signal,
-      ...(progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined }),
+      ...live,
+      // Said once the episode starts (not before a usage error): whether the replay acts on the workspace.
+      onEvent: note === null ? live.onEvent : (e) => {
+        if (e.phase === "start") out.note(note);
+        live.onEvent?.(e);
+      },
     });
     printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** What a replay says on stderr when it starts: whether its tools act on the workspace. */
+function replayNote(opts: RunCliOptions): string | null {
+  if (opts.replay === undefined) return null;
+  return opts.dryRun
+    ? "noema: dry run: the policies are consulted, no tool is executed (each call gets its recorded result)"
+    : "noema: replay: the recorded tool calls run again in the workspace (--dry-run executes none)";
 }
 
 /**
