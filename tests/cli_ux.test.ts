@@ -243,6 +243,12 @@ describe("issue 24.11: bad input that gave an internal error", () => {
     const env = cli(["list"], { cwd: w.cwd, env: { NOEMA_ROOT: "afile" } });
     assert.equal(env.code, 2, env.stderr);
     assert.match(env.stderr, /^noema: NOEMA_ROOT afile: cannot use it as the episodes root/m);
+    // noema.jsonc's root too.
+    writeFileSync(join(w.cwd, "noema.jsonc"), '{ "root": "afile" }');
+    const config = cli(["run", "hello"], { cwd: w.cwd });
+    assert.equal(config.code, 2, config.stderr);
+    assert.match(config.stderr, /^noema: noema\.jsonc root .*afile: cannot use it as the episodes root: it is not a/m);
+    rmSync(join(w.cwd, "noema.jsonc"));
     // A root that does not exist yet is fine (a run creates it).
     assert.equal(cli(["--root", "fresh/.noema", "list"], { cwd: w.cwd }).code, 0);
   });

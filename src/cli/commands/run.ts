@@ -9,9 +9,16 @@ import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run, type RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
-import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
-import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
+import {
+  checkRoot,
+  type CliContext,
+  examples,
+  type GlobalOptions,
+  globalOptions,
+  type RegisterCommand,
+} from "../context.ts";
 import { collect } from "../args.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
@@ -186,6 +193,8 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     if (taskArg !== undefined) checkTaskArg(taskArg);
     warnOwnFlagsAfterDashes(ctx, cmd, args);
     const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
+    // noema.jsonc's `root` (the flag and NOEMA_ROOT were checked with the global options).
+    if (options.root !== undefined && options.root !== g.root) checkRoot(options.root, `${PROJECT_CONFIG} root`);
     if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
     await runInterruptible(ctx, task, options, opts, g.root);
   });
