@@ -201,7 +201,7 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
     .addHelpText(
       "after",
       examples(
-        ['noema policy test no-force-push.ts --command "rm -rf build"', "vetoed: exit 3"],
+        ['noema policy test no-force-push.ts --command "rm -rf /"', "vetoed: exit 3"],
         [
           'noema policy test no-force-push.ts --command "git push --force"',
           "an intervention: allowed (exit 0), the patch in verdicts",
