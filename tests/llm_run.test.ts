@@ -291,6 +291,48 @@ describe("noema run --using llm", () => {
     assert.match(error, /reading is off/);
   });
 
+  it("--replay --dry-run executes no tool: recorded results, fresh verdicts, the workspace untouched (23.12)", async () => {
+    assert.ok(episode);
+    writeFileSync(join(ws, "app.ts"), original);
+    // The recorded policies: the same calls and verdicts, the same answer; the edit_file call did not run.
+    const same = await run(["run", "--replay", episode, "--dry-run", "--root", root, "--json"]);
+    assert.equal(same.code, 0, same.stderr + same.stdout);
+    assert.match(same.stderr, /dry run: the policies are consulted, no tool is executed/);
+    const out = JSON.parse(same.stdout);
+    assert.equal(out.answer, ANSWER);
+    assert.deepEqual(calls(out.episode_dir), calls(join(root, "episodes", episode)));
+    const tags = events(out.episode_dir)[0].payload.tags as Record<string, unknown>;
+    assert.equal(tags.replay_of, episode);
+    assert.equal(tags.replay_dry_run, "true");
+    assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), original, "the recorded edit was not executed");
+    await validates(out.episode_dir);
+    // What if a policy had refused `cat`? Its verdict is recorded; the replay diverges after it; nothing ran.
+    const noCat = tmp.file(
+      "no-cat.ts",
+      `export default { name: "NoCat", version: "1.0", advise(s) {
+        if (String(s.action.input.command ?? "").startsWith("cat ")) return { kind: "veto", advice: "no cat" };
+      } };\n`,
+    );
+    const what = await run([
+      ...["run", "--replay", episode, "--dry-run", "--policy", policy, "--policy", noCat, "--root", root, "--json"],
+    ]);
+    assert.equal(what.code, 1, what.stderr + what.stdout);
+    const w = JSON.parse(what.stdout);
+    assert.deepEqual(calls(w.episode_dir), [
+      "read_file:allowed",
+      "shell:vetoed",
+      "read_file:allowed",
+      "edit_file:allowed",
+      "shell:vetoed",
+    ]);
+    assert.match(agentError(w.episode_dir), /ReplayDivergence[^]*model turn 4[^]*no cat/);
+    assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), original, "the dry run changed nothing");
+    // --dry-run belongs to --replay.
+    const alone = await run(["run", "hello", "--dry-run", "--root", root]);
+    assert.equal(alone.code, 2, alone.stderr);
+    assert.match(alone.stderr, /--dry-run goes with --replay EPISODE/);
+  });
+
   it("an unreachable model server ends the run as an adapter error with complete, valid artifacts", async () => {
     const task = tmp.file(
       "down.jsonc",
