@@ -43,6 +43,8 @@ import type { EmitOptions, Recorder, WrittenEvent } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, type Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
 import { buildSummary, type ExtraMetrics, type RunCounters } from "./summary_builder.ts";
+import { processIdentity } from "./process_group.ts";
+import type { SpawnedChild } from "../plugins/process.ts";
 
 /** What `run()` and `resume()` return. */
 export interface RunResult {
@@ -591,6 +593,7 @@ export class Engine {
         hints: Object.freeze([...hints]),
         workspace: s.workspace,
         signal: abort.signal,
+        onProcess: (child) => this.#recordProcess(step, action, candidateId, child),
       };
       this.rec.flush(); // the decision is on disk before the action runs
       // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
@@ -603,6 +606,24 @@ export class Engine {
     }
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
     return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
+  }
+
+  /**
+   * The `action.process` event: the process an action started, with its
+   * process group and identity, synced to disk before the program runs, so
+   * that `resume` after a crash can stop it if it survived.
+   */
+  #recordProcess(step: PlanStep, action: PendingAction, candidateId: string, child: SpawnedChild): void {
+    this.emit("runtime", {
+      kind: "action.process",
+      status: "started",
+      step_id: step.id,
+      action_candidate_id: candidateId,
+      action_kind: action.kind,
+      tool: action.tool,
+      ...processIdentity(child.pid, child.pgid),
+    }, { event_type: "action.process" });
+    this.rec.sync();
   }
 
   /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
@@ -675,7 +696,10 @@ export class Engine {
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
     this.setStepStatus(index, stepStatus);
-    const actionId = `act_${step.id}_${index + 1}`;
+    // A step run again right after its attempt was interrupted (resume after a crash) gets its own id: `<id>.2`, ….
+    const base = `act_${step.id}_${index + 1}`, last = p.actions.at(-1)?.id ?? "";
+    const attempt = last === base ? 2 : last.startsWith(`${base}.`) ? Number(last.slice(base.length + 1)) + 1 : 1;
+    const actionId = attempt > 1 ? `${base}.${attempt}` : base;
     const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
     payload.action_id = actionId;
     const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
@@ -1031,7 +1055,10 @@ export class Engine {
       p.state.outcomes!.error = null;
     }
     const input = this.redactor.redact(action.input, "payload.input").value;
-    const actionId = `act_${step.id}_${index + 1}`;
+    // A step run again right after its attempt was interrupted (resume after a crash) gets its own id: `<id>.2`, ….
+    const base = `act_${step.id}_${index + 1}`, last = p.actions.at(-1)?.id ?? "";
+    const attempt = last === base ? 2 : last.startsWith(`${base}.`) ? Number(last.slice(base.length + 1)) + 1 : 1;
+    const actionId = attempt > 1 ? `${base}.${attempt}` : base;
     const payload = {
       input_excerpt: inputExcerpt(input, step.description),
       outcome: `vetoed: ${message}`,
