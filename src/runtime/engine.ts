@@ -26,7 +26,8 @@ import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summa
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
-import { writeManifest } from "../store/manifest.ts";
+import { stageManifest } from "../store/manifest.ts";
+import { commitStaged, discardStaged } from "../store/atomic.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
 import { computeOutcome } from "../verify/outcome.ts";
@@ -256,15 +257,20 @@ export class Engine {
   /** Writes `state.json` (and its projection event; `terminal`: the final one, carrying every action). */
   persist(terminal = false): void {
     const t = performance.now();
+    this.#stateMetrics();
+    this.rec.persistState(this.p.state, terminal);
+    this.#lastPersistAt = performance.now();
+    this.#persistCostMs = this.#lastPersistAt - t;
+  }
+
+  /** `outcomes.metrics` from the steps: completed, total, task score, working time. */
+  #stateMetrics(): void {
     const { state, steps } = this.p;
     const metrics = state.outcomes!.metrics!;
     metrics.steps_completed = steps.filter((s) => s.status === "done").length;
     metrics.steps_total = steps.length;
     metrics.task_score = steps.length === 0 ? 0 : Math.round((metrics.steps_completed / steps.length) * 10000) / 10000;
     (metrics as Record<string, unknown>).duration_ms = this.workingMs();
-    this.rec.persistState(state, terminal);
-    this.#lastPersistAt = performance.now();
-    this.#persistCostMs = this.#lastPersistAt - t;
   }
 
   /** Milliseconds of work so far: wall time since start, minus time spent waiting for approval. */
@@ -977,7 +983,8 @@ export class Engine {
       summary: ARTIFACTS.summary,
       manifest: ARTIFACTS.manifest,
     };
-    this.persist(true);
+    this.#stateMetrics();
+    const stagedState = this.rec.stageTerminalState(p.state);
     this.rec.close();
     const summary = buildSummary({
       episodeId: s.episodeId,
@@ -997,7 +1004,7 @@ export class Engine {
       tags: s.tags,
       ...(this.extraMetrics ? { metrics: this.extraMetrics } : {}),
     });
-    this.rec.sink.writeJson(ARTIFACTS.summary, summary); // masked like every artifact
+    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary), stagedState]; // masked like every artifact
     const plugins: ManifestPlugin[] = [
       {
         id: `adapter:${s.loadedAdapter.label}`,
@@ -1010,7 +1017,16 @@ export class Engine {
         ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }]
         : []),
     ];
-    writeManifest(s.dir, s.episodeId, plugins, new Date().toISOString());
+    try {
+      staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged));
+    } catch (e) {
+      discardStaged(staged);
+      throw e;
+    }
+    // Everything is written and synced: the terminal artifacts go into place in one tight sequence of renames,
+    // summary, state (its links name both), manifest last. A kill between them is "crashed while sealing" to the
+    // readers, and `noema resume` completes the seal.
+    commitStaged(staged);
     const exit_code: ExitCode = this.status === "vetoed"
       ? EXIT.VETOED
       : (this.status === "ok" || this.status === "partial") &&
