@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { RunResult } from "../runtime/engine.ts";
@@ -13,6 +13,7 @@ import type { CoreEnd } from "../runtime/core/episode_core.ts";
 import { pendingCheckpoint, type ResumeOptions } from "../runtime/resume.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 
 /** An external agent driver. */
 export interface Driver {
@@ -35,7 +36,7 @@ export interface Driver {
 export function startEvent(dir: string): { payload: Record<string, unknown> } | null {
   let fd: number;
   try {
-    fd = openSync(join(dir, ARTIFACTS.events), "r");
+    fd = openRegularFile(join(dir, ARTIFACTS.events)); // a FIFO would block
   } catch {
     return null;
   }

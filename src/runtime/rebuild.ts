@@ -7,6 +7,7 @@
  * @module
  */
 import { join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
 import type { ActionRecord } from "../schema/state.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -144,7 +145,15 @@ export function rebuildRun(dir: string): RebuiltRun {
     }
     scanEvent(scan, entry.value);
   }
-  if (!scan.start) throw new Error(`${path}: no start event; the run cannot be rebuilt`);
+  if (!scan.start) {
+    throw new NoemaError(
+      "no_start",
+      `${
+        scan.eventCount === 0 ? "no events" : "no start event"
+      }: the run cannot be rebuilt from this log (noema validate lists its problems)`,
+      { file: path, line: 1, exitCode: EXIT.MISMATCH },
+    );
+  }
   return rebuiltFrom(scan, scan.start);
 }
 

@@ -18,6 +18,7 @@ import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from
 import { loadAdapter, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
+import { checkState } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
@@ -25,6 +26,7 @@ import { acquireLock } from "../store/lock.ts";
 import { refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
+import { refuseIrregularArtifacts } from "../store/regular_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
@@ -263,6 +265,8 @@ async function reloadAdapter(
 export async function resume(ref: string, options: ResumeOptions = {}): Promise<RunResult> {
   const loc = locateEpisode(ref, options);
   const dir = loc.dir;
+  refuseIrregularArtifacts(dir); // a FIFO where an artifact should be would block every open for ever
+  checkStateFile(dir); // a state.json that breaks the schema is refused before anything is written
   if (existsSync(join(dir, ARTIFACTS.manifest))) {
     throw new NoemaError(
       "sealed",
@@ -295,6 +299,21 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   } finally {
     lock.release();
   }
+}
+
+/** Refuses (exit 7, naming the file and the field) a `state.json` that breaks the schema. */
+function checkStateFile(dir: string): void {
+  const path = join(dir, ARTIFACTS.state);
+  const problems = checkState(readJsonFile(path, path));
+  if (problems.length === 0) return;
+  const p = problems[0];
+  throw new NoemaError(
+    "bad_state",
+    `${p.path === "" ? "" : `${p.path}: `}${p.message}${
+      problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""
+    }; the run cannot be resumed from it (noema validate lists every problem)`,
+    { file: path, exitCode: EXIT.MISMATCH },
+  );
 }
 
 /** The rebuilt log; damaged lines refuse the resume (with `abort`, they are set aside first). */
