@@ -36,6 +36,9 @@ describe("a run killed while sealing", () => {
       const entry = JSON.parse(list.stdout).find((e: any) => e.episode_id === id);
       assert.equal(entry.run_state, "crashed_while_sealing", JSON.stringify(entry));
       assert.match(cli(["list", "--root", root]).stdout, new RegExp(`${id}.*crashed while sealing`));
+      const only = cli(["list", "--root", root, "--status", "crashed_while_sealing", "--quiet"]);
+      assert.equal(only.code, 0, only.stderr);
+      assert.ok(only.stdout.split("\n").includes(id), only.stdout);
 
       const view = cli(["view", id, "--root", root]);
       assert.equal(view.code, 0, view.stderr);

@@ -413,7 +413,7 @@ async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean):
       drawn = key;
     }
     const done = view.run_state === "terminal" || view.run_state === "waiting_for_approval" ||
-      view.run_state === "paused";
+      view.run_state === "paused" || view.run_state === "crashed_while_sealing";
     if (view.run_state === "running") idleSince = null;
     else if (!done) idleSince ??= Date.now();
     if (done || (idleSince !== null && Date.now() - idleSince >= FOLLOW_GRACE_MS)) {
