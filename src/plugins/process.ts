@@ -97,8 +97,9 @@ export interface SpawnedChild {
 
 /**
  * The supervisor every child starts as (POSIX sh, the program's arguments
- * after the mode): it waits for `go` on fd 3, then forks a watcher and
- * execs the program (same pid, same process group). The watcher reads fd 3
+ * after the mode): it waits for `go` on fd 3, then starts a watcher (a
+ * grandchild, so the program never sees it among its children) and execs
+ * the program (same pid, same process group). The watcher reads fd 3
  * until noema writes `done`; end of file without it means noema died, and
  * the watcher stops the program's group (`group` mode) or the program alone
  * (`pid` mode, a terminal program in noema's group): SIGTERM, then SIGKILL
@@ -109,14 +110,14 @@ const SUPERVISOR = `IFS= read -r go <&3 || exit 125
 [ "$go" = go ] || exit 125
 mode=$1; shift
 if [ "$mode" = group ]; then target="-$$"; else target="$$"; fi
-(
+( (
   exec </dev/null >/dev/null 2>&1
   while IFS= read -r line <&3; do [ "$line" = done ] && exit 0; done
   trap '' TERM
   kill -s TERM -- $target
   sleep 2
   kill -s KILL -- $target
-) &
+) & )
 exec "$@" 3<&-`;
 
 /** Whether `program` resolves to an executable file (through `PATH` when it has no slash). */

@@ -166,7 +166,7 @@ export async function orphanTrial(
   writeFileSync(
     program,
     `#!/bin/sh
-if [ "$ESCAPE" = 1 ]; then ps -o pid=,args= --ppid $$ | awk '/[n]oema-supervisor/ {print $1}' | xargs -r kill -9; fi
+if [ "$ESCAPE" = 1 ]; then ps -eo pid=,pgid=,args= | awk -v g=$$ '$2 == g && /[n]oema-supervisor/ {print $1}' | xargs -r kill -9; fi
 i=0
 while [ $i -lt "$LOOPS" ]; do echo $$ >> "$OUT"; sleep 0.25; i=$((i + 1)); done
 `,
