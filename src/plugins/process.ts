@@ -292,7 +292,12 @@ export function pickEnv(
 
 /**
  * Runs a process to completion. Never throws for a failing program: the
- * result says how it ended.
+ * result says how it ended. On POSIX the child starts under a small
+ * `/bin/sh` supervisor (see `SUPERVISOR` in this module), in its own process
+ * group unless it reads the terminal: if this process dies, even by
+ * SIGKILL, the supervisor stops the group (SIGTERM, then SIGKILL 2 s later),
+ * so the program never outlives noema unattended. `onSpawn` runs before the
+ * program starts.
  *
  * @example
  * ```ts
