@@ -616,8 +616,11 @@ export class Engine {
 
   /**
    * The `action.process` event: the process an action started, with its
-   * process group and identity, synced to disk before the program runs, so
-   * that `resume` after a crash can stop it if it survived.
+   * process group and identity, written to the file before the program runs,
+   * so that `resume` after a crash can stop it if it survived. Written, not
+   * fsynced: the record has to outlive noema's process, which the kernel's
+   * page cache does; a power loss or kernel crash, the only thing an fsync
+   * adds, leaves no process to stop (an fsync here cost ~10 ms per action).
    */
   #recordProcess(step: PlanStep, action: PendingAction, candidateId: string, child: SpawnedChild): void {
     this.emit("runtime", {
@@ -629,7 +632,7 @@ export class Engine {
       tool: action.tool,
       ...processIdentity(child.pid, child.pgid),
     }, { event_type: "action.process" });
-    this.rec.sync();
+    this.rec.flush();
   }
 
   /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
