@@ -171,10 +171,11 @@ export interface StagedFile {
 }
 
 /**
- * Writes a whole file next to `path` under a temp name (fsynced), without
- * renaming it into place: {@link commitStaged} renames several such files
- * in one tight sequence, so a crash leaves the window between them as short
- * as the file system allows. A symlinked target or directory is refused.
+ * Writes a whole file next to `path` under a temp name, atomically and
+ * durably through {@link writeFileAtomic} (with its options and its guards),
+ * without renaming it into place: {@link commitStaged} renames several such
+ * files in one tight sequence, so a crash leaves the window between them as
+ * short as the file system allows.
  *
  * @example
  * ```ts
@@ -182,22 +183,13 @@ export interface StagedFile {
  * commitStaged([stageFile("/tmp/x/a.json", "{}\n"), stageFile("/tmp/x/b.json", "{}\n")]);
  * ```
  */
-export function stageFile(path: string, data: string): StagedFile {
-  refuseSymlinks(path);
-  mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
-  const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
-  const bytes = new TextEncoder().encode(data);
-  const fd = openSync(tmp, "wx", FILE_MODE);
-  try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  closeSync(fd);
+export function stageFile(
+  path: string,
+  data: string,
+  options: Omit<NonNullable<Parameters<typeof writeFileAtomic>[2]>, "exclusive" | "durable"> = {},
+): StagedFile {
+  const tmp = `${path}.tmp-staged-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+  writeFileAtomic(tmp, data, { ...options, durable: true });
   return { path, tmp };
 }
 
