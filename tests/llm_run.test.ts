@@ -635,6 +635,48 @@ describe("noema run --using llm", () => {
     }
   });
 
+  it(
+    "a crashed (SIGKILLed) run: resume says how to end it, --abort seals it aborted with the crash, --continue picks it up",
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const server = await startOpenAiServer([
+        { tool_calls: [{ id: "k1", name: "list_dir", arguments: "{}" }] },
+        { hang: true },
+        { text: "listed, after the crash" },
+      ]);
+      try {
+        const adapter = { provider: "openai-compatible", base_url: server.url, model: "m", max_retries: 0 };
+        const file = tmp.file("crash.jsonc", JSON.stringify({ task: "list it", using: "llm", workspace: ws, adapter }));
+        let pid = 0;
+        const running = run(["run", file, "--root", root, "--episode-id", "ep_llm_crashed", "--json"], (p) => pid = p);
+        for (let i = 0; i < 600 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(server.requests.length, 2, "the run waits on its second model call");
+        process.kill(pid, "SIGKILL");
+        await running;
+        const dir = join(root, "episodes", "ep_llm_crashed");
+        const events0 = readFileSync(join(dir, "events.jsonl"), "utf8");
+        const r = await run(["resume", "ep_llm_crashed", "--root", root]);
+        assert.equal(r.code, 6, r.stderr + r.stdout);
+        assert.match(r.stderr, /stopped without ending .*noema resume ep_llm_crashed --abort.*noema run --continue/s);
+        assert.equal(readFileSync(join(dir, "events.jsonl"), "utf8"), events0, "a refused resume writes nothing");
+        const a = await run(["resume", "ep_llm_crashed", "--abort", "--root", root, "--json"]);
+        assert.equal(a.code, 1, a.stderr + a.stdout);
+        const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+        assert.equal(state.outcomes.status, "aborted");
+        assert.equal(state.outcomes.error.type, "Aborted");
+        assert.match(state.outcomes.error.message, /stopped without ending \(noema was killed or crashed\)/);
+        await validates(dir);
+        const c = await run(["run", "--continue", "ep_llm_crashed", "--root", root, "--json"]);
+        assert.equal(c.code, 0, c.stderr + c.stdout);
+        assert.equal(JSON.parse(c.stdout).answer, "listed, after the crash");
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
   it("--continue of a run stopped before its first model call (an MCP server down) starts it again from the task", async () => {
     const adapter = {
       base_url: "http://127.0.0.1:9/v1",

@@ -40,6 +40,7 @@ export const LIST_STATUSES: readonly string[] = [
   "partial",
   "running",
   "crashed",
+  "crashed_while_sealing",
   "waiting",
   "waiting_for_approval",
   "paused",
@@ -78,7 +79,8 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
     .addOption(new Option("-n, --limit <n>", "most episodes to show").argParser(parsePositiveInt).default(20))
     .option(
       "-s, --status <status>",
-      "only this status: ok, error, vetoed, aborted, partial, running, crashed, waiting, paused, unreadable; " +
+      "only this status: ok, error, vetoed, aborted, partial, running, crashed, crashed_while_sealing, waiting, paused, " +
+        "unreadable; " +
         "repeatable or comma-separated",
       collect,
     )
