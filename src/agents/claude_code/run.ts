@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { RunResult } from "../../runtime/engine.ts";
-import { pendingCheckpoint, type ResumeOptions } from "../../runtime/resume.ts";
+import type { ResumeOptions } from "../../runtime/resume.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { childEnv } from "../../plugins/process.ts";
 import { resolveRoot } from "../../store/layout.ts";
