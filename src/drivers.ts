@@ -18,7 +18,9 @@
  */
 import type { Driver } from "./agents/driver.ts";
 import type { AdapterRegistry, LoadedAdapter } from "./plugins/loader.ts";
-import { loadAdapterFrom } from "./plugins/loader.ts";
+import { isAdapterPath, loadAdapterFrom } from "./plugins/loader.ts";
+import { EXIT, NoemaError } from "./errors.ts";
+import { didYouMean } from "./runtime/jsonc.ts";
 import type { RunResult } from "./runtime/engine.ts";
 import type { ResumeOptions } from "./runtime/resume.ts";
 import { run as runPlanned, type RunOptions } from "./runtime/run.ts";
@@ -89,6 +91,28 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
 }
 
 /**
+ * The usage error (exit 2) for a `using` name noema does not know: it lists
+ * every adapter and driver name, with a did-you-mean.
+ *
+ * @example
+ * ```ts
+ * import { unknownAdapterError } from "./drivers.ts";
+ * unknownAdapterError("claude", ["shell", "claude-code"]).message; // unknown adapter "claude" (did you mean "claude-code"?)…
+ * ```
+ */
+export function unknownAdapterError(ref: string, known: readonly string[]): NoemaError {
+  const names = [...new Set(known)];
+  const hint = didYouMean(ref, names);
+  return new NoemaError(
+    "unknown_adapter",
+    `unknown adapter ${JSON.stringify(ref)}${hint ? ` (did you mean "${hint}"?)` : ""}: use one of ${
+      names.join(", ")
+    } or a path to a .ts file`,
+    { exitCode: EXIT.USAGE },
+  );
+}
+
+/**
  * Runs one episode toward a task and writes its artifacts under
  * `<root>/episodes/<episode_id>/`. A `using` that names a driver
  * (`claude-code`, `llm`) hands the episode to that driver; any other runs the
@@ -105,7 +129,12 @@ export async function loadAdapter(ref: string): Promise<LoadedAdapter> {
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
   const driver = typeof options.using === "string" ? await builtinDriver(options.using) : null;
   if (driver) return await driver.run(task, options);
-  return await runPlanned(task, { ...options, adapters: options.adapters ?? BUILTIN_ADAPTERS });
+  const adapters = options.adapters ?? BUILTIN_ADAPTERS;
+  const u = options.using;
+  if (typeof u === "string" && !Object.hasOwn(adapters, u) && !isAdapterPath(u)) {
+    throw unknownAdapterError(u, [...Object.keys(adapters), ...Object.keys(BUILTIN_DRIVERS)]);
+  }
+  return await runPlanned(task, { ...options, adapters });
 }
 
 /**

@@ -80,6 +80,7 @@ export {
   type ProcessResult,
   runProcess,
   type RunProcessOptions,
+  type SpawnedChild,
   stdinKind,
 } from "./plugins/process.ts";
 export {
@@ -165,7 +166,14 @@ export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } f
 // Verification: workspace snapshots, diff, assertions, outcome.
 export * from "./verify/mod.ts";
 export { type Engine, type EngineSettings } from "./runtime/engine.ts";
-export { rebuildRun, type RebuiltRun } from "./runtime/rebuild.ts";
+export { type InterruptedAction, rebuildRun, type RebuiltRun } from "./runtime/rebuild.ts";
+export {
+  type ProcessIdentity,
+  processIdentity,
+  type StopReport,
+  stopSurvivors,
+  survivors,
+} from "./runtime/process_group.ts";
 export {
   approvalPath,
   type ApprovalRecord,

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type AdapterPlugin,
@@ -16,6 +16,9 @@ import {
   validate,
 } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
+import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { spawn } from "node:child_process";
+import process from "node:process";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -303,6 +306,71 @@ describe("fail closed", () => {
     assert.equal((await first).status, "ok");
     valid(r.episode_dir);
     assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "lock"), []);
+  });
+
+  test("racing deciders (child processes, real CLI code): one decides, every loser exits 8 (issue 24.14)", {
+    timeout: 180_000,
+  }, async () => {
+    // Each child loads the CLI, says it is ready, and waits for the start time the test then writes (sleeping, then
+    // spinning only its last few ms), so all decide at once however slowly they loaded: the losers race the winner's
+    // exclusive create, and one that lost at the link (EEXIST) must say "already decided" (8), not "internal
+    // error" (1).
+    const racer = join(tmp.path, "racer.ts");
+    writeFileSync(
+      racer,
+      `import { existsSync, readFileSync, writeFileSync } from "node:fs";\n` +
+        `import { main } from ${JSON.stringify(join(REPO, "src", "cli", "main.ts"))};\n` +
+        `const [dir, i, ...args] = process.argv.slice(2);\n` +
+        `const sleep = (ms) => new Promise((r) => setTimeout(r, ms));\n` +
+        `writeFileSync(dir + "/ready-" + i, "");\n` +
+        `while (!existsSync(dir + "/go")) await sleep(10);\n` +
+        `const at = Number(readFileSync(dir + "/go", "utf8"));\n` +
+        `await sleep(Math.max(0, at - Date.now() - 20));\n` +
+        `while (Date.now() < at) { /* the last ms: all racers go at once */ }\n` +
+        `process.exit(await main(args));\n`,
+    );
+    const command = IS_DENO
+      ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json"), racer]
+      : [process.execPath, racer];
+    const RACERS = 10;
+    for (let round = 0; round < 3; round++) {
+      const r = await pausedRun();
+      const sync = join(tmp.path, `race-${round}`);
+      mkdirSync(sync);
+      const runs = Array.from(
+        { length: RACERS },
+        (_, i) =>
+          new Promise<{ code: number | null; stderr: string }>((done) => {
+            const child = spawn(command[0], [
+              ...command.slice(1),
+              sync,
+              String(i),
+              "--root",
+              root,
+              i % 2 === 0 ? "approve" : "reject",
+              r.episode_id,
+              "--by",
+              `racer-${i}`,
+            ], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+            let stderr = "";
+            child.stderr!.on("data", (d) => (stderr += d));
+            child.on("close", (code) => done({ code, stderr }));
+          }),
+      );
+      // Every racer has loaded (a generous wait for the condition, not a fixed sleep): then the start time.
+      for (let waited = 0; readdirSync(sync).length < RACERS && waited < 120_000; waited += 20) {
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      writeFileSync(join(sync, "go"), String(Date.now() + 200));
+      const results = await Promise.all(runs);
+      const codes = results.map((x) => x.code);
+      assert.equal(codes.filter((c) => c === 0).length, 1, `one winner: ${JSON.stringify(results)}`);
+      for (const x of results.filter((x) => x.code !== 0)) {
+        assert.equal(x.code, EXIT.CONSUMED, x.stderr);
+        assert.match(x.stderr, /was already (approved|rejected) by racer-\d+ at /);
+      }
+      assert.deepEqual(readdirSync(join(r.episode_dir, "approvals")), [`${r.checkpoint_id}.json`]);
+    }
   });
 
   test("a checkpoint id in the event log can never lead outside the episode", async () => {

@@ -22,6 +22,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { type NoemaError, run } from "noema";
 
 const tmp = tempDir("noema-cli-ux-");
 after(() => tmp.cleanup());
@@ -129,10 +130,11 @@ describe("defect 3: noema's own flags after --", () => {
     );
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
     const block = /## Verification[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1];
-    const command = block.split("\nnpx noema diff")[0].replace(/\\\n/g, " ");
+    const command = block.split("\nnpx noema diff")[0].replace(/\\\n/g, " ").replace(/^mkdir -p ws\s.*\n/, "");
     assert.match(command, /--verify-file-exists/);
     assert.ok(command.lastIndexOf("--verify-") < command.indexOf(" -- "), `--verify-* must come before --: ${command}`);
-    // The example, run as written (in a scratch workspace), passes its assertions.
+    // The example, run as written (in a scratch workspace, which it creates first), passes its assertions.
+    assert.match(block, /^mkdir -p ws\s/, "the example creates its workspace");
     const ws = join(w.cwd, "ws");
     mkdirSync(ws);
     const args = command.replace(/^npx noema run /, "run --json ").replace("--workspace ws", `--workspace ${ws}`);
@@ -146,6 +148,164 @@ describe("defect 3: noema's own flags after --", () => {
     });
     assert.equal(ran.status, 0, ran.stderr);
     assert.equal(JSON.parse(ran.stdout).outcome, "success");
+  });
+});
+
+describe("issue 23.11: a --workspace that is not a directory", () => {
+  test("is a usage error naming it (exit 2), and nothing is written", () => {
+    const w = workdir("missing-workspace");
+    const r = w.run(["run", "make x", "--using", "shell", "--workspace", "no/such/ws", "--", "sh", "-c", "true"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^noema: workspace no\/such\/ws: no such directory/m);
+    assert.doesNotMatch(r.stderr, /ENOENT|SpawnError|posix_spawn/);
+    writeFileSync(join(w.cwd, "a-file"), "");
+    const f = w.run(["run", "make x", "--using", "shell", "--workspace", "a-file", "--", "sh", "-c", "true"]);
+    assert.equal(f.code, 2, f.stderr);
+    assert.match(f.stderr, /^noema: workspace a-file: is not a directory/m);
+    // A task file's workspace (relative to the file) is checked the same way.
+    writeFileSync(join(w.cwd, "t.jsonc"), `{"task": "x", "using": "shell", "workspace": "gone"}`);
+    const t = w.run(["run", "t.jsonc", "--", "true"]);
+    assert.equal(t.code, 2, t.stderr);
+    assert.match(t.stderr, /workspace .*gone: no such directory/);
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+  });
+});
+
+describe("issue 23.13: a list whose filters match nothing", () => {
+  test("says none of the episodes match and names the filters, in every format", () => {
+    const w = workdir("empty-filters");
+    runQuiet(w, ["hello", "--tag", "team=web"]);
+    const table = w.run(["list", "--status", "vetoed", "--tag", "team=infra"]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.equal(table.stdout, "");
+    assert.match(
+      table.stderr,
+      /^noema: none of the 1 episode in .*episodes matches the filters: --status vetoed --tag team=infra$/m,
+    );
+    assert.doesNotMatch(table.stderr, /no episodes in/);
+    const json = w.run(["list", "--task", "deploy", "--json"]);
+    assert.deepEqual(JSON.parse(json.stdout), []);
+    assert.match(json.stderr, /none of the 1 episode .* matches the filters: --task "deploy"/);
+    const quiet = w.run(["list", "--since", "2000-01-01", "--status", "error", "-q"]);
+    assert.equal(quiet.stdout, "");
+    assert.match(quiet.stderr, /matches the filters: --status error --since 2000-01-01/);
+    // No episodes at all: it says that, filters or not.
+    const none = workdir("empty-root").run(["list", "--status", "vetoed"]);
+    assert.match(none.stderr, /^noema: no episodes in /m);
+  });
+});
+
+describe("issue 24.13: values that were accepted, then misbehaved", () => {
+  test("a task-file path that is a FIFO is a usage error naming it, not a task (never opened)", () => {
+    const w = workdir("fifo-task");
+    const fifo = join(w.cwd, "task.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const r = w.run(["run", fifo]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^noema: .*task\.fifo: not a task file: it is a FIFO, not a regular file$/m);
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+  });
+
+  test("the library refuses a policy_timeout_ms a timer cannot wait (2^31 ms), writing nothing", async () => {
+    const root = join(tmp.path, "lib-timeout", ".noema");
+    await assert.rejects(
+      run("hello", { root, policy_timeout_ms: 2 ** 31 }),
+      (e: NoemaError) =>
+        e.exitCode === 2 && /policy_timeout_ms must be an integer from 1 to 2147483647/.test(e.message),
+    );
+    assert.equal(episodeDirs(root).length, 0);
+  });
+});
+
+describe("issue 24.11: bad input that gave an internal error", () => {
+  test("--root (or NOEMA_ROOT) that is a file, or below one, is a usage error naming it", () => {
+    const w = workdir("root-file");
+    writeFileSync(join(w.cwd, "afile"), "");
+    for (
+      const args of [["--root", "afile", "list"], ["--root", "afile", "run", "hello"], [
+        "view",
+        "last",
+        "--root",
+        "afile",
+      ]]
+    ) {
+      const r = cli(args, { cwd: w.cwd });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /^noema: --root afile: cannot use it as the episodes root: it is not a directory$/m);
+      assert.doesNotMatch(r.stderr, /ENOTDIR|internal error/);
+    }
+    const below = cli(["--root", "afile/sub/.noema", "run", "hello"], { cwd: w.cwd });
+    assert.equal(below.code, 2, below.stderr);
+    assert.match(
+      below.stderr,
+      /--root afile\/sub\/.noema: cannot use it as the episodes root: .*afile is not a directory/,
+    );
+    const env = cli(["list"], { cwd: w.cwd, env: { NOEMA_ROOT: "afile" } });
+    assert.equal(env.code, 2, env.stderr);
+    assert.match(env.stderr, /^noema: NOEMA_ROOT afile: cannot use it as the episodes root/m);
+    // noema.jsonc's root too.
+    writeFileSync(join(w.cwd, "noema.jsonc"), '{ "root": "afile" }');
+    const config = cli(["run", "hello"], { cwd: w.cwd });
+    assert.equal(config.code, 2, config.stderr);
+    assert.match(config.stderr, /^noema: noema\.jsonc root .*afile: cannot use it as the episodes root: it is not a/m);
+    rmSync(join(w.cwd, "noema.jsonc"));
+    // A root that does not exist yet is fine (a run creates it).
+    assert.equal(cli(["--root", "fresh/.noema", "list"], { cwd: w.cwd }).code, 0);
+  });
+
+  test("hook input nested 200,000 levels deep is refused with a located error (exit 2), no stack overflow", () => {
+    const w = workdir("deep-hook");
+    const depth = 200_000;
+    const event = `{"session_id":"s-deep","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1",` +
+      `"transcript_path":"/tmp/none","cwd":${JSON.stringify(w.cwd)},"tool_input":{"command":` +
+      `${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+    const r = cli(["--root", w.root, "hook", "claude-code"], {
+      cwd: w.cwd,
+      input: event,
+      env: { NOEMA_HOOK_SERVER: "0" },
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /stdin:1: JSON nested deeper than 256 levels/);
+    assert.doesNotMatch(r.stderr, /call stack|RangeError|internal error/i);
+  });
+});
+
+describe("issue 23.14: the --using names agree everywhere", () => {
+  test("the error's list (with did-you-mean), --help and both README tables name every built-in, claude-code too", () => {
+    const w = workdir("using-names");
+    const r = w.run(["run", "hello", "--using", "claud-code"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /unknown adapter "claud-code" \(did you mean "claude-code"\?\)/);
+    const names = /use one of (.*) or a path/.exec(r.stderr)![1].split(", ");
+    assert.deepEqual([...names].sort(), ["claude-code", "command", "llm", "minimal", "scripted", "shell"]);
+    const help = w.run(["run", "--help"]).stdout.replace(/\s+/g, " ");
+    const readme = readFileSync(join(REPO, "README.md"), "utf8");
+    const flagRow = readme.split("\n").find((l) => l.startsWith("| `--using ADAPTER`"))!;
+    const adapters = /## Adapters\n([\s\S]*?)\n\n/.exec(readme)![1];
+    for (const name of names) {
+      assert.ok(help.includes(name), `run --help names ${name}`);
+      assert.ok(flagRow.includes(`\`${name}\``), `the README's --using row names ${name}: ${flagRow}`);
+      assert.ok(adapters.includes(`| \`${name}\` |`), `the README's Adapters table has a row for ${name}`);
+    }
+  });
+});
+
+describe("issue 23.14: noema's own outputs in the checkout do not break `npm run check`", () => {
+  test("deno fmt --check and deno lint with the repo's deno.json skip .noema/ and report pages", () => {
+    const w = workdir("fmt-outputs");
+    writeFileSync(join(w.cwd, "deno.json"), readFileSync(join(REPO, "deno.json")));
+    writeFileSync(join(w.cwd, "ok.ts"), "export const ok = 1;\n");
+    runQuiet(w, ["hello"]);
+    const page = w.run(["report", "last"]);
+    assert.equal(page.code, 0, page.stderr);
+    assert.ok(readdirSync(w.cwd).some((n) => n.endsWith(".html")), "the report page is in the directory");
+    mkdirSync(join(w.cwd, "sub", ".noema"), { recursive: true });
+    writeFileSync(join(w.cwd, "sub", ".noema", "x.json"), '{"a":   1}');
+    const deno = join(REPO, "node_modules", ".bin", "deno");
+    for (const args of [["fmt", "--check"], ["lint"]]) {
+      const r = spawnSync(deno, args, { cwd: w.cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      assert.equal(r.status, 0, `deno ${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    }
   });
 });
 

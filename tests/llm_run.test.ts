@@ -291,6 +291,48 @@ describe("noema run --using llm", () => {
     assert.match(error, /reading is off/);
   });
 
+  it("--replay --dry-run executes no tool: recorded results, fresh verdicts, the workspace untouched (23.12)", async () => {
+    assert.ok(episode);
+    writeFileSync(join(ws, "app.ts"), original);
+    // The recorded policies: the same calls and verdicts, the same answer; the edit_file call did not run.
+    const same = await run(["run", "--replay", episode, "--dry-run", "--root", root, "--json"]);
+    assert.equal(same.code, 0, same.stderr + same.stdout);
+    assert.match(same.stderr, /dry run: the policies are consulted, no tool is executed/);
+    const out = JSON.parse(same.stdout);
+    assert.equal(out.answer, ANSWER);
+    assert.deepEqual(calls(out.episode_dir), calls(join(root, "episodes", episode)));
+    const tags = events(out.episode_dir)[0].payload.tags as Record<string, unknown>;
+    assert.equal(tags.replay_of, episode);
+    assert.equal(tags.replay_dry_run, "true");
+    assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), original, "the recorded edit was not executed");
+    await validates(out.episode_dir);
+    // What if a policy had refused `cat`? Its verdict is recorded; the replay diverges after it; nothing ran.
+    const noCat = tmp.file(
+      "no-cat.ts",
+      `export default { name: "NoCat", version: "1.0", advise(s) {
+        if (String(s.action.input.command ?? "").startsWith("cat ")) return { kind: "veto", advice: "no cat" };
+      } };\n`,
+    );
+    const what = await run([
+      ...["run", "--replay", episode, "--dry-run", "--policy", policy, "--policy", noCat, "--root", root, "--json"],
+    ]);
+    assert.equal(what.code, 1, what.stderr + what.stdout);
+    const w = JSON.parse(what.stdout);
+    assert.deepEqual(calls(w.episode_dir), [
+      "read_file:allowed",
+      "shell:vetoed",
+      "read_file:allowed",
+      "edit_file:allowed",
+      "shell:vetoed",
+    ]);
+    assert.match(agentError(w.episode_dir), /ReplayDivergence[^]*model turn 4[^]*no cat/);
+    assert.equal(readFileSync(join(ws, "app.ts"), "utf8"), original, "the dry run changed nothing");
+    // --dry-run belongs to --replay.
+    const alone = await run(["run", "hello", "--dry-run", "--root", root]);
+    assert.equal(alone.code, 2, alone.stderr);
+    assert.match(alone.stderr, /--dry-run goes with --replay EPISODE/);
+  });
+
   it("an unreachable model server ends the run as an adapter error with complete, valid artifacts", async () => {
     const task = tmp.file(
       "down.jsonc",
@@ -592,6 +634,48 @@ describe("noema run --using llm", () => {
       await server.close();
     }
   });
+
+  it(
+    "a crashed (SIGKILLed) run: resume says how to end it, --abort seals it aborted with the crash, --continue picks it up",
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const server = await startOpenAiServer([
+        { tool_calls: [{ id: "k1", name: "list_dir", arguments: "{}" }] },
+        { hang: true },
+        { text: "listed, after the crash" },
+      ]);
+      try {
+        const adapter = { provider: "openai-compatible", base_url: server.url, model: "m", max_retries: 0 };
+        const file = tmp.file("crash.jsonc", JSON.stringify({ task: "list it", using: "llm", workspace: ws, adapter }));
+        let pid = 0;
+        const running = run(["run", file, "--root", root, "--episode-id", "ep_llm_crashed", "--json"], (p) => pid = p);
+        for (let i = 0; i < 600 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(server.requests.length, 2, "the run waits on its second model call");
+        process.kill(pid, "SIGKILL");
+        await running;
+        const dir = join(root, "episodes", "ep_llm_crashed");
+        const events0 = readFileSync(join(dir, "events.jsonl"), "utf8");
+        const r = await run(["resume", "ep_llm_crashed", "--root", root]);
+        assert.equal(r.code, 6, r.stderr + r.stdout);
+        assert.match(r.stderr, /stopped without ending .*noema resume ep_llm_crashed --abort.*noema run --continue/s);
+        assert.equal(readFileSync(join(dir, "events.jsonl"), "utf8"), events0, "a refused resume writes nothing");
+        const a = await run(["resume", "ep_llm_crashed", "--abort", "--root", root, "--json"]);
+        assert.equal(a.code, 1, a.stderr + a.stdout);
+        const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+        assert.equal(state.outcomes.status, "aborted");
+        assert.equal(state.outcomes.error.type, "Aborted");
+        assert.match(state.outcomes.error.message, /stopped without ending \(noema was killed or crashed\)/);
+        await validates(dir);
+        const c = await run(["run", "--continue", "ep_llm_crashed", "--root", root, "--json"]);
+        assert.equal(c.code, 0, c.stderr + c.stdout);
+        assert.equal(JSON.parse(c.stdout).answer, "listed, after the crash");
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it("--continue of a run stopped before its first model call (an MCP server down) starts it again from the task", async () => {
     const adapter = {

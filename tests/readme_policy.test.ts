@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { cli, REPO } from "./helpers/cli.ts";
@@ -77,5 +77,48 @@ describe("the README's policy example, as printed", () => {
       ev.filter((e) => e.phase === "act" && e.payload.result_status === "ok" && e.payload.input?.argv).length,
       0,
     );
+  });
+});
+
+describe("help and docs agree with what `noema policy test` does (issue 23.14)", () => {
+  /** A directory holding a no-force-push.ts: the README's, or the one `noema init policy` writes. */
+  let dirs = 0;
+  function withPolicy(which: "readme" | "template"): { cwd: string; env: Record<string, string> } {
+    const at = setup(`policy-test-${which}-${++dirs}`);
+    if (which === "template") {
+      rmSync(join(at.cwd, "no-force-push.ts"));
+      const init = cli(["init", "policy", "no-force-push"], { cwd: at.cwd });
+      assert.equal(init.code, 0, init.stderr);
+    }
+    return at;
+  }
+
+  test("each `policy test --help` example exits with the code its comment promises, for either no-force-push.ts", () => {
+    const help = cli(["policy", "test", "--help"]).stdout;
+    const examples = [...help.matchAll(/^\s+\$ noema (policy test no-force-push\.ts .*?)\s+# (.*)$/gm)];
+    assert.ok(examples.length >= 2, help);
+    for (const which of ["readme", "template"] as const) {
+      const { cwd, env } = withPolicy(which);
+      for (const [, command, comment] of examples) {
+        const promised = /exit (\d)/.exec(comment);
+        assert.ok(promised, `the example says its exit code: ${comment}`);
+        const r = cli(words(command), { cwd, env });
+        assert.equal(r.code, Number(promised[1]), `${which}: ${command}  # ${comment}\n${r.stdout}${r.stderr}`);
+        const result = JSON.parse(r.stdout).result;
+        if (/vetoed/.test(comment)) assert.equal(result, "vetoed");
+        if (/allowed/.test(comment)) assert.equal(result, "allowed");
+      }
+    }
+  });
+
+  test("docs/cli.md's example prints exactly what the command prints on the template's policy, and its exit code", () => {
+    const docs = readFileSync(join(REPO, "docs", "cli.md"), "utf8");
+    const [, command, output, code] =
+      /\$ noema init policy no-force-push .*\n\$ noema (policy test no-force-push\.ts [^;]*); echo \$\?\n(.*)\n(\d)\n```/
+        .exec(docs)!;
+    const { cwd, env } = withPolicy("template");
+    const r = cli(words(command), { cwd, env });
+    assert.equal(r.stdout.trim(), output);
+    assert.equal(r.code, Number(code));
   });
 });

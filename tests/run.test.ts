@@ -6,6 +6,8 @@ import { join } from "node:path";
 import {
   type AdapterPlugin,
   DirectedIntuition,
+  EXIT,
+  type NoemaError,
   type PolicyState,
   readPolicySnapshot,
   reconstructPlan,
@@ -663,9 +665,26 @@ describe("run: verification", () => {
     assert.equal(summary.adapter_result, "success");
   });
 
-  test("a missing workspace: verification.error workspace_unavailable, passed null, complete artifacts", async () => {
-    const r = await runValid("nowhere", {
-      workspace: join(tmp.path, "does-not-exist"),
+  test("a missing workspace is a usage error naming it (issue 23.11), before anything is written", async () => {
+    const missingRoot = join(tmp.path, "missing-ws-root");
+    await assert.rejects(
+      run("nowhere", {
+        root: missingRoot,
+        workspace: join(tmp.path, "does-not-exist"),
+        verify: [{ kind: "no_modifications" }],
+      }),
+      (e: NoemaError) => e.exitCode === EXIT.USAGE && /workspace .*does-not-exist: no such directory/.test(e.message),
+    );
+    assert.throws(() => readdirSync(join(missingRoot, "episodes")));
+  });
+
+  test("a workspace gone by the end of the run: verification.error workspace_unavailable, passed null", async () => {
+    const ws = join(tmp.path, "ws-gone");
+    (await import("node:fs")).mkdirSync(ws);
+    const r = await runValid("remove the workspace", {
+      using: "shell",
+      workspace: ws,
+      steps: writeStep(`rm -rf ${JSON.stringify(ws)}`),
       verify: [{ kind: "no_modifications" }],
     });
     const summary = json(r.episode_dir, "summary.json");

@@ -162,7 +162,7 @@ describe("noema verify", () => {
     assert.equal(JSON.parse(r2.stdout).issues[0].kind, "missing_manifest");
   });
 
-  test("unsigned: a warning without a key, exit 0; with a key set or --strict, a signature error, exit 4", () => {
+  test("unsigned: a warning without a key, exit 0; with a key set, a signature error, exit 4", () => {
     const id = fresh({ NOEMA_ROOT: root });
     const manifest = JSON.parse(readFileSync(join(root, "episodes", id, "manifest.json"), "utf8"));
     assert.equal(manifest.signature, null);
@@ -170,14 +170,27 @@ describe("noema verify", () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^signature: unsigned$/m);
     assert.match(r.stdout, /unsigned \(warning\)/);
-    assert.equal(cli(["verify", id, "--strict"], { env: { NOEMA_ROOT: root } }).code, 4);
+    assert.equal(cli(["verify", id, "--strict"], { env: signedEnv }).code, 4);
     // With NOEMA_SIGNING_KEY set, an unsigned manifest fails without --strict (issue 12 §6).
     const keyed = cli(["verify", id], { env: signedEnv });
     assert.equal(keyed.code, 4, keyed.stdout);
     assert.match(keyed.stdout, /not signed, but NOEMA_SIGNING_KEY is set/);
-    // Signed, but no key to check with: exit 0 with a warning, 4 under --strict.
+    // Signed, but no key to check with: exit 0 with a warning.
     assert.equal(cli(["verify", signed], { env: { NOEMA_ROOT: root } }).code, 0);
-    assert.equal(cli(["verify", signed, "--strict"], { env: { NOEMA_ROOT: root } }).code, 4);
+  });
+
+  test("--strict without a key is a usage error saying the key is needed (issue 24.16), with it checks", () => {
+    // Without the key, an untouched signed episode and an unsigned one cannot be told from tampered: refuse.
+    for (const target of [signed, fresh({ NOEMA_ROOT: root })]) {
+      const r = cli(["verify", target, "--strict"], { env: { NOEMA_ROOT: root } });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /^noema: --strict needs the signing key to check signatures: set NOEMA_SIGNING_KEY/);
+    }
+    // With the key, --strict verifies: the untouched signed episode is ok.
+    const ok = cli(["verify", signed, "--strict"], { env: signedEnv });
+    assert.equal(ok.code, 0, ok.stdout);
+    assert.match(ok.stdout, /^signature: valid/m);
   });
 
   test("the library function reports the same", () => {

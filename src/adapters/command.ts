@@ -98,6 +98,7 @@ const command: AdapterPlugin = {
           excerptBytes,
           stdin,
           tee,
+          onSpawn: request.onProcess,
         });
         return processActResult(r, { label: argv[0], timeoutMs, extra: { argv } });
       },

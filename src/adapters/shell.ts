@@ -60,6 +60,7 @@ const shell: AdapterPlugin = {
           timeoutMs,
           signal: request.signal,
           excerptBytes,
+          onSpawn: request.onProcess,
         });
         return processActResult(r, { timeoutMs });
       },

@@ -5,13 +5,15 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from "node:fs";
-import { join } from "node:path";
-import { EXIT } from "../errors.ts";
+import { closeSync, readSync } from "node:fs";
+import { basename, join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
 import type { RunResult } from "../runtime/engine.ts";
+import type { CoreEnd } from "../runtime/core/episode_core.ts";
 import { pendingCheckpoint, type ResumeOptions } from "../runtime/resume.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 
 /** An external agent driver. */
 export interface Driver {
@@ -34,7 +36,7 @@ export interface Driver {
 export function startEvent(dir: string): { payload: Record<string, unknown> } | null {
   let fd: number;
   try {
-    fd = openSync(join(dir, ARTIFACTS.events), "r");
+    fd = openRegularFile(join(dir, ARTIFACTS.events)); // a FIFO would block
   } catch {
     return null;
   }
@@ -107,4 +109,73 @@ export function pausedResult(episodeId: string, dir: string): RunResult {
     pending: pending.checkpoint.pending,
     paths: resultPaths(dir),
   };
+}
+
+/**
+ * How `resume --abort` ends an agent episode, as it ends a plan-driven
+ * one: `aborted`, with an `Aborted` error that says whether the run was
+ * waiting for approval or had crashed (stopped without ending: noema was
+ * killed). `noema run --continue` can pick such a run up.
+ *
+ * @example
+ * ```ts
+ * import { abortEnd } from "./driver.ts";
+ * await episode.finish(abortEnd(".noema/episodes/ep_1"));
+ * ```
+ */
+export function abortEnd(dir: string): Pick<CoreEnd, "aborted" | "message" | "error"> {
+  const step = pausedAt(dir);
+  const message = step === null
+    ? "Aborted after an interruption: the run stopped without ending (noema was killed or crashed)."
+    : `Aborted while waiting for approval at ${step}.`;
+  return { aborted: true, message, error: { type: "Aborted", message } };
+}
+
+/** The step a paused episode waits at, or null when it is not paused (it crashed). */
+function pausedAt(dir: string): string | null {
+  try {
+    return pendingCheckpoint(dir).checkpoint.pending.step_id;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The error `resume` (without `--abort`) gives for an agent episode that is
+ * not paused: a crashed agent run cannot go on in place (its conversation
+ * was cut mid-call); it is sealed with `--abort`, then continued.
+ *
+ * @example
+ * ```ts
+ * import { notPausedError } from "./driver.ts";
+ * throw notPausedError("ep_1", "llm");
+ * ```
+ */
+export function notPausedError(id: string, using: string): NoemaError {
+  const next = using === "llm" ? `, then continue its conversation in a new episode: noema run --continue ${id}` : "";
+  return new NoemaError(
+    "not_paused",
+    `episode ${id} is not waiting for approval: its ${using} run stopped without ending (noema was killed or crashed). ` +
+      `An agent run cannot go on in place; end it as aborted: noema resume ${id} --abort${next}`,
+    { exitCode: EXIT.NO_CHECKPOINT },
+  );
+}
+
+/**
+ * The checkpoint of a paused agent episode, checked before anything is
+ * attached or written; a crashed one gets {@link notPausedError}.
+ *
+ * @example
+ * ```ts
+ * import { pausedCheckpoint } from "./driver.ts";
+ * pausedCheckpoint(".noema/episodes/ep_1", "llm").checkpoint.checkpoint_id;
+ * ```
+ */
+export function pausedCheckpoint(dir: string, using: string): ReturnType<typeof pendingCheckpoint> {
+  try {
+    return pendingCheckpoint(dir);
+  } catch (e) {
+    if (e instanceof NoemaError && e.code === "not_paused") throw notPausedError(basename(dir), using);
+    throw e;
+  }
 }

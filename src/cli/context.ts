@@ -5,6 +5,10 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import process from "node:process";
+import { usageError } from "./errors.ts";
 import type { ExitCode } from "../errors.ts";
 import type { RootOptions } from "../store/layout.ts";
 import type { Output } from "./output.ts";
@@ -35,7 +39,37 @@ export interface GlobalOptions extends RootOptions {
 export function globalOptions(cmd: CommandUnknownOpts): GlobalOptions {
   const all = cmd.optsWithGlobals() as Record<string, unknown>;
   const root = typeof all.root === "string" ? all.root : undefined;
+  if (root !== undefined) checkRoot(root, "--root");
+  else if (process.env.NOEMA_ROOT) checkRoot(process.env.NOEMA_ROOT, "NOEMA_ROOT");
   return root === undefined ? { debug: all.debug === true } : { root, debug: all.debug === true };
+}
+
+/**
+ * A root that is a file, or lies below one, is a usage error naming where it came from (it would
+ * otherwise surface as ENOTDIR from whatever reads or writes first). A root that does not exist yet
+ * is fine: a run creates it.
+ *
+ * @example
+ * ```ts
+ * import { checkRoot } from "./context.ts";
+ * checkRoot(".noema", "--root"); // returns, or throws "--root .noema: not a directory"
+ * ```
+ */
+export function checkRoot(root: string, source: string): void {
+  const full = resolve(root);
+  for (let p = full;; p = dirname(p)) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(p) !== p) continue;
+      throw usageError(`${source} ${root}: cannot use it as the episodes root: ${(e as Error).message}`);
+    }
+    if (st.isDirectory()) return;
+    const what = p === full ? "it is not a directory" : `${p} is not a directory`;
+    throw usageError(`${source} ${root}: cannot use it as the episodes root: ${what}`);
+  }
 }
 
 /**

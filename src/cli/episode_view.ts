@@ -123,7 +123,7 @@ export interface EpisodeView {
   timeline: TimelineEntry[];
   /** For a non-terminal run: its last lifecycle event (pause, interrupt…), or null. */
   waiting: Waiting | null;
-  /** Where the run is now: terminal, running, waiting_for_approval, paused or crashed. */
+  /** Where the run is now: terminal, running, waiting_for_approval, paused, crashed or crashed_while_sealing. */
   run_state: RunState;
   /** For a running run: milliseconds since it started. */
   elapsed_ms?: number;

@@ -118,6 +118,7 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
     case "blocked":
     case "unreadable":
     case "crashed":
+    case "crashed_while_sealing":
     case "policy_failure":
       return c.red;
     case "pending":

@@ -12,7 +12,7 @@
  */
 import { type Command, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { RunOptions } from "../runtime/run.ts";
-import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES } from "../runtime/settings.ts";
+import { FAILURE_POLICIES, GOVERNANCE_MODES, LEARN_MODES, MAX_POLICY_TIMEOUT_MS } from "../runtime/settings.ts";
 import { INTUITION_MODES } from "../schema/state.ts";
 import { MODES } from "../schema/summary.ts";
 import { collect, parseTags } from "./args.ts";
@@ -102,7 +102,7 @@ export function addLimitOptions<A extends unknown[], O extends OptionValues, G e
   return cmd
     .addOption(
       new Option("--policy-timeout <ms>", "longest time a policy may take (default 5000)").argParser(
-        numberOption("--policy-timeout", 1, Infinity, true),
+        numberOption("--policy-timeout", 1, MAX_POLICY_TIMEOUT_MS, true),
       ),
     )
     .addOption(new Option("--learn <mode>", "learning mode (default record)").choices(LEARN_MODES));

@@ -22,6 +22,7 @@ import { connectMcpServers } from "./mcp.ts";
 import { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./model_log.ts";
 import { createLlmModel } from "./provider.ts";
 import { replayModel } from "./replay_model.ts";
+import { dryRunResults } from "./dry_run.ts";
 import { resolveTools } from "./tools/registry.ts";
 import type { LlmTool } from "./tools/tool.ts";
 
@@ -160,7 +161,11 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
     const messages = await startMessages(o, byName);
     const result = await runAgentLoop({
       model,
-      tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }, { hints: hooks.hintsFor }),
+      tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }, {
+        hints: hooks.hintsFor,
+        // A dry-run replay executes nothing: each allowed call gets the recorded run's result.
+        dryRun: o.replay && c.replay_dry_run ? dryRunResults(o.replay) : undefined,
+      }),
       hooks,
       messages,
       system: c.system ?? DEFAULT_SYSTEM,

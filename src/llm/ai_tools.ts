@@ -17,6 +17,11 @@ export interface AiSdkToolsOptions {
    * with the call's result (see {@link withHints}). @default {none}
    */
   hints?: (callId: string) => readonly string[];
+  /**
+   * A dry run: instead of executing a call, return (or throw) what this gives for it, e.g. the recorded run's
+   * result (`dryRunResults`). @default {none: each call executes}
+   */
+  dryRun?: (callId: string, tool: string) => unknown;
 }
 
 /**
@@ -71,7 +76,10 @@ export function toAiSdkTools(
         },
       }),
       execute: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) =>
-        withHints(await t.execute(input, context), options.hints?.(toolCallId) ?? []),
+        withHints(
+          options.dryRun ? options.dryRun(toolCallId, t.name) : await t.execute(input, context),
+          options.hints?.(toolCallId) ?? [],
+        ),
     });
   }
   return set;

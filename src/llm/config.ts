@@ -63,6 +63,8 @@ export const LlmConfigSchema = v.strictObject({
   policies: v.optional(v.array(v.string())),
   /** Replay this recorded `model.jsonl` instead of calling the model (set by `noema run --replay`). */
   replay: v.optional(v.string()),
+  /** With `replay`: execute no tool, give each call its recorded result (set by `noema run --replay … --dry-run`). */
+  replay_dry_run: v.optional(v.boolean()),
   /** Continue the conversation a failed run saved in this `llm/conversation.json` (set by `noema run --continue`). */
   continue_from: v.optional(v.string()),
 });

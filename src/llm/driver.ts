@@ -16,7 +16,7 @@
 import { resolve } from "node:path";
 import process from "node:process";
 import type { Driver } from "../agents/driver.ts";
-import { pausedResult, startEvent } from "../agents/driver.ts";
+import { abortEnd, pausedCheckpoint, pausedResult, startEvent } from "../agents/driver.ts";
 import { attachEpisode, openEpisode } from "../agents/episodes.ts";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { RunResult } from "../runtime/engine.ts";
@@ -103,11 +103,11 @@ async function resumeLlm(dir: string, options: ResumeOptions): Promise<RunResult
   const start = startEvent(dir);
   const settings = (start?.payload.settings ?? {}) as Record<string, unknown>;
   const root = resolve(dir, "..", "..");
+  // A crashed run is refused before anything is attached (a failed command writes nothing).
+  if (!options.abort) pausedCheckpoint(dir, "llm");
   const core = await attachEpisode(dir, { root }) as EpisodeHandle<RunResult>;
   try {
-    if (options.abort) {
-      return await core.finish({ adapter_result: "skipped", error: { type: "Aborted", message: "aborted" } });
-    }
+    if (options.abort) return await core.finish(abortEnd(dir));
     const pending = pendingCheckpoint(dir);
     if (!pending.approval) {
       throw new NoemaError(

@@ -34,6 +34,8 @@ export interface EpisodeHandle<R = unknown> extends Governor {
     error?: { type: string; message: string };
     answer?: string;
     metrics?: { tokens: { input: number; output: number; total: number; model_calls: number } };
+    /** End the run as `aborted` (`resume --abort`). */
+    aborted?: boolean;
   }): Promise<R>;
   close(): void;
   /** Events of `propose`/`record` wait for `beforeExecute` (which the hooks call before each allowed call runs). */

@@ -6,7 +6,8 @@
  * up an exact replay of a recorded LLM episode (its task, adapter config and
  * workspace, the model played back from its `model.jsonl`, the tag
  * `replay_of`), with the current policies, or the recorded ones when none are
- * given; `--continue EPISODE` picks up the conversation of an llm episode
+ * given; the tools run again for real, unless `--dry-run` (then each call
+ * gets its recorded result and nothing acts on the workspace); `--continue EPISODE` picks up the conversation of an llm episode
  * that a failure stopped (the server unreachable, a rate limit, a timeout,
  * max_turns, Ctrl-C…) in a new episode (tag `continues`), with the same
  * task, adapter config and workspace.
@@ -29,6 +30,8 @@ export interface LlmRunFlags {
   model?: string;
   baseUrl?: string;
   replay?: string;
+  /** With `replay`: consult the policies, execute no tool (each call gets its recorded result). */
+  dryRun?: boolean;
   continue?: string;
 }
 
@@ -86,7 +89,7 @@ function recordedLlmEpisode(flag: string, ref: string, options: RunOptions): Rec
     | { using?: string; adapter?: Record<string, unknown>; policies?: { path: string | null }[]; workspace?: string }
     | undefined;
   if (!start || settings?.using !== "llm") throw usage(`${flag} ${ref}: not an llm episode (no start event using llm)`);
-  const { replay: _r, continue_from: _c, ...adapter } = settings.adapter ?? {};
+  const { replay: _r, replay_dry_run: _d, continue_from: _c, ...adapter } = settings.adapter ?? {};
   return {
     dir: loc.dir,
     id: String(start.episode_id),
@@ -109,12 +112,14 @@ function fromRecorded(r: Recorded, options: RunOptions, adapter: Record<string, 
   };
 }
 
-/** The task and options of a replay of `ref`. */
-function replaySettings(ref: string, options: RunOptions): { task: string; options: RunOptions } {
+/** The task and options of a replay of `ref` (a dry run: tagged `replay_dry_run`, its tools not executed). */
+function replaySettings(ref: string, options: RunOptions, dryRun: boolean): { task: string; options: RunOptions } {
   const r = recordedLlmEpisode("--replay", ref, options);
   const log = join(r.dir, MODEL_LOG);
   if (!existsSync(log)) throw usage(`--replay ${ref}: ${log} not found (only llm episodes can be replayed)`);
-  return { task: r.task, options: fromRecorded(r, options, { replay: log }, "replay_of") };
+  if (!dryRun) return { task: r.task, options: fromRecorded(r, options, { replay: log }, "replay_of") };
+  const o = fromRecorded(r, options, { replay: log, replay_dry_run: true }, "replay_of");
+  return { task: r.task, options: { ...o, tags: { ...o.tags, replay_dry_run: "true" } } };
 }
 
 /** The task and options of a run that continues the conversation of `ref`, which a failure stopped. */
@@ -159,8 +164,11 @@ export function applyLlmFlags(
   if (flags.replay !== undefined && flags.continue !== undefined) {
     throw usage("--replay and --continue exclude each other");
   }
+  if (flags.dryRun && flags.replay === undefined) {
+    throw usage("--dry-run goes with --replay EPISODE (a what-if replay that executes no tool)");
+  }
   const from = flags.replay !== undefined
-    ? replaySettings(flags.replay, o)
+    ? replaySettings(flags.replay, o, flags.dryRun === true)
     : flags.continue !== undefined
     ? continueSettings(flags.continue, o)
     : null;

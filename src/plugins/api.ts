@@ -27,6 +27,7 @@
  */
 import type { DeepReadonly } from "./freeze.ts";
 import type { Outcomes, State } from "../schema/state.ts";
+import type { SpawnedChild } from "./process.ts";
 
 /**
  * Version of this plugin API. A plugin may declare the version it was written
@@ -270,6 +271,13 @@ export interface ActRequest {
   workspace: string | null;
   /** Aborted when the run is interrupted (SIGINT/SIGTERM); stop promptly. */
   signal: AbortSignal;
+  /**
+   * An adapter that starts a program passes this as `runProcess`'s
+   * `onSpawn`: the runtime records the child's process group in the event
+   * log (durably) before the program runs, so that `resume` after a crash
+   * can stop a program that survived noema. Absent outside a run.
+   */
+  onProcess?: (child: SpawnedChild) => void | Promise<void>;
 }
 
 /** What an adapter reports for one action. */

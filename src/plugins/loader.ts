@@ -193,6 +193,11 @@ function loadFailure(e: unknown): string {
     return at ? `syntax error at line ${at[1]}, column ${at[2]}: ${first}` : `syntax error: ${first}`;
   }
   if (isBuild) return `syntax error: ${first}`;
+  if ((err as { code?: unknown } | null)?.code === "ERR_UNKNOWN_FILE_EXTENSION") {
+    // Plain Node (the library's dist/node build) cannot import TypeScript.
+    return `cannot load: ${first} (Node cannot import .ts files: run under Bun or Deno, use a .js/.mjs plugin, ` +
+      "or pass the plugin as an object)";
+  }
   return `cannot load: ${first}`;
 }
 
@@ -313,11 +318,16 @@ function checkAdapter(value: unknown, file: string): AdapterPlugin {
   return a;
 }
 
+/** Whether an adapter reference is a file path rather than a name. */
+export function isAdapterPath(ref: string): boolean {
+  return /[\\/]|\.[cm]?[jt]s$/.test(ref);
+}
+
 /**
  * Finds an adapter: a name in `builtins` (the composition root's
  * `BUILTIN_ADAPTERS`: `minimal`, `shell`, `command`, `scripted`, `llm`) or a
  * path to a `.ts` file. The public `loadAdapter` of `noema` passes the
- * built-ins.
+ * built-ins. An unknown name is a usage error listing the known ones.
  *
  * @example
  * ```ts
@@ -330,7 +340,7 @@ export async function loadAdapterFrom(ref: string, builtins: AdapterRegistry = {
     const builtin = await builtins[ref]();
     return { plugin: builtin, label: builtin.name, path: null, sha256: null };
   }
-  if (!/[\\/]|\.[cm]?[jt]s$/.test(ref)) {
+  if (!isAdapterPath(ref)) {
     const names = Object.keys(builtins);
     const choices = names.length > 0 ? `one of ${names.join(", ")} or a path to a .ts file` : "a path to a .ts file";
     throw new NoemaError("unknown_adapter", `unknown adapter ${JSON.stringify(ref)}: use ${choices}`, {

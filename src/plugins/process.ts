@@ -10,10 +10,12 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
-import { fstatSync } from "node:fs";
+import { accessSync, constants, fstatSync, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
+import type { Duplex } from "node:stream";
 import { nodeTty } from "../builtins.ts";
 import { activeRedactor, isNoemaSecret, MASK, type Redactor } from "../runtime/redact.ts";
 import type { ActResult } from "./api.ts";
@@ -115,6 +117,102 @@ export interface RunProcessOptions {
    * @default {the redactors of the episodes open in this process (`activeRedactor()`)}
    */
   redactor?: Redactor;
+  /**
+   * Called once the child exists and before its program runs (the program
+   * waits for it; a throw stops the child before it ran), e.g. to record its
+   * process group durably. The child never outlives this process unattended
+   * (see {@link runProcess}).
+   */
+  onSpawn?: (child: SpawnedChild) => void | Promise<void>;
+}
+
+/** The child of {@link runProcess} as {@link RunProcessOptions.onSpawn} sees it. */
+export interface SpawnedChild {
+  /** Its process id (the program's, once it runs). */
+  pid: number;
+  /** Its own process group (the same number), or null when it shares this process's group (a terminal program). */
+  pgid: number | null;
+}
+
+/**
+ * The supervisor every child starts as (POSIX sh, the program's arguments
+ * after the mode): it waits for `go` on fd 3, then starts a watcher (a
+ * grandchild, so the program never sees it among its children) and execs
+ * the program (same pid, same process group). The watcher reads fd 3
+ * until noema writes `done`; end of file without it means noema died, and
+ * the watcher stops the program's group (`group` mode) or the program alone
+ * (`pid` mode, a terminal program in noema's group): SIGTERM, then SIGKILL
+ * 2 s later. Its own SIGTERM is ignored only then, so noema's own stop
+ * (timeout, abort) still ends it.
+ */
+const SUPERVISOR = `IFS= read -r go <&3 || exit 125
+[ "$go" = go ] || exit 125
+mode=$1; shift
+if [ "$mode" = group ]; then target="-$$"; else target="$$"; fi
+( (
+  exec </dev/null >/dev/null 2>&1
+  while IFS= read -r line <&3; do [ "$line" = done ] && exit 0; done
+  trap '' TERM
+  kill -s TERM -- $target
+  sleep 2
+  kill -s KILL -- $target
+) & )
+exec "$@" 3<&-`;
+
+/** Whether `program` resolves to an executable file (through `PATH` when it has no slash). */
+function findsProgram(program: string, path: string | undefined, cwd: string | undefined): boolean {
+  const executable = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return executable(isAbsolute(program) ? program : resolve(cwd ?? ".", program));
+  return (path ?? "").split(delimiter).some((d) => d !== "" && executable(join(resolve(cwd ?? ".", d), program)));
+}
+
+/** Whether children run under the {@link SUPERVISOR} here: POSIX with /bin/sh. */
+function canSupervise(): boolean {
+  if (process.platform === "win32") return false;
+  try {
+    accessSync("/bin/sh", constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Lets a supervised child run: calls `onSpawn`, then writes `go` on its fd 3,
+ * and `done` once it exited (see {@link SUPERVISOR}). `error` is set when
+ * `onSpawn` threw (the program then never runs).
+ */
+function openGate(
+  child: ChildProcess,
+  ownGroup: boolean,
+  onSpawn: RunProcessOptions["onSpawn"],
+): { error?: string } {
+  const gate = child.stdio[3] as Duplex;
+  const pid = child.pid!;
+  const state: { error?: string } = {};
+  let exited = false;
+  gate.on("error", () => {}); // the supervisor may be gone already
+  child.once("exit", () => {
+    exited = true;
+    gate.end("done\n");
+  });
+  (async () => {
+    try {
+      await onSpawn?.({ pid, pgid: ownGroup ? pid : null });
+      if (!exited) gate.write("go\n");
+    } catch (e) {
+      state.error = `the program was not started: ${(e as Error).message}`;
+      if (!exited) gate.end(); // end of file before "go": the supervisor exits without running it
+    }
+  })();
+  return state;
 }
 
 /** What {@link runProcess} reports. */
@@ -233,7 +331,12 @@ export function pickEnv(
 
 /**
  * Runs a process to completion. Never throws for a failing program: the
- * result says how it ended.
+ * result says how it ended. On POSIX the child starts under a small
+ * `/bin/sh` supervisor (see `SUPERVISOR` in this module), in its own process
+ * group unless it reads the terminal: if this process dies, even by
+ * SIGKILL, the supervisor stops the group (SIGTERM, then SIGKILL 2 s later),
+ * so the program never outlives noema unattended. `onSpawn` runs before the
+ * program starts.
  *
  * @example
  * ```ts
@@ -255,12 +358,21 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     const inherit = options.stdin === "inherit" && options.input === undefined;
     // A child reading the terminal stays in our process group (a foreground program); any other gets its own.
     const ownGroup = process.platform !== "win32" && !(inherit && nodeTty().isatty(0));
-    const child = spawn(argv[0], argv.slice(1), {
-      cwd: options.cwd,
-      env: childEnv(options.env ?? process.env),
-      stdio: [options.input !== undefined ? "pipe" : inherit ? "inherit" : "ignore", "pipe", "pipe"],
-      detached: ownGroup,
-    });
+    const env = childEnv(options.env ?? process.env);
+    // A program that cannot be found is spawned directly, so it fails as it always did (a spawn error).
+    const supervised = canSupervise() && findsProgram(argv[0], env.PATH, options.cwd);
+    const stdin = options.input !== undefined ? "pipe" : inherit ? "inherit" : "ignore";
+    const child = spawn(
+      supervised ? "/bin/sh" : argv[0],
+      supervised ? ["-c", SUPERVISOR, "noema-supervisor", ownGroup ? "group" : "pid", ...argv] : argv.slice(1),
+      {
+        cwd: options.cwd,
+        env,
+        stdio: supervised ? [stdin, "pipe", "pipe", "pipe"] : [stdin, "pipe", "pipe"],
+        detached: ownGroup,
+      },
+    );
+    const gate = supervised && child.pid !== undefined ? openGate(child, ownGroup, options.onSpawn) : null;
     const kill = (sig: NodeJS.Signals) => {
       try {
         // Kill the whole process group so a shell's children go too.
@@ -311,7 +423,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         stdout_bytes: out.total,
         stderr_bytes: err.total,
       };
-      if (spawnError !== undefined) result.spawn_error = spawnError;
+      if (spawnError !== undefined || gate?.error !== undefined) result.spawn_error = spawnError ?? gate?.error;
       resolve(result);
     };
     child.on("error", (e) => finish(null, null, e.message));

@@ -12,6 +12,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { PlanProjector } from "./plan.ts";
+import { crashedWhileSealing, sealingNote } from "./sealing.ts";
 
 /** Absolute paths of an episode's artifacts. */
 export interface EpisodePaths {
@@ -85,9 +86,8 @@ export function readSummary(ref: string | EpisodeLocation, options: RootOptions 
   const loc = located(ref, options);
   const path = join(loc.dir, ARTIFACTS.summary);
   if (!existsSync(path)) {
-    throw new NoemaError("not_terminal", `episode ${loc.id} has no summary.json: the run is not terminal (yet)`, {
-      exitCode: EXIT.ERROR,
-    });
+    const why = crashedWhileSealing(loc.dir) ? sealingNote(loc.id) : "the run is not terminal (yet)";
+    throw new NoemaError("not_terminal", `episode ${loc.id} has no summary.json: ${why}`, { exitCode: EXIT.ERROR });
   }
   return readJsonFile(path, path);
 }

@@ -12,6 +12,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { lockStatus } from "../store/lock.ts";
 
+import { crashedWhileSealing } from "./sealing.ts";
 /** One row of {@link listEpisodes}. */
 export interface EpisodeEntry {
   /** The episode id. */
@@ -46,9 +47,11 @@ export interface EpisodeEntry {
  * - `running`: not terminal, and the process holding its lock is alive;
  * - `waiting_for_approval`: paused at a checkpoint that waits for approve/reject;
  * - `paused`: not running, with a checkpoint to resume from (e.g. interrupted);
- * - `crashed`: not terminal, no live lock holder and no checkpoint (`noema resume` recovers it).
+ * - `crashed`: not terminal, no live lock holder and no checkpoint (`noema resume` recovers it);
+ * - `crashed_while_sealing`: killed while its terminal artifacts were put into place (`manifest.json` is
+ *   missing, see `src/read/sealing.ts`); `noema resume` completes them.
  */
-export type RunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed";
+export type RunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed" | "crashed_while_sealing";
 
 /** What {@link runState} found. */
 export interface RunStateInfo {
@@ -83,6 +86,7 @@ export function runState(
   startedAt: string | null,
   now: number = Date.now(),
 ): RunStateInfo {
+  if (crashedWhileSealing(dir)) return { run_state: "crashed_while_sealing" };
   if (terminal) return { run_state: "terminal" };
   const lock = lockStatus(dir);
   if (lock.state === "held") {
@@ -112,6 +116,8 @@ export function statusWord(e: { run_state: RunState; status: string; elapsed_ms?
       return e.elapsed_ms === undefined ? "running" : `running ${elapsedText(e.elapsed_ms)}`;
     case "waiting_for_approval":
       return "waiting for approval";
+    case "crashed_while_sealing":
+      return "crashed while sealing";
     default:
       return e.run_state;
   }

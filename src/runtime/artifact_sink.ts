@@ -14,7 +14,7 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import { writeFileAtomic } from "../store/atomic.ts";
+import { type StagedFile, stageFile, writeFileAtomic } from "../store/atomic.ts";
 import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { episodeRoot } from "../store/nofollow.ts";
@@ -193,6 +193,23 @@ export class ArtifactSink {
       root: episodeRoot(this.dir),
     });
     return out.value;
+  }
+
+  /**
+   * Writes a JSON file like {@link ArtifactSink.writeJson} (masked, pretty,
+   * fsynced) under a temp name, for `commitStaged` to rename into place with
+   * other files in one tight sequence (sealing a run).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * import { commitStaged } from "../store/atomic.ts";
+   * commitStaged([new ArtifactSink("/tmp/ep", new Redactor()).stageJson("summary.json", { a: 1 })]);
+   * ```
+   */
+  stageJson<T>(file: string, value: T): StagedFile {
+    this.flush(); // what the logs say comes first: another artifact may refer to it
+    return stageFile(join(this.dir, file), this.serialize(value, 2).text + "\n", { root: episodeRoot(this.dir) });
   }
 
   /**

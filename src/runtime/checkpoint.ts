@@ -186,15 +186,23 @@ export function readApproval(dir: string, checkpointId: string): ApprovalRecord 
 export function writeApproval(dir: string, record: ApprovalRecord, sink?: ArtifactSink): ApprovalRecord {
   approvalPath(dir, record.checkpoint_id);
   const existing = readApproval(dir, record.checkpoint_id);
-  if (existing) {
-    throw new NoemaError(
-      "already_decided",
-      `checkpoint ${record.checkpoint_id} was already ${existing.decision} by ${existing.by} at ${existing.at}`,
-      { exitCode: EXIT.CONSUMED },
-    );
+  if (existing) throw alreadyDecided(record.checkpoint_id, existing);
+  try {
+    return (sink ?? ArtifactSink.forEpisode(dir)).writeJson(`approvals/${record.checkpoint_id}.json`, record, {
+      exclusive: true,
+    });
+  } catch (e) {
+    // A concurrent decider created the record after the check above: it won, this one is already decided (8).
+    if ((e as { code?: unknown }).code !== "EEXIST") throw e;
+    throw alreadyDecided(record.checkpoint_id, readApproval(dir, record.checkpoint_id));
   }
-  return (sink ?? ArtifactSink.forEpisode(dir)).writeJson(`approvals/${record.checkpoint_id}.json`, record, {
-    exclusive: true,
+}
+
+/** The error of a second decision on a checkpoint (exit 8), naming the first when it can be read. */
+function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
+  const first = existing ? ` ${existing.decision} by ${existing.by} at ${existing.at}` : " decided";
+  return new NoemaError("already_decided", `checkpoint ${checkpointId} was already${first}`, {
+    exitCode: EXIT.CONSUMED,
   });
 }
 

@@ -26,7 +26,8 @@ import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summa
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
-import { writeManifest } from "../store/manifest.ts";
+import { stageManifest } from "../store/manifest.ts";
+import { commitStaged, discardStaged } from "../store/atomic.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
 import { computeOutcome } from "../verify/outcome.ts";
@@ -43,6 +44,8 @@ import type { EmitOptions, Recorder, WrittenEvent } from "./recorder.ts";
 import { mergeRedaction, type RedactionReport, type Redactor } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
 import { buildSummary, type ExtraMetrics, type RunCounters } from "./summary_builder.ts";
+import { processIdentity } from "./process_group.ts";
+import type { SpawnedChild } from "../plugins/process.ts";
 
 /** What `run()` and `resume()` return. */
 export interface RunResult {
@@ -254,15 +257,20 @@ export class Engine {
   /** Writes `state.json` (and its projection event; `terminal`: the final one, carrying every action). */
   persist(terminal = false): void {
     const t = performance.now();
+    this.#stateMetrics();
+    this.rec.persistState(this.p.state, terminal);
+    this.#lastPersistAt = performance.now();
+    this.#persistCostMs = this.#lastPersistAt - t;
+  }
+
+  /** `outcomes.metrics` from the steps: completed, total, task score, working time. */
+  #stateMetrics(): void {
     const { state, steps } = this.p;
     const metrics = state.outcomes!.metrics!;
     metrics.steps_completed = steps.filter((s) => s.status === "done").length;
     metrics.steps_total = steps.length;
     metrics.task_score = steps.length === 0 ? 0 : Math.round((metrics.steps_completed / steps.length) * 10000) / 10000;
     (metrics as Record<string, unknown>).duration_ms = this.workingMs();
-    this.rec.persistState(state, terminal);
-    this.#lastPersistAt = performance.now();
-    this.#persistCostMs = this.#lastPersistAt - t;
   }
 
   /** Milliseconds of work so far: wall time since start, minus time spent waiting for approval. */
@@ -591,6 +599,7 @@ export class Engine {
         hints: Object.freeze([...hints]),
         workspace: s.workspace,
         signal: abort.signal,
+        onProcess: (child) => this.#recordProcess(step, action, candidateId, child),
       };
       this.rec.flush(); // the decision is on disk before the action runs
       // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
@@ -603,6 +612,27 @@ export class Engine {
     }
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
     return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
+  }
+
+  /**
+   * The `action.process` event: the process an action started, with its
+   * process group and identity, written to the file before the program runs,
+   * so that `resume` after a crash can stop it if it survived. Written, not
+   * fsynced: the record has to outlive noema's process, which the kernel's
+   * page cache does; a power loss or kernel crash, the only thing an fsync
+   * adds, leaves no process to stop (an fsync here cost ~10 ms per action).
+   */
+  #recordProcess(step: PlanStep, action: PendingAction, candidateId: string, child: SpawnedChild): void {
+    this.emit("runtime", {
+      kind: "action.process",
+      status: "started",
+      step_id: step.id,
+      action_candidate_id: candidateId,
+      action_kind: action.kind,
+      tool: action.tool,
+      ...processIdentity(child.pid, child.pgid),
+    }, { event_type: "action.process" });
+    this.rec.flush();
   }
 
   /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
@@ -675,7 +705,10 @@ export class Engine {
     p.counters.execution_ms += durationMs;
     const stepStatus = result.status === "ok" ? "done" : result.status === "skipped" ? "skipped" : "failed";
     this.setStepStatus(index, stepStatus);
-    const actionId = `act_${step.id}_${index + 1}`;
+    // A step run again right after its attempt was interrupted (resume after a crash) gets its own id: `<id>.2`, ….
+    const base = `act_${step.id}_${index + 1}`, last = p.actions.at(-1)?.id ?? "";
+    const attempt = last === base ? 2 : last.startsWith(`${base}.`) ? Number(last.slice(base.length + 1)) + 1 : 1;
+    const actionId = attempt > 1 ? `${base}.${attempt}` : base;
     const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
     payload.action_id = actionId;
     const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
@@ -955,7 +988,8 @@ export class Engine {
       summary: ARTIFACTS.summary,
       manifest: ARTIFACTS.manifest,
     };
-    this.persist(true);
+    this.#stateMetrics();
+    const stagedState = this.rec.stageTerminalState(p.state);
     this.rec.close();
     const summary = buildSummary({
       episodeId: s.episodeId,
@@ -975,7 +1009,7 @@ export class Engine {
       tags: s.tags,
       ...(this.extraMetrics ? { metrics: this.extraMetrics } : {}),
     });
-    this.rec.sink.writeJson(ARTIFACTS.summary, summary); // masked like every artifact
+    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary), stagedState]; // masked like every artifact
     const plugins: ManifestPlugin[] = [
       {
         id: `adapter:${s.loadedAdapter.label}`,
@@ -988,7 +1022,16 @@ export class Engine {
         ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }]
         : []),
     ];
-    writeManifest(s.dir, s.episodeId, plugins, new Date().toISOString());
+    try {
+      staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged));
+    } catch (e) {
+      discardStaged(staged);
+      throw e;
+    }
+    // Everything is written and synced: the terminal artifacts go into place in one tight sequence of renames,
+    // summary, state (its links name both), manifest last. A kill between them is "crashed while sealing" to the
+    // readers, and `noema resume` completes the seal.
+    commitStaged(staged);
     const exit_code: ExitCode = this.status === "vetoed"
       ? EXIT.VETOED
       : (this.status === "ok" || this.status === "partial") &&
@@ -1033,7 +1076,10 @@ export class Engine {
       p.state.outcomes!.error = null;
     }
     const input = this.redactor.redact(action.input, "payload.input").value;
-    const actionId = `act_${step.id}_${index + 1}`;
+    // A step run again right after its attempt was interrupted (resume after a crash) gets its own id: `<id>.2`, ….
+    const base = `act_${step.id}_${index + 1}`, last = p.actions.at(-1)?.id ?? "";
+    const attempt = last === base ? 2 : last.startsWith(`${base}.`) ? Number(last.slice(base.length + 1)) + 1 : 1;
+    const actionId = attempt > 1 ? `${base}.${attempt}` : base;
     const payload = {
       input_excerpt: inputExcerpt(input, step.description),
       outcome: `vetoed: ${message}`,

@@ -7,6 +7,7 @@
  * @module
  */
 import { join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
 import type { ActionRecord } from "../schema/state.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -50,6 +51,22 @@ export interface RebuiltRun extends
   torn: { offset: number; bytes: number; line: number } | null;
   /** Damaged lines other than a torn final line (resume refuses these). */
   damaged: { line: number; message: string }[];
+  /**
+   * The action that was running when the run stopped: its last
+   * `action.process` event had no `act` event for its step after it.
+   */
+  interrupted: InterruptedAction | null;
+}
+
+/** An action whose program was started (`action.process`) and never reported (no `act` event after it). */
+export interface InterruptedAction {
+  /** The `action.process` event's payload (step, candidate, pid, pgid, identity). */
+  process: Record<string, unknown>;
+  /** That event's id and timestamp. */
+  eventId: string;
+  startedAt: string;
+  /** The action's masked input, from its `action_candidate` event (null when the log has none). */
+  input: Record<string, unknown> | null;
 }
 
 /** Everything the scan of an event log accumulates, before it becomes a {@link RebuiltRun}. */
@@ -74,6 +91,9 @@ interface RunScan {
   pausedAt: number | null;
   terminate: Record<string, unknown> | null;
   torn: RebuiltRun["torn"];
+  interrupted: InterruptedAction | null;
+  /** The latest `action_candidate` event's id and masked input. */
+  candidate: { id: string; input: Record<string, unknown> } | null;
 }
 
 /** An empty scan: nothing read yet. */
@@ -99,6 +119,8 @@ function newScan(): RunScan {
     pausedAt: null,
     terminate: null,
     torn: null,
+    interrupted: null,
+    candidate: null,
   };
 }
 
@@ -123,7 +145,15 @@ export function rebuildRun(dir: string): RebuiltRun {
     }
     scanEvent(scan, entry.value);
   }
-  if (!scan.start) throw new Error(`${path}: no start event; the run cannot be rebuilt`);
+  if (!scan.start) {
+    throw new NoemaError(
+      "no_start",
+      `${
+        scan.eventCount === 0 ? "no events" : "no start event"
+      }: the run cannot be rebuilt from this log (noema validate lists its problems)`,
+      { file: path, line: 1, exitCode: EXIT.MISMATCH },
+    );
+  }
   return rebuiltFrom(scan, scan.start);
 }
 
@@ -161,6 +191,13 @@ function scanEvent(scan: RunScan, e: Record<string, unknown>): void {
       break;
     case "runtime":
       scanPause(scan, e, ts);
+      scanProcess(scan, e, p);
+      break;
+    case "action_candidate":
+      scan.candidate = {
+        id: String(p.action_candidate_id),
+        input: ((p.payload as Record<string, unknown> | undefined)?.input ?? {}) as Record<string, unknown>,
+      };
       break;
     case "reflect":
       scan.counters.reflect++;
@@ -232,6 +269,19 @@ function scanAct(scan: RunScan, e: Record<string, unknown>, p: Record<string, un
   });
   for (const f of Array.isArray(p.facts) ? p.facts : []) scan.facts.push(f as RebuiltRun["facts"][number]);
   scan.lastStepEventId = String(e.id);
+  if (scan.interrupted?.process.step_id === p.step_id) scan.interrupted = null;
+}
+
+/** An `action.process` event: the action it started is running until an `act` event for its step. */
+function scanProcess(scan: RunScan, e: Record<string, unknown>, p: Record<string, unknown>): void {
+  if (e.event_type !== "action.process") return;
+  const candidate = scan.candidate?.id === p.action_candidate_id ? scan.candidate : null;
+  scan.interrupted = {
+    process: p,
+    eventId: String(e.id),
+    startedAt: String(e.timestamp),
+    input: candidate?.input ?? null,
+  };
 }
 
 /** A runtime event: a checkpoint opens a pause, a resume closes it and adds its length to the waiting time. */
@@ -267,5 +317,6 @@ function rebuiltFrom(scan: RunScan, start: Record<string, unknown>): RebuiltRun 
     terminate: scan.terminate,
     torn: scan.torn,
     damaged: scan.damaged,
+    interrupted: scan.interrupted,
   };
 }

@@ -19,6 +19,7 @@ import { monotonicUlid } from "../store/ulid.ts";
 import type { Faculty } from "../schema/event.ts";
 import type { State } from "../schema/state.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import type { StagedFile } from "../store/atomic.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 
@@ -161,6 +162,23 @@ export class Recorder {
     // persist, so they skip the fsyncs (the events stay the record of what happened).
     if (terminal) this.sink.sync(ARTIFACTS.events);
     this.sink.writeJson(ARTIFACTS.state, state, { durable: terminal });
+    return this.#projection(state, terminal);
+  }
+
+  /**
+   * The terminal `state.json`, staged (written under a temp name, for
+   * `commitStaged` to rename into place with the summary and the manifest),
+   * and its `run.state_projection` event.
+   */
+  stageTerminalState(state: State): StagedFile {
+    this.sink.sync(ARTIFACTS.events);
+    const staged = this.sink.stageJson(ARTIFACTS.state, state);
+    this.#projection(state, true);
+    return staged;
+  }
+
+  /** The `run.state_projection` event of a persisted state. */
+  #projection(state: State, terminal: boolean): WrittenEvent {
     this.persists++;
     const outcomes = state.outcomes;
     const actions = outcomes?.actions;

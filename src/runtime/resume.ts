@@ -18,6 +18,7 @@ import type { AdapterInstance, AdapterPlugin, PendingAction, PolicyObject } from
 import { type AdapterRegistry, loadAdapterFrom, type LoadedAdapter, loadPlannerFile } from "../plugins/loader.ts";
 import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
+import { checkState } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
@@ -25,6 +26,7 @@ import { acquireLock } from "../store/lock.ts";
 import { refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
+import { refuseIrregularArtifacts } from "../store/regular_file.ts";
 import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
@@ -45,6 +47,8 @@ import { createAdapter, type RunSettingsRecord } from "./run.ts";
 import { settingsFromRecord } from "./core/options.ts";
 import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
+import { type ProcessIdentity, type StopReport, stopSurvivors } from "./process_group.ts";
+import type { InterruptedAction } from "./rebuild.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -179,6 +183,12 @@ export interface ResumeOptions extends RootOptions {
   onEvent?: Engine["s"]["onEvent"];
   /** Called while the post-run workspace snapshot is captured. */
   onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
+  /**
+   * A crashed run's action that was running when noema died runs again
+   * (at-least-once). `false` (`--no-retry`): its step fails instead and
+   * the run ends `error`. @default {true}
+   */
+  retry?: boolean;
 }
 
 function mismatch(message: string): NoemaError {
@@ -241,6 +251,8 @@ async function reloadAdapter(
  */
 export function resumableEpisode(ref: string, options: RootOptions = {}): EpisodeLocation {
   const loc = locateEpisode(ref, options);
+  refuseIrregularArtifacts(loc.dir); // a FIFO where an artifact should be would block every open for ever
+  checkStateFile(loc.dir); // a state.json that breaks the schema is refused before anything is written
   if (existsSync(join(loc.dir, ARTIFACTS.manifest))) {
     throw new NoemaError(
       "sealed",
@@ -290,7 +302,9 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
     const { engine, adapter } = opened;
     try {
       if (built.terminate) return await sealTerminated(engine, built);
-      const announced = announceResume(engine, dir, built, checkpoint, approval, options);
+      // A program that outlived the crashed run is stopped before anything runs again.
+      const stopped = built.interrupted ? await stopSurvivors(identityOf(built.interrupted)) : null;
+      const announced = announceResume(engine, dir, built, checkpoint, approval, options, stopped);
       return await continueResumed(engine, checkpoint, announced, r.pendingAction, options);
     } finally {
       engine.rec.close();
@@ -300,6 +314,21 @@ export async function resume(ref: string, options: ResumeOptions = {}): Promise<
   } finally {
     lock.release();
   }
+}
+
+/** Refuses (exit 7, naming the file and the field) a `state.json` that breaks the schema. */
+function checkStateFile(dir: string): void {
+  const path = join(dir, ARTIFACTS.state);
+  const problems = checkState(readJsonFile(path, path));
+  if (problems.length === 0) return;
+  const p = problems[0];
+  throw new NoemaError(
+    "bad_state",
+    `${p.path === "" ? "" : `${p.path}: `}${p.message}${
+      problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""
+    }; the run cannot be resumed from it (noema validate lists every problem)`,
+    { file: path, exitCode: EXIT.MISMATCH },
+  );
 }
 
 /** The rebuilt log; damaged lines refuse the resume (with `abort`, they are set aside first). */
@@ -591,9 +620,11 @@ function resumedProgress(
 
 /** What the adapter did before this process: an error, a success, or nothing yet. */
 function adapterResultSoFar(actions: RebuiltRun["actions"]): Engine["adapterResult"] {
-  return actions.some((a) => a.result_status === "error")
+  // An attempt interrupted by a crash is not the adapter's error: its step runs again.
+  const done = actions.filter((a) => (a.output as { interrupted?: unknown } | null)?.interrupted !== true);
+  return done.some((a) => a.result_status === "error")
     ? "error"
-    : actions.some((a) => a.result_status !== "skipped")
+    : done.some((a) => a.result_status !== "skipped")
     ? "success"
     : "skipped";
 }
@@ -628,7 +659,8 @@ function announceResume(
   checkpoint: Checkpoint | null,
   decision: ApprovalRecord | null,
   options: ResumeOptions,
-): { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number } {
+  stopped: StopReport | null,
+): { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number; interrupted: string | null } {
   let approval = decision;
   const state = engine.p.state;
   const steps = engine.p.steps;
@@ -649,6 +681,10 @@ function announceResume(
       : null,
   }, { event_type: "run.resume" });
   if (approval) approval = consumeApproval(dir, approval, resumeEvent.id, resumeEvent.timestamp);
+  const retry = !options.abort && options.retry !== false;
+  const interrupted = built.interrupted && stopped
+    ? recordInterrupted(engine, built.interrupted, stopped, retry)
+    : null;
   const pendingIndex = checkpoint ? checkpoint.pending.step_index : -1;
   if (checkpoint && approval?.decision === "rejected") steps[pendingIndex].status = "vetoed";
   const planEvent = engine.emit(
@@ -672,14 +708,77 @@ function announceResume(
     rationale: String((planEvent.payload as { rationale: string }).rationale),
   };
 
-  return { approval, steps, pendingIndex };
+  return { approval, steps, pendingIndex, interrupted };
+}
+
+/** The recorded identity of an interrupted action's process. */
+function identityOf(i: InterruptedAction): ProcessIdentity {
+  const p = i.process;
+  return {
+    pid: Number(p.pid),
+    pgid: typeof p.pgid === "number" ? p.pgid : null,
+    start_ticks: typeof p.start_ticks === "string" ? p.start_ticks : null,
+    boot_id: typeof p.boot_id === "string" ? p.boot_id : null,
+  };
+}
+
+/**
+ * The action that was running when the run died: `action.process_stopped`
+ * when something of its program survived (and was stopped), then the
+ * attempt as its own failed act (outcome `interrupted`). Its step is pending
+ * again when it is retried. Returns the failure's message (null when the
+ * step is not in the plan).
+ */
+function recordInterrupted(engine: Engine, i: InterruptedAction, stop: StopReport, retry: boolean): string | null {
+  const p = i.process, id = identityOf(i);
+  const index = engine.p.steps.findIndex((st) => st.id === p.step_id);
+  if (index < 0) return null;
+  if (stop.found.length > 0) {
+    engine.emit("runtime", {
+      kind: "action.process_stopped",
+      status: stop.remaining.length === 0 ? "stopped" : "not_stopped",
+      step_id: p.step_id,
+      pid: id.pid,
+      pgid: id.pgid,
+      found: stop.found,
+      signals: stop.signals,
+      remaining: stop.remaining,
+    }, { event_type: "action.process_stopped" });
+  }
+  const who = `pid ${id.pid}${id.pgid !== null ? `, process group ${id.pgid}` : ""}`;
+  const message = `noema stopped while step ${p.step_id} ran (${who}); ${
+    stop.found.length > 0
+      ? `${stop.found.length} surviving process(es) stopped with ${stop.signals.join(", then ")}`
+      : "nothing of it was still running"
+  }; ${retry ? "it runs again" : "not retried"}`;
+  const action: PendingAction = {
+    kind: String(p.action_kind ?? "adapter"),
+    tool: String(p.tool ?? ""),
+    input: i.input ?? { ...(engine.p.steps[index].inputs ?? {}) },
+  };
+  engine.recordAct(
+    index,
+    action,
+    String(p.action_candidate_id ?? ""),
+    {
+      status: "error",
+      outcome: "interrupted",
+      output: { interrupted: true, pid: id.pid, pgid: id.pgid, survivors: stop.found.length, signals: stop.signals },
+      error: { type: "Interrupted", message },
+    },
+    { startedAt: i.startedAt, durationMs: 0 },
+    null,
+    false,
+  );
+  if (retry) engine.setStepStatus(index, "pending");
+  return message;
 }
 
 /** Aborts, ends a rejected run as vetoed, or executes the plan on (the approved action first). */
 async function continueResumed(
   engine: Engine,
   checkpoint: Checkpoint | null,
-  announced: { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number },
+  announced: { approval: ApprovalRecord | null; steps: PlanStep[]; pendingIndex: number; interrupted: string | null },
   pendingAction: PendingAction | null,
   options: ResumeOptions,
 ): Promise<RunResult> {
@@ -697,6 +796,14 @@ async function continueResumed(
     engine.p.counters.veto++;
     engine.status = "vetoed";
     engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+    return await engine.finish();
+  }
+  if (announced.interrupted !== null && options.retry === false) {
+    // --no-retry: the interrupted step failed; the run ends there, as after any failed step.
+    engine.status = "error";
+    engine.adapterResult = "error";
+    outcomes.error = { type: "Interrupted", message: announced.interrupted };
+    engine.message = `Step interrupted: ${announced.interrupted}`;
     return await engine.finish();
   }
   const from = checkpoint ? pendingIndex : Math.max(0, steps.findIndex((s) => s.status === "pending"));

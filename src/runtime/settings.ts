@@ -60,7 +60,17 @@ export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> 
 /** A planned step in a task file. */
 export type StepSpec = v.InferOutput<typeof StepSpec>;
 
-const Tags = v.record(v.string(), v.union([v.string(), v.number(), v.boolean()]));
+/**
+ * The longest policy timeout: timers take a signed 32-bit delay (2^31 - 1 ms, about 24.8 days); a longer one is
+ * clamped to 1 ms by the runtime, so every policy would "time out" at once.
+ */
+export const MAX_POLICY_TIMEOUT_MS = 2 ** 31 - 1;
+
+// A list is an object to `v.record` (["a"] would become {"0": "a"}): refuse it first.
+const Tags = v.pipe(
+  v.custom<unknown>((x) => !Array.isArray(x), 'must be an object of tags ({"key": "value"}), not a list'),
+  v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+);
 
 /**
  * Settings shared by `noema.jsonc`, task files and flags. Paths are relative
@@ -83,7 +93,17 @@ export const SharedSettings = {
   governance: v.optional(v.picklist(GOVERNANCE_MODES)),
   failure_policy: v.optional(v.picklist(FAILURE_POLICIES)),
   direction_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
-  policy_timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  policy_timeout_ms: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(
+        MAX_POLICY_TIMEOUT_MS,
+        `must be at most ${MAX_POLICY_TIMEOUT_MS} ms (about 24.8 days): timers cannot wait longer`,
+      ),
+    ),
+  ),
   learn_mode: v.optional(v.picklist(LEARN_MODES)),
   learn_min_successes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   learn_min_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),

@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import { Duration, JsonObject, JsonValue, looseObject, Timestamp, Unit } from "./common.ts";
 import { Plan } from "./plan.ts";
+import { type SchemaProblem, toProblems } from "./problems.ts";
 
 /** The three intuition postures of an episode. */
 export const INTUITION_MODES = ["advisory", "interventive", "hybrid"] as const;
@@ -181,6 +182,21 @@ export const State = looseObject({
 });
 /** `state.json`. */
 export type State = v.InferOutput<typeof State>;
+
+/**
+ * The schema problems of a `state.json` value (empty when it conforms),
+ * each with its field path.
+ *
+ * @example
+ * ```ts
+ * import { checkState } from "./state.ts";
+ * checkState({ version: "1.0", state_schema_version: "1.0.0", outcomes: 5 }); // [{ path: "outcomes", … }]
+ * ```
+ */
+export function checkState(value: unknown): SchemaProblem[] {
+  const r = v.safeParse(State, value);
+  return r.success ? [] : toProblems(r.issues);
+}
 
 /**
  * The intuition mode of an episode, reading an absent value as `advisory`

@@ -18,8 +18,10 @@
  */
 import { EXIT, NoemaError } from "../errors.ts";
 
-/** Where a run is now (as `noema list` says). */
-export type CatalogRunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed";
+import type { RunState } from "../read/list.ts";
+
+/** Where a run is now, as `noema list` says (`terminal`, `running`, `waiting_for_approval`, `paused`, `crashed`…). */
+export type CatalogRunState = RunState;
 
 /** One row of the catalog: an episode's facts, for listing and filtering without reading its files. */
 export interface CatalogRow {

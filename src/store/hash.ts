@@ -5,7 +5,8 @@
  * @module
  */
 import { nodeCrypto } from "../builtins.ts";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openRegularFile } from "./regular_file.ts";
 import { Buffer } from "node:buffer";
 import { canonicalJson } from "./canonical_json.ts";
 
@@ -56,7 +57,7 @@ export function sha256File(path: string): FileDigest {
   // One read buffer for every call of this thread (the function is synchronous, so never in use twice): a new
   // 1 MiB buffer per file made the manifest of each episode allocate megabytes, a garbage collection each time.
   const buf = readBuffer ??= Buffer.allocUnsafe(1 << 20);
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path); // a FIFO would block, a device never end
   let size = 0;
   try {
     let n: number;

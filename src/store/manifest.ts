@@ -5,10 +5,10 @@
  * @module
  */
 import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.ts";
-import { writeJsonAtomic } from "./atomic.ts";
+import { type StagedFile, stageFile, writeJsonAtomic } from "./atomic.ts";
 import { sha256File } from "./hash.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "./layout.ts";
 import { episodeRoot } from "./nofollow.ts";
@@ -109,10 +109,10 @@ export function listEpisodeEntries(dir: string): EpisodeEntry[] {
  * except the lock's own claim files. Called by the sealer, which holds the
  * lock: no other writer is active.
  */
-function removeLeftoverTemps(dir: string): void {
+function removeLeftoverTemps(dir: string, keep: ReadonlySet<string> = new Set()): void {
   for (const e of listEpisodeEntries(dir)) {
     const base = e.name.slice(e.name.lastIndexOf("/") + 1);
-    if (e.type === "file" && base.includes(".tmp-") && !base.startsWith("lock.")) {
+    if (e.type === "file" && base.includes(".tmp-") && !base.startsWith("lock.") && !keep.has(join(dir, e.name))) {
       rmSync(join(dir, e.name), { force: true });
     }
   }
@@ -140,12 +140,53 @@ export function writeManifest(
   createdAt: string,
   signingKey: SigningKey | null = signingKeyFromEnv(),
 ): Manifest {
+  const manifest = buildManifest(dir, episodeId, plugins, createdAt, [], signingKey);
+  writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest, { root: episodeRoot(dir) });
+  return manifest;
+}
+
+/**
+ * Like {@link writeManifest}, for artifacts still staged (`staged`, not yet
+ * renamed into place): their digests are taken from their temp files, and
+ * the manifest itself is staged too, to be renamed last by `commitStaged`.
+ *
+ * @example
+ * ```ts
+ * import { commitStaged, stageFile } from "./atomic.ts";
+ * import { stageManifest } from "./manifest.ts";
+ * const summary = stageFile(".noema/episodes/ep_1/summary.json", "{}\n");
+ * commitStaged([summary, stageManifest(".noema/episodes/ep_1", "ep_1", [], new Date().toISOString(), [summary])]);
+ * ```
+ */
+export function stageManifest(
+  dir: string,
+  episodeId: string,
+  plugins: ManifestPlugin[],
+  createdAt: string,
+  staged: readonly StagedFile[],
+  signingKey: SigningKey | null = signingKeyFromEnv(),
+): StagedFile {
+  const manifest = buildManifest(dir, episodeId, plugins, createdAt, staged, signingKey);
+  return stageFile(join(dir, ARTIFACTS.manifest), JSON.stringify(manifest, null, 2) + "\n", { root: episodeRoot(dir) });
+}
+
+/** The manifest of `dir`, with `staged` files listed under their final names (digests of their temp files). */
+function buildManifest(
+  dir: string,
+  episodeId: string,
+  plugins: ManifestPlugin[],
+  createdAt: string,
+  staged: readonly StagedFile[],
+  signingKey: SigningKey | null,
+): Manifest {
   refuseSymlinkedArtifacts(dir); // a planted link is never sealed in (verify would call the episode tampered)
-  removeLeftoverTemps(dir);
-  const files: ManifestFile[] = listArtifactFiles(dir).map((name) => ({
+  const tmpOf = new Map(staged.map((f) => [relative(dir, f.path).split(sep).join("/"), f.tmp]));
+  removeLeftoverTemps(dir, new Set(staged.map((f) => f.tmp)));
+  const names = [...new Set([...listArtifactFiles(dir), ...tmpOf.keys()])].sort();
+  const files: ManifestFile[] = names.map((name) => ({
     name,
     kind: fileKind(name),
-    ...sha256File(join(dir, name)),
+    ...sha256File(tmpOf.get(name) ?? join(dir, name)),
   }));
   const manifest: Manifest = {
     schema_version: CONTRACT_VERSIONS.manifest,
@@ -156,6 +197,5 @@ export function writeManifest(
     signature: null,
   };
   if (signingKey) manifest.signature = { ...signManifest(manifest, signingKey) };
-  writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest, { root: episodeRoot(dir) });
   return manifest;
 }

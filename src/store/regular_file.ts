@@ -6,8 +6,9 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
-import { NoemaError } from "../errors.ts";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { EXIT, NoemaError } from "../errors.ts";
 import { O_NOFOLLOW, symlinkError } from "./nofollow.ts";
 
 // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer (no effect on regular files).
@@ -60,4 +61,36 @@ export function openRegularFile(path: string, label: string = path, options: Rea
     throw new NoemaError("not_regular", `not a regular file (${kindOf(st)})`, { file: label });
   }
   return fd;
+}
+
+/** The artifact files of an episode directory that must be regular files when present. */
+const ARTIFACT_FILES = ["events.jsonl", "learn.jsonl", "state.json", "summary.json", "manifest.json", "core.json"];
+
+/**
+ * Refuses (a {@link NoemaError}, exit code 1, naming the entry) an episode
+ * directory where an artifact file is not a regular file (a FIFO, a device,
+ * a directory), or that holds a FIFO, socket or device: opening a FIFO would
+ * block for ever. Checked with `lstat`, before anything is opened (symbolic
+ * links are left to the symlink guard).
+ *
+ * @example
+ * ```ts
+ * import { refuseIrregularArtifacts } from "./regular_file.ts";
+ * refuseIrregularArtifacts(".noema/episodes/ep_1");
+ * ```
+ */
+export function refuseIrregularArtifacts(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    let st: Stats;
+    try {
+      st = lstatSync(join(dir, name));
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (st.isFile() || st.isSymbolicLink() || (st.isDirectory() && !ARTIFACT_FILES.includes(name))) continue;
+    throw new NoemaError("not_regular", `not a regular file (${kindOf(st)}); refusing to open this episode`, {
+      file: join(dir, name),
+      exitCode: EXIT.ERROR,
+    });
+  }
 }

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { resume, validate } from "../../mod.ts";
 import { cliCommand } from "./cli.ts";
 
@@ -103,4 +104,134 @@ export async function killLoop(dir: string, kills: number): Promise<CrashReport>
     }
   }
   return report;
+}
+
+/** What {@link orphanTrial} saw. */
+export interface OrphanTrial {
+  /** The process group the `action.process` event recorded (null: none recorded). */
+  pgid: number | null;
+  /** Processes of that group alive 4 s after noema was killed (they outlived it). */
+  orphansAfterKill: number;
+  /** Processes of that group alive after `resume` ended. */
+  orphansAfterResume: number;
+  /** The pids in the program's output file, in order. */
+  pids: number[];
+  /** Whether two copies of the program wrote at once (a pid reappears after another pid's lines). */
+  interleaved: boolean;
+  /** How `resume` ended. */
+  status: string;
+  /** The episode directory. */
+  episode: string;
+}
+
+/** Pids of the live (not zombie) processes in process group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid && f[0] !== "Z") out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+/**
+ * A `command` run whose program appends its pid to a file every 250 ms
+ * (for 10 s) is SIGKILLed (noema's pid alone) once the program has
+ * written twice; then `noema resume` runs it (2 s). With `escape`, the program first
+ * kills its own supervisor's watcher (as a program that escaped it would),
+ * so it outlives noema and `resume` must stop it.
+ */
+export async function orphanTrial(
+  dir: string,
+  id: string,
+  options: { escape?: boolean; retry?: boolean } = {},
+): Promise<OrphanTrial> {
+  const root = join(dir, "root"), out = join(dir, `${id}.pids`);
+  const program = join(dir, "append-pid.sh");
+  writeFileSync(
+    program,
+    `#!/bin/sh
+if [ "$ESCAPE" = 1 ]; then ps -eo pid=,pgid=,args= | awk -v g=$$ '$2 == g && /[n]oema-supervisor/ {print $1}' | xargs -r kill -9; fi
+i=0
+while [ $i -lt "$LOOPS" ]; do echo $$ >> "$OUT"; sleep 0.25; i=$((i + 1)); done
+`,
+    { mode: 0o755 },
+  );
+  const cli = cliCommand();
+  // The killed copy would run 10 s; the resumed one runs 2 s.
+  const env = { ...process.env, OUT: out, LOOPS: "40", ESCAPE: options.escape ? "1" : "0" };
+  const child = spawn(
+    cli[0],
+    [
+      ...cli.slice(1),
+      "run",
+      "orphans",
+      "--using",
+      "command",
+      "--root",
+      root,
+      "--quiet",
+      "--episode-id",
+      id,
+      "--",
+      program,
+    ],
+    { stdio: "ignore", env },
+  );
+  const exited = new Promise((r) => child.on("exit", r));
+  const lines = () => existsSync(out) ? readFileSync(out, "utf8").split("\n").filter(Boolean) : [];
+  await until(() => lines().length >= 2, 60_000);
+  child.kill("SIGKILL"); // noema alone: its process group (and the program's own) is left as a crash leaves it
+  await exited;
+  const episode = join(root, "episodes", id);
+  const pgid = recordedGroup(episode);
+  await until(() => pgid !== null && groupMembers(pgid).length === 0, 4_000);
+  const orphansAfterKill = pgid === null ? 0 : groupMembers(pgid).length;
+  const resumed = spawnSync(
+    cli[0],
+    [...cli.slice(1), "resume", episode, "--json", ...(options.retry === false ? ["--no-retry"] : [])],
+    { env: { ...env, LOOPS: "8" }, encoding: "utf8", timeout: 60_000 },
+  );
+  const r = JSON.parse(resumed.stdout || '{"status":"no output"}') as { status: string };
+  const orphansAfterResume = pgid === null ? 0 : groupMembers(pgid).length;
+  if (pgid !== null) { for (const p of groupMembers(pgid)) process.kill(p, "SIGKILL"); // leave nothing behind
+   }
+  const pids = lines().map(Number);
+  const seen = new Set<number>();
+  let interleaved = false;
+  pids.forEach((p, i) => {
+    if (i > 0 && pids[i - 1] !== p && seen.has(p)) interleaved = true;
+    seen.add(p);
+  });
+  return { pgid, orphansAfterKill, orphansAfterResume, pids, interleaved, status: r.status, episode };
+}
+
+/** The process group of the last `action.process` event of an episode, or null. */
+function recordedGroup(episode: string): number | null {
+  let pgid: number | null = null;
+  for (const line of readFileSync(join(episode, "events.jsonl"), "utf8").split("\n")) {
+    if (!line.includes('"action.process"')) continue;
+    try {
+      const e = JSON.parse(line);
+      if (e.event_type === "action.process") pgid = e.payload.pgid;
+    } catch {
+      // a torn last line
+    }
+  }
+  return pgid;
 }

@@ -18,12 +18,12 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { RunResult } from "../../runtime/engine.ts";
-import { pendingCheckpoint, type ResumeOptions } from "../../runtime/resume.ts";
+import type { ResumeOptions } from "../../runtime/resume.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { childEnv } from "../../plugins/process.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import type { FinishOptions } from "../core.ts";
-import { type Driver, pausedResult, startEvent } from "../driver.ts";
+import { abortEnd, type Driver, pausedCheckpoint, pausedResult, startEvent } from "../driver.ts";
 import { attachEpisode, openEpisode } from "../episodes.ts";
 import { followEvents } from "../progress.ts";
 import { findClaude } from "./binary.ts";
@@ -192,9 +192,9 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
   const episodeId = String(start?.payload.episode_id ?? "");
   if (options.abort) {
     const episode = await attachEpisode(dir, { root });
-    return await episode.finish({ adapter_result: "skipped", error: { type: "Aborted", message: "aborted" } });
+    return await episode.finish(abortEnd(dir));
   }
-  const pending = pendingCheckpoint(dir);
+  const pending = pausedCheckpoint(dir, "claude-code");
   if (!pending.approval) {
     throw new NoemaError(
       "no_decision",

@@ -120,10 +120,15 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     .summary("continue a paused or crashed run in the same episode directory")
     .description(
       "Continue a run: after approve/reject for a paused run (the approved action runs, or the rejected step is vetoed), " +
-        "or after a crash (from the first step the event log does not show finished). --abort ends it as aborted with terminal artifacts.",
+        "or after a crash (from the first step the event log does not show finished; a program that outlived the crashed run " +
+        "is stopped first, and the action that was running runs again unless --no-retry). --abort ends it as aborted with terminal artifacts.",
     )
     .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--abort", "end the run as aborted, with terminal artifacts")
+    .option(
+      "--no-retry",
+      "after a crash, fail the step whose action was running instead of running it again (exit 1)",
+    )
     .option("--using <adapter>", "the adapter; must be the one the run used")
     .option(
       "--json",
@@ -134,6 +139,7 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
       examples(
         ["noema resume ep_01K9RBBMXXRSFWR49SXFGF4SPR", "continue after a decision, or after a crash"],
         ["noema resume ep_01K9… --abort", "give up: status aborted, summary and manifest written"],
+        ["noema resume ep_01K9… --no-retry", "after a crash: do not run the interrupted action again (status error)"],
       ) + FAIL_CLOSED,
     )
     .action(async (episode, opts, cmd) => {
@@ -145,7 +151,7 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
       }
       const r = await withSignals(
         ctx,
-        (signal) => resume(ref, { ...g, abort: opts.abort, using: opts.using, signal }),
+        (signal) => resume(ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using, signal }),
       );
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });

@@ -28,6 +28,7 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
+import { MAX_JSON_DEPTH, tooDeep } from "../../store/json_scan.ts";
 import {
   addLimitOptions,
   addMetaOptions,
@@ -51,6 +52,15 @@ function readStdin(): string {
 /** The hook event stdin holds: one JSON value (empty or not JSON is an error). */
 function parseEvent(text: string): unknown {
   if (text.trim() === "") throw new NoemaError("bad_hook_input", "stdin: empty; expected one JSON hook event");
+  // Walking a value nested 200,000 levels deep (masking, hashing, recording) would overflow the stack: refuse first.
+  const deep = tooDeep(text, MAX_JSON_DEPTH);
+  if (deep !== null) {
+    throw new NoemaError("bad_hook_input", `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      file: "stdin",
+      line: deep.line,
+      exitCode: EXIT.USAGE,
+    });
+  }
   try {
     return JSON.parse(text);
   } catch (e) {

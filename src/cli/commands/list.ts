@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readdirSync } from "node:fs";
 import { type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { type EpisodeEntry, listEpisodes, statusWord } from "../../read/list.ts";
 import { episodesDir, resolveRoot } from "../../store/layout.ts";
@@ -41,6 +42,7 @@ export const LIST_STATUSES: readonly string[] = [
   "partial",
   "running",
   "crashed",
+  "crashed_while_sealing",
   "waiting",
   "waiting_for_approval",
   "paused",
@@ -79,7 +81,8 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
     .addOption(new Option("-n, --limit <n>", "most episodes to show").argParser(parsePositiveInt).default(20))
     .option(
       "-s, --status <status>",
-      "only this status: ok, error, vetoed, aborted, partial, running, crashed, waiting, paused, unreadable; " +
+      "only this status: ok, error, vetoed, aborted, partial, running, crashed, crashed_while_sealing, waiting, paused, " +
+        "unreadable; " +
         "repeatable or comma-separated",
       collect,
     )
@@ -129,20 +132,47 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
             ...fleet,
           }, g));
       const { out } = ctx;
-      if (opts.json) {
-        out.json(entries);
-        return;
-      }
-      if (opts.quiet) {
-        for (const e of entries) out.line(e.episode_id);
-        return;
-      }
-      if (entries.length === 0) {
-        out.note(`noema: no episodes in ${episodesDir(resolveRoot(g))}`);
-        return;
-      }
-      printTable(ctx, entries);
+      // Whatever the format, an empty answer says why on stderr (JSON stays an empty list).
+      if (entries.length === 0) out.note(`noema: ${emptyListNote(episodesDir(resolveRoot(g)), filterWords(opts))}`);
+      if (opts.json) out.json(entries);
+      else if (opts.quiet) { for (const e of entries) out.line(e.episode_id); }
+      else if (entries.length > 0) printTable(ctx, entries);
     });
+}
+
+/** The filters given, as typed: `--status vetoed`, `--tag team=infra`, … */
+function filterWords(
+  opts: { status?: string[]; since?: string; tag?: string[]; task?: string },
+): string[] {
+  return [
+    ...(opts.status ?? []).map((s) => `--status ${s}`),
+    ...(opts.since === undefined ? [] : [`--since ${opts.since}`]),
+    ...(opts.tag ?? []).map((t) => `--tag ${t}`),
+    ...(opts.task === undefined ? [] : [`--task ${JSON.stringify(opts.task)}`]),
+  ];
+}
+
+/**
+ * What an empty `list` says: there are no episodes at all, or (with filters) how many there are and
+ * that none matches the filters, named.
+ *
+ * @example
+ * ```ts
+ * import { emptyListNote } from "./list.ts";
+ * emptyListNote(".noema/episodes", ["--status vetoed"]);
+ * // "none of the 3 episodes in .noema/episodes match the filters: --status vetoed" (when 3 exist)
+ * ```
+ */
+export function emptyListNote(dir: string, filters: readonly string[]): string {
+  let total = 0;
+  try {
+    total = readdirSync(dir).filter((n) => n.startsWith("ep_")).length;
+  } catch {
+    // No episodes folder: no episodes.
+  }
+  if (total === 0 || filters.length === 0) return `no episodes in ${dir}`;
+  const n = total === 1 ? "the 1 episode" : `the ${total} episodes`;
+  return `none of ${n} in ${dir} ${total === 1 ? "matches" : "match"} the filters: ${filters.join(" ")}`;
 }
 
 /** The entries as a table: started at, id, status (or where an unfinished run is), outcome, task. */

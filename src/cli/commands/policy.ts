@@ -201,7 +201,11 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
     .addHelpText(
       "after",
       examples(
-        ['noema policy test no-force-push.ts --command "git push --force"', "vetoed: exit 3"],
+        ['noema policy test no-force-push.ts --command "rm -rf /"', "vetoed: exit 3"],
+        [
+          'noema policy test no-force-push.ts --command "git push --force"',
+          "an intervention: allowed (exit 0), the patch in verdicts",
+        ],
         ['noema policy test sql-guard.ts --action \'{"sql": "DROP TABLE users"}\'', "an action input as JSON"],
         ['noema policy test path-risk.ts --task "clean up" --command "rm -rf /tmp/x"', "with a task"],
       ) +

@@ -4,15 +4,22 @@
  * @module
  */
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import { existsSync } from "node:fs";
+import { existsSync, type Stats, statSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { run } from "../../drivers.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
-import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
-import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
+import {
+  checkRoot,
+  type CliContext,
+  examples,
+  type GlobalOptions,
+  globalOptions,
+  type RegisterCommand,
+} from "../context.ts";
 import { collect } from "../args.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
@@ -37,11 +44,24 @@ import {
 
 /**
  * A task argument that names a file (ends in .json/.jsonc, or is one word
- * with a slash) that does not exist is a typo, not a task: exit 2.
+ * with a slash) that does not exist is a typo, not a task: exit 2. One that
+ * names a directory, FIFO or device is not a task file either (nor a task).
  */
 function checkTaskArg(arg: string): void {
   const named = /\.jsonc?$/i.test(arg) || (/^\S+$/.test(arg) && /[\\/]/.test(arg));
-  if (named && !existsSync(arg)) throw usageError(`${arg}: task file not found`);
+  if (!named) return;
+  if (!existsSync(arg)) throw usageError(`${arg}: task file not found`);
+  const st = statSync(arg);
+  if (!st.isFile()) throw usageError(`${arg}: not a task file: it is ${fileKind(st)}, not a regular file`);
+}
+
+/** What a non-regular file is, for an error message. */
+function fileKind(st: Stats): string {
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  if (st.isSocket()) return "a socket";
+  return "not a regular file";
 }
 
 /** Long options common enough in other programs' command lines not to warn about after `--`. */
@@ -83,7 +103,13 @@ function runCommand(program: CommandUnknownOpts) {
     .option("--base-url <url>", "LLM agent: the model server's base URL, e.g. http://127.0.0.1:11434/v1")
     .option(
       "--replay <episode>",
-      "re-run an llm episode's recorded model turns (no network), tools and policies (id, prefix or 'last')",
+      "re-run an llm episode (id, prefix or 'last'): its recorded model turns (no network), under the policies; " +
+        "its tools run again FOR REAL in the workspace unless --dry-run",
+    )
+    .option(
+      "--dry-run",
+      "with --replay: consult the policies and record their verdicts, but execute no tool (each call gets its " +
+        "recorded result): a what-if that does not touch the workspace",
     )
     .option(
       "--continue <episode>",
@@ -142,7 +168,10 @@ function runCommand(program: CommandUnknownOpts) {
           'noema run "fix the test" --model ollama:qwen2.5-coder --workspace .',
           "noema's own agent; each tool call governed",
         ],
-        ["noema run --replay last --policy new-policy.ts", "would this policy have blocked what the agent did?"],
+        [
+          "noema run --replay last --policy new-policy.ts --dry-run",
+          "would this policy have blocked what the agent did? (no tool runs)",
+        ],
         ["noema run --continue last", "pick up an agent run a failure stopped (server down, max_turns…)"],
         ["noema run examples/sql-vetoed.jsonc; echo $?", "a vetoed run exits 3"],
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
@@ -178,6 +207,8 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     if (taskArg !== undefined) checkTaskArg(taskArg);
     warnOwnFlagsAfterDashes(ctx, cmd, args);
     const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
+    // noema.jsonc's `root` (the flag and NOEMA_ROOT were checked with the global options).
+    if (options.root !== undefined && options.root !== g.root) checkRoot(options.root, `${PROJECT_CONFIG} root`);
     if (opts.json && opts.quiet) throw usageError("--json and --quiet cannot be used together");
     if (opts.wait !== undefined && storeUrlOf(cmd) === null) {
       throw usageError("--wait waits for a decision in the shared store: give --store or set NOEMA_STORE");
@@ -206,6 +237,7 @@ function runSettings(
     model: opts.model,
     baseUrl: opts.baseUrl,
     replay: opts.replay === undefined ? undefined : resolveEpisodeRef(opts.replay, g),
+    dryRun: opts.dryRun,
     continue: opts.continue === undefined ? undefined : resolveEpisodeRef(opts.continue, g),
   });
   if (opts.verifyFile !== undefined) {
@@ -215,6 +247,7 @@ function runSettings(
     options.verify_source = opts.verifyFile;
   }
   if (flagSpecs.length > 0) options.verify = [...(options.verify ?? []), ...flagSpecs];
+
   if (opts.verifyIgnore) options.verify_ignore = opts.verifyIgnore;
   return { task, options };
 }
@@ -243,21 +276,24 @@ async function runInterruptible(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  const live = store === null
+  const publishing = store === null
     ? null
     : await startLivePublishing(out, resolveRoot({ root: options.root ?? root }), store);
+  const live = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
+  const note = replayNote(opts);
   try {
-    const shown = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
     let result = await run(task, {
       ...options,
       signal: controller.signal,
-      ...shown,
-      onEvent: live === null ? shown.onEvent : (e) => {
-        shown.onEvent?.(e);
-        live.onEvent(e);
+      ...live,
+      onEvent: (e) => {
+        // Said once the episode starts (not before a usage error): whether the replay acts on the workspace.
+        if (note !== null && e.phase === "start") out.note(note);
+        live.onEvent?.(e);
+        publishing?.onEvent(e);
       },
     });
-    await live?.finish(result.episode_id);
+    await publishing?.finish(result.episode_id);
     if (result.status === "pending" && opts.wait !== undefined && store !== null) {
       result = await waitAndResume(ctx, result, {
         store,
@@ -265,7 +301,7 @@ async function runInterruptible(
         timeoutMs: opts.wait === true ? 3_600_000 : parseDuration(opts.wait, "--wait"),
         onTimeout: opts.approvalTimeout,
         signal: controller.signal,
-        onEvent: shown.onEvent,
+        onEvent: live.onEvent,
       });
     }
     printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
@@ -273,6 +309,14 @@ async function runInterruptible(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** What a replay says on stderr when it starts: whether its tools act on the workspace. */
+function replayNote(opts: RunCliOptions): string | null {
+  if (opts.replay === undefined) return null;
+  return opts.dryRun
+    ? "noema: dry run: the policies are consulted, no tool is executed (each call gets its recorded result)"
+    : "noema: replay: the recorded tool calls run again in the workspace (--dry-run executes none)";
 }
 
 /**

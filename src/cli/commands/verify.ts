@@ -5,8 +5,8 @@
  * HMAC signature when `NOEMA_SIGNING_KEY` is set.
  *
  * Exit codes (as the reference system's `artifacts verify`): 0 ok (warnings
- * included), 2 verification error (tampered), 3 missing manifest or files,
- * 4 signature error.
+ * included), 2 verification error (tampered) or usage error (`--strict`
+ * without `NOEMA_SIGNING_KEY`), 3 missing manifest or files, 4 signature error.
  *
  * @module
  */
@@ -14,6 +14,8 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { type IntegrityReport, verifyArtifacts } from "../../store/integrity.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
+import { usageError } from "../errors.ts";
+import { SIGNING_KEY_ENV, SIGNING_KID_ENV, signingKeyFromEnv } from "../../store/signing.ts";
 
 /**
  * The plain-text report, one line per entry.
@@ -85,7 +87,7 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
     .option("--json", "print the report as JSON")
     .option(
       "--strict",
-      "require a valid signature even without NOEMA_SIGNING_KEY (unsigned or unchecked: signature error, exit 4)",
+      "require a valid signature, checked with NOEMA_SIGNING_KEY; without the key set, a usage error (exit 2)",
     )
     .addHelpText(
       "after",
@@ -95,11 +97,19 @@ export function registerVerify(program: CommandUnknownOpts, ctx: CliContext): vo
         ["NOEMA_SIGNING_KEY=… noema verify ep_01K9… --strict", "also require a valid signature"],
         ["noema verify ep_01K9… --json | jq .issues", "the problems as JSON"],
       ) +
-        "\nExit codes: 0 ok (warnings included), 2 verification error (tampered), 3 missing manifest or files,\n" +
+        "\nExit codes: 0 ok (warnings included), 2 verification error (tampered) or usage error (e.g. --strict\n" +
+        "without NOEMA_SIGNING_KEY: a signature cannot be checked without the key), 3 missing manifest or files,\n" +
         "4 signature error. When several apply, the highest wins.\n",
     )
     .action((target, opts, cmd) => {
       const g = globalOptions(cmd);
+      if (opts.strict && signingKeyFromEnv() === null) {
+        // Without the key every signed manifest would read "unchecked" and fail: tampered and untouched alike.
+        throw usageError(
+          `--strict needs the signing key to check signatures: set ${SIGNING_KEY_ENV} (and ${SIGNING_KID_ENV} ` +
+            'unless the key id is "default"), or leave --strict out',
+        );
+      }
       const report = verifyArtifacts(resolveEpisodeRef(target, g), { ...g, strict: opts.strict === true });
       if (opts.json) ctx.out.json(report);
       else for (const l of reportLines(report)) ctx.out.line(l);

@@ -17,6 +17,7 @@ import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
 import { renderSteps } from "./plan.ts";
+import { sealingNote } from "../../read/sealing.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
@@ -90,7 +91,8 @@ function header(out: Output, v: EpisodeView): void {
     ["adapter result", str(s.adapter_result)],
     ["message", v.message !== null && v.message !== v.answer ? oneLine(v.message) : null],
   ]);
-  if (v.lifecycle === "non-terminal") {
+  if (v.run_state === "crashed_while_sealing") out.line(`  ${c.yellow(sealingNote(neutralize(v.episode_id)))}`);
+  else if (v.lifecycle === "non-terminal") {
     const w = v.waiting;
     const why = w
       ? ` — ${neutralize(w.event_type)}${w.status ? ` (${neutralize(w.status)})` : ""}${
@@ -411,7 +413,7 @@ async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean):
       drawn = key;
     }
     const done = view.run_state === "terminal" || view.run_state === "waiting_for_approval" ||
-      view.run_state === "paused";
+      view.run_state === "paused" || view.run_state === "crashed_while_sealing";
     if (view.run_state === "running") idleSince = null;
     else if (!done) idleSince ??= Date.now();
     if (done || (idleSince !== null && Date.now() - idleSince >= FOLLOW_GRACE_MS)) {

@@ -6,13 +6,14 @@
  *
  * @module
  */
-import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { PolicyObject } from "../../plugins/api.ts";
 import type { State } from "../../schema/state.ts";
 import { readJsonFile } from "../../store/json_file.ts";
+import { openRegularFile } from "../../store/regular_file.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../../store/layout.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import { Engine, type EngineSettings } from "../engine.ts";
@@ -51,7 +52,7 @@ export interface AttachedEpisode {
 
 /** The first line of the event log (the start event), read without reading the rest. */
 function firstLine(path: string): Record<string, unknown> {
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path); // a FIFO would block
   try {
     let text = "";
     const chunk = Buffer.alloc(65536);

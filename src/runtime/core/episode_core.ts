@@ -126,6 +126,12 @@ export interface CoreEnd {
   answer?: string;
   /** Extra summary metrics (e.g. `tokens`), merged into `summary.json` `metrics`; the built-in ones win. */
   metrics?: ExtraMetrics;
+  /**
+   * End the run as `aborted` (`resume --abort`), with `error` as its error
+   * (default `{ type: "Aborted" }`); `adapter_result` is then `skipped`
+   * unless it is `error`.
+   */
+  aborted?: boolean;
 }
 
 /**
@@ -579,6 +585,11 @@ export class EpisodeCore {
     if (e.adapterResult === "error") {
       e.status = "error";
       e.p.state.outcomes!.error = e.redactor.redact(end.error ?? { type: "AgentError", message: end.message ?? "" })
+        .value;
+    }
+    if (end.aborted) {
+      e.status = "aborted";
+      e.p.state.outcomes!.error = e.redactor.redact(end.error ?? { type: "Aborted", message: end.message ?? "aborted" })
         .value;
     }
     e.message = e.redactor.redactString(end.message ?? `Recorded ${e.p.actions.length} actions.`);

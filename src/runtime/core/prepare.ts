@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstatSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -30,7 +30,7 @@ import type { EngineSettings } from "../engine.ts";
 import { readPolicySnapshot } from "../learning.ts";
 import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
 import { Redactor } from "../redact.ts";
-import type { GovernanceMode, LearnMode } from "../settings.ts";
+import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
@@ -149,8 +149,15 @@ export async function prepareEpisode(
   if (typeof task !== "string" || task.trim() === "") {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
   }
+  const timeout = options.policy_timeout_ms;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= MAX_POLICY_TIMEOUT_MS)) {
+    throw new NoemaError("usage", `policy_timeout_ms must be an integer from 1 to ${MAX_POLICY_TIMEOUT_MS}`, {
+      field: "policy_timeout_ms",
+      exitCode: EXIT.USAGE,
+    });
+  }
   const { root, episodeId, dir } = newEpisodeTarget(options);
-  const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
+  const workspace = options.workspace !== undefined ? checkedWorkspace(options.workspace) : null;
   const baseDir = options.base_dir ?? process.cwd();
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
@@ -183,6 +190,24 @@ export async function prepareEpisode(
   });
   const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/**
+ * The workspace as an absolute path; one that is not an existing directory is a usage error naming it
+ * (the adapter would otherwise fail to spawn with a bare ENOENT, after the episode was written).
+ */
+function checkedWorkspace(given: string): string {
+  const workspace = resolve(given);
+  let why: string | null = null;
+  try {
+    if (!statSync(workspace).isDirectory()) why = "is not a directory";
+  } catch (e) {
+    why = (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory (create it first)" : String(e);
+  }
+  if (why !== null) {
+    throw new NoemaError("bad_workspace", `workspace ${given}: ${why}`, { exitCode: EXIT.USAGE });
+  }
+  return workspace;
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */

@@ -11,10 +11,11 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactSink } from "../artifact_sink.ts";
 import { readJsonFile } from "../../store/json_file.ts";
+import { openRegularFile } from "../../store/regular_file.ts";
 import type { PolicyEvidence } from "../learning.ts";
 import type { RunCounters } from "../summary_builder.ts";
 
@@ -99,7 +100,7 @@ export function readCoreProgress(dir: string): CoreProgress | null {
  * ```
  */
 export function lastLine(path: string): string | null {
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path); // a FIFO would block
   try {
     const size = fstatSync(fd).size;
     let end = size;

@@ -1,0 +1,67 @@
+/**
+ * An episode killed while sealing: its run ended (the terminal artifacts
+ * were being put into place) but `manifest.json`, renamed last, is missing,
+ * and no live process holds the episode. The terminal `summary.json`,
+ * `state.json` and `manifest.json` are written under temp names first and
+ * then renamed in that order, so such an episode has a staged
+ * `manifest.json.tmp-…` (or, written by an older noema, a `state.json`
+ * naming a summary that does not exist). A `summary.json` with neither a
+ * manifest nor a staged one is a terminal run of another implementation.
+ * `noema resume` completes the seal.
+ *
+ * @module
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { readJsonFile } from "../store/json_file.ts";
+import { ARTIFACTS } from "../store/layout.ts";
+import { lockStatus } from "../store/lock.ts";
+
+/** Whether `state.json` names the terminal links (`summary`, `manifest`); false when it cannot be read. */
+function namesTerminalLinks(dir: string): boolean {
+  try {
+    const links = readJsonFile(join(dir, ARTIFACTS.state)).links as Record<string, unknown> | undefined;
+    return typeof links?.manifest === "string" || typeof links?.summary === "string";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the episode in `dir` crashed while sealing (see the module doc).
+ *
+ * @example
+ * ```ts
+ * import { crashedWhileSealing } from "./sealing.ts";
+ * if (crashedWhileSealing(".noema/episodes/ep_1")) console.log("crashed while sealing: noema resume ep_1");
+ * ```
+ */
+export function crashedWhileSealing(dir: string): boolean {
+  if (existsSync(join(dir, ARTIFACTS.manifest))) return false;
+  // A summary without a manifest and without a staged one is another implementation's terminal run, not a crash.
+  const sealing = hasStagedManifest(dir) || (!existsSync(join(dir, ARTIFACTS.summary)) && namesTerminalLinks(dir));
+  return sealing && lockStatus(dir).state !== "held";
+}
+
+/** Whether a staged manifest (`manifest.json.tmp-…`) waits in the episode directory. */
+function hasStagedManifest(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((n) => n.startsWith(`${ARTIFACTS.manifest}.tmp-`));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What readers say about such an episode, pointing to the repair.
+ *
+ * @example
+ * ```ts
+ * import { sealingNote } from "./sealing.ts";
+ * sealingNote("ep_1"); // "crashed while sealing: … noema resume ep_1 …"
+ * ```
+ */
+export function sealingNote(id: string): string {
+  return `crashed while sealing (killed while its terminal artifacts were put into place; manifest.json is missing): ` +
+    `noema resume ${id} completes them`;
+}

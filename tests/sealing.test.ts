@@ -1,0 +1,65 @@
+// deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
+/**
+ * The sealing window: the terminal summary.json, state.json and manifest.json
+ * are staged, then renamed in that order. A SIGKILL injected before each
+ * rename (`NOEMA_TEST_KILL_BEFORE_RENAME`) leaves an episode that `list`,
+ * `view` and `summary` call "crashed while sealing", pointing to `noema
+ * resume`, which completes the seal into a valid episode.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-sealing-");
+after(() => tmp.cleanup());
+const root = join(tmp.path, "root");
+
+describe("a run killed while sealing", () => {
+  for (const file of ["summary.json", "state.json", "manifest.json"]) {
+    test(`killed before the ${file} rename: readers say "crashed while sealing"; resume completes it`, () => {
+      const id = `seal-${file.replace(".json", "")}`;
+      const killed = cli(["run", "seal me", "--using", "command", "--root", root, "--episode-id", id, "--", "true"], {
+        env: { NOEMA_TEST_KILL_BEFORE_RENAME: file },
+      });
+      assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
+      const dir = join(root, "episodes", id);
+      assert.equal(existsSync(join(dir, "manifest.json")), false);
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      // Before the state rename the state is not terminal; after it, it names a manifest that is not there yet.
+      assert.equal(typeof state.links.manifest === "string", file === "manifest.json");
+
+      const list = cli(["list", "--root", root, "--json"]);
+      assert.equal(list.code, 0, list.stderr);
+      const entry = JSON.parse(list.stdout).find((e: any) => e.episode_id === id);
+      assert.equal(entry.run_state, "crashed_while_sealing", JSON.stringify(entry));
+      assert.match(cli(["list", "--root", root]).stdout, new RegExp(`${id}.*crashed while sealing`));
+      const only = cli(["list", "--root", root, "--status", "crashed_while_sealing", "--quiet"]);
+      assert.equal(only.code, 0, only.stderr);
+      assert.ok(only.stdout.split("\n").includes(id), only.stdout);
+
+      const view = cli(["view", id, "--root", root]);
+      assert.equal(view.code, 0, view.stderr);
+      assert.match(view.stdout, /crashed while sealing/);
+      assert.match(view.stdout, new RegExp(`noema resume ${id}`));
+      assert.equal(JSON.parse(cli(["view", id, "--root", root, "--json"]).stdout).run_state, "crashed_while_sealing");
+
+      const summary = cli(["summary", id, "--root", root]);
+      if (existsSync(join(dir, "summary.json"))) assert.equal(summary.code, 0, summary.stderr);
+      else assert.equal(summary.code, 1, summary.stderr);
+      assert.match(summary.stderr, new RegExp(`crashed while sealing.*noema resume ${id}`));
+
+      const resumed = cli(["resume", id, "--root", root]);
+      assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+      assert.equal(existsSync(join(dir, "manifest.json")), true);
+      const v = cli(["validate", dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      const after = JSON.parse(cli(["list", "--root", root, "--json"]).stdout).find((e: any) => e.episode_id === id);
+      assert.equal(after.run_state, "terminal");
+      assert.equal(after.status, "ok");
+      assert.equal(cli(["summary", id, "--root", root]).stderr, "");
+    });
+  }
+});
