@@ -508,6 +508,13 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       assert.equal(r.stderr.match(/cannot be reached/g)?.length, 1, r.stderr); // said once
       assert.match(r.stderr, /noema sync/);
       assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "marked pending");
+      // The record says so too: a runtime event naming the store (its password never written).
+      const events = readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8").split("\n").filter(Boolean)
+        .map((l) => JSON.parse(l));
+      const notice = events.find((e) => e.event_type === "store.unavailable");
+      assert.ok(notice, "a store.unavailable runtime event");
+      assert.equal(notice.phase, "runtime");
+      assert.match(notice.payload.error, /cannot be reached/);
       pg.restart();
       // The next noema command with the store publishes it.
       const list = cli(["--root", a.path, "list", "--json"], { env: { NOEMA_STORE: url } });

@@ -61,6 +61,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
             o.onEvent?.(e);
             live.onEvent(e);
           },
+          notices: live.notices,
         });
       } finally {
         await live.finish();

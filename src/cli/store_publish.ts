@@ -18,6 +18,7 @@ import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Output } from "./output.ts";
+import type { RuntimeNotices } from "../runtime/core/options.ts";
 
 /**
  * How long a finished run waits for its last publish before handing the rest
@@ -55,6 +56,8 @@ let saidDown = false;
 
 /** A run's live publishing: pass `onEvent` to the run, and await `finish()` after it. */
 export interface LiveRunPublishing {
+  /** Pass to the run as `notices`: the store's unreachability, written into the record as a `runtime` event. */
+  notices: RuntimeNotices;
   /** Give it every event the run writes (publishing starts at the `start` event, which names the episode). */
   onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
   /**
@@ -84,11 +87,16 @@ export async function startLivePublishing(
   const store = await openSharedStore(pick.url, pick.from);
   let live: LivePublisher | null = null;
   let id: string | null = null;
+  const waiting: ReturnType<RuntimeNotices["take"]> = [];
   const begin = (episode: string) => {
     id = episode;
     markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
     live = new LivePublisher(new EpisodePublisher(store, join(episodesDir(root), id), id), {
       onUnavailable: (err) => {
+        waiting.push({
+          event_type: "store.unavailable",
+          payload: { store: store.location, error: err.message, code: (err as { code?: string }).code ?? null },
+        });
         if (!saidDown) {
           out.note(
             `noema: ${aboutStore(store.location, err)}; the run goes on locally, ` +
@@ -101,6 +109,7 @@ export async function startLivePublishing(
   };
   if (episodeId !== undefined) begin(episodeId);
   return {
+    notices: { take: () => waiting.splice(0) },
     onEvent(e) {
       if (live === null) {
         if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { RuntimeNotices } from "./core/options.ts";
 import { join } from "node:path";
 import { EXIT, type ExitCode } from "../errors.ts";
 import type {
@@ -97,6 +98,8 @@ export interface EngineSettings {
   planner: { name: string; path: string | null; sha256: string | null };
   signal?: AbortSignal;
   onEvent?: (event: WrittenEvent) => void;
+  /** Notices written as `runtime` events after the next event (see `RunOptions.notices`). */
+  notices?: RuntimeNotices;
 }
 
 /** The mutable progress of an episode. */
@@ -251,6 +254,10 @@ export class Engine {
   emit(phase: string, payload: Record<string, unknown>, options?: EmitOptions): WrittenEvent {
     const e = this.rec.emit(phase, payload, options);
     this.s.onEvent?.(e);
+    for (const n of this.s.notices?.take() ?? []) {
+      const r = this.rec.emit("runtime", { kind: n.event_type, ...n.payload }, { event_type: n.event_type });
+      this.s.onEvent?.(r);
+    }
     return e;
   }
 

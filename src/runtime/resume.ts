@@ -181,6 +181,8 @@ export interface ResumeOptions extends RootOptions {
   policies?: readonly (PolicyObject | (new () => unknown))[];
   signal?: AbortSignal;
   onEvent?: Engine["s"]["onEvent"];
+  /** Notices for the record (see `RunOptions.notices`). */
+  notices?: Engine["s"]["notices"];
   /** Called while the post-run workspace snapshot is captured. */
   onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
   /**
@@ -463,6 +465,7 @@ async function resumeSettings(
     planner,
     signal: options.signal,
     onEvent: options.onEvent,
+    notices: options.notices,
   });
   const adapter = await createAdapter(loadedAdapter, {
     config: { base_dir: rec.base_dir, ...rec.adapter },

@@ -292,6 +292,7 @@ async function runInterruptible(
         live.onEvent?.(e);
         publishing?.onEvent(e);
       },
+      notices: publishing?.notices,
     });
     await publishing?.finish(result.episode_id);
     if (result.status === "pending" && opts.wait !== undefined && store !== null) {

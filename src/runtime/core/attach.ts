@@ -36,6 +36,8 @@ export interface AttachOptions extends RootOptions {
   policies?: readonly (PolicyObject | (new () => unknown))[];
   /** Called after each event is written. */
   onEvent?: EngineSettings["onEvent"];
+  /** Notices for the record (see `RunOptions.notices`). */
+  notices?: EngineSettings["notices"];
 }
 
 /** An attached episode: its engine, lock and the calls decided so far. */
@@ -166,6 +168,7 @@ function buildEngine(
     policies,
     planner: rec.planner,
     onEvent: options.onEvent,
+    notices: options.notices,
   });
 
   const plan = state.plan ?? (state.plan = { steps: [] });

@@ -17,6 +17,12 @@ import type { EngineSettings } from "../engine.ts";
 import { learnedThresholds } from "./prepare.ts";
 
 /** Options of {@link run}: the same settings as the CLI flags and task files. */
+/** A queue of notices for the record, filled by whoever composes the run (see `RunOptions.notices`). */
+export interface RuntimeNotices {
+  /** Removes and returns the notices waiting, each written as a `runtime` event of that `event_type`. */
+  take(): { event_type: string; payload: Record<string, unknown> }[];
+}
+
 export interface RunOptions extends RootOptions {
   /** Adapter: built-in name, `.ts` path, or an adapter object. @default {"minimal"} */
   using?: string | AdapterPlugin;
@@ -83,6 +89,12 @@ export interface RunOptions extends RootOptions {
   signal?: AbortSignal;
   /** Called after each event is written (for progress displays). */
   onEvent?: (event: { phase: string; payload: Record<string, unknown> }) => void;
+  /**
+   * Things that happened beside the run and belong in its record (e.g. the
+   * shared store became unreachable): taken after each event and written as
+   * `runtime` events. @default {none}
+   */
+  notices?: RuntimeNotices;
   /** Called while a workspace snapshot is captured (big workspaces take a while). */
   onSnapshotProgress?: (snapshot: "pre" | "post", files: number) => void;
 }
@@ -135,7 +147,16 @@ export function settingsFromRecord(
   rec: RunSettingsRecord,
   given: Pick<
     EngineSettings,
-    "episodeId" | "dir" | "task" | "redactedTask" | "loadedAdapter" | "policies" | "planner" | "signal" | "onEvent"
+    | "episodeId"
+    | "dir"
+    | "task"
+    | "redactedTask"
+    | "loadedAdapter"
+    | "policies"
+    | "planner"
+    | "signal"
+    | "onEvent"
+    | "notices"
   >,
 ): EngineSettings {
   const root = join(given.dir, "..", "..");

@@ -308,6 +308,7 @@ function engineSettings(
     planner: { name: loadedPlanner.planner.name, path: loadedPlanner.path, sha256: loadedPlanner.sha256 },
     signal: options.signal,
     onEvent: options.onEvent,
+    notices: options.notices,
   };
 }
 
