@@ -26,6 +26,7 @@ import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summa
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
+import { boundedValue, jsonBytes, limits } from "../store/limits.ts";
 import { writeManifest } from "../store/manifest.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { VerificationSession } from "../verify/outcome.ts";
@@ -194,6 +195,8 @@ export class Engine {
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
   #factsDirty = true;
+  /** Bytes of inputs and outputs kept whole in `state.json`'s action records (see {@link Engine.#kept}). */
+  #keptBytes = 0;
   #episodeHash: string;
   /** The frozen state snapshot policies receive, kept up to date incrementally. */
   readonly snapshot: StateSnapshot;
@@ -640,7 +643,10 @@ export class Engine {
       provenance,
       result_artifacts: (result.artifacts ?? []).map((a) => ({ ...a })),
       input: redactedInput,
-      output: result.output === undefined ? null : this.redactor.redact(result.output).value,
+      // Masked, then bounded: an output over the limit is kept as its size, digest and an excerpt.
+      output: result.output === undefined
+        ? null
+        : boundedValue(this.redactor.redact(result.output).value, limits().toolOutputBytes),
       error: result.error ? this.redactor.redact(result.error).value : null,
       duration_ms: durationMs,
     };
@@ -698,8 +704,8 @@ export class Engine {
       provenance,
       result_artifacts: artifactsOut,
       timestamp: actEvent.timestamp,
-      input: redactedInput,
-      output,
+      input: this.#kept(redactedInput),
+      output: this.#kept(output),
       duration_ms: durationMs,
     });
     for (const a of artifactsOut) if (typeof a.path === "string") outcomes.artifacts!.push(a.path);
@@ -717,6 +723,21 @@ export class Engine {
       return "stop";
     }
     return "next";
+  }
+
+  /**
+   * An action record's input or output as `state.json` keeps it: whole while all kept so far fit in
+   * `limits().actionBytes`, then (beyond 128 bytes) as its size, digest and an excerpt. The terminal
+   * `run.state_projection` carries every action record in one line, which must stay under the line limit;
+   * the `act` event keeps the value (within the tool output limit).
+   */
+  #kept(value: unknown): unknown {
+    const bytes = jsonBytes(value);
+    if (this.#keptBytes + bytes <= limits().actionBytes) {
+      this.#keptBytes += bytes;
+      return value;
+    }
+    return boundedValue(value, 128, 64);
   }
 
   /**

@@ -14,7 +14,7 @@ import type { RunResult } from "./engine.ts";
 import { builtinDriver } from "../plugins/builtin.ts";
 import { createEpisode } from "./core/create.ts";
 import type { RunOptions } from "./core/options.ts";
-import { prepareEpisode } from "./core/prepare.ts";
+import { checkTask, prepareEpisode } from "./core/prepare.ts";
 
 export type { RunResult } from "./engine.ts";
 export type { RunOptions, RunSettingsRecord } from "./core/options.ts";
@@ -36,6 +36,7 @@ export { createAdapter, learnedThresholds } from "./core/prepare.ts";
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  checkTask(task); // before any driver starts anything
   // An external agent (e.g. claude-code) drives its own episode through hooks.
   const driver = typeof options.using === "string" ? await builtinDriver(options.using) : null;
   if (driver) return await driver.run(task, options);

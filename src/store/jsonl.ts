@@ -12,6 +12,7 @@ import process from "node:process";
 import { FILE_MODE, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./atomic.ts";
 import { openRegularFile } from "./regular_file.ts";
 import { jsonType } from "../json.ts";
+import { DEFAULT_MAX_LINE_BYTES, limits } from "./limits.ts";
 
 /** Options of {@link JsonlAppender}. */
 export interface JsonlAppenderOptions {
@@ -25,6 +26,12 @@ export interface JsonlAppenderOptions {
    * @default {false}
    */
   buffered?: boolean;
+  /**
+   * Longest line written, in bytes: a longer one throws a {@link LineTooLongError} and nothing is written, so
+   * the file never holds a line that {@link readLines} would skip.
+   * @default {limits().lineBytes (NOEMA_MAX_LINE_BYTES, 16 MiB)}
+   */
+  maxLineBytes?: number;
 }
 
 /** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
@@ -83,12 +90,14 @@ export class JsonlAppender {
   /** A write that failed in the background flush, reported by the next call. */
   #failed: unknown = undefined;
   readonly #buffered: boolean;
+  readonly #maxLine: number;
   /** The file path. */
   readonly path: string;
 
   constructor(path: string, options: JsonlAppenderOptions = {}) {
     this.path = path;
     this.#buffered = options.buffered ?? false;
+    this.#maxLine = options.maxLineBytes ?? limits().lineBytes;
     refuseSymlinks(path);
     try {
       this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW, FILE_MODE);
@@ -104,10 +113,16 @@ export class JsonlAppender {
     return text;
   }
 
-  /** Appends an already serialized JSON text (must not contain a newline). */
+  /**
+   * Appends an already serialized JSON text (must not contain a newline). A text longer than the line limit
+   * throws a {@link LineTooLongError} (line 0: not written) and writes nothing.
+   */
   appendRaw(text: string): void {
     if (this.#fd === undefined) throw new Error(`${this.path}: append after close`);
     this.#rethrow();
+    if (text.length * 3 > this.#maxLine && Buffer.byteLength(text, "utf8") > this.#maxLine) {
+      throw new LineTooLongError(this.path, 0, this.#maxLine, Buffer.byteLength(text, "utf8"));
+    }
     // Encode into one reused buffer (a UTF-16 unit takes at most 3 UTF-8 bytes), then one write call.
     const most = text.length * 3 + 1;
     if (this.#pending > 0 && this.#pending + most > this.#buf.length) this.flush();
@@ -214,21 +229,28 @@ export interface ReadLinesOptions {
    * Longest line kept, in bytes. A longer line is skipped in bounded memory
    * and reported with `tooLong: true` (a 2 GB line costs no more memory
    * than a short one).
-   * @default {8388608}
+   * @default {limits().lineBytes (NOEMA_MAX_LINE_BYTES, 16 MiB): the limit the writer keeps to}
    */
   maxLineBytes?: number;
 }
 
-/** A line longer than {@link ReadLinesOptions.maxLineBytes} (for callers that refuse such lines). */
+/**
+ * A line longer than the line limit: read by a caller that refuses such lines, or refused by
+ * {@link JsonlAppender.appendRaw} (line 0, with the `bytes` it would have had; nothing was written).
+ */
 export class LineTooLongError extends Error {
-  constructor(readonly path: string, readonly line: number, readonly limit: number) {
-    super(`${path}:${line}: line longer than ${limit} bytes`);
+  constructor(readonly path: string, readonly line: number, readonly limit: number, readonly bytes?: number) {
+    super(
+      line === 0
+        ? `${path}: refused to write a line of ${bytes} bytes, longer than the ${limit}-byte line limit (NOEMA_MAX_LINE_BYTES)`
+        : `${path}:${line}: line longer than ${limit} bytes`,
+    );
     this.name = "LineTooLongError";
   }
 }
 
-/** The default of {@link ReadLinesOptions.maxLineBytes}: 8 MiB. */
-export const MAX_LINE_BYTES = 8 << 20;
+/** The default of {@link ReadLinesOptions.maxLineBytes} when `NOEMA_MAX_LINE_BYTES` is not set: 16 MiB. */
+export const MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -260,7 +282,7 @@ function decode(buf: Buffer, start: number, end: number): string | null {
  */
 export function* readLines(path: string, options: ReadLinesOptions = {}): Generator<RawLine> {
   const chunkSize = options.chunkSize ?? 1 << 20;
-  const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+  const maxLine = options.maxLineBytes ?? limits().lineBytes;
   const fd = openRegularFile(path);
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
@@ -274,7 +296,9 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
       if (buf.length - end < chunkSize) {
         // Make room: drop consumed bytes, grow when one line fills the buffer.
         const pending = end - start;
-        const size = Math.max(buf.length, (pending + chunkSize) * (pending > buf.length / 2 ? 2 : 1));
+        // Doubling, but never past what the longest kept line needs (a longer one is skipped, not kept).
+        const grown = Math.max(buf.length, (pending + chunkSize) * (pending > buf.length / 2 ? 2 : 1));
+        const size = Math.max(buf.length, Math.min(grown, maxLine + 2 * chunkSize));
         const next = size === buf.length ? buf : Buffer.allocUnsafe(size);
         buf.copy(next, 0, start, end);
         buf = next;
@@ -356,7 +380,7 @@ export function* readJsonl(path: string, options: ReadLinesOptions = {}): Genera
   for (const raw of readLines(path, options)) {
     const { line, offset, bytes } = raw;
     if (raw.tooLong) {
-      const limit = options.maxLineBytes ?? MAX_LINE_BYTES;
+      const limit = options.maxLineBytes ?? limits().lineBytes;
       yield raw.terminated
         ? { line, offset, bytes, problem: "too_long", message: `line of ${bytes} bytes, longer than ${limit}; skipped` }
         : {

@@ -24,6 +24,7 @@ import {
 import type { Mode } from "../../schema/summary.ts";
 import { newEpisodeId } from "../../store/ids.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
+import { limits, refuseOversize } from "../../store/limits.ts";
 import { type AssertionSpec, loadAssertionPlugins, parseAssertions } from "../../verify/assertions.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import type { EngineSettings } from "../engine.ts";
@@ -146,9 +147,7 @@ export async function prepareEpisode(
   options: RunOptions,
   external: string | null = null,
 ): Promise<PreparedEpisode> {
-  if (typeof task !== "string" || task.trim() === "") {
-    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
-  }
+  checkTask(task);
   const { root, episodeId, dir } = newEpisodeTarget(options);
   const workspace = options.workspace !== undefined ? resolve(options.workspace) : null;
   const baseDir = options.base_dir ?? process.cwd();
@@ -183,6 +182,23 @@ export async function prepareEpisode(
   });
   const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/**
+ * A task is a non-empty string within noema's task limit (the `start` event and `state.json` carry it whole);
+ * anything else is a usage error (exit 2), before anything is written.
+ *
+ * @example
+ * ```ts
+ * import { checkTask } from "./prepare.ts";
+ * checkTask("fix the test"); // fine
+ * ```
+ */
+export function checkTask(task: unknown): asserts task is string {
+  if (typeof task !== "string" || task.trim() === "") {
+    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
+  }
+  refuseOversize("the task", task, limits().taskBytes, 'see README "Limits"');
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */
