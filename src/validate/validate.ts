@@ -113,7 +113,8 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
   if (!value) return value;
   const file = display(path);
   const problems = SCHEMAS[name].check(value);
-  // The artifacts are small: locate schema problems by line, and find duplicate keys (JSON.parse keeps the last).
+  // Locate schema problems by line and find duplicate keys (JSON.parse keeps the last) in passes over the text that
+  // keep no tree: a large state.json costs its text and its parsed value, no more.
   const loc = jsonLocator(readFileSync(path, "utf8"));
   for (const d of loc.duplicates()) {
     c.add(
@@ -123,15 +124,14 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
       d.line,
     );
   }
+  const sections = checkSections(name, value);
+  const lines = problems.length + sections.length === 0
+    ? new Map<string, number | undefined>()
+    : loc.linesOf([...problems.map((p) => p.path).filter((p) => p !== ""), ...sections.map((p) => p.path)]);
   for (const p of problems) {
-    c.add(
-      file,
-      `${name}.schema` as RuleId,
-      p.path ? `${p.path}: ${p.message}` : p.message,
-      p.path ? loc.lineOf(p.path) : undefined,
-    );
+    c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, lines.get(p.path));
   }
-  for (const p of checkSections(name, value)) c.add(file, p.rule, `${p.path}: ${p.message}`, loc.lineOf(p.path));
+  for (const p of sections) c.add(file, p.rule, `${p.path}: ${p.message}`, lines.get(p.path));
   return value;
 }
 
