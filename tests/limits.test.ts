@@ -8,6 +8,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -187,5 +188,40 @@ describe("the writer keeps to the reader's line limit", () => {
     out.close();
     assert.equal(statSync(path).size, JSON.stringify({ ok: "x".repeat(50) }).length + 1);
     assert.deepEqual([...readLines(path, { maxLineBytes: 100 })].map((l) => l.tooLong ?? false), [false]);
+  });
+});
+
+describe("lines longer than a chunk are decoded as they are read", () => {
+  test("multi-byte characters across chunks, CRLF, a BOM, invalid UTF-8, an unterminated last line", () => {
+    const path = join(tmp.path, "long.jsonl");
+    const long = "é€😀x".repeat(40); // 2-, 3- and 4-byte characters, cut at every chunk boundary
+    const bytes = Buffer.concat([
+      Buffer.from(`\uFEFF${long}\r\n`),
+      Buffer.from("short\n"),
+      Buffer.from(long.slice(0, 50)),
+      Buffer.from([0xff]),
+      Buffer.from(`${long}\n`),
+      Buffer.from(long),
+    ]);
+    writeFileSync(path, bytes);
+    for (const chunkSize of [7, 16, 64]) {
+      const ls = [...readLines(path, { chunkSize })];
+      assert.deepEqual(ls.map((l) => [l.line, l.text, l.terminated]), [
+        [1, `\uFEFF${long}`, true],
+        [2, "short", true],
+        [3, null, true],
+        [4, long, false],
+      ], `chunk ${chunkSize}`);
+      assert.deepEqual(ls.map((l) => l.offset), [
+        0,
+        Buffer.byteLength(`\uFEFF${long}\r\n`),
+        ls[2].offset,
+        ls[3].offset,
+      ]);
+      assert.equal(ls[3].offset + ls[3].bytes, bytes.length);
+      assert.equal(ls[0].bytes, Buffer.byteLength(`\uFEFF${long}\r`));
+    }
+    const limited = [...readLines(path, { chunkSize: 16, maxLineBytes: 100 })];
+    assert.deepEqual(limited.map((l) => l.tooLong ?? false), [true, false, true, true]);
   });
 });
