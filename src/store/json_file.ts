@@ -35,7 +35,21 @@ function lineOfPosition(text: string, message: string): number | undefined {
  * ```
  */
 export function readJsonFile(path: string, label: string = path): Record<string, unknown> {
-  let bytes: Uint8Array;
+  return readJsonText(path, label).value;
+}
+
+/**
+ * {@link readJsonFile}, also giving the text that was parsed (for a caller
+ * that scans it, such as `validate`, without reading the file twice).
+ *
+ * @example
+ * ```ts
+ * import { readJsonText } from "./json_file.ts";
+ * const { text, value } = readJsonText(".noema/episodes/ep_1/state.json");
+ * ```
+ */
+export function readJsonText(path: string, label: string = path): { text: string; value: Record<string, unknown> } {
+  let bytes: Uint8Array | undefined;
   try {
     // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
     const fd = openRegularFile(path, label);
@@ -53,6 +67,7 @@ export function readJsonFile(path: string, label: string = path): Record<string,
   let text: string;
   try {
     text = strictUtf8.decode(bytes);
+    bytes = undefined; // the text replaces the bytes: a large artifact is not held twice while parsed
   } catch {
     throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
   }
@@ -95,5 +110,5 @@ export function readJsonFile(path: string, label: string = path): Record<string,
       exitCode: EXIT.ERROR,
     });
   }
-  return value as Record<string, unknown>;
+  return { text, value: value as Record<string, unknown> };
 }

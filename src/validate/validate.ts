@@ -6,13 +6,14 @@
  *
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
 import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
-import { readJsonFile } from "../store/json_file.ts";
+import { collectGarbage } from "../store/gc.ts";
+import { readJsonText } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
@@ -87,9 +88,9 @@ function hash53(s: string): number {
   return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
 }
 
-function readJsonArtifact(c: Collector, path: string): Record<string, unknown> | null {
+function readJsonArtifact(c: Collector, path: string): { text: string; value: Record<string, unknown> } | null {
   try {
-    return readJsonFile(path, display(path));
+    return readJsonText(path, display(path));
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     c.add(display(path), "file.json", e.detail, e.location.line);
@@ -109,14 +110,18 @@ function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T |
 }
 
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
-  const value = readJsonArtifact(c, path);
-  if (!value) return value;
+  const read = readJsonArtifact(c, path);
+  if (!read) return null;
+  const { value } = read;
   const file = display(path);
   const problems = SCHEMAS[name].check(value);
+  collectGarbage(); // the check's copies: a large state.json is not held three times over
   // Locate schema problems by line and find duplicate keys (JSON.parse keeps the last) in passes over the text that
   // keep no tree: a large state.json costs its text and its parsed value, no more.
-  const loc = jsonLocator(readFileSync(path, "utf8"));
-  for (const d of loc.duplicates()) {
+  const loc = jsonLocator(read.text);
+  const duplicates = loc.duplicates();
+  collectGarbage();
+  for (const d of duplicates) {
     c.add(
       file,
       "json.duplicate_key",
