@@ -179,6 +179,30 @@ describe("tool inputs (hook)", () => {
   });
 });
 
+describe("the prompt (hook)", () => {
+  test("a first prompt over the task limit is refused (exit 2) and the session's next call still works", () => {
+    const root = fresh();
+    const env = { ...SMALL, NOEMA_HOOK_SERVER: "0" };
+    const base = { session_id: "s-prompt", cwd: tmp.path };
+    const prompt = JSON.stringify({ ...base, hook_event_name: "UserPromptSubmit", prompt: "p".repeat(5000) });
+    const refused = cli(["hook", "claude-code", "--root", root], { env, input: prompt });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /the task of 5000 bytes is over noema's limit of 4096 bytes/);
+    const call = JSON.stringify({
+      ...base,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+      tool_use_id: "t1",
+    });
+    const started = Date.now();
+    const next = cli(["hook", "claude-code", "--root", root], { env, input: call });
+    assert.equal(next.code, 0, next.stderr);
+    assert.ok(Date.now() - started < 4000, "no wait for an episode that was never created");
+    assert.equal(cli(["validate", onlyEpisode(root)], { env }).code, 0);
+  });
+});
+
 describe("the writer keeps to the reader's line limit", () => {
   test("a line over the limit is refused and nothing is written", () => {
     const path = join(tmp.path, "limit.jsonl");

@@ -300,11 +300,13 @@ export class EpisodeCore {
    */
   #refuseOversize(action: ProposedAction): void {
     const { toolInputBytes, planSteps } = limits();
-    refuseOversize(
-      `${this.episodeId}: the ${action.tool} call's input`,
-      JSON.stringify(action.input) ?? "",
-      toolInputBytes,
-    );
+    let text = "";
+    try {
+      text = JSON.stringify(action.input) ?? "";
+    } catch {
+      // no JSON form (a cycle, a BigInt): the pipeline reports it as it records the call
+    }
+    refuseOversize(`${this.episodeId}: the ${action.tool} call's input`, text, toolInputBytes);
     if (this.#engine.p.steps.length >= planSteps) {
       throw new NoemaError(
         "too_large",
