@@ -195,8 +195,11 @@ export class Engine {
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
   #factsDirty = true;
-  /** Bytes of inputs and outputs kept whole in `state.json`'s action records (see {@link Engine.#kept}). */
-  #keptBytes = 0;
+  /**
+   * Bytes of inputs and outputs kept in `state.json`'s action records (see {@link Engine.#kept}); -1 until first
+   * needed, then counted from the actions already recorded (a resumed or attached episode has some).
+   */
+  #keptBytes = -1;
   #episodeHash: string;
   /** The frozen state snapshot policies receive, kept up to date incrementally. */
   readonly snapshot: StateSnapshot;
@@ -732,6 +735,9 @@ export class Engine {
    * the `act` event keeps the value (within the tool output limit).
    */
   #kept(value: unknown): unknown {
+    if (this.#keptBytes < 0) {
+      this.#keptBytes = this.p.actions.reduce((n, a) => n + jsonBytes(a.input) + jsonBytes(a.output), 0);
+    }
     const bytes = jsonBytes(value);
     if (this.#keptBytes + bytes <= limits().actionBytes) {
       this.#keptBytes += bytes;
