@@ -9,11 +9,12 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, LineTooLongError, readLines } from "../src/store/jsonl.ts";
-import { cli } from "./helpers/cli.ts";
+import { cli, cliCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-limits-");
@@ -212,6 +213,44 @@ describe("the writer keeps to the reader's line limit", () => {
     out.close();
     assert.equal(statSync(path).size, JSON.stringify({ ok: "x".repeat(50) }).length + 1);
     assert.deepEqual([...readLines(path, { maxLineBytes: 100 })].map((l) => l.tooLong ?? false), [false]);
+  });
+});
+
+/** Runs the CLI under /usr/bin/time; returns its exit code, output and peak RSS in MB. */
+function measured(args: string[]): { code: number | null; out: string; rssMb: number } {
+  const [cmd, ...rest] = cliCommand();
+  const r = spawnSync("/usr/bin/time", ["-f", "RSS_KB=%M", cmd, ...rest, ...args], { encoding: "utf8" });
+  const m = /RSS_KB=(\d+)/.exec(r.stderr);
+  assert.ok(m, r.stderr);
+  return { code: r.status, out: r.stdout + r.stderr, rssMb: Number(m[1]) / 1024 };
+}
+
+describe("validate reads what noema writes in bounded memory", { skip: !existsSync("/usr/bin/time") }, () => {
+  test("the largest plan noema writes by default (5,000 steps) validates in < 128 MB", { timeout: 120_000 }, () => {
+    const root = fresh();
+    const steps = Array.from({ length: 5000 }, (_, i) => `act:step ${i}`);
+    const r = cli(["run", taskFile({ task: "5,000 steps", steps }), "--root", root, "-q"], { timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const v = measured(["validate", r.stdout.trim(), "--root", root]);
+    assert.equal(v.code, 0, v.out);
+    assert.ok(v.rssMb < 128, `validate peaked at ${v.rssMb.toFixed(0)} MB`); // before: 190 MB
+  });
+
+  test("a 12 MB event line (under the 16 MiB line limit) is read, in < 64 MB + 4× the line", () => {
+    const path = join(tmp.path, "long-events.jsonl");
+    const event = (id: string, note: string) =>
+      JSON.stringify({
+        id,
+        timestamp: "2026-11-26T00:00:00.000Z",
+        episode_id: "ep_long",
+        phase: "observe",
+        payload: { note },
+        evidence_ids: [],
+      }) + "\n";
+    writeFileSync(path, event("ev_1", "short") + event("ev_2", "x".repeat(12_000_000)) + event("ev_3", "short"));
+    const v = measured(["validate", path]);
+    assert.equal(v.code, 0, v.out);
+    assert.ok(v.rssMb < 64 + 4 * 12, `validate peaked at ${v.rssMb.toFixed(0)} MB`);
   });
 });
 
