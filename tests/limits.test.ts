@@ -54,6 +54,18 @@ describe("the task", () => {
     assert.equal(existsSync(root), false, "nothing is written");
   });
 
+  test("a task file larger than the line limit is refused before it is read, nothing written", () => {
+    const root = fresh();
+    const file = taskFile({ task: "small", tags: { pad: "p".repeat(70_000) } });
+    const r = cli(["run", file, "--root", root], { env: SMALL });
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(
+      r.stderr,
+      `noema: ${file}: ${statSync(file).size} bytes, over noema's limit of 65536 bytes (NOEMA_MAX_LINE_BYTES)\n`,
+    );
+    assert.equal(existsSync(root), false);
+  });
+
   test("a task at the limit is written and reads back", () => {
     const root = fresh();
     const task = "t".repeat(4096);
