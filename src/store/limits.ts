@@ -84,12 +84,28 @@ export function limits(): Limits {
   };
 }
 
-/** UTF-8 bytes of a string, counted without encoding it when it is clearly short or long. */
+/**
+ * UTF-8 bytes of a string.
+ *
+ * @example
+ * ```ts
+ * import { utf8Bytes } from "./limits.ts";
+ * utf8Bytes("é"); // 2
+ * ```
+ */
 export function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
 
-/** Bytes of a value's JSON text (0 for undefined). */
+/**
+ * Bytes of a value's JSON text (0 for undefined).
+ *
+ * @example
+ * ```ts
+ * import { jsonBytes } from "./limits.ts";
+ * jsonBytes({ a: "é" }); // 10
+ * ```
+ */
 export function jsonBytes(value: unknown): number {
   const text = JSON.stringify(value);
   return text === undefined ? 0 : utf8Bytes(text);
