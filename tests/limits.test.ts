@@ -14,7 +14,10 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, LineTooLongError, readLines } from "../src/store/jsonl.ts";
+import process from "node:process";
+import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
+import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-limits-");
@@ -189,6 +192,35 @@ describe("tool inputs (hook)", () => {
     assert.equal(proposed.length, 1, "only the call within the limit is proposed");
     assert.match(JSON.stringify(proposed[0].payload), /echo ok/);
     assert.equal(cli(["validate", dir], { env }).code, 0);
+  });
+});
+
+describe("tool inputs (LLM agent)", () => {
+  test("a call whose input is over the limit fails closed: the model reads why; the episode stays valid", async () => {
+    const root = fresh();
+    const server = await startOpenAiServer([
+      { tool_calls: [{ id: "t1", name: "shell", arguments: JSON.stringify({ command: `echo ${"y".repeat(5000)}` }) }] },
+      { text: "done" },
+    ]);
+    try {
+      const file = taskFile({
+        task: "one big call",
+        using: "llm",
+        workspace: tmp.path,
+        adapter: { provider: "openai-compatible", base_url: server.url, model: "scripted", api_key_env: "LIMITS_KEY" },
+      });
+      const [cmd, ...argv] = [...cliCommand(), "run", file, "--root", root, "--json"];
+      const env = { ...process.env, ...SMALL, LIMITS_KEY: "sk-limits", NO_COLOR: "1", NOEMA_ROOT: undefined };
+      const r = await runChild(cmd, argv, { cwd: tmp.path, env, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const told = toolMessages(server.requests[1]).get("t1") ?? "";
+      assert.match(told, /the shell call's input of 50\d\d bytes is over noema's limit of 4096 bytes/);
+      const dir = onlyEpisode(root);
+      assert.equal(events(dir).filter((e) => e.phase === "action_candidate").length, 0, "nothing proposed");
+      assert.equal(cli(["validate", dir], { env: SMALL }).code, 0);
+    } finally {
+      await server.close();
+    }
   });
 });
 
