@@ -195,6 +195,36 @@ describe("tool inputs (hook)", () => {
   });
 });
 
+describe("an agent's plan (hook)", () => {
+  test("the call past the step limit is refused (exit 2); the episode finishes and validates", () => {
+    const root = fresh();
+    const env = { NOEMA_HOOK_SERVER: "0", NOEMA_MAX_PLAN_STEPS: "2" };
+    const hook = (event: Record<string, unknown>) =>
+      cli(["hook", "claude-code", "--root", root], {
+        env,
+        input: JSON.stringify({ session_id: "s-plan", cwd: tmp.path, ...event }),
+      });
+    const pre = (id: string) =>
+      hook({
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `echo ${id}` },
+        tool_use_id: id,
+      });
+    assert.equal(pre("t1").code, 0);
+    assert.equal(pre("t2").code, 0);
+    const third = pre("t3");
+    assert.equal(third.code, 2, third.stderr);
+    assert.match(third.stderr, /the plan holds 2 steps, noema's limit \(NOEMA_MAX_PLAN_STEPS\)/);
+    assert.equal(hook({ hook_event_name: "Stop" }).code, 0);
+    const dir = onlyEpisode(root);
+    assert.ok(existsSync(join(dir, "manifest.json")), "sealed");
+    assert.equal(cli(["validate", dir], { env }).code, 0);
+    const plan = cli(["plan", dir, "--json"], { env });
+    assert.equal(JSON.parse(plan.stdout).steps.length, 2, plan.stdout);
+  });
+});
+
 describe("tool inputs (LLM agent)", () => {
   test("a call whose input is over the limit fails closed: the model reads why; the episode stays valid", async () => {
     const root = fresh();
