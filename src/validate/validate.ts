@@ -110,16 +110,14 @@ function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T |
 }
 
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
-  const read = readJsonArtifact(c, path);
+  let read = readJsonArtifact(c, path);
   if (!read) return null;
-  const { value } = read;
+  const value = read.value;
   const file = display(path);
-  const problems = SCHEMAS[name].check(value);
-  collectGarbage(); // the check's copies: a large state.json is not held three times over
-  // Locate schema problems by line and find duplicate keys (JSON.parse keeps the last) in passes over the text that
-  // keep no tree: a large state.json costs its text and its parsed value, no more.
-  const loc = jsonLocator(read.text);
-  const duplicates = loc.duplicates();
+  // Duplicate keys (JSON.parse keeps the last) in a pass over the text that keeps no tree; then the text is let go
+  // before the schema check, so a large state.json is never held as text, value and the check's copies at once.
+  const duplicates = jsonLocator(read.text).duplicates();
+  read = null;
   collectGarbage();
   for (const d of duplicates) {
     c.add(
@@ -129,15 +127,26 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
       d.line,
     );
   }
+  const problems = SCHEMAS[name].check(value);
+  collectGarbage(); // the check's copies
   const sections = checkSections(name, value);
   const lines = problems.length + sections.length === 0
     ? new Map<string, number | undefined>()
-    : loc.linesOf([...problems.map((p) => p.path).filter((p) => p !== ""), ...sections.map((p) => p.path)]);
+    : linesOf(path, [...problems.map((p) => p.path).filter((p) => p !== ""), ...sections.map((p) => p.path)]);
   for (const p of problems) {
     c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, lines.get(p.path));
   }
   for (const p of sections) c.add(file, p.rule, `${p.path}: ${p.message}`, lines.get(p.path));
   return value;
+}
+
+/** The lines of schema problems: the artifact's text read again (only an invalid artifact gets here). */
+function linesOf(path: string, paths: string[]): Map<string, number | undefined> {
+  try {
+    return jsonLocator(readJsonText(path).text).linesOf(paths);
+  } catch {
+    return new Map(); // changed since it was read: the problems stay, without lines
+  }
 }
 
 function checkLearnFile(c: Collector, path: string, opts: ValidateOptions): number {
