@@ -4,17 +4,41 @@
  * (`schemas/event.schema.json`, compiled once), over the same parsed events.
  * Goal: valibot at least half ajv's speed (ratio of times ≤ 2×).
  *
- *     bun bench/validation.ts [--events 200000]
+ * Then the peak memory of `noema validate` on large inputs, against the goal
+ * that validating any episode takes at most 64 MB plus 3× its longest line:
+ * a 200,000-event `events.jsonl` with one 9 MB and one 18 MB event line
+ * (validated as a file), and a 100,000-step episode written by noema itself
+ * (the minimal adapter; validated as an episode). Both under
+ * `NOEMA_MAX_LINE_BYTES` = 64 MiB, so the long lines are read, not skipped,
+ * and `NOEMA_MAX_PLAN_STEPS=100000` (the default limit refuses such a plan).
+ * A third row validates a 5,000-step episode, the largest plan noema writes
+ * under its default limits. Inputs are made once under
+ * `bench/.work/validate-memory-v1/`.
+ *
+ *     bun bench/validation.ts [--events 200000] [--runs 1]
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { checkEvent } from "../mod.ts";
-import { type BenchReport, fixed, flag, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
+import { readLines } from "../src/store/jsonl.ts";
+import {
+  type BenchReport,
+  type BenchTable,
+  BUN,
+  fixed,
+  flag,
+  measureRuns,
+  REPO_ROOT,
+  runStandalone,
+  tempDir,
+  workDir,
+} from "./lib.ts";
 import { generateEvents } from "./stream.ts";
 
 const addFormats = addFormatsModule.default;
@@ -29,8 +53,112 @@ function best(runs: number, fn: () => number): { ms: number; result: number } {
   return { ms, result };
 }
 
-/** Runs the benchmark and returns its table. */
-export function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+const ENV = { NOEMA_MAX_LINE_BYTES: String(64 << 20), NOEMA_MAX_PLAN_STEPS: "100000" };
+const NOEMA = join(REPO_ROOT, "bin", "noema.ts");
+
+/** The 200,000-event file with a 9 MB and an 18 MB line (made once). */
+function bigLinesFile(dir: string): string {
+  const path = join(dir, "200k-9mb-18mb-events.jsonl");
+  if (existsSync(path)) return path;
+  const part = `${path}.part`;
+  generateEvents(part, 200_000);
+  const first = JSON.parse(readFileSync(part, "utf8").slice(0, 64 * 1024).split("\n")[0]) as Record<string, unknown>;
+  const fd = openSync(part, "a");
+  try {
+    for (const [i, size] of [9_000_000, 18_000_000].entries()) {
+      const event = { ...first, id: `ev_big_${i}`, phase: "observe", payload: { note: "x".repeat(size) } };
+      writeSync(fd, JSON.stringify(event) + "\n");
+    }
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(part, path);
+  return path;
+}
+
+/** An episode of `steps` steps written by `noema run` with `env` (made once); returns its root and id. */
+function planEpisode(dir: string, steps: number, env: Record<string, string>): { root: string; id: string } {
+  const root = join(dir, `root-${steps}-steps`);
+  const idFile = join(dir, `episode-${steps}-steps.txt`);
+  if (existsSync(idFile)) return { root, id: readFileSync(idFile, "utf8").trim() };
+  const task = join(dir, `task-${steps}-steps.json`);
+  writeFileSync(
+    task,
+    JSON.stringify({ task: `a ${steps}-step plan`, steps: Array.from({ length: steps }, (_, i) => `act:step ${i}`) }),
+  );
+  const r = spawnSync(BUN, [NOEMA, "--root", root, "run", task, "-q"], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`noema run of ${task} exited with ${r.status}: ${r.stderr}`);
+  writeFileSync(idFile, r.stdout.trim());
+  return { root, id: r.stdout.trim() };
+}
+
+function longestLineMb(path: string): number {
+  let most = 0;
+  for (const l of readLines(path, { maxLineBytes: 0 })) most = Math.max(most, l.bytes);
+  return most / (1 << 20);
+}
+
+/** Validate's peak RSS on both inputs, against 64 MB + 3× the longest line. */
+async function memoryTable(runs: number): Promise<{ table: BenchTable; ok: boolean }> {
+  const dir = workDir("validate-memory-v1");
+  const file = bigLinesFile(dir);
+  const episode = (steps: number, env: Record<string, string>, name: string) => {
+    const { root, id } = planEpisode(dir, steps, env);
+    const longest = longestLineMb(join(root, "episodes", id, "events.jsonl"));
+    return { name, cmd: [BUN, NOEMA, "--root", root, "validate", id], longest, env };
+  };
+  const cases = [
+    {
+      name: "validate 200,000 events with 9 MB and 18 MB lines (file)",
+      cmd: [BUN, NOEMA, "validate", file],
+      longest: longestLineMb(file),
+      env: ENV,
+    },
+    episode(100_000, ENV, "validate a 100,000-step episode (written by noema)"),
+    episode(5_000, {}, "validate a 5,000-step episode (the largest plan, default limits)"),
+  ];
+  let ok = true;
+  const rows: string[][] = [];
+  for (const c of cases) {
+    const m = await measureRuns(c.cmd, runs, { env: c.env, discardStdout: true });
+    const goal = 64 + 3 * c.longest;
+    const met = m.peakRssMb <= goal;
+    ok &&= met;
+    rows.push([
+      `${c.name}, peak RSS (MiB)`,
+      fixed(m.peakRssMb, 0),
+      `longest line ${fixed(c.longest, 1)} MiB`,
+      `${fixed(m.peakRssMb / goal)}× the goal`,
+      `≤ 64 + 3× longest line = ${fixed(goal, 0)}`,
+      met ? "yes" : "NO",
+    ]);
+  }
+  return {
+    ok,
+    table: {
+      title: "validate memory: large episodes",
+      columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
+      rows,
+      notes: [
+        "The first two are written and read with NOEMA_MAX_LINE_BYTES=64 MiB (so every line is read, not skipped) and",
+        "NOEMA_MAX_PLAN_STEPS=100000 (the default limits refuse a 100,000-step plan); the third with the defaults.",
+      ],
+    },
+  };
+}
+
+/** Runs the benchmark and returns its tables. */
+export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+  const speed = speedTable(args);
+  const memory = await memoryTable(Number(flag(args, "runs") ?? 1));
+  return { name: "validation", ok: speed.ok && memory.ok, tables: [speed.table, memory.table] };
+}
+
+/** valibot against ajv over the same parsed events. */
+function speedTable(args: string[]): { table: BenchTable; ok: boolean } {
   const count = Number(flag(args, "events") ?? 200_000);
   const tmp = tempDir("noema-bench-validation-");
   try {
@@ -53,10 +181,9 @@ export function main(args: string[] = process.argv.slice(2)): Promise<BenchRepor
     const ratio = valibot.ms / ajvRun.ms;
     const ok = ratio <= 2;
     const perEvent = (ms: number) => fixed((ms * 1000) / count, 2);
-    return Promise.resolve({
-      name: "validation",
+    return {
       ok,
-      tables: [{
+      table: {
         title: `event validation: ${count} events, valibot vs ajv`,
         columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
         rows: [
@@ -70,8 +197,8 @@ export function main(args: string[] = process.argv.slice(2)): Promise<BenchRepor
           ],
         ],
         notes: ["ajv compiles the generated JSON Schema to JavaScript; valibot interprets the schema per call."],
-      }],
-    });
+      },
+    };
   } finally {
     tmp.cleanup();
   }

@@ -24,6 +24,7 @@ import { didYouMean } from "./runtime/jsonc.ts";
 import type { RunResult } from "./runtime/engine.ts";
 import type { ResumeOptions } from "./runtime/resume.ts";
 import { run as runPlanned, type RunOptions } from "./runtime/run.ts";
+import { checkTask } from "./runtime/core/prepare.ts";
 
 export type { AdapterLoader, AdapterRegistry } from "./plugins/loader.ts";
 
@@ -127,6 +128,7 @@ export function unknownAdapterError(ref: string, known: readonly string[]): Noem
  * ```
  */
 export async function run(task: string, options: RunOptions = {}): Promise<RunResult> {
+  checkTask(task); // before any driver starts anything: a task over the limit writes nothing
   const driver = typeof options.using === "string" ? await builtinDriver(options.using) : null;
   if (driver) return await driver.run(task, options);
   const adapters = options.adapters ?? BUILTIN_ADAPTERS;

@@ -135,7 +135,7 @@ describe("a line over the limit in the middle of events.jsonl", () => {
     const events = join(dir, "events.jsonl");
     const before = readFileSync(events, "utf8");
     const lines = before.trimEnd().split("\n").length;
-    appendFileSync(events, `{"blob":"${"x".repeat(9 << 20)}"}\n${before.trimEnd().split("\n").at(-1)}\n`);
+    appendFileSync(events, `{"blob":"${"x".repeat(17 << 20)}"}\n${before.trimEnd().split("\n").at(-1)}\n`);
     const v = cli(["validate", id, "--root", root]);
     assert.equal(v.code, 1);
     assert.match(v.stdout, new RegExp(`events\\.jsonl:${lines + 1}: jsonl\\.too_long: line of \\d+ bytes`));

@@ -42,7 +42,7 @@ describe("fixtures", () => {
       "valid-terminal",
     ]);
     const covered = new Set(INVALID.map((d) => d.slice("invalid/".length).replace(/-.*$/, "")));
-    // jsonl.too_long needs a line over 8 MiB: tests/inputs.test.ts makes one at run time (a sparse file).
+    // jsonl.too_long needs a line over 16 MiB: tests/inputs.test.ts makes one at run time (a sparse file).
     const runtimeOnly = new Set(["jsonl.too_long"]);
     assert.deepEqual([...covered].sort(), Object.keys(RULES).filter((r) => !runtimeOnly.has(r)).sort());
     for (const d of INVALID) assert.ok(existsSync(expectedOf(d)), `${d}/expected.json`);

@@ -15,6 +15,7 @@ import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { NoemaError } from "../errors.ts";
 import { heldCallReason } from "../runtime/core/held_call.ts";
+import { checkTask } from "../runtime/core/prepare.ts";
 import type { Decision, EpisodeHandle } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
@@ -65,6 +66,7 @@ async function episodeFor(
   const current = await currentEpisode(dialect, event, s);
   if (current) return current;
   const previous = sessionEpisode(s.root, dialect.name, event.session_id);
+  checkTask(task); // before the session is claimed: a refused task must not leave it pointing at no episode
   const id = newEpisodeId();
   const entry = claimSession(s.root, dialect.name, event.session_id, id, { replace: previous !== null });
   if (entry.episode_id !== id) {

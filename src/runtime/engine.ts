@@ -27,6 +27,7 @@ import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summa
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
+import { boundedValue, jsonBytes, limits } from "../store/limits.ts";
 import { stageManifest } from "../store/manifest.ts";
 import { commitStaged, discardStaged } from "../store/atomic.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
@@ -200,6 +201,11 @@ export class Engine {
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
   #factsDirty = true;
+  /**
+   * Bytes of inputs and outputs kept in `state.json`'s action records (see {@link Engine.#kept}); -1 until first
+   * needed, then counted from the actions already recorded (a resumed or attached episode has some).
+   */
+  #keptBytes = -1;
   #episodeHash: string;
   /** The frozen state snapshot policies receive, kept up to date incrementally. */
   readonly snapshot: StateSnapshot;
@@ -677,7 +683,10 @@ export class Engine {
       provenance,
       result_artifacts: (result.artifacts ?? []).map((a) => ({ ...a })),
       input: redactedInput,
-      output: result.output === undefined ? null : this.redactor.redact(result.output).value,
+      // Masked, then bounded: an output over the limit is kept as its size, digest and an excerpt.
+      output: result.output === undefined
+        ? null
+        : boundedValue(this.redactor.redact(result.output).value, limits().toolOutputBytes),
       error: result.error ? this.redactor.redact(result.error).value : null,
       duration_ms: durationMs,
     };
@@ -738,8 +747,8 @@ export class Engine {
       provenance,
       result_artifacts: artifactsOut,
       timestamp: actEvent.timestamp,
-      input: redactedInput,
-      output,
+      input: this.#kept(redactedInput),
+      output: this.#kept(output),
       duration_ms: durationMs,
     });
     for (const a of artifactsOut) if (typeof a.path === "string") outcomes.artifacts!.push(a.path);
@@ -757,6 +766,24 @@ export class Engine {
       return "stop";
     }
     return "next";
+  }
+
+  /**
+   * An action record's input or output as `state.json` keeps it: whole while all kept so far fit in
+   * `limits().actionBytes`, then (beyond 128 bytes) as its size, digest and an excerpt. The terminal
+   * `run.state_projection` carries every action record in one line, which must stay under the line limit;
+   * the `act` event keeps the value (within the tool output limit).
+   */
+  #kept(value: unknown): unknown {
+    if (this.#keptBytes < 0) {
+      this.#keptBytes = this.p.actions.reduce((n, a) => n + jsonBytes(a.input) + jsonBytes(a.output), 0);
+    }
+    const bytes = jsonBytes(value);
+    if (this.#keptBytes + bytes <= limits().actionBytes) {
+      this.#keptBytes += bytes;
+      return value;
+    }
+    return boundedValue(value, 128, 64);
   }
 
   /**

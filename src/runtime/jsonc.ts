@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { issuePath, toProblems } from "../schema/problems.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
+import { limits } from "../store/limits.ts";
 
 function lineCol(text: string, offset: number): { line: number; column: number } {
   let line = 1, last = -1;
@@ -118,6 +119,18 @@ function badUtf8Line(bytes: Uint8Array): number {
 function readJsoncText(path: string): string {
   let text: string;
   try {
+    // Whatever it holds is recorded in the start event's line: a larger file is refused before it is read.
+    const size = statSync(path).size, { lineBytes } = limits();
+    if (size > lineBytes) {
+      throw new NoemaError(
+        "too_large",
+        `${size} bytes, over noema's limit of ${lineBytes} bytes (NOEMA_MAX_LINE_BYTES)`,
+        {
+          file: path,
+          exitCode: EXIT.USAGE,
+        },
+      );
+    }
     const bytes = readFileSync(path);
     try {
       text = strictUtf8.decode(bytes);

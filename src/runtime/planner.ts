@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { type PlanStep, type StepKind, StepRecord } from "../schema/plan.ts";
 import { toProblems } from "../schema/problems.ts";
+import { jsonBytes, limits } from "../store/limits.ts";
 import type { StepSpec } from "./settings.ts";
 
 /** What a planner produces. */
@@ -131,6 +132,12 @@ export function runPlanner(planner: Planner, input: { task: string; steps?: read
   if (typeof raw !== "object" || raw === null || !Array.isArray(raw.steps)) {
     throw new Error(`${where}: plan() must return { steps: [...], source?, rationale? }`);
   }
+  const { planSteps, planBytes } = limits();
+  if (raw.steps.length > planSteps) {
+    throw new Error(
+      `${where}: ${raw.steps.length} steps, over noema's limit of ${planSteps} steps per plan (NOEMA_MAX_PLAN_STEPS)`,
+    );
+  }
   const seen = new Set<string>();
   const steps = raw.steps.map((s, i): PlanStep => {
     const r = v.safeParse(StepRecord, s);
@@ -144,6 +151,13 @@ export function runPlanner(planner: Planner, input: { task: string; steps?: read
     seen.add(r.output.id);
     return { ...r.output, status: "pending" };
   });
+  // Every plan event carries every step record: the plan must fit in one line with room to spare.
+  const bytes = jsonBytes(steps);
+  if (bytes > planBytes) {
+    throw new Error(
+      `${where}: the steps take ${bytes} bytes as JSON, over noema's limit of ${planBytes} bytes per plan`,
+    );
+  }
   return {
     source: typeof raw.source === "string" && raw.source !== "" ? raw.source : `planner:${planner.name}`,
     steps,

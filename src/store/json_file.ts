@@ -39,7 +39,25 @@ export function readJsonFile(
   label: string = path,
   options: ReadOptions = {},
 ): Record<string, unknown> {
-  let bytes: Uint8Array;
+  return readJsonText(path, label, options).value;
+}
+
+/**
+ * {@link readJsonFile}, also giving the text that was parsed (for a caller
+ * that scans it, such as `validate`, without reading the file twice).
+ *
+ * @example
+ * ```ts
+ * import { readJsonText } from "./json_file.ts";
+ * const { text, value } = readJsonText(".noema/episodes/ep_1/state.json");
+ * ```
+ */
+export function readJsonText(
+  path: string,
+  label: string = path,
+  options: ReadOptions = {},
+): { text: string; value: Record<string, unknown> } {
+  let bytes: Uint8Array | undefined;
   try {
     // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
     const fd = openRegularFile(path, label, options);
@@ -57,6 +75,7 @@ export function readJsonFile(
   let text: string;
   try {
     text = strictUtf8.decode(bytes);
+    bytes = undefined; // the text replaces the bytes: a large artifact is not held twice while parsed
   } catch {
     throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
   }
@@ -99,5 +118,5 @@ export function readJsonFile(
       exitCode: EXIT.ERROR,
     });
   }
-  return value as Record<string, unknown>;
+  return { text, value: value as Record<string, unknown> };
 }

@@ -41,25 +41,91 @@ export interface ScanJsonOptions {
 }
 
 interface Frame {
-  /** Keys seen so far (objects only). */
-  keys: Set<string> | null;
-  /** The key or index under which this container sits in its parent. */
-  label: string;
+  /** An object (else an array). */
+  object: boolean;
+  /**
+   * Keys seen so far (objects only), as a 31-bit hash of each key and where the key starts in the text: no
+   * string per key, and arrays reused at this depth (a `Map` only past {@link SMALL_OBJECT} keys), so a
+   * 100 MB artifact leaves no garbage behind.
+   */
+  hashes: number[];
+  starts: number[];
+  count: number;
+  big: Map<number, number> | null;
+  /** Where the key under which this container sits in its parent starts, or -1 (an array element). */
+  labelAt: number;
+  /** The index under which this container sits in its parent array. */
+  labelIndex: number;
   /** Inside an object: the next string is a key. */
   expectKey: boolean;
   /** Inside an array: the index of the current element. */
   index: number;
-  /** The last key read in this object. */
-  lastKey: string;
+  /** Where the last key read in this object starts. */
+  lastKeyAt: number;
 }
 
-function pathOf(stack: Frame[]): string {
+/** Keys of an object looked up by a linear search; a larger object gets a `Map`. */
+const SMALL_OBJECT = 32;
+
+function newFrame(): Frame {
+  return {
+    object: false,
+    hashes: [],
+    starts: [],
+    count: 0,
+    big: null,
+    labelAt: -1,
+    labelIndex: 0,
+    expectKey: false,
+    index: 0,
+    lastKeyAt: -1,
+  };
+}
+
+/** Where the key with hash `h` first starts in this object, or -1; records `at` when it is new. */
+function seenKey(f: Frame, h: number, at: number): number {
+  if (f.big) {
+    const first = f.big.get(h);
+    if (first === undefined) f.big.set(h, at);
+    return first ?? -1;
+  }
+  for (let k = 0; k < f.count; k++) if (f.hashes[k] === h) return f.starts[k];
+  f.hashes[f.count] = h;
+  f.starts[f.count] = at;
+  if (++f.count > SMALL_OBJECT) f.big = new Map(f.hashes.slice(0, f.count).map((x, k) => [x, f.starts[k]]));
+  return -1;
+}
+
+/** The key whose text starts at `at` (a `"`). */
+function keyAt(text: string, at: number): string {
+  return decodeKey(text.slice(at, stringEnd(text, at)));
+}
+
+function pathOf(text: string, stack: Frame[], depth: number): string {
   let out = "";
-  for (let i = 2; i < stack.length; i++) { // [0] is a sentinel, [1] the top-level value
-    const l = stack[i].label;
-    out += l.startsWith("[") ? l : out === "" ? l : `.${l}`;
+  for (let i = 2; i <= depth; i++) { // [0] is a sentinel, [1] the top-level value
+    const f = stack[i];
+    if (f.labelAt < 0) out += `[${f.labelIndex}]`;
+    else out += out === "" ? keyAt(text, f.labelAt) : `.${keyAt(text, f.labelAt)}`;
   }
   return out;
+}
+
+/** A 31-bit FNV-1a hash of the key in `text[start, end)` (decoded first when it holds an escape). */
+function keyHash(text: string, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let j = start + 1; j < end - 1; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 92) return decodedKeyHash(decodeKey(text.slice(start, end))); // an escape: hash the key itself
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h & 0x7fffffff;
+}
+
+function decodedKeyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let j = 0; j < key.length; j++) h = Math.imul(h ^ key.charCodeAt(j), 0x01000193);
+  return h & 0x7fffffff;
 }
 
 /** Index after the string that starts at `i` (a `"`), or the text length when it does not end. */
@@ -93,7 +159,9 @@ function decodeKey(raw: string): string {
  */
 export function scanJson(text: string, options: ScanJsonOptions = {}): JsonScan {
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
-  const stack: Frame[] = [{ keys: null, label: "", expectKey: false, index: 0, lastKey: "" }];
+  // Frames are reused by depth, so a large artifact leaves no garbage per container.
+  const stack: Frame[] = [newFrame()];
+  let depth = 0;
   const duplicates: DuplicateKey[] = [];
   let line = 1;
   for (let i = 0; i < text.length; i++) {
@@ -101,25 +169,34 @@ export function scanJson(text: string, options: ScanJsonOptions = {}): JsonScan 
     if (c === 10) line++;
     else if (c === 34) {
       const end = stringEnd(text, i);
-      const top = stack[stack.length - 1];
-      if (top.keys && top.expectKey) {
-        const key = decodeKey(text.slice(i, end));
-        if (top.keys.has(key) && duplicates.length < 100) duplicates.push({ path: pathOf(stack), key, line });
-        top.keys.add(key);
-        top.lastKey = key;
+      const top = stack[depth];
+      if (top.object && top.expectKey) {
+        const first = seenKey(top, keyHash(text, i, end), i);
+        if (first >= 0 && duplicates.length < 100) {
+          const key = keyAt(text, i);
+          if (keyAt(text, first) === key) duplicates.push({ path: pathOf(text, stack, depth), key, line });
+        }
+        top.lastKeyAt = i;
         top.expectKey = false;
       }
       i = end - 1;
     } else if (c === 123 || c === 91) { // { [
-      const parent = stack[stack.length - 1];
-      const label = parent.keys ? parent.lastKey : `[${parent.index}]`;
-      stack.push({ keys: c === 123 ? new Set() : null, label, expectKey: c === 123, index: 0, lastKey: "" });
-      if (stack.length - 1 > maxDepth) return { tooDeep: { line, depth: stack.length - 1 }, duplicates };
+      const parent = stack[depth];
+      if (++depth > maxDepth) return { tooDeep: { line, depth }, duplicates };
+      const f = stack[depth] ??= newFrame();
+      f.object = c === 123;
+      f.count = 0;
+      f.big = null;
+      f.labelAt = parent.object ? parent.lastKeyAt : -1;
+      f.labelIndex = parent.index;
+      f.expectKey = f.object;
+      f.index = 0;
+      f.lastKeyAt = -1;
     } else if (c === 125 || c === 93) { // } ]
-      if (stack.length > 1) stack.pop();
+      if (depth > 0) depth--;
     } else if (c === 44) { // ,
-      const top = stack[stack.length - 1];
-      if (top.keys) top.expectKey = true;
+      const top = stack[depth];
+      if (top.object) top.expectKey = true;
       else top.index++;
     } else if (c === 47 && options.comments) { // / (comment)
       const next = text.charCodeAt(i + 1);

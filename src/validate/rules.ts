@@ -24,7 +24,8 @@ export const RULES = {
   "jsonl.blank": "a JSONL file has a blank line",
   "jsonl.not_object": "a JSONL line is not a JSON object",
   "jsonl.torn": "the final JSONL line was cut short (no newline, incomplete JSON, or too long to be an event)",
-  "jsonl.too_long": "a JSONL line is longer than the reader's limit (8 MiB); it is skipped in bounded memory",
+  "jsonl.too_long":
+    "a JSONL line is longer than the reader's limit (16 MiB, NOEMA_MAX_LINE_BYTES); it is skipped in bounded memory",
   "event.required": "an event lacks id, timestamp, episode_id, phase, payload or evidence_ids",
   "event.faculty": "an event's faculty is not intuition, direction, governance or insight",
   "event.metrics": "an event's metrics lack started_at, completed_at or duration_ms (>= 0)",

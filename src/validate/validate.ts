@@ -6,13 +6,14 @@
  *
  * @module
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
 import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
-import { readJsonFile } from "../store/json_file.ts";
+import { collectGarbage } from "../store/gc.ts";
+import { readJsonText } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
@@ -88,9 +89,9 @@ function hash53(s: string): number {
   return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
 }
 
-function readJsonArtifact(c: Collector, path: string): Record<string, unknown> | null {
+function readJsonArtifact(c: Collector, path: string): { text: string; value: Record<string, unknown> } | null {
   try {
-    return readJsonFile(path, display(path));
+    return readJsonText(path, display(path));
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     c.add(display(path), "file.json", e.detail, e.location.line);
@@ -110,13 +111,16 @@ function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T |
 }
 
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
-  const value = readJsonArtifact(c, path);
-  if (!value) return value;
+  let read = readJsonArtifact(c, path);
+  if (!read) return null;
+  const value = read.value;
   const file = display(path);
-  const problems = SCHEMAS[name].check(value);
-  // The artifacts are small: locate schema problems by line, and find duplicate keys (JSON.parse keeps the last).
-  const loc = jsonLocator(readFileSync(path, "utf8"));
-  for (const d of loc.duplicates()) {
+  // Duplicate keys (JSON.parse keeps the last) in a pass over the text that keeps no tree; then the text is let go
+  // before the schema check, so a large state.json is never held as text, value and the check's copies at once.
+  const duplicates = jsonLocator(read.text).duplicates();
+  read = null;
+  collectGarbage();
+  for (const d of duplicates) {
     c.add(
       file,
       "json.duplicate_key",
@@ -124,16 +128,26 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
       d.line,
     );
   }
+  const problems = SCHEMAS[name].check(value);
+  collectGarbage(); // the check's copies
+  const sections = checkSections(name, value);
+  const lines = problems.length + sections.length === 0
+    ? new Map<string, number | undefined>()
+    : linesOf(path, [...problems.map((p) => p.path).filter((p) => p !== ""), ...sections.map((p) => p.path)]);
   for (const p of problems) {
-    c.add(
-      file,
-      `${name}.schema` as RuleId,
-      p.path ? `${p.path}: ${p.message}` : p.message,
-      p.path ? loc.lineOf(p.path) : undefined,
-    );
+    c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, lines.get(p.path));
   }
-  for (const p of checkSections(name, value)) c.add(file, p.rule, `${p.path}: ${p.message}`, loc.lineOf(p.path));
+  for (const p of sections) c.add(file, p.rule, `${p.path}: ${p.message}`, lines.get(p.path));
   return value;
+}
+
+/** The lines of schema problems: the artifact's text read again (only an invalid artifact gets here). */
+function linesOf(path: string, paths: string[]): Map<string, number | undefined> {
+  try {
+    return jsonLocator(readJsonText(path).text).linesOf(paths);
+  } catch {
+    return new Map(); // changed since it was read: the problems stay, without lines
+  }
 }
 
 function checkLearnFile(c: Collector, path: string, opts: ValidateOptions): number {

@@ -23,6 +23,7 @@ import type { PlanStep } from "../../schema/plan.ts";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS } from "../../store/layout.ts";
+import { limits, refuseOversize } from "../../store/limits.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
@@ -272,6 +273,7 @@ export class EpisodeCore {
       );
     }
     const e = this.#engine, p = e.p;
+    this.#refuseOversize(action);
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
     const index = p.steps.length;
@@ -303,6 +305,28 @@ export class EpisodeCore {
     else this.#dirty = true;
     this.#written(); // the decision is on disk before the driver acts on it
     return decision;
+  }
+
+  /**
+   * A call whose input is over noema's tool input limit, or one more step than a plan may hold, is refused
+   * (a usage error, nothing written): every event must stay readable, and a policy must see the whole input.
+   */
+  #refuseOversize(action: ProposedAction): void {
+    const { toolInputBytes, planSteps } = limits();
+    let text = "";
+    try {
+      text = JSON.stringify(action.input) ?? "";
+    } catch {
+      // no JSON form (a cycle, a BigInt): the pipeline reports it as it records the call
+    }
+    refuseOversize(`${this.episodeId}: the ${action.tool} call's input`, text, toolInputBytes);
+    if (this.#engine.p.steps.length >= planSteps) {
+      throw new NoemaError(
+        "too_large",
+        `${this.episodeId}: the plan holds ${planSteps} steps, noema's limit (NOEMA_MAX_PLAN_STEPS); no further call is recorded`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
   }
 
   /** Pauses the episode at a checkpoint for the step at `index`; returns the checkpoint id. */

@@ -24,6 +24,7 @@ import {
 import type { Mode } from "../../schema/summary.ts";
 import { newEpisodeId } from "../../store/ids.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
+import { limits, refuseOversize } from "../../store/limits.ts";
 import { type AssertionSpec, loadAssertionPlugins, parseAssertions } from "../../verify/assertions.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import type { EngineSettings } from "../engine.ts";
@@ -146,9 +147,7 @@ export async function prepareEpisode(
   options: RunOptions,
   external: string | null = null,
 ): Promise<PreparedEpisode> {
-  if (typeof task !== "string" || task.trim() === "") {
-    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
-  }
+  checkTask(task);
   const timeout = options.policy_timeout_ms;
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= MAX_POLICY_TIMEOUT_MS)) {
     throw new NoemaError("usage", `policy_timeout_ms must be an integer from 1 to ${MAX_POLICY_TIMEOUT_MS}`, {
@@ -208,6 +207,23 @@ function checkedWorkspace(given: string): string {
     throw new NoemaError("bad_workspace", `workspace ${given}: ${why}`, { exitCode: EXIT.USAGE });
   }
   return workspace;
+}
+
+/**
+ * A task is a non-empty string within noema's task limit (the `start` event and `state.json` carry it whole);
+ * anything else is a usage error (exit 2), before anything is written.
+ *
+ * @example
+ * ```ts
+ * import { checkTask } from "./prepare.ts";
+ * checkTask("fix the test"); // fine
+ * ```
+ */
+export function checkTask(task: unknown): asserts task is string {
+  if (typeof task !== "string" || task.trim() === "") {
+    throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
+  }
+  refuseOversize("the task", task, limits().taskBytes, 'see README "Limits"');
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */
