@@ -14,4 +14,7 @@ if (process.argv[2] === "hook" && process.env.NOEMA_HOOK_SERVE === undefined) {
   if (code !== null) process.exit(code);
 }
 const { main } = await import("../src/cli/main.ts");
-process.exit(await main());
+const code = await main();
+// noema's own exit (a plugin's process.exit is refused: src/plugins/exit_guard.ts).
+const { exitProcess } = await import("../src/plugins/exit_guard.ts");
+exitProcess(code);

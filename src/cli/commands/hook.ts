@@ -21,6 +21,7 @@ import { serveHooks } from "../../agents/server/server.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
+import { guardExits, holdHookExit, hookAnswered } from "../../plugins/exit_guard.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
@@ -132,10 +133,14 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     const argv = process.argv.slice(process.argv.indexOf("hook"));
     const socket = process.env.NOEMA_HOOK_SERVE;
     if (socket && dialect) {
-      // This process is the resident server of this command line (see src/agents/server/server.ts).
+      // This process is the resident server of this command line (see src/agents/server/server.ts): a policy's
+      // exit is refused (its call is denied), so the server outlives it.
+      guardExits();
       await serveResident(dialect, socket, argv, settingsFor);
       return;
     }
+    // Whatever ends this process before the answer is printed (a policy's process.exit, an uncaught error), it exits 2.
+    holdHookExit();
     try {
       if (!dialect) {
         throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
@@ -207,12 +212,16 @@ async function serveResident(
 async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], settingsFor: SettingsFor): Promise<void> {
   const payload = parseEvent(prereadStdin ?? readStdin());
   const event = dialect.parse(payload);
-  if (!event) return; // an event noema does not act on: no opinion
+  if (!event) return hookAnswered(0); // an event noema does not act on: no opinion
   const settings = settingsFor(event);
   const { registerPluginApi } = await import("../../plugins/loader.ts");
   await registerPluginApi();
   const answer = await answerEvent(dialect, event, settings);
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
+  if (answer.exitCode === 0) {
+    ctx.out.flush();
+    hookAnswered(0);
+  }
   // The next calls of this session go to a resident server, which keeps the episode loaded (none after its end).
   if (serverEnabled() && serverAbsent && event.kind !== "stop" && event.kind !== "session_end") {
     const scope = hookScope(argv, payload);
