@@ -9,6 +9,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -146,5 +147,74 @@ describe("a policy that ends the process does not let the call run", () => {
     const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
     assert.equal(state.outcomes.status, "vetoed");
     assert.deepEqual(validate(dir).problems, []);
+  });
+});
+
+/** Runs the hook with a stdin pipe that is written `input` and never closed; resolves when the hook exits. */
+function hookOpenStdin(root: string, input: string, env: Record<string, string>): Promise<Hook & { ms: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const child = spawn(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", exiter], {
+      cwd: tmp.path,
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "", err = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (err += d));
+    child.stdin!.on("error", () => {});
+    child.stdin!.write(input);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      child.stdin!.destroy();
+      resolve({ code, out, err, ms: Date.now() - t0 });
+    });
+  });
+}
+
+describe("a stdin that never closes", () => {
+  for (const server of ["1", "0"]) {
+    test(`fails closed within its bounds; a whole event is answered without waiting (server ${server})`, {
+      ...TIMEOUT,
+    }, async () => {
+      const root = join(tmp.path, `stdin-${server}`);
+      const env = { NOEMA_HOOK_SERVER: server, NOEMA_HOOK_STDIN_IDLE_MS: "800", NOEMA_HOOK_STDIN_MAX_MS: "5000" };
+      const silent = await hookOpenStdin(root, "", env);
+      assert.equal(silent.code, 2, silent.err);
+      assert.match(silent.err, /stdin: no input for 800 ms/);
+      const partial = await hookOpenStdin(root, '{"session_id": "open", "hook_event_name": "PreTo', env);
+      assert.equal(partial.code, 2, partial.err);
+      assert.match(partial.err, /stdin: no input/);
+      const whole = await hookOpenStdin(root, JSON.stringify(pre(`open-${server}`, "t1", "ls")), {
+        ...env,
+        NOEMA_HOOK_STDIN_IDLE_MS: "30000",
+        NOEMA_HOOK_STDIN_MAX_MS: "30000",
+      });
+      assert.equal(whole.code, 0, whole.err);
+      assert.ok(whole.ms < 25_000, `answered without waiting for the bounds (${whole.ms} ms)`);
+    });
+  }
+
+  test("a trickle that never ends is cut at the total cap", TIMEOUT, async () => {
+    const root = join(tmp.path, "stdin-trickle");
+    const child = spawn(BUN, [ENTRY, "hook", "claude-code", "--root", root], {
+      cwd: tmp.path,
+      env: { ...process.env, NOEMA_HOOK_STDIN_IDLE_MS: "1000", NOEMA_HOOK_STDIN_MAX_MS: "2500" },
+      stdio: ["pipe", "ignore", "pipe"],
+    });
+    let err = "";
+    child.stderr!.on("data", (d) => (err += d));
+    child.stdin!.on("error", () => {});
+    child.stdin!.write("{");
+    const drip = setInterval(() => child.stdin!.write(" "), 200);
+    const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearInterval(drip);
+    clearTimeout(kill);
+    child.stdin!.destroy();
+    assert.equal(code, 2);
+    assert.match(err, /stdin: not complete after 2500 ms/);
   });
 });

@@ -10,8 +10,9 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
+import { readHookStdin } from "../../agents/hook_stdin.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
 import type { Dialect } from "../../agents/dialect.ts";
 import type { HookAnswer, HookEvent } from "../../agents/event.ts";
@@ -40,12 +41,12 @@ import {
   verifyFlags,
 } from "../run_options.ts";
 
-/** All of stdin; an unreadable stdin is a usage error. */
-function readStdin(): string {
+/** All of stdin, within bounds (see agents/hook_stdin.ts); unreadable or unended stdin is a usage error. */
+async function readStdin(): Promise<string> {
   try {
-    return readFileSync(0, "utf8");
+    return await readHookStdin();
   } catch (e) {
-    throw new NoemaError("bad_hook_input", `stdin: cannot read: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("bad_hook_input", (e as Error).message, { exitCode: EXIT.USAGE });
   }
 }
 
@@ -210,7 +211,7 @@ async function serveResident(
  * resident server for the session's next calls when there is none; a block throws.
  */
 async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], settingsFor: SettingsFor): Promise<void> {
-  const payload = parseEvent(prereadStdin ?? readStdin());
+  const payload = parseEvent(prereadStdin ?? await readStdin());
   const event = dialect.parse(payload);
   if (!event) return hookAnswered(0); // an event noema does not act on: no opinion
   const settings = settingsFor(event);
