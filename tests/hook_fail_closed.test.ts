@@ -10,7 +10,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
@@ -217,4 +217,140 @@ describe("a stdin that never closes", () => {
     assert.equal(code, 2);
     assert.match(err, /stdin: not complete after 2500 ms/);
   });
+});
+
+describe("a hook killed at any point of its path", () => {
+  const events = (session: string) => {
+    const base = { session_id: session, cwd: tmp.path };
+    return [
+      { ...base, hook_event_name: "UserPromptSubmit", prompt: "list the files" },
+      pre(session, "t1", "ls"),
+      { ...pre(session, "t1", "ls"), hook_event_name: "PostToolUse", tool_response: { stdout: "a.txt", stderr: "" } },
+      pre(session, "t2", "pwd"),
+      { ...pre(session, "t2", "pwd"), hook_event_name: "PostToolUse", tool_response: { stdout: "/w", stderr: "" } },
+      { ...base, hook_event_name: "Stop", last_assistant_message: "done" },
+    ];
+  };
+  // The event whose call reaches each point first.
+  const killedAt: Record<string, number> = { claimed: 0, opened: 1, decided: 1, recorded: 2, finishing: 5 };
+  for (const [point, at] of Object.entries(killedAt)) {
+    test(`killed at '${point}': every later call answers at once, and the session's episode ends valid`, {
+      ...TIMEOUT,
+    }, async () => {
+      const root = join(tmp.path, `kill-${point}`);
+      const session = `kill-${point}`;
+      const all = events(session);
+      for (const [i, event] of all.entries()) {
+        const t0 = Date.now();
+        const r = await hook(root, event, i === at ? { NOEMA_HOOK_CRASH_AT: point } : {});
+        if (i === at) {
+          assert.equal(r.code, null, `the hook was killed at ${point}: ${r.err}`);
+          continue;
+        }
+        assert.equal(r.code, 0, `${event.hook_event_name} after the kill: ${r.err}`);
+        assert.ok(Date.now() - t0 < 4000, `${event.hook_event_name} answered without waiting (${Date.now() - t0} ms)`);
+      }
+      // Killed at the end: the agent's next Stop (its next turn) finishes the episode.
+      if (at === all.length - 1) assert.equal((await hook(root, all[at])).code, 0);
+      const dirs = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+      assert.equal(dirs.length, 1, `one episode for the session: ${dirs}`);
+      const dir = join(root, "episodes", dirs[0]);
+      assert.ok(existsSync(join(dir, "manifest.json")), "the Stop sealed it");
+      assert.deepEqual(validate(dir).problems, []);
+    });
+  }
+});
+
+describe("results out of order", () => {
+  const post = (session: string, id: string, command: string) => ({
+    ...pre(session, id, command),
+    hook_event_name: "PostToolUse",
+    tool_response: { stdout: `out of ${command}`, stderr: "" },
+  });
+  const stop = (session: string) => ({ session_id: session, cwd: tmp.path, hook_event_name: "Stop" });
+  const sealed = (root: string) => {
+    const dirs = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    assert.equal(dirs.length, 1, `one episode: ${dirs}`);
+    return join(root, "episodes", dirs[0]);
+  };
+
+  test(
+    "a result before its call is recorded as unreviewed, counted, and its late call is denied",
+    TIMEOUT,
+    async () => {
+      const root = join(tmp.path, "ooo");
+      const first = await hook(root, post("ooo", "t1", "ls"));
+      assert.equal(first.code, 0, `a result with no episode yet opens one: ${first.err}`);
+      const late = await hook(root, pre("ooo", "t1", "ls"));
+      assert.equal(verdict(late), "deny", "it ran already: not let through again");
+      assert.equal(verdict(await hook(root, pre("ooo", "t2", "pwd"), {}, ["--grant"])), "allow");
+      assert.equal((await hook(root, post("ooo", "t2", "pwd"))).code, 0);
+      assert.equal((await hook(root, stop("ooo"))).code, 0);
+      const dir = sealed(root);
+      const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+      assert.equal(summary.metrics.unreviewed_count, 1);
+      assert.equal(summary.metrics.act_count, 2);
+      const events = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) =>
+        JSON.parse(l)
+      );
+      const unreviewed = events.filter((e) => e.phase === "governance" && e.payload.decision === "unreviewed");
+      assert.equal(unreviewed.length, 1);
+      const acts = events.filter((e) => e.phase === "act");
+      assert.deepEqual(acts.map((e) => e.payload.result_status), ["ok", "ok"]);
+      assert.match(JSON.stringify(acts[0].payload.output), /out of ls/, "the early result is kept");
+      assert.deepEqual(validate(dir).problems, []);
+    },
+  );
+
+  test("many results racing ahead of their calls: none is dropped", TIMEOUT, async () => {
+    const root = join(tmp.path, "ooo-race");
+    assert.equal((await hook(root, pre("race", "t0", "true"))).code, 0);
+    const ids = [1, 2, 3, 4, 5, 6];
+    const runs = await Promise.all(ids.flatMap((i) => [
+      hook(root, post("race", `t${i}`, `echo ${i}`)),
+      new Promise<void>((r) => setTimeout(() => r(), 30)).then(() => hook(root, pre("race", `t${i}`, `echo ${i}`))),
+    ]));
+    for (const r of runs) assert.equal(r.code, 0, r.err);
+    assert.equal((await hook(root, stop("race"))).code, 0);
+    const dir = sealed(root);
+    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    const recorded = state.outcomes.actions.map((a: { output: unknown }) => JSON.stringify(a.output)).join("\n");
+    for (const i of ids) assert.match(recorded, new RegExp(`out of echo ${i}`), `result ${i} recorded`);
+    assert.deepEqual(validate(dir).problems, []);
+  });
+});
+
+describe("session files", () => {
+  const token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef012345";
+  test(
+    "are named by a digest of the session id, which is stored masked; an older file is still read",
+    TIMEOUT,
+    async () => {
+      const root = join(tmp.path, "sessions");
+      const session = `sess-${token}`;
+      assert.equal((await hook(root, pre(session, "t1", "ls"))).code, 0);
+      const dir = join(root, "sessions", "claude-code");
+      const [name] = readdirSync(dir);
+      assert.doesNotMatch(name, /ghp_|ABCDEFGH/, "the file name does not carry the id");
+      const text = readFileSync(join(dir, name), "utf8");
+      assert.doesNotMatch(text, /ABCDEFGHIJ/, "the content does not carry the id");
+      assert.match(JSON.parse(text).session_id, /^sess…\(\d+\)$/);
+      // A file named by the id itself (older versions) is still the session's, and moves to its digest name.
+      const older = "legacy-session-1";
+      const episode = JSON.parse(text).episode_id;
+      writeFileSync(
+        join(dir, `${older}.json`),
+        JSON.stringify({
+          schema_version: "session/1.0",
+          agent: "claude-code",
+          session_id: older,
+          episode_id: episode,
+          created_at: new Date().toISOString(),
+        }),
+      );
+      assert.equal((await hook(root, pre(older, "t2", "pwd"))).code, 0);
+      assert.equal(existsSync(join(dir, `${older}.json`)), false, "the clear-named file is gone");
+      assert.equal(readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_")).length, 1, "same episode");
+    },
+  );
 });

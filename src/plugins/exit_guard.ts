@@ -83,6 +83,23 @@ export function exitProcess(code: number): never {
   return realExit(code);
 }
 
+const originalKill = process.kill.bind(process);
+
+/**
+ * Kills this process with SIGKILL at once (no exit handlers): for fault
+ * injection in tests (`NOEMA_HOOK_CRASH_AT`, see `agents/crash_point.ts`).
+ *
+ * @example
+ * ```ts
+ * import { killSelf } from "./exit_guard.ts";
+ * // killSelf();
+ * ```
+ */
+export function killSelf(): never {
+  originalKill(process.pid, "SIGKILL");
+  throw new Error("unreachable: SIGKILL did not end the process");
+}
+
 /** The code a hook process ends with: 2 (blocked) until the hook answered. */
 let hookCode: 0 | 2 = 2;
 let hookHeld = false;
