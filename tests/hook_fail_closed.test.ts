@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
-import { REPO } from "./helpers/cli.ts";
+import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 
@@ -109,6 +109,19 @@ describe("a policy that ends the process does not let the call run", () => {
     });
   }
 
+  test("under the runtime running the tests (Bun or Deno): an exit is a deny, a late throw exits 2", TIMEOUT, () => {
+    const root = join(tmp.path, "exits-runtime");
+    const env = { NOEMA_POLICY_ISOLATION: "thread", NOEMA_HOOK_SERVER: "0" };
+    for (const [command, expected] of [["exit", "deny"], ["throw-later", "blocked"], ["ls", "allow"]]) {
+      const r = cli(["hook", "claude-code", "--root", root, "--policy", exiter, "--grant"], {
+        input: JSON.stringify(pre(`rt-${command}`, "t1", command)),
+        env,
+        cwd: tmp.path,
+      });
+      assert.equal(verdict({ code: r.code, out: r.stdout, err: r.stderr }), expected, `${command}: ${r.stderr}`);
+    }
+  });
+
   test("in the resident server: the exit is refused, the call denied, and the server answers the next call", {
     ...TIMEOUT,
   }, async () => {
@@ -180,7 +193,14 @@ describe("a stdin that never closes", () => {
       ...TIMEOUT,
     }, async () => {
       const root = join(tmp.path, `stdin-${server}`);
-      const env = { NOEMA_HOOK_SERVER: server, NOEMA_HOOK_STDIN_IDLE_MS: "800", NOEMA_HOOK_STDIN_MAX_MS: "5000" };
+      const servers = join(tmp.path, `servers-stdin-${server}`);
+      mkdirSync(servers, { recursive: true, mode: 0o700 });
+      const env = {
+        NOEMA_HOOK_SERVER: server,
+        NOEMA_HOOK_SERVER_DIR: servers, // removed with tmp: the server stops
+        NOEMA_HOOK_STDIN_IDLE_MS: "800",
+        NOEMA_HOOK_STDIN_MAX_MS: "5000",
+      };
       const silent = await hookOpenStdin(root, "", env);
       assert.equal(silent.code, 2, silent.err);
       assert.match(silent.err, /stdin: no input for 800 ms/);

@@ -18,9 +18,22 @@ const originalExit: ExitFn = process.exit.bind(process) as ExitFn;
 const originalReallyExit = (process as unknown as { reallyExit?: unknown }).reallyExit;
 let guarded = false;
 
-/** Exits for real (Bun's `process.exit` calls `process.reallyExit`, which the guard replaced: put it back first). */
+const deno = (globalThis as { Deno?: { exit?: unknown } }).Deno;
+const originalDenoExit = deno?.exit;
+
+/**
+ * Exits for real: `process.exit` calls `process.reallyExit` (Bun) or
+ * `Deno.exit` (Deno), which the guard replaced: they are put back first.
+ */
 function realExit(code: number): never {
   if (originalReallyExit !== undefined) (process as unknown as { reallyExit: unknown }).reallyExit = originalReallyExit;
+  if (deno && originalDenoExit !== undefined) {
+    try {
+      Object.defineProperty(deno, "exit", { value: originalDenoExit, configurable: true, writable: true });
+    } catch {
+      // as replaced
+    }
+  }
   return originalExit(code);
 }
 
@@ -60,7 +73,6 @@ export function guardExits(): void {
     if (own && signal !== 0) refuse(`process.kill(${pid}, ${JSON.stringify(signal ?? "SIGTERM")})`);
     return realKill(pid, signal);
   };
-  const deno = (globalThis as { Deno?: { exit?: unknown } }).Deno;
   if (deno && typeof deno.exit === "function") {
     try {
       Object.defineProperty(deno, "exit", { value: () => refuse("Deno.exit()"), configurable: true });
