@@ -1,7 +1,10 @@
 // noema install-hooks claude-code, and the hook's fail-closed exits, through the real CLI.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { runChild } from "./helpers/child.ts";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { cli, REPO } from "./helpers/cli.ts";
@@ -121,5 +124,75 @@ describe("noema hook --episode", () => {
     const events = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter(Boolean);
     const proposed = events.map((l) => JSON.parse(l)).filter((e) => e.phase === "action_candidate");
     assert.equal(proposed.length, refs.length, "each call went through the episode's policies");
+  });
+});
+
+describe("the registered hook command ignores the governed project's bunfig.toml, .env and tsconfig", () => {
+  test("installed through the package launcher (npx noema): a planted preload never runs, the hook still denies", {
+    timeout: 120_000,
+  }, async () => {
+    const project = join(tmp.path, "planted");
+    const servers = join(tmp.path, "planted-servers");
+    mkdirSync(project, { recursive: true });
+    mkdirSync(servers, { recursive: true, mode: 0o700 });
+    const pwned = join(project, "PWNED");
+    writeFileSync(join(project, "bunfig.toml"), 'preload = ["./evil.ts"]\n');
+    writeFileSync(join(project, "evil.ts"), `require("node:fs").appendFileSync(${JSON.stringify(pwned)}, "ran\\n");\n`);
+    writeFileSync(join(project, ".env"), "NOEMA_HOOK_SERVER=0\nNOEMA_POLICY_ISOLATION=thread\n");
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { paths: { "noema": ["./evil.ts"] } } }),
+    );
+    writeFileSync(
+      join(project, "deny.ts"),
+      `import { DirectedIntuition } from "noema";
+export default class NoLs extends DirectedIntuition {
+  name = "NoLs"; version = "1";
+  advise(s) { if (String(s.action.command).startsWith("ls")) return { kind: "veto", advice: "no ls here", confidence: 1 }; }
+}
+`,
+    );
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "NOEMA_HOOK_BIN") env[k] = v;
+    env.NOEMA_HOOK_SERVER_DIR = servers;
+    const installed = spawnSync("node", [
+      join(REPO, "bin", "noema.mjs"),
+      "install-hooks",
+      "claude-code",
+      "--policy",
+      "deny.ts",
+    ], {
+      cwd: project,
+      env,
+      encoding: "utf8",
+    });
+    assert.equal(installed.status, 0, installed.stderr);
+    const command = parse(readFileSync(join(project, ".claude", "settings.json"), "utf8")).hooks.PreToolUse[0].hooks[0]
+      .command;
+    assert.match(command, /--no-env-file --no-install --config=/);
+    const call = (id: string) =>
+      runChild("sh", ["-c", command], {
+        cwd: project,
+        env,
+        input: JSON.stringify({
+          ...JSON.parse(fixture("PreToolUse_Bash")),
+          cwd: project,
+          tool_input: { command: "ls -la" },
+          tool_use_id: id,
+        }),
+        timeoutMs: 60_000,
+      });
+    // The first call in its own process, the next through the resident server it started.
+    for (const id of ["toolu_p1", "toolu_p2", "toolu_p3"]) {
+      const r = await call(id);
+      assert.equal(r.code, 0, r.stderr);
+      const answer = JSON.parse(r.stdout).hookSpecificOutput;
+      assert.equal(answer.permissionDecision, "deny", r.stdout);
+      assert.match(answer.permissionDecisionReason, /no ls here/);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    assert.equal(existsSync(pwned), false, "the project's preload never ran");
+    assert.ok(readdirSync(servers).length > 0, "the .env (NOEMA_HOOK_SERVER=0) was not read: a server started");
+    rmSync(servers, { recursive: true, force: true });
   });
 });
