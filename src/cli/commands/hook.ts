@@ -131,7 +131,8 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     const dialect = DIALECTS[agent];
     const g = globalOptions(cmd);
     const settingsFor: SettingsFor = (event) => hookSettings(opts, g, event);
-    const argv = process.argv.slice(process.argv.indexOf("hook"));
+    // The whole command line, global options (--root) included: the server started for it must serve the same.
+    const argv = process.argv.includes("hook") ? process.argv.slice(2) : ["hook", agent];
     const socket = process.env.NOEMA_HOOK_SERVE;
     if (socket && dialect) {
       // This process is the resident server of this command line (see src/agents/server/server.ts): a policy's
