@@ -54,6 +54,7 @@ describe("noema install-hooks claude-code", () => {
   test("--user writes ~/.claude/settings.json; a broken settings file is refused (exit 2)", () => {
     const home = join(tmp.path, "home");
     mkdirSync(home);
+    writeFileSync(join(project, "p.ts"), 'export default { name: "P", version: "1", advise() {} };\n');
     const r = cli(["install-hooks", "claude-code", "--user", "--policy", "p.ts"], {
       cwd: project,
       env: { HOME: home },
@@ -194,5 +195,51 @@ export default class NoLs extends DirectedIntuition {
     assert.equal(existsSync(pwned), false, "the project's preload never ran");
     assert.ok(readdirSync(servers).length > 0, "the .env (NOEMA_HOOK_SERVER=0) was not read: a server started");
     rmSync(servers, { recursive: true, force: true });
+  });
+});
+
+describe("install-hooks again keeps what is registered; policies are checked first", () => {
+  const project = join(tmp.path, "again");
+  const command = (file: string) =>
+    parse(readFileSync(join(project, file), "utf8")).hooks.BeforeTool[0].hooks[0].command as string;
+  test("gemini --print after --policy keeps the policy and prints the final command; --no-policy removes it", () => {
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "p.ts"), 'export default { name: "P", version: "1", advise() {} };\n');
+    const first = cli(["install-hooks", "gemini", "--policy", "p.ts"], { cwd: project });
+    assert.equal(first.code, 0, first.stderr);
+    const print = cli(["install-hooks", "gemini", "--print"], { cwd: project });
+    assert.equal(print.code, 0, print.stderr);
+    const registered = command(join(".gemini", "settings.json"));
+    assert.match(registered, /hook gemini --policy \S*p\.ts --print$/, "the policy is kept");
+    assert.match(print.stdout, new RegExp(`command: .*hook gemini --policy \\S*p\\.ts --print`));
+    const again = cli(["install-hooks", "gemini"], { cwd: project });
+    assert.match(again.stdout, /already installed; nothing changed/);
+    assert.equal(command(join(".gemini", "settings.json")), registered, "installing again keeps it all");
+    const none = cli(["install-hooks", "gemini", "--no-policy", "--no-print"], { cwd: project });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(command(join(".gemini", "settings.json")), /hook gemini$/);
+    assert.match(none.stdout, /ungoverned: recorded only/);
+  });
+
+  test("a missing or broken policy is refused with its location (exit 2), and nothing is registered", () => {
+    const dir = join(tmp.path, "refused");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "broken.ts"), "export default {\n");
+    writeFileSync(join(dir, "empty.ts"), "export const x = 1;\n");
+    for (
+      const [file, why] of [
+        ["missing.ts", /missing\.ts: plugin file not found/],
+        ["broken.ts", /broken\.ts: .*line 1/],
+        [
+          "empty.ts",
+          /empty\.ts: has no default export/,
+        ],
+      ] as const
+    ) {
+      const r = cli(["install-hooks", "claude-code", "--policy", file], { cwd: dir });
+      assert.equal(r.code, 2, `${file}: ${r.stdout}`);
+      assert.match(r.stderr, why);
+      assert.equal(existsSync(join(dir, ".claude", "settings.json")), false, `${file}: nothing registered`);
+    }
   });
 });
