@@ -25,7 +25,10 @@ describe("noema install-hooks claude-code", () => {
     writeFileSync(settings, original);
     const first = cli(["install-hooks", "claude-code", "--project"], { cwd: project });
     assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stdout, /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop/);
+    assert.match(
+      first.stdout,
+      /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, Stop/,
+    );
     const text = readFileSync(settings, "utf8");
     assert.match(text, /\/\/ my rules/, "comments survive");
     const value = parse(text);
@@ -44,7 +47,7 @@ describe("noema install-hooks claude-code", () => {
   test("--uninstall removes only noema's entries", () => {
     const r = cli(["install-hooks", "claude-code", "--uninstall", "--json"], { cwd: project });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).removed.length, 6);
+    assert.equal(JSON.parse(r.stdout).removed.length, 7);
     const value = parse(readFileSync(settings, "utf8"));
     assert.deepEqual(Object.keys(value.hooks), ["PreToolUse"]);
     assert.equal(value.hooks.PreToolUse[0].hooks[0].command, "my-check");

@@ -374,3 +374,72 @@ describe("session files", () => {
     },
   );
 });
+
+describe("calls the agent refused itself", () => {
+  const denyTranscript = (path: string, id: string) =>
+    writeFileSync(
+      path,
+      [
+        JSON.stringify({ type: "assistant", message: { content: [{ type: "tool_use", id, name: "Bash" }] } }),
+        JSON.stringify({
+          type: "user",
+          message: {
+            content: [{
+              type: "tool_result",
+              tool_use_id: id,
+              is_error: true,
+              content: "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+            }],
+          },
+        }),
+      ].join("\n") + "\n",
+    );
+
+  test("are steps that did not run, saying who refused them; a session without policy says so in view", {
+    ...TIMEOUT,
+  }, async () => {
+    const root = join(tmp.path, "refused");
+    const transcript = join(tmp.path, "refused.jsonl");
+    denyTranscript(transcript, "t1");
+    const session = "refused";
+    const base = { session_id: session, cwd: tmp.path, transcript_path: transcript };
+    const run = (event: unknown) =>
+      runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root], {
+        cwd: tmp.path,
+        input: JSON.stringify(event),
+        env: { ...process.env, NOEMA_HOOK_SERVER: "0" },
+        timeoutMs: 60_000,
+      });
+    const calls = [
+      { ...base, hook_event_name: "UserPromptSubmit", prompt: "touch three files" },
+      { ...pre(session, "t1", "touch a"), transcript_path: transcript }, // refused at the user's prompt
+      { ...pre(session, "t2", "touch b"), transcript_path: transcript }, // refused by Claude Code's auto mode
+      {
+        ...pre(session, "t2", "touch b"),
+        hook_event_name: "PermissionDenied",
+        reason: "the classifier says no",
+        transcript_path: transcript,
+      },
+      { ...pre(session, "t3", "touch c"), transcript_path: transcript }, // no result, nothing said
+      { ...base, hook_event_name: "Stop" },
+    ];
+    for (const event of calls) {
+      const r = await run(event);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const dir = join(root, "episodes", id);
+    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["skipped", "skipped", "skipped"]);
+    const acts = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+      .filter((e) => e.phase === "act");
+    const why = (step: string) => String(acts.find((e) => e.payload.step_id === step)?.payload.error?.message);
+    assert.match(why("step-1"), /claude-code said: The user doesn't want to proceed/);
+    assert.match(why("step-2"), /denied by Claude Code \(auto mode\): the classifier says no/);
+    assert.match(why("step-3"), /no result came before Stop/);
+    assert.deepEqual(validate(dir).problems, []);
+    const view = cli(["view", id, "--root", root]);
+    assert.equal(view.code, 0, view.stderr);
+    assert.match(view.stdout, /ungoverned: recorded only/);
+  });
+});

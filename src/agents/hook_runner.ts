@@ -15,12 +15,12 @@ import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { NoemaError } from "../errors.ts";
 import { heldCallReason } from "../runtime/core/held_call.ts";
-import type { Decision, EpisodeHandle, ProposedAction } from "./core.ts";
+import type { Decision, EpisodeHandle, ProposedAction, RecordedResult } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
 import { type DriverOptions, isSealed } from "./episodes.ts";
 import { DIRECT, type EpisodeSource } from "./server/episodes.ts";
-import { type HookAnswer, type HookEvent, NO_OPINION, type PostToolEvent, type PreToolEvent } from "./event.ts";
+import { type EndEvent, type HookAnswer, type HookEvent, NO_OPINION, type PreToolEvent } from "./event.ts";
 import { claimantAlive, claimSession, type SessionEntry, sessionEpisode } from "./session_index.ts";
 import { crashPoint } from "./crash_point.ts";
 import { toRecordedResult } from "./tool_result.ts";
@@ -169,8 +169,36 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
   };
 }
 
+/** The result of a call that did not run: skipped, with who stopped it. */
+function notRun(reason: string): RecordedResult {
+  return { status: "skipped", outcome: reason.slice(0, 200), error: { type: "NotRun", message: reason } };
+}
+
+/**
+ * At the end of a turn, the calls noema let through whose result never
+ * came did not run (the agent's own permission prompt said no, or the user
+ * interrupted): each is recorded as a step that did not run, with what the
+ * agent's transcript says about it.
+ */
+async function recordNotRun(dialect: Dialect, event: EndEvent, episode: EpisodeHandle): Promise<void> {
+  const pending = episode.unrecordedCalls();
+  if (pending.length === 0) return;
+  const said = dialect.notRunReasons?.(event, pending) ?? new Map<string, string>();
+  for (const id of pending) {
+    const why = said.get(id);
+    await episode.record(
+      id,
+      notRun(
+        why
+          ? `not run: ${dialect.name} said: ${why}`
+          : `not run: no result came before ${event.name} (denied by ${dialect.name}'s own permission check, or interrupted)`,
+      ),
+    );
+  }
+}
+
 /** A tool call event as the action noema proposes (or records unreviewed). */
-function proposedOf(event: PreToolEvent | PostToolEvent): ProposedAction {
+function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable">): ProposedAction {
   return {
     kind: "tool",
     tool: event.tool,
@@ -228,11 +256,20 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         crashPoint("recorded");
         return NO_OPINION;
       }, NO_OPINION);
+    case "denied":
+      // The agent refused the call itself: a step that did not run, saying who refused it.
+      return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+        const result = notRun(event.reason);
+        if (episode.knowsCall(event.call_id)) await episode.record(event.call_id, result);
+        else await episode.recordUnreviewed(proposedOf(event), result);
+        return NO_OPINION;
+      }, NO_OPINION);
     case "stop":
     case "session_end":
       if (!s.finish) return NO_OPINION;
       return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
         crashPoint("finishing");
+        await recordNotRun(dialect, event, episode);
         await episode.finish({
           adapter_result: "success",
           message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,

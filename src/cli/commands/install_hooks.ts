@@ -64,7 +64,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .description(
       "Add noema hook <agent> to the agent's hook settings, in the project (--project, the default) or for the " +
         "user (--user): claude-code .claude/settings.json (UserPromptSubmit, PreToolUse, PostToolUse, " +
-        "PostToolUseFailure, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
+        "PostToolUseFailure, PermissionDenied, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
         "(UserPromptSubmit, PreToolUse, PostToolUse, Stop; trust them in Codex with /hooks); gemini " +
         ".gemini/settings.json (BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd). " +
         "The rest of the file is kept; running it again changes nothing. --uninstall removes noema's entries.",
