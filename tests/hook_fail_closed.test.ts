@@ -277,6 +277,9 @@ describe("a hook killed at any point of its path", () => {
       const dir = join(root, "episodes", dirs[0]);
       assert.ok(existsSync(join(dir, "manifest.json")), "the Stop sealed it");
       assert.deepEqual(validate(dir).problems, []);
+      // Each result went to its call's step (none left pending, none recorded unreviewed).
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"], point);
     });
   }
 });

@@ -241,6 +241,9 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
           decision = heldBack(episode.waitingFor(), event);
         }
+        // One process per call: the state and the call's record are written before the answer (they would be at
+        // exit anyway), so a hook killed after deciding leaves the call known to the next one.
+        if (s.episodes === undefined) episode.flush();
         crashPoint("decided");
         return dialect.answer(event, decision, s);
       }, NO_OPINION);
