@@ -344,7 +344,7 @@ describe("results out of order", () => {
 });
 
 describe("session files", () => {
-  const token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef012345";
+  const token = "opaque9f8e7d6c5b4a3928170ABCDEFGHIJ"; // no known token shape: only the session masking hides it
   test(
     "are named by a digest of the session id, which is stored masked; an older file is still read",
     TIMEOUT,
@@ -354,10 +354,15 @@ describe("session files", () => {
       assert.equal((await hook(root, pre(session, "t1", "ls"))).code, 0);
       const dir = join(root, "sessions", "claude-code");
       const [name] = readdirSync(dir);
-      assert.doesNotMatch(name, /ghp_|ABCDEFGH/, "the file name does not carry the id");
+      assert.doesNotMatch(name, /opaque|ABCDEFGH/, "the file name does not carry the id");
       const text = readFileSync(join(dir, name), "utf8");
       assert.doesNotMatch(text, /ABCDEFGHIJ/, "the content does not carry the id");
       assert.match(JSON.parse(text).session_id, /^sess…\(\d+\)$/);
+      // Nor does the episode (its start event, its task).
+      const [episodeDir] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+      for (const file of ["events.jsonl", "state.json"]) {
+        assert.doesNotMatch(readFileSync(join(root, "episodes", episodeDir, file), "utf8"), /ABCDEFGHIJ/, file);
+      }
       // A file named by the id itself (older versions) is still the session's, and moves to its digest name.
       const older = "legacy-session-1";
       const episode = JSON.parse(text).episode_id;

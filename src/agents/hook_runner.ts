@@ -21,7 +21,14 @@ import { commandOf } from "./display.ts";
 import { type DriverOptions, isSealed } from "./episodes.ts";
 import { DIRECT, type EpisodeSource } from "./server/episodes.ts";
 import { type EndEvent, type HookAnswer, type HookEvent, NO_OPINION, type PreToolEvent } from "./event.ts";
-import { claimantAlive, claimSession, type SessionEntry, sessionEpisode } from "./session_index.ts";
+import {
+  claimantAlive,
+  claimSession,
+  maskSessionId,
+  type SessionEntry,
+  sessionEpisode,
+  storedSession,
+} from "./session_index.ts";
 import { crashPoint } from "./crash_point.ts";
 import { toRecordedResult } from "./tool_result.ts";
 
@@ -93,7 +100,8 @@ async function openClaimed(
       root: s.root,
       using: dialect.name,
       episode_id: id,
-      adapter: { ...(s.options.adapter ?? {}), session_id: event.session_id },
+      // The session id may carry a token: stored masked, with its digest.
+      adapter: { ...(s.options.adapter ?? {}), ...storedSession(event.session_id) },
     });
   } catch (e) {
     if (!(e instanceof NoemaError && e.code === "exists" && existsSync(episodeDirFor(id, s.root)))) throw e;
@@ -222,7 +230,7 @@ function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "re
  * ```
  */
 export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<HookAnswer> {
-  const fallbackTask = `${dialect.name} session ${event.session_id}`;
+  const fallbackTask = `${dialect.name} session ${maskSessionId(event.session_id)}`;
   switch (event.kind) {
     case "session_start":
       return NO_OPINION;

@@ -57,6 +57,20 @@ export function maskSessionId(session: string): string {
   return `${session.slice(0, 4)}…(${session.length})`;
 }
 
+/**
+ * How a session is named where noema stores it (the session file, the
+ * episode's start event): the id masked, and its digest to match it.
+ *
+ * @example
+ * ```ts
+ * import { storedSession } from "./session_index.ts";
+ * storedSession("a07059c2-1111-2222"); // { session_id: "a070…(18)", session_sha256: "…" }
+ * ```
+ */
+export function storedSession(session: string): { session_id: string; session_sha256: string } {
+  return { session_id: maskSessionId(session), session_sha256: sha256(session) };
+}
+
 function readEntryText(root: string, agent: string, session: string): { path: string; text: string } | null {
   for (const path of [entryPath(root, agent, session), legacyPath(root, agent, session)]) {
     try {
