@@ -343,6 +343,34 @@ describe("results out of order", () => {
   });
 });
 
+describe("results out of order, for an agent that sends no call ids (Gemini CLI)", () => {
+  test("a result before its call and a second result of one call are both recorded, unreviewed", TIMEOUT, async () => {
+    const root = join(tmp.path, "ooo-gemini");
+    const fixture = (name: string) =>
+      JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "agents", "gemini", `${name}.json`), "utf8"));
+    const gem = (event: unknown) =>
+      runChild(BUN, [ENTRY, "hook", "gemini", "--root", root], {
+        cwd: tmp.path,
+        input: JSON.stringify(event),
+        env: { ...process.env, NOEMA_HOOK_SERVER: "0" },
+        timeoutMs: 60_000,
+      });
+    const session = { session_id: "gem-ooo", cwd: tmp.path };
+    const after = { ...fixture("AfterTool_shell"), ...session };
+    const before = { ...fixture("BeforeTool_shell"), ...session };
+    for (const event of [after, before, after, after, { ...fixture("SessionEnd"), ...session }]) {
+      const r = await gem(event);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const dir = join(root, "episodes", id);
+    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+    assert.equal(summary.metrics.act_count, 3, "three results, three acts");
+    assert.equal(summary.metrics.unreviewed_count, 2, "the one before its call, and the extra one");
+    assert.deepEqual(validate(dir).problems, []);
+  });
+});
+
 describe("session files", () => {
   const token = "opaque9f8e7d6c5b4a3928170ABCDEFGHIJ"; // no known token shape: only the session masking hides it
   test(

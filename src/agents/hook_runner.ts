@@ -261,9 +261,10 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
         const callId = event.repeatable ? episode.openCall(event.call_id) : event.call_id;
         const result = toRecordedResult(event);
-        if (episode.knowsCall(callId)) {
-          await episode.record(callId, result);
-        } else await episode.recordUnreviewed(proposedOf(event), result);
+        // A call named by its content whose every occurrence has its result: this one was not seen proposed.
+        const awaited = !event.repeatable || episode.unrecordedCalls().includes(callId);
+        if (episode.knowsCall(callId) && awaited) await episode.record(callId, result);
+        else await episode.recordUnreviewed(proposedOf(event), result);
         crashPoint("recorded");
         return NO_OPINION;
       }, NO_OPINION);

@@ -608,6 +608,9 @@ export class EpisodeCore {
    */
   recordUnreviewed(action: ProposedAction, result: RecordedResult): Promise<void> {
     this.#checkHeld();
+    if (action.repeatable && action.call_id !== undefined) {
+      action = { ...action, call_id: this.#occurrence(action.call_id) }; // a new occurrence of a content-named call
+    }
     if (action.call_id !== undefined && this.#calls[action.call_id]) return this.record(action.call_id, result);
     const e = this.#engine, p = e.p;
     const command = action.command ?? displayCommand(action.input);
