@@ -284,6 +284,19 @@ describe("a hook killed at any point of its path", () => {
   }
 });
 
+describe("a damaged session file", () => {
+  test("is claimed anew: the next call works", TIMEOUT, async () => {
+    const root = join(tmp.path, "damaged");
+    assert.equal((await hook(root, pre("dmg", "t1", "ls"))).code, 0);
+    const dir = join(root, "sessions", "claude-code");
+    const [name] = readdirSync(dir);
+    writeFileSync(join(dir, name), "{ torn");
+    const r = await hook(root, pre("dmg", "t2", "pwd"), {}, ["--grant"]);
+    assert.equal(verdict(r), "allow", r.err);
+    assert.equal(JSON.parse(readFileSync(join(dir, name), "utf8")).schema_version, "session/1.0");
+  });
+});
+
 describe("results out of order", () => {
   const post = (session: string, id: string, command: string) => ({
     ...pre(session, id, command),
@@ -383,6 +396,7 @@ describe("session files", () => {
       const dir = join(root, "sessions", "claude-code");
       const [name] = readdirSync(dir);
       assert.doesNotMatch(name, /opaque|ABCDEFGH/, "the file name does not carry the id");
+      assert.match(name, /^s_[0-9a-f]{40}\.json$/);
       const text = readFileSync(join(dir, name), "utf8");
       assert.doesNotMatch(text, /ABCDEFGHIJ/, "the content does not carry the id");
       assert.match(JSON.parse(text).session_id, /^sess…\(\d+\)$/);

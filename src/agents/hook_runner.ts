@@ -66,8 +66,14 @@ async function claimedEpisode(
   dialect: Dialect,
   event: HookEvent,
   s: HookSettings,
-): Promise<{ id: string; exists: boolean } | null> {
-  const entry = s.episode === undefined ? sessionEpisode(s.root, dialect.name, event.session_id) : null;
+): Promise<{ id: string | null; exists: boolean } | null> {
+  let entry: SessionEntry | null = null;
+  try {
+    entry = s.episode === undefined ? sessionEpisode(s.root, dialect.name, event.session_id) : null;
+  } catch (e) {
+    if (!(e instanceof NoemaError && (e.code === "bad_json" || e.code === "bad_session"))) throw e;
+    return { id: null, exists: false }; // a damaged entry (not noema's write: those are atomic) is claimed anew
+  }
   const id = s.episode ?? entry?.episode_id;
   if (id === undefined) return null;
   const dir = episodeDirFor(id, s.root);
@@ -78,7 +84,7 @@ async function claimedEpisode(
 /** The session's open episode, or null (none yet, the last one ended, or its creation never finished). */
 async function currentEpisode(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<EpisodeHandle | null> {
   const claimed = await claimedEpisode(dialect, event, s);
-  if (claimed === null) return null;
+  if (claimed === null || claimed.id === null) return null;
   const dir = episodeDirFor(claimed.id, s.root);
   if (s.episode === undefined && (!claimed.exists || isSealed(dir))) return null;
   return await (s.episodes ?? DIRECT).attach(claimed.id, s.root);
@@ -118,7 +124,7 @@ async function episodeFor(
 ): Promise<EpisodeHandle> {
   if (s.episode !== undefined) return await (s.episodes ?? DIRECT).attach(s.episode, s.root);
   const claimed = await claimedEpisode(dialect, event, s);
-  if (claimed !== null) {
+  if (claimed !== null && claimed.id !== null) {
     const dir = episodeDirFor(claimed.id, s.root);
     if (claimed.exists && !isSealed(dir)) return await (s.episodes ?? DIRECT).attach(claimed.id, s.root);
     // Claimed, but its process died before creating it: create it now, under the claimed id.

@@ -35,7 +35,7 @@ export const SessionEntry = v.looseObject({
 export type SessionEntry = v.InferOutput<typeof SessionEntry>;
 
 function entryPath(root: string, agent: string, session: string): string {
-  return join(root, "sessions", agent, `s_${sha256(session).slice(0, 40)}.json`);
+  return join(root, "sessions", agent, `s_${sha256(session).replace(/^sha256:/, "").slice(0, 40)}.json`);
 }
 
 /** Where versions before 0.x kept a session's entry: named by the id itself. */
