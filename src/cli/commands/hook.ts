@@ -113,7 +113,10 @@ function hookCommand(program: CommandUnknownOpts) {
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
         ["noema install-hooks codex", "register noema hook codex in .codex/hooks.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
-      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n" +
+      ) +
+        "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error, a policy that\n" +
+        "ends the process, or a stdin that does not end (NOEMA_HOOK_STDIN_IDLE_MS, default 3000; NOEMA_HOOK_STDIN_MAX_MS,\n" +
+        "default 20000).\n" +
         "The first call of a session starts a background server that answers the next ones quickly (the episode and\n" +
         "policies stay loaded); it stops after 10 idle minutes. NOEMA_HOOK_SERVER=0 turns it off (docs/cli.md).\n",
     );
