@@ -244,5 +244,12 @@ describe("install-hooks again keeps what is registered; policies are checked fir
       assert.match(r.stderr, why);
       assert.equal(existsSync(join(dir, ".claude", "settings.json")), false, `${file}: nothing registered`);
     }
+    // A broken policy in the project's policy folder would block every call too.
+    writeFileSync(join(dir, "noema.jsonc"), '{ "policies_dir": "policies" }\n');
+    mkdirSync(join(dir, "policies"));
+    writeFileSync(join(dir, "policies", "local.ts"), "export default {\n");
+    const local = cli(["install-hooks", "claude-code"], { cwd: dir });
+    assert.equal(local.code, 2, local.stdout);
+    assert.match(local.stderr, /local\.ts: .*line 1/);
   });
 });

@@ -121,7 +121,9 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       const policies = opts.policy === false ? false : opts.policy?.map((p) => resolve(p));
       const args = mergeHookArgs(registered, { policies, print: opts.print });
       const kept = args.filter((_, i) => args[i - 1] === "--policy");
-      await checkPolicies(kept);
+      // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
+      const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
+      await checkPolicies([...kept, ...local]);
       const hooks = target.hooks(args);
       const change = installHooks(path, hooks, { agent });
       const command = Object.values(hooks)[0][0].hooks[0].command;
@@ -132,7 +134,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       ctx.out.line(`command: ${command}`);
       if (ungoverned) {
         ctx.out.line(
-          "ungoverned: recorded only — no policy (--policy, noema.jsonc or policies/ here): every call is recorded, " +
+          "ungoverned: recorded only — no policy (--policy, or noema.jsonc here): every call is recorded, " +
             "none is checked",
         );
       }
@@ -150,7 +152,7 @@ async function checkPolicies(files: string[]): Promise<void> {
   }
 }
 
-/** The policies `noema.jsonc` and `policies/` in the current directory give the hook, besides --policy. */
+/** The policies `noema.jsonc` in the current directory gives the hook (its `policies`, `policies_dir`), besides --policy. */
 function projectPolicies(): readonly unknown[] {
   try {
     return resolveRunSettings({ taskOrFile: "-", options: {} }).options.policies ?? [];
