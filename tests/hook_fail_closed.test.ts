@@ -284,6 +284,33 @@ describe("a hook killed at any point of its path", () => {
   }
 });
 
+describe("the resident server killed after deciding a call", () => {
+  test("the call is answered in-process as the same call, and its result goes to its step", TIMEOUT, async () => {
+    const root = join(tmp.path, "server-kill");
+    const servers = join(tmp.path, "servers-kill");
+    mkdirSync(servers, { recursive: true, mode: 0o700 });
+    const log = join(tmp.path, "server-kill.log");
+    const env = { NOEMA_HOOK_SERVER: "1", NOEMA_HOOK_SERVER_DIR: servers, NOEMA_HOOK_SERVER_LOG: log };
+    const prompt = { session_id: "srvkill", cwd: tmp.path, hook_event_name: "UserPromptSubmit", prompt: "go" };
+    // The prompt's process starts the server with the crash point set: it dies at its first decision.
+    const grant = ["--grant"]; // one command line for every call: one server
+    assert.equal((await hook(root, prompt, { ...env, NOEMA_HOOK_CRASH_AT: "decided" }, grant)).code, 0);
+    await waitFor(() => existsSync(log) && /listening/.test(readFileSync(log, "utf8")));
+    const r = await hook(root, pre("srvkill", "t1", "ls"), env, ["--grant"]);
+    assert.equal(verdict(r), "allow", r.err);
+    const post = { ...pre("srvkill", "t1", "ls"), hook_event_name: "PostToolUse", tool_response: { stdout: "a" } };
+    assert.equal((await hook(root, post, env, grant)).code, 0);
+    assert.equal((await hook(root, { ...prompt, hook_event_name: "Stop" }, env, grant)).code, 0);
+    assert.match(readFileSync(log, "utf8"), /request read/, "the server took the call (and died deciding it)");
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const dir = join(root, "episodes", id);
+    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done"], "one call, one step");
+    assert.deepEqual(validate(dir).problems, []);
+    rmSync(servers, { recursive: true, force: true });
+  });
+});
+
 describe("a damaged session file", () => {
   test("is claimed anew: the next call works", TIMEOUT, async () => {
     const root = join(tmp.path, "damaged");

@@ -274,7 +274,13 @@ export class EpisodeCore {
     p.inputs.set(step.id, action.input);
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
     const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
-    const decided = await e.decideStep(index, pending);
+    e.candidateCallId = action.call_id ?? null;
+    let decided: StepDecision;
+    try {
+      decided = await e.decideStep(index, pending);
+    } finally {
+      e.candidateCallId = null;
+    }
     const callId = action.call_id ?? `step:${step.id}`;
     const onAsk = action.on_ask ?? "pause";
     const decision = this.#decision(index, decided, onAsk);
