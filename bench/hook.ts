@@ -12,6 +12,9 @@
  * - the same on `PostToolUse` (record the result),
  * - the same `PreToolUse` with `NOEMA_HOOK_SERVER=0`: each call loads the
  *   episode and the policies itself (informational: what the server saves),
+ * - the same through the npm package's launcher (`npx noema`: `node
+ *   bin/noema.mjs`, which runs Bun), with `--root` before `hook`: it must
+ *   reach the same fast path (its own resident server),
  * - the baseline: `true` as the hook, on the same stdin.
  *
  * Goal: the `PreToolUse` hook adds ≤ 30 ms (median) over `true`.
@@ -23,6 +26,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { build, DEFAULT_OUTFILE } from "../scripts/build.ts";
 import { openEpisode } from "../src/agents/episodes.ts";
 import {
@@ -35,6 +39,8 @@ import {
   runStandalone,
   tempDir,
 } from "./lib.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
 
 /** Default runs per measured command. */
 export const DEFAULT_RUNS = 30;
@@ -134,7 +140,26 @@ export async function main(args: string[] = []): Promise<BenchReport> {
     const direct = await median((i) => `exec ${hook} < ${file(runs + i, "PreToolUse")}`, Math.min(runs, 10), tmp.path, {
       NOEMA_HOOK_SERVER: "0",
     });
-    rmSync(servers, { recursive: true, force: true }); // stops the server
+    // Through the npm package's launcher (`npx noema`: node bin/noema.mjs, then Bun), a global option first: the
+    // same fast path (it has a server of its own: another executable).
+    const launcher = `node ${join(REPO, "bin", "noema.mjs")} --root ${root} hook claude-code --episode ${id} ` +
+      "--print --grant --no-finish";
+    await median(() => `exec ${launcher} < ${file(-2, "PreToolUse")}`, 1, tmp.path, env); // starts its server
+    await new Promise((r) => setTimeout(r, 1000));
+    const viaNpmPre = await median(
+      (i) => `exec ${launcher} < ${file(2 * runs + i, "PreToolUse")}`,
+      runs,
+      tmp.path,
+      env,
+    );
+    const viaNpmPost = await median(
+      (i) => `exec ${launcher} < ${file(2 * runs + i, "PostToolUse")}`,
+      runs,
+      tmp.path,
+      env,
+    );
+    rmSync(servers, { recursive: true, force: true }); // stops the servers
+    const node = await median((i) => `exec node -e 0 < ${file(i, "PreToolUse")}`, runs, tmp.path);
     const base = await median((i) => `exec true < ${file(i, "PreToolUse")}`, runs, tmp.path);
     const added = pre - base;
     const ok = added <= GOAL_MS;
@@ -149,6 +174,13 @@ export async function main(args: string[] = []): Promise<BenchReport> {
           fixed(direct, 1),
           fixed(direct - base, 1),
         ],
+        [
+          "node bin/noema.mjs --root … hook claude-code (npx noema; PreToolUse)",
+          fixed(viaNpmPre, 1),
+          fixed(viaNpmPre - base, 1),
+        ],
+        ["node bin/noema.mjs … (PostToolUse)", fixed(viaNpmPost, 1), fixed(viaNpmPost - base, 1)],
+        ["node -e 0 (the launcher's own start, for comparison)", fixed(node, 1), fixed(node - base, 1)],
         ["true (baseline)", fixed(base, 1), "0.0"],
       ],
       notes: [

@@ -4,7 +4,7 @@
  * Node launcher, so `npx noema` and noema installed as a dependency work with
  * only Node on PATH. It finds the Bun runtime that comes with the package
  * (the `bun` npm package, or its platform package `@oven/bun-<os>-<arch>`),
- * or `$NOEMA_BUN`, and runs the CLI (`src/cli/main.ts`) with it, passing the
+ * or `$NOEMA_BUN`, and runs the CLI (`bin/noema.ts`) with it, passing the
  * arguments, stdin/stdout/stderr, signals and the exit code through.
  *
  * Bun runs with `--no-env-file`, `--no-install` and this package's own
@@ -58,7 +58,8 @@ if (bun === null) {
   process.exit(1);
 }
 
-const main = join(pkgDir, "src", "cli", "main.ts");
+// bin/noema.ts: the CLI, with the fast path of `noema hook` (its resident server) in front.
+const main = join(pkgDir, "bin", "noema.ts");
 const child = spawn(
   bun,
   ["--no-env-file", "--no-install", `--config=${join(here, "bunfig.toml")}`, main, ...process.argv.slice(2)],

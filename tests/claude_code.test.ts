@@ -2,7 +2,7 @@
 // Messages server on 127.0.0.1 plays the model; noema run --using claude-code registers noema's hook.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Turn } from "./helpers/anthropic_server.ts";
 import { assertSound, bash, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
@@ -86,6 +86,32 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
       const out = JSON.parse(r.stdout);
       const [act] = acts(out.episode_dir);
       assert.equal(act.payload.input.command, "echo governed > said.txt");
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("a call Claude Code's own permission rules deny is a step that did not run, saying so", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session([{ text: "Touching", tools: [bash("toolu_d1", "touch denied.txt")] }, { text: "Done." }]);
+    try {
+      // The user's own rule: Claude Code refuses the call whatever noema's hook answered.
+      mkdirSync(join(s.box.home, ".claude"), { recursive: true });
+      writeFileSync(
+        join(s.box.home, ".claude", "settings.json"),
+        JSON.stringify({ permissions: { deny: ["Bash(touch:*)"] } }),
+      );
+      const r = await s.run("touch a file", policy("no-forbidden.ts"));
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.equal(existsSync(join(s.box.workspace, "denied.txt")), false, "claude did not run it");
+      const state = JSON.parse(readFileSync(join(out.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((x: { status: string }) => x.status), ["skipped"]);
+      const [act] = acts(out.episode_dir);
+      assert.equal(act.payload.result_status, "skipped");
+      assert.match(act.payload.error.message, /denied by Claude Code's own permission rules/);
       await assertSound(s, out.episode_dir);
     } finally {
       await s.server.close();

@@ -1,7 +1,10 @@
 // noema install-hooks claude-code, and the hook's fail-closed exits, through the real CLI.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { runChild } from "./helpers/child.ts";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { cli, REPO } from "./helpers/cli.ts";
@@ -22,7 +25,10 @@ describe("noema install-hooks claude-code", () => {
     writeFileSync(settings, original);
     const first = cli(["install-hooks", "claude-code", "--project"], { cwd: project });
     assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stdout, /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop/);
+    assert.match(
+      first.stdout,
+      /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, Stop/,
+    );
     const text = readFileSync(settings, "utf8");
     assert.match(text, /\/\/ my rules/, "comments survive");
     const value = parse(text);
@@ -41,7 +47,7 @@ describe("noema install-hooks claude-code", () => {
   test("--uninstall removes only noema's entries", () => {
     const r = cli(["install-hooks", "claude-code", "--uninstall", "--json"], { cwd: project });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).removed.length, 6);
+    assert.equal(JSON.parse(r.stdout).removed.length, 7);
     const value = parse(readFileSync(settings, "utf8"));
     assert.deepEqual(Object.keys(value.hooks), ["PreToolUse"]);
     assert.equal(value.hooks.PreToolUse[0].hooks[0].command, "my-check");
@@ -51,6 +57,7 @@ describe("noema install-hooks claude-code", () => {
   test("--user writes ~/.claude/settings.json; a broken settings file is refused (exit 2)", () => {
     const home = join(tmp.path, "home");
     mkdirSync(home);
+    writeFileSync(join(project, "p.ts"), 'export default { name: "P", version: "1", advise() {} };\n');
     const r = cli(["install-hooks", "claude-code", "--user", "--policy", "p.ts"], {
       cwd: project,
       env: { HOME: home },
@@ -121,5 +128,128 @@ describe("noema hook --episode", () => {
     const events = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").split("\n").filter(Boolean);
     const proposed = events.map((l) => JSON.parse(l)).filter((e) => e.phase === "action_candidate");
     assert.equal(proposed.length, refs.length, "each call went through the episode's policies");
+  });
+});
+
+describe("the registered hook command ignores the governed project's bunfig.toml, .env and tsconfig", () => {
+  test("installed through the package launcher (npx noema): a planted preload never runs, the hook still denies", {
+    timeout: 120_000,
+  }, async () => {
+    const project = join(tmp.path, "planted");
+    const servers = join(tmp.path, "planted-servers");
+    mkdirSync(project, { recursive: true });
+    mkdirSync(servers, { recursive: true, mode: 0o700 });
+    const pwned = join(project, "PWNED");
+    writeFileSync(join(project, "bunfig.toml"), 'preload = ["./evil.ts"]\n');
+    writeFileSync(join(project, "evil.ts"), `require("node:fs").appendFileSync(${JSON.stringify(pwned)}, "ran\\n");\n`);
+    writeFileSync(join(project, ".env"), "NOEMA_HOOK_SERVER=0\nNOEMA_POLICY_ISOLATION=thread\n");
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { paths: { "noema": ["./evil.ts"] } } }),
+    );
+    writeFileSync(
+      join(project, "deny.ts"),
+      `import { DirectedIntuition } from "noema";
+export default class NoLs extends DirectedIntuition {
+  name = "NoLs"; version = "1";
+  advise(s) { if (String(s.action.command).startsWith("ls")) return { kind: "veto", advice: "no ls here", confidence: 1 }; }
+}
+`,
+    );
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "NOEMA_HOOK_BIN") env[k] = v;
+    env.NOEMA_HOOK_SERVER_DIR = servers;
+    const installed = spawnSync("node", [
+      join(REPO, "bin", "noema.mjs"),
+      "install-hooks",
+      "claude-code",
+      "--policy",
+      "deny.ts",
+    ], {
+      cwd: project,
+      env,
+      encoding: "utf8",
+    });
+    assert.equal(installed.status, 0, installed.stderr);
+    const command = parse(readFileSync(join(project, ".claude", "settings.json"), "utf8")).hooks.PreToolUse[0].hooks[0]
+      .command;
+    assert.match(command, /--no-env-file --no-install --config=/);
+    const call = (id: string) =>
+      runChild("sh", ["-c", command], {
+        cwd: project,
+        env,
+        input: JSON.stringify({
+          ...JSON.parse(fixture("PreToolUse_Bash")),
+          cwd: project,
+          tool_input: { command: "ls -la" },
+          tool_use_id: id,
+        }),
+        timeoutMs: 60_000,
+      });
+    // The first call in its own process, the next through the resident server it started.
+    for (const id of ["toolu_p1", "toolu_p2", "toolu_p3"]) {
+      const r = await call(id);
+      assert.equal(r.code, 0, r.stderr);
+      const answer = JSON.parse(r.stdout).hookSpecificOutput;
+      assert.equal(answer.permissionDecision, "deny", r.stdout);
+      assert.match(answer.permissionDecisionReason, /no ls here/);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    assert.equal(existsSync(pwned), false, "the project's preload never ran");
+    assert.ok(readdirSync(servers).length > 0, "the .env (NOEMA_HOOK_SERVER=0) was not read: a server started");
+    rmSync(servers, { recursive: true, force: true });
+  });
+});
+
+describe("install-hooks again keeps what is registered; policies are checked first", () => {
+  const project = join(tmp.path, "again");
+  const command = (file: string) =>
+    parse(readFileSync(join(project, file), "utf8")).hooks.BeforeTool[0].hooks[0].command as string;
+  test("gemini --print after --policy keeps the policy and prints the final command; --no-policy removes it", () => {
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "p.ts"), 'export default { name: "P", version: "1", advise() {} };\n');
+    const first = cli(["install-hooks", "gemini", "--policy", "p.ts"], { cwd: project });
+    assert.equal(first.code, 0, first.stderr);
+    const print = cli(["install-hooks", "gemini", "--print"], { cwd: project });
+    assert.equal(print.code, 0, print.stderr);
+    const registered = command(join(".gemini", "settings.json"));
+    assert.match(registered, /hook gemini --policy \S*p\.ts --print$/, "the policy is kept");
+    assert.match(print.stdout, new RegExp(`command: .*hook gemini --policy \\S*p\\.ts --print`));
+    const again = cli(["install-hooks", "gemini"], { cwd: project });
+    assert.match(again.stdout, /already installed; nothing changed/);
+    assert.equal(command(join(".gemini", "settings.json")), registered, "installing again keeps it all");
+    const none = cli(["install-hooks", "gemini", "--no-policy", "--no-print"], { cwd: project });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(command(join(".gemini", "settings.json")), /hook gemini$/);
+    assert.match(none.stdout, /ungoverned: recorded only/);
+  });
+
+  test("a missing or broken policy is refused with its location (exit 2), and nothing is registered", () => {
+    const dir = join(tmp.path, "refused");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "broken.ts"), "export default {\n");
+    writeFileSync(join(dir, "empty.ts"), "export const x = 1;\n");
+    for (
+      const [file, why] of [
+        ["missing.ts", /missing\.ts: plugin file not found/],
+        ["broken.ts", /broken\.ts: .*line 1/],
+        [
+          "empty.ts",
+          /empty\.ts: has no default export/,
+        ],
+      ] as const
+    ) {
+      const r = cli(["install-hooks", "claude-code", "--policy", file], { cwd: dir });
+      assert.equal(r.code, 2, `${file}: ${r.stdout}`);
+      assert.match(r.stderr, why);
+      assert.equal(existsSync(join(dir, ".claude", "settings.json")), false, `${file}: nothing registered`);
+    }
+    // A broken policy in the project's policy folder would block every call too.
+    writeFileSync(join(dir, "noema.jsonc"), '{ "policies_dir": "policies" }\n');
+    mkdirSync(join(dir, "policies"));
+    writeFileSync(join(dir, "policies", "local.ts"), "export default {\n");
+    const local = cli(["install-hooks", "claude-code"], { cwd: dir });
+    assert.equal(local.code, 2, local.stdout);
+    assert.match(local.stderr, /local\.ts: .*line 1/);
   });
 });

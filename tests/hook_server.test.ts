@@ -222,4 +222,38 @@ describe("resident hook server", () => {
     rmSync(b.servers, { recursive: true, force: true });
     await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
   });
+
+  test("every launch path reaches the server: the package launcher (npx noema), and global options before hook", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const launchers: [string, string[]][] = [
+      ["node", [join(REPO, "bin", "noema.mjs")]],
+      [BUN, [ENTRY]],
+    ];
+    for (const [n, [cmd, pre0]] of launchers.entries()) {
+      const b = box(`launch-${n}`);
+      const env = { ...process.env, NOEMA_HOOK_SERVER_DIR: b.servers, NOEMA_HOOK_SERVER_LOG: b.log };
+      // The global option first, as `noema --root DIR hook …` is written.
+      const args = [...pre0, "--root", b.root, "hook", "claude-code", "--policy", policy, "--print", "--grant"];
+      const call = (id: string, command: string) =>
+        runChild(cmd, args, { cwd: tmp.path, input: JSON.stringify(pre(`launch-${n}`, id, command)), env });
+      const first = await call("toolu_1", "ls");
+      assert.equal(first.code, 0, first.stderr);
+      await waitFor(() => existsSync(b.log) && /listening/.test(readFileSync(b.log, "utf8")));
+      const veto = await call("toolu_2", "git push origin main");
+      assert.equal(JSON.parse(veto.stdout).hookSpecificOutput.permissionDecision, "deny", `${cmd}: ${veto.stderr}`);
+      assert.equal(
+        readFileSync(b.log, "utf8").match(/answered exit 0/g)?.length,
+        1,
+        `${cmd}: the server answered the second call`,
+      );
+      // The server serves the --root given before hook.
+      rmSync(b.servers, { recursive: true, force: true });
+      await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")));
+      const dir = episodeDir(b.root);
+      await waitFor(() => !existsSync(join(dir, "lock")));
+      const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+      assert.deepEqual(state.plan.steps.map((s: any) => s.status), ["pending", "vetoed"]);
+    }
+  });
 });

@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { Decision } from "./core.ts";
-import type { HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
+import type { EndEvent, HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
 
 /** How the agent runs, which changes what an approval becomes. */
 export interface AnswerContext {
@@ -48,6 +48,12 @@ export interface Dialect {
    * input (Gemini CLI). `root` is the episodes root.
    */
   answered?(root: string, event: PreToolEvent, answer: HookAnswer): void;
+  /**
+   * What the agent says about calls that got no result by the end of a turn
+   * (they did not run), by call id: Claude Code's transcript holds the
+   * `tool_result` of a call its permission prompt refused.
+   */
+  notRunReasons?(event: EndEvent, callIds: readonly string[]): Map<string, string>;
   /** The id of the call a `post_tool` event belongs to, when the event's own id may not be it (Gemini CLI). */
   callOf?(root: string, event: PostToolEvent): string;
 }

@@ -59,10 +59,22 @@ export interface EndEvent extends EventBase {
   kind: "stop" | "session_end";
   /** The agent's last message, or why the session ended. */
   message: string | null;
+  /** The agent's transcript (JSONL), where the results of calls that never ran are found, or null. */
+  transcript?: string | null;
+}
+
+/** The agent itself refused a tool call (its permission rules or classifier): the call does not run. */
+export interface DeniedEvent extends EventBase {
+  kind: "denied";
+  tool: string;
+  input: Record<string, unknown>;
+  call_id: string;
+  /** Who denied it and why, as the agent says. */
+  reason: string;
 }
 
 /** A hook event, normalized. */
-export type HookEvent = SessionStartEvent | PromptEvent | PreToolEvent | PostToolEvent | EndEvent;
+export type HookEvent = SessionStartEvent | PromptEvent | PreToolEvent | PostToolEvent | EndEvent | DeniedEvent;
 
 /**
  * What the hook prints and how it exits. `stdout: null` prints nothing (no

@@ -16,13 +16,21 @@ import { episodeDirFor } from "../store/layout.ts";
 import { NoemaError } from "../errors.ts";
 import { heldCallReason } from "../runtime/core/held_call.ts";
 import { checkTask } from "../runtime/core/prepare.ts";
-import type { Decision, EpisodeHandle } from "./core.ts";
+import type { Decision, EpisodeHandle, ProposedAction, RecordedResult } from "./core.ts";
 import type { AnswerContext, Dialect } from "./dialect.ts";
 import { commandOf } from "./display.ts";
 import { type DriverOptions, isSealed } from "./episodes.ts";
 import { DIRECT, type EpisodeSource } from "./server/episodes.ts";
-import { type HookAnswer, type HookEvent, NO_OPINION, type PreToolEvent } from "./event.ts";
-import { claimSession, sessionEpisode } from "./session_index.ts";
+import { type EndEvent, type HookAnswer, type HookEvent, NO_OPINION, type PreToolEvent } from "./event.ts";
+import {
+  claimantAlive,
+  claimSession,
+  maskSessionId,
+  type SessionEntry,
+  sessionEpisode,
+  storedSession,
+} from "./session_index.ts";
+import { crashPoint } from "./crash_point.ts";
 import { toRecordedResult } from "./tool_result.ts";
 
 /** How the hook runs. */
@@ -41,19 +49,71 @@ export interface HookSettings extends AnswerContext {
 
 const APPEAR_WAIT_MS = 5000;
 
-async function waitForDir(dir: string): Promise<void> {
+/** Waits (up to 5 s) for a claimed episode's directory while its claimant may still be creating it. */
+async function waitForDir(dir: string, entry: SessionEntry | null): Promise<void> {
   const until = Date.now() + APPEAR_WAIT_MS;
-  while (!existsSync(dir) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  while (!existsSync(dir) && Date.now() < until && (entry === null || claimantAlive(entry))) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
-/** The session's open episode, or null (none yet, or the last one ended). */
-async function currentEpisode(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<EpisodeHandle | null> {
-  const id = s.episode ?? sessionEpisode(s.root, dialect.name, event.session_id)?.episode_id;
+/**
+ * The session's episode as claimed: its id, and whether it exists. A claim
+ * whose process died before creating its episode (or that did not appear
+ * within 5 s) names an episode that does not exist: the caller creates it
+ * under that id, so a crash at any point leaves the next call working.
+ */
+async function claimedEpisode(
+  dialect: Dialect,
+  event: HookEvent,
+  s: HookSettings,
+): Promise<{ id: string | null; exists: boolean } | null> {
+  let entry: SessionEntry | null = null;
+  try {
+    entry = s.episode === undefined ? sessionEpisode(s.root, dialect.name, event.session_id) : null;
+  } catch (e) {
+    if (!(e instanceof NoemaError && (e.code === "bad_json" || e.code === "bad_session"))) throw e;
+    return { id: null, exists: false }; // a damaged entry (not noema's write: those are atomic) is claimed anew
+  }
+  const id = s.episode ?? entry?.episode_id;
   if (id === undefined) return null;
   const dir = episodeDirFor(id, s.root);
-  await waitForDir(dir);
-  if (s.episode === undefined && isSealed(dir)) return null;
-  return await (s.episodes ?? DIRECT).attach(id, s.root);
+  await waitForDir(dir, entry);
+  return { id, exists: existsSync(dir) };
+}
+
+/** The session's open episode, or null (none yet, the last one ended, or its creation never finished). */
+async function currentEpisode(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<EpisodeHandle | null> {
+  const claimed = await claimedEpisode(dialect, event, s);
+  if (claimed === null || claimed.id === null) return null;
+  const dir = episodeDirFor(claimed.id, s.root);
+  if (s.episode === undefined && (!claimed.exists || isSealed(dir))) return null;
+  return await (s.episodes ?? DIRECT).attach(claimed.id, s.root);
+}
+
+/** Creates the claimed episode `id`; when another process created it meanwhile, joins it. */
+async function openClaimed(
+  dialect: Dialect,
+  event: HookEvent,
+  s: HookSettings,
+  id: string,
+  task: string,
+): Promise<EpisodeHandle> {
+  const source = s.episodes ?? DIRECT;
+  if (existsSync(episodeDirFor(id, s.root))) return await source.attach(id, s.root);
+  try {
+    return await source.open(task, {
+      ...s.options,
+      root: s.root,
+      using: dialect.name,
+      episode_id: id,
+      // The session id may carry a token: stored masked, with its digest.
+      adapter: { ...(s.options.adapter ?? {}), ...storedSession(event.session_id) },
+    });
+  } catch (e) {
+    if (!(e instanceof NoemaError && e.code === "exists" && existsSync(episodeDirFor(id, s.root)))) throw e;
+    return await source.attach(id, s.root);
+  }
 }
 
 /** The session's open episode; a new one toward `task` when there is none. */
@@ -63,24 +123,26 @@ async function episodeFor(
   s: HookSettings,
   task: string,
 ): Promise<EpisodeHandle> {
-  const current = await currentEpisode(dialect, event, s);
-  if (current) return current;
-  const previous = sessionEpisode(s.root, dialect.name, event.session_id);
-  checkTask(task); // before the session is claimed: a refused task must not leave it pointing at no episode
-  const id = newEpisodeId();
-  const entry = claimSession(s.root, dialect.name, event.session_id, id, { replace: previous !== null });
-  if (entry.episode_id !== id) {
-    // Another hook process of this session created it first.
-    await waitForDir(episodeDirFor(entry.episode_id, s.root));
-    return await (s.episodes ?? DIRECT).attach(entry.episode_id, s.root);
+  if (s.episode !== undefined) return await (s.episodes ?? DIRECT).attach(s.episode, s.root);
+  const claimed = await claimedEpisode(dialect, event, s);
+  if (claimed !== null && claimed.id !== null) {
+    const dir = episodeDirFor(claimed.id, s.root);
+    if (claimed.exists && !isSealed(dir)) return await (s.episodes ?? DIRECT).attach(claimed.id, s.root);
   }
-  return await (s.episodes ?? DIRECT).open(task, {
-    ...s.options,
-    root: s.root,
-    using: dialect.name,
-    episode_id: id,
-    adapter: { ...(s.options.adapter ?? {}), session_id: event.session_id },
-  });
+  checkTask(task); // before the session is claimed: a refused task must not leave it pointing at no episode
+  if (claimed !== null && claimed.id !== null) {
+    // Claimed, but its process died before creating it: create it now, under the claimed id.
+    if (!claimed.exists) return await openClaimed(dialect, event, s, claimed.id, task);
+  }
+  const id = newEpisodeId();
+  const entry = claimSession(s.root, dialect.name, event.session_id, id, { replace: claimed !== null });
+  crashPoint("claimed");
+  if (entry.episode_id !== id) {
+    // Another hook process of this session claimed it first: join its episode (or create it, if that one died).
+    await waitForDir(episodeDirFor(entry.episode_id, s.root), entry);
+    return await openClaimed(dialect, event, s, entry.episode_id, task);
+  }
+  return await openClaimed(dialect, event, s, id, task);
 }
 
 async function withEpisode<T>(
@@ -125,6 +187,47 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
   };
 }
 
+/** The result of a call that did not run: skipped, with who stopped it. */
+function notRun(reason: string): RecordedResult {
+  return { status: "skipped", outcome: reason.slice(0, 200), error: { type: "NotRun", message: reason } };
+}
+
+/**
+ * At the end of a turn, the calls noema let through whose result never
+ * came did not run (the agent's own permission prompt said no, or the user
+ * interrupted): each is recorded as a step that did not run, with what the
+ * agent's transcript says about it.
+ */
+async function recordNotRun(dialect: Dialect, event: EndEvent, episode: EpisodeHandle): Promise<void> {
+  const pending = episode.unrecordedCalls();
+  if (pending.length === 0) return;
+  const said = dialect.notRunReasons?.(event, pending) ?? new Map<string, string>();
+  for (const id of pending) {
+    const why = said.get(id);
+    await episode.record(
+      id,
+      notRun(
+        why
+          ? `not run: ${dialect.name} said: ${why}`
+          : `not run: no result came before ${event.name} (denied by ${dialect.name}'s own permission check, or interrupted)`,
+      ),
+    );
+  }
+}
+
+/** A tool call event as the action noema proposes (or records unreviewed). */
+function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable">): ProposedAction {
+  return {
+    kind: "tool",
+    tool: event.tool,
+    input: event.input,
+    command: commandOf(event.input),
+    ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
+    call_id: event.call_id,
+    ...(event.repeatable ? { repeatable: true } : {}),
+  };
+}
+
 /**
  * Handles one hook event and returns the answer for the agent.
  *
@@ -137,7 +240,7 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
  * ```
  */
 export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: HookSettings): Promise<HookAnswer> {
-  const fallbackTask = `${dialect.name} session ${event.session_id}`;
+  const fallbackTask = `${dialect.name} session ${maskSessionId(event.session_id)}`;
   switch (event.kind) {
     case "session_start":
       return NO_OPINION;
@@ -148,36 +251,47 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       return NO_OPINION;
     case "pre_tool":
       return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+        crashPoint("opened");
         let decision: Decision;
         try {
-          decision = await episode.propose({
-            kind: "tool",
-            tool: event.tool,
-            input: event.input,
-            command: commandOf(event.input),
-            ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
-            call_id: event.call_id,
-            ...(event.repeatable ? { repeatable: true } : {}),
-            on_ask: onAsk(dialect, s),
-          });
+          decision = await episode.propose({ ...proposedOf(event), on_ask: onAsk(dialect, s) });
         } catch (e) {
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
           decision = heldBack(episode.waitingFor(), event);
         }
+        // One process per call: the state and the call's record are written before the answer (they would be at
+        // exit anyway), so a hook killed after deciding leaves the call known to the next one.
+        if (s.episodes === undefined) episode.flush();
+        crashPoint("decided");
         return dialect.answer(event, decision, s);
       }, NO_OPINION);
     case "post_tool":
-      return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
-        await episode.record(
-          event.repeatable ? episode.openCall(event.call_id) : event.call_id,
-          toRecordedResult(event),
-        );
+      // A result is never dropped: one whose call noema did not see proposed (out of order, or its hook killed)
+      // is recorded as unreviewed, in the session's episode (a new one if none is open).
+      return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+        const callId = event.repeatable ? episode.openCall(event.call_id) : event.call_id;
+        const result = toRecordedResult(event);
+        // A call named by its content whose every occurrence has its result: this one was not seen proposed.
+        const awaited = !event.repeatable || episode.unrecordedCalls().includes(callId);
+        if (episode.knowsCall(callId) && awaited) await episode.record(callId, result);
+        else await episode.recordUnreviewed(proposedOf(event), result);
+        crashPoint("recorded");
+        return NO_OPINION;
+      }, NO_OPINION);
+    case "denied":
+      // The agent refused the call itself: a step that did not run, saying who refused it.
+      return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
+        const result = notRun(event.reason);
+        if (episode.knowsCall(event.call_id)) await episode.record(event.call_id, result);
+        else await episode.recordUnreviewed(proposedOf(event), result);
         return NO_OPINION;
       }, NO_OPINION);
     case "stop":
     case "session_end":
       if (!s.finish) return NO_OPINION;
       return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
+        crashPoint("finishing");
+        await recordNotRun(dialect, event, episode);
         await episode.finish({
           adapter_result: "success",
           message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,

@@ -26,14 +26,32 @@ export function noemaArgv(): string[] {
   if (override) return [override];
   if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath];
   const entry = nodeUrl().fileURLToPath(new URL("../cli/main.ts", import.meta.url));
-  // Under Bun, the lean entry: a hook call tries its resident server before loading the CLI.
+  // Under Bun, the lean entry: a hook call tries its resident server before loading the CLI. With the flags of the
+  // package's launcher (bin/noema.mjs): the governed project's .env and bunfig.toml (a preload!) are never read.
   const bin = nodeUrl().fileURLToPath(new URL("../../bin/noema.ts", import.meta.url));
-  if (!("Deno" in globalThis) && existsSync(bin)) return [process.execPath, bin];
+  if (!("Deno" in globalThis) && existsSync(bin)) return [process.execPath, ...bunIsolationFlags(), bin];
   if ("Deno" in globalThis) {
     const config = nodeUrl().fileURLToPath(new URL("../../deno.json", import.meta.url));
     return [process.execPath, "run", "-A", "--quiet", ...(existsSync(config) ? ["--config", config] : []), entry];
   }
-  return [process.execPath, entry];
+  return [process.execPath, ...bunIsolationFlags(), entry];
+}
+
+/**
+ * The Bun flags noema runs from source with, as its launcher (`bin/noema.mjs`)
+ * passes them: no `.env` file, no auto-install, and noema's own (empty)
+ * `bunfig.toml` instead of the working directory's, whose `preload` would
+ * run code in every call.
+ *
+ * @example
+ * ```ts
+ * import { bunIsolationFlags } from "./noema_command.ts";
+ * bunIsolationFlags(); // ["--no-env-file", "--no-install", "--config=/…/noema/bin/bunfig.toml"]
+ * ```
+ */
+export function bunIsolationFlags(): string[] {
+  const config = nodeUrl().fileURLToPath(new URL("../../bin/bunfig.toml", import.meta.url));
+  return ["--no-env-file", "--no-install", ...(existsSync(config) ? [`--config=${config}`] : [])];
 }
 
 /**

@@ -4,10 +4,16 @@
  * hook process of a session claims it by creating the file exclusively, so
  * concurrent hooks of one session agree on one episode.
  *
+ * A session id may carry a secret (a token in it): the file is named by a
+ * digest of the id (`s_<sha256>.json`), and the entry keeps the id masked
+ * (its first 4 characters) with its digest. Files named by the id itself (older
+ * versions) are still read, and removed once the session is claimed again.
+ *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
@@ -20,13 +26,60 @@ export const SessionEntry = v.looseObject({
   session_id: v.string(),
   episode_id: v.string(),
   created_at: v.string(),
+  /** sha256 of the session id (the id itself is stored masked). */
+  session_sha256: v.optional(v.string()),
+  /** The process that claimed the session (to tell a claim whose process died before creating its episode). */
+  pid: v.optional(v.number()),
 });
 /** One session's entry. */
 export type SessionEntry = v.InferOutput<typeof SessionEntry>;
 
 function entryPath(root: string, agent: string, session: string): string {
+  return join(root, "sessions", agent, `s_${sha256(session).replace(/^sha256:/, "").slice(0, 40)}.json`);
+}
+
+/** Where versions before 0.x kept a session's entry: named by the id itself. */
+function legacyPath(root: string, agent: string, session: string): string {
   const safe = /^[A-Za-z0-9_-]{1,100}$/.test(session) ? session : `h_${sha256(session).slice(-32)}`;
   return join(root, "sessions", agent, `${safe}.json`);
+}
+
+/**
+ * A session id as stored: its first 4 characters, the rest masked.
+ *
+ * @example
+ * ```ts
+ * import { maskSessionId } from "./session_index.ts";
+ * maskSessionId("a07059c2-1111-2222"); // "a070…(18)"
+ * ```
+ */
+export function maskSessionId(session: string): string {
+  return `${session.slice(0, 4)}…(${session.length})`;
+}
+
+/**
+ * How a session is named where noema stores it (the session file, the
+ * episode's start event): the id masked, and its digest to match it.
+ *
+ * @example
+ * ```ts
+ * import { storedSession } from "./session_index.ts";
+ * storedSession("a07059c2-1111-2222"); // { session_id: "a070…(18)", session_sha256: "…" }
+ * ```
+ */
+export function storedSession(session: string): { session_id: string; session_sha256: string } {
+  return { session_id: maskSessionId(session), session_sha256: sha256(session) };
+}
+
+function readEntryText(root: string, agent: string, session: string): { path: string; text: string } | null {
+  for (const path of [entryPath(root, agent, session), legacyPath(root, agent, session)]) {
+    try {
+      return { path, text: readFileSync(path, "utf8") };
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ENOENT") throw e;
+    }
+  }
+  return null;
 }
 
 /**
@@ -39,14 +92,9 @@ function entryPath(root: string, agent: string, session: string): string {
  * ```
  */
 export function sessionEpisode(root: string, agent: string, session: string): SessionEntry | null {
-  const path = entryPath(root, agent, session);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return null;
-    throw e;
-  }
+  const found = readEntryText(root, agent, session);
+  if (found === null) return null;
+  const { path, text } = found;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -60,7 +108,16 @@ export function sessionEpisode(root: string, agent: string, session: string): Se
       exitCode: EXIT.USAGE,
     });
   }
-  return r.output;
+  if (path === entryPath(root, agent, session)) return r.output;
+  // Named by the id in clear (an older version): moved to its digest name, the id masked.
+  const moved = { ...r.output, session_id: maskSessionId(session), session_sha256: sha256(session) };
+  try {
+    writeFileAtomic(entryPath(root, agent, session), JSON.stringify(moved, null, 2) + "\n", { exclusive: true, root });
+  } catch (e) {
+    if ((e as { code?: string }).code !== "EEXIST") throw e; // moved by another process meanwhile
+  }
+  removeLegacy(root, agent, session);
+  return sessionEpisode(root, agent, session);
 }
 
 /**
@@ -86,19 +143,55 @@ export function claimSession(
   const entry: SessionEntry = {
     schema_version: "session/1.0",
     agent,
-    session_id: session,
+    session_id: maskSessionId(session),
+    session_sha256: sha256(session),
     episode_id: episodeId,
     created_at: new Date().toISOString(),
+    pid: process.pid,
   };
   if (options.replace) {
     writeJsonAtomic(path, entry, { root });
+    removeLegacy(root, agent, session);
     return entry;
   }
+  const legacy = sessionEpisode(root, agent, session); // an older version's entry moves to its digest name
+  if (legacy !== null) return legacy;
   try {
     writeFileAtomic(path, JSON.stringify(entry, null, 2) + "\n", { exclusive: true, root });
     return entry;
   } catch (e) {
     if ((e as { code?: string }).code !== "EEXIST") throw e;
     return sessionEpisode(root, agent, session)!;
+  }
+}
+
+/** Removes an entry an older version named by the session id (it shows the id in clear). */
+function removeLegacy(root: string, agent: string, session: string): void {
+  const legacy = legacyPath(root, agent, session);
+  if (legacy === entryPath(root, agent, session)) return;
+  try {
+    unlinkSync(legacy);
+  } catch {
+    // none
+  }
+}
+
+/**
+ * Whether the process that claimed a session may still be creating its
+ * episode: alive, or not known (an entry without a pid).
+ *
+ * @example
+ * ```ts
+ * import { claimantAlive } from "./session_index.ts";
+ * claimantAlive({ pid: 1 } as never); // true
+ * ```
+ */
+export function claimantAlive(entry: SessionEntry): boolean {
+  if (entry.pid === undefined || entry.pid === process.pid) return entry.pid === undefined;
+  try {
+    process.kill(entry.pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM";
   }
 }

@@ -128,7 +128,14 @@ export interface EpisodeView {
   /** For a running run: milliseconds since it started. */
   elapsed_ms?: number;
   /** Values from the `start` event (mode, adapter, intuition mode) for runs without a summary. */
-  start: { timestamp: string | null; mode: string | null; using: string | null; intuition_mode: string | null } | null;
+  start: {
+    timestamp: string | null;
+    mode: string | null;
+    using: string | null;
+    intuition_mode: string | null;
+    /** How many policies the run was started with (its recorded settings), or null when not recorded. */
+    policies?: number | null;
+  } | null;
   /** Timestamp of the last event. */
   last_event_at: string | null;
   /** The run's final message (its `terminate` event's), or null before the run ended. */
@@ -321,6 +328,9 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
       mode: str(payload.mode),
       using: str(payload.using) ?? str(payload.adapter),
       intuition_mode: str(payload.intuition_mode),
+      policies: Array.isArray(rec(payload.settings).policies)
+        ? (rec(payload.settings).policies as unknown[]).length
+        : null,
     };
   }
   if (phase === "act") pass.actions++;

@@ -17,6 +17,7 @@ import type { RegisterCommand } from "./context.ts";
 import { versionText } from "./commands/version.ts";
 import { type CliContext, examples } from "./context.ts";
 import { reportError } from "./errors.ts";
+import { exitProcess, guardExits } from "../plugins/exit_guard.ts";
 import { createOutput, type Output } from "./output.ts";
 
 /** Commander's error text made one line: without `error: `, its suggestion kept. */
@@ -168,6 +169,8 @@ export async function main(
     }
     if (PLUGIN_COMMANDS.has(commandIn(program, argv) ?? "")) {
       // Plugin files (policies, adapters, planners, assertion plugins) import "noema": serve it before any loads.
+      // A plugin that ends the process would leave its episode unsealed: its exit throws instead (a failed plugin).
+      guardExits();
       const { registerPluginApi } = await import("../plugins/loader.ts");
       await registerPluginApi();
     }
@@ -195,5 +198,5 @@ export async function main(
 }
 
 if (import.meta.main) {
-  process.exit(await main());
+  exitProcess(await main());
 }

@@ -197,6 +197,11 @@ export class Engine {
   answer: string | null = null;
   /** Extra summary metrics a driver reports (e.g. `tokens`). */
   extraMetrics: ExtraMetrics | null = null;
+  /**
+   * The agent's id of the call being decided (set by `EpisodeCore.propose`), carried in its `action_candidate`
+   * event so that a process that died before writing `core.json` leaves the call findable in the log.
+   */
+  candidateCallId: string | null = null;
   #persistCostMs = 0;
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
@@ -513,7 +518,13 @@ export class Engine {
       schema_version: CONTRACT_VERSIONS.action_candidate,
       action_candidate_id: candidateId,
       kind: d.action.kind,
-      payload: { step_id: step.id, tool: d.action.tool, input: redactedInput.value, hints: d.hints },
+      payload: {
+        step_id: step.id,
+        tool: d.action.tool,
+        input: redactedInput.value,
+        hints: d.hints,
+        ...(this.candidateCallId !== null ? { call_id: this.candidateCallId } : {}),
+      },
       state_ref: ARTIFACTS.state,
       state_hash: stateHash,
       redaction: mergeRedaction([p.stepRedaction.get(step.id) ?? redactedInput.report, redactedInput.report]),

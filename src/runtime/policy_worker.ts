@@ -21,6 +21,7 @@
 import { parentPort } from "node:worker_threads";
 import { NoemaError } from "../errors.ts";
 import { deepFreeze } from "../plugins/freeze.ts";
+import { guardExits } from "../plugins/exit_guard.ts";
 import { listView } from "./core/list_view.ts";
 import { SharedList } from "./core/shared_list.ts";
 import { type LoadedPolicy, loadPolicyInThread } from "../plugins/loader.ts";
@@ -65,6 +66,8 @@ export type FromWorker =
 
 const port = parentPort;
 if (port) {
+  // A policy's process.exit, abort or kill of the process throws (its call fails: a deny), here as in the main thread.
+  guardExits();
   const policies = new Map<number, Promise<LoadedPolicy>>();
   const slots = new Map<string, unknown>();
   const lists = new Map<string, { items: SharedList<unknown>; frozen: readonly unknown[] }>();

@@ -185,6 +185,7 @@ function scanEvent(scan: RunScan, e: Record<string, unknown>): void {
     case "governance":
       scan.counters.governance++;
       if (p.decision === "veto" && p.enforced === false) scan.counters.would_veto++;
+      if (p.decision === "unreviewed") scan.counters.unreviewed = (scan.counters.unreviewed ?? 0) + 1;
       break;
     case "act":
       scanAct(scan, e, p);

@@ -21,6 +21,8 @@ export interface RunCounters {
   /** Direction events whose policy failed (threw, timed out, returned garbage): status blocked, policy_failure. */
   direction_failed: number;
   governance: number;
+  /** Results recorded for calls noema never saw proposed (verdict `unreviewed`; absent in older files: 0). */
+  unreviewed?: number;
   learn_proposals: number;
   learn_applied: number;
   /** Milliseconds from start to the first action's start, if any. */
@@ -126,6 +128,7 @@ export function buildSummary(input: SummaryInput): Summary {
       reflect_count: c.reflect,
       veto_count: c.veto,
       would_veto_count: c.would_veto,
+      ...(c.unreviewed ? { unreviewed_count: c.unreviewed } : {}),
       learn_proposals: c.learn_proposals,
       learn_applied: c.learn_applied,
       latencies,

@@ -18,6 +18,7 @@ import * as v from "valibot";
 import type { Decision } from "../core.ts";
 import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
+import { transcriptResults } from "./transcript.ts";
 
 const Base = v.looseObject({
   session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
@@ -53,6 +54,13 @@ export const CLAUDE_PAYLOADS = {
     is_interrupt: v.optional(v.boolean()),
     duration_ms: v.optional(v.number()),
   }),
+  PermissionDenied: v.looseObject({
+    ...Base.entries,
+    tool_name: v.string(),
+    tool_input: Input,
+    tool_use_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+    reason: v.optional(v.string()),
+  }),
   Stop: v.looseObject({ ...Base.entries, last_assistant_message: v.optional(v.string()) }),
   SessionEnd: v.looseObject({ ...Base.entries, reason: v.optional(v.string()) }),
 } as const;
@@ -61,6 +69,10 @@ type ClaudeEventName = keyof typeof CLAUDE_PAYLOADS;
 
 /** The events noema registers for and acts on. */
 export const CLAUDE_EVENTS: readonly ClaudeEventName[] = Object.keys(CLAUDE_PAYLOADS) as ClaudeEventName[];
+
+function transcriptOf(p: Record<string, unknown>): string | null {
+  return typeof p.transcript_path === "string" && p.transcript_path !== "" ? p.transcript_path : null;
+}
 
 function eventName(payload: unknown): string {
   const p = parsePayload(v.looseObject({ hook_event_name: v.string() }), payload, "claude-code hook event");
@@ -111,13 +123,24 @@ function parseClaude(payload: unknown): HookEvent | null {
         duration_ms: p.duration_ms ?? null,
       };
     }
+    case "PermissionDenied": {
+      const p = parsePayload(CLAUDE_PAYLOADS.PermissionDenied, payload, what);
+      return {
+        kind: "denied",
+        ...base(p),
+        tool: p.tool_name,
+        input: p.tool_input,
+        call_id: p.tool_use_id,
+        reason: `denied by Claude Code (auto mode): ${p.reason ?? "permission denied"}`,
+      };
+    }
     case "Stop": {
       const p = parsePayload(CLAUDE_PAYLOADS.Stop, payload, what);
-      return { kind: "stop", ...base(p), message: p.last_assistant_message ?? null };
+      return { kind: "stop", ...base(p), message: p.last_assistant_message ?? null, transcript: transcriptOf(p) };
     }
     case "SessionEnd": {
       const p = parsePayload(CLAUDE_PAYLOADS.SessionEnd, payload, what);
-      return { kind: "session_end", ...base(p), message: p.reason ?? null };
+      return { kind: "session_end", ...base(p), message: p.reason ?? null, transcript: transcriptOf(p) };
     }
   }
 }
@@ -179,4 +202,5 @@ export const claudeCode: Dialect = {
   // `-p` defers the call and exits (the calls it runs meanwhile end first); the driver then pauses the episode for
   // noema approve. Interactive, claude asks its user.
   onAsk: (context) => (context.print ? "defer" : "agent"),
+  notRunReasons: (event, ids) => (event.transcript ? transcriptResults(event.transcript, ids) : new Map()),
 };

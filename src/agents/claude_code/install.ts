@@ -49,6 +49,27 @@ function readSettings(path: string): { text: string; value: Record<string, unkno
 }
 
 /**
+ * The command of noema's hook for `agent` registered in the settings file at
+ * `path` (the first one found), or null.
+ *
+ * @example
+ * ```ts
+ * import { registeredCommand } from "./install.ts";
+ * registeredCommand(".gemini/settings.json", "gemini"); // "/usr/local/bin/noema hook gemini --print"
+ * ```
+ */
+export function registeredCommand(path: string, agent: string): string | null {
+  const hooks = readSettings(path).value.hooks;
+  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) return null;
+  for (const groups of Object.values(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) continue;
+    const ours = (groups as HookGroup[]).find((g) => isOurs(g, agent));
+    if (ours) return ours.hooks[0].command;
+  }
+  return null;
+}
+
+/**
  * Adds (or with `uninstall`, removes) noema's hook for `events` in the
  * settings file at `path`. `agent` (default `claude-code`) says which
  * `noema hook <agent>` entries are noema's.

@@ -22,7 +22,7 @@ import type { ResumeOptions } from "../../runtime/resume.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { childEnv } from "../../plugins/process.ts";
 import { resolveRoot } from "../../store/layout.ts";
-import type { FinishOptions } from "../core.ts";
+import type { EpisodeHandle, FinishOptions } from "../core.ts";
 import { abortEnd, type Driver, pausedCheckpoint, pausedResult, startEvent } from "../driver.ts";
 import { attachEpisode, openEpisode } from "../episodes.ts";
 import { followEvents } from "../progress.ts";
@@ -113,6 +113,21 @@ export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
   return { adapter_result: "success", message: result, answer: result };
 }
 
+/**
+ * The calls claude refused by itself (its `permission_denials`: a
+ * `permissions.deny` rule, say) got no result: each is a step that did not
+ * run, saying who refused it.
+ */
+async function recordDenials(episode: EpisodeHandle, json: Record<string, unknown> | null): Promise<void> {
+  const denials = Array.isArray(json?.permission_denials) ? json.permission_denials : [];
+  const open = new Set(episode.unrecordedCalls());
+  for (const d of denials as { tool_use_id?: unknown; tool_name?: unknown }[]) {
+    if (typeof d?.tool_use_id !== "string" || !open.has(d.tool_use_id)) continue;
+    const message = `not run: denied by Claude Code's own permission rules (${String(d.tool_name ?? "tool")})`;
+    await episode.record(d.tool_use_id, { status: "skipped", outcome: message, error: { type: "NotRun", message } });
+  }
+}
+
 async function drive(
   s: Session,
   first: string[],
@@ -136,6 +151,7 @@ async function drive(
     return pausedResult(s.episodeId, s.dir);
   }
   const episode = await attachEpisode(s.dir, { root: s.root });
+  await recordDenials(episode, r.json);
   if (options.signal?.aborted) {
     // claude was stopped with the calls it was running: they did not finish, and no hook will record them.
     const stopped = { type: "Aborted", message: "the run was interrupted; the call was stopped" };

@@ -15,10 +15,10 @@ export interface HookGroup {
 }
 
 /** Events whose matcher is a tool name pattern. */
-const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
+const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"]);
 
 /** The events `noema run --using claude-code` registers: the run itself opens and finishes the episode. */
-export const RUN_EVENTS: readonly string[] = ["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+export const RUN_EVENTS: readonly string[] = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"];
 
 /** The events an installed hook registers: the session opens and finishes its episode. */
 export const INSTALL_EVENTS: readonly string[] = [
@@ -26,6 +26,7 @@ export const INSTALL_EVENTS: readonly string[] = [
   "PreToolUse",
   "PostToolUse",
   "PostToolUseFailure",
+  "PermissionDenied",
   "Stop",
   "SessionEnd",
 ];

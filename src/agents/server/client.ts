@@ -6,10 +6,11 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
 import { hookScope, serverEnabled, socketPath } from "./address.ts";
+import { readHookStdin } from "../hook_stdin.ts";
 
 /** The stdin text a client read before falling back (stdin can be read once). */
 export let prereadStdin: string | null = null;
@@ -114,12 +115,13 @@ interface BunSocket {
  */
 export async function hookViaServer(argv: string[]): Promise<number | null> {
   if (!serverEnabled() || argv.includes("--help") || argv.includes("-h")) return null;
-  // Read at once (a pipe from the agent): cheaper to start than process.stdin's stream.
+  // Within bounds: a pipe that never closes must not hang the agent (the call is then blocked).
   let stdin: string;
   try {
-    stdin = readFileSync(0, "utf8");
-  } catch {
-    return null; // the full path reports unreadable stdin
+    stdin = await readHookStdin();
+  } catch (e) {
+    process.stderr.write(`noema: ${(e as Error).message} (the call is blocked)\n`);
+    return 2;
   }
   prereadStdin = stdin;
   let event: unknown;

@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { childEnv } from "../../plugins/process.ts";
+import { bunIsolationFlags } from "../noema_command.ts";
 
 /**
  * The command that runs this noema again: the binary itself, or Bun with
@@ -25,7 +26,10 @@ export function selfCommand(): string[] | null {
   const script = process.argv[1] ?? "";
   // In a compiled binary the entry is embedded (/$bunfs/…): the executable is the whole command.
   if (script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/")) return [process.execPath];
-  return script === "" ? null : [process.execPath, script];
+  // From source: the flags this process runs with, and those that keep the project's .env and bunfig.toml out.
+  const own = process.execArgv.filter((a) => !/^--(config|env-file|no-env-file|no-install)\b/.test(a));
+  const flags = [...own, ...bunIsolationFlags()];
+  return script === "" ? null : [process.execPath, ...flags, script];
 }
 
 /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { exitProcess } from "../../plugins/exit_guard.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
@@ -30,7 +31,7 @@ async function withSignals<T>(
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (++interrupts > 1) process.exit(EXIT.INTERRUPTED);
+    if (++interrupts > 1) exitProcess(EXIT.INTERRUPTED);
     ctx.out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
     controller.abort();
   };

@@ -10,8 +10,9 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { DIALECTS } from "../../agents/dialects.ts";
+import { readHookStdin } from "../../agents/hook_stdin.ts";
 import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts";
 import type { Dialect } from "../../agents/dialect.ts";
 import type { HookAnswer, HookEvent } from "../../agents/event.ts";
@@ -21,6 +22,7 @@ import { serveHooks } from "../../agents/server/server.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
+import { guardExits, holdHookExit, hookAnswered } from "../../plugins/exit_guard.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
@@ -40,12 +42,12 @@ import {
   verifyFlags,
 } from "../run_options.ts";
 
-/** All of stdin; an unreadable stdin is a usage error. */
-function readStdin(): string {
+/** All of stdin, within bounds (see agents/hook_stdin.ts); unreadable or unended stdin is a usage error. */
+async function readStdin(): Promise<string> {
   try {
-    return readFileSync(0, "utf8");
+    return await readHookStdin();
   } catch (e) {
-    throw new NoemaError("bad_hook_input", `stdin: cannot read: ${(e as Error).message}`, { exitCode: EXIT.USAGE });
+    throw new NoemaError("bad_hook_input", (e as Error).message, { exitCode: EXIT.USAGE });
   }
 }
 
@@ -121,7 +123,10 @@ function hookCommand(program: CommandUnknownOpts) {
         ["noema install-hooks claude-code --project", "register this hook in .claude/settings.json"],
         ["noema install-hooks codex", "register noema hook codex in .codex/hooks.json"],
         ["echo '{…PreToolUse…}' | noema hook claude-code --policy policies/no-push.ts", "one event by hand"],
-      ) + "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error.\n" +
+      ) +
+        "\nExit codes: 0 answered (the answer, if any, on stdout), 2 blocked: bad input or any error, a policy that\n" +
+        "ends the process, or a stdin that does not end (NOEMA_HOOK_STDIN_IDLE_MS, default 3000; NOEMA_HOOK_STDIN_MAX_MS,\n" +
+        "default 20000).\n" +
         "The first call of a session starts a background server that answers the next ones quickly (the episode and\n" +
         "policies stay loaded); it stops after 10 idle minutes. NOEMA_HOOK_SERVER=0 turns it off (docs/cli.md).\n",
     );
@@ -139,13 +144,18 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
     const dialect = DIALECTS[agent];
     const g = globalOptions(cmd);
     const settingsFor: SettingsFor = (event) => hookSettings(opts, g, event);
-    const argv = process.argv.slice(process.argv.indexOf("hook"));
+    // The whole command line, global options (--root) included: the server started for it must serve the same.
+    const argv = process.argv.includes("hook") ? process.argv.slice(2) : ["hook", agent];
     const socket = process.env.NOEMA_HOOK_SERVE;
     if (socket && dialect) {
-      // This process is the resident server of this command line (see src/agents/server/server.ts).
+      // This process is the resident server of this command line (see src/agents/server/server.ts): a policy's
+      // exit is refused (its call is denied), so the server outlives it.
+      guardExits();
       await serveResident(dialect, socket, argv, settingsFor);
       return;
     }
+    // Whatever ends this process before the answer is printed (a policy's process.exit, an uncaught error), it exits 2.
+    holdHookExit();
     try {
       if (!dialect) {
         throw usageError(`unknown agent ${JSON.stringify(agent)}; expected ${Object.keys(DIALECTS).join(", ")}`);
@@ -215,14 +225,18 @@ async function serveResident(
  * resident server for the session's next calls when there is none; a block throws.
  */
 async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], settingsFor: SettingsFor): Promise<void> {
-  const payload = parseEvent(prereadStdin ?? readStdin());
+  const payload = parseEvent(prereadStdin ?? await readStdin());
   const event = dialect.parse(payload);
-  if (!event) return; // an event noema does not act on: no opinion
+  if (!event) return hookAnswered(0); // an event noema does not act on: no opinion
   const settings = settingsFor(event);
   const { registerPluginApi } = await import("../../plugins/loader.ts");
   await registerPluginApi();
   const answer = await answerEvent(dialect, event, settings);
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
+  if (answer.exitCode === 0) {
+    ctx.out.flush();
+    hookAnswered(0);
+  }
   // The next calls of this session go to a resident server, which keeps the episode loaded (none after its end).
   if (serverEnabled() && serverAbsent && event.kind !== "stop" && event.kind !== "session_end") {
     const scope = hookScope(argv, payload);

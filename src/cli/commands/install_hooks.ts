@@ -10,7 +10,9 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
-import { installHooks } from "../../agents/claude_code/install.ts";
+import { installHooks, registeredCommand } from "../../agents/claude_code/install.ts";
+import { mergeHookArgs, parseHookArgs } from "../../agents/hook_args.ts";
+import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import { hookCommand, type HookGroup, hookSettings, INSTALL_EVENTS } from "../../agents/claude_code/settings.ts";
 import {
   CODEX_INSTALL_EVENTS,
@@ -62,7 +64,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .description(
       "Add noema hook <agent> to the agent's hook settings, in the project (--project, the default) or for the " +
         "user (--user): claude-code .claude/settings.json (UserPromptSubmit, PreToolUse, PostToolUse, " +
-        "PostToolUseFailure, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
+        "PostToolUseFailure, PermissionDenied, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
         "(UserPromptSubmit, PreToolUse, PostToolUse, Stop; trust them in Codex with /hooks); gemini " +
         ".gemini/settings.json (BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd). " +
         "The rest of the file is kept; running it again changes nothing. --uninstall removes noema's entries.",
@@ -71,11 +73,17 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .option("--project", "the project's settings (default)")
     .option("--user", "the user's settings (under $HOME)")
     .option("--uninstall", "remove noema's hook entries")
-    .option("--policy <file>", "policy the hook consults (besides noema.jsonc and policies/); repeatable", collect)
+    .option(
+      "--policy <file>",
+      "policy the hook consults (besides noema.jsonc and policies/); repeatable; replaces the registered ones",
+      collect,
+    )
+    .option("--no-policy", "register no --policy (removes those registered before)")
     .option(
       "--print",
       "gemini only: Gemini runs headless (gemini -p), so an approval denies the call instead of asking",
     )
+    .option("--no-print", "gemini only: remove a registered --print")
     .option("--json", "print what changed as JSON")
     .addHelpText(
       "after",
@@ -84,11 +92,13 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         ["noema install-hooks claude-code --user --policy ~/policies/no-push.ts", "in every project"],
         ["noema install-hooks codex --user", "govern every Codex session (then trust the hooks with /hooks)"],
         ["noema install-hooks gemini", "govern Gemini CLI in this project"],
-        ["noema install-hooks gemini --print", "for headless gemini -p runs"],
+        ["noema install-hooks gemini --print", "for headless gemini -p runs (the registered policies are kept)"],
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
-      ),
+      ) +
+        "\nInstalling again keeps what is registered (--policy files, --print) unless an option says otherwise.\n" +
+        "Each policy is loaded first: a missing or broken one is refused (exit 2), never registered.\n",
     )
-    .action((agent, opts) => {
+    .action(async (agent, opts) => {
       const target = Object.hasOwn(AGENTS, agent) ? AGENTS[agent] : undefined;
       if (!target) {
         throw usageError(
@@ -97,16 +107,56 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
       if (opts.project && opts.user) throw usageError("--project and --user cannot be used together");
       const path = target.path(opts.user === true);
-      if (opts.print && agent !== "gemini") throw usageError(`--print is for gemini, not ${agent}`);
-      const policyArgs = [
-        ...(opts.policy ?? []).flatMap((p) => ["--policy", resolve(p)]),
-        ...(opts.print ? ["--print"] : []),
-      ];
-      const change = installHooks(path, target.hooks(policyArgs), { uninstall: opts.uninstall, agent });
-      if (opts.json) return ctx.out.json(change);
-      if (!change.written) {
-        ctx.out.line(`${path}: ${opts.uninstall ? "no noema hook to remove" : "already installed"}; nothing changed`);
-      } else if (opts.uninstall) ctx.out.line(`${path}: removed noema's hook from ${change.removed.join(", ")}`);
+      if (opts.print !== undefined && agent !== "gemini") throw usageError(`--print is for gemini, not ${agent}`);
+      if (opts.uninstall) {
+        const change = installHooks(path, target.hooks([]), { uninstall: true, agent });
+        if (opts.json) return ctx.out.json(change);
+        return ctx.out.line(
+          change.written
+            ? `${path}: removed noema's hook from ${change.removed.join(", ")}`
+            : `${path}: no noema hook to remove; nothing changed`,
+        );
+      }
+      const registered = ((c) => c === null ? null : parseHookArgs(c, agent))(registeredCommand(path, agent));
+      const policies = opts.policy === false ? false : opts.policy?.map((p) => resolve(p));
+      const args = mergeHookArgs(registered, { policies, print: opts.print });
+      const kept = args.filter((_, i) => args[i - 1] === "--policy");
+      // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
+      const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
+      await checkPolicies([...kept, ...local]);
+      const hooks = target.hooks(args);
+      const change = installHooks(path, hooks, { agent });
+      const command = Object.values(hooks)[0][0].hooks[0].command;
+      const ungoverned = kept.length === 0 && projectPolicies().length === 0;
+      if (opts.json) return ctx.out.json({ ...change, command, ungoverned });
+      if (!change.written) ctx.out.line(`${path}: already installed; nothing changed`);
       else ctx.out.line(`${path}: noema hook ${agent} registered for ${change.added.join(", ")}`);
+      ctx.out.line(`command: ${command}`);
+      if (ungoverned) {
+        ctx.out.line(
+          "ungoverned: recorded only — no policy (--policy, or noema.jsonc here): every call is recorded, " +
+            "none is checked",
+        );
+      }
     });
 };
+
+/** Loads each policy as the hook will (a missing or broken one is a located error, exit 2), then lets it go. */
+async function checkPolicies(files: string[]): Promise<void> {
+  if (files.length === 0) return;
+  const { loadPolicyFile, registerPluginApi } = await import("../../plugins/loader.ts");
+  await registerPluginApi();
+  for (const file of files) {
+    const policy = await loadPolicyFile(file);
+    policy.close?.();
+  }
+}
+
+/** The policies `noema.jsonc` in the current directory gives the hook (its `policies`, `policies_dir`), besides --policy. */
+function projectPolicies(): readonly unknown[] {
+  try {
+    return resolveRunSettings({ taskOrFile: "-", options: {} }).options.policies ?? [];
+  } catch {
+    return []; // a broken noema.jsonc is the hook's to report
+  }
+}

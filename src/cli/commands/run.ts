@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { exitProcess } from "../../plugins/exit_guard.ts";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { existsSync, type Stats, statSync } from "node:fs";
 import process from "node:process";
@@ -270,7 +271,7 @@ async function runInterruptible(
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts++;
-    if (interrupts > 1) process.exit(EXIT.INTERRUPTED);
+    if (interrupts > 1) exitProcess(EXIT.INTERRUPTED);
     out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
     controller.abort();
   };

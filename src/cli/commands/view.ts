@@ -88,6 +88,8 @@ function header(out: Output, v: EpisodeView): void {
     ["adapter", str(episode.using) ?? str(v.start?.using) ?? "-"],
     ["mode", str(flags.mode) ?? str(v.start?.mode) ?? "-"],
     ["intuition", intuition],
+    // No policy: every call was recorded, none was checked (an agent's hook installed without one, say).
+    ["governance", v.start?.policies === 0 ? "ungoverned: recorded only (no policy)" : null],
     ["adapter result", str(s.adapter_result)],
     ["message", v.message !== null && v.message !== v.answer ? oneLine(v.message) : null],
   ]);

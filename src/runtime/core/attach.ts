@@ -25,7 +25,7 @@ import { Redactor } from "../redact.ts";
 import { type RunSettingsRecord, settingsFromRecord } from "./options.ts";
 import { externalAdapter } from "./prepare.ts";
 import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.ts";
-import { recoverFromLog } from "./recover.ts";
+import { callsFromLog, recoverFromLog } from "./recover.ts";
 import { reloadPolicies } from "./reload.ts";
 
 /** Options of `EpisodeCore.attach`. */
@@ -104,7 +104,8 @@ function progressOf(dir: string, state: State): { progress: CoreProgress; starte
       // Unknown after a crash: the next plan event and projection carry everything.
       announced_steps: 0,
       projected_actions: null,
-      calls: saved?.calls ?? {},
+      // Calls whose events were appended after core.json was last written: found again by their call_id.
+      calls: { ...callsFromLog(dir, saved?.calls ?? {}), ...(saved?.calls ?? {}) },
     },
   };
 }

@@ -289,7 +289,13 @@ export class EpisodeCore {
     p.inputs.set(step.id, action.input);
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
     const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
-    const decided = await e.decideStep(index, pending);
+    e.candidateCallId = action.call_id ?? null;
+    let decided: StepDecision;
+    try {
+      decided = await e.decideStep(index, pending);
+    } finally {
+      e.candidateCallId = null;
+    }
     const callId = action.call_id ?? `step:${step.id}`;
     const onAsk = action.on_ask ?? "pause";
     const decision = this.#decision(index, decided, onAsk);
@@ -435,7 +441,12 @@ export class EpisodeCore {
     return { ...base, verdict: d.patched ? "patch" : "allow", reason: null };
   }
 
-  #remember(callId: string, index: number, d: Decision, action: PendingAction): void {
+  #remember(
+    callId: string,
+    index: number,
+    d: Omit<Decision, "verdict"> & { verdict: CallRecord["verdict"] },
+    action: PendingAction,
+  ): void {
     const r = this.#engine.redactor;
     this.#calls[callId] = {
       step_id: d.step_id,
@@ -455,6 +466,18 @@ export class EpisodeCore {
   #again(known: CallRecord): Promise<Decision> {
     const e = this.#engine;
     const input = structuredClone(e.redactor.unmask(known.action.input).value); // the driver's own copy
+    if (known.verdict === "unreviewed") {
+      // Its result came first: it ran unreviewed, and is not let through again.
+      return Promise.resolve({
+        verdict: "deny",
+        step_id: known.step_id,
+        action_candidate_id: known.action_candidate_id,
+        input,
+        reason: known.reason,
+        policy_id: null,
+        hints: [],
+      });
+    }
     const base: Decision = {
       verdict: known.verdict,
       step_id: known.step_id,
@@ -533,6 +556,19 @@ export class EpisodeCore {
   }
 
   /**
+   * Whether a call with this id was proposed (or recorded) in this episode.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // core.knowsCall("toolu_1"); // false: record it with recordUnreviewed
+   * ```
+   */
+  knowsCall(callId: string): boolean {
+    return Object.hasOwn(this.#calls, callId);
+  }
+
+  /**
    * Writes the events still in memory (see {@link EpisodeCore.batchEvents}):
    * call it before running an allowed call, so the log holds the decision
    * before anything acts on it.
@@ -598,6 +634,64 @@ export class EpisodeCore {
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return Promise.resolve();
+  }
+
+  /**
+   * Records the result of a call noema never saw proposed (its result came
+   * first, or its proposal was lost with a killed hook): a new act step, a
+   * `governance` event with the decision `unreviewed` (no policy was
+   * consulted), then its act event. Nothing is dropped; the summary counts
+   * it (`metrics.unreviewed_count`). A call known by `call_id` is recorded as
+   * usual.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // await core.recordUnreviewed({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "toolu_9" },
+   * //   { status: "ok", output: "a.txt" });
+   * ```
+   */
+  recordUnreviewed(action: ProposedAction, result: RecordedResult): Promise<void> {
+    this.#checkHeld();
+    if (action.repeatable && action.call_id !== undefined) {
+      action = { ...action, call_id: this.#occurrence(action.call_id) }; // a new occurrence of a content-named call
+    }
+    if (action.call_id !== undefined && this.#calls[action.call_id]) return this.record(action.call_id, result);
+    const e = this.#engine, p = e.p;
+    const command = action.command ?? displayCommand(action.input);
+    const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
+    const index = p.steps.length;
+    const step: PlanStep = { id: `step-${index + 1}`, kind: "act", description, status: "pending" };
+    p.steps.push(step);
+    p.inputs.set(step.id, action.input);
+    if (announceDue(this.#announced, p.steps.length)) this.#announce();
+    const reason = "its result arrived before its proposal: it ran, and no policy was consulted";
+    e.emit("governance", {
+      decision: "unreviewed",
+      rule: "unreviewed",
+      rule_id: "unreviewed",
+      message: reason,
+      policy_id: null,
+      enforced: false,
+      action_candidate_id: null,
+      step_id: step.id,
+      call_id: action.call_id ?? null,
+      error: null,
+    }, { faculty: "governance" });
+    p.counters.governance++;
+    p.counters.unreviewed = (p.counters.unreviewed ?? 0) + 1;
+    const callId = action.call_id ?? `step:${step.id}`;
+    const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
+    this.#remember(callId, index, {
+      verdict: "unreviewed",
+      step_id: step.id,
+      action_candidate_id: `ac_${step.id}_${index + 1}`,
+      input: action.input,
+      reason,
+      policy_id: null,
+      hints: [],
+    }, pending);
+    return this.record(callId, result);
   }
 
   /** Verification, reflect, learn, terminate, insight, the final state, summary and manifest; then releases the lock. */

@@ -26,7 +26,8 @@ export const CORE_FILE = "core.json";
 export interface CallRecord {
   step_id: string;
   index: number;
-  verdict: "allow" | "patch" | "deny" | "ask";
+  /** `unreviewed`: a result arrived for a call noema never saw proposed (no policy was consulted). */
+  verdict: "allow" | "patch" | "deny" | "ask" | "unreviewed";
   action_candidate_id: string;
   /** The action as decided (masked). */
   action: { kind: string; tool: string; input: Record<string, unknown>; command?: string };

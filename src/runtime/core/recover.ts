@@ -15,6 +15,7 @@ import type { ActionRecord, State } from "../../schema/state.ts";
 import { readJsonl } from "../../store/jsonl.ts";
 import { ARTIFACTS } from "../../store/layout.ts";
 import type { RebuiltRun } from "../rebuild.ts";
+import type { CallRecord } from "./progress_file.ts";
 import { displayCommand } from "./command.ts";
 
 type Json = Record<string, unknown>;
@@ -66,4 +67,72 @@ export function recoverFromLog(dir: string, state: State, built: Pick<RebuiltRun
   const missing = built.actions.filter((a: ActionRecord) => !known.has(a.id));
   actions.push(...missing);
   return steps.size > before || missing.length > 0;
+}
+
+/** What the log says about one call: its candidate, the governance decision on it, whether it has a result. */
+interface LoggedCall {
+  candidate: Json;
+  inner: Json;
+  decision?: Json;
+  acted: boolean;
+  asked: boolean;
+}
+
+/**
+ * The agent calls the log names (their `action_candidate` events carry the
+ * agent's `call_id`) that `known` lacks: a process that died after appending
+ * a call's events but before writing `core.json`. Each is rebuilt from its
+ * candidate, governance and act events, so the next process answers and
+ * records it as the same call. A call that waits for approval is left out.
+ *
+ * @example
+ * ```ts
+ * import { callsFromLog } from "./recover.ts";
+ * // const calls = { ...callsFromLog(dir, saved.calls), ...saved.calls };
+ * ```
+ */
+export function callsFromLog(dir: string, known: Record<string, CallRecord>): Record<string, CallRecord> {
+  const byCandidate = new Map<string, LoggedCall>();
+  const byStep = new Map<string, LoggedCall>();
+  for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
+    const e = entry.value as Json | undefined;
+    const payload = e?.payload as Json | undefined;
+    if (!e || !payload) continue;
+    if (e.phase === "action_candidate") {
+      const inner = (payload.payload ?? {}) as Json;
+      if (typeof inner.call_id !== "string" || Object.hasOwn(known, inner.call_id)) continue;
+      const call: LoggedCall = { candidate: payload, inner, acted: false, asked: false };
+      byCandidate.set(String(payload.action_candidate_id), call);
+      byStep.set(String(inner.step_id), call);
+    } else if (e.phase === "governance" && byCandidate.has(String(payload.action_candidate_id))) {
+      byCandidate.get(String(payload.action_candidate_id))!.decision = payload;
+    } else if (e.phase === "act" && byStep.has(String(payload.step_id))) {
+      byStep.get(String(payload.step_id))!.acted = true;
+    } else if (e.phase === "runtime" && byStep.has(String(payload.step_id))) {
+      byStep.get(String(payload.step_id))!.asked = true; // an interrupt or checkpoint: it waits for a human
+    }
+  }
+  const calls: Record<string, CallRecord> = {};
+  for (const [candidateId, c] of byCandidate) {
+    const decision = c.decision?.decision;
+    if (c.asked || (decision !== "allow" && decision !== "veto")) continue;
+    const interventions = ((c.candidate.provenance as Json | undefined)?.interventions ?? []) as unknown[];
+    const stepId = String(c.inner.step_id);
+    calls[String(c.inner.call_id)] = {
+      step_id: stepId,
+      index: stepNumber(stepId) - 1,
+      verdict: decision === "veto" ? "deny" : interventions.length > 0 ? "patch" : "allow",
+      action_candidate_id: candidateId,
+      action: {
+        kind: String(c.candidate.kind ?? "tool"),
+        tool: String(c.inner.tool ?? "tool"),
+        input: (c.inner.input ?? {}) as Record<string, unknown>,
+      },
+      reason: decision === "veto" ? String(c.decision?.message ?? "vetoed") : null,
+      policy_id: typeof c.decision?.policy_id === "string" ? c.decision.policy_id : null,
+      hints: Array.isArray(c.inner.hints) ? c.inner.hints.map(String) : [],
+      recorded: c.acted,
+    };
+  }
+  return calls;
 }
