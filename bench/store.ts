@@ -20,7 +20,7 @@ import process from "node:process";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogFilter } from "../src/shared_store/shared_store.ts";
 import { pgUnavailable, startPostgres } from "../tests/helpers/postgres.ts";
-import { BUN, type BenchReport, fixed, flag, measureInterleaved, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
+import { type BenchReport, BUN, fixed, flag, measureInterleaved, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
 
 const FILTERS: [string, CatalogFilter][] = [
   ["status vetoed", { status: ["vetoed"] }],
