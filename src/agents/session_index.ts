@@ -17,6 +17,7 @@ import process from "node:process";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
+import { refuseSymlinks } from "../store/nofollow.ts";
 import { sha256 } from "../store/hash.ts";
 
 /** One session's entry. */
@@ -74,6 +75,7 @@ export function storedSession(session: string): { session_id: string; session_sh
 function readEntryText(root: string, agent: string, session: string): { path: string; text: string } | null {
   for (const path of [entryPath(root, agent, session), legacyPath(root, agent, session)]) {
     try {
+      refuseSymlinks(path, root, "read"); // an entry read through a planted link would steer the session
       return { path, text: readFileSync(path, "utf8") };
     } catch (e) {
       if ((e as { code?: string }).code !== "ENOENT") throw e;

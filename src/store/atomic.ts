@@ -14,6 +14,7 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync
 import { dirname } from "node:path";
 import process from "node:process";
 import { mkdirBelow, refuseSymlinks } from "./nofollow.ts";
+import { killSelf } from "./self_kill.ts";
 
 /** Owner-only permissions for artifact files. */
 export const FILE_MODE = 0o600;
@@ -175,9 +176,7 @@ export function commitStaged(files: readonly StagedFile[]): void {
   const killAt = process.env.NOEMA_TEST_KILL_BEFORE_RENAME;
   for (const f of files) {
     refuseSymlinks(f.path);
-    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) {
-      process.kill(process.pid, "SIGKILL");
-    }
+    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) killSelf();
     renameSync(f.tmp, f.path);
   }
   for (const dir of new Set(files.map((f) => dirname(f.path)))) fsyncDir(dir);
