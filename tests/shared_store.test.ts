@@ -479,6 +479,46 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     }
   });
 
+  test("noema SIGKILLed while it publishes: resume finishes the run and publishes the rest; the copies are equal", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_killed_while_publishing";
+      const [cmd, ...args] = cliCommand();
+      let pid = 0;
+      const child = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 5, 0.4), "--episode-id", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url },
+        timeoutMs: 60_000,
+        onSpawn: (p) => (pid = p),
+      });
+      const probe = new PostgresStore(url);
+      const until = Date.now() + 30_000;
+      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      process.kill(pid, "SIGKILL"); // noema only: its publisher dies mid-stream
+      const killed = await child;
+      assert.equal(killed.code, null, "killed");
+      assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "left marked pending");
+      const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: { NOEMA_STORE: url } });
+      assert.equal(resumed.code, 0, resumed.stderr);
+      const until2 = Date.now() + 30_000;
+      while (fsModule.existsSync(join(a.path, "state", "publish-pending", id)) && Date.now() < until2) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), false, "published, unmarked");
+      assert.equal((await probe.get(id))?.run_state, "terminal");
+      await pullEpisode(probe, id, b.path);
+      await probe.close();
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+      const v = cli(["--root", b.path, "validate", id]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
   test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
     const a = tempDir(), b = tempDir();
     try {
