@@ -891,3 +891,76 @@ describe("shared store: the cross-machine walk-through with the llm agent", { sk
     }
   });
 });
+
+describe("shared store: an interactive session's hooks publish (install-hooks path)", { skip }, () => {
+  test("hook calls with NOEMA_STORE: the session's episode reaches the store, byte-identical, with nothing pending", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    const servers = join(a.path, "servers");
+    fsModule.mkdirSync(servers, { mode: 0o700 });
+    const root = join(a.path, ".noema");
+    const BUN = join(REPO, "node_modules", ".bin", "bun");
+    const env = {
+      ...process.env,
+      NOEMA_STORE: url,
+      NOEMA_HOOK_SERVER_DIR: servers,
+      NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "500",
+      NOEMA_HOOK_SERVER_LOG: join(a.path, "server.log"),
+    };
+    const session = "sess-published";
+    const tool = (kind: string, id: string, command: string, extra: Record<string, unknown> = {}) => ({
+      session_id: session,
+      cwd: a.path,
+      hook_event_name: kind,
+      tool_name: "Bash",
+      tool_input: { command },
+      tool_use_id: id,
+      ...extra,
+    });
+    try {
+      for (
+        const payload of [
+          { session_id: session, cwd: a.path, hook_event_name: "UserPromptSubmit", prompt: "list the files" },
+          tool("PreToolUse", "t1", "ls"),
+          tool("PostToolUse", "t1", "ls", { tool_response: { stdout: "a.txt", stderr: "" } }),
+          tool("PreToolUse", "t2", "pwd"),
+          tool("PostToolUse", "t2", "pwd", { tool_response: { stdout: "/w", stderr: "" } }),
+          { session_id: session, cwd: a.path, hook_event_name: "Stop", last_assistant_message: "listed" },
+        ]
+      ) {
+        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
+          cwd: a.path,
+          input: JSON.stringify(payload),
+          env,
+          timeoutMs: 60_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const [id] = readdirSync(join(root, "episodes"));
+      const db = new PostgresStore(url);
+      try {
+        const until = Date.now() + 60_000;
+        while ((await db.get(id))?.run_state !== "terminal" && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const log = fsModule.existsSync(env.NOEMA_HOOK_SERVER_LOG) ? readFileSync(env.NOEMA_HOOK_SERVER_LOG, "utf8") : "";
+        assert.equal((await db.get(id))?.run_state, "terminal", `published by the hook server; its log:\n${log}`);
+        await pullEpisode(db, id, b.path);
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(root, "episodes", id)));
+      const until = Date.now() + 30_000;
+      while (fsModule.existsSync(join(root, "state", "publish-pending", id)) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(fsModule.existsSync(join(root, "state", "publish-pending", id)), false);
+    } finally {
+      fsModule.rmSync(servers, { recursive: true, force: true });
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+});

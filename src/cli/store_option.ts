@@ -27,6 +27,20 @@ export function storeUrlOf(cmd: CommandUnknownOpts): { url: string; from: string
   return resolveStoreUrl(typeof all.store === "string" ? all.store : undefined, projectStore());
 }
 
+/**
+ * The store in force without a command line (a hook process): `NOEMA_STORE`,
+ * else `store` in `./noema.jsonc`; null for none.
+ *
+ * @example
+ * ```ts
+ * import { storeFromEnvironment } from "./store_option.ts";
+ * storeFromEnvironment()?.url;
+ * ```
+ */
+export function storeFromEnvironment(): { url: string; from: string } | null {
+  return resolveStoreUrl(undefined, projectStore());
+}
+
 /** The `store` of `./noema.jsonc`, if it has one (a located error when the file is invalid). */
 function projectStore(): string | undefined {
   if (!existsSync(PROJECT_CONFIG)) return undefined;
