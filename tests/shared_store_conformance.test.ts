@@ -293,18 +293,40 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       const url = await fresh();
       const s = await open(url);
       await s.migrate();
-      const script = join(REPO, "tests", "helpers", "store_decider.ts");
+      const script = join(REPO, "tests", "helpers", "store_child.ts");
       const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
       for (let round = 0; round < 3; round++) {
         const chk = `chk_race_${round}`;
         const [ra, rb] = await Promise.all(
           ["ana", "bea"].map((by) =>
-            runChild(cmd[0], [...cmd.slice(1), url, "ep_race", chk, "approved", by], { timeoutMs: 60_000 })
+            runChild(cmd[0], [...cmd.slice(1), url, "decide", "ep_race", chk, "approved", by], { timeoutMs: 60_000 })
           ),
         );
         assert.deepEqual([ra.code, rb.code].sort(), [0, 8], ra.stderr + rb.stderr);
         const winner = ra.code === 0 ? "ana" : "bea";
         assert.equal((await s.decision("ep_race", chk))?.by, winner);
+      }
+    });
+
+    test("lines: three processes append to one stream at once; each line is stored once, whole, none lost", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      await s.migrate();
+      const script = join(REPO, "tests", "helpers", "store_child.ts");
+      const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+      const writers = ["a", "b", "c"];
+      const results = await Promise.all(
+        writers.map((w) =>
+          runChild(cmd[0], [...cmd.slice(1), url, "append", "ep_many", "events.jsonl", w, "150"], { timeoutMs: 90_000 })
+        ),
+      );
+      for (const r of results) assert.equal(r.code, 0, r.stderr);
+      assert.equal(await s.lineCount("ep_many", "events.jsonl"), 450);
+      const got = (await s.readLines("ep_many", "events.jsonl", 1, 1000)).map((b) =>
+        JSON.parse(new TextDecoder().decode(b))
+      );
+      for (const w of writers) {
+        assert.deepEqual(got.filter((l) => l.w === w).map((l) => l.n), Array.from({ length: 150 }, (_, i) => i + 1));
       }
     });
 
