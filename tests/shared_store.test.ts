@@ -824,4 +824,74 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
       share.cleanup();
     }
   });
+
+  test("over a files store: B follows A's live run, then approves its paused call; A (--wait) resumes; B's pulled copy is identical", async () => {
+    const a = tempDir(), b = tempDir(), share = tempDir();
+    try {
+      const url = pathToFileURL(join(share.path, "noema")).href;
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      const [cmd, ...args] = cliCommand();
+      const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+      const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      // Following a live run.
+      const runA = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 6, 0.4), "--episode-id", "ep_f"], {
+        cwd: a.path,
+        env: envA,
+        timeoutMs: 60_000,
+      });
+      const until = Date.now() + 30_000;
+      while (!existsSync(join(share.path, "noema", "episodes", "ep_f", "catalog.json")) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      const catalog = join(share.path, "noema", "episodes", "ep_f", "catalog.json");
+      assert.equal(JSON.parse(readFileSync(catalog, "utf8")).run_state, "running", "B follows while A runs");
+      const follow = runChild(cmd, [...args, "--root", b.path, "events", "ep_f", "--follow", "--json"], {
+        env: envB,
+        timeoutMs: 60_000,
+      });
+      const [ra, fb] = await Promise.all([runA, follow]);
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(fb.code, 0, fb.stderr);
+      assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
+      // Approving from B a call A waits on.
+      const gate = join(REPO, "plugins/policies/approval-gate.ts");
+      const task = a.file(
+        "deploy.json",
+        JSON.stringify({
+          task: "build and deploy",
+          using: "shell",
+          policies: [gate],
+          steps: [
+            { kind: "act", description: "build", inputs: { command: "echo built" } },
+            { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
+          ],
+        }),
+      );
+      const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
+        cwd: a.path,
+        env: envA,
+        timeoutMs: 90_000,
+      });
+      let waiting: { episode_id: string; host: string }[] = [];
+      const until2 = Date.now() + 30_000;
+      while (!waiting.some((w) => w.episode_id === "ep_w") && Date.now() < until2) {
+        const r = cli(["--root", b.path, "approvals", "--json"], { env: { NOEMA_STORE: url } });
+        assert.equal(r.code, 0, r.stderr);
+        waiting = JSON.parse(r.stdout);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.deepEqual(waiting.map((w) => [w.episode_id, w.host]), [["ep_w", "host-a"]]);
+      const approve = cli(["--root", b.path, "approve", "ep_w", "--by", "bea"], { env: { NOEMA_STORE: url } });
+      assert.equal(approve.code, 0, approve.stderr);
+      const wa = await waitA;
+      assert.equal(wa.code, 0, wa.stderr);
+      const v = cli(["--root", b.path, "validate", "ep_w"], { env: { NOEMA_STORE: url } });
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", "ep_w")), tree(join(a.path, "episodes", "ep_w")));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+      share.cleanup();
+    }
+  });
 });
