@@ -265,6 +265,7 @@ export class FileStore implements SharedStore {
     const path = join(ep, "files", encodeName(name));
     await withWriteLock(ep, this.dir, () => {
       this.#fence(ep, episodeId, token);
+      refuseSymlinks(path, this.dir);
       if (existsSync(path) && sha256File(path).sha256 === sha256(bytes)) return; // unchanged
       this.#write(path, bytes);
     });
@@ -338,7 +339,11 @@ export class FileStore implements SharedStore {
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
-    const ep = this.#ep(episodeId);
+    return Promise.resolve().then(() => this.#poll(this.#ep(episodeId), wake));
+  }
+
+  /** Calls `wake` when the episode's signature changes; returns what stops it. */
+  #poll(ep: string, wake: () => void): () => Promise<void> {
     let last = this.#signature(ep);
     const timer = setInterval(() => {
       const now = this.#signature(ep);
@@ -348,11 +353,11 @@ export class FileStore implements SharedStore {
       }
     }, POLL_MS);
     this.#timers.add(timer);
-    return Promise.resolve(() => {
+    return () => {
       clearInterval(timer);
       this.#timers.delete(timer);
       return Promise.resolve();
-    });
+    };
   }
 
   /** What changes when lines, the catalog row or a decision of an episode are stored. */
