@@ -811,6 +811,14 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
       assert.deepEqual(rows.map((r: { episode_id: string; host: string }) => [r.episode_id, r.host]), [[id, "host-a"]]);
       assert.equal(rows[0].episode_dir, null);
 
+      b.file("noema.jsonc", `{ "store": "${url}" }`); // the project's store setting takes a file:/// URL too
+      const fromJsonc = cli(["list", "--json", "--host", "host-a"], { cwd: b.path, env: { NOEMA_STORE: undefined } });
+      assert.equal(fromJsonc.code, 0, fromJsonc.stderr);
+      assert.equal(JSON.parse(fromJsonc.stdout).length, 1);
+      const remote = cli(["list", "--store", "file://nas/share"], { env: { NOEMA_STORE: undefined } });
+      assert.equal(remote.code, 2);
+      assert.match(remote.stderr, /file:\/\/\/absolute\/path/);
+
       const pull = cli(["--root", b.path, "pull", id, "--store", url], { env: { NOEMA_STORE: undefined } });
       assert.equal(pull.code, 0, pull.stderr);
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
