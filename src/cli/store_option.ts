@@ -57,7 +57,7 @@ function projectStore(): string | undefined {
  */
 export async function withStore<T>(cmd: CommandUnknownOpts, f: (store: SharedStore) => Promise<T>): Promise<T> {
   const pick = storeUrlOf(cmd);
-  if (pick === null) throw usageError("no shared store: give --store postgres://… or set NOEMA_STORE");
+  if (pick === null) throw usageError("no shared store: give --store postgres://… (or file:///dir) or set NOEMA_STORE");
   const { openSharedStore } = await import("../shared_store/open.ts");
   const store = await openSharedStore(pick.url, pick.from);
   try {
