@@ -45,6 +45,8 @@ export function readJsonFile(
 /**
  * {@link readJsonFile}, also giving the text that was parsed (for a caller
  * that scans it, such as `validate`, without reading the file twice).
+ * `options.parse` replaces `JSON.parse` (a syntax error it throws is
+ * reported as `JSON.parse`'s would be).
  *
  * @example
  * ```ts
@@ -55,7 +57,7 @@ export function readJsonFile(
 export function readJsonText(
   path: string,
   label: string = path,
-  options: ReadOptions = {},
+  options: ReadOptions & { parse?: (text: string) => unknown } = {},
 ): { text: string; value: Record<string, unknown> } {
   let bytes: Uint8Array | undefined;
   try {
@@ -95,7 +97,7 @@ export function readJsonText(
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = options.parse ? options.parse(text) : JSON.parse(text);
   } catch (e) {
     const msg = (e as Error).message;
     let line = lineOfPosition(text, msg);

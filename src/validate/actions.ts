@@ -17,18 +17,23 @@ export interface ProblemSink {
 
 /** The `outcomes.actions` not yet matched, by id and by step and timestamp. */
 export class ActionMatcher {
-  #pending = new Map<string, { timestamp: unknown }>();
-  #byStepTime = new Map<string, string[]>();
+  // Lean on purpose (one entry per action of a 100,000-action state.json): the timestamp itself, and one id
+  // without an array in the common case of one action per step and timestamp.
+  #pending = new Map<string, string>();
+  #byStepTime = new Map<string, string | string[]>();
 
   /** `actions`: every one has a string `id`. */
   constructor(actions: readonly Record<string, unknown>[]) {
     for (const a of actions) {
       if (typeof a.timestamp !== "string") continue; // nothing to trace
       const id = a.id as string;
-      this.#pending.set(id, { timestamp: a.timestamp });
+      this.#pending.set(id, a.timestamp);
       if (typeof a.step_id === "string") {
         const key = `${a.step_id}\u0000${a.timestamp}`;
-        this.#byStepTime.set(key, [...(this.#byStepTime.get(key) ?? []), id]);
+        const there = this.#byStepTime.get(key);
+        if (there === undefined) this.#byStepTime.set(key, id);
+        else if (typeof there === "string") this.#byStepTime.set(key, [there, id]);
+        else there.push(id); // in place: copying it for each action was quadratic
       }
     }
   }
@@ -43,7 +48,7 @@ export class ActionMatcher {
   ): void {
     const actionId = payload.action_id;
     if (typeof actionId === "string" && this.#pending.has(actionId)) {
-      const expected = this.#pending.get(actionId)!.timestamp;
+      const expected = this.#pending.get(actionId)!;
       if (expected !== e.timestamp) {
         c.add(
           file,
@@ -59,8 +64,8 @@ export class ActionMatcher {
     }
     if (actionId !== undefined && actionId !== null) return; // names an action state.json does not have
     if (typeof payload.step_id !== "string" || typeof e.timestamp !== "string") return;
-    const ids = this.#byStepTime.get(`${payload.step_id}\u0000${e.timestamp}`) ?? [];
-    const id = ids.find((i) => this.#pending.has(i));
+    const there = this.#byStepTime.get(`${payload.step_id}\u0000${e.timestamp}`) ?? [];
+    const id = (typeof there === "string" ? [there] : there).find((i) => this.#pending.has(i));
     if (id !== undefined) this.#pending.delete(id);
   }
 
