@@ -70,6 +70,9 @@ export interface ValidateOptions extends RootOptions {
 /** Garbage is collected after each 1 MiB of events read (Bun; measured on 5,000 steps: every 4 MiB 83, every 1 MiB 75 MiB). */
 const GC_BYTES = 1 << 20;
 
+/** Bytes read per call while scanning events: a quarter of the reader's default, 1.5 MiB less buffer. */
+const SCAN_CHUNK = 256 << 10;
+
 const REQUIRED_EVENT_FIELDS = new Set(["id", "timestamp", "episode_id", "phase", "payload", "evidence_ids"]);
 
 function eventRule(problem: SchemaProblem, phase: unknown): RuleId {
@@ -190,7 +193,7 @@ function scanEvents(
   let actIndex = 0;
   let sinceGc = 0;
   let lines = 0;
-  for (const entry of readJsonl(path, { parse: parseEvent })) {
+  for (const entry of readJsonl(path, { parse: parseEvent, chunkSize: SCAN_CHUNK })) {
     if (++lines % 100_000 === 0) opts.onProgress?.(file, lines);
     if ((sinceGc += entry.bytes) > GC_BYTES) {
       sinceGc = 0;
