@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Runs the whole suite under Deno (type-checked) and under Bun, each with its files in parallel, and fails if either fails.
 // Prints one closing line per runner and a total: "N passed, N failed".
+// The two halves run at the same time (most of the suite waits on real child processes: the CPU is free); the Deno
+// half is shown live and the Bun half's output is printed when it ends. NOEMA_TEST_SERIAL=1 runs them one after the
+// other, both live.
 // Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
 // overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 20), after which its process group is killed.
 import { dirname, join } from "node:path";
@@ -14,22 +17,31 @@ const env = { ...process.env, NO_COLOR: "1" };
 const timeoutMs = timeoutFromEnv(process.env);
 
 // Each half runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
-let current;
+const running = new Set();
 for (const sig of ["SIGINT", "SIGTERM"]) {
   process.on(sig, () => {
-    if (current !== undefined) {
+    for (const pid of running) {
       try {
-        process.kill(-current, "SIGKILL");
+        process.kill(-pid, "SIGKILL");
       } catch { /* already gone */ }
     }
     process.exit(130);
   });
 }
 
-async function run(label, cmd, args, parse) {
-  process.stdout.write(`\n=== ${label}: ${[cmd, ...args].join(" ")}\n`);
-  const r = await runHalf(label, cmd, args, { cwd: root, env, timeoutMs, onStart: (pid) => current = pid });
-  current = undefined;
+async function run(label, cmd, args, parse, live = true) {
+  const header = `\n=== ${label}: ${[cmd, ...args].join(" ")}\n`;
+  if (live) process.stdout.write(header);
+  let pid;
+  const r = await runHalf(label, cmd, args, {
+    cwd: root,
+    env,
+    timeoutMs,
+    onStart: (p) => running.add(pid = p),
+    ...(live ? {} : { write: () => {} }),
+  });
+  running.delete(pid);
+  if (!live) process.stdout.write(header + r.out);
   const counts = parse(r.out);
   if (r.timedOut) counts.failed = (counts.failed ?? 0) + 1; // the half that hung counts as a failure
   if (r.error) process.stdout.write(`${label}: could not start: ${r.error.message}\n`);
@@ -37,14 +49,16 @@ async function run(label, cmd, args, parse) {
   return { label, ok: r.code === 0 && !r.timedOut, timedOut: r.timedOut, ...counts };
 }
 
-const results = [
-  await run("deno", bin("deno"), ["test", "-A", "--parallel", ...(extra.length ? extra : ["tests/"])], (out) => {
+const serial = ["1", "true", "yes"].includes(process.env.NOEMA_TEST_SERIAL ?? "");
+const deno = () =>
+  run("deno", bin("deno"), ["test", "-A", "--parallel", ...(extra.length ? extra : ["tests/"])], (out) => {
     // deno-lint-ignore no-control-regex
     const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
     return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0 };
-  }),
-  // --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
-  await run(
+  });
+// --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
+const bun = (live) =>
+  run(
     "bun",
     bin("bun"),
     ["test", "--parallel", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])],
@@ -52,8 +66,9 @@ const results = [
       const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
       return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0 };
     },
-  ),
-];
+    live,
+  );
+const results = serial ? [await deno(), await bun(true)] : await Promise.all([deno(), bun(false)]);
 
 // Static checks: deno lint and deno fmt --check (each counts as one test).
 for (const [label, args] of [["lint", ["lint"]], ["fmt", ["fmt", "--check"]]]) {
