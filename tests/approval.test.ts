@@ -320,6 +320,8 @@ describe("fail closed", () => {
       racer,
       `import { existsSync, readFileSync, writeFileSync } from "node:fs";\n` +
         `import { main } from ${JSON.stringify(join(REPO, "src", "cli", "main.ts"))};\n` +
+        // main() guards process.exit against plugins (exit_guard.ts): noema's own exit goes through exitProcess.
+        `import { exitProcess } from ${JSON.stringify(join(REPO, "src", "plugins", "exit_guard.ts"))};\n` +
         `const [dir, i, ...args] = process.argv.slice(2);\n` +
         `const sleep = (ms) => new Promise((r) => setTimeout(r, ms));\n` +
         `writeFileSync(dir + "/ready-" + i, "");\n` +
@@ -327,7 +329,7 @@ describe("fail closed", () => {
         `const at = Number(readFileSync(dir + "/go", "utf8"));\n` +
         `await sleep(Math.max(0, at - Date.now() - 20));\n` +
         `while (Date.now() < at) { /* the last ms: all racers go at once */ }\n` +
-        `process.exit(await main(args));\n`,
+        `exitProcess(await main(args));\n`,
     );
     const command = IS_DENO
       ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json"), racer]
