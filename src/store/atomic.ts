@@ -11,6 +11,7 @@
  * @module
  */
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import process from "node:process";
 import { mkdirBelow, refuseSymlinks } from "./nofollow.ts";
@@ -160,6 +161,15 @@ export function stageFile(
 }
 
 /**
+ * SIGKILLs this process from outside it (`kill -KILL <pid>`): the CLI's exit guard
+ * (`plugins/exit_guard.ts`) refuses a signal the process sends itself, as a plugin's would be.
+ */
+function killSelfNow(): never {
+  spawnSync("kill", ["-KILL", String(process.pid)]);
+  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000); // until the signal lands
+}
+
+/**
  * Renames staged files into place in the order given, then fsyncs their
  * directories. Fault injection for tests: with `NOEMA_TEST_KILL_BEFORE_RENAME`
  * set to a file's base name, the process kills itself (SIGKILL) just before
@@ -175,9 +185,7 @@ export function commitStaged(files: readonly StagedFile[]): void {
   const killAt = process.env.NOEMA_TEST_KILL_BEFORE_RENAME;
   for (const f of files) {
     refuseSymlinks(f.path);
-    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) {
-      process.kill(process.pid, "SIGKILL");
-    }
+    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) killSelfNow();
     renameSync(f.tmp, f.path);
   }
   for (const dir of new Set(files.map((f) => dirname(f.path)))) fsyncDir(dir);
