@@ -612,9 +612,18 @@ function resumedSteps(built: RebuiltRun, state: State): PlanStep[] {
   }));
 }
 
-/** Brings state.json's projection in line with the log: the plan's steps, pending outcomes, the facts, the links. */
+/**
+ * Brings state.json's projection in line with the log: the plan (its steps, and the source, time and rationale of
+ * the latest plan event: a run killed while sealing after a resume has a state.json older than that event),
+ * pending outcomes, the facts, the links.
+ */
 function refreshState(state: State, steps: PlanStep[], built: RebuiltRun): void {
   state.plan = { ...(state.plan ?? { steps: [] }), steps };
+  if (built.planUpdatedAt !== null) {
+    state.plan.source = built.planSource;
+    state.plan.updated_at = built.planUpdatedAt;
+    if (built.planRationale !== null) state.plan.rationale = built.planRationale;
+  }
   state.outcomes = {
     ...(state.outcomes ?? { status: "pending" }),
     status: "pending",
