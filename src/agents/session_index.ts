@@ -16,7 +16,7 @@ import { join } from "node:path";
 import process from "node:process";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
-import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
+import { refuseSymlinks, writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
 import { sha256 } from "../store/hash.ts";
 
 /** One session's entry. */
@@ -73,6 +73,7 @@ export function storedSession(session: string): { session_id: string; session_sh
 
 function readEntryText(root: string, agent: string, session: string): { path: string; text: string } | null {
   for (const path of [entryPath(root, agent, session), legacyPath(root, agent, session)]) {
+    refuseSymlinks(path, root, "read"); // a planted link would point the session at an episode of its choosing
     try {
       return { path, text: readFileSync(path, "utf8") };
     } catch (e) {
