@@ -29,7 +29,7 @@ import {
 import { hostname } from "node:os";
 import { dirname, join, relative } from "node:path";
 import process from "node:process";
-import { type AdapterPlugin, approve, EXIT, NoemaError, Redactor, run } from "noema";
+import { type AdapterPlugin, approve, EXIT, NoemaError, Redactor, run, validate } from "noema";
 import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../src/store/atomic.ts";
 import { acquireLock } from "../src/store/lock.ts";
@@ -255,6 +255,33 @@ describe("no write below the root passes through a symlink, at any depth", () =>
     const event = { call_id: "c2" } as Parameters<typeof decidedCallId>[1];
     assert.equal(decidedCallId(root, event), "c2", "taken as no rewrite");
     assert.ok(existsSync(record), "the file outside the root stays");
+  });
+
+  test("a symlinked policy snapshot (state/policies/<id>.json) is not written, and the run still seals", async () => {
+    const { root, out } = freshRoot("learn-apply");
+    const target = join(out, "snapshot.json");
+    writeFileSync(target, "{}\n");
+    symlinkSync(target, policySnapshotPath(root, "NoDrop@2.0"));
+    const vetoDrop = {
+      name: "NoDrop",
+      version: "2.0",
+      advise: () => ({ kind: "veto" as const, advice: "no drop", confidence: 0.9 }),
+    };
+    const r = await run("drop", {
+      root,
+      learn_mode: "apply",
+      learn_min_successes: 1,
+      policies: [vetoDrop],
+      steps: [{ kind: "act", description: "d", inputs: { sql: "DROP TABLE t" } }],
+    });
+    assert.equal(r.status, "vetoed");
+    assert.ok(existsSync(join(r.episode_dir, "manifest.json")), "sealed");
+    assert.deepEqual(validate(r.episode_dir).problems, []);
+    assert.equal(readFileSync(target, "utf8"), "{}\n", "nothing was written outside the root");
+    const record = JSON.parse(readFileSync(join(r.episode_dir, "learn.jsonl"), "utf8").trim());
+    const proposal = record.payload.proposal[0];
+    assert.equal(proposal.status, "recorded", "not applied");
+    assert.match(String(proposal.metadata.not_applied), /symbolic link/);
   });
 
   test("the root itself may be a symlink (it is where the user pointed)", () => {
