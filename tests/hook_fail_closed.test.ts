@@ -284,6 +284,29 @@ describe("a hook killed at any point of its path", () => {
   }
 });
 
+describe("a hook session that never sends Stop", () => {
+  test("resume --abort ends its episode aborted, as the readers' advice says; the session goes on in a new one", {
+    ...TIMEOUT,
+  }, async () => {
+    const root = join(tmp.path, "abandoned");
+    const base = { session_id: "abandoned", cwd: tmp.path };
+    assert.equal((await hook(root, { ...base, hook_event_name: "UserPromptSubmit", prompt: "go" })).code, 0);
+    assert.equal(verdict(await hook(root, pre("abandoned", "t1", "ls"), {}, ["--grant"])), "allow");
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const dir = join(root, "episodes", id);
+    const view = cli(["view", id, "--root", root]);
+    assert.match(view.stdout, /noema resume/, "the reader points to resume");
+    const aborted = cli(["resume", id, "--abort", "--root", root]);
+    assert.equal(aborted.code, 1, aborted.stderr); // an aborted run (README "Exit codes")
+    assert.ok(existsSync(join(dir, "manifest.json")), "sealed");
+    assert.deepEqual(validate(dir).problems, []);
+    assert.equal(JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).outcomes.status, "aborted");
+    // The session's next call is answered, in an episode of its own.
+    assert.equal(verdict(await hook(root, pre("abandoned", "t2", "pwd"), {}, ["--grant"])), "allow");
+    assert.equal(readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_")).length, 2);
+  });
+});
+
 describe("the resident server killed after deciding a call", () => {
   test("the call is answered in-process as the same call, and its result goes to its step", TIMEOUT, async () => {
     const root = join(tmp.path, "server-kill");
