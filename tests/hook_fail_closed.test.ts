@@ -9,8 +9,8 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
@@ -304,6 +304,25 @@ describe("a hook session that never sends Stop", () => {
     // The session's next call is answered, in an episode of its own.
     assert.equal(verdict(await hook(root, pre("abandoned", "t2", "pwd"), {}, ["--grant"])), "allow");
     assert.equal(readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_")).length, 2);
+  });
+});
+
+describe("a session file that is a FIFO", () => {
+  test("the next call answers at once (no open() that waits for a writer), and the session is claimed anew", {
+    ...TIMEOUT,
+  }, async () => {
+    const root = join(tmp.path, "fifo-session");
+    const prompt = { session_id: "fifo", cwd: tmp.path, hook_event_name: "UserPromptSubmit", prompt: "go" };
+    assert.equal((await hook(root, prompt)).code, 0);
+    const sessions = join(root, "sessions", "claude-code");
+    const [file] = readdirSync(sessions);
+    rmSync(join(sessions, file));
+    assert.equal(spawnSync("mkfifo", [join(sessions, file)]).status, 0);
+    const t0 = Date.now();
+    const r = await hook(root, pre("fifo", "t1", "ls"), {}, ["--grant"]);
+    assert.equal(verdict(r), "allow", r.err);
+    assert.ok(Date.now() - t0 < 20_000, `answered without hanging (${Date.now() - t0} ms)`);
+    assert.ok(statSync(join(sessions, file)).isFile(), "the FIFO was replaced by a session entry");
   });
 });
 
