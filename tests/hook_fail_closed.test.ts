@@ -326,6 +326,23 @@ describe("a session file that is a FIFO", () => {
   });
 });
 
+describe("a FIFO planted as the episode's lock", () => {
+  test("the hook blocks the call at once (exit 2, naming it); list and view answer", TIMEOUT, async () => {
+    const root = join(tmp.path, "fifo-lock");
+    const prompt = { session_id: "fifolock", cwd: tmp.path, hook_event_name: "UserPromptSubmit", prompt: "go" };
+    assert.equal((await hook(root, prompt)).code, 0);
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    assert.equal(spawnSync("mkfifo", [join(root, "episodes", id, "lock")]).status, 0);
+    const r = await hook(root, pre("fifolock", "t1", "ls"), {}, ["--grant"]);
+    assert.equal(verdict(r), "blocked");
+    assert.match(r.err, /lock: not a regular file \(a FIFO\)/);
+    for (const args of [["list"], ["view", id]]) {
+      const x = await runChild(BUN, [ENTRY, ...args, "--root", root], { timeoutMs: 30_000 });
+      assert.equal(x.code, 0, `${args[0]}: ${x.stderr}`);
+    }
+  });
+});
+
 describe("the resident server killed after deciding a call", () => {
   test("the call is answered in-process as the same call, and its result goes to its step", TIMEOUT, async () => {
     const root = join(tmp.path, "server-kill");
