@@ -26,6 +26,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { dirname, join, relative } from "node:path";
 import process from "node:process";
@@ -255,6 +256,16 @@ describe("no write below the root passes through a symlink, at any depth", () =>
     const event = { call_id: "c2" } as Parameters<typeof decidedCallId>[1];
     assert.equal(decidedCallId(root, event), "c2", "taken as no rewrite");
     assert.ok(existsSync(record), "the file outside the root stays");
+  });
+
+  test("a Gemini rewrite record that is a FIFO is not opened to wait for a writer (the hook would hang)", () => {
+    const { root } = freshRoot("gemini-rewrite-fifo");
+    const dir = join(root, "sessions", "gemini", "rewrites");
+    mkdirSync(dir, { recursive: true });
+    const event = { call_id: "c3" } as Parameters<typeof decidedCallId>[1];
+    const record = join(dir, "c3.json"); // where the record of a call rewritten to c3 is written
+    assert.equal(spawnSync("mkfifo", [record]).status, 0);
+    assert.equal(decidedCallId(root, event), "c3", "taken as no rewrite, at once");
   });
 
   test("a symlinked policy snapshot (state/policies/<id>.json) is not written, and the run still seals", async () => {
