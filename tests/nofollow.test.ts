@@ -258,6 +258,16 @@ describe("no write below the root passes through a symlink, at any depth", () =>
     assert.ok(existsSync(record), "the file outside the root stays");
   });
 
+  test("JsonlAppender: a FIFO where the log should be is refused at once, not opened to wait for a reader", () => {
+    const { dir } = freshRoot("jsonl-fifo");
+    rmSync(join(dir, "learn.jsonl"));
+    assert.equal(spawnSync("mkfifo", [join(dir, "learn.jsonl")]).status, 0);
+    assert.throws(
+      () => new JsonlAppender(join(dir, "learn.jsonl")),
+      (e) => e instanceof NoemaError && e.code === "not_regular" && e.message.includes("learn.jsonl"),
+    );
+  });
+
   test("a Gemini rewrite record that is a FIFO is not opened to wait for a writer (the hook would hang)", () => {
     const { root } = freshRoot("gemini-rewrite-fifo");
     const dir = join(root, "sessions", "gemini", "rewrites");
