@@ -443,6 +443,20 @@ describe("sealing never includes a planted symlink", () => {
   });
 });
 
+describe("sealing never includes a planted FIFO", () => {
+  test("resume --abort of a paused run with a FIFO in approvals/ refuses, naming it; nothing is sealed", async () => {
+    const base = join(tmp.path, "fifo-seal");
+    const r = await run("paused", { root: join(base, "root"), steps: ["review:check"] });
+    assert.equal(r.exit_code, EXIT.PAUSED);
+    mkdirSync(join(r.episode_dir, "approvals"), { recursive: true });
+    assert.equal(spawnSync("mkfifo", [join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`)]).status, 0);
+    const x = cli(["resume", r.episode_id, "--root", join(base, "root"), "--abort"]);
+    assert.equal(x.code, EXIT.ERROR, x.stderr);
+    assert.match(x.stderr, /approvals\/chk_\w+\.json: is not a regular file/);
+    assert.ok(!existsSync(join(r.episode_dir, "manifest.json")), "not sealed");
+  });
+});
+
 describe("an llm run: resume --abort does not seal over a planted link", () => {
   test("a paused llm episode with a link in it: resume --abort refuses, naming it; nothing is sealed", async () => {
     const base = join(tmp.path, "llm-abort");
