@@ -45,6 +45,7 @@ import { runChild } from "./helpers/child.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { crashedRun } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { clearPending, markPending, pendingIds } from "../src/shared_store/pending.ts";
 
 const tmp = tempDir("noema-nofollow-");
 after(() => tmp.cleanup());
@@ -495,5 +496,19 @@ describe("an llm run: resume --abort does not seal over a planted link", () => {
     assert.match(aborted.stderr, /llm\/planted\.json: is a symbolic link/);
     assert.ok(!existsSync(join(dir, "manifest.json")), "not sealed");
     assert.ok(!existsSync(join(dir, "summary.json")));
+  });
+});
+
+describe("publish-pending markers under a symlinked state/", () => {
+  test("are neither listed nor removed through the link", () => {
+    const { root, out } = freshRoot("publish-pending");
+    mkdirSync(join(out, "publish-pending"), { recursive: true });
+    writeFileSync(join(out, "publish-pending", "ep_t"), "");
+    rmSync(join(root, "state"), { recursive: true });
+    symlinkSync(out, join(root, "state"));
+    assert.deepEqual(pendingIds(root), [], "nothing listed through the link");
+    clearPending(root, "ep_t");
+    assert.ok(existsSync(join(out, "publish-pending", "ep_t")), "the file outside the root stays");
+    assert.throws(() => markPending(root, "ep_u"), unsafe(join(root, "state")));
   });
 });
