@@ -139,6 +139,35 @@ describe("resident hook server", () => {
     },
   );
 
+  test(
+    "a server with no episode open (a no-op SessionStart) stops after the short idle time; one with an episode stays",
+    {
+      timeout: REAL_AGENT_TIMEOUT_MS,
+    },
+    async () => {
+      const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "1500", NOEMA_HOOK_SERVER_IDLE_MS: "600000" };
+      const start = (session: string) => ({
+        session_id: session,
+        transcript_path: join(tmp.path, "t.jsonl"),
+        cwd: tmp.path,
+        hook_event_name: "SessionStart",
+        source: "startup",
+      });
+      const idle = box("idle-empty");
+      assert.equal((await hook(idle.root, idle.servers, start("s-empty"), env)).code, 0);
+      await waitFor(() => existsSync(idle.log) && /listening/.test(readFileSync(idle.log, "utf8")));
+      await waitFor(() => /stopping/.test(readFileSync(idle.log, "utf8")), 15_000);
+      const busy = box("idle-busy");
+      assert.equal((await hook(busy.root, busy.servers, pre("s-busy", "toolu_1", "ls"), env)).code, 0);
+      await waitFor(() => existsSync(busy.log) && /listening/.test(readFileSync(busy.log, "utf8")));
+      assert.equal((await hook(busy.root, busy.servers, pre("s-busy", "toolu_2", "pwd"), env)).code, 0);
+      await new Promise((r) => setTimeout(r, 4000)); // well past the short idle time
+      assert.doesNotMatch(readFileSync(busy.log, "utf8"), /stopping/, "an open episode keeps its server");
+      rmSync(busy.servers, { recursive: true, force: true });
+      await waitFor(() => /stopping/.test(readFileSync(busy.log, "utf8")));
+    },
+  );
+
   test("parallel calls and a call handled by another process in between stay one consistent log", {
     timeout: REAL_AGENT_TIMEOUT_MS,
   }, async () => {

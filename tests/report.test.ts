@@ -29,7 +29,8 @@ if (SKIP_BROWSER) console.error(`\n${SKIP_BROWSER}\n`);
 
 const tmp = tempDir("noema-report-");
 const root = join(tmp.path, "root");
-const env = { NOEMA_ROOT: root };
+// The 10,000-step episode is over the default plan limit (5,000 steps): raised, as a user with a long plan would.
+const env = { NOEMA_ROOT: root, NOEMA_MAX_PLAN_STEPS: "10000" };
 /** Requests the hostile artifact text would make if it ever became markup. */
 let hits: string[] = [];
 let server: Server;

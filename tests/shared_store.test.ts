@@ -1,26 +1,23 @@
 /**
- * The shared store against a real PostgreSQL 15 (started by the test helper):
- * the store interface (append and read back, idempotence, conflicts, files,
- * the catalog and its filters, migrations), then publish → pull of real
- * episodes, byte for byte, with `validate` and `verify` passing on the copy.
+ * The shared store end to end, against a real PostgreSQL 15 (started by the
+ * test helper) and a files store: publish → pull of real episodes, byte for
+ * byte, with `validate` and `verify` passing on the copy; the CLI; faults;
+ * following; approvals across machines. The store interface itself is tested
+ * against every backend in `shared_store_conformance.test.ts`.
  */
 import assert from "node:assert/strict";
 import * as fsModule from "node:fs";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
 import { runChild } from "./helpers/child.ts";
 import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
-import {
-  type CatalogRow,
-  LeaseHeldError,
-  StaleLeaseError,
-  StoreConflictError,
-} from "../src/shared_store/shared_store.ts";
+import { type CatalogRow, LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
@@ -64,136 +61,16 @@ function tree(dir: string): Map<string, Buffer> {
   return out;
 }
 
-describe("shared store: PostgreSQL", { skip }, () => {
+describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () => {
   let pg: PgServer;
   let store: PostgresStore;
   before(async () => {
     pg = await startPostgres();
     store = new PostgresStore(pg.createDatabase());
+    await store.migrate();
   });
   after(async () => {
     await store?.close();
-  });
-
-  test("migrate creates the schema once, under its lock, and status reports it", async () => {
-    const fresh = new PostgresStore(pg.createDatabase());
-    try {
-      assert.equal((await fresh.status()).schema_version, 0);
-      const [a, b] = await Promise.all([fresh.migrate(), fresh.migrate()]); // racing migrators
-      assert.deepEqual([a, b].map((r) => r.to), [LATEST_SCHEMA_VERSION, LATEST_SCHEMA_VERSION]);
-      assert.deepEqual([a.from, b.from].sort(), [0, LATEST_SCHEMA_VERSION]);
-      const s = await fresh.status();
-      assert.equal(s.schema_version, LATEST_SCHEMA_VERSION);
-      assert.equal(s.episodes, 0);
-    } finally {
-      await fresh.close();
-    }
-    await store.migrate();
-  });
-
-  test("lines: appended with their exact bytes, read back in order; an identical resend is ignored", async () => {
-    const lines = [bytes('{"a":1}'), new Uint8Array([0xff, 0x00, 0x0d]), bytes("é")];
-    assert.deepEqual(await store.appendLines("ep_l", "events.jsonl", 1, lines), { inserted: 3, duplicates: 0 });
-    assert.deepEqual(await store.appendLines("ep_l", "events.jsonl", 2, lines.slice(1)), {
-      inserted: 0,
-      duplicates: 2,
-    });
-    assert.equal(await store.lineCount("ep_l", "events.jsonl"), 3);
-    assert.deepEqual(await store.readLines("ep_l", "events.jsonl", 1, 10), lines);
-    assert.deepEqual(await store.readLines("ep_l", "events.jsonl", 3, 10), [lines[2]]);
-    assert.deepEqual(await store.streams("ep_l"), [{ stream: "events.jsonl", lines: 3 }]);
-  });
-
-  test("a different line under the same (episode, stream, seq) is a conflict: nothing of the batch is stored", async () => {
-    await store.appendLines("ep_c", "events.jsonl", 1, [bytes("one"), bytes("two")]);
-    await assert.rejects(
-      store.appendLines("ep_c", "events.jsonl", 2, [bytes("TWO"), bytes("three")]),
-      (e: unknown) => e instanceof StoreConflictError && e.seq === 2 && /different bytes/.test(e.message),
-    );
-    assert.deepEqual(await store.readLines("ep_c", "events.jsonl", 1, 10), [bytes("one"), bytes("two")]);
-  });
-
-  test("files are stored whole and replaced only when they change", async () => {
-    await store.putFile("ep_f", "state.json", bytes('{"v":1}\n'));
-    await store.putFile("ep_f", "checkpoints/c1.json", bytes("{}"));
-    await store.putFile("ep_f", "state.json", bytes('{"v":2}\n'));
-    assert.deepEqual((await store.listFiles("ep_f")).map((f) => [f.name, f.size]), [
-      ["checkpoints/c1.json", 2],
-      ["state.json", 8],
-    ]);
-    assert.deepEqual(await store.readFile("ep_f", "state.json"), bytes('{"v":2}\n'));
-    assert.equal(await store.readFile("ep_f", "nope.json"), null);
-  });
-
-  test("the catalog: upsert keeps one row per episode; list filters and orders newest first", async () => {
-    const db = new PostgresStore(pg.createDatabase());
-    try {
-      await db.migrate();
-      await db.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" } }));
-      await db.upsertCatalog(row("ep_2", { started_at: "2026-11-02T00:00:00.000Z", status: "vetoed", host: "b" }));
-      await db.upsertCatalog(row("ep_3", {
-        started_at: "2026-11-03T00:00:00.000Z",
-        run_state: "waiting_for_approval",
-        status: "pending",
-        outcome: null,
-        adapter: "llm",
-        policy_ids: ["NoPush@1.0"],
-        task: "Fix 100% of the_tests",
-      }));
-      await db.upsertCatalog(
-        row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra" }, veto_count: 2 }),
-      );
-      const ids = async (f: Parameters<PostgresStore["list"]>[0]) => (await db.list(f)).map((r) => r.episode_id);
-      assert.deepEqual(await ids({}), ["ep_3", "ep_2", "ep_1"]);
-      assert.deepEqual(await ids({ status: ["vetoed"] }), ["ep_2"]);
-      assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), ["ep_3"]);
-      assert.deepEqual(await ids({ tags: { team: "infra" } }), ["ep_1"]);
-      assert.deepEqual(await ids({ task: "100% of THE_" }), ["ep_3"]);
-      assert.deepEqual(await ids({ task: "1_0" }), []); // _ (and %) are literal, not wildcards
-      assert.deepEqual(await ids({ since: "2026-11-02T00:00:00.000Z" }), ["ep_3", "ep_2"]);
-      assert.deepEqual(await ids({ host: "b" }), ["ep_2"]);
-      assert.deepEqual(await ids({ adapter: "llm" }), ["ep_3"]);
-      assert.deepEqual(await ids({ policy: "NoPush@1.0" }), ["ep_3"]);
-      assert.deepEqual(await ids({ limit: 1 }), ["ep_3"]);
-      assert.equal((await db.get("ep_1"))?.veto_count, 2);
-      assert.equal((await db.status()).episodes, 3);
-    } finally {
-      await db.close();
-    }
-  });
-
-  test("leases: one writer per episode; a stale or dead writer is taken over, and its token is fenced off", async () => {
-    const a = { host: "host-a", pid: 101 }, b = { host: "host-b", pid: 202 };
-    const t1 = await store.acquireLease("ep_lease", a);
-    assert.equal(await store.acquireLease("ep_lease", a), t1, "renewing keeps the token");
-    await assert.rejects(
-      store.acquireLease("ep_lease", b),
-      (e) => e instanceof LeaseHeldError && e.owner.host === "host-a",
-    );
-    await store.appendLines("ep_lease", "events.jsonl", 1, [bytes("a1")], t1);
-    // host-a stops renewing: after staleAfterMs, host-b takes over with a higher token.
-    const t2 = await store.acquireLease("ep_lease", b, { staleAfterMs: 0 });
-    assert.ok(t2 > t1);
-    await assert.rejects(
-      store.appendLines("ep_lease", "events.jsonl", 2, [bytes("a2")], t1),
-      (e) => e instanceof StaleLeaseError && e.token === t1 && e.current === t2,
-    );
-    await assert.rejects(store.putFile("ep_lease", "state.json", bytes("{}"), t1), StaleLeaseError);
-    await assert.rejects(store.upsertCatalog(row("ep_lease"), t1), StaleLeaseError);
-    assert.deepEqual(
-      await store.readLines("ep_lease", "events.jsonl", 1, 10),
-      [bytes("a1")],
-      "the stale write left nothing",
-    );
-    await store.appendLines("ep_lease", "events.jsonl", 2, [bytes("b2")], t2);
-    // Another process of host-b that is gone is taken over at once; a live one is not.
-    const b2 = { host: "host-b", pid: 303 };
-    await assert.rejects(store.acquireLease("ep_lease", b2, { ownerGone: () => false }), LeaseHeldError);
-    const t3 = await store.acquireLease("ep_lease", b2, { ownerGone: (pid) => pid === 202 });
-    assert.ok(t3 > t2);
-    // A released lease (a finished run) is free.
-    await store.releaseLease("ep_lease", t3);
-    assert.ok((await store.acquireLease("ep_lease", a)) > t3);
   });
 
   test("two writers race for one episode id from two roots: the store keeps one, the other is refused, never merged", async () => {
@@ -473,6 +350,46 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
         await db.close();
       }
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("noema SIGKILLed while it publishes: resume finishes the run and publishes the rest; the copies are equal", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_killed_while_publishing";
+      const [cmd, ...args] = cliCommand();
+      let pid = 0;
+      const child = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 5, 0.4), "--episode-id", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url },
+        timeoutMs: 60_000,
+        onSpawn: (p) => (pid = p),
+      });
+      const probe = new PostgresStore(url);
+      const until = Date.now() + 30_000;
+      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      process.kill(pid, "SIGKILL"); // noema only: its publisher dies mid-stream
+      const killed = await child;
+      assert.equal(killed.code, null, "killed");
+      assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "left marked pending");
+      const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: { NOEMA_STORE: url } });
+      assert.equal(resumed.code, 0, resumed.stderr);
+      const until2 = Date.now() + 30_000;
+      while (fsModule.existsSync(join(a.path, "state", "publish-pending", id)) && Date.now() < until2) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), false, "published, unmarked");
+      assert.equal((await probe.get(id))?.run_state, "terminal");
+      await pullEpisode(probe, id, b.path);
+      await probe.close();
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+      const v = cli(["--root", b.path, "validate", id]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
     } finally {
       a.cleanup();
       b.cleanup();
@@ -848,6 +765,216 @@ describe("shared store: the cross-machine walk-through with the llm agent", { sk
       a.cleanup();
       b.cleanup();
       ws.cleanup();
+    }
+  });
+});
+
+describe("shared store: an interactive session's hooks publish (install-hooks path)", { skip }, () => {
+  test("hook calls with NOEMA_STORE: the session's episode reaches the store, byte-identical, with nothing pending", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    const servers = join(a.path, "servers");
+    fsModule.mkdirSync(servers, { mode: 0o700 });
+    const root = join(a.path, ".noema");
+    const BUN = join(REPO, "node_modules", ".bin", "bun");
+    const env = {
+      ...process.env,
+      NOEMA_STORE: url,
+      NOEMA_HOOK_SERVER_DIR: servers,
+      NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "500",
+      NOEMA_HOOK_SERVER_LOG: join(a.path, "server.log"),
+    };
+    const session = "sess-published";
+    const tool = (kind: string, id: string, command: string, extra: Record<string, unknown> = {}) => ({
+      session_id: session,
+      cwd: a.path,
+      hook_event_name: kind,
+      tool_name: "Bash",
+      tool_input: { command },
+      tool_use_id: id,
+      ...extra,
+    });
+    try {
+      for (
+        const payload of [
+          { session_id: session, cwd: a.path, hook_event_name: "UserPromptSubmit", prompt: "list the files" },
+          tool("PreToolUse", "t1", "ls"),
+          tool("PostToolUse", "t1", "ls", { tool_response: { stdout: "a.txt", stderr: "" } }),
+          tool("PreToolUse", "t2", "pwd"),
+          tool("PostToolUse", "t2", "pwd", { tool_response: { stdout: "/w", stderr: "" } }),
+          { session_id: session, cwd: a.path, hook_event_name: "Stop", last_assistant_message: "listed" },
+        ]
+      ) {
+        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
+          cwd: a.path,
+          input: JSON.stringify(payload),
+          env,
+          timeoutMs: 60_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const [id] = readdirSync(join(root, "episodes"));
+      const db = new PostgresStore(url);
+      try {
+        const until = Date.now() + 60_000;
+        while ((await db.get(id))?.run_state !== "terminal" && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const log = fsModule.existsSync(env.NOEMA_HOOK_SERVER_LOG)
+          ? readFileSync(env.NOEMA_HOOK_SERVER_LOG, "utf8")
+          : "";
+        assert.equal((await db.get(id))?.run_state, "terminal", `published by the hook server; its log:\n${log}`);
+        await pullEpisode(db, id, b.path);
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(root, "episodes", id)));
+      const until = Date.now() + 30_000;
+      while (fsModule.existsSync(join(root, "state", "publish-pending", id)) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(fsModule.existsSync(join(root, "state", "publish-pending", id)), false);
+    } finally {
+      fsModule.rmSync(servers, { recursive: true, force: true });
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+});
+
+describe("shared store: the CLI over a files store (file:///…)", () => {
+  test("store init; a run with NOEMA_STORE=file://… publishes; list --store shows it; pull gives a byte-identical copy that validates and verifies", () => {
+    const a = tempDir(), b = tempDir(), share = tempDir();
+    try {
+      const url = pathToFileURL(join(share.path, "team noema")).href;
+      const before = cli(["store", "status", "--store", url]);
+      assert.equal(before.code, 1, "a directory that is not there cannot be reached");
+      assert.match(before.stderr, /cannot be reached/);
+      const init = cli(["store", "init", "--store", url, "--json"]);
+      assert.equal(init.code, 0, init.stderr);
+      assert.deepEqual(JSON.parse(init.stdout), { location: url, from: 0, to: 1 });
+      const st = cli(["store", "status", "--store", url, "--json"]);
+      assert.equal(st.code, 0, st.stderr);
+      assert.deepEqual(JSON.parse(st.stdout), {
+        kind: "files",
+        location: url,
+        schema_version: 1,
+        latest_version: 1,
+        episodes: 0,
+      });
+
+      const key = { NOEMA_SIGNING_KEY: "f".repeat(32) };
+      const run = cli(["--root", a.path, "run", "Say hello", "--tag", "team=infra", "--json"], {
+        env: { ...key, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+        cwd: a.path,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stderr, "");
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.equal(existsSync(join(a.path, "state", "publish-pending", id)), false, "published when it ended");
+
+      const list = cli(
+        ["--root", b.path, "list", "--store", url, "--json", "--host", "host-a", "--tag", "team=infra"],
+        {
+          env: { NOEMA_STORE: undefined },
+        },
+      );
+      assert.equal(list.code, 0, list.stderr);
+      const rows = JSON.parse(list.stdout);
+      assert.deepEqual(rows.map((r: { episode_id: string; host: string }) => [r.episode_id, r.host]), [[id, "host-a"]]);
+      assert.equal(rows[0].episode_dir, null);
+
+      b.file("noema.jsonc", `{ "store": "${url}" }`); // the project's store setting takes a file:/// URL too
+      const fromJsonc = cli(["list", "--json", "--host", "host-a"], { cwd: b.path, env: { NOEMA_STORE: undefined } });
+      assert.equal(fromJsonc.code, 0, fromJsonc.stderr);
+      assert.equal(JSON.parse(fromJsonc.stdout).length, 1);
+      const remote = cli(["list", "--store", "file://nas/share"], { env: { NOEMA_STORE: undefined } });
+      assert.equal(remote.code, 2);
+      assert.match(remote.stderr, /file:\/\/\/absolute\/path/);
+
+      const pull = cli(["--root", b.path, "pull", id, "--store", url], { env: { NOEMA_STORE: undefined } });
+      assert.equal(pull.code, 0, pull.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+      const v = cli(["--root", b.path, "validate", id], { env: key });
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      const ver = cli(["--root", b.path, "verify", id, "--strict"], { env: key });
+      assert.equal(ver.code, 0, ver.stdout + ver.stderr);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+      share.cleanup();
+    }
+  });
+
+  test("over a files store: B follows A's live run, then approves its paused call; A (--wait) resumes; B's pulled copy is identical", async () => {
+    const a = tempDir(), b = tempDir(), share = tempDir();
+    try {
+      const url = pathToFileURL(join(share.path, "noema")).href;
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      const [cmd, ...args] = cliCommand();
+      const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+      const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      // Following a live run.
+      const runA = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 6, 0.4), "--episode-id", "ep_f"], {
+        cwd: a.path,
+        env: envA,
+        timeoutMs: 60_000,
+      });
+      const until = Date.now() + 30_000;
+      while (!existsSync(join(share.path, "noema", "episodes", "ep_f", "catalog.json")) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      const catalog = join(share.path, "noema", "episodes", "ep_f", "catalog.json");
+      assert.equal(JSON.parse(readFileSync(catalog, "utf8")).run_state, "running", "B follows while A runs");
+      const follow = runChild(cmd, [...args, "--root", b.path, "events", "ep_f", "--follow", "--json"], {
+        env: envB,
+        timeoutMs: 60_000,
+      });
+      const [ra, fb] = await Promise.all([runA, follow]);
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(fb.code, 0, fb.stderr);
+      assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
+      // Approving from B a call A waits on.
+      const gate = join(REPO, "plugins/policies/approval-gate.ts");
+      const task = a.file(
+        "deploy.json",
+        JSON.stringify({
+          task: "build and deploy",
+          using: "shell",
+          policies: [gate],
+          steps: [
+            { kind: "act", description: "build", inputs: { command: "echo built" } },
+            { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
+          ],
+        }),
+      );
+      const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
+        cwd: a.path,
+        env: envA,
+        timeoutMs: 90_000,
+      });
+      let waiting: { episode_id: string; host: string }[] = [];
+      const until2 = Date.now() + 30_000;
+      while (!waiting.some((w) => w.episode_id === "ep_w") && Date.now() < until2) {
+        const r = cli(["--root", b.path, "approvals", "--json"], { env: { NOEMA_STORE: url } });
+        assert.equal(r.code, 0, r.stderr);
+        waiting = JSON.parse(r.stdout);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.deepEqual(waiting.map((w) => [w.episode_id, w.host]), [["ep_w", "host-a"]]);
+      const approve = cli(["--root", b.path, "approve", "ep_w", "--by", "bea"], { env: { NOEMA_STORE: url } });
+      assert.equal(approve.code, 0, approve.stderr);
+      const wa = await waitA;
+      assert.equal(wa.code, 0, wa.stderr);
+      const v = cli(["--root", b.path, "validate", "ep_w"], { env: { NOEMA_STORE: url } });
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      assert.deepEqual(tree(join(b.path, "episodes", "ep_w")), tree(join(a.path, "episodes", "ep_w")));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+      share.cleanup();
     }
   });
 });

@@ -53,7 +53,10 @@ export function buildProgram(
     )
     .version(versionText(), "-V, --version", "print noema and contract versions")
     .option("--root <dir>", "episodes root (default: $NOEMA_ROOT or ./.noema)")
-    .option("--store <url>", "shared store, postgres://… (default: $NOEMA_STORE; none: local files only)")
+    .option(
+      "--store <url>",
+      "shared store, postgres://… or file:///dir (default: $NOEMA_STORE; none: local files only)",
+    )
     .option("--debug", "show stack traces of internal errors")
     .helpOption("-h, --help", "show help")
     .configureHelp({

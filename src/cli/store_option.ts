@@ -27,6 +27,20 @@ export function storeUrlOf(cmd: CommandUnknownOpts): { url: string; from: string
   return resolveStoreUrl(typeof all.store === "string" ? all.store : undefined, projectStore());
 }
 
+/**
+ * The store in force without a command line (a hook process): `NOEMA_STORE`,
+ * else `store` in `./noema.jsonc`; null for none.
+ *
+ * @example
+ * ```ts
+ * import { storeFromEnvironment } from "./store_option.ts";
+ * storeFromEnvironment()?.url;
+ * ```
+ */
+export function storeFromEnvironment(): { url: string; from: string } | null {
+  return resolveStoreUrl(undefined, projectStore());
+}
+
 /** The `store` of `./noema.jsonc`, if it has one (a located error when the file is invalid). */
 function projectStore(): string | undefined {
   if (!existsSync(PROJECT_CONFIG)) return undefined;
@@ -43,7 +57,7 @@ function projectStore(): string | undefined {
  */
 export async function withStore<T>(cmd: CommandUnknownOpts, f: (store: SharedStore) => Promise<T>): Promise<T> {
   const pick = storeUrlOf(cmd);
-  if (pick === null) throw usageError("no shared store: give --store postgres://… or set NOEMA_STORE");
+  if (pick === null) throw usageError("no shared store: give --store postgres://… (or file:///dir) or set NOEMA_STORE");
   const { openSharedStore } = await import("../shared_store/open.ts");
   const store = await openSharedStore(pick.url, pick.from);
   try {

@@ -182,3 +182,28 @@ export async function publishPendingAfter(
     await store?.close().catch(() => {});
   }
 }
+
+/**
+ * Runs `work` (a resume, an approve --resume) with live publishing of
+ * episode `id` when a store is configured; without one, `work` gets no hooks.
+ *
+ * @example
+ * ```ts
+ * const r = await withLivePublishing(out, root, store, id, (hooks) => resume(id, { ...hooks }));
+ * ```
+ */
+export async function withLivePublishing<T>(
+  out: Output,
+  root: string,
+  pick: { url: string; from: string } | null,
+  id: string,
+  work: (hooks: Pick<LiveRunPublishing, "notices" | "onEvent"> | Record<string, never>) => Promise<T>,
+): Promise<T> {
+  if (pick === null) return await work({});
+  const live = await startLivePublishing(out, root, pick, id);
+  try {
+    return await work({ notices: live.notices, onEvent: (e) => live.onEvent(e) });
+  } finally {
+    await live.finish(id);
+  }
+}

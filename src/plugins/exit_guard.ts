@@ -11,6 +11,7 @@
  */
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
+import "../store/self_kill.ts"; // evaluated first: it keeps the real process.kill for fault injection
 
 type ExitFn = (code?: number | string | null) => never;
 
@@ -95,22 +96,7 @@ export function exitProcess(code: number): never {
   return realExit(code);
 }
 
-const originalKill = process.kill.bind(process);
-
-/**
- * Kills this process with SIGKILL at once (no exit handlers): for fault
- * injection in tests (`NOEMA_HOOK_CRASH_AT`, see `agents/crash_point.ts`).
- *
- * @example
- * ```ts
- * import { killSelf } from "./exit_guard.ts";
- * // killSelf();
- * ```
- */
-export function killSelf(): never {
-  originalKill(process.pid, "SIGKILL");
-  throw new Error("unreachable: SIGKILL did not end the process");
-}
+export { killSelf } from "../store/self_kill.ts";
 
 /** The code a hook process ends with: 2 (blocked) until the hook answered. */
 let hookCode: 0 | 2 = 2;

@@ -156,10 +156,10 @@ export const ProjectConfig = v.strictObject({
   store: v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+      v.regex(/^(postgres(ql)?:\/\/|file:\/\/\/)/, "must be a postgres:// or file:/// URL"),
       v.description(
-        "The shared store, postgres://user@host:port/db (like --store; NOEMA_STORE wins). Keep its password out of " +
-          "the file: ~/.pgpass or PGPASSWORD.",
+        "The shared store, postgres://user@host:port/db or file:///shared/dir (like --store; NOEMA_STORE wins). " +
+          "Keep a password out of the file: ~/.pgpass or PGPASSWORD.",
       ),
     ),
   ),

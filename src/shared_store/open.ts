@@ -14,6 +14,7 @@ import { storeKind } from "./store_url.ts";
  * ```ts
  * import { openSharedStore } from "./open.ts";
  * const store = await openSharedStore("postgres://noema@127.0.0.1:5432/noema");
+ * const team = await openSharedStore("file:///mnt/team/noema"); // a directory on a shared file system
  * ```
  */
 export async function openSharedStore(url: string, from = "--store"): Promise<SharedStore> {
@@ -21,6 +22,10 @@ export async function openSharedStore(url: string, from = "--store"): Promise<Sh
     case "postgres": {
       const { PostgresStore } = await import("./postgres/postgres_store.ts");
       return new PostgresStore(url);
+    }
+    case "files": {
+      const { FileStore } = await import("./files/file_store.ts");
+      return new FileStore(url);
     }
   }
 }

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
-import { procStat } from "../store/lock.ts";
+import { lockStatus, procStat } from "../store/lock.ts";
 import { sha256File } from "../store/hash.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS } from "../store/layout.ts";
@@ -202,7 +202,12 @@ export class EpisodePublisher {
     return {
       episode_id: this.episodeId,
       task: e.task,
-      run_state: e.run_state,
+      // Sealing puts summary, state and manifest into place in turn: until the manifest is there, a run whose
+      // writer still holds it is not terminal yet (a reader would pull it without its manifest).
+      run_state: e.run_state === "terminal" && !existsSync(join(this.dir, ARTIFACTS.manifest)) &&
+          lockStatus(this.dir).state === "held"
+        ? "running"
+        : e.run_state,
       status: e.status,
       outcome: e.outcome ?? null,
       started_at: e.started_at,

@@ -41,7 +41,7 @@ export function storeUrlPassword(url: string): string | null {
 }
 
 /** The kinds of store URL noema knows. */
-export type StoreKind = "postgres";
+export type StoreKind = "postgres" | "files";
 
 /**
  * Checks a store URL and names its kind; throws a usage error (exit 2) naming
@@ -51,6 +51,7 @@ export type StoreKind = "postgres";
  * ```ts
  * import { storeKind } from "./store_url.ts";
  * storeKind("postgres://db/noema", "--store"); // "postgres"
+ * storeKind("file:///mnt/noema", "--store"); // "files"
  * ```
  */
 export function storeKind(url: string, from: string): StoreKind {
@@ -63,9 +64,21 @@ export function storeKind(url: string, from: string): StoreKind {
     });
   }
   if (protocol === "postgres:" || protocol === "postgresql:") return "postgres";
+  if (protocol === "file:") {
+    const u = new URL(url);
+    if ((u.hostname === "" || u.hostname === "localhost") && u.pathname.length > 1 && !u.search && !u.hash) {
+      return "files";
+    }
+    throw new NoemaError(
+      "bad_store",
+      `${from}: a files store is file:///absolute/path (no host, query or fragment): ${JSON.stringify(url)}`,
+      { exitCode: EXIT.USAGE },
+    );
+  }
   throw new NoemaError(
     "bad_store",
-    `${from}: unsupported store ${JSON.stringify(protocol)} (expected postgres://user@host:port/database)`,
+    `${from}: unsupported store ${JSON.stringify(protocol)} ` +
+      `(expected postgres://user@host:port/database or file:///absolute/path)`,
     { exitCode: EXIT.USAGE },
   );
 }

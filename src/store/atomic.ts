@@ -11,10 +11,10 @@
  * @module
  */
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import process from "node:process";
 import { mkdirBelow, refuseSymlinks } from "./nofollow.ts";
+import { killSelf } from "./self_kill.ts";
 
 /** Owner-only permissions for artifact files. */
 export const FILE_MODE = 0o600;
@@ -161,15 +161,6 @@ export function stageFile(
 }
 
 /**
- * SIGKILLs this process from outside it (`kill -KILL <pid>`): the CLI's exit guard
- * (`plugins/exit_guard.ts`) refuses a signal the process sends itself, as a plugin's would be.
- */
-function killSelfNow(): never {
-  spawnSync("kill", ["-KILL", String(process.pid)]);
-  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000); // until the signal lands
-}
-
-/**
  * Renames staged files into place in the order given, then fsyncs their
  * directories. Fault injection for tests: with `NOEMA_TEST_KILL_BEFORE_RENAME`
  * set to a file's base name, the process kills itself (SIGKILL) just before
@@ -185,7 +176,7 @@ export function commitStaged(files: readonly StagedFile[]): void {
   const killAt = process.env.NOEMA_TEST_KILL_BEFORE_RENAME;
   for (const f of files) {
     refuseSymlinks(f.path);
-    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) killSelfNow();
+    if (killAt !== undefined && killAt === f.path.slice(f.path.lastIndexOf("/") + 1)) killSelf();
     renameSync(f.tmp, f.path);
   }
   for (const dir of new Set(files.map((f) => dirname(f.path)))) fsyncDir(dir);

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { closeSync, readFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { closeSync, fstatSync, readFileSync, readSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
@@ -20,6 +21,19 @@ function lineOfPosition(text: string, message: string): number | undefined {
   const pos = /position (\d+)/.exec(message);
   if (pos) return text.slice(0, Number(pos[1])).split("\n").length;
   return undefined;
+}
+
+/** The file open at `fd` read again from its start and decoded strictly; invalid UTF-8 is a `bad_json` error. */
+function strictText(fd: number, label: string): string {
+  const size = fstatSync(fd).size;
+  const bytes = Buffer.allocUnsafe(size);
+  let off = 0;
+  for (let n = 1; off < size && n > 0; off += n) n = readSync(fd, bytes, off, size - off, off);
+  try {
+    return strictUtf8.decode(bytes.subarray(0, off));
+  } catch {
+    throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
+  }
 }
 
 /**
@@ -45,6 +59,8 @@ export function readJsonFile(
 /**
  * {@link readJsonFile}, also giving the text that was parsed (for a caller
  * that scans it, such as `validate`, without reading the file twice).
+ * `options.parse` replaces `JSON.parse` (a syntax error it throws is
+ * reported as `JSON.parse`'s would be).
  *
  * @example
  * ```ts
@@ -55,14 +71,18 @@ export function readJsonFile(
 export function readJsonText(
   path: string,
   label: string = path,
-  options: ReadOptions = {},
+  options: ReadOptions & { parse?: (text: string) => unknown } = {},
 ): { text: string; value: Record<string, unknown> } {
-  let bytes: Uint8Array | undefined;
+  let text: string;
   try {
     // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
     const fd = openRegularFile(path, label, options);
     try {
-      bytes = readFileSync(fd);
+      // Decoded as it is read: under Bun an ASCII file becomes a string that takes over the bytes read, not a copy
+      // of them (a 71 MB state.json: 99 instead of 171 MiB at the peak). A replacement character means invalid
+      // UTF-8 or a real U+FFFD: then the bytes are read again and decoded strictly to tell.
+      text = readFileSync(fd, "utf8");
+      if (text.includes("\uFFFD")) text = strictText(fd, label);
     } finally {
       closeSync(fd);
     }
@@ -71,13 +91,6 @@ export function readJsonText(
     const code = (e as { code?: string }).code;
     if (code === "ENOENT") throw new NoemaError("not_found", "file not found", { file: label });
     throw new NoemaError("unreadable", `cannot read: ${(e as Error).message}`, { file: label });
-  }
-  let text: string;
-  try {
-    text = strictUtf8.decode(bytes);
-    bytes = undefined; // the text replaces the bytes: a large artifact is not held twice while parsed
-  } catch {
-    throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
   }
   if (text.charCodeAt(0) === 0xfeff) {
     throw new NoemaError("bad_json", "starts with a byte order mark (BOM); JSON artifacts must be plain UTF-8", {
@@ -95,7 +108,7 @@ export function readJsonText(
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = options.parse ? options.parse(text) : JSON.parse(text);
   } catch (e) {
     const msg = (e as Error).message;
     let line = lineOfPosition(text, msg);

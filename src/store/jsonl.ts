@@ -450,6 +450,7 @@ export type JsonlEntry =
  * object, a line longer than the limit (skipped in bounded memory), or a torn
  * final line (no newline and not valid JSON: a write that a
  * crash cut short). A final line without a newline that parses is accepted.
+ * `options.parse` replaces `JSON.parse` for each line.
  *
  * @example
  * ```ts
@@ -459,7 +460,10 @@ export type JsonlEntry =
  * }
  * ```
  */
-export function* readJsonl(path: string, options: ReadLinesOptions = {}): Generator<JsonlEntry> {
+export function* readJsonl(
+  path: string,
+  options: ReadLinesOptions & { parse?: (text: string) => unknown } = {},
+): Generator<JsonlEntry> {
   for (const raw of readLines(path, options)) {
     const { line, offset, bytes } = raw;
     if (raw.tooLong) {
@@ -486,7 +490,7 @@ export function* readJsonl(path: string, options: ReadLinesOptions = {}): Genera
     }
     let value: unknown;
     try {
-      value = JSON.parse(raw.text);
+      value = options.parse ? options.parse(raw.text) : JSON.parse(raw.text);
     } catch (e) {
       if (!raw.terminated) {
         yield {

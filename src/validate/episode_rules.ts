@@ -12,6 +12,7 @@ import { nodeUtil } from "../builtins.ts";
 import { sha256File } from "../store/hash.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { type Collector, display } from "./collector.ts";
+import { type CompactOutcomes, type CompactProjection, type CompactState, sameActions } from "./compact.ts";
 
 type Json = Record<string, unknown>;
 
@@ -21,13 +22,14 @@ export interface EpisodeFacts {
   /** Names of the files in the directory. */
   present: ReadonlySet<string>;
   terminal: boolean;
-  state: Json | null;
+  /** state.json as the rules keep it (`compact.ts`). */
+  state: CompactState | null;
   summary: Json | null;
   manifest: Json | null;
   /** The first start event and the last state projection, when events.jsonl was read. */
   scan: {
     start: { timestamp: unknown; line: number } | null;
-    lastProjection: { payload: Json; line: number } | null;
+    lastProjection: { payload: CompactProjection; line: number } | null;
   } | null;
 }
 
@@ -71,16 +73,18 @@ export function checkLifecycleFiles(c: Collector, f: EpisodeFacts): void {
  * @example
  * ```ts
  * import { Collector } from "./collector.ts";
+ * import { compactState } from "./compact.ts";
  * import { checkStateLifecycle } from "./episode_rules.ts";
  * const c = new Collector(10);
- * checkStateLifecycle(c, { dir: "/nonexistent", present: new Set(), terminal: false, state: { links: {}, outcomes: { status: "pending" } }, summary: null, manifest: null, scan: null });
+ * checkStateLifecycle(c, { dir: "/nonexistent", present: new Set(), terminal: false, state: compactState({ links: {}, outcomes: { status: "pending" } }), summary: null, manifest: null, scan: null });
  * console.log(c.problems.map((p) => p.rule)); // [ "lifecycle.links", "lifecycle.links" ]
  * ```
  */
 export function checkStateLifecycle(c: Collector, f: EpisodeFacts): void {
-  if (!f.state) return;
+  const state = f.state?.value;
+  if (!state) return;
   const stateFile = display(join(f.dir, ARTIFACTS.state));
-  const links = (f.state.links ?? {}) as Json;
+  const links = (state.links ?? {}) as Json;
   const kind = f.terminal ? "terminal" : "non-terminal";
   for (const key of f.terminal ? ["events", "learn", "summary", "manifest"] : ["events", "learn"]) {
     if (typeof links[key] !== "string") {
@@ -94,7 +98,7 @@ export function checkStateLifecycle(c: Collector, f: EpisodeFacts): void {
       if (key in links) c.add(stateFile, "lifecycle.links", `links.${key}: a non-terminal run must not link ${key}`);
     }
   }
-  if (f.terminal && (f.state.outcomes as Json | undefined)?.status === "pending") {
+  if (f.terminal && (state.outcomes as Json | undefined)?.status === "pending") {
     c.add(stateFile, "lifecycle.status", "outcomes.status: a terminal run cannot be pending");
   }
 }
@@ -106,16 +110,17 @@ export function checkStateLifecycle(c: Collector, f: EpisodeFacts): void {
  * @example
  * ```ts
  * import { Collector } from "./collector.ts";
+ * import { compactState } from "./compact.ts";
  * import { checkEventTrace } from "./episode_rules.ts";
  * const c = new Collector(10);
- * checkEventTrace(c, { dir: "/ep", present: new Set(), terminal: false, state: { episode: { started_at: "t" } }, summary: null, manifest: null, scan: { start: null, lastProjection: null } });
+ * checkEventTrace(c, { dir: "/ep", present: new Set(), terminal: false, state: compactState({ episode: { started_at: "t" } }), summary: null, manifest: null, scan: { start: null, lastProjection: null } });
  * console.log(c.problems.map((p) => p.rule)); // [ "trace.start", "trace.projection" ]
  * ```
  */
 export function checkEventTrace(c: Collector, f: EpisodeFacts): void {
   if (!f.state || !f.scan) return;
   const eventsFile = display(join(f.dir, ARTIFACTS.events));
-  const episode = (f.state.episode ?? null) as Json | null;
+  const episode = (f.state.value.episode ?? null) as Json | null;
   const { start, lastProjection } = f.scan;
   if (!start) {
     c.add(eventsFile, "trace.start", "no start event; its timestamp must equal state.json episode.started_at");
@@ -143,50 +148,59 @@ export function checkEventTrace(c: Collector, f: EpisodeFacts): void {
 }
 
 /**
- * How a projection payload differs from the state it projects. A terminal
- * run's last projection equals state.json's `outcomes` and `links`. A
- * non-terminal one may carry `outcomes.actions` from `actions_from` on (the
- * actions since the previous projection), `actions_total` being the whole
- * list's length.
+ * How a projection payload differs from the state it projects, both reduced
+ * by `compact.ts` (actions compared by digest). A terminal run's last
+ * projection equals state.json's `outcomes` and `links`. A non-terminal one
+ * may carry `outcomes.actions` from `actions_from` on (the actions since the
+ * previous projection), `actions_total` being the whole list's length.
  *
  * @example
  * ```ts
+ * import { compactProjection, compactState } from "./compact.ts";
  * import { projectionProblems } from "./episode_rules.ts";
- * const state = { outcomes: { status: "pending", actions: [{ id: "a" }, { id: "b" }] }, links: {} };
- * const delta = { outcomes: { status: "pending", actions: [{ id: "b" }] }, links: {}, actions_from: 1, actions_total: 2 };
+ * const state = compactState({ outcomes: { status: "pending", actions: [{ id: "a" }, { id: "b" }] }, links: {} });
+ * const delta = compactProjection({ outcomes: { status: "pending", actions: [{ id: "b" }] }, links: {}, actions_from: 1, actions_total: 2 });
  * console.log(projectionProblems(delta, state, false), projectionProblems(delta, state, true).length); // [] 1
  * ```
  */
-export function projectionProblems(payload: Json, state: Json, terminal: boolean): string[] {
+export function projectionProblems(payload: CompactProjection, state: CompactState, terminal: boolean): string[] {
+  const eq = nodeUtil().isDeepStrictEqual;
   const problems: string[] = [];
   const differs = (key: string) => `payload.${key}: the last run.state_projection differs from state.json ${key}`;
-  if (!nodeUtil().isDeepStrictEqual(payload.links, state.links)) problems.push(differs("links"));
+  if (!eq(payload.links, state.value.links)) problems.push(differs("links"));
   const from = payload.actions_from;
-  const projected = payload.outcomes as Json | undefined;
-  const outcomes = state.outcomes as Json | undefined;
-  if (terminal || typeof from !== "number" || from === 0 || !projected || !outcomes) {
+  const projected = payload.outcomes;
+  const outcomes = state.outcomes;
+  const truthy = (o: CompactOutcomes) => !("raw" in o) || Boolean(o.raw);
+  if (terminal || typeof from !== "number" || from === 0 || !truthy(projected) || !truthy(outcomes)) {
     if (terminal && typeof from === "number" && from !== 0) {
       problems.push(
         `payload.actions_from: a terminal run's last projection must carry every action (from 0), got ${from}`,
       );
-    } else if (!nodeUtil().isDeepStrictEqual(projected, outcomes)) problems.push(differs("outcomes"));
+    } else if (!sameOutcomes(projected, outcomes, eq)) problems.push(differs("outcomes"));
     return problems;
   }
-  const actions = Array.isArray(outcomes.actions) ? outcomes.actions : [];
-  const { actions: tail, ...rest } = projected;
-  const { actions: _all, ...stateRest } = outcomes;
-  if (!nodeUtil().isDeepStrictEqual(rest, stateRest)) problems.push(differs("outcomes"));
-  if (payload.actions_total !== actions.length) {
+  const all = "rest" in outcomes && outcomes.actions.kind === "array" ? outcomes.actions.digests : new Float64Array(0);
+  if (!("rest" in projected && "rest" in outcomes && eq(projected.rest, outcomes.rest))) {
+    problems.push(differs("outcomes"));
+  }
+  const tail = "rest" in projected ? projected.actions : { kind: "absent" as const };
+  if (payload.actions_total !== all.length) {
     problems.push(
-      `payload.actions_total: ${String(payload.actions_total)}, but state.json has ${actions.length} actions`,
+      `payload.actions_total: ${String(payload.actions_total)}, but state.json has ${all.length} actions`,
     );
   } else if (
-    !Number.isInteger(from) || from < 0 || from > actions.length ||
-    !nodeUtil().isDeepStrictEqual(tail, actions.slice(from))
+    !Number.isInteger(from) || from < 0 || from > all.length ||
+    !sameActions(tail, { kind: "array", digests: all.subarray(from) }, eq)
   ) {
     problems.push(`payload.outcomes.actions: differs from state.json outcomes.actions from index ${from} on`);
   }
   return problems;
+}
+
+function sameOutcomes(a: CompactOutcomes, b: CompactOutcomes, eq: (x: unknown, y: unknown) => boolean): boolean {
+  if ("raw" in a || "raw" in b) return "raw" in a && "raw" in b && eq(a.raw, b.raw);
+  return eq(a.rest, b.rest) && sameActions(a.actions, b.actions, eq);
 }
 
 /**
@@ -195,14 +209,16 @@ export function projectionProblems(payload: Json, state: Json, terminal: boolean
  * @example
  * ```ts
  * import { Collector } from "./collector.ts";
+ * import { compactState } from "./compact.ts";
  * import { checkSummaryTrace } from "./episode_rules.ts";
  * const c = new Collector(10);
- * checkSummaryTrace(c, { dir: "/ep", present: new Set(), terminal: true, state: { episode: { id: "ep_1", started_at: "t" } }, summary: { episode_id: "ep_2", started_at: "t" }, manifest: null, scan: null });
+ * checkSummaryTrace(c, { dir: "/ep", present: new Set(), terminal: true, state: compactState({ episode: { id: "ep_1", started_at: "t" } }), summary: { episode_id: "ep_2", started_at: "t" }, manifest: null, scan: null });
  * console.log(c.problems[0].message); // "episode_id: ep_2 differs from state.json episode.id ep_1"
  * ```
  */
 export function checkSummaryTrace(c: Collector, f: EpisodeFacts): void {
-  const { state, summary } = f;
+  const { summary } = f;
+  const state = f.state?.value;
   const episode = (state?.episode ?? null) as Json | null;
   if (!state || !summary || !episode) return;
   const summaryFile = display(join(f.dir, ARTIFACTS.summary));

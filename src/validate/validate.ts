@@ -1,13 +1,16 @@
 /**
  * `noema validate`: every artifact against its schema, and the cross-file
  * rules of the contract (lifecycle links, traceability, manifest hashes).
- * Events are streamed: memory grows with the size of `state.json`, not with
- * the length of `events.jsonl`.
+ * Events are streamed, and of `state.json` and of the last state projection
+ * only what the cross-file rules read is kept (`compact.ts`; a large one is
+ * parsed in pieces, `large.ts`): memory grows with the longest line (and a
+ * large `state.json`'s text), not with the length of `events.jsonl`.
  *
  * @module
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
@@ -30,6 +33,9 @@ import {
   type EpisodeFacts,
 } from "./episode_rules.ts";
 import { checkDirectoryName, checkPlanTrace, EventTrace } from "./trace_rules.ts";
+import { parseEvent, parseState } from "./large.ts";
+import { NumberSet } from "./number_set.ts";
+import { type CompactProjection, compactProjection, type CompactState, compactState, hash53 } from "./compact.ts";
 
 export type { ValidationProblem } from "./collector.ts";
 
@@ -62,6 +68,12 @@ export interface ValidateOptions extends RootOptions {
   onProgress?: (file: string, lines: number) => void;
 }
 
+/** Garbage is collected after each 1 MiB of events read, at least (Bun; 5,000 steps: every 4 MiB 83, every 1 MiB 75 MiB). */
+const GC_BYTES = 1 << 20;
+
+/** Bytes read per call while scanning events: a quarter of the reader's default, 1.5 MiB less buffer. */
+const SCAN_CHUNK = 256 << 10;
+
 const REQUIRED_EVENT_FIELDS = new Set(["id", "timestamp", "episode_id", "phase", "payload", "evidence_ids"]);
 
 function eventRule(problem: SchemaProblem, phase: unknown): RuleId {
@@ -78,20 +90,13 @@ function eventRule(problem: SchemaProblem, phase: unknown): RuleId {
   return "event.schema";
 }
 
-/** A 53-bit string hash (two FNV-1a lanes): a compact stand-in for an id in large sets. */
-function hash53(s: string): number {
-  let h1 = 0x811c9dc5, h2 = 0x01000193 ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
-}
-
-function readJsonArtifact(c: Collector, path: string): { text: string; value: Record<string, unknown> } | null {
+function readJsonArtifact(
+  c: Collector,
+  path: string,
+  parse?: (text: string) => unknown,
+): { text: string; value: Record<string, unknown> } | null {
   try {
-    return readJsonText(path, display(path));
+    return readJsonText(path, display(path), { parse });
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     c.add(display(path), "file.json", e.detail, e.location.line);
@@ -111,7 +116,9 @@ function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T |
 }
 
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
-  let read = readJsonArtifact(c, path);
+  // A large state.json is parsed in pieces (large.ts); the schema problems of its long lists are found meanwhile.
+  const pieceProblems: SchemaProblem[] = [];
+  let read = readJsonArtifact(c, path, name === "state" ? (text) => parseState(text, pieceProblems) : undefined);
   if (!read) return null;
   const value = read.value;
   const file = display(path);
@@ -128,7 +135,7 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
       d.line,
     );
   }
-  const problems = SCHEMAS[name].check(value);
+  const problems = [...SCHEMAS[name].check(value), ...pieceProblems];
   collectGarbage(); // the check's copies
   const sections = checkSections(name, value);
   const lines = problems.length + sections.length === 0
@@ -165,7 +172,7 @@ function checkLearnFile(c: Collector, path: string, opts: ValidateOptions): numb
 interface EventScan {
   count: number;
   start: { timestamp: unknown; line: number } | null;
-  lastProjection: { payload: Record<string, unknown>; line: number } | null;
+  lastProjection: { payload: CompactProjection; line: number } | null;
   projections: number;
   /** What the trace rules (trace_rules.ts) gather from the events. */
   trace: EventTrace;
@@ -181,13 +188,21 @@ function scanEvents(
   opts: ValidateOptions,
 ): EventScan {
   const file = display(path);
-  const ids = new Set<number>();
+  const ids = new NumberSet();
   const duplicateCandidates = new Set<number>();
   const scan: EventScan = { count: 0, start: null, lastProjection: null, projections: 0, trace: new EventTrace() };
   let actIndex = 0;
+  let sinceGc = 0, gcAfter = GC_BYTES;
   let lines = 0;
-  for (const entry of readJsonl(path)) {
+  for (const entry of readJsonl(path, { parse: parseEvent, chunkSize: SCAN_CHUNK })) {
     if (++lines % 100_000 === 0) opts.onProgress?.(file, lines);
+    if ((sinceGc += entry.bytes) > gcAfter) {
+      // The events read so far are garbage: collected, the heap does not grow with them. A collection costs about
+      // what the rules keep, so it waits for more bytes when they keep more (100,000 steps: 16 → 12 s, same peak).
+      collectGarbage();
+      sinceGc = 0;
+      gcAfter = Math.max(GC_BYTES, process.memoryUsage().heapUsed / 16);
+    }
     if (entry.problem) {
       c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
       continue;
@@ -218,7 +233,7 @@ function scanEvents(
     if (e.phase === "start" && scan.start === null) scan.start = { timestamp: e.timestamp, line: entry.line };
     if (e.phase === "runtime" && e.event_type === "run.state_projection") {
       scan.projections++;
-      scan.lastProjection = { payload, line: entry.line };
+      scan.lastProjection = { payload: compactProjection(payload), line: entry.line };
     }
     if (e.phase === "learn" && typeof payload.learn_path === "string" && !existsSync(join(dir, payload.learn_path))) {
       c.add(
@@ -297,8 +312,11 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   };
   checkLifecycleFiles(c, { dir, present, terminal, state: null, summary: null, manifest: null, scan: null });
 
-  // state.json first: its actions drive the traceability checks while streaming events.
-  const state = read(ARTIFACTS.state, "state");
+  // state.json first: its actions drive the traceability checks while streaming events. Only what the rules read
+  // of it is kept (compact.ts), so its tree is let go before the events are read.
+  const compact = readCompact(() => read(ARTIFACTS.state, "state"));
+  collectGarbage(); // state.json's tree, just let go
+  const state = compact?.value ?? null;
   const episode = (state?.episode ?? null) as Record<string, unknown> | null;
   const episodeId = typeof episode?.id === "string" ? episode.id : null;
   const scan = has(ARTIFACTS.events)
@@ -316,7 +334,7 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   }
   const summary = read(ARTIFACTS.summary, "summary");
   const manifest = read(ARTIFACTS.manifest, "manifest");
-  const facts: EpisodeFacts = { dir, present, terminal, state, summary, manifest, scan };
+  const facts: EpisodeFacts = { dir, present, terminal, state: compact, summary, manifest, scan };
   checkStateLifecycle(c, facts);
   checkEventTrace(c, facts);
   checkSummaryTrace(c, facts);
@@ -332,6 +350,13 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     problems: c.problems,
     checked: { files, events: scan?.count ?? 0, learn_lines: learnLines },
   };
+}
+
+/** Reads state.json (with `read`) and keeps only what the rules read of it; its tree is collected. */
+function readCompact(read: () => Record<string, unknown> | null): CompactState | null {
+  const parsed = read();
+  const compact = parsed ? compactState(parsed) : null;
+  return compact;
 }
 
 /** Streams events.jsonl, matching act events to state.json's actions (by id, or in order when ids are missing). */

@@ -10,7 +10,8 @@
  * `noema approve`).
  *
  * The server exits after `NOEMA_HOOK_SERVER_IDLE_MS` without calls (default
- * 10 minutes), within a second of its socket (or the socket's directory)
+ * 10 minutes; `NOEMA_HOOK_SERVER_EMPTY_IDLE_MS`, default 30 s, while it has
+ * no episode open), within a second of its socket (or the socket's directory)
  * being removed, or on SIGTERM/SIGINT;
  * its episodes are then written and released. Any failure of a call is
  * answered with exit 2 (the call is blocked), like the in-process path.
@@ -38,11 +39,16 @@ export interface ServeOptions {
   handle: HookHandler;
   /** Exit after this long without calls. @default {NOEMA_HOOK_SERVER_IDLE_MS or 600000} */
   idleMs?: number;
+  /**
+   * Exit after this long without calls while no episode is open (a no-op
+   * `SessionStart`, a session whose episode ended). @default {NOEMA_HOOK_SERVER_EMPTY_IDLE_MS or 30000}
+   */
+  emptyIdleMs?: number;
 }
 
-function idleDefault(): number {
-  const n = Number(process.env.NOEMA_HOOK_SERVER_IDLE_MS);
-  return Number.isFinite(n) && n > 0 ? n : 600_000;
+function envMs(name: string, fallback: number): number {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
 /** The part of Bun's socket API the server uses (node:net spins at full CPU once the working directory is gone). */
@@ -153,7 +159,10 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     clearTimeout(idle);
     // A removed socket (or one another server took over) means nobody can reach this one.
     if (!existsSync(socket)) return stop();
-    idle = setTimeout(stop, options.idleMs ?? idleDefault());
+    const busy = options.idleMs ?? envMs("NOEMA_HOOK_SERVER_IDLE_MS", 600_000);
+    // With no episode open there is nothing warm to keep: a much shorter wait (the next call starts a new server).
+    const empty = Math.min(busy, options.emptyIdleMs ?? envMs("NOEMA_HOOK_SERVER_EMPTY_IDLE_MS", 30_000));
+    idle = setTimeout(stop, episodes.size === 0 ? empty : busy);
   };
   log(`listening on ${socket}`);
   process.once("SIGTERM", stop);

@@ -14,7 +14,8 @@ import { usageError } from "../errors.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
-import { locateEpisode } from "../../store/layout.ts";
+import { locateEpisode, resolveRoot } from "../../store/layout.ts";
+import { withLivePublishing } from "../store_publish.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { printRunResult } from "../run_result.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -103,7 +104,18 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
         return;
       }
       if (!opts.json) ctx.out.note(`${record.decision} by ${record.by}; resuming ${record.episode_id}`);
-      const r = await withSignals(ctx, (signal) => resume(ref, { ...g, signal }));
+      const loc = locateEpisode(ref, g);
+      const r = await withSignals(
+        ctx,
+        (signal) =>
+          withLivePublishing(
+            ctx.out,
+            resolveRoot(g),
+            storeUrlOf(cmd),
+            loc.id,
+            (hooks) => resume(ref, { ...g, signal, ...hooks }),
+          ),
+      );
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
 }
@@ -150,9 +162,17 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
         // A decision made on another machine is applied here, where the run is held.
         await withStore(cmd, (s) => applyStoreDecision(s, ref, g));
       }
+      const id = locateEpisode(ref, g).id;
       const r = await withSignals(
         ctx,
-        (signal) => resume(ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using, signal }),
+        (signal) =>
+          withLivePublishing(
+            ctx.out,
+            resolveRoot(g),
+            storeUrlOf(cmd),
+            id,
+            (hooks) => resume(ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using, signal, ...hooks }),
+          ),
       );
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });

@@ -19,6 +19,8 @@ import type { HookAnswer, HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
 import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
 import { serveHooks } from "../../agents/server/server.ts";
+import { sessionEpisode } from "../../agents/session_index.ts";
+import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -151,7 +153,7 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
       // This process is the resident server of this command line (see src/agents/server/server.ts): a policy's
       // exit is refused (its call is denied), so the server outlives it.
       guardExits();
-      await serveResident(dialect, socket, argv, settingsFor);
+      await serveResident(dialect, socket, argv, settingsFor, resolveRoot({ root: g.root }));
       return;
     }
     // Whatever ends this process before the answer is printed (a policy's process.exit, an uncaught error), it exits 2.
@@ -200,9 +202,13 @@ async function serveResident(
   socket: string,
   argv: string[],
   settingsFor: SettingsFor,
+  root: string,
 ): Promise<void> {
   const { registerPluginApi } = await import("../../plugins/loader.ts");
   await registerPluginApi();
+  // With a shared store: the episodes served are published as they grow, and at the end whatever calls answered in
+  // their own process left pending under this root.
+  const publisher = hookPublisher(root);
   await serveHooks({
     socket,
     argv,
@@ -210,7 +216,10 @@ async function serveResident(
       try {
         const event = dialect.parse(parseEvent(stdin));
         if (!event) return { stdout: null, exitCode: 0 };
-        const answer = await answerEvent(dialect, event, { ...settingsFor(event), episodes });
+        const settings = { ...settingsFor(event), episodes };
+        const answer = await answerEvent(dialect, event, settings);
+        const id = publisher ? hookEpisodeId(dialect, event, settings) : null;
+        if (id !== null) publisher!.served(settings.root, id);
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
         return answer;
       } catch (e) {
@@ -218,6 +227,17 @@ async function serveResident(
       }
     },
   });
+  await publisher?.close();
+}
+
+/** The episode a hook call wrote to: the one `--episode` names, or the session's. */
+function hookEpisodeId(dialect: Dialect, event: HookEvent, s: HookSettings): string | null {
+  if (s.episode !== undefined) return s.episode;
+  try {
+    return sessionEpisode(s.root, dialect.name, event.session_id)?.episode_id ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -232,6 +252,7 @@ async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], sett
   const { registerPluginApi } = await import("../../plugins/loader.ts");
   await registerPluginApi();
   const answer = await answerEvent(dialect, event, settings);
+  markHookEpisode(settings.root, () => hookEpisodeId(dialect, event, settings)); // published by the server or sync
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
   if (answer.exitCode === 0) {
     ctx.out.flush();

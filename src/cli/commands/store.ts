@@ -21,13 +21,14 @@ const STORE_HELP = "\nThe store is --store URL (before or after the command), el
 export function registerStore(program: CommandUnknownOpts, ctx: CliContext): void {
   const store = program
     .command("store")
-    .summary("create, migrate and inspect the shared store (PostgreSQL)")
+    .summary("create, migrate and inspect the shared store (PostgreSQL or a shared directory)")
     .description("Manage the shared store that a team's noema processes publish their episodes to.")
     .addHelpText(
       "after",
       examples(
         ["noema store init --store postgres://noema@db/noema", "create the schema (idempotent)"],
         ["NOEMA_STORE=postgres://noema@db/noema noema store status --json", "schema version and episode count"],
+        ["noema store init --store file:///mnt/team/noema", "a store in a directory on a shared file system"],
       ) + STORE_HELP,
     );
   const migrate = (label: string) => async (opts: { json?: boolean }, cmd: CommandUnknownOpts) => {

@@ -1,0 +1,404 @@
+/**
+ * The files backend of the shared store: a directory on a team's shared file
+ * system (NFS, a mounted volume), selected by a `file:///abs/path` URL. The
+ * same semantics as the PostgreSQL backend, with files:
+ *
+ * - lines keyed `(episode, stream, seq)` with their exact bytes
+ *   (`./lines.ts`); an identical resend is ignored, a different line throws
+ *   {@link StoreConflictError} and nothing of the batch is stored;
+ * - whole files, replaced atomically when their digest changes;
+ * - a catalog row per episode, filtered and ordered as in SQL, by a scan;
+ * - a decision per checkpoint created exclusively (`link()`), so exactly one
+ *   decider wins across processes and hosts;
+ * - a lease with a fencing token, read and written under the episode's write
+ *   lock (`./write_lock.ts`), which every write holds;
+ * - `subscribe` by polling.
+ *
+ * Nothing is written through a symbolic link or outside the directory; every
+ * write is atomic (`src/store/atomic.ts`). Layout: `./layout.ts`.
+ *
+ * @module
+ */
+import { closeSync, constants, existsSync, lstatSync, opendirSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeFileAtomic } from "../../store/atomic.ts";
+import { sha256, sha256File } from "../../store/hash.ts";
+import { episodeIdProblem } from "../../store/ids.ts";
+import { mkdirBelow, O_NOFOLLOW, refuseSymlinks } from "../../store/nofollow.ts";
+import { readEpisodeLease, type StoredLease, takeLease } from "./lease.ts";
+import {
+  AlreadyDecidedError,
+  type AppendResult,
+  type CatalogFilter,
+  type CatalogRow,
+  type LeaseOptions,
+  type LeaseOwner,
+  type SharedStore,
+  StaleLeaseError,
+  StoreConflictError,
+  type StoredDecision,
+  type StoredFile,
+  StoreSchemaError,
+  type StoreStatus,
+  StoreUnreachableError,
+} from "../shared_store.ts";
+import { matchesFilter, TopRows } from "./catalog.ts";
+import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
+import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
+import { withWriteLock } from "./write_lock.ts";
+
+/** The schema version of the files layout this noema writes. */
+export const FILES_SCHEMA_VERSION = 1;
+
+/** How often a subscriber looks for changes, in ms. */
+const POLL_MS = 200;
+
+function iso(v: string | null): string | null {
+  if (v === null) return null;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? v : new Date(t).toISOString();
+}
+
+/**
+ * A shared store in a directory.
+ *
+ * @example
+ * ```ts
+ * import { FileStore } from "./file_store.ts";
+ * const store = new FileStore("file:///mnt/noema");
+ * await store.migrate();
+ * await store.close();
+ * ```
+ */
+export class FileStore implements SharedStore {
+  readonly kind = "files";
+  readonly location: string;
+  /** The store's directory (absolute). */
+  readonly dir: string;
+  #ready = false;
+  readonly #timers = new Set<ReturnType<typeof setInterval>>();
+
+  /** @param url a `file:///abs/path` URL */
+  constructor(url: string) {
+    this.location = url;
+    this.dir = fileURLToPath(url).replace(/\/+$/, "") || "/";
+  }
+
+  /** Reads a small file below the store's directory, never through a symlink; null when absent. */
+  #read(path: string): Buffer | null {
+    refuseSymlinks(path, this.dir, "read");
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW);
+    } catch (e) {
+      if ((e as { code?: string }).code === "ENOENT") return null;
+      throw e;
+    }
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  #json<T>(path: string): T | null {
+    const b = this.#read(path);
+    if (b === null) return null;
+    try {
+      return JSON.parse(b.toString("utf8")) as T;
+    } catch (e) {
+      throw new StoreSchemaError(`the shared store file ${path} is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+
+  #write(path: string, data: string | Uint8Array, exclusive = false): void {
+    writeFileAtomic(path, data, { root: this.dir, exclusive });
+  }
+
+  #version(): number {
+    if (!existsSync(this.dir)) throw new StoreUnreachableError(this.location, `no such directory ${this.dir}`);
+    return this.#json<{ version?: number }>(join(this.dir, VERSION_FILE))?.version ?? 0;
+  }
+
+  /** Throws unless the layout is initialised and not newer than this noema's. */
+  #check(): void {
+    if (this.#ready) return;
+    const v = this.#version();
+    if (v === 0) {
+      throw new StoreSchemaError(`the shared store at ${this.location} has no noema schema: run noema store init`);
+    }
+    if (v > FILES_SCHEMA_VERSION) throw this.#newer(v);
+    this.#ready = true;
+  }
+
+  #newer(v: number): StoreSchemaError {
+    return new StoreSchemaError(
+      `the shared store at ${this.location} has schema version ${v}, newer than this noema's ` +
+        `${FILES_SCHEMA_VERSION}: upgrade noema`,
+    );
+  }
+
+  /** The episode's directory, after the checks every operation makes. */
+  #ep(episodeId: string): string {
+    this.#check();
+    return episodePath(this.dir, episodeId);
+  }
+
+  /** Inside the write lock: refuses a write whose fencing token is not the lease's current one. */
+  #fence(ep: string, episodeId: string, token: number | undefined): void {
+    if (token === undefined) return;
+    const current = readEpisodeLease((p) => this.#json<StoredLease>(p), ep)?.token ?? 0;
+    if (current !== token) throw new StaleLeaseError(episodeId, token, current);
+  }
+
+  migrate(): Promise<{ from: number; to: number }> {
+    return Promise.resolve().then(() => {
+      mkdirBelow(join(this.dir, "episodes"), this.dir);
+      const from = this.#version();
+      if (from > FILES_SCHEMA_VERSION) throw this.#newer(from);
+      if (from === 0) {
+        try {
+          this.#write(join(this.dir, VERSION_FILE), JSON.stringify({ version: FILES_SCHEMA_VERSION }) + "\n", true);
+        } catch (e) {
+          if ((e as { code?: string }).code !== "EEXIST") throw e;
+          return { from: this.#version(), to: FILES_SCHEMA_VERSION }; // a racing migrator made it
+        }
+      }
+      return { from, to: Math.max(from, FILES_SCHEMA_VERSION) };
+    });
+  }
+
+  status(): Promise<StoreStatus> {
+    return Promise.resolve().then(() => {
+      const version = this.#version();
+      let episodes: number | null = null;
+      if (version > 0) {
+        episodes = 0;
+        this.#scan(() => episodes!++);
+      }
+      return {
+        kind: this.kind,
+        location: this.location,
+        schema_version: version,
+        latest_version: FILES_SCHEMA_VERSION,
+        episodes,
+      };
+    });
+  }
+
+  /** Calls `see` with every catalog row, reading one at a time (the episodes directory is streamed). */
+  #scan(see: (row: CatalogRow) => void): void {
+    const root = join(this.dir, "episodes");
+    refuseSymlinks(root, this.dir, "read");
+    const d = opendirSync(root);
+    try {
+      for (let e = d.readSync(); e !== null; e = d.readSync()) {
+        if (!e.isDirectory() || episodeIdProblem(e.name)) continue;
+        const row = this.#json<CatalogRow>(join(root, e.name, "catalog.json"));
+        if (row) see(row);
+      }
+    } finally {
+      d.closeSync();
+    }
+  }
+
+  lineCount(episodeId: string, stream: string): Promise<number> {
+    return Promise.resolve().then(() => countLines(streamPath(this.#ep(episodeId), stream), this.dir));
+  }
+
+  async appendLines(
+    episodeId: string,
+    stream: string,
+    firstSeq: number,
+    lines: Uint8Array[],
+    token?: number,
+  ): Promise<AppendResult> {
+    const ep = this.#ep(episodeId);
+    const dir = streamPath(ep, stream);
+    if (lines.length === 0) return { inserted: 0, duplicates: 0 };
+    return await withWriteLock(ep, this.dir, () => {
+      this.#fence(ep, episodeId, token);
+      const stored = countLines(dir, this.dir);
+      if (firstSeq > stored + 1) {
+        throw new StoreConflictError(episodeId, stream, stored + 1); // a gap: lines must follow each other
+      }
+      const overlap = Math.min(lines.length, stored - firstSeq + 1);
+      const old = overlap > 0 ? readStoredLines(dir, this.dir, firstSeq, overlap) : [];
+      old.forEach((b, i) => {
+        if (Buffer.compare(b, lines[i]) !== 0) throw new StoreConflictError(episodeId, stream, firstSeq + i);
+      });
+      appendStoredLines(dir, this.dir, lines.slice(Math.max(0, overlap)));
+      return { inserted: lines.length - Math.max(0, overlap), duplicates: Math.max(0, overlap) };
+    });
+  }
+
+  readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]> {
+    return Promise.resolve().then(() =>
+      readStoredLines(streamPath(this.#ep(episodeId), stream), this.dir, fromSeq, limit)
+    );
+  }
+
+  streams(episodeId: string): Promise<{ stream: string; lines: number }[]> {
+    return Promise.resolve().then(() => {
+      const dir = join(this.#ep(episodeId), "lines");
+      return this.#entries(dir).filter((s) => !episodeIdProblem(s)).sort()
+        .map((stream) => ({ stream, lines: countLines(streamPath(dirname(dir), stream), this.dir) }))
+        .filter((s) => s.lines > 0);
+    });
+  }
+
+  /** The names in a directory below the store's (none when it does not exist). */
+  #entries(dir: string): string[] {
+    refuseSymlinks(dir, this.dir, "read");
+    try {
+      return readdirSync(dir);
+    } catch (e) {
+      if ((e as { code?: string }).code === "ENOENT") return [];
+      throw e;
+    }
+  }
+
+  async putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
+    const ep = this.#ep(episodeId);
+    const path = join(ep, "files", encodeName(name));
+    await withWriteLock(ep, this.dir, () => {
+      this.#fence(ep, episodeId, token);
+      refuseSymlinks(path, this.dir);
+      if (existsSync(path) && sha256File(path).sha256 === sha256(bytes)) return; // unchanged
+      this.#write(path, bytes);
+    });
+  }
+
+  listFiles(episodeId: string): Promise<StoredFile[]> {
+    return Promise.resolve().then(() => {
+      const dir = join(this.#ep(episodeId), "files");
+      const out: StoredFile[] = [];
+      for (const entry of this.#entries(dir)) {
+        const name = decodeName(entry);
+        if (name === null || !lstatSync(join(dir, entry)).isFile()) continue;
+        const d = sha256File(join(dir, entry));
+        out.push({ name, size: d.size_bytes, sha256: d.sha256 });
+      }
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    });
+  }
+
+  readFile(episodeId: string, name: string): Promise<Uint8Array | null> {
+    return Promise.resolve().then(() => {
+      const b = this.#read(join(this.#ep(episodeId), "files", encodeName(name)));
+      return b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.length);
+    });
+  }
+
+  async upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+    const ep = this.#ep(row.episode_id);
+    const stored: CatalogRow = {
+      ...row,
+      started_at: iso(row.started_at),
+      ended_at: iso(row.ended_at),
+      pending: row.pending ?? null,
+    };
+    await withWriteLock(ep, this.dir, () => {
+      this.#fence(ep, row.episode_id, token);
+      this.#write(join(ep, "catalog.json"), JSON.stringify(stored) + "\n");
+    });
+  }
+
+  async acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+    const ep = this.#ep(episodeId);
+    return await withWriteLock(
+      ep,
+      this.dir,
+      () => takeLease(ep, episodeId, owner, options, (p) => this.#json<StoredLease>(p), (p, d) => this.#write(p, d)),
+    );
+  }
+
+  async releaseLease(episodeId: string, token: number): Promise<void> {
+    const ep = this.#ep(episodeId);
+    await withWriteLock(ep, this.dir, () => {
+      const l = readEpisodeLease((p) => this.#json<StoredLease>(p), ep);
+      if (l && l.token === token) this.#write(join(ep, "lease.json"), JSON.stringify({ ...l, released: true }) + "\n");
+    });
+  }
+
+  list(filter: CatalogFilter = {}): Promise<CatalogRow[]> {
+    return Promise.resolve().then(() => {
+      this.#check();
+      const top = new TopRows(filter.limit ?? 50);
+      this.#scan((row) => {
+        if (matchesFilter(row, filter)) top.add(row);
+      });
+      return top.rows;
+    });
+  }
+
+  get(episodeId: string): Promise<CatalogRow | null> {
+    return Promise.resolve().then(() => this.#json<CatalogRow>(join(this.#ep(episodeId), "catalog.json")));
+  }
+
+  subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
+    return Promise.resolve().then(() => this.#poll(this.#ep(episodeId), wake));
+  }
+
+  /** Calls `wake` when the episode's signature changes; returns what stops it. */
+  #poll(ep: string, wake: () => void): () => Promise<void> {
+    let last = this.#signature(ep);
+    const timer = setInterval(() => {
+      const now = this.#signature(ep);
+      if (now !== last) {
+        last = now;
+        wake();
+      }
+    }, POLL_MS);
+    this.#timers.add(timer);
+    return () => {
+      clearInterval(timer);
+      this.#timers.delete(timer);
+      return Promise.resolve();
+    };
+  }
+
+  /** What changes when lines, the catalog row or a decision of an episode are stored. */
+  #signature(ep: string): string {
+    const parts: string[] = [];
+    const stat = (p: string) => {
+      const s = lstatSync(p, { throwIfNoEntry: false });
+      parts.push(s ? `${s.size}:${s.mtimeMs}:${s.ino}` : "-");
+    };
+    try {
+      for (const s of this.#entries(join(ep, "lines")).sort()) stat(join(ep, "lines", s, "index"));
+      stat(join(ep, "catalog.json"));
+      stat(join(ep, "decisions"));
+    } catch {
+      parts.push("?"); // unreadable now: the poller of the follower reads again
+    }
+    return parts.join("|");
+  }
+
+  decide(d: StoredDecision): Promise<void> {
+    return Promise.resolve().then(() => {
+      const path = join(this.#ep(d.episode_id), "decisions", encodeName(d.checkpoint_id));
+      const stored: StoredDecision = { ...d, at: iso(d.at) ?? d.at };
+      try {
+        this.#write(path, JSON.stringify(stored) + "\n", true); // link(): exactly one decider creates it
+      } catch (e) {
+        if ((e as { code?: string }).code !== "EEXIST") throw e;
+        throw new AlreadyDecidedError(this.#json<StoredDecision>(path)!);
+      }
+    });
+  }
+
+  decision(episodeId: string, checkpointId: string): Promise<StoredDecision | null> {
+    return Promise.resolve().then(() =>
+      this.#json<StoredDecision>(join(this.#ep(episodeId), "decisions", encodeName(checkpointId)))
+    );
+  }
+
+  close(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers.clear();
+    return Promise.resolve();
+  }
+}

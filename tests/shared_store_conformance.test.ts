@@ -1,0 +1,484 @@
+/**
+ * One conformance suite for the shared store interface, run against every
+ * backend: a directory (`file:///…`) and a real PostgreSQL 15 (skipped, saying
+ * why, when it is not installed). Append and read back with exact bytes,
+ * idempotent resends, conflicts that store nothing, whole files, the catalog
+ * with its filters, order, limit and states, decisions made exactly once
+ * (racing in one process and in two), leases with fencing, and wake-ups.
+ */
+import assert from "node:assert/strict";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import process from "node:process";
+import { after, describe, test } from "node:test";
+import { openSharedStore } from "../src/shared_store/open.ts";
+import {
+  AlreadyDecidedError,
+  type CatalogFilter,
+  type CatalogRow,
+  LeaseHeldError,
+  type SharedStore,
+  StaleLeaseError,
+  StoreConflictError,
+  type StoredDecision,
+  StoreUnreachableError,
+} from "../src/shared_store/shared_store.ts";
+import { FileStore } from "../src/shared_store/files/file_store.ts";
+import { storeKind } from "../src/shared_store/store_url.ts";
+import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const enc = new TextEncoder();
+const bytes = (s: string) => enc.encode(s);
+
+/** A catalog row with defaults. */
+export function row(id: string, over: Partial<CatalogRow> = {}): CatalogRow {
+  return {
+    episode_id: id,
+    task: `task of ${id}`,
+    run_state: "terminal",
+    status: "ok",
+    outcome: "success",
+    started_at: "2026-11-01T00:00:00.000Z",
+    ended_at: null,
+    host: "a",
+    adapter: "shell",
+    policy_ids: [],
+    tags: {},
+    step_count: 1,
+    veto_count: 0,
+    pending: null,
+    ...over,
+  };
+}
+
+function decision(over: Partial<StoredDecision> = {}): StoredDecision {
+  return {
+    episode_id: "ep_d",
+    checkpoint_id: "chk_1",
+    state_hash: "sha256:" + "1".repeat(64),
+    decision: "approved",
+    by: "ana",
+    note: null,
+    host: "host-a",
+    at: "2026-11-05T10:00:00.000Z",
+    ...over,
+  };
+}
+
+async function waitFor(f: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A store URL that is new and empty (not initialised); `cleanup` removes what it made. */
+type FreshStore = () => Promise<string>;
+
+/**
+ * The conformance suite: every test opens its own new store from `fresh`.
+ */
+function conformance(name: string, fresh: FreshStore, options: { skip?: string | false } = {}): void {
+  describe(`shared store conformance: ${name}`, { skip: options.skip ?? false }, () => {
+    const opened: SharedStore[] = [];
+    const open = async (url?: string) => {
+      const s = await openSharedStore(url ?? await fresh());
+      opened.push(s);
+      return s;
+    };
+    const ready = async () => {
+      const s = await open();
+      await s.migrate();
+      return s;
+    };
+    after(async () => {
+      for (const s of opened) await s.close().catch(() => {});
+    });
+
+    test("migrate creates the schema once (racing migrators), status reports it; a store without it is refused", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      const st0 = await s.status();
+      assert.equal(st0.schema_version, 0);
+      assert.equal(st0.episodes, null);
+      await assert.rejects(s.lineCount("ep_x", "events.jsonl"), /run noema store init/);
+      const other = await open(url);
+      const [a, b] = await Promise.all([s.migrate(), other.migrate()]);
+      assert.equal(a.to, b.to);
+      assert.ok(a.to >= 1);
+      assert.deepEqual([a.from, b.from].sort(), [0, a.to]);
+      const st = await s.status();
+      assert.equal(st.schema_version, a.to);
+      assert.equal(st.latest_version, a.to);
+      assert.equal(st.episodes, 0);
+      assert.equal(st.kind, s.kind);
+      assert.deepEqual(await s.migrate(), { from: a.to, to: a.to }, "a second migrate is a no-op");
+    });
+
+    test("lines: exact bytes (0xff, 0x00, \\r, UTF-8) read back in order; an identical resend is ignored", async () => {
+      const s = await ready();
+      const lines = [bytes('{"a":1}'), new Uint8Array([0xff, 0x00, 0x0d]), bytes("é"), new Uint8Array([])];
+      assert.deepEqual(await s.appendLines("ep_l", "events.jsonl", 1, lines), { inserted: 4, duplicates: 0 });
+      assert.deepEqual(await s.appendLines("ep_l", "events.jsonl", 2, lines.slice(1)), { inserted: 0, duplicates: 3 });
+      assert.deepEqual(await s.appendLines("ep_l", "events.jsonl", 4, [lines[3], bytes("five")]), {
+        inserted: 1,
+        duplicates: 1,
+      });
+      assert.equal(await s.lineCount("ep_l", "events.jsonl"), 5);
+      assert.deepEqual(await s.readLines("ep_l", "events.jsonl", 1, 10), [...lines, bytes("five")]);
+      assert.deepEqual(await s.readLines("ep_l", "events.jsonl", 3, 2), [lines[2], lines[3]]);
+      assert.deepEqual(await s.readLines("ep_l", "events.jsonl", 9, 10), []);
+      assert.deepEqual(await s.readLines("ep_none", "events.jsonl", 1, 10), []);
+      assert.equal(await s.lineCount("ep_none", "events.jsonl"), 0);
+      await s.appendLines("ep_l", "learn.jsonl", 1, [bytes("{}")]);
+      assert.deepEqual(await s.streams("ep_l"), [{ stream: "events.jsonl", lines: 5 }, {
+        stream: "learn.jsonl",
+        lines: 1,
+      }]);
+    });
+
+    test("a page of a long stream is read from the middle", async () => {
+      const s = await ready();
+      const many = Array.from({ length: 3000 }, (_, i) => bytes(`{"seq":${i + 1}}`));
+      for (let i = 0; i < many.length; i += 1000) {
+        await s.appendLines("ep_p", "events.jsonl", i + 1, many.slice(i, i + 1000));
+      }
+      assert.equal(await s.lineCount("ep_p", "events.jsonl"), 3000);
+      assert.deepEqual(await s.readLines("ep_p", "events.jsonl", 2001, 3), many.slice(2000, 2003));
+      assert.deepEqual(await s.readLines("ep_p", "events.jsonl", 2999, 100), many.slice(2998));
+    });
+
+    test("a different line under the same (episode, stream, seq) is a conflict: nothing of the batch is stored", async () => {
+      const s = await ready();
+      await s.appendLines("ep_c", "events.jsonl", 1, [bytes("one"), bytes("two")]);
+      await assert.rejects(
+        s.appendLines("ep_c", "events.jsonl", 2, [bytes("TWO"), bytes("three")]),
+        (e: unknown) => e instanceof StoreConflictError && e.seq === 2 && /different bytes/.test(e.message),
+      );
+      await assert.rejects(
+        s.appendLines("ep_c", "events.jsonl", 1, [bytes("one"), bytes("tw0"), bytes("three")]),
+        (e: unknown) => e instanceof StoreConflictError && e.seq === 2,
+      );
+      assert.deepEqual(await s.readLines("ep_c", "events.jsonl", 1, 10), [bytes("one"), bytes("two")]);
+      assert.equal(await s.lineCount("ep_c", "events.jsonl"), 2);
+    });
+
+    test("files are stored whole, with size and sha256, and replaced only when they change", async () => {
+      const s = await ready();
+      await s.putFile("ep_f", "state.json", bytes('{"v":1}\n'));
+      await s.putFile("ep_f", "checkpoints/c1.json", bytes("{}"));
+      await s.putFile("ep_f", "state.json", bytes('{"v":2}\n'));
+      await s.putFile("ep_f", "blob.bin", new Uint8Array([0xff, 0x00, 0x0d, 0x0a]));
+      const files = await s.listFiles("ep_f");
+      assert.deepEqual(files.map((f) => [f.name, f.size]), [
+        ["blob.bin", 4],
+        ["checkpoints/c1.json", 2],
+        ["state.json", 8],
+      ]);
+      assert.equal(
+        files[1].sha256,
+        "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+        "sha256 of {}",
+      );
+      assert.deepEqual(await s.readFile("ep_f", "state.json"), bytes('{"v":2}\n'));
+      assert.deepEqual(await s.readFile("ep_f", "blob.bin"), new Uint8Array([0xff, 0x00, 0x0d, 0x0a]));
+      assert.equal(await s.readFile("ep_f", "nope.json"), null);
+      assert.deepEqual(await s.listFiles("ep_nothing"), []);
+    });
+
+    test("the catalog: one row per episode; filters, newest first, limit", async () => {
+      const s = await ready();
+      await s.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra", x: "1" } }));
+      await s.upsertCatalog(row("ep_2", { started_at: "2026-11-02T00:00:00.000Z", status: "vetoed", host: "b" }));
+      await s.upsertCatalog(row("ep_3", {
+        started_at: "2026-11-03T00:00:00.000Z",
+        run_state: "waiting_for_approval",
+        status: "pending",
+        outcome: null,
+        adapter: "llm",
+        policy_ids: ["NoPush@1.0", "PathRisk@1.0"],
+        task: "Fix 100% of the_tests",
+      }));
+      await s.upsertCatalog(row("ep_4", { started_at: null, task: null, run_state: "crashed", status: "error" }));
+      await s.upsertCatalog(row("ep_0", { started_at: "2026-11-02T00:00:00.000Z", status: "error" })); // a tie: id breaks it
+      await s.upsertCatalog(
+        row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra", x: "1" }, veto_count: 2 }),
+      );
+      const ids = async (f: CatalogFilter) => (await s.list(f)).map((r) => r.episode_id);
+      assert.deepEqual(await ids({}), ["ep_3", "ep_2", "ep_0", "ep_1", "ep_4"]);
+      assert.deepEqual(await ids({ status: ["vetoed"] }), ["ep_2"]);
+      assert.deepEqual(await ids({ status: ["error"] }), ["ep_0"], "a crashed run's status is not a terminal one");
+      assert.deepEqual(await ids({ status: ["crashed", "waiting_for_approval"] }), ["ep_3", "ep_4"]);
+      assert.deepEqual(await ids({ status: ["pending"] }), [], "status words: terminal statuses or run states");
+      assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), ["ep_3"]);
+      assert.deepEqual(await ids({ tags: { team: "infra" } }), ["ep_1"]);
+      assert.deepEqual(await ids({ tags: { team: "infra", x: "2" } }), []);
+      assert.deepEqual(await ids({ task: "100% of THE_" }), ["ep_3"]);
+      assert.deepEqual(await ids({ task: "1_0" }), []); // _ (and %) are literal, not wildcards
+      assert.deepEqual(await ids({ task: "%" }), ["ep_3"]);
+      assert.deepEqual(await ids({ since: "2026-11-02T00:00:00.000Z" }), ["ep_3", "ep_2", "ep_0"]);
+      assert.deepEqual(await ids({ host: "b" }), ["ep_2"]);
+      assert.deepEqual(await ids({ adapter: "llm" }), ["ep_3"]);
+      assert.deepEqual(await ids({ policy: "PathRisk@1.0" }), ["ep_3"]);
+      assert.deepEqual(await ids({ policy: "Path" }), []);
+      assert.deepEqual(await ids({ limit: 2 }), ["ep_3", "ep_2"]);
+      assert.deepEqual(await ids({ host: "a", status: ["ok"], limit: 1 }), ["ep_1"]);
+      assert.equal((await s.get("ep_1"))?.veto_count, 2);
+      assert.equal(await s.get("ep_missing"), null);
+      assert.equal((await s.status()).episodes, 5);
+    });
+
+    test("catalog states: running → waiting for approval (the pending call) → terminal", async () => {
+      const s = await ready();
+      const pending = {
+        checkpoint_id: "chk_01",
+        state_hash: "sha256:" + "a".repeat(64),
+        kind: "approval",
+        step_id: "s2",
+        reason: "deploys need a human",
+        policy_id: "ApprovalGate@1.0",
+        action: { tool: "shell", input_excerpt: "echo deploy" },
+        created_at: "2026-11-04T00:00:01.000Z",
+      };
+      const base = { started_at: "2026-11-04T00:00:00.000Z", outcome: null, status: "pending" };
+      await s.upsertCatalog(row("ep_s", { ...base, run_state: "running" }));
+      assert.equal((await s.get("ep_s"))?.run_state, "running");
+      assert.equal((await s.get("ep_s"))?.pending, null);
+      await s.upsertCatalog(row("ep_s", { ...base, run_state: "waiting_for_approval", pending }));
+      const waiting = await s.list({ run_state: ["waiting_for_approval"] });
+      assert.deepEqual(waiting.map((r) => r.pending), [pending]);
+      assert.deepEqual((await s.get("ep_s"))?.pending, pending);
+      await s.upsertCatalog(row("ep_s", { run_state: "paused", status: "pending", outcome: null }));
+      assert.deepEqual(await s.list({ status: ["paused"] }).then((r) => r.map((x) => x.episode_id)), ["ep_s"]);
+      const done = row("ep_s", {
+        started_at: "2026-11-04T00:00:00.000Z",
+        ended_at: "2026-11-04T00:01:00.000Z",
+        policy_ids: ["ApprovalGate@1.0"],
+        tags: { team: "ops" },
+      });
+      await s.upsertCatalog(done);
+      assert.deepEqual(await s.get("ep_s"), done);
+      assert.deepEqual(await s.list({ run_state: ["waiting_for_approval"] }), []);
+    });
+
+    test("decisions: one per checkpoint; two racing deciders (two connections), one wins, the other is told who", async () => {
+      const url = await fresh();
+      const a = await open(url), b = await open(url);
+      await a.migrate();
+      assert.equal(await a.decision("ep_d", "chk_1"), null);
+      const results = await Promise.allSettled([
+        a.decide(decision({ by: "ana", host: "host-a" })),
+        b.decide(decision({ by: "bea", host: "host-b", decision: "rejected", note: "no" })),
+      ]);
+      const won = results.filter((r) => r.status === "fulfilled");
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      assert.equal(won.length, 1, JSON.stringify(results));
+      assert.ok(lost[0].reason instanceof AlreadyDecidedError, String(lost[0].reason));
+      const stored = await b.decision("ep_d", "chk_1");
+      assert.ok(stored);
+      assert.equal(lost[0].reason.existing.by, stored.by);
+      assert.equal(lost[0].reason.exitCode, 8);
+      assert.equal(stored.at, "2026-11-05T10:00:00.000Z");
+      assert.equal(stored.state_hash, "sha256:" + "1".repeat(64));
+      await a.decide(decision({ checkpoint_id: "chk_2" })); // another checkpoint is another decision
+      await assert.rejects(a.decide(decision({ checkpoint_id: "chk_2", by: "cid" })), AlreadyDecidedError);
+    });
+
+    test("decisions: two processes race to decide one checkpoint; exactly one wins", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      await s.migrate();
+      const script = join(REPO, "tests", "helpers", "store_child.ts");
+      const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+      for (let round = 0; round < 3; round++) {
+        const chk = `chk_race_${round}`;
+        const [ra, rb] = await Promise.all(
+          ["ana", "bea"].map((by) =>
+            runChild(cmd[0], [...cmd.slice(1), url, "decide", "ep_race", chk, "approved", by], { timeoutMs: 60_000 })
+          ),
+        );
+        assert.deepEqual([ra.code, rb.code].sort(), [0, 8], ra.stderr + rb.stderr);
+        const winner = ra.code === 0 ? "ana" : "bea";
+        assert.equal((await s.decision("ep_race", chk))?.by, winner);
+      }
+    });
+
+    test("lines: three processes append to one stream at once; each line is stored once, whole, none lost", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      await s.migrate();
+      const script = join(REPO, "tests", "helpers", "store_child.ts");
+      const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+      const writers = ["a", "b", "c"];
+      const results = await Promise.all(
+        writers.map((w) =>
+          runChild(cmd[0], [...cmd.slice(1), url, "append", "ep_many", "events.jsonl", w, "150"], { timeoutMs: 90_000 })
+        ),
+      );
+      for (const r of results) assert.equal(r.code, 0, r.stderr);
+      assert.equal(await s.lineCount("ep_many", "events.jsonl"), 450);
+      const got = (await s.readLines("ep_many", "events.jsonl", 1, 1000)).map((b) =>
+        JSON.parse(new TextDecoder().decode(b))
+      );
+      for (const w of writers) {
+        assert.deepEqual(got.filter((l) => l.w === w).map((l) => l.n), Array.from({ length: 150 }, (_, i) => i + 1));
+      }
+    });
+
+    test("leases: one writer per episode; a stale, dead or released writer is taken over, its token fenced off", async () => {
+      const s = await ready();
+      const a = { host: "host-a", pid: 101 }, b = { host: "host-b", pid: 202 };
+      const t1 = await s.acquireLease("ep_lease", a);
+      assert.equal(await s.acquireLease("ep_lease", a), t1, "renewing keeps the token");
+      await assert.rejects(
+        s.acquireLease("ep_lease", b),
+        (e) => e instanceof LeaseHeldError && e.owner.host === "host-a",
+      );
+      await s.appendLines("ep_lease", "events.jsonl", 1, [bytes("a1")], t1);
+      await s.putFile("ep_lease", "state.json", bytes("{}"), t1);
+      await s.upsertCatalog(row("ep_lease"), t1);
+      // host-a stops renewing: after staleAfterMs, host-b takes over with a higher token.
+      await new Promise((r) => setTimeout(r, 5));
+      const t2 = await s.acquireLease("ep_lease", b, { staleAfterMs: 0 });
+      assert.ok(t2 > t1);
+      await assert.rejects(
+        s.appendLines("ep_lease", "events.jsonl", 2, [bytes("a2")], t1),
+        (e) => e instanceof StaleLeaseError && e.token === t1 && e.current === t2,
+      );
+      await assert.rejects(s.putFile("ep_lease", "state.json", bytes('{"a":2}'), t1), StaleLeaseError);
+      await assert.rejects(s.upsertCatalog(row("ep_lease", { status: "vetoed" }), t1), StaleLeaseError);
+      assert.deepEqual(
+        await s.readLines("ep_lease", "events.jsonl", 1, 10),
+        [bytes("a1")],
+        "the stale write left nothing",
+      );
+      assert.deepEqual(await s.readFile("ep_lease", "state.json"), bytes("{}"));
+      assert.equal((await s.get("ep_lease"))?.status, "ok");
+      await s.appendLines("ep_lease", "events.jsonl", 2, [bytes("b2")], t2);
+      await assert.rejects(s.appendLines("ep_other", "events.jsonl", 1, [bytes("x")], 7), StaleLeaseError);
+      // Another process of host-b that is gone is taken over at once; a live one is not.
+      const b2 = { host: "host-b", pid: 303 };
+      await assert.rejects(s.acquireLease("ep_lease", b2, { ownerGone: () => false }), LeaseHeldError);
+      await assert.rejects(
+        s.acquireLease("ep_lease", { host: "host-c", pid: 202 }, { ownerGone: () => true }),
+        LeaseHeldError,
+        "ownerGone is for this host only",
+      );
+      const t3 = await s.acquireLease("ep_lease", b2, { ownerGone: (pid) => pid === 202 });
+      assert.ok(t3 > t2);
+      // A released lease (a finished run) is free; releasing with a stale token does nothing.
+      await s.releaseLease("ep_lease", t2);
+      await assert.rejects(s.acquireLease("ep_lease", a), LeaseHeldError);
+      await s.releaseLease("ep_lease", t3);
+      const t4 = await s.acquireLease("ep_lease", a);
+      assert.ok(t4 > t3);
+    });
+
+    test("subscribe wakes a follower soon after lines or a catalog row of its episode are stored (by another connection)", async () => {
+      const url = await fresh();
+      const writer = await open(url), reader = await open(url);
+      await writer.migrate();
+      let wakes = 0;
+      const stop = await reader.subscribe("ep_sub", () => wakes++);
+      try {
+        await writer.appendLines("ep_sub", "events.jsonl", 1, [bytes("{}")]);
+        await waitFor(() => wakes > 0, "a wake-up after an append");
+        const seen = wakes;
+        await writer.upsertCatalog(row("ep_sub", { run_state: "running", status: "pending" }));
+        await waitFor(() => wakes > seen, "a wake-up after a catalog change");
+      } finally {
+        await stop();
+      }
+      const after = wakes;
+      await writer.appendLines("ep_sub", "events.jsonl", 2, [bytes("{}")]);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(wakes, after, "no wake-up once stopped");
+    });
+  });
+}
+
+// The files backend: a directory per store.
+const dirs: { cleanup(): void }[] = [];
+after(() => dirs.forEach((d) => d.cleanup()));
+conformance("files", () => {
+  const d = tempDir("noema-filestore-");
+  dirs.push(d);
+  mkdirSync(join(d.path, "team share"));
+  return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
+});
+
+// PostgreSQL: a database per store, on one server for the whole file.
+const skip = pgUnavailable() ?? false;
+conformance("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
+
+describe("shared store: what only the files backend has to guard", () => {
+  const root = tempDir("noema-filestore-");
+  after(() => root.cleanup());
+  let n = 0;
+  const store = async () => {
+    const dir = join(root.path, `s${++n}`);
+    const s = new FileStore(pathToFileURL(dir).href);
+    await s.migrate();
+    return { s, dir };
+  };
+
+  test("a crashed append's leftovers (bytes past the index, a torn index entry) are never read, and cut by the next append", async () => {
+    const { s, dir } = await store();
+    await s.appendLines("ep_t", "events.jsonl", 1, [bytes("one"), bytes("two")]);
+    const stream = join(dir, "episodes", "ep_t", "lines", "events.jsonl");
+    assert.equal(readFileSync(join(stream, "data"), "utf8"), "one\ntwo\n", "data is the stream as written");
+    appendFileSync(join(stream, "data"), "half a li"); // killed after writing data, before its index entry
+    appendFileSync(join(stream, "index"), new Uint8Array([0, 0, 0])); // …or in the middle of an entry
+    assert.equal(await s.lineCount("ep_t", "events.jsonl"), 2);
+    assert.deepEqual(await s.readLines("ep_t", "events.jsonl", 1, 10), [bytes("one"), bytes("two")]);
+    assert.deepEqual(await s.appendLines("ep_t", "events.jsonl", 2, [bytes("two"), bytes("three")]), {
+      inserted: 1,
+      duplicates: 1,
+    });
+    assert.deepEqual(await s.readLines("ep_t", "events.jsonl", 1, 10), [bytes("one"), bytes("two"), bytes("three")]);
+    assert.equal(readFileSync(join(stream, "data"), "utf8"), "one\ntwo\nthree\n");
+  });
+
+  test("a gap in a stream is refused: lines follow each other", async () => {
+    const { s } = await store();
+    await assert.rejects(s.appendLines("ep_g", "events.jsonl", 3, [bytes("x")]), StoreConflictError);
+    assert.equal(await s.lineCount("ep_g", "events.jsonl"), 0);
+  });
+
+  test("nothing is written through a symbolic link or outside the directory", async () => {
+    const { s, dir } = await store();
+    const elsewhere = tempDir();
+    try {
+      symlinkSync(elsewhere.path, join(dir, "episodes", "ep_link"));
+      await assert.rejects(s.appendLines("ep_link", "events.jsonl", 1, [bytes("x")]), /symbolic link/);
+      await assert.rejects(s.putFile("ep_link", "state.json", bytes("{}")), /symbolic link/);
+      await assert.rejects(s.upsertCatalog(row("ep_link")), /symbolic link/);
+      await assert.rejects(s.readLines("ep_link", "events.jsonl", 1, 1), /symbolic link/);
+      assert.deepEqual(readdirSync(elsewhere.path), []);
+      await assert.rejects(s.appendLines("../ep_x", "events.jsonl", 1, [bytes("x")]), /invalid episode id/);
+      await assert.rejects(s.appendLines("ep_x", "../x", 1, [bytes("x")]), /invalid stream name/);
+      await assert.rejects(s.putFile("ep_x", "../../x.json", bytes("{}")), /invalid stored file name/);
+      await assert.rejects(s.putFile("ep_x", "/etc/x", bytes("{}")), /invalid stored file name/);
+      assert.deepEqual(readdirSync(dirname(dir)).filter((e) => e.endsWith(".json")), [], "nothing outside");
+      await s.putFile("ep_x", "a.b/c..d.json", bytes("{}")); // dots inside a name are fine
+      assert.deepEqual((await s.listFiles("ep_x")).map((f) => f.name), ["a.b/c..d.json"]);
+    } finally {
+      elsewhere.cleanup();
+    }
+  });
+
+  test("a missing directory cannot be reached; a directory without the schema asks for store init; URLs are checked", async () => {
+    const gone = new FileStore(pathToFileURL(join(root.path, "not-mounted")).href);
+    await assert.rejects(gone.lineCount("ep_1", "events.jsonl"), StoreUnreachableError);
+    await assert.rejects(gone.status(), /cannot be reached: no such directory/);
+    assert.equal(storeKind("file:///mnt/team/noema", "--store"), "files");
+    assert.equal(storeKind("file://localhost/mnt/team/noema", "--store"), "files");
+    assert.throws(() => storeKind("file://nas/share", "--store"), /file:\/\/\/absolute\/path/);
+    assert.throws(() => storeKind("file:///", "NOEMA_STORE"), /NOEMA_STORE/);
+  });
+});
