@@ -308,6 +308,30 @@ describe("fail closed", () => {
     assert.deepEqual(readdirSync(r.episode_dir).filter((n) => n === "lock"), []);
   });
 
+  test("a decider that arrives after the resume moved past the checkpoint lost to the decision: 8, not 6 or 7", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((res) => (release = res));
+    const slow: AdapterPlugin = { name: "slow", create: () => ({ act: async () => (await gate, { status: "ok" }) }) };
+    const r = await run("late decider", { root, using: slow, steps: ["review:check", "act:work"] });
+    approve(r.episode_id, { root, by: "first" });
+    const resumed = resume(r.episode_id, { root, using: slow });
+    // The resume has appended past the checkpoint (a generous wait for the condition, not a fixed sleep).
+    for (let i = 0; i < 2000 && events(r.episode_dir).at(-1)?.event_type === "run.checkpoint"; i++) {
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    const late = (e: unknown) => code(EXIT.CONSUMED)(e) && /was already approved by first at /.test(String(e));
+    assert.throws(() => reject(r.episode_id, { root }), late);
+    assert.throws(() => approve(r.episode_id, { root }), late);
+    release();
+    assert.equal((await resumed).status, "ok");
+    valid(r.episode_dir);
+    // state.json rewritten after the decision (the window before the resume's first event): 8 as well.
+    const p = await run("late decider 2", { root, using: slow, steps: ["review:check"] });
+    approve(p.episode_id, { root, by: "first" });
+    writeFileSync(join(p.episode_dir, "state.json"), readFileSync(join(p.episode_dir, "state.json"), "utf8") + " ");
+    assert.throws(() => reject(p.episode_id, { root }), late);
+  });
+
   test("racing deciders (child processes, real CLI code): one decides, every loser exits 8 (issue 24.14)", {
     timeout: 180_000,
   }, async () => {
@@ -320,7 +344,7 @@ describe("fail closed", () => {
       racer,
       `import { existsSync, readFileSync, writeFileSync } from "node:fs";\n` +
         `import { main } from ${JSON.stringify(join(REPO, "src", "cli", "main.ts"))};\n` +
-        // As bin/noema.ts: the CLI guards process.exit against plugins, so its own exit goes through exitProcess.
+        // main() guards process.exit against plugins (exit_guard.ts): noema's own exit goes through exitProcess.
         `import { exitProcess } from ${JSON.stringify(join(REPO, "src", "plugins", "exit_guard.ts"))};\n` +
         `const [dir, i, ...args] = process.argv.slice(2);\n` +
         `const sleep = (ms) => new Promise((r) => setTimeout(r, ms));\n` +

@@ -9,8 +9,8 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
@@ -282,6 +282,65 @@ describe("a hook killed at any point of its path", () => {
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"], point);
     });
   }
+});
+
+describe("a hook session that never sends Stop", () => {
+  test("resume --abort ends its episode aborted, as the readers' advice says; the session goes on in a new one", {
+    ...TIMEOUT,
+  }, async () => {
+    const root = join(tmp.path, "abandoned");
+    const base = { session_id: "abandoned", cwd: tmp.path };
+    assert.equal((await hook(root, { ...base, hook_event_name: "UserPromptSubmit", prompt: "go" })).code, 0);
+    assert.equal(verdict(await hook(root, pre("abandoned", "t1", "ls"), {}, ["--grant"])), "allow");
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    const dir = join(root, "episodes", id);
+    const view = cli(["view", id, "--root", root]);
+    assert.match(view.stdout, /noema resume/, "the reader points to resume");
+    const aborted = cli(["resume", id, "--abort", "--root", root]);
+    assert.equal(aborted.code, 1, aborted.stderr); // an aborted run (README "Exit codes")
+    assert.ok(existsSync(join(dir, "manifest.json")), "sealed");
+    assert.deepEqual(validate(dir).problems, []);
+    assert.equal(JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).outcomes.status, "aborted");
+    // The session's next call is answered, in an episode of its own.
+    assert.equal(verdict(await hook(root, pre("abandoned", "t2", "pwd"), {}, ["--grant"])), "allow");
+    assert.equal(readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_")).length, 2);
+  });
+});
+
+describe("a session file that is a FIFO", () => {
+  test("the next call answers at once (no open() that waits for a writer), and the session is claimed anew", {
+    ...TIMEOUT,
+  }, async () => {
+    const root = join(tmp.path, "fifo-session");
+    const prompt = { session_id: "fifo", cwd: tmp.path, hook_event_name: "UserPromptSubmit", prompt: "go" };
+    assert.equal((await hook(root, prompt)).code, 0);
+    const sessions = join(root, "sessions", "claude-code");
+    const [file] = readdirSync(sessions);
+    rmSync(join(sessions, file));
+    assert.equal(spawnSync("mkfifo", [join(sessions, file)]).status, 0);
+    const t0 = Date.now();
+    const r = await hook(root, pre("fifo", "t1", "ls"), {}, ["--grant"]);
+    assert.equal(verdict(r), "allow", r.err);
+    assert.ok(Date.now() - t0 < 20_000, `answered without hanging (${Date.now() - t0} ms)`);
+    assert.ok(statSync(join(sessions, file)).isFile(), "the FIFO was replaced by a session entry");
+  });
+});
+
+describe("a FIFO planted as the episode's lock", () => {
+  test("the hook blocks the call at once (exit 2, naming it); list and view answer", TIMEOUT, async () => {
+    const root = join(tmp.path, "fifo-lock");
+    const prompt = { session_id: "fifolock", cwd: tmp.path, hook_event_name: "UserPromptSubmit", prompt: "go" };
+    assert.equal((await hook(root, prompt)).code, 0);
+    const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
+    assert.equal(spawnSync("mkfifo", [join(root, "episodes", id, "lock")]).status, 0);
+    const r = await hook(root, pre("fifolock", "t1", "ls"), {}, ["--grant"]);
+    assert.equal(verdict(r), "blocked");
+    assert.match(r.err, /lock: not a regular file \(a FIFO\)/);
+    for (const args of [["list"], ["view", id]]) {
+      const x = await runChild(BUN, [ENTRY, ...args, "--root", root], { timeoutMs: 30_000 });
+      assert.equal(x.code, 0, `${args[0]}: ${x.stderr}`);
+    }
+  });
 });
 
 describe("the resident server killed after deciding a call", () => {

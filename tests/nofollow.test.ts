@@ -26,10 +26,11 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { dirname, join, relative } from "node:path";
 import process from "node:process";
-import { type AdapterPlugin, approve, EXIT, NoemaError, Redactor, run } from "noema";
+import { type AdapterPlugin, approve, EXIT, NoemaError, Redactor, run, validate } from "noema";
 import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../src/store/atomic.ts";
 import { acquireLock } from "../src/store/lock.ts";
@@ -44,6 +45,7 @@ import { runChild } from "./helpers/child.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { crashedRun } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { clearPending, markPending, pendingIds } from "../src/shared_store/pending.ts";
 
 const tmp = tempDir("noema-nofollow-");
 after(() => tmp.cleanup());
@@ -257,6 +259,53 @@ describe("no write below the root passes through a symlink, at any depth", () =>
     assert.ok(existsSync(record), "the file outside the root stays");
   });
 
+  test("JsonlAppender: a FIFO where the log should be is refused at once, not opened to wait for a reader", () => {
+    const { dir } = freshRoot("jsonl-fifo");
+    rmSync(join(dir, "learn.jsonl"));
+    assert.equal(spawnSync("mkfifo", [join(dir, "learn.jsonl")]).status, 0);
+    assert.throws(
+      () => new JsonlAppender(join(dir, "learn.jsonl")),
+      (e) => e instanceof NoemaError && e.code === "not_regular" && e.message.includes("learn.jsonl"),
+    );
+  });
+
+  test("a Gemini rewrite record that is a FIFO is not opened to wait for a writer (the hook would hang)", () => {
+    const { root } = freshRoot("gemini-rewrite-fifo");
+    const dir = join(root, "sessions", "gemini", "rewrites");
+    mkdirSync(dir, { recursive: true });
+    const event = { call_id: "c3" } as Parameters<typeof decidedCallId>[1];
+    const record = join(dir, "c3.json"); // where the record of a call rewritten to c3 is written
+    assert.equal(spawnSync("mkfifo", [record]).status, 0);
+    assert.equal(decidedCallId(root, event), "c3", "taken as no rewrite, at once");
+  });
+
+  test("a symlinked policy snapshot (state/policies/<id>.json) is not written, and the run still seals", async () => {
+    const { root, out } = freshRoot("learn-apply");
+    const target = join(out, "snapshot.json");
+    writeFileSync(target, "{}\n");
+    symlinkSync(target, policySnapshotPath(root, "NoDrop@2.0"));
+    const vetoDrop = {
+      name: "NoDrop",
+      version: "2.0",
+      advise: () => ({ kind: "veto" as const, advice: "no drop", confidence: 0.9 }),
+    };
+    const r = await run("drop", {
+      root,
+      learn_mode: "apply",
+      learn_min_successes: 1,
+      policies: [vetoDrop],
+      steps: [{ kind: "act", description: "d", inputs: { sql: "DROP TABLE t" } }],
+    });
+    assert.equal(r.status, "vetoed");
+    assert.ok(existsSync(join(r.episode_dir, "manifest.json")), "sealed");
+    assert.deepEqual(validate(r.episode_dir).problems, []);
+    assert.equal(readFileSync(target, "utf8"), "{}\n", "nothing was written outside the root");
+    const record = JSON.parse(readFileSync(join(r.episode_dir, "learn.jsonl"), "utf8").trim());
+    const proposal = record.payload.proposal[0];
+    assert.equal(proposal.status, "recorded", "not applied");
+    assert.match(String(proposal.metadata.not_applied), /symbolic link/);
+  });
+
   test("the root itself may be a symlink (it is where the user pointed)", () => {
     const { root, dir } = freshRoot("root-link");
     const alias = join(dirname(root), "alias");
@@ -395,6 +444,20 @@ describe("sealing never includes a planted symlink", () => {
   });
 });
 
+describe("sealing never includes a planted FIFO", () => {
+  test("resume --abort of a paused run with a FIFO in approvals/ refuses, naming it; nothing is sealed", async () => {
+    const base = join(tmp.path, "fifo-seal");
+    const r = await run("paused", { root: join(base, "root"), steps: ["review:check"] });
+    assert.equal(r.exit_code, EXIT.PAUSED);
+    mkdirSync(join(r.episode_dir, "approvals"), { recursive: true });
+    assert.equal(spawnSync("mkfifo", [join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`)]).status, 0);
+    const x = cli(["resume", r.episode_id, "--root", join(base, "root"), "--abort"]);
+    assert.equal(x.code, EXIT.ERROR, x.stderr);
+    assert.match(x.stderr, /approvals\/chk_\w+\.json: is not a regular file/);
+    assert.ok(!existsSync(join(r.episode_dir, "manifest.json")), "not sealed");
+  });
+});
+
 describe("an llm run: resume --abort does not seal over a planted link", () => {
   test("a paused llm episode with a link in it: resume --abort refuses, naming it; nothing is sealed", async () => {
     const base = join(tmp.path, "llm-abort");
@@ -433,5 +496,19 @@ describe("an llm run: resume --abort does not seal over a planted link", () => {
     assert.match(aborted.stderr, /llm\/planted\.json: is a symbolic link/);
     assert.ok(!existsSync(join(dir, "manifest.json")), "not sealed");
     assert.ok(!existsSync(join(dir, "summary.json")));
+  });
+});
+
+describe("publish-pending markers under a symlinked state/", () => {
+  test("are neither listed nor removed through the link", () => {
+    const { root, out } = freshRoot("publish-pending");
+    mkdirSync(join(out, "publish-pending"), { recursive: true });
+    writeFileSync(join(out, "publish-pending", "ep_t"), "");
+    rmSync(join(root, "state"), { recursive: true });
+    symlinkSync(out, join(root, "state"));
+    assert.deepEqual(pendingIds(root), [], "nothing listed through the link");
+    clearPending(root, "ep_t");
+    assert.ok(existsSync(join(out, "publish-pending", "ep_t")), "the file outside the root stays");
+    assert.throws(() => markPending(root, "ep_u"), unsafe(join(root, "state")));
   });
 });

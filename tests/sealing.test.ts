@@ -8,7 +8,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -60,6 +60,24 @@ describe("a run killed while sealing", () => {
       assert.equal(after.run_state, "terminal");
       assert.equal(after.status, "ok");
       assert.equal(cli(["summary", id, "--root", root]).stderr, "");
+    });
+  }
+  for (const file of ["summary.json", "state.json", "manifest.json"]) {
+    test(`a resumed run killed before the ${file} rename: the repaired seal agrees with the resume's plan event`, () => {
+      // The resume's plan event (planner:resume) is the latest: the state sealed by the repair must say so.
+      const id = `reseal-${file.replace(".json", "")}`;
+      const task = join(tmp.path, `${id}.json`);
+      writeFileSync(task, JSON.stringify({ task: "review, then seal", steps: ["detect:look", "review:check it"] }));
+      assert.equal(cli(["run", task, "--root", root, "--episode-id", id]).code, 4, "paused for approval");
+      assert.equal(cli(["approve", id, "--root", root]).code, 0);
+      const killed = cli(["resume", id, "--root", root], { env: { NOEMA_TEST_KILL_BEFORE_RENAME: file } });
+      assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
+      const resumed = cli(["resume", id, "--root", root]);
+      assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+      const v = cli(["validate", join(root, "episodes", id)]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      const state = JSON.parse(readFileSync(join(root, "episodes", id, "state.json"), "utf8"));
+      assert.equal(state.plan.source, "planner:resume");
     });
   }
 });

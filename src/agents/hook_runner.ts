@@ -72,8 +72,8 @@ async function claimedEpisode(
   try {
     entry = s.episode === undefined ? sessionEpisode(s.root, dialect.name, event.session_id) : null;
   } catch (e) {
-    if (!(e instanceof NoemaError && (e.code === "bad_json" || e.code === "bad_session"))) throw e;
-    return { id: null, exists: false }; // a damaged entry (not noema's write: those are atomic) is claimed anew
+    if (!(e instanceof NoemaError && ["bad_json", "bad_session", "not_regular"].includes(e.code))) throw e;
+    return { id: null, exists: false }; // a damaged entry (not noema's write: those are atomic; a FIFO) is claimed anew
   }
   const id = s.episode ?? entry?.episode_id;
   if (id === undefined) return null;

@@ -11,14 +11,14 @@
  *
  * @module
  */
-import { readFileSync, unlinkSync } from "node:fs";
+import { closeSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
-import { writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
-import { refuseSymlinks } from "../store/nofollow.ts";
+import { refuseSymlinks, writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
 import { sha256 } from "../store/hash.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 
 /** One session's entry. */
 export const SessionEntry = v.looseObject({
@@ -74,11 +74,18 @@ export function storedSession(session: string): { session_id: string; session_sh
 
 function readEntryText(root: string, agent: string, session: string): { path: string; text: string } | null {
   for (const path of [entryPath(root, agent, session), legacyPath(root, agent, session)]) {
+    refuseSymlinks(path, root, "read"); // a planted link would point the session at an episode of its choosing
+    let fd: number;
     try {
-      refuseSymlinks(path, root, "read"); // an entry read through a planted link would steer the session
-      return { path, text: readFileSync(path, "utf8") };
+      fd = openRegularFile(path, path, { noFollow: true }); // a FIFO would block the hook for ever
     } catch (e) {
       if ((e as { code?: string }).code !== "ENOENT") throw e;
+      continue;
+    }
+    try {
+      return { path, text: readFileSync(fd, "utf8") };
+    } finally {
+      closeSync(fd);
     }
   }
   return null;

@@ -198,8 +198,16 @@ export function writeApproval(dir: string, record: ApprovalRecord, sink?: Artifa
   }
 }
 
-/** The error of a second decision on a checkpoint (exit 8), naming the first when it can be read. */
-function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
+/**
+ * The error of a second decision on a checkpoint (exit 8), naming the first when it can be read.
+ *
+ * @example
+ * ```ts
+ * import { alreadyDecided } from "./checkpoint.ts";
+ * alreadyDecided("chk_1", null).exitCode; // 8
+ * ```
+ */
+export function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
   const first = existing ? ` ${existing.decision} by ${existing.by} at ${existing.at}` : " decided";
   return new NoemaError("already_decided", `checkpoint ${checkpointId} was already${first}`, {
     exitCode: EXIT.CONSUMED,

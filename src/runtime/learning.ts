@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CONTRACT_VERSIONS } from "../version.ts";
+import { NoemaError } from "../errors.ts";
 import type { LearnProposal, LearnRecord } from "../schema/learn_record.ts";
 import { writeJsonAtomic } from "../store/atomic.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -119,7 +120,7 @@ export function learn(
   for (const ev of evidence) {
     if (ev.vetoes === 0) continue;
     const { proposal, from, to } = thresholdProposal(ev, settings);
-    const didApply = settings.mode === "apply" && applyThroughGate(ev, proposal, from, to, settings);
+    const didApply = settings.mode === "apply" && applyOrRecordWhyNot(ev, proposal, from, to, settings);
     if (didApply) applied++;
     records.push(learnRecord(ev, proposal, didApply, settings));
   }
@@ -153,6 +154,30 @@ function thresholdProposal(
 
 /** A learn proposal under construction. */
 type ThresholdProposal = LearnProposal & Record<string, unknown>;
+
+/**
+ * {@link applyThroughGate}, except that a snapshot noema refuses to write (a symbolic link planted at
+ * `state/policies/<id>.json` or above it) leaves the proposal recorded, not applied, with the reason in its
+ * `metadata.not_applied`: the episode still ends and is sealed.
+ */
+function applyOrRecordWhyNot(
+  ev: PolicyEvidence,
+  proposal: ThresholdProposal,
+  from: number,
+  to: number,
+  settings: LearnSettings,
+): boolean {
+  try {
+    return applyThroughGate(ev, proposal, from, to, settings);
+  } catch (e) {
+    if (!(e instanceof NoemaError) || e.code !== "unsafe_path") throw e;
+    proposal.status = "recorded";
+    proposal.accepted = false;
+    delete proposal.revert_handle;
+    (proposal.metadata as Record<string, unknown>).not_applied = e.message;
+    return false;
+  }
+}
 
 /**
  * `apply` mode: counts the recurrence in the policy's gate and, once the gate opens (enough

@@ -33,6 +33,9 @@ export interface RebuiltRun extends
   > {
   /** The `start` event's payload (settings included). */
   start: Record<string, unknown>;
+  /** The latest `plan` event's timestamp and rationale (what a terminal `state.plan` must say), when there is one. */
+  planUpdatedAt: string | null;
+  planRationale: string | null;
   /** Number of complete events. */
   eventCount: number;
   /** Id of the last complete event. */
@@ -302,6 +305,8 @@ function rebuiltFrom(scan: RunScan, start: Record<string, unknown>): RebuiltRun 
     startedAt: scan.startedAt,
     steps: rebuilt?.steps ?? [],
     planSource: rebuilt?.source ?? "planner:unknown",
+    planUpdatedAt: rebuilt?.updated_at ?? null,
+    planRationale: rebuilt?.rationale ?? null,
     actions: scan.actions,
     facts: scan.facts,
     counters: scan.counters,

@@ -31,6 +31,7 @@ import { computeOutcome, startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
 import {
+  alreadyDecided,
   type ApprovalRecord,
   type Checkpoint,
   consumeApproval,
@@ -111,8 +112,36 @@ export interface DecideOptions extends RootOptions {
   by?: string;
 }
 
+/**
+ * A decider that arrives once a resume has taken the run past its checkpoint (its last event is no longer
+ * the `run.checkpoint`, or `state.json` was rewritten) lost the race to a decision already recorded on that
+ * checkpoint: it is told so (8), not "not paused" (6) or "changed since the checkpoint" (7).
+ */
+function lostToDecision(e: unknown, dir: string): unknown {
+  if (!(e instanceof NoemaError) || (e.exitCode !== EXIT.NO_CHECKPOINT && e.exitCode !== EXIT.MISMATCH)) return e;
+  let checkpointId: string | null = null;
+  for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
+    const v = entry.problem ? null : entry.value;
+    const id = (v?.payload as { checkpoint_id?: unknown } | undefined)?.checkpoint_id;
+    if (v?.event_type === "run.checkpoint" && typeof id === "string") checkpointId = id;
+  }
+  if (checkpointId === null) return e;
+  try {
+    const existing = readApproval(dir, checkpointId);
+    return existing ? alreadyDecided(checkpointId, existing) : e;
+  } catch {
+    return e; // an unreadable decision: the original error stands
+  }
+}
+
 function decideOn(ref: string, decision: ApprovalRecord["decision"], options: DecideOptions): ApprovalRecord {
-  const pending = pendingCheckpoint(ref, options);
+  let pending: PendingRun;
+  try {
+    pending = pendingCheckpoint(ref, options);
+  } catch (e) {
+    if (!(e instanceof NoemaError) || e.exitCode !== EXIT.NO_CHECKPOINT) throw e;
+    throw lostToDecision(e, locateEpisode(ref, options).dir);
+  }
   refuseSymlinkedArtifacts(pending.episode_dir); // a decision read from, or written to, a planted link is refused
   const record: ApprovalRecord = {
     schema_version: "approval/1.0",
@@ -128,12 +157,13 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
   };
   const stateHash = sha256File(join(pending.episode_dir, ARTIFACTS.state)).sha256;
   if (stateHash !== pending.checkpoint.state_hash) {
-    throw new NoemaError(
-      "mismatch",
-      `state.json changed since checkpoint ${record.checkpoint_id} (${stateHash}, checkpoint has ${pending.checkpoint.state_hash}); refusing to decide`,
-      {
-        exitCode: EXIT.MISMATCH,
-      },
+    throw lostToDecision(
+      new NoemaError(
+        "mismatch",
+        `state.json changed since checkpoint ${record.checkpoint_id} (${stateHash}, checkpoint has ${pending.checkpoint.state_hash}); refusing to decide`,
+        { exitCode: EXIT.MISMATCH },
+      ),
+      pending.episode_dir,
     );
   }
   writeApproval(pending.episode_dir, record);
@@ -582,9 +612,18 @@ function resumedSteps(built: RebuiltRun, state: State): PlanStep[] {
   }));
 }
 
-/** Brings state.json's projection in line with the log: the plan's steps, pending outcomes, the facts, the links. */
+/**
+ * Brings state.json's projection in line with the log: the plan (its steps, and the source, time and rationale of
+ * the latest plan event: a run killed while sealing after a resume has a state.json older than that event),
+ * pending outcomes, the facts, the links.
+ */
 function refreshState(state: State, steps: PlanStep[], built: RebuiltRun): void {
   state.plan = { ...(state.plan ?? { steps: [] }), steps };
+  if (built.planUpdatedAt !== null) {
+    state.plan.source = built.planSource;
+    state.plan.updated_at = built.planUpdatedAt;
+    if (built.planRationale !== null) state.plan.rationale = built.planRationale;
+  }
   state.outcomes = {
     ...(state.outcomes ?? { status: "pending" }),
     status: "pending",

@@ -8,7 +8,7 @@
  */
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../store/atomic.ts";
+import { refuseSymlinks, writeFileAtomic } from "../store/atomic.ts";
 import { assertEpisodeId, episodeIdProblem } from "../store/ids.ts";
 
 const dirOf = (root: string) => join(root, "state", "publish-pending");
@@ -38,7 +38,7 @@ export function markPending(root: string, id: string): void {
  */
 export function pendingIds(root: string): string[] {
   const dir = dirOf(root);
-  if (!existsSync(dir)) return [];
+  if (!existsSync(dir) || throughLink(dir, root)) return [];
   return readdirSync(dir).filter((n) => episodeIdProblem(n) === null).sort();
 }
 
@@ -53,5 +53,16 @@ export function pendingIds(root: string): string[] {
  */
 export function clearPending(root: string, id: string): void {
   assertEpisodeId(id);
-  rmSync(join(dirOf(root), id), { force: true });
+  if (throughLink(dirOf(root), root)) return; // a marker there was never noema's: nothing is removed through a link
+  rmSync(join(dirOf(root), id), { force: true }); // a marker that is itself a link: the link alone goes
+}
+
+/** Whether `path` passes through a symbolic link below `root` (markers are never read or removed so). */
+function throughLink(path: string, root: string): boolean {
+  try {
+    refuseSymlinks(path, root, "read");
+    return false;
+  } catch {
+    return true;
+  }
 }

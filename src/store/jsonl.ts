@@ -6,13 +6,14 @@
  *
  * @module
  */
-import { closeSync, constants, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { FILE_MODE } from "./atomic.ts";
 import { O_NOFOLLOW, refuseSymlinks, symlinkError } from "./nofollow.ts";
 import { openRegularFile } from "./regular_file.ts";
 import { jsonType } from "../json.ts";
+import { NoemaError } from "../errors.ts";
 import { collectGarbage } from "./gc.ts";
 import { DEFAULT_MAX_LINE_BYTES, limits } from "./limits.ts";
 
@@ -40,6 +41,11 @@ export interface JsonlAppenderOptions {
 
 /** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
 const BATCH_BYTES = 64 * 1024;
+
+/** The error for a log path that is not a regular file (a FIFO, a device, a directory). */
+function notRegular(path: string): NoemaError {
+  return new NoemaError("not_regular", "not a regular file; refusing to append to it", { file: path });
+}
 
 /** Buffered appenders holding lines: written when the process exits (an uncaught error, `process.exit`). */
 const waiting = new Set<JsonlAppender>();
@@ -103,10 +109,20 @@ export class JsonlAppender {
     this.#buffered = options.buffered ?? false;
     this.#maxLine = options.maxLineBytes ?? limits().lineBytes;
     refuseSymlinks(path, options.root);
+    // O_NONBLOCK: a FIFO planted where the log should be fails at once (ENXIO, or refused below) instead of
+    // blocking the open until a reader appears (no effect on a regular file).
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW |
+      (constants.O_NONBLOCK ?? 0);
     try {
-      this.#fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW, FILE_MODE);
+      this.#fd = openSync(path, flags, FILE_MODE);
     } catch (e) {
+      if ((e as { code?: string }).code === "ENXIO") throw notRegular(path);
       throw symlinkError(e, path);
+    }
+    if (!fstatSync(this.#fd).isFile()) {
+      closeSync(this.#fd);
+      this.#fd = undefined;
+      throw notRegular(path);
     }
   }
 

@@ -135,8 +135,8 @@ export function episodeDirFor(id: string, root: string): string {
  * Refuses (a {@link NoemaError}, exit code 1, naming the entry) an episode
  * directory holding a symbolic link anywhere among its entries, at any depth
  * (a planted `events.jsonl -> /elsewhere`, `approvals -> /elsewhere` or
- * `approvals/chk_1.json -> /etc/passwd`): recovering or sealing such a run
- * would write through it or seal it in. Called before anything is written.
+ * `approvals/chk_1.json -> /etc/passwd`), or a FIFO, socket or device: recovering or
+ * sealing such a run would write through it or seal it in. Called before anything is written.
  *
  * @example
  * ```ts
@@ -155,5 +155,13 @@ export function refuseSymlinkedArtifacts(dir: string): void {
       );
     }
     if (d.isDirectory()) refuseSymlinkedArtifacts(path);
+    else if (!d.isFile()) {
+      // A FIFO, socket or device: never an artifact (verify would call a sealed episode holding one tampered).
+      throw new NoemaError(
+        "unsafe_path",
+        "is not a regular file (a FIFO, socket or device) inside the episode; refusing to write to this episode",
+        { file: path, exitCode: EXIT.ERROR },
+      );
+    }
   }
 }

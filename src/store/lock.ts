@@ -41,6 +41,7 @@ import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { FILE_MODE } from "./atomic.ts";
 import { episodeRoot, refuseSymlinks } from "./nofollow.ts";
+import { openRegularFile } from "./regular_file.ts";
 
 /** The lock file's name inside an episode directory. */
 export const LOCK_FILE = "lock";
@@ -148,7 +149,12 @@ function readLockAt(path: string): SeenLock | null {
   let ino: number;
   try {
     ino = lstatSync(path).ino;
-    text = readFileSync(path, "utf8");
+    const fd = openRegularFile(path); // a FIFO planted as the lock would block for ever
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
   } catch (e) {
     if ((e as { code?: string }).code === "ENOENT") return null;
     throw e;

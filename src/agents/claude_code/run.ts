@@ -199,16 +199,20 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
   const settings = (start?.payload.settings ?? {}) as Record<string, unknown>;
   const adapter = (settings.adapter ?? {}) as Record<string, unknown>;
   const sessionId = adapter.session_id, bin = adapter.claude_bin;
-  if (typeof sessionId !== "string" || typeof bin !== "string") {
-    throw new NoemaError("mismatch", `${dir}: the start event has no claude session to resume`, {
-      exitCode: EXIT.MISMATCH,
-    });
-  }
   const root = resolve(dir, "..", "..");
   const episodeId = String(start?.payload.episode_id ?? "");
   if (options.abort) {
+    // Any claude-code episode ends so, one noema run drove or one recorded from Claude Code's hooks alike.
     const episode = await attachEpisode(dir, { root });
     return await episode.finish(abortEnd(dir));
+  }
+  if (typeof sessionId !== "string" || typeof bin !== "string") {
+    throw new NoemaError(
+      "mismatch",
+      `${dir}: the start event has no claude session to resume (an episode recorded from Claude Code's hooks: ` +
+        `the session's next hook call continues it; noema resume ${episodeId} --abort ends it)`,
+      { exitCode: EXIT.MISMATCH },
+    );
   }
   const pending = pausedCheckpoint(dir, "claude-code");
   if (!pending.approval) {

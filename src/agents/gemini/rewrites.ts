@@ -8,11 +8,12 @@
  *
  * @module
  */
-import { readFileSync, unlinkSync } from "node:fs";
+import { closeSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { writeJsonAtomic } from "../../store/atomic.ts";
 import { refuseSymlinks } from "../../store/nofollow.ts";
+import { openRegularFile } from "../../store/regular_file.ts";
 import type { HookAnswer, PostToolEvent, PreToolEvent } from "../event.ts";
 import { geminiCallId } from "./call_id.ts";
 
@@ -66,7 +67,12 @@ export function decidedCallId(root: string, event: PostToolEvent): string {
   let value: unknown;
   try {
     refuseSymlinks(path, root, "read"); // nothing is read or removed through a link below the root
-    value = JSON.parse(readFileSync(path, "utf8"));
+    const fd = openRegularFile(path); // a FIFO would block the hook for ever
+    try {
+      value = JSON.parse(readFileSync(fd, "utf8"));
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return event.call_id; // no rewrite of this call (or an unreadable entry: the event's own id)
   }
