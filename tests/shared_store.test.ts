@@ -17,36 +17,15 @@ import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
-import { type CatalogRow, LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
+import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
-const enc = new TextEncoder();
-const bytes = (s: string) => enc.encode(s);
-
-function row(id: string, over: Partial<CatalogRow> = {}): CatalogRow {
-  return {
-    episode_id: id,
-    task: `task of ${id}`,
-    run_state: "terminal",
-    status: "ok",
-    outcome: "success",
-    started_at: "2026-11-01T00:00:00.000Z",
-    ended_at: null,
-    host: "a",
-    adapter: "shell",
-    policy_ids: [],
-    tags: {},
-    step_count: 1,
-    veto_count: 0,
-    ...over,
-  };
-}
-
 /** Every file of a directory tree, relative path → bytes. */
 function tree(dir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();

@@ -16,7 +16,6 @@ import { openSharedStore } from "../src/shared_store/open.ts";
 import {
   AlreadyDecidedError,
   type CatalogFilter,
-  type CatalogRow,
   LeaseHeldError,
   type SharedStore,
   StaleLeaseError,
@@ -30,30 +29,7 @@ import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-
-const enc = new TextEncoder();
-const bytes = (s: string) => enc.encode(s);
-
-/** A catalog row with defaults. */
-export function row(id: string, over: Partial<CatalogRow> = {}): CatalogRow {
-  return {
-    episode_id: id,
-    task: `task of ${id}`,
-    run_state: "terminal",
-    status: "ok",
-    outcome: "success",
-    started_at: "2026-11-01T00:00:00.000Z",
-    ended_at: null,
-    host: "a",
-    adapter: "shell",
-    policy_ids: [],
-    tags: {},
-    step_count: 1,
-    veto_count: 0,
-    pending: null,
-    ...over,
-  };
-}
+import { bytes, row } from "./helpers/store_rows.ts";
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {

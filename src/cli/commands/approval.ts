@@ -9,7 +9,8 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
 import { resume } from "../../drivers.ts";
-import { approve, pendingCheckpoint, reject } from "../../runtime/resume.ts";
+import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../runtime/resume.ts";
+import type { RunResult } from "../../runtime/engine.ts";
 import { usageError } from "../errors.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
@@ -44,6 +45,31 @@ async function withSignals<T>(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/**
+ * Resumes `ref` with Ctrl-C handling, publishing it live when a shared store is configured (approve --resume,
+ * resume).
+ */
+function resumePublished(
+  ctx: CliContext,
+  cmd: CommandUnknownOpts,
+  ref: string,
+  options: Omit<ResumeOptions, "signal" | "onEvent" | "notices">,
+): Promise<{ value: RunResult; interrupted: boolean }> {
+  const g = globalOptions(cmd);
+  const id = locateEpisode(ref, g).id;
+  return withSignals(
+    ctx,
+    (signal) =>
+      withLivePublishing(
+        ctx.out,
+        resolveRoot(g),
+        storeUrlOf(cmd),
+        id,
+        (hooks) => resume(ref, { ...options, signal, ...hooks }),
+      ),
+  );
 }
 
 function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "approve" | "reject"): void {
@@ -104,18 +130,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
         return;
       }
       if (!opts.json) ctx.out.note(`${record.decision} by ${record.by}; resuming ${record.episode_id}`);
-      const loc = locateEpisode(ref, g);
-      const r = await withSignals(
-        ctx,
-        (signal) =>
-          withLivePublishing(
-            ctx.out,
-            resolveRoot(g),
-            storeUrlOf(cmd),
-            loc.id,
-            (hooks) => resume(ref, { ...g, signal, ...hooks }),
-          ),
-      );
+      const r = await resumePublished(ctx, cmd, ref, { ...g });
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
 }
@@ -162,18 +177,7 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
         // A decision made on another machine is applied here, where the run is held.
         await withStore(cmd, (s) => applyStoreDecision(s, ref, g));
       }
-      const id = locateEpisode(ref, g).id;
-      const r = await withSignals(
-        ctx,
-        (signal) =>
-          withLivePublishing(
-            ctx.out,
-            resolveRoot(g),
-            storeUrlOf(cmd),
-            id,
-            (hooks) => resume(ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using, signal, ...hooks }),
-          ),
-      );
+      const r = await resumePublished(ctx, cmd, ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using });
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
 }
