@@ -57,6 +57,8 @@ function episode(steps: number): string {
   const r = spawnSync(BUN, [CLI, "run", task, "--root", root, "--episode-id", id, "-q"], {
     encoding: "utf8",
     maxBuffer: 1 << 26,
+    // Over the default plan limit (5,000 steps): raised, as a user with a long plan would.
+    env: { ...process.env, NOEMA_MAX_PLAN_STEPS: String(Math.max(steps, 5000)) },
   });
   if (r.status !== 0) throw new Error(`noema run exited ${r.status}: ${r.stderr}`);
   return dir;

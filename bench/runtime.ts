@@ -59,6 +59,8 @@ function baseline(dir: string, into: string, serialize: boolean): number {
 /** Runs the benchmark and prints its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const big = Number(flag(args, "steps") ?? 10_000);
+  // Over the default plan limit (5,000 steps): raised, as a user with a long plan would.
+  process.env.NOEMA_MAX_PLAN_STEPS = String(Math.max(big, 5000));
   const small = Math.max(1, Math.round(big / 10));
   const tmp = tempDir("noema-bench-runtime-");
   try {

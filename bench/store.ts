@@ -113,11 +113,13 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       ]);
     }
     const task = taskFile(tmp.path, steps);
+    // A 10,000-step plan is over the default limit (5,000 steps): raised, as a user with a long plan would.
+    const planLimit = `NOEMA_MAX_PLAN_STEPS=${Math.max(steps, 5000)}`;
     const cmd = [BUN, join(REPO_ROOT, "src/cli/main.ts"), "run", task, "-q"];
     const [local, published] = await measureInterleaved(
       [
-        ["env", `NOEMA_ROOT=${join(tmp.path, "local")}`, "NOEMA_STORE=", ...cmd],
-        ["env", `NOEMA_ROOT=${join(tmp.path, "published")}`, `NOEMA_STORE=${url}`, ...cmd],
+        ["env", `NOEMA_ROOT=${join(tmp.path, "local")}`, "NOEMA_STORE=", planLimit, ...cmd],
+        ["env", `NOEMA_ROOT=${join(tmp.path, "published")}`, `NOEMA_STORE=${url}`, planLimit, ...cmd],
       ],
       runs,
     );

@@ -26,6 +26,17 @@ import { tempDir } from "./helpers/tmp.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
+/**
+ * Waits (bounded) until a run's episode is no longer marked pending: published by the run itself, or by the
+ * background sync it handed its last publish to (NOEMA_STORE_FLUSH_MS). True when it got there.
+ */
+async function published(root: string, id: string, ms = 30_000): Promise<boolean> {
+  const marker = join(root, "state", "publish-pending", id);
+  const until = Date.now() + ms;
+  while (fsModule.existsSync(marker) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  return !fsModule.existsSync(marker);
+}
+
 /** Every file of a directory tree, relative path → bytes. */
 function tree(dir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
@@ -218,6 +229,11 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
       assert.equal(verify.code, 0, verify.stdout + verify.stderr);
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
 
+      // B syncing its pulled copy sends nothing new and leaves the catalog row (and its host) as A published it.
+      const syncB = cli(["--root", b.path, "sync", "--json"], { env: envB });
+      assert.equal(syncB.code, 0, syncB.stderr);
+      const again = JSON.parse(cli(["--root", b.path, "list", "--json"], { env: envB }).stdout);
+      assert.equal(again.find((r: { episode_id: string }) => r.episode_id === id).host, "host-a");
       const pullAgain = cli(["--root", b.path, "pull", id], { env: envB });
       assert.equal(pullAgain.code, 1);
       assert.match(pullAgain.stderr, /already exists/);
@@ -294,6 +310,7 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, "");
       const id = JSON.parse(r.stdout).episode_id;
+      assert.ok(await published(a.path, id), "published, nothing left pending");
       const db = new PostgresStore(url);
       try {
         await pullEpisode(db, id, b.path);
@@ -301,7 +318,6 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
         await db.close();
       }
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
-      assert.equal(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), false);
     } finally {
       a.cleanup();
       b.cleanup();
@@ -824,7 +840,7 @@ describe("shared store: an interactive session's hooks publish (install-hooks pa
 });
 
 describe("shared store: the CLI over a files store (file:///…)", () => {
-  test("store init; a run with NOEMA_STORE=file://… publishes; list --store shows it; pull gives a byte-identical copy that validates and verifies", () => {
+  test("store init; a run with NOEMA_STORE=file://… publishes; list --store shows it; pull gives a byte-identical copy that validates and verifies", async () => {
     const a = tempDir(), b = tempDir(), share = tempDir();
     try {
       const url = pathToFileURL(join(share.path, "team noema")).href;
@@ -852,7 +868,7 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stderr, "");
       const id = JSON.parse(run.stdout).episode_id as string;
-      assert.equal(existsSync(join(a.path, "state", "publish-pending", id)), false, "published when it ended");
+      assert.ok(await published(a.path, id), "published when it ended (or by the sync it handed over to)");
 
       const list = cli(
         ["--root", b.path, "list", "--store", url, "--json", "--host", "host-a", "--tag", "team=infra"],

@@ -64,7 +64,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
           notices: live.notices,
         });
       } finally {
-        await live.finish();
+        await live.finish(result.episode_id, result.status === "pending");
       }
     }
     return result;

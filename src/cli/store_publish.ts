@@ -22,12 +22,12 @@ import type { RuntimeNotices } from "../runtime/core/options.ts";
 
 /**
  * How long a finished run waits for its last publish before handing the rest
- * to a background sync: `NOEMA_STORE_FLUSH_MS`, default 1500 (raise it on
+ * to a background sync: `NOEMA_STORE_FLUSH_MS`, default 100 (raise it on
  * ephemeral CI runners that kill what a job leaves running).
  */
 function flushWaitMs(): number {
   const v = Number(process.env.NOEMA_STORE_FLUSH_MS);
-  return process.env.NOEMA_STORE_FLUSH_MS && Number.isFinite(v) && v >= 0 ? v : 1500;
+  return process.env.NOEMA_STORE_FLUSH_MS && Number.isFinite(v) && v >= 0 ? v : 100;
 }
 
 /**
@@ -63,9 +63,12 @@ export interface LiveRunPublishing {
   /**
    * Publishes what is left, closes the store; true when all was published.
    * `episodeId` names the run when no `start` event was seen (a driver that
-   * reports no events): it is then published whole.
+   * reports no events): it is then published whole. `paused`: the run waits
+   * for a decision that approvers anywhere must see, so the last publish may
+   * take up to 10 s before it is handed over (a finished run's waits at most
+   * `NOEMA_STORE_FLUSH_MS`).
    */
-  finish(episodeId?: string): Promise<boolean>;
+  finish(episodeId?: string, paused?: boolean): Promise<boolean>;
 }
 
 /**
@@ -117,11 +120,11 @@ export async function startLivePublishing(
       }
       live!.kick();
     },
-    async finish(episodeId?: string) {
+    async finish(episodeId?: string, paused = false) {
       if (live === null && episodeId !== undefined) begin(episodeId);
       try {
         const l = live as LivePublisher | null;
-        const ok = l === null ? true : await l.finish(flushWaitMs());
+        const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
         // Not done in time, the store still reachable: a background sync finishes it; the run does not wait.
         else if (id !== null && l !== null && l.failed === null) handOff(root, id, pick);
@@ -201,9 +204,11 @@ export async function withLivePublishing<T>(
 ): Promise<T> {
   if (pick === null) return await work({});
   const live = await startLivePublishing(out, root, pick, id);
+  let value: T | undefined;
   try {
-    return await work({ notices: live.notices, onEvent: (e) => live.onEvent(e) });
+    value = await work({ notices: live.notices, onEvent: (e) => live.onEvent(e) });
+    return value;
   } finally {
-    await live.finish(id);
+    await live.finish(id, (value as { status?: unknown } | undefined)?.status === "pending");
   }
 }

@@ -72,6 +72,7 @@ export class EpisodePublisher {
   #vetoes = 0;
   #eventsScanned = 0; // event lines already read for the catalog
   #token = 0; // the lease's fencing token
+  #cataloged = false; // the store has this episode's catalog row
   #started = false;
 
   /** The host name recorded in the catalog. */
@@ -114,8 +115,16 @@ export class EpisodePublisher {
     const files = names.filter((n) => !isStream(n));
     if (existsSync(join(this.dir, ARTIFACTS.manifest))) files.push(ARTIFACTS.manifest);
     for (const name of files) if (await this.#publishFile(name)) stats.files++;
+    // The catalog row changes with the files; a copy that sends nothing new (a pulled episode synced again on
+    // another machine) leaves the row, and the host it names, as they are.
+    if (stats.lines + stats.files === 0 && this.#cataloged) {
+      // A sealed episode's lease is given back whoever took it (another sync may come from another machine).
+      if (existsSync(join(this.dir, ARTIFACTS.manifest))) await this.store.releaseLease(this.episodeId, this.#token);
+      return stats;
+    }
     const row = this.catalogRow();
     await this.store.upsertCatalog(row, this.#token);
+    this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
     return stats;
   }
@@ -131,6 +140,7 @@ export class EpisodePublisher {
       this.#streams.set(s.stream, { offset: offsetAfter(path, seq, see), seq });
     }
     for (const f of await this.store.listFiles(this.episodeId)) this.#files.set(f.name, f.sha256);
+    this.#cataloged = (await this.store.get(this.episodeId)) !== null;
     this.#started = true;
   }
 

@@ -295,7 +295,7 @@ async function runInterruptible(
       },
       notices: publishing?.notices,
     });
-    await publishing?.finish(result.episode_id);
+    await publishing?.finish(result.episode_id, result.status === "pending");
     if (result.status === "pending" && opts.wait !== undefined && store !== null) {
       result = await waitAndResume(ctx, result, {
         store,
