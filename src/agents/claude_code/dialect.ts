@@ -19,6 +19,7 @@ import type { Decision } from "../core.ts";
 import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { transcriptResults } from "./transcript.ts";
+import { answerJson } from "../answer_json.ts";
 
 const Base = v.looseObject({
   session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
@@ -182,7 +183,7 @@ export function preToolOutput(
 
 function answerClaude(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
   const out = preToolOutput(decision, context, true);
-  return out ? { stdout: JSON.stringify({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
+  return out ? { stdout: answerJson({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
 }
 
 /**

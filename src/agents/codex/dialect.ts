@@ -23,6 +23,7 @@ import type { Decision } from "../core.ts";
 import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { CLAUDE_PAYLOADS } from "../claude_code/dialect.ts";
+import { answerJson } from "../answer_json.ts";
 
 /** Payload schemas of the Codex events noema acts on. */
 export const CODEX_PAYLOADS = {
@@ -118,7 +119,7 @@ export function codexOutput(decision: Decision): Record<string, unknown> | undef
 
 function answerCodex(_event: PreToolEvent, decision: Decision, _context: AnswerContext): HookAnswer {
   const out = codexOutput(decision);
-  return out ? { stdout: JSON.stringify({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
+  return out ? { stdout: answerJson({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
 }
 
 /**

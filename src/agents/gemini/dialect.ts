@@ -24,6 +24,7 @@ import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../d
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { geminiCallId } from "./call_id.ts";
 import { decidedCallId, rememberRewrite } from "./rewrites.ts";
+import { answerJson } from "../answer_json.ts";
 
 export { geminiCallId };
 
@@ -135,7 +136,7 @@ function answerGemini(_event: PreToolEvent, decision: Decision, context: AnswerC
   if ((decision.verdict === "allow" || decision.verdict === "patch") && decision.hints.length > 0) {
     out.systemMessage = decision.hints.map((h) => `noema: ${h}`).join("\n");
   }
-  return Object.keys(out).length > 0 ? { stdout: JSON.stringify(out), exitCode: 0 } : { stdout: null, exitCode: 0 };
+  return Object.keys(out).length > 0 ? { stdout: answerJson(out), exitCode: 0 } : { stdout: null, exitCode: 0 };
 }
 
 /**

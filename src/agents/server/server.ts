@@ -21,6 +21,7 @@
 import { appendFileSync, existsSync, unlinkSync } from "node:fs";
 import process from "node:process";
 import type { HookAnswer } from "../event.ts";
+import { answerJson } from "../answer_json.ts";
 import type { HookRequest } from "./client.ts";
 import { ResidentEpisodes } from "./episodes.ts";
 import { cwdExists } from "./address.ts";
@@ -217,7 +218,7 @@ async function serveOne(
       answer.stderr ? `: ${answer.stderr}` : ""
     }`,
   );
-  conn.data.out = new TextEncoder().encode(`${JSON.stringify(answer)}\n`);
+  conn.data.out = new TextEncoder().encode(`${answerJson(answer)}\n`); // a plugin's JSON.stringify cannot touch it
   conn.data.ending = true;
   flushOut(conn);
   episodes.settle();
