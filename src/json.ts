@@ -30,3 +30,23 @@ export function jsonType(value: unknown): string {
 export function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
 }
+
+/**
+ * Parses a text that should hold one JSON object; anything else (invalid
+ * JSON, an array, a scalar) gives null.
+ *
+ * @example
+ * ```ts
+ * import { parseObject } from "./json.ts";
+ * parseObject('{"a":1}'); // { a: 1 }
+ * parseObject("[1]"); // null
+ * ```
+ */
+export function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}

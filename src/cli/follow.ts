@@ -13,6 +13,7 @@ import { Buffer } from "node:buffer";
 import { episodePaths } from "../read/episode.ts";
 import { lockStatus } from "../store/lock.ts";
 import { openRegularFile } from "../store/regular_file.ts";
+import { parseObject } from "../json.ts";
 
 /** One event line read while following. */
 export interface FollowedLine {
@@ -72,15 +73,6 @@ function readNew(path: string, offset: number): { texts: string[]; offset: numbe
   }
 }
 
-function parse(text: string): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Yields every event line of an episode, the existing ones first, then new
  * ones as they are appended, and returns why it stopped.
@@ -105,7 +97,7 @@ export async function* followEvents(dir: string, options: FollowOptions = {}): A
     offset = batch.offset;
     for (const text of batch.texts) {
       line++;
-      const value = parse(text);
+      const value = parseObject(text);
       lastType = typeof value?.event_type === "string" ? value.event_type : String(value?.phase ?? "");
       yield { line, text, value };
     }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { SharedStore } from "./shared_store.ts";
+import { parseObject } from "../json.ts";
 
 /** One event line read while following. */
 export interface StoreFollowedLine {
@@ -30,15 +31,6 @@ export interface StoreFollowOptions {
 }
 
 const PAGE = 1000;
-
-function parse(text: string): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Yields every stored event line of an episode, then new ones as they are
@@ -72,7 +64,7 @@ export async function* followStoreEvents(
         const lines = await store.readLines(id, "events.jsonl", seq, PAGE);
         for (const bytes of lines) {
           const text = dec.decode(bytes);
-          yield { line: seq++, text, value: parse(text) };
+          yield { line: seq++, text, value: parseObject(text) };
         }
         if (lines.length < PAGE) break;
       }
