@@ -14,11 +14,10 @@
  *
  * @module
  */
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { readJsonFile } from "../store/json_file.ts";
-import { episodeRoot, refuseSymlinks } from "../store/nofollow.ts";
+import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
@@ -144,16 +143,6 @@ function readJson<T>(path: string, what: string, missingCode: ExitCode, dir: str
  */
 export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
   return readJson<Checkpoint>(checkpointPath(dir, checkpointId), `checkpoint ${checkpointId}`, EXIT.NO_CHECKPOINT, dir);
-}
-
-/** Whether anything, a dangling symlink included, is at `path`. */
-function lexists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

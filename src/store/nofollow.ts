@@ -141,3 +141,22 @@ export function symlinkError(e: unknown, path: string, use: PathUse = "write"): 
   if ((e as { code?: string }).code !== "ELOOP") return e;
   return refused(path, use);
 }
+
+/**
+ * Whether anything is at `path`, a dangling symlink included (`existsSync`
+ * follows links, so it says no for one).
+ *
+ * @example
+ * ```ts
+ * import { lexists } from "./nofollow.ts";
+ * lexists(".noema/episodes/ep_1"); // true for a directory, a file or any link
+ * ```
+ */
+export function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

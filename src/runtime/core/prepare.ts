@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstatSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -33,6 +33,7 @@ import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlan
 import { Redactor } from "../redact.ts";
 import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
+import { lexists } from "../../store/nofollow.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
 export interface PreparedEpisode {
@@ -84,16 +85,6 @@ function externalPlanner(label: string): Planner {
       rationale: `The plan grows as ${label} works: one act step per tool call.`,
     }),
   };
-}
-
-/** Whether anything (a dangling symlink included) is at `path`. */
-function lexists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
