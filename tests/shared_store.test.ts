@@ -63,6 +63,23 @@ describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () =>
     await store?.close();
   });
 
+  test("two first writers of an episode race for its lease: one gets token 1, the other a LeaseHeldError, never a raw error", async () => {
+    for (let i = 0; i < 20; i++) {
+      const id = `ep_first_lease_${i}`;
+      const results = await Promise.allSettled([
+        store.acquireLease(id, { host: "host-a", pid: 1 }),
+        store.acquireLease(id, { host: "host-b", pid: 2 }),
+      ]);
+      const won = results.filter((r) => r.status === "fulfilled").map((r) =>
+        (r as PromiseFulfilledResult<number>).value
+      );
+      const lost = results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason);
+      assert.deepEqual(won, [1], `round ${i}`);
+      assert.equal(lost.length, 1);
+      assert.ok(lost[0] instanceof LeaseHeldError, String(lost[0]));
+    }
+  });
+
   test("two writers race for one episode id from two roots: the store keeps one, the other is refused, never merged", async () => {
     const a = tempDir(), b = tempDir();
     try {

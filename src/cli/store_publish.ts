@@ -126,11 +126,18 @@ export async function startLivePublishing(
         const l = live as LivePublisher | null;
         const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
-        // Not done in time, the store still reachable: a background sync finishes it; the run does not wait.
-        else if (id !== null && l !== null && l.failed === null) handOff(root, id, pick);
-        return ok;
-      } finally {
+        // Not done in time, the store still reachable: a background sync finishes it; the run does not wait, not
+        // even for the connection to close under the publish it cut short.
+        else if (id !== null && l !== null && l.failed === null) {
+          handOff(root, id, pick);
+          void store.close().catch(() => {});
+          return ok;
+        }
         await store.close().catch(() => {});
+        return ok;
+      } catch (e) {
+        await store.close().catch(() => {});
+        throw e;
       }
     },
   };

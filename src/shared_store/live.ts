@@ -41,6 +41,7 @@ export class LivePublisher {
   #failed: Error | null = null;
   #last = 0;
   #lastFull = 0;
+  #handedOver = false; // finish() ran out of time: what is left is another process's to publish
   readonly #filesInterval: number;
 
   constructor(publisher: EpisodePublisher, options: LivePublisherOptions = {}) {
@@ -89,7 +90,7 @@ export class LivePublisher {
   }
 
   #fail(e: Error): void {
-    if (this.#failed) return;
+    if (this.#failed || this.#handedOver) return; // a publish cut short by the hand-over is not the store failing
     this.#failed = e;
     this.#onUnavailable(e);
   }
@@ -117,7 +118,9 @@ export class LivePublisher {
       timer = setTimeout(() => resolve(false), deadlineMs);
     });
     try {
-      return await Promise.race([last, timeout]);
+      const done = await Promise.race([last, timeout]);
+      if (!done && this.#failed === null) this.#handedOver = true;
+      return done;
     } finally {
       clearTimeout(timer);
     }

@@ -172,9 +172,12 @@ export class PostgresStore implements SharedStore {
             extract(epoch FROM (now() - renewed_at)) * 1000 AS age_ms
           FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
         if (!l) {
-          await tx`INSERT INTO noema_leases (episode_id, host, pid, token)
-            VALUES (${episodeId}, ${owner.host}, ${owner.pid}, 1)`;
-          return 1;
+          // No row to lock yet: two first writers race here; ON CONFLICT makes the loser see the winner's row.
+          const [made] = await tx`INSERT INTO noema_leases (episode_id, host, pid, token)
+            VALUES (${episodeId}, ${owner.host}, ${owner.pid}, 1) ON CONFLICT (episode_id) DO NOTHING RETURNING token`;
+          if (made) return 1;
+          const [other] = await tx`SELECT host, pid FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
+          throw new LeaseHeldError(episodeId, { host: String(other.host), pid: Number(other.pid) });
         }
         const mine = l.host === owner.host && Number(l.pid) === owner.pid && !l.released;
         if (mine) {
