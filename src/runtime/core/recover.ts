@@ -22,12 +22,18 @@ type Json = Record<string, unknown>;
 
 const stepNumber = (id: string) => Number(/^step-(\d+)$/.exec(id)?.[1] ?? Number.MAX_SAFE_INTEGER);
 
-/** Steps and their statuses as the log has them: candidates announce steps, act events set statuses. */
-function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
+/** The events of an episode's log that are objects with a payload, each with its payload (both recoveries read them). */
+function* loggedEvents(dir: string): Generator<{ e: Json; payload: Json }> {
   for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
     const e = entry.value as Json | undefined;
     const payload = e?.payload as Json | undefined;
-    if (!e || !payload) continue;
+    if (e && payload) yield { e, payload };
+  }
+}
+
+/** Steps and their statuses as the log has them: candidates announce steps, act events set statuses. */
+function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
+  for (const { e, payload } of loggedEvents(dir)) {
     if (e.phase === "action_candidate") {
       const inner = (payload.payload ?? {}) as Json;
       const id = inner.step_id;
@@ -94,10 +100,7 @@ interface LoggedCall {
 export function callsFromLog(dir: string, known: Record<string, CallRecord>): Record<string, CallRecord> {
   const byCandidate = new Map<string, LoggedCall>();
   const byStep = new Map<string, LoggedCall>();
-  for (const entry of readJsonl(join(dir, ARTIFACTS.events))) {
-    const e = entry.value as Json | undefined;
-    const payload = e?.payload as Json | undefined;
-    if (!e || !payload) continue;
+  for (const { e, payload } of loggedEvents(dir)) {
     if (e.phase === "action_candidate") {
       const inner = (payload.payload ?? {}) as Json;
       if (typeof inner.call_id !== "string" || Object.hasOwn(known, inner.call_id)) continue;
