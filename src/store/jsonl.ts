@@ -236,6 +236,11 @@ export interface RawLine {
   terminated: boolean;
   /** True when the line is longer than `maxLineBytes`: its bytes were skipped, not kept (`text` is null). */
   tooLong?: boolean;
+  /**
+   * True when the line is longer than `deferOver` (and not too long): its bytes were not kept (`text` is null),
+   * for the caller to read at `offset` (`bytes` include a `\r` before the newline).
+   */
+  deferred?: boolean;
 }
 
 /** Options for {@link readLines}. */
@@ -252,6 +257,13 @@ export interface ReadLinesOptions {
    * @default {limits().lineBytes (NOEMA_MAX_LINE_BYTES, 16 MiB): the limit the writer keeps to}
    */
   maxLineBytes?: number;
+  /**
+   * A line longer than this (and not longer than `maxLineBytes`) is not kept either: it is yielded with
+   * `deferred: true` and `text: null`, for a caller that reads it from the file in its own way (`validate`
+   * parses a large state projection from its bytes). For {@link readJsonl}, see `parseRange`.
+   * @default {none: every line up to maxLineBytes is kept}
+   */
+  deferOver?: number;
 }
 
 /**
@@ -343,6 +355,7 @@ class LongLine {
 export function* readLines(path: string, options: ReadLinesOptions = {}): Generator<RawLine> {
   const chunkSize = options.chunkSize ?? 1 << 20;
   const maxLine = options.maxLineBytes ?? limits().lineBytes;
+  const keepMost = Math.min(maxLine, options.deferOver ?? Infinity);
   const fd = openRegularFile(path);
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
@@ -375,7 +388,9 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
         line++;
         if (skipping) {
           const bytes = skipping.bytes + (nl - start);
-          yield { line, offset: skipping.offset, bytes, text: null, terminated: true, tooLong: true };
+          yield bytes > maxLine
+            ? { line, offset: skipping.offset, bytes, text: null, terminated: true, tooLong: true }
+            : { line, offset: skipping.offset, bytes, text: null, terminated: true, deferred: true };
           skipping = null;
         } else if (long) {
           long.add(buf, start, nl, true);
@@ -390,6 +405,8 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
         } else if (nl - start > maxLine) {
           // Read whole in one go, but still over the limit: the same answer as a skipped one.
           yield { line, offset: fileOffset + start, bytes: nl - start, text: null, terminated: true, tooLong: true };
+        } else if (nl - start > keepMost) {
+          yield { line, offset: fileOffset + start, bytes: nl - start, text: null, terminated: true, deferred: true };
         } else {
           const stop = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
           yield {
@@ -402,8 +419,8 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
         }
         start = nl + 1;
       }
-      if (skipping || (long?.bytes ?? 0) + end - start > maxLine) {
-        // Too long to keep: count its bytes and let them go.
+      if (skipping || (long?.bytes ?? 0) + end - start > keepMost) {
+        // Too long to keep (or deferred): count its bytes and let them go.
         skipping ??= { offset: long?.offset ?? fileOffset + start, bytes: long?.bytes ?? 0 };
         long = null;
         skipping.bytes += end - start;
@@ -419,7 +436,10 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
     }
     if (skipping) {
       line++;
-      yield { line, offset: skipping.offset, bytes: skipping.bytes, text: null, terminated: false, tooLong: true };
+      const { offset, bytes } = skipping;
+      yield bytes > maxLine
+        ? { line, offset, bytes, text: null, terminated: false, tooLong: true }
+        : { line, offset, bytes, text: null, terminated: false, deferred: true };
     } else if (long) {
       line++;
       long.add(buf, end, end, true);
@@ -427,6 +447,9 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
     } else if (end - start > maxLine) {
       line++;
       yield { line, offset: fileOffset + start, bytes: end - start, text: null, terminated: false, tooLong: true };
+    } else if (end - start > keepMost) {
+      line++;
+      yield { line, offset: fileOffset + start, bytes: end - start, text: null, terminated: false, deferred: true };
     } else if (end > start) {
       line++;
       yield { line, offset: fileOffset + start, bytes: end - start, text: decode(buf, start, end), terminated: false };
@@ -444,13 +467,46 @@ export type JsonlEntry =
   | { line: number; offset: number; bytes: number; value: Record<string, unknown>; text: string; problem?: undefined }
   | { line: number; offset: number; bytes: number; problem: JsonlProblemKind; message: string; value?: undefined };
 
+/** The text of a deferred line, read from the file (a `\r` before the newline dropped); null when not UTF-8. */
+function deferredText(path: string, raw: RawLine): string | null {
+  const fd = openRegularFile(path);
+  try {
+    const buf = Buffer.allocUnsafe(raw.bytes);
+    let off = 0;
+    for (let n = 1; off < raw.bytes && n > 0; off += n) n = readSync(fd, buf, off, raw.bytes - off, raw.offset + off);
+    const stop = raw.terminated && off > 0 && buf[off - 1] === 13 ? off - 1 : off;
+    return decode(buf, 0, stop);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What {@link readJsonl} makes of a deferred line: its value parsed by `parseRange`, or its text. */
+function readDeferred(
+  path: string,
+  raw: RawLine,
+  parseRange: ((path: string, offset: number, bytes: number) => unknown) | undefined,
+): { value: unknown } | { text: string | null } {
+  if (parseRange) {
+    try {
+      return { value: parseRange(path, raw.offset, raw.bytes) };
+    } catch {
+      // read it as text: whatever made parseRange refuse it is reported as for any line
+    }
+  }
+  return { text: deferredText(path, raw) };
+}
+
 /**
  * Streams the records of a JSONL file. Each line gives a parsed object or a
  * problem: invalid UTF-8, a blank line, invalid JSON, a value that is not an
  * object, a line longer than the limit (skipped in bounded memory), or a torn
  * final line (no newline and not valid JSON: a write that a
  * crash cut short). A final line without a newline that parses is accepted.
- * `options.parse` replaces `JSON.parse` for each line.
+ * `options.parse` replaces `JSON.parse` for each line; with `deferOver`, a
+ * longer line is given to `options.parseRange` (its file, byte offset and
+ * length), and read as text when that is not set or throws. The `text` of an
+ * entry parsed by `parseRange` is empty.
  *
  * @example
  * ```ts
@@ -462,10 +518,19 @@ export type JsonlEntry =
  */
 export function* readJsonl(
   path: string,
-  options: ReadLinesOptions & { parse?: (text: string) => unknown } = {},
+  options: ReadLinesOptions & {
+    parse?: (text: string) => unknown;
+    parseRange?: (path: string, offset: number, bytes: number) => unknown;
+  } = {},
 ): Generator<JsonlEntry> {
   for (const raw of readLines(path, options)) {
     const { line, offset, bytes } = raw;
+    let parsed: { value: unknown } | null = null;
+    if (raw.deferred) {
+      const read = readDeferred(path, raw, options.parseRange);
+      if ("value" in read) parsed = read;
+      else raw.text = read.text;
+    }
     if (raw.tooLong) {
       const limit = options.maxLineBytes ?? limits().lineBytes;
       yield raw.terminated
@@ -477,6 +542,13 @@ export function* readJsonl(
           problem: "torn",
           message: `torn final line: ${bytes} bytes without a newline, longer than ${limit} (not an event)`,
         };
+      continue;
+    }
+    if (parsed) {
+      const { value } = parsed;
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        yield { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${jsonType(value)}` };
+      } else yield { line, offset, bytes, value: value as Record<string, unknown>, text: "" };
       continue;
     }
     if (raw.text === null) {

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { SchemaProblem } from "../schema/problems.ts";
 
 type Json = Record<string, unknown>;
 
@@ -119,8 +120,13 @@ export const PIECES: unique symbol = Symbol("noema.validate.pieces");
 export interface Pieces {
   /** On `outcomes`: the digest of each action. */
   digests?: Float64Array;
-  /** On `outcomes`: each action's `{ id, step_id, timestamp }`; on `plan`: each step's `{ id, status }`. */
+  /**
+   * On `outcomes`: each action's `{ id, step_id, timestamp }`; on `plan` (and on a `plan` event's `payload`): each
+   * step's `{ id, status }`.
+   */
   records: Json[];
+  /** On a `plan` event's `payload`: the schema problems of its `step_records`, named by their full path. */
+  problems?: SchemaProblem[];
 }
 
 /** What was cut out of `x` (see {@link PIECES}), if anything. */

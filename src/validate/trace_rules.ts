@@ -21,6 +21,7 @@ import { basename, join } from "node:path";
 import { STEP_STATUSES, type StepStatus } from "../schema/plan.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { type Collector, display } from "./collector.ts";
+import { piecesOf } from "./compact.ts";
 
 type Json = Record<string, unknown>;
 
@@ -83,8 +84,10 @@ export class EventTrace {
 
   #planEvent(event: Json, payload: Json): void {
     const ids: string[] = [], statuses: string[] = [];
-    if (Array.isArray(payload.step_records)) {
-      payload.step_records.forEach((r, i) => {
+    // A large plan event was read in pieces (large.ts): its step records are kept as `{ id, status }`.
+    const records = piecesOf(payload)?.records ?? payload.step_records;
+    if (Array.isArray(records)) {
+      records.forEach((r, i) => {
         const rec = typeof r === "object" && r !== null ? r as Json : {};
         ids.push(typeof rec.id === "string" ? rec.id : `step-${i + 1}`);
         statuses.push(STEP_STATUSES.includes(rec.status as StepStatus) ? rec.status as string : "pending");

@@ -17,6 +17,7 @@ import type { SchemaProblem } from "../schema/problems.ts";
 import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
 import { collectGarbage } from "../store/gc.ts";
 import { readJsonText } from "../store/json_file.ts";
+import type { DuplicateKey } from "../store/json_scan.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
@@ -33,9 +34,16 @@ import {
   type EpisodeFacts,
 } from "./episode_rules.ts";
 import { checkDirectoryName, checkPlanTrace, EventTrace } from "./trace_rules.ts";
-import { parseEvent, parseState } from "./large.ts";
+import { parseEventRange, parseState, parseStateFile, PIECEWISE_CHARS } from "./large.ts";
 import { NumberSet } from "./number_set.ts";
-import { type CompactProjection, compactProjection, type CompactState, compactState, hash53 } from "./compact.ts";
+import {
+  type CompactProjection,
+  compactProjection,
+  type CompactState,
+  compactState,
+  hash53,
+  piecesOf,
+} from "./compact.ts";
 
 export type { ValidationProblem } from "./collector.ts";
 
@@ -69,7 +77,7 @@ export interface ValidateOptions extends RootOptions {
 }
 
 /** Garbage is collected after each 1 MiB of events read, at least (Bun; 5,000 steps: every 4 MiB 83, every 1 MiB 75 MiB). */
-const GC_BYTES = 1 << 20;
+const GC_BYTES = 1 << 19;
 
 /** Bytes read per call while scanning events: a quarter of the reader's default, 1.5 MiB less buffer. */
 const SCAN_CHUNK = 256 << 10;
@@ -118,14 +126,10 @@ function unreadableAsProblem<T>(c: Collector, path: string, check: () => T): T |
 function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record<string, unknown> | null {
   // A large state.json is parsed in pieces (large.ts); the schema problems of its long lists are found meanwhile.
   const pieceProblems: SchemaProblem[] = [];
-  let read = readJsonArtifact(c, path, name === "state" ? (text) => parseState(text, pieceProblems) : undefined);
+  const read = readArtifactValue(c, path, name, pieceProblems);
   if (!read) return null;
-  const value = read.value;
+  const { value, duplicates } = read;
   const file = display(path);
-  // Duplicate keys (JSON.parse keeps the last) in a pass over the text that keeps no tree; then the text is let go
-  // before the schema check, so a large state.json is never held as text, value and the check's copies at once.
-  const duplicates = jsonLocator(read.text).duplicates();
-  read = null;
   collectGarbage();
   for (const d of duplicates) {
     c.add(
@@ -146,6 +150,28 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
   }
   for (const p of sections) c.add(file, p.rule, `${p.path}: ${p.message}`, lines.get(p.path));
   return value;
+}
+
+/**
+ * An artifact's value and its duplicate keys. A large `state.json` is parsed from its bytes in pieces
+ * (`parseStateFile`: it has no duplicate key then); anything else, or one that reading refuses, is read as text.
+ */
+function readArtifactValue(
+  c: Collector,
+  path: string,
+  name: SchemaName,
+  pieceProblems: SchemaProblem[],
+): { value: Record<string, unknown>; duplicates: DuplicateKey[] } | null {
+  const streamed = name === "state" ? parseStateFile(path, pieceProblems) : null;
+  if (streamed) return { value: streamed, duplicates: [] };
+  let read = readJsonArtifact(c, path, name === "state" ? (text) => parseState(text, pieceProblems) : undefined);
+  if (!read) return null;
+  // Duplicate keys (JSON.parse keeps the last) in a pass over the text that keeps no tree; then the text is let go
+  // before the schema check, so a large state.json is never held as text, value and the check's copies at once.
+  const duplicates = jsonLocator(read.text).duplicates();
+  const value = read.value;
+  read = null;
+  return { value, duplicates };
 }
 
 /** The lines of schema problems: the artifact's text read again (only an invalid artifact gets here). */
@@ -194,7 +220,9 @@ function scanEvents(
   let actIndex = 0;
   let sinceGc = 0, gcAfter = GC_BYTES;
   let lines = 0;
-  for (const entry of readJsonl(path, { parse: parseEvent, chunkSize: SCAN_CHUNK })) {
+  // A line over 1 MiB is not kept as text: a state projection is parsed from its bytes, any other line read then.
+  const read = { chunkSize: SCAN_CHUNK, deferOver: PIECEWISE_CHARS, parseRange: parseEventRange };
+  for (const entry of readJsonl(path, read)) {
     if (++lines % 100_000 === 0) opts.onProgress?.(file, lines);
     if ((sinceGc += entry.bytes) > gcAfter) {
       // The events read so far are garbage: collected, the heap does not grow with them. A collection costs about
@@ -210,7 +238,8 @@ function scanEvents(
     const e = entry.value;
     scan.count++;
     scan.trace.add(e, entry.line);
-    for (const p of checkEvent(e)) {
+    // A large plan event read in pieces (large.ts) carries its step records' problems.
+    for (const p of [...checkEvent(e), ...piecesOf(e.payload)?.problems ?? []]) {
       c.add(file, eventRule(p, e.phase), p.path ? `${p.path}: ${p.message}` : p.message, entry.line);
     }
     if (typeof e.id === "string") {
