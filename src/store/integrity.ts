@@ -30,7 +30,7 @@ import { sha256File } from "./hash.ts";
 import { readJsonFile } from "./json_file.ts";
 import { scanJson } from "./json_scan.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "./layout.ts";
-import { LOCK_FILE, lockStatus } from "./lock.ts";
+import { clearStaleLock, LOCK_FILE, lockStatus } from "./lock.ts";
 import { listEpisodeEntries } from "./manifest.ts";
 import { type SignatureCheck, type SigningKey, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
 
@@ -358,6 +358,8 @@ function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add
     if (listed.has(e.name)) continue;
     if (e.name === LOCK_FILE || e.name.startsWith(`${LOCK_FILE}.tmp-`)) {
       if (e.type === "file" && lockStatus(dir).state === "held") continue; // a live run (or a contender) holds it
+      // A sealed episode (it has a manifest) whose lock's owner is gone: its writer was killed after sealing.
+      if (e.type === "file" && e.name === LOCK_FILE && clearStaleLock(dir)) continue;
       if (e.type === "file") {
         add("stale_lock", e.name, "a lock left by a process that is gone (not an artifact)", "warning");
         continue;

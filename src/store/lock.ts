@@ -361,3 +361,27 @@ export function lockStatus(dir: string): LockStatus {
   if (seen === null) return { state: "none", info: null };
   return { state: ownerAlive(seen.info) ? "held" : "stale", info: seen.info };
 }
+
+/**
+ * Removes an episode's stale lock (its owner gone): taken over as any stale
+ * lock is, then released, so that a live process taking it meanwhile keeps
+ * it. For a sealed episode, whose last writer was killed after sealing and
+ * before it removed its lock (`noema verify` clears such a lock instead of
+ * warning of it). Returns whether a lock was removed; a lock held by a live
+ * process, or one that cannot be removed (a read-only directory), is left.
+ *
+ * @example
+ * ```ts
+ * import { clearStaleLock } from "./lock.ts";
+ * clearStaleLock(".noema/episodes/ep_1"); // false: no lock, or a live one
+ * ```
+ */
+export function clearStaleLock(dir: string): boolean {
+  if (lockStatus(dir).state !== "stale") return false;
+  try {
+    acquireLock(dir, "clearing a stale lock").release();
+    return true;
+  } catch {
+    return false;
+  }
+}
