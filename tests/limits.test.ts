@@ -195,6 +195,33 @@ describe("tool inputs (hook)", () => {
   });
 });
 
+describe("an oversized first call (hook)", () => {
+  test("refused before anything is created: no episode, no session entry; the next call starts the episode", () => {
+    const root = fresh();
+    const env = { ...SMALL, NOEMA_HOOK_SERVER: "0" };
+    const call = (id: string, command: string) =>
+      JSON.stringify({
+        session_id: "s-first-big",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: id,
+        cwd: tmp.path,
+      });
+    const big = cli(["hook", "claude-code", "--root", root], { env, input: call("t1", `echo ${"y".repeat(5000)}`) });
+    assert.equal(big.code, 2, big.stderr);
+    assert.equal(big.stdout, "");
+    assert.match(big.stderr, /^noema: the Bash call's input of 5019 bytes is over noema's limit of 4096 bytes/);
+    const entries = (sub: string) =>
+      existsSync(join(root, sub)) ? readdirSync(join(root, sub), { recursive: true }) : [];
+    assert.deepEqual(entries("episodes"), [], "no episode directory");
+    assert.deepEqual(entries("sessions").filter((n) => String(n).endsWith(".json")), [], "no session entry");
+    const small = cli(["hook", "claude-code", "--root", root], { env, input: call("t2", "echo ok") });
+    assert.equal(small.code, 0, small.stderr);
+    assert.equal(cli(["validate", onlyEpisode(root)], { env }).code, 0);
+  });
+});
+
 describe("an agent's plan (hook)", () => {
   test("the call past the step limit is refused (exit 2); the episode finishes and validates", () => {
     const root = fresh();

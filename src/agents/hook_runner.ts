@@ -13,6 +13,7 @@
 import { existsSync } from "node:fs";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
+import { limits, refuseOversize } from "../store/limits.ts";
 import { NoemaError } from "../errors.ts";
 import { heldCallReason } from "../runtime/core/held_call.ts";
 import { checkTask } from "../runtime/core/prepare.ts";
@@ -215,6 +216,20 @@ async function recordNotRun(dialect: Dialect, event: EndEvent, episode: EpisodeH
   }
 }
 
+/**
+ * Refuses (a usage error: the hook exits 2) a call whose input is over noema's tool input limit, as the episode
+ * would (see `EpisodeCore.propose`), before anything is created or claimed.
+ */
+function refuseOversizeInput(event: PreToolEvent): void {
+  let text = "";
+  try {
+    text = JSON.stringify(event.input) ?? "";
+  } catch {
+    return; // no JSON form: the episode reports it as it records the call
+  }
+  refuseOversize(`the ${event.tool} call's input`, text, limits().toolInputBytes);
+}
+
 /** A tool call event as the action noema proposes (or records unreviewed). */
 function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable">): ProposedAction {
   return {
@@ -250,6 +265,8 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       }
       return NO_OPINION;
     case "pre_tool":
+      // Refused before the session's episode is looked up: a session's first call must not leave an episode behind.
+      refuseOversizeInput(event);
       return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
         crashPoint("opened");
         let decision: Decision;
