@@ -27,6 +27,7 @@ import {
   claimantAlive,
   claimSession,
   maskSessionId,
+  noteHolder,
   type SessionEntry,
   sessionEpisode,
   storedSession,
@@ -80,6 +81,9 @@ async function claimedEpisode(
   if (id === undefined) return null;
   const dir = episodeDirFor(id, s.root);
   await waitForDir(dir, entry);
+  // Between calls the agent holds the session (its episode is idle, not crashed): noted by each call in its own
+  // process (a resident server is not started by the agent).
+  if (entry !== null && s.episodes === undefined) noteHolder(s.root, dialect.name, event.session_id, entry);
   return { id, exists: existsSync(dir) };
 }
 

@@ -19,6 +19,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import { refuseSymlinks, writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
 import { sha256 } from "../store/hash.ts";
 import { openRegularFile } from "../store/regular_file.ts";
+import { holderAfterCall, holderUnchanged, SessionHolder } from "./session_holder.ts";
 
 /** One session's entry. */
 export const SessionEntry = v.looseObject({
@@ -31,6 +32,8 @@ export const SessionEntry = v.looseObject({
   session_sha256: v.optional(v.string()),
   /** The process that claimed the session (to tell a claim whose process died before creating its episode). */
   pid: v.optional(v.number()),
+  /** The process holding the session between its hook calls (the agent; see `session_holder.ts`). */
+  holder: v.optional(SessionHolder),
 });
 /** One session's entry. */
 export type SessionEntry = v.InferOutput<typeof SessionEntry>;
@@ -157,6 +160,7 @@ export function claimSession(
     episode_id: episodeId,
     created_at: new Date().toISOString(),
     pid: process.pid,
+    holder: holderAfterCall(null),
   };
   if (options.replace) {
     writeJsonAtomic(path, entry, { root });
@@ -171,6 +175,58 @@ export function claimSession(
   } catch (e) {
     if ((e as { code?: string }).code !== "EEXIST") throw e;
     return sessionEpisode(root, agent, session)!;
+  }
+}
+
+/**
+ * Records which process holds the session (see `session_holder.ts`) after
+ * a hook call of it, when that changed: at its second call, and when the
+ * agent was started again for the same session. Best effort (a read-only
+ * root keeps what it has).
+ *
+ * @example
+ * ```ts
+ * import { noteHolder, sessionEpisode } from "./session_index.ts";
+ * const entry = sessionEpisode("/w/.noema", "claude-code", "a07059c2-…");
+ * if (entry) noteHolder("/w/.noema", "claude-code", "a07059c2-…", entry);
+ * ```
+ */
+export function noteHolder(root: string, agent: string, session: string, entry: SessionEntry): void {
+  const holder = holderAfterCall(entry.holder);
+  if (holderUnchanged(entry.holder, holder)) return;
+  try {
+    writeJsonAtomic(entryPath(root, agent, session), { ...entry, holder }, { root });
+  } catch {
+    // not recorded: the session reads as it did
+  }
+}
+
+/**
+ * The entry of the session whose id has the digest `sessionSha256` (as the
+ * episode's start event records it), or null when there is none or it
+ * cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { entryByDigest } from "./session_index.ts";
+ * entryByDigest("/w/.noema", "claude-code", "sha256:e8bc…"); // null: no such session
+ * ```
+ */
+export function entryByDigest(root: string, agent: string, sessionSha256: string): SessionEntry | null {
+  const hex = sessionSha256.replace(/^sha256:/, "");
+  if (!/^[0-9a-f]{64}$/.test(hex) || !/^[a-z0-9-]{1,40}$/.test(agent)) return null;
+  const path = join(root, "sessions", agent, `s_${hex.slice(0, 40)}.json`);
+  try {
+    refuseSymlinks(path, root, "read");
+    const fd = openRegularFile(path, path, { noFollow: true });
+    try {
+      const r = v.safeParse(SessionEntry, JSON.parse(readFileSync(fd, "utf8")));
+      return r.success ? r.output : null;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
   }
 }
 

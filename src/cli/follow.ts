@@ -12,6 +12,7 @@ import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { episodePaths } from "../read/episode.ts";
 import { lockStatus } from "../store/lock.ts";
+import { sessionIdle } from "../read/session_idle.ts";
 import { openRegularFile } from "../store/regular_file.ts";
 import { parseObject } from "../json.ts";
 
@@ -107,8 +108,8 @@ export async function* followEvents(dir: string, options: FollowOptions = {}): A
     if (terminalBefore) return "terminal";
     if (lock !== "held") {
       if (lastType === "run.checkpoint") return "paused";
-      idleSince ??= Date.now();
-      if (Date.now() - idleSince >= graceMs) return "not_running";
+      if (sessionIdle(dir)) idleSince = null; // an agent session between two hook calls: its next call continues it
+      else if (Date.now() - (idleSince ??= Date.now()) >= graceMs) return "not_running";
     } else idleSince = null;
     await sleep(pollMs);
   }

@@ -123,6 +123,7 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
       return c.red;
     case "pending":
     case "running":
+    case "idle":
     case "partial":
     case "audit":
     case "success_unverified":

@@ -13,6 +13,7 @@ import { ARTIFACTS, episodesDir, resolveRoot, type RootOptions } from "../store/
 import { lockStatus } from "../store/lock.ts";
 
 import { crashedWhileSealing } from "./sealing.ts";
+import { sessionIdle } from "./session_idle.ts";
 /** One row of {@link listEpisodes}. */
 export interface EpisodeEntry {
   /** The episode id. */
@@ -47,11 +48,21 @@ export interface EpisodeEntry {
  * - `running`: not terminal, and the process holding its lock is alive;
  * - `waiting_for_approval`: paused at a checkpoint that waits for approve/reject;
  * - `paused`: not running, with a checkpoint to resume from (e.g. interrupted);
- * - `crashed`: not terminal, no live lock holder and no checkpoint (`noema resume` recovers it);
+ * - `idle`: an agent session's episode between two hook calls (no noema process runs then): the session still
+ *   points at it and the agent holding the session is alive (`session_idle.ts`); its next hook call continues it;
+ * - `crashed`: not terminal, no live lock holder, no checkpoint, and not an idle session (`noema resume`
+ *   recovers it; `noema resume --abort` ends an agent session's);
  * - `crashed_while_sealing`: killed while its terminal artifacts were put into place (`manifest.json` is
  *   missing, see `src/read/sealing.ts`); `noema resume` completes them.
  */
-export type RunState = "terminal" | "running" | "waiting_for_approval" | "paused" | "crashed" | "crashed_while_sealing";
+export type RunState =
+  | "terminal"
+  | "running"
+  | "idle"
+  | "waiting_for_approval"
+  | "paused"
+  | "crashed"
+  | "crashed_while_sealing";
 
 /** What {@link runState} found. */
 export interface RunStateInfo {
@@ -94,6 +105,7 @@ export function runState(
     return Number.isNaN(since) ? { run_state: "running" } : { run_state: "running", elapsed_ms: now - since };
   }
   if (hasCheckpoint(dir)) return { run_state: status === "pending" ? "waiting_for_approval" : "paused" };
+  if (sessionIdle(dir)) return { run_state: "idle" };
   return { run_state: "crashed" };
 }
 

@@ -41,6 +41,7 @@ export const LIST_STATUSES: readonly string[] = [
   "aborted",
   "partial",
   "running",
+  "idle",
   "crashed",
   "crashed_while_sealing",
   "waiting",
@@ -81,7 +82,8 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
     .addOption(new Option("-n, --limit <n>", "most episodes to show").argParser(parsePositiveInt).default(20))
     .option(
       "-s, --status <status>",
-      "only this status: ok, error, vetoed, aborted, partial, running, crashed, crashed_while_sealing, waiting, paused, " +
+      "only this status: ok, error, vetoed, aborted, partial, running, idle, crashed, crashed_while_sealing, waiting, " +
+        "paused, " +
         "unreadable; " +
         "repeatable or comma-separated",
       collect,
@@ -106,8 +108,9 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
       ) +
         "\nColumns: STARTED_AT, EPISODE_ID, STATUS, OUTCOME (verification outcome of a finished run), TASK.\n" +
         "STATUS is how a finished run ended (ok, error, vetoed, aborted, partial), or where an unfinished one is:\n" +
-        "'running 12s' (its process holds the lock), 'waiting for approval', 'paused' (a checkpoint to resume),\n" +
-        "'crashed' (no live process, no checkpoint: noema resume recovers it).\n",
+        "'running 12s' (its process holds the lock), 'idle' (an agent session between two hook calls, its agent\n" +
+        "alive: its next call continues it), 'waiting for approval', 'paused' (a checkpoint to resume),\n" +
+        "'crashed' (no live process, no checkpoint, no live agent session: noema resume recovers it).\n",
     )
     .action(async (opts, cmd) => {
       const g = globalOptions(cmd);

@@ -32,6 +32,7 @@ const RUN_STATE_NOTE: Partial<Record<RunState, string>> = {
   running: "running",
   waiting_for_approval: "waiting for approval",
   paused: "paused (resumable: noema resume)",
+  idle: "idle (an agent session between two hook calls: its next call continues it; noema resume --abort ends it)",
   crashed: "crashed (no live process, no checkpoint; noema resume recovers it)",
 };
 
@@ -416,7 +417,7 @@ async function followView(ctx: CliContext, loc: EpisodeLocation, json: boolean):
     }
     const done = view.run_state === "terminal" || view.run_state === "waiting_for_approval" ||
       view.run_state === "paused" || view.run_state === "crashed_while_sealing";
-    if (view.run_state === "running") idleSince = null;
+    if (view.run_state === "running" || view.run_state === "idle") idleSince = null;
     else if (!done) idleSince ??= Date.now();
     if (done || (idleSince !== null && Date.now() - idleSince >= FOLLOW_GRACE_MS)) {
       if (!live) json ? out.json(view) : renderView(out, view);
