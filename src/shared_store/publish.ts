@@ -129,6 +129,21 @@ export class EpisodePublisher {
     return stats;
   }
 
+  /**
+   * Bytes of stream lines written but not yet published (0 before the first
+   * publish: nothing is known yet). A run that ends far ahead of its publisher
+   * hands the rest over at once rather than waiting for what cannot be sent in time.
+   */
+  backlogBytes(): number {
+    let n = 0;
+    for (const [name, cursor] of this.#streams) {
+      try {
+        n += Math.max(0, statSync(join(this.dir, name)).size - cursor.offset);
+      } catch { /* gone: nothing to send */ }
+    }
+    return n;
+  }
+
   /** Learns what the store already holds, so nothing is sent twice. */
   async #start(): Promise<void> {
     for (const s of await this.store.streams(this.episodeId)) {
