@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import * as fsModule from "node:fs";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { runChild } from "./helpers/child.ts";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -311,6 +312,45 @@ function slowTask(dir: string, steps: number, seconds: number): string {
   return path;
 }
 
+/**
+ * A loopback TCP proxy to `target` that holds every connection (reads nothing, answers nothing) until
+ * `release()`: a store that does not answer for a while.
+ */
+async function holdingProxy(target: URL): Promise<{ url: string; release(): void; close(): Promise<void> }> {
+  let held = true;
+  const waiting: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on("error", () => {});
+    const relay = () => {
+      const up = connect(Number(target.port), target.hostname);
+      sockets.add(up);
+      up.on("error", () => client.destroy());
+      client.on("close", () => up.destroy());
+      up.on("close", () => client.destroy());
+      client.pipe(up);
+      up.pipe(client);
+    };
+    if (held) waiting.push(relay);
+    else relay();
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const u = new URL(target.href);
+  u.port = String((server.address() as AddressInfo).port);
+  return {
+    url: u.href,
+    release() {
+      held = false;
+      for (const go of waiting.splice(0)) go();
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((ok) => server.close(() => ok()));
+    },
+  };
+}
+
 describe("shared store: a run publishes as it writes; faults lose nothing", { skip }, () => {
   let pg: PgServer;
   let url: string;
@@ -363,6 +403,39 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       }
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
     } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("a run whose store does not answer exits at once, handing over; the background sync publishes all once it answers", async () => {
+    const a = tempDir(), b = tempDir();
+    const proxy = await holdingProxy(new URL(url));
+    try {
+      const [cmd, ...args] = cliCommand();
+      const r = await runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 3, 0), "--json"], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: proxy.url, NOEMA_STORE_FLUSH_MS: "0" },
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      // The run leaves its episode to the background sync: it does not publish it again itself after the command
+      // (it would wait for the store, then say it is unreachable).
+      assert.equal(r.stderr, "");
+      const id = JSON.parse(r.stdout).episode_id;
+      proxy.release();
+      assert.ok(await published(a.path, id, 60_000), "the background sync published it");
+      const db = new PostgresStore(url);
+      try {
+        assert.equal((await db.get(id))?.run_state, "terminal");
+        await pullEpisode(db, id, b.path);
+      } finally {
+        await db.close();
+      }
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      proxy.release();
+      await proxy.close();
       a.cleanup();
       b.cleanup();
     }

@@ -33,6 +33,7 @@ import {
   storedSession,
 } from "./session_index.ts";
 import { crashPoint } from "./crash_point.ts";
+import { abortEnd } from "./driver.ts";
 import { toRecordedResult } from "./tool_result.ts";
 
 /** How the hook runs. */
@@ -47,6 +48,14 @@ export interface HookSettings extends AnswerContext {
   finish: boolean;
   /** Where episodes come from and go back to. @default {DIRECT: attach, then close, per call} */
   episodes?: EpisodeSource;
+  /**
+   * Waits for the decision on a call the episode paused for, made anywhere
+   * (`noema hook --wait` with a shared store): `"decided"` once it is the
+   * episode's approval record, `"abort"` when the episode must end aborted,
+   * `"none"` when nothing was decided (the call stays asked). With it, a call
+   * that needs approval pauses the episode whatever the agent's own way of asking.
+   */
+  awaitDecision?: (episodeId: string, checkpointId: string) => Promise<"decided" | "abort" | "none">;
 }
 
 const APPEAR_WAIT_MS = 5000;
@@ -170,8 +179,35 @@ async function withEpisode<T>(
  * hook with no driver behind it pauses the episode at once.
  */
 function onAsk(dialect: Dialect, s: HookSettings): "pause" | "agent" | "deny" | "defer" {
+  if (s.awaitDecision) return "pause"; // decided through the shared store, by anyone, while the hook waits
   const mode = dialect.onAsk?.(s) ?? "pause";
   return mode === "defer" && s.finish ? "pause" : mode;
+}
+
+/**
+ * A call the episode paused for, while the hook waits for its decision
+ * (`awaitDecision`): once decided, the call is proposed again and gets the
+ * decision's verdict, the approval consumed and recorded as a local
+ * `noema approve` would be; an abort ends the episode aborted and denies
+ * the call; nothing decided leaves it asked.
+ */
+async function awaitDecided(
+  episode: EpisodeHandle,
+  proposed: ProposedAction,
+  asked: Decision,
+  awaitDecision: NonNullable<HookSettings["awaitDecision"]>,
+): Promise<Decision> {
+  episode.flush(); // the pause is on disk (published for the approvers) before the wait
+  const got = await awaitDecision(episode.episodeId, asked.checkpoint_id!);
+  if (got === "none") return asked;
+  if (got === "abort") {
+    const end = abortEnd(episode.dir);
+    await episode.finish(end);
+    return { ...asked, verdict: "deny", reason: end.message ?? "aborted", checkpoint_id: undefined };
+  }
+  const decision = await episode.propose(proposed);
+  episode.flush();
+  return decision;
 }
 
 /**
@@ -274,15 +310,19 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
       return await withEpisode(s, await episodeFor(dialect, event, s, fallbackTask), async (episode) => {
         crashPoint("opened");
         let decision: Decision;
+        const proposed: ProposedAction = { ...proposedOf(event), on_ask: onAsk(dialect, s) };
         try {
-          decision = await episode.propose({ ...proposedOf(event), on_ask: onAsk(dialect, s) });
+          decision = await episode.propose(proposed);
         } catch (e) {
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
           decision = heldBack(episode.waitingFor(), event);
         }
+        const waits = decision.verdict === "ask" && decision.checkpoint_id !== undefined && s.awaitDecision;
+        // Waited for: written by the wait (or ended, when the wait ran out with --approval-timeout abort).
+        if (waits) decision = await awaitDecided(episode, proposed, decision, s.awaitDecision!);
         // One process per call: the state and the call's record are written before the answer (they would be at
         // exit anyway), so a hook killed after deciding leaves the call known to the next one.
-        if (s.episodes === undefined) episode.flush();
+        else if (s.episodes === undefined) episode.flush();
         crashPoint("decided");
         return dialect.answer(event, decision, s);
       }, NO_OPINION);

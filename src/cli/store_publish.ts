@@ -36,6 +36,7 @@ function flushWaitMs(): number {
  * sync succeeds, so a sync that dies loses nothing.
  */
 function handOff(root: string, id: string, pick: { url: string; from: string }): void {
+  handedOver.add(`${root}\0${id}`);
   const [cmd, ...args] = noemaArgv();
   const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", id], {
     detached: true,
@@ -44,6 +45,18 @@ function handOff(root: string, id: string, pick: { url: string; from: string }):
   });
   child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
   child.unref();
+}
+
+/**
+ * Episodes (`root\0id`) this process handed to a background sync: the
+ * command's own after-publish leaves them to it, so the run exits at once
+ * instead of publishing them itself.
+ */
+const handedOver = new Set<string>();
+
+/** The ids marked pending under `root`, but those this process handed to a background sync. */
+function pendingHere(root: string): string[] {
+  return pendingIds(root).filter((id) => !handedOver.has(`${root}\0${id}`));
 }
 
 /** An error about the store, naming it once. */
@@ -155,7 +168,7 @@ export async function startLivePublishing(
 export async function publishPending(store: SharedStore, root: string, deadlineMs = 10_000): Promise<string[]> {
   const end = Date.now() + deadlineMs;
   const done: string[] = [];
-  for (const id of pendingIds(root)) {
+  for (const id of pendingHere(root)) {
     if (Date.now() > end) break;
     await new EpisodePublisher(store, join(episodesDir(root), id), id).publish();
     clearPending(root, id);
@@ -181,7 +194,7 @@ export async function publishPendingAfter(
   pick: { url: string; from: string },
   root: string,
 ): Promise<void> {
-  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingIds(root).length === 0) return;
+  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);

@@ -10,6 +10,12 @@
  */
 import type { EpisodePublisher } from "./publish.ts";
 
+/**
+ * Lines a publisher is assumed to send per ms (20 MB/s): at the end of a run,
+ * a backlog larger than this times the wait allowed is handed over without waiting.
+ */
+const BACKLOG_BYTES_PER_MS = 20_000;
+
 /** Options of {@link LivePublisher}. */
 export interface LivePublisherOptions {
   /** Least time between two publishes, in ms. @default {250} */
@@ -102,6 +108,11 @@ export class LivePublisher {
   async finish(deadlineMs = 10_000): Promise<boolean> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    // Far behind (a fast run): what is left cannot be sent within the deadline, so it is handed over at once.
+    if (this.#failed === null && this.#publisher.backlogBytes() > deadlineMs * BACKLOG_BYTES_PER_MS) {
+      this.#handedOver = true;
+      return false;
+    }
     const last = (async () => {
       if (this.#inFlight) await this.#inFlight;
       if (this.#failed) return false;

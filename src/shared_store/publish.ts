@@ -55,6 +55,15 @@ function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => 
   return offset;
 }
 
+/** Whether an episode driven through its core (`core.json`: hooks, agent runs) is paused now. */
+function pausedInCore(dir: string): boolean {
+  try {
+    return typeof readJsonFile(join(dir, "core.json")).paused_at === "string";
+  } catch {
+    return false; // not driven through a core, or unreadable: as the episode's own state says
+  }
+}
+
 /**
  * Publishes one episode directory, incrementally.
  *
@@ -127,6 +136,21 @@ export class EpisodePublisher {
     this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
     return stats;
+  }
+
+  /**
+   * Bytes of stream lines written but not yet published (0 before the first
+   * publish: nothing is known yet). A run that ends far ahead of its publisher
+   * hands the rest over at once rather than waiting for what cannot be sent in time.
+   */
+  backlogBytes(): number {
+    let n = 0;
+    for (const [name, cursor] of this.#streams) {
+      try {
+        n += Math.max(0, statSync(join(this.dir, name)).size - cursor.offset);
+      } catch { /* gone: nothing to send */ }
+    }
+    return n;
   }
 
   /** Learns what the store already holds, so nothing is sent twice. */
@@ -209,6 +233,9 @@ export class EpisodePublisher {
         if (typeof v === "number") vetoes = v;
       } catch { /* an unreadable summary is listed as such (status "unreadable") */ }
     }
+    // An episode paused at a checkpoint while its writer keeps it open (a hook waiting for the decision) waits.
+    const waiting = e.run_state === "waiting_for_approval" ||
+      (e.run_state === "running" && e.pending !== undefined && pausedInCore(this.dir));
     return {
       episode_id: this.episodeId,
       task: e.task,
@@ -217,6 +244,8 @@ export class EpisodePublisher {
       run_state: e.run_state === "terminal" && !existsSync(join(this.dir, ARTIFACTS.manifest)) &&
           lockStatus(this.dir).state === "held"
         ? "running"
+        : waiting
+        ? "waiting_for_approval"
         : e.run_state,
       status: e.status,
       outcome: e.outcome ?? null,
@@ -228,7 +257,7 @@ export class EpisodePublisher {
       tags: Object.fromEntries(Object.entries(e.tags).map(([k, v]) => [k, String(v)])),
       step_count: steps,
       veto_count: vetoes,
-      pending: e.run_state === "waiting_for_approval" && e.pending ? this.#pendingCall(e.pending.checkpoint_id) : null,
+      pending: waiting && e.pending ? this.#pendingCall(e.pending.checkpoint_id) : null,
     };
   }
 

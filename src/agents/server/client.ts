@@ -25,10 +25,26 @@ export interface HookRequest {
   stdin: string;
 }
 
-/** How long a client waits for the server's answer. @default {60000} (Claude Code's own hook timeout) */
-export function replyTimeoutMs(): number {
+/**
+ * How long a client waits for the server's answer. @default {60000} (Claude
+ * Code's own hook timeout), and longer than the hook's `--wait` for a
+ * decision (`argv`: the hook's command line).
+ */
+export function replyTimeoutMs(argv: readonly string[] = []): number {
   const n = Number(process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : 60_000;
+  const base = Number.isFinite(n) && n > 0 ? n : 60_000;
+  const wait = waitMsOf(argv);
+  return wait === null ? base : Math.max(base, wait + 30_000);
+}
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** The `--wait <duration>` a hook command line carries, in ms, or null (the CLI reports a bad one). */
+function waitMsOf(argv: readonly string[]): number | null {
+  const i = argv.lastIndexOf("--wait");
+  const value = i >= 0 ? argv[i + 1] : argv.findLast((a) => a.startsWith("--wait="))?.slice(7);
+  const m = value === undefined ? null : /^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$/i.exec(value);
+  return m ? Number(m[1]) * UNIT_MS[m[2].toLowerCase()] : null;
 }
 
 /**
@@ -44,7 +60,11 @@ export function replyTimeoutMs(): number {
  * console.log(answer); // null: no server there
  * ```
  */
-export function ask(path: string, request: HookRequest, timeoutMs = replyTimeoutMs()): Promise<HookAnswer | null> {
+export function ask(
+  path: string,
+  request: HookRequest,
+  timeoutMs = replyTimeoutMs(request.argv),
+): Promise<HookAnswer | null> {
   const bun = (globalThis as { Bun?: { connect(options: unknown): Promise<BunSocket> } }).Bun;
   if (!bun) return Promise.resolve(null);
   return new Promise((resolve, reject) => {

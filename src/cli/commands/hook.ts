@@ -21,6 +21,8 @@ import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
 import { serveHooks } from "../../agents/server/server.ts";
 import { sessionEpisode } from "../../agents/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
+import { hookApprovalWait } from "../hook_wait.ts";
+import { parseDuration } from "../time_args.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -28,7 +30,7 @@ import { guardExits, holdHookExit, hookAnswered } from "../../plugins/exit_guard
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { resolveRoot } from "../../store/layout.ts";
-import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
@@ -119,6 +121,15 @@ function hookCommand(program: CommandUnknownOpts) {
     )
     .option("--grant", "answer allow when noema lets a call go ahead (noema's policies are the permission gate)")
     .option("--no-finish", "do not finish the episode at Stop/SessionEnd (the driver finishes it)")
+    .option(
+      "--wait <duration>",
+      "with a shared store: a call that needs approval pauses the episode and the hook waits (e.g. 10m) for a " +
+        "decision made on any machine (noema approve ID --store …); keep the agent's hook timeout longer",
+    )
+    .addOption(
+      new Option("--approval-timeout <action>", "when --wait runs out: deny the call, or abort the episode")
+        .choices(["deny", "abort"] as const).default("deny" as const),
+    )
     .addHelpText(
       "after",
       examples(
@@ -193,6 +204,10 @@ function hookSettings(opts: HookCliOptions, g: GlobalOptions, event: HookEvent):
     finish: opts.finish,
     print: opts.print === true,
     grant: opts.grant === true,
+    // A run's hooks (--episode) never wait: the run itself waits for its decisions (noema run --wait).
+    awaitDecision: opts.wait === undefined || opts.episode !== undefined
+      ? undefined
+      : hookApprovalWait(hookRoot, parseDuration(opts.wait, "--wait"), opts.approvalTimeout),
   };
 }
 

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { Option } from "@commander-js/extra-typings";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
@@ -27,6 +28,8 @@ import {
   geminiSettingsPath,
 } from "../../agents/gemini/settings.ts";
 import { type CliContext, examples, type RegisterCommand } from "../context.ts";
+import { HOOK_WAIT_MARGIN_S } from "../hook_wait.ts";
+import { parseDuration } from "../time_args.ts";
 import { usageError } from "../errors.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -84,6 +87,19 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       "gemini only: Gemini runs headless (gemini -p), so an approval denies the call instead of asking",
     )
     .option("--no-print", "gemini only: remove a registered --print")
+    .option(
+      "--wait <duration>",
+      "claude-code only, with a shared store: a call that needs approval waits (e.g. 10m) for a decision made on " +
+        "any machine; the hook's timeout is set longer than the wait",
+    )
+    .option("--no-wait", "claude-code only: remove a registered --wait (a call that needs approval is asked again)")
+    .addOption(
+      new Option(
+        "--approval-timeout <action>",
+        "with --wait: when the wait runs out, deny the call or abort the episode",
+      )
+        .choices(["deny", "abort"] as const),
+    )
     .option("--json", "print what changed as JSON")
     .addHelpText(
       "after",
@@ -93,6 +109,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         ["noema install-hooks codex --user", "govern every Codex session (then trust the hooks with /hooks)"],
         ["noema install-hooks gemini", "govern Gemini CLI in this project"],
         ["noema install-hooks gemini --print", "for headless gemini -p runs (the registered policies are kept)"],
+        ["noema install-hooks claude-code --wait 10m", "with NOEMA_STORE: approvals from any machine, up to 10 min"],
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
       ) +
         "\nInstalling again keeps what is registered (--policy files, --print) unless an option says otherwise.\n" +
@@ -108,6 +125,10 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       if (opts.project && opts.user) throw usageError("--project and --user cannot be used together");
       const path = target.path(opts.user === true);
       if (opts.print !== undefined && agent !== "gemini") throw usageError(`--print is for gemini, not ${agent}`);
+      if ((opts.wait !== undefined || opts.approvalTimeout !== undefined) && agent !== "claude-code") {
+        throw usageError(`--wait and --approval-timeout are for claude-code, not ${agent}`);
+      }
+      if (typeof opts.wait === "string") parseDuration(opts.wait, "--wait");
       if (opts.uninstall) {
         const change = installHooks(path, target.hooks([]), { uninstall: true, agent });
         if (opts.json) return ctx.out.json(change);
@@ -119,12 +140,16 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
       const registered = ((c) => c === null ? null : parseHookArgs(c, agent))(registeredCommand(path, agent));
       const policies = opts.policy === false ? false : opts.policy?.map((p) => resolve(p));
-      const args = mergeHookArgs(registered, { policies, print: opts.print });
+      const args = withWait(
+        mergeHookArgs(registered, { policies, print: opts.print }),
+        opts.wait,
+        opts.approvalTimeout,
+      );
       const kept = args.filter((_, i) => args[i - 1] === "--policy");
       // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
       const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
       await checkPolicies([...kept, ...local]);
-      const hooks = target.hooks(args);
+      const hooks = withHookTimeout(target.hooks(args), args);
       const change = installHooks(path, hooks, { agent });
       const command = Object.values(hooks)[0][0].hooks[0].command;
       const ungoverned = kept.length === 0 && projectPolicies().length === 0;
@@ -140,6 +165,35 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
     });
 };
+
+/** The hook's arguments with `--wait` (and `--approval-timeout`) as given: replaced, removed (`false`), or kept. */
+function withWait(args: string[], wait: string | boolean | undefined, onTimeout: string | undefined): string[] {
+  if (wait === undefined && onTimeout === undefined) return args;
+  const kept: string[] = [];
+  let registered: string | null = null, registeredTimeout: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--wait" && i + 1 < args.length) registered = args[++i];
+    else if (args[i] === "--approval-timeout" && i + 1 < args.length) registeredTimeout = args[++i];
+    else kept.push(args[i]);
+  }
+  const w = wait === false ? null : typeof wait === "string" ? wait : registered;
+  if (w === null) return kept;
+  const t = onTimeout ?? registeredTimeout;
+  return [...kept, "--wait", w, ...(t !== null && t !== "deny" ? ["--approval-timeout", t] : [])];
+}
+
+/**
+ * Claude Code kills a hook that outlives its timeout (60 s unless set): a hook that waits for decisions gets a
+ * timeout longer than its wait.
+ */
+function withHookTimeout(hooks: Record<string, HookGroup[]>, args: string[]): Record<string, HookGroup[]> {
+  const i = args.indexOf("--wait");
+  if (i < 0) return hooks;
+  const seconds = Math.ceil(parseDuration(args[i + 1], "--wait") / 1000) + HOOK_WAIT_MARGIN_S;
+  const pre = hooks.PreToolUse;
+  if (pre) hooks.PreToolUse = pre.map((g) => ({ ...g, hooks: g.hooks.map((h) => ({ ...h, timeout: seconds })) }));
+  return hooks;
+}
 
 /** Loads each policy as the hook will (a missing or broken one is a located error, exit 2), then lets it go. */
 async function checkPolicies(files: string[]): Promise<void> {

@@ -1,0 +1,59 @@
+/**
+ * `noema hook … --wait DURATION` with a shared store: a call an interactive
+ * session's episode pauses for is published at once (the fleet's
+ * `noema approvals` lists it), and the hook waits for the decision made on
+ * any machine (`noema approve|reject ID --store …`, woken by NOTIFY, polling
+ * as the fallback), writes it into the episode as a local `noema approve`
+ * would (by `ana@host-b` when made elsewhere), and answers the agent allow
+ * or deny. When the wait runs out, `--approval-timeout` applies: `deny`
+ * rejects the call (decided by `timeout`), `abort` ends the episode aborted.
+ *
+ * The agent kills a hook that outlives its own timeout, so `noema
+ * install-hooks claude-code --wait D` registers the hook with a timeout
+ * longer than D.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { HookSettings } from "../agents/hook_runner.ts";
+import { openSharedStore } from "../shared_store/open.ts";
+import { EpisodePublisher } from "../shared_store/publish.ts";
+import { episodesDir } from "../store/layout.ts";
+import { waitForDecision } from "./store_approvals.ts";
+import { storeFromEnvironment } from "./store_option.ts";
+
+/** Seconds the agent's hook timeout must exceed a hook's `--wait` by (its start-up, the publish, the answer). */
+export const HOOK_WAIT_MARGIN_S = 30;
+
+/**
+ * The `awaitDecision` of a hook waiting up to `waitMs` for decisions made
+ * through the shared store; undefined without a store. A store that cannot
+ * be reached decides nothing: the call stays asked (`noema approve` on this
+ * machine decides it).
+ *
+ * @example
+ * ```ts
+ * const awaitDecision = hookApprovalWait(".noema", 600_000, "deny");
+ * ```
+ */
+export function hookApprovalWait(
+  root: string,
+  waitMs: number,
+  onTimeout: "deny" | "abort",
+): HookSettings["awaitDecision"] | undefined {
+  const pick = storeFromEnvironment();
+  if (pick === null) return undefined;
+  return async (episodeId) => {
+    const store = await openSharedStore(pick.url, pick.from);
+    try {
+      // Approvers anywhere see the waiting call: the catalog row names it (checkpoint, state hash, policy, reason).
+      await new EpisodePublisher(store, join(episodesDir(root), episodeId), episodeId).publish();
+      const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout);
+      return got === "interrupted" ? "none" : got;
+    } catch {
+      return "none";
+    } finally {
+      await store.close().catch(() => {});
+    }
+  };
+}

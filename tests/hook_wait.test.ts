@@ -1,0 +1,239 @@
+/**
+ * An interactive Claude Code session's hook waits for a decision made on
+ * another machine (`noema hook … --wait`, `install-hooks --wait`), over a real
+ * PostgreSQL 15: host A's hook holds a call the approval gate stops, host B
+ * sees it in `noema approvals` and decides it, and A's hook answers allow or
+ * deny, the decision recorded in A's episode as a local `noema approve` would
+ * record it. Both hook paths: a hook process answering in its own process, and
+ * the resident hook server.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import process from "node:process";
+import { after, before, describe, test } from "node:test";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import { pullEpisode } from "../src/shared_store/pull.ts";
+import { runChild } from "./helpers/child.ts";
+import { cli, REPO } from "./helpers/cli.ts";
+import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const skip = pgUnavailable() ?? false;
+const GATE = join(REPO, "plugins/policies/approval-gate.ts");
+const BUN = join(REPO, "node_modules", ".bin", "bun");
+
+/** Every file of a directory tree, relative path → bytes (the lock aside). */
+function tree(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p, "latin1"));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+async function until<T>(f: () => T | null | undefined | Promise<T | null | undefined>, what: string): Promise<T> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("an interactive session's hook waits for a decision made on another machine", { skip }, () => {
+  let pg: PgServer;
+  let url: string;
+  before(async () => {
+    pg = await startPostgres();
+    url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  });
+  after(() => pg?.stop());
+
+  /** Host A's session: a hook call per event, through a hook process (and the resident server when `servers`). */
+  function session(dir: string, hookArgs: string[], servers: string | null) {
+    const root = join(dir, ".noema");
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      NOEMA_STORE: url,
+      NOEMA_HOST: "host-a",
+      ...(servers === null
+        ? { NOEMA_HOOK_SERVER: "0" }
+        // A client waits for the server's answer longer than the hook's --wait, whatever its usual timeout (2 s here).
+        : {
+          NOEMA_HOOK_SERVER_DIR: servers,
+          NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "500",
+          NOEMA_HOOK_SERVER_TIMEOUT_MS: "2000",
+        }),
+    };
+    const id = `sess-${Math.random().toString(36).slice(2)}`;
+    const call = (payload: Record<string, unknown>) =>
+      runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root, ...hookArgs], {
+        cwd: dir,
+        input: JSON.stringify({ session_id: id, cwd: dir, ...payload }),
+        env,
+        timeoutMs: 120_000,
+      });
+    const bash = (kind: string, useId: string, command: string, extra: Record<string, unknown> = {}) =>
+      call({ hook_event_name: kind, tool_name: "Bash", tool_input: { command }, tool_use_id: useId, ...extra });
+    return { root, call, bash };
+  }
+
+  /** Host B: the call A's session (episodes under `root`) waits on, from the fleet's list, once A published it. */
+  async function waitingOn(b: string, root: string) {
+    return await until(() => {
+      const ids = existsSync(join(root, "episodes")) ? readdirSync(join(root, "episodes")) : [];
+      const r = cli(["--root", b, "approvals", "--json"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" } });
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { episode_id: string; host: string; pending: { reason: string } }[])
+        .find((w) => ids.includes(w.episode_id));
+    }, "the waiting call in the store");
+  }
+
+  for (const path of ["a hook process", "the resident hook server"]) {
+    test(`${path}: B approves the held call; A's hook answers allow, records bea@host-b, and the shared copy equals A's`, async () => {
+      const a = tempDir(), b = tempDir();
+      const servers = path === "a hook process" ? null : join(a.path, "servers");
+      if (servers) mkdirSync(servers, { mode: 0o700 });
+      try {
+        const s = session(a.path, ["--policy", GATE, "--wait", "60s"], servers);
+        assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "build and deploy" })).code, 0);
+        const built = await s.bash("PreToolUse", "t1", "echo built");
+        assert.equal(built.code, 0, built.stderr);
+        assert.equal((await s.bash("PostToolUse", "t1", "echo built", { tool_response: { stdout: "built" } })).code, 0);
+        const heldAt = Date.now();
+        const held = s.bash("PreToolUse", "t2", "echo deploy done");
+        const waiting = await waitingOn(b.path, s.root);
+        // Decided after the client's usual reply timeout (2 s): the server's answer must still be awaited.
+        await new Promise((r) => setTimeout(r, Math.max(0, heldAt + 3000 - Date.now())));
+        assert.equal(waiting.host, "host-a");
+        assert.ok(waiting.pending.reason.includes("Approval required"), JSON.stringify(waiting));
+        const approve = cli(["--root", b.path, "approve", waiting.episode_id, "--by", "bea", "--note", "ok"], {
+          env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        });
+        assert.equal(approve.code, 0, approve.stderr);
+        const answer = await held;
+        assert.equal(answer.code, 0, answer.stderr);
+        if (servers) assert.ok(readdirSync(servers).length > 0, "a resident server answered the session's calls");
+        // Allowed: no "ask" (Claude Code would ask its own user) and no "deny".
+        assert.doesNotMatch(answer.stdout, /"permissionDecision":"(ask|deny)"/, answer.stdout);
+        const id = waiting.episode_id;
+        const dir = join(s.root, "episodes", id);
+        const approvals = readdirSync(join(dir, "approvals"));
+        const rec = JSON.parse(readFileSync(join(dir, "approvals", approvals[0]), "utf8"));
+        assert.equal(rec.decision, "approved");
+        assert.equal(rec.by, "bea@host-b");
+        assert.equal(rec.note, "ok");
+        assert.ok(rec.consumed_at, "the call used it");
+        const ran = await s.bash("PostToolUse", "t2", "echo deploy done", { tool_response: { stdout: "deploy done" } });
+        assert.equal(ran.code, 0, ran.stderr);
+        assert.equal((await s.call({ hook_event_name: "Stop", last_assistant_message: "deployed" })).code, 0);
+        const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+        assert.equal(state.outcomes.status, "ok");
+        // The episode reaches the store: the server publishes it; a call answered in its own process leaves it
+        // pending for the next command (sync here).
+        if (!servers) {
+          const sync = cli(["--root", s.root, "sync"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+          assert.equal(sync.code, 0, sync.stderr);
+        }
+        const db = new PostgresStore(url);
+        try {
+          await until(async () => (await db.get(id))?.run_state === "terminal", "the terminal catalog row");
+          await pullEpisode(db, id, b.path);
+        } finally {
+          await db.close();
+        }
+        assert.deepEqual(tree(join(b.path, "episodes", id)), tree(dir));
+        const v = cli(["--root", b.path, "verify", id]);
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+      } finally {
+        if (servers) rmSync(servers, { recursive: true, force: true });
+        a.cleanup();
+        b.cleanup();
+      }
+    });
+  }
+
+  test("B rejects: the hook answers deny, saying who rejected it", async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const s = session(a.path, ["--policy", GATE, "--wait", "60s"], null);
+      assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy" })).code, 0);
+      const held = s.bash("PreToolUse", "t1", "echo deploy");
+      const waiting = await waitingOn(b.path, s.root);
+      const reject = cli(["--root", b.path, "reject", waiting.episode_id, "--by", "cid", "--note", "not today"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(reject.code, 0, reject.stderr);
+      const answer = await held;
+      assert.equal(answer.code, 0, answer.stderr);
+      const out = JSON.parse(answer.stdout).hookSpecificOutput;
+      assert.equal(out.permissionDecision, "deny");
+      assert.match(out.permissionDecisionReason, /Rejected by cid@host-b: not today/);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("a wait that runs out: deny (decided by timeout), or abort (the episode ends aborted)", async () => {
+    const a = tempDir();
+    try {
+      const s = session(a.path, ["--policy", GATE, "--wait", "1s"], null);
+      assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy" })).code, 0);
+      const denied = await s.bash("PreToolUse", "t1", "echo deploy");
+      assert.equal(denied.code, 0, denied.stderr);
+      assert.equal(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecision, "deny");
+      const [id] = readdirSync(join(s.root, "episodes"));
+      const dir = join(s.root, "episodes", id, "approvals");
+      const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+      assert.equal(rec.decision, "rejected");
+      assert.equal(rec.by, "timeout");
+
+      const s2 = session(join(a.path), ["--policy", GATE, "--wait", "1s", "--approval-timeout", "abort"], null);
+      assert.equal((await s2.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy again" })).code, 0);
+      const aborted = await s2.bash("PreToolUse", "t1", "echo deploy");
+      assert.equal(aborted.code, 0, aborted.stderr);
+      assert.equal(JSON.parse(aborted.stdout).hookSpecificOutput.permissionDecision, "deny");
+      const other = readdirSync(join(s2.root, "episodes")).find((e) => e !== id)!;
+      const state = JSON.parse(readFileSync(join(s2.root, "episodes", other, "state.json"), "utf8"));
+      assert.equal(state.outcomes.status, "aborted");
+    } finally {
+      a.cleanup();
+    }
+  });
+
+  test("install-hooks claude-code --wait 10m registers the wait and a hook timeout longer than it", () => {
+    const a = tempDir();
+    try {
+      const r = cli(["install-hooks", "claude-code", "--wait", "10m", "--approval-timeout", "abort", "--json"], {
+        cwd: a.path,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const settings = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      const pre = settings.hooks.PreToolUse[0].hooks[0];
+      assert.match(pre.command, / hook claude-code .*--wait 10m --approval-timeout abort/);
+      assert.ok(pre.timeout > 600, `timeout ${pre.timeout} s`);
+      // Installing again keeps it; --no-wait removes it.
+      assert.equal(cli(["install-hooks", "claude-code"], { cwd: a.path }).code, 0);
+      const kept = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      assert.match(kept.hooks.PreToolUse[0].hooks[0].command, /--wait 10m/);
+      assert.equal(cli(["install-hooks", "claude-code", "--no-wait"], { cwd: a.path }).code, 0);
+      const none = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      assert.doesNotMatch(none.hooks.PreToolUse[0].hooks[0].command, /--wait/);
+      assert.equal(none.hooks.PreToolUse[0].hooks[0].timeout, undefined);
+      assert.equal(cli(["install-hooks", "codex", "--wait", "10m"], { cwd: a.path }).code, 2);
+      assert.ok(!existsSync(join(a.path, ".codex", "hooks.json")));
+      writeFileSync(join(a.path, "x"), "");
+    } finally {
+      a.cleanup();
+    }
+  });
+});
