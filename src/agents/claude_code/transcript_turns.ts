@@ -168,11 +168,22 @@ export function readTurns(
 /**
  * Calls `onLine` with each whole line between `start` and `size` and the
  * offset just after it (`null` for a line over 16 MiB, skipped); a torn last
- * line is not passed.
+ * line is not passed. A line that spans chunks is gathered in one buffer,
+ * reused from line to line (grown up to 16 MiB), so that memory stays bounded
+ * whatever the transcript's size.
  */
 function readLines(fd: number, start: number, size: number, onLine: (line: Buffer | null, end: number) => void): void {
   const buf = Buffer.alloc(CHUNK);
-  let parts: Buffer[] = [], held = 0, skipping = false;
+  let line = Buffer.alloc(0), held = 0, skipping = false;
+  const hold = (piece: Buffer) => {
+    if (held + piece.length > line.length) {
+      const grown = Buffer.alloc(Math.min(MAX_LINE, Math.max(held + piece.length, line.length * 2)));
+      line.copy(grown, 0, 0, held);
+      line = grown;
+    }
+    piece.copy(line, held);
+    held += piece.length;
+  };
   let pos = start;
   while (pos < size) {
     const n = readSync(fd, buf, 0, Math.min(CHUNK, size - pos), pos);
@@ -180,19 +191,21 @@ function readLines(fd: number, start: number, size: number, onLine: (line: Buffe
     let from = 0;
     for (let nl = buf.indexOf(10, from); nl >= 0 && nl < n; nl = buf.indexOf(10, from)) {
       const piece = buf.subarray(from, nl);
-      const line = skipping ? null : held === 0 ? piece : Buffer.concat([...parts, piece]);
-      onLine(line, pos + nl + 1);
-      parts = [];
+      if (skipping || held + piece.length > MAX_LINE) onLine(null, pos + nl + 1);
+      else if (held === 0) onLine(piece, pos + nl + 1);
+      else {
+        hold(piece);
+        onLine(line.subarray(0, held), pos + nl + 1);
+      }
       held = 0;
       skipping = false;
       from = nl + 1;
     }
     if (from < n && !skipping) {
-      held += n - from;
-      if (held > MAX_LINE) {
-        parts = [];
+      if (held + n - from > MAX_LINE) {
+        held = 0;
         skipping = true; // too long to hold: skipped up to its end
-      } else parts.push(Buffer.from(buf.subarray(from, n)));
+      } else hold(buf.subarray(from, n));
     }
     pos += n;
   }
