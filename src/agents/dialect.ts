@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
+import type { ModelUsage } from "../schema/summary.ts";
 import type { Decision } from "./core.ts";
 import type { EndEvent, HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
 
@@ -54,6 +55,19 @@ export interface Dialect {
    * `tool_result` of a call its permission prompt refused.
    */
   notRunReasons?(event: EndEvent, callIds: readonly string[]): Map<string, string>;
+  /**
+   * Reads the model turns the agent recorded since the last call (Claude
+   * Code's transcript) into the episode's `model.jsonl`, and returns the
+   * episode's tokens per model so far (`summary.json` `metrics.tokens`), or
+   * null when the agent tells none. `final` at the episode's end. Called
+   * while the episode lock is held.
+   */
+  modelTurns?(
+    root: string,
+    event: HookEvent,
+    episode: { episodeId: string; dir: string },
+    final: boolean,
+  ): Record<string, ModelUsage> | null;
   /** The id of the call a `post_tool` event belongs to, when the event's own id may not be it (Gemini CLI). */
   callOf?(root: string, event: PostToolEvent): string;
 }

@@ -14,6 +14,8 @@ export interface EventBase {
   cwd: string | null;
   /** The agent's event name, as sent. */
   name: string;
+  /** The agent's transcript (JSONL) when it names one (Claude Code's `transcript_path`), else absent or null. */
+  transcript?: string | null;
 }
 
 /** A session started. */
@@ -59,8 +61,6 @@ export interface EndEvent extends EventBase {
   kind: "stop" | "session_end";
   /** The agent's last message, or why the session ended. */
   message: string | null;
-  /** The agent's transcript (JSONL), where the results of calls that never ran are found, or null. */
-  transcript?: string | null;
 }
 
 /** The agent itself refused a tool call (its permission rules or classifier): the call does not run. */

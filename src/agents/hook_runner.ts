@@ -11,6 +11,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
+import process from "node:process";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { limits, refuseOversize } from "../store/limits.ts";
@@ -35,6 +36,8 @@ import {
 import { crashPoint } from "./crash_point.ts";
 import { abortEnd } from "./driver.ts";
 import { toRecordedResult } from "./tool_result.ts";
+import { usageMetrics } from "../runtime/cost/metrics.ts";
+import type { ModelUsage } from "../schema/summary.ts";
 
 /** How the hook runs. */
 export interface HookSettings extends AnswerContext {
@@ -270,6 +273,30 @@ function refuseOversizeInput(event: PreToolEvent): void {
   refuseOversize(`the ${event.tool} call's input`, text, limits().toolInputBytes);
 }
 
+/**
+ * Reads the model turns the agent recorded since the last hook call into the
+ * episode (see {@link Dialect.modelTurns}). Token accounting never fails a
+ * hook call: an error is a note under `NOEMA_DEBUG`, and the next call reads
+ * on from where this one could not.
+ */
+function readModelTurns(
+  dialect: Dialect,
+  s: HookSettings,
+  event: HookEvent,
+  episode: EpisodeHandle,
+  final: boolean,
+): Record<string, ModelUsage> | null {
+  if (!dialect.modelTurns) return null;
+  try {
+    return dialect.modelTurns(s.root, event, { episodeId: episode.episodeId, dir: episode.dir }, final);
+  } catch (e) {
+    if (process.env.NOEMA_DEBUG) {
+      process.stderr.write(`noema: ${dialect.name}: model turns not read: ${(e as Error).message}\n`);
+    }
+    return null;
+  }
+}
+
 /** A tool call event as the action noema proposes (or records unreviewed). */
 function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable">): ProposedAction {
   return {
@@ -337,6 +364,7 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         if (episode.knowsCall(callId) && awaited) await episode.record(callId, result);
         else await episode.recordUnreviewed(proposedOf(event), result);
         crashPoint("recorded");
+        readModelTurns(dialect, s, event, episode, false);
         return NO_OPINION;
       }, NO_OPINION);
     case "denied":
@@ -345,17 +373,27 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         const result = notRun(event.reason);
         if (episode.knowsCall(event.call_id)) await episode.record(event.call_id, result);
         else await episode.recordUnreviewed(proposedOf(event), result);
+        readModelTurns(dialect, s, event, episode, false);
         return NO_OPINION;
       }, NO_OPINION);
     case "stop":
     case "session_end":
-      if (!s.finish) return NO_OPINION;
+      if (!s.finish) {
+        // The driver finishes the episode (noema run): the turns so far are read now, the rest at its end.
+        if (!dialect.modelTurns) return NO_OPINION;
+        return await withEpisode(s, await currentEpisode(dialect, event, s), (episode) => {
+          readModelTurns(dialect, s, event, episode, false);
+          return Promise.resolve(NO_OPINION);
+        }, NO_OPINION);
+      }
       return await withEpisode(s, await currentEpisode(dialect, event, s), async (episode) => {
         crashPoint("finishing");
         await recordNotRun(dialect, event, episode);
+        const models = readModelTurns(dialect, s, event, episode, true);
         await episode.finish({
           adapter_result: "success",
           message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,
+          ...(models ? { metrics: usageMetrics(models, s.options.prices) } : {}),
         });
         return NO_OPINION;
       }, NO_OPINION);

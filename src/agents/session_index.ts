@@ -38,8 +38,22 @@ export const SessionEntry = v.looseObject({
 /** One session's entry. */
 export type SessionEntry = v.InferOutput<typeof SessionEntry>;
 
+/**
+ * The name a session's files take under `<root>/sessions/<agent>/`: a digest
+ * of its id (which may carry a secret), never the id.
+ *
+ * @example
+ * ```ts
+ * import { sessionKey } from "./session_index.ts";
+ * sessionKey("a07059c2-1111-2222"); // "s_…" (40 hex digits)
+ * ```
+ */
+export function sessionKey(session: string): string {
+  return `s_${sha256(session).replace(/^sha256:/, "").slice(0, 40)}`;
+}
+
 function entryPath(root: string, agent: string, session: string): string {
-  return join(root, "sessions", agent, `s_${sha256(session).replace(/^sha256:/, "").slice(0, 40)}.json`);
+  return join(root, "sessions", agent, `${sessionKey(session)}.json`);
 }
 
 /** Where versions before 0.x kept a session's entry: named by the id itself. */

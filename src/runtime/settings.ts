@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { MODES } from "../schema/summary.ts";
 import { INTUITION_MODES } from "../schema/state.ts";
 import { STEP_KINDS } from "../schema/plan.ts";
+import { PriceTable } from "./cost/prices.ts";
 
 /** Governance modes. */
 export const GOVERNANCE_MODES = ["off", "audit", "enforce"] as const;
@@ -169,6 +170,15 @@ export const ProjectConfig = v.strictObject({
       v.description(
         "A folder (relative to noema.jsonc) whose *.ts files are loaded as policies. A policies/ folder is never " +
           "loaded without it.",
+      ),
+    ),
+  ),
+  prices: v.optional(
+    v.pipe(
+      PriceTable,
+      v.description(
+        'Model prices in USD per million tokens, over noema\'s built-in table: { "<model>": { "input": 3, ' +
+          '"output": 15, "cacheWrite": 3.75, "cacheRead": 0.3 } }. Used for summary.json metrics.cost.',
       ),
     ),
   ),

@@ -4,7 +4,15 @@
  * @module
  */
 import { CONTRACT_VERSIONS } from "../version.ts";
-import type { AdapterResult, Mode, Outcome, Summary, TokenMetrics, Verification } from "../schema/summary.ts";
+import type {
+  AdapterResult,
+  CostMetrics,
+  Mode,
+  Outcome,
+  Summary,
+  TokenMetrics,
+  Verification,
+} from "../schema/summary.ts";
 
 /** Counters the runtime keeps while it runs. */
 export interface RunCounters {
@@ -84,8 +92,8 @@ export interface SummaryInput {
   metrics?: ExtraMetrics;
 }
 
-/** Extra `summary.json` metrics: token usage of an LLM agent, or any extension field. */
-export type ExtraMetrics = { tokens?: TokenMetrics } & Record<string, unknown>;
+/** Extra `summary.json` metrics: token usage and cost estimate of an agent's model turns, or any extension field. */
+export type ExtraMetrics = { tokens?: TokenMetrics; cost?: CostMetrics } & Record<string, unknown>;
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 

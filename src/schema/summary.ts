@@ -112,9 +112,52 @@ const FourDecimals = v.check<number, string>(
   "must be rounded to 4 decimal places",
 );
 
+const Rate = v.pipe(v.number(), v.minValue(0, "must be >= 0"));
+
 /**
- * `metrics.tokens`: the model tokens an LLM agent used (an extension field;
- * absent for other agents).
+ * One model's prices in US dollars per million tokens (`noema.jsonc`
+ * `prices`, and as used in `metrics.cost`).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ModelPrice } from "./summary.ts";
+ * v.parse(ModelPrice, { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 });
+ * ```
+ */
+export const ModelPrice = v.strictObject({
+  input: v.pipe(Rate, v.description("Uncached input tokens, USD per million.")),
+  output: v.pipe(Rate, v.description("Output tokens, USD per million.")),
+  cacheWrite: v.optional(v.pipe(Rate, v.description("Cache-write tokens, USD per million (default: input)."))),
+  cacheRead: v.optional(v.pipe(Rate, v.description("Cache-read tokens, USD per million (default: input)."))),
+});
+/** One model's prices. */
+export type ModelPrice = v.InferOutput<typeof ModelPrice>;
+
+/**
+ * One model's tokens, summed over its calls (`metrics.tokens.models`).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ModelUsage } from "./summary.ts";
+ * v.parse(ModelUsage, { input: 30, output: 10, cache_write: 0, cache_read: 20, model_calls: 2 });
+ * ```
+ */
+export const ModelUsage = looseObject({
+  input: v.pipe(Count, v.description("Input tokens, cached ones included.")),
+  output: Count,
+  cache_write: v.pipe(Count, v.description("Of input: written to the prompt cache.")),
+  cache_read: v.pipe(Count, v.description("Of input: read from the prompt cache.")),
+  model_calls: Count,
+});
+/** One model's tokens. */
+export type ModelUsage = v.InferOutput<typeof ModelUsage>;
+
+/**
+ * `metrics.tokens`: the model tokens an agent used (an extension field: the
+ * llm agent's model calls, a Claude Code session's transcript; absent for
+ * other agents).
  *
  * @example
  * ```ts
@@ -125,15 +168,56 @@ const FourDecimals = v.check<number, string>(
  */
 export const TokenMetrics = v.pipe(
   looseObject({
-    input: v.pipe(Count, v.description("Input (prompt) tokens, all model calls.")),
+    input: v.pipe(Count, v.description("Input (prompt) tokens, all model calls, cached ones included.")),
     output: v.pipe(Count, v.description("Output (completion) tokens, all model calls.")),
     total: v.pipe(Count, v.description("input + output.")),
     model_calls: v.optional(v.pipe(Count, v.description("Model calls made (replayed calls included)."))),
+    cache_write: v.optional(v.pipe(Count, v.description("Of input: tokens written to the prompt cache."))),
+    cache_read: v.optional(v.pipe(Count, v.description("Of input: tokens read from the prompt cache."))),
+    models: v.optional(v.pipe(
+      v.record(v.string(), ModelUsage),
+      v.description("The same counts per model id (what the cost estimate prices)."),
+    )),
   }),
-  v.description("Model token usage of an LLM agent run."),
+  v.description("Model token usage of an agent run (the llm agent's model calls, Claude Code's transcript)."),
 );
 /** `metrics.tokens`. */
 export type TokenMetrics = v.InferOutput<typeof TokenMetrics>;
+
+/**
+ * `metrics.cost`: an estimate of what the model turns cost, from a price
+ * table (built-in, overridable in `noema.jsonc` `prices`); an extension field.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { CostMetrics } from "./summary.ts";
+ * v.parse(CostMetrics, { usd: null, reason: "no price for \"m\"", models: { m: { usd: null, prices: null, source: null } } });
+ * ```
+ */
+export const CostMetrics = v.pipe(
+  looseObject({
+    usd: v.pipe(
+      v.nullable(v.pipe(v.number(), v.minValue(0))),
+      v.description("Estimated cost in US dollars; null when a model used has no price."),
+    ),
+    reason: v.pipe(v.nullable(v.string()), v.description("Why usd is null, else null.")),
+    models: v.record(
+      v.string(),
+      looseObject({
+        usd: v.nullable(v.pipe(v.number(), v.minValue(0))),
+        prices: v.pipe(v.nullable(ModelPrice), v.description("USD per million tokens, as used.")),
+        source: v.pipe(
+          v.nullable(v.picklist(["default", "noema.jsonc"])),
+          v.description("Where the prices came from: noema's built-in table or the user's."),
+        ),
+      }),
+    ),
+  }),
+  v.description("Estimated model cost of the run."),
+);
+/** `metrics.cost`. */
+export type CostMetrics = v.InferOutput<typeof CostMetrics>;
 
 /**
  * `summary.json`.
@@ -183,6 +267,7 @@ export const Summary = looseObject({
       execution_ms: v.optional(Duration),
     })),
     tokens: v.optional(TokenMetrics),
+    cost: v.optional(CostMetrics),
   })),
   insight: v.optional(v.pipe(
     looseObject({

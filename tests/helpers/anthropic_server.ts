@@ -27,7 +27,19 @@ export interface ScriptedToolUse {
 export interface Turn {
   text?: string;
   tools?: ScriptedToolUse[];
+  /** The tokens the answer reports. @default {{ input_tokens: 10, output_tokens: 5 }} */
+  usage?: TurnUsage;
 }
+
+/** Token usage as the Messages API reports it. */
+export interface TurnUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+const DEFAULT_USAGE: TurnUsage = { input_tokens: 10, output_tokens: 5 };
 
 /** A request the server received. */
 export interface RecordedRequest {
@@ -64,11 +76,11 @@ function sse(res: ServerResponse, event: string, data: Record<string, unknown>):
   res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
 }
 
-function streamMessage(res: ServerResponse, model: string, blocks: Block[], id: string): void {
+function streamMessage(res: ServerResponse, model: string, blocks: Block[], id: string, usage: TurnUsage): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  const usage = { input_tokens: 10, output_tokens: 1 };
+  const start = { ...usage, output_tokens: 1 };
   sse(res, "message_start", {
-    message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage },
+    message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, usage: start },
   });
   blocks.forEach((b, index) => {
     if (b.type === "text") {
@@ -87,7 +99,10 @@ function streamMessage(res: ServerResponse, model: string, blocks: Block[], id: 
     sse(res, "content_block_stop", { index });
   });
   const stop = blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn";
-  sse(res, "message_delta", { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
+  sse(res, "message_delta", {
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
   sse(res, "message_stop", {});
   res.end();
 }
@@ -153,11 +168,11 @@ export async function startAnthropicServer(script: Turn[]): Promise<AnthropicSer
         content: blocks,
         stop_reason: stop,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 5 },
+        usage: turn.usage ?? DEFAULT_USAGE,
       }));
       return;
     }
-    streamMessage(res, model, blocks, id);
+    streamMessage(res, model, blocks, id, turn.usage ?? DEFAULT_USAGE);
   });
   const local = await listenLocal(server);
   return {

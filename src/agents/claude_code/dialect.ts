@@ -19,6 +19,7 @@ import type { Decision } from "../core.ts";
 import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../dialect.ts";
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { transcriptResults } from "./transcript.ts";
+import { recordTranscriptTurns } from "./model_turns.ts";
 import { answerJson } from "../answer_json.ts";
 
 const Base = v.looseObject({
@@ -84,7 +85,12 @@ function parseClaude(payload: unknown): HookEvent | null {
   const name = eventName(payload);
   if (!Object.hasOwn(CLAUDE_PAYLOADS, name)) return null;
   const what = `claude-code ${name}`;
-  const base = (p: v.InferOutput<typeof Base>) => ({ session_id: p.session_id, cwd: p.cwd ?? null, name });
+  const base = (p: v.InferOutput<typeof Base>) => ({
+    session_id: p.session_id,
+    cwd: p.cwd ?? null,
+    name,
+    transcript: transcriptOf(p),
+  });
   switch (name as ClaudeEventName) {
     case "SessionStart":
       return { kind: "session_start", ...base(parsePayload(CLAUDE_PAYLOADS.SessionStart, payload, what)) };
@@ -204,4 +210,13 @@ export const claudeCode: Dialect = {
   // noema approve. Interactive, claude asks its user.
   onAsk: (context) => (context.print ? "defer" : "agent"),
   notRunReasons: (event, ids) => (event.transcript ? transcriptResults(event.transcript, ids) : new Map()),
+  modelTurns: (root, event, episode, final) =>
+    recordTranscriptTurns({
+      root,
+      session: event.session_id,
+      transcript: event.transcript ?? null,
+      episodeId: episode.episodeId,
+      dir: episode.dir,
+      final,
+    }),
 };

@@ -28,6 +28,10 @@ import { attachEpisode, openEpisode } from "../episodes.ts";
 import { followEvents } from "../progress.ts";
 import { findClaude } from "./binary.ts";
 import { hookCommand, hookSettings, RUN_EVENTS } from "./settings.ts";
+import { defaultTranscriptPath, readCursor, recordTranscriptTurns } from "./model_turns.ts";
+import { usageMetrics } from "../../runtime/cost/metrics.ts";
+import { PriceTable } from "../../runtime/cost/prices.ts";
+import * as v from "valibot";
 
 /** How a claude session of an episode is started. */
 interface Session {
@@ -38,6 +42,8 @@ interface Session {
   episodeId: string;
   dir: string;
   extraArgs: readonly string[];
+  /** The user's model prices (`noema.jsonc` `prices`), recorded with the adapter settings. */
+  prices?: PriceTable;
 }
 
 /** What claude's `--output-format json` result says (the fields noema reads). */
@@ -128,6 +134,33 @@ async function recordDenials(episode: EpisodeHandle, json: Record<string, unknow
   }
 }
 
+/**
+ * Reads the session's transcript on into the episode (`model.jsonl`; see
+ * model_turns.ts), from the path the hook calls named, else where Claude Code
+ * keeps it; `final` once claude has exited. Token accounting never fails the
+ * run: without a transcript there are no token metrics.
+ */
+function sessionTurns(s: Session, episode: EpisodeHandle, final: boolean): FinishOptions["metrics"] | undefined {
+  try {
+    const transcript = readCursor(s.root, s.sessionId)?.path ??
+      defaultTranscriptPath(s.sessionId, s.workspace, process.env);
+    const models = recordTranscriptTurns({
+      root: s.root,
+      session: s.sessionId,
+      transcript,
+      episodeId: episode.episodeId,
+      dir: episode.dir,
+      final,
+    });
+    return models ? usageMetrics(models, s.prices) : undefined;
+  } catch (e) {
+    if (process.env.NOEMA_DEBUG) {
+      process.stderr.write(`noema: claude-code: model turns not read: ${(e as Error).message}\n`);
+    }
+    return undefined;
+  }
+}
+
 async function drive(
   s: Session,
   first: string[],
@@ -144,6 +177,7 @@ async function drive(
     // claude stopped: the calls it ran meanwhile are recorded, so the checkpoint now comes last.
     const episode = await attachEpisode(s.dir, { root: s.root });
     try {
+      sessionTurns(s, episode, false);
       episode.pauseDeferred();
     } finally {
       episode.close();
@@ -157,7 +191,8 @@ async function drive(
     const stopped = { type: "Aborted", message: "the run was interrupted; the call was stopped" };
     for (const id of episode.unrecordedCalls()) await episode.record(id, { status: "error", error: stopped });
   }
-  return await episode.finish(claudeEnd(r, options.signal?.aborted === true));
+  const metrics = sessionTurns(s, episode, true);
+  return await episode.finish({ ...claudeEnd(r, options.signal?.aborted === true), ...(metrics ? { metrics } : {}) });
 }
 
 async function runClaudeCode(task: string, options: RunOptions): Promise<RunResult> {
@@ -176,22 +211,34 @@ async function runClaudeCode(task: string, options: RunOptions): Promise<RunResu
   }
   const root = resolveRoot(options);
   const sessionId = crypto.randomUUID();
-  const { using: _u, steps: _s, planner: _p, args, adapter: _a, onEvent, signal, ...rest } = options;
+  const { using: _u, steps: _s, planner: _p, args, adapter: _a, onEvent, signal, prices, ...rest } = options;
   const episode = await openEpisode(task, {
     ...rest,
     root,
     workspace,
     using: "claude-code",
-    adapter: { ...config, claude_bin: bin, session_id: sessionId, args: [...(args ?? [])] },
+    adapter: {
+      ...config,
+      claude_bin: bin,
+      session_id: sessionId,
+      args: [...(args ?? [])],
+      ...(prices ? { prices } : {}),
+    },
   });
   const dir = episode.dir;
   const episodeId = episode.episodeId;
   episode.close();
-  const s: Session = { bin, sessionId, workspace, root, episodeId, dir, extraArgs: args ?? [] };
+  const s: Session = { bin, sessionId, workspace, root, episodeId, dir, extraArgs: args ?? [], prices };
   return await drive(s, ["-p", task, "--session-id", sessionId], {
     signal,
     onEvent: onEvent as ResumeOptions["onEvent"],
   });
+}
+
+/** The price table recorded with the adapter settings, if it still reads as one. */
+function pricesOf(value: unknown): PriceTable | undefined {
+  const r = v.safeParse(PriceTable, value);
+  return r.success ? r.output : undefined;
 }
 
 async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<RunResult> {
@@ -230,6 +277,7 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
     episodeId,
     dir,
     extraArgs: Array.isArray(adapter.args) ? adapter.args.map(String) : [],
+    prices: pricesOf(adapter.prices),
   };
   return await drive(s, ["-p", "--resume", sessionId], { signal: options.signal, onEvent: options.onEvent });
 }

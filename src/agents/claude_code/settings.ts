@@ -17,8 +17,17 @@ export interface HookGroup {
 /** Events whose matcher is a tool name pattern. */
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"]);
 
-/** The events `noema run --using claude-code` registers: the run itself opens and finishes the episode. */
-export const RUN_EVENTS: readonly string[] = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"];
+/**
+ * The events `noema run --using claude-code` registers: the run itself opens and finishes the episode (`Stop`
+ * reads the model turns so far and names the transcript).
+ */
+export const RUN_EVENTS: readonly string[] = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionDenied",
+  "Stop",
+];
 
 /** The events an installed hook registers: the session opens and finishes its episode. */
 export const INSTALL_EVENTS: readonly string[] = [

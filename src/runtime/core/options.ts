@@ -11,6 +11,7 @@ import type { IntuitionMode } from "../../schema/state.ts";
 import type { Mode } from "../../schema/summary.ts";
 import type { RootOptions } from "../../store/layout.ts";
 import type { Planner } from "../planner.ts";
+import type { PriceTable } from "../cost/prices.ts";
 import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "../settings.ts";
 import { join } from "node:path";
 import type { EngineSettings } from "../engine.ts";
@@ -62,6 +63,8 @@ export interface RunOptions extends RootOptions {
   learn_min_confidence?: number;
   /** @default {0} */
   seed?: number;
+  /** Model prices (USD per million tokens) over the built-in table, for `metrics.cost` (`noema.jsonc` `prices`). */
+  prices?: PriceTable;
   /** User metadata. */
   tags?: Record<string, string | number | boolean>;
   /** The workspace the adapter works in. @default {none} */

@@ -1,0 +1,105 @@
+// The real Claude Code (node_modules/.bin/claude, 2.1.330), offline: the session's model turns and tokens, read
+// from its transcript, are the episode's model.jsonl, summary.json metrics.tokens and metrics.cost.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { assertSound, bash, claudeSessions } from "./helpers/claude_session.ts";
+import { tempDir } from "./helpers/tmp.ts";
+import { estimateCost } from "../src/runtime/cost/prices.ts";
+
+const tmp = tempDir("noema-claude-tokens-");
+after(() => tmp.cleanup());
+const session = claudeSessions(tmp.path);
+
+/** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
+const REAL_AGENT_TIMEOUT_MS = 60_000;
+
+function findTranscript(home: string): string {
+  const projects = join(home, ".claude", "projects");
+  for (const dir of readdirSync(projects)) {
+    const file = readdirSync(join(projects, dir)).find((f) => f.endsWith(".jsonl"));
+    if (file) return join(projects, dir, file);
+  }
+  throw new Error(`no transcript under ${projects}`);
+}
+
+/** The sums over a transcript file, counted here on their own: the last line of each message id. */
+function transcriptSums(path: string) {
+  const byId = new Map<string, { model: string; usage: Record<string, number> }>();
+  const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  for (const e of lines) {
+    if (e.type === "assistant" && e.message?.usage) byId.set(e.message.id, e.message);
+  }
+  const s = { input: 0, output: 0, cache_write: 0, cache_read: 0, calls: byId.size, models: new Set<string>() };
+  for (const m of byId.values()) {
+    const u = m.usage;
+    s.input += u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+    s.output += u.output_tokens;
+    s.cache_write += u.cache_creation_input_tokens;
+    s.cache_read += u.cache_read_input_tokens;
+    s.models.add(m.model);
+  }
+  const costState = lines.filter((e) => e.type === "cost-state").at(-1);
+  return { ...s, claudeCost: costState?.totalCostUSD as number | undefined };
+}
+
+describe("a Claude Code episode's tokens (real Claude Code, scripted model)", () => {
+  test("summary metrics.tokens equal the transcript's sums; model.jsonl has a line per turn; the cost is priced", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session([
+      {
+        text: "Listing",
+        tools: [bash("toolu_t1", "echo one"), bash("toolu_t2", "echo two")],
+        usage: { input_tokens: 1200, output_tokens: 40, cache_creation_input_tokens: 3000, cache_read_input_tokens: 0 },
+      },
+      {
+        tools: [bash("toolu_t3", "echo three")],
+        usage: { input_tokens: 50, output_tokens: 25, cache_creation_input_tokens: 200, cache_read_input_tokens: 4200 },
+      },
+      {
+        text: "Done.",
+        usage: { input_tokens: 30, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 4400 },
+      },
+    ]);
+    try {
+      const prices = { "claude-opus-5-5": { input: 1, output: 2, cacheWrite: 3, cacheRead: 0.5 } };
+      writeFileSync(join(s.box.workspace, "noema.jsonc"), JSON.stringify({ prices }));
+      const r = await s.run("count tokens", ["--json"]);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const sums = transcriptSums(findTranscript(s.box.home));
+      assert.equal(sums.calls, 3, "the transcript holds the three turns");
+      const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
+      const tokens = summary.metrics.tokens;
+      assert.deepEqual(
+        [tokens.input, tokens.output, tokens.total, tokens.model_calls, tokens.cache_write, tokens.cache_read],
+        [sums.input, sums.output, sums.input + sums.output, sums.calls, sums.cache_write, sums.cache_read],
+      );
+      assert.deepEqual(Object.keys(tokens.models), [...sums.models]);
+      // model.jsonl: one line per turn, the same sums.
+      const turns = readFileSync(join(out.episode_dir, "model.jsonl"), "utf8").trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assert.deepEqual(turns.map((t) => t.turn), [1, 2, 3]);
+      assert.deepEqual(turns.map((t) => t.response.usage.output_tokens), [40, 25, 7]);
+      // The cost: the user's prices from noema.jsonc…
+      const cost = summary.metrics.cost;
+      const [model] = sums.models;
+      assert.equal(cost.models[model].source, "noema.jsonc");
+      const own = (sums.input - sums.cache_write - sums.cache_read) * 1 + sums.output * 2 + sums.cache_write * 3 +
+        sums.cache_read * 0.5;
+      assert.ok(Math.abs(cost.usd - own / 1e6) < 1e-9, `${cost.usd} vs ${own / 1e6}`);
+      // …and with the built-in table, what Claude Code itself reckons.
+      assert.equal(typeof sums.claudeCost, "number", "Claude Code recorded its cost");
+      const builtIn = estimateCost(tokens.models).usd!;
+      assert.ok(Math.abs(builtIn - sums.claudeCost!) < 1e-9, `${builtIn} vs Claude Code's ${sums.claudeCost}`);
+      const view = await s.cmd(["view", out.episode_id]);
+      assert.match(view.stdout, /tokens/);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+});
