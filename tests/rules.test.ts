@@ -99,6 +99,9 @@ describe("compound commands and evasions", () => {
     "bash <<EOF\ngit push\nEOF",
     "ls 2>/dev/null && git push >out.txt 2>&1",
     "! git push",
+    "git -C /work/app push",
+    "git -c core.askPass=x --no-pager push",
+    "sudo git --git-dir=.git push",
   ];
   for (const cmd of caught) {
     test(`denied: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "deny"));

@@ -6,7 +6,8 @@
  * the wrappers that only run another command are peeled off: variable
  * assignments (`FOO=1 git push`), `command`, `builtin`, `exec`, `env`,
  * `nice`, `nohup`, `time`, `timeout`, `stdbuf`, `setsid`, `ionice`, `sudo`,
- * `doas`, `xargs`, `flock`, and shell keywords (`then git push`). An absolute
+ * `doas`, `xargs`, `flock`, and shell keywords (`then git push`); `git`'s
+ * own options before its subcommand (`git -C dir push`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
  * `bash -c` (any shell), `eval`, `env -S`, `watch`, and the here-document a
@@ -153,10 +154,27 @@ function stagesOf(first: Stage, heredoc: string | undefined, depth: number, walk
       if (rest !== null) readScript(joinWords(rest), depth, walk);
       break;
     }
+    if (name === "git") {
+      const bare = gitSubcommand(words);
+      if (bare !== null) stages.push(bare);
+      break;
+    }
     if (!Object.hasOwn(VALUE_OPTIONS, name)) break;
     words = afterOptions(name, words);
   }
   return stages;
+}
+
+/** `git`'s options before its subcommand that take a value as the next word. */
+const GIT_VALUE_OPTIONS = /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix)$/;
+
+/** `git -C dir -c k=v push` as `git push` (its global options removed), or null when it has none. */
+function gitSubcommand(words: Stage): Stage | null {
+  let i = 1;
+  while (i < words.length && words[i].text.startsWith("-") && !words[i].dynamic) {
+    i += GIT_VALUE_OPTIONS.test(words[i].text) ? 2 : 1;
+  }
+  return i > 1 && i < words.length ? [{ ...words[0], text: "git", literal: "git" }, ...words.slice(i)] : null;
 }
 
 function joinWords(words: readonly ShellWord[]): ShellWord {
