@@ -5,7 +5,10 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli } from "./helpers/cli.ts";
+import process from "node:process";
+import { cli, cliCommand } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-rules-");
@@ -105,6 +108,37 @@ describe("rules in a run", () => {
     writeFileSync(join(q.dir, "t2.jsonc"), JSON.stringify({ ...PUSH_TASK, rules: { deny: ["Bash(git push:*)"] } }));
     assert.equal(q.run(["run", "t2.jsonc"]).code, 3);
   });
+});
+
+test("noema's own llm agent: its shell and read_file calls answer to Bash(...) and Read(...) rules", async () => {
+  const server = await startOpenAiServer([
+    {
+      tool_calls: [
+        { id: "t1", name: "shell", arguments: JSON.stringify({ command: "cd . && git push origin main" }) },
+        { id: "t2", name: "read_file", arguments: JSON.stringify({ path: ".env" }) },
+        { id: "t3", name: "shell", arguments: JSON.stringify({ command: "echo fine" }) },
+      ],
+    },
+    { text: "Done." },
+  ]);
+  try {
+    const p = project({ rules: { deny: [{ rule: "Bash(git push:*)", reason: "no pushes" }, "Read(./.env)"] } });
+    writeFileSync(join(p.dir, ".env"), "TOKEN=x\n");
+    const [cmd, ...argv] = [...cliCommand(), "run", "tidy up", "--model", "openai-compatible:m"];
+    const r = await runChild(cmd, [...argv, "--base-url", server.url, "--workspace", p.dir, "--json"], {
+      cwd: p.dir,
+      env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", NOEMA_USER_RULES: "" } as Record<string, string>,
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const told = toolMessages(server.requests[1]);
+    assert.match(told.get("t1")!, /denied by rule "Bash\(git push:\*\)": no pushes/);
+    assert.match(told.get("t2")!, /denied by rule "Read\(\.\/\.env\)"/);
+    assert.doesNotMatch(told.get("t2")!, /TOKEN=x/);
+    assert.match(told.get("t3")!, /fine/);
+  } finally {
+    await server.close();
+  }
 });
 
 describe("bad rules are located errors at load, and at install-hooks", () => {
