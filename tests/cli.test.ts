@@ -443,6 +443,7 @@ describe("view", () => {
       direction: 1,
       governance: 1,
       vetoes: 1,
+      would_vetoes: 0,
       policy_failures: 0,
       damaged_lines: 0,
     });

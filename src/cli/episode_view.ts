@@ -112,6 +112,8 @@ export interface EpisodeView {
     governance: number;
     /** Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes). */
     vetoes: number;
+    /** Vetoes recorded but not enforced (`--governance audit`, or a rule set or verdict in audit mode): would-have-vetoed. */
+    would_vetoes: number;
     /** Policies that failed (threw, timed out, returned a bad verdict): direction events with `reason: policy_failure`. */
     policy_failures: number;
     /** Lines of `events.jsonl` that could not be read (see `noema validate`). */
@@ -192,6 +194,7 @@ interface EventPass {
   direction: number;
   governance: number;
   govVetoes: number;
+  wouldVetoes: number;
   dirVetoes: number;
   damaged: number;
   failures: number;
@@ -242,6 +245,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       direction: pass.direction,
       governance: pass.governance,
       vetoes: pass.governance > 0 ? pass.govVetoes : pass.dirVetoes,
+      would_vetoes: pass.wouldVetoes,
       policy_failures: pass.failures,
       damaged_lines: pass.damaged,
     },
@@ -286,6 +290,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     direction: 0,
     governance: 0,
     govVetoes: 0,
+    wouldVetoes: 0,
     dirVetoes: 0,
     damaged: 0,
     failures: 0,
@@ -394,6 +399,7 @@ function passGovernance(pass: EventPass, payload: Record<string, unknown>, ts: s
   const rule = str(payload.rule_id) ?? str(payload.rule);
   const failure = rule?.startsWith("policy.failure:") ?? false;
   if (decision === "veto" && enforced !== false && !failure) pass.govVetoes++;
+  if (decision === "veto" && enforced === false) pass.wouldVetoes++;
   pass.verdicts.push({
     phase: "governance",
     timestamp: ts,

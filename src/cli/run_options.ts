@@ -17,6 +17,7 @@ import { INTUITION_MODES } from "../schema/state.ts";
 import { MODES } from "../schema/summary.ts";
 import { collect, parseTags } from "./args.ts";
 import { usageError } from "./errors.ts";
+import { loadRulesFile } from "../runtime/rules/load.ts";
 
 /**
  * A commander argParser for a number option: finite, within `[min, max]`,
@@ -45,7 +46,7 @@ export function numberOption(flag: string, min: number, max = Infinity, integer 
 }
 
 /**
- * Appends `--policy <file>` (repeatable).
+ * Appends `--policy <file>` and `--rules <file>` (both repeatable).
  *
  * @example
  * ```ts
@@ -57,7 +58,15 @@ export function numberOption(flag: string, min: number, max = Infinity, integer 
 export function addPolicyOption<A extends unknown[], O extends OptionValues, G extends OptionValues>(
   cmd: Command<A, O, G>,
 ) {
-  return cmd.addOption(new Option("--policy <file>", "policy plugin (.ts); repeatable").argParser(collect));
+  return cmd
+    .addOption(new Option("--policy <file>", "policy plugin (.ts); repeatable").argParser(collect))
+    .addOption(
+      new Option(
+        "--rules <file>",
+        "a rules file (JSONC: deny/ask/allow in Claude Code's permission-rule syntax, docs/rules.md); it only " +
+          "tightens noema.jsonc's and the user's rules; repeatable",
+      ).argParser(collect),
+    );
 }
 
 /**
@@ -168,6 +177,7 @@ export function verifyCommandOption() {
 /** The parsed values of the shared options (commander's camelCase names). */
 export interface GateFlags {
   policy?: string[];
+  rules?: string[];
   mode?: RunOptions["mode"];
   intuitionMode?: RunOptions["intuition_mode"];
   governance?: RunOptions["governance"];
@@ -192,6 +202,7 @@ export interface GateFlags {
 export function gateRunOptions(opts: GateFlags): RunOptions {
   return {
     policies: opts.policy,
+    rules: opts.rules?.map((f) => loadRulesFile(f)),
     mode: opts.mode,
     intuition_mode: opts.intuitionMode,
     governance: opts.governance,

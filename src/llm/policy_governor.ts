@@ -269,7 +269,9 @@ export class PolicyGovernor implements Governor {
       outcomes.push(o);
     }
     const d = decide(outcomes, this.#o.governance, this.#o.failure_policy);
-    const wantsApproval = outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval);
+    const wantsApproval = outcomes.find((o) =>
+      o.status === "applied" && o.verdict?.requires_approval && !o.verdict.audit
+    );
     const preApproved = action.call_id !== undefined && this.approved.has(action.call_id);
     const verdict: Decision["verdict"] = d.blocked && wantsApproval && !preApproved
       ? "ask"

@@ -66,6 +66,11 @@ export interface Verdict {
   risk_tags?: string[];
   /** Ask a human to approve the action before it runs. */
   requires_approval?: boolean;
+  /**
+   * For a veto: only watch. Governance records it as a would-have-vetoed (decision `veto`, not enforced, counted in
+   * `would_veto_count`) and the action runs, as under `--governance audit`, for this verdict alone.
+   */
+  audit?: boolean;
 }
 
 /** The action a step is about to take. */

@@ -381,6 +381,7 @@ export function verdictProblem(value: unknown): string | null {
   if (v.risk_tags !== undefined && !(Array.isArray(v.risk_tags) && v.risk_tags.every((t) => typeof t === "string"))) {
     return "risk_tags: must be a list of strings";
   }
+  if (v.audit !== undefined && typeof v.audit !== "boolean") return "audit: must be true or false";
   return null;
 }
 

@@ -32,6 +32,11 @@ export interface EpisodeEntry {
   tags: Record<string, unknown>;
   /** The verification outcome from `summary.json`; terminal runs only. */
   outcome?: string;
+  /**
+   * Vetoes recorded but not enforced (`metrics.would_veto_count` of `summary.json`: `--governance audit`, or a rule
+   * set in audit mode); terminal runs only.
+   */
+  would_veto_count?: number;
   /** Why the episode could not be read, when `status` is `unreadable`. */
   error?: string;
   /** For a run paused for approval: its latest checkpoint's id, kind, step and reason. */
@@ -273,6 +278,8 @@ export function readEpisodeEntry(
     if (terminal) {
       const summary = readJsonFile(summaryPath, `${id}/${ARTIFACTS.summary}`);
       if (typeof summary.outcome === "string") entry.outcome = summary.outcome;
+      const would = (summary.metrics as { would_veto_count?: unknown } | undefined)?.would_veto_count;
+      if (typeof would === "number") entry.would_veto_count = would;
       entry.task ??= typeof summary.task === "string" ? summary.task : null;
       entry.started_at ??= typeof summary.started_at === "string" ? summary.started_at : null;
     }

@@ -585,7 +585,7 @@ export class Engine {
       return { kind: "review", reason: `review step ${step.id}: ${step.description}`, policy_id: null };
     }
     if (!decision.blocked) return null;
-    const approval = d.outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval);
+    const approval = d.outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval && !o.verdict.audit);
     if (approval) {
       return {
         kind: "approval",

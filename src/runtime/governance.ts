@@ -9,7 +9,9 @@
  * | `off`      | no decision                        | no    | blocked: policies act on their own |
  *
  * Without a veto, the decision is `audit` when a policy failed under
- * `fail_open` or an intervention or hint was applied, else `allow`.
+ * `fail_open` or an intervention or hint was applied, else `allow`. A veto
+ * marked `audit` (a policy or rule set that only watches) is a decision
+ * `veto` that is never enforced, unless another veto blocks the action.
  *
  * @module
  */
@@ -53,10 +55,24 @@ export function decide(
   failurePolicy: FailurePolicy,
 ): GovernanceResult {
   const base = { mode, failure_policy: failurePolicy, enforced: mode === "enforce" };
-  const veto = outcomes.find((o) => o.status === "applied" && o.verdict?.kind === "veto");
+  const vetoes = outcomes.filter((o) => o.status === "applied" && o.verdict?.kind === "veto");
+  const veto = vetoes.find((o) => o.verdict?.audit !== true);
   const failure = outcomes.find((o) => o.error !== null);
   const blockRequested = veto !== undefined || (failure !== undefined && failurePolicy === "fail_closed");
   const blocked = blockRequested && mode !== "audit";
+  const watched = vetoes.find((o) => o.verdict?.audit === true);
+  if (watched && !blockRequested) {
+    return {
+      ...base,
+      decision: "veto",
+      rule: `policy.veto:${watched.policy.id}`,
+      message: watched.verdict!.advice,
+      policy_id: watched.policy.id,
+      enforced: false,
+      blocked: false,
+      error: null,
+    };
+  }
   if (veto) {
     return {
       ...base,

@@ -4,7 +4,9 @@
  * JSONC task file, then explicit options (flags), each winning over the one
  * before. Relative paths are resolved against the file that names them.
  * `tags`, `adapter` and `policies` merge; `secrets` add up (every source's
- * names are masked).
+ * names are masked). Rule sets (`rules`, `rules_file`) add up too, the
+ * user's rules file (`~/.config/noema/rules.jsonc`) first: each can only
+ * tighten the ones before it.
  *
  * A `policies/` folder in the current directory is NOT loaded on its own: a
  * cloned repository must not run code because it was `cd`-ed into. Loading a
@@ -19,6 +21,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import { readSettingsFile } from "./jsonc.ts";
 import type { RunOptions } from "./run.ts";
 import { ProjectConfig, type StepSpec, TaskFile } from "./settings.ts";
+import { mergeRuleLayers, settingsRuleLayers, userRuleLayers } from "./rules/load.ts";
 
 /** The name of the project config file. */
 export const PROJECT_CONFIG = "noema.jsonc";
@@ -83,8 +86,10 @@ function configNotices(options: RunOptions, cwd: string): string[] {
 
 function toOptions(s: FileSettings, base: string, source: string): RunOptions {
   const o: RunOptions = {};
-  const { policies, workspace, adapter, using, verify, planner, ...rest } = s;
+  const { policies, workspace, adapter, using, verify, planner, rules, rules_file, ...rest } = s;
   Object.assign(o, rest);
+  const layers = settingsRuleLayers({ rules, rules_file }, source);
+  if (layers.length > 0) o.rules = layers;
   if (planner !== undefined) o.planner = isAbsolute(planner) ? planner : resolve(base, planner);
   if ("root" in s && typeof s.root === "string") o.root = isAbsolute(s.root) ? s.root : resolve(base, s.root);
   if (policies) o.policies = resolvePaths(base, policies);
@@ -107,6 +112,10 @@ function mergeOptions(lower: RunOptions, higher: RunOptions): RunOptions {
   for (const [k, v] of Object.entries(higher)) {
     if (v === undefined) continue;
     if (k === "policies") continue;
+    if (k === "rules") {
+      out.rules = mergeRuleLayers(lower.rules ?? [], v as NonNullable<RunOptions["rules"]>);
+      continue;
+    }
     if (k === "tags") out.tags = { ...(lower.tags ?? {}), ...(v as Record<string, string>) };
     // Secret names add up: a flag never unmasks what the task file or noema.jsonc names.
     else if (k === "secrets") out.secrets = [...new Set([...(lower.secrets ?? []), ...(v as string[])])];
@@ -138,7 +147,8 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
   const cwd = resolve(input.cwd ?? ".");
   const sources: string[] = [];
   const notices: string[] = [];
-  let merged: RunOptions = { base_dir: cwd };
+  const userRules = userRuleLayers();
+  let merged: RunOptions = { base_dir: cwd, ...(userRules.length > 0 ? { rules: userRules } : {}) };
   const configPath = join(cwd, PROJECT_CONFIG);
   let policiesDir: string | undefined;
   if (existsSync(configPath)) {

@@ -9,6 +9,7 @@ import { MODES } from "../schema/summary.ts";
 import { INTUITION_MODES } from "../schema/state.ts";
 import { STEP_KINDS } from "../schema/plan.ts";
 import { PriceTable } from "./cost/prices.ts";
+import { RuleSet } from "./rules/schema.ts";
 
 /** Governance modes. */
 export const GOVERNANCE_MODES = ["off", "audit", "enforce"] as const;
@@ -118,6 +119,18 @@ export const SharedSettings = {
     ),
   ),
   verify: v.optional(v.pipe(v.array(v.unknown()), v.description("Verification assertions."))),
+  rules: v.optional(
+    v.pipe(
+      RuleSet,
+      v.description(
+        'Permission rules in Claude Code\'s syntax: { "deny": ["Bash(git push:*)"], "ask": [], "allow": [], ' +
+          '"default": "allow", "mode": "enforce" } (docs/rules.md). They only add to the user\'s rules, never loosen them.',
+      ),
+    ),
+  ),
+  rules_file: v.optional(
+    v.pipe(v.string(), v.description("A JSONC rules file (the shape of `rules`), relative to this file.")),
+  ),
 };
 
 /**

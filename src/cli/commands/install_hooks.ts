@@ -13,7 +13,9 @@ import { join, resolve } from "node:path";
 import process from "node:process";
 import { installHooks, registeredCommand } from "../../agents/claude_code/install.ts";
 import { mergeHookArgs, parseHookArgs } from "../../agents/hook_args.ts";
-import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
+import { userRuleLayers } from "../../runtime/rules/load.ts";
+import { NoemaError } from "../../errors.ts";
 import { hookCommand, type HookGroup, hookSettings, INSTALL_EVENTS } from "../../agents/claude_code/settings.ts";
 import {
   CODEX_INSTALL_EVENTS,
@@ -113,7 +115,8 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
       ) +
         "\nInstalling again keeps what is registered (--policy files, --print) unless an option says otherwise.\n" +
-        "Each policy is loaded first: a missing or broken one is refused (exit 2), never registered.\n",
+        "Each policy is loaded first: a missing or broken one is refused (exit 2), never registered; so is a bad rule\n" +
+        "in noema.jsonc's rules, its rules_file or the user's rules file (docs/rules.md).\n",
     )
     .action(async (agent, opts) => {
       const target = Object.hasOwn(AGENTS, agent) ? AGENTS[agent] : undefined;
@@ -148,18 +151,19 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       const kept = args.filter((_, i) => args[i - 1] === "--policy");
       // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
       const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
+      checkRules(opts.user === true);
       await checkPolicies([...kept, ...local]);
       const hooks = withHookTimeout(target.hooks(args), args);
       const change = installHooks(path, hooks, { agent });
       const command = Object.values(hooks)[0][0].hooks[0].command;
-      const ungoverned = kept.length === 0 && projectPolicies().length === 0;
+      const ungoverned = kept.length === 0 && projectPolicies().length === 0 && !hasRules(opts.user === true);
       if (opts.json) return ctx.out.json({ ...change, command, ungoverned });
       if (!change.written) ctx.out.line(`${path}: already installed; nothing changed`);
       else ctx.out.line(`${path}: noema hook ${agent} registered for ${change.added.join(", ")}`);
       ctx.out.line(`command: ${command}`);
       if (ungoverned) {
         ctx.out.line(
-          "ungoverned: recorded only — no policy (--policy, or noema.jsonc here): every call is recorded, " +
+          "ungoverned: recorded only — no policy or rules (--policy, or noema.jsonc here): every call is recorded, " +
             "none is checked",
         );
       }
@@ -203,6 +207,33 @@ async function checkPolicies(files: string[]): Promise<void> {
   for (const file of files) {
     const policy = await loadPolicyFile(file);
     policy.close?.();
+  }
+}
+
+/**
+ * Reads the rule sets the hook will read (the user's rules file; for a project install, noema.jsonc's `rules` and
+ * `rules_file`): a bad one is refused now (a located error, exit 2), not found at the first tool call.
+ */
+function checkRules(user: boolean): void {
+  userRuleLayers();
+  if (user) return;
+  try {
+    resolveRunSettings({ taskOrFile: "-", options: {} });
+  } catch (e) {
+    const field = e instanceof NoemaError ? e.location.field ?? "" : "";
+    const file = e instanceof NoemaError ? e.location.file ?? "" : "";
+    // The rest of a broken noema.jsonc is the hook's to report; its rules (and the files they name) are checked here.
+    if (/^rules(_file)?\b/.test(field) || file !== "" && resolve(file) !== resolve(PROJECT_CONFIG)) throw e;
+  }
+}
+
+/** Whether the hook has rules to apply: the user's, or (project install) noema.jsonc's. */
+function hasRules(user: boolean): boolean {
+  if (user) return userRuleLayers().length > 0;
+  try {
+    return (resolveRunSettings({ taskOrFile: "-", options: {} }).options.rules?.length ?? 0) > 0;
+  } catch {
+    return false;
   }
 }
 

@@ -257,6 +257,9 @@ function metricsSection(out: Output, v: EpisodeView): void {
       `plan ${show(m.plan_count)} · act ${show(m.act_count)} · reflect ${show(m.reflect_count)} · veto ${
         show(m.veto_count)
       }` +
+      (typeof m.would_veto_count === "number" && m.would_veto_count > 0
+        ? ` · would veto ${m.would_veto_count} (audit)`
+        : "") +
       (m.learn_proposals !== undefined
         ? ` · learn ${show(m.learn_proposals)} proposed / ${show(m.learn_applied ?? 0)} applied`
         : ""),
@@ -279,6 +282,7 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     `${v.counts.direction} direction · ${v.counts.governance} governance · ${
       count(v.counts.vetoes, "veto", "vetoes")
     }` +
+      (v.counts.would_vetoes > 0 ? ` · ${v.counts.would_vetoes} would veto (audit)` : "") +
       (v.counts.policy_failures > 0
         ? ` · ${count(v.counts.policy_failures, "policy failure", "policy failures")}`
         : ""),
@@ -459,7 +463,8 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
-        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, damaged_lines}, verdicts,\n" +
+        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines},\n" +
+        "verdicts,\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
         "paths}.\n",
     )

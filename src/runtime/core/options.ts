@@ -16,6 +16,7 @@ import type { FailurePolicy, GovernanceMode, LearnMode, StepSpec } from "../sett
 import { join } from "node:path";
 import type { EngineSettings } from "../engine.ts";
 import { learnedThresholds } from "./prepare.ts";
+import type { RuleLayer } from "../rules/schema.ts";
 
 /** Options of {@link run}: the same settings as the CLI flags and task files. */
 /** A queue of notices for the record, filled by whoever composes the run (see `RunOptions.notices`). */
@@ -39,6 +40,11 @@ export interface RunOptions extends RootOptions {
   args?: readonly string[];
   /** Policies: `.ts` paths, policy objects, or policy classes. */
   policies?: readonly (string | PolicyObject | (new () => unknown))[];
+  /**
+   * Rule sets in Claude Code's permission-rule syntax (the user's, noema.jsonc's, a task file's, `--rules` files),
+   * lowest first: they become the built-in `Rules@1.0` policy, consulted before the others (see docs/rules.md).
+   */
+  rules?: readonly RuleLayer[];
   /** The plan; without it the planner plans (by default the minimal planner: detect → act → verify). */
   steps?: readonly StepSpec[];
   /** A planner plugin: a `.ts` path or a planner object. Ignored when `steps` are given. */
@@ -114,6 +120,8 @@ export interface RunSettingsRecord {
   adapter: Record<string, unknown>;
   args: readonly string[];
   policies: { id: string; path: string | null; sha256: string | null }[];
+  /** The rule sets of the `Rules@1.0` policy, when the run has any (a resumed run is governed by the same). */
+  rules?: RuleLayer[];
   planner: { name: string; path: string | null; sha256: string | null };
   mode: Mode;
   intuition_mode: IntuitionMode;

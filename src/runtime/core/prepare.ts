@@ -34,6 +34,7 @@ import { Redactor } from "../redact.ts";
 import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 import { lexists } from "../../store/nofollow.ts";
+import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
 export interface PreparedEpisode {
@@ -103,9 +104,11 @@ export function goalType(task: string): string {
   return "general";
 }
 
-/** Loads the policies (files or inline); one id loaded twice is a usage error. */
-async function loadPolicies(specs: RunOptions["policies"]): Promise<LoadedPolicy[]> {
-  const out: LoadedPolicy[] = [];
+/** Loads the policies (the rule sets first, then files or inline); one id loaded twice is a usage error. */
+async function loadPolicies(options: RunOptions, baseDir: string): Promise<LoadedPolicy[]> {
+  const specs = options.policies;
+  const rules = rulesPolicy(options.rules, baseDir);
+  const out: LoadedPolicy[] = rules ? [rules] : [];
   for (const [i, spec] of (specs ?? []).entries()) {
     out.push(typeof spec === "string" ? await loadPolicyFile(spec) : toLoadedPolicy(spec, `policies[${i}]`));
   }
@@ -152,7 +155,7 @@ export async function prepareEpisode(
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
   const loadedAdapter = await chooseAdapter(options, external);
-  const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options.policies) : [];
+  const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options, baseDir) : [];
   const loadedPlanner = await choosePlanner(options, external);
   let plan;
   try {
@@ -381,6 +384,7 @@ function settingsRecord(
     adapter: redactor.redact(options.adapter ?? {}).value,
     args: redactor.redact([...(options.args ?? [])]).value,
     policies: policies.map((p) => ({ id: p.id, path: p.path, sha256: p.sha256 })),
+    ...(options.rules?.length && policies.some((p) => p.id === RULES_POLICY_ID) ? { rules: [...options.rules] } : {}),
     planner: settings.planner,
     mode,
     intuition_mode: settings.intuitionMode,

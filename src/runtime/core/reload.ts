@@ -10,6 +10,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { PolicyObject } from "../../plugins/api.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../../plugins/loader.ts";
 import type { RunSettingsRecord } from "./options.ts";
+import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
 
 /**
  * A plugin-mismatch error (exit code 7).
@@ -41,6 +42,12 @@ export async function reloadPolicies(
   const objects = (given ?? []).map((p, i) => toLoadedPolicy(p, `policies[${i}]`));
   const out: LoadedPolicy[] = [];
   for (const p of rec.policies) {
+    if (p.path === null && p.id === RULES_POLICY_ID && rec.rules !== undefined) {
+      const rules = rulesPolicy(rec.rules, rec.base_dir);
+      if (!rules || rules.sha256 !== p.sha256) throw pluginMismatch(`policy ${p.id}: the recorded rules do not match`);
+      out.push(rules);
+      continue;
+    }
     if (p.path === null) {
       const match = objects.find((o) => o.id === p.id);
       if (!match) throw pluginMismatch(`the run used policy ${p.id} as an object; pass it again to resume`);

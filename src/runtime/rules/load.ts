@@ -1,0 +1,109 @@
+/**
+ * Where rule sets come from: the user's rules file
+ * (`$XDG_CONFIG_HOME/noema/rules.jsonc`, by default
+ * `~/.config/noema/rules.jsonc`; `NOEMA_USER_RULES` names another file, or
+ * none when empty), the `rules` key and `rules_file` of `noema.jsonc` and of
+ * a task file, and `--rules FILE`. Each is read and checked when the settings
+ * are loaded, so a bad rule is an error naming the file, the line and the
+ * field (exit 2) before anything runs.
+ *
+ * @module
+ */
+import { existsSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import process from "node:process";
+import { EXIT, NoemaError } from "../../errors.ts";
+import { readSettingsFile } from "../jsonc.ts";
+import { type RuleLayer, type RuleSet, RulesFile, toLayer } from "./schema.ts";
+
+/**
+ * The user's rules file: `NOEMA_USER_RULES` when set (empty: none), else `$XDG_CONFIG_HOME/noema/rules.jsonc`
+ * (`~/.config/noema/rules.jsonc`).
+ *
+ * @example
+ * ```ts
+ * import { userRulesPath } from "./load.ts";
+ * userRulesPath(); // "/home/ana/.config/noema/rules.jsonc"
+ * ```
+ */
+export function userRulesPath(): string | null {
+  const named = process.env.NOEMA_USER_RULES;
+  if (named !== undefined) return named === "" ? null : resolve(named);
+  const config = process.env.XDG_CONFIG_HOME || join(process.env.HOME || homedir(), ".config");
+  return join(config, "noema", "rules.jsonc");
+}
+
+/**
+ * Reads a rules file (a JSONC rule set) into a layer; a missing file or a bad rule is a located usage error.
+ *
+ * @example
+ * ```ts
+ * import { loadRulesFile } from "./load.ts";
+ * const layer = loadRulesFile("team-rules.jsonc");
+ * ```
+ */
+export function loadRulesFile(path: string, namedBy?: { file: string; field: string }): RuleLayer {
+  const abs = resolve(path);
+  if (!existsSync(abs) || !statSync(abs).isFile()) {
+    throw new NoemaError("not_found", `rules file not found: ${path}`, {
+      ...(namedBy ?? { file: path }),
+      exitCode: EXIT.USAGE,
+    });
+  }
+  const { $schema: _schema, ...set } = readSettingsFile(abs, RulesFile);
+  return toLayer(set, { source: abs, field: "", base: dirname(abs) });
+}
+
+/**
+ * The user's rule set, when the user has a rules file.
+ *
+ * @example
+ * ```ts
+ * import { userRuleLayers } from "./load.ts";
+ * userRuleLayers().length; // 0 or 1
+ * ```
+ */
+export function userRuleLayers(): RuleLayer[] {
+  const path = userRulesPath();
+  return path !== null && existsSync(path) ? [loadRulesFile(path)] : [];
+}
+
+/**
+ * The layers a settings file brings: its `rules` key, then its `rules_file` (relative to the file).
+ *
+ * @example
+ * ```ts
+ * import { settingsRuleLayers } from "./load.ts";
+ * settingsRuleLayers({ rules: { deny: ["Bash(git push:*)"] } }, "/p/noema.jsonc").length; // 1
+ * ```
+ */
+export function settingsRuleLayers(s: { rules?: RuleSet; rules_file?: string }, source: string): RuleLayer[] {
+  const out: RuleLayer[] = [];
+  const base = dirname(source);
+  if (s.rules !== undefined) out.push(toLayer(s.rules, { source, field: "rules", base }));
+  if (s.rules_file !== undefined) {
+    const file = isAbsolute(s.rules_file) ? s.rules_file : resolve(base, s.rules_file);
+    out.push(loadRulesFile(file, { file: source, field: "rules_file" }));
+  }
+  return out;
+}
+
+/**
+ * Layers in order with repeats removed (one file named twice counts once, where it first came).
+ *
+ * @example
+ * ```ts
+ * import { mergeRuleLayers } from "./load.ts";
+ * mergeRuleLayers([], []); // []
+ * ```
+ */
+export function mergeRuleLayers(lower: readonly RuleLayer[], higher: readonly RuleLayer[]): RuleLayer[] {
+  const seen = new Set<string>();
+  return [...lower, ...higher].filter((l) => {
+    const key = `${l.source}\0${l.field}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

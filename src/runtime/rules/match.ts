@@ -1,0 +1,172 @@
+/**
+ * Matching one rule against one tool call, and deciding a rule set: deny
+ * beats ask, ask beats allow, and a call no rule matches gets the set's
+ * `default`.
+ *
+ * A `Bash` call is checked command by command (see `unwrap.ts`): a deny or
+ * ask rule matches when any command of the line, at any stage of its
+ * wrappers, matches it; an allow rule set lets the line through only when
+ * every command is allowed (as written, or once unwrapped). A line that
+ * cannot be read, or a command whose name or tail is only known when it runs
+ * (`$CMD push`, `git $SUB`), matches every deny and ask rule it could match,
+ * and no allow rule: the rules fail closed.
+ *
+ * @module
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import picomatch from "picomatch";
+import { commandPattern, couldMatch, matchesCommand } from "./pattern.ts";
+import { type ParsedRule, parseRule } from "./rule.ts";
+import type { RuleEffect, RuleLayer } from "./schema.ts";
+import { ruleCovers, type RuleTarget } from "./tools.ts";
+import { type CommandUnits, commandUnits, type Stage } from "./unwrap.ts";
+
+/** What a rule set decided about one call. */
+export interface LayerDecision {
+  effect: RuleEffect;
+  /** The rule that decided, or null when the default did. */
+  rule: RuleLayer["rules"][number] | null;
+  /** Why, when it is not plain (a command that could not be read). */
+  note: string | null;
+}
+
+/** Where relative paths start: the cwd of the call, and the home directory. */
+export interface MatchContext {
+  cwd: string;
+  home?: string;
+}
+
+/** A call with what matching needs computed once. */
+interface Subject {
+  target: RuleTarget;
+  units: CommandUnits | null;
+}
+
+function stageText(stage: Stage): string {
+  return stage.map((w) => w.text).join(" ");
+}
+
+/** The literal text of a stage up to its first word known only at run time, or null when it has none. */
+function stagePrefix(stage: Stage): string | null {
+  const k = stage.findIndex((w) => w.dynamic);
+  if (k === -1) return null;
+  return [...stage.slice(0, k).map((w) => w.text), stage[k].literal].join(" ");
+}
+
+/** Whether a deny or ask `Bash` rule matches the line (or could: unknown parts fail closed). */
+function bashBlocks(rule: ParsedRule, s: Subject): { match: boolean; note: string | null } {
+  if (rule.specifier === null) return { match: true, note: null };
+  const { units, problem } = s.units!;
+  if (problem !== null) return { match: true, note: `the command could not be read (${problem})` };
+  const pattern = commandPattern(rule.specifier);
+  for (const unit of units) {
+    for (const stage of unit) {
+      if (matchesCommand(pattern, stageText(stage))) return { match: true, note: null };
+      const prefix = stagePrefix(stage);
+      if (prefix !== null && couldMatch(pattern, prefix)) {
+        return { match: true, note: `"${stageText(stage)}" is only known when it runs` };
+      }
+    }
+  }
+  return { match: false, note: null };
+}
+
+/** The allow rule that lets every command of the line through, or null. */
+function bashAllowedBy(rules: readonly ParsedRule[], s: Subject): ParsedRule | null {
+  const bare = rules.find((r) => r.specifier === null);
+  if (bare) return bare;
+  const { units, problem } = s.units!;
+  if (problem !== null || units.length === 0) return null;
+  let last: ParsedRule | null = null;
+  for (const unit of units) {
+    const texts = [unit[0], unit.at(-1)!].map(stageText);
+    const rule = rules.find((r) => texts.some((t) => matchesCommand(commandPattern(r.specifier!), t)));
+    if (!rule) return null;
+    last = rule;
+  }
+  return last;
+}
+
+/** The absolute glob a path rule stands for (gitignore-style anchoring). */
+function pathGlob(spec: string, base: string, ctx: MatchContext): string {
+  const home = ctx.home ?? homedir();
+  if (spec.startsWith("//")) return spec.slice(1);
+  if (spec === "~" || spec.startsWith("~/")) return join(home, spec.slice(1));
+  if (spec.startsWith("/")) return join(base, spec);
+  if (spec.startsWith("./")) return join(resolve(ctx.cwd), spec.slice(2));
+  const inner = spec.replace(/\/+$/, "");
+  // A pattern with no slash but a trailing one matches at any depth, as in .gitignore.
+  return inner.includes("/") ? join(resolve(ctx.cwd), inner) : join(resolve(ctx.cwd), "**", inner);
+}
+
+function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext): boolean {
+  const glob = pathGlob(spec, base, ctx).replace(/\/+$/, "");
+  // A directory pattern covers what is inside it.
+  const test = picomatch([glob, `${glob}/**`], { dot: true });
+  return paths.some((p) => test(p));
+}
+
+function domainMatches(spec: string, url: string | null | undefined): boolean {
+  if (!url) return false;
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  const domain = spec.slice("domain:".length).toLowerCase();
+  return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
+}
+
+function mcpMatches(ruleTool: string, tool: string): boolean {
+  if (ruleTool.includes("*")) return picomatch.isMatch(tool, ruleTool, { dot: true });
+  return tool === ruleTool || tool.startsWith(`${ruleTool}__`) && ruleTool.split("__").length === 2;
+}
+
+/** Whether a non-Bash rule matches the call. */
+function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): boolean {
+  const t = s.target;
+  if (rule.tool.startsWith("mcp__")) return mcpMatches(rule.tool, t.tool);
+  if (!ruleCovers(rule.tool, t.tool)) return false;
+  if (rule.specifier === null) return true;
+  if (t.paths !== undefined) return pathMatches(rule.specifier, base, t.paths, ctx);
+  if (t.tool === "WebFetch") return domainMatches(rule.specifier, t.url);
+  return matchesCommand(commandPattern(rule.specifier), t.subject ?? "");
+}
+
+/**
+ * Decides one rule set about one call: the first deny rule that matches, else
+ * the first ask rule, else an allow rule, else the set's default.
+ *
+ * @example
+ * ```ts
+ * import { decideLayer } from "./match.ts";
+ * import { toLayer } from "./schema.ts";
+ * const layer = toLayer({ deny: ["Bash(git push:*)"] }, { source: "noema.jsonc", field: "rules", base: "/p" });
+ * decideLayer(layer, { tool: "Bash", command: "cd x && git push" }, { cwd: "/p" }).effect; // "deny"
+ * ```
+ */
+export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchContext): LayerDecision {
+  const s: Subject = { target, units: target.tool === "Bash" ? commandUnits(target.command ?? "") : null };
+  const parsed = layer.rules.map((r) => ({ entry: r, rule: parseRule(r.rule) }));
+  for (const effect of ["deny", "ask"] as const) {
+    for (const { entry, rule } of parsed) {
+      if (entry.effect !== effect) continue;
+      if (target.tool === "Bash" && rule.tool === "Bash") {
+        const hit = bashBlocks(rule, s);
+        if (hit.match) return { effect, rule: entry, note: hit.note };
+      } else if (otherMatches(rule, layer.base, s, ctx)) return { effect, rule: entry, note: null };
+    }
+  }
+  const allows = parsed.filter((p) => p.entry.effect === "allow");
+  if (target.tool === "Bash") {
+    const by = bashAllowedBy(allows.filter((p) => p.rule.tool === "Bash").map((p) => p.rule), s);
+    if (by) return { effect: "allow", rule: allows.find((p) => p.rule === by)!.entry, note: null };
+  } else {
+    const hit = allows.find((p) => otherMatches(p.rule, layer.base, s, ctx));
+    if (hit) return { effect: "allow", rule: hit.entry, note: null };
+  }
+  const note = s.units?.problem ? `the command could not be read (${s.units.problem})` : null;
+  return { effect: layer.default, rule: null, note };
+}

@@ -1,0 +1,118 @@
+/**
+ * The built-in `Rules` policy: the rule sets of a run (the user's, then the
+ * project's, a task file's, `--rules` files) as one policy, consulted before
+ * the `.ts` policies.
+ *
+ * Layers only tighten: each enforced layer decides on its own (deny beats ask
+ * beats allow, then its default) and the strictest answer wins, so a later
+ * layer's `allow` or `default` never loosens an earlier layer's deny or ask.
+ * A deny is a veto; an ask is a veto that asks for approval (the run pauses,
+ * Claude Code asks its user, Codex and a headless Gemini deny saying so). A
+ * layer in `audit` mode never blocks: when it is stricter than the enforced
+ * layers, its verdict is recorded as a would-have-vetoed (`audit: true`).
+ *
+ * @module
+ */
+import type { PolicyState, Verdict } from "../../plugins/api.ts";
+import type { LoadedPolicy } from "../../plugins/loader.ts";
+import { canonicalHash } from "../../store/hash.ts";
+import { decideLayer, type LayerDecision } from "./match.ts";
+import type { RuleEffect, RuleLayer } from "./schema.ts";
+import { ruleTarget } from "./tools.ts";
+
+/** The name and version of the built-in rules policy (its id is `Rules@1.0`). */
+export const RULES_POLICY = { name: "Rules", version: "1.0" } as const;
+/** The id of the built-in rules policy. */
+export const RULES_POLICY_ID = `${RULES_POLICY.name}@${RULES_POLICY.version}`;
+
+const STRICTNESS: Record<RuleEffect, number> = { allow: 0, ask: 1, deny: 2 };
+
+interface Decided extends LayerDecision {
+  layer: RuleLayer;
+}
+
+function strictest(list: readonly Decided[]): Decided | null {
+  let best: Decided | null = null;
+  for (const d of list) if (best === null || STRICTNESS[d.effect] > STRICTNESS[best.effect]) best = d;
+  return best;
+}
+
+/** Where a rule (or a default) is written: `noema.jsonc rules.deny[0]`. */
+function whereOf(d: Decided): string {
+  const field = d.rule?.field ?? `${d.layer.field ? `${d.layer.field}.` : ""}default`;
+  return `${d.layer.source} ${field}`;
+}
+
+function advice(d: Decided, audit: boolean): string {
+  const what = d.rule ? `rule "${d.rule.rule}"` : `default "${d.effect}"`;
+  const head = d.effect === "deny" ? `denied by ${what}` : `approval required by ${what}`;
+  const reason = d.rule?.reason ? `: ${d.rule.reason}` : "";
+  const note = d.note ? ` (${d.note})` : "";
+  return `${audit ? "audit: would be " : ""}${head}${reason}${note}`;
+}
+
+function verdictOf(d: Decided, audit: boolean): Verdict {
+  return {
+    kind: "veto",
+    advice: advice(d, audit),
+    confidence: 1,
+    rationale: `${d.layer.mode} rule set ${whereOf(d)}`,
+    risk_tags: [`rules:${d.effect}`],
+    ...(d.effect === "ask" ? { requires_approval: true } : {}),
+    ...(audit ? { audit: true } : {}),
+  };
+}
+
+/**
+ * What the rule sets say about one pending action: nothing (allowed), a veto, a veto asking for approval, or an
+ * audited veto that does not block.
+ *
+ * @example
+ * ```ts
+ * import { rulesVerdict } from "./policy.ts";
+ * import { toLayer } from "./schema.ts";
+ * const layer = toLayer({ deny: ["Bash(git push:*)"] }, { source: "noema.jsonc", field: "rules", base: "/p" });
+ * rulesVerdict([layer], { kind: "tool", tool: "Bash", input: { command: "git push" }, command: "git push" }, "/p")?.kind;
+ * // "veto"
+ * ```
+ */
+export function rulesVerdict(
+  layers: readonly RuleLayer[],
+  action: PolicyState["action"],
+  cwd: string,
+): Verdict | undefined {
+  const target = ruleTarget(action, cwd);
+  if (target === null) return undefined;
+  const decided = layers.map((layer) => ({ ...decideLayer(layer, target, { cwd }), layer }));
+  const enforced = strictest(decided.filter((d) => d.layer.mode === "enforce"));
+  if (enforced !== null && enforced.effect !== "allow") return verdictOf(enforced, false);
+  const audited = strictest(decided.filter((d) => d.layer.mode === "audit"));
+  if (audited !== null && audited.effect !== "allow") return verdictOf(audited, true);
+  return undefined;
+}
+
+/**
+ * The rules policy for a run's rule sets, or null when there are none.
+ *
+ * @example
+ * ```ts
+ * import { rulesPolicy } from "./policy.ts";
+ * import { toLayer } from "./schema.ts";
+ * const policy = rulesPolicy([toLayer({ deny: ["Bash(git push:*)"] }, { source: "noema.jsonc", field: "rules", base: "/p" })]);
+ * policy?.id; // "Rules@1.0"
+ * ```
+ */
+export function rulesPolicy(layers: readonly RuleLayer[] | undefined, fallbackCwd?: string): LoadedPolicy | null {
+  if (!layers || layers.length === 0) return null;
+  const frozen = structuredClone(layers);
+  return {
+    id: RULES_POLICY_ID,
+    name: RULES_POLICY.name,
+    version: RULES_POLICY.version,
+    path: null,
+    sha256: canonicalHash(frozen),
+    isolation: "thread",
+    advise: (state: PolicyState) =>
+      rulesVerdict(frozen, state.action, state.workspace ?? fallbackCwd ?? frozen.at(-1)!.base),
+  };
+}

@@ -1,0 +1,348 @@
+/**
+ * A small POSIX-shell reader for `Bash(...)` rules: it splits a command line
+ * into the simple commands it would run, whatever joins them (`&&`, `||`,
+ * `;`, `|`, `&`, newlines, subshells `( … )`, groups `{ …; }`), and reads the
+ * commands hidden in substitutions (`$( … )`, backquotes, `<( … )`). Quotes
+ * and escapes are removed the way the shell removes them (`'git' push`,
+ * `g"it" push`, `$'\x67it' push` all read `git push`); redirections are
+ * dropped; here-documents are kept aside (a shell reading one runs it).
+ *
+ * It does not expand anything: a word holding `$VAR`, `${…}` or a
+ * substitution is marked `dynamic`, with the literal text before the first
+ * expansion. What it cannot read (an unterminated quote, too deep a nesting)
+ * is reported as a `problem`, and the rules treat it as matching every deny
+ * and ask rule (fail closed).
+ *
+ * @module
+ */
+
+/** One word of a simple command, its quotes removed. */
+export interface ShellWord {
+  /** The word as the shell would pass it (expansions left as written). */
+  text: string;
+  /** Whether it holds an expansion (`$VAR`, `${…}`, `$(…)`, a backquote) whose value is unknown. */
+  dynamic: boolean;
+  /** The literal text before the first expansion (all of `text` when not dynamic). */
+  literal: string;
+}
+
+/** One simple command: its words, and the here-document it reads, if any. */
+export interface SimpleCommand {
+  words: ShellWord[];
+  /** The body of a here-document (`<<EOF … EOF`) given to this command. */
+  heredoc?: string;
+}
+
+/** A command line read: its simple commands (those of substitutions included) or why it could not be read. */
+export interface ParsedShell {
+  commands: SimpleCommand[];
+  /** Why the text could not be read, or null. */
+  problem: string | null;
+}
+
+/** How deep substitutions and `sh -c` scripts may nest before the reader gives up (fail closed). */
+export const MAX_SHELL_DEPTH = 8;
+
+const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"]);
+const OPERATOR_CHARS = new Set([";", "&", "|", "\n"]);
+
+class Reader {
+  i = 0;
+  readonly commands: SimpleCommand[] = [];
+  problem: string | null = null;
+  #words: ShellWord[] = [];
+  #word: ShellWord | null = null;
+  #skipNext = false;
+  #heredocs: { delim: string; strip: boolean; command: SimpleCommand }[] = [];
+  #current: SimpleCommand = { words: [] };
+
+  constructor(readonly s: string, readonly depth: number) {}
+
+  /** Reads until the end, or until `stop` (`)` or a backquote) closes a substitution; returns where it stopped. */
+  read(stop: ")" | "`" | null): number {
+    let parens = 0;
+    const s = this.s;
+    while (this.i < s.length && this.problem === null) {
+      const c = s[this.i];
+      if (stop === "`" && c === "`") return this.#end();
+      if (c === " " || c === "\t" || c === "\r") {
+        this.#flushWord();
+        this.i++;
+      } else if (c === "#" && this.#word === null) {
+        while (this.i < s.length && s[this.i] !== "\n") this.i++;
+      } else if (OPERATOR_CHARS.has(c)) {
+        this.#flushCommand();
+        if (c === "\n") this.#readHeredocs();
+        this.i++;
+      } else if (c === ")") {
+        if (parens === 0 && stop === ")") return this.#end();
+        this.#flushCommand();
+        parens = Math.max(0, parens - 1);
+        this.i++;
+      } else if (c === "(") {
+        this.#flushCommand();
+        parens++;
+        this.i++;
+      } else if ((c === "<" || c === ">") && this.#isRedirectStart()) {
+        this.#redirect();
+      } else this.#wordChar(stop);
+    }
+    if (this.problem === null && stop !== null) this.problem = `unterminated ${stop === ")" ? "$(" : "`"}`;
+    this.#flushCommand();
+    return this.i;
+  }
+
+  #end(): number {
+    this.#flushCommand();
+    return this.i;
+  }
+
+  #open(): ShellWord {
+    return this.#word ??= { text: "", dynamic: false, literal: "" };
+  }
+
+  #add(text: string): void {
+    const w = this.#open();
+    w.text += text;
+    if (!w.dynamic) w.literal += text;
+  }
+
+  #addDynamic(text: string): void {
+    const w = this.#open();
+    w.text += text;
+    w.dynamic = true;
+  }
+
+  #flushWord(): void {
+    if (this.#word === null) return;
+    if (this.#skipNext) this.#skipNext = false;
+    else this.#words.push(this.#word);
+    this.#word = null;
+  }
+
+  #flushCommand(): void {
+    this.#flushWord();
+    if (this.#words.length > 0) {
+      this.#current.words = this.#words;
+      this.commands.push(this.#current);
+    }
+    this.#words = [];
+    this.#current = { words: [] };
+    this.#skipNext = false;
+  }
+
+  /** A `<` or `>` starts a redirection unless it is `<(` / `>(` (process substitution). */
+  #isRedirectStart(): boolean {
+    const next = this.s[this.i + 1];
+    if (next === "(" && this.#word === null) return false;
+    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
+    return this.#word === null || /^\d+$/.test(this.#word.text) && !this.#word.dynamic;
+  }
+
+  #redirect(): void {
+    if (this.#word !== null) this.#word = null; // the fd number
+    const s = this.s;
+    const op = /^(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/.exec(s.slice(this.i))![1];
+    this.i += op.length;
+    if (op === "<<" || op === "<<-") {
+      while (s[this.i] === " " || s[this.i] === "\t") this.i++;
+      const start = this.i;
+      while (this.i < s.length && !/[\s;&|<>()]/.test(s[this.i])) this.i++;
+      const delim = s.slice(start, this.i).replace(/["'\\]/g, "");
+      this.#heredocs.push({ delim, strip: op === "<<-", command: this.#current });
+      return;
+    }
+    if ((op === ">&" || op === "<&") && /[-\d]/.test(s[this.i] ?? "")) {
+      while (/[-\d]/.test(s[this.i] ?? "")) this.i++;
+      return;
+    }
+    if (s[this.i] === "&" && op === ">") this.i++;
+    this.#skipNext = true; // the target word
+  }
+
+  /** After a newline: the bodies of the here-documents opened on the line, up to their delimiters. */
+  #readHeredocs(): void {
+    for (const h of this.#heredocs) {
+      const lines: string[] = [];
+      let at = this.i + 1;
+      for (;;) {
+        const nl = this.s.indexOf("\n", at);
+        const line = this.s.slice(at, nl === -1 ? this.s.length : nl);
+        const bare = h.strip ? line.replace(/^\t+/, "") : line;
+        at = nl === -1 ? this.s.length : nl + 1;
+        if (bare === h.delim) break;
+        lines.push(bare);
+        if (nl === -1) break;
+      }
+      h.command.heredoc = lines.join("\n");
+      this.i = at - 1;
+    }
+    this.#heredocs = [];
+  }
+
+  #wordChar(stop: ")" | "`" | null): void {
+    const s = this.s, c = s[this.i];
+    if (c === "\\") {
+      if (s[this.i + 1] === "\n") this.i += 2; // line continuation
+      else {
+        this.#add(s[this.i + 1] ?? "");
+        this.i += 2;
+      }
+    } else if (c === "'") {
+      const end = s.indexOf("'", this.i + 1);
+      if (end === -1) return this.#fail("unterminated single quote");
+      this.#add(s.slice(this.i + 1, end));
+      this.i = end + 1;
+    } else if (c === '"') {
+      this.#doubleQuoted();
+    } else if (c === "$") {
+      this.#dollar(stop);
+    } else if (c === "`") {
+      this.#substitution("`");
+    } else if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
+      this.i += 1;
+      this.#substitution(")");
+    } else {
+      this.#add(c);
+      this.i++;
+    }
+  }
+
+  #fail(problem: string): void {
+    this.problem = problem;
+    this.i = this.s.length;
+  }
+
+  #doubleQuoted(): void {
+    const s = this.s;
+    this.#open();
+    this.i++;
+    while (this.i < s.length && s[this.i] !== '"' && this.problem === null) {
+      const c = s[this.i];
+      if (c === "\\" && /["\\$`\n]/.test(s[this.i + 1] ?? "")) {
+        if (s[this.i + 1] !== "\n") this.#add(s[this.i + 1]);
+        this.i += 2;
+      } else if (c === "$") this.#dollar(null, true);
+      else if (c === "`") this.#substitution("`");
+      else {
+        this.#add(c);
+        this.i++;
+      }
+    }
+    if (this.problem !== null) return;
+    if (s[this.i] !== '"') return this.#fail("unterminated double quote");
+    this.i++;
+  }
+
+  #dollar(_stop: ")" | "`" | null, quoted = false): void {
+    const s = this.s, next = s[this.i + 1] ?? "";
+    if (next === "(" && s[this.i + 2] === "(") return this.#arithmetic();
+    if (next === "(") {
+      this.i += 1;
+      return this.#substitution(")");
+    }
+    if (next === "'" && !quoted) return this.#ansiC();
+    if (next === "{") {
+      const end = s.indexOf("}", this.i + 2);
+      if (end === -1) return this.#fail("unterminated ${");
+      this.#addDynamic(s.slice(this.i, end + 1));
+      this.i = end + 1;
+      return;
+    }
+    const m = /^\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(s.slice(this.i));
+    if (m) {
+      this.#addDynamic(m[0]);
+      this.i += m[0].length;
+      return;
+    }
+    this.#add("$");
+    this.i++;
+  }
+
+  #arithmetic(): void {
+    const s = this.s;
+    let depth = 0, j = this.i + 1;
+    for (; j < s.length; j++) {
+      if (s[j] === "(") depth++;
+      else if (s[j] === ")" && --depth === 0) break;
+    }
+    if (j >= s.length) return this.#fail("unterminated $((");
+    this.#addDynamic(s.slice(this.i, j + 1));
+    this.i = j + 1;
+  }
+
+  /** `$'…'`: ANSI-C quoting, its escapes decoded (`$'\x67it'` is `git`). */
+  #ansiC(): void {
+    const s = this.s;
+    let j = this.i + 2, out = "";
+    const simple: Record<string, string> = {
+      n: "\n",
+      t: "\t",
+      r: "\r",
+      a: "\x07",
+      b: "\b",
+      e: "\x1b",
+      f: "\f",
+      v: "\v",
+    };
+    for (; j < s.length && s[j] !== "'"; j++) {
+      if (s[j] !== "\\") {
+        out += s[j];
+        continue;
+      }
+      const e = s[++j] ?? "";
+      const hex = /^x([0-9a-fA-F]{1,2})/.exec(s.slice(j));
+      const oct = /^([0-7]{1,3})/.exec(s.slice(j));
+      const uni = /^[uU]([0-9a-fA-F]{1,8})/.exec(s.slice(j));
+      if (hex) [out, j] = [out + String.fromCharCode(parseInt(hex[1], 16)), j + hex[0].length - 1];
+      else if (uni) [out, j] = [out + String.fromCodePoint(parseInt(uni[1], 16) % 0x110000), j + uni[0].length - 1];
+      else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];
+      else out += simple[e] ?? e;
+    }
+    if (j >= s.length) return this.#fail("unterminated $'");
+    this.#add(out);
+    this.i = j + 1;
+  }
+
+  /** `$( … )`, `` ` … ` `` or `<( … )`: the commands inside are read as commands of their own. */
+  #substitution(close: ")" | "`"): void {
+    if (this.depth + 1 > MAX_SHELL_DEPTH) return this.#fail(`substitutions nested deeper than ${MAX_SHELL_DEPTH}`);
+    const start = this.i;
+    const inner = new Reader(this.s, this.depth + 1);
+    inner.i = this.i + 1;
+    const end = inner.read(close);
+    if (inner.problem !== null) return this.#fail(inner.problem);
+    this.commands.push(...inner.commands);
+    this.#addDynamic(this.s.slice(start, end + 1));
+    this.i = end + 1;
+  }
+}
+
+/**
+ * Reads a shell command line into the simple commands it runs.
+ *
+ * @example
+ * ```ts
+ * import { parseShell } from "./shell.ts";
+ * parseShell("cd x && 'git' push").commands.map((c) => c.words.map((w) => w.text).join(" ")); // ["cd x", "git push"]
+ * ```
+ */
+export function parseShell(text: string, depth = 0): ParsedShell {
+  if (depth > MAX_SHELL_DEPTH) return { commands: [], problem: `scripts nested deeper than ${MAX_SHELL_DEPTH}` };
+  const reader = new Reader(text, depth);
+  reader.read(null);
+  return { commands: reader.commands, problem: reader.problem };
+}
+
+/**
+ * Whether a word is a shell keyword that only introduces the command after it (`then git push`).
+ *
+ * @example
+ * ```ts
+ * import { isKeyword } from "./shell.ts";
+ * isKeyword("do"); // true
+ * ```
+ */
+export function isKeyword(word: string): boolean {
+  return KEYWORDS.has(word);
+}

@@ -1,0 +1,146 @@
+/**
+ * Every agent's tool call in one vocabulary, Claude Code's, so one rule
+ * covers the same call whoever makes it:
+ *
+ * | rule tool | Claude Code | Codex CLI | Gemini CLI | noema (`shell`, `command`, `llm`) |
+ * |---|---|---|---|---|
+ * | `Bash` | `Bash` | `Bash` | `run_shell_command` | shell and command actions; `shell` |
+ * | `Read` | `Read`, `Glob`, `Grep`, `LS` | — | `read_file`, `read_many_files`, `glob`, `search_file_content`, `grep_search`, `list_directory` | `read_file`, `list_dir`, `search` |
+ * | `Edit` | `Edit`, `MultiEdit`, `Write`, `NotebookEdit` | `apply_patch` | `replace`, `write_file` | `edit_file`, `write_file` |
+ * | `Write` | `Write` | — | `write_file` | `write_file` |
+ * | `WebFetch` | `WebFetch` | — | `web_fetch` | — |
+ * | `WebSearch` | `WebSearch` | — | `google_web_search` | — |
+ * | `mcp__server__tool` | MCP tools | MCP tools | — | MCP tools |
+ *
+ * A `Read` rule covers every tool that reads (`Glob`, `Grep`, `LS`…), an
+ * `Edit` rule every tool that changes a file (as in Claude Code); any other
+ * rule names its tool exactly.
+ *
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+
+/** A tool call as the rules see it. */
+export interface RuleTarget {
+  /** The tool in Claude Code's vocabulary (`Bash`, `Edit`…), or the call's own name. */
+  tool: string;
+  /** For `Bash`: the command line. */
+  command?: string;
+  /** For file tools: the absolute paths the call touches. */
+  paths?: string[];
+  /** For `WebFetch`: the URL. */
+  url?: string | null;
+  /** For other tools: the text a specifier is matched against. */
+  subject?: string;
+}
+
+/** The tools each rule tool covers, beyond its own name. */
+const COVERS: Record<string, readonly string[]> = {
+  Read: ["Read", "Glob", "Grep", "LS", "NotebookRead"],
+  Edit: ["Edit", "MultiEdit", "Write", "NotebookEdit"],
+};
+
+/** Other agents' tool names, in Claude Code's vocabulary. */
+const ALIASES: Record<string, string> = {
+  run_shell_command: "Bash",
+  shell: "Bash",
+  read_file: "Read",
+  read_many_files: "Read",
+  list_directory: "LS",
+  list_dir: "LS",
+  glob: "Glob",
+  search_file_content: "Grep",
+  grep_search: "Grep",
+  search: "Grep",
+  write_file: "Write",
+  replace: "Edit",
+  edit_file: "Edit",
+  apply_patch: "Edit",
+  web_fetch: "WebFetch",
+  google_web_search: "WebSearch",
+};
+
+const PATH_KEYS = ["file_path", "notebook_path", "absolute_path", "path", "dir_path", "directory"];
+
+/**
+ * Whether a rule naming `ruleTool` covers a call of `tool` (both in Claude Code's vocabulary).
+ *
+ * @example
+ * ```ts
+ * import { ruleCovers } from "./tools.ts";
+ * ruleCovers("Edit", "Write"); // true
+ * ```
+ */
+export function ruleCovers(ruleTool: string, tool: string): boolean {
+  return ruleTool === tool || (COVERS[ruleTool]?.includes(tool) ?? false);
+}
+
+function strings(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  return Array.isArray(value) ? value.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** The files a patch in Codex's `apply_patch` format names. */
+function patchPaths(input: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const v of Object.values(input)) {
+    if (typeof v !== "string") continue;
+    for (const m of v.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm)) {
+      out.push((m[1] ?? m[2]).trim());
+    }
+  }
+  return out;
+}
+
+function filePaths(tool: string, original: string, input: Record<string, unknown>, cwd: string): string[] {
+  let raw = PATH_KEYS.flatMap((k) => strings(input[k]));
+  if (original === "apply_patch") raw = patchPaths(input);
+  if (original === "read_many_files") raw = [...raw, ...strings(input.paths), ...strings(input.include)];
+  // Glob, Grep and LS without a path look at the cwd.
+  if (raw.length === 0 && (tool === "Glob" || tool === "Grep" || tool === "LS")) raw = ["."];
+  return raw.map((p) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p)));
+}
+
+/** The action's fields the mapping reads (what `PolicyState.action` holds). */
+export interface ActionLike {
+  kind: string;
+  tool: string;
+  input: Readonly<Record<string, unknown>>;
+  command: string;
+}
+
+/**
+ * A pending action in the rules' vocabulary, or null when it runs nothing
+ * (a shell step with no command).
+ *
+ * @example
+ * ```ts
+ * import { ruleTarget } from "./tools.ts";
+ * ruleTarget({ kind: "tool", tool: "run_shell_command", input: { command: "ls" }, command: "ls" }, "/w").tool; // "Bash"
+ * ```
+ */
+export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
+  const input = action.input as Record<string, unknown>;
+  if (action.kind === "shell" || action.kind === "command") {
+    const runs = typeof input.command === "string" || Array.isArray(input.argv);
+    return runs ? { tool: "Bash", command: action.command } : null;
+  }
+  const tool = ALIASES[action.tool] ?? action.tool;
+  if (tool === "Bash") {
+    const command = typeof input.command === "string" ? input.command : action.command;
+    return { tool, command };
+  }
+  if (ruleCovers("Read", tool) || ruleCovers("Edit", tool)) {
+    return { tool, paths: filePaths(tool, action.tool, input, cwd) };
+  }
+  if (tool === "WebFetch") {
+    const url = typeof input.url === "string"
+      ? input.url
+      : (/https?:\/\/[^\s"'<>]+/.exec(typeof input.prompt === "string" ? input.prompt : "")?.[0] ?? null);
+    return { tool, url };
+  }
+  const subject = ["subagent_type", "query", "skill", "command"].map((k) => input[k]).find((x) =>
+    typeof x === "string"
+  );
+  return { tool, subject: typeof subject === "string" ? subject : action.command };
+}

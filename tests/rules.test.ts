@@ -1,0 +1,310 @@
+// The built-in rules policy: Claude Code permission-rule syntax, compound Bash commands and their evasions, path,
+// domain and MCP rules, other agents' tool names, layering that only tightens, and audit verdicts.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { commandUnits } from "../src/runtime/rules/unwrap.ts";
+import { decideLayer } from "../src/runtime/rules/match.ts";
+import { commandPattern, couldMatch, matchesCommand } from "../src/runtime/rules/pattern.ts";
+import { ruleProblem } from "../src/runtime/rules/rule.ts";
+import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
+import { rulesPolicy, rulesVerdict } from "../src/runtime/rules/policy.ts";
+import { ruleTarget } from "../src/runtime/rules/tools.ts";
+import { decide } from "../src/runtime/governance.ts";
+import { consultPolicy } from "../src/runtime/direction.ts";
+import type { PolicyState } from "../src/plugins/api.ts";
+
+const WS = "/work/app";
+const layer = (set: RuleSet, source = "/proj/noema.jsonc", base = "/proj") =>
+  toLayer(set, { source, field: "rules", base });
+const bash = (command: string) => ({ tool: "Bash", command });
+const effect = (set: RuleSet, command: string) => decideLayer(layer(set), bash(command), { cwd: WS }).effect;
+const action = (tool: string, input: Record<string, unknown>) => ({
+  kind: "tool",
+  tool,
+  input,
+  command: typeof input.command === "string" ? input.command : JSON.stringify(input),
+});
+
+describe("Bash patterns", () => {
+  test("prefix :*, exact, * anywhere, an optional single trailing ' *'", () => {
+    const m = (spec: string, cmd: string) => matchesCommand(commandPattern(spec), cmd);
+    assert.ok(m("git push:*", "git push"));
+    assert.ok(m("git push:*", "git push origin main"));
+    assert.ok(!m("git push:*", "git pushx"));
+    assert.ok(!m("git push:*", "git pull"));
+    assert.ok(m("npm run test", "npm run test"));
+    assert.ok(!m("npm run test", "npm run test --watch"));
+    assert.ok(m("git * main", "git push origin main"));
+    assert.ok(m("ls *", "ls") && m("ls *", "ls -la") && !m("ls *", "lsof"));
+    assert.ok(m("git   push:*", "git    push   -f"), "whitespace is collapsed on both sides");
+  });
+
+  test("couldMatch: a command whose tail is unknown may still be a match", () => {
+    assert.ok(couldMatch(commandPattern("git push:*"), "git "));
+    assert.ok(couldMatch(commandPattern("git push:*"), ""));
+    assert.ok(!couldMatch(commandPattern("git push:*"), "ls "));
+  });
+});
+
+describe("compound commands and evasions", () => {
+  const DENY: RuleSet = { deny: [{ rule: "Bash(git push:*)", reason: "pushes go through review" }] };
+  const caught = [
+    "git push",
+    "cd x && git push",
+    "cd x; git push origin main",
+    "false || git push",
+    "echo hi | git push",
+    "ls &\ngit push",
+    "'git' push",
+    'g"it" push',
+    "gi\\t push",
+    "$'\\x67it' push",
+    "FOO=1 git push",
+    "FOO=1 BAR='a b' git push",
+    "command git push",
+    "builtin command git push",
+    "env git push",
+    "env -i PATH=/usr/bin /usr/bin/git push",
+    "env -S 'git push'",
+    "echo main | xargs git push origin",
+    "xargs -n 1 -I{} git push {}",
+    "exec git push",
+    "/usr/bin/git push",
+    "./bin/../git push",
+    "git    push   --force",
+    "\tgit push",
+    "ls\ngit push",
+    "ls \\\n && git push",
+    "(cd x && git push)",
+    "{ git push; }",
+    "echo $(git push)",
+    'echo "$(git push)"',
+    "echo `git push`",
+    "diff <(git push) x",
+    "sh -c 'git push'",
+    'bash -c "cd x && git push"',
+    "bash -lc 'git push'",
+    "sh -c \"sh -c 'git push'\"",
+    "eval git push",
+    "eval 'cd x; git push'",
+    "if true; then git push; fi",
+    "for r in a b; do git push $r; done",
+    "while false; do :; done; git push",
+    "timeout 10 git push",
+    "nice -n 5 nohup git push &",
+    "sudo -u ci git push",
+    "time git push",
+    "stdbuf -oL git push",
+    "watch -n 1 git push",
+    "bash <<EOF\ngit push\nEOF",
+    "ls 2>/dev/null && git push >out.txt 2>&1",
+    "! git push",
+    "git -C /work/app push",
+    "git -c core.askPass=x --no-pager push",
+    "sudo git --git-dir=.git push",
+  ];
+  for (const cmd of caught) {
+    test(`denied: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "deny"));
+  }
+
+  const passed = [
+    "git pull",
+    "git status && git log",
+    "echo git push",
+    "echo 'git push'",
+    "cat <<EOF\ngit push\nEOF",
+    "# git push",
+    "printf '%s' \"$HOME\"",
+    "grep -r 'git push' docs",
+  ];
+  for (const cmd of passed) {
+    test(`allowed: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "allow"));
+  }
+
+  test("what cannot be read, or is only known when it runs, fails closed for deny and ask rules", () => {
+    for (const cmd of ["echo 'unterminated && git push", "$CMD push", "git $SUB", 'sh -c "$SCRIPT"', "eval $X"]) {
+      const d = decideLayer(layer(DENY), bash(cmd), { cwd: WS });
+      assert.equal(d.effect, "deny", cmd);
+      assert.ok(d.note, `a note says why: ${cmd}`);
+    }
+    assert.equal(effect({ ask: ["Bash(rm:*)"] }, "$(echo rm) -rf x"), "ask");
+    // Nothing could make `ls $DIR` a push.
+    assert.equal(effect(DENY, "ls $DIR"), "allow");
+  });
+
+  test("the units of a line: each command, with its wrappers peeled", () => {
+    const { units, problem } = commandUnits("cd x && FOO=1 command /usr/bin/git push");
+    assert.equal(problem, null);
+    assert.deepEqual(units.map((u) => u.map((s) => s.map((w) => w.text).join(" "))), [
+      ["cd x"],
+      ["command /usr/bin/git push", "git push"],
+    ]);
+  });
+});
+
+describe("deny beats ask beats allow; allow needs every command; default", () => {
+  test("order and default", () => {
+    const set: RuleSet = { deny: ["Bash(rm -rf:*)"], ask: ["Bash(rm:*)"], allow: ["Bash(rm:*)", "Bash(ls:*)"] };
+    assert.equal(effect(set, "rm -rf /tmp/x"), "deny");
+    assert.equal(effect(set, "rm a"), "ask");
+    assert.equal(effect(set, "ls -la"), "allow");
+    assert.equal(effect({ ...set, default: "deny" }, "cat a"), "deny");
+    assert.equal(effect({ ...set, default: "ask" }, "cat a"), "ask");
+  });
+
+  test("an allow rule lets a compound through only when every command is allowed", () => {
+    const set: RuleSet = { allow: ["Bash(ls:*)", "Bash(cd:*)"], default: "deny" };
+    assert.equal(effect(set, "cd x && ls -la"), "allow");
+    assert.equal(effect(set, "ls && git push"), "deny");
+    assert.equal(effect(set, "ls $(curl evil)"), "deny");
+    assert.equal(effect(set, "timeout 5 ls"), "allow", "the unwrapped command is allowed");
+    assert.equal(effect(set, "sh -c 'ls'"), "deny", "sh itself is not allowed");
+    assert.equal(effect(set, "ls 'unterminated"), "deny", "an unreadable line is never allowed");
+    assert.equal(effect({ allow: ["Bash"], default: "deny" }, "anything 'at all"), "allow");
+  });
+});
+
+describe("file, web and MCP rules; other agents' tool names", () => {
+  const target = (tool: string, input: Record<string, unknown>) => ruleTarget(action(tool, input), WS)!;
+  const fx = (set: RuleSet, tool: string, input: Record<string, unknown>) =>
+    decideLayer(layer(set), target(tool, input), { cwd: WS, home: "/home/ana" }).effect;
+
+  test("Read(./.env), Edit(src/**), *.env at any depth, //abs, ~/, /relative-to-the-settings-file", () => {
+    assert.equal(fx({ deny: ["Read(./.env)"] }, "Read", { file_path: `${WS}/.env` }), "deny");
+    assert.equal(fx({ deny: ["Read(./.env)"] }, "Read", { file_path: `${WS}/sub/.env` }), "allow");
+    assert.equal(fx({ deny: ["Read(.env)"] }, "Read", { file_path: `${WS}/sub/.env` }), "deny");
+    assert.equal(fx({ deny: ["Read(*.env)"] }, "Grep", { pattern: "x", path: "config/prod.env" }), "deny");
+    assert.equal(fx({ deny: ["Edit(src/**)"] }, "Edit", { file_path: `${WS}/src/a/b.ts` }), "deny");
+    assert.equal(fx({ deny: ["Edit(src/**)"] }, "Write", { file_path: `${WS}/src/new.ts` }), "deny");
+    assert.equal(fx({ deny: ["Edit(src/**)"] }, "Write", { file_path: `${WS}/docs/new.md` }), "allow");
+    assert.equal(fx({ deny: ["Edit(src)"] }, "Edit", { file_path: `${WS}/src/x.ts` }), "deny", "a directory");
+    assert.equal(fx({ deny: ["Write(src/**)"] }, "Edit", { file_path: `${WS}/src/x.ts` }), "allow");
+    assert.equal(fx({ deny: ["Read(//etc/**)"] }, "Read", { file_path: "/etc/passwd" }), "deny");
+    assert.equal(fx({ deny: ["Read(~/.ssh/**)"] }, "Read", { file_path: "/home/ana/.ssh/id_ed25519" }), "deny");
+    assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: "/proj/secrets/k" }), "deny");
+    assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: `${WS}/secrets/k` }), "allow");
+  });
+
+  test("WebFetch(domain:…), mcp__server, mcp__server__tool, mcp__server__*, bare names", () => {
+    assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://evil.com/x" }), "deny");
+    assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://good.com/x" }), "allow");
+    assert.equal(fx({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://a.evil.com" }), "deny");
+    assert.equal(fx({ deny: ["mcp__github"] }, "mcp__github__create_pr", {}), "deny");
+    assert.equal(fx({ deny: ["mcp__github__create_pr"] }, "mcp__github__merge", {}), "allow");
+    assert.equal(fx({ deny: ["mcp__github__*"] }, "mcp__github__merge", {}), "deny");
+    assert.equal(fx({ deny: ["mcp__git"] }, "mcp__github__merge", {}), "allow");
+    assert.equal(fx({ deny: ["WebSearch"] }, "WebSearch", { query: "x" }), "deny");
+    assert.equal(fx({ deny: ["Read"] }, "Glob", { pattern: "**/*.ts" }), "deny", "Read covers Glob");
+  });
+
+  test("Codex, Gemini and noema's own tools answer to the same rules", () => {
+    const push = { deny: ["Bash(git push:*)"] };
+    assert.equal(fx(push, "run_shell_command", { command: "cd x && git push" }), "deny"); // Gemini
+    assert.equal(fx(push, "shell", { command: "git push" }), "deny"); // noema's llm agent
+    assert.equal(fx(push, "Bash", { command: "cd x && git push" }), "deny"); // Claude Code, Codex
+    const src = { deny: ["Edit(src/**)"] };
+    const patch = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** End Patch\n";
+    assert.equal(fx(src, "apply_patch", { command: patch }), "deny"); // Codex
+    assert.equal(fx(src, "replace", { file_path: `${WS}/src/a.ts` }), "deny"); // Gemini
+    assert.equal(fx(src, "write_file", { path: "src/a.ts", content: "" }), "deny"); // Gemini, llm
+    assert.equal(fx(src, "edit_file", { path: "src/a.ts" }), "deny"); // llm
+    assert.equal(fx({ deny: ["Read(./.env)"] }, "read_file", { path: ".env" }), "deny"); // llm
+    assert.equal(
+      fx({ deny: ["WebFetch(domain:evil.com)"] }, "web_fetch", { prompt: "see https://evil.com/a" }),
+      "deny",
+    );
+    // noema's shell adapter: a shell action.
+    const shell = ruleTarget({
+      kind: "shell",
+      tool: "adapter:shell",
+      input: { command: "git push" },
+      command: "git push",
+    }, WS);
+    assert.deepEqual(shell, { tool: "Bash", command: "git push" });
+    assert.equal(ruleTarget({ kind: "shell", tool: "adapter:shell", input: {}, command: "" }, WS), null);
+  });
+});
+
+describe("rule syntax", () => {
+  test("valid and invalid rules, each problem in words", () => {
+    for (const ok of ["Bash", "Bash(*)", "Bash(git push:*)", "Edit(src/**)", "Read(./.env)", "mcp__github__*"]) {
+      assert.equal(ruleProblem(ok), null, ok);
+    }
+    assert.match(ruleProblem("Bash(git push")!, /missing "\)"/);
+    assert.match(ruleProblem("bash(ls)")!, /did you mean "Bash"/);
+    assert.match(ruleProblem("Bash()")!, /empty parentheses/);
+    assert.match(ruleProblem("Bash(git:* push)")!, /":\*" may only end/);
+    assert.match(ruleProblem("WebFetch(evil.com)")!, /domain:/);
+    assert.match(ruleProblem("")!, /empty/);
+    assert.match(ruleProblem("no spaces allowed")!, /not a tool name/);
+  });
+});
+
+describe("layers only tighten; audit layers only watch", () => {
+  const user = (set: RuleSet) => toLayer(set, { source: "/home/ana/.config/noema/rules.jsonc", field: "", base: "/" });
+  const verdict = (layers: ReturnType<typeof user>[], command: string) =>
+    rulesVerdict(layers, action("Bash", { command }) as PolicyState["action"], WS);
+
+  test("a project allow or default cannot loosen the user's deny or ask", () => {
+    const u = user({ deny: ["Bash(git push:*)"], ask: ["Bash(npm publish:*)"], default: "ask" });
+    const p = layer({ allow: ["Bash(git push:*)", "Bash(npm publish:*)", "Bash(ls:*)"], default: "allow" });
+    assert.equal(verdict([u, p], "git push")?.kind, "veto");
+    assert.equal(verdict([u, p], "git push")?.requires_approval, undefined);
+    assert.equal(verdict([u, p], "npm publish")?.requires_approval, true);
+    assert.equal(verdict([u, p], "cat x")?.requires_approval, true, "the user's default ask stays");
+    assert.equal(verdict([u, p], "echo x; git push")?.kind, "veto");
+  });
+
+  test("a project may tighten: its deny beats the user's allow, its default deny the user's default allow", () => {
+    const u = user({ allow: ["Bash(git push:*)"] });
+    const p = layer({ deny: ["Bash(git push:*)"], default: "deny", allow: ["Bash(ls:*)"] });
+    assert.equal(verdict([u, p], "git push")?.kind, "veto");
+    assert.equal(verdict([u, p], "cat x")?.kind, "veto");
+    assert.equal(verdict([u, p], "ls"), undefined);
+  });
+
+  test("a deny in one layer beats an ask in another, and the reason names the rule and its file", () => {
+    const v = verdict(
+      [user({ ask: ["Bash(git:*)"] }), layer({ deny: [{ rule: "Bash(git push:*)", reason: "no" }] })],
+      "git push",
+    )!;
+    assert.equal(v.requires_approval, undefined);
+    assert.match(v.advice, /denied by rule "Bash\(git push:\*\)": no/);
+    assert.match(v.rationale!, /\/proj\/noema\.jsonc rules\.deny\[0\]/);
+  });
+
+  test("an audit layer records a would-veto and never blocks, nor loosens an enforced one", () => {
+    const audit = layer({ mode: "audit", deny: ["Bash(git push:*)"] });
+    const v = verdict([audit], "git push")!;
+    assert.equal(v.audit, true);
+    assert.match(v.advice, /^audit: would be denied/);
+    assert.equal(
+      verdict([user({ deny: ["Bash(git push:*)"] }), { ...audit, default: "allow" }], "git push")?.audit,
+      undefined,
+    );
+    assert.equal(verdict([audit], "ls"), undefined);
+  });
+
+  test("governance: an audit veto is a decision veto, not enforced; an enforced veto still blocks", async () => {
+    const settings = {
+      intuitionMode: "interventive" as const,
+      thresholds: new Map(),
+      defaultThreshold: 0.5,
+      timeoutMs: 1000,
+      now: () => new Date().toISOString(),
+    };
+    const state = (command: string) =>
+      ({ action: action("Bash", { command }), workspace: WS }) as unknown as PolicyState;
+    const watch = rulesPolicy([layer({ mode: "audit", deny: ["Bash(git push:*)"] })])!;
+    const o = await consultPolicy(watch, state("git push"), settings);
+    const d = decide([o], "enforce", "fail_closed");
+    assert.deepEqual([d.decision, d.enforced, d.blocked], ["veto", false, false]);
+    const enforce = rulesPolicy([layer({ deny: ["Bash(rm:*)"] }, "/other/noema.jsonc")])!;
+    const both = decide(
+      [o, await consultPolicy(enforce, state("git push && rm x"), settings)],
+      "enforce",
+      "fail_closed",
+    );
+    assert.deepEqual([both.decision, both.enforced, both.blocked], ["veto", true, true]);
+  });
+});

@@ -1,0 +1,184 @@
+// Rules from noema.jsonc, rules files, --rules and the user's rules file, through the real CLI: a plan-driven run
+// denied by a rule, an ask rule that pauses and resumes, audit mode counted as would-veto in list and view, layers
+// that only tighten, and bad rules refused at load and at install-hooks with the file, line and field.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { cli, cliCommand } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-rules-");
+after(() => tmp.cleanup());
+let n = 0;
+
+const PUSH_TASK = {
+  task: "push it",
+  using: "shell",
+  steps: [
+    { kind: "act", description: "list", inputs: { command: "echo listed" } },
+    { kind: "act", description: "push", inputs: { command: "cd . && FOO=1 'git' push origin main" } },
+  ],
+};
+
+/** A project directory with noema.jsonc (when given), a task file, and no user rules unless named. */
+function project(config: unknown | null, task: unknown = PUSH_TASK) {
+  const dir = join(tmp.path, `p${++n}`);
+  mkdirSync(dir, { recursive: true });
+  if (config !== null) {
+    writeFileSync(join(dir, "noema.jsonc"), typeof config === "string" ? config : JSON.stringify(config, null, 2));
+  }
+  writeFileSync(join(dir, "task.jsonc"), JSON.stringify(task));
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    cli(args, { cwd: dir, env: { NOEMA_USER_RULES: "", ...env } });
+  return { dir, run };
+}
+
+describe("rules in a run", () => {
+  test("a plan-driven run is vetoed by a rule in noema.jsonc, with the rule's reason", () => {
+    const p = project({ rules: { deny: [{ rule: "Bash(git push:*)", reason: "pushes go through review" }] } });
+    const r = p.run(["run", "task.jsonc", "--json"]);
+    assert.equal(r.code, 3, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.status, "vetoed");
+    assert.match(JSON.stringify(out.blocked), /Rules@1\.0/);
+    assert.match(JSON.stringify(out.blocked), /denied by rule \\"Bash\(git push:\*\)\\": pushes go through review/);
+    const events = readFileSync(join(out.episode_dir, "events.jsonl"), "utf8").trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    const start = events[0].payload.settings;
+    assert.equal(start.policies[0].id, "Rules@1.0");
+    assert.equal(start.rules[0].rules[0].rule, "Bash(git push:*)", "the rules are recorded in the start event");
+    const acts = events.filter((e) => e.phase === "act");
+    assert.deepEqual(acts.map((e) => e.payload.result_status), ["ok", "skipped"]);
+    assert.equal(p.run(["validate", out.episode_id]).code, 0);
+  });
+
+  test("an ask rule pauses the run for approval; approved, it resumes under the recorded rules", () => {
+    const p = project({ rules: { ask: ["Bash(git push:*)"], allow: ["Bash(echo:*)"] } });
+    const r = p.run(["run", "task.jsonc", "--json"]);
+    assert.equal(r.code, 4, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id;
+    assert.equal(p.run(["approve", id, "--by", "ana"]).code, 0);
+    const resumed = p.run(["resume", id, "--json"]);
+    // git push runs (and fails: no repository), so the run ends in error, not vetoed or paused.
+    assert.equal(JSON.parse(resumed.stdout).status, "error", resumed.stderr);
+  });
+
+  test("audit mode: the action runs, and list --json and view count the would-have-vetoed", () => {
+    const p = project({ rules: { mode: "audit", deny: ["Bash(git push:*)"] } });
+    const r = p.run(["run", "task.jsonc", "--json"]);
+    const out = JSON.parse(r.stdout);
+    assert.notEqual(out.status, "vetoed");
+    const listed = JSON.parse(p.run(["list", "--json"]).stdout);
+    assert.equal(listed[0].would_veto_count, 1);
+    const view = p.run(["view", out.episode_id]).stdout;
+    assert.match(view, /1 would veto \(audit\)/);
+    assert.match(view, /audit: would be denied by rule "Bash\(git push:\*\)"/);
+    assert.equal(JSON.parse(p.run(["view", out.episode_id, "--json"]).stdout).counts.would_vetoes, 1);
+  });
+
+  test("the user's rules file comes first; the project's allow and default cannot loosen it", () => {
+    const user = join(tmp.path, `user${++n}.jsonc`);
+    writeFileSync(user, JSON.stringify({ deny: [{ rule: "Bash(git push:*)", reason: "user says no" }] }));
+    const p = project({ rules: { allow: ["Bash(git push:*)", "Bash"], default: "allow" } });
+    const r = p.run(["run", "task.jsonc", "--json"], { NOEMA_USER_RULES: user });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stdout, /user says no/);
+    // XDG_CONFIG_HOME/noema/rules.jsonc is the user's file by default.
+    const xdg = join(tmp.path, `xdg${n}`);
+    mkdirSync(join(xdg, "noema"), { recursive: true });
+    writeFileSync(join(xdg, "noema", "rules.jsonc"), '{ "deny": ["Bash(git push:*)"] }');
+    const env = { NOEMA_USER_RULES: undefined as unknown as string, XDG_CONFIG_HOME: xdg };
+    assert.equal(cli(["run", "task.jsonc"], { cwd: p.dir, env }).code, 3);
+  });
+
+  test("--rules FILE and rules_file add a rule set; a task file's rules too", () => {
+    const p = project({ rules_file: "team/rules.jsonc" });
+    mkdirSync(join(p.dir, "team"));
+    writeFileSync(join(p.dir, "team", "rules.jsonc"), '// team rules\n{ "deny": ["Bash(git push:*)"] }\n');
+    assert.equal(p.run(["run", "task.jsonc"]).code, 3);
+    const q = project(null);
+    writeFileSync(join(q.dir, "extra.jsonc"), '{ "deny": ["Bash(git:*)"] }');
+    assert.equal(q.run(["run", "task.jsonc"]).code, 1, "no rules: the push runs and fails");
+    assert.equal(q.run(["run", "task.jsonc", "--rules", "extra.jsonc"]).code, 3);
+    writeFileSync(join(q.dir, "t2.jsonc"), JSON.stringify({ ...PUSH_TASK, rules: { deny: ["Bash(git push:*)"] } }));
+    assert.equal(q.run(["run", "t2.jsonc"]).code, 3);
+  });
+});
+
+test("noema's own llm agent: its shell and read_file calls answer to Bash(...) and Read(...) rules", async () => {
+  const server = await startOpenAiServer([
+    {
+      tool_calls: [
+        { id: "t1", name: "shell", arguments: JSON.stringify({ command: "cd . && git push origin main" }) },
+        { id: "t2", name: "read_file", arguments: JSON.stringify({ path: ".env" }) },
+        { id: "t3", name: "shell", arguments: JSON.stringify({ command: "echo fine" }) },
+      ],
+    },
+    { text: "Done." },
+  ]);
+  try {
+    const p = project({ rules: { deny: [{ rule: "Bash(git push:*)", reason: "no pushes" }, "Read(./.env)"] } });
+    writeFileSync(join(p.dir, ".env"), "TOKEN=x\n");
+    const [cmd, ...argv] = [...cliCommand(), "run", "tidy up", "--model", "openai-compatible:m"];
+    const r = await runChild(cmd, [...argv, "--base-url", server.url, "--workspace", p.dir, "--json"], {
+      cwd: p.dir,
+      env: { ...process.env, NO_COLOR: "1", NOEMA_ROOT: "", NOEMA_USER_RULES: "" } as Record<string, string>,
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const told = toolMessages(server.requests[1]);
+    assert.match(told.get("t1")!, /denied by rule "Bash\(git push:\*\)": no pushes/);
+    assert.match(told.get("t2")!, /denied by rule "Read\(\.\/\.env\)"/);
+    assert.doesNotMatch(told.get("t2")!, /TOKEN=x/);
+    assert.match(told.get("t3")!, /fine/);
+  } finally {
+    await server.close();
+  }
+});
+
+describe("bad rules are located errors at load, and at install-hooks", () => {
+  const bad = '{\n  "rules": {\n    "deny": [\n      "Bash(git push:*)",\n      "Bash(rm -rf"\n    ]\n  }\n}\n';
+
+  test("a bad rule in noema.jsonc: exit 2, file:line: field, nothing written", () => {
+    const p = project(bad);
+    const r = p.run(["run", "task.jsonc"]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr.trim(), `noema: ${join(p.dir, "noema.jsonc")}:5: rules.deny[1]: missing ")" at the end`);
+    assert.equal(existsSync(join(p.dir, ".noema")), false);
+  });
+
+  test("unknown keys, wrong case, a missing rules_file, a bad --rules file", () => {
+    const p = project('{\n "rules": {\n  "defualt": "deny"\n }\n}');
+    assert.match(p.run(["run", "task.jsonc"]).stderr, /noema\.jsonc:3: rules\.defualt: .*did you mean "default"/);
+    const q = project({ rules_file: "nope.jsonc" });
+    assert.match(q.run(["run", "task.jsonc"]).stderr, /noema\.jsonc: rules_file: rules file not found/);
+    writeFileSync(join(q.dir, "r.jsonc"), '{\n  "ask": [\n    { "rule": "bash(ls)", "reason": "x" }\n  ]\n}');
+    const r = project(null).run(["run", join(q.dir, "task.jsonc"), "--rules", join(q.dir, "r.jsonc")]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /r\.jsonc:3: ask\[0\]\.rule: unknown tool "bash" \(did you mean "Bash"\?\)/);
+  });
+
+  test("install-hooks refuses a bad rule (nothing registered), and counts rules as governance", () => {
+    const p = project(bad);
+    const home = join(p.dir, "home");
+    mkdirSync(home);
+    const r = p.run(["install-hooks", "claude-code"], { HOME: home });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /noema\.jsonc:5: rules\.deny\[1\]: missing "\)"/);
+    assert.equal(existsSync(join(p.dir, ".claude")), false);
+    const user = join(p.dir, "user.jsonc");
+    writeFileSync(user, '{ "allow": ["Nope(x"] }');
+    const u = p.run(["install-hooks", "codex", "--user"], { HOME: home, NOEMA_USER_RULES: user });
+    assert.equal(u.code, 2);
+    assert.match(u.stderr, /user\.jsonc:1: allow\[0\]/);
+    const good = project({ rules: { deny: ["Bash(git push:*)"] } });
+    const ok = good.run(["install-hooks", "claude-code"], { HOME: home });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.doesNotMatch(ok.stdout, /ungoverned/);
+  });
+});
