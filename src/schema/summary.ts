@@ -136,6 +136,29 @@ export const TokenMetrics = v.pipe(
 export type TokenMetrics = v.InferOutput<typeof TokenMetrics>;
 
 /**
+ * `metrics.review`: how the policies' `review` treated the results of the run's actions (an extension field;
+ * absent when no policy reviews results).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ReviewMetrics } from "./summary.ts";
+ * v.parse(ReviewMetrics, { reviewed: 3, redacted: 1, blocked: 1, hinted: 0, failed: 0, would: 0 });
+ * ```
+ */
+export const ReviewMetrics = v.pipe(
+  looseObject({
+    reviewed: v.pipe(Count, v.description("Results reviewed.")),
+    redacted: v.pipe(Count, v.description("Results the agent got redacted.")),
+    blocked: v.pipe(Count, v.description("Results withheld from the agent.")),
+    hinted: v.pipe(Count, v.description("Results passed on with hints.")),
+    failed: v.pipe(Count, v.description("Reviews in which a policy failed.")),
+    would: v.pipe(Count, v.description("Redactions and blocks recorded but not applied (governance audit).")),
+  }),
+  v.description("Reviews of action results by policies' review method."),
+);
+
+/**
  * `summary.json`.
  *
  * @example
@@ -183,6 +206,7 @@ export const Summary = looseObject({
       execution_ms: v.optional(Duration),
     })),
     tokens: v.optional(TokenMetrics),
+    review: v.optional(ReviewMetrics),
   })),
   insight: v.optional(v.pipe(
     looseObject({

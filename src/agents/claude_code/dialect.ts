@@ -12,6 +12,8 @@
  * | ask | `defer` in print mode (the episode pauses), else `ask` |
  * | allow, no hints | nothing (or `allow` when granting) |
  *
+ * A result the policies reviewed is answered at `PostToolUse` (see `../result_answer.ts`).
+ *
  * @module
  */
 import * as v from "valibot";
@@ -20,6 +22,7 @@ import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../d
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { transcriptResults } from "./transcript.ts";
 import { answerJson } from "../answer_json.ts";
+import { claudeDelivery, claudeResultAnswer } from "../result_answer.ts";
 
 const Base = v.looseObject({
   session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
@@ -204,4 +207,7 @@ export const claudeCode: Dialect = {
   // noema approve. Interactive, claude asks its user.
   onAsk: (context) => (context.print ? "defer" : "agent"),
   notRunReasons: (event, ids) => (event.transcript ? transcriptResults(event.transcript, ids) : new Map()),
+  // PostToolUse: a reviewed result is replaced (`updatedToolOutput`) or blocked (`decision: "block"`).
+  resultDelivery: claudeDelivery,
+  answerResult: claudeResultAnswer,
 };
