@@ -164,7 +164,8 @@ function governanceEvent(
   actEventId: string,
 ): void {
   const p = e.p, s = e.s;
-  const changed = r.agent_saw === "redacted" || r.agent_saw === "blocked";
+  // What the agent got (or, with no agent, would get) instead of the result.
+  const changed = r.agent_saw === "redacted" || (r.agent_saw === "none" && r.enforced && r.decision === "redact");
   if (s.mode !== "minimal") {
     e.emit("governance", {
       stage: "review",
