@@ -257,6 +257,20 @@ describe("plan-driven runs review results too (the plan is the agent)", () => {
     assert.equal(gov.payload.agent_saw, "none");
     assert.equal(summaryOf(out.episode_dir).metrics.review.redacted, 1);
     assert.match(gov.payload.message, /AWS secret access key/);
+    // view and the report show the reviews and what the agent got.
+    const view = cli(["view", out.episode_id, "--root", root, "--json"], { cwd: REPO });
+    const v = JSON.parse(view.stdout);
+    assert.deepEqual(v.counts.reviews, { redacted: 1, blocked: 0, hinted: 0 });
+    const reviewed = v.verdicts.find((x: any) => x.phase === "governance" && x.decision === "redact");
+    assert.equal(reviewed.stage, "review");
+    assert.equal(reviewed.agent_saw, "none");
+    const text = cli(["view", out.episode_id, "--root", root], { cwd: REPO, env: { COLUMNS: "200" } }).stdout;
+    assert.match(text, /results: 1 redacted/);
+    assert.match(text, /governance \(review\)\s+step-2\s+review\.redact:SecretScanner@1\.0\s+redact/);
+    assert.match(text, /review\s+reviewed 3 · redacted 1/);
+    const html = join(tmp.path, "report.html");
+    assert.equal(cli(["report", out.episode_id, "--root", root, "-o", html], { cwd: REPO }).code, 0);
+    assert.match(readFileSync(html, "utf8"), /governance \(review\)<\/td><td><code>review\.redact:SecretScanner@1\.0/);
     assert.deepEqual(validate(out.episode_dir).problems, []);
 
     const b = cli(
