@@ -6,7 +6,7 @@
  * |---|---|---|---|
  * | Claude Code `PostToolUse` | `hookSpecificOutput.updatedToolOutput`: the masked output, or the text in the output's shape (Bash: `stdout`) | `decision: "block"` + `reason`, and `updatedToolOutput` with the reason, so the model never reads the result | `additionalContext` |
  * | Claude Code `PostToolUseFailure` | cannot replace: the model saw the original | `decision: "block"` + `reason` (the error stays) | `additionalContext` |
- * | Gemini CLI `AfterTool` | `decision: "deny"` whose `reason` carries the masked result: the model reads `Tool result blocked: <reason>` | `decision: "deny"` + `reason` | `hookSpecificOutput.additionalContext` |
+ * | Gemini CLI `AfterTool` | `decision: "deny"` whose `reason` carries the masked result: the model gets the call as an error, the reason then the masked output | `decision: "deny"` + `reason` | `hookSpecificOutput.additionalContext` |
  * | Codex `PostToolUse` | cannot replace (Codex refuses `updatedMCPToolOutput`): the model saw the original | cannot withhold either: the original is seen; `decision: "block"` + `reason` tells the model why | `additionalContext` |
  *
  * What the model saw is recorded in the review's governance event (`agent_saw`).
@@ -94,8 +94,8 @@ export function geminiDelivery(_event: PostToolEvent): ReviewDelivery {
 }
 
 /**
- * Gemini CLI's answer to `AfterTool` after a review: the model reads `Tool result blocked: <reason>`, the
- * reason carrying the masked result for a redaction.
+ * Gemini CLI's answer to `AfterTool` after a review: the model gets the call as an error whose text is the
+ * reason, carrying the masked result for a redaction.
  *
  * @example
  * ```ts
@@ -106,8 +106,8 @@ export function geminiDelivery(_event: PostToolEvent): ReviewDelivery {
 export function geminiResultAnswer(_event: PostToolEvent, review: RecordedReview): HookAnswer {
   const out: Record<string, unknown> = {};
   if (review.agent_saw === "redacted") {
-    const shown = review.shown;
-    const text = typeof shown === "string" ? shown : answerJson(geminiContent(shown));
+    const content = geminiContent(review.shown);
+    const text = typeof content === "string" ? content : answerJson(content);
     out.decision = "deny";
     out.reason = `${reviewReason(review)}\n${text}`;
   } else if (review.agent_saw === "blocked") {
