@@ -7,7 +7,7 @@
  * | Claude Code `PostToolUse` | `hookSpecificOutput.updatedToolOutput`: the masked output, or the text in the output's shape (Bash: `stdout`) | `decision: "block"` + `reason`, and `updatedToolOutput` with the reason, so the model never reads the result | `additionalContext` |
  * | Claude Code `PostToolUseFailure` | cannot replace: the model saw the original | `decision: "block"` + `reason` (the error stays) | `additionalContext` |
  * | Gemini CLI `AfterTool` | `decision: "deny"` whose `reason` carries the masked result: the model gets the call as an error, the reason then the masked output | `decision: "deny"` + `reason` | `hookSpecificOutput.additionalContext` |
- * | Codex `PostToolUse` | cannot replace (Codex refuses `updatedMCPToolOutput`): the model saw the original | cannot withhold either: the original is seen; `decision: "block"` + `reason` tells the model why | `additionalContext` |
+ * | Codex `PostToolUse` | cannot replace (Codex refuses `updatedMCPToolOutput`): the model saw the original | `decision: "block"` + `reason`: Codex gives the model the reason in place of the output | `additionalContext` |
  *
  * What the model saw is recorded in the review's governance event (`agent_saw`).
  *
@@ -125,14 +125,15 @@ function geminiContent(response: unknown): unknown {
   return r && typeof r === "object" && "llmContent" in r ? r.llmContent : response;
 }
 
-/** Codex cannot replace a result: a redaction or a block leaves the original in front of the model. */
+/** Codex cannot replace a result (a redaction leaves the original in front of the model), but a block withholds it. */
 export function codexDelivery(_event: PostToolEvent): ReviewDelivery {
-  return { replace: false };
+  return { replace: false, block: true };
 }
 
 /**
- * Codex's answer to `PostToolUse` after a review: `decision: "block"` with the reason for a block (the model
- * still has the output), `additionalContext` for hints; a redaction cannot be expressed (recorded as seen).
+ * Codex's answer to `PostToolUse` after a review: `decision: "block"` with the reason for a block (Codex gives
+ * the model the reason instead of the output), `additionalContext` for hints; a redaction cannot be expressed
+ * (recorded as seen).
  *
  * @example
  * ```ts

@@ -25,8 +25,10 @@ import type { ReviewCounters } from "./summary_builder.ts";
  * `agent: false` in a plan-driven run (nobody reads the result).
  */
 export interface ReviewDelivery {
-  /** @default {true} */
+  /** Whether the agent can be shown another output (a redaction). @default {true} */
   replace?: boolean;
+  /** Whether a block withholds the result from the agent. @default {replace} */
+  block?: boolean;
   /** @default {true} */
   agent?: boolean;
 }
@@ -85,8 +87,10 @@ export async function reviewResult(
 /** What the agent saw, given the decision and what its integration can do. */
 function agentSaw(r: ResultReview, delivery: ReviewDelivery): RecordedReview["agent_saw"] {
   if (delivery.agent === false) return "none";
-  if (!r.enforced || delivery.replace === false) return "original";
-  return r.decision === "block" ? "blocked" : r.decision === "redact" ? "redacted" : "original";
+  if (!r.enforced) return "original";
+  const replace = delivery.replace !== false;
+  if (r.decision === "block") return (delivery.block ?? replace) ? "blocked" : "original";
+  return r.decision === "redact" && replace ? "redacted" : "original";
 }
 
 /** The frozen state `review` gets: the snapshot (with the action just recorded), the action, step and result. */
