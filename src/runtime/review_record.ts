@@ -64,6 +64,8 @@ export async function reviewResult(
   const reviewers = s.policies.filter((x) => typeof x.review === "function");
   if (reviewers.length === 0) return null;
   const step = p.steps[index];
+  // Taken before anything is awaited: a parallel call recorded meanwhile must not be mistaken for this one.
+  const actionId = p.actions.at(-1)?.id ?? null;
   const state = reviewState(e, index, action, result);
   const outcomes: ReviewOutcome[] = [];
   const eventIds: string[] = [];
@@ -80,7 +82,7 @@ export async function reviewResult(
   }
   const combined = combineReviews(outcomes, result.output ?? null, s.governance, s.failurePolicy);
   const review: RecordedReview = { ...combined, agent_saw: agentSaw(combined, delivery) };
-  governanceEvent(e, step, candidateId, review, eventIds, actEventId);
+  governanceEvent(e, step, { candidateId, actionId, actEventId }, review, eventIds);
   return review;
 }
 
@@ -162,10 +164,9 @@ function directionEvent(e: Engine, step: PlanStep, o: ReviewOutcome, actEventId:
 function governanceEvent(
   e: Engine,
   step: PlanStep,
-  candidateId: string,
+  ids: { candidateId: string; actionId: string | null; actEventId: string },
   r: RecordedReview,
   eventIds: string[],
-  actEventId: string,
 ): void {
   const p = e.p, s = e.s;
   // What the agent got (or, with no agent, would get) instead of the result.
@@ -181,8 +182,8 @@ function governanceEvent(
       mode: s.governance,
       failure_policy: s.failurePolicy,
       enforced: r.enforced,
-      action_candidate_id: candidateId,
-      action_id: p.actions.at(-1)?.id ?? null,
+      action_candidate_id: ids.candidateId,
+      action_id: ids.actionId,
       step_id: step.id,
       agent_saw: r.agent_saw,
       // What the agent got instead of the result (masked like every artifact, bounded like a tool output).
@@ -191,7 +192,7 @@ function governanceEvent(
         : {}),
       ...(r.hints.length > 0 ? { hints: r.hints.map((h) => e.redactor.redactString(h)) } : {}),
       error: r.error ? e.redactor.redact(r.error).value : null,
-    }, { faculty: "governance", caused_by: actEventId, evidence_ids: eventIds });
+    }, { faculty: "governance", caused_by: ids.actEventId, evidence_ids: eventIds });
     p.counters.governance++;
   }
   countReview(p.counters, r.decision, r.enforced, r.error !== null);
