@@ -95,6 +95,8 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.match(review!.reason!, /Anthropic key/);
     const clean = await call(core, "echo hi", { status: "ok", output: { stdout: "hi" } });
     assert.equal(clean.review?.decision, "pass");
+    // A call that did not run has no result to review.
+    assert.equal((await call(core, "ls", { status: "skipped", outcome: "not run" })).review, null);
     const r = await core.finish();
     const ev = events(r.episode_dir);
     const dir = ev.filter((e) => e.phase === "direction" && e.payload.stage === "review");

@@ -42,7 +42,7 @@ export interface RecordedReview extends ResultReview {
 /**
  * Reviews the result of the action of step `index` (recorded by its `act` event `actEventId`): consults every
  * policy with a `review` method, records their verdicts and the decision, and returns what the agent is shown.
- * Null when no policy reviews results (nothing is recorded).
+ * Null when no policy reviews results, or the action did not run (`skipped`): nothing is recorded.
  *
  * @example
  * ```ts
@@ -62,7 +62,8 @@ export async function reviewResult(
 ): Promise<RecordedReview | null> {
   const s = e.s, p = e.p;
   const reviewers = s.policies.filter((x) => typeof x.review === "function");
-  if (reviewers.length === 0) return null;
+  // A call that did not run (skipped) has no result for the agent to see.
+  if (reviewers.length === 0 || result.status === "skipped") return null;
   const step = p.steps[index];
   // Taken before anything is awaited: a parallel call recorded meanwhile must not be mistaken for this one.
   const actionId = p.actions.at(-1)?.id ?? null;
