@@ -18,6 +18,10 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
+import { Redactor } from "../src/runtime/redact.ts";
+import { parseLlmConfig } from "../src/llm/config.ts";
+import { PolicyGovernor } from "../src/llm/policy_governor.ts";
+import { runLlmAgent } from "../src/llm/agent.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { listenLocal } from "./helpers/local_http.ts";
@@ -142,6 +146,35 @@ describe("noema run --using llm: review of tool results", () => {
     } finally {
       await model.close();
       await page.close();
+    }
+  });
+
+  it("library: a PolicyGovernor reviews results too (runLlmAgent without an episode)", async () => {
+    const model = await startOpenAiServer([
+      { tool_calls: [{ id: "g1", name: "read_file", arguments: '{"path":".env"}' }] },
+      { text: "ok" },
+    ]);
+    const governor = await PolicyGovernor.create({
+      policies: [join(REPO, "plugins", "policies", "secret-scanner.ts")],
+    });
+    try {
+      const ep = join(tmp.path, "lib-ep");
+      mkdirSync(ep);
+      const r = await runLlmAgent({
+        task: "read",
+        config: parseLlmConfig({ provider: "openai-compatible", base_url: model.url, model: "scripted" }),
+        governor,
+        workspace: ws,
+        episodeDir: ep,
+        redactor: new Redactor(),
+      });
+      assert.equal(r.status, "done", JSON.stringify(r.error));
+      assert.match(toolMessages(model.requests[1]).get("g1")!, /OPENAI_API_KEY=\[REDACTED\]/);
+      assert.equal(governor.steps[0].review?.decision, "redact");
+      assert.equal(governor.steps[0].review?.agent_saw, "redacted");
+    } finally {
+      governor.close();
+      await model.close();
     }
   });
 });

@@ -87,8 +87,16 @@ export async function reviewResult(
   return review;
 }
 
-/** What the agent saw, given the decision and what its integration can do. */
-function agentSaw(r: ResultReview, delivery: ReviewDelivery): RecordedReview["agent_saw"] {
+/**
+ * What the agent saw, given the decision and what its integration can do.
+ *
+ * @example
+ * ```ts
+ * import { agentSaw } from "./review_record.ts";
+ * // agentSaw(review, { replace: false }); // "original": the agent's integration cannot replace a result
+ * ```
+ */
+export function agentSaw(r: ResultReview, delivery: ReviewDelivery): RecordedReview["agent_saw"] {
   if (delivery.agent === false) return "none";
   if (!r.enforced) return "original";
   const replace = delivery.replace !== false;
