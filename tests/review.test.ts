@@ -12,6 +12,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { EpisodeCore, validate } from "noema";
 import { reviewVerdictProblem } from "../src/plugins/review.ts";
 import { maskPatterns } from "../src/runtime/review.ts";
@@ -207,6 +208,29 @@ describe("a review that fails is a policy failure, and fails closed like advise"
     assert.equal(g.review?.decision, "block");
     assert.match(g.review!.reason!, /InvalidVerdict: review: patterns\[0\]: is not a valid regular expression/);
     await bad.finish();
+  });
+
+  test("in-thread (NOEMA_POLICY_ISOLATION=thread) and as objects: the same verdicts and failures", async () => {
+    const saved = process.env.NOEMA_POLICY_ISOLATION;
+    process.env.NOEMA_POLICY_ISOLATION = "thread";
+    try {
+      const core = await EpisodeCore.open("in thread", { root, using: "claude-code", policies: [SCANNER, THROWS] });
+      assert.equal((await call(core, "cat .env", { status: "ok", output: `k=${KEY}` })).review?.decision, "redact");
+      const thrown = await call(core, "echo boom", { status: "ok", output: "boom" });
+      assert.match(thrown.review!.reason!, /policy Throws@1\.0 failed reviewing the result \(Error: review bug\)/);
+      await core.finish();
+    } finally {
+      if (saved === undefined) delete process.env.NOEMA_POLICY_ISOLATION;
+      else process.env.NOEMA_POLICY_ISOLATION = saved;
+    }
+    const inline = await EpisodeCore.open("objects", {
+      root,
+      using: "llm",
+      policies: [{ name: "Hinter", version: "1.0", review: () => ({ kind: "hint", advice: "double-check" }) }] as any,
+    });
+    const h = await call(inline, "ls", { status: "ok", output: "a" });
+    assert.deepEqual([h.review?.decision, h.review?.hints, h.review?.shown], ["hint", ["double-check"], "a"]);
+    await inline.finish();
   });
 
   test("fail_open lets the result pass; governance audit records what would have been done", async () => {
