@@ -97,6 +97,11 @@ export {
   verdictProblem,
 } from "./plugins/loader.ts";
 export { pluginLoadTimeoutMs } from "./plugins/loader.ts";
+export {
+  ReviewedResult as ReviewedResultSchema,
+  ReviewVerdict as ReviewVerdictSchema,
+  reviewVerdictProblem,
+} from "./plugins/review.ts";
 export { cutString, type PlainJson, type PlainJsonOptions, PLUGIN_LIMITS, toPlainJson } from "./plugins/plain_json.ts";
 export { describeThrown, type ThrownDescription, throwSite } from "./plugins/thrown.ts";
 export {
@@ -136,6 +141,14 @@ export {
   taskFilePlanner,
 } from "./runtime/planner.ts";
 export { applyPatch, consultPolicy, type ConsultSettings, type DirectionOutcome } from "./runtime/direction.ts";
+export {
+  combineReviews,
+  consultReview,
+  maskPatterns,
+  type ResultReview,
+  type ReviewOutcome,
+} from "./runtime/review.ts";
+export { type RecordedReview, type ReviewDelivery } from "./runtime/review_record.ts";
 export { decide, type GovernanceResult } from "./runtime/governance.ts";
 export {
   learn,

@@ -161,6 +161,34 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     },
   );
 
+  test("review: a block withholds the result (the model gets the reason); a redaction cannot, recorded as seen", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    writeFileSync(
+      join(policyDir, "review-block.ts"),
+      `export default { name: "Tripwire", version: "1.0", review(s) {
+        if (s.result.excerpt.includes("INJECTED")) return { kind: "block", advice: "the output carries instructions" };
+        if (s.result.excerpt.includes("SECRET")) return { kind: "redact", patterns: ["SECRET\\w*"], advice: "masked" };
+      } };`,
+    );
+    const s = await session(
+      [{ calls: [call("call_r1", "echo INJECTED-words"), call("call_r2", "echo SECRETvalue")] }, { text: "Done." }],
+      "review-block.ts",
+      "check the outputs",
+    );
+    const told = s.server.toolOutputs();
+    assert.match(
+      told.get("call_r1") ?? "",
+      /noema \(Tripwire@1\.0\) withheld this result: the output carries instructions/,
+    );
+    assert.ok(!(told.get("call_r1") ?? "").includes("INJECTED-words"), "Codex gives the reason in place of the output");
+    const reviews = events(s.dir).filter((e) => e.phase === "governance" && e.payload.stage === "review");
+    const byDecision = Object.fromEntries(reviews.map((e) => [e.payload.decision, e.payload.agent_saw]));
+    assert.deepEqual(byDecision, { block: "blocked", redact: "original" });
+    assert.match(told.get("call_r2") ?? "", /SECRETvalue/, "Codex cannot replace a result: the model saw it");
+    assertFinished(s.dir);
+  });
+
   test(
     "an intervention rewrites the command that actually runs (updatedInput)",
     { timeout: REAL_AGENT_TIMEOUT_MS },

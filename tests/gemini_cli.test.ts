@@ -197,6 +197,27 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.deepEqual(left.security, { auth: { selectedType: "gemini-api-key" } }, "the user's settings are kept");
   });
 
+  test("review: a key in a result reaches the model masked, as the reason of a denied result (AfterTool)", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    writeFileSync(
+      join(policyDir, "secret-scanner.ts"),
+      readFileSync(join(REPO, "plugins", "policies", "secret-scanner.ts"), "utf8"),
+    );
+    const s = await session([{ calls: [shell(`echo OPENAI=${key}`)] }, { text: "Done." }], "secret-scanner.ts", "k");
+    const [response] = s.server.functionResponses();
+    const told = JSON.stringify(response.response);
+    // Gemini sends the reason as the call's error: the masked output is in it.
+    assert.match(told, /"error":"noema \(SecretScanner@1\.0\) masked parts of this result: credentials/);
+    assert.match(told, /OPENAI=\[REDACTED\]/);
+    assert.ok(!told.includes(key), "the model never read the key");
+    const review = events(s.dir).find((e) => e.phase === "governance" && e.payload.stage === "review");
+    assert.equal(review.payload.decision, "redact");
+    assert.equal(review.payload.agent_saw, "redacted");
+    assertFinished(s.dir);
+  });
+
   test("install-hooks gemini --print registers the unattended hook; --print is refused for other agents", () => {
     const home = join(tmp.path, "print-home");
     mkdirSync(home);

@@ -10,6 +10,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import type { ModelUsage } from "../schema/summary.ts";
 import type { Decision } from "./core.ts";
 import type { EndEvent, HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
+import type { RecordedReview, ReviewDelivery } from "../runtime/review_record.ts";
 
 /** How the agent runs, which changes what an approval becomes. */
 export interface AnswerContext {
@@ -70,6 +71,13 @@ export interface Dialect {
   ): Record<string, ModelUsage> | null;
   /** The id of the call a `post_tool` event belongs to, when the event's own id may not be it (Gemini CLI). */
   callOf?(root: string, event: PostToolEvent): string;
+  /**
+   * What the agent can be shown instead of this result (see `src/agents/result_answer.ts`). @default {cannot
+   * replace: the agent sees the original, and the review records so}
+   */
+  resultDelivery?(event: PostToolEvent): ReviewDelivery;
+  /** The answer to a `post_tool` event whose result policies reviewed. @default {no opinion} */
+  answerResult?(event: PostToolEvent, review: RecordedReview): HookAnswer;
 }
 
 /**

@@ -361,11 +361,14 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         const result = toRecordedResult(event);
         // A call named by its content whose every occurrence has its result: this one was not seen proposed.
         const awaited = !event.repeatable || episode.unrecordedCalls().includes(callId);
-        if (episode.knowsCall(callId) && awaited) await episode.record(callId, result);
-        else await episode.recordUnreviewed(proposedOf(event), result);
+        // What the agent can be shown instead (the policies' `review` of the result), answered in its dialect.
+        const delivery = dialect.resultDelivery?.(event) ?? { replace: false };
+        const review = episode.knowsCall(callId) && awaited
+          ? await episode.record(callId, result, delivery)
+          : await episode.recordUnreviewed(proposedOf(event), result, delivery);
         crashPoint("recorded");
         readModelTurns(dialect, s, event, episode, false);
-        return NO_OPINION;
+        return review && dialect.answerResult ? dialect.answerResult(event, review) : NO_OPINION;
       }, NO_OPINION);
     case "denied":
       // The agent refused the call itself: a step that did not run, saying who refused it.

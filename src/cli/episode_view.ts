@@ -31,6 +31,8 @@ export type Verdict =
     reason: string | null;
     /** For a policy that failed (threw, timed out, returned a bad verdict): what, and where (`file.ts:LINE:COL`). */
     error: PolicyError | null;
+    /** `review` for a verdict on an action's result (a policy's `review`), else null (before the action). */
+    stage: string | null;
   }
   | {
     phase: "governance";
@@ -45,6 +47,10 @@ export type Verdict =
     failure: boolean;
     /** The failure, when `failure`. */
     error: PolicyError | null;
+    /** `review` for the decision on an action's result, else null (the decision before the action). */
+    stage: string | null;
+    /** For a review: what the agent saw (`original`, `redacted`, `blocked`, `none`). */
+    agent_saw: string | null;
   };
 
 /** A policy failure as recorded in a direction or governance event. */
@@ -118,6 +124,8 @@ export interface EpisodeView {
     policy_failures: number;
     /** Lines of `events.jsonl` that could not be read (see `noema validate`). */
     damaged_lines: number;
+    /** Results the policies' `review` redacted, blocked or passed on with hints (enforced review decisions). */
+    reviews: { redacted: number; blocked: number; hinted: number };
   };
   /** Every direction and governance verdict, in order. */
   verdicts: Verdict[];
@@ -195,6 +203,7 @@ interface EventPass {
   governance: number;
   govVetoes: number;
   wouldVetoes: number;
+  reviews: { redacted: number; blocked: number; hinted: number };
   dirVetoes: number;
   damaged: number;
   failures: number;
@@ -244,6 +253,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       actions: pass.actions,
       direction: pass.direction,
       governance: pass.governance,
+      reviews: pass.reviews,
       vetoes: pass.governance > 0 ? pass.govVetoes : pass.dirVetoes,
       would_vetoes: pass.wouldVetoes,
       policy_failures: pass.failures,
@@ -289,6 +299,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     actions: 0,
     direction: 0,
     governance: 0,
+    reviews: { redacted: 0, blocked: 0, hinted: 0 },
     govVetoes: 0,
     wouldVetoes: 0,
     dirVetoes: 0,
@@ -388,6 +399,7 @@ function passDirection(
     confidence: num(payload.confidence),
     reason: str(payload.reason),
     error,
+    stage: str(payload.stage),
   });
 }
 
@@ -397,9 +409,14 @@ function passGovernance(pass: EventPass, payload: Record<string, unknown>, ts: s
   const decision = str(payload.decision);
   const enforced = typeof payload.enforced === "boolean" ? payload.enforced : null;
   const rule = str(payload.rule_id) ?? str(payload.rule);
-  const failure = rule?.startsWith("policy.failure:") ?? false;
+  const failure = (rule?.startsWith("policy.failure:") || rule?.startsWith("review.failure:")) ?? false;
   if (decision === "veto" && enforced !== false && !failure) pass.govVetoes++;
   if (decision === "veto" && enforced === false) pass.wouldVetoes++;
+  if (str(payload.stage) === "review" && enforced !== false) {
+    if (decision === "redact") pass.reviews.redacted++;
+    else if (decision === "block") pass.reviews.blocked++;
+    else if (decision === "hint") pass.reviews.hinted++;
+  }
   pass.verdicts.push({
     phase: "governance",
     timestamp: ts,
@@ -411,5 +428,7 @@ function passGovernance(pass: EventPass, payload: Record<string, unknown>, ts: s
     enforced,
     failure,
     error: failure ? policyError(payload.error) : null,
+    stage: str(payload.stage),
+    agent_saw: str(payload.agent_saw),
   });
 }

@@ -163,6 +163,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
       model,
       tools: toAiSdkTools(tools, { workspace: o.workspace, signal: abort.signal }, {
         hints: hooks.hintsFor,
+        review: hooks.reviewResult,
         // A dry-run replay executes nothing: each allowed call gets the recorded run's result.
         dryRun: o.replay && c.replay_dry_run ? dryRunResults(o.replay) : undefined,
       }),

@@ -9,6 +9,7 @@
  */
 import { jsonSchema, type JSONSchema7, tool, type ToolSet } from "ai";
 import type { LlmTool, ToolContext } from "./tools/tool.ts";
+import type { ReviewedOutput } from "./hooks.ts";
 
 /** Options of {@link toAiSdkTools}. */
 export interface AiSdkToolsOptions {
@@ -22,6 +23,12 @@ export interface AiSdkToolsOptions {
    * result (`dryRunResults`). @default {none: each call executes}
    */
   dryRun?: (callId: string, tool: string) => unknown;
+  /**
+   * Records a call's output as its tool returns and says what the model gets (`GovernedHooks.reviewResult`):
+   * the output as the policies' `review` left it, or a block (the call then fails with the reason).
+   * @default {none: the output goes to the model as it is}
+   */
+  review?: (callId: string, output: unknown, durationMs: number) => Promise<ReviewedOutput>;
 }
 
 /**
@@ -75,11 +82,16 @@ export function toAiSdkTools(
           }
         },
       }),
-      execute: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) =>
-        withHints(
-          options.dryRun ? options.dryRun(toolCallId, t.name) : await t.execute(input, context),
-          options.hints?.(toolCallId) ?? [],
-        ),
+      execute: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) => {
+        const t0 = performance.now();
+        const output = options.dryRun ? options.dryRun(toolCallId, t.name) : await t.execute(input, context);
+        const hints = options.hints?.(toolCallId) ?? [];
+        if (!options.review) return withHints(output, hints);
+        // The output is recorded now and reviewed: the model gets what the policies let through.
+        const reviewed = await options.review(toolCallId, output, performance.now() - t0);
+        if (reviewed.blocked) throw new Error(reviewed.reason);
+        return withHints(reviewed.shown, [...hints, ...reviewed.hints]);
+      },
     });
   }
   return set;

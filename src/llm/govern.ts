@@ -35,7 +35,7 @@ export interface GovernOptions {
 /** What {@link govern} returns. */
 export interface Governance {
   /** Fresh hooks for one `generateText`/`streamText` call: spread them into its options. */
-  aiSdk(): Omit<GovernedHooks, "pending" | "calls" | "failures" | "settle" | "hintsFor">;
+  aiSdk(): Omit<GovernedHooks, "pending" | "calls" | "failures" | "settle" | "hintsFor" | "reviewResult">;
   /** The hooks of the last `aiSdk()` call (pending approvals, failures). */
   last: GovernedHooks | null;
   /** Every governed call so far (with the built-in policy governor). */

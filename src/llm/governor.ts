@@ -11,8 +11,9 @@
  */
 
 import type { Decision, ProposedAction, RecordedResult } from "../runtime/core/episode_core.ts";
+import type { RecordedReview, ReviewDelivery } from "../runtime/review_record.ts";
 
-export type { Decision, ProposedAction, RecordedResult };
+export type { Decision, ProposedAction, RecordedResult, RecordedReview, ReviewDelivery };
 
 /**
  * What the LLM loop needs from an episode: a decision before each call and a
@@ -30,8 +31,15 @@ export type { Decision, ProposedAction, RecordedResult };
 export interface Governor {
   /** Consults the policies about one action; `ask` pauses the episode. */
   propose(action: ProposedAction): Promise<Decision>;
-  /** Records the result of an action that ran (by step id or call id). */
-  record(stepOrCallId: string, result: RecordedResult): Promise<void>;
+  /**
+   * Records the result of an action that ran (by step id or call id). A governor whose policies review results
+   * returns what the agent is shown instead (see `src/runtime/review.ts`); nothing or null: the result as it is.
+   */
+  record(
+    stepOrCallId: string,
+    result: RecordedResult,
+    delivery?: ReviewDelivery,
+  ): Promise<RecordedReview | null | void>;
   /**
    * Optional: the model's id of a call proposed under another key (the AI
    * SDK refines a call's input, where the decision is made, before it tells

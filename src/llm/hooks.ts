@@ -77,7 +77,19 @@ export interface GovernedHooks {
   settle(): Promise<void>;
   /** The hints the policies gave a call (by the model's call id), once it was decided; none before. */
   hintsFor(callId: string): readonly string[];
+  /**
+   * Records a call's output as soon as its tool returned, before the model gets it, and returns what the
+   * model gets: the output as the policies' `review` left it (`shown`, with their hints), or a block (the
+   * tool then throws `reason`, an error result the model reads). The later `onToolExecutionEnd` of the call
+   * records nothing more.
+   */
+  reviewResult(callId: string, output: unknown, durationMs: number): Promise<ReviewedOutput>;
 }
+
+/** What the model gets of a call's output after review: `shown`, or a block with its reason. */
+export type ReviewedOutput =
+  | { blocked: false; shown: unknown; hints: readonly string[] }
+  | { blocked: true; reason: string };
 
 /** Options of {@link governedHooks}. */
 export interface GovernedHooksOptions {
@@ -168,6 +180,7 @@ export function governedHooks(governor: Governor, options: GovernedHooksOptions 
       while (ctx.inFlight.size > 0) await Promise.all([...ctx.inFlight]);
     },
     hintsFor: (callId) => ctx.byCall.get(callId)?.decision?.hints ?? [],
+    reviewResult: (callId, output, durationMs) => reviewCall(ctx, callId, output, durationMs),
   };
   ctx.hooks = hooks;
   return hooks;
@@ -178,7 +191,7 @@ interface HookContext {
   governor: Governor;
   /** Decisions by the refined input object (refinement happens before the call id is known). */
   byInput: WeakMap<object, Decided>;
-  byCall: Map<string, Decided & { started: number }>;
+  byCall: Map<string, Decided & { started: number; recorded?: boolean }>;
   /** Calls of a paused run, by call id. */
   resumed: Map<string, PendingToolApproval>;
   /** Resumed calls the SDK has not refined again yet. */
@@ -294,16 +307,53 @@ function recordEnd(
   event: { toolCall: { toolCallId: string }; toolExecutionMs?: number; toolOutput: unknown },
 ): Promise<void> {
   const entry = ctx.byCall.get(event.toolCall.toolCallId);
-  if (!entry) return Promise.resolve();
+  if (!entry || entry.recorded) return Promise.resolve(); // recorded when its tool returned (reviewCall)
   const duration = typeof event.toolExecutionMs === "number"
     ? event.toolExecutionMs
     : performance.now() - entry.started;
   const p = ctx.governor.record(
     entry.key, // the episode records the act with the call's own tool and (refined) input
     resultOf(event.toolOutput as { type: string; output?: unknown; error?: unknown }, duration),
-  ).catch((e) => {
+  ).then(() => {}, (e) => {
     ctx.hooks.failures.push(e as Error);
   });
   ctx.inFlight.add(p);
   return p.finally(() => ctx.inFlight.delete(p));
+}
+
+/**
+ * A call's output recorded (and reviewed) as its tool returns, before the SDK hands it to the model: what the
+ * model gets. A recording failure is collected (as in {@link recordEnd}) and withholds the output.
+ */
+async function reviewCall(
+  ctx: HookContext,
+  callId: string,
+  output: unknown,
+  durationMs: number,
+): Promise<ReviewedOutput> {
+  const entry = ctx.byCall.get(callId);
+  if (!entry) return { blocked: false, shown: output, hints: [] };
+  entry.recorded = true;
+  const result: RecordedResult = {
+    status: "ok",
+    outcome: "ok",
+    output,
+    duration_ms: Math.round(durationMs * 1000) / 1000,
+  };
+  const p = ctx.governor.record(entry.key, result, { replace: true });
+  ctx.inFlight.add(p);
+  try {
+    const review = await p;
+    if (!review) return { blocked: false, shown: output, hints: [] };
+    if (review.decision === "block" && review.agent_saw === "blocked") {
+      const why = review.reason ?? "blocked by policy";
+      return { blocked: true, reason: review.policy_id ? `noema (${review.policy_id}): ${why}` : `noema: ${why}` };
+    }
+    return { blocked: false, shown: review.agent_saw === "redacted" ? review.shown : output, hints: review.hints };
+  } catch (e) {
+    ctx.hooks.failures.push(e as Error);
+    return { blocked: true, reason: `noema could not record the result: ${(e as Error)?.message ?? String(e)}` };
+  } finally {
+    ctx.inFlight.delete(p);
+  }
 }

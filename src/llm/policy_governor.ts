@@ -7,7 +7,10 @@
  *
  * @module
  */
-import type { PolicyObject, PolicyState } from "../plugins/api.ts";
+import type { PolicyObject, PolicyState, ReviewState } from "../plugins/api.ts";
+import { outputExcerpt } from "../plugins/review.ts";
+import { combineReviews, consultReview } from "../runtime/review.ts";
+import { agentSaw, type RecordedReview, type ReviewDelivery } from "../runtime/review_record.ts";
 import { deepFreeze, frozenJsonCopy } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
@@ -26,6 +29,8 @@ export interface GovernedStep {
   call_id?: string;
   decision: Decision;
   result: RecordedResult | null;
+  /** What the policies' `review` made of the result, once recorded (when a policy reviews results). */
+  review?: RecordedReview;
 }
 
 /** A governed call as the state shows it: its plan step and (once it ran) its action record. */
@@ -308,12 +313,50 @@ export class PolicyGovernor implements Governor {
     for (const p of this.#policies) p.close?.();
   }
 
-  /** Keeps the result of a call that ran. */
-  record(stepOrCallId: string, result: RecordedResult): Promise<void> {
+  /**
+   * Keeps the result of a call that ran, and puts it through the policies' `review` (the same rules as an
+   * episode, see `src/runtime/review.ts`): returns what the agent is shown, or null when no policy reviews
+   * results. The review is kept in {@link GovernedStep.review}.
+   */
+  async record(
+    stepOrCallId: string,
+    result: RecordedResult,
+    delivery?: ReviewDelivery,
+  ): Promise<RecordedReview | null> {
     const step = this.#byCall.get(stepOrCallId) ?? this.steps.find((s) => s.step_id === stepOrCallId);
-    if (!step) return Promise.reject(new Error(`record: no step ${stepOrCallId}`));
+    if (!step) throw new Error(`record: no step ${stepOrCallId}`);
     step.result = result;
     this.#show(step);
-    return Promise.resolve();
+    const reviewers = this.#policies.filter((p) => typeof p.review === "function");
+    if (reviewers.length === 0 || result.status === "skipped") return null;
+    const index = Number(step.step_id.slice("step-".length));
+    const view = this.#state({ ...step.action, input: step.decision.input }, index) as unknown as Record<
+      string,
+      unknown
+    >;
+    const state = Object.freeze({
+      ...view,
+      result: deepFreeze({
+        status: result.status,
+        output: frozenJsonCopy(result.output ?? null),
+        excerpt: outputExcerpt(result.output ?? null),
+        error: result.error ? { type: String(result.error.type), message: String(result.error.message) } : null,
+      }),
+    }) as unknown as ReviewState;
+    const outcomes = [];
+    for (const policy of reviewers) {
+      outcomes.push(
+        await consultReview(policy, state, {
+          intuitionMode: "interventive",
+          thresholds: new Map(),
+          defaultThreshold: this.#o.direction_min_confidence,
+          timeoutMs: this.#o.policy_timeout_ms,
+          now: () => new Date().toISOString(),
+        }),
+      );
+    }
+    const combined = combineReviews(outcomes, result.output ?? null, this.#o.governance, this.#o.failure_policy);
+    step.review = { ...combined, agent_saw: agentSaw(combined, delivery ?? {}) };
+    return step.review;
   }
 }

@@ -28,6 +28,9 @@
 import type { DeepReadonly } from "./freeze.ts";
 import type { Outcomes, State } from "../schema/state.ts";
 import type { SpawnedChild } from "./process.ts";
+import type { ReviewedResult, ReviewVerdict } from "./review.ts";
+
+export type { ReviewedResult, ReviewKind, ReviewVerdict } from "./review.ts";
 
 /**
  * Version of this plugin API. A plugin may declare the version it was written
@@ -158,6 +161,49 @@ export type PolicyState = DeepReadonly<
   }
 >;
 
+/**
+ * The state a policy receives in `review`: the same frozen snapshot as in
+ * `advise` (its `outcomes.actions` already hold the action that ran), the
+ * `action` and `step` that ran, and the action's `result`: `status`,
+ * `output` (the real output, secrets included), `excerpt` (the output as one
+ * text, at most 2,000 characters) and `error`.
+ *
+ * @example
+ * ```ts
+ * import type { ReviewState } from "noema";
+ * const leaked = (s: ReviewState) => /sk-[A-Za-z0-9]{20,}/.test(s.result.excerpt);
+ * ```
+ */
+export type ReviewState = DeepReadonly<
+  & StateSnapshotFields
+  & {
+    /** The action that ran. */
+    action: PolicyAction;
+    /** The step that ran. */
+    step: PolicyStep;
+    /** The workspace directory, when the episode has one. */
+    workspace: string | null;
+    /** What the action produced. */
+    result: ReviewedResult;
+  }
+>;
+
+/** What `review` returns: a review verdict, or nothing to pass the result on as it is. */
+export type ReviewReturn =
+  | ReviewVerdict
+  | null
+  | undefined
+  | void
+  | Promise<ReviewVerdict | null | undefined | void>;
+
+/** Options of {@link DirectedIntuition.redact}: `text` replaces the result, or `patterns` mask parts of it. */
+export interface RedactOptions extends HintOptions {
+  /** What the agent gets instead of the result. */
+  text?: string;
+  /** Regular expression sources (strings, used with the `g` flag): every match in the result is masked. */
+  patterns?: string[];
+}
+
 /** Options of {@link DirectedIntuition.hint}. */
 export interface HintOptions {
   advice: string;
@@ -200,12 +246,44 @@ export abstract class DirectedIntuition {
   /** Plugin API version the policy was written for. */
   static api = PLUGIN_API_VERSION;
 
-  /** Decide about the pending action. Return nothing to allow it silently. */
+  /**
+   * Decide about the pending action. Return nothing to allow it silently. (A policy that only reviews results
+   * returns nothing here.)
+   *
+   * A policy may also define `review(state: ReviewState)`: it decides about an action's result, after the action
+   * ran and before the result reaches the agent, and returns {@link DirectedIntuition.redact},
+   * {@link DirectedIntuition.block}, {@link DirectedIntuition.hint} or nothing (see {@link ReviewState},
+   * {@link ReviewReturn}). It is not declared on this class, so that subclasses need no `override`.
+   */
   abstract advise(state: PolicyState): Verdict | null | undefined | void | Promise<Verdict | null | undefined | void>;
 
-  /** An advisory verdict: recorded, never changes the action. */
-  hint(options: HintOptions): Verdict {
+  /** An advisory verdict: recorded, never changes the action (in `review`: context for the agent). */
+  hint(options: HintOptions): Verdict & { kind: "hint" } {
     return { kind: "hint", confidence: 0.5, ...options };
+  }
+
+  /**
+   * A review verdict: the agent gets the result with `text` in its place, or with the parts matching
+   * `patterns` masked.
+   *
+   * @example
+   * ```ts
+   * import { DirectedIntuition, type ReviewState } from "noema";
+   * export default class NoKeys extends DirectedIntuition {
+   *   static version = "1.0";
+   *   review(state: ReviewState) {
+   *     if (/sk-\w{20,}/.test(state.result.excerpt)) return this.redact({ patterns: ["sk-\\w{20,}"], advice: "key masked" });
+   *   }
+   * }
+   * ```
+   */
+  redact(options: RedactOptions): ReviewVerdict {
+    return { kind: "redact", confidence: 0.8, ...options };
+  }
+
+  /** A review verdict: the agent gets an error carrying `advice` instead of the result. */
+  block(options: HintOptions): ReviewVerdict {
+    return { kind: "block", confidence: 0.8, ...options };
   }
 
   /** An intervention: a patch to the pending action's input. */
@@ -240,8 +318,10 @@ export interface PolicyObject {
   version?: string;
   /** Plugin API version the policy was written for. */
   api?: string;
-  /** Decide about the pending action. */
-  advise(state: PolicyState): Verdict | null | undefined | void | Promise<Verdict | null | undefined | void>;
+  /** Decide about the pending action (optional when the policy has `review`). */
+  advise?(state: PolicyState): Verdict | null | undefined | void | Promise<Verdict | null | undefined | void>;
+  /** Optional: decide about an action's result before it reaches the agent (see {@link ReviewState}). */
+  review?(state: ReviewState): ReviewReturn;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   PLUGIN_API_VERSION,
   type PolicyObject,
   type PolicyState,
+  type ReviewState,
   type Verdict,
 } from "./api.ts";
 import { captureOutput } from "./plugin_output.ts";
@@ -36,6 +37,8 @@ export interface LoadedPolicy {
   sha256: string | null;
   /** Calls the policy. */
   advise(state: PolicyState): unknown;
+  /** Calls the policy's `review`, when it has one (see `src/runtime/review.ts`). */
+  review?(state: ReviewState): unknown;
   /**
    * Where `advise` runs: `thread` (in the caller's thread; policies given as
    * objects or classes, and files under `NOEMA_POLICY_ISOLATION=thread`) or
@@ -220,7 +223,8 @@ export function toLoadedPolicy(
   // A class extending DirectedIntuition (or any class with advise on its prototype).
   if (
     typeof value === "function" &&
-    typeof (value as { prototype?: { advise?: unknown } }).prototype?.advise === "function"
+    (typeof (value as { prototype?: { advise?: unknown } }).prototype?.advise === "function" ||
+      typeof (value as { prototype?: { review?: unknown } }).prototype?.review === "function")
   ) {
     const cls = value as unknown as { new (): DirectedIntuition; name: string; version?: unknown; api?: unknown };
     checkApi(file, cls.api);
@@ -234,27 +238,43 @@ export function toLoadedPolicy(
       );
     }
     const version = cls.version === undefined ? "unspecified" : String(cls.version);
-    return { id: `${cls.name}@${version}`, name: cls.name, version, path, sha256, advise: (s) => instance.advise(s) };
+    return withMethods({ id: `${cls.name}@${version}`, name: cls.name, version, path, sha256 }, instance);
   }
   if (value instanceof DirectedIntuition) {
     const ctor = value.constructor as { name: string; version?: unknown; api?: unknown };
     checkApi(file, ctor.api);
     const version = ctor.version === undefined ? "unspecified" : String(ctor.version);
-    return { id: `${ctor.name}@${version}`, name: ctor.name, version, path, sha256, advise: (s) => value.advise(s) };
+    return withMethods({ id: `${ctor.name}@${version}`, name: ctor.name, version, path, sha256 }, value);
   }
-  if (typeof value === "object" && value !== null && typeof (value as PolicyObject).advise === "function") {
+  if (
+    typeof value === "object" && value !== null &&
+    (typeof (value as PolicyObject).advise === "function" || typeof (value as PolicyObject).review === "function")
+  ) {
     const obj = value as PolicyObject;
     if (typeof obj.name !== "string" || obj.name === "") {
       throw pluginError(file, 'a policy object needs a "name" (string)');
     }
     checkApi(file, obj.api);
     const version = obj.version === undefined ? "unspecified" : String(obj.version);
-    return { id: `${obj.name}@${version}`, name: obj.name, version, path, sha256, advise: (s) => obj.advise(s) };
+    return withMethods({ id: `${obj.name}@${version}`, name: obj.name, version, path, sha256 }, obj);
   }
   throw pluginError(
     file,
-    "does not export a policy: the default export must be a class extending DirectedIntuition or an object { name, version, advise(state) }",
+    "does not export a policy: the default export must be a class extending DirectedIntuition or an object { name, version, advise(state) } (or review(state))",
   );
+}
+
+/** A loaded policy calling `target`'s `advise` (nothing when it has none) and `review` (when it has one). */
+function withMethods(
+  base: Omit<LoadedPolicy, "advise" | "review">,
+  target: { advise?: (s: PolicyState) => unknown; review?: (s: ReviewState) => unknown },
+): LoadedPolicy {
+  const policy: LoadedPolicy = {
+    ...base,
+    advise: (s) => typeof target.advise === "function" ? target.advise(s) : undefined,
+  };
+  if (typeof target.review === "function") policy.review = (s) => target.review!(s);
+  return policy;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface ReportVerdict {
   failure: boolean;
   /** Governance: whether the decision was enforced. */
   enforced: boolean | null;
+  /** `review` for a verdict on the action's result (a policy's `review`), else null. */
+  stage: string | null;
 }
 
 /** One action (an `act` event). */
@@ -145,11 +147,16 @@ export function verdictOf(
       veto: !failure && p.kind === "veto" && p.status === "applied",
       failure,
       enforced: null,
+      stage: str(p.stage),
     };
   }
   const rule = str(p.rule_id) ?? str(p.rule);
-  const failure = (rule ?? "").startsWith("policy.failure:") || err !== null;
+  const failure = /^(policy|review)\.failure:/.test(rule ?? "") || err !== null;
   const enforced = typeof p.enforced === "boolean" ? p.enforced : null;
+  // A review says what the agent saw of the result (and, redacted, what it got instead, in the event).
+  const saw = p.stage === "review" && typeof p.agent_saw === "string" && p.agent_saw !== "none"
+    ? ` (the agent saw the ${p.agent_saw} result)`
+    : "";
   return {
     faculty: "governance",
     timestamp,
@@ -157,10 +164,11 @@ export function verdictOf(
     verdict: str(p.decision),
     status: enforced === null ? null : enforced ? "enforced" : "audit",
     confidence: null,
-    message: clip(str(p.message) ?? err ?? "", MESSAGE_CHARS).head,
+    message: clip((str(p.message) ?? err ?? "") + saw, MESSAGE_CHARS).head,
     veto: !failure && p.decision === "veto",
     failure,
     enforced,
+    stage: str(p.stage),
   };
 }
 

@@ -44,7 +44,7 @@ function verdictRow(v: ReportVerdict): SafeHtml {
   else if (v.veto) verdict = badge(v.enforced === false ? "veto (audit: not enforced)" : "VETO", "veto");
   else verdict = badge(v.verdict, v.verdict === "none" ? "skipped" : v.verdict);
   const status = `${v.status ?? "-"}${v.confidence !== null ? ` · ${v.confidence}` : ""}`;
-  return markup`<tr><td>${v.faculty}</td><td><code>${
+  return markup`<tr><td>${v.stage === "review" ? `${v.faculty} (review)` : v.faculty}</td><td><code>${
     v.source ?? "-"
   }</code></td><td>${verdict}</td><td>${status}</td><td>${v.message}</td></tr>
 `;
@@ -118,7 +118,9 @@ function compactBody(s: ReportStep): SafeHtml {
       ? (v.enforced === false ? "VETO (audit)" : "VETO")
       : v.verdict ?? "-";
     lines.push(
-      `${v.faculty.padEnd(10)}  ${(v.source ?? "-").padEnd(28)}  ${what.padEnd(12)}  ${v.status ?? "-"}  ${v.message}`,
+      `${(v.stage === "review" ? `${v.faculty} (review)` : v.faculty).padEnd(10)}  ${(v.source ?? "-").padEnd(28)}  ${
+        what.padEnd(12)
+      }  ${v.status ?? "-"}  ${v.message}`,
     );
   }
   if (s.verdicts.length === 0) lines.push("no policy verdicts");

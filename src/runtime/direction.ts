@@ -58,14 +58,16 @@ export interface DirectionOutcome {
 
 const DEFAULT_CONFIDENCE = { hint: 0.5, intervention: 0.6, veto: 0.8 } as const;
 
-class PolicyTimeout extends Error {
-  constructor(ms: number) {
-    super(`advise did not settle within ${ms} ms`);
+/** A policy call that did not settle within the policy timeout. */
+export class PolicyTimeout extends Error {
+  constructor(ms: number, method = "advise") {
+    super(`${method} did not settle within ${ms} ms`);
     this.name = "PolicyTimeout";
   }
 }
 
-async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> {
+/** Calls `fn`; a promise it returns that does not settle within `ms` rejects with a {@link PolicyTimeout}. */
+export async function callWithTimeout(fn: () => unknown, ms: number, method = "advise"): Promise<unknown> {
   const result = fn();
   if (!(result instanceof Promise) && !(typeof result === "object" && result !== null && "then" in result)) {
     return result;
@@ -75,7 +77,7 @@ async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> 
     return await Promise.race([
       result as Promise<unknown>,
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new PolicyTimeout(ms)), ms);
+        timer = setTimeout(() => reject(new PolicyTimeout(ms, method)), ms);
       }),
     ]);
   } finally {
@@ -86,7 +88,7 @@ async function callWithTimeout(fn: () => unknown, ms: number): Promise<unknown> 
 const MUTATION = /read-?\s?only|frozen|not extensible|Cannot (assign|add|delete|define)|Attempted to (assign|delete)/i;
 
 /** What a policy threw or rejected with, as a direction error (never throws). */
-function policyError(e: unknown, policy: LoadedPolicy): NonNullable<DirectionOutcome["error"]> {
+export function policyError(e: unknown, policy: LoadedPolicy): NonNullable<DirectionOutcome["error"]> {
   if (e instanceof PolicyTimeout) return { type: "PolicyTimeout", message: e.message };
   const worker = policy.isolation === "worker";
   // A worker policy's error was described in the worker (its stack is there); in this thread, from the stack.

@@ -39,6 +39,7 @@ import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkp
 import { adapterDisplayName, callAdapter } from "./adapter_result.ts";
 import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
 import { decide } from "./governance.ts";
+import { reviewResult } from "./review_record.ts";
 import { learn, type PolicyEvidence } from "./learning.ts";
 import { stepLabel } from "./planner.ts";
 import { decisionStateHash } from "./core/state_hash.ts";
@@ -635,7 +636,19 @@ export class Engine {
       s.signal?.removeEventListener("abort", onAbort);
     }
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
-    return this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
+    const next = this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
+    // The result's review (policies' `review`): no agent reads it here, so the verdicts are recorded, and a block
+    // ends the plan (the rest would go on from a result a policy refused).
+    const review = await reviewResult(this, index, action, candidateId, result, this.p.lastStepEventId, {
+      agent: false,
+    });
+    if (next === "next" && review?.decision === "block" && review.enforced) {
+      this.status = "vetoed";
+      this.message = `Result blocked: ${this.redactor.redactString(review.reason ?? "")}`;
+      this.p.state.outcomes!.error = null;
+      return "stop";
+    }
+    return next;
   }
 
   /**

@@ -23,7 +23,7 @@ import process from "node:process";
 import { resolve } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { type LoadedPolicy, pluginLoadTimeoutMs } from "../plugins/loader.ts";
-import type { PolicyState } from "../plugins/api.ts";
+import type { PolicyState, ReviewState } from "../plugins/api.ts";
 import { OutputBudget } from "../plugins/plugin_output.ts";
 import type { FromWorker, StatePart, ToWorker } from "./policy_worker.ts";
 import { childEnv } from "../plugins/process.ts";
@@ -230,7 +230,10 @@ class PolicyWorkerHost {
   }
 
   /** Loads the file as a new policy instance; null when no worker can be started. */
-  async load(handle: number, displayPath: string): Promise<{ id: string; name: string; version: string } | null> {
+  async load(
+    handle: number,
+    displayPath: string,
+  ): Promise<{ id: string; name: string; version: string; review?: boolean } | null> {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
     this.handles.add(handle);
@@ -255,7 +258,7 @@ class PolicyWorkerHost {
     const ms = pluginLoadTimeoutMs();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await new Promise<{ id: string; name: string; version: string }>((resolve, reject) => {
+      return await new Promise<{ id: string; name: string; version: string; review?: boolean }>((resolve, reject) => {
         this.loads.set(handle, { resolve: resolve as (v: unknown) => void, reject });
         timer = setTimeout(() => {
           // The usage error first (exit 2 naming the file), then the worker goes: its drop must not win.
@@ -287,17 +290,21 @@ class PolicyWorkerHost {
     }
   }
 
-  /** One `advise` call. */
-  async advise(handle: number, state: PolicyState): Promise<unknown> {
+  /** One `advise` call (or, with `method: "review"`, one `review` call: the state then carries `result`). */
+  async advise(
+    handle: number,
+    state: PolicyState | ReviewState,
+    method: "advise" | "review" = "advise",
+  ): Promise<unknown> {
     this.hold();
     try {
-      return await this.call(handle, state);
+      return await this.call(handle, state, method);
     } finally {
       this.release();
     }
   }
 
-  private async call(handle: number, state: PolicyState): Promise<unknown> {
+  private async call(handle: number, state: PolicyState | ReviewState, method: "advise" | "review"): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
     for (const [key, value] of Object.entries(state as Record<string, unknown>)) parts[key] = this.part(key, value);
@@ -305,7 +312,7 @@ class PolicyWorkerHost {
     return await new Promise<unknown>((resolve, reject) => {
       this.calls.set(call, { resolve, reject });
       try {
-        this.post({ type: "advise", call, handle, parts });
+        this.post({ type: "advise", call, handle, parts, ...(method === "review" ? { method } : {}) });
       } catch (e) {
         // The state could not be serialized (a BigInt, a cycle…): nothing was sent.
         this.calls.delete(call);
@@ -414,6 +421,7 @@ export async function loadPolicyInWorker(path: string, sha256: string | null): P
     sha256,
     isolation: "worker",
     advise: (state) => h.advise(handle, state),
+    ...(info.review ? { review: (state: ReviewState) => h.advise(handle, state, "review") } : {}),
     abort: () => h.abort(),
     close: () => {
       finalizer.unregister(policy);

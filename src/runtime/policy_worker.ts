@@ -3,9 +3,10 @@
  * files and answers `advise` calls, off the main thread, so that a policy
  * that loops forever can be stopped by terminating this worker.
  *
- * Messages in: `load {handle, path}`, `advise {call, handle, parts}`,
+ * Messages in: `load {handle, path}`, `advise {call, handle, parts, method?}` (`method: "review"` calls
+ * `review` instead),
  * `release {handle}`. Messages out: `ready`, `loaded {handle, id, name,
- * version}`, `load_error {handle, message, exitCode}`, `result {call, value}` (a plain JSON copy),
+ * version, review}`, `load_error {handle, message, exitCode}`, `result {call, value}` (a plain JSON copy),
  * `error {call, name, message, at?}`, `output {label, text}` (what the policy printed: its `console` and
  * `process.stdout`/`stderr` are replaced here, so nothing it prints reaches the process's stdout).
  *
@@ -25,7 +26,7 @@ import { guardExits } from "../plugins/exit_guard.ts";
 import { listView } from "./core/list_view.ts";
 import { SharedList } from "./core/shared_list.ts";
 import { type LoadedPolicy, loadPolicyInThread } from "../plugins/loader.ts";
-import type { PolicyState } from "../plugins/api.ts";
+import type { PolicyState, ReviewState } from "../plugins/api.ts";
 import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { redirectOutput } from "../plugins/plugin_output.ts";
 import { describeThrown } from "../plugins/thrown.ts";
@@ -52,13 +53,13 @@ export interface ListDelta {
 /** A message to the worker. */
 export type ToWorker =
   | { type: "load"; handle: number; path: string }
-  | { type: "advise"; call: number; handle: number; parts: Record<string, StatePart> }
+  | { type: "advise"; call: number; handle: number; parts: Record<string, StatePart>; method?: "advise" | "review" }
   | { type: "release"; handle: number };
 
 /** A message from the worker. */
 export type FromWorker =
   | { type: "ready" }
-  | { type: "loaded"; handle: number; id: string; name: string; version: string }
+  | { type: "loaded"; handle: number; id: string; name: string; version: string; review?: boolean }
   | { type: "load_error"; handle: number; message: string; code: string; exitCode: number }
   | { type: "result"; call: number; value: unknown }
   | { type: "error"; call: number; name: string; message: string; at?: string }
@@ -97,7 +98,7 @@ if (port) {
       loading.catch(() => undefined); // reported below; advise calls report it again
       try {
         const p = await loading;
-        send({ type: "loaded", handle: m.handle, id: p.id, name: p.name, version: p.version });
+        send({ type: "loaded", handle: m.handle, id: p.id, name: p.name, version: p.version, review: !!p.review });
       } catch (e) {
         const err = e as NoemaError;
         send({
@@ -124,7 +125,10 @@ if (port) {
           }
           state[key] = slots.get(key);
         }
-        value = await policy.advise(Object.freeze(state) as unknown as PolicyState);
+        const frozen = Object.freeze(state);
+        value = m.method === "review"
+          ? await policy.review?.(frozen as unknown as ReviewState)
+          : await policy.advise(frozen as unknown as PolicyState);
       } catch (e) {
         const d = describeThrown(e, policy?.path ?? null);
         send({ type: "error", call: m.call, name: d.type, message: d.message, ...(d.at ? { at: d.at } : {}) });

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { countReview } from "./review_record.ts";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ActionRecord } from "../schema/state.ts";
@@ -189,6 +190,7 @@ function scanEvent(scan: RunScan, e: Record<string, unknown>): void {
       scan.counters.governance++;
       if (p.decision === "veto" && p.enforced === false) scan.counters.would_veto++;
       if (p.decision === "unreviewed") scan.counters.unreviewed = (scan.counters.unreviewed ?? 0) + 1;
+      if (p.stage === "review") countReview(scan.counters, String(p.decision), p.enforced !== false, p.error != null);
       break;
     case "act":
       scanAct(scan, e, p);

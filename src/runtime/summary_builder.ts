@@ -31,12 +31,25 @@ export interface RunCounters {
   governance: number;
   /** Results recorded for calls noema never saw proposed (verdict `unreviewed`; absent in older files: 0). */
   unreviewed?: number;
+  /** Reviews of results (policies' `review`); absent when no policy reviewed a result. */
+  review?: ReviewCounters;
   learn_proposals: number;
   learn_applied: number;
   /** Milliseconds from start to the first action's start, if any. */
   first_action_ms: number | null;
   planning_ms: number;
   execution_ms: number;
+}
+
+/** Review counts of a run: results reviewed, redacted, blocked, hinted, reviews that failed, and would-have (audit). */
+export interface ReviewCounters {
+  reviewed: number;
+  redacted: number;
+  blocked: number;
+  hinted: number;
+  failed: number;
+  /** Redactions and blocks recorded but not applied (governance audit). */
+  would: number;
 }
 
 /**
@@ -137,6 +150,7 @@ export function buildSummary(input: SummaryInput): Summary {
       veto_count: c.veto,
       would_veto_count: c.would_veto,
       ...(c.unreviewed ? { unreviewed_count: c.unreviewed } : {}),
+      ...(c.review ? { review: { ...c.review } } : {}),
       learn_proposals: c.learn_proposals,
       learn_applied: c.learn_applied,
       latencies,

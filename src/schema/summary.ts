@@ -220,6 +220,29 @@ export const CostMetrics = v.pipe(
 export type CostMetrics = v.InferOutput<typeof CostMetrics>;
 
 /**
+ * `metrics.review`: how the policies' `review` treated the results of the run's actions (an extension field;
+ * absent when no policy reviews results).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ReviewMetrics } from "./summary.ts";
+ * v.parse(ReviewMetrics, { reviewed: 3, redacted: 1, blocked: 1, hinted: 0, failed: 0, would: 0 });
+ * ```
+ */
+export const ReviewMetrics = v.pipe(
+  looseObject({
+    reviewed: v.pipe(Count, v.description("Results reviewed.")),
+    redacted: v.pipe(Count, v.description("Results the agent got redacted.")),
+    blocked: v.pipe(Count, v.description("Results withheld from the agent.")),
+    hinted: v.pipe(Count, v.description("Results passed on with hints.")),
+    failed: v.pipe(Count, v.description("Reviews in which a policy failed.")),
+    would: v.pipe(Count, v.description("Redactions and blocks recorded but not applied (governance audit).")),
+  }),
+  v.description("Reviews of action results by policies' review method."),
+);
+
+/**
  * `summary.json`.
  *
  * @example
@@ -268,6 +291,7 @@ export const Summary = looseObject({
     })),
     tokens: v.optional(TokenMetrics),
     cost: v.optional(CostMetrics),
+    review: v.optional(ReviewMetrics),
   })),
   insight: v.optional(v.pipe(
     looseObject({

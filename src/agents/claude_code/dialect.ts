@@ -12,6 +12,8 @@
  * | ask | `defer` in print mode (the episode pauses), else `ask` |
  * | allow, no hints | nothing (or `allow` when granting) |
  *
+ * A result the policies reviewed is answered at `PostToolUse` (see `../result_answer.ts`).
+ *
  * @module
  */
 import * as v from "valibot";
@@ -21,6 +23,7 @@ import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { transcriptResults } from "./transcript.ts";
 import { recordTranscriptTurns } from "./model_turns.ts";
 import { answerJson } from "../answer_json.ts";
+import { claudeDelivery, claudeResultAnswer } from "../result_answer.ts";
 
 const Base = v.looseObject({
   session_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
@@ -219,4 +222,7 @@ export const claudeCode: Dialect = {
       dir: episode.dir,
       final,
     }),
+  // PostToolUse: a reviewed result is replaced (`updatedToolOutput`) or blocked (`decision: "block"`).
+  resultDelivery: claudeDelivery,
+  answerResult: claudeResultAnswer,
 };

@@ -24,6 +24,7 @@ import { type AnswerContext, type Dialect, parsePayload, reasonText } from "../d
 import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { CLAUDE_PAYLOADS } from "../claude_code/dialect.ts";
 import { answerJson } from "../answer_json.ts";
+import { codexDelivery, codexResultAnswer } from "../result_answer.ts";
 
 /** Payload schemas of the Codex events noema acts on. */
 export const CODEX_PAYLOADS = {
@@ -137,4 +138,7 @@ export const codex: Dialect = {
   answer: answerCodex,
   // Codex's hooks cannot ask: a call that needs approval is refused, and the session goes on.
   onAsk: () => "deny",
+  // PostToolUse: Codex cannot replace a result; a block's reason and hints reach the model (result_answer.ts).
+  resultDelivery: codexDelivery,
+  answerResult: codexResultAnswer,
 };

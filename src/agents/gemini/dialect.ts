@@ -25,6 +25,7 @@ import type { HookAnswer, HookEvent, PreToolEvent } from "../event.ts";
 import { geminiCallId } from "./call_id.ts";
 import { decidedCallId, rememberRewrite } from "./rewrites.ts";
 import { answerJson } from "../answer_json.ts";
+import { geminiDelivery, geminiResultAnswer } from "../result_answer.ts";
 
 export { geminiCallId };
 
@@ -156,4 +157,7 @@ export const gemini: Dialect = {
   onAsk: (context) => (context.print ? "deny" : "agent"),
   answered: rememberRewrite,
   callOf: decidedCallId,
+  // AfterTool: a reviewed result is replaced by a denied result whose reason carries it (result_answer.ts).
+  resultDelivery: geminiDelivery,
+  answerResult: geminiResultAnswer,
 };

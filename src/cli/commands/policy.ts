@@ -1,10 +1,12 @@
 /**
- * `noema policy test FILE.ts --command CMD | --action JSON | --task TEXT`:
- * what a policy says about one action, as JSON. The verdicts come from a
+ * `noema policy test FILE.ts --command CMD | --action JSON | --task TEXT
+ * [--result JSON|TEXT]`: what a policy says about one action (and, with
+ * `--result`, about its result: the policy's `review`), as JSON. The verdicts come from a
  * real, throwaway episode (in a temp root, removed afterwards): the policy
  * sees the state a real run builds, and the action is proposed by one `act`
  * step. Nothing is executed: the adapter only looks like the one named
- * (`shell` for `--command`) and skips every action.
+ * (`shell` for `--command`) and skips every action, or, with `--result`,
+ * reports that result for it.
  *
  * @module
  */
@@ -14,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXIT } from "../../errors.ts";
-import type { AdapterPlugin } from "../../plugins/api.ts";
+import type { ActResult, AdapterPlugin } from "../../plugins/api.ts";
 import { readEvents } from "../../read/episode.ts";
 import { run } from "../../drivers.ts";
 import { FAILURE_POLICIES } from "../../runtime/settings.ts";
@@ -71,13 +73,50 @@ export function testAction(opts: { command?: string; action?: string }): TestAct
   return { kind, adapter: tool, input: o.input as Record<string, unknown> };
 }
 
-/** An adapter that has the name and kind of the real one but never acts. */
-function inertAdapter(action: TestAction): AdapterPlugin {
+/**
+ * The result `--result` gives the action: a JSON object `{status?, output?, error?}` (status `ok` unless
+ * said), any other JSON value or a text that is not JSON: the output of a call that succeeded.
+ *
+ * @example
+ * ```ts
+ * import { testResult } from "./policy.ts";
+ * testResult("key sk-…"); // { status: "ok", outcome: "noema policy test: given result", output: "key sk-…" }
+ * ```
+ */
+export function testResult(text: string): ActResult {
+  let value: unknown = text;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // not JSON: the output text itself
+  }
+  const base = { status: "ok" as const, outcome: "noema policy test: given result" };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ...base, output: value };
+  const o = value as Record<string, unknown>;
+  if (!("output" in o) && !("status" in o) && !("error" in o)) return { ...base, output: o };
+  const status = o.status ?? "ok";
+  if (status !== "ok" && status !== "error" && status !== "skipped") {
+    throw usageError(`--result: status must be "ok", "error" or "skipped", got ${JSON.stringify(status)}`);
+  }
+  const error = o.error as { type?: unknown; message?: unknown } | undefined;
+  if (error !== undefined && (typeof error !== "object" || error === null || typeof error.message !== "string")) {
+    throw usageError("--result: error must be an object {type, message}");
+  }
+  return {
+    ...base,
+    status,
+    output: o.output,
+    ...(error ? { error: { type: String(error.type ?? "Error"), message: error.message as string } } : {}),
+  };
+}
+
+/** An adapter that has the name and kind of the real one but never acts (it reports `result`, when given). */
+function inertAdapter(action: TestAction, result?: ActResult): AdapterPlugin {
   return {
     name: action.adapter,
     version: "policy-test",
     kind: action.kind,
-    create: () => ({ act: () => ({ status: "skipped", outcome: "noema policy test: not executed" }) }),
+    create: () => ({ act: () => result ?? { status: "skipped", outcome: "noema policy test: not executed" } }),
   };
 }
 
@@ -92,6 +131,18 @@ export interface PolicyTestResult {
   verdicts: Record<string, unknown>[];
   /** The governance decision on the action. */
   decision: Record<string, unknown> | null;
+  /**
+   * With `--result`: what the policy's `review` said about the result. `result`: `passed`, `hinted`,
+   * `redacted`, `blocked` or `failed` (the review threw, timed out or returned a bad verdict: withheld under
+   * fail_closed); `shown`: what the agent would get instead of the result (redacted); `verdicts` and `decision`
+   * as above, from the review's events.
+   */
+  review?: {
+    result: "passed" | "hinted" | "redacted" | "blocked" | "failed";
+    verdicts: Record<string, unknown>[];
+    decision: Record<string, unknown> | null;
+    shown?: unknown;
+  };
 }
 
 const pick = (o: Record<string, unknown>, keys: string[]) =>
@@ -110,12 +161,13 @@ export async function testPolicy(
   task: string,
   action: TestAction,
   settings: { intuition_mode?: (typeof INTUITION_MODES)[number]; failure_policy?: (typeof FAILURE_POLICIES)[number] },
+  actResult?: ActResult,
 ): Promise<PolicyTestResult> {
   const root = mkdtempSync(join(tmpdir(), "noema-policy-test-"));
   try {
     const result = await run(task, {
       root,
-      using: inertAdapter(action),
+      using: inertAdapter(action, actResult),
       policies: [file],
       steps: [{ kind: "act", description: task, inputs: action.input }],
       governance: "enforce",
@@ -124,8 +176,23 @@ export async function testPolicy(
     });
     const verdicts: Record<string, unknown>[] = [];
     let decision: Record<string, unknown> | null = null;
+    const reviewVerdicts: Record<string, unknown>[] = [];
+    let reviewDecision: Record<string, unknown> | null = null;
+    let shown: unknown = undefined;
     for (const e of readEvents(result.episode_dir)) {
       const p = e.payload as Record<string, unknown>;
+      if (p.stage === "review") {
+        if (e.phase === "direction") {
+          reviewVerdicts.push(
+            pick(p, ["policy", "kind", "advice", "confidence", "threshold", "status", "reason", "redaction", "error"]),
+          );
+        }
+        if (e.phase === "governance") {
+          reviewDecision = pick(p, ["decision", "rule", "message", "policy_id", "enforced", "hints", "error"]);
+          shown = p.shown;
+        }
+        continue;
+      }
       if (e.phase === "direction") {
         verdicts.push(
           pick(p, [
@@ -160,10 +227,27 @@ export async function testPolicy(
         : "allowed",
       verdicts,
       decision,
+      ...(actResult && reviewVerdicts.length > 0
+        ? {
+          review: {
+            result: reviewOutcome(reviewDecision),
+            verdicts: reviewVerdicts,
+            decision: reviewDecision,
+            ...(shown !== undefined ? { shown } : {}),
+          },
+        }
+        : {}),
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** The review's result, from its governance decision. */
+function reviewOutcome(d: Record<string, unknown> | null): NonNullable<PolicyTestResult["review"]>["result"] {
+  if (String(d?.rule ?? "").startsWith("review.failure:") && d?.decision === "block") return "failed";
+  const by = { block: "blocked", redact: "redacted", hint: "hinted" } as const;
+  return by[d?.decision as keyof typeof by] ?? "passed";
 }
 
 /** The exit code of each result. */
@@ -192,6 +276,10 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
     .option("-c, --command <command>", 'a shell command, as the shell adapter would run it (input {"command": …})')
     .option("-a, --action <json>", 'the action as JSON: its input object, or {"input": {…}, "tool": "adapter:NAME"}')
     .option("-t, --task <text>", "the episode's task (also the step's description)", "policy test")
+    .option(
+      "-r, --result <json-or-text>",
+      "the action's result, for the policy's review: its output as text, or JSON {status, output, error}",
+    )
     .addOption(
       new Option("--intuition-mode <mode>", "what verdicts may do (default interventive)").choices(INTUITION_MODES),
     )
@@ -208,20 +296,33 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
         ],
         ['noema policy test sql-guard.ts --action \'{"sql": "DROP TABLE users"}\'', "an action input as JSON"],
         ['noema policy test path-risk.ts --task "clean up" --command "rm -rf /tmp/x"', "with a task"],
+        [
+          'noema policy test plugins/policies/secret-scanner.ts --command "cat .env" --result "KEY=sk-…"',
+          "its review of a result: redacted (exit 0), what the agent gets in review.shown",
+        ],
       ) +
         '\nOutput: {"policy_file", "task", "action": {kind, tool, input}, "result", "verdicts": [{policy, kind,\n' +
         'advice, confidence, threshold, status, reason, patch, requires_approval, error}], "decision": {decision,\n' +
-        "rule, message, policy_id, enforced, error}}.\n" +
-        "Exit codes: 0 allowed, 1 the policy failed (threw, timed out, bad verdict), 2 usage or a plugin that\n" +
-        "cannot load, 3 vetoed, 4 needs approval.\n",
+        'rule, message, policy_id, enforced, error}}; with --result, also "review": {result (passed, hinted,\n' +
+        "redacted, blocked, failed), verdicts, decision, shown}.\n" +
+        "Exit codes: 0 allowed, 1 the policy failed (threw, timed out, bad verdict; in advise or review), 2 usage\n" +
+        "or a plugin that cannot load, 3 vetoed or its result blocked, 4 needs approval.\n",
     )
     .action(async (file, opts) => {
       const action = testAction(opts);
+      const given = opts.result === undefined ? undefined : testResult(opts.result);
       const result = await testPolicy(file, opts.task, action, {
         intuition_mode: opts.intuitionMode,
         failure_policy: opts.failurePolicy,
-      });
+      }, given);
       ctx.out.json(result);
-      ctx.exitCode = RESULT_EXIT[result.result];
+      const review = result.review?.result;
+      ctx.exitCode = result.result !== "allowed"
+        ? RESULT_EXIT[result.result]
+        : review === "failed"
+        ? EXIT.ERROR
+        : review === "blocked"
+        ? EXIT.VETOED
+        : EXIT.OK;
     });
 }

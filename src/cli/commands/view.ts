@@ -266,12 +266,29 @@ function metricsSection(out: Output, v: EpisodeView): void {
     ],
     ["latencies", latencies || null],
     ["tokens", tokensText(rec(m.tokens))],
+    [
+      "review",
+      Object.keys(rec(m.review)).length
+        ? Object.entries(rec(m.review)).map(([k, x]) => `${k} ${show(x)}`).join(" · ")
+        : null,
+    ],
     ["direction", Object.keys(dir).length ? Object.entries(dir).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null],
     [
       "insight",
       Object.keys(insight).length ? Object.entries(insight).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null,
     ],
   ]);
+}
+
+/** ` · 1 result redacted · 1 blocked` when the policies' `review` changed results; else nothing. */
+function reviewCounts(r: EpisodeView["counts"]["reviews"] | undefined): string {
+  if (!r || r.redacted + r.blocked + r.hinted === 0) return "";
+  const parts = [
+    r.redacted > 0 ? `${r.redacted} redacted` : null,
+    r.blocked > 0 ? `${r.blocked} blocked` : null,
+    r.hinted > 0 ? `${r.hinted} hinted` : null,
+  ].filter(Boolean);
+  return ` · results: ${parts.join(", ")}`;
 }
 
 function verdictsSection(out: Output, v: EpisodeView): void {
@@ -285,7 +302,8 @@ function verdictsSection(out: Output, v: EpisodeView): void {
       (v.counts.would_vetoes > 0 ? ` · ${v.counts.would_vetoes} would veto (audit)` : "") +
       (v.counts.policy_failures > 0
         ? ` · ${count(v.counts.policy_failures, "policy failure", "policy failures")}`
-        : ""),
+        : "") +
+      reviewCounts(v.counts.reviews),
   );
   if (v.verdicts.length === 0) {
     out.line("  (none)");
@@ -312,7 +330,7 @@ function verdictsSection(out: Output, v: EpisodeView): void {
           ? `policy failed: ${failureText(x.error)}`
           : [x.confidence !== null ? `confidence ${x.confidence}` : null, x.reason].filter(Boolean).join(" · ");
         return [
-          "direction",
+          x.stage === "review" ? "direction (review)" : "direction",
           x.step_id ?? "-",
           x.policy ?? "-",
           x.error ? { text: "failure", style: c.red } : x.kind ?? "-",
@@ -321,13 +339,14 @@ function verdictsSection(out: Output, v: EpisodeView): void {
         ];
       }
       const decision = x.decision ?? "-";
+      const saw = x.stage === "review" && x.agent_saw ? ` (the agent saw the ${x.agent_saw} result)` : "";
       return [
-        "governance",
+        x.stage === "review" ? "governance (review)" : "governance",
         x.step_id ?? "-",
         x.rule ?? "-",
         { text: x.failure ? `${decision} (policy failure)` : decision, style: statusStyle(decision, c) },
         x.enforced === false ? "audit" : x.enforced ? "enforced" : "-",
-        oneLine(x.message ?? "") + (x.error?.at ? ` (at ${x.error.at})` : ""),
+        oneLine(x.message ?? "") + (x.error?.at ? ` (at ${x.error.at})` : "") + (x.agent_saw === "none" ? "" : saw),
       ];
     }),
     { indent: "  " },
@@ -463,7 +482,7 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
-        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines},\n" +
+        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines, reviews},\n" +
         "verdicts,\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
         "paths}.\n",

@@ -37,6 +37,7 @@ import { displayCommand } from "./command.ts";
 import { createEpisode } from "./create.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 import { prepareEpisode } from "./prepare.ts";
+import { type RecordedReview, type ReviewDelivery, reviewResult } from "../review_record.ts";
 import { type CallRecord, type CoreProgress, writeCoreProgress } from "./progress_file.ts";
 
 export type { AttachOptions } from "./attach.ts";
@@ -591,8 +592,17 @@ export class EpisodeCore {
     if (!this.batchEvents) this.#engine.rec.flush();
   }
 
-  /** Records the act event for a proposed step (by step id or call id): state, facts, learning evidence. */
-  record(stepOrCallId: string, result: RecordedResult): Promise<void> {
+  /**
+   * Records the act event for a proposed step (by step id or call id): state, facts, learning evidence; then
+   * the result's review by the policies that have `review` (see `src/runtime/review_record.ts`). Returns what
+   * the agent is to be shown (null when no policy reviews results, or the step was recorded before). `delivery`
+   * says what the agent's integration can show instead of the result (recorded as `agent_saw`).
+   */
+  async record(
+    stepOrCallId: string,
+    result: RecordedResult,
+    delivery?: ReviewDelivery,
+  ): Promise<RecordedReview | null> {
     this.#checkHeld();
     const e = this.#engine, p = e.p;
     const call = this.#calls[stepOrCallId];
@@ -603,7 +613,7 @@ export class EpisodeCore {
         exitCode: EXIT.USAGE,
       });
     }
-    if (step.status !== "pending" && step.status !== "running") return Promise.resolve(); // recorded, or vetoed
+    if (step.status !== "pending" && step.status !== "running") return null; // recorded, or vetoed
     let durationMs = 0;
     try {
       if (typeof result.duration_ms === "number" && result.duration_ms >= 0) durationMs = result.duration_ms;
@@ -619,10 +629,11 @@ export class EpisodeCore {
       input: p.inputs.get(step.id) ?? {},
     };
     const startedAt = new Date(Math.max(Date.parse(p.startedAt), Date.now() - durationMs)).toISOString();
+    const candidateId = call?.action_candidate_id ?? `ac_${step.id}_${index + 1}`;
     e.recordAct(
       index,
       action,
-      call?.action_candidate_id ?? `ac_${step.id}_${index + 1}`,
+      candidateId,
       checked,
       { startedAt: startedAt < e.rec.now() ? startedAt : e.rec.now(), durationMs },
       null,
@@ -630,10 +641,11 @@ export class EpisodeCore {
     );
     if (call) call.recorded = true;
     this.#dirty = true;
+    const review = await reviewResult(e, index, action, candidateId, checked, e.p.lastStepEventId, delivery);
     this.#written(); // recorded means written
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
-    return Promise.resolve();
+    return review;
   }
 
   /**
@@ -651,12 +663,18 @@ export class EpisodeCore {
    * //   { status: "ok", output: "a.txt" });
    * ```
    */
-  recordUnreviewed(action: ProposedAction, result: RecordedResult): Promise<void> {
+  recordUnreviewed(
+    action: ProposedAction,
+    result: RecordedResult,
+    delivery?: ReviewDelivery,
+  ): Promise<RecordedReview | null> {
     this.#checkHeld();
     if (action.repeatable && action.call_id !== undefined) {
       action = { ...action, call_id: this.#occurrence(action.call_id) }; // a new occurrence of a content-named call
     }
-    if (action.call_id !== undefined && this.#calls[action.call_id]) return this.record(action.call_id, result);
+    if (action.call_id !== undefined && this.#calls[action.call_id]) {
+      return this.record(action.call_id, result, delivery);
+    }
     const e = this.#engine, p = e.p;
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
@@ -691,7 +709,7 @@ export class EpisodeCore {
       policy_id: null,
       hints: [],
     }, pending);
-    return this.record(callId, result);
+    return this.record(callId, result, delivery);
   }
 
   /** Verification, reflect, learn, terminate, insight, the final state, summary and manifest; then releases the lock. */
