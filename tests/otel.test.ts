@@ -228,6 +228,48 @@ describe("noema export otel", () => {
   });
 });
 
+describe("a paused run, approved and resumed", () => {
+  it("exports its spans across the pause: the same trace as after the fact, the decider on the span", T, async () => {
+    const live = await startOtlpReceiver();
+    const later = await startOtlpReceiver();
+    const task = tmp.file(
+      "gated.jsonc",
+      JSON.stringify({
+        task: "deploy after a check",
+        using: "shell",
+        policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+        steps: [
+          { kind: "act", description: "check", inputs: { command: "echo checked" } },
+          { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
+        ],
+      }),
+    );
+    try {
+      const r = await noema(["--otel", live.url, "run", task, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      const a = await noema(["--otel", live.url, "approve", out.episode_id, "--by", "ana", "--resume", "--json"]);
+      assert.equal(a.code, 0, a.stderr + a.stdout);
+      // The root is sent at the pause and again, ended later, after the resume: the receiver keeps the last one.
+      const last = new Map(live.spans().map((s) => [s.spanId, s]));
+      const spans = [...last.values()];
+      const { tools } = checkTree(spans, out.episode_id, out.episode_dir);
+      assert.equal(tools.length, 2);
+      const deploy = tools.find((t) => t.attributes["noema.step.id"] === "step-2")!;
+      assert.equal(deploy.attributes["noema.approval.decision"], "approved");
+      assert.equal(deploy.attributes["noema.approval.decided_by"], "ana");
+      assert.equal(live.spans().length, spans.length + 1, "only the root is sent twice");
+
+      const e = await noema(["export", "otel", out.episode_id, "--endpoint", later.url]);
+      assert.equal(e.code, 0, e.stderr);
+      assert.equal(comparable(later.spans()), comparable(spans), "the same trace live and after the fact");
+    } finally {
+      await live.close();
+      await later.close();
+    }
+  });
+});
+
 describe("a collector that fails never harms a run", () => {
   /** The task: the second step waits until the warning is on stderr, so the third records it. */
   const task = (errFile: string) =>
