@@ -57,6 +57,10 @@ export function buildProgram(
       "--store <url>",
       "shared store, postgres://… or file:///dir (default: $NOEMA_STORE; none: local files only)",
     )
+    .option(
+      "--otel <url>",
+      "export runs live as OpenTelemetry traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
     .option("--debug", "show stack traces of internal errors")
     .helpOption("-h, --help", "show help")
     .configureHelp({
@@ -118,10 +122,10 @@ function storeMayBeSet(action: { optsWithGlobals(): Record<string, unknown> }): 
   return !!process.env.NOEMA_STORE || action.optsWithGlobals().store !== undefined || existsSync("noema.jsonc");
 }
 
-/** The first word of `argv` that is not an option (nor `--root`'s or `--store`'s value): the command it names, if any. */
+/** The first word of `argv` that is not an option (nor the value of `--root`, `--store` or `--otel`): the command it names, if any. */
 function commandWord(argv: readonly string[]): string | null {
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--root" || argv[i] === "--store") i++;
+    if (argv[i] === "--root" || argv[i] === "--store" || argv[i] === "--otel") i++;
     else if (!argv[i].startsWith("-")) return argv[i];
   }
   return null;

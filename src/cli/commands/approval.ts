@@ -17,6 +17,8 @@ import { applyStoreDecision, decideInStore, localPending } from "../store_approv
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { locateEpisode, resolveRoot } from "../../store/layout.ts";
 import { withLivePublishing } from "../store_publish.ts";
+import { liveOtelFor, otelSettingsOf } from "../otel_option.ts";
+import { joinNotices } from "../../export/otel/run_hooks.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { printRunResult } from "../run_result.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -59,16 +61,31 @@ function resumePublished(
 ): Promise<{ value: RunResult; interrupted: boolean }> {
   const g = globalOptions(cmd);
   const id = locateEpisode(ref, g).id;
+  const otel = liveOtelFor(otelSettingsOf(cmd, ctx.out), g.root, ctx.out, id);
   return withSignals(
     ctx,
-    (signal) =>
-      withLivePublishing(
-        ctx.out,
-        resolveRoot(g),
-        storeUrlOf(cmd),
-        id,
-        (hooks) => resume(ref, { ...options, signal, ...hooks }),
-      ),
+    async (signal) => {
+      try {
+        return await withLivePublishing(
+          ctx.out,
+          resolveRoot(g),
+          storeUrlOf(cmd),
+          id,
+          (hooks) =>
+            resume(ref, {
+              ...options,
+              signal,
+              onEvent: (e) => {
+                hooks.onEvent?.(e);
+                otel?.onEvent(e);
+              },
+              notices: joinNotices(hooks.notices, otel?.notices),
+            }),
+        );
+      } finally {
+        await otel?.finish(id);
+      }
+    },
   );
 }
 

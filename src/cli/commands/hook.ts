@@ -23,6 +23,7 @@ import { sessionEpisode } from "../../agents/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
+import { hookOtelExporter } from "../../export/otel/hook_export.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -224,6 +225,7 @@ async function serveResident(
   // With a shared store: the episodes served are published as they grow, and at the end whatever calls answered in
   // their own process left pending under this root.
   const publisher = hookPublisher(root);
+  const otel = hookOtelExporter(); // with OTEL_EXPORTER_OTLP_ENDPOINT: the episodes served are exported as they grow
   await serveHooks({
     socket,
     argv,
@@ -233,8 +235,9 @@ async function serveResident(
         if (!event) return { stdout: null, exitCode: 0 };
         const settings = { ...settingsFor(event), episodes };
         const answer = await answerEvent(dialect, event, settings);
-        const id = publisher ? hookEpisodeId(dialect, event, settings) : null;
-        if (id !== null) publisher!.served(settings.root, id);
+        const id = publisher || otel ? hookEpisodeId(dialect, event, settings) : null;
+        if (id !== null) publisher?.served(settings.root, id);
+        if (id !== null) otel?.served(settings.root, id);
         if (answer.exitCode === EXIT.USAGE) throw new NoemaError("blocked", answer.stderr ?? "blocked");
         return answer;
       } catch (e) {
@@ -243,6 +246,7 @@ async function serveResident(
     },
   });
   await publisher?.close();
+  await otel?.close();
 }
 
 /** The episode a hook call wrote to: the one `--episode` names, or the session's. */

@@ -52,6 +52,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   { names: ["pull"], load: async () => (await import("./store.ts")).registerPull },
   { names: ["approvals"], load: async () => (await import("./store.ts")).registerApprovals },
   { names: ["prune"], load: async () => (await import("./prune.ts")).registerPrune },
+  // Export
+  { names: ["export"], load: async () => (await import("./export.ts")).registerExport },
   // Plugin authoring
   { names: ["init"], load: async () => (await import("./init.ts")).registerInit },
   { names: ["policy"], load: async () => (await import("./policy.ts")).registerPolicy },

@@ -27,6 +27,9 @@ import { usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
 import { storeUrlOf } from "../store_option.ts";
+import { liveOtelFor, otelSettingsOf } from "../otel_option.ts";
+import type { OtelSettings } from "../../export/otel/config.ts";
+import { joinNotices } from "../../export/otel/run_hooks.ts";
 import { startLivePublishing } from "../store_publish.ts";
 import { waitAndResume } from "../run_wait.ts";
 import { parseDuration } from "../time_args.ts";
@@ -215,7 +218,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       throw usageError("--wait waits for a decision in the shared store: give --store or set NOEMA_STORE");
     }
     if (typeof opts.wait === "string") parseDuration(opts.wait, "--wait");
-    await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd));
+    await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd), otelSettingsOf(cmd, ctx.out));
   });
 };
 
@@ -264,6 +267,7 @@ async function runInterruptible(
   opts: RunCliOptions,
   root: string | undefined,
   store: { url: string; from: string } | null = null,
+  otelSettings: OtelSettings | null = null,
 ): Promise<void> {
   const out = ctx.out;
   const progress = !opts.json && !opts.quiet && out.stderr.isTTY;
@@ -280,6 +284,7 @@ async function runInterruptible(
   const publishing = store === null
     ? null
     : await startLivePublishing(out, resolveRoot({ root: options.root ?? root }), store);
+  const otel = liveOtelFor(otelSettings, options.root ?? root, out);
   const live = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
   const note = replayNote(opts);
   try {
@@ -292,10 +297,12 @@ async function runInterruptible(
         if (note !== null && e.phase === "start") out.note(note);
         live.onEvent?.(e);
         publishing?.onEvent(e);
+        otel?.onEvent(e);
       },
-      notices: publishing?.notices,
+      notices: joinNotices(publishing?.notices, otel?.notices),
     });
     await publishing?.finish(result.episode_id, result.status === "pending");
+    await otel?.finish(result.episode_id);
     if (result.status === "pending" && opts.wait !== undefined && store !== null) {
       result = await waitAndResume(ctx, result, {
         store,

@@ -1,0 +1,100 @@
+/**
+ * What a run (or a resume) is given to export itself live: an `onEvent` that
+ * kicks the {@link OtelLiveSink}, `notices` that write the collector's
+ * unavailability into the record as a `runtime` event (`otel.unavailable`),
+ * and `finish()` to await after the run. The warning is said once per
+ * process on stderr, whatever the number of runs.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { RuntimeNotices } from "../../runtime/core/options.ts";
+import { episodesDir } from "../../store/layout.ts";
+import type { OtelSettings } from "./config.ts";
+import type { ExportFailure } from "./exporter.ts";
+import { type LiveExportResult, OtelLiveSink } from "./live.ts";
+
+/** A run's live export: pass `onEvent` and `notices` to the run, await `finish()` after it. */
+export interface LiveOtelExport {
+  /** Pass to the run as `notices` (see `RunOptions.notices`). */
+  notices: RuntimeNotices;
+  /** Give it every event the run writes (the export starts at the `start` event, which names the episode). */
+  onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
+  /** Sends the rest and the root span; `episodeId` names the run when no `start` event was seen. */
+  finish(episodeId?: string): Promise<LiveExportResult>;
+}
+
+/** Set once this process has warned that the collector is unavailable. */
+let warned = false;
+
+/** The one-line warning about a failed export. */
+export function unavailableMessage(f: ExportFailure): string {
+  return `noema: OpenTelemetry export to ${f.url} failed: ${f.message}; the run is recorded as usual, ` +
+    `and noema export otel sends it later`;
+}
+
+/**
+ * Starts the live export of the run about to start under `root` (or, with
+ * `episodeId`, of that episode resumed: what it holds already is not sent
+ * again). `warn` says the failure on stderr (once per process).
+ *
+ * @example
+ * ```ts
+ * const otel = startLiveOtel(settings, ".noema", (m) => console.error(m));
+ * const result = await run(task, { onEvent: otel.onEvent, notices: otel.notices });
+ * await otel.finish(result.episode_id);
+ * ```
+ */
+export function startLiveOtel(
+  settings: OtelSettings,
+  root: string,
+  warn: (message: string) => void,
+  episodeId?: string,
+): LiveOtelExport {
+  const waiting: ReturnType<RuntimeNotices["take"]> = [];
+  let said = false;
+  const say = (f: ExportFailure) => {
+    if (said) return;
+    said = true;
+    waiting.push({ event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } });
+    if (!warned) warn(unavailableMessage(f));
+    warned = true;
+  };
+  const sink = new OtelLiveSink(settings, { onUnavailable: say });
+  let begun = false;
+  const begin = (id: string, resumed: boolean) => {
+    begun = true;
+    sink.begin(join(episodesDir(root), id), id, resumed);
+  };
+  if (episodeId !== undefined) begin(episodeId, true);
+  return {
+    notices: { take: () => waiting.splice(0) },
+    onEvent(e) {
+      if (!begun) {
+        if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
+        begin(e.payload.episode_id, false);
+      }
+      sink.kick();
+    },
+    async finish(id) {
+      if (!begun && id !== undefined) begin(id, false);
+      const r = await sink.finish();
+      if (r.failed) say(r.failed);
+      return r;
+    },
+  };
+}
+
+/**
+ * The notices of several sources as one queue (a run takes one `notices`).
+ *
+ * @example
+ * ```ts
+ * run(task, { notices: joinNotices(publishing?.notices, otel?.notices) });
+ * ```
+ */
+export function joinNotices(...all: (RuntimeNotices | undefined)[]): RuntimeNotices | undefined {
+  const some = all.filter((n): n is RuntimeNotices => n !== undefined);
+  if (some.length <= 1) return some[0];
+  return { take: () => some.flatMap((n) => n.take()) };
+}
