@@ -1,0 +1,104 @@
+/**
+ * The episode view: the report's one rendering of an episode (header, plan
+ * with step statuses, verdicts, actions, verification and diff, metrics,
+ * timeline), with the decision form while it waits for approval, its
+ * learning proposals, links to every event (paged, each expanding to its
+ * payload) and to its raw files, and new events appended live.
+ *
+ * @module
+ */
+import { lstatSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { markup, type SafeHtml } from "../report/escape.ts";
+import { clip } from "../report/excerpt.ts";
+import { reportSections } from "../report/html.ts";
+import { buildReport } from "../report/model.ts";
+import { excerptHtml } from "../report/parts.ts";
+import { readJsonl } from "../store/jsonl.ts";
+import { approvalPanel, waitingRun } from "./approvals.ts";
+import { page } from "./layout.ts";
+
+/** Learning records shown on the page (the raw file has them all). */
+const LEARN_SHOWN = 50;
+
+function learning(dir: string): SafeHtml {
+  const rows: SafeHtml[] = [];
+  let total = 0;
+  try {
+    for (const e of readJsonl(join(dir, "learn.jsonl"))) {
+      total++;
+      if (rows.length >= LEARN_SHOWN || e.problem !== undefined) continue;
+      const v = e.value;
+      const kind = String(v.kind ?? v.type ?? v.record_type ?? "record");
+      rows.push(
+        markup`<details><summary><b>${kind}</b> ${String(v.summary ?? v.text ?? v.proposal ?? "")}</summary>${
+          excerptHtml(clip(JSON.stringify(v, null, 2), 4000))
+        }</details>`,
+      );
+    }
+  } catch { /* no learn.jsonl */ }
+  if (total === 0) return markup``;
+  const more = total > rows.length ? markup`<p class="muted">… ${total - rows.length} more in learn.jsonl</p>` : "";
+  return markup`<section id="learning"><h2>Learning proposals</h2>${rows}${more}</section>`;
+}
+
+/** The episode's files, two levels deep, links excluded. */
+function rawFiles(dir: string, id: string): SafeHtml {
+  const items: SafeHtml[] = [];
+  const walk = (at: string, prefix: string[], depth: number) => {
+    for (const d of readdirSync(at, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (items.length >= 200) return;
+      const parts = [...prefix, d.name];
+      if (d.isDirectory() && depth < 2) walk(join(at, d.name), parts, depth + 1);
+      else if (d.isFile()) {
+        const href = `/episodes/${encodeURIComponent(id)}/files/${parts.map(encodeURIComponent).join("/")}`;
+        items.push(markup`<li><a href="${href}"><code>${parts.join("/")}</code></a></li>`);
+      }
+    }
+  };
+  walk(dir, [], 1);
+  return markup`<section id="files"><h2>Raw files</h2><ul>${items}</ul></section>`;
+}
+
+/**
+ * The episode page of `id` in `dir` (already checked to lie inside the root).
+ *
+ * @example
+ * ```ts
+ * import { episodePage } from "./episode.ts";
+ * episodePage(".noema", "ep_1", ".noema/episodes/ep_1", { approvals: true });
+ * ```
+ */
+export function episodePage(root: string, id: string, dir: string, opts: { approvals: boolean }): string {
+  let bytes = 0;
+  try {
+    if (!lstatSync(join(dir, "events.jsonl")).isSymbolicLink()) bytes = statSync(join(dir, "events.jsonl")).size;
+  } catch { /* no events yet */ }
+  const m = buildReport({ id, dir }, { excerptChars: 2000 });
+  const waiting = opts.approvals ? waitingRun(root, id) : null;
+  const eid = encodeURIComponent(id);
+  const body =
+    markup`<p class="muted"><a href="/">Runs</a> / <code>${id}</code> · <a href="/episodes/${eid}/events">All events</a> · <a href="#files">Raw files</a> · <a href="/api/episodes/${eid}">JSON</a></p>
+${
+      waiting !== null
+        ? markup`<section id="approval"><h2>Waiting for approval</h2>${
+          approvalPanel(waiting, { heading: false })
+        }</section>`
+        : ""
+    }
+${reportSections(m)}
+<section id="live-section"><h2>New events</h2><p class="muted"><span id="live-count">none yet</span> since this page opened (they appear as the run writes them).</p>
+<div id="live-events"></div></section>
+${learning(dir)}
+${rawFiles(dir, id)}
+<form class="filters" method="get" action="/compare"><input type="hidden" name="a" value="${id}">
+<label>Compare with episode<input name="b" required size="34" placeholder="ep_…"></label><button type="submit">Compare</button></form>`;
+  const lifecycle = m.lifecycle === "terminal" ? "t" : "n";
+  return page({
+    title: `${id} · ${m.status}`,
+    current: "episode",
+    body,
+    live: `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}`,
+    approvals: opts.approvals,
+  });
+}
