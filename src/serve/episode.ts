@@ -13,7 +13,8 @@ import { markup, type SafeHtml } from "../report/escape.ts";
 import { clip } from "../report/excerpt.ts";
 import { reportSections } from "../report/html.ts";
 import { buildReport } from "../report/model.ts";
-import { excerptHtml } from "../report/parts.ts";
+import { badge, excerptHtml } from "../report/parts.ts";
+import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { approvalPanel, waitingRun } from "./approvals.ts";
 import { page } from "./layout.ts";
@@ -40,6 +41,33 @@ function learning(dir: string): SafeHtml {
   if (total === 0) return markup``;
   const more = total > rows.length ? markup`<p class="muted">… ${total - rows.length} more in learn.jsonl</p>` : "";
   return markup`<section id="learning"><h2>Learning proposals</h2>${rows}${more}</section>`;
+}
+
+/** The decisions recorded on the episode's checkpoints (approvals/*.json): who, what, when, why. */
+function decisions(dir: string): SafeHtml {
+  const rows: SafeHtml[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(dir, "approvals")).filter((n) => n.endsWith(".json")).sort();
+  } catch { /* none */ }
+  for (const name of names.slice(0, 100)) {
+    try {
+      if (lstatSync(join(dir, "approvals", name)).isSymbolicLink()) continue;
+      const a = readJsonFile(join(dir, "approvals", name));
+      const decision = String(a.decision ?? "?");
+      rows.push(
+        markup`<tr><td><code>${String(a.checkpoint_id ?? name)}</code></td><td>${
+          badge(decision, decision === "approved" ? "ok" : "vetoed")
+        }</td><td class="decider">${String(a.by ?? "-")}</td><td class="mono">${
+          String(a.at ?? "-")
+        }</td><td class="note">${typeof a.note === "string" ? a.note : "-"}</td><td>${
+          a.consumed_at ? "used by a resume" : "not used yet"
+        }</td></tr>`,
+      );
+    } catch { /* an unreadable decision: validate reports it */ }
+  }
+  if (rows.length === 0) return markup``;
+  return markup`<section id="decisions"><h2>Decisions</h2><table><tr><th>checkpoint</th><th>decision</th><th>by</th><th>at</th><th>note</th><th></th></tr>${rows}</table></section>`;
 }
 
 /** The episode's files, two levels deep, links excluded. */
@@ -86,6 +114,7 @@ ${
         }</section>`
         : ""
     }
+${decisions(dir)}
 ${reportSections(m)}
 <section id="live-section"><h2>New events</h2><p class="muted"><span id="live-count">none yet</span> since this page opened (they appear as the run writes them).</p>
 <div id="live-events"></div></section>

@@ -72,8 +72,21 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
       const root = resolve(resolveRoot(globalOptions(cmd)));
       const tokens = tokensFor(host);
       const closing = new AbortController();
-      const log = (m: string) => ctx.out.note(m);
+      const log = (m: string) => {
+        ctx.out.note(m);
+        ctx.out.stderr.flush();
+      };
       const app = createApp({ root, tokens, readOnly: opts.readOnly === true, log, closing: closing.signal });
+      // Listening for the signals before the URL is printed: a client that stops the server at once is heard.
+      const stopped = new Promise<void>((done) => {
+        const stop = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          done();
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
       const server = await startServer(host, port, app.fetch);
       const url = `${server.url}/`;
       if (opts.json) {
@@ -84,16 +97,9 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
           ctx.out.line(`token: ${tokens.generated}  (shown once; clients send Authorization: Bearer <token>)`);
         }
       }
+      ctx.out.stdout.flush();
       if (opts.open) openBrowser(url);
-      await new Promise<void>((done) => {
-        const stop = () => {
-          process.off("SIGINT", stop);
-          process.off("SIGTERM", stop);
-          done();
-        };
-        process.on("SIGINT", stop);
-        process.on("SIGTERM", stop);
-      });
+      await stopped;
       closing.abort();
       await server.stop();
       ctx.out.note("noema serve: stopped");
