@@ -30,7 +30,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy": SERVE_CSP,
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on its own forms.
+  "referrer-policy": "same-origin",
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
 };

@@ -29,7 +29,9 @@ button.approve{background:var(--good);color:#fff;border-color:var(--good)}
 button.reject{background:var(--bad);color:#fff;border-color:var(--bad)}
 table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--panel)}
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
-td.task{max-width:520px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.runs td:nth-child(-n+4){white-space:nowrap}
+td.task{max-width:340px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tags code{background:var(--code);border-radius:4px;padding:0 4px;margin-right:4px}
 .pager{display:flex;gap:12px;align-items:center;margin:10px 0}
 .approval{border:1px solid var(--line);border-left:4px solid var(--warn);border-radius:8px;padding:10px 14px;margin:10px 0}

@@ -40,7 +40,7 @@ export function page(f: PageFrame): string {
   return markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${f.title} · noema</title>
 <link rel="stylesheet" href="/assets/app.css">
 <script src="/assets/app.js" defer></script></head>
