@@ -159,7 +159,9 @@ ${t.head.map(timelineRow)}${gap}${t.tail.map(timelineRow)}</table></details></se
 /**
  * The sections of one episode's page, as `noema report` and `noema serve`
  * show them: header, navigation, what needs attention, plan and actions,
- * verification, metrics and the timeline.
+ * verification, metrics and the timeline. `options.steps` shows only the
+ * steps from index `[0]` up to `[1]` (a page of a long plan, `options.stepsNav`
+ * before it); what needs attention still covers every step.
  *
  * @example
  * ```ts
@@ -169,11 +171,15 @@ ${t.head.map(timelineRow)}${gap}${t.tail.map(timelineRow)}</table></details></se
  * const body = reportSections(buildReport(locateEpisode("ep_01K9RBBMXXRSFWR49SXFGF4SPR"))).value;
  * ```
  */
-export function reportSections(m: ReportModel): SafeHtml {
+export function reportSections(
+  m: ReportModel,
+  options: { steps?: readonly [number, number]; stepsNav?: SafeHtml } = {},
+): SafeHtml {
+  const shown = options.steps ? { ...m, steps: m.steps.slice(options.steps[0], options.steps[1]) } : m;
   return markup`${header(m)}
 <nav class="muted"><a href="#steps">Plan &amp; actions</a> <a href="#verification">Verification</a> <a href="#metrics">Metrics</a> <a href="#timeline">Timeline</a></nav>
 ${attention(m)}
-${stepsSection(m)}
+${options.stepsNav ?? ""}${stepsSection(shown)}
 ${verification(m)}
 ${metrics(m)}
 ${timeline(m)}`;

@@ -110,7 +110,11 @@ function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
   });
   app.get("/episodes/:id", (c) => {
     const id = c.req.param("id");
-    return c.html(episodePage(root, id, episodeDirIn(root, id), { approvals }));
+    const steps = c.req.query("steps") ?? "1";
+    if (!/^\d{1,7}$/.test(steps) || steps === "0") {
+      throw new HttpError(400, "bad_parameter", "steps must be a positive integer");
+    }
+    return c.html(episodePage(root, id, episodeDirIn(root, id), { approvals, stepsPage: Number(steps) }));
   });
   app.get("/episodes/:id/events", (c) => {
     const id = c.req.param("id");

@@ -7,7 +7,8 @@
  * @module
  */
 import { markup, type SafeHtml } from "../report/escape.ts";
-import { buildReport, type ReportModel, type ReportStep } from "../report/model.ts";
+import type { ReportModel, ReportStep } from "../report/model.ts";
+import { cachedReport } from "./report_cache.ts";
 import { badge } from "../report/parts.ts";
 import { page } from "./layout.ts";
 
@@ -73,7 +74,7 @@ export function comparePage(
   b: { id: string; dir: string },
   approvals: boolean,
 ): string {
-  const ma = buildReport(a, { excerptChars: 200 }), mb = buildReport(b, { excerptChars: 200 });
+  const ma = cachedReport(a.id, a.dir, 200), mb = cachedReport(b.id, b.dir, 200);
   const n = Math.max(ma.steps.length, mb.steps.length);
   const rows: SafeHtml[] = [];
   let differing = 0;

@@ -12,12 +12,27 @@ import { join } from "node:path";
 import { markup, type SafeHtml } from "../report/escape.ts";
 import { clip } from "../report/excerpt.ts";
 import { reportSections } from "../report/html.ts";
-import { buildReport } from "../report/model.ts";
 import { badge, excerptHtml } from "../report/parts.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { approvalPanel, waitingRun } from "./approvals.ts";
 import { page } from "./layout.ts";
+import { cachedReport } from "./report_cache.ts";
+
+/** Steps shown per page of the plan: a 10,000-step episode opens at once, a page at a time. */
+export const STEPS_PAGE = 200;
+
+function stepsPager(id: string, at: number, pages: number, total: number): SafeHtml {
+  if (pages === 1) return markup``;
+  const link = (n: number, text: string) =>
+    n >= 1 && n <= pages && n !== at
+      ? markup`<a href="/episodes/${encodeURIComponent(id)}?steps=${n}#steps">${text}</a>`
+      : markup`<span class="muted">${text}</span>`;
+  const from = (at - 1) * STEPS_PAGE + 1, to = Math.min(total, at * STEPS_PAGE);
+  return markup`<div class="pager" id="steps-pager">${
+    link(at - 1, "← earlier steps")
+  }<span>steps ${from}–${to} of ${total} (page ${at} of ${pages})</span>${link(at + 1, "later steps →")}</div>`;
+}
 
 /** Learning records shown on the page (the raw file has them all). */
 const LEARN_SHOWN = 50;
@@ -97,12 +112,19 @@ function rawFiles(dir: string, id: string): SafeHtml {
  * episodePage(".noema", "ep_1", ".noema/episodes/ep_1", { approvals: true });
  * ```
  */
-export function episodePage(root: string, id: string, dir: string, opts: { approvals: boolean }): string {
+export function episodePage(
+  root: string,
+  id: string,
+  dir: string,
+  opts: { approvals: boolean; stepsPage?: number },
+): string {
   let bytes = 0;
   try {
     if (!lstatSync(join(dir, "events.jsonl")).isSymbolicLink()) bytes = statSync(join(dir, "events.jsonl")).size;
   } catch { /* no events yet */ }
-  const m = buildReport({ id, dir }, { excerptChars: 2000 });
+  const m = cachedReport(id, dir);
+  const pages = Math.max(1, Math.ceil(m.steps.length / STEPS_PAGE));
+  const at = Math.min(Math.max(1, opts.stepsPage ?? 1), pages);
   const waiting = opts.approvals ? waitingRun(root, id) : null;
   const eid = encodeURIComponent(id);
   const body =
@@ -115,7 +137,12 @@ ${
         : ""
     }
 ${decisions(dir)}
-${reportSections(m)}
+${
+      reportSections(m, {
+        steps: [(at - 1) * STEPS_PAGE, at * STEPS_PAGE],
+        stepsNav: stepsPager(id, at, pages, m.steps.length),
+      })
+    }
 <section id="live-section"><h2>New events</h2><p class="muted"><span id="live-count">none yet</span> since this page opened (they appear as the run writes them).</p>
 <div id="live-events"></div></section>
 ${learning(dir)}
