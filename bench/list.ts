@@ -29,7 +29,8 @@ import {
 
 const GENERATOR_VERSION = "1";
 
-function generate(root: string, n: number): void {
+/** Generates `n` minimal episodes under `root` once (reused while the generator is unchanged). */
+export function generate(root: string, n: number): void {
   const marker = join(root, "complete.json");
   const want = JSON.stringify({ n, version: GENERATOR_VERSION });
   if (existsSync(marker) && readFileSync(marker, "utf8") === want) return;

@@ -46,7 +46,7 @@ const CLI = join(REPO_ROOT, "src", "cli", "main.ts");
 export const RENDER_GOAL_MS = 2000;
 
 /** Runs the episode once (reused while the step count is the same); returns its directory. */
-function episode(steps: number): string {
+export function episode(steps: number): string {
   const root = join(workDir("."), `report-${steps}-v2`);
   const id = `ep_01K9REP0RT${String(steps).padStart(16, "0")}`.slice(0, 29);
   const dir = join(root, "episodes", id);

@@ -167,6 +167,10 @@ export interface ListOptions extends RootOptions {
   tags?: Readonly<Record<string, string>>;
   /** Only episodes whose task contains this text (case-insensitive). @default {all} */
   task?: string;
+  /** Matching entries skipped before the first one returned (paging). @default {0} */
+  offset?: number;
+  /** `oldest` lists oldest first. @default {"newest"} */
+  order?: "newest" | "oldest";
 }
 
 /**
@@ -321,14 +325,19 @@ export function listEpisodes(options: ListOptions = {}): EpisodeEntry[] {
     keyed.push({ name: d.name, t });
   }
   keyed.sort((a, b) => b.t - a.t || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  if (options.order === "oldest") keyed.reverse();
+  const offset = Math.max(0, options.offset ?? 0);
   if (!hasFilters(options)) {
-    return keyed.slice(0, Math.max(0, limit)).map((k) => readEpisodeEntry(k.name, join(parent, k.name)));
+    return keyed.slice(offset, offset + Math.max(0, limit)).map((k) => readEpisodeEntry(k.name, join(parent, k.name)));
   }
   const out: EpisodeEntry[] = [];
+  let skipped = 0;
   for (const k of keyed) {
     if (out.length >= limit) break;
     const e = readEpisodeEntry(k.name, join(parent, k.name));
-    if (matchesFilters(e, options, k.t)) out.push(e);
+    if (!matchesFilters(e, options, k.t)) continue;
+    if (skipped < offset) skipped++;
+    else out.push(e);
   }
   return out;
 }

@@ -42,6 +42,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { names: ["plan"], load: async () => (await import("./plan.ts")).registerPlan },
   { names: ["diff"], load: async () => (await import("./diff.ts")).registerDiff },
   { names: ["report"], load: async () => (await import("./report.ts")).registerReport },
+  { names: ["serve"], load: async () => (await import("./serve.ts")).registerServe },
   // Integrity
   { names: ["validate"], load: async () => (await import("./validate.ts")).registerValidate },
   { names: ["verify"], load: async () => (await import("./verify.ts")).registerVerify },

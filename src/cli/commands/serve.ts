@@ -1,0 +1,107 @@
+/**
+ * `noema serve`: the runs, episodes, approvals and comparisons in a browser,
+ * and a JSON API, from this process (assets embedded). Loopback by default;
+ * any other address needs a token.
+ *
+ * @module
+ */
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import process from "node:process";
+import { resolveRoot } from "../../store/layout.ts";
+import { generatedTokens, isLoopback, parseTokens, type Tokens } from "../../serve/auth.ts";
+import { createApp } from "../../serve/app.ts";
+import { parseListen, startServer } from "../../serve/server.ts";
+import { type CliContext, examples, globalOptions } from "../context.ts";
+import { usageError } from "../errors.ts";
+
+/** Opens `url` in the desktop's browser, if there is one; never fails the command. */
+function openBrowser(url: string): void {
+  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch { /* no browser here: the URL is printed */ }
+}
+
+/** The tokens in force: NOEMA_SERVE_TOKEN, else a generated one off loopback, else none. */
+function tokensFor(host: string): Tokens {
+  const env = process.env.NOEMA_SERVE_TOKEN;
+  if (env !== undefined && env.trim() !== "") return parseTokens(env);
+  return isLoopback(host) ? parseTokens("") : generatedTokens();
+}
+
+/** Registers `noema serve`. */
+export function registerServe(program: CommandUnknownOpts, ctx: CliContext): void {
+  program
+    .command("serve")
+    .summary("see runs, episodes and approvals in a browser (and a JSON API)")
+    .description(
+      "Serve a web app and a JSON API over the episodes of the root: the runs (filters, sorting, paging, live), " +
+        "each episode (plan, verdicts, actions, verification, timeline, raw files; live while it runs), approvals " +
+        "(approve or reject with a note, recorded as noema approve records it, then resume here) and two episodes " +
+        "compared. Listens on loopback by default; any other address needs a token (NOEMA_SERVE_TOKEN, or one " +
+        "generated and printed once). Stops on Ctrl-C or SIGTERM.",
+    )
+    .option("--listen <host:port>", "address to listen on (port 0: any free port)", "127.0.0.1:7777")
+    .option("--open", "open the app in the desktop's browser")
+    .option("--read-only", "serve no approval page, form or API route")
+    .option("--json", 'print {"url", "root", "token", "read_only"} as one JSON line on start')
+    .addHelpText(
+      "after",
+      examples(
+        ["noema serve --open", "the runs of ./.noema at http://127.0.0.1:7777/"],
+        ["noema serve --root ../other/.noema --listen 127.0.0.1:0", "another root, any free port"],
+        ["NOEMA_SERVE_TOKEN=ana=$(openssl rand -hex 16) noema serve --listen 0.0.0.0:7777", "for a team"],
+        ["noema serve --read-only", "look, never decide"],
+      ) +
+        "\nTokens: NOEMA_SERVE_TOKEN holds one token or several label=token pairs separated by commas; the label\n" +
+        "names the decider of an approval. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
+        "in an HttpOnly cookie. Every request that changes state must come from the app's own origin.\n" +
+        "API: GET /api/episodes (as list --json), /api/episodes/<id> (as view --json), /api/episodes/<id>/events\n" +
+        "(NDJSON as stored), /api/approvals; POST /api/episodes/<id>/approve|reject {note, resume}.\n",
+    )
+    .action(async (opts, cmd) => {
+      const all = cmd.optsWithGlobals() as Record<string, unknown>;
+      if (typeof all.store === "string") {
+        throw usageError("noema serve --store: serving a shared store is not supported yet; pull the episodes first");
+      }
+      const { host, port } = parseListen(opts.listen);
+      const root = resolve(resolveRoot(globalOptions(cmd)));
+      const tokens = tokensFor(host);
+      const closing = new AbortController();
+      const log = (m: string) => {
+        ctx.out.note(m);
+        ctx.out.stderr.flush();
+      };
+      const app = createApp({ root, tokens, readOnly: opts.readOnly === true, log, closing: closing.signal });
+      // Listening for the signals before the URL is printed: a client that stops the server at once is heard.
+      const stopped = new Promise<void>((done) => {
+        const stop = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          done();
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
+      const server = await startServer(host, port, app.fetch);
+      const url = `${server.url}/`;
+      if (opts.json) {
+        ctx.out.line(JSON.stringify({ url, root, token: tokens.generated, read_only: opts.readOnly === true }));
+      } else {
+        ctx.out.line(`noema serve: ${url} (episodes of ${root}${opts.readOnly ? ", read-only" : ""}); Ctrl-C stops`);
+        if (tokens.generated !== null) {
+          ctx.out.line(`token: ${tokens.generated}  (shown once; clients send Authorization: Bearer <token>)`);
+        }
+      }
+      ctx.out.stdout.flush();
+      if (opts.open) openBrowser(url);
+      await stopped;
+      closing.abort();
+      await server.stop();
+      ctx.out.note("noema serve: stopped");
+    });
+}

@@ -1,0 +1,120 @@
+/**
+ * The JSON API under `/api/`: the same shapes as the CLI's `--json` (list
+ * entries as `noema list --json`, an episode as `noema view --json`, events
+ * as NDJSON exactly as stored as `noema events --json`, a decision as
+ * `noema approve --json`), so scripts and the pages read the same data.
+ *
+ * @module
+ */
+import type { Context, Hono } from "hono";
+import { join } from "node:path";
+import { buildEpisodeView } from "../cli/episode_view.ts";
+import { readLines } from "../store/jsonl.ts";
+import { decide, startResume, waitingRuns } from "./approvals.ts";
+import { approvalsTicker, episodeTicker, eventStream, runsTicker } from "./live.ts";
+import { episodeDirIn, HttpError } from "./paths.ts";
+import { listRuns, parseRunsQuery } from "./runs.ts";
+import type { ServeConfig, ServeEnv } from "./config.ts";
+
+function intParam(c: Context, name: string, fallback: number, max: number): number {
+  const v = c.req.query(name);
+  if (v === undefined || v === "") return fallback;
+  if (!/^\d{1,10}$/.test(v) || Number(v) > max) {
+    throw new HttpError(400, "bad_parameter", `${name} must be an integer from 0 to ${max}, got ${JSON.stringify(v)}`);
+  }
+  return Number(v);
+}
+
+/** NDJSON of events `from` (1-based line) on, at most `limit` lines, exactly as stored. */
+function eventLines(dir: string, from: number, limit: number): string {
+  const out: string[] = [];
+  try {
+    for (const l of readLines(join(dir, "events.jsonl"))) {
+      if (l.line < from || l.text === null || !l.terminated) continue;
+      if (out.length >= limit) break;
+      out.push(l.text);
+    }
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ENOENT") throw e;
+  }
+  return out.length ? `${out.join("\n")}\n` : "";
+}
+
+/** The body of a decision request: `{ note?, resume?, checkpoint_id? }` as JSON. */
+async function decisionBody(c: Context): Promise<{ note: string | null; resume: boolean; checkpoint: string | null }> {
+  if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json")) {
+    throw new HttpError(400, "bad_body", "send the decision as JSON (Content-Type: application/json)");
+  }
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new HttpError(400, "bad_body", "the body is not JSON");
+  }
+  const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  const str = (k: string) => {
+    if (b[k] === undefined || b[k] === null) return null;
+    if (typeof b[k] !== "string") throw new HttpError(400, "bad_body", `${k} must be a string`);
+    return b[k] as string;
+  };
+  if (b.resume !== undefined && typeof b.resume !== "boolean") {
+    throw new HttpError(400, "bad_body", "resume must be true or false");
+  }
+  return { note: str("note"), resume: b.resume === true, checkpoint: str("checkpoint_id") };
+}
+
+/**
+ * Adds the API routes to `app`.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { apiRoutes } from "./api.ts";
+ * // apiRoutes(app, config)
+ * ```
+ */
+export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
+  const root = cfg.root;
+  app.get("/api/episodes", (c) => c.json(listRuns(root, parseRunsQuery(new URL(c.req.url).searchParams)).entries));
+  app.get("/api/episodes/:id", (c) => {
+    const id = c.req.param("id");
+    return c.json(buildEpisodeView({ id, dir: episodeDirIn(root, id) }));
+  });
+  app.get("/api/episodes/:id/events", (c) => {
+    const dir = episodeDirIn(root, c.req.param("id"));
+    const text = eventLines(dir, Math.max(1, intParam(c, "from", 1, 1e9)), intParam(c, "limit", 10_000, 100_000));
+    return c.body(text, 200, { "content-type": "application/x-ndjson; charset=utf-8" });
+  });
+  app.get("/api/live/runs", (c) => {
+    const q = parseRunsQuery(new URL(c.req.url).searchParams);
+    return eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), runsTicker(root, q));
+  });
+  app.get("/api/live/episodes/:id", (c) => {
+    const dir = episodeDirIn(root, c.req.param("id"));
+    return eventStream(
+      AbortSignal.any([c.req.raw.signal, cfg.closing]),
+      episodeTicker(dir, intParam(c, "offset", 0, 2 ** 52), c.req.query("seen") === "t"),
+    );
+  });
+  if (cfg.readOnly) return;
+  app.get("/api/approvals", (c) => c.json(waitingRuns(root)));
+  app.get(
+    "/api/live/approvals",
+    (c) => eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), approvalsTicker(root)),
+  );
+  for (const [verb, decision] of [["approve", "approved"], ["reject", "rejected"]] as const) {
+    app.post(`/api/episodes/:id/${verb}`, async (c) => {
+      const id = c.req.param("id");
+      episodeDirIn(root, id);
+      const b = await decisionBody(c);
+      const record = decide(root, id, {
+        decision,
+        note: b.note,
+        by: c.get("caller").label,
+        checkpointId: b.checkpoint,
+      });
+      if (b.resume) startResume(root, id, cfg.log);
+      return c.json(record, b.resume ? 202 : 200);
+    });
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Approvals in the web app: every run waiting for a decision, with its
+ * pending action, the policy that asked and its reason; a decision recorded
+ * exactly as `noema approve` / `noema reject` record it (bound to the
+ * checkpoint and its state hash, secrets masked, the decider named by the
+ * token's label); and, over local files, resuming the run on this machine.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { resume } from "../drivers.ts";
+import { episodesDir } from "../store/layout.ts";
+import { EXIT, NoemaError } from "../errors.ts";
+import { listEpisodes } from "../read/list.ts";
+import { markup, type SafeHtml } from "../report/escape.ts";
+import { clip } from "../report/excerpt.ts";
+import { badge, excerptHtml } from "../report/parts.ts";
+import { ArtifactSink } from "../runtime/artifact_sink.ts";
+import type { ApprovalRecord } from "../runtime/checkpoint.ts";
+import { approve, reject } from "../runtime/resume.ts";
+import type { PendingRun } from "../runtime/resume.ts";
+import { localPending } from "../cli/store_approvals.ts";
+import { HttpError } from "./paths.ts";
+
+/** A run waiting for a decision, as the approvals view and `GET /api/approvals` show it. */
+export interface Waiting {
+  episode_id: string;
+  task: string | null;
+  started_at: string | null;
+  checkpoint_id: string;
+  kind: string;
+  step_id: string;
+  policy_id: string | null;
+  reason: string;
+  action: unknown;
+  /** A decision already recorded and not yet used by a resume. */
+  decided: { decision: string; by: string; note: string | null } | null;
+}
+
+function waitingOf(p: PendingRun, task: string | null, started: string | null): Waiting {
+  const pending = p.checkpoint.pending as unknown as Record<string, unknown>;
+  const str = (x: unknown) => (typeof x === "string" ? x : null);
+  return {
+    episode_id: p.episode_id,
+    task,
+    started_at: started,
+    checkpoint_id: p.checkpoint.checkpoint_id,
+    kind: str(pending.kind) ?? "approval",
+    step_id: str(pending.step_id) ?? "",
+    policy_id: str(pending.policy_id),
+    reason: str(pending.reason) ?? "",
+    action: pending.action ?? null,
+    decided: p.approval ? { decision: p.approval.decision, by: p.approval.by, note: p.approval.note } : null,
+  };
+}
+
+/**
+ * Every local run waiting for approval, newest first (secrets in them masked as the files hold them).
+ *
+ * @example
+ * ```ts
+ * import { waitingRuns } from "./approvals.ts";
+ * for (const w of waitingRuns(".noema")) console.log(w.episode_id, w.reason);
+ * ```
+ */
+export function waitingRuns(root: string, limit = 500): Waiting[] {
+  const out: Waiting[] = [];
+  for (const e of listEpisodes({ root, status: ["waiting_for_approval"], limit })) {
+    try {
+      const p = localPending(e.episode_id, { root });
+      if (p !== null) out.push(waitingOf(p, e.task, e.started_at));
+    } catch {
+      // no longer waiting (decided and resumed meanwhile) or unreadable: not listed
+    }
+  }
+  return out;
+}
+
+/**
+ * The run `id` waits on, or null when it waits on nothing.
+ *
+ * @example
+ * ```ts
+ * import { waitingRun } from "./approvals.ts";
+ * waitingRun(".noema", "ep_01K9…")?.reason;
+ * ```
+ */
+export function waitingRun(root: string, id: string): Waiting | null {
+  try {
+    const p = localPending(id, { root });
+    return p === null ? null : waitingOf(p, null, null);
+  } catch {
+    return null;
+  }
+}
+
+/** A decision asked for over HTTP. */
+export interface DecisionAsk {
+  decision: "approved" | "rejected";
+  note: string | null;
+  /** The decider: the token's label, or null for the OS user (no token in force). */
+  by: string | null;
+  /** The checkpoint the person saw; a run that waits on another one is a 409. */
+  checkpointId: string | null;
+}
+
+/**
+ * Records a decision as `noema approve` / `noema reject` do and returns the
+ * record as recorded (secrets masked). Errors of the decision become
+ * {@link HttpError}s: 409 when the run waits on nothing or on another
+ * checkpoint, or the checkpoint was already decided.
+ *
+ * @example
+ * ```ts
+ * import { decide } from "./approvals.ts";
+ * decide(".noema", "ep_01K9…", { decision: "approved", note: "ok", by: "ana", checkpointId: null });
+ * ```
+ */
+export function decide(root: string, id: string, ask: DecisionAsk): ApprovalRecord {
+  const now = waitingRun(root, id);
+  if (now === null) throw new HttpError(409, "not_waiting", `episode ${id} is not waiting for approval`);
+  if (ask.checkpointId !== null && ask.checkpointId !== now.checkpoint_id) {
+    throw new HttpError(409, "stale", `episode ${id} now waits on ${now.checkpoint_id}, not ${ask.checkpointId}`);
+  }
+  if (ask.note !== null && ask.note.length > 4000) {
+    throw new HttpError(400, "bad_note", "a note is at most 4000 characters");
+  }
+  const options = { root, note: ask.note ?? undefined, by: ask.by ?? undefined };
+  try {
+    const record = (ask.decision === "approved" ? approve : reject)(id, options);
+    return ArtifactSink.forEpisode(join(episodesDir(root), id)).mask(record);
+  } catch (e) {
+    const conflict = e instanceof NoemaError &&
+      (e.exitCode === EXIT.CONSUMED || e.exitCode === EXIT.NO_CHECKPOINT || e.exitCode === EXIT.MISMATCH);
+    if (conflict) {
+      throw new HttpError(409, (e as NoemaError).code, (e as NoemaError).message);
+    }
+    throw e;
+  }
+}
+
+/** Runs resumed by this server and not finished yet. */
+const resuming = new Set<string>();
+
+/**
+ * Resumes a decided run on this machine, in this process, as `noema resume`
+ * would; returns at once (the run goes on; its page shows it live). A second
+ * resume of the same run while one goes on is a 409.
+ *
+ * @example
+ * ```ts
+ * import { startResume } from "./approvals.ts";
+ * startResume(".noema", "ep_01K9…", (m) => console.error(m));
+ * ```
+ */
+export function startResume(root: string, id: string, log: (message: string) => void): void {
+  if (resuming.has(id)) throw new HttpError(409, "resuming", `episode ${id} is being resumed`);
+  resuming.add(id);
+  resume(id, { root }).then(
+    (r) => log(`noema serve: resumed ${id}: ${r.status}${r.outcome ? ` (${r.outcome})` : ""}`),
+    (e) => log(`noema serve: resuming ${id} failed: ${(e as Error).message}`),
+  ).finally(() => resuming.delete(id));
+}
+
+/**
+ * The decision form of a waiting run (or what was decided, waiting for a resume).
+ *
+ * @example
+ * ```ts
+ * import { approvalPanel, waitingRun } from "./approvals.ts";
+ * const w = waitingRun(".noema", "ep_01K9…");
+ * if (w) approvalPanel(w).value;
+ * ```
+ */
+export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): SafeHtml {
+  const id = encodeURIComponent(w.episode_id);
+  const action = excerptHtml(clip(JSON.stringify(w.action, null, 2), 4000));
+  const title = opts.heading === false
+    ? ""
+    : markup`<h3><a href="/episodes/${id}"><code>${w.episode_id}</code></a> ${
+      w.task !== null ? markup`<span class="muted">${w.task}</span>` : ""
+    }</h3>`;
+  const decided = w.decided
+    ? markup`<p>${
+      badge(w.decided.decision, w.decided.decision === "approved" ? "ok" : "vetoed")
+    } by <b>${w.decided.by}</b>${w.decided.note ? markup` — ${w.decided.note}` : ""}; the run waits for a resume.</p>
+<form method="post" action="/approvals/${id}/resume"><input type="hidden" name="checkpoint" value="${w.checkpoint_id}">
+<button type="submit">Resume the run on this machine</button></form>`
+    : markup`<form method="post" action="/approvals/${id}/decide">
+<input type="hidden" name="checkpoint" value="${w.checkpoint_id}">
+<label for="note-${w.episode_id}" class="muted">Note (recorded with the decision)</label>
+<textarea id="note-${w.episode_id}" name="note" maxlength="4000"></textarea>
+<div class="actions"><button class="approve" name="decision" value="approved" type="submit">Approve</button>
+<button class="reject" name="decision" value="rejected" type="submit">Reject</button>
+<label><input type="checkbox" name="resume" value="1" checked> then resume the run on this machine</label></div></form>`;
+  return markup`<div class="approval" data-id="${w.episode_id}">${title}
+<dl class="facts"><dt>step</dt><dd><code>${w.step_id}</code> (${w.kind})</dd>
+<dt>policy</dt><dd>${w.policy_id ?? "-"}</dd><dt>reason</dt><dd>${w.reason}</dd>
+<dt>checkpoint</dt><dd><code>${w.checkpoint_id}</code></dd></dl>
+<details open><summary>Pending action</summary>${action}</details>
+${decided}</div>`;
+}

@@ -1,0 +1,25 @@
+/**
+ * What one `noema serve` serves and how: the root, the tokens in force,
+ * whether approvals are served, where notes go; and the per-request values
+ * the routes see.
+ *
+ * @module
+ */
+import type { Caller, Tokens } from "./auth.ts";
+
+/** The server's configuration. */
+export interface ServeConfig {
+  /** The root whose episodes are served (absolute). */
+  root: string;
+  /** The tokens in force (none: loopback only). */
+  tokens: Tokens;
+  /** Serve no approval page, form or API route. */
+  readOnly: boolean;
+  /** Where the server says what it did (resumes…), one line each. */
+  log: (message: string) => void;
+  /** Aborted when the server stops: open event streams end. */
+  closing: AbortSignal;
+}
+
+/** The Hono environment of the app: the caller of each request. */
+export type ServeEnv = { Variables: { caller: Caller } };

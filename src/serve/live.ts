@@ -1,0 +1,238 @@
+/**
+ * Server-sent events: what changes is pushed to open pages. Each stream polls
+ * cheaply (a few `stat` calls every {@link POLL_MS}) and, only when something
+ * moved, renders the changed markup on the server (escaped, as the page) and
+ * sends `{op, target, html}` for the client script to apply: the runs table's
+ * rows, the approvals list, an episode's new events (and a reload when the
+ * run pauses or ends, so the whole page shows its new state).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { readNewLines } from "../shared_store/line_tail.ts";
+import { markup } from "../report/escape.ts";
+import { approvalPanel, waitingRuns } from "./approvals.ts";
+import { eventRow } from "./events.ts";
+import { listRuns, runRows, type RunsQuery } from "./runs.ts";
+
+/** How often a stream looks for changes. */
+export const POLL_MS = 150;
+/** How often a stream re-renders even when nothing it stats moved (a filtered view's new members). */
+const FULL_MS = 2000;
+/** A comment line this often keeps proxies and idle timers from closing a quiet stream. */
+const HEARTBEAT_MS = 10_000;
+
+/** A message to the client script. */
+export interface LiveMessage {
+  op: "html" | "append" | "reload";
+  target?: string;
+  html?: string;
+  count?: { target: string; text: string };
+}
+
+/**
+ * A `text/event-stream` response that calls `tick` every {@link POLL_MS}
+ * until the client goes away; `tick` sends messages with `send`.
+ *
+ * @example
+ * ```ts
+ * import { eventStream } from "./live.ts";
+ * const res = eventStream(new AbortController().signal, (send) => send({ op: "reload" }));
+ * ```
+ */
+export function eventStream(signal: AbortSignal, tick: (send: (m: LiveMessage) => void) => void): Response {
+  const enc = new TextEncoder();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let beat: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    clearInterval(timer);
+    clearInterval(beat);
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let closed = false;
+      const write = (text: string) => {
+        if (closed) return;
+        try {
+          controller.enqueue(enc.encode(text));
+        } catch {
+          closed = true;
+          stop();
+        }
+      };
+      const send = (m: LiveMessage) => write(`data: ${JSON.stringify(m)}\n\n`);
+      write("retry: 1000\n\n");
+      const run = () => {
+        try {
+          tick(send);
+        } catch {
+          // the files moved under us (a run being written or removed): the next tick looks again
+        }
+      };
+      timer = setInterval(run, POLL_MS);
+      beat = setInterval(() => write(": keep-alive\n\n"), HEARTBEAT_MS);
+      signal.addEventListener("abort", () => {
+        stop();
+        if (!closed) {
+          closed = true;
+          try {
+            controller.close();
+          } catch { /* already closed */ }
+        }
+      }, { once: true });
+    },
+    cancel: stop,
+  });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    },
+  });
+}
+
+function stamp(path: string): string {
+  try {
+    const s = statSync(path);
+    return `${s.mtimeMs}:${s.size}`;
+  } catch {
+    return "-";
+  }
+}
+
+/**
+ * The runs table, live: re-rendered when the episodes folder or a shown run
+ * changes (or every {@link FULL_MS}), sent when the rows differ.
+ *
+ * @example
+ * ```ts
+ * import { runsTicker } from "./live.ts";
+ * // eventStream(signal, runsTicker(".noema", query))
+ * ```
+ */
+export function runsTicker(root: string, q: RunsQuery): (send: (m: LiveMessage) => void) => void {
+  let lastKey = "", lastHtml: string | null = null, lastFull = 0, shown: string[] = [];
+  return (send) => {
+    const key = [
+      stamp(join(root, "episodes")),
+      ...shown.flatMap((d) => ["state.json", "events.jsonl", "summary.json", "lock"].map((f) => stamp(join(d, f)))),
+    ].join("|");
+    const now = Date.now();
+    if (key === lastKey && now - lastFull < FULL_MS) return;
+    lastKey = key;
+    lastFull = now;
+    const got = listRuns(root, q);
+    shown = got.entries.map((e) => e.episode_dir);
+    const html = runRows(got.entries).value;
+    if (lastHtml !== null && html !== lastHtml) send({ op: "html", target: "runs", html });
+    lastHtml = html;
+  };
+}
+
+/**
+ * The approvals list, live: sent when the set of waiting runs or their decisions change.
+ *
+ * @example
+ * ```ts
+ * import { approvalsTicker } from "./live.ts";
+ * // eventStream(signal, approvalsTicker(".noema"))
+ * ```
+ */
+export function approvalsTicker(root: string): (send: (m: LiveMessage) => void) => void {
+  let lastKey: string | null = null, lastStamp = "", lastFull = 0;
+  return (send) => {
+    const st = stamp(join(root, "episodes"));
+    const now = Date.now();
+    if (st === lastStamp && now - lastFull < FULL_MS / 4) return;
+    lastStamp = st;
+    lastFull = now;
+    const waiting = waitingRuns(root);
+    const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
+    if (lastKey !== null && key !== lastKey) {
+      const html = waiting.length
+        ? markup`${waiting.map((w) => approvalPanel(w))}`.value
+        : markup`<p class="muted">Nothing waits for a decision.</p>`.value;
+      send({ op: "html", target: "approvals", html });
+    }
+    lastKey = key;
+  };
+}
+
+/** Lines (newlines) in the first `bytes` of a file. */
+function linesBefore(path: string, bytes: number): number {
+  let n = 0;
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let at = 0; at < bytes;) {
+      const got = readSync(fd, buf, 0, Math.min(buf.length, bytes - at), at);
+      if (got === 0) break;
+      for (let i = buf.indexOf(10); i !== -1 && i < got; i = buf.indexOf(10, i + 1)) n++;
+      at += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return n;
+}
+
+/**
+ * An episode's new events, live, from byte `offset` of its events.jsonl;
+ * a reload when the run pauses at a checkpoint or ends (its summary appears)
+ * and the page was rendered before.
+ *
+ * @example
+ * ```ts
+ * import { episodeTicker } from "./live.ts";
+ * // eventStream(signal, episodeTicker(".noema/episodes/ep_1", 0, false))
+ * ```
+ */
+export function episodeTicker(dir: string, offset: number, sawEnd: boolean): (send: (m: LiveMessage) => void) => void {
+  const path = join(dir, "events.jsonl");
+  let n: number | null = null, added = 0, reloaded = false;
+  return (send) => {
+    if (reloaded) return;
+    if (!sawEnd && stamp(join(dir, "summary.json")) !== "-") {
+      reloaded = true;
+      send({ op: "reload" });
+      return;
+    }
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return;
+    }
+    if (size <= offset) return;
+    n ??= linesBefore(path, offset);
+    const got = readNewLines(path, offset, 1 << 20);
+    offset = got.offset;
+    const rows: string[] = [];
+    let paused = false;
+    for (const bytes of got.lines) {
+      n++;
+      try {
+        const e = JSON.parse(Buffer.from(bytes).toString("utf8")) as Record<string, unknown>;
+        if (e.event_type === "run.checkpoint") paused = true;
+        rows.push(eventRow(n, e).value);
+      } catch {
+        rows.push(markup`<div class="ev t-bad">#${n} not a JSON line</div>`.value);
+      }
+    }
+    if (rows.length === 0) return;
+    added += rows.length;
+    send({
+      op: "append",
+      target: "live-events",
+      html: rows.join(""),
+      count: { target: "live-count", text: `${added} new ${added === 1 ? "event" : "events"}` },
+    });
+    if (paused) {
+      reloaded = true;
+      send({ op: "reload" });
+    }
+  };
+}

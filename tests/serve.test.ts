@@ -1,0 +1,263 @@
+// deno-lint-ignore-file no-explicit-any -- tests read answers as loose JSON
+/**
+ * `noema serve` over HTTP: the real server (a child process) over episodes
+ * the real CLI wrote. The API answers what the CLI's --json prints; filters,
+ * hostile content escaped, ids and paths kept inside the root, tokens,
+ * the same-origin check, read-only, decisions recorded as `noema approve`
+ * records them.
+ *
+ * @module
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./helpers/tmp.ts";
+import { cli } from "./helpers/cli.ts";
+import { HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
+
+const tmp = tempDir();
+const root = join(tmp.path, ".noema");
+let s: Served;
+let waiting: string, rejectMe: string, hostile: string, plain: string;
+
+before(async () => {
+  plain = String(runJson(root, ["run", "say hello", "--tag", "team=web", "--json"]).episode_id);
+  waiting = pausedRun(root, "ship the release", ["team=infra"]);
+  rejectMe = pausedRun(root, "ship on friday", ["team=infra"]);
+  hostile = hostileRun(root, join(tmp.path, "policies"));
+  // A planted link: an "episode" that is a symlink to another one, and a file link inside an episode.
+  symlinkSync(join(root, "episodes", plain), join(root, "episodes", "ep_link"));
+  writeFileSync(join(tmp.path, "secret.txt"), "top secret");
+  symlinkSync(join(tmp.path, "secret.txt"), join(root, "episodes", hostile, "leak.txt"));
+  s = await startServe(root);
+});
+after(async () => {
+  await s?.stop();
+  tmp.cleanup();
+});
+
+const get = (path: string, init: RequestInit = {}) => fetch(new URL(path, s.url), init);
+const json = async (path: string) => {
+  const r = await get(path);
+  assert.equal(r.status, 200, `${path}: ${r.status}`);
+  return await r.json() as any;
+};
+
+describe("pages and API", () => {
+  test("the runs API answers what noema list --json prints; filters narrow it", async () => {
+    const api = await json("/api/episodes");
+    const listed = JSON.parse(cli(["--root", root, "list", "--json", "-n", "50"]).stdout);
+    const pick = (xs: any[]) => xs.map((e) => [e.episode_id, e.status, e.run_state, e.task]);
+    assert.deepEqual(pick(api), pick(listed));
+    const infra = await json("/api/episodes?tag=team%3Dinfra&state=waiting_for_approval");
+    assert.deepEqual(infra.map((e: any) => e.episode_id).sort(), [waiting, rejectMe].sort());
+    assert.deepEqual((await json("/api/episodes?task=HELLO")).map((e: any) => e.episode_id), [plain]);
+    assert.deepEqual((await json("/api/episodes?adapter=shell&policy=ApprovalGate%401.0")).length, 2);
+    const page2 = await json("/api/episodes?size=1&page=2");
+    assert.equal(page2[0].episode_id, api[1].episode_id, "paging");
+    const html = await (await get("/?tag=team%3Dweb")).text();
+    assert.match(html, new RegExp(`href="/episodes/${plain}"`));
+    assert.doesNotMatch(html, new RegExp(waiting));
+  });
+
+  test("an episode: the page, the view (as noema view --json), the events (as stored), a raw file", async () => {
+    const page = await (await get(`/episodes/${waiting}`)).text();
+    assert.match(page, /Waiting for approval/);
+    assert.match(page, /ApprovalGate@1\.0/);
+    assert.match(page, /Plan &amp; actions/);
+    const view = await json(`/api/episodes/${waiting}`);
+    assert.deepEqual(view.run_state, JSON.parse(cli(["--root", root, "view", waiting, "--json"]).stdout).run_state);
+    const events = await (await get(`/api/episodes/${waiting}/events`)).text();
+    assert.equal(events, readFileSync(join(root, "episodes", waiting, "events.jsonl"), "utf8"));
+    const raw = await get(`/episodes/${waiting}/files/state.json`);
+    assert.equal(raw.headers.get("content-type"), "text/plain; charset=utf-8");
+    assert.equal(raw.headers.get("x-content-type-options"), "nosniff");
+    assert.equal(await raw.text(), readFileSync(join(root, "episodes", waiting, "state.json"), "utf8"));
+    const evPage = await (await get(`/episodes/${waiting}/events?page=1`)).text();
+    assert.match(evPage, /<details class="ev" id="ev-1">/);
+  });
+
+  test("every answer carries a strict CSP; the assets are embedded", async () => {
+    const r = await get("/");
+    const csp = r.headers.get("content-security-policy") ?? "";
+    assert.match(csp, /script-src 'self'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+    assert.match(await (await get("/assets/app.js")).text(), /EventSource/);
+    assert.equal((await get("/assets/app.css")).headers.get("content-type"), "text/css; charset=utf-8");
+  });
+
+  test("hostile task, tag, tool output and policy advice are escaped everywhere", async () => {
+    for (const path of ["/", `/episodes/${hostile}`, `/episodes/${hostile}/events`, `/compare/${hostile}/${plain}`]) {
+      const html = await (await get(path)).text();
+      assert.doesNotMatch(html, /<script>window|<img src=x|<svg onload|onerror="window/, path);
+      assert.match(html, /&lt;script&gt;window\.__xss=1&lt;\/script&gt;/, path);
+    }
+    const html = await (await get(`/episodes/${hostile}`)).text();
+    assert.ok(html.split("&lt;script&gt;window.__xss=1").length > 3, "task, output and advice all shown, escaped");
+    assert.equal((await json(`/api/episodes/${hostile}`)).episode_id, hostile);
+    assert.ok(HOSTILE.includes("<script>"));
+  });
+
+  test("ids and paths cannot leave the root: .., encoded slashes, symlinks", async () => {
+    const cases: [string, number][] = [
+      ["/episodes/..%2F..%2Fetc", 400],
+      [`/episodes/${plain}%2F..`, 400],
+      ["/api/episodes/%2e%2e", 0], // Bun's server folds it to /api/ (404), Deno's keeps it (400): refused either way
+      ["/episodes/ep_link", 403],
+      ["/api/episodes/ep_link", 403],
+      [`/episodes/${hostile}/files/leak.txt`, 403],
+      [`/episodes/${hostile}/files/..%2F${plain}%2Fstate.json`, 400],
+      [`/episodes/${hostile}/files/%2e%2e`, 0],
+      [`/episodes/${hostile}/files/approvals`, 404],
+      ["/episodes/ep_nope", 404],
+    ];
+    for (const [path, status] of cases) {
+      const r = await rawGet(s.url, path);
+      const body = r.text;
+      if (status === 0) assert.ok(r.status === 400 || r.status === 404, `${path}: ${r.status}`);
+      else assert.equal(r.status, status, `${path}: ${body.slice(0, 200)}`);
+      assert.doesNotMatch(body, /top secret|\n\s+at /, path);
+    }
+    const bad = await get("/api/episodes?status=nope");
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json() as any).error.message, /status: unknown value "nope"/);
+  });
+
+  test("a cross-origin POST is refused and records nothing", async () => {
+    const hostile: Record<string, string>[] = [{ origin: "http://evil.test" }, { "sec-fetch-site": "cross-site" }];
+    for (const headers of hostile) {
+      const r = await get(`/api/episodes/${rejectMe}/reject`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(r.status, 403);
+      assert.equal((await r.json() as any).error.code, "cross_origin");
+      const form = await get(`/approvals/${rejectMe}/decide`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+        body: "decision=approved",
+      });
+      assert.equal(form.status, 403);
+    }
+    assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
+    const rebinding = await rawGet(s.url, "/api/episodes", { host: "evil.test:80" });
+    assert.equal(rebinding.status, 403, "a token-less server answers only loopback Host names");
+  });
+
+  test("reject with a note over the API: recorded as noema reject records it; resumed, the run ends vetoed", async () => {
+    const r = await get(`/api/episodes/${rejectMe}/reject`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: new URL(s.url).origin },
+      body: JSON.stringify({ note: "not on a friday", resume: true }),
+    });
+    assert.equal(r.status, 202);
+    const rec = await r.json() as any;
+    assert.equal(rec.decision, "rejected");
+    assert.equal(rec.note, "not on a friday");
+    const file = readdirSync(join(root, "episodes", rejectMe, "approvals"))[0];
+    assert.equal(JSON.parse(readFileSync(join(root, "episodes", rejectMe, "approvals", file), "utf8")).note, rec.note);
+    const again = await get(`/api/episodes/${rejectMe}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    assert.equal(again.status, 409);
+    for (let i = 0; i < 600 && !existsSync(join(root, "episodes", rejectMe, "summary.json")); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const view = await json(`/api/episodes/${rejectMe}`);
+    assert.equal(view.status, "vetoed");
+    const page = await (await get(`/episodes/${rejectMe}`)).text();
+    assert.match(page, /not on a friday/);
+  });
+});
+
+describe("tokens and read-only", () => {
+  test("a non-loopback bind without NOEMA_SERVE_TOKEN gets a generated token; requests without it are refused", async () => {
+    const t = await startServe(root, { listen: "0.0.0.0:0" });
+    try {
+      assert.ok(t.token && t.token.length >= 32, "a token is generated and printed once");
+      const url = t.url.replace("0.0.0.0", "127.0.0.1");
+      const none = await fetch(`${url}api/episodes`);
+      assert.equal(none.status, 401);
+      assert.match(none.headers.get("www-authenticate") ?? "", /Bearer/);
+      assert.equal(
+        (await fetch(`${url}api/episodes`, { headers: { authorization: "Bearer nope-nope-nope-nope" } })).status,
+        401,
+      );
+      assert.equal(
+        (await fetch(`${url}api/episodes`, { headers: { authorization: `Bearer ${t.token}` } })).status,
+        200,
+      );
+      const page = await fetch(url);
+      assert.equal(page.status, 401);
+      assert.match(await page.text(), /Sign in/);
+      const login = await fetch(`${url}login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin },
+        body: `token=${encodeURIComponent(t.token!)}`,
+      });
+      assert.equal(login.status, 303);
+      const cookie = login.headers.get("set-cookie") ?? "";
+      assert.match(cookie, /HttpOnly/);
+      assert.match(cookie, /SameSite=Strict/);
+      const withCookie = await fetch(url, { headers: { cookie: cookie.split(";")[0] } });
+      assert.equal(withCookie.status, 200);
+    } finally {
+      const code = await t.stop();
+      // (Deno's child_process reports a child that handled SIGTERM as ended by it: code null.)
+      assert.ok(code === 0 || code === null, String(code));
+      assert.match(t.stderr(), /noema serve: stopped/, "SIGTERM stops it cleanly");
+    }
+  });
+
+  test("labelled tokens: the label is the decider; --read-only serves no approval route", async () => {
+    const tokens = "ana=ana-token-0123456789abcdef,bo=bo-token-0123456789abcdef";
+    const ro = await startServe(root, { args: ["--read-only"], env: { NOEMA_SERVE_TOKEN: tokens } });
+    try {
+      const auth = { authorization: "Bearer ana-token-0123456789abcdef" };
+      assert.equal((await fetch(`${ro.url}approvals`, { headers: auth })).status, 404);
+      const post = await fetch(`${ro.url}api/episodes/${waiting}/approve`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(post.status, 404);
+      assert.doesNotMatch(
+        await (await fetch(`${ro.url}episodes/${waiting}`, { headers: auth })).text(),
+        /<form method="post"/,
+      );
+    } finally {
+      await ro.stop();
+    }
+    const rw = await startServe(root, { env: { NOEMA_SERVE_TOKEN: tokens } });
+    try {
+      const r = await fetch(`${rw.url}api/episodes/${waiting}/approve`, {
+        method: "POST",
+        headers: { authorization: "Bearer bo-token-0123456789abcdef", "content-type": "application/json" },
+        body: JSON.stringify({ note: "checked" }),
+      });
+      assert.equal(r.status, 200);
+      const rec = await r.json() as any;
+      assert.equal(rec.by, "bo");
+      assert.equal(rec.note, "checked");
+    } finally {
+      await rw.stop();
+    }
+  });
+
+  test("bad NOEMA_SERVE_TOKEN and --listen are usage errors (exit 2), one line", () => {
+    const short = cli(["--root", root, "serve", "--listen", "127.0.0.1:0"], {
+      env: { NOEMA_SERVE_TOKEN: "ana=short" },
+    });
+    assert.equal(short.code, 2, short.stderr);
+    assert.match(short.stderr, /NOEMA_SERVE_TOKEN entry 1 \(ana\): a token is at least 16 characters/);
+    const listen = cli(["--root", root, "serve", "--listen", "nowhere"]);
+    assert.equal(listen.code, 2);
+    assert.match(listen.stderr, /--listen must be HOST:PORT/);
+  });
+});
