@@ -446,6 +446,7 @@ describe("view", () => {
       would_vetoes: 0,
       policy_failures: 0,
       damaged_lines: 0,
+      reviews: { redacted: 0, blocked: 0, hinted: 0 },
     });
     assert.deepEqual(v.verdicts.map((x: { phase: string }) => x.phase), ["direction", "governance"]);
     assert.equal(v.verdicts[0].policy, "policy:guard");
