@@ -148,10 +148,12 @@ describe("a policy that ends the process does not let the call run", () => {
     });
   }
 
-  test("under the runtime running the tests (Bun or Deno): an exit is a deny, a late throw exits 2", TIMEOUT, () => {
+  test("under the runtime running the tests (Bun or Deno): an exit and a late throw are each a deny", TIMEOUT, () => {
     const root = join(tmp.path, "exits-runtime");
+    // The hook consults policy files in a worker even under NOEMA_POLICY_ISOLATION=thread (a late throw loses the
+    // worker, and the call is denied; in the hook's own thread it would end the hook: exit 2).
     const env = { NOEMA_POLICY_ISOLATION: "thread", NOEMA_HOOK_SERVER: "0" };
-    for (const [command, expected] of [["exit", "deny"], ["throw-later", "blocked"], ["ls", "allow"]]) {
+    for (const [command, expected] of [["exit", "deny"], ["throw-later", "deny"], ["ls", "allow"]]) {
       const r = cli(["hook", "claude-code", "--root", root, "--policy", exiter, "--grant"], {
         input: JSON.stringify(pre(`rt-${command}`, "t1", command)),
         env,
@@ -319,6 +321,41 @@ describe("a hook killed at any point of its path", () => {
       // Each result went to its call's step (none left pending, none recorded unreviewed).
       const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["done", "done"], point);
+    });
+  }
+});
+
+describe("a policy whose advise loops for ever (issue 24, audit B4)", () => {
+  const looper = tmp.file(
+    "looper.ts",
+    `export default { name: "Looper", version: "1.0", advise() { while (true) {} } };\n`,
+  );
+  for (const isolation of ["worker", "thread"]) {
+    test(`NOEMA_POLICY_ISOLATION=${isolation}: the hook stops it at the policy timeout and denies, saying why`, {
+      ...TIMEOUT,
+    }, async () => {
+      const root = join(tmp.path, `loop-${isolation}`);
+      const run = (payload: unknown) =>
+        runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", looper, "--policy-timeout", "500"], {
+          cwd: tmp.path,
+          input: JSON.stringify(payload),
+          env: { ...process.env, NOEMA_HOOK_SERVER: "0", NOEMA_POLICY_ISOLATION: isolation },
+          timeoutMs: 60_000,
+        });
+      const t0 = Date.now();
+      const r = await run(pre(`s-loop-${isolation}`, "t1", "ls"));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(verdict({ code: r.code, out: r.stdout, err: r.stderr }), "deny", r.stdout);
+      assert.match(r.stdout, /PolicyTimeout: advise did not settle within 500 ms/);
+      assert.ok(Date.now() - t0 < 30_000, `answered in ${Date.now() - t0} ms`);
+      const [id] = readdirSync(join(root, "episodes"));
+      const dir = join(root, "episodes", id);
+      const events = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const gov = events.find((e) => e.phase === "governance");
+      assert.equal(gov?.payload.decision, "veto");
+      assert.equal(gov?.payload.error?.type, "PolicyTimeout", "the reason is recorded");
+      assert.equal((await run({ session_id: `s-loop-${isolation}`, cwd: tmp.path, hook_event_name: "Stop" })).code, 0);
+      assert.deepEqual(validate(dir).problems, []);
     });
   }
 });

@@ -277,11 +277,33 @@ function withMethods(
   return policy;
 }
 
+/** Set by {@link policyFilesInWorkers}. */
+let workersOnly = false;
+
+/**
+ * From now on, policy files are consulted in a worker thread whatever
+ * `NOEMA_POLICY_ISOLATION` says, and a file whose worker cannot start is
+ * refused: for `noema hook`, where a call looping for ever in the hook's own
+ * thread could not be stopped (no timer fires), and the agent would take the
+ * hung hook as "go ahead". A worker's call is stopped at the policy timeout
+ * (`Worker.terminate`) and fails closed.
+ *
+ * @example
+ * ```ts
+ * import { policyFilesInWorkers } from "./loader.ts";
+ * policyFilesInWorkers();
+ * ```
+ */
+export function policyFilesInWorkers(): void {
+  workersOnly = true;
+}
+
 /**
  * Loads a policy from a `.ts` (or `.js`) file's default export. By default
  * the file is loaded and consulted in a worker thread (`isolation: "worker"`),
  * so a call that loops forever can be stopped at the policy timeout;
- * `NOEMA_POLICY_ISOLATION=thread` loads it in the current thread instead.
+ * `NOEMA_POLICY_ISOLATION=thread` loads it in the current thread instead
+ * (not after {@link policyFilesInWorkers}: `noema hook`).
  *
  * @example
  * ```ts
@@ -291,13 +313,14 @@ function withMethods(
  * ```
  */
 export async function loadPolicyFile(path: string): Promise<LoadedPolicy> {
-  const mode = process.env.NOEMA_POLICY_ISOLATION === "thread" ? "thread" : "worker";
+  const mode = process.env.NOEMA_POLICY_ISOLATION === "thread" && !workersOnly ? "thread" : "worker";
   if (mode === "worker") {
     const abs = resolve(path);
     if (!existsSync(abs) || !statSync(abs).isFile()) throw pluginError(path, "plugin file not found");
     const { loadPolicyInWorker } = await import("../runtime/policy_host.ts");
     const policy = await loadPolicyInWorker(path, sha256File(abs).sha256);
     if (policy) return policy;
+    if (workersOnly) throw pluginError(path, "cannot be consulted: the policy worker cannot start");
     // The worker could not start (e.g. a build without the worker entry): load in this thread.
   }
   // In this thread, what the file prints while it loads goes to stderr too (in a worker, the worker routes it).

@@ -220,8 +220,9 @@ async function serveResident(
   settingsFor: SettingsFor,
   root: string,
 ): Promise<void> {
-  const { registerPluginApi } = await import("../../plugins/loader.ts");
+  const { registerPluginApi, policyFilesInWorkers } = await import("../../plugins/loader.ts");
   await registerPluginApi();
+  policyFilesInWorkers(); // a policy looping for ever is stopped at its timeout, never wedges the hook
   // With a shared store: the episodes served are published as they grow, and at the end whatever calls answered in
   // their own process left pending under this root.
   const publisher = hookPublisher(root);
@@ -268,8 +269,9 @@ async function answerOne(ctx: CliContext, dialect: Dialect, argv: string[], sett
   const event = dialect.parse(payload);
   if (!event) return hookAnswered(0); // an event noema does not act on: no opinion
   const settings = settingsFor(event);
-  const { registerPluginApi } = await import("../../plugins/loader.ts");
+  const { registerPluginApi, policyFilesInWorkers } = await import("../../plugins/loader.ts");
   await registerPluginApi();
+  policyFilesInWorkers(); // a policy looping for ever is stopped at its timeout, never wedges the hook
   const answer = await answerEvent(dialect, event, settings);
   markHookEpisode(settings.root, () => hookEpisodeId(dialect, event, settings)); // published by the server or sync
   if (answer.stdout !== null) ctx.out.line(answer.stdout);
