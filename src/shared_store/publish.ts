@@ -111,6 +111,9 @@ export class EpisodePublisher {
       ownerGone: (pid) => procStat(pid) === null,
     });
     if (!this.#started) await this.#start();
+    // Whether the episode was sealed before its files were listed: one sealed meanwhile is not called terminal yet
+    // (its summary may have come after the listing); the next publish sends the rest, and says so.
+    const sealedBefore = existsSync(join(this.dir, ARTIFACTS.manifest));
     const names = listArtifactFiles(this.dir);
     for (const name of names.filter(isStream)) {
       stats.lines += await this.#publishStream(name);
@@ -132,6 +135,9 @@ export class EpisodePublisher {
       return stats;
     }
     const row = this.catalogRow();
+    if (row.run_state === "terminal" && !sealedBefore && existsSync(join(this.dir, ARTIFACTS.manifest))) {
+      row.run_state = "running";
+    }
     await this.store.upsertCatalog(row, this.#token);
     this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
