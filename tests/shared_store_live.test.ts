@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import { LivePublisher } from "../src/shared_store/live.ts";
@@ -102,3 +103,31 @@ test(
     }
   },
 );
+
+test("a stored catalog row that says running for an episode sealed here is brought up to date by the next publisher", async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
+    try {
+      await store.migrate();
+      const first = new EpisodePublisher(store, dir, id);
+      await first.publish();
+      // As a publish that listed the files while the run was sealing leaves it: every file stored, the row running.
+      const token = await store.acquireLease(id, { host: first.host, pid: process.pid });
+      await store.upsertCatalog({ ...first.catalogRow(), run_state: "running" }, token);
+      await store.releaseLease(id, token);
+      assert.equal((await store.get(id))?.run_state, "running");
+      const next = await new EpisodePublisher(store, dir, id).publish();
+      assert.deepEqual(next, { lines: 0, files: 0 }, "nothing else to send");
+      assert.equal((await store.get(id))?.run_state, "terminal");
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
