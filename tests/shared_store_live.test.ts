@@ -1,15 +1,18 @@
 /**
- * Live publishing at the end of a run ({@link LivePublisher.finish}), over a
- * files store: a run that ends far ahead of its publisher hands the rest
- * over at once instead of spending its flush wait on what cannot be sent in
- * time (a 10,000-step run writes megabytes of events in a second).
+ * Live publishing, over a files store: a run that ends far ahead of its
+ * publisher hands the rest over at once instead of spending its flush wait
+ * on what cannot be sent in time (a 10,000-step run writes megabytes of
+ * events in a second); publishing from a worker thread, so the run's own
+ * thread only posts kicks.
  */
 import assert from "node:assert/strict";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import { LivePublisher } from "../src/shared_store/live.ts";
+import { WorkerLivePublisher } from "../src/shared_store/live_thread.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
@@ -43,6 +46,84 @@ test("a run that ends megabytes ahead of its publisher hands the rest over witho
       appendFileSync(join(dir, "events.jsonl"), line);
       assert.equal(await new LivePublisher(small).finish(10_000), true);
       assert.equal(await store.lineCount(id, "events.jsonl"), stored + 4001);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+// Deno type-checks a worker's modules as it starts it under `deno test` (not under `deno run`): on a loaded machine
+// that takes tens of seconds, hence the long deadlines.
+test(
+  "publishing from a worker thread: kicks from the run's thread, everything stored at finish; a store that cannot be reached is said once",
+  {
+    timeout: 300_000,
+  },
+  async () => {
+    const t = tempDir();
+    try {
+      const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+      assert.equal(r.code, 0, r.stderr);
+      const id = JSON.parse(r.stdout).episode_id as string;
+      const dir = join(t.path, "episodes", id);
+      const url = pathToFileURL(join(t.path, "store")).href;
+      const store = await openSharedStore(url);
+      try {
+        await store.migrate();
+        const said: Error[] = [];
+        const live = WorkerLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+          onUnavailable: (e) => said.push(e),
+        });
+        assert.ok(live, "a worker thread starts here");
+        live.kick();
+        appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ more: 1 }) + "\n");
+        live.kick();
+        assert.equal(await live.finish(120_000), true);
+        assert.equal(said.length, 0, said.map((e) => e.message).join());
+        const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean);
+        assert.equal(await store.lineCount(id, "events.jsonl"), local.length);
+        assert.equal((await store.get(id))?.host, "host-w");
+
+        const gone = pathToFileURL(join(t.path, "no-such-store")).href;
+        const down = WorkerLivePublisher.start({ url: gone, from: "test", dir, episodeId: id, host: "host-w" }, {
+          onUnavailable: (e) => said.push(e),
+        })!;
+        down.kick();
+        assert.equal(await down.finish(120_000), false);
+        assert.equal(said.length, 1, "said once");
+        assert.match(said[0].message, /no such directory/);
+        assert.equal(down.failed, said[0]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      t.cleanup();
+    }
+  },
+);
+
+test("a stored catalog row that says running for an episode sealed here is brought up to date by the next publisher", async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
+    try {
+      await store.migrate();
+      const first = new EpisodePublisher(store, dir, id);
+      await first.publish();
+      // As a publish that listed the files while the run was sealing leaves it: every file stored, the row running.
+      const token = await store.acquireLease(id, { host: first.host, pid: process.pid });
+      await store.upsertCatalog({ ...first.catalogRow(), run_state: "running" }, token);
+      await store.releaseLease(id, token);
+      assert.equal((await store.get(id))?.run_state, "running");
+      const next = await new EpisodePublisher(store, dir, id).publish();
+      assert.deepEqual(next, { lines: 0, files: 0 }, "nothing else to send");
+      assert.equal((await store.get(id))?.run_state, "terminal");
     } finally {
       await store.close();
     }

@@ -12,6 +12,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { noemaArgv } from "../agents/noema_command.ts";
 import { LivePublisher } from "../shared_store/live.ts";
+import { WorkerLivePublisher } from "../shared_store/live_thread.ts";
+import { publishingHost } from "../shared_store/host.ts";
+import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
@@ -94,37 +97,45 @@ export interface LiveRunPublishing {
  * await live.finish();
  * ```
  */
-export async function startLivePublishing(
+export function startLivePublishing(
   out: Output,
   root: string,
   pick: { url: string; from: string },
   episodeId?: string,
 ): Promise<LiveRunPublishing> {
-  const store = await openSharedStore(pick.url, pick.from);
-  let live: LivePublisher | null = null;
+  // A URL noema cannot use is a usage error now, before the run; the client itself loads where publishing runs.
+  const location = storeKind(pick.url, pick.from) === "files" ? pick.url : maskStoreUrl(pick.url);
+  let store: Promise<SharedStore> | null = null; // opened in this thread only when publishing runs here
+  const openStore = () => store ??= openSharedStore(pick.url, pick.from);
+  let live: Live | null = null;
   let id: string | null = null;
   const waiting: ReturnType<RuntimeNotices["take"]> = [];
+  const onUnavailable = (err: Error) => {
+    waiting.push({
+      event_type: "store.unavailable",
+      payload: { store: location, error: err.message, code: (err as { code?: string }).code ?? null },
+    });
+    if (!saidDown) {
+      out.note(
+        `noema: ${aboutStore(location, err)}; the run goes on locally, ` +
+          `and noema sync (or the next noema command) publishes it`,
+      );
+    }
+    saidDown = true;
+  };
   const begin = (episode: string) => {
     id = episode;
     markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
-    live = new LivePublisher(new EpisodePublisher(store, join(episodesDir(root), id), id), {
-      onUnavailable: (err) => {
-        waiting.push({
-          event_type: "store.unavailable",
-          payload: { store: store.location, error: err.message, code: (err as { code?: string }).code ?? null },
-        });
-        if (!saidDown) {
-          out.note(
-            `noema: ${aboutStore(store.location, err)}; the run goes on locally, ` +
-              `and noema sync (or the next noema command) publishes it`,
-          );
-        }
-        saidDown = true;
-      },
-    });
+    const dir = join(episodesDir(root), id);
+    live = WorkerLivePublisher.start({ url: pick.url, from: pick.from, dir, episodeId: id, host: publishingHost() }, {
+      onUnavailable,
+    }) ?? inThread(openStore(), dir, id, onUnavailable);
   };
   if (episodeId !== undefined) begin(episodeId);
-  return {
+  const close = async () => {
+    if (store !== null) await (await store).close();
+  };
+  return Promise.resolve({
     notices: { take: () => waiting.splice(0) },
     onEvent(e) {
       if (live === null) {
@@ -136,22 +147,52 @@ export async function startLivePublishing(
     async finish(episodeId?: string, paused = false) {
       if (live === null && episodeId !== undefined) begin(episodeId);
       try {
-        const l = live as LivePublisher | null;
+        const l = live as Live | null;
         const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
         // Not done in time, the store still reachable: a background sync finishes it; the run does not wait, not
         // even for the connection to close under the publish it cut short.
         else if (id !== null && l !== null && l.failed === null) {
           handOff(root, id, pick);
-          void store.close().catch(() => {});
+          void close().catch(() => {});
           return ok;
         }
-        await store.close().catch(() => {});
+        await close().catch(() => {});
         return ok;
       } catch (e) {
-        await store.close().catch(() => {});
+        await close().catch(() => {});
         throw e;
       }
+    },
+  });
+}
+
+/** What a run's live publishing does, in a worker thread or in the run's own. */
+interface Live {
+  kick(): void;
+  finish(deadlineMs: number): Promise<boolean>;
+  readonly failed: Error | null;
+}
+
+/** Live publishing in this thread (where no worker thread can be started), once the store is open. */
+function inThread(store: Promise<SharedStore>, dir: string, id: string, onUnavailable: (e: Error) => void): Live {
+  let live: LivePublisher | null = null;
+  let openError: Error | null = null;
+  const ready = store.then(
+    (s) => live = new LivePublisher(new EpisodePublisher(s, dir, id), { onUnavailable }),
+    (e) => {
+      openError = e instanceof Error ? e : new Error(String(e));
+      onUnavailable(openError);
+    },
+  );
+  return {
+    kick: () => live ? live.kick() : void ready.then(() => live?.kick()),
+    finish: async (deadlineMs) => {
+      await ready;
+      return live ? await live.finish(deadlineMs) : false;
+    },
+    get failed() {
+      return live?.failed ?? openError;
     },
   };
 }

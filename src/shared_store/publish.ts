@@ -83,6 +83,7 @@ export class EpisodePublisher {
   #token = 0; // the lease's fencing token
   #cataloged = false; // the store has this episode's catalog row
   #started = false;
+  #sealing = false; // the row last sent says running for an episode sealed during that publish: the next one says so
 
   /** The host name recorded in the catalog. */
   readonly host: string;
@@ -111,6 +112,9 @@ export class EpisodePublisher {
       ownerGone: (pid) => procStat(pid) === null,
     });
     if (!this.#started) await this.#start();
+    // Whether the episode was sealed before its files were listed: one sealed meanwhile is not called terminal yet
+    // (its summary may have come after the listing); the next publish sends the rest, and says so.
+    const sealedBefore = existsSync(join(this.dir, ARTIFACTS.manifest));
     const names = listArtifactFiles(this.dir);
     for (const name of names.filter(isStream)) {
       stats.lines += await this.#publishStream(name);
@@ -126,12 +130,14 @@ export class EpisodePublisher {
     for (const name of files) if (await this.#publishFile(name)) stats.files++;
     // The catalog row changes with the files; a copy that sends nothing new (a pulled episode synced again on
     // another machine) leaves the row, and the host it names, as they are.
-    if (stats.lines + stats.files === 0 && this.#cataloged) {
+    if (stats.lines + stats.files === 0 && this.#cataloged && !this.#sealing) {
       // A sealed episode's lease is given back whoever took it (another sync may come from another machine).
       if (existsSync(join(this.dir, ARTIFACTS.manifest))) await this.store.releaseLease(this.episodeId, this.#token);
       return stats;
     }
     const row = this.catalogRow();
+    this.#sealing = row.run_state === "terminal" && !sealedBefore && existsSync(join(this.dir, ARTIFACTS.manifest));
+    if (this.#sealing) row.run_state = "running";
     await this.store.upsertCatalog(row, this.#token);
     this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
@@ -164,7 +170,10 @@ export class EpisodePublisher {
       this.#streams.set(s.stream, { offset: offsetAfter(path, seq, see), seq });
     }
     for (const f of await this.store.listFiles(this.episodeId)) this.#files.set(f.name, f.sha256);
-    this.#cataloged = (await this.store.get(this.episodeId)) !== null;
+    const row = await this.store.get(this.episodeId);
+    this.#cataloged = row !== null;
+    // A stored row that says running for an episode sealed here (cut short while it was sealed) is brought up to date.
+    this.#sealing = row !== null && row.run_state !== "terminal" && existsSync(join(this.dir, ARTIFACTS.manifest));
     this.#started = true;
   }
 

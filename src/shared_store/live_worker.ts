@@ -1,0 +1,86 @@
+/**
+ * The worker side of {@link WorkerLivePublisher} (`live_thread.ts`): a run's
+ * live publishing off its main thread. Reading the new lines, hashing the
+ * files, reading the catalog's facts and the database client's I/O all
+ * happen here, so the run's event loop only posts "kick" messages.
+ *
+ * Messages in: `start {url, from, dir, episodeId, host, intervalMs?,
+ * filesIntervalMs?}` (once), `kick`, `finish {deadlineMs}`. Messages out:
+ * `unavailable {message, code}` (once, when a publish failed), `published`
+ * (once, after the first publish that succeeded), `finished {ok, failed}`
+ * (the answer to `finish`).
+ *
+ * @module
+ */
+import { parentPort } from "node:worker_threads";
+import { LivePublisher } from "./live.ts";
+import { openSharedStore } from "./open.ts";
+import { EpisodePublisher } from "./publish.ts";
+import type { SharedStore } from "./shared_store.ts";
+
+/** A message to the worker. */
+export type ToLiveWorker =
+  | {
+    type: "start";
+    url: string;
+    from: string;
+    dir: string;
+    episodeId: string;
+    host: string;
+    intervalMs?: number;
+    filesIntervalMs?: number;
+  }
+  | { type: "kick" }
+  | { type: "finish"; deadlineMs: number };
+
+/** A message from the worker. */
+export type FromLiveWorker =
+  | { type: "unavailable"; message: string; code: string | null }
+  | { type: "published" }
+  | { type: "finished"; ok: boolean; failed: boolean };
+
+const port = parentPort!;
+let store: Promise<SharedStore> | null = null;
+let live: Promise<LivePublisher> | null = null;
+let published = false;
+
+const post = (m: FromLiveWorker) => port.postMessage(m);
+const unavailable = (e: Error) =>
+  post({ type: "unavailable", message: e.message, code: (e as { code?: string }).code ?? null });
+
+port.on("message", (m: ToLiveWorker) => {
+  if (m.type === "start") {
+    store = openSharedStore(m.url, m.from);
+    live = store.then((s) =>
+      new LivePublisher(new EpisodePublisher(s, m.dir, m.episodeId, { host: m.host }), {
+        intervalMs: m.intervalMs,
+        filesIntervalMs: m.filesIntervalMs,
+        onUnavailable: unavailable,
+        onPublished: () => {
+          if (published) return;
+          published = true;
+          post({ type: "published" }); // the first one only: the run's thread then knows the store answers
+        },
+      })
+    );
+    live.catch((e) => unavailable(e instanceof Error ? e : new Error(String(e))));
+  } else if (m.type === "kick") {
+    void live?.then((l) => l.kick(), () => {});
+  } else if (m.type === "finish") {
+    void finish(m.deadlineMs);
+  }
+});
+
+async function finish(deadlineMs: number): Promise<void> {
+  let ok = false, failed = true;
+  try {
+    const l = await live!;
+    ok = await l.finish(deadlineMs);
+    failed = l.failed !== null;
+  } catch {
+    // could not even open the store: said as unavailable already
+  }
+  post({ type: "finished", ok, failed });
+  // Done (or handed over): the connection closes without holding up the answer.
+  void store?.then((s) => s.close()).catch(() => {});
+}
