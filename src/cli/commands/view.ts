@@ -227,7 +227,8 @@ function verificationSection(out: Output, v: EpisodeView): void {
 function tokensText(t: Record<string, unknown>): string | null {
   if (typeof t.total !== "number") return null;
   const calls = typeof t.model_calls === "number" ? ` · ${count(t.model_calls, "model call", "model calls")}` : "";
-  const cache = typeof t.cache_read === "number" || typeof t.cache_write === "number"
+  const cache = (typeof t.cache_read === "number" && t.cache_read > 0) ||
+      (typeof t.cache_write === "number" && t.cache_write > 0)
     ? ` (cache: read ${show(t.cache_read ?? 0)}, write ${show(t.cache_write ?? 0)})`
     : "";
   return `input ${show(t.input)}${cache} · output ${show(t.output)} · total ${show(t.total)}${calls}`;

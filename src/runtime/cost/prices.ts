@@ -17,7 +17,7 @@
  * @module
  */
 import * as v from "valibot";
-import { type CostMetrics, ModelPrice, type ModelUsage } from "../../schema/summary.ts";
+import { type CostMetrics, type ModelCost, ModelPrice, type ModelUsage } from "../../schema/summary.ts";
 
 export { ModelPrice };
 export type { ModelUsage };
@@ -70,8 +70,8 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   "claude-opus-5-5": tier(4, 20, 5, 0.2),
 });
 
-/** The cost estimate recorded in `summary.json` `metrics.cost`. */
-export type CostEstimate = CostMetrics;
+/** The cost estimate recorded in `summary.json` `metrics.cost`, with its per-model entries typed. */
+export type CostEstimate = CostMetrics & { models: Record<string, ModelCost> };
 
 /** After an entry: nothing, a date (`-20250929`), `-latest`, a version (`-v1:0`) or `@…`. */
 const SUFFIX = /^(?:$|@|-\d{8}(?:\D|$)|-latest$|-v\d)/;
