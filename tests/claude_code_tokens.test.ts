@@ -2,10 +2,11 @@
 // from its transcript, are the episode's model.jsonl, summary.json metrics.tokens and metrics.cost.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { assertSound, bash, claudeSessions } from "./helpers/claude_session.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { findTranscript, transcriptSums } from "./helpers/claude_transcript.ts";
 import { estimateCost } from "../src/runtime/cost/prices.ts";
 
 const tmp = tempDir("noema-claude-tokens-");
@@ -14,35 +15,6 @@ const session = claudeSessions(tmp.path);
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 60_000;
-
-function findTranscript(home: string): string {
-  const projects = join(home, ".claude", "projects");
-  for (const dir of readdirSync(projects)) {
-    const file = readdirSync(join(projects, dir)).find((f) => f.endsWith(".jsonl"));
-    if (file) return join(projects, dir, file);
-  }
-  throw new Error(`no transcript under ${projects}`);
-}
-
-/** The sums over a transcript file, counted here on their own: the last line of each message id. */
-function transcriptSums(path: string) {
-  const byId = new Map<string, { model: string; usage: Record<string, number> }>();
-  const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  for (const e of lines) {
-    if (e.type === "assistant" && e.message?.usage) byId.set(e.message.id, e.message);
-  }
-  const s = { input: 0, output: 0, cache_write: 0, cache_read: 0, calls: byId.size, models: new Set<string>() };
-  for (const m of byId.values()) {
-    const u = m.usage;
-    s.input += u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
-    s.output += u.output_tokens;
-    s.cache_write += u.cache_creation_input_tokens;
-    s.cache_read += u.cache_read_input_tokens;
-    s.models.add(m.model);
-  }
-  const costState = lines.filter((e) => e.type === "cost-state").at(-1);
-  return { ...s, claudeCost: costState?.totalCostUSD as number | undefined };
-}
 
 describe("a Claude Code episode's tokens (real Claude Code, scripted model)", () => {
   test("summary metrics.tokens equal the transcript's sums; model.jsonl has a line per turn; the cost is priced", {

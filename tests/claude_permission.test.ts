@@ -2,7 +2,7 @@
 // approvals that follow noema with the real Claude Code (`claude -p`, noema's hooks installed with --print).
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { claudeCode, permissionOutput } from "../src/agents/claude_code/dialect.ts";
@@ -12,6 +12,7 @@ import { runChild } from "./helpers/child.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
 import { acts } from "./helpers/agent_episode.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { findTranscript, transcriptSums } from "./helpers/claude_transcript.ts";
 
 const fixture = fixturesIn("claude");
 const print = { print: true, grant: false };
@@ -72,34 +73,52 @@ const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 const session = claudeSessions(tmp.path);
 
 describe("headless approvals follow noema (real Claude Code, claude -p, hooks installed with --print)", () => {
-  test("a call noema allows runs instead of being denied for want of anyone to ask; the episode records it", {
-    timeout: 60_000,
-  }, async () => {
-    const s = await session([{ tools: [bash("toolu_r1", "touch made.txt")] }, { text: "Done." }]);
-    try {
-      const installed = await noemaCli(
-        ["install-hooks", "claude-code", "--project", "--print", "--policy", join(policyDir, "no-forbidden.ts")],
-        s.env,
-        s.box.workspace,
-      );
-      assert.equal(installed.code, 0, installed.stderr);
-      assert.match(installed.stdout, /PermissionRequest/);
-      const r = await runChild(CLAUDE, ["-p", "make a file", "--output-format", "json"], {
-        cwd: s.box.workspace,
-        env: { ...process.env, NOEMA_ROOT: "", ...s.env },
-        timeoutMs: 50_000,
-      });
-      assert.equal(r.code, 0, r.stderr);
-      const result = JSON.parse(r.stdout.trim().split("\n").pop()!);
-      assert.deepEqual(result.permission_denials, [], "claude -p did not deny the call noema allowed");
-      assert.ok(existsSync(join(s.box.workspace, "made.txt")), "the call ran");
-      const episodes = join(s.box.workspace, ".noema", "episodes");
-      const [id] = readdirSync(episodes);
-      const [act] = acts(join(episodes, id));
-      assert.equal(act.payload.result_status, "ok");
-      assert.equal(act.payload.input.command, "touch made.txt");
-    } finally {
-      await s.server.close();
-    }
-  });
+  test(
+    "a call noema allows runs instead of being denied for want of anyone to ask; the episode records it and its tokens",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const s = await session([
+        {
+          tools: [bash("toolu_r1", "touch made.txt")],
+          usage: { input_tokens: 300, output_tokens: 12, cache_creation_input_tokens: 900, cache_read_input_tokens: 0 },
+        },
+        { text: "Done.", usage: { input_tokens: 20, output_tokens: 3, cache_read_input_tokens: 1200 } },
+      ]);
+      try {
+        const installed = await noemaCli(
+          ["install-hooks", "claude-code", "--project", "--print", "--policy", join(policyDir, "no-forbidden.ts")],
+          s.env,
+          s.box.workspace,
+        );
+        assert.equal(installed.code, 0, installed.stderr);
+        assert.match(installed.stdout, /PermissionRequest/);
+        const r = await runChild(CLAUDE, ["-p", "make a file", "--output-format", "json"], {
+          cwd: s.box.workspace,
+          env: { ...process.env, NOEMA_ROOT: "", ...s.env },
+          timeoutMs: 50_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
+        const result = JSON.parse(r.stdout.trim().split("\n").pop()!);
+        assert.deepEqual(result.permission_denials, [], "claude -p did not deny the call noema allowed");
+        assert.ok(existsSync(join(s.box.workspace, "made.txt")), "the call ran");
+        const episodes = join(s.box.workspace, ".noema", "episodes");
+        const [id] = readdirSync(episodes);
+        const [act] = acts(join(episodes, id));
+        assert.equal(act.payload.result_status, "ok");
+        assert.equal(act.payload.input.command, "touch made.txt");
+        // Installed hooks: the episode finished at Stop, with the transcript's tokens.
+        const sums = transcriptSums(findTranscript(s.box.home));
+        const tokens = JSON.parse(readFileSync(join(episodes, id, "summary.json"), "utf8")).metrics.tokens;
+        assert.deepEqual(
+          [tokens.input, tokens.output, tokens.model_calls, tokens.cache_write, tokens.cache_read],
+          [sums.input, sums.output, sums.calls, sums.cache_write, sums.cache_read],
+        );
+        assert.equal(sums.calls, 2);
+      } finally {
+        await s.server.close();
+      }
+    },
+  );
 });
