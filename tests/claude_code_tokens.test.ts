@@ -8,10 +8,12 @@ import { assertSound, bash, claudeSessions } from "./helpers/claude_session.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { findTranscript, transcriptSums } from "./helpers/claude_transcript.ts";
 import { estimateCost } from "../src/runtime/cost/prices.ts";
+import { writeAgentPolicies } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-claude-tokens-");
 after(() => tmp.cleanup());
 const session = claudeSessions(tmp.path);
+const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 60_000;
@@ -70,6 +72,29 @@ describe("a Claude Code episode's tokens (real Claude Code, scripted model)", ()
       const view = await s.cmd(["view", out.episode_id]);
       assert.match(view.stdout, /tokens/);
       await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("an episode paused for approval, then aborted, still has the turns claude took", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session([{
+      text: "Deploying",
+      tools: [bash("toolu_g1", "echo deploy")],
+      usage: { input_tokens: 700, output_tokens: 30, cache_creation_input_tokens: 100, cache_read_input_tokens: 50 },
+    }, { text: "Done." }]);
+    try {
+      const r = await s.run("deploy it", ["--json", "--policy", join(policyDir, "gate.ts")]);
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const aborted = await s.cmd(["resume", out.episode_id, "--abort"]);
+      assert.ok([0, 1].includes(aborted.code!), aborted.stderr);
+      const sums = transcriptSums(findTranscript(s.box.home));
+      const tokens = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8")).metrics.tokens;
+      assert.deepEqual([tokens.input, tokens.output, tokens.model_calls], [sums.input, sums.output, sums.calls]);
+      assert.equal(tokens.model_calls, 1);
     } finally {
       await s.server.close();
     }

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { claudeCode, permissionOutput } from "../src/agents/claude_code/dialect.ts";
+import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
 import { decision, fixturesIn } from "./helpers/dialect.ts";
 import { bash, CLAUDE, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
 import { runChild } from "./helpers/child.ts";
@@ -70,6 +71,28 @@ describe("claude-code dialect: PermissionRequest", () => {
 const tmp = tempDir("noema-claude-permission-");
 after(() => tmp.cleanup());
 const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
+
+describe("EpisodeCore.decisionFor: the call a permission request names by content", () => {
+  test("the latest call of that tool and input (as decided) still without a result, else null", async () => {
+    const policies = ["no-forbidden.ts", "rewrite.ts"].map((f) => join(policyDir, f));
+    const core = await EpisodeCore.open("decide", { root: join(tmp.path, "core"), workspace: tmp.path, policies });
+    try {
+      await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
+      await core.propose({ kind: "tool", tool: "Bash", input: { command: "echo original" }, call_id: "c2" });
+      await core.propose({ kind: "tool", tool: "Bash", input: { command: "touch forbidden" }, call_id: "c3" });
+      assert.equal(core.decisionFor("Bash", { command: "ls" })?.verdict, "allow");
+      assert.equal(core.decisionFor("Read", { command: "ls" }), null, "another tool");
+      // A rewritten call asks for permission with its rewritten input.
+      assert.equal(core.decisionFor("Bash", { command: "echo governed" })?.verdict, "patch");
+      assert.equal(core.decisionFor("Bash", { command: "echo original" }), null);
+      assert.equal(core.decisionFor("Bash", { command: "touch forbidden" })?.verdict, "deny");
+      await core.record("c1", { status: "ok", output: "a" });
+      assert.equal(core.decisionFor("Bash", { command: "ls" }), null, "its result is in: no call waits");
+    } finally {
+      core.close();
+    }
+  });
+});
 const session = claudeSessions(tmp.path);
 
 describe("headless approvals follow noema (real Claude Code, claude -p, hooks installed with --print)", () => {
