@@ -61,6 +61,20 @@ describe("claude-code dialect: PermissionRequest", () => {
     assert.equal(JSON.parse(answer.stdout!).hookSpecificOutput.decision.behavior, "deny");
   });
 
+  test("PermissionDenied, in the shape 2.1.330 sends it (tool_use_id, reason), is a call Claude Code refused", () => {
+    const { permission_suggestions: _p, ...base } = fixture("PermissionRequest_Bash");
+    const e = claudeCode.parse({
+      ...base,
+      hook_event_name: "PermissionDenied",
+      tool_use_id: "toolu_9",
+      reason: "the classifier blocked it",
+    });
+    assert.equal(e?.kind, "denied");
+    if (e?.kind !== "denied") return;
+    assert.equal(e.call_id, "toolu_9");
+    assert.match(e.reason, /denied by Claude Code \(auto mode\): the classifier blocked it/);
+  });
+
   test("events noema does not act on are ignored (null: exit 0, no output)", () => {
     for (const name of ["Notification", "PreCompact", "SubagentStop", "SubagentStart", "CwdChanged", "Whatever"]) {
       assert.equal(claudeCode.parse({ ...fixture("Stop"), hook_event_name: name }), null, name);
