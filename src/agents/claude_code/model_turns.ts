@@ -42,7 +42,16 @@ import { sessionKey } from "../session_index.ts";
 import { type ClaudeTurn, ReadPosition, readTurns, START } from "./transcript_turns.ts";
 import { subagentsDir, subagentTranscripts } from "./subagent_transcripts.ts";
 
-/** The per-session cursor file. */
+/**
+ * The per-session cursor file.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { TranscriptCursor } from "./model_turns.ts";
+ * // v.parse(TranscriptCursor, JSON.parse(readFileSync(cursorPath(root, session), "utf8")));
+ * ```
+ */
 export const TranscriptCursor = v.object({
   schema_version: v.literal("claude-transcript/1.0"),
   path: v.string(),

@@ -46,7 +46,16 @@ const tier = (input: number, output: number, cacheWrite: number, cacheRead: numb
   cacheRead,
 });
 
-/** Claude Code 2.1.330's model catalog, standard rates (USD per million tokens). */
+/**
+ * Claude Code 2.1.330's model catalog, standard rates (USD per million
+ * tokens), as its own cost reckoning uses them.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PRICES } from "./prices.ts";
+ * DEFAULT_PRICES["claude-sonnet-4-5"].input; // 3
+ * ```
+ */
 export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
   "claude-3-5-haiku": tier(0.8, 4, 1, 0.08),
   "claude-haiku-4-5": tier(1, 5, 1.25, 0.1),
