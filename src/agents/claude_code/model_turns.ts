@@ -199,7 +199,10 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
     ...at,
     ...(Object.keys(subagents).length > 0 ? { subagents } : {}),
   };
-  writeJsonAtomic(cursorPath(o.root, o.session), cursor, { root: o.root });
+  // Nothing new (the transcript did not grow, or does not exist yet): no write, no fsync on the hook's path.
+  if (before === null || JSON.stringify(cursor) !== JSON.stringify(before)) {
+    writeJsonAtomic(cursorPath(o.root, o.session), cursor, { root: o.root });
+  }
   return models;
 }
 
