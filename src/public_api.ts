@@ -173,6 +173,8 @@ export {
 } from "./runtime/redact.ts";
 export { ArtifactSink, recordedSecretNames, type WriteJsonOptions } from "./runtime/artifact_sink.ts";
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./runtime/summary_builder.ts";
+export { type CostEstimate, DEFAULT_PRICES, estimateCost, priceOf, PriceTable } from "./runtime/cost/prices.ts";
+export { addUsage, usageMetrics } from "./runtime/cost/metrics.ts";
 export { fileKind, listArtifactFiles, writeManifest } from "./store/manifest.ts";
 export { isTaskFileArg, PROJECT_CONFIG, type ResolvedRun, resolveRunSettings } from "./runtime/load_settings.ts";
 

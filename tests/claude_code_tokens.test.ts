@@ -2,47 +2,21 @@
 // from its transcript, are the episode's model.jsonl, summary.json metrics.tokens and metrics.cost.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { assertSound, bash, claudeSessions } from "./helpers/claude_session.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { findTranscript, transcriptSums } from "./helpers/claude_transcript.ts";
 import { estimateCost } from "../src/runtime/cost/prices.ts";
+import { writeAgentPolicies } from "./helpers/policies.ts";
 
 const tmp = tempDir("noema-claude-tokens-");
 after(() => tmp.cleanup());
 const session = claudeSessions(tmp.path);
+const policyDir = writeAgentPolicies(join(tmp.path, "policies"));
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 60_000;
-
-function findTranscript(home: string): string {
-  const projects = join(home, ".claude", "projects");
-  for (const dir of readdirSync(projects)) {
-    const file = readdirSync(join(projects, dir)).find((f) => f.endsWith(".jsonl"));
-    if (file) return join(projects, dir, file);
-  }
-  throw new Error(`no transcript under ${projects}`);
-}
-
-/** The sums over a transcript file, counted here on their own: the last line of each message id. */
-function transcriptSums(path: string) {
-  const byId = new Map<string, { model: string; usage: Record<string, number> }>();
-  const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  for (const e of lines) {
-    if (e.type === "assistant" && e.message?.usage) byId.set(e.message.id, e.message);
-  }
-  const s = { input: 0, output: 0, cache_write: 0, cache_read: 0, calls: byId.size, models: new Set<string>() };
-  for (const m of byId.values()) {
-    const u = m.usage;
-    s.input += u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
-    s.output += u.output_tokens;
-    s.cache_write += u.cache_creation_input_tokens;
-    s.cache_read += u.cache_read_input_tokens;
-    s.models.add(m.model);
-  }
-  const costState = lines.filter((e) => e.type === "cost-state").at(-1);
-  return { ...s, claudeCost: costState?.totalCostUSD as number | undefined };
-}
 
 describe("a Claude Code episode's tokens (real Claude Code, scripted model)", () => {
   test("summary metrics.tokens equal the transcript's sums; model.jsonl has a line per turn; the cost is priced", {
@@ -98,6 +72,29 @@ describe("a Claude Code episode's tokens (real Claude Code, scripted model)", ()
       const view = await s.cmd(["view", out.episode_id]);
       assert.match(view.stdout, /tokens/);
       await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("an episode paused for approval, then aborted, still has the turns claude took", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session([{
+      text: "Deploying",
+      tools: [bash("toolu_g1", "echo deploy")],
+      usage: { input_tokens: 700, output_tokens: 30, cache_creation_input_tokens: 100, cache_read_input_tokens: 50 },
+    }, { text: "Done." }]);
+    try {
+      const r = await s.run("deploy it", ["--json", "--policy", join(policyDir, "gate.ts")]);
+      assert.equal(r.code, 4, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const aborted = await s.cmd(["resume", out.episode_id, "--abort"]);
+      assert.ok([0, 1].includes(aborted.code!), aborted.stderr);
+      const sums = transcriptSums(findTranscript(s.box.home));
+      const tokens = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8")).metrics.tokens;
+      assert.deepEqual([tokens.input, tokens.output, tokens.model_calls], [sums.input, sums.output, sums.calls]);
+      assert.equal(tokens.model_calls, 1);
     } finally {
       await s.server.close();
     }

@@ -27,7 +27,7 @@ describe("noema install-hooks claude-code", () => {
     assert.equal(first.code, 0, first.stderr);
     assert.match(
       first.stdout,
-      /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, Stop/,
+      /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, PermissionRequest, Stop/,
     );
     const text = readFileSync(settings, "utf8");
     assert.match(text, /\/\/ my rules/, "comments survive");
@@ -47,7 +47,7 @@ describe("noema install-hooks claude-code", () => {
   test("--uninstall removes only noema's entries", () => {
     const r = cli(["install-hooks", "claude-code", "--uninstall", "--json"], { cwd: project });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).removed.length, 7);
+    assert.equal(JSON.parse(r.stdout).removed.length, 8);
     const value = parse(readFileSync(settings, "utf8"));
     assert.deepEqual(Object.keys(value.hooks), ["PreToolUse"]);
     assert.equal(value.hooks.PreToolUse[0].hooks[0].command, "my-check");

@@ -176,6 +176,33 @@ describe("recordTranscriptTurns", () => {
     assert.doesNotMatch(cursorPath(root, "sess-1"), /sess-1/, "the cursor file is named by a digest");
   });
 
+  test("subagents' transcripts (<session>/subagents/agent-*.jsonl) are read too, each turn once", () => {
+    const root = join(tmp.path, "root-sub"), ep = join(tmp.path, "ep-sub");
+    for (const d of [root, ep]) mkdirSync(d, { recursive: true });
+    const path = join(tmp.path, "sess-sub.jsonl");
+    writeFileSync(path, assistant("msg_main", [10, 1]));
+    const sub = join(tmp.path, "sess-sub", "subagents");
+    mkdirSync(join(sub, "nested"), { recursive: true });
+    writeFileSync(join(sub, "agent-a1.jsonl"), assistant("msg_a", [5, 2], "text", "claude-haiku-4-5"));
+    writeFileSync(join(sub, "nested", "agent-b2.jsonl"), assistant("msg_b", [6, 3], "text", "claude-haiku-4-5"));
+    writeFileSync(join(sub, "notes.jsonl"), assistant("msg_x", [99, 99])); // not a subagent transcript
+    const target = { root, session: "sess-sub", transcript: path, episodeId: "ep_s", dir: ep };
+    recordTranscriptTurns(target);
+    appendFileSync(join(sub, "agent-a1.jsonl"), assistant("msg_a2", [7, 4], "text", "claude-haiku-4-5"));
+    const models = recordTranscriptTurns({ ...target, final: true });
+    assert.deepEqual(models, {
+      "claude-opus-5-5": { input: 10, output: 1, cache_write: 0, cache_read: 0, model_calls: 1 },
+      "claude-haiku-4-5": { input: 18, output: 9, cache_write: 0, cache_read: 0, model_calls: 3 },
+    });
+    const lines = readFileSync(join(ep, "model.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => [l.message_id, l.sidechain]).sort(), [
+      ["msg_a", true],
+      ["msg_a2", true],
+      ["msg_b", true],
+      ["msg_main", false],
+    ]);
+  });
+
   test("no transcript known: null, nothing written", () => {
     const root = join(tmp.path, "root2");
     mkdirSync(root);

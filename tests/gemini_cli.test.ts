@@ -228,6 +228,6 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     assert.equal(settings.hooks.BeforeTool[0].matcher, "*");
     const refused = cli(["install-hooks", "codex", "--user", "--print"], { env: { HOME: home } });
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /--print is for gemini, not codex/);
+    assert.match(refused.stderr, /--print is for gemini and claude-code, not codex/);
   });
 });

@@ -57,7 +57,8 @@ describe("llm episode driver", () => {
       const { handle, ws } = await episode("approved");
       const config = parseLlmConfig({ base_url: server.url, model: "m" });
       const o = { task: "write it", config, workspace: ws, redactor: new Redactor() };
-      const first = await driveLlmEpisode(handle, o);
+      // The user's prices (noema.jsonc) given to the first part are kept across the pause.
+      const first = await driveLlmEpisode(handle, { ...o, prices: { m: { input: 1, output: 2 } } });
       assert.equal(first.agent.status, "paused");
       assert.equal(first.run, null);
       assert.equal(handle.finished.length, 0);
@@ -74,8 +75,23 @@ describe("llm episode driver", () => {
         adapter_result: "success",
         message: "wrote out.txt",
         answer: "wrote out.txt",
-        // Usage across the pause: three model calls of 11 + 7 tokens.
-        metrics: { tokens: { input: 33, output: 21, total: 54, model_calls: 3 } },
+        // Usage across the pause: three model calls of 11 + 7 tokens, priced with the first part's prices.
+        metrics: {
+          tokens: {
+            input: 33,
+            output: 21,
+            total: 54,
+            model_calls: 3,
+            cache_write: 0,
+            cache_read: 0,
+            models: { m: { input: 33, output: 21, cache_write: 0, cache_read: 0, model_calls: 3 } },
+          },
+          cost: {
+            usd: 0.000075,
+            reason: null,
+            models: { m: { usd: 0.000075, prices: { input: 1, output: 2 }, source: "noema.jsonc" } },
+          },
+        },
       }]);
       assert.equal(readFileSync(join(ws, "out.txt"), "utf8"), "approved content");
       // One policy consultation per call: the approved call was answered from its record, not asked again.

@@ -182,7 +182,13 @@ describe("noema run --using llm", () => {
       assert.match(readFileSync(join(dir, "events.jsonl"), "utf8"), new RegExp(ANSWER));
       // Token usage is in the summary metrics (4 scripted responses of 11 input and 7 output tokens each).
       const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
-      assert.deepEqual(summary.metrics.tokens, { input: 44, output: 28, total: 72, model_calls: 4 });
+      const { models, ...tokens } = summary.metrics.tokens;
+      assert.deepEqual(tokens, { input: 44, output: 28, total: 72, model_calls: 4, cache_write: 0, cache_read: 0 });
+      // Per model, priced with the same function as a Claude Code transcript's turns: an unknown model has no price.
+      const [model] = Object.keys(models);
+      assert.equal(models[model].model_calls, 4);
+      assert.equal(summary.metrics.cost.usd, null);
+      assert.match(summary.metrics.cost.reason, new RegExp(`no price for "${model}"`));
       // Each call's step plans the call's tool, which its action records: every planned tool was used.
       assert.equal(summary.insight.metrics.tool_coverage, 1);
       const planned = JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).plan.steps;

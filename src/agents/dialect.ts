@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ModelUsage } from "../schema/summary.ts";
 import type { Decision } from "./core.ts";
-import type { EndEvent, HookAnswer, HookEvent, PostToolEvent, PreToolEvent } from "./event.ts";
+import type { EndEvent, HookAnswer, HookEvent, PermissionEvent, PostToolEvent, PreToolEvent } from "./event.ts";
 import type { RecordedReview, ReviewDelivery } from "../runtime/review_record.ts";
 
 /** How the agent runs, which changes what an approval becomes. */
@@ -44,6 +44,12 @@ export interface Dialect {
   onAsk?(context: AnswerContext): "pause" | "agent" | "deny" | "defer";
   /** The answer to a `pre_tool` event. */
   answer(event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer;
+  /**
+   * The answer to a `permission` event, from the decision on the call it
+   * names (see `EpisodeCore.decisionFor`; null when noema saw no such call
+   * proposed). A dialect without it ignores permission events.
+   */
+  answerPermission?(event: PermissionEvent, decision: Decision | null, context: AnswerContext): HookAnswer;
   /**
    * Called with the answer given to a `pre_tool` event, for an agent that
    * sends no call id and must find the call again after noema rewrote its

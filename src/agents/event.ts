@@ -73,8 +73,26 @@ export interface DeniedEvent extends EventBase {
   reason: string;
 }
 
+/**
+ * The agent asks for permission to run a call it names by content only (no
+ * call id: Claude Code's `PermissionRequest`, sent where it would show its
+ * permission prompt, and in print mode where nobody can answer one).
+ */
+export interface PermissionEvent extends EventBase {
+  kind: "permission";
+  tool: string;
+  input: Record<string, unknown>;
+}
+
 /** A hook event, normalized. */
-export type HookEvent = SessionStartEvent | PromptEvent | PreToolEvent | PostToolEvent | EndEvent | DeniedEvent;
+export type HookEvent =
+  | SessionStartEvent
+  | PromptEvent
+  | PreToolEvent
+  | PostToolEvent
+  | EndEvent
+  | DeniedEvent
+  | PermissionEvent;
 
 /**
  * What the hook prints and how it exits. `stdout: null` prints nothing (no

@@ -379,6 +379,12 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         readModelTurns(dialect, s, event, episode, false);
         return NO_OPINION;
       }, NO_OPINION);
+    case "permission":
+      // Answered from the decision on the call its PreToolUse proposed (a permission request names no call id).
+      if (!dialect.answerPermission) return NO_OPINION;
+      return await withEpisode(s, await currentEpisode(dialect, event, s), (episode) => {
+        return Promise.resolve(dialect.answerPermission!(event, episode.decisionFor(event.tool, event.input), s));
+      }, NO_OPINION);
     case "stop":
     case "session_end":
       if (!s.finish) {

@@ -20,6 +20,7 @@ import { governedHooks, type PendingToolApproval } from "./hooks.ts";
 import { approvalMessages, type LoopResult, runAgentLoop } from "./loop.ts";
 import { connectMcpServers } from "./mcp.ts";
 import { MODEL_LOG, modelRecorder, type ModelTurn, type UsageTotals } from "./model_log.ts";
+import type { PriceTable } from "../runtime/cost/prices.ts";
 import { createLlmModel } from "./provider.ts";
 import { replayModel } from "./replay_model.ts";
 import { dryRunResults } from "./dry_run.ts";
@@ -43,6 +44,8 @@ export interface LlmAgentOptions {
   redactor: Redactor;
   /** Replay these recorded turns instead of calling the model. */
   replay?: readonly ModelTurn[];
+  /** The user's model prices for the cost estimate (`noema.jsonc` `prices`); a resumed run keeps its first part's. */
+  prices?: PriceTable;
   /** Continue a paused conversation: approve or reject the waiting calls. */
   resume?: {
     messages: ModelMessage[];
@@ -145,6 +148,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   const log = sink.jsonl(MODEL_LOG);
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, total_tokens: 0, model_calls: 0 };
   if (o.resume?.usage) Object.assign(totals, o.resume.usage);
+  if (o.prices && !totals.prices) totals.prices = o.prices;
   try {
     // A resumed replay goes on from the turns its first part replayed (each one counted in the usage).
     const base = o.replay ? replayModel(o.replay, o.redactor, totals.model_calls) : createLlmModel(c);

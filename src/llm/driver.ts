@@ -92,6 +92,7 @@ async function runLlm(task: string, options: RunOptions): Promise<RunResult> {
       replay,
       continueFrom,
       signal,
+      prices: options.prices,
     });
     return resultOf(core, drive);
   } finally {

@@ -22,7 +22,10 @@ import { type LlmAgentResult, runLlmAgent } from "./agent.ts";
 import { CONVERSATION_FILE, readConversation } from "./conversation.ts";
 import type { LlmConfig } from "./config.ts";
 import type { Governor } from "./governor.ts";
-import type { ModelTurn } from "./model_log.ts";
+import type { ModelTurn, UsageTotals } from "./model_log.ts";
+import type { PriceTable } from "../runtime/cost/prices.ts";
+import { usageMetrics } from "../runtime/cost/metrics.ts";
+import type { CostMetrics, TokenMetrics } from "../schema/summary.ts";
 
 /** What the driver needs of an open episode (the episode core satisfies it). */
 export interface EpisodeHandle<R = unknown> extends Governor {
@@ -33,7 +36,7 @@ export interface EpisodeHandle<R = unknown> extends Governor {
     message?: string;
     error?: { type: string; message: string };
     answer?: string;
-    metrics?: { tokens: { input: number; output: number; total: number; model_calls: number } };
+    metrics?: { tokens: TokenMetrics; cost?: CostMetrics };
     /** End the run as `aborted` (`resume --abort`). */
     aborted?: boolean;
   }): Promise<R>;
@@ -49,6 +52,8 @@ export interface DriveOptions {
   workspace: string;
   redactor: Redactor;
   replay?: readonly ModelTurn[];
+  /** The user's model prices (`noema.jsonc` `prices`) for `metrics.cost`. */
+  prices?: PriceTable;
   /** The conversation to continue (`noema run --continue`), secrets restored. @default {a new conversation} */
   continueFrom?: ModelMessage[];
   signal?: AbortSignal;
@@ -62,15 +67,7 @@ export interface DriveResult<R> {
 
 async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<DriveResult<R>> {
   if (agent.status === "paused") return { agent, run: null };
-  // Token usage goes into summary.json `metrics.tokens`.
-  const metrics = {
-    tokens: {
-      input: agent.usage.input_tokens,
-      output: agent.usage.output_tokens,
-      total: agent.usage.total_tokens,
-      model_calls: agent.usage.model_calls,
-    },
-  };
+  const metrics = usageOf(agent.usage);
   // A model that ended saying nothing: the message says so (the answer, recorded as given, is blank).
   const message = agent.text.trim() === "" ? "The model ended without a final answer." : agent.text;
   const run = agent.status === "done"
@@ -82,6 +79,19 @@ async function end<R>(core: EpisodeHandle<R>, agent: LlmAgentResult): Promise<Dr
       metrics,
     });
   return { agent, run };
+}
+
+/**
+ * Token usage for summary.json `metrics.tokens` and, when every model call's
+ * model is known, the cost estimate (`metrics.cost`): the one function every
+ * agent's turns are priced with.
+ */
+function usageOf(u: UsageTotals): { tokens: TokenMetrics; cost?: CostMetrics } {
+  const tokens = { input: u.input_tokens, output: u.output_tokens, total: u.total_tokens, model_calls: u.model_calls };
+  const calls = Object.values(u.models ?? {}).reduce((n, m) => n + m.model_calls, 0);
+  // A conversation saved before per-model usage was kept: the totals only, no cost.
+  if (u.models === undefined || calls !== u.model_calls) return { tokens };
+  return usageMetrics(u.models, u.prices);
 }
 
 /** A PascalCase error type from a NoemaError code: `mcp_unreachable` → `McpUnreachable`. */

@@ -21,6 +21,9 @@
 import type { LanguageModelMiddleware } from "ai";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import type { Redactor } from "../runtime/redact.ts";
+import { addUsage } from "../runtime/cost/metrics.ts";
+import type { PriceTable } from "../runtime/cost/prices.ts";
+import type { ModelUsage } from "../schema/summary.ts";
 
 /** The artifact file name. */
 export const MODEL_LOG = "model.jsonl";
@@ -54,6 +57,10 @@ export interface UsageTotals {
   output_tokens: number;
   total_tokens: number;
   model_calls: number;
+  /** The same per model id, cache tokens apart (absent in conversations saved before it was kept). */
+  models?: Record<string, ModelUsage>;
+  /** The user's model prices the run started with (`noema.jsonc` `prices`), kept across an approval pause. */
+  prices?: PriceTable;
 }
 
 function toolsOf(params: Params) {
@@ -221,18 +228,33 @@ export function modelRecorder(
     return `${first.slice(0, -1)},"request":${requests.delta(params)}`;
   };
   /** Appends the line (one JSON text, built once: the appender masks it) and sums its usage. */
-  const write = (start: string, t0: number, response: ModelTurn["response"], error: ModelTurn["error"]) => {
+  const write = (
+    start: string,
+    t0: number,
+    response: ModelTurn["response"],
+    error: ModelTurn["error"],
+    modelId: string,
+  ) => {
     log.appendRaw(
       `${start},"duration_ms":${Math.round(performance.now() - t0)},"response":${JSON.stringify(response)},` +
         `"error":${JSON.stringify(error)}}`,
     );
     const u = response?.usage as
-      | { inputTokens?: { total?: number }; outputTokens?: { total?: number } }
+      | {
+        inputTokens?: { total?: number; cacheRead?: number; cacheWrite?: number };
+        outputTokens?: { total?: number };
+      }
       | undefined;
     totals.model_calls++;
     totals.input_tokens += u?.inputTokens?.total ?? 0;
     totals.output_tokens += u?.outputTokens?.total ?? 0;
     totals.total_tokens = totals.input_tokens + totals.output_tokens;
+    addUsage(totals.models ??= {}, modelId, {
+      input: u?.inputTokens?.total ?? 0,
+      output: u?.outputTokens?.total ?? 0,
+      cache_write: u?.inputTokens?.cacheWrite ?? 0,
+      cache_read: u?.inputTokens?.cacheRead ?? 0,
+    });
   };
   return {
     specificationVersion: "v4",
@@ -243,10 +265,10 @@ export function modelRecorder(
       try {
         r = await doGenerate();
       } catch (e) {
-        write(start, t0, null, errorOf(e));
+        write(start, t0, null, errorOf(e), model.modelId);
         throw e;
       }
-      write(start, t0, { content: r.content, finish_reason: r.finishReason, usage: r.usage }, null);
+      write(start, t0, { content: r.content, finish_reason: r.finishReason, usage: r.usage }, null, model.modelId);
       return r;
     },
     async wrapStream({ doStream, params, model }) {
@@ -255,7 +277,7 @@ export function modelRecorder(
       try {
         r = await doStream();
       } catch (e) {
-        write(start, t0, null, errorOf(e));
+        write(start, t0, null, errorOf(e), model.modelId);
         throw e;
       }
       const parts: unknown[] = [];
@@ -267,7 +289,7 @@ export function modelRecorder(
           controller.enqueue(part);
         },
         flush() {
-          write(start, t0, failed ? null : contentOfParts(parts), failed ? errorOf(failed) : null);
+          write(start, t0, failed ? null : contentOfParts(parts), failed ? errorOf(failed) : null, model.modelId);
         },
       });
       return { ...r, stream: r.stream.pipeThrough(tap) };

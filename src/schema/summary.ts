@@ -175,14 +175,40 @@ export const TokenMetrics = v.pipe(
     cache_write: v.optional(v.pipe(Count, v.description("Of input: tokens written to the prompt cache."))),
     cache_read: v.optional(v.pipe(Count, v.description("Of input: tokens read from the prompt cache."))),
     models: v.optional(v.pipe(
-      v.record(v.string(), ModelUsage),
-      v.description("The same counts per model id (what the cost estimate prices)."),
+      JsonObject,
+      v.check(
+        (m) => Object.values(m).every((x) => v.is(ModelUsage, x)),
+        "each model's entry must be {input, output, cache_write, cache_read, model_calls}",
+      ),
+      v.description(
+        "The same counts per model id (what the cost estimate prices): " +
+          "{input, output, cache_write, cache_read, model_calls} each.",
+      ),
     )),
   }),
   v.description("Model token usage of an agent run (the llm agent's model calls, Claude Code's transcript)."),
 );
 /** `metrics.tokens`. */
 export type TokenMetrics = v.InferOutput<typeof TokenMetrics>;
+
+/**
+ * One model's entry in `metrics.cost.models`: its cost, the prices used and
+ * where they came from (null when it has no price).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ModelCost } from "./summary.ts";
+ * v.parse(ModelCost, { usd: 0.5, prices: { input: 1, output: 2 }, source: "noema.jsonc" });
+ * ```
+ */
+export const ModelCost = looseObject({
+  usd: v.nullable(v.pipe(v.number(), v.minValue(0))),
+  prices: v.nullable(looseObject(ModelPrice.entries)),
+  source: v.nullable(v.picklist(["default", "noema.jsonc"])),
+});
+/** One model's entry in `metrics.cost.models`. */
+export type ModelCost = v.InferOutput<typeof ModelCost>;
 
 /**
  * `metrics.cost`: an estimate of what the model turns cost, from a price
@@ -202,16 +228,15 @@ export const CostMetrics = v.pipe(
       v.description("Estimated cost in US dollars; null when a model used has no price."),
     ),
     reason: v.pipe(v.nullable(v.string()), v.description("Why usd is null, else null.")),
-    models: v.record(
-      v.string(),
-      looseObject({
-        usd: v.nullable(v.pipe(v.number(), v.minValue(0))),
-        prices: v.pipe(v.nullable(ModelPrice), v.description("USD per million tokens, as used.")),
-        source: v.pipe(
-          v.nullable(v.picklist(["default", "noema.jsonc"])),
-          v.description("Where the prices came from: noema's built-in table or the user's."),
-        ),
-      }),
+    models: v.pipe(
+      JsonObject,
+      v.check(
+        (m) => Object.values(m).every((x) => v.is(ModelCost, x)),
+        "each model's entry must be {usd, prices, source}",
+      ),
+      v.description(
+        "Per model id: {usd, prices (USD per million tokens, as used, or null), source (default, noema.jsonc or null)}.",
+      ),
     ),
   }),
   v.description("Estimated model cost of the run."),

@@ -1,8 +1,10 @@
 /**
  * Claude Code's hook dialect: payload schemas for `SessionStart`,
  * `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `PostToolUseFailure`,
- * `Stop` and `SessionEnd` (any other event is ignored), and the
- * `hookSpecificOutput` answer of `PreToolUse`.
+ * `PermissionDenied`, `PermissionRequest`, `Stop` and `SessionEnd` (any
+ * other event is ignored: exit 0, no output), the `hookSpecificOutput`
+ * answer of `PreToolUse` and that of `PermissionRequest`
+ * ({@link permissionOutput}).
  *
  * | decision | answer |
  * |---|---|
@@ -65,6 +67,12 @@ export const CLAUDE_PAYLOADS = {
     tool_input: Input,
     tool_use_id: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
     reason: v.optional(v.string()),
+  }),
+  PermissionRequest: v.looseObject({
+    ...Base.entries,
+    tool_name: v.pipe(v.string(), v.minLength(1, "must be a non-empty string")),
+    tool_input: Input,
+    permission_suggestions: v.optional(v.unknown()),
   }),
   Stop: v.looseObject({ ...Base.entries, last_assistant_message: v.optional(v.string()) }),
   SessionEnd: v.looseObject({ ...Base.entries, reason: v.optional(v.string()) }),
@@ -144,6 +152,10 @@ function parseClaude(payload: unknown): HookEvent | null {
         reason: `denied by Claude Code (auto mode): ${p.reason ?? "permission denied"}`,
       };
     }
+    case "PermissionRequest": {
+      const p = parsePayload(CLAUDE_PAYLOADS.PermissionRequest, payload, what);
+      return { kind: "permission", ...base(p), tool: p.tool_name, input: p.tool_input };
+    }
     case "Stop": {
       const p = parsePayload(CLAUDE_PAYLOADS.Stop, payload, what);
       return { kind: "stop", ...base(p), message: p.last_assistant_message ?? null, transcript: transcriptOf(p) };
@@ -190,6 +202,38 @@ export function preToolOutput(
   return Object.keys(out).length > 1 ? out : undefined;
 }
 
+/**
+ * The `hookSpecificOutput` of a Claude Code `PermissionRequest` answer, from
+ * noema's decision on the call (`undefined`: no opinion, Claude Code's own
+ * flow goes on):
+ *
+ * | decision | answer |
+ * |---|---|
+ * | deny | `decision: {behavior: "deny", message}` |
+ * | allow, patch | `{behavior: "allow"}` when nobody can answer Claude Code's prompt (print mode) or noema is the gate (`grant`); else no opinion: its user is asked as before |
+ * | ask | print mode: `deny` with the reason (the approval flow is `PreToolUse`'s defer); else no opinion: its user is asked |
+ * | no call seen proposed | no opinion |
+ *
+ * @example
+ * ```ts
+ * import { permissionOutput } from "./dialect.ts";
+ * permissionOutput({ verdict: "allow", reason: null, policy_id: null, hints: [] } as never, { print: true, grant: false });
+ * // { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }
+ * ```
+ */
+export function permissionOutput(
+  decision: Decision | null,
+  context: AnswerContext,
+): Record<string, unknown> | undefined {
+  const out = (d: Record<string, unknown>) => ({ hookEventName: "PermissionRequest", decision: d });
+  if (decision === null) return undefined;
+  if (decision.verdict === "deny") return out({ behavior: "deny", message: reasonText(decision, "vetoed") });
+  if (decision.verdict === "ask") {
+    return context.print ? out({ behavior: "deny", message: reasonText(decision, "needs approval") }) : undefined;
+  }
+  return context.print || context.grant ? out({ behavior: "allow" }) : undefined;
+}
+
 function answerClaude(_event: PreToolEvent, decision: Decision, context: AnswerContext): HookAnswer {
   const out = preToolOutput(decision, context, true);
   return out ? { stdout: answerJson({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
@@ -212,6 +256,10 @@ export const claudeCode: Dialect = {
   // `-p` defers the call and exits (the calls it runs meanwhile end first); the driver then pauses the episode for
   // noema approve. Interactive, claude asks its user.
   onAsk: (context) => (context.print ? "defer" : "agent"),
+  answerPermission: (_event, decision, context) => {
+    const out = permissionOutput(decision, context);
+    return out ? { stdout: answerJson({ hookSpecificOutput: out }), exitCode: 0 } : { stdout: null, exitCode: 0 };
+  },
   notRunReasons: (event, ids) => (event.transcript ? transcriptResults(event.transcript, ids) : new Map()),
   modelTurns: (root, event, episode, final) =>
     recordTranscriptTurns({

@@ -18,6 +18,10 @@
  * append and the cursor write leaves those turns to be read, and appended,
  * again.
  *
+ * The session's subagents (the Task tool) write their turns to transcripts of
+ * their own (`<session>/subagents/agent-<id>.jsonl`): each is read the same
+ * way, its turns marked `sidechain`.
+ *
  * A `model.jsonl` line: `{turn, mode: "transcript", provider: "anthropic",
  * model, started_at, duration_ms: null, message_id, sidechain, request: null,
  * response: {content: null, finish_reason, usage: {input_tokens,
@@ -36,8 +40,18 @@ import { openRegularFile } from "../../store/regular_file.ts";
 import { addUsage } from "../../runtime/cost/metrics.ts";
 import { sessionKey } from "../session_index.ts";
 import { type ClaudeTurn, ReadPosition, readTurns, START } from "./transcript_turns.ts";
+import { subagentsDir, subagentTranscripts } from "./subagent_transcripts.ts";
 
-/** The per-session cursor file. */
+/**
+ * The per-session cursor file.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { TranscriptCursor } from "./model_turns.ts";
+ * // v.parse(TranscriptCursor, JSON.parse(readFileSync(cursorPath(root, session), "utf8")));
+ * ```
+ */
 export const TranscriptCursor = v.object({
   schema_version: v.literal("claude-transcript/1.0"),
   path: v.string(),
@@ -46,6 +60,8 @@ export const TranscriptCursor = v.object({
   turns: v.pipe(v.number(), v.integer(), v.minValue(0)),
   models: v.record(v.string(), ModelUsage),
   ...ReadPosition.entries,
+  /** Where each subagent transcript's reading stands, by its path under `subagents/`. */
+  subagents: v.optional(v.record(v.string(), ReadPosition)),
 });
 /** The per-session cursor file. */
 export type TranscriptCursor = v.InferOutput<typeof TranscriptCursor>;
@@ -146,7 +162,7 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
   const models: Record<string, ModelUsage> = sameEpisode ? structuredClone(before.models) : {};
   let turns = sameEpisode ? before.turns : 0;
   let log: JsonlAppender | null = null;
-  const at = readTurns(path, { offset: position.offset, pending: position.pending, recent: position.recent }, (t) => {
+  const onTurn = (t: ClaudeTurn) => {
     const u = t.usage;
     const cached = u.cache_creation_input_tokens + u.cache_read_input_tokens;
     addUsage(models, t.model, {
@@ -157,7 +173,22 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
     });
     log ??= new JsonlAppender(join(o.dir, MODEL_LOG), { buffered: true, root: o.dir });
     log.appendRaw(lineOf(++turns, t));
-  }, { final: o.final });
+  };
+  const final = { final: o.final };
+  const at = readTurns(
+    path,
+    { offset: position.offset, pending: position.pending, recent: position.recent },
+    onTurn,
+    final,
+  );
+  // The subagents' turns (the Task tool) are in transcripts of their own.
+  const subagents: Record<string, ReadPosition> = {};
+  const known = position === START ? {} : before?.subagents ?? {};
+  for (const rel of subagentTranscripts(path)) {
+    const from = Object.hasOwn(known, rel) ? known[rel] : START;
+    const read = readTurns(join(subagentsDir(path), rel), from, (t) => onTurn({ ...t, sidechain: true }), final);
+    subagents[rel] = { offset: read.offset, pending: read.pending, recent: read.recent };
+  }
   (log as JsonlAppender | null)?.close();
   const cursor: TranscriptCursor = {
     schema_version: "claude-transcript/1.0",
@@ -166,8 +197,12 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
     turns,
     models,
     ...at,
+    ...(Object.keys(subagents).length > 0 ? { subagents } : {}),
   };
-  writeJsonAtomic(cursorPath(o.root, o.session), cursor, { root: o.root });
+  // Nothing new (the transcript did not grow, or does not exist yet): no write, no fsync on the hook's path.
+  if (before === null || JSON.stringify(cursor) !== JSON.stringify(before)) {
+    writeJsonAtomic(cursorPath(o.root, o.session), cursor, { root: o.root });
+  }
   return models;
 }
 

@@ -140,7 +140,11 @@ async function recordDenials(episode: EpisodeHandle, json: Record<string, unknow
  * keeps it; `final` once claude has exited. Token accounting never fails the
  * run: without a transcript there are no token metrics.
  */
-function sessionTurns(s: Session, episode: EpisodeHandle, final: boolean): FinishOptions["metrics"] | undefined {
+function sessionTurns(
+  s: Pick<Session, "root" | "sessionId" | "workspace" | "prices">,
+  episode: EpisodeHandle,
+  final: boolean,
+): FinishOptions["metrics"] | undefined {
   try {
     const transcript = readCursor(s.root, s.sessionId)?.path ??
       defaultTranscriptPath(s.sessionId, s.workspace, process.env);
@@ -251,7 +255,20 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
   if (options.abort) {
     // Any claude-code episode ends so, one noema run drove or one recorded from Claude Code's hooks alike.
     const episode = await attachEpisode(dir, { root });
-    return await episode.finish(abortEnd(dir));
+    // A session noema run drove (its id recorded in clear): the turns claude took before the pause count.
+    const metrics = typeof sessionId === "string"
+      ? sessionTurns(
+        {
+          root,
+          sessionId,
+          workspace: String(settings.workspace ?? process.cwd()),
+          prices: pricesOf(adapter.prices),
+        },
+        episode,
+        true,
+      )
+      : undefined;
+    return await episode.finish({ ...abortEnd(dir), ...(metrics ? { metrics } : {}) });
   }
   if (typeof sessionId !== "string" || typeof bin !== "string") {
     throw new NoemaError(

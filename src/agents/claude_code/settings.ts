@@ -15,7 +15,13 @@ export interface HookGroup {
 }
 
 /** Events whose matcher is a tool name pattern. */
-const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"]);
+const TOOL_EVENTS = new Set([
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionDenied",
+  "PermissionRequest",
+]);
 
 /**
  * The events `noema run --using claude-code` registers: the run itself opens and finishes the episode (`Stop`
@@ -36,6 +42,9 @@ export const INSTALL_EVENTS: readonly string[] = [
   "PostToolUse",
   "PostToolUseFailure",
   "PermissionDenied",
+  // Where Claude Code would prompt (and, in print mode, deny for want of anyone to ask): answered from noema's
+  // decision on the call, so that headless approvals follow the policies.
+  "PermissionRequest",
   "Stop",
   "SessionEnd",
 ];

@@ -24,7 +24,17 @@ import { openRegularFile } from "../../store/regular_file.ts";
 
 const Tokens = v.pipe(v.number(), v.integer(), v.minValue(0));
 
-/** One assistant turn: the model and the tokens of its call. */
+/**
+ * One assistant turn: the model and the tokens of its call.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ClaudeTurn } from "./transcript_turns.ts";
+ * v.is(ClaudeTurn, { message_id: "msg_1", model: "claude-opus-5-5", timestamp: null, stop_reason: "end_turn",
+ *   sidechain: false, usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }); // true
+ * ```
+ */
 export const ClaudeTurn = v.object({
   message_id: v.string(),
   model: v.string(),
@@ -41,7 +51,16 @@ export const ClaudeTurn = v.object({
 /** One assistant turn. */
 export type ClaudeTurn = v.InferOutput<typeof ClaudeTurn>;
 
-/** Where the reading of a transcript stands. */
+/**
+ * Where the reading of a transcript stands.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ReadPosition } from "./transcript_turns.ts";
+ * v.is(ReadPosition, { offset: 0, pending: null, recent: [] }); // true
+ * ```
+ */
 export const ReadPosition = v.object({
   /** Bytes read and done with (whole lines). */
   offset: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -53,7 +72,15 @@ export const ReadPosition = v.object({
 /** Where the reading of a transcript stands. */
 export type ReadPosition = v.InferOutput<typeof ReadPosition>;
 
-/** A transcript not read yet. */
+/**
+ * A transcript not read yet.
+ *
+ * @example
+ * ```ts
+ * import { readTurns, START } from "./transcript_turns.ts";
+ * readTurns("/home/me/.claude/projects/p/s.jsonl", START, (t) => console.log(t.model));
+ * ```
+ */
 export const START: ReadPosition = Object.freeze({ offset: 0, pending: null, recent: [] as string[] });
 
 const CHUNK = 1024 * 1024;

@@ -104,6 +104,8 @@ function hookCommand(program: CommandUnknownOpts) {
     .description(
       "Read one hook event (JSON) from stdin: a tool call is put through the policies of the session's episode " +
         "and the verdict printed in the agent's dialect; results are recorded; Stop/SessionEnd finish the episode. " +
+        "Claude Code's PermissionRequest is answered from the decision on its call, and its transcript's model " +
+        "turns and tokens are recorded (model.jsonl, metrics.tokens, metrics.cost). " +
         "Any error exits 2, which blocks the call.",
     )
     .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`);

@@ -86,9 +86,11 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .option("--no-policy", "register no --policy (removes those registered before)")
     .option(
       "--print",
-      "gemini only: Gemini runs headless (gemini -p), so an approval denies the call instead of asking",
+      "gemini, claude-code: the agent runs headless (gemini -p, claude -p): an approval denies the call (Gemini) " +
+        "or defers it and pauses the episode (Claude Code), and Claude Code's permission requests are answered " +
+        "from noema's decisions instead of being denied for want of anyone to ask",
     )
-    .option("--no-print", "gemini only: remove a registered --print")
+    .option("--no-print", "gemini, claude-code: remove a registered --print")
     .option(
       "--wait <duration>",
       "claude-code only, with a shared store: a call that needs approval waits (e.g. 10m) for a decision made on " +
@@ -112,6 +114,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         ["noema install-hooks gemini", "govern Gemini CLI in this project"],
         ["noema install-hooks gemini --print", "for headless gemini -p runs (the registered policies are kept)"],
         ["noema install-hooks claude-code --wait 10m", "with NOEMA_STORE: approvals from any machine, up to 10 min"],
+        ["noema install-hooks claude-code --print", "for headless claude -p runs: approvals follow noema"],
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
       ) +
         "\nInstalling again keeps what is registered (--policy files, --print) unless an option says otherwise.\n" +
@@ -127,7 +130,9 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
       if (opts.project && opts.user) throw usageError("--project and --user cannot be used together");
       const path = target.path(opts.user === true);
-      if (opts.print !== undefined && agent !== "gemini") throw usageError(`--print is for gemini, not ${agent}`);
+      if (opts.print !== undefined && agent === "codex") {
+        throw usageError(`--print is for gemini and claude-code, not ${agent}`);
+      }
       if ((opts.wait !== undefined || opts.approvalTimeout !== undefined) && agent !== "claude-code") {
         throw usageError(`--wait and --approval-timeout are for claude-code, not ${agent}`);
       }

@@ -228,7 +228,17 @@ function verificationSection(out: Output, v: EpisodeView): void {
 function tokensText(t: Record<string, unknown>): string | null {
   if (typeof t.total !== "number") return null;
   const calls = typeof t.model_calls === "number" ? ` · ${count(t.model_calls, "model call", "model calls")}` : "";
-  return `input ${show(t.input)} · output ${show(t.output)} · total ${show(t.total)}${calls}`;
+  const cache = (typeof t.cache_read === "number" && t.cache_read > 0) ||
+      (typeof t.cache_write === "number" && t.cache_write > 0)
+    ? ` (cache: read ${show(t.cache_read ?? 0)}, write ${show(t.cache_write ?? 0)})`
+    : "";
+  return `input ${show(t.input)}${cache} · output ${show(t.output)} · total ${show(t.total)}${calls}`;
+}
+
+/** `metrics.cost`, the estimate from the price table, on one line, or null without it. */
+function costText(cost: Record<string, unknown>): string | null {
+  if (!("usd" in cost)) return null;
+  return typeof cost.usd === "number" ? `$${cost.usd} (estimate)` : `unknown: ${show(cost.reason)}`;
 }
 
 function metricsSection(out: Output, v: EpisodeView): void {
@@ -272,6 +282,7 @@ function metricsSection(out: Output, v: EpisodeView): void {
         ? Object.entries(rec(m.review)).map(([k, x]) => `${k} ${show(x)}`).join(" · ")
         : null,
     ],
+    ["cost", costText(rec(m.cost))],
     ["direction", Object.keys(dir).length ? Object.entries(dir).map(([k, x]) => `${k} ${show(x)}`).join(" · ") : null],
     [
       "insight",

@@ -23,6 +23,7 @@ import type { PlanStep } from "../../schema/plan.ts";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS } from "../../store/layout.ts";
+import { canonicalJson } from "../../store/canonical_json.ts";
 import { limits, refuseOversize } from "../../store/limits.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import type { AssertionSpec } from "../../verify/assertions.ts";
@@ -554,6 +555,39 @@ export class EpisodeCore {
    */
   unrecordedCalls(): string[] {
     return Object.keys(this.#calls).filter((id) => awaitsResult(this.#calls[id]));
+  }
+
+  /**
+   * The decision on the latest call of `tool` with this input (as decided:
+   * after any rewrite) whose result is not recorded yet, or null: what an
+   * agent's permission request for a call it names by content only (Claude
+   * Code's `PermissionRequest`) is answered from.
+   *
+   * @example
+   * ```ts
+   * import { EpisodeCore } from "noema";
+   * // core.decisionFor("Bash", { command: "touch a" })?.verdict; // "allow"
+   * ```
+   */
+  decisionFor(tool: string, input: Record<string, unknown>): Decision | null {
+    this.#checkHeld();
+    const wanted = canonicalJson(input);
+    const calls = Object.values(this.#calls).filter((c) => !c.recorded && c.action.tool === tool);
+    for (const c of calls.reverse()) {
+      const decided = this.#engine.redactor.unmask(c.action.input).value;
+      if (c.verdict === "unreviewed" || canonicalJson(decided) !== wanted) continue;
+      return {
+        verdict: c.verdict,
+        step_id: c.step_id,
+        action_candidate_id: c.action_candidate_id,
+        input: structuredClone(decided),
+        reason: c.reason,
+        policy_id: c.policy_id,
+        hints: c.hints,
+        ...(c.checkpoint_id ? { checkpoint_id: c.checkpoint_id } : {}),
+      };
+    }
+    return null;
   }
 
   /**

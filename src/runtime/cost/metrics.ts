@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { CostMetrics, ModelUsage, TokenMetrics } from "../../schema/summary.ts";
-import { estimateCost, type PriceTable } from "./prices.ts";
+import type { ModelUsage, TokenMetrics } from "../../schema/summary.ts";
+import { type CostEstimate, estimateCost, type PriceTable } from "./prices.ts";
 
 /**
  * Adds one model call's tokens to `byModel` (in place).
@@ -45,7 +45,7 @@ export function addUsage(
 export function usageMetrics(
   byModel: Readonly<Record<string, ModelUsage>>,
   prices: PriceTable = {},
-): { tokens: TokenMetrics; cost: CostMetrics } {
+): { tokens: TokenMetrics; cost: CostEstimate } {
   type Key = "input" | "output" | "cache_write" | "cache_read" | "model_calls";
   const sum = (k: Key) => Object.values(byModel).reduce((n, m) => n + m[k], 0);
   const input = sum("input"), output = sum("output");

@@ -17,7 +17,7 @@
  * @module
  */
 import * as v from "valibot";
-import { type CostMetrics, ModelPrice, type ModelUsage } from "../../schema/summary.ts";
+import { type CostMetrics, type ModelCost, ModelPrice, type ModelUsage } from "../../schema/summary.ts";
 
 export { ModelPrice };
 export type { ModelUsage };
@@ -46,7 +46,16 @@ const tier = (input: number, output: number, cacheWrite: number, cacheRead: numb
   cacheRead,
 });
 
-/** Claude Code 2.1.330's model catalog, standard rates (USD per million tokens). */
+/**
+ * Claude Code 2.1.330's model catalog, standard rates (USD per million
+ * tokens), as its own cost reckoning uses them.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PRICES } from "./prices.ts";
+ * DEFAULT_PRICES["claude-sonnet-4-5"].input; // 3
+ * ```
+ */
 export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
   "claude-3-5-haiku": tier(0.8, 4, 1, 0.08),
   "claude-haiku-4-5": tier(1, 5, 1.25, 0.1),
@@ -70,8 +79,8 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   "claude-opus-5-5": tier(4, 20, 5, 0.2),
 });
 
-/** The cost estimate recorded in `summary.json` `metrics.cost`. */
-export type CostEstimate = CostMetrics;
+/** The cost estimate recorded in `summary.json` `metrics.cost`, with its per-model entries typed. */
+export type CostEstimate = CostMetrics & { models: Record<string, ModelCost> };
 
 /** After an entry: nothing, a date (`-20250929`), `-latest`, a version (`-v1:0`) or `@…`. */
 const SUFFIX = /^(?:$|@|-\d{8}(?:\D|$)|-latest$|-v\d)/;
