@@ -102,6 +102,17 @@ describe("compound commands and evasions", () => {
     "git -C /work/app push",
     "git -c core.askPass=x --no-pager push",
     "sudo git --git-dir=.git push",
+    "echo ${X:-$(git push)}",
+    "bash <<< 'git push'",
+    "cat <<EOF\n$(git push)\nEOF",
+    "function f { git push; }; f",
+    "coproc git push",
+    "alias p='git push'; p",
+    "trap 'git push' EXIT",
+    "find . -exec git push \\;",
+    "{git,push}",
+    "/usr/bin/g?t push",
+    "git pu[s]h",
   ];
   for (const cmd of caught) {
     test(`denied: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "deny"));
@@ -116,6 +127,9 @@ describe("compound commands and evasions", () => {
     "# git push",
     "printf '%s' \"$HOME\"",
     "grep -r 'git push' docs",
+    "cat <<'EOF'\n$(git push)\nEOF",
+    "[ -f x ] && ls *.ts",
+    "echo {a,b} 'g*t push'",
   ];
   for (const cmd of passed) {
     test(`allowed: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "allow"));

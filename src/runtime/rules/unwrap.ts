@@ -10,8 +10,9 @@
  * own options before its subcommand (`git -C dir push`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
- * `bash -c` (any shell), `eval`, `env -S`, `watch`, and the here-document a
- * shell reads from stdin. A script whose text is not known (`sh -c "$X"`) is
+ * `bash -c` (any shell), `eval`, `env -S`, `watch`, the here-document or
+ * here-string a shell reads from stdin, `alias` values, `trap` actions, and
+ * `find -exec` commands. A script whose text is not known (`sh -c "$X"`) is
  * reported as a problem: the rules fail closed on it.
  *
  * @module
@@ -110,16 +111,22 @@ interface Walk {
 }
 
 /** Peels the wrappers of one simple command: its stages, and the scripts it runs (read as units of their own). */
-function stagesOf(first: Stage, heredoc: string | undefined, depth: number, walk: Walk): Stage[] {
+function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): Stage[] {
   const stages: Stage[] = [];
   let words: Stage | null = first;
   while (words !== null && words.length > 0) {
     let i = 0;
-    while (i < words.length && !words[i].dynamic && (ASSIGNMENT.test(words[i].text) || isKeyword(words[i].text))) i++;
+    while (i < words.length && !words[i].dynamic) {
+      const w = words[i].text;
+      if (w === "function") i += 2; // function NAME { …; }
+      else if (ASSIGNMENT.test(w) || isKeyword(w) || w === "coproc") i++;
+      else break;
+    }
     if (i >= words.length) break;
     words = words.slice(i);
     const name = programName(words[0]);
-    stages.push([{ ...words[0], text: name, literal: words[0].dynamic ? words[0].literal : name }, ...words.slice(1)]);
+    const literal = words[0].dynamic ? words[0].literal.slice(words[0].literal.lastIndexOf("/") + 1) : name;
+    stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
     if (SHELLS.has(name)) {
       const rest: Stage | null = name === "busybox" ? words.slice(1) : null;
@@ -129,10 +136,11 @@ function stagesOf(first: Stage, heredoc: string | undefined, depth: number, walk
       }
       const script = shellScript(words);
       if (script !== undefined) readScript(script, depth, walk);
-      else if (heredoc !== undefined || words.length === 1) readScript(word(heredoc ?? ""), depth, walk);
-      else if (words.slice(1).some((w) => w.text === "-s")) readScript(word(heredoc ?? ""), depth, walk);
+      else if (heredoc !== undefined || words.length === 1) readScript(heredoc ?? word(""), depth, walk);
+      else if (words.slice(1).some((w) => w.text === "-s")) readScript(heredoc ?? word(""), depth, walk);
       break;
     }
+    if (runsScripts(name, words, depth, walk)) break;
     if (name === "eval") {
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
@@ -175,6 +183,34 @@ function gitSubcommand(words: Stage): Stage | null {
     i += GIT_VALUE_OPTIONS.test(words[i].text) ? 2 : 1;
   }
   return i > 1 && i < words.length ? [{ ...words[0], text: "git", literal: "git" }, ...words.slice(i)] : null;
+}
+
+/** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
+function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boolean {
+  if (name === "alias") {
+    // alias p='git push' runs its value wherever p is used.
+    for (const w of words.slice(1)) {
+      const eq = w.text.indexOf("=");
+      if (eq > 0) readScript({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+    }
+    return true;
+  }
+  if (name === "trap") {
+    const action = words.slice(1).find((w) => !w.text.startsWith("-"));
+    if (action) readScript(action, depth, walk);
+    return true;
+  }
+  if (name === "find") {
+    for (let i = 1; i < words.length; i++) {
+      if (!/^-(exec|execdir|ok|okdir)$/.test(words[i].text)) continue;
+      let end = i + 1;
+      while (end < words.length && words[end].text !== ";" && words[end].text !== "+") end++;
+      const stages = stagesOf(words.slice(i + 1, end), undefined, depth, walk);
+      if (stages.length > 0) walk.units.push(stages);
+      i = end;
+    }
+  }
+  return false;
 }
 
 function joinWords(words: readonly ShellWord[]): ShellWord {
