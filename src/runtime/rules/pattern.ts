@@ -21,7 +21,15 @@ function tokens(text: string): Token[] {
   return [...text].map((c) => (c === "*" ? STAR : c));
 }
 
-/** Collapses runs of whitespace to one space and trims. */
+/**
+ * Collapses runs of whitespace to one space and trims.
+ *
+ * @example
+ * ```ts
+ * import { normalizeCommand } from "./pattern.ts";
+ * normalizeCommand("git \t push "); // "git push"
+ * ```
+ */
 export function normalizeCommand(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }

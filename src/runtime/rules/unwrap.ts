@@ -62,7 +62,15 @@ function word(text: string): ShellWord {
   return { text, dynamic: false, literal: text };
 }
 
-/** The program name of a command word: its last path segment (`/usr/bin/git` → `git`). */
+/**
+ * The program name of a command word: its last path segment (`/usr/bin/git` → `git`).
+ *
+ * @example
+ * ```ts
+ * import { programName } from "./unwrap.ts";
+ * programName({ text: "/usr/bin/git", dynamic: false, literal: "/usr/bin/git" }); // "git"
+ * ```
+ */
 export function programName(w: ShellWord): string {
   return w.dynamic ? w.text : w.text.slice(w.text.lastIndexOf("/") + 1);
 }
