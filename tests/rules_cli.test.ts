@@ -141,6 +141,42 @@ test("noema's own llm agent: its shell and read_file calls answer to Bash(...) a
   }
 });
 
+test("noema rules shows the rule sets in effect; noema rules test decides one call (exit 0, 3, 4)", () => {
+  const p = project({
+    rules: { deny: [{ rule: "Bash(git push:*)", reason: "review" }], ask: ["Bash(npm publish:*)"] },
+  });
+  writeFileSync(join(p.dir, "more.jsonc"), '{ "mode": "audit", "deny": ["Read(./.env)"] }');
+  const shown = p.run(["rules", "--rules", "more.jsonc"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(
+    shown.stdout,
+    /noema\.jsonc rules {2}mode enforce · default allow\n {2}deny {3}Bash\(git push:\*\) {2}# review/,
+  );
+  assert.match(shown.stdout, /more\.jsonc {2}mode audit/);
+  const denied = p.run(["rules", "test", "--command", "FOO=1 command git push && ls"]);
+  assert.equal(denied.code, 3);
+  const out = JSON.parse(denied.stdout);
+  assert.equal(out.effect, "deny");
+  assert.deepEqual(out.commands, ["git push", "ls"]);
+  assert.equal(out.layers[0].rule, "Bash(git push:*)");
+  assert.equal(p.run(["rules", "test", "-c", "npm publish"]).code, 4);
+  assert.equal(p.run(["rules", "test", "-c", "ls"]).code, 0);
+  const audited = p.run([
+    "rules",
+    "test",
+    "--rules",
+    "more.jsonc",
+    "--tool",
+    "Read",
+    "--input",
+    '{"file_path":".env"}',
+  ]);
+  assert.equal(audited.code, 0);
+  assert.equal(JSON.parse(audited.stdout).audit, true);
+  writeFileSync(join(p.dir, "bad.jsonc"), '{ "deny": ["Bash(x"] }');
+  assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
+});
+
 describe("bad rules are located errors at load, and at install-hooks", () => {
   const bad = '{\n  "rules": {\n    "deny": [\n      "Bash(git push:*)",\n      "Bash(rm -rf"\n    ]\n  }\n}\n';
 
