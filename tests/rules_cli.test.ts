@@ -68,6 +68,22 @@ describe("rules in a run", () => {
     assert.equal(JSON.parse(resumed.stdout).status, "error", resumed.stderr);
   });
 
+  test("a rule the record masks is read again on resume; rules changed since the start are a mismatch (exit 9)", () => {
+    const rules = { ask: ["Bash(git push:*)"], deny: ["Bash(curl https://bob:hunter22@example.com:*)"] };
+    const p = project({ rules });
+    const first = JSON.parse(p.run(["run", "task.jsonc", "--json"]).stdout).episode_id;
+    const start = readFileSync(join(p.dir, ".noema", "episodes", first, "events.jsonl"), "utf8").split("\n")[0];
+    assert.doesNotMatch(start, /hunter22/, "the recorded rule is masked");
+    assert.equal(p.run(["approve", first]).code, 0);
+    assert.equal(JSON.parse(p.run(["resume", first, "--json"]).stdout).status, "error", "resumed: the push ran");
+    const second = JSON.parse(p.run(["run", "task.jsonc", "--json"]).stdout).episode_id;
+    assert.equal(p.run(["approve", second]).code, 0);
+    writeFileSync(join(p.dir, "noema.jsonc"), JSON.stringify({ rules: { ask: ["Bash(git push:*)"] } }));
+    const changed = p.run(["resume", second]);
+    assert.equal(changed.code, 9);
+    assert.match(changed.stderr, /Rules@1\.0: the rules changed since the run started/);
+  });
+
   test("audit mode: the action runs, and list --json and view count the would-have-vetoed", () => {
     const p = project({ rules: { mode: "audit", deny: ["Bash(git push:*)"] } });
     const r = p.run(["run", "task.jsonc", "--json"]);
