@@ -136,7 +136,13 @@ describe("compound commands and evasions", () => {
   }
 
   test("what cannot be read, or is only known when it runs, fails closed for deny and ask rules", () => {
-    for (const cmd of ["echo 'unterminated && git push", "$CMD push", "git $SUB", 'sh -c "$SCRIPT"', "eval $X"]) {
+    const deep = [
+      "echo " + "$(".repeat(20) + "ls" + ")".repeat(20),
+      "echo " + "${a:-".repeat(20) + "$(ls)" + "}".repeat(20),
+    ];
+    for (
+      const cmd of ["echo 'unterminated && git push", "$CMD push", "git $SUB", 'sh -c "$SCRIPT"', "eval $X", ...deep]
+    ) {
       const d = decideLayer(layer(DENY), bash(cmd), { cwd: WS });
       assert.equal(d.effect, "deny", cmd);
       assert.ok(d.note, `a note says why: ${cmd}`);

@@ -48,6 +48,12 @@ export const MAX_SHELL_DEPTH = 8;
 const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"]);
 const OPERATOR_CHARS = new Set([";", "&", "|", "\n"]);
 
+/** A sticky regular expression's match at `index` of `s` (no copy of the rest of the text). */
+function at(re: RegExp, s: string, index: number): RegExpExecArray | null {
+  re.lastIndex = index;
+  return re.exec(s);
+}
+
 class Reader {
   i = 0;
   readonly commands: SimpleCommand[] = [];
@@ -162,7 +168,7 @@ class Reader {
   #redirect(): void {
     if (this.#word !== null) this.#word = null; // the fd number
     const s = this.s;
-    const op = /^(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/.exec(s.slice(this.i))![1];
+    const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
     if (op === "<<" || op === "<<-") {
       while (s[this.i] === " " || s[this.i] === "\t") this.i++;
@@ -245,6 +251,10 @@ class Reader {
 
   /** Reads the substitutions of a text the shell expands without splitting (a here-document, `${X:-…}`). */
   #expansionsOf(text: string): ShellWord {
+    if (this.depth + 1 > MAX_SHELL_DEPTH) {
+      this.#fail(`expansions nested deeper than ${MAX_SHELL_DEPTH}`);
+      return { text, dynamic: true, literal: "" };
+    }
     const inner = new Reader(text, this.depth + 1);
     inner.expansions();
     if (inner.problem !== null) this.#fail(inner.problem);
@@ -317,7 +327,7 @@ class Reader {
       this.i = end + 1;
       return;
     }
-    const m = /^\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(s.slice(this.i));
+    const m = at(/\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/y, s, this.i);
     if (m) {
       this.#addDynamic(m[0]);
       this.i += m[0].length;
@@ -359,9 +369,9 @@ class Reader {
         continue;
       }
       const e = s[++j] ?? "";
-      const hex = /^x([0-9a-fA-F]{1,2})/.exec(s.slice(j));
-      const oct = /^([0-7]{1,3})/.exec(s.slice(j));
-      const uni = /^[uU]([0-9a-fA-F]{1,8})/.exec(s.slice(j));
+      const hex = at(/x([0-9a-fA-F]{1,2})/y, s, j);
+      const oct = at(/([0-7]{1,3})/y, s, j);
+      const uni = at(/[uU]([0-9a-fA-F]{1,8})/y, s, j);
       if (hex) [out, j] = [out + String.fromCharCode(parseInt(hex[1], 16)), j + hex[0].length - 1];
       else if (uni) [out, j] = [out + String.fromCodePoint(parseInt(uni[1], 16) % 0x110000), j + uni[0].length - 1];
       else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];
