@@ -143,9 +143,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
         continue;
       }
       const script = shellScript(words);
+      const fromStdin = words.length === 1 || words.slice(1).some((w) => w.text === "-s");
       if (script !== undefined) readScript(script, depth, walk);
-      else if (heredoc !== undefined || words.length === 1) readScript(heredoc ?? word(""), depth, walk);
-      else if (words.slice(1).some((w) => w.text === "-s")) readScript(heredoc ?? word(""), depth, walk);
+      else if (heredoc !== undefined) readScript(heredoc, depth, walk);
+      // `echo 'git push' | sh`, `curl … | bash`: the script comes down a pipe, unknown here.
+      else if (fromStdin) walk.problems.push(`${name} reads a script from its input, unknown until it runs`);
       break;
     }
     if (runsScripts(name, words, depth, walk)) break;
