@@ -113,6 +113,10 @@ describe("compound commands and evasions", () => {
     "{git,push}",
     "/usr/bin/g?t push",
     "git pu[s]h",
+    "su -c 'git push' ci",
+    "script -qc 'git push' /dev/null",
+    "strace -f -o /dev/null git push",
+    "taskset 0x1 git push",
   ];
   for (const cmd of caught) {
     test(`denied: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "deny"));

@@ -6,7 +6,7 @@
  * the wrappers that only run another command are peeled off: variable
  * assignments (`FOO=1 git push`), `command`, `builtin`, `exec`, `env`,
  * `nice`, `nohup`, `time`, `timeout`, `stdbuf`, `setsid`, `ionice`, `sudo`,
- * `doas`, `xargs`, `flock`, and shell keywords (`then git push`); `git`'s
+ * `doas`, `xargs`, `flock`, `strace`, `taskset`, `chrt`, `unbuffer`, and shell keywords (`then git push`); `git`'s
  * own options before its subcommand (`git -C dir push`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
@@ -53,10 +53,14 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
     /^(-I|-L|-n|-P|-s|-d|-E|-a|--arg-file|--delimiter|--max-args|--max-lines|--max-procs|--max-chars|--replace|--eof|--process-slot-var)$/,
   flock: /^(-w|--timeout|-E|--conflict-exit-code)$/,
   watch: /^(-n|--interval|-d|--differences|-q|--equexit)$/,
+  strace: /^(-e|-o|-s|-p|-u|-a|-b|-E|-I|-O|-P|-S|-X)$/,
+  taskset: /^$/,
+  chrt: /^$/,
+  unbuffer: /^$/,
 };
 
 /** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
-const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1 };
+const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1, taskset: 1, chrt: 1 };
 
 function word(text: string): ShellWord {
   return { text, dynamic: false, literal: text };
@@ -203,6 +207,14 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
       const eq = w.text.indexOf("=");
       if (eq > 0) readScript({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
     }
+    return true;
+  }
+  if (name === "su" || name === "runuser" || name === "script") {
+    // su -c 'git push' user, script -qc 'git push' /dev/null: the -c argument is a script.
+    const c = words.findIndex((w, k) =>
+      k > 0 && (w.text === "-c" || w.text === "--command" || /^-[a-z]*c$/.test(w.text))
+    );
+    if (c !== -1) readScript(words[c + 1] ?? word(""), depth, walk);
     return true;
   }
   if (name === "trap") {
