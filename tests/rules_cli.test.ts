@@ -68,6 +68,22 @@ describe("rules in a run", () => {
     assert.equal(JSON.parse(resumed.stdout).status, "error", resumed.stderr);
   });
 
+  test("a rule the record masks is read again on resume; rules changed since the start are a mismatch (exit 9)", () => {
+    const rules = { ask: ["Bash(git push:*)"], deny: ["Bash(curl https://bob:hunter22@example.com:*)"] };
+    const p = project({ rules });
+    const first = JSON.parse(p.run(["run", "task.jsonc", "--json"]).stdout).episode_id;
+    const start = readFileSync(join(p.dir, ".noema", "episodes", first, "events.jsonl"), "utf8").split("\n")[0];
+    assert.doesNotMatch(start, /hunter22/, "the recorded rule is masked");
+    assert.equal(p.run(["approve", first]).code, 0);
+    assert.equal(JSON.parse(p.run(["resume", first, "--json"]).stdout).status, "error", "resumed: the push ran");
+    const second = JSON.parse(p.run(["run", "task.jsonc", "--json"]).stdout).episode_id;
+    assert.equal(p.run(["approve", second]).code, 0);
+    writeFileSync(join(p.dir, "noema.jsonc"), JSON.stringify({ rules: { ask: ["Bash(git push:*)"] } }));
+    const changed = p.run(["resume", second]);
+    assert.equal(changed.code, 9);
+    assert.match(changed.stderr, /Rules@1\.0: the rules changed since the run started/);
+  });
+
   test("audit mode: the action runs, and list --json and view count the would-have-vetoed", () => {
     const p = project({ rules: { mode: "audit", deny: ["Bash(git push:*)"] } });
     const r = p.run(["run", "task.jsonc", "--json"]);
@@ -139,6 +155,42 @@ test("noema's own llm agent: its shell and read_file calls answer to Bash(...) a
   } finally {
     await server.close();
   }
+});
+
+test("noema rules shows the rule sets in effect; noema rules test decides one call (exit 0, 3, 4)", () => {
+  const p = project({
+    rules: { deny: [{ rule: "Bash(git push:*)", reason: "review" }], ask: ["Bash(npm publish:*)"] },
+  });
+  writeFileSync(join(p.dir, "more.jsonc"), '{ "mode": "audit", "deny": ["Read(./.env)"] }');
+  const shown = p.run(["rules", "--rules", "more.jsonc"]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(
+    shown.stdout,
+    /noema\.jsonc rules {2}mode enforce · default allow\n {2}deny {3}Bash\(git push:\*\) {2}# review/,
+  );
+  assert.match(shown.stdout, /more\.jsonc {2}mode audit/);
+  const denied = p.run(["rules", "test", "--command", "FOO=1 command git push && ls"]);
+  assert.equal(denied.code, 3);
+  const out = JSON.parse(denied.stdout);
+  assert.equal(out.effect, "deny");
+  assert.deepEqual(out.commands, ["git push", "ls"]);
+  assert.equal(out.layers[0].rule, "Bash(git push:*)");
+  assert.equal(p.run(["rules", "test", "-c", "npm publish"]).code, 4);
+  assert.equal(p.run(["rules", "test", "-c", "ls"]).code, 0);
+  const audited = p.run([
+    "rules",
+    "test",
+    "--rules",
+    "more.jsonc",
+    "--tool",
+    "Read",
+    "--input",
+    '{"file_path":".env"}',
+  ]);
+  assert.equal(audited.code, 0);
+  assert.equal(JSON.parse(audited.stdout).audit, true);
+  writeFileSync(join(p.dir, "bad.jsonc"), '{ "deny": ["Bash(x"] }');
+  assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
 });
 
 describe("bad rules are located errors at load, and at install-hooks", () => {

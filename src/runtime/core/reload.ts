@@ -11,6 +11,8 @@ import type { PolicyObject } from "../../plugins/api.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../../plugins/loader.ts";
 import type { RunSettingsRecord } from "./options.ts";
 import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
+import { rereadRuleLayers } from "../rules/load.ts";
+import type { RuleLayer } from "../rules/schema.ts";
 
 /**
  * A plugin-mismatch error (exit code 7).
@@ -23,6 +25,24 @@ import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
  */
 export function pluginMismatch(message: string): NoemaError {
   return new NoemaError("plugin_mismatch", message, { exitCode: EXIT.PLUGIN_MISMATCH });
+}
+
+/**
+ * The recorded rules as a policy: as recorded, or, when the record masked part of a rule (it looked like a secret),
+ * read again from their files, provided they still hash as they did when the run started.
+ */
+function reloadRules(layers: RuleLayer[], baseDir: string, sha256: string | null): LoadedPolicy {
+  const recorded = rulesPolicy(layers, baseDir);
+  if (recorded && recorded.sha256 === sha256) return recorded;
+  let fresh: LoadedPolicy | null = null;
+  try {
+    fresh = rulesPolicy(rereadRuleLayers(layers), baseDir);
+  } catch {
+    // a file gone or broken: the mismatch below says so
+  }
+  if (fresh && fresh.sha256 === sha256) return fresh;
+  const files = [...new Set(layers.map((l) => l.source))].join(", ");
+  throw pluginMismatch(`policy ${RULES_POLICY_ID}: the rules changed since the run started (${files})`);
 }
 
 /**
@@ -43,9 +63,7 @@ export async function reloadPolicies(
   const out: LoadedPolicy[] = [];
   for (const p of rec.policies) {
     if (p.path === null && p.id === RULES_POLICY_ID && rec.rules !== undefined) {
-      const rules = rulesPolicy(rec.rules, rec.base_dir);
-      if (!rules || rules.sha256 !== p.sha256) throw pluginMismatch(`policy ${p.id}: the recorded rules do not match`);
-      out.push(rules);
+      out.push(reloadRules(rec.rules, rec.base_dir, p.sha256));
       continue;
     }
     if (p.path === null) {

@@ -14,8 +14,9 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
-import { readSettingsFile } from "../jsonc.ts";
-import { type RuleLayer, type RuleSet, RulesFile, toLayer } from "./schema.ts";
+import * as v from "valibot";
+import { parseJsoncFile, readSettingsFile } from "../jsonc.ts";
+import { type RuleLayer, RuleSet, RulesFile, toLayer } from "./schema.ts";
 
 /**
  * The user's rules file: `NOEMA_USER_RULES` when set (empty: none), else `$XDG_CONFIG_HOME/noema/rules.jsonc`
@@ -105,5 +106,23 @@ export function mergeRuleLayers(lower: readonly RuleLayer[], higher: readonly Ru
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
+  });
+}
+
+/**
+ * The layers read again from their files (a rules file, or the `rules` key of a settings file), for an episode whose
+ * recorded rules were masked (a rule holding what looks like a secret): the caller checks they hash as recorded.
+ *
+ * @example
+ * ```ts
+ * import { rereadRuleLayers } from "./load.ts";
+ * // const fresh = rereadRuleLayers(record.rules);
+ * ```
+ */
+export function rereadRuleLayers(layers: readonly RuleLayer[]): RuleLayer[] {
+  return layers.map((l) => {
+    if (l.field === "") return { ...loadRulesFile(l.source), base: l.base };
+    const value = (parseJsoncFile(l.source) as Record<string, unknown> | null)?.[l.field];
+    return toLayer(v.parse(RuleSet, value), { source: l.source, field: l.field, base: l.base });
   });
 }

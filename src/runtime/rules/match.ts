@@ -43,6 +43,18 @@ interface Subject {
   units: CommandUnits | null;
 }
 
+/** Compiled patterns and matchers, kept across calls (a hook server decides many calls with the same rules). */
+const compiled = new Map<string, unknown>();
+function cached<T>(key: string, make: () => T): T {
+  if (!compiled.has(key)) {
+    if (compiled.size > 2000) compiled.clear();
+    compiled.set(key, make());
+  }
+  return compiled.get(key) as T;
+}
+const patternOf = (spec: string) => cached(`cmd\0${spec}`, () => commandPattern(spec));
+const parsedRules = new WeakMap<RuleLayer, { entry: RuleLayer["rules"][number]; rule: ParsedRule }[]>();
+
 function stageText(stage: Stage): string {
   return stage.map((w) => w.text).join(" ");
 }
@@ -59,7 +71,7 @@ function bashBlocks(rule: ParsedRule, s: Subject): { match: boolean; note: strin
   if (rule.specifier === null) return { match: true, note: null };
   const { units, problem } = s.units!;
   if (problem !== null) return { match: true, note: `the command could not be read (${problem})` };
-  const pattern = commandPattern(rule.specifier);
+  const pattern = patternOf(rule.specifier);
   for (const unit of units) {
     for (const stage of unit) {
       if (matchesCommand(pattern, stageText(stage))) return { match: true, note: null };
@@ -81,7 +93,7 @@ function bashAllowedBy(rules: readonly ParsedRule[], s: Subject): ParsedRule | n
   let last: ParsedRule | null = null;
   for (const unit of units) {
     const texts = [unit[0], unit.at(-1)!].map(stageText);
-    const rule = rules.find((r) => texts.some((t) => matchesCommand(commandPattern(r.specifier!), t)));
+    const rule = rules.find((r) => texts.some((t) => matchesCommand(patternOf(r.specifier!), t)));
     if (!rule) return null;
     last = rule;
   }
@@ -103,7 +115,7 @@ function pathGlob(spec: string, base: string, ctx: MatchContext): string {
 function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext): boolean {
   const glob = pathGlob(spec, base, ctx).replace(/\/+$/, "");
   // A directory pattern covers what is inside it.
-  const test = picomatch([glob, `${glob}/**`], { dot: true });
+  const test = cached(`glob\0${glob}`, () => picomatch([glob, `${glob}/**`], { dot: true }));
   return paths.some((p) => test(p));
 }
 
@@ -132,7 +144,7 @@ function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchCont
   if (rule.specifier === null) return true;
   if (t.paths !== undefined) return pathMatches(rule.specifier, base, t.paths, ctx);
   if (t.tool === "WebFetch") return domainMatches(rule.specifier, t.url);
-  return matchesCommand(commandPattern(rule.specifier), t.subject ?? "");
+  return matchesCommand(patternOf(rule.specifier), t.subject ?? "");
 }
 
 /**
@@ -149,7 +161,8 @@ function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchCont
  */
 export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchContext): LayerDecision {
   const s: Subject = { target, units: target.tool === "Bash" ? commandUnits(target.command ?? "") : null };
-  const parsed = layer.rules.map((r) => ({ entry: r, rule: parseRule(r.rule) }));
+  let parsed = parsedRules.get(layer);
+  if (!parsed) parsedRules.set(layer, parsed = layer.rules.map((r) => ({ entry: r, rule: parseRule(r.rule) })));
   for (const effect of ["deny", "ask"] as const) {
     for (const { entry, rule } of parsed) {
       if (entry.effect !== effect) continue;

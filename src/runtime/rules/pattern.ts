@@ -21,7 +21,15 @@ function tokens(text: string): Token[] {
   return [...text].map((c) => (c === "*" ? STAR : c));
 }
 
-/** Collapses runs of whitespace to one space and trims. */
+/**
+ * Collapses runs of whitespace to one space and trims.
+ *
+ * @example
+ * ```ts
+ * import { normalizeCommand } from "./pattern.ts";
+ * normalizeCommand("git \t push "); // "git push"
+ * ```
+ */
 export function normalizeCommand(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
@@ -47,6 +55,19 @@ export function commandPattern(specifier: string): CommandPattern {
     return [[...prefix], [...`${prefix} `, STAR]];
   }
   return [tokens(spec)];
+}
+
+const heads = new WeakMap<Token[], string>();
+
+/** The literal text an alternative starts with (before its first star): a cheap first test. */
+function head(alt: Token[]): string {
+  let h = heads.get(alt);
+  if (h === undefined) {
+    const star = alt.indexOf(STAR);
+    h = (star === -1 ? alt : alt.slice(0, star)).join("");
+    heads.set(alt, h);
+  }
+  return h;
 }
 
 function closure(alt: Token[], states: Set<number>): Set<number> {
@@ -83,7 +104,7 @@ function run(alt: Token[], text: string): Set<number> {
  */
 export function matchesCommand(pattern: CommandPattern, command: string): boolean {
   const text = normalizeCommand(command);
-  return pattern.some((alt) => run(alt, text).has(alt.length));
+  return pattern.some((alt) => text.startsWith(head(alt)) && run(alt, text).has(alt.length));
 }
 
 /**
@@ -98,5 +119,8 @@ export function matchesCommand(pattern: CommandPattern, command: string): boolea
  */
 export function couldMatch(pattern: CommandPattern, prefix: string): boolean {
   const text = prefix.replace(/\s+/g, " ").trimStart();
-  return pattern.some((alt) => run(alt, text).size > 0);
+  return pattern.some((alt) => {
+    const h = head(alt);
+    return (text.startsWith(h) || h.startsWith(text)) && run(alt, text).size > 0;
+  });
 }

@@ -7,9 +7,11 @@
  * `g"it" push`, `$'\x67it' push` all read `git push`); redirections are
  * dropped; here-documents are kept aside (a shell reading one runs it).
  *
- * It does not expand anything: a word holding `$VAR`, `${…}` or a
- * substitution is marked `dynamic`, with the literal text before the first
- * expansion. What it cannot read (an unterminated quote, too deep a nesting)
+ * It does not expand anything: a word holding `$VAR`, `${…}`, a
+ * substitution, or an unquoted glob (`g?t`, `pu[s]h`) or brace expansion
+ * (`{git,push}`) is marked `dynamic`, with the literal text before the first
+ * expansion. The commands inside `${X:-$(…)}` and inside a here-document
+ * whose delimiter is unquoted are read too (the shell runs them). What it cannot read (an unterminated quote, too deep a nesting)
  * is reported as a `problem`, and the rules treat it as matching every deny
  * and ask rule (fail closed).
  *
@@ -29,8 +31,8 @@ export interface ShellWord {
 /** One simple command: its words, and the here-document it reads, if any. */
 export interface SimpleCommand {
   words: ShellWord[];
-  /** The body of a here-document (`<<EOF … EOF`) given to this command. */
-  heredoc?: string;
+  /** What the command reads on stdin from a here-document (`<<EOF … EOF`) or a here-string (`<<< 'text'`). */
+  heredoc?: ShellWord;
 }
 
 /** A command line read: its simple commands (those of substitutions included) or why it could not be read. */
@@ -46,6 +48,12 @@ export const MAX_SHELL_DEPTH = 8;
 const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "esac"]);
 const OPERATOR_CHARS = new Set([";", "&", "|", "\n"]);
 
+/** A sticky regular expression's match at `index` of `s` (no copy of the rest of the text). */
+function at(re: RegExp, s: string, index: number): RegExpExecArray | null {
+  re.lastIndex = index;
+  return re.exec(s);
+}
+
 class Reader {
   i = 0;
   readonly commands: SimpleCommand[] = [];
@@ -53,8 +61,12 @@ class Reader {
   #words: ShellWord[] = [];
   #word: ShellWord | null = null;
   #skipNext = false;
-  #heredocs: { delim: string; strip: boolean; command: SimpleCommand }[] = [];
+  #heredocs: { delim: string; strip: boolean; expand: boolean; command: SimpleCommand }[] = [];
   #current: SimpleCommand = { words: [] };
+  #hereString = false;
+  /** Where the current word's first unquoted glob (`*`, `?`, `[…]`) or `{` is, in its text. */
+  #globAt: number | null = null;
+  #braceAt: number | null = null;
 
   constructor(readonly s: string, readonly depth: number) {}
 
@@ -115,8 +127,22 @@ class Reader {
 
   #flushWord(): void {
     if (this.#word === null) return;
-    if (this.#skipNext) this.#skipNext = false;
-    else this.#words.push(this.#word);
+    const w = this.#word;
+    let at = this.#globAt;
+    if (this.#braceAt !== null && /\{[^{}]*(,|\.\.)[^{}]*\}/.test(w.text.slice(this.#braceAt))) {
+      at = Math.min(at ?? Infinity, this.#braceAt);
+    }
+    if (at !== null) {
+      // The shell expands it into words we cannot know here: only its text before the pattern is literal.
+      w.literal = w.text.slice(0, w.dynamic ? Math.min(w.literal.length, at) : at);
+      w.dynamic = true;
+    }
+    this.#globAt = this.#braceAt = null;
+    if (this.#hereString) {
+      this.#current.heredoc = w;
+      this.#hereString = false;
+    } else if (this.#skipNext) this.#skipNext = false;
+    else this.#words.push(w);
     this.#word = null;
   }
 
@@ -128,7 +154,7 @@ class Reader {
     }
     this.#words = [];
     this.#current = { words: [] };
-    this.#skipNext = false;
+    this.#skipNext = this.#hereString = false;
   }
 
   /** A `<` or `>` starts a redirection unless it is `<(` / `>(` (process substitution). */
@@ -142,14 +168,19 @@ class Reader {
   #redirect(): void {
     if (this.#word !== null) this.#word = null; // the fd number
     const s = this.s;
-    const op = /^(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/.exec(s.slice(this.i))![1];
+    const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
     if (op === "<<" || op === "<<-") {
       while (s[this.i] === " " || s[this.i] === "\t") this.i++;
       const start = this.i;
       while (this.i < s.length && !/[\s;&|<>()]/.test(s[this.i])) this.i++;
-      const delim = s.slice(start, this.i).replace(/["'\\]/g, "");
-      this.#heredocs.push({ delim, strip: op === "<<-", command: this.#current });
+      const raw = s.slice(start, this.i);
+      const delim = raw.replace(/["'\\]/g, "");
+      this.#heredocs.push({ delim, strip: op === "<<-", expand: delim === raw, command: this.#current });
+      return;
+    }
+    if (op === "<<<") {
+      this.#hereString = true; // the next word is what the command reads
       return;
     }
     if ((op === ">&" || op === "<&") && /[-\d]/.test(s[this.i] ?? "")) {
@@ -174,7 +205,10 @@ class Reader {
         lines.push(bare);
         if (nl === -1) break;
       }
-      h.command.heredoc = lines.join("\n");
+      const body = lines.join("\n");
+      h.command.heredoc = { text: body, dynamic: false, literal: body };
+      // With an unquoted delimiter, the shell expands the body: its substitutions run.
+      if (h.expand && /[$`]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
       this.i = at - 1;
     }
     this.#heredocs = [];
@@ -203,8 +237,46 @@ class Reader {
       this.i += 1;
       this.#substitution(")");
     } else {
+      if (
+        (c === "*" || c === "?" || c === "[" && /^\[[^\s;&|<>()'"]*\]/.test(s.slice(this.i, this.i + 256))) &&
+        this.#globAt === null
+      ) {
+        this.#globAt = this.#open().text.length;
+      }
+      if (c === "{" && this.#braceAt === null) this.#braceAt = this.#open().text.length;
       this.#add(c);
       this.i++;
+    }
+  }
+
+  /** Reads the substitutions of a text the shell expands without splitting (a here-document, `${X:-…}`). */
+  #expansionsOf(text: string): ShellWord {
+    if (this.depth + 1 > MAX_SHELL_DEPTH) {
+      this.#fail(`expansions nested deeper than ${MAX_SHELL_DEPTH}`);
+      return { text, dynamic: true, literal: "" };
+    }
+    const inner = new Reader(text, this.depth + 1);
+    inner.expansions();
+    if (inner.problem !== null) this.#fail(inner.problem);
+    this.commands.push(...inner.commands);
+    const word = inner.#word ?? { text, dynamic: false, literal: text };
+    return { text, dynamic: word.dynamic, literal: word.dynamic ? word.literal : text };
+  }
+
+  /** Walks the text as the inside of double quotes: only its expansions count. */
+  expansions(): void {
+    const s = this.s;
+    while (this.i < s.length && this.problem === null) {
+      const c = s[this.i];
+      if (c === "\\") {
+        this.#add(s[this.i + 1] ?? "");
+        this.i += 2;
+      } else if (c === "$") this.#dollar(null, true);
+      else if (c === "`") this.#substitution("`");
+      else {
+        this.#add(c);
+        this.i++;
+      }
     }
   }
 
@@ -243,13 +315,19 @@ class Reader {
     }
     if (next === "'" && !quoted) return this.#ansiC();
     if (next === "{") {
-      const end = s.indexOf("}", this.i + 2);
-      if (end === -1) return this.#fail("unterminated ${");
+      let depth = 0, end = this.i + 1;
+      for (; end < s.length; end++) {
+        if (s[end] === "{") depth++;
+        else if (s[end] === "}" && --depth === 0) break;
+      }
+      if (end >= s.length) return this.#fail("unterminated ${");
+      const inner = s.slice(this.i + 2, end);
+      if (/[$`]/.test(inner)) this.#expansionsOf(inner); // ${X:-$(git push)} runs it
       this.#addDynamic(s.slice(this.i, end + 1));
       this.i = end + 1;
       return;
     }
-    const m = /^\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(s.slice(this.i));
+    const m = at(/\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/y, s, this.i);
     if (m) {
       this.#addDynamic(m[0]);
       this.i += m[0].length;
@@ -291,9 +369,9 @@ class Reader {
         continue;
       }
       const e = s[++j] ?? "";
-      const hex = /^x([0-9a-fA-F]{1,2})/.exec(s.slice(j));
-      const oct = /^([0-7]{1,3})/.exec(s.slice(j));
-      const uni = /^[uU]([0-9a-fA-F]{1,8})/.exec(s.slice(j));
+      const hex = at(/x([0-9a-fA-F]{1,2})/y, s, j);
+      const oct = at(/([0-7]{1,3})/y, s, j);
+      const uni = at(/[uU]([0-9a-fA-F]{1,8})/y, s, j);
       if (hex) [out, j] = [out + String.fromCharCode(parseInt(hex[1], 16)), j + hex[0].length - 1];
       else if (uni) [out, j] = [out + String.fromCodePoint(parseInt(uni[1], 16) % 0x110000), j + uni[0].length - 1];
       else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];

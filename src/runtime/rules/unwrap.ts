@@ -6,12 +6,13 @@
  * the wrappers that only run another command are peeled off: variable
  * assignments (`FOO=1 git push`), `command`, `builtin`, `exec`, `env`,
  * `nice`, `nohup`, `time`, `timeout`, `stdbuf`, `setsid`, `ionice`, `sudo`,
- * `doas`, `xargs`, `flock`, and shell keywords (`then git push`); `git`'s
+ * `doas`, `xargs`, `flock`, `strace`, `taskset`, `chrt`, `unbuffer`, and shell keywords (`then git push`); `git`'s
  * own options before its subcommand (`git -C dir push`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
- * `bash -c` (any shell), `eval`, `env -S`, `watch`, and the here-document a
- * shell reads from stdin. A script whose text is not known (`sh -c "$X"`) is
+ * `bash -c` (any shell), `eval`, `env -S`, `watch`, the here-document or
+ * here-string a shell reads from stdin, `alias` values, `trap` actions, and
+ * `find -exec` commands. A script whose text is not known (`sh -c "$X"`) is
  * reported as a problem: the rules fail closed on it.
  *
  * @module
@@ -52,16 +53,28 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
     /^(-I|-L|-n|-P|-s|-d|-E|-a|--arg-file|--delimiter|--max-args|--max-lines|--max-procs|--max-chars|--replace|--eof|--process-slot-var)$/,
   flock: /^(-w|--timeout|-E|--conflict-exit-code)$/,
   watch: /^(-n|--interval|-d|--differences|-q|--equexit)$/,
+  strace: /^(-e|-o|-s|-p|-u|-a|-b|-E|-I|-O|-P|-S|-X)$/,
+  taskset: /^$/,
+  chrt: /^$/,
+  unbuffer: /^$/,
 };
 
 /** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
-const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1 };
+const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1, taskset: 1, chrt: 1 };
 
 function word(text: string): ShellWord {
   return { text, dynamic: false, literal: text };
 }
 
-/** The program name of a command word: its last path segment (`/usr/bin/git` → `git`). */
+/**
+ * The program name of a command word: its last path segment (`/usr/bin/git` → `git`).
+ *
+ * @example
+ * ```ts
+ * import { programName } from "./unwrap.ts";
+ * programName({ text: "/usr/bin/git", dynamic: false, literal: "/usr/bin/git" }); // "git"
+ * ```
+ */
 export function programName(w: ShellWord): string {
   return w.dynamic ? w.text : w.text.slice(w.text.lastIndexOf("/") + 1);
 }
@@ -110,16 +123,22 @@ interface Walk {
 }
 
 /** Peels the wrappers of one simple command: its stages, and the scripts it runs (read as units of their own). */
-function stagesOf(first: Stage, heredoc: string | undefined, depth: number, walk: Walk): Stage[] {
+function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): Stage[] {
   const stages: Stage[] = [];
   let words: Stage | null = first;
   while (words !== null && words.length > 0) {
     let i = 0;
-    while (i < words.length && !words[i].dynamic && (ASSIGNMENT.test(words[i].text) || isKeyword(words[i].text))) i++;
+    while (i < words.length && !words[i].dynamic) {
+      const w = words[i].text;
+      if (w === "function") i += 2; // function NAME { …; }
+      else if (ASSIGNMENT.test(w) || isKeyword(w) || w === "coproc") i++;
+      else break;
+    }
     if (i >= words.length) break;
     words = words.slice(i);
     const name = programName(words[0]);
-    stages.push([{ ...words[0], text: name, literal: words[0].dynamic ? words[0].literal : name }, ...words.slice(1)]);
+    const literal = words[0].dynamic ? words[0].literal.slice(words[0].literal.lastIndexOf("/") + 1) : name;
+    stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
     if (SHELLS.has(name)) {
       const rest: Stage | null = name === "busybox" ? words.slice(1) : null;
@@ -128,11 +147,14 @@ function stagesOf(first: Stage, heredoc: string | undefined, depth: number, walk
         continue;
       }
       const script = shellScript(words);
+      const fromStdin = words.length === 1 || words.slice(1).some((w) => w.text === "-s");
       if (script !== undefined) readScript(script, depth, walk);
-      else if (heredoc !== undefined || words.length === 1) readScript(word(heredoc ?? ""), depth, walk);
-      else if (words.slice(1).some((w) => w.text === "-s")) readScript(word(heredoc ?? ""), depth, walk);
+      else if (heredoc !== undefined) readScript(heredoc, depth, walk);
+      // `echo 'git push' | sh`, `curl … | bash`: the script comes down a pipe, unknown here.
+      else if (fromStdin) walk.problems.push(`${name} reads a script from its input, unknown until it runs`);
       break;
     }
+    if (runsScripts(name, words, depth, walk)) break;
     if (name === "eval") {
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
@@ -175,6 +197,42 @@ function gitSubcommand(words: Stage): Stage | null {
     i += GIT_VALUE_OPTIONS.test(words[i].text) ? 2 : 1;
   }
   return i > 1 && i < words.length ? [{ ...words[0], text: "git", literal: "git" }, ...words.slice(i)] : null;
+}
+
+/** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
+function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boolean {
+  if (name === "alias") {
+    // alias p='git push' runs its value wherever p is used.
+    for (const w of words.slice(1)) {
+      const eq = w.text.indexOf("=");
+      if (eq > 0) readScript({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+    }
+    return true;
+  }
+  if (name === "su" || name === "runuser" || name === "script") {
+    // su -c 'git push' user, script -qc 'git push' /dev/null: the -c argument is a script.
+    const c = words.findIndex((w, k) =>
+      k > 0 && (w.text === "-c" || w.text === "--command" || /^-[a-z]*c$/.test(w.text))
+    );
+    if (c !== -1) readScript(words[c + 1] ?? word(""), depth, walk);
+    return true;
+  }
+  if (name === "trap") {
+    const action = words.slice(1).find((w) => !w.text.startsWith("-"));
+    if (action) readScript(action, depth, walk);
+    return true;
+  }
+  if (name === "find") {
+    for (let i = 1; i < words.length; i++) {
+      if (!/^-(exec|execdir|ok|okdir)$/.test(words[i].text)) continue;
+      let end = i + 1;
+      while (end < words.length && words[end].text !== ";" && words[end].text !== "+") end++;
+      const stages = stagesOf(words.slice(i + 1, end), undefined, depth, walk);
+      if (stages.length > 0) walk.units.push(stages);
+      i = end;
+    }
+  }
+  return false;
 }
 
 function joinWords(words: readonly ShellWord[]): ShellWord {

@@ -1,0 +1,135 @@
+/**
+ * `noema rules [--rules FILE…] [--json]` shows the rule sets in effect here
+ * (the user's rules file, noema.jsonc's `rules` and `rules_file`, `--rules`
+ * files), and `noema rules test --command CMD | --tool NAME [--input JSON]`
+ * what they decide about one call, with the commands a shell line was read
+ * as. A bad rule is a located error (exit 2), as at `noema run`.
+ *
+ * @module
+ */
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { resolve } from "node:path";
+import process from "node:process";
+import { EXIT } from "../../errors.ts";
+import { resolveRunSettings } from "../../runtime/load_settings.ts";
+import { loadRulesFile } from "../../runtime/rules/load.ts";
+import { decideLayer } from "../../runtime/rules/match.ts";
+import { rulesVerdict } from "../../runtime/rules/policy.ts";
+import type { RuleLayer } from "../../runtime/rules/schema.ts";
+import { ruleTarget } from "../../runtime/rules/tools.ts";
+import { commandUnits } from "../../runtime/rules/unwrap.ts";
+import { collect } from "../args.ts";
+import { type CliContext, examples } from "../context.ts";
+import { usageError } from "../errors.ts";
+
+/** The rule sets in effect in the current directory, plus `--rules` files. */
+function layersHere(files: readonly string[] | undefined): RuleLayer[] {
+  const rules = files?.map((f) => loadRulesFile(f));
+  return [...(resolveRunSettings({ taskOrFile: "-", options: rules ? { rules } : {} }).options.rules ?? [])];
+}
+
+function showLayers(ctx: CliContext, layers: readonly RuleLayer[]): void {
+  if (layers.length === 0) {
+    ctx.out.line("no rules here (noema.jsonc rules/rules_file, ~/.config/noema/rules.jsonc, --rules FILE)");
+    return;
+  }
+  for (const l of layers) {
+    ctx.out.line(`${l.source}${l.field ? ` ${l.field}` : ""}  mode ${l.mode} · default ${l.default}`);
+    for (const r of l.rules) ctx.out.line(`  ${r.effect.padEnd(5)}  ${r.rule}${r.reason ? `  # ${r.reason}` : ""}`);
+  }
+}
+
+/** The call a test is about: a shell command, or a tool with its input. */
+function testCall(opts: { command?: string; tool?: string; input?: string }) {
+  if ((opts.command === undefined) === (opts.tool === undefined)) {
+    throw usageError("give --command CMD, or --tool NAME (with --input JSON)");
+  }
+  if (opts.command !== undefined) {
+    return { kind: "tool", tool: "Bash", input: { command: opts.command }, command: opts.command };
+  }
+  let input: unknown = {};
+  try {
+    if (opts.input !== undefined) input = JSON.parse(opts.input);
+  } catch (e) {
+    throw usageError(`--input: not JSON: ${(e as Error).message}`);
+  }
+  if (typeof input !== "object" || input === null || Array.isArray(input)) throw usageError("--input: not an object");
+  return { kind: "tool", tool: opts.tool!, input: input as Record<string, unknown>, command: JSON.stringify(input) };
+}
+
+/** Registers `noema rules` and `noema rules test`. */
+export function registerRules(program: CommandUnknownOpts, ctx: CliContext): void {
+  const rules = program
+    .command("rules")
+    .summary("show the permission rules in effect here, or test them on a call")
+    .description(
+      "Show the rule sets (Claude Code permission-rule syntax) that runs and hooks started here apply: the user's\n" +
+        "rules file, noema.jsonc's rules and rules_file, and --rules files, each checked (a bad rule: exit 2).",
+    )
+    .option("--rules <file>", "a rules file to add; repeatable", collect)
+    .option("--json", "print the rule sets as JSON")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema rules", "the rule sets in effect here"],
+        ['noema rules test --command "cd x && git push"', "what they decide about a shell command"],
+      ) + "\nSee docs/rules.md.\n",
+    )
+    .action((opts) => {
+      const layers = layersHere(opts.rules);
+      if (opts.json) ctx.out.json(layers);
+      else showLayers(ctx, layers);
+    });
+  rules
+    .command("test")
+    .summary("what the rules decide about one call, as JSON")
+    .description(
+      "Decide one call with the rule sets in effect here (as noema run would) and print, as JSON, the verdict,\n" +
+        "each rule set's answer, and for a shell command the commands it was read as.",
+    )
+    .option("-c, --command <command>", "a shell command (a Bash call)")
+    .option("--tool <name>", "a tool call: its name (Edit, Read, WebFetch, mcp__srv__tool, run_shell_command…)")
+    .option("--input <json>", 'the tool call\'s input, e.g. \'{"file_path": "/p/.env"}\'')
+    .option("--rules <file>", "a rules file to add; repeatable", collect)
+    .option("--workspace <dir>", "the directory relative paths start from (default: the current one)")
+    .addHelpText(
+      "after",
+      examples(
+        ['noema rules test --command "FOO=1 command git push"', "denied by Bash(git push:*): exit 3"],
+        ['noema rules test --tool Read --input \'{"file_path": ".env"}\'', "a file rule"],
+      ) +
+        '\nOutput: {"effect": "allow" | "ask" | "deny", "audit", "advice", "target", "commands", "layers":\n' +
+        "[{source, field, mode, effect, rule, reason, note}]}. Exit codes: 0 allowed (or only audited), 2 usage or\n" +
+        "a bad rule, 3 denied, 4 needs approval.\n",
+    )
+    .action((opts) => {
+      const action = testCall(opts);
+      const cwd = resolve(opts.workspace ?? process.cwd());
+      // `--rules` after `rules` and before `test` belongs to the parent command.
+      const layers = layersHere([...(rules.opts().rules ?? []), ...(opts.rules ?? [])]);
+      const target = ruleTarget(action, cwd);
+      const verdict = rulesVerdict(layers, action, cwd);
+      const effect = !verdict || verdict.audit ? "allow" : verdict.requires_approval ? "ask" : "deny";
+      ctx.out.json({
+        effect,
+        audit: verdict?.audit === true,
+        advice: verdict?.advice ?? null,
+        target,
+        commands: target?.tool === "Bash"
+          ? commandUnits(target.command ?? "").units.map((u) => u.at(-1)!.map((w) => w.text).join(" "))
+          : null,
+        layers: target === null ? [] : layers.map((l) => {
+          const d = decideLayer(l, target, { cwd });
+          return {
+            source: l.source,
+            field: l.field,
+            mode: l.mode,
+            ...d,
+            rule: d.rule?.rule ?? null,
+            reason: d.rule?.reason ?? null,
+          };
+        }),
+      });
+      ctx.exitCode = effect === "deny" ? EXIT.VETOED : effect === "ask" ? EXIT.PAUSED : EXIT.OK;
+    });
+}
