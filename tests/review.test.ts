@@ -96,6 +96,30 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.match(review!.reason!, /Anthropic key/);
     const clean = await call(core, "echo hi", { status: "ok", output: { stdout: "hi" } });
     assert.equal(clean.review?.decision, "pass");
+    // Each kind of credential the scanner knows is masked (what it detects is what it masks).
+    const many = [
+      `export AWS_SECRET_ACCESS_KEY=${AWS_SECRET}`,
+      "AKIAIOSFODNN7EXAMPLE",
+      `ghp_${"x".repeat(36)}`,
+      `github_pat_${"y".repeat(40)}`,
+      "xoxb-1234567890-abcdefghij",
+      "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+    ].join("\n");
+    const masked = (await call(core, "env", { status: "ok", output: many })).review;
+    assert.equal(masked?.decision, "redact");
+    assert.equal(
+      masked?.shown,
+      [
+        "export AWS_SECRET_ACCESS_KEY=[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "Authorization: Bearer [REDACTED]",
+        "[REDACTED]",
+      ].join("\n"),
+    );
     // A call that did not run has no result to review.
     assert.equal((await call(core, "ls", { status: "skipped", outcome: "not run" })).review, null);
     const r = await core.finish();
@@ -104,6 +128,7 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.deepEqual(dir.map((e) => [e.payload.step_id, e.payload.kind, e.payload.status]), [
       ["step-1", "redact", "applied"],
       ["step-2", "none", "skipped"],
+      ["step-3", "redact", "applied"],
     ]);
     const gov = ev.filter((e) => e.phase === "governance" && e.payload.stage === "review");
     assert.equal(gov[0].payload.decision, "redact");
@@ -118,8 +143,8 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.equal(gov[0].caused_by, act.id);
     assert.ok(!readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").includes(KEY), "no key in the log");
     assert.deepEqual(summaryOf(r.episode_dir).metrics.review, {
-      reviewed: 2,
-      redacted: 1,
+      reviewed: 3,
+      redacted: 2,
       blocked: 0,
       hinted: 0,
       failed: 0,
