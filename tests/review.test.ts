@@ -190,6 +190,9 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.equal((await call(core, "git push", { status: "ok" })).decision.verdict, "deny", "exit code 1 fails");
     await call(core, "npm test", { status: "ok", output: { exit_code: 0 } });
     assert.equal((await call(core, "git push", { status: "ok" })).decision.verdict, "allow");
+    // A big output kept as an excerpt still tells its exit code.
+    await call(core, "pytest -q", { status: "ok", output: { excerpt: '{"exit_code":2,"stdout":"…"}', bytes: 9e5 } });
+    assert.equal((await call(core, "git -C . push", { status: "ok" })).decision.verdict, "deny");
     const r = await core.finish();
     assert.deepEqual(validate(r.episode_dir).problems, []);
   });
