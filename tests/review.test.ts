@@ -10,7 +10,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { EpisodeCore, validate } from "noema";
@@ -194,6 +194,28 @@ describe("the example policies, through the episode core (policy workers)", () =
     await call(core, "pytest -q", { status: "ok", output: { excerpt: '{"exit_code":2,"stdout":"…"}', bytes: 9e5 } });
     assert.equal((await call(core, "git -C . push", { status: "ok" })).decision.verdict, "deny");
     const r = await core.finish();
+    assert.deepEqual(validate(r.episode_dir).problems, []);
+  });
+});
+
+describe("reviews are rebuilt from the log", () => {
+  test("without core.json, a process that attaches counts the reviews from the events", async () => {
+    const core = await EpisodeCore.open("rebuild", { root, using: "claude-code", policies: [SCANNER] });
+    await call(core, "cat .env", { status: "ok", output: `k=${KEY}` });
+    await call(core, "ls", { status: "ok", output: "a" });
+    const dir = core.dir;
+    core.close();
+    rmSync(join(dir, "core.json"));
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    const r = await again.finish();
+    assert.deepEqual(summaryOf(r.episode_dir).metrics.review, {
+      reviewed: 2,
+      redacted: 1,
+      blocked: 0,
+      hinted: 0,
+      failed: 0,
+      would: 0,
+    });
     assert.deepEqual(validate(r.episode_dir).problems, []);
   });
 });
