@@ -14,7 +14,7 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { REPO } from "./helpers/cli.ts";
@@ -54,6 +54,28 @@ describe("review with the real Claude Code (PostToolUse)", () => {
       assert.equal(review.shown.stdout, "OPENAI=[REDACTED]");
       const summary = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8"));
       assert.equal(summary.metrics.review.redacted, 1);
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
+  test("SecretScanner: a file Claude Code reads (Read) reaches the model with the key masked", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await session((ws) => [
+      { tools: [{ id: "toolu_r1", name: "Read", input: { file_path: join(ws, ".env") } }] },
+      { text: "Done." },
+    ]);
+    try {
+      writeFileSync(join(s.box.workspace, ".env"), `OPENAI_API_KEY=${KEY}\nDEBUG=1\n`);
+      const r = await s.run("read the env file", ["--json", ...policy("secret-scanner.ts")]);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const told = s.server.toolResults().get("toolu_r1")!;
+      assert.match(told.content, /OPENAI_API_KEY=\[REDACTED\]/);
+      assert.ok(!told.content.includes(KEY), "the model never read the key");
+      assert.equal(reviews(out.episode_dir)[0].agent_saw, "redacted");
       await assertSound(s, out.episode_dir);
     } finally {
       await s.server.close();
