@@ -221,53 +221,75 @@ describe("reviews are rebuilt from the log", () => {
 });
 
 describe("a review that fails is a policy failure, and fails closed like advise", () => {
-  const THROWS = policyFile(
-    "review-throws.ts",
-    `export default { name: "Throws", version: "1.0", review(s) { if (s.result.excerpt.includes("boom")) throw new Error("review bug"); } };`,
+  // One file (one policy worker) for every failure: a throw, a bad verdict, an endless loop.
+  const FAULTY = policyFile(
+    "review-faulty.ts",
+    `export default { name: "Faulty", version: "1.0", review(s) {
+      if (s.result.excerpt.includes("boom")) throw new Error("review bug");
+      if (s.result.excerpt.includes("garbage")) return { kind: "redact", advice: "x", patterns: ["("] };
+      if (s.result.excerpt.includes("loop")) while (true) {}
+    } };`,
   );
-  const LOOPS = policyFile(
-    "review-loops.ts",
-    `export default { name: "Loops", version: "1.0", review(s) { if (s.result.excerpt.includes("loop")) while (true) {} } };`,
-  );
-  const GARBAGE = policyFile(
-    "review-garbage.ts",
-    `export default { name: "Garbage", version: "1.0", review() { return { kind: "redact", advice: "x", patterns: ["("] }; } };`,
-  );
+  const MASKER = {
+    name: "Masker",
+    version: "1.0",
+    review: () => ({ kind: "redact", patterns: ["sk-[\\w-]+"], advice: "masked" }),
+  };
 
-  test("a throw, an endless loop (the worker is stopped) and a bad verdict each withhold the result", async () => {
+  test("fail_open lets the result pass; governance audit records what would have been done", async () => {
+    const open = await EpisodeCore.open("fail open", {
+      root,
+      using: "claude-code",
+      policies: [FAULTY],
+      failure_policy: "fail_open",
+    });
+    assert.equal((await call(open, "echo boom", { status: "ok", output: "boom" })).review?.decision, "pass");
+    await open.finish();
+    const audit = await EpisodeCore.open("audit", {
+      root,
+      using: "claude-code",
+      policies: [MASKER] as any,
+      governance: "audit",
+    });
+    const a = await call(audit, "cat .env", { status: "ok", output: `k=${KEY}` });
+    assert.equal(a.review?.decision, "redact");
+    assert.equal(a.review?.enforced, false);
+    assert.equal(a.review?.agent_saw, "original");
+    const r = await audit.finish();
+    assert.equal(summaryOf(r.episode_dir).metrics.review.would, 1);
+  });
+
+  test("a throw, a bad verdict and an endless loop (the worker is stopped) each withhold the result", async () => {
     const core = await EpisodeCore.open("fail closed", {
       root,
       using: "claude-code",
-      policies: [THROWS, LOOPS],
+      policies: [FAULTY],
       policy_timeout_ms: 1500,
     });
     const thrown = await call(core, "echo boom", { status: "ok", output: "boom" });
     assert.equal(thrown.review?.decision, "block");
-    assert.match(thrown.review!.reason!, /policy Throws@1\.0 failed reviewing the result \(Error: review bug\)/);
+    assert.match(thrown.review!.reason!, /policy Faulty@1\.0 failed reviewing the result \(Error: review bug\)/);
+    const bad = await call(core, "echo garbage", { status: "ok", output: "garbage" });
+    assert.equal(bad.review?.decision, "block");
+    assert.match(bad.review!.reason!, /InvalidVerdict: review: patterns\[0\]: is not a valid regular expression/);
     const looped = await call(core, "echo loop", { status: "ok", output: "loop" });
     assert.equal(looped.review?.decision, "block");
     assert.match(looped.review!.reason!, /PolicyTimeout: review did not settle within 1500 ms/);
     const r = await core.finish();
     const dir = events(r.episode_dir).filter((e) => e.phase === "direction" && e.payload.stage === "review");
-    assert.equal(dir.filter((e) => e.payload.status === "blocked").length, 2);
-    assert.equal(summaryOf(r.episode_dir).metrics.review.failed, 2);
+    assert.equal(dir.filter((e) => e.payload.status === "blocked").length, 3);
+    assert.equal(summaryOf(r.episode_dir).metrics.review.failed, 3);
     assert.deepEqual(validate(r.episode_dir).problems, []);
-
-    const bad = await EpisodeCore.open("bad verdict", { root, using: "claude-code", policies: [GARBAGE] });
-    const g = await call(bad, "echo x", { status: "ok", output: "x" });
-    assert.equal(g.review?.decision, "block");
-    assert.match(g.review!.reason!, /InvalidVerdict: review: patterns\[0\]: is not a valid regular expression/);
-    await bad.finish();
   });
 
   test("in-thread (NOEMA_POLICY_ISOLATION=thread) and as objects: the same verdicts and failures", async () => {
     const saved = process.env.NOEMA_POLICY_ISOLATION;
     process.env.NOEMA_POLICY_ISOLATION = "thread";
     try {
-      const core = await EpisodeCore.open("in thread", { root, using: "claude-code", policies: [SCANNER, THROWS] });
+      const core = await EpisodeCore.open("in thread", { root, using: "claude-code", policies: [SCANNER, FAULTY] });
       assert.equal((await call(core, "cat .env", { status: "ok", output: `k=${KEY}` })).review?.decision, "redact");
       const thrown = await call(core, "echo boom", { status: "ok", output: "boom" });
-      assert.match(thrown.review!.reason!, /policy Throws@1\.0 failed reviewing the result \(Error: review bug\)/);
+      assert.match(thrown.review!.reason!, /policy Faulty@1\.0 failed reviewing the result \(Error: review bug\)/);
       await core.finish();
     } finally {
       if (saved === undefined) delete process.env.NOEMA_POLICY_ISOLATION;
@@ -281,29 +303,6 @@ describe("a review that fails is a policy failure, and fails closed like advise"
     const h = await call(inline, "ls", { status: "ok", output: "a" });
     assert.deepEqual([h.review?.decision, h.review?.hints, h.review?.shown], ["hint", ["double-check"], "a"]);
     await inline.finish();
-  });
-
-  test("fail_open lets the result pass; governance audit records what would have been done", async () => {
-    const open = await EpisodeCore.open("fail open", {
-      root,
-      using: "claude-code",
-      policies: [THROWS],
-      failure_policy: "fail_open",
-    });
-    assert.equal((await call(open, "echo boom", { status: "ok", output: "boom" })).review?.decision, "pass");
-    await open.finish();
-    const audit = await EpisodeCore.open("audit", {
-      root,
-      using: "claude-code",
-      policies: [SCANNER],
-      governance: "audit",
-    });
-    const a = await call(audit, "cat .env", { status: "ok", output: `k=${KEY}` });
-    assert.equal(a.review?.decision, "redact");
-    assert.equal(a.review?.enforced, false);
-    assert.equal(a.review?.agent_saw, "original");
-    const r = await audit.finish();
-    assert.equal(summaryOf(r.episode_dir).metrics.review.would, 1);
   });
 });
 
