@@ -16,7 +16,7 @@ import process from "node:process";
 import { EpisodeCore, validate } from "noema";
 import { reviewVerdictProblem } from "../src/plugins/review.ts";
 import { maskPatterns } from "../src/runtime/review.ts";
-import { inShapeOf } from "../src/agents/result_answer.ts";
+import { claudeResultAnswer, codexResultAnswer, geminiResultAnswer, inShapeOf } from "../src/agents/result_answer.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -83,6 +83,102 @@ describe("review verdicts are checked, with the field named", () => {
       file: { filePath: "a", content: "T" },
     });
     assert.equal(inShapeOf("x", "T"), "T");
+  });
+});
+
+describe("each dialect's answer to a reviewed result", () => {
+  const event = (name: string, output: unknown, status: "ok" | "error" = "ok") =>
+    ({
+      kind: "post_tool",
+      name,
+      session_id: "s",
+      cwd: null,
+      tool: "Bash",
+      input: {},
+      call_id: "c",
+      status,
+      output,
+      error: null,
+      duration_ms: null,
+    }) as any;
+  const review = (o: Record<string, unknown>) =>
+    ({
+      decision: "pass",
+      enforced: true,
+      shown: null,
+      reason: null,
+      policy_id: "P@1",
+      hints: [],
+      rule: "r",
+      error: null,
+      agent_saw: "original",
+      ...o,
+    }) as any;
+  const json = (a: { stdout: string | null }) => JSON.parse(a.stdout ?? "null");
+
+  test("Claude Code: updatedToolOutput (redact, in the output's shape), block + reason, additionalContext", () => {
+    const bashOut = { stdout: "k", stderr: "", interrupted: false };
+    assert.deepEqual(
+      json(
+        claudeResultAnswer(
+          event("PostToolUse", bashOut),
+          review({ decision: "redact", agent_saw: "redacted", shown: "T" }),
+        ),
+      ),
+      {
+        hookSpecificOutput: {
+          hookEventName: "PostToolUse",
+          updatedToolOutput: { stdout: "T", stderr: "", interrupted: false },
+        },
+      },
+    );
+    const blocked = json(
+      claudeResultAnswer(
+        event("PostToolUse", bashOut),
+        review({ decision: "block", agent_saw: "blocked", reason: "bad page" }),
+      ),
+    );
+    assert.equal(blocked.decision, "block");
+    assert.equal(blocked.reason, "noema (P@1) withheld this result: bad page");
+    assert.equal(blocked.hookSpecificOutput.updatedToolOutput.stdout, blocked.reason);
+    assert.deepEqual(
+      json(claudeResultAnswer(event("PostToolUse", bashOut), review({ decision: "hint", hints: ["look"] }))),
+      {
+        hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "noema: look" },
+      },
+    );
+    assert.equal(claudeResultAnswer(event("PostToolUse", bashOut), review({})).stdout, null);
+    // A failed call: the error stays; a block still says why.
+    const failure = json(
+      claudeResultAnswer(
+        event("PostToolUseFailure", null, "error"),
+        review({ decision: "block", agent_saw: "original", reason: "x" }),
+      ),
+    );
+    assert.deepEqual(failure, { decision: "block", reason: "noema (P@1) withheld this result: x" });
+  });
+
+  test("Gemini CLI: a denied result carrying the masked output; Codex: block only", () => {
+    const g = json(
+      geminiResultAnswer(
+        event("AfterTool", { llmContent: "a=[REDACTED]" }),
+        review({ decision: "redact", agent_saw: "redacted", shown: { llmContent: "a=[REDACTED]" }, reason: "masked" }),
+      ),
+    );
+    assert.deepEqual(g, { decision: "deny", reason: "noema (P@1) masked parts of this result: masked\na=[REDACTED]" });
+    assert.equal(
+      codexResultAnswer(event("PostToolUse", "k"), review({ decision: "redact", agent_saw: "original" })).stdout,
+      null,
+    );
+    assert.deepEqual(
+      json(
+        codexResultAnswer(event("PostToolUse", "k"), review({ decision: "block", agent_saw: "blocked", reason: "no" })),
+      ),
+      {
+        decision: "block",
+        reason: "noema (P@1) withheld this result: no",
+      },
+    );
   });
 });
 
