@@ -10,13 +10,13 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { EpisodeCore, validate } from "noema";
 import { reviewVerdictProblem } from "../src/plugins/review.ts";
 import { maskPatterns } from "../src/runtime/review.ts";
-import { inShapeOf } from "../src/agents/result_answer.ts";
+import { claudeResultAnswer, codexResultAnswer, geminiResultAnswer, inShapeOf } from "../src/agents/result_answer.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -86,6 +86,102 @@ describe("review verdicts are checked, with the field named", () => {
   });
 });
 
+describe("each dialect's answer to a reviewed result", () => {
+  const event = (name: string, output: unknown, status: "ok" | "error" = "ok") =>
+    ({
+      kind: "post_tool",
+      name,
+      session_id: "s",
+      cwd: null,
+      tool: "Bash",
+      input: {},
+      call_id: "c",
+      status,
+      output,
+      error: null,
+      duration_ms: null,
+    }) as any;
+  const review = (o: Record<string, unknown>) =>
+    ({
+      decision: "pass",
+      enforced: true,
+      shown: null,
+      reason: null,
+      policy_id: "P@1",
+      hints: [],
+      rule: "r",
+      error: null,
+      agent_saw: "original",
+      ...o,
+    }) as any;
+  const json = (a: { stdout: string | null }) => JSON.parse(a.stdout ?? "null");
+
+  test("Claude Code: updatedToolOutput (redact, in the output's shape), block + reason, additionalContext", () => {
+    const bashOut = { stdout: "k", stderr: "", interrupted: false };
+    assert.deepEqual(
+      json(
+        claudeResultAnswer(
+          event("PostToolUse", bashOut),
+          review({ decision: "redact", agent_saw: "redacted", shown: "T" }),
+        ),
+      ),
+      {
+        hookSpecificOutput: {
+          hookEventName: "PostToolUse",
+          updatedToolOutput: { stdout: "T", stderr: "", interrupted: false },
+        },
+      },
+    );
+    const blocked = json(
+      claudeResultAnswer(
+        event("PostToolUse", bashOut),
+        review({ decision: "block", agent_saw: "blocked", reason: "bad page" }),
+      ),
+    );
+    assert.equal(blocked.decision, "block");
+    assert.equal(blocked.reason, "noema (P@1) withheld this result: bad page");
+    assert.equal(blocked.hookSpecificOutput.updatedToolOutput.stdout, blocked.reason);
+    assert.deepEqual(
+      json(claudeResultAnswer(event("PostToolUse", bashOut), review({ decision: "hint", hints: ["look"] }))),
+      {
+        hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "noema: look" },
+      },
+    );
+    assert.equal(claudeResultAnswer(event("PostToolUse", bashOut), review({})).stdout, null);
+    // A failed call: the error stays; a block still says why.
+    const failure = json(
+      claudeResultAnswer(
+        event("PostToolUseFailure", null, "error"),
+        review({ decision: "block", agent_saw: "original", reason: "x" }),
+      ),
+    );
+    assert.deepEqual(failure, { decision: "block", reason: "noema (P@1) withheld this result: x" });
+  });
+
+  test("Gemini CLI: a denied result carrying the masked output; Codex: block only", () => {
+    const g = json(
+      geminiResultAnswer(
+        event("AfterTool", { llmContent: "a=[REDACTED]" }),
+        review({ decision: "redact", agent_saw: "redacted", shown: { llmContent: "a=[REDACTED]" }, reason: "masked" }),
+      ),
+    );
+    assert.deepEqual(g, { decision: "deny", reason: "noema (P@1) masked parts of this result: masked\na=[REDACTED]" });
+    assert.equal(
+      codexResultAnswer(event("PostToolUse", "k"), review({ decision: "redact", agent_saw: "original" })).stdout,
+      null,
+    );
+    assert.deepEqual(
+      json(
+        codexResultAnswer(event("PostToolUse", "k"), review({ decision: "block", agent_saw: "blocked", reason: "no" })),
+      ),
+      {
+        decision: "block",
+        reason: "noema (P@1) withheld this result: no",
+      },
+    );
+  });
+});
+
 describe("the example policies, through the episode core (policy workers)", () => {
   test("SecretScanner: the agent gets the key masked; the episode records the redaction and counts it", async () => {
     const core = await EpisodeCore.open("read the config", { root, using: "claude-code", policies: [SCANNER] });
@@ -96,6 +192,30 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.match(review!.reason!, /Anthropic key/);
     const clean = await call(core, "echo hi", { status: "ok", output: { stdout: "hi" } });
     assert.equal(clean.review?.decision, "pass");
+    // Each kind of credential the scanner knows is masked (what it detects is what it masks).
+    const many = [
+      `export AWS_SECRET_ACCESS_KEY=${AWS_SECRET}`,
+      "AKIAIOSFODNN7EXAMPLE",
+      `ghp_${"x".repeat(36)}`,
+      `github_pat_${"y".repeat(40)}`,
+      "xoxb-1234567890-abcdefghij",
+      "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+    ].join("\n");
+    const masked = (await call(core, "env", { status: "ok", output: many })).review;
+    assert.equal(masked?.decision, "redact");
+    assert.equal(
+      masked?.shown,
+      [
+        "export AWS_SECRET_ACCESS_KEY=[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "[REDACTED]",
+        "Authorization: Bearer [REDACTED]",
+        "[REDACTED]",
+      ].join("\n"),
+    );
     // A call that did not run has no result to review.
     assert.equal((await call(core, "ls", { status: "skipped", outcome: "not run" })).review, null);
     const r = await core.finish();
@@ -104,6 +224,7 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.deepEqual(dir.map((e) => [e.payload.step_id, e.payload.kind, e.payload.status]), [
       ["step-1", "redact", "applied"],
       ["step-2", "none", "skipped"],
+      ["step-3", "redact", "applied"],
     ]);
     const gov = ev.filter((e) => e.phase === "governance" && e.payload.stage === "review");
     assert.equal(gov[0].payload.decision, "redact");
@@ -118,8 +239,8 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.equal(gov[0].caused_by, act.id);
     assert.ok(!readFileSync(join(r.episode_dir, "events.jsonl"), "utf8").includes(KEY), "no key in the log");
     assert.deepEqual(summaryOf(r.episode_dir).metrics.review, {
-      reviewed: 2,
-      redacted: 1,
+      reviewed: 3,
+      redacted: 2,
       blocked: 0,
       hinted: 0,
       failed: 0,
@@ -165,59 +286,106 @@ describe("the example policies, through the episode core (policy workers)", () =
     assert.equal((await call(core, "git push", { status: "ok" })).decision.verdict, "deny", "exit code 1 fails");
     await call(core, "npm test", { status: "ok", output: { exit_code: 0 } });
     assert.equal((await call(core, "git push", { status: "ok" })).decision.verdict, "allow");
+    // A big output kept as an excerpt still tells its exit code.
+    await call(core, "pytest -q", { status: "ok", output: { excerpt: '{"exit_code":2,"stdout":"…"}', bytes: 9e5 } });
+    assert.equal((await call(core, "git -C . push", { status: "ok" })).decision.verdict, "deny");
     const r = await core.finish();
     assert.deepEqual(validate(r.episode_dir).problems, []);
   });
 });
 
-describe("a review that fails is a policy failure, and fails closed like advise", () => {
-  const THROWS = policyFile(
-    "review-throws.ts",
-    `export default { name: "Throws", version: "1.0", review(s) { if (s.result.excerpt.includes("boom")) throw new Error("review bug"); } };`,
-  );
-  const LOOPS = policyFile(
-    "review-loops.ts",
-    `export default { name: "Loops", version: "1.0", review(s) { if (s.result.excerpt.includes("loop")) while (true) {} } };`,
-  );
-  const GARBAGE = policyFile(
-    "review-garbage.ts",
-    `export default { name: "Garbage", version: "1.0", review() { return { kind: "redact", advice: "x", patterns: ["("] }; } };`,
-  );
+describe("reviews are rebuilt from the log", () => {
+  test("without core.json, a process that attaches counts the reviews from the events", async () => {
+    const core = await EpisodeCore.open("rebuild", { root, using: "claude-code", policies: [SCANNER] });
+    await call(core, "cat .env", { status: "ok", output: `k=${KEY}` });
+    await call(core, "ls", { status: "ok", output: "a" });
+    const dir = core.dir;
+    core.close();
+    rmSync(join(dir, "core.json"));
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    const r = await again.finish();
+    assert.deepEqual(summaryOf(r.episode_dir).metrics.review, {
+      reviewed: 2,
+      redacted: 1,
+      blocked: 0,
+      hinted: 0,
+      failed: 0,
+      would: 0,
+    });
+    assert.deepEqual(validate(r.episode_dir).problems, []);
+  });
+});
 
-  test("a throw, an endless loop (the worker is stopped) and a bad verdict each withhold the result", async () => {
+describe("a review that fails is a policy failure, and fails closed like advise", () => {
+  // One file (one policy worker) for every failure: a throw, a bad verdict, an endless loop.
+  const FAULTY = policyFile(
+    "review-faulty.ts",
+    `export default { name: "Faulty", version: "1.0", review(s) {
+      if (s.result.excerpt.includes("boom")) throw new Error("review bug");
+      if (s.result.excerpt.includes("garbage")) return { kind: "redact", advice: "x", patterns: ["("] };
+      if (s.result.excerpt.includes("loop")) while (true) {}
+    } };`,
+  );
+  const MASKER = {
+    name: "Masker",
+    version: "1.0",
+    review: () => ({ kind: "redact", patterns: ["sk-[\\w-]+"], advice: "masked" }),
+  };
+
+  test("fail_open lets the result pass; governance audit records what would have been done", async () => {
+    const open = await EpisodeCore.open("fail open", {
+      root,
+      using: "claude-code",
+      policies: [FAULTY],
+      failure_policy: "fail_open",
+    });
+    assert.equal((await call(open, "echo boom", { status: "ok", output: "boom" })).review?.decision, "pass");
+    await open.finish();
+    const audit = await EpisodeCore.open("audit", {
+      root,
+      using: "claude-code",
+      policies: [MASKER] as any,
+      governance: "audit",
+    });
+    const a = await call(audit, "cat .env", { status: "ok", output: `k=${KEY}` });
+    assert.equal(a.review?.decision, "redact");
+    assert.equal(a.review?.enforced, false);
+    assert.equal(a.review?.agent_saw, "original");
+    const r = await audit.finish();
+    assert.equal(summaryOf(r.episode_dir).metrics.review.would, 1);
+  });
+
+  test("a throw, a bad verdict and an endless loop (the worker is stopped) each withhold the result", async () => {
     const core = await EpisodeCore.open("fail closed", {
       root,
       using: "claude-code",
-      policies: [THROWS, LOOPS],
+      policies: [FAULTY],
       policy_timeout_ms: 1500,
     });
     const thrown = await call(core, "echo boom", { status: "ok", output: "boom" });
     assert.equal(thrown.review?.decision, "block");
-    assert.match(thrown.review!.reason!, /policy Throws@1\.0 failed reviewing the result \(Error: review bug\)/);
+    assert.match(thrown.review!.reason!, /policy Faulty@1\.0 failed reviewing the result \(Error: review bug\)/);
+    const bad = await call(core, "echo garbage", { status: "ok", output: "garbage" });
+    assert.equal(bad.review?.decision, "block");
+    assert.match(bad.review!.reason!, /InvalidVerdict: review: patterns\[0\]: is not a valid regular expression/);
     const looped = await call(core, "echo loop", { status: "ok", output: "loop" });
     assert.equal(looped.review?.decision, "block");
     assert.match(looped.review!.reason!, /PolicyTimeout: review did not settle within 1500 ms/);
     const r = await core.finish();
     const dir = events(r.episode_dir).filter((e) => e.phase === "direction" && e.payload.stage === "review");
-    assert.equal(dir.filter((e) => e.payload.status === "blocked").length, 2);
-    assert.equal(summaryOf(r.episode_dir).metrics.review.failed, 2);
+    assert.equal(dir.filter((e) => e.payload.status === "blocked").length, 3);
+    assert.equal(summaryOf(r.episode_dir).metrics.review.failed, 3);
     assert.deepEqual(validate(r.episode_dir).problems, []);
-
-    const bad = await EpisodeCore.open("bad verdict", { root, using: "claude-code", policies: [GARBAGE] });
-    const g = await call(bad, "echo x", { status: "ok", output: "x" });
-    assert.equal(g.review?.decision, "block");
-    assert.match(g.review!.reason!, /InvalidVerdict: review: patterns\[0\]: is not a valid regular expression/);
-    await bad.finish();
   });
 
   test("in-thread (NOEMA_POLICY_ISOLATION=thread) and as objects: the same verdicts and failures", async () => {
     const saved = process.env.NOEMA_POLICY_ISOLATION;
     process.env.NOEMA_POLICY_ISOLATION = "thread";
     try {
-      const core = await EpisodeCore.open("in thread", { root, using: "claude-code", policies: [SCANNER, THROWS] });
+      const core = await EpisodeCore.open("in thread", { root, using: "claude-code", policies: [SCANNER, FAULTY] });
       assert.equal((await call(core, "cat .env", { status: "ok", output: `k=${KEY}` })).review?.decision, "redact");
       const thrown = await call(core, "echo boom", { status: "ok", output: "boom" });
-      assert.match(thrown.review!.reason!, /policy Throws@1\.0 failed reviewing the result \(Error: review bug\)/);
+      assert.match(thrown.review!.reason!, /policy Faulty@1\.0 failed reviewing the result \(Error: review bug\)/);
       await core.finish();
     } finally {
       if (saved === undefined) delete process.env.NOEMA_POLICY_ISOLATION;
@@ -231,29 +399,6 @@ describe("a review that fails is a policy failure, and fails closed like advise"
     const h = await call(inline, "ls", { status: "ok", output: "a" });
     assert.deepEqual([h.review?.decision, h.review?.hints, h.review?.shown], ["hint", ["double-check"], "a"]);
     await inline.finish();
-  });
-
-  test("fail_open lets the result pass; governance audit records what would have been done", async () => {
-    const open = await EpisodeCore.open("fail open", {
-      root,
-      using: "claude-code",
-      policies: [THROWS],
-      failure_policy: "fail_open",
-    });
-    assert.equal((await call(open, "echo boom", { status: "ok", output: "boom" })).review?.decision, "pass");
-    await open.finish();
-    const audit = await EpisodeCore.open("audit", {
-      root,
-      using: "claude-code",
-      policies: [SCANNER],
-      governance: "audit",
-    });
-    const a = await call(audit, "cat .env", { status: "ok", output: `k=${KEY}` });
-    assert.equal(a.review?.decision, "redact");
-    assert.equal(a.review?.enforced, false);
-    assert.equal(a.review?.agent_saw, "original");
-    const r = await audit.finish();
-    assert.equal(summaryOf(r.episode_dir).metrics.review.would, 1);
   });
 });
 

@@ -15,7 +15,8 @@ import { DirectedIntuition, type PolicyState } from "noema";
 /** Commands that run tests. */
 export const TEST_COMMAND =
   /\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b|\bdeno\s+test\b|\bpytest\b|\bpython3?\s+-m\s+(pytest|unittest)\b|\bgo\s+test\b|\bcargo\s+test\b|\bmake\s+(check|test)\b|\b(jest|vitest|mocha|rspec)\b|\bnode\s+--test\b/;
-const PUSH = /\bgit\s+(?:-\S+\s+)*push\b/;
+/** `git push`, with options before it (`git -C dir push`), within one command of a compound line. */
+const PUSH = /\bgit\b[^|;&\n]*?\spush\b/;
 
 type Action = PolicyState["outcomes"]["actions"][number];
 
@@ -27,12 +28,16 @@ function commandOf(a: Action): string {
   return String(a.input_excerpt ?? "");
 }
 
-/** Whether a test run failed: an error result, or an output whose exit code is not 0. */
+/**
+ * Whether a test run failed: an error result, or an output whose exit code is not 0 (read from the output's
+ * text too: on a long episode the state keeps a big output as an excerpt).
+ */
 function failed(a: Action): boolean {
   if (a.result_status === "error") return true;
   const out = (a as { output?: unknown }).output as Record<string, unknown> | null | undefined;
   const code = out && typeof out === "object" ? (out.exit_code ?? out.exitCode ?? out.code) : undefined;
-  return typeof code === "number" && code !== 0;
+  if (typeof code === "number") return code !== 0;
+  return /\\?"exit_?code\\?"\s*:\s*[1-9]/i.test(JSON.stringify(out ?? null) ?? "");
 }
 
 export default class NoPushAfterFailingTests extends DirectedIntuition {

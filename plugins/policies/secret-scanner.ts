@@ -20,7 +20,7 @@ export const CREDENTIALS: readonly { name: string; pattern: string }[] = [
   { name: "AWS access key id", pattern: String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b` },
   {
     name: "AWS secret access key",
-    pattern: String.raw`(?<=aws_secret_access_key\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}`,
+    pattern: String.raw`(?<=(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}`,
   },
   {
     name: "GitHub token",
@@ -46,7 +46,8 @@ export default class SecretScanner extends DirectedIntuition {
     const text = typeof state.result.output === "string"
       ? state.result.output
       : JSON.stringify(state.result.output ?? null) ?? "";
-    const found = CREDENTIALS.filter((c) => new RegExp(c.pattern, "i").test(text));
+    // Tested as the runtime masks them: case-sensitive, every match.
+    const found = CREDENTIALS.filter((c) => new RegExp(c.pattern).test(text));
     if (found.length === 0) return;
     return this.redact({
       patterns: found.map((c) => c.pattern),
