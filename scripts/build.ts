@@ -62,7 +62,10 @@ export const ENTRY: string = join(REPO_ROOT, "bin", "noema.ts");
  * is `/$bunfs/root/<name>.ts`, so each worker is embedded at the root, beside
  * the main entry, under its own base name.
  */
-export const WORKERS: readonly string[] = [join(REPO_ROOT, "src", "runtime", "policy_worker.ts")];
+export const WORKERS: readonly string[] = [
+  join(REPO_ROOT, "src", "runtime", "policy_worker.ts"),
+  join(REPO_ROOT, "src", "export", "otel", "live_worker.ts"),
+];
 
 /** Flags that keep a hostile working directory from configuring the binary. */
 export const HARDENING_FLAGS: readonly string[] = [

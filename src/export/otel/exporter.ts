@@ -89,6 +89,11 @@ export class GuardedExporter implements SpanExporter {
     });
   }
 
+  /** Records a failure seen around the exporter (the batch processor's own timeout): reported as its own. */
+  fail(error: Error | undefined): void {
+    this.#fail(error);
+  }
+
   #fail(error: Error | undefined): void {
     if (this.#failed) return;
     this.#failed = { url: this.#url, message: error?.message || "the collector did not accept the spans" };
