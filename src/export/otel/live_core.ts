@@ -116,6 +116,7 @@ export class LiveExportCore {
   async #flush(): Promise<boolean> {
     try {
       await this.#processor.forceFlush();
+      await this.#exporter.idle();
     } catch (e) {
       this.#exporter.fail(e instanceof Error ? e : new Error(String(e))); // the processor's timeout
     }
