@@ -229,6 +229,37 @@ describe("noema export otel", () => {
   });
 });
 
+describe("content", () => {
+  it("is exported live on opt-in (the standard variable), masked as in the files", T, async () => {
+    const live = await startOtlpReceiver();
+    const secret = "sk-otel-secret-value-9911";
+    const task = tmp.file(
+      "secret.jsonc",
+      JSON.stringify({
+        task: "use the token",
+        using: "shell",
+        steps: [{ kind: "act", description: "print it", inputs: { command: `echo ${secret}` } }],
+      }),
+    );
+    try {
+      const r = await noema(["--otel", live.url, "run", task, "--secret", "DEPLOY_TOKEN", "--json"], {
+        DEPLOY_TOKEN: secret,
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const tool = live.spans().find((s) => s.name.startsWith("execute_tool "))!;
+      const args = String(tool.attributes["gen_ai.tool.call.arguments"]);
+      assert.match(args, /echo /, "the arguments are exported");
+      assert.ok(typeof tool.attributes["gen_ai.tool.call.result"] === "string", "and the result");
+      assert.ok(!comparable(live.spans()).includes(secret), "the secret is masked, as in the files");
+      const root = live.spans().find((s) => s.parentSpanId === "")!;
+      assert.equal(root.attributes["noema.task"], "use the token");
+    } finally {
+      await live.close();
+    }
+  });
+});
+
 describe("the end of a run hands what it could not send to a background export", () => {
   it("with no time to wait, the background process delivers the same trace", T, async () => {
     const live = await startOtlpReceiver();
