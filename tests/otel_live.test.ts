@@ -4,13 +4,17 @@
  * as sent (where a run's hand-over goes on from) are reported only once the
  * collector accepted every span of the lines before them, even when the
  * batch processor's own eager export of a first batch is slower than the
- * rest; and a resumed follower (`skipTo`) sends only what follows.
+ * rest; a resumed follower (`skipTo`) sends only what follows, and one
+ * resumed at any chunk's offsets, a line longer than a chunk included, loses
+ * no span.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LiveExportCore } from "../src/export/otel/live_core.ts";
+import { EpisodeFollower } from "../src/export/otel/follow.ts";
+import { otelResource } from "../src/export/otel/exporter.ts";
 import { spanIdOf } from "../src/export/otel/ids.ts";
 import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -42,6 +46,42 @@ function episode(name: string, acts: number): { dir: string; id: string; ids: st
   writeFileSync(join(dir, "events.jsonl"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
   return { dir, id, ids };
 }
+
+describe("following an episode in chunks", () => {
+  it("a hand-over at any chunk's offsets loses no span, a line longer than a chunk included", () => {
+    const { dir, id } = episode("chunks", 3000);
+    // A line longer than a read chunk (1 MiB) near the start, like a long plan's, then the acts.
+    const path = join(dir, "events.jsonl");
+    const lines = readFileSync(path, "utf8").trim().split("\n");
+    const plan = JSON.stringify({
+      id: "ev_plan",
+      timestamp: "2026-11-26T12:00:00.000Z",
+      episode_id: id,
+      phase: "plan",
+      payload: { rationale: "x".repeat(1_200_000) },
+    });
+    writeFileSync(path, [lines[0], plan, ...lines.slice(1)].join("\n") + "\n");
+    const resource = otelResource();
+    const f = new EpisodeFollower(dir, id, { resource });
+    const chunks: { ids: string[]; offsets: number[] }[] = [];
+    do {
+      const ids = f.read(1 << 18).map((x) => x.spanContext().spanId);
+      chunks.push({ ids, offsets: f.offsets() });
+    } while (f.more);
+    const all = new Set(chunks.flatMap((c) => c.ids));
+    assert.equal(all.size, 3000, "read in chunks, every act's span");
+    assert.ok(chunks.length > 3);
+    chunks.forEach((c, k) => {
+      const rest = new EpisodeFollower(dir, id, { resource });
+      rest.skipTo(c.offsets);
+      const got = new Set([
+        ...chunks.slice(0, k + 1).flatMap((x) => x.ids),
+        ...rest.read().map((x) => x.spanContext().spanId),
+      ]);
+      assert.equal(got.size, 3000, `handed over after chunk ${k + 1}: no span lost`);
+    });
+  });
+});
 
 describe("the live export's core", () => {
   it("reports offsets as sent only when every span before them was accepted", { timeout: 60_000 }, async () => {

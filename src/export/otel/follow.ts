@@ -123,7 +123,10 @@ export class EpisodeFollower {
         const n = Math.min(want, size - t.offset);
         const buf = Buffer.allocUnsafe(n);
         const got = readSync(fd, buf, 0, n, t.offset);
-        const nl = got > 0 ? buf.lastIndexOf(10, got - 1) : -1;
+        // The lines that end by `end`; past it only one line, the one that must be read to go on at all.
+        const within = Math.min(got, end - t.offset);
+        let nl = within > 0 ? buf.lastIndexOf(10, within - 1) : -1;
+        if (nl < 0) nl = buf.subarray(0, got).indexOf(10);
         if (nl < 0) {
           if (t.offset + got >= size) return false; // a line still being written
           want = got * 2; // a line longer than the chunk
