@@ -6,6 +6,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
+import { setPriority } from "node:os";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { noemaArgv } from "../agents/noema_command.ts";
 import { type OtelSettings, otelSettings } from "../export/otel/config.ts";
@@ -62,8 +63,8 @@ export function liveOtelFor(
 
 /**
  * Starts `noema export otel <id> --continue-from …` in the background,
- * detached, to send what a finished run did not send in the time it waited
- * (the spans of the lines past `offsets`, and the root).
+ * detached and at a lower priority, to send what a finished run did not send
+ * in the time it waited (the spans of the lines past `offsets`, and the root).
  */
 function handOff(root: string, id: string, offsets: number[], s: OtelSettings): void {
   const [cmd, ...args] = noemaArgv();
@@ -82,5 +83,10 @@ function handOff(root: string, id: string, offsets: number[], s: OtelSettings): 
     stdio: "ignore",
   });
   child.on("error", () => {}); // `noema export otel` sends it later
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 10); // behind the runs of this machine
+  } catch {
+    // not allowed here: it runs at this run's priority
+  }
   child.unref();
 }

@@ -9,10 +9,27 @@
  *
  * @module
  */
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
 import { LiveExportCore } from "./live_core.ts";
 
 let core: LiveExportCore | null = null;
+
+/**
+ * Lowers this thread's priority (Linux: a thread's id names it to
+ * `setpriority`), so that on a busy machine the run's own thread goes first.
+ * Nothing happens where that is not possible.
+ */
+function yieldToTheRun(): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
+  } catch {
+    // not Linux, or not allowed: the export runs at the run's priority
+  }
+}
+yieldToTheRun();
 
 function post(m: unknown): void {
   parentPort!.postMessage(JSON.stringify(m));
