@@ -65,6 +65,7 @@ export const ENTRY: string = join(REPO_ROOT, "bin", "noema.ts");
 export const WORKERS: readonly string[] = [
   join(REPO_ROOT, "src", "runtime", "policy_worker.ts"),
   join(REPO_ROOT, "src", "shared_store", "live_worker.ts"),
+  join(REPO_ROOT, "src", "export", "otel", "live_worker.ts"),
 ];
 
 /** Flags that keep a hostile working directory from configuring the binary. */

@@ -27,6 +27,7 @@ import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { runChild } from "./helpers/child.ts";
+import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -339,6 +340,37 @@ export default class Future extends DirectedIntuition {
     assert.equal(again.blocked.message, "no rm -rf");
     assert.equal(readFileSync(join(dir, "ws", "app.ts"), "utf8"), "export const greeting = 'hello noema';\n");
     assert.equal(exec(noema, ["validate", again.episode_dir], dir).code, 0);
+  });
+
+  test("--otel: the run's spans go out from the export thread; export otel sends the same trace as JSON", {
+    timeout: 60_000,
+  }, async () => {
+    const live = await startOtlpReceiver();
+    const later = await startOtlpReceiver();
+    try {
+      const r = await execAsync(noema, ["--otel", live.url, "run", "sql-vetoed.jsonc", "--json"], work, {
+        NOEMA_OTEL_FLUSH_MS: "60000",
+      });
+      assert.equal(r.code, 3, r.stderr);
+      const id = JSON.parse(r.stdout).episode_id;
+      assert.deepEqual(live.spans().map((s) => s.name).sort(), [
+        "execute_tool adapter:scripted",
+        "execute_tool adapter:scripted",
+        "invoke_agent scripted",
+      ]);
+      const e = await execAsync(
+        noema,
+        ["export", "otel", id, "--endpoint", later.url, "--protocol", "http/json"],
+        work,
+      );
+      assert.equal(e.code, 0, e.stderr);
+      const key = (s: { spanId: string; name: string; status: { code: number } }) =>
+        `${s.spanId} ${s.name} ${s.status.code}`;
+      assert.deepEqual(later.spans().map(key).sort(), live.spans().map(key).sort());
+    } finally {
+      await live.close();
+      await later.close();
+    }
   });
 
   describe("a hostile working directory", () => {

@@ -38,6 +38,7 @@ describe("a Claude Code episode exported to OpenTelemetry", () => {
     try {
       // The standard variable, which the agent's hook calls inherit: they leave the export to the run.
       (s.env as Record<string, string>).OTEL_EXPORTER_OTLP_ENDPOINT = live.url;
+      (s.env as Record<string, string>).NOEMA_OTEL_FLUSH_MS = "60000"; // the run's end waits for its export
       const r = await s.run("say hello", ["--policy", join(policyDir, "no-forbidden.ts"), "--json"]);
       const out = JSON.parse(r.stdout);
       const lines = readFileSync(join(out.episode_dir, "events.jsonl"), "utf8").trim().split("\n");

@@ -5,7 +5,10 @@
  *
  * @module
  */
+import { spawn } from "node:child_process";
+import { setPriority } from "node:os";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { noemaArgv } from "../agents/noema_command.ts";
 import { type OtelSettings, otelSettings } from "../export/otel/config.ts";
 import { type LiveOtelExport, startLiveOtel } from "../export/otel/run_hooks.ts";
 import { resolveRoot } from "../store/layout.ts";
@@ -48,5 +51,42 @@ export function liveOtelFor(
   episodeId?: string,
 ): LiveOtelExport | null {
   if (settings === null) return null;
-  return startLiveOtel(settings, resolveRoot({ root }), (m) => out.note(m), episodeId);
+  const at = resolveRoot({ root });
+  return startLiveOtel(
+    settings,
+    at,
+    (m) => out.note(m),
+    episodeId,
+    (id, offsets) => handOff(at, id, offsets, settings),
+  );
+}
+
+/**
+ * Starts `noema export otel <id> --continue-from …` in the background,
+ * detached and at a lower priority, to send what a finished run did not send
+ * in the time it waited (the spans of the lines past `offsets`, and the root).
+ */
+function handOff(root: string, id: string, offsets: number[], s: OtelSettings): void {
+  const [cmd, ...args] = noemaArgv();
+  const flags = ["--endpoint", s.url, "--protocol", s.protocol, "--continue-from", offsets.join(",")];
+  const child = spawn(cmd, [
+    ...args,
+    "--root",
+    root,
+    "export",
+    "otel",
+    id,
+    ...flags,
+    ...(s.capture ? ["--capture-content"] : []),
+  ], {
+    detached: true,
+    stdio: "ignore",
+  });
+  child.on("error", () => {}); // `noema export otel` sends it later
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 10); // behind the runs of this machine
+  } catch {
+    // not allowed here: it runs at this run's priority
+  }
+  child.unref();
 }

@@ -65,6 +65,8 @@ export class GuardedExporter implements SpanExporter {
   readonly #url: string;
   readonly #onFailure: (f: ExportFailure) => void;
   #failed: ExportFailure | null = null;
+  #inFlight = 0;
+  #idle: (() => void)[] = [];
   /** Spans the collector accepted. */
   sent = 0;
 
@@ -82,11 +84,26 @@ export class GuardedExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     if (this.#failed) return done({ code: ExportResultCode.FAILED, error: new Error(this.#failed.message) });
+    this.#inFlight++;
     this.#inner.export(spans, (result) => {
       if (result.code === ExportResultCode.SUCCESS) this.sent += spans.length;
       else this.#fail(result.error);
+      if (--this.#inFlight === 0) { for (const w of this.#idle.splice(0)) w(); }
       done(result);
     });
+  }
+
+  /**
+   * Resolves when no export is in flight: the batch processor's own timer may
+   * have started one that its `forceFlush` does not wait for.
+   */
+  idle(): Promise<void> {
+    return this.#inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Records a failure seen around the exporter (the batch processor's own timeout): reported as its own. */
+  fail(error: Error | undefined): void {
+    this.#fail(error);
   }
 
   #fail(error: Error | undefined): void {

@@ -3,20 +3,38 @@
  * `events.jsonl` and to the model-turn files since the last read go through
  * one {@link EpisodeSpans}, which returns the spans they complete. Reading a
  * finished episode once and following a running one (read after read) give
- * the same spans, so a live export and `noema export otel` agree.
+ * the same spans, so a live export and `noema export otel` agree. Files are
+ * read in chunks of 1 MiB decoded at once; a line that changes no span (a
+ * state projection, the plan) is not parsed.
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { closeSync, existsSync, fstatSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
-import { readNewLines } from "../../shared_store/line_tail.ts";
+import { openRegularFile } from "../../store/regular_file.ts";
 import { SCOPE } from "./exporter.ts";
 import { MODEL_TURN_FILES, type ModelTurnReader, modelTurnReader } from "./model_turns.ts";
 import { type EpisodeEvent, EpisodeSpans } from "./spans.ts";
 
-const decoder = new TextDecoder();
+/** How much of a file one read takes. */
+const CHUNK = 1 << 20;
+
+/** Phases whose events make no span and change none: not parsed at all (the runtime's state projections are large). */
+const SKIPPED =
+  /"phase":"(?:observe|interpret|plan|reflect|learn|insight|runtime","event_type":"run\.state_projection)"/;
+
+/**
+ * Whether an event line may matter to a span, decided on its head before
+ * parsing it. An action candidate only matters for the agent's call id.
+ */
+function spanEvent(line: string): boolean {
+  const head = line.slice(0, 400);
+  if (SKIPPED.test(head)) return false;
+  return !head.includes('"phase":"action_candidate"') || line.includes('"call_id":');
+}
 
 /** One followed file: where the next read starts. */
 interface Tail {
@@ -54,25 +72,82 @@ export class EpisodeFollower {
     ];
   }
 
-  /** The spans completed by the lines written since the last read (a file not there yet is read later). */
-  read(): ReadableSpan[] {
+  /** Whether the last {@link read} stopped at its byte budget, with lines left to read. */
+  more = false;
+
+  /**
+   * The spans completed by the lines written since the last read, reading at
+   * most about `maxBytes` (then {@link more} is set); a file not there yet is
+   * read later.
+   */
+  read(maxBytes = Infinity): ReadableSpan[] {
     const out: ReadableSpan[] = [];
+    let budget = maxBytes;
+    this.more = false;
     for (const t of this.#tails) {
-      if (!existsSync(t.path)) continue;
-      for (;;) {
-        const { lines, offset } = readNewLines(t.path, t.offset);
-        t.offset = offset;
-        for (const bytes of lines) this.#line(t, bytes, out);
-        if (lines.length === 0) break;
+      if (budget <= 0) {
+        this.more = true;
+        break;
       }
+      const before = t.offset;
+      if (this.#readTail(t, before + budget, out)) this.more = true;
+      budget -= t.offset - before;
     }
     return out;
   }
 
-  #line(t: Tail, bytes: Uint8Array, out: ReadableSpan[]): void {
+  /** Where the next read of each file starts (`events.jsonl` first, then the model-turn files). */
+  offsets(): number[] {
+    return this.#tails.map((t) => t.offset);
+  }
+
+  /**
+   * Reads the files up to `offsets` (from {@link offsets}, of an earlier
+   * reader) for their state only: the spans they complete were sent already.
+   */
+  skipTo(offsets: readonly number[]): void {
+    this.#tails.forEach((t, i) => this.#readTail(t, offsets[i] ?? 0, []));
+  }
+
+  /**
+   * Reads the complete lines of `t` from its offset up to about `end` (at
+   * least one line, however long); true when it stopped with more to read.
+   */
+  #readTail(t: Tail, end: number, out: ReadableSpan[]): boolean {
+    if (t.offset >= end || !existsSync(t.path)) return false;
+    const fd = openRegularFile(t.path);
+    try {
+      const size = fstatSync(fd).size;
+      let want = Math.min(CHUNK, end - t.offset);
+      while (t.offset < Math.min(end, size)) {
+        const n = Math.min(want, size - t.offset);
+        const buf = Buffer.allocUnsafe(n);
+        const got = readSync(fd, buf, 0, n, t.offset);
+        // The lines that end by `end`; past it only one line, the one that must be read to go on at all.
+        const within = Math.min(got, end - t.offset);
+        let nl = within > 0 ? buf.lastIndexOf(10, within - 1) : -1;
+        if (nl < 0) nl = buf.subarray(0, got).indexOf(10);
+        if (nl < 0) {
+          if (t.offset + got >= size) return false; // a line still being written
+          want = got * 2; // a line longer than the chunk
+          continue;
+        }
+        const text = buf.toString("utf8", 0, nl);
+        t.offset += nl + 1;
+        for (const line of text.split("\n")) this.#line(t, line, out);
+        want = Math.min(CHUNK, end - t.offset);
+      }
+      return t.offset < size && t.offset >= end;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  #line(t: Tail, line: string, out: ReadableSpan[]): void {
+    if (line === "" || (t.turns === null && !spanEvent(line))) return;
     let record: Record<string, unknown>;
     try {
-      record = JSON.parse(decoder.decode(bytes));
+      record = JSON.parse(line);
     } catch {
       return; // a damaged line: `noema validate` reports it; the trace goes on without it
     }

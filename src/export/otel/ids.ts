@@ -8,11 +8,11 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../../builtins.ts";
 import type { HrTime } from "@opentelemetry/api";
 
 function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return nodeCrypto().createHash("sha256").update(text).digest("hex");
 }
 
 /**

@@ -1,20 +1,37 @@
 /**
  * Exporting a run's spans while it runs, without ever making it wait: like
- * the shared store's live publisher, the episode's own files are the queue.
- * Each recorded event "kicks" the sink; kicks coalesce into one read of the
- * new lines every `intervalMs`, whose spans go to the SDK's
- * `BatchSpanProcessor` (a bounded queue, sent in batches by the official
- * OTLP exporter). When the run ends, `finish()` sends the rest and the root
- * span, waiting at most the export timeout. A collector that is down, slow
- * or refusing is reported once (`onUnavailable`) and then not tried again;
+ * the shared store's live publisher, the episode's own files are the queue,
+ * and the work (reading them, building the spans, encoding and sending them)
+ * is done in a thread of its own (`live_worker.ts`). Each recorded event
+ * "kicks" the sink; kicks coalesce into one message to that thread every
+ * `intervalMs`. When the run ends, `finish()` has the rest and the root span
+ * sent, waiting at most the export timeout (plus half a second). A collector
+ * that is down, slow or refusing is reported once (`onUnavailable`);
  * `noema export otel` sends the episode later.
  *
  * @module
  */
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
+import { nodeWorkerThreads } from "../../builtins.ts";
 import type { OtelSettings } from "./config.ts";
-import { type ExportFailure, GuardedExporter, otelResource } from "./exporter.ts";
-import { EpisodeFollower } from "./follow.ts";
+import { MODEL_TURN_FILES } from "./model_turns.ts";
+import type { ExportFailure } from "./exporter.ts";
+import type { LiveExportResult } from "./live_core.ts";
+
+export type { LiveExportResult } from "./live_core.ts";
+
+/** The sizes of the files a follower reads, in its order (0 for one not there). */
+function fileSizes(dir: string): number[] {
+  return ["events.jsonl", ...MODEL_TURN_FILES].map((f) => {
+    try {
+      return statSync(join(dir, f)).size;
+    } catch {
+      return 0;
+    }
+  });
+}
 
 /** Options of {@link OtelLiveSink}. */
 export interface OtelLiveSinkOptions {
@@ -22,14 +39,6 @@ export interface OtelLiveSinkOptions {
   intervalMs?: number;
   /** Called once, when the collector does not take the spans. */
   onUnavailable?: (failure: ExportFailure) => void;
-}
-
-/** What {@link OtelLiveSink.finish} reports. */
-export interface LiveExportResult {
-  /** Spans the collector accepted. */
-  sent: number;
-  /** The failure, when there was one (also when `finish` ran out of time). */
-  failed: ExportFailure | null;
 }
 
 /**
@@ -45,87 +54,101 @@ export interface LiveExportResult {
  */
 export class OtelLiveSink {
   readonly #settings: OtelSettings;
-  readonly #exporter: GuardedExporter;
-  readonly #processor: BatchSpanProcessor;
   readonly #interval: number;
-  #follower: EpisodeFollower | null = null;
+  readonly #onUnavailable: (failure: ExportFailure) => void;
+  #worker: Worker | null = null;
+  #failed: ExportFailure | null = null;
+  #finished: ((r: LiveExportResult) => void) | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #last = 0;
-  #finished = false;
+  #done = false;
+  #acked: number[] = [];
+  #lost = false; // the export thread failed or stopped: nothing to wait for
 
   constructor(settings: OtelSettings, options: OtelLiveSinkOptions = {}) {
     this.#settings = settings;
     this.#interval = options.intervalMs ?? 250;
-    this.#exporter = new GuardedExporter(settings, options.onUnavailable);
-    this.#processor = new BatchSpanProcessor({
-      exporter: this.#exporter,
-      maxQueueSize: 4096,
-      maxExportBatchSize: 512,
-      scheduledDelayMillis: 1000,
-      exportTimeoutMillis: settings.timeoutMs,
-    });
+    this.#onUnavailable = options.onUnavailable ?? (() => {});
   }
 
   /**
-   * Follows the episode in `dir`. With `skipExisting` (a resumed run, a
-   * later hook call), what the files hold already is read, not sent again.
+   * Follows the episode in `dir`. With `skipExisting` (a resumed run), what
+   * the files hold already is read, not sent again.
    */
   begin(dir: string, episodeId: string, skipExisting = false): void {
-    if (this.#follower !== null) return;
-    this.#follower = new EpisodeFollower(dir, episodeId, {
-      resource: otelResource(),
-      capture: this.#settings.capture,
+    if (this.#worker !== null) return;
+    const { Worker } = nodeWorkerThreads();
+    const worker = new Worker(new URL("./live_worker.ts", import.meta.url));
+    worker.unref(); // never keeps the process alive: finish() waits for it
+    worker.on("message", (text: string) => {
+      const m = JSON.parse(text);
+      if (m.type === "acked") this.#acked = m.offsets;
+      else if (m.type === "unavailable") this.#fail(m.failure);
+      else if (m.type === "finished") this.#finished?.(m.result);
     });
-    if (skipExisting) this.#follower.read();
+    const lost = (why: string) => {
+      this.#fail({ url: this.#settings.url, message: why });
+      this.#lost = true;
+      this.#finished?.({ sent: 0, failed: this.#failed });
+    };
+    worker.on("error", (e: Error) => lost(`the export thread failed: ${e?.message ?? e}`));
+    worker.on("exit", () => lost("the export thread stopped"));
+    this.#worker = worker;
+    // What the files hold now (not when the thread starts: the run goes on meanwhile) is not sent again.
+    const skipTo = skipExisting ? fileSizes(dir) : null;
+    this.#post({ type: "begin", settings: this.#settings, dir, episodeId, skipTo });
   }
 
-  /** Something was recorded: read it soon (never now: the run is not slowed). */
+  #post(m: unknown): void {
+    this.#worker?.postMessage(JSON.stringify(m));
+  }
+
+  #fail(f: ExportFailure): void {
+    if (this.#failed || this.#done) return;
+    this.#failed = f;
+    this.#onUnavailable(f);
+  }
+
+  /** Something was recorded: the export thread reads it soon (never now: the run is not slowed). */
   kick(): void {
-    if (this.#follower === null || this.#finished || this.#timer !== undefined || this.#exporter.failed) return;
+    if (this.#worker === null || this.#done || this.#timer !== undefined || this.#failed) return;
     const wait = Math.max(0, this.#last + this.#interval - Date.now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#pump();
+      this.#last = Date.now();
+      this.#post({ type: "pump" });
     }, wait);
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
-  #pump(): void {
-    this.#last = Date.now();
-    if (this.#follower === null || this.#exporter.failed) return;
-    try {
-      for (const span of this.#follower.read()) this.#processor.onEnd(span);
-    } catch {
-      // a file that cannot be read now is read at the next kick, or by `noema export otel`
-    }
-  }
-
   /**
    * Sends what is left and, with `root`, the root span (a paused run sends
-   * it too: its resume sends it again, ended later, under the same id);
-   * waits at most the export timeout.
+   * it too: its resume sends it again, ended later, under the same id).
+   * Waits at most `waitMs` (default: the export timeout plus half a second),
+   * then stops the export thread; `unfinished` is then where the spans sent
+   * end (the file offsets), for another process to go on from, unless the
+   * collector failed.
    */
-  async finish(root = true): Promise<LiveExportResult> {
+  async finish(
+    root = true,
+    waitMs = this.#settings.timeoutMs + 500,
+  ): Promise<LiveExportResult & { unfinished: number[] | null }> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#finished = true;
-    if (this.#follower !== null && !this.#exporter.failed) {
-      this.#pump();
-      const r = root ? this.#follower.root() : null;
-      if (r !== null) this.#processor.onEnd(r);
-    }
+    const worker = this.#worker;
+    if (worker === null) return { sent: 0, failed: null, unfinished: null };
+    if (this.#lost) return { sent: 0, failed: this.#failed, unfinished: null };
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<"late">((resolve) => {
-      timer = setTimeout(() => resolve("late"), this.#settings.timeoutMs + 500);
+    const result = await new Promise<LiveExportResult | null>((resolve) => {
+      this.#finished = resolve;
+      timer = setTimeout(() => resolve(null), waitMs);
+      worker.ref();
+      this.#post({ type: "finish", root, url: this.#settings.url });
     });
-    try {
-      const done = await Promise.race([this.#processor.forceFlush().then(() => "done" as const), deadline]);
-      void this.#processor.shutdown().catch(() => {});
-      const failed = this.#exporter.failed ??
-        (done === "late" ? { url: this.#settings.url, message: "the export timed out" } : null);
-      return { sent: this.#exporter.sent, failed };
-    } finally {
-      clearTimeout(timer);
-    }
+    clearTimeout(timer);
+    this.#done = true;
+    void worker.terminate().catch(() => {});
+    const failed = this.#failed ?? result?.failed ?? null;
+    return { sent: result?.sent ?? 0, failed, unfinished: result === null && failed === null ? this.#acked : null };
   }
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import { join } from "node:path";
+import process from "node:process";
 import type { RuntimeNotices } from "../../runtime/core/options.ts";
 import { episodesDir } from "../../store/layout.ts";
 import type { OtelSettings } from "./config.ts";
@@ -20,7 +21,11 @@ export interface LiveOtelExport {
   notices: RuntimeNotices;
   /** Give it every event the run writes (the export starts at the `start` event, which names the episode). */
   onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
-  /** Sends the rest and the root span; `episodeId` names the run when no `start` event was seen. */
+  /**
+   * Sends the rest and the root span; `episodeId` names the run when no
+   * `start` event was seen. What is not sent in time is handed over (see
+   * {@link startLiveOtel}).
+   */
   finish(episodeId?: string): Promise<LiveExportResult>;
 }
 
@@ -36,7 +41,10 @@ export function unavailableMessage(f: ExportFailure): string {
 /**
  * Starts the live export of the run about to start under `root` (or, with
  * `episodeId`, of that episode resumed: what it holds already is not sent
- * again). `warn` says the failure on stderr (once per process).
+ * again). `warn` says the failure on stderr (once per process). `handOff`
+ * sends what the run could not send in the time it waits at its end (see
+ * `flushWaitMs`): given, the run waits at most 5% of its own time; else it
+ * waits up to the export timeout.
  *
  * @example
  * ```ts
@@ -50,7 +58,9 @@ export function startLiveOtel(
   root: string,
   warn: (message: string) => void,
   episodeId?: string,
+  handOff?: (episodeId: string, offsets: number[]) => void,
 ): LiveOtelExport {
+  const started = Date.now();
   const waiting: ReturnType<RuntimeNotices["take"]> = [];
   let said = false;
   const say = (f: ExportFailure) => {
@@ -61,28 +71,41 @@ export function startLiveOtel(
     warned = true;
   };
   const sink = new OtelLiveSink(settings, { onUnavailable: say });
-  let begun = false;
+  let begun: string | null = null;
   const begin = (id: string, resumed: boolean) => {
-    begun = true;
+    begun = id;
     sink.begin(join(episodesDir(root), id), id, resumed);
   };
   if (episodeId !== undefined) begin(episodeId, true);
   return {
     notices: { take: () => waiting.splice(0) },
     onEvent(e) {
-      if (!begun) {
+      if (begun === null) {
         if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
         begin(e.payload.episode_id, false);
       }
       sink.kick();
     },
     async finish(id) {
-      if (!begun && id !== undefined) begin(id, false);
-      const r = await sink.finish();
+      if (begun === null && id !== undefined) begin(id, false);
+      const r = await sink.finish(true, flushWaitMs(started, handOff !== undefined ? undefined : settings.timeoutMs));
       if (r.failed) say(r.failed);
+      else if (r.unfinished !== null && begun !== null) handOff?.(begun, r.unfinished);
       return r;
     },
   };
+}
+
+/**
+ * How long the end of a run waits for its export: `NOEMA_OTEL_FLUSH_MS` when
+ * set, else 5% of the run's time so far (at least 200 ms): a run is never
+ * made more than 5% longer by waiting; what is left is handed to a
+ * background process. Without a hand-over, the export timeout.
+ */
+function flushWaitMs(started: number, noHandOff?: number): number {
+  const v = Number(process.env.NOEMA_OTEL_FLUSH_MS);
+  if (process.env.NOEMA_OTEL_FLUSH_MS && Number.isFinite(v) && v >= 0) return v;
+  return noHandOff ?? Math.max(200, (Date.now() - started) * 0.05);
 }
 
 /**
