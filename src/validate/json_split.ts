@@ -41,7 +41,7 @@ export interface SplitTarget {
 
 const QUOTE = 34, BACKSLASH = 92, OPEN_OBJ = 123, CLOSE_OBJ = 125, OPEN_ARR = 91, CLOSE_ARR = 93, COMMA = 44;
 const COLON = 58;
-/** Garbage is collected after each 4 Mi characters of elements parsed. */
+/** Garbage is collected after each 128 Ki characters of elements parsed. */
 const GC_CHARS = 1 << 17;
 
 class Walk {
