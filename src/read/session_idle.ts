@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { holderAlive } from "../agents/session_holder.ts";
 import { entryByDigest } from "../agents/session_index.ts";
@@ -17,7 +18,8 @@ import { ARTIFACTS } from "../store/layout.ts";
 /** The start event's agent (`using`) and session digest, when it records an agent session. */
 function sessionOf(dir: string): { agent: string; sha256: string } | null {
   try {
-    for (const l of readLines(join(dir, ARTIFACTS.events), { maxLineBytes: 1 << 20 })) {
+    // The start event is the first line; a short read for it (64 KiB chunks, not the reader's default 1 MiB).
+    for (const l of readLines(join(dir, ARTIFACTS.events), { maxLineBytes: 2 << 20, chunkSize: 64 << 10 })) {
       const start = l.text === null ? null : JSON.parse(l.text);
       const settings = start?.phase === "start" ? start.payload?.settings : null;
       const agent = settings?.using, sha256 = settings?.adapter?.session_sha256;
@@ -40,9 +42,10 @@ function sessionOf(dir: string): { agent: string; sha256: string } | null {
  * ```
  */
 export function sessionIdle(dir: string): boolean {
+  const root = dirname(dirname(dir));
+  if (!existsSync(join(root, "sessions"))) return false; // no agent session was ever recorded under this root
   const session = sessionOf(dir);
   if (session === null) return false;
-  const root = dirname(dirname(dir));
   const entry = entryByDigest(root, session.agent, session.sha256);
   if (entry === null || entry.episode_id !== basename(dir) || entry.holder === undefined) return false;
   return holderAlive(entry.holder);

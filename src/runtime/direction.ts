@@ -25,6 +25,7 @@ import type { Verdict } from "../plugins/api.ts";
 import { cutString, type PlainJson, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { captureOutput } from "../plugins/plugin_output.ts";
 import { describeThrown } from "../plugins/thrown.ts";
+import { restorePrototypes } from "../plugins/prototype_guard.ts";
 import type { LoadedPolicy } from "../plugins/loader.ts";
 import { verdictProblem } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
@@ -162,14 +163,40 @@ export async function consultPolicy(
   let raw: unknown, error: DirectionOutcome["error"] = null;
   // A policy in this thread prints to stderr, not stdout, while it runs (worker policies: in the worker).
   const endOutput = policy.isolation === "worker" ? () => {} : captureOutput(`policy ${policy.id}`);
+  // A policy file in this thread shares noema's built-ins: whatever it changed of them is put back at once (before
+  // noema's own code runs again) and fails the call closed (prototype_guard.ts).
+  const polluted: string[] = [];
+  const guard = policy.isolation !== "worker" && typeof policy.path === "string"
+    ? () => {
+      const changed = restorePrototypes(); // first: `polluted.push` may be the policy's until then
+      for (const name of changed) polluted.push(name);
+    }
+    : () => {};
   try {
-    raw = await callWithTimeout(() => policy.advise(state), settings.timeoutMs);
+    raw = await callWithTimeout(() => {
+      try {
+        return policy.advise(state);
+      } finally {
+        guard();
+      }
+    }, settings.timeoutMs);
   } catch (e) {
+    guard();
     // A worker policy still running after its timeout is stopped (its worker terminated and restarted later).
     if (e instanceof PolicyTimeout) policy.abort?.();
     error = policyError(e, policy);
   } finally {
+    guard();
     endOutput();
+  }
+  if (polluted.length > 0) {
+    const names = [...new Set(polluted)];
+    error = {
+      type: "PrototypePollution",
+      message: `the policy changed noema's built-ins (${names.slice(0, 5).join(", ")}${
+        names.length > 5 ? `, and ${names.length - 5} more` : ""
+      }); they were put back`,
+    };
   }
   const duration_ms = Math.round((performance.now() - t0) * 1000) / 1000;
   const completed_at = settings.now();
