@@ -34,7 +34,7 @@ import { type AdapterPlugin, approve, EXIT, NoemaError, Redactor, run, validate 
 import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
 import { writeFileAtomic, writeJsonAtomic } from "../src/store/atomic.ts";
 import { acquireLock } from "../src/store/lock.ts";
-import { claimSession } from "../src/agents/session_index.ts";
+import { claimSession } from "../src/store/session_index.ts";
 import { decidedCallId } from "../src/agents/gemini/rewrites.ts";
 import { policySnapshotPath } from "../src/runtime/learning.ts";
 import { writeManifest } from "../src/store/manifest.ts";

@@ -32,7 +32,7 @@ import {
   type SessionEntry,
   sessionEpisode,
   storedSession,
-} from "./session_index.ts";
+} from "../store/session_index.ts";
 import { crashPoint } from "./crash_point.ts";
 import { abortEnd } from "./driver.ts";
 import { toRecordedResult } from "./tool_result.ts";

@@ -4,14 +4,14 @@
  * that agent hooks record (its start event names the session by the digest
  * of its id), that is still the session's episode (the session index points
  * at it, so its next hook call continues it), and whose session is held by a
- * live process (the agent; see `agents/session_holder.ts`).
+ * live process (the agent; see `store/session_holder.ts`).
  *
  * @module
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { holderAlive } from "../agents/session_holder.ts";
-import { entryByDigest } from "../agents/session_index.ts";
+import { holderAlive } from "../store/session_holder.ts";
+import { entryByDigest } from "../store/session_index.ts";
 import { readLines } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 

@@ -38,7 +38,7 @@ import { refuseSymlinks, writeJsonAtomic } from "../../store/atomic.ts";
 import { JsonlAppender } from "../../store/jsonl.ts";
 import { openRegularFile } from "../../store/regular_file.ts";
 import { addUsage } from "../../runtime/cost/metrics.ts";
-import { sessionKey } from "../session_index.ts";
+import { sessionKey } from "../../store/session_index.ts";
 import { type ClaudeTurn, ReadPosition, readTurns, START } from "./transcript_turns.ts";
 import { subagentsDir, subagentTranscripts } from "./subagent_transcripts.ts";
 

@@ -19,7 +19,7 @@ import type { HookAnswer, HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
 import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
 import { serveHooks } from "../../agents/server/server.ts";
-import { sessionEpisode } from "../../agents/session_index.ts";
+import { sessionEpisode } from "../../store/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";

@@ -16,9 +16,9 @@ import { join } from "node:path";
 import process from "node:process";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
-import { refuseSymlinks, writeFileAtomic, writeJsonAtomic } from "../store/atomic.ts";
-import { sha256 } from "../store/hash.ts";
-import { openRegularFile } from "../store/regular_file.ts";
+import { refuseSymlinks, writeFileAtomic, writeJsonAtomic } from "./atomic.ts";
+import { sha256 } from "./hash.ts";
+import { openRegularFile } from "./regular_file.ts";
 import { holderAfterCall, holderUnchanged, SessionHolder } from "./session_holder.ts";
 
 /** One session's entry. */
