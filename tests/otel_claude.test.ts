@@ -57,6 +57,13 @@ describe("a Claude Code episode exported to OpenTelemetry", () => {
       assert.equal(vetoed[0].attributes["noema.governance.decision"], "veto");
       assert.ok(String(vetoed[0].status.message).length > 0, "with its reason");
       assert.equal(new Set(spans.map((x) => x.spanId)).size, spans.length, "each span sent once");
+      // The model turns read from Claude Code's transcript: a chat span each, the tokens summing to the summary's.
+      const tokens = JSON.parse(readFileSync(join(out.episode_dir, "summary.json"), "utf8")).metrics.tokens;
+      const chats = spans.filter((x) => x.name.startsWith("chat "));
+      assert.equal(chats.length, tokens.model_calls, `chat spans: ${spans.map((x) => x.name)}`);
+      const sum = (k: string) => chats.reduce((n, x) => n + Number(x.attributes[k]), 0);
+      assert.equal(sum("gen_ai.usage.input_tokens"), tokens.input);
+      assert.equal(sum("gen_ai.usage.output_tokens"), tokens.output);
 
       const e = await s.cmd(["export", "otel", out.episode_id, "--endpoint", later.url]);
       assert.equal(e.code, 0, e.stderr);

@@ -92,6 +92,44 @@ function finishReasons(v: unknown): string[] {
   return typeof u === "string" ? [u] : [];
 }
 
+type Tokens = Pick<
+  ModelTurnRecord,
+  "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens"
+>;
+
+/**
+ * A turn's token counts from either usage shape `model.jsonl` holds: the AI
+ * SDK's (`{inputTokens: {total, cacheRead, cacheWrite}, outputTokens: {total,
+ * reasoning}}`, the llm agent) or Anthropic's (`{input_tokens, output_tokens,
+ * cache_creation_input_tokens, cache_read_input_tokens}`, the turns read from
+ * a Claude Code transcript), where the input total counts the cache tokens as
+ * the summary's `metrics.tokens` does.
+ */
+function tokensOf(raw: unknown): Tokens {
+  const u = (raw ?? {}) as Record<string, unknown>;
+  if ("input_tokens" in u || "output_tokens" in u) {
+    const input = num(u.input_tokens),
+      write = num(u.cache_creation_input_tokens),
+      read = num(u.cache_read_input_tokens);
+    return {
+      inputTokens: input === null ? null : input + (write ?? 0) + (read ?? 0),
+      outputTokens: num(u.output_tokens),
+      cacheReadTokens: read,
+      cacheWriteTokens: write,
+      reasoningTokens: null,
+    };
+  }
+  const i = (u.inputTokens ?? {}) as { total?: unknown; cacheRead?: unknown; cacheWrite?: unknown };
+  const o = (u.outputTokens ?? {}) as { total?: unknown; reasoning?: unknown };
+  return {
+    inputTokens: num(i.total),
+    outputTokens: num(o.total),
+    cacheReadTokens: num(i.cacheRead),
+    cacheWriteTokens: num(i.cacheWrite),
+    reasoningTokens: num(o.reasoning),
+  };
+}
+
 /**
  * One `model.jsonl` line (see `src/llm/model_log.ts`) as a record; `prompt` is its whole request prompt.
  *
@@ -106,10 +144,7 @@ export function modelTurnOf(line: Record<string, unknown>, prompt: unknown): Mod
   const response = (line.response ?? null) as
     | { content?: unknown; finish_reason?: unknown; usage?: Record<string, unknown>; id?: unknown; model?: unknown }
     | null;
-  const usage = (response?.usage ?? {}) as {
-    inputTokens?: { total?: unknown; cacheRead?: unknown; cacheWrite?: unknown };
-    outputTokens?: { total?: unknown; reasoning?: unknown };
-  };
+  const tokens = tokensOf(response?.usage);
   const error = line.error as { type?: unknown; message?: unknown } | null | undefined;
   return {
     turn,
@@ -119,11 +154,7 @@ export function modelTurnOf(line: Record<string, unknown>, prompt: unknown): Mod
     responseId: str(response?.id),
     startedAt,
     durationMs: num(line.duration_ms) ?? 0,
-    inputTokens: num(usage.inputTokens?.total),
-    outputTokens: num(usage.outputTokens?.total),
-    cacheReadTokens: num(usage.inputTokens?.cacheRead),
-    cacheWriteTokens: num(usage.inputTokens?.cacheWrite),
-    reasoningTokens: num(usage.outputTokens?.reasoning),
+    ...tokens,
     finishReasons: finishReasons(response?.finish_reason),
     error: error ? { type: String(error.type ?? "error"), message: String(error.message ?? "") } : null,
     input: prompt,
