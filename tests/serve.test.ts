@@ -57,6 +57,8 @@ describe("pages and API", () => {
     assert.deepEqual((await json("/api/episodes?adapter=shell&policy=ApprovalGate%401.0")).length, 2);
     const page2 = await json("/api/episodes?size=1&page=2");
     assert.equal(page2[0].episode_id, api[1].episode_id, "paging");
+    const oldest = await json("/api/episodes?order=oldest");
+    assert.deepEqual(oldest.map((e: any) => e.episode_id), api.map((e: any) => e.episode_id).reverse(), "order");
     const html = await (await get("/?tag=team%3Dweb")).text();
     assert.match(html, new RegExp(`href="/episodes/${plain}"`));
     assert.doesNotMatch(html, new RegExp(waiting));
