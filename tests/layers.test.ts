@@ -57,6 +57,16 @@ const KNOWN_BACK_EDGES: readonly { from: string; to: string; why: string }[] = [
   { from: "src/serve/runs.ts", to: "src/cli/time_args.ts", why: "the since filter reads as `noema list --since`" },
   { from: "src/serve/approvals.ts", to: "src/cli/store_approvals.ts", why: "localPending, as `noema approve`" },
   { from: "src/serve/events.ts", to: "src/cli/format.ts", why: "eventSummary, as `noema events`" },
+  {
+    from: "src/serve/store_source.ts",
+    to: "src/cli/commands/list_store.ts",
+    why: "entryOfRow, as `noema list --store`",
+  },
+  {
+    from: "src/serve/store_source.ts",
+    to: "src/cli/store_approvals.ts",
+    why: "decideInStore, as `noema approve --store`",
+  },
 ];
 
 const isKnown = (e: ImportEdge) => KNOWN_BACK_EDGES.some((k) => k.from === e.from && k.to === e.to);

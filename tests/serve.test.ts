@@ -12,9 +12,10 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli } from "./helpers/cli.ts";
-import { HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
+import { GATE, HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
 
 const tmp = tempDir();
 const root = join(tmp.path, ".noema");
@@ -56,6 +57,8 @@ describe("pages and API", () => {
     assert.deepEqual((await json("/api/episodes?adapter=shell&policy=ApprovalGate%401.0")).length, 2);
     const page2 = await json("/api/episodes?size=1&page=2");
     assert.equal(page2[0].episode_id, api[1].episode_id, "paging");
+    const oldest = await json("/api/episodes?order=oldest");
+    assert.deepEqual(oldest.map((e: any) => e.episode_id), api.map((e: any) => e.episode_id).reverse(), "order");
     const html = await (await get("/?tag=team%3Dweb")).text();
     assert.match(html, new RegExp(`href="/episodes/${plain}"`));
     assert.doesNotMatch(html, new RegExp(waiting));
@@ -259,5 +262,66 @@ describe("tokens and read-only", () => {
     const listen = cli(["--root", root, "serve", "--listen", "nowhere"]);
     assert.equal(listen.code, 2);
     assert.match(listen.stderr, /--listen must be HOST:PORT/);
+  });
+});
+
+describe("over a shared store (file:///…)", () => {
+  test("the runs come from the catalog, an episode is pulled to be read, a decision is recorded in the store", async () => {
+    const a = join(tmp.path, "machine-a"), b = join(tmp.path, "machine-b");
+    const url = pathToFileURL(join(tmp.path, "share")).href;
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const env = { NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+    const run = cli(["--root", a, "run", "say hello from a", "--json"], { env, cwd: tmp.path });
+    assert.equal(run.code, 0, run.stderr);
+    const done = JSON.parse(run.stdout).episode_id as string;
+    const paused = cli(
+      [
+        "--root",
+        a,
+        "run",
+        "ship from a",
+        "--using",
+        "shell",
+        "--policy",
+        GATE,
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo deploy",
+      ],
+      { env, cwd: tmp.path },
+    );
+    const waitingId = JSON.parse(paused.stdout.trim().split("\n").at(-1)!).episode_id as string;
+    assert.equal(cli(["--root", a, "sync"], { env, cwd: tmp.path }).code, 0);
+    const st = await startServe(b, { args: ["--store", url] });
+    try {
+      const get = async (path: string) => await (await fetch(new URL(path, st.url))).json() as any;
+      const rows = await get("/api/episodes?host=host-a");
+      assert.deepEqual(rows.map((r: any) => r.episode_id).sort(), [done, waitingId].sort());
+      const page = await (await fetch(new URL(`/episodes/${done}`, st.url))).text();
+      assert.match(page, /say hello from a/);
+      assert.equal((await get(`/api/episodes/${done}`)).episode_id, done);
+      const waiting = await get("/api/approvals");
+      assert.deepEqual(waiting.map((w: any) => w.episode_id), [waitingId]);
+      const r = await fetch(new URL(`/api/episodes/${waitingId}/approve`, st.url), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ note: "from the fleet console" }),
+      });
+      assert.equal(r.status, 200, await r.clone().text());
+      const d = await r.json() as any;
+      assert.equal(d.decision, "approved");
+      assert.equal(d.note, "from the fleet console");
+      assert.ok(!existsSync(join(b, "episodes", waitingId)), "nothing written to the serving machine's root");
+      const again = await fetch(new URL(`/api/episodes/${waitingId}/reject`, st.url), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(again.status, 409, "the store holds one decision per checkpoint");
+    } finally {
+      await st.stop();
+    }
   });
 });

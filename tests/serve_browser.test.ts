@@ -3,7 +3,7 @@
  * playwright-core, one browser for the file): list, filter and open; a page
  * that updates while a run writes; sign in, approve with a note and watch the
  * run resume and finish; reject with a note; compare the two; hostile
- * content that stays inert. Screenshots go to docs/.
+ * content that stays inert. Screenshots: see `shot`.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import process from "node:process";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { tempDir } from "./helpers/tmp.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
@@ -44,9 +45,15 @@ after(async () => {
   tmp.cleanup();
 });
 
+/**
+ * A screenshot of the page's top, into the test's temporary directory; with
+ * NOEMA_SERVE_SCREENSHOTS=docs into docs/ (the ones the README shows), so a
+ * test run leaves the checkout as it was.
+ */
 async function shot(name: string): Promise<void> {
   await page.evaluate("window.scrollTo(0, 0)");
-  await page.screenshot({ path: join(REPO, "docs", name) });
+  const dir = process.env.NOEMA_SERVE_SCREENSHOTS === "docs" ? join(REPO, "docs") : tmp.path;
+  await page.screenshot({ path: join(dir, name) });
 }
 
 test("sign in, list, filter with the keyboard, open an episode", async () => {

@@ -10,10 +10,11 @@ import type { Context, Hono } from "hono";
 import { join } from "node:path";
 import { buildEpisodeView } from "../cli/episode_view.ts";
 import { readLines } from "../store/jsonl.ts";
-import { decide, startResume, waitingRuns } from "./approvals.ts";
-import { approvalsTicker, episodeTicker, eventStream, runsTicker } from "./live.ts";
+import { heldHere, startResume } from "./approvals.ts";
+import { decideOn, episodeDirOf, runsOf, waitingOf } from "./source.ts";
+import { approvalsTicker, episodeTicker, eventStream, runsTicker, storeRunsTicker } from "./live.ts";
 import { episodeDirIn, HttpError } from "./paths.ts";
-import { listRuns, parseRunsQuery } from "./runs.ts";
+import { parseRunsQuery } from "./runs.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
 
 function intParam(c: Context, name: string, fallback: number, max: number): number {
@@ -75,19 +76,23 @@ async function decisionBody(c: Context): Promise<{ note: string | null; resume: 
  */
 export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
   const root = cfg.root;
-  app.get("/api/episodes", (c) => c.json(listRuns(root, parseRunsQuery(new URL(c.req.url).searchParams)).entries));
-  app.get("/api/episodes/:id", (c) => {
+  app.get(
+    "/api/episodes",
+    async (c) => c.json((await runsOf(cfg, parseRunsQuery(new URL(c.req.url).searchParams))).entries),
+  );
+  app.get("/api/episodes/:id", async (c) => {
     const id = c.req.param("id");
-    return c.json(buildEpisodeView({ id, dir: episodeDirIn(root, id) }));
+    return c.json(buildEpisodeView({ id, dir: (await episodeDirOf(cfg, id)).dir }));
   });
-  app.get("/api/episodes/:id/events", (c) => {
-    const dir = episodeDirIn(root, c.req.param("id"));
+  app.get("/api/episodes/:id/events", async (c) => {
+    const { dir } = await episodeDirOf(cfg, c.req.param("id"));
     const text = eventLines(dir, Math.max(1, intParam(c, "from", 1, 1e9)), intParam(c, "limit", 10_000, 100_000));
     return c.body(text, 200, { "content-type": "application/x-ndjson; charset=utf-8" });
   });
   app.get("/api/live/runs", (c) => {
     const q = parseRunsQuery(new URL(c.req.url).searchParams);
-    return eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), runsTicker(root, q));
+    const tick = cfg.store ? storeRunsTicker(() => runsOf(cfg, q)) : runsTicker(root, q);
+    return eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), tick);
   });
   app.get("/api/live/episodes/:id", (c) => {
     const dir = episodeDirIn(root, c.req.param("id"));
@@ -97,24 +102,25 @@ export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     );
   });
   if (cfg.readOnly) return;
-  app.get("/api/approvals", (c) => c.json(waitingRuns(root)));
-  app.get(
-    "/api/live/approvals",
-    (c) => eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), approvalsTicker(root)),
-  );
+  app.get("/api/approvals", async (c) => c.json(await waitingOf(cfg)));
+  app.get("/api/live/approvals", (c) => {
+    const tick = approvalsTicker(() => waitingOf(cfg), cfg.store ? null : root);
+    return eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), tick);
+  });
   for (const [verb, decision] of [["approve", "approved"], ["reject", "rejected"]] as const) {
     app.post(`/api/episodes/:id/${verb}`, async (c) => {
       const id = c.req.param("id");
-      episodeDirIn(root, id);
+      await episodeDirOf(cfg, id);
       const b = await decisionBody(c);
-      const record = decide(root, id, {
+      const record = await decideOn(cfg, id, {
         decision,
         note: b.note,
         by: c.get("caller").label,
         checkpointId: b.checkpoint,
       });
-      if (b.resume) startResume(root, id, cfg.log);
-      return c.json(record, b.resume ? 202 : 200);
+      const resumed = b.resume && heldHere(root, id);
+      if (resumed) startResume(root, id, cfg.log);
+      return c.json(record, resumed ? 202 : 200);
     });
   }
 }

@@ -12,7 +12,8 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { NoemaError } from "../errors.ts";
 import { apiRoutes } from "./api.ts";
-import { decide, startResume, waitingRuns } from "./approvals.ts";
+import { heldHere, startResume } from "./approvals.ts";
+import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
 import { comparePage } from "./compare.ts";
@@ -20,7 +21,7 @@ import type { ServeConfig, ServeEnv } from "./config.ts";
 import { episodePage } from "./episode.ts";
 import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from "./pages.ts";
 import { episodeDirIn, HttpError, rawFilePath, readRegularFile } from "./paths.ts";
-import { listRuns, parseRunsQuery } from "./runs.ts";
+import { parseRunsQuery } from "./runs.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -98,33 +99,34 @@ function loginRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
 }
 
 function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
-  const { root } = cfg;
   const approvals = !cfg.readOnly;
   app.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8" }));
   app.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "content-type": "text/javascript; charset=utf-8" }));
-  app.get("/", (c) => {
+  app.get("/", async (c) => {
     const search = new URL(c.req.url).searchParams;
     for (const [k, v] of [...search]) if (v === "") search.delete(k);
     const q = parseRunsQuery(search);
-    return c.html(runsPage(q, search, listRuns(root, q), approvals));
+    return c.html(runsPage(q, search, await runsOf(cfg, q), approvals));
   });
-  app.get("/episodes/:id", (c) => {
+  app.get("/episodes/:id", async (c) => {
     const id = c.req.param("id");
     const steps = c.req.query("steps") ?? "1";
     if (!/^\d{1,7}$/.test(steps) || steps === "0") {
       throw new HttpError(400, "bad_parameter", "steps must be a positive integer");
     }
-    return c.html(episodePage(root, id, episodeDirIn(root, id), { approvals, stepsPage: Number(steps) }));
+    const { dir, pulled } = await episodeDirOf(cfg, id);
+    const waiting = approvals ? await waitingOne(cfg, id) : null;
+    return c.html(episodePage(id, dir, { approvals, stepsPage: Number(steps), waiting, live: !pulled }));
   });
-  app.get("/episodes/:id/events", (c) => {
+  app.get("/episodes/:id/events", async (c) => {
     const id = c.req.param("id");
     const p = c.req.query("page") ?? "1";
     if (!/^\d{1,7}$/.test(p) || p === "0") throw new HttpError(400, "bad_parameter", "page must be a positive integer");
-    return c.html(eventsListPage(id, episodeDirIn(root, id), Number(p), approvals));
+    return c.html(eventsListPage(id, (await episodeDirOf(cfg, id)).dir, Number(p), approvals));
   });
-  app.get("/episodes/:id/files/*", (c) => {
+  app.get("/episodes/:id/files/*", async (c) => {
     const id = c.req.param("id");
-    const dir = episodeDirIn(root, id);
+    const { dir } = await episodeDirOf(cfg, id);
     const rawPath = new URL(c.req.url).pathname;
     const rest = rawPath.slice(rawPath.indexOf("/files/") + "/files/".length);
     let segments: string[];
@@ -143,30 +145,32 @@ function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     const a = c.req.query("a") ?? "", b = c.req.query("b") ?? "";
     return c.redirect(`/compare/${encodeURIComponent(a.trim())}/${encodeURIComponent(b.trim())}`, 303);
   });
-  app.get("/compare/:a/:b", (c) => {
+  app.get("/compare/:a/:b", async (c) => {
     const a = c.req.param("a"), b = c.req.param("b");
-    return c.html(comparePage({ id: a, dir: episodeDirIn(root, a) }, { id: b, dir: episodeDirIn(root, b) }, approvals));
+    const da = (await episodeDirOf(cfg, a)).dir, db = (await episodeDirOf(cfg, b)).dir;
+    return c.html(comparePage({ id: a, dir: da }, { id: b, dir: db }, approvals));
   });
 }
 
 function approvalRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
   const { root } = cfg;
-  app.get("/approvals", (c) => c.html(approvalsPage(waitingRuns(root))));
+  app.get("/approvals", async (c) => c.html(approvalsPage(await waitingOf(cfg))));
   app.post("/approvals/:id/decide", async (c) => {
     const id = c.req.param("id");
-    episodeDirIn(root, id);
+    await episodeDirOf(cfg, id);
     const form = await c.req.parseBody();
     const decision = form.decision === "approved" || form.decision === "rejected" ? form.decision : null;
     if (decision === null) throw new HttpError(400, "bad_body", "decision must be approved or rejected");
     const note = typeof form.note === "string" && form.note.trim() !== "" ? form.note : null;
     const checkpointId = typeof form.checkpoint === "string" ? form.checkpoint : null;
-    decide(root, id, { decision, note, by: c.get("caller").label, checkpointId });
-    if (form.resume === "1") startResume(root, id, cfg.log);
+    await decideOn(cfg, id, { decision, note, by: c.get("caller").label, checkpointId });
+    if (form.resume === "1" && heldHere(root, id)) startResume(root, id, cfg.log);
     return c.redirect(`/episodes/${encodeURIComponent(id)}`, 303);
   });
   app.post("/approvals/:id/resume", (c) => {
     const id = c.req.param("id");
     episodeDirIn(root, id);
+    if (!heldHere(root, id)) throw new HttpError(409, "not_held", `episode ${id} is not paused on this machine`);
     startResume(root, id, cfg.log);
     return c.redirect(`/episodes/${encodeURIComponent(id)}`, 303);
   });

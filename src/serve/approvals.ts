@@ -139,6 +139,23 @@ export function decide(root: string, id: string, ask: DecisionAsk): ApprovalReco
   }
 }
 
+/**
+ * Whether this machine holds run `id`, paused at a checkpoint (so it can resume it).
+ *
+ * @example
+ * ```ts
+ * import { heldHere } from "./approvals.ts";
+ * heldHere(".noema", "ep_01K9…"); // false for a run of another machine, or one not paused
+ * ```
+ */
+export function heldHere(root: string, id: string): boolean {
+  try {
+    return localPending(id, { root }) !== null;
+  } catch {
+    return false;
+  }
+}
+
 /** Runs resumed by this server and not finished yet. */
 const resuming = new Set<string>();
 

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Caller, Tokens } from "./auth.ts";
+import type { StoreSource } from "./store_source.ts";
 
 /** The server's configuration. */
 export interface ServeConfig {
@@ -17,6 +18,8 @@ export interface ServeConfig {
   readOnly: boolean;
   /** Where the server says what it did (resumes…), one line each. */
   log: (message: string) => void;
+  /** A shared store served instead of (and besides) the root's own episodes. */
+  store?: StoreSource;
   /** Aborted when the server stops: open event streams end. */
   closing: AbortSignal;
 }

@@ -15,7 +15,7 @@ import { reportSections } from "../report/html.ts";
 import { badge, excerptHtml } from "../report/parts.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
-import { approvalPanel, waitingRun } from "./approvals.ts";
+import { approvalPanel, type Waiting } from "./approvals.ts";
 import { page } from "./layout.ts";
 import { cachedReport } from "./report_cache.ts";
 
@@ -109,14 +109,13 @@ function rawFiles(dir: string, id: string): SafeHtml {
  * @example
  * ```ts
  * import { episodePage } from "./episode.ts";
- * episodePage(".noema", "ep_1", ".noema/episodes/ep_1", { approvals: true });
+ * episodePage("ep_1", ".noema/episodes/ep_1", { approvals: true, waiting: null, live: true });
  * ```
  */
 export function episodePage(
-  root: string,
   id: string,
   dir: string,
-  opts: { approvals: boolean; stepsPage?: number },
+  opts: { approvals: boolean; stepsPage?: number; waiting: Waiting | null; live: boolean },
 ): string {
   let bytes = 0;
   try {
@@ -125,7 +124,7 @@ export function episodePage(
   const m = cachedReport(id, dir);
   const pages = Math.max(1, Math.ceil(m.steps.length / STEPS_PAGE));
   const at = Math.min(Math.max(1, opts.stepsPage ?? 1), pages);
-  const waiting = opts.approvals ? waitingRun(root, id) : null;
+  const waiting = opts.approvals ? opts.waiting : null;
   const eid = encodeURIComponent(id);
   const body =
     markup`<p class="muted"><a href="/">Runs</a> / <code>${id}</code> · <a href="/episodes/${eid}/events">All events</a> · <a href="#files">Raw files</a> · <a href="/api/episodes/${eid}">JSON</a></p>
@@ -154,7 +153,7 @@ ${rawFiles(dir, id)}
     title: `${id} · ${m.status}`,
     current: "episode",
     body,
-    live: `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}`,
+    live: opts.live ? `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}` : undefined,
     approvals: opts.approvals,
   });
 }

@@ -13,9 +13,10 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readNewLines } from "../shared_store/line_tail.ts";
 import { markup } from "../report/escape.ts";
-import { approvalPanel, waitingRuns } from "./approvals.ts";
+import { approvalPanel, type Waiting } from "./approvals.ts";
 import { eventRow } from "./events.ts";
 import { listRuns, runRows, type RunsQuery } from "./runs.ts";
+import type { EpisodeEntry } from "../read/list.ts";
 
 /** How often a stream looks for changes. */
 export const POLL_MS = 150;
@@ -42,7 +43,10 @@ export interface LiveMessage {
  * const res = eventStream(new AbortController().signal, (send) => send({ op: "reload" }));
  * ```
  */
-export function eventStream(signal: AbortSignal, tick: (send: (m: LiveMessage) => void) => void): Response {
+export function eventStream(
+  signal: AbortSignal,
+  tick: (send: (m: LiveMessage) => void) => void | Promise<void>,
+): Response {
   const enc = new TextEncoder();
   let timer: ReturnType<typeof setInterval> | undefined;
   let beat: ReturnType<typeof setInterval> | undefined;
@@ -64,11 +68,16 @@ export function eventStream(signal: AbortSignal, tick: (send: (m: LiveMessage) =
       };
       const send = (m: LiveMessage) => write(`data: ${JSON.stringify(m)}\n\n`);
       write("retry: 1000\n\n");
-      const run = () => {
+      let busy = false;
+      const run = async () => {
+        if (busy) return;
+        busy = true;
         try {
-          tick(send);
+          await tick(send);
         } catch {
-          // the files moved under us (a run being written or removed): the next tick looks again
+          // the files moved under us (a run being written or removed), or the store did not answer: the next tick looks again
+        } finally {
+          busy = false;
         }
       };
       timer = setInterval(run, POLL_MS);
@@ -138,18 +147,21 @@ export function runsTicker(root: string, q: RunsQuery): (send: (m: LiveMessage) 
  * @example
  * ```ts
  * import { approvalsTicker } from "./live.ts";
- * // eventStream(signal, approvalsTicker(".noema"))
+ * // eventStream(signal, approvalsTicker(() => waitingRuns(".noema"), ".noema"))
  * ```
  */
-export function approvalsTicker(root: string): (send: (m: LiveMessage) => void) => void {
+export function approvalsTicker(
+  list: () => Waiting[] | Promise<Waiting[]>,
+  root: string | null,
+): (send: (m: LiveMessage) => void) => Promise<void> {
   let lastKey: string | null = null, lastStamp = "", lastFull = 0;
-  return (send) => {
-    const st = stamp(join(root, "episodes"));
+  return async (send) => {
+    const st = root === null ? "" : stamp(join(root, "episodes"));
     const now = Date.now();
-    if (st === lastStamp && now - lastFull < FULL_MS / 4) return;
+    if (st === lastStamp && now - lastFull < (root === null ? STORE_POLL_MS : FULL_MS / 4)) return;
     lastStamp = st;
     lastFull = now;
-    const waiting = waitingRuns(root);
+    const waiting = await list();
     const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
     if (lastKey !== null && key !== lastKey) {
       const html = waiting.length
@@ -158,6 +170,32 @@ export function approvalsTicker(root: string): (send: (m: LiveMessage) => void) 
       send({ op: "html", target: "approvals", html });
     }
     lastKey = key;
+  };
+}
+
+/** How often a stream over a shared store asks its catalog. */
+const STORE_POLL_MS = 1000;
+
+/**
+ * The runs table over a shared store, live: the catalog asked every
+ * {@link STORE_POLL_MS}, the rows sent when they differ.
+ *
+ * @example
+ * ```ts
+ * import { storeRunsTicker } from "./live.ts";
+ * // eventStream(signal, storeRunsTicker(() => storeRuns(source, query)))
+ * ```
+ */
+export function storeRunsTicker(
+  list: () => Promise<{ entries: EpisodeEntry[] }>,
+): (send: (m: LiveMessage) => void) => Promise<void> {
+  let lastHtml: string | null = null, last = 0;
+  return async (send) => {
+    if (Date.now() - last < STORE_POLL_MS) return;
+    last = Date.now();
+    const html = runRows((await list()).entries).value;
+    if (lastHtml !== null && html !== lastHtml) send({ op: "html", target: "runs", html });
+    lastHtml = html;
   };
 }
 

@@ -154,7 +154,16 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
 }
 
-function sinceMs(text: string): number {
+/**
+ * A since filter (`2h`, `7d`, a date) as epoch milliseconds; a bad one is a 400.
+ *
+ * @example
+ * ```ts
+ * import { sinceMs } from "./runs.ts";
+ * sinceMs("2026-01-01"); // 1767225600000
+ * ```
+ */
+export function sinceMs(text: string): number {
   try {
     return parseSince(text, "since");
   } catch (e) {

@@ -7,14 +7,17 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import process from "node:process";
 import { resolveRoot } from "../../store/layout.ts";
 import { generatedTokens, isLoopback, parseTokens, type Tokens } from "../../serve/auth.ts";
 import { createApp } from "../../serve/app.ts";
 import { parseListen, startServer } from "../../serve/server.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
-import { usageError } from "../errors.ts";
+import { storeUrlOf } from "../store_option.ts";
+import { openSharedStore } from "../../shared_store/open.ts";
 
 /** Opens `url` in the desktop's browser, if there is one; never fails the command. */
 function openBrowser(url: string): void {
@@ -48,7 +51,7 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
     .option("--listen <host:port>", "address to listen on (port 0: any free port)", "127.0.0.1:7777")
     .option("--open", "open the app in the desktop's browser")
     .option("--read-only", "serve no approval page, form or API route")
-    .option("--json", 'print {"url", "root", "token", "read_only"} as one JSON line on start')
+    .option("--json", 'print {"url", "root", "store", "token", "read_only"} as one JSON line on start')
     .addHelpText(
       "after",
       examples(
@@ -56,18 +59,17 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema serve --root ../other/.noema --listen 127.0.0.1:0", "another root, any free port"],
         ["NOEMA_SERVE_TOKEN=ana=$(openssl rand -hex 16) noema serve --listen 0.0.0.0:7777", "for a team"],
         ["noema serve --read-only", "look, never decide"],
+        ["noema serve --store postgres://noema@db/noema", "the fleet's runs, from the shared store's catalog"],
       ) +
         "\nTokens: NOEMA_SERVE_TOKEN holds one token or several label=token pairs separated by commas; the label\n" +
         "names the decider of an approval. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
         "in an HttpOnly cookie. Every request that changes state must come from the app's own origin.\n" +
         "API: GET /api/episodes (as list --json), /api/episodes/<id> (as view --json), /api/episodes/<id>/events\n" +
-        "(NDJSON as stored), /api/approvals; POST /api/episodes/<id>/approve|reject {note, resume}.\n",
+        "(NDJSON as stored), /api/approvals; POST /api/episodes/<id>/approve|reject {note, resume}.\n" +
+        "With a shared store (--store, NOEMA_STORE), the runs come from its catalog, an episode is pulled to be read,\n" +
+        "and a decision is recorded in the store (the machine holding the run applies it; here, at once).\n",
     )
     .action(async (opts, cmd) => {
-      const all = cmd.optsWithGlobals() as Record<string, unknown>;
-      if (typeof all.store === "string") {
-        throw usageError("noema serve --store: serving a shared store is not supported yet; pull the episodes first");
-      }
       const { host, port } = parseListen(opts.listen);
       const root = resolve(resolveRoot(globalOptions(cmd)));
       const tokens = tokensFor(host);
@@ -76,7 +78,14 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         ctx.out.note(m);
         ctx.out.stderr.flush();
       };
-      const app = createApp({ root, tokens, readOnly: opts.readOnly === true, log, closing: closing.signal });
+      const pick = storeUrlOf(cmd);
+      const store = pick === null ? undefined : {
+        store: await openSharedStore(pick.url, pick.from),
+        cache: mkdtempSync(join(tmpdir(), "noema-serve-")),
+        root,
+      };
+      const readOnly = opts.readOnly === true;
+      const app = createApp({ root, tokens, readOnly, log, closing: closing.signal, store });
       // Listening for the signals before the URL is printed: a client that stops the server at once is heard.
       const stopped = new Promise<void>((done) => {
         const stop = () => {
@@ -90,9 +99,18 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
       const server = await startServer(host, port, app.fetch);
       const url = `${server.url}/`;
       if (opts.json) {
-        ctx.out.line(JSON.stringify({ url, root, token: tokens.generated, read_only: opts.readOnly === true }));
+        ctx.out.line(
+          JSON.stringify({
+            url,
+            root,
+            store: store?.store.location ?? null,
+            token: tokens.generated,
+            read_only: readOnly,
+          }),
+        );
       } else {
-        ctx.out.line(`noema serve: ${url} (episodes of ${root}${opts.readOnly ? ", read-only" : ""}); Ctrl-C stops`);
+        const what = store ? `the shared store ${store.store.location}` : `episodes of ${root}`;
+        ctx.out.line(`noema serve: ${url} (${what}${readOnly ? ", read-only" : ""}); Ctrl-C stops`);
         if (tokens.generated !== null) {
           ctx.out.line(`token: ${tokens.generated}  (shown once; clients send Authorization: Bearer <token>)`);
         }
@@ -102,6 +120,10 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
       await stopped;
       closing.abort();
       await server.stop();
+      if (store) {
+        await store.store.close();
+        rmSync(store.cache, { recursive: true, force: true });
+      }
       ctx.out.note("noema serve: stopped");
     });
 }

@@ -1,0 +1,151 @@
+/**
+ * `noema serve --store URL`: the runs of a shared store's catalog (its
+ * filters run in the store), each episode read from a copy pulled into a
+ * private cache (pulled again when the run is still going), the runs waiting
+ * for approval fleet-wide, and decisions recorded in the store as
+ * `noema approve --store` records them (the machine that holds the run
+ * applies it; when it is this one, at once).
+ *
+ * @module
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { entryOfRow } from "../cli/commands/list_store.ts";
+import { decideInStore } from "../cli/store_approvals.ts";
+import { pullEpisode } from "../shared_store/pull.ts";
+import type { CatalogFilter, SharedStore, StoredDecision } from "../shared_store/shared_store.ts";
+import type { EpisodeEntry } from "../read/list.ts";
+import { episodeIdProblem } from "../store/ids.ts";
+import { episodesDir } from "../store/layout.ts";
+import type { DecisionAsk, Waiting } from "./approvals.ts";
+import { HttpError } from "./paths.ts";
+import { type RunsQuery, sinceMs } from "./runs.ts";
+
+/** A shared store being served, and where its episodes are pulled to be read. */
+export interface StoreSource {
+  store: SharedStore;
+  /** A private root the episodes are pulled into (removed when the server stops). */
+  cache: string;
+  /** The local root: decisions on runs held here are applied to them at once. */
+  root: string;
+}
+
+/** How old a pulled copy of a run that is not terminal may be before it is pulled again. */
+const FRESH_MS = 1000;
+const pulled = new Map<string, { at: number; terminal: boolean }>();
+
+function filterOf(q: RunsQuery, limit: number): CatalogFilter {
+  const status = [...q.state.filter((s) => s !== "terminal"), ...q.status];
+  return {
+    ...(status.length ? { status } : {}),
+    ...(q.state.includes("terminal") ? { run_state: ["terminal"] } : {}),
+    ...(Object.keys(q.tags).length ? { tags: q.tags } : {}),
+    ...(q.task !== null ? { task: q.task } : {}),
+    ...(q.host !== null ? { host: q.host } : {}),
+    ...(q.adapter !== null ? { adapter: q.adapter } : {}),
+    ...(q.policy !== null ? { policy: q.policy } : {}),
+    ...(q.since !== null ? { since: new Date(sinceMs(q.since)).toISOString() } : {}),
+    limit,
+  };
+}
+
+/**
+ * One page of the store's catalog as `noema list --store --json` entries (newest first).
+ *
+ * @example
+ * ```ts
+ * import { storeRuns } from "./store_source.ts";
+ * // await storeRuns(source, parseRunsQuery(new URLSearchParams()))
+ * ```
+ */
+export async function storeRuns(src: StoreSource, q: RunsQuery): Promise<{ entries: EpisodeEntry[]; more: boolean }> {
+  if (q.order === "oldest") throw new HttpError(400, "bad_filter", "order=oldest is not offered over a shared store");
+  const offset = (q.page - 1) * q.size;
+  const rows = await src.store.list(filterOf(q, offset + q.size + 1));
+  const all = rows.filter((r) => q.outcome === null || r.outcome === q.outcome).map((r) => entryOfRow(r, src.root));
+  return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
+}
+
+/**
+ * The directory of a pulled copy of episode `id`, pulled (again) when there is none or the run was still going.
+ *
+ * @example
+ * ```ts
+ * import { storeEpisodeDir } from "./store_source.ts";
+ * // const dir = await storeEpisodeDir(source, "ep_01J…")
+ * ```
+ */
+export async function storeEpisodeDir(src: StoreSource, id: string): Promise<string> {
+  const problem = episodeIdProblem(id);
+  if (problem !== null) throw new HttpError(400, "invalid_id", `invalid episode id ${JSON.stringify(id)}: ${problem}`);
+  const dir = join(episodesDir(src.cache), id);
+  const seen = pulled.get(dir);
+  if (seen && (seen.terminal || Date.now() - seen.at < FRESH_MS)) return dir;
+  const row = await src.store.get(id);
+  if (row === null) throw new HttpError(404, "not_found", `episode ${id} is not in ${src.store.location}`);
+  rmSync(dir, { recursive: true, force: true });
+  await pullEpisode(src.store, id, src.cache);
+  pulled.set(dir, { at: Date.now(), terminal: row.run_state === "terminal" });
+  return dir;
+}
+
+/**
+ * The runs of the fleet waiting for a decision, from the catalog.
+ *
+ * @example
+ * ```ts
+ * import { storeWaiting } from "./store_source.ts";
+ * // (await storeWaiting(source)).length
+ * ```
+ */
+export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
+  const rows = await src.store.list({ run_state: ["waiting_for_approval"], limit: 500 });
+  return rows.filter((r) => r.pending).map((r) => ({
+    episode_id: r.episode_id,
+    task: r.task,
+    started_at: r.started_at,
+    checkpoint_id: r.pending!.checkpoint_id,
+    kind: r.pending!.kind,
+    step_id: r.pending!.step_id,
+    policy_id: r.pending!.policy_id,
+    reason: r.pending!.reason,
+    action: r.pending!.action,
+    decided: null,
+  }));
+}
+
+/**
+ * Records a decision in the store, as `noema approve --store` does; a
+ * checkpoint already decided, or a run waiting on nothing or on another
+ * checkpoint, is a 409.
+ *
+ * @example
+ * ```ts
+ * import { storeDecide } from "./store_source.ts";
+ * // await storeDecide(source, "ep_01J…", { decision: "approved", note: null, by: "ana", checkpointId: null })
+ * ```
+ */
+export async function storeDecide(src: StoreSource, id: string, ask: DecisionAsk): Promise<StoredDecision> {
+  const row = await src.store.get(id);
+  if (row === null) throw new HttpError(404, "not_found", `episode ${id} is not in ${src.store.location}`);
+  if (ask.checkpointId !== null && row.pending && row.pending.checkpoint_id !== ask.checkpointId) {
+    throw new HttpError(
+      409,
+      "stale",
+      `episode ${id} now waits on ${row.pending.checkpoint_id}, not ${ask.checkpointId}`,
+    );
+  }
+  try {
+    return await decideInStore(src.store, id, {
+      decision: ask.decision,
+      note: ask.note ?? undefined,
+      by: ask.by ?? undefined,
+    }, {
+      root: src.root,
+    });
+  } catch (e) {
+    const code = (e as { exitCode?: number }).exitCode;
+    if (code === 6 || code === 7 || code === 8) throw new HttpError(409, "conflict", (e as Error).message);
+    throw e;
+  }
+}
