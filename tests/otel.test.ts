@@ -326,6 +326,40 @@ describe("a paused run, approved and resumed", () => {
   });
 });
 
+describe("a resumed run that hands over at once", () => {
+  it("sends only what the resume wrote, and the root again", T, async () => {
+    const live = await startOtlpReceiver();
+    const task = tmp.file(
+      "gated2.jsonc",
+      JSON.stringify({
+        task: "deploy after a check",
+        using: "shell",
+        policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+        steps: [
+          { kind: "act", description: "check", inputs: { command: "echo checked" } },
+          { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
+        ],
+      }),
+    );
+    try {
+      const r = await noema(["--otel", live.url, "run", task, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      const first = live.spans().length;
+      const a = await noema(["--otel", live.url, "approve", out.episode_id, "--resume", "--json"], {
+        NOEMA_OTEL_FLUSH_MS: "0",
+      });
+      assert.equal(a.code, 0, a.stderr + a.stdout);
+      await live.waitFor((spans) => spans.length >= first + 2);
+      // A resend from the start would come in the same request as the root: three spans, not two.
+      const names = live.spans().slice(first).map((s) => s.name).sort();
+      assert.deepEqual(names, ["execute_tool adapter:shell", "invoke_agent shell"], "the deploy step and the root");
+    } finally {
+      await live.close();
+    }
+  });
+});
+
 describe("a collector that fails never harms a run", () => {
   /** The task: the second step waits until the warning is on stderr, so the third records it. */
   const task = (errFile: string) =>
