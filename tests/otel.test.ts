@@ -193,12 +193,19 @@ describe("noema export otel", () => {
           OTEL_EXPORTER_OTLP_ENDPOINT: live.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
           OTEL_SERVICE_NAME: "agents",
+          OTEL_EXPORTER_OTLP_HEADERS: "x-team=governed,authorization=Basic dGVzdA==",
+          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test",
         },
       );
       assert.equal(r.code, 0, r.stderr + r.stdout);
       const out = JSON.parse(r.stdout);
       const { root: rootSpan, tools, chats } = checkTree(live.spans(), out.episode_id, out.episode_dir);
       assert.equal(rootSpan.resource["service.name"], "agents", "OTEL_SERVICE_NAME");
+      assert.equal(rootSpan.resource["deployment.environment"], "test", "OTEL_RESOURCE_ATTRIBUTES");
+      for (const q of live.requests) {
+        assert.equal(q.headers["x-team"], "governed", "OTEL_EXPORTER_OTLP_HEADERS");
+        assert.equal(q.headers.authorization, "Basic dGVzdA==");
+      }
       assert.equal(chats.length, 3, "a chat span per model turn");
       assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"]).sort(), [11, 11, 40]);
       assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.output_tokens"]).sort(), [3, 7, 7]);
@@ -218,6 +225,7 @@ describe("noema export otel", () => {
 
       const e = await noema(["export", "otel", out.episode_id, "--endpoint", `${later.url}/v1/traces`], {
         OTEL_SERVICE_NAME: "agents",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test",
       });
       assert.equal(e.code, 0, e.stderr);
       assert.equal(comparable(later.spans()), comparable(live.spans()), "the same trace live and after the fact");
