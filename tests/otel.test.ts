@@ -193,12 +193,19 @@ describe("noema export otel", () => {
           OTEL_EXPORTER_OTLP_ENDPOINT: live.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
           OTEL_SERVICE_NAME: "agents",
+          OTEL_EXPORTER_OTLP_HEADERS: "x-team=governed,authorization=Basic dGVzdA==",
+          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test",
         },
       );
       assert.equal(r.code, 0, r.stderr + r.stdout);
       const out = JSON.parse(r.stdout);
       const { root: rootSpan, tools, chats } = checkTree(live.spans(), out.episode_id, out.episode_dir);
       assert.equal(rootSpan.resource["service.name"], "agents", "OTEL_SERVICE_NAME");
+      assert.equal(rootSpan.resource["deployment.environment"], "test", "OTEL_RESOURCE_ATTRIBUTES");
+      for (const q of live.requests) {
+        assert.equal(q.headers["x-team"], "governed", "OTEL_EXPORTER_OTLP_HEADERS");
+        assert.equal(q.headers.authorization, "Basic dGVzdA==");
+      }
       assert.equal(chats.length, 3, "a chat span per model turn");
       assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.input_tokens"]).sort(), [11, 11, 40]);
       assert.deepEqual(chats.map((c) => c.attributes["gen_ai.usage.output_tokens"]).sort(), [3, 7, 7]);
@@ -218,6 +225,7 @@ describe("noema export otel", () => {
 
       const e = await noema(["export", "otel", out.episode_id, "--endpoint", `${later.url}/v1/traces`], {
         OTEL_SERVICE_NAME: "agents",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test",
       });
       assert.equal(e.code, 0, e.stderr);
       assert.equal(comparable(later.spans()), comparable(live.spans()), "the same trace live and after the fact");
@@ -322,6 +330,40 @@ describe("a paused run, approved and resumed", () => {
     } finally {
       await live.close();
       await later.close();
+    }
+  });
+});
+
+describe("a resumed run that hands over at once", () => {
+  it("sends only what the resume wrote, and the root again", T, async () => {
+    const live = await startOtlpReceiver();
+    const task = tmp.file(
+      "gated2.jsonc",
+      JSON.stringify({
+        task: "deploy after a check",
+        using: "shell",
+        policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+        steps: [
+          { kind: "act", description: "check", inputs: { command: "echo checked" } },
+          { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
+        ],
+      }),
+    );
+    try {
+      const r = await noema(["--otel", live.url, "run", task, "--json"]);
+      assert.equal(r.code, 4, r.stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      const first = live.spans().length;
+      const a = await noema(["--otel", live.url, "approve", out.episode_id, "--resume", "--json"], {
+        NOEMA_OTEL_FLUSH_MS: "0",
+      });
+      assert.equal(a.code, 0, a.stderr + a.stdout);
+      await live.waitFor((spans) => spans.length >= first + 2);
+      // A resend from the start would come in the same request as the root: three spans, not two.
+      const names = live.spans().slice(first).map((s) => s.name).sort();
+      assert.deepEqual(names, ["execute_tool adapter:shell", "invoke_agent shell"], "the deploy step and the root");
+    } finally {
+      await live.close();
     }
   });
 });

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LiveExportCore } from "../src/export/otel/live_core.ts";
+import { OtelLiveSink } from "../src/export/otel/live.ts";
 import { EpisodeFollower } from "../src/export/otel/follow.ts";
 import { otelResource } from "../src/export/otel/exporter.ts";
 import { spanIdOf } from "../src/export/otel/ids.ts";
@@ -80,6 +81,27 @@ describe("following an episode in chunks", () => {
       ]);
       assert.equal(got.size, 3000, `handed over after chunk ${k + 1}: no span lost`);
     });
+  });
+});
+
+describe("the live sink of a resumed run", () => {
+  it("hands over, before its thread sent anything, from where the episode stood when it resumed", async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const { dir, id } = episode("resumed", 20);
+      const size = statSync(join(dir, "events.jsonl")).size;
+      const sink = new OtelLiveSink({
+        url: `${receiver.url}/v1/traces`,
+        protocol: "http/protobuf",
+        timeoutMs: 10_000,
+        capture: false,
+      });
+      sink.begin(dir, id, true);
+      const r = await sink.finish(true, 0); // no time at all: everything is handed over
+      assert.deepEqual(r.unfinished, [size, 0], "not from the start: that was sent before the pause");
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

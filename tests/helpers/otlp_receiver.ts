@@ -32,6 +32,8 @@ export interface ReceivedSpan {
 /** One request the receiver got. */
 export interface ReceivedRequest {
   contentType: string;
+  /** The request's headers. */
+  headers: Record<string, string | string[] | undefined>;
   /** The status it was answered with. */
   status: number;
   spans: ReceivedSpan[];
@@ -301,7 +303,7 @@ export async function startOtlpReceiver(script: ReceiverScript = () => ({})): Pr
         } catch {
           code = 400;
         }
-        requests.push({ contentType, status: code, spans });
+        requests.push({ contentType, headers: req.headers, status: code, spans });
         const headers: Record<string, string> = { "content-type": contentType || "application/json" };
         if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);
         res.writeHead(code, headers);

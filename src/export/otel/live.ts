@@ -96,6 +96,7 @@ export class OtelLiveSink {
     this.#worker = worker;
     // What the files hold now (not when the thread starts: the run goes on meanwhile) is not sent again.
     const skipTo = skipExisting ? fileSizes(dir) : null;
+    if (skipTo !== null) this.#acked = skipTo; // a hand-over before the first batch goes on from there
     this.#post({ type: "begin", settings: this.#settings, dir, episodeId, skipTo });
   }
 

@@ -32,7 +32,14 @@ export interface LiveOtelExport {
 /** Set once this process has warned that the collector is unavailable. */
 let warned = false;
 
-/** The one-line warning about a failed export. */
+/**
+ * The one-line warning about a failed export.
+ *
+ * @example
+ * ```ts
+ * unavailableMessage({ url: "http://127.0.0.1:4318/v1/traces", message: "connect ECONNREFUSED" });
+ * ```
+ */
 export function unavailableMessage(f: ExportFailure): string {
   return `noema: OpenTelemetry export to ${f.url} failed: ${f.message}; the run is recorded as usual, ` +
     `and noema export otel sends it later`;
