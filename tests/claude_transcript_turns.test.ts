@@ -4,6 +4,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
 import process from "node:process";
 import { type ClaudeTurn, readTurns, START } from "../src/agents/claude_code/transcript_turns.ts";
 import { cursorPath, readCursor, recordTranscriptTurns } from "../src/agents/claude_code/model_turns.ts";
@@ -11,6 +12,8 @@ import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-transcript-");
 after(() => tmp.cleanup());
+// The fixture's messages all end asking for a tool: a final read would wait for an answer that never comes.
+process.env.NOEMA_TRANSCRIPT_SETTLE_MS = "0";
 let n = 0;
 const file = (text = "") => {
   const path = join(tmp.path, `t${++n}.jsonl`);
@@ -201,6 +204,26 @@ describe("recordTranscriptTurns", () => {
       ["msg_b", true],
       ["msg_main", false],
     ]);
+  });
+
+  test("the final read waits a moment for the answer that follows a tool call (Claude Code may run Stop first)", async () => {
+    const root = join(tmp.path, "root-settle"), ep = join(tmp.path, "ep-settle");
+    for (const d of [root, ep]) mkdirSync(d, { recursive: true });
+    const path = file(assistant("msg_t", [10, 1]) + user("ok"));
+    const answer = assistant("msg_end", [20, 3]).replace('"tool_use"', '"end_turn"');
+    // Another process appends the answer 300 ms later, as Claude Code does after its Stop hook has started.
+    const writer = spawn("sh", ["-c", 'sleep 0.3; printf "%s" "$0" >> "$1"', answer, path], { stdio: "ignore" });
+    const exited = new Promise((ok) => writer.on("exit", ok));
+    process.env.NOEMA_TRANSCRIPT_SETTLE_MS = "5000";
+    try {
+      const target = { root, session: "sess-settle", transcript: path, episodeId: "ep_t", dir: ep, final: true };
+      assert.deepEqual(recordTranscriptTurns(target), {
+        "claude-opus-5-5": { input: 30, output: 4, cache_write: 0, cache_read: 0, model_calls: 2 },
+      });
+    } finally {
+      process.env.NOEMA_TRANSCRIPT_SETTLE_MS = "0";
+      await exited;
+    }
   });
 
   test("no transcript known: null, nothing written", () => {

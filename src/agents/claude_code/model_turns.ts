@@ -30,7 +30,8 @@
  *
  * @module
  */
-import { closeSync, readFileSync } from "node:fs";
+import { closeSync, readFileSync, statSync } from "node:fs";
+import process from "node:process";
 import { join } from "node:path";
 import * as v from "valibot";
 import { ModelUsage } from "../../schema/summary.ts";
@@ -142,6 +143,26 @@ export interface TurnsTarget {
   final?: boolean;
 }
 
+/** How long the last read waits for Claude Code's final answer to reach the transcript (`NOEMA_TRANSCRIPT_SETTLE_MS`). */
+function settleMs(): number {
+  const n = Number(process.env.NOEMA_TRANSCRIPT_SETTLE_MS ?? 2000);
+  return Number.isFinite(n) && n >= 0 ? n : 2000;
+}
+
+/** Whether the file at `path` grows past `offset` within `ms` (checked every 25 ms, blocking: the hook has nothing else to do). */
+function grewWithin(path: string, offset: number, ms: number): boolean {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (const end = Date.now() + ms;;) {
+    try {
+      if (statSync(path).size > offset) return true;
+    } catch {
+      return false;
+    }
+    if (Date.now() >= end) return false;
+    Atomics.wait(pause, 0, 0, 25);
+  }
+}
+
 /**
  * Reads the session's transcript on from its cursor into the episode's
  * `model.jsonl`, and returns the episode's tokens per model so far; null
@@ -175,12 +196,22 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
     log.appendRaw(lineOf(++turns, t));
   };
   const final = { final: o.final };
-  const at = readTurns(
+  let lastStop: string | null = null;
+  const count = (t: ClaudeTurn) => {
+    lastStop = t.stop_reason;
+    onTurn(t);
+  };
+  let at = readTurns(
     path,
     { offset: position.offset, pending: position.pending, recent: position.recent },
-    onTurn,
+    count,
     final,
   );
+  // At the end, a last turn that asked for a tool means the final answer is not in the transcript yet (Claude Code
+  // can run its Stop hook before it appends it): wait a moment for it.
+  if (o.final && lastStop === "tool_use" && grewWithin(path, at.offset, settleMs())) {
+    at = readTurns(path, at, count, final);
+  }
   // The subagents' turns (the Task tool) are in transcripts of their own.
   const subagents: Record<string, ReadPosition> = {};
   const known = position === START ? {} : before?.subagents ?? {};
