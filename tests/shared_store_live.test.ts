@@ -6,7 +6,7 @@
  * thread only posts kicks.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -124,6 +124,43 @@ test("a stored catalog row that says running for an episode sealed here is broug
       const next = await new EpisodePublisher(store, dir, id).publish();
       assert.deepEqual(next, { lines: 0, files: 0 }, "nothing else to send");
       assert.equal((await store.get(id))?.run_state, "terminal");
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("a run busy in its own thread (no turn of its event loop) still has its kicks reach the publishing worker", {
+  timeout: 300_000,
+}, async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const url = pathToFileURL(join(t.path, "store")).href;
+    const store = await openSharedStore(url);
+    try {
+      await store.migrate();
+      const live = WorkerLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+        onUnavailable: () => {},
+      })!;
+      // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
+      const index = join(t.path, "store", "episodes", id, "lines", "events.jsonl", "index");
+      const end = Date.now() + 120_000;
+      let stored = false;
+      while (!stored && Date.now() < end) {
+        appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
+        live.kick();
+        const wait = Date.now() + 20;
+        while (Date.now() < wait) { /* the run's own work */ }
+        stored = existsSync(index) && statSync(index).size > 0;
+      }
+      assert.ok(stored, "the worker published while this thread never yielded");
+      await live.finish(120_000);
     } finally {
       await store.close();
     }

@@ -24,8 +24,6 @@ export interface LivePublisherOptions {
   filesIntervalMs?: number;
   /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
   onUnavailable?: (error: Error) => void;
-  /** Called after each publish that succeeded. */
-  onPublished?: () => void;
 }
 
 /**
@@ -43,7 +41,6 @@ export class LivePublisher {
   readonly #publisher: EpisodePublisher;
   readonly #interval: number;
   readonly #onUnavailable: (error: Error) => void;
-  readonly #onPublished: () => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight: Promise<void> | null = null;
   #again = false;
@@ -57,7 +54,6 @@ export class LivePublisher {
     this.#publisher = publisher;
     this.#interval = options.intervalMs ?? 250;
     this.#onUnavailable = options.onUnavailable ?? (() => {});
-    this.#onPublished = options.onPublished ?? (() => {});
     this.#filesInterval = options.filesIntervalMs ?? 2000;
   }
 
@@ -88,7 +84,7 @@ export class LivePublisher {
     const full = this.#last - this.#lastFull >= this.#filesInterval;
     if (full) this.#lastFull = this.#last;
     this.#inFlight = this.#publisher.publish({ linesOnly: !full }).then(
-      () => this.#onPublished(),
+      () => {},
       (e) => this.#fail(e instanceof Error ? e : new Error(String(e))),
     ).finally(() => {
       this.#inFlight = null;

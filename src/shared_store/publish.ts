@@ -88,14 +88,20 @@ export class EpisodePublisher {
   /** The host name recorded in the catalog. */
   readonly host: string;
 
-  /** @param options.host the host name for the catalog (default {@link publishingHost}) */
+  readonly #onSent: () => void;
+
+  /**
+   * @param options.host the host name for the catalog (default {@link publishingHost})
+   * @param options.onSent called after each write the store accepted (the lease, a batch of lines, a file, the catalog row)
+   */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string } = {},
+    options: { host?: string; onSent?: () => void } = {},
   ) {
     this.host = options.host ?? publishingHost();
+    this.#onSent = options.onSent ?? (() => {});
   }
 
   /**
@@ -111,6 +117,7 @@ export class EpisodePublisher {
     this.#token = await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
       ownerGone: (pid) => procStat(pid) === null,
     });
+    this.#onSent();
     if (!this.#started) await this.#start();
     // Whether the episode was sealed before its files were listed: one sealed meanwhile is not called terminal yet
     // (its summary may have come after the listing); the next publish sends the rest, and says so.
@@ -139,6 +146,7 @@ export class EpisodePublisher {
     this.#sealing = row.run_state === "terminal" && !sealedBefore && existsSync(join(this.dir, ARTIFACTS.manifest));
     if (this.#sealing) row.run_state = "running";
     await this.store.upsertCatalog(row, this.#token);
+    this.#onSent();
     this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
     return stats;
@@ -185,6 +193,7 @@ export class EpisodePublisher {
       if (lines.length === 0) break;
       if (name === ARTIFACTS.events) this.#scan(lines.slice(Math.max(0, this.#eventsScanned - cursor.seq)));
       const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines, this.#token);
+      this.#onSent();
       sent += r.inserted;
       cursor.offset = offset;
       cursor.seq += lines.length;
@@ -219,6 +228,7 @@ export class EpisodePublisher {
     if (this.#files.get(name) === sha256) return false;
     const bytes = readFileSync(path);
     await this.store.putFile(this.episodeId, name, bytes, this.#token);
+    this.#onSent();
     this.#files.set(name, sha256);
     return true;
   }
