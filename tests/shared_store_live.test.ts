@@ -168,3 +168,31 @@ test("a run busy in its own thread (no turn of its event loop) still has its kic
     t.cleanup();
   }
 });
+
+test("a live publish sends about its byte budget of lines, the next one the rest (a fast run is not chased)", async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
+    try {
+      await store.migrate();
+      const publisher = new EpisodePublisher(store, dir, id);
+      await publisher.publish();
+      const before = await store.lineCount(id, "events.jsonl");
+      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+      appendFileSync(join(dir, "events.jsonl"), line.repeat(1000)); // about 1 MB
+      await publisher.publish({ linesOnly: true, maxLineBytes: 100_000 });
+      const some = await store.lineCount(id, "events.jsonl") - before;
+      assert.ok(some > 0 && some <= Math.ceil(100_000 / line.length), `${some} lines sent`);
+      await publisher.publish();
+      assert.equal(await store.lineCount(id, "events.jsonl"), before + 1000);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});

@@ -16,6 +16,13 @@ import type { EpisodePublisher } from "./publish.ts";
  */
 const BACKLOG_BYTES_PER_MS = 20_000;
 
+/**
+ * Lines a live publish sends per second at most (4 MB/s; a run's events are
+ * usually far slower): a run that writes faster is not chased at the cost of
+ * the CPU it needs, and what is left when it ends is handed over.
+ */
+const LIVE_BYTES_PER_SECOND = 4 << 20;
+
 /** Options of {@link LivePublisher}. */
 export interface LivePublisherOptions {
   /** Least time between two publishes, in ms. @default {250} */
@@ -83,7 +90,9 @@ export class LivePublisher {
     this.#last = Date.now();
     const full = this.#last - this.#lastFull >= this.#filesInterval;
     if (full) this.#lastFull = this.#last;
-    this.#inFlight = this.#publisher.publish({ linesOnly: !full }).then(
+    // A run that writes faster than that is not chased at the cost of its CPU: the rest is handed over at its end.
+    const maxLineBytes = Math.ceil((LIVE_BYTES_PER_SECOND * this.#interval) / 1000);
+    this.#inFlight = this.#publisher.publish({ linesOnly: !full, maxLineBytes }).then(
       () => {},
       (e) => this.#fail(e instanceof Error ? e : new Error(String(e))),
     ).finally(() => {

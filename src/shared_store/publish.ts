@@ -106,11 +106,12 @@ export class EpisodePublisher {
 
   /**
    * Sends what is new: stream lines, then changed files (`manifest.json`
-   * last), then the catalog row. With `linesOnly`, only the stream lines (a
+   * last), then the catalog row. With `maxLineBytes`, at most about that
+   * many bytes of lines (the rest goes next time). With `linesOnly`, only the stream lines (a
    * running episode rewrites `state.json` at every step: the live publisher
    * sends it, and the catalog, every few seconds and at the end).
    */
-  async publish(options: { linesOnly?: boolean } = {}): Promise<PublishStats> {
+  async publish(options: { linesOnly?: boolean; maxLineBytes?: number } = {}): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
     // One writer per episode across machines: take (or renew) the lease; every write carries its token.
@@ -123,8 +124,9 @@ export class EpisodePublisher {
     // (its summary may have come after the listing); the next publish sends the rest, and says so.
     const sealedBefore = existsSync(join(this.dir, ARTIFACTS.manifest));
     const names = listArtifactFiles(this.dir);
+    const budget = { bytes: options.maxLineBytes ?? Infinity };
     for (const name of names.filter(isStream)) {
-      stats.lines += await this.#publishStream(name);
+      stats.lines += await this.#publishStream(name, budget);
       if (options.linesOnly) continue;
       // An empty stream exists too: stored as an empty file until its first line.
       if (!this.#streams.has(name) && statSync(join(this.dir, name)).size === 0 && await this.#publishFile(name)) {
@@ -185,12 +187,14 @@ export class EpisodePublisher {
     this.#started = true;
   }
 
-  async #publishStream(name: string): Promise<number> {
+  /** Sends a stream's new lines, as many as `budget` allows (at least one batch); `budget` is spent. */
+  async #publishStream(name: string, budget: { bytes: number }): Promise<number> {
     const cursor = this.#streams.get(name) ?? { offset: 0, seq: 0 };
     let sent = 0;
-    for (;;) {
-      const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset);
+    while (budget.bytes > 0) {
+      const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset, Math.min(4 << 20, budget.bytes));
       if (lines.length === 0) break;
+      budget.bytes -= offset - cursor.offset;
       if (name === ARTIFACTS.events) this.#scan(lines.slice(Math.max(0, this.#eventsScanned - cursor.seq)));
       const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines, this.#token);
       this.#onSent();
