@@ -423,6 +423,14 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       // (it would wait for the store, then say it is unreachable).
       assert.equal(r.stderr, "");
       const id = JSON.parse(r.stdout).episode_id;
+      // The next command leaves the episode to the background sync while it runs (it would race it for the lease).
+      const view = await runChild(cmd, [...args, "--root", a.path, "view", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: proxy.url },
+        timeoutMs: 120_000,
+      });
+      assert.equal(view.code, 0, view.stderr);
+      assert.equal(view.stderr, "");
       proxy.release();
       assert.ok(await published(a.path, id, 60_000), "the background sync published it");
       const db = new PostgresStore(url);

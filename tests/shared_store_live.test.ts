@@ -6,7 +6,7 @@
  * thread only posts kicks.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -124,6 +124,71 @@ test("a stored catalog row that says running for an episode sealed here is broug
       const next = await new EpisodePublisher(store, dir, id).publish();
       assert.deepEqual(next, { lines: 0, files: 0 }, "nothing else to send");
       assert.equal((await store.get(id))?.run_state, "terminal");
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("a run busy in its own thread (no turn of its event loop) still has its kicks reach the publishing worker", {
+  timeout: 300_000,
+}, async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const url = pathToFileURL(join(t.path, "store")).href;
+    const store = await openSharedStore(url);
+    try {
+      await store.migrate();
+      const live = WorkerLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+        onUnavailable: () => {},
+      })!;
+      // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
+      const index = join(t.path, "store", "episodes", id, "lines", "events.jsonl", "index");
+      const end = Date.now() + 120_000;
+      let stored = false;
+      while (!stored && Date.now() < end) {
+        appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
+        live.kick();
+        const wait = Date.now() + 20;
+        while (Date.now() < wait) { /* the run's own work */ }
+        stored = existsSync(index) && statSync(index).size > 0;
+      }
+      assert.ok(stored, "the worker published while this thread never yielded");
+      await live.finish(120_000);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("a live publish sends about its byte budget of lines, the next one the rest (a fast run is not chased)", async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
+    try {
+      await store.migrate();
+      const publisher = new EpisodePublisher(store, dir, id);
+      await publisher.publish();
+      const before = await store.lineCount(id, "events.jsonl");
+      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+      appendFileSync(join(dir, "events.jsonl"), line.repeat(1000)); // about 1 MB
+      await publisher.publish({ linesOnly: true, maxLineBytes: 100_000 });
+      const some = await store.lineCount(id, "events.jsonl") - before;
+      assert.ok(some > 0 && some <= Math.ceil(100_000 / line.length), `${some} lines sent`);
+      await publisher.publish();
+      assert.equal(await store.lineCount(id, "events.jsonl"), before + 1000);
     } finally {
       await store.close();
     }

@@ -16,7 +16,7 @@ import { WorkerLivePublisher } from "../shared_store/live_thread.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
-import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
+import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
@@ -48,6 +48,8 @@ function handOff(root: string, id: string, pick: { url: string; from: string }):
   });
   child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
   child.unref();
+  // The next commands leave it to that process while it lives (they would race it for the episode's lease).
+  if (child.pid !== undefined) markHandedOff(root, id, child.pid);
 }
 
 /**
@@ -57,9 +59,9 @@ function handOff(root: string, id: string, pick: { url: string; from: string }):
  */
 const handedOver = new Set<string>();
 
-/** The ids marked pending under `root`, but those this process handed to a background sync. */
+/** The ids marked pending under `root`, but those handed to a background sync (by this process, or still running). */
 function pendingHere(root: string): string[] {
-  return pendingIds(root).filter((id) => !handedOver.has(`${root}\0${id}`));
+  return pendingIds(root).filter((id) => !handedOver.has(`${root}\0${id}`) && handedOffTo(root, id) === null);
 }
 
 /** An error about the store, naming it once. */

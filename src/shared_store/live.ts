@@ -16,6 +16,13 @@ import type { EpisodePublisher } from "./publish.ts";
  */
 const BACKLOG_BYTES_PER_MS = 20_000;
 
+/**
+ * Lines a live publish sends per second at most (4 MB/s; a run's events are
+ * usually far slower): a run that writes faster is not chased at the cost of
+ * the CPU it needs, and what is left when it ends is handed over.
+ */
+const LIVE_BYTES_PER_SECOND = 4 << 20;
+
 /** Options of {@link LivePublisher}. */
 export interface LivePublisherOptions {
   /** Least time between two publishes, in ms. @default {250} */
@@ -24,8 +31,6 @@ export interface LivePublisherOptions {
   filesIntervalMs?: number;
   /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
   onUnavailable?: (error: Error) => void;
-  /** Called after each publish that succeeded. */
-  onPublished?: () => void;
 }
 
 /**
@@ -43,7 +48,6 @@ export class LivePublisher {
   readonly #publisher: EpisodePublisher;
   readonly #interval: number;
   readonly #onUnavailable: (error: Error) => void;
-  readonly #onPublished: () => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight: Promise<void> | null = null;
   #again = false;
@@ -57,7 +61,6 @@ export class LivePublisher {
     this.#publisher = publisher;
     this.#interval = options.intervalMs ?? 250;
     this.#onUnavailable = options.onUnavailable ?? (() => {});
-    this.#onPublished = options.onPublished ?? (() => {});
     this.#filesInterval = options.filesIntervalMs ?? 2000;
   }
 
@@ -87,8 +90,10 @@ export class LivePublisher {
     this.#last = Date.now();
     const full = this.#last - this.#lastFull >= this.#filesInterval;
     if (full) this.#lastFull = this.#last;
-    this.#inFlight = this.#publisher.publish({ linesOnly: !full }).then(
-      () => this.#onPublished(),
+    // A run that writes faster than that is not chased at the cost of its CPU: the rest is handed over at its end.
+    const maxLineBytes = Math.ceil((LIVE_BYTES_PER_SECOND * this.#interval) / 1000);
+    this.#inFlight = this.#publisher.publish({ linesOnly: !full, maxLineBytes }).then(
+      () => {},
       (e) => this.#fail(e instanceof Error ? e : new Error(String(e))),
     ).finally(() => {
       this.#inFlight = null;

@@ -19,11 +19,12 @@ import type { FromLiveWorker, ToLiveWorker } from "./live_worker.ts";
 const KICK_EVERY_MS = 50;
 
 /**
- * How long `finish` waits at least while the worker has not published yet
- * (it is still starting): a short run's end is the store's first chance to
- * say it cannot be reached, or to take the whole episode in this process.
+ * How long `finish` waits at least while the store has not accepted a first
+ * write from the worker (it is still starting): a short run's end is then
+ * the store's first chance to say it cannot be reached, or to take the whole
+ * episode in this process.
  */
-const FIRST_PUBLISH_WAIT_MS = 3000;
+const FIRST_WRITE_WAIT_MS = 3000;
 
 /** What starts the worker's publisher. */
 export type LiveWorkerStart = Omit<Extract<ToLiveWorker, { type: "start" }>, "type">;
@@ -44,8 +45,9 @@ export class WorkerLivePublisher {
   readonly #onUnavailable: (error: Error) => void;
   #failed: Error | null = null;
   #dead = false; // the worker exited or failed to load: finishing hands everything over
-  #published = false; // the worker published once: it runs, and the store answers
+  #published = false; // the store accepted a first write from the worker: it runs, and the store answers
   #kickTimer: ReturnType<typeof setTimeout> | undefined;
+  #kickedAt = 0;
   #finished: ((m: Extract<FromLiveWorker, { type: "finished" }>) => void) | null = null;
 
   private constructor(worker: Worker, onUnavailable: (error: Error) => void) {
@@ -104,11 +106,25 @@ export class WorkerLivePublisher {
     }
   }
 
-  /** Something was written: publish soon. */
+  /**
+   * Something was written: publish soon. Posted at once when the last kick
+   * went at least 50 ms ago (a run busy in this thread may not turn its event
+   * loop for a while: a timer would not fire), else by a timer for the last one.
+   */
   kick(): void {
-    if (this.#failed || this.#dead || this.#kickTimer !== undefined) return;
+    if (this.#failed || this.#dead) return;
+    const now = Date.now();
+    if (now - this.#kickedAt >= KICK_EVERY_MS) {
+      this.#kickedAt = now;
+      clearTimeout(this.#kickTimer);
+      this.#kickTimer = undefined;
+      this.#post({ type: "kick" });
+      return;
+    }
+    if (this.#kickTimer !== undefined) return;
     this.#kickTimer = setTimeout(() => {
       this.#kickTimer = undefined;
+      this.#kickedAt = Date.now();
       this.#post({ type: "kick" });
     }, KICK_EVERY_MS);
     (this.#kickTimer as { unref?: () => void }).unref?.();
@@ -118,21 +134,22 @@ export class WorkerLivePublisher {
    * Publishes what is left and stops the worker; resolves true when
    * everything written was published, false when the store failed or
    * `deadlineMs` ran out (what is left is then another process's to publish).
-   * Until the worker published once, it waits at least 3 s.
+   * Until the store accepted a first write from the worker, it waits at least 3 s.
    */
   async finish(deadlineMs = 10_000): Promise<boolean> {
     clearTimeout(this.#kickTimer);
     this.#kickTimer = undefined;
     if (this.#dead || this.#failed) return this.#stop(false);
-    if (!this.#published) deadlineMs = Math.max(deadlineMs, FIRST_PUBLISH_WAIT_MS);
     const answer = new Promise<boolean>((resolve) => {
       this.#finished = (m) => resolve(m.ok && !m.failed);
     });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    // The worker keeps its own deadline; this one, a little later, is for a worker too busy to answer.
-    const timeout = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), deadlineMs + 50));
+    // The worker keeps its own deadline (it alone knows at once whether the store accepted a write yet: its
+    // messages may still wait in this thread's queue); this one, a little later, is for a worker too busy to answer.
+    const longest = this.#published ? deadlineMs : Math.max(deadlineMs, FIRST_WRITE_WAIT_MS);
+    const timeout = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), longest + 50));
     this.#worker.ref(); // held while it answers
-    this.#post({ type: "finish", deadlineMs });
+    this.#post({ type: "finish", deadlineMs, firstWriteWaitMs: FIRST_WRITE_WAIT_MS });
     try {
       return this.#stop(await Promise.race([answer, timeout]));
     } finally {

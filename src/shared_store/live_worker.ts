@@ -5,9 +5,10 @@
  * happen here, so the run's event loop only posts "kick" messages.
  *
  * Messages in: `start {url, from, dir, episodeId, host, intervalMs?,
- * filesIntervalMs?}` (once), `kick`, `finish {deadlineMs}`. Messages out:
+ * filesIntervalMs?}` (once), `kick`, `finish {deadlineMs, firstWriteWaitMs}`
+ * (the longer wait while the store has not accepted a write yet). Messages out:
  * `unavailable {message, code}` (once, when a publish failed), `published`
- * (once, after the first publish that succeeded), `finished {ok, failed}`
+ * (once, after the first write the store accepted), `finished {ok, failed}`
  * (the answer to `finish`).
  *
  * @module
@@ -31,7 +32,7 @@ export type ToLiveWorker =
     filesIntervalMs?: number;
   }
   | { type: "kick" }
-  | { type: "finish"; deadlineMs: number };
+  | { type: "finish"; deadlineMs: number; firstWriteWaitMs: number };
 
 /** A message from the worker. */
 export type FromLiveWorker =
@@ -51,23 +52,25 @@ const unavailable = (e: Error) =>
 port.on("message", (m: ToLiveWorker) => {
   if (m.type === "start") {
     store = openSharedStore(m.url, m.from);
+    // The first write the store accepted only: the run's thread then knows the worker runs and the store answers.
+    const sent = () => {
+      if (published) return;
+      published = true;
+      post({ type: "published" });
+    };
     live = store.then((s) =>
-      new LivePublisher(new EpisodePublisher(s, m.dir, m.episodeId, { host: m.host }), {
+      new LivePublisher(new EpisodePublisher(s, m.dir, m.episodeId, { host: m.host, onSent: sent }), {
         intervalMs: m.intervalMs,
         filesIntervalMs: m.filesIntervalMs,
         onUnavailable: unavailable,
-        onPublished: () => {
-          if (published) return;
-          published = true;
-          post({ type: "published" }); // the first one only: the run's thread then knows the store answers
-        },
       })
     );
     live.catch((e) => unavailable(e instanceof Error ? e : new Error(String(e))));
   } else if (m.type === "kick") {
     void live?.then((l) => l.kick(), () => {});
   } else if (m.type === "finish") {
-    void finish(m.deadlineMs);
+    // Until the store accepted a first write, the wait is longer: the worker may still be starting.
+    void finish(published ? m.deadlineMs : Math.max(m.deadlineMs, m.firstWriteWaitMs));
   }
 });
 

@@ -2,14 +2,16 @@
  * Episodes that still have something to publish: a run whose store could not
  * be reached leaves a marker, `<root>/state/publish-pending/<episode_id>`,
  * and `noema sync` or the next noema command with a store publishes them and
- * removes it. Markers hold nothing but the id (their name).
+ * removes it. A marker is named by the id; it is empty, or names the process
+ * a run handed its last publish to.
  *
  * @module
  */
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { refuseSymlinks, writeFileAtomic } from "../store/atomic.ts";
 import { assertEpisodeId, episodeIdProblem } from "../store/ids.ts";
+import { procStat } from "../store/lock.ts";
 
 const dirOf = (root: string) => join(root, "state", "publish-pending");
 
@@ -40,6 +42,44 @@ export function pendingIds(root: string): string[] {
   const dir = dirOf(root);
   if (!existsSync(dir) || throughLink(dir, root)) return [];
   return readdirSync(dir).filter((n) => episodeIdProblem(n) === null).sort();
+}
+
+/**
+ * Marks an episode as handed to a background process that publishes it
+ * (`noema sync --handoff`): its marker names that process, so the next
+ * commands leave the episode to it while it lives.
+ *
+ * @example
+ * ```ts
+ * import { markHandedOff } from "./pending.ts";
+ * markHandedOff(".noema", "ep_01J…", 4242);
+ * ```
+ */
+export function markHandedOff(root: string, id: string, pid: number): void {
+  assertEpisodeId(id);
+  writeFileAtomic(join(dirOf(root), id), String(pid), { durable: false, root });
+}
+
+/**
+ * The live process an episode was handed to (see {@link markHandedOff}), or
+ * null (none, or it is gone: the episode is anyone's to publish).
+ *
+ * @example
+ * ```ts
+ * import { handedOffTo } from "./pending.ts";
+ * handedOffTo(".noema", "ep_01J…"); // 4242 while that sync runs
+ * ```
+ */
+export function handedOffTo(root: string, id: string): number | null {
+  assertEpisodeId(id);
+  const path = join(dirOf(root), id);
+  try {
+    if (throughLink(dirOf(root), root) || !lstatSync(path).isFile()) return null;
+    const pid = Number(readFileSync(path, "utf8").slice(0, 20).trim());
+    return Number.isInteger(pid) && pid > 0 && procStat(pid) !== null ? pid : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -88,36 +88,45 @@ export class EpisodePublisher {
   /** The host name recorded in the catalog. */
   readonly host: string;
 
-  /** @param options.host the host name for the catalog (default {@link publishingHost}) */
+  readonly #onSent: () => void;
+
+  /**
+   * @param options.host the host name for the catalog (default {@link publishingHost})
+   * @param options.onSent called after each write the store accepted (the lease, a batch of lines, a file, the catalog row)
+   */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string } = {},
+    options: { host?: string; onSent?: () => void } = {},
   ) {
     this.host = options.host ?? publishingHost();
+    this.#onSent = options.onSent ?? (() => {});
   }
 
   /**
    * Sends what is new: stream lines, then changed files (`manifest.json`
-   * last), then the catalog row. With `linesOnly`, only the stream lines (a
+   * last), then the catalog row. With `maxLineBytes`, at most about that
+   * many bytes of lines (the rest goes next time). With `linesOnly`, only the stream lines (a
    * running episode rewrites `state.json` at every step: the live publisher
    * sends it, and the catalog, every few seconds and at the end).
    */
-  async publish(options: { linesOnly?: boolean } = {}): Promise<PublishStats> {
+  async publish(options: { linesOnly?: boolean; maxLineBytes?: number } = {}): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
     // One writer per episode across machines: take (or renew) the lease; every write carries its token.
     this.#token = await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
       ownerGone: (pid) => procStat(pid) === null,
     });
+    this.#onSent();
     if (!this.#started) await this.#start();
     // Whether the episode was sealed before its files were listed: one sealed meanwhile is not called terminal yet
     // (its summary may have come after the listing); the next publish sends the rest, and says so.
     const sealedBefore = existsSync(join(this.dir, ARTIFACTS.manifest));
     const names = listArtifactFiles(this.dir);
+    const budget = { bytes: options.maxLineBytes ?? Infinity };
     for (const name of names.filter(isStream)) {
-      stats.lines += await this.#publishStream(name);
+      stats.lines += await this.#publishStream(name, budget);
       if (options.linesOnly) continue;
       // An empty stream exists too: stored as an empty file until its first line.
       if (!this.#streams.has(name) && statSync(join(this.dir, name)).size === 0 && await this.#publishFile(name)) {
@@ -139,6 +148,7 @@ export class EpisodePublisher {
     this.#sealing = row.run_state === "terminal" && !sealedBefore && existsSync(join(this.dir, ARTIFACTS.manifest));
     if (this.#sealing) row.run_state = "running";
     await this.store.upsertCatalog(row, this.#token);
+    this.#onSent();
     this.#cataloged = true;
     if (row.run_state === "terminal") await this.store.releaseLease(this.episodeId, this.#token);
     return stats;
@@ -177,14 +187,17 @@ export class EpisodePublisher {
     this.#started = true;
   }
 
-  async #publishStream(name: string): Promise<number> {
+  /** Sends a stream's new lines, as many as `budget` allows (at least one batch); `budget` is spent. */
+  async #publishStream(name: string, budget: { bytes: number }): Promise<number> {
     const cursor = this.#streams.get(name) ?? { offset: 0, seq: 0 };
     let sent = 0;
-    for (;;) {
-      const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset);
+    while (budget.bytes > 0) {
+      const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset, Math.min(4 << 20, budget.bytes));
       if (lines.length === 0) break;
+      budget.bytes -= offset - cursor.offset;
       if (name === ARTIFACTS.events) this.#scan(lines.slice(Math.max(0, this.#eventsScanned - cursor.seq)));
       const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines, this.#token);
+      this.#onSent();
       sent += r.inserted;
       cursor.offset = offset;
       cursor.seq += lines.length;
@@ -219,6 +232,7 @@ export class EpisodePublisher {
     if (this.#files.get(name) === sha256) return false;
     const bytes = readFileSync(path);
     await this.store.putFile(this.episodeId, name, bytes, this.#token);
+    this.#onSent();
     this.#files.set(name, sha256);
     return true;
   }
