@@ -121,7 +121,7 @@ describe(
           await assertSound(s, dir);
           // B pulls the finished run once A published it all: byte-identical; validate and verify pass on the copy.
           const marker = join(s.box.root, "state", "publish-pending", out.episode_id);
-          await until(async () => !existsSync(marker), "A's publishing");
+          await until(() => Promise.resolve(!existsSync(marker)), "A's publishing");
           const pull = await noemaCli(["pull", out.episode_id, "--root", b], envB, b);
           assert.equal(pull.code, 0, pull.stderr);
           assert.deepEqual(tree(join(b, "episodes", out.episode_id)), tree(dir));
