@@ -22,7 +22,7 @@ import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import { storeFromEnvironment } from "./store_option.ts";
-import { publishPending } from "./store_publish.ts";
+import { handOff, publishPending } from "./store_publish.ts";
 
 /**
  * Marks an episode a hook call wrote as pending, when a store is configured
@@ -96,6 +96,7 @@ export function hookPublisher(
         for (const [key, p] of live) {
           const [at, id] = key.split("\0");
           if (await p.finish(5_000)) clearPending(at, id);
+          else if (!down) handOff(at, id, pick); // still publishing (a slow store): a background sync finishes it
         }
         for (const at of roots) if (!down) await publishPending(s, at, 10_000).catch(() => {});
         await s.close();

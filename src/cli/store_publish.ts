@@ -37,8 +37,13 @@ function flushWaitMs(): number {
  * Starts `noema sync <id>` in the background, detached, to publish what a
  * finished run could not in time. The episode stays marked pending until the
  * sync succeeds, so a sync that dies loses nothing.
+ *
+ * @example
+ * ```ts
+ * // handOff(".noema", "ep_01…", { url: "postgres://noema@db/noema", from: "NOEMA_STORE" });
+ * ```
  */
-function handOff(root: string, id: string, pick: { url: string; from: string }): void {
+export function handOff(root: string, id: string, pick: { url: string; from: string }): void {
   handedOver.add(`${root}\0${id}`);
   const [cmd, ...args] = noemaArgv();
   const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", id], {
