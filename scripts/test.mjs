@@ -68,13 +68,15 @@ const bun = (live) =>
     },
     live,
   );
+// Static checks: deno lint and deno fmt --check (each counts as one test), run alongside the halves (their output
+// is printed when they end).
+const check = async (label, args) => {
+  const r = await run(`check ${label}`, bin("deno"), args, () => ({}), serial);
+  return { ...r, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 };
+};
+const checks = serial ? null : Promise.all([check("lint", ["lint"]), check("fmt", ["fmt", "--check"])]);
 const results = serial ? [await deno(), await bun(true)] : await Promise.all([deno(), bun(false)]);
-
-// Static checks: deno lint and deno fmt --check (each counts as one test).
-for (const [label, args] of [["lint", ["lint"]], ["fmt", ["fmt", "--check"]]]) {
-  const r = await run(`check ${label}`, bin("deno"), args, () => ({}));
-  results.push({ ...r, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 });
-}
+results.push(...(checks ? await checks : [await check("lint", ["lint"]), await check("fmt", ["fmt", "--check"])]));
 
 process.stdout.write("\n");
 for (const r of results) {
