@@ -9,7 +9,7 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -317,4 +317,31 @@ export async function runStandalone(main: (args: string[]) => Promise<BenchRepor
   const report = await main(process.argv.slice(2));
   report.tables.forEach(printTable);
   process.exitCode = report.ok ? 0 : 1;
+}
+
+/**
+ * Writes a scripted task file of `steps` act steps (each answered ok by a
+ * script) and its script under `dir`; returns the task file's path.
+ *
+ * @example
+ * ```ts
+ * import { scriptedTaskFile } from "./lib.ts";
+ * // noema run <scriptedTaskFile("/tmp/b", 10000)>
+ * ```
+ */
+export function scriptedTaskFile(dir: string, steps: number): string {
+  const script = join(dir, "script.json");
+  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
+  const path = join(dir, "task.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      task: `bench ${steps}`,
+      using: "scripted",
+      adapter: { script },
+      learn_mode: "off",
+      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
+    }),
+  );
+  return path;
 }

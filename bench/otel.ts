@@ -16,24 +16,17 @@ import http from "node:http";
 import { join } from "node:path";
 import process from "node:process";
 import { decodeProtobufRequest } from "../tests/helpers/otlp_receiver.ts";
-import { type BenchReport, BUN, fixed, flag, measureInterleaved, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
-
-function taskFile(dir: string, steps: number): string {
-  const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
-  const path = join(dir, "task.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: `bench ${steps}`,
-      using: "scripted",
-      adapter: { script },
-      learn_mode: "off",
-      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
-    }),
-  );
-  return path;
-}
+import {
+  type BenchReport,
+  BUN,
+  fixed,
+  flag,
+  measureInterleaved,
+  REPO_ROOT,
+  runStandalone,
+  scriptedTaskFile,
+  tempDir,
+} from "./lib.ts";
 
 /** A collector that only keeps what it is sent (decoding is done after the timed runs). */
 async function collector(): Promise<{ url: string; bodies: Buffer[]; close(): Promise<void> }> {
@@ -63,7 +56,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const tmp = tempDir("noema-bench-otel-");
   const c = await collector();
   try {
-    const task = taskFile(tmp.path, steps);
+    const task = scriptedTaskFile(tmp.path, steps);
     // A 10,000-step plan is over the default limit (5,000 steps): raised, as a user with a long plan would.
     const planLimit = `NOEMA_MAX_PLAN_STEPS=${Math.max(steps, 5000)}`;
     const cmd = [BUN, join(REPO_ROOT, "src/cli/main.ts")];

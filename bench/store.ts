@@ -24,7 +24,17 @@ import process from "node:process";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogFilter } from "../src/shared_store/shared_store.ts";
 import { pgUnavailable, startPostgres } from "../tests/helpers/postgres.ts";
-import { type BenchReport, BUN, fixed, flag, measure, REPO_ROOT, runStandalone, tempDir } from "./lib.ts";
+import {
+  type BenchReport,
+  BUN,
+  fixed,
+  flag,
+  measure,
+  REPO_ROOT,
+  runStandalone,
+  scriptedTaskFile,
+  tempDir,
+} from "./lib.ts";
 
 const FILTERS: [string, CatalogFilter][] = [
   ["status vetoed", { status: ["vetoed"] }],
@@ -60,23 +70,6 @@ async function timeList(store: PostgresStore, filter: CatalogFilter, n: number):
     times.push(performance.now() - t);
   }
   return times.sort((a, b) => a - b)[Math.floor(n / 2)];
-}
-
-function taskFile(dir: string, steps: number): string {
-  const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
-  const path = join(dir, "task.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: `bench ${steps}`,
-      using: "scripted",
-      adapter: { script },
-      learn_mode: "off",
-      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
-    }),
-  );
-  return path;
 }
 
 /**
@@ -169,7 +162,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
         ms <= 50 ? "yes" : "NO",
       ]);
     }
-    const task = taskFile(tmp.path, steps);
+    const task = scriptedTaskFile(tmp.path, steps);
     // A 10,000-step plan is over the default limit (5,000 steps): raised, as a user with a long plan would.
     const planLimit = `NOEMA_MAX_PLAN_STEPS=${Math.max(steps, 5000)}`;
     const preload = threadCpuPreload(tmp.path);

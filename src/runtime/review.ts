@@ -27,22 +27,18 @@ import type { LoadedPolicy } from "../plugins/loader.ts";
 import { cutString, type PlainJson, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { captureOutput } from "../plugins/plugin_output.ts";
 import { REVIEW_CONFIDENCE, type ReviewVerdict, reviewVerdictProblem } from "../plugins/review.ts";
-import { callWithTimeout, type ConsultSettings, policyError, PolicyTimeout } from "./direction.ts";
+import {
+  callWithTimeout,
+  type ConsultSettings,
+  type DirectionOutcome,
+  policyError,
+  PolicyTimeout,
+} from "./direction.ts";
 import { MASK } from "./redact.ts";
 import type { FailurePolicy, GovernanceMode } from "./settings.ts";
 
-/** The outcome of one policy's `review`. */
-export interface ReviewOutcome {
-  policy: LoadedPolicy;
-  verdict: ReviewVerdict | null;
-  status: "applied" | "skipped" | "blocked";
-  reason: string | null;
-  error: { type: string; message: string; at?: string } | null;
-  duration_ms: number;
-  started_at: string;
-  completed_at: string;
-  threshold: number;
-}
+/** The outcome of one policy's `review`: a direction outcome's fields, with a review verdict and no input diff. */
+export type ReviewOutcome = Omit<DirectionOutcome, "verdict" | "diff"> & { verdict: ReviewVerdict | null };
 
 /**
  * What the agent is shown of a result, after every review.
