@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli } from "./helpers/cli.ts";
+import { type LiveMessage, runsTicker } from "../src/serve/live.ts";
+import { parseRunsQuery } from "../src/serve/runs.ts";
 import { GATE, HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
 
 const tmp = tempDir();
@@ -323,5 +325,19 @@ describe("over a shared store (file:///…)", () => {
     } finally {
       await st.stop();
     }
+  });
+});
+
+describe("live streams", () => {
+  test("a stream's first tick sends the current rows: a page catches up with a run that started before it connected", () => {
+    const sent: LiveMessage[] = [];
+    const tick = runsTicker(root, parseRunsQuery(new URLSearchParams("order=newest")));
+    tick((m) => sent.push(m));
+    assert.equal(sent.length, 1, "the rows as they are now, at once");
+    assert.equal(sent[0].op, "html");
+    assert.equal(sent[0].target, "runs");
+    assert.match(sent[0].html!, /say hello/);
+    tick((m) => sent.push(m));
+    assert.equal(sent.length, 1, "nothing changed: nothing more is sent");
   });
 });

@@ -114,7 +114,9 @@ function stamp(path: string): string {
 
 /**
  * The runs table, live: re-rendered when the episodes folder or a shown run
- * changes (or every {@link FULL_MS}), sent when the rows differ.
+ * changes (or every {@link FULL_MS}), sent at the stream's first tick and
+ * then whenever the rows differ: a page catches up with what changed between
+ * its render and the stream's (re)connection.
  *
  * @example
  * ```ts
@@ -136,13 +138,14 @@ export function runsTicker(root: string, q: RunsQuery): (send: (m: LiveMessage) 
     const got = listRuns(root, q);
     shown = got.entries.map((e) => e.episode_dir);
     const html = runRows(got.entries).value;
-    if (lastHtml !== null && html !== lastHtml) send({ op: "html", target: "runs", html });
+    if (html !== lastHtml) send({ op: "html", target: "runs", html });
     lastHtml = html;
   };
 }
 
 /**
- * The approvals list, live: sent when the set of waiting runs or their decisions change.
+ * The approvals list, live: sent at the stream's first tick (a page catches up after a (re)connection), then when
+ * the set of waiting runs or their decisions change.
  *
  * @example
  * ```ts
@@ -163,7 +166,7 @@ export function approvalsTicker(
     lastFull = now;
     const waiting = await list();
     const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
-    if (lastKey !== null && key !== lastKey) {
+    if (key !== lastKey) {
       const html = waiting.length
         ? markup`${waiting.map((w) => approvalPanel(w))}`.value
         : markup`<p class="muted">Nothing waits for a decision.</p>`.value;
@@ -178,7 +181,7 @@ const STORE_POLL_MS = 1000;
 
 /**
  * The runs table over a shared store, live: the catalog asked every
- * {@link STORE_POLL_MS}, the rows sent when they differ.
+ * {@link STORE_POLL_MS}, the rows sent at the first tick and when they differ.
  *
  * @example
  * ```ts
@@ -194,7 +197,7 @@ export function storeRunsTicker(
     if (Date.now() - last < STORE_POLL_MS) return;
     last = Date.now();
     const html = runRows((await list()).entries).value;
-    if (lastHtml !== null && html !== lastHtml) send({ op: "html", target: "runs", html });
+    if (html !== lastHtml) send({ op: "html", target: "runs", html });
     lastHtml = html;
   };
 }
