@@ -144,8 +144,8 @@ export function runsTicker(root: string, q: RunsQuery): (send: (m: LiveMessage) 
 }
 
 /**
- * The approvals list, live: sent at the stream's first tick (a page catches up after a (re)connection), then when
- * the set of waiting runs or their decisions change.
+ * The approvals list, live: sent when the set of waiting runs or their decisions change. Not at the first tick, as
+ * the runs are: that would replace the forms under a user typing a note.
  *
  * @example
  * ```ts
@@ -166,7 +166,7 @@ export function approvalsTicker(
     lastFull = now;
     const waiting = await list();
     const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
-    if (key !== lastKey) {
+    if (lastKey !== null && key !== lastKey) {
       const html = waiting.length
         ? markup`${waiting.map((w) => approvalPanel(w))}`.value
         : markup`<p class="muted">Nothing waits for a decision.</p>`.value;
