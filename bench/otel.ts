@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import process from "node:process";
