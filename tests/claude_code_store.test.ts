@@ -8,28 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { assertSound, bash, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
 import { writeAgentPolicies } from "./helpers/policies.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { tree } from "./helpers/files.ts";
 
 const skip = pgUnavailable() ?? false;
-
-/** Every file of a directory tree, relative path → bytes (the lock aside). */
-function tree(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p, "latin1"));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 async function until<T>(f: () => Promise<T | null | undefined>, what: string, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -18,24 +18,11 @@ import { runChild } from "./helpers/child.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { tree } from "./helpers/files.ts";
 
 const skip = pgUnavailable() ?? false;
 const GATE = join(REPO, "plugins/policies/approval-gate.ts");
 const BUN = join(REPO, "node_modules", ".bin", "bun");
-
-/** Every file of a directory tree, relative path → bytes (the lock aside). */
-function tree(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p, "latin1"));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 async function until<T>(f: () => T | null | undefined | Promise<T | null | undefined>, what: string): Promise<T> {
   const end = Date.now() + 60_000;

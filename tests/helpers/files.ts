@@ -6,7 +6,7 @@
  * @module
  */
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 /**
  * Every path under `dir`, depth first; symlinks are listed, never followed.
@@ -49,4 +49,28 @@ export function foundUnder(root: string, needles: readonly string[]): string[] {
     for (const p of needles) if (text.includes(p)) found.push(`${rel} holds ${JSON.stringify(p)}`);
   }
   return found;
+}
+
+/**
+ * An episode directory's files by relative path, their bytes as latin1 text
+ * (the lock left out: it belongs to the writer, not the record), to compare
+ * a pulled copy with its original.
+ *
+ * @example
+ * ```ts
+ * import { tree } from "./files.ts";
+ * // assert.deepEqual(tree(pulledDir), tree(originalDir));
+ * ```
+ */
+export function tree(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p, "latin1"));
+    }
+  };
+  walk(dir);
+  return out;
 }
