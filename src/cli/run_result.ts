@@ -57,6 +57,23 @@ const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 
+/** The phases of the events that may explain a run (wherever the key stands in the line). */
+const PHASES = /"phase"\s*:\s*"(terminate|direction|act|governance)"/g;
+
+/** Whether an event line may matter to {@link explainRun}, decided before parsing it. */
+function mayExplain(text: string): boolean {
+  for (const [, phase] of text.matchAll(PHASES)) {
+    if (phase === "terminate") return true;
+    if (phase === "direction" && text.includes("policy_failure")) return true;
+    if (phase === "act" && text.includes('"exit_code"')) return true;
+    if (phase === "governance" && text.includes('"veto"')) return true;
+  }
+  return false;
+}
+
+/** A line that cannot explain the run: not parsed (a 10,000-step run has 30,000 lines, few that matter). */
+const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse(text) : {};
+
 /**
  * Reads why a run ended: the last enforced veto or policy failure from
  * `events.jsonl`, the terminate message, and `outcomes.error` of `state.json`.
@@ -73,7 +90,7 @@ export function explainRun(dir: string): RunExplanation {
   let answer: string | null = null;
   const atByPolicy = new Map<string, string>();
   if (existsSync(paths.events)) {
-    for (const entry of readJsonl(paths.events)) {
+    for (const entry of readJsonl(paths.events, { parse: parseIfExplains })) {
       if (entry.problem) continue;
       const e = entry.value, p = rec(e.payload);
       if (e.phase === "direction" && p.reason === "policy_failure") {
@@ -150,10 +167,14 @@ export interface PrintRunOptions {
 export function printRunResult(ctx: CliContext, result: RunResult, options: PrintRunOptions = {}): void {
   const { out } = ctx;
   const c = out.color;
-  const why = explainRun(result.episode_dir);
   const exitCode = options.interrupted && result.status !== "ok" ? EXIT.INTERRUPTED : result.exit_code;
-  if (options.quiet) out.line(result.episode_id);
-  else if (options.json) {
+  if (options.quiet) {
+    out.line(result.episode_id);
+    if (exitCode !== EXIT.OK) process.exitCode = exitCode;
+    return;
+  }
+  const why = explainRun(result.episode_dir);
+  if (options.json) {
     out.json({
       episode_id: result.episode_id,
       episode_dir: result.episode_dir,
