@@ -6,11 +6,11 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { setPriority } from "node:os";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { noemaArgv } from "../agents/noema_command.ts";
 import { type OtelSettings, otelSettings } from "../export/otel/config.ts";
 import { type LiveOtelExport, startLiveOtel } from "../export/otel/run_hooks.ts";
+import { lowerProcess } from "../priority.ts";
 import { resolveRoot } from "../store/layout.ts";
 import type { Output } from "./output.ts";
 
@@ -83,10 +83,6 @@ function handOff(root: string, id: string, offsets: number[], s: OtelSettings): 
     stdio: "ignore",
   });
   child.on("error", () => {}); // `noema export otel` sends it later
-  try {
-    if (child.pid !== undefined) setPriority(child.pid, 10); // behind the runs of this machine
-  } catch {
-    // not allowed here: it runs at this run's priority
-  }
+  lowerProcess(child.pid); // behind the runs of this machine
   child.unref();
 }

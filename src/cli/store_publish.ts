@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { noemaArgv } from "../agents/noema_command.ts";
+import { lowerProcess } from "../priority.ts";
 import { LivePublisher } from "../shared_store/live.ts";
 import { WorkerLivePublisher } from "../shared_store/live_thread.ts";
 import { publishingHost } from "../shared_store/host.ts";
@@ -52,6 +53,7 @@ export function handOff(root: string, id: string, pick: { url: string; from: str
     env: { ...process.env, NOEMA_STORE: pick.url },
   });
   child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
+  lowerProcess(child.pid); // behind the runs of this machine
   child.unref();
   // The next commands leave it to that process while it lives (they would race it for the episode's lease).
   if (child.pid !== undefined) markHandedOff(root, id, child.pid);

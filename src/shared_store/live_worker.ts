@@ -14,6 +14,7 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
+import { lowerThisThread } from "../priority.ts";
 import { LivePublisher } from "./live.ts";
 import { openSharedStore } from "./open.ts";
 import { EpisodePublisher } from "./publish.ts";
@@ -40,6 +41,7 @@ export type FromLiveWorker =
   | { type: "published" }
   | { type: "finished"; ok: boolean; failed: boolean };
 
+lowerThisThread(); // on a busy machine, the run's own thread goes first
 const port = parentPort!;
 let store: Promise<SharedStore> | null = null;
 let live: Promise<LivePublisher> | null = null;

@@ -1,0 +1,85 @@
+/**
+ * Background work yields to the run: the threads that export or publish a
+ * run while it goes, and the processes that finish that work after it, run
+ * at a lower CPU priority, so on a busy machine the run's own thread goes
+ * first.
+ *
+ * Two Linux details matter:
+ * - a thread's priority is set through its thread id (`/proc/thread-self`);
+ * - with the kernel's autogroups (`/proc/sys/kernel/sched_autogroup_enabled`,
+ *   on by default), CPU time is first shared between sessions, and a nice
+ *   value only ranks processes within one session. A detached process (its
+ *   own session) at nice 10 still gets as much CPU as the whole run, so its
+ *   session's autogroup is lowered too (`/proc/<pid>/autogroup`).
+ *
+ * Where none of this is possible (not Linux, not allowed), the work runs at
+ * the run's priority: nothing fails.
+ *
+ * @module
+ */
+import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { setPriority } from "node:os";
+
+/**
+ * The nice value background work runs at.
+ *
+ * @default {10}
+ */
+export const BACKGROUND_NICE = 10;
+
+/**
+ * Lowers the priority of the calling thread (call it first thing in a
+ * worker thread, before it loads anything heavy). With `idle`, the thread
+ * also goes to Linux's idle scheduling class (`SCHED_IDLE`, set with
+ * util-linux's `chrt` where it is installed): it runs only on CPU time
+ * nothing else wants, and yields at once when the run's threads wake (a nice
+ * value alone still lets it delay them by a few milliseconds at each wake-up,
+ * which adds up over thousands of them). Meant for work that may wait, such
+ * as a live export whose rest is handed over at the run's end.
+ *
+ * @example
+ * ```ts
+ * import { lowerThisThread } from "./priority.ts";
+ * lowerThisThread(); // in a worker: the run's thread goes first
+ * lowerThisThread(10, true); // and only on CPU time nothing else wants
+ * ```
+ */
+export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (!Number.isInteger(tid) || tid <= 0) return;
+    setPriority(tid, nice);
+    if (idle) spawnSync("chrt", ["--idle", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
+  } catch {
+    // not Linux, or not allowed: the thread runs at the run's priority
+  }
+}
+
+/**
+ * Lowers the priority of a process this one started detached (in a session
+ * of its own): its nice value and its session's autogroup.
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "node:child_process";
+ * import { lowerProcess } from "./priority.ts";
+ * const child = spawn("sleep", ["1"], { detached: true, stdio: "ignore" });
+ * lowerProcess(child.pid);
+ * ```
+ */
+export function lowerProcess(pid: number | undefined, nice: number = BACKGROUND_NICE): void {
+  if (pid === undefined) return;
+  try {
+    setPriority(pid, nice);
+  } catch {
+    // not allowed here: it runs at this process's priority
+  }
+  try {
+    const group = (p: string) => readFileSync(`/proc/${p}/autogroup`, "utf8").split(" ")[0];
+    // Only a group of its own: lowering this process's group would lower the run itself.
+    if (group(String(pid)) !== group("self")) writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // no autogroups (not Linux, or turned off), or the process is gone
+  }
+}
