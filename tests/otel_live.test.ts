@@ -10,13 +10,15 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LiveExportCore } from "../src/export/otel/live_core.ts";
 import { OtelLiveSink } from "../src/export/otel/live.ts";
 import { EpisodeFollower } from "../src/export/otel/follow.ts";
 import { otelResource } from "../src/export/otel/exporter.ts";
 import { spanIdOf } from "../src/export/otel/ids.ts";
+import { cliCommand } from "./helpers/cli.ts";
 import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -101,6 +103,48 @@ describe("the live sink of a resumed run", () => {
       assert.deepEqual(r.unfinished, [size, 0], "not from the start: that was sent before the pause");
     } finally {
       await receiver.close();
+    }
+  });
+});
+
+describe("the live sink of a busy run", () => {
+  it("sends spans while the run's thread never turns its event loop (kicks post at once, not by a timer)", async () => {
+    // The receiver runs in a process of its own: this thread is kept busy, as a CPU-bound run keeps its own.
+    const log = join(tmp.path, "arrivals.log");
+    const script = join(tmp.path, "receiver.ts");
+    writeFileSync(
+      script,
+      `import http from "node:http"; import { appendFileSync } from "node:fs";
+const s = http.createServer((req, res) => { req.on("data", () => {}); req.on("end", () => {
+  appendFileSync(${JSON.stringify(log)}, Date.now() + "\\n"); res.writeHead(200); res.end(); }); });
+s.listen(0, "127.0.0.1", () => console.log(s.address().port));`,
+    );
+    const [cmd, ...args] = cliCommand().slice(0, -1);
+    const child = spawn(cmd, [...args, script], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stdout!.once("data", (d: Buffer) => resolve(Number(String(d).trim())));
+        child.once("exit", (code) => reject(new Error(`the receiver exited (${code})`)));
+      });
+      const { dir, id } = episode("busy", 2000);
+      const sink = new OtelLiveSink(
+        { url: `http://127.0.0.1:${port}/v1/traces`, protocol: "http/protobuf", timeoutMs: 10_000, capture: false },
+        { intervalMs: 0 },
+      );
+      sink.begin(dir, id);
+      // Busy: kicks and sleeps without ever returning to the event loop (no timer can fire), until a request arrived.
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      const until = Date.now() + 30_000;
+      let arrived = false;
+      while (!arrived && Date.now() < until) {
+        sink.kick();
+        Atomics.wait(nap, 0, 0, 50);
+        arrived = existsSync(log) && readFileSync(log, "utf8") !== "";
+      }
+      assert.ok(arrived, "no span reached the receiver while the run's thread was busy");
+      await sink.finish(true, 10_000);
+    } finally {
+      child.kill();
     }
   });
 });

@@ -64,6 +64,7 @@ export class OtelLiveSink {
   #done = false;
   #acked: number[] = [];
   #lost = false; // the export thread failed or stopped: nothing to wait for
+  #dir: string | null = null;
 
   constructor(settings: OtelSettings, options: OtelLiveSinkOptions = {}) {
     this.#settings = settings;
@@ -94,6 +95,7 @@ export class OtelLiveSink {
     worker.on("error", (e: Error) => lost(`the export thread failed: ${e?.message ?? e}`));
     worker.on("exit", () => lost("the export thread stopped"));
     this.#worker = worker;
+    this.#dir = dir;
     // What the files hold now (not when the thread starts: the run goes on meanwhile) is not sent again.
     const skipTo = skipExisting ? fileSizes(dir) : null;
     if (skipTo !== null) this.#acked = skipTo; // a hand-over before the first batch goes on from there
@@ -110,16 +112,38 @@ export class OtelLiveSink {
     this.#onUnavailable(f);
   }
 
-  /** Something was recorded: the export thread reads it soon (never now: the run is not slowed). */
+  /**
+   * Something was recorded: the export thread reads it soon. Posted at once
+   * when the last read was asked for at least `intervalMs` ago (a run busy in
+   * this thread may not turn its event loop for a while: a timer would not
+   * fire), else by a timer, for the last events of a burst.
+   */
   kick(): void {
-    if (this.#worker === null || this.#done || this.#timer !== undefined || this.#failed) return;
-    const wait = Math.max(0, this.#last + this.#interval - Date.now());
+    if (this.#worker === null || this.#done || this.#failed) return;
+    const now = Date.now();
+    if (now - this.#last >= this.#interval) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#pump(now);
+      return;
+    }
+    if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.#last = Date.now();
-      this.#post({ type: "pump" });
-    }, wait);
+      this.#pump(Date.now());
+    }, this.#last + this.#interval - now);
     (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  #pump(now: number): void {
+    this.#last = now;
+    this.#post({ type: "pump" });
+  }
+
+  /** How many bytes of the files are not sent yet (as far as the collector acknowledged). */
+  backlogBytes(): number {
+    if (this.#dir === null) return 0;
+    return fileSizes(this.#dir).reduce((sum, size, i) => sum + Math.max(0, size - (this.#acked[i] ?? 0)), 0);
   }
 
   /**

@@ -9,51 +9,55 @@
  *
  * @module
  */
-import { readlinkSync } from "node:fs";
-import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
-import { LiveExportCore } from "./live_core.ts";
+import { BACKGROUND_NICE, lowerThisThread } from "../../priority.ts";
+import type { OtelSettings } from "./config.ts";
+import type { LiveExportCore } from "./live_core.ts";
 
+// First, before the OpenTelemetry SDK is loaded: on a busy machine the run's own thread goes first.
+lowerThisThread(BACKGROUND_NICE, true);
+const loading = import("./live_core.ts");
 let core: LiveExportCore | null = null;
-
-/**
- * Lowers this thread's priority (Linux: a thread's id names it to
- * `setpriority`), so that on a busy machine the run's own thread goes first.
- * Nothing happens where that is not possible.
- */
-function yieldToTheRun(): void {
-  try {
-    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-  } catch {
-    // not Linux, or not allowed: the export runs at the run's priority
-  }
-}
-yieldToTheRun();
 
 function post(m: unknown): void {
   parentPort!.postMessage(JSON.stringify(m));
 }
 
+// Messages are taken at once and handled in order once the SDK is loaded.
+let ready: Promise<unknown> = loading;
 parentPort!.on("message", (text: string) => {
   const m = JSON.parse(text);
+  ready = ready.then(() => loading).then(
+    (mod) => handle(mod, m),
+    (e) => { // the SDK could not be loaded: said once, as a collector that is not there
+      const failure = { url: String(m.settings?.url ?? m.url ?? ""), message: `the export thread failed: ${e}` };
+      post(
+        m.type === "finish"
+          ? { type: "finished", result: { sent: 0, failed: failure } }
+          : { type: "unavailable", failure },
+      );
+    },
+  );
+});
+
+function handle(mod: typeof import("./live_core.ts"), m: Record<string, unknown> & { type: string }): void {
   if (m.type === "begin") {
-    core = new LiveExportCore(
-      m.settings,
+    core = new mod.LiveExportCore(
+      m.settings as OtelSettings,
       (failure) => post({ type: "unavailable", failure }),
       (offsets) => post({ type: "acked", offsets }),
     );
     try {
-      core.begin(m.dir, m.episodeId, m.skipTo);
+      core.begin(m.dir as string, m.episodeId as string, m.skipTo as number[] | null);
     } catch {
       // an episode that cannot be read yet is read at the next pump
     }
   } else if (m.type === "pump") void core?.pump().catch(() => {});
   else if (m.type === "finish") {
-    const done = core?.finish(m.root) ?? Promise.resolve({ sent: 0, failed: null });
+    const done = core?.finish(m.root as boolean) ?? Promise.resolve({ sent: 0, failed: null });
     done.then(
       (result) => post({ type: "finished", result }),
       (e) => post({ type: "finished", result: { sent: 0, failed: { url: m.url, message: String(e?.message ?? e) } } }),
     );
   }
-});
+}

@@ -95,7 +95,10 @@ export function startLiveOtel(
     },
     async finish(id) {
       if (begun === null && id !== undefined) begin(id, false);
-      const r = await sink.finish(true, flushWaitMs(started, handOff !== undefined ? undefined : settings.timeoutMs));
+      let wait = flushWaitMs(started, handOff !== undefined ? undefined : settings.timeoutMs);
+      // More left than the export thread sends in that time: handed over at once, not waited for in vain.
+      if (handOff !== undefined && sink.backlogBytes() > wait * BYTES_PER_MS) wait = 0;
+      const r = await sink.finish(true, wait);
       if (r.failed) say(r.failed);
       else if (r.unfinished !== null && begun !== null) handOff?.(begun, r.unfinished);
       return r;
@@ -104,15 +107,21 @@ export function startLiveOtel(
 }
 
 /**
+ * What the export thread sends in a millisecond, at least (reading, building
+ * and encoding the spans of the events: about 100 KB/ms on one core).
+ */
+const BYTES_PER_MS = 50_000;
+
+/**
  * How long the end of a run waits for its export: `NOEMA_OTEL_FLUSH_MS` when
- * set, else 5% of the run's time so far (at least 200 ms): a run is never
+ * set, else 5% of the run's time so far (at least 50 ms): a run is never
  * made more than 5% longer by waiting; what is left is handed to a
  * background process. Without a hand-over, the export timeout.
  */
 function flushWaitMs(started: number, noHandOff?: number): number {
   const v = Number(process.env.NOEMA_OTEL_FLUSH_MS);
   if (process.env.NOEMA_OTEL_FLUSH_MS && Number.isFinite(v) && v >= 0) return v;
-  return noHandOff ?? Math.max(200, (Date.now() - started) * 0.05);
+  return noHandOff ?? Math.max(50, (Date.now() - started) * 0.05);
 }
 
 /**
