@@ -175,6 +175,39 @@ describe("the live export's core", () => {
     }
   });
 
+  it(
+    "a pump reads about its budget (whole chunks), the rest at the next pump or at finish",
+    { timeout: 60_000 },
+    async () => {
+      const receiver = await startOtlpReceiver();
+      try {
+        const { dir, id } = episode("budget", 12_000); // about 2 MiB of events: more than one chunk
+        const size = statSync(join(dir, "events.jsonl")).size;
+        assert.ok(size > 1.5 * (1 << 20), `the episode is ${size} bytes`);
+        let acked = [0];
+        const core = new LiveExportCore(
+          { url: `${receiver.url}/v1/traces`, protocol: "http/protobuf", timeoutMs: 20_000, capture: false },
+          () => {},
+          (offsets) => acked = offsets,
+        );
+        core.begin(dir, id);
+        await core.pump(1000);
+        // One chunk (1 MiB, and the rest of the line it ends in), not the whole episode.
+        assert.ok(
+          acked[0] > 0 && acked[0] < (1 << 20) + 1000,
+          `one chunk read for a budget of 1000 bytes, not ${acked[0]}`,
+        );
+        const sentFirst = receiver.spans().length;
+        assert.ok(sentFirst > 0 && sentFirst < 12_000, `${sentFirst} spans after the first pump`);
+        await core.finish(true);
+        assert.equal(acked[0], size, "finish reads everything");
+        assert.equal(new Set(receiver.spans().map((s) => s.spanId)).size, 12_001, "every act and the root, once");
+      } finally {
+        await receiver.close();
+      }
+    },
+  );
+
   it("a follower resumed at offsets sends only the spans of the lines after them", { timeout: 60_000 }, async () => {
     const receiver = await startOtlpReceiver();
     try {

@@ -22,6 +22,14 @@ import type { LiveExportResult } from "./live_core.ts";
 
 export type { LiveExportResult } from "./live_core.ts";
 
+/**
+ * Bytes of the episode's files a live export reads per second at most
+ * (8 MiB/s, some 3,000 steps a second; an agent's run is far slower): a
+ * run that writes faster has the rest sent at its end, or by the process it
+ * hands over to.
+ */
+const LIVE_BYTES_PER_SECOND = 8 << 20;
+
 /** The sizes of the files a follower reads, in its order (0 for one not there). */
 function fileSizes(dir: string): number[] {
   return ["events.jsonl", ...MODEL_TURN_FILES].map((f) => {
@@ -136,8 +144,10 @@ export class OtelLiveSink {
   }
 
   #pump(now: number): void {
+    // A run that writes faster is not chased at the cost of its CPU: the rest goes at its end, or is handed over.
+    const maxBytes = Math.ceil((LIVE_BYTES_PER_SECOND * Math.max(this.#interval, 50)) / 1000);
     this.#last = now;
-    this.#post({ type: "pump" });
+    this.#post({ type: "pump", maxBytes });
   }
 
   /** How many bytes of the files are not sent yet (as far as the collector acknowledged). */

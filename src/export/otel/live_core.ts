@@ -15,6 +15,9 @@ import type { OtelSettings } from "./config.ts";
 import { type ExportFailure, GuardedExporter, otelResource } from "./exporter.ts";
 import { EpisodeFollower } from "./follow.ts";
 
+/** Spans the batch processor holds at most (it drops what comes beyond). */
+const QUEUE_SIZE = 4096;
+
 /** What {@link LiveExportCore.finish} reports. */
 export interface LiveExportResult {
   /** Spans the collector accepted. */
@@ -40,7 +43,7 @@ export class LiveExportCore {
   readonly #processor: BatchSpanProcessor;
   #follower: EpisodeFollower | null = null;
   #pumping: Promise<void> | null = null;
-  #again = false;
+  #again = 0; // the budget of a pump asked for while one runs
 
   readonly #onAcked: (offsets: number[]) => void;
 
@@ -58,7 +61,7 @@ export class LiveExportCore {
     this.#exporter = new GuardedExporter(settings, onUnavailable);
     this.#processor = new BatchSpanProcessor({
       exporter: this.#exporter,
-      maxQueueSize: 4096,
+      maxQueueSize: QUEUE_SIZE,
       maxExportBatchSize: 512,
       scheduledDelayMillis: 1000,
       exportTimeoutMillis: settings.timeoutMs,
@@ -79,24 +82,31 @@ export class LiveExportCore {
     if (skipTo !== null) this.#follower.skipTo(skipTo);
   }
 
-  /** Sends what was written since the last pump (one pump at a time; one asked for meanwhile runs after it). */
-  pump(): Promise<void> {
+  /**
+   * Sends what was written since the last pump, at most about `maxBytes` of
+   * it (one pump at a time; one asked for meanwhile runs after it, with the
+   * budget it was given).
+   */
+  pump(maxBytes = Infinity): Promise<void> {
     if (this.#pumping) {
-      this.#again = true;
+      this.#again = Math.max(this.#again, maxBytes);
       return this.#pumping;
     }
     this.#pumping = (async () => {
+      let budget = maxBytes;
       do {
-        this.#again = false;
-        await this.#drain();
-      } while (this.#again);
+        this.#again = 0;
+        await this.#drain(budget);
+        budget = this.#again;
+      } while (budget > 0);
     })().finally(() => (this.#pumping = null));
     return this.#pumping;
   }
 
-  async #drain(): Promise<void> {
+  async #drain(maxBytes: number): Promise<void> {
     const f = this.#follower;
     if (f === null) return;
+    const end = f.offsets().reduce((a, b) => a + b, 0) + maxBytes;
     do {
       if (this.#exporter.failed) return;
       let spans;
@@ -106,10 +116,13 @@ export class LiveExportCore {
         return; // a file that cannot be read now is read at the next pump, or by `noema export otel`
       }
       const offsets = f.offsets();
-      for (const span of spans) this.#processor.onEnd(span);
-      if (spans.length > 0 && !(await this.#flush())) return;
+      // Never more than the processor's queue holds (it drops the rest): a chunk of short lines has many spans.
+      for (let i = 0; i < spans.length; i += QUEUE_SIZE) {
+        for (const span of spans.slice(i, i + QUEUE_SIZE)) this.#processor.onEnd(span);
+        if (!(await this.#flush())) return;
+      }
       this.#onAcked(offsets);
-    } while (f.more);
+    } while (f.more && f.offsets().reduce((a, b) => a + b, 0) < end);
   }
 
   /** Sends the spans queued; false when the collector did not take them (the failure is then reported). */

@@ -3,7 +3,7 @@
  * it follows the episode's files and sends their spans, so the run's own
  * thread only says "something was written". Messages are JSON text:
  *
- * - in: `{type: "begin", settings, dir, episodeId, skipTo}`, `{type: "pump"}`, `{type: "finish", root, url}`;
+ * - in: `{type: "begin", settings, dir, episodeId, skipTo}`, `{type: "pump", maxBytes}`, `{type: "finish", root, url}`;
  * - out: `{type: "acked", offsets}` (after each batch the collector accepted), `{type: "unavailable", failure}`
  *   (once), `{type: "finished", result}`.
  *
@@ -52,7 +52,7 @@ function handle(mod: typeof import("./live_core.ts"), m: Record<string, unknown>
     } catch {
       // an episode that cannot be read yet is read at the next pump
     }
-  } else if (m.type === "pump") void core?.pump().catch(() => {});
+  } else if (m.type === "pump") void core?.pump(typeof m.maxBytes === "number" ? m.maxBytes : Infinity).catch(() => {});
   else if (m.type === "finish") {
     const done = core?.finish(m.root as boolean) ?? Promise.resolve({ sent: 0, failed: null });
     done.then(
