@@ -14,10 +14,8 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { lowerThisThread } from "../priority.ts";
-import { LivePublisher } from "./live.ts";
-import { openSharedStore } from "./open.ts";
-import { EpisodePublisher } from "./publish.ts";
+import { BACKGROUND_NICE, lowerThisThread } from "../priority.ts";
+import type { LivePublisher } from "./live.ts";
 import type { SharedStore } from "./shared_store.ts";
 
 /** A message to the worker. */
@@ -41,7 +39,9 @@ export type FromLiveWorker =
   | { type: "published" }
   | { type: "finished"; ok: boolean; failed: boolean };
 
-lowerThisThread(); // on a busy machine, the run's own thread goes first
+// First, before the publisher and the database client are loaded: on a busy machine the run's own thread goes first.
+lowerThisThread(BACKGROUND_NICE, true);
+const modules = Promise.all([import("./live.ts"), import("./open.ts"), import("./publish.ts")]);
 const port = parentPort!;
 let store: Promise<SharedStore> | null = null;
 let live: Promise<LivePublisher> | null = null;
@@ -53,14 +53,14 @@ const unavailable = (e: Error) =>
 
 port.on("message", (m: ToLiveWorker) => {
   if (m.type === "start") {
-    store = openSharedStore(m.url, m.from);
+    store = modules.then(([, { openSharedStore }]) => openSharedStore(m.url, m.from));
     // The first write the store accepted only: the run's thread then knows the worker runs and the store answers.
     const sent = () => {
       if (published) return;
       published = true;
       post({ type: "published" });
     };
-    live = store.then((s) =>
+    live = Promise.all([modules, store]).then(([[{ LivePublisher }, , { EpisodePublisher }], s]) =>
       new LivePublisher(new EpisodePublisher(s, m.dir, m.episodeId, { host: m.host, onSent: sent }), {
         intervalMs: m.intervalMs,
         filesIntervalMs: m.filesIntervalMs,
