@@ -123,3 +123,32 @@ describe(
     );
   },
 );
+
+describe("noema run --using claude-code with the shared store unreachable (real Claude Code)", () => {
+  const tmp = tempDir("noema-claude-store-down-");
+  after(() => tmp.cleanup());
+
+  test("the run goes on locally, says so once, and records it as a runtime event", { timeout: 120_000 }, async () => {
+    const s = await claudeSessions(tmp.path)([{ text: "Nothing to do." }]);
+    try {
+      // Port 1 on 127.0.0.1: connection refused at once.
+      const env = { ...s.env, NOEMA_STORE: "postgres://noema:s3cret-pw@127.0.0.1:1/noema" };
+      const args = ["run", "look around", "--using", "claude-code", "--workspace", s.box.workspace];
+      const r = await noemaCli([...args, "--root", s.box.root, "--json"], env, s.box.workspace);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr.match(/the run goes on locally/g)?.length, 1, r.stderr);
+      const dir = JSON.parse(r.stdout.trim().split("\n").pop()!).episode_dir as string;
+      const events = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const down = events.filter((e) => e.phase === "runtime" && e.event_type === "store.unavailable");
+      assert.equal(down.length, 1, "one store.unavailable runtime event");
+      assert.ok(!JSON.stringify(down[0]).includes("s3cret-pw"), "the password is masked");
+      assert.ok(
+        events.findIndex((e) => e.phase === "terminate") > events.indexOf(down[0]),
+        "recorded before terminate",
+      );
+      await assertSound(s, dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+});

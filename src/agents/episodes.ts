@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { RuntimeNotices } from "../runtime/core/options.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { EpisodeCore } from "../runtime/core/episode_core.ts";
@@ -46,7 +47,10 @@ export async function openEpisode(task: string, options: DriverOptions): Promise
  * ep.close();
  * ```
  */
-export async function attachEpisode(ref: string, options: { root?: string } = {}): Promise<EpisodeHandle> {
+export async function attachEpisode(
+  ref: string,
+  options: { root?: string; notices?: RuntimeNotices } = {},
+): Promise<EpisodeHandle> {
   return await EpisodeCore.attach(ref, options);
 }
 

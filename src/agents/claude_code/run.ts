@@ -168,7 +168,7 @@ function sessionTurns(
 async function drive(
   s: Session,
   first: string[],
-  options: { signal?: AbortSignal; onEvent?: ResumeOptions["onEvent"] },
+  options: { signal?: AbortSignal; onEvent?: ResumeOptions["onEvent"]; notices?: RunOptions["notices"] },
 ): Promise<RunResult> {
   const follower = options.onEvent ? followEvents(s.dir, options.onEvent) : null;
   let r: ClaudeResult;
@@ -179,7 +179,7 @@ async function drive(
   }
   if (r.json?.terminal_reason === "tool_deferred" && !options.signal?.aborted) {
     // claude stopped: the calls it ran meanwhile are recorded, so the checkpoint now comes last.
-    const episode = await attachEpisode(s.dir, { root: s.root });
+    const episode = await attachEpisode(s.dir, { root: s.root, notices: options.notices });
     try {
       sessionTurns(s, episode, false);
       episode.pauseDeferred();
@@ -188,7 +188,8 @@ async function drive(
     }
     return pausedResult(s.episodeId, s.dir);
   }
-  const episode = await attachEpisode(s.dir, { root: s.root });
+  // What the run's composer noticed meanwhile (the shared store unreachable…) is recorded with its last events.
+  const episode = await attachEpisode(s.dir, { root: s.root, notices: options.notices });
   await recordDenials(episode, r.json);
   if (options.signal?.aborted) {
     // claude was stopped with the calls it was running: they did not finish, and no hook will record them.
@@ -236,6 +237,7 @@ async function runClaudeCode(task: string, options: RunOptions): Promise<RunResu
   return await drive(s, ["-p", task, "--session-id", sessionId], {
     signal,
     onEvent: onEvent as ResumeOptions["onEvent"],
+    notices: options.notices,
   });
 }
 
@@ -296,7 +298,11 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
     extraArgs: Array.isArray(adapter.args) ? adapter.args.map(String) : [],
     prices: pricesOf(adapter.prices),
   };
-  return await drive(s, ["-p", "--resume", sessionId], { signal: options.signal, onEvent: options.onEvent });
+  return await drive(s, ["-p", "--resume", sessionId], {
+    signal: options.signal,
+    onEvent: options.onEvent,
+    notices: options.notices,
+  });
 }
 
 /**
