@@ -42,17 +42,40 @@ export const BACKGROUND_NICE = 10;
  * ```ts
  * import { lowerThisThread } from "./priority.ts";
  * lowerThisThread(); // in a worker: the run's thread goes first
- * lowerThisThread(10, true); // and only on CPU time nothing else wants
+ * const tid = lowerThisThread(10, true); // and only on CPU time nothing else wants
  * ```
  */
-export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): void {
+export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): number | null {
   try {
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    if (!Number.isInteger(tid) || tid <= 0) return;
+    if (!Number.isInteger(tid) || tid <= 0) return null;
     setPriority(tid, nice);
     if (idle) spawnSync("chrt", ["--idle", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
+    return tid;
   } catch {
-    // not Linux, or not allowed: the thread runs at the run's priority
+    return null; // not Linux, or not allowed: the thread runs at the run's priority
+  }
+}
+
+/**
+ * Takes a thread that {@link lowerThisThread} put in the idle class back to
+ * the normal class (at its lower nice value): for the end of a run, when
+ * what it does is waited for, and a machine busy with other work must not
+ * starve it.
+ *
+ * @example
+ * ```ts
+ * import { unidleThread } from "./priority.ts";
+ * // tid: what lowerThisThread() returned in the worker
+ * unidleThread(12345);
+ * ```
+ */
+export function unidleThread(tid: number | null): void {
+  if (tid === null) return;
+  try {
+    spawnSync("chrt", ["--other", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
+  } catch {
+    // not Linux, or no chrt: it stays where it was
   }
 }
 

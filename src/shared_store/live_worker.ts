@@ -14,7 +14,7 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { BACKGROUND_NICE, lowerThisThread } from "../priority.ts";
+import { lowerThisThread } from "../priority.ts";
 import type { LivePublisher } from "./live.ts";
 import type { SharedStore } from "./shared_store.ts";
 
@@ -40,7 +40,7 @@ export type FromLiveWorker =
   | { type: "finished"; ok: boolean; failed: boolean };
 
 // First, before the publisher and the database client are loaded: on a busy machine the run's own thread goes first.
-lowerThisThread(BACKGROUND_NICE, true);
+lowerThisThread();
 const modules = Promise.all([import("./live.ts"), import("./open.ts"), import("./publish.ts")]);
 const port = parentPort!;
 let store: Promise<SharedStore> | null = null;

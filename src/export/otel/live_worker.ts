@@ -10,12 +10,13 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { BACKGROUND_NICE, lowerThisThread } from "../../priority.ts";
+import { BACKGROUND_NICE, lowerThisThread, unidleThread } from "../../priority.ts";
 import type { OtelSettings } from "./config.ts";
 import type { LiveExportCore } from "./live_core.ts";
 
 // First, before the OpenTelemetry SDK is loaded: on a busy machine the run's own thread goes first.
-lowerThisThread(BACKGROUND_NICE, true);
+// While the run goes, only on CPU time nothing else wants; at its end (when the run waits for it), a normal share.
+const tid = lowerThisThread(BACKGROUND_NICE, true);
 const loading = import("./live_core.ts");
 let core: LiveExportCore | null = null;
 
@@ -27,6 +28,7 @@ function post(m: unknown): void {
 let ready: Promise<unknown> = loading;
 parentPort!.on("message", (text: string) => {
   const m = JSON.parse(text);
+  if (m.type === "finish") unidleThread(tid); // at once, even before the SDK is loaded
   ready = ready.then(() => loading).then(
     (mod) => handle(mod, m),
     (e) => { // the SDK could not be loaded: said once, as a collector that is not there
