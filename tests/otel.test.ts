@@ -19,6 +19,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { spanIdOf, traceIdOf } from "../src/export/otel/ids.ts";
 import { type ChildResult, runChild } from "./helpers/child.ts";
@@ -332,6 +333,50 @@ describe("a paused run, approved and resumed", () => {
       await later.close();
     }
   });
+});
+
+describe("a run that waits for its decision (--wait, a shared store)", () => {
+  it(
+    "exports what its resume wrote live too: the root as the resume ended it, the same trace as after the fact",
+    T,
+    async () => {
+      const live = await startOtlpReceiver();
+      const later = await startOtlpReceiver();
+      const store = pathToFileURL(join(tmp.path, "team store")).href;
+      const task = tmp.file(
+        "gated-wait.jsonc",
+        JSON.stringify({
+          task: "deploy after a check, waiting",
+          using: "shell",
+          policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+          steps: [
+            { kind: "act", description: "check", inputs: { command: "echo checked" } },
+            { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
+          ],
+        }),
+      );
+      try {
+        assert.equal((await noema(["store", "init", "--store", store])).code, 0);
+        // Nobody decides: the wait runs out and denies the call (decided by `timeout`); the run resumes and ends vetoed.
+        const args = ["--otel", live.url, "--store", store, "run", task, "--wait", "1s", "--json"];
+        const r = await noema(args);
+        const out = JSON.parse(r.stdout.trim().split("\n").pop()!);
+        assert.equal(out.status, "vetoed", r.stderr + r.stdout);
+        const last = [...new Map(live.spans().map((s) => [s.spanId, s])).values()];
+        const { tools } = checkTree(last, out.episode_id, out.episode_dir);
+        // The denied call runs nothing (no tool span); the resume's end is the root, sent again with the final status.
+        assert.equal(tools.length, 1);
+        const root = last.find((sp) => sp.parentSpanId === "")!;
+        assert.equal(root.attributes["noema.episode.status"], "vetoed", "the root as the resume ended it");
+        const e = await noema(["export", "otel", out.episode_id, "--endpoint", later.url]);
+        assert.equal(e.code, 0, e.stderr);
+        assert.equal(comparable(later.spans()), comparable(last), "the same trace live and after the fact");
+      } finally {
+        await live.close();
+        await later.close();
+      }
+    },
+  );
 });
 
 describe("a resumed run that hands over at once", () => {

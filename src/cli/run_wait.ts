@@ -1,13 +1,14 @@
 /**
  * `noema run … --wait [DURATION]` with a shared store: a run that pauses for
  * approval waits for a decision made on any machine instead of exiting 4,
- * then resumes the same episode (publishing as it goes), as often as it
+ * then resumes the same episode (publishing and exporting as it goes), as often as it
  * pauses. When the wait runs out, `--approval-timeout` applies: `deny`
  * rejects the call (decided by `timeout`), `abort` ends the run aborted.
  *
  * @module
  */
 import { resume } from "../drivers.ts";
+import { joinNotices, type LiveOtelExport } from "../export/otel/run_hooks.ts";
 import type { RunResult } from "../runtime/engine.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import type { CliContext } from "./context.ts";
@@ -28,6 +29,8 @@ export interface WaitOptions {
   signal: AbortSignal;
   /** Passed on to the resumed run (progress lines). */
   onEvent?: (e: { phase: string; payload: Record<string, unknown> }) => void;
+  /** Starts the live OpenTelemetry export of a resume of `episodeId` (when the run exports: `--otel`, `OTEL_*`). */
+  otel?: (episodeId: string) => LiveOtelExport | null;
 }
 
 /**
@@ -52,6 +55,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
       const got = await waitForDecision(store, result.episode_id, { root: o.root }, o.timeoutMs, o.onTimeout, o.signal);
       if (got === "interrupted") break;
       const live = await startLivePublishing(ctx.out, o.root, o.store, result.episode_id);
+      const otel = o.otel?.(result.episode_id) ?? null;
       try {
         result = await resume(result.episode_id, {
           root: o.root,
@@ -60,11 +64,13 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
           onEvent: (e) => {
             o.onEvent?.(e);
             live.onEvent(e);
+            otel?.onEvent(e);
           },
-          notices: live.notices,
+          notices: joinNotices(live.notices, otel?.notices),
         });
       } finally {
         await live.finish(result.episode_id, result.status === "pending");
+        await otel?.finish(result.episode_id);
       }
     }
     return result;

@@ -311,6 +311,7 @@ async function runInterruptible(
         onTimeout: opts.approvalTimeout,
         signal: controller.signal,
         onEvent: live.onEvent,
+        otel: (id) => liveOtelFor(otelSettings, options.root ?? root, out, id),
       });
     }
     printRunResult(ctx, result, { json: opts.json, quiet: opts.quiet, root, interrupted: interrupts > 0 });
