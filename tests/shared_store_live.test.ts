@@ -6,7 +6,7 @@
  * thread only posts kicks.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -53,6 +53,45 @@ test("a run that ends megabytes ahead of its publisher hands the rest over witho
     t.cleanup();
   }
 });
+
+test("a run that stops writing has its last state published without another kick (paused, or an agent thinking)", async () => {
+  const t = tempDir();
+  try {
+    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).episode_id as string;
+    const dir = join(t.path, "episodes", id);
+    for (const f of ["manifest.json", "summary.json"]) rmSync(join(dir, f)); // as while it runs
+    const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
+    try {
+      await store.migrate();
+      const live = new LivePublisher(new EpisodePublisher(store, dir, id), { intervalMs: 10, filesIntervalMs: 300 });
+      live.kick(); // the first publish sends the files too
+      await until(async () => (await store.lineCount(id, "events.jsonl")) > 0);
+      // Then a step: a line and a new state, kicked at once (within the files interval: lines only), then nothing.
+      const state = readFileSync(join(dir, "state.json"), "utf8").replace(/\n?$/, "\n\n");
+      writeFileSync(join(dir, "state.json"), state);
+      appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ pad: "a step" }) + "\n");
+      live.kick();
+      const stored = async () => new TextDecoder().decode((await store.readFile(id, "state.json")) ?? new Uint8Array());
+      await until(async () => (await stored()) === state, 5_000);
+      assert.equal(await live.finish(5_000), true);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Waits until `f` holds (every 20 ms), at most `ms`. */
+async function until(f: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await f())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 // Deno type-checks a worker's modules as it starts it under `deno test` (not under `deno run`): on a loaded machine
 // that takes tens of seconds, hence the long deadlines.

@@ -54,6 +54,7 @@ export class LivePublisher {
   #failed: Error | null = null;
   #last = 0;
   #lastFull = 0;
+  #trailing: ReturnType<typeof setTimeout> | undefined;
   #handedOver = false; // finish() ran out of time: what is left is another process's to publish
   readonly #filesInterval: number;
 
@@ -100,8 +101,25 @@ export class LivePublisher {
       if (this.#again) {
         this.#again = false;
         this.kick();
-      }
+      } else if (!full || this.#publisher.backlogBytes() > 0) this.#trail();
     });
+  }
+
+  /**
+   * A publish owed without a kick: the files (the state a paused or idle
+   * run's catalog row shows) after a publish of lines only, or the lines left
+   * past a publish's budget. Without it, a run that stops writing (paused
+   * for approval, a session's agent thinking) would show its last state only
+   * at its next event, or its end.
+   */
+  #trail(): void {
+    if (this.#trailing !== undefined || this.#failed || this.#handedOver) return;
+    const wait = Math.max(this.#interval, this.#lastFull + this.#filesInterval - Date.now());
+    this.#trailing = setTimeout(() => {
+      this.#trailing = undefined;
+      this.kick();
+    }, wait);
+    (this.#trailing as { unref?: () => void }).unref?.();
   }
 
   #fail(e: Error): void {
@@ -117,6 +135,8 @@ export class LivePublisher {
   async finish(deadlineMs = 10_000): Promise<boolean> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#trailing);
+    this.#trailing = undefined;
     // Far behind (a fast run): what is left cannot be sent within the deadline, so it is handed over at once.
     if (this.#failed === null && this.#publisher.backlogBytes() > deadlineMs * BACKLOG_BYTES_PER_MS) {
       this.#handedOver = true;
