@@ -293,22 +293,27 @@ describe("the end of a run hands what it could not send to a background export",
   });
 });
 
+/** A task file of two shell steps, "check" then "deploy", the second held by the approval gate. */
+function gatedTask(name: string, task: string): string {
+  return tmp.file(
+    name,
+    JSON.stringify({
+      task,
+      using: "shell",
+      policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+      steps: [
+        { kind: "act", description: "check", inputs: { command: "echo checked" } },
+        { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
+      ],
+    }),
+  );
+}
+
 describe("a paused run, approved and resumed", () => {
   it("exports its spans across the pause: the same trace as after the fact, the decider on the span", T, async () => {
     const live = await startOtlpReceiver();
     const later = await startOtlpReceiver();
-    const task = tmp.file(
-      "gated.jsonc",
-      JSON.stringify({
-        task: "deploy after a check",
-        using: "shell",
-        policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
-        steps: [
-          { kind: "act", description: "check", inputs: { command: "echo checked" } },
-          { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
-        ],
-      }),
-    );
+    const task = gatedTask("gated.jsonc", "deploy after a check");
     try {
       const r = await noema(["--otel", live.url, "run", task, "--json"]);
       assert.equal(r.code, 4, r.stderr + r.stdout);
@@ -343,18 +348,7 @@ describe("a run that waits for its decision (--wait, a shared store)", () => {
       const live = await startOtlpReceiver();
       const later = await startOtlpReceiver();
       const store = pathToFileURL(join(tmp.path, "team store")).href;
-      const task = tmp.file(
-        "gated-wait.jsonc",
-        JSON.stringify({
-          task: "deploy after a check, waiting",
-          using: "shell",
-          policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
-          steps: [
-            { kind: "act", description: "check", inputs: { command: "echo checked" } },
-            { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
-          ],
-        }),
-      );
+      const task = gatedTask("gated-wait.jsonc", "deploy after a check, waiting");
       try {
         assert.equal((await noema(["store", "init", "--store", store])).code, 0);
         // Nobody decides: the wait runs out and denies the call (decided by `timeout`); the run resumes and ends vetoed.
@@ -382,18 +376,7 @@ describe("a run that waits for its decision (--wait, a shared store)", () => {
 describe("a resumed run that hands over at once", () => {
   it("sends only what the resume wrote, and the root again", T, async () => {
     const live = await startOtlpReceiver();
-    const task = tmp.file(
-      "gated2.jsonc",
-      JSON.stringify({
-        task: "deploy after a check",
-        using: "shell",
-        policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
-        steps: [
-          { kind: "act", description: "check", inputs: { command: "echo checked" } },
-          { kind: "act", description: "deploy", inputs: { command: "echo deploy now" } },
-        ],
-      }),
-    );
+    const task = gatedTask("gated2.jsonc", "deploy after a check");
     try {
       const r = await noema(["--otel", live.url, "run", task, "--json"]);
       assert.equal(r.code, 4, r.stderr + r.stdout);

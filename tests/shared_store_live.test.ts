@@ -18,13 +18,18 @@ import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
+/** A finished `noema run "Say hello"` under `root`, without a store: its id and directory. */
+function helloEpisode(root: string): { id: string; dir: string } {
+  const r = cli(["--root", root, "run", "Say hello", "--json"], { cwd: root, env: { NOEMA_STORE: "" } });
+  assert.equal(r.code, 0, r.stderr);
+  const id = JSON.parse(r.stdout).episode_id as string;
+  return { id, dir: join(root, "episodes", id) };
+}
+
 test("a run that ends megabytes ahead of its publisher hands the rest over without waiting for it", async () => {
   const t = tempDir();
   try {
-    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-    assert.equal(r.code, 0, r.stderr);
-    const id = JSON.parse(r.stdout).episode_id as string;
-    const dir = join(t.path, "episodes", id);
+    const { id, dir } = helloEpisode(t.path);
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
       await store.migrate();
@@ -57,10 +62,7 @@ test("a run that ends megabytes ahead of its publisher hands the rest over witho
 test("a run that stops writing has its last state published without another kick (paused, or an agent thinking)", async () => {
   const t = tempDir();
   try {
-    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-    assert.equal(r.code, 0, r.stderr);
-    const id = JSON.parse(r.stdout).episode_id as string;
-    const dir = join(t.path, "episodes", id);
+    const { id, dir } = helloEpisode(t.path);
     for (const f of ["manifest.json", "summary.json"]) rmSync(join(dir, f)); // as while it runs
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
@@ -103,10 +105,7 @@ test(
   async () => {
     const t = tempDir();
     try {
-      const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-      assert.equal(r.code, 0, r.stderr);
-      const id = JSON.parse(r.stdout).episode_id as string;
-      const dir = join(t.path, "episodes", id);
+      const { id, dir } = helloEpisode(t.path);
       const url = pathToFileURL(join(t.path, "store")).href;
       const store = await openSharedStore(url);
       try {
@@ -146,10 +145,7 @@ test(
 test("a stored catalog row that says running for an episode sealed here is brought up to date by the next publisher", async () => {
   const t = tempDir();
   try {
-    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-    assert.equal(r.code, 0, r.stderr);
-    const id = JSON.parse(r.stdout).episode_id as string;
-    const dir = join(t.path, "episodes", id);
+    const { id, dir } = helloEpisode(t.path);
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
       await store.migrate();
@@ -176,10 +172,7 @@ test("a run busy in its own thread (no turn of its event loop) still has its kic
 }, async () => {
   const t = tempDir();
   try {
-    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-    assert.equal(r.code, 0, r.stderr);
-    const id = JSON.parse(r.stdout).episode_id as string;
-    const dir = join(t.path, "episodes", id);
+    const { id, dir } = helloEpisode(t.path);
     const url = pathToFileURL(join(t.path, "store")).href;
     const store = await openSharedStore(url);
     try {
@@ -211,10 +204,7 @@ test("a run busy in its own thread (no turn of its event loop) still has its kic
 test("a live publish sends about its byte budget of lines, the next one the rest (a fast run is not chased)", async () => {
   const t = tempDir();
   try {
-    const r = cli(["--root", t.path, "run", "Say hello", "--json"], { cwd: t.path, env: { NOEMA_STORE: "" } });
-    assert.equal(r.code, 0, r.stderr);
-    const id = JSON.parse(r.stdout).episode_id as string;
-    const dir = join(t.path, "episodes", id);
+    const { id, dir } = helloEpisode(t.path);
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
       await store.migrate();
