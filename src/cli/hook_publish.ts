@@ -19,7 +19,7 @@ import { LivePublisher } from "../shared_store/live.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
-import type { SharedStore } from "../shared_store/shared_store.ts";
+import { LeaseHeldError, type SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import { storeFromEnvironment } from "./store_option.ts";
 import { handOff, publishPending } from "./store_publish.ts";
@@ -79,7 +79,9 @@ export function hookPublisher(
         void open().then((s) => {
           if (live.has(key) || down) return;
           const p = new LivePublisher(new EpisodePublisher(s, join(episodesDir(at), id), id), {
-            onUnavailable: () => (down = true),
+            // Another process of this session publishing it (`noema sync`): not the store down; the next call, or
+            // the end, publishes it again (the marker stays).
+            onUnavailable: (e) => e instanceof LeaseHeldError ? live.delete(key) : (down = true),
           });
           live.set(key, p);
           p.kick();

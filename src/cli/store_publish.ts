@@ -244,7 +244,8 @@ export async function publishPendingAfter(
   pick: { url: string; from: string },
   root: string,
 ): Promise<void> {
-  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  // A hook call only marks its episode pending: the agent waits for it, and its resident server publishes the rest.
+  if (saidDown || ["store", "sync", "pull", "hook"].includes(cmd.name()) || pendingHere(root).length === 0) return;
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);
