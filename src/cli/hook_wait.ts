@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { HookSettings } from "../agents/hook_runner.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
+import { LeaseHeldError, StoreConflictError } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import { waitForDecision } from "./store_approvals.ts";
 import { storeFromEnvironment } from "./store_option.ts";
@@ -36,6 +37,27 @@ export const HOOK_WAIT_MARGIN_S = 30;
  * const awaitDecision = hookApprovalWait(".noema", 600_000, "deny");
  * ```
  */
+/**
+ * Publishes the episode, trying again for a few seconds while it fails: the
+ * resident server's own publisher of the session may be sending it at that
+ * moment (a lease held, a batch under way). Then the wait goes on anyway:
+ * that publisher, or the next try, shows the waiting call.
+ */
+async function publishSoon(p: EpisodePublisher, tryMs = 5_000): Promise<void> {
+  const end = Date.now() + tryMs;
+  for (;;) {
+    try {
+      return void await p.publish();
+    } catch (e) {
+      if (Date.now() >= end) {
+        if (e instanceof LeaseHeldError || e instanceof StoreConflictError) return; // said by that publisher, or sync
+        throw e; // the store itself: the hook does not wait on it
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 export function hookApprovalWait(
   root: string,
   waitMs: number,
@@ -47,7 +69,7 @@ export function hookApprovalWait(
     const store = await openSharedStore(pick.url, pick.from);
     try {
       // Approvers anywhere see the waiting call: the catalog row names it (checkpoint, state hash, policy, reason).
-      await new EpisodePublisher(store, join(episodesDir(root), episodeId), episodeId).publish();
+      await publishSoon(new EpisodePublisher(store, join(episodesDir(root), episodeId), episodeId));
       const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout);
       return got === "interrupted" ? "none" : got;
     } catch {
