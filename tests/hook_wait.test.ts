@@ -56,6 +56,7 @@ describe("an interactive session's hook waits for a decision made on another mac
         // A client waits for the server's answer longer than the hook's --wait, whatever its usual timeout (2 s here).
         : {
           NOEMA_HOOK_SERVER_DIR: servers,
+          NOEMA_HOOK_SERVER_LOG: join(dir, "server.log"),
           NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "500",
           NOEMA_HOOK_SERVER_TIMEOUT_MS: "2000",
         }),
@@ -108,7 +109,11 @@ describe("an interactive session's hook waits for a decision made on another mac
         assert.equal(approve.code, 0, approve.stderr);
         const answer = await held;
         assert.equal(answer.code, 0, answer.stderr);
-        if (servers) assert.ok(readdirSync(servers).length > 0, "a resident server answered the session's calls");
+        if (servers) {
+          // Its log, not its socket: a server with no episode open stops after 500 ms idle (and removes the socket).
+          const log = existsSync(join(a.path, "server.log")) ? readFileSync(join(a.path, "server.log"), "utf8") : "";
+          assert.match(log, /answered exit 0/, "a resident server answered the session's calls");
+        }
         // Allowed: no "ask" (Claude Code would ask its own user) and no "deny".
         assert.doesNotMatch(answer.stdout, /"permissionDecision":"(ask|deny)"/, answer.stdout);
         const id = waiting.episode_id;
