@@ -194,7 +194,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     await long.stop();
     await browser.close();
   }
-  const ok = measures.every((m) => m.met === "yes");
+  const ok = measures.every((m) => m.met !== "NO"); // a row without a goal ("-") fails nothing
   return {
     name: "serve",
     ok,
