@@ -13,6 +13,7 @@
 import process from "node:process";
 import type { Worker } from "node:worker_threads";
 import { nodeWorkerThreads } from "../builtins.ts";
+import { Kicks } from "../kicks.ts";
 import type { FromLiveWorker, ToLiveWorker } from "./live_worker.ts";
 
 /** How often at most the run's thread posts a kick, ms. */
@@ -46,8 +47,7 @@ export class WorkerLivePublisher {
   #failed: Error | null = null;
   #dead = false; // the worker exited or failed to load: finishing hands everything over
   #published = false; // the store accepted a first write from the worker: it runs, and the store answers
-  #kickTimer: ReturnType<typeof setTimeout> | undefined;
-  #kickedAt = 0;
+  readonly #kicks = new Kicks(KICK_EVERY_MS, () => this.#post({ type: "kick" }));
   #finished: ((m: Extract<FromLiveWorker, { type: "finished" }>) => void) | null = null;
 
   private constructor(worker: Worker, onUnavailable: (error: Error) => void) {
@@ -113,21 +113,7 @@ export class WorkerLivePublisher {
    */
   kick(): void {
     if (this.#failed || this.#dead) return;
-    const now = Date.now();
-    if (now - this.#kickedAt >= KICK_EVERY_MS) {
-      this.#kickedAt = now;
-      clearTimeout(this.#kickTimer);
-      this.#kickTimer = undefined;
-      this.#post({ type: "kick" });
-      return;
-    }
-    if (this.#kickTimer !== undefined) return;
-    this.#kickTimer = setTimeout(() => {
-      this.#kickTimer = undefined;
-      this.#kickedAt = Date.now();
-      this.#post({ type: "kick" });
-    }, KICK_EVERY_MS);
-    (this.#kickTimer as { unref?: () => void }).unref?.();
+    this.#kicks.kick();
   }
 
   /**
@@ -137,8 +123,7 @@ export class WorkerLivePublisher {
    * Until the store accepted a first write from the worker, it waits at least 3 s.
    */
   async finish(deadlineMs = 10_000): Promise<boolean> {
-    clearTimeout(this.#kickTimer);
-    this.#kickTimer = undefined;
+    this.#kicks.cancel();
     if (this.#dead || this.#failed) return this.#stop(false);
     const answer = new Promise<boolean>((resolve) => {
       this.#finished = (m) => resolve(m.ok && !m.failed);

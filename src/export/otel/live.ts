@@ -15,6 +15,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { nodeWorkerThreads } from "../../builtins.ts";
+import { Kicks } from "../../kicks.ts";
 import type { OtelSettings } from "./config.ts";
 import { MODEL_TURN_FILES } from "./model_turns.ts";
 import type { ExportFailure } from "./exporter.ts";
@@ -67,8 +68,7 @@ export class OtelLiveSink {
   #worker: Worker | null = null;
   #failed: ExportFailure | null = null;
   #finished: ((r: LiveExportResult) => void) | null = null;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #last = 0;
+  readonly #kicks: Kicks;
   #done = false;
   #acked: number[] = [];
   #lost = false; // the export thread failed or stopped: nothing to wait for
@@ -77,6 +77,7 @@ export class OtelLiveSink {
   constructor(settings: OtelSettings, options: OtelLiveSinkOptions = {}) {
     this.#settings = settings;
     this.#interval = options.intervalMs ?? 250;
+    this.#kicks = new Kicks(this.#interval, () => this.#pump());
     this.#onUnavailable = options.onUnavailable ?? (() => {});
   }
 
@@ -128,25 +129,12 @@ export class OtelLiveSink {
    */
   kick(): void {
     if (this.#worker === null || this.#done || this.#failed) return;
-    const now = Date.now();
-    if (now - this.#last >= this.#interval) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#pump(now);
-      return;
-    }
-    if (this.#timer !== undefined) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#pump(Date.now());
-    }, this.#last + this.#interval - now);
-    (this.#timer as { unref?: () => void }).unref?.();
+    this.#kicks.kick();
   }
 
-  #pump(now: number): void {
+  #pump(): void {
     // A run that writes faster is not chased at the cost of its CPU: the rest goes at its end, or is handed over.
     const maxBytes = Math.ceil((LIVE_BYTES_PER_SECOND * Math.max(this.#interval, 50)) / 1000);
-    this.#last = now;
     this.#post({ type: "pump", maxBytes });
   }
 
@@ -168,8 +156,7 @@ export class OtelLiveSink {
     root = true,
     waitMs = this.#settings.timeoutMs + 500,
   ): Promise<LiveExportResult & { unfinished: number[] | null }> {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#kicks.cancel();
     const worker = this.#worker;
     if (worker === null) return { sent: 0, failed: null, unfinished: null };
     if (this.#lost) return { sent: 0, failed: this.#failed, unfinished: null };
