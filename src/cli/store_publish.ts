@@ -244,8 +244,13 @@ export async function publishPendingAfter(
   pick: { url: string; from: string },
   root: string,
 ): Promise<void> {
-  // A hook call only marks its episode pending: the agent waits for it, and its resident server publishes the rest.
-  if (saidDown || ["store", "sync", "pull", "hook"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  if (cmd.name() === "hook") {
+    // The agent waits for a hook call: it never publishes itself (nor holds an episode's lease while the resident
+    // server publishes it); a background sync does, one per episode at a time.
+    for (const id of pendingHere(root)) handOff(root, id, pick);
+    return;
+  }
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);

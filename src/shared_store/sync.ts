@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
+import { handedOffTo } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
 import type { SharedStore } from "./shared_store.ts";
 import { LeaseHeldError } from "./shared_store.ts";
@@ -40,6 +41,9 @@ export interface SyncOptions {
    */
   heldRetryMs?: number;
 }
+
+/** How long a sync waits for the background sync an episode was handed to (see `markHandedOff`). */
+const HANDED_OFF_WAIT_MS = 120_000;
 
 async function publishRetrying(p: EpisodePublisher, retryMs: number) {
   const end = Date.now() + retryMs;
@@ -86,7 +90,9 @@ export async function syncRoot(
       continue;
     }
     try {
-      const s = await publishRetrying(new EpisodePublisher(store, join(parent, id), id), options.heldRetryMs ?? 0);
+      // A background sync this host handed the episode to finishes it soon: waited for, not reported as a writer.
+      const retryMs = Math.max(options.heldRetryMs ?? 0, handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : 0);
+      const s = await publishRetrying(new EpisodePublisher(store, join(parent, id), id), retryMs);
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {
