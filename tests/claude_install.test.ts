@@ -100,24 +100,6 @@ describe("noema hook fails closed", () => {
   });
 });
 
-describe("a hook call with a shared store", () => {
-  test("never publishes itself (the agent waits for the call): it marks its episode and hands it to a background sync", () => {
-    const root = join(tmp.path, "store-root"), work = join(tmp.path, "store-work");
-    mkdirSync(work, { recursive: true });
-    // A store that refuses at once: a call that tried it would say so on stderr.
-    const env = { NOEMA_STORE: "postgres://noema@127.0.0.1:1/noema", NOEMA_HOOK_SERVER: "0" };
-    for (const event of ["PreToolUse_Bash", "PreToolUse_Bash"]) {
-      const input = JSON.stringify({ ...JSON.parse(fixture(event)), cwd: work });
-      const r = cli(["hook", "claude-code", "--root", root], { input, env, cwd: work });
-      assert.equal(r.code, 0, r.stderr);
-      assert.doesNotMatch(r.stderr, /store|sync/, "no publishing in the hook call itself");
-    }
-    const pending = readdirSync(join(root, "state", "publish-pending"));
-    // The background sync cannot reach this store either: the marker stays for the next one.
-    assert.deepEqual(pending, readdirSync(join(root, "episodes")), "marked for the resident server or noema sync");
-  });
-});
-
 describe("noema hook --episode", () => {
   test("takes last and a unique id prefix, like view and events", () => {
     const root = join(tmp.path, "episode-ref");

@@ -245,12 +245,6 @@ export async function publishPendingAfter(
   root: string,
 ): Promise<void> {
   if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
-  if (cmd.name() === "hook") {
-    // The agent waits for a hook call: it never publishes itself (nor holds an episode's lease while the resident
-    // server publishes it); a background sync does, one per episode at a time.
-    for (const id of pendingHere(root)) handOff(root, id, pick);
-    return;
-  }
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);
