@@ -191,9 +191,7 @@ export async function measureInterleaved(
   const all: Measurement[][] = cmds.map(() => []);
   for (let i = 0; i < runs; i++) {
     for (const [k, cmd] of cmds.entries()) {
-      const m = await measure(cmd, options);
-      if (m.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
-      all[k].push(m);
+      all[k].push(await measureOk(cmd, options));
     }
   }
   return all.map((ms) => {
@@ -205,6 +203,35 @@ export async function measureInterleaved(
       runs: ms,
     };
   });
+}
+
+/**
+ * Runs `cmd` once, as {@link measure}; a run that fails (a non-zero exit)
+ * fails the benchmark, with the end of its stderr.
+ *
+ * @example
+ * ```ts
+ * import { measureOk } from "./lib.ts";
+ * const { seconds } = await measureOk(["noema", "list"]);
+ * ```
+ */
+export async function measureOk(cmd: string[], options: MeasureOptions = {}): Promise<Measurement> {
+  const m = await measure(cmd, options);
+  if (m.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
+  return m;
+}
+
+/**
+ * The median of `xs` (the upper one of an even count).
+ *
+ * @example
+ * ```ts
+ * import { median } from "./lib.ts";
+ * median([3, 1, 2]); // 2
+ * ```
+ */
+export function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 }
 
 /** A table of results. */

@@ -42,7 +42,7 @@ import { ArtifactSink } from "../src/runtime/artifact_sink.ts";
 import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
 import { Redactor } from "../src/runtime/redact.ts";
 import { startOpenAiServer } from "../tests/helpers/openai_server.ts";
-import { type BenchReport, fixed, flag, type Measure, runStandalone, tempDir } from "./lib.ts";
+import { type BenchReport, fixed, flag, type Measure, median, runStandalone, tempDir } from "./lib.ts";
 
 const lookup: LlmTool = {
   name: "lookup",
@@ -165,11 +165,6 @@ async function hooksAlone(n: number): Promise<number> {
     });
   }
   return (performance.now() - t0) / n;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 /** Runs the benchmark. */

@@ -22,7 +22,8 @@ import {
   BUN,
   fixed,
   flag,
-  measure,
+  measureOk,
+  median,
   REPO_ROOT,
   runStandalone,
   scriptedTaskFile,
@@ -51,16 +52,6 @@ async function collector(): Promise<{ url: string; bodies: Buffer[]; at: number[
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
-
-/** Runs `cmd` once; a failed run stops the benchmark. */
-async function measureOk(cmd: string[]) {
-  const m = await measure(cmd);
-  if (m.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
-  return m;
-}
-
-/** The median of `xs`. */
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs the benchmark and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {

@@ -24,11 +24,9 @@ import { createApp } from "../src/serve/app.ts";
 import { parseTokens } from "../src/serve/auth.ts";
 import { startServer } from "../src/serve/server.ts";
 import { newEpisodeId } from "../src/store/ids.ts";
-import { type BenchReport, BUN, fixed, flag, type Measure, REPO_ROOT, runStandalone, workDir } from "./lib.ts";
+import { type BenchReport, BUN, fixed, flag, type Measure, median, REPO_ROOT, runStandalone, workDir } from "./lib.ts";
 import { generate } from "./list.ts";
 import { episode } from "./report.ts";
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function timed(f: () => Promise<unknown> | unknown): Promise<number> {
   const t = performance.now();

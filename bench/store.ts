@@ -29,7 +29,7 @@ import {
   BUN,
   fixed,
   flag,
-  measure,
+  measureOk,
   REPO_ROOT,
   runStandalone,
   scriptedTaskFile,
@@ -106,9 +106,7 @@ function median(dir: string, name: string): number {
 
 /** The wall time of one run, in s (a failed run fails the benchmark). */
 async function timed(cmd: string[]): Promise<number> {
-  const m = await measure(cmd);
-  if (m.exitCode !== 0) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
-  return m.seconds;
+  return (await measureOk(cmd)).seconds;
 }
 
 /** The median of some numbers. */
