@@ -24,8 +24,12 @@ const skip = pgUnavailable() ?? false;
 const GATE = join(REPO, "plugins/policies/approval-gate.ts");
 const BUN = join(REPO, "node_modules", ".bin", "bun");
 
-async function until<T>(f: () => T | null | undefined | Promise<T | null | undefined>, what: string): Promise<T> {
-  const end = Date.now() + 60_000;
+async function until<T>(
+  f: () => T | null | undefined | Promise<T | null | undefined>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await f();
     if (v) return v;
@@ -86,71 +90,92 @@ describe("an interactive session's hook waits for a decision made on another mac
   }
 
   for (const path of ["a hook process", "the resident hook server"]) {
-    test(`${path}: B approves the held call; A's hook answers allow, records bea@host-b, and the shared copy equals A's`, async () => {
-      const a = tempDir(), b = tempDir();
-      const servers = path === "a hook process" ? null : join(a.path, "servers");
-      if (servers) mkdirSync(servers, { mode: 0o700 });
-      try {
-        const s = session(a.path, ["--policy", GATE, "--wait", "60s"], servers);
-        assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "build and deploy" })).code, 0);
-        const built = await s.bash("PreToolUse", "t1", "echo built");
-        assert.equal(built.code, 0, built.stderr);
-        assert.equal((await s.bash("PostToolUse", "t1", "echo built", { tool_response: { stdout: "built" } })).code, 0);
-        const heldAt = Date.now();
-        const held = s.bash("PreToolUse", "t2", "echo deploy done");
-        const waiting = await waitingOn(b.path, s.root);
-        // Decided after the client's usual reply timeout (2 s): the server's answer must still be awaited.
-        await new Promise((r) => setTimeout(r, Math.max(0, heldAt + 3000 - Date.now())));
-        assert.equal(waiting.host, "host-a");
-        assert.ok(waiting.pending.reason.includes("Approval required"), JSON.stringify(waiting));
-        const approve = cli(["--root", b.path, "approve", waiting.episode_id, "--by", "bea", "--note", "ok"], {
-          env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
-        });
-        assert.equal(approve.code, 0, approve.stderr);
-        const answer = await held;
-        assert.equal(answer.code, 0, answer.stderr);
-        if (servers) {
-          // Its log, not its socket: a server with no episode open stops after 500 ms idle (and removes the socket).
-          const log = existsSync(join(a.path, "server.log")) ? readFileSync(join(a.path, "server.log"), "utf8") : "";
-          assert.match(log, /answered exit 0/, "a resident server answered the session's calls");
-        }
-        // Allowed: no "ask" (Claude Code would ask its own user) and no "deny".
-        assert.doesNotMatch(answer.stdout, /"permissionDecision":"(ask|deny)"/, answer.stdout);
-        const id = waiting.episode_id;
-        const dir = join(s.root, "episodes", id);
-        const approvals = readdirSync(join(dir, "approvals"));
-        const rec = JSON.parse(readFileSync(join(dir, "approvals", approvals[0]), "utf8"));
-        assert.equal(rec.decision, "approved");
-        assert.equal(rec.by, "bea@host-b");
-        assert.equal(rec.note, "ok");
-        assert.ok(rec.consumed_at, "the call used it");
-        const ran = await s.bash("PostToolUse", "t2", "echo deploy done", { tool_response: { stdout: "deploy done" } });
-        assert.equal(ran.code, 0, ran.stderr);
-        assert.equal((await s.call({ hook_event_name: "Stop", last_assistant_message: "deployed" })).code, 0);
-        const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
-        assert.equal(state.outcomes.status, "ok");
-        // The episode reaches the store: the server publishes it; a call answered in its own process leaves it
-        // pending for the next command (sync here).
-        if (!servers) {
-          const sync = cli(["--root", s.root, "sync"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
-          assert.equal(sync.code, 0, sync.stderr);
-        }
-        const db = new PostgresStore(url);
+    test(
+      `${path}: B approves the held call; A's hook answers allow, records bea@host-b, and the shared copy equals A's`,
+      {
+        timeout: 300_000,
+      },
+      async () => {
+        const a = tempDir(), b = tempDir();
+        const servers = path === "a hook process" ? null : join(a.path, "servers");
+        if (servers) mkdirSync(servers, { mode: 0o700 });
         try {
-          await until(async () => (await db.get(id))?.run_state === "terminal", "the terminal catalog row");
-          await pullEpisode(db, id, b.path);
+          const s = session(a.path, ["--policy", GATE, "--wait", "60s"], servers);
+          assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "build and deploy" })).code, 0);
+          const built = await s.bash("PreToolUse", "t1", "echo built");
+          assert.equal(built.code, 0, built.stderr);
+          assert.equal(
+            (await s.bash("PostToolUse", "t1", "echo built", { tool_response: { stdout: "built" } })).code,
+            0,
+          );
+          const heldAt = Date.now();
+          const held = s.bash("PreToolUse", "t2", "echo deploy done");
+          const waiting = await waitingOn(b.path, s.root);
+          // Decided after the client's usual reply timeout (2 s): the server's answer must still be awaited.
+          await new Promise((r) => setTimeout(r, Math.max(0, heldAt + 3000 - Date.now())));
+          assert.equal(waiting.host, "host-a");
+          assert.ok(waiting.pending.reason.includes("Approval required"), JSON.stringify(waiting));
+          const approve = cli(["--root", b.path, "approve", waiting.episode_id, "--by", "bea", "--note", "ok"], {
+            env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+          });
+          assert.equal(approve.code, 0, approve.stderr);
+          const answer = await held;
+          assert.equal(answer.code, 0, answer.stderr);
+          if (servers) {
+            // Its log, not its socket: a server with no episode open stops after 500 ms idle (and removes the socket).
+            const log = existsSync(join(a.path, "server.log")) ? readFileSync(join(a.path, "server.log"), "utf8") : "";
+            assert.match(log, /answered exit 0/, "a resident server answered the session's calls");
+          }
+          // Allowed: no "ask" (Claude Code would ask its own user) and no "deny".
+          assert.doesNotMatch(answer.stdout, /"permissionDecision":"(ask|deny)"/, answer.stdout);
+          const id = waiting.episode_id;
+          const dir = join(s.root, "episodes", id);
+          const approvals = readdirSync(join(dir, "approvals"));
+          const rec = JSON.parse(readFileSync(join(dir, "approvals", approvals[0]), "utf8"));
+          assert.equal(rec.decision, "approved");
+          assert.equal(rec.by, "bea@host-b");
+          assert.equal(rec.note, "ok");
+          assert.ok(rec.consumed_at, "the call used it");
+          const ran = await s.bash("PostToolUse", "t2", "echo deploy done", {
+            tool_response: { stdout: "deploy done" },
+          });
+          assert.equal(ran.code, 0, ran.stderr);
+          assert.equal((await s.call({ hook_event_name: "Stop", last_assistant_message: "deployed" })).code, 0);
+          const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+          assert.equal(state.outcomes.status, "ok");
+          // The episode reaches the store: the server publishes it; a call answered in its own process leaves it
+          // pending for the next command (sync here).
+          if (!servers) {
+            const sync = cli(["--root", s.root, "sync"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+            assert.equal(sync.code, 0, sync.stderr);
+          }
+          const db = new PostgresStore(url);
+          try {
+            // A slow publish is handed to a background `noema sync`, which waits for the lease up to 120 s.
+            await until(async () => (await db.get(id))?.run_state === "terminal", "the terminal catalog row", 150_000)
+              .catch((e) => {
+                // What the server did, and what it left pending, to tell a lost publish from a slow one.
+                const log = existsSync(join(a.path, "server.log"))
+                  ? readFileSync(join(a.path, "server.log"), "utf8")
+                  : "";
+                const pending = join(s.root, "state", "publish-pending");
+                const left = existsSync(pending) ? readdirSync(pending) : [];
+                throw new Error(`${(e as Error).message}; pending: ${JSON.stringify(left)}; server log:\n${log}`);
+              });
+            await pullEpisode(db, id, b.path);
+          } finally {
+            await db.close();
+          }
+          assert.deepEqual(tree(join(b.path, "episodes", id)), tree(dir));
+          const v = cli(["--root", b.path, "verify", id]);
+          assert.equal(v.code, 0, v.stdout + v.stderr);
         } finally {
-          await db.close();
+          if (servers) rmSync(servers, { recursive: true, force: true });
+          a.cleanup();
+          b.cleanup();
         }
-        assert.deepEqual(tree(join(b.path, "episodes", id)), tree(dir));
-        const v = cli(["--root", b.path, "verify", id]);
-        assert.equal(v.code, 0, v.stdout + v.stderr);
-      } finally {
-        if (servers) rmSync(servers, { recursive: true, force: true });
-        a.cleanup();
-        b.cleanup();
-      }
-    });
+      },
+    );
   }
 
   test("B rejects: the hook answers deny, saying who rejected it", async () => {

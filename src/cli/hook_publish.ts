@@ -45,7 +45,7 @@ export function markHookEpisode(root: string, idOf: () => string | null): void {
 
 /**
  * The resident server's publisher: `served(root, id)` after each answer;
- * `close()` when the server stops.
+ * `close()` when the server stops. `note` hears what it did (the server's log).
  *
  * @example
  * ```ts
@@ -56,6 +56,7 @@ export function markHookEpisode(root: string, idOf: () => string | null): void {
  */
 export function hookPublisher(
   root: string,
+  note: (line: string) => void = () => {},
 ): { served(root: string, id: string): void; close(): Promise<void> } | null {
   let pick;
   try {
@@ -81,11 +82,18 @@ export function hookPublisher(
           const p = new LivePublisher(new EpisodePublisher(s, join(episodesDir(at), id), id), {
             // Another process of this session publishing it (`noema sync`): not the store down; the next call, or
             // the end, publishes it again (the marker stays).
-            onUnavailable: (e) => e instanceof LeaseHeldError ? live.delete(key) : (down = true),
+            onUnavailable: (e) => {
+              note(`publishing ${id}: ${e.message}`);
+              if (e instanceof LeaseHeldError) live.delete(key);
+              else down = true;
+            },
           });
           live.set(key, p);
           p.kick();
-        }, () => (down = true));
+        }, (e) => {
+          note(`store unreachable: ${(e as Error).message}`);
+          down = true;
+        });
         return;
       }
       live.get(key)!.kick();
@@ -97,13 +105,20 @@ export function hookPublisher(
         const s = await open();
         for (const [key, p] of live) {
           const [at, id] = key.split("\0");
-          if (await p.finish(5_000)) clearPending(at, id);
-          else if (!down) handOff(at, id, pick); // still publishing (a slow store): a background sync finishes it
+          if (await p.finish(5_000)) {
+            clearPending(at, id);
+            note(`published ${id}`);
+          } else if (!down) {
+            handOff(at, id, pick); // still publishing (a slow store): a background sync finishes it
+            note(`handed ${id} over to a background sync`);
+          }
         }
-        for (const at of roots) if (!down) await publishPending(s, at, 10_000).catch(() => {});
+        for (const at of roots) {
+          if (!down) await publishPending(s, at, 10_000).catch((e) => note(`publishing what is pending: ${e.message}`));
+        }
         await s.close();
-      } catch {
-        // unreachable: the markers stay for noema sync
+      } catch (e) {
+        note(`store unreachable at the end, the episodes stay pending: ${(e as Error).message}`); // for noema sync
       }
     },
   };

@@ -142,7 +142,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    log("stopping");
+    serverLog("stopping");
     clearTimeout(idle);
     clearInterval(watch);
     listener.stop(true);
@@ -165,7 +165,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     const empty = Math.min(busy, options.emptyIdleMs ?? envMs("NOEMA_HOOK_SERVER_EMPTY_IDLE_MS", 30_000));
     idle = setTimeout(stop, episodes.size === 0 ? empty : busy);
   };
-  log(`listening on ${socket}`);
+  serverLog(`listening on ${socket}`);
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   // Removing the socket (or its directory: what `noema run --using claude-code` does at the end) stops the server,
@@ -176,8 +176,16 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   return true;
 }
 
-/** One line to the server's log (`NOEMA_HOOK_SERVER_LOG`, a file path), for diagnosing a server. */
-function log(line: string): void {
+/**
+ * One line to the server's log (`NOEMA_HOOK_SERVER_LOG`, a file path), for diagnosing a server; nothing without it.
+ *
+ * @example
+ * ```ts
+ * import { serverLog } from "./server.ts";
+ * serverLog("published ep_01J…");
+ * ```
+ */
+export function serverLog(line: string): void {
   const path = process.env.NOEMA_HOOK_SERVER_LOG;
   if (!path) return;
   try {
@@ -201,7 +209,7 @@ async function serveOne(
   } catch {
     // unreadable: no answer
   }
-  log(`request ${request ? "read" : "unreadable"}`);
+  serverLog(`request ${request ? "read" : "unreadable"}`);
   if (!request) return void conn.end();
   let answer: HookAnswer;
   if (request.v !== 1 || JSON.stringify(request.argv) !== JSON.stringify(argv)) {
@@ -213,7 +221,7 @@ async function serveOne(
       answer = { stdout: null, stderr: `noema: ${(e as Error).message ?? String(e)}`, exitCode: 2 };
     }
   }
-  log(
+  serverLog(
     `answered exit ${answer.exitCode} in ${(performance.now() - t0).toFixed(1)} ms${
       answer.stderr ? `: ${answer.stderr}` : ""
     }`,
@@ -222,5 +230,5 @@ async function serveOne(
   conn.data.ending = true;
   flushOut(conn);
   episodes.settle();
-  log(`settled in ${(performance.now() - t0).toFixed(1)} ms`);
+  serverLog(`settled in ${(performance.now() - t0).toFixed(1)} ms`);
 }

@@ -18,7 +18,7 @@ import type { Dialect } from "../../agents/dialect.ts";
 import type { HookAnswer, HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
 import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
-import { serveHooks } from "../../agents/server/server.ts";
+import { serveHooks, serverLog } from "../../agents/server/server.ts";
 import { sessionEpisode } from "../../store/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
@@ -227,7 +227,7 @@ async function serveResident(
   policyFilesInWorkers(); // a policy looping for ever is stopped at its timeout, never wedges the hook
   // With a shared store: the episodes served are published as they grow, and at the end whatever calls answered in
   // their own process left pending under this root.
-  const publisher = hookPublisher(root);
+  const publisher = hookPublisher(root, serverLog);
   const otel = hookOtelExporter(); // with OTEL_EXPORTER_OTLP_ENDPOINT: the episodes served are exported as they grow
   await serveHooks({
     socket,
