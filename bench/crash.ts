@@ -58,7 +58,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
           ["  of which invalid until resumed", String(r.invalidUntilResumed), "", ""],
           ["episodes not valid at the end", String(r.failures.length), "0", r.failures.length === 0 ? "yes" : "NO"],
         ],
-        notes: [`one whole run: ${r.fullRunMs.toFixed(0)} ms`, ...r.failures.slice(0, 5)],
+        notes: [
+          `one whole run: ${r.fullRunMs.toFixed(0)} ms, its episode directory there after ${r.createdMs.toFixed(0)} ms`,
+          ...r.failures.slice(0, 5),
+        ],
       }, {
         title: `concurrency: ${races} crashed runs, 5 \`noema resume\` started at once on each`,
         columns: ["measure", "value", "goal", "met"],

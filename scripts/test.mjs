@@ -3,11 +3,16 @@
 // The type check is one `deno check` of every TypeScript file, beside lint and fmt: `deno test` would type-check each
 // test file's graph, and each worker thread's modules as it starts, again and again (three quarters of its CPU).
 // Prints one closing line per runner and a total: "N passed, N failed".
+// The files that drive a real agent CLI (Claude Code, Gemini CLI, Codex: ONCE below) run in the Bun half only, the
+// runtime of the shipped binary: most of their cost is the agent itself, the same under either runtime, and Deno's
+// own hook path is covered by the hook tests that run in both halves. NOEMA_TEST_BOTH=1 runs them under Deno as well;
+// files named on the command line run under both.
 // The two halves run at the same time (most of the suite waits on real child processes: the CPU is free); the Deno
 // half is shown live and the Bun half's output is printed when it ends. NOEMA_TEST_SERIAL=1 runs them one after the
 // other, both live.
 // Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
 // overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 20), after which its process group is killed.
+import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runHalf, timeoutFromEnv } from "./run_half.mjs";
@@ -17,6 +22,45 @@ const bin = (name) => join(root, "node_modules", ".bin", name);
 const extra = process.argv.slice(2);
 const env = { ...process.env, NO_COLOR: "1" };
 const timeoutMs = timeoutFromEnv(process.env);
+const yes = (v) => ["1", "true", "yes"].includes(v ?? "");
+
+/** Test files run under Bun only (see the header). */
+const ONCE = new Set([
+  "claude_code.test.ts",
+  "claude_code_store.test.ts",
+  "claude_code_tokens.test.ts",
+  "claude_code_turns.test.ts",
+  "claude_permission.test.ts",
+  "claude_review.test.ts",
+  "codex_cli.test.ts",
+  "gemini_cli.test.ts",
+  "otel_claude.test.ts",
+  "rules_agents.test.ts",
+]);
+/**
+ * The files that take longest under Deno (about 10 to 40 s each), longest first: `deno test --parallel` starts files
+ * in the order given, and one of these started last would run on alone at the end.
+ */
+const SLOW = [
+  "shared_store.test.ts",
+  "cli_ux.test.ts",
+  "lock.test.ts",
+  "hook_fail_closed.test.ts",
+  "inputs.test.ts",
+  "crash_orphans.test.ts",
+  "llm_run.test.ts",
+  "hook_wait.test.ts",
+  "hook_server.test.ts",
+  "otel.test.ts",
+  "plugin_values.test.ts",
+];
+const denoFiles = () => {
+  if (extra.length) return extra;
+  const both = yes(process.env.NOEMA_TEST_BOTH);
+  const files = readdirSync(join(root, "tests")).filter((f) => f.endsWith(".test.ts") && (both || !ONCE.has(f)));
+  const rank = (f) => (SLOW.includes(f) ? SLOW.indexOf(f) : SLOW.length);
+  return files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((f) => join("tests", f));
+};
 
 // Each half runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
 const running = new Set();
@@ -32,7 +76,8 @@ for (const sig of ["SIGINT", "SIGTERM"]) {
 }
 
 async function run(label, cmd, args, parse, live = true) {
-  const header = `\n=== ${label}: ${[cmd, ...args].join(" ")}\n`;
+  const shown = args.length > 12 ? [...args.slice(0, 6), `… (${args.length - 6} more)`] : args;
+  const header = `\n=== ${label}: ${[cmd, ...shown].join(" ")}\n`;
   if (live) process.stdout.write(header);
   let pid;
   const r = await runHalf(label, cmd, args, {
@@ -51,16 +96,20 @@ async function run(label, cmd, args, parse, live = true) {
   return { label, ok: r.code === 0 && !r.timedOut, timedOut: r.timedOut, ...counts };
 }
 
-const serial = ["1", "true", "yes"].includes(process.env.NOEMA_TEST_SERIAL ?? "");
+const serial = yes(process.env.NOEMA_TEST_SERIAL);
 const deno = () =>
   run(
     "deno",
     bin("deno"),
-    ["test", "-A", "--no-check", "--parallel", ...(extra.length ? extra : ["tests/"])],
+    ["test", "-A", "--no-check", "--parallel", ...denoFiles()],
     (out) => {
       // deno-lint-ignore no-control-regex
-      const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
-      return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0 };
+      const plain = out.replace(/\x1b\[[0-9;]*m/g, "");
+      const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(plain);
+      // Each failure's line as it ran, "./tests/<file> => <describe> ... <test> ... FAILED (ms)" (not its describe's).
+      const failed = /^(\.\/tests\/\S+ => .*) \.\.\. FAILED \((?!due to)/gm;
+      const names = [...new Set([...plain.matchAll(failed)].map((x) => x[1]))];
+      return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0, names };
     },
   );
 // --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
@@ -71,7 +120,14 @@ const bun = (live) =>
     ["test", "--parallel", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])],
     (out) => {
       const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
-      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0 };
+      // Each failure's line, "(fail) <describe> > <test> [ms]", under its file's "tests/<file>:" line.
+      const names = [];
+      let file = "";
+      for (const line of out.split("\n")) {
+        if (/^tests\/\S+\.test\.ts:$/.test(line)) file = line.slice(0, -1);
+        else if (line.startsWith("(fail) ")) names.push(`${file}: ${line.slice(7)}`);
+      }
+      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0, names };
     },
     live,
   );
@@ -88,6 +144,10 @@ const results = serial ? [await deno(), await bun(true)] : await Promise.all([de
 results.push(...(checks ? await checks : await Promise.all(statics())));
 
 process.stdout.write("\n");
+// The failures again, last, where a log cut to its end still shows them.
+for (const r of results) {
+  for (const name of (r.names ?? []).slice(0, 30)) process.stdout.write(`FAILED under ${r.label}: ${name}\n`);
+}
 for (const r of results) {
   const why = r.timedOut ? " (runner timed out)" : r.ok ? "" : " (runner failed)";
   process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${why}\n`);

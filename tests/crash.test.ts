@@ -12,7 +12,7 @@ import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-crash-");
 after(() => tmp.cleanup());
-const KILLS = Number(process.env.NOEMA_CRASH_KILLS ?? 50);
+const KILLS = Number(process.env.NOEMA_CRASH_KILLS ?? 25);
 
 test(`SIGKILL at ${KILLS} random moments: every episode validates or resumes`, { timeout: 600_000 }, async () => {
   const report = await killLoop(tmp.path, KILLS);

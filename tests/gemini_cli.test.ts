@@ -61,6 +61,8 @@ function geminiRun(box: ReturnType<typeof sandbox>, baseUrl: string, task: strin
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: box.home,
       GEMINI_API_KEY: "test",
+      // The CLI would start a second Node with a larger heap and run in it (1.2 s of a core, each session).
+      GEMINI_CLI_NO_RELAUNCH: "true",
       GOOGLE_GEMINI_BASE_URL: baseUrl,
       NO_COLOR: "1",
       NOEMA_ROOT: "",

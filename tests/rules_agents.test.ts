@@ -166,6 +166,8 @@ describe("Rules in noema.jsonc deny Bash(git push:*) inside a compound, in all t
             PATH: process.env.PATH ?? "/usr/bin:/bin",
             HOME: b.home,
             GEMINI_API_KEY: "test",
+            // The CLI would start a second Node with a larger heap and run in it (1.2 s of a core, each session).
+            GEMINI_CLI_NO_RELAUNCH: "true",
             GOOGLE_GEMINI_BASE_URL: server.url,
             NO_COLOR: "1",
             NOEMA_ROOT: "",

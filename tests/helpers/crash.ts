@@ -13,12 +13,23 @@ import process from "node:process";
 import { resume, validate } from "../../mod.ts";
 import { cliCommand } from "./cli.ts";
 
-function runAndKill(cli: string[], args: string[], afterMs: number): Promise<number | null> {
+function runAndKill(
+  cli: string[],
+  args: string[],
+  afterMs: number,
+  watch?: { path: string; seenAtMs?: number },
+): Promise<number | null> {
   return new Promise((resolve) => {
+    const t0 = performance.now();
     const child = spawn(cli[0], [...cli.slice(1), ...args], { stdio: "ignore" });
     const timer = setTimeout(() => child.kill("SIGKILL"), afterMs);
+    // When `watch.path` first exists, in ms after the start (polled every 5 ms).
+    const poll = watch && setInterval(() => {
+      if (watch.seenAtMs === undefined && existsSync(watch.path)) watch.seenAtMs = performance.now() - t0;
+    }, 5);
     child.on("exit", (code) => {
       clearTimeout(timer);
+      if (poll) clearInterval(poll);
       resolve(code);
     });
   });
@@ -39,11 +50,16 @@ export interface CrashReport {
   failures: string[];
   /** Milliseconds of one whole run. */
   fullRunMs: number;
+  /** Milliseconds from its start until its episode directory existed. */
+  createdMs: number;
 }
 
 /**
  * Runs `kills` episodes of a 30-step scripted task under `dir`, each killed
- * at a random moment within the length of a whole run.
+ * at a random moment of a whole run's life. Most of a short run is the start
+ * of its process, so the moments are drawn from just before its episode
+ * directory appears to just after its end: few kills are spent before there
+ * is anything to recover.
  */
 export async function killLoop(dir: string, kills: number): Promise<CrashReport> {
   const cli = cliCommand();
@@ -59,7 +75,13 @@ export async function killLoop(dir: string, kills: number): Promise<CrashReport>
   );
   const task = join(dir, "task.json");
   const t0 = performance.now();
-  const fullCode = await runAndKill(cli, ["run", task, "--root", root, "--quiet", "--episode-id", "full"], 120_000);
+  const watch: { path: string; seenAtMs?: number } = { path: join(root, "episodes", "full") };
+  const fullCode = await runAndKill(
+    cli,
+    ["run", task, "--root", root, "--quiet", "--episode-id", "full"],
+    120_000,
+    watch,
+  );
   const report: CrashReport = {
     kills,
     beforeCreation: 0,
@@ -68,14 +90,16 @@ export async function killLoop(dir: string, kills: number): Promise<CrashReport>
     invalidUntilResumed: 0,
     failures: [],
     fullRunMs: performance.now() - t0,
+    createdMs: watch.seenAtMs ?? 0,
   };
+  const from = report.createdMs * 0.8, to = report.fullRunMs * 1.1;
   if (fullCode !== 0 || !validate(join(root, "episodes", "full")).valid) report.failures.push("full (not killed)");
   for (let i = 0; i < kills; i++) {
     const id = `crash-${i}`;
     const code = await runAndKill(
       cli,
       ["run", task, "--root", root, "--quiet", "--episode-id", id],
-      Math.random() * report.fullRunMs * 1.1,
+      from + Math.random() * (to - from),
     );
     const episode = join(root, "episodes", id);
     if (!existsSync(episode)) {
