@@ -619,7 +619,9 @@ describe("shared store: approvals across machines", { skip }, () => {
     }
   }
 
-  test("A waits (--wait); B lists the waiting call and approves it; A resumes and finishes; B's pulled copy verifies", async () => {
+  test("A waits (--wait); B lists the waiting call and approves it; A resumes and finishes; B's pulled copy verifies", {
+    timeout: 300_000,
+  }, async () => {
     const a = tempDir(), b = tempDir();
     try {
       const id = "ep_approved_from_b";
@@ -651,7 +653,9 @@ describe("shared store: approvals across machines", { skip }, () => {
       assert.equal(rec.by, "bea@host-b");
       assert.equal(rec.note, "looks fine");
       assert.ok(rec.consumed_at, "the resume used it");
-      // B reads the finished run by id (pulled), byte-identical, and it validates.
+      // B reads the finished run by id (pulled), byte-identical, and it validates: once A published all of it (what
+      // A's run could not send before it exited went to a background sync, which waits up to 120 s for the lease).
+      assert.ok(await published(a.path, id, 150_000), "A's run, or its background sync, published it all");
       const v = cli(["--root", b.path, "validate", id], { env: envB });
       assert.equal(v.code, 0, v.stdout + v.stderr);
       assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
@@ -1001,73 +1005,82 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
     }
   });
 
-  test("over a files store: B follows A's live run, then approves its paused call; A (--wait) resumes; B's pulled copy is identical", async () => {
-    const a = tempDir(), b = tempDir(), share = tempDir();
-    try {
-      const url = pathToFileURL(join(share.path, "noema")).href;
-      assert.equal(cli(["store", "init", "--store", url]).code, 0);
-      const [cmd, ...args] = cliCommand();
-      const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
-      const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
-      // Following a live run.
-      const runA = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 6, 0.4), "--episode-id", "ep_f"], {
-        cwd: a.path,
-        env: envA,
-        timeoutMs: 60_000,
-      });
-      const until = Date.now() + 30_000;
-      while (!existsSync(join(share.path, "noema", "episodes", "ep_f", "catalog.json")) && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 30));
+  test(
+    "over a files store: B follows A's live run, then approves its paused call; A (--wait) resumes; B's pulled copy is identical",
+    { timeout: 300_000 },
+    async () => {
+      const a = tempDir(), b = tempDir(), share = tempDir();
+      try {
+        const url = pathToFileURL(join(share.path, "noema")).href;
+        assert.equal(cli(["store", "init", "--store", url]).code, 0);
+        const [cmd, ...args] = cliCommand();
+        const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+        const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+        // Following a live run.
+        const runA = runChild(
+          cmd,
+          [...args, "--root", a.path, "run", slowTask(a.path, 6, 0.4), "--episode-id", "ep_f"],
+          {
+            cwd: a.path,
+            env: envA,
+            timeoutMs: 60_000,
+          },
+        );
+        const until = Date.now() + 30_000;
+        while (!existsSync(join(share.path, "noema", "episodes", "ep_f", "catalog.json")) && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 30));
+        }
+        const catalog = join(share.path, "noema", "episodes", "ep_f", "catalog.json");
+        assert.equal(JSON.parse(readFileSync(catalog, "utf8")).run_state, "running", "B follows while A runs");
+        const follow = runChild(cmd, [...args, "--root", b.path, "events", "ep_f", "--follow", "--json"], {
+          env: envB,
+          timeoutMs: 60_000,
+        });
+        const [ra, fb] = await Promise.all([runA, follow]);
+        assert.equal(ra.code, 0, ra.stderr);
+        assert.equal(fb.code, 0, fb.stderr);
+        assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
+        // Approving from B a call A waits on.
+        const gate = join(REPO, "plugins/policies/approval-gate.ts");
+        const task = a.file(
+          "deploy.json",
+          JSON.stringify({
+            task: "build and deploy",
+            using: "shell",
+            policies: [gate],
+            steps: [
+              { kind: "act", description: "build", inputs: { command: "echo built" } },
+              { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
+            ],
+          }),
+        );
+        const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
+          cwd: a.path,
+          env: envA,
+          timeoutMs: 90_000,
+        });
+        let waiting: { episode_id: string; host: string }[] = [];
+        const until2 = Date.now() + 30_000;
+        while (!waiting.some((w) => w.episode_id === "ep_w") && Date.now() < until2) {
+          const r = cli(["--root", b.path, "approvals", "--json"], { env: { NOEMA_STORE: url } });
+          assert.equal(r.code, 0, r.stderr);
+          waiting = JSON.parse(r.stdout);
+          await new Promise((res) => setTimeout(res, 100));
+        }
+        assert.deepEqual(waiting.map((w) => [w.episode_id, w.host]), [["ep_w", "host-a"]]);
+        const approve = cli(["--root", b.path, "approve", "ep_w", "--by", "bea"], { env: { NOEMA_STORE: url } });
+        assert.equal(approve.code, 0, approve.stderr);
+        const wa = await waitA;
+        assert.equal(wa.code, 0, wa.stderr);
+        assert.ok(await published(a.path, "ep_w", 150_000), "A's run, or its background sync, published it all");
+        const v = cli(["--root", b.path, "validate", "ep_w"], { env: { NOEMA_STORE: url } });
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+        assert.deepEqual(tree(join(b.path, "episodes", "ep_w")), tree(join(a.path, "episodes", "ep_w")));
+      } finally {
+        a.cleanup();
+        b.cleanup();
+        share.cleanup();
       }
-      const catalog = join(share.path, "noema", "episodes", "ep_f", "catalog.json");
-      assert.equal(JSON.parse(readFileSync(catalog, "utf8")).run_state, "running", "B follows while A runs");
-      const follow = runChild(cmd, [...args, "--root", b.path, "events", "ep_f", "--follow", "--json"], {
-        env: envB,
-        timeoutMs: 60_000,
-      });
-      const [ra, fb] = await Promise.all([runA, follow]);
-      assert.equal(ra.code, 0, ra.stderr);
-      assert.equal(fb.code, 0, fb.stderr);
-      assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
-      // Approving from B a call A waits on.
-      const gate = join(REPO, "plugins/policies/approval-gate.ts");
-      const task = a.file(
-        "deploy.json",
-        JSON.stringify({
-          task: "build and deploy",
-          using: "shell",
-          policies: [gate],
-          steps: [
-            { kind: "act", description: "build", inputs: { command: "echo built" } },
-            { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
-          ],
-        }),
-      );
-      const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
-        cwd: a.path,
-        env: envA,
-        timeoutMs: 90_000,
-      });
-      let waiting: { episode_id: string; host: string }[] = [];
-      const until2 = Date.now() + 30_000;
-      while (!waiting.some((w) => w.episode_id === "ep_w") && Date.now() < until2) {
-        const r = cli(["--root", b.path, "approvals", "--json"], { env: { NOEMA_STORE: url } });
-        assert.equal(r.code, 0, r.stderr);
-        waiting = JSON.parse(r.stdout);
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      assert.deepEqual(waiting.map((w) => [w.episode_id, w.host]), [["ep_w", "host-a"]]);
-      const approve = cli(["--root", b.path, "approve", "ep_w", "--by", "bea"], { env: { NOEMA_STORE: url } });
-      assert.equal(approve.code, 0, approve.stderr);
-      const wa = await waitA;
-      assert.equal(wa.code, 0, wa.stderr);
-      const v = cli(["--root", b.path, "validate", "ep_w"], { env: { NOEMA_STORE: url } });
-      assert.equal(v.code, 0, v.stdout + v.stderr);
-      assert.deepEqual(tree(join(b.path, "episodes", "ep_w")), tree(join(a.path, "episodes", "ep_w")));
-    } finally {
-      a.cleanup();
-      b.cleanup();
-      share.cleanup();
-    }
-  });
+    },
+  );
 });
