@@ -27,6 +27,25 @@ import { tempDir } from "./helpers/tmp.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
+const gate = join(REPO, "plugins/policies/approval-gate.ts");
+/** A shell task whose second step deploys: the approval gate holds it. */
+function deployTask(dir: string): string {
+  const path = join(dir, "deploy.json");
+  fsModule.writeFileSync(
+    path,
+    JSON.stringify({
+      task: "build and deploy",
+      using: "shell",
+      policies: [gate],
+      steps: [
+        { kind: "act", description: "build", inputs: { command: "echo built" } },
+        { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
+      ],
+    }),
+  );
+  return path;
+}
+
 /**
  * Waits (bounded) until a run's episode is no longer marked pending: published by the run itself, or by the
  * background sync it handed its last publish to (NOEMA_STORE_FLUSH_MS). True when it got there.
@@ -590,24 +609,6 @@ describe("shared store: approvals across machines", { skip }, () => {
     url = pg.createDatabase();
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
   });
-  const gate = join(REPO, "plugins/policies/approval-gate.ts");
-  /** A shell task whose second step deploys: the approval gate holds it. */
-  function deployTask(dir: string): string {
-    const path = join(dir, "deploy.json");
-    fsModule.writeFileSync(
-      path,
-      JSON.stringify({
-        task: "build and deploy",
-        using: "shell",
-        policies: [gate],
-        steps: [
-          { kind: "act", description: "build", inputs: { command: "echo built" } },
-          { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
-        ],
-      }),
-    );
-    return path;
-  }
 
   async function waitUntil<T>(f: () => T | null | undefined, what: string): Promise<T> {
     const end = Date.now() + 30_000;
@@ -1041,19 +1042,7 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         assert.equal(fb.code, 0, fb.stderr);
         assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
         // Approving from B a call A waits on.
-        const gate = join(REPO, "plugins/policies/approval-gate.ts");
-        const task = a.file(
-          "deploy.json",
-          JSON.stringify({
-            task: "build and deploy",
-            using: "shell",
-            policies: [gate],
-            steps: [
-              { kind: "act", description: "build", inputs: { command: "echo built" } },
-              { kind: "act", description: "deploy", inputs: { command: "echo deploy done" } },
-            ],
-          }),
-        );
+        const task = deployTask(a.path);
         const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
           cwd: a.path,
           env: envA,
