@@ -97,6 +97,19 @@ async function run(label, cmd, args, parse, live = true) {
 }
 
 const serial = yes(process.env.NOEMA_TEST_SERIAL);
+/** How many lines of each failure's error the closing list repeats. */
+const ERROR_LINES = 16;
+/** Deno's " ERRORS " section: each failed test's name line and the first lines of what it threw. */
+function denoErrors(plain) {
+  const start = plain.indexOf("\n ERRORS \n"), end = plain.indexOf("\n FAILURES \n", start);
+  if (start < 0) return [];
+  const blocks = [];
+  for (const line of plain.slice(start + 10, end < 0 ? undefined : end).split("\n")) {
+    if (/ => \S+:\d+:\d+$/.test(line)) blocks.push([line]);
+    else if (blocks.length && line.trim()) blocks.at(-1).push(line);
+  }
+  return blocks.map((b) => b.slice(0, ERROR_LINES + 1).join("\n"));
+}
 const deno = () =>
   run(
     "deno",
@@ -109,7 +122,7 @@ const deno = () =>
       // Each failure's line as it ran, "./tests/<file> => <describe> ... <test> ... FAILED (ms)" (not its describe's).
       const failed = /^(\.\/tests\/\S+ => .*) \.\.\. FAILED \((?!due to)/gm;
       const names = [...new Set([...plain.matchAll(failed)].map((x) => x[1]))];
-      return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0, names };
+      return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0, names, errors: denoErrors(plain) };
     },
   );
 // --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
@@ -121,13 +134,23 @@ const bun = (live) =>
     (out) => {
       const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
       // Each failure's line, "(fail) <describe> > <test> [ms]", under its file's "tests/<file>:" line.
-      const names = [];
-      let file = "";
+      // Bun prints what the test threw just before that line, and the "(fail)" lines again in its closing summary
+      // (under the last file's name): the first one counts.
+      const names = [], errors = [], seen = new Set();
+      let file = "", since = [];
       for (const line of out.split("\n")) {
-        if (/^tests\/\S+\.test\.ts:$/.test(line)) file = line.slice(0, -1);
-        else if (line.startsWith("(fail) ")) names.push(`${file}: ${line.slice(7)}`);
+        if (/^tests\/\S+\.test\.ts:$/.test(line)) {
+          file = line.slice(0, -1);
+          since = [];
+        } else if (line.startsWith("(fail) ") && !seen.has(line)) {
+          seen.add(line);
+          names.push(`${file}: ${line.slice(7)}`);
+          errors.push([`${file}: ${line.slice(7)}`, ...since.slice(-ERROR_LINES)].join("\n"));
+          since = [];
+        } else if (/^\((pass|skip|todo|fail)\) /.test(line)) since = [];
+        else if (!/^\s+at (node:|\S+ \(node:)/.test(line)) since.push(line); // not the test runner's own frames
       }
-      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0, names };
+      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0, names, errors };
     },
     live,
   );
@@ -144,7 +167,10 @@ const results = serial ? [await deno(), await bun(true)] : await Promise.all([de
 results.push(...(checks ? await checks : await Promise.all(statics())));
 
 process.stdout.write("\n");
-// The failures again, last, where a log cut to its end still shows them.
+// The failures again, last, where a log cut to its end still shows them: what each threw, then their names.
+for (const r of results) {
+  for (const error of (r.errors ?? []).slice(0, 10)) process.stdout.write(`--- ${r.label}: ${error}\n`);
+}
 for (const r of results) {
   for (const name of (r.names ?? []).slice(0, 30)) process.stdout.write(`FAILED under ${r.label}: ${name}\n`);
 }

@@ -316,6 +316,25 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
 });
 
 /** A shell task file whose steps each sleep a while (a run long enough to act on mid-way). */
+/** A shell task whose second step waits (≤ 100 s) until `gate` exists, then three more steps run. */
+function gatedTask(dir: string, gate: string): string {
+  const steps = [
+    "echo step 1",
+    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done; echo step 2`,
+    "echo step 3",
+    "sleep 0.2; echo step 4",
+    "echo step 5",
+  ];
+  const t = {
+    task: "a run held at its second step",
+    using: "shell",
+    steps: steps.map((command, i) => ({ kind: "act", description: `step ${i + 1}`, inputs: { command } })),
+  };
+  const path = join(dir, "gated.json");
+  fsModule.writeFileSync(path, JSON.stringify(t));
+  return path;
+}
+
 function slowTask(dir: string, steps: number, seconds: number): string {
   const t = {
     task: "a slow run",
@@ -474,7 +493,8 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       const id = "ep_killed_while_publishing";
       const [cmd, ...args] = cliCommand();
       let pid = 0;
-      const child = runChild(cmd, [...args, "--root", a.path, "run", slowTask(a.path, 5, 0.4), "--episode-id", id], {
+      const go = join(a.path, "go"); // held at its second step until the kill
+      const child = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
         cwd: a.path,
         env: { ...process.env, NOEMA_STORE: url },
         timeoutMs: 60_000,
@@ -487,6 +507,7 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       }
       process.kill(pid, "SIGKILL"); // noema only: its publisher dies mid-stream
       const killed = await child;
+      fsModule.writeFileSync(go, "");
       assert.equal(killed.code, null, "killed");
       assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "left marked pending");
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: { NOEMA_STORE: url } });
@@ -511,7 +532,8 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
   test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
     const a = tempDir(), b = tempDir();
     try {
-      const task = slowTask(a.path, 4, 0.4);
+      const go = join(a.path, "go"); // held at its second step until the database is down
+      const task = gatedTask(a.path, go);
       const [cmd, ...args] = cliCommand();
       let killed = false;
       const child = runChild(cmd, [...args, "--root", a.path, "run", task, "--json"], {
@@ -527,9 +549,11 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
         if (rows.length > 0) {
           pg.kill();
           killed = true;
+          fsModule.writeFileSync(go, "");
         } else await new Promise((r) => setTimeout(r, 50));
       }
       await probe.close().catch(() => {});
+      fsModule.writeFileSync(go, "");
       assert.ok(killed, "the run published live before it ended");
       const r = await child;
       assert.equal(r.code, 0, r.stderr);
@@ -566,33 +590,45 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
 });
 
 describe("shared store: following a run from another machine", { skip }, () => {
-  test("B follows A's live run through the store, woken by NOTIFY, and sees every line A wrote", async () => {
+  test("B follows A's live run through the store, woken by NOTIFY, and sees every line A wrote", {
+    timeout: 300_000,
+  }, async () => {
     const pg = await startPostgres();
     const url = pg.createDatabase();
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
     const a = tempDir(), b = tempDir();
     try {
-      const task = slowTask(a.path, 5, 0.3);
+      // A's second step waits for a file the test creates once B is following: B starts while A runs,
+      // however loaded the machine is.
+      const go = join(a.path, "go");
+      const task = gatedTask(a.path, go);
       const id = "ep_follow_from_b";
       const [cmd, ...args] = cliCommand();
       const runA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", id, "--json"], {
         cwd: a.path,
         env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
-        timeoutMs: 60_000,
+        timeoutMs: 120_000,
       });
       const db = new PostgresStore(url);
-      const until = Date.now() + 30_000;
+      const until = Date.now() + 60_000;
       while ((await db.get(id)) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 30));
       const running = (await db.get(id))?.run_state;
       await db.close();
+      assert.equal(running, "running", "A's run is in the catalog, running");
+      let linesBeforeGo = 0;
       const followB = runChild(cmd, [...args, "--root", b.path, "events", id, "--follow", "--json"], {
         env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" },
-        timeoutMs: 60_000,
+        timeoutMs: 120_000,
+        onStdout: (chunk) => {
+          if (fsModule.existsSync(go)) return;
+          linesBeforeGo += chunk.split("\n").length - 1;
+          if (linesBeforeGo > 0) fsModule.writeFileSync(go, "");
+        },
       });
       const [ra, rb] = await Promise.all([runA, followB]);
       assert.equal(ra.code, 0, ra.stderr);
       assert.equal(rb.code, 0, rb.stderr);
-      assert.equal(running, "running", "B started following while A was running");
+      assert.ok(linesBeforeGo > 0, "B printed lines while A was held at its second step");
       assert.equal(rb.stdout, readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8"));
       assert.equal(fsModule.existsSync(join(b.path, "episodes", id)), false, "followed, not copied");
     } finally {
@@ -1017,10 +1053,11 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         const [cmd, ...args] = cliCommand();
         const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
         const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
-        // Following a live run.
+        // Following a live run, held at its second step until B has printed its first lines.
+        const go = join(a.path, "go");
         const runA = runChild(
           cmd,
-          [...args, "--root", a.path, "run", slowTask(a.path, 6, 0.4), "--episode-id", "ep_f"],
+          [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", "ep_f"],
           {
             cwd: a.path,
             env: envA,
@@ -1033,11 +1070,18 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         }
         const catalog = join(share.path, "noema", "episodes", "ep_f", "catalog.json");
         assert.equal(JSON.parse(readFileSync(catalog, "utf8")).run_state, "running", "B follows while A runs");
+        let linesBeforeGo = 0;
         const follow = runChild(cmd, [...args, "--root", b.path, "events", "ep_f", "--follow", "--json"], {
           env: envB,
-          timeoutMs: 60_000,
+          timeoutMs: 120_000,
+          onStdout: (chunk) => {
+            if (existsSync(go)) return;
+            linesBeforeGo += chunk.split("\n").length - 1;
+            if (linesBeforeGo > 0) fsModule.writeFileSync(go, "");
+          },
         });
         const [ra, fb] = await Promise.all([runA, follow]);
+        assert.ok(linesBeforeGo > 0, "B printed lines while A was held at its second step");
         assert.equal(ra.code, 0, ra.stderr);
         assert.equal(fb.code, 0, fb.stderr);
         assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));

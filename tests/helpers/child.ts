@@ -25,6 +25,8 @@ export interface ChildOptions {
   timeoutMs?: number;
   /** Called with the child's pid once it is started (to signal it). */
   onSpawn?: (pid: number) => void;
+  /** Called with each chunk of stdout as it arrives (to act while the child runs). */
+  onStdout?: (chunk: string) => void;
 }
 
 /**
@@ -46,7 +48,10 @@ export function runChild(cmd: string, args: string[], options: ChildOptions = {}
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     let stdout = "", stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
+    child.stdout!.on("data", (d) => {
+      stdout += d;
+      options.onStdout?.(String(d));
+    });
     child.stderr!.on("data", (d) => (stderr += d));
     const timer = options.timeoutMs === undefined
       ? undefined
