@@ -226,6 +226,37 @@ describe("recordTranscriptTurns", () => {
     }
   });
 
+  test("the final read keeps waiting while the transcript grows in pieces before the answer (a line cut in two)", async () => {
+    const root = join(tmp.path, "root-pieces"), ep = join(tmp.path, "ep-pieces");
+    for (const d of [root, ep]) mkdirSync(d, { recursive: true });
+    const result = user("ok"), cut = Math.floor(result.length / 2);
+    const path = file(assistant("msg_t", [10, 1]) + result.slice(0, cut));
+    const rest = result.slice(cut) + JSON.stringify({ type: "last-prompt", lastPrompt: "make a file" }) + "\n";
+    const answer = assistant("msg_end", [20, 3]).replace('"tool_use"', '"end_turn"');
+    // What Claude Code does after its Stop hook started, slowed down: the rest of the line and a line that is no
+    // turn, then, later, the answer.
+    const writer = spawn("sh", [
+      "-c",
+      'sleep 0.2; printf "%s" "$0" >> "$2"; sleep 0.4; printf "%s" "$1" >> "$2"',
+      rest,
+      answer,
+      path,
+    ], {
+      stdio: "ignore",
+    });
+    const exited = new Promise((ok) => writer.on("exit", ok));
+    process.env.NOEMA_TRANSCRIPT_SETTLE_MS = "5000";
+    try {
+      const target = { root, session: "sess-pieces", transcript: path, episodeId: "ep_p", dir: ep, final: true };
+      assert.deepEqual(recordTranscriptTurns(target), {
+        "claude-opus-5-5": { input: 30, output: 4, cache_write: 0, cache_read: 0, model_calls: 2 },
+      });
+    } finally {
+      process.env.NOEMA_TRANSCRIPT_SETTLE_MS = "0";
+      await exited;
+    }
+  });
+
   test("no transcript known: null, nothing written", () => {
     const root = join(tmp.path, "root2");
     mkdirSync(root);

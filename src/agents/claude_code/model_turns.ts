@@ -208,8 +208,12 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
     final,
   );
   // At the end, a last turn that asked for a tool means the final answer is not in the transcript yet (Claude Code
-  // can run its Stop hook before it appends it): wait a moment for it.
-  if (o.final && lastStop === "tool_use" && grewWithin(path, at.offset, settleMs())) {
+  // runs its Stop hook before it appends it, and may write what comes before it in several pieces): wait for it,
+  // reading each piece, for at most the settle time in all.
+  const settleEnd = Date.now() + settleMs();
+  while (
+    o.final && lastStop === "tool_use" && Date.now() < settleEnd && grewWithin(path, at.offset, settleEnd - Date.now())
+  ) {
     at = readTurns(path, at, count, final);
   }
   // The subagents' turns (the Task tool) are in transcripts of their own.
