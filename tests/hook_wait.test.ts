@@ -102,6 +102,16 @@ describe("an interactive session's hook waits for a decision made on another mac
         try {
           const s = session(a.path, ["--policy", GATE, "--wait", "60s"], servers);
           assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "build and deploy" })).code, 0);
+          if (servers) {
+            // The first call started the server; the session's next calls go to it once it listens (a person
+            // types slower than it starts; a loaded test machine may not).
+            const log = join(a.path, "server.log");
+            await until(
+              () => existsSync(log) && readFileSync(log, "utf8").includes("listening on"),
+              "the server",
+              60_000,
+            );
+          }
           const built = await s.bash("PreToolUse", "t1", "echo built");
           assert.equal(built.code, 0, built.stderr);
           assert.equal(

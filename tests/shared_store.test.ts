@@ -28,6 +28,11 @@ import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
 const gate = join(REPO, "plugins/policies/approval-gate.ts");
+/** The text of the file at `path`, or "" while there is none. */
+function readIfThere(path: string): string {
+  return fsModule.existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
 /** A shell task whose second step deploys: the approval gate holds it. */
 function deployTask(dir: string): string {
   const path = join(dir, "deploy.json");
@@ -315,7 +320,6 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
   });
 });
 
-/** A shell task file whose steps each sleep a while (a run long enough to act on mid-way). */
 /** A shell task whose second step waits (≤ 100 s) until `gate` exists, then three more steps run. */
 function gatedTask(dir: string, gate: string): string {
   const steps = [
@@ -335,6 +339,7 @@ function gatedTask(dir: string, gate: string): string {
   return path;
 }
 
+/** A shell task file whose steps each sleep a while (a run long enough to act on mid-way). */
 function slowTask(dir: string, steps: number, seconds: number): string {
   const t = {
     task: "a slow run",
@@ -903,6 +908,41 @@ describe("shared store: the cross-machine walk-through with the llm agent", { sk
   });
 });
 
+describe("shared store: a hook call never opens the store around its answer", () => {
+  test("a call answered in its own process only marks its episode pending, even with the store unreachable", async () => {
+    const a = tempDir();
+    try {
+      // A port nothing listens on: any attempt to publish would fail and say so on stderr.
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((r) => probe.close(r));
+      const root = join(a.path, ".noema");
+      const env = {
+        ...process.env,
+        NOEMA_STORE: `postgres://noema:pw@127.0.0.1:${port}/noema`,
+        NOEMA_HOOK_SERVER: "0",
+      };
+      const payload = { session_id: "sess-quiet", cwd: a.path, hook_event_name: "UserPromptSubmit", prompt: "hi" };
+      const BUN = join(REPO, "node_modules", ".bin", "bun");
+      for (let i = 0; i < 2; i++) { // the second call finds the first one's episode pending
+        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
+          cwd: a.path,
+          input: JSON.stringify(payload),
+          env,
+          timeoutMs: 60_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stderr, "", "no word of the store: it was not opened");
+      }
+      const [id] = readdirSync(join(root, "episodes"));
+      assert.ok(existsSync(join(root, "state", "publish-pending", id)), "left pending for the server or noema sync");
+    } finally {
+      a.cleanup();
+    }
+  });
+});
+
 describe("shared store: an interactive session's hooks publish (install-hooks path)", { skip }, () => {
   test("hook calls with NOEMA_STORE: the session's episode reaches the store, byte-identical, with nothing pending", async () => {
     const pg = await startPostgres();
@@ -948,6 +988,11 @@ describe("shared store: an interactive session's hooks publish (install-hooks pa
           timeoutMs: 60_000,
         });
         assert.equal(r.code, 0, r.stderr);
+        // The first call started the resident server: the next ones go to it once it listens.
+        const started = Date.now() + 60_000;
+        while (!readIfThere(env.NOEMA_HOOK_SERVER_LOG).includes("listening on") && Date.now() < started) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
       }
       const [id] = readdirSync(join(root, "episodes"));
       const db = new PostgresStore(url);
@@ -956,9 +1001,7 @@ describe("shared store: an interactive session's hooks publish (install-hooks pa
         while ((await db.get(id))?.run_state !== "terminal" && Date.now() < until) {
           await new Promise((r) => setTimeout(r, 100));
         }
-        const log = fsModule.existsSync(env.NOEMA_HOOK_SERVER_LOG)
-          ? readFileSync(env.NOEMA_HOOK_SERVER_LOG, "utf8")
-          : "";
+        const log = readIfThere(env.NOEMA_HOOK_SERVER_LOG);
         assert.equal((await db.get(id))?.run_state, "terminal", `published by the hook server; its log:\n${log}`);
         await pullEpisode(db, id, b.path);
       } finally {

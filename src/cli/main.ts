@@ -117,8 +117,13 @@ export function buildProgram(
   return program;
 }
 
-/** Whether a store may be configured (`--store`, `NOEMA_STORE`, or a `noema.jsonc` that may name one). */
-function storeMayBeSet(action: { optsWithGlobals(): Record<string, unknown> }): boolean {
+/**
+ * Whether a store may be configured (`--store`, `NOEMA_STORE`, or a `noema.jsonc` that may name one). A hook call
+ * never opens the store around its answer: the agent waits on it. Its episode is marked pending, and the resident
+ * hook server publishes it (a hook process publishing too would race that server for the episode's lease).
+ */
+function storeMayBeSet(action: { name(): string; optsWithGlobals(): Record<string, unknown> }): boolean {
+  if (action.name() === "hook") return false;
   return !!process.env.NOEMA_STORE || action.optsWithGlobals().store !== undefined || existsSync("noema.jsonc");
 }
 
