@@ -595,6 +595,63 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
 });
 
 describe("shared store: following a run from another machine", { skip }, () => {
+  test("a copy B read while A's run was going is pulled again once the store has more; a finished copy stays", {
+    timeout: 300_000,
+  }, async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    try {
+      const go = join(a.path, "go");
+      const id = "ep_read_while_running";
+      const [cmd, ...args] = cliCommand();
+      const runA = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+        timeoutMs: 120_000,
+      });
+      const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      const db = new PostgresStore(url);
+      try {
+        const until = Date.now() + 60_000;
+        while ((await db.lineCount(id, "events.jsonl")) === 0 && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 30));
+        }
+      } finally {
+        await db.close();
+      }
+      const early = cli(["--root", b.path, "events", id, "--json"], { env: envB });
+      assert.equal(early.code, 0, early.stderr);
+      const marker = join(b.path, "state", "pulled", id);
+      assert.notEqual(JSON.parse(readFileSync(marker, "utf8")).run_state, "terminal", "pulled while A ran");
+      fsModule.writeFileSync(go, "");
+      assert.equal((await runA).code, 0);
+      assert.ok(await published(a.path, id, 150_000), "A published all of its run");
+      const late = cli(["--root", b.path, "events", id, "--json"], { env: envB });
+      assert.equal(late.code, 0, late.stderr);
+      const full = readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8");
+      assert.ok(early.stdout.length < full.length, "the first read saw part of the run");
+      assert.equal(late.stdout, full, "the second read pulled the rest");
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+      assert.equal(JSON.parse(readFileSync(marker, "utf8")).run_state, "terminal");
+      // A finished copy is never pulled again.
+      const again = cli(["--root", b.path, "pull", id], { env: envB });
+      assert.equal(again.code, 1, again.stderr);
+      assert.match(again.stderr, /already exists/);
+      // Nor is a copy written to here since it was pulled (its events.jsonl is not the size pulled): it is B's now.
+      fsModule.writeFileSync(marker, JSON.stringify({ run_state: "running", events_lines: 1, events_bytes: 5 }));
+      const before = tree(join(b.path, "episodes", id));
+      const pull = cli(["--root", b.path, "pull", id], { env: envB });
+      assert.equal(pull.code, 1, pull.stderr);
+      assert.equal(cli(["--root", b.path, "view", id], { env: envB }).code, 0);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), before);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
   test("B follows A's live run through the store, woken by NOTIFY, and sees every line A wrote", {
     timeout: 300_000,
   }, async () => {

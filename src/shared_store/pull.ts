@@ -3,11 +3,23 @@
  * byte-identical to the one that was published: every stream line and file
  * as it was written, so the manifest's digests and signature verify. The
  * directory is built under a temporary name and renamed into place, so a
- * reader never sees half of it.
+ * reader never sees half of it. A copy pulled while its run was still going
+ * is marked so (see `pulled.ts`) and can be pulled again, in place, once the
+ * store has more of it.
  *
  * @module
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -16,6 +28,7 @@ import { mkdirBelow, O_NOFOLLOW } from "../store/nofollow.ts";
 import { assertEpisodeId } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { SharedStore } from "./shared_store.ts";
+import { clearPulled, markPulled, refreshablePull } from "./pulled.ts";
 
 const PAGE = 2000;
 
@@ -66,11 +79,25 @@ export interface PullResult {
   files: number;
   /** Stream lines written. */
   lines: number;
+  /** A copy pulled before was replaced by a newer one (`refresh`). */
+  refreshed?: boolean;
+  /** A copy pulled before was already as new as the store's (`refresh`): nothing written. */
+  unchanged?: boolean;
+}
+
+/** Options of {@link pullEpisode}. */
+export interface PullOptions {
+  /**
+   * When the directory exists and is a copy pulled while its run was still going (see `pulled.ts`), pull it again
+   * if the store has more of it, instead of refusing. A run of this machine is never replaced. @default {false}
+   */
+  refresh?: boolean;
 }
 
 /**
  * Writes `<root>/episodes/<id>/` from the store. Refuses (exit 1) when the
- * episode is not in the store, and when a local directory already exists.
+ * episode is not in the store, and when a local directory already exists
+ * (with `refresh`, unless it is a pulled copy of a run still going then).
  *
  * @example
  * ```ts
@@ -78,12 +105,27 @@ export interface PullResult {
  * await pullEpisode(store, "ep_01J…", ".noema");
  * ```
  */
-export async function pullEpisode(store: SharedStore, id: string, root: string): Promise<PullResult> {
+export async function pullEpisode(
+  store: SharedStore,
+  id: string,
+  root: string,
+  options: PullOptions = {},
+): Promise<PullResult> {
   assertEpisodeId(id);
   const parent = episodesDir(root);
   const dest = join(parent, id);
-  if (existsSync(dest)) {
+  const there = existsSync(dest);
+  const stale = there && options.refresh ? refreshablePull(root, id) : null;
+  if (there && stale === null) {
     throw new NoemaError("exists", `${dest} already exists; remove it to pull ${id} again`, { exitCode: EXIT.ERROR });
+  }
+  // The catalog's state before the lines: a run that goes on meanwhile leaves a copy marked as still going.
+  const row = await store.get(id);
+  if (stale !== null) {
+    const lines = await store.lineCount(id, "events.jsonl");
+    if (row?.run_state === stale.run_state && lines === stale.events_lines) {
+      return { episode_dir: dest, files: 0, lines: 0, unchanged: true };
+    }
   }
   const streams = await store.streams(id);
   const files = await store.listFiles(id);
@@ -95,8 +137,12 @@ export async function pullEpisode(store: SharedStore, id: string, root: string):
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { mode: DIR_MODE });
   try {
-    let lines = 0;
-    for (const s of streams) lines += await writeStream(store, id, s.stream, join(tmp, safeName(s.stream)), tmp);
+    let lines = 0, events = 0;
+    for (const s of streams) {
+      const n = await writeStream(store, id, s.stream, join(tmp, safeName(s.stream)), tmp);
+      lines += n;
+      if (s.stream === "events.jsonl") events = n;
+    }
     const written = new Set(streams.map((s) => s.stream));
     for (const f of files.filter((f) => !written.has(f.name))) {
       const bytes = await store.readFile(id, f.name);
@@ -108,11 +154,46 @@ export async function pullEpisode(store: SharedStore, id: string, root: string):
         closeSync(fd);
       }
     }
+    const copy = { run_state: row?.run_state ?? "unknown", events_lines: events, events_bytes: sizeOf(tmp) };
+    if (stale !== null) {
+      replaceCopy(root, id, tmp, dest);
+      if (sizeOf(dest) === copy.events_bytes) markPulled(root, id, copy); // else another refresh's copy stands
+      return { episode_dir: dest, files: files.length + streams.length, lines, refreshed: true };
+    }
     renameSync(tmp, dest);
     fsyncDir(parent);
+    markPulled(root, id, copy); // after the copy is in place: a crash before leaves it a plain, local directory
     return { episode_dir: dest, files: files.length + streams.length, lines };
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
+}
+
+/** Bytes of `events.jsonl` in the episode directory `dir` (0 without one). */
+function sizeOf(dir: string): number {
+  try {
+    return statSync(join(dir, "events.jsonl")).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Puts the fresh copy `tmp` in the place of the pulled copy `dest`: the old one is moved aside, the new one renamed
+ * in, the old one removed. Another process refreshing the same copy at once wins the race: this one's copy is
+ * dropped.
+ */
+function replaceCopy(root: string, id: string, tmp: string, dest: string): void {
+  const old = `${dirname(dest)}/.old-pull-${id}-${process.pid}`;
+  clearPulled(root, id); // a crash from here on leaves no marker: the copy is pulled again as missing, or kept
+  try {
+    renameSync(dest, old);
+    renameSync(tmp, dest);
+  } catch {
+    // another refresh moved it first: its copy stands
+  }
+  rmSync(old, { recursive: true, force: true });
+  rmSync(tmp, { recursive: true, force: true });
+  fsyncDir(dirname(dest));
 }

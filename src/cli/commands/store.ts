@@ -113,10 +113,14 @@ export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void
     .summary("materialise an episode from the shared store")
     .description(
       "Write <root>/episodes/<id>/ from the shared store, byte-identical to the published directory (its manifest\n" +
-        "digests and signature verify). Refused when the directory exists.",
+        "digests and signature verify). Refused when the directory exists, unless it is a copy pulled while its run\n" +
+        "was still going: that one is pulled again when the store has more of it.",
     )
     .argument("<episode>", "the episode id")
-    .option("-j, --json", 'print {"episode_dir","files","lines"}')
+    .option(
+      "-j, --json",
+      'print {"episode_dir","files","lines"} (and "refreshed" or "unchanged": true for a pulled copy)',
+    )
     .addHelpText(
       "after",
       examples(["noema pull ep_01K9… --store postgres://noema@db/noema", "copy one run here"]) + STORE_HELP,
@@ -124,9 +128,13 @@ export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void
     .action(async (id, opts, cmd) => {
       const root = resolveRoot(globalOptions(cmd));
       await withStore(cmd, async (s) => {
-        const r = await pullEpisode(s, id, root);
+        const r = await pullEpisode(s, id, root, { refresh: true });
         if (opts.json) ctx.out.json(r);
-        else ctx.out.line(`pulled ${id} into ${r.episode_dir} (${r.files} files, ${r.lines} lines)`);
+        else if (r.unchanged) ctx.out.line(`${r.episode_dir} is as new as the store's copy of ${id}`);
+        else {
+          const how = r.refreshed ? "pulled again" : "pulled";
+          ctx.out.line(`${how} ${id} into ${r.episode_dir} (${r.files} files, ${r.lines} lines)`);
+        }
       });
     });
 }
