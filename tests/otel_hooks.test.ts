@@ -108,3 +108,59 @@ describe("the hook server exports the sessions it serves", () => {
     }
   });
 });
+
+describe("the hook server says once that the collector failed", () => {
+  test("in its log, and in the episode as an otel.unavailable runtime event at the next call", {
+    timeout: 90_000,
+  }, async () => {
+    const box = join(tmp.path, "down"), socks = join(box, "servers"), at = join(box, ".noema");
+    mkdirSync(socks, { recursive: true, mode: 0o700 });
+    const serverLog = join(box, "server.log");
+    // A port nothing listens on: every export is refused.
+    const probe = await startOtlpReceiver();
+    const url = probe.url;
+    await probe.close();
+    const e = {
+      ...env({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_TIMEOUT: "2000" }),
+      NOEMA_HOOK_SERVER_DIR: socks,
+      NOEMA_HOOK_SERVER_LOG: serverLog,
+    };
+    const call = async (payload: unknown) => {
+      const argv = [
+        ENTRY,
+        "hook",
+        "claude-code",
+        "--root",
+        at,
+        "--policy",
+        policy,
+        "--print",
+        "--grant",
+        "--no-finish",
+      ];
+      const r = await runChild(BUN, argv, { cwd: tmp.path, input: JSON.stringify(payload), env: e });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "", "the agent hears nothing of the collector");
+    };
+    const logText = () => existsSync(serverLog) ? readFileSync(serverLog, "utf8") : "";
+    try {
+      await call(pre("toolu_1", "ls"));
+      await waitFor(() => logText().includes("listening on"));
+      await call(post("toolu_1", "ls", "a.txt"));
+      await waitFor(() => /OpenTelemetry export of ep_\S+: noema: OpenTelemetry export to .* failed/.test(logText()));
+      await call(pre("toolu_2", "pwd"));
+      await call(post("toolu_2", "pwd", "/w"));
+      const ep = readdirSync(join(at, "episodes")).find((n) => n.startsWith("ep_"))!;
+      const events = readFileSync(join(at, "episodes", ep, "events.jsonl"), "utf8").trim().split("\n")
+        .map((l) => JSON.parse(l));
+      const notices = events.filter((x) => x.event_type === "otel.unavailable");
+      assert.equal(notices.length, 1, "said once");
+      assert.equal(notices[0].phase, "runtime");
+      assert.equal(notices[0].payload.endpoint, `${url}/v1/traces`);
+      assert.match(notices[0].payload.error, /\S/);
+      assert.equal(logText().match(/OpenTelemetry export of/g)?.length, 1, "logged once");
+    } finally {
+      rmSync(socks, { recursive: true, force: true }); // the server stops
+    }
+  });
+});

@@ -1000,6 +1000,68 @@ describe("shared store: a hook call never opens the store around its answer", ()
   });
 });
 
+describe("shared store: the resident hook server says once that the store failed", () => {
+  test("in its log, and in the episode as a store.unavailable runtime event at the next call", async () => {
+    const a = tempDir();
+    try {
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((r) => probe.close(r));
+      const root = join(a.path, ".noema"), servers = join(a.path, "servers"), log = join(a.path, "server.log");
+      fsModule.mkdirSync(servers, { mode: 0o700 });
+      const env = {
+        ...process.env,
+        NOEMA_STORE: `postgres://noema:s3cret-pw@127.0.0.1:${port}/noema`,
+        NOEMA_HOOK_SERVER_DIR: servers,
+        NOEMA_HOOK_SERVER_LOG: log,
+      };
+      const BUN = join(REPO, "node_modules", ".bin", "bun");
+      const call = async (payload: Record<string, unknown>) => {
+        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
+          cwd: a.path,
+          input: JSON.stringify({ session_id: "sess-down", cwd: a.path, ...payload }),
+          env,
+          timeoutMs: 60_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stderr, "", "the agent hears nothing of the store");
+      };
+      const bash = (kind: string, id: string, extra: Record<string, unknown> = {}) =>
+        call({ hook_event_name: kind, tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: id, ...extra });
+      try {
+        await call({ hook_event_name: "UserPromptSubmit", prompt: "list the files" });
+        const until = Date.now() + 60_000;
+        while (!readIfThere(log).includes("listening on") && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await bash("PreToolUse", "t1");
+        while (!readIfThere(log).includes("store unreachable") && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await bash("PostToolUse", "t1", { tool_response: { stdout: "a.txt", stderr: "" } });
+        await bash("PreToolUse", "t2");
+        const [id] = readdirSync(join(root, "episodes"));
+        const text = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8");
+        const notices = text.trim().split("\n").map((l) => JSON.parse(l)).filter((e) =>
+          e.event_type === "store.unavailable"
+        );
+        assert.equal(notices.length, 1, `said once; server log:\n${readIfThere(log)}`);
+        assert.equal(notices[0].phase, "runtime");
+        assert.match(notices[0].payload.store, /^postgres:\/\/noema:\[REDACTED\]@127\.0\.0\.1:/);
+        assert.equal(text.includes("s3cret-pw"), false, "the password never reaches the record");
+        assert.equal(readIfThere(log).includes("s3cret-pw"), false, "nor the server's log");
+        assert.equal(readIfThere(log).match(/store unreachable/g)?.length, 1, "logged once");
+        assert.ok(existsSync(join(root, "state", "publish-pending", id)), "left pending for noema sync");
+      } finally {
+        fsModule.rmSync(servers, { recursive: true, force: true }); // the server stops
+      }
+    } finally {
+      a.cleanup();
+    }
+  });
+});
+
 describe("shared store: an interactive session's hooks publish (install-hooks path)", { skip }, () => {
   test("hook calls with NOEMA_STORE: the session's episode reaches the store, byte-identical, with nothing pending", async () => {
     const pg = await startPostgres();

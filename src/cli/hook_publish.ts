@@ -21,6 +21,8 @@ import { clearPending, markPending, pendingIds } from "../shared_store/pending.t
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import { LeaseHeldError, type SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
+import type { Notice } from "../agents/server/notices.ts";
+import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { storeFromEnvironment } from "./store_option.ts";
 import { handOff, publishPending } from "./store_publish.ts";
 
@@ -45,7 +47,9 @@ export function markHookEpisode(root: string, idOf: () => string | null): void {
 
 /**
  * The resident server's publisher: `served(root, id)` after each answer;
- * `close()` when the server stops. `note` hears what it did (the server's log).
+ * `close()` when the server stops. `note` hears what it did (the server's
+ * log); `notice` gets the store's failure, once, for the episode being served
+ * (a `store.unavailable` runtime event, as a run records).
  *
  * @example
  * ```ts
@@ -57,6 +61,7 @@ export function markHookEpisode(root: string, idOf: () => string | null): void {
 export function hookPublisher(
   root: string,
   note: (line: string) => void = () => {},
+  notice: (id: string, n: Notice) => void = () => {},
 ): { served(root: string, id: string): void; close(): Promise<void> } | null {
   let pick;
   try {
@@ -70,6 +75,17 @@ export function hookPublisher(
   const roots = new Set<string>([root]);
   let down = false;
   const open = () => store ??= openSharedStore(pick.url, pick.from);
+  const location = storeKind(pick.url, pick.from) === "files" ? pick.url : maskStoreUrl(pick.url);
+  // The store failing is said once: in the server's log, and in the episode being served (a runtime event).
+  const unreachable = (id: string, e: Error) => {
+    if (down) return;
+    down = true;
+    note(`store unreachable: ${e.message}`);
+    notice(id, {
+      event_type: "store.unavailable",
+      payload: { store: location, error: e.message, code: (e as { code?: string }).code ?? null },
+    });
+  };
   return {
     served(at, id) {
       if (down) return;
@@ -83,17 +99,15 @@ export function hookPublisher(
             // Another process of this session publishing it (`noema sync`): not the store down; the next call, or
             // the end, publishes it again (the marker stays).
             onUnavailable: (e) => {
-              note(`publishing ${id}: ${e.message}`);
-              if (e instanceof LeaseHeldError) live.delete(key);
-              else down = true;
+              if (e instanceof LeaseHeldError) {
+                note(`publishing ${id}: ${e.message}`);
+                live.delete(key);
+              } else unreachable(id, e);
             },
           });
           live.set(key, p);
           p.kick();
-        }, (e) => {
-          note(`store unreachable: ${(e as Error).message}`);
-          down = true;
-        });
+        }, (e) => unreachable(id, e as Error));
         return;
       }
       live.get(key)!.kick();

@@ -12,6 +12,7 @@
  */
 import type { EpisodeHandle } from "../core.ts";
 import { attachEpisode, type DriverOptions, openEpisode } from "../episodes.ts";
+import type { EpisodeNotices } from "./notices.ts";
 
 /** How the hook runner gets and lets go of episodes (see `HookSettings.episodes`). */
 export interface EpisodeSource {
@@ -49,6 +50,7 @@ export const DIRECT: EpisodeSource = {
  * ```
  */
 export class ResidentEpisodes implements EpisodeSource {
+  readonly #notices: EpisodeNotices | undefined;
   readonly #loaded = new Map<string, EpisodeHandle>();
   readonly #inUse = new Set<EpisodeHandle>();
   #releaseTimer: ReturnType<typeof setTimeout> | undefined;
@@ -56,15 +58,22 @@ export class ResidentEpisodes implements EpisodeSource {
   /** When the oldest unwritten change was made (performance.now), or null. */
   #unwrittenSince: number | null = null;
 
+  /** `notices`: what the server's background work says about an episode, written into it at its next event. */
+  constructor(options: { notices?: EpisodeNotices } = {}) {
+    this.#notices = options.notices;
+  }
+
   async attach(id: string, root: string): Promise<EpisodeHandle> {
     const cached = this.#loaded.get(id);
     if (cached && !cached.closed && cached.resume()) return this.#use(cached);
     this.#loaded.delete(id);
-    return this.#use(await attachEpisode(id, { root }));
+    return this.#use(await attachEpisode(id, { root, notices: this.#notices?.for(id) }));
   }
 
   async open(task: string, options: DriverOptions): Promise<EpisodeHandle> {
-    return this.#use(await openEpisode(task, options));
+    const id = options.episode_id;
+    const notices = this.#notices && typeof id === "string" ? { notices: this.#notices.for(id) } : {};
+    return this.#use(await openEpisode(task, { ...options, ...notices }));
   }
 
   release(_episode: EpisodeHandle): void {

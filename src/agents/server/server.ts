@@ -24,6 +24,7 @@ import type { HookAnswer } from "../event.ts";
 import { answerJson } from "../answer_json.ts";
 import type { HookRequest } from "./client.ts";
 import { ResidentEpisodes } from "./episodes.ts";
+import type { EpisodeNotices } from "./notices.ts";
 import { cwdExists } from "./address.ts";
 import { dirname } from "node:path";
 
@@ -45,6 +46,8 @@ export interface ServeOptions {
    * `SessionStart`, a session whose episode ended). @default {NOEMA_HOOK_SERVER_EMPTY_IDLE_MS or 30000}
    */
   emptyIdleMs?: number;
+  /** What the server's background work says about an episode, written into it at its next event. */
+  notices?: EpisodeNotices;
 }
 
 function envMs(name: string, fallback: number): number {
@@ -105,7 +108,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   } catch {
     // none
   }
-  const episodes = new ResidentEpisodes();
+  const episodes = new ResidentEpisodes({ notices: options.notices });
   let queue: Promise<void> = Promise.resolve();
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;

@@ -24,6 +24,8 @@ import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
 import { hookOtelExporter } from "../../export/otel/hook_export.ts";
+import { unavailableMessage } from "../../export/otel/run_hooks.ts";
+import { EpisodeNotices } from "../../agents/server/notices.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../../errors.ts";
@@ -227,11 +229,19 @@ async function serveResident(
   policyFilesInWorkers(); // a policy looping for ever is stopped at its timeout, never wedges the hook
   // With a shared store: the episodes served are published as they grow, and at the end whatever calls answered in
   // their own process left pending under this root.
-  const publisher = hookPublisher(root, serverLog);
-  const otel = hookOtelExporter(); // with OTEL_EXPORTER_OTLP_ENDPOINT: the episodes served are exported as they grow
+  // What goes wrong in the background (the store, the collector) is said once in the server's log and written into
+  // the episode as a runtime event at its next call.
+  const notices = new EpisodeNotices();
+  const publisher = hookPublisher(root, serverLog, (id, n) => notices.push(id, n));
+  // With OTEL_EXPORTER_OTLP_ENDPOINT: the episodes served are exported as they grow.
+  const otel = hookOtelExporter((id, f) => {
+    serverLog(`OpenTelemetry export of ${id}: ${unavailableMessage(f)}`);
+    notices.push(id, { event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } });
+  });
   await serveHooks({
     socket,
     argv,
+    notices,
     handle: async (stdin, episodes) => {
       try {
         const event = dialect.parse(parseEvent(stdin));
