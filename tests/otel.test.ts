@@ -96,7 +96,8 @@ function checkTree(spans: ReceivedSpan[], id: string, dir: string) {
     assert.ok(typeof t.attributes["noema.governance.decision"] === "string", "the verdict is on the span");
     assert.equal(
       t.attributes["gen_ai.tool.call.id"],
-      callIds.get(a.payload.action_candidate_id) ?? a.payload.action_id,
+      (a.payload.provenance as { call_id?: string } | undefined)?.call_id ??
+        callIds.get(a.payload.action_candidate_id) ?? a.payload.action_id,
     );
   }
   return { root, tools, chats: spans.filter((s) => s.name.startsWith("chat ")) };
@@ -223,6 +224,10 @@ describe("noema export otel", () => {
       const veto = shell.find((t) => t.attributes["noema.governance.decision"] === "veto")!;
       assert.equal(veto.status.code, 2);
       assert.match(veto.status.message, /no rm -rf here/);
+      // The call that ran carries the model's own id (a vetoed call was decided and recorded before the model's id
+      // was known: it keeps noema's key).
+      const ran = shell.find((t) => t !== veto)!;
+      assert.equal(ran.attributes["gen_ai.tool.call.id"], "t1");
 
       const e = await noema(["export", "otel", out.episode_id, "--endpoint", `${later.url}/v1/traces`], {
         OTEL_SERVICE_NAME: "agents",

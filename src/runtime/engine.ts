@@ -203,6 +203,11 @@ export class Engine {
    * event so that a process that died before writing `core.json` leaves the call findable in the log.
    */
   candidateCallId: string | null = null;
+  /**
+   * The agent's own id of the call being recorded, when it was proposed under another key (the llm agent decides a
+   * call before the model's id is known): kept in its `act` event's `provenance.call_id` (set by `EpisodeCore.record`).
+   */
+  actCallId: string | null = null;
   #persistCostMs = 0;
   #lastPersistAt = 0;
   #factsHash = canonicalHash([]);
@@ -752,6 +757,7 @@ export class Engine {
     const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
     payload.action_id = actionId;
     const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
+    if (this.actCallId !== null) provenance.call_id = this.actCallId;
     const redactedInput = payload.input as Record<string, unknown>;
     const output = payload.output, resultError = payload.error as { type: string; message: string } | null;
     const artifactsOut = payload.result_artifacts as Record<string, unknown>[];

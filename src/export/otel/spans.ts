@@ -222,7 +222,7 @@ export class EpisodeSpans {
     const attributes = attrs({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": tool,
-      "gen_ai.tool.call.id": s?.callId ?? p.action_id ?? e.id,
+      "gen_ai.tool.call.id": str(prov.call_id) ?? s?.callId ?? p.action_id ?? e.id,
       "gen_ai.conversation.id": this.#conversationId(),
       "gen_ai.tool.call.arguments": capture ? p.input ?? p.input_excerpt : null,
       "gen_ai.tool.call.result": capture ? p.output ?? p.outcome : null,

@@ -664,15 +664,20 @@ export class EpisodeCore {
     };
     const startedAt = new Date(Math.max(Date.parse(p.startedAt), Date.now() - durationMs)).toISOString();
     const candidateId = call?.action_candidate_id ?? `ac_${step.id}_${index + 1}`;
-    e.recordAct(
-      index,
-      action,
-      candidateId,
-      checked,
-      { startedAt: startedAt < e.rec.now() ? startedAt : e.rec.now(), durationMs },
-      null,
-      false,
-    );
+    e.actCallId = call?.agent_call_id ?? null;
+    try {
+      e.recordAct(
+        index,
+        action,
+        candidateId,
+        checked,
+        { startedAt: startedAt < e.rec.now() ? startedAt : e.rec.now(), durationMs },
+        null,
+        false,
+      );
+    } finally {
+      e.actCallId = null;
+    }
     if (call) call.recorded = true;
     this.#dirty = true;
     const review = await reviewResult(e, index, action, candidateId, checked, e.p.lastStepEventId, delivery);
@@ -680,6 +685,26 @@ export class EpisodeCore {
     // A long-running driver (the LLM loop) keeps state.json current, at a bounded share of its time.
     if (this.autoFlush && performance.now() - this.#flushedAt >= Math.max(250, this.#flushCostMs * 20)) this.flush();
     return review;
+  }
+
+  /**
+   * The agent's own id of a call proposed under `key` (the llm agent decides
+   * a call when the AI SDK refines its input, before the model's id is
+   * known): kept in its `act` event as `provenance.call_id`, which the
+   * OpenTelemetry export gives as `gen_ai.tool.call.id`. The call is still
+   * recorded by `key`.
+   *
+   * @example
+   * ```ts
+   * // const d = await core.propose({ kind: "tool", tool: "read_file", input: { path: "a" }, call_id: "read_file:1f3…" });
+   * // core.bindCall("read_file:1f3…", "call_abc123"); await core.record("read_file:1f3…", { status: "ok" });
+   * ```
+   */
+  bindCall(key: string, callId: string): void {
+    const call = this.#calls[key];
+    if (call === undefined || key === callId) return;
+    call.agent_call_id = callId;
+    this.#dirty = true;
   }
 
   /**

@@ -37,6 +37,8 @@ export interface CallRecord {
   checkpoint_id?: string;
   /** An ask proposed with `on_ask: "defer"` whose pause is still to be made (the pause's kind). */
   pause_due?: "review" | "approval" | "veto";
+  /** The agent's own id of a call proposed under another key (see `EpisodeCore.bindCall`). */
+  agent_call_id?: string;
   recorded: boolean;
 }
 
