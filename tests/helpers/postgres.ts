@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -69,6 +69,19 @@ function asPg(cmd: string, args: string[]): void {
 let shared: Promise<PgServer> | undefined;
 
 /**
+ * Stops the server and removes its directory once the test process `pid` is gone, however it ended: a test runner
+ * may end its workers without their `exit` handlers (a killed run, a worker torn down), which left servers running.
+ */
+function watchdog(pid: number, pgCtl: string, data: string, dir: string): void {
+  const stopCmd = isRoot ? `runuser -u postgres -- '${pgCtl}'` : `'${pgCtl}'`;
+  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ` +
+    `${stopCmd} -D '${data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '${dir}'`;
+  const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+  child.on("error", () => {}); // no watchdog: the exit handler still stops it
+  child.unref();
+}
+
+/**
  * Starts (once per process) a PostgreSQL server for the tests.
  *
  * @example
@@ -116,6 +129,7 @@ async function boot(): Promise<PgServer> {
     rmSync(dir, { recursive: true, force: true });
   };
   process.on("exit", stop);
+  watchdog(process.pid, join(bin, "pg_ctl"), data, dir);
   let n = 0;
   const url = `postgres://noema@127.0.0.1:${port}/postgres`;
   return {
