@@ -69,7 +69,8 @@ describe("a run killed while sealing", () => {
       const task = join(tmp.path, `${id}.json`);
       writeFileSync(task, JSON.stringify({ task: "review, then seal", steps: ["detect:look", "review:check it"] }));
       assert.equal(cli(["run", task, "--root", root, "--episode-id", id]).code, 4, "paused for approval");
-      assert.equal(cli(["approve", id, "--root", root]).code, 0);
+      const approved = cli(["approve", id, "--root", root]);
+      assert.equal(approved.code, 0, approved.stderr + approved.stdout);
       const killed = cli(["resume", id, "--root", root], { env: { NOEMA_TEST_KILL_BEFORE_RENAME: file } });
       assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
       const resumed = cli(["resume", id, "--root", root]);
