@@ -71,11 +71,13 @@ let shared: Promise<PgServer> | undefined;
 /**
  * Stops the server and removes its directory once the test process `pid` is gone, however it ended: a test runner
  * may end its workers without their `exit` handlers (a killed run, a worker torn down), which left servers running.
+ * The loop runs in a subshell the `sh` forks and leaves: Bun gives the processes it spawns a parent-death signal,
+ * which killed a watchdog together with its test worker, and a fork does not inherit it.
  */
 function watchdog(pid: number, pgCtl: string, data: string, dir: string): void {
   const stopCmd = isRoot ? `runuser -u postgres -- '${pgCtl}'` : `'${pgCtl}'`;
-  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ` +
-    `${stopCmd} -D '${data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '${dir}'`;
+  const script = `(while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ` +
+    `${stopCmd} -D '${data}' -m immediate -w stop; rm -rf '${dir}') >/dev/null 2>&1 &`;
   const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
   child.on("error", () => {}); // no watchdog: the exit handler still stops it
   child.unref();
