@@ -22,7 +22,7 @@ import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_s
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
-import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
@@ -31,6 +31,23 @@ const gate = join(REPO, "plugins/policies/approval-gate.ts");
 /** The text of the file at `path`, or "" while there is none. */
 function readIfThere(path: string): string {
   return fsModule.existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+/** Waits (≤ 60 s) until the file at `path` holds `text`. */
+async function untilFileHolds(path: string, text: string): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (!readIfThere(path).includes(text) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** One `noema hook claude-code --root <root>` call with `payload` on stdin, through Bun (the resident server's runtime). */
+function hookCall(root: string, cwd: string, payload: unknown, env: Record<string, string | undefined>) {
+  const args = [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root];
+  return runChild(join(REPO, "node_modules", ".bin", "bun"), args, {
+    cwd,
+    input: JSON.stringify(payload),
+    env,
+    timeoutMs: 60_000,
+  });
 }
 
 /** A shell task whose second step deploys: the approval gate holds it. */
@@ -970,10 +987,7 @@ describe("shared store: a hook call never opens the store around its answer", ()
     const a = tempDir();
     try {
       // A port nothing listens on: any attempt to publish would fail and say so on stderr.
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
-      const port = (probe.address() as AddressInfo).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort();
       const root = join(a.path, ".noema");
       const env = {
         ...process.env,
@@ -981,14 +995,8 @@ describe("shared store: a hook call never opens the store around its answer", ()
         NOEMA_HOOK_SERVER: "0",
       };
       const payload = { session_id: "sess-quiet", cwd: a.path, hook_event_name: "UserPromptSubmit", prompt: "hi" };
-      const BUN = join(REPO, "node_modules", ".bin", "bun");
       for (let i = 0; i < 2; i++) { // the second call finds the first one's episode pending
-        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
-          cwd: a.path,
-          input: JSON.stringify(payload),
-          env,
-          timeoutMs: 60_000,
-        });
+        const r = await hookCall(root, a.path, payload, env);
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stderr, "", "no word of the store: it was not opened");
       }
@@ -1004,10 +1012,7 @@ describe("shared store: the resident hook server says once that the store failed
   test("in its log, and in the episode as a store.unavailable runtime event at the next call", async () => {
     const a = tempDir();
     try {
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
-      const port = (probe.address() as AddressInfo).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort();
       const root = join(a.path, ".noema"), servers = join(a.path, "servers"), log = join(a.path, "server.log");
       fsModule.mkdirSync(servers, { mode: 0o700 });
       const env = {
@@ -1016,14 +1021,8 @@ describe("shared store: the resident hook server says once that the store failed
         NOEMA_HOOK_SERVER_DIR: servers,
         NOEMA_HOOK_SERVER_LOG: log,
       };
-      const BUN = join(REPO, "node_modules", ".bin", "bun");
       const call = async (payload: Record<string, unknown>) => {
-        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
-          cwd: a.path,
-          input: JSON.stringify({ session_id: "sess-down", cwd: a.path, ...payload }),
-          env,
-          timeoutMs: 60_000,
-        });
+        const r = await hookCall(root, a.path, { session_id: "sess-down", cwd: a.path, ...payload }, env);
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stderr, "", "the agent hears nothing of the store");
       };
@@ -1031,14 +1030,9 @@ describe("shared store: the resident hook server says once that the store failed
         call({ hook_event_name: kind, tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: id, ...extra });
       try {
         await call({ hook_event_name: "UserPromptSubmit", prompt: "list the files" });
-        const until = Date.now() + 60_000;
-        while (!readIfThere(log).includes("listening on") && Date.now() < until) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await untilFileHolds(log, "listening on");
         await bash("PreToolUse", "t1");
-        while (!readIfThere(log).includes("store unreachable") && Date.now() < until) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await untilFileHolds(log, "store unreachable");
         await bash("PostToolUse", "t1", { tool_response: { stdout: "a.txt", stderr: "" } });
         await bash("PreToolUse", "t2");
         const [id] = readdirSync(join(root, "episodes"));
@@ -1071,7 +1065,6 @@ describe("shared store: an interactive session's hooks publish (install-hooks pa
     const servers = join(a.path, "servers");
     fsModule.mkdirSync(servers, { mode: 0o700 });
     const root = join(a.path, ".noema");
-    const BUN = join(REPO, "node_modules", ".bin", "bun");
     const env = {
       ...process.env,
       NOEMA_STORE: url,
@@ -1100,18 +1093,10 @@ describe("shared store: an interactive session's hooks publish (install-hooks pa
           { session_id: session, cwd: a.path, hook_event_name: "Stop", last_assistant_message: "listed" },
         ]
       ) {
-        const r = await runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root], {
-          cwd: a.path,
-          input: JSON.stringify(payload),
-          env,
-          timeoutMs: 60_000,
-        });
+        const r = await hookCall(root, a.path, payload, env);
         assert.equal(r.code, 0, r.stderr);
         // The first call started the resident server: the next ones go to it once it listens.
-        const started = Date.now() + 60_000;
-        while (!readIfThere(env.NOEMA_HOOK_SERVER_LOG).includes("listening on") && Date.now() < started) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await untilFileHolds(env.NOEMA_HOOK_SERVER_LOG, "listening on");
       }
       const [id] = readdirSync(join(root, "episodes"));
       const db = new PostgresStore(url);

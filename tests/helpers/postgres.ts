@@ -47,7 +47,16 @@ export function pgUnavailable(): string | null {
   return pgBinDir() === null ? "PostgreSQL is not installed (apt-get install postgresql)" : null;
 }
 
-function freePort(): Promise<number> {
+/**
+ * A TCP port on 127.0.0.1 that nothing listens on now (for a server to start on, or a service that is not there).
+ *
+ * @example
+ * ```ts
+ * import { freePort } from "./helpers/postgres.ts";
+ * const url = `postgres://noema@127.0.0.1:${await freePort()}/noema`; // refuses connections
+ * ```
+ */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.listen(0, "127.0.0.1", () => {
