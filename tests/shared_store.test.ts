@@ -356,6 +356,21 @@ function gatedTask(dir: string, gate: string): string {
   return path;
 }
 
+/**
+ * Host A's run of {@link gatedTask} as episode `id`, publishing to the store at `url`: held at its second step until
+ * the test creates `go`.
+ */
+function gatedRunOnA(root: string, url: string, id: string, extra: string[] = []) {
+  const go = join(root, "go");
+  const [cmd, ...args] = cliCommand();
+  const run = runChild(cmd, [...args, "--root", root, "run", gatedTask(root, go), "--episode-id", id, ...extra], {
+    cwd: root,
+    env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+    timeoutMs: 120_000,
+  });
+  return { go, run };
+}
+
 /** A shell task file whose steps each sleep a while (a run long enough to act on mid-way). */
 function slowTask(dir: string, steps: number, seconds: number): string {
   const t = {
@@ -620,14 +635,8 @@ describe("shared store: following a run from another machine", { skip }, () => {
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
     const a = tempDir(), b = tempDir();
     try {
-      const go = join(a.path, "go");
       const id = "ep_read_while_running";
-      const [cmd, ...args] = cliCommand();
-      const runA = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
-        cwd: a.path,
-        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
-        timeoutMs: 120_000,
-      });
+      const { go, run: runA } = gatedRunOnA(a.path, url, id);
       const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b" };
       const db = new PostgresStore(url);
       try {
@@ -679,15 +688,9 @@ describe("shared store: following a run from another machine", { skip }, () => {
     try {
       // A's second step waits for a file the test creates once B is following: B starts while A runs,
       // however loaded the machine is.
-      const go = join(a.path, "go");
-      const task = gatedTask(a.path, go);
       const id = "ep_follow_from_b";
+      const { go, run: runA } = gatedRunOnA(a.path, url, id, ["--json"]);
       const [cmd, ...args] = cliCommand();
-      const runA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", id, "--json"], {
-        cwd: a.path,
-        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
-        timeoutMs: 120_000,
-      });
       const db = new PostgresStore(url);
       const until = Date.now() + 60_000;
       while ((await db.get(id)) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 30));
