@@ -31,7 +31,8 @@ import {
   run,
   runProcess,
 } from "noema";
-import { cli } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
 import { foundUnder } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -553,15 +554,26 @@ describe("no noema secret reaches any child (read from /proc/<pid>/environ)", ()
     {
       kind: "mcp",
       start: async () => {
-        const saved = { ...process.env };
-        Object.assign(process.env, env);
-        try {
-          const { connectMcpServers } = await import("../src/llm/mcp.ts");
-          // The server dumps its environment and exits: the connection fails, after the child started.
-          await connectMcpServers({ s: { command: dumper("mcp"), env: { ...env } } }).then((c) => c.close(), () => {});
-        } finally {
-          for (const k of Object.keys(env)) if (!(k in saved)) delete process.env[k];
-        }
+        // In a process of its own with the secrets in its environment, as noema's would be. Not by setting them in
+        // this process: Deno runs test files in one process, and another file's noema would read them there.
+        const script = join(dir, "mcp-client.ts");
+        writeFileSync(join(dir, "mcp-env.json"), JSON.stringify(env));
+        writeFileSync(
+          script,
+          `import { readFileSync } from "node:fs";\n` +
+            `import { connectMcpServers } from ${JSON.stringify(join(REPO, "src", "llm", "mcp.ts"))};\n` +
+            `const env = JSON.parse(readFileSync(${JSON.stringify(join(dir, "mcp-env.json"))}, "utf8"));\n` +
+            // The server dumps its environment and exits: the connection fails, after the child started.
+            `await connectMcpServers({ s: { command: ${JSON.stringify(dumper("mcp"))}, env } })` +
+            `.then((c) => c.close(), () => {});\n`,
+        );
+        const [cmd, ...args] = cliCommand();
+        const r = await runChild(cmd, [...args.slice(0, -1), script], {
+          cwd: REPO,
+          env: { ...process.env, ...env },
+          timeoutMs: 60_000,
+        });
+        assert.equal(r.code, 0, r.stderr);
       },
     },
   ];
