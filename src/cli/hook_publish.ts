@@ -22,9 +22,8 @@ import { EpisodePublisher } from "../shared_store/publish.ts";
 import { LeaseHeldError, type SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Notice } from "../agents/server/notices.ts";
-import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { storeFromEnvironment } from "./store_option.ts";
-import { handOff, publishPending } from "./store_publish.ts";
+import { handOff, publishPending, storeLocation, storeUnavailableNotice } from "./store_publish.ts";
 
 /**
  * Marks an episode a hook call wrote as pending, when a store is configured
@@ -75,16 +74,13 @@ export function hookPublisher(
   const roots = new Set<string>([root]);
   let down = false;
   const open = () => store ??= openSharedStore(pick.url, pick.from);
-  const location = storeKind(pick.url, pick.from) === "files" ? pick.url : maskStoreUrl(pick.url);
+  const location = storeLocation(pick);
   // The store failing is said once: in the server's log, and in the episode being served (a runtime event).
   const unreachable = (id: string, e: Error) => {
     if (down) return;
     down = true;
     note(`store unreachable: ${e.message}`);
-    notice(id, {
-      event_type: "store.unavailable",
-      payload: { store: location, error: e.message, code: (e as { code?: string }).code ?? null },
-    });
+    notice(id, storeUnavailableNotice(location, e));
   };
   return {
     served(at, id) {

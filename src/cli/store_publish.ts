@@ -71,6 +71,33 @@ function pendingHere(root: string): string[] {
   return pendingIds(root).filter((id) => !handedOver.has(`${root}\0${id}`) && handedOffTo(root, id) === null);
 }
 
+/**
+ * Where the store is, as noema says it: a shared directory's URL as given, a database URL with its password masked.
+ *
+ * @example
+ * ```ts
+ * storeLocation({ url: "postgres://noema:pw@db/noema", from: "NOEMA_STORE" }); // the password masked
+ * ```
+ */
+export function storeLocation(pick: { url: string; from: string }): string {
+  return storeKind(pick.url, pick.from) === "files" ? pick.url : maskStoreUrl(pick.url);
+}
+
+/**
+ * The `store.unavailable` runtime event a run (or the hook server) records when the store fails.
+ *
+ * @example
+ * ```ts
+ * storeUnavailableNotice("postgres://noema:***@db/noema", new Error("connect ECONNREFUSED"));
+ * ```
+ */
+export function storeUnavailableNotice(location: string, err: Error): ReturnType<RuntimeNotices["take"]>[number] {
+  return {
+    event_type: "store.unavailable",
+    payload: { store: location, error: err.message, code: (err as { code?: string }).code ?? null },
+  };
+}
+
 /** An error about the store, naming it once. */
 function aboutStore(location: string, e: Error): string {
   return e.message.includes(location) ? e.message : `shared store ${location}: ${e.message}`;
@@ -113,17 +140,14 @@ export function startLivePublishing(
   episodeId?: string,
 ): Promise<LiveRunPublishing> {
   // A URL noema cannot use is a usage error now, before the run; the client itself loads where publishing runs.
-  const location = storeKind(pick.url, pick.from) === "files" ? pick.url : maskStoreUrl(pick.url);
+  const location = storeLocation(pick);
   let store: Promise<SharedStore> | null = null; // opened in this thread only when publishing runs here
   const openStore = () => store ??= openSharedStore(pick.url, pick.from);
   let live: Live | null = null;
   let id: string | null = null;
   const waiting: ReturnType<RuntimeNotices["take"]> = [];
   const onUnavailable = (err: Error) => {
-    waiting.push({
-      event_type: "store.unavailable",
-      payload: { store: location, error: err.message, code: (err as { code?: string }).code ?? null },
-    });
+    waiting.push(storeUnavailableNotice(location, err));
     if (!saidDown) {
       out.note(
         `noema: ${aboutStore(location, err)}; the run goes on locally, ` +

@@ -24,7 +24,7 @@ import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
 import { hookOtelExporter } from "../../export/otel/hook_export.ts";
-import { unavailableMessage } from "../../export/otel/run_hooks.ts";
+import { otelUnavailableNotice, unavailableMessage } from "../../export/otel/run_hooks.ts";
 import { EpisodeNotices } from "../../agents/server/notices.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
@@ -236,7 +236,7 @@ async function serveResident(
   // With OTEL_EXPORTER_OTLP_ENDPOINT: the episodes served are exported as they grow.
   const otel = hookOtelExporter((id, f) => {
     serverLog(`OpenTelemetry export of ${id}: ${unavailableMessage(f)}`);
-    notices.push(id, { event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } });
+    notices.push(id, otelUnavailableNotice(f));
   });
   await serveHooks({
     socket,

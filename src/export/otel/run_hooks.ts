@@ -29,6 +29,18 @@ export interface LiveOtelExport {
   finish(episodeId?: string): Promise<LiveExportResult>;
 }
 
+/**
+ * The `otel.unavailable` runtime event a run (or the hook server) records when the collector fails.
+ *
+ * @example
+ * ```ts
+ * otelUnavailableNotice({ url: "http://127.0.0.1:4318/v1/traces", message: "connect ECONNREFUSED" });
+ * ```
+ */
+export function otelUnavailableNotice(f: ExportFailure): ReturnType<RuntimeNotices["take"]>[number] {
+  return { event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } };
+}
+
 /** Set once this process has warned that the collector is unavailable. */
 let warned = false;
 
@@ -73,7 +85,7 @@ export function startLiveOtel(
   const say = (f: ExportFailure) => {
     if (said) return;
     said = true;
-    waiting.push({ event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } });
+    waiting.push(otelUnavailableNotice(f));
     if (!warned) warn(unavailableMessage(f));
     warned = true;
   };
