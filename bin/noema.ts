@@ -24,6 +24,11 @@ if (runsHook(process.argv.slice(2)) && process.env.NOEMA_HOOK_SERVE === undefine
   const code = await hookViaServer(process.argv.slice(2));
   if (code !== null) process.exit(code);
 }
+// A run's live OpenTelemetry export (internal, `live_channel.ts`): its process loads only what it needs.
+if (process.argv[2] === "__otel-live") {
+  const { serveLiveExportProcess } = await import("../src/export/otel/live_process.ts");
+  process.exit(await serveLiveExportProcess());
+}
 const { main } = await import("../src/cli/main.ts");
 const code = await main();
 // noema's own exit (a plugin's process.exit is refused: src/plugins/exit_guard.ts).

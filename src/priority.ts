@@ -17,9 +17,10 @@
  *
  * @module
  */
-import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { setPriority } from "node:os";
+import process from "node:process";
 
 /**
  * The nice value background work runs at.
@@ -104,5 +105,51 @@ export function lowerProcess(pid: number | undefined, nice: number = BACKGROUND_
     if (group(String(pid)) !== group("self")) writeFileSync(`/proc/${pid}/autogroup`, String(nice));
   } catch {
     // no autogroups (not Linux, or turned off), or the process is gone
+  }
+}
+
+/** Where util-linux's `chrt` is, or null (not Linux, or not installed). */
+function chrtPath(): string | null {
+  if (process.platform !== "linux") return null;
+  return ["/usr/bin/chrt", "/bin/chrt"].find((p) => existsSync(p)) ?? null;
+}
+
+/**
+ * The command line that starts `argv` in Linux's idle scheduling class
+ * (`SCHED_IDLE`), every thread of it included, through util-linux's `chrt`
+ * where it is installed; else `argv` as it is. Meant for a background
+ * process that must cost a run nothing while it goes (see
+ * {@link unidleThisProcess} for when it is waited for).
+ *
+ * @example
+ * ```ts
+ * import { idleCommand } from "./priority.ts";
+ * idleCommand(["noema", "__otel-live"]); // ["/usr/bin/chrt", "--idle", "0", "noema", "__otel-live"] on Linux
+ * ```
+ */
+export function idleCommand(argv: readonly string[]): string[] {
+  const chrt = chrtPath();
+  return chrt === null ? [...argv] : [chrt, "--idle", "0", ...argv];
+}
+
+/**
+ * Takes every thread of this process back to the normal scheduling class
+ * (their nice values unchanged): for a process started with
+ * {@link idleCommand} once it is waited for, so a machine busy with other
+ * work does not starve it.
+ *
+ * @example
+ * ```ts
+ * import { unidleThisProcess } from "./priority.ts";
+ * unidleThisProcess();
+ * ```
+ */
+export function unidleThisProcess(): void {
+  const chrt = chrtPath();
+  if (chrt === null) return;
+  try {
+    spawnSync(chrt, ["--other", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore", timeout: 2000 });
+  } catch {
+    // not allowed: it stays where it was
   }
 }

@@ -17,7 +17,8 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
@@ -296,6 +297,80 @@ describe("the end of a run hands what it could not send to a background export",
       await later.close();
     }
   });
+});
+
+/** The pids of the processes whose environment holds `NAME=value` (Linux: read from /proc/<pid>/environ). */
+function processesWith(entry: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(entry)) pids.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+describe("a run killed while it goes", () => {
+  it(
+    "leaves its export process to send what the files hold, the root left to the resume; then it exits",
+    T,
+    async () => {
+      const live = await startOtlpReceiver();
+      const at = join(tmp.path, "killed-root");
+      const go = join(tmp.path, "killed-go");
+      const task = tmp.file(
+        "killed.jsonc",
+        JSON.stringify({
+          task: "killed mid-run",
+          using: "shell",
+          steps: [
+            { kind: "act", description: "first", inputs: { command: "echo first" } },
+            { kind: "act", description: "held", inputs: { command: `while [ ! -e '${go}' ]; do sleep 0.05; done` } },
+          ],
+        }),
+      );
+      const mark = `NOEMA_TEST_KILLED_RUN=${process.pid}-${Date.now()}`;
+      const [name, value] = mark.split("=");
+      const argv = [...cliCommand(), "--root", at, "--otel", live.url, "run", task, "--json"];
+      const run = spawn(argv[0], argv.slice(1), { cwd: REPO, env: envWith({ [name]: value }), stdio: "ignore" });
+      try {
+        // Killed as soon as the first step's act line is written: whether its span was sent yet or not.
+        const until = Date.now() + 60_000;
+        let dir: string | null = null;
+        while (Date.now() < until) {
+          const ids = existsSync(join(at, "episodes")) ? readdirSync(join(at, "episodes")) : [];
+          dir = ids.length === 1 ? join(at, "episodes", ids[0]) : null;
+          if (
+            dir !== null && existsSync(join(dir, "events.jsonl")) &&
+            readFileSync(join(dir, "events.jsonl"), "utf8").includes('"phase":"act"')
+          ) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        assert.ok(dir !== null, "the run started");
+        const exporters = processesWith(mark).filter((pid) => pid !== run.pid);
+        assert.ok(exporters.length >= 1, "the export runs in a process of its own");
+        run.kill("SIGKILL");
+        await live.waitFor((spans) => spans.some((s) => s.name === "execute_tool adapter:shell"));
+        const gone = Date.now() + 30_000;
+        while (processesWith(mark).some((pid) => exporters.includes(pid)) && Date.now() < gone) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.deepEqual(processesWith(mark).filter((pid) => exporters.includes(pid)), [], "the export process ended");
+        assert.deepEqual(
+          live.spans().filter((s) => s.parentSpanId === "").map((s) => s.name),
+          [],
+          "no root: not ended",
+        );
+      } finally {
+        writeFileSync(go, "");
+        run.kill("SIGKILL");
+        await live.close();
+      }
+    },
+  );
 });
 
 /** A task file of two shell steps, "check" then "deploy", the second held by the approval gate. */

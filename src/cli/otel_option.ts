@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { noemaArgv } from "../agents/noema_command.ts";
 import { type OtelSettings, otelSettings } from "../export/otel/config.ts";
+import process from "node:process";
+import { childEnv } from "../plugins/process.ts";
+import { LIVE_EXPORT_COMMAND } from "../export/otel/live_process.ts";
 import { type LiveOtelExport, startLiveOtel } from "../export/otel/run_hooks.ts";
-import { lowerProcess } from "../priority.ts";
 import { resolveRoot } from "../store/layout.ts";
 import type { Output } from "./output.ts";
 
@@ -57,32 +58,7 @@ export function liveOtelFor(
     at,
     (m) => out.note(m),
     episodeId,
-    (id, offsets) => handOff(at, id, offsets, settings),
+    // noema's own process, without noema's secrets (it reads the episode's files, masked already, and OTEL_*).
+    { argv: [...noemaArgv(), LIVE_EXPORT_COMMAND], env: childEnv(process.env) },
   );
-}
-
-/**
- * Starts `noema export otel <id> --continue-from …` in the background,
- * detached and at a lower priority, to send what a finished run did not send
- * in the time it waited (the spans of the lines past `offsets`, and the root).
- */
-function handOff(root: string, id: string, offsets: number[], s: OtelSettings): void {
-  const [cmd, ...args] = noemaArgv();
-  const flags = ["--endpoint", s.url, "--protocol", s.protocol, "--continue-from", offsets.join(",")];
-  const child = spawn(cmd, [
-    ...args,
-    "--root",
-    root,
-    "export",
-    "otel",
-    id,
-    ...flags,
-    ...(s.capture ? ["--capture-content"] : []),
-  ], {
-    detached: true,
-    stdio: "ignore",
-  });
-  child.on("error", () => {}); // `noema export otel` sends it later
-  lowerProcess(child.pid); // behind the runs of this machine
-  child.unref();
 }

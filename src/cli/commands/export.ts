@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { writeFileAtomic } from "../../store/atomic.ts";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { captureFromEnv, otelSettings } from "../../export/otel/config.ts";
@@ -36,10 +36,6 @@ export function registerExport(program: CommandUnknownOpts, ctx: CliContext): vo
     .option("--file <out.json>", "write OTLP/JSON to this file instead of sending (no collector needed)")
     .option("--capture-content", "include tool arguments and results, model messages and the task (masked)")
     .option("--json", "print {episodes: [{episode_id, trace_id, spans}], endpoint|file} as JSON")
-    .addOption(
-      new Option("--continue-from <offsets>", "(a run's hand-over) send only what follows these file offsets")
-        .hideHelp(),
-    )
     .addHelpText(
       "after",
       examples(
@@ -68,8 +64,7 @@ export function registerExport(program: CommandUnknownOpts, ctx: CliContext): vo
       if (settings === null) {
         throw usageError("no collector: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or write --file");
       }
-      const from = opts.continueFrom === undefined ? undefined : offsetsOf(opts.continueFrom, refs.length);
-      const { episodes: done, failed } = await sendEpisodes(refs, settings, from);
+      const { episodes: done, failed } = await sendEpisodes(refs, settings);
       if (failed) {
         throw new NoemaError("export_failed", `OpenTelemetry export to ${failed.url} failed: ${failed.message}`, {
           exitCode: EXIT.ERROR,
@@ -78,15 +73,6 @@ export function registerExport(program: CommandUnknownOpts, ctx: CliContext): vo
       if (opts.json) ctx.out.json({ episodes: done, endpoint: settings.url });
       else ctx.out.line(`noema: sent ${done.length} episode(s), ${count(done)} spans, to ${settings.url}`);
     });
-}
-
-/** `--continue-from 123,0`: byte offsets, for one episode. */
-function offsetsOf(text: string, episodes: number): number[] {
-  const offsets = text.split(",").map(Number);
-  if (episodes !== 1 || offsets.some((n) => !Number.isInteger(n) || n < 0)) {
-    throw usageError(`--continue-from: byte offsets (0 or more) for one episode, got "${text}"`);
-  }
-  return offsets;
 }
 
 function count(done: { spans: number }[]): number {

@@ -25,9 +25,7 @@ export interface EpisodeExport {
 }
 
 /**
- * The spans of a recorded episode: its tool and model spans, then the root;
- * with `from` (file offsets a live export reached), only those of the lines
- * after them, and the root.
+ * The spans of a recorded episode: its tool and model spans, then the root.
  *
  * @example
  * ```ts
@@ -37,10 +35,8 @@ export interface EpisodeExport {
 export function episodeSpans(
   ref: EpisodeRef,
   capture = false,
-  from?: readonly number[],
 ): { traceId: string; spans: ReadableSpan[] } {
   const f = new EpisodeFollower(ref.dir, ref.id, { resource: otelResource(), capture });
-  if (from !== undefined) f.skipTo(from);
   const spans = f.read();
   const root = f.root();
   if (root !== null) spans.push(root);
@@ -49,8 +45,7 @@ export function episodeSpans(
 
 /**
  * Sends episodes to the collector, one request per 512 spans; resolves
- * with what was sent, or the failure of the first request refused. `from`:
- * see {@link episodeSpans} (one episode).
+ * with what was sent, or the failure of the first request refused.
  *
  * @example
  * ```ts
@@ -60,13 +55,12 @@ export function episodeSpans(
 export async function sendEpisodes(
   refs: readonly EpisodeRef[],
   settings: OtelSettings,
-  from?: readonly number[],
 ): Promise<{ episodes: EpisodeExport[]; failed: ExportFailure | null }> {
   const exporter = new GuardedExporter(settings);
   const episodes: EpisodeExport[] = [];
   try {
     for (const ref of refs) {
-      const { traceId, spans } = episodeSpans(ref, settings.capture, from);
+      const { traceId, spans } = episodeSpans(ref, settings.capture);
       for (let i = 0; i < spans.length; i += 512) {
         const failed = await exporter.send(spans.slice(i, i + 512));
         if (failed) return { episodes, failed };

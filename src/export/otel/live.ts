@@ -1,25 +1,26 @@
 /**
  * Exporting a run's spans while it runs, without ever making it wait: like
- * the shared store's live publisher, the episode's own files are the queue,
+ * the shared store's live publishing, the episode's own files are the queue,
  * and the work (reading them, building the spans, encoding and sending them)
- * is done in a thread of its own (`live_worker.ts`). Each recorded event
- * "kicks" the sink; kicks coalesce into one message to that thread every
+ * is done elsewhere: in a process of its own for a run (`process`), in a
+ * thread of this one for the hook server (see `live_channel.ts`). Each
+ * recorded event "kicks" the sink; kicks coalesce into one message every
  * `intervalMs`. When the run ends, `finish()` has the rest and the root span
- * sent, waiting at most the export timeout (plus half a second). A collector
- * that is down, slow or refusing is reported once (`onUnavailable`);
- * `noema export otel` sends the episode later.
+ * sent, waiting at most the export timeout (plus half a second); what a
+ * process did not send by then it sends alone after the run. A collector that
+ * is down, slow or refusing is reported once (`onUnavailable`); `noema export
+ * otel` sends the episode later.
  *
  * @module
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import type { Worker } from "node:worker_threads";
-import { nodeWorkerThreads } from "../../builtins.ts";
 import { Kicks } from "../../kicks.ts";
 import type { OtelSettings } from "./config.ts";
 import { MODEL_TURN_FILES } from "./model_turns.ts";
 import type { ExportFailure } from "./exporter.ts";
 import type { LiveExportResult } from "./live_core.ts";
+import { type ExportChannel, type ExportProcess, processChannel, threadChannel } from "./live_channel.ts";
 
 export type { LiveExportResult } from "./live_core.ts";
 
@@ -48,6 +49,12 @@ export interface OtelLiveSinkOptions {
   intervalMs?: number;
   /** Called once, when the collector does not take the spans. */
   onUnavailable?: (failure: ExportFailure) => void;
+  /**
+   * How to start `noema __otel-live`: the export then runs in that process,
+   * which goes on alone with what is left at `finish()`.
+   * @default {undefined} (a worker thread of this process, stopped at `finish()`)
+   */
+  process?: ExportProcess;
 }
 
 /**
@@ -65,12 +72,14 @@ export class OtelLiveSink {
   readonly #settings: OtelSettings;
   readonly #interval: number;
   readonly #onUnavailable: (failure: ExportFailure) => void;
-  #worker: Worker | null = null;
+  readonly #process: ExportProcess | undefined;
+  #channel: ExportChannel | null = null;
   #failed: ExportFailure | null = null;
   #finished: ((r: LiveExportResult) => void) | null = null;
   readonly #kicks: Kicks;
   #done = false;
   #acked: number[] = [];
+  #answered = false; // the export said it finished
   #lost = false; // the export thread failed or stopped: nothing to wait for
   #dir: string | null = null;
 
@@ -79,6 +88,7 @@ export class OtelLiveSink {
     this.#interval = options.intervalMs ?? 250;
     this.#kicks = new Kicks(this.#interval, () => this.#pump());
     this.#onUnavailable = options.onUnavailable ?? (() => {});
+    this.#process = options.process;
   }
 
   /**
@@ -86,33 +96,34 @@ export class OtelLiveSink {
    * the files hold already is read, not sent again.
    */
   begin(dir: string, episodeId: string, skipExisting = false): void {
-    if (this.#worker !== null) return;
-    const { Worker } = nodeWorkerThreads();
-    const worker = new Worker(new URL("./live_worker.ts", import.meta.url));
-    worker.unref(); // never keeps the process alive: finish() waits for it
-    worker.on("message", (text: string) => {
-      const m = JSON.parse(text);
-      if (m.type === "acked") this.#acked = m.offsets;
-      else if (m.type === "unavailable") this.#fail(m.failure);
-      else if (m.type === "finished") this.#finished?.(m.result);
-    });
-    const lost = (why: string) => {
-      this.#fail({ url: this.#settings.url, message: why });
-      this.#lost = true;
-      this.#finished?.({ sent: 0, failed: this.#failed });
+    if (this.#channel !== null) return;
+    const handlers = {
+      message: (text: string) => {
+        const m = JSON.parse(text);
+        if (m.type === "acked") this.#acked = m.offsets;
+        else if (m.type === "unavailable") this.#fail(m.failure);
+        else if (m.type === "finished") {
+          this.#answered = true;
+          this.#finished?.(m.result);
+        }
+      },
+      lost: (why: string) => {
+        if (this.#answered) return; // it stopped once it had finished
+        this.#fail({ url: this.#settings.url, message: why });
+        this.#lost = true;
+        this.#finished?.({ sent: 0, failed: this.#failed });
+      },
     };
-    worker.on("error", (e: Error) => lost(`the export thread failed: ${e?.message ?? e}`));
-    worker.on("exit", () => lost("the export thread stopped"));
-    this.#worker = worker;
+    this.#channel = this.#process ? processChannel(this.#process, handlers) : threadChannel(handlers);
     this.#dir = dir;
-    // What the files hold now (not when the thread starts: the run goes on meanwhile) is not sent again.
+    // What the files hold now (not when the export starts: the run goes on meanwhile) is not sent again.
     const skipTo = skipExisting ? fileSizes(dir) : null;
-    if (skipTo !== null) this.#acked = skipTo; // a hand-over before the first batch goes on from there
+    if (skipTo !== null) this.#acked = skipTo; // unsent before the first batch: from there
     this.#post({ type: "begin", settings: this.#settings, dir, episodeId, skipTo });
   }
 
   #post(m: unknown): void {
-    this.#worker?.postMessage(JSON.stringify(m));
+    this.#channel?.post(JSON.stringify(m));
   }
 
   #fail(f: ExportFailure): void {
@@ -128,12 +139,12 @@ export class OtelLiveSink {
    * fire), else by a timer, for the last events of a burst.
    */
   kick(): void {
-    if (this.#worker === null || this.#done || this.#failed) return;
+    if (this.#channel === null || this.#done || this.#failed) return;
     this.#kicks.kick();
   }
 
   #pump(): void {
-    // A run that writes faster is not chased at the cost of its CPU: the rest goes at its end, or is handed over.
+    // A run that writes faster is not chased at the cost of its CPU: the rest goes at its end, or after it.
     const maxBytes = Math.ceil((LIVE_BYTES_PER_SECOND * Math.max(this.#interval, 50)) / 1000);
     this.#post({ type: "pump", maxBytes });
   }
@@ -147,30 +158,36 @@ export class OtelLiveSink {
   /**
    * Sends what is left and, with `root`, the root span (a paused run sends
    * it too: its resume sends it again, ended later, under the same id).
-   * Waits at most `waitMs` (default: the export timeout plus half a second),
-   * then stops the export thread; `unfinished` is then where the spans sent
-   * end (the file offsets), for another process to go on from, unless the
-   * collector failed.
+   * Waits at most `waitMs` (default: the export timeout plus half a second).
+   * Then a process goes on alone (`continuing`); a thread is stopped, and
+   * `unfinished` is where the spans sent end (the file offsets), for another
+   * process to go on from, unless the collector failed.
    */
   async finish(
     root = true,
     waitMs = this.#settings.timeoutMs + 500,
-  ): Promise<LiveExportResult & { unfinished: number[] | null }> {
+  ): Promise<LiveExportResult & { unfinished: number[] | null; continuing: boolean }> {
     this.#kicks.cancel();
-    const worker = this.#worker;
-    if (worker === null) return { sent: 0, failed: null, unfinished: null };
-    if (this.#lost) return { sent: 0, failed: this.#failed, unfinished: null };
+    const channel = this.#channel;
+    if (channel === null) return { sent: 0, failed: null, unfinished: null, continuing: false };
+    if (this.#lost) return { sent: 0, failed: this.#failed, unfinished: null, continuing: false };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const result = await new Promise<LiveExportResult | null>((resolve) => {
       this.#finished = resolve;
       timer = setTimeout(() => resolve(null), waitMs);
-      worker.ref();
+      channel.hold();
       this.#post({ type: "finish", root, url: this.#settings.url });
     });
     clearTimeout(timer);
     this.#done = true;
-    void worker.terminate().catch(() => {});
+    channel.close();
     const failed = this.#failed ?? result?.failed ?? null;
-    return { sent: result?.sent ?? 0, failed, unfinished: result === null && failed === null ? this.#acked : null };
+    const left = result === null && failed === null;
+    return {
+      sent: result?.sent ?? 0,
+      failed,
+      unfinished: left && !channel.detaches ? this.#acked : null,
+      continuing: left && channel.detaches,
+    };
   }
 }

@@ -14,6 +14,7 @@ import { episodesDir } from "../../store/layout.ts";
 import type { OtelSettings } from "./config.ts";
 import type { ExportFailure } from "./exporter.ts";
 import { type LiveExportResult, OtelLiveSink } from "./live.ts";
+import type { ExportProcess } from "./live_channel.ts";
 
 /** A run's live export: pass `onEvent` and `notices` to the run, await `finish()` after it. */
 export interface LiveOtelExport {
@@ -23,8 +24,8 @@ export interface LiveOtelExport {
   onEvent(e: { phase: string; payload: Record<string, unknown> }): void;
   /**
    * Sends the rest and the root span; `episodeId` names the run when no
-   * `start` event was seen. What is not sent in time is handed over (see
-   * {@link startLiveOtel}).
+   * `start` event was seen. What is not sent in time is sent after the run
+   * by the export process (see {@link startLiveOtel}).
    */
   finish(episodeId?: string): Promise<LiveExportResult>;
 }
@@ -60,10 +61,11 @@ export function unavailableMessage(f: ExportFailure): string {
 /**
  * Starts the live export of the run about to start under `root` (or, with
  * `episodeId`, of that episode resumed: what it holds already is not sent
- * again). `warn` says the failure on stderr (once per process). `handOff`
- * sends what the run could not send in the time it waits at its end (see
- * `flushWaitMs`): given, the run waits at most 5% of its own time; else it
- * waits up to the export timeout.
+ * again). `warn` says the failure on stderr (once per process). With
+ * `exportProcess` (how to start `noema __otel-live`), the export runs
+ * in that process, the run waits for it at most 5% of its own time at its
+ * end (see `flushWaitMs`), and the process sends what is left alone; without,
+ * in a thread of this process, waited for up to the export timeout.
  *
  * @example
  * ```ts
@@ -77,7 +79,7 @@ export function startLiveOtel(
   root: string,
   warn: (message: string) => void,
   episodeId?: string,
-  handOff?: (episodeId: string, offsets: number[]) => void,
+  exportProcess?: ExportProcess,
 ): LiveOtelExport {
   const started = Date.now();
   const waiting: ReturnType<RuntimeNotices["take"]> = [];
@@ -89,7 +91,7 @@ export function startLiveOtel(
     if (!warned) warn(unavailableMessage(f));
     warned = true;
   };
-  const sink = new OtelLiveSink(settings, { onUnavailable: say });
+  const sink = new OtelLiveSink(settings, { onUnavailable: say, process: exportProcess });
   let begun: string | null = null;
   const begin = (id: string, resumed: boolean) => {
     begun = id;
@@ -107,19 +109,19 @@ export function startLiveOtel(
     },
     async finish(id) {
       if (begun === null && id !== undefined) begin(id, false);
-      let wait = flushWaitMs(started, handOff !== undefined ? undefined : settings.timeoutMs);
-      // More left than the export thread sends in that time: handed over at once, not waited for in vain.
-      if (handOff !== undefined && sink.backlogBytes() > wait * BYTES_PER_MS) wait = 0;
+      const alone = exportProcess !== undefined; // the export process can go on alone after the run
+      let wait = flushWaitMs(started, alone ? undefined : settings.timeoutMs);
+      // More left than the export sends in that time: left to it at once, not waited for in vain.
+      if (alone && sink.backlogBytes() > wait * BYTES_PER_MS) wait = 0;
       const r = await sink.finish(true, wait);
       if (r.failed) say(r.failed);
-      else if (r.unfinished !== null && begun !== null) handOff?.(begun, r.unfinished);
       return r;
     },
   };
 }
 
 /**
- * What the export thread sends in a millisecond, at least (reading, building
+ * What the export sends in a millisecond, at least (reading, building
  * and encoding the spans of the events: about 100 KB/ms on one core).
  */
 const BYTES_PER_MS = 50_000;
@@ -127,13 +129,13 @@ const BYTES_PER_MS = 50_000;
 /**
  * How long the end of a run waits for its export: `NOEMA_OTEL_FLUSH_MS` when
  * set, else 5% of the run's time so far (at least 50 ms): a run is never
- * made more than 5% longer by waiting; what is left is handed to a
- * background process. Without a hand-over, the export timeout.
+ * made more than 5% longer by waiting; the export process sends what is
+ * left alone. Without one (a thread), the export timeout.
  */
-function flushWaitMs(started: number, noHandOff?: number): number {
+function flushWaitMs(started: number, fixed?: number): number {
   const v = Number(process.env.NOEMA_OTEL_FLUSH_MS);
   if (process.env.NOEMA_OTEL_FLUSH_MS && Number.isFinite(v) && v >= 0) return v;
-  return noHandOff ?? Math.max(50, (Date.now() - started) * 0.05);
+  return fixed ?? Math.max(50, (Date.now() - started) * 0.05);
 }
 
 /**
