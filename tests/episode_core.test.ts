@@ -8,7 +8,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { approve, EpisodeCore, reconstructPlan, validate } from "noema";
@@ -71,6 +71,26 @@ function driver(
 }
 
 describe("EpisodeCore", () => {
+  test("an episode removed from disk while open is not made again: flush, suspend, resume and close write nothing", async () => {
+    for (const removedBefore of ["flush", "resume"] as const) {
+      const core = await EpisodeCore.open(`removed before ${removedBefore}`, {
+        root,
+        using: "claude-code",
+        policies: [policy],
+      });
+      await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });
+      await core.record("c1", { status: "ok", outcome: "exit 0", duration_ms: 1 });
+      if (removedBefore === "resume") core.suspend(); // what a resident hook server does between calls
+      rmSync(core.dir, { recursive: true, force: true });
+      if (removedBefore === "flush") {
+        core.flush();
+        assert.equal(core.closed, true, "closed, as a removed episode cannot be written");
+      } else assert.equal(core.resume(100), false, "nothing to resume");
+      core.close();
+      assert.equal(existsSync(core.dir), false, `removed before ${removedBefore}: not made again`);
+    }
+  });
+
   test("open → propose (allow, patch, deny, ask) → record → finish: one valid episode", async () => {
     const core = await EpisodeCore.open("Tidy the repo", { root, using: "claude-code", policies: [policy] });
     const allow = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });

@@ -817,6 +817,7 @@ export class EpisodeCore {
   flush(): void {
     this.#check();
     if (!this.#dirty) return;
+    if (this.#removed()) return this.#drop();
     const t = performance.now();
     if (this.#pausedAt === null) this.#engine.persist();
     this.#save(false);
@@ -839,6 +840,7 @@ export class EpisodeCore {
    */
   suspend(): void {
     this.flush();
+    if (this.#closed) return; // removed meanwhile
     this.#engine.rec.sync();
     this.#logSize = statSync(join(this.dir, ARTIFACTS.events)).size;
     this.#lock?.release();
@@ -862,6 +864,10 @@ export class EpisodeCore {
       return false;
     }
     if (this.#lock) return true;
+    if (this.#removed()) {
+      this.#drop();
+      return false;
+    }
     this.#lock = acquireLock(this.dir, "core", { waitMs });
     const events = join(this.dir, ARTIFACTS.events);
     if (
@@ -872,6 +878,21 @@ export class EpisodeCore {
     this.#dirty = false;
     this.#release();
     return false;
+  }
+
+  /**
+   * Whether the episode was removed from disk while it was open (its event
+   * log is gone): nothing more is written, so no partial episode (a
+   * `state.json` without its events) is made again where it was.
+   */
+  #removed(): boolean {
+    return !existsSync(join(this.dir, ARTIFACTS.events));
+  }
+
+  /** Closes this object without writing anything (the episode was removed). */
+  #drop(): void {
+    this.#dirty = false;
+    this.#release();
   }
 
   #release(): void {
