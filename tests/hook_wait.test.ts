@@ -8,7 +8,7 @@
  * the resident hook server.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
@@ -18,6 +18,7 @@ import { runChild } from "./helpers/child.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { stopHookServers } from "./helpers/hook_servers.ts";
 import { tree } from "./helpers/files.ts";
 
 const skip = pgUnavailable() ?? false;
@@ -180,7 +181,7 @@ describe("an interactive session's hook waits for a decision made on another mac
           const v = cli(["--root", b.path, "verify", id]);
           assert.equal(v.code, 0, v.stdout + v.stderr);
         } finally {
-          if (servers) rmSync(servers, { recursive: true, force: true });
+          if (servers) await stopHookServers(servers); // and waits: it writes its episode as it stops
           a.cleanup();
           b.cleanup();
         }

@@ -16,6 +16,7 @@ import { runChild } from "./helpers/child.ts";
 import { REPO } from "./helpers/cli.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { stopHookServers } from "./helpers/hook_servers.ts";
 
 const tmp = tempDir("noema-otel-hooks-");
 after(() => tmp.cleanup());
@@ -160,7 +161,7 @@ describe("the hook server says once that the collector failed", () => {
       assert.match(notices[0].payload.error, /\S/);
       assert.equal(logText().match(/OpenTelemetry export of/g)?.length, 1, "logged once");
     } finally {
-      rmSync(socks, { recursive: true, force: true }); // the server stops
+      await stopHookServers(socks); // and waits: it writes its episode as it stops
     }
   });
 });

@@ -24,6 +24,7 @@ import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { stopHookServers } from "./helpers/hook_servers.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
@@ -569,14 +570,16 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
   test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
     const a = tempDir(), b = tempDir();
     try {
-      const go = join(a.path, "go"); // held at its second step until the database is down
+      // Held at its second step until the run has said the database is down (so a step after records it).
+      const go = join(a.path, "go");
       const task = gatedTask(a.path, go);
       const [cmd, ...args] = cliCommand();
-      let killed = false;
+      let killed = false, said = false;
       const child = runChild(cmd, [...args, "--root", a.path, "run", task, "--json"], {
         cwd: a.path,
         env: { ...process.env, NOEMA_STORE: url },
         timeoutMs: 60_000,
+        onStderr: (chunk) => (said ||= /cannot be reached/.test(chunk)),
       });
       // Once the run has published its first lines, take the database down.
       const deadline = Date.now() + 30_000;
@@ -586,10 +589,10 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
         if (rows.length > 0) {
           pg.kill();
           killed = true;
-          fsModule.writeFileSync(go, "");
         } else await new Promise((r) => setTimeout(r, 50));
       }
       await probe.close().catch(() => {});
+      while (killed && !said && Date.now() < deadline + 30_000) await new Promise((r) => setTimeout(r, 50));
       fsModule.writeFileSync(go, "");
       assert.ok(killed, "the run published live before it ended");
       const r = await child;
@@ -1051,7 +1054,7 @@ describe("shared store: the resident hook server says once that the store failed
         assert.equal(readIfThere(log).match(/store unreachable/g)?.length, 1, "logged once");
         assert.ok(existsSync(join(root, "state", "publish-pending", id)), "left pending for noema sync");
       } finally {
-        fsModule.rmSync(servers, { recursive: true, force: true }); // the server stops
+        await stopHookServers(servers); // and waits: it writes its episode as it stops
       }
     } finally {
       a.cleanup();

@@ -27,6 +27,8 @@ export interface ChildOptions {
   onSpawn?: (pid: number) => void;
   /** Called with each chunk of stdout as it arrives (to act while the child runs). */
   onStdout?: (chunk: string) => void;
+  /** Called with each chunk of stderr as it arrives. */
+  onStderr?: (chunk: string) => void;
 }
 
 /**
@@ -52,7 +54,10 @@ export function runChild(cmd: string, args: string[], options: ChildOptions = {}
       stdout += d;
       options.onStdout?.(String(d));
     });
-    child.stderr!.on("data", (d) => (stderr += d));
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+      options.onStderr?.(String(d));
+    });
     const timer = options.timeoutMs === undefined
       ? undefined
       : setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
