@@ -44,8 +44,10 @@ export function episodeSpans(
 }
 
 /**
- * Sends episodes to the collector, one request per 512 spans; resolves
- * with what was sent, or the failure of the first request refused.
+ * Sends episodes to the collector, one request per 512 spans at most, each
+ * episode read 1 MiB of its files at a time (the memory held is bounded
+ * however long the episode); resolves with what was sent, or the failure of
+ * the first request refused.
  *
  * @example
  * ```ts
@@ -60,12 +62,22 @@ export async function sendEpisodes(
   const episodes: EpisodeExport[] = [];
   try {
     for (const ref of refs) {
-      const { traceId, spans } = episodeSpans(ref, settings.capture);
-      for (let i = 0; i < spans.length; i += 512) {
-        const failed = await exporter.send(spans.slice(i, i + 512));
-        if (failed) return { episodes, failed };
-      }
-      episodes.push({ episode_id: ref.id, trace_id: traceId, spans: spans.length });
+      const f = new EpisodeFollower(ref.dir, ref.id, { resource: otelResource(), capture: settings.capture });
+      let sent = 0;
+      const send = async (spans: ReadableSpan[]) => {
+        for (let i = 0; i < spans.length; i += 512) {
+          const failed = await exporter.send(spans.slice(i, i + 512));
+          if (failed) return failed;
+        }
+        sent += spans.length;
+        return null;
+      };
+      let failed: ExportFailure | null = null;
+      do failed = await send(f.read(1 << 20)); while (failed === null && f.more);
+      const root = f.root();
+      if (failed === null && root !== null) failed = await send([root]);
+      if (failed) return { episodes, failed };
+      episodes.push({ episode_id: ref.id, trace_id: f.spans.traceId, spans: sent });
     }
     return { episodes, failed: null };
   } finally {
