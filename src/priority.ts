@@ -117,19 +117,23 @@ function chrtPath(): string | null {
 /**
  * The command line that starts `argv` in Linux's idle scheduling class
  * (`SCHED_IDLE`), every thread of it included, through util-linux's `chrt`
- * where it is installed; else `argv` as it is. Meant for a background
- * process that must cost a run nothing while it goes (see
- * {@link unidleThisProcess} for when it is waited for).
+ * where it is installed and allowed (a shell tries it first: where it is
+ * refused, `argv` runs as it is); else `argv` as it is. Meant for a
+ * background process that must cost a run nothing while it goes (see
+ * {@link unidleThisProcess} for when it is waited for). The process keeps
+ * the pid the spawn reports (the shell and `chrt` exec it).
  *
  * @example
  * ```ts
  * import { idleCommand } from "./priority.ts";
- * idleCommand(["noema", "__otel-live"]); // ["/usr/bin/chrt", "--idle", "0", "noema", "__otel-live"] on Linux
+ * idleCommand(["noema", "__otel-live"]); // ["/bin/sh", "-c", "… chrt --idle 0 …", "sh", "noema", "__otel-live"] on Linux
  * ```
  */
 export function idleCommand(argv: readonly string[]): string[] {
   const chrt = chrtPath();
-  return chrt === null ? [...argv] : [chrt, "--idle", "0", ...argv];
+  if (chrt === null || !existsSync("/bin/sh")) return [...argv];
+  const script = `${chrt} --idle 0 true 2>/dev/null && exec ${chrt} --idle 0 "$@"; exec "$@"`;
+  return ["/bin/sh", "-c", script, "sh", ...argv];
 }
 
 /**

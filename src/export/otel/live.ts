@@ -99,10 +99,15 @@ export class OtelLiveSink {
     if (this.#channel !== null) return;
     const handlers = {
       message: (text: string) => {
-        const m = JSON.parse(text);
-        if (m.type === "acked") this.#acked = m.offsets;
-        else if (m.type === "unavailable") this.#fail(m.failure);
-        else if (m.type === "finished") {
+        let m;
+        try {
+          m = JSON.parse(text);
+        } catch {
+          return; // not one of its messages (a runtime's own warning on stdout): ignored
+        }
+        if (m?.type === "acked") this.#acked = m.offsets;
+        else if (m?.type === "unavailable") this.#fail(m.failure);
+        else if (m?.type === "finished") {
           this.#answered = true;
           this.#finished?.(m.result);
         }

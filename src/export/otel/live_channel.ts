@@ -78,7 +78,7 @@ export function threadChannel(on: ChannelHandlers): ExportChannel {
 /**
  * A process of its own, started as `start` says (`noema __otel-live`): detached
  * into a session of its own (a Ctrl-C of the run does not cut its export
- * short), in the idle scheduling class where Linux's `chrt` is installed, at
+ * short), in the idle scheduling class where Linux's `chrt` is installed and allowed, at
  * nice 10 with its session's autogroup lowered. It ends once it has finished,
  * or when its stdin closes (this process ended, or died) and it has sent what
  * the files hold.
@@ -97,6 +97,7 @@ export function processChannel(start: ExportProcess, on: ChannelHandlers): Expor
   const lost = (why: string) => closed || on.lost(why);
   child.on("error", (e) => lost(`the export process could not start: ${e.message}`));
   child.stdin!.on("error", () => {}); // it ended: said by "close"
+  child.stdout!.on("error", () => {});
   const lines = createInterface({ input: child.stdout! });
   lines.on("line", (text) => closed || on.message(text));
   // After its stdout is read to the end: a "finished" it wrote before it exited is taken first.
