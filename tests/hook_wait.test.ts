@@ -18,7 +18,7 @@ import { runChild } from "./helpers/child.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { stopHookServers } from "./helpers/hook_servers.ts";
+import { stopHookServers } from "./helpers/processes.ts";
 import { tree } from "./helpers/files.ts";
 
 const skip = pgUnavailable() ?? false;

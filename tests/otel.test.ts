@@ -28,6 +28,7 @@ import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { decodeJsonRequest, type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { pidsWithEnv } from "./helpers/processes.ts";
 
 const tmp = tempDir("noema-otel-");
 after(() => tmp.cleanup());
@@ -299,20 +300,6 @@ describe("the end of a run hands what it could not send to a background export",
   });
 });
 
-/** The pids of the processes whose environment holds `NAME=value` (Linux: read from /proc/<pid>/environ). */
-function processesWith(entry: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(entry)) pids.push(Number(name));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return pids;
-}
-
 describe("a run killed while it goes", () => {
   it(
     "leaves its export process to send what the files hold, the root left to the resume; then it exits",
@@ -350,15 +337,19 @@ describe("a run killed while it goes", () => {
           await new Promise((r) => setTimeout(r, 10));
         }
         assert.ok(dir !== null, "the run started");
-        const exporters = processesWith(mark).filter((pid) => pid !== run.pid);
+        const exporters = pidsWithEnv((e) => e === mark).filter((pid) => pid !== run.pid);
         assert.ok(exporters.length >= 1, "the export runs in a process of its own");
         run.kill("SIGKILL");
         await live.waitFor((spans) => spans.some((s) => s.name === "execute_tool adapter:shell"));
         const gone = Date.now() + 30_000;
-        while (processesWith(mark).some((pid) => exporters.includes(pid)) && Date.now() < gone) {
+        while (pidsWithEnv((e) => e === mark).some((pid) => exporters.includes(pid)) && Date.now() < gone) {
           await new Promise((r) => setTimeout(r, 50));
         }
-        assert.deepEqual(processesWith(mark).filter((pid) => exporters.includes(pid)), [], "the export process ended");
+        assert.deepEqual(
+          pidsWithEnv((e) => e === mark).filter((pid) => exporters.includes(pid)),
+          [],
+          "the export process ended",
+        );
         assert.deepEqual(
           live.spans().filter((s) => s.parentSpanId === "").map((s) => s.name),
           [],

@@ -16,7 +16,7 @@ import { runChild } from "./helpers/child.ts";
 import { REPO } from "./helpers/cli.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { stopHookServers } from "./helpers/hook_servers.ts";
+import { stopHookServers } from "./helpers/processes.ts";
 
 const tmp = tempDir("noema-otel-hooks-");
 after(() => tmp.cleanup());

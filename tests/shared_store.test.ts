@@ -24,7 +24,7 @@ import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { stopHookServers } from "./helpers/hook_servers.ts";
+import { stopHookServers } from "./helpers/processes.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;

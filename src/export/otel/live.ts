@@ -123,7 +123,7 @@ export class OtelLiveSink {
     this.#dir = dir;
     // What the files hold now (not when the export starts: the run goes on meanwhile) is not sent again.
     const skipTo = skipExisting ? fileSizes(dir) : null;
-    if (skipTo !== null) this.#acked = skipTo; // unsent before the first batch: from there
+    if (skipTo !== null) this.#acked = skipTo; // not unsent: what is left counts from there
     this.#post({ type: "begin", settings: this.#settings, dir, episodeId, skipTo });
   }
 
@@ -164,18 +164,16 @@ export class OtelLiveSink {
    * Sends what is left and, with `root`, the root span (a paused run sends
    * it too: its resume sends it again, ended later, under the same id).
    * Waits at most `waitMs` (default: the export timeout plus half a second).
-   * Then a process goes on alone (`continuing`); a thread is stopped, and
-   * `unfinished` is where the spans sent end (the file offsets), for another
-   * process to go on from, unless the collector failed.
+   * Then a process goes on alone with what is left; a thread is stopped.
    */
   async finish(
     root = true,
     waitMs = this.#settings.timeoutMs + 500,
-  ): Promise<LiveExportResult & { unfinished: number[] | null; continuing: boolean }> {
+  ): Promise<LiveExportResult> {
     this.#kicks.cancel();
     const channel = this.#channel;
-    if (channel === null) return { sent: 0, failed: null, unfinished: null, continuing: false };
-    if (this.#lost) return { sent: 0, failed: this.#failed, unfinished: null, continuing: false };
+    if (channel === null) return { sent: 0, failed: null };
+    if (this.#lost) return { sent: 0, failed: this.#failed };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const result = await new Promise<LiveExportResult | null>((resolve) => {
       this.#finished = resolve;
@@ -186,13 +184,6 @@ export class OtelLiveSink {
     clearTimeout(timer);
     this.#done = true;
     channel.close();
-    const failed = this.#failed ?? result?.failed ?? null;
-    const left = result === null && failed === null;
-    return {
-      sent: result?.sent ?? 0,
-      failed,
-      unfinished: left && !channel.detaches ? this.#acked : null,
-      continuing: left && channel.detaches,
-    };
+    return { sent: result?.sent ?? 0, failed: this.#failed ?? result?.failed ?? null };
   }
 }

@@ -43,8 +43,6 @@ export interface ExportChannel {
   hold(): void;
   /** The end: a thread is stopped; a process is left to finish what it was asked to on its own. */
   close(): void;
-  /** Whether {@link close} leaves the export going (a process) rather than stopping it (a thread). */
-  readonly detaches: boolean;
 }
 
 /**
@@ -65,7 +63,6 @@ export function threadChannel(on: ChannelHandlers): ExportChannel {
   worker.on("error", (e: Error) => closed || on.lost(`the export thread failed: ${e?.message ?? e}`));
   worker.on("exit", () => closed || on.lost("the export thread stopped"));
   return {
-    detaches: false,
     post: (text) => worker.postMessage(text),
     hold: () => worker.ref(),
     close() {
@@ -108,7 +105,6 @@ export function processChannel(start: ExportProcess, on: ChannelHandlers): Expor
   };
   release(); // only what is awaited keeps this process alive
   return {
-    detaches: true,
     post(text) {
       if (!closed && child.stdin!.writable) child.stdin!.write(`${text}\n`);
     },
