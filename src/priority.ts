@@ -51,7 +51,8 @@ export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): n
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
     if (!Number.isInteger(tid) || tid <= 0) return null;
     setPriority(tid, nice);
-    if (idle) spawnSync("chrt", ["--idle", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
+    const chrt = idle ? chrtPath() : null;
+    if (chrt !== null) spawnSync(chrt, ["--idle", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
     return tid;
   } catch {
     return null; // not Linux, or not allowed: the thread runs at the run's priority
@@ -72,12 +73,7 @@ export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): n
  * ```
  */
 export function unidleThread(tid: number | null): void {
-  if (tid === null) return;
-  try {
-    spawnSync("chrt", ["--other", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
-  } catch {
-    // not Linux, or no chrt: it stays where it was
-  }
+  if (tid !== null) toNormalClass(["--pid", "0", String(tid)]);
 }
 
 /**
@@ -149,10 +145,15 @@ export function idleCommand(argv: readonly string[]): string[] {
  * ```
  */
 export function unidleThisProcess(): void {
+  toNormalClass(["--all-tasks", "--pid", "0", String(process.pid)]);
+}
+
+/** `chrt --other …`: the normal scheduling class, nice values unchanged (not Linux, no chrt, not allowed: as it was). */
+function toNormalClass(target: readonly string[]): void {
   const chrt = chrtPath();
   if (chrt === null) return;
   try {
-    spawnSync(chrt, ["--other", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore", timeout: 2000 });
+    spawnSync(chrt, ["--other", ...target], { stdio: "ignore", timeout: 2000 });
   } catch {
     // not allowed: it stays where it was
   }

@@ -31,20 +31,15 @@ export const LIVE_EXPORT_COMMAND = "__otel-live";
 export async function serveLiveExportProcess(): Promise<number> {
   let listened = true; // the run still reads what this says
   process.stdout.on("error", () => (listened = false));
+  let finishAsked = false;
   const server = serveLiveExport((m) => {
     if (listened) process.stdout.write(`${JSON.stringify(m)}\n`);
-  }, unidleThisProcess);
-  let finishAsked = false;
-  const lines = createInterface({ input: process.stdin });
-  lines.on("line", (text) => {
-    if (text.trim() === "") return;
-    try {
-      if (JSON.parse(text).type === "finish") finishAsked = true;
-    } catch {
-      return; // not a message of the run: ignored
-    }
-    server.take(text);
+  }, () => {
+    finishAsked = true;
+    unidleThisProcess();
   });
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (text) => server.take(text));
   lines.on("close", () => {
     listened = false;
     if (!finishAsked) server.take(JSON.stringify({ type: "finish", root: false, url: "" }));

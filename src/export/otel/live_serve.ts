@@ -24,7 +24,7 @@ export type FromLiveExport =
 
 /** What {@link serveLiveExport} returns: where its messages go in. */
 export interface LiveExportServer {
-  /** Takes one message (JSON text). */
+  /** Takes one message (JSON text; text that is not JSON is ignored). */
   take(text: string): void;
   /** Resolves once a `finish` was handled (its `finished` posted). */
   done: Promise<void>;
@@ -78,8 +78,13 @@ export function serveLiveExport(
     ).finally(finished);
   };
   const take = (text: string) => {
-    const m = JSON.parse(text);
-    if (m.type === "finish") onFinishAsked();
+    let m;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return; // not a message: ignored
+    }
+    if (m?.type === "finish") onFinishAsked();
     ready = ready.then(() => loading).then(
       (mod) => handle(mod, m),
       (e) => { // the SDK could not be loaded: said once, as a collector that is not there
