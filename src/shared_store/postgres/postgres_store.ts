@@ -272,7 +272,14 @@ export class PostgresStore implements SharedStore {
           SELECT ${episodeId}, ${stream}, s, b FROM (${batch}) AS lines
           ON CONFLICT DO NOTHING RETURNING seq`;
         if (inserted.length < lines.length) {
-          const clash = await this.#firstClash(tx, episodeId, stream, firstSeq, lines, inserted);
+          const clash = await this.#firstClash(
+            tx,
+            episodeId,
+            stream,
+            firstSeq,
+            lines,
+            inserted.map((r) => Number(r.seq)),
+          );
           if (clash !== null) throw new StoreConflictError(episodeId, stream, clash);
         }
         if (inserted.length > 0) await tx`SELECT pg_notify(${NOTIFY_CHANNEL}, ${episodeId})`;
@@ -293,9 +300,9 @@ export class PostgresStore implements SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    inserted: readonly { seq: unknown }[],
+    inserted: readonly number[],
   ): Promise<number | null> {
-    const fresh = new Set(inserted.map((r) => Number(r.seq)));
+    const fresh = new Set(inserted);
     const seqs: number[] = [], digests: string[] = [];
     for (let i = 0; i < lines.length; i++) {
       if (fresh.has(firstSeq + i)) continue;
