@@ -134,9 +134,10 @@ export function idleCommand(argv: readonly string[]): string[] {
 
 /**
  * Takes every thread of this process back to the normal scheduling class
- * (their nice values unchanged): for a process started with
- * {@link idleCommand} once it is waited for, so a machine busy with other
- * work does not starve it.
+ * (their nice values unchanged), its session's autogroup at nice 10 (where
+ * allowed: raising it from nice 19 may not be): for a process started with
+ * {@link idleCommand}, or idled since, once it is waited for, so a machine
+ * busy with other work does not starve it.
  *
  * @example
  * ```ts
@@ -146,6 +147,53 @@ export function idleCommand(argv: readonly string[]): string[] {
  */
 export function unidleThisProcess(): void {
   toNormalClass(["--all-tasks", "--pid", "0", String(process.pid)]);
+  // Its session's autogroup at the background level: down from the run's (allowed), or up from nice 19 (where allowed).
+  setOwnAutogroup(BACKGROUND_NICE);
+}
+
+/**
+ * The nice value of the autogroup of a process in the idle class (see
+ * {@link idleThisProcess}): the lowest. A session's autogroup competes with
+ * the run's as a whole, at its own weight, whatever class its threads are in.
+ *
+ * @default {19}
+ */
+export const IDLE_AUTOGROUP_NICE = 19;
+
+/**
+ * Puts every thread of this process in the idle scheduling class
+ * (`SCHED_IDLE`, through util-linux's `chrt`), and its session's autogroup
+ * at nice 19: for a detached process that first did what must be prompt
+ * (connecting, a first write) and then works on CPU time the run does not
+ * want. Threads it starts later inherit the class. Not Linux, no `chrt`, not
+ * allowed: as it was.
+ *
+ * @example
+ * ```ts
+ * import { idleThisProcess, unidleThisProcess } from "./priority.ts";
+ * idleThisProcess(); // the run goes first
+ * unidleThisProcess(); // waited for now
+ * ```
+ */
+export function idleThisProcess(): void {
+  const chrt = chrtPath();
+  try {
+    if (chrt !== null) {
+      spawnSync(chrt, ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore", timeout: 2000 });
+    }
+  } catch {
+    // not allowed: it stays where it was
+  }
+  setOwnAutogroup(IDLE_AUTOGROUP_NICE);
+}
+
+/** Sets this process's autogroup nice value where there are autogroups, and it is allowed (raising it back may not be). */
+function setOwnAutogroup(nice: number): void {
+  try {
+    writeFileSync("/proc/self/autogroup", String(nice));
+  } catch {
+    // no autogroups (not Linux, or turned off), or not allowed
+  }
 }
 
 /** `chrt --other …`: the normal scheduling class, nice values unchanged (not Linux, no chrt, not allowed: as it was). */

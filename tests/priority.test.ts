@@ -6,7 +6,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { idleCommand } from "../src/priority.ts";
 
@@ -31,5 +34,49 @@ describe("idleCommand", { skip: !chrt && "no util-linux chrt here" }, () => {
     assert.match(r.out, /scheduling policy: SCHED_IDLE/);
     assert.match(r.out, new RegExp(`pid ${r.pid}\\n`), "the program has the spawned pid (exec'd, not a child)");
     assert.ok(r.out.endsWith(`a b|it's|"q"|$HOME|`), r.out);
+  });
+});
+
+describe("idleThisProcess", { skip: !chrt && "no util-linux chrt here" }, () => {
+  test("moves every thread of the process to the idle class and its autogroup to nice 19; unidle takes them back", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "noema-prio-"));
+    try {
+      const script = join(dir, "idle.ts");
+      const priority = pathToFileURL(join(import.meta.dirname ?? ".", "..", "src", "priority.ts")).href;
+      // Field 41 of a thread's stat is its scheduling policy: 0 normal, 5 idle.
+      writeFileSync(
+        script,
+        `import { readdirSync, readFileSync } from "node:fs";
+import { idleThisProcess, unidleThisProcess } from ${JSON.stringify(priority)};
+const look = () => {
+  const policies = readdirSync("/proc/self/task").map((t) =>
+    readFileSync(\`/proc/self/task/\${t}/stat\`, "utf8").split(") ")[1].split(" ")[38]
+  );
+  let group = "none";
+  try { group = readFileSync("/proc/self/autogroup", "utf8").trim().split(" ").pop(); } catch { /* no autogroups */ }
+  return \`\${[...new Set(policies)].join(",")} \${group}\`;
+};
+const before = look();
+idleThisProcess();
+const idle = look();
+unidleThisProcess();
+console.log(JSON.stringify({ before, idle, after: look() }));
+`,
+      );
+      const argv = "Deno" in globalThis ? [process.execPath, "run", "-A", script] : [process.execPath, script];
+      const r = await run(argv);
+      assert.equal(r.code, 0);
+      const { before, idle, after } = JSON.parse(r.out);
+      assert.match(before, /^0 /, "normal class before");
+      assert.match(idle, /^5 /, `every thread idle: ${idle}`);
+      assert.match(after, /^0 /, "normal class again");
+      if (!before.endsWith("none")) {
+        assert.ok(idle.endsWith(" 19"), `autogroup at nice 19: ${idle}`);
+        // Raising it back is allowed to root only (elsewhere it stays at 19).
+        if (process.getuid?.() === 0) assert.ok(after.endsWith(" 10"), `autogroup back at nice 10: ${after}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,7 +3,7 @@
  * the shared store's live publishing, the episode's own files are the queue,
  * and the work (reading them, building the spans, encoding and sending them)
  * is done elsewhere: in a process of its own for a run (`process`), in a
- * thread of this one for the hook server (see `live_channel.ts`). Each
+ * thread of this one for the hook server (see `src/channels.ts`). Each
  * recorded event "kicks" the sink; kicks coalesce into one message every
  * `intervalMs`. When the run ends, `finish()` has the rest and the root span
  * sent, waiting at most the export timeout (plus half a second); what a
@@ -20,7 +20,7 @@ import type { OtelSettings } from "./config.ts";
 import { MODEL_TURN_FILES } from "./model_turns.ts";
 import type { ExportFailure } from "./exporter.ts";
 import type { LiveExportResult } from "./live_core.ts";
-import { type ExportChannel, type ExportProcess, processChannel, threadChannel } from "./live_channel.ts";
+import { type BackgroundChannel, type BackgroundProcess, processChannel, threadChannel } from "../../channels.ts";
 
 export type { LiveExportResult } from "./live_core.ts";
 
@@ -54,7 +54,7 @@ export interface OtelLiveSinkOptions {
    * which goes on alone with what is left at `finish()`.
    * @default {undefined} (a worker thread of this process, stopped at `finish()`)
    */
-  process?: ExportProcess;
+  process?: BackgroundProcess;
 }
 
 /**
@@ -72,8 +72,8 @@ export class OtelLiveSink {
   readonly #settings: OtelSettings;
   readonly #interval: number;
   readonly #onUnavailable: (failure: ExportFailure) => void;
-  readonly #process: ExportProcess | undefined;
-  #channel: ExportChannel | null = null;
+  readonly #process: BackgroundProcess | undefined;
+  #channel: BackgroundChannel | null = null;
   #failed: ExportFailure | null = null;
   #finished: ((r: LiveExportResult) => void) | null = null;
   readonly #kicks: Kicks;
@@ -119,7 +119,9 @@ export class OtelLiveSink {
         this.#finished?.({ sent: 0, failed: this.#failed });
       },
     };
-    this.#channel = this.#process ? processChannel(this.#process, handlers) : threadChannel(handlers);
+    this.#channel = this.#process
+      ? processChannel(this.#process, handlers)
+      : threadChannel(new URL("./live_worker.ts", import.meta.url), handlers);
     this.#dir = dir;
     // What the files hold now (not when the export starts: the run goes on meanwhile) is not sent again.
     const skipTo = skipExisting ? fileSizes(dir) : null;

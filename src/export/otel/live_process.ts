@@ -1,6 +1,6 @@
 /**
  * The process of a run's live export: `noema __otel-live` (internal; started
- * by the run, see `live_channel.ts`). It takes the messages of
+ * by the run, see `src/channels.ts`). It takes the messages of
  * `live_serve.ts` one per line on stdin and answers one per line on stdout.
  *
  * When its stdin closes (the run ended and no longer listens, or died), it

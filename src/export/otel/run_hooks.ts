@@ -14,7 +14,7 @@ import { episodesDir } from "../../store/layout.ts";
 import type { OtelSettings } from "./config.ts";
 import type { ExportFailure } from "./exporter.ts";
 import { type LiveExportResult, OtelLiveSink } from "./live.ts";
-import type { ExportProcess } from "./live_channel.ts";
+import type { BackgroundProcess } from "../../channels.ts";
 
 /** A run's live export: pass `onEvent` and `notices` to the run, await `finish()` after it. */
 export interface LiveOtelExport {
@@ -79,7 +79,7 @@ export function startLiveOtel(
   root: string,
   warn: (message: string) => void,
   episodeId?: string,
-  exportProcess?: ExportProcess,
+  exportProcess?: BackgroundProcess,
 ): LiveOtelExport {
   const started = Date.now();
   const waiting: ReturnType<RuntimeNotices["take"]> = [];
