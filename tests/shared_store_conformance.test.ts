@@ -118,6 +118,23 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       }]);
     });
 
+    test("lines come back byte for byte: UTF-8 beyond ASCII, a byte order mark, NUL, bytes that are not UTF-8", async () => {
+      const s = await ready();
+      const enc = (t: string) => new TextEncoder().encode(t);
+      const text = [enc('{"t":"é ü \u2028 😀"}'), enc("\uFEFF{}"), enc('{"nul":"\\u0000"}'), enc("plain")];
+      await s.appendLines("ep_u", "events.jsonl", 1, text);
+      const odd = [new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), new Uint8Array([0x61, 0x00, 0x62]), enc("after")];
+      await s.appendLines("ep_u", "events.jsonl", 5, odd);
+      assert.deepEqual(await s.readLines("ep_u", "events.jsonl", 1, 10), [...text, ...odd]);
+      // Sent again, the same bytes are duplicates, and other bytes a conflict, whichever way they travel.
+      assert.deepEqual(await s.appendLines("ep_u", "events.jsonl", 1, text), { inserted: 0, duplicates: 4 });
+      assert.deepEqual(await s.appendLines("ep_u", "events.jsonl", 5, odd), { inserted: 0, duplicates: 3 });
+      await assert.rejects(
+        s.appendLines("ep_u", "events.jsonl", 2, [enc("\uFEFF{ }")]),
+        (e: unknown) => e instanceof StoreConflictError && e.seq === 2,
+      );
+    });
+
     test("a page of a long stream is read from the middle", async () => {
       const s = await ready();
       const many = Array.from({ length: 3000 }, (_, i) => bytes(`{"seq":${i + 1}}`));

@@ -37,6 +37,9 @@ import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrati
 
 type Sql = postgres.Sql;
 
+/** Decodes UTF-8, refusing anything that is not (and keeping a byte order mark as text). */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 /** The NOTIFY channel: its payload is the id of an episode that got new lines or a new catalog row. */
 export const NOTIFY_CHANNEL = "noema_episode";
 
@@ -140,6 +143,9 @@ export class PostgresStore implements SharedStore {
       connection: { application_name: "noema", ...options.connection },
     });
   }
+
+  /** Whether the database's encoding is UTF8 (asked once). */
+  #utf8: boolean | null = null;
 
   async #guard<T>(f: () => Promise<T>): Promise<T> {
     try {
@@ -266,8 +272,13 @@ export class PostgresStore implements SharedStore {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         await this.#fence(tx, episodeId, token);
-        const batch = tx`SELECT ${firstSeq}::bigint + i - 1 AS s, substring(${blob}::bytea FROM o + 1 FOR n) AS b
-          FROM unnest(${offsets}::int[], ${lengths}::int[]) WITH ORDINALITY AS t(o, n, i)`;
+        const text = await this.#asText(tx, blob);
+        // The blob converted once (OFFSET 0 keeps the subquery from being folded into each row), then cut apart.
+        const bytes = text === null
+          ? tx`SELECT ${blob}::bytea AS blob OFFSET 0`
+          : tx`SELECT convert_to(${text}::text, 'UTF8') AS blob OFFSET 0`;
+        const batch = tx`SELECT ${firstSeq}::bigint + i - 1 AS s, substring(all_lines.blob FROM o + 1 FOR n) AS b
+          FROM (${bytes}) AS all_lines, unnest(${offsets}::int[], ${lengths}::int[]) WITH ORDINALITY AS t(o, n, i)`;
         const inserted = await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes)
           SELECT ${episodeId}, ${stream}, s, b FROM (${batch}) AS lines
           ON CONFLICT DO NOTHING RETURNING seq`;
@@ -286,6 +297,25 @@ export class PostgresStore implements SharedStore {
         return { inserted: inserted.length, duplicates: lines.length - inserted.length };
       })
     );
+  }
+
+  /**
+   * The lines as one text, when the database can take them so: valid UTF-8
+   * without NUL, and a UTF8 database (whose `convert_to` gives the bytes back
+   * as they were). Text travels at the size of the lines, where `bytea`
+   * travels as hex, twice that, encoded here and decoded there. Else null.
+   */
+  async #asText(tx: postgres.TransactionSql, blob: Buffer): Promise<string | null> {
+    if (this.#utf8 === null) {
+      const [r] = await tx`SHOW server_encoding`;
+      this.#utf8 = String(r.server_encoding).toUpperCase() === "UTF8";
+    }
+    if (!this.#utf8 || blob.includes(0)) return null;
+    try {
+      return STRICT_UTF8.decode(blob);
+    } catch {
+      return null; // not UTF-8: sent as bytes
+    }
   }
 
   /**
