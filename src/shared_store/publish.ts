@@ -25,7 +25,7 @@ import { ARTIFACTS } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { readNewLines } from "./line_tail.ts";
-import type { CatalogRow, PendingCall, SharedStore } from "./shared_store.ts";
+import { type CatalogRow, LeaseHeldError, type PendingCall, type SharedStore } from "./shared_store.ts";
 
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
@@ -89,19 +89,38 @@ export class EpisodePublisher {
   readonly host: string;
 
   readonly #onSent: () => void;
+  readonly #heldWaitMs: number;
 
   /**
    * @param options.host the host name for the catalog (default {@link publishingHost})
    * @param options.onSent called after each write the store accepted (the lease, a batch of lines, a file, the catalog row)
+   * @param options.heldWaitMs how long a publish waits for the episode's lease while another process of this host
+   *   holds it (the run before a resume, still publishing its last lines; a background sync), in ms. @default {0}
    */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string; onSent?: () => void } = {},
+    options: { host?: string; onSent?: () => void; heldWaitMs?: number } = {},
   ) {
     this.host = options.host ?? publishingHost();
     this.#onSent = options.onSent ?? (() => {});
+    this.#heldWaitMs = options.heldWaitMs ?? 0;
+  }
+
+  /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
+  async #lease(): Promise<number> {
+    const end = Date.now() + this.#heldWaitMs;
+    for (;;) {
+      try {
+        return await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
+          ownerGone: (pid) => procStat(pid) === null,
+        });
+      } catch (e) {
+        if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host || Date.now() >= end) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
   }
 
   /**
@@ -115,9 +134,7 @@ export class EpisodePublisher {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
     // One writer per episode across machines: take (or renew) the lease; every write carries its token.
-    this.#token = await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
-      ownerGone: (pid) => procStat(pid) === null,
-    });
+    this.#token = await this.#lease();
     this.#onSent();
     if (!this.#started) await this.#start();
     // Whether the episode was sealed before its files were listed: one sealed meanwhile is not called terminal yet

@@ -14,7 +14,6 @@ import { episodesDir } from "../store/layout.ts";
 import { handedOffTo } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
 import type { SharedStore } from "./shared_store.ts";
-import { LeaseHeldError } from "./shared_store.ts";
 import { lockStatus } from "../store/lock.ts";
 
 /** One episode's result in {@link syncRoot}. */
@@ -44,18 +43,6 @@ export interface SyncOptions {
 
 /** How long a sync waits for the background sync an episode was handed to (see `markHandedOff`). */
 const HANDED_OFF_WAIT_MS = 120_000;
-
-async function publishRetrying(p: EpisodePublisher, retryMs: number) {
-  const end = Date.now() + retryMs;
-  for (;;) {
-    try {
-      return await p.publish();
-    } catch (e) {
-      if (!(e instanceof LeaseHeldError) || e.owner.host !== p.host || Date.now() >= end) throw e;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 /**
  * Publishes every episode under `<root>/episodes/`, calling `progress` after
@@ -92,7 +79,7 @@ export async function syncRoot(
     try {
       // A background sync this host handed the episode to finishes it soon: waited for, not reported as a writer.
       const retryMs = Math.max(options.heldRetryMs ?? 0, handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : 0);
-      const s = await publishRetrying(new EpisodePublisher(store, join(parent, id), id), retryMs);
+      const s = await new EpisodePublisher(store, join(parent, id), id, { heldWaitMs: retryMs }).publish();
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {
