@@ -7,12 +7,12 @@
  *   Goal: ≤ 50 ms per filtered list.
  * - Publishing: a 10,000-step `noema run` with `NOEMA_STORE`, against the same
  *   run without a store, interleaved, each timed alone (what a published run
- *   handed to a background sync is published before the next run starts).
+ *   left to its publishing process is published before the next run starts).
  *   Goal: ≤ 1.10× (publishing adds ≤ 10%): the median of the runs' paired
  *   ratios (each published run against the run without a store just before
  *   it, so a change in the machine's load between pairs cancels out).
- *   Also the CPU time of the run's own thread (publishing runs in a worker
- *   thread), which a loaded machine disturbs far less than wall time.
+ *   Also the CPU time of the run's own thread (publishing runs in a process
+ *   of its own), which a loaded machine disturbs far less than wall time.
  *
  *     bun bench/store.ts [--rows 1000000] [--steps 10000] [--runs 7]
  *
@@ -116,7 +116,7 @@ function middle(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 }
 
-/** Waits (up to 2 min) until no episode under `root` is marked pending: the background syncs are done. */
+/** Waits (up to 2 min) until no episode under `root` is marked pending: the publishing processes are done. */
 async function handedOverDone(root: string): Promise<void> {
   const dir = join(root, "state", "publish-pending");
   const end = Date.now() + 120_000;
@@ -177,7 +177,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       published.push(
         await timed(["env", `NOEMA_ROOT=${publishedRoot}`, `NOEMA_STORE=${url}`, planLimit, cpu("published"), ...cmd]),
       );
-      // What a run handed to a background sync is published before the next run starts: each run is timed alone.
+      // What a run left to its publishing process is published before the next run starts: each run is timed alone.
       await handedOverDone(publishedRoot);
     }
     const [localS, publishedS] = [middle(local), middle(published)];
@@ -209,10 +209,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       notes: [
         `${Number(count.n).toLocaleString("en")} event lines stored by the published runs (${runs} runs). ` +
         "The ratio is the median of the runs' paired ratios (each published run against the run just before it).",
-        "A published run sends its lines live at up to 4 MB/s and hands the rest to a background noema sync at its " +
-        "end; the next run starts once that sync is done, so each run is timed alone.",
-        "CPU of the run's own thread (user + system, median; publishing runs in a worker thread): what publishing " +
-        "costs the run itself, whatever else loads the machine.",
+        "A published run's process of its own sends its lines live at up to 4 MB/s (in the idle scheduling class " +
+        "once connected), and the rest after the run; the next run starts once that is done, so each run is timed alone.",
+        "CPU of the run's own thread (user + system, median; publishing runs in a process of its own): what " +
+        "publishing costs the run itself, whatever else loads the machine.",
       ],
     };
     return { name: "store", tables: [table], ok: listOk && ratio <= 1.1 };

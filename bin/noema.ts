@@ -24,10 +24,15 @@ if (runsHook(process.argv.slice(2)) && process.env.NOEMA_HOOK_SERVE === undefine
   const code = await hookViaServer(process.argv.slice(2));
   if (code !== null) process.exit(code);
 }
-// A run's live OpenTelemetry export (internal, `live_channel.ts`): its process loads only what it needs.
+// A run's live OpenTelemetry export and live publishing (internal, `src/channels.ts`): their processes load only what
+// they need.
 if (process.argv[2] === "__otel-live") {
   const { serveLiveExportProcess } = await import("../src/export/otel/live_process.ts");
   process.exit(await serveLiveExportProcess());
+}
+if (process.argv[2] === "__store-live") {
+  const { serveLivePublishProcess } = await import("../src/shared_store/live_process.ts");
+  process.exit(await serveLivePublishProcess());
 }
 const { main } = await import("../src/cli/main.ts");
 const code = await main();

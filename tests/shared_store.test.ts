@@ -24,7 +24,7 @@ import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { stopHookServers } from "./helpers/processes.ts";
+import { pidsWithEnv, stopHookServers } from "./helpers/processes.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
 
 const skip = pgUnavailable() ?? false;
@@ -543,10 +543,16 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));
       }
-      process.kill(pid, "SIGKILL"); // noema only: its publisher dies mid-stream
+      // The run's publishing process, found by the episode its start names.
+      const publishers = () => pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(id));
+      assert.equal(publishers().length, 1, "the run publishes from a process of its own");
+      process.kill(pid, "SIGKILL"); // noema only: its publisher is left mid-stream, and sees its stdin close
       const killed = await child;
       fsModule.writeFileSync(go, "");
       assert.equal(killed.code, null, "killed");
+      const gone = Date.now() + 30_000;
+      while (publishers().length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(publishers(), [], "the publishing process exits with its run");
       assert.ok(fsModule.existsSync(join(a.path, "state", "publish-pending", id)), "left marked pending");
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: { NOEMA_STORE: url } });
       assert.equal(resumed.code, 0, resumed.stderr);

@@ -12,7 +12,12 @@ import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import { LivePublisher } from "../src/shared_store/live.ts";
-import { WorkerLivePublisher } from "../src/shared_store/live_thread.ts";
+import { BackgroundLivePublisher } from "../src/shared_store/live_background.ts";
+import { LIVE_PUBLISH_COMMAND } from "../src/shared_store/live_process.ts";
+import { serveLivePublishing } from "../src/shared_store/live_serve.ts";
+import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../src/shared_store/pending.ts";
+import { noemaArgv } from "../src/agents/noema_command.ts";
+import { childEnv } from "../src/plugins/process.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
@@ -98,7 +103,7 @@ async function until(f: () => Promise<boolean>, ms = 10_000): Promise<void> {
 // Deno type-checks a worker's modules as it starts it under `deno test` (not under `deno run`): on a loaded machine
 // that takes tens of seconds, hence the long deadlines.
 test(
-  "publishing from a worker thread: kicks from the run's thread, everything stored at finish; a store that cannot be reached is said once",
+  "publishing from a worker thread: it watches the files, everything stored at finish; a store that cannot be reached is said once",
   {
     timeout: 300_000,
   },
@@ -111,13 +116,12 @@ test(
       try {
         await store.migrate();
         const said: Error[] = [];
-        const live = WorkerLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+        const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
           onUnavailable: (e) => said.push(e),
         });
         assert.ok(live, "a worker thread starts here");
-        live.kick();
+        assert.equal(live.pid, null, "a thread, not a process");
         appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ more: 1 }) + "\n");
-        live.kick();
         assert.equal(await live.finish(120_000), true);
         assert.equal(said.length, 0, said.map((e) => e.message).join());
         const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean);
@@ -125,10 +129,9 @@ test(
         assert.equal((await store.get(id))?.host, "host-w");
 
         const gone = pathToFileURL(join(t.path, "no-such-store")).href;
-        const down = WorkerLivePublisher.start({ url: gone, from: "test", dir, episodeId: id, host: "host-w" }, {
+        const down = BackgroundLivePublisher.start({ url: gone, from: "test", dir, episodeId: id, host: "host-w" }, {
           onUnavailable: (e) => said.push(e),
         })!;
-        down.kick();
         assert.equal(await down.finish(120_000), false);
         assert.equal(said.length, 1, "said once");
         assert.match(said[0].message, /no such directory/);
@@ -167,7 +170,51 @@ test("a stored catalog row that says running for an episode sealed here is broug
   }
 });
 
-test("a run busy in its own thread (no turn of its event loop) still has its kicks reach the publishing worker", {
+/** How a test starts `noema __store-live`, as a run does. */
+const storeLiveProcess = () => ({
+  argv: [...noemaArgv(), LIVE_PUBLISH_COMMAND],
+  env: childEnv(process.env),
+  idle: false,
+});
+
+for (const where of ["thread", "process"] as const) {
+  test(`a run busy in its own thread (no turn of its event loop) is still published from beside it (${where})`, {
+    timeout: 300_000,
+  }, async () => {
+    const t = tempDir();
+    try {
+      const { id, dir } = helloEpisode(t.path);
+      const url = pathToFileURL(join(t.path, "store")).href;
+      const store = await openSharedStore(url);
+      try {
+        await store.migrate();
+        const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+          onUnavailable: () => {},
+          ...(where === "process" ? { process: storeLiveProcess() } : {}),
+        })!;
+        assert.equal(live.pid === null, where === "thread");
+        // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
+        const index = join(t.path, "store", "episodes", id, "lines", "events.jsonl", "index");
+        const end = Date.now() + 120_000;
+        let stored = false;
+        while (!stored && Date.now() < end) {
+          appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
+          const wait = Date.now() + 20;
+          while (Date.now() < wait) { /* the run's own work */ }
+          stored = existsSync(index) && statSync(index).size > 0;
+        }
+        assert.ok(stored, `the ${where} published while this thread never yielded`);
+        await live.finish(120_000);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      t.cleanup();
+    }
+  });
+}
+
+test("a run's publishing process goes on alone after the run: it publishes the rest, clears the marker, and exits", {
   timeout: 300_000,
 }, async () => {
   const t = tempDir();
@@ -177,22 +224,26 @@ test("a run busy in its own thread (no turn of its event loop) still has its kic
     const store = await openSharedStore(url);
     try {
       await store.migrate();
-      const live = WorkerLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
-        onUnavailable: () => {},
+      const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-p" }, {
+        onUnavailable: (e) => assert.fail(e.message),
+        process: storeLiveProcess(),
       })!;
-      // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
-      const index = join(t.path, "store", "episodes", id, "lines", "events.jsonl", "index");
-      const end = Date.now() + 120_000;
-      let stored = false;
-      while (!stored && Date.now() < end) {
-        appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
-        live.kick();
-        const wait = Date.now() + 20;
-        while (Date.now() < wait) { /* the run's own work */ }
-        stored = existsSync(index) && statSync(index).size > 0;
-      }
-      assert.ok(stored, "the worker published while this thread never yielded");
-      await live.finish(120_000);
+      assert.ok(live.pid !== null, "a process starts here");
+      markHandedOff(t.path, id, live.pid!); // as the run marks it
+      await until(async () => (await store.lineCount(id, "events.jsonl")) > 0); // it runs, and the store answers
+      // 8 MB more than it has sent: more than a 100 ms wait can send, so the run is told at once to leave it.
+      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+      appendFileSync(join(dir, "events.jsonl"), line.repeat(8000));
+      const asked = Date.now();
+      assert.equal(await live.finish(100), false, "not all published within the run's wait");
+      assert.ok(live.continuesAlone, "the process goes on");
+      assert.equal(live.failed, null);
+      assert.ok(Date.now() - asked < 2_000, "the run did not wait for the rest");
+      const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
+      await until(async () => (await store.lineCount(id, "events.jsonl")) === local, 120_000);
+      await until(() => Promise.resolve(!pendingIds(t.path).includes(id)), 30_000);
+      await until(() => Promise.resolve(!processAlive(live.pid!)), 30_000);
+      assert.equal(handedOffTo(t.path, id), null);
     } finally {
       await store.close();
     }
@@ -200,6 +251,70 @@ test("a run busy in its own thread (no turn of its event loop) still has its kic
     t.cleanup();
   }
 });
+
+test("the publishing side tells a run that ended far ahead of it not to wait (alone), then publishes the rest", async () => {
+  const t = tempDir();
+  try {
+    const { id, dir } = helloEpisode(t.path);
+    const url = pathToFileURL(join(t.path, "store")).href;
+    const store = await openSharedStore(url);
+    try {
+      await store.migrate();
+      const said: string[] = [];
+      const server = serveLivePublishing({ url, from: "test", dir, episodeId: id, host: "host-s" }, (m) => {
+        said.push(m.type);
+      }, { deadlineOf: () => 600_000 });
+      await until(() => Promise.resolve(said.includes("published")));
+      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+      appendFileSync(join(dir, "events.jsonl"), line.repeat(8000)); // 8 MB: more than 100 ms can send (2 MB)
+      server.take(JSON.stringify({ type: "finish", deadlineMs: 100, firstWriteWaitMs: 3000 }));
+      assert.deepEqual(await server.done, { ok: true, failed: false }, "all of it, on its own deadline");
+      assert.deepEqual(said.slice(-2), ["alone", "finished"]);
+      const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
+      assert.equal(await store.lineCount(id, "events.jsonl"), local);
+      // A small rest is just finished: no "alone".
+      appendFileSync(join(dir, "events.jsonl"), line);
+      const small: string[] = [];
+      const again = serveLivePublishing({ url, from: "test", dir, episodeId: id, host: "host-s" }, (m) => {
+        small.push(m.type);
+      }, { deadlineOf: () => 600_000 });
+      await until(() => Promise.resolve(small.includes("published")));
+      again.take(JSON.stringify({ type: "finish", deadlineMs: 100, firstWriteWaitMs: 3000 }));
+      assert.deepEqual(await again.done, { ok: true, failed: false });
+      assert.ok(!small.includes("alone"), small.join());
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("a publishing process leaves a marker that names another process (a resume since handed the episode anew)", () => {
+  const t = tempDir();
+  try {
+    const id = "ep_marked";
+    markHandedOff(t.path, id, 4242);
+    clearPending(t.path, id, { by: 4243 });
+    assert.deepEqual(pendingIds(t.path), [id], "another process's marker stays");
+    clearPending(t.path, id, { by: 4242 });
+    assert.deepEqual(pendingIds(t.path), []);
+    markPending(t.path, id); // names no process (a hook call marked it): published now, so cleared
+    clearPending(t.path, id, { by: 4242 });
+    assert.deepEqual(pendingIds(t.path), []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Whether process `pid` is alive (not a zombie). */
+function processAlive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
 
 test("a live publish sends about its byte budget of lines, the next one the rest (a fast run is not chased)", async () => {
   const t = tempDir();

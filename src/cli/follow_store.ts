@@ -45,7 +45,8 @@ export async function followFromStore(
   id: string,
   print: (e: Record<string, unknown>, raw: string) => void,
 ): Promise<void> {
-  if ((await store.get(id)) === null) {
+  // A run's first lines are stored before its catalog row (its first whole publish comes a little later).
+  if ((await store.get(id)) === null && (await store.streams(id)).length === 0) {
     throw new NoemaError("not_found", `episode ${id} is neither under the local root nor in ${store.location}`);
   }
   const controller = new AbortController();

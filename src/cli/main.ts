@@ -19,6 +19,7 @@ import { type CliContext, examples } from "./context.ts";
 import { reportError } from "./errors.ts";
 import { exitProcess, guardExits } from "../plugins/exit_guard.ts";
 import { LIVE_EXPORT_COMMAND } from "../export/otel/live_process.ts";
+import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
 import { createOutput, type Output } from "./output.ts";
 
 /** Commander's error text made one line: without `error: `, its suggestion kept. */
@@ -172,6 +173,10 @@ export async function main(
   if (argv[0] === LIVE_EXPORT_COMMAND) { // internal: a run's live OpenTelemetry export (not a command of the CLI)
     const { serveLiveExportProcess } = await import("../export/otel/live_process.ts");
     return await serveLiveExportProcess() as ExitCode;
+  }
+  if (argv[0] === LIVE_PUBLISH_COMMAND) { // internal: a run's live publishing to the shared store
+    const { serveLivePublishProcess } = await import("../shared_store/live_process.ts");
+    return await serveLivePublishProcess() as ExitCode;
   }
   const debug = argv.includes("--debug") || ["1", "true", "yes"].includes(process.env.NOEMA_DEBUG ?? "");
   const ctx: CliContext = { out, exitCode: EXIT.OK };

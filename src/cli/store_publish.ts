@@ -13,7 +13,9 @@ import process from "node:process";
 import { noemaArgv } from "../agents/noema_command.ts";
 import { lowerProcess } from "../priority.ts";
 import { LivePublisher } from "../shared_store/live.ts";
-import { WorkerLivePublisher } from "../shared_store/live_thread.ts";
+import { BackgroundLivePublisher } from "../shared_store/live_background.ts";
+import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
+import { childEnv } from "../plugins/process.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
@@ -57,6 +59,12 @@ export function handOff(root: string, id: string, pick: { url: string; from: str
   child.unref();
   // The next commands leave it to that process while it lives (they would race it for the episode's lease).
   if (child.pid !== undefined) markHandedOff(root, id, child.pid);
+}
+
+/** Leaves episode `id` to the live process `pid` that publishes it (this process's after-publish, and later commands too). */
+function handedTo(root: string, id: string, pid: number): void {
+  handedOver.add(`${root}\0${id}`);
+  markHandedOff(root, id, pid);
 }
 
 /**
@@ -158,11 +166,25 @@ export function startLivePublishing(
   };
   const begin = (episode: string) => {
     id = episode;
-    markPending(root, id); // cleared once everything is published: a crash leaves it for the next command
     const dir = join(episodesDir(root), id);
-    live = WorkerLivePublisher.start({ url: pick.url, from: pick.from, dir, episodeId: id, host: publishingHost() }, {
+    const started = BackgroundLivePublisher.start({
+      url: pick.url,
+      from: pick.from,
+      dir,
+      episodeId: id,
+      host: publishingHost(),
+    }, {
       onUnavailable,
-    }) ?? inThread(openStore(), dir, id, onUnavailable);
+      // noema's own process, without noema's secrets in its environment (the store's URL comes with its start). At
+      // the run's priority until its first write: a store that cannot be reached is found out while even a short run
+      // goes, and said in its record; then in the idle class (see live_process.ts).
+      process: { argv: [...noemaArgv(), LIVE_PUBLISH_COMMAND], env: childEnv(process.env), priority: "self" },
+    });
+    // Marked as not fully published until it is (a crash leaves the marker for the next command); a marker that
+    // names the publishing process leaves the episode to it while it lives (it goes on after the run).
+    if (started?.pid != null) handedTo(root, id, started.pid);
+    else markPending(root, id);
+    live = started ?? inThread(openStore(), dir, id, onUnavailable);
   };
   if (episodeId !== undefined) begin(episodeId);
   const close = async () => {
@@ -175,7 +197,7 @@ export function startLivePublishing(
         if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
         begin(e.payload.episode_id);
       }
-      live!.kick();
+      live!.kick?.(); // a publisher beside the run watches the files itself
     },
     async finish(episodeId?: string, paused = false) {
       if (live === null && episodeId !== undefined) begin(episodeId);
@@ -183,12 +205,18 @@ export function startLivePublishing(
         const l = live as Live | null;
         const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
-        // Not done in time, the store still reachable: a background sync finishes it; the run does not wait, not
-        // even for the connection to close under the publish it cut short.
+        // Not done in time, the store still reachable: its process goes on alone (the episode marked as handed to
+        // it), else a background sync finishes it; the run does not wait, not even for the connection to close
+        // under the publish it cut short.
         else if (id !== null && l !== null && l.failed === null) {
-          handOff(root, id, pick);
+          if (!(l instanceof BackgroundLivePublisher && l.continuesAlone)) handOff(root, id, pick);
           void close().catch(() => {});
           return ok;
+        }
+        // The store failed: what is left is anyone's to publish (a marker naming a process that gave up would keep
+        // the next command from it while that process exits).
+        if (!ok && id !== null && l !== null && l.failed !== null && l instanceof BackgroundLivePublisher) {
+          markPending(root, id);
         }
         await close().catch(() => {});
         return ok;
@@ -202,7 +230,8 @@ export function startLivePublishing(
 
 /** What a run's live publishing does, in a worker thread or in the run's own. */
 interface Live {
-  kick(): void;
+  /** Something was written (a publisher in this thread only: one beside it watches the files). */
+  kick?(): void;
   finish(deadlineMs: number): Promise<boolean>;
   readonly failed: Error | null;
 }

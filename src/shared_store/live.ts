@@ -27,7 +27,11 @@ const LIVE_BYTES_PER_SECOND = 4 << 20;
 export interface LivePublisherOptions {
   /** Least time between two publishes, in ms. @default {250} */
   intervalMs?: number;
-  /** Least time between two publishes of the whole files and the catalog row (lines go at every publish), in ms. @default {2000} */
+  /**
+   * Least time between two publishes of the whole files and the catalog row
+   * (lines go at every publish), in ms; the first one comes this long after
+   * the publisher starts (or at `finish`). @default {2000}
+   */
   filesIntervalMs?: number;
   /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
   onUnavailable?: (error: Error) => void;
@@ -53,7 +57,7 @@ export class LivePublisher {
   #again = false;
   #failed: Error | null = null;
   #last = 0;
-  #lastFull = 0;
+  #lastFull = Date.now(); // the first whole-files publish comes one files interval in: a run is busiest as it starts
   #trailing: ReturnType<typeof setTimeout> | undefined;
   #handedOver = false; // finish() ran out of time: what is left is another process's to publish
   readonly #filesInterval: number;
@@ -129,6 +133,15 @@ export class LivePublisher {
   }
 
   /**
+   * Whether what is left to publish can be sent within `deadlineMs` (at the
+   * 20 MB/s a publisher is assumed to send): a run that ends far ahead of its
+   * publisher does not wait for what cannot be sent in time.
+   */
+  fitsIn(deadlineMs: number): boolean {
+    return this.#publisher.backlogBytes() <= deadlineMs * BACKLOG_BYTES_PER_MS;
+  }
+
+  /**
    * Publishes what is left and stops; resolves true when everything written
    * was published, false when the store failed or `deadlineMs` ran out.
    */
@@ -138,7 +151,7 @@ export class LivePublisher {
     clearTimeout(this.#trailing);
     this.#trailing = undefined;
     // Far behind (a fast run): what is left cannot be sent within the deadline, so it is handed over at once.
-    if (this.#failed === null && this.#publisher.backlogBytes() > deadlineMs * BACKLOG_BYTES_PER_MS) {
+    if (this.#failed === null && !this.fitsIn(deadlineMs)) {
       this.#handedOver = true;
       return false;
     }

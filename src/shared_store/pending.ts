@@ -72,18 +72,14 @@ export function markHandedOff(root: string, id: string, pid: number): void {
  */
 export function handedOffTo(root: string, id: string): number | null {
   assertEpisodeId(id);
-  const path = join(dirOf(root), id);
-  try {
-    if (throughLink(dirOf(root), root) || !lstatSync(path).isFile()) return null;
-    const pid = Number(readFileSync(path, "utf8").slice(0, 20).trim());
-    return Number.isInteger(pid) && pid > 0 && procStat(pid) !== null ? pid : null;
-  } catch {
-    return null;
-  }
+  if (throughLink(dirOf(root), root)) return null;
+  const pid = markedPid(root, id);
+  return pid !== null && procStat(pid) !== null ? pid : null;
 }
 
 /**
- * Removes an episode's marker (it is published).
+ * Removes an episode's marker (it is published). With `by` (the pid of the
+ * process that published it), a marker that names another process stays.
  *
  * @example
  * ```ts
@@ -91,10 +87,25 @@ export function handedOffTo(root: string, id: string): number | null {
  * clearPending(".noema", "ep_01J…");
  * ```
  */
-export function clearPending(root: string, id: string): void {
+export function clearPending(root: string, id: string, options: { by?: number } = {}): void {
   assertEpisodeId(id);
   if (throughLink(dirOf(root), root)) return; // a marker there was never noema's: nothing is removed through a link
+  // A process that was handed the episode leaves a marker naming another one: a resume since handed it anew.
+  const named = options.by === undefined ? null : markedPid(root, id);
+  if (named !== null && named !== options.by) return;
   rmSync(join(dirOf(root), id), { force: true }); // a marker that is itself a link: the link alone goes
+}
+
+/** The pid an episode's marker names, or null (none, empty, or not a file). */
+function markedPid(root: string, id: string): number | null {
+  try {
+    const path = join(dirOf(root), id);
+    if (!lstatSync(path).isFile()) return null;
+    const pid = Number(readFileSync(path, "utf8").slice(0, 20).trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether `path` passes through a symbolic link below `root` (markers are never read or removed so). */

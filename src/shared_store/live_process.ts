@@ -1,0 +1,105 @@
+/**
+ * The process of a run's live publishing: `noema __store-live` (internal;
+ * started by the run, see `live_background.ts` and `src/channels.ts`). It
+ * takes the messages of `live_serve.ts` one per line on stdin and answers
+ * one per line on stdout.
+ *
+ * - It gets its start (the store's URL, the episode) in its environment,
+ *   `NOEMA_STORE_LIVE_START`, and watches the episode's files itself: what a
+ *   run writes to a pipe waits until the run's event loop turns, which a run
+ *   busy in its own thread may not do for seconds.
+ * - It starts at the run's priority, so that connecting and the first write
+ *   are prompt: a store that cannot be reached is found out while even a
+ *   short run goes, and said in its record.
+ * - After the first write the store accepted (or the store failed), every
+ *   thread of it moves to the idle class and its autogroup to nice 19: the
+ *   rest of the live publishing runs on CPU time the run does not want (its
+ *   compiler and collector threads are its own, unlike a worker thread's).
+ * - Once the run asked it to finish, it goes back to the normal class and
+ *   publishes what is left however long that takes (the run waits for it
+ *   only briefly: the episode's pending marker names this process, so later
+ *   commands leave the episode to it while it lives). It clears the marker
+ *   when everything is published, and exits.
+ * - When its stdin closes before that (the run died), it exits at once: the
+ *   marker then names a process that is gone, and the next noema command (or
+ *   `noema sync`) publishes the episode.
+ *
+ * @module
+ */
+import process from "node:process";
+import { createInterface } from "node:readline";
+import { idleThisProcess, unidleThisProcess } from "../priority.ts";
+import { episodeRoot } from "../store/nofollow.ts";
+import { clearPending } from "./pending.ts";
+import { type LivePublishingStart, serveLivePublishing } from "./live_serve.ts";
+
+/** The (hidden) command that starts a run's publishing process: `noema __store-live`. */
+export const LIVE_PUBLISH_COMMAND = "__store-live";
+
+/** How long the process publishes what is left after the run, at most (a slow store, not one that is down). */
+const ALONE_DEADLINE_MS = 10 * 60_000;
+
+/** The environment variable that carries the {@link LivePublishingStart} (JSON) to the process. */
+export const LIVE_PUBLISH_START_ENV = "NOEMA_STORE_LIVE_START";
+
+/**
+ * Serves one run's live publishing, started as `NOEMA_STORE_LIVE_START`
+ * says, taking `finish` on stdin and answering on stdout; resolves with the
+ * exit code once it finished (0 when everything was published, 2 when it was
+ * started without a valid start).
+ *
+ * @example
+ * ```ts
+ * // what `noema __store-live` does
+ * const code = await serveLivePublishProcess();
+ * ```
+ */
+export async function serveLivePublishProcess(): Promise<number> {
+  const start = startOf(process.env[LIVE_PUBLISH_START_ENV]);
+  delete process.env[LIVE_PUBLISH_START_ENV]; // the store's URL goes no further (chrt, say)
+  if (start === null) {
+    process.stderr.write(`noema ${LIVE_PUBLISH_COMMAND}: internal: started without ${LIVE_PUBLISH_START_ENV}\n`);
+    return 2;
+  }
+  let listened = true; // the run still reads what this says
+  process.stdout.on("error", () => (listened = false));
+  let finishAsked = false, lowered = false;
+  // Once it knows whether the store answers (a first write, or a failure): the rest may wait for idle CPU time.
+  const lower = () => {
+    if (lowered || finishAsked) return;
+    lowered = true;
+    idleThisProcess();
+  };
+  const server = serveLivePublishing(start, (m) => {
+    if (m.type === "unavailable") lower();
+    if (listened) process.stdout.write(`${JSON.stringify(m)}\n`);
+  }, {
+    deadlineOf: () => ALONE_DEADLINE_MS,
+    onFirstWrite: lower,
+    onFinishAsked: () => {
+      finishAsked = true;
+      unidleThisProcess(); // waited for now: a machine busy with other work must not starve it
+    },
+  });
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (text) => server.take(text));
+  lines.on("close", () => {
+    listened = false;
+    if (!finishAsked) process.exit(0); // the run died: the next noema command publishes its episode
+  });
+  const r = await server.done;
+  lines.close();
+  if (r.ok) clearPending(episodeRoot(start.dir), start.episodeId, { by: process.pid });
+  return r.ok ? 0 : 1;
+}
+
+/** The start the environment carries, or null (none, or not one). */
+function startOf(text: string | undefined): LivePublishingStart | null {
+  try {
+    const s = JSON.parse(text ?? "") as LivePublishingStart;
+    const fields = [s.url, s.from, s.dir, s.episodeId, s.host];
+    return fields.every((f) => typeof f === "string" && f !== "") ? s : null;
+  } catch {
+    return null;
+  }
+}
