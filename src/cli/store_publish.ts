@@ -1,6 +1,7 @@
 /**
  * The CLI side of publishing: a run with a shared store publishes its episode
- * live (see {@link LivePublisher}); an episode whose publishing did not
+ * live, from a process of its own that goes on after the run with what is
+ * left (see `BackgroundLivePublisher`); an episode whose publishing did not
  * finish is marked pending, and any later noema command with a store
  * publishes the pending ones first (bounded in time, never failing the
  * command).
@@ -27,9 +28,10 @@ import type { Output } from "./output.ts";
 import type { RuntimeNotices } from "../runtime/core/options.ts";
 
 /**
- * How long a finished run waits for its last publish before handing the rest
- * to a background sync: `NOEMA_STORE_FLUSH_MS`, default 100 (raise it on
- * ephemeral CI runners that kill what a job leaves running).
+ * How long a finished run waits for its last publish before leaving the rest
+ * to its publishing process (or a background sync): `NOEMA_STORE_FLUSH_MS`,
+ * default 100 (raise it on ephemeral CI runners that kill what a job leaves
+ * running).
  */
 function flushWaitMs(): number {
   const v = Number(process.env.NOEMA_STORE_FLUSH_MS);

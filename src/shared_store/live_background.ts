@@ -24,6 +24,9 @@ import type { FromLivePublishing, LivePublishingStart, ToLivePublishing } from "
  */
 const FIRST_WRITE_WAIT_MS = 3000;
 
+/** How long `finish` waits for a process that published everything to exit, ms. */
+const EXIT_WAIT_MS = 1000;
+
 /**
  * How long a new publisher waits for the episode's lease while another
  * process of this host holds it: the publishing process of the run before a
@@ -149,15 +152,29 @@ export class BackgroundLivePublisher {
     const asked = Date.now();
     this.#channel.hold(); // held while it answers
     this.#post({ type: "finish", deadlineMs, firstWriteWaitMs: FIRST_WRITE_WAIT_MS });
+    // Checked again at every message: an answer or a failure ends it; once the store accepted a first write (it
+    // answers), "alone" ends it too, and the run's own deadline applies.
+    await this.#until(() => {
+      const over = this.#answer !== null || this.#failed !== null || this.#dead || (this.#published && this.#alone);
+      return over || asked + (this.#published ? deadlineMs : Math.max(deadlineMs, FIRST_WRITE_WAIT_MS));
+    });
+    // A process that published everything exits at once: waited for (briefly), so that once the run returns no
+    // process of it holds the episode's lease (a `noema sync` right after takes it without waiting).
+    if (this.#answer === true && this.pid !== null) {
+      const exit = Date.now() + EXIT_WAIT_MS;
+      await this.#until(() => this.#dead || exit);
+    }
+    return this.#stop(this.#answer === true && this.#failed === null);
+  }
+
+  /** Resolves once `done` says true, or at the time it returns; asked again at every message and at the end. */
+  async #until(done: () => true | number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await new Promise<void>((resolve) => {
-        // Checked again at every message: an answer or a failure ends it; once the store accepted a first write (it
-        // answers), "alone" ends it too, and the run's own deadline applies.
         const check = () => {
-          const end = asked + (this.#published ? deadlineMs : Math.max(deadlineMs, FIRST_WRITE_WAIT_MS));
-          const over = this.#answer !== null || this.#failed || this.#dead || (this.#published && this.#alone);
-          if (over || Date.now() >= end) return resolve();
+          const end = done();
+          if (end === true || Date.now() >= end) return resolve();
           clearTimeout(timer);
           timer = setTimeout(check, end - Date.now());
         };
@@ -168,7 +185,6 @@ export class BackgroundLivePublisher {
       clearTimeout(timer);
       this.#waiting = null;
     }
-    return this.#stop(this.#answer === true && this.#failed === null);
   }
 
   #stop(ok: boolean): boolean {
