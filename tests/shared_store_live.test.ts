@@ -17,8 +17,10 @@ import { LIVE_PUBLISH_COMMAND } from "../src/shared_store/live_process.ts";
 import { serveLivePublishing } from "../src/shared_store/live_serve.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../src/shared_store/pending.ts";
 import { noemaArgv } from "../src/agents/noema_command.ts";
+import type { BackgroundProcess } from "../src/channels.ts";
 import { childEnv } from "../src/plugins/process.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
+import type { SharedStore } from "../src/shared_store/shared_store.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -171,124 +173,106 @@ test("a stored catalog row that says running for an episode sealed here is broug
 });
 
 /** How a test starts `noema __store-live`, as a run does. */
-const storeLiveProcess = () => ({
+const storeLiveProcess = (): BackgroundProcess => ({
   argv: [...noemaArgv(), LIVE_PUBLISH_COMMAND],
   env: childEnv(process.env),
-  idle: false,
+  priority: "self",
 });
+
+/** Runs `f` on a finished hello episode under a temporary root, with a files store at `<root>/store`, migrated. */
+async function withHelloAndStore(
+  f: (c: { root: string; id: string; dir: string; url: string; store: SharedStore }) => Promise<void>,
+): Promise<void> {
+  const t = tempDir();
+  try {
+    const { id, dir } = helloEpisode(t.path);
+    const url = pathToFileURL(join(t.path, "store")).href;
+    const store = await openSharedStore(url);
+    try {
+      await store.migrate();
+      await f({ root: t.path, id, dir, url, store });
+    } finally {
+      await store.close();
+    }
+  } finally {
+    t.cleanup();
+  }
+}
 
 for (const where of ["thread", "process"] as const) {
   test(`a run busy in its own thread (no turn of its event loop) is still published from beside it (${where})`, {
     timeout: 300_000,
-  }, async () => {
-    const t = tempDir();
-    try {
-      const { id, dir } = helloEpisode(t.path);
-      const url = pathToFileURL(join(t.path, "store")).href;
-      const store = await openSharedStore(url);
-      try {
-        await store.migrate();
-        const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
-          onUnavailable: () => {},
-          ...(where === "process" ? { process: storeLiveProcess() } : {}),
-        })!;
-        assert.equal(live.pid === null, where === "thread");
-        // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
-        const index = join(t.path, "store", "episodes", id, "lines", "events.jsonl", "index");
-        const end = Date.now() + 120_000;
-        let stored = false;
-        while (!stored && Date.now() < end) {
-          appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
-          const wait = Date.now() + 20;
-          while (Date.now() < wait) { /* the run's own work */ }
-          stored = existsSync(index) && statSync(index).size > 0;
-        }
-        assert.ok(stored, `the ${where} published while this thread never yielded`);
-        await live.finish(120_000);
-      } finally {
-        await store.close();
+  }, () =>
+    withHelloAndStore(async ({ root, id, dir, url }) => {
+      const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-w" }, {
+        onUnavailable: () => {},
+        ...(where === "process" ? { process: storeLiveProcess() } : {}),
+      })!;
+      assert.equal(live.pid === null, where === "thread");
+      // The files store's index of the stream grows as lines are stored: watched without yielding to the event loop.
+      const index = join(root, "store", "episodes", id, "lines", "events.jsonl", "index");
+      const end = Date.now() + 120_000;
+      let stored = false;
+      while (!stored && Date.now() < end) {
+        appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ busy: Date.now() }) + "\n");
+        const wait = Date.now() + 20;
+        while (Date.now() < wait) { /* the run's own work */ }
+        stored = existsSync(index) && statSync(index).size > 0;
       }
-    } finally {
-      t.cleanup();
-    }
-  });
+      assert.ok(stored, `the ${where} published while this thread never yielded`);
+      await live.finish(120_000);
+    }));
 }
 
 test("a run's publishing process goes on alone after the run: it publishes the rest, clears the marker, and exits", {
   timeout: 300_000,
-}, async () => {
-  const t = tempDir();
-  try {
-    const { id, dir } = helloEpisode(t.path);
-    const url = pathToFileURL(join(t.path, "store")).href;
-    const store = await openSharedStore(url);
-    try {
-      await store.migrate();
-      const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-p" }, {
-        onUnavailable: (e) => assert.fail(e.message),
-        process: storeLiveProcess(),
-      })!;
-      assert.ok(live.pid !== null, "a process starts here");
-      markHandedOff(t.path, id, live.pid!); // as the run marks it
-      await until(async () => (await store.lineCount(id, "events.jsonl")) > 0); // it runs, and the store answers
-      // 8 MB more than it has sent: more than a 100 ms wait can send, so the run is told at once to leave it.
-      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
-      appendFileSync(join(dir, "events.jsonl"), line.repeat(8000));
-      const asked = Date.now();
-      assert.equal(await live.finish(100), false, "not all published within the run's wait");
-      assert.ok(live.continuesAlone, "the process goes on");
-      assert.equal(live.failed, null);
-      assert.ok(Date.now() - asked < 2_000, "the run did not wait for the rest");
-      const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
-      await until(async () => (await store.lineCount(id, "events.jsonl")) === local, 120_000);
-      await until(() => Promise.resolve(!pendingIds(t.path).includes(id)), 30_000);
-      await until(() => Promise.resolve(!processAlive(live.pid!)), 30_000);
-      assert.equal(handedOffTo(t.path, id), null);
-    } finally {
-      await store.close();
-    }
-  } finally {
-    t.cleanup();
-  }
-});
+}, () =>
+  withHelloAndStore(async ({ root, id, dir, url, store }) => {
+    const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-p" }, {
+      onUnavailable: (e) => assert.fail(e.message),
+      process: storeLiveProcess(),
+    })!;
+    assert.ok(live.pid !== null, "a process starts here");
+    markHandedOff(root, id, live.pid!); // as the run marks it
+    await until(async () => (await store.lineCount(id, "events.jsonl")) > 0); // it runs, and the store answers
+    // 8 MB more than it has sent: more than a 100 ms wait can send, so the run is told at once to leave it.
+    const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+    appendFileSync(join(dir, "events.jsonl"), line.repeat(8000));
+    const asked = Date.now();
+    assert.equal(await live.finish(100), false, "not all published within the run's wait");
+    assert.ok(live.continuesAlone, "the process goes on");
+    assert.equal(live.failed, null);
+    assert.ok(Date.now() - asked < 2_000, "the run did not wait for the rest");
+    const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
+    await until(async () => (await store.lineCount(id, "events.jsonl")) === local, 120_000);
+    await until(() => Promise.resolve(!pendingIds(root).includes(id)), 30_000);
+    await until(() => Promise.resolve(!processAlive(live.pid!)), 30_000);
+    assert.equal(handedOffTo(root, id), null);
+  }));
 
-test("the publishing side tells a run that ended far ahead of it not to wait (alone), then publishes the rest", async () => {
-  const t = tempDir();
-  try {
-    const { id, dir } = helloEpisode(t.path);
-    const url = pathToFileURL(join(t.path, "store")).href;
-    const store = await openSharedStore(url);
-    try {
-      await store.migrate();
-      const said: string[] = [];
-      const server = serveLivePublishing({ url, from: "test", dir, episodeId: id, host: "host-s" }, (m) => {
-        said.push(m.type);
-      }, { deadlineOf: () => 600_000 });
-      await until(() => Promise.resolve(said.includes("published")));
-      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
-      appendFileSync(join(dir, "events.jsonl"), line.repeat(8000)); // 8 MB: more than 100 ms can send (2 MB)
-      server.take(JSON.stringify({ type: "finish", deadlineMs: 100, firstWriteWaitMs: 3000 }));
-      assert.deepEqual(await server.done, { ok: true, failed: false }, "all of it, on its own deadline");
-      assert.deepEqual(said.slice(-2), ["alone", "finished"]);
-      const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
-      assert.equal(await store.lineCount(id, "events.jsonl"), local);
-      // A small rest is just finished: no "alone".
-      appendFileSync(join(dir, "events.jsonl"), line);
-      const small: string[] = [];
-      const again = serveLivePublishing({ url, from: "test", dir, episodeId: id, host: "host-s" }, (m) => {
-        small.push(m.type);
-      }, { deadlineOf: () => 600_000 });
-      await until(() => Promise.resolve(small.includes("published")));
-      again.take(JSON.stringify({ type: "finish", deadlineMs: 100, firstWriteWaitMs: 3000 }));
-      assert.deepEqual(await again.done, { ok: true, failed: false });
-      assert.ok(!small.includes("alone"), small.join());
-    } finally {
-      await store.close();
-    }
-  } finally {
-    t.cleanup();
-  }
-});
+test("the publishing side tells a run that ended far ahead of it not to wait (alone), then publishes the rest", () =>
+  withHelloAndStore(async ({ id, dir, url, store }) => {
+    const start = { url, from: "test", dir, episodeId: id, host: "host-s" };
+    const finish = JSON.stringify({ type: "finish", deadlineMs: 100, firstWriteWaitMs: 3000 });
+    const said: string[] = [];
+    const server = serveLivePublishing(start, (m) => said.push(m.type), { deadlineOf: () => 600_000 });
+    await until(() => Promise.resolve(said.includes("published")));
+    const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+    appendFileSync(join(dir, "events.jsonl"), line.repeat(8000)); // 8 MB: more than 100 ms can send (2 MB)
+    server.take(finish);
+    assert.deepEqual(await server.done, { ok: true, failed: false }, "all of it, on its own deadline");
+    assert.deepEqual(said.slice(-2), ["alone", "finished"]);
+    const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
+    assert.equal(await store.lineCount(id, "events.jsonl"), local);
+    // A small rest is just finished: no "alone".
+    appendFileSync(join(dir, "events.jsonl"), line);
+    const small: string[] = [];
+    const again = serveLivePublishing(start, (m) => small.push(m.type), { deadlineOf: () => 600_000 });
+    await until(() => Promise.resolve(small.includes("published")));
+    again.take(finish);
+    assert.deepEqual(await again.done, { ok: true, failed: false });
+    assert.ok(!small.includes("alone"), small.join());
+  }));
 
 test("a publishing process leaves a marker that names another process (a resume since handed the episode anew)", () => {
   const t = tempDir();
