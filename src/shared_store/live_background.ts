@@ -143,20 +143,23 @@ export class BackgroundLivePublisher {
   /**
    * Has what is left published; resolves true when everything written was
    * published, false when the store failed, the other side is gone, or
-   * `deadlineMs` ran out. Until the store accepted a first write, it waits
-   * up to 3 s instead (the publisher may still be starting). A process goes
-   * on alone with what is left (see {@link continuesAlone}); a thread stops.
+   * `deadlineMs` ran out. When the store has not accepted a first write yet,
+   * it waits up to 3 s instead (the publisher may still be starting). A
+   * process goes on alone with what is left (see {@link continuesAlone}); a
+   * thread stops.
    */
   async finish(deadlineMs = 10_000): Promise<boolean> {
     if (this.#dead || this.#failed) return this.#stop(false);
     const asked = Date.now();
     this.#channel.hold(); // held while it answers
     this.#post({ type: "finish", deadlineMs, firstWriteWaitMs: FIRST_WRITE_WAIT_MS });
-    // Checked again at every message: an answer or a failure ends it; once the store accepted a first write (it
-    // answers), "alone" ends it too, and the run's own deadline applies.
+    // Checked again at every message: an answer or a failure ends it, and so does "alone" once the store accepted a
+    // first write (it answers). A publisher still starting when asked has 3 s for all of it: a short run is published
+    // whole before it returns (a `noema list` right after shows it), or learns that the store cannot be reached.
+    const end = asked + (this.#published ? deadlineMs : Math.max(deadlineMs, FIRST_WRITE_WAIT_MS));
     await this.#until(() => {
       const over = this.#answer !== null || this.#failed !== null || this.#dead || (this.#published && this.#alone);
-      return over || asked + (this.#published ? deadlineMs : Math.max(deadlineMs, FIRST_WRITE_WAIT_MS));
+      return over || end;
     });
     // A process that published everything exits at once: waited for (briefly), so that once the run returns no
     // process of it holds the episode's lease (a `noema sync` right after takes it without waiting).
