@@ -51,8 +51,7 @@ export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): n
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
     if (!Number.isInteger(tid) || tid <= 0) return null;
     setPriority(tid, nice);
-    const chrt = idle ? chrtPath() : null;
-    if (chrt !== null) spawnSync(chrt, ["--idle", "--pid", "0", String(tid)], { stdio: "ignore", timeout: 2000 });
+    if (idle) toClass("--idle", ["--pid", "0", String(tid)]);
     return tid;
   } catch {
     return null; // not Linux, or not allowed: the thread runs at the run's priority
@@ -73,7 +72,7 @@ export function lowerThisThread(nice: number = BACKGROUND_NICE, idle = false): n
  * ```
  */
 export function unidleThread(tid: number | null): void {
-  if (tid !== null) toNormalClass(["--pid", "0", String(tid)]);
+  if (tid !== null) toClass("--other", ["--pid", "0", String(tid)]);
 }
 
 /**
@@ -146,7 +145,7 @@ export function idleCommand(argv: readonly string[]): string[] {
  * ```
  */
 export function unidleThisProcess(): void {
-  toNormalClass(["--all-tasks", "--pid", "0", String(process.pid)]);
+  toClass("--other", ["--all-tasks", "--pid", "0", String(process.pid)]);
   // Its session's autogroup at the background level: down from the run's (allowed), or up from nice 19 (where allowed).
   setOwnAutogroup(BACKGROUND_NICE);
 }
@@ -176,14 +175,7 @@ export const IDLE_AUTOGROUP_NICE = 19;
  * ```
  */
 export function idleThisProcess(): void {
-  const chrt = chrtPath();
-  try {
-    if (chrt !== null) {
-      spawnSync(chrt, ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore", timeout: 2000 });
-    }
-  } catch {
-    // not allowed: it stays where it was
-  }
+  toClass("--idle", ["--all-tasks", "--pid", "0", String(process.pid)]);
   setOwnAutogroup(IDLE_AUTOGROUP_NICE);
 }
 
@@ -196,12 +188,15 @@ function setOwnAutogroup(nice: number): void {
   }
 }
 
-/** `chrt --other …`: the normal scheduling class, nice values unchanged (not Linux, no chrt, not allowed: as it was). */
-function toNormalClass(target: readonly string[]): void {
+/**
+ * `chrt --idle …` or `chrt --other …` (the normal class), nice values
+ * unchanged (not Linux, no chrt, not allowed: as it was).
+ */
+function toClass(cls: "--idle" | "--other", target: readonly string[]): void {
   const chrt = chrtPath();
   if (chrt === null) return;
   try {
-    spawnSync(chrt, ["--other", ...target], { stdio: "ignore", timeout: 2000 });
+    spawnSync(chrt, [cls, ...target], { stdio: "ignore", timeout: 2000 });
   } catch {
     // not allowed: it stays where it was
   }

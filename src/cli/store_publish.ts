@@ -49,7 +49,6 @@ function flushWaitMs(): number {
  * ```
  */
 export function handOff(root: string, id: string, pick: { url: string; from: string }): void {
-  handedOver.add(`${root}\0${id}`);
   const [cmd, ...args] = noemaArgv();
   const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", id], {
     detached: true,
@@ -60,10 +59,11 @@ export function handOff(root: string, id: string, pick: { url: string; from: str
   lowerProcess(child.pid); // behind the runs of this machine
   child.unref();
   // The next commands leave it to that process while it lives (they would race it for the episode's lease).
-  if (child.pid !== undefined) markHandedOff(root, id, child.pid);
+  if (child.pid !== undefined) handedTo(root, id, child.pid);
+  else handedOver.add(`${root}\0${id}`);
 }
 
-/** Leaves episode `id` to the live process `pid` that publishes it (this process's after-publish, and later commands too). */
+/** Leaves episode `id` to the process `pid` that publishes it (this process's after-publish, and later commands too). */
 function handedTo(root: string, id: string, pid: number): void {
   handedOver.add(`${root}\0${id}`);
   markHandedOff(root, id, pid);
@@ -217,9 +217,7 @@ export function startLivePublishing(
         }
         // The store failed: what is left is anyone's to publish (a marker naming a process that gave up would keep
         // the next command from it while that process exits).
-        if (!ok && id !== null && l !== null && l.failed !== null && l instanceof BackgroundLivePublisher) {
-          markPending(root, id);
-        }
+        if (!ok && id !== null && l?.failed) markPending(root, id);
         await close().catch(() => {});
         return ok;
       } catch (e) {
