@@ -3,7 +3,9 @@
  * live publishing to the shared store), seen from the run: a worker thread
  * of this process, or a process of its own (`noema __otel-live`, `noema
  * __store-live`). Both take and give JSON messages as text, one per line
- * over the process's stdin and stdout.
+ * over the process's stdin and stdout. (What a process is sent waits until
+ * the run's event loop turns, which a run busy in its own thread may not do
+ * for seconds: a process that must follow the run watches its files.)
  *
  * A process of its own costs a run less than a thread of it: its compiler and
  * collector threads are its own, in the idle scheduling class with it
@@ -22,9 +24,9 @@ import { idleCommand, lowerProcess } from "./priority.ts";
 
 /** What a channel tells its owner. */
 export interface ChannelHandlers {
-  /** A message (JSON text) from the export. */
+  /** A message (JSON text) from the other side. */
   message(text: string): void;
-  /** The export stopped before it finished, or could not start. */
+  /** The other side stopped before it finished, or could not start. */
   lost(why: string): void;
 }
 
@@ -32,7 +34,10 @@ export interface ChannelHandlers {
 export interface BackgroundProcess {
   /** The command line. */
   argv: readonly string[];
-  /** Its environment (best without noema's secrets: what it needs comes in its messages). @default {this process's} */
+  /**
+   * Its environment: best without noema's secrets (`childEnv`); what it needs comes in its messages, or in one
+   * variable set for it. @default {this process's}
+   */
   env?: Record<string, string>;
   /**
    * Its priority from the start: `"idle"`, in the idle scheduling class (only
@@ -46,7 +51,7 @@ export interface BackgroundProcess {
   priority?: "idle" | "self";
 }
 
-/** A live export's channel. */
+/** The channel to a background thread or process. */
 export interface BackgroundChannel {
   /** Sends a message (JSON text). */
   post(text: string): void;
