@@ -37,10 +37,12 @@ function namesTerminalLinks(dir: string): boolean {
  * ```
  */
 export function crashedWhileSealing(dir: string): boolean {
+  // The writer first: a live one may finish sealing, and let go of its lock, between two looks at the files; once no
+  // live process holds the lock, the files no longer change under this reader.
+  if (lockStatus(dir).state === "held") return false;
   if (existsSync(join(dir, ARTIFACTS.manifest))) return false;
   // A summary without a manifest and without a staged one is another implementation's terminal run, not a crash.
-  const sealing = hasStagedManifest(dir) || (!existsSync(join(dir, ARTIFACTS.summary)) && namesTerminalLinks(dir));
-  return sealing && lockStatus(dir).state !== "held";
+  return hasStagedManifest(dir) || (!existsSync(join(dir, ARTIFACTS.summary)) && namesTerminalLinks(dir));
 }
 
 /** Whether a staged manifest (`manifest.json.tmp-…`) waits in the episode directory. */
