@@ -17,6 +17,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
+import process from "node:process";
 import { createInterface } from "node:readline";
 import type { Worker } from "node:worker_threads";
 import { nodeWorkerThreads } from "./builtins.ts";
@@ -141,5 +142,42 @@ export function processChannel(start: BackgroundProcess, on: ChannelHandlers): B
       child.stdout!.destroy();
       child.unref();
     },
+  };
+}
+
+/** The other end of {@link processChannel}, in the background process. */
+export interface RunChannel {
+  /** Sends a message to the run (one JSON text line on stdout); dropped once the run no longer reads them. */
+  post(m: unknown): void;
+  /** Stops reading the run's messages. */
+  close(): void;
+}
+
+/**
+ * The other end of {@link processChannel}, in the background process: the
+ * run's messages one JSON text per line on stdin, its own on stdout.
+ * `closed` is called when stdin closes (the run ended and no longer
+ * listens, or died), or at {@link RunChannel.close}.
+ *
+ * @example
+ * ```ts
+ * const channel = runChannel({ line: (text) => console.error(text), closed: () => process.exit(0) });
+ * channel.post({ type: "published" });
+ * ```
+ */
+export function runChannel(on: { line(text: string): void; closed(): void }): RunChannel {
+  let listened = true; // the run still reads what this says
+  process.stdout.on("error", () => (listened = false));
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (text) => on.line(text));
+  lines.on("close", () => {
+    listened = false;
+    on.closed();
+  });
+  return {
+    post(m) {
+      if (listened) process.stdout.write(`${JSON.stringify(m)}\n`);
+    },
+    close: () => lines.close(),
   };
 }

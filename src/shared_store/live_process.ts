@@ -27,7 +27,7 @@
  * @module
  */
 import process from "node:process";
-import { createInterface } from "node:readline";
+import { runChannel } from "../channels.ts";
 import { idleThisProcess, unidleThisProcess } from "../priority.ts";
 import { episodeRoot } from "../store/nofollow.ts";
 import { clearPending } from "./pending.ts";
@@ -61,8 +61,6 @@ export async function serveLivePublishProcess(): Promise<number> {
     process.stderr.write(`noema ${LIVE_PUBLISH_COMMAND}: internal: started without ${LIVE_PUBLISH_START_ENV}\n`);
     return 2;
   }
-  let listened = true; // the run still reads what this says
-  process.stdout.on("error", () => (listened = false));
   let finishAsked = false, lowered = false;
   // Once it knows whether the store answers (a first write, or a failure): the rest may wait for idle CPU time.
   const lower = () => {
@@ -70,9 +68,15 @@ export async function serveLivePublishProcess(): Promise<number> {
     lowered = true;
     idleThisProcess();
   };
+  const channel = runChannel({
+    line: (text) => server.take(text),
+    closed: () => {
+      if (!finishAsked) process.exit(0); // the run died: the next noema command publishes its episode
+    },
+  });
   const server = serveLivePublishing(start, (m) => {
     if (m.type === "unavailable") lower();
-    if (listened) process.stdout.write(`${JSON.stringify(m)}\n`);
+    channel.post(m);
   }, {
     deadlineOf: () => ALONE_DEADLINE_MS,
     onFirstWrite: lower,
@@ -81,14 +85,8 @@ export async function serveLivePublishProcess(): Promise<number> {
       unidleThisProcess(); // waited for now: a machine busy with other work must not starve it
     },
   });
-  const lines = createInterface({ input: process.stdin });
-  lines.on("line", (text) => server.take(text));
-  lines.on("close", () => {
-    listened = false;
-    if (!finishAsked) process.exit(0); // the run died: the next noema command publishes its episode
-  });
   const r = await server.done;
-  lines.close();
+  channel.close();
   if (r.ok) clearPending(episodeRoot(start.dir), start.episodeId, { by: process.pid });
   return r.ok ? 0 : 1;
 }

@@ -10,8 +10,7 @@
  *
  * @module
  */
-import process from "node:process";
-import { createInterface } from "node:readline";
+import { runChannel } from "../../channels.ts";
 import { unidleThisProcess } from "../../priority.ts";
 import { serveLiveExport } from "./live_serve.ts";
 
@@ -29,22 +28,18 @@ export const LIVE_EXPORT_COMMAND = "__otel-live";
  * ```
  */
 export async function serveLiveExportProcess(): Promise<number> {
-  let listened = true; // the run still reads what this says
-  process.stdout.on("error", () => (listened = false));
   let finishAsked = false;
-  const server = serveLiveExport((m) => {
-    if (listened) process.stdout.write(`${JSON.stringify(m)}\n`);
-  }, () => {
+  const channel = runChannel({
+    line: (text) => server.take(text),
+    closed: () => {
+      if (!finishAsked) server.take(JSON.stringify({ type: "finish", root: false, url: "" }));
+    },
+  });
+  const server = serveLiveExport((m) => channel.post(m), () => {
     finishAsked = true;
     unidleThisProcess();
   });
-  const lines = createInterface({ input: process.stdin });
-  lines.on("line", (text) => server.take(text));
-  lines.on("close", () => {
-    listened = false;
-    if (!finishAsked) server.take(JSON.stringify({ type: "finish", root: false, url: "" }));
-  });
   await server.done;
-  lines.close();
+  channel.close();
   return 0;
 }
