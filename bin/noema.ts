@@ -24,15 +24,11 @@ if (runsHook(process.argv.slice(2)) && process.env.NOEMA_HOOK_SERVE === undefine
   const code = await hookViaServer(process.argv.slice(2));
   if (code !== null) process.exit(code);
 }
-// A run's live OpenTelemetry export and live publishing (internal, `src/channels.ts`): their processes load only what
-// they need.
-if (process.argv[2] === "__otel-live") {
-  const { serveLiveExportProcess } = await import("../src/export/otel/live_process.ts");
-  process.exit(await serveLiveExportProcess());
-}
-if (process.argv[2] === "__store-live") {
-  const { serveLivePublishProcess } = await import("../src/shared_store/live_process.ts");
-  process.exit(await serveLivePublishProcess());
+// A run's live OpenTelemetry export and live publishing (internal): their processes load only what they need.
+if (process.argv[2]?.startsWith("__")) {
+  const { runBackgroundCommand } = await import("../src/cli/background_commands.ts");
+  const code = await runBackgroundCommand(process.argv[2]);
+  if (code !== null) process.exit(code);
 }
 const { main } = await import("../src/cli/main.ts");
 const code = await main();

@@ -18,8 +18,7 @@ import { versionText } from "./commands/version.ts";
 import { type CliContext, examples } from "./context.ts";
 import { reportError } from "./errors.ts";
 import { exitProcess, guardExits } from "../plugins/exit_guard.ts";
-import { LIVE_EXPORT_COMMAND } from "../export/otel/live_process.ts";
-import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
+import { runBackgroundCommand } from "./background_commands.ts";
 import { createOutput, type Output } from "./output.ts";
 
 /** Commander's error text made one line: without `error: `, its suggestion kept. */
@@ -170,14 +169,9 @@ export async function main(
   argv: readonly string[] = process.argv.slice(2),
   out: Output = createOutput(),
 ): Promise<ExitCode> {
-  if (argv[0] === LIVE_EXPORT_COMMAND) { // internal: a run's live OpenTelemetry export (not a command of the CLI)
-    const { serveLiveExportProcess } = await import("../export/otel/live_process.ts");
-    return await serveLiveExportProcess() as ExitCode;
-  }
-  if (argv[0] === LIVE_PUBLISH_COMMAND) { // internal: a run's live publishing to the shared store
-    const { serveLivePublishProcess } = await import("../shared_store/live_process.ts");
-    return await serveLivePublishProcess() as ExitCode;
-  }
+  // Internal: a run's live OpenTelemetry export or live publishing (not commands of the CLI).
+  const background = await runBackgroundCommand(argv[0]);
+  if (background !== null) return background as ExitCode;
   const debug = argv.includes("--debug") || ["1", "true", "yes"].includes(process.env.NOEMA_DEBUG ?? "");
   const ctx: CliContext = { out, exitCode: EXIT.OK };
   const usage: { message: string | null } = { message: null };
