@@ -298,7 +298,7 @@ describe("memory", { skip: !existsSync("/usr/bin/time") }, () => {
     assert.ok(v.rssMb <= goal, `validate peaked at ${v.rssMb.toFixed(0)} MiB, goal ${goal.toFixed(0)}`);
   });
 
-  test("a 60,000-action state.json is read from its bytes, never whole: ≤ 64 MB + a quarter of its size", () => {
+  test("a 60,000-action state.json is read from its bytes, never whole: ≤ 64 MB + half its size", () => {
     const dir = episode("text");
     const state = readState(dir);
     const action = state.outcomes.actions[0];
@@ -307,9 +307,11 @@ describe("memory", { skip: !existsSync("/usr/bin/time") }, () => {
     const mb = readFileSync(join(dir, "state.json")).length / (1 << 20);
     const v = measured(["validate", join(dir, "state.json")]);
     assert.equal(v.code, 0, v.out);
-    // Bun: read a window at a time, never held whole as bytes or text (measured 63 MiB for 34; held once as text:
-    // 102; before that, bytes and text at once: 123). Deno collects only when it decides to: twice the goal there.
-    const goal = (64 + 0.25 * mb) * (IS_DENO ? 2 : 1);
+    // Bun: read a window at a time, never held whole as bytes or text. For 34 MiB: held once as text, 102 MiB;
+    // bytes and text at once, 123; a window at a time, 67-70 here (the runtime and the CLI alone: 47; JIT: about 7)
+    // and 74 once on a loaded CI machine. Half the size tells the two apart with room for the runtime's own swings
+    // (a quarter did not: 72). Deno collects only when it decides to: twice the goal there.
+    const goal = (64 + 0.5 * mb) * (IS_DENO ? 2 : 1);
     assert.ok(
       v.rssMb <= goal,
       `validate peaked at ${v.rssMb.toFixed(0)} MiB for ${mb.toFixed(0)} MiB, goal ${goal.toFixed(0)}`,
