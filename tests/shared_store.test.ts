@@ -543,8 +543,9 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));
       }
-      // The run's publishing process, found by the episode its start names.
-      const publishers = () => pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(id));
+      // The run's publishing process, found by the episode its start names (its root: the other runtime's run of this
+      // test may be going at the same time).
+      const publishers = () => pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
       assert.equal(publishers().length, 1, "the run publishes from a process of its own");
       process.kill(pid, "SIGKILL"); // noema only: its publisher is left mid-stream, and sees its stdin close
       const killed = await child;
@@ -568,6 +569,40 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
       const v = cli(["--root", b.path, "validate", id]);
       assert.equal(v.code, 0, v.stdout + v.stderr);
     } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("the run's publishing process SIGKILLed mid-run: the run finishes, a background sync publishes the rest; the copies are equal", async () => {
+    const a = tempDir(), b = tempDir();
+    const probe = new PostgresStore(url);
+    try {
+      const id = "ep_publisher_killed";
+      const [cmd, ...args] = cliCommand();
+      const go = join(a.path, "go"); // held at its second step until the kill
+      const child = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url },
+        timeoutMs: 60_000,
+      });
+      const until = Date.now() + 30_000;
+      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
+      assert.equal(publishers.length, 1, "the run publishes from a process of its own");
+      process.kill(publishers[0], "SIGKILL"); // the publisher only: it holds the lease, mid-stream
+      fsModule.writeFileSync(go, "");
+      const r = await child;
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "", "nothing was lost: nothing to say");
+      assert.ok(await published(a.path, id, 60_000), "a background sync published the rest and removed the marker");
+      assert.equal((await probe.get(id))?.run_state, "terminal");
+      await pullEpisode(probe, id, b.path);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      await probe.close();
       a.cleanup();
       b.cleanup();
     }
