@@ -930,6 +930,39 @@ describe("shared store: roles", { skip }, () => {
   });
 });
 
+describe("shared store: a symlink planted in an episode is never published", () => {
+  test("sync refuses the episode, naming the link (exit 1); nothing it leads to reaches the store", () => {
+    const a = tempDir(), share = tempDir();
+    try {
+      const url = pathToFileURL(join(share.path, "team")).href;
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], { cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      const id = JSON.parse(run.stdout).episode_id as string;
+      const dir = join(a.path, "episodes", id);
+      // The link leads to a copy of the real log with a secret after it: had it been followed, the secret would
+      // have gone out as one more line.
+      const outside = a.file("elsewhere.jsonl", readFileSync(join(dir, "events.jsonl"), "utf8") + "TOP-SECRET-7f3a\n");
+      fsModule.rmSync(join(dir, "events.jsonl"));
+      fsModule.symlinkSync(outside, join(dir, "events.jsonl"));
+      const sync = cli(["--root", a.path, "sync", "--store", url, "--json"]);
+      assert.equal(sync.code, 1, sync.stdout + sync.stderr);
+      const row = JSON.parse(sync.stdout.trim().split("\n").at(-1)!);
+      assert.equal(row.episode_id, id);
+      assert.match(row.error, /events\.jsonl: is a symbolic link inside the episode; refusing to publish this episode/);
+      const stored = (d: string): string[] =>
+        readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? stored(join(d, e.name)) : [readFileSync(join(d, e.name), "utf8")]
+        );
+      assert.ok(!stored(share.path).some((text) => text.includes("TOP-SECRET-7f3a")), "the secret stayed out");
+      assert.ok(!existsSync(join(share.path, "team", "episodes", id)), "nothing of the episode was sent");
+    } finally {
+      a.cleanup();
+      share.cleanup();
+    }
+  });
+});
+
 describe("shared store: pull writes nothing through a symlink", { skip }, () => {
   test("an episodes/ directory that is a symlink is refused, and nothing is written through it", async () => {
     const pg = await startPostgres();

@@ -9,9 +9,10 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readNewLines } from "../shared_store/line_tail.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 import { markup } from "../report/escape.ts";
 import { approvalPanel, type Waiting } from "./approvals.ts";
 import { eventRow } from "./events.ts";
@@ -205,7 +206,7 @@ export function storeRunsTicker(
 /** Lines (newlines) in the first `bytes` of a file. */
 function linesBefore(path: string, bytes: number): number {
   let n = 0;
-  const fd = openSync(path, "r");
+  const fd = openRegularFile(path, path, { noFollow: true }); // a FIFO would block, a symlink is not followed
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
     for (let at = 0; at < bytes;) {
@@ -248,8 +249,13 @@ export function episodeTicker(dir: string, offset: number, sawEnd: boolean): (se
       return;
     }
     if (size <= offset) return;
-    n ??= linesBefore(path, offset);
-    const got = readNewLines(path, offset, 1 << 20);
+    let got;
+    try {
+      n ??= linesBefore(path, offset);
+      got = readNewLines(path, offset, 1 << 20);
+    } catch {
+      return; // not a regular file now (a symlink planted in the episode is never followed): nothing new to show
+    }
     offset = got.offset;
     const rows: string[] = [];
     let paused = false;

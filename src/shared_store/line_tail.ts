@@ -27,7 +27,7 @@ export interface NewLines {
  * ```
  */
 export function readNewLines(path: string, offset: number, maxBytes = 4 << 20): NewLines {
-  const fd = openRegularFile(path);
+  const fd = openRegularFile(path, path, { noFollow: true }); // a symlink planted in the episode is never followed
   try {
     const lines: Uint8Array[] = [];
     let pending: Buffer[] = [];

@@ -13,15 +13,16 @@
  *
  * @module
  */
-import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
 import { lockStatus, procStat } from "../store/lock.ts";
-import { sha256File } from "../store/hash.ts";
+import { sha256Fd } from "../store/hash.ts";
+import { openRegularFile } from "../store/regular_file.ts";
 import { readJsonFile } from "../store/json_file.ts";
-import { ARTIFACTS } from "../store/layout.ts";
+import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { readNewLines } from "./line_tail.ts";
@@ -53,6 +54,14 @@ function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => 
     seen += take;
   }
   return offset;
+}
+
+/** The first `size` bytes of the file open at `fd` (fewer, should it be shorter now). */
+function bytesOf(fd: number, size: number): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  let at = 0, n: number;
+  while (at < size && (n = readSync(fd, out, at, size - at, at)) > 0) at += n;
+  return out.subarray(0, at);
 }
 
 /** Whether an episode driven through its core (`core.json`: hooks, agent runs) is paused now. */
@@ -133,6 +142,9 @@ export class EpisodePublisher {
   async publish(options: { linesOnly?: boolean; maxLineBytes?: number } = {}): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
+    // What the team's store holds is what the episode holds: a planted symlink (`events.jsonl -> ~/.ssh/id_rsa`), a
+    // FIFO or a device is refused, naming it, before anything is read or sent (sealing refuses it too).
+    refuseSymlinkedArtifacts(this.dir, "publish");
     // One writer per episode across machines: take (or renew) the lease; every write carries its token.
     this.#token = await this.#lease();
     this.#onSent();
@@ -244,10 +256,18 @@ export class EpisodePublisher {
 
   async #publishFile(name: string): Promise<boolean> {
     const path = join(this.dir, name);
-    if (!lstatSync(path).isFile()) return false;
-    const { sha256 } = sha256File(path);
-    if (this.#files.get(name) === sha256) return false;
-    const bytes = readFileSync(path);
+    // Opened once, without following a link: a symlink planted since the listing is refused, never followed, and
+    // the bytes sent are the bytes hashed (artifacts are replaced by a rename, never rewritten in place).
+    const fd = openRegularFile(path, path, { noFollow: true });
+    let sha256: string, bytes: Buffer;
+    try {
+      const digest = sha256Fd(fd);
+      if (this.#files.get(name) === digest.sha256) return false;
+      sha256 = digest.sha256;
+      bytes = bytesOf(fd, digest.size_bytes);
+    } finally {
+      closeSync(fd);
+    }
     await this.store.putFile(this.episodeId, name, bytes, this.#token);
     this.#onSent();
     this.#files.set(name, sha256);

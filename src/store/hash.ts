@@ -53,20 +53,38 @@ let readBuffer: Buffer | undefined;
  * ```
  */
 export function sha256File(path: string): FileDigest {
+  const fd = openRegularFile(path); // a FIFO would block, a device never end
+  try {
+    return sha256Fd(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Hashes the file open at `fd` from its first byte to its end, as
+ * {@link sha256File} does; the fd's own position is left as it was (reads
+ * name their positions), so the caller can read the same bytes again.
+ *
+ * @example
+ * ```ts
+ * import { closeSync, openSync } from "node:fs";
+ * import { sha256Fd } from "./hash.ts";
+ * const fd = openSync("/etc/hostname", "r");
+ * const { sha256 } = sha256Fd(fd);
+ * closeSync(fd);
+ * ```
+ */
+export function sha256Fd(fd: number): FileDigest {
   const hash = nodeCrypto().createHash("sha256");
   // One read buffer for every call of this thread (the function is synchronous, so never in use twice): a new
   // 1 MiB buffer per file made the manifest of each episode allocate megabytes, a garbage collection each time.
   const buf = readBuffer ??= Buffer.allocUnsafe(1 << 20);
-  const fd = openRegularFile(path); // a FIFO would block, a device never end
   let size = 0;
-  try {
-    let n: number;
-    while ((n = readSync(fd, buf, 0, buf.length, null)) > 0) {
-      hash.update(buf.subarray(0, n));
-      size += n;
-    }
-  } finally {
-    closeSync(fd);
+  let n: number;
+  while ((n = readSync(fd, buf, 0, buf.length, size)) > 0) {
+    hash.update(buf.subarray(0, n));
+    size += n;
   }
   return { size_bytes: size, sha256: "sha256:" + hash.digest("hex") };
 }

@@ -136,30 +136,34 @@ export function episodeDirFor(id: string, root: string): string {
  * directory holding a symbolic link anywhere among its entries, at any depth
  * (a planted `events.jsonl -> /elsewhere`, `approvals -> /elsewhere` or
  * `approvals/chk_1.json -> /etc/passwd`), or a FIFO, socket or device: recovering or
- * sealing such a run would write through it or seal it in. Called before anything is written.
+ * sealing such a run would write through it or seal it in; publishing it would send what it leads to. Called
+ * before anything is written (or sent).
+ *
+ * @param refusing what is refused, for the message. @default {"write to"}
  *
  * @example
  * ```ts
  * import { refuseSymlinkedArtifacts } from "./layout.ts";
  * refuseSymlinkedArtifacts(".noema/episodes/ep_1");
+ * refuseSymlinkedArtifacts(".noema/episodes/ep_1", "publish");
  * ```
  */
-export function refuseSymlinkedArtifacts(dir: string): void {
+export function refuseSymlinkedArtifacts(dir: string, refusing = "write to"): void {
   for (const d of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, d.name);
     if (d.isSymbolicLink()) {
       throw new NoemaError(
         "unsafe_path",
-        "is a symbolic link inside the episode; refusing to write to this episode (artifacts are regular files)",
+        `is a symbolic link inside the episode; refusing to ${refusing} this episode (artifacts are regular files)`,
         { file: path, exitCode: EXIT.ERROR },
       );
     }
-    if (d.isDirectory()) refuseSymlinkedArtifacts(path);
+    if (d.isDirectory()) refuseSymlinkedArtifacts(path, refusing);
     else if (!d.isFile()) {
       // A FIFO, socket or device: never an artifact (verify would call a sealed episode holding one tampered).
       throw new NoemaError(
         "unsafe_path",
-        "is not a regular file (a FIFO, socket or device) inside the episode; refusing to write to this episode",
+        `is not a regular file (a FIFO, socket or device) inside the episode; refusing to ${refusing} this episode`,
         { file: path, exitCode: EXIT.ERROR },
       );
     }
