@@ -20,6 +20,7 @@ import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
+import { connectionTarget, pgpassLookup, urlHasPassword } from "../src/shared_store/postgres/pgpass.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
@@ -930,6 +931,52 @@ describe("shared store: roles", { skip }, () => {
   });
 });
 
+describe("shared store: the password in ~/.pgpass, as libpq reads it", { skip }, () => {
+  test("a refused login says what to do; a file open to others is not used, and says so; at 0600 runs publish", async () => {
+    const pg = await startPostgres();
+    const url = pg.createPasswordRole("pgpass_runner", "pgpass-s3cret");
+    const home = tempDir(), a = tempDir();
+    const env = { HOME: home.path, PGPASSWORD: undefined, PGPASSFILE: undefined, NOEMA_STORE: undefined };
+    try {
+      const none = cli(["store", "init", "--store", url], { env });
+      assert.equal(none.code, 1, none.stderr);
+      assert.match(none.stderr, /refused the login: password authentication failed for user "pgpass_runner"/);
+      assert.match(none.stderr, /~\/\.pgpass \(chmod 0600\), in PGPASSWORD, or in the URL/);
+
+      const port = new URL(url).port;
+      const file = home.file(
+        ".pgpass",
+        `# the team's store\nother:${port}:*:*:wrong\n127.0.0.1:${port}:*:pgpass_runner:pgpass-s3cret\n`,
+      );
+      fsModule.chmodSync(file, 0o644);
+      const open = cli(["store", "init", "--store", url], { env });
+      assert.equal(open.code, 1, open.stderr);
+      assert.match(open.stderr, /\.pgpass was not used: group or others have access to it \(chmod 0600 /);
+
+      fsModule.chmodSync(file, 0o600);
+      const init = cli(["store", "init", "--store", url, "--json"], { env });
+      assert.equal(init.code, 0, init.stderr);
+      // A run publishes from its own process, which finds the file the same way.
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], {
+        env: { ...env, NOEMA_STORE: url },
+        cwd: a.path,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stderr, "");
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.ok(await published(a.path, id), "published");
+      const list = cli(["list", "--store", url, "--json"], { env });
+      assert.equal(list.code, 0, list.stderr);
+      assert.deepEqual(JSON.parse(list.stdout).map((r: { episode_id: string }) => r.episode_id), [id]);
+      const written = [...tree(a.path).values()].some((bytes) => bytes.includes("pgpass-s3cret"));
+      assert.equal(written, false, "the password reaches no file of the root");
+    } finally {
+      home.cleanup();
+      a.cleanup();
+    }
+  });
+});
+
 describe("shared store: a symlink planted in an episode is never published", () => {
   test("sync refuses the episode, naming the link (exit 1); nothing it leads to reaches the store", () => {
     const a = tempDir(), share = tempDir();
@@ -1343,4 +1390,59 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
       }
     },
   );
+});
+
+describe("shared store: the password file's lines, as libpq reads them", () => {
+  const target = { host: "db.internal", port: "5432", database: "noema", user: "runner" };
+  const lookup = (text: string, mode = 0o600, t = target) => {
+    const dir = tempDir();
+    try {
+      const path = dir.file("pgpass", text);
+      fsModule.chmodSync(path, mode);
+      return pgpassLookup(t, { PGPASSFILE: path });
+    } finally {
+      dir.cleanup();
+    }
+  };
+
+  test("the first matching line wins; * matches anything; \\: and \\\\ are unescaped; comments and short lines are skipped", () => {
+    const text = [
+      "# db.internal:5432:noema:runner:commented",
+      "db.internal:5432:noema",
+      "db.internal:5433:*:runner:other-port",
+      "db\\:internal:*:*:*:escaped-host",
+      "db.internal:*:noema:runner:pa\\:ss\\\\w:rd",
+      "*:*:*:*:fallback",
+    ].join("\r\n");
+    assert.deepEqual(lookup(text), { password: "pa:ss\\w:rd", ignored: null });
+    assert.equal(lookup(text, 0o600, { ...target, host: "db:internal" }).password, "escaped-host");
+    assert.equal(lookup(text, 0o600, { ...target, user: "someone" }).password, "fallback");
+    assert.equal(lookup("db.internal:5432:noema:runner:x\n", 0o600, { ...target, database: "other" }).password, null);
+  });
+
+  test("localhost matches a Unix socket too; a file others can read is not used, and says why", () => {
+    assert.equal(lookup("localhost:5432:*:*:local\n", 0o600, { ...target, host: "/run/postgresql" }).password, "local");
+    assert.equal(lookup("localhost:5432:*:*:local\n", 0o600, target).password, null);
+    const open = lookup("*:*:*:*:pw\n", 0o640);
+    assert.equal(open.password, null);
+    assert.match(open.ignored!, /was not used: group or others have access to it \(chmod 0600 /);
+    assert.deepEqual(pgpassLookup(target, { PGPASSFILE: "/nonexistent/pgpass" }), { password: null, ignored: null });
+  });
+
+  test("the host, port, database and user matched: the URL's, else the client's defaults", () => {
+    assert.deepEqual(connectionTarget("postgres://runner@db.internal/noema", {}), target);
+    assert.deepEqual(
+      connectionTarget("postgres:///noema", { PGHOST: "/run/postgresql", PGPORT: "5433", PGUSER: "ci" }),
+      { host: "/run/postgresql", port: "5433", database: "noema", user: "ci" },
+    );
+    assert.deepEqual(
+      connectionTarget("postgres://us%40er:pw@h1:6000,h2:7000?sslmode=require", { PGDATABASE: "fleet" }),
+      { host: "h1", port: "6000", database: "fleet", user: "us@er" },
+    );
+    assert.equal(connectionTarget("postgres://u@[::1]:5433/d%2Fb", {}).host, "::1");
+    assert.equal(urlHasPassword("postgres://u:pw@h/db"), true);
+    assert.equal(urlHasPassword("postgres://u@h/db"), false);
+    assert.equal(urlHasPassword("postgres://u:@h/db"), false);
+    assert.equal(urlHasPassword("postgres://h:5432/db"), false);
+  });
 });

@@ -12,7 +12,7 @@
  * @module
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +26,11 @@ export interface PgServer {
   port: number;
   /** A URL for a database of its own, created empty. */
   createDatabase(name?: string): string;
+  /**
+   * A login role that must give its password (SCRAM over 127.0.0.1, where every other role is trusted), owning a
+   * database of its own; returns a URL for it without the password.
+   */
+  createPasswordRole(name: string, password: string): string;
   /** Stops the server at once (`pg_ctl -m immediate`), as a crash would. */
   kill(): void;
   /** Starts it again on the same directory and port (a no-op while it runs). */
@@ -114,6 +119,9 @@ async function boot(): Promise<PgServer> {
   if (isRoot) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), -1);
   const data = join(dir, "data");
   asPg(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "noema", "--no-sync", "-E", "UTF8"]);
+  // Members of password_login log in with a password (the first matching line wins); every other role is trusted.
+  const hba = join(data, "pg_hba.conf");
+  writeFileSync(hba, `host all +password_login 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
   const port = await freePort();
   const start = () =>
     asPg(join(bin, "pg_ctl"), [
@@ -149,6 +157,16 @@ async function boot(): Promise<PgServer> {
     createDatabase(name = `t${process.pid}_${++n}_${Date.now() % 100000}`) {
       asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", name]);
       return `postgres://noema@127.0.0.1:${port}/${name}`;
+    },
+    createPasswordRole(name, password) {
+      const db = `t${process.pid}_${++n}_${Date.now() % 100000}`;
+      asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", db]);
+      const sql = (command: string) =>
+        asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
+      sql(`DO $$ BEGIN CREATE ROLE password_login NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+      sql(`CREATE ROLE ${name} LOGIN PASSWORD '${password}' IN ROLE password_login`);
+      sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
+      return `postgres://${name}@127.0.0.1:${port}/${db}`;
     },
     kill: () => stopWith("immediate"),
     restart() {

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import process from "node:process";
 import postgres from "postgres";
 import { NoemaError } from "../../errors.ts";
 import { sha256 } from "../../store/hash.ts";
@@ -34,6 +35,7 @@ import {
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
+import { connectionTarget, pgpassLookup, urlHasPassword } from "./pgpass.ts";
 
 type Sql = postgres.Sql;
 
@@ -63,8 +65,19 @@ const UNREACHABLE = new Set([
 ]);
 
 /** Turns a refused write of a read-only role into an error that says so. */
-function explain(e: unknown, location: string): unknown {
+/** A refused login: a wrong or missing password (28P01), or no `pg_hba.conf` entry for this role and host (28000). */
+const REFUSED_LOGIN = new Set(["28P01", "28000"]);
+
+function explain(e: unknown, location: string, passwordNote: string | null = null): unknown {
   const err = e as { code?: string; message?: string };
+  if (REFUSED_LOGIN.has(String(err?.code))) {
+    return new NoemaError(
+      "store_login",
+      `the shared store at ${location} refused the login: ${err.message}` +
+        (passwordNote ? `; ${passwordNote}` : "") +
+        `. Give the password in ~/.pgpass (chmod 0600), in PGPASSWORD, or in the URL (see docs/store.md)`,
+    );
+  }
   if (err?.code === "42501" || err?.code === "25006") {
     return new NoemaError(
       "store_read_only",
@@ -135,7 +148,15 @@ export class PostgresStore implements SharedStore {
    */
   constructor(url: string, options: { connectTimeoutSec?: number; connection?: Record<string, string> } = {}) {
     this.location = maskStoreUrl(url);
+    // The password file, as libpq reads it (the client does not): only when neither the URL nor PGPASSWORD has one.
+    let pass: string | undefined;
+    if (!urlHasPassword(url) && !process.env.PGPASSWORD) {
+      const found = pgpassLookup(connectionTarget(url));
+      pass = found.password ?? undefined;
+      this.#passwordNote = found.ignored;
+    }
     this.sql = postgres(url, {
+      ...(pass === undefined ? {} : { pass }),
       onnotice: () => {},
       max: 4,
       idle_timeout: 20,
@@ -144,6 +165,9 @@ export class PostgresStore implements SharedStore {
     });
   }
 
+  /** Why the password file was not used, for a refused login's message; null when it was, or there is none. */
+  readonly #passwordNote: string | null = null;
+
   /** Whether the database's encoding is UTF8 (asked once). */
   #utf8: boolean | null = null;
 
@@ -151,7 +175,7 @@ export class PostgresStore implements SharedStore {
     try {
       return await f();
     } catch (e) {
-      throw explain(e, this.location);
+      throw explain(e, this.location, this.#passwordNote);
     }
   }
 
