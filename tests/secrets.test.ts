@@ -441,6 +441,13 @@ describe("the pieces", () => {
       API_TOKEN: "user's own",
     });
     assert.deepEqual(env, { PATH: "/bin", NOEMA_SIGNING_KID: "kid", NOEMA_EPISODE_ID: "ep", API_TOKEN: "user's own" });
+    // A store URL with a password, in its authority or in a query parameter named like one (a TLS key's passphrase).
+    const urls = childEnv({
+      NOEMA_STORE: "postgres://u@db/x?sslmode=verify-full&sslpassword=hunter2",
+      NOEMA_OTHER: "postgres://u:pw@db/x",
+      NOEMA_PLAIN: "postgres://u@db/x?sslmode=require&sslrootcert=/etc/ca.pem",
+    });
+    assert.deepEqual(urls, { NOEMA_PLAIN: "postgres://u@db/x?sslmode=require&sslrootcert=/etc/ca.pem" });
   });
 
   test("--secret adds to the secrets of the task file and noema.jsonc", () => {

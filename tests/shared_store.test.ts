@@ -21,6 +21,7 @@ import { pullEpisode } from "../src/shared_store/pull.ts";
 import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
 import { maskStoreUrl } from "../src/shared_store/store_url.ts";
 import { connectionTarget, pgpassLookup, urlHasPassword } from "../src/shared_store/postgres/pgpass.ts";
+import { clientTls } from "../src/shared_store/postgres/tls.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
@@ -974,6 +975,84 @@ describe("shared store: the password in ~/.pgpass, as libpq reads it", { skip },
       home.cleanup();
       a.cleanup();
     }
+  });
+});
+
+describe("shared store: TLS parameters in the URL, as libpq reads them", { skip }, () => {
+  /** Whether the store's own connection runs over TLS (pg_stat_ssl), or the error opening it. */
+  async function overTls(url: string): Promise<boolean | Error> {
+    try {
+      const db = new PostgresStore(url);
+      try {
+        await db.status(); // as every command connects: its errors explained
+        const [r] = await (db as unknown as { sql: (s: TemplateStringsArray) => Promise<{ ssl: boolean }[]> })
+          .sql`SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()`;
+        return r.ssl;
+      } finally {
+        await db.close();
+      }
+    } catch (e) {
+      return e as Error;
+    }
+  }
+
+  test("verify-full checks the chain and the URL's host; verify-ca the chain; require neither; disable no TLS", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    const q = (s: string) => `${url}?${s}`;
+    assert.equal(await overTls(q(`sslmode=verify-full&sslrootcert=${pg.tls.ca}`)), true);
+    assert.equal(await overTls(q(`sslmode=verify-ca&sslrootcert=${pg.tls.ca}`)), true);
+    assert.equal(await overTls(q("sslmode=require")), true);
+    assert.equal(await overTls(q("sslmode=disable")), false);
+    assert.equal(await overTls(url), false, "no sslmode: as before, no TLS");
+    // Another CA: refused as a TLS failure, saying which parameters were in force.
+    const other = await overTls(q(`sslmode=verify-full&sslrootcert=${pg.tls.otherCa}`));
+    assert.ok(other instanceof Error, String(other));
+    assert.equal((other as { code?: string }).code, "store_tls");
+    assert.match(other.message, /failed TLS: .*sslmode=verify-full, sslrootcert=.*other-ca\.crt/);
+    // require with a root certificate verifies the chain (verify-ca), as libpq does.
+    assert.ok(await overTls(q(`sslmode=require&sslrootcert=${pg.tls.otherCa}`)) instanceof Error);
+  });
+
+  test("the host is checked against the certificate's names (any of several hosts)", () => {
+    const { ssl } = clientTls(
+      `postgres://u@db.example:5432,10.0.0.7:5432/x?sslmode=verify-full&sslrootcert=${REPO}/README.md`,
+    );
+    const check = (ssl as { checkServerIdentity(n: string, c: unknown): Error | undefined }).checkServerIdentity;
+    const cert = (san: string) => ({ subject: { CN: "x" }, subjectaltname: san });
+    assert.equal(check("", cert("DNS:db.example")), undefined);
+    assert.equal(check("", cert("IP Address:10.0.0.7")), undefined);
+    assert.ok(check("", cert("DNS:other.example")) instanceof Error);
+  });
+
+  test("a client certificate logs in (cert auth); without it the login is refused; a bad parameter is a usage error", async () => {
+    const pg = await startPostgres();
+    const role = pg.createCertRole("cert_runner");
+    const env = { NOEMA_STORE: undefined };
+    const withCert = `${role.url}?sslmode=verify-ca&sslrootcert=${pg.tls.ca}&sslcert=${role.cert}&sslkey=${role.key}`;
+    const init = cli(["store", "init", "--store", withCert, "--json"], { env });
+    assert.equal(init.code, 0, init.stderr);
+    const st = cli(["store", "status", "--store", withCert, "--json"], { env });
+    assert.equal(st.code, 0, st.stderr);
+    assert.equal(JSON.parse(st.stdout).schema_version, LATEST_SCHEMA_VERSION);
+    const without = cli(["store", "status", "--store", `${role.url}?sslmode=verify-ca&sslrootcert=${pg.tls.ca}`], {
+      env,
+    });
+    assert.equal(without.code, 1, without.stderr);
+    assert.match(without.stderr, /refused the login/);
+    const missing = cli([
+      "store",
+      "status",
+      "--store",
+      `${role.url}?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem`,
+    ], {
+      env,
+    });
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--store: sslrootcert=\/nonexistent\/ca\.pem cannot be read/);
+    const crl = cli(["store", "status", "--store", `${role.url}?sslmode=require&sslcrl=/x.crl`], { env });
+    assert.equal(crl.code, 2, crl.stderr);
+    assert.match(crl.stderr, /sslcrl is not supported/);
   });
 });
 

@@ -43,7 +43,8 @@ export interface ChildEnvOptions {
  *   secret, token (`NOEMA_SERVE_TOKEN`), password or credential
  *   ({@link isNoemaSecret});
  * - any `NOEMA_*` variable whose value carries a URL with a password
- *   (`NOEMA_STORE=postgres://user:pass@host/db`): dropped whole;
+ *   (`NOEMA_STORE=postgres://user:pass@host/db`), or a query parameter
+ *   named like a secret (`?sslpassword=…`): dropped whole;
  * - any variable, whatever its name, holding the value of one of those
  *   (a copy of the signing key under another name).
  *
@@ -65,7 +66,8 @@ export function childEnv(
     for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
     return out;
   }
-  const secret = (k: string, v: string) => isNoemaSecret(k) || (/^NOEMA_/i.test(k) && URL_PASSWORD.test(v));
+  const secret = (k: string, v: string) =>
+    isNoemaSecret(k) || (/^NOEMA_/i.test(k) && (URL_PASSWORD.test(v) || URL_SECRET_PARAM.test(v)));
   const values = new Set<string>();
   for (const source of [process.env, env]) {
     for (const [k, v] of Object.entries(source)) if (v !== undefined && v.length >= 8 && secret(k, v)) values.add(v);
@@ -78,6 +80,10 @@ export function childEnv(
 
 /** A URL with a password in it: `scheme://user:password@`. */
 const URL_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/;
+
+/** A URL with a query parameter named like a secret that has a value (`?sslpassword=…`, `&token=…`). */
+const URL_SECRET_PARAM =
+  /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s?#]*\?(?:[^\s#]*&)?[^\s=&#]*(?:pass|secret|token|key)[^\s=&#]*=[^\s&#]/i;
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {

@@ -7,6 +7,7 @@
  */
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
+import { clientTls } from "./postgres/tls.ts";
 
 /**
  * A store URL with its password replaced by `***` (safe to print or record).
@@ -27,16 +28,6 @@ export function maskStoreUrl(url: string): string {
     return u.toString();
   } catch {
     return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
-}
-
-/** The password of a store URL (to be masked wherever noema writes), or null. */
-export function storeUrlPassword(url: string): string | null {
-  try {
-    const p = new URL(url).password;
-    return p ? decodeURIComponent(p) : null;
-  } catch {
-    return null;
   }
 }
 
@@ -63,7 +54,10 @@ export function storeKind(url: string, from: string): StoreKind {
       exitCode: EXIT.USAGE,
     });
   }
-  if (protocol === "postgres:" || protocol === "postgresql:") return "postgres";
+  if (protocol === "postgres:" || protocol === "postgresql:") {
+    clientTls(url, process.env, from); // its TLS parameters: a bad one, or a file that cannot be read, is said now
+    return "postgres";
+  }
   if (protocol === "file:") {
     const u = new URL(url);
     if ((u.hostname === "" || u.hostname === "localhost") && u.pathname.length > 1 && !u.search && !u.hash) {

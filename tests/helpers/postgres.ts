@@ -12,7 +12,17 @@
  * @module
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +41,16 @@ export interface PgServer {
    * database of its own; returns a URL for it without the password.
    */
   createPasswordRole(name: string, password: string): string;
+  /**
+   * The server's TLS (on 127.0.0.1; plain connections are served too): `ca` signed its certificate, whose only name
+   * is `IP:127.0.0.1`; `otherCa` signed nothing the server shows.
+   */
+  tls: { ca: string; otherCa: string };
+  /**
+   * A login role that must show a client certificate (over TLS, where every other role is trusted), owning a
+   * database of its own; returns a URL for it, and the certificate and key files it logs in with.
+   */
+  createCertRole(name: string): { url: string; cert: string; key: string };
   /** Stops the server at once (`pg_ctl -m immediate`), as a crash would. */
   kill(): void;
   /** Starts it again on the same directory and port (a no-op while it runs). */
@@ -80,6 +100,38 @@ function asPg(cmd: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr || r.stdout || r.error}`);
 }
 
+function openssl(args: string[]): void {
+  const r = spawnSync("openssl", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (r.status !== 0) throw new Error(`openssl ${args.join(" ")} failed: ${r.stderr || r.error}`);
+}
+
+/**
+ * A CA, a server certificate it signed for `IP:127.0.0.1` only, and a second CA, under `<dir>/tls` (EC keys: fast to
+ * make). The server's key belongs to the user the server runs as, readable by it alone, as PostgreSQL demands.
+ */
+function certificates(dir: string): { dir: string; ca: string; otherCa: string } {
+  const tls = join(dir, "tls");
+  mkdirSync(tls);
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  for (const name of ["ca", "other-ca"]) {
+    openssl(["req", "-x509", ...ec, "-keyout", join(tls, `${name}.key`), "-out", join(tls, `${name}.crt`)]
+      .concat(["-days", "2", "-subj", `/CN=noema test ${name}`]));
+  }
+  openssl(["req", "-new", ...ec, "-keyout", join(tls, "server.key"), "-out", join(tls, "server.csr")]
+    .concat(["-subj", "/CN=noema test server"]));
+  const ext = join(tls, "server.ext");
+  writeFileSync(ext, "subjectAltName=IP:127.0.0.1\n");
+  openssl(["x509", "-req", "-in", join(tls, "server.csr"), "-CA", join(tls, "ca.crt"), "-CAkey", join(tls, "ca.key")]
+    .concat(["-CAcreateserial", "-out", join(tls, "server.crt"), "-days", "2", "-extfile", ext]));
+  if (isRoot) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"]).toString());
+    for (const f of readdirSync(tls)) chownSync(join(tls, f), uid, -1);
+    chownSync(tls, uid, -1);
+  }
+  chmodSync(join(tls, "server.key"), 0o600);
+  return { dir: tls, ca: join(tls, "ca.crt"), otherCa: join(tls, "other-ca.crt") };
+}
+
 let shared: Promise<PgServer> | undefined;
 
 /**
@@ -119,9 +171,16 @@ async function boot(): Promise<PgServer> {
   if (isRoot) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), -1);
   const data = join(dir, "data");
   asPg(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "noema", "--no-sync", "-E", "UTF8"]);
-  // Members of password_login log in with a password (the first matching line wins); every other role is trusted.
+  // Members of password_login log in with a password, members of cert_login with a client certificate over TLS (the
+  // first matching line wins); every other role is trusted.
   const hba = join(data, "pg_hba.conf");
-  writeFileSync(hba, `host all +password_login 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
+  writeFileSync(
+    hba,
+    "host all +password_login 127.0.0.1/32 scram-sha-256\n" +
+      "hostssl all +cert_login 127.0.0.1/32 cert\nhost all +cert_login 127.0.0.1/32 reject\n" +
+      readFileSync(hba, "utf8"),
+  );
+  const tls = certificates(dir);
   const port = await freePort();
   const start = () =>
     asPg(join(bin, "pg_ctl"), [
@@ -131,7 +190,9 @@ async function boot(): Promise<PgServer> {
       join(dir, "log"),
       "-w",
       "-o",
-      `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      `-k ${dir} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 ` +
+      `-c ssl=on -c ssl_cert_file=${tls.dir}/server.crt -c ssl_key_file=${tls.dir}/server.key ` +
+      `-c ssl_ca_file=${tls.ca}`,
       "start",
     ]);
   const stopWith = (mode: string) => {
@@ -167,6 +228,22 @@ async function boot(): Promise<PgServer> {
       sql(`CREATE ROLE ${name} LOGIN PASSWORD '${password}' IN ROLE password_login`);
       sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
       return `postgres://${name}@127.0.0.1:${port}/${db}`;
+    },
+    tls: { ca: tls.ca, otherCa: tls.otherCa },
+    createCertRole(name) {
+      const db = `t${process.pid}_${++n}_${Date.now() % 100000}`;
+      asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", db]);
+      const sql = (command: string) =>
+        asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
+      sql(`DO $$ BEGIN CREATE ROLE cert_login NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+      sql(`CREATE ROLE ${name} LOGIN IN ROLE cert_login`);
+      sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
+      const key = join(tls.dir, `${name}.key`), cert = join(tls.dir, `${name}.crt`), csr = join(tls.dir, `${name}.csr`);
+      openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key]
+        .concat(["-out", csr, "-subj", `/CN=${name}`]));
+      openssl(["x509", "-req", "-in", csr, "-CA", tls.ca, "-CAkey", join(tls.dir, "ca.key"), "-CAcreateserial"]
+        .concat(["-out", cert, "-days", "2"]));
+      return { url: `postgres://${name}@127.0.0.1:${port}/${db}`, cert, key };
     },
     kill: () => stopWith("immediate"),
     restart() {

@@ -36,6 +36,7 @@ import {
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
 import { connectionTarget, pgpassLookup, urlHasPassword } from "./pgpass.ts";
+import { clientTls } from "./tls.ts";
 
 type Sql = postgres.Sql;
 
@@ -65,11 +66,20 @@ const UNREACHABLE = new Set([
 ]);
 
 /** Turns a refused write of a read-only role into an error that says so. */
+/** A failed TLS handshake or certificate check (Node's codes: `SELF_SIGNED_CERT_IN_CHAIN`, `ERR_TLS_CERT_ALTNAME_INVALID`…). */
+const TLS_FAILURE = /CERT|^ERR_TLS_|^ERR_SSL_|_SIGNATURE|^EPROTO$/;
+
 /** A refused login: a wrong or missing password (28P01), or no `pg_hba.conf` entry for this role and host (28000). */
 const REFUSED_LOGIN = new Set(["28P01", "28000"]);
 
-function explain(e: unknown, location: string, passwordNote: string | null = null): unknown {
+function explain(e: unknown, location: string, passwordNote: string | null = null, tls = ""): unknown {
   const err = e as { code?: string; message?: string };
+  if (TLS_FAILURE.test(String(err?.code))) {
+    return new NoemaError(
+      "store_tls",
+      `the shared store at ${location} failed TLS: ${err.message} (${err.code}${tls ? `; ${tls}` : ""})`,
+    );
+  }
   if (REFUSED_LOGIN.has(String(err?.code))) {
     return new NoemaError(
       "store_login",
@@ -155,8 +165,11 @@ export class PostgresStore implements SharedStore {
       pass = found.password ?? undefined;
       this.#passwordNote = found.ignored;
     }
-    this.sql = postgres(url, {
+    const tls = clientTls(url); // sslrootcert, sslcert, sslkey: read here, never sent to the server as settings
+    this.#tlsSummary = tls.summary;
+    this.sql = postgres(tls.url, {
       ...(pass === undefined ? {} : { pass }),
+      ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
       onnotice: () => {},
       max: 4,
       idle_timeout: 20,
@@ -164,6 +177,9 @@ export class PostgresStore implements SharedStore {
       connection: { application_name: "noema", ...options.connection },
     });
   }
+
+  /** The URL's `sslmode` and `sslrootcert`, for a TLS failure's message. */
+  readonly #tlsSummary: string = "";
 
   /** Why the password file was not used, for a refused login's message; null when it was, or there is none. */
   readonly #passwordNote: string | null = null;
@@ -175,7 +191,7 @@ export class PostgresStore implements SharedStore {
     try {
       return await f();
     } catch (e) {
-      throw explain(e, this.location, this.#passwordNote);
+      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary);
     }
   }
 
