@@ -122,7 +122,7 @@ export function clientTls(url: string, env: Env = process.env, from = "the share
   ssl.checkServerIdentity = mode === "verify-full"
     // Against the URL's host (the client gives an IP address no server name): any of several hosts.
     ? (_name: string, cert: PeerCertificate) => {
-      const errors = (hosts.length ? hosts : ["localhost"]).map((h) => checkServerIdentity(h, cert));
+      const errors = (hosts.length ? hosts : [env.PGHOST || "localhost"]).map((h) => checkServerIdentity(h, cert));
       return errors.some((e) => e === undefined) ? undefined : errors[0];
     }
     : () => undefined;
