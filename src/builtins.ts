@@ -6,7 +6,7 @@
  * loaded lazily (the bundle hoists them). Most cost nothing; these few cost
  * milliseconds each under Bun (`node:tty` ~3 ms, `node:crypto` ~2 ms,
  * `node:util` ~1.7 ms, `node:worker_threads` ~1.2 ms, `node:timers` and
- * `node:url` ~0.5 ms), more than `noema summary` spends on its own work, and
+ * `node:url` ~0.5 ms, `node:tls` ~9 ms), more than `noema summary` spends on its own work, and
  * every hook call starts the binary. So code that needs one gets it here, from
  * `process.getBuiltinModule` (Bun, Deno, Node ≥ 22.3), when it first runs.
  *
@@ -20,6 +20,7 @@ type Util = typeof import("node:util");
 type WorkerThreads = typeof import("node:worker_threads");
 type Timers = typeof import("node:timers");
 type Url = typeof import("node:url");
+type Tls = typeof import("node:tls");
 
 /** A getter of built-in module `name` that loads it on its first call. */
 function onFirstUse<T>(name: string): () => T {
@@ -92,3 +93,14 @@ export const nodeTimers: () => Timers = onFirstUse("node:timers");
  * ```
  */
 export const nodeUrl: () => Url = onFirstUse("node:url");
+
+/**
+ * `node:tls`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeTls } from "./builtins.ts";
+ * nodeTls().checkServerIdentity("db.internal", { subject: {}, subjectaltname: "DNS:db.internal" } as never);
+ * ```
+ */
+export const nodeTls: () => Tls = onFirstUse("node:tls");

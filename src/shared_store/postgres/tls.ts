@@ -26,8 +26,9 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { checkServerIdentity, type PeerCertificate } from "node:tls";
+import type { PeerCertificate } from "node:tls";
 import { EXIT, NoemaError } from "../../errors.ts";
+import { nodeTls } from "../../builtins.ts";
 
 /** The TLS parameters noema reads out of the URL (and removes from what the client sees). */
 const TLS_PARAMS = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword"] as const;
@@ -122,7 +123,9 @@ export function clientTls(url: string, env: Env = process.env, from = "the share
   ssl.checkServerIdentity = mode === "verify-full"
     // Against the URL's host (the client gives an IP address no server name): any of several hosts.
     ? (_name: string, cert: PeerCertificate) => {
-      const errors = (hosts.length ? hosts : [env.PGHOST || "localhost"]).map((h) => checkServerIdentity(h, cert));
+      const errors = (hosts.length ? hosts : [env.PGHOST || "localhost"]).map((h) =>
+        nodeTls().checkServerIdentity(h, cert)
+      );
       return errors.some((e) => e === undefined) ? undefined : errors[0];
     }
     : () => undefined;
