@@ -6,7 +6,7 @@
  * loaded lazily (the bundle hoists them). Most cost nothing; these few cost
  * milliseconds each under Bun (`node:tty` ~3 ms, `node:crypto` ~2 ms,
  * `node:util` ~1.7 ms, `node:worker_threads` ~1.2 ms, `node:timers` and
- * `node:url` ~0.5 ms, `node:tls` ~9 ms), more than `noema summary` spends on its own work, and
+ * `node:url` ~0.5 ms, `node:tls` ~9 ms, `node:readline` ~6 ms), more than `noema summary` spends on its own work, and
  * every hook call starts the binary. So code that needs one gets it here, from
  * `process.getBuiltinModule` (Bun, Deno, Node ≥ 22.3), when it first runs.
  *
@@ -21,6 +21,7 @@ type WorkerThreads = typeof import("node:worker_threads");
 type Timers = typeof import("node:timers");
 type Url = typeof import("node:url");
 type Tls = typeof import("node:tls");
+type Readline = typeof import("node:readline");
 
 /** A getter of built-in module `name` that loads it on its first call. */
 function onFirstUse<T>(name: string): () => T {
@@ -104,3 +105,15 @@ export const nodeUrl: () => Url = onFirstUse("node:url");
  * ```
  */
 export const nodeTls: () => Tls = onFirstUse("node:tls");
+
+/**
+ * `node:readline`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import process from "node:process";
+ * import { nodeReadline } from "./builtins.ts";
+ * nodeReadline().createInterface({ input: process.stdin }).on("line", (line) => console.log(line));
+ * ```
+ */
+export const nodeReadline: () => Readline = onFirstUse("node:readline");

@@ -18,9 +18,8 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
-import { createInterface } from "node:readline";
 import type { Worker } from "node:worker_threads";
-import { nodeWorkerThreads } from "./builtins.ts";
+import { nodeReadline, nodeWorkerThreads } from "./builtins.ts";
 import { idleCommand, lowerProcess } from "./priority.ts";
 
 /** What a channel tells its owner. */
@@ -117,7 +116,7 @@ export function processChannel(start: BackgroundProcess, on: ChannelHandlers): B
   child.on("error", (e) => lost(`its process could not start: ${e.message}`));
   child.stdin!.on("error", () => {}); // it ended: said by "close"
   child.stdout!.on("error", () => {});
-  const lines = createInterface({ input: child.stdout! });
+  const lines = nodeReadline().createInterface({ input: child.stdout! });
   lines.on("line", (text) => closed || on.message(text));
   // After its stdout is read to the end: a "finished" it wrote before it exited is taken first.
   child.on("close", (code, signal) => lost(`its process stopped (${signal ?? `exit ${code}`})`));
@@ -168,7 +167,7 @@ export interface RunChannel {
 export function runChannel(on: { line(text: string): void; closed(): void }): RunChannel {
   let listened = true; // the run still reads what this says
   process.stdout.on("error", () => (listened = false));
-  const lines = createInterface({ input: process.stdin });
+  const lines = nodeReadline().createInterface({ input: process.stdin });
   lines.on("line", (text) => on.line(text));
   lines.on("close", () => {
     listened = false;

@@ -9,7 +9,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { cycles, type ImportEdge, importEdges, unitOf } from "./helpers/import_graph.ts";
+import { REPO } from "./helpers/cli.ts";
 
 /** Leaf files directly in `src/` that any layer may import (they import no other file of noema). */
 const LEAVES = ["src/builtins.ts", "src/errors.ts", "src/json.ts", "src/kicks.ts", "src/priority.ts", "src/version.ts"];
@@ -147,4 +150,17 @@ test("the dispatch from `using` to a driver lives in the composition root, src/d
   assert.deepEqual([...new Set(toDrivers.map((e) => `${e.from} (${e.kind})`))].sort(), [
     "src/drivers.ts (dynamic)",
   ]);
+});
+
+test("built-ins that take milliseconds to load are never imported statically (src/builtins.ts loads them on first use)", () => {
+  // The compiled binary loads every `node:` module any file imports statically when it starts, even for a file it
+  // loads lazily: `node:tls` alone made `noema summary`'s cold start 1.09x jq (goal 1x), `node:readline` ~1.5 ms.
+  const costly =
+    /^\s*import\s+(?!type\b)[^;]*?\bfrom\s*["']node:(tls|readline|net|http|https|http2|zlib|stream|tty|util|timers|test)["']/m;
+  const found = edges
+    .filter((e) => e.to === null && e.kind === "static" && /^node:/.test(e.spec))
+    .map((e) => e.from)
+    .filter((file, i, all) => all.indexOf(file) === i)
+    .filter((file) => costly.test(readFileSync(join(REPO, file), "utf8")));
+  assert.deepEqual(found, []);
 });
