@@ -6,12 +6,13 @@
  * against every backend in `shared_store_conformance.test.ts`.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fsModule from "node:fs";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { runChild } from "./helpers/child.ts";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -1050,6 +1051,11 @@ describe("shared store: TLS parameters in the URL, as libpq reads them", { skip 
     });
     assert.equal(missing.code, 2, missing.stderr);
     assert.match(missing.stderr, /--store: sslrootcert=\/nonexistent\/ca\.pem cannot be read/);
+    const fifo = join(dirname(role.cert), "ca.fifo");
+    spawnSync("mkfifo", [fifo]);
+    const blocked = cli(["store", "status", "--store", `${role.url}?sslmode=verify-ca&sslrootcert=${fifo}`], { env });
+    assert.equal(blocked.code, 2, "a FIFO is refused, not waited on");
+    assert.match(blocked.stderr, /not a regular file \(a FIFO\)/);
     const crl = cli(["store", "status", "--store", `${role.url}?sslmode=require&sslcrl=/x.crl`], { env });
     assert.equal(crl.code, 2, crl.stderr);
     assert.match(crl.stderr, /sslcrl is not supported/);

@@ -22,13 +22,14 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import type { PeerCertificate } from "node:tls";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { nodeTls } from "../../builtins.ts";
+import { openRegularFile } from "../../store/regular_file.ts";
 
 /** The TLS parameters noema reads out of the URL (and removes from what the client sees). */
 const TLS_PARAMS = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword"] as const;
@@ -55,7 +56,12 @@ type Env = Record<string, string | undefined>;
 
 function readPem(param: string, path: string, usage: (m: string) => NoemaError): Buffer {
   try {
-    return readFileSync(path);
+    const fd = openRegularFile(path); // a FIFO would block, a device never end
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch (e) {
     throw usage(`${param}=${path} cannot be read: ${(e as Error).message}`);
   }
