@@ -1036,6 +1036,11 @@ describe("shared store: TLS parameters in the URL, as libpq reads them", { skip 
     const st = cli(["store", "status", "--store", withCert, "--json"], { env });
     assert.equal(st.code, 0, st.stderr);
     assert.equal(JSON.parse(st.stdout).schema_version, LATEST_SCHEMA_VERSION);
+    assert.match(JSON.parse(st.stdout).tls, /^TLSv1\.[23] \S+$/, "status says which TLS the connection uses");
+    const human = cli(["store", "status", "--store", withCert], { env });
+    assert.match(human.stdout, /^tls {7}TLSv1\.[23] /m);
+    const plain = cli(["store", "status", "--store", pg.createDatabase(), "--json"], { env });
+    assert.equal(JSON.parse(plain.stdout).tls, null);
     const without = cli(["store", "status", "--store", `${role.url}?sslmode=verify-ca&sslrootcert=${pg.tls.ca}`], {
       env,
     });

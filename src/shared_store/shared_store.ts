@@ -160,6 +160,11 @@ export interface StoreStatus {
   latest_version: number;
   /** Episodes in the catalog (null when not initialised). */
   episodes: number | null;
+  /**
+   * PostgreSQL: the connection's TLS, `"TLSv1.3 TLS_AES_256_GCM_SHA384"`,
+   * or null when it is not encrypted. Absent for a files store.
+   */
+  tls?: string | null;
 }
 
 /**

@@ -50,8 +50,8 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
   store.command("migrate").description("bring the schema to this noema's version (under an advisory lock)")
     .option("-j, --json", 'print {"location","from","to"}')
     .action(migrate("migrate"));
-  store.command("status").description("the schema version, this noema's version and the episode count")
-    .option("-j, --json", 'print {"kind","location","schema_version","latest_version","episodes"}')
+  store.command("status").description("the schema version, this noema's version, the episode count and the TLS in use")
+    .option("-j, --json", 'print {"kind","location","schema_version","latest_version","episodes"} (and "tls")')
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {
         const st = await s.status();
@@ -60,6 +60,7 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
           ctx.out.line(`store     ${st.location} (${st.kind})`);
           ctx.out.line(`schema    ${st.schema_version} (this noema: ${st.latest_version})`);
           ctx.out.line(`episodes  ${st.episodes ?? "- (run noema store init)"}`);
+          if (st.tls !== undefined) ctx.out.line(`tls       ${st.tls ?? "none: the connection is not encrypted"}`);
         }
         if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
       });

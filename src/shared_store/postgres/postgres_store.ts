@@ -274,12 +274,15 @@ export class PostgresStore implements SharedStore {
     return this.#guard(async () => {
       const version = await this.#version(this.sql);
       const episodes = version === 0 ? null : Number((await this.sql`SELECT count(*) AS n FROM noema_episodes`)[0].n);
+      // Every connection of the pool is opened with the same TLS settings: this one's tells for all.
+      const [tls] = await this.sql`SELECT version, cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl`;
       return {
         kind: this.kind,
         location: this.location,
         schema_version: version,
         latest_version: LATEST_SCHEMA_VERSION,
         episodes,
+        tls: tls ? `${tls.version} ${tls.cipher}` : null,
       };
     });
   }
