@@ -65,13 +65,16 @@ const UNREACHABLE = new Set([
   "57P03", // the server is starting up or shutting down
 ]);
 
-/** Turns a refused write of a read-only role into an error that says so. */
 /** A failed TLS handshake or certificate check (Node's codes: `SELF_SIGNED_CERT_IN_CHAIN`, `ERR_TLS_CERT_ALTNAME_INVALID`…). */
-const TLS_FAILURE = /CERT|^ERR_TLS_|^ERR_SSL_|_SIGNATURE|^EPROTO$/;
+const TLS_FAILURE = /CERT|^ERR_TLS_|^ERR_SSL_|^EPROTO$/;
 
 /** A refused login: a wrong or missing password (28P01), or no `pg_hba.conf` entry for this role and host (28000). */
 const REFUSED_LOGIN = new Set(["28P01", "28000"]);
 
+/**
+ * Turns what the client threw into an error that says what happened: a failed TLS check, a refused login (with why
+ * the password file was not used), a refused write of a read-only role, no schema, an unreachable server.
+ */
 function explain(e: unknown, location: string, passwordNote: string | null = null, tls = ""): unknown {
   const err = e as { code?: string; message?: string };
   if (TLS_FAILURE.test(String(err?.code))) {
