@@ -100,6 +100,9 @@ function asPg(cmd: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${r.stderr || r.stdout || r.error}`);
 }
 
+/** openssl's arguments for a new key: EC P-256, unencrypted (fast to make). */
+const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+
 function openssl(args: string[]): void {
   const r = spawnSync("openssl", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   if (r.status !== 0) throw new Error(`openssl ${args.join(" ")} failed: ${r.stderr || r.error}`);
@@ -112,12 +115,11 @@ function openssl(args: string[]): void {
 function certificates(dir: string): { dir: string; ca: string; otherCa: string } {
   const tls = join(dir, "tls");
   mkdirSync(tls);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   for (const name of ["ca", "other-ca"]) {
-    openssl(["req", "-x509", ...ec, "-keyout", join(tls, `${name}.key`), "-out", join(tls, `${name}.crt`)]
+    openssl(["req", "-x509", ...EC_KEY, "-keyout", join(tls, `${name}.key`), "-out", join(tls, `${name}.crt`)]
       .concat(["-days", "2", "-subj", `/CN=noema test ${name}`]));
   }
-  openssl(["req", "-new", ...ec, "-keyout", join(tls, "server.key"), "-out", join(tls, "server.csr")]
+  openssl(["req", "-new", ...EC_KEY, "-keyout", join(tls, "server.key"), "-out", join(tls, "server.csr")]
     .concat(["-subj", "/CN=noema test server"]));
   const ext = join(tls, "server.ext");
   writeFileSync(ext, "subjectAltName=IP:127.0.0.1\n");
@@ -212,38 +214,36 @@ async function boot(): Promise<PgServer> {
   watchdog(process.pid, join(bin, "pg_ctl"), data, dir);
   let n = 0;
   const url = `postgres://noema@127.0.0.1:${port}/postgres`;
+  const newDatabase = () => `t${process.pid}_${++n}_${Date.now() % 100000}`;
+  /** A login role in `group` (which pg_hba.conf says how to log in), owning a new database; a URL for it. */
+  const roleWithDatabase = (name: string, group: string, options = "") => {
+    const db = newDatabase();
+    asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", db]);
+    const sql = (command: string) =>
+      asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
+    sql(`DO $$ BEGIN CREATE ROLE ${group} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    sql(`CREATE ROLE ${name} LOGIN ${options} IN ROLE ${group}`);
+    sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
+    return `postgres://${name}@127.0.0.1:${port}/${db}`;
+  };
   return {
     url,
     port,
-    createDatabase(name = `t${process.pid}_${++n}_${Date.now() % 100000}`) {
+    createDatabase(name = newDatabase()) {
       asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", name]);
       return `postgres://noema@127.0.0.1:${port}/${name}`;
     },
     createPasswordRole(name, password) {
-      const db = `t${process.pid}_${++n}_${Date.now() % 100000}`;
-      asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", db]);
-      const sql = (command: string) =>
-        asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
-      sql(`DO $$ BEGIN CREATE ROLE password_login NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
-      sql(`CREATE ROLE ${name} LOGIN PASSWORD '${password}' IN ROLE password_login`);
-      sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
-      return `postgres://${name}@127.0.0.1:${port}/${db}`;
+      return roleWithDatabase(name, "password_login", `PASSWORD '${password}'`);
     },
     tls: { ca: tls.ca, otherCa: tls.otherCa },
     createCertRole(name) {
-      const db = `t${process.pid}_${++n}_${Date.now() % 100000}`;
-      asPg(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", db]);
-      const sql = (command: string) =>
-        asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
-      sql(`DO $$ BEGIN CREATE ROLE cert_login NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
-      sql(`CREATE ROLE ${name} LOGIN IN ROLE cert_login`);
-      sql(`ALTER DATABASE ${db} OWNER TO ${name}`);
+      const url = roleWithDatabase(name, "cert_login");
       const key = join(tls.dir, `${name}.key`), cert = join(tls.dir, `${name}.crt`), csr = join(tls.dir, `${name}.csr`);
-      openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key]
-        .concat(["-out", csr, "-subj", `/CN=${name}`]));
+      openssl(["req", "-new", ...EC_KEY, "-keyout", key, "-out", csr, "-subj", `/CN=${name}`]);
       openssl(["x509", "-req", "-in", csr, "-CA", tls.ca, "-CAkey", join(tls.dir, "ca.key"), "-CAcreateserial"]
         .concat(["-out", cert, "-days", "2"]));
-      return { url: `postgres://${name}@127.0.0.1:${port}/${db}`, cert, key };
+      return { url, cert, key };
     },
     kill: () => stopWith("immediate"),
     restart() {

@@ -17,22 +17,11 @@
  * @module
  */
 import { closeSync, fstatSync, readFileSync } from "node:fs";
-import { homedir, userInfo } from "node:os";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { openRegularFile } from "../../store/regular_file.ts";
-
-/** What a connection is matched on. */
-export interface PgpassTarget {
-  /** The host name, or the Unix-socket directory. */
-  host: string;
-  /** The port. */
-  port: string;
-  /** The database name. */
-  database: string;
-  /** The user name. */
-  user: string;
-}
+import type { ConnectionTarget } from "./conninfo.ts";
 
 /** What {@link pgpassLookup} found. */
 export interface PgpassResult {
@@ -43,64 +32,6 @@ export interface PgpassResult {
 }
 
 type Env = Record<string, string | undefined>;
-
-/**
- * The host, port, database and user a `postgres://` URL connects to, with
- * the defaults the `postgres` client applies (`PGHOST`, `PGPORT`, `PGUSER`,
- * `PGDATABASE`, then `localhost`, 5432, the OS user, the user's name). Of
- * several hosts (`host1,host2`), the first.
- *
- * @example
- * ```ts
- * import { connectionTarget } from "./pgpass.ts";
- * connectionTarget("postgres://runner@db.internal/noema", {});
- * // { host: "db.internal", port: "5432", database: "noema", user: "runner" }
- * ```
- */
-export function connectionTarget(url: string, env: Env = process.env): PgpassTarget {
-  // The authority may list several hosts, which URL cannot parse: the first one stands for them.
-  const rest = url.slice(url.indexOf("://") + 3);
-  const authority = rest.split(/[/?#]/)[0];
-  const at = authority.lastIndexOf("@");
-  const hosts = authority.slice(at + 1);
-  const first = hosts.split(",")[0];
-  const u = new URL(
-    url.slice(0, url.length - rest.length) + authority.slice(0, at + 1) + (first || "localhost") +
-      rest.slice(authority.length),
-  );
-  const user = decodeURIComponent(u.username) || env.PGUSERNAME || env.PGUSER || osUser();
-  return {
-    host: (first ? decodeURIComponent(u.hostname.replace(/^\[|\]$/g, "")) : "") || env.PGHOST || "localhost",
-    port: u.port || env.PGPORT || "5432",
-    database: decodeURIComponent(u.pathname.slice(1)) || env.PGDATABASE || user,
-    user,
-  };
-}
-
-/**
- * Whether a `postgres://` URL carries a password of its own
- * (`postgres://user:password@host/db`).
- *
- * @example
- * ```ts
- * import { urlHasPassword } from "./pgpass.ts";
- * urlHasPassword("postgres://runner@db/noema"); // false
- * ```
- */
-export function urlHasPassword(url: string): boolean {
-  const authority = url.slice(url.indexOf("://") + 3).split(/[/?#]/)[0];
-  const at = authority.lastIndexOf("@");
-  const colon = authority.indexOf(":");
-  return at >= 0 && colon >= 0 && colon < at - 1;
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.LOGNAME ?? "";
-  }
-}
 
 /** A line's fields, `\:` and `\\` unescaped; a `:` after the fourth field belongs to the password. */
 function fields(line: string): string[] | null {
@@ -133,7 +64,7 @@ function hostMatches(pattern: string, host: string): boolean {
  * // { password: "…", ignored: null } with a line "db.internal:5432:*:runner:…" in ~/.pgpass
  * ```
  */
-export function pgpassLookup(target: PgpassTarget, env: Env = process.env): PgpassResult {
+export function pgpassLookup(target: ConnectionTarget, env: Env = process.env): PgpassResult {
   const path = env.PGPASSFILE || join(env.HOME || homedir(), ".pgpass");
   let text: string;
   try {

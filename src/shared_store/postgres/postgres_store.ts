@@ -35,7 +35,8 @@ import {
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
-import { connectionTarget, pgpassLookup, urlHasPassword } from "./pgpass.ts";
+import { connectionTarget, urlHasPassword } from "./conninfo.ts";
+import { pgpassLookup } from "./pgpass.ts";
 import { clientTls } from "./tls.ts";
 
 type Sql = postgres.Sql;

@@ -30,6 +30,7 @@ import type { PeerCertificate } from "node:tls";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { nodeTls } from "../../builtins.ts";
 import { openRegularFile } from "../../store/regular_file.ts";
+import { urlHosts } from "./conninfo.ts";
 
 /** The TLS parameters noema reads out of the URL (and removes from what the client sees). */
 const TLS_PARAMS = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword"] as const;
@@ -65,14 +66,6 @@ function readPem(param: string, path: string, usage: (m: string) => NoemaError):
   } catch (e) {
     throw usage(`${param}=${path} cannot be read: ${(e as Error).message}`);
   }
-}
-
-/** The hosts of a URL's authority (several for `host1,host2`), without brackets. */
-function urlHosts(url: string): string[] {
-  const authority = url.slice(url.indexOf("://") + 3).split(/[/?#]/)[0];
-  const hosts = authority.slice(authority.lastIndexOf("@") + 1);
-  return hosts.split(",").map((h) => decodeURIComponent(h.replace(/:\d*$/, "").replace(/^\[|\]$/g, "")))
-    .filter((h) => h !== "");
 }
 
 /**
