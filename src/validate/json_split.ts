@@ -43,9 +43,11 @@ export interface SplitTarget {
 const QUOTE = 34, BACKSLASH = 92, OPEN_OBJ = 123, CLOSE_OBJ = 125, OPEN_ARR = 91, CLOSE_ARR = 93, COMMA = 44;
 const COLON = 58;
 /**
- * Garbage is collected after each 128 Ki characters of elements parsed, or a sixteenth of the live heap when that is
+ * Garbage is collected after each 128 Ki characters of elements parsed, or a 32nd of the live heap when that is
  * more, up to {@link GC_MOST_CHARS}: each collection costs about what is kept, so a large list waits longer between
- * them (100,000 steps: 49 s every 128 Ki, 13 s every 1 Mi, at the same peak; a sixteenth uncapped: 193 MiB).
+ * them (100,000 steps: 49 s every 128 Ki, 13 s every 1 Mi, at the same peak; a sixteenth uncapped: 193 MiB). A 32nd,
+ * not a sixteenth: a mid-sized episode (30,000 actions, a 10 MB line) peaked at 86-93 MiB, now 83-85 (its goal: 95),
+ * a 34 MB state.json at 66-70, now 64-65; the 100,000-step episode takes about 6% longer (14.2 s, now 15.1).
  */
 const GC_CHARS = 1 << 17;
 /** The most characters of elements parsed between two collections. */
@@ -194,7 +196,7 @@ class Walk {
         if (this.since > this.gcAfter) {
           this.since = 0;
           collectGarbage(); // the elements handed over so far, each let go: else the heap grows with them
-          this.gcAfter = Math.min(GC_MOST_CHARS, Math.max(GC_CHARS, process.memoryUsage().heapUsed / 16));
+          this.gcAfter = Math.min(GC_MOST_CHARS, Math.max(GC_CHARS, process.memoryUsage().heapUsed / 32));
         }
         j = this.ws(end);
         const d = t.at(j);
