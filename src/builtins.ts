@@ -4,10 +4,11 @@
  * In the compiled binary, every `node:` module imported anywhere in the code
  * is loaded when the executable starts, even by a module that is itself
  * loaded lazily (the bundle hoists them). Most cost nothing; these few cost
- * milliseconds each under Bun (`node:tty` ~3 ms, `node:crypto` ~2 ms,
- * `node:util` ~1.7 ms, `node:worker_threads` ~1.2 ms, `node:timers` and
- * `node:url` ~0.5 ms, `node:tls` ~9 ms, `node:readline` ~6 ms), more than `noema summary` spends on its own work, and
- * every hook call starts the binary. So code that needs one gets it here, from
+ * milliseconds each under Bun (`node:tls` ~9 ms, `node:readline` ~6 ms,
+ * `node:tty` ~3 ms, `node:crypto` ~2 ms, `node:util` ~1.7 ms,
+ * `node:worker_threads` ~1.2 ms, `node:timers` and `node:url` ~0.5 ms), more
+ * than `noema summary` spends on its own work, and every hook call starts the
+ * binary. So code that needs one gets it here, from
  * `process.getBuiltinModule` (Bun, Deno, Node ≥ 22.3), when it first runs.
  *
  * @module

@@ -13,14 +13,14 @@
  *
  * @module
  */
-import { closeSync, existsSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
 import { lockStatus, procStat } from "../store/lock.ts";
 import { sha256Fd } from "../store/hash.ts";
-import { openRegularFile } from "../store/regular_file.ts";
+import { openRegularFile, readFromStart } from "../store/regular_file.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
@@ -54,14 +54,6 @@ function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => 
     seen += take;
   }
   return offset;
-}
-
-/** The first `size` bytes of the file open at `fd` (fewer, should it be shorter now). */
-function bytesOf(fd: number, size: number): Buffer {
-  const out = Buffer.allocUnsafe(size);
-  let at = 0, n: number;
-  while (at < size && (n = readSync(fd, out, at, size - at, at)) > 0) at += n;
-  return out.subarray(0, at);
 }
 
 /** Whether an episode driven through its core (`core.json`: hooks, agent runs) is paused now. */
@@ -264,7 +256,7 @@ export class EpisodePublisher {
       const digest = sha256Fd(fd);
       if (this.#files.get(name) === digest.sha256) return false;
       sha256 = digest.sha256;
-      bytes = bytesOf(fd, digest.size_bytes);
+      bytes = readFromStart(fd, digest.size_bytes);
     } finally {
       closeSync(fd);
     }

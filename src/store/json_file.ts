@@ -4,12 +4,11 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import { closeSync, fstatSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
-import { openRegularFile, type ReadOptions } from "./regular_file.ts";
+import { openRegularFile, readFromStart, type ReadOptions } from "./regular_file.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -25,12 +24,9 @@ function lineOfPosition(text: string, message: string): number | undefined {
 
 /** The file open at `fd` read again from its start and decoded strictly; invalid UTF-8 is a `bad_json` error. */
 function strictText(fd: number, label: string): string {
-  const size = fstatSync(fd).size;
-  const bytes = Buffer.allocUnsafe(size);
-  let off = 0;
-  for (let n = 1; off < size && n > 0; off += n) n = readSync(fd, bytes, off, size - off, off);
+  const bytes = readFromStart(fd, fstatSync(fd).size);
   try {
-    return strictUtf8.decode(bytes.subarray(0, off));
+    return strictUtf8.decode(bytes);
   } catch {
     throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
   }

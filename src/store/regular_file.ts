@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, type Stats } from "node:fs";
+import { Buffer } from "node:buffer";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { O_NOFOLLOW, symlinkError } from "./nofollow.ts";
@@ -26,6 +27,27 @@ function kindOf(st: Stats): string {
 export interface ReadOptions {
   /** Refuse (`unsafe_path`) a symbolic link at `path` instead of following it. @default {false} */
   noFollow?: boolean;
+}
+
+/**
+ * The first `size` bytes of the file open at `fd`, read by position (the
+ * descriptor's own position is left alone, so what was hashed or checked
+ * through it can be read again); fewer when the file is shorter now.
+ *
+ * @example
+ * ```ts
+ * import { closeSync, fstatSync } from "node:fs";
+ * import { openRegularFile, readFromStart } from "./regular_file.ts";
+ * const fd = openRegularFile("/etc/hostname");
+ * const bytes = readFromStart(fd, fstatSync(fd).size);
+ * closeSync(fd);
+ * ```
+ */
+export function readFromStart(fd: number, size: number): Buffer {
+  const bytes = Buffer.allocUnsafe(size);
+  let off = 0;
+  for (let n = 1; off < size && n > 0; off += n) n = readSync(fd, bytes, off, size - off, off);
+  return bytes.subarray(0, off);
 }
 
 /**
