@@ -25,18 +25,24 @@ import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
-/** A finished `noema run "Say hello"` under `root`, without a store: its id and directory. */
-function helloEpisode(root: string): { id: string; dir: string } {
+/**
+ * A finished `noema run "Say hello"` under `root`, without a store: its id and directory. `running`: without its
+ * summary and manifest, as while it runs, for tests that append lines to it (lines appended to a sealed episode are
+ * not its manifest's: the publisher refuses to call such a copy ended).
+ */
+function helloEpisode(root: string, { running = false } = {}): { id: string; dir: string } {
   const r = cli(["--root", root, "run", "Say hello", "--json"], { cwd: root, env: { NOEMA_STORE: "" } });
   assert.equal(r.code, 0, r.stderr);
   const id = JSON.parse(r.stdout).episode_id as string;
-  return { id, dir: join(root, "episodes", id) };
+  const dir = join(root, "episodes", id);
+  if (running) { for (const f of ["manifest.json", "summary.json"]) rmSync(join(dir, f)); }
+  return { id, dir };
 }
 
 test("a run that ends megabytes ahead of its publisher hands the rest over without waiting for it", async () => {
   const t = tempDir();
   try {
-    const { id, dir } = helloEpisode(t.path);
+    const { id, dir } = helloEpisode(t.path, { running: true });
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
       await store.migrate();
@@ -112,7 +118,7 @@ test(
   async () => {
     const t = tempDir();
     try {
-      const { id, dir } = helloEpisode(t.path);
+      const { id, dir } = helloEpisode(t.path, { running: true });
       const url = pathToFileURL(join(t.path, "store")).href;
       const store = await openSharedStore(url);
       try {
@@ -185,7 +191,7 @@ async function withHelloAndStore(
 ): Promise<void> {
   const t = tempDir();
   try {
-    const { id, dir } = helloEpisode(t.path);
+    const { id, dir } = helloEpisode(t.path, { running: true });
     const url = pathToFileURL(join(t.path, "store")).href;
     const store = await openSharedStore(url);
     try {
@@ -303,7 +309,7 @@ function processAlive(pid: number): boolean {
 test("a live publish sends about its byte budget of lines, the next one the rest (a fast run is not chased)", async () => {
   const t = tempDir();
   try {
-    const { id, dir } = helloEpisode(t.path);
+    const { id, dir } = helloEpisode(t.path, { running: true });
     const store = await openSharedStore(pathToFileURL(join(t.path, "store")).href);
     try {
       await store.migrate();

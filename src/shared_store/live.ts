@@ -60,6 +60,7 @@ export class LivePublisher {
   #lastFull = Date.now(); // the first whole-files publish comes one files interval in: a run is busiest as it starts
   #trailing: ReturnType<typeof setTimeout> | undefined;
   #handedOver = false; // finish() ran out of time: what is left is another process's to publish
+  #finishing = false; // finish() was called: it does the last publish, and nothing else starts one
   readonly #filesInterval: number;
 
   constructor(publisher: EpisodePublisher, options: LivePublisherOptions = {}) {
@@ -76,7 +77,7 @@ export class LivePublisher {
 
   /** Something was written: publish soon (never now, never twice at once). */
   kick(): void {
-    if (this.#failed) return;
+    if (this.#failed || this.#finishing) return;
     if (this.#inFlight) {
       this.#again = true;
       return;
@@ -117,7 +118,7 @@ export class LivePublisher {
    * at its next event, or its end.
    */
   #trail(): void {
-    if (this.#trailing !== undefined || this.#failed || this.#handedOver) return;
+    if (this.#trailing !== undefined || this.#failed || this.#handedOver || this.#finishing) return;
     const wait = Math.max(this.#interval, this.#lastFull + this.#filesInterval - Date.now());
     this.#trailing = setTimeout(() => {
       this.#trailing = undefined;
@@ -146,6 +147,7 @@ export class LivePublisher {
    * was published, false when the store failed or `deadlineMs` ran out.
    */
   async finish(deadlineMs = 10_000): Promise<boolean> {
+    this.#finishing = true; // a kick or a trailing publish from now on would race the last one
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     clearTimeout(this.#trailing);

@@ -26,7 +26,27 @@ import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { readNewLines } from "./line_tail.ts";
-import { type CatalogRow, LeaseHeldError, type PendingCall, type SharedStore } from "./shared_store.ts";
+import {
+  type CatalogRow,
+  LeaseHeldError,
+  type PendingCall,
+  type SharedStore,
+  StoreConflictError,
+  StoreCorruptError,
+} from "./shared_store.ts";
+
+/** Options of {@link EpisodePublisher.publish}. */
+export interface PublishOptions {
+  /** Only the stream lines (not the whole files, nor the catalog row). @default {false} */
+  linesOnly?: boolean;
+  /** About this many bytes of lines at most (at least one batch); the rest goes next time. @default {Infinity} */
+  maxLineBytes?: number;
+  /**
+   * Check a sealed episode's shared copy against its manifest even when nothing is sent (what is sent of a sealed
+   * episode is always checked before its catalog row says it ended). @default {false}
+   */
+  verify?: boolean;
+}
 
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
@@ -40,8 +60,15 @@ const isStream = (name: string) => name.endsWith(".jsonl");
 const START = Buffer.from('"phase":"start"');
 const VETO = Buffer.from('"decision":"veto"');
 
-/** Skips the first `count` complete lines of a file, showing them to `see`; returns the offset after them. */
-function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => void): number {
+/**
+ * Skips the first `count` complete lines of a file, showing them to `see`; returns the offset after them and how
+ * many there were (fewer than `count` when the file ends first).
+ */
+function offsetAfter(
+  path: string,
+  count: number,
+  see: (lines: Uint8Array[]) => void,
+): { offset: number; seen: number } {
   let offset = 0;
   let seen = 0;
   while (seen < count) {
@@ -53,7 +80,50 @@ function offsetAfter(path: string, count: number, see: (lines: Uint8Array[]) => 
     else for (let i = 0; i < take; i++) offset += lines[i].length + 1;
     seen += take;
   }
-  return offset;
+  return { offset, seen };
+}
+
+/**
+ * Where a fresh publisher takes up a stream the store holds `stored` lines of: after line `stored - 1` (the last
+ * stored line is sent again, so a local line that differs from it is a conflict). This copy must hold every stored
+ * line: one that holds fewer is not the episode the store holds (another host's run under the same id) or lost
+ * lines, and publishing on from it would store its lines shifted. That is a conflict, and nothing is sent.
+ */
+function resumeCursor(
+  episodeId: string,
+  path: string,
+  stream: string,
+  stored: number,
+  see: (lines: Uint8Array[]) => void,
+): { offset: number; seq: number } {
+  const seq = Math.max(0, stored - 1);
+  const there = existsSync(path);
+  const { offset, seen } = there ? offsetAfter(path, seq, see) : { offset: 0, seen: 0 };
+  // The last stored line must be here too (it is sent again from `offset`).
+  const local = seen +
+    (there && seen === seq && stored > 0 ? Math.min(1, readNewLines(path, offset, 1).lines.length) : 0);
+  if (local < stored) {
+    throw new StoreConflictError(
+      episodeId,
+      stream,
+      local + 1,
+      `is stored (the store holds ${stored} lines) but this copy has only ${local}: the stored episode is not ` +
+        `this one (another host's run under the same id?) or this copy lost lines`,
+    );
+  }
+  return { offset, seq };
+}
+
+/** The files a sealed episode's `manifest.json` lists, with their digests (none when it cannot be read). */
+function manifestFiles(dir: string): { name: string; sha256: string; size_bytes: number }[] {
+  try {
+    const files = readJsonFile(join(dir, ARTIFACTS.manifest)).files;
+    return Array.isArray(files)
+      ? files.filter((f) => typeof f?.name === "string" && typeof f?.sha256 === "string")
+      : [];
+  } catch {
+    return []; // validate and verify report an unreadable manifest; publishing sends it as it is
+  }
 }
 
 /** Whether an episode driven through its core (`core.json`: hooks, agent runs) is paused now. */
@@ -91,22 +161,28 @@ export class EpisodePublisher {
 
   readonly #onSent: () => void;
   readonly #heldWaitMs: number;
+  readonly #adoptPid: number | undefined;
+  /** The publish going on, if any: publishes never overlap (they share the cursors). */
+  #chain: Promise<unknown> = Promise.resolve();
 
   /**
    * @param options.host the host name for the catalog (default {@link publishingHost})
    * @param options.onSent called after each write the store accepted (the lease, a batch of lines, a file, the catalog row)
    * @param options.heldWaitMs how long a publish waits for the episode's lease while another process of this host
    *   holds it (the run before a resume, still publishing its last lines; a background sync), in ms. @default {0}
+   * @param options.adoptPid a process of this host whose lease this publisher takes over as its own: the run it
+   *   publishes for, which took the lease before anything ran (a resume claims its episode first)
    */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string; onSent?: () => void; heldWaitMs?: number } = {},
+    options: { host?: string; onSent?: () => void; heldWaitMs?: number; adoptPid?: number } = {},
   ) {
     this.host = options.host ?? publishingHost();
     this.#onSent = options.onSent ?? (() => {});
     this.#heldWaitMs = options.heldWaitMs ?? 0;
+    this.#adoptPid = options.adoptPid;
   }
 
   /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
@@ -115,7 +191,7 @@ export class EpisodePublisher {
     for (;;) {
       try {
         return await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
-          ownerGone: (pid) => procStat(pid) === null,
+          ownerGone: (pid) => pid === this.#adoptPid || procStat(pid) === null,
         });
       } catch (e) {
         if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host || Date.now() >= end) throw e;
@@ -131,7 +207,14 @@ export class EpisodePublisher {
    * running episode rewrites `state.json` at every step: the live publisher
    * sends it, and the catalog, every few seconds and at the end).
    */
-  async publish(options: { linesOnly?: boolean; maxLineBytes?: number } = {}): Promise<PublishStats> {
+  publish(options: PublishOptions = {}): Promise<PublishStats> {
+    // One at a time, whoever calls: two publishes reading the same lines at once would move the cursors twice.
+    const run = this.#chain.then(() => this.#publishNow(options));
+    this.#chain = run.then(() => {}, () => {});
+    return run;
+  }
+
+  async #publishNow(options: PublishOptions): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
     // What the team's store holds is what the episode holds: a planted symlink (`events.jsonl -> ~/.ssh/id_rsa`), a
@@ -162,12 +245,17 @@ export class EpisodePublisher {
     // another machine) leaves the row, and the host it names, as they are.
     if (stats.lines + stats.files === 0 && this.#cataloged && !this.#sealing) {
       // A sealed episode's lease is given back whoever took it (another sync may come from another machine).
-      if (existsSync(join(this.dir, ARTIFACTS.manifest))) await this.store.releaseLease(this.episodeId, this.#token);
+      if (existsSync(join(this.dir, ARTIFACTS.manifest))) {
+        if (options.verify) await this.#verifySealed();
+        await this.store.releaseLease(this.episodeId, this.#token);
+      }
       return stats;
     }
     const row = this.catalogRow();
     this.#sealing = row.run_state === "terminal" && !sealedBefore && existsSync(join(this.dir, ARTIFACTS.manifest));
     if (this.#sealing) row.run_state = "running";
+    // A catalog that says a run ended has all of it: what the store holds is checked against the manifest first.
+    if (row.run_state === "terminal") await this.#verifySealed();
     await this.store.upsertCatalog(row, this.#token);
     this.#onSent();
     this.#cataloged = true;
@@ -194,11 +282,9 @@ export class EpisodePublisher {
   async #start(): Promise<void> {
     for (const s of await this.store.streams(this.episodeId)) {
       const path = join(this.dir, s.stream);
-      if (!existsSync(path)) continue;
       // Re-send the last stored line: a local line that differs from it is a conflict, caught by appendLines.
-      const seq = Math.max(0, s.lines - 1);
       const see = s.stream === ARTIFACTS.events ? (lines: Uint8Array[]) => this.#scan(lines) : () => {};
-      this.#streams.set(s.stream, { offset: offsetAfter(path, seq, see), seq });
+      this.#streams.set(s.stream, resumeCursor(this.episodeId, path, s.stream, s.lines, see));
     }
     for (const f of await this.store.listFiles(this.episodeId)) this.#files.set(f.name, f.sha256);
     const row = await this.store.get(this.episodeId);
@@ -210,9 +296,9 @@ export class EpisodePublisher {
 
   /** Sends a stream's new lines, as many as `budget` allows (at least one batch); `budget` is spent. */
   async #publishStream(name: string, budget: { bytes: number }): Promise<number> {
-    const cursor = this.#streams.get(name) ?? { offset: 0, seq: 0 };
     let sent = 0;
     while (budget.bytes > 0) {
+      const cursor = this.#streams.get(name) ?? { offset: 0, seq: 0 };
       const { lines, offset } = readNewLines(join(this.dir, name), cursor.offset, Math.min(4 << 20, budget.bytes));
       if (lines.length === 0) break;
       budget.bytes -= offset - cursor.offset;
@@ -220,11 +306,41 @@ export class EpisodePublisher {
       const r = await this.store.appendLines(this.episodeId, name, cursor.seq + 1, lines, this.#token);
       this.#onSent();
       sent += r.inserted;
-      cursor.offset = offset;
-      cursor.seq += lines.length;
-      this.#streams.set(name, cursor);
+      // The offset and the line number move together, from what was read (never by adding to a shared cursor).
+      this.#streams.set(name, { offset, seq: cursor.seq + lines.length });
     }
     return sent;
+  }
+
+  /**
+   * Checks the shared copy of a sealed episode against its manifest: each stream's stored lines make the file the
+   * manifest lists (digest and size), each other file has the listed digest. Throws {@link StoreCorruptError}
+   * naming the first that differs.
+   */
+  async #verifySealed(): Promise<void> {
+    const listed = manifestFiles(this.dir);
+    if (listed.length === 0) return;
+    const stored = new Map((await this.store.listFiles(this.episodeId)).map((f) => [f.name, f.sha256]));
+    for (const f of listed) {
+      if (isStream(f.name) && f.size_bytes > 0) {
+        const d = await this.store.streamDigest(this.episodeId, f.name);
+        if (d.sha256 === f.sha256 && d.size_bytes === f.size_bytes) continue;
+        throw new StoreCorruptError(
+          this.episodeId,
+          f.name,
+          `the store holds ${d.lines} lines (up to line ${d.last_seq}; ${d.size_bytes} bytes, ${d.sha256}), ` +
+            `the manifest lists ${f.size_bytes} bytes, ${f.sha256}`,
+        );
+      }
+      const got = stored.get(f.name);
+      if (got !== f.sha256) {
+        throw new StoreCorruptError(
+          this.episodeId,
+          f.name,
+          got === undefined ? "the store does not hold it" : `the store holds ${got}, the manifest lists ${f.sha256}`,
+        );
+      }
+    }
   }
 
   /** Picks the catalog's facts out of event lines: the policies (start event) and the vetoes. */

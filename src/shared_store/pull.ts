@@ -26,8 +26,9 @@ import { EXIT, NoemaError } from "../errors.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../store/atomic.ts";
 import { mkdirBelow, O_NOFOLLOW } from "../store/nofollow.ts";
 import { assertEpisodeId } from "../store/ids.ts";
-import { episodesDir } from "../store/layout.ts";
-import type { SharedStore } from "./shared_store.ts";
+import { ARTIFACTS, episodesDir } from "../store/layout.ts";
+import { verifyArtifacts } from "../store/integrity.ts";
+import { type SharedStore, StoreCorruptError } from "./shared_store.ts";
 import { clearPulled, markPulled, refreshablePull } from "./pulled.ts";
 
 const PAGE = 2000;
@@ -140,6 +141,10 @@ export async function pullEpisode(
     let lines = 0, events = 0;
     for (const s of streams) {
       const n = await writeStream(store, id, s.stream, join(tmp, safeName(s.stream)), tmp);
+      // Lines are read in seq order: fewer than the highest seq means the stored stream has a gap.
+      if (n !== s.lines) {
+        throw new StoreCorruptError(id, s.stream, `the store holds lines up to ${s.lines}, but only ${n} of them`);
+      }
       lines += n;
       if (s.stream === "events.jsonl") events = n;
     }
@@ -154,6 +159,7 @@ export async function pullEpisode(
         closeSync(fd);
       }
     }
+    checkAgainstManifest(id, tmp);
     const copy = { run_state: row?.run_state ?? "unknown", events_lines: events, events_bytes: sizeOf(tmp) };
     if (stale !== null) {
       replaceCopy(root, id, tmp, dest);
@@ -167,6 +173,25 @@ export async function pullEpisode(
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;
+  }
+}
+
+/** What the manifest check of a pulled copy counts as a corrupted copy (a missing signature is verify's business). */
+const CORRUPT = new Set(["hash_mismatch", "size_mismatch", "missing", "unlisted", "unsafe_path", "bad_manifest"]);
+
+/**
+ * A pulled copy of a sealed episode (one with a manifest) must be the episode its manifest lists: every file with
+ * its digest and size, nothing more, under its own id. Throws {@link StoreCorruptError} naming the first file that
+ * differs; a copy of a run still going (no manifest yet) has nothing to check against.
+ */
+function checkAgainstManifest(id: string, dir: string): void {
+  const manifest = join(dir, ARTIFACTS.manifest);
+  if (!existsSync(manifest)) return;
+  const report = verifyArtifacts(manifest, { key: null });
+  const bad = report.issues.find((i) => i.severity === "error" && CORRUPT.has(i.kind));
+  if (bad) throw new StoreCorruptError(id, bad.file, bad.message);
+  if (report.episode_id !== id) {
+    throw new StoreCorruptError(id, ARTIFACTS.manifest, `it is the manifest of ${JSON.stringify(report.episode_id)}`);
   }
 }
 

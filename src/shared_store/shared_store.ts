@@ -172,14 +172,46 @@ export interface StoreStatus {
  * bytes: the store never overwrites it, and the publisher reports it loudly.
  */
 export class StoreConflictError extends NoemaError {
-  constructor(readonly episodeId: string, readonly stream: string, readonly seq: number) {
+  /** @param why what is wrong at line `seq`, when it is not a line stored with different bytes */
+  constructor(readonly episodeId: string, readonly stream: string, readonly seq: number, why?: string) {
     super(
       "store_conflict",
-      `shared store conflict: ${episodeId}/${stream} line ${seq} is already stored with different bytes ` +
-        `(two writers for one episode?); the stored line is kept`,
+      `shared store conflict: ${episodeId}/${stream} line ${seq} ${
+        why ?? "is already stored with different bytes (two writers for one episode?)"
+      }; the stored lines are kept`,
     );
     this.name = "StoreConflictError";
   }
+}
+
+/**
+ * The shared copy of a sealed episode differs from its manifest: a stream or
+ * file the store holds does not have the digest the episode's
+ * `manifest.json` lists. Nothing reports success over it: the catalog row is
+ * not marked terminal, `noema sync` exits 1 naming the file, `noema pull`
+ * keeps nothing.
+ */
+export class StoreCorruptError extends NoemaError {
+  constructor(readonly episodeId: string, readonly file: string, detail: string) {
+    super(
+      "store_corrupt",
+      `the shared copy of ${episodeId}/${file} does not match the episode's manifest: ${detail}`,
+      { file },
+    );
+    this.name = "StoreCorruptError";
+  }
+}
+
+/** What a stream of an episode holds in the store: its lines, and the digest of the file they make. */
+export interface StreamDigest {
+  /** Lines stored (their count; without a gap, also the highest `seq`). */
+  lines: number;
+  /** The highest `seq` stored (0 when none). */
+  last_seq: number;
+  /** Bytes of the file the lines make, each with its newline. */
+  size_bytes: number;
+  /** `sha256:<hex>` of that file: equal to the manifest's digest of the stream when the copy is whole. */
+  sha256: string;
 }
 
 /** Who writes an episode: a process on a host. */
@@ -277,6 +309,11 @@ export interface SharedStore {
   readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]>;
   /** The streams stored for an episode, with their line counts. */
   streams(episodeId: string): Promise<{ stream: string; lines: number }[]>;
+  /**
+   * The digest of a stream as the file its stored lines make (each line and
+   * its newline, in `seq` order), to compare with the episode's manifest.
+   */
+  streamDigest(episodeId: string, stream: string): Promise<StreamDigest>;
   /** Stores (or replaces) a whole artifact file; with a fencing `token`, only while that token is current. */
   putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void>;
   /** The whole files stored for an episode. */

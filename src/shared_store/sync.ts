@@ -13,6 +13,7 @@ import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import { handedOffTo } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
+import { pulledCopy } from "./pulled.ts";
 import type { SharedStore } from "./shared_store.ts";
 import { lockStatus } from "../store/lock.ts";
 
@@ -39,6 +40,8 @@ export interface SyncOptions {
    * host holds (a run handing its last publish over to a background sync). @default {0}
    */
   heldRetryMs?: number;
+  /** Check every sealed episode's shared copy against its manifest, even when nothing is sent. @default {false} */
+  verify?: boolean;
 }
 
 /** How long a sync waits for the background sync an episode was handed to (see `markHandedOff`). */
@@ -70,8 +73,10 @@ export async function syncRoot(
   const rows: SyncRow[] = [];
   for (const id of ids) {
     const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
-    if (lockStatus(join(parent, id)).state === "held") {
-      row.skipped = "running: its writer publishes it";
+    const pulled = pulledCopy(root, id) !== null;
+    if (pulled || lockStatus(join(parent, id)).state === "held") {
+      // A pulled copy is the store's own: the root that holds the run publishes it.
+      row.skipped = pulled ? "a copy pulled from the store" : "running: its writer publishes it";
       rows.push(row);
       progress(row, rows.length, ids.length);
       continue;
@@ -79,7 +84,9 @@ export async function syncRoot(
     try {
       // A background sync this host handed the episode to finishes it soon: waited for, not reported as a writer.
       const retryMs = Math.max(options.heldRetryMs ?? 0, handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : 0);
-      const s = await new EpisodePublisher(store, join(parent, id), id, { heldWaitMs: retryMs }).publish();
+      const s = await new EpisodePublisher(store, join(parent, id), id, { heldWaitMs: retryMs }).publish({
+        verify: options.verify,
+      });
       row.lines = s.lines;
       row.files = s.files;
     } catch (e) {

@@ -75,10 +75,15 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
     .description(
       "Publish every episode under the root that the shared store lacks or has only in part: each stream line\n" +
         "once, with its exact bytes; changed files; the catalog row. A line that differs from the one stored is a\n" +
-        "conflict: reported, never overwritten (exit 1).",
+        "conflict: reported, never overwritten (exit 1). A copy this root has that the store holds more lines of (the\n" +
+        "store's is another run under the same id) is a conflict too. Whatever it sends of a sealed episode is then\n" +
+        "checked against the episode's manifest (the store's lines hashed as the file they make): a shared copy that\n" +
+        "differs is an error naming the file (exit 1), and its catalog row is not marked ended. --verify checks every\n" +
+        "sealed episode so, sent or not. Copies pulled from the store are skipped: the root that ran them publishes them.",
     )
     .argument("[episodes...]", "only these episode ids (default: every episode of the root)")
     .option("-j, --json", "print one JSON row per episode (NDJSON)")
+    .option("--verify", "check every sealed episode's shared copy against its manifest, even when nothing is sent")
     .addOption(new Option("--handoff", "internal: a run's last publish, handed over (waits for its lease)").hideHelp())
     .addHelpText(
       "after",
@@ -86,7 +91,11 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
     )
     .action(async (ids, opts, cmd) => {
       const root = resolveRoot(globalOptions(cmd));
-      const options = { only: ids.length ? ids : undefined, heldRetryMs: opts.handoff ? 120_000 : 0 };
+      const options = {
+        only: ids.length ? ids : undefined,
+        heldRetryMs: opts.handoff ? 120_000 : 0,
+        verify: opts.verify === true,
+      };
       await withStore(cmd, async (s) => {
         const rows = await syncRoot(s, root, (row, done, total) => {
           if (opts.json) ctx.out.ndjson(row);

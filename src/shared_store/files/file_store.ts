@@ -43,11 +43,13 @@ import {
   StoreSchemaError,
   type StoreStatus,
   StoreUnreachableError,
+  type StreamDigest,
 } from "../shared_store.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
 import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
 import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
 import { withWriteLock } from "./write_lock.ts";
+import { digestByPages } from "../stream_digest.ts";
 
 /** The schema version of the files layout this noema writes. */
 export const FILES_SCHEMA_VERSION = 1;
@@ -222,7 +224,13 @@ export class FileStore implements SharedStore {
       this.#fence(ep, episodeId, token);
       const stored = countLines(dir, this.dir);
       if (firstSeq > stored + 1) {
-        throw new StoreConflictError(episodeId, stream, stored + 1); // a gap: lines must follow each other
+        // Lines follow each other: a batch that would leave a gap is refused (its lines would be shifted).
+        throw new StoreConflictError(
+          episodeId,
+          stream,
+          firstSeq,
+          `would leave a gap: the store holds lines up to ${stored}`,
+        );
       }
       const overlap = Math.min(lines.length, stored - firstSeq + 1);
       const old = overlap > 0 ? readStoredLines(dir, this.dir, firstSeq, overlap) : [];
@@ -238,6 +246,13 @@ export class FileStore implements SharedStore {
     return Promise.resolve().then(() =>
       readStoredLines(streamPath(this.#ep(episodeId), stream), this.dir, fromSeq, limit)
     );
+  }
+
+  streamDigest(episodeId: string, stream: string): Promise<StreamDigest> {
+    // Lines follow each other here (an append with a gap is refused): the count is the highest seq.
+    const dir = streamPath(this.#ep(episodeId), stream);
+    const last = countLines(dir, this.dir);
+    return digestByPages((from, n) => Promise.resolve(readStoredLines(dir, this.dir, from, n)), last);
   }
 
   streams(episodeId: string): Promise<{ stream: string; lines: number }[]> {

@@ -32,7 +32,9 @@ import {
   StoreSchemaError,
   type StoreStatus,
   StoreUnreachableError,
+  type StreamDigest,
 } from "../shared_store.ts";
+import { digestByPages } from "../stream_digest.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
 import { connectionTarget, urlHasPassword } from "./conninfo.ts";
@@ -43,6 +45,9 @@ type Sql = postgres.Sql;
 
 /** Decodes UTF-8, refusing anything that is not (and keeping a byte order mark as text). */
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Streams up to this size are hashed by the database in one value (a bytea holds at most 1 GB). */
+const DIGEST_IN_DATABASE_BYTES = 256 << 20;
 
 /** The NOTIFY channel: its payload is the id of an episode that got new lines or a new catalog row. */
 export const NOTIFY_CHANNEL = "noema_episode";
@@ -319,6 +324,17 @@ export class PostgresStore implements SharedStore {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         await this.#fence(tx, episodeId, token);
+        // Lines follow each other: a batch that would leave a gap is refused (its lines would be shifted).
+        const [last] = await tx`SELECT coalesce(max(seq), 0) AS n FROM noema_lines
+          WHERE episode_id = ${episodeId} AND stream = ${stream}`;
+        if (firstSeq > Number(last.n) + 1) {
+          throw new StoreConflictError(
+            episodeId,
+            stream,
+            firstSeq,
+            `would leave a gap: the store holds lines up to ${last.n}`,
+          );
+        }
         const text = await this.#asText(tx, blob);
         // The blob converted once (OFFSET 0 keeps the subquery from being folded into each row), then cut apart.
         const bytes = text === null
@@ -407,6 +423,23 @@ export class PostgresStore implements SharedStore {
       const rows = await this.sql`SELECT stream, max(seq) AS n FROM noema_lines
         WHERE episode_id = ${episodeId} GROUP BY stream ORDER BY stream`;
       return rows.map((r) => ({ stream: String(r.stream), lines: Number(r.n) }));
+    });
+  }
+
+  streamDigest(episodeId: string, stream: string): Promise<StreamDigest> {
+    return this.#guard(async () => {
+      const [c] = await this.sql`SELECT count(*) AS n, coalesce(max(seq), 0) AS last,
+          coalesce(sum(length(bytes) + 1), 0) AS size
+        FROM noema_lines WHERE episode_id = ${episodeId} AND stream = ${stream}`;
+      const lines = Number(c.n), last = Number(c.last), size = Number(c.size);
+      // Hashed in the database when the stream fits one value comfortably (no bytes travel); else page by page here.
+      if (size > DIGEST_IN_DATABASE_BYTES) {
+        return digestByPages((from, n) => this.readLines(episodeId, stream, from, n), last);
+      }
+      const [d] = await this.sql`SELECT encode(sha256(coalesce(string_agg(bytes || '\x0a'::bytea, ''::bytea
+          ORDER BY seq), ''::bytea)), 'hex') AS h
+        FROM noema_lines WHERE episode_id = ${episodeId} AND stream = ${stream}`;
+      return { lines, last_seq: last, size_bytes: size, sha256: `sha256:${d.h}` };
     });
   }
 
