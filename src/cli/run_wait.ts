@@ -11,6 +11,8 @@ import { resume } from "../drivers.ts";
 import { joinNotices, type LiveOtelExport } from "../export/otel/run_hooks.ts";
 import type { RunResult } from "../runtime/engine.ts";
 import { openSharedStore } from "../shared_store/open.ts";
+import { keepLease } from "../shared_store/lease_keeper.ts";
+import { EXIT, NoemaError } from "../errors.ts";
 import type { CliContext } from "./context.ts";
 import { waitForDecision } from "./store_approvals.ts";
 import { startLivePublishing } from "./store_publish.ts";
@@ -52,7 +54,33 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
         `noema: ${result.episode_id} waits for approval of ${p?.step_id ?? "a step"}: ${p?.reason ?? ""}; ` +
           `decide on any machine: noema approve|reject ${result.episode_id} --store …`,
       );
-      const got = await waitForDecision(store, result.episode_id, { root: o.root }, o.timeoutMs, o.onTimeout, o.signal);
+      // The run stays this root's while it waits: its lease is renewed, so a resume elsewhere is refused.
+      const waiting = new AbortController();
+      const stopWaiting = () => waiting.abort();
+      o.signal.addEventListener("abort", stopWaiting);
+      const keeper = keepLease(store, result.episode_id, stopWaiting);
+      let got: Awaited<ReturnType<typeof waitForDecision>>;
+      try {
+        got = await waitForDecision(
+          store,
+          result.episode_id,
+          { root: o.root },
+          o.timeoutMs,
+          o.onTimeout,
+          waiting.signal,
+        );
+      } finally {
+        keeper.stop();
+        o.signal.removeEventListener("abort", stopWaiting);
+      }
+      if (keeper.lost) {
+        throw new NoemaError(
+          "held_elsewhere",
+          `${result.episode_id} was taken over by ${keeper.lost.owner.host} (pid ${keeper.lost.owner.pid}) while ` +
+            `this run waited (cut off from the store for over a minute?): the decision is applied there, not here`,
+          { exitCode: EXIT.LOCKED },
+        );
+      }
       if (got === "interrupted") break;
       const live = await startLivePublishing(ctx.out, o.root, o.store, result.episode_id);
       const otel = o.otel?.(result.episode_id) ?? null;

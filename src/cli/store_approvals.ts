@@ -15,6 +15,7 @@ import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
+import { pulledCopy } from "../shared_store/pulled.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -39,7 +40,10 @@ function consumed(e: AlreadyDecidedError): NoemaError {
  * ```
  */
 export function localPending(id: string, options: RootOptions): PendingRun | null {
-  if (!existsSync(join(episodesDir(resolveRoot(options)), id)) && !existsSync(id)) return null;
+  const root = resolveRoot(options);
+  if (!existsSync(join(episodesDir(root), id)) && !existsSync(id)) return null;
+  // A copy pulled from the store is not held here: the root that holds the run applies decisions and resumes it.
+  if (pulledCopy(root, id) !== null) return null;
   try {
     return pendingCheckpoint(id, options);
   } catch (e) {

@@ -22,6 +22,8 @@ import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
+import { claimEpisode, refusePulledCopy } from "../shared_store/claim.ts";
+import { NoemaError } from "../errors.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Output } from "./output.ts";
@@ -175,6 +177,7 @@ export function startLivePublishing(
       dir,
       episodeId: id,
       host: publishingHost(),
+      adoptPid: process.pid, // a resume took the episode's lease before it ran: the publisher goes on with it
     }, {
       onUnavailable,
       // noema's own process, without noema's secrets in its environment (the store's URL comes with its start). At
@@ -304,6 +307,37 @@ export async function publishPendingAfter(
     await publishPending(store, root);
   } catch (e) {
     out.note(`noema: ${aboutStore(store?.location ?? pick.from, e as Error)}; noema sync publishes later`);
+  } finally {
+    await store?.close().catch(() => {});
+  }
+}
+
+/**
+ * Before a resume with a store runs anything: claims the episode (see `claimEpisode`), refusing (exit 10) a pulled
+ * copy, a run another root holds, or a copy the store has gone on without. A store that cannot be reached is said
+ * once, and the resume goes on locally (its publishing is left pending, as a run's).
+ *
+ * @example
+ * ```ts
+ * await claimForResume(out, ".noema", { url, from: "NOEMA_STORE" }, "ep_01J…");
+ * ```
+ */
+export async function claimForResume(
+  out: Output,
+  root: string,
+  pick: { url: string; from: string },
+  id: string,
+): Promise<void> {
+  let store: SharedStore | null = null;
+  try {
+    store = await openSharedStore(pick.url, pick.from);
+    await claimEpisode(store, root, id);
+  } catch (e) {
+    const down = e instanceof NoemaError && ["store_unreachable", "store_read_only"].includes(e.code);
+    if (!down) throw e;
+    refusePulledCopy(root, id, null); // never resumed, store or not
+    out.note(`noema: ${aboutStore(storeLocation(pick), e as Error)}; resuming ${id} locally`);
+    saidDown = true;
   } finally {
     await store?.close().catch(() => {});
   }

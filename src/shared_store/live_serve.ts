@@ -40,6 +40,8 @@ export interface LivePublishingStart {
   filesIntervalMs?: number;
   /** How long to wait for the lease while another process of this host holds it (see `EpisodePublisher`). */
   heldWaitMs?: number;
+  /** The run's process: the lease it holds (a resume claims its episode before anything runs) is taken over. */
+  adoptPid?: number;
 }
 
 /** A message to the publishing side (after it started). */
@@ -109,6 +111,7 @@ export function serveLivePublishing(
         host: start.host,
         onSent: sent,
         heldWaitMs: start.heldWaitMs,
+        adoptPid: typeof start.adoptPid === "number" ? start.adoptPid : undefined,
       }),
       { intervalMs: start.intervalMs, filesIntervalMs: start.filesIntervalMs, onUnavailable: unavailable },
     )

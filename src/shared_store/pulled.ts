@@ -11,7 +11,7 @@
 import { existsSync, lstatSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/atomic.ts";
-import { assertEpisodeId } from "../store/ids.ts";
+import { assertEpisodeId, episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 
 /** What a pulled copy held when it was pulled. */
@@ -52,6 +52,34 @@ export function markPulled(root: string, id: string, copy: PulledCopy): void {
 export function clearPulled(root: string, id: string): void {
   assertEpisodeId(id);
   rmSync(markerOf(root, id), { force: true });
+}
+
+/**
+ * Whether `<root>/episodes/<id>/` is a copy pulled from the store (the run is another machine's, or another root's):
+ * what it held when pulled, or null for a run of this root. A pulled copy is never resumed, decided on or published
+ * from here: the root that holds the run does that.
+ *
+ * @example
+ * ```ts
+ * import { pulledCopy } from "./pulled.ts";
+ * if (pulledCopy(".noema", "ep_01J…")) console.log("a copy of another machine's run");
+ * ```
+ */
+export function pulledCopy(root: string, id: string): PulledCopy | null {
+  if (episodeIdProblem(id)) return null;
+  const path = markerOf(root, id);
+  try {
+    if (!lstatSync(path).isFile()) return null;
+    const copy = JSON.parse(readFileSync(path, "utf8")) as PulledCopy;
+    return copy !== null && typeof copy === "object"
+      ? copy
+      : { run_state: "unknown", events_lines: 0, events_bytes: 0 };
+  } catch (e) {
+    // A marker that is there but cannot be read still says the copy was pulled.
+    return (e as { code?: string }).code === "ENOENT"
+      ? null
+      : { run_state: "unknown", events_lines: 0, events_bytes: 0 };
+  }
 }
 
 /** Bytes of the copy's `events.jsonl` now (0 when there is none). */

@@ -11,12 +11,12 @@ import { EXIT } from "../../errors.ts";
 import { resume } from "../../drivers.ts";
 import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../runtime/resume.ts";
 import type { RunResult } from "../../runtime/engine.ts";
-import { usageError } from "../errors.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { locateEpisode, resolveRoot } from "../../store/layout.ts";
-import { withLivePublishing } from "../store_publish.ts";
+import { claimForResume, withLivePublishing } from "../store_publish.ts";
+import { refusePulledCopy } from "../../shared_store/claim.ts";
 import { liveOtelFor, otelSettingsOf } from "../otel_option.ts";
 import { joinNotices } from "../../export/otel/run_hooks.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
@@ -53,7 +53,7 @@ async function withSignals<T>(
  * Resumes `ref` with Ctrl-C handling, publishing it live when a shared store is configured (approve --resume,
  * resume).
  */
-function resumePublished(
+async function resumePublished(
   ctx: CliContext,
   cmd: CommandUnknownOpts,
   ref: string,
@@ -61,6 +61,10 @@ function resumePublished(
 ): Promise<{ value: RunResult; interrupted: boolean }> {
   const g = globalOptions(cmd);
   const id = locateEpisode(ref, g).id;
+  const pick = storeUrlOf(cmd);
+  // One root continues a run, fleet-wide: claimed in the store before anything runs.
+  if (pick !== null) await claimForResume(ctx.out, resolveRoot(g), pick, id);
+  else refusePulledCopy(resolveRoot(g), id, null);
   const otel = liveOtelFor(otelSettingsOf(cmd, ctx.out), g.root, ctx.out, id);
   return withSignals(
     ctx,
@@ -131,7 +135,15 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
         }
         if (!opts.resume) return;
         if (localPending(ref, g) === null) {
-          throw usageError(`--resume: ${ref} is not held here; the machine that holds it resumes it`);
+          // Recorded for the fleet; run where the run is held (a pulled copy here is never resumed).
+          const holder = (await withStore(cmd, (s) => s.get(d.episode_id)).catch(() => null))?.host ?? null;
+          const where = holder ? `host ${holder}` : "the machine that holds it";
+          if (opts.json) ctx.out.json({ ...d, resumed: false, held_by: holder });
+          else {
+            ctx.out.line(`${d.episode_id}  ${d.decision} by ${d.by}  (checkpoint ${d.checkpoint_id}, in the store)`);
+            ctx.out.note(`noema: ${d.episode_id} is not held here: ${where} applies the decision and runs it`);
+          }
+          return;
         }
       }
       const decided = store !== null
