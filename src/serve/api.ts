@@ -119,8 +119,12 @@ export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
         checkpointId: b.checkpoint,
       });
       const resumed = b.resume && heldHere(root, id);
-      if (resumed) startResume(root, id, cfg.log);
-      return c.json(record, resumed ? 202 : 200);
+      if (resumed) await startResume(root, id, cfg.log, cfg.store?.store);
+      // Not held here (a run of another machine, a pulled copy): recorded; the root that holds it applies it.
+      const where = b.resume && !resumed
+        ? { resumed: false, held_by: (await cfg.store?.store.get(id).catch(() => null))?.host ?? null }
+        : {};
+      return c.json({ ...(record as Record<string, unknown>), ...where }, resumed ? 202 : 200);
     });
   }
 }

@@ -164,14 +164,14 @@ function approvalRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     const note = typeof form.note === "string" && form.note.trim() !== "" ? form.note : null;
     const checkpointId = typeof form.checkpoint === "string" ? form.checkpoint : null;
     await decideOn(cfg, id, { decision, note, by: c.get("caller").label, checkpointId });
-    if (form.resume === "1" && heldHere(root, id)) startResume(root, id, cfg.log);
+    if (form.resume === "1" && heldHere(root, id)) await startResume(root, id, cfg.log, cfg.store?.store);
     return c.redirect(`/episodes/${encodeURIComponent(id)}`, 303);
   });
-  app.post("/approvals/:id/resume", (c) => {
+  app.post("/approvals/:id/resume", async (c) => {
     const id = c.req.param("id");
     episodeDirIn(root, id);
     if (!heldHere(root, id)) throw new HttpError(409, "not_held", `episode ${id} is not paused on this machine`);
-    startResume(root, id, cfg.log);
+    await startResume(root, id, cfg.log, cfg.store?.store);
     return c.redirect(`/episodes/${encodeURIComponent(id)}`, 303);
   });
 }

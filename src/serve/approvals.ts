@@ -21,6 +21,9 @@ import { approve, reject } from "../runtime/resume.ts";
 import type { PendingRun } from "../runtime/resume.ts";
 import { localPending } from "../cli/store_approvals.ts";
 import { HttpError } from "./paths.ts";
+import { claimEpisode } from "../shared_store/claim.ts";
+import { EpisodePublisher } from "../shared_store/publish.ts";
+import type { SharedStore } from "../shared_store/shared_store.ts";
 
 /** A run waiting for a decision, as the approvals view and `GET /api/approvals` show it. */
 export interface Waiting {
@@ -161,22 +164,44 @@ const resuming = new Set<string>();
 
 /**
  * Resumes a decided run on this machine, in this process, as `noema resume`
- * would; returns at once (the run goes on; its page shows it live). A second
- * resume of the same run while one goes on is a 409.
+ * would; returns once it started (the run goes on; its page shows it live). A
+ * second resume of the same run while one goes on is a 409. With a shared
+ * store, the run is claimed first (see `claimEpisode`): a run another root or
+ * process holds (a `run --wait` waiting for this decision), or a copy the
+ * store has gone on without, is a 409 and nothing runs; once the resume ends,
+ * what it wrote is published.
  *
  * @example
  * ```ts
  * import { startResume } from "./approvals.ts";
- * startResume(".noema", "ep_01K9…", (m) => console.error(m));
+ * await startResume(".noema", "ep_01K9…", (m) => console.error(m));
  * ```
  */
-export function startResume(root: string, id: string, log: (message: string) => void): void {
+export async function startResume(
+  root: string,
+  id: string,
+  log: (message: string) => void,
+  store?: SharedStore,
+): Promise<void> {
   if (resuming.has(id)) throw new HttpError(409, "resuming", `episode ${id} is being resumed`);
   resuming.add(id);
+  try {
+    if (store) await claimEpisode(store, root, id);
+  } catch (e) {
+    const refused = e instanceof NoemaError && e.exitCode === EXIT.LOCKED;
+    if (refused || !(e instanceof NoemaError && e.code === "store_unreachable")) {
+      resuming.delete(id);
+      if (refused) throw new HttpError(409, e.code, e.message);
+      throw e;
+    }
+    log(`noema serve: ${e.message}; resuming ${id} locally`);
+  }
   resume(id, { root }).then(
     (r) => log(`noema serve: resumed ${id}: ${r.status}${r.outcome ? ` (${r.outcome})` : ""}`),
     (e) => log(`noema serve: resuming ${id} failed: ${(e as Error).message}`),
-  ).finally(() => resuming.delete(id));
+  ).then(() => store && new EpisodePublisher(store, join(episodesDir(root), id), id).publish())
+    .catch((e) => log(`noema serve: publishing ${id} failed: ${(e as Error).message}; noema sync publishes it`))
+    .finally(() => resuming.delete(id));
 }
 
 /**
