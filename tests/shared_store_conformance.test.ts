@@ -35,13 +35,12 @@ import {
   type UnreadableCatalogRow,
 } from "../src/shared_store/shared_store.ts";
 import { FileStore } from "../src/shared_store/files/file_store.ts";
-import type { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { storeKind } from "../src/shared_store/store_url.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { bytes, row } from "./helpers/store_rows.ts";
+import { bytes, row, spoilCatalog } from "./helpers/store_rows.ts";
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {
@@ -68,13 +67,10 @@ async function waitFor(f: () => boolean, what: string, ms = 30_000): Promise<voi
 /** A store URL that is new and empty (not initialised); `cleanup` removes what it made. */
 type FreshStore = () => Promise<string>;
 
-/** Sets one field of an episode's stored catalog row to `value` behind noema's back (by hand, or another program). */
-type Spoil = (store: SharedStore, id: string, field: string, value: unknown) => Promise<void>;
-
 /**
  * The conformance suite: every test opens its own new store from `fresh`.
  */
-function conformance(name: string, fresh: FreshStore, spoil: Spoil, options: { skip?: string | false } = {}): void {
+function conformance(name: string, fresh: FreshStore, options: { skip?: string | false } = {}): void {
   describe(`shared store conformance: ${name}`, { skip: options.skip ?? false }, () => {
     const opened: SharedStore[] = [];
     const open = async (url?: string) => {
@@ -295,9 +291,9 @@ function conformance(name: string, fresh: FreshStore, spoil: Spoil, options: { s
       await s.upsertCatalog(row("ep_p", { started_at: "2026-11-03T00:00:00.000Z", ...waiting }));
       await s.upsertCatalog(row("ep_t", { started_at: "2026-11-04T00:00:00.000Z", tags: { team: "x" } }));
       await s.upsertCatalog(row("ep_r", { started_at: "2026-11-05T00:00:00.000Z" }));
-      await spoil(s, "ep_p", "pending", "str");
-      await spoil(s, "ep_t", "tags", null);
-      await spoil(s, "ep_r", "run_state", "exploded");
+      await spoilCatalog(s, "ep_p", "pending", "str");
+      await spoilCatalog(s, "ep_t", "tags", null);
+      await spoilCatalog(s, "ep_r", "run_state", "exploded");
       const all = await s.list();
       assert.deepEqual(all.map((r) => [r.episode_id, r.run_state]), [
         ["ep_r", "unreadable"],
@@ -474,20 +470,11 @@ conformance("files", () => {
   dirs.push(d);
   mkdirSync(join(d.path, "team share"));
   return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
-}, (store, id, field, value) => {
-  const path = join((store as FileStore).dir, "episodes", id, "catalog.json");
-  writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), [field]: value }));
-  return Promise.resolve();
 });
 
 // PostgreSQL: a database per store, on one server for the whole file.
 const skip = pgUnavailable() ?? false;
-conformance("PostgreSQL", async () => (await startPostgres()).createDatabase(), async (store, id, field, value) => {
-  const sql = (store as PostgresStore).sql;
-  const json = field === "tags" || field === "pending"; // jsonb, where null is JSON's null, not SQL's NULL
-  const stored = json ? sql`${JSON.stringify(value)}::jsonb` : sql`${value as string}`;
-  await sql`UPDATE noema_episodes SET ${sql(field)} = ${stored} WHERE episode_id = ${id}`;
-}, { skip });
+conformance("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
 
 describe("shared store: what only the files backend has to guard", () => {
   const root = tempDir("noema-filestore-");
