@@ -22,7 +22,10 @@ function lineOfPosition(text: string, message: string): number | undefined {
   return undefined;
 }
 
-/** The file open at `fd` read again from its start (`size` bytes at most) and decoded strictly; invalid UTF-8 is a `bad_json` error. */
+/**
+ * The file open at `fd` read again from its start (`size` bytes at most) and decoded strictly; invalid UTF-8 is a
+ * `bad_json` error.
+ */
 function strictText(fd: number, label: string, size: number = fstatSync(fd).size): string {
   const bytes = readFromStart(fd, size);
   try {
@@ -36,13 +39,8 @@ function strictText(fd: number, label: string, size: number = fstatSync(fd).size
 function boundedText(fd: number, label: string, maxBytes: number): string {
   const size = fstatSync(fd).size;
   if (size > maxBytes) {
-    throw new NoemaError(
-      "too_large",
-      `${size} bytes, over noema's limit of ${maxBytes} bytes for this file: not read`,
-      {
-        file: label,
-      },
-    );
+    const why = `${size} bytes, over noema's limit of ${maxBytes} bytes for this file: not read`;
+    throw new NoemaError("too_large", why, { file: label });
   }
   return strictText(fd, label, size);
 }
