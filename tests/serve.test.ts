@@ -18,6 +18,8 @@ import { cli } from "./helpers/cli.ts";
 import { type LiveMessage, runsTicker } from "../src/serve/live.ts";
 import { parseRunsQuery } from "../src/serve/runs.ts";
 import { GATE, HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
+import { FileStore } from "../src/shared_store/files/file_store.ts";
+import { row, spoilCatalog } from "./helpers/store_rows.ts";
 
 const tmp = tempDir();
 const root = join(tmp.path, ".noema");
@@ -322,6 +324,81 @@ describe("over a shared store (file:///…)", () => {
         body: "{}",
       });
       assert.equal(again.status, 409, "the store holds one decision per checkpoint");
+    } finally {
+      await st.stop();
+    }
+  });
+});
+
+describe("over a shared store whose catalog has rows that cannot be read", () => {
+  test("the runs and approvals pages render the other rows and mark each bad one, showing nothing it says", async () => {
+    const url = pathToFileURL(join(tmp.path, "share-with-bad-rows")).href;
+    const store = new FileStore(url);
+    await store.migrate();
+    const pending = {
+      checkpoint_id: "chk_01",
+      state_hash: "sha256:" + "a".repeat(64),
+      kind: "approval",
+      step_id: "s2",
+      reason: "deploys need a human",
+      policy_id: "ApprovalGate@1.0",
+      action: { tool: "shell", input_excerpt: "echo deploy" },
+      created_at: "2026-11-04T00:00:01.000Z",
+    };
+    const waits = { run_state: "waiting_for_approval" as const, status: "pending", outcome: null, pending };
+    await store.upsertCatalog(row("ep_good", { started_at: "2026-11-01T00:00:00.000Z" }));
+    await store.upsertCatalog(row("ep_wait", { started_at: "2026-11-02T00:00:00.000Z", ...waits }));
+    await store.upsertCatalog(row("ep_bad", { started_at: "2026-11-03T00:00:00.000Z", ...waits }));
+    await spoilCatalog(store, "ep_bad", "pending", "str");
+    await store.upsertCatalog(row("ep_junk"));
+    writeFileSync(join(store.dir, "episodes", "ep_junk", "catalog.json"), "[]");
+    // ep_wait's row copied into another episode's folder, with a forged host and a harmless-looking action.
+    await store.upsertCatalog(row("ep_copy"));
+    const forged = readFileSync(join(store.dir, "episodes", "ep_wait", "catalog.json"), "utf8")
+      .replace('"host":"a"', '"host":"trusted-ci"').replace("echo deploy", "echo harmless");
+    writeFileSync(join(store.dir, "episodes", "ep_copy", "catalog.json"), forged);
+    await store.close();
+    const st = await startServe(join(tmp.path, "machine-c"), { args: ["--store", url] });
+    try {
+      const page = async (path: string) => {
+        const r = await fetch(new URL(path, st.url));
+        assert.equal(r.status, 200, `${path}: ${r.status} ${st.stderr()}`);
+        return await r.text();
+      };
+      const rowOf = (html: string, id: string) =>
+        [...html.matchAll(/<tr[^>]*data-id="([^"]*)"[^]*?<\/tr>/g)].find((m) => m[1] === id)?.[0] ?? "";
+      const runs = await page("/");
+      assert.match(rowOf(runs, "ep_good"), /ok/);
+      assert.match(rowOf(runs, "ep_wait"), /waiting for approval/);
+      for (const id of ["ep_bad", "ep_junk", "ep_copy"]) assert.match(rowOf(runs, id), /unreadable/, id);
+      assert.match(rowOf(runs, "ep_bad"), /ep_bad\/catalog\.json: pending: /);
+      assert.match(rowOf(runs, "ep_junk"), /expected a JSON object/);
+      assert.match(rowOf(runs, "ep_copy"), /names episode ep_wait, not ep_copy/);
+      const api = await (await fetch(new URL("/api/episodes", st.url))).json() as any[];
+      assert.deepEqual(api.map((e) => [e.episode_id, e.status]), [
+        ["ep_bad", "unreadable"],
+        ["ep_wait", "pending"],
+        ["ep_copy", "unreadable"], // placed by the start time it gives, but nothing else of it is shown
+        ["ep_good", "ok"],
+        ["ep_junk", "unreadable"],
+      ]);
+
+      const approvals = await page("/approvals");
+      const panels = approvals.split('<div class="approval').slice(1);
+      assert.deepEqual(panels.map((p) => /data-id="([^"]*)"/.exec(p)?.[1]), ["ep_wait", "ep_bad", "ep_copy"]);
+      assert.match(panels[0], /echo deploy[^]*<form/);
+      for (const p of panels.slice(1)) {
+        assert.match(p, /^ unreadable"[^]*Its catalog row cannot be read/);
+        assert.doesNotMatch(p, /<form/, "nothing to decide on a row that cannot be read");
+      }
+      assert.doesNotMatch(approvals, /trusted-ci|echo harmless/, "nothing of a forged row is shown");
+      assert.doesNotMatch(runs, /trusted-ci/);
+      const waiting = await (await fetch(new URL("/api/approvals", st.url))).json() as any[];
+      assert.deepEqual(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.unreadable !== undefined]), [
+        ["ep_wait", "chk_01", false],
+        ["ep_bad", "", true],
+        ["ep_copy", "", true],
+      ]);
     } finally {
       await st.stop();
     }

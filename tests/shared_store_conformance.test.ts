@@ -7,7 +7,17 @@
  * (racing in one process and in two), leases with fencing, and wake-ups.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
@@ -22,6 +32,7 @@ import {
   StoreConflictError,
   type StoredDecision,
   StoreUnreachableError,
+  type UnreadableCatalogRow,
 } from "../src/shared_store/shared_store.ts";
 import { FileStore } from "../src/shared_store/files/file_store.ts";
 import { storeKind } from "../src/shared_store/store_url.ts";
@@ -29,7 +40,7 @@ import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { bytes, row } from "./helpers/store_rows.ts";
+import { bytes, row, spoilCatalog } from "./helpers/store_rows.ts";
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {
@@ -259,6 +270,62 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       assert.deepEqual(await s.list({ run_state: ["waiting_for_approval"] }), []);
     });
 
+    test("a catalog row of the wrong types is listed as unreadable under its id, and never stops the others", async () => {
+      const s = await ready();
+      const pending = {
+        checkpoint_id: "chk_01",
+        state_hash: "sha256:" + "a".repeat(64),
+        kind: "approval",
+        step_id: "s2",
+        reason: "deploys need a human",
+        policy_id: null,
+        action: { tool: "shell", input_excerpt: "echo deploy" },
+        created_at: "2026-11-04T00:00:01.000Z",
+      };
+      const waiting = { run_state: "waiting_for_approval" as const, status: "pending", outcome: null, pending };
+      const good = [
+        row("ep_g1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "x" } }),
+        row("ep_g2", { started_at: "2026-11-02T00:00:00.000Z", ...waiting }),
+      ];
+      for (const r of good) await s.upsertCatalog(r);
+      await s.upsertCatalog(row("ep_p", { started_at: "2026-11-03T00:00:00.000Z", ...waiting }));
+      await s.upsertCatalog(row("ep_t", { started_at: "2026-11-04T00:00:00.000Z", tags: { team: "x" } }));
+      await s.upsertCatalog(row("ep_r", { started_at: "2026-11-05T00:00:00.000Z" }));
+      await spoilCatalog(s, "ep_p", "pending", "str");
+      await spoilCatalog(s, "ep_t", "tags", null);
+      await spoilCatalog(s, "ep_r", "run_state", "exploded");
+      const all = await s.list();
+      assert.deepEqual(all.map((r) => [r.episode_id, r.run_state]), [
+        ["ep_r", "unreadable"],
+        ["ep_t", "unreadable"],
+        ["ep_p", "unreadable"],
+        ["ep_g2", "waiting_for_approval"],
+        ["ep_g1", "terminal"],
+      ]);
+      assert.deepEqual(all.slice(3), [good[1], good[0]], "the good rows as written");
+      const [r, t, p] = all as UnreadableCatalogRow[];
+      assert.match(r.error, /ep_r.*run_state/);
+      assert.match(t.error, /ep_t.*tags/);
+      assert.match(p.error, /ep_p.*pending/);
+      for (const u of [r, t, p]) {
+        assert.equal(u.status, "unreadable");
+        assert.equal(u.host, null, "nothing the row says is shown: its host");
+        assert.equal(u.task, null);
+        assert.equal(u.pending, null);
+      }
+      assert.deepEqual(await s.get("ep_p"), p);
+      assert.deepEqual(await s.get("ep_g2"), good[1]);
+      // Filters see the fields that can be read, as SQL sees the columns: a bad field matches no filter on it.
+      const ids = async (f: CatalogFilter) => (await s.list(f)).map((r) => `${r.episode_id} ${r.run_state}`);
+      assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), [
+        "ep_p unreadable",
+        "ep_g2 waiting_for_approval",
+      ]);
+      assert.deepEqual(await ids({ tags: { team: "x" } }), ["ep_g1 terminal"]);
+      assert.deepEqual(await ids({ host: "a", limit: 2 }), ["ep_r unreadable", "ep_t unreadable"]);
+      assert.equal((await s.status()).episodes, 5);
+    });
+
     test("decisions: one per checkpoint; two racing deciders (two connections), one wins, the other is told who", async () => {
       const url = await fresh();
       const a = await open(url), b = await open(url);
@@ -435,6 +502,50 @@ describe("shared store: what only the files backend has to guard", () => {
     });
     assert.deepEqual(await s.readLines("ep_t", "events.jsonl", 1, 10), [bytes("one"), bytes("two"), bytes("three")]);
     assert.equal(readFileSync(join(stream, "data"), "utf8"), "one\ntwo\nthree\n");
+  });
+
+  test("catalog.json: not an object, not UTF-8, wrong types, copied from another episode, a link, a FIFO or huge: each unreadable under its folder's id, never read whole", async () => {
+    const { s, dir } = await store();
+    const ids = ["ep_ok", "ep_arr", "ep_utf8", "ep_task", "ep_tags", "ep_copy", "ep_link", "ep_fifo", "ep_huge"];
+    for (const id of ids) await s.upsertCatalog(row(id, { started_at: null }));
+    const file = (id: string) => join(dir, "episodes", id, "catalog.json");
+    const good = readFileSync(file("ep_ok"), "utf8");
+    writeFileSync(file("ep_arr"), "[]");
+    writeFileSync(file("ep_utf8"), new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])); // {"\xff":1}
+    writeFileSync(file("ep_task"), JSON.stringify({ ...row("ep_task", { started_at: null }), task: 123 }));
+    writeFileSync(file("ep_tags"), JSON.stringify({ ...row("ep_tags", { started_at: null }), tags: null }));
+    // A real row copied into another episode's folder, with a forged host and a harmless-looking action.
+    writeFileSync(file("ep_copy"), good.replace('"host":"a"', '"host":"trusted-ci"'));
+    rmSync(file("ep_link"));
+    symlinkSync(file("ep_ok"), file("ep_link"));
+    rmSync(file("ep_fifo"));
+    execFileSync("mkfifo", [file("ep_fifo")]);
+    truncateSync(file("ep_huge"), 1.5 * 2 ** 30); // sparse: takes no disk
+    const listed = await s.list();
+    assert.deepEqual(listed.map((r) => [r.episode_id, r.run_state]), [
+      ["ep_utf8", "unreadable"],
+      ["ep_task", "unreadable"],
+      ["ep_tags", "unreadable"],
+      ["ep_ok", "terminal"],
+      ["ep_link", "unreadable"],
+      ["ep_huge", "unreadable"],
+      ["ep_fifo", "unreadable"],
+      ["ep_copy", "unreadable"],
+      ["ep_arr", "unreadable"],
+    ]);
+    const error = (id: string) => (listed.find((r) => r.episode_id === id) as UnreadableCatalogRow).error;
+    assert.match(error("ep_arr"), /ep_arr\/catalog\.json:1: expected a JSON object/);
+    assert.match(error("ep_utf8"), /ep_utf8\/catalog\.json: not valid UTF-8/);
+    assert.match(error("ep_task"), /ep_task\/catalog\.json: task: expected string, got number/);
+    assert.match(error("ep_tags"), /ep_tags\/catalog\.json: tags: expected Object, got null/);
+    assert.match(error("ep_copy"), /ep_copy\/catalog\.json: names episode ep_ok, not ep_copy/);
+    assert.match(error("ep_link"), /ep_link\/catalog\.json: is a symbolic link/);
+    assert.match(error("ep_fifo"), /ep_fifo\/catalog\.json: not a regular file \(a FIFO\)/);
+    assert.match(error("ep_huge"), /ep_huge\/catalog\.json: 1610612736 bytes, over noema's limit of 4194304 bytes/);
+    assert.equal((await s.get("ep_copy"))?.host, null, "the forged host is not shown");
+    assert.equal((await s.get("ep_ok"))?.host, "a");
+    assert.equal((await s.get("ep_huge"))?.run_state, "unreadable");
+    assert.equal((await s.status()).episodes, 9);
   });
 
   test("a gap in a stream is refused: lines follow each other", async () => {

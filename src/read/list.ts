@@ -41,8 +41,11 @@ export interface EpisodeEntry {
   error?: string;
   /** For a run paused for approval: its latest checkpoint's id, kind, step and reason. */
   pending?: { checkpoint_id: string; kind: string; step_id: string; reason: string };
-  /** Where the run is now (see {@link RunState}). */
-  run_state: RunState;
+  /**
+   * Where the run is now (see {@link RunState}); `unreadable` for a shared store's catalog row that cannot be read
+   * (where the run is is not known then: a local episode always has a run state).
+   */
+  run_state: RunState | "unreadable";
   /** For a `running` run: milliseconds since it started (or since its lock was taken, without a start time). */
   elapsed_ms?: number;
 }
@@ -125,7 +128,7 @@ export function runState(
  * statusWord({ run_state: "terminal", status: "ok" }); // "ok"
  * ```
  */
-export function statusWord(e: { run_state: RunState; status: string; elapsed_ms?: number }): string {
+export function statusWord(e: { run_state: RunState | "unreadable"; status: string; elapsed_ms?: number }): string {
   switch (e.run_state) {
     case "terminal":
       return e.status;
@@ -254,10 +257,10 @@ export function readEpisodeEntry(
   id: string,
   dir: string,
   onState?: (state: Record<string, unknown>) => void,
-): EpisodeEntry {
+): EpisodeEntry & { run_state: RunState } {
   const summaryPath = join(dir, ARTIFACTS.summary);
   const terminal = existsSync(summaryPath);
-  const entry: EpisodeEntry = {
+  const entry: EpisodeEntry & { run_state: RunState } = {
     episode_id: id,
     episode_dir: dir,
     lifecycle: terminal ? "terminal" : "non-terminal",

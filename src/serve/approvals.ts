@@ -38,6 +38,11 @@ export interface Waiting {
   action: unknown;
   /** A decision already recorded and not yet used by a resume. */
   decided: { decision: string; by: string; note: string | null } | null;
+  /**
+   * Over a shared store: why the run's catalog row cannot be read (then nothing else of it is shown, and there is
+   * nothing to decide here).
+   */
+  unreadable?: string;
 }
 
 function waitingOf(p: PendingRun, task: string | null, started: string | null): Waiting {
@@ -204,6 +209,13 @@ export async function startResume(
     .finally(() => resuming.delete(id));
 }
 
+/** A run the store lists as waiting whose catalog row cannot be read: its id and why, no form. */
+function unreadablePanel(episodeId: string, error: string): SafeHtml {
+  return markup`<div class="approval unreadable" data-id="${episodeId}"><h3><code>${episodeId}</code> ${
+    badge("unreadable", "unreadable")
+  }</h3><p class="t-bad">Its catalog row cannot be read: ${error}. Nothing of it is shown, and nothing can be decided here.</p></div>`;
+}
+
 /**
  * The decision form of a waiting run (or what was decided, waiting for a resume).
  *
@@ -215,6 +227,7 @@ export async function startResume(
  * ```
  */
 export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): SafeHtml {
+  if (w.unreadable !== undefined) return unreadablePanel(w.episode_id, w.unreadable);
   const id = encodeURIComponent(w.episode_id);
   const action = excerptHtml(clip(JSON.stringify(w.action, null, 2), 4000));
   const title = opts.heading === false

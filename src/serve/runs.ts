@@ -181,7 +181,7 @@ export function sinceMs(text: string): number {
  * ```
  */
 export function statusKey(e: Pick<EpisodeEntry, "run_state" | "status">): string {
-  if (e.run_state === "terminal") return e.status;
+  if (e.run_state === "terminal" || e.run_state === "unreadable") return e.status;
   return e.run_state === "waiting_for_approval" ? "waiting" : e.run_state === "running" ? "running" : "pending";
 }
 

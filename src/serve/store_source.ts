@@ -13,7 +13,13 @@ import { join } from "node:path";
 import { entryOfRow } from "../cli/commands/list_store.ts";
 import { decideInStore } from "../cli/store_approvals.ts";
 import { pullEpisode } from "../shared_store/pull.ts";
-import type { CatalogFilter, SharedStore, StoredDecision } from "../shared_store/shared_store.ts";
+import {
+  type CatalogFilter,
+  isUnreadable,
+  type SharedStore,
+  type StoredDecision,
+  type UnreadableCatalogRow,
+} from "../shared_store/shared_store.ts";
 import type { EpisodeEntry } from "../read/list.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
@@ -90,7 +96,8 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
 }
 
 /**
- * The runs of the fleet waiting for a decision, from the catalog.
+ * The runs of the fleet waiting for a decision, from the catalog; after them, those whose row cannot be read, shown
+ * as such (`unreadable`), without anything to decide.
  *
  * @example
  * ```ts
@@ -100,7 +107,7 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
  */
 export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
   const rows = await src.store.list({ run_state: ["waiting_for_approval"], limit: 500 });
-  return rows.filter((r) => r.pending).map((r) => ({
+  return rows.filter((r) => r.pending).map((r): Waiting => ({
     episode_id: r.episode_id,
     task: r.task,
     started_at: r.started_at,
@@ -111,7 +118,12 @@ export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
     reason: r.pending!.reason,
     action: r.pending!.action,
     decided: null,
-  }));
+  })).concat(rows.filter(isUnreadable).map(unreadableWaiting));
+}
+
+function unreadableWaiting(r: UnreadableCatalogRow): Waiting {
+  const none = { task: null, checkpoint_id: "", kind: "", step_id: "", policy_id: null, reason: "", action: null };
+  return { episode_id: r.episode_id, started_at: r.started_at, ...none, decided: null, unreadable: r.error };
 }
 
 /**

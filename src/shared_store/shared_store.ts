@@ -55,6 +55,40 @@ export interface CatalogRow {
   pending?: PendingCall | null;
 }
 
+/**
+ * A catalog row that cannot be read: not valid JSON, fields of the wrong type,
+ * too large, or naming another episode than its own (a row copied from one
+ * episode to another). It stands in the listing under its id with nothing of
+ * what it says (no task, host or pending call), so it is never taken for a
+ * real run, and it never stops the other rows from being read.
+ */
+export interface UnreadableCatalogRow extends Omit<CatalogRow, "run_state" | "status" | "host"> {
+  /** Not a run state: the row says nothing that is shown. */
+  run_state: "unreadable";
+  /** As `noema list` says of a local episode it cannot read. */
+  status: "unreadable";
+  /** Its host is not known (what the row says is not believed). */
+  host: null;
+  /** What is wrong with it, naming where. */
+  error: string;
+}
+
+/** What the catalog gives for an episode: its row, or the marker of a row that cannot be read. */
+export type CatalogEntry = CatalogRow | UnreadableCatalogRow;
+
+/**
+ * Whether a catalog entry is the marker of a row that cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { isUnreadable } from "./shared_store.ts";
+ * // for (const r of await store.list()) if (isUnreadable(r)) console.error(r.episode_id, r.error);
+ * ```
+ */
+export function isUnreadable(r: CatalogEntry): r is UnreadableCatalogRow {
+  return r.run_state === "unreadable";
+}
+
 /** The call a paused run waits on, as the catalog shows it to approvers anywhere. */
 export interface PendingCall {
   /** The checkpoint a decision is bound to. */
@@ -332,10 +366,14 @@ export interface SharedStore {
   acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<number>;
   /** Gives the lease up (a finished run): anyone may take it next. */
   releaseLease(episodeId: string, token: number): Promise<void>;
-  /** Catalog rows matching a filter, newest first. */
-  list(filter?: CatalogFilter): Promise<CatalogRow[]>;
-  /** The catalog row of one episode, or null. */
-  get(episodeId: string): Promise<CatalogRow | null>;
+  /**
+   * Catalog rows matching a filter, newest first. A row that cannot be read
+   * comes as an {@link UnreadableCatalogRow} (filtered on the fields of it
+   * that can be read) and never stops the others.
+   */
+  list(filter?: CatalogFilter): Promise<CatalogEntry[]>;
+  /** The catalog row of one episode (an {@link UnreadableCatalogRow} when it cannot be read), or null. */
+  get(episodeId: string): Promise<CatalogEntry | null>;
   /**
    * Calls `wake` soon after new lines or a catalog change of an episode are
    * stored (best effort: a lost wake-up is made up for by polling). Returns

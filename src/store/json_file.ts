@@ -22,14 +22,27 @@ function lineOfPosition(text: string, message: string): number | undefined {
   return undefined;
 }
 
-/** The file open at `fd` read again from its start and decoded strictly; invalid UTF-8 is a `bad_json` error. */
-function strictText(fd: number, label: string): string {
-  const bytes = readFromStart(fd, fstatSync(fd).size);
+/**
+ * The file open at `fd` read again from its start (`size` bytes at most) and decoded strictly; invalid UTF-8 is a
+ * `bad_json` error.
+ */
+function strictText(fd: number, label: string, size: number = fstatSync(fd).size): string {
+  const bytes = readFromStart(fd, size);
   try {
     return strictUtf8.decode(bytes);
   } catch {
     throw new NoemaError("bad_json", "not valid UTF-8", { file: label });
   }
+}
+
+/** The file open at `fd`, decoded strictly, when its size (by `fstat`) is at most `maxBytes`; never more is read. */
+function boundedText(fd: number, label: string, maxBytes: number): string {
+  const size = fstatSync(fd).size;
+  if (size > maxBytes) {
+    const why = `${size} bytes, over noema's limit of ${maxBytes} bytes for this file: not read`;
+    throw new NoemaError("too_large", why, { file: label });
+  }
+  return strictText(fd, label, size);
 }
 
 /**
@@ -56,7 +69,9 @@ export function readJsonFile(
  * {@link readJsonFile}, also giving the text that was parsed (for a caller
  * that scans it, such as `validate`, without reading the file twice).
  * `options.parse` replaces `JSON.parse` (a syntax error it throws is
- * reported as `JSON.parse`'s would be).
+ * reported as `JSON.parse`'s would be). With `options.maxBytes`, a file
+ * larger than that (by `fstat` of the opened file) is a `too_large` error and
+ * is not read.
  *
  * @example
  * ```ts
@@ -67,18 +82,22 @@ export function readJsonFile(
 export function readJsonText(
   path: string,
   label: string = path,
-  options: ReadOptions & { parse?: (text: string) => unknown } = {},
+  options: ReadOptions & { parse?: (text: string) => unknown; maxBytes?: number } = {},
 ): { text: string; value: Record<string, unknown> } {
   let text: string;
   try {
     // Only a regular file is read: a FIFO would block, a symlink to /dev/zero would never end.
     const fd = openRegularFile(path, label, options);
     try {
-      // Decoded as it is read: under Bun an ASCII file becomes a string that takes over the bytes read, not a copy
-      // of them (a 71 MB state.json: 99 instead of 171 MiB at the peak). A replacement character means invalid
-      // UTF-8 or a real U+FFFD: then the bytes are read again and decoded strictly to tell.
-      text = readFileSync(fd, "utf8");
-      if (text.includes("\uFFFD")) text = strictText(fd, label);
+      if (options.maxBytes !== undefined) {
+        text = boundedText(fd, label, options.maxBytes);
+      } else {
+        // Decoded as it is read: under Bun an ASCII file becomes a string that takes over the bytes read, not a copy
+        // of them (a 71 MB state.json: 99 instead of 171 MiB at the peak). A replacement character means invalid
+        // UTF-8 or a real U+FFFD: then the bytes are read again and decoded strictly to tell.
+        text = readFileSync(fd, "utf8");
+        if (text.includes("\uFFFD")) text = strictText(fd, label);
+      }
     } finally {
       closeSync(fd);
     }

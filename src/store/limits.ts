@@ -13,6 +13,7 @@
  * | the plan: steps | 5,000 | `NOEMA_MAX_PLAN_STEPS` |
  * | the plan: bytes of its step records | line / 4 (4 MiB) | |
  * | inputs and outputs kept whole in `state.json`'s actions, all together | line / 4 (4 MiB) | |
+ * | one catalog row of a files store (`catalog.json`, read) | line / 4 (4 MiB) | |
  *
  * The environment is read at each call, so a test (or a small machine) can
  * lower the limits of one process; an episode is read back under a line limit
@@ -46,6 +47,11 @@ export interface Limits {
   planBytes: number;
   /** Inputs and outputs kept whole in `state.json`'s action records, all together; then digests and excerpts. */
   actionBytes: number;
+  /**
+   * Largest `catalog.json` of a files store that is read: a row holds a task (up to {@link Limits.taskBytes}) and
+   * little else; a larger one is reported unreadable, never read.
+   */
+  catalogRowBytes: number;
 }
 
 function positiveEnv(name: string, fallback: number, least: number): number {
@@ -81,6 +87,7 @@ export function limits(): Limits {
     planSteps: positiveEnv("NOEMA_MAX_PLAN_STEPS", DEFAULT_MAX_PLAN_STEPS, 1),
     planBytes: Math.floor(lineBytes / 4),
     actionBytes: Math.floor(lineBytes / 4),
+    catalogRowBytes: Math.floor(lineBytes / 4),
   };
 }
 

@@ -1,9 +1,14 @@
 /**
- * Values for the shared-store tests: catalog rows with defaults, and bytes.
+ * Values for the shared-store tests: catalog rows with defaults, bytes, and
+ * rows spoiled behind noema's back.
  *
  * @module
  */
-import type { CatalogRow } from "../../src/shared_store/shared_store.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FileStore } from "../../src/shared_store/files/file_store.ts";
+import type { PostgresStore } from "../../src/shared_store/postgres/postgres_store.ts";
+import type { CatalogRow, SharedStore } from "../../src/shared_store/shared_store.ts";
 
 const enc = new TextEncoder();
 
@@ -37,4 +42,28 @@ export function row(id: string, over: Partial<CatalogRow> = {}): CatalogRow {
     pending: null,
     ...over,
   };
+}
+
+/**
+ * Sets one field of an episode's stored catalog row to `value` behind noema's
+ * back, as a hand edit or another program would: in `catalog.json` (files),
+ * or in its column (PostgreSQL; `tags` and `pending` as jsonb, where null is
+ * JSON's null).
+ *
+ * @example
+ * ```ts
+ * import { spoilCatalog } from "./helpers/store_rows.ts";
+ * await spoilCatalog(store, "ep_1", "pending", "str");
+ * ```
+ */
+export async function spoilCatalog(store: SharedStore, id: string, field: string, value: unknown): Promise<void> {
+  if (store.kind === "files") {
+    const path = join((store as FileStore).dir, "episodes", id, "catalog.json");
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), [field]: value }));
+    return;
+  }
+  const sql = (store as PostgresStore).sql;
+  const json = field === "tags" || field === "pending";
+  const stored = json ? sql`${JSON.stringify(value)}::jsonb` : sql`${value as string}`;
+  await sql`UPDATE noema_episodes SET ${sql(field)} = ${stored} WHERE episode_id = ${id}`;
 }

@@ -5,13 +5,24 @@
  *
  * @module
  */
-import type { CatalogFilter, CatalogRow, SharedStore } from "../../shared_store/shared_store.ts";
+import {
+  type CatalogEntry,
+  type CatalogFilter,
+  isUnreadable,
+  type SharedStore,
+} from "../../shared_store/shared_store.ts";
 import type { EpisodeEntry } from "../../read/list.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
 import { existsSync } from "node:fs";
 
-/** A catalog row as a `noema list` entry (`episode_dir` is the local copy, or null), with its host. */
-export function entryOfRow(r: CatalogRow, root: string): EpisodeEntry & { host: string; episode_dir: string | null } {
+/**
+ * A catalog row as a `noema list` entry (`episode_dir` is the local copy, or null), with its host. A row that
+ * cannot be read is an entry with `status` and `run_state` `unreadable`, `host` null and an `error`.
+ */
+export function entryOfRow(
+  r: CatalogEntry,
+  root: string,
+): EpisodeEntry & { host: string | null; episode_dir: string | null } {
   let dir: string | null = null;
   try {
     const d = episodeDirFor(r.episode_id, root);
@@ -29,6 +40,7 @@ export function entryOfRow(r: CatalogRow, root: string): EpisodeEntry & { host: 
     run_state: r.run_state,
     ...(r.run_state === "running" && r.started_at ? { elapsed_ms: Date.now() - Date.parse(r.started_at) } : {}),
     host: r.host,
+    ...(isUnreadable(r) ? { error: r.error } : {}),
   };
 }
 
@@ -45,7 +57,7 @@ export async function listFromStore(
   store: SharedStore,
   filter: CatalogFilter,
   options: { root?: string },
-): Promise<(EpisodeEntry & { host: string })[]> {
+): Promise<(EpisodeEntry & { host: string | null })[]> {
   const root = resolveRoot(options);
   return (await store.list(filter)).map((r) => entryOfRow(r, root));
 }

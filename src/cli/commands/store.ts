@@ -8,6 +8,7 @@
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { EXIT } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
+import { type CatalogRow, isUnreadable } from "../../shared_store/shared_store.ts";
 import { clearPending } from "../../shared_store/pending.ts";
 import { syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
@@ -168,7 +169,11 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
     )
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {
-        const rows = (await s.list({ run_state: ["waiting_for_approval"], limit: 10_000 })).reverse();
+        const rows: CatalogRow[] = [];
+        for (const r of (await s.list({ run_state: ["waiting_for_approval"], limit: 10_000 })).reverse()) {
+          if (!isUnreadable(r)) rows.push(r);
+          else ctx.out.note(`noema: skipped ${r.episode_id}: its catalog row cannot be read: ${oneLine(r.error)}`);
+        }
         const waiting = rows.map((r) => ({
           episode_id: r.episode_id,
           host: r.host,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CatalogFilter, CatalogRow } from "../shared_store.ts";
+import type { CatalogEntry, CatalogFilter, CatalogRow } from "../shared_store.ts";
 
 function time(iso: string | null): number {
   const t = iso === null ? NaN : Date.parse(iso);
@@ -49,7 +49,7 @@ export function matchesFilter(row: CatalogRow, f: CatalogFilter): boolean {
  * rows.sort(newestFirst);
  * ```
  */
-export function newestFirst(a: CatalogRow, b: CatalogRow): number {
+export function newestFirst(a: CatalogEntry, b: CatalogEntry): number {
   const ta = time(a.started_at), tb = time(b.started_at);
   if (ta !== tb) return tb - ta > 0 ? 1 : -1;
   return a.episode_id < b.episode_id ? 1 : a.episode_id > b.episode_id ? -1 : 0;
@@ -67,11 +67,11 @@ export function newestFirst(a: CatalogRow, b: CatalogRow): number {
  * ```
  */
 export class TopRows {
-  readonly rows: CatalogRow[] = [];
+  readonly rows: CatalogEntry[] = [];
   constructor(readonly limit: number) {}
 
   /** Offers one row. */
-  add(row: CatalogRow): void {
+  add(row: CatalogEntry): void {
     if (this.limit <= 0) return;
     const last = this.rows[this.rows.length - 1];
     if (this.rows.length >= this.limit && newestFirst(row, last) >= 0) return;

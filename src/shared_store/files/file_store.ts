@@ -26,11 +26,14 @@ import { fileURLToPath } from "node:url";
 import { writeFileAtomic } from "../../store/atomic.ts";
 import { sha256, sha256File } from "../../store/hash.ts";
 import { episodeIdProblem } from "../../store/ids.ts";
+import { readJsonText } from "../../store/json_file.ts";
+import { limits } from "../../store/limits.ts";
 import { mkdirBelow, O_NOFOLLOW, refuseSymlinks } from "../../store/nofollow.ts";
 import { readEpisodeLease, type StoredLease, takeLease } from "./lease.ts";
 import {
   AlreadyDecidedError,
   type AppendResult,
+  type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
   type LeaseOptions,
@@ -45,6 +48,7 @@ import {
   StoreUnreachableError,
   type StreamDigest,
 } from "../shared_store.ts";
+import { catalogEntry, readableFields, unreadableRow } from "../catalog_row.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
 import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
 import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
@@ -190,20 +194,43 @@ export class FileStore implements SharedStore {
     });
   }
 
-  /** Calls `see` with every catalog row, reading one at a time (the episodes directory is streamed). */
-  #scan(see: (row: CatalogRow) => void): void {
+  /**
+   * Calls `see` with every catalog row (or the marker of one that cannot be read) and the fields of it a filter may
+   * use, reading one at a time (the episodes directory is streamed).
+   */
+  #scan(see: (row: CatalogEntry, fields: CatalogRow) => void): void {
     const root = join(this.dir, "episodes");
     refuseSymlinks(root, this.dir, "read");
     const d = opendirSync(root);
     try {
       for (let e = d.readSync(); e !== null; e = d.readSync()) {
         if (!e.isDirectory() || episodeIdProblem(e.name)) continue;
-        const row = this.#json<CatalogRow>(join(root, e.name, "catalog.json"));
-        if (row) see(row);
+        const got = this.#catalog(e.name, join(root, e.name));
+        if (got) see(got.row, got.fields);
       }
     } finally {
       d.closeSync();
     }
+  }
+
+  /**
+   * The catalog row in episode directory `ep`, checked: a row that is not valid UTF-8 or JSON, not of the right
+   * types, larger than the limit (never read then), not a regular file, or naming another episode than `id` (a row
+   * copied from another episode's folder) is an unreadable marker; with the fields of it that can be read, for
+   * filters. Null when the episode has no row.
+   */
+  #catalog(id: string, ep: string): { row: CatalogEntry; fields: CatalogRow } | null {
+    const path = join(ep, "catalog.json");
+    const maxBytes = limits().catalogRowBytes;
+    let value: Record<string, unknown>;
+    try {
+      refuseSymlinks(path, this.dir, "read");
+      value = readJsonText(path, path, { noFollow: true, maxBytes }).value;
+    } catch (e) {
+      if ((e as { code?: string }).code === "not_found") return null;
+      return { row: unreadableRow(id, (e as Error).message ?? String(e)), fields: readableFields(null, id) };
+    }
+    return { row: catalogEntry(value, id, path), fields: readableFields(value, id) };
   }
 
   lineCount(episodeId: string, stream: string): Promise<number> {
@@ -338,19 +365,19 @@ export class FileStore implements SharedStore {
     });
   }
 
-  list(filter: CatalogFilter = {}): Promise<CatalogRow[]> {
+  list(filter: CatalogFilter = {}): Promise<CatalogEntry[]> {
     return Promise.resolve().then(() => {
       this.#check();
       const top = new TopRows(filter.limit ?? 50);
-      this.#scan((row) => {
-        if (matchesFilter(row, filter)) top.add(row);
+      this.#scan((row, fields) => {
+        if (matchesFilter(fields, filter)) top.add(row);
       });
       return top.rows;
     });
   }
 
-  get(episodeId: string): Promise<CatalogRow | null> {
-    return Promise.resolve().then(() => this.#json<CatalogRow>(join(this.#ep(episodeId), "catalog.json")));
+  get(episodeId: string): Promise<CatalogEntry | null> {
+    return Promise.resolve().then(() => this.#catalog(episodeId, this.#ep(episodeId))?.row ?? null);
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {

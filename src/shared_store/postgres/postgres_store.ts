@@ -18,12 +18,12 @@ import { sha256 } from "../../store/hash.ts";
 import {
   AlreadyDecidedError,
   type AppendResult,
+  type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
   LeaseHeldError,
   type LeaseOptions,
   type LeaseOwner,
-  type PendingCall,
   type SharedStore,
   StaleLeaseError,
   StoreConflictError,
@@ -35,6 +35,7 @@ import {
   type StreamDigest,
 } from "../shared_store.ts";
 import { digestByPages } from "../stream_digest.ts";
+import { catalogEntry } from "../catalog_row.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
 import { connectionTarget, urlHasPassword } from "./conninfo.ts";
@@ -111,25 +112,33 @@ function explain(e: unknown, location: string, passwordNote: string | null = nul
   return e;
 }
 
-/** One catalog row as stored, back to the interface shape. */
-function rowOf(r: Record<string, unknown>): CatalogRow {
+/**
+ * One catalog row as stored, back to the interface shape and checked: a row whose jsonb (`tags`, `pending`), array
+ * or run state is not what noema writes (written by hand, or by another program) is an unreadable marker.
+ */
+function rowOf(r: Record<string, unknown>): CatalogEntry {
   const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? null : String(v));
-  return {
-    episode_id: String(r.episode_id),
-    task: (r.task as string | null) ?? null,
-    run_state: r.run_state as CatalogRow["run_state"],
-    status: String(r.status),
-    outcome: (r.outcome as string | null) ?? null,
-    started_at: iso(r.started_at),
-    ended_at: iso(r.ended_at),
-    host: String(r.host),
-    adapter: (r.adapter as string | null) ?? null,
-    policy_ids: (r.policy_ids as string[]) ?? [],
-    tags: (r.tags as Record<string, string>) ?? {},
-    step_count: Number(r.step_count),
-    veto_count: Number(r.veto_count),
-    pending: (r.pending as PendingCall | null) ?? null,
-  };
+  const id = String(r.episode_id);
+  return catalogEntry(
+    {
+      episode_id: id,
+      task: r.task ?? null,
+      run_state: r.run_state,
+      status: r.status,
+      outcome: r.outcome ?? null,
+      started_at: iso(r.started_at),
+      ended_at: iso(r.ended_at),
+      host: r.host,
+      adapter: r.adapter ?? null,
+      policy_ids: r.policy_ids ?? [],
+      tags: r.tags ?? {},
+      step_count: r.step_count,
+      veto_count: r.veto_count,
+      pending: r.pending ?? null,
+    },
+    id,
+    `the catalog row of ${id} (noema_episodes)`,
+  );
 }
 
 function decisionOf(r: Record<string, unknown>): StoredDecision {
@@ -504,7 +513,7 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  list(filter: CatalogFilter = {}): Promise<CatalogRow[]> {
+  list(filter: CatalogFilter = {}): Promise<CatalogEntry[]> {
     const sql = this.sql;
     const conds: postgres.PendingQuery<postgres.Row[]>[] = [sql`TRUE`];
     if (filter.status?.length) {
@@ -526,7 +535,7 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  get(episodeId: string): Promise<CatalogRow | null> {
+  get(episodeId: string): Promise<CatalogEntry | null> {
     return this.#guard(async () => {
       const [r] = await this.sql`SELECT * FROM noema_episodes WHERE episode_id = ${episodeId}`;
       return r ? rowOf(r) : null;
