@@ -118,10 +118,10 @@ describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () =>
         store.acquireLease(id, { host: "host-b", pid: 2 }),
       ]);
       const won = results.filter((r) => r.status === "fulfilled").map((r) =>
-        (r as PromiseFulfilledResult<number>).value
+        (r as PromiseFulfilledResult<bigint>).value
       );
       const lost = results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason);
-      assert.deepEqual(won, [1], `round ${i}`);
+      assert.deepEqual(won, [1n], `round ${i}`);
       assert.equal(lost.length, 1);
       assert.ok(lost[0] instanceof LeaseHeldError, String(lost[0]));
     }

@@ -7,9 +7,9 @@
  * (racing in one process and in two), leases with fencing, and wake-ups.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
@@ -56,10 +56,18 @@ async function waitFor(f: () => boolean, what: string, ms = 30_000): Promise<voi
 /** A store URL that is new and empty (not initialised); `cleanup` removes what it made. */
 type FreshStore = () => Promise<string>;
 
+/** Writes a released lease of `episodeId` with `token` straight into the store at `url`, as the backend keeps it. */
+type PlantLease = (url: string, episodeId: string, token: bigint) => Promise<void>;
+
 /**
  * The conformance suite: every test opens its own new store from `fresh`.
  */
-function conformance(name: string, fresh: FreshStore, options: { skip?: string | false } = {}): void {
+function conformance(
+  name: string,
+  fresh: FreshStore,
+  plantLease: PlantLease,
+  options: { skip?: string | false } = {},
+): void {
   describe(`shared store conformance: ${name}`, { skip: options.skip ?? false }, () => {
     const opened: SharedStore[] = [];
     const open = async (url?: string) => {
@@ -353,7 +361,7 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       assert.deepEqual(await s.readFile("ep_lease", "state.json"), bytes("{}"));
       assert.equal((await s.get("ep_lease"))?.status, "ok");
       await s.appendLines("ep_lease", "events.jsonl", 2, [bytes("b2")], t2);
-      await assert.rejects(s.appendLines("ep_other", "events.jsonl", 1, [bytes("x")], 7), StaleLeaseError);
+      await assert.rejects(s.appendLines("ep_other", "events.jsonl", 1, [bytes("x")], 7n), StaleLeaseError);
       // Another process of host-b that is gone is taken over at once; a live one is not.
       const b2 = { host: "host-b", pid: 303 };
       await assert.rejects(s.acquireLease("ep_lease", b2, { ownerGone: () => false }), LeaseHeldError);
@@ -370,6 +378,31 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       await s.releaseLease("ep_lease", t3);
       const t4 = await s.acquireLease("ep_lease", a);
       assert.ok(t4 > t3);
+    });
+
+    test("fencing tokens are exact past 2^53: a planted lease is taken over with the next token, the old one is stale", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      await s.migrate();
+      // 2^53 + 1 rounds to 2^53 as a number: taken over, it would repeat its predecessor's token.
+      for (const planted of [2n ** 53n, 2n ** 53n + 1n]) {
+        const id = `ep_big_${planted}`;
+        await plantLease(url, id, planted);
+        const t = await s.acquireLease(id, { host: "host-a", pid: 101 });
+        assert.equal(t, planted + 1n);
+        await assert.rejects(
+          s.appendLines(id, "events.jsonl", 1, [bytes("old")], planted),
+          (e) => e instanceof StaleLeaseError && e.token === planted && e.current === planted + 1n,
+        );
+        await s.appendLines(id, "events.jsonl", 1, [bytes("new")], t);
+        assert.equal(await s.acquireLease(id, { host: "host-a", pid: 101 }), t, "renewing keeps the token");
+        await s.releaseLease(id, t);
+        const next = await s.acquireLease(id, { host: "host-b", pid: 202 });
+        assert.equal(next, planted + 2n);
+        await assert.rejects(s.putFile(id, "state.json", bytes("{}"), t), StaleLeaseError);
+        await s.putFile(id, "state.json", bytes("{}"), next);
+        assert.deepEqual(await s.readLines(id, "events.jsonl", 1, 10), [bytes("new")]);
+      }
     });
 
     test("subscribe wakes a follower soon after lines or a catalog row of its episode are stored (by another connection)", async () => {
@@ -398,16 +431,39 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
 // The files backend: a directory per store.
 const dirs: { cleanup(): void }[] = [];
 after(() => dirs.forEach((d) => d.cleanup()));
-conformance("files", () => {
-  const d = tempDir("noema-filestore-");
-  dirs.push(d);
-  mkdirSync(join(d.path, "team share"));
-  return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
-});
+conformance(
+  "files",
+  () => {
+    const d = tempDir("noema-filestore-");
+    dirs.push(d);
+    mkdirSync(join(d.path, "team share"));
+    return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
+  },
+  (url, episodeId, token) => {
+    // As an older noema wrote it: the token a JSON number, which JSON.parse would round.
+    const dir = join(fileURLToPath(url), "episodes", episodeId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(dir, "lease.json"),
+      `{"host":"host-z","pid":9,"token":${token},"renewed_at":0,"released":true}\n`,
+      { mode: 0o600 },
+    );
+    return Promise.resolve();
+  },
+);
 
 // PostgreSQL: a database per store, on one server for the whole file.
 const skip = pgUnavailable() ?? false;
-conformance("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
+conformance(
+  "PostgreSQL",
+  async () => (await startPostgres()).createDatabase(),
+  async (url, episodeId, token) =>
+    (await startPostgres()).psql(
+      url,
+      `INSERT INTO noema_leases (episode_id, host, pid, token, released) VALUES ('${episodeId}', 'host-z', 9, ${token}, true)`,
+    ),
+  { skip },
+);
 
 describe("shared store: what only the files backend has to guard", () => {
   const root = tempDir("noema-filestore-");

@@ -27,6 +27,7 @@ import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { readNewLines } from "./line_tail.ts";
 import { type CatalogRow, LeaseHeldError, type PendingCall, type SharedStore } from "./shared_store.ts";
+import type { FencingToken } from "./shared_store.ts";
 
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
@@ -81,7 +82,7 @@ export class EpisodePublisher {
   #policies: string[] = [];
   #vetoes = 0;
   #eventsScanned = 0; // event lines already read for the catalog
-  #token = 0; // the lease's fencing token
+  #token: FencingToken = 0n; // the lease's fencing token
   #cataloged = false; // the store has this episode's catalog row
   #started = false;
   #sealing = false; // the row last sent says running for an episode sealed during that publish: the next one says so
@@ -110,7 +111,7 @@ export class EpisodePublisher {
   }
 
   /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
-  async #lease(): Promise<number> {
+  async #lease(): Promise<FencingToken> {
     const end = Date.now() + this.#heldWaitMs;
     for (;;) {
       try {

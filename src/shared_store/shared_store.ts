@@ -182,6 +182,12 @@ export class StoreConflictError extends NoemaError {
   }
 }
 
+/**
+ * A lease's fencing token: a bigint, exact past 2^53 (PostgreSQL's `bigint`
+ * column, the files backend's decimal string), so a token never repeats.
+ */
+export type FencingToken = bigint;
+
 /** Who writes an episode: a process on a host. */
 export interface LeaseOwner {
   host: string;
@@ -211,7 +217,7 @@ export class LeaseHeldError extends NoemaError {
 
 /** A write carrying a fencing token older than the lease's: a newer writer took the episode over. */
 export class StaleLeaseError extends NoemaError {
-  constructor(readonly episodeId: string, readonly token: number, readonly current: number) {
+  constructor(readonly episodeId: string, readonly token: FencingToken, readonly current: FencingToken) {
     super(
       "stale_lease",
       `the shared store refused a write to ${episodeId}: fencing token ${token} is stale ` +
@@ -271,20 +277,20 @@ export interface SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult>;
   /** Lines `fromSeq…` of a stream (at most `limit`), in order. */
   readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]>;
   /** The streams stored for an episode, with their line counts. */
   streams(episodeId: string): Promise<{ stream: string; lines: number }[]>;
   /** Stores (or replaces) a whole artifact file; with a fencing `token`, only while that token is current. */
-  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void>;
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void>;
   /** The whole files stored for an episode. */
   listFiles(episodeId: string): Promise<StoredFile[]>;
   /** A stored file's bytes, or null. */
   readFile(episodeId: string, name: string): Promise<Uint8Array | null>;
   /** Creates or updates an episode's catalog row; with a fencing `token`, only while that token is current. */
-  upsertCatalog(row: CatalogRow, token?: number): Promise<void>;
+  upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void>;
   /**
    * Takes (or renews) the episode's lease for `owner`; returns its fencing
    * token, which every later write of this writer carries. A lease held by a
@@ -292,9 +298,9 @@ export interface SharedStore {
    * one is taken over with a higher token, so the old writer's writes are
    * refused ({@link StaleLeaseError}).
    */
-  acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<number>;
+  acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<FencingToken>;
   /** Gives the lease up (a finished run): anyone may take it next. */
-  releaseLease(episodeId: string, token: number): Promise<void>;
+  releaseLease(episodeId: string, token: FencingToken): Promise<void>;
   /** Catalog rows matching a filter, newest first. */
   list(filter?: CatalogFilter): Promise<CatalogRow[]>;
   /** The catalog row of one episode, or null. */

@@ -27,12 +27,13 @@ import { writeFileAtomic } from "../../store/atomic.ts";
 import { sha256, sha256File } from "../../store/hash.ts";
 import { episodeIdProblem } from "../../store/ids.ts";
 import { mkdirBelow, O_NOFOLLOW, refuseSymlinks } from "../../store/nofollow.ts";
-import { readEpisodeLease, type StoredLease, takeLease } from "./lease.ts";
+import { leaseText, readEpisodeLease, takeLease } from "./lease.ts";
 import {
   AlreadyDecidedError,
   type AppendResult,
   type CatalogFilter,
   type CatalogRow,
+  type FencingToken,
   type LeaseOptions,
   type LeaseOwner,
   type SharedStore,
@@ -103,6 +104,10 @@ export class FileStore implements SharedStore {
     }
   }
 
+  #text(path: string): string | null {
+    return this.#read(path)?.toString("utf8") ?? null;
+  }
+
   #json<T>(path: string): T | null {
     const b = this.#read(path);
     if (b === null) return null;
@@ -147,9 +152,9 @@ export class FileStore implements SharedStore {
   }
 
   /** Inside the write lock: refuses a write whose fencing token is not the lease's current one. */
-  #fence(ep: string, episodeId: string, token: number | undefined): void {
+  #fence(ep: string, episodeId: string, token: FencingToken | undefined): void {
     if (token === undefined) return;
-    const current = readEpisodeLease((p) => this.#json<StoredLease>(p), ep)?.token ?? 0;
+    const current = readEpisodeLease((p) => this.#text(p), ep)?.token ?? 0n;
     if (current !== token) throw new StaleLeaseError(episodeId, token, current);
   }
 
@@ -213,7 +218,7 @@ export class FileStore implements SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult> {
     const ep = this.#ep(episodeId);
     const dir = streamPath(ep, stream);
@@ -260,7 +265,7 @@ export class FileStore implements SharedStore {
     }
   }
 
-  async putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
+  async putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void> {
     const ep = this.#ep(episodeId);
     const path = join(ep, "files", encodeName(name));
     await withWriteLock(ep, this.dir, () => {
@@ -292,7 +297,7 @@ export class FileStore implements SharedStore {
     });
   }
 
-  async upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+  async upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     const ep = this.#ep(row.episode_id);
     const stored: CatalogRow = {
       ...row,
@@ -306,20 +311,20 @@ export class FileStore implements SharedStore {
     });
   }
 
-  async acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+  async acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<FencingToken> {
     const ep = this.#ep(episodeId);
     return await withWriteLock(
       ep,
       this.dir,
-      () => takeLease(ep, episodeId, owner, options, (p) => this.#json<StoredLease>(p), (p, d) => this.#write(p, d)),
+      () => takeLease(ep, episodeId, owner, options, (p) => this.#text(p), (p, d) => this.#write(p, d)),
     );
   }
 
-  async releaseLease(episodeId: string, token: number): Promise<void> {
+  async releaseLease(episodeId: string, token: FencingToken): Promise<void> {
     const ep = this.#ep(episodeId);
     await withWriteLock(ep, this.dir, () => {
-      const l = readEpisodeLease((p) => this.#json<StoredLease>(p), ep);
-      if (l && l.token === token) this.#write(join(ep, "lease.json"), JSON.stringify({ ...l, released: true }) + "\n");
+      const l = readEpisodeLease((p) => this.#text(p), ep);
+      if (l && l.token === token) this.#write(join(ep, "lease.json"), leaseText({ ...l, released: true }));
     });
   }
 

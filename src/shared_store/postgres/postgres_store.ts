@@ -20,6 +20,7 @@ import {
   type AppendResult,
   type CatalogFilter,
   type CatalogRow,
+  type FencingToken,
   LeaseHeldError,
   type LeaseOptions,
   type LeaseOwner,
@@ -207,48 +208,48 @@ export class PostgresStore implements SharedStore {
   }
 
   /** Inside a transaction: refuses a write whose fencing token is not the lease's current one. */
-  async #fence(tx: postgres.TransactionSql, episodeId: string, token: number | undefined): Promise<void> {
+  async #fence(tx: postgres.TransactionSql, episodeId: string, token: FencingToken | undefined): Promise<void> {
     if (token === undefined) return;
-    const [l] = await tx`SELECT token FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
-    const current = l ? Number(l.token) : 0;
+    const [l] = await tx`SELECT token::text FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
+    const current = l ? BigInt(l.token) : 0n;
     if (current !== token) throw new StaleLeaseError(episodeId, token, current);
   }
 
-  acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+  acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<FencingToken> {
     const staleMs = options.staleAfterMs ?? 60_000;
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
-        const [l] = await tx`SELECT host, pid, token, released,
+        const [l] = await tx`SELECT host, pid, token::text, released,
             extract(epoch FROM (now() - renewed_at)) * 1000 AS age_ms
           FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
         if (!l) {
           // No row to lock yet: two first writers race here; ON CONFLICT makes the loser see the winner's row.
           const [made] = await tx`INSERT INTO noema_leases (episode_id, host, pid, token)
             VALUES (${episodeId}, ${owner.host}, ${owner.pid}, 1) ON CONFLICT (episode_id) DO NOTHING RETURNING token`;
-          if (made) return 1;
+          if (made) return 1n;
           const [other] = await tx`SELECT host, pid FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
           throw new LeaseHeldError(episodeId, { host: String(other.host), pid: Number(other.pid) });
         }
         const mine = l.host === owner.host && Number(l.pid) === owner.pid && !l.released;
         if (mine) {
           await tx`UPDATE noema_leases SET renewed_at = now() WHERE episode_id = ${episodeId}`;
-          return Number(l.token);
+          return BigInt(l.token);
         }
         const gone = l.released || Number(l.age_ms) > staleMs ||
           (l.host === owner.host && (options.ownerGone?.(Number(l.pid)) ?? false));
         if (!gone) throw new LeaseHeldError(episodeId, { host: String(l.host), pid: Number(l.pid) });
         const [n] = await tx`UPDATE noema_leases SET host = ${owner.host}, pid = ${owner.pid}, token = token + 1,
             renewed_at = now(), released = false
-          WHERE episode_id = ${episodeId} RETURNING token`;
-        return Number(n.token);
+          WHERE episode_id = ${episodeId} RETURNING token::text`;
+        return BigInt(n.token);
       })
     );
   }
 
-  releaseLease(episodeId: string, token: number): Promise<void> {
+  releaseLease(episodeId: string, token: FencingToken): Promise<void> {
     return this.#guard(async () => {
       await this.sql`UPDATE noema_leases SET released = true
-        WHERE episode_id = ${episodeId} AND token = ${token}`;
+        WHERE episode_id = ${episodeId} AND token = ${token.toString()}::bigint`;
     });
   }
 
@@ -304,7 +305,7 @@ export class PostgresStore implements SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult> {
     if (lines.length === 0) return Promise.resolve({ inserted: 0, duplicates: 0 });
     // One bytea holding every line, cut apart in the database: far less work than an array of hex strings.
@@ -410,7 +411,7 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void> {
     const digest = sha256(bytes);
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
@@ -439,7 +440,7 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+  upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         await this.#fence(tx, row.episode_id, token);
