@@ -161,6 +161,11 @@ describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () =>
       maskStoreUrl("postgres://ana:s3cr%40t@db:5432/noema?sslmode=require"),
       "postgres://ana:***@db:5432/noema?sslmode=require",
     );
+    assert.equal(
+      maskStoreUrl("postgres://ana:s3@cr:t@db1:5432,db2/noema?sslpassword=k3y&application_name=x"),
+      "postgres://ana:***@db1:5432,db2/noema?sslpassword=***&application_name=x",
+      "several hosts, which the URL class cannot parse: masked all the same",
+    );
     const s = new PostgresStore("postgres://ana:hunter2@127.0.0.1:1/x");
     assert.ok(!s.location.includes("hunter2"));
     s.close();
@@ -331,6 +336,40 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
     } finally {
       await db.close();
       d.cleanup();
+    }
+  });
+
+  test("a URL naming two hosts (libpq's h1:p1,h2:p2), the first down: store status, a run publishing and list use the second", async () => {
+    const down = await freePort(); // nothing listens there
+    const { port, pathname } = new URL(url);
+    const two = `postgres://noema@127.0.0.1:${down},127.0.0.1:${port}${pathname}`;
+    const a = tempDir();
+    try {
+      const init = cli(["store", "init", "--store", two, "--json"]);
+      assert.equal(init.code, 0, init.stderr);
+      const st = cli(["store", "status", "--store", two, "--json"]);
+      assert.equal(st.code, 0, st.stderr);
+      assert.equal(JSON.parse(st.stdout).schema_version, LATEST_SCHEMA_VERSION);
+      const tls = cli(["store", "status", "--json", "--store", `${two}?sslmode=verify-full&sslrootcert=${pg.tls.ca}`]);
+      assert.equal(tls.code, 0, tls.stderr);
+      assert.match(JSON.parse(tls.stdout).tls, /^TLSv1\.[23] /, "TLS, verified, over the second host");
+      const env = { NOEMA_STORE: two, NOEMA_HOST: "host-two-urls" };
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], { env, cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stderr, /store/i, "the run reached the store");
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.ok(await published(a.path, id), "the run published its episode");
+      const list = cli(["list", "--json", "--host", "host-two-urls"], { env });
+      assert.equal(list.code, 0, list.stderr);
+      assert.deepEqual(JSON.parse(list.stdout).map((r: { episode_id: string }) => r.episode_id), [id]);
+      // Every host down: unreachable, said at once (the client alone retried them forever).
+      const none = `postgres://noema:hunter2@127.0.0.1:${down},127.0.0.1:${await freePort()}${pathname}`;
+      const r = cli(["store", "status", "--store", none], { timeoutMs: 60_000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /cannot be reached: connect ECONNREFUSED/);
+      assert.doesNotMatch(r.stderr, /hunter2/);
+    } finally {
+      a.cleanup();
     }
   });
 

@@ -36,7 +36,8 @@ import {
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
-import { connectionTarget, urlHasPassword } from "./conninfo.ts";
+import { connectionTarget, firstHostUrl, urlHasPassword, urlHostPorts } from "./conninfo.ts";
+import { connectFirstHost } from "./multi_host.ts";
 import { pgpassLookup } from "./pgpass.ts";
 import { clientTls } from "./tls.ts";
 
@@ -172,13 +173,18 @@ export class PostgresStore implements SharedStore {
     }
     const tls = clientTls(url); // sslrootcert, sslcert, sslkey: read here, never sent to the server as settings
     this.#tlsSummary = tls.summary;
-    this.sql = postgres(tls.url, {
+    // Several hosts: each connection tries them in order (the client's own several-host mode never gives up).
+    const hosts = urlHostPorts(url);
+    const connectSec = options.connectTimeoutSec ?? 5;
+    const several = hosts.length > 1 ? { socket: () => connectFirstHost(hosts, connectSec * 1000) } : {};
+    this.sql = postgres(hosts.length > 1 ? firstHostUrl(tls.url) : tls.url, {
+      ...(several as Record<string, never>), // `socket` is not in the client's types
       ...(pass === undefined ? {} : { pass }),
       ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
       onnotice: () => {},
       max: 4,
       idle_timeout: 20,
-      connect_timeout: options.connectTimeoutSec ?? 5,
+      connect_timeout: connectSec,
       connection: { application_name: "noema", ...options.connection },
     });
   }
