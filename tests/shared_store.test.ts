@@ -973,6 +973,41 @@ describe("shared store: roles", { skip }, () => {
   });
 });
 
+describe("shared store: a writer role", { skip }, () => {
+  test("granted as docs/store.md says, it publishes; store init with it says to run it as the schema owner, not that it may only read", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    const role = `writer_${process.pid}`;
+    const admin = new PostgresStore(url);
+    const a = tempDir();
+    try {
+      await admin.sql.unsafe(`CREATE ROLE ${role} LOGIN`);
+      const w = url.replace("postgres://noema@", `postgres://${role}@`);
+      const expectRefused = (what: string) => {
+        const init = cli(["store", "init", "--store", w]);
+        assert.equal(init.code, 1, `${what}: ${init.stderr}`);
+        assert.match(init.stderr, /refused to create noema's schema: .*it lacks CREATE on the schema/, what);
+        assert.match(init.stderr, /Run noema store init as the schema's owner/, what);
+        assert.doesNotMatch(init.stderr, /may only read/, what);
+      };
+      expectRefused("before the schema exists");
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      await admin.sql.unsafe(
+        `GRANT SELECT, INSERT, UPDATE ON noema_episodes, noema_lines, noema_files, noema_decisions, noema_leases TO ${role}`,
+      );
+      expectRefused("once the owner made it");
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: w }, cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.ok(await published(a.path, id), "the writer published the run");
+      assert.equal((await admin.get(id))?.episode_id, id);
+    } finally {
+      await admin.close();
+      a.cleanup();
+    }
+  });
+});
+
 describe("shared store: the password in ~/.pgpass, as libpq reads it", { skip }, () => {
   test("a refused login says what to do; a file open to others is not used, and says so; at 0600 runs publish", async () => {
     const pg = await startPostgres();

@@ -76,9 +76,16 @@ const REFUSED_LOGIN = new Set(["28P01", "28000"]);
 
 /**
  * Turns what the client threw into an error that says what happened: a failed TLS check, a refused login (with why
- * the password file was not used), a refused write of a read-only role, no schema, an unreachable server.
+ * the password file was not used), a role that may not create the schema (`creating`: what was attempted was `store
+ * init`/`migrate`), a refused write of a read-only role, no schema, an unreachable server.
  */
-function explain(e: unknown, location: string, passwordNote: string | null = null, tls = ""): unknown {
+function explain(
+  e: unknown,
+  location: string,
+  passwordNote: string | null = null,
+  tls = "",
+  creating = false,
+): unknown {
   const err = e as { code?: string; message?: string };
   if (TLS_FAILURE.test(String(err?.code))) {
     return new NoemaError(
@@ -92,6 +99,15 @@ function explain(e: unknown, location: string, passwordNote: string | null = nul
       `the shared store at ${location} refused the login: ${err.message}` +
         (passwordNote ? `; ${passwordNote}` : "") +
         `. Give the password in ~/.pgpass (chmod 0600), in PGPASSWORD, or in the URL (see docs/store.md)`,
+    );
+  }
+  // insufficient_privilege while creating the schema: a writer role (which may write rows) lacks CREATE on it.
+  if (err?.code === "42501" && creating) {
+    return new NoemaError(
+      "store_privilege",
+      `the shared store at ${location} refused to create noema's schema: this role may not create tables, it ` +
+        `lacks CREATE on the schema (${err.message}). Run noema store init as the schema's owner; runners need only ` +
+        `a writer role's grants (see docs/store.md, Roles).`,
     );
   }
   if (err?.code === "42501" || err?.code === "25006") {
@@ -198,11 +214,11 @@ export class PostgresStore implements SharedStore {
   /** Whether the database's encoding is UTF8 (asked once). */
   #utf8: boolean | null = null;
 
-  async #guard<T>(f: () => Promise<T>): Promise<T> {
+  async #guard<T>(f: () => Promise<T>, creating = false): Promise<T> {
     try {
       return await f();
     } catch (e) {
-      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary);
+      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary, creating);
     }
   }
 
@@ -277,8 +293,7 @@ export class PostgresStore implements SharedStore {
           await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
         }
         return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
-      })
-    );
+      }), true);
   }
 
   status(): Promise<StoreStatus> {
