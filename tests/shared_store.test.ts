@@ -805,6 +805,44 @@ describe("shared store: following a run from another machine", { skip }, () => {
       b.cleanup();
     }
   });
+
+  test("B follows a run of A before its first line is published: it waits, saying so once, then prints every line", {
+    timeout: 300_000,
+  }, async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_follow_before_publish";
+      const [cmd, ...args] = cliCommand();
+      const started: { a: ReturnType<typeof runChild> | null } = { a: null };
+      const startA = () =>
+        started.a ??= runChild(cmd, [...args, "--root", a.path, "run", "Say hello", "--episode-id", id, "--json"], {
+          cwd: a.path,
+          env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+          timeoutMs: 120_000,
+        });
+      // A starts only once B says it waits: B asked the store before anything of the run was there.
+      const followB = runChild(cmd, [...args, "--root", b.path, "events", id, "--follow", "--json"], {
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        timeoutMs: 120_000,
+        onStderr: (chunk) => {
+          if (chunk.includes("waiting up to")) startA();
+        },
+      });
+      const rb = await followB;
+      const ra = await (started.a ?? Promise.reject(new Error(`B never said it waits: ${rb.stderr}`)));
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(rb.code, 0, rb.stderr);
+      assert.equal(rb.stderr.match(/waiting up to 10 s/g)?.length, 1, rb.stderr);
+      assert.doesNotMatch(rb.stderr, /neither under the local root/);
+      assert.equal(rb.stdout, readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8"));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
 });
 
 describe("shared store: approvals across machines", { skip }, () => {
