@@ -17,7 +17,7 @@ import type { CatalogFilter, SharedStore, StoredDecision } from "../shared_store
 import type { EpisodeEntry } from "../read/list.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
-import type { DecisionAsk, Waiting } from "./approvals.ts";
+import { type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
 import { HttpError } from "./paths.ts";
 import { type RunsQuery, sinceMs } from "./runs.ts";
 
@@ -90,7 +90,9 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
 }
 
 /**
- * The runs of the fleet waiting for a decision, from the catalog.
+ * The runs of the fleet waiting for a decision, from the catalog, each with
+ * the host that holds it and the decision already made on its checkpoint (the
+ * holding machine has not applied it yet).
  *
  * @example
  * ```ts
@@ -100,18 +102,26 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
  */
 export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
   const rows = await src.store.list({ run_state: ["waiting_for_approval"], limit: 500 });
-  return rows.filter((r) => r.pending).map((r) => ({
-    episode_id: r.episode_id,
-    task: r.task,
-    started_at: r.started_at,
-    checkpoint_id: r.pending!.checkpoint_id,
-    kind: r.pending!.kind,
-    step_id: r.pending!.step_id,
-    policy_id: r.pending!.policy_id,
-    reason: r.pending!.reason,
-    action: r.pending!.action,
-    decided: null,
-  }));
+  return await Promise.all(
+    rows.filter((r) => r.pending).map(async (r) => ({
+      episode_id: r.episode_id,
+      task: r.task,
+      started_at: r.started_at,
+      checkpoint_id: r.pending!.checkpoint_id,
+      kind: r.pending!.kind,
+      step_id: r.pending!.step_id,
+      policy_id: r.pending!.policy_id,
+      reason: r.pending!.reason,
+      action: r.pending!.action,
+      host: r.host,
+      held_here: heldHere(src.root, r.episode_id),
+      decided: decidedOf(await src.store.decision(r.episode_id, r.pending!.checkpoint_id)),
+    })),
+  );
+}
+
+function decidedOf(d: StoredDecision | null): Waiting["decided"] {
+  return d && { decision: d.decision, by: d.by, note: d.note, at: d.at, host: d.host };
 }
 
 /**
