@@ -16,7 +16,7 @@ import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
-import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
@@ -1007,6 +1007,34 @@ describe("shared store: roles", { skip }, () => {
       assert.match(sync.stderr, /may only read/);
     } finally {
       a.cleanup();
+    }
+  });
+});
+
+describe("shared store: the catalog's stored_at (schema version 4)", { skip }, () => {
+  test("a store at version 3 migrates: its rows get their last write's time, and a new row is listed first", async () => {
+    const url = (await startPostgres()).createDatabase();
+    const db = new PostgresStore(url);
+    try {
+      // The schema as a noema of version 3 left it, with one row.
+      await db.sql.unsafe(`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+        for (const statement of m.statements) await db.sql.unsafe(statement);
+        await db.sql`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+      }
+      await db.sql`INSERT INTO noema_episodes (episode_id, run_state, status, host, started_at, updated_at)
+        VALUES ('ep_old', 'terminal', 'ok', 'fast', '2099-01-01T00:00:00Z', '2026-02-01T00:00:00Z')`;
+      assert.deepEqual(await db.migrate(), { from: 3, to: LATEST_SCHEMA_VERSION });
+      assert.equal((await db.get("ep_old"))?.stored_at, "2026-02-01T00:00:00.000Z");
+      await db.upsertCatalog(row("ep_new", { host: "slow", started_at: "2000-01-01T00:00:00.000Z" }));
+      assert.deepEqual((await db.list()).map((r) => r.episode_id), ["ep_new", "ep_old"]);
+      const st = cli(["list", "--store", url]);
+      assert.equal(st.code, 0, st.stderr);
+      assert.match(st.stdout.split("\n")[0], /^STARTED_AT \(HOST CLOCK\)\s+EPISODE_ID\s+HOST\s+STATUS/);
+      assert.match(st.stdout.split("\n")[1], /^2000-01-01T00:00:00\.000Z\s+ep_new\s+slow\s/);
+    } finally {
+      await db.close();
     }
   });
 });

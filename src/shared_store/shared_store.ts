@@ -35,7 +35,7 @@ export interface CatalogRow {
   status: string;
   /** The verification outcome (`summary.json` `outcome`), terminal runs only. */
   outcome: string | null;
-  /** `episode.started_at` (ISO 8601). */
+  /** `episode.started_at` (ISO 8601), by the clock of the host that ran it. */
   started_at: string | null;
   /** When the run ended (start + `duration_sec`), terminal runs only. */
   ended_at: string | null;
@@ -53,6 +53,12 @@ export interface CatalogRow {
   veto_count: number;
   /** For a run waiting for approval: what waits (see {@link PendingCall}); otherwise null. */
   pending?: PendingCall | null;
+  /**
+   * When the store first stored this row (ISO 8601), by the store's clock: PostgreSQL's `now()`, or the shared
+   * directory's file time. The catalog is ordered, filtered (`since`) and paged by it, since hosts' clocks disagree.
+   * Set by the store; ignored when a row is written.
+   */
+  stored_at?: string | null;
 }
 
 /** The call a paused run waits on, as the catalog shows it to approvers anywhere. */
@@ -118,7 +124,7 @@ export interface CatalogFilter {
   tags?: Record<string, string>;
   /** Case-insensitive substring of the task. */
   task?: string;
-  /** Started at or after this ISO 8601 time. */
+  /** Stored at or after this ISO 8601 time (`stored_at`, the store's clock: not the hosts' `started_at`). */
   since?: string;
   /** Host name. */
   host?: string;

@@ -46,7 +46,7 @@ import {
   StoreUnreachableError,
 } from "../shared_store.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
-import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
+import { decodeName, encodeName, episodePath, STORED_AT_FILE, streamPath, VERSION_FILE } from "./layout.ts";
 import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
 import { withWriteLock } from "./write_lock.ts";
 
@@ -201,7 +201,7 @@ export class FileStore implements SharedStore {
     try {
       for (let e = d.readSync(); e !== null; e = d.readSync()) {
         if (!e.isDirectory() || episodeIdProblem(e.name)) continue;
-        const row = this.#json<CatalogRow>(join(root, e.name, "catalog.json"));
+        const row = this.#row(join(root, e.name));
         if (row) see(row);
       }
     } finally {
@@ -297,16 +297,30 @@ export class FileStore implements SharedStore {
     });
   }
 
+  /**
+   * An episode's catalog row, with `stored_at`: the mtime of its `stored_at` file (made with the first row), by the
+   * shared directory's clock; for a row stored before that file existed, its `catalog.json`'s (its last write).
+   */
+  #row(ep: string): CatalogRow | null {
+    const row = this.#json<CatalogRow>(join(ep, "catalog.json"));
+    if (row === null) return null;
+    const st = lstatSync(join(ep, STORED_AT_FILE), { throwIfNoEntry: false }) ??
+      lstatSync(join(ep, "catalog.json"), { throwIfNoEntry: false });
+    return { ...row, stored_at: st ? st.mtime.toISOString() : null };
+  }
+
   async upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     const ep = this.#ep(row.episode_id);
+    const { stored_at: _, ...fields } = row; // the directory's clock, when the first row is stored
     const stored: CatalogRow = {
-      ...row,
+      ...fields,
       started_at: iso(row.started_at),
       ended_at: iso(row.ended_at),
       pending: row.pending ?? null,
     };
     await withWriteLock(ep, this.dir, () => {
       this.#fence(ep, row.episode_id, token);
+      if (!existsSync(join(ep, STORED_AT_FILE))) this.#write(join(ep, STORED_AT_FILE), "");
       this.#write(join(ep, "catalog.json"), JSON.stringify(stored) + "\n");
     });
   }
@@ -340,7 +354,7 @@ export class FileStore implements SharedStore {
   }
 
   get(episodeId: string): Promise<CatalogRow | null> {
-    return Promise.resolve().then(() => this.#json<CatalogRow>(join(this.#ep(episodeId), "catalog.json")));
+    return Promise.resolve().then(() => this.#row(this.#ep(episodeId)));
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {

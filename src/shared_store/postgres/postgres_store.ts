@@ -142,6 +142,7 @@ function rowOf(r: Record<string, unknown>): CatalogRow {
     step_count: Number(r.step_count),
     veto_count: Number(r.veto_count),
     pending: (r.pending as PendingCall | null) ?? null,
+    stored_at: iso(r.stored_at),
   };
 }
 
@@ -465,8 +466,9 @@ export class PostgresStore implements SharedStore {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         await this.#fence(tx, row.episode_id, token);
+        const { stored_at: _, ...fields } = row; // the database's now(), on the first insert only
         const r = {
-          ...row,
+          ...fields,
           tags: this.sql.json(row.tags),
           policy_ids: this.sql.array(row.policy_ids),
           pending: row.pending ? this.sql.json(row.pending as never) : null,
@@ -503,14 +505,14 @@ export class PostgresStore implements SharedStore {
     if (filter.run_state?.length) conds.push(sql`run_state = ANY(${filter.run_state}::text[])`);
     if (filter.tags && Object.keys(filter.tags).length) conds.push(sql`tags @> ${sql.json(filter.tags)}`);
     if (filter.task) conds.push(sql`lower(task) LIKE ${"%" + likeEscape(filter.task.toLowerCase()) + "%"}`);
-    if (filter.since) conds.push(sql`started_at >= ${filter.since}`);
+    if (filter.since) conds.push(sql`stored_at >= ${filter.since}`);
     if (filter.host) conds.push(sql`host = ${filter.host}`);
     if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
     if (filter.policy) conds.push(sql`policy_ids @> ${[filter.policy]}::text[]`);
     const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
     return this.#guard(async () => {
       const rows = await sql`SELECT * FROM noema_episodes WHERE ${where}
-        ORDER BY started_at DESC NULLS LAST, episode_id DESC LIMIT ${filter.limit ?? 50}`;
+        ORDER BY stored_at DESC, episode_id DESC LIMIT ${filter.limit ?? 50}`;
       return rows.map(rowOf);
     });
   }
