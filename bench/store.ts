@@ -52,14 +52,15 @@ const FILTERS: [string, CatalogFilter][] = [
 async function fill(store: PostgresStore, rows: number): Promise<void> {
   await store.sql.unsafe(`
     INSERT INTO noema_episodes (episode_id, task, run_state, status, outcome, started_at, ended_at, host, adapter,
-      policy_ids, tags, step_count, veto_count)
+      policy_ids, tags, step_count, veto_count, stored_at)
     SELECT 'ep_' || lpad(i::text, 10, '0'),
       'deploy ' || i || ' of service ' || (i % 977),
       CASE WHEN i % 1000 = 0 THEN 'waiting_for_approval' ELSE 'terminal' END,
       CASE WHEN i % 1000 = 0 THEN 'pending' WHEN i % 50 = 0 THEN 'vetoed' WHEN i % 7 = 0 THEN 'error' ELSE 'ok' END,
       'success', timestamptz '2026-01-01' + i * interval '1 second', NULL, 'h' || (i % 100),
       CASE WHEN i % 3 = 0 THEN 'llm' ELSE 'claude-code' END,
-      ARRAY['P' || (i % 10) || '@1.0'], jsonb_build_object('team', 't' || (i % 20)), 10, i % 3
+      ARRAY['P' || (i % 10) || '@1.0'], jsonb_build_object('team', 't' || (i % 20)), 10, i % 3,
+      timestamptz '2026-01-01' + i * interval '1 second' -- the store's clock, as it inserted them
     FROM generate_series(1, ${rows}) AS i`);
   // As after any bulk load: vacuumed and analyzed now, and written out, so that neither autovacuum nor a checkpoint of
   // the fill runs during the timed runs.

@@ -298,9 +298,20 @@ describe("over a shared store (file:///…)", () => {
     );
     const waitingId = JSON.parse(paused.stdout.trim().split("\n").at(-1)!).episode_id as string;
     assert.equal(cli(["--root", a, "sync"], { env, cwd: tmp.path }).code, 0);
-    const st = await startServe(b, { args: ["--store", url] });
+    const st = await startServe(b, { args: ["--store", url], env: { NOEMA_HOST: "host-console" } });
     try {
       const get = async (path: string) => await (await fetch(new URL(path, st.url))).json() as any;
+      const html = async (path: string) => await (await fetch(new URL(path, st.url))).text();
+      // The catalog's host: in the runs table and on the approval card (page and API).
+      const runsPage = await html("/");
+      for (const id of [done, waitingId]) {
+        assert.match(runsPage, new RegExp(`<code>${id}</code></a></td><td class="host">host-a</td>`));
+      }
+      assert.match(await html("/approvals"), /<dt>host<\/dt><dd>host-a<\/dd>/);
+      const before = await html(`/episodes/${waitingId}`);
+      assert.match(before, /<h2>Waiting for approval<\/h2>/);
+      assert.match(before, /<dt>host<\/dt><dd>host-a<\/dd>/);
+      assert.match(before, /name="decision" value="approved"/);
       const rows = await get("/api/episodes?host=host-a");
       assert.deepEqual(rows.map((r: any) => r.episode_id).sort(), [done, waitingId].sort());
       const page = await (await fetch(new URL(`/episodes/${done}`, st.url))).text();
@@ -317,6 +328,17 @@ describe("over a shared store (file:///…)", () => {
       const d = await r.json() as any;
       assert.equal(d.decision, "approved");
       assert.equal(d.note, "from the fleet console");
+      // Decided, not yet applied by host-a: the page shows the decision (who, where, when) instead of the buttons.
+      const after = await html(`/episodes/${waitingId}`);
+      assert.match(after, /<h2>Decided<\/h2>/);
+      assert.doesNotMatch(after, /Waiting for approval|name="decision"/);
+      assert.match(after, /approved<\/span> by <b>[^<]+<\/b> on <b>host-console<\/b> at <time datetime="\d{4}-/);
+      assert.match(after, /from the fleet console/);
+      assert.match(after, /The machine that holds the run \(host-a\) applies it/);
+      const card = (await get("/api/approvals"))[0];
+      assert.equal(card.host, "host-a");
+      assert.deepEqual([card.decided.decision, card.decided.host], ["approved", "host-console"]);
+      assert.doesNotMatch(await html("/approvals"), /name="decision"/);
       assert.ok(!existsSync(join(b, "episodes", waitingId)), "nothing written to the serving machine's root");
       const again = await fetch(new URL(`/api/episodes/${waitingId}/reject`, st.url), {
         method: "POST",

@@ -16,7 +16,7 @@ import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
-import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
@@ -118,10 +118,10 @@ describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () =>
         store.acquireLease(id, { host: "host-b", pid: 2 }),
       ]);
       const won = results.filter((r) => r.status === "fulfilled").map((r) =>
-        (r as PromiseFulfilledResult<number>).value
+        (r as PromiseFulfilledResult<bigint>).value
       );
       const lost = results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason);
-      assert.deepEqual(won, [1], `round ${i}`);
+      assert.deepEqual(won, [1n], `round ${i}`);
       assert.equal(lost.length, 1);
       assert.ok(lost[0] instanceof LeaseHeldError, String(lost[0]));
     }
@@ -160,6 +160,11 @@ describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () =>
     assert.equal(
       maskStoreUrl("postgres://ana:s3cr%40t@db:5432/noema?sslmode=require"),
       "postgres://ana:***@db:5432/noema?sslmode=require",
+    );
+    assert.equal(
+      maskStoreUrl("postgres://ana:s3@cr:t@db1:5432,db2/noema?sslpassword=k3y&application_name=x"),
+      "postgres://ana:***@db1:5432,db2/noema?sslpassword=***&application_name=x",
+      "several hosts, which the URL class cannot parse: masked all the same",
     );
     const s = new PostgresStore("postgres://ana:hunter2@127.0.0.1:1/x");
     assert.ok(!s.location.includes("hunter2"));
@@ -331,6 +336,40 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
     } finally {
       await db.close();
       d.cleanup();
+    }
+  });
+
+  test("a URL naming two hosts (libpq's h1:p1,h2:p2), the first down: store status, a run publishing and list use the second", async () => {
+    const down = await freePort(); // nothing listens there
+    const { port, pathname } = new URL(url);
+    const two = `postgres://noema@127.0.0.1:${down},127.0.0.1:${port}${pathname}`;
+    const a = tempDir();
+    try {
+      const init = cli(["store", "init", "--store", two, "--json"]);
+      assert.equal(init.code, 0, init.stderr);
+      const st = cli(["store", "status", "--store", two, "--json"]);
+      assert.equal(st.code, 0, st.stderr);
+      assert.equal(JSON.parse(st.stdout).schema_version, LATEST_SCHEMA_VERSION);
+      const tls = cli(["store", "status", "--json", "--store", `${two}?sslmode=verify-full&sslrootcert=${pg.tls.ca}`]);
+      assert.equal(tls.code, 0, tls.stderr);
+      assert.match(JSON.parse(tls.stdout).tls, /^TLSv1\.[23] /, "TLS, verified, over the second host");
+      const env = { NOEMA_STORE: two, NOEMA_HOST: "host-two-urls" };
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], { env, cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stderr, /store/i, "the run reached the store");
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.ok(await published(a.path, id), "the run published its episode");
+      const list = cli(["list", "--json", "--host", "host-two-urls"], { env });
+      assert.equal(list.code, 0, list.stderr);
+      assert.deepEqual(JSON.parse(list.stdout).map((r: { episode_id: string }) => r.episode_id), [id]);
+      // Every host down: unreachable, said at once (the client alone retried them forever).
+      const none = `postgres://noema:hunter2@127.0.0.1:${down},127.0.0.1:${await freePort()}${pathname}`;
+      const r = cli(["store", "status", "--store", none], { timeoutMs: 60_000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /cannot be reached: connect ECONNREFUSED/);
+      assert.doesNotMatch(r.stderr, /hunter2/);
+    } finally {
+      a.cleanup();
     }
   });
 
@@ -766,6 +805,44 @@ describe("shared store: following a run from another machine", { skip }, () => {
       b.cleanup();
     }
   });
+
+  test("B follows a run of A before its first line is published: it waits, saying so once, then prints every line", {
+    timeout: 300_000,
+  }, async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_follow_before_publish";
+      const [cmd, ...args] = cliCommand();
+      const started: { a: ReturnType<typeof runChild> | null } = { a: null };
+      const startA = () =>
+        started.a ??= runChild(cmd, [...args, "--root", a.path, "run", "Say hello", "--episode-id", id, "--json"], {
+          cwd: a.path,
+          env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+          timeoutMs: 120_000,
+        });
+      // A starts only once B says it waits: B asked the store before anything of the run was there.
+      const followB = runChild(cmd, [...args, "--root", b.path, "events", id, "--follow", "--json"], {
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        timeoutMs: 120_000,
+        onStderr: (chunk) => {
+          if (chunk.includes("waiting up to")) startA();
+        },
+      });
+      const rb = await followB;
+      const ra = await (started.a ?? Promise.reject(new Error(`B never said it waits: ${rb.stderr}`)));
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(rb.code, 0, rb.stderr);
+      assert.equal(rb.stderr.match(/waiting up to 10 s/g)?.length, 1, rb.stderr);
+      assert.doesNotMatch(rb.stderr, /neither under the local root/);
+      assert.equal(rb.stdout, readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8"));
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
 });
 
 describe("shared store: approvals across machines", { skip }, () => {
@@ -929,6 +1006,69 @@ describe("shared store: roles", { skip }, () => {
       assert.equal(sync.code, 1);
       assert.match(sync.stderr, /may only read/);
     } finally {
+      a.cleanup();
+    }
+  });
+});
+
+describe("shared store: the catalog's stored_at (schema version 4)", { skip }, () => {
+  test("a store at version 3 migrates: its rows get their last write's time, and a new row is listed first", async () => {
+    const url = (await startPostgres()).createDatabase();
+    const db = new PostgresStore(url);
+    try {
+      // The schema as a noema of version 3 left it, with one row.
+      await db.sql.unsafe(`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+        for (const statement of m.statements) await db.sql.unsafe(statement);
+        await db.sql`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+      }
+      await db.sql`INSERT INTO noema_episodes (episode_id, run_state, status, host, started_at, updated_at)
+        VALUES ('ep_old', 'terminal', 'ok', 'fast', '2099-01-01T00:00:00Z', '2026-02-01T00:00:00Z')`;
+      assert.deepEqual(await db.migrate(), { from: 3, to: LATEST_SCHEMA_VERSION });
+      assert.equal((await db.get("ep_old"))?.stored_at, "2026-02-01T00:00:00.000Z");
+      await db.upsertCatalog(row("ep_new", { host: "slow", started_at: "2000-01-01T00:00:00.000Z" }));
+      assert.deepEqual((await db.list()).map((r) => r.episode_id), ["ep_new", "ep_old"]);
+      const st = cli(["list", "--store", url]);
+      assert.equal(st.code, 0, st.stderr);
+      assert.match(st.stdout.split("\n")[0], /^STARTED_AT \(HOST CLOCK\)\s+EPISODE_ID\s+HOST\s+STATUS/);
+      assert.match(st.stdout.split("\n")[1], /^2000-01-01T00:00:00\.000Z\s+ep_new\s+slow\s/);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("shared store: a writer role", { skip }, () => {
+  test("granted as docs/store.md says, it publishes; store init with it says to run it as the schema owner, not that it may only read", async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    const role = `writer_${process.pid}`;
+    const admin = new PostgresStore(url);
+    const a = tempDir();
+    try {
+      await admin.sql.unsafe(`CREATE ROLE ${role} LOGIN`);
+      const w = url.replace("postgres://noema@", `postgres://${role}@`);
+      const expectRefused = (what: string) => {
+        const init = cli(["store", "init", "--store", w]);
+        assert.equal(init.code, 1, `${what}: ${init.stderr}`);
+        assert.match(init.stderr, /refused to create noema's schema: .*it lacks CREATE on the schema/, what);
+        assert.match(init.stderr, /Run noema store init as the schema's owner/, what);
+        assert.doesNotMatch(init.stderr, /may only read/, what);
+      };
+      expectRefused("before the schema exists");
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      await admin.sql.unsafe(
+        `GRANT SELECT, INSERT, UPDATE ON noema_episodes, noema_lines, noema_files, noema_decisions, noema_leases TO ${role}`,
+      );
+      expectRefused("once the owner made it");
+      const run = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: w }, cwd: a.path });
+      assert.equal(run.code, 0, run.stderr);
+      const id = JSON.parse(run.stdout).episode_id as string;
+      assert.ok(await published(a.path, id), "the writer published the run");
+      assert.equal((await admin.get(id))?.episode_id, id);
+    } finally {
+      await admin.close();
       a.cleanup();
     }
   });

@@ -19,13 +19,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import {
   AlreadyDecidedError,
   type CatalogFilter,
+  type CatalogRow,
   LeaseHeldError,
   type SharedStore,
   StaleLeaseError,
@@ -67,10 +68,18 @@ async function waitFor(f: () => boolean, what: string, ms = 30_000): Promise<voi
 /** A store URL that is new and empty (not initialised); `cleanup` removes what it made. */
 type FreshStore = () => Promise<string>;
 
+/** Writes a released lease of `episodeId` with `token` straight into the store at `url`, as the backend keeps it. */
+type PlantLease = (url: string, episodeId: string, token: bigint) => Promise<void>;
+
 /**
  * The conformance suite: every test opens its own new store from `fresh`.
  */
-function conformance(name: string, fresh: FreshStore, options: { skip?: string | false } = {}): void {
+function conformance(
+  name: string,
+  fresh: FreshStore,
+  plantLease: PlantLease,
+  options: { skip?: string | false } = {},
+): void {
   describe(`shared store conformance: ${name}`, { skip: options.skip ?? false }, () => {
     const opened: SharedStore[] = [];
     const open = async (url?: string) => {
@@ -195,29 +204,45 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       assert.deepEqual(await s.listFiles("ep_nothing"), []);
     });
 
-    test("the catalog: one row per episode; filters, newest first, limit", async () => {
+    /**
+     * Upserts a row, then waits until the store's clock has moved past the time it stored it at, so that the next
+     * row is stored later (a file system's times are as coarse as its kernel's clock tick, a few ms).
+     */
+    const put = async (s: SharedStore, r: CatalogRow) => {
+      await s.upsertCatalog(r);
+      const at = Date.parse((await s.get(r.episode_id))?.stored_at ?? "");
+      assert.ok(!Number.isNaN(at), "the store gave the row its stored_at");
+      while (Date.now() <= at + 20) await new Promise((r) => setTimeout(r, 5));
+    };
+
+    test("the catalog: one row per episode; filters, newest stored first, limit", async () => {
       const s = await ready();
-      await s.upsertCatalog(row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra", x: "1" } }));
-      await s.upsertCatalog(row("ep_2", { started_at: "2026-11-02T00:00:00.000Z", status: "vetoed", host: "b" }));
-      await s.upsertCatalog(row("ep_3", {
-        started_at: "2026-11-03T00:00:00.000Z",
-        run_state: "waiting_for_approval",
-        status: "pending",
-        outcome: null,
-        adapter: "llm",
-        policy_ids: ["NoPush@1.0", "PathRisk@1.0"],
-        task: "Fix 100% of the_tests",
-      }));
-      await s.upsertCatalog(row("ep_4", { started_at: null, task: null, run_state: "crashed", status: "error" }));
-      await s.upsertCatalog(row("ep_0", { started_at: "2026-11-02T00:00:00.000Z", status: "error" })); // a tie: id breaks it
-      await s.upsertCatalog(
+      await put(s, row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra", x: "1" } }));
+      await put(s, row("ep_2", { started_at: "2026-11-02T00:00:00.000Z", status: "vetoed", host: "b" }));
+      await put(
+        s,
+        row("ep_3", {
+          started_at: "2026-11-03T00:00:00.000Z",
+          run_state: "waiting_for_approval",
+          status: "pending",
+          outcome: null,
+          adapter: "llm",
+          policy_ids: ["NoPush@1.0", "PathRisk@1.0"],
+          task: "Fix 100% of the_tests",
+        }),
+      );
+      await put(s, row("ep_4", { started_at: null, task: null, run_state: "crashed", status: "error" }));
+      await put(s, row("ep_0", { started_at: "2026-11-02T00:00:00.000Z", status: "error" }));
+      // Written again: it keeps the place its first row was stored at.
+      await put(
+        s,
         row("ep_1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "infra", x: "1" }, veto_count: 2 }),
       );
       const ids = async (f: CatalogFilter) => (await s.list(f)).map((r) => r.episode_id);
-      assert.deepEqual(await ids({}), ["ep_3", "ep_2", "ep_0", "ep_1", "ep_4"]);
+      assert.deepEqual(await ids({}), ["ep_0", "ep_4", "ep_3", "ep_2", "ep_1"]);
       assert.deepEqual(await ids({ status: ["vetoed"] }), ["ep_2"]);
       assert.deepEqual(await ids({ status: ["error"] }), ["ep_0"], "a crashed run's status is not a terminal one");
-      assert.deepEqual(await ids({ status: ["crashed", "waiting_for_approval"] }), ["ep_3", "ep_4"]);
+      assert.deepEqual(await ids({ status: ["crashed", "waiting_for_approval"] }), ["ep_4", "ep_3"]);
       assert.deepEqual(await ids({ status: ["pending"] }), [], "status words: terminal statuses or run states");
       assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), ["ep_3"]);
       assert.deepEqual(await ids({ tags: { team: "infra" } }), ["ep_1"]);
@@ -225,16 +250,36 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       assert.deepEqual(await ids({ task: "100% of THE_" }), ["ep_3"]);
       assert.deepEqual(await ids({ task: "1_0" }), []); // _ (and %) are literal, not wildcards
       assert.deepEqual(await ids({ task: "%" }), ["ep_3"]);
-      assert.deepEqual(await ids({ since: "2026-11-02T00:00:00.000Z" }), ["ep_3", "ep_2", "ep_0"]);
+      const since = (await s.get("ep_3"))!.stored_at!;
+      assert.deepEqual(await ids({ since }), ["ep_0", "ep_4", "ep_3"]);
       assert.deepEqual(await ids({ host: "b" }), ["ep_2"]);
       assert.deepEqual(await ids({ adapter: "llm" }), ["ep_3"]);
       assert.deepEqual(await ids({ policy: "PathRisk@1.0" }), ["ep_3"]);
       assert.deepEqual(await ids({ policy: "Path" }), []);
-      assert.deepEqual(await ids({ limit: 2 }), ["ep_3", "ep_2"]);
+      assert.deepEqual(await ids({ limit: 2 }), ["ep_0", "ep_4"]);
       assert.deepEqual(await ids({ host: "a", status: ["ok"], limit: 1 }), ["ep_1"]);
       assert.equal((await s.get("ep_1"))?.veto_count, 2);
       assert.equal(await s.get("ep_missing"), null);
       assert.equal((await s.status()).episodes, 5);
+    });
+
+    test("host clocks do not order the fleet: a host 2 h fast and one 3 h slow, ordered and filtered by the store's clock", async () => {
+      const s = await ready();
+      const hour = 3_600_000;
+      const sinceAnHour = new Date(Date.now() - hour).toISOString(); // as --since 1h asks, before both are stored
+      const fast = row("ep_fast", { host: "fast", started_at: new Date(Date.now() + 2 * hour).toISOString() });
+      await put(s, fast);
+      await put(s, row("ep_slow", { host: "slow", started_at: new Date(Date.now() - 3 * hour).toISOString() }));
+      const ids = async (f: CatalogFilter) => (await s.list(f)).map((r) => r.episode_id);
+      assert.deepEqual(await ids({}), ["ep_slow", "ep_fast"], "the run stored last comes first");
+      assert.deepEqual(await ids({ since: sinceAnHour }), ["ep_slow", "ep_fast"], "a new run of a slow host is kept");
+      assert.deepEqual(await ids({ since: (await s.get("ep_slow"))!.stored_at! }), ["ep_slow"]);
+      assert.deepEqual(await ids({ limit: 1 }), ["ep_slow"], "pages follow the store's clock");
+      const first = (await s.get("ep_fast"))!.stored_at;
+      await put(s, { ...fast, run_state: "terminal", ended_at: new Date(Date.now() + 2 * hour).toISOString() });
+      assert.equal((await s.get("ep_fast"))!.stored_at, first, "a later write keeps the time it was first stored");
+      assert.deepEqual(await ids({}), ["ep_slow", "ep_fast"]);
+      assert.equal((await s.get("ep_fast"))!.started_at, fast.started_at, "the host's own time is kept as recorded");
     });
 
     test("catalog states: running → waiting for approval (the pending call) → terminal", async () => {
@@ -266,7 +311,9 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
         tags: { team: "ops" },
       });
       await s.upsertCatalog(done);
-      assert.deepEqual(await s.get("ep_s"), done);
+      const { stored_at, ...got } = (await s.get("ep_s"))!;
+      assert.deepEqual(got, done);
+      assert.ok(!Number.isNaN(Date.parse(stored_at ?? "")), "stored_at, set by the store");
       assert.deepEqual(await s.list({ run_state: ["waiting_for_approval"] }), []);
     });
 
@@ -420,7 +467,7 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       assert.deepEqual(await s.readFile("ep_lease", "state.json"), bytes("{}"));
       assert.equal((await s.get("ep_lease"))?.status, "ok");
       await s.appendLines("ep_lease", "events.jsonl", 2, [bytes("b2")], t2);
-      await assert.rejects(s.appendLines("ep_other", "events.jsonl", 1, [bytes("x")], 7), StaleLeaseError);
+      await assert.rejects(s.appendLines("ep_other", "events.jsonl", 1, [bytes("x")], 7n), StaleLeaseError);
       // Another process of host-b that is gone is taken over at once; a live one is not.
       const b2 = { host: "host-b", pid: 303 };
       await assert.rejects(s.acquireLease("ep_lease", b2, { ownerGone: () => false }), LeaseHeldError);
@@ -437,6 +484,31 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
       await s.releaseLease("ep_lease", t3);
       const t4 = await s.acquireLease("ep_lease", a);
       assert.ok(t4 > t3);
+    });
+
+    test("fencing tokens are exact past 2^53: a planted lease is taken over with the next token, the old one is stale", async () => {
+      const url = await fresh();
+      const s = await open(url);
+      await s.migrate();
+      // 2^53 + 1 rounds to 2^53 as a number: taken over, it would repeat its predecessor's token.
+      for (const planted of [2n ** 53n, 2n ** 53n + 1n]) {
+        const id = `ep_big_${planted}`;
+        await plantLease(url, id, planted);
+        const t = await s.acquireLease(id, { host: "host-a", pid: 101 });
+        assert.equal(t, planted + 1n);
+        await assert.rejects(
+          s.appendLines(id, "events.jsonl", 1, [bytes("old")], planted),
+          (e) => e instanceof StaleLeaseError && e.token === planted && e.current === planted + 1n,
+        );
+        await s.appendLines(id, "events.jsonl", 1, [bytes("new")], t);
+        assert.equal(await s.acquireLease(id, { host: "host-a", pid: 101 }), t, "renewing keeps the token");
+        await s.releaseLease(id, t);
+        const next = await s.acquireLease(id, { host: "host-b", pid: 202 });
+        assert.equal(next, planted + 2n);
+        await assert.rejects(s.putFile(id, "state.json", bytes("{}"), t), StaleLeaseError);
+        await s.putFile(id, "state.json", bytes("{}"), next);
+        assert.deepEqual(await s.readLines(id, "events.jsonl", 1, 10), [bytes("new")]);
+      }
     });
 
     test("subscribe wakes a follower soon after lines or a catalog row of its episode are stored (by another connection)", async () => {
@@ -465,16 +537,39 @@ function conformance(name: string, fresh: FreshStore, options: { skip?: string |
 // The files backend: a directory per store.
 const dirs: { cleanup(): void }[] = [];
 after(() => dirs.forEach((d) => d.cleanup()));
-conformance("files", () => {
-  const d = tempDir("noema-filestore-");
-  dirs.push(d);
-  mkdirSync(join(d.path, "team share"));
-  return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
-});
+conformance(
+  "files",
+  () => {
+    const d = tempDir("noema-filestore-");
+    dirs.push(d);
+    mkdirSync(join(d.path, "team share"));
+    return Promise.resolve(pathToFileURL(join(d.path, "team share")).href);
+  },
+  (url, episodeId, token) => {
+    // As an older noema wrote it: the token a JSON number, which JSON.parse would round.
+    const dir = join(fileURLToPath(url), "episodes", episodeId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(dir, "lease.json"),
+      `{"host":"host-z","pid":9,"token":${token},"renewed_at":0,"released":true}\n`,
+      { mode: 0o600 },
+    );
+    return Promise.resolve();
+  },
+);
 
 // PostgreSQL: a database per store, on one server for the whole file.
 const skip = pgUnavailable() ?? false;
-conformance("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
+conformance(
+  "PostgreSQL",
+  async () => (await startPostgres()).createDatabase(),
+  async (url, episodeId, token) =>
+    (await startPostgres()).psql(
+      url,
+      `INSERT INTO noema_leases (episode_id, host, pid, token, released) VALUES ('${episodeId}', 'host-z', 9, ${token}, true)`,
+    ),
+  { skip },
+);
 
 describe("shared store: what only the files backend has to guard", () => {
   const root = tempDir("noema-filestore-");

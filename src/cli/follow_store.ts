@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
-import { followStoreEvents } from "../shared_store/follow_store.ts";
+import { followStoreEvents, storeHasEpisode, waitForEpisode } from "../shared_store/follow_store.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
@@ -31,8 +31,13 @@ export function hasLocalEpisode(ref: string, options: RootOptions): boolean {
   return existsSync(join(episodesDir(resolveRoot(options)), ref));
 }
 
+/** How long following waits for an episode the store does not hold yet (a run that has just started elsewhere). */
+const WAIT_FOR_EPISODE_MS = 10_000;
+
 /**
- * Follows an episode from the store, calling `print` for each event.
+ * Follows an episode from the store, calling `print` for each event. An
+ * episode the store does not hold yet is waited for, up to 10 s, saying so
+ * once on stderr.
  *
  * @example
  * ```ts
@@ -45,15 +50,26 @@ export async function followFromStore(
   id: string,
   print: (e: Record<string, unknown>, raw: string) => void,
 ): Promise<void> {
-  // A run's first lines are stored before its catalog row (its first whole publish comes a little later).
-  if ((await store.get(id)) === null && (await store.streams(id)).length === 0) {
-    throw new NoemaError("not_found", `episode ${id} is neither under the local root nor in ${store.location}`);
-  }
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   try {
+    // A run of another machine that has just started may not have published yet: wait for it, bounded.
+    if (!(await storeHasEpisode(store, id))) {
+      const s = WAIT_FOR_EPISODE_MS / 1000;
+      ctx.out.note(`noema: ${id} is not in ${store.location} yet: waiting up to ${s} s for its run to publish`);
+      if (!(await waitForEpisode(store, id, { timeoutMs: WAIT_FOR_EPISODE_MS, signal: controller.signal }))) {
+        if (controller.signal.aborted) {
+          ctx.exitCode = EXIT.INTERRUPTED;
+          return;
+        }
+        throw new NoemaError(
+          "not_found",
+          `episode ${id} is neither under the local root nor in ${store.location} (waited ${s} s)`,
+        );
+      }
+    }
     const it = followStoreEvents(store, id, { signal: controller.signal });
     let r = await it.next();
     for (; !r.done; r = await it.next()) {

@@ -20,6 +20,7 @@ import type { ApprovalRecord } from "../runtime/checkpoint.ts";
 import { approve, reject } from "../runtime/resume.ts";
 import type { PendingRun } from "../runtime/resume.ts";
 import { localPending } from "../cli/store_approvals.ts";
+import { publishingHost } from "../shared_store/host.ts";
 import { HttpError } from "./paths.ts";
 import { claimEpisode } from "../shared_store/claim.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
@@ -36,8 +37,15 @@ export interface Waiting {
   policy_id: string | null;
   reason: string;
   action: unknown;
-  /** A decision already recorded and not yet used by a resume. */
-  decided: { decision: string; by: string; note: string | null } | null;
+  /** The machine that holds the run (the catalog's host over a store; this one for a run of the root). */
+  host: string | null;
+  /** Whether this machine holds the run, paused: it can resume it here. */
+  held_here: boolean;
+  /**
+   * A decision already recorded and not yet used by a resume: who, when (`at`, ISO 8601, the decider's clock), and
+   * on which machine (`host`; null for a decision in the root's files, whose `by` says it when made elsewhere).
+   */
+  decided: { decision: string; by: string; note: string | null; at: string | null; host: string | null } | null;
   /**
    * Over a shared store: why the run's catalog row cannot be read (then nothing else of it is shown, and there is
    * nothing to decide here).
@@ -58,7 +66,11 @@ function waitingOf(p: PendingRun, task: string | null, started: string | null): 
     policy_id: str(pending.policy_id),
     reason: str(pending.reason) ?? "",
     action: pending.action ?? null,
-    decided: p.approval ? { decision: p.approval.decision, by: p.approval.by, note: p.approval.note } : null,
+    host: publishingHost(),
+    held_here: true,
+    decided: p.approval
+      ? { decision: p.approval.decision, by: p.approval.by, note: p.approval.note, at: p.approval.at, host: null }
+      : null,
   };
 }
 
@@ -216,6 +228,15 @@ function unreadablePanel(episodeId: string, error: string): SafeHtml {
   }</h3><p class="t-bad">Its catalog row cannot be read: ${error}. Nothing of it is shown, and nothing can be decided here.</p></div>`;
 }
 
+/** What was decided: by whom, on which machine, when, with the note. */
+function decisionLine(d: NonNullable<Waiting["decided"]>): SafeHtml {
+  return markup`${badge(d.decision, d.decision === "approved" ? "ok" : "vetoed")} by <b>${d.by}</b>${
+    d.host ? markup` on <b>${d.host}</b>` : ""
+  }${d.at ? markup` at <time datetime="${d.at}">${d.at.replace("T", " ").slice(0, 19)} UTC</time>` : ""}${
+    d.note ? markup` — ${d.note}` : ""
+  }`;
+}
+
 /**
  * The decision form of a waiting run (or what was decided, waiting for a resume).
  *
@@ -236,11 +257,15 @@ export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): Saf
       w.task !== null ? markup`<span class="muted">${w.task}</span>` : ""
     }</h3>`;
   const decided = w.decided
-    ? markup`<p>${
-      badge(w.decided.decision, w.decided.decision === "approved" ? "ok" : "vetoed")
-    } by <b>${w.decided.by}</b>${w.decided.note ? markup` — ${w.decided.note}` : ""}; the run waits for a resume.</p>
+    ? markup`<p class="decided">${decisionLine(w.decided)}</p>${
+      w.held_here
+        ? markup`<p>The run waits for a resume.</p>
 <form method="post" action="/approvals/${id}/resume"><input type="hidden" name="checkpoint" value="${w.checkpoint_id}">
 <button type="submit">Resume the run on this machine</button></form>`
+        : markup`<p class="muted">The machine that holds the run (${
+          w.host ?? "-"
+        }) applies it: at once when it waits for it (run --wait), else at its next noema resume.</p>`
+    }`
     : markup`<form method="post" action="/approvals/${id}/decide">
 <input type="hidden" name="checkpoint" value="${w.checkpoint_id}">
 <label for="note-${w.episode_id}" class="muted">Note (recorded with the decision)</label>
@@ -249,7 +274,7 @@ export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): Saf
 <button class="reject" name="decision" value="rejected" type="submit">Reject</button>
 <label><input type="checkbox" name="resume" value="1" checked> then resume the run on this machine</label></div></form>`;
   return markup`<div class="approval" data-id="${w.episode_id}">${title}
-<dl class="facts"><dt>step</dt><dd><code>${w.step_id}</code> (${w.kind})</dd>
+<dl class="facts"><dt>host</dt><dd>${w.host ?? "-"}</dd><dt>step</dt><dd><code>${w.step_id}</code> (${w.kind})</dd>
 <dt>policy</dt><dd>${w.policy_id ?? "-"}</dd><dt>reason</dt><dd>${w.reason}</dd>
 <dt>checkpoint</dt><dd><code>${w.checkpoint_id}</code></dd></dl>
 <details open><summary>Pending action</summary>${action}</details>

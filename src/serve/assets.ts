@@ -29,7 +29,7 @@ button.approve{background:var(--good);color:#fff;border-color:var(--good)}
 button.reject{background:var(--bad);color:#fff;border-color:var(--bad)}
 table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--panel)}
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
-table.runs td:nth-child(-n+4){white-space:nowrap}
+table.runs td:nth-child(-n+5){white-space:nowrap}
 td.task{max-width:340px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tags code{background:var(--code);border-radius:4px;padding:0 4px;margin-right:4px}

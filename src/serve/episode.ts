@@ -130,7 +130,7 @@ export function episodePage(
     markup`<p class="muted"><a href="/">Runs</a> / <code>${id}</code> · <a href="/episodes/${eid}/events">All events</a> · <a href="#files">Raw files</a> · <a href="/api/episodes/${eid}">JSON</a></p>
 ${
       waiting !== null
-        ? markup`<section id="approval"><h2>Waiting for approval</h2>${
+        ? markup`<section id="approval"><h2>${waiting.decided ? "Decided" : "Waiting for approval"}</h2>${
           approvalPanel(waiting, { heading: false })
         }</section>`
         : ""

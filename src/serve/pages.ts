@@ -68,7 +68,7 @@ export function runsPage(
   const shown = got.entries.length ? `${first + 1}–${first + got.entries.length}` : "none";
   const body = markup`<h1>Runs</h1>
 ${filterForm(q)}
-<table class="runs"><thead><tr><th>started (UTC)</th><th>episode</th><th>status</th><th>outcome</th><th>task</th><th>tags</th></tr></thead>
+<table class="runs"><thead><tr><th>started (UTC, host's clock)</th><th>episode</th><th>host</th><th>status</th><th>outcome</th><th>task</th><th>tags</th></tr></thead>
 <tbody id="runs">${runRows(got.entries)}</tbody></table>
 <div class="pager">${prev}<span class="muted">${shown}${q.page > 1 ? ` · page ${q.page}` : ""}</span>${next}</div>`;
   const live = `/api/live/runs?${search}`;

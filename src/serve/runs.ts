@@ -8,8 +8,9 @@
 import { hostname } from "node:os";
 import { type EpisodeEntry, listEpisodes, type ListOptions, statusWord } from "../read/list.ts";
 import { Buffer } from "node:buffer";
-import { closeSync, openSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { publishingHost } from "../shared_store/host.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
 import { badge } from "../report/parts.ts";
 import { parseSince } from "../cli/time_args.ts";
@@ -186,6 +187,23 @@ export function statusKey(e: Pick<EpisodeEntry, "run_state" | "status">): string
 }
 
 /**
+ * The host a listed run ran on: the catalog's (an entry of a shared store),
+ * else this machine's for a run of its root, or null for a copy pulled from a
+ * store (`<root>/state/pulled/<id>`: the catalog has its host, the copy not).
+ *
+ * @example
+ * ```ts
+ * import { hostOf } from "./runs.ts";
+ * hostOf({ episode_id: "ep_1", episode_dir: ".noema/episodes/ep_1", host: "ci-7" }); // "ci-7"
+ * ```
+ */
+export function hostOf(e: Pick<EpisodeEntry, "episode_id" | "episode_dir"> & { host?: string }): string | null {
+  if (typeof e.host === "string") return e.host;
+  if (!e.episode_dir) return null;
+  return existsSync(join(dirname(dirname(e.episode_dir)), "state", "pulled", e.episode_id)) ? null : publishingHost();
+}
+
+/**
  * The table rows of entries (every value escaped).
  *
  * @example
@@ -195,7 +213,7 @@ export function statusKey(e: Pick<EpisodeEntry, "run_state" | "status">): string
  * ```
  */
 export function runRows(entries: readonly EpisodeEntry[]): SafeHtml {
-  if (entries.length === 0) return markup`<tr><td colspan="6" class="muted">No runs match.</td></tr>`;
+  if (entries.length === 0) return markup`<tr><td colspan="7" class="muted">No runs match.</td></tr>`;
   return markup`${
     entries.map((e) => {
       const href = `/episodes/${encodeURIComponent(e.episode_id)}`;
@@ -204,7 +222,7 @@ export function runRows(entries: readonly EpisodeEntry[]): SafeHtml {
       const task = e.task ?? (e.error ? `(${e.error})` : "-");
       return markup`<tr data-href="${href}" data-id="${e.episode_id}"><td class="mono">${
         e.started_at?.replace("T", " ").slice(0, 19) ?? "-"
-      }</td><td><a href="${href}"><code>${e.episode_id}</code></a></td><td>${
+      }</td><td><a href="${href}"><code>${e.episode_id}</code></a></td><td class="host">${hostOf(e) ?? "-"}</td><td>${
         badge(statusWord(e), statusKey(e))
       }</td><td>${
         e.outcome ? badge(e.outcome) : "-"

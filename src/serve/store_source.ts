@@ -23,7 +23,7 @@ import {
 import type { EpisodeEntry } from "../read/list.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
-import type { DecisionAsk, Waiting } from "./approvals.ts";
+import { type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
 import { HttpError } from "./paths.ts";
 import { type RunsQuery, sinceMs } from "./runs.ts";
 
@@ -96,8 +96,10 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
 }
 
 /**
- * The runs of the fleet waiting for a decision, from the catalog; after them, those whose row cannot be read, shown
- * as such (`unreadable`), without anything to decide.
+ * The runs of the fleet waiting for a decision, from the catalog, each with
+ * the host that holds it and the decision already made on its checkpoint (the
+ * holding machine has not applied it yet); after them, those whose row cannot
+ * be read, shown as such (`unreadable`), without anything to decide.
  *
  * @example
  * ```ts
@@ -107,23 +109,32 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
  */
 export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
   const rows = await src.store.list({ run_state: ["waiting_for_approval"], limit: 500 });
-  return rows.filter((r) => r.pending).map((r): Waiting => ({
-    episode_id: r.episode_id,
-    task: r.task,
-    started_at: r.started_at,
-    checkpoint_id: r.pending!.checkpoint_id,
-    kind: r.pending!.kind,
-    step_id: r.pending!.step_id,
-    policy_id: r.pending!.policy_id,
-    reason: r.pending!.reason,
-    action: r.pending!.action,
-    decided: null,
-  })).concat(rows.filter(isUnreadable).map(unreadableWaiting));
+  return await Promise.all(
+    rows.filter((r) => r.pending).map(async (r): Promise<Waiting> => ({
+      episode_id: r.episode_id,
+      task: r.task,
+      started_at: r.started_at,
+      checkpoint_id: r.pending!.checkpoint_id,
+      kind: r.pending!.kind,
+      step_id: r.pending!.step_id,
+      policy_id: r.pending!.policy_id,
+      reason: r.pending!.reason,
+      action: r.pending!.action,
+      host: r.host,
+      held_here: heldHere(src.root, r.episode_id),
+      decided: decidedOf(await src.store.decision(r.episode_id, r.pending!.checkpoint_id)),
+    })),
+  ).then((w) => w.concat(rows.filter(isUnreadable).map(unreadableWaiting)));
 }
 
 function unreadableWaiting(r: UnreadableCatalogRow): Waiting {
   const none = { task: null, checkpoint_id: "", kind: "", step_id: "", policy_id: null, reason: "", action: null };
-  return { episode_id: r.episode_id, started_at: r.started_at, ...none, decided: null, unreadable: r.error };
+  const where = { host: null, held_here: false, decided: null };
+  return { episode_id: r.episode_id, started_at: r.started_at, ...none, ...where, unreadable: r.error };
+}
+
+function decidedOf(d: StoredDecision | null): Waiting["decided"] {
+  return d && { decision: d.decision, by: d.by, note: d.note, at: d.at, host: d.host };
 }
 
 /**

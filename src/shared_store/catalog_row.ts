@@ -80,6 +80,7 @@ export const CatalogRowSchema = looseObject({
   step_count: Count,
   veto_count: Count,
   pending: v.optional(v.nullable(PendingCallSchema)),
+  stored_at: v.optional(v.nullable(v.string())),
 });
 
 /**

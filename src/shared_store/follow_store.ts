@@ -32,6 +32,68 @@ export interface StoreFollowOptions {
 
 const PAGE = 1000;
 
+/** Options of {@link waitForEpisode}. */
+export interface WaitForEpisodeOptions {
+  /** How long to wait, in ms. */
+  timeoutMs: number;
+  /** Poll interval when no notification arrives, in ms. @default {250} */
+  pollMs?: number;
+  /** Stops waiting. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Whether the store holds anything of an episode: its catalog row, or a
+ * stream's lines (a run's first lines are stored before its catalog row).
+ *
+ * @example
+ * ```ts
+ * import { storeHasEpisode } from "./follow_store.ts";
+ * await storeHasEpisode(store, "ep_01J…"); // true once its run published a line
+ * ```
+ */
+export async function storeHasEpisode(store: SharedStore, id: string): Promise<boolean> {
+  return (await store.get(id)) !== null || (await store.streams(id)).length > 0;
+}
+
+/**
+ * Waits until the store holds an episode (a run of another machine that has
+ * just started and not published yet), woken by the store's notifications,
+ * polling as the fallback. True once it does; false when `timeoutMs` ran out
+ * or `signal` aborted.
+ *
+ * @example
+ * ```ts
+ * import { waitForEpisode } from "./follow_store.ts";
+ * if (!(await waitForEpisode(store, "ep_01J…", { timeoutMs: 10_000 }))) console.error("not there");
+ * ```
+ */
+export async function waitForEpisode(store: SharedStore, id: string, options: WaitForEpisodeOptions): Promise<boolean> {
+  const end = Date.now() + options.timeoutMs;
+  let wake: (() => void) | null = null;
+  const nudge = () => wake?.();
+  const unsubscribe = await store.subscribe(id, nudge);
+  options.signal?.addEventListener("abort", nudge);
+  try {
+    for (;;) {
+      if (await storeHasEpisode(store, id)) return true;
+      const left = end - Date.now();
+      if (left <= 0 || options.signal?.aborted) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, options.pollMs ?? 250));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", nudge);
+    await unsubscribe();
+  }
+}
+
 /**
  * Yields every stored event line of an episode, then new ones as they are
  * published, and returns why it stopped.

@@ -47,6 +47,7 @@ export interface PublishOptions {
    */
   verify?: boolean;
 }
+import type { FencingToken } from "./shared_store.ts";
 
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
@@ -151,7 +152,7 @@ export class EpisodePublisher {
   #policies: string[] = [];
   #vetoes = 0;
   #eventsScanned = 0; // event lines already read for the catalog
-  #token = 0; // the lease's fencing token
+  #token: FencingToken = 0n; // the lease's fencing token
   #cataloged = false; // the store has this episode's catalog row
   #started = false;
   #sealing = false; // the row last sent says running for an episode sealed during that publish: the next one says so
@@ -186,7 +187,7 @@ export class EpisodePublisher {
   }
 
   /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
-  async #lease(): Promise<number> {
+  async #lease(): Promise<FencingToken> {
     const end = Date.now() + this.#heldWaitMs;
     for (;;) {
       try {

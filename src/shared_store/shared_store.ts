@@ -35,7 +35,7 @@ export interface CatalogRow {
   status: string;
   /** The verification outcome (`summary.json` `outcome`), terminal runs only. */
   outcome: string | null;
-  /** `episode.started_at` (ISO 8601). */
+  /** `episode.started_at` (ISO 8601), by the clock of the host that ran it. */
   started_at: string | null;
   /** When the run ended (start + `duration_sec`), terminal runs only. */
   ended_at: string | null;
@@ -53,6 +53,12 @@ export interface CatalogRow {
   veto_count: number;
   /** For a run waiting for approval: what waits (see {@link PendingCall}); otherwise null. */
   pending?: PendingCall | null;
+  /**
+   * When the store first stored this row (ISO 8601), by the store's clock: PostgreSQL's `now()`, or the shared
+   * directory's file time. The catalog is ordered, filtered (`since`) and paged by it, since hosts' clocks disagree.
+   * Set by the store; ignored when a row is written.
+   */
+  stored_at?: string | null;
 }
 
 /**
@@ -152,7 +158,7 @@ export interface CatalogFilter {
   tags?: Record<string, string>;
   /** Case-insensitive substring of the task. */
   task?: string;
-  /** Started at or after this ISO 8601 time. */
+  /** Stored at or after this ISO 8601 time (`stored_at`, the store's clock: not the hosts' `started_at`). */
   since?: string;
   /** Host name. */
   host?: string;
@@ -248,6 +254,12 @@ export interface StreamDigest {
   sha256: string;
 }
 
+/**
+ * A lease's fencing token: a bigint, exact past 2^53 (PostgreSQL's `bigint`
+ * column, the files backend's decimal string), so a token never repeats.
+ */
+export type FencingToken = bigint;
+
 /** Who writes an episode: a process on a host. */
 export interface LeaseOwner {
   host: string;
@@ -277,7 +289,7 @@ export class LeaseHeldError extends NoemaError {
 
 /** A write carrying a fencing token older than the lease's: a newer writer took the episode over. */
 export class StaleLeaseError extends NoemaError {
-  constructor(readonly episodeId: string, readonly token: number, readonly current: number) {
+  constructor(readonly episodeId: string, readonly token: FencingToken, readonly current: FencingToken) {
     super(
       "stale_lease",
       `the shared store refused a write to ${episodeId}: fencing token ${token} is stale ` +
@@ -337,7 +349,7 @@ export interface SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult>;
   /** Lines `fromSeq…` of a stream (at most `limit`), in order. */
   readLines(episodeId: string, stream: string, fromSeq: number, limit: number): Promise<Uint8Array[]>;
@@ -349,13 +361,13 @@ export interface SharedStore {
    */
   streamDigest(episodeId: string, stream: string): Promise<StreamDigest>;
   /** Stores (or replaces) a whole artifact file; with a fencing `token`, only while that token is current. */
-  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void>;
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void>;
   /** The whole files stored for an episode. */
   listFiles(episodeId: string): Promise<StoredFile[]>;
   /** A stored file's bytes, or null. */
   readFile(episodeId: string, name: string): Promise<Uint8Array | null>;
   /** Creates or updates an episode's catalog row; with a fencing `token`, only while that token is current. */
-  upsertCatalog(row: CatalogRow, token?: number): Promise<void>;
+  upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void>;
   /**
    * Takes (or renews) the episode's lease for `owner`; returns its fencing
    * token, which every later write of this writer carries. A lease held by a
@@ -363,9 +375,9 @@ export interface SharedStore {
    * one is taken over with a higher token, so the old writer's writes are
    * refused ({@link StaleLeaseError}).
    */
-  acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<number>;
+  acquireLease(episodeId: string, owner: LeaseOwner, options?: LeaseOptions): Promise<FencingToken>;
   /** Gives the lease up (a finished run): anyone may take it next. */
-  releaseLease(episodeId: string, token: number): Promise<void>;
+  releaseLease(episodeId: string, token: FencingToken): Promise<void>;
   /**
    * Catalog rows matching a filter, newest first. A row that cannot be read
    * comes as an {@link UnreadableCatalogRow} (filtered on the fields of it

@@ -8,6 +8,7 @@
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { clientTls } from "./postgres/tls.ts";
+import { firstHostUrl } from "./postgres/conninfo.ts";
 
 /**
  * A store URL with its password replaced by `***` (safe to print or record).
@@ -27,7 +28,9 @@ export function maskStoreUrl(url: string): string {
     }
     return u.toString();
   } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
+    // Several hosts (`h1:5432,h2:5432`), which the URL class cannot parse: the same masking on the text.
+    return url.replace(/\/\/([^:/@]*):[^/?#]*@/, "//$1:***@")
+      .replace(/([?&])([^=&#]*(?:pass|secret|token|key)[^=&#]*)=[^&#]*/gi, "$1$2=***");
   }
 }
 
@@ -48,7 +51,8 @@ export type StoreKind = "postgres" | "files";
 export function storeKind(url: string, from: string): StoreKind {
   let protocol: string;
   try {
-    protocol = new URL(url).protocol;
+    // A postgres:// URL may name several hosts (libpq's `h1:5432,h2:5432`): checked as the URL of the first.
+    protocol = new URL(/^postgres(ql)?:\/\//i.test(url) ? firstHostUrl(url) : url).protocol;
   } catch {
     throw new NoemaError("bad_store", `${from}: not a URL: ${JSON.stringify(maskStoreUrl(url))}`, {
       exitCode: EXIT.USAGE,

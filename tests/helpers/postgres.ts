@@ -51,6 +51,8 @@ export interface PgServer {
    * database of its own; returns a URL for it, and the certificate and key files it logs in with.
    */
   createCertRole(name: string): { url: string; cert: string; key: string };
+  /** Runs SQL as the superuser `noema` in the database a URL of this server names (`psql -c`). */
+  psql(url: string, command: string): void;
   /** Stops the server at once (`pg_ctl -m immediate`), as a crash would. */
   kill(): void;
   /** Starts it again on the same directory and port (a no-op while it runs). */
@@ -244,6 +246,10 @@ async function boot(): Promise<PgServer> {
       openssl(["x509", "-req", "-in", csr, "-CA", tls.ca, "-CAkey", join(tls.dir, "ca.key"), "-CAcreateserial"]
         .concat(["-out", cert, "-days", "2"]));
       return { url, cert, key };
+    },
+    psql(dbUrl, command) {
+      const db = decodeURIComponent(new URL(dbUrl).pathname.slice(1));
+      asPg(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "noema", "-d", db, "-q", "-c", command]);
     },
     kill: () => stopWith("immediate"),
     restart() {

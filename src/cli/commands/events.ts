@@ -133,7 +133,8 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
         "file:line (exit 1). 'noema validate' lists every problem instead.\n" +
         "--follow exits 0 when the run ends (summary.json written) or pauses for approval, 1 when no live\n" +
         "process writes a run that has not ended (crashed), 130 on Ctrl-C. With a shared store (--store,\n" +
-        "NOEMA_STORE), an episode not held here is followed from the store, woken by its notifications.\n",
+        "NOEMA_STORE), an episode not held here is followed from the store, woken by its notifications;\n" +
+        "one the store does not hold yet (a run just started elsewhere) is waited for, up to 10 s.\n",
     )
     .action(async (episode, opts, cmd) => {
       const phases = parsePhases(opts.phase);

@@ -88,7 +88,10 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         "repeatable or comma-separated",
       collect,
     )
-    .option("--since <date>", "only episodes started since a date (2025-11-01) or a duration ago (2h, 7d)")
+    .option(
+      "--since <date>",
+      "only episodes started since a date (2025-11-01) or a duration ago (2h, 7d); with a store, stored since",
+    )
     .option("-t, --tag <key=value>", "only episodes with this tag; repeatable (all must match)", collect)
     .option("--task <text>", "only episodes whose task contains this text (case-insensitive)")
     .option("--host <name>", "only runs published from this host (with a shared store)")
@@ -110,7 +113,9 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         "STATUS is how a finished run ended (ok, error, vetoed, aborted, partial), or where an unfinished one is:\n" +
         "'running 12s' (its process holds the lock), 'idle' (an agent session between two hook calls, its agent\n" +
         "alive: its next call continues it), 'waiting for approval', 'paused' (a checkpoint to resume),\n" +
-        "'crashed' (no live process, no checkpoint, no live agent session: noema resume recovers it).\n",
+        "'crashed' (no live process, no checkpoint, no live agent session: noema resume recovers it).\n" +
+        "With a shared store: a HOST column; STARTED_AT is by that host's clock, and the runs are ordered and\n" +
+        "--since filters by when the store first stored each one (its clock: hosts' clocks disagree).\n",
     )
     .action(async (opts, cmd) => {
       const g = globalOptions(cmd);
@@ -139,7 +144,7 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
       if (entries.length === 0) out.note(`noema: ${emptyListNote(episodesDir(resolveRoot(g)), filterWords(opts))}`);
       if (opts.json) out.json(entries);
       else if (opts.quiet) { for (const e of entries) out.line(e.episode_id); }
-      else if (entries.length > 0) printTable(ctx, entries);
+      else if (entries.length > 0) printTable(ctx, entries, store !== null);
     });
 }
 
@@ -179,13 +184,15 @@ export function emptyListNote(dir: string, filters: readonly string[]): string {
 }
 
 /** The entries as a table: started at, id, status (or where an unfinished run is), outcome, task. */
-function printTable(ctx: CliContext, entries: EpisodeEntry[]): void {
+function printTable(ctx: CliContext, entries: (EpisodeEntry & { host?: string })[], fleet: boolean): void {
   const { out } = ctx;
   const c = out.color;
   out.table(
     [
-      { header: "STARTED_AT" },
+      // From a store, each run's start is by its own host's clock (the rows are ordered by the store's).
+      { header: fleet ? "STARTED_AT (HOST CLOCK)" : "STARTED_AT" },
       { header: "EPISODE_ID" },
+      ...(fleet ? [{ header: "HOST" }] : []),
       { header: "STATUS" },
       { header: "OUTCOME" },
       { header: "TASK", flex: true },
@@ -193,6 +200,7 @@ function printTable(ctx: CliContext, entries: EpisodeEntry[]): void {
     entries.map((e) => [
       e.started_at ?? "-",
       { text: e.episode_id, style: c.cyan },
+      ...(fleet ? [e.host ?? "-"] : []),
       {
         text: statusWord(e),
         style: statusStyle(e.run_state === "terminal" ? e.status : e.run_state, c),

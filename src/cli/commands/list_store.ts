@@ -1,7 +1,9 @@
 /**
  * `noema list` over the shared store: the same columns, filters and JSON as
  * over files, read from the catalog (its filters run as SQL, with indexes),
- * plus the host each run was published from.
+ * plus the host each run was published from and `stored_at`, when the store
+ * first stored it (by the store's clock: the catalog is ordered and `--since`
+ * filters by it, as hosts' clocks disagree).
  *
  * @module
  */
@@ -22,7 +24,7 @@ import { existsSync } from "node:fs";
 export function entryOfRow(
   r: CatalogEntry,
   root: string,
-): EpisodeEntry & { host: string | null; episode_dir: string | null } {
+): EpisodeEntry & { host: string | null; stored_at: string | null; episode_dir: string | null } {
   let dir: string | null = null;
   try {
     const d = episodeDirFor(r.episode_id, root);
@@ -40,6 +42,7 @@ export function entryOfRow(
     run_state: r.run_state,
     ...(r.run_state === "running" && r.started_at ? { elapsed_ms: Date.now() - Date.parse(r.started_at) } : {}),
     host: r.host,
+    stored_at: r.stored_at ?? null,
     ...(isUnreadable(r) ? { error: r.error } : {}),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The catalog filters of the files backend, the same as the PostgreSQL
  * backend's SQL: every given filter must match, rows come newest first
- * (`started_at` descending, rows without it last, then the id descending),
+ * (`stored_at`, the store's clock, descending, rows without it last, then the id descending),
  * and only the best `limit` rows are ever held in memory.
  *
  * @module
@@ -33,7 +33,7 @@ export function matchesFilter(row: CatalogRow, f: CatalogFilter): boolean {
   if (f.tags && Object.entries(f.tags).some(([k, v]) => row.tags[k] !== v)) return false;
   if (f.task && !(row.task ?? "").toLowerCase().includes(f.task.toLowerCase())) return false;
   if (f.task && row.task === null) return false;
-  if (f.since && !(row.started_at !== null && time(row.started_at) >= time(f.since))) return false;
+  if (f.since && !(time(row.stored_at ?? null) >= time(f.since))) return false;
   if (f.host && row.host !== f.host) return false;
   if (f.adapter && row.adapter !== f.adapter) return false;
   if (f.policy && !row.policy_ids.includes(f.policy)) return false;
@@ -50,7 +50,7 @@ export function matchesFilter(row: CatalogRow, f: CatalogFilter): boolean {
  * ```
  */
 export function newestFirst(a: CatalogEntry, b: CatalogEntry): number {
-  const ta = time(a.started_at), tb = time(b.started_at);
+  const ta = time(a.stored_at ?? null), tb = time(b.stored_at ?? null);
   if (ta !== tb) return tb - ta > 0 ? 1 : -1;
   return a.episode_id < b.episode_id ? 1 : a.episode_id > b.episode_id ? -1 : 0;
 }

@@ -29,13 +29,14 @@ import { episodeIdProblem } from "../../store/ids.ts";
 import { readJsonText } from "../../store/json_file.ts";
 import { limits } from "../../store/limits.ts";
 import { mkdirBelow, O_NOFOLLOW, refuseSymlinks } from "../../store/nofollow.ts";
-import { readEpisodeLease, type StoredLease, takeLease } from "./lease.ts";
+import { leaseText, readEpisodeLease, takeLease } from "./lease.ts";
 import {
   AlreadyDecidedError,
   type AppendResult,
   type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
+  type FencingToken,
   type LeaseOptions,
   type LeaseOwner,
   type SharedStore,
@@ -50,7 +51,7 @@ import {
 } from "../shared_store.ts";
 import { catalogEntry, readableFields, unreadableRow } from "../catalog_row.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
-import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
+import { decodeName, encodeName, episodePath, STORED_AT_FILE, streamPath, VERSION_FILE } from "./layout.ts";
 import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
 import { withWriteLock } from "./write_lock.ts";
 import { digestByPages } from "../stream_digest.ts";
@@ -109,6 +110,10 @@ export class FileStore implements SharedStore {
     }
   }
 
+  #text(path: string): string | null {
+    return this.#read(path)?.toString("utf8") ?? null;
+  }
+
   #json<T>(path: string): T | null {
     const b = this.#read(path);
     if (b === null) return null;
@@ -153,9 +158,9 @@ export class FileStore implements SharedStore {
   }
 
   /** Inside the write lock: refuses a write whose fencing token is not the lease's current one. */
-  #fence(ep: string, episodeId: string, token: number | undefined): void {
+  #fence(ep: string, episodeId: string, token: FencingToken | undefined): void {
     if (token === undefined) return;
-    const current = readEpisodeLease((p) => this.#json<StoredLease>(p), ep)?.token ?? 0;
+    const current = readEpisodeLease((p) => this.#text(p), ep)?.token ?? 0n;
     if (current !== token) throw new StaleLeaseError(episodeId, token, current);
   }
 
@@ -228,9 +233,17 @@ export class FileStore implements SharedStore {
       value = readJsonText(path, path, { noFollow: true, maxBytes }).value;
     } catch (e) {
       if ((e as { code?: string }).code === "not_found") return null;
-      return { row: unreadableRow(id, (e as Error).message ?? String(e)), fields: readableFields(null, id) };
+      const stored_at = this.#storedAt(ep);
+      return {
+        row: { ...unreadableRow(id, (e as Error).message ?? String(e)), stored_at },
+        fields: { ...readableFields(null, id), stored_at },
+      };
     }
-    return { row: catalogEntry(value, id, path), fields: readableFields(value, id) };
+    const stored_at = this.#storedAt(ep);
+    return {
+      row: { ...catalogEntry(value, id, path), stored_at },
+      fields: { ...readableFields(value, id), stored_at },
+    };
   }
 
   lineCount(episodeId: string, stream: string): Promise<number> {
@@ -242,7 +255,7 @@ export class FileStore implements SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult> {
     const ep = this.#ep(episodeId);
     const dir = streamPath(ep, stream);
@@ -302,7 +315,7 @@ export class FileStore implements SharedStore {
     }
   }
 
-  async putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
+  async putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void> {
     const ep = this.#ep(episodeId);
     const path = join(ep, "files", encodeName(name));
     await withWriteLock(ep, this.dir, () => {
@@ -334,34 +347,47 @@ export class FileStore implements SharedStore {
     });
   }
 
-  async upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+  /**
+   * An episode's catalog row, with `stored_at`: the mtime of its `stored_at` file (made with the first row), by the
+   * shared directory's clock; for a row stored before that file existed, its `catalog.json`'s (its last write).
+   */
+  /** When the store first stored the episode's catalog row, by the shared directory's clock (see STORED_AT_FILE). */
+  #storedAt(ep: string): string | null {
+    const st = lstatSync(join(ep, STORED_AT_FILE), { throwIfNoEntry: false }) ??
+      lstatSync(join(ep, "catalog.json"), { throwIfNoEntry: false });
+    return st ? st.mtime.toISOString() : null;
+  }
+
+  async upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     const ep = this.#ep(row.episode_id);
+    const { stored_at: _, ...fields } = row; // the directory's clock, when the first row is stored
     const stored: CatalogRow = {
-      ...row,
+      ...fields,
       started_at: iso(row.started_at),
       ended_at: iso(row.ended_at),
       pending: row.pending ?? null,
     };
     await withWriteLock(ep, this.dir, () => {
       this.#fence(ep, row.episode_id, token);
+      if (!existsSync(join(ep, STORED_AT_FILE))) this.#write(join(ep, STORED_AT_FILE), "");
       this.#write(join(ep, "catalog.json"), JSON.stringify(stored) + "\n");
     });
   }
 
-  async acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+  async acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<FencingToken> {
     const ep = this.#ep(episodeId);
     return await withWriteLock(
       ep,
       this.dir,
-      () => takeLease(ep, episodeId, owner, options, (p) => this.#json<StoredLease>(p), (p, d) => this.#write(p, d)),
+      () => takeLease(ep, episodeId, owner, options, (p) => this.#text(p), (p, d) => this.#write(p, d)),
     );
   }
 
-  async releaseLease(episodeId: string, token: number): Promise<void> {
+  async releaseLease(episodeId: string, token: FencingToken): Promise<void> {
     const ep = this.#ep(episodeId);
     await withWriteLock(ep, this.dir, () => {
-      const l = readEpisodeLease((p) => this.#json<StoredLease>(p), ep);
-      if (l && l.token === token) this.#write(join(ep, "lease.json"), JSON.stringify({ ...l, released: true }) + "\n");
+      const l = readEpisodeLease((p) => this.#text(p), ep);
+      if (l && l.token === token) this.#write(join(ep, "lease.json"), leaseText({ ...l, released: true }));
     });
   }
 

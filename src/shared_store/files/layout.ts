@@ -5,6 +5,7 @@
  * ```
  * <dir>/noema-store.json                  the schema version
  * <dir>/episodes/<id>/catalog.json        the catalog row
+ * <dir>/episodes/<id>/stored_at           empty; its mtime, the directory's clock, is when the row was first stored
  * <dir>/episodes/<id>/lease.json          the writer's lease and fencing token
  * <dir>/episodes/<id>/lock                the short write lock (src/store/lock.ts)
  * <dir>/episodes/<id>/lines/<stream>/data  the stream's lines, each with its newline
@@ -21,6 +22,12 @@
 import { join } from "node:path";
 import { NoemaError } from "../../errors.ts";
 import { assertEpisodeId, episodeIdProblem } from "../../store/ids.ts";
+
+/**
+ * The empty file created with an episode's first catalog row: its mtime, set
+ * by the shared directory's file system, is the row's `stored_at`.
+ */
+export const STORED_AT_FILE = "stored_at";
 
 /** The schema version file's name. */
 export const VERSION_FILE = "noema-store.json";

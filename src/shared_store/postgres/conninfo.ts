@@ -57,6 +57,40 @@ export function urlHosts(url: string): string[] {
 }
 
 /**
+ * The `host:port` pairs a URL names, in order, with the client's default
+ * port (`PGPORT`, else 5432) where one has none.
+ *
+ * @example
+ * ```ts
+ * import { urlHostPorts } from "./conninfo.ts";
+ * urlHostPorts("postgres://u@db1:5433,db2/noema", {}); // [{ host: "db1", port: "5433" }, { host: "db2", port: "5432" }]
+ * ```
+ */
+export function urlHostPorts(url: string, env: Env = process.env): { host: string; port: string }[] {
+  return authority(url).hosts.map(hostPort).map(({ host, port }) => ({
+    host: host || env.PGHOST || "localhost",
+    port: port || env.PGPORT || "5432",
+  }));
+}
+
+/**
+ * The URL with its list of hosts cut to the first (`h1:5432,h2:5433` →
+ * `h1:5432`), which the `URL` class can parse; the URL as it is when it names
+ * one host.
+ *
+ * @example
+ * ```ts
+ * import { firstHostUrl } from "./conninfo.ts";
+ * new URL(firstHostUrl("postgres://u@db1:5432,db2:5433/noema")).host; // "db1:5432"
+ * ```
+ */
+export function firstHostUrl(url: string): string {
+  const { userinfo, hosts, rest } = authority(url);
+  if (hosts.length < 2) return url;
+  return url.slice(0, url.indexOf("://") + 3) + (userinfo === null ? "" : `${userinfo}@`) + hosts[0] + rest;
+}
+
+/**
  * Whether a `postgres://` URL carries a password of its own
  * (`postgres://user:password@host/db`).
  *

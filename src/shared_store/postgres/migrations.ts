@@ -111,6 +111,25 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 4,
+    description:
+      "the fleet ordered by the database's clock: stored_at, set by now() when a catalog row is first stored",
+    statements: [
+      // Hosts' clocks disagree: started_at is kept as recorded, but the catalog is ordered, filtered and paged by the
+      // time the database first stored the row. Rows stored before this version get their last write's time.
+      `ALTER TABLE noema_episodes ADD COLUMN stored_at timestamptz`,
+      `UPDATE noema_episodes SET stored_at = updated_at`,
+      `ALTER TABLE noema_episodes ALTER COLUMN stored_at SET DEFAULT now(), ALTER COLUMN stored_at SET NOT NULL`,
+      `DROP INDEX noema_episodes_newest, noema_episodes_status, noema_episodes_run_state, noema_episodes_host,
+        noema_episodes_adapter`,
+      `CREATE INDEX noema_episodes_newest ON noema_episodes (stored_at DESC, episode_id DESC)`,
+      `CREATE INDEX noema_episodes_status ON noema_episodes (status, stored_at DESC)`,
+      `CREATE INDEX noema_episodes_run_state ON noema_episodes (run_state, stored_at DESC)`,
+      `CREATE INDEX noema_episodes_host ON noema_episodes (host, stored_at DESC)`,
+      `CREATE INDEX noema_episodes_adapter ON noema_episodes (adapter, stored_at DESC)`,
+    ],
+  },
 ];
 
 /** The schema version this noema writes. */

@@ -21,6 +21,7 @@ import {
   type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
+  type FencingToken,
   LeaseHeldError,
   type LeaseOptions,
   type LeaseOwner,
@@ -38,7 +39,8 @@ import { digestByPages } from "../stream_digest.ts";
 import { catalogEntry } from "../catalog_row.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
-import { connectionTarget, urlHasPassword } from "./conninfo.ts";
+import { connectionTarget, firstHostUrl, urlHasPassword, urlHostPorts } from "./conninfo.ts";
+import { connectFirstHost } from "./multi_host.ts";
 import { pgpassLookup } from "./pgpass.ts";
 import { clientTls } from "./tls.ts";
 
@@ -80,9 +82,16 @@ const REFUSED_LOGIN = new Set(["28P01", "28000"]);
 
 /**
  * Turns what the client threw into an error that says what happened: a failed TLS check, a refused login (with why
- * the password file was not used), a refused write of a read-only role, no schema, an unreachable server.
+ * the password file was not used), a role that may not create the schema (`creating`: what was attempted was `store
+ * init`/`migrate`), a refused write of a read-only role, no schema, an unreachable server.
  */
-function explain(e: unknown, location: string, passwordNote: string | null = null, tls = ""): unknown {
+function explain(
+  e: unknown,
+  location: string,
+  passwordNote: string | null = null,
+  tls = "",
+  creating = false,
+): unknown {
   const err = e as { code?: string; message?: string };
   if (TLS_FAILURE.test(String(err?.code))) {
     return new NoemaError(
@@ -96,6 +105,15 @@ function explain(e: unknown, location: string, passwordNote: string | null = nul
       `the shared store at ${location} refused the login: ${err.message}` +
         (passwordNote ? `; ${passwordNote}` : "") +
         `. Give the password in ~/.pgpass (chmod 0600), in PGPASSWORD, or in the URL (see docs/store.md)`,
+    );
+  }
+  // insufficient_privilege while creating the schema: a writer role (which may write rows) lacks CREATE on it.
+  if (err?.code === "42501" && creating) {
+    return new NoemaError(
+      "store_privilege",
+      `the shared store at ${location} refused to create noema's schema: this role may not create tables, it ` +
+        `lacks CREATE on the schema (${err.message}). Run noema store init as the schema's owner; runners need only ` +
+        `a writer role's grants (see docs/store.md, Roles).`,
     );
   }
   if (err?.code === "42501" || err?.code === "25006") {
@@ -135,6 +153,7 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
       step_count: r.step_count,
       veto_count: r.veto_count,
       pending: r.pending ?? null,
+      stored_at: iso(r.stored_at),
     },
     id,
     `the catalog row of ${id} (noema_episodes)`,
@@ -185,13 +204,18 @@ export class PostgresStore implements SharedStore {
     }
     const tls = clientTls(url); // sslrootcert, sslcert, sslkey: read here, never sent to the server as settings
     this.#tlsSummary = tls.summary;
-    this.sql = postgres(tls.url, {
+    // Several hosts: each connection tries them in order (the client's own several-host mode never gives up).
+    const hosts = urlHostPorts(url);
+    const connectSec = options.connectTimeoutSec ?? 5;
+    const several = hosts.length > 1 ? { socket: () => connectFirstHost(hosts, connectSec * 1000) } : {};
+    this.sql = postgres(hosts.length > 1 ? firstHostUrl(tls.url) : tls.url, {
+      ...(several as Record<string, never>), // `socket` is not in the client's types
       ...(pass === undefined ? {} : { pass }),
       ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
       onnotice: () => {},
       max: 4,
       idle_timeout: 20,
-      connect_timeout: options.connectTimeoutSec ?? 5,
+      connect_timeout: connectSec,
       connection: { application_name: "noema", ...options.connection },
     });
   }
@@ -205,11 +229,11 @@ export class PostgresStore implements SharedStore {
   /** Whether the database's encoding is UTF8 (asked once). */
   #utf8: boolean | null = null;
 
-  async #guard<T>(f: () => Promise<T>): Promise<T> {
+  async #guard<T>(f: () => Promise<T>, creating = false): Promise<T> {
     try {
       return await f();
     } catch (e) {
-      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary);
+      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary, creating);
     }
   }
 
@@ -221,48 +245,48 @@ export class PostgresStore implements SharedStore {
   }
 
   /** Inside a transaction: refuses a write whose fencing token is not the lease's current one. */
-  async #fence(tx: postgres.TransactionSql, episodeId: string, token: number | undefined): Promise<void> {
+  async #fence(tx: postgres.TransactionSql, episodeId: string, token: FencingToken | undefined): Promise<void> {
     if (token === undefined) return;
-    const [l] = await tx`SELECT token FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
-    const current = l ? Number(l.token) : 0;
+    const [l] = await tx`SELECT token::text FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
+    const current = l ? BigInt(l.token) : 0n;
     if (current !== token) throw new StaleLeaseError(episodeId, token, current);
   }
 
-  acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<number> {
+  acquireLease(episodeId: string, owner: LeaseOwner, options: LeaseOptions = {}): Promise<FencingToken> {
     const staleMs = options.staleAfterMs ?? 60_000;
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
-        const [l] = await tx`SELECT host, pid, token, released,
+        const [l] = await tx`SELECT host, pid, token::text, released,
             extract(epoch FROM (now() - renewed_at)) * 1000 AS age_ms
           FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
         if (!l) {
           // No row to lock yet: two first writers race here; ON CONFLICT makes the loser see the winner's row.
           const [made] = await tx`INSERT INTO noema_leases (episode_id, host, pid, token)
             VALUES (${episodeId}, ${owner.host}, ${owner.pid}, 1) ON CONFLICT (episode_id) DO NOTHING RETURNING token`;
-          if (made) return 1;
+          if (made) return 1n;
           const [other] = await tx`SELECT host, pid FROM noema_leases WHERE episode_id = ${episodeId} FOR UPDATE`;
           throw new LeaseHeldError(episodeId, { host: String(other.host), pid: Number(other.pid) });
         }
         const mine = l.host === owner.host && Number(l.pid) === owner.pid && !l.released;
         if (mine) {
           await tx`UPDATE noema_leases SET renewed_at = now() WHERE episode_id = ${episodeId}`;
-          return Number(l.token);
+          return BigInt(l.token);
         }
         const gone = l.released || Number(l.age_ms) > staleMs ||
           (l.host === owner.host && (options.ownerGone?.(Number(l.pid)) ?? false));
         if (!gone) throw new LeaseHeldError(episodeId, { host: String(l.host), pid: Number(l.pid) });
         const [n] = await tx`UPDATE noema_leases SET host = ${owner.host}, pid = ${owner.pid}, token = token + 1,
             renewed_at = now(), released = false
-          WHERE episode_id = ${episodeId} RETURNING token`;
-        return Number(n.token);
+          WHERE episode_id = ${episodeId} RETURNING token::text`;
+        return BigInt(n.token);
       })
     );
   }
 
-  releaseLease(episodeId: string, token: number): Promise<void> {
+  releaseLease(episodeId: string, token: FencingToken): Promise<void> {
     return this.#guard(async () => {
       await this.sql`UPDATE noema_leases SET released = true
-        WHERE episode_id = ${episodeId} AND token = ${token}`;
+        WHERE episode_id = ${episodeId} AND token = ${token.toString()}::bigint`;
     });
   }
 
@@ -284,8 +308,7 @@ export class PostgresStore implements SharedStore {
           await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
         }
         return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
-      })
-    );
+      }), true);
   }
 
   status(): Promise<StoreStatus> {
@@ -318,7 +341,7 @@ export class PostgresStore implements SharedStore {
     stream: string,
     firstSeq: number,
     lines: Uint8Array[],
-    token?: number,
+    token?: FencingToken,
   ): Promise<AppendResult> {
     if (lines.length === 0) return Promise.resolve({ inserted: 0, duplicates: 0 });
     // One bytea holding every line, cut apart in the database: far less work than an array of hex strings.
@@ -452,7 +475,7 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: number): Promise<void> {
+  putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void> {
     const digest = sha256(bytes);
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
@@ -481,12 +504,13 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  upsertCatalog(row: CatalogRow, token?: number): Promise<void> {
+  upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     return this.#guard(() =>
       this.sql.begin(async (tx) => {
         await this.#fence(tx, row.episode_id, token);
+        const { stored_at: _, ...fields } = row; // the database's now(), on the first insert only
         const r = {
-          ...row,
+          ...fields,
           tags: this.sql.json(row.tags),
           policy_ids: this.sql.array(row.policy_ids),
           pending: row.pending ? this.sql.json(row.pending as never) : null,
@@ -523,14 +547,14 @@ export class PostgresStore implements SharedStore {
     if (filter.run_state?.length) conds.push(sql`run_state = ANY(${filter.run_state}::text[])`);
     if (filter.tags && Object.keys(filter.tags).length) conds.push(sql`tags @> ${sql.json(filter.tags)}`);
     if (filter.task) conds.push(sql`lower(task) LIKE ${"%" + likeEscape(filter.task.toLowerCase()) + "%"}`);
-    if (filter.since) conds.push(sql`started_at >= ${filter.since}`);
+    if (filter.since) conds.push(sql`stored_at >= ${filter.since}`);
     if (filter.host) conds.push(sql`host = ${filter.host}`);
     if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
     if (filter.policy) conds.push(sql`policy_ids @> ${[filter.policy]}::text[]`);
     const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
     return this.#guard(async () => {
       const rows = await sql`SELECT * FROM noema_episodes WHERE ${where}
-        ORDER BY started_at DESC NULLS LAST, episode_id DESC LIMIT ${filter.limit ?? 50}`;
+        ORDER BY stored_at DESC, episode_id DESC LIMIT ${filter.limit ?? 50}`;
       return rows.map(rowOf);
     });
   }
