@@ -4,6 +4,9 @@
  * then resumes the same episode (publishing and exporting as it goes), as often as it
  * pauses. When the wait runs out, `--approval-timeout` applies: `deny`
  * rejects the call (decided by `timeout`), `abort` ends the run aborted.
+ * Outages of the store are waited out (said once on stderr, and once when it
+ * is back); a wait that runs out while the store cannot be reached decides
+ * nothing: it says why and leaves the run paused (exit 4).
  *
  * @module
  */
@@ -12,7 +15,7 @@ import { joinNotices, type LiveOtelExport } from "../export/otel/run_hooks.ts";
 import type { RunResult } from "../runtime/engine.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import type { CliContext } from "./context.ts";
-import { waitForDecision } from "./store_approvals.ts";
+import { waitForDecision, WaitUnreachableError } from "./store_approvals.ts";
 import { startLivePublishing } from "./store_publish.ts";
 
 /** What {@link waitAndResume} needs. */
@@ -35,7 +38,8 @@ export interface WaitOptions {
 
 /**
  * While `result` is paused: waits for a decision, applies it, resumes.
- * Returns the last result (still paused only when interrupted).
+ * Returns the last result (still paused when interrupted, or when the wait
+ * ran out while the store could not be reached: said on stderr).
  *
  * @example
  * ```ts
@@ -52,8 +56,20 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
         `noema: ${result.episode_id} waits for approval of ${p?.step_id ?? "a step"}: ${p?.reason ?? ""}; ` +
           `decide on any machine: noema approve|reject ${result.episode_id} --store …`,
       );
-      const got = await waitForDecision(store, result.episode_id, { root: o.root }, o.timeoutMs, o.onTimeout, o.signal);
-      if (got === "interrupted") break;
+      const got = await waitForDecision(
+        store,
+        result.episode_id,
+        { root: o.root },
+        o.timeoutMs,
+        o.onTimeout,
+        o.signal,
+        (line) => ctx.out.note(line),
+      ).catch((e) => {
+        if (!(e instanceof WaitUnreachableError)) throw e;
+        ctx.out.note(`noema: ${e.message}`);
+        return "unreachable" as const;
+      });
+      if (got === "interrupted" || got === "unreachable") break;
       const live = await startLivePublishing(ctx.out, o.root, o.store, result.episode_id);
       const otel = o.otel?.(result.episode_id) ?? null;
       try {

@@ -15,6 +15,7 @@ import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
+import { isOutage, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -155,11 +156,19 @@ export async function applyStoreDecision(store: SharedStore, id: string, options
   return true;
 }
 
+/** How often a waiter looks at the store when no notification wakes it, ms. */
+const POLL_MS = 1000;
+
 /**
  * Waits for a decision on a paused run (woken by the store's notifications,
- * polling as the fallback), then applies it locally. On timeout, records
- * the configured default in the store and here, decided by `timeout`:
- * `deny` rejects, `abort` returns "abort" for the caller to abort the run.
+ * polling as the fallback), then applies it locally. Outages of the store
+ * (a restart, a failover, a network cut) do not end the wait: it says so once
+ * through `say`, tries again with backoff (250 ms doubling to 5 s), subscribes
+ * again once the store is back, and says that once too. Only the deadline or
+ * `signal` ends it. On timeout, records the configured default in the store
+ * and here, decided by `timeout`: `deny` rejects, `abort` returns "abort" for
+ * the caller to abort the run. A store that cannot be reached at the deadline
+ * decides nothing: {@link WaitUnreachableError}, the run stays paused.
  *
  * @example
  * ```ts
@@ -173,28 +182,15 @@ export async function waitForDecision(
   timeoutMs: number,
   onTimeout: "deny" | "abort",
   signal?: AbortSignal,
+  say: (line: string) => void = () => {},
 ): Promise<"decided" | "abort" | "interrupted"> {
-  const end = Date.now() + timeoutMs;
-  let wake: () => void = () => {};
-  const unsubscribe = await store.subscribe(id, () => wake());
-  signal?.addEventListener("abort", () => wake());
+  const got = await untilDecided(store, id, options, Date.now() + timeoutMs, signal, say);
+  if (got !== "timeout") return got;
   try {
-    while (Date.now() < end) {
-      if (signal?.aborted) return "interrupted";
-      if (await applyStoreDecision(store, id, options)) return "decided";
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(1000, Math.max(0, end - Date.now())));
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    }
-  } finally {
-    await unsubscribe();
-  }
-  if (onTimeout === "abort") return "abort";
-  try {
+    // One last look, which also tells whether the store can take the default: a decision made at the last moment,
+    // or while the store could not be reached, stands.
+    if (await applyStoreDecision(store, id, options)) return "decided";
+    if (onTimeout === "abort") return "abort";
     await decideInStore(
       store,
       id,
@@ -202,8 +198,75 @@ export async function waitForDecision(
       options,
     );
   } catch (e) {
+    if (isOutage(e)) throw new WaitUnreachableError(id, onTimeout, e);
     if (!(e instanceof NoemaError && e.exitCode === EXIT.CONSUMED)) throw e;
     await applyStoreDecision(store, id, options); // decided at the last moment: that decision stands
   }
   return "decided";
+}
+
+/** The wait of {@link waitForDecision}: "timeout" when the deadline passed without a decision. */
+async function untilDecided(
+  store: SharedStore,
+  id: string,
+  options: RootOptions,
+  end: number,
+  signal: AbortSignal | undefined,
+  say: (line: string) => void,
+): Promise<"decided" | "interrupted" | "timeout"> {
+  const outage = new StoreOutage(say, store.location, `${id} waits for approval`);
+  let wake: () => void = () => {};
+  const onAbort = () => wake();
+  signal?.addEventListener("abort", onAbort);
+  let unsubscribe: (() => Promise<void>) | null = null;
+  try {
+    while (Date.now() < end) {
+      if (signal?.aborted) return "interrupted";
+      let pause = POLL_MS;
+      try {
+        // Subscribed (again, after an outage: re-LISTEN) before looking, so that a decision made meanwhile wakes.
+        unsubscribe ??= await store.subscribe(id, () => wake());
+        const decided = await applyStoreDecision(store, id, options);
+        outage.succeeded();
+        if (decided) return "decided";
+      } catch (e) {
+        if (!isOutage(e)) throw e;
+        pause = outage.failed(e);
+        // The subscription went with its connection: dropped here, made again once the store answers.
+        void unsubscribe?.().catch(() => {});
+        unsubscribe = null;
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(pause, Math.max(0, end - Date.now())));
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+    return "timeout";
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    await unsubscribe?.();
+  }
+}
+
+/**
+ * The wait for approval ran out while the store could not be reached: the
+ * `--approval-timeout` default is a decision only the store can record (the
+ * fleet may have decided meanwhile), so nothing is decided and the run stays
+ * paused, resumable (exit 4).
+ */
+export class WaitUnreachableError extends NoemaError {
+  constructor(id: string, onTimeout: "deny" | "abort", cause: Error) {
+    super(
+      "wait_store_unreachable",
+      `the wait for approval of ${id} ran out while ${cause.message}; the --approval-timeout default ` +
+        `(${onTimeout}) was not applied, since only the store can record a decision the fleet knows: ${id} stays ` +
+        `paused. Decide with noema approve|reject ${id} --store … once the store is back, then run ` +
+        `noema resume ${id} on this machine`,
+      { exitCode: EXIT.PAUSED, cause },
+    );
+    this.name = "WaitUnreachableError";
+  }
 }

@@ -461,11 +461,16 @@ export class PostgresStore implements SharedStore {
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
+    // When its connection closes, the client LISTENs again with a copy of the callback that `unlisten` no longer
+    // reaches; `active` silences that copy once this subscription is stopped (a waiter subscribes anew after an
+    // outage, since the client's own try fails while the server is down).
+    let active = true;
     return this.#guard(async () => {
       const { unlisten } = await this.sql.listen(NOTIFY_CHANNEL, (payload) => {
-        if (payload === episodeId) wake();
+        if (active && payload === episodeId) wake();
       });
       return async () => {
+        active = false;
         await unlisten().catch(() => {});
       };
     });

@@ -1,0 +1,174 @@
+/**
+ * `noema run --wait` outlives outages of the shared store: PostgreSQL
+ * restarted twice while a run waits for approval, then a decision made by
+ * another noema (another root and HOME, as another host would), and the run
+ * applies it and runs the approved call exactly once. A wait that runs out
+ * while the store is down decides nothing and leaves the run paused. Against
+ * a real PostgreSQL 15 (tests/helpers/postgres.ts) and real noema processes.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { after, before, describe, test } from "node:test";
+import { runChild } from "./helpers/child.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const skip = pgUnavailable() ?? false;
+const gate = join(REPO, "plugins/policies/approval-gate.ts");
+
+/** A shell task whose second step deploys (the approval gate holds it), each deploy appending a line to `deploys`. */
+function deployTask(dir: string, deploys: string): string {
+  const path = join(dir, "deploy.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      task: "build and deploy",
+      using: "shell",
+      policies: [gate],
+      steps: [
+        { kind: "act", description: "build", inputs: { command: "echo built" } },
+        { kind: "act", description: "deploy", inputs: { command: `echo deploy >> '${deploys}'` } },
+      ],
+    }),
+  );
+  return path;
+}
+
+/** The environment of a noema child: this one's, without a root of its own, colours off. */
+function childEnv(extra: Record<string, string>): Record<string, string | undefined> {
+  return { ...process.env, NO_COLOR: "1", NOEMA_ROOT: undefined, ...extra };
+}
+
+/** Waits (≤ 60 s, a bound that only catches hangs) until `f()` holds; false when it never did. */
+async function until(f: () => boolean, ms = 60_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return f();
+}
+
+/** How many times `re` matches `text`. */
+function count(text: string, re: RegExp): number {
+  return (text.match(new RegExp(re.source, "g")) ?? []).length;
+}
+
+const DOWN = /cannot be reached: .*; ep_\w+ waits for approval and keeps waiting for it to come back/;
+const BACK = /can be reached again; ep_\w+ waits for approval/;
+
+describe("run --wait rides out outages of the shared store", { skip }, () => {
+  let pg: PgServer;
+  let url: string;
+  before(async () => {
+    pg = await startPostgres();
+    url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  });
+  after(() => pg?.restart()); // a failed test may leave it stopped
+
+  test("PostgreSQL restarted twice during one wait, then approved elsewhere: the approved call runs exactly once", {
+    timeout: 300_000,
+  }, async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const id = "ep_waits_through_restarts";
+      const deploys = join(a.path, "deploys.txt");
+      const [cmd, ...args] = cliCommand();
+      let stderr = "";
+      const runA = runChild(
+        cmd,
+        [...args, "--root", a.path, "run", deployTask(a.path, deploys), "--episode-id", id, "--wait", "240s", "--json"],
+        {
+          cwd: a.path,
+          env: childEnv({ NOEMA_STORE: url, NOEMA_HOST: "host-a" }),
+          timeoutMs: 280_000,
+          onStderr: (chunk) => void (stderr += chunk),
+        },
+      );
+      let exited = false;
+      void runA.then(() => exited = true);
+      assert.ok(await until(() => exited || stderr.includes("waits for approval of")), "A waits for approval");
+      for (const outage of [1, 2]) {
+        pg.kill();
+        assert.ok(await until(() => exited || count(stderr, DOWN) === outage), `A says the store is down (${outage})`);
+        assert.equal(exited, false, `A keeps waiting while the store is down (${outage}): ${stderr}`);
+        pg.restart();
+        assert.ok(await until(() => exited || count(stderr, BACK) === outage), `A says the store is back (${outage})`);
+        assert.equal(exited, false, `A keeps waiting once the store is back (${outage}): ${stderr}`);
+      }
+      const homeB = join(b.path, "home");
+      mkdirSync(homeB);
+      const approve = cli(["--root", join(b.path, ".noema"), "approve", id, "--by", "bea", "--note", "ok", "--json"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b", HOME: homeB },
+        cwd: b.path,
+      });
+      assert.equal(approve.code, 0, approve.stderr);
+      const ra = await runA;
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(JSON.parse(ra.stdout).status, "ok");
+      assert.equal(count(ra.stderr, DOWN), 2, "said once per outage");
+      assert.equal(count(ra.stderr, BACK), 2, "said once per outage");
+      assert.equal(readFileSync(deploys, "utf8"), "deploy\n", "the approved command ran once");
+      const events = readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8").trim().split("\n")
+        .map((l) => JSON.parse(l));
+      const deployActs = events.filter((e) => e.phase === "act" && e.payload.step_id === "step-2");
+      assert.equal(deployActs.length, 1, "one act event for the approved call");
+      const dir = join(a.path, "episodes", id, "approvals");
+      const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+      assert.equal(rec.by, "bea@host-b");
+    } finally {
+      pg.restart();
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("a wait that runs out while the store is down decides nothing: it says why, the run stays paused (exit 4)", {
+    timeout: 300_000,
+  }, async () => {
+    const a = tempDir();
+    try {
+      const id = "ep_runs_out_while_down";
+      const deploys = join(a.path, "deploys.txt");
+      const [cmd, ...args] = cliCommand();
+      let stderr = "";
+      const runA = runChild(
+        cmd,
+        [...args, "--root", a.path, "run", deployTask(a.path, deploys), "--episode-id", id, "--wait", "8s", "--json"],
+        {
+          cwd: a.path,
+          env: childEnv({ NOEMA_STORE: url, NOEMA_HOST: "host-a" }),
+          timeoutMs: 120_000,
+          onStderr: (chunk) => void (stderr += chunk),
+        },
+      );
+      let exited = false;
+      void runA.then(() => exited = true);
+      assert.ok(await until(() => exited || stderr.includes("waits for approval of")), "A waits for approval");
+      pg.kill();
+      const ra = await runA;
+      pg.restart();
+      assert.equal(ra.code, 4, ra.stderr);
+      assert.equal(count(ra.stderr, DOWN), 1, ra.stderr);
+      assert.match(
+        ra.stderr,
+        /the wait for approval of ep_runs_out_while_down ran out while the shared store at .* cannot be reached/,
+      );
+      assert.match(ra.stderr, /the --approval-timeout default \(deny\) was not applied/);
+      assert.equal(JSON.parse(ra.stdout).status, "pending");
+      assert.equal(existsSync(join(a.path, "episodes", id, "approvals")), false, "no local decision");
+      assert.equal(existsSync(deploys), false);
+      // Resumable: once the store is back, a decision anywhere and a resume here finish it.
+      const env = { NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+      const decided = cli(["--root", a.path, "approve", id, "--by", "ana"], { env, cwd: a.path });
+      assert.equal(decided.code, 0, decided.stderr);
+      const resumed = cli(["--root", a.path, "resume", id, "--json"], { env, cwd: a.path });
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal(readFileSync(deploys, "utf8"), "deploy\n");
+    } finally {
+      pg.restart();
+      a.cleanup();
+    }
+  });
+});
