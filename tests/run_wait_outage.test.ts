@@ -3,12 +3,15 @@
  * restarted twice while a run waits for approval, then a decision made by
  * another noema (another root and HOME, as another host would), and the run
  * applies it and runs the approved call exactly once. A wait that runs out
- * while the store is down decides nothing and leaves the run paused. Against
- * a real PostgreSQL 15 (tests/helpers/postgres.ts) and real noema processes.
+ * while the store is down decides nothing and leaves the run paused. And
+ * `noema approvals` no longer lists a call the store holds a decision for, in
+ * both backends. Against a real PostgreSQL 15 (tests/helpers/postgres.ts) and
+ * real noema processes.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { runChild } from "./helpers/child.ts";
@@ -171,4 +174,62 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
       a.cleanup();
     }
   });
+});
+
+/** `noema approvals` over a store: what waits for a decision, not what was decided and waits for its host. */
+function approvalsListing(name: string, store: () => Promise<string>, options: { skip?: string | false } = {}) {
+  test(`${name}: noema approvals no longer lists a call once the store holds a decision for it`, {
+    skip: options.skip ?? false,
+    timeout: 120_000,
+  }, async () => {
+    const a = tempDir(), b = tempDir();
+    try {
+      const url = await store();
+      const envA = { NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+      const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b", HOME: b.path };
+      assert.equal(cli(["store", "init"], { env: envA }).code, 0);
+      const ids: string[] = [];
+      for (const n of [1, 2]) {
+        const paused = cli(["--root", a.path, "run", deployTask(a.path, join(a.path, `d${n}`)), "--json"], {
+          env: envA,
+          cwd: a.path,
+        });
+        assert.equal(paused.code, 4, paused.stderr);
+        ids.push(JSON.parse(paused.stdout).episode_id);
+      }
+      const listed = () => {
+        const r = cli(["--root", join(b.path, ".noema"), "approvals", "--json"], { env: envB, cwd: b.path });
+        assert.equal(r.code, 0, r.stderr);
+        return { ids: (JSON.parse(r.stdout) as { episode_id: string }[]).map((w) => w.episode_id), stderr: r.stderr };
+      };
+      assert.ok(await until(() => listed().ids.length === 2), "both calls listed while they wait");
+      const approve = cli(["--root", join(b.path, ".noema"), "approve", ids[0], "--by", "bea"], { env: envB });
+      assert.equal(approve.code, 0, approve.stderr);
+      const now = listed();
+      assert.deepEqual(now.ids, [ids[1]], "the decided call is not listed as waiting");
+      assert.match(now.stderr, new RegExp(`${ids[0]}.*approved by bea on host-b.*noema resume ${ids[0]}`));
+      const table = cli(["--root", join(b.path, ".noema"), "approvals"], { env: envB, cwd: b.path });
+      assert.equal(table.code, 0, table.stderr);
+      assert.doesNotMatch(table.stdout, new RegExp(ids[0]));
+      assert.match(table.stdout, new RegExp(ids[1]));
+      // Applied and resumed on its host: the run is no longer waiting at all.
+      const resumed = cli(["--root", a.path, "resume", ids[0], "--json"], { env: envA, cwd: a.path });
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.ok(await until(() => !listed().stderr.includes(ids[0])), "nothing said of a run that ended");
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+}
+
+describe("noema approvals and the decisions the store holds", () => {
+  const dirs: { cleanup(): void }[] = [];
+  after(() => dirs.forEach((d) => d.cleanup()));
+  approvalsListing("files", () => {
+    const d = tempDir("noema-filestore-");
+    dirs.push(d);
+    return Promise.resolve(pathToFileURL(d.path).href);
+  });
+  approvalsListing("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
 });

@@ -43,6 +43,7 @@ import {
   StoreSchemaError,
   type StoreStatus,
   StoreUnreachableError,
+  type WaitingRow,
 } from "../shared_store.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
 import { decodeName, encodeName, episodePath, streamPath, VERSION_FILE } from "./layout.ts";
@@ -394,6 +395,15 @@ export class FileStore implements SharedStore {
     return Promise.resolve().then(() =>
       this.#json<StoredDecision>(join(this.#ep(episodeId), "decisions", encodeName(checkpointId)))
     );
+  }
+
+  async waiting(limit = 50): Promise<WaitingRow[]> {
+    const out: WaitingRow[] = [];
+    for (const row of await this.list({ run_state: ["waiting_for_approval"], limit })) {
+      const decision = row.pending ? await this.decision(row.episode_id, row.pending.checkpoint_id) : null;
+      out.push({ row, decision });
+    }
+    return out;
   }
 
   close(): Promise<void> {

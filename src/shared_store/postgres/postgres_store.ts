@@ -32,6 +32,7 @@ import {
   StoreSchemaError,
   type StoreStatus,
   StoreUnreachableError,
+  type WaitingRow,
 } from "../shared_store.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
@@ -136,8 +137,14 @@ function decisionOf(r: Record<string, unknown>): StoredDecision {
     by: String(r.decided_by),
     note: (r.note as string | null) ?? null,
     host: String(r.host),
-    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : String(r.decided_at),
+    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : isoOf(String(r.decided_at)),
   };
+}
+
+/** A time as JSON gives it (`2026-11-05T10:00:00+00:00`), as ISO 8601 in UTC; unchanged when it is not a time. */
+function isoOf(v: string): string {
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? v : new Date(t).toISOString();
 }
 
 /**
@@ -525,6 +532,17 @@ export class PostgresStore implements SharedStore {
       const [r] = await this.sql`SELECT * FROM noema_decisions
         WHERE episode_id = ${episodeId} AND checkpoint_id = ${checkpointId}`;
       return r ? decisionOf(r) : null;
+    });
+  }
+
+  waiting(limit = 50): Promise<WaitingRow[]> {
+    return this.#guard(async () => {
+      const rows = await this.sql`SELECT e.*, CASE WHEN d.episode_id IS NULL THEN NULL ELSE to_jsonb(d) END AS decision
+        FROM noema_episodes e LEFT JOIN noema_decisions d
+          ON d.episode_id = e.episode_id AND d.checkpoint_id = e.pending->>'checkpoint_id'
+        WHERE e.run_state = 'waiting_for_approval'
+        ORDER BY e.started_at DESC NULLS LAST, e.episode_id DESC LIMIT ${limit}`;
+      return rows.map((r) => ({ row: rowOf(r), decision: r.decision ? decisionOf(r.decision) : null }));
     });
   }
 
