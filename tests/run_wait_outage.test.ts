@@ -18,6 +18,10 @@ import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { row } from "./helpers/store_rows.ts";
+import { Resubscription } from "../src/shared_store/outage.ts";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import { StoreUnreachableError } from "../src/shared_store/shared_store.ts";
 
 const skip = pgUnavailable() ?? false;
 const gate = join(REPO, "plugins/policies/approval-gate.ts");
@@ -69,6 +73,42 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
   });
   after(() => pg?.restart()); // a failed test may leave it stopped
+
+  test(
+    "a subscription dropped in an outage is made again once the store answers: a NOTIFY wakes it, none once closed",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const a = new PostgresStore(url), b = new PostgresStore(url);
+      let wakes = 0;
+      const sub = new Resubscription(a, "ep_resub", () => wakes++);
+      try {
+        await sub.start();
+        pg.kill();
+        await assert.rejects(a.get("ep_resub"), StoreUnreachableError);
+        sub.drop(); // its callback is silenced: only a renewed subscription wakes
+        pg.restart();
+        const end = Date.now() + 60_000;
+        while (wakes === 0 && Date.now() < end) {
+          await a.get("ep_resub"); // the store answers
+          sub.renew();
+          await b.upsertCatalog(row("ep_resub"));
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.ok(wakes > 0, "woken by a notification after the outage");
+        await sub.close();
+        const seen = wakes;
+        await b.upsertCatalog(row("ep_resub", { status: "vetoed" }));
+        await new Promise((r) => setTimeout(r, 600));
+        assert.equal(wakes, seen, "no wake-up once closed");
+      } finally {
+        pg.restart();
+        await a.close();
+        await b.close();
+      }
+    },
+  );
 
   test("PostgreSQL restarted twice during one wait, then approved elsewhere: the approved call runs exactly once", {
     timeout: 300_000,

@@ -15,7 +15,7 @@ import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
-import { isOutage, StoreOutage } from "../shared_store/outage.ts";
+import { isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -218,23 +218,25 @@ async function untilDecided(
   let wake: () => void = () => {};
   const onAbort = () => wake();
   signal?.addEventListener("abort", onAbort);
-  let unsubscribe: (() => Promise<void>) | null = null;
+  const subscription = new Resubscription(store, id, () => wake());
+  let first = true;
   try {
     while (Date.now() < end) {
       if (signal?.aborted) return "interrupted";
       let pause = POLL_MS;
       try {
-        // Subscribed (again, after an outage: re-LISTEN) before looking, so that a decision made meanwhile wakes.
-        unsubscribe ??= await store.subscribe(id, () => wake());
+        if (first) {
+          first = false;
+          await subscription.start(); // before the first look, so that a decision made meanwhile wakes
+        }
         const decided = await applyStoreDecision(store, id, options);
         outage.succeeded();
         if (decided) return "decided";
+        subscription.renew(); // after an outage: LISTEN again
       } catch (e) {
         if (!isOutage(e)) throw e;
         pause = outage.failed(e);
-        // The subscription went with its connection: dropped here, made again once the store answers.
-        void unsubscribe?.().catch(() => {});
-        unsubscribe = null;
+        subscription.drop();
       }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(pause, Math.max(0, end - Date.now())));
@@ -247,7 +249,7 @@ async function untilDecided(
     return "timeout";
   } finally {
     signal?.removeEventListener("abort", onAbort);
-    await unsubscribe?.();
+    await subscription.close();
   }
 }
 

@@ -1,12 +1,13 @@
 /**
  * Riding out a shared store's outages (a restart, a failover, a network cut)
  * while waiting on it: how long to wait before the next try (bounded
- * exponential backoff), and what to say about it, once when the store
- * becomes unreachable and once when it is back.
+ * exponential backoff), what to say about it, once when the store becomes
+ * unreachable and once when it is back, and the subscription to an episode's
+ * changes, made again once the store answers.
  *
  * @module
  */
-import { StoreUnreachableError } from "./shared_store.ts";
+import { type SharedStore, StoreUnreachableError } from "./shared_store.ts";
 
 /** The first retry's delay, ms. */
 export const OUTAGE_FIRST_RETRY_MS = 250;
@@ -76,5 +77,68 @@ export class StoreOutage {
     this.#down = false;
     this.say(`noema: the shared store at ${this.location} can be reached again; ${this.waiting}`);
     return true;
+  }
+}
+
+/**
+ * A subscription to an episode's changes ({@link SharedStore.subscribe}) that
+ * outlives outages: {@link Resubscription.drop} it when the store cannot be
+ * reached (it went with its connection), {@link Resubscription.renew} it after
+ * each call that went through. A renewal is made in the background: the
+ * database client's own reconnection backoff may hold a new `LISTEN` for
+ * seconds (up to 20) after the store is back, and the waiter polls meanwhile.
+ *
+ * @example
+ * ```ts
+ * import { Resubscription } from "./outage.ts";
+ * import { openSharedStore } from "./open.ts";
+ * const store = await openSharedStore("postgres://noema@127.0.0.1:5432/noema");
+ * const sub = new Resubscription(store, "ep_1", () => console.log("changed"));
+ * await sub.start();
+ * // on an outage: sub.drop(); after a call that went through: sub.renew();
+ * await sub.close();
+ * ```
+ */
+export class Resubscription {
+  #stop: (() => Promise<void>) | null = null;
+  #making = false;
+  /** Bumped by every drop and the close: a renewal made before one is stopped at once. */
+  #generation = 0;
+
+  constructor(readonly store: SharedStore, readonly episodeId: string, readonly wake: () => void) {}
+
+  /** Subscribes now, waiting for it (the first time: before the waiter first looks, so that it misses nothing). */
+  async start(): Promise<void> {
+    this.#stop = await this.store.subscribe(this.episodeId, this.wake);
+  }
+
+  /** After a call that went through: subscribes again, in the background, when the subscription was dropped. */
+  renew(): void {
+    if (this.#stop !== null || this.#making) return;
+    this.#making = true;
+    const generation = this.#generation;
+    this.store.subscribe(this.episodeId, this.wake).then(
+      (stop) => {
+        if (generation === this.#generation) this.#stop = stop;
+        else void stop().catch(() => {});
+      },
+      () => {}, // tried again after the next call that goes through
+    ).finally(() => this.#making = false);
+  }
+
+  /** The store could not be reached: the subscription went with its connection. */
+  drop(): void {
+    this.#generation++;
+    const stop = this.#stop;
+    this.#stop = null;
+    void stop?.().catch(() => {});
+  }
+
+  /** Stops it (a renewal still being made stops itself when it is). */
+  async close(): Promise<void> {
+    this.#generation++;
+    const stop = this.#stop;
+    this.#stop = null;
+    await stop?.();
   }
 }
