@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
@@ -59,6 +60,49 @@ async function until(f: () => boolean, ms = 60_000): Promise<boolean> {
 /** How many times `re` matches `text`. */
 function count(text: string, re: RegExp): number {
   return (text.match(new RegExp(re.source, "g")) ?? []).length;
+}
+
+/**
+ * A loopback TCP proxy to `target` whose traffic can be cut: both ways held (connections stay open, new ones are
+ * accepted but not relayed), then healed (what was held is delivered, in order), as a network partition does.
+ */
+async function partitionProxy(
+  target: URL,
+): Promise<{ url: string; cut(): void; heal(): void; close(): Promise<void> }> {
+  let cut = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const relay = (from: Socket, to: Socket) => {
+    from.on("data", (d) => cut ? held.push(() => to.write(d)) : to.write(d));
+    from.on("close", () => cut ? held.push(() => to.destroy()) : to.destroy());
+    from.on("error", () => {});
+  };
+  const server = createServer((client) => {
+    sockets.add(client);
+    const open = () => {
+      const up = connect(Number(target.port), target.hostname);
+      sockets.add(up);
+      relay(client, up);
+      relay(up, client);
+    };
+    if (cut) held.push(open);
+    else open();
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const u = new URL(target.href);
+  u.port = String((server.address() as AddressInfo).port);
+  return {
+    url: u.href,
+    cut: () => void (cut = true),
+    heal() {
+      cut = false;
+      for (const go of held.splice(0)) go();
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((ok) => server.close(() => ok()));
+    },
+  };
 }
 
 const DOWN = /cannot be reached: .*; ep_\w+ waits for approval and keeps waiting for it to come back/;
@@ -211,6 +255,87 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
       assert.equal(readFileSync(deploys, "utf8"), "deploy\n");
     } finally {
       pg.restart();
+      a.cleanup();
+    }
+  });
+});
+
+describe("run --wait rides out a network cut (a store that does not answer)", { skip }, () => {
+  let url: string;
+  before(async () => {
+    url = (await startPostgres()).createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  });
+
+  /** A --wait run of host-a through `proxy`, and what it said on stderr so far. */
+  function waitingRun(root: string, proxy: string, id: string, deploys: string, wait: string) {
+    const [cmd, ...args] = cliCommand();
+    const seen = { stderr: "", exited: false };
+    const run = runChild(
+      cmd,
+      [...args, "--root", root, "run", deployTask(root, deploys), "--episode-id", id, "--wait", wait, "--json"],
+      {
+        cwd: root,
+        env: childEnv({ NOEMA_STORE: proxy, NOEMA_HOST: "host-a" }),
+        timeoutMs: 240_000,
+        onStderr: (chunk) => void (seen.stderr += chunk),
+      },
+    );
+    void run.then(() => seen.exited = true);
+    return { run, seen };
+  }
+
+  test("cut while waiting, then healed and approved elsewhere: said once each way, the approved call runs once", {
+    timeout: 300_000,
+  }, async () => {
+    const a = tempDir(), b = tempDir();
+    const proxy = await partitionProxy(new URL(url));
+    try {
+      const id = "ep_waits_through_a_cut";
+      const deploys = join(a.path, "deploys.txt");
+      const { run, seen } = waitingRun(a.path, proxy.url, id, deploys, "240s");
+      assert.ok(await until(() => seen.exited || seen.stderr.includes("waits for approval of")), "A waits");
+      proxy.cut();
+      assert.ok(await until(() => seen.exited || count(seen.stderr, DOWN) === 1), `A says so: ${seen.stderr}`);
+      assert.equal(seen.exited, false, seen.stderr);
+      proxy.heal();
+      assert.ok(await until(() => seen.exited || count(seen.stderr, BACK) === 1), `A says it is back: ${seen.stderr}`);
+      const approve = cli(["--root", join(b.path, ".noema"), "approve", id, "--by", "bea"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b", HOME: b.path },
+        cwd: b.path,
+      });
+      assert.equal(approve.code, 0, approve.stderr);
+      const ra = await run;
+      assert.equal(ra.code, 0, ra.stderr);
+      assert.equal(JSON.parse(ra.stdout).status, "ok");
+      assert.equal(count(ra.stderr, DOWN), 1, ra.stderr);
+      assert.equal(readFileSync(deploys, "utf8"), "deploy\n");
+    } finally {
+      proxy.heal();
+      await proxy.close();
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
+  test("a cut that outlasts the wait: it ends at its deadline all the same, the run paused (exit 4)", {
+    timeout: 300_000,
+  }, async () => {
+    const a = tempDir();
+    const proxy = await partitionProxy(new URL(url));
+    try {
+      const id = "ep_cut_past_the_deadline";
+      const { run, seen } = waitingRun(a.path, proxy.url, id, join(a.path, "deploys.txt"), "8s");
+      assert.ok(await until(() => seen.exited || seen.stderr.includes("waits for approval of")), "A waits");
+      proxy.cut();
+      const ra = await run;
+      assert.equal(ra.code, 4, ra.stderr);
+      assert.match(ra.stderr, /the wait for approval of ep_cut_past_the_deadline ran out while .* no answer within/);
+      assert.equal(JSON.parse(ra.stdout).status, "pending");
+      assert.equal(existsSync(join(a.path, "episodes", id, "approvals")), false, "no local decision");
+    } finally {
+      proxy.heal();
+      await proxy.close();
       a.cleanup();
     }
   });

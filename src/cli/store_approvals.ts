@@ -15,7 +15,7 @@ import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
-import { isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
+import { answering, isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -158,14 +158,16 @@ export async function applyStoreDecision(store: SharedStore, id: string, options
 
 /** How often a waiter looks at the store when no notification wakes it, ms. */
 const POLL_MS = 1000;
+/** How long a look at the store may go unanswered (a network cut) before it counts as an outage, ms. */
+const ANSWER_MS = 10_000;
 
 /**
  * Waits for a decision on a paused run (woken by the store's notifications,
  * polling as the fallback), then applies it locally. Outages of the store
- * (a restart, a failover, a network cut) do not end the wait: it says so once
- * through `say`, tries again with backoff (250 ms doubling to 5 s), subscribes
- * again once the store is back, and says that once too. Only the deadline or
- * `signal` ends it. On timeout, records the configured default in the store
+ * (a restart, a failover, a network cut: a look unanswered for 10 s) do not
+ * end the wait: it says so once through `say`, tries again with backoff
+ * (250 ms doubling to 5 s), subscribes again once the store is back, and says
+ * that once too. Only the deadline or `signal` ends it. On timeout, records the configured default in the store
  * and here, decided by `timeout`: `deny` rejects, `abort` returns "abort" for
  * the caller to abort the run. A store that cannot be reached at the deadline
  * decides nothing: {@link WaitUnreachableError}, the run stays paused.
@@ -184,12 +186,15 @@ export async function waitForDecision(
   signal?: AbortSignal,
   say: (line: string) => void = () => {},
 ): Promise<"decided" | "abort" | "interrupted"> {
-  const got = await untilDecided(store, id, options, Date.now() + timeoutMs, signal, say);
+  const end = Date.now() + timeoutMs;
+  // Looks end by the deadline, or 5 s after it (the last look), whatever a network cut holds.
+  const looking = answering(store, () => Math.min(ANSWER_MS, Math.max(5_000, end - Date.now())));
+  const got = await untilDecided(looking, id, options, end, signal, say);
   if (got !== "timeout") return got;
   try {
     // One last look, which also tells whether the store can take the default: a decision made at the last moment,
     // or while the store could not be reached, stands.
-    if (await applyStoreDecision(store, id, options)) return "decided";
+    if (await applyStoreDecision(looking, id, options)) return "decided";
     if (onTimeout === "abort") return "abort";
     await decideInStore(
       store,

@@ -142,3 +142,43 @@ export class Resubscription {
     await stop?.();
   }
 }
+
+/** The store's methods that only read (and subscribing), which {@link answering} bounds. */
+const READS = new Set<PropertyKey>(["decision", "get", "subscribe", "lineCount", "readLines", "readFile", "list"]);
+
+/**
+ * `store` whose reads (and `subscribe`) give up after `ms()` without an
+ * answer, with a {@link StoreUnreachableError}: a network cut holds a query
+ * until TCP gives up, many minutes, which would hold a wait past its
+ * deadline. An abandoned read changes nothing; writes are not bounded (one
+ * given up on might still be recorded).
+ *
+ * @example
+ * ```ts
+ * import { answering } from "./outage.ts";
+ * import { openSharedStore } from "./open.ts";
+ * const store = answering(await openSharedStore("postgres://noema@127.0.0.1:5432/noema"), () => 10_000);
+ * await store.get("ep_1"); // a StoreUnreachableError after 10 s without an answer
+ * ```
+ */
+export function answering(store: SharedStore, ms: () => number): SharedStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      const f = (v as (...args: unknown[]) => unknown).bind(target);
+      if (!READS.has(prop)) return f;
+      return (...args: unknown[]) => {
+        const limit = ms();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new StoreUnreachableError(target.location, `no answer within ${limit / 1000} s`)),
+            limit,
+          );
+        });
+        return Promise.race([f(...args), late]).finally(() => clearTimeout(timer));
+      };
+    },
+  });
+}
