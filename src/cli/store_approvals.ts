@@ -167,10 +167,12 @@ const ANSWER_MS = 10_000;
  * (a restart, a failover, a network cut: a look unanswered for 10 s) do not
  * end the wait: it says so once through `say`, tries again with backoff
  * (250 ms doubling to 5 s), subscribes again once the store is back, and says
- * that once too. Only the deadline or `signal` ends it. On timeout, records the configured default in the store
- * and here, decided by `timeout`: `deny` rejects, `abort` returns "abort" for
- * the caller to abort the run. A store that cannot be reached at the deadline
- * decides nothing: {@link WaitUnreachableError}, the run stays paused.
+ * that once too. Only the deadline or `signal` ends it. On timeout, a
+ * decision found by a last look stands; else the configured default is
+ * recorded in the store and here, decided by `timeout`: `deny` rejects,
+ * `abort` returns "abort" for the caller to abort the run. A store that
+ * cannot be reached at the deadline decides nothing:
+ * {@link WaitUnreachableError}, the run stays paused.
  *
  * @example
  * ```ts

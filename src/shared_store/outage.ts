@@ -38,7 +38,7 @@ export function isOutage(e: unknown): e is StoreUnreachableError {
  * import { StoreOutage } from "./outage.ts";
  * const outage = new StoreOutage((line) => console.error(line), "postgres://db/noema", "ep_1 waits for approval");
  * // catch (e) { if (isOutage(e)) await sleep(outage.failed(e)); }
- * // after a call that went through: if (outage.succeeded()) subscribeAgain();
+ * // after a call that went through: outage.succeeded();
  * ```
  */
 export class StoreOutage {
@@ -51,11 +51,6 @@ export class StoreOutage {
    * @param waiting what keeps waiting, for those lines (`ep_1 waits for approval`)
    */
   constructor(readonly say: (line: string) => void, readonly location: string, readonly waiting: string) {}
-
-  /** Whether the last call failed with an outage. */
-  get down(): boolean {
-    return this.#down;
-  }
 
   /**
    * Records a failed call: says so the first time of an outage; returns how
