@@ -396,6 +396,41 @@ function conformance(
       await assert.rejects(a.decide(decision({ checkpoint_id: "chk_2", by: "cid" })), AlreadyDecidedError);
     });
 
+    test("waiting: the runs waiting for approval, newest first, each with the decision held on the checkpoint it waits on", async () => {
+      const s = await ready();
+      const call = (checkpoint: string) => ({
+        checkpoint_id: checkpoint,
+        state_hash: "sha256:" + "1".repeat(64),
+        kind: "approval",
+        step_id: "s2",
+        reason: "deploys need a human",
+        policy_id: null,
+        action: { tool: "shell", input_excerpt: "echo deploy" },
+        created_at: "2026-11-04T00:00:01.000Z",
+      });
+      const waits = (id: string, day: number, checkpoint: string) =>
+        row(id, {
+          run_state: "waiting_for_approval",
+          status: "pending",
+          outcome: null,
+          started_at: `2026-11-0${day}T00:00:00.000Z`,
+          pending: call(checkpoint),
+        });
+      await s.upsertCatalog(waits("ep_w1", 1, "chk_w1"));
+      await s.upsertCatalog(waits("ep_w2", 2, "chk_w2b")); // paused again: its first checkpoint was decided and used
+      await s.upsertCatalog(waits("ep_w3", 3, "chk_w3"));
+      await s.upsertCatalog(row("ep_done"));
+      await s.decide(decision({ episode_id: "ep_w1", checkpoint_id: "chk_w1", by: "ana" }));
+      await s.decide(decision({ episode_id: "ep_w2", checkpoint_id: "chk_w2a", by: "bea" }));
+      await s.decide(decision({ episode_id: "ep_done", checkpoint_id: "chk_d" }));
+      const got = await s.waiting();
+      assert.deepEqual(got.map((w) => w.row.episode_id), ["ep_w3", "ep_w2", "ep_w1"]);
+      assert.deepEqual(got.map((w) => w.row), await s.list({ run_state: ["waiting_for_approval"] }));
+      assert.deepEqual(got.map((w) => w.decision?.by ?? null), [null, null, "ana"], "only the checkpoint waited on");
+      assert.deepEqual(got[2].decision, decision({ episode_id: "ep_w1", checkpoint_id: "chk_w1", by: "ana" }));
+      assert.deepEqual((await s.waiting(1)).map((w) => w.row.episode_id), ["ep_w3"]);
+    });
+
     test("decisions: two processes race to decide one checkpoint; exactly one wins", async () => {
       const url = await fresh();
       const s = await open(url);

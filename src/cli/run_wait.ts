@@ -4,6 +4,9 @@
  * then resumes the same episode (publishing and exporting as it goes), as often as it
  * pauses. When the wait runs out, `--approval-timeout` applies: `deny`
  * rejects the call (decided by `timeout`), `abort` ends the run aborted.
+ * Outages of the store are waited out (said once on stderr, and once when it
+ * is back); a wait that runs out while the store cannot be reached decides
+ * nothing: it says why and leaves the run paused (exit 4).
  *
  * @module
  */
@@ -14,7 +17,7 @@ import { openSharedStore } from "../shared_store/open.ts";
 import { keepLease } from "../shared_store/lease_keeper.ts";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { CliContext } from "./context.ts";
-import { waitForDecision } from "./store_approvals.ts";
+import { waitForDecision, WaitUnreachableError } from "./store_approvals.ts";
 import { startLivePublishing } from "./store_publish.ts";
 
 /** What {@link waitAndResume} needs. */
@@ -37,7 +40,8 @@ export interface WaitOptions {
 
 /**
  * While `result` is paused: waits for a decision, applies it, resumes.
- * Returns the last result (still paused only when interrupted).
+ * Returns the last result (still paused when interrupted, or when the wait
+ * ran out while the store could not be reached: said on stderr).
  *
  * @example
  * ```ts
@@ -59,7 +63,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
       const stopWaiting = () => waiting.abort();
       o.signal.addEventListener("abort", stopWaiting);
       const keeper = keepLease(store, result.episode_id, stopWaiting);
-      let got: Awaited<ReturnType<typeof waitForDecision>>;
+      let got: Awaited<ReturnType<typeof waitForDecision>> | "unreachable";
       try {
         got = await waitForDecision(
           store,
@@ -68,7 +72,12 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
           o.timeoutMs,
           o.onTimeout,
           waiting.signal,
-        );
+          (line) => ctx.out.note(line),
+        ).catch((e) => {
+          if (!(e instanceof WaitUnreachableError)) throw e;
+          ctx.out.note(`noema: ${e.message}`);
+          return "unreachable" as const;
+        });
       } finally {
         keeper.stop();
         o.signal.removeEventListener("abort", stopWaiting);
@@ -81,7 +90,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
           { exitCode: EXIT.LOCKED },
         );
       }
-      if (got === "interrupted") break;
+      if (got === "interrupted" || got === "unreachable") break;
       const live = await startLivePublishing(ctx.out, o.root, o.store, result.episode_id);
       const otel = o.otel?.(result.episode_id) ?? null;
       try {

@@ -16,6 +16,7 @@ import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
+import { answering, isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -159,11 +160,23 @@ export async function applyStoreDecision(store: SharedStore, id: string, options
   return true;
 }
 
+/** How often a waiter looks at the store when no notification wakes it, ms. */
+const POLL_MS = 1000;
+/** How long a look at the store may go unanswered (a network cut) before it counts as an outage, ms. */
+const ANSWER_MS = 10_000;
+
 /**
  * Waits for a decision on a paused run (woken by the store's notifications,
- * polling as the fallback), then applies it locally. On timeout, records
- * the configured default in the store and here, decided by `timeout`:
- * `deny` rejects, `abort` returns "abort" for the caller to abort the run.
+ * polling as the fallback), then applies it locally. Outages of the store
+ * (a restart, a failover, a network cut: a look unanswered for 10 s) do not
+ * end the wait: it says so once through `say`, tries again with backoff
+ * (250 ms doubling to 5 s), subscribes again once the store is back, and says
+ * that once too. Only the deadline or `signal` ends it. On timeout, a
+ * decision found by a last look stands; else the configured default is
+ * recorded in the store and here, decided by `timeout`: `deny` rejects,
+ * `abort` returns "abort" for the caller to abort the run. A store that
+ * cannot be reached at the deadline decides nothing:
+ * {@link WaitUnreachableError}, the run stays paused.
  *
  * @example
  * ```ts
@@ -177,28 +190,18 @@ export async function waitForDecision(
   timeoutMs: number,
   onTimeout: "deny" | "abort",
   signal?: AbortSignal,
+  say: (line: string) => void = () => {},
 ): Promise<"decided" | "abort" | "interrupted"> {
   const end = Date.now() + timeoutMs;
-  let wake: () => void = () => {};
-  const unsubscribe = await store.subscribe(id, () => wake());
-  signal?.addEventListener("abort", () => wake());
+  // Looks end by the deadline, or 5 s after it (the last look), whatever a network cut holds.
+  const looking = answering(store, () => Math.min(ANSWER_MS, Math.max(5_000, end - Date.now())));
+  const got = await untilDecided(looking, id, options, end, signal, say);
+  if (got !== "timeout") return got;
   try {
-    while (Date.now() < end) {
-      if (signal?.aborted) return "interrupted";
-      if (await applyStoreDecision(store, id, options)) return "decided";
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(1000, Math.max(0, end - Date.now())));
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    }
-  } finally {
-    await unsubscribe();
-  }
-  if (onTimeout === "abort") return "abort";
-  try {
+    // One last look, which also tells whether the store can take the default: a decision made at the last moment,
+    // or while the store could not be reached, stands.
+    if (await applyStoreDecision(looking, id, options)) return "decided";
+    if (onTimeout === "abort") return "abort";
     await decideInStore(
       store,
       id,
@@ -206,8 +209,77 @@ export async function waitForDecision(
       options,
     );
   } catch (e) {
+    if (isOutage(e)) throw new WaitUnreachableError(id, onTimeout, e);
     if (!(e instanceof NoemaError && e.exitCode === EXIT.CONSUMED)) throw e;
     await applyStoreDecision(store, id, options); // decided at the last moment: that decision stands
   }
   return "decided";
+}
+
+/** The wait of {@link waitForDecision}: "timeout" when the deadline passed without a decision. */
+async function untilDecided(
+  store: SharedStore,
+  id: string,
+  options: RootOptions,
+  end: number,
+  signal: AbortSignal | undefined,
+  say: (line: string) => void,
+): Promise<"decided" | "interrupted" | "timeout"> {
+  const outage = new StoreOutage(say, store.location, `${id} waits for approval`);
+  let wake: () => void = () => {};
+  const onAbort = () => wake();
+  signal?.addEventListener("abort", onAbort);
+  const subscription = new Resubscription(store, id, () => wake());
+  let first = true;
+  try {
+    while (Date.now() < end) {
+      if (signal?.aborted) return "interrupted";
+      let pause = POLL_MS;
+      try {
+        if (first) {
+          first = false;
+          await subscription.start(); // before the first look, so that a decision made meanwhile wakes
+        }
+        const decided = await applyStoreDecision(store, id, options);
+        outage.succeeded();
+        if (decided) return "decided";
+        subscription.renew(); // after an outage: LISTEN again
+      } catch (e) {
+        if (!isOutage(e)) throw e;
+        pause = outage.failed(e);
+        subscription.drop();
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(pause, Math.max(0, end - Date.now())));
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+    return "timeout";
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    await subscription.close();
+  }
+}
+
+/**
+ * The wait for approval ran out while the store could not be reached: the
+ * `--approval-timeout` default is a decision only the store can record (the
+ * fleet may have decided meanwhile), so nothing is decided and the run stays
+ * paused, resumable (exit 4).
+ */
+export class WaitUnreachableError extends NoemaError {
+  constructor(id: string, onTimeout: "deny" | "abort", cause: Error) {
+    super(
+      "wait_store_unreachable",
+      `the wait for approval of ${id} ran out while ${cause.message}; the --approval-timeout default ` +
+        `(${onTimeout}) was not applied, since only the store can record a decision the fleet knows: ${id} stays ` +
+        `paused. Decide with noema approve|reject ${id} --store … once the store is back, then run ` +
+        `noema resume ${id} on this machine`,
+      { exitCode: EXIT.PAUSED, cause },
+    );
+    this.name = "WaitUnreachableError";
+  }
 }

@@ -131,6 +131,17 @@ export interface StoredDecision {
   at: string;
 }
 
+/** A run waiting for approval, as `noema approvals` sees it: its catalog row and the decision the store holds on it. */
+export interface WaitingRow {
+  /** The catalog row (`run_state` `waiting_for_approval`), or the marker of one that cannot be read. */
+  row: CatalogEntry;
+  /**
+   * The decision on the checkpoint it waits on (`row.pending`), made but not yet applied by the run's host, which
+   * keeps the row waiting until it resumes; null while no one decided.
+   */
+  decision: StoredDecision | null;
+}
+
 /** A checkpoint that already has a decision: the second decider loses (exit 8, as locally). */
 export class AlreadyDecidedError extends NoemaError {
   constructor(readonly existing: StoredDecision) {
@@ -396,6 +407,11 @@ export interface SharedStore {
   decide(decision: StoredDecision): Promise<void>;
   /** The decision on a checkpoint, or null. */
   decision(episodeId: string, checkpointId: string): Promise<StoredDecision | null>;
+  /**
+   * The runs waiting for approval, newest first (at most `limit`, default 50), each with the decision the store holds
+   * on the checkpoint it waits on, if any.
+   */
+  waiting(limit?: number): Promise<WaitingRow[]>;
   /** Releases connections. */
   close(): Promise<void>;
 }

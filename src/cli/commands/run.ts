@@ -138,7 +138,8 @@ function runCommand(program: CommandUnknownOpts) {
     )
     .option(
       "--wait [duration]",
-      "with a shared store: a pause for approval waits for a decision made on any machine (default 1h), then resumes",
+      "with a shared store: a pause for approval waits for a decision made on any machine (default 1h; outages of the " +
+        "store are waited out), then resumes",
     )
     .addOption(
       new Option("--approval-timeout <action>", "when --wait runs out: deny the call, or abort the run")

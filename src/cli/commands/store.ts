@@ -157,7 +157,8 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
     .summary("list every call waiting for approval in the fleet (shared store)")
     .description(
       "List the runs of every machine that wait for a decision, oldest first: the episode, its host, the step,\n" +
-        "the policy and its reason, and the pending action. Decide with noema approve|reject ID --store URL.",
+        "the policy and its reason, and the pending action. Decide with noema approve|reject ID --store URL.\n" +
+        "A call already decided is not listed: a line on stderr names it until its host applies the decision.",
     )
     .option("-j, --json", "print a JSON array of {episode_id, host, task, started_at, pending}")
     .addHelpText(
@@ -169,10 +170,12 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
     )
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {
+        const all = (await s.waiting(10_000)).reverse();
         const rows: CatalogRow[] = [];
-        for (const r of (await s.list({ run_state: ["waiting_for_approval"], limit: 10_000 })).reverse()) {
-          if (!isUnreadable(r)) rows.push(r);
-          else ctx.out.note(`noema: skipped ${r.episode_id}: its catalog row cannot be read: ${oneLine(r.error)}`);
+        for (const { row, decision } of all) {
+          if (isUnreadable(row)) {
+            ctx.out.note(`noema: skipped ${row.episode_id}: its catalog row cannot be read: ${oneLine(row.error)}`);
+          } else if (decision === null) rows.push(row);
         }
         const waiting = rows.map((r) => ({
           episode_id: r.episode_id,
@@ -181,6 +184,14 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
           started_at: r.started_at,
           pending: r.pending ?? null,
         }));
+        for (const { row, decision: d } of all) {
+          if (d === null || isUnreadable(row)) continue;
+          ctx.out.note(
+            `noema: ${row.episode_id} (${row.host}) no longer waits for a decision: ${d.decision} by ${d.by} on ` +
+              `${d.host} at ${d.at}; ${row.host} applies it as it resumes (at once under run --wait, else: ` +
+              `noema resume ${row.episode_id} there)`,
+          );
+        }
         if (opts.json) return ctx.out.json(waiting);
         if (waiting.length === 0) return ctx.out.note(`noema: nothing waits for approval in ${s.location}`);
         ctx.out.table(

@@ -48,6 +48,7 @@ import {
   type StoreStatus,
   StoreUnreachableError,
   type StreamDigest,
+  type WaitingRow,
 } from "../shared_store.ts";
 import { catalogEntry, readableFields, unreadableRow } from "../catalog_row.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
@@ -462,6 +463,15 @@ export class FileStore implements SharedStore {
     return Promise.resolve().then(() =>
       this.#json<StoredDecision>(join(this.#ep(episodeId), "decisions", encodeName(checkpointId)))
     );
+  }
+
+  async waiting(limit = 50): Promise<WaitingRow[]> {
+    const out: WaitingRow[] = [];
+    for (const row of await this.list({ run_state: ["waiting_for_approval"], limit })) {
+      const decision = row.pending ? await this.decision(row.episode_id, row.pending.checkpoint_id) : null;
+      out.push({ row, decision });
+    }
+    return out;
   }
 
   close(): Promise<void> {

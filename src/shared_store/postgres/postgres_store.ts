@@ -34,6 +34,7 @@ import {
   type StoreStatus,
   StoreUnreachableError,
   type StreamDigest,
+  type WaitingRow,
 } from "../shared_store.ts";
 import { digestByPages } from "../stream_digest.ts";
 import { catalogEntry } from "../catalog_row.ts";
@@ -169,8 +170,14 @@ function decisionOf(r: Record<string, unknown>): StoredDecision {
     by: String(r.decided_by),
     note: (r.note as string | null) ?? null,
     host: String(r.host),
-    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : String(r.decided_at),
+    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : isoOf(String(r.decided_at)),
   };
+}
+
+/** A time as JSON gives it (`2026-11-05T10:00:00+00:00`), as ISO 8601 in UTC; unchanged when it is not a time. */
+function isoOf(v: string): string {
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? v : new Date(t).toISOString();
 }
 
 /**
@@ -527,11 +534,16 @@ export class PostgresStore implements SharedStore {
   }
 
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>> {
+    // When its connection closes, the client LISTENs again with a copy of the callback that `unlisten` no longer
+    // reaches; `active` silences that copy once this subscription is stopped (a waiter subscribes anew after an
+    // outage, since the client's own try fails while the server is down).
+    let active = true;
     return this.#guard(async () => {
       const { unlisten } = await this.sql.listen(NOTIFY_CHANNEL, (payload) => {
-        if (payload === episodeId) wake();
+        if (active && payload === episodeId) wake();
       });
       return async () => {
+        active = false;
         await unlisten().catch(() => {});
       };
     });
@@ -586,6 +598,17 @@ export class PostgresStore implements SharedStore {
       const [r] = await this.sql`SELECT * FROM noema_decisions
         WHERE episode_id = ${episodeId} AND checkpoint_id = ${checkpointId}`;
       return r ? decisionOf(r) : null;
+    });
+  }
+
+  waiting(limit = 50): Promise<WaitingRow[]> {
+    return this.#guard(async () => {
+      const rows = await this.sql`SELECT e.*, CASE WHEN d.episode_id IS NULL THEN NULL ELSE to_jsonb(d) END AS decision
+        FROM noema_episodes e LEFT JOIN noema_decisions d
+          ON d.episode_id = e.episode_id AND d.checkpoint_id = e.pending->>'checkpoint_id'
+        WHERE e.run_state = 'waiting_for_approval'
+        ORDER BY e.stored_at DESC, e.episode_id DESC LIMIT ${limit}`;
+      return rows.map((r) => ({ row: rowOf(r), decision: r.decision ? decisionOf(r.decision) : null }));
     });
   }
 
