@@ -71,12 +71,14 @@ for (const b of backends) {
       const list = cli(["--root", root.path, "list", "--json"], { env });
       assert.equal(list.code, 0, list.stderr);
       const entries = JSON.parse(list.stdout) as Record<string, unknown>[];
-      assert.deepEqual(entries.map((e) => [e.episode_id, e.status, e.host]), [
+      // Each once (ordered by when the store first stored them: within the same millisecond, by id).
+      assert.deepEqual(entries.map((e) => [e.episode_id, e.status, e.host]).sort(), [
         ["ep_bad", "unreadable", null],
-        ["ep_wait", "pending", "b"],
         ["ep_good", "ok", "a"],
+        ["ep_wait", "pending", "b"],
       ]);
-      const { error, ...bad } = entries[0];
+      const { error, stored_at, ...bad } = entries.find((e) => e.episode_id === "ep_bad")!;
+      assert.equal(typeof stored_at, "string", "when the store first stored it, by its clock");
       assert.match(String(error), /ep_bad.*pending: /);
       assert.deepEqual(bad, {
         episode_id: "ep_bad",
@@ -89,15 +91,18 @@ for (const b of backends) {
         run_state: "unreadable",
         host: null,
       });
-      for (const key of Object.keys(entries[2])) {
-        if (key !== "outcome") assert.ok(key in entries[0], `the unreadable entry has ${key}, as every entry`);
+      const good = entries.find((e) => e.episode_id === "ep_good")!;
+      for (const key of Object.keys(good)) {
+        if (key !== "outcome") {
+          assert.ok(key in bad || key === "stored_at", `the unreadable entry has ${key}, as every entry`);
+        }
       }
 
       const table = cli(["--root", root.path, "list"], { env });
       assert.equal(table.code, 0, table.stderr);
       const line = table.stdout.split("\n").find((l) => l.includes("ep_bad")) ?? "";
-      assert.match(line, /ep_bad\s+unreadable\s+-\s+\(.*pending: .*\)/);
-      assert.match(table.stdout, /ep_good\s+ok/);
+      assert.match(line, /ep_bad\s+-\s+unreadable\s+-\s+\(.*pending: .*\)/, "its host unknown");
+      assert.match(table.stdout, /ep_good\s+a\s+ok/);
 
       const approvals = cli(["--root", root.path, "approvals", "--json"], { env });
       assert.equal(approvals.code, 0, approvals.stderr);
@@ -139,13 +144,16 @@ test(
     });
     assert.equal(r.code, 0, r.stderr);
     const entries = JSON.parse(r.stdout) as { episode_id: string; status: string; error?: string }[];
-    assert.deepEqual(entries.map((e) => [e.episode_id, e.status]), [
+    assert.deepEqual(entries.map((e) => [e.episode_id, e.status]).sort(), [
       ["ep_bad", "unreadable"],
-      ["ep_wait", "pending"],
       ["ep_good", "ok"],
       ["ep_huge", "unreadable"],
+      ["ep_wait", "pending"],
     ]);
-    assert.match(entries[3].error ?? "", /catalog\.json: 1610612736 bytes, over noema's limit of 4194304 bytes/);
+    assert.match(
+      entries.find((e) => e.episode_id === "ep_huge")?.error ?? "",
+      /catalog\.json: 1610612736 bytes, over noema's limit of 4194304 bytes/,
+    );
     if (measured) {
       const kb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1]);
       assert.ok(kb > 0 && kb < 300 * 1024, `peak RSS ${kb} kB, expected under 300 MB`);

@@ -25,6 +25,7 @@ import { after, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import {
   AlreadyDecidedError,
+  type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
   LeaseHeldError,
@@ -274,6 +275,9 @@ function conformance(
       assert.deepEqual(await ids({}), ["ep_slow", "ep_fast"], "the run stored last comes first");
       assert.deepEqual(await ids({ since: sinceAnHour }), ["ep_slow", "ep_fast"], "a new run of a slow host is kept");
       assert.deepEqual(await ids({ since: (await s.get("ep_slow"))!.stored_at! }), ["ep_slow"]);
+      // --since 1h: an hour before the store's now, whatever the reader's clock says.
+      assert.deepEqual(await ids({ within_ms: hour }), ["ep_slow", "ep_fast"]);
+      assert.deepEqual(await ids({ within_ms: hour, host: "fast" }), ["ep_fast"]);
       assert.deepEqual(await ids({ limit: 1 }), ["ep_slow"], "pages follow the store's clock");
       const first = (await s.get("ep_fast"))!.stored_at;
       await put(s, { ...fast, run_state: "terminal", ended_at: new Date(Date.now() + 2 * hour).toISOString() });
@@ -349,7 +353,10 @@ function conformance(
         ["ep_g2", "waiting_for_approval"],
         ["ep_g1", "terminal"],
       ]);
-      assert.deepEqual(all.slice(3), [good[1], good[0]], "the good rows as written");
+      // As written, with the time the store first stored each (its own clock).
+      const written = (r: CatalogEntry) => ({ ...r, stored_at: undefined });
+      assert.deepEqual(all.slice(3).map(written), [good[1], good[0]].map(written), "the good rows as written");
+      assert.ok(all.every((r) => typeof r.stored_at === "string"), "each with its stored_at");
       const [r, t, p] = all as UnreadableCatalogRow[];
       assert.match(r.error, /ep_r.*run_state/);
       assert.match(t.error, /ep_t.*tags/);
@@ -361,7 +368,7 @@ function conformance(
         assert.equal(u.pending, null);
       }
       assert.deepEqual(await s.get("ep_p"), p);
-      assert.deepEqual(await s.get("ep_g2"), good[1]);
+      assert.deepEqual(written((await s.get("ep_g2"))!), written(good[1]));
       // Filters see the fields that can be read, as SQL sees the columns: a bad field matches no filter on it.
       const ids = async (f: CatalogFilter) => (await s.list(f)).map((r) => `${r.episode_id} ${r.run_state}`);
       assert.deepEqual(await ids({ run_state: ["waiting_for_approval"] }), [
@@ -652,16 +659,17 @@ describe("shared store: what only the files backend has to guard", () => {
     execFileSync("mkfifo", [file("ep_fifo")]);
     truncateSync(file("ep_huge"), 1.5 * 2 ** 30); // sparse: takes no disk
     const listed = await s.list();
-    assert.deepEqual(listed.map((r) => [r.episode_id, r.run_state]), [
-      ["ep_utf8", "unreadable"],
-      ["ep_task", "unreadable"],
-      ["ep_tags", "unreadable"],
-      ["ep_ok", "terminal"],
-      ["ep_link", "unreadable"],
-      ["ep_huge", "unreadable"],
-      ["ep_fifo", "unreadable"],
-      ["ep_copy", "unreadable"],
+    // Each once (stored within the same few milliseconds, their order is the store's).
+    assert.deepEqual(listed.map((r) => [r.episode_id, r.run_state]).sort(), [
       ["ep_arr", "unreadable"],
+      ["ep_copy", "unreadable"],
+      ["ep_fifo", "unreadable"],
+      ["ep_huge", "unreadable"],
+      ["ep_link", "unreadable"],
+      ["ep_ok", "terminal"],
+      ["ep_tags", "unreadable"],
+      ["ep_task", "unreadable"],
+      ["ep_utf8", "unreadable"],
     ]);
     const error = (id: string) => (listed.find((r) => r.episode_id === id) as UnreadableCatalogRow).error;
     assert.match(error("ep_arr"), /ep_arr\/catalog\.json:1: expected a JSON object/);

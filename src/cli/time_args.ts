@@ -25,6 +25,19 @@ export function parseDuration(value: string, flag: string): number {
 }
 
 /**
+ * Whether a `--since` value is a duration ago (`2h`, `7d`) rather than a date.
+ *
+ * @example
+ * ```ts
+ * import { isDuration } from "./time_args.ts";
+ * isDuration("2h"); // true
+ * ```
+ */
+export function isDuration(value: string): boolean {
+  return /^\s*\d+(?:\.\d+)?\s*[smhdw]\s*$/i.test(value);
+}
+
+/**
  * Parses a point in time: an ISO date or date-time (`2025-11-01`,
  * `2025-11-01T10:00Z`), or a duration meaning that long ago (`2h`, `7d`).
  * Returns epoch milliseconds.
@@ -36,7 +49,7 @@ export function parseDuration(value: string, flag: string): number {
  * ```
  */
 export function parseSince(value: string, flag: string, now: number = Date.now()): number {
-  if (/^\s*\d+(?:\.\d+)?\s*[smhdw]\s*$/i.test(value)) return now - parseDuration(value, flag);
+  if (isDuration(value)) return now - parseDuration(value, flag);
   const t = /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? Date.parse(value.trim()) : NaN;
   if (Number.isNaN(t)) {
     throw usageError(

@@ -26,6 +26,7 @@ import { episodesDir } from "../store/layout.ts";
 import { type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
 import { HttpError } from "./paths.ts";
 import { type RunsQuery, sinceMs } from "./runs.ts";
+import { isDuration } from "../cli/time_args.ts";
 
 /** A shared store being served, and where its episodes are pulled to be read. */
 export interface StoreSource {
@@ -50,7 +51,12 @@ function filterOf(q: RunsQuery, limit: number): CatalogFilter {
     ...(q.host !== null ? { host: q.host } : {}),
     ...(q.adapter !== null ? { adapter: q.adapter } : {}),
     ...(q.policy !== null ? { policy: q.policy } : {}),
-    ...(q.since !== null ? { since: new Date(sinceMs(q.since)).toISOString() } : {}),
+    // A duration ago (`7d`) is counted on the store's clock, a date is a date.
+    ...(q.since === null
+      ? {}
+      : isDuration(q.since)
+      ? { within_ms: Date.now() - sinceMs(q.since) }
+      : { since: new Date(sinceMs(q.since)).toISOString() }),
     limit,
   };
 }

@@ -171,6 +171,11 @@ export interface CatalogFilter {
   task?: string;
   /** Stored at or after this ISO 8601 time (`stored_at`, the store's clock: not the hosts' `started_at`). */
   since?: string;
+  /**
+   * Stored within this many milliseconds before the store's now (`--since 1h`): counted on the database's clock, so
+   * a reader whose clock is off sees the same runs (a files store counts on the reader's clock).
+   */
+  within_ms?: number;
   /** Host name. */
   host?: string;
   /** Adapter label. */

@@ -11,7 +11,7 @@ import { type CliContext, examples, globalOptions } from "../context.ts";
 import { collect, parseTags } from "../args.ts";
 import { usageError } from "../errors.ts";
 import { statusStyle } from "../format.ts";
-import { parseSince } from "../time_args.ts";
+import { isDuration, parseSince } from "../time_args.ts";
 import { oneLine } from "../output.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { listFromStore } from "./list_store.ts";
@@ -136,7 +136,12 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
         : await withStore(cmd, (s) =>
           listFromStore(s, {
             ...filters,
-            since: filters.since === undefined ? undefined : new Date(filters.since).toISOString(),
+            // A duration ago is counted on the store's clock; a date is a date.
+            ...(filters.since === undefined
+              ? { since: undefined }
+              : isDuration(opts.since!)
+              ? { since: undefined, within_ms: Date.now() - filters.since }
+              : { since: new Date(filters.since).toISOString() }),
             ...fleet,
           }, g));
       const { out } = ctx;

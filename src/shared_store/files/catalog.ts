@@ -34,6 +34,7 @@ export function matchesFilter(row: CatalogRow, f: CatalogFilter): boolean {
   if (f.task && !(row.task ?? "").toLowerCase().includes(f.task.toLowerCase())) return false;
   if (f.task && row.task === null) return false;
   if (f.since && !(time(row.stored_at ?? null) >= time(f.since))) return false;
+  if (f.within_ms !== undefined && !(time(row.stored_at ?? null) >= Date.now() - f.within_ms)) return false;
   if (f.host && row.host !== f.host) return false;
   if (f.adapter && row.adapter !== f.adapter) return false;
   if (f.policy && !row.policy_ids.includes(f.policy)) return false;

@@ -138,7 +138,7 @@ function explain(
 function rowOf(r: Record<string, unknown>): CatalogEntry {
   const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? null : String(v));
   const id = String(r.episode_id);
-  return catalogEntry(
+  const entry = catalogEntry(
     {
       episode_id: id,
       task: r.task ?? null,
@@ -159,6 +159,8 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
     id,
     `the catalog row of ${id} (noema_episodes)`,
   );
+  // When the store first stored it (its clock), for its place in the order, whether or not the rest can be read.
+  return { ...entry, stored_at: iso(r.stored_at) };
 }
 
 function decisionOf(r: Record<string, unknown>): StoredDecision {
@@ -560,6 +562,9 @@ export class PostgresStore implements SharedStore {
     if (filter.tags && Object.keys(filter.tags).length) conds.push(sql`tags @> ${sql.json(filter.tags)}`);
     if (filter.task) conds.push(sql`lower(task) LIKE ${"%" + likeEscape(filter.task.toLowerCase()) + "%"}`);
     if (filter.since) conds.push(sql`stored_at >= ${filter.since}`);
+    if (filter.within_ms !== undefined) {
+      conds.push(sql`stored_at >= now() - make_interval(secs => ${filter.within_ms / 1000})`);
+    }
     if (filter.host) conds.push(sql`host = ${filter.host}`);
     if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
     if (filter.policy) conds.push(sql`policy_ids @> ${[filter.policy]}::text[]`);
