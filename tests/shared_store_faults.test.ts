@@ -13,6 +13,7 @@ import process from "node:process";
 import { before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { StoreTimeoutError } from "../src/shared_store/shared_store.ts";
+import { markPending } from "../src/shared_store/pending.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { blackHoleProxy } from "./helpers/black_hole.ts";
 import { runChild } from "./helpers/child.ts";
@@ -190,4 +191,135 @@ describe("shared store faults: a cut network link", { skip }, () => {
       }
     },
   );
+});
+
+describe("shared store faults: the database crashes during a run", { skip }, () => {
+  test(
+    "PostgreSQL killed mid-run: the run exits by itself, marked pending; noema sync publishes a copy equal to the local one",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const pg = await startPostgres();
+      const url = pg.createDatabase();
+      const init = cli(["store", "init", "--store", url]);
+      assert.equal(init.code, 0, init.stderr);
+      const a = tempDir(), b = tempDir();
+      try {
+        const id = "ep_database_crash";
+        const go = join(a.path, "go");
+        const [cmd, ...args] = cliCommand();
+        const run = runChild(cmd, [...args, "--root", a.path, "run", heldTask(a.path, go), "--episode-id", id], {
+          cwd: a.path,
+          env: { ...process.env, NOEMA_STORE: url },
+          timeoutMs: 120_000, // only catches a hang
+        });
+        const probe = new PostgresStore(url);
+        try {
+          assert.ok(await until(async () => (await probe.lineCount(id, "events.jsonl")) > 0), "published live");
+        } finally {
+          await probe.close();
+        }
+        pg.kill(); // as a crash: pg_ctl -m immediate
+        writeFileSync(go, "");
+        const r = await run;
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, /cannot be reached/);
+        assert.ok(existsSync(join(a.path, "state", "publish-pending", id)), "marked pending");
+        assert.ok(await until(() => publishers(a.path).length === 0), "its publishing process exited");
+        pg.restart();
+        const sync = await runChild(cmd, [...args, "--root", a.path, "sync"], {
+          env: { ...process.env, NOEMA_STORE: url },
+          timeoutMs: 120_000,
+        });
+        assert.equal(sync.code, 0, sync.stdout + sync.stderr);
+        assert.equal(existsSync(join(a.path, "state", "publish-pending", id)), false, "published, unmarked");
+        const db = new PostgresStore(url);
+        try {
+          assert.equal((await db.get(id))?.run_state, "terminal");
+          await pullEpisode(db, id, b.path);
+        } finally {
+          await db.close();
+        }
+        assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+        const v = cli(["--root", b.path, "validate", id]);
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+      } finally {
+        pg.restart();
+        a.cleanup();
+        b.cleanup();
+      }
+    },
+  );
+});
+
+describe("shared store faults: what earlier runs left pending", { skip }, () => {
+  test("a run's exit is not held by publishing what earlier runs left pending: a background sync publishes it", {
+    timeout: 180_000,
+  }, async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    const init = cli(["store", "init", "--store", url]);
+    assert.equal(init.code, 0, init.stderr);
+    const a = tempDir(), b = tempDir();
+    // Another session holds the lease row of the pending episode (an insert not yet committed): publishing it waits.
+    const holder = new PostgresStore(url, { timeoutMs: 600_000 });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    try {
+      const go = join(a.path, "go");
+      writeFileSync(go, "");
+      const earlier = cli(["--root", a.path, "run", heldTask(a.path, go, 0), "--episode-id", "ep_left_pending"], {
+        env: { NOEMA_STORE: undefined },
+      });
+      assert.equal(earlier.code, 0, earlier.stderr);
+      markPending(a.path, "ep_left_pending"); // as a run whose store failed leaves it
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      const tx = holder.sql.begin(async (sql) => {
+        await sql`INSERT INTO noema_leases (episode_id, host, pid, token) VALUES ('ep_left_pending', 'elsewhere', 1, 1)`;
+        holding();
+        await released;
+        throw new Error("rolled back");
+      }).catch(() => {});
+      await held;
+      const [cmd, ...args] = cliCommand();
+      const run = await runChild(cmd, [
+        ...args,
+        "--root",
+        a.path,
+        "run",
+        heldTask(a.path, go, 0),
+        "--episode-id",
+        "ep_now",
+      ], {
+        cwd: a.path,
+        // A publish may wait that long: the run does not.
+        env: { ...process.env, NOEMA_STORE: url, NOEMA_STORE_TIMEOUT_MS: "600000" },
+        timeoutMs: 60_000, // only catches the hold
+      });
+      assert.notEqual(run.code, null, "the run exited while the earlier episode's publish still waited");
+      assert.equal(run.code, 0, run.stderr);
+      release();
+      await tx;
+      assert.ok(
+        await until(() => !existsSync(join(a.path, "state", "publish-pending", "ep_left_pending"))),
+        "a background sync published it and removed the marker",
+      );
+      const db = new PostgresStore(url);
+      try {
+        assert.equal((await db.get("ep_left_pending"))?.run_state, "terminal");
+        await pullEpisode(db, "ep_left_pending", b.path);
+      } finally {
+        await db.close();
+      }
+      const id = "ep_left_pending";
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      release();
+      await holder.close().catch(() => {});
+      a.cleanup();
+      b.cleanup();
+    }
+  });
 });
