@@ -2,12 +2,12 @@
  * The shared store's faults as a fleet meets them, against a real
  * PostgreSQL: a cut network link (a black-hole TCP proxy in front of the
  * test server: connections stay open, nothing answers, nothing is refused)
- * and a database crash during a run. Each is noticed within a bound, said for
- * what it is, never holds the run's exit, and leaves the episode for a later
- * `noema sync` to publish whole.
+ * and a database crash during a run; and a full local disk (a small tmpfs).
+ * Each is noticed within a bound, said for what it is, never holds the run's
+ * exit, and leaves the episode for a later `noema sync` to publish whole.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { before, describe, test } from "node:test";
@@ -21,6 +21,7 @@ import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { pidsWithEnv } from "./helpers/processes.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { fillUp, mountTmpfs } from "./helpers/tmpfs.ts";
 
 const skip = pgUnavailable() ?? false;
 
@@ -322,4 +323,83 @@ describe("shared store faults: what earlier runs left pending", { skip }, () => 
       b.cleanup();
     }
   });
+});
+
+describe("shared store faults: a full local disk", { skip }, () => {
+  test(
+    "a run that fills the disk exits 11 saying so, leaves no torn line and a pending marker; resume finishes it once there is room, validate passes, and noema sync publishes it",
+    {
+      timeout: 180_000,
+    },
+    async (t) => {
+      const disk = mountTmpfs(8 << 20);
+      if (typeof disk === "string") return t.skip(disk);
+      const pg = await startPostgres();
+      const url = pg.createDatabase();
+      const init = cli(["store", "init", "--store", url]);
+      assert.equal(init.code, 0, init.stderr);
+      const b = tempDir();
+      try {
+        const root = join(disk.dir, ".noema");
+        // 40 steps of 60 KB of output each: far more than the room left.
+        const task = join(disk.dir, "fill.json");
+        writeFileSync(
+          task,
+          JSON.stringify({
+            task: "fill the disk",
+            using: "shell",
+            steps: Array.from({ length: 40 }, (_, i) => ({
+              kind: "act",
+              description: `step ${i + 1}`,
+              inputs: { command: `yes a | head -c 60000; echo ${i}` },
+            })),
+          }),
+        );
+        fillUp(join(disk.dir, "filler"), 1 << 20);
+        const id = "ep_disk_full";
+        const env = { NOEMA_STORE: url };
+        const r = await runChild(cliCommand()[0], [
+          ...cliCommand().slice(1),
+          "--root",
+          root,
+          "run",
+          task,
+          "--episode-id",
+          id,
+        ], {
+          cwd: disk.dir,
+          env: { ...process.env, ...env },
+          timeoutMs: 120_000,
+        });
+        assert.equal(r.code, 11, r.stderr);
+        assert.match(r.stderr, /no space left on the device \(ENOSPC\) writing [\w.]+ of episode ep_disk_full/);
+        assert.match(r.stderr, /noema resume ep_disk_full/);
+        assert.doesNotMatch(r.stderr, /internal error/);
+        const events = readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8");
+        assert.ok(events.endsWith("\n"), "no torn last line");
+        assert.ok(existsSync(join(root, "state", "publish-pending", id)), "marked pending");
+        assert.ok(await until(() => publishers(root).length === 0), "its publishing process exited");
+        rmSync(join(disk.dir, "filler")); // space again
+        const resumed = cli(["--root", root, "resume", id, "--json"], { env, cwd: disk.dir });
+        assert.equal(resumed.code, 0, resumed.stderr);
+        assert.equal(JSON.parse(resumed.stdout).status, "ok");
+        const v = cli(["--root", root, "validate", id], { cwd: disk.dir });
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+        const sync = cli(["--root", root, "sync"], { env, cwd: disk.dir });
+        assert.equal(sync.code, 0, sync.stdout + sync.stderr);
+        assert.equal(existsSync(join(root, "state", "publish-pending", id)), false, "published, unmarked");
+        const db = new PostgresStore(url);
+        try {
+          assert.equal((await db.get(id))?.run_state, "terminal");
+          await pullEpisode(db, id, b.path);
+        } finally {
+          await db.close();
+        }
+        assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(root, "episodes", id)));
+      } finally {
+        disk.unmount();
+        b.cleanup();
+      }
+    },
+  );
 });
