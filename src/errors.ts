@@ -38,6 +38,11 @@ export const EXIT = {
   PLUGIN_MISMATCH: 9,
   /** Another process holds the episode's lock. */
   LOCKED: 10,
+  /**
+   * No space left on the device (ENOSPC, or a quota: EDQUOT) while writing: the run stopped where it was, its
+   * episode resumable (`noema resume` once there is space).
+   */
+  DISK_FULL: 11,
   /** The run was interrupted (Ctrl-C / SIGINT, SIGTERM) and ended aborted: 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
 } as const;

@@ -6,6 +6,7 @@
  * - a commander usage error (unknown option, missing argument, bad choice):
  *   `noema: <message> (see 'noema <cmd> --help')`, exit 2;
  * - a closed stdout pipe (`noema events … | head`): nothing, exit 0;
+ * - a full disk (`ENOSPC`, `EDQUOT`) noema did not name the file of: `noema: no space left on the device: …`, exit 11;
  * - anything else: `noema: internal error: <message>`, with the stack only
  *   under `--debug` (or `NOEMA_DEBUG=1`), exit 1.
  *
@@ -14,6 +15,8 @@
 import { CommanderError } from "@commander-js/extra-typings";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { BrokenPipeError, type Output } from "./output.ts";
+import { basename } from "node:path";
+import { isDiskFull } from "../store/disk_full.ts";
 
 /**
  * A usage error raised by a command (bad option value and the like): exit 2.
@@ -59,6 +62,11 @@ export function reportError(error: unknown, out: Output, options: { debug: boole
     return EXIT.USAGE;
   }
   const message = error instanceof Error ? error.message : String(error);
+  if (isDiskFull(error)) {
+    // A write noema does not name the file of: still the disk, not a bug.
+    out.note(`noema: no space left on the device: ${message}`);
+    return EXIT.DISK_FULL;
+  }
   out.note(`noema: internal error: ${message}`);
   if (options.debug) {
     if (error instanceof Error && error.stack) out.note(error.stack);
@@ -66,4 +74,31 @@ export function reportError(error: unknown, out: Output, options: { debug: boole
     out.note("noema: run again with --debug for the stack trace");
   }
   return EXIT.ERROR;
+}
+
+/**
+ * A run (or resume) of episode `episodeId` that stopped on a full disk, said
+ * as such: what could not be written, that the episode is resumable, and how
+ * (exit {@link EXIT.DISK_FULL}). Any other error is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { stoppedForSpace } from "./errors.ts";
+ * try { await run(task); } catch (e) { throw stoppedForSpace(e, "ep_01K9…"); }
+ * ```
+ */
+export function stoppedForSpace(error: unknown, episodeId: string | null): unknown {
+  if (!isDiskFull(error) && (error as { code?: unknown } | null)?.code !== "disk_full") return error;
+  const e = error as NoemaError & { code: string };
+  const file = e instanceof NoemaError ? e.location.file : (e as { path?: string }).path;
+  const cause = String((e.cause as { code?: unknown } | undefined)?.code ?? (isDiskFull(e) ? e.code : "ENOSPC"));
+  const where = episodeId === null ? "" : ` of episode ${episodeId}`;
+  // The file as the episode names it: not the temporary it was being written as (`state.json.tmp-staged-…`).
+  const what = file ? ` writing ${basename(file).replace(/\.tmp-.*$/, "")}${where}` : where;
+  return new NoemaError(
+    "disk_full",
+    `no space left on the device (${cause})${what}: the run stopped there, its episode resumable` +
+      (episodeId === null ? "" : `; free space, then noema resume ${episodeId} continues it`),
+    { exitCode: EXIT.DISK_FULL, cause: error },
+  );
 }

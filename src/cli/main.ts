@@ -92,7 +92,8 @@ export function buildProgram(
         ["NOEMA_ROOT=.noesis noema list", "runs written by noesis"],
       ) +
         "\nExit codes: 0 ok, 1 error (or validate found problems), 2 usage, 3 vetoed, 4 paused,\n" +
-        "5-10 approve/reject/resume refused (see noema resume --help), 130 interrupted (Ctrl-C).\n" +
+        "5-10 approve/reject/resume refused (see noema resume --help), 11 no space left on the device,\n" +
+        "130 interrupted (Ctrl-C).\n" +
         "Output: JSON is indented on a terminal and one line when piped; colour only on a terminal\n" +
         "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );

@@ -3,8 +3,8 @@
  * live, from a process of its own that goes on after the run with what is
  * left (see `BackgroundLivePublisher`); an episode whose publishing did not
  * finish is marked pending, and any later noema command with a store
- * publishes the pending ones first (bounded in time, never failing the
- * command).
+ * publishes the pending ones after it (bounded in time, never failing the
+ * command; after a command that ends a run, a background sync does).
  *
  * @module
  */
@@ -50,9 +50,10 @@ function flushWaitMs(): number {
  * // handOff(".noema", "ep_01…", { url: "postgres://noema@db/noema", from: "NOEMA_STORE" });
  * ```
  */
-export function handOff(root: string, id: string, pick: { url: string; from: string }): void {
+export function handOff(root: string, id: string | readonly string[], pick: { url: string; from: string }): void {
+  const ids = typeof id === "string" ? [id] : id;
   const [cmd, ...args] = noemaArgv();
-  const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", id], {
+  const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", ...ids], {
     detached: true,
     stdio: "ignore",
     env: { ...process.env, NOEMA_STORE: pick.url },
@@ -61,8 +62,10 @@ export function handOff(root: string, id: string, pick: { url: string; from: str
   lowerProcess(child.pid); // behind the runs of this machine
   child.unref();
   // The next commands leave it to that process while it lives (they would race it for the episode's lease).
-  if (child.pid !== undefined) handedTo(root, id, child.pid);
-  else handedOver.add(`${root}\0${id}`);
+  for (const one of ids) {
+    if (child.pid !== undefined) handedTo(root, one, child.pid);
+    else handedOver.add(`${root}\0${one}`);
+  }
 }
 
 /** Leaves episode `id` to the process `pid` that publishes it (this process's after-publish, and later commands too). */
@@ -221,7 +224,9 @@ export function startLivePublishing(
         // The store failed: what is left is anyone's to publish (a marker naming a process that gave up would keep
         // the next command from it while that process exits).
         if (!ok && id !== null && l?.failed) markPending(root, id);
-        await close().catch(() => {});
+        // A store that failed may leave a stalled connection: closing it is not waited for either.
+        if (ok) await close().catch(() => {});
+        else void close().catch(() => {});
         return ok;
       } catch (e) {
         await close().catch(() => {});
@@ -284,10 +289,20 @@ export async function publishPending(store: SharedStore, root: string, deadlineM
 }
 
 /**
+ * The commands that end a run (`run`, `resume`, `approve`/`reject`, which may
+ * resume): their exit waits at most the run's flush bound
+ * (`NOEMA_STORE_FLUSH_MS`), so the episodes earlier runs left pending are
+ * published by a background sync, not by them.
+ */
+const RUN_ENDING = new Set(["run", "resume", "approve", "reject"]);
+
+/**
  * After a command, with a store configured: publishes the episodes marked
  * pending (a run that could not reach the store, or was killed while it
  * published). A store still unreachable is said once on stderr; the command's
- * own exit code is kept.
+ * own exit code is kept. After a command that ended a run, they are handed to
+ * a background `noema sync` instead: however many they are, and however slow
+ * the store, the run's exit is not held by them.
  *
  * @example
  * ```ts
@@ -301,6 +316,7 @@ export async function publishPendingAfter(
   root: string,
 ): Promise<void> {
   if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  if (RUN_ENDING.has(cmd.name())) return handOff(root, pendingHere(root), pick);
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);

@@ -11,7 +11,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join } from "node:path";
 import { refuseSymlinks, writeFileAtomic } from "../store/atomic.ts";
 import { assertEpisodeId, episodeIdProblem } from "../store/ids.ts";
-import { procStat } from "../store/lock.ts";
+import { processGone } from "../store/lock.ts";
 
 const dirOf = (root: string) => join(root, "state", "publish-pending");
 
@@ -74,7 +74,7 @@ export function handedOffTo(root: string, id: string): number | null {
   assertEpisodeId(id);
   if (throughLink(dirOf(root), root)) return null;
   const pid = markedPid(root, id);
-  return pid !== null && procStat(pid) !== null ? pid : null;
+  return pid !== null && !processGone(pid) ? pid : null;
 }
 
 /**

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { readEpisodeEntry } from "../read/list.ts";
-import { lockStatus, procStat } from "../store/lock.ts";
+import { lockStatus, processGone } from "../store/lock.ts";
 import { sha256Fd } from "../store/hash.ts";
 import { openRegularFile, readFromStart } from "../store/regular_file.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -192,7 +192,7 @@ export class EpisodePublisher {
     for (;;) {
       try {
         return await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
-          ownerGone: (pid) => pid === this.#adoptPid || procStat(pid) === null,
+          ownerGone: (pid) => pid === this.#adoptPid || processGone(pid),
         });
       } catch (e) {
         if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host || Date.now() >= end) throw e;

@@ -332,6 +332,22 @@ export class StoreUnreachableError extends NoemaError {
 }
 
 /**
+ * The store took a call but did not answer it in time: a cut network link (a
+ * partition sends no refusal, the connection just stalls), or a server too
+ * overloaded to answer. Not "cannot be reached": nothing refused anything.
+ */
+export class StoreTimeoutError extends NoemaError {
+  constructor(location: string, readonly seconds: number, what = "") {
+    super(
+      "store_timeout",
+      `the shared store at ${location} did not answer within ${seconds} s${what ? ` (${what})` : ""}: ` +
+        `a cut network link or an overloaded server (NOEMA_STORE_TIMEOUT_MS sets the bound)`,
+    );
+    this.name = "StoreTimeoutError";
+  }
+}
+
+/**
  * A shared store backend. Every method is idempotent where it can be: an
  * episode published twice stores each line and file once.
  *

@@ -93,7 +93,9 @@ export async function syncRoot(
       // One episode's trouble (a conflict, another writer, an unreadable file) is its row's error;
       // the store itself failing (unreachable, read-only, no schema) stops the sync.
       const fatal = !(e instanceof NoemaError) ||
-        ["store_unreachable", "store_login", "store_tls", "store_read_only", "store_schema"].includes(e.code);
+        ["store_unreachable", "store_timeout", "store_login", "store_tls", "store_read_only", "store_schema"].includes(
+          e.code,
+        );
       if (fatal) throw e;
       row.error = (e as Error).message;
     }

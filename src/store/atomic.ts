@@ -15,6 +15,7 @@ import { dirname } from "node:path";
 import process from "node:process";
 import { mkdirBelow, refuseSymlinks } from "./nofollow.ts";
 import { killSelf } from "./self_kill.ts";
+import { diskFull } from "./disk_full.ts";
 
 /** Owner-only permissions for artifact files. */
 export const FILE_MODE = 0o600;
@@ -98,7 +99,7 @@ export function writeFileAtomic(
   } catch (e) {
     closeSync(fd);
     rmSync(tmp, { force: true });
-    throw e;
+    throw diskFull(e, path);
   }
   closeSync(fd);
   try {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { FILE_MODE } from "./atomic.ts";
@@ -15,6 +15,7 @@ import { openRegularFile } from "./regular_file.ts";
 import { jsonType } from "../json.ts";
 import { NoemaError } from "../errors.ts";
 import { collectGarbage } from "./gc.ts";
+import { diskFull } from "./disk_full.ts";
 import { DEFAULT_MAX_LINE_BYTES, limits } from "./limits.ts";
 
 /** Options of {@link JsonlAppender}. */
@@ -97,6 +98,8 @@ export class JsonlAppender {
   /** Bytes of whole lines waiting in `#buf` (buffered appenders only). */
   #pending = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The file's size after this appender's last write (a single writer appends to it: the episode's lock). */
+  #end = 0;
   /** A write that failed in the background flush, reported by the next call. */
   #failed: unknown = undefined;
   readonly #buffered: boolean;
@@ -119,7 +122,9 @@ export class JsonlAppender {
       if ((e as { code?: string }).code === "ENXIO") throw notRegular(path);
       throw symlinkError(e, path);
     }
-    if (!fstatSync(this.#fd).isFile()) {
+    const stat = fstatSync(this.#fd);
+    this.#end = stat.size;
+    if (!stat.isFile()) {
       closeSync(this.#fd);
       this.#fd = undefined;
       throw notRegular(path);
@@ -173,6 +178,10 @@ export class JsonlAppender {
     try {
       // A short write is rare (disk full, signals); finish the lines before anything else.
       while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
+      this.#end += size;
+    } catch (e) {
+      off = this.#cutTorn(off, size);
+      throw diskFull(e, this.path);
     } finally {
       // A buffered appender keeps what a failed write call did not write (it wrote nothing) for the next flush,
       // so a transient error neither loses nor repeats a line; an unbuffered append that failed is dropped.
@@ -181,6 +190,31 @@ export class JsonlAppender {
       this.#pending = left;
       if (left > 0) waiting.add(this);
     }
+  }
+
+  /**
+   * After a write of `size` bytes failed part-way (a full disk): cuts the file back to the end of the last whole
+   * line written, so no torn line is left for a reader or a resume; returns the bytes of the batch kept. What was
+   * written is the file's growth since the last write (Deno's `writeSync` throws without saying how much it wrote),
+   * else the `off` bytes the write calls reported.
+   */
+  #cutTorn(off: number, size: number): number {
+    let end: number;
+    try {
+      end = fstatSync(this.#fd!).size;
+    } catch {
+      return off; // cannot tell: a torn line may stay, and resume sets it aside as after a crash
+    }
+    const grown = end - this.#end;
+    const written = grown >= off && grown <= size ? grown : off;
+    const whole = written === 0 ? 0 : this.#buf.lastIndexOf(10, written - 1) + 1;
+    try {
+      if (written > whole) ftruncateSync(this.#fd!, end - (written - whole)); // O_APPEND: the bytes at the end
+      this.#end = end - (written - whole);
+    } catch {
+      this.#end = end; // the torn line stays: resume sets it aside as after a crash
+    }
+    return whole;
   }
 
   readonly #flushLater = (): void => {

@@ -115,6 +115,23 @@ export function procStat(pid: number): { state: string; startTicks: number } | n
 
 const HAS_PROC = procStat(process.pid) !== null;
 
+/**
+ * Whether process `pid` of this host is gone: no such process, or one that
+ * exited and was not reaped (a zombie: an orphan whose new parent, PID 1 in a
+ * container without an init, never reaps it).
+ *
+ * @example
+ * ```ts
+ * import { processGone } from "./lock.ts";
+ * processGone(process.pid); // false
+ * ```
+ */
+export function processGone(pid: number): boolean {
+  if (!HAS_PROC) return !pidExists(pid);
+  const st = procStat(pid);
+  return st === null || st.state === "Z" || st.state === "X";
+}
+
 function pidExists(pid: number): boolean {
   try {
     process.kill(pid, 0);

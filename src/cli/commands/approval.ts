@@ -11,6 +11,7 @@ import { EXIT } from "../../errors.ts";
 import { resume } from "../../drivers.ts";
 import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../runtime/resume.ts";
 import type { RunResult } from "../../runtime/engine.ts";
+import { stoppedForSpace } from "../errors.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
@@ -86,6 +87,8 @@ async function resumePublished(
               notices: joinNotices(hooks.notices, otel?.notices),
             }),
         );
+      } catch (e) {
+        throw stoppedForSpace(e, id);
       } finally {
         await otel?.finish(id);
       }

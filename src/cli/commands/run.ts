@@ -23,7 +23,7 @@ import {
 } from "../context.ts";
 import { collect } from "../args.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
-import { usageError } from "../errors.ts";
+import { stoppedForSpace, usageError } from "../errors.ts";
 import { neutralize, oneLine } from "../output.ts";
 import { printRunResult } from "../run_result.ts";
 import { storeUrlOf } from "../store_option.ts";
@@ -182,7 +182,8 @@ function runCommand(program: CommandUnknownOpts) {
         ['noema run "deploy" --policy plugins/policies/approval-gate.ts --json', "machine-readable result"],
       ) +
         "\nExit codes: 0 ok, 1 error (or verification failed), 2 usage (also: a task file that does not exist),\n" +
-        "3 vetoed, 4 paused for approval, 130 interrupted (Ctrl-C).\n" +
+        "3 vetoed, 4 paused for approval, 11 no space left on the device (noema resume continues the run),\n" +
+        "130 interrupted (Ctrl-C).\n" +
         "Settings: noema.jsonc in the current directory (and the folder its policies_dir names) < the task file\n" +
         '< flags. A ./policies/ folder is loaded only with "policies_dir": "policies" in noema.jsonc; every\n' +
         "plugin file noema.jsonc loads is named on stderr. noema's options go before --: what follows -- goes\n" +
@@ -288,12 +289,14 @@ async function runInterruptible(
   const otel = liveOtelFor(otelSettings, options.root ?? root, out);
   const live = progress ? liveProgress(ctx) : { onSnapshotProgress: undefined, onEvent: undefined };
   const note = replayNote(opts);
+  let started: string | null = null; // the episode, once it started
   try {
     let result = await run(task, {
       ...options,
       signal: controller.signal,
       ...live,
       onEvent: (e) => {
+        if (e.phase === "start" && typeof e.payload.episode_id === "string") started = e.payload.episode_id;
         // Said once the episode starts (not before a usage error): whether the replay acts on the workspace.
         if (note !== null && e.phase === "start") out.note(note);
         live.onEvent?.(e);
@@ -301,6 +304,8 @@ async function runInterruptible(
         otel?.onEvent(e);
       },
       notices: joinNotices(publishing?.notices, otel?.notices),
+    }).catch((e) => {
+      throw stoppedForSpace(e, started);
     });
     await publishing?.finish(result.episode_id, result.status === "pending");
     await otel?.finish(result.episode_id);

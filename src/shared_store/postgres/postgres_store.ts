@@ -32,6 +32,7 @@ import {
   type StoredFile,
   StoreSchemaError,
   type StoreStatus,
+  StoreTimeoutError,
   StoreUnreachableError,
   type StreamDigest,
   type WaitingRow,
@@ -56,6 +57,31 @@ const DIGEST_IN_DATABASE_BYTES = 256 << 20;
 /** The NOTIFY channel: its payload is the id of an episode that got new lines or a new catalog row. */
 export const NOTIFY_CHANNEL = "noema_episode";
 
+/** How long connecting may take (TCP, TLS, login), in seconds: a server that does not answer then is timed out. */
+const CONNECT_TIMEOUT_SEC = 5;
+
+/** TCP keepalive probes start after a connection was silent this long, in seconds (the client's socket option). */
+const KEEPALIVE_SEC = 10;
+
+/** A migration (which waits for racing migrators, and may rewrite big tables) is given this many times a call's bound. */
+const MIGRATION_TIMEOUT_FACTOR = 20;
+
+/**
+ * How long one store call may go unanswered before it fails, in ms: `NOEMA_STORE_TIMEOUT_MS`, default 30,000.
+ * A cut network link sends no refusal: without this bound a call on a stalled connection waits until TCP gives up
+ * (a quarter of an hour and more).
+ *
+ * @example
+ * ```ts
+ * import { storeCallTimeoutMs } from "./postgres_store.ts";
+ * const ms = storeCallTimeoutMs(); // 30000 unless NOEMA_STORE_TIMEOUT_MS says otherwise
+ * ```
+ */
+export function storeCallTimeoutMs(): number {
+  const v = Number(process.env.NOEMA_STORE_TIMEOUT_MS);
+  return process.env.NOEMA_STORE_TIMEOUT_MS && Number.isFinite(v) && v > 0 ? v : 30_000;
+}
+
 /** Error codes that mean the store cannot be used at all (connection, authentication, database). */
 const UNREACHABLE = new Set([
   "ECONNREFUSED",
@@ -64,7 +90,6 @@ const UNREACHABLE = new Set([
   "ETIMEDOUT",
   "EHOSTUNREACH",
   "EPIPE",
-  "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
@@ -92,8 +117,13 @@ function explain(
   passwordNote: string | null = null,
   tls = "",
   creating = false,
+  connectSec = CONNECT_TIMEOUT_SEC,
 ): unknown {
-  const err = e as { code?: string; message?: string };
+  const err = e as { code?: string; message?: string; address?: string; port?: number };
+  if (err?.code === "CONNECT_TIMEOUT") {
+    const where = err.port === undefined ? err.address : `${err.address}:${err.port}`;
+    return new StoreTimeoutError(location, connectSec, `connecting${where ? ` to ${where}` : ""}`);
+  }
   if (TLS_FAILURE.test(String(err?.code))) {
     return new NoemaError(
       "store_tls",
@@ -196,13 +226,25 @@ function isoOf(v: string): string {
 export class PostgresStore implements SharedStore {
   readonly kind = "postgres";
   readonly location: string;
-  readonly sql: Sql;
+  /** The client; replaced by a fresh one after a call timed out (its connections may be stalled on a dead link). */
+  get sql(): Sql {
+    return this.#sql;
+  }
+  #sql: Sql;
+  readonly #newClient: () => Sql;
+  /** How long a call may go unanswered, ms ({@link storeCallTimeoutMs}). */
+  readonly #timeoutMs: number;
+  /** How long connecting may take, s. */
+  readonly #connectSec: number;
 
   /** @param url a `postgres://` URL; `sslmode` and the other options in it pass through to the client. */
   /**
    * @param options.connection server settings for each connection (e.g. `{ statement_timeout: "5s" }`)
    */
-  constructor(url: string, options: { connectTimeoutSec?: number; connection?: Record<string, string> } = {}) {
+  constructor(
+    url: string,
+    options: { connectTimeoutSec?: number; connection?: Record<string, string>; timeoutMs?: number } = {},
+  ) {
     this.location = maskStoreUrl(url);
     // The password file, as libpq reads it (the client does not): only when neither the URL nor PGPASSWORD has one.
     let pass: string | undefined;
@@ -213,20 +255,41 @@ export class PostgresStore implements SharedStore {
     }
     const tls = clientTls(url); // sslrootcert, sslcert, sslkey: read here, never sent to the server as settings
     this.#tlsSummary = tls.summary;
+    this.#timeoutMs = options.timeoutMs ?? storeCallTimeoutMs();
+    this.#connectSec = options.connectTimeoutSec ?? CONNECT_TIMEOUT_SEC;
+    // The server gives up on what this client no longer waits for: a statement past the bound, a transaction left
+    // open by a client cut off mid-way (whose row locks, a lease's, would otherwise be held until TCP gives up).
+    const bound = Math.ceil(this.#timeoutMs); // ms
     // Several hosts: each connection tries them in order (the client's own several-host mode never gives up).
     const hosts = urlHostPorts(url);
-    const connectSec = options.connectTimeoutSec ?? 5;
-    const several = hosts.length > 1 ? { socket: () => connectFirstHost(hosts, connectSec * 1000) } : {};
-    this.sql = postgres(hosts.length > 1 ? firstHostUrl(tls.url) : tls.url, {
-      ...(several as Record<string, never>), // `socket` is not in the client's types
-      ...(pass === undefined ? {} : { pass }),
-      ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
-      onnotice: () => {},
-      max: 4,
-      idle_timeout: 20,
-      connect_timeout: connectSec,
-      connection: { application_name: "noema", ...options.connection },
-    });
+    const several = hosts.length > 1
+      ? {
+        socket: async () => {
+          const socket = await connectFirstHost(hosts, this.#connectSec * 1000);
+          socket.setKeepAlive(true, KEEPALIVE_SEC * 1000); // as keep_alive does for the client's own sockets
+          return socket;
+        },
+      }
+      : {};
+    const target = hosts.length > 1 ? firstHostUrl(tls.url) : tls.url;
+    this.#newClient = () =>
+      postgres(target, {
+        ...(several as Record<string, never>), // `socket` is not in the client's types
+        ...(pass === undefined ? {} : { pass }),
+        ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
+        onnotice: () => {},
+        max: 4,
+        idle_timeout: 20,
+        connect_timeout: this.#connectSec,
+        keep_alive: KEEPALIVE_SEC,
+        connection: {
+          application_name: "noema",
+          statement_timeout: bound,
+          idle_in_transaction_session_timeout: bound,
+          ...options.connection,
+        },
+      });
+    this.#sql = this.#newClient();
   }
 
   /** The URL's `sslmode` and `sslrootcert`, for a TLS failure's message. */
@@ -238,12 +301,33 @@ export class PostgresStore implements SharedStore {
   /** Whether the database's encoding is UTF8 (asked once). */
   #utf8: boolean | null = null;
 
-  async #guard<T>(f: () => Promise<T>, creating = false): Promise<T> {
+  /**
+   * Runs one store call: what the client throws is explained, and a call not answered within the bound fails as a
+   * {@link StoreTimeoutError}. Its connections are then dropped (they may be stalled on a dead link, and later calls
+   * would queue behind them); the next call connects afresh.
+   */
+  async #guard<T>(f: () => Promise<T>, timeoutMs = this.#timeoutMs, creating = false): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const call = f();
+    call.catch(() => {}); // a call given up on may still fail later: that is not unhandled
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timeoutMs)));
     try {
-      return await f();
+      const r = await Promise.race([call, late]);
+      if (r !== "late") return r as T;
     } catch (e) {
-      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary, creating);
+      // The server's statement_timeout (the same bound) ran out first: the same fault, said the same way.
+      const server = e as { code?: string; message?: string };
+      if (server?.code === "57014" && /statement timeout/.test(String(server.message))) {
+        throw new StoreTimeoutError(this.location, timeoutMs / 1000, "the server's statement_timeout");
+      }
+      throw explain(e, this.location, this.#passwordNote, this.#tlsSummary, creating, this.#connectSec);
+    } finally {
+      clearTimeout(timer);
     }
+    const stalled = this.#sql;
+    this.#sql = this.#newClient();
+    void stalled.end({ timeout: 0 }).catch(() => {});
+    throw new StoreTimeoutError(this.location, timeoutMs / 1000);
   }
 
   async #version(sql: Sql | postgres.TransactionSql): Promise<number> {
@@ -300,24 +384,30 @@ export class PostgresStore implements SharedStore {
   }
 
   migrate(): Promise<{ from: number; to: number }> {
-    return this.#guard(() =>
-      this.sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
-        await tx`CREATE TABLE IF NOT EXISTS noema_schema_version (
+    const timeoutMs = this.#timeoutMs * MIGRATION_TIMEOUT_FACTOR;
+    return this.#guard(
+      () =>
+        this.sql.begin(async (tx) => {
+          await tx.unsafe(`SET LOCAL statement_timeout = ${Math.ceil(timeoutMs)}`);
+          await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+          await tx`CREATE TABLE IF NOT EXISTS noema_schema_version (
           version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-        const from = await this.#version(tx);
-        if (from > LATEST_SCHEMA_VERSION) {
-          throw new StoreSchemaError(
-            `the shared store at ${this.location} has schema version ${from}, newer than this noema's ` +
-              `${LATEST_SCHEMA_VERSION}: upgrade noema`,
-          );
-        }
-        for (const m of MIGRATIONS.filter((m) => m.version > from)) {
-          for (const s of m.statements) await tx.unsafe(s);
-          await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
-        }
-        return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
-      }), true);
+          const from = await this.#version(tx);
+          if (from > LATEST_SCHEMA_VERSION) {
+            throw new StoreSchemaError(
+              `the shared store at ${this.location} has schema version ${from}, newer than this noema's ` +
+                `${LATEST_SCHEMA_VERSION}: upgrade noema`,
+            );
+          }
+          for (const m of MIGRATIONS.filter((m) => m.version > from)) {
+            for (const s of m.statements) await tx.unsafe(s);
+            await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+          }
+          return { from, to: Math.max(from, LATEST_SCHEMA_VERSION) };
+        }),
+      timeoutMs,
+      true,
+    );
   }
 
   status(): Promise<StoreStatus> {
