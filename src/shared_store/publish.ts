@@ -57,6 +57,12 @@ export interface PublishStats {
 }
 
 const isStream = (name: string) => name.endsWith(".jsonl");
+
+/** Whether process `pid` of this host is gone: none such, or one that ended and is not reaped yet (a zombie). */
+function processGone(pid: number): boolean {
+  const st = procStat(pid);
+  return st === null || st.state === "Z" || st.state === "X";
+}
 const START = Buffer.from('"phase":"start"');
 const VETO = Buffer.from('"decision":"veto"');
 
@@ -191,7 +197,7 @@ export class EpisodePublisher {
     for (;;) {
       try {
         return await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
-          ownerGone: (pid) => pid === this.#adoptPid || procStat(pid) === null,
+          ownerGone: (pid) => pid === this.#adoptPid || processGone(pid),
         });
       } catch (e) {
         if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host || Date.now() >= end) throw e;
