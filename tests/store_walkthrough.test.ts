@@ -239,6 +239,13 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
     assert.equal(s.episodes, 0);
     assert.equal(s.tls, null, "no sslmode: not encrypted");
     assert.ok(!status.stdout.includes(secrets[0]));
+    // A runner (the writer role, B's ~/.pgpass) sees the schema too; only its owner creates it.
+    const statusB = on(b, ["store", "status", "--json"]);
+    assert.equal(statusB.code, 0, statusB.stderr);
+    assert.equal(JSON.parse(statusB.stdout).schema_version, LATEST_SCHEMA_VERSION);
+    const initB = on(b, ["store", "init"]);
+    assert.equal(initB.code, 1, initB.stderr);
+    assert.match(initB.stderr, /permission denied for schema public/);
   });
 
   test(
