@@ -97,6 +97,14 @@ function explain(e: unknown, location: string, passwordNote: string | null = nul
         `. Give the password in ~/.pgpass (chmod 0600), in PGPASSWORD, or in the URL (see docs/store.md)`,
     );
   }
+  if (err?.code === "42501" && /for schema /.test(String(err.message))) {
+    // A writer or reader creating or migrating the schema: only its owner may.
+    return new NoemaError(
+      "store_read_only",
+      `the shared store at ${location} refused to create the schema: this role may not (${err.message}). ` +
+        `Run noema store init or migrate as the schema's owner (see docs/store.md).`,
+    );
+  }
   if (err?.code === "42501" || err?.code === "25006") {
     return new NoemaError(
       "store_read_only",
