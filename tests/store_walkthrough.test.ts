@@ -27,6 +27,7 @@ import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.t
 import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { pidsWithEnv } from "./helpers/processes.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const skip = pgUnavailable() ?? false;
@@ -384,6 +385,41 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
     assert.equal(JSON.parse(resumed.stdout).status, "ok");
     assert.ok(await publishedFrom(a, id), "published, unmarked");
     assert.equal((await row(id))?.run_state, "terminal");
+    sharedEqualsLocal(a, id);
+  });
+
+  test("fault: A's run SIGKILLed while its publishing process is slow to exit: noema resume waits for it, then runs", {
+    timeout: 300_000,
+  }, async () => {
+    const id = "ep_walk_slow_exit";
+    const go = join(a.root, "go-slow-exit");
+    let pid = 0;
+    const runA = startOn(a, ["run", gatedTask(join(a.root, "slow-exit"), go), "--episode-id", id], {
+      onSpawn: (p) => (pid = p),
+    });
+    assert.ok(await until(async () => (await row(id))?.run_state === "running"), "A's run published live");
+    // Its publishing process (found by the episode its start names) holds the lease; stopped, it is one that idle
+    // priority on a busy machine keeps from exiting for a while after its run died.
+    const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(id));
+    assert.equal(publishers.length, 1, "the run publishes from a process of its own");
+    process.kill(publishers[0], "SIGSTOP");
+    let resumed;
+    try {
+      process.kill(pid, "SIGKILL");
+      assert.equal((await runA).code, null, "killed");
+      writeFileSync(go, "");
+      const resume = startOn(a, ["resume", id, "--json"]);
+      await sleep(2000); // the resume claims the run meanwhile (not asserted: a slower start only tests less)
+      process.kill(publishers[0], "SIGCONT"); // it sees its run gone and exits
+      resumed = await resume;
+    } finally {
+      try {
+        process.kill(publishers[0], "SIGCONT");
+      } catch { /* gone */ }
+    }
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(JSON.parse(resumed.stdout).status, "ok");
+    assert.ok(await publishedFrom(a, id), "published, unmarked");
     sharedEqualsLocal(a, id);
   });
 
