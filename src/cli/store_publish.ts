@@ -281,7 +281,9 @@ export async function publishPending(store: SharedStore, root: string, deadlineM
   const done: string[] = [];
   for (const id of pendingHere(root)) {
     if (Date.now() > end) break;
-    await new EpisodePublisher(store, join(episodesDir(root), id), id).publish();
+    // The publishing process of the run that left it pending may still hold its lease while it exits: waited for.
+    const heldWaitMs = Math.max(0, end - Date.now());
+    await new EpisodePublisher(store, join(episodesDir(root), id), id, { heldWaitMs }).publish();
     clearPending(root, id);
     done.push(id);
   }

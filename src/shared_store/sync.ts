@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
-import { handedOffTo } from "./pending.ts";
+import { handedOffTo, pendingIds } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
 import { pulledCopy } from "./pulled.ts";
 import type { SharedStore } from "./shared_store.ts";
@@ -48,6 +48,13 @@ export interface SyncOptions {
 const HANDED_OFF_WAIT_MS = 120_000;
 
 /**
+ * How long a sync waits for a process of this host holding the lease of an episode left marked pending: the
+ * publishing process of a run whose store failed (or that was killed) still holds it until it has exited, which at
+ * idle priority on a busy machine may take seconds after the run ended.
+ */
+const LEFT_PENDING_WAIT_MS = 30_000;
+
+/**
  * Publishes every episode under `<root>/episodes/`, calling `progress` after
  * each one.
  *
@@ -71,6 +78,7 @@ export async function syncRoot(
     .sort();
   const ids = options.only ? all.filter((id) => options.only!.includes(id)) : all;
   const rows: SyncRow[] = [];
+  const marked = new Set(pendingIds(root));
   for (const id of ids) {
     const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
     const pulled = pulledCopy(root, id) !== null;
@@ -82,8 +90,10 @@ export async function syncRoot(
       continue;
     }
     try {
-      // A background sync this host handed the episode to finishes it soon: waited for, not reported as a writer.
-      const retryMs = Math.max(options.heldRetryMs ?? 0, handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : 0);
+      // A background sync this host handed the episode to finishes it soon, and the publishing process of a run that
+      // left it pending exits soon: waited for, not reported as another writer.
+      const waitMs = handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : marked.has(id) ? LEFT_PENDING_WAIT_MS : 0;
+      const retryMs = Math.max(options.heldRetryMs ?? 0, waitMs);
       const s = await new EpisodePublisher(store, join(parent, id), id, { heldWaitMs: retryMs }).publish({
         verify: options.verify,
       });
