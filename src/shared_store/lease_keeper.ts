@@ -10,7 +10,7 @@
  * @module
  */
 import process from "node:process";
-import { procStat } from "../store/lock.ts";
+import { processGone } from "../store/lock.ts";
 import { publishingHost } from "./host.ts";
 import { LeaseHeldError, type SharedStore } from "./shared_store.ts";
 
@@ -50,7 +50,7 @@ export function keepLease(
   let stopped = false;
   const renew = async () => {
     try {
-      await store.acquireLease(id, { host, pid: process.pid }, { ownerGone: (pid) => procStat(pid) === null });
+      await store.acquireLease(id, { host, pid: process.pid }, { ownerGone: processGone });
     } catch (e) {
       // This host's own publisher still finishing is not a loss: taken over at the next renewal.
       if (e instanceof LeaseHeldError && e.owner.host !== host && !stopped) {

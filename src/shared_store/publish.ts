@@ -59,11 +59,6 @@ export interface PublishStats {
 
 const isStream = (name: string) => name.endsWith(".jsonl");
 
-/** Whether process `pid` of this host is gone: none such, or one that ended and is not reaped yet (a zombie). */
-function processGone(pid: number): boolean {
-  const st = procStat(pid);
-  return st === null || st.state === "Z" || st.state === "X";
-}
 const START = Buffer.from('"phase":"start"');
 const VETO = Buffer.from('"decision":"veto"');
 
