@@ -22,6 +22,7 @@ type WorkerThreads = typeof import("node:worker_threads");
 type Timers = typeof import("node:timers");
 type Url = typeof import("node:url");
 type Tls = typeof import("node:tls");
+type Net = typeof import("node:net");
 type Readline = typeof import("node:readline");
 
 /** A getter of built-in module `name` that loads it on its first call. */
@@ -106,6 +107,17 @@ export const nodeUrl: () => Url = onFirstUse("node:url");
  * ```
  */
 export const nodeTls: () => Tls = onFirstUse("node:tls");
+
+/**
+ * `node:net`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeNet } from "./builtins.ts";
+ * nodeNet().isIP("127.0.0.1"); // 4
+ * ```
+ */
+export const nodeNet: () => Net = onFirstUse("node:net");
 
 /**
  * `node:readline`, loaded on first use.

@@ -19,7 +19,7 @@ import { type LiveMessage, runsTicker } from "../src/serve/live.ts";
 import { parseRunsQuery } from "../src/serve/runs.ts";
 import { GATE, HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
 import { FileStore } from "../src/shared_store/files/file_store.ts";
-import { row, spoilCatalog } from "./helpers/store_rows.ts";
+import { putWaiting, row, spoilCatalog } from "./helpers/store_rows.ts";
 
 const tmp = tempDir();
 const root = join(tmp.path, ".noema");
@@ -369,7 +369,7 @@ describe("over a shared store whose catalog has rows that cannot be read", () =>
     };
     const waits = { run_state: "waiting_for_approval" as const, status: "pending", outcome: null, pending };
     await store.upsertCatalog(row("ep_good", { started_at: "2026-11-01T00:00:00.000Z" }));
-    await store.upsertCatalog(row("ep_wait", { started_at: "2026-11-02T00:00:00.000Z", ...waits }));
+    await putWaiting(store, row("ep_wait", { started_at: "2026-11-02T00:00:00.000Z", ...waits }));
     await store.upsertCatalog(row("ep_bad", { started_at: "2026-11-03T00:00:00.000Z", ...waits }));
     await spoilCatalog(store, "ep_bad", "pending", "str");
     await store.upsertCatalog(row("ep_junk"));

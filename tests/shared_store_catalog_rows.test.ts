@@ -18,7 +18,7 @@ import { cli, cliCommand } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { row, spoilCatalog } from "./helpers/store_rows.ts";
+import { putWaiting, row, spoilCatalog } from "./helpers/store_rows.ts";
 
 const PENDING = {
   checkpoint_id: "chk_01",
@@ -36,7 +36,7 @@ async function seed(store: SharedStore): Promise<void> {
   await store.migrate();
   const waiting = { run_state: "waiting_for_approval" as const, status: "pending", outcome: null, pending: PENDING };
   await store.upsertCatalog(row("ep_good", { started_at: "2026-11-01T00:00:00.000Z" }));
-  await store.upsertCatalog(row("ep_wait", { started_at: "2026-11-02T00:00:00.000Z", host: "b", ...waiting }));
+  await putWaiting(store, row("ep_wait", { started_at: "2026-11-02T00:00:00.000Z", host: "b", ...waiting }));
   await store.upsertCatalog(row("ep_bad", { started_at: "2026-11-03T00:00:00.000Z", ...waiting }));
   await spoilCatalog(store, "ep_bad", "pending", "str");
 }

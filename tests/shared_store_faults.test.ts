@@ -343,6 +343,42 @@ describe("shared store faults: runs, resumes, pulls and approvals (PostgreSQL)",
     }
   });
 
+  test("approvers are shown the run's own checkpoint: a forged catalog action is not shown, a row naming no stored checkpoint is skipped", async () => {
+    const a = tempDir(), b = tempDir();
+    const probe = new PostgresStore(url);
+    try {
+      const id = "ep_forged_action";
+      const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a", NOEMA_STORE_FLUSH_MS: "10000" };
+      const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      const paused = cli(["--root", a.path, "run", deployTask(a.path, join(a.path, "ran")), "--episode-id", id], {
+        env: envA,
+      });
+      assert.equal(paused.code, 4, paused.stderr);
+      // The catalog row says something harmless; and a copy of it sits under another id, forged host and all.
+      await probe.sql`UPDATE noema_episodes
+        SET pending = jsonb_set(pending, '{action,input_excerpt}', '"echo harmless"') WHERE episode_id = ${id}`;
+      await probe.sql`INSERT INTO noema_episodes (episode_id, task, run_state, status, outcome, started_at, ended_at,
+          host, adapter, policy_ids, tags, step_count, veto_count, pending)
+        SELECT 'ep_forged_copy', task, run_state, status, outcome, started_at, ended_at, 'trusted-ci', adapter,
+          policy_ids, tags, step_count, veto_count, pending FROM noema_episodes WHERE episode_id = ${id}`;
+      const r = cli(["--root", b.path, "approvals", "--json"], { env: envB });
+      assert.equal(r.code, 0, r.stderr);
+      const shown = JSON.parse(r.stdout) as { episode_id: string; pending: { action: { input_excerpt: string } } }[];
+      const real = shown.find((w) => w.episode_id === id);
+      assert.match(real?.pending.action.input_excerpt ?? "", /echo deployed >>/, "the checkpoint's own action");
+      assert.doesNotMatch(r.stdout, /echo harmless|trusted-ci/);
+      assert.equal(shown.some((w) => w.episode_id === "ep_forged_copy"), false);
+      assert.match(r.stderr, /skipped ep_forged_copy: the checkpoint its catalog row names is not in the store \(chk_/);
+      const d = cli(["--root", b.path, "approve", "ep_forged_copy", "--by", "bea"], { env: envB });
+      assert.equal(d.code, 6, d.stderr);
+      assert.match(d.stderr, /is not in .*nothing to decide on/);
+    } finally {
+      await probe.close();
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
   test("a second root resuming a run another root holds is refused before anything runs (exit 10)", async () => {
     const a = tempDir(), b = tempDir();
     try {

@@ -16,6 +16,7 @@ import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
+import { storedPendingCall } from "../shared_store/pending_call.ts";
 import { answering, isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
@@ -83,8 +84,18 @@ export async function decideInStore(
         exitCode: EXIT.NO_CHECKPOINT,
       });
     }
-    checkpointId = row.pending.checkpoint_id;
-    stateHash = row.pending.state_hash;
+    // Bound to the checkpoint the run itself published, never to the catalog row's words alone.
+    const pending = await storedPendingCall(store, row);
+    if (pending === null) {
+      throw new NoemaError(
+        "not_paused",
+        `episode ${id}: the checkpoint its catalog row names (${row.pending.checkpoint_id}) is not in ` +
+          `${store.location}; nothing to decide on until its host publishes it`,
+        { exitCode: EXIT.NO_CHECKPOINT },
+      );
+    }
+    checkpointId = pending.checkpoint_id;
+    stateHash = pending.state_hash;
   }
   const decision: StoredDecision = {
     episode_id: id,

@@ -351,7 +351,7 @@ export async function claimForResume(
     store = await openSharedStore(pick.url, pick.from);
     await claimEpisode(store, root, id);
   } catch (e) {
-    const down = e instanceof NoemaError && ["store_unreachable", "store_read_only"].includes(e.code);
+    const down = e instanceof NoemaError && ["store_unreachable", "store_timeout", "store_read_only"].includes(e.code);
     if (!down) throw e;
     refusePulledCopy(root, id, null); // never resumed, store or not
     out.note(`noema: ${aboutStore(storeLocation(pick), e as Error)}; resuming ${id} locally`);

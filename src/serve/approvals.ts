@@ -206,7 +206,7 @@ export async function startResume(
     if (store) await claimEpisode(store, root, id);
   } catch (e) {
     const refused = e instanceof NoemaError && e.exitCode === EXIT.LOCKED;
-    if (refused || !(e instanceof NoemaError && e.code === "store_unreachable")) {
+    if (refused || !(e instanceof NoemaError && ["store_unreachable", "store_timeout"].includes(e.code))) {
       resuming.delete(id);
       if (refused) throw new HttpError(409, e.code, e.message);
       throw e;

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { publishingHost } from "../shared_store/host.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
 import { badge } from "../report/parts.ts";
-import { parseSince } from "../cli/time_args.ts";
+import { isDuration, parseSince } from "../cli/time_args.ts";
 import { HttpError } from "./paths.ts";
 
 /** The run states the `state` filter takes. */
@@ -153,6 +153,19 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
     return q.policy === null || f.policies.includes(q.policy);
   });
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
+}
+
+/**
+ * Whether a since filter is a duration ago (`7d`): over a shared store it is counted on the store's clock.
+ *
+ * @example
+ * ```ts
+ * import { sinceIsDuration } from "./runs.ts";
+ * sinceIsDuration("7d"); // true
+ * ```
+ */
+export function sinceIsDuration(text: string): boolean {
+  return isDuration(text);
 }
 
 /**

@@ -13,8 +13,11 @@ import { join } from "node:path";
 import { entryOfRow } from "../cli/commands/list_store.ts";
 import { decideInStore } from "../cli/store_approvals.ts";
 import { pullEpisode } from "../shared_store/pull.ts";
+import { storedPendingCall } from "../shared_store/pending_call.ts";
+import { unreadableRow } from "../shared_store/catalog_row.ts";
 import {
   type CatalogFilter,
+  type CatalogRow,
   isUnreadable,
   type SharedStore,
   type StoredDecision,
@@ -25,8 +28,7 @@ import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import { type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
 import { HttpError } from "./paths.ts";
-import { type RunsQuery, sinceMs } from "./runs.ts";
-import { isDuration } from "../cli/time_args.ts";
+import { type RunsQuery, sinceIsDuration, sinceMs } from "./runs.ts";
 
 /** A shared store being served, and where its episodes are pulled to be read. */
 export interface StoreSource {
@@ -54,7 +56,7 @@ function filterOf(q: RunsQuery, limit: number): CatalogFilter {
     // A duration ago (`7d`) is counted on the store's clock, a date is a date.
     ...(q.since === null
       ? {}
-      : isDuration(q.since)
+      : sinceIsDuration(q.since)
       ? { within_ms: Date.now() - sinceMs(q.since) }
       : { since: new Date(sinceMs(q.since)).toISOString() }),
     limit,
@@ -115,22 +117,31 @@ export async function storeEpisodeDir(src: StoreSource, id: string): Promise<str
  */
 export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
   const rows = await src.store.list({ run_state: ["waiting_for_approval"], limit: 500 });
-  return await Promise.all(
-    rows.filter((r) => r.pending).map(async (r): Promise<Waiting> => ({
+  const readable = rows.filter((r): r is CatalogRow => !isUnreadable(r) && !!r.pending);
+  const shown = await Promise.all(readable.map(async (r): Promise<Waiting> => {
+    // What it waits on, as its own published checkpoint says (never the catalog row's words alone).
+    const p = await storedPendingCall(src.store, r);
+    if (p === null) {
+      const why = `the checkpoint its catalog row names (${r.pending!.checkpoint_id}) is not in ${src.store.location}`;
+      return unreadableWaiting({ ...unreadableRow(r.episode_id, why, r.started_at) });
+    }
+    return {
       episode_id: r.episode_id,
       task: r.task,
       started_at: r.started_at,
-      checkpoint_id: r.pending!.checkpoint_id,
-      kind: r.pending!.kind,
-      step_id: r.pending!.step_id,
-      policy_id: r.pending!.policy_id,
-      reason: r.pending!.reason,
-      action: r.pending!.action,
+      checkpoint_id: p.checkpoint_id,
+      kind: p.kind,
+      step_id: p.step_id,
+      policy_id: p.policy_id,
+      reason: p.reason,
+      action: p.action,
       host: r.host,
       held_here: heldHere(src.root, r.episode_id),
-      decided: decidedOf(await src.store.decision(r.episode_id, r.pending!.checkpoint_id)),
-    })),
-  ).then((w) => w.concat(rows.filter(isUnreadable).map(unreadableWaiting)));
+      decided: decidedOf(await src.store.decision(r.episode_id, p.checkpoint_id)),
+    };
+  }));
+  const ok = shown.filter((w) => w.unreadable === undefined);
+  return ok.concat(shown.filter((w) => w.unreadable !== undefined), rows.filter(isUnreadable).map(unreadableWaiting));
 }
 
 function unreadableWaiting(r: UnreadableCatalogRow): Waiting {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type SharedStore, StoreUnreachableError } from "./shared_store.ts";
+import { type SharedStore, StoreTimeoutError, StoreUnreachableError } from "./shared_store.ts";
 
 /** The first retry's delay, ms. */
 export const OUTAGE_FIRST_RETRY_MS = 250;
@@ -24,8 +24,8 @@ export const OUTAGE_MAX_RETRY_MS = 5_000;
  * isOutage(new Error("boom")); // false
  * ```
  */
-export function isOutage(e: unknown): e is StoreUnreachableError {
-  return e instanceof StoreUnreachableError;
+export function isOutage(e: unknown): e is StoreUnreachableError | StoreTimeoutError {
+  return e instanceof StoreUnreachableError || e instanceof StoreTimeoutError;
 }
 
 /**
@@ -56,7 +56,7 @@ export class StoreOutage {
    * Records a failed call: says so the first time of an outage; returns how
    * long to wait before the next try (250 ms, doubling to 5 s).
    */
-  failed(e: StoreUnreachableError): number {
+  failed(e: StoreUnreachableError | StoreTimeoutError): number {
     if (!this.#down) {
       this.#down = true;
       this.say(`noema: ${e.message}; ${this.waiting} and keeps waiting for it to come back`);

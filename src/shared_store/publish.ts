@@ -25,6 +25,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
+import { pendingCallOf } from "./pending_call.ts";
 import { readNewLines } from "./line_tail.ts";
 import {
   type CatalogRow,
@@ -434,23 +435,7 @@ export class EpisodePublisher {
   /** What a paused run waits on, from its checkpoint file (already masked, as every artifact). */
   #pendingCall(checkpointId: string): PendingCall | null {
     try {
-      const c = readJsonFile(join(this.dir, "checkpoints", `${checkpointId}.json`));
-      const p = (c.pending ?? {}) as Record<string, unknown>;
-      const action = (p.action ?? {}) as Record<string, unknown>;
-      const input = action.input ?? {};
-      return {
-        checkpoint_id: checkpointId,
-        state_hash: String(c.state_hash),
-        kind: String(p.kind ?? "approval"),
-        step_id: String(p.step_id ?? ""),
-        reason: String(p.reason ?? ""),
-        policy_id: typeof p.policy_id === "string" ? p.policy_id : null,
-        action: {
-          tool: typeof action.tool === "string" ? action.tool : null,
-          input_excerpt: (typeof action.command === "string" ? action.command : JSON.stringify(input)).slice(0, 500),
-        },
-        created_at: String(c.created_at ?? ""),
-      };
+      return pendingCallOf(readJsonFile(join(this.dir, "checkpoints", `${checkpointId}.json`)), checkpointId);
     } catch {
       return null; // an unreadable checkpoint is reported by validate and resume
     }

@@ -67,3 +67,33 @@ export async function spoilCatalog(store: SharedStore, id: string, field: string
   const stored = json ? sql`${JSON.stringify(value)}::jsonb` : sql`${value as string}`;
   await sql`UPDATE noema_episodes SET ${sql(field)} = ${stored} WHERE episode_id = ${id}`;
 }
+
+/**
+ * Stores a waiting run's catalog row together with the checkpoint it names (`checkpoints/<id>.json`, as a run
+ * publishes it): what approvers are shown is read from that checkpoint, never from the row alone.
+ *
+ * @example
+ * ```ts
+ * import { putWaiting, row } from "./helpers/store_rows.ts";
+ * await putWaiting(store, row("ep_1", { run_state: "waiting_for_approval", status: "pending", pending }));
+ * ```
+ */
+export async function putWaiting(store: SharedStore, r: CatalogRow): Promise<void> {
+  const p = r.pending!;
+  const checkpoint = {
+    schema_version: "checkpoint/1.0",
+    episode_id: r.episode_id,
+    checkpoint_id: p.checkpoint_id,
+    state_hash: p.state_hash,
+    created_at: p.created_at,
+    pending: {
+      kind: p.kind,
+      step_id: p.step_id,
+      reason: p.reason,
+      policy_id: p.policy_id,
+      action: { tool: p.action.tool, command: p.action.input_excerpt },
+    },
+  };
+  await store.putFile(r.episode_id, `checkpoints/${p.checkpoint_id}.json`, bytes(JSON.stringify(checkpoint)));
+  await store.upsertCatalog(r);
+}

@@ -10,6 +10,7 @@ import { EXIT } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
 import { type CatalogRow, isUnreadable } from "../../shared_store/shared_store.ts";
 import { clearPending } from "../../shared_store/pending.ts";
+import { storedPendingCall } from "../../shared_store/pending_call.ts";
 import { syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -177,13 +178,19 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
             ctx.out.note(`noema: skipped ${row.episode_id}: its catalog row cannot be read: ${oneLine(row.error)}`);
           } else if (decision === null) rows.push(row);
         }
-        const waiting = rows.map((r) => ({
-          episode_id: r.episode_id,
-          host: r.host,
-          task: r.task,
-          started_at: r.started_at,
-          pending: r.pending ?? null,
-        }));
+        // What each waits on, as its own published checkpoint says (never the catalog row's words alone).
+        const waiting = [];
+        for (const r of rows) {
+          const pending = await storedPendingCall(s, r);
+          if (pending === null) {
+            ctx.out.note(
+              `noema: skipped ${r.episode_id}: the checkpoint its catalog row names is not in the store ` +
+                `(${oneLine(r.pending?.checkpoint_id ?? "none")}): nothing of it is shown`,
+            );
+            continue;
+          }
+          waiting.push({ episode_id: r.episode_id, host: r.host, task: r.task, started_at: r.started_at, pending });
+        }
         for (const { row, decision: d } of all) {
           if (d === null || isUnreadable(row)) continue;
           ctx.out.note(

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { nodeNet } from "../../builtins.ts";
 import { join } from "node:path";
 
 /** One host and port; a host starting with `/` is a Unix-socket directory. */
@@ -20,7 +21,9 @@ export interface HostPort {
 /** Connects to one host, failing after `timeoutMs` (as `ETIMEDOUT`). */
 function connectOne({ host, port }: HostPort, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = host.startsWith("/") ? connect(join(host, `.s.PGSQL.${port}`)) : connect(Number(port), host);
+    const socket = host.startsWith("/")
+      ? nodeNet().connect(join(host, `.s.PGSQL.${port}`))
+      : nodeNet().connect(Number(port), host);
     const fail = (e: Error) => {
       clearTimeout(timer);
       socket.destroy();
