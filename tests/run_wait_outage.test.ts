@@ -9,7 +9,7 @@
  * real noema processes.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -20,30 +20,12 @@ import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { row } from "./helpers/store_rows.ts";
+import { deployTask } from "./helpers/episode_trees.ts";
 import { Resubscription } from "../src/shared_store/outage.ts";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { StoreUnreachableError } from "../src/shared_store/shared_store.ts";
 
 const skip = pgUnavailable() ?? false;
-const gate = join(REPO, "plugins/policies/approval-gate.ts");
-
-/** A shell task whose second step deploys (the approval gate holds it), each deploy appending a line to `deploys`. */
-function deployTask(dir: string, deploys: string): string {
-  const path = join(dir, "deploy.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: "build and deploy",
-      using: "shell",
-      policies: [gate],
-      steps: [
-        { kind: "act", description: "build", inputs: { command: "echo built" } },
-        { kind: "act", description: "deploy", inputs: { command: `echo deploy >> '${deploys}'` } },
-      ],
-    }),
-  );
-  return path;
-}
 
 /** The environment of a noema child: this one's, without a root of its own, colours off. */
 function childEnv(extra: Record<string, string>): Record<string, string | undefined> {
@@ -196,7 +178,7 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
       assert.equal(JSON.parse(ra.stdout).status, "ok");
       assert.equal(count(ra.stderr, DOWN), 2, "said once per outage");
       assert.equal(count(ra.stderr, BACK), 2, "said once per outage");
-      assert.equal(readFileSync(deploys, "utf8"), "deploy\n", "the approved command ran once");
+      assert.equal(readFileSync(deploys, "utf8"), "deployed\n", "the approved command ran once");
       const events = readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8").trim().split("\n")
         .map((l) => JSON.parse(l));
       const deployActs = events.filter((e) => e.phase === "act" && e.payload.step_id === "step-2");
@@ -252,7 +234,7 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
       assert.equal(decided.code, 0, decided.stderr);
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env, cwd: a.path });
       assert.equal(resumed.code, 0, resumed.stderr);
-      assert.equal(readFileSync(deploys, "utf8"), "deploy\n");
+      assert.equal(readFileSync(deploys, "utf8"), "deployed\n");
     } finally {
       pg.restart();
       a.cleanup();
@@ -309,7 +291,7 @@ describe("run --wait rides out a network cut (a store that does not answer)", { 
       assert.equal(ra.code, 0, ra.stderr);
       assert.equal(JSON.parse(ra.stdout).status, "ok");
       assert.equal(count(ra.stderr, DOWN), 1, ra.stderr);
-      assert.equal(readFileSync(deploys, "utf8"), "deploy\n");
+      assert.equal(readFileSync(deploys, "utf8"), "deployed\n");
     } finally {
       proxy.heal();
       await proxy.close();

@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import process from "node:process";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { runChild } from "./helpers/child.ts";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -30,6 +30,7 @@ import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers
 import { tempDir } from "./helpers/tmp.ts";
 import { pidsWithEnv, stopHookServers } from "./helpers/processes.ts";
 import { bytes, row } from "./helpers/store_rows.ts";
+import { tree } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
 const gate = join(REPO, "plugins/policies/approval-gate.ts");
@@ -82,20 +83,6 @@ async function published(root: string, id: string, ms = 30_000): Promise<boolean
   const until = Date.now() + ms;
   while (fsModule.existsSync(marker) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   return !fsModule.existsSync(marker);
-}
-
-/** Every file of a directory tree, relative path → bytes. */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 describe("shared store: publish, pull and sync over PostgreSQL", { skip }, () => {

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import process from "node:process";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
@@ -23,34 +23,9 @@ import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { deployTask, tree, until } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
-const gate = join(REPO, "plugins/policies/approval-gate.ts");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every file of a directory tree, relative path → bytes (the lock left out). */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Waits (≤ `ms`) until `f` holds; true when it did. */
-async function until(f: () => boolean | Promise<boolean>, ms = 60_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > end) return false;
-    await sleep(50);
-  }
-  return true;
-}
 
 /** A scripted task of `steps` steps (each act answered at once: a fast, CPU-bound run that writes a lot). */
 function scriptedTask(dir: string, steps: number): string {
@@ -65,24 +40,6 @@ function scriptedTask(dir: string, steps: number): string {
       adapter: { script },
       learn_mode: "off",
       steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
-    }),
-  );
-  return path;
-}
-
-/** A shell task whose second step deploys: the approval gate holds it. The deploy appends to `ran`. */
-function deployTask(dir: string, ran: string): string {
-  const path = join(dir, "deploy.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: "build and deploy",
-      using: "shell",
-      policies: [gate],
-      steps: [
-        { kind: "act", description: "build", inputs: { command: "echo built" } },
-        { kind: "act", description: "deploy", inputs: { command: `echo deployed >> '${ran}'; echo deploy done` } },
-      ],
     }),
   );
   return path;

@@ -7,8 +7,8 @@
  * exit, and leaves the episode for a later `noema sync` to publish whole.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import { before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -22,29 +22,9 @@ import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.
 import { pidsWithEnv } from "./helpers/processes.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { fillUp, mountTmpfs } from "./helpers/tmpfs.ts";
+import { tree, until } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
-
-/** Every file of a directory tree, relative path → bytes (the lock file aside). */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Waits (≤ `ms`) until `done` says true; returns whether it did. A bound that only catches hangs. */
-async function until(done: () => boolean | Promise<boolean>, ms = 60_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!(await done()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return await done();
-}
 
 /**
  * A shell task: a first step, `busy` short steps (each writes its events, so the run's publisher has something to

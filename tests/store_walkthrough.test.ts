@@ -19,7 +19,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { homedir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -29,34 +29,10 @@ import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { pidsWithEnv } from "./helpers/processes.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { deployTask, tree, until } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
-const gate = join(REPO, "plugins/policies/approval-gate.ts");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Every file of a directory tree, relative path → bytes (the `lock` file left out). */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Waits (≤ `ms`, a bound that only catches hangs) until `f` holds; true when it did. */
-async function until(f: () => boolean | Promise<boolean>, ms = 90_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > end) return false;
-    await sleep(50);
-  }
-  return true;
-}
 
 /** A shell wait (≤ 100 s) until `go` exists. */
 const waitFor = (go: string) => `i=0; while [ ! -e '${go}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done`;
@@ -78,24 +54,6 @@ function gatedTask(dir: string, go: string, go2?: string): string {
       task: "a run held at its second step",
       using: "shell",
       steps: steps.map((command, i) => ({ kind: "act", description: `step ${i + 1}`, inputs: { command } })),
-    }),
-  );
-  return path;
-}
-
-/** A shell task whose second step deploys (the approval gate holds it); the deploy appends to `ran`. */
-function deployTask(dir: string, ran: string): string {
-  const path = join(dir, "deploy.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: "build and deploy",
-      using: "shell",
-      policies: [gate],
-      steps: [
-        { kind: "act", description: "build", inputs: { command: "echo built" } },
-        { kind: "act", description: "deploy", inputs: { command: `echo deployed >> '${ran}'; echo deploy done` } },
-      ],
     }),
   );
   return path;
