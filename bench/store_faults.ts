@@ -15,8 +15,9 @@
  *   when it names a process that is gone), `noema pull` into a fresh root.
  *
  * A trial is corrupted unless the pull exits 0, the pulled tree is
- * byte-identical to the local one (the `lock` file left out) and `noema
- * verify --strict` of the pulled copy exits 0. Goal: 0 corrupted.
+ * byte-identical to the local one (the `lock` file and its temporaries left
+ * out) and `noema verify --strict` of the pulled copy exits 0. Goal: 0
+ * corrupted.
  *
  *     bun bench/store_faults.ts [--trials 100] [--seed N] [--min-steps 1000] [--max-steps 3000]
  *
@@ -103,14 +104,18 @@ function publishers(root: string): number[] {
   return pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(root)).filter(alive);
 }
 
-/** Every file of a directory tree, relative path → bytes (the lock left out). */
+/**
+ * Every file of a directory tree, relative path → bytes, the lock and its own temporaries (`lock.tmp-*`: a claim or
+ * takeover token a killed contender left) left out: local machinery, never part of the record (`verify` reports a
+ * left one as a `stale_lock` warning).
+ */
 function tree(dir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
+      else if (e.name !== "lock" && !e.name.startsWith("lock.tmp-")) out.set(relative(dir, p), readFileSync(p));
     }
   };
   walk(dir);
