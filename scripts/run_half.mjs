@@ -12,8 +12,11 @@
  */
 import { spawn } from "node:child_process";
 
-/** Default overall timeout of one half: 20 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). */
-export const DEFAULT_TIMEOUT_MS = 20 * 60_000;
+/**
+ * Default overall timeout of one half: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a
+ * hang, not a goal: a half takes 5-10 minutes on 2 idle cores, and twice that beside two busy loops.
+ */
+export const DEFAULT_TIMEOUT_MS = 40 * 60_000;
 /** Default time the pipes may keep draining after the child exited. */
 export const DEFAULT_GRACE_MS = 2_000;
 

@@ -11,7 +11,7 @@
 // half is shown live and the Bun half's output is printed when it ends. NOEMA_TEST_SERIAL=1 runs them one after the
 // other, both live.
 // Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
-// overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 20), after which its process group is killed.
+// overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 40), after which its process group is killed.
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

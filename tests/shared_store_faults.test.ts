@@ -147,13 +147,16 @@ describe("shared store faults: runs, resumes, pulls and approvals (PostgreSQL)",
         timeoutMs: 120_000,
         onSpawn: (p) => (pid = p),
       });
-      // Killed once some of it is in the store and the run is well under way.
+      // Killed near its end (about 56 MB in all), far ahead of its publisher: the resume's publishing then has most of
+      // the run to send as it finishes, which is where two publishes overlapped and stored the rest shifted (the
+      // code before the fix failed this 3 times in 3; killed earlier, the resume's own steps hid it).
       const events = join(a.path, "episodes", id, "events.jsonl");
-      assert.ok(await until(() => existsSync(events) && statSync(events).size > 8 << 20, 120_000), "the run went on");
+      assert.ok(await until(() => existsSync(events) && statSync(events).size > 48 << 20, 120_000), "the run went on");
       process.kill(pid, "SIGKILL");
       await child;
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env, timeoutMs: 180_000 });
-      assert.equal(resumed.code, 0, resumed.stderr);
+      // 5: a machine so busy that the run sealed before the kill landed; the shared copy is checked all the same.
+      assert.ok(resumed.code === 0 || resumed.code === 5, resumed.stderr);
       const marker = join(a.path, "state", "publish-pending", id);
       assert.ok(await until(() => !existsSync(marker), 150_000), "published, unmarked");
       assert.equal((await probe.get(id))?.run_state, "terminal");

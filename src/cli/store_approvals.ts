@@ -17,7 +17,7 @@ import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
 import { storedPendingCall } from "../shared_store/pending_call.ts";
-import { answering, isOutage, Resubscription, StoreOutage } from "../shared_store/outage.ts";
+import { answering, isOutage, Resubscription, ridingOutStrayErrors, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
@@ -194,7 +194,7 @@ const ANSWER_MS = 10_000;
  * const r = await waitForDecision(store, id, { root }, 600_000, "deny");
  * ```
  */
-export async function waitForDecision(
+export function waitForDecision(
   store: SharedStore,
   id: string,
   options: RootOptions,
@@ -202,6 +202,20 @@ export async function waitForDecision(
   onTimeout: "deny" | "abort",
   signal?: AbortSignal,
   say: (line: string) => void = () => {},
+): Promise<"decided" | "abort" | "interrupted"> {
+  // A connection error the client leaves unawaited while the store is down must not end the wait.
+  return ridingOutStrayErrors(() => waitThenDecide(store, id, options, timeoutMs, onTimeout, signal, say));
+}
+
+/** {@link waitForDecision}'s wait, its last look and the default on timeout. */
+async function waitThenDecide(
+  store: SharedStore,
+  id: string,
+  options: RootOptions,
+  timeoutMs: number,
+  onTimeout: "deny" | "abort",
+  signal: AbortSignal | undefined,
+  say: (line: string) => void,
 ): Promise<"decided" | "abort" | "interrupted"> {
   const end = Date.now() + timeoutMs;
   // Looks end by the deadline, or 5 s after it (the last look), whatever a network cut holds.

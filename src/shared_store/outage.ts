@@ -7,6 +7,7 @@
  *
  * @module
  */
+import process from "node:process";
 import { type SharedStore, StoreTimeoutError, StoreUnreachableError } from "./shared_store.ts";
 
 /** The first retry's delay, ms. */
@@ -176,4 +177,42 @@ export function answering(store: SharedStore, ms: () => number): SharedStore {
       };
     },
   });
+}
+
+/** What the database client's own connection attempts fail with while the store is down. */
+const STRAY_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/**
+ * Runs `work` (a wait that rides out outages) so that a connection error the
+ * database client leaves in a promise nobody awaits (its own reconnection
+ * of a subscription, under Deno) does not end the process: the wait learns
+ * of the outage from its own calls. Any other unhandled rejection is thrown
+ * on, as without this.
+ *
+ * @example
+ * ```ts
+ * import { ridingOutStrayErrors } from "./outage.ts";
+ * const got = await ridingOutStrayErrors(() => waitLoop());
+ * ```
+ */
+export async function ridingOutStrayErrors<T>(work: () => Promise<T>): Promise<T> {
+  const stray = (e: unknown) => {
+    if (!STRAY_CODES.has(String((e as { code?: unknown })?.code))) throw e;
+  };
+  process.on("unhandledRejection", stray);
+  try {
+    return await work();
+  } finally {
+    process.off("unhandledRejection", stray);
+  }
 }
