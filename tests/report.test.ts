@@ -18,7 +18,7 @@ import { classFor, escapeHtml, markup, raw } from "../src/report/escape.ts";
 import { clip } from "../src/report/excerpt.ts";
 import { EpisodeCore } from "../src/runtime/core/episode_core.ts";
 import { cli, REPO } from "./helpers/cli.ts";
-import { chromiumArgs, findChromium, plainPage, RENDER_PROBE, stepsTask, timedPage } from "./helpers/report_page.ts";
+import { chromiumArgs, findChromium, RENDER_PROBE, stepsTask, timedPage } from "./helpers/report_page.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const CHROMIUM = findChromium();
@@ -300,34 +300,29 @@ describe("noema report in headless Chromium", () => {
     assert.deepEqual(hits, []);
   });
 
-  test("the 10,000-step page is parsed and laid out in under 2 s", BROWSER, () => {
-    // Measured inside the page: a copy whose CSP allows one inline script at the end of <body>, which forces
-    // layout and writes performance.now() (ms since navigation start) into the title.
-    if (!existsSync(join(tmp.path, "big.html"))) report(big(), "big");
-    const reportMs = renderMs(readFileSync(join(tmp.path, "big.html"), "utf8"), "big-timed.html");
-    console.error(`report of 10,000 steps: rendered in ${reportMs.ms} ms (${reportMs.nodes} elements)`);
-    assert.ok(textOf(reportMs.dom).includes("Steps 9901–10000"));
-    if (reportMs.ms < 2000) return;
-    // Over 2 s even at best: the machine is busy (other tests, other work). Measure, now, the least any page of
-    // these events costs, the `noema events` text in one <pre>: the report must still render faster than it.
-    const plain = renderMs(plainPage(run(["events", big()]).stdout), "plain-timed.html");
-    console.error(`  busy machine: the same events as plain text rendered in ${plain.ms} ms`);
-    assert.ok(reportMs.ms < plain.ms, `rendered in ${reportMs.ms} ms, plain text in ${plain.ms} ms`);
-  });
+  test(
+    "the 10,000-step page renders in Chromium, to its last page (its time is bench/report.ts's goal)",
+    BROWSER,
+    () => {
+      // Measured inside the page: a copy whose CSP allows one inline script at the end of <body>, which forces
+      // layout and writes performance.now() (ms since navigation start) into the title. The time is printed, not
+      // asserted: a test never asserts elapsed time (a busy machine failed the comparison this test made);
+      // `bench/report.ts` holds the render goal (< 2 s) against the same events as plain text, measured in one run.
+      if (!existsSync(join(tmp.path, "big.html"))) report(big(), "big");
+      const reportMs = renderMs(readFileSync(join(tmp.path, "big.html"), "utf8"), "big-timed.html");
+      console.error(`report of 10,000 steps: rendered in ${reportMs.ms} ms (${reportMs.nodes} elements)`);
+      assert.ok(textOf(reportMs.dom).includes("Steps 9901–10000"), "laid out to its last page");
+      assert.ok(reportMs.nodes > 0, "the probe counted its elements");
+    },
+  );
 });
 
-/** The best of up to five in-page render times of a page (stops at the first under 2 s). */
+/** One in-page render of a page in headless Chromium: its time (printed, never asserted), elements and DOM. */
 function renderMs(page: string, name: string): { ms: number; nodes: number; dom: string } {
   const timed = join(tmp.path, name);
   writeFileSync(timed, timedPage(page));
-  let ms = Infinity, nodes = 0, dom = "";
-  // The machine may be busy with other work, which only ever adds time: keep the best load.
-  for (let i = 0; i < 5 && ms >= 2000; i++) {
-    dom = chromium(["--dump-dom"], timed).stdout;
-    const m = RENDER_PROBE.exec(dom);
-    assert.ok(m, "the probe ran");
-    ms = Math.min(ms, Number(m[1]));
-    nodes = Number(m[2]);
-  }
-  return { ms, nodes, dom };
+  const dom = chromium(["--dump-dom"], timed).stdout;
+  const m = RENDER_PROBE.exec(dom);
+  assert.ok(m, "the probe ran");
+  return { ms: Number(m[1]), nodes: Number(m[2]), dom };
 }
