@@ -536,9 +536,23 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
         timeoutMs: 120_000,
       });
       assert.equal(view.code, 0, view.stderr);
-      assert.equal(view.stderr, "");
+      // Silent while the run's publishing process still waits for the store; once that gave up (connecting is bounded
+      // at 5 s: a busy machine can start the view later than that), the view tries once itself and says so, bounded.
+      assert.ok(
+        view.stderr === "" || /did not answer within 5 s .*; noema sync publishes later\n$/.test(view.stderr),
+        view.stderr,
+      );
       proxy.release();
-      assert.ok(await published(a.path, id, 60_000), "the background sync published it");
+      // Published once the store answers: by the publishing process still waiting, else by noema sync, as said.
+      if (!(await published(a.path, id, 20_000))) {
+        const sync = await runChild(cmd, [...args, "--root", a.path, "sync"], {
+          cwd: a.path,
+          env: { ...process.env, NOEMA_STORE: proxy.url },
+          timeoutMs: 120_000,
+        });
+        assert.equal(sync.code, 0, sync.stderr);
+      }
+      assert.ok(await published(a.path, id, 60_000), "published once the store answers");
       const db = new PostgresStore(url);
       try {
         assert.equal((await db.get(id))?.run_state, "terminal");
