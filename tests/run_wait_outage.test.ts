@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { runChild } from "./helpers/child.ts";
-import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { row } from "./helpers/store_rows.ts";

@@ -20,7 +20,7 @@ import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import type { SharedStore } from "../src/shared_store/shared_store.ts";
 import { runChild } from "./helpers/child.ts";
-import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { deployTask, tree, until } from "./helpers/episode_trees.ts";
