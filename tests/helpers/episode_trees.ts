@@ -10,8 +10,8 @@ import { join, relative } from "node:path";
 import { REPO } from "./cli.ts";
 
 /**
- * Every file of a directory tree, relative path → bytes (the `lock` file left out: it is the writer's, not the
- * episode's).
+ * Every file of a directory tree, relative path → bytes (the `lock` file and its claim files, `lock.*`, left out:
+ * they are a writer's, not the episode's, and never published).
  *
  * @example
  * ```ts
@@ -25,7 +25,7 @@ export function tree(dir: string): Map<string, Buffer> {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p));
+      else if (e.name !== "lock" && !e.name.startsWith("lock.")) out.set(relative(dir, p), readFileSync(p));
     }
   };
   walk(dir);

@@ -53,7 +53,8 @@ export function foundUnder(root: string, needles: readonly string[]): string[] {
 
 /**
  * An episode directory's files by relative path, their bytes as latin1 text
- * (the lock left out: it belongs to the writer, not the record), to compare
+ * (the lock and its claim files, `lock.*`, left out: they belong to a writer, not the record, and are never
+ * published; a process trying the lock at that moment leaves one for an instant), to compare
  * a pulled copy with its original.
  *
  * @example
@@ -68,7 +69,7 @@ export function tree(dir: string): Map<string, string> {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== "lock") out.set(relative(dir, p), readFileSync(p, "latin1"));
+      else if (e.name !== "lock" && !e.name.startsWith("lock.")) out.set(relative(dir, p), readFileSync(p, "latin1"));
     }
   };
   walk(dir);
