@@ -20,7 +20,7 @@ import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { row } from "./helpers/store_rows.ts";
-import { deployTask } from "./helpers/episode_trees.ts";
+import { deployTask, until } from "./helpers/episode_trees.ts";
 import { Resubscription } from "../src/shared_store/outage.ts";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { StoreUnreachableError } from "../src/shared_store/shared_store.ts";
@@ -30,13 +30,6 @@ const skip = pgUnavailable() ?? false;
 /** The environment of a noema child: this one's, without a root of its own, colours off. */
 function childEnv(extra: Record<string, string>): Record<string, string | undefined> {
   return { ...process.env, NO_COLOR: "1", NOEMA_ROOT: undefined, ...extra };
-}
-
-/** Waits (≤ 60 s, a bound that only catches hangs) until `f()` holds; false when it never did. */
-async function until(f: () => boolean, ms = 60_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return f();
 }
 
 /** How many times `re` matches `text`. */
