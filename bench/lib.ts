@@ -9,11 +9,12 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { scriptedTask } from "../tests/helpers/episode_trees.ts";
 
 /** The `bench/` directory. */
 export const BENCH_DIR: string = dirname(fileURLToPath(import.meta.url));
@@ -357,18 +358,5 @@ export async function runStandalone(main: (args: string[]) => Promise<BenchRepor
  * ```
  */
 export function scriptedTaskFile(dir: string, steps: number): string {
-  const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
-  const path = join(dir, "task.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: `bench ${steps}`,
-      using: "scripted",
-      adapter: { script },
-      learn_mode: "off",
-      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
-    }),
-  );
-  return path;
+  return scriptedTask(dir, steps, `bench ${steps}`);
 }

@@ -23,27 +23,9 @@ import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { deployTask, tree, until } from "./helpers/episode_trees.ts";
+import { deployTask, scriptedTask, tree, until } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
-
-/** A scripted task of `steps` steps (each act answered at once: a fast, CPU-bound run that writes a lot). */
-function scriptedTask(dir: string, steps: number): string {
-  const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
-  const path = join(dir, "task.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      task: `faults ${steps}`,
-      using: "scripted",
-      adapter: { script },
-      learn_mode: "off",
-      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
-    }),
-  );
-  return path;
-}
 
 /** An episode directory holding `n` event-like lines of about 600 bytes (no state: a publish of lines only). */
 function linesEpisode(root: string, id: string, n: number): string {

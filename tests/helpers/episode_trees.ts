@@ -76,3 +76,30 @@ export function deployTask(dir: string, ran: string): string {
   );
   return path;
 }
+
+/**
+ * Writes a scripted task of `steps` act steps (each answered ok at once by its script, `<dir>/script.json`: a fast,
+ * CPU-bound run that writes a lot) as `<dir>/task.json`; returns its path.
+ *
+ * @example
+ * ```ts
+ * import { scriptedTask } from "./helpers/episode_trees.ts";
+ * cli(["run", scriptedTask(root, 20)]);
+ * ```
+ */
+export function scriptedTask(dir: string, steps: number, task = `scripted ${steps}`): string {
+  const script = join(dir, "script.json");
+  writeFileSync(script, JSON.stringify({ results: [], default: { status: "ok", outcome: "ok", output: { rows: 1 } } }));
+  const path = join(dir, "task.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      task,
+      using: "scripted",
+      adapter: { script },
+      learn_mode: "off",
+      steps: Array.from({ length: steps }, (_, i) => ({ kind: "act", description: `step ${i}`, inputs: { n: i } })),
+    }),
+  );
+  return path;
+}
