@@ -321,7 +321,8 @@ describe("shared store faults: a full local disk", { skip }, () => {
       const b = tempDir();
       try {
         const root = join(disk.dir, ".noema");
-        // 40 steps of 60 KB of output each: far more than the room left.
+        // 40 steps of 60 KB of output each: the episode takes about 900 KB as stored (each output bounded), far
+        // more than the 256 KB left.
         const task = join(disk.dir, "fill.json");
         writeFileSync(
           task,
@@ -335,7 +336,7 @@ describe("shared store faults: a full local disk", { skip }, () => {
             })),
           }),
         );
-        fillUp(join(disk.dir, "filler"), 1 << 20);
+        fillUp(join(disk.dir, "filler"), 256 << 10);
         const id = "ep_disk_full";
         const env = { NOEMA_STORE: url };
         const r = await runChild(cliCommand()[0], [
