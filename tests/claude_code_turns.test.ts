@@ -4,6 +4,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { assertSound, bash, type ClaudeSession, claudeSessions, noemaCli } from "./helpers/claude_session.ts";
@@ -34,6 +35,14 @@ const exists = (s: Session, file: string) => existsSync(join(s.box.workspace, fi
 
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const TIMEOUT_MS = 90_000;
+
+/** Whether no process runs a command line holding `pattern`, waiting for it up to 60 s (a bound for hangs only). */
+async function gone(pattern: string): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+    if (spawnSync("pgrep", ["-f", pattern]).status === 1) return true;
+  }
+  return false;
+}
 
 describe("noema run --using claude-code: answers, turns, approvals, interrupts (real Claude Code)", () => {
   test("claude's final answer is the run's answer: run --json and text, view and report show it", {
@@ -220,7 +229,8 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
   test("SIGTERM while a call runs: exit 130, the call is stopped and recorded as failed, the episode complete", {
     timeout: TIMEOUT_MS,
   }, async () => {
-    const slow = "touch started.txt; perl -e 'select(undef, undef, undef, 30)'; echo late > late.txt";
+    // A sleep no other test runs (its command line is looked for below), far longer than the test waits.
+    const slow = "touch started.txt; perl -e 'select(undef, undef, undef, 240.5)'; echo late > late.txt";
     const s = await session([{ tools: [bash("toolu_s1", slow)] }, { text: "Slept." }]);
     try {
       let pid = 0;
@@ -234,7 +244,9 @@ describe("noema run --using claude-code: answers, turns, approvals, interrupts (
       process.kill(pid, "SIGTERM");
       const r = await done;
       assert.equal(r.code, 130, r.stderr + r.stdout);
-      assert.ok(Date.now() - t0 < 25_000, "the call was stopped, not waited for");
+      // The call was stopped, not waited for (it would have written late.txt) nor left running (an orphan sleeping on).
+      assert.equal(exists(s, "late.txt"), false);
+      assert.ok(await gone("undef, 240.5)"), "the interrupted command's process is gone");
       const out = JSON.parse(r.stdout);
       assert.equal(out.error.type, "Aborted");
       const [act, ...more] = acts(out.episode_dir);

@@ -302,14 +302,14 @@ describe("a hook killed at any point of its path", () => {
       const session = `kill-${point}`;
       const all = events(session);
       for (const [i, event] of all.entries()) {
-        const t0 = Date.now();
         const r = await hook(root, event, i === at ? { NOEMA_HOOK_CRASH_AT: point } : {});
         if (i === at) {
           assert.equal(r.code, null, `the hook was killed at ${point}: ${r.err}`);
           continue;
         }
+        // The killed call's lock is taken over at once (its owner is dead): a call that waited on it would be refused
+        // as locked (exit 10) once the lock wait ran out, never answered 0.
         assert.equal(r.code, 0, `${event.hook_event_name} after the kill: ${r.err}`);
-        assert.ok(Date.now() - t0 < 4000, `${event.hook_event_name} answered without waiting (${Date.now() - t0} ms)`);
       }
       // Killed at the end: the agent's next Stop (its next turn) finishes the episode.
       if (at === all.length - 1) assert.equal((await hook(root, all[at])).code, 0);

@@ -99,7 +99,6 @@ describe("waiting for the lock", () => {
     const lock = acquireLock(dir, "hook", { waitMs: 10_000 });
     const waited = Date.now() - t0;
     assert.ok(waited >= 200, `waited ${waited} ms for the holder`);
-    assert.ok(waited < 5000, `waited ${waited} ms`);
     lock.release();
   });
 
@@ -116,7 +115,7 @@ describe("waiting for the lock", () => {
           /after waiting \d+ ms/.test(e.message),
       );
       const took = Date.now() - t0;
-      assert.ok(took >= 300 && took < 3000, `gave up after ${took} ms`);
+      assert.ok(took >= 300, `gave up after ${took} ms, not before the 300 ms asked`);
       // Without waitMs, the refusal is immediate.
       assert.throws(() => acquireLock(dir, "hook"), (e: { message: string }) => !e.message.includes("waiting"));
     } finally {

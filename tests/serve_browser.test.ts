@@ -33,7 +33,7 @@ before(async () => {
   s = await startServe(root, { env: { NOEMA_SERVE_TOKEN: `ana=${TOKEN}` } });
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1366, height: 860 } });
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(60_000); // a bound for hangs only: a busy machine renders slowly
   page.on("dialog", (d) => {
     dialogs.push(d.message());
     void d.dismiss();

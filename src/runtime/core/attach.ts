@@ -28,9 +28,16 @@ import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.t
 import { callsFromLog, recoverFromLog } from "./recover.ts";
 import { reloadPolicies } from "./reload.ts";
 
+/**
+ * How long `attach` (and `resume`) waits for another process holding the episode's lock: 30 s. A holder may keep it
+ * for a policy's whole `advise` (up to `--policy-timeout`, 5 s by default) and, on a busy machine, calls racing one
+ * episode (an agent's parallel tool calls, each its own hook process) queue behind each other; agents give a hook 60 s.
+ */
+export const ATTACH_WAIT_MS = 30_000;
+
 /** Options of `EpisodeCore.attach`. */
 export interface AttachOptions extends RootOptions {
-  /** How long to wait for another process holding the episode's lock. @default {5000} */
+  /** How long to wait for another process holding the episode's lock. @default {30000} */
   waitMs?: number;
   /** Policies the episode was opened with as objects (files are reloaded from their recorded paths). */
   policies?: readonly (PolicyObject | (new () => unknown))[];
@@ -126,7 +133,7 @@ export async function attachEpisode(ref: string, options: AttachOptions = {}): P
   const sealed = () =>
     new NoemaError("sealed", `episode ${loc.id} is terminal (sealed by manifest.json)`, { exitCode: EXIT.SEALED });
   if (existsSync(join(dir, ARTIFACTS.manifest))) throw sealed();
-  const lock = acquireLock(dir, "core", { waitMs: options.waitMs ?? 5000 });
+  const lock = acquireLock(dir, "core", { waitMs: options.waitMs ?? ATTACH_WAIT_MS });
   try {
     if (existsSync(join(dir, ARTIFACTS.manifest))) throw sealed();
     const start = firstLine(join(dir, ARTIFACTS.events));

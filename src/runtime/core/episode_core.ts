@@ -33,7 +33,7 @@ import { checkAdapterResult } from "../adapter_result.ts";
 import { consumeApproval, readApproval } from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
 import type { ExtraMetrics } from "../summary_builder.ts";
-import { attachEpisode, type AttachOptions } from "./attach.ts";
+import { ATTACH_WAIT_MS, attachEpisode, type AttachOptions } from "./attach.ts";
 import { displayCommand } from "./command.ts";
 import { createEpisode } from "./create.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
@@ -854,7 +854,7 @@ export class EpisodeCore {
    * another process appended events or finished it, or a policy file was
    * edited: attach again.
    */
-  resume(waitMs = 5000): boolean {
+  resume(waitMs: number = ATTACH_WAIT_MS): boolean {
     this.#check();
     // An edited policy file: attach again, which reloads it and refuses a changed one (as a new process would).
     if (policyStamps(this.#record) !== this.#policyStamps) {
