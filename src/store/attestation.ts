@@ -173,6 +173,11 @@ function predicateOf(
   };
 }
 
+/** A verify problem in words: its file, then what (without the file named twice). */
+function whatFailed(file: string, message: string): string {
+  return message.startsWith(file) ? message : `${file}: ${message}`;
+}
+
 /**
  * The in-toto statement about an episode (an id, a directory or its
  * manifest). The episode must verify (every file matches its manifest, none
@@ -192,8 +197,8 @@ export function episodeStatement(target: string, options: RootOptions = {}): Epi
   if (problem || report.exit_code !== 0) {
     throw new NoemaError(
       "not_verified",
-      `cannot attest ${report.episode_id}: ${problem?.file ?? ARTIFACTS.manifest}: ${
-        problem?.message ?? "does not verify"
+      `cannot attest ${report.episode_id}: ${
+        problem ? whatFailed(problem.file, problem.message) : "does not verify"
       } ` +
         `(see noema verify ${report.episode_id})`,
       { exitCode: report.exit_code === 0 ? EXIT.USAGE : report.exit_code }, // verify's: 2 tampered, 3 missing, 4 signature
