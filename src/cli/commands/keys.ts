@@ -7,6 +7,7 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { resolve } from "node:path";
 import { DEFAULT_KEY_FILE, generateKeyFiles, SIGNING_KEY_FILE_ENV } from "../../store/ed25519_key.ts";
 import { type CliContext, examples } from "../context.ts";
 
@@ -48,7 +49,7 @@ export function registerKeys(program: CommandUnknownOpts, ctx: CliContext): void
       ctx.out.line(`private key: ${written.private_key} (mode 0600: keep it secret)`);
       ctx.out.line(`public key : ${written.public_key}`);
       ctx.out.line(`key id     : ${written.kid}`);
-      ctx.out.line(`sign with  : ${SIGNING_KEY_FILE_ENV}=${written.private_key} noema run …`);
+      ctx.out.line(`sign with  : ${SIGNING_KEY_FILE_ENV}=${resolve(written.private_key)} noema run …`);
       ctx.out.line(`verify with: noema verify <episode> --strict --public-key ${written.public_key}`);
     });
 }
