@@ -81,6 +81,7 @@ export {
   IN_TOTO_PAYLOAD_TYPE,
   IN_TOTO_STATEMENT_TYPE,
   type StatementSubject,
+  subjectMismatches,
   verifyAttestation,
 } from "./store/attestation.ts";
 export { type IntegrityReport, verifyArtifacts, type VerifyArtifactsOptions } from "./store/integrity.ts";

@@ -133,6 +133,25 @@ describe("noema attest", () => {
     assert.match(ok.stdout, new RegExp(`valid \\(ed25519, kid ${key.kid}\\), episode ${id}`));
     const envelope = JSON.parse(readFileSync(out, "utf8"));
     assert.equal(verifyAttestation(envelope, readPublicKeyFile(key.public_key)).valid, true);
+    // DSSE's keyid is optional: a signature without one is checked too.
+    const anonymous = { ...envelope, signatures: [{ sig: envelope.signatures[0].sig }] };
+    assert.equal(verifyAttestation(anonymous, readPublicKeyFile(key.public_key)).valid, true);
+    // With the episode: its files are the ones attested; a copy with one byte changed, and an extra file, are not.
+    const same = cli(["attest", "--verify", out, "--public-key", key.public_key, id], { env: { NOEMA_ROOT: root } });
+    assert.equal(same.code, 0, same.stdout + same.stderr);
+    assert.match(same.stdout, /every file matches the attestation/);
+    const copy = join(tmp.path, "changed-copy", id);
+    cpSync(join(root, "episodes", id), copy, { recursive: true });
+    const events = readFileSync(join(copy, "events.jsonl"));
+    events[5] ^= 1;
+    writeFileSync(join(copy, "events.jsonl"), events);
+    writeFileSync(join(copy, "extra.txt"), "added\n");
+    const differs = cli(["attest", "--verify", out, "--public-key", key.public_key, copy, "--json"]);
+    assert.equal(differs.code, 2, differs.stdout + differs.stderr);
+    assert.deepEqual(JSON.parse(differs.stdout).differences, [
+      "events.jsonl: sha256 differs from the attestation",
+      "extra.txt: not in the attestation",
+    ]);
     // A payload changed after signing, or another key: exit 4.
     const statement = JSON.parse(Buffer.from(envelope.payload, "base64").toString("utf8"));
     statement.predicate.decisions[0].by = "cto";

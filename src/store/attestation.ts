@@ -25,12 +25,14 @@
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
-import { canonicalJson, sha256 } from "./hash.ts";
+import { canonicalJson, sha256, sha256File } from "./hash.ts";
 import { readJsonText } from "./json_file.ts";
 import { ARTIFACTS, type RootOptions } from "./layout.ts";
 import type { Ed25519PrivateKey, Ed25519PublicKey } from "./ed25519_key.ts";
 import { type DsseEnvelope, signDsse, verifyDsse } from "./dsse.ts";
 import { verifyArtifacts } from "./integrity.ts";
+import { LOCK_FILE } from "./lock.ts";
+import { listEpisodeEntries } from "./manifest.ts";
 
 /** The DSSE payload type of an in-toto statement. */
 export const IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json";
@@ -279,4 +281,48 @@ export function verifyAttestation(envelope: unknown, key: Ed25519PublicKey): Att
     };
   }
   return { valid: true, statement, message: null };
+}
+
+/**
+ * Compares an attested statement with an episode on disk: every file of the
+ * episode (its manifest included) must be a subject with the sha256 of its
+ * bytes, and every subject a file (a lock file left by a killed process
+ * aside). Returns the differences in words (empty when the episode is the
+ * one attested).
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from "node:fs";
+ * import { readPublicKeyFile, subjectMismatches, verifyAttestation } from "noema";
+ * const check = verifyAttestation(JSON.parse(readFileSync("ep.intoto.json", "utf8")), readPublicKeyFile("k.pub"));
+ * if (check.statement) console.log(subjectMismatches(check.statement, ".noema/episodes/ep_01K9…"));
+ * ```
+ */
+export function subjectMismatches(statement: EpisodeStatement, dir: string): string[] {
+  const attested = new Map<string, unknown>();
+  for (const s of Array.isArray(statement.subject) ? statement.subject : []) {
+    attested.set(String(obj(s).name), obj(obj(s).digest).sha256);
+  }
+  const onDisk = [
+    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) => n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.`)),
+    ARTIFACTS.manifest,
+  ];
+  const out: string[] = [];
+  for (const name of onDisk) {
+    if (!attested.has(name)) {
+      out.push(`${name}: not in the attestation`);
+      continue;
+    }
+    let digest: string;
+    try {
+      digest = sha256File(join(dir, name)).sha256.slice("sha256:".length);
+    } catch (e) {
+      out.push(`${name}: cannot be read (${(e as Error).message})`);
+      continue;
+    }
+    if (attested.get(name) !== digest) out.push(`${name}: sha256 differs from the attestation`);
+    attested.delete(name);
+  }
+  for (const name of attested.keys()) out.push(`${name}: attested, but not in the episode`);
+  return out;
 }

@@ -90,8 +90,8 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 /**
  * Checks a DSSE envelope with an Ed25519 public key: some signature whose
- * `keyid` is the key's id must verify over the PAE of the payload type and
- * payload. Never throws for a bad envelope.
+ * `keyid` is the key's id (or that has none) must verify over the PAE of the
+ * payload type and payload. Never throws for a bad envelope.
  *
  * @example
  * ```ts
@@ -118,7 +118,10 @@ export function verifyDsse(envelope: unknown, key: Ed25519PublicKey): DsseCheck 
   if (!Array.isArray(e.signatures) || e.signatures.length === 0) {
     return bad("signatures: must be a non-empty array", payload, e.payloadType);
   }
-  const mine = e.signatures.filter((s) => typeof s === "object" && s !== null && s.keyid === key.kid);
+  // keyid is optional in DSSE: a signature without one is tried too.
+  const mine = e.signatures.filter((s) =>
+    typeof s === "object" && s !== null && (s.keyid === key.kid || s.keyid === undefined || s.keyid === "")
+  );
   if (mine.length === 0) {
     return bad(`signatures: none by key ${JSON.stringify(key.kid)}`, payload, e.payloadType);
   }

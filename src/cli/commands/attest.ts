@@ -13,10 +13,12 @@ import {
   attestEpisode,
   EPISODE_PREDICATE_TYPE,
   IN_TOTO_PAYLOAD_TYPE,
+  subjectMismatches,
   verifyAttestation,
 } from "../../store/attestation.ts";
 import { readPrivateKeyFile, readPublicKeyFile, SIGNING_KEY_FILE_ENV } from "../../store/ed25519_key.ts";
 import { readJsonFile } from "../../store/json_file.ts";
+import { locateEpisode } from "../../store/layout.ts";
 import { EXIT } from "../../errors.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
@@ -24,16 +26,38 @@ import { usageError } from "../errors.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 
-/** `--verify FILE --public-key PUB`: prints the check; exit 0 valid, 4 not. */
-function verifyFile(ctx: CliContext, file: string, publicKey: string | undefined, json: boolean): void {
-  if (publicKey === undefined) throw usageError("--verify needs --public-key FILE (the signer's public key)");
-  const key = readPublicKeyFile(publicKey);
+/**
+ * `--verify FILE --public-key PUB [episode]`: prints the check; exit 0 valid, 4 the signature does not verify,
+ * 2 the episode given differs from the attested files.
+ */
+function verifyFile(
+  ctx: CliContext,
+  file: string,
+  opts: { publicKey?: string; json?: boolean },
+  episodeDir: string | null,
+): void {
+  if (opts.publicKey === undefined) throw usageError("--verify needs --public-key FILE (the signer's public key)");
+  const key = readPublicKeyFile(opts.publicKey);
   const check = verifyAttestation(readJsonFile(file, file), key);
   const episode = check.statement?.predicate?.episode_id ?? null;
-  if (json) ctx.out.json({ file, valid: check.valid, kid: key.kid, episode_id: episode, message: check.message });
-  else if (check.valid) ctx.out.line(`${file}: valid (ed25519, kid ${key.kid}), episode ${episode}`);
-  else ctx.out.line(`${file}: BAD (${check.message})`);
-  ctx.exitCode = check.valid ? EXIT.OK : EXIT.PAUSED; // 4, as verify's signature error
+  const differences = check.valid && check.statement && episodeDir
+    ? subjectMismatches(check.statement, episodeDir)
+    : [];
+  if (opts.json) {
+    ctx.out.json({ file, valid: check.valid, kid: key.kid, episode_id: episode, message: check.message, differences });
+  } else if (!check.valid) ctx.out.line(`${file}: BAD (${check.message})`);
+  else {
+    ctx.out.line(`${file}: valid (ed25519, kid ${key.kid}), episode ${episode}`);
+    if (episodeDir) {
+      ctx.out.line(
+        differences.length === 0
+          ? `${episodeDir}: every file matches the attestation`
+          : `${episodeDir}: differs from the attestation:`,
+      );
+      for (const d of differences) ctx.out.line(`- ${d}`);
+    }
+  }
+  ctx.exitCode = !check.valid ? EXIT.PAUSED : differences.length > 0 ? EXIT.USAGE : EXIT.OK; // 4 and 2, as verify
 }
 
 /** Registers `noema attest`. */
@@ -52,7 +76,10 @@ export function registerAttest(program: CommandUnknownOpts, ctx: CliContext): vo
     .argument("[episode]", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--out <file>", "write the envelope to this file (atomically) instead of printing it")
     .option("--key <file>", `the Ed25519 private key (default: $${SIGNING_KEY_FILE_ENV})`)
-    .option("--verify <file>", "check an attestation file instead (needs --public-key)")
+    .option(
+      "--verify <file>",
+      "check an attestation file instead (needs --public-key); with an episode, also that its files are the ones attested",
+    )
     .option("--public-key <file>", "with --verify: the signer's public key (SPKI PEM)")
     .option("--json", "with --out or --verify: print a JSON summary")
     .addHelpText(
@@ -61,13 +88,20 @@ export function registerAttest(program: CommandUnknownOpts, ctx: CliContext): vo
         [`${SIGNING_KEY_FILE_ENV}=ci.key noema attest last --out ep.intoto.json`, "attest the newest episode"],
         ["noema attest ep_01K9… --key ci.key | jq -r .payload | base64 -d | jq .predicate", "read the predicate"],
         ["noema attest --verify ep.intoto.json --public-key ci.key.pub", "check an attestation"],
+        ["noema attest --verify ep.intoto.json --public-key ci.key.pub ep_01K9…", "… and that the episode is the one"],
       ) +
         `\nPayload type: ${IN_TOTO_PAYLOAD_TYPE}; predicate type: ${EPISODE_PREDICATE_TYPE}.\n` +
         "Exit codes: 0 ok, 1 error, 2 usage error (no key, a bad key file) or the episode does not verify\n" +
-        "(tampered), 3 its manifest or a file is missing, 4 (--verify) the attestation does not verify.\n",
+        "(tampered) or (--verify with an episode) its files differ from the attested ones, 3 its manifest or a\n" +
+        "file is missing, 4 (--verify) the attestation does not verify.\n",
     )
     .action((episode, opts, cmd) => {
-      if (opts.verify !== undefined) return verifyFile(ctx, opts.verify, opts.publicKey, opts.json === true);
+      if (opts.verify !== undefined) {
+        const dir = episode === undefined
+          ? null
+          : locateEpisode(resolveEpisodeRef(episode, globalOptions(cmd)), globalOptions(cmd)).dir;
+        return verifyFile(ctx, opts.verify, opts, dir);
+      }
       if (episode === undefined) throw usageError("missing the episode to attest (an id, 'last', or a directory)");
       const keyFile = opts.key ?? process.env[SIGNING_KEY_FILE_ENV];
       if (keyFile === undefined || keyFile === "") {
