@@ -45,6 +45,46 @@ export {
 } from "./store/jsonl.ts";
 export { canonicalHash, canonicalJson, type FileDigest, sha256, sha256File } from "./store/hash.ts";
 export { readJsonFile } from "./store/json_file.ts";
+export {
+  manifestKeyFromEnv,
+  type ManifestSignature,
+  manifestSigningInput,
+  type ManifestSigningKey,
+  type ManifestVerifyKey,
+  type SignatureCheck,
+  type SigningKey,
+  signingKeyFromEnv,
+  signManifest,
+  verifyManifestSignature,
+} from "./store/signing.ts";
+export {
+  DEFAULT_KEY_FILE,
+  ed25519KeyFromEnv,
+  ed25519KeyId,
+  type Ed25519PrivateKey,
+  type Ed25519PublicKey,
+  type GeneratedKeys,
+  generateKeyFiles,
+  readPrivateKeyFile,
+  readPublicKeyFile,
+  SIGNING_KEY_FILE_ENV,
+} from "./store/ed25519_key.ts";
+export { type DsseCheck, type DsseEnvelope, dssePae, type DsseSignature, signDsse, verifyDsse } from "./store/dsse.ts";
+export {
+  type AttestationCheck,
+  type AttestedDecision,
+  attestEpisode,
+  EPISODE_PREDICATE_TYPE,
+  type EpisodePredicate,
+  type EpisodeStatement,
+  episodeStatement,
+  IN_TOTO_PAYLOAD_TYPE,
+  IN_TOTO_STATEMENT_TYPE,
+  type StatementSubject,
+  subjectMismatches,
+  verifyAttestation,
+} from "./store/attestation.ts";
+export { type IntegrityReport, verifyArtifacts, type VerifyArtifactsOptions } from "./store/integrity.ts";
 
 // Read operations.
 export {

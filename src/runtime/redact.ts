@@ -81,6 +81,7 @@ export const NOEMA_OWN_SECRETS: readonly string[] = ["NOEMA_SIGNING_KEY"];
  * ```ts
  * import { isNoemaSecret } from "noema";
  * isNoemaSecret("NOEMA_SIGNING_KEY"); // true
+ * isNoemaSecret("NOEMA_SIGNING_KEY_FILE"); // true: where the Ed25519 key is, kept from children too
  * isNoemaSecret("NOEMA_EPISODE_ID"); // false
  * ```
  */

@@ -50,6 +50,7 @@ import { pluginMismatch, reloadPolicies } from "./core/reload.ts";
 import type { AssertionSpec } from "../verify/assertions.ts";
 import { type ProcessIdentity, type StopReport, stopSurvivors } from "./process_group.ts";
 import type { InterruptedAction } from "./rebuild.ts";
+import { manifestKeyFromEnv } from "../store/signing.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -322,6 +323,7 @@ export function resumableEpisode(ref: string, options: RootOptions = {}): Episod
  * ```
  */
 export async function resume(ref: string, options: ResumeOptions = {}): Promise<RunResult> {
+  manifestKeyFromEnv(); // a bad NOEMA_SIGNING_KEY_FILE is refused before anything is written, naming it
   const loc = resumableEpisode(ref, options);
   const dir = loc.dir;
   const lock = acquireLock(dir, "resume");

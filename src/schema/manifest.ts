@@ -84,14 +84,27 @@ export const Manifest = looseObject({
   plugins: v.optional(v.pipe(v.array(ManifestPlugin), v.description("Plugins that took part in the run."))),
   signature: v.optional(v.nullable(v.pipe(
     looseObject({
-      alg: v.literal("hs256"),
-      kid: v.pipe(v.string(), v.description('Id of the signing key (NOEMA_SIGNING_KID, default "default").')),
-      value: v.pipe(v.string(), v.description("Unpadded base64url HMAC-SHA256.")),
+      alg: v.pipe(
+        v.picklist(["hs256", "ed25519"]),
+        v.description("hs256 (HMAC-SHA256, a shared secret) or ed25519 (a private key; checked with its public key)."),
+      ),
+      kid: v.pipe(
+        v.string(),
+        v.description(
+          'Id of the signing key: for hs256 NOEMA_SIGNING_KID (default "default"); for ed25519 "ed25519:" and the ' +
+            "first 16 hex digits of the sha256 of the public key's SPKI DER.",
+        ),
+      ),
+      value: v.pipe(
+        v.string(),
+        v.description("Unpadded base64url of the HMAC-SHA256 (32 bytes) or of the Ed25519 signature (64 bytes)."),
+      ),
     }),
     v.description(
-      "Optional HMAC-SHA256 signature; null when unsigned. value = base64url(HMAC-SHA256(key, UTF-8 of the RFC 8785 " +
-        "canonical JSON of this manifest without its signature member)). The key is the UTF-8 bytes of " +
-        "NOEMA_SIGNING_KEY; `noema verify` checks it. See docs/security.md.",
+      "Optional signature; null when unsigned. The signed bytes are the UTF-8 of the RFC 8785 canonical JSON of this " +
+        "manifest without its signature member. hs256: value = base64url(HMAC-SHA256(key, bytes)), the key being " +
+        "the UTF-8 bytes of NOEMA_SIGNING_KEY. ed25519: value = base64url(Ed25519 signature of bytes) under the " +
+        "private key file NOEMA_SIGNING_KEY_FILE names. `noema verify` checks it. See docs/security.md.",
     ),
   ))),
 });

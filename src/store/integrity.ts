@@ -1,7 +1,7 @@
 /**
  * Artifact integrity: re-hashing an episode's files against its
- * `manifest.json` and checking the manifest's optional HMAC signature
- * (`noema verify`).
+ * `manifest.json` and checking the manifest's optional signature, HMAC or
+ * Ed25519 (`noema verify`).
  *
  * Exit codes follow the reference system's `artifacts verify`: 0 ok (warnings
  * included), 2 verification error (a file changed, was added, or the manifest
@@ -16,9 +16,11 @@
  *   present: deleting one with its manifest entry is still caught;
  * - the manifest's `episode_id` is the directory's name, so a signed episode
  *   copied under another id fails;
- * - with a key set (`NOEMA_SIGNING_KEY`), a manifest must carry a valid
- *   signature, `--strict` or not: unsigned, stripped, junk after the value,
- *   or repeated keys (whose signed bytes are ambiguous) are signature errors.
+ * - with a key given (`NOEMA_SIGNING_KEY`, or an Ed25519 public key:
+ *   `--public-key`), a manifest must carry a valid signature, `--strict` or
+ *   not: unsigned, stripped, signed with the other algorithm, junk after the
+ *   value, or repeated keys (whose signed bytes are ambiguous) are signature
+ *   errors.
  *
  * @module
  */
@@ -32,7 +34,7 @@ import { scanJson } from "./json_scan.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "./layout.ts";
 import { clearStaleLock, LOCK_FILE, lockStatus } from "./lock.ts";
 import { listEpisodeEntries } from "./manifest.ts";
-import { type SignatureCheck, type SigningKey, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
+import { type ManifestVerifyKey, type SignatureCheck, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
 
 /** Exit codes of `noema verify`. */
 export const VERIFY_EXIT = {
@@ -113,8 +115,11 @@ export interface IntegrityReport {
 export interface VerifyArtifactsOptions extends RootOptions {
   /** Treat warnings (unsigned, signature not checkable) as signature errors (with a key set, they are anyway). */
   strict?: boolean;
-  /** The key to check signatures with. @default {the key from NOEMA_SIGNING_KEY, or none} */
-  key?: SigningKey | null;
+  /**
+   * The key(s) to check signatures with: an HMAC key and/or Ed25519 public keys.
+   * @default {the key from NOEMA_SIGNING_KEY, or none}
+   */
+  key?: ManifestVerifyKey | readonly ManifestVerifyKey[] | null;
 }
 
 /** Why a manifest file name is unsafe to join to the episode directory (NUL, absolute, `..`), or null. */
@@ -150,7 +155,12 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
   const dir = targetDir(target, options);
   const manifestPath = join(dir, ARTIFACTS.manifest);
   const strict = options.strict === true;
-  const key = options.key === undefined ? signingKeyFromEnv() : options.key;
+  const given = options.key === undefined ? signingKeyFromEnv() : options.key;
+  const key: readonly ManifestVerifyKey[] = given === null
+    ? []
+    : Array.isArray(given)
+    ? given as readonly ManifestVerifyKey[]
+    : [given as ManifestVerifyKey];
   const issues: IntegrityIssue[] = [];
   const files: FileCheck[] = [];
   let signature: SignatureCheck = { status: "unsigned", kid: null, message: null };
@@ -300,18 +310,25 @@ function checkEpisodeId(dir: string, manifest: Record<string, unknown>, add: Add
  * The issue a signature check raises, if any: a bad signature is an error; an unsigned manifest is an error
  * under `--strict` or with a key set, else a warning; an unchecked one is an error only under `--strict`.
  */
-function addSignatureIssue(signature: SignatureCheck, strict: boolean, key: SigningKey | null, add: AddIssue): void {
+function addSignatureIssue(
+  signature: SignatureCheck,
+  strict: boolean,
+  key: readonly ManifestVerifyKey[],
+  add: AddIssue,
+): void {
   if (signature.status === "bad_signature") {
     add("bad_signature", ARTIFACTS.manifest, signature.message ?? "bad signature");
   } else if (signature.status === "unsigned") {
-    const required = strict || key !== null;
+    const required = strict || key.length > 0;
     add(
       "unsigned",
       ARTIFACTS.manifest,
       strict
         ? "the manifest is not signed (--strict requires a signature)"
-        : key !== null
+        : key.some((k) => "key" in k)
         ? "the manifest is not signed, but NOEMA_SIGNING_KEY is set: an unsigned or stripped manifest is refused"
+        : key.length > 0
+        ? "the manifest is not signed, but a public key is given: an unsigned or stripped manifest is refused"
         : "the manifest is not signed",
       required ? "error" : "warning",
     );
@@ -383,7 +400,7 @@ function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add
 function checkSignature(
   manifest: Record<string, unknown>,
   duplicates: number,
-  key: SigningKey | null,
+  key: readonly ManifestVerifyKey[],
 ): SignatureCheck {
   const signature = verifyManifestSignature(manifest, key);
   if (duplicates > 0 && signature.status !== "unsigned") {

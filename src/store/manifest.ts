@@ -12,7 +12,7 @@ import { type StagedFile, stageFile, writeJsonAtomic } from "./atomic.ts";
 import { sha256File } from "./hash.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "./layout.ts";
 import { episodeRoot } from "./nofollow.ts";
-import { type SigningKey, signingKeyFromEnv, signManifest } from "./signing.ts";
+import { manifestKeyFromEnv, type ManifestSigningKey, signManifest } from "./signing.ts";
 
 /**
  * The manifest kind of an artifact, by its path in the episode directory.
@@ -120,9 +120,11 @@ function removeLeftoverTemps(dir: string, keep: ReadonlySet<string> = new Set())
 
 /**
  * Builds and atomically writes `manifest.json` for a terminal run. When a
- * signing key is given, or `NOEMA_SIGNING_KEY` is set (key id from
- * `NOEMA_SIGNING_KID`, default `default`), the manifest carries an HMAC-SHA256
- * `signature` (see `src/store/signing.ts`); otherwise `signature` is `null`.
+ * signing key is given, or one is set in the environment
+ * (`NOEMA_SIGNING_KEY_FILE`: an Ed25519 signature; else `NOEMA_SIGNING_KEY`,
+ * key id `NOEMA_SIGNING_KID`, default `default`: HMAC-SHA256), the manifest
+ * carries a `signature` (see `src/store/signing.ts`); otherwise `signature`
+ * is `null`.
  * Temp files that killed writers left behind are removed first, so every
  * file in a sealed episode is listed (`verify` reports any other). An episode
  * holding a symbolic link at any depth is refused (an error naming it).
@@ -138,7 +140,7 @@ export function writeManifest(
   episodeId: string,
   plugins: ManifestPlugin[],
   createdAt: string,
-  signingKey: SigningKey | null = signingKeyFromEnv(),
+  signingKey: ManifestSigningKey | null = manifestKeyFromEnv(),
 ): Manifest {
   const manifest = buildManifest(dir, episodeId, plugins, createdAt, [], signingKey);
   writeJsonAtomic(join(dir, ARTIFACTS.manifest), manifest, { root: episodeRoot(dir) });
@@ -164,7 +166,7 @@ export function stageManifest(
   plugins: ManifestPlugin[],
   createdAt: string,
   staged: readonly StagedFile[],
-  signingKey: SigningKey | null = signingKeyFromEnv(),
+  signingKey: ManifestSigningKey | null = manifestKeyFromEnv(),
 ): StagedFile {
   const manifest = buildManifest(dir, episodeId, plugins, createdAt, staged, signingKey);
   return stageFile(join(dir, ARTIFACTS.manifest), JSON.stringify(manifest, null, 2) + "\n", { root: episodeRoot(dir) });
@@ -177,7 +179,7 @@ function buildManifest(
   plugins: ManifestPlugin[],
   createdAt: string,
   staged: readonly StagedFile[],
-  signingKey: SigningKey | null,
+  signingKey: ManifestSigningKey | null,
 ): Manifest {
   refuseSymlinkedArtifacts(dir); // a planted link is never sealed in (verify would call the episode tampered)
   const tmpOf = new Map(staged.map((f) => [relative(dir, f.path).split(sep).join("/"), f.tmp]));

@@ -1,13 +1,24 @@
 /**
- * Optional HMAC-SHA256 signing of `manifest.json`.
+ * Optional signing of `manifest.json`: HMAC-SHA256 with a shared secret, or
+ * Ed25519 with a private key file, which anyone holding the public key can
+ * check.
  *
- * Scheme (`alg: "hs256"`): the signed bytes are the RFC 8785 canonical JSON
- * (UTF-8) of the manifest object **without** its `signature` member; the
- * value is the unpadded base64url HMAC-SHA256 of those bytes under the key.
- * The key is the UTF-8 bytes of `NOEMA_SIGNING_KEY`; `kid` names it
- * (`NOEMA_SIGNING_KID`, default `default`) so verifiers can tell which key
- * was used. Because every file's size and `sha256:` digest is in the signed
- * manifest, a valid signature covers every artifact of the episode.
+ * Both sign the same bytes: the RFC 8785 canonical JSON (UTF-8) of the
+ * manifest object **without** its `signature` member.
+ * - `alg: "hs256"`: the value is the unpadded base64url HMAC-SHA256 of those
+ *   bytes under the UTF-8 bytes of `NOEMA_SIGNING_KEY`; `kid` names the key
+ *   (`NOEMA_SIGNING_KID`, default `default`).
+ * - `alg: "ed25519"`: the value is the unpadded base64url Ed25519 signature
+ *   (64 bytes) of those bytes under the private key of the file
+ *   `NOEMA_SIGNING_KEY_FILE` names; `kid` is the key id derived from the
+ *   public key (`ed25519:` + 16 hex digits, see `./ed25519_key.ts`).
+ *
+ * With both set, Ed25519 signs (one `signature` per manifest). A verifier
+ * must hold a key of the signature's algorithm: a manifest signed with the
+ * other one is a bad signature, never a warning, so replacing a signature
+ * with one of the other kind cannot turn a check into "unchecked". Because
+ * every file's size and `sha256:` digest is in the signed manifest, a valid
+ * signature covers every artifact of the episode.
  *
  * @module
  */
@@ -15,6 +26,7 @@ import { nodeCrypto } from "../builtins.ts";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { canonicalJson } from "./hash.ts";
+import { ed25519KeyFromEnv, type Ed25519PrivateKey, type Ed25519PublicKey } from "./ed25519_key.ts";
 
 /** The environment variable holding the signing key. */
 export const SIGNING_KEY_ENV = "NOEMA_SIGNING_KEY";
@@ -31,13 +43,23 @@ export interface SigningKey {
   key: Uint8Array;
 }
 
+/** A key that signs manifests: an HMAC secret or an Ed25519 private key. */
+export type ManifestSigningKey = SigningKey | Ed25519PrivateKey;
+/** A key that checks manifest signatures: an HMAC secret or an Ed25519 public key. */
+export type ManifestVerifyKey = SigningKey | Ed25519PublicKey;
+
+/** Whether a key is an Ed25519 one (private or public). */
+function isEd25519(key: ManifestSigningKey | ManifestVerifyKey): key is Ed25519PrivateKey | Ed25519PublicKey {
+  return "publicKey" in key;
+}
+
 /** The `signature` block of a signed manifest. */
 export interface ManifestSignature {
-  /** Always `hs256` (HMAC-SHA256). */
-  alg: "hs256";
+  /** `hs256` (HMAC-SHA256) or `ed25519`. */
+  alg: "hs256" | "ed25519";
   /** Which key signed it. */
   kid: string;
-  /** Unpadded base64url of the HMAC. */
+  /** Unpadded base64url of the HMAC or of the Ed25519 signature. */
   value: string;
 }
 
@@ -75,12 +97,31 @@ export function manifestSigningInput(manifest: Readonly<Record<string, unknown>>
   return canonicalJson(rest);
 }
 
-function hmac(key: Uint8Array, text: string): Buffer {
-  return nodeCrypto().createHmac("sha256", key).update(text, "utf8").digest();
+function hmac(key: Uint8Array, bytes: Uint8Array): Buffer {
+  return nodeCrypto().createHmac("sha256", key).update(bytes).digest();
+}
+
+/**
+ * The key that signs manifests, from the environment: the Ed25519 key of
+ * `NOEMA_SIGNING_KEY_FILE` when it is set (it wins over `NOEMA_SIGNING_KEY`),
+ * else the HMAC key of `NOEMA_SIGNING_KEY`, else null. A bad key file
+ * throws a usage error naming it.
+ *
+ * @example
+ * ```ts
+ * import { manifestKeyFromEnv } from "noema";
+ * manifestKeyFromEnv({ NOEMA_SIGNING_KEY: "s3cret" })?.kid; // "default"
+ * ```
+ */
+export function manifestKeyFromEnv(
+  env: Record<string, string | undefined> = process.env,
+): ManifestSigningKey | null {
+  return ed25519KeyFromEnv(env) ?? signingKeyFromEnv(env);
 }
 
 /**
  * Signs a manifest: returns its `signature` block (the manifest is not changed).
+ * An HMAC key gives `alg: "hs256"`, an Ed25519 private key `alg: "ed25519"`.
  *
  * @example
  * ```ts
@@ -90,26 +131,119 @@ function hmac(key: Uint8Array, text: string): Buffer {
  * // { alg: "hs256", kid: "ci", value: "…43 base64url chars…" }
  * ```
  */
-export function signManifest(manifest: Readonly<Record<string, unknown>>, key: SigningKey): ManifestSignature {
-  return { alg: "hs256", kid: key.kid, value: hmac(key.key, manifestSigningInput(manifest)).toString("base64url") };
+export function signManifest(manifest: Readonly<Record<string, unknown>>, key: ManifestSigningKey): ManifestSignature {
+  const input = Buffer.from(manifestSigningInput(manifest), "utf8");
+  if (isEd25519(key)) {
+    return {
+      alg: "ed25519",
+      kid: key.kid,
+      value: nodeCrypto().sign(null, input, key.privateKey).toString("base64url"),
+    };
+  }
+  return { alg: "hs256", kid: key.kid, value: hmac(key.key, input).toString("base64url") };
 }
 
 /** The result of checking a manifest's signature. */
 export interface SignatureCheck {
   /**
-   * `valid`: signed and the HMAC matches; `unsigned`: no signature block;
-   * `bad_signature`: signed, but the value, the algorithm or the key id does
-   * not match; `unchecked`: signed, but no key was given to check it with.
+   * `valid`: signed and the signature matches; `unsigned`: no signature
+   * block; `bad_signature`: signed, but the value, the algorithm or the key
+   * id does not match, or the keys given are all of the other algorithm;
+   * `unchecked`: signed, but no key was given to check it with.
    */
   status: "valid" | "unsigned" | "bad_signature" | "unchecked";
+  /** The `alg` of the signature, when it is a known one. */
+  alg?: "hs256" | "ed25519" | null;
   /** The `kid` of the signature, when there is one. */
   kid: string | null;
   /** What is wrong, in words (null when valid or unsigned). */
   message: string | null;
 }
 
+/** How each algorithm's value is written: exactly this many unpadded base64url characters. */
+const VALUE_CHARS = { hs256: 43, ed25519: 86 } as const;
+/** What a value of each algorithm is, in words. */
+const VALUE_WHAT = { hs256: "a 32-byte HMAC-SHA256", ed25519: "a 64-byte Ed25519 signature" } as const;
+/** Where a verifier's key of each algorithm comes from, in words. */
+const KEY_SOURCE = { hs256: SIGNING_KEY_ENV, ed25519: "--public-key FILE" } as const;
+
+/** The signature block's shape: its alg, kid and value, or what is wrong with it. */
+function readSignature(
+  sig: unknown,
+): { alg: "hs256" | "ed25519"; kid: string; value: string } | SignatureCheck {
+  if (typeof sig !== "object" || sig === null || Array.isArray(sig)) {
+    return { status: "bad_signature", kid: null, message: "signature: must be an object {alg, kid, value} or null" };
+  }
+  const s = sig as Record<string, unknown>;
+  const kid = typeof s.kid === "string" ? s.kid : null;
+  if (s.alg !== "hs256" && s.alg !== "ed25519") {
+    return {
+      status: "bad_signature",
+      kid,
+      message: `signature.alg: unsupported ${JSON.stringify(s.alg)} (expected "hs256" or "ed25519")`,
+    };
+  }
+  if (kid === null) return { status: "bad_signature", kid, message: "signature.kid: must be a string" };
+  if (typeof s.value !== "string") {
+    return { status: "bad_signature", kid, message: "signature.value: must be a string" };
+  }
+  return { alg: s.alg, kid, value: s.value };
+}
+
+/** The key among `keys` that checks a signature of `alg` by `kid`, or why there is none. */
+function pickKey(
+  keys: readonly ManifestVerifyKey[],
+  alg: "hs256" | "ed25519",
+  kid: string,
+): ManifestVerifyKey | SignatureCheck {
+  if (keys.length === 0) {
+    return {
+      status: "unchecked",
+      alg,
+      kid,
+      message: alg === "hs256"
+        ? `signed with key ${JSON.stringify(kid)}, but ${SIGNING_KEY_ENV} is not set`
+        : `signed with Ed25519 key ${JSON.stringify(kid)}; give its public key (--public-key FILE) to check it`,
+    };
+  }
+  const ofAlg = keys.filter((k) => (alg === "ed25519") === isEd25519(k));
+  if (ofAlg.length === 0) {
+    return {
+      status: "bad_signature",
+      alg,
+      kid,
+      message: `signature.alg: signed with ${alg} (key ${JSON.stringify(kid)}), but the key given is ${
+        alg === "ed25519" ? `an HMAC key (${SIGNING_KEY_ENV})` : "an Ed25519 public key"
+      }: checking it needs ${KEY_SOURCE[alg]}`,
+    };
+  }
+  const key = ofAlg.find((k) => k.kid === kid);
+  if (key === undefined) {
+    return {
+      status: "bad_signature",
+      alg,
+      kid,
+      message: `signature.kid: signed with key ${JSON.stringify(kid)}, the key given is ${
+        ofAlg.map((k) => JSON.stringify(k.kid)).join(", ")
+      }`,
+    };
+  }
+  return key;
+}
+
+/** Whether `value` (strictly decoded) is the signature of `input` under `key`; constant-time for HMAC. */
+function signatureMatches(key: ManifestVerifyKey, input: Buffer, value: string): boolean {
+  const given = Buffer.from(value, "base64url");
+  if (isEd25519(key)) return nodeCrypto().verify(null, input, key.publicKey, given);
+  const expected = hmac(key.key, input);
+  return given.length === expected.length && nodeCrypto().timingSafeEqual(given, expected);
+}
+
 /**
- * Checks a manifest's `signature` against a key (constant-time comparison).
+ * Checks a manifest's `signature` against the keys given: an HMAC key
+ * (constant-time comparison) and/or Ed25519 public keys. The signature's
+ * algorithm picks the key; a signature no key given can check is a bad
+ * signature (with no key at all: `unchecked`).
  *
  * @example
  * ```ts
@@ -122,66 +256,52 @@ export interface SignatureCheck {
  */
 export function verifyManifestSignature(
   manifest: Readonly<Record<string, unknown>>,
-  key: SigningKey | null,
+  key: ManifestVerifyKey | readonly ManifestVerifyKey[] | null,
 ): SignatureCheck {
   const sig = manifest.signature;
   if (sig === undefined || sig === null) return { status: "unsigned", kid: null, message: null };
-  if (typeof sig !== "object" || Array.isArray(sig)) {
-    return { status: "bad_signature", kid: null, message: "signature: must be an object {alg, kid, value} or null" };
-  }
-  const s = sig as Record<string, unknown>;
-  const kid = typeof s.kid === "string" ? s.kid : null;
-  if (s.alg !== "hs256") {
-    return {
-      status: "bad_signature",
-      kid,
-      message: `signature.alg: unsupported ${JSON.stringify(s.alg)} (expected "hs256")`,
-    };
-  }
-  if (kid === null) return { status: "bad_signature", kid, message: "signature.kid: must be a string" };
-  if (typeof s.value !== "string") {
-    return { status: "bad_signature", kid, message: "signature.value: must be a string" };
-  }
-  if (key === null) {
-    return {
-      status: "unchecked",
-      kid,
-      message: `signed with key ${JSON.stringify(kid)}, but ${SIGNING_KEY_ENV} is not set`,
-    };
-  }
-  if (kid !== key.kid) {
-    return {
-      status: "bad_signature",
-      kid,
-      message: `signature.kid: signed with key ${JSON.stringify(kid)}, the key given is ${JSON.stringify(key.kid)}`,
-    };
-  }
-  let input: string;
+  const read = readSignature(sig);
+  if ("status" in read) return read;
+  const { alg, kid, value } = read;
+  const keys = key === null
+    ? []
+    : Array.isArray(key)
+    ? key as readonly ManifestVerifyKey[]
+    : [key as ManifestVerifyKey];
+  const picked = pickKey(keys, alg, kid);
+  if ("status" in picked) return picked;
+  let input: Buffer;
   try {
-    input = manifestSigningInput(manifest);
+    input = Buffer.from(manifestSigningInput(manifest), "utf8");
   } catch (e) {
     return {
       status: "bad_signature",
+      alg,
       kid,
       message: `the manifest has no canonical JSON form: ${(e as Error).message}`,
     };
   }
-  // Decode strictly: Buffer.from ignores junk after the digest (and padding, and other alphabets).
-  if (!/^[A-Za-z0-9_-]{43}$/.test(s.value)) {
+  // Decode strictly: Buffer.from ignores junk after the value (and padding, and other alphabets).
+  if (!new RegExp(`^[A-Za-z0-9_-]{${VALUE_CHARS[alg]}}$`).test(value)) {
     return {
       status: "bad_signature",
+      alg,
       kid,
-      message: "signature.value: must be exactly 43 characters of unpadded base64url (a 32-byte HMAC-SHA256)",
+      message: `signature.value: must be exactly ${VALUE_CHARS[alg]} characters of unpadded base64url (${
+        VALUE_WHAT[alg]
+      })`,
     };
   }
-  const expected = hmac(key.key, input);
-  const given = Buffer.from(s.value, "base64url");
-  if (given.length !== expected.length || !nodeCrypto().timingSafeEqual(given, expected)) {
+  if (!signatureMatches(picked, input, value)) {
     return {
       status: "bad_signature",
+      alg,
       kid,
-      message: "signature.value: the HMAC does not match (wrong key, or the manifest was changed)",
+      message: alg === "hs256"
+        ? "signature.value: the HMAC does not match (wrong key, or the manifest was changed)"
+        : "signature.value: the Ed25519 signature does not verify with the public key (the manifest was changed, " +
+          "or another key signed it)",
     };
   }
-  return { status: "valid", kid, message: null };
+  return { status: "valid", alg, kid, message: null };
 }

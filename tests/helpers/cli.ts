@@ -69,6 +69,7 @@ export function cli(args: string[], options: CliOptions = {}): CliResult {
       NOEMA_ROOT: undefined,
       NOEMA_SIGNING_KEY: undefined,
       NOEMA_SIGNING_KID: undefined,
+      NOEMA_SIGNING_KEY_FILE: undefined,
       ...options.env,
     })
   ) {

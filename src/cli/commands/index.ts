@@ -47,6 +47,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   // Integrity
   { names: ["validate"], load: async () => (await import("./validate.ts")).registerValidate },
   { names: ["verify"], load: async () => (await import("./verify.ts")).registerVerify },
+  { names: ["attest"], load: async () => (await import("./attest.ts")).registerAttest },
+  { names: ["keys"], load: async () => (await import("./keys.ts")).registerKeys },
   { names: ["schema"], load: async () => (await import("./schema.ts")).registerSchema },
   // Shared store
   { names: ["store"], load: async () => (await import("./store.ts")).registerStore },

@@ -34,6 +34,7 @@ import { Redactor } from "../redact.ts";
 import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 import { lexists } from "../../store/nofollow.ts";
+import { manifestKeyFromEnv } from "../../store/signing.ts";
 import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
@@ -142,6 +143,7 @@ export async function prepareEpisode(
   external: string | null = null,
 ): Promise<PreparedEpisode> {
   checkTask(task);
+  manifestKeyFromEnv(); // a bad NOEMA_SIGNING_KEY_FILE is refused now, naming it, not when sealing
   const timeout = options.policy_timeout_ms;
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 1 && timeout <= MAX_POLICY_TIMEOUT_MS)) {
     throw new NoemaError("usage", `policy_timeout_ms must be an integer from 1 to ${MAX_POLICY_TIMEOUT_MS}`, {
