@@ -108,8 +108,10 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
 export interface DecideOptions extends RootOptions {
   /** Why. */
   note?: string;
-  /** Who decides. @default {the OS user name (see `osUserName`)} */
+  /** The name the decider gives: recorded as `claimed_by` beside the OS user (`by`), never trusted. */
   by?: string;
+  /** The label of the `noema serve` token that made the request: then `by`, authenticated as `serve_token`. */
+  servedBy?: string;
 }
 
 /**
@@ -149,11 +151,14 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     checkpoint_id: pending.checkpoint.checkpoint_id,
     state_hash: pending.checkpoint.state_hash,
     decision,
-    by: options.by ?? osUserName(),
+    by: options.servedBy ?? osUserName(),
     at: new Date().toISOString(),
     note: options.note ?? null,
     consumed_at: null,
     consumed_by: null,
+    authenticated_as: options.servedBy !== undefined ? "serve_token" : "os_user",
+    database_role: null,
+    claimed_by: options.by ?? null,
   };
   const stateHash = sha256File(join(pending.episode_dir, ARTIFACTS.state)).sha256;
   if (stateHash !== pending.checkpoint.state_hash) {
