@@ -99,7 +99,7 @@ export async function auditDecisions(sql: postgres.Sql): Promise<AuditReport> {
         checkpoint_digest, decision, decided_by, decided_by_role, authenticated_as, claimed_by, note, host,
         to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at,
         prev_hash, row_hash, pruned_at::text
-      FROM noema_decisions WHERE chain_seq > ${seq} ORDER BY chain_seq LIMIT ${PAGE}`;
+      FROM noema_decisions WHERE chain_seq > ${seq} ORDER BY noema_decisions.chain_seq LIMIT ${PAGE}`;
     for (const r of page) {
       const problem = rowProblem(r, seq, prev);
       if (problem !== null) return { ...report, ok: false, broken: breakOf(r, problem) };
