@@ -80,6 +80,27 @@ export interface ApprovalRecord {
 }
 
 /**
+ * What a `run.resume` event says of the decision it applies: decision, by, at, note, and how `by` was authenticated
+ * and the name the decider gave, when the record says so.
+ *
+ * @example
+ * ```ts
+ * import { approvalSummary } from "./checkpoint.ts";
+ * // approvalSummary(record).by
+ * ```
+ */
+export function approvalSummary(a: ApprovalRecord): Record<string, unknown> {
+  return {
+    decision: a.decision,
+    by: a.by,
+    at: a.at,
+    note: a.note,
+    ...(a.authenticated_as ? { authenticated_as: a.authenticated_as } : {}),
+    ...(a.claimed_by ? { claimed_by: a.claimed_by } : {}),
+  };
+}
+
+/**
  * A decider as shown: the authenticated identity, with the claimed name beside it when it differs.
  *
  * @example

@@ -33,8 +33,10 @@ import { snapshotPolicy } from "../verify/snapshot.ts";
 import {
   alreadyDecided,
   type ApprovalRecord,
+  approvalSummary,
   type Checkpoint,
   consumeApproval,
+  deciderOf,
   readApproval,
   readCheckpoint,
   writeApproval,
@@ -718,7 +720,7 @@ function announceResume(
     event_offset: checkpoint?.event_offset ?? built.eventCount,
     resume_strategy: options.abort ? "abort" : "same_run_id",
     recovered: checkpoint === null,
-    approval: approval ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note } : null,
+    approval: approval ? approvalSummary(approval) : null,
     torn_line: built.torn
       ? {
         offset: built.torn.offset,
@@ -842,7 +844,7 @@ async function continueResumed(
   if (checkpoint && approval?.decision === "rejected") {
     engine.p.counters.veto++;
     engine.status = "vetoed";
-    engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+    engine.message = `Rejected by ${deciderOf(approval)}${approval.note ? `: ${approval.note}` : ""}`;
     return await engine.finish();
   }
   if (announced.interrupted !== null && options.retry === false) {
@@ -867,6 +869,7 @@ async function continueResumed(
           decision: approval.decision,
           by: approval.by,
           at: approval.at,
+          ...(approval.claimed_by ? { claimed_by: approval.claimed_by } : {}),
         },
       }
       : undefined,
