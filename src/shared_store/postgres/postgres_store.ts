@@ -146,7 +146,7 @@ function explain(
       "store_privilege",
       `the shared store at ${location} refused to create noema's schema: this role may not create tables, it ` +
         `lacks CREATE on the schema (${err.message}). Run noema store init as the schema's owner; runners need only ` +
-        `a writer role's grants (see docs/store.md, Roles).`,
+        `a writer role's grants (see docs/store.md, Roles and audit).`,
     );
   }
   if (err?.code === "42501" || err?.code === "25006") {
