@@ -204,7 +204,7 @@ describe("an interactive session's hook waits for a decision made on another mac
       assert.equal(answer.code, 0, answer.stderr);
       const out = JSON.parse(answer.stdout).hookSpecificOutput;
       assert.equal(out.permissionDecision, "deny");
-      assert.match(out.permissionDecisionReason, /Rejected by cid@host-b: not today/);
+      assert.match(out.permissionDecisionReason, /Rejected by noema@host-b \(claimed: cid\): not today/);
     } finally {
       a.cleanup();
       b.cleanup();

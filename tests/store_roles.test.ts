@@ -143,6 +143,18 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     });
   });
 
+  test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
+    const a = newDir();
+    const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "1s", "--json"], {
+      env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" },
+      cwd: a,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const dir = join(a, "episodes", JSON.parse(r.stdout).episode_id, "approvals");
+    const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+    assert.deepEqual([rec.decision, rec.by, rec.claimed_by, rec.database_role], ["rejected", "ci7", "timeout", "ci7"]);
+  });
+
   test("store status names the connected role and its powers", () => {
     const powers = (role: string) => {
       const r = cli(["store", "status", "--json"], { env: { NOEMA_STORE: as(role) } });
