@@ -31,6 +31,8 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema store init --store postgres://noema@db/noema", "create the schema (idempotent)"],
         ["NOEMA_STORE=postgres://noema@db/noema noema store status --json", "schema version and episode count"],
         ["noema store init --store file:///mnt/team/noema", "a store in a directory on a shared file system"],
+        ["noema store init --roles --store postgres://owner@db/noema", "also the runner, approver and reader roles"],
+        ["noema store audit --json", "check the hash-chained decision log; prints the head hash to record elsewhere"],
       ) + STORE_HELP,
     );
   const migrate = (label: string) => async (opts: { json?: boolean; roles?: boolean }, cmd: CommandUnknownOpts) => {
