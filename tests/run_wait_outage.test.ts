@@ -353,7 +353,7 @@ function approvalsListing(name: string, store: () => Promise<string>, options: {
       assert.deepEqual(now.ids, [ids[1]], "the decided call is not listed as waiting");
       assert.match(
         now.stderr,
-        new RegExp(`${ids[0]}.*approved by noema \\(claimed: bea\\) on host-b.*noema resume ${ids[0]}`),
+        new RegExp(`${ids[0]}.*approved by \\S+ \\(claimed: bea\\) on host-b.*noema resume ${ids[0]}`),
       );
       const table = cli(["--root", join(b.path, ".noema"), "approvals"], { env: envB, cwd: b.path });
       assert.equal(table.code, 0, table.stderr);
