@@ -137,6 +137,35 @@ describe("store audit: the hash-chained decision log", { skip }, () => {
     assert.equal(audit().code, 0);
   });
 
+  test("what audit alone cannot catch, a head pinned elsewhere does: a chain rewritten whole, or cut short", async () => {
+    const pinned = audit().report.head;
+    const head = `${pinned.chain_seq}:${pinned.row_hash}`;
+    assert.equal(cli(["store", "audit", "--head", head], { env: { NOEMA_STORE: url } }).code, 0);
+    // The owner changes row 5 and recomputes every hash after it: consistent, so the chain alone still holds.
+    await store.sql.unsafe(`DO $d$ DECLARE r noema_decisions; prev text; BEGIN
+      UPDATE noema_decisions SET decided_by = 'cto' WHERE chain_seq = 5;
+      FOR r IN SELECT * FROM noema_decisions WHERE chain_seq >= 5 ORDER BY chain_seq LOOP
+        IF r.chain_seq > 5 THEN r.prev_hash := prev; END IF;
+        r.row_hash := noema_decision_hash(r);
+        prev := r.row_hash;
+        UPDATE noema_decisions SET prev_hash = r.prev_hash, row_hash = r.row_hash WHERE chain_seq = r.chain_seq;
+      END LOOP; END $d$`);
+    assert.equal(audit().code, 0, "a chain rewritten whole is consistent");
+    const r = cli(["store", "audit", "--head", head, "--json"], { env: { NOEMA_STORE: url } });
+    assert.equal(r.code, 1);
+    assert.equal(JSON.parse(r.stdout).broken.chain_seq, pinned.chain_seq);
+    assert.match(JSON.parse(r.stdout).broken.problem, /is not the pinned head's .*: the chain was rewritten/);
+    // Cut short: the last row removed.
+    await store.sql`DELETE FROM noema_decisions WHERE chain_seq = ${pinned.chain_seq}`;
+    assert.equal(audit().code, 0, "a chain that ends earlier is consistent");
+    const cut = cli(["store", "audit", "--head", head], { env: { NOEMA_STORE: url } });
+    assert.equal(cut.code, 1);
+    assert.match(cut.stderr, /the chain ends at chain_seq \d+, before the pinned head \d+: rows were removed/);
+    const bad = cli(["store", "audit", "--head", "7:nothex"], { env: { NOEMA_STORE: url } });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--head "7:nothex": give chain_seq:row_hash/);
+  });
+
   test("a files store: store audit says it is PostgreSQL-only (exit 2)", () => {
     const t = tempDir();
     try {

@@ -19,7 +19,7 @@
 import { EXIT, NoemaError } from "../errors.ts";
 
 import type { RunState } from "../read/list.ts";
-import type { AuditReport } from "./postgres/decision_audit.ts";
+import type { AuditReport, PinnedHead } from "./postgres/decision_audit.ts";
 
 /** Where a run is now, as `noema list` says (`terminal`, `running`, `waiting_for_approval`, `paused`, `crashed`…). */
 export type CatalogRunState = RunState;
@@ -483,7 +483,7 @@ export interface SharedStore {
   /** PostgreSQL: creates or updates the roles the database enforces (`noema store init --roles`). */
   createRoles?(): Promise<void>;
   /** PostgreSQL: walks the hash-chained decision log and reports its first break (`noema store audit`). */
-  audit?(): Promise<AuditReport>;
+  audit?(pinned?: PinnedHead): Promise<AuditReport>;
   /** Releases connections. */
   close(): Promise<void>;
 }

@@ -100,6 +100,17 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
     });
 }
 
+/** `--head 1234:<64 hex>`, or a usage error naming the option. */
+function pinnedHead(text: string): { chain_seq: number; row_hash: string } {
+  const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
+  if (!m || Number(m[1]) < 1) {
+    throw new NoemaError("usage", `--head ${JSON.stringify(text)}: give chain_seq:row_hash (1234:<64 hex digits>)`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return { chain_seq: Number(m[1]), row_hash: m[2] };
+}
+
 /** Registers `noema store audit`. */
 function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
   store.command("audit")
@@ -109,7 +120,13 @@ function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
         "rewrite the whole chain consistently)",
     )
     .option("-j, --json", 'print {"ok","rows","tombstones","head":{"chain_seq","row_hash"},"broken"}')
+    .option(
+      "--head <seq:hash>",
+      "a head recorded earlier (chain_seq:row_hash): that row must still have that hash (a chain rewritten or cut " +
+        "short by the owner is caught)",
+    )
     .action(async (opts, cmd) => {
+      const pinned = opts.head === undefined ? undefined : pinnedHead(opts.head);
       await withStore(cmd, async (s) => {
         if (!s.audit) {
           throw new NoemaError(
@@ -118,7 +135,7 @@ function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
             { exitCode: EXIT.USAGE },
           );
         }
-        const r = await s.audit();
+        const r = await s.audit(pinned);
         if (opts.json) ctx.out.json({ location: s.location, ...r });
         else if (r.ok) {
           const head = r.head ? `head ${r.head.chain_seq} ${r.head.row_hash}` : "empty";

@@ -39,6 +39,12 @@ const FIELDS = [
 /** One row as the audit reads it: every field as text (null when NULL); `decided_at` as the chain encodes it. */
 export type ChainRow = Record<(typeof FIELDS)[number] | "prev_hash" | "row_hash" | "pruned_at", string | null>;
 
+/** A head recorded elsewhere (`store audit --json`'s `head`): the row at `chain_seq` must still have this hash. */
+export interface PinnedHead {
+  chain_seq: number;
+  row_hash: string;
+}
+
 /** What the audit found. */
 export interface AuditReport {
   /** Whether the whole chain holds. */
@@ -90,7 +96,7 @@ function breakOf(r: ChainRow | null, problem: string): AuditReport["broken"] {
  * // const report = await auditDecisions(store.sql); if (!report.ok) console.error(report.broken);
  * ```
  */
-export async function auditDecisions(sql: postgres.Sql): Promise<AuditReport> {
+export async function auditDecisions(sql: postgres.Sql, pinned?: PinnedHead): Promise<AuditReport> {
   const report: AuditReport = { ok: true, rows: 0, tombstones: 0, head: null, broken: null };
   const [stray] = await sql`SELECT episode_id, checkpoint_id FROM noema_decisions WHERE chain_seq IS NULL LIMIT 1`;
   let prev = CHAIN_GENESIS, seq = 0;
@@ -102,7 +108,11 @@ export async function auditDecisions(sql: postgres.Sql): Promise<AuditReport> {
       FROM noema_decisions WHERE chain_seq > ${seq} ORDER BY noema_decisions.chain_seq LIMIT ${PAGE}`;
     for (const r of page) {
       const problem = rowProblem(r, seq, prev);
-      if (problem !== null) return { ...report, ok: false, broken: breakOf(r, problem) };
+      const wrong = problem ??
+        (pinned && Number(r.chain_seq) === pinned.chain_seq && r.row_hash !== pinned.row_hash
+          ? `its row_hash ${r.row_hash} is not the pinned head's ${pinned.row_hash}: the chain was rewritten`
+          : null);
+      if (wrong !== null) return { ...report, ok: false, broken: breakOf(r, wrong) };
       report.rows++;
       if (r.pruned_at !== null) report.tombstones++;
       seq = Number(r.chain_seq);
@@ -110,6 +120,11 @@ export async function auditDecisions(sql: postgres.Sql): Promise<AuditReport> {
       report.head = { chain_seq: seq, row_hash: prev };
     }
     if (page.length < PAGE) break;
+  }
+  if (pinned && seq < pinned.chain_seq) {
+    const problem = `the chain ends at chain_seq ${seq}, before the pinned head ${pinned.chain_seq}: rows were ` +
+      `removed from its end`;
+    return { ...report, ok: false, broken: { chain_seq: seq, episode_id: null, checkpoint_id: null, problem } };
   }
   if (stray) {
     const problem = "has no chain_seq: inserted out of band (not through noema_decide)";

@@ -46,7 +46,7 @@ import { connectFirstHost } from "./multi_host.ts";
 import { pgpassLookup } from "./pgpass.ts";
 import { clientTls } from "./tls.ts";
 import { createRoles, rolePowers } from "./roles.ts";
-import { auditDecisions, type AuditReport } from "./decision_audit.ts";
+import { auditDecisions, type AuditReport, type PinnedHead } from "./decision_audit.ts";
 
 type Sql = postgres.Sql;
 
@@ -446,9 +446,9 @@ export class PostgresStore implements SharedStore {
   }
 
   /** Walks the decision chain and reports the first break (`noema store audit`; see `decision_audit.ts`). */
-  audit(): Promise<AuditReport> {
+  audit(pinned?: PinnedHead): Promise<AuditReport> {
     // A long chain is walked page by page: each page is one call within the bound, the walk as long as it takes.
-    return this.#guard(() => auditDecisions(this.sql), this.#timeoutMs * MIGRATION_TIMEOUT_FACTOR);
+    return this.#guard(() => auditDecisions(this.sql, pinned), this.#timeoutMs * MIGRATION_TIMEOUT_FACTOR);
   }
 
   lineCount(episodeId: string, stream: string): Promise<number> {
