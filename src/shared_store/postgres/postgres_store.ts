@@ -442,7 +442,20 @@ export class PostgresStore implements SharedStore {
 
   /** Creates or updates the roles the database enforces (`noema store init --roles`; see `roles.ts`). */
   createRoles(): Promise<void> {
-    return this.#guard(() => this.sql.begin((tx) => createRoles(tx)), this.#timeoutMs, true);
+    return this.#guard(async () => {
+      try {
+        await this.sql.begin((tx) => createRoles(tx));
+      } catch (e) {
+        const err = e as { code?: string; message?: string };
+        if (err?.code !== "42501") throw e;
+        throw new NoemaError(
+          "store_privilege",
+          `the shared store at ${this.location} refused to create noema's roles: ${err.message}. Run noema store ` +
+            `init --roles as the schema's owner with CREATEROLE, or have an administrator run its SQL (docs/store.md, ` +
+            `Roles and audit)`,
+        );
+      }
+    });
   }
 
   /** Walks the decision chain and reports the first break (`noema store audit`; see `decision_audit.ts`). */
