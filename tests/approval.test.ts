@@ -19,6 +19,7 @@ import { tempDir } from "./helpers/tmp.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -165,7 +166,10 @@ describe("decide and continue", () => {
     );
     const resumeEvent = after.find((e) => e.event_type === "run.resume")!;
     assert.equal(resumeEvent.payload.checkpoint_id, r.checkpoint_id);
-    assert.equal(resumeEvent.payload.approval.by, "ana");
+    // The OS user decided (authenticated as such); "ana" is the name it gave.
+    assert.equal(resumeEvent.payload.approval.by, osUserName());
+    assert.equal(resumeEvent.payload.approval.claimed_by, "ana");
+    assert.equal(resumeEvent.payload.approval.authenticated_as, "os_user");
     const plan = after.filter((e) => e.phase === "plan").at(-1)!;
     assert.equal(plan.payload.source, "planner:resume");
     const act = after.filter((e) => e.phase === "act").find((e) => e.payload.step_id === "step-2")!;
@@ -206,7 +210,7 @@ describe("decide and continue", () => {
     ]);
     assert.match(
       events(r.episode_dir).find((e) => e.phase === "terminate")!.payload.message,
-      /Rejected by bo: not now/,
+      /Rejected by \S+ \(claimed: bo\): not now/,
     );
     valid(r.episode_dir);
   });
@@ -319,7 +323,8 @@ describe("fail closed", () => {
     for (let i = 0; i < 2000 && events(r.episode_dir).at(-1)?.event_type === "run.checkpoint"; i++) {
       await new Promise((res) => setTimeout(res, 10));
     }
-    const late = (e: unknown) => code(EXIT.CONSUMED)(e) && /was already approved by first at /.test(String(e));
+    const late = (e: unknown) =>
+      code(EXIT.CONSUMED)(e) && /was already approved by \S+ \(claimed: first\) at /.test(String(e));
     assert.throws(() => reject(r.episode_id, { root }), late);
     assert.throws(() => approve(r.episode_id, { root }), late);
     release();
@@ -393,7 +398,7 @@ describe("fail closed", () => {
       assert.equal(codes.filter((c) => c === 0).length, 1, `one winner: ${JSON.stringify(results)}`);
       for (const x of results.filter((x) => x.code !== 0)) {
         assert.equal(x.code, EXIT.CONSUMED, x.stderr);
-        assert.match(x.stderr, /was already (approved|rejected) by racer-\d+ at /);
+        assert.match(x.stderr, /was already (approved|rejected) by \S+ \(claimed: racer-\d+\) at /);
       }
       assert.deepEqual(readdirSync(join(r.episode_dir, "approvals")), [`${r.checkpoint_id}.json`]);
     }

@@ -103,7 +103,7 @@ describe(
           const dir = out.episode_dir as string;
           const [approval] = readdirSync(join(dir, "approvals"));
           const rec = JSON.parse(readFileSync(join(dir, "approvals", approval), "utf8"));
-          assert.equal(rec.by, "bea@host-b");
+          assert.deepEqual([rec.by, rec.claimed_by, rec.authenticated_as], ["noema@host-b", "bea", "database_role"]);
           assert.ok(rec.consumed_at, "the resumed run used it");
           await assertSound(s, dir);
           // B pulls the finished run once A published it all: byte-identical; validate and verify pass on the copy.

@@ -144,7 +144,7 @@ describe("an interactive session's hook waits for a decision made on another mac
           const approvals = readdirSync(join(dir, "approvals"));
           const rec = JSON.parse(readFileSync(join(dir, "approvals", approvals[0]), "utf8"));
           assert.equal(rec.decision, "approved");
-          assert.equal(rec.by, "bea@host-b");
+          assert.deepEqual([rec.by, rec.claimed_by, rec.authenticated_as], ["noema@host-b", "bea", "database_role"]);
           assert.equal(rec.note, "ok");
           assert.ok(rec.consumed_at, "the call used it");
           const ran = await s.bash("PostToolUse", "t2", "echo deploy done", {
@@ -204,7 +204,7 @@ describe("an interactive session's hook waits for a decision made on another mac
       assert.equal(answer.code, 0, answer.stderr);
       const out = JSON.parse(answer.stdout).hookSpecificOutput;
       assert.equal(out.permissionDecision, "deny");
-      assert.match(out.permissionDecisionReason, /Rejected by cid@host-b: not today/);
+      assert.match(out.permissionDecisionReason, /Rejected by noema@host-b \(claimed: cid\): not today/);
     } finally {
       a.cleanup();
       b.cleanup();
@@ -223,7 +223,7 @@ describe("an interactive session's hook waits for a decision made on another mac
       const dir = join(s.root, "episodes", id, "approvals");
       const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
       assert.equal(rec.decision, "rejected");
-      assert.equal(rec.by, "timeout");
+      assert.deepEqual([rec.by, rec.claimed_by], ["noema", "timeout"]);
 
       const s2 = session(join(a.path), ["--policy", GATE, "--wait", "1s", "--approval-timeout", "abort"], null);
       assert.equal((await s2.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy again" })).code, 0);

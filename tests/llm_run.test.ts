@@ -16,6 +16,7 @@ import { checkSummary } from "../src/schema/summary.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { osUserName } from "../src/runtime/os_user.ts";
 import { type ChildResult, runChild } from "./helpers/child.ts";
 
 const tmp = tempDir("noema-llm-run-");
@@ -732,7 +733,10 @@ describe("noema run --using llm", () => {
       ]);
       assert.equal(j.code, 0, j.stderr + j.stdout);
       assert.equal(existsSync(join(ws, "rejected.txt")), false);
-      assert.equal(toolMessages(server.requests[1]).get("j1"), "Rejected by ana: not in this repo");
+      assert.equal(
+        toolMessages(server.requests[1]).get("j1"),
+        `Rejected by ${osUserName()} (claimed: ana): not in this repo`,
+      );
       const evs = events(paused.episode_dir);
       const resumed = evs.filter((e) => e.phase === "runtime" && e.payload.kind === "run.resume");
       assert.equal(resumed.length, 1);
@@ -740,7 +744,7 @@ describe("noema run --using llm", () => {
       const act = evs.filter((e) => e.phase === "act");
       assert.equal(act.length, 1);
       assert.equal(act[0].payload.step_status, "vetoed");
-      assert.match(String(act[0].payload.outcome), /Rejected by ana: not in this repo/);
+      assert.match(String(act[0].payload.outcome), /Rejected by \S+ \(claimed: ana\): not in this repo/);
       const state = JSON.parse(readFileSync(join(paused.episode_dir, "state.json"), "utf8"));
       assert.deepEqual(state.plan.steps.map((s: { status: string }) => s.status), ["vetoed"]);
       await validates(paused.episode_dir);

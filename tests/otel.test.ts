@@ -29,6 +29,7 @@ import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { decodeJsonRequest, type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { pidsWithEnv } from "./helpers/processes.ts";
+import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir("noema-otel-");
 after(() => tmp.cleanup());
@@ -398,7 +399,9 @@ describe("a paused run, approved and resumed", () => {
       assert.equal(tools.length, 2);
       const deploy = tools.find((t) => t.attributes["noema.step.id"] === "step-2")!;
       assert.equal(deploy.attributes["noema.approval.decision"], "approved");
-      assert.equal(deploy.attributes["noema.approval.decided_by"], "ana");
+      // Decided by the OS user (authenticated), "ana" the name it gave.
+      assert.equal(deploy.attributes["noema.approval.decided_by"], osUserName());
+      assert.equal(deploy.attributes["noema.approval.claimed_by"], "ana");
       assert.equal(live.spans().length, spans.length + 1, "only the root is sent twice");
 
       const e = await noema(["export", "otel", out.episode_id, "--endpoint", later.url]);

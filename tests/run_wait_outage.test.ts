@@ -179,7 +179,7 @@ describe("run --wait rides out outages of the shared store", { skip }, () => {
       assert.equal(deployActs.length, 1, "one act event for the approved call");
       const dir = join(a.path, "episodes", id, "approvals");
       const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
-      assert.equal(rec.by, "bea@host-b");
+      assert.deepEqual([rec.by, rec.claimed_by, rec.authenticated_as], ["noema@host-b", "bea", "database_role"]);
     } finally {
       pg.restart();
       a.cleanup();
@@ -351,7 +351,10 @@ function approvalsListing(name: string, store: () => Promise<string>, options: {
       assert.equal(approve.code, 0, approve.stderr);
       const now = listed();
       assert.deepEqual(now.ids, [ids[1]], "the decided call is not listed as waiting");
-      assert.match(now.stderr, new RegExp(`${ids[0]}.*approved by bea on host-b.*noema resume ${ids[0]}`));
+      assert.match(
+        now.stderr,
+        new RegExp(`${ids[0]}.*approved by \\S+ \\(claimed: bea\\) on host-b.*noema resume ${ids[0]}`),
+      );
       const table = cli(["--root", join(b.path, ".noema"), "approvals"], { env: envB, cwd: b.path });
       assert.equal(table.code, 0, table.stderr);
       assert.doesNotMatch(table.stdout, new RegExp(ids[0]));

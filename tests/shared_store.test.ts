@@ -895,7 +895,7 @@ describe("shared store: approvals across machines", { skip }, () => {
       assert.equal(JSON.parse(ra.stdout).status, "ok");
       const approval = readdirSync(join(a.path, "episodes", id, "approvals"));
       const rec = JSON.parse(readFileSync(join(a.path, "episodes", id, "approvals", approval[0]), "utf8"));
-      assert.equal(rec.by, "bea@host-b");
+      assert.deepEqual([rec.by, rec.claimed_by, rec.authenticated_as], ["noema@host-b", "bea", "database_role"]);
       assert.equal(rec.note, "looks fine");
       assert.ok(rec.consumed_at, "the resume used it");
       // B reads the finished run by id (pulled), byte-identical, and it validates: once A published all of it (what
@@ -929,7 +929,7 @@ describe("shared store: approvals across machines", { skip }, () => {
       ]);
       assert.deepEqual([rb.code, rc.code].sort(), [0, 8], rb.stderr + rc.stderr);
       const loser = rb.code === 8 ? rb : rc;
-      assert.match(loser.stderr, /already (approved|rejected) by (bea|cid) on host-[bc]/);
+      assert.match(loser.stderr, /already (approved|rejected) by noema \(claimed: (bea|cid)\) on host-[bc]/);
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env: envA });
       assert.equal(resumed.code, rb.code === 0 ? 0 : 3, resumed.stderr);
       const local = cli(["--root", a.path, "approve", id], { env: envA });
@@ -953,7 +953,7 @@ describe("shared store: approvals across machines", { skip }, () => {
       const dir = join(a.path, "episodes", id, "approvals");
       const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
       assert.equal(rec.decision, "rejected");
-      assert.equal(rec.by, "timeout");
+      assert.deepEqual([rec.by, rec.claimed_by], ["noema", "timeout"]);
       const abort = cli([
         "--root",
         a.path,

@@ -279,14 +279,17 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
     // A second decision is refused: the checkpoint took one (exit 8), or A already applied it and went on (exit 6).
     const again = on(b, ["reject", id, "--by", "bob"]);
     assert.ok(again.code === 8 || again.code === 6, again.stderr);
-    assert.match(again.stderr, again.code === 8 ? /already approved by bea on host-b/ : /not waiting for approval/);
+    assert.match(
+      again.stderr,
+      again.code === 8 ? /already approved by noema_writer \(claimed: bea\) on host-b/ : /not waiting for approval/,
+    );
     const r = await runA;
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).status, "ok");
     assert.equal(readFileSync(ran, "utf8"), "deployed\n", "the approved call ran exactly once");
     const dir = join(a.root, "episodes", id, "approvals");
     const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
-    assert.equal(rec.by, "bea@host-b");
+    assert.deepEqual([rec.by, rec.claimed_by, rec.authenticated_as], ["noema_writer@host-b", "bea", "database_role"]);
     assert.ok(await publishedFrom(a, id), "A published all of it");
     sharedEqualsLocal(a, id);
   });

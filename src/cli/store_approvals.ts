@@ -17,6 +17,7 @@ import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
 import { storedPendingCall } from "../shared_store/pending_call.ts";
+import { checkpointDigest } from "../shared_store/checkpoint_digest.ts";
 import { answering, isOutage, Resubscription, ridingOutStrayErrors, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
@@ -25,7 +26,10 @@ import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 export interface DecisionRequest {
   decision: StoredDecision["decision"];
   note?: string;
+  /** The name the decider gives (`--by`): recorded as `claimed_by`, beside the authenticated identity. */
   by?: string;
+  /** The label of the `noema serve` token that made the request: then the authenticated decider. */
+  servedBy?: string;
 }
 
 function consumed(e: AlreadyDecidedError): NoemaError {
@@ -72,10 +76,11 @@ export async function decideInStore(
   options: RootOptions,
 ): Promise<StoredDecision> {
   const local = localPending(id, options);
-  let checkpointId: string, stateHash: string;
+  let checkpointId: string, stateHash: string, digest: string | null;
   if (local) {
     checkpointId = local.checkpoint.checkpoint_id;
     stateHash = local.checkpoint.state_hash;
+    digest = checkpointDigest(local.checkpoint as unknown as Record<string, unknown>);
   } else {
     const row = await store.get(id);
     if (row === null) throw new NoemaError("not_found", `episode ${id} is neither here nor in ${store.location}`);
@@ -96,24 +101,46 @@ export async function decideInStore(
     }
     checkpointId = pending.checkpoint_id;
     stateHash = pending.state_hash;
+    digest = await storedCheckpointDigest(store, id, checkpointId);
   }
   const decision: StoredDecision = {
     episode_id: id,
     checkpoint_id: checkpointId,
     state_hash: stateHash,
     decision: req.decision,
-    by: req.by ?? osUserName(),
+    // PostgreSQL stamps its session_user instead; a files store has only the OS user to go by.
+    by: req.servedBy ?? osUserName(),
     note: req.note ?? null,
     host: publishingHost(),
     at: new Date().toISOString(),
+    authenticated_as: req.servedBy !== undefined
+      ? "serve_token"
+      : store.kind === "postgres"
+      ? "database_role"
+      : "os_user",
+    database_role: null,
+    claimed_by: req.by ?? null,
+    checkpoint_digest: digest,
   };
+  let recorded: StoredDecision;
   try {
-    await store.decide(decision);
+    recorded = await store.decide(decision);
   } catch (e) {
     throw e instanceof AlreadyDecidedError ? consumed(e) : e;
   }
-  if (local && local.approval === null) applyDecision(local, decision);
-  return decision;
+  if (local && local.approval === null) applyDecision(local, recorded);
+  return recorded;
+}
+
+/** The digest of a checkpoint as the store holds it (the file the run published), or null when it cannot be read. */
+async function storedCheckpointDigest(store: SharedStore, id: string, checkpointId: string): Promise<string | null> {
+  const bytes = await store.readFile(id, `checkpoints/${checkpointId}.json`);
+  if (bytes === null) return null;
+  try {
+    return checkpointDigest(JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -149,6 +176,9 @@ export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRec
     note: d.note,
     consumed_at: null,
     consumed_by: null,
+    authenticated_as: d.authenticated_as ?? null,
+    database_role: d.database_role ?? null,
+    claimed_by: d.claimed_by ?? null,
   });
 }
 

@@ -61,12 +61,56 @@ export interface ApprovalRecord {
   checkpoint_id: string;
   state_hash: string;
   decision: "approved" | "rejected";
+  /**
+   * Who decided, as authenticated (`authenticated_as`): the OS user; the `noema serve` token's label; or, decided in
+   * a PostgreSQL store, its `session_user` (`@host` when made on another machine).
+   */
   by: string;
   at: string;
   note: string | null;
   /** When a resume used the decision, and the id of its run.resume event. */
   consumed_at: string | null;
   consumed_by: string | null;
+  /** What `by` is: `database_role`, `serve_token` or `os_user`; absent (null) in records written before it was. */
+  authenticated_as?: "database_role" | "serve_token" | "os_user" | null;
+  /** PostgreSQL's `session_user` of the connection that recorded it (for `noema serve`, the server's role). */
+  database_role?: string | null;
+  /** The name the decider gave (`--by`): display only, never trusted. */
+  claimed_by?: string | null;
+}
+
+/**
+ * What a `run.resume` event says of the decision it applies: decision, by, at, note, and how `by` was authenticated
+ * and the name the decider gave, when the record says so.
+ *
+ * @example
+ * ```ts
+ * import { approvalSummary } from "./checkpoint.ts";
+ * // approvalSummary(record).by
+ * ```
+ */
+export function approvalSummary(a: ApprovalRecord): Record<string, unknown> {
+  return {
+    decision: a.decision,
+    by: a.by,
+    at: a.at,
+    note: a.note,
+    ...(a.authenticated_as ? { authenticated_as: a.authenticated_as } : {}),
+    ...(a.claimed_by ? { claimed_by: a.claimed_by } : {}),
+  };
+}
+
+/**
+ * A decider as shown: the authenticated identity, with the claimed name beside it when it differs.
+ *
+ * @example
+ * ```ts
+ * import { deciderOf } from "./checkpoint.ts";
+ * deciderOf({ by: "ana", claimed_by: "carol" }); // "ana (claimed: carol)"
+ * ```
+ */
+export function deciderOf(r: { by: string; claimed_by?: string | null }): string {
+  return r.claimed_by && r.claimed_by !== r.by ? `${r.by} (claimed: ${r.claimed_by})` : r.by;
 }
 
 function checkId(id: string): void {
@@ -197,7 +241,7 @@ export function writeApproval(dir: string, record: ApprovalRecord, sink?: Artifa
  * ```
  */
 export function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
-  const first = existing ? ` ${existing.decision} by ${existing.by} at ${existing.at}` : " decided";
+  const first = existing ? ` ${existing.decision} by ${deciderOf(existing)} at ${existing.at}` : " decided";
   return new NoemaError("already_decided", `checkpoint ${checkpointId} was already${first}`, {
     exitCode: EXIT.CONSUMED,
   });

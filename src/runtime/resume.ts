@@ -33,8 +33,10 @@ import { snapshotPolicy } from "../verify/snapshot.ts";
 import {
   alreadyDecided,
   type ApprovalRecord,
+  approvalSummary,
   type Checkpoint,
   consumeApproval,
+  deciderOf,
   readApproval,
   readCheckpoint,
   writeApproval,
@@ -109,8 +111,10 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
 export interface DecideOptions extends RootOptions {
   /** Why. */
   note?: string;
-  /** Who decides. @default {the OS user name (see `osUserName`)} */
+  /** The name the decider gives: recorded as `claimed_by` beside the OS user (`by`), never trusted. */
   by?: string;
+  /** The label of the `noema serve` token that made the request: then `by`, authenticated as `serve_token`. */
+  servedBy?: string;
 }
 
 /**
@@ -150,11 +154,14 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     checkpoint_id: pending.checkpoint.checkpoint_id,
     state_hash: pending.checkpoint.state_hash,
     decision,
-    by: options.by ?? osUserName(),
+    by: options.servedBy ?? osUserName(),
     at: new Date().toISOString(),
     note: options.note ?? null,
     consumed_at: null,
     consumed_by: null,
+    authenticated_as: options.servedBy !== undefined ? "serve_token" : "os_user",
+    database_role: null,
+    claimed_by: options.by ?? null,
   };
   const stateHash = sha256File(join(pending.episode_dir, ARTIFACTS.state)).sha256;
   if (stateHash !== pending.checkpoint.state_hash) {
@@ -715,7 +722,7 @@ function announceResume(
     event_offset: checkpoint?.event_offset ?? built.eventCount,
     resume_strategy: options.abort ? "abort" : "same_run_id",
     recovered: checkpoint === null,
-    approval: approval ? { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note } : null,
+    approval: approval ? approvalSummary(approval) : null,
     torn_line: built.torn
       ? {
         offset: built.torn.offset,
@@ -839,7 +846,7 @@ async function continueResumed(
   if (checkpoint && approval?.decision === "rejected") {
     engine.p.counters.veto++;
     engine.status = "vetoed";
-    engine.message = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+    engine.message = `Rejected by ${deciderOf(approval)}${approval.note ? `: ${approval.note}` : ""}`;
     return await engine.finish();
   }
   if (announced.interrupted !== null && options.retry === false) {
@@ -864,6 +871,7 @@ async function continueResumed(
           decision: approval.decision,
           by: approval.by,
           at: approval.at,
+          ...(approval.claimed_by ? { claimed_by: approval.claimed_by } : {}),
         },
       }
       : undefined,

@@ -45,7 +45,17 @@ export interface Waiting {
    * A decision already recorded and not yet used by a resume: who, when (`at`, ISO 8601, the decider's clock), and
    * on which machine (`host`; null for a decision in the root's files, whose `by` says it when made elsewhere).
    */
-  decided: { decision: string; by: string; note: string | null; at: string | null; host: string | null } | null;
+  decided: {
+    decision: string;
+    by: string;
+    note: string | null;
+    at: string | null;
+    host: string | null;
+    /** What `by` is (`database_role`, `serve_token`, `os_user`); null for a record written before it was. */
+    authenticated_as?: string | null;
+    /** The name the decider gave, shown beside `by`. */
+    claimed_by?: string | null;
+  } | null;
   /**
    * Over a shared store: why the run's catalog row cannot be read (then nothing else of it is shown, and there is
    * nothing to decide here).
@@ -69,7 +79,15 @@ function waitingOf(p: PendingRun, task: string | null, started: string | null): 
     host: publishingHost(),
     held_here: true,
     decided: p.approval
-      ? { decision: p.approval.decision, by: p.approval.by, note: p.approval.note, at: p.approval.at, host: null }
+      ? {
+        decision: p.approval.decision,
+        by: p.approval.by,
+        note: p.approval.note,
+        at: p.approval.at,
+        host: null,
+        authenticated_as: p.approval.authenticated_as ?? null,
+        claimed_by: p.approval.claimed_by ?? null,
+      }
       : null,
   };
 }
@@ -145,7 +163,8 @@ export function decide(root: string, id: string, ask: DecisionAsk): ApprovalReco
   if (ask.note !== null && ask.note.length > 4000) {
     throw new HttpError(400, "bad_note", "a note is at most 4000 characters");
   }
-  const options = { root, note: ask.note ?? undefined, by: ask.by ?? undefined };
+  // The token's label is the authenticated decider; without tokens in force, the OS user running the server.
+  const options = { root, note: ask.note ?? undefined, servedBy: ask.by ?? undefined };
   try {
     const record = (ask.decision === "approved" ? approve : reject)(id, options);
     return ArtifactSink.forEpisode(join(episodesDir(root), id)).mask(record);
@@ -230,11 +249,15 @@ function unreadablePanel(episodeId: string, error: string): SafeHtml {
 
 /** What was decided: by whom, on which machine, when, with the note. */
 function decisionLine(d: NonNullable<Waiting["decided"]>): SafeHtml {
+  const how = [
+    d.authenticated_as ? `authenticated as ${d.authenticated_as.replace("_", " ")}` : null,
+    d.claimed_by && d.claimed_by !== d.by ? `claimed: ${d.claimed_by}` : null,
+  ].filter(Boolean).join("; ");
   return markup`${badge(d.decision, d.decision === "approved" ? "ok" : "vetoed")} by <b>${d.by}</b>${
     d.host ? markup` on <b>${d.host}</b>` : ""
   }${d.at ? markup` at <time datetime="${d.at}">${d.at.replace("T", " ").slice(0, 19)} UTC</time>` : ""}${
-    d.note ? markup` — ${d.note}` : ""
-  }`;
+    how ? markup` <span class="muted decider">(${how})</span>` : ""
+  }${d.note ? markup` — ${d.note}` : ""}`;
 }
 
 /**

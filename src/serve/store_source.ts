@@ -151,7 +151,15 @@ function unreadableWaiting(r: UnreadableCatalogRow): Waiting {
 }
 
 function decidedOf(d: StoredDecision | null): Waiting["decided"] {
-  return d && { decision: d.decision, by: d.by, note: d.note, at: d.at, host: d.host };
+  return d && {
+    decision: d.decision,
+    by: d.by,
+    note: d.note,
+    at: d.at,
+    host: d.host,
+    authenticated_as: d.authenticated_as ?? null,
+    claimed_by: d.claimed_by ?? null,
+  };
 }
 
 /**
@@ -179,7 +187,8 @@ export async function storeDecide(src: StoreSource, id: string, ask: DecisionAsk
     return await decideInStore(src.store, id, {
       decision: ask.decision,
       note: ask.note ?? undefined,
-      by: ask.by ?? undefined,
+      // The token's label is the decider the store records (beside the server's database role).
+      servedBy: ask.by ?? undefined,
     }, {
       root: src.root,
     });

@@ -19,6 +19,7 @@
 import { EXIT, NoemaError } from "../errors.ts";
 
 import type { RunState } from "../read/list.ts";
+import type { AuditReport, PinnedHead } from "./postgres/decision_audit.ts";
 
 /** Where a run is now, as `noema list` says (`terminal`, `running`, `waiting_for_approval`, `paused`, `crashed`…). */
 export type CatalogRunState = RunState;
@@ -122,13 +123,42 @@ export interface StoredDecision {
   /** Must equal the checkpoint's `state_hash`. */
   state_hash: string;
   decision: "approved" | "rejected";
-  /** Who decided (`timeout` for a wait that ran out). */
+  /**
+   * Who decided, as authenticated ({@link StoredDecision.authenticated_as}): PostgreSQL's `session_user`, stamped by
+   * the database; the label of the `noema serve` token; or the OS user (a files store). A record written before
+   * schema version 5 holds what its client said.
+   */
   by: string;
   note: string | null;
   /** The host it was made on. */
   host: string;
-  /** ISO 8601. */
+  /** ISO 8601 (PostgreSQL: the database's clock). */
   at: string;
+  /** What `by` is; null (or absent) for a record written before it was recorded. */
+  authenticated_as?: DeciderAuthentication | null;
+  /** PostgreSQL's `session_user` of the connection that wrote it (for `noema serve`, the server's role). */
+  database_role?: string | null;
+  /** The name the decider gave (`--by`, `timeout` for a wait that ran out): shown beside `by`, never trusted. */
+  claimed_by?: string | null;
+  /** `sha256:` over the canonical JSON of the checkpoint's action, state hash and policy (PostgreSQL records it). */
+  checkpoint_digest?: string | null;
+}
+
+/** How a decision's `by` was authenticated. */
+export type DeciderAuthentication = "database_role" | "serve_token" | "os_user";
+
+/**
+ * A decider as shown: the authenticated identity, with the claimed name beside it when it differs
+ * (`ana (claimed: carol)`).
+ *
+ * @example
+ * ```ts
+ * import { deciderText } from "./shared_store.ts";
+ * deciderText({ by: "ana", claimed_by: "carol" }); // "ana (claimed: carol)"
+ * ```
+ */
+export function deciderText(d: { by: string; claimed_by?: string | null }): string {
+  return d.claimed_by && d.claimed_by !== d.by ? `${d.by} (claimed: ${d.claimed_by})` : d.by;
 }
 
 /** A run waiting for approval, as `noema approvals` sees it: its catalog row and the decision the store holds on it. */
@@ -148,7 +178,7 @@ export class AlreadyDecidedError extends NoemaError {
     super(
       "already_decided",
       `checkpoint ${existing.checkpoint_id} of ${existing.episode_id} was already ${existing.decision} by ` +
-        `${existing.by} on ${existing.host} at ${existing.at}`,
+        `${deciderText(existing)} on ${existing.host} at ${existing.at}`,
       { exitCode: EXIT.CONSUMED },
     );
     this.name = "AlreadyDecidedError";
@@ -216,11 +246,25 @@ export interface StoreStatus {
   latest_version: number;
   /** Episodes in the catalog (null when not initialised). */
   episodes: number | null;
+  /** PostgreSQL: the connected login role (`session_user`) and what it may do. Absent for a files store. */
+  role?: { name: string; powers: RolePowers };
   /**
    * PostgreSQL: the connection's TLS, `"TLSv1.3 TLS_AES_256_GCM_SHA384"`,
    * or null when it is not encrypted. Absent for a files store.
    */
   tls?: string | null;
+}
+
+/** What a store's role may do, as the database grants it. */
+export interface RolePowers {
+  /** Publish episodes: insert lines and files, write catalog rows and leases. */
+  publish: boolean;
+  /** Decide on paused runs (through `noema_decide`). */
+  decide: boolean;
+  /** Read the catalog, lines, files and decisions. */
+  read: boolean;
+  /** Own the schema (migrate it; change or delete rows: what `noema store audit` catches in the decision log). */
+  own: boolean;
 }
 
 /**
@@ -424,8 +468,11 @@ export interface SharedStore {
    * a function that stops it.
    */
   subscribe(episodeId: string, wake: () => void): Promise<() => Promise<void>>;
-  /** Records a decision; throws {@link AlreadyDecidedError} when the checkpoint has one. */
-  decide(decision: StoredDecision): Promise<void>;
+  /**
+   * Records a decision and returns it as recorded (PostgreSQL stamps the decider and the time); throws
+   * {@link AlreadyDecidedError} when the checkpoint has one.
+   */
+  decide(decision: StoredDecision): Promise<StoredDecision>;
   /** The decision on a checkpoint, or null. */
   decision(episodeId: string, checkpointId: string): Promise<StoredDecision | null>;
   /**
@@ -433,6 +480,10 @@ export interface SharedStore {
    * on the checkpoint it waits on, if any.
    */
   waiting(limit?: number): Promise<WaitingRow[]>;
+  /** PostgreSQL: creates or updates the roles the database enforces (`noema store init --roles`). */
+  createRoles?(): Promise<void>;
+  /** PostgreSQL: walks the hash-chained decision log and reports its first break (`noema store audit`). */
+  audit?(pinned?: PinnedHead): Promise<AuditReport>;
   /** Releases connections. */
   close(): Promise<void>;
 }

@@ -15,6 +15,8 @@ import { stoppedForSpace } from "../errors.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
+import { deciderOf } from "../../runtime/checkpoint.ts";
+import { deciderText } from "../../shared_store/shared_store.ts";
 import { locateEpisode, resolveRoot } from "../../store/layout.ts";
 import { claimForResume, withLivePublishing } from "../store_publish.ts";
 import { refusePulledCopy } from "../../shared_store/claim.ts";
@@ -110,7 +112,11 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     )
     .argument("<episode>", "episode id, unique id prefix, 'last', or path to an episode directory")
     .option("--note <text>", "why")
-    .option("--by <name>", "who decides (default: the OS user name)")
+    .option(
+      "--by <name>",
+      "a display name, recorded as claimed_by beside the authenticated decider (the store's database role, else " +
+        "the OS user)",
+    )
     .option("--resume", "continue the run after recording the decision")
     .option("--json", "print the decision (and, with --resume, the run's result) as JSON")
     .addHelpText(
@@ -134,7 +140,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
           }, g));
         if (opts.json && !opts.resume) ctx.out.json(d);
         else if (!opts.resume) {
-          ctx.out.line(`${d.episode_id}  ${d.decision} by ${d.by}  (checkpoint ${d.checkpoint_id}, in the store)`);
+          ctx.out.line(
+            `${d.episode_id}  ${d.decision} by ${deciderText(d)}  (checkpoint ${d.checkpoint_id}, in the store)`,
+          );
         }
         if (!opts.resume) return;
         if (localPending(ref, g) === null) {
@@ -143,7 +151,9 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
           const where = holder ? `host ${holder}` : "the machine that holds it";
           if (opts.json) ctx.out.json({ ...d, resumed: false, held_by: holder });
           else {
-            ctx.out.line(`${d.episode_id}  ${d.decision} by ${d.by}  (checkpoint ${d.checkpoint_id}, in the store)`);
+            ctx.out.line(
+              `${d.episode_id}  ${d.decision} by ${deciderText(d)}  (checkpoint ${d.checkpoint_id}, in the store)`,
+            );
             ctx.out.note(`noema: ${d.episode_id} is not held here: ${where} applies the decision and runs it`);
           }
           return;
@@ -157,11 +167,11 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
         else {ctx.out.line(
-            `${record.episode_id}  ${record.decision} by ${record.by}  (checkpoint ${record.checkpoint_id})`,
+            `${record.episode_id}  ${record.decision} by ${deciderOf(record)}  (checkpoint ${record.checkpoint_id})`,
           );}
         return;
       }
-      if (!opts.json) ctx.out.note(`${record.decision} by ${record.by}; resuming ${record.episode_id}`);
+      if (!opts.json) ctx.out.note(`${record.decision} by ${deciderOf(record)}; resuming ${record.episode_id}`);
       const r = await resumePublished(ctx, cmd, ref, { ...g });
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });

@@ -6,9 +6,9 @@
  * @module
  */
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import { EXIT } from "../../errors.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
-import { type CatalogRow, isUnreadable } from "../../shared_store/shared_store.ts";
+import { type CatalogRow, deciderText, isUnreadable } from "../../shared_store/shared_store.ts";
 import { clearPending } from "../../shared_store/pending.ts";
 import { storedPendingCall } from "../../shared_store/pending_call.ts";
 import { syncRoot } from "../../shared_store/sync.ts";
@@ -31,29 +31,56 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema store init --store postgres://noema@db/noema", "create the schema (idempotent)"],
         ["NOEMA_STORE=postgres://noema@db/noema noema store status --json", "schema version and episode count"],
         ["noema store init --store file:///mnt/team/noema", "a store in a directory on a shared file system"],
+        ["noema store init --roles --store postgres://owner@db/noema", "also the runner, approver and reader roles"],
+        ["noema store audit --json", "check the hash-chained decision log; prints the head hash to record elsewhere"],
       ) + STORE_HELP,
     );
-  const migrate = (label: string) => async (opts: { json?: boolean }, cmd: CommandUnknownOpts) => {
+  const migrate = (label: string) => async (opts: { json?: boolean; roles?: boolean }, cmd: CommandUnknownOpts) => {
     await withStore(cmd, async (s) => {
+      if (opts.roles && !s.createRoles) {
+        throw new NoemaError("usage", `--roles: ${s.location} is a files store; roles are PostgreSQL's`, {
+          exitCode: EXIT.USAGE,
+        });
+      }
       const r = await s.migrate();
-      if (opts.json) ctx.out.json({ location: s.location, ...r });
+      if (opts.roles) await s.createRoles!();
+      const roles = opts.roles ? ["noema_runner", "noema_approver", "noema_reader"] : undefined;
+      if (opts.json) ctx.out.json({ location: s.location, ...r, ...(roles ? { roles } : {}) });
       else {
         ctx.out.line(
           r.from === r.to
             ? `${label}: ${s.location} is at schema version ${r.to}; nothing to do`
             : `${label}: ${s.location} schema version ${r.from} → ${r.to}`,
         );
+        if (roles) {
+          ctx.out.line(
+            `roles: ${roles.join(", ")} (NOLOGIN groups); add a login role with: CREATE ROLE ana LOGIN IN ROLE ` +
+              `noema_approver`,
+          );
+        }
       }
     });
   };
   store.command("init").description("create the schema (a no-op when it exists)")
-    .option("-j, --json", 'print {"location","from","to"}')
+    .option("-j, --json", 'print {"location","from","to"} (and "roles")')
+    .option(
+      "--roles",
+      "also create or update the roles the database enforces: noema_runner, noema_approver, noema_reader " +
+        "(PostgreSQL; as the owner, with CREATEROLE)",
+    )
     .action(migrate("init"));
   store.command("migrate").description("bring the schema to this noema's version (under an advisory lock)")
     .option("-j, --json", 'print {"location","from","to"}')
     .action(migrate("migrate"));
-  store.command("status").description("the schema version, this noema's version, the episode count and the TLS in use")
-    .option("-j, --json", 'print {"kind","location","schema_version","latest_version","episodes"} (and "tls")')
+  registerAudit(store, ctx);
+  store.command("status").description(
+    "the schema version, this noema's version, the episode count, the TLS in use, and the connected role's powers",
+  )
+    .option(
+      "-j, --json",
+      'print {"kind","location","schema_version","latest_version","episodes"} (and "tls", and "role": {"name",' +
+        '"powers": {"publish","decide","read","own"}})',
+    )
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {
         const st = await s.status();
@@ -63,8 +90,66 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
           ctx.out.line(`schema    ${st.schema_version} (this noema: ${st.latest_version})`);
           ctx.out.line(`episodes  ${st.episodes ?? "- (run noema store init)"}`);
           if (st.tls !== undefined) ctx.out.line(`tls       ${st.tls ?? "none: the connection is not encrypted"}`);
+          if (st.role) {
+            const may = Object.entries(st.role.powers).filter(([, v]) => v).map(([k]) => k);
+            ctx.out.line(`role      ${st.role.name}: ${may.length ? may.join(", ") : "nothing"}`);
+          }
         }
         if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
+      });
+    });
+}
+
+/** `--head 1234:<64 hex>`, or a usage error naming the option. */
+function pinnedHead(text: string): { chain_seq: number; row_hash: string } {
+  const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
+  if (!m || Number(m[1]) < 1) {
+    throw new NoemaError("usage", `--head ${JSON.stringify(text)}: give chain_seq:row_hash (1234:<64 hex digits>)`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return { chain_seq: Number(m[1]), row_hash: m[2] };
+}
+
+/** Registers `noema store audit`. */
+function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
+  store.command("audit")
+    .description(
+      "walk the hash-chained decision log (PostgreSQL) and name the first row that breaks it: changed, deleted or\n" +
+        "inserted out of band (exit 1); exit 0 with the counts and the head hash (record it elsewhere: the owner can\n" +
+        "rewrite the whole chain consistently)",
+    )
+    .option("-j, --json", 'print {"ok","rows","tombstones","head":{"chain_seq","row_hash"},"broken"}')
+    .option(
+      "--head <seq:hash>",
+      "a head recorded earlier (chain_seq:row_hash): that row must still have that hash (a chain rewritten or cut " +
+        "short by the owner is caught)",
+    )
+    .action(async (opts, cmd) => {
+      const pinned = opts.head === undefined ? undefined : pinnedHead(opts.head);
+      await withStore(cmd, async (s) => {
+        if (!s.audit) {
+          throw new NoemaError(
+            "usage",
+            `store audit: ${s.location} is a files store; the hash-chained decision log is PostgreSQL-only`,
+            { exitCode: EXIT.USAGE },
+          );
+        }
+        const r = await s.audit(pinned);
+        if (opts.json) ctx.out.json({ location: s.location, ...r });
+        else if (r.ok) {
+          const head = r.head ? `head ${r.head.chain_seq} ${r.head.row_hash}` : "empty";
+          ctx.out.line(`audit: ${s.location}: ${r.rows} decisions chained (${r.tombstones} tombstones), ok; ${head}`);
+        }
+        if (!r.ok) {
+          const b = r.broken!;
+          const which = b.chain_seq === null ? "a row" : `row ${b.chain_seq}`;
+          ctx.out.note(
+            `noema: the decision log of ${s.location} is broken at ${which} (${b.episode_id ?? "?"} ` +
+              `${b.checkpoint_id ?? "?"}): ${b.problem}; ${r.rows} rows before it hold`,
+          );
+          ctx.exitCode = EXIT.ERROR;
+        }
       });
     });
 }
@@ -194,7 +279,8 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
         for (const { row, decision: d } of all) {
           if (d === null || isUnreadable(row)) continue;
           ctx.out.note(
-            `noema: ${row.episode_id} (${row.host}) no longer waits for a decision: ${d.decision} by ${d.by} on ` +
+            `noema: ${row.episode_id} (${row.host}) no longer waits for a decision: ${d.decision} by ` +
+              `${deciderText(d)} on ` +
               `${d.host} at ${d.at}; ${row.host} applies it as it resumes (at once under run --wait, else: ` +
               `noema resume ${row.episode_id} there)`,
           );

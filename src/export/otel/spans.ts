@@ -192,6 +192,7 @@ export class EpisodeSpans {
         attributes: attrs({
           "noema.approval.decision": a?.decision,
           "noema.approval.decided_by": a?.by,
+          "noema.approval.claimed_by": a?.claimed_by,
           "noema.approval.note": this.#o.capture ? a?.note : null,
         }),
       });
@@ -237,6 +238,7 @@ export class EpisodeSpans {
       "noema.policy.reason": g?.policy_id ? g?.message : null,
       "noema.approval.decision": approval?.decision,
       "noema.approval.decided_by": approval?.by,
+      "noema.approval.claimed_by": approval?.claimed_by,
       "noema.approval.checkpoint_id": approval?.checkpoint_id,
     });
     return this.#span({

@@ -30,7 +30,7 @@ import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import { checkAdapterResult } from "../adapter_result.ts";
-import { consumeApproval, readApproval } from "../checkpoint.ts";
+import { approvalSummary, consumeApproval, deciderOf, readApproval } from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
 import type { ExtraMetrics } from "../summary_builder.ts";
 import { ATTACH_WAIT_MS, attachEpisode, type AttachOptions } from "./attach.ts";
@@ -499,7 +499,7 @@ export class EpisodeCore {
       checkpoint_id: known.checkpoint_id,
       resume_strategy: "same_run_id",
       recovered: false,
-      approval: { decision: approval.decision, by: approval.by, at: approval.at, note: approval.note },
+      approval: approvalSummary(approval),
     }, { event_type: "run.resume" });
     if (!approval.consumed_at) approval = consumeApproval(this.dir, approval, resumeEvent.id, resumeEvent.timestamp);
     if (this.#pausedAt !== null) {
@@ -508,7 +508,7 @@ export class EpisodeCore {
     }
     const action = { ...known.action, input };
     if (approval.decision === "rejected") {
-      const reason = `Rejected by ${approval.by}${approval.note ? `: ${approval.note}` : ""}`;
+      const reason = `Rejected by ${deciderOf(approval)}${approval.note ? `: ${approval.note}` : ""}`;
       e.recordVeto(known.index, action, known.action_candidate_id, reason, false);
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });

@@ -446,7 +446,7 @@ export class FileStore implements SharedStore {
     return parts.join("|");
   }
 
-  decide(d: StoredDecision): Promise<void> {
+  decide(d: StoredDecision): Promise<StoredDecision> {
     return Promise.resolve().then(() => {
       const path = join(this.#ep(d.episode_id), "decisions", encodeName(d.checkpoint_id));
       const stored: StoredDecision = { ...d, at: iso(d.at) ?? d.at };
@@ -456,6 +456,7 @@ export class FileStore implements SharedStore {
         if ((e as { code?: string }).code !== "EEXIST") throw e;
         throw new AlreadyDecidedError(this.#json<StoredDecision>(path)!);
       }
+      return stored;
     });
   }
 

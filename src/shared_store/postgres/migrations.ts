@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { DECISION_CHAIN_STATEMENTS } from "./decision_chain_sql.ts";
 
 /** One migration: its version and its statements. */
 export interface Migration {
@@ -129,6 +130,13 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX noema_episodes_host ON noema_episodes (host, stored_at DESC)`,
       `CREATE INDEX noema_episodes_adapter ON noema_episodes (adapter, stored_at DESC)`,
     ],
+  },
+  {
+    version: 5,
+    description:
+      "who decided, provably: decisions stamped by the database through noema_decide, hash-chained; fencing checked " +
+      "by the database",
+    statements: [...DECISION_CHAIN_STATEMENTS],
   },
 ];
 

@@ -45,6 +45,8 @@ import { connectionTarget, firstHostUrl, urlHasPassword, urlHostPorts } from "./
 import { connectFirstHost } from "./multi_host.ts";
 import { pgpassLookup } from "./pgpass.ts";
 import { clientTls } from "./tls.ts";
+import { createRoles, rolePowers } from "./roles.ts";
+import { auditDecisions, type AuditReport, type PinnedHead } from "./decision_audit.ts";
 
 type Sql = postgres.Sql;
 
@@ -144,7 +146,7 @@ function explain(
       "store_privilege",
       `the shared store at ${location} refused to create noema's schema: this role may not create tables, it ` +
         `lacks CREATE on the schema (${err.message}). Run noema store init as the schema's owner; runners need only ` +
-        `a writer role's grants (see docs/store.md, Roles).`,
+        `a writer role's grants (see docs/store.md, Roles and audit).`,
     );
   }
   if (err?.code === "42501" || err?.code === "25006") {
@@ -194,6 +196,7 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
 }
 
 function decisionOf(r: Record<string, unknown>): StoredDecision {
+  const str = (v: unknown) => (v == null ? null : String(v));
   return {
     episode_id: String(r.episode_id),
     checkpoint_id: String(r.checkpoint_id),
@@ -203,6 +206,11 @@ function decisionOf(r: Record<string, unknown>): StoredDecision {
     note: (r.note as string | null) ?? null,
     host: String(r.host),
     at: r.decided_at instanceof Date ? r.decided_at.toISOString() : isoOf(String(r.decided_at)),
+    // Null for a row decided before schema version 5 (its decided_by is what the client said).
+    authenticated_as: str(r.authenticated_as) as StoredDecision["authenticated_as"],
+    database_role: str(r.decided_by_role),
+    claimed_by: str(r.claimed_by),
+    checkpoint_digest: str(r.checkpoint_digest),
   };
 }
 
@@ -337,9 +345,13 @@ export class PostgresStore implements SharedStore {
     return Number(v.v);
   }
 
-  /** Inside a transaction: refuses a write whose fencing token is not the lease's current one. */
+  /**
+   * Inside a transaction: refuses a write whose fencing token is not the lease's current one. The token also goes to
+   * the database (`noema.fencing_token`, for this transaction), whose trigger checks it again (schema version 5).
+   */
   async #fence(tx: postgres.TransactionSql, episodeId: string, token: FencingToken | undefined): Promise<void> {
     if (token === undefined) return;
+    await tx`SELECT set_config('noema.fencing_token', ${token.toString()}, true)`;
     const [l] = await tx`SELECT token::text FROM noema_leases WHERE episode_id = ${episodeId} FOR SHARE`;
     const current = l ? BigInt(l.token) : 0n;
     if (current !== token) throw new StaleLeaseError(episodeId, token, current);
@@ -423,8 +435,33 @@ export class PostgresStore implements SharedStore {
         latest_version: LATEST_SCHEMA_VERSION,
         episodes,
         tls: tls ? `${tls.version} ${tls.cipher}` : null,
+        ...(version >= 5 ? { role: await rolePowers(this.sql) } : {}),
       };
     });
+  }
+
+  /** Creates or updates the roles the database enforces (`noema store init --roles`; see `roles.ts`). */
+  createRoles(): Promise<void> {
+    return this.#guard(async () => {
+      try {
+        await this.sql.begin((tx) => createRoles(tx));
+      } catch (e) {
+        const err = e as { code?: string; message?: string };
+        if (err?.code !== "42501") throw e;
+        throw new NoemaError(
+          "store_privilege",
+          `the shared store at ${this.location} refused to create noema's roles: ${err.message}. Run noema store ` +
+            `init --roles as the schema's owner with CREATEROLE, or have an administrator run its SQL (docs/store.md, ` +
+            `Roles and audit)`,
+        );
+      }
+    });
+  }
+
+  /** Walks the decision chain and reports the first break (`noema store audit`; see `decision_audit.ts`). */
+  audit(pinned?: PinnedHead): Promise<AuditReport> {
+    // A long chain is walked page by page: each page is one call within the bound, the walk as long as it takes.
+    return this.#guard(() => auditDecisions(this.sql, pinned), this.#timeoutMs * MIGRATION_TIMEOUT_FACTOR);
   }
 
   lineCount(episodeId: string, stream: string): Promise<number> {
@@ -673,18 +710,25 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  decide(d: StoredDecision): Promise<void> {
+  /**
+   * Records a decision through `noema_decide`, which stamps the decider (`session_user`, or the serve token's label
+   * given as `d.by` when `d.authenticated_as` is `serve_token`) and the time, and chains the row; returns it as
+   * recorded. What the client says of who decided is kept as `claimed_by` only.
+   */
+  decide(d: StoredDecision): Promise<StoredDecision> {
+    const serveLabel = d.authenticated_as === "serve_token" ? d.by : null;
     return this.#guard(async () => {
-      const inserted = await this.sql`INSERT INTO noema_decisions
-        (episode_id, checkpoint_id, state_hash, decision, decided_by, note, host, decided_at)
-        VALUES (${d.episode_id}, ${d.checkpoint_id}, ${d.state_hash}, ${d.decision}, ${d.by}, ${d.note}, ${d.host},
-          ${d.at})
-        ON CONFLICT DO NOTHING RETURNING checkpoint_id`;
-      if (inserted.length === 0) {
-        const existing = await this.decision(d.episode_id, d.checkpoint_id);
-        throw new AlreadyDecidedError(existing!);
+      let r: { inserted: boolean; row: Record<string, unknown> };
+      try {
+        const rows = await this.sql`SELECT noema_decide(${d.episode_id}, ${d.checkpoint_id}, ${d.state_hash},
+          ${d.decision}, ${d.note}, ${d.host}, ${d.claimed_by ?? null}, ${d.checkpoint_digest ?? null},
+          ${serveLabel}) AS r`;
+        r = rows[0].r;
+      } catch (e) {
+        throw refusedDecision(e, this.location);
       }
-      await this.sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${d.episode_id})`;
+      if (!r.inserted) throw new AlreadyDecidedError(decisionOf(r.row));
+      return decisionOf(r.row);
     });
   }
 
@@ -710,6 +754,17 @@ export class PostgresStore implements SharedStore {
   async close(): Promise<void> {
     await this.sql.end({ timeout: 2 });
   }
+}
+
+/** A decision the database refused for want of the right (a runner's role deciding), said as such. */
+function refusedDecision(e: unknown, location: string): unknown {
+  const err = e as { code?: string; message?: string };
+  if (err?.code !== "42501") return e;
+  return new NoemaError(
+    "store_privilege",
+    `the shared store at ${location} refused the decision: ${err.message}. Deciding takes a role that is a ` +
+      `member of noema_approver (see docs/store.md, Roles and audit)`,
+  );
 }
 
 function likeEscape(s: string): string {

@@ -1,0 +1,201 @@
+/**
+ * Who decided, provably, and roles the database enforces (issue 36, items 1 and 2), against a real PostgreSQL 15:
+ * `noema store init --roles` by the owner; login roles made members of its groups (`ana` an approver, `ci7` a
+ * runner, `rita` a reader). A runner publishes a paused run; `approve --by carol` as `ana` records `ana` as the
+ * decider (stamped by the database), `carol` as the claimed name; the runner gets `permission denied` deciding and
+ * changing lines or decisions, and a write without the lease's fencing token is refused by the database; `noema
+ * serve` records its token's label as the decider, beside its own role.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import { cli } from "./helpers/cli.ts";
+import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { tempDir } from "./helpers/tmp.ts";
+import { deployTask } from "./helpers/episode_trees.ts";
+import { startServe } from "./helpers/serve.ts";
+
+const skip = pgUnavailable() ?? false;
+
+describe("roles the database enforces; the authenticated decider", { skip }, () => {
+  let pg: PgServer;
+  let owner: string;
+  const as = (role: string) => owner.replace("://noema@", `://${role}@`);
+  const dirs: { path: string; cleanup(): void }[] = [];
+  const newDir = () => {
+    const d = tempDir();
+    dirs.push(d);
+    return d.path;
+  };
+  /** A run of the runner `ci7` on host-a, paused for approval and published; its id. */
+  const pausedByRunner = (root: string) => {
+    const r = cli(["--root", root, "run", deployTask(root, join(root, "ran")), "--json"], {
+      env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" },
+      cwd: root,
+    });
+    assert.equal(r.code, 4, r.stderr);
+    assert.doesNotMatch(r.stderr, /cannot be reached|refused|permission/, "published as the runner");
+    return JSON.parse(r.stdout).episode_id as string;
+  };
+  const sqlAs = async <T>(role: string, f: (s: PostgresStore) => Promise<T>) => {
+    const s = new PostgresStore(as(role));
+    try {
+      return await f(s);
+    } finally {
+      await s.close();
+    }
+  };
+
+  before(async () => {
+    pg = await startPostgres();
+    owner = pg.createDatabase();
+    const init = cli(["store", "init", "--roles", "--json"], { env: { NOEMA_STORE: owner } });
+    assert.equal(init.code, 0, init.stderr);
+    assert.deepEqual(JSON.parse(init.stdout).roles, ["noema_runner", "noema_approver", "noema_reader"]);
+    // Idempotent: run again, the roles are updated in place.
+    assert.equal(cli(["store", "init", "--roles"], { env: { NOEMA_STORE: owner } }).code, 0);
+    pg.psql(
+      owner,
+      "CREATE ROLE ana LOGIN IN ROLE noema_approver; CREATE ROLE ci7 LOGIN IN ROLE noema_runner; " +
+        "CREATE ROLE rita LOGIN IN ROLE noema_reader",
+    );
+  });
+
+  after(() => {
+    for (const d of dirs) d.cleanup();
+  });
+
+  test("approve --by carol as role ana records ana (database_role), carol as claimed; the run's host applies it", () => {
+    const a = newDir(), b = newDir();
+    const id = pausedByRunner(a);
+    const byRunner = cli(["--root", b, "approve", id, "--by", "ana"], { env: { NOEMA_STORE: as("ci7") } });
+    assert.equal(byRunner.code, 1, byRunner.stderr);
+    assert.match(byRunner.stderr, /refused the decision: permission denied to decide on .*role ci7 is not a member/);
+    const approve = cli(["--root", b, "approve", id, "--by", "carol", "--note", "ok", "--json"], {
+      env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-b" },
+    });
+    assert.equal(approve.code, 0, approve.stderr);
+    const d = JSON.parse(approve.stdout);
+    assert.deepEqual([d.by, d.authenticated_as, d.database_role, d.claimed_by], [
+      "ana",
+      "database_role",
+      "ana",
+      "carol",
+    ]);
+    assert.match(d.checkpoint_digest, /^sha256:[0-9a-f]{64}$/);
+    const text = cli(["--root", b, "reject", id, "--by", "dan"], { env: { NOEMA_STORE: as("ana") } });
+    assert.equal(text.code, 8);
+    assert.match(text.stderr, /already approved by ana \(claimed: carol\) on host-b/);
+    // host-a (the runner's role) applies it and finishes; the episode's record keeps who decided.
+    const resumed = cli(["--root", a, "resume", id, "--json"], {
+      env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" },
+    });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const dir = join(a, "episodes", id, "approvals");
+    const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+    assert.deepEqual(
+      [rec.by, rec.authenticated_as, rec.database_role, rec.claimed_by, rec.schema_version],
+      ["ana@host-b", "database_role", "ana", "carol", "approval/1.0"],
+    );
+  });
+
+  test("a runner: permission denied on UPDATE/DELETE of lines and decisions, on deciding, on unfenced writes", async () => {
+    const id = pausedByRunner(newDir());
+    const [lease] = await sqlAs("noema", (s) => s.sql`SELECT token::text FROM noema_leases WHERE episode_id = ${id}`);
+    await sqlAs("ci7", async (s) => {
+      const denied = async (q: string, what: RegExp = /permission denied/) => {
+        await assert.rejects(s.sql.unsafe(q), (e: Error) => {
+          assert.match(e.message, what, q);
+          return true;
+        });
+      };
+      await denied(`UPDATE noema_lines SET bytes = bytes WHERE episode_id = '${id}'`);
+      await denied(`DELETE FROM noema_lines WHERE episode_id = '${id}'`);
+      await denied(`UPDATE noema_decisions SET decided_by = 'cto'`);
+      await denied(`DELETE FROM noema_decisions`);
+      await denied(`INSERT INTO noema_decisions (episode_id, checkpoint_id, state_hash, decision, decided_by, host)
+        VALUES ('${id}', 'chk_x', 'sha256:x', 'approved', 'cto', 'h')`);
+      await denied(`SELECT noema_decide('${id}', 'chk_x', 'sha256:x', 'approved', NULL, 'h', 'cto', NULL, NULL)`);
+      // Fencing, by the database: a line written without the lease's token, or with another one, is refused.
+      await denied(
+        `INSERT INTO noema_lines (episode_id, stream, seq, bytes) VALUES ('${id}', 'x.jsonl', 1, '\\x7b7d')`,
+      );
+      await assert.rejects(
+        s.sql.begin(async (tx) => {
+          await tx`SELECT set_config('noema.fencing_token', ${String(BigInt(lease.token) + 5n)}, true)`;
+          await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes) VALUES (${id}, 'x.jsonl', 1, '\\x7b7d')`;
+        }),
+        /noema fencing: a write to noema_lines of .* refused: the lease is at/,
+      );
+      // With the lease's own token, the runner that holds it appends.
+      await s.sql.begin(async (tx) => {
+        await tx`SELECT set_config('noema.fencing_token', ${lease.token}, true)`;
+        await tx`INSERT INTO noema_lines (episode_id, stream, seq, bytes) VALUES (${id}, 'x.jsonl', 1, '\\x7b7d')`;
+      });
+    });
+    await sqlAs("rita", async (s) => {
+      await assert.rejects(
+        s.sql.unsafe(`INSERT INTO noema_leases (episode_id, host, pid, token) VALUES ('e', 'h', 1, 1)`),
+        /permission denied/,
+      );
+    });
+  });
+
+  test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
+    const a = newDir();
+    const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "1s", "--json"], {
+      env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" },
+      cwd: a,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const dir = join(a, "episodes", JSON.parse(r.stdout).episode_id, "approvals");
+    const rec = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
+    assert.deepEqual([rec.decision, rec.by, rec.claimed_by, rec.database_role], ["rejected", "ci7", "timeout", "ci7"]);
+  });
+
+  test("store status names the connected role and its powers", () => {
+    const powers = (role: string) => {
+      const r = cli(["store", "status", "--json"], { env: { NOEMA_STORE: as(role) } });
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout);
+      assert.equal(s.role.name, role);
+      return s.role.powers;
+    };
+    assert.deepEqual(powers("ci7"), { publish: true, decide: false, read: true, own: false });
+    assert.deepEqual(powers("ana"), { publish: false, decide: true, read: true, own: false });
+    assert.deepEqual(powers("rita"), { publish: false, decide: false, read: true, own: false });
+    assert.deepEqual(powers("noema"), { publish: true, decide: true, read: true, own: true });
+    const text = cli(["store", "status"], { env: { NOEMA_STORE: as("ana") } });
+    assert.match(text.stdout, /^role {6}ana: decide, read$/m);
+  });
+
+  test("noema serve over the store records its token's label as the decider, beside the server's role", async () => {
+    const id = pausedByRunner(newDir());
+    const st = await startServe(newDir(), {
+      args: ["--store", as("ana")],
+      env: { NOEMA_HOST: "host-console", NOEMA_SERVE_TOKEN: "lena=0123456789abcdef0123" },
+    });
+    try {
+      const r = await fetch(new URL(`/api/episodes/${id}/approve`, st.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer 0123456789abcdef0123" },
+        body: JSON.stringify({ note: "from the console" }),
+      });
+      assert.equal(r.status, 200, await r.clone().text());
+      const d = await r.json();
+      assert.deepEqual([d.by, d.authenticated_as, d.database_role, d.claimed_by], ["lena", "serve_token", "ana", null]);
+      const page = await (await fetch(new URL(`/episodes/${id}`, st.url), {
+        headers: { authorization: "Bearer 0123456789abcdef0123" },
+      })).text();
+      assert.match(page, /by <b>lena<\/b> on <b>host-console<\/b>.*\(authenticated as serve token\)/s);
+    } finally {
+      await st.stop();
+    }
+    const [row] = await sqlAs("noema", (s) =>
+      s.sql`SELECT decided_by, decided_by_role FROM noema_decisions
+      WHERE episode_id = ${id}`);
+    assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "ana"]);
+  });
+});
