@@ -260,6 +260,9 @@ describe("EpisodeCore", () => {
     const allowAll = { name: "AllowAll", version: "1.0", advise: () => undefined };
     const core = await EpisodeCore.open("Batched", { root, using: "llm", policies: [allowAll] });
     core.batchEvents = true;
+    // No state write of record's own (it writes one when it has spent too little time writing, which a busy machine
+    // decides): that write would take the waiting events with it.
+    core.autoFlush = false;
     const before = lines(core.dir).length;
     const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "b1" });
     assert.equal(d.verdict, "allow");
