@@ -20,6 +20,7 @@ import { build, bunExecutable } from "../scripts/build.ts";
 import { cli } from "./helpers/cli.ts";
 import { decidedEpisode, keyIdOf, sha256Hex } from "./helpers/keys.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir("noema-attest-");
 after(() => tmp.cleanup());
@@ -109,10 +110,10 @@ describe("noema attest", () => {
     assert.deepEqual(p.decisions, [{
       checkpoint_id: approval.checkpoint_id,
       decision: "approved",
-      by: "carol",
-      authenticated_as: approval.authenticated_as ?? null,
-      database_role: approval.database_role ?? null,
-      claimed_by: approval.claimed_by ?? null,
+      by: osUserName(), // the authenticated decider (no store: the OS user); --by is only claimed
+      authenticated_as: "os_user",
+      database_role: null,
+      claimed_by: "carol",
       at: approval.at,
       state_hash: approval.state_hash,
     }]);
