@@ -131,7 +131,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
             decision: name === "approve" ? "approved" : "rejected",
             note: opts.note,
             by: opts.by,
-          }, g));
+          }, g), { scoped: true });
         if (opts.json && !opts.resume) ctx.out.json(d);
         else if (!opts.resume) {
           ctx.out.line(`${d.episode_id}  ${d.decision} by ${d.by}  (checkpoint ${d.checkpoint_id}, in the store)`);
