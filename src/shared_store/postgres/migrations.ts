@@ -159,9 +159,10 @@ export const MIGRATIONS: readonly Migration[] = [
       // Each check of a role's limits is an uncorrelated subquery: evaluated once per statement, not per row.
       `ALTER TABLE noema_episodes ENABLE ROW LEVEL SECURITY`,
       `CREATE POLICY noema_project_scope ON noema_episodes
-        USING ((SELECT NOT noema_role_limited(current_user)) OR project = ANY ((SELECT noema_role_project_list(current_user))))
+        USING ((SELECT NOT noema_role_limited(current_user))
+          OR project IN (SELECT p FROM unnest(noema_role_project_list(current_user)) AS p))
         WITH CHECK ((SELECT NOT noema_role_limited(current_user))
-          OR project = ANY ((SELECT noema_role_project_list(current_user))))`,
+          OR project IN (SELECT p FROM unnest(noema_role_project_list(current_user)) AS p))`,
       ...["noema_lines", "noema_files", "noema_decisions", "noema_leases"].flatMap((t) => [
         `ALTER TABLE ${t} ENABLE ROW LEVEL SECURITY`,
         `CREATE POLICY noema_project_scope ON ${t}

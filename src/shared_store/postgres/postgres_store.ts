@@ -739,6 +739,8 @@ export class PostgresStore implements SharedStore {
         timeoutMs,
       );
       if (got.last === null) return;
+      // Defensive: a cursor that does not move on would loop for ever.
+      if (after !== null && got.last.stored_at === after.stored_at && got.last.episode_id === after.episode_id) return;
       after = got.last;
       if (got.batch.episode_ids.length > 0) onBatch(got.batch);
     }

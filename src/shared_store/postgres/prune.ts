@@ -21,7 +21,8 @@ import { PRUNE_BATCH, type PruneBatch, type PruneOptions } from "../shared_store
 
 /** Where the next batch starts: after this row, in (`stored_at`, `episode_id`) order. */
 export interface PruneCursor {
-  stored_at: Date;
+  /** As the database prints it, sent back as text: a Date (or a timestamptz parameter) loses the microseconds, and a page would repeat itself. */
+  stored_at: string;
   episode_id: string;
 }
 
@@ -51,9 +52,9 @@ export function pruneBatch(
     const project = options.project === undefined ? tx`TRUE` : tx`e.project = ${options.project}`;
     const from = after === null
       ? tx`TRUE`
-      : tx`(e.stored_at, e.episode_id) > (${after.stored_at}, ${after.episode_id})`;
+      : tx`(e.stored_at, e.episode_id) > (${after.stored_at}::text::timestamptz, ${after.episode_id})`;
     const lock = options.dry_run ? tx`` : tx`FOR UPDATE OF e`;
-    const page = await tx`SELECT e.episode_id, e.stored_at FROM noema_episodes e
+    const page = await tx`SELECT e.episode_id, e.stored_at::text AS at FROM noema_episodes e
       WHERE e.run_state = 'terminal' AND e.stored_at < ${cutoff} AND ${project} AND ${from}
         AND NOT EXISTS (SELECT 1 FROM noema_leases l WHERE l.episode_id = e.episode_id AND NOT l.released
           AND l.renewed_at > now() - make_interval(secs => ${LIVE_LEASE_SEC}))
@@ -61,7 +62,7 @@ export function pruneBatch(
     const empty = { episode_ids: [], rows: 0, lines: 0, files: 0, bytes: 0, tombstones: 0 };
     if (page.length === 0) return { batch: empty, last: null };
     const lastRow = page[page.length - 1];
-    const last = { stored_at: lastRow.stored_at as Date, episode_id: String(lastRow.episode_id) };
+    const last = { stored_at: String(lastRow.at), episode_id: String(lastRow.episode_id) };
     let ids = page.map((r) => String(r.episode_id));
     if (!options.dry_run) {
       // A writer that took a lease meanwhile (waited for here, its row locked) keeps its run.
