@@ -110,9 +110,16 @@ export function buildProgram(
   program.hook("preAction", async (_program, action) => {
     const given = action.optsWithGlobals().project !== undefined || !!process.env.NOEMA_PROJECT;
     if (!given && !existsSync("noema.jsonc")) return;
-    if (action.name() === "hook") return; // a hook answers its agent; its publishing reads NOEMA_PROJECT itself
     const { projectOf } = await import("./store_option.ts");
-    const project = projectOf(action as unknown as CommandUnknownOpts);
+    let project: string | null;
+    try {
+      project = projectOf(action as unknown as CommandUnknownOpts);
+    } catch (e) {
+      // A hook answers its agent whatever the project says: a bad name publishes under none (NOEMA_PROJECT is only
+      // ever read as a valid name), and the next command says what is wrong.
+      if (action.name() === "hook") return;
+      throw e;
+    }
     if (project !== null) process.env.NOEMA_PROJECT = project;
   });
   // A read command given an id that only the shared store holds reads a pulled copy.

@@ -246,9 +246,9 @@ export class FileStore implements SharedStore {
       };
     }
     const stored_at = this.#storedAt(ep);
-    const project = readableFields(value, id).project ?? null;
+    const project = readableFields(value, id).project;
     return {
-      row: { ...catalogEntry(value, id, path), stored_at, project },
+      row: { ...catalogEntry(value, id, path), stored_at, ...(project ? { project } : {}) },
       fields: { ...readableFields(value, id), stored_at },
     };
   }
@@ -368,9 +368,10 @@ export class FileStore implements SharedStore {
   async upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     const ep = this.#ep(row.episode_id);
     const { stored_at: _, ...fields } = row; // the directory's clock, when the first row is stored
+    const { project: _p, ...unprojected } = fields; // written only when set: a row of none reads as it was
     const stored: CatalogRow = {
-      ...fields,
-      project: row.project ?? null,
+      ...unprojected,
+      ...(row.project ? { project: row.project } : {}),
       started_at: iso(row.started_at),
       ended_at: iso(row.ended_at),
       pending: row.pending ?? null,

@@ -193,7 +193,8 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
     `the catalog row of ${id} (noema_episodes)`,
   );
   // When the store first stored it (its clock), for its place in the order, whether or not the rest can be read.
-  return { ...entry, stored_at: iso(r.stored_at), project: (r.project as string | null) ?? null };
+  // Its project when it has one (a row of none reads as it was written, without the key).
+  return { ...entry, stored_at: iso(r.stored_at), ...(r.project ? { project: String(r.project) } : {}) };
 }
 
 function decisionOf(r: Record<string, unknown>): StoredDecision {
