@@ -17,6 +17,7 @@ import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogRow, SharedStore } from "../src/shared_store/shared_store.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { bytes, putWaiting, row } from "./helpers/store_rows.ts";
 
@@ -162,6 +163,18 @@ for (const b of backends) {
         assert.notEqual(refused.code, 0);
         assert.match(refused.stderr, /ep_wb is neither here nor in/);
         assert.equal(await store.decision("ep_wb", "chk_ep_wb"), null, "nothing recorded");
+        // noema serve over the store, with a project: its runs and approvals only.
+        for (const [args, want] of [[["--project", "alpha"], ["ep_wa"]], [[], ["ep_wa", "ep_wb"]]] as const) {
+          const st = await startServe(join(w.path, "serve"), { args: ["--store", url, ...args], env });
+          try {
+            const shown = await (await fetch(new URL("/api/approvals", st.url))).json() as { episode_id: string }[];
+            assert.deepEqual(shown.map((x) => x.episode_id).sort(), want, `serve ${args.join(" ")}`);
+            const runs = await (await fetch(st.url)).text();
+            assert.equal(runs.includes("ep_wb"), want.length === 2, "the runs page too");
+          } finally {
+            await st.stop();
+          }
+        }
         const ok = cli(["--root", w.path, "approve", "ep_wa", "--project", "alpha", "--json"], { env, cwd: w.path });
         assert.equal(ok.code, 0, ok.stderr);
         assert.equal((await store.decision("ep_wa", "chk_ep_wa"))?.decision, "approved");
