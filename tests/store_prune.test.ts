@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
+import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogRow, SharedStore } from "../src/shared_store/shared_store.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
@@ -209,3 +211,47 @@ for (const b of backends) {
     });
   });
 }
+
+describe("schema version 6 over a store that version 5 reached", { skip: pgUnavailable() ?? false }, () => {
+  test("migrate adds 6 after 5 (whose pruned_at it keeps), and prune makes tombstones there", async () => {
+    pg ??= await startPostgres();
+    const url = pg.createDatabase();
+    const store = new PostgresStore(url);
+    try {
+      // Versions 1-4 as noema wrote them, then a version 5 that added noema_decisions.pruned_at (as migration 5 does).
+      await store.sql.begin(async (tx) => {
+        await tx`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now())`;
+        for (const m of MIGRATIONS.filter((m) => m.version <= 4)) {
+          for (const s of m.statements) await tx.unsafe(s);
+          await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+        }
+        await tx`ALTER TABLE noema_decisions ADD COLUMN pruned_at timestamptz`;
+        await tx`INSERT INTO noema_schema_version (version, description) VALUES (5, 'another branch')`;
+      });
+      const r = cli(["store", "migrate", "--store", url, "--json"]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { location: url, from: 5, to: LATEST_SCHEMA_VERSION });
+      const versions = await store.sql`SELECT version FROM noema_schema_version ORDER BY version`;
+      assert.deepEqual(versions.map((v) => Number(v.version)), [1, 2, 3, 4, 5, 6]);
+      await plant(store, "ep_v5", { project: "alpha" });
+      pg.psql(url, `UPDATE noema_episodes SET stored_at = now() - interval '100 days'`);
+      await store.decide({
+        episode_id: "ep_v5",
+        checkpoint_id: "chk_1",
+        state_hash: "sha256:" + "1".repeat(64),
+        decision: "rejected",
+        by: "bea",
+        note: "no",
+        host: "h",
+        at: "2026-11-05T10:00:00.000Z",
+      });
+      const p = cli(["store", "prune", "--older-than", "90d", "--store", url, "--json"]);
+      assert.equal(p.code, 0, p.stderr);
+      assert.deepEqual(JSON.parse(p.stdout).episode_ids, ["ep_v5"]);
+      assert.ok((await store.decision("ep_v5", "chk_1"))?.pruned_at);
+    } finally {
+      await store.close();
+    }
+  });
+});
