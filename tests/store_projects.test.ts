@@ -268,6 +268,10 @@ describe("row-level security: a role limited to projects (PostgreSQL)", { skip: 
       assert.deepEqual(JSON.parse(revoke.stdout).projects, []);
       assert.deepEqual(list("appr_alpha"), []);
 
+      const unlimited = cli(["store", "revoke-project", "runner_all", "alpha", "--store", url]);
+      assert.equal(unlimited.code, 1, "revoking from a role never limited does not lock it out");
+      assert.match(unlimited.stderr, /runner_all is not limited to projects/);
+      assert.deepEqual(list("runner_all"), ["ep_ra", "ep_rb", "ep_rn"]);
       const noRole = cli(["store", "grant-project", "nobody_here", "alpha", "--store", url]);
       assert.equal(noRole.code, 1);
       assert.match(noRole.stderr, /no database role "nobody_here"/);

@@ -763,6 +763,14 @@ export class PostgresStore implements SharedStore {
           await tx`INSERT INTO noema_role_projects (role, project) VALUES (${role}, ${project}) ON CONFLICT DO NOTHING`;
           await tx`DELETE FROM noema_role_projects WHERE role = ${role} AND project = ''`;
         } else {
+          const [limited] = await tx`SELECT 1 FROM noema_role_projects WHERE role = ${role}`;
+          if (!limited) {
+            throw new NoemaError(
+              "not_limited",
+              `${role} is not limited to projects in ${this.location}: it sees every project (noema store ` +
+                `grant-project limits it)`,
+            );
+          }
           await tx`DELETE FROM noema_role_projects WHERE role = ${role} AND project = ${project}`;
           await tx`INSERT INTO noema_role_projects (role, project) SELECT ${role}, ''
             WHERE NOT EXISTS (SELECT 1 FROM noema_role_projects WHERE role = ${role})`;
