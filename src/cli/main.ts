@@ -110,16 +110,11 @@ export function buildProgram(
   program.hook("preAction", async (_program, action) => {
     const given = action.optsWithGlobals().project !== undefined || !!process.env.NOEMA_PROJECT;
     if (!given && !existsSync("noema.jsonc")) return;
+    // A hook answers its agent at once: it reads no settings file for this (its publishing takes NOEMA_PROJECT as it
+    // is, a valid name or none).
+    if (action.name() === "hook") return;
     const { projectOf } = await import("./store_option.ts");
-    let project: string | null;
-    try {
-      project = projectOf(action as unknown as CommandUnknownOpts);
-    } catch (e) {
-      // A hook answers its agent whatever the project says: a bad name publishes under none (NOEMA_PROJECT is only
-      // ever read as a valid name), and the next command says what is wrong.
-      if (action.name() === "hook") return;
-      throw e;
-    }
+    const project = projectOf(action as unknown as CommandUnknownOpts);
     if (project !== null) process.env.NOEMA_PROJECT = project;
   });
   // A read command given an id that only the shared store holds reads a pulled copy.
