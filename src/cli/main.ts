@@ -59,6 +59,13 @@ export function buildProgram(
       "shared store, postgres://… or file:///dir (default: $NOEMA_STORE; none: local files only)",
     )
     .option(
+      // Its value is optional for commander only: install-hooks has a flag of that name (its project's settings).
+      "--project [name]",
+      "the project runs are published under and the one the store's readers see (default: $NOEMA_PROJECT, else " +
+        "noema.jsonc's project; none: every project)",
+    )
+    .option("--all-projects", "list, approvals, serve, pull and store prune see every project")
+    .option(
       "--otel <url>",
       "export runs live as OpenTelemetry traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT)",
     )
@@ -98,6 +105,18 @@ export function buildProgram(
         "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );
   for (const register of registers) register(program, ctx);
+  // The project in force is checked before anything runs, and passed on in NOEMA_PROJECT: the processes a run starts
+  // (its publishing process, a background sync) publish its episode under it.
+  program.hook("preAction", async (_program, action) => {
+    const given = action.optsWithGlobals().project !== undefined || !!process.env.NOEMA_PROJECT;
+    if (!given && !existsSync("noema.jsonc")) return;
+    // A hook answers its agent at once: it reads no settings file for this (its publishing takes NOEMA_PROJECT as it
+    // is, a valid name or none).
+    if (action.name() === "hook") return;
+    const { projectOf } = await import("./store_option.ts");
+    const project = projectOf(action as unknown as CommandUnknownOpts);
+    if (project !== null) process.env.NOEMA_PROJECT = project;
+  });
   // A read command given an id that only the shared store holds reads a pulled copy.
   program.hook("preAction", async (_program, action) => {
     if (!storeMayBeSet(action)) return; // no store: no cost
@@ -132,7 +151,7 @@ function storeMayBeSet(action: { name(): string; optsWithGlobals(): Record<strin
 /** The first word of `argv` that is not an option (nor the value of `--root`, `--store` or `--otel`): the command it names, if any. */
 function commandWord(argv: readonly string[]): string | null {
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--root" || argv[i] === "--store" || argv[i] === "--otel") i++;
+    if (argv[i] === "--root" || argv[i] === "--store" || argv[i] === "--otel" || argv[i] === "--project") i++;
     else if (!argv[i].startsWith("-")) return argv[i];
   }
   return null;

@@ -56,5 +56,5 @@ export async function pullMissingEpisodes(cmd: CommandUnknownOpts): Promise<void
       await pullEpisode(store, id, root);
     }
     for (const id of stale) await pullEpisode(store, id, root, { refresh: true });
-  });
+  }, { scoped: true });
 }

@@ -177,6 +177,16 @@ export const ProjectConfig = v.strictObject({
       ),
     ),
   ),
+  project: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be 1-63 characters of a-z, 0-9, '.', '_' and '-'"),
+      v.description(
+        "The project this directory's runs are published under in the shared store, and the one list, approvals, " +
+          "serve and pull see (like --project; NOEMA_PROJECT wins).",
+      ),
+    ),
+  ),
   policies_dir: v.optional(
     v.pipe(
       v.string(),

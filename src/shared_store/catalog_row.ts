@@ -81,6 +81,7 @@ export const CatalogRowSchema = looseObject({
   veto_count: Count,
   pending: v.optional(v.nullable(PendingCallSchema)),
   stored_at: v.optional(v.nullable(v.string())),
+  project: v.optional(v.nullable(v.string())),
 });
 
 /**
@@ -175,5 +176,6 @@ export function readableFields(value: unknown, episodeId: string): CatalogRow {
     step_count: ok("step_count", 0),
     veto_count: ok("veto_count", 0),
     pending: null,
+    project: ok("project", null),
   } as CatalogRow;
 }

@@ -26,6 +26,7 @@ import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { listArtifactFiles } from "../store/manifest.ts";
 import { publishingHost } from "./host.ts";
 import { pendingCallOf } from "./pending_call.ts";
+import { publishingProject } from "./project.ts";
 import { readNewLines } from "./line_tail.ts";
 import {
   type CatalogRow,
@@ -161,6 +162,8 @@ export class EpisodePublisher {
 
   /** The host name recorded in the catalog. */
   readonly host: string;
+  /** The project recorded in the catalog (`NOEMA_PROJECT`, see {@link publishingProject}), or null. */
+  readonly project: string | null;
 
   readonly #onSent: () => void;
   readonly #heldWaitMs: number;
@@ -175,14 +178,17 @@ export class EpisodePublisher {
    *   holds it (the run before a resume, still publishing its last lines; a background sync), in ms. @default {0}
    * @param options.adoptPid a process of this host whose lease this publisher takes over as its own: the run it
    *   publishes for, which took the lease before anything ran (a resume claims its episode first)
+   * @param options.project the project for the catalog (default {@link publishingProject} of the environment)
    */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string; onSent?: () => void; heldWaitMs?: number; adoptPid?: number } = {},
+    options: { host?: string; onSent?: () => void; heldWaitMs?: number; adoptPid?: number; project?: string | null } =
+      {},
   ) {
     this.host = options.host ?? publishingHost();
+    this.project = options.project !== undefined ? options.project : publishingProject(process.env);
     this.#onSent = options.onSent ?? (() => {});
     this.#heldWaitMs = options.heldWaitMs ?? 0;
     this.#adoptPid = options.adoptPid;
@@ -429,6 +435,7 @@ export class EpisodePublisher {
       step_count: steps,
       veto_count: vetoes,
       pending: waiting && e.pending ? this.#pendingCall(e.pending.checkpoint_id) : null,
+      project: this.project,
     };
   }
 

@@ -60,6 +60,11 @@ export interface CatalogRow {
    * Set by the store; ignored when a row is written.
    */
   stored_at?: string | null;
+  /**
+   * The project the run was published under (`--project`, `NOEMA_PROJECT`, `project` in noema.jsonc), or null for
+   * none. Set by the first write that names one; a later write keeps it.
+   */
+  project?: string | null;
 }
 
 /**
@@ -142,6 +147,8 @@ export interface StoredDecision {
   claimed_by?: string | null;
   /** `sha256:` over the canonical JSON of the checkpoint's action, state hash and policy (PostgreSQL records it). */
   checkpoint_digest?: string | null;
+  /** When the store pruned the decided run: the decision is a tombstone (its note cleared). Absent otherwise. */
+  pruned_at?: string | null;
 }
 
 /** How a decision's `by` was authenticated. */
@@ -212,8 +219,41 @@ export interface CatalogFilter {
   adapter?: string;
   /** A policy id that must be among `policy_ids`. */
   policy?: string;
+  /** Only the runs of this project (undefined: every project, and the runs of none). */
+  project?: string;
   /** Most rows returned, newest first. @default {50} */
   limit?: number;
+}
+
+/** Episodes a prune handles per transaction (per batch) unless told. */
+export const PRUNE_BATCH = 500;
+
+/** What {@link SharedStore.prune} removes: finished runs stored before a time, of one project or all. */
+export interface PruneOptions {
+  /** Runs first stored (`stored_at`, the store's clock) more than this many milliseconds before the store's now. */
+  older_than_ms: number;
+  /** Only the runs of this project (undefined: every project). */
+  project?: string;
+  /** Count and list only; remove nothing. */
+  dry_run: boolean;
+  /** Episodes handled per transaction. @default {500} */
+  batch?: number;
+}
+
+/** One batch of {@link SharedStore.prune}: the episodes it removed (or would), and what they held. */
+export interface PruneBatch {
+  /** The episode ids, oldest first. */
+  episode_ids: string[];
+  /** Rows removed: catalog rows, lines, files and leases. */
+  rows: number;
+  /** Stored lines among them. */
+  lines: number;
+  /** Stored files among them. */
+  files: number;
+  /** Bytes of the stored lines (without their newlines) and files. */
+  bytes: number;
+  /** Decisions kept as tombstones (`pruned_at` set, note cleared). */
+  tombstones: number;
 }
 
 /** A stored artifact file's name, size and digest. */
@@ -479,7 +519,14 @@ export interface SharedStore {
    * The runs waiting for approval, newest first (at most `limit`, default 50), each with the decision the store holds
    * on the checkpoint it waits on, if any.
    */
-  waiting(limit?: number): Promise<WaitingRow[]>;
+  waiting(limit?: number, filter?: { project?: string }): Promise<WaitingRow[]>;
+  /**
+   * Removes the finished runs (`run_state` `terminal`, no live lease) first stored more than `older_than_ms` ago: their
+   * catalog rows, lines, files and leases, in batches (each in one transaction that checks the condition again), their
+   * decisions kept as tombstones. `onBatch` is told each batch; with `dry_run` nothing is removed and the batches are
+   * what a prune would remove. Returns when every batch is done.
+   */
+  prune(options: PruneOptions, onBatch: (batch: PruneBatch) => void): Promise<void>;
   /** PostgreSQL: creates or updates the roles the database enforces (`noema store init --roles`). */
   createRoles?(): Promise<void>;
   /** PostgreSQL: walks the hash-chained decision log and reports its first break (`noema store audit`). */

@@ -137,7 +137,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
             decision: name === "approve" ? "approved" : "rejected",
             note: opts.note,
             by: opts.by,
-          }, g));
+          }, g), { scoped: true });
         if (opts.json && !opts.resume) ctx.out.json(d);
         else if (!opts.resume) {
           ctx.out.line(

@@ -143,7 +143,7 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
         await withStore(cmd, (s) =>
           followFromStore(ctx, s, episode, (e, raw) => {
             if (phases === null || phases.has(String(e.phase))) printEvent(ctx.out, e, raw, opts.json);
-          }));
+          }), { scoped: true });
         return;
       }
       const loc = locateEpisodeRef(episode, globalOptions(cmd));

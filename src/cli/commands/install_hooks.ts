@@ -121,14 +121,16 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         "Each policy is loaded first: a missing or broken one is refused (exit 2), never registered; so is a bad rule\n" +
         "in noema.jsonc's rules, its rules_file or the user's rules file (docs/rules.md).\n",
     )
-    .action(async (agent, opts) => {
+    .action(async (agent, opts, cmd) => {
       const target = Object.hasOwn(AGENTS, agent) ? AGENTS[agent] : undefined;
       if (!target) {
         throw usageError(
           `install-hooks supports ${Object.keys(AGENTS).join(", ")}, not ${JSON.stringify(agent)}`,
         );
       }
-      if (opts.project && opts.user) throw usageError("--project and --user cannot be used together");
+      // The global --project [name] takes the flag when given without a name.
+      const project = opts.project || (cmd.optsWithGlobals() as { project?: unknown }).project === true;
+      if (project && opts.user) throw usageError("--project and --user cannot be used together");
       const path = target.path(opts.user === true);
       if (opts.print !== undefined && agent === "codex") {
         throw usageError(`--print is for gemini and claude-code, not ${agent}`);

@@ -143,7 +143,7 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
               ? { since: undefined, within_ms: Date.now() - filters.since }
               : { since: new Date(filters.since).toISOString() }),
             ...fleet,
-          }, g));
+          }, g), { scoped: true });
       const { out } = ctx;
       // Whatever the format, an empty answer says why on stderr (JSON stays an empty list).
       if (entries.length === 0) out.note(`noema: ${emptyListNote(episodesDir(resolveRoot(g)), filterWords(opts))}`);

@@ -24,7 +24,7 @@ import { existsSync } from "node:fs";
 export function entryOfRow(
   r: CatalogEntry,
   root: string,
-): EpisodeEntry & { host: string | null; stored_at: string | null; episode_dir: string | null } {
+): EpisodeEntry & { host: string | null; stored_at: string | null; episode_dir: string | null; project?: string } {
   let dir: string | null = null;
   try {
     const d = episodeDirFor(r.episode_id, root);
@@ -43,6 +43,7 @@ export function entryOfRow(
     ...(r.run_state === "running" && r.started_at ? { elapsed_ms: Date.now() - Date.parse(r.started_at) } : {}),
     host: r.host,
     stored_at: r.stored_at ?? null,
+    ...(r.project ? { project: r.project } : {}),
     ...(isUnreadable(r) ? { error: r.error } : {}),
   };
 }

@@ -16,8 +16,9 @@ import { generatedTokens, isLoopback, parseTokens, type Tokens } from "../../ser
 import { createApp } from "../../serve/app.ts";
 import { parseListen, startServer } from "../../serve/server.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
-import { storeUrlOf } from "../store_option.ts";
+import { projectScopeOf, storeUrlOf } from "../store_option.ts";
 import { openSharedStore } from "../../shared_store/open.ts";
+import { ProjectScopedStore } from "../../shared_store/project_scope.ts";
 
 /** Opens `url` in the desktop's browser, if there is one; never fails the command. */
 function openBrowser(url: string): void {
@@ -79,8 +80,11 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         ctx.out.stderr.flush();
       };
       const pick = storeUrlOf(cmd);
-      const store = pick === null ? undefined : {
-        store: await openSharedStore(pick.url, pick.from),
+      const project = pick === null ? undefined : projectScopeOf(cmd);
+      const opened = pick === null ? null : await openSharedStore(pick.url, pick.from);
+      const store = opened === null ? undefined : {
+        // With a project in force, the runs and approvals of that project only.
+        store: project === undefined ? opened : new ProjectScopedStore(opened, project),
         cache: mkdtempSync(join(tmpdir(), "noema-serve-")),
         root,
       };

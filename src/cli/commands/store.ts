@@ -16,6 +16,8 @@ import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { oneLine } from "../output.ts";
 import { withStore } from "../store_option.ts";
+import { registerStorePrune } from "./store_prune.ts";
+import { registerStoreProjects } from "./store_projects.ts";
 
 const STORE_HELP = "\nThe store is --store URL (before or after the command), else $NOEMA_STORE. See docs/store.md.\n";
 
@@ -98,6 +100,8 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
       });
     });
+  registerStorePrune(store, ctx);
+  registerStoreProjects(store, ctx);
 }
 
 /** `--head 1234:<64 hex>`, or a usage error naming the option. */
@@ -232,7 +236,7 @@ export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void
           const how = r.refreshed ? "pulled again" : "pulled";
           ctx.out.line(`${how} ${id} into ${r.episode_dir} (${r.files} files, ${r.lines} lines)`);
         }
-      });
+      }, { scoped: true });
     });
 }
 
@@ -305,6 +309,6 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
             oneLine(`${w.pending?.reason ?? ""} · ${w.pending?.action.input_excerpt ?? ""}`),
           ]),
         );
-      });
+      }, { scoped: true });
     });
 }

@@ -38,6 +38,7 @@ export function matchesFilter(row: CatalogRow, f: CatalogFilter): boolean {
   if (f.host && row.host !== f.host) return false;
   if (f.adapter && row.adapter !== f.adapter) return false;
   if (f.policy && !row.policy_ids.includes(f.policy)) return false;
+  if (f.project !== undefined && row.project !== f.project) return false;
   return true;
 }
 

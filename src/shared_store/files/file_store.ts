@@ -37,8 +37,12 @@ import {
   type CatalogFilter,
   type CatalogRow,
   type FencingToken,
+  isUnreadable,
   type LeaseOptions,
   type LeaseOwner,
+  PRUNE_BATCH,
+  type PruneBatch,
+  type PruneOptions,
   type SharedStore,
   StaleLeaseError,
   StoreConflictError,
@@ -55,6 +59,7 @@ import { matchesFilter, TopRows } from "./catalog.ts";
 import { decodeName, encodeName, episodePath, STORED_AT_FILE, streamPath, VERSION_FILE } from "./layout.ts";
 import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
 import { withWriteLock } from "./write_lock.ts";
+import { leaseLive, pruneEpisodeDir } from "./prune.ts";
 import { digestByPages } from "../stream_digest.ts";
 
 /** The schema version of the files layout this noema writes. */
@@ -241,8 +246,9 @@ export class FileStore implements SharedStore {
       };
     }
     const stored_at = this.#storedAt(ep);
+    const project = readableFields(value, id).project;
     return {
-      row: { ...catalogEntry(value, id, path), stored_at },
+      row: { ...catalogEntry(value, id, path), stored_at, ...(project ? { project } : {}) },
       fields: { ...readableFields(value, id), stored_at },
     };
   }
@@ -362,14 +368,19 @@ export class FileStore implements SharedStore {
   async upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     const ep = this.#ep(row.episode_id);
     const { stored_at: _, ...fields } = row; // the directory's clock, when the first row is stored
+    const { project: _p, ...unprojected } = fields; // written only when set: a row of none reads as it was
     const stored: CatalogRow = {
-      ...fields,
+      ...unprojected,
+      ...(row.project ? { project: row.project } : {}),
       started_at: iso(row.started_at),
       ended_at: iso(row.ended_at),
       pending: row.pending ?? null,
     };
     await withWriteLock(ep, this.dir, () => {
       this.#fence(ep, row.episode_id, token);
+      // The project is set by the first write that names one; a later write keeps it.
+      const before = this.#catalog(row.episode_id, ep)?.fields.project;
+      if (before) stored.project = before;
       if (!existsSync(join(ep, STORED_AT_FILE))) this.#write(join(ep, STORED_AT_FILE), "");
       this.#write(join(ep, "catalog.json"), JSON.stringify(stored) + "\n");
     });
@@ -466,13 +477,74 @@ export class FileStore implements SharedStore {
     );
   }
 
-  async waiting(limit = 50): Promise<WaitingRow[]> {
+  async waiting(limit = 50, filter: { project?: string } = {}): Promise<WaitingRow[]> {
     const out: WaitingRow[] = [];
-    for (const row of await this.list({ run_state: ["waiting_for_approval"], limit })) {
+    for (const row of await this.list({ run_state: ["waiting_for_approval"], limit, project: filter.project })) {
       const decision = row.pending ? await this.decision(row.episode_id, row.pending.checkpoint_id) : null;
       out.push({ row, decision });
     }
     return out;
+  }
+
+  async prune(options: PruneOptions, onBatch: (batch: PruneBatch) => void): Promise<void> {
+    this.#check();
+    // Counted on this machine's clock against the shared directory's file times (as list's --since).
+    const cutoff = Date.now() - options.older_than_ms;
+    const size = options.batch ?? PRUNE_BATCH;
+    const root = join(this.dir, "episodes");
+    refuseSymlinks(root, this.dir, "read");
+    let ids: string[] = [];
+    const flush = async () => {
+      if (ids.length > 0) onBatch(await this.#pruneSome(ids, cutoff, options));
+      ids = [];
+    };
+    const d = opendirSync(root);
+    try {
+      for (let e = d.readSync(); e !== null; e = d.readSync()) {
+        if (!e.isDirectory() || episodeIdProblem(e.name)) continue;
+        if (this.#prunable(e.name, cutoff, options.project)) ids.push(e.name);
+        if (ids.length >= size) await flush();
+      }
+      await flush();
+    } finally {
+      d.closeSync();
+    }
+  }
+
+  /** Whether an episode may be pruned: a readable row of a finished run stored before `cutoff`, no live lease. */
+  #prunable(id: string, cutoff: number, project: string | undefined): boolean {
+    const ep = episodePath(this.dir, id);
+    const got = this.#catalog(id, ep);
+    if (!got || isUnreadable(got.row) || got.row.run_state !== "terminal") return false;
+    if (project !== undefined && got.row.project !== project) return false;
+    const t = Date.parse(got.row.stored_at ?? "");
+    if (Number.isNaN(t) || t >= cutoff) return false;
+    try {
+      return !leaseLive(readEpisodeLease((p) => this.#text(p), ep));
+    } catch {
+      return false; // a lease that cannot be read may be a live writer's
+    }
+  }
+
+  /** Prunes (or counts) a batch of episodes, each under its write lock, checked again there. */
+  async #pruneSome(ids: string[], cutoff: number, options: PruneOptions): Promise<PruneBatch> {
+    const sum: PruneBatch = { episode_ids: [], rows: 0, lines: 0, files: 0, bytes: 0, tombstones: 0 };
+    for (const id of ids) {
+      const ep = episodePath(this.dir, id);
+      const one = options.dry_run ? pruneEpisodeDir(this.dir, ep, id, false) : await withWriteLock(
+        ep,
+        this.dir,
+        () => this.#prunable(id, cutoff, options.project) ? pruneEpisodeDir(this.dir, ep, id, true) : null,
+      );
+      if (one === null) continue;
+      sum.episode_ids.push(id);
+      sum.rows += one.rows;
+      sum.lines += one.lines;
+      sum.files += one.files;
+      sum.bytes += one.bytes;
+      sum.tombstones += one.tombstones;
+    }
+    return sum;
   }
 
   close(): Promise<void> {

@@ -112,6 +112,27 @@ export function readStoredLines(streamDir: string, root: string, fromSeq: number
 }
 
 /**
+ * How many complete lines a stream holds and their bytes without their newlines (as PostgreSQL's `octet_length` of
+ * each line): the last index entry's end offset less one newline per line. Reads one entry.
+ *
+ * @example
+ * ```ts
+ * import { storedLineBytes } from "./lines.ts";
+ * storedLineBytes("/mnt/noema/episodes/ep_1/lines/events.jsonl", "/mnt/noema"); // { lines: 12, bytes: 3400 }
+ * ```
+ */
+export function storedLineBytes(streamDir: string, root: string): { lines: number; bytes: number } {
+  const index = openAt(join(streamDir, "index"), constants.O_RDONLY, root, "read");
+  if (index === null) return { lines: 0, bytes: 0 };
+  try {
+    const n = Math.floor(fstatSync(index).size / ENTRY);
+    return n === 0 ? { lines: 0, bytes: 0 } : { lines: n, bytes: ends(index, n - 1, 1)[0] - n };
+  } finally {
+    closeSync(index);
+  }
+}
+
+/**
  * Appends lines after the `stored` ones (the caller holds the episode's write
  * lock and has checked the overlap). Durable: `data`, then `index`, fsynced.
  *

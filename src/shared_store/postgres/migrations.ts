@@ -138,6 +138,67 @@ export const MIGRATIONS: readonly Migration[] = [
       "by the database",
     statements: [...DECISION_CHAIN_STATEMENTS],
   },
+  {
+    version: 6,
+    description: "projects and retention: the catalog's project, decisions kept as tombstones, approvers limited to " +
+      "projects by row-level security",
+    statements: [
+      `ALTER TABLE noema_episodes ADD COLUMN IF NOT EXISTS project text`,
+      `CREATE INDEX IF NOT EXISTS noema_episodes_project ON noema_episodes (project, stored_at DESC)`,
+      // A decision of a pruned run is kept, its note cleared: a tombstone (migration 5's hash chain still links it).
+      `ALTER TABLE noema_decisions ADD COLUMN IF NOT EXISTS pruned_at timestamptz`,
+      `CREATE TABLE IF NOT EXISTS noema_role_projects (
+        role name NOT NULL,
+        project text NOT NULL,
+        PRIMARY KEY (role, project)
+      )`,
+      // Whether a role is limited to projects (it has rows here), and to which: read with the owner's rights, so a
+      // limited role needs no grant on the mapping. SET search_path FROM CURRENT: the tables of this schema.
+      `CREATE OR REPLACE FUNCTION noema_role_limited(r name) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS 'SELECT EXISTS (SELECT 1 FROM noema_role_projects WHERE role = r)'`,
+      `CREATE OR REPLACE FUNCTION noema_role_project_list(r name) RETURNS text[]
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS 'SELECT coalesce(array_agg(project), ''{}'') FROM noema_role_projects WHERE role = r'`,
+      `REVOKE ALL ON FUNCTION noema_role_limited(name), noema_role_project_list(name) FROM PUBLIC`,
+      `GRANT EXECUTE ON FUNCTION noema_role_limited(name), noema_role_project_list(name) TO PUBLIC`,
+      // Row-level security: the owner bypasses it (no FORCE); a role without rows in noema_role_projects sees every
+      // row; a limited one only its projects' catalog rows, and the lines, files and decisions of those episodes.
+      // Each check of a role's limits is an uncorrelated subquery: evaluated once per statement, not per row.
+      `ALTER TABLE noema_episodes ENABLE ROW LEVEL SECURITY`,
+      `CREATE POLICY noema_project_scope ON noema_episodes
+        USING ((SELECT NOT noema_role_limited(current_user))
+          OR project IN (SELECT p FROM unnest(noema_role_project_list(current_user)) AS p))
+        WITH CHECK ((SELECT NOT noema_role_limited(current_user))
+          OR project IN (SELECT p FROM unnest(noema_role_project_list(current_user)) AS p))`,
+      ...["noema_lines", "noema_files", "noema_decisions", "noema_leases"].flatMap((t) => [
+        `ALTER TABLE ${t} ENABLE ROW LEVEL SECURITY`,
+        `CREATE POLICY noema_project_scope ON ${t}
+          USING ((SELECT NOT noema_role_limited(current_user))
+            OR EXISTS (SELECT 1 FROM noema_episodes e WHERE e.episode_id = ${t}.episode_id))
+          WITH CHECK ((SELECT NOT noema_role_limited(current_user))
+            OR EXISTS (SELECT 1 FROM noema_episodes e WHERE e.episode_id = ${t}.episode_id))`,
+      ]),
+      // Decisions are written by noema_decide (SECURITY DEFINER: the owner's rights, which bypass row-level security),
+      // so a role limited to projects is checked here, by its session_user: it decides only its projects' runs.
+      `CREATE OR REPLACE FUNCTION noema_decision_project_check() RETURNS trigger
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
+      BEGIN
+        IF noema_role_limited(session_user) AND NOT EXISTS (
+          SELECT 1 FROM noema_episodes e
+          WHERE e.episode_id = NEW.episode_id AND e.project = ANY (noema_role_project_list(session_user))
+        ) THEN
+          RAISE EXCEPTION 'permission denied to decide on %: role % is limited to the projects %',
+            NEW.episode_id, session_user, array_to_string(noema_role_project_list(session_user), ', ')
+            USING ERRCODE = '42501';
+        END IF;
+        RETURN NEW;
+      END $f$`,
+      `REVOKE ALL ON FUNCTION noema_decision_project_check() FROM PUBLIC`,
+      `CREATE TRIGGER noema_decisions_project BEFORE INSERT ON noema_decisions
+        FOR EACH ROW EXECUTE FUNCTION noema_decision_project_check()`,
+    ],
+  },
 ];
 
 /** The schema version this noema writes. */

@@ -25,6 +25,8 @@ import {
   LeaseHeldError,
   type LeaseOptions,
   type LeaseOwner,
+  type PruneBatch,
+  type PruneOptions,
   type SharedStore,
   StaleLeaseError,
   StoreConflictError,
@@ -38,6 +40,7 @@ import {
   type WaitingRow,
 } from "../shared_store.ts";
 import { digestByPages } from "../stream_digest.ts";
+import { pruneBatch, type PruneCursor } from "./prune.ts";
 import { catalogEntry } from "../catalog_row.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
@@ -192,7 +195,8 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
     `the catalog row of ${id} (noema_episodes)`,
   );
   // When the store first stored it (its clock), for its place in the order, whether or not the rest can be read.
-  return { ...entry, stored_at: iso(r.stored_at) };
+  // Its project when it has one (a row of none reads as it was written, without the key).
+  return { ...entry, stored_at: iso(r.stored_at), ...(r.project ? { project: String(r.project) } : {}) };
 }
 
 function decisionOf(r: Record<string, unknown>): StoredDecision {
@@ -211,6 +215,9 @@ function decisionOf(r: Record<string, unknown>): StoredDecision {
     database_role: str(r.decided_by_role),
     claimed_by: str(r.claimed_by),
     checkpoint_digest: str(r.checkpoint_digest),
+    ...(r.pruned_at == null ? {} : {
+      pruned_at: r.pruned_at instanceof Date ? r.pruned_at.toISOString() : isoOf(String(r.pruned_at)),
+    }),
   };
 }
 
@@ -411,7 +418,10 @@ export class PostgresStore implements SharedStore {
                 `${LATEST_SCHEMA_VERSION}: upgrade noema`,
             );
           }
-          for (const m of MIGRATIONS.filter((m) => m.version > from)) {
+          // Every migration not recorded yet, in order: one numbered below the newest recorded (built on a branch of
+          // its own, as 5 and 6 were) still runs, so no store misses one.
+          const done = new Set((await tx`SELECT version FROM noema_schema_version`).map((r) => Number(r.version)));
+          for (const m of MIGRATIONS.filter((m) => !done.has(m.version))) {
             for (const s of m.statements) await tx.unsafe(s);
             await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
           }
@@ -645,8 +655,10 @@ export class PostgresStore implements SharedStore {
       this.sql.begin(async (tx) => {
         await this.#fence(tx, row.episode_id, token);
         const { stored_at: _, ...fields } = row; // the database's now(), on the first insert only
+        // A run of no project writes no project column (a store not yet at schema 6 takes it as before).
+        const { project: _p, ...unprojected } = fields;
         const r = {
-          ...fields,
+          ...(row.project ? { ...unprojected, project: row.project } : unprojected),
           tags: this.sql.json(row.tags),
           policy_ids: this.sql.array(row.policy_ids),
           pending: row.pending ? this.sql.json(row.pending as never) : null,
@@ -656,7 +668,8 @@ export class PostgresStore implements SharedStore {
           status = EXCLUDED.status, outcome = EXCLUDED.outcome, started_at = EXCLUDED.started_at,
           ended_at = EXCLUDED.ended_at, host = EXCLUDED.host, adapter = EXCLUDED.adapter,
           policy_ids = EXCLUDED.policy_ids, tags = EXCLUDED.tags, step_count = EXCLUDED.step_count,
-          veto_count = EXCLUDED.veto_count, pending = EXCLUDED.pending, updated_at = now()`;
+          veto_count = EXCLUDED.veto_count, pending = EXCLUDED.pending, updated_at = now()
+          ${row.project ? tx`, project = coalesce(noema_episodes.project, EXCLUDED.project)` : tx``}`;
         await tx`SELECT pg_notify(${NOTIFY_CHANNEL}, ${row.episode_id})`;
       })
     );
@@ -695,6 +708,7 @@ export class PostgresStore implements SharedStore {
     if (filter.host) conds.push(sql`host = ${filter.host}`);
     if (filter.adapter) conds.push(sql`adapter = ${filter.adapter}`);
     if (filter.policy) conds.push(sql`policy_ids @> ${[filter.policy]}::text[]`);
+    if (filter.project !== undefined) conds.push(sql`project = ${filter.project}`);
     const where = conds.reduce((a, c) => sql`${a} AND ${c}`);
     return this.#guard(async () => {
       const rows = await sql`SELECT * FROM noema_episodes WHERE ${where}
@@ -740,15 +754,76 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  waiting(limit = 50): Promise<WaitingRow[]> {
+  waiting(limit = 50, filter: { project?: string } = {}): Promise<WaitingRow[]> {
+    const project = filter.project === undefined ? this.sql`TRUE` : this.sql`e.project = ${filter.project}`;
     return this.#guard(async () => {
       const rows = await this.sql`SELECT e.*, CASE WHEN d.episode_id IS NULL THEN NULL ELSE to_jsonb(d) END AS decision
         FROM noema_episodes e LEFT JOIN noema_decisions d
           ON d.episode_id = e.episode_id AND d.checkpoint_id = e.pending->>'checkpoint_id'
-        WHERE e.run_state = 'waiting_for_approval'
+        WHERE e.run_state = 'waiting_for_approval' AND ${project}
         ORDER BY e.stored_at DESC, e.episode_id DESC LIMIT ${limit}`;
       return rows.map((r) => ({ row: rowOf(r), decision: r.decision ? decisionOf(r.decision) : null }));
     });
+  }
+
+  async prune(options: PruneOptions, onBatch: (batch: PruneBatch) => void): Promise<void> {
+    // The cutoff is fixed once, by the database's clock: every batch (and a dry run's listing) uses the same one.
+    const [c] = await this.#guard(async () => {
+      if (!(await this.sql`SELECT 1 FROM noema_schema_version WHERE version = 6`).length) {
+        throw new StoreSchemaError(
+          `the shared store at ${this.location} is older than schema version 6 (retention): run noema store migrate`,
+        );
+      }
+      return await this.sql`SELECT now() - make_interval(secs => ${options.older_than_ms / 1000}) AS cutoff`;
+    });
+    const timeoutMs = this.#timeoutMs * MIGRATION_TIMEOUT_FACTOR;
+    let after: PruneCursor | null = null;
+    for (;;) {
+      const got: { batch: PruneBatch; last: PruneCursor | null } = await this.#guard(
+        () => pruneBatch(this.sql, c.cutoff as Date, options, after, timeoutMs),
+        timeoutMs,
+      );
+      if (got.last === null) return;
+      // Defensive: a cursor that does not move on would loop for ever.
+      if (after !== null && got.last.stored_at === after.stored_at && got.last.episode_id === after.episode_id) return;
+      after = got.last;
+      if (got.batch.episode_ids.length > 0) onBatch(got.batch);
+    }
+  }
+
+  /**
+   * Limits a database role to a project (`grant`), or takes a project from it: its rows in `noema_role_projects`
+   * (schema 6), which row-level security reads. A role whose last project is taken stays limited, to none (a row with
+   * the empty project, which no run has). Returns the role's projects after.
+   */
+  roleProject(role: string, project: string, grant: boolean): Promise<string[]> {
+    return this.#guard(() =>
+      this.sql.begin(async (tx) => {
+        const [r] = await tx`SELECT 1 FROM pg_roles WHERE rolname = ${role}`;
+        if (!r) {
+          throw new NoemaError("not_found", `there is no database role ${JSON.stringify(role)} in ${this.location}`);
+        }
+        if (grant) {
+          await tx`INSERT INTO noema_role_projects (role, project) VALUES (${role}, ${project}) ON CONFLICT DO NOTHING`;
+          await tx`DELETE FROM noema_role_projects WHERE role = ${role} AND project = ''`;
+        } else {
+          const [limited] = await tx`SELECT 1 FROM noema_role_projects WHERE role = ${role}`;
+          if (!limited) {
+            throw new NoemaError(
+              "not_limited",
+              `${role} is not limited to projects in ${this.location}: it sees every project (noema store ` +
+                `grant-project limits it)`,
+            );
+          }
+          await tx`DELETE FROM noema_role_projects WHERE role = ${role} AND project = ${project}`;
+          await tx`INSERT INTO noema_role_projects (role, project) SELECT ${role}, ''
+            WHERE NOT EXISTS (SELECT 1 FROM noema_role_projects WHERE role = ${role})`;
+        }
+        const rows = await tx`SELECT project FROM noema_role_projects WHERE role = ${role} AND project <> ''
+          ORDER BY project`;
+        return rows.map((x) => String(x.project));
+      })
+    );
   }
 
   async close(): Promise<void> {
