@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
+import { checkpointDigest } from "../src/shared_store/checkpoint_digest.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -84,7 +85,13 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       "ana",
       "carol",
     ]);
-    assert.match(d.checkpoint_digest, /^sha256:[0-9a-f]{64}$/);
+    // The digest of the checkpoint the run published: its action, state and the policies' files in force.
+    const chkDir = join(a, "episodes", id, "checkpoints");
+    const checkpoint = JSON.parse(readFileSync(join(chkDir, readdirSync(chkDir)[0]), "utf8"));
+    assert.ok(checkpoint.policy_versions.length > 0, "the checkpoint records the policies in force");
+    for (const p of checkpoint.policy_versions) assert.match(p.sha256, /^sha256:[0-9a-f]{64}$/, p.id);
+    assert.equal(d.checkpoint_digest, checkpointDigest(checkpoint));
+    assert.notEqual(d.checkpoint_digest, checkpointDigest({ ...checkpoint, policy_versions: null }));
     const text = cli(["--root", b, "reject", id, "--by", "dan"], { env: { NOEMA_STORE: as("ana") } });
     assert.equal(text.code, 8);
     assert.match(text.stderr, /already approved by ana \(claimed: carol\) on host-b/);

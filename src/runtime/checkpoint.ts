@@ -51,6 +51,11 @@ export interface Checkpoint {
   state_hash: string;
   /** The adapter the run used. */
   adapter_label: string;
+  /**
+   * The policies in force when the run paused, each its id (`name@version`) and the `sha256:` of its file (null for
+   * one given as an object): a decision's `checkpoint_digest` covers them. Absent in checkpoints written before.
+   */
+  policy_versions?: { id: string; sha256: string | null }[];
   pending: PendingApproval;
 }
 

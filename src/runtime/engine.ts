@@ -862,6 +862,7 @@ export class Engine {
       last_event_id: this.rec.lastEventId!,
       state_hash: sha256File(join(s.dir, ARTIFACTS.state)).sha256,
       adapter_label: s.loadedAdapter.label,
+      policy_versions: s.policies.map((x) => ({ id: x.id, sha256: x.sha256 ?? null })),
       pending,
     };
     const path = writeCheckpoint(s.dir, checkpoint);
