@@ -54,13 +54,13 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     owner = pg.createDatabase();
     const init = cli(["store", "init", "--roles", "--json"], { env: { NOEMA_STORE: owner } });
     assert.equal(init.code, 0, init.stderr);
-    assert.deepEqual(JSON.parse(init.stdout).roles, ["noema_runner", "noema_approver", "noema_reader"]);
+    assert.deepEqual(JSON.parse(init.stdout).roles, ["noema_runner", "noema_approver", "noema_reader", "noema_server"]);
     // Idempotent: run again, the roles are updated in place.
     assert.equal(cli(["store", "init", "--roles"], { env: { NOEMA_STORE: owner } }).code, 0);
     pg.psql(
       owner,
       "CREATE ROLE ana LOGIN IN ROLE noema_approver; CREATE ROLE ci7 LOGIN IN ROLE noema_runner; " +
-        "CREATE ROLE rita LOGIN IN ROLE noema_reader",
+        "CREATE ROLE rita LOGIN IN ROLE noema_reader; CREATE ROLE web LOGIN IN ROLE noema_server",
     );
   });
 
@@ -170,18 +170,32 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       assert.equal(s.role.name, role);
       return s.role.powers;
     };
-    assert.deepEqual(powers("ci7"), { publish: true, decide: false, read: true, own: false });
-    assert.deepEqual(powers("ana"), { publish: false, decide: true, read: true, own: false });
-    assert.deepEqual(powers("rita"), { publish: false, decide: false, read: true, own: false });
-    assert.deepEqual(powers("noema"), { publish: true, decide: true, read: true, own: true });
+    assert.deepEqual(powers("ci7"), { publish: true, decide: false, serve: false, read: true, own: false });
+    assert.deepEqual(powers("ana"), { publish: false, decide: true, serve: false, read: true, own: false });
+    assert.deepEqual(powers("rita"), { publish: false, decide: false, serve: false, read: true, own: false });
+    assert.deepEqual(powers("web"), { publish: false, decide: false, serve: true, read: true, own: false });
+    assert.deepEqual(powers("noema"), { publish: true, decide: true, serve: true, read: true, own: true });
     const text = cli(["store", "status"], { env: { NOEMA_STORE: as("ana") } });
     assert.match(text.stdout, /^role {6}ana: decide, read$/m);
   });
 
   test("noema serve over the store records its token's label as the decider, beside the server's role", async () => {
     const id = pausedByRunner(newDir());
+    // Only a server's role names a token: an approver deciding directly cannot pass for one.
+    const [chk] = await sqlAs(
+      "noema",
+      (s) =>
+        s.sql`SELECT pending->>'checkpoint_id' AS id, pending->>'state_hash' AS hash FROM noema_episodes
+      WHERE episode_id = ${id}`,
+    );
+    await sqlAs("ana", async (s) => {
+      await assert.rejects(
+        s.sql`SELECT noema_decide(${id}, ${chk.id}, ${chk.hash}, 'approved', null, 'h', null, null, 'lena')`,
+        /permission denied to decide on .* for the serve token lena: role ana is not a member of noema_server/,
+      );
+    });
     const st = await startServe(newDir(), {
-      args: ["--store", as("ana")],
+      args: ["--store", as("web")],
       env: { NOEMA_HOST: "host-console", NOEMA_SERVE_TOKEN: "lena=0123456789abcdef0123" },
     });
     try {
@@ -192,7 +206,7 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       });
       assert.equal(r.status, 200, await r.clone().text());
       const d = await r.json();
-      assert.deepEqual([d.by, d.authenticated_as, d.database_role, d.claimed_by], ["lena", "serve_token", "ana", null]);
+      assert.deepEqual([d.by, d.authenticated_as, d.database_role, d.claimed_by], ["lena", "serve_token", "web", null]);
       const page = await (await fetch(new URL(`/episodes/${id}`, st.url), {
         headers: { authorization: "Bearer 0123456789abcdef0123" },
       })).text();
@@ -203,6 +217,6 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     const [row] = await sqlAs("noema", (s) =>
       s.sql`SELECT decided_by, decided_by_role FROM noema_decisions
       WHERE episode_id = ${id}`);
-    assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "ana"]);
+    assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "web"]);
   });
 });

@@ -301,6 +301,8 @@ export interface RolePowers {
   publish: boolean;
   /** Decide on paused runs (through `noema_decide`). */
   decide: boolean;
+  /** Decide for `noema serve`'s token holders, naming a token's label as the decider (a member of `noema_server`). */
+  serve: boolean;
   /** Read the catalog, lines, files and decisions. */
   read: boolean;
   /** Own the schema (migrate it; change or delete rows: what `noema store audit` catches in the decision log). */

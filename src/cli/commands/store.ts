@@ -46,7 +46,7 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
       }
       const r = await s.migrate();
       if (opts.roles) await s.createRoles!();
-      const roles = opts.roles ? ["noema_runner", "noema_approver", "noema_reader"] : undefined;
+      const roles = opts.roles ? ["noema_runner", "noema_approver", "noema_reader", "noema_server"] : undefined;
       if (opts.json) ctx.out.json({ location: s.location, ...r, ...(roles ? { roles } : {}) });
       else {
         ctx.out.line(
@@ -81,7 +81,7 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
     .option(
       "-j, --json",
       'print {"kind","location","schema_version","latest_version","episodes"} (and "tls", and "role": {"name",' +
-        '"powers": {"publish","decide","read","own"}})',
+        '"powers": {"publish","decide","serve","read","own"}})',
     )
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {

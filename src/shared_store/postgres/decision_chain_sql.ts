@@ -24,6 +24,12 @@ export const CHAIN_FORMAT = "noema-decision/1";
 /** The role a caller must be a member of to decide, once `noema store init --roles` created it. */
 export const APPROVER_ROLE = "noema_approver";
 
+/**
+ * The role a `noema serve` server's login must be a member of to decide for its token holders (to name a token's
+ * label as the decider), once `noema store init --roles` created it: an approver deciding directly cannot.
+ */
+export const SERVER_ROLE = "noema_server";
+
 /** A decision row's hash: sha256 over `CHAIN_FORMAT|prev_hash|field|field…`, each field `<bytes>:<text>` or `~`. */
 const HASH_FUNCTIONS = [
   `CREATE FUNCTION noema_hf(v text) RETURNS text LANGUAGE sql IMMUTABLE AS $f$
@@ -59,11 +65,18 @@ BEGIN
   END LOOP;
 END $d$`;
 
-/** Who may decide: the owner; a member of noema_approver (or, without it, a role with INSERT on noema_decisions). */
-const MAY_DECIDE = `CREATE FUNCTION noema_may_decide(p_episode_id text, p_decision text, p_claimed_by text)
+/**
+ * Who may decide: the owner; a member of noema_approver (or, without it, a role with INSERT on noema_decisions); for
+ * a serve token (`p_serve_label`), a member of noema_server only (without the roles, any role that may decide).
+ */
+const MAY_DECIDE = `CREATE FUNCTION noema_may_decide(p_episode_id text, p_decision text, p_claimed_by text,
+  p_serve_label text)
 RETURNS boolean LANGUAGE plpgsql STABLE AS $f$
 BEGIN
   IF noema_owns() THEN RETURN true; END IF;
+  IF p_serve_label IS NOT NULL AND EXISTS (SELECT FROM pg_roles WHERE rolname = '${SERVER_ROLE}') THEN
+    RETURN pg_has_role(session_user, '${SERVER_ROLE}', 'MEMBER');
+  END IF;
   IF EXISTS (SELECT FROM pg_roles WHERE rolname = '${APPROVER_ROLE}') THEN
     IF pg_has_role(session_user, '${APPROVER_ROLE}', 'MEMBER') THEN RETURN true; END IF;
   ELSIF has_table_privilege(session_user, 'noema_decisions', 'INSERT') THEN
@@ -82,7 +95,11 @@ DECLARE
   r noema_decisions;
   head record;
 BEGIN
-  IF NOT noema_may_decide(p_episode_id, p_decision, p_claimed_by) THEN
+  IF NOT noema_may_decide(p_episode_id, p_decision, p_claimed_by, p_serve_label) THEN
+    IF p_serve_label IS NOT NULL THEN
+      RAISE EXCEPTION 'permission denied to decide on % for the serve token %: role % is not a member of ${SERVER_ROLE}',
+        p_episode_id, p_serve_label, session_user USING ERRCODE = '42501';
+    END IF;
     RAISE EXCEPTION 'permission denied to decide on %: role % is not a member of ${APPROVER_ROLE}',
       p_episode_id, session_user USING ERRCODE = '42501';
   END IF;

@@ -8,6 +8,9 @@
  *   `noema_decide` only to reject its own held run's call when a wait runs out.
  * - `noema_approver`: reads everything, decides (EXECUTE `noema_decide`).
  * - `noema_reader`: SELECT.
+ * - `noema_server`: a `noema serve` server's login: reads, and decides for its
+ *   token holders (the token's label recorded as the decider, beside the
+ *   server's role); no other role may name a token.
  *
  * No role gets UPDATE or DELETE on lines or decisions, nor INSERT on
  * decisions: decisions are written through `noema_decide` only.
@@ -33,16 +36,16 @@ export const ROLES_SQL: readonly string[] = [
   `DO $d$
 DECLARE r text;
 BEGIN
-  FOREACH r IN ARRAY ARRAY['noema_runner', 'noema_approver', 'noema_reader'] LOOP
+  FOREACH r IN ARRAY ARRAY['noema_runner', 'noema_approver', 'noema_reader', 'noema_server'] LOOP
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN EXECUTE format('CREATE ROLE %I NOLOGIN', r); END IF;
   END LOOP;
 END $d$`,
-  `REVOKE ALL ON ${TABLES} FROM PUBLIC, noema_runner, noema_approver, noema_reader`,
+  `REVOKE ALL ON ${TABLES} FROM PUBLIC, noema_runner, noema_approver, noema_reader, noema_server`,
   `REVOKE ALL ON FUNCTION ${DECIDE_FN} FROM PUBLIC`,
-  `GRANT SELECT ON ${TABLES} TO noema_runner, noema_approver, noema_reader`,
+  `GRANT SELECT ON ${TABLES} TO noema_runner, noema_approver, noema_reader, noema_server`,
   `GRANT INSERT ON noema_lines TO noema_runner`,
   `GRANT INSERT, UPDATE ON noema_files, noema_episodes, noema_leases TO noema_runner`,
-  `GRANT EXECUTE ON FUNCTION ${DECIDE_FN} TO noema_approver, noema_runner`,
+  `GRANT EXECUTE ON FUNCTION ${DECIDE_FN} TO noema_approver, noema_runner, noema_server`,
 ];
 
 /**
@@ -82,9 +85,14 @@ export async function rolePowers(sql: postgres.Sql): Promise<{ name: string; pow
         pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'noema_decisions'::regclass), 'USAGE')
         OR CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'noema_approver')
           THEN pg_has_role(session_user, 'noema_approver', 'MEMBER')
-          ELSE has_table_privilege('noema_decisions', 'INSERT') END) AS decide`;
+          ELSE has_table_privilege('noema_decisions', 'INSERT') END) AS decide,
+      has_function_privilege(${DECIDE_FN}, 'EXECUTE') AND (
+        pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'noema_decisions'::regclass), 'USAGE')
+        OR CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'noema_server')
+          THEN pg_has_role(session_user, 'noema_server', 'MEMBER')
+          ELSE has_table_privilege('noema_decisions', 'INSERT') END) AS serve`;
   return {
     name: String(r.name),
-    powers: { publish: !!r.publish, decide: !!r.decide, read: !!r.read, own: !!r.own },
+    powers: { publish: !!r.publish, decide: !!r.decide, serve: !!r.serve, read: !!r.read, own: !!r.own },
   };
 }
