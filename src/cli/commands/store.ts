@@ -118,6 +118,7 @@ function pinnedHead(text: string): { chain_seq: number; row_hash: string } {
 /** Registers `noema store audit`. */
 function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
   store.command("audit")
+    .summary("check the hash-chained decision log (PostgreSQL): name the first row changed, deleted or inserted")
     .description(
       "walk the hash-chained decision log (PostgreSQL) and name the first row that breaks it: changed, deleted or\n" +
         "inserted out of band (exit 1); exit 0 with the counts and the head hash (record it elsewhere: the owner can\n" +

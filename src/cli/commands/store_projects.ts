@@ -18,6 +18,11 @@ import { withStore } from "../store_option.ts";
 export function registerStoreProjects(store: CommandUnknownOpts, ctx: CliContext): void {
   for (const grant of [true, false]) {
     store.command(grant ? "grant-project" : "revoke-project")
+      .summary(
+        grant
+          ? "limit a PostgreSQL role to projects, adding this one (row-level security)"
+          : "take a project from a role limited to projects",
+      )
       .description(
         grant
           ? "Limit a PostgreSQL role to projects, adding this one: row-level security then shows it (and lets it\n" +

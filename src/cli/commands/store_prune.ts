@@ -44,6 +44,7 @@ function summary(r: PruneReport): string {
 /** Registers `noema store prune` under `noema store`. */
 export function registerStorePrune(store: CommandUnknownOpts, ctx: CliContext): void {
   store.command("prune")
+    .summary("retention: remove finished runs older than --older-than from the store (decisions kept as tombstones)")
     .description(
       "Remove from the shared store the finished runs (run state terminal) first stored more than --older-than ago\n" +
         "(stored_at, the store's clock): their catalog rows, lines, files and leases. Never a run that is going,\n" +
