@@ -33,7 +33,10 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema store init --store postgres://noema@db/noema", "create the schema (idempotent)"],
         ["NOEMA_STORE=postgres://noema@db/noema noema store status --json", "schema version and episode count"],
         ["noema store init --store file:///mnt/team/noema", "a store in a directory on a shared file system"],
-        ["noema store init --roles --store postgres://owner@db/noema", "also the runner, approver and reader roles"],
+        [
+          "noema store init --roles --store postgres://owner@db/noema",
+          "also the runner, approver, reader and serve roles",
+        ],
         ["noema store audit --json", "check the hash-chained decision log; prints the head hash to record elsewhere"],
       ) + STORE_HELP,
     );
@@ -67,7 +70,8 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
     .option("-j, --json", 'print {"location","from","to"} (and "roles")')
     .option(
       "--roles",
-      "also create or update the roles the database enforces: noema_runner, noema_approver, noema_reader " +
+      "also create or update the roles the database enforces: noema_runner, noema_approver, noema_reader, " +
+        "noema_server " +
         "(PostgreSQL; as the owner, with CREATEROLE)",
     )
     .action(migrate("init"));

@@ -1,6 +1,6 @@
 /**
  * The roles a PostgreSQL store's database enforces: `noema store init --roles`
- * creates (or updates) three NOLOGIN group roles and their grants, and `noema
+ * creates (or updates) four NOLOGIN group roles and their grants, and `noema
  * store status` says what the connected login role may do.
  *
  * - `noema_runner`: publishes (SELECT, INSERT on lines; SELECT, INSERT, UPDATE
