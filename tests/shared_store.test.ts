@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
-import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
+import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 import { EpisodePublisher } from "../src/shared_store/publish.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { LeaseHeldError, StoreConflictError } from "../src/shared_store/shared_store.ts";
@@ -29,7 +29,7 @@ import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { pidsWithEnv, stopHookServers } from "./helpers/processes.ts";
-import { bytes, row } from "./helpers/store_rows.ts";
+import { bytes, row, schemaAt } from "./helpers/store_rows.ts";
 import { tree } from "./helpers/episode_trees.ts";
 
 const skip = pgUnavailable() ?? false;
@@ -1018,12 +1018,7 @@ describe("shared store: the catalog's stored_at (schema version 4)", { skip }, (
     const db = new PostgresStore(url);
     try {
       // The schema as a noema of version 3 left it, with one row.
-      await db.sql.unsafe(`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now())`);
-      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
-        for (const statement of m.statements) await db.sql.unsafe(statement);
-        await db.sql`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
-      }
+      await schemaAt(db, 3);
       await db.sql`INSERT INTO noema_episodes (episode_id, run_state, status, host, started_at, updated_at)
         VALUES ('ep_old', 'terminal', 'ok', 'fast', '2099-01-01T00:00:00Z', '2026-02-01T00:00:00Z')`;
       assert.deepEqual(await db.migrate(), { from: 3, to: LATEST_SCHEMA_VERSION });

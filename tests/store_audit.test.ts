@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
+import { schemaAt } from "./helpers/store_rows.ts";
 import type { StoredDecision } from "../src/shared_store/shared_store.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
@@ -47,19 +48,12 @@ describe("store audit: the hash-chained decision log", { skip }, () => {
     url = pg.createDatabase();
     store = new PostgresStore(url);
     // A store at schema version 4 holding decisions made before the chain (decided_by as the client said).
-    await store.sql.begin(async (tx) => {
-      await tx`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now())`;
-      for (const m of MIGRATIONS.filter((m) => m.version <= 4)) {
-        for (const s of m.statements) await tx.unsafe(s);
-        await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
-      }
-      for (const i of [1, 2, 3]) {
-        await tx`INSERT INTO noema_decisions (episode_id, checkpoint_id, state_hash, decision, decided_by, host,
-          decided_at) VALUES (${`ep_old_${i}`}, ${`chk_old_${i}`}, 'sha256:0', 'approved', ${`old ${i}`}, 'host-x',
-          ${`2026-01-0${i}T10:00:00.123456Z`})`;
-      }
-    });
+    await schemaAt(store, 4);
+    for (const i of [1, 2, 3]) {
+      await store.sql`INSERT INTO noema_decisions (episode_id, checkpoint_id, state_hash, decision, decided_by, host,
+        decided_at) VALUES (${`ep_old_${i}`}, ${`chk_old_${i}`}, 'sha256:0', 'approved', ${`old ${i}`}, 'host-x',
+        ${`2026-01-0${i}T10:00:00.123456Z`})`;
+    }
     assert.deepEqual(await store.migrate(), { from: 4, to: MIGRATIONS.at(-1)!.version });
   });
 

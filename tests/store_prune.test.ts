@@ -12,13 +12,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
-import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
+import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogRow, SharedStore } from "../src/shared_store/shared_store.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { bytes, row } from "./helpers/store_rows.ts";
+import { bytes, row, schemaAt } from "./helpers/store_rows.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -219,14 +219,7 @@ describe("schema version 6 over a store at version 5", { skip: pgUnavailable() ?
     const store = new PostgresStore(url);
     try {
       // Versions 1-5 as noema wrote them: decisions stamped and chained by noema_decide.
-      await store.sql.begin(async (tx) => {
-        await tx`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
-          applied_at timestamptz NOT NULL DEFAULT now())`;
-        for (const m of MIGRATIONS.filter((m) => m.version <= 5)) {
-          for (const s of m.statements) await tx.unsafe(s);
-          await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
-        }
-      });
+      await schemaAt(store, 5);
       const decide = (id: string, chk: string) =>
         store.decide({
           episode_id: id,

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { FileStore } from "../../src/shared_store/files/file_store.ts";
 import type { PostgresStore } from "../../src/shared_store/postgres/postgres_store.ts";
 import type { CatalogRow, SharedStore } from "../../src/shared_store/shared_store.ts";
+import { MIGRATIONS } from "../../src/shared_store/postgres/migrations.ts";
 
 const enc = new TextEncoder();
 
@@ -96,4 +97,25 @@ export async function putWaiting(store: SharedStore, r: CatalogRow): Promise<voi
   };
   await store.putFile(r.episode_id, `checkpoints/${p.checkpoint_id}.json`, bytes(JSON.stringify(checkpoint)));
   await store.upsertCatalog(r);
+}
+
+/**
+ * Brings an empty PostgreSQL store's schema to `version` exactly, as a noema of that version left it (its
+ * migrations, each recorded), for tests of what a later migration does to it.
+ *
+ * @example
+ * ```ts
+ * import { schemaAt } from "./helpers/store_rows.ts";
+ * // await schemaAt(new PostgresStore(url), 4); // then migrate() runs 5 onwards
+ * ```
+ */
+export async function schemaAt(store: PostgresStore, version: number): Promise<void> {
+  await store.sql.begin(async (tx) => {
+    await tx`CREATE TABLE noema_schema_version (version integer PRIMARY KEY, description text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now())`;
+    for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+      for (const s of m.statements) await tx.unsafe(s);
+      await tx`INSERT INTO noema_schema_version (version, description) VALUES (${m.version}, ${m.description})`;
+    }
+  });
 }
