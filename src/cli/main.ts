@@ -105,6 +105,12 @@ export function buildProgram(
         "and without NO_COLOR. More on a command: noema help <command> (or noema <command> --help).\n",
     );
   for (const register of registers) register(program, ctx);
+  addStoreHooks(program, out);
+  return program;
+}
+
+/** What runs around every command: the project in force, ids only the store holds pulled, pending runs published. */
+function addStoreHooks(program: Command, out: CliContext["out"]): void {
   // The project in force is checked before anything runs, and passed on in NOEMA_PROJECT: the processes a run starts
   // (its publishing process, a background sync) publish its episode under it.
   program.hook("preAction", async (_program, action) => {
@@ -135,7 +141,6 @@ export function buildProgram(
     const root = resolveRoot({ root: action.optsWithGlobals().root as string | undefined });
     if (pick) await publishPendingAfter(action, out, pick, root);
   });
-  return program;
 }
 
 /**

@@ -40,7 +40,28 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema store audit --json", "check the hash-chained decision log; prints the head hash to record elsewhere"],
       ) + STORE_HELP,
     );
-  const migrate = (label: string) => async (opts: { json?: boolean; roles?: boolean }, cmd: CommandUnknownOpts) => {
+  const migrate = (label: string) => migrateAction(label, ctx);
+  store.command("init").description("create the schema (a no-op when it exists)")
+    .option("-j, --json", 'print {"location","from","to"} (and "roles")')
+    .option(
+      "--roles",
+      "also create or update the roles the database enforces: noema_runner, noema_approver, noema_reader, " +
+        "noema_server " +
+        "(PostgreSQL; as the owner, with CREATEROLE)",
+    )
+    .action(migrate("init"));
+  store.command("migrate").description("bring the schema to this noema's version (under an advisory lock)")
+    .option("-j, --json", 'print {"location","from","to"}')
+    .action(migrate("migrate"));
+  registerAudit(store, ctx);
+  registerStatus(store, ctx);
+  registerStorePrune(store, ctx);
+  registerStoreProjects(store, ctx);
+}
+
+/** The action of `store init` and `store migrate` (`label`): migrate, and with `--roles` make the roles. */
+function migrateAction(label: string, ctx: CliContext) {
+  return async (opts: { json?: boolean; roles?: boolean }, cmd: CommandUnknownOpts): Promise<void> => {
     await withStore(cmd, async (s) => {
       if (opts.roles && !s.createRoles) {
         throw new NoemaError("usage", `--roles: ${s.location} is a files store; roles are PostgreSQL's`, {
@@ -66,19 +87,10 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
       }
     });
   };
-  store.command("init").description("create the schema (a no-op when it exists)")
-    .option("-j, --json", 'print {"location","from","to"} (and "roles")')
-    .option(
-      "--roles",
-      "also create or update the roles the database enforces: noema_runner, noema_approver, noema_reader, " +
-        "noema_server " +
-        "(PostgreSQL; as the owner, with CREATEROLE)",
-    )
-    .action(migrate("init"));
-  store.command("migrate").description("bring the schema to this noema's version (under an advisory lock)")
-    .option("-j, --json", 'print {"location","from","to"}')
-    .action(migrate("migrate"));
-  registerAudit(store, ctx);
+}
+
+/** Registers `noema store status`. */
+function registerStatus(store: CommandUnknownOpts, ctx: CliContext): void {
   store.command("status").description(
     "the schema version, this noema's version, the episode count, the TLS in use, and the connected role's powers",
   )
@@ -104,8 +116,6 @@ export function registerStore(program: CommandUnknownOpts, ctx: CliContext): voi
         if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
       });
     });
-  registerStorePrune(store, ctx);
-  registerStoreProjects(store, ctx);
 }
 
 /** `--head 1234:<64 hex>`, or a usage error naming the option. */
