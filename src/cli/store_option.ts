@@ -17,7 +17,18 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { PROJECT_CONFIG } from "../runtime/load_settings.ts";
 import { ProjectConfig } from "../runtime/settings.ts";
-import { readSettingsFile } from "../runtime/jsonc.ts";
+import { parseJsoncFile, readSettingsFile } from "../runtime/jsonc.ts";
+
+/**
+ * The `project` of `./noema.jsonc`, read alone: the other fields are left to the commands that use them, so a bad
+ * rule there does not fail a command that reads no rules (`install-hooks --user`). Its name is checked by the caller.
+ */
+function configProject(): string | undefined {
+  const config = parseJsoncFile(resolve(PROJECT_CONFIG));
+  const project = config !== null && typeof config === "object" ? (config as { project?: unknown }).project : undefined;
+  if (project === undefined || typeof project === "string") return project;
+  throw usageError(`${PROJECT_CONFIG}: project: expected a string`);
+}
 
 /**
  * The store URL in force for a command, or null.
@@ -69,7 +80,7 @@ export function projectOf(cmd: CommandUnknownOpts): string | null {
     : process.env.NOEMA_PROJECT
     ? { name: process.env.NOEMA_PROJECT, from: "NOEMA_PROJECT" }
     : existsSync(PROJECT_CONFIG)
-    ? { name: readSettingsFile(resolve(PROJECT_CONFIG), ProjectConfig).project, from: `${PROJECT_CONFIG}: project` }
+    ? { name: configProject(), from: `${PROJECT_CONFIG}: project` }
     : null;
   if (!pick?.name) return null;
   const problem = projectNameProblem(pick.name);
