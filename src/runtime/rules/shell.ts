@@ -209,7 +209,7 @@ class Reader {
       const body = lines.join("\n");
       h.command.heredoc = { text: body, dynamic: false, literal: body };
       // With an unquoted delimiter, the shell expands the body: its substitutions run.
-      if (h.expand && /[$`]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
+      if (h.expand && /[$`\\]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
       this.i = at - 1;
     }
     this.#heredocs = [];
@@ -260,8 +260,9 @@ class Reader {
     inner.expansions();
     if (inner.problem !== null) this.#fail(inner.problem);
     this.commands.push(...inner.commands);
-    const word = inner.#word ?? { text, dynamic: false, literal: text };
-    return { text, dynamic: word.dynamic, literal: word.dynamic ? word.literal : text };
+    // What the shell makes of it: `\$` is `$`, `\\` is `\` (so `sh <<EOF` reads `\$'\x67it'` as `$'\x67it'`).
+    const word = inner.#word ?? { text: "", dynamic: false, literal: "" };
+    return { text: word.text, dynamic: word.dynamic, literal: word.literal };
   }
 
   /** Walks the text as the inside of double quotes: only its expansions count. */
@@ -269,8 +270,8 @@ class Reader {
     const s = this.s;
     while (this.i < s.length && this.problem === null) {
       const c = s[this.i];
-      if (c === "\\") {
-        this.#add(s[this.i + 1] ?? "");
+      if (c === "\\" && /[$`\\\n]/.test(s[this.i + 1] ?? "")) {
+        if (s[this.i + 1] !== "\n") this.#add(s[this.i + 1]);
         this.i += 2;
       } else if (c === "$") this.#dollar(null, true);
       else if (c === "`") this.#substitution("`");
@@ -312,7 +313,7 @@ class Reader {
     if (next === "(" && s[this.i + 2] === "(") return this.#arithmetic();
     if (next === "(") {
       this.i += 1;
-      return this.#substitution(")");
+      return this.#substitution(")", this.i - 1);
     }
     if (next === "'" && !quoted) return this.#ansiC();
     if (next === '"' && !quoted) {
