@@ -58,6 +58,8 @@ const ISSUE: Case[] = [
   { line: "coproc NAME { git push; }", bash: true },
   { line: "echo $(( $(git push) ))" },
   { line: "echo $(git push)" },
+  // Text kept in a variable and evaluated later: arithmetic evaluates an array subscript's substitution.
+  { line: "X='a[$(git push)]'; echo $((X))", bash: true },
 ];
 
 const WRAPPERS: Case[] = [
@@ -213,6 +215,13 @@ describe("the verdict names what could not be resolved", () => {
       assert.equal(d.effect, "deny", line);
       assert.match(d.note ?? "", note, line);
     }
+  });
+
+  test("a substitution kept as text in a variable is read (it runs when the variable is expanded again)", () => {
+    for (const line of ["export PS4='$(git push)'", "X='`git push`'$Y ls", "declare -a A='($(git push))'"]) {
+      assert.equal(decide(PUSH, line).effect, "deny", line);
+    }
+    assert.equal(decide(PUSH, "X='$(date)' ls").effect, "allow");
   });
 
   test("an ask rule fails closed the same way", () => {

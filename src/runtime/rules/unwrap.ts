@@ -89,9 +89,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
   let words: Stage | null = first;
   while (words !== null && words.length > 0) {
     const i = leadingWords(words);
+    storedScripts(words.slice(0, i), depth, walk);
     if (i >= words.length) break;
     words = words.slice(i);
     const name = programName(words[0]);
+    if (DECLARES.has(name)) storedScripts(words.slice(1), depth, walk);
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
@@ -115,6 +117,25 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     break;
   }
   return stages;
+}
+
+/** Builtins whose arguments are assignments. */
+const DECLARES = new Set(["export", "declare", "typeset", "local", "readonly"]);
+
+/**
+ * Substitutions kept as text in a variable run when something expands it again (`X='a[$(git push)]'; echo
+ * $((X))`, `PS4='$(git push)'`, `eval "$X"`): an assignment whose value holds `$(` or a backquote is read as a
+ * command line too.
+ */
+function storedScripts(words: Stage, depth: number, walk: Walk): void {
+  for (const w of words) {
+    // Only the quoted text: a substitution the shell runs at once is read already.
+    const text = w.dynamic ? w.literal : w.text;
+    const eq = text.indexOf("=");
+    if (eq > 0 && ASSIGNMENT.test(text) && /\$\(|`/.test(text.slice(eq + 1))) {
+      collect(`: ${text.slice(eq + 1)}`, depth + 1, walk);
+    }
+  }
 }
 
 /** Reads what a wrapper runs other than as words: a script, its input, a script file; or says why it cannot. */
