@@ -3,16 +3,17 @@
  *
  * Each simple command (see `shell.ts`) becomes a *unit*: the list of its
  * *stages*, from the command as written to the command it finally runs once
- * the wrappers that only run another command are peeled off: variable
- * assignments (`FOO=1 git push`), `command`, `builtin`, `exec`, `env`,
- * `nice`, `nohup`, `time`, `timeout`, `stdbuf`, `setsid`, `ionice`, `sudo`,
- * `doas`, `xargs`, `flock`, `strace`, `taskset`, `chrt`, `unbuffer`, and shell keywords (`then git push`); `git`'s
- * own options before its subcommand (`git -C dir push`). An absolute
- * or relative program path counts by its name (`/usr/bin/git` is `git`).
+ * the wrappers that only run another command are peeled off (variable
+ * assignments, shell keywords, `coproc`, and the wrappers of `wrappers.ts`);
+ * `git`'s own options before its subcommand (`git -C dir push`). An absolute
+ * or relative program path counts by its name (`/usr/bin/git` is `git`); a
+ * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
- * `bash -c` (any shell), `eval`, `env -S`, `watch`, the here-document or
- * here-string a shell reads from stdin, `alias` values, `trap` actions, and
- * `find -exec` commands. A script whose text is not known (`sh -c "$X"`) is
+ * `bash --rcfile F -c` (any shell), `eval`, `env -S`, `flock … -c`, `watch`,
+ * `ssh HOST CMD`, the here-document or here-string a shell or `source
+ * /dev/stdin` reads, `alias` values, `trap` actions, `find -exec` commands,
+ * and substitutions kept as quoted text in assignments. What is only known
+ * when it runs (`sh -c "$X"`, `bash <(…)`, `source "$F"`, `echo … | sh`) is
  * reported as a problem: the rules fail closed on it.
  *
  * @module
