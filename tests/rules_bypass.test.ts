@@ -89,6 +89,21 @@ const WRAPPERS: Case[] = [
   { line: "exec git push" },
 ];
 
+/** Found while building: more ways around a deny, each of which ran the command before. */
+const MORE: Case[] = [
+  { line: "strace -fo /dev/null git push" },
+  { line: "sudo -iu root git push", runs: false },
+  { line: "shopt -s expand_aliases\nalias g=git\ng push", bash: true },
+  { line: "let 'a[$(git push)]'", bash: true },
+  { line: "printf -v 'a[$(git push)]' x", bash: true },
+  { line: "BASH_ENV=<(echo git push) bash -c :", bash: true },
+  { line: "mapfile -C 'git push' -c 1 <<< x", bash: true },
+  { line: "script -q -c'git push' /dev/null" },
+  { line: "ssh -o ProxyCommand='git push' 127.0.0.1" },
+  { line: "echo push | xargs git" },
+  { line: "mkdir push && find push -exec git {} \\;" },
+];
+
 let n = 0;
 
 /** A workspace with a stand-in `git` that leaves `ran` when asked to push, and an `x` for `rm x`. */
@@ -170,7 +185,7 @@ async function hook(c: Case): Promise<{ decision: string; reason: string }> {
 
 const TIMEOUT = { timeout: 300_000 };
 
-for (const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS]] as const) {
+for (const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS], ["more", MORE]] as const) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
     for (const c of cases) {
       test(c.line, TIMEOUT, async () => {
@@ -218,7 +233,15 @@ describe("the verdict names what could not be resolved", () => {
   });
 
   test("a substitution kept as text in a variable is read (it runs when the variable is expanded again)", () => {
-    for (const line of ["export PS4='$(git push)'", "X='`git push`'$Y ls", "declare -a A='($(git push))'"]) {
+    for (
+      const line of [
+        "export PS4='$(git push)'",
+        "X='`git push`'$Y ls",
+        "declare -a A='($(git push))'",
+        "GIT_PAGER='git push' git log",
+        "GIT_SSH_COMMAND='git push' git fetch",
+      ]
+    ) {
       assert.equal(decide(PUSH, line).effect, "deny", line);
     }
     assert.equal(decide(PUSH, "X='$(date)' ls").effect, "allow");
@@ -244,6 +267,9 @@ describe("ordinary lines stay allowed", () => {
     "ls $(pwd)",
     "echo $(( 1 + 2 ))",
     "nice -n 5 make test",
+    "nice -n5 ls",
+    "EDITOR=vim git commit",
+    "grep '$(foo)' f",
     "env -i PATH=/usr/bin ls",
     "env -S'ls -la'",
     "flock /tmp/l -c 'npm test'",

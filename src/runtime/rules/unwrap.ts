@@ -90,11 +90,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
   let words: Stage | null = first;
   while (words !== null && words.length > 0) {
     const i = leadingWords(words);
-    storedScripts(words.slice(0, i), depth, walk);
+    storedScripts(words.slice(0, i), true, depth, walk);
     if (i >= words.length) break;
     words = words.slice(i);
     const name = programName(words[0]);
-    if (DECLARES.has(name)) storedScripts(words.slice(1), depth, walk);
+    storedScripts(words.slice(1), DECLARES.has(name) || name === "env", depth, walk);
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
@@ -120,20 +120,44 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
   return stages;
 }
 
+/** Builtins that run a command given to an option, with arguments of their own. */
+const CALLBACKS = new Set(["mapfile", "readarray", "compgen", "complete"]);
+/** Arguments only known when the command runs. */
+const UNKNOWN: ShellWord = { text: "…", dynamic: true, literal: "" };
+
+/** Reads a script that runs with more arguments after it (an alias, a callback): its commands' tails are unknown. */
+function readPrefix(script: ShellWord, depth: number, walk: Walk): void {
+  const before = walk.units.length;
+  readScript(script, depth, walk);
+  for (const unit of walk.units.slice(before)) unit.push([...unit.at(-1)!, UNKNOWN]);
+}
+
 /** Builtins whose arguments are assignments. */
 const DECLARES = new Set(["export", "declare", "typeset", "local", "readonly"]);
 
+/** Variables whose value a program runs as a command (`GIT_PAGER='…' git log`, `PROMPT_COMMAND`). */
+const COMMAND_VARS =
+  /^((GIT_)?(PAGER|EDITOR|SEQUENCE_EDITOR)|VISUAL|MANPAGER|BROWSER|LESSOPEN|LESSCLOSE|GIT_EXTERNAL_DIFF|PROMPT_COMMAND|[A-Z_]*_COMMAND|[A-Z_]*ASKPASS)$/;
+/** An array subscript holding a substitution: bash evaluates it wherever the name is used (`let`, `$((X))`). */
+const SUBSCRIPT = /\[[^\]]*(\$\(|`)/;
+
 /**
- * Substitutions kept as text in a variable run when something expands it again (`X='a[$(git push)]'; echo
- * $((X))`, `PS4='$(git push)'`, `eval "$X"`): an assignment whose value holds `$(` or a backquote is read as a
- * command line too.
+ * Commands kept as text that run later: an assignment to a variable a program runs (`GIT_PAGER='git push' git
+ * log`), a substitution kept as quoted text in a value (`X='a[$(git push)]'; echo $((X))`, `PS4='$(…)'`) or in an
+ * array subscript given to a builtin (`let 'a[$(git push)]'`, `printf -v 'a[$(…)]'`); `BASH_ENV`/`ENV` from an
+ * expansion (`BASH_ENV=<(…) bash -c :` sources it).
  */
-function storedScripts(words: Stage, depth: number, walk: Walk): void {
+function storedScripts(words: Stage, assignments: boolean, depth: number, walk: Walk): void {
   for (const w of words) {
     // Only the quoted text: a substitution the shell runs at once is read already.
     const text = w.dynamic ? w.literal : w.text;
-    const eq = text.indexOf("=");
-    if (eq > 0 && ASSIGNMENT.test(text) && /\$\(|`/.test(text.slice(eq + 1))) {
+    const eq = assignments && ASSIGNMENT.test(text) ? text.indexOf("=") : -1;
+    const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
+    if (COMMAND_VARS.test(name)) {
+      readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
+    } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
+      walk.problems.push(`${name} comes from ${w.text.slice(eq + 1)}: a shell runs it, unknown until it runs`);
+    } else if (eq > 0 ? /\$\(|`/.test(text.slice(eq + 1)) : SUBSCRIPT.test(text)) {
       collect(`: ${text.slice(eq + 1)}`, depth + 1, walk);
     }
   }
@@ -179,19 +203,30 @@ function gitSubcommand(words: Stage): Stage | null {
 /** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
 function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boolean {
   if (name === "alias") {
-    // alias p='git push' runs its value wherever p is used.
+    // alias p='git push' runs its value wherever p is used, with the arguments p is given there.
     for (const w of words.slice(1)) {
       const eq = w.text.indexOf("=");
-      if (eq > 0) readScript({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+      if (eq > 0) readPrefix({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+    }
+    return true;
+  }
+  if (CALLBACKS.has(name)) {
+    // mapfile -C CALLBACK, compgen -C COMMAND: run with arguments of their own.
+    const c = words.findIndex((w, k) => k > 0 && /^-[A-Za-z]*C/.test(w.text));
+    if (c !== -1) {
+      const inline = words[c].text.slice(words[c].text.indexOf("C") + 1);
+      readPrefix(inline !== "" ? word(inline) : words[c + 1] ?? word(""), depth, walk);
     }
     return true;
   }
   if (name === "su" || name === "runuser" || name === "script") {
-    // su -c 'git push' user, script -qc 'git push' /dev/null: the -c argument is a script.
-    const c = words.findIndex((w, k) =>
-      k > 0 && (w.text === "-c" || w.text === "--command" || /^-[a-z]*c$/.test(w.text))
-    );
-    if (c !== -1) readScript(words[c + 1] ?? word(""), depth, walk);
+    // su -c 'git push' user, script -qc 'git push' /dev/null, -c'git push', --command=…: a script.
+    for (let k = 1; k < words.length; k++) {
+      const m = /^(?:-[abd-z]*c|--command=?)(.*)$/s.exec(words[k].text);
+      if (!m) continue;
+      readScript(m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? word(""), depth, walk);
+      break;
+    }
     return true;
   }
   if (name === "trap") {

@@ -101,6 +101,12 @@ function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
       break;
     }
     if (!w.startsWith("-") || w === "-" || words[i].dynamic && !words[i].literal.startsWith("-")) break;
+    if (!w.startsWith("--") && w.length > 2 && !takesValue.test(w)) {
+      // A cluster: `-iu root`, `-fo FILE` take the next word; `-n5`, `-sKILL` hold their value.
+      const k = [...w.slice(1)].findIndex((c) => takesValue.test(`-${c}`));
+      i += k === w.length - 2 ? 2 : 1;
+      continue;
+    }
     i += takesValue.test(w) ? 2 : 1;
   }
   return i + (POSITIONALS[name] ?? 0);
@@ -215,13 +221,30 @@ function flockInner(words: readonly ShellWord[]): Inner | null {
   return i < words.length ? { kind: "command", words: words.slice(i) } : null;
 }
 
-/** `ssh [options] HOST [options] [COMMAND…]`: the command is a script for the remote shell; none: it reads its input. */
+/** ssh options that run a local command (`-o ProxyCommand=…`). */
+const SSH_COMMANDS = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)(?:\s*=\s*|\s+)(.*)$/is;
+
+/**
+ * `ssh [options] HOST [options] [COMMAND…]`: the command is a script for the remote shell (none: it reads its
+ * input); a `-o ProxyCommand=…` (or `LocalCommand`, `KnownHostsCommand`) runs on this machine, read too.
+ */
 function sshInner(words: readonly ShellWord[]): Inner | null {
+  const scripts: ShellWord[] = [];
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    const value = t === "-o" ? words[k + 1] : t.startsWith("-o") ? { ...words[k], text: t.slice(2) } : undefined;
+    const m = value === undefined ? null : SSH_COMMANDS.exec(value.text);
+    if (m) scripts.push(value!.dynamic ? value! : word(m[2]));
+  }
   let i = afterOptionsAt("ssh", words);
-  if (i > words.length) return null;
+  if (i > words.length && scripts.length === 0) return null;
   // ssh reads options after the host too.
   while (i < words.length && words[i].text.startsWith("-")) i += VALUE_OPTIONS.ssh.test(words[i].text) ? 2 : 1;
-  return i >= words.length ? { kind: "stdin" } : { kind: "script", script: joinWords(words.slice(i)) };
+  if (i < words.length) scripts.push(joinWords(words.slice(i)));
+  else if (scripts.length === 0) return { kind: "stdin" };
+  const dynamic = scripts.some((w) => w.dynamic);
+  const text = scripts.map((w) => w.text).join("\n");
+  return { kind: "script", script: { text, dynamic, literal: dynamic ? "" : text } };
 }
 
 /** `source FILE` / `. FILE`: the file is a script; only known when it is the input or an expansion. */
@@ -259,10 +282,6 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   // With no command, these start a shell that reads its input.
   if (rest === null) return /^(chroot|unshare)$/.test(name) || name === "sudo" && shellFlag(words) ? STDIN : null;
   if (name === "watch") return { kind: "script", script: joinWords(rest) };
-  if (name === "sudo" && shellFlag(words)) {
-    // sudo -s / -i CMD runs it through a shell.
-    return { kind: "script", script: joinWords(rest) };
-  }
   return { kind: "command", words: name === "xargs" ? [...rest, UNKNOWN_ARGUMENTS] : rest };
 }
 
