@@ -102,6 +102,35 @@ const MORE: Case[] = [
   { line: "ssh -o ProxyCommand='git push' 127.0.0.1" },
   { line: "echo push | xargs git" },
   { line: "mkdir push && find push -exec git {} \\;" },
+  { line: "runuser -u root -- git push" },
+  { line: "setpriv --no-new-privs git push" },
+  { line: "prlimit --nofile=1024 git push" },
+  { line: "fakeroot -- git push" },
+  { line: "sg root -c 'git push'" },
+  { line: "sg root 'git push'" },
+];
+
+/** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
+const RUNNERS = [
+  "nsenter -t 1 -m git push",
+  "runuser -u root -- ionice -c 3 git push",
+  "faketime '2020-01-01' git push",
+  "torsocks git push",
+  "proxychains4 -q git push",
+  "valgrind --quiet git push",
+  "ltrace -o /dev/null git push",
+  "catchsegv git push",
+  "systemd-run --user -p X=1 git push",
+  "pkexec --user ci git push",
+  "xvfb-run -a git push",
+  "dbus-launch git push",
+  "eatmydata git push",
+  "gosu ci git push",
+  "su-exec ci git push",
+  "tini -- git push",
+  "numactl -C 0 git push",
+  "chpst -u ci git push",
+  "firejail --quiet git push",
 ];
 
 let n = 0;
@@ -245,6 +274,10 @@ describe("the verdict names what could not be resolved", () => {
       assert.equal(decide(PUSH, line).effect, "deny", line);
     }
     assert.equal(decide(PUSH, "X='$(date)' ls").effect, "allow");
+  });
+
+  test("other runners of the command after their options are peeled", () => {
+    for (const line of RUNNERS) assert.equal(decide(PUSH, line).effect, "deny", line);
   });
 
   test("an ask rule fails closed the same way", () => {

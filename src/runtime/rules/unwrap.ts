@@ -19,7 +19,7 @@
  * @module
  */
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type ShellWord } from "./shell.ts";
-import { type Inner, innerOf, joinWords } from "./wrappers.ts";
+import { afterOptionsAt, type Inner, innerOf, joinWords } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -219,15 +219,23 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
     }
     return true;
   }
-  if (name === "su" || name === "runuser" || name === "script") {
+  if (name === "su" || name === "runuser" || name === "script" || name === "sg") {
     // su -c 'git push' user, script -qc 'git push' /dev/null, -c'git push', --command=…: a script.
-    for (let k = 1; k < words.length; k++) {
+    // Up to `--`, or runuser -u USER's command: a -c after them is the command's own.
+    const end = name === "runuser" && words.some((w) => /^(-u|--user)$/.test(w.text))
+      ? afterOptionsAt(name, words)
+      : words.length;
+    for (let k = 1; k < end && words[k].text !== "--"; k++) {
       const m = /^(?:-[abd-z]*c|--command=?)(.*)$/s.exec(words[k].text);
       if (!m) continue;
       readScript(m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? word(""), depth, walk);
-      break;
+      return true;
     }
-    return true;
+    // sg GROUP COMMAND runs it with sh -c; runuser -u USER COMMAND… runs it as words (peeled as a wrapper).
+    if (name === "sg" && words.length > 2) {
+      readScript(joinWords(words.slice(words[1].text === "-" ? 3 : 2)), depth, walk);
+    }
+    return name !== "runuser";
   }
   if (name === "trap") {
     const action = words.slice(1).find((w) => !w.text.startsWith("-"));

@@ -72,10 +72,51 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   unshare:
     /^(-S|--setuid|-G|--setgid|-R|--root|-w|--wd|--propagation|--setgroups|--map-user|--map-group|--map-users|--map-groups)$/,
   ssh: /^-[bcDEeFIiJLlmOopQRSWwB]$/,
+  // Less common runners of the command after their options.
+  runuser: /^(-u|--user|-g|--group|-G|--supp-group|-s|--shell|-w|--whitelist-environment)$/,
+  setpriv:
+    /^(--reuid|--regid|--ruid|--rgid|--euid|--egid|--groups|--inh-caps|--ambient-caps|--bounding-set|--securebits|--pdeathsig|--selinux-label|--apparmor-profile|--landlock-access|--landlock-rule|--reset-env)$/,
+  prlimit: /^(-p|--pid|-o|--output)$/,
+  nsenter: /^(-t|--target|-S|--setuid|-G|--setgid|--user-parent)$/,
+  fakeroot: /^(-l|--lib|--faked|-s|-i|-b)$/,
+  faketime: /^(-p|-f)$/,
+  torsocks: /^(-u|-p|-a|-P|--user|--pass|--address|--port)$/,
+  proxychains: /^-f$/,
+  proxychains4: /^-f$/,
+  valgrind: /^$/,
+  ltrace: /^(-o|--output|-e|-p|-s|-a|--align|-u|-D|--debug|-F|--config|-A|-l|--library|-L|-x|-w|--where|-X)$/,
+  catchsegv: /^$/,
+  "systemd-run":
+    /^(-p|--property|-u|--unit|-E|--setenv|-H|--host|-M|--machine|--uid|--gid|--nice|-D|--working-directory|--slice|--description|--on-calendar|--on-active|--timer-property|--path-property|--socket-property|--service-type)$/,
+  pkexec: /^--user$/,
+  "xvfb-run": /^(-n|--server-num|-s|--server-args|-e|--error-file|-f|--auth-file|-p|--xauth-protocol|-w|--wait)$/,
+  "dbus-launch": /^$/,
+  eatmydata: /^$/,
+  nocache: /^(-n)$/,
+  chronic: /^$/,
+  gosu: /^$/,
+  "su-exec": /^$/,
+  tini: /^(-s|-e|-p|-l)$/,
+  "dumb-init": /^(-r|--rewrite)$/,
+  numactl: /^(-C|--physcpubind|-N|--cpunodebind|-m|--membind|-p|--preferred|-i|--interleave)$/,
+  cpulimit: /^(-l|--limit|-p|--pid|-e|--exe)$/,
+  trickle: /^(-d|-u|-w|-t|-l|-n)$/,
+  chpst: /^(-u|-U|-b|-e|-\/|-C|-n|-l|-L|-m|-d|-o|-p|-f|-c|-r|-t)$/,
+  firejail: /^$/,
 };
 
 /** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
-const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1, taskset: 1, chrt: 1, chroot: 1, ssh: 1 };
+const POSITIONALS: Record<string, number> = {
+  timeout: 1,
+  flock: 1,
+  taskset: 1,
+  chrt: 1,
+  chroot: 1,
+  ssh: 1,
+  faketime: 1,
+  gosu: 1,
+  "su-exec": 1,
+};
 
 /**
  * Whether a program name is a wrapper `afterOptions` knows.
@@ -90,8 +131,17 @@ export function isWrapper(name: string): boolean {
   return Object.hasOwn(VALUE_OPTIONS, name);
 }
 
-/** Where the words after a wrapper's own options and positionals start (may be `words.length`). */
-function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
+/**
+ * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it).
+ *
+ * @example
+ * ```ts
+ * import { afterOptionsAt } from "./wrappers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * afterOptionsAt("nice", ["nice", "-n", "5", "git", "push"].map(w)); // 3
+ * ```
+ */
+export function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
   const takesValue = VALUE_OPTIONS[name];
   let i = 1;
   while (i < words.length) {
