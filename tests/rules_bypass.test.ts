@@ -108,6 +108,8 @@ const MORE: Case[] = [
   { line: "fakeroot -- git push" },
   { line: "sg root -c 'git push'" },
   { line: "sg root 'git push'" },
+  { line: "hash -p BIN/git g; g push", bash: true },
+  { line: "echo 'git push' | xargs -I{} sh -c '{}'" },
 ];
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
@@ -253,6 +255,8 @@ describe("the verdict names what could not be resolved", () => {
       ["find push -exec git {} \\;", /"git \{\}" is only known when it runs/],
       ['env -S"$X"', /env's argument -S\$X is only known when it runs/],
       ["bash $OPTS -c 'ls'", /the script bash runs comes from \$OPTS/],
+      ["parallel ::: 'git push'", /parallel builds the commands it runs from its arguments and input/],
+      ["enable -f ./x.so push", /enable -f loads a builtin from a file/],
     ];
     for (const [line, note] of notes) {
       const d = decide(PUSH, line);
@@ -310,6 +314,7 @@ describe("ordinary lines stay allowed", () => {
     "source ./env.sh",
     "timeout 5 git status",
     "echo x | xargs ls",
+    "echo x | xargs -I{} ls {}",
     "ssh host uptime",
     "coproc NAME { sleep 1; }",
     "$'git' status",

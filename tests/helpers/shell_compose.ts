@@ -131,6 +131,8 @@ const SCRIPTS: ((s: string, r: Rand) => string)[] = [
   (s) => `flock /tmp/l -c ${sq(s)}`,
   (s) => `su -c ${sq(s)}`,
   (s) => `sg root ${sq(s)}`,
+  (s) => `echo ${sq(s)} | xargs -I{} sh -c '{}'`,
+  (s) => `parallel ::: ${sq(s)}`,
   (s) => `script -qc ${sq(s)} /dev/null`,
   (s) => `ssh -p 22 host ${sq(s)}`,
   (s) => `watch ${sq(s)}`,

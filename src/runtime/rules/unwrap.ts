@@ -210,6 +210,20 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
     }
     return true;
   }
+  if (name === "hash") {
+    // hash -p /usr/bin/git g: g runs git from then on, with the arguments g is given.
+    const p = words.findIndex((w, k) => k > 0 && w.text === "-p");
+    if (p !== -1 && words[p + 1] !== undefined) readPrefix(words[p + 1], depth, walk);
+    return true;
+  }
+  if (name === "enable" && words.some((w) => /^-[a-z]*f/.test(w.text))) {
+    walk.problems.push("enable -f loads a builtin from a file, unknown until it runs");
+    return true;
+  }
+  if (name === "parallel") {
+    walk.problems.push("parallel builds the commands it runs from its arguments and input, unknown until it runs");
+    return true;
+  }
   if (CALLBACKS.has(name)) {
     // mapfile -C CALLBACK, compgen -C COMMAND: run with arguments of their own.
     const c = words.findIndex((w, k) => k > 0 && /^-[A-Za-z]*C/.test(w.text));

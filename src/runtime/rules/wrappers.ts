@@ -332,7 +332,28 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   // With no command, these start a shell that reads its input.
   if (rest === null) return /^(chroot|unshare)$/.test(name) || name === "sudo" && shellFlag(words) ? STDIN : null;
   if (name === "watch") return { kind: "script", script: joinWords(rest) };
-  return { kind: "command", words: name === "xargs" ? [...rest, UNKNOWN_ARGUMENTS] : rest };
+  return { kind: "command", words: name === "xargs" ? xargsCommand(words, rest) : rest };
+}
+
+/**
+ * The command `xargs` runs: its words with the replace string (`-I R`, `-i`, `--replace`) unknown, since xargs puts
+ * its input there (`xargs -I{} sh -c '{}'` runs what it reads), and unknown arguments after them.
+ */
+function xargsCommand(words: readonly ShellWord[], rest: readonly ShellWord[]): ShellWord[] {
+  let replace: string | null = null;
+  for (let k = 1; k < words.length - rest.length; k++) {
+    const t = words[k].text;
+    if (t === "-I") replace = words[k + 1]?.text ?? null;
+    else if (/^-I./s.test(t)) replace = t.slice(2);
+    else if (t === "-i" || t === "--replace") replace = "{}";
+    else if (/^(-i|--replace=)./s.test(t)) replace = t.replace(/^(-i|--replace=)/, "");
+  }
+  const marked = replace === null || replace === ""
+    ? rest
+    : rest.map((w) =>
+      w.text.includes(replace!) ? { text: w.text, dynamic: true, literal: w.literal.split(replace!)[0] } : w
+    );
+  return [...marked, UNKNOWN_ARGUMENTS];
 }
 
 /**
