@@ -55,8 +55,12 @@ function cached<T>(key: string, make: () => T): T {
 const patternOf = (spec: string) => cached(`cmd\0${spec}`, () => commandPattern(spec));
 const parsedRules = new WeakMap<RuleLayer, { entry: RuleLayer["rules"][number]; rule: ParsedRule }[]>();
 
+/** Each stage's text, joined once however many rules look at it. */
+const stageTexts = new WeakMap<Stage, string>();
 function stageText(stage: Stage): string {
-  return stage.map((w) => w.text).join(" ");
+  let text = stageTexts.get(stage);
+  if (text === undefined) stageTexts.set(stage, text = stage.map((w) => w.text).join(" "));
+  return text;
 }
 
 /** The literal text of a stage up to its first word known only at run time, or null when it has none. */

@@ -10,8 +10,9 @@
  * It does not expand anything: a word holding `$VAR`, `${…}`, a
  * substitution, or an unquoted glob (`g?t`, `pu[s]h`) or brace expansion
  * (`{git,push}`) is marked `dynamic`, with the literal text before the first
- * expansion. The commands inside `${X:-$(…)}` and inside a here-document
- * whose delimiter is unquoted are read too (the shell runs them). What it cannot read (an unterminated quote, too deep a nesting)
+ * expansion. The commands inside `${X:-$(…)}`, `$(( $(…) ))` and inside a
+ * here-document whose delimiter is unquoted are read too (the shell runs
+ * them); `$"…"` is read as `"…"`. What it cannot read (an unterminated quote, too deep a nesting)
  * is reported as a `problem`, and the rules treat it as matching every deny
  * and ask rule (fail closed).
  *
@@ -208,7 +209,7 @@ class Reader {
       const body = lines.join("\n");
       h.command.heredoc = { text: body, dynamic: false, literal: body };
       // With an unquoted delimiter, the shell expands the body: its substitutions run.
-      if (h.expand && /[$`]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
+      if (h.expand && /[$`\\]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
       this.i = at - 1;
     }
     this.#heredocs = [];
@@ -235,7 +236,7 @@ class Reader {
       this.#substitution("`");
     } else if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
       this.i += 1;
-      this.#substitution(")");
+      this.#substitution(")", this.i - 1);
     } else {
       if (
         (c === "*" || c === "?" || c === "[" && /^\[[^\s;&|<>()'"]*\]/.test(s.slice(this.i, this.i + 256))) &&
@@ -259,8 +260,9 @@ class Reader {
     inner.expansions();
     if (inner.problem !== null) this.#fail(inner.problem);
     this.commands.push(...inner.commands);
-    const word = inner.#word ?? { text, dynamic: false, literal: text };
-    return { text, dynamic: word.dynamic, literal: word.dynamic ? word.literal : text };
+    // What the shell makes of it: `\$` is `$`, `\\` is `\` (so `sh <<EOF` reads `\$'\x67it'` as `$'\x67it'`).
+    const word = inner.#word ?? { text: "", dynamic: false, literal: "" };
+    return { text: word.text, dynamic: word.dynamic, literal: word.literal };
   }
 
   /** Walks the text as the inside of double quotes: only its expansions count. */
@@ -268,8 +270,8 @@ class Reader {
     const s = this.s;
     while (this.i < s.length && this.problem === null) {
       const c = s[this.i];
-      if (c === "\\") {
-        this.#add(s[this.i + 1] ?? "");
+      if (c === "\\" && /[$`\\\n]/.test(s[this.i + 1] ?? "")) {
+        if (s[this.i + 1] !== "\n") this.#add(s[this.i + 1]);
         this.i += 2;
       } else if (c === "$") this.#dollar(null, true);
       else if (c === "`") this.#substitution("`");
@@ -311,9 +313,14 @@ class Reader {
     if (next === "(" && s[this.i + 2] === "(") return this.#arithmetic();
     if (next === "(") {
       this.i += 1;
-      return this.#substitution(")");
+      return this.#substitution(")", this.i - 1);
     }
     if (next === "'" && !quoted) return this.#ansiC();
+    if (next === '"' && !quoted) {
+      // `$"…"`: a locale-translated string, read as a double-quoted one (`$"git" push` is `git push`).
+      this.i++;
+      return this.#doubleQuoted();
+    }
     if (next === "{") {
       let depth = 0, end = this.i + 1;
       for (; end < s.length; end++) {
@@ -345,6 +352,8 @@ class Reader {
       else if (s[j] === ")" && --depth === 0) break;
     }
     if (j >= s.length) return this.#fail("unterminated $((");
+    const inner = s.slice(this.i + 3, j - 1);
+    if (/[$`]/.test(inner)) this.#expansionsOf(inner); // $(( $(git push) )) runs it
     this.#addDynamic(s.slice(this.i, j + 1));
     this.i = j + 1;
   }
@@ -383,9 +392,8 @@ class Reader {
   }
 
   /** `$( … )`, `` ` … ` `` or `<( … )`: the commands inside are read as commands of their own. */
-  #substitution(close: ")" | "`"): void {
+  #substitution(close: ")" | "`", start = this.i): void {
     if (this.depth + 1 > MAX_SHELL_DEPTH) return this.#fail(`substitutions nested deeper than ${MAX_SHELL_DEPTH}`);
-    const start = this.i;
     const inner = new Reader(this.s, this.depth + 1);
     inner.i = this.i + 1;
     const end = inner.read(close);

