@@ -28,9 +28,17 @@ export interface ShellWord {
   literal: string;
 }
 
+/** A redirection of a simple command: its operator (`<`, `>`, `>>`, `<>`, `>|`, `>&`) and target word. */
+export interface Redirect {
+  op: string;
+  target: ShellWord;
+}
+
 /** One simple command: its words, and the here-document it reads, if any. */
 export interface SimpleCommand {
   words: ShellWord[];
+  /** Its redirections to and from files (not here-documents, not `2>&1`). */
+  redirects?: Redirect[];
   /** What the command reads on stdin from a here-document (`<<EOF … EOF`) or a here-string (`<<< 'text'`). */
   heredoc?: ShellWord;
 }
@@ -61,6 +69,7 @@ class Reader {
   #words: ShellWord[] = [];
   #word: ShellWord | null = null;
   #skipNext = false;
+  #redirectOp = "";
   #heredocs: { delim: string; strip: boolean; expand: boolean; command: SimpleCommand }[] = [];
   #current: SimpleCommand = { words: [] };
   #hereString = false;
@@ -141,14 +150,16 @@ class Reader {
     if (this.#hereString) {
       this.#current.heredoc = w;
       this.#hereString = false;
-    } else if (this.#skipNext) this.#skipNext = false;
-    else this.#words.push(w);
+    } else if (this.#skipNext) {
+      this.#skipNext = false;
+      (this.#current.redirects ??= []).push({ op: this.#redirectOp, target: w });
+    } else this.#words.push(w);
     this.#word = null;
   }
 
   #flushCommand(): void {
     this.#flushWord();
-    if (this.#words.length > 0) {
+    if (this.#words.length > 0 || this.#current.redirects) {
       this.#current.words = this.#words;
       this.commands.push(this.#current);
     }
@@ -188,6 +199,7 @@ class Reader {
       return;
     }
     if (s[this.i] === "&" && op === ">") this.i++;
+    this.#redirectOp = op;
     this.#skipNext = true; // the target word
   }
 

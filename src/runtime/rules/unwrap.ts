@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { isKeyword, MAX_SHELL_DEPTH, parseShell, type ShellWord } from "./shell.ts";
+import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -28,6 +28,8 @@ export interface CommandUnits {
   units: Stage[][];
   /** Why (part of) the line could not be read, or null. */
   problem: string | null;
+  /** The redirections of every command read (those of `sh -c` scripts included). */
+  redirects: Redirect[];
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"]);
@@ -120,6 +122,7 @@ function shellScript(words: Stage): ShellWord | undefined {
 interface Walk {
   units: Stage[][];
   problems: string[];
+  redirects: Redirect[];
 }
 
 /** Peels the wrappers of one simple command: its stages, and the scripts it runs (read as units of their own). */
@@ -262,6 +265,7 @@ function collect(text: string, depth: number, walk: Walk): void {
   const parsed = parseShell(text, depth);
   if (parsed.problem !== null) walk.problems.push(parsed.problem);
   for (const c of parsed.commands) {
+    if (c.redirects) walk.redirects.push(...c.redirects);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
     if (stages.length > 0) walk.units.push(stages);
   }
@@ -278,7 +282,7 @@ function collect(text: string, depth: number, walk: Walk): void {
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk: Walk = { units: [], problems: [] };
+  const walk: Walk = { units: [], problems: [], redirects: [] };
   collect(text, 0, walk);
-  return { units: walk.units, problem: walk.problems[0] ?? null };
+  return { units: walk.units, problem: walk.problems[0] ?? null, redirects: walk.redirects };
 }
