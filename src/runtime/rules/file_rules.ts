@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { readdirSync, realpathSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import picomatch from "picomatch";
 import type { FileAccess } from "./file_access.ts";
 import { escapeGlob, globsOverlap } from "./glob_overlap.ts";
@@ -98,7 +98,7 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
   if (access.form === "unknown") return `${access.by} ${JSON.stringify(access.path)} is only known when it runs`;
   if (access.form === "glob") {
     const hit = globSpellings(access.path).flatMap((g) => access.tree ? [g, `${g}/**`] : [g])
-      .some((g) => globsOverlap(g, glob) || globsOverlap(g, `${glob}/**`));
+      .some((g) => globsOverlap(g, glob) || mayHold(glob) && globsOverlap(g, `${glob}/**`));
     return hit ? `${access.by} ${what} ${access.path}, which may name a file the rule covers` : false;
   }
   if (pathUnderRule(access.path, glob, "/")) return null;
@@ -114,6 +114,16 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
     if (held !== null) return `${access.by} ${what} ${dir} whole, which holds ${held}`;
   }
   return false;
+}
+
+/** Whether a rule's path may be a folder (a glob, a folder, or nothing yet): then it covers what is inside. */
+function mayHold(glob: string): boolean {
+  if (GLOB_CHARS.test(glob)) return true;
+  try {
+    return statSync(glob).isDirectory();
+  } catch {
+    return true;
+  }
 }
 
 function exists(path: string): boolean {

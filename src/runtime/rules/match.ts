@@ -174,6 +174,28 @@ function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchCont
 }
 
 /**
+ * Whether a deny or ask file rule holds against what a search or MCP call reaches beyond its named paths: the
+ * globs of `Glob`/`Grep`, the folders a `Grep` reads whole, the path arguments of an MCP tool. False, or why.
+ */
+function scopeBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): LayerDecision["note"] | false {
+  const t = s.target;
+  const mcp = t.tool.startsWith("mcp__") && Object.hasOwn(SHELL_FILE_RULES, rule.tool);
+  if (!mcp && !(ruleCovers(rule.tool, t.tool) && (t.globs || t.trees))) return false;
+  if (rule.specifier === null) return mcp ? null : false;
+  const glob = pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
+  const accesses: FileAccess[] = [
+    ...(mcp ? t.paths ?? [] : []).map((path): FileAccess => ({ mode: "read", form: "path", path, by: t.tool })),
+    ...(t.globs ?? []).map((path): FileAccess => ({ mode: "read", form: "glob", path, by: t.tool })),
+    ...(t.trees ?? []).map((path): FileAccess => ({ mode: "read", form: "path", path, by: t.tool, tree: true })),
+  ];
+  for (const access of accesses) {
+    const hit = accessHit(access, glob);
+    if (hit !== false) return hit;
+  }
+  return false;
+}
+
+/**
  * Decides one rule set about one call: the first deny rule that matches, else
  * the first ask rule, else an allow rule, else the set's default.
  *
@@ -199,6 +221,10 @@ export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchCont
         const note = shellFileBlocks(rule, layer.base, s, ctx);
         if (note !== false) return { effect, rule: entry, note };
       } else if (otherMatches(rule, layer.base, s, ctx)) return { effect, rule: entry, note: null };
+      else {
+        const note = scopeBlocks(rule, layer.base, s, ctx);
+        if (note !== false) return { effect, rule: entry, note };
+      }
     }
   }
   const allows = parsed.filter((p) => p.entry.effect === "allow");
