@@ -69,8 +69,8 @@ function accessesOf(
 ) {
   const out: FileAccess[] = [];
   const unknown = () => out.push({ mode: role.mode, form: "unknown", path: w.text, by });
-  if (w.dynamic && w.text.startsWith("(")) return out; // <( … ): a pipe; its commands are read as commands
-  if (expands(w) || w.text.includes("{}") || /^~[^/]/.test(w.text)) return unknown(), out;
+  // `$( … )` (and `<( … )`, which the reader spells the same): what it names is only known when it runs.
+  if (expands(w) || w.dynamic && w.text.startsWith("(") || w.text.includes("{}") || /^~[^/]/.test(w.text)) return unknown(), out;
   let text = w.text;
   if (text === "~" || text.startsWith("~/")) text = join(home, text.slice(1));
   for (const cwd of text.startsWith("/") ? ["/"] : cwds) {

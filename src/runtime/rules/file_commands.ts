@@ -385,7 +385,7 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   rm: writes({}),
   unlink: writes({}),
   rmdir: writes({}),
-  shred: writes({ short: "nsu", long: ["iterations", "size", "random-source"] }),
+  shred: writes({ short: "ns", long: ["iterations", "size", "random-source"] }),
   truncate: writes({ short: "sr", long: ["size", "reference"] }, 0, ["-r", "--reference"]),
   touch: writes({ short: "drt", long: ["date", "reference", "time"] }, 0, ["-r", "--reference"]),
   mkdir: writes({ short: "mZ", long: ["mode", "context"] }),
