@@ -197,6 +197,20 @@ describe("paths are resolved before matching", () => {
     ) assert.equal(effect(line), "deny", line);
   });
 
+  test("a dangling symlink: writing through it creates the denied file", () => {
+    const ws = join(tmp.path, "dangling");
+    mkdirSync(ws, { recursive: true });
+    symlinkSync(join(ws, ".env.local"), join(ws, "notes.txt"));
+    const set = toLayer({ deny: ["Edit(./.env.local)"] }, {
+      source: join(ws, "noema.jsonc"),
+      field: "rules",
+      base: ws,
+    });
+    const d = (command: string) => decideLayer(set, { tool: "Bash", command }, { cwd: ws }).effect;
+    assert.equal(d("echo x > notes.txt"), "deny");
+    assert.equal(d("echo x > other.txt"), "allow");
+  });
+
   test("the same spellings through the Read, Edit and Write tools", () => {
     const target = (tool: string, input: Record<string, unknown>) =>
       ruleTarget({ kind: "tool", tool, input, command: JSON.stringify(input) }, WS)!;

@@ -36,6 +36,8 @@ export interface FileAccess {
   existing?: boolean;
   /** What accesses it (`cat`, `>`, `cp`). */
   by: string;
+  /** Its spellings once resolved (see `resolve_path.ts`), kept for the other rules of the same decision. */
+  spellings?: string[];
 }
 
 /** Where relative paths start, and the home folder for `~`. */
@@ -70,7 +72,9 @@ function accessesOf(
   const out: FileAccess[] = [];
   const unknown = () => out.push({ mode: role.mode, form: "unknown", path: w.text, by });
   // `$( … )` (and `<( … )`, which the reader spells the same): what it names is only known when it runs.
-  if (expands(w) || w.dynamic && w.text.startsWith("(") || w.text.includes("{}") || /^~[^/]/.test(w.text)) return unknown(), out;
+  if (expands(w) || w.dynamic && w.text.startsWith("(") || w.text.includes("{}") || /^~[^/]/.test(w.text)) {
+    return unknown(), out;
+  }
   let text = w.text;
   if (text === "~" || text.startsWith("~/")) text = join(home, text.slice(1));
   for (const cwd of text.startsWith("/") ? ["/"] : cwds) {

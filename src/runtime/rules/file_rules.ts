@@ -101,9 +101,11 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
       .some((g) => globsOverlap(g, glob) || mayHold(glob) && globsOverlap(g, `${glob}/**`));
     return hit ? `${access.by} ${what} ${access.path}, which may name a file the rule covers` : false;
   }
-  if (pathUnderRule(access.path, glob, "/")) return null;
+  const spellings = access.spellings ??= resolvedPaths(access.path, "/");
+  const test = tester(glob);
+  if (spellings.some((p) => test(p))) return null;
   if (!access.tree) return false;
-  for (const dir of resolvedPaths(access.path, "/")) {
+  for (const dir of spellings) {
     if (!globsOverlap(`${escapeGlob(dir)}/**`, glob)) continue;
     // What a folder write creates (an archive extracted, a folder copied in) is not known: it may be the file.
     if (access.mode === "write" && !access.existing) {

@@ -23,6 +23,7 @@ import { ruleCovers, type RuleTarget } from "./tools.ts";
 import { type CommandUnits, commandUnits, type Stage } from "./unwrap.ts";
 import { type AccessMode, type FileAccess, fileAccesses } from "./file_access.ts";
 import { accessHit, pathUnderRule } from "./file_rules.ts";
+import { resolvedPaths } from "./resolve_path.ts";
 
 /** What a rule set decided about one call. */
 export interface LayerDecision {
@@ -45,6 +46,9 @@ interface Subject {
   units: CommandUnits | null;
   /** The files a `Bash` line reads and writes, once asked for. */
   files?: FileAccess[];
+  /** Each path's spellings (see `resolve_path.ts`), and each real path asked for, once per decision. */
+  resolved?: Map<string, string[]>;
+  real?: Map<string, string | null>;
 }
 
 /** The file rules that hold against shell commands, and what they cover: reads, or writes. */
@@ -137,8 +141,15 @@ function shellFileBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchC
   s.files ??= fileAccesses(s.units!, { cwd: resolve(ctx.cwd), home: ctx.home ?? homedir() });
   const mode = SHELL_FILE_RULES[rule.tool];
   const glob = rule.specifier === null ? null : pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
+  const resolved = s.resolved ??= new Map();
   for (const access of s.files) {
     if (access.mode !== mode) continue;
+    // Each path is resolved once per decision (the file system is asked again at the next call).
+    if (access.form === "path" && !access.spellings) {
+      access.spellings = resolved.get(access.path) ??
+        resolved.set(access.path, resolvedPaths(access.path, "/", s.real ??= new Map()))
+          .get(access.path);
+    }
     const hit = glob === null ? null : accessHit(access, glob);
     if (hit !== false) return hit;
   }

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { realpathSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
 
 const PROC_ROOT = /^\/proc\/(?:self|thread-self|\d+)\/root(?=\/|$)/;
@@ -29,39 +29,47 @@ export function lexicalPath(path: string, cwd: string): string {
   return p;
 }
 
-/** The real path of `path`, or null when it does not exist (or cannot be read). */
-function real(path: string): string | null {
+/** The real path of `path`, or null when it does not exist (no exception on the common miss: they are slow). */
+function real(path: string, memo?: Map<string, string | null>): string | null {
+  const known = memo?.get(path);
+  if (known !== undefined) return known;
+  let found: string | null = null;
   try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
+    if (existsSync(path)) found = realpathSync.native(path);
+  } catch { /* unreadable: as missing */ }
+  memo?.set(path, found);
+  return found;
 }
 
-/** Walks the components as the kernel does: a symlink is followed before a later `..`. */
-function kernelPath(path: string, cwd: string): string {
-  const start = path.startsWith("/") ? "/" : (real(cwd) ?? resolve(cwd));
-  const parts = path.split("/");
-  let at = start, exists = true;
-  for (let k = 0; k < parts.length; k++) {
-    const part = parts[k];
+/** Walks the components as the kernel does: a symlink is followed before a later `..`, a dangling one too. */
+function kernelPath(full: string, memo?: Map<string, string | null>, hops = 0): string {
+  // An existing path: realpath(3) follows symlinks before `..` as the kernel does.
+  const whole = real(full, memo);
+  if (whole !== null) return lexicalPath(whole, "/");
+  let at = "/", exists = true;
+  for (const part of full.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") {
       at = resolve(at, "..");
       continue;
     }
     const next = at === sep ? `/${part}` : `${at}/${part}`;
-    const found = exists ? real(next) : null;
-    if (found === null) {
-      exists = false;
-      at = next;
-    } else at = found;
+    const found = exists ? real(next, memo) : null;
+    if (found !== null) {
+      at = found;
+      continue;
+    }
+    // A dangling symlink: writing through it creates its target.
+    const link = exists && hops < 40 ? lstatSync(next, { throwIfNoEntry: false }) : undefined;
+    at = link?.isSymbolicLink() ? kernelPath(resolve(at, readlinkSync(next)), memo, hops + 1) : next;
+    exists = false;
   }
   return lexicalPath(at, "/");
 }
 
 /**
  * The absolute paths a rule is matched against for a path a call names (the folded spelling and the real one).
+ * `memo` keeps what the file system said for the rest of one decision (never longer: it changes).
  *
  * @example
  * ```ts
@@ -69,8 +77,8 @@ function kernelPath(path: string, cwd: string): string {
  * resolvedPaths("../w/./.env", "/w/sub"); // ["/w/.env"] (plus where symlinks lead, when they exist)
  * ```
  */
-export function resolvedPaths(path: string, cwd: string): string[] {
+export function resolvedPaths(path: string, cwd: string, memo?: Map<string, string | null>): string[] {
   const lexical = lexicalPath(path, cwd);
-  const kernel = kernelPath(path, cwd);
+  const kernel = kernelPath(path.startsWith("/") ? path : `${resolve(cwd)}/${path}`, memo);
   return kernel === lexical ? [lexical] : [lexical, kernel];
 }
