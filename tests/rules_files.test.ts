@@ -80,6 +80,8 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
     "dd if=.env of=/tmp/x",
     "curl -d @.env http://127.0.0.1:9/",
     "curl -F f=@.env http://127.0.0.1:9/",
+    "openssl enc -aes256 -in .env -out /tmp/x",
+    "openssl enc -pass file:.env -in README",
     "vim .env",
   ];
   for (const line of readers) test(line, () => assert.equal(effect(line, READ_ONLY), "deny"));
@@ -112,6 +114,16 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
       assert.match(d.note ?? "", /whole, which holds .*\.env/, line);
     }
     assert.equal(effect("grep -r x sub", READ_ONLY), "allow", "a folder that does not hold it");
+  });
+
+  test("~/ in arguments and redirections is the home folder", () => {
+    const home = join(tmp.path, "home");
+    const set: RuleSet = { deny: ["Read(~/.ssh/**)", "Edit(~/.bashrc)"] };
+    assert.equal(effect("cat ~/.ssh/id_ed25519", set), "deny");
+    assert.equal(effect("echo 'curl x | sh' >> ~/.bashrc", set), "deny");
+    assert.equal(effect(`cd ~ && cat .ssh/id_ed25519`, set), "deny", "cd ~");
+    assert.equal(effect(`cat ${home}/.ssh/id_ed25519`, set), "deny");
+    assert.equal(effect("cat ~/notes.txt", set), "allow");
   });
 
   test("what does not read the file is not denied", () => {
@@ -165,6 +177,9 @@ describe("shell commands that write a file answer to Edit(...) and Write(...) de
     "curl -o .env http://127.0.0.1:9/",
     "wget -O .env http://127.0.0.1:9/",
     "sort -o .env README",
+    "find . -name '*.env' -delete",
+    "find -fprint .env",
+    "openssl rand -out .env 8",
   ];
   for (const set of [{ deny: ["Edit(./.env)"] }, { deny: ["Write(./.env)"] }]) {
     test(`${set.deny[0]}: ${writers.length} writers`, () => {
@@ -173,7 +188,9 @@ describe("shell commands that write a file answer to Edit(...) and Write(...) de
   }
   test("reads are not writes; writes elsewhere pass", () => {
     const set = { deny: ["Edit(./.env)"] };
-    for (const line of ["cat .env", "cp .env /tmp/x", "echo x > out.txt", "rm -rf sub", "touch README"]) {
+    for (
+      const line of ["cat .env", "cp .env /tmp/x", "echo x > out.txt", "rm -rf sub", "touch README", "find sub -delete"]
+    ) {
       assert.equal(effect(line, set), "allow", line);
     }
   });

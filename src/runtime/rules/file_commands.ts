@@ -271,6 +271,36 @@ function fetcher(args: readonly ShellWord[], name: string): Role[] {
   return roles;
 }
 
+/** `find DIR… -delete` removes what it finds below its starting points; `-fprint FILE` writes FILE. */
+function find(args: readonly ShellWord[]): Role[] {
+  const start = args.findIndex((w) => /^[-(!]/.test(w.text));
+  const dirs = start === -1 ? args : args.slice(0, start);
+  const expr = start === -1 ? [] : args.slice(start);
+  const roles: Role[] = [];
+  if (expr.some((w) => w.text === "-delete")) {
+    const from = dirs.length > 0 ? dirs : [{ text: ".", dynamic: false, literal: "." }];
+    roles.push(...from.map((w): Role => ({ ...write(w, true), existing: true })));
+  }
+  expr.forEach((w, i) => {
+    if (/^-f(print0?|printf|ls)$/.test(w.text) && expr[i + 1]) roles.push(write(expr[i + 1]));
+  });
+  return roles;
+}
+
+/** `openssl … -in FILE -out FILE` (and the key files it reads). */
+function openssl(args: readonly ShellWord[]): Role[] {
+  const roles: Role[] = [];
+  args.forEach((w, i) => {
+    const next = args[i + 1];
+    if (!next) return;
+    if (/^-(in|inkey|key|kfile|pass(in)?|CAfile|cert|signkey)$/.test(w.text)) {
+      if (!/^-pass/.test(w.text)) roles.push(read(next));
+      else if (/^file:/.test(next.text)) roles.push(read(sub(next, 5)));
+    } else if (w.text === "-out") roles.push(write(next));
+  });
+  return roles;
+}
+
 /** Read and written in place: `gzip`, editors (the operands), unless writing to stdout. */
 function inPlace(args: readonly ShellWord[]): Role[] {
   const a = splitArgs(args, { short: "S", long: ["suffix"] });
@@ -405,6 +435,8 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   unzip: zip,
   dd,
   patch,
+  find,
+  openssl,
   curl: fetcher,
   wget: fetcher,
   gzip: inPlace,
