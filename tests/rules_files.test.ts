@@ -346,6 +346,23 @@ describe("for real", () => {
     assert.equal(readFileSync(join(dir, "copy.txt"), "utf8"), "readme\n");
   });
 
+  test("noema rules test shows the files a line reads and writes, and why it is denied", () => {
+    const dir = project("rules-test");
+    const r = cli(["rules", "test", "--command", 'cd sub && cat ../innocent.txt > out; cat "$F"'], {
+      cwd: dir,
+      env: { NOEMA_USER_RULES: "" },
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.match(out.advice, /denied by rule "Read\(\.\/\.env\)"/);
+    const files = out.files.map((f: { mode: string; form: string; path: string; by: string }) =>
+      `${f.mode} ${f.form} ${f.path} ${f.by}`
+    );
+    assert.ok(files.includes(`read path ${join(dir, "innocent.txt")} cat`), files.join("\n"));
+    assert.ok(files.includes(`write path ${join(dir, "sub", "out")} >`), files.join("\n"));
+    assert.ok(files.includes("read unknown $F cat"), files.join("\n"));
+  });
+
   test("noema hook claude-code: deny answers for shell reads and writes, a symlink, Grep and MCP paths", () => {
     const dir = project("hook");
     const event = (tool_name: string, tool_input: Record<string, unknown>) =>
