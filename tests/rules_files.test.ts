@@ -90,6 +90,8 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
     for (
       const line of [
         "cat < .env",
+        "cat<.env",
+        "wc -l<.env",
         "while read l; do echo $l; done < .env",
         "exec 3< .env",
         "cat 0<.env",
@@ -114,6 +116,12 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
       assert.match(d.note ?? "", /whole, which holds .*\.env/, line);
     }
     assert.equal(effect("grep -r x sub", READ_ONLY), "allow", "a folder that does not hold it");
+  });
+
+  test("a redirection glued to a word ends it: git push>/dev/null is git push", () => {
+    assert.equal(effect("git push>/dev/null", { deny: ["Bash(git push:*)"] }), "deny");
+    assert.equal(effect("git push origin main 2>&1>/dev/null", { deny: ["Bash(git push:*)"] }), "deny");
+    assert.equal(effect("echo a>b", { deny: ["Bash(echo a>b)"] }), "allow", "the command is echo a");
   });
 
   test("~/ in arguments and redirections is the home folder", () => {
@@ -146,6 +154,8 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
 describe("shell commands that write a file answer to Edit(...) and Write(...) deny rules", () => {
   const writers = [
     "echo x > .env",
+    "echo x>.env",
+    "echo x>>.env",
     "echo x >> .env",
     "echo x >| .env",
     "echo x &> .env",

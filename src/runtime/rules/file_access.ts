@@ -71,7 +71,9 @@ function accessesOf(
 ) {
   const out: FileAccess[] = [];
   const unknown = () => out.push({ mode: role.mode, form: "unknown", path: w.text, by });
-  // `$( … )` (and `<( … )`, which the reader spells the same): what it names is only known when it runs.
+  // `<( … )` is a pipe whose commands are read as commands; what `$( … )` names is only known when it runs (a reader
+  // that spells both as `( … )` leaves them unknown).
+  if (w.dynamic && /^[<>]\(/.test(w.text)) return out;
   if (expands(w) || w.dynamic && w.text.startsWith("(") || w.text.includes("{}") || /^~[^/]/.test(w.text)) {
     return unknown(), out;
   }

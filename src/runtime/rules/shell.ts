@@ -168,16 +168,15 @@ class Reader {
     this.#skipNext = this.#hereString = false;
   }
 
-  /** A `<` or `>` starts a redirection unless it is `<(` / `>(` (process substitution). */
+  /** An unquoted `<` or `>` starts a redirection (`echo x>f` too: it ends the word) unless it is `<(` / `>(`. */
   #isRedirectStart(): boolean {
-    const next = this.s[this.i + 1];
-    if (next === "(" && this.#word === null) return false;
-    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
-    return this.#word === null || /^\d+$/.test(this.#word.text) && !this.#word.dynamic;
+    return this.s[this.i + 1] !== "(";
   }
 
   #redirect(): void {
-    if (this.#word !== null) this.#word = null; // the fd number
+    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
+    if (this.#word !== null && /^\d+$/.test(this.#word.text) && !this.#word.dynamic) this.#word = null;
+    else this.#flushWord();
     const s = this.s;
     const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
