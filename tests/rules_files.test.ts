@@ -305,6 +305,12 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("Glob", { pattern: "*.ts", path: "sub" }).effect, "allow");
   });
 
+  test("Gemini's read_many_files: globs in its paths and include", () => {
+    assert.equal(fx("read_many_files", { paths: ["*.env"] }).effect, "deny");
+    assert.equal(fx("read_many_files", { paths: ["sub/a.ts"], include: [".e*"] }).effect, "deny");
+    assert.equal(fx("read_many_files", { paths: ["sub/*.ts"] }).effect, "allow");
+  });
+
   test("NotebookEdit's notebook_path; MCP tools' path, source, destination, paths, directory", () => {
     assert.equal(fx("NotebookEdit", { notebook_path: join(WS, ".env"), new_source: "" }).effect, "deny");
     assert.equal(fx("NotebookEdit", { notebook_path: join(WS, "innocent.txt"), new_source: "" }).effect, "deny");

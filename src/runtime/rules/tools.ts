@@ -180,6 +180,8 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
   }
   if (ruleCovers("Read", tool) || ruleCovers("Edit", tool)) {
     const paths = filePaths(tool, action.tool, input, cwd);
+    // Gemini's read_many_files takes globs (`src/**/*.ts`) in its paths and include.
+    if (action.tool === "read_many_files") return { tool, paths, globs: paths };
     if (tool !== "Glob" && tool !== "Grep") return { tool, paths };
     return { tool, paths, ...searchScope(tool, input, paths, cwd) };
   }
