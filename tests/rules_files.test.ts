@@ -83,6 +83,8 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
     "openssl enc -aes256 -in .env -out /tmp/x",
     "openssl enc -pass file:.env -in README",
     "vim .env",
+    "bash .env",
+    "python3 .env",
   ];
   for (const line of readers) test(line, () => assert.equal(effect(line, READ_ONLY), "deny"));
 
@@ -143,6 +145,8 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
         "echo .env",
         "ls -la",
         "git status",
+        "bash -c 'echo hi'",
+        "python3 -c 'print(1)'",
         "cat sub/*.ts",
         "cp README /tmp/x",
         "echo hi > out.txt",

@@ -301,6 +301,16 @@ function openssl(args: readonly ShellWord[]): Role[] {
   return roles;
 }
 
+/** A shell or interpreter given a script file (`bash x.sh`, `python3 x.py`) reads it; `-c`/`-e` scripts are read as text. */
+function interpreter(args: readonly ShellWord[], name: string): Role[] {
+  const inline = /^(sh|bash|zsh|dash|ksh|mksh|ash)$/.test(name) ? /^-[a-zA-Z]*c/ : /^(-[a-zA-Z]*[ecm]|--eval|--print)$/;
+  for (const w of args) {
+    if (inline.test(w.text)) return [];
+    if (!w.text.startsWith("-") && !w.text.startsWith("+")) return [read(w)];
+  }
+  return [];
+}
+
 /** Read and written in place: `gzip`, editors (the operands), unless writing to stdout. */
 function inPlace(args: readonly ShellWord[]): Role[] {
   const a = splitArgs(args, { short: "S", long: ["suffix"] });
@@ -437,6 +447,26 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   patch,
   find,
   openssl,
+  ...Object.fromEntries(
+    [
+      "sh",
+      "bash",
+      "zsh",
+      "dash",
+      "ksh",
+      "mksh",
+      "ash",
+      "python",
+      "python3",
+      "node",
+      "deno",
+      "bun",
+      "perl",
+      "ruby",
+      "php",
+    ]
+      .map((n) => [n, interpreter]),
+  ),
   curl: fetcher,
   wget: fetcher,
   gzip: inPlace,
