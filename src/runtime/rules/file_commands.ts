@@ -40,7 +40,7 @@ export interface ValueOptions {
  *
  * @example
  * ```ts
- * import { splitArgs } from "./file_access.ts";
+ * import { splitArgs } from "./file_commands.ts";
  * const w = (text: string) => ({ text, dynamic: false, literal: text });
  * splitArgs([w("-n5"), w("a")], { short: "n" }).operands.map((x) => x.text); // ["a"]
  * ```
@@ -383,7 +383,16 @@ const READERS: Record<string, Reader> = Object.fromEntries(
   ].map((n) => [n, plain]),
 );
 
-/** Every command whose arguments name files, by program name. */
+/**
+ * Every command whose arguments name files, by program name.
+ *
+ * @example
+ * ```ts
+ * import { FILE_COMMANDS } from "./file_commands.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * FILE_COMMANDS.cp([w("a"), w("b")], "cp").map((r) => `${r.mode} ${r.word.text}`); // ["read a", "write b"]
+ * ```
+ */
 export const FILE_COMMANDS: Record<string, Reader> = {
   ...READERS,
   head: reads({ short: "nc", long: ["lines", "bytes"] }),
