@@ -136,7 +136,7 @@ function possibleCwds(units: Stage[][], ctx: AccessContext): (string | null)[] {
  * import { fileAccesses } from "./file_access.ts";
  * import { commandUnits } from "./unwrap.ts";
  * fileAccesses(commandUnits("cat .env > out"), { cwd: "/w", home: "/h" }).map((a) => `${a.mode} ${a.path}`);
- * // ["read /w/.env", "write /w/out"]
+ * // ["write /w/out", "read /w/.env"]
  * ```
  */
 export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAccess[] {

@@ -74,7 +74,7 @@ function kernelPath(full: string, memo?: Map<string, string | null>, hops = 0): 
  * @example
  * ```ts
  * import { resolvedPaths } from "./resolve_path.ts";
- * resolvedPaths("../w/./.env", "/w/sub"); // ["/w/.env"] (plus where symlinks lead, when they exist)
+ * resolvedPaths("./../.env", "/w/sub"); // ["/w/.env"] (plus where symlinks lead, when they exist)
  * ```
  */
 export function resolvedPaths(path: string, cwd: string, memo?: Map<string, string | null>): string[] {
