@@ -75,7 +75,8 @@ function accessesOf(
   // that spells both as `( … )` leaves them unknown).
   if (w.dynamic && /^[<>]\(/.test(w.text)) return out;
   if (expands(w) || w.dynamic && w.text.startsWith("(") || w.text.includes("{}") || /^~[^/]/.test(w.text)) {
-    return unknown(), out;
+    unknown();
+    return out;
   }
   let text = w.text;
   if (text === "~" || text.startsWith("~/")) text = join(home, text.slice(1));
@@ -84,16 +85,9 @@ function accessesOf(
       unknown();
       continue;
     }
-    if (w.dynamic) {
-      out.push({ mode: role.mode, form: "glob", path: join(lexicalPath(".", cwd), text), by, tree: role.tree });
-    } else {out.push({
-        mode: role.mode,
-        form: "path",
-        path: lexicalPath(text, cwd),
-        by,
-        tree: role.tree,
-        existing: role.existing,
-      });}
+    const path = w.dynamic ? join(lexicalPath(".", cwd), text) : lexicalPath(text, cwd);
+    const form = w.dynamic ? "glob" : "path";
+    out.push({ mode: role.mode, form, path, by, tree: role.tree, existing: role.existing });
   }
   return out;
 }
