@@ -8,6 +8,7 @@
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { homedir } from "node:os";
 import { resolve } from "node:path";
 import process from "node:process";
 import { EXIT } from "../../errors.ts";
@@ -17,6 +18,7 @@ import { decideLayer } from "../../runtime/rules/match.ts";
 import { rulesVerdict } from "../../runtime/rules/policy.ts";
 import type { RuleLayer } from "../../runtime/rules/schema.ts";
 import { ruleTarget } from "../../runtime/rules/tools.ts";
+import { fileAccesses } from "../../runtime/rules/file_access.ts";
 import { commandUnits } from "../../runtime/rules/unwrap.ts";
 import { collect } from "../args.ts";
 import { type CliContext, examples } from "../context.ts";
@@ -57,6 +59,17 @@ function testCall(opts: { command?: string; tool?: string; input?: string }) {
   return { kind: "tool", tool: opts.tool!, input: input as Record<string, unknown>, command: JSON.stringify(input) };
 }
 
+/** The files a shell line reads and writes, as `rules test` shows them (`whole`: a folder and all it holds). */
+function shellFiles(command: string, cwd: string) {
+  return fileAccesses(commandUnits(command), { cwd, home: homedir() }).map((a) => ({
+    mode: a.mode,
+    form: a.form,
+    path: a.path,
+    by: a.by,
+    ...(a.tree ? { whole: true } : {}),
+  }));
+}
+
 /** Registers `noema rules` and `noema rules test`. */
 export function registerRules(program: CommandUnknownOpts, ctx: CliContext): void {
   const rules = program
@@ -85,7 +98,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
     .summary("what the rules decide about one call, as JSON")
     .description(
       "Decide one call with the rule sets in effect here (as noema run would) and print, as JSON, the verdict,\n" +
-        "each rule set's answer, and for a shell command the commands it was read as.",
+        "each rule set's answer, and for a shell command the commands it was read as and the files it reads and writes.",
     )
     .option("-c, --command <command>", "a shell command (a Bash call)")
     .option("--tool <name>", "a tool call: its name (Edit, Read, WebFetch, mcp__srv__tool, run_shell_command…)")
@@ -98,7 +111,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
         ['noema rules test --command "FOO=1 command git push"', "denied by Bash(git push:*): exit 3"],
         ['noema rules test --tool Read --input \'{"file_path": ".env"}\'', "a file rule"],
       ) +
-        '\nOutput: {"effect": "allow" | "ask" | "deny", "audit", "advice", "target", "commands", "layers":\n' +
+        '\nOutput: {"effect": "allow" | "ask" | "deny", "audit", "advice", "target", "commands", "files", "layers":\n' +
         "[{source, field, mode, effect, rule, reason, note}]}. Exit codes: 0 allowed (or only audited), 2 usage or\n" +
         "a bad rule, 3 denied, 4 needs approval.\n",
     )
@@ -118,6 +131,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
         commands: target?.tool === "Bash"
           ? commandUnits(target.command ?? "").units.map((u) => u.at(-1)!.map((w) => w.text).join(" "))
           : null,
+        files: target?.tool === "Bash" ? shellFiles(target.command ?? "", cwd) : null,
         layers: target === null ? [] : layers.map((l) => {
           const d = decideLayer(l, target, { cwd });
           return {

@@ -21,6 +21,9 @@ import { type ParsedRule, parseRule } from "./rule.ts";
 import type { RuleEffect, RuleLayer } from "./schema.ts";
 import { ruleCovers, type RuleTarget } from "./tools.ts";
 import { type CommandUnits, commandUnits, type Stage } from "./unwrap.ts";
+import { type AccessMode, type FileAccess, fileAccesses } from "./file_access.ts";
+import { accessHit, pathUnderRule } from "./file_rules.ts";
+import { resolvedPaths } from "./resolve_path.ts";
 
 /** What a rule set decided about one call. */
 export interface LayerDecision {
@@ -41,7 +44,20 @@ export interface MatchContext {
 interface Subject {
   target: RuleTarget;
   units: CommandUnits | null;
+  /** The files a `Bash` line reads and writes, once asked for. */
+  files?: FileAccess[];
+  /** Each path's spellings (see `resolve_path.ts`), and each real path asked for, once per decision. */
+  resolved?: Map<string, string[]>;
+  real?: Map<string, string | null>;
 }
+
+/** The file rules that hold against shell commands, and what they cover: reads, or writes. */
+const SHELL_FILE_RULES: Record<string, AccessMode> = {
+  Read: "read",
+  Edit: "write",
+  Write: "write",
+  MultiEdit: "write",
+};
 
 /** Compiled patterns and matchers, kept across calls (a hook server decides many calls with the same rules). */
 const compiled = new Map<string, unknown>();
@@ -117,10 +133,31 @@ function pathGlob(spec: string, base: string, ctx: MatchContext): string {
 }
 
 function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext): boolean {
+  // A directory pattern covers what is inside it; a path counts by each of its spellings (see resolve_path.ts).
   const glob = pathGlob(spec, base, ctx).replace(/\/+$/, "");
-  // A directory pattern covers what is inside it.
-  const test = cached(`glob\0${glob}`, () => picomatch([glob, `${glob}/**`], { dot: true }));
-  return paths.some((p) => test(p));
+  return paths.some((p) => pathUnderRule(p, glob, "/"));
+}
+
+/** Whether a deny or ask file rule holds against a `Bash` line: a file it reads or writes falls under it. */
+function shellFileBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): LayerDecision["note"] | false {
+  const { problem } = s.units!;
+  if (problem !== null) return `the command could not be read (${problem})`;
+  s.files ??= fileAccesses(s.units!, { cwd: resolve(ctx.cwd), home: ctx.home ?? homedir() });
+  const mode = SHELL_FILE_RULES[rule.tool];
+  const glob = rule.specifier === null ? null : pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
+  const resolved = s.resolved ??= new Map();
+  for (const access of s.files) {
+    if (access.mode !== mode) continue;
+    // Each path is resolved once per decision (the file system is asked again at the next call).
+    if (access.form === "path" && !access.spellings) {
+      access.spellings = resolved.get(access.path) ??
+        resolved.set(access.path, resolvedPaths(access.path, "/", s.real ??= new Map()))
+          .get(access.path);
+    }
+    const hit = glob === null ? null : accessHit(access, glob);
+    if (hit !== false) return hit;
+  }
+  return false;
 }
 
 function domainMatches(spec: string, url: string | null | undefined): boolean {
@@ -152,6 +189,28 @@ function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchCont
 }
 
 /**
+ * Whether a deny or ask file rule holds against what a search or MCP call reaches beyond its named paths: the
+ * globs of `Glob`/`Grep`, the folders a `Grep` reads whole, the path arguments of an MCP tool. False, or why.
+ */
+function scopeBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): LayerDecision["note"] | false {
+  const t = s.target;
+  const mcp = t.tool.startsWith("mcp__") && Object.hasOwn(SHELL_FILE_RULES, rule.tool);
+  if (!mcp && !(ruleCovers(rule.tool, t.tool) && (t.globs || t.trees))) return false;
+  if (rule.specifier === null) return mcp ? null : false;
+  const glob = pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
+  const accesses: FileAccess[] = [
+    ...(mcp ? t.paths ?? [] : []).map((path): FileAccess => ({ mode: "read", form: "path", path, by: t.tool })),
+    ...(t.globs ?? []).map((path): FileAccess => ({ mode: "read", form: "glob", path, by: t.tool })),
+    ...(t.trees ?? []).map((path): FileAccess => ({ mode: "read", form: "path", path, by: t.tool, tree: true })),
+  ];
+  for (const access of accesses) {
+    const hit = accessHit(access, glob);
+    if (hit !== false) return hit;
+  }
+  return false;
+}
+
+/**
  * Decides one rule set about one call: the first deny rule that matches, else
  * the first ask rule, else an allow rule, else the set's default.
  *
@@ -173,7 +232,14 @@ export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchCont
       if (target.tool === "Bash" && rule.tool === "Bash") {
         const hit = bashBlocks(rule, s);
         if (hit.match) return { effect, rule: entry, note: hit.note };
+      } else if (target.tool === "Bash" && Object.hasOwn(SHELL_FILE_RULES, rule.tool)) {
+        const note = shellFileBlocks(rule, layer.base, s, ctx);
+        if (note !== false) return { effect, rule: entry, note };
       } else if (otherMatches(rule, layer.base, s, ctx)) return { effect, rule: entry, note: null };
+      else {
+        const note = scopeBlocks(rule, layer.base, s, ctx);
+        if (note !== false) return { effect, rule: entry, note };
+      }
     }
   }
   const allows = parsed.filter((p) => p.entry.effect === "allow");

@@ -29,9 +29,17 @@ export interface ShellWord {
   literal: string;
 }
 
+/** A redirection of a simple command: its operator (`<`, `>`, `>>`, `<>`, `>|`, `>&`) and target word. */
+export interface Redirect {
+  op: string;
+  target: ShellWord;
+}
+
 /** One simple command: its words, and the here-document it reads, if any. */
 export interface SimpleCommand {
   words: ShellWord[];
+  /** Its redirections to and from files (not here-documents, not `2>&1`). */
+  redirects?: Redirect[];
   /** What the command reads on stdin from a here-document (`<<EOF … EOF`) or a here-string (`<<< 'text'`). */
   heredoc?: ShellWord;
 }
@@ -62,6 +70,7 @@ class Reader {
   #words: ShellWord[] = [];
   #word: ShellWord | null = null;
   #skipNext = false;
+  #redirectOp = "";
   #heredocs: { delim: string; strip: boolean; expand: boolean; command: SimpleCommand }[] = [];
   #current: SimpleCommand = { words: [] };
   #hereString = false;
@@ -142,14 +151,16 @@ class Reader {
     if (this.#hereString) {
       this.#current.heredoc = w;
       this.#hereString = false;
-    } else if (this.#skipNext) this.#skipNext = false;
-    else this.#words.push(w);
+    } else if (this.#skipNext) {
+      this.#skipNext = false;
+      (this.#current.redirects ??= []).push({ op: this.#redirectOp, target: w });
+    } else this.#words.push(w);
     this.#word = null;
   }
 
   #flushCommand(): void {
     this.#flushWord();
-    if (this.#words.length > 0) {
+    if (this.#words.length > 0 || this.#current.redirects) {
       this.#current.words = this.#words;
       this.commands.push(this.#current);
     }
@@ -158,16 +169,15 @@ class Reader {
     this.#skipNext = this.#hereString = false;
   }
 
-  /** A `<` or `>` starts a redirection unless it is `<(` / `>(` (process substitution). */
+  /** An unquoted `<` or `>` starts a redirection (`echo x>f` too: it ends the word) unless it is `<(` / `>(`. */
   #isRedirectStart(): boolean {
-    const next = this.s[this.i + 1];
-    if (next === "(" && this.#word === null) return false;
-    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
-    return this.#word === null || /^\d+$/.test(this.#word.text) && !this.#word.dynamic;
+    return this.s[this.i + 1] !== "(";
   }
 
   #redirect(): void {
-    if (this.#word !== null) this.#word = null; // the fd number
+    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
+    if (this.#word !== null && /^\d+$/.test(this.#word.text) && !this.#word.dynamic) this.#word = null;
+    else this.#flushWord();
     const s = this.s;
     const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
@@ -189,6 +199,7 @@ class Reader {
       return;
     }
     if (s[this.i] === "&" && op === ">") this.i++;
+    this.#redirectOp = op;
     this.#skipNext = true; // the target word
   }
 

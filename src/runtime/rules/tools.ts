@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 
 /** A tool call as the rules see it. */
 export interface RuleTarget {
@@ -26,8 +26,12 @@ export interface RuleTarget {
   tool: string;
   /** For `Bash`: the command line. */
   command?: string;
-  /** For file tools: the absolute paths the call touches. */
+  /** For file tools: the absolute paths the call touches (for MCP tools: the values of their path arguments). */
   paths?: string[];
+  /** For `Glob`, and `Grep` given a `glob`: the absolute globs of the files it looks at. */
+  globs?: string[];
+  /** For `Grep` with no `glob`, and MCP tools that search or list: folders it reads whole. */
+  trees?: string[];
   /** For `WebFetch`: the URL. */
   url?: string | null;
   /** For other tools: the text a specifier is matched against. */
@@ -101,6 +105,50 @@ function filePaths(tool: string, original: string, input: Record<string, unknown
   return raw.map((p) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p)));
 }
 
+/** The arguments of MCP tools that name files (`mcp__filesystem__read_file`'s `path`, `move_file`'s `source`…). */
+const MCP_PATH_KEYS = [
+  "path",
+  "paths",
+  "file_path",
+  "filePath",
+  "file",
+  "files",
+  "filename",
+  "source",
+  "destination",
+  "directory",
+  "dir",
+  "dir_path",
+  "notebook_path",
+  "absolute_path",
+  "target",
+];
+
+const absolute = (p: string, cwd: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
+
+/** The globs a `Glob` or `Grep` call looks at (its pattern, or its `glob`/`include` under its path), and the folders a `Grep` with none reads whole. */
+function searchScope(tool: string, input: Record<string, unknown>, paths: string[], cwd: string) {
+  const globs: string[] = [], trees: string[] = [];
+  const bases = paths.length > 0 ? paths : [resolve(cwd)];
+  const pattern = tool === "Glob" ? input.pattern : (input.glob ?? input.include);
+  for (const base of bases) {
+    if (typeof pattern !== "string" || pattern === "") {
+      if (tool === "Grep") trees.push(base);
+      continue;
+    }
+    const rel = tool === "Grep" && !pattern.includes("/") ? `**/${pattern}` : pattern;
+    globs.push(isAbsolute(rel) ? rel : join(base, rel));
+  }
+  return { globs, trees };
+}
+
+/** An MCP call's path arguments, and the folders it reads whole when its name says it searches or lists. */
+function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
+  const paths = MCP_PATH_KEYS.flatMap((k) => strings(input[k])).map((p) => absolute(p, cwd));
+  const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
+  return { paths, trees };
+}
+
 /** The action's fields the mapping reads (what `PolicyState.action` holds). */
 export interface ActionLike {
   kind: string;
@@ -131,7 +179,11 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
     return { tool, command };
   }
   if (ruleCovers("Read", tool) || ruleCovers("Edit", tool)) {
-    return { tool, paths: filePaths(tool, action.tool, input, cwd) };
+    const paths = filePaths(tool, action.tool, input, cwd);
+    // Gemini's read_many_files takes globs (`src/**/*.ts`) in its paths and include.
+    if (action.tool === "read_many_files") return { tool, paths, globs: paths };
+    if (tool !== "Glob" && tool !== "Grep") return { tool, paths };
+    return { tool, paths, ...searchScope(tool, input, paths, cwd) };
   }
   if (tool === "WebFetch") {
     const url = typeof input.url === "string"
@@ -142,5 +194,8 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
   const subject = ["subagent_type", "query", "skill", "command"].map((k) => input[k]).find((x) =>
     typeof x === "string"
   );
-  return { tool, subject: typeof subject === "string" ? subject : action.command };
+  const named = { tool, subject: typeof subject === "string" ? subject : action.command };
+  if (!tool.startsWith("mcp__")) return named;
+  const scope = mcpScope(tool, input, cwd);
+  return scope.paths.length > 0 ? { ...named, ...scope } : named;
 }

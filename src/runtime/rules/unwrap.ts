@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { isKeyword, MAX_SHELL_DEPTH, parseShell, type ShellWord } from "./shell.ts";
+import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
 import { afterOptionsAt, type Inner, innerOf, joinWords } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
@@ -30,6 +30,8 @@ export interface CommandUnits {
   units: Stage[][];
   /** Why (part of) the line could not be read, or null. */
   problem: string | null;
+  /** The redirections of every command read (those of `sh -c` scripts included). */
+  redirects: Redirect[];
 }
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
@@ -67,6 +69,7 @@ function dynamicNameLiteral(w: ShellWord): string {
 interface Walk {
   units: Stage[][];
   problems: string[];
+  redirects: Redirect[];
 }
 
 /** How many leading words of a command only introduce it: assignments, keywords, `coproc [NAME]`, `function NAME`. */
@@ -290,6 +293,7 @@ function collect(text: string, depth: number, walk: Walk): void {
   const parsed = parseShell(text, depth);
   if (parsed.problem !== null) walk.problems.push(parsed.problem);
   for (const c of parsed.commands) {
+    if (c.redirects) walk.redirects.push(...c.redirects);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
     if (stages.length > 0) walk.units.push(stages);
   }
@@ -306,7 +310,7 @@ function collect(text: string, depth: number, walk: Walk): void {
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk: Walk = { units: [], problems: [] };
+  const walk: Walk = { units: [], problems: [], redirects: [] };
   collect(text, 0, walk);
-  return { units: walk.units, problem: walk.problems[0] ?? null };
+  return { units: walk.units, problem: walk.problems[0] ?? null, redirects: walk.redirects };
 }
