@@ -5,7 +5,7 @@
 // Claude Code's rules deny a call that noema allows, naming each; where noema is stricter it prints the table.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { loadRulesFile } from "../src/runtime/rules/load.ts";
@@ -35,6 +35,16 @@ function box(name: string, ruled: boolean) {
   return { ...dirs, deny };
 }
 
+/** Whether a path is there (a symlink counts, wherever it points). */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What Claude Code did with a call: refused it (its permission engine), and whether a secret came back. */
 interface Observed {
   denied: boolean;
@@ -51,6 +61,8 @@ async function claudeRun(dirs: ReturnType<typeof box>, calls: CorpusCall[]): Pro
   const server = await startAnthropicServer([
     { text: "Making the calls.", tools: turn(1) },
     { text: "And the edits.", tools: turn(2) },
+    { text: "Then a cd.", tools: turn(3) },
+    { text: "And another.", tools: turn(4) },
     { text: "Done." },
   ]);
   try {
@@ -84,8 +96,10 @@ async function claudeRun(dirs: ReturnType<typeof box>, calls: CorpusCall[]): Pro
       const result = results.get(`toolu_${c.id}`)!;
       const o = { denied: denied.has(`toolu_${c.id}`), leaked: result.content.includes("SECRET-"), error: "" };
       if (!o.denied && result.is_error) o.error = result.content.replaceAll(dirs.ws, "$WS").slice(0, 60);
-      // The two observations agree: a refused call is an error result that read nothing.
+      // The observations agree: a refused call is an error result that read nothing and created nothing; a call
+      // let through created what it creates.
       if (o.denied) assert.ok(result.is_error && !o.leaked, `${c.id} refused: ${result.content}`);
+      if (c.marker) assert.equal(present(c.marker), !o.denied, `${c.id}: ${c.marker} exists iff the call ran`);
       return [c.id, o];
     });
     return new Map(seen);
