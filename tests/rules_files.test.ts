@@ -162,6 +162,27 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
   });
 });
 
+describe("listings answer to a rule that covers what a folder holds, as Claude Code's do", () => {
+  const FOLDER: RuleSet = { deny: ["Read(./sub/**)", "Read(./.env)"] };
+  test("ls, find, tree, du of a folder whose every entry a rule covers are denied", () => {
+    for (
+      const c of ["ls sub", "ls -la sub/", "find sub -type f", "find ./sub -name '*.ts'", "tree sub", "du -sh sub"]
+    ) {
+      assert.equal(effect(c, FOLDER), "deny", c);
+    }
+    assert.equal(effect("ls -l .env", FOLDER), "deny", "a covered file listed by name");
+  });
+  test("a listing of a folder that merely holds a covered file shows names only: allowed", () => {
+    for (const c of ["ls", "ls .", "ls -la", "find . -name '*.md'", "tree .", "du -sh .", "ls other"]) {
+      assert.equal(effect(c, FOLDER), "allow", c);
+    }
+  });
+  test("git diff --no-index reads both files", () => {
+    assert.equal(effect("git diff --no-index README .env"), "deny");
+    assert.equal(effect("git diff README"), "allow", "other git commands read what git tracks");
+  });
+});
+
 describe("shell commands that write a file answer to Edit(...) and Write(...) deny rules", () => {
   const writers = [
     "echo x > .env",

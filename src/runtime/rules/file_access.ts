@@ -34,6 +34,8 @@ export interface FileAccess {
   tree?: boolean;
   /** For a folder written whole: only what it holds now is touched (`rm -r`), nothing new is created. */
   existing?: boolean;
+  /** A listing (`ls`, `find`, `tree`): the folder's entries' names are read, not what the files hold. */
+  names?: boolean;
   /** What accesses it (`cat`, `>`, `cp`). */
   by: string;
   /** Its spellings once resolved (see `resolve_path.ts`), kept for the other rules of the same decision. */
@@ -87,7 +89,7 @@ function accessesOf(
     }
     const path = w.dynamic ? join(lexicalPath(".", cwd), text) : lexicalPath(text, cwd);
     const form = w.dynamic ? "glob" : "path";
-    out.push({ mode: role.mode, form, path, by, tree: role.tree, existing: role.existing });
+    out.push({ mode: role.mode, form, path, by, tree: role.tree, existing: role.existing, names: role.names });
   }
   return out;
 }

@@ -20,6 +20,8 @@ export interface Role {
   tree?: boolean;
   /** For a folder written whole: only what it holds now is touched (`rm -r`, `chmod -R`), nothing is created. */
   existing?: boolean;
+  /** A listing: the names of a folder's entries are read (see `FileAccess.names`). */
+  names?: boolean;
 }
 
 /** A command's arguments split into options (with their values) and operands. */
@@ -271,12 +273,30 @@ function fetcher(args: readonly ShellWord[], name: string): Role[] {
   return roles;
 }
 
-/** `find DIR… -delete` removes what it finds below its starting points; `-fprint FILE` writes FILE. */
+/**
+ * `ls DIR`, `tree DIR`, `du DIR`: a listing reads the names of what a folder holds, as Claude Code counts `ls secrets`
+ * a read under `Read(./secrets/**)`.
+ */
+function lists(opts: ValueOptions): Reader {
+  return (args) => splitArgs(args, opts).operands.map((w) => ({ ...read(w), names: true }));
+}
+
+/** `git diff --no-index A B` reads both files (other git commands read what git tracks, not their arguments). */
+function git(args: readonly ShellWord[]): Role[] {
+  const at = args.findIndex((w) => w.text === "diff");
+  if (at === -1 || !args.slice(at + 1).some((w) => w.text === "--no-index")) return [];
+  return splitArgs(args.slice(at + 1)).operands.map((w) => read(w));
+}
+
+/**
+ * `find DIR…` lists its starting points (the names below them); `-delete` removes what it finds there;
+ * `-fprint FILE` writes FILE.
+ */
 function find(args: readonly ShellWord[]): Role[] {
   const start = args.findIndex((w) => /^[-(!]/.test(w.text));
   const dirs = start === -1 ? args : args.slice(0, start);
   const expr = start === -1 ? [] : args.slice(start);
-  const roles: Role[] = [];
+  const roles: Role[] = dirs.map((w) => ({ ...read(w), names: true }));
   if (expr.some((w) => w.text === "-delete")) {
     const from = dirs.length > 0 ? dirs : [{ text: ".", dynamic: false, literal: "." }];
     roles.push(...from.map((w): Role => ({ ...write(w, true), existing: true })));
@@ -456,6 +476,14 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   patch,
   find,
   openssl,
+  git,
+  ls: lists({
+    short: "IwT",
+    long: ["ignore", "hide", "format", "sort", "time", "time-style", "width", "tabsize", "block-size", "quoting-style"],
+  }),
+  dir: lists({ short: "IwT", long: ["ignore", "hide", "format", "sort", "time", "time-style", "width"] }),
+  tree: lists({ short: "LPIo", long: ["filelimit", "timefmt", "charset"] }),
+  du: lists({ short: "BdtX", long: ["block-size", "max-depth", "threshold", "exclude-from", "exclude", "time-style"] }),
   ...Object.fromEntries(
     [
       "sh",

@@ -104,6 +104,11 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
   const spellings = access.spellings ??= resolvedPaths(access.path, "/");
   const test = tester(glob);
   if (spellings.some((p) => test(p))) return null;
+  // A listing shows the names a folder holds: denied when the rule covers whatever the folder holds (any name in it).
+  if (access.names) {
+    const covers = spellings.find((dir) => test(`${dir === "/" ? "" : dir}/${ANY_NAME}`));
+    return covers === undefined ? false : `${access.by} lists ${covers}, whose every entry the rule covers`;
+  }
   if (!access.tree) return false;
   for (const dir of spellings) {
     if (!globsOverlap(`${escapeGlob(dir)}/**`, glob)) continue;
@@ -117,6 +122,9 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
   }
   return false;
 }
+
+/** A name no file has, standing for any entry of a folder (a rule that matches it matches every entry). */
+const ANY_NAME = "\u0001noema-any-entry";
 
 /** Whether a rule's path may be a folder (a glob, a folder, or nothing yet): then it covers what is inside. */
 function mayHold(glob: string): boolean {
