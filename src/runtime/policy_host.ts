@@ -304,6 +304,26 @@ class PolicyWorkerHost {
     }
   }
 
+  /** Applies a `redact` verdict's patterns to `value` in the worker (bounded like a call: timeout, memory cap). */
+  async mask(value: unknown, patterns: readonly string[]): Promise<unknown> {
+    this.hold();
+    try {
+      if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
+      const call = this.nextCall++;
+      return await new Promise<unknown>((resolve, reject) => {
+        this.calls.set(call, { resolve, reject });
+        try {
+          this.post({ type: "mask", call, value, patterns: [...patterns] });
+        } catch (e) {
+          this.calls.delete(call);
+          reject(e as Error);
+        }
+      });
+    } finally {
+      this.release();
+    }
+  }
+
   private async call(handle: number, state: PolicyState | ReviewState, method: "advise" | "review"): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
@@ -422,6 +442,7 @@ export async function loadPolicyInWorker(path: string, sha256: string | null): P
     isolation: "worker",
     advise: (state) => h.advise(handle, state),
     ...(info.review ? { review: (state: ReviewState) => h.advise(handle, state, "review") } : {}),
+    mask: (value: unknown, patterns: readonly string[]) => h.mask(value, patterns),
     abort: () => h.abort(),
     close: () => {
       finalizer.unregister(policy);
