@@ -76,7 +76,8 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema serve --store postgres://noema@db/noema", "the fleet's runs, from the shared store's catalog"],
       ) +
         "\nTokens: NOEMA_SERVE_TOKEN holds one token or several label=token pairs separated by commas; the label\n" +
-        "names the decider of an approval. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
+        'names the decider of an approval. An empty entry (",", "a=,") is an error: off loopback, serve never\n' +
+        "starts without a token. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
         "in an HttpOnly cookie. Every request that changes state must come from the app's own origin.\n" +
         "API: GET /api/episodes (as list --json), /api/episodes/<id> (as view --json), /api/episodes/<id>/events\n" +
         "(NDJSON as stored), /api/approvals; POST /api/episodes/<id>/approve|reject {note, resume}.\n" +
