@@ -81,7 +81,7 @@ describe("a redaction whose patterns cannot run withholds the result (review_fai
       using: "claude-code",
       policies: [GREEDY],
       // Generous: the call after the timeout starts a new worker (slow on a busy machine) within it.
-      policy_timeout_ms: 5000,
+      policy_timeout_ms: 10_000,
       // fail_open: a failed redaction is withheld all the same.
       failure_policy: "fail_open",
     });
@@ -93,7 +93,7 @@ describe("a redaction whose patterns cannot run withholds the result (review_fai
     const poly = await call(core, `poly ${LONG} ${AWS_SECRET}`);
     assert.equal(poly.decision, "block");
     assert.equal(poly.shown, null);
-    assert.match(poly.reason!, /PolicyTimeout: review patterns did not settle within 5000 ms/);
+    assert.match(poly.reason!, /PolicyTimeout: review patterns did not settle within 10000 ms/);
     // The worker stopped at the timeout is started again for the next result.
     const plain = await call(core, `plain ${AWS_SECRET}`);
     assert.deepEqual([plain.decision, plain.shown], ["redact", "plain [REDACTED]"], JSON.stringify(plain.error));
@@ -108,18 +108,26 @@ describe("a redaction whose patterns cannot run withholds the result (review_fai
     assert.deepEqual(validate(r.episode_dir).problems, []);
   });
 
-  test("in this thread (a policy object): a refused pattern blocks too", async () => {
+  test("a policy in this thread (an object): its patterns run in a worker of their own, bounded the same", {
+    timeout: 120_000,
+  }, async () => {
+    const review = (st: any) => {
+      const x = JSON.stringify(st.result.output);
+      return { kind: "redact", advice: "m", patterns: [x.includes("poly") ? POLYNOMIAL : EXPONENTIAL] };
+    };
     const core = await EpisodeCore.open("in thread", {
       root,
       using: "claude-code",
-      policies: [{
-        name: "Obj",
-        version: "1.0",
-        review: () => ({ kind: "redact", advice: "m", patterns: [EXPONENTIAL] }),
-      }] as any,
+      policies: [{ name: "Obj", version: "1.0", review }] as any,
+      policy_timeout_ms: 1500,
     });
-    const r = await call(core, `${LONG}c ${AWS_SECRET}`);
-    assert.deepEqual([r.decision, r.shown, r.error?.type], ["block", null, "review_failed"]);
+    const refused = await call(core, `${LONG}c ${AWS_SECRET}`);
+    assert.deepEqual([refused.decision, refused.shown, refused.error?.type], ["block", null, "review_failed"]);
+    assert.match(refused.reason!, /UnsafePattern/);
+    // Without the worker this would run in noema's own thread for ever: the timeout stops it.
+    const slow = await call(core, `poly ${LONG} ${AWS_SECRET}`);
+    assert.deepEqual([slow.decision, slow.shown, slow.error?.type], ["block", null, "review_failed"]);
+    assert.match(slow.reason!, /PolicyTimeout: review patterns did not settle within 1500 ms/);
     await core.finish();
   });
 });
