@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EpisodeCore, validate } from "noema";
+import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { maskPatterns, unsafePatternProblem } from "../src/plugins/mask_patterns.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -130,6 +131,29 @@ describe("a redaction whose patterns cannot run withholds the result (review_fai
     assert.match(slow.reason!, /PolicyTimeout: review patterns did not settle within 1500 ms/);
     await core.finish();
   });
+});
+
+describe("the llm agent's governor (PolicyGovernor) fails closed the same way", () => {
+  test(
+    "a policy file's pattern past the timeout, a refused one: blocked, never shown",
+    { timeout: 120_000 },
+    async () => {
+      const governor = await PolicyGovernor.create({ policies: [GREEDY], policy_timeout_ms: 1500 });
+      try {
+        const review = async (id: string, output: string) => {
+          await governor.propose({ kind: "tool", tool: "shell", input: { command: "cat log" }, call_id: id });
+          return (await governor.record(id, { status: "ok", output } as any))!;
+        };
+        const poly = await review("g1", `poly ${LONG} ${AWS_SECRET}`);
+        assert.deepEqual([poly.decision, poly.shown, poly.error?.type], ["block", null, "review_failed"]);
+        assert.match(poly.reason!, /PolicyTimeout: review patterns did not settle within 1500 ms/);
+        const exp = await review("g2", `exp ${LONG}c ${AWS_SECRET}`);
+        assert.deepEqual([exp.decision, exp.shown, exp.error?.type], ["block", null, "review_failed"]);
+      } finally {
+        governor.close();
+      }
+    },
+  );
 });
 
 describe("through the CLI", () => {
