@@ -144,11 +144,12 @@ describe("the llm agent's governor (PolicyGovernor) fails closed the same way", 
           await governor.propose({ kind: "tool", tool: "shell", input: { command: "cat log" }, call_id: id });
           return (await governor.record(id, { status: "ok", output } as any))!;
         };
-        const poly = await review("g1", `poly ${LONG} ${AWS_SECRET}`);
+        // The refused one first: after the timeout, the next call starts a new worker (slow on a busy machine).
+        const exp = await review("g1", `exp ${LONG}c ${AWS_SECRET}`);
+        assert.deepEqual([exp.decision, exp.shown, exp.error?.type], ["block", null, "review_failed"]);
+        const poly = await review("g2", `poly ${LONG} ${AWS_SECRET}`);
         assert.deepEqual([poly.decision, poly.shown, poly.error?.type], ["block", null, "review_failed"]);
         assert.match(poly.reason!, /PolicyTimeout: review patterns did not settle within 1500 ms/);
-        const exp = await review("g2", `exp ${LONG}c ${AWS_SECRET}`);
-        assert.deepEqual([exp.decision, exp.shown, exp.error?.type], ["block", null, "review_failed"]);
       } finally {
         governor.close();
       }
