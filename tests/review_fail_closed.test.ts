@@ -16,6 +16,7 @@ import { EpisodeCore, validate } from "noema";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { maskPatterns, unsafePatternProblem } from "../src/plugins/mask_patterns.ts";
 import { cli, REPO } from "./helpers/cli.ts";
+import { CREDENTIALS } from "../plugins/policies/secret-scanner.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir();
@@ -59,6 +60,8 @@ describe("patterns an engine cannot run safely are refused before they run", () 
     ) {
       assert.equal(unsafePatternProblem(p), null, `${p} is accepted`);
     }
+    // The shipped SecretScanner's patterns (lookbehinds, alternations, lazy [\s\S]*?) all run.
+    for (const c of CREDENTIALS) assert.equal(unsafePatternProblem(c.pattern), null, c.name);
     assert.throws(() => maskPatterns({ out: `${LONG}c ${KEY}` }, ["sk-\\w+", EXPONENTIAL]), {
       name: "UnsafePattern",
       message: /patterns\[1\] .*: a repeated group holds a quantifier or an alternation/,
