@@ -267,6 +267,25 @@ describe("tokens and read-only", () => {
     assert.equal(listen.code, 2);
     assert.match(listen.stderr, /--listen must be HOST:PORT/);
   });
+
+  test("an empty NOEMA_SERVE_TOKEN entry (two unset variables joined) is a usage error: never an open server", () => {
+    const cases: [string, RegExp][] = [
+      [",", /NOEMA_SERVE_TOKEN entry 1 is empty/],
+      [" , ", /NOEMA_SERVE_TOKEN entry 1 is empty/],
+      ["a=,", /NOEMA_SERVE_TOKEN entry 1 \(a\): a token is at least 16 characters/],
+      ["ana=0123456789abcdef0123,", /NOEMA_SERVE_TOKEN entry 2 is empty/],
+    ];
+    for (const [value, why] of cases) {
+      // Off loopback: had it started, it would serve anyone (the bound only catches that hang).
+      const r = cli(["--root", root, "serve", "--listen", "0.0.0.0:0", "--json"], {
+        env: { NOEMA_SERVE_TOKEN: value },
+        timeoutMs: 60_000,
+      });
+      assert.equal(r.code, 2, `${JSON.stringify(value)}: ${r.stderr}`);
+      assert.match(r.stderr, why);
+      assert.equal(r.stdout, "");
+    }
+  });
 });
 
 describe("over a shared store (file:///…)", () => {

@@ -10,6 +10,7 @@
 import type { PolicyObject, PolicyState, ReviewState } from "../plugins/api.ts";
 import { outputExcerpt } from "../plugins/review.ts";
 import { combineReviews, consultReview } from "../runtime/review.ts";
+import { redactWithinBounds } from "../runtime/review_mask.ts";
 import { agentSaw, type RecordedReview, type ReviewDelivery } from "../runtime/review_record.ts";
 import { deepFreeze, frozenJsonCopy } from "../plugins/freeze.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/loader.ts";
@@ -355,7 +356,9 @@ export class PolicyGovernor implements Governor {
         }),
       );
     }
-    const combined = combineReviews(outcomes, result.output ?? null, this.#o.governance, this.#o.failure_policy);
+    const output = result.output ?? null;
+    const redaction = await redactWithinBounds(outcomes, output, this.#o.policy_timeout_ms);
+    const combined = combineReviews(outcomes, output, this.#o.governance, this.#o.failure_policy, redaction);
     step.review = { ...combined, agent_saw: agentSaw(combined, delivery ?? {}) };
     return step.review;
   }

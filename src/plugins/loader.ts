@@ -46,6 +46,11 @@ export interface LoadedPolicy {
    * when a call times out). Absent means `thread`.
    */
   isolation?: "thread" | "worker";
+  /**
+   * Applies a `redact` verdict's patterns to a result where the policy runs (worker policies: in the worker, so
+   * the policy timeout and memory cap bound them; see `src/runtime/review_mask.ts`). Absent: in the caller's thread.
+   */
+  mask?(value: unknown, patterns: readonly string[]): Promise<unknown>;
   /** Stops a call that timed out (worker policies: terminates the worker; the next call restarts it). */
   abort?(): void;
   /** Releases the policy (worker policies: the worker, when no other policy uses it). */

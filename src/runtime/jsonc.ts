@@ -5,13 +5,14 @@
  *
  * @module
  */
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { issuePath, toProblems } from "../schema/problems.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
 import { limits } from "../store/limits.ts";
+import { openRegularFile, readFromStart } from "../store/regular_file.ts";
 
 function lineCol(text: string, offset: number): { line: number; column: number } {
   let line = 1, last = -1;
@@ -116,11 +117,18 @@ function badUtf8Line(bytes: Uint8Array): number {
  * The text of a JSONC file without a leading BOM. A missing or unreadable
  * file, and bytes that are not valid UTF-8, are usage errors naming it.
  */
-function readJsoncText(path: string): string {
-  let text: string;
+/** The bytes of a regular file (a FIFO, device, directory: a usage error), refused over noema's line limit. */
+function readRegularText(path: string): Uint8Array {
+  let fd: number;
+  try {
+    fd = openRegularFile(path);
+  } catch (e) {
+    if (e instanceof NoemaError) throw new NoemaError(e.code, e.detail, { file: path, exitCode: EXIT.USAGE });
+    throw e;
+  }
   try {
     // Whatever it holds is recorded in the start event's line: a larger file is refused before it is read.
-    const size = statSync(path).size, { lineBytes } = limits();
+    const size = fstatSync(fd).size, { lineBytes } = limits();
     if (size > lineBytes) {
       throw new NoemaError(
         "too_large",
@@ -131,7 +139,17 @@ function readJsoncText(path: string): string {
         },
       );
     }
-    const bytes = readFileSync(path);
+    return readFromStart(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readJsoncText(path: string): string {
+  let text: string;
+  try {
+    // Opened without blocking and checked first: a FIFO or a device is "not a regular file", never waited on.
+    const bytes = readRegularText(path);
     try {
       text = strictUtf8.decode(bytes);
     } catch {

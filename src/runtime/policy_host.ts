@@ -304,6 +304,38 @@ class PolicyWorkerHost {
     }
   }
 
+  /** Starts the worker unless it runs (for a caller that bounds only the calls after it). False when it cannot. */
+  async ready(): Promise<boolean> {
+    this.hold();
+    try {
+      return await this.start();
+    } catch {
+      return false;
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Applies a `redact` verdict's patterns to `value` in the worker (bounded like a call: timeout, memory cap). */
+  async mask(value: unknown, patterns: readonly string[]): Promise<unknown> {
+    this.hold();
+    try {
+      if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
+      const call = this.nextCall++;
+      return await new Promise<unknown>((resolve, reject) => {
+        this.calls.set(call, { resolve, reject });
+        try {
+          this.post({ type: "mask", call, value, patterns: [...patterns] });
+        } catch (e) {
+          this.calls.delete(call);
+          reject(e as Error);
+        }
+      });
+    } finally {
+      this.release();
+    }
+  }
+
   private async call(handle: number, state: PolicyState | ReviewState, method: "advise" | "review"): Promise<unknown> {
     if (!(await this.start())) throw new WorkerLost("the policy worker cannot start");
     const parts: Record<string, StatePart> = {};
@@ -381,6 +413,52 @@ const hosts = new Map<string, PolicyWorkerHost>();
 /** How long a worker with no policy instance left is kept for the next episode of this process, ms. */
 const IDLE_KEEP_MS = 5000;
 let nextHandle = 1;
+
+/** The worker that runs the redaction patterns of policies in the caller's thread (loads no policy). */
+let patternHost: PolicyWorkerHost | null = null;
+let patternUsers = 0;
+let patternIdle: ReturnType<typeof setTimeout> | null = null;
+
+/** What {@link patternWorker} gives: `mask` in the worker, and `abort` to stop it (a call that timed out). */
+export interface PatternWorker {
+  mask(value: unknown, patterns: readonly string[]): Promise<unknown>;
+  abort(): void;
+}
+
+/**
+ * A worker of its own for the redaction patterns of a policy that runs in the caller's thread (a policy object,
+ * `NOEMA_POLICY_ISOLATION=thread`), started (outside the caller's timeout) when it is not running: the patterns then
+ * run under the policy timeout and memory cap like a policy file's. Null when no worker can start (the caller then
+ * runs them in its thread). Idle for {@link IDLE_KEEP_MS}, it is terminated.
+ *
+ * @example
+ * ```ts
+ * import { patternWorker } from "./policy_host.ts";
+ * const w = await patternWorker();
+ * await w?.mask({ out: "key sk-abc" }, ["sk-\\w+"]); // { out: "key [REDACTED]" }
+ * ```
+ */
+export async function patternWorker(): Promise<PatternWorker | null> {
+  const host = patternHost ??= new PolicyWorkerHost("", "\0patterns");
+  if (patternIdle) clearTimeout(patternIdle);
+  patternIdle = null;
+  if (!(await host.ready())) return null;
+  return {
+    mask: async (value, patterns) => {
+      patternUsers++;
+      try {
+        return await host.mask(value, patterns);
+      } finally {
+        if (--patternUsers === 0) {
+          if (patternIdle) clearTimeout(patternIdle);
+          patternIdle = setTimeout(() => patternUsers === 0 && host.abort(), IDLE_KEEP_MS);
+          (patternIdle as { unref?: () => void }).unref?.();
+        }
+      }
+    },
+    abort: () => host.abort(),
+  };
+}
 const finalizer = new FinalizationRegistry<{ host: PolicyWorkerHost; handle: number }>(({ host, handle }) =>
   host.close(handle)
 );
@@ -422,6 +500,7 @@ export async function loadPolicyInWorker(path: string, sha256: string | null): P
     isolation: "worker",
     advise: (state) => h.advise(handle, state),
     ...(info.review ? { review: (state: ReviewState) => h.advise(handle, state, "review") } : {}),
+    mask: (value: unknown, patterns: readonly string[]) => h.mask(value, patterns),
     abort: () => h.abort(),
     close: () => {
       finalizer.unregister(policy);

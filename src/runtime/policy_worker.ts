@@ -5,7 +5,8 @@
  *
  * Messages in: `load {handle, path}`, `advise {call, handle, parts, method?}` (`method: "review"` calls
  * `review` instead),
- * `release {handle}`. Messages out: `ready`, `loaded {handle, id, name,
+ * `mask {call, value, patterns}` (a `redact` verdict's patterns applied to the result here, where the
+ * policy's timeout and memory cap hold), `release {handle}`. Messages out: `ready`, `loaded {handle, id, name,
  * version, review}`, `load_error {handle, message, exitCode}`, `result {call, value}` (a plain JSON copy),
  * `error {call, name, message, at?}`, `output {label, text}` (what the policy printed: its `console` and
  * `process.stdout`/`stderr` are replaced here, so nothing it prints reaches the process's stdout).
@@ -30,6 +31,7 @@ import type { PolicyState, ReviewState } from "../plugins/api.ts";
 import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { redirectOutput } from "../plugins/plugin_output.ts";
 import { describeThrown } from "../plugins/thrown.ts";
+import { maskPatterns } from "../plugins/mask_patterns.ts";
 
 /**
  * One part of the state as sent: the same as the last one for this key; a
@@ -54,6 +56,7 @@ export interface ListDelta {
 export type ToWorker =
   | { type: "load"; handle: number; path: string }
   | { type: "advise"; call: number; handle: number; parts: Record<string, StatePart>; method?: "advise" | "review" }
+  | { type: "mask"; call: number; value: unknown; patterns: string[] }
   | { type: "release"; handle: number };
 
 /** A message from the worker. */
@@ -109,6 +112,16 @@ if (port) {
           exitCode: err instanceof NoemaError ? err.exitCode : 2,
         });
       }
+    } else if (m.type === "mask") {
+      let masked: unknown;
+      try {
+        masked = maskPatterns(m.value, m.patterns);
+      } catch (e) {
+        const d = describeThrown(e, null);
+        send({ type: "error", call: m.call, name: d.type, message: d.message });
+        return;
+      }
+      send({ type: "result", call: m.call, value: masked });
     } else if (m.type === "release") {
       policies.delete(m.handle);
     } else if (m.type === "advise") {

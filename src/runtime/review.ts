@@ -18,7 +18,10 @@
  *
  * When several policies answer, the first block wins; otherwise redactions
  * apply in policy order (a `text` replaces the whole result, `patterns` mask
- * the matches in every text of the result), and hints add up.
+ * the matches in every text of the result), and hints add up. A redaction
+ * whose patterns cannot run — refused as unsafe (`mask_patterns.ts`), timed
+ * out or thrown — blocks the result, whatever the failure policy
+ * (`error.type: "review_failed"`): it is never shown unmasked.
  *
  * @module
  */
@@ -34,7 +37,7 @@ import {
   policyError,
   PolicyTimeout,
 } from "./direction.ts";
-import { MASK } from "./redact.ts";
+import { maskPatterns } from "../plugins/mask_patterns.ts";
 import type { FailurePolicy, GovernanceMode } from "./settings.ts";
 
 /** The outcome of one policy's `review`: a direction outcome's fields, with a review verdict and no input diff. */
@@ -113,26 +116,54 @@ export async function consultReview(
   return { ...base, verdict, status: "applied", reason: null, error: null };
 }
 
+export { maskPatterns };
+
 /**
- * Masks every match of `patterns` in every string of `value` (keys stay).
+ * The output after the applied redactions, or why it could not be computed
+ * (a pattern refused as unsafe, timed out or threw: `review_failed`, the output is withheld).
+ */
+export type Redaction =
+  | { shown: unknown; failure: null }
+  | { shown: null; failure: { type: string; message: string; policy_id: string } };
+
+/**
+ * The output with the applied redactions of `outcomes`, computed in this thread
+ * (see `review_mask.ts` for the bounded way the runtime computes it).
  *
  * @example
  * ```ts
- * import { maskPatterns } from "./review.ts";
- * maskPatterns({ stdout: "key sk-abc" }, ["sk-\\w+"]); // { stdout: "key [REDACTED]" }
+ * import { redactInThread } from "./review.ts";
+ * redactInThread([], "out").shown; // "out"
  * ```
  */
-export function maskPatterns(value: unknown, patterns: readonly string[]): unknown {
-  const res = patterns.map((p) => new RegExp(p, "g"));
-  const walk = (x: unknown): unknown => {
-    if (typeof x === "string") return res.reduce((s, re) => s.replace(re, MASK), x);
-    if (Array.isArray(x)) return x.map(walk);
-    if (typeof x === "object" && x !== null) {
-      return Object.fromEntries(Object.entries(x as Record<string, unknown>).map(([k, v]) => [k, walk(v)]));
+export function redactInThread(outcomes: readonly ReviewOutcome[], output: unknown): Redaction {
+  let shown = output;
+  for (const o of outcomes) {
+    if (o.status !== "applied" || o.verdict?.kind !== "redact") continue;
+    if (o.verdict.text !== undefined) shown = o.verdict.text;
+    if (!o.verdict.patterns?.length) continue;
+    try {
+      shown = maskPatterns(shown, o.verdict.patterns);
+    } catch (e) {
+      return { shown: null, failure: redactionFailure(o.policy.id, e) };
     }
-    return x;
-  };
-  return walk(value);
+  }
+  return { shown, failure: null };
+}
+
+/**
+ * A redaction that could not be computed, as recorded (`type: "review_failed"`).
+ *
+ * @example
+ * ```ts
+ * import { redactionFailure } from "./review.ts";
+ * redactionFailure("P@1", new Error("boom")).type; // "review_failed"
+ * ```
+ */
+export function redactionFailure(policyId: string, e: unknown): { type: string; message: string; policy_id: string } {
+  const name = (e as Error)?.name ?? "Error";
+  const message = String((e as Error)?.message ?? e);
+  return { type: "review_failed", message: `redaction patterns failed (${name}: ${message})`, policy_id: policyId };
 }
 
 /**
@@ -149,6 +180,7 @@ export function combineReviews(
   output: unknown,
   mode: GovernanceMode,
   failurePolicy: FailurePolicy,
+  redaction?: Redaction,
 ): ResultReview {
   const enforced = mode !== "audit";
   const applied = outcomes.filter((o) => o.status === "applied");
@@ -182,17 +214,25 @@ export function combineReviews(
   }
   const redacts = applied.filter((o) => o.verdict!.kind === "redact");
   if (redacts.length > 0) {
-    let shown = output;
-    for (const o of redacts) {
-      const v = o.verdict as Extract<ReviewVerdict, { kind: "redact" }>;
-      if (v.text !== undefined) shown = v.text;
-      if (v.patterns?.length) shown = maskPatterns(shown, v.patterns);
-    }
     const first = redacts[0];
+    const r = enforced ? (redaction ?? redactInThread(redacts, output)) : { shown: output, failure: null };
+    if (r.failure) {
+      // A pattern that could not run (unsafe, timed out, threw) never lets the output through: review_failed.
+      return {
+        ...base,
+        decision: "block",
+        shown: null,
+        reason: `policy ${r.failure.policy_id} asked to redact the result but ${r.failure.message}; ` +
+          "the result is withheld (review_failed)",
+        policy_id: r.failure.policy_id,
+        rule: `review.review_failed:${r.failure.policy_id}`,
+        error: r.failure,
+      };
+    }
     return {
       ...base,
       decision: "redact",
-      shown: enforced ? shown : output,
+      shown: r.shown,
       reason: redacts.map((o) => o.verdict!.advice).join("; "),
       policy_id: first.policy.id,
       rule: `review.redact:${first.policy.id}`,

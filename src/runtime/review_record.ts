@@ -17,6 +17,7 @@ import { boundedValue, limits } from "../store/limits.ts";
 import { displayCommand } from "./core/command.ts";
 import type { Engine } from "./engine.ts";
 import { combineReviews, consultReview, type ResultReview, type ReviewOutcome } from "./review.ts";
+import { redactWithinBounds } from "./review_mask.ts";
 import type { ReviewCounters } from "./summary_builder.ts";
 
 /**
@@ -81,7 +82,10 @@ export async function reviewResult(
     outcomes.push(o);
     eventIds.push(directionEvent(e, step, o, actEventId));
   }
-  const combined = combineReviews(outcomes, result.output ?? null, s.governance, s.failurePolicy);
+  const output = result.output ?? null;
+  // Patterns run where each policy runs (its worker), within the policy timeout: a failure withholds the result.
+  const redaction = s.governance === "audit" ? undefined : await redactWithinBounds(outcomes, output, s.timeoutMs);
+  const combined = combineReviews(outcomes, output, s.governance, s.failurePolicy, redaction);
   const review: RecordedReview = { ...combined, agent_saw: agentSaw(combined, delivery) };
   governanceEvent(e, step, { candidateId, actionId, actEventId }, review, eventIds);
   return review;

@@ -24,8 +24,10 @@ export interface Tokens {
 
 /**
  * Parses `NOEMA_SERVE_TOKEN`: `token` (label `token`), or `label=token`
- * pairs separated by commas. A token shorter than 16 characters or a
- * repeated one is a usage error naming the entry.
+ * pairs separated by commas. An empty entry (`","`, `"a=,"`: say, two unset
+ * variables joined), a token shorter than 16 characters or a repeated one is
+ * a usage error naming the entry: a value that holds no token never leaves
+ * the server open. Only an empty (or blank) text means no token.
  *
  * @example
  * ```ts
@@ -35,8 +37,10 @@ export interface Tokens {
  */
 export function parseTokens(text: string): Tokens {
   const byToken = new Map<string, string>();
-  const entries = text.split(",").map((x) => x.trim()).filter(Boolean);
+  if (text.trim() === "") return { byToken, generated: null };
+  const entries = text.split(",").map((x) => x.trim());
   for (const [i, entry] of entries.entries()) {
+    if (entry === "") throw usage(`NOEMA_SERVE_TOKEN entry ${i + 1} is empty (entries are separated by commas)`);
     const eq = entry.indexOf("=");
     const label = eq < 0 ? "token" : entry.slice(0, eq).trim();
     const token = eq < 0 ? entry : entry.slice(eq + 1).trim();

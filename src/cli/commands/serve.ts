@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { resolveRoot } from "../../store/layout.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 import { generatedTokens, isLoopback, parseTokens, type Tokens } from "../../serve/auth.ts";
 import { createApp } from "../../serve/app.ts";
 import { parseListen, startServer } from "../../serve/server.ts";
@@ -30,11 +31,23 @@ function openBrowser(url: string): void {
   } catch { /* no browser here: the URL is printed */ }
 }
 
-/** The tokens in force: NOEMA_SERVE_TOKEN, else a generated one off loopback, else none. */
+/**
+ * The tokens in force: NOEMA_SERVE_TOKEN, else a generated one off loopback, else none. Never none off
+ * loopback: a server another machine can reach always needs a token.
+ */
 function tokensFor(host: string): Tokens {
   const env = process.env.NOEMA_SERVE_TOKEN;
-  if (env !== undefined && env.trim() !== "") return parseTokens(env);
-  return isLoopback(host) ? parseTokens("") : generatedTokens();
+  const tokens = env !== undefined && env.trim() !== ""
+    ? parseTokens(env)
+    : isLoopback(host)
+    ? parseTokens("")
+    : generatedTokens();
+  if (tokens.byToken.size === 0 && !isLoopback(host)) {
+    throw new NoemaError("usage", `--listen ${host}: an address off loopback needs a token (NOEMA_SERVE_TOKEN)`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
+  return tokens;
 }
 
 /** Registers `noema serve`. */
@@ -63,7 +76,8 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         ["noema serve --store postgres://noema@db/noema", "the fleet's runs, from the shared store's catalog"],
       ) +
         "\nTokens: NOEMA_SERVE_TOKEN holds one token or several label=token pairs separated by commas; the label\n" +
-        "names the decider of an approval. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
+        'names the decider of an approval. An empty entry (",", "a=,") is an error: off loopback, serve never\n' +
+        "starts without a token. Clients send Authorization: Bearer <token>; the login form keeps it\n" +
         "in an HttpOnly cookie. Every request that changes state must come from the app's own origin.\n" +
         "API: GET /api/episodes (as list --json), /api/episodes/<id> (as view --json), /api/episodes/<id>/events\n" +
         "(NDJSON as stored), /api/approvals; POST /api/episodes/<id>/approve|reject {note, resume}.\n" +

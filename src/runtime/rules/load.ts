@@ -36,7 +36,8 @@ export function userRulesPath(): string | null {
 }
 
 /**
- * Reads a rules file (a JSONC rule set) into a layer; a missing file or a bad rule is a located usage error.
+ * Reads a rules file (a JSONC rule set) into a layer; a missing file, one that is not a regular file (a FIFO, a
+ * device, a directory) or a bad rule is a located usage error.
  *
  * @example
  * ```ts
@@ -46,8 +47,18 @@ export function userRulesPath(): string | null {
  */
 export function loadRulesFile(path: string, namedBy?: { file: string; field: string }): RuleLayer {
   const abs = resolve(path);
-  if (!existsSync(abs) || !statSync(abs).isFile()) {
+  if (!existsSync(abs)) {
     throw new NoemaError("not_found", `rules file not found: ${path}`, {
+      ...(namedBy ?? { file: path }),
+      exitCode: EXIT.USAGE,
+    });
+  }
+  // A FIFO, a device or a directory is refused without being opened for a blocking read (the read below opens
+  // it non-blocking and checks again: what is swapped in meanwhile is refused the same way).
+  const st = statSync(abs);
+  if (!st.isFile()) {
+    const kind = st.isFIFO() ? "a FIFO" : st.isDirectory() ? "a directory" : "a device or socket";
+    throw new NoemaError("not_regular", `rules file is not a regular file (${kind})`, {
       ...(namedBy ?? { file: path }),
       exitCode: EXIT.USAGE,
     });

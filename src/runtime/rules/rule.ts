@@ -15,6 +15,8 @@
  * @module
  */
 
+import { matchesNothingProblem } from "./empty_rule.ts";
+
 /** A rule read from its text. */
 export interface ParsedRule {
   /** The text as written. */
@@ -82,6 +84,8 @@ export function ruleProblem(text: string): string | null {
   const spec = t.slice(open + 1, -1).trim();
   if (spec === "") return `empty parentheses: write "${tool}" for every call, or "${tool}(...)" with a pattern`;
   if (tool === "Bash" && spec.includes(":*") && !spec.endsWith(":*")) return '":*" may only end a Bash pattern';
+  const nothing = matchesNothingProblem(tool, spec);
+  if (nothing !== null) return nothing;
   if (tool === "WebFetch" && spec !== "*" && !/^domain:[A-Za-z0-9*.-]+$/.test(spec)) {
     return 'a WebFetch rule takes "domain:example.com"';
   }
