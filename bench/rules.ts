@@ -17,23 +17,13 @@
  * @module
  */
 import process from "node:process";
+import { mulberry32 as prng } from "../tests/helpers/prng.ts";
 import { rulesVerdict } from "../src/runtime/rules/policy.ts";
 import { toLayer } from "../src/runtime/rules/schema.ts";
 import { parseShell } from "../src/runtime/rules/shell.ts";
 import { commandUnits } from "../src/runtime/rules/unwrap.ts";
 import type { PolicyState } from "../src/plugins/api.ts";
 import { type BenchReport, fixed, flag, type Measure, median, runStandalone } from "./lib.ts";
-
-/** A deterministic PRNG (mulberry32), so every run times the same lines. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES: ((r: () => number) => string)[] = [
   (r) => `cd src/module${Math.floor(r() * 100)}`,

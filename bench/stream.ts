@@ -17,6 +17,7 @@ import { Buffer } from "node:buffer";
 import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { mulberry32 as prng } from "../tests/helpers/prng.ts";
 import {
   BENCH_DIR,
   type BenchReport,
@@ -37,18 +38,6 @@ export const RSS_GOAL_MB = 128;
 
 /** Bump when the generator's output changes, so a cached file is rebuilt. */
 const GENERATOR_VERSION = 3;
-
-/** A small deterministic PRNG (mulberry32), so every run benchmarks the same bytes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /** A ULID-shaped id: 10 time characters, then a counter (unique, sorted). */

@@ -25,3 +25,24 @@ export function prng(seed: number): () => number {
     return (x >>> 0) / 2 ** 32;
   };
 }
+
+/**
+ * Numbers in [0, 1) by mulberry32: the generator of the shell-line compositions (`shell_compose.ts`) and of the
+ * benchmarks' inputs, so every run tries the same lines and times the same bytes.
+ *
+ * @example
+ * ```ts
+ * import { mulberry32 } from "./helpers/prng.ts";
+ * mulberry32(37)() === mulberry32(37)(); // true
+ * ```
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
