@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EpisodeCore, validate } from "noema";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
-import { maskPatterns, unsafePatternProblem } from "../src/plugins/mask_patterns.ts";
+import { maskPatterns, unsafePatternProblem } from "../src/runtime/mask_patterns.ts";
 import { cli, REPO } from "./helpers/cli.ts";
 import { CREDENTIALS } from "../plugins/policies/secret-scanner.ts";
 import { tempDir } from "./helpers/tmp.ts";

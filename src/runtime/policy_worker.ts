@@ -31,7 +31,7 @@ import type { PolicyState, ReviewState } from "../plugins/api.ts";
 import { PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { redirectOutput } from "../plugins/plugin_output.ts";
 import { describeThrown } from "../plugins/thrown.ts";
-import { maskPatterns } from "../plugins/mask_patterns.ts";
+import { maskPatterns } from "./mask_patterns.ts";
 
 /**
  * One part of the state as sent: the same as the last one for this key; a

@@ -37,7 +37,7 @@ import {
   policyError,
   PolicyTimeout,
 } from "./direction.ts";
-import { maskPatterns } from "../plugins/mask_patterns.ts";
+import { maskPatterns } from "./mask_patterns.ts";
 import type { FailurePolicy, GovernanceMode } from "./settings.ts";
 
 /** The outcome of one policy's `review`: a direction outcome's fields, with a review verdict and no input diff. */

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { UnsafePattern, unsafePatternProblem } from "../plugins/mask_patterns.ts";
+import { UnsafePattern, unsafePatternProblem } from "./mask_patterns.ts";
 import { callWithTimeout, PolicyTimeout } from "./direction.ts";
 import { redactInThread, type Redaction, redactionFailure, type ReviewOutcome } from "./review.ts";
 

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { MASK } from "../runtime/redact.ts";
+import { MASK } from "./redact.ts";
 
 /** An error about a pattern that cannot be run safely: the result must be withheld. */
 export class UnsafePattern extends Error {
