@@ -19,7 +19,6 @@ import { tempDir } from "./helpers/tmp.ts";
 const tmp = tempDir("noema-rules-diff-");
 after(() => tmp.cleanup());
 
-/** Two real Claude Code sessions of ~110 calls each on a loaded machine: far more than they need. */
 /**
  * A bound for hangs only: two Claude Code sessions of 153 calls each take about 10 s on an idle machine, and over
  * 3.5 minutes beside the whole suite and two busy loops (where a 240 s bound once cut them short).
