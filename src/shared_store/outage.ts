@@ -103,9 +103,21 @@ export class Resubscription {
 
   constructor(readonly store: SharedStore, readonly episodeId: string, readonly wake: () => void) {}
 
+  /**
+   * The callback of a subscription made now: it wakes only while no drop or close came after it. A dropped
+   * subscription whose stop could not reach the store (its connection gone) may be made again by the client's own
+   * reconnection; silenced so, it never wakes the waiter, nor anyone once closed.
+   */
+  #waker(): () => void {
+    const generation = this.#generation;
+    return () => {
+      if (generation === this.#generation) this.wake();
+    };
+  }
+
   /** Subscribes now, waiting for it (the first time: before the waiter first looks, so that it misses nothing). */
   async start(): Promise<void> {
-    this.#stop = await this.store.subscribe(this.episodeId, this.wake);
+    this.#stop = await this.store.subscribe(this.episodeId, this.#waker());
   }
 
   /** After a call that went through: subscribes again, in the background, when the subscription was dropped. */
@@ -113,7 +125,7 @@ export class Resubscription {
     if (this.#stop !== null || this.#making) return;
     this.#making = true;
     const generation = this.#generation;
-    this.store.subscribe(this.episodeId, this.wake).then(
+    this.store.subscribe(this.episodeId, this.#waker()).then(
       (stop) => {
         if (generation === this.#generation) this.#stop = stop;
         else void stop().catch(() => {});
