@@ -65,10 +65,13 @@ export const APP_JS: string = `"use strict";
       if (msg.op === "reload") { es.close(); location.reload(); return; }
       var el = msg.target && document.getElementById(msg.target);
       if (!el) return;
+      // A row picked with j/k keeps its focus when the table is drawn again (else Enter would open nothing).
+      var picked = at >= 0 && el.contains(document.activeElement);
       if (msg.op === "html") el.innerHTML = msg.html;
       else if (msg.op === "append") el.insertAdjacentHTML("beforeend", msg.html);
       var count = msg.count && document.getElementById(msg.count.target);
       if (count) count.textContent = msg.count.text;
+      if (picked) select(at);
     };
     window.addEventListener("pagehide", function () { es.close(); });
   }
