@@ -205,9 +205,8 @@ describe("a policy that ends the process does not let the call run", () => {
 });
 
 /** Runs the hook with a stdin pipe that is written `input` and never closed; resolves when the hook exits. */
-function hookOpenStdin(root: string, input: string, env: Record<string, string>): Promise<Hook & { ms: number }> {
+function hookOpenStdin(root: string, input: string, env: Record<string, string>): Promise<Hook> {
   return new Promise((resolve, reject) => {
-    const t0 = Date.now();
     const child = spawn(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", exiter], {
       cwd: tmp.path,
       env: { ...process.env, ...env },
@@ -223,7 +222,7 @@ function hookOpenStdin(root: string, input: string, env: Record<string, string>)
     child.on("close", (code) => {
       clearTimeout(timer);
       child.stdin!.destroy();
-      resolve({ code, out, err, ms: Date.now() - t0 });
+      resolve({ code, out, err });
     });
   });
 }
@@ -253,9 +252,8 @@ describe("a stdin that never closes", () => {
         NOEMA_HOOK_STDIN_IDLE_MS: "600000",
         NOEMA_HOOK_STDIN_MAX_MS: "600000",
       });
+      // Bounds of 10 minutes: a hook that waited for them is killed after 60 s (no exit code), which fails this.
       assert.equal(whole.code, 0, whole.err);
-      // Bounds of 10 minutes: an answer within the test's timeout did not wait for them.
-      assert.ok(whole.ms < 110_000, `answered without waiting for the bounds (${whole.ms} ms)`);
     });
   }
 
