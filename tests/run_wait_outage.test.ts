@@ -9,14 +9,15 @@
  * real noema processes.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { runChild } from "./helpers/child.ts";
-import { cli, cliCommand } from "./helpers/cli.ts";
+import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { row } from "./helpers/store_rows.ts";
@@ -379,4 +380,44 @@ describe("noema approvals and the decisions the store holds", () => {
     return Promise.resolve(pathToFileURL(d.path).href);
   });
   approvalsListing("PostgreSQL", async () => (await startPostgres()).createDatabase(), { skip });
+});
+
+describe("a wait survives the database client's stray errors, and only those", () => {
+  // What the client does when a connection closes with bytes still queued (under Deno, the cleared immediate fires):
+  // its `nextWrite` writes to the socket it set to null. The wait must go on; any other uncaught error still ends it.
+  const script = (thrown: string) => `
+    import { ridingOutStrayErrors } from ${
+    JSON.stringify(pathToFileURL(join(REPO, "src", "shared_store", "outage.ts")).href)
+  };
+    const got = await ridingOutStrayErrors(() => new Promise((resolve) => {
+      setImmediate(function nextWrite() { ${thrown} });
+      setTimeout(() => resolve("waited on"), 200);
+    }));
+    console.log(got);
+  `;
+  const runScript = (thrown: string) => {
+    const d = tempDir("noema-stray-");
+    try {
+      const file = join(d.path, "stray.ts");
+      writeFileSync(file, script(thrown));
+      const [exe] = cliCommand();
+      const args = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), file] : [file];
+      return spawnSync(exe, args, { encoding: "utf8", timeout: 60_000 });
+    } finally {
+      d.cleanup();
+    }
+  };
+
+  test("a write to a closed connection from the client's nextWrite: the wait goes on", () => {
+    const r = runScript("const socket = null; socket.write(Buffer.from('x'));");
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "waited on");
+  });
+
+  test("any other uncaught error still ends the process, as without the guard", () => {
+    const r = runScript("throw new RangeError('a bug of ours: cannot write')");
+    // Deno ends at once; Bun, as it does with any uncaught error, finishes the event loop and exits 1.
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /a bug of ours/);
+  });
 });

@@ -205,11 +205,24 @@ const STRAY_CODES = new Set([
 ]);
 
 /**
+ * Whether `e` is the database client's write to a connection it has just
+ * closed: `postgres` flushes its buffered bytes from a `setImmediate` that
+ * its close handler clears, and under Deno a cleared immediate of the batch
+ * already running still fires, so it writes to a socket it has set to null
+ * (a TypeError thrown from its `nextWrite`, uncaught). That connection is
+ * closed and reconnects; a query on it fails as an outage would.
+ */
+function isStrayWrite(e: unknown): boolean {
+  return e instanceof TypeError && /\bnextWrite\b/.test(e.stack ?? "") && /write/.test(e.message);
+}
+
+/**
  * Runs `work` (a wait that rides out outages) so that a connection error the
  * database client leaves in a promise nobody awaits (its own reconnection
- * of a subscription, under Deno) does not end the process: the wait learns
- * of the outage from its own calls. Any other unhandled rejection is thrown
- * on, as without this.
+ * of a subscription, under Deno), or throws from a write to a connection it
+ * has closed (see {@link isStrayWrite}), does not end the process: the wait
+ * learns of the outage from its own calls. Any other unhandled rejection or
+ * uncaught exception is thrown on, as without this.
  *
  * @example
  * ```ts
@@ -221,10 +234,20 @@ export async function ridingOutStrayErrors<T>(work: () => Promise<T>): Promise<T
   const stray = (e: unknown) => {
     if (!STRAY_CODES.has(String((e as { code?: unknown })?.code))) throw e;
   };
+  const strayWrite = (e: unknown) => {
+    if (isStrayWrite(e)) return;
+    // Not ours: thrown again with this listener gone, it ends the process as it would have.
+    process.off("uncaughtException", strayWrite);
+    setImmediate(() => {
+      throw e;
+    });
+  };
   process.on("unhandledRejection", stray);
+  process.on("uncaughtException", strayWrite);
   try {
     return await work();
   } finally {
     process.off("unhandledRejection", stray);
+    process.off("uncaughtException", strayWrite);
   }
 }
