@@ -196,6 +196,31 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     },
   );
 
+  test("a claude that cannot log in: the episode's error and the CLI say Claude Code's own reason", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const s = await base([{ text: "never asked" }]);
+    try {
+      // No API key and an empty HOME: Claude Code has no credentials (the model server stays local all the same).
+      const env = { ...s.env, ANTHROPIC_API_KEY: "" };
+      const args = ["run", "say hi", "--using", "claude-code", "--workspace", s.box.workspace, "--root", s.box.root];
+      const r = await noemaCli(args, env, s.box.workspace);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(
+        r.stdout + r.stderr,
+        /ClaudeExit: claude exited 1 \(api_error\): Not logged in · Please run \/login/,
+      );
+      const json = await noemaCli([...args, "--json"], env, s.box.workspace);
+      const out = JSON.parse(json.stdout);
+      assert.match(out.error.message, /Not logged in · Please run \/login/);
+      const state = JSON.parse(readFileSync(join(out.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.outcomes.error, out.error, "the episode records the same reason");
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
   test("garbage on the hook's stdin blocks the call (exit 2)", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([]);
     try {

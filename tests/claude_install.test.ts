@@ -2,7 +2,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { runChild } from "./helpers/child.ts";
 import { join } from "node:path";
@@ -17,41 +17,80 @@ const fixture = (name: string) => readFileSync(join(REPO, "tests", "fixtures", "
 describe("noema install-hooks claude-code", () => {
   const project = join(tmp.path, "proj");
   const settings = join(project, ".claude", "settings.json");
+  const local = join(project, ".claude", "settings.local.json");
   const original = '{\n  // my rules\n  "permissions": { "allow": ["Bash(ls)"] },\n' +
     '  "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "my-check" }] }] }\n}\n';
 
-  test("installs next to the user's own hooks, keeps the rest, and is idempotent", () => {
+  test("by default into this machine's .claude/settings.local.json; the shared settings.json is untouched", () => {
     mkdirSync(join(project, ".claude"), { recursive: true });
     writeFileSync(settings, original);
     const first = cli(["install-hooks", "claude-code", "--project"], { cwd: project });
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /settings\.local\.json: noema hook claude-code registered for UserPromptSubmit/);
+    assert.equal(readFileSync(settings, "utf8"), original, "the team's file is not touched");
+    const text = readFileSync(local, "utf8");
+    const command = parse(text).hooks.PreToolUse[0].hooks[0].command;
+    assert.match(command, / hook claude-code$/);
+    assert.doesNotMatch(command, /^npx /, "this machine's own noema");
+    const again = cli(["install-hooks", "claude-code"], { cwd: project });
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /already installed; nothing changed/);
+    assert.equal(readFileSync(local, "utf8"), text);
+  });
+
+  test("--shared installs next to the user's own hooks with a portable command, keeps the rest, and is idempotent", () => {
+    mkdirSync(join(project, "policies"), { recursive: true });
+    writeFileSync(join(project, "policies", "p.ts"), 'export default { name: "P", version: "1", advise() {} };\n');
+    const first = cli(["install-hooks", "claude-code", "--shared", "--policy", join(project, "policies", "p.ts")], {
+      cwd: project,
+    });
     assert.equal(first.code, 0, first.stderr);
     assert.match(
       first.stdout,
       /registered for UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied, PermissionRequest, Stop/,
     );
+    assert.match(first.stdout, /settings\.local\.json registers noema's hook too/, "two registrations would both run");
     const text = readFileSync(settings, "utf8");
     assert.match(text, /\/\/ my rules/, "comments survive");
     const value = parse(text);
     assert.deepEqual(value.permissions, { allow: ["Bash(ls)"] });
     assert.equal(value.hooks.PreToolUse.length, 2);
     assert.equal(value.hooks.PreToolUse[0].hooks[0].command, "my-check");
-    assert.match(value.hooks.PreToolUse[1].hooks[0].command, / hook claude-code$/);
+    assert.equal(
+      value.hooks.PreToolUse[1].hooks[0].command,
+      "npx --no-install noema hook claude-code --policy policies/p.ts || exit 2",
+      "no path into this clone: the project's noema and a project-relative policy",
+    );
     assert.equal(value.hooks.PreToolUse[1].matcher, "*");
     assert.equal(value.hooks.Stop[0].matcher, undefined);
-    const again = cli(["install-hooks", "claude-code"], { cwd: project });
-    assert.equal(again.code, 0);
+    const again = cli(["install-hooks", "claude-code", "--shared"], { cwd: project });
+    assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /already installed; nothing changed/);
     assert.equal(readFileSync(settings, "utf8"), text);
+    // A policy a teammate's machine would not have is refused, and nothing changes.
+    writeFileSync(join(tmp.path, "outside.ts"), 'export default { name: "O", version: "1", advise() {} };\n');
+    const outside = cli(["install-hooks", "claude-code", "--shared", "--policy", join(tmp.path, "outside.ts")], {
+      cwd: project,
+    });
+    assert.equal(outside.code, 2, outside.stdout);
+    assert.match(outside.stderr, /outside\.ts: outside the project/);
+    assert.equal(readFileSync(settings, "utf8"), text);
+    assert.equal(cli(["install-hooks", "claude-code", "--shared", "--user"], { cwd: project }).code, 2);
   });
 
-  test("--uninstall removes only noema's entries", () => {
-    const r = cli(["install-hooks", "claude-code", "--uninstall", "--json"], { cwd: project });
+  test("--uninstall removes only noema's entries, and a settings file it leaves empty", () => {
+    const r = cli(["install-hooks", "claude-code", "--shared", "--uninstall", "--json"], { cwd: project });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).removed.length, 8);
     const value = parse(readFileSync(settings, "utf8"));
     assert.deepEqual(Object.keys(value.hooks), ["PreToolUse"]);
     assert.equal(value.hooks.PreToolUse[0].hooks[0].command, "my-check");
     assert.match(readFileSync(settings, "utf8"), /\/\/ my rules/);
+    const gone = cli(["install-hooks", "claude-code", "--uninstall"], { cwd: project });
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.match(gone.stdout, /file removed/);
+    assert.equal(existsSync(local), false, "settings.local.json held only noema's hooks: removed");
+    assert.ok(existsSync(settings), "the file with the user's own settings stays");
   });
 
   test("--user writes ~/.claude/settings.json; a broken settings file is refused (exit 2)", () => {
@@ -171,8 +210,8 @@ export default class NoLs extends DirectedIntuition {
       encoding: "utf8",
     });
     assert.equal(installed.status, 0, installed.stderr);
-    const command = parse(readFileSync(join(project, ".claude", "settings.json"), "utf8")).hooks.PreToolUse[0].hooks[0]
-      .command;
+    const command =
+      parse(readFileSync(join(project, ".claude", "settings.local.json"), "utf8")).hooks.PreToolUse[0].hooks[0].command;
     assert.match(command, /--no-env-file --no-install --config=/);
     const call = (id: string) =>
       runChild("sh", ["-c", command], {
@@ -213,14 +252,19 @@ describe("install-hooks again keeps what is registered; policies are checked fir
     const print = cli(["install-hooks", "gemini", "--print"], { cwd: project });
     assert.equal(print.code, 0, print.stderr);
     const registered = command(join(".gemini", "settings.json"));
-    assert.match(registered, /hook gemini --policy \S*p\.ts --print$/, "the policy is kept");
-    assert.match(print.stdout, new RegExp(`command: .*hook gemini --policy \\S*p\\.ts --print`));
+    // The project's .gemini/settings.json is the team's: the portable command, the policy relative to the project.
+    assert.equal(
+      registered,
+      "npx --no-install noema hook gemini --policy p.ts --print || exit 2",
+      "the policy is kept",
+    );
+    assert.match(print.stdout, new RegExp(`command: .*hook gemini --policy p\\.ts --print`));
     const again = cli(["install-hooks", "gemini"], { cwd: project });
     assert.match(again.stdout, /already installed; nothing changed/);
     assert.equal(command(join(".gemini", "settings.json")), registered, "installing again keeps it all");
     const none = cli(["install-hooks", "gemini", "--no-policy", "--no-print"], { cwd: project });
     assert.equal(none.code, 0, none.stderr);
-    assert.match(command(join(".gemini", "settings.json")), /hook gemini$/);
+    assert.equal(command(join(".gemini", "settings.json")), "npx --no-install noema hook gemini || exit 2");
     assert.match(none.stdout, /ungoverned: recorded only/);
   });
 
@@ -251,5 +295,56 @@ describe("install-hooks again keeps what is registered; policies are checked fir
     const local = cli(["install-hooks", "claude-code"], { cwd: dir });
     assert.equal(local.code, 2, local.stdout);
     assert.match(local.stderr, /local\.ts: .*line 1/);
+  });
+});
+
+describe("install-hooks --shared: the registered command works on a teammate's clone", () => {
+  test("through the clone's own noema (npx --no-install), policies found in the project; no noema blocks", {
+    timeout: 120_000,
+  }, async () => {
+    const mine = join(tmp.path, "shared-mine");
+    const theirs = join(tmp.path, "shared-theirs");
+    const bare = join(tmp.path, "shared-bare");
+    const deny = `export default { name: "NoLs", version: "1", advise(s) {
+  if (String(s.action.command).startsWith("ls")) return { kind: "veto", advice: "no ls here", confidence: 1 };
+} };
+`;
+    for (const dir of [mine, theirs, bare]) {
+      mkdirSync(join(dir, "policies"), { recursive: true });
+      writeFileSync(join(dir, "package.json"), '{ "name": "proj", "private": true }\n');
+      writeFileSync(join(dir, "policies", "deny.ts"), deny);
+    }
+    const installed = cli(["install-hooks", "claude-code", "--shared", "--policy", "policies/deny.ts"], { cwd: mine });
+    assert.equal(installed.code, 0, installed.stderr);
+    // The teammate's clone: the committed settings, and noema installed as the project's dependency (npm ci).
+    mkdirSync(join(theirs, ".claude"));
+    writeFileSync(join(theirs, ".claude", "settings.json"), readFileSync(join(mine, ".claude", "settings.json")));
+    mkdirSync(join(theirs, "node_modules", ".bin"), { recursive: true });
+    symlinkSync(REPO, join(theirs, "node_modules", "noema"));
+    symlinkSync(join("..", "noema", "bin", "noema.mjs"), join(theirs, "node_modules", ".bin", "noema"));
+    const command = parse(readFileSync(join(theirs, ".claude", "settings.json"), "utf8")).hooks.PreToolUse[0]
+      .hooks[0].command;
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("NOEMA_")) env[k] = v;
+    // Never the registry: npx finds the local bin, or fails.
+    Object.assign(env, { npm_config_offline: "true", NOEMA_HOOK_SERVER: "0", npm_config_update_notifier: "false" });
+    const call = (cwd: string) =>
+      runChild("sh", ["-c", command], {
+        cwd,
+        env,
+        input: JSON.stringify({ ...JSON.parse(fixture("PreToolUse_Bash")), cwd, tool_input: { command: "ls -la" } }),
+        timeoutMs: 60_000,
+      });
+    const r = await call(theirs);
+    assert.equal(r.code, 0, r.stderr);
+    const answer = JSON.parse(r.stdout).hookSpecificOutput;
+    assert.equal(answer.permissionDecision, "deny", r.stdout);
+    assert.match(answer.permissionDecisionReason, /no ls here/);
+    assert.ok(existsSync(join(theirs, ".noema", "episodes")), "recorded in the teammate's project");
+    // A clone where noema is not installed: the call is blocked (exit 2), not let through ungoverned.
+    mkdirSync(join(bare, ".claude"));
+    writeFileSync(join(bare, ".claude", "settings.json"), readFileSync(join(mine, ".claude", "settings.json")));
+    const blocked = await call(bare);
+    assert.equal(blocked.code, 2, blocked.stdout);
   });
 });

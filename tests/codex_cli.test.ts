@@ -267,6 +267,6 @@ describe("noema hook codex (real Codex CLI, scripted model)", { skip }, () => {
     const env = { HOME: s.box.home, CODEX_HOME: s.box.codexHome };
     const r = cli(["install-hooks", "codex", "--user", "--uninstall"], { env });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(readFileSync(hooksFile, "utf8")), {});
+    assert.equal(existsSync(hooksFile), false, "a hooks file holding only noema's hooks is removed with them");
   });
 });

@@ -238,26 +238,36 @@ describe("an interactive session's hook waits for a decision made on another mac
     }
   });
 
-  test("install-hooks claude-code --wait 10m registers the wait and a hook timeout longer than it", () => {
+  test("install-hooks claude-code --wait 10m registers the wait and a hook timeout longer than it; no store: exit 2", () => {
     const a = tempDir();
     try {
+      const local = join(a.path, ".claude", "settings.local.json");
+      const lone = cli(["install-hooks", "claude-code", "--wait", "10m"], {
+        cwd: a.path,
+        env: { NOEMA_STORE: undefined },
+      });
+      assert.equal(lone.code, 2, lone.stdout);
+      assert.match(lone.stderr, /--wait: no shared store is configured/);
+      assert.ok(!existsSync(join(a.path, ".claude")), "nothing registered");
+      const env = { NOEMA_STORE: `file://${join(a.path, "store")}` };
       const r = cli(["install-hooks", "claude-code", "--wait", "10m", "--approval-timeout", "abort", "--json"], {
         cwd: a.path,
+        env,
       });
       assert.equal(r.code, 0, r.stderr);
-      const settings = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      const settings = JSON.parse(readFileSync(local, "utf8"));
       const pre = settings.hooks.PreToolUse[0].hooks[0];
       assert.match(pre.command, / hook claude-code .*--wait 10m --approval-timeout abort/);
       assert.ok(pre.timeout > 600, `timeout ${pre.timeout} s`);
       // Installing again keeps it; --no-wait removes it.
-      assert.equal(cli(["install-hooks", "claude-code"], { cwd: a.path }).code, 0);
-      const kept = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      assert.equal(cli(["install-hooks", "claude-code"], { cwd: a.path, env }).code, 0);
+      const kept = JSON.parse(readFileSync(local, "utf8"));
       assert.match(kept.hooks.PreToolUse[0].hooks[0].command, /--wait 10m/);
-      assert.equal(cli(["install-hooks", "claude-code", "--no-wait"], { cwd: a.path }).code, 0);
-      const none = JSON.parse(readFileSync(join(a.path, ".claude", "settings.json"), "utf8"));
+      assert.equal(cli(["install-hooks", "claude-code", "--no-wait"], { cwd: a.path, env }).code, 0);
+      const none = JSON.parse(readFileSync(local, "utf8"));
       assert.doesNotMatch(none.hooks.PreToolUse[0].hooks[0].command, /--wait/);
       assert.equal(none.hooks.PreToolUse[0].hooks[0].timeout, undefined);
-      assert.equal(cli(["install-hooks", "codex", "--wait", "10m"], { cwd: a.path }).code, 2);
+      assert.equal(cli(["install-hooks", "codex", "--wait", "10m"], { cwd: a.path, env }).code, 2);
       assert.ok(!existsSync(join(a.path, ".codex", "hooks.json")));
       writeFileSync(join(a.path, "x"), "");
     } finally {

@@ -551,6 +551,40 @@ describe("a collector that fails never harms a run", () => {
     );
   }
 
+  it(
+    "down, and a run too short for the export's retries: said once on stderr and recorded all the same",
+    T,
+    async () => {
+      const receiver = await startOtlpReceiver();
+      await receiver.close(); // nothing listens on its port
+      const errFile = join(tmp.path, "err-short.txt");
+      const short = tmp.file(
+        "short.jsonc",
+        JSON.stringify({
+          task: "one step",
+          using: "shell",
+          steps: [{ kind: "act", description: "one", inputs: { command: "echo one" } }],
+        }),
+      );
+      // As a user runs it: the end of the run does not wait for the export (the default), which hands over.
+      const r = await noema(["--otel", receiver.url, "run", short, "--json"], { NOEMA_OTEL_FLUSH_MS: "" }, errFile);
+      const stderr = readFileSync(errFile, "utf8");
+      assert.equal(r.code, 0, stderr + r.stdout);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.status, "ok");
+      assert.equal(
+        stderr.match(/OpenTelemetry export to \S+\/v1\/traces failed: /g)?.length,
+        1,
+        `said once: ${stderr}`,
+      );
+      const notes = events(out.episode_dir).filter((e) => e.event_type === "otel.unavailable");
+      assert.equal(notes.length, 1, "recorded once as a runtime event");
+      assert.match(String(notes[0].payload.error), /ECONNREFUSED/);
+      const v = await noema(["validate", out.episode_dir]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+    },
+  );
+
   it("export otel to a receiver that rejects: exit 1 with the reason; no collector: exit 2", T, async () => {
     const bad = await startOtlpReceiver(() => ({ status: 400 }));
     try {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { cli, cliCommand } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -232,5 +232,76 @@ describe("bad rules are located errors at load, and at install-hooks", () => {
     const ok = good.run(["install-hooks", "claude-code"], { HOME: home });
     assert.equal(ok.code, 0, ok.stderr);
     assert.doesNotMatch(ok.stdout, /ungoverned/);
+  });
+});
+
+describe("rules import Claude Code's own permission rules (rules.import)", () => {
+  const claudeSettings = '{\n  // the team\'s Claude Code settings\n  "model": "sonnet",\n  "permissions": {\n' +
+    '    "deny": ["Bash(git push:*)"],\n    "allow": ["Bash(echo:*)"],\n    "defaultMode": "default",\n  },\n}\n';
+
+  test("a deny in .claude/settings.json blocks the shell command of a run; noema rules lists where it came from", () => {
+    const p = project({ rules: { import: ".claude/settings.json" } });
+    mkdirSync(join(p.dir, ".claude"));
+    writeFileSync(join(p.dir, ".claude", "settings.json"), claudeSettings);
+    const r = p.run(["run", "task.jsonc", "--json"]);
+    assert.equal(r.code, 3, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.status, "vetoed");
+    assert.match(JSON.stringify(out.blocked), /denied by rule \\"Bash\(git push:\*\)\\"/);
+    const events = readFileSync(join(out.episode_dir, "events.jsonl"), "utf8").trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    const acts = events.filter((e) => e.phase === "act");
+    assert.deepEqual(acts.map((e) => e.payload.result_status), ["ok", "skipped"]);
+    const [imported] = events[0].payload.settings.rules;
+    assert.equal(imported.source, join(p.dir, ".claude", "settings.json"), "recorded with where it came from");
+    assert.equal(imported.field, "permissions");
+    assert.deepEqual(imported.rules.map((r: { field: string }) => r.field), [
+      "permissions.deny[0]",
+      "permissions.allow[0]",
+    ]);
+    const listed = JSON.parse(p.run(["rules", "--json"]).stdout);
+    assert.match(JSON.stringify(listed), /\.claude\/settings\.json/);
+    // Through Claude Code's hook too: the same deny answers the call.
+    const call = JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "claude", "PreToolUse_Bash.json"), "utf8"));
+    const input = JSON.stringify({ ...call, cwd: p.dir, tool_input: { command: "git push origin main" } });
+    const hook = cli(["hook", "claude-code", "--root", join(p.dir, ".noema")], {
+      cwd: p.dir,
+      env: { NOEMA_USER_RULES: "", NOEMA_HOOK_SERVER: "0" },
+      input,
+    });
+    assert.equal(hook.code, 0, hook.stderr);
+    const answer = JSON.parse(hook.stdout).hookSpecificOutput;
+    assert.equal(answer.permissionDecision, "deny");
+    assert.match(answer.permissionDecisionReason, /denied by rule "Bash\(git push:\*\)"/);
+  });
+
+  test("the imported set and noema.jsonc's rules: the strictest answer wins", () => {
+    // noema.jsonc denies every echo; the import's allow of echo lifts nothing. The import's deny holds.
+    const p = project({ rules: { import: ".claude/settings.json", deny: ["Bash(echo:*)"] } });
+    mkdirSync(join(p.dir, ".claude"));
+    writeFileSync(join(p.dir, ".claude", "settings.json"), claudeSettings);
+    const echo = JSON.parse(p.run(["rules", "test", "--command", "echo hi"]).stdout);
+    assert.equal(echo.effect, "deny");
+    const push = p.run(["rules", "test", "--command", "git push origin main"]);
+    assert.equal(push.code, 3);
+    assert.match(JSON.parse(push.stdout).advice, /Bash\(git push:\*\)/);
+    assert.equal(p.run(["rules", "test", "--command", "ls"]).code, 0);
+  });
+
+  test("a missing settings file or a rule noema cannot read is a located error (exit 2)", () => {
+    const p = project({ rules: { import: ".claude/settings.json" } });
+    const missing = p.run(["run", "task.jsonc"]);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /noema\.jsonc: rules\.import: Claude Code settings file to import not found: .*\.claude\/settings\.json/,
+    );
+    assert.equal(existsSync(join(p.dir, ".noema", "episodes")), false, "nothing ran");
+    mkdirSync(join(p.dir, ".claude"));
+    writeFileSync(join(p.dir, ".claude", "settings.json"), '{\n  "permissions": {\n    "deny": ["bash(ls)"]\n  }\n}\n');
+    const bad = p.run(["run", "task.jsonc"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /settings\.json:3: permissions\.deny\[0\]: .*did you mean "Bash"/);
   });
 });

@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli } from "./helpers/cli.ts";
@@ -180,6 +181,39 @@ describe("pages and API", () => {
     const page = await (await get(`/episodes/${rejectMe}`)).text();
     assert.match(page, /not on a friday/);
   });
+});
+
+describe("serve --open on a machine with no browser", () => {
+  /** Waits (bounded: a hang, not a speed) until the server's stderr matches. */
+  const said = async (t: Served, re: RegExp) => {
+    for (let i = 0; i < 600 && !re.test(t.stderr()); i++) await new Promise((r) => setTimeout(r, 50));
+    return t.stderr();
+  };
+  const headless = { DISPLAY: undefined, WAYLAND_DISPLAY: undefined, BROWSER: undefined };
+  for (
+    const [name, env, why] of [
+      ["the opener finds no browser (xdg-open, no display)", headless, /xdg-open exited \d+/],
+      ["there is no opener at all", { ...headless, PATH: tmp.path }, /xdg-open: not found/],
+    ] as const
+  ) {
+    test(
+      `${name}: it says so on stderr, once, and serves on`,
+      { skip: process.platform !== "linux", timeout: 60_000 },
+      async () => {
+        const t = await startServe(root, { args: ["--open"], env });
+        try {
+          const stderr = await said(t, /--open: no browser/);
+          assert.match(stderr, /noema serve: --open: no browser could be opened here \(/);
+          assert.match(stderr, why);
+          assert.match(stderr, new RegExp(`open ${t.url.replace(/[.]/g, "\\.")} yourself`));
+          assert.equal(stderr.match(/no browser/g)?.length, 1);
+          assert.equal((await fetch(new URL("api/episodes", t.url))).status, 200, "still serving");
+        } finally {
+          await t.stop();
+        }
+      },
+    );
+  }
 });
 
 describe("tokens and read-only", () => {

@@ -115,6 +115,36 @@ for (const b of backends) {
       }
     });
 
+    test("an empty list over the store names the store and the project, not the local root", () => {
+      const url = b.fresh();
+      const a = tempDir();
+      try {
+        assert.equal(cli(["store", "init", "--store", url]).code, 0);
+        const env = { NOEMA_STORE: url, NOEMA_PROJECT: undefined };
+        // Local episodes that the store does not hold: what the local root has is not what the store lists.
+        const local = cli(["--root", a.path, "run", "Say hello", "--json"], {
+          env: { NOEMA_STORE: undefined },
+          cwd: a.path,
+        });
+        assert.equal(local.code, 0, local.stderr);
+        for (const json of [[], ["--json"]]) {
+          const none = cli(["--root", a.path, "list", "--project", "nobody", ...json], { env, cwd: a.path });
+          assert.equal(none.code, 0, none.stderr);
+          assert.match(none.stderr, /^noema: no episodes in the shared store \S+ \(project nobody\)$/m);
+          assert.doesNotMatch(none.stderr, new RegExp(a.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+        }
+        const filtered = cli(["--root", a.path, "list", "--status", "vetoed", "--all-projects"], { env, cwd: a.path });
+        assert.equal(filtered.code, 0, filtered.stderr);
+        assert.match(
+          filtered.stderr,
+          /^noema: no episode in the shared store \S+ matches the filters: --status vetoed$/m,
+        );
+        if (b.name === "files") assert.ok(filtered.stderr.includes(url), "the store's own location");
+      } finally {
+        a.cleanup();
+      }
+    });
+
     test("names are checked where they come from; --project and --all-projects exclude each other", () => {
       const url = b.fresh();
       const w = tempDir();

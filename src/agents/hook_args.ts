@@ -71,6 +71,7 @@ export function parseHookArgs(command: string, agent: string): HookArgs | null {
   const tail = words.slice(at + 2);
   for (let i = 0; i < tail.length; i++) {
     const w = tail[i];
+    if (w === "||") break; // a portable registration's `|| exit 2`
     if (w === "--policy" && i + 1 < tail.length) args.policies.push(tail[++i]);
     else if (w.startsWith("--policy=")) args.policies.push(w.slice("--policy=".length));
     else if (w === "--print") args.print = true;

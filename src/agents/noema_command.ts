@@ -66,3 +66,19 @@ export function bunIsolationFlags(): string[] {
 export function noemaCommand(args: readonly string[]): string {
   return [...noemaArgv(), ...args].map(shellQuote).join(" ");
 }
+
+/**
+ * The portable shell command for `noema <args…>`, for a settings file a team shares: the project's own noema
+ * through `npx --no-install noema` (never a path into one clone), and `|| exit 2` so that a machine where noema is
+ * not installed blocks the call (an agent takes any other failing exit code as "go ahead") instead of letting it
+ * through ungoverned.
+ *
+ * @example
+ * ```ts
+ * import { portableNoemaCommand } from "./noema_command.ts";
+ * portableNoemaCommand(["hook", "claude-code"]); // "npx --no-install noema hook claude-code || exit 2"
+ * ```
+ */
+export function portableNoemaCommand(args: readonly string[]): string {
+  return `${["npx", "--no-install", "noema", ...args].map(shellQuote).join(" ")} || exit 2`;
+}

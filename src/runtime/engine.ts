@@ -919,6 +919,7 @@ export class Engine {
     this.#settleStatus();
     if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
+    await this.s.notices?.settle?.(); // e.g. the look at the OpenTelemetry collector: recorded before the end
     const outcome = computeOutcome(this.adapterResult, verification);
     if (verification.provided) this.#verifyEvent(verification, outcome);
     this.#reflect(outcome);

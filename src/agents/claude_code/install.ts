@@ -2,14 +2,15 @@
  * Installing noema's hook into a Claude Code settings file (for people who
  * use Claude Code interactively): adds or removes one `command` hook per
  * event, leaving the rest of the file (other hooks, permissions, comments,
- * formatting) as it was. Idempotent: installing twice changes nothing.
+ * formatting) as it was. Idempotent: installing twice changes nothing. An
+ * uninstall that leaves the file an empty object removes the file.
  * Codex's `hooks.json` and Gemini CLI's `settings.json` have the same
  * `hooks` shape, so they are edited the same way (`agent` names whose
  * `noema hook <agent>` entries are noema's).
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { applyEdits, type FormattingOptions, modify, parse, type ParseError } from "jsonc-parser";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { writeFileAtomic } from "../../store/atomic.ts";
@@ -24,6 +25,8 @@ export interface InstallChange {
   removed: string[];
   /** Whether the file was written. */
   written: boolean;
+  /** Whether an uninstall removed the file, left with nothing but noema's entries before (`{}` after). */
+  deleted?: boolean;
 }
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
@@ -31,6 +34,10 @@ function isOurs(group: HookGroup, agent: string): boolean {
   const ours = new RegExp(`(^|\\s)hook\\s+${agent.replace(/[^a-z-]/g, "")}(\\s|$)`);
   return Array.isArray(group?.hooks) && group.hooks.length > 0 &&
     group.hooks.every((h) => typeof h?.command === "string" && ours.test(h.command));
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 }
 
 function readSettings(path: string): { text: string; value: Record<string, unknown> } {
@@ -109,6 +116,10 @@ export function installHooks(
     if (left && Object.keys(left).length === 0) {
       text = applyEdits(text, modify(text, ["hooks"], undefined, { formattingOptions: FORMAT }));
     }
+  }
+  if (options.uninstall && change.removed.length > 0 && isEmptyObject(parse(text))) {
+    unlinkSync(path); // a file holding only noema's hooks goes with them
+    return { ...change, written: true, deleted: true };
   }
   if (change.added.length > 0 || change.removed.length > 0) {
     writeFileAtomic(path, text.endsWith("\n") ? text : `${text}\n`);

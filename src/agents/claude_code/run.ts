@@ -106,8 +106,12 @@ export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
     return { adapter_result: "error", error: { type: "Aborted", message: "the run was interrupted" } };
   }
   if (r.code !== 0 || r.json === null) {
-    const why = r.stderr.split("\n").slice(-3).join(" ").slice(0, 500) || `exit code ${r.code}`;
-    return { adapter_result: "error", error: { type: "ClaudeExit", message: `claude exited ${r.code}: ${why}` } };
+    // Claude Code's own reason, where it gave one: its result text (`Not logged in · Please run /login`, an API
+    // error), else the tail of its stderr.
+    const tail = r.stderr.split("\n").slice(-3).join(" ");
+    const why = (result.trim() || tail).slice(0, 500) || `exit code ${r.code}`;
+    const at = reason !== null && reason !== "completed" ? ` (${reason})` : "";
+    return { adapter_result: "error", error: { type: "ClaudeExit", message: `claude exited ${r.code}${at}: ${why}` } };
   }
   if (r.json.is_error === true || (reason !== null && reason !== "completed")) {
     return {

@@ -9,26 +9,18 @@
  */
 import { Option } from "@commander-js/extra-typings";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import process from "node:process";
 import { installHooks, registeredCommand } from "../../agents/claude_code/install.ts";
 import { mergeHookArgs, parseHookArgs } from "../../agents/hook_args.ts";
 import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
 import { userRuleLayers } from "../../runtime/rules/load.ts";
 import { NoemaError } from "../../errors.ts";
-import { hookCommand, type HookGroup, hookSettings, INSTALL_EVENTS } from "../../agents/claude_code/settings.ts";
-import {
-  CODEX_INSTALL_EVENTS,
-  codexHookCommand,
-  codexHookSettings,
-  codexHooksPath,
-} from "../../agents/codex/settings.ts";
-import {
-  GEMINI_INSTALL_EVENTS,
-  geminiHookCommand,
-  geminiHookSettings,
-  geminiSettingsPath,
-} from "../../agents/gemini/settings.ts";
+import { type HookGroup, hookSettings, INSTALL_EVENTS } from "../../agents/claude_code/settings.ts";
+import { noemaCommand, portableNoemaCommand } from "../../agents/noema_command.ts";
+import { storeFromEnvironment } from "../store_option.ts";
+import { CODEX_INSTALL_EVENTS, codexHookSettings, codexHooksPath } from "../../agents/codex/settings.ts";
+import { GEMINI_INSTALL_EVENTS, geminiHookSettings, geminiSettingsPath } from "../../agents/gemini/settings.ts";
 import { type CliContext, examples, type RegisterCommand } from "../context.ts";
 import { HOOK_WAIT_MARGIN_S } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
@@ -36,30 +28,77 @@ import { usageError } from "../errors.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** Where each agent keeps its hooks, and noema's registration for it. */
+/** Where an install goes: the user's file, the project's shared file, or (Claude Code) the project's local one. */
+interface Where {
+  user: boolean;
+  shared: boolean;
+}
+
+/** Where each agent keeps its hooks, and noema's registration (with `command`) for it. */
 const AGENTS: Record<string, {
-  path(user: boolean): string;
-  hooks(args: string[]): Record<string, HookGroup[]>;
+  path(where: Where): string;
+  hooks(command: string): Record<string, HookGroup[]>;
 }> = {
   "claude-code": {
-    path: (user) => join(user ? process.env.HOME || homedir() : process.cwd(), ".claude", "settings.json"),
-    hooks: (args) => hookSettings(hookCommand(args), INSTALL_EVENTS),
+    path: ({ user, shared }) =>
+      user
+        ? join(process.env.HOME || homedir(), ".claude", "settings.json")
+        : join(process.cwd(), ".claude", shared ? "settings.json" : "settings.local.json"),
+    hooks: (command) => hookSettings(command, INSTALL_EVENTS),
   },
   codex: {
-    path: (user) =>
+    path: ({ user }) =>
       codexHooksPath({
         user,
         cwd: process.cwd(),
         home: process.env.HOME || homedir(),
         codexHome: process.env.CODEX_HOME,
       }),
-    hooks: (args) => codexHookSettings(codexHookCommand(args), CODEX_INSTALL_EVENTS),
+    hooks: (command) => codexHookSettings(command, CODEX_INSTALL_EVENTS),
   },
   gemini: {
-    path: (user) => geminiSettingsPath({ user, cwd: process.cwd(), home: process.env.HOME || homedir() }),
-    hooks: (args) => geminiHookSettings(geminiHookCommand(args), GEMINI_INSTALL_EVENTS),
+    path: ({ user }) => geminiSettingsPath({ user, cwd: process.cwd(), home: process.env.HOME || homedir() }),
+    hooks: (command) => geminiHookSettings(command, GEMINI_INSTALL_EVENTS),
   },
 };
+
+/**
+ * Whether the install writes the portable command: a file in the project (shared with the team) gets
+ * `npx --no-install noema …` and project-relative policies; a file only this machine reads (Claude Code's
+ * `settings.local.json`, the user's files) gets this noema's exact command. Codex and Gemini CLI have no per-machine
+ * project file: their project install is the shared one.
+ */
+function isPortable(agent: string, where: Where): boolean {
+  return !where.user && (where.shared || agent !== "claude-code");
+}
+
+/** The hook's arguments with each `--policy` relative to the project (a policy outside it is a usage error). */
+function projectRelativePolicies(args: string[]): string[] {
+  return args.map((a, i) => {
+    if (args[i - 1] !== "--policy") return a;
+    const rel = relative(process.cwd(), resolve(a));
+    if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
+      throw usageError(
+        `--policy ${a}: outside the project; a shared registration names project files only ` +
+          "(a teammate's machine has no such path): copy it into the project, or install without --shared",
+      );
+    }
+    return rel;
+  });
+}
+
+/** Notes that Claude Code's other project settings file registers noema's hook too (it would run twice). */
+function otherProjectInstall(agent: string, where: Where): string | null {
+  if (agent !== "claude-code" || where.user) return null;
+  const other = AGENTS[agent].path({ user: false, shared: !where.shared });
+  try {
+    if (registeredCommand(other, agent) === null) return null;
+  } catch {
+    return null;
+  }
+  return `note: ${other} registers noema's hook too (Claude Code runs both): ` +
+    `remove it with install-hooks claude-code${where.shared ? "" : " --shared"} --uninstall`;
+}
 
 /** Registers `noema install-hooks`. */
 export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) => {
@@ -68,15 +107,25 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .summary("register (or remove) noema's hook in Claude Code's, Codex's or Gemini CLI's settings")
     .description(
       "Add noema hook <agent> to the agent's hook settings, in the project (--project, the default) or for the " +
-        "user (--user): claude-code .claude/settings.json (UserPromptSubmit, PreToolUse, PostToolUse, " +
-        "PostToolUseFailure, PermissionDenied, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
+        "user (--user): claude-code .claude/settings.local.json (this machine's; --shared: .claude/settings.json, " +
+        "the team's) or ~/.claude/settings.json (UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, " +
+        "PermissionDenied, PermissionRequest, Stop, SessionEnd); codex .codex/hooks.json or $CODEX_HOME/hooks.json " +
         "(UserPromptSubmit, PreToolUse, PostToolUse, Stop; trust them in Codex with /hooks); gemini " +
         ".gemini/settings.json (BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd). " +
-        "The rest of the file is kept; running it again changes nothing. --uninstall removes noema's entries.",
+        "A file in the project that the team shares (--shared; codex's and gemini's project files) gets a portable " +
+        "command (npx --no-install noema hook <agent> … || exit 2, --policy paths relative to the project); a " +
+        "file only this machine reads gets this noema's own command. The rest of the file is kept; running it " +
+        "again changes nothing. --uninstall removes noema's entries, and the file when nothing else is left.",
     )
     .argument("<agent>", `the agent CLI: ${Object.keys(AGENTS).join(", ")}`)
     .option("--project", "the project's settings (default)")
     .option("--user", "the user's settings (under $HOME)")
+    .option(
+      "--shared",
+      "claude-code: the project's shared .claude/settings.json (default: .claude/settings.local.json, this " +
+        "machine's), with a command that works on a teammate's machine: npx --no-install noema, project-relative " +
+        "--policy paths (codex and gemini project installs are always shared)",
+    )
     .option("--uninstall", "remove noema's hook entries")
     .option(
       "--policy <file>",
@@ -93,7 +142,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .option("--no-print", "gemini, claude-code: remove a registered --print")
     .option(
       "--wait <duration>",
-      "claude-code only, with a shared store: a call that needs approval waits (e.g. 10m) for a decision made on " +
+      "claude-code only; needs a shared store (NOEMA_STORE or store in noema.jsonc, else exit 2): a call that needs approval waits (e.g. 10m) for a decision made on " +
         "any machine; the hook's timeout is set longer than the wait",
     )
     .option("--no-wait", "claude-code only: remove a registered --wait (a call that needs approval is asked again)")
@@ -108,12 +157,13 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .addHelpText(
       "after",
       examples(
-        ["noema install-hooks claude-code", "govern Claude Code in this project"],
+        ["noema install-hooks claude-code", "govern Claude Code in this project, on this machine"],
+        ["noema install-hooks claude-code --shared --policy policies/no-push.ts", "for the team (commit the file)"],
         ["noema install-hooks claude-code --user --policy ~/policies/no-push.ts", "in every project"],
         ["noema install-hooks codex --user", "govern every Codex session (then trust the hooks with /hooks)"],
         ["noema install-hooks gemini", "govern Gemini CLI in this project"],
         ["noema install-hooks gemini --print", "for headless gemini -p runs (the registered policies are kept)"],
-        ["noema install-hooks claude-code --wait 10m", "with NOEMA_STORE: approvals from any machine, up to 10 min"],
+        ["noema install-hooks claude-code --wait 10m", "needs NOEMA_STORE: approvals from any machine, 10 min"],
         ["noema install-hooks claude-code --print", "for headless claude -p runs: approvals follow noema"],
         ["noema install-hooks claude-code --uninstall", "remove the registration"],
       ) +
@@ -131,43 +181,61 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       // The global --project [name] takes the flag when given without a name.
       const project = opts.project || (cmd.optsWithGlobals() as { project?: unknown }).project === true;
       if (project && opts.user) throw usageError("--project and --user cannot be used together");
-      const path = target.path(opts.user === true);
+      if (opts.shared && opts.user) throw usageError("--shared and --user cannot be used together");
+      const where: Where = { user: opts.user === true, shared: opts.shared === true };
+      const path = target.path(where);
       if (opts.print !== undefined && agent === "codex") {
         throw usageError(`--print is for gemini and claude-code, not ${agent}`);
       }
       if ((opts.wait !== undefined || opts.approvalTimeout !== undefined) && agent !== "claude-code") {
         throw usageError(`--wait and --approval-timeout are for claude-code, not ${agent}`);
       }
-      if (typeof opts.wait === "string") parseDuration(opts.wait, "--wait");
+      if (typeof opts.wait === "string") {
+        parseDuration(opts.wait, "--wait");
+        if (storeFromEnvironment() === null) {
+          throw usageError(
+            "--wait: no shared store is configured, so no decision could ever reach the waiting hook: set " +
+              'NOEMA_STORE (in the agent\'s environment) or "store" in noema.jsonc, then install again (docs/store.md)',
+          );
+        }
+      }
+      const note = otherProjectInstall(agent, where);
       if (opts.uninstall) {
-        const change = installHooks(path, target.hooks([]), { uninstall: true, agent });
+        const change = installHooks(path, target.hooks(""), { uninstall: true, agent });
         if (opts.json) return ctx.out.json(change);
-        return ctx.out.line(
-          change.written
+        ctx.out.line(
+          change.deleted
+            ? `${path}: removed noema's hook from ${change.removed.join(", ")}; nothing else was left: file removed`
+            : change.written
             ? `${path}: removed noema's hook from ${change.removed.join(", ")}`
             : `${path}: no noema hook to remove; nothing changed`,
         );
+        if (note) ctx.out.line(note);
+        return;
       }
       const registered = ((c) => c === null ? null : parseHookArgs(c, agent))(registeredCommand(path, agent));
       const policies = opts.policy === false ? false : opts.policy?.map((p) => resolve(p));
-      const args = withWait(
+      const portable = isPortable(agent, where);
+      const merged = withWait(
         mergeHookArgs(registered, { policies, print: opts.print }),
         opts.wait,
         opts.approvalTimeout,
       );
+      const args = portable ? projectRelativePolicies(merged) : merged;
       const kept = args.filter((_, i) => args[i - 1] === "--policy");
       // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
       const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
       checkRules(opts.user === true);
       await checkPolicies([...kept, ...local]);
-      const hooks = withHookTimeout(target.hooks(args), args);
+      const command = (portable ? portableNoemaCommand : noemaCommand)(["hook", agent, ...args]);
+      const hooks = withHookTimeout(target.hooks(command), args);
       const change = installHooks(path, hooks, { agent });
-      const command = Object.values(hooks)[0][0].hooks[0].command;
       const ungoverned = kept.length === 0 && projectPolicies().length === 0 && !hasRules(opts.user === true);
       if (opts.json) return ctx.out.json({ ...change, command, ungoverned });
       if (!change.written) ctx.out.line(`${path}: already installed; nothing changed`);
       else ctx.out.line(`${path}: noema hook ${agent} registered for ${change.added.join(", ")}`);
       ctx.out.line(`command: ${command}`);
+      if (note) ctx.out.line(note);
       if (ungoverned) {
         ctx.out.line(
           "ungoverned: recorded only — no policy or rules (--policy, or noema.jsonc here): every call is recorded, " +

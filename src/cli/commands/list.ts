@@ -14,7 +14,7 @@ import { statusStyle } from "../format.ts";
 import { isDuration, parseSince } from "../time_args.ts";
 import { oneLine } from "../output.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
-import { listFromStore } from "./list_store.ts";
+import { emptyStoreNote, listFromStore, storeWords } from "./list_store.ts";
 
 /**
  * Parses a positive integer option value; anything else is a usage error.
@@ -131,22 +131,28 @@ export function registerList(program: CommandUnknownOpts, ctx: CliContext): void
       if (store === null && Object.values(fleet).some((v) => v !== undefined)) {
         throw usageError("--host, --adapter and --policy filter a shared store's catalog: give --store or NOEMA_STORE");
       }
-      const entries = store === null
-        ? listEpisodes({ ...g, ...filters })
-        : await withStore(cmd, (s) =>
-          listFromStore(s, {
-            ...filters,
-            // A duration ago is counted on the store's clock; a date is a date.
-            ...(filters.since === undefined
-              ? { since: undefined }
-              : isDuration(opts.since!)
-              ? { since: undefined, within_ms: Date.now() - filters.since }
-              : { since: new Date(filters.since).toISOString() }),
-            ...fleet,
-          }, g), { scoped: true });
+      let where = ""; // the store listed, for what an empty answer says
+      const entries = store === null ? listEpisodes({ ...g, ...filters }) : await withStore(cmd, (s) => {
+        where = storeWords(s);
+        return listFromStore(s, {
+          ...filters,
+          // A duration ago is counted on the store's clock; a date is a date.
+          ...(filters.since === undefined
+            ? { since: undefined }
+            : isDuration(opts.since!)
+            ? { since: undefined, within_ms: Date.now() - filters.since }
+            : { since: new Date(filters.since).toISOString() }),
+          ...fleet,
+        }, g);
+      }, { scoped: true });
       const { out } = ctx;
       // Whatever the format, an empty answer says why on stderr (JSON stays an empty list).
-      if (entries.length === 0) out.note(`noema: ${emptyListNote(episodesDir(resolveRoot(g)), filterWords(opts))}`);
+      if (entries.length === 0) {
+        const words = filterWords(opts);
+        out.note(
+          `noema: ${store === null ? emptyListNote(episodesDir(resolveRoot(g)), words) : emptyStoreNote(where, words)}`,
+        );
+      }
       if (opts.json) out.json(entries);
       else if (opts.quiet) { for (const e of entries) out.line(e.episode_id); }
       else if (entries.length > 0) printTable(ctx, entries, store !== null);

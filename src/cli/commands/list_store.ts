@@ -65,3 +65,33 @@ export async function listFromStore(
   const root = resolveRoot(options);
   return (await store.list(filter)).map((r) => entryOfRow(r, root));
 }
+
+/**
+ * The store a list read, in words: its location (any password masked) and the project in force, if any.
+ *
+ * @example
+ * ```ts
+ * import { storeWords } from "./list_store.ts";
+ * // storeWords(store); // "the shared store postgres://noema:***@db/noema (project payments)"
+ * ```
+ */
+export function storeWords(store: SharedStore): string {
+  const project = (store as { project?: unknown }).project;
+  return `the shared store ${store.location}${typeof project === "string" ? ` (project ${project})` : ""}`;
+}
+
+/**
+ * What an empty `list --store` says: the store it read (never the local root, which it did not), and the filters.
+ *
+ * @example
+ * ```ts
+ * import { emptyStoreNote } from "./list_store.ts";
+ * emptyStoreNote("the shared store file:///srv/noema", ["--status vetoed"]);
+ * // "no episode in the shared store file:///srv/noema matches the filters: --status vetoed"
+ * ```
+ */
+export function emptyStoreNote(where: string, filters: readonly string[]): string {
+  return filters.length === 0
+    ? `no episodes in ${where}`
+    : `no episode in ${where} matches the filters: ${filters.join(" ")}`;
+}

@@ -21,14 +21,33 @@ import { projectScopeOf, storeUrlOf } from "../store_option.ts";
 import { openSharedStore } from "../../shared_store/open.ts";
 import { ProjectScopedStore } from "../../shared_store/project_scope.ts";
 
-/** Opens `url` in the desktop's browser, if there is one; never fails the command. */
-function openBrowser(url: string): void {
+/**
+ * Opens `url` in the desktop's browser; never fails the command. Where none can be opened (no opener, or the
+ * opener found no browser: xdg-open exits 3 on a machine without one), `note` says so; the server goes on.
+ */
+function openBrowser(url: string, note: (message: string) => void): void {
   const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  let said = false; // once: a child that cannot start may report both an error and an exit (Deno)
+  const say = (why: string) => {
+    if (!said) note(`noema serve: --open: no browser could be opened here (${why}); open ${url} yourself`);
+    said = true;
+  };
   try {
     const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
-    child.on("error", () => {});
-    child.unref();
-  } catch { /* no browser here: the URL is printed */ }
+    child.on(
+      "error",
+      (e) => say(`${cmd}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "not found" : e.message}`),
+    );
+    // Windows' explorer exits 1 even when it opened the page.
+    child.on("exit", (code) => {
+      if (code !== null && code !== 0 && process.platform !== "win32") say(`${cmd} exited ${code}`);
+    });
+    try {
+      child.unref();
+    } catch { /* Deno: a child that could not start has nothing to unref; its error event says why */ }
+  } catch (e) {
+    say((e as Error).message);
+  }
 }
 
 /**
@@ -134,7 +153,7 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         }
       }
       ctx.out.stdout.flush();
-      if (opts.open) openBrowser(url);
+      if (opts.open) openBrowser(url, (m) => ctx.out.note(m));
       await stopped;
       closing.abort();
       await server.stop();

@@ -3,7 +3,10 @@
  * kicks the {@link OtelLiveSink}, `notices` that write the collector's
  * unavailability into the record as a `runtime` event (`otel.unavailable`),
  * and `finish()` to await after the run. The warning is said once per
- * process on stderr, whatever the number of runs.
+ * process on stderr, whatever the number of runs. A collector that cannot be
+ * connected to at all is found by a quick look at the start (`probe.ts`),
+ * which the run awaits (briefly) before its end, so that a short run says
+ * and records it too.
  *
  * @module
  */
@@ -15,6 +18,7 @@ import type { OtelSettings } from "./config.ts";
 import type { ExportFailure } from "./exporter.ts";
 import { type LiveExportResult, OtelLiveSink } from "./live.ts";
 import type { BackgroundProcess } from "../../channels.ts";
+import { probeCollector } from "./probe.ts";
 
 /** A run's live export: pass `onEvent` and `notices` to the run, await `finish()` after it. */
 export interface LiveOtelExport {
@@ -41,6 +45,9 @@ export interface LiveOtelExport {
 export function otelUnavailableNotice(f: ExportFailure): ReturnType<RuntimeNotices["take"]>[number] {
   return { event_type: "otel.unavailable", payload: { endpoint: f.url, error: f.message } };
 }
+
+/** How long a run waits at its end, at most, for the look at whether the collector is there (see `probe.ts`). */
+const PROBE_BOUND_MS = 1000;
 
 /** Set once this process has warned that the collector is unavailable. */
 let warned = false;
@@ -92,6 +99,11 @@ export function startLiveOtel(
     warned = true;
   };
   const sink = new OtelLiveSink(settings, { onUnavailable: say, process: exportProcess });
+  // A collector that is down is known in a moment: said and recorded even when the run ends before the export's
+  // own retries give up. The run waits for this look at most PROBE_BOUND_MS, at its end, if it is still going.
+  const probe = probeCollector(settings.url, Math.min(PROBE_BOUND_MS, settings.timeoutMs)).then((f) => {
+    if (f) say(f);
+  });
   let begun: string | null = null;
   const begin = (id: string, resumed: boolean) => {
     begun = id;
@@ -99,7 +111,7 @@ export function startLiveOtel(
   };
   if (episodeId !== undefined) begin(episodeId, true);
   return {
-    notices: { take: () => waiting.splice(0) },
+    notices: { take: () => waiting.splice(0), settle: () => probe },
     onEvent(e) {
       if (begun === null) {
         if (e.phase !== "start" || typeof e.payload.episode_id !== "string") return;
@@ -149,5 +161,5 @@ function flushWaitMs(started: number, fixed?: number): number {
 export function joinNotices(...all: (RuntimeNotices | undefined)[]): RuntimeNotices | undefined {
   const some = all.filter((n): n is RuntimeNotices => n !== undefined);
   if (some.length <= 1) return some[0];
-  return { take: () => some.flatMap((n) => n.take()) };
+  return { take: () => some.flatMap((n) => n.take()), settle: () => Promise.all(some.map((n) => n.settle?.())) };
 }

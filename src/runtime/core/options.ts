@@ -23,6 +23,8 @@ import type { RuleLayer } from "../rules/schema.ts";
 export interface RuntimeNotices {
   /** Removes and returns the notices waiting, each written as a `runtime` event of that `event_type`. */
   take(): { event_type: string; payload: Record<string, unknown> }[];
+  /** Awaited before the run's `terminate` event: what is about to be known is then in the record. */
+  settle?(): Promise<unknown>;
 }
 
 export interface RunOptions extends RootOptions {

@@ -2,7 +2,8 @@
  * Where rule sets come from: the user's rules file
  * (`$XDG_CONFIG_HOME/noema/rules.jsonc`, by default
  * `~/.config/noema/rules.jsonc`; `NOEMA_USER_RULES` names another file, or
- * none when empty), the `rules` key and `rules_file` of `noema.jsonc` and of
+ * none when empty), the `rules` key (and the Claude Code settings its `import`
+ * names) and `rules_file` of `noema.jsonc` and of
  * a task file, and `--rules FILE`. Each is read and checked when the settings
  * are loaded, so a bad rule is an error naming the file, the line and the
  * field (exit 2) before anything runs.
@@ -17,6 +18,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import * as v from "valibot";
 import { parseJsoncFile, readSettingsFile } from "../jsonc.ts";
 import { type RuleLayer, RuleSet, RulesFile, toLayer } from "./schema.ts";
+import { importClaudeRules, IMPORTED_FIELD } from "./claude_import.ts";
 
 /**
  * The user's rules file: `NOEMA_USER_RULES` when set (empty: none), else `$XDG_CONFIG_HOME/noema/rules.jsonc`
@@ -82,7 +84,8 @@ export function userRuleLayers(): RuleLayer[] {
 }
 
 /**
- * The layers a settings file brings: its `rules` key, then its `rules_file` (relative to the file).
+ * The layers a settings file brings: its `rules` key, the Claude Code rules it imports (`rules.import`), then its
+ * `rules_file` (relative to the file).
  *
  * @example
  * ```ts
@@ -93,7 +96,14 @@ export function userRuleLayers(): RuleLayer[] {
 export function settingsRuleLayers(s: { rules?: RuleSet; rules_file?: string }, source: string): RuleLayer[] {
   const out: RuleLayer[] = [];
   const base = dirname(source);
-  if (s.rules !== undefined) out.push(toLayer(s.rules, { source, field: "rules", base }));
+  const { import: imported, ...own } = s.rules ?? {};
+  // A `rules` key holding only an import adds no set of its own (it would decide nothing).
+  if (s.rules !== undefined && (imported === undefined || Object.keys(own).some((k) => k !== "mode"))) {
+    out.push(toLayer(s.rules, { source, field: "rules", base }));
+  }
+  if (imported !== undefined) {
+    out.push(importClaudeRules(imported, base, own.mode ?? "enforce", { file: source, field: "rules.import" }));
+  }
   if (s.rules_file !== undefined) {
     const file = isAbsolute(s.rules_file) ? s.rules_file : resolve(base, s.rules_file);
     out.push(loadRulesFile(file, { file: source, field: "rules_file" }));
@@ -133,6 +143,7 @@ export function mergeRuleLayers(lower: readonly RuleLayer[], higher: readonly Ru
 export function rereadRuleLayers(layers: readonly RuleLayer[]): RuleLayer[] {
   return layers.map((l) => {
     if (l.field === "") return { ...loadRulesFile(l.source), base: l.base };
+    if (l.field === IMPORTED_FIELD) return importClaudeRules(l.source, l.base, l.mode);
     const value = (parseJsoncFile(l.source) as Record<string, unknown> | null)?.[l.field];
     return toLayer(v.parse(RuleSet, value), { source: l.source, field: l.field, base: l.base });
   });

@@ -20,7 +20,8 @@ export const RULE_MODES = ["enforce", "audit"] as const;
 /** A rule set's mode. */
 export type RuleMode = (typeof RULE_MODES)[number];
 
-const RuleText = v.pipe(
+/** A rule's text, checked: a rule noema cannot read is refused with the reason. */
+export const RuleText = v.pipe(
   v.string(),
   v.check((s) => ruleProblem(s) === null, (issue) => ruleProblem(String(issue.input)) ?? "invalid rule"),
 );
@@ -81,7 +82,18 @@ export const RULE_SET_ENTRIES = {
  * v.parse(RuleSet, { deny: ["Bash(git push:*)"], default: "allow" });
  * ```
  */
-export const RuleSet = v.strictObject(RULE_SET_ENTRIES, unknownKey);
+export const RuleSet = v.strictObject({
+  ...RULE_SET_ENTRIES,
+  import: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "A Claude Code settings file (.claude/settings.json, relative to this file) whose permissions.deny, ask " +
+          "and allow are imported as a rule set of their own: the strictest of the two sets' answers wins.",
+      ),
+    ),
+  ),
+}, unknownKey);
 /** A rule set. */
 export type RuleSet = v.InferOutput<typeof RuleSet>;
 
@@ -125,7 +137,7 @@ export interface RuleLayer {
  * // "rules.deny[0]"
  * ```
  */
-export function toLayer(set: RuleSet, at: { source: string; field: string; base: string }): RuleLayer {
+export function toLayer(set: Omit<RuleSet, "import">, at: { source: string; field: string; base: string }): RuleLayer {
   const rules: RuleLayer["rules"] = [];
   for (const effect of RULE_EFFECTS) {
     for (const [i, e] of (set[effect] ?? []).entries()) {
