@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { connect } from "node:net";
+import { nodeNet } from "../../builtins.ts";
 import type { ExportFailure } from "./exporter.ts";
 
 /**
@@ -30,7 +30,7 @@ export function probeCollector(url: string, boundMs: number): Promise<ExportFail
   const port = Number(target.port || (target.protocol === "https:" ? 443 : 80));
   const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
+    const socket = nodeNet().connect({ host, port });
     const done = (r: ExportFailure | null) => {
       clearTimeout(timer);
       socket.destroy();
