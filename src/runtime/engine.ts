@@ -239,7 +239,9 @@ export class Engine {
     this.redactor = parts.redactor;
     this.verifying = parts.verifying;
     const s = this.s;
-    this.message = `Completed ${this.p.steps.length} steps.`;
+    this.message = this.p.steps.length === 0
+      ? "The plan has no steps: nothing to do."
+      : `Completed ${this.p.steps.length} steps.`;
     this.snapshot = new StateSnapshot(this.p.state);
     this.#episodeHash = canonicalHash({
       task: s.redactedTask,
@@ -919,7 +921,7 @@ export class Engine {
     this.#settleStatus();
     if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
-    const outcome = computeOutcome(this.adapterResult, verification);
+    const outcome = this.outcomeOf(verification);
     if (verification.provided) this.#verifyEvent(verification, outcome);
     this.#reflect(outcome);
     this.#learn();
@@ -931,6 +933,17 @@ export class Engine {
       ...(this.answer !== null ? { answer: this.answer } : {}),
     });
     return this.seal(outcome, verification);
+  }
+
+  /**
+   * The outcome of the run from what the adapter did and the verification. A run whose plan has no steps and that
+   * ended ok gave the adapter nothing to do: it succeeded at nothing (`adapter_result` stays `skipped`, the adapter
+   * never ran), so its outcome is the verification's, as after an adapter's success: `success_unverified` without
+   * assertions (status ok, no error, exit 0). Every artifact then tells one story (docs/cli.md, "An empty plan").
+   */
+  outcomeOf(verification: Pick<Verification, "provided" | "passed" | "error">): Outcome {
+    const nothingToDo = this.p.steps.length === 0 && this.adapterResult === "skipped" && this.status === "ok";
+    return computeOutcome(nothingToDo ? "success" : this.adapterResult, verification);
   }
 
   /** The run's status before verification: interrupted, partial (a skipped step), and what the adapter achieved. */
