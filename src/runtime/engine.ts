@@ -1059,7 +1059,7 @@ export class Engine {
       : undefined;
     if (insight) this.emit("insight", { metrics: insight, summary_path: ARTIFACTS.summary }, { faculty: "insight" });
 
-    // Terminal artifacts: state (+ projection), summary, manifest. Nothing is appended after the manifest.
+    // Terminal artifacts: state, its projection, summary, manifest. Nothing is appended after the manifest.
     p.state.links = {
       events: ARTIFACTS.events,
       learn: ARTIFACTS.learn,
@@ -1068,7 +1068,6 @@ export class Engine {
     };
     this.#stateMetrics();
     const stagedState = this.rec.stageTerminalState(p.state);
-    this.rec.close();
     const summary = buildSummary({
       episodeId: s.episodeId,
       task: s.redactedTask,
@@ -1087,7 +1086,7 @@ export class Engine {
       tags: s.tags,
       ...(this.extraMetrics ? { metrics: this.extraMetrics } : {}),
     });
-    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary), stagedState]; // masked like every artifact
+    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary)]; // masked like every artifact
     const plugins: ManifestPlugin[] = [
       {
         id: `adapter:${s.loadedAdapter.label}`,
@@ -1100,15 +1099,24 @@ export class Engine {
         ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }]
         : []),
     ];
+    // The state goes into place first, then its projection (the manifest digests the log with it): the last
+    // run.state_projection always describes a state.json that is in place, and a kill before this rename leaves a
+    // valid episode. Then the summary and the manifest, last. A kill after the state's rename is "crashed while
+    // sealing" to the readers (its links name a summary and a manifest not there yet); `noema resume` completes it.
+    try {
+      commitStaged([stagedState]);
+    } catch (e) {
+      discardStaged([stagedState, ...staged]);
+      throw e;
+    }
+    this.rec.projectTerminal(p.state);
+    this.rec.close(); // synced: the manifest's digest of the log is the log on disk
     try {
       staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged));
     } catch (e) {
       discardStaged(staged);
       throw e;
     }
-    // Everything is written and synced: the terminal artifacts go into place in one tight sequence of renames,
-    // summary, state (its links name both), manifest last. A kill between them is "crashed while sealing" to the
-    // readers, and `noema resume` completes the seal.
     commitStaged(staged);
     const exit_code: ExitCode = this.status === "vetoed"
       ? EXIT.VETOED
