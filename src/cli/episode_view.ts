@@ -16,6 +16,7 @@ import type { Plan } from "../schema/plan.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
+import { verifyArtifacts } from "../store/integrity.ts";
 import { eventSummary, msBetween } from "./format.ts";
 
 /** A policy verdict: a `direction` event (a policy's advice) or a `governance` event (the decision on an action). */
@@ -154,6 +155,12 @@ export interface EpisodeView {
   answer: string | null;
   /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
   problems: string[];
+  /**
+   * For a sealed episode (it has `manifest.json`): the files that no longer match the manifest, as `noema verify`
+   * finds them (a changed, missing or unlisted file, a manifest that is malformed or names another episode; the
+   * signature is `noema verify`'s to check), `[]` when they all match; null without a manifest.
+   */
+  tampered: { file: string; kind: string; message: string }[] | null;
   /** Absolute artifact paths; `null` when the file does not exist. */
   paths: {
     events: string | null;
@@ -278,6 +285,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       outcomes.status,
     ),
     problems,
+    tampered: existsSync(paths.manifest) ? tamperedFiles(paths.manifest) : null,
     paths: {
       events: exists(paths.events),
       learn: exists(paths.learn),
@@ -286,6 +294,17 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       manifest: exists(paths.manifest),
     },
   };
+}
+
+/** The issues of `noema verify` that say the files no longer match the manifest (errors; the signature left out). */
+const MISMATCH = new Set(["hash_mismatch", "size_mismatch", "missing", "unlisted", "unsafe_path", "bad_manifest"]);
+
+/** The files of a sealed episode that no longer match its manifest (see {@link EpisodeView.tampered}). */
+function tamperedFiles(manifest: string): { file: string; kind: string; message: string }[] {
+  const report = verifyArtifacts(manifest, { key: null });
+  return report.issues
+    .filter((i) => i.severity === "error" && (MISMATCH.has(i.kind) || i.kind === "wrong_episode"))
+    .map((i) => ({ file: i.file, kind: i.kind, message: i.message }));
 }
 
 /** Streams `events.jsonl` once; damaged lines are counted, the first five named in `problems`. */

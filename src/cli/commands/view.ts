@@ -64,6 +64,16 @@ function header(out: Output, v: EpisodeView): void {
   const outcome = str(s.outcome);
   const statusText = neutralize(statusWord(v));
   const styleKey = v.run_state === "terminal" ? v.status : v.run_state;
+  if (v.tampered?.length) {
+    const n = v.tampered.length, first = v.tampered[0];
+    out.line(
+      c.red(
+        `! files do not match manifest.json (tampered or damaged since the run sealed): ${neutralize(first.file)}: ${
+          oneLine(first.message)
+        }${n > 1 ? ` (and ${n - 1} more)` : ""}; see noema verify ${neutralize(v.episode_id)}`,
+      ),
+    );
+  }
   out.line(
     `${c.bold("Episode")} ${c.cyan(neutralize(v.episode_id))}  ${statusStyle(styleKey, c)(statusText)}` +
       (outcome ? ` · ${statusStyle(outcome, c)(outcome)}` : ""),
@@ -496,7 +506,8 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines, reviews},\n" +
         "verdicts,\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
-        "paths}.\n",
+        "tampered ([{file, kind, message}] of files that no longer match manifest.json, null without one), paths}.\n" +
+        "A sealed episode whose files no longer match its manifest.json says so in the first line.\n",
     )
     .action(async (episode, opts, cmd) => {
       const loc = locateEpisodeRef(episode, globalOptions(cmd));
