@@ -12,6 +12,7 @@ import { finalAnswer } from "../read/answer.ts";
 import { episodePaths } from "../read/episode.ts";
 import { type RunState, runState } from "../read/list.ts";
 import { PlanProjector } from "../read/plan.ts";
+import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
 import type { Plan } from "../schema/plan.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
@@ -76,6 +77,18 @@ export interface TimelineEntry {
   summary: string;
 }
 
+/** An action that failed (an `act` event with `result_status: "error"`): why, and the tail of its program's stderr. */
+export interface FailedAction {
+  /** Its step. */
+  step_id: string | null;
+  /** `type: message` of its error, or its outcome. */
+  error: string;
+  /** The program's exit code, when it ran one. */
+  exit_code: number | null;
+  /** The last lines of the program's stderr, or null when it wrote none. */
+  stderr: StderrTail | null;
+}
+
 /** Why a non-terminal run is waiting, from its last lifecycle `runtime` event. */
 export interface Waiting {
   /** `event_type` of that event, e.g. `run.checkpoint` or `run.interrupt`. */
@@ -130,6 +143,8 @@ export interface EpisodeView {
   };
   /** Every direction and governance verdict, in order. */
   verdicts: Verdict[];
+  /** The last {@link FAILED_KEPT} failed actions, in order, with the tail of their stderr. */
+  failed_actions: FailedAction[];
   /** The last {@link TIMELINE_LENGTH} events, summarized. */
   timeline: TimelineEntry[];
   /** For a non-terminal run: its last lifecycle event (pause, interrupt…), or null. */
@@ -173,6 +188,8 @@ export interface EpisodeView {
 
 /** Number of events kept for the timeline. */
 export const TIMELINE_LENGTH = 20;
+/** Number of failed actions kept (the last ones). */
+export const FAILED_KEPT = 5;
 
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 const num = (x: unknown): number | null => (typeof x === "number" ? x : null);
@@ -203,6 +220,7 @@ interface EventPass {
   projector: PlanProjector;
   byPhase: Record<string, number>;
   verdicts: Verdict[];
+  failed: FailedAction[];
   ring: TimelineEntry[];
   events: number;
   actions: number;
@@ -267,6 +285,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       damaged_lines: pass.damaged,
     },
     verdicts: pass.verdicts,
+    failed_actions: pass.failed,
     timeline: pass.ring,
     waiting: terminal ? null : pass.waiting,
     ...runState(
@@ -313,6 +332,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     projector: new PlanProjector(),
     byPhase: {},
     verdicts: [],
+    failed: [],
     ring: [],
     events: 0,
     actions: 0,
@@ -368,7 +388,10 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
         : null,
     };
   }
-  if (phase === "act") pass.actions++;
+  if (phase === "act") {
+    pass.actions++;
+    if (payload.result_status === "error") passFailed(pass, payload);
+  }
   if (phase === "terminate") [pass.message, pass.answer] = [str(payload.message), str(payload.answer)];
   if (phase === "direction") {
     passDirection(pass, e, payload, ts);
@@ -388,6 +411,20 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
   }
   pass.ring.push({ timestamp: ts, delta_ms: msBetween(pass.firstTs, ts), phase, summary: eventSummary(e) });
   if (pass.ring.length > TIMELINE_LENGTH) pass.ring.shift();
+}
+
+/** A failed action: its error and the tail of its program's stderr (the last {@link FAILED_KEPT} are kept). */
+function passFailed(pass: EventPass, payload: Record<string, unknown>): void {
+  const output = rec(payload.output), error = rec(payload.error);
+  pass.failed.push({
+    step_id: str(payload.step_id),
+    error: typeof error.message === "string"
+      ? `${str(error.type) ?? "Error"}: ${error.message}`
+      : str(payload.outcome) ?? "error",
+    exit_code: num(payload.exit_code) ?? num(output.exit_code),
+    stderr: stderrTail(output.stderr),
+  });
+  if (pass.failed.length > FAILED_KEPT) pass.failed.shift();
 }
 
 /** A direction event: its verdict, an applied veto, a policy failure. */

@@ -11,6 +11,7 @@ import { formatMs } from "../cli/format.ts";
 import { classFor, type HtmlValue, markup, raw, type SafeHtml } from "./escape.ts";
 import type { ReportModel, ReportStep, TimelineRow } from "./model.ts";
 import { badge, excerptHtml } from "./parts.ts";
+import { tailHeading } from "../read/stderr_tail.ts";
 import { stepsSection } from "./steps_html.ts";
 import { REPORT_CSP, REPORT_CSS } from "./style.ts";
 
@@ -58,7 +59,14 @@ function attentionItems(steps: readonly ReportStep[]): SafeHtml[] {
     }
     if (s.status === "failed" || s.actions.some((a) => a.result_status === "error")) {
       const a = s.actions.findLast((x) => x.result_status === "error");
-      items.push(markup`<li class="err">${link} ${badge("failed", "failed")} ${a?.error ?? a?.outcome ?? ""}</li>`);
+      const tail = a?.stderr_tail
+        ? markup`<div class="stderr-tail"><span class="muted">${tailHeading(a.stderr_tail)}</span><pre>${
+          a.stderr_tail.lines.join("\n")
+        }</pre></div>`
+        : "";
+      items.push(
+        markup`<li class="err">${link} ${badge("failed", "failed")} ${a?.error ?? a?.outcome ?? ""}${tail}</li>`,
+      );
     }
   }
   return items;

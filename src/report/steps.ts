@@ -9,6 +9,7 @@
  * @module
  */
 import { asRecord } from "../json.ts";
+import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
 import { clip, clipValue, type Excerpt } from "./excerpt.ts";
 
 /** One policy verdict about a step. */
@@ -52,6 +53,8 @@ export interface ReportAction {
   output: Excerpt | null;
   stdout: Excerpt | null;
   stderr: Excerpt | null;
+  /** For a failed action: the last lines of its program's stderr (shown where the failure is listed), else null. */
+  stderr_tail: StderrTail | null;
 }
 
 /** One step with everything that happened to it. */
@@ -213,5 +216,6 @@ export function actionOf(
     output,
     stdout,
     stderr,
+    stderr_tail: p.result_status === "error" ? stderrTail(asRecord(out).stderr) : null,
   };
 }

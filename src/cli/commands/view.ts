@@ -18,6 +18,7 @@ import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
 import { renderSteps } from "./plan.ts";
 import { sealingNote } from "../../read/sealing.ts";
+import { tailHeading } from "../../read/stderr_tail.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
@@ -164,6 +165,7 @@ function actionsSection(out: Output, v: EpisodeView): void {
   section(out, "Actions", `${actions.length} in state.json · ${v.counts.actions} act events`);
   if (actions.length === 0) {
     out.line("  (none)");
+    failedActions(out, v);
     return;
   }
   const c = out.color;
@@ -191,6 +193,19 @@ function actionsSection(out: Output, v: EpisodeView): void {
     }),
     { indent: "  " },
   );
+  failedActions(out, v);
+}
+
+/** Each failed action kept (the last few): its step, error and exit code, and the tail of its stderr. */
+function failedActions(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  for (const f of v.failed_actions ?? []) {
+    const exit = f.exit_code !== null && !f.error.includes(`exit code ${f.exit_code}`) ? ` (exit ${f.exit_code})` : "";
+    out.line(`  ${c.red("✗")} ${neutralize(f.step_id ?? "-")} failed: ${oneLine(f.error)}${exit}`);
+    if (f.stderr === null) continue;
+    out.line(`    ${c.dim(`${tailHeading(f.stderr)}:`)}`);
+    for (const line of f.stderr.lines) out.line(`      ${neutralize(line)}`.trimEnd());
+  }
 }
 
 function verificationSection(out: Output, v: EpisodeView): void {
@@ -505,6 +520,7 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
         "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines, reviews},\n" +
         "verdicts,\n" +
+        "failed_actions ([{step_id, error, exit_code, stderr: {lines, total} | null}], the last 5),\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
         "tampered ([{file, kind, message}] of files that no longer match manifest.json, null without one), paths}.\n" +
         "A sealed episode whose files no longer match its manifest.json says so in the first line.\n",
