@@ -13,6 +13,7 @@ import { episodePaths } from "../read/episode.ts";
 import { type RunState, runState } from "../read/list.ts";
 import { PlanProjector } from "../read/plan.ts";
 import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
+import { type StepDecision, StepDecisions } from "../read/step_decisions.ts";
 import type { Plan } from "../schema/plan.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
@@ -130,8 +131,15 @@ export interface EpisodeView {
     direction: number;
     /** `governance` events (decisions on actions). */
     governance: number;
-    /** Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes). */
+    /**
+     * Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes); a
+     * veto that asked for a human's decision counts as that decision (`approved`, `rejected`), not here.
+     */
     vetoes: number;
+    /** Steps a human approved (they then ran). */
+    approved: number;
+    /** Steps a human rejected. */
+    rejected: number;
     /** Vetoes recorded but not enforced (`--governance audit`, or a rule set or verdict in audit mode): would-have-vetoed. */
     would_vetoes: number;
     /** Policies that failed (threw, timed out, returned a bad verdict): direction events with `reason: policy_failure`. */
@@ -143,6 +151,8 @@ export interface EpisodeView {
   };
   /** Every direction and governance verdict, in order. */
   verdicts: Verdict[];
+  /** The decisions humans took on steps that waited for approval (who, the note), in order. */
+  decisions: StepDecision[];
   /** The last {@link FAILED_KEPT} failed actions, in order, with the tail of their stderr. */
   failed_actions: FailedAction[];
   /** The last {@link TIMELINE_LENGTH} events, summarized. */
@@ -218,6 +228,7 @@ function readOptional(path: string, problems: string[]): Record<string, unknown>
 /** What the one pass over `events.jsonl` gathers. */
 interface EventPass {
   projector: PlanProjector;
+  decisions: StepDecisions;
   byPhase: Record<string, number>;
   verdicts: Verdict[];
   failed: FailedAction[];
@@ -264,6 +275,14 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
 
   const outcomes = rec(state?.outcomes);
   const exists = (p: string) => (existsSync(p) ? p : null);
+  const decisions = pass.decisions.all();
+  const decided = new Set(decisions.map((d) => d.step_id));
+  // The vetoes that asked for a human's decision: the decision is shown and counted instead.
+  const decidedVetoes =
+    pass.verdicts.filter((x) =>
+      x.phase === "governance" && x.decision === "veto" && x.enforced !== false && !x.failure &&
+      decided.has(x.step_id ?? "")
+    ).length;
   return {
     episode_id: loc.id,
     episode_dir: loc.dir,
@@ -279,12 +298,15 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       direction: pass.direction,
       governance: pass.governance,
       reviews: pass.reviews,
-      vetoes: pass.governance > 0 ? pass.govVetoes : pass.dirVetoes,
+      vetoes: pass.governance > 0 ? pass.govVetoes - decidedVetoes : pass.dirVetoes,
+      approved: decisions.filter((d) => d.decision === "approved").length,
+      rejected: decisions.filter((d) => d.decision === "rejected").length,
       would_vetoes: pass.wouldVetoes,
       policy_failures: pass.failures,
       damaged_lines: pass.damaged,
     },
     verdicts: pass.verdicts,
+    decisions,
     failed_actions: pass.failed,
     timeline: pass.ring,
     waiting: terminal ? null : pass.waiting,
@@ -330,6 +352,7 @@ function tamperedFiles(manifest: string): { file: string; kind: string; message:
 function readEvents(path: string, problems: string[]): EventPass {
   const pass: EventPass = {
     projector: new PlanProjector(),
+    decisions: new StepDecisions(),
     byPhase: {},
     verdicts: [],
     failed: [],
@@ -377,6 +400,7 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
   if (ts !== null) pass.lastTs = ts;
   const payload = rec(e.payload);
   pass.projector.add(e);
+  pass.decisions.add(e);
   if (phase === "start" && pass.start === null) {
     pass.start = {
       timestamp: ts,

@@ -10,6 +10,7 @@
  */
 import { asRecord } from "../json.ts";
 import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
+import type { StepDecision } from "../read/step_decisions.ts";
 import { clip, clipValue, type Excerpt } from "./excerpt.ts";
 
 /** One policy verdict about a step. */
@@ -72,6 +73,8 @@ export interface ReportStep {
   actions: ReportAction[];
   /** risk_tags of its action candidate. */
   risk_tags: string[];
+  /** A human's decision on it (it waited for approval), or null. */
+  decision: StepDecision | null;
 }
 
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
@@ -102,6 +105,7 @@ export function attach(steps: Map<string, ReportStep>, id: string): ReportStep {
       verdicts: [],
       actions: [],
       risk_tags: [],
+      decision: null,
     };
     steps.set(id, s);
   }

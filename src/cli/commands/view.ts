@@ -19,6 +19,7 @@ import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } 
 import { renderSteps } from "./plan.ts";
 import { sealingNote } from "../../read/sealing.ts";
 import { tailHeading } from "../../read/stderr_tail.ts";
+import { decisionText } from "../../read/step_decisions.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
@@ -157,7 +158,7 @@ function planSection(out: Output, v: EpisodeView): void {
       if (typeof s.id === "string" && typeof s.status === "string") recorded.set(s.id, s.status);
     }
   }
-  renderSteps(out, plan, "  ", recorded);
+  renderSteps(out, plan, "  ", recorded, new Map((v.decisions ?? []).map((d) => [d.step_id, decisionText(d)])));
 }
 
 function actionsSection(out: Output, v: EpisodeView): void {
@@ -335,6 +336,8 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     `${v.counts.direction} direction · ${v.counts.governance} governance · ${
       count(v.counts.vetoes, "veto", "vetoes")
     }` +
+      (v.counts.approved ? ` · ${v.counts.approved} approved` : "") +
+      (v.counts.rejected ? ` · ${v.counts.rejected} rejected` : "") +
       (v.counts.would_vetoes > 0 ? ` · ${v.counts.would_vetoes} would veto (audit)` : "") +
       (v.counts.policy_failures > 0
         ? ` · ${count(v.counts.policy_failures, "policy failure", "policy failures")}`
@@ -376,6 +379,21 @@ function verdictsSection(out: Output, v: EpisodeView): void {
       }
       const decision = x.decision ?? "-";
       const saw = x.stage === "review" && x.agent_saw ? ` (the agent saw the ${x.agent_saw} result)` : "";
+      const human = x.decision === "veto" && x.enforced !== false && !x.failure && x.stage !== "review"
+        ? v.decisions?.find((d) => d.step_id === x.step_id)
+        : undefined;
+      if (human) {
+        // The veto asked for a human's decision: the decision is what happened to the action.
+        const word = `ask: ${human.decision}`;
+        return [
+          "governance",
+          x.step_id ?? "-",
+          x.rule ?? "-",
+          { text: word, style: statusStyle(human.decision === "approved" ? "ok" : "vetoed", c) },
+          "enforced",
+          `${oneLine(decisionText(human))} · asked: ${oneLine(x.message ?? "")}`,
+        ];
+      }
       return [
         x.stage === "review" ? "governance (review)" : "governance",
         x.step_id ?? "-",
@@ -518,8 +536,8 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
-        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines, reviews},\n" +
-        "verdicts,\n" +
+        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, approved, rejected, would_vetoes,\n" +
+        "damaged_lines, reviews}, verdicts, decisions ([{step_id, checkpoint_id, decision, by, claimed_by, note, at}]),\n" +
         "failed_actions ([{step_id, error, exit_code, stderr: {lines, total} | null}], the last 5),\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
         "tampered ([{file, kind, message}] of files that no longer match manifest.json, null without one), paths}.\n" +
