@@ -12,7 +12,7 @@ import { episodePaths } from "../../read/episode.ts";
 import type { EpisodeLocation } from "../../store/layout.ts";
 import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
-import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
+import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH, type Verdict } from "../episode_view.ts";
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
@@ -379,21 +379,8 @@ function verdictsSection(out: Output, v: EpisodeView): void {
       }
       const decision = x.decision ?? "-";
       const saw = x.stage === "review" && x.agent_saw ? ` (the agent saw the ${x.agent_saw} result)` : "";
-      const human = x.decision === "veto" && x.enforced !== false && !x.failure && x.stage !== "review"
-        ? v.decisions?.find((d) => d.step_id === x.step_id)
-        : undefined;
-      if (human) {
-        // The veto asked for a human's decision: the decision is what happened to the action.
-        const word = `ask: ${human.decision}`;
-        return [
-          "governance",
-          x.step_id ?? "-",
-          x.rule ?? "-",
-          { text: word, style: statusStyle(human.decision === "approved" ? "ok" : "vetoed", c) },
-          "enforced",
-          `${oneLine(decisionText(human))} · asked: ${oneLine(x.message ?? "")}`,
-        ];
-      }
+      const human = decidedRow(x, v, c);
+      if (human) return human;
       return [
         x.stage === "review" ? "governance (review)" : "governance",
         x.step_id ?? "-",
@@ -405,6 +392,24 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     }),
     { indent: "  " },
   );
+}
+
+/**
+ * The row of a governance veto that asked for a human's decision, shown by that decision (`ask: approved`, and who
+ * decided and why: what happened to the action); null for any other verdict.
+ */
+function decidedRow(x: Verdict, v: EpisodeView, c: Output["color"]): Cell[] | null {
+  if (x.phase !== "governance" || x.decision !== "veto" || x.enforced === false || x.failure) return null;
+  const human = x.stage === "review" ? undefined : v.decisions?.find((d) => d.step_id === x.step_id);
+  if (!human) return null;
+  return [
+    "governance",
+    x.step_id ?? "-",
+    x.rule ?? "-",
+    { text: `ask: ${human.decision}`, style: statusStyle(human.decision === "approved" ? "ok" : "vetoed", c) },
+    "enforced",
+    `${oneLine(decisionText(human))} · asked: ${oneLine(x.message ?? "")}`,
+  ];
 }
 
 /** `Error: kaboom (at boom.ts:3:11)`. */
