@@ -445,6 +445,8 @@ describe("view", () => {
       direction: 1,
       governance: 1,
       vetoes: 1,
+      approved: 0,
+      rejected: 0,
       would_vetoes: 0,
       policy_failures: 0,
       damaged_lines: 0,

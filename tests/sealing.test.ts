@@ -1,10 +1,14 @@
 // deno-lint-ignore-file no-explicit-any -- tests read artifacts as loose JSON
 /**
- * The sealing window: the terminal summary.json, state.json and manifest.json
- * are staged, then renamed in that order. A SIGKILL injected before each
- * rename (`NOEMA_TEST_KILL_BEFORE_RENAME`) leaves an episode that `list`,
- * `view` and `summary` call "crashed while sealing", pointing to `noema
- * resume`, which completes the seal into a valid episode.
+ * The sealing window: the terminal state.json and summary.json are staged;
+ * state.json is renamed into place, then its last `run.state_projection` is
+ * logged, then manifest.json is staged and summary.json and manifest.json are
+ * renamed. A SIGKILL injected before each rename
+ * (`NOEMA_TEST_KILL_BEFORE_RENAME`) leaves an episode that `list`, `view` and
+ * `summary` call "crashed while sealing", pointing to `noema resume`, which
+ * completes the seal into a valid episode. Killed before the state's rename,
+ * the episode is valid as it is: no projection describes a state.json that is
+ * not in place.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,7 +33,7 @@ describe("a run killed while sealing", () => {
       assert.equal(existsSync(join(dir, "manifest.json")), false);
       const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
       // Before the state rename the state is not terminal; after it, it names a manifest that is not there yet.
-      assert.equal(typeof state.links.manifest === "string", file === "manifest.json");
+      assert.equal(typeof state.links.manifest === "string", file !== "state.json");
 
       const list = cli(["list", "--root", root, "--json"]);
       assert.equal(list.code, 0, list.stderr);
@@ -62,6 +66,22 @@ describe("a run killed while sealing", () => {
       assert.equal(cli(["summary", id, "--root", root]).stderr, "");
     });
   }
+  test("killed before the state.json rename: the last projection is not written yet, and the episode validates", () => {
+    const id = "seal-before-state";
+    const killed = cli(["run", "seal me", "--using", "command", "--root", root, "--episode-id", id, "--", "true"], {
+      env: { NOEMA_TEST_KILL_BEFORE_RENAME: "state.json" },
+    });
+    assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
+    const dir = join(root, "episodes", id);
+    const events = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(events.some((e: any) => e.phase === "terminate"), "the run ended before it was killed");
+    const last = events.findLast((e: any) => e.event_type === "run.state_projection");
+    const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    assert.deepEqual(last.payload.links, state.links, "the last projection describes the state.json in place");
+    assert.equal(last.payload.status, state.outcomes.status);
+    const v = cli(["validate", dir]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
   for (const file of ["summary.json", "state.json", "manifest.json"]) {
     test(`a resumed run killed before the ${file} rename: the repaired seal agrees with the resume's plan event`, () => {
       // The resume's plan event (planner:resume) is the latest: the state sealed by the repair must say so.

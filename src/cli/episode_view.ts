@@ -6,16 +6,20 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { finalAnswer } from "../read/answer.ts";
 import { episodePaths } from "../read/episode.ts";
 import { type RunState, runState } from "../read/list.ts";
 import { PlanProjector } from "../read/plan.ts";
+import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
+import { type StepDecision, StepDecisions } from "../read/step_decisions.ts";
 import type { Plan } from "../schema/plan.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
+import { verifyArtifacts } from "../store/integrity.ts";
 import { eventSummary, msBetween } from "./format.ts";
 
 /** A policy verdict: a `direction` event (a policy's advice) or a `governance` event (the decision on an action). */
@@ -75,6 +79,18 @@ export interface TimelineEntry {
   summary: string;
 }
 
+/** An action that failed (an `act` event with `result_status: "error"`): why, and the tail of its program's stderr. */
+export interface FailedAction {
+  /** Its step. */
+  step_id: string | null;
+  /** `type: message` of its error, or its outcome. */
+  error: string;
+  /** The program's exit code, when it ran one. */
+  exit_code: number | null;
+  /** The last lines of the program's stderr, or null when it wrote none. */
+  stderr: StderrTail | null;
+}
+
 /** Why a non-terminal run is waiting, from its last lifecycle `runtime` event. */
 export interface Waiting {
   /** `event_type` of that event, e.g. `run.checkpoint` or `run.interrupt`. */
@@ -116,8 +132,15 @@ export interface EpisodeView {
     direction: number;
     /** `governance` events (decisions on actions). */
     governance: number;
-    /** Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes). */
+    /**
+     * Enforced governance vetoes by a policy's verdict (or, without governance events, applied direction vetoes); a
+     * veto that asked for a human's decision counts as that decision (`approved`, `rejected`), not here.
+     */
     vetoes: number;
+    /** Steps a human approved (they then ran). */
+    approved: number;
+    /** Steps a human rejected. */
+    rejected: number;
     /** Vetoes recorded but not enforced (`--governance audit`, or a rule set or verdict in audit mode): would-have-vetoed. */
     would_vetoes: number;
     /** Policies that failed (threw, timed out, returned a bad verdict): direction events with `reason: policy_failure`. */
@@ -129,6 +152,10 @@ export interface EpisodeView {
   };
   /** Every direction and governance verdict, in order. */
   verdicts: Verdict[];
+  /** The decisions humans took on steps that waited for approval (who, the note), in order. */
+  decisions: StepDecision[];
+  /** The last {@link FAILED_KEPT} failed actions, in order, with the tail of their stderr. */
+  failed_actions: FailedAction[];
   /** The last {@link TIMELINE_LENGTH} events, summarized. */
   timeline: TimelineEntry[];
   /** For a non-terminal run: its last lifecycle event (pause, interrupt…), or null. */
@@ -154,6 +181,12 @@ export interface EpisodeView {
   answer: string | null;
   /** Problems met while reading (unreadable state.json, damaged event lines…): `file[:line]: message`. */
   problems: string[];
+  /**
+   * For a sealed episode (it has `manifest.json`): the files that no longer match the manifest, as `noema verify`
+   * finds them (a changed, missing or unlisted file, a manifest that is malformed or names another episode; the
+   * signature is `noema verify`'s to check), `[]` when they all match; null without a manifest.
+   */
+  tampered: { file: string; kind: string; message: string }[] | null;
   /** Absolute artifact paths; `null` when the file does not exist. */
   paths: {
     events: string | null;
@@ -166,6 +199,8 @@ export interface EpisodeView {
 
 /** Number of events kept for the timeline. */
 export const TIMELINE_LENGTH = 20;
+/** Number of failed actions kept (the last ones). */
+export const FAILED_KEPT = 5;
 
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 const num = (x: unknown): number | null => (typeof x === "number" ? x : null);
@@ -194,8 +229,10 @@ function readOptional(path: string, problems: string[]): Record<string, unknown>
 /** What the one pass over `events.jsonl` gathers. */
 interface EventPass {
   projector: PlanProjector;
+  decisions: StepDecisions;
   byPhase: Record<string, number>;
   verdicts: Verdict[];
+  failed: FailedAction[];
   ring: TimelineEntry[];
   events: number;
   actions: number;
@@ -239,6 +276,14 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
 
   const outcomes = rec(state?.outcomes);
   const exists = (p: string) => (existsSync(p) ? p : null);
+  const decisions = pass.decisions.all();
+  const decided = new Set(decisions.map((d) => d.step_id));
+  // The vetoes that asked for a human's decision: the decision is shown and counted instead.
+  const decidedVetoes =
+    pass.verdicts.filter((x) =>
+      x.phase === "governance" && x.decision === "veto" && x.enforced !== false && !x.failure &&
+      decided.has(x.step_id ?? "")
+    ).length;
   return {
     episode_id: loc.id,
     episode_dir: loc.dir,
@@ -254,12 +299,16 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       direction: pass.direction,
       governance: pass.governance,
       reviews: pass.reviews,
-      vetoes: pass.governance > 0 ? pass.govVetoes : pass.dirVetoes,
+      vetoes: pass.governance > 0 ? pass.govVetoes - decidedVetoes : pass.dirVetoes,
+      approved: decisions.filter((d) => d.decision === "approved").length,
+      rejected: decisions.filter((d) => d.decision === "rejected").length,
       would_vetoes: pass.wouldVetoes,
       policy_failures: pass.failures,
       damaged_lines: pass.damaged,
     },
     verdicts: pass.verdicts,
+    decisions,
+    failed_actions: pass.failed,
     timeline: pass.ring,
     waiting: terminal ? null : pass.waiting,
     ...runState(
@@ -278,6 +327,7 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
       outcomes.status,
     ),
     problems,
+    tampered: existsSync(paths.manifest) ? tamperedFiles(paths.manifest) : null,
     paths: {
       events: exists(paths.events),
       learn: exists(paths.learn),
@@ -288,12 +338,46 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
   };
 }
 
+/** The issues of `noema verify` that say the files no longer match the manifest (errors; the signature left out). */
+const MISMATCH = new Set(["hash_mismatch", "size_mismatch", "missing", "unlisted", "unsafe_path", "bad_manifest"]);
+
+/** The files of a sealed episode that no longer match its manifest (see {@link EpisodeView.tampered}). */
+function tamperedFiles(manifest: string): { file: string; kind: string; message: string }[] {
+  // Hashing every file is `noema verify`'s cost; `serve` asks on each request, so an answer is kept while no file of
+  // the episode changed its size, time or name (a sealed episode's files do not change unless someone changes them).
+  const dir = dirname(manifest), seen = filesSignature(dir), kept = TAMPERED.get(dir);
+  if (kept && kept.seen === seen) return kept.found;
+  const report = verifyArtifacts(manifest, { key: null });
+  const found = report.issues
+    .filter((i) => i.severity === "error" && (MISMATCH.has(i.kind) || i.kind === "wrong_episode"))
+    .map((i) => ({ file: i.file, kind: i.kind, message: i.message }));
+  if (TAMPERED.size >= 256) TAMPERED.delete(TAMPERED.keys().next().value!);
+  TAMPERED.set(dir, { seen, found });
+  return found;
+}
+
+/** {@link tamperedFiles}' answers by episode directory, with the signature of the files they were found for. */
+const TAMPERED = new Map<string, { seen: string; found: { file: string; kind: string; message: string }[] }>();
+
+/** Every file under `dir` with its size, modification time and inode: what changes when a file is changed. */
+function filesSignature(dir: string): string {
+  const parts: string[] = [];
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    const st = lstatSync(path);
+    parts.push(`${path}\0${st.size}\0${st.mtimeMs}\0${st.ctimeMs}\0${st.ino}`);
+  }
+  return parts.sort().join("\n");
+}
+
 /** Streams `events.jsonl` once; damaged lines are counted, the first five named in `problems`. */
 function readEvents(path: string, problems: string[]): EventPass {
   const pass: EventPass = {
     projector: new PlanProjector(),
+    decisions: new StepDecisions(),
     byPhase: {},
     verdicts: [],
+    failed: [],
     ring: [],
     events: 0,
     actions: 0,
@@ -338,6 +422,7 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
   if (ts !== null) pass.lastTs = ts;
   const payload = rec(e.payload);
   pass.projector.add(e);
+  pass.decisions.add(e);
   if (phase === "start" && pass.start === null) {
     pass.start = {
       timestamp: ts,
@@ -349,7 +434,10 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
         : null,
     };
   }
-  if (phase === "act") pass.actions++;
+  if (phase === "act") {
+    pass.actions++;
+    if (payload.result_status === "error") passFailed(pass, payload);
+  }
   if (phase === "terminate") [pass.message, pass.answer] = [str(payload.message), str(payload.answer)];
   if (phase === "direction") {
     passDirection(pass, e, payload, ts);
@@ -369,6 +457,20 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
   }
   pass.ring.push({ timestamp: ts, delta_ms: msBetween(pass.firstTs, ts), phase, summary: eventSummary(e) });
   if (pass.ring.length > TIMELINE_LENGTH) pass.ring.shift();
+}
+
+/** A failed action: its error and the tail of its program's stderr (the last {@link FAILED_KEPT} are kept). */
+function passFailed(pass: EventPass, payload: Record<string, unknown>): void {
+  const output = rec(payload.output), error = rec(payload.error);
+  pass.failed.push({
+    step_id: str(payload.step_id),
+    error: typeof error.message === "string"
+      ? `${str(error.type) ?? "Error"}: ${error.message}`
+      : str(payload.outcome) ?? "error",
+    exit_code: num(payload.exit_code) ?? num(output.exit_code),
+    stderr: stderrTail(output.stderr),
+  });
+  if (pass.failed.length > FAILED_KEPT) pass.failed.shift();
 }
 
 /** A direction event: its verdict, an applied veto, a policy failure. */

@@ -17,6 +17,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { CliContext } from "./context.ts";
 import { indentedLines, neutralize, oneLine } from "./output.ts";
+import { decisionText, type StepDecision, StepDecisions } from "../read/step_decisions.ts";
 
 /** The enforced governance decision that blocked an action. */
 export interface BlockInfo {
@@ -51,6 +52,8 @@ export interface RunExplanation {
   program_exit_code: number | null;
   /** An agent run that a failure stopped: `noema run --continue` can pick it up. */
   continuable: boolean;
+  /** A human's decision on the blocked step (it waited for approval and was rejected), or null. */
+  rejection: StepDecision | null;
 }
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -62,6 +65,7 @@ const PHASES = /"phase"\s*:\s*"(terminate|direction|act|governance)"/g;
 
 /** Whether an event line may matter to {@link explainRun}, decided before parsing it. */
 function mayExplain(text: string): boolean {
+  if (text.includes('"run.checkpoint"') || text.includes('"run.resume"')) return true; // a human's decision
   for (const [, phase] of text.matchAll(PHASES)) {
     if (phase === "terminate") return true;
     if (phase === "direction" && text.includes("policy_failure")) return true;
@@ -89,10 +93,12 @@ export function explainRun(dir: string): RunExplanation {
   let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
   let answer: string | null = null;
   const atByPolicy = new Map<string, string>();
+  const decisions = new StepDecisions();
   if (existsSync(paths.events)) {
     for (const entry of readJsonl(paths.events, { parse: parseIfExplains })) {
       if (entry.problem) continue;
       const e = entry.value, p = rec(e.payload);
+      decisions.add(e);
       if (e.phase === "direction" && p.reason === "policy_failure") {
         const at = str(rec(p.error).at);
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
@@ -136,6 +142,9 @@ export function explainRun(dir: string): RunExplanation {
     answer: finalAnswer(answer, message, using, status),
     program_exit_code: programExit,
     continuable: error !== null && continuable(using, error.type),
+    rejection: blocked?.step_id && decisions.of(blocked.step_id)?.decision === "rejected"
+      ? decisions.of(blocked.step_id)!
+      : null,
   };
 }
 
@@ -199,7 +208,8 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
     if (why.answer !== null) { for (const line of indentedLines(why.answer)) out.line(line); }
     const b = why.blocked;
     if (b && result.status === "vetoed") {
-      if (b.kind === "veto") {
+      if (why.rejection !== null) out.line(`  ${c.yellow(neutralize(decisionText(why.rejection)))}`);
+      else if (b.kind === "veto") {
         out.line(`  ${c.yellow("vetoed by")} ${neutralize(b.policy_id ?? b.rule)}: ${oneLine(b.message)}`);
       } else {
         const e = b.error!;

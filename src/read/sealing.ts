@@ -1,13 +1,15 @@
 /**
  * An episode killed while sealing: its run ended (the terminal artifacts
  * were being put into place) but `manifest.json`, renamed last, is missing,
- * and no live process holds the episode. The terminal `summary.json`,
- * `state.json` and `manifest.json` are written under temp names first and
- * then renamed in that order, so such an episode has a staged
- * `manifest.json.tmp-…` (or, written by an older noema, a `state.json`
- * naming a summary that does not exist). A `summary.json` with neither a
- * manifest nor a staged one is a terminal run of another implementation.
- * `noema resume` completes the seal.
+ * and no live process holds the episode. The terminal `state.json` and
+ * `summary.json` are written under temp names first; the state is renamed
+ * into place, then its `run.state_projection` is logged, then the manifest is
+ * staged and the summary and the manifest are renamed. So such an episode has
+ * a staged `state.json.tmp-staged-…` (killed before the state's rename: the
+ * episode is still valid, not terminal), a `state.json` naming a summary that
+ * does not exist, or a staged `manifest.json.tmp-…`. A `summary.json` with
+ * neither a manifest nor a staged one is a terminal run of another
+ * implementation. `noema resume` completes the seal.
  *
  * @module
  */
@@ -42,13 +44,15 @@ export function crashedWhileSealing(dir: string): boolean {
   if (lockStatus(dir).state === "held") return false;
   if (existsSync(join(dir, ARTIFACTS.manifest))) return false;
   // A summary without a manifest and without a staged one is another implementation's terminal run, not a crash.
-  return hasStagedManifest(dir) || (!existsSync(join(dir, ARTIFACTS.summary)) && namesTerminalLinks(dir));
+  return hasStagedSeal(dir) || (!existsSync(join(dir, ARTIFACTS.summary)) && namesTerminalLinks(dir));
 }
 
-/** Whether a staged manifest (`manifest.json.tmp-…`) waits in the episode directory. */
-function hasStagedManifest(dir: string): boolean {
+/** Whether a staged manifest (`manifest.json.tmp-…`) or terminal state (`state.json.tmp-staged-…`) waits there. */
+function hasStagedSeal(dir: string): boolean {
   try {
-    return readdirSync(dir).some((n) => n.startsWith(`${ARTIFACTS.manifest}.tmp-`));
+    return readdirSync(dir).some((n) =>
+      n.startsWith(`${ARTIFACTS.manifest}.tmp-`) || n.startsWith(`${ARTIFACTS.state}.tmp-staged-`)
+    );
   } catch {
     return false;
   }

@@ -11,6 +11,8 @@ import { formatMs } from "../cli/format.ts";
 import { classFor, type HtmlValue, markup, raw, type SafeHtml } from "./escape.ts";
 import type { ReportModel, ReportStep, TimelineRow } from "./model.ts";
 import { badge, excerptHtml } from "./parts.ts";
+import { tailHeading } from "../read/stderr_tail.ts";
+import { decisionText } from "../read/step_decisions.ts";
 import { stepsSection } from "./steps_html.ts";
 import { REPORT_CSP, REPORT_CSS } from "./style.ts";
 
@@ -44,6 +46,10 @@ function attentionItems(steps: readonly ReportStep[]): SafeHtml[] {
   for (const s of steps) {
     const link = markup`<a href="#s-${s.index}">#${s.index} <code>${s.id}</code></a>`;
     const gov = s.verdicts.some((x) => x.faculty === "governance");
+    // A human decided on the step: "rejected by WHO: note" is what blocked it; an approved step ran (not listed).
+    if (s.decision?.decision === "rejected") {
+      items.push(markup`<li class="veto">${link} ${badge("rejected", "veto")} ${decisionText(s.decision)}</li>`);
+    }
     for (const v of s.verdicts) {
       if (gov && v.faculty !== "governance") continue;
       const source = markup`<code>${v.source ?? "-"}</code>`;
@@ -51,6 +57,8 @@ function attentionItems(steps: readonly ReportStep[]): SafeHtml[] {
         items.push(
           markup`<li class="fail">${link} ${badge("policy failure", "policy_failure")} ${source} ${v.message}</li>`,
         );
+      } else if (v.veto && s.decision !== null && v.enforced !== false) {
+        continue; // the veto asked for the human's decision, shown instead
       } else if (v.veto) {
         const label = v.enforced === false ? "would veto (audit)" : "VETO";
         items.push(markup`<li class="veto">${link} ${badge(label, "veto")} ${source} ${v.message}</li>`);
@@ -58,7 +66,14 @@ function attentionItems(steps: readonly ReportStep[]): SafeHtml[] {
     }
     if (s.status === "failed" || s.actions.some((a) => a.result_status === "error")) {
       const a = s.actions.findLast((x) => x.result_status === "error");
-      items.push(markup`<li class="err">${link} ${badge("failed", "failed")} ${a?.error ?? a?.outcome ?? ""}</li>`);
+      const tail = a?.stderr_tail
+        ? markup`<div class="stderr-tail"><span class="muted">${tailHeading(a.stderr_tail)}</span><pre>${
+          a.stderr_tail.lines.join("\n")
+        }</pre></div>`
+        : "";
+      items.push(
+        markup`<li class="err">${link} ${badge("failed", "failed")} ${a?.error ?? a?.outcome ?? ""}${tail}</li>`,
+      );
     }
   }
   return items;
@@ -72,6 +87,7 @@ function attention(m: ReportModel): SafeHtml {
   const c = m.counts;
   const vetoes = badge(`${c.vetoes} ${c.vetoes === 1 ? "veto" : "vetoes"}`, c.vetoes ? "veto" : "none");
   const would = c.would_vetoes ? markup` ${badge(`${c.would_vetoes} would veto (audit)`, "audit")}` : "";
+  const rejected = c.rejected ? markup` ${badge(`${c.rejected} rejected`, "veto")}` : "";
   const failures = badge(
     `${c.policy_failures} policy ${c.policy_failures === 1 ? "failure" : "failures"}`,
     c.policy_failures ? "policy_failure" : "none",
@@ -80,7 +96,7 @@ function attention(m: ReportModel): SafeHtml {
     ? markup`<p class="muted">… ${items.length - shown.length} more (see the steps below)</p>`
     : "";
   return markup`<section id="attention"><h2>Needs attention</h2>
-<p class="tally">${vetoes}${would} ${failures}</p>
+<p class="tally">${vetoes}${rejected}${would} ${failures}</p>
 <div class="attention panel"><ul>${problems}${shown}</ul>${more}</div></section>`;
 }
 

@@ -14,6 +14,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import { asRecord } from "../json.ts";
 import { episodePaths } from "../read/episode.ts";
 import { PlanProjector } from "../read/plan.ts";
+import { StepDecisions } from "../read/step_decisions.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
@@ -107,10 +108,15 @@ export interface ReportModel {
     events: number;
     by_phase: Record<string, number>;
     actions: number;
+    /** Enforced vetoes (one that asked for a human's decision counts as that decision: approved or rejected). */
     vetoes: number;
     would_vetoes: number;
     policy_failures: number;
     damaged_lines: number;
+    /** Steps a human approved (they then ran). */
+    approved: number;
+    /** Steps a human rejected. */
+    rejected: number;
   };
   timeline: { head: TimelineRow[]; tail: TimelineRow[]; omitted: number };
   /** Problems met while reading: unreadable files, damaged lines. */
@@ -152,6 +158,7 @@ function scanEvents(
   problems: string[],
 ) {
   const projector = new PlanProjector();
+  const decisions = new StepDecisions();
   const steps = new Map<string, ReportStep>();
   const byPhase: Record<string, number> = {};
   const head: TimelineRow[] = [], tail: TimelineRow[] = [];
@@ -168,6 +175,7 @@ function scanEvents(
     counts.events++;
     byPhase[phase] = (byPhase[phase] ?? 0) + 1;
     projector.add(e);
+    decisions.add(e);
     const ts = str(e.timestamp);
     first ??= ts;
     const stepId = str(p.step_id) ?? str(asRecord(p.payload).step_id);
@@ -206,7 +214,17 @@ function scanEvents(
   counts.policy_failures = byPhase.governance ? governanceFailures : directionFailures;
   if (counts.damaged_lines > 5) problems.push(`${path}: ${counts.damaged_lines - 5} more damaged lines`);
   const omitted = counts.events - head.length - tail.length;
-  return { projector, steps, byPhase, counts, timeline: { head, tail, omitted }, waiting, answer, message };
+  return {
+    projector,
+    decisions,
+    steps,
+    byPhase,
+    counts,
+    timeline: { head, tail, omitted },
+    waiting,
+    answer,
+    message,
+  };
 }
 
 function cutList(x: unknown, limit: number): CutList {
@@ -326,6 +344,7 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
   const start = hasEvents ? startEvent(paths.events) : {};
   const plan = scan.projector.plan();
   const steps = orderSteps(plan?.steps ?? [], scan.steps, recordedStatuses(state));
+  const { decidedVetoes, ...decided } = withDecisions(steps, scan.decisions);
   const startedAt = str(summary?.started_at) ?? str(asRecord(state?.episode).started_at) ?? str(start.timestamp);
   const task = str(asRecord(state?.goal).task) ?? str(summary?.task) ?? str(asRecord(start.payload).task) ?? "";
   return {
@@ -347,11 +366,30 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
     steps,
     verification: verificationOf(summary, o.listLimit),
     metrics: metricsOf(summary, state),
-    counts: { ...scan.counts, by_phase: scan.byPhase },
+    counts: { ...scan.counts, ...decided, vetoes: scan.counts.vetoes - decidedVetoes, by_phase: scan.byPhase },
     timeline: scan.timeline,
     problems,
     excerpt_chars: excerptChars,
   };
+}
+
+/**
+ * Sets each step's human decision; counts the approved and rejected steps, and the governance vetoes of decided
+ * steps (they asked for the decision a human took, which is what is shown and counted).
+ */
+function withDecisions(
+  steps: ReportStep[],
+  decisions: StepDecisions,
+): { approved: number; rejected: number; decidedVetoes: number } {
+  const out = { approved: 0, rejected: 0, decidedVetoes: 0 };
+  for (const step of steps) {
+    step.decision = decisions.of(step.id) ?? null;
+    if (step.decision === null) continue;
+    step.decision.decision === "approved" ? out.approved++ : out.rejected++;
+    out.decidedVetoes += step.verdicts.filter((v) => v.faculty === "governance" && v.veto && v.enforced !== false)
+      .length;
+  }
+  return out;
 }
 
 /** The agent's final answer, clipped like the task. */

@@ -9,6 +9,8 @@
  * @module
  */
 import { asRecord } from "../json.ts";
+import { type StderrTail, stderrTail } from "../read/stderr_tail.ts";
+import type { StepDecision } from "../read/step_decisions.ts";
 import { clip, clipValue, type Excerpt } from "./excerpt.ts";
 
 /** One policy verdict about a step. */
@@ -52,6 +54,8 @@ export interface ReportAction {
   output: Excerpt | null;
   stdout: Excerpt | null;
   stderr: Excerpt | null;
+  /** For a failed action: the last lines of its program's stderr (shown where the failure is listed), else null. */
+  stderr_tail: StderrTail | null;
 }
 
 /** One step with everything that happened to it. */
@@ -69,6 +73,8 @@ export interface ReportStep {
   actions: ReportAction[];
   /** risk_tags of its action candidate. */
   risk_tags: string[];
+  /** A human's decision on it (it waited for approval), or null. */
+  decision: StepDecision | null;
 }
 
 const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
@@ -99,6 +105,7 @@ export function attach(steps: Map<string, ReportStep>, id: string): ReportStep {
       verdicts: [],
       actions: [],
       risk_tags: [],
+      decision: null,
     };
     steps.set(id, s);
   }
@@ -213,5 +220,6 @@ export function actionOf(
     output,
     stdout,
     stderr,
+    stderr_tail: p.result_status === "error" ? stderrTail(asRecord(out).stderr) : null,
   };
 }

@@ -13,6 +13,7 @@ import type { ReportModel, ReportStep } from "./model.ts";
 import type { ReportAction, ReportVerdict } from "./steps.ts";
 import type { Excerpt } from "./excerpt.ts";
 import { badge, excerptHtml } from "./parts.ts";
+import { decisionText } from "../read/step_decisions.ts";
 
 /** Steps per collapsed chunk. */
 export const CHUNK = 100;
@@ -32,7 +33,9 @@ function deciding(s: ReportStep): ReportVerdict[] {
 function trouble(s: ReportStep): "fail" | "veto" | "warn" | "bad" | "good" | "" {
   const d = deciding(s);
   if (d.some((v) => v.failure)) return "fail";
-  if (s.status === "vetoed" || d.some((v) => v.veto && v.enforced !== false)) return "veto";
+  // A veto that asked for a human's approval, given: the step ran.
+  const approved = s.decision?.decision === "approved";
+  if (s.status === "vetoed" || (!approved && d.some((v) => v.veto && v.enforced !== false))) return "veto";
   if (s.status === "failed" || s.actions.some((a) => a.result_status === "error")) return "bad";
   if (d.some((v) => v.veto)) return "warn";
   return s.status === "done" ? "good" : "";
@@ -77,8 +80,11 @@ ${a.stderr !== null ? markup`<h3>stderr</h3>${excerptHtml(a.stderr)}` : ""}</div
 
 function stepFlags(s: ReportStep): SafeHtml[] {
   const flags: SafeHtml[] = [];
+  // A human's decision replaces the veto that asked for it.
+  if (s.decision) flags.push(badge(decisionText(s.decision), s.decision.decision === "approved" ? "ok" : "veto"));
   for (const v of deciding(s)) {
     if (v.failure) flags.push(badge(`policy failure ${v.source ?? ""}`.trim(), "policy_failure"));
+    else if (v.veto && s.decision !== null && v.enforced !== false) continue;
     else if (v.veto) {
       flags.push(badge(`${v.enforced === false ? "would veto" : "VETO"} ${v.source ?? ""}`.trim(), "veto"));
     }
@@ -95,10 +101,15 @@ function richBody(s: ReportStep, t: string): SafeHtml {
       s.verdicts.map(verdictRow)
     }</table>`
     : markup`<p class="muted">No policy verdicts.</p>`;
+  const decided = s.decision
+    ? markup`<p class="decision"><b>${decisionText(s.decision)}</b>${
+      s.decision.at !== null ? markup` <span class="muted">at ${s.decision.at}</span>` : ""
+    }</p>`
+    : "";
   const actions = s.actions.length
     ? s.actions.map(actionHtml)
     : markup`<p class="muted">${t === "veto" || t === "fail" ? "Blocked: no action ran." : "No action recorded."}</p>`;
-  return markup`${verdicts}${actions}`;
+  return markup`${verdicts}${decided}${actions}`;
 }
 
 function excerptText(e: Excerpt): string {
@@ -124,6 +135,7 @@ function compactBody(s: ReportStep): SafeHtml {
     );
   }
   if (s.verdicts.length === 0) lines.push("no policy verdicts");
+  if (s.decision) lines.push(decisionText(s.decision));
   for (const a of s.actions) {
     const head = [
       a.id,

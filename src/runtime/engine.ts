@@ -239,7 +239,9 @@ export class Engine {
     this.redactor = parts.redactor;
     this.verifying = parts.verifying;
     const s = this.s;
-    this.message = `Completed ${this.p.steps.length} steps.`;
+    this.message = this.p.steps.length === 0
+      ? "The plan has no steps: nothing to do."
+      : `Completed ${this.p.steps.length} steps.`;
     this.snapshot = new StateSnapshot(this.p.state);
     this.#episodeHash = canonicalHash({
       task: s.redactedTask,
@@ -920,7 +922,7 @@ export class Engine {
     if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
     await this.s.notices?.settle?.(); // e.g. the look at the OpenTelemetry collector: recorded before the end
-    const outcome = computeOutcome(this.adapterResult, verification);
+    const outcome = this.outcomeOf(verification);
     if (verification.provided) this.#verifyEvent(verification, outcome);
     this.#reflect(outcome);
     this.#learn();
@@ -932,6 +934,17 @@ export class Engine {
       ...(this.answer !== null ? { answer: this.answer } : {}),
     });
     return this.seal(outcome, verification);
+  }
+
+  /**
+   * The outcome of the run from what the adapter did and the verification. A run whose plan has no steps and that
+   * ended ok gave the adapter nothing to do: it succeeded at nothing (`adapter_result` stays `skipped`, the adapter
+   * never ran), so its outcome is the verification's, as after an adapter's success: `success_unverified` without
+   * assertions (status ok, no error, exit 0). Every artifact then tells one story (docs/cli.md, "An empty plan").
+   */
+  outcomeOf(verification: Pick<Verification, "provided" | "passed" | "error">): Outcome {
+    const nothingToDo = this.p.steps.length === 0 && this.adapterResult === "skipped" && this.status === "ok";
+    return computeOutcome(nothingToDo ? "success" : this.adapterResult, verification);
   }
 
   /** The run's status before verification: interrupted, partial (a skipped step), and what the adapter achieved. */
@@ -1047,7 +1060,7 @@ export class Engine {
       : undefined;
     if (insight) this.emit("insight", { metrics: insight, summary_path: ARTIFACTS.summary }, { faculty: "insight" });
 
-    // Terminal artifacts: state (+ projection), summary, manifest. Nothing is appended after the manifest.
+    // Terminal artifacts: state, its projection, summary, manifest. Nothing is appended after the manifest.
     p.state.links = {
       events: ARTIFACTS.events,
       learn: ARTIFACTS.learn,
@@ -1056,7 +1069,6 @@ export class Engine {
     };
     this.#stateMetrics();
     const stagedState = this.rec.stageTerminalState(p.state);
-    this.rec.close();
     const summary = buildSummary({
       episodeId: s.episodeId,
       task: s.redactedTask,
@@ -1075,7 +1087,7 @@ export class Engine {
       tags: s.tags,
       ...(this.extraMetrics ? { metrics: this.extraMetrics } : {}),
     });
-    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary), stagedState]; // masked like every artifact
+    const staged = [this.rec.sink.stageJson(ARTIFACTS.summary, summary)]; // masked like every artifact
     const plugins: ManifestPlugin[] = [
       {
         id: `adapter:${s.loadedAdapter.label}`,
@@ -1088,15 +1100,24 @@ export class Engine {
         ? [{ id: `planner:${s.planner.name}`, kind: "planner", path: s.planner.path, sha256: s.planner.sha256 }]
         : []),
     ];
+    // The state goes into place first, then its projection (the manifest digests the log with it): the last
+    // run.state_projection always describes a state.json that is in place, and a kill before this rename leaves a
+    // valid episode. Then the summary and the manifest, last. A kill after the state's rename is "crashed while
+    // sealing" to the readers (its links name a summary and a manifest not there yet); `noema resume` completes it.
+    try {
+      commitStaged([stagedState]);
+    } catch (e) {
+      discardStaged([stagedState, ...staged]);
+      throw e;
+    }
+    this.rec.projectTerminal(p.state);
+    this.rec.close(); // synced: the manifest's digest of the log is the log on disk
     try {
       staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged));
     } catch (e) {
       discardStaged(staged);
       throw e;
     }
-    // Everything is written and synced: the terminal artifacts go into place in one tight sequence of renames,
-    // summary, state (its links name both), manifest last. A kill between them is "crashed while sealing" to the
-    // readers, and `noema resume` completes the seal.
     commitStaged(staged);
     const exit_code: ExitCode = this.status === "vetoed"
       ? EXIT.VETOED

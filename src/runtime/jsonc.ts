@@ -67,7 +67,48 @@ export function parseJsonc(text: string, file: string): unknown {
       exitCode: EXIT.USAGE,
     });
   }
+  const lone = LONE_SURROGATE_ESCAPE.test(text) ? loneSurrogate(tree, "") : null;
+  if (lone) {
+    throw new NoemaError(
+      "bad_jsonc",
+      `${lone.what} holds a lone UTF-16 surrogate (${lone.escape}), which is not text: noema records only ` +
+        "well-formed strings (a surrogate must be half of a pair, e.g. \\ud83d\\ude00)",
+      { file, line: lineCol(text, lone.offset).line, field: lone.path || undefined, exitCode: EXIT.USAGE },
+    );
+  }
   return nodeValue(tree);
+}
+
+/** A `\uD800`–`\uDFFF` escape: the text may decode to a lone surrogate (a raw one cannot come out of UTF-8). */
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * The first key or string value (in document order) that holds a lone UTF-16 surrogate: its path
+ * (`steps[0].inputs.a`), what it is (a key or a string), its offset in the text and the surrogate as an escape.
+ */
+function loneSurrogate(
+  node: import("jsonc-parser").Node,
+  path: string,
+): { path: string; what: string; offset: number; escape: string } | null {
+  const found = (s: string, what: string, at: string, offset: number) => {
+    if (s.isWellFormed()) return null;
+    const unit = [...s].find((ch) => !ch.isWellFormed())!.charCodeAt(0);
+    return { path: at, what, offset, escape: `\\u${unit.toString(16).padStart(4, "0")}` };
+  };
+  if (node.type === "string") return found(node.value as string, "a string", path, node.offset);
+  for (const [i, child] of (node.children ?? []).entries()) {
+    if (node.type === "object") {
+      const key = child.children![0].value as string;
+      const at = path === "" ? key : `${path}.${key}`;
+      const shown = key.isWellFormed() ? at : `${path === "" ? "" : `${path}.`}${JSON.stringify(key)}`;
+      const bad = found(key, "a key", shown, child.offset) ?? loneSurrogate(child.children![1], shown);
+      if (bad) return bad;
+    } else if (node.type === "array") {
+      const bad = loneSurrogate(child, `${path}[${i}]`);
+      if (bad) return bad;
+    }
+  }
+  return null;
 }
 
 // jsonc-parser's getNodeValue, kept local to avoid a second parse.

@@ -166,15 +166,20 @@ export class Recorder {
   }
 
   /**
-   * The terminal `state.json`, staged (written under a temp name, for
-   * `commitStaged` to rename into place with the summary and the manifest),
-   * and its `run.state_projection` event.
+   * The terminal `state.json`, staged (written under a temp name after the
+   * log is synced, for `commitStaged` to rename into place). Its
+   * `run.state_projection` event is written by {@link Recorder.projectTerminal}
+   * once it is in place, so the last projection never describes a state.json
+   * that a kill could leave unrenamed.
    */
   stageTerminalState(state: State): StagedFile {
     this.sink.sync(ARTIFACTS.events);
-    const staged = this.sink.stageJson(ARTIFACTS.state, state);
-    this.#projection(state, true);
-    return staged;
+    return this.sink.stageJson(ARTIFACTS.state, state);
+  }
+
+  /** The terminal `run.state_projection` event (every action), for a terminal `state.json` now in place. */
+  projectTerminal(state: State): WrittenEvent {
+    return this.#projection(state, true);
   }
 
   /** The `run.state_projection` event of a persisted state. */

@@ -27,7 +27,7 @@ import { refuseSymlinkedArtifacts } from "../store/layout.ts";
 import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { refuseIrregularArtifacts } from "../store/regular_file.ts";
-import { computeOutcome, startVerification } from "../verify/outcome.ts";
+import { startVerification } from "../verify/outcome.ts";
 import type { Outcome } from "../schema/summary.ts";
 import { snapshotPolicy } from "../verify/snapshot.ts";
 import {
@@ -693,9 +693,7 @@ async function sealTerminated(engine: Engine, built: RebuiltRun): Promise<RunRes
       engine.adapterResult = engine.adapterResult === "error" ? "error" : "skipped";
     }
     const verification = await verifying.finish();
-    const outcome = typeof t.outcome === "string"
-      ? t.outcome as Outcome
-      : computeOutcome(engine.adapterResult, verification);
+    const outcome = typeof t.outcome === "string" ? t.outcome as Outcome : engine.outcomeOf(verification);
     return engine.seal(outcome, verification);
   }
 

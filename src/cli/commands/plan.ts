@@ -23,7 +23,13 @@ import { neutralize, oneLine, truncate } from "../output.ts";
  * // renderSteps(out, plan, "  ") prints "  ✓ step-1  detect  done     Collect context"
  * ```
  */
-export function renderSteps(out: Output, plan: Plan, indent = "", recorded?: ReadonlyMap<string, string>): void {
+export function renderSteps(
+  out: Output,
+  plan: Plan,
+  indent = "",
+  recorded?: ReadonlyMap<string, string>,
+  decided?: ReadonlyMap<string, string>,
+): void {
   const c = out.color;
   const idW = Math.max(2, ...plan.steps.map((s) => s.id.length));
   const kindW = Math.max(4, ...plan.steps.map((s) => String(s.kind).length));
@@ -38,7 +44,9 @@ export function renderSteps(out: Output, plan: Plan, indent = "", recorded?: Rea
     if (width !== undefined) desc = truncate(desc, Math.max(10, width - plainHead));
     const other = recorded?.get(s.id);
     const note = other !== undefined && other !== status ? c.dim(` (state.json: ${other})`) : "";
-    out.line(`${head}${statusStyle(status, c)(status.padEnd(7))}  ${desc}${note}`.trimEnd());
+    const decision = decided?.get(s.id);
+    const said = decision !== undefined ? ` — ${neutralize(decision)}` : "";
+    out.line(`${head}${statusStyle(status, c)(status.padEnd(7))}  ${desc}${note}${said}`.trimEnd());
   }
 }
 

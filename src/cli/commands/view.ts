@@ -12,12 +12,14 @@ import { episodePaths } from "../../read/episode.ts";
 import type { EpisodeLocation } from "../../store/layout.ts";
 import { locateEpisodeRef } from "../episode_ref.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
-import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH } from "../episode_view.ts";
+import { buildEpisodeView, type EpisodeView, TIMELINE_LENGTH, type Verdict } from "../episode_view.ts";
 import { type RunState, statusWord } from "../../read/list.ts";
 import { formatMs, msBetween, statusStyle } from "../format.ts";
 import { type Cell, indentedLines, neutralize, oneLine, type Output, truncate } from "../output.ts";
 import { renderSteps } from "./plan.ts";
 import { sealingNote } from "../../read/sealing.ts";
+import { tailHeading } from "../../read/stderr_tail.ts";
+import { decisionText } from "../../read/step_decisions.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
@@ -64,6 +66,16 @@ function header(out: Output, v: EpisodeView): void {
   const outcome = str(s.outcome);
   const statusText = neutralize(statusWord(v));
   const styleKey = v.run_state === "terminal" ? v.status : v.run_state;
+  if (v.tampered?.length) {
+    const n = v.tampered.length, first = v.tampered[0];
+    out.line(
+      c.red(
+        `! files do not match manifest.json (tampered or damaged since the run sealed): ${neutralize(first.file)}: ${
+          oneLine(first.message)
+        }${n > 1 ? ` (and ${n - 1} more)` : ""}; see noema verify ${neutralize(v.episode_id)}`,
+      ),
+    );
+  }
   out.line(
     `${c.bold("Episode")} ${c.cyan(neutralize(v.episode_id))}  ${statusStyle(styleKey, c)(statusText)}` +
       (outcome ? ` · ${statusStyle(outcome, c)(outcome)}` : ""),
@@ -146,7 +158,7 @@ function planSection(out: Output, v: EpisodeView): void {
       if (typeof s.id === "string" && typeof s.status === "string") recorded.set(s.id, s.status);
     }
   }
-  renderSteps(out, plan, "  ", recorded);
+  renderSteps(out, plan, "  ", recorded, new Map((v.decisions ?? []).map((d) => [d.step_id, decisionText(d)])));
 }
 
 function actionsSection(out: Output, v: EpisodeView): void {
@@ -154,6 +166,7 @@ function actionsSection(out: Output, v: EpisodeView): void {
   section(out, "Actions", `${actions.length} in state.json · ${v.counts.actions} act events`);
   if (actions.length === 0) {
     out.line("  (none)");
+    failedActions(out, v);
     return;
   }
   const c = out.color;
@@ -181,6 +194,19 @@ function actionsSection(out: Output, v: EpisodeView): void {
     }),
     { indent: "  " },
   );
+  failedActions(out, v);
+}
+
+/** Each failed action kept (the last few): its step, error and exit code, and the tail of its stderr. */
+function failedActions(out: Output, v: EpisodeView): void {
+  const c = out.color;
+  for (const f of v.failed_actions ?? []) {
+    const exit = f.exit_code !== null && !f.error.includes(`exit code ${f.exit_code}`) ? ` (exit ${f.exit_code})` : "";
+    out.line(`  ${c.red("✗")} ${neutralize(f.step_id ?? "-")} failed: ${oneLine(f.error)}${exit}`);
+    if (f.stderr === null) continue;
+    out.line(`    ${c.dim(`${tailHeading(f.stderr)}:`)}`);
+    for (const line of f.stderr.lines) out.line(`      ${neutralize(line)}`.trimEnd());
+  }
 }
 
 function verificationSection(out: Output, v: EpisodeView): void {
@@ -310,6 +336,8 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     `${v.counts.direction} direction · ${v.counts.governance} governance · ${
       count(v.counts.vetoes, "veto", "vetoes")
     }` +
+      (v.counts.approved ? ` · ${v.counts.approved} approved` : "") +
+      (v.counts.rejected ? ` · ${v.counts.rejected} rejected` : "") +
       (v.counts.would_vetoes > 0 ? ` · ${v.counts.would_vetoes} would veto (audit)` : "") +
       (v.counts.policy_failures > 0
         ? ` · ${count(v.counts.policy_failures, "policy failure", "policy failures")}`
@@ -351,6 +379,8 @@ function verdictsSection(out: Output, v: EpisodeView): void {
       }
       const decision = x.decision ?? "-";
       const saw = x.stage === "review" && x.agent_saw ? ` (the agent saw the ${x.agent_saw} result)` : "";
+      const human = decidedRow(x, v, c);
+      if (human) return human;
       return [
         x.stage === "review" ? "governance (review)" : "governance",
         x.step_id ?? "-",
@@ -362,6 +392,24 @@ function verdictsSection(out: Output, v: EpisodeView): void {
     }),
     { indent: "  " },
   );
+}
+
+/**
+ * The row of a governance veto that asked for a human's decision, shown by that decision (`ask: approved`, and who
+ * decided and why: what happened to the action); null for any other verdict.
+ */
+function decidedRow(x: Verdict, v: EpisodeView, c: Output["color"]): Cell[] | null {
+  if (x.phase !== "governance" || x.decision !== "veto" || x.enforced === false || x.failure) return null;
+  const human = x.stage === "review" ? undefined : v.decisions?.find((d) => d.step_id === x.step_id);
+  if (!human) return null;
+  return [
+    "governance",
+    x.step_id ?? "-",
+    x.rule ?? "-",
+    { text: `ask: ${human.decision}`, style: statusStyle(human.decision === "approved" ? "ok" : "vetoed", c) },
+    "enforced",
+    `${oneLine(decisionText(human))} · asked: ${oneLine(x.message ?? "")}`,
+  ];
 }
 
 /** `Error: kaboom (at boom.ts:3:11)`. */
@@ -493,10 +541,12 @@ export function registerView(program: CommandUnknownOpts, ctx: CliContext): void
         ["noema view ep_01K9… --json | jq .counts", "event counts by phase, actions, verdicts"],
       ) +
         "\n--json prints {episode_id, episode_dir, lifecycle, status, state, summary (null while non-terminal),\n" +
-        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, would_vetoes, damaged_lines, reviews},\n" +
-        "verdicts,\n" +
+        "plan, counts: {events, by_phase, actions, direction, governance, vetoes, approved, rejected, would_vetoes,\n" +
+        "damaged_lines, reviews}, verdicts, decisions ([{step_id, checkpoint_id, decision, by, claimed_by, note, at}]),\n" +
+        "failed_actions ([{step_id, error, exit_code, stderr: {lines, total} | null}], the last 5),\n" +
         "timeline, waiting, start, last_event_at, message, answer (an agent's final answer, else null), problems,\n" +
-        "paths}.\n",
+        "tampered ([{file, kind, message}] of files that no longer match manifest.json, null without one), paths}.\n" +
+        "A sealed episode whose files no longer match its manifest.json says so in the first line.\n",
     )
     .action(async (episode, opts, cmd) => {
       const loc = locateEpisodeRef(episode, globalOptions(cmd));

@@ -58,9 +58,11 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
   // Every artifact byte goes through the sink, which masks secrets.
   const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
   const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
+  let moved = false;
   try {
     const engine = writeFirstArtifacts(prep, rec, learnLog);
     moveIntoPlace(staging, dir, root);
+    moved = true;
     rec.moveTo(dir);
     lock.moveTo(dir);
     engine.verifying = await startVerification({
@@ -77,6 +79,7 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
     rec.close();
     learnLog.close();
     lock.release();
+    if (!moved) rmSync(staging, { recursive: true, force: true }); // no `.tmp-<id>-<pid>` is left behind
     throw e;
   }
 }
