@@ -41,8 +41,8 @@ interface PointerEvent {
  * import { Collector } from "./collector.ts";
  * import { LearnTrace } from "./learn_rules.ts";
  * const t = new LearnTrace();
- * t.event({ learn_path: "learn.jsonl", proposal_count: 1, proposal_ids: ["p1"] }, 9);
  * const c = new Collector(10);
+ * t.event(c, "events.jsonl", { learn_path: "learn.jsonl", proposal_count: 1, proposal_ids: ["p1"] }, 9);
  * t.check(c, "/ep", null);
  * c.problems[0].message; // 'proposal_ids: "p1" is not a proposal in learn.jsonl'
  * ```
@@ -52,12 +52,15 @@ export class LearnTrace {
   /** Proposal id → the learn.jsonl line it is on (the first). */
   #proposals = new Map<string, number>();
 
-  /** Feeds one `learn` event's payload (form A events are kept; others are ignored) and its line. */
-  event(payload: Json, line: number, c?: Collector, file?: string): void {
+  /**
+   * Feeds one `learn` event's payload and its line in `file` (events.jsonl as shown): form A events are kept (a
+   * `proposal_count` that is not the length of `proposal_ids` is reported at once), others are ignored.
+   */
+  event(c: Collector, file: string, payload: Json, line: number): void {
     const { learn_path: path, proposal_count: count, proposal_ids: ids, applied_count: applied } = payload;
     if (typeof path !== "string" || !Array.isArray(ids)) return;
     const strings = ids.filter((x): x is string => typeof x === "string");
-    if (c && file !== undefined && typeof count === "number" && count !== ids.length) {
+    if (typeof count === "number" && count !== ids.length) {
       c.add(
         file,
         "trace.learn_proposals",

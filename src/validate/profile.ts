@@ -93,7 +93,15 @@ export function stateProfile(state: Json): ProfileFinding[] {
   const out: ProfileFinding[] = [];
   const outcomes = state.outcomes;
   if (isObject(outcomes) && outcomes.error !== undefined && outcomes.error !== null) {
-    out.push(...findings("noema.outcome_error", "outcomes.error", OutcomeError, outcomes.error, "{type, message}"));
+    if (!v.is(OutcomeError, outcomes.error)) {
+      const shown = JSON.stringify(outcomes.error);
+      out.push({
+        rule: "noema.outcome_error",
+        path: "outcomes.error",
+        message: `${shown.length > 60 ? shown.slice(0, 57) + "…" : shown} is neither {type, message} nor a string ` +
+          "(the contract allows any value; noema writes {type, message})",
+      });
+    }
   }
   const timestamps = (list: unknown, path: string) => {
     if (!Array.isArray(list)) return;

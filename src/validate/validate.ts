@@ -341,7 +341,7 @@ function countEvent(
     if (scan.start === null) scan.start = { timestamp: e.timestamp, line };
     else c.add(file, "event.duplicate_start", `a second start event (the first is on line ${scan.start.line})`, line);
   } else if (e.phase === "direction") scan.directions++;
-  else if (e.phase === "learn") scan.learn.event(payload, line, c, file);
+  else if (e.phase === "learn") scan.learn.event(c, file, payload, line);
 }
 
 /** Confirms id hash hits exactly with a second pass over just the candidates. */
