@@ -691,6 +691,13 @@ const phase = (p: string, n = 1) => {
   return (e: Json) => e.phase === p && ++seen === n;
 };
 
+/** Line number (1-based) of the first line of `text` that contains `needle`. */
+function lineOfText(text: string, needle: string): number {
+  const i = text.split("\n").findIndex((l) => l.includes(needle));
+  if (i < 0) throw new Error(`no line with ${needle}`);
+  return i + 1;
+}
+
 function eventAt(m: EpisodeModel, pred: (e: Json) => boolean): Json {
   return m.events[lineOf(m, pred) - 1];
 }
@@ -879,6 +886,18 @@ export const FIXTURES: FixtureSpec[] = [
     expected: (m) => only("event.caused_by", lineOf(m, phase("interpret"))),
   },
   {
+    dir: "invalid/event.duplicate_start",
+    description: "a second start event (another id, the same payload) right after the first",
+    mutate: (m) => void m.events.splice(1, 0, { ...eventAt(m, phase("start")), id: eventId(99) }),
+    expected: () => only("event.duplicate_start", 2),
+  },
+  {
+    dir: "invalid/event.schema-date",
+    description: "the terminate event's timestamp is February 30 (not a calendar date; the ISO 8601 pattern allows it)",
+    mutate: (m) => void (eventAt(m, phase("terminate")).timestamp = "2026-02-30T10:00:00.962Z"),
+    expected: (m) => only("event.schema", lineOf(m, phase("terminate"))),
+  },
+  {
     dir: "invalid/event.episode_id",
     description: "the governance event carries another episode's id",
     mutate: (m) => void (eventAt(m, phase("governance")).episode_id = "ep_01JNQ8M3F0AAAAAAAAAAAAAAAA"),
@@ -942,6 +961,24 @@ export const FIXTURES: FixtureSpec[] = [
     expected: () => ({ rules: ["state.schema", "state.schema", "state.schema"], line: 1 }),
   },
   {
+    dir: "invalid/learn.schema-date",
+    description: "the learn.jsonl line's timestamp is April 31 (not a calendar date)",
+    mutate: (m) => void (m.learn[0].timestamp = "2026-04-31T10:00:00.938Z"),
+    expected: () => only("learn.schema", 1),
+  },
+  {
+    dir: "invalid/summary.success",
+    description: 'summary.json metrics.success is 0 while outcome is "success_unverified" (a success)',
+    mutate: (m) => void ((m.summary!.metrics as Json).success = 0),
+    expected: (m) => only("summary.success", lineOfText(pretty(m.summary), '"success": 0')),
+  },
+  {
+    dir: "invalid/summary.duration",
+    description: "summary.json duration_sec is 1.98 while metrics.latencies.total_ms is 980",
+    mutate: (m) => void (m.summary!.duration_sec = 1.98),
+    expected: (m) => only("summary.duration", lineOfText(pretty(m.summary), '"duration_sec"')),
+  },
+  {
     dir: "invalid/summary.schema-sections",
     description: "summary.json has no flags or metrics section",
     mutate: (m) => {
@@ -1003,6 +1040,13 @@ export const FIXTURES: FixtureSpec[] = [
     expected: () => only("lifecycle.links"),
   },
   {
+    dir: "invalid/lifecycle.status-nonterminal",
+    description: 'approval pause (non-terminal: no summary, no manifest) whose outcomes.status is "ok", not "pending"',
+    build: buildPause,
+    mutate: (m) => void ((m.state.outcomes as Json).status = "ok"),
+    expected: () => only("lifecycle.status"),
+  },
+  {
     dir: "invalid/lifecycle.files",
     description: "terminal run with summary.json but no manifest.json (state.json still links it)",
     after: (f) => void f.delete("manifest.json"),
@@ -1037,6 +1081,36 @@ export const FIXTURES: FixtureSpec[] = [
       a.timestamp = new Date(Date.parse(a.timestamp as string) + 1).toISOString();
     },
     expected: (m) => only("trace.action_timestamp", lineOf(m, phase("act", 2))),
+  },
+  {
+    dir: "invalid/trace.action_mirror",
+    description: 'outcomes.actions[1].result_status is "error" while its act event says "ok"',
+    mutate: (m) => void (((m.state.outcomes as Json).actions as Json[])[1].result_status = "error"),
+    expected: (m) => only("trace.action_mirror", lineOf(m, phase("act", 2))),
+  },
+  {
+    dir: "invalid/trace.action_missing",
+    description: "terminal run whose outcomes.actions lacks the third action, though its act event is there",
+    mutate: (m) => void ((m.state.outcomes as Json).actions as Json[]).pop(),
+    expected: (m) => only("trace.action_missing", lineOf(m, phase("act", 3))),
+  },
+  {
+    dir: "invalid/trace.learn_proposals",
+    description: "the learn event says proposal_count 2 but lists one proposal id (learn.jsonl has one)",
+    mutate: (m) => void (payloadOf(m, phase("learn")).proposal_count = 2),
+    expected: (m) => only("trace.learn_proposals", lineOf(m, phase("learn"))),
+  },
+  {
+    dir: "invalid/trace.learn_proposals-summary",
+    description: "summary.json metrics.learn_proposals is 2 while the learn event and learn.jsonl have one proposal",
+    mutate: (m) => void ((m.summary!.metrics as Json).learn_proposals = 2),
+    expected: () => only("trace.learn_proposals"),
+  },
+  {
+    dir: "invalid/trace.branching_factor",
+    description: "summary.json insight.metrics.branching_factor is 2 while events.jsonl has one direction event",
+    mutate: (m) => void (((m.summary!.insight as Json).metrics as Json).branching_factor = 2),
+    expected: () => only("trace.branching_factor"),
   },
   {
     dir: "invalid/trace.learn",

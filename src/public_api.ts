@@ -101,6 +101,7 @@ export { type PlanEventLike, PlanProjector, reconstructPlan } from "./read/plan.
 
 // Validation.
 export { type RuleId, RULES } from "./validate/rules.ts";
+export { type Profile, PROFILE_RULES, type ProfileRuleId, PROFILES } from "./validate/profile.ts";
 export {
   validate,
   validateEpisodeDir,
@@ -108,6 +109,7 @@ export {
   type ValidateOptions,
   type ValidationProblem,
   type ValidationReport,
+  type ValidationWarning,
 } from "./validate/validate.ts";
 
 // Plugin API (what policy and adapter files import from "noema").

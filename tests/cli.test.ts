@@ -71,9 +71,18 @@ function writeTerminal(root: string): void {
     timestamp: t(30),
     duration_ms: 1.5,
   };
+  // The vetoed step's act event has its action too (validate's trace.action_missing), without a result_status as
+  // its event has none.
+  const vetoed = {
+    id: "act-2",
+    kind: "adapter",
+    input_excerpt: "Delete the temp files",
+    step_id: "step-2",
+    timestamp: t(45),
+  };
   const outcomes = {
     status: "vetoed",
-    actions: [action],
+    actions: [action, vetoed],
     metrics: { steps_completed: 1, steps_total: 2 },
     artifacts: [],
     error: null,
@@ -151,7 +160,7 @@ function writeTerminal(root: string): void {
     outcome: "success_unverified",
     verification: VERIFICATION_NOT_PROVIDED,
     flags: { intuition: true, mode: "meta" },
-    metrics: { success: 0, plan_count: 1, act_count: 1, reflect_count: 0, veto_count: 1 },
+    metrics: { success: 1, plan_count: 1, act_count: 1, reflect_count: 0, veto_count: 1 },
   };
   writeEpisode(dir, { "state.json": state, "summary.json": summary }, events);
   const files = ["events.jsonl", "learn.jsonl", "state.json", "summary.json"].map((name) => ({

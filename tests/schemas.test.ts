@@ -191,6 +191,24 @@ const CASES: Case[] = [
   { schema: "event", label: "payload not an object", value: event("start", [] as unknown as Json), valid: false },
   {
     schema: "event",
+    label: "timestamp on February 30",
+    value: event("start", {}, { timestamp: "2026-02-30T09:51:54Z" }),
+    valid: false,
+  },
+  {
+    schema: "event",
+    label: "timestamp on April 31",
+    value: event("start", {}, { timestamp: "2026-04-31T09:51:54Z" }),
+    valid: false,
+  },
+  {
+    schema: "event",
+    label: "timestamp on February 29, 2024",
+    value: event("start", {}, { timestamp: "2024-02-29T09:51:54Z" }),
+    valid: true,
+  },
+  {
+    schema: "event",
     label: "timestamp without zone",
     value: event("start", {}, { timestamp: "2026-11-23T09:51:54" }),
     valid: false,
@@ -295,6 +313,23 @@ const CASES: Case[] = [
   { schema: "state", label: "state minimal", value: { version: "1.0", state_schema_version: "1.0.0" }, valid: true },
   {
     schema: "state",
+    label: "state with what the contract leaves open: any error value, free-form belief and fact timestamps",
+    value: {
+      ...STATE,
+      beliefs: [{ statement: "s", confidence: 0.5, provenance: "p", timestamp: "shortly after the start" }],
+      memory: { facts: [{ key: "k", value: 1, timestamp: "t+3" }] },
+      outcomes: { status: "error", error: { code: 3, detail: ["x"] } },
+    },
+    valid: true,
+  },
+  {
+    schema: "state",
+    label: "state episode.started_at on April 31",
+    value: { ...STATE, episode: { ...STATE.episode, started_at: "2026-04-31T00:00:00Z" } },
+    valid: false,
+  },
+  {
+    schema: "state",
     label: "state bad intuition_mode",
     value: { ...STATE, episode: { ...STATE.episode, intuition_mode: "psychic" } },
     valid: false,
@@ -357,6 +392,28 @@ const CASES: Case[] = [
       },
     },
     valid: true,
+  },
+  {
+    schema: "summary",
+    label: "summary with assertion and workspace diff items of another shape (the contract does not show them)",
+    value: {
+      ...SUMMARY,
+      outcome: "success",
+      verification: {
+        ...NOT_PROVIDED,
+        provided: true,
+        passed: true,
+        assertions: [{ check: "exists", path: "out.txt", ok: true }, "out.txt exists"],
+        workspace_diff: { added: [{ path: "out.txt", bytes: 3 }], modified: [], deleted: [] },
+      },
+    },
+    valid: true,
+  },
+  {
+    schema: "summary",
+    label: "summary started_at on February 29 of a common year",
+    value: { ...SUMMARY, started_at: "2025-02-29T09:51:54.123Z" },
+    valid: false,
   },
   {
     schema: "summary",

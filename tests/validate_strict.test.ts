@@ -190,8 +190,11 @@ describe("act events without action_id", () => {
       const a = ((m.state.outcomes as Json).actions as Json[])[1];
       a.timestamp = new Date(Date.parse(a.timestamp as string) + 1).toISOString();
     });
-    assert.equal(got.length, 1, got.join("\n"));
-    assert.match(got[0], /^trace\.action_timestamp outcomes\.actions: action \S+ has no act event/);
+    // Without action_id the pair cannot be told: the action has no act event, and (a terminal run) the act event
+    // has no action.
+    assert.equal(got.length, 2, got.join("\n"));
+    assert.match(got[0], /^trace\.action_missing act event of a terminal run with no action: step_id "step-2"/);
+    assert.match(got[1], /^trace\.action_timestamp outcomes\.actions: action \S+ has no act event/);
   });
 
   test("two actions of one step at one timestamp each take one act event", () => {

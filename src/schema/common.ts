@@ -8,20 +8,65 @@
  */
 import * as v from "valibot";
 
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+] as const;
+
+/**
+ * Why the date of an ISO 8601 timestamp (`YYYY-MM-DD…`) is not on the
+ * calendar (Feb 30, Apr 31, Feb 29 of a common year), or null when it is
+ * (or when the text does not start with such a date: the format rule says so).
+ *
+ * @example
+ * ```ts
+ * import { calendarProblem } from "./common.ts";
+ * calendarProblem("2025-02-29T00:00:00Z"); // "2025-02-29 is not a calendar date (February 2025 has 28 days)"
+ * calendarProblem("2024-02-29T00:00:00Z"); // null
+ * ```
+ */
+export function calendarProblem(text: string): string | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!m) return null;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1) return null;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  if (day <= days) return null;
+  return `${m[0]} is not a calendar date (${MONTHS[month - 1]} ${m[1]} has ${days} days)`;
+}
+
 /**
  * An RFC 3339 / ISO 8601 timestamp with a time zone (`Z` or `±hh:mm`),
- * seconds and an optional fraction of up to 9 digits.
+ * seconds and an optional fraction of up to 9 digits, on a real calendar
+ * date (JSON Schema's `format: "date-time"` says so too; the pattern alone
+ * cannot: it lets through `2026-02-30`).
  *
  * @example
  * ```ts
  * import * as v from "valibot";
  * import { Timestamp } from "./common.ts";
  * v.parse(Timestamp, "2026-11-23T09:51:54.123Z");
+ * v.is(Timestamp, "2026-04-31T00:00:00Z"); // false
  * ```
  */
 export const Timestamp = v.pipe(
   v.string(),
   v.isoTimestamp("must be an ISO 8601 date-time with a time zone"),
+  v.check(
+    (text) => calendarProblem(text) === null,
+    (issue) => `must be a real date: ${calendarProblem(String(issue.input))}`,
+  ),
   v.metadata({ format: "date-time" }),
 );
 

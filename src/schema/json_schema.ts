@@ -195,7 +195,7 @@ export function generateJsonSchema(name: SchemaName): Json {
         $defs: {
           timestamp: {
             description:
-              "An RFC 3339 / ISO 8601 date-time with seconds and a time zone (Z or ±hh:mm); the pattern is noema's exact rule.",
+              "An RFC 3339 / ISO 8601 date-time with seconds and a time zone (Z or ±hh:mm), on a real calendar date: the pattern is noema's rule for the text, and format date-time (checked by noema validate) rejects Feb 30, Apr 31 and Feb 29 of a common year, which the pattern lets through.",
             ...TIMESTAMP,
           },
         },

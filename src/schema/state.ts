@@ -47,8 +47,11 @@ export const Episode = looseObject({
 export type Episode = v.InferOutput<typeof Episode>;
 
 /**
- * A non-null `outcomes.error` (the contract does not show its type; noema
- * writes `{type, message}` and reads a plain string too).
+ * A non-null `outcomes.error` as noema writes it: `{type, message}` (and
+ * reads a plain string too). The contract does not show the type of a
+ * non-null value, so `state.json` accepts any JSON value there
+ * ({@link Outcomes}); `noema validate --profile noema` warns when it is not
+ * this shape.
  *
  * @example
  * ```ts
@@ -114,7 +117,12 @@ export const Outcomes = looseObject({
     steps_total: v.optional(v.number()),
   })),
   artifacts: v.optional(v.array(v.string())),
-  error: v.optional(v.nullable(OutcomeError)),
+  error: v.optional(v.pipe(
+    JsonValue,
+    v.description(
+      "null when there is no error; any JSON value otherwise (the contract does not show its type; noema writes {type, message}).",
+    ),
+  )),
 });
 /** `state.json` `outcomes`. */
 export type Outcomes = v.InferOutput<typeof Outcomes>;
@@ -165,14 +173,20 @@ export const State = looseObject({
     statement: v.string(),
     confidence: Unit,
     provenance: v.pipe(v.string(), v.description("Source of the belief.")),
-    timestamp: v.optional(Timestamp),
+    timestamp: v.optional(v.pipe(
+      v.string(),
+      v.description("When the belief was recorded: any string (the contract gives no format; noema writes ISO 8601)."),
+    )),
   }))),
   plan: v.optional(Plan),
   memory: v.optional(looseObject({
     facts: v.optional(v.array(looseObject({
       key: v.string(),
       value: JsonValue,
-      timestamp: v.optional(Timestamp),
+      timestamp: v.optional(v.pipe(
+        v.string(),
+        v.description("Any string (the contract gives no format; noema writes ISO 8601)."),
+      )),
       provenance: v.optional(v.string()),
     }))),
     scratchpad: v.optional(v.string()),

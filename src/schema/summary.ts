@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { CONTRACT_VERSIONS } from "../version.ts";
-import { Count, Duration, JsonObject, looseObject, Timestamp, Unit } from "./common.ts";
+import { Count, Duration, JsonObject, JsonValue, looseObject, Timestamp, Unit } from "./common.ts";
 import { type SchemaProblem, toProblems } from "./problems.ts";
 
 /** `adapter_result` values. */
@@ -25,8 +25,9 @@ export const MODES = ["meta", "minimal"] as const;
 export type Mode = (typeof MODES)[number];
 
 /**
- * One assertion result in `verification.assertions` (item shape not shown by
- * the contract; noema follows the reference system).
+ * One assertion result in `verification.assertions` as noema writes it (the
+ * contract does not show the item shape, so `summary.json` accepts any item;
+ * `noema validate --profile noema` warns when an item is not this shape).
  *
  * @example
  * ```ts
@@ -54,8 +55,9 @@ export const AssertionResult = v.pipe(
 export type AssertionResult = v.InferOutput<typeof AssertionResult>;
 
 /**
- * `verification.workspace_diff`: sorted lists of workspace-relative POSIX
- * paths.
+ * `verification.workspace_diff` as noema writes it: sorted lists of
+ * workspace-relative POSIX paths (the contract does not show the item format,
+ * so `summary.json` accepts any item; `--profile noema` warns on others).
  *
  * @example
  * ```ts
@@ -76,17 +78,26 @@ export const WorkspaceDiff = v.pipe(
 export type WorkspaceDiff = v.InferOutput<typeof WorkspaceDiff>;
 
 /**
- * `summary.json` `verification`.
+ * `verification.workspace_diff` as the contract has it: three lists named
+ * `added`, `modified`, `deleted`, whose item format it does not show.
  *
  * @example
  * ```ts
  * import * as v from "valibot";
- * import { Verification } from "./summary.ts";
- * v.parse(Verification, { provided: false, passed: null, assertions: [], workspace_diff: null, snapshots: null,
- *   policy: { ignore: [".git"], symlinks: "skip" }, error: null });
+ * import { ContractWorkspaceDiff } from "./summary.ts";
+ * v.parse(ContractWorkspaceDiff, { added: [{ path: "new.txt", bytes: 3 }], modified: [], deleted: [] });
  * ```
  */
-export const Verification = looseObject({
+export const ContractWorkspaceDiff = v.pipe(
+  looseObject({
+    added: v.array(JsonValue),
+    modified: v.array(JsonValue),
+    deleted: v.array(JsonValue),
+  }),
+  v.description("The item format is not shown by the contract: any item; noema writes workspace-relative POSIX paths."),
+);
+
+const verificationEntries = {
   provided: v.pipe(v.boolean(), v.description("Whether verification assertions were provided.")),
   passed: v.pipe(v.nullable(v.boolean()), v.description("null when unverified or unavailable.")),
   assertions: v.array(AssertionResult),
@@ -103,9 +114,48 @@ export const Verification = looseObject({
     v.nullable(v.string()),
     v.description("Verification error reason, e.g. workspace_unavailable; passed is then null."),
   )),
-});
-/** `summary.json` `verification`. */
+};
+
+/**
+ * `summary.json` `verification` as noema writes it (assertion results and
+ * workspace diff in noema's shapes).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { Verification } from "./summary.ts";
+ * v.parse(Verification, { provided: false, passed: null, assertions: [], workspace_diff: null, snapshots: null,
+ *   policy: { ignore: [".git"], symlinks: "skip" }, error: null });
+ * ```
+ */
+export const Verification = looseObject(verificationEntries);
+/** `summary.json` `verification`, as noema writes it. */
 export type Verification = v.InferOutput<typeof Verification>;
+
+/**
+ * `summary.json` `verification` as the contract has it: any item in
+ * `assertions` and in the `workspace_diff` lists (their shapes are not shown).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { ContractVerification } from "./summary.ts";
+ * v.parse(ContractVerification, { provided: true, passed: true, assertions: [{ check: "x", ok: true }],
+ *   workspace_diff: null, snapshots: null });
+ * ```
+ */
+export const ContractVerification = looseObject({
+  ...verificationEntries,
+  assertions: v.pipe(
+    v.array(JsonValue),
+    v.description(
+      "Assertion results; the item shape is not shown by the contract (noema: {name, target, passed, reason}).",
+    ),
+  ),
+  workspace_diff: v.nullable(ContractWorkspaceDiff),
+});
+/** `summary.json` `verification`, as the contract has it. */
+export type ContractVerification = v.InferOutput<typeof ContractVerification>;
 
 const FourDecimals = v.check<number, string>(
   (n) => Math.abs(Math.round(n * 1e4) / 1e4 - n) < 1e-12,
@@ -285,7 +335,7 @@ export const Summary = looseObject({
   duration_sec: v.pipe(Duration, v.description("Total episode duration in seconds.")),
   adapter_result: v.picklist(ADAPTER_RESULTS),
   outcome: v.pipe(v.picklist(OUTCOMES), v.description("Verification outcome.")),
-  verification: Verification,
+  verification: ContractVerification,
   flags: v.optional(looseObject({
     intuition: v.pipe(v.boolean(), v.description("Whether intuition was enabled.")),
     mode: v.picklist(MODES),

@@ -7,6 +7,7 @@
 import { relative } from "node:path";
 import process from "node:process";
 import type { SchemaProblem } from "../schema/problems.ts";
+import type { ProfileRuleId } from "./profile.ts";
 import type { RuleId } from "./rules.ts";
 
 /** One problem found by validation. */
@@ -21,8 +22,21 @@ export interface ValidationProblem {
   message: string;
 }
 
+/** One warning of a validation profile (`--profile noema`): the shape of a {@link ValidationProblem}. */
+export interface ValidationWarning {
+  /** The file the warning is about, as shown to the user. */
+  file: string;
+  /** 1-based line, for JSONL files. */
+  line?: number;
+  /** The profile rule (see `PROFILE_RULES`). */
+  rule: ProfileRuleId;
+  /** What noema expects, starting with the field. */
+  message: string;
+}
+
 /**
- * Collects problems: all are counted, the first `max` are kept.
+ * Collects problems: all are counted, the first `max` are kept. Warnings of
+ * the `noema` profile likewise, when `profile` is on (else they are dropped).
  *
  * @example
  * ```ts
@@ -37,8 +51,20 @@ export class Collector {
   problems: ValidationProblem[] = [];
   /** Every problem found. */
   count = 0;
-  /** `max`: the most problems kept. */
-  constructor(readonly max: number) {}
+  /** The warnings kept (profile `noema` only), in the order found. */
+  warnings: ValidationWarning[] = [];
+  /** Every warning found (profile `noema` only). */
+  warningCount = 0;
+  /** `max`: the most problems (and the most warnings) kept; `profile`: whether warnings are collected. */
+  constructor(readonly max: number, readonly profile = false) {}
+  /** Adds one warning of the `noema` profile (nothing when the profile is off). */
+  warn(file: string, rule: ProfileRuleId, message: string, line?: number): void {
+    if (!this.profile) return;
+    this.warningCount++;
+    if (this.warnings.length < this.max) {
+      this.warnings.push(line === undefined ? { file, rule, message } : { file, line, rule, message });
+    }
+  }
   /** Adds one problem. */
   add(file: string, rule: RuleId, message: string, line?: number): void {
     this.count++;

@@ -2,7 +2,8 @@
  * What the cross-file rules of `noema validate` keep of `state.json` and of
  * the last `run.state_projection` event, in little memory: `state.json` with
  * its two long lists reduced (`plan.steps` to each step's `id` and `status`,
- * `outcomes.actions` to each action's `id`, `step_id` and `timestamp`), and
+ * `outcomes.actions` to each action's `id`, `step_id`, `timestamp`,
+ * `result_status` and a digest of its `input_excerpt`), and
  * each action as a 53-bit digest of its value, so that "the projection's
  * actions equal state.json's" is a comparison of numbers, not of two trees
  * of 100,000 actions held at once.
@@ -121,8 +122,8 @@ export interface Pieces {
   /** On `outcomes`: the digest of each action. */
   digests?: Float64Array;
   /**
-   * On `outcomes`: each action's `{ id, step_id, timestamp }`; on `plan` (and on a `plan` event's `payload`): each
-   * step's `{ id, status }`.
+   * On `outcomes`: each action as {@link compactAction} keeps it; on `plan` (and on a `plan` event's `payload`):
+   * each step's `{ id, status }`.
    */
   records: Json[];
   /** On a `plan` event's `payload`: the schema problems of its `step_records`, named by their full path. */
@@ -156,15 +157,32 @@ export function sameActions(a: ActionsDigest, b: ActionsDigest, eq: (x: unknown,
 
 /** What the rules keep of each plan step. */
 export const STEP_KEYS: readonly string[] = ["id", "status"];
-/** What the rules keep of each action. */
-export const ACTION_KEYS: readonly string[] = ["id", "step_id", "timestamp"];
+/** What the rules keep of each action as it is (see {@link compactAction}). */
+export const ACTION_KEYS: readonly string[] = ["id", "step_id", "timestamp", "result_status"];
+
+/**
+ * What the rules keep of one action: {@link ACTION_KEYS}, and its
+ * `input_excerpt` as a digest (`input_excerpt_digest`), which is what
+ * `trace.action_mirror` compares with its act event's.
+ *
+ * @example
+ * ```ts
+ * import { compactAction } from "./compact.ts";
+ * compactAction({ id: "a", kind: "shell", input_excerpt: "ls" }); // { id: "a", input_excerpt_digest: … }
+ * ```
+ */
+export function compactAction(a: unknown): Json {
+  const out = pick(a, ACTION_KEYS);
+  if (isObject(a) && Object.hasOwn(a, "input_excerpt")) out.input_excerpt_digest = digestOf(a.input_excerpt);
+  return out;
+}
 
 /** What the cross-file rules keep of `state.json` (see the module doc). */
 export interface CompactState {
   /**
    * `state.json` with `plan.steps` entries reduced to `{ id, status }` and
-   * `outcomes.actions` entries to `{ id, step_id, timestamp }` (an entry that
-   * is not an object becomes `{}`).
+   * `outcomes.actions` entries by {@link compactAction} (an entry that is not
+   * an object becomes `{}`).
    */
   value: Json;
   /** `outcomes` as compared with a projection. */
@@ -206,7 +224,7 @@ export function compactState(state: Json): CompactState {
   }
   const outcomes = compactOutcomes(state.outcomes);
   if (isObject(state.outcomes) && Array.isArray(state.outcomes.actions)) {
-    const actions = piecesOf(state.outcomes)?.records ?? state.outcomes.actions.map((a) => pick(a, ACTION_KEYS));
+    const actions = piecesOf(state.outcomes)?.records ?? state.outcomes.actions.map(compactAction);
     value.outcomes = { ...state.outcomes, actions };
   }
   return { value, outcomes };

@@ -26,10 +26,11 @@ export interface EpisodeFacts {
   state: CompactState | null;
   summary: Json | null;
   manifest: Json | null;
-  /** The first start event and the last state projection, when events.jsonl was read. */
+  /** The first start event, the last state projection and the number of direction events, when events.jsonl was read. */
   scan: {
     start: { timestamp: unknown; line: number } | null;
     lastProjection: { payload: CompactProjection; line: number } | null;
+    directions?: number;
   } | null;
 }
 
@@ -98,8 +99,17 @@ export function checkStateLifecycle(c: Collector, f: EpisodeFacts): void {
       if (key in links) c.add(stateFile, "lifecycle.links", `links.${key}: a non-terminal run must not link ${key}`);
     }
   }
-  if (f.terminal && (state.outcomes as Json | undefined)?.status === "pending") {
+  const status = (state.outcomes as Json | undefined)?.status;
+  if (f.terminal && status === "pending") {
     c.add(stateFile, "lifecycle.status", "outcomes.status: a terminal run cannot be pending");
+  } else if (!f.terminal && typeof status === "string" && status !== "pending") {
+    c.add(
+      stateFile,
+      "lifecycle.status",
+      `outcomes.status: ${
+        JSON.stringify(status)
+      }, but a non-terminal run (no summary.json, no manifest.json) is pending`,
+    );
   }
 }
 
@@ -243,6 +253,31 @@ export function checkSummaryTrace(c: Collector, f: EpisodeFacts): void {
   if (task !== undefined && summary.task !== task) {
     c.add(summaryFile, "trace.summary", "task: differs from state.json goal.task");
   }
+}
+
+/**
+ * `trace.branching_factor`: summary.json `insight.metrics.branching_factor`
+ * is the number of direction events (events of phase `direction`).
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkBranchingFactor } from "./episode_rules.ts";
+ * const c = new Collector(10);
+ * checkBranchingFactor(c, { dir: "/ep", present: new Set(), terminal: true, state: null, summary: { insight: { metrics: { branching_factor: 3 } } }, manifest: null, scan: { start: null, lastProjection: null, directions: 2 } });
+ * console.log(c.problems[0].rule); // "trace.branching_factor"
+ * ```
+ */
+export function checkBranchingFactor(c: Collector, f: EpisodeFacts): void {
+  const insight = f.summary?.insight as Json | undefined;
+  const factor = (insight?.metrics as Json | undefined)?.branching_factor;
+  const directions = f.scan?.directions;
+  if (typeof factor !== "number" || directions === undefined || factor === directions) return;
+  c.add(
+    display(join(f.dir, ARTIFACTS.summary)),
+    "trace.branching_factor",
+    `insight.metrics.branching_factor: ${factor}, but events.jsonl has ${directions} direction events`,
+  );
 }
 
 /**

@@ -24,7 +24,7 @@ import * as v from "valibot";
 import { PlanStep, StepRecord } from "../schema/plan.ts";
 import { type SchemaProblem, toProblems } from "../schema/problems.ts";
 import { ActionRecord } from "../schema/state.ts";
-import { ACTION_KEYS, digestOf, pick, PIECES, type Pieces, STEP_KEYS } from "./compact.ts";
+import { compactAction, digestOf, pick, PIECES, type Pieces, STEP_KEYS } from "./compact.ts";
 import { closeSync, fstatSync } from "node:fs";
 import { openRegularFile } from "../store/regular_file.ts";
 import { type EnterCheck, splitFile, splitJson, type SplitTarget } from "./json_split.ts";
@@ -128,7 +128,7 @@ function stateParts(): { targets: SplitTarget[]; done(split: Split, problems: Sc
   const actionTarget: SplitTarget = {
     path: ["outcomes", "actions"],
     each(a, i) {
-      actions.push(pick(a, ACTION_KEYS));
+      actions.push(compactAction(a));
       digests.push(digestOf(a));
       found.push(...schemaProblems(ActionRecord, a, `outcomes.actions[${i}]`));
     },

@@ -33,6 +33,7 @@ export const RULES = {
   "event.duplicate_id": "two events share an id",
   "event.caused_by": "an event's caused_by names no earlier event",
   "event.episode_id": "an event's episode_id differs from the episode's id",
+  "event.duplicate_start": "events.jsonl has a second start event (an episode starts once)",
   "payload.learn": "a learn payload matches neither form, or both",
   "payload.action_candidate": "an action_candidate payload lacks a required field or has a wrong type",
   "payload.act": "an act payload lacks input_excerpt or outcome, or has a wrong type",
@@ -42,17 +43,28 @@ export const RULES = {
   "summary.schema":
     "summary.json does not match its schema (1.3.0) or its verification rules, or lacks its flags or metrics section",
   "summary.mode": "summary.json has insight or flags.direction, though flags.mode is minimal (both are meta mode only)",
+  "summary.success":
+    "summary.json metrics.success disagrees with outcome (1 for success and success_unverified, 0 for goal_not_achieved and error)",
+  "summary.duration":
+    "summary.json duration_sec disagrees with metrics.latencies.total_ms (beyond one unit of duration_sec's last decimal, at least 1 ms)",
   "manifest.schema": "manifest.json does not match its schema (manifest/1.0), is unsorted, or lists itself",
   "learn.schema": "a learn.jsonl line does not match learn/1.0",
   "lifecycle.links":
     "state.json links do not fit the lifecycle (non-terminal: events+learn; terminal: +summary+manifest)",
   "lifecycle.files":
     "the artifact files do not fit the lifecycle (summary.json and manifest.json together, terminal only)",
-  "lifecycle.status": "outcomes.status does not fit the lifecycle (pending only while non-terminal)",
+  "lifecycle.status":
+    "outcomes.status does not fit the lifecycle (a terminal run is not pending; a non-terminal run is pending)",
   "trace.start": "the start event's timestamp differs from episode.started_at (or there is no start event)",
   "trace.projection": "state.json persists lack a run.state_projection event, or the last one differs from state.json",
   "trace.action_timestamp": "an outcomes.actions timestamp differs from its act event's timestamp",
+  "trace.action_mirror":
+    "an outcomes.actions record does not mirror its act event (a step_id, result_status or input_excerpt it carries differs)",
+  "trace.action_missing": "an act event of a terminal run has no outcomes.actions record",
   "trace.learn": "a learn event points at a learn file that does not exist",
+  "trace.learn_proposals":
+    "learn counts or ids disagree with learn.jsonl (a learn event's proposal_count and proposal_ids, summary.json learn_proposals and learn_applied)",
+  "trace.branching_factor": "summary.json insight.metrics.branching_factor is not the number of direction events",
   "trace.summary": "summary.json disagrees with state.json (episode id, task, started_at)",
   "trace.plan":
     "a terminal run's state.json plan differs from the plan rebuilt from the events (source, updated_at, step ids, step statuses)",

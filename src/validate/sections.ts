@@ -8,7 +8,9 @@
  *   cannot carry its required fields, and `episode.started_at` is what the
  *   start-event rule checks). Reported under the file's schema rule;
  * - `flags.mode: "minimal"` has no `insight` and no `flags.direction` (both
- *   are meta mode only).
+ *   are meta mode only);
+ * - `metrics.success` against `outcome`, `duration_sec` against
+ *   `metrics.latencies.total_ms` (`summary_rules.ts`).
  *
  * (A section that is present with a required field missing, such as
  * `flags` without `mode` or `episode` without `id`, is a schema problem:
@@ -18,6 +20,7 @@
  */
 import type { SchemaName } from "../schema/registry.ts";
 import type { RuleId } from "./rules.ts";
+import { summaryConsistency } from "./summary_rules.ts";
 
 /** One problem: the rule, the field path, what is wrong. */
 export interface SectionProblem {
@@ -69,6 +72,7 @@ export function missingSections(name: SchemaName, value: Record<string, unknown>
 export function checkSections(name: SchemaName, value: Record<string, unknown>): SectionProblem[] {
   const out = missingSections(name, value);
   if (name !== "summary") return out;
+  out.push(...summaryConsistency(value));
   const flags = value.flags;
   if (typeof flags !== "object" || flags === null || (flags as Record<string, unknown>).mode !== "minimal") return out;
   if ("insight" in value && value.insight !== undefined) {

@@ -5,8 +5,10 @@
  * - `trace.plan`: a terminal run's `state.json` `plan` equals the plan
  *   rebuilt from the events by the contract's "Plan reconstruction" rules
  *   (the latest `plan` event, then later `act` events' `step_status`): its
- *   `source`, `updated_at`, step ids and step statuses. A non-terminal run is
- *   not checked: its latest steps may not be announced yet.
+ *   step ids and step statuses, and its `source` and `updated_at` when it has
+ *   them (both are optional; their absence is a `noema.plan_fields` warning
+ *   of the `noema` profile). A non-terminal run is not checked: its latest
+ *   steps may not be announced yet.
  * - `trace.directory`: the episode directory is named by the episode's id
  *   (the contract's path shape `.<tool_dir>/episodes/<episode_id>/`): the id
  *   in `state.json` `episode.id`, or, without one, the first event's
@@ -141,8 +143,11 @@ export function planDifferences(state: Json, rebuilt: RebuiltPlan): string[] {
   const out: string[] = [];
   const says = (field: string, a: unknown, b: unknown) =>
     `${field}: state.json says ${show(a)}, the events say ${show(b)}`;
-  if (state.source !== rebuilt.source) out.push(says("plan.source", state.source, rebuilt.source));
-  if (state.updated_at !== rebuilt.updated_at) {
+  // source and updated_at are optional: absent, they are not compared (the `noema` profile warns).
+  if (state.source !== undefined && state.source !== rebuilt.source) {
+    out.push(says("plan.source", state.source, rebuilt.source));
+  }
+  if (state.updated_at !== undefined && state.updated_at !== rebuilt.updated_at) {
     out.push(says("plan.updated_at", state.updated_at, rebuilt.updated_at) + " (the latest plan event's timestamp)");
   }
   const steps = Array.isArray(state.steps) ? state.steps as Json[] : [];
@@ -195,6 +200,14 @@ export function checkPlanTrace(c: Collector, f: TraceFacts): void {
   }
   for (const message of planDifferences(plan as Json, rebuilt)) {
     c.add(stateFile, "trace.plan", `${message} (plan event on events.jsonl line ${f.trace.planLine})`);
+  }
+  const absent = ["source", "updated_at"].filter((k) => (plan as Json)[k] === undefined);
+  if (absent.length > 0) {
+    c.warn(
+      stateFile,
+      "noema.plan_fields",
+      `plan: lacks ${absent.join(" and ")} (optional in the contract; noema writes the latest plan event's)`,
+    );
   }
 }
 

@@ -22,10 +22,13 @@ import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "../store/layout.ts";
 import type { RuleId } from "./rules.ts";
 import { jsonLocator } from "./json_locate.ts";
-import { ActionMatcher } from "./actions.ts";
+import { ActionMatcher, checkOrderedAction } from "./actions.ts";
 import { checkSections } from "./sections.ts";
-import { Collector, display, type ValidationProblem } from "./collector.ts";
+import { Collector, display, type ValidationProblem, type ValidationWarning } from "./collector.ts";
+import { LearnTrace } from "./learn_rules.ts";
+import { type Profile, type ProfileFinding, stateProfile, summaryProfile } from "./profile.ts";
 import {
+  checkBranchingFactor,
   checkEventTrace,
   checkLifecycleFiles,
   checkManifest,
@@ -45,7 +48,7 @@ import {
   piecesOf,
 } from "./compact.ts";
 
-export type { ValidationProblem } from "./collector.ts";
+export type { ValidationProblem, ValidationWarning } from "./collector.ts";
 
 /** The result of validating an episode or a file. */
 export interface ValidationReport {
@@ -55,7 +58,7 @@ export interface ValidationReport {
   episode_id: string | null;
   /** Lifecycle of the episode: terminal when summary.json or manifest.json exists. */
   lifecycle: "terminal" | "non-terminal" | null;
-  /** True when no problem was found. */
+  /** True when no problem was found (and, with `strict`, no warning either). */
   valid: boolean;
   /** Total number of problems (the list may be capped). */
   problem_count: number;
@@ -63,6 +66,14 @@ export interface ValidationReport {
   problems: ValidationProblem[];
   /** What was read. */
   checked: { files: string[]; events: number; learn_lines: number };
+  /** The profile checked: `contract` (the contract alone, the default) or `noema` (plus noema's own expectations). */
+  profile: Profile;
+  /** Whether warnings make the report invalid (`--strict`). */
+  strict: boolean;
+  /** Total number of warnings of the `noema` profile (0 under `contract`). */
+  warning_count: number;
+  /** The warnings of the `noema` profile, up to `maxProblems`. */
+  warnings: ValidationWarning[];
 }
 
 /** Options for validation. */
@@ -74,6 +85,13 @@ export interface ValidateOptions extends RootOptions {
   maxProblems?: number;
   /** Called every 100k lines with the number of lines read so far. */
   onProgress?: (file: string, lines: number) => void;
+  /**
+   * `noema` adds noema's own expectations where the contract leaves the shape open, as warnings (`PROFILE_RULES`).
+   * @default {"contract"}
+   */
+  profile?: Profile;
+  /** Warnings (of the `noema` profile) make the report invalid. */
+  strict?: boolean;
 }
 
 /** Garbage is collected after each 512 KiB of events read, at least (Bun; 5,000 steps: every 4 MiB 83, every 1 MiB 75, every 512 KiB about 66 MiB with the rest). */
@@ -142,13 +160,24 @@ function checkJsonArtifact(c: Collector, path: string, name: SchemaName): Record
   const problems = [...SCHEMAS[name].check(value), ...pieceProblems];
   collectGarbage(); // the check's copies
   const sections = checkSections(name, value);
-  const lines = problems.length + sections.length === 0
+  const warnings: ProfileFinding[] = !c.profile
+    ? []
+    : name === "state"
+    ? stateProfile(value)
+    : name === "summary"
+    ? summaryProfile(value)
+    : [];
+  const lines = problems.length + sections.length + warnings.length === 0
     ? new Map<string, number | undefined>()
-    : linesOf(path, [...problems.map((p) => p.path).filter((p) => p !== ""), ...sections.map((p) => p.path)]);
+    : linesOf(path, [
+      ...problems.map((p) => p.path).filter((p) => p !== ""),
+      ...[...sections, ...warnings].map((p) => p.path),
+    ]);
   for (const p of problems) {
     c.add(file, `${name}.schema` as RuleId, p.path ? `${p.path}: ${p.message}` : p.message, lines.get(p.path));
   }
   for (const p of sections) c.add(file, p.rule, `${p.path}: ${p.message}`, lines.get(p.path));
+  for (const w of warnings) c.warn(file, w.rule, `${w.path}: ${w.message}`, lines.get(w.path));
   return value;
 }
 
@@ -183,13 +212,16 @@ function linesOf(path: string, paths: string[]): Map<string, number | undefined>
   }
 }
 
-function checkLearnFile(c: Collector, path: string, opts: ValidateOptions): number {
+function checkLearnFile(c: Collector, path: string, opts: ValidateOptions, learn?: LearnTrace): number {
   let n = 0;
   const file = display(path);
   for (const entry of readJsonl(path)) {
     n++;
     if (entry.problem) c.add(file, `jsonl.${entry.problem}`, entry.message, entry.line);
-    else c.schema(file, "learn.schema", SCHEMAS.learn.check(entry.value), entry.line);
+    else {
+      c.schema(file, "learn.schema", SCHEMAS.learn.check(entry.value), entry.line);
+      learn?.learnLine(entry.value, entry.line);
+    }
     if (n % 100_000 === 0) opts.onProgress?.(file, n);
   }
   return n;
@@ -202,6 +234,10 @@ interface EventScan {
   projections: number;
   /** What the trace rules (trace_rules.ts) gather from the events. */
   trace: EventTrace;
+  /** The number of direction events (`trace.branching_factor`). */
+  directions: number;
+  /** The learn events, and later learn.jsonl's proposals (`trace.learn_proposals`). */
+  learn: LearnTrace;
 }
 
 function scanEvents(
@@ -209,14 +245,22 @@ function scanEvents(
   path: string,
   episodeId: string | null,
   actionTimestamps: ActionMatcher | null,
-  orderedActions: { timestamp?: unknown }[] | null,
+  orderedActions: Record<string, unknown>[] | null,
   dir: string,
-  opts: ValidateOptions,
+  opts: ValidateOptions & { terminal: boolean },
 ): EventScan {
   const file = display(path);
   const ids = new NumberSet();
   const duplicateCandidates = new Set<number>();
-  const scan: EventScan = { count: 0, start: null, lastProjection: null, projections: 0, trace: new EventTrace() };
+  const scan: EventScan = {
+    count: 0,
+    start: null,
+    lastProjection: null,
+    projections: 0,
+    trace: new EventTrace(),
+    directions: 0,
+    learn: new LearnTrace(),
+  };
   let actIndex = 0;
   let sinceGc = 0, gcAfter = GC_BYTES;
   let lines = 0;
@@ -259,7 +303,7 @@ function scanEvents(
       );
     }
     const payload = (typeof e.payload === "object" && e.payload !== null ? e.payload : {}) as Record<string, unknown>;
-    if (e.phase === "start" && scan.start === null) scan.start = { timestamp: e.timestamp, line: entry.line };
+    countEvent(c, file, scan, e, payload, entry.line);
     if (e.phase === "runtime" && e.event_type === "run.state_projection") {
       scan.projections++;
       scan.lastProjection = { payload: compactProjection(payload), line: entry.line };
@@ -274,7 +318,9 @@ function scanEvents(
     }
     if (e.phase === "act") {
       if (actionTimestamps) actionTimestamps.match(c, file, e, payload, entry.line);
-      else if (orderedActions) checkOrderedAction(c, file, orderedActions, actIndex, e.timestamp, entry.line);
+      else if (orderedActions) {
+        checkOrderedAction(c, file, orderedActions, actIndex, e, payload, entry.line, opts.terminal);
+      }
       actIndex++;
     }
   }
@@ -282,24 +328,20 @@ function scanEvents(
   return scan;
 }
 
-/** Without action ids, the n-th act event's timestamp against the n-th action's. */
-function checkOrderedAction(
+/** What the scan counts of one event: the start (`event.duplicate_start`), direction and learn events. */
+function countEvent(
   c: Collector,
   file: string,
-  actions: { timestamp?: unknown }[],
-  index: number,
-  timestamp: unknown,
+  scan: EventScan,
+  e: Record<string, unknown>,
+  payload: Record<string, unknown>,
   line: number,
 ): void {
-  if (index >= actions.length) return;
-  const ts = actions[index].timestamp;
-  if (ts === undefined || ts === timestamp) return;
-  c.add(
-    file,
-    "trace.action_timestamp",
-    `outcomes.actions[${index}].timestamp ${String(ts)} differs from this act event's ${String(timestamp)}`,
-    line,
-  );
+  if (e.phase === "start") {
+    if (scan.start === null) scan.start = { timestamp: e.timestamp, line };
+    else c.add(file, "event.duplicate_start", `a second start event (the first is on line ${scan.start.line})`, line);
+  } else if (e.phase === "direction") scan.directions++;
+  else if (e.phase === "learn") scan.learn.event(c, file, payload, line);
 }
 
 /** Confirms id hash hits exactly with a second pass over just the candidates. */
@@ -328,7 +370,7 @@ function confirmDuplicates(c: Collector, path: string, file: string, candidates:
  * ```
  */
 export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): ValidationReport {
-  const c = new Collector(options.maxProblems ?? 10_000);
+  const c = new Collector(options.maxProblems ?? 10_000, options.profile === "noema");
   const p = (name: string) => join(dir, name);
   const present = new Set(readdirSync(dir));
   const has = (name: string) => present.has(name);
@@ -352,14 +394,18 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     ? unreadableAsProblem(
       c,
       p(ARTIFACTS.events),
-      () => scanEpisodeEvents(c, p(ARTIFACTS.events), state, episodeId, dir, options),
+      () => scanEpisodeEvents(c, p(ARTIFACTS.events), state, episodeId, dir, { ...options, terminal }),
     )
     : null;
   if (scan) files.push(ARTIFACTS.events);
   let learnLines = 0;
   if (has(ARTIFACTS.learn)) {
     files.push(ARTIFACTS.learn);
-    learnLines = unreadableAsProblem(c, p(ARTIFACTS.learn), () => checkLearnFile(c, p(ARTIFACTS.learn), options)) ?? 0;
+    learnLines = unreadableAsProblem(
+      c,
+      p(ARTIFACTS.learn),
+      () => checkLearnFile(c, p(ARTIFACTS.learn), options, scan?.learn),
+    ) ?? 0;
   }
   const summary = read(ARTIFACTS.summary, "summary");
   const manifest = read(ARTIFACTS.manifest, "manifest");
@@ -367,6 +413,8 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   checkStateLifecycle(c, facts);
   checkEventTrace(c, facts);
   checkSummaryTrace(c, facts);
+  checkBranchingFactor(c, facts);
+  scan?.learn.check(c, dir, summary);
   checkManifest(c, facts);
   checkPlanTrace(c, { dir, terminal, state, trace: scan?.trace ?? null });
   checkDirectoryName(c, { dir, terminal, state, trace: scan?.trace ?? null });
@@ -374,10 +422,34 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
     target: display(dir),
     episode_id: episodeId ?? basename(dir),
     lifecycle: terminal ? "terminal" : "non-terminal",
-    valid: c.count === 0,
+    ...verdict(c, options),
+    checked: { files, events: scan?.count ?? 0, learn_lines: learnLines },
+    ...profileOf(c, options),
+  };
+}
+
+/** `valid`, `problem_count` and `problems` of a report. */
+function verdict(
+  c: Collector,
+  options: ValidateOptions,
+): Pick<ValidationReport, "valid" | "problem_count" | "problems"> {
+  return {
+    valid: c.count === 0 && !(options.strict && c.warningCount > 0),
     problem_count: c.count,
     problems: c.problems,
-    checked: { files, events: scan?.count ?? 0, learn_lines: learnLines },
+  };
+}
+
+/** The profile part of a report. */
+function profileOf(
+  c: Collector,
+  options: ValidateOptions,
+): Pick<ValidationReport, "profile" | "strict" | "warning_count" | "warnings"> {
+  return {
+    profile: options.profile ?? "contract",
+    strict: options.strict ?? false,
+    warning_count: c.warningCount,
+    warnings: c.warnings,
   };
 }
 
@@ -395,12 +467,18 @@ function scanEpisodeEvents(
   state: Record<string, unknown> | null,
   episodeId: string | null,
   dir: string,
-  options: ValidateOptions,
+  options: ValidateOptions & { terminal: boolean },
 ): EventScan {
-  const actions = Array.isArray((state?.outcomes as Record<string, unknown> | undefined)?.actions)
-    ? (state!.outcomes as { actions: Record<string, unknown>[] }).actions
+  const outcomes = state?.outcomes as Record<string, unknown> | undefined;
+  // Without outcomes.actions, a terminal run's act events have no action (trace.action_missing).
+  const actions = Array.isArray(outcomes?.actions)
+    ? outcomes.actions as Record<string, unknown>[]
+    : state && (outcomes === undefined || (typeof outcomes === "object" && outcomes?.actions === undefined))
+    ? []
     : null;
-  const matcher = actions && actions.every((a) => typeof a?.id === "string") ? new ActionMatcher(actions) : null;
+  const matcher = actions && actions.every((a) => typeof a?.id === "string")
+    ? new ActionMatcher(actions, options.terminal)
+    : null;
   const scan = scanEvents(c, path, episodeId, matcher, matcher ? null : actions, dir, options);
   for (const id of matcher?.unmatched() ?? []) {
     c.add(
@@ -431,7 +509,7 @@ const FILE_SCHEMAS: Record<string, SchemaName> = {
  * ```
  */
 export function validateFile(path: string, options: ValidateOptions & { schema?: SchemaName } = {}): ValidationReport {
-  const c = new Collector(options.maxProblems ?? 10_000);
+  const c = new Collector(options.maxProblems ?? 10_000, options.profile === "noema");
   const name = basename(path);
   const schema = options.schema ??
     (name.endsWith("events.jsonl") ? "event" : name.endsWith("learn.jsonl") ? "learn" : FILE_SCHEMAS[name]);
@@ -467,10 +545,9 @@ export function validateFile(path: string, options: ValidateOptions & { schema?:
     target: display(path),
     episode_id: null,
     lifecycle: null,
-    valid: c.count === 0,
-    problem_count: c.count,
-    problems: c.problems,
+    ...verdict(c, options),
     checked: { files: [name], events, learn_lines: learnLines },
+    ...profileOf(c, options),
   };
 }
 
