@@ -41,13 +41,22 @@ function edenGc(): EdenGc | null {
   return eden;
 }
 
+/** Young collections made since the last full one (see {@link collectYoungGarbage}). */
+let young = 0;
+/** Every this many calls, {@link collectYoungGarbage} makes a full collection instead. */
+const FULL_EVERY = 8;
+
 /**
  * Collects the young objects now (Bun: an eden collection, synchronous): what
  * a streaming reader allocated since the last collection and let go. It costs
  * about what survives, not the whole heap, so a reader can call it every few
- * hundred KiB it parses (a full collection there cost as much as the parsing:
- * 200,000 events and 30 MB of large lines, 2.7 s of CPU, half of it collecting).
- * Elsewhere it does nothing and the runtime collects on its own.
+ * hundred KiB it parses (a full collection each time cost as much as the
+ * parsing: 200,000 events and 30 MB of large lines, 2.7 s of CPU, half of it
+ * collecting). Every {@link FULL_EVERY}th call makes a full collection
+ * instead, which also frees what outlived young collections and has the
+ * allocator give memory back (with young ones alone, a 100,000-step episode
+ * peaked 11 MiB higher). Elsewhere it does nothing and the runtime collects
+ * on its own.
  *
  * @example
  * ```ts
@@ -57,6 +66,10 @@ function edenGc(): EdenGc | null {
  */
 export function collectYoungGarbage(): void {
   const gc = edenGc();
-  if (gc) gc();
-  else collectGarbage();
+  if (gc && ++young < FULL_EVERY) {
+    gc();
+    return;
+  }
+  young = 0;
+  collectGarbage();
 }

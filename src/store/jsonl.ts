@@ -570,6 +570,7 @@ export function* readJsonl(
     const { line, offset, bytes } = raw;
     let parsed: { value: unknown } | null = null;
     if (raw.deferred) {
+      collectGarbage(); // what the lines before it left (a streaming caller collects young objects only): not kept under it
       const read = readDeferred(path, raw, options.parseRange);
       if ("value" in read) parsed = read;
       else raw.text = read.text;
