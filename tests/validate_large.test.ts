@@ -17,6 +17,8 @@ import { validateEpisodeDir } from "../src/validate/validate.ts";
 import { splitJson } from "../src/validate/json_split.ts";
 import { digestOf } from "../src/validate/compact.ts";
 import { NumberSet } from "../src/validate/number_set.ts";
+import { readJsonl } from "../src/store/jsonl.ts";
+import { collectYoungGarbage } from "../src/store/gc.ts";
 import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -240,6 +242,18 @@ describe("the pieces", () => {
     assert.notEqual(digestOf(["ab", "c"]), digestOf(["a", "bc"]));
     assert.notEqual(digestOf(0), digestOf(-0));
     assert.notEqual(digestOf({ a: true }), digestOf({ a: "true" }));
+  });
+
+  test("a deferred line read whole is given as its value alone (its text is let go first)", () => {
+    const path = join(tmp.path, "deferred-events.jsonl");
+    const note = "y".repeat(3000);
+    writeFileSync(path, JSON.stringify({ id: "a" }) + "\n" + JSON.stringify({ id: "b", payload: { note } }) + "\n");
+    const entries = [...readJsonl(path, { deferOver: 1000 })];
+    assert.deepEqual(entries.map((e) => e.value?.id), ["a", "b"]);
+    assert.equal((entries[0] as Any).text, '{"id":"a"}');
+    assert.equal((entries[1] as Any).text, ""); // before: the line's text, held with its value
+    assert.equal((entries[1].value as Any).payload.note, note);
+    collectYoungGarbage(); // a cheap collection under Bun; nothing elsewhere
   });
 
   test("NumberSet holds 53-bit numbers through growth", () => {

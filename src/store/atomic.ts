@@ -54,6 +54,12 @@ export interface WriteOptions {
   exclusive?: boolean;
   /** fsync the file and its directory. @default {true} */
   durable?: boolean;
+  /**
+   * With `durable`, also fsync the directory after the rename. Off for a staged file (`stageFile`): its temp name
+   * need not survive a power loss, and `commitStaged` syncs the directory once its final renames are done.
+   * @default {true}
+   */
+  syncDirectory?: boolean;
   /** The root the path lies below: no component below it may be a symlink. @default {only the file and its directory are checked} */
   root?: string;
 }
@@ -114,7 +120,7 @@ export function writeFileAtomic(
     rmSync(tmp, { force: true });
     throw e;
   }
-  if (durable) fsyncDir(dir);
+  if (durable && options.syncDirectory !== false) fsyncDir(dir);
 }
 
 /**
@@ -154,10 +160,11 @@ export interface StagedFile {
 export function stageFile(
   path: string,
   data: string,
-  options: Omit<NonNullable<Parameters<typeof writeFileAtomic>[2]>, "exclusive" | "durable"> = {},
+  options: Omit<NonNullable<Parameters<typeof writeFileAtomic>[2]>, "exclusive" | "durable" | "syncDirectory"> = {},
 ): StagedFile {
   const tmp = `${path}.tmp-staged-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
-  writeFileAtomic(tmp, data, { ...options, durable: true });
+  // Its content is synced; the directory is synced once by commitStaged, after the renames that make it visible.
+  writeFileAtomic(tmp, data, { ...options, durable: true, syncDirectory: false });
   return { path, tmp };
 }
 

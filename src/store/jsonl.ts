@@ -549,7 +549,7 @@ function readDeferred(
  * `options.parse` replaces `JSON.parse` for each line; with `deferOver`, a
  * longer line is given to `options.parseRange` (its file, byte offset and
  * length), and read as text when that is not set or throws. The `text` of an
- * entry parsed by `parseRange` is empty.
+ * entry of a deferred line (parsed by `parseRange` or read whole) is empty.
  *
  * @example
  * ```ts
@@ -570,9 +570,11 @@ export function* readJsonl(
     const { line, offset, bytes } = raw;
     let parsed: { value: unknown } | null = null;
     if (raw.deferred) {
+      collectGarbage(); // what the lines before it left (a streaming caller collects young objects only): not kept under it
       const read = readDeferred(path, raw, options.parseRange);
       if ("value" in read) parsed = read;
       else raw.text = read.text;
+      collectGarbage(); // the bytes it was read from: the caller gets the text (or value) alone
     }
     if (raw.tooLong) {
       const limit = options.maxLineBytes ?? limits().lineBytes;
@@ -628,6 +630,14 @@ export function* readJsonl(
       yield { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${jsonType(value)}` };
       continue;
     }
-    yield { line, offset, bytes, value: value as Record<string, unknown>, text: raw.text };
+    if (!raw.deferred) {
+      yield { line, offset, bytes, value: value as Record<string, unknown>, text: raw.text };
+      continue;
+    }
+    // A deferred line read whole: its text goes before the caller gets its value (the text, the value and the bytes
+    // it was read from held at once took 4× the line), and what the caller let go of it is collected after.
+    raw.text = null;
+    yield { line, offset, bytes, value: value as Record<string, unknown>, text: "" };
+    collectGarbage();
   }
 }

@@ -21,7 +21,7 @@
  * @module
  */
 import process from "node:process";
-import { collectGarbage } from "../store/gc.ts";
+import { collectYoungGarbage } from "../store/gc.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
 import { FileSource, type JsonSource, StringSource } from "./json_source.ts";
 
@@ -195,7 +195,7 @@ class Walk {
         this.since += end - j;
         if (this.since > this.gcAfter) {
           this.since = 0;
-          collectGarbage(); // the elements handed over so far, each let go: else the heap grows with them
+          collectYoungGarbage(); // the elements handed over so far, each let go: else the heap grows with them
           this.gcAfter = Math.min(GC_MOST_CHARS, Math.max(GC_CHARS, process.memoryUsage().heapUsed / 32));
         }
         j = this.ws(end);
