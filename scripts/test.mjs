@@ -20,8 +20,8 @@
 // starts, and the closing lines still count the tests that finished and name the files that did not finish and the
 // files that never started.
 // NOEMA_TEST_DIR runs the *.test.ts files of another directory (without the static checks, which are the repo's).
-import { readdirSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runHalf, timeoutFromEnv } from "./run_half.mjs";
@@ -101,10 +101,21 @@ const expiry = new AbortController();
 const deadline = setTimeout(() => expiry.abort(`timed out after ${timeoutMs / 60_000} min`), timeoutMs);
 process.on("SIGUSR1", () => expiry.abort("SIGUSR1"));
 
-/** Runs `cmd args` as one process group until it exits or the deadline; its output, code, and how long it took. */
+/** GNU time, which reports the CPU time of a runner and everything it waited for (where it is installed). */
+const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+const cpuDir = TIME ? mkdtempSync(join(tmpdir(), "noema-test-cpu-")) : null;
+process.on("exit", () => cpuDir && rmSync(cpuDir, { recursive: true, force: true }));
+let cpuFiles = 0;
+
+/**
+ * Runs `cmd args` as one process group until it exits or the deadline; its output, code, how long it took, and the
+ * CPU seconds it used (user + system, its own and its children's; NaN when unknown).
+ */
 async function spawnRunner(label, cmd, args, live) {
   let pid;
   const started = Date.now();
+  const cpuFile = cpuDir ? join(cpuDir, `${++cpuFiles}`) : null;
+  if (cpuFile) [cmd, args] = [TIME, ["-f", "%U %S", "-o", cpuFile, cmd, ...args]];
   const r = await runHalf(label, cmd, args, {
     cwd: root,
     env,
@@ -114,7 +125,12 @@ async function spawnRunner(label, cmd, args, live) {
     write: live ? (s) => process.stdout.write(s) : () => {},
   });
   running.delete(pid);
-  return { ...r, ms: Date.now() - started };
+  let cpu = NaN;
+  try {
+    const [user, sys] = readFileSync(cpuFile, "utf8").trim().split("\n").at(-1).split(" ").map(Number);
+    cpu = user + sys;
+  } catch { /* killed, or no GNU time */ }
+  return { ...r, ms: Date.now() - started, cpu };
 }
 
 /** Runs one test file under one runtime; its counts (a runner that failed with no failed test counts one). */
@@ -132,15 +148,25 @@ async function runFile({ runtime, file }) {
     counts.names.push(`${file}: ${why}`);
     counts.errors.push([`${file}: ${why}`, ...r.out.trimEnd().split("\n").slice(-16)].join("\n"));
   }
-  const result = { runtime, file, ms: r.ms, timedOut: r.timedOut, ok: r.code === 0 && !r.timedOut, ...counts };
+  const result = {
+    runtime,
+    file,
+    ms: r.ms,
+    cpu: r.cpu,
+    timedOut: r.timedOut,
+    ok: r.code === 0 && !r.timedOut,
+    ...counts,
+  };
   const state = result.timedOut ? "KILLED" : result.ok ? "ok" : "FAILED";
-  const line = `${state} ${runtime} ${file}: ${result.passed} passed, ${result.failed} failed (${seconds(r.ms)})\n`;
+  const line = `${state} ${runtime} ${file}: ${result.passed} passed, ${result.failed} failed (${took(r)})\n`;
   if (!serial && (verbose || !result.ok)) process.stdout.write(`\n=== ${runtime} ${file}\n${r.out}`);
   process.stdout.write(line);
   return result;
 }
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** "12.3 s, CPU 4.5 s": how long a runner took, and the CPU time it used where known. */
+const took = (r) => `${seconds(r.ms)}${Number.isNaN(r.cpu) ? "" : `, CPU ${r.cpu.toFixed(1)} s`}`;
 
 /** Runs `all` with at most `n` at once, in order, until the deadline; the results, and the jobs never started. */
 async function pool(all, n, run) {
@@ -156,8 +182,8 @@ async function pool(all, n, run) {
 const check = async (label, args) => {
   const r = await spawnRunner(`check ${label}`, bin("deno"), args, false);
   const ok = r.code === 0 && !r.timedOut;
-  process.stdout.write(`${ok ? "ok" : "FAILED"} check ${label} (${seconds(r.ms)})\n${ok ? "" : r.out}`);
-  return { runtime: `check ${label}`, ok, timedOut: r.timedOut, passed: ok ? 1 : 0, failed: ok ? 0 : 1 };
+  process.stdout.write(`${ok ? "ok" : "FAILED"} check ${label} (${took(r)})\n${ok ? "" : r.out}`);
+  return { runtime: `check ${label}`, ok, cpu: r.cpu, timedOut: r.timedOut, passed: ok ? 1 : 0, failed: ok ? 0 : 1 };
 };
 const TYPED = extra.length ? extra : ["mod.ts", "src/", "tests/", "bench/", "plugins/", "examples/", "scripts/"];
 const statics = process.env.NOEMA_TEST_DIR
@@ -189,7 +215,9 @@ function report(results, notStarted, checks) {
   }
   for (const j of notStarted) w(`NOT STARTED under ${j.runtime}: ${j.file} (${expiry.signal.reason})\n`);
   const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
-  w(`slowest: ${slowest.map((r) => `${r.runtime} ${r.file} ${seconds(r.ms)}`).join(", ")}\n`);
+  w(`slowest: ${slowest.map((r) => `${r.runtime} ${r.file} (${took(r)})`).join(", ")}\n`);
+  const cpu = [...results, ...checks].reduce((a, r) => a + (Number.isNaN(r.cpu) ? 0 : r.cpu ?? 0), 0);
+  if (cpuDir) w(`CPU time of all runners: ${seconds(cpu * 1000)}\n`);
   for (const rt of runtimes) {
     const rs = of(rt), killed = rs.filter((r) => r.timedOut).length;
     const waiting = notStarted.filter((j) => j.runtime === rt).length;
