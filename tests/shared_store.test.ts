@@ -986,6 +986,8 @@ describe("shared store: roles", { skip }, () => {
     try {
       const r = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: url }, cwd: a.path });
       assert.equal(r.code, 0, r.stderr);
+      // In the store once published: by the run, or by the background sync a slow last publish is handed to.
+      assert.ok(await published(a.path, JSON.parse(r.stdout).episode_id, 120_000), "the run was published");
       const admin = new PostgresStore(url);
       const role = `reader_${process.pid}`;
       await admin.sql.unsafe(`CREATE ROLE ${role} LOGIN`);
