@@ -14,8 +14,8 @@
 import { spawn } from "node:child_process";
 
 /**
- * Default overall timeout of one half: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a
- * hang, not a goal: a half takes 5-10 minutes on 2 idle cores, and twice that beside two busy loops.
+ * Default overall timeout: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a hang, not a
+ * goal: the whole of `npm test` takes about 7-10 minutes on 2 cores beside other work.
  */
 export const DEFAULT_TIMEOUT_MS = 40 * 60_000;
 /** Default time the pipes may keep draining after the child exited. */
