@@ -6,15 +6,16 @@
  * - The child gets its own process group; its output is streamed live and also collected.
  * - When the child exits, the pipes get a short grace to drain, then they are destroyed and whatever is
  *   left of its process group is killed.
- * - An overall timeout kills the whole process group and reports the half as failed, naming it.
+ * - An overall timeout kills the whole process group and reports the half as failed, naming it; so does an
+ *   `AbortSignal` that aborts (`npm test` ends every running file so at its own deadline, or on SIGUSR1).
  *
  * @module
  */
 import { spawn } from "node:child_process";
 
 /**
- * Default overall timeout of one half: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a
- * hang, not a goal: a half takes 5-10 minutes on 2 idle cores, and twice that beside two busy loops.
+ * Default overall timeout: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a hang, not a
+ * goal: the whole of `npm test` takes about 7-10 minutes on 2 cores beside other work.
  */
 export const DEFAULT_TIMEOUT_MS = 40 * 60_000;
 /** Default time the pipes may keep draining after the child exited. */
@@ -69,8 +70,10 @@ function killGroup(pid, signal) {
  *   graceMs?: number,
  *   write?: (chunk: string) => void,
  *   onStart?: (pid: number) => void,
+ *   signal?: AbortSignal,
  * }} [options] `timeoutMs` @default DEFAULT_TIMEOUT_MS; `graceMs` @default DEFAULT_GRACE_MS;
- *   `write` (live output) @default process.stdout.write
+ *   `write` (live output) @default process.stdout.write; `signal`: when it aborts, the process group is killed and
+ *   the result is `timedOut`, as at the timeout (its reason is said in the output)
  * @returns {Promise<{ label: string, code: number | null, signal: string | null, out: string,
  *   timedOut: boolean, error?: Error }>}
  */
@@ -101,18 +104,28 @@ export function runHalf(label, cmd, args, options = {}) {
       settled = true;
       clearTimeout(overall);
       clearTimeout(graceTimer);
+      options.signal?.removeEventListener("abort", onAbort);
       child.stdout.destroy();
       child.stderr.destroy();
       if (child.pid !== undefined) killGroup(child.pid, "SIGKILL"); // orphans left in the group
       resolve({ label, out, timedOut, ...result });
     };
-    const overall = setTimeout(() => {
+    const expire = (why) => {
+      if (timedOut || settled) return;
       timedOut = true;
-      const msg = `\n${label}: TIMED OUT after ${Math.round(timeoutMs / 1000)} s; killing its process group\n`;
+      const msg = `\n${label}: ${why}; killing its process group\n`;
       out += msg;
       write(msg);
-      killGroup(child.pid, "SIGKILL");
-    }, timeoutMs);
+      if (child.pid !== undefined) killGroup(child.pid, "SIGKILL");
+    };
+    // (a timer longer than 2^31 - 1 ms would fire at once)
+    const overall = setTimeout(
+      () => expire(`TIMED OUT after ${Math.round(timeoutMs / 1000)} s`),
+      Math.min(timeoutMs, 2 ** 31 - 1),
+    );
+    const onAbort = () => expire(`ended: ${options.signal.reason}`);
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
     child.on("error", (error) => finish({ code: null, signal: null, error }));
     if (child.pid !== undefined) options.onStart?.(child.pid);
     // 'close' comes when the child exited and both pipes ended: the usual, quick path.

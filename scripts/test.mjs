@@ -1,21 +1,32 @@
 #!/usr/bin/env node
-// Runs the whole suite under Deno and under Bun, each with its files in parallel, and fails if either fails.
-// The type check is one `deno check` of every TypeScript file, beside lint and fmt: `deno test` would type-check each
-// test file's graph, and each worker thread's modules as it starts, again and again (three quarters of its CPU).
-// Prints one closing line per runner and a total: "N passed, N failed".
-// The files that drive a real agent CLI (Claude Code, Gemini CLI, Codex: ONCE below) run in the Bun half only, the
+// Runs the whole suite under Deno and under Bun, and fails if either fails.
+// Each test file runs in a runner process of its own (`deno test -A --no-check --parallel <file>`,
+// `bun test <file>`), NOEMA_TEST_JOBS of them at a time (default: three per core: most of the suite waits on real
+// child processes, so the CPU is free), the slowest first; the Deno and the Bun runs of the files share that pool,
+// and a file never runs under both at once.
+// One process per file is what lets the closing lines count the tests that finished and name every file that did
+// not, even when the run was cut short: each runner prints a line per test as it ends (scripts/test_output.mjs).
+// The type check is one `deno check` of every TypeScript file, beside lint and fmt, run alongside the files:
+// `deno test` would type-check each test file's graph again and again.
+// Prints a line per file as it ends (its whole output too when it failed; all of it with NOEMA_TEST_VERBOSE=1),
+// then the failures, the files that did not finish, the slowest files, a line per runtime and a total:
+// "N passed, N failed" (tests: a describe counts its tests).
+// The files that drive a real agent CLI (Claude Code, Gemini CLI, Codex: ONCE below) run under Bun only, the
 // runtime of the shipped binary: most of their cost is the agent itself, the same under either runtime, and Deno's
-// own hook path is covered by the hook tests that run in both halves. NOEMA_TEST_BOTH=1 runs them under Deno as well;
+// own hook path is covered by the hook tests that run under both. NOEMA_TEST_BOTH=1 runs them under Deno as well;
 // files named on the command line run under both.
-// The two halves run at the same time (most of the suite waits on real child processes: the CPU is free); the Deno
-// half is shown live and the Bun half's output is printed when it ends. NOEMA_TEST_SERIAL=1 runs them one after the
-// other, both live.
-// Each half ends when its runner exits (an orphan holding the output pipe cannot hang it) and has an
-// overall timeout, NOEMA_TEST_TIMEOUT_MIN minutes (default 40), after which its process group is killed.
-import { readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+// NOEMA_TEST_SERIAL=1 runs one file at a time, its output live.
+// Each file's runner runs in its own process group, which is killed with it. The run has an overall timeout,
+// NOEMA_TEST_TIMEOUT_MIN minutes (default 40): then (or on SIGUSR1) the running files are killed, no new one
+// starts, and the closing lines still count the tests that finished and name the files that did not finish and the
+// files that never started.
+// NOEMA_TEST_DIR runs the *.test.ts files of another directory (without the static checks, which are the repo's).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runHalf, timeoutFromEnv } from "./run_half.mjs";
+import { parseBun, parseDeno } from "./test_output.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -23,6 +34,10 @@ const extra = process.argv.slice(2);
 const env = { ...process.env, NO_COLOR: "1" };
 const timeoutMs = timeoutFromEnv(process.env);
 const yes = (v) => ["1", "true", "yes"].includes(v ?? "");
+const serial = yes(process.env.NOEMA_TEST_SERIAL);
+const verbose = serial || yes(process.env.NOEMA_TEST_VERBOSE);
+const testsDir = process.env.NOEMA_TEST_DIR || "tests";
+const jobsAtOnce = serial ? 1 : Number(process.env.NOEMA_TEST_JOBS) || 3 * availableParallelism();
 
 /** Test files run under Bun only (see the header). */
 const ONCE = new Set([
@@ -36,33 +51,55 @@ const ONCE = new Set([
   "gemini_cli.test.ts",
   "otel_claude.test.ts",
   "rules_agents.test.ts",
+  "rules_claude_differential.test.ts",
+  // Not an agent CLI: some 190 runs of the noema CLI, each a shell line the rules deny. The rules engine is plain code
+  // (rules.test.ts and rules_cli.test.ts run under both runtimes), and Deno's CLI runs the shell adapter and the hook
+  // in other files.
+  "rules_bypass.test.ts",
 ]);
 /**
- * The files that take longest under Deno (about 10 to 40 s each), longest first: `deno test --parallel` starts files
- * in the order given, and one of these started last would run on alone at the end.
+ * The files that take longest (about 25 to 180 s each, measured on a busy 2-core machine), longest first: they start
+ * first, so that none of them starts last and runs on alone at the end.
  */
 const SLOW = [
   "shared_store.test.ts",
+  "rules_bypass.test.ts",
+  "run_wait_outage.test.ts",
   "cli_ux.test.ts",
-  "lock.test.ts",
-  "hook_fail_closed.test.ts",
-  "inputs.test.ts",
-  "crash_orphans.test.ts",
-  "llm_run.test.ts",
-  "hook_wait.test.ts",
-  "hook_server.test.ts",
   "otel.test.ts",
-  "plugin_values.test.ts",
+  "shared_store_faults.test.ts",
+  "gemini_cli.test.ts",
+  "claude_code_turns.test.ts",
+  "hook_fail_closed.test.ts",
+  "claude_code.test.ts",
+  "inputs.test.ts",
+  "cli.test.ts",
+  "lock.test.ts",
+  "codex_cli.test.ts",
+  "store_walkthrough.test.ts",
+  "llm_run.test.ts",
+  "store_projects.test.ts",
+  "hook_wait.test.ts",
+  "review_fail_closed.test.ts",
+  "corpus.test.ts",
 ];
-const denoFiles = () => {
-  if (extra.length) return extra;
-  const both = yes(process.env.NOEMA_TEST_BOTH);
-  const files = readdirSync(join(root, "tests")).filter((f) => f.endsWith(".test.ts") && (both || !ONCE.has(f)));
-  const rank = (f) => (SLOW.includes(f) ? SLOW.indexOf(f) : SLOW.length);
-  return files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((f) => join("tests", f));
-};
 
-// Each half runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
+/** The test files, slowest first, each with the runtimes it runs under. */
+function jobs() {
+  const both = extra.length > 0 || yes(process.env.NOEMA_TEST_BOTH);
+  const files = extra.length
+    ? extra
+    : readdirSync(resolve(root, testsDir)).filter((f) => f.endsWith(".test.ts")).map((f) => join(testsDir, f));
+  const base = (f) => f.slice(f.lastIndexOf("/") + 1);
+  const rank = (f) => (SLOW.includes(base(f)) ? SLOW.indexOf(base(f)) : SLOW.length);
+  const sorted = files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return sorted.flatMap((file) => [
+    ...(both || !ONCE.has(base(file)) ? [{ runtime: "deno", file }] : []),
+    { runtime: "bun", file },
+  ]);
+}
+
+// Each runner runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
 const running = new Set();
 for (const sig of ["SIGINT", "SIGTERM"]) {
   process.on(sig, () => {
@@ -74,112 +111,157 @@ for (const sig of ["SIGINT", "SIGTERM"]) {
     process.exit(130);
   });
 }
+// The deadline: at the timeout, or on SIGUSR1, every running file is ended and no new one starts.
+const expiry = new AbortController();
+const deadline = setTimeout(() => expiry.abort(`timed out after ${timeoutMs / 60_000} min`), timeoutMs);
+process.on("SIGUSR1", () => expiry.abort("SIGUSR1"));
 
-async function run(label, cmd, args, parse, live = true) {
-  const shown = args.length > 12 ? [...args.slice(0, 6), `… (${args.length - 6} more)`] : args;
-  const header = `\n=== ${label}: ${[cmd, ...shown].join(" ")}\n`;
-  if (live) process.stdout.write(header);
+/** GNU time, which reports the CPU time of a runner and everything it waited for (where it is installed). */
+const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+const cpuDir = TIME ? mkdtempSync(join(tmpdir(), "noema-test-cpu-")) : null;
+process.on("exit", () => cpuDir && rmSync(cpuDir, { recursive: true, force: true }));
+let cpuFiles = 0;
+
+/**
+ * Runs `cmd args` as one process group until it exits or the deadline; its output, code, how long it took, and the
+ * CPU seconds it used (user + system, its own and its children's; NaN when unknown).
+ */
+async function spawnRunner(label, cmd, args, live) {
   let pid;
+  const started = Date.now();
+  const cpuFile = cpuDir ? join(cpuDir, `${++cpuFiles}`) : null;
+  if (cpuFile) [cmd, args] = [TIME, ["-f", "%U %S", "-o", cpuFile, cmd, ...args]];
   const r = await runHalf(label, cmd, args, {
     cwd: root,
     env,
-    timeoutMs,
+    timeoutMs: timeoutMs + 60_000, // the deadline comes first
+    signal: expiry.signal,
     onStart: (p) => running.add(pid = p),
-    ...(live ? {} : { write: () => {} }),
+    write: live ? (s) => process.stdout.write(s) : () => {},
   });
   running.delete(pid);
-  if (!live) process.stdout.write(header + r.out);
-  const counts = parse(r.out);
-  if (r.timedOut) counts.failed = (counts.failed ?? 0) + 1; // the half that hung counts as a failure
-  if (r.error) process.stdout.write(`${label}: could not start: ${r.error.message}\n`);
-  if (r.timedOut) process.stdout.write(`${label}: FAILED: timed out after ${timeoutMs / 60_000} min\n`);
-  return { label, ok: r.code === 0 && !r.timedOut, timedOut: r.timedOut, ...counts };
+  let cpu = NaN;
+  try {
+    const [user, sys] = readFileSync(cpuFile, "utf8").trim().split("\n").at(-1).split(" ").map(Number);
+    cpu = user + sys;
+  } catch { /* killed, or no GNU time */ }
+  return { ...r, ms: Date.now() - started, cpu };
 }
 
-const serial = yes(process.env.NOEMA_TEST_SERIAL);
-/** How many lines of each failure's error the closing list repeats. */
-const ERROR_LINES = 16;
-/** Deno's " ERRORS " section: each failed test's name line and the first lines of what it threw. */
-function denoErrors(plain) {
-  const start = plain.indexOf("\n ERRORS \n"), end = plain.indexOf("\n FAILURES \n", start);
-  if (start < 0) return [];
-  const blocks = [];
-  for (const line of plain.slice(start + 10, end < 0 ? undefined : end).split("\n")) {
-    if (/ => \S+:\d+:\d+$/.test(line)) blocks.push([line]);
-    else if (blocks.length && line.trim()) blocks.at(-1).push(line);
+/** Runs one test file under one runtime; its counts (a runner that failed with no failed test counts one). */
+async function runFile({ runtime, file }) {
+  const args = runtime === "deno"
+    ? ["test", "-A", "--no-check", "--parallel", file]
+    : ["test", "--timeout", "120000", file];
+  if (serial) process.stdout.write(`\n=== ${runtime} ${file}\n`);
+  const r = await spawnRunner(`${runtime} ${file}`, bin(runtime), args, serial);
+  const counts = runtime === "deno" ? parseDeno(r.out) : parseBun(r.out, file);
+  const broke = !r.timedOut && r.code !== 0 && counts.failed === 0;
+  if (broke) {
+    const why = r.error ? `could not start: ${r.error.message}` : `the runner ended with ${r.code ?? r.signal}`;
+    counts.failed = 1;
+    counts.names.push(`${file}: ${why}`);
+    counts.errors.push([`${file}: ${why}`, ...r.out.trimEnd().split("\n").slice(-16)].join("\n"));
   }
-  return blocks.map((b) => b.slice(0, ERROR_LINES + 1).join("\n"));
+  const result = {
+    runtime,
+    file,
+    ms: r.ms,
+    cpu: r.cpu,
+    timedOut: r.timedOut,
+    ok: r.code === 0 && !r.timedOut,
+    ...counts,
+  };
+  const state = result.timedOut ? "KILLED" : result.ok ? "ok" : "FAILED";
+  const line = `${state} ${runtime} ${file}: ${result.passed} passed, ${result.failed} failed (${took(r)})\n`;
+  if (!serial && (verbose || !result.ok)) process.stdout.write(`\n=== ${runtime} ${file}\n${r.out}`);
+  process.stdout.write(line);
+  return result;
 }
-const deno = () =>
-  run(
-    "deno",
-    bin("deno"),
-    ["test", "-A", "--no-check", "--parallel", ...denoFiles()],
-    (out) => {
-      // deno-lint-ignore no-control-regex
-      const plain = out.replace(/\x1b\[[0-9;]*m/g, "");
-      const m = /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(plain);
-      // Each failure's line as it ran, "./tests/<file> => <describe> ... <test> ... FAILED (ms)" (not its describe's).
-      const failed = /^(\.\/tests\/\S+ => .*) \.\.\. FAILED \((?!due to)/gm;
-      const names = [...new Set([...plain.matchAll(failed)].map((x) => x[1]))];
-      return { passed: m ? Number(m[1]) : 0, failed: m ? Number(m[2]) : 0, names, errors: denoErrors(plain) };
-    },
-  );
-// --parallel: test files run in isolated worker processes, one per core (as deno test --parallel does).
-const bun = (live) =>
-  run(
-    "bun",
-    bin("bun"),
-    ["test", "--parallel", "--timeout", "120000", ...(extra.length ? extra : ["tests/"])],
-    (out) => {
-      const p = /^\s*(\d+) pass$/m.exec(out), f = /^\s*(\d+) fail$/m.exec(out);
-      // Each failure's line, "(fail) <describe> > <test> [ms]", under its file's "tests/<file>:" line.
-      // Bun prints what the test threw just before that line, and the "(fail)" lines again in its closing summary
-      // (under the last file's name): the first one counts.
-      const names = [], errors = [], seen = new Set();
-      let file = "", since = [];
-      for (const line of out.split("\n")) {
-        if (/^tests\/\S+\.test\.ts:$/.test(line)) {
-          file = line.slice(0, -1);
-          since = [];
-        } else if (line.startsWith("(fail) ") && !seen.has(line)) {
-          seen.add(line);
-          names.push(`${file}: ${line.slice(7)}`);
-          errors.push([`${file}: ${line.slice(7)}`, ...since.slice(-ERROR_LINES)].join("\n"));
-          since = [];
-        } else if (/^\((pass|skip|todo|fail)\) /.test(line)) since = [];
-        else if (!/^\s+at (node:|\S+ \(node:)/.test(line)) since.push(line); // not the test runner's own frames
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** "12.3 s, CPU 4.5 s": how long a runner took, and the CPU time it used where known. */
+const took = (r) => `${seconds(r.ms)}${Number.isNaN(r.cpu) ? "" : `, CPU ${r.cpu.toFixed(1)} s`}`;
+
+/**
+ * Runs `all` with at most `n` at once, in order, until the deadline; the results, and the jobs never started. A file
+ * does not run under both runtimes at once: tests that look at the machine's processes, or name things by fixed ids,
+ * would see the other run's.
+ */
+async function pool(all, n, run) {
+  const queue = [...all], results = [], busy = new Set(), waiting = [];
+  const ended = () => new Promise((r) => waiting.push(r));
+  const wake = () => waiting.splice(0).forEach((r) => r());
+  const worker = async () => {
+    while (queue.length && !expiry.signal.aborted) {
+      const i = queue.findIndex((j) => !busy.has(j.file));
+      if (i < 0) {
+        await ended(); // every file left runs now under the other runtime
+        continue;
       }
-      return { passed: p ? Number(p[1]) : 0, failed: f ? Number(f[1]) : 0, names, errors };
-    },
-    live,
-  );
-// Static checks: deno check, deno lint and deno fmt --check (each counts as one test), run alongside the halves
-// (their output is printed when they end).
+      const [job] = queue.splice(i, 1);
+      busy.add(job.file);
+      results.push(await run(job));
+      busy.delete(job.file);
+      wake();
+    }
+    wake(); // a worker that waits for a file this one ran may go on (or end)
+  };
+  await Promise.all(Array.from({ length: Math.max(1, n) }, worker));
+  return { results, notStarted: queue };
+}
+
+// Static checks: deno check, lint and fmt --check (each counts as one test), alongside the test files.
 const check = async (label, args) => {
-  const r = await run(`check ${label}`, bin("deno"), args, () => ({}), serial);
-  return { ...r, passed: r.ok ? 1 : 0, failed: r.ok ? 0 : 1 };
+  const r = await spawnRunner(`check ${label}`, bin("deno"), args, false);
+  const ok = r.code === 0 && !r.timedOut;
+  process.stdout.write(`${ok ? "ok" : "FAILED"} check ${label} (${took(r)})\n${ok ? "" : r.out}`);
+  return { runtime: `check ${label}`, ok, cpu: r.cpu, timedOut: r.timedOut, passed: ok ? 1 : 0, failed: ok ? 0 : 1 };
 };
 const TYPED = extra.length ? extra : ["mod.ts", "src/", "tests/", "bench/", "plugins/", "examples/", "scripts/"];
-const statics = () => [check("types", ["check", ...TYPED]), check("lint", ["lint"]), check("fmt", ["fmt", "--check"])];
-const checks = serial ? null : Promise.all(statics());
-const results = serial ? [await deno(), await bun(true)] : await Promise.all([deno(), bun(false)]);
-results.push(...(checks ? await checks : await Promise.all(statics())));
+const statics = process.env.NOEMA_TEST_DIR
+  ? []
+  : [check("types", ["check", ...TYPED]), check("lint", ["lint"]), check("fmt", ["fmt", "--check"])];
 
-process.stdout.write("\n");
-// The failures again, last, where a log cut to its end still shows them: what each threw, then their names.
-for (const r of results) {
-  for (const error of (r.errors ?? []).slice(0, 10)) process.stdout.write(`--- ${r.label}: ${error}\n`);
+const started = Date.now();
+const all = jobs();
+process.stdout.write(`${all.length} test files' runs (Deno and Bun), ${jobsAtOnce} at a time\n`);
+const { results, notStarted } = await pool(all, jobsAtOnce, runFile);
+const checks = await Promise.all(statics);
+clearTimeout(deadline);
+report(results, notStarted, checks);
+
+/** The closing lines: failures, files that did not finish, the slowest files, a line per runtime and the total. */
+function report(results, notStarted, checks) {
+  const runtimes = ["deno", "bun"];
+  const of = (rt) => results.filter((r) => r.runtime === rt);
+  const w = (s) => process.stdout.write(s);
+  w("\n");
+  // The failures again, last, where a log cut to its end still shows them: what each threw, then their names.
+  for (const rt of runtimes) for (const e of of(rt).flatMap((r) => r.errors).slice(0, 10)) w(`--- ${rt}: ${e}\n`);
+  for (const rt of runtimes) {
+    for (const n of of(rt).flatMap((r) => r.names).slice(0, 30)) w(`FAILED under ${rt}: ${n}\n`);
+  }
+  for (const r of results.filter((r) => r.timedOut)) {
+    const last = r.last === undefined ? "no test had finished" : `the last test that finished: ${r.last}`;
+    w(`DID NOT FINISH under ${r.runtime}: ${r.file} (killed: ${expiry.signal.reason}; ${last})\n`);
+  }
+  for (const j of notStarted) w(`NOT STARTED under ${j.runtime}: ${j.file} (${expiry.signal.reason})\n`);
+  const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  w(`slowest: ${slowest.map((r) => `${r.runtime} ${r.file} (${took(r)})`).join(", ")}\n`);
+  const cpu = [...results, ...checks].reduce((a, r) => a + (Number.isNaN(r.cpu) ? 0 : r.cpu ?? 0), 0);
+  if (cpuDir) w(`CPU time of all runners: ${seconds(cpu * 1000)}\n`);
+  for (const rt of runtimes) {
+    const rs = of(rt), killed = rs.filter((r) => r.timedOut).length;
+    const waiting = notStarted.filter((j) => j.runtime === rt).length;
+    const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
+    const cut = killed + waiting ? ` (${killed} did not finish, ${waiting} did not start)` : "";
+    w(`${rt}: ${sum("passed")} passed, ${sum("failed")} failed, in ${rs.length} files${cut}\n`);
+  }
+  for (const c of checks) w(`${c.runtime}: ${c.ok ? "passed" : c.timedOut ? "did not finish" : "failed"}\n`);
+  const every = [...results, ...checks];
+  const passed = every.reduce((a, r) => a + r.passed, 0), failed = every.reduce((a, r) => a + r.failed, 0);
+  const ok = every.every((r) => r.ok) && notStarted.length === 0 && passed > 0;
+  w(`total: ${passed} passed, ${failed} failed${ok ? "" : " (not ok)"}, in ${seconds(Date.now() - started)}\n`);
+  process.exit(ok ? 0 : 1);
 }
-for (const r of results) {
-  for (const name of (r.names ?? []).slice(0, 30)) process.stdout.write(`FAILED under ${r.label}: ${name}\n`);
-}
-for (const r of results) {
-  const why = r.timedOut ? " (runner timed out)" : r.ok ? "" : " (runner failed)";
-  process.stdout.write(`${r.label}: ${r.passed} passed, ${r.failed} failed${why}\n`);
-}
-const passed = results.reduce((a, r) => a + r.passed, 0);
-const failed = results.reduce((a, r) => a + r.failed, 0);
-const ok = results.every((r) => r.ok) && passed > 0;
-process.stdout.write(`total: ${passed} passed, ${failed} failed\n`);
-process.exit(ok ? 0 : 1);

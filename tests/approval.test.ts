@@ -182,7 +182,6 @@ describe("decide and continue", () => {
     assert.ok(summary.metrics.latencies.waiting_ms >= 25, "time spent waiting is reported");
     assert.equal(summary.adapter_result, "success");
     assert.equal(summary.metrics.act_count, 3, "acts before and after the pause are counted");
-    assert.ok(summary.metrics.latencies.total_ms < summary.metrics.latencies.waiting_ms + 1000);
     // The total duration runs from start to end, waiting included; working and waiting time are kept apart.
     const lat = summary.metrics.latencies;
     assert.ok(lat.waiting_ms >= 400, `waited ${lat.waiting_ms} ms`);

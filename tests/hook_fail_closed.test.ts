@@ -341,12 +341,11 @@ describe("a policy whose advise loops for ever (issue 24, audit B4)", () => {
           env: { ...process.env, NOEMA_HOOK_SERVER: "0", NOEMA_POLICY_ISOLATION: isolation },
           timeoutMs: 60_000,
         });
-      const t0 = Date.now();
+      // A hook that hung on the loop is killed at runChild's 60 s bound, with no exit code: the assertion fails.
       const r = await run(pre(`s-loop-${isolation}`, "t1", "ls"));
       assert.equal(r.code, 0, r.stderr);
       assert.equal(verdict({ code: r.code, out: r.stdout, err: r.stderr }), "deny", r.stdout);
       assert.match(r.stdout, /PolicyTimeout: advise did not settle within 500 ms/);
-      assert.ok(Date.now() - t0 < 30_000, `answered in ${Date.now() - t0} ms`);
       const [id] = readdirSync(join(root, "episodes"));
       const dir = join(root, "episodes", id);
       const events = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
@@ -393,10 +392,9 @@ describe("a session file that is a FIFO", () => {
     const [file] = readdirSync(sessions);
     rmSync(join(sessions, file));
     assert.equal(spawnSync("mkfifo", [join(sessions, file)]).status, 0);
-    const t0 = Date.now();
+    // A hook that hung on the FIFO is killed at hook()'s 60 s bound, with no answer: the verdict fails.
     const r = await hook(root, pre("fifo", "t1", "ls"), {}, ["--grant"]);
     assert.equal(verdict(r), "allow", r.err);
-    assert.ok(Date.now() - t0 < 20_000, `answered without hanging (${Date.now() - t0} ms)`);
     assert.ok(statSync(join(sessions, file)).isFile(), "the FIFO was replaced by a session entry");
   });
 });

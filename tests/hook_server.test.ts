@@ -204,7 +204,6 @@ describe("resident hook server", () => {
     const b = box("gone");
     const cwd = join(tmp.path, "gone", "cwd");
     mkdirSync(cwd);
-    const t0 = Date.now();
     const code = await new Promise<number | null>((resolve, reject) => {
       // The shell removes its own working directory, then becomes the server (spawn needs a directory that exists).
       const args = [ENTRY, "hook", "claude-code", "--root", b.root, "--policy", policy];
@@ -215,15 +214,14 @@ describe("resident hook server", () => {
       });
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
-        reject(new Error("the server did not exit"));
-      }, 20_000);
+        reject(new Error("the server did not exit")); // a bound that catches the spin, not a speed
+      }, 60_000);
       child.on("close", (c) => {
         clearTimeout(timer);
         resolve(c);
       });
     });
     assert.equal(code, 0);
-    assert.ok(Date.now() - t0 < 20_000);
     assert.equal(existsSync(cwd), false, "it ran from a removed directory");
   });
 

@@ -214,7 +214,9 @@ describe("an interactive session's hook waits for a decision made on another mac
   test("a wait that runs out: deny (decided by timeout), or abort (the episode ends aborted)", async () => {
     const a = tempDir();
     try {
-      const s = session(a.path, ["--policy", GATE, "--wait", "1s"], null);
+      // A wait of 5 s, not 1 s: the hook must reach the store within its wait, or the wait decides nothing and the call
+      // stays asked ("ask"), which a busy machine made it answer.
+      const s = session(a.path, ["--policy", GATE, "--wait", "5s"], null);
       assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy" })).code, 0);
       const denied = await s.bash("PreToolUse", "t1", "echo deploy");
       assert.equal(denied.code, 0, denied.stderr);
@@ -225,7 +227,7 @@ describe("an interactive session's hook waits for a decision made on another mac
       assert.equal(rec.decision, "rejected");
       assert.deepEqual([rec.by, rec.claimed_by], ["noema", "timeout"]);
 
-      const s2 = session(join(a.path), ["--policy", GATE, "--wait", "1s", "--approval-timeout", "abort"], null);
+      const s2 = session(join(a.path), ["--policy", GATE, "--wait", "5s", "--approval-timeout", "abort"], null);
       assert.equal((await s2.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy again" })).code, 0);
       const aborted = await s2.bash("PreToolUse", "t1", "echo deploy");
       assert.equal(aborted.code, 0, aborted.stderr);

@@ -479,8 +479,10 @@ describe("noema run --using llm", () => {
   it("Ctrl-C while a shell call runs stops the command; the call is recorded as failed, the run as interrupted (130)", {
     timeout: 60_000,
   }, async () => {
+    // The command names this process (the same file may run under the other runtime at the same time).
+    const sleep = `sleep 240.${process.pid}`;
     const server = await startOpenAiServer([
-      { tool_calls: [{ id: "s1", name: "shell", arguments: '{"command":"sleep 240.25"}' }] },
+      { tool_calls: [{ id: "s1", name: "shell", arguments: JSON.stringify({ command: sleep }) }] },
       { text: "slept" },
     ]);
     const sigRoot = join(tmp.path, "sigint-root");
@@ -510,7 +512,7 @@ describe("noema run --using llm", () => {
       const r = await done;
       assert.equal(r.code, 130, r.stderr + r.stdout);
       // The command was stopped, not waited for (4 minutes) nor left running.
-      for (const t1 = Date.now(); spawnSync("pgrep", ["-f", "sleep 240.25"]).status !== 1;) {
+      for (const t1 = Date.now(); spawnSync("pgrep", ["-f", sleep]).status !== 1;) {
         if (Date.now() - t1 > 30_000) assert.fail("the interrupted command still runs");
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -944,7 +944,8 @@ describe("shared store: approvals across machines", { skip }, () => {
   test("a wait that runs out denies the call, decided by timeout (--approval-timeout deny)", () => {
     const a = tempDir();
     try {
-      const r = cli(["--root", a.path, "run", deployTask(a.path), "--wait", "1s", "--json"], {
+      // 5 s: the run must reach the store within its wait, or the wait decides nothing (exit 4, the run stays paused).
+      const r = cli(["--root", a.path, "run", deployTask(a.path), "--wait", "5s", "--json"], {
         env: { NOEMA_STORE: url },
         cwd: a.path,
       });
@@ -960,7 +961,7 @@ describe("shared store: approvals across machines", { skip }, () => {
         "run",
         deployTask(a.path),
         "--wait",
-        "1s",
+        "5s",
         "--approval-timeout",
         "abort",
         "--json",
@@ -985,6 +986,8 @@ describe("shared store: roles", { skip }, () => {
     try {
       const r = cli(["--root", a.path, "run", "Say hello", "--json"], { env: { NOEMA_STORE: url }, cwd: a.path });
       assert.equal(r.code, 0, r.stderr);
+      // In the store once published: by the run, or by the background sync a slow last publish is handed to.
+      assert.ok(await published(a.path, JSON.parse(r.stdout).episode_id, 120_000), "the run was published");
       const admin = new PostgresStore(url);
       const role = `reader_${process.pid}`;
       await admin.sql.unsafe(`CREATE ROLE ${role} LOGIN`);

@@ -362,7 +362,10 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
     assert.ok(await until(async () => (await row(id))?.run_state === "running"), "A's run published live");
     // Its publishing process (found by the episode its start names) holds the lease; stopped, it is one that idle
     // priority on a busy machine keeps from exiting for a while after its run died.
-    const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(id));
+    // (and by this test's root: the same file may run under the other runtime at the same time, with the same id)
+    const publishers = pidsWithEnv((e) =>
+      e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(id) && e.includes(a.root)
+    );
     assert.equal(publishers.length, 1, "the run publishes from a process of its own");
     process.kill(publishers[0], "SIGSTOP");
     let resumed;

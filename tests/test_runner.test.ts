@@ -1,15 +1,20 @@
 /**
- * scripts/run_half.mjs, which `npm test` (scripts/test.mjs) runs each half of the suite with: a half ends
- * when its runner exits even if an orphan still holds the output pipe, and an overall timeout kills the
- * runner's process group and says which half it was.
+ * scripts/run_half.mjs, which `npm test` (scripts/test.mjs) runs each test file's runner with: a runner ends
+ * when it exits even if an orphan still holds the output pipe, and an overall timeout kills the
+ * runner's process group and says which runner it was. And scripts/test.mjs itself, on a directory of small test
+ * files (NOEMA_TEST_DIR): a run cut short still counts the tests that finished and names what did not finish.
  *
  * @module
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { runHalf, timeoutFromEnv } from "../scripts/run_half.mjs";
+import { REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
 
 /** True while `pid` is a live process (a zombie counts as gone). */
 function alive(pid: number): boolean {
@@ -108,15 +113,18 @@ describe("run_half: one half of npm test", () => {
     assert.ok(await goneWithin(orphanPid(r.out)), "its child is killed with it");
   });
 
-  test("output streams live, in order, and a quick runner takes no grace", async () => {
+  test("output streams live, in order, and a quick runner takes no grace", SLOW, async () => {
     const seen: string[] = [];
-    const start = Date.now();
-    const r = await runHalf("fake", "sh", ["-c", "echo one; echo two >&2; echo three"], {
-      write: (s: string) => seen.push(s),
-      graceMs: 60_000,
-    });
+    // A grace of 10 minutes, which a runner that ended on 'close' does not wait for (the bound only catches that).
+    const r = await within(
+      runHalf("fake", "sh", ["-c", "echo one; echo two >&2; echo three"], {
+        write: (s: string) => seen.push(s),
+        graceMs: 600_000,
+      }),
+      20_000,
+      "runHalf (it waited for the grace?)",
+    );
     assert.equal(r.code, 0);
-    assert.ok(Date.now() - start < 30_000, "finished on 'close', not after the 60 s grace");
     for (const word of ["one", "two", "three"]) assert.match(seen.join(""), new RegExp(word));
     assert.equal(seen.join(""), r.out);
   });
@@ -126,5 +134,105 @@ describe("run_half: one half of npm test", () => {
     assert.equal(timeoutFromEnv({ NOEMA_TEST_TIMEOUT_MIN: "1.5" }), 90_000);
     assert.throws(() => timeoutFromEnv({ NOEMA_TEST_TIMEOUT_MIN: "soon" }), /NOEMA_TEST_TIMEOUT_MIN/);
     assert.throws(() => timeoutFromEnv({ NOEMA_TEST_TIMEOUT_MIN: "0" }), /positive/);
+  });
+});
+
+/** Small test files for `npm test` to run, in a directory of their own; `marks` is where a hanging test says so. */
+function fixtureSuite(files: Record<string, string>): { dir: string; marks: string } {
+  const tmp = tempDir("noema-runner-");
+  after(() => tmp.cleanup());
+  for (const [name, text] of Object.entries(files)) tmp.file(name, text);
+  return { dir: tmp.path, marks: tmp.path };
+}
+
+/** A test that says it hangs (a file in NOEMA_FIXTURE_MARKS named for its runtime), then waits 10 minutes. */
+const HANGS = `test("hangs", async () => {
+    writeFileSync(join(process.env.NOEMA_FIXTURE_MARKS!, "hanging-" + ("Deno" in globalThis ? "deno" : "bun")), "");
+    await new Promise((r) => setTimeout(r, 600_000));
+  });`;
+const HEAD = `import { describe, test } from "node:test";\nimport assert from "node:assert/strict";\n` +
+  `import { writeFileSync } from "node:fs";\nimport { join } from "node:path";\nimport process from "node:process";\n`;
+
+/** Runs scripts/test.mjs on `dir`; `onStart` gets its pid. Resolves with its exit code and output. */
+function runSuite(
+  dir: string,
+  env: Record<string, string>,
+  onStart: (pid: number) => void = () => {},
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("node", [join(REPO, "scripts", "test.mjs")], {
+      cwd: REPO,
+      env: { ...process.env, NOEMA_TEST_DIR: dir, NOEMA_FIXTURE_MARKS: dir, NOEMA_TEST_JOBS: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c) => out += c);
+    child.stderr.on("data", (c) => out += c);
+    child.on("error", reject);
+    if (child.pid !== undefined) onStart(child.pid);
+    child.on("close", (code) => resolve({ code, out }));
+  });
+}
+
+/** Waits until `path` exists (a generous bound that only catches a hang). */
+async function appears(path: string, ms = 120_000): Promise<void> {
+  const t0 = Date.now();
+  while (!existsSync(path)) {
+    if (Date.now() - t0 > ms) throw new Error(`${path} did not appear`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("npm test (scripts/test.mjs): a run cut short still counts tests", () => {
+  test(
+    "the tests that finished are counted, the file killed and the files never started are named",
+    { timeout: 300_000 },
+    async () => {
+      // One file at a time, in name order, each under Deno then Bun: Deno's run of b_hangs.test.ts hangs in its
+      // second test, and the run is ended there (SIGUSR1 ends it as its timeout does).
+      const { dir, marks } = fixtureSuite({
+        "a_done.test.ts": HEAD + `describe("done", () => {
+  test("one", () => {});
+  test("two", () => {});
+  test("fails", () => assert.equal(1, 2));
+});\n`,
+        "b_hangs.test.ts": HEAD + `describe("hanger", () => {
+  test("quick", () => {});
+  ${HANGS}
+  test("after", () => {});
+});\n`,
+        "c_later.test.ts": HEAD + `test("later", () => {});\n`,
+      });
+      let pid = 0;
+      const run = runSuite(dir, {}, (p) => pid = p);
+      await within(appears(join(marks, "hanging-deno")), 150_000, "Deno's run of b_hangs.test.ts");
+      process.kill(pid, "SIGUSR1");
+      const r = await within(run, 60_000, "npm test after SIGUSR1");
+      const b = join(dir, "b_hangs.test.ts"), c = join(dir, "c_later.test.ts");
+      assert.equal(r.code, 1, r.out);
+      // a_done: 2 passed and 1 failed under each runtime; b_hangs under Deno: "quick" passed before the hang.
+      assert.match(r.out, /^deno: 3 passed, 1 failed, in 2 files \(1 did not finish, 1 did not start\)$/m, r.out);
+      assert.match(r.out, /^bun: 2 passed, 1 failed, in 1 files \(0 did not finish, 2 did not start\)$/m, r.out);
+      assert.match(r.out, /^total: 5 passed, 2 failed \(not ok\), in /m);
+      const killed = `DID NOT FINISH under deno: ${b} (killed: SIGUSR1; the last test that finished: hanger ... quick)`;
+      assert.ok(r.out.includes(killed), r.out);
+      for (const [rt, file] of [["bun", b], ["deno", c], ["bun", c]]) {
+        assert.ok(r.out.includes(`NOT STARTED under ${rt}: ${file} (SIGUSR1)`), `${rt} ${file}: ${r.out}`);
+      }
+      assert.match(r.out, /^FAILED under deno: .*a_done\.test\.ts => done \.\.\. fails$/m);
+      assert.match(r.out, /^FAILED under bun: .*a_done\.test\.ts: done > fails$/m);
+      assert.equal(existsSync(join(marks, "hanging-bun")), false, "Bun's run of b_hangs.test.ts never started");
+    },
+  );
+
+  test("at NOEMA_TEST_TIMEOUT_MIN the running file is killed and named, and the run fails", SLOW, async () => {
+    const { dir } = fixtureSuite({ "hangs.test.ts": HEAD + HANGS + "\n" });
+    const r = await within(runSuite(dir, { NOEMA_TEST_TIMEOUT_MIN: "0.02" }), 25_000, "npm test");
+    const file = join(dir, "hangs.test.ts");
+    assert.equal(r.code, 1, r.out);
+    assert.ok(r.out.includes(`DID NOT FINISH under deno: ${file} (killed: timed out after 0.02 min; no test`), r.out);
+    assert.ok(r.out.includes(`NOT STARTED under bun: ${file} (timed out after 0.02 min)`), r.out);
+    assert.match(r.out, /^deno: 0 passed, 0 failed, in 1 files \(1 did not finish, 0 did not start\)$/m);
+    assert.match(r.out, /^total: 0 passed, 0 failed \(not ok\), in /m);
   });
 });
