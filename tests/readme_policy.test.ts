@@ -114,7 +114,7 @@ describe("help and docs agree with what `noema policy test` does (issue 23.14)",
   test("docs/cli.md's example prints exactly what the command prints on the template's policy, and its exit code", () => {
     const docs = readFileSync(join(REPO, "docs", "cli.md"), "utf8");
     const [, command, output, code] =
-      /\$ noema init policy no-force-push .*\n\$ noema (policy test no-force-push\.ts [^;]*); echo \$\?\n(.*)\n(\d)\n```/
+      /\$ npx noema init policy no-force-push .*\n\$ npx noema (policy test no-force-push\.ts [^;]*); echo \$\?\n(.*)\n(\d)\n```/
         .exec(docs)!;
     const { cwd, env } = withPolicy("template");
     const r = cli(words(command), { cwd, env });
