@@ -152,7 +152,10 @@ async function spawnRunner(label, cmd, args, live) {
 async function runFile({ runtime, file }) {
   const args = runtime === "deno"
     ? ["test", "-A", "--no-check", "--parallel", file]
-    : ["test", "--timeout", "120000", file];
+    // Bun's per-test bound (a test without its own): it only catches hangs, so it is as generous as the tests' own
+    // waits (a background process at nice 10 in its own autogroup, beside six runners each in theirs, gets ~2% of
+    // the CPU: a wait for its work may take minutes).
+    : ["test", "--timeout", "300000", file];
   if (serial) process.stdout.write(`\n=== ${runtime} ${file}\n`);
   const r = await spawnRunner(`${runtime} ${file}`, bin(runtime), args, serial);
   const counts = runtime === "deno" ? parseDeno(r.out) : parseBun(r.out, file);
