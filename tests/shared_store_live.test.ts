@@ -14,6 +14,7 @@ import { test } from "node:test";
 import { LivePublisher } from "../src/shared_store/live.ts";
 import { BackgroundLivePublisher } from "../src/shared_store/live_background.ts";
 import { LIVE_PUBLISH_COMMAND } from "../src/shared_store/live_process.ts";
+import { processGone } from "../src/store/lock.ts";
 import { serveLivePublishing } from "../src/shared_store/live_serve.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../src/shared_store/pending.ts";
 import { noemaArgv } from "../src/agents/noema_command.ts";
@@ -253,6 +254,27 @@ test("a run's publishing process goes on alone after the run: it publishes the r
     await until(() => Promise.resolve(!pendingIds(root).includes(id)), 30_000);
     await until(() => Promise.resolve(!processAlive(live.pid!)), 30_000);
     assert.equal(handedOffTo(root, id), null);
+  }));
+
+test("a publishing process killed before the run has seen it end does not go on alone: the run hands its tail over", {
+  timeout: 300_000,
+}, () =>
+  withHelloAndStore(async ({ id, dir, url, store }) => {
+    const live = BackgroundLivePublisher.start({ url, from: "test", dir, episodeId: id, host: "host-k" }, {
+      onUnavailable: () => {},
+      process: storeLiveProcess(),
+    })!;
+    assert.ok(live.pid !== null, "a process starts here");
+    await until(async () => (await store.lineCount(id, "events.jsonl")) > 0); // it runs, and the store answers
+    assert.ok(live.continuesAlone, "alive, it would go on alone");
+    process.kill(live.pid!, "SIGKILL");
+    // A run busy in its own thread: its event loop does not turn, so the process's end is not seen as an event; the
+    // system knows it all the same (a zombie once it has died). Before, this said "goes on alone", and the run left its
+    // tail to a dead process: nobody published it (a shared_store test waited 180 s for it, under load).
+    const end = Date.now() + 60_000;
+    while (!processGone(live.pid!) && Date.now() < end) { /* busy, no turn of the event loop */ }
+    assert.equal(live.continuesAlone, false, "a dead process does not go on alone");
+    await live.finish(100);
   }));
 
 test("the publishing side tells a run that ended far ahead of it not to wait (alone), then publishes the rest", () =>

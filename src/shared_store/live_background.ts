@@ -14,6 +14,7 @@
  */
 import process from "node:process";
 import { type BackgroundChannel, type BackgroundProcess, processChannel, threadChannel } from "../channels.ts";
+import { processGone } from "../store/lock.ts";
 import { LIVE_PUBLISH_START_ENV } from "./live_process.ts";
 import type { FromLivePublishing, LivePublishingStart, ToLivePublishing } from "./live_serve.ts";
 
@@ -116,9 +117,13 @@ export class BackgroundLivePublisher {
     }
   }
 
-  /** Whether a process publishes, alive: after `finish`, it goes on alone with what is left (no hand-over needed). */
+  /**
+   * Whether a process publishes, alive: after `finish`, it goes on alone with what is left (no hand-over needed).
+   * A process killed whose end this process has not seen yet (its "close" still queued behind a busy event loop) is
+   * gone all the same: it is asked of the system, or the run would leave its tail to a dead process, unpublished.
+   */
   get continuesAlone(): boolean {
-    return this.pid !== null && !this.#dead && this.#failed === null;
+    return this.pid !== null && !this.#dead && this.#failed === null && !processGone(this.pid);
   }
 
   /** The error that stopped publishing, or null. */
