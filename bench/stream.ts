@@ -303,3 +303,25 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
 }
 
 if (import.meta.main) await runStandalone(main);
+
+/**
+ * Appends the two long lines of the validate benches (`observe` events of 9 MB and 18 MB, shaped like `first`, the
+ * file's first event) to the events file at `path`.
+ *
+ * @example
+ * ```ts
+ * import { appendBigLines } from "./stream.ts";
+ * // appendBigLines("events.jsonl.part", firstEvent);
+ * ```
+ */
+export function appendBigLines(path: string, first: Record<string, unknown>): void {
+  const fd = openSync(path, "a");
+  try {
+    for (const [i, size] of [9_000_000, 18_000_000].entries()) {
+      const event = { ...first, id: `ev_big_${i}`, phase: "observe", payload: { note: "x".repeat(size) } };
+      writeSync(fd, JSON.stringify(event) + "\n");
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -10,17 +10,7 @@
  *
  * @module
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { readLines } from "../src/store/jsonl.ts";
@@ -35,7 +25,7 @@ import {
   runStandalone,
   workDir,
 } from "./lib.ts";
-import { generateEvents } from "./stream.ts";
+import { appendBigLines, generateEvents } from "./stream.ts";
 
 /** The episode id the stream generator writes into every event. */
 const EPISODE_ID = "ep_01K9RBBMXXRSFWR49SXFGF4SPR";
@@ -60,15 +50,7 @@ function episode(dir: string): { root: string; events: string } {
   for (const l of readLines(part)) {
     if (l.text?.includes('"event_type":"run.state_projection"')) outcomes = JSON.parse(l.text).payload.outcomes;
   }
-  const fd = openSync(part, "a");
-  try {
-    for (const [i, size] of [9_000_000, 18_000_000].entries()) {
-      const event = { ...first, id: `ev_big_${i}`, phase: "observe", payload: { note: "x".repeat(size) } };
-      writeSync(fd, JSON.stringify(event) + "\n");
-    }
-  } finally {
-    closeSync(fd);
-  }
+  appendBigLines(part, first);
   renameSync(part, events);
   writeFileSync(join(epDir, "learn.jsonl"), "");
   writeFileSync(

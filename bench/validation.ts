@@ -20,7 +20,7 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -39,7 +39,7 @@ import {
   tempDir,
   workDir,
 } from "./lib.ts";
-import { generateEvents } from "./stream.ts";
+import { appendBigLines, generateEvents } from "./stream.ts";
 
 const addFormats = addFormatsModule.default;
 
@@ -63,15 +63,7 @@ function bigLinesFile(dir: string): string {
   const part = `${path}.part`;
   generateEvents(part, 200_000);
   const first = JSON.parse(readFileSync(part, "utf8").slice(0, 64 * 1024).split("\n")[0]) as Record<string, unknown>;
-  const fd = openSync(part, "a");
-  try {
-    for (const [i, size] of [9_000_000, 18_000_000].entries()) {
-      const event = { ...first, id: `ev_big_${i}`, phase: "observe", payload: { note: "x".repeat(size) } };
-      writeSync(fd, JSON.stringify(event) + "\n");
-    }
-  } finally {
-    closeSync(fd);
-  }
+  appendBigLines(part, first);
   renameSync(part, path);
   return path;
 }
