@@ -187,8 +187,9 @@ export function generateEvents(path: string, count: number, seed = 42): number {
         emit("learn", {
           learn_path: "learn.jsonl",
           learn_schema: "learn/1.0",
-          proposal_count: 1,
-          proposal_ids: [`p:${step}`],
+          // None: the episodes made from this stream have an empty learn.jsonl, and validate checks the ids against it.
+          proposal_count: 0,
+          proposal_ids: [],
           applied: false,
         });
       }
