@@ -19,6 +19,7 @@ import { pullEpisode } from "../src/shared_store/pull.ts";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import type { SharedStore } from "../src/shared_store/shared_store.ts";
+import { processGone } from "../src/store/lock.ts";
 import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
@@ -149,7 +150,17 @@ describe("shared store faults: runs, resumes, pulls and approvals (PostgreSQL)",
       // 5: a machine so busy that the run sealed before the kill landed; the shared copy is checked all the same.
       assert.ok(resumed.code === 0 || resumed.code === 5, resumed.stderr);
       const marker = join(a.path, "state", "publish-pending", id);
-      assert.ok(await until(() => !existsSync(marker), 150_000), "published, unmarked");
+      if (!await until(() => !existsSync(marker), 150_000)) {
+        // Said in full: what the marker names, whether that process lives, and what the store holds.
+        const named = readFileSync(marker, "utf8").trim();
+        const alive = named !== "" && !processGone(Number(named));
+        const row = await probe.get(id);
+        const stored = await probe.lineCount(id, "events.jsonl");
+        assert.fail(
+          `still marked pending: the marker names ${named || "no process"} (${alive ? "alive" : "gone"}); ` +
+            `the store says ${row?.run_state} with ${stored} event lines; the resume said ${resumed.stderr}`,
+        );
+      }
       assert.equal((await probe.get(id))?.run_state, "terminal");
       const pulled = cli(["--root", b.path, "pull", id], { env });
       assert.equal(pulled.code, 0, pulled.stderr);

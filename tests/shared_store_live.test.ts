@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { appendFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -22,7 +23,7 @@ import type { BackgroundProcess } from "../src/channels.ts";
 import { childEnv } from "../src/plugins/process.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import type { SharedStore } from "../src/shared_store/shared_store.ts";
-import { EpisodePublisher } from "../src/shared_store/publish.ts";
+import { EpisodePublisher, PublishAbandonedError } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -276,6 +277,43 @@ test("a publishing process killed before the run has seen it end does not go on 
     assert.equal(live.continuesAlone, false, "a dead process does not go on alone");
     await live.finish(100);
   }));
+
+test("a publisher no longer wanted never takes the lease: nothing is sent, and it says why", () =>
+  withHelloAndStore(async ({ id, dir, store }) => {
+    const p = new EpisodePublisher(store, dir, id, { abandoned: () => true });
+    await assert.rejects(p.publish(), (e) => e instanceof PublishAbandonedError && /given up/.test(e.message));
+    assert.equal(await store.lineCount(id, "events.jsonl"), 0, "nothing sent");
+    // The lease is free for the one that publishes it now (a resume's claim).
+    const token = await store.acquireLease(id, { host: "host-r", pid: process.pid });
+    await store.releaseLease(id, token);
+  }));
+
+test(
+  "a run's publishing process whose run died before asking it to finish does not take the lease (a resume may have it)",
+  {
+    timeout: 300_000,
+  },
+  () =>
+    withHelloAndStore(async ({ id, dir, url, store }) => {
+      // A run that is gone: a child process that ended (and was reaped).
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid;
+      assert.ok(gone !== undefined && processGone(gone));
+      const failures: string[] = [];
+      const live = BackgroundLivePublisher.start(
+        { url, from: "test", dir, episodeId: id, host: "host-g", adoptPid: gone },
+        { onUnavailable: (e) => failures.push(e.message), process: storeLiveProcess() },
+      )!;
+      assert.ok(live.pid !== null, "a process starts here");
+      try {
+        // Its stdin stays open here (as under a starved process that has not yet read that its run died).
+        await until(() => Promise.resolve(failures.length > 0), 120_000);
+        assert.match(failures[0], /given up: the run it published for is gone/);
+        assert.equal(await store.lineCount(id, "events.jsonl"), 0, "nothing published for a run that is gone");
+      } finally {
+        await live.finish(100);
+      }
+    }),
+);
 
 test("the publishing side tells a run that ended far ahead of it not to wait (alone), then publishes the rest", () =>
   withHelloAndStore(async ({ id, dir, url, store }) => {

@@ -22,7 +22,13 @@
  *   when everything is published, and exits.
  * - When its stdin closes before that (the run died), it exits at once: the
  *   marker then names a process that is gone, and the next noema command (or
- *   `noema sync`) publishes the episode.
+ *   `noema sync`) publishes the episode. In the idle class on a busy machine,
+ *   "at once" may take long: until it exits, it never takes the episode's
+ *   lease once its run is gone (a resume may have claimed the episode since).
+ * - While another process of this host holds the episode's lease (the
+ *   publisher of the run before a resume, exiting), it waits for it as long
+ *   as it may publish at all, not giving up after the run's 30 s: given up,
+ *   the episode would wait for the next noema command.
  *
  * @module
  */
@@ -30,6 +36,7 @@ import process from "node:process";
 import { runChannel } from "../channels.ts";
 import { idleThisProcess, unidleThisProcess } from "../priority.ts";
 import { episodeRoot } from "../store/nofollow.ts";
+import { processGone } from "../store/lock.ts";
 import { clearPending } from "./pending.ts";
 import { type LivePublishingStart, serveLivePublishing } from "./live_serve.ts";
 
@@ -74,7 +81,9 @@ export async function serveLivePublishProcess(): Promise<number> {
       if (!finishAsked) process.exit(0); // the run died: the next noema command publishes its episode
     },
   });
-  const server = serveLivePublishing(start, (m) => {
+  // The run it publishes for: gone before it asked to finish, publishing is no longer wanted.
+  const runGone = () => !finishAsked && typeof start.adoptPid === "number" && processGone(start.adoptPid);
+  const server = serveLivePublishing({ ...start, heldWaitMs: ALONE_DEADLINE_MS }, (m) => {
     if (m.type === "unavailable") lower();
     channel.post(m);
   }, {
@@ -84,6 +93,7 @@ export async function serveLivePublishProcess(): Promise<number> {
       finishAsked = true;
       unidleThisProcess(); // waited for now: a machine busy with other work must not starve it
     },
+    abandoned: runGone,
   });
   const r = await server.done;
   channel.close();

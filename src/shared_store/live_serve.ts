@@ -71,6 +71,11 @@ export interface LivePublishingHooks {
   onFirstWrite?: () => void;
   /** Called when `finish` is asked (before the rest is published). */
   onFinishAsked?: () => void;
+  /**
+   * Asked before each try for the episode's lease: true when publishing is no longer wanted (the run died before it
+   * asked to finish), so that the lease is never taken back from a resume that claimed the episode since.
+   */
+  abandoned?: () => boolean;
 }
 
 /**
@@ -112,6 +117,7 @@ export function serveLivePublishing(
         onSent: sent,
         heldWaitMs: start.heldWaitMs,
         adoptPid: typeof start.adoptPid === "number" ? start.adoptPid : undefined,
+        abandoned: hooks.abandoned,
       }),
       { intervalMs: start.intervalMs, filesIntervalMs: start.filesIntervalMs, onUnavailable: unavailable },
     )

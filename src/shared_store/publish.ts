@@ -51,6 +51,24 @@ export interface PublishOptions {
 }
 import type { FencingToken } from "./shared_store.ts";
 
+/**
+ * A publish given up before it took the episode's lease: it was no longer
+ * wanted (see the `abandoned` option of {@link EpisodePublisher}).
+ *
+ * @example
+ * ```ts
+ * import { PublishAbandonedError } from "./publish.ts";
+ * const e = new PublishAbandonedError("ep_1");
+ * e.message; // "publishing ep_1 was given up: the run it published for is gone"
+ * ```
+ */
+export class PublishAbandonedError extends Error {
+  constructor(readonly episodeId: string) {
+    super(`publishing ${episodeId} was given up: the run it published for is gone`);
+    this.name = "PublishAbandonedError";
+  }
+}
+
 /** What one {@link EpisodePublisher.publish} sent. */
 export interface PublishStats {
   /** Lines newly stored. */
@@ -168,6 +186,7 @@ export class EpisodePublisher {
   readonly #onSent: () => void;
   readonly #heldWaitMs: number;
   readonly #adoptPid: number | undefined;
+  readonly #abandoned: () => boolean;
   /** The publish going on, if any: publishes never overlap (they share the cursors). */
   #chain: Promise<unknown> = Promise.resolve();
 
@@ -179,25 +198,36 @@ export class EpisodePublisher {
    * @param options.adoptPid a process of this host whose lease this publisher takes over as its own: the run it
    *   publishes for, which took the lease before anything ran (a resume claims its episode first)
    * @param options.project the project for the catalog (default {@link publishingProject} of the environment)
+   * @param options.abandoned asked before each try for the lease: true when this publishing is no longer wanted (the
+   *   run it published for died before it asked for the rest; a resume publishes its episode now). The publish then
+   *   fails with {@link PublishAbandonedError} rather than take the lease back from the resume that claimed it.
    */
   constructor(
     readonly store: SharedStore,
     readonly dir: string,
     readonly episodeId: string,
-    options: { host?: string; onSent?: () => void; heldWaitMs?: number; adoptPid?: number; project?: string | null } =
-      {},
+    options: {
+      host?: string;
+      onSent?: () => void;
+      heldWaitMs?: number;
+      adoptPid?: number;
+      project?: string | null;
+      abandoned?: () => boolean;
+    } = {},
   ) {
     this.host = options.host ?? publishingHost();
     this.project = options.project !== undefined ? options.project : publishingProject(process.env);
     this.#onSent = options.onSent ?? (() => {});
     this.#heldWaitMs = options.heldWaitMs ?? 0;
     this.#adoptPid = options.adoptPid;
+    this.#abandoned = options.abandoned ?? (() => false);
   }
 
   /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
   async #lease(): Promise<FencingToken> {
     const end = Date.now() + this.#heldWaitMs;
     for (;;) {
+      if (this.#abandoned()) throw new PublishAbandonedError(this.episodeId);
       try {
         return await this.store.acquireLease(this.episodeId, { host: this.host, pid: process.pid }, {
           ownerGone: (pid) => pid === this.#adoptPid || processGone(pid),
