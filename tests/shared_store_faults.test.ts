@@ -38,14 +38,15 @@ function linesEpisode(root: string, id: string, n: number): string {
   return dir;
 }
 
-const stores: { name: string; open(): Promise<{ store: SharedStore; url: string }> }[] = [
+/** A store's backends; `close` closes the store and removes what the test made for it. */
+const stores: { name: string; open(): Promise<{ store: SharedStore; url: string; close(): Promise<void> }> }[] = [
   {
     name: "PostgreSQL",
     async open() {
       const url = (await startPostgres()).createDatabase();
       const store = await openSharedStore(url);
       await store.migrate();
-      return { store, url };
+      return { store, url, close: () => store.close() };
     },
   },
   {
@@ -55,7 +56,8 @@ const stores: { name: string; open(): Promise<{ store: SharedStore; url: string 
       const url = pathToFileURL(join(dir.path, "store")).href;
       const store = await openSharedStore(url);
       await store.migrate();
-      return { store, url };
+      // The store's own temporary directory goes with it (it was left behind in /tmp by every run).
+      return { store, url, close: () => store.close().finally(() => dir.cleanup()) };
     },
   },
 ];
@@ -65,7 +67,7 @@ for (const backend of stores) {
     skip: backend.name === "PostgreSQL" && skip,
   }, () => {
     test("publishes called at once on one publisher never shift lines: the store holds the file's lines, in order", async () => {
-      const { store } = await backend.open();
+      const { store, close } = await backend.open();
       const root = tempDir();
       try {
         const dir = linesEpisode(root.path, "ep_overlap", 3000);
@@ -82,13 +84,13 @@ for (const backend of stores) {
         assert.equal(d.size_bytes, local.length);
         assert.equal(d.sha256, `sha256:${createHash("sha256").update(local).digest("hex")}`, "the same bytes in order");
       } finally {
-        await store.close();
+        await close();
         root.cleanup();
       }
     });
 
     test("a stream append that would leave a gap is refused, naming it", async () => {
-      const { store } = await backend.open();
+      const { store, close } = await backend.open();
       try {
         const enc = new TextEncoder();
         await store.appendLines("ep_gap", "events.jsonl", 1, [enc.encode("one")]);
@@ -98,7 +100,7 @@ for (const backend of stores) {
         );
         assert.equal(await store.lineCount("ep_gap", "events.jsonl"), 1);
       } finally {
-        await store.close();
+        await close();
       }
     });
   });
