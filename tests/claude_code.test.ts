@@ -221,6 +221,28 @@ describe("noema run --using claude-code (real Claude Code, scripted model)", () 
     }
   });
 
+  test("a model server that refuses the key (401): the episode's error and the CLI say Claude Code's own reason", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const refused = { status: 401, type: "authentication_error", message: "invalid x-api-key" };
+    const s = await base([{ error: refused }]);
+    try {
+      const args = ["run", "say hi", "--using", "claude-code", "--workspace", s.box.workspace, "--root", s.box.root];
+      // Claude Code retries a refused request 10 times, backing off for minutes: here it gives up at the first.
+      const r = await noemaCli([...args, "--json"], { ...s.env, CLAUDE_CODE_MAX_RETRIES: "0" }, s.box.workspace);
+      assert.equal(r.code, 1, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.ok(s.server.mainRequests().length > 0, "claude asked the model server");
+      // Claude Code's own words for it, as its result says them, not just an exit code.
+      assert.match(out.error.message, /^claude exited 1 \(api_error\): Invalid API key · Fix external API key$/);
+      const state = JSON.parse(readFileSync(join(out.episode_dir, "state.json"), "utf8"));
+      assert.deepEqual(state.outcomes.error, out.error, "the episode records the same reason");
+      await assertSound(s, out.episode_dir);
+    } finally {
+      await s.server.close();
+    }
+  });
+
   test("garbage on the hook's stdin blocks the call (exit 2)", { timeout: REAL_AGENT_TIMEOUT_MS }, async () => {
     const s = await session([]);
     try {

@@ -29,6 +29,8 @@ export interface Turn {
   tools?: ScriptedToolUse[];
   /** The tokens the answer reports. @default {{ input_tokens: 10, output_tokens: 5 }} */
   usage?: TurnUsage;
+  /** Instead of an answer, an API error: its HTTP status and the body's `error.type` and `error.message`. */
+  error?: { status: number; type: string; message: string };
 }
 
 /** Token usage as the Messages API reports it. */
@@ -155,6 +157,13 @@ export async function startAnthropicServer(script: Turn[]): Promise<AnthropicSer
     requests.push({ path, body, main });
     const n = ++messages;
     const turn: Turn = main ? (script[next++] ?? { text: "All done." }) : { text: "Noema test" };
+    if (turn.error) {
+      // As the Messages API says it (an invalid key: 401 authentication_error), streamed request or not.
+      const { status, type, message } = turn.error;
+      res.writeHead(status, { "content-type": "application/json", "request-id": `req_${n}` })
+        .end(JSON.stringify({ type: "error", error: { type, message } }));
+      return;
+    }
     const blocks = blocksOf(turn, n);
     const model = String(body.model ?? "claude-test");
     const id = `msg_${n}`;
