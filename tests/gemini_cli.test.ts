@@ -71,17 +71,37 @@ function geminiRun(box: ReturnType<typeof sandbox>, baseUrl: string, task: strin
   });
 }
 
+/**
+ * Gemini CLI's own crash, not noema's: it locks `~/.gemini/projects.json` (proper-lockfile) at every start, and a
+ * process starved for seconds on a loaded machine finds its lock "compromised" as it releases it (ERELEASED, then an
+ * uncaught ENOENT on the lock's stat). Seen once in seven suite runs beside two busy loops.
+ */
+const REGISTRY_LOCK_CRASH = /ENOENT[^\n]*\.gemini\/projects\.json\.lock/;
+
 async function session(
   script: GeminiTurn[],
   policy: string | null,
   task: string,
   install?: (box: ReturnType<typeof sandbox>) => void,
-) {
+  attempt = 1,
+): Promise<
+  {
+    server: Awaited<ReturnType<typeof startGeminiServer>>;
+    box: ReturnType<typeof sandbox>;
+    dir: string;
+    run: Awaited<ReturnType<typeof geminiRun>>;
+  }
+> {
   const server = await startGeminiServer(script);
   try {
     const box = sandbox(policy);
     install?.(box);
     const r = await geminiRun(box, server.url, task);
+    // That crash alone is run once more, from a fresh sandbox and model script; any other failure fails the test.
+    if (r.code !== 0 && attempt === 1 && REGISTRY_LOCK_CRASH.test(r.stderr)) {
+      await server.close();
+      return await session(script, policy, task, install, 2);
+    }
     assert.equal(r.code, 0, `gemini: ${r.stderr}\n${r.stdout}`);
     const sessions = readdirSync(join(box.root, "sessions", "gemini")).filter((f) => f.endsWith(".json"));
     assert.equal(sessions.length, 1, `one gemini session is indexed: ${sessions}`);
