@@ -1,0 +1,142 @@
+/**
+ * `noema mcp`: a real MCP client (the official SDK) talks to the real noema
+ * CLI in a child process, which runs a real MCP server (the SDK's, in
+ * tests/helpers/mcp_fs_server.ts) as its own child. What reached the server
+ * is read from the server's calls log; what the episode says, from its
+ * artifacts and `noema validate`.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-mcp-gw-");
+after(() => tmp.cleanup());
+
+const SERVER = join(REPO, "tests", "helpers", "mcp_fs_server.ts");
+const HANG_MS = 120_000;
+
+/** A fresh case: a served directory, the server's calls log, a noema root. */
+function setup(name: string) {
+  const base = join(tmp.path, name);
+  const dir = join(base, "served");
+  mkdirSync(dir, { recursive: true });
+  return { base, dir, calls: join(base, "calls.jsonl"), root: join(base, "root") };
+}
+
+function serverCommand(dir: string, calls: string): string[] {
+  return IS_DENO
+    ? [process.execPath, "run", "-A", "--quiet", SERVER, dir, calls]
+    : [process.execPath, SERVER, dir, calls];
+}
+
+function env(root: string, extra: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("NOEMA_")) out[k] = v;
+  return { ...out, NO_COLOR: "1", NOEMA_ROOT: root, ...extra };
+}
+
+/** An SDK client connected to `noema mcp [flags] -- <server>`. */
+async function connect(
+  c: ReturnType<typeof setup>,
+  flags: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ client: Client; stderr: () => string }> {
+  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...serverCommand(c.dir, c.calls)];
+  let err = "";
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: env(c.root, extraEnv),
+    cwd: c.base,
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (d: Uint8Array) => err += new TextDecoder().decode(d));
+  const client = new Client({ name: "gateway-test", version: "1.0" });
+  await withBound(client.connect(transport), "connect");
+  return { client, stderr: () => err };
+}
+
+/** A promise with a bound that only catches hangs. */
+async function withBound<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${HANG_MS} ms`)), HANG_MS);
+  });
+  try {
+    return await Promise.race([p, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function serverCalls(calls: string): { tool: string; arguments: Record<string, unknown> }[] {
+  if (!existsSync(calls)) return [];
+  return readFileSync(calls, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+function events(root: string, id: string): Record<string, unknown>[] {
+  return readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+/** The only episode under the root, once sealed (its manifest written after the client closed). */
+async function sealedEpisode(root: string): Promise<string> {
+  const until = Date.now() + HANG_MS;
+  for (;;) {
+    const ids = existsSync(join(root, "episodes")) ? readdirSync(join(root, "episodes")) : [];
+    if (ids.length === 1 && existsSync(join(root, "episodes", ids[0], "manifest.json"))) return ids[0];
+    if (Date.now() > until) throw new Error(`no sealed episode under ${root}: ${ids.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function rulesFile(base: string, rules: Record<string, unknown>): string {
+  const path = join(base, "rules.jsonc");
+  writeFileSync(path, JSON.stringify(rules));
+  return path;
+}
+
+type CallResult = { content: { type: string; text: string }[]; isError?: boolean; structuredContent?: unknown };
+
+describe("noema mcp gateway (stdio)", () => {
+  it("denies a call before it reaches the server, passes an allowed one unchanged, records both", async () => {
+    const c = setup("deny-allow");
+    const rules = rulesFile(c.base, { deny: [{ rule: "mcp__fs__write_file", reason: "no writes through MCP" }] });
+    // the rule denies write_file whatever its arguments: listed anyway with --list-denied, so the client can call it
+    const { client } = await connect(c, ["--name", "fs", "--rules", rules, "--list-denied"]);
+    const denied = await withBound(
+      client.callTool({ name: "write_file", arguments: { path: "x.txt", content: "nope" } }),
+      "denied call",
+    ) as CallResult;
+    assert.equal(denied.isError, true);
+    assert.match(denied.content[0].text, /noema \(Rules@1\.0\).*no writes through MCP/);
+    assert.equal(existsSync(join(c.dir, "x.txt")), false);
+    assert.deepEqual(serverCalls(c.calls), [], "the denied call never reached the server");
+
+    writeFileSync(join(c.dir, "a.txt"), "alpha\n");
+    const read = await withBound(client.callTool({ name: "read_file", arguments: { path: "a.txt" } }), "read");
+    assert.deepEqual(read, { content: [{ type: "text", text: "alpha\n" }] }, "the server's result, unchanged");
+    assert.deepEqual(serverCalls(c.calls), [{ tool: "read_file", arguments: { path: "a.txt" } }]);
+    await client.close();
+
+    const id = await sealedEpisode(c.root);
+    const v = cli(["validate", id], { env: { NOEMA_ROOT: c.root } });
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    const evs = events(c.root, id);
+    const start = evs[0] as { payload: { using: string } };
+    assert.equal(start.payload.using, "mcp");
+    const governance = evs.filter((e) => e.phase === "governance").map((e) => e.payload as Record<string, unknown>);
+    assert.equal(governance.length, 2);
+    assert.match(String(governance[0].rule), /veto:Rules@1\.0/);
+    const acts = evs.filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(
+      acts.map((a) => [a.tool, a.step_status, a.result_status]),
+      [["mcp__fs__write_file", "vetoed", "skipped"], ["mcp__fs__read_file", "done", "ok"]],
+    );
+  });
+});
