@@ -139,4 +139,119 @@ describe("noema mcp gateway (stdio)", () => {
       [["mcp__fs__write_file", "vetoed", "skipped"], ["mcp__fs__read_file", "done", "ok"]],
     );
   });
+
+  it("leaves out of tools/list the tools a deny rule always denies, and only those", async () => {
+    const c = setup("list");
+    const rules = rulesFile(c.base, {
+      deny: ["mcp__fs__delete_all", "mcp__fs__crash", "Edit(./secrets/**)"],
+      ask: ["mcp__fs__write_file"],
+    });
+    const { client } = await connect(c, ["--name", "fs", "--rules", rules]);
+    const names = (await withBound(client.listTools(), "list")).tools.map((t) => t.name).sort();
+    // write_file is asked about, read_file only denied for some paths: both stay listed
+    assert.deepEqual(names, ["read_file", "write_file"]);
+    const hidden = await withBound(client.callTool({ name: "delete_all", arguments: {} }), "hidden") as CallResult;
+    assert.equal(hidden.isError, true, "a tool left out is still denied when called");
+    assert.deepEqual(serverCalls(c.calls), []);
+    await client.close();
+    await sealedEpisode(c.root);
+
+    const all = setup("list-all");
+    const { client: again } = await connect(all, ["--name", "fs", "--rules", rules, "--list-denied"]);
+    const listed = (await withBound(again.listTools(), "list")).tools.map((t) => t.name).sort();
+    assert.deepEqual(listed, ["crash", "delete_all", "read_file", "write_file"]);
+    await again.close();
+    await sealedEpisode(all.root);
+  });
+
+  it("passes everything else through unchanged: tools/list, resources, prompts", async () => {
+    const c = setup("transparent");
+    const { client } = await connect(c, ["--name", "fs"]);
+    const [command, ...args] = serverCommand(c.dir, join(c.base, "direct-calls.jsonl"));
+    const direct = new Client({ name: "gateway-test", version: "1.0" });
+    await withBound(
+      direct.connect(new StdioClientTransport({ command, args, env: env(c.root), stderr: "ignore" })),
+      "direct",
+    );
+    try {
+      const asks: [string, (x: Client) => Promise<unknown>][] = [
+        ["tools/list", (x) => x.listTools()],
+        ["resources/list", (x) => x.listResources()],
+        ["resources/read", (x) => x.readResource({ uri: "notes://readme" })],
+        ["prompts/list", (x) => x.listPrompts()],
+        ["prompts/get", (x) => x.getPrompt({ name: "greet" })],
+      ];
+      for (const [what, ask] of asks) {
+        const through = await withBound(ask(client), what);
+        assert.deepEqual(through, await withBound(ask(direct), what), `${what} through the gateway is as direct`);
+      }
+      const read = await withBound(client.readResource({ uri: "notes://readme" }), "read");
+      assert.equal((read.contents[0] as { text: string }).text, "the readme resource, served as is");
+      assert.equal(
+        (client.getServerVersion() as { name: string }).name,
+        "test-fs",
+        "initialize passes through: the client sees the server's own name",
+      );
+    } finally {
+      await direct.close();
+      await client.close();
+    }
+    const id = await sealedEpisode(c.root);
+    const acts = events(c.root, id).filter((e) => e.phase === "act");
+    assert.equal(acts.length, 0, "nothing but tools/call becomes a step");
+  });
+
+  it("records a write as an act step with the policies' state snapshot, and annotations as hints only", async () => {
+    const c = setup("snapshot");
+    const seen = join(c.base, "seen.jsonl");
+    const policy = join(c.base, "look.ts");
+    writeFileSync(
+      policy,
+      `import { appendFileSync } from "node:fs";
+export default {
+  name: "Look",
+  version: "1.0",
+  advise(s) {
+    appendFileSync(${JSON.stringify(seen)}, JSON.stringify({ tool: s.action.tool, input: s.action.input,
+      task: s.goal.task, steps: s.plan.steps.length }) + "\\n");
+    if (String(s.action.input.content ?? "").includes("password")) return { kind: "veto", advice: "no passwords" };
+  },
+};
+`,
+    );
+    const { client } = await connect(c, ["--name", "fs", "--policy", policy]);
+    await withBound(client.listTools(), "list");
+    const wrote = await withBound(
+      client.callTool({ name: "write_file", arguments: { path: "w.txt", content: "hello" } }),
+      "write",
+    ) as CallResult;
+    assert.deepEqual(wrote.structuredContent, { path: "w.txt", bytes: 5 }, JSON.stringify(wrote));
+    assert.equal(readFileSync(join(c.dir, "w.txt"), "utf8"), "hello");
+    const vetoed = await withBound(
+      client.callTool({ name: "write_file", arguments: { path: "p.txt", content: "my password" } }),
+      "vetoed",
+    ) as CallResult;
+    assert.equal(vetoed.isError, true);
+    assert.match(vetoed.content[0].text, /noema \(Look@1\.0\): no passwords/);
+    assert.equal(existsSync(join(c.dir, "p.txt")), false);
+    await client.close();
+
+    const looked = readFileSync(seen, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(looked[0], {
+      tool: "mcp__fs__write_file",
+      input: { path: "w.txt", content: "hello" },
+      task: "MCP session: fs (client gateway-test)",
+      steps: 1,
+    });
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const evs = events(c.root, id);
+    const hints = evs.filter((e) => e.phase === "direction").map((e) => e.payload as Record<string, unknown>)
+      .filter((p) => p.policy === "McpGateway@1.0");
+    assert.equal(hints[0].kind, "hint");
+    assert.match(JSON.stringify(hints[0]), /untrusted annotations.*destructiveHint/);
+    const acts = evs.filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(acts.map((a) => a.step_status), ["done", "vetoed"]);
+    assert.deepEqual(acts[0].output, wrote, "the result as recorded is the server's");
+  });
 });

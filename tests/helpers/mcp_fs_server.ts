@@ -2,7 +2,7 @@
  * A real MCP server (the `@modelcontextprotocol/server` SDK, stdio) for the
  * gateway tests, serving a directory: `write_file` ({path, content}: writes
  * it), `read_file` ({path}: its text; annotated `readOnlyHint`), `delete_all`
- * (does nothing; for deny rules), a resource `notes://readme` and a prompt
+ * (does nothing; for deny rules), `crash` (the server exits mid-call), a resource `notes://readme` and a prompt
  * `greet`. Every tool call it receives is appended to the calls log (one JSON
  * line: {tool, arguments}), so a test can tell what reached the server.
  *
@@ -71,6 +71,14 @@ server.registerTool(
   () => {
     logged("delete_all", {});
     return { content: [{ type: "text", text: "deleted nothing" }] };
+  },
+);
+server.registerTool(
+  "crash",
+  { description: "Exit the server mid-call", inputSchema: fromJsonSchema({ type: "object" }) },
+  () => {
+    logged("crash", {});
+    process.exit(3);
   },
 );
 server.registerResource(
