@@ -7,101 +7,28 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli } from "./helpers/cli.ts";
+import {
+  type CallResult,
+  connect,
+  env,
+  events,
+  rulesFile,
+  sealedEpisode,
+  serverCalls,
+  serverCommand,
+  setup as setupIn,
+  withBound,
+} from "./helpers/mcp_gateway.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-mcp-gw-");
 after(() => tmp.cleanup());
-
-const SERVER = join(REPO, "tests", "helpers", "mcp_fs_server.ts");
-const HANG_MS = 120_000;
-
-/** A fresh case: a served directory, the server's calls log, a noema root. */
-function setup(name: string) {
-  const base = join(tmp.path, name);
-  const dir = join(base, "served");
-  mkdirSync(dir, { recursive: true });
-  return { base, dir, calls: join(base, "calls.jsonl"), root: join(base, "root") };
-}
-
-function serverCommand(dir: string, calls: string): string[] {
-  return IS_DENO
-    ? [process.execPath, "run", "-A", "--quiet", SERVER, dir, calls]
-    : [process.execPath, SERVER, dir, calls];
-}
-
-function env(root: string, extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("NOEMA_")) out[k] = v;
-  return { ...out, NO_COLOR: "1", NOEMA_ROOT: root, ...extra };
-}
-
-/** An SDK client connected to `noema mcp [flags] -- <server>`. */
-async function connect(
-  c: ReturnType<typeof setup>,
-  flags: string[],
-  extraEnv: Record<string, string> = {},
-): Promise<{ client: Client; stderr: () => string }> {
-  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...serverCommand(c.dir, c.calls)];
-  let err = "";
-  const transport = new StdioClientTransport({
-    command,
-    args,
-    env: env(c.root, extraEnv),
-    cwd: c.base,
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", (d: Uint8Array) => err += new TextDecoder().decode(d));
-  const client = new Client({ name: "gateway-test", version: "1.0" });
-  await withBound(client.connect(transport), "connect");
-  return { client, stderr: () => err };
-}
-
-/** A promise with a bound that only catches hangs. */
-async function withBound<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${HANG_MS} ms`)), HANG_MS);
-  });
-  try {
-    return await Promise.race([p, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function serverCalls(calls: string): { tool: string; arguments: Record<string, unknown> }[] {
-  if (!existsSync(calls)) return [];
-  return readFileSync(calls, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
-}
-
-function events(root: string, id: string): Record<string, unknown>[] {
-  return readFileSync(join(root, "episodes", id, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-}
-
-/** The only episode under the root, once sealed (its manifest written after the client closed). */
-async function sealedEpisode(root: string): Promise<string> {
-  const until = Date.now() + HANG_MS;
-  for (;;) {
-    const ids = existsSync(join(root, "episodes")) ? readdirSync(join(root, "episodes")) : [];
-    if (ids.length === 1 && existsSync(join(root, "episodes", ids[0], "manifest.json"))) return ids[0];
-    if (Date.now() > until) throw new Error(`no sealed episode under ${root}: ${ids.join(", ")}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function rulesFile(base: string, rules: Record<string, unknown>): string {
-  const path = join(base, "rules.jsonc");
-  writeFileSync(path, JSON.stringify(rules));
-  return path;
-}
-
-type CallResult = { content: { type: string; text: string }[]; isError?: boolean; structuredContent?: unknown };
+const setup = (name: string) => setupIn(tmp.path, name);
 
 describe("noema mcp gateway (stdio)", () => {
   it("denies a call before it reaches the server, passes an allowed one unchanged, records both", async () => {
