@@ -181,4 +181,33 @@ export default {
     assert.deepEqual(acts.map((a) => a.step_status), ["done", "vetoed"]);
     assert.deepEqual(acts[0].output, wrote, "the result as recorded is the server's");
   });
+
+  it("shows the client what a policy's review lets through of a result (a redaction), and records the original", async () => {
+    const c = setup("review");
+    const policy = join(c.base, "no_keys.ts");
+    writeFileSync(
+      policy,
+      `export default {
+  name: "NoKeys",
+  version: "1.0",
+  review(s) {
+    if (/sk-[a-z0-9]{8,}/.test(s.result.excerpt)) return { kind: "redact", patterns: ["sk-[a-z0-9]{8,}"], advice: "key masked" };
+  },
+};
+`,
+    );
+    writeFileSync(join(c.dir, "env.txt"), "KEY=sk-abcdef123456\n");
+    writeFileSync(join(c.dir, "plain.txt"), "nothing secret\n");
+    const { client } = await connect(c, ["--name", "fs", "--policy", policy]);
+    const masked = await withBound(client.callTool({ name: "read_file", arguments: { path: "env.txt" } }), "masked");
+    assert.deepEqual(masked, { content: [{ type: "text", text: "KEY=[REDACTED]\n" }] });
+    const plain = await withBound(client.callTool({ name: "read_file", arguments: { path: "plain.txt" } }), "plain");
+    assert.deepEqual(plain, { content: [{ type: "text", text: "nothing secret\n" }] });
+    await client.close();
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const reviews = events(c.root, id).filter((e) => e.phase === "governance")
+      .map((e) => e.payload as Record<string, unknown>).filter((p) => p.stage === "review");
+    assert.equal(reviews[0].decision, "redact");
+  });
 });

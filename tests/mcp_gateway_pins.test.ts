@@ -136,7 +136,7 @@ describe("noema mcp: approvals", () => {
       "ask",
     ) as CallResult;
     assert.equal(r.isError, true);
-    assert.match(r.content[0].text, /noema \(Rules@1\.0\).*writes need a look/);
+    assert.match(r.content[0].text, /noema \(Rules@1\.0\).*writes need a look.*started without --wait/);
     assert.deepEqual(serverCalls(c.calls), []);
     await client.close();
     const id = await sealedEpisode(c.root);

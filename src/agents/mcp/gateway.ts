@@ -24,6 +24,7 @@ import { basename } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { RuleLayer } from "../../runtime/rules/schema.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
+import type { Decision } from "../core.ts";
 import { reasonText } from "../dialect.ts";
 import { gatePolicy } from "./gate_policy.ts";
 import { LineSplitter } from "./lines.ts";
@@ -257,9 +258,7 @@ class Gateway {
       });
       const cancelled = this.#deciding.get(key) === true;
       if (decision.verdict !== "allow" && decision.verdict !== "patch") {
-        return this.#toClient(
-          refusal(msg.id, reasonText(decision, refusedWhy(decision.verdict, !!this.#s.session.awaitDecision))),
-        );
+        return this.#toClient(refusal(msg.id, refusalText(decision, !!this.#s.session.awaitDecision)));
       }
       if (cancelled) {
         await this.#session.record(callId, {
@@ -315,10 +314,11 @@ class Gateway {
   }
 }
 
-/** Why a call was refused, when no policy said. */
-function refusedWhy(verdict: string, waits: boolean): string {
-  if (verdict !== "ask") return "denied";
-  return waits ? "rejected" : "needs approval, and noema mcp was started without --wait: nobody can be asked";
+/** What the client reads of a refused call: who refused it and why (and, for an approval nobody could give, so). */
+function refusalText(decision: Decision, waits: boolean): string {
+  const text = reasonText(decision, "denied");
+  if (decision.verdict !== "ask" || waits) return text;
+  return `${text} (this call needs approval, and this gateway was started without --wait: it is refused)`;
 }
 
 /** The server's name in tool names: the given one, or the server's own name made safe, or the command's. */
