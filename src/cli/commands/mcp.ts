@@ -94,7 +94,8 @@ function runSettings(opts: McpOptions, root: string): Omit<RunOptions, "using"> 
 
 /** Whether vetoes are enforced, so that a tool a rule always denies can be left out of tools/list. */
 function enforced(o: Omit<RunOptions, "using">): boolean {
-  return (o.mode ?? "meta") === "meta" && o.governance !== "audit" && o.intuition_mode !== "advisory";
+  const gate = o.governance ?? "enforce";
+  return (o.mode ?? "meta") === "meta" && gate === "enforce" && o.intuition_mode !== "advisory";
 }
 
 async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: string): Promise<void> {
