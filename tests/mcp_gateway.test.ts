@@ -17,6 +17,7 @@ import {
   connect,
   env,
   events,
+  rawGateway,
   rulesFile,
   sealedEpisode,
   serverCalls,
@@ -209,5 +210,30 @@ export default {
     const reviews = events(c.root, id).filter((e) => e.phase === "governance")
       .map((e) => e.payload as Record<string, unknown>).filter((p) => p.stage === "review");
     assert.equal(reviews[0].decision, "redact");
+  });
+
+  it("governs a tools/call inside a JSON-RPC batch from a raw client, and answers each message", async () => {
+    const c = setup("batch");
+    const rules = rulesFile(c.base, { deny: ["mcp__fs__delete_all"] });
+    const gw = await rawGateway(c, ["--name", "fs", "--rules", rules]);
+    gw.send([
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "delete_all", arguments: {} } },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_file", arguments: { path: "none" } } },
+      { jsonrpc: "2.0", id: 3, method: "tools/list" },
+    ]);
+    const denied = await gw.answer(1);
+    assert.equal((denied.result as CallResult).isError, true);
+    assert.match((denied.result as CallResult).content[0].text, /denied by rule "mcp__fs__delete_all"/);
+    assert.match(((await gw.answer(2)).result as CallResult).content[0].text, /cannot read none/);
+    const names = ((await gw.answer(3)).result as { tools: { name: string }[] }).tools.map((t) => t.name);
+    assert.equal(names.includes("delete_all"), false);
+    assert.deepEqual(
+      serverCalls(c.calls).map((x) => x.tool),
+      ["read_file"],
+      "the denied call never reached the server",
+    );
+    assert.equal(await gw.close(), 0);
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
   });
 });

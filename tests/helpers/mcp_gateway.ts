@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -103,3 +104,65 @@ export function rulesFile(base: string, rules: Record<string, unknown>): string 
 
 /** A tool result as the tests read it. */
 export type CallResult = { content: { type: string; text: string }[]; isError?: boolean; structuredContent?: unknown };
+
+/** A raw JSON-RPC client of `noema mcp` (no SDK): lines written, answers collected by id. */
+export interface RawGateway {
+  send(message: unknown): void;
+  /** The answer with this id, once it came. */
+  answer(id: number): Promise<Record<string, unknown>>;
+  /** Closes stdin (the client disconnects) and waits for the exit code. */
+  close(): Promise<number | null>;
+}
+
+/**
+ * Starts `noema mcp [flags] -- <server>` with a raw line client, initialized.
+ *
+ * @example
+ * ```ts
+ * const gw = await rawGateway(c, ["--name", "fs"]);
+ * gw.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+ * await gw.answer(2);
+ * ```
+ */
+export async function rawGateway(c: ReturnType<typeof setup>, flags: string[]): Promise<RawGateway> {
+  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...serverCommand(c.dir, c.calls)];
+  const child = spawn(command, args, { cwd: c.base, env: env(c.root), stdio: ["pipe", "pipe", "ignore"] });
+  const answers = new Map<unknown, Record<string, unknown>>();
+  const waiters: (() => void)[] = [];
+  let rest = "";
+  child.stdout!.on("data", (d: Uint8Array) => {
+    rest += new TextDecoder().decode(d);
+    const lines = rest.split("\n");
+    rest = lines.pop()!;
+    for (const line of lines.filter(Boolean)) {
+      const msg = JSON.parse(line);
+      if (msg.id !== undefined && msg.method === undefined) answers.set(msg.id, msg);
+    }
+    waiters.splice(0).forEach((w) => w());
+  });
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const gw: RawGateway = {
+    send: (m) => child.stdin!.write(JSON.stringify(m) + "\n"),
+    answer: (id) =>
+      withBound(
+        (async () => {
+          while (!answers.has(id)) await new Promise<void>((r) => waiters.push(r));
+          return answers.get(id)!;
+        })(),
+        `answer ${id}`,
+      ),
+    close: () => {
+      child.stdin!.end();
+      return withBound(exited, "exit");
+    },
+  };
+  gw.send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  await gw.answer(0);
+  gw.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return gw;
+}

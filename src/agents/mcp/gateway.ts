@@ -168,6 +168,9 @@ class Gateway {
   }
 
   #fromClient(line: string): void {
+    // A JSON-RPC batch (MCP 2025-03-26) goes on as single messages: no tools/call in it passes ungoverned.
+    const batch = batchOf(line);
+    if (batch !== null) return batch.forEach((one) => this.#fromClient(one));
     const msg = parse(line);
     if (msg === null || typeof msg.method !== "string") return this.#toServer(line); // responses, odd lines
     if (msg.id !== undefined && msg.method === "tools/call") return void this.#call(msg, line);
@@ -184,6 +187,8 @@ class Gateway {
   }
 
   #fromServer(line: string): void {
+    const batch = batchOf(line);
+    if (batch !== null) return batch.forEach((one) => this.#fromServer(one));
     const msg = parse(line);
     const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
     const sent = key === null ? undefined : this.#forwarded.get(key);
@@ -328,6 +333,17 @@ function serverNameOf(own: string | null, command: string): string {
     if (SERVER_NAME.test(safe)) return safe;
   }
   return "server";
+}
+
+/** The messages of a JSON-RPC batch line, each as its own line; null when the line is not a batch. */
+function batchOf(line: string): string[] | null {
+  if (!line.trimStart().startsWith("[")) return null;
+  try {
+    const v = JSON.parse(line);
+    return Array.isArray(v) && v.length > 0 ? v.map((m) => JSON.stringify(m)) : null;
+  } catch {
+    return null;
+  }
 }
 
 function parse(line: string): Message | null {
