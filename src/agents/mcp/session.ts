@@ -119,7 +119,7 @@ export class McpSession {
           decision = { ...decision, verdict: "deny", reason: end.message ?? "aborted", checkpoint_id: undefined };
         } else if (got === "decided") decision = await core.propose(proposed);
       }
-      core.flush(); // the decision is on disk before the server is called
+      // The decision's events are on disk (propose writes them); state.json follows as autoFlush decides.
       return { callId, decision };
     });
   }
@@ -127,9 +127,7 @@ export class McpSession {
   /** Records the result of an allowed call; what the policies' review says the client is shown, or null. */
   record(callId: string, result: RecordedResult): Promise<RecordedReview | null> {
     return this.#serial(async (core) => {
-      const review = await core.record(callId, result, { replace: true });
-      core.flush();
-      return review;
+      return await core.record(callId, result, { replace: true });
     });
   }
 
