@@ -107,7 +107,8 @@ describe("noema mcp: tool pins", () => {
     assert.equal(readFileSync(join(c.dir, "x.txt"), "utf8"), "x");
     await client.close();
 
-    const id = (await sealedEpisodes(c.root)).at(-1)!;
+    const hasActs = (id: string) => events(c.root, id).some((e) => e.phase === "act");
+    const id = (await sealedEpisodes(c.root, 2)).find(hasActs)!; // the second session's (the first only listed)
     assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
     const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
     assert.deepEqual(acts.map((a) => a.step_status), ["vetoed", "done"]);
@@ -115,12 +116,13 @@ describe("noema mcp: tool pins", () => {
   });
 });
 
-/** The sealed episodes under the root, oldest first, once every one is sealed. */
-async function sealedEpisodes(root: string): Promise<string[]> {
+/** The sealed episodes under the root (by id), once there are `count` (at least one) and every one is sealed. */
+async function sealedEpisodes(root: string, count = 1): Promise<string[]> {
   const until = Date.now() + HANG_MS;
   for (;;) {
     const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_")).sort();
-    if (ids.every((id) => existsSync(join(root, "episodes", id, "manifest.json")))) return ids;
+    const sealed = ids.every((id) => existsSync(join(root, "episodes", id, "manifest.json")));
+    if (ids.length >= count && sealed) return ids;
     if (Date.now() > until) throw new Error(`unsealed episodes under ${root}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -186,5 +188,31 @@ describe("noema mcp: a server that dies", () => {
     const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
     assert.deepEqual(acts.map((a) => [a.tool, a.result_status]), [["mcp__fs__crash", "error"]]);
     await client.close();
+  });
+});
+
+describe("noema mcp: a long session", () => {
+  it("goes on in a new episode, continuing the full one, when the plan reaches its step limit", async () => {
+    const c = setup("rollover");
+    const { client } = await connect(c, ["--name", "fs"], { NOEMA_MAX_PLAN_STEPS: "2" });
+    for (const path of ["a", "b", "c"]) {
+      const r = await withBound(client.callTool({ name: "read_file", arguments: { path } }), path) as CallResult;
+      assert.match(r.content[0].text, new RegExp(`cannot read ${path}`), "every call reaches the server");
+    }
+    await client.close();
+    const ids = await sealedEpisodes(c.root, 2);
+    type Start = { task: string; settings: { adapter?: { continues?: string } } };
+    const startOf = (id: string) => events(c.root, id)[0].payload as Start;
+    const second = ids.find((id) => startOf(id).settings.adapter?.continues !== undefined)!;
+    const first = ids.find((id) => id !== second)!;
+    for (const id of [first, second]) {
+      const v = cli(["validate", id], { env: { NOEMA_ROOT: c.root } });
+      assert.equal(v.code, 0, v.stdout);
+    }
+    const acts = (id: string) => events(c.root, id).filter((e) => e.phase === "act").length;
+    assert.deepEqual([acts(first), acts(second)], [2, 1]);
+    const start = startOf(second);
+    assert.equal(start.settings.adapter?.continues, first);
+    assert.match(start.task, /\(continued\)$/);
   });
 });

@@ -15,6 +15,7 @@
  * @module
  */
 import { NoemaError } from "../../errors.ts";
+import { limits } from "../../store/limits.ts";
 import type { RunResult } from "../../runtime/engine.ts";
 import type { RecordedReview } from "../../runtime/review_record.ts";
 import type { Decision, EpisodeHandle, RecordedResult } from "../core.ts";
@@ -65,6 +66,9 @@ export class McpSession {
   #queue: Promise<unknown> = Promise.resolve();
   #seq = 0;
   #ended = false;
+  #task = "";
+  /** Steps of the current episode. */
+  #steps = 0;
 
   constructor(settings: SessionSettings) {
     this.#settings = settings;
@@ -72,11 +76,29 @@ export class McpSession {
 
   /** Opens the episode (once); every later step waits for it. */
   start(task: string): Promise<EpisodeHandle> {
-    this.#core ??= openEpisode(task, { ...this.#settings.options, using: "mcp" }).then((core) => {
-      core.autoFlush = true;
-      return core;
-    });
+    this.#task ||= task;
+    this.#core ??= openEpisode(task, { ...this.#settings.options, using: "mcp" });
     return this.#core;
+  }
+
+  /**
+   * The episode the next call goes into: the current one, or, once it holds as many steps as a plan may
+   * (`NOEMA_MAX_PLAN_STEPS`, 5,000), a new one that says which it continues (start event `settings.adapter.continues`),
+   * the full one sealed first (its calls still running recorded as not answered there). A long session is thus a
+   * chain of episodes, each within noema's limits, and the gateway's memory stays bounded.
+   */
+  async #roomFor(core: EpisodeHandle): Promise<EpisodeHandle> {
+    if (this.#steps < limits().planSteps) return core;
+    const message = `the episode holds ${this.#steps} steps, noema's limit: the session goes on in a new episode`;
+    await this.#seal(core, { message });
+    const options = this.#settings.options;
+    this.#core = openEpisode(`${this.#task} (continued)`, {
+      ...options,
+      using: "mcp",
+      adapter: { ...options.adapter, continues: core.episodeId },
+    });
+    this.#steps = 0;
+    return await this.#core;
   }
 
   /** The open episode's id, once opened. */
@@ -97,7 +119,9 @@ export class McpSession {
 
   /** Proposes one call; an `ask` waits for its decision when the session may wait, else is refused. */
   decide(call: ProposedCall): Promise<CallDecision> {
-    return this.#serial(async (core) => {
+    return this.#serial(async (current) => {
+      const core = await this.#roomFor(current);
+      this.#steps++;
       const callId = `mcp-${++this.#seq}`;
       const wait = this.#settings.awaitDecision;
       const proposed = {
@@ -127,6 +151,8 @@ export class McpSession {
   /** Records the result of an allowed call; what the policies' review says the client is shown, or null. */
   record(callId: string, result: RecordedResult): Promise<RecordedReview | null> {
     return this.#serial(async (core) => {
+      // A call of an episode sealed at its step limit while the call ran was recorded there as not answered.
+      if (!core.knowsCall(callId)) return null;
       return await core.record(callId, result, { replace: true });
     });
   }
@@ -137,10 +163,15 @@ export class McpSession {
    */
   async end(how: { message: string; aborted?: boolean }): Promise<RunResult | null> {
     if (!this.#core || this.#ended) return null;
+    await this.#queue; // a call being decided may have moved the session to a new episode
     const core = await this.#core;
-    await this.#queue;
     if (this.#ended || core.closed) return null;
     this.#ended = true;
+    return await this.#seal(core, how);
+  }
+
+  /** Finishes `core`: the calls still running recorded as not answered (aborted when the server died). */
+  async #seal(core: EpisodeHandle, how: { message: string; aborted?: boolean }): Promise<RunResult> {
     for (const id of core.unrecordedCalls()) {
       await core.record(id, {
         status: "error",
