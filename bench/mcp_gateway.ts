@@ -5,7 +5,9 @@
  * server in the same run. One SDK client per path, the calls interleaved
  * (direct, gateway, direct…) so both see the same machine load; each call
  * timed on its own after a warm-up. Also the gateway's resident memory
- * before and after the timed calls (`/proc/<pid>/status` VmRSS).
+ * after the warm-up and at every tenth of the calls (`/proc/<pid>/status`
+ * VmRSS): past 5,000 calls the session goes on in a new episode, so it stays
+ * bounded.
  *
  *     bun bench/mcp_gateway.ts [--calls 1000]
  *
@@ -64,12 +66,13 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     try {
       for (let i = 0; i < 50; i++) await timed(direct.c), await timed(gateway.c); // warm-up: JIT, policy worker
       const before = rssMb(gateway.pid());
-      const d: number[] = [], g: number[] = [];
+      const d: number[] = [], g: number[] = [], rss: number[] = [];
       for (let i = 0; i < calls; i++) {
         d.push(await timed(direct.c));
         g.push(await timed(gateway.c));
+        if ((i + 1) % Math.max(1, Math.floor(calls / 10)) === 0) rss.push(rssMb(gateway.pid()));
       }
-      return report(calls, d, g, before, rssMb(gateway.pid()));
+      return report(calls, d, g, before, rss);
     } finally {
       await direct.c.close();
       await gateway.c.close();
@@ -79,7 +82,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   }
 }
 
-function report(calls: number, d: number[], g: number[], before: number, after: number): BenchReport {
+function report(calls: number, d: number[], g: number[], before: number, rss: number[]): BenchReport {
   const addedMedian = median(g) - median(d), addedP99 = p99(g) - p99(d);
   const ms = (x: number) => fixed(x, 3);
   const measures: Measure[] = [
@@ -104,7 +107,10 @@ function report(calls: number, d: number[], g: number[], before: number, after: 
     title: `mcp_gateway: ${calls} read_file calls each, direct and through noema mcp (policy file in a worker)`,
     columns: ["path", "median (ms)", "p99 (ms)"],
     rows: [["direct", ms(median(d)), ms(p99(d))], ["noema mcp", ms(median(g)), ms(p99(g))]],
-    notes: [`gateway RSS ${fixed(before, 1)} MiB after the warm-up, ${fixed(after, 1)} MiB after the ${calls} calls`],
+    notes: [
+      `gateway RSS (MiB) after the warm-up ${fixed(before, 1)}, then every ${Math.floor(calls / 10)} calls: ` +
+      rss.map((x) => fixed(x, 1)).join(", ") + " (a session's episode holds at most NOEMA_MAX_PLAN_STEPS calls)",
+    ],
   };
   return { name: "mcp_gateway", tables: [table], ok: measures.every((m) => m.met === "yes"), measures };
 }
