@@ -77,7 +77,7 @@ describe("noema mcp gateway (stdio)", () => {
     const { client } = await connect(c, ["--name", "fs", "--rules", rules]);
     const names = (await withBound(client.listTools(), "list")).tools.map((t) => t.name).sort();
     // write_file is asked about, read_file only denied for some paths: both stay listed
-    assert.deepEqual(names, ["read_file", "write_file"]);
+    assert.deepEqual(names, ["read_file", "slow", "write_file"]);
     const hidden = await withBound(client.callTool({ name: "delete_all", arguments: {} }), "hidden") as CallResult;
     assert.equal(hidden.isError, true, "a tool left out is still denied when called");
     assert.deepEqual(serverCalls(c.calls), []);
@@ -87,7 +87,7 @@ describe("noema mcp gateway (stdio)", () => {
     const all = setup("list-all");
     const { client: again } = await connect(all, ["--name", "fs", "--rules", rules, "--list-denied"]);
     const listed = (await withBound(again.listTools(), "list")).tools.map((t) => t.name).sort();
-    assert.deepEqual(listed, ["crash", "delete_all", "read_file", "write_file"]);
+    assert.deepEqual(listed, ["crash", "delete_all", "read_file", "slow", "write_file"]);
     await again.close();
     await sealedEpisode(all.root);
   });

@@ -73,7 +73,7 @@ describe("noema mcp: tool pins", () => {
     await first.client.close();
     await sealedEpisode(c.root);
     const pinned = pinsJson(c.root).servers.fs.tools;
-    assert.deepEqual(Object.keys(pinned).sort(), ["crash", "delete_all", "read_file", "write_file"]);
+    assert.deepEqual(Object.keys(pinned).sort(), ["crash", "delete_all", "read_file", "slow", "write_file"]);
     assert.equal(pinned.write_file.changed, undefined);
 
     // the same server, its write_file now described otherwise
@@ -175,8 +175,64 @@ describe("noema mcp: approvals", () => {
   });
 });
 
-describe("noema mcp: a server that dies", () => {
-  it("answers the call in flight with an error and seals the episode aborted", async () => {
+describe("noema mcp: when a side goes away", () => {
+  it("a client that disconnects mid-call: the server is stopped, the call recorded as not answered", async () => {
+    const c = setup("client-gone");
+    const { client } = await connect(c, ["--name", "fs"]);
+    const pending = client.callTool({ name: "slow", arguments: {} }, { timeout: HANG_MS }).catch((e) => e);
+    await withBound(
+      (async () => {
+        while (!serverCalls(c.calls).some((x) => x.tool === "slow")) await new Promise((r) => setTimeout(r, 20));
+      })(),
+      "the call reaching the server",
+    );
+    await client.close();
+    await pending;
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(acts.map((a) => [a.tool, a.result_status]), [["mcp__fs__slow", "error"]]);
+    assert.match(JSON.stringify(acts[0].error), /NotAnswered.*the client disconnected/);
+  });
+
+  it("a server that cannot start: noema mcp exits 1 saying why on stderr (the client's log)", () => {
+    const c = setup("no-server");
+    const r = cli(["mcp", "--name", "fs", "--", join(c.base, "no-such-server")], {
+      env: { NOEMA_ROOT: c.root },
+      input: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }) + "\n",
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /cannot start .*no-such-server/);
+    // stdout holds nothing but protocol: at most the error answer to the client's initialize
+    for (const line of r.stdout.split("\n").filter(Boolean)) {
+      assert.match(JSON.parse(line).error.message, /could not start/);
+    }
+  });
+
+  it("bad options are usage errors (exit 2) that start nothing", () => {
+    const c = setup("usage");
+    for (
+      const [args, why] of [
+        [["mcp"], /give the MCP server's command after --/],
+        [["mcp", "--name", "a b", "--", "true"], /--name "a b": letters, digits/],
+        [["mcp", "--wait", "soon", "--", "true"], /--wait/],
+        [["mcp", "pins", "--accept", "fs"], /--accept takes two words/],
+        [["mcp", "pins", "--accept", "fs", "nothing"], /no pinned tool "nothing"/],
+      ] as const
+    ) {
+      const r = cli([...args], { env: { NOEMA_ROOT: c.root } });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, why);
+    }
+    assert.equal(existsSync(join(c.root, "episodes")), false);
+  });
+
+  it("a server that dies mid-call: the call in flight gets an error, the episode is sealed aborted", async () => {
     const c = setup("crash");
     const { client } = await connect(c, ["--name", "fs"]);
     await assert.rejects(withBound(client.callTool({ name: "crash", arguments: {} }), "crash"), /exited|closed/i);

@@ -2,7 +2,7 @@
  * A real MCP server (the `@modelcontextprotocol/server` SDK, stdio) for the
  * gateway tests, serving a directory: `write_file` ({path, content}: writes
  * it), `read_file` ({path}: its text; annotated `readOnlyHint`), `delete_all`
- * (does nothing; for deny rules), `crash` (the server exits mid-call), a resource `notes://readme` and a prompt
+ * (does nothing; for deny rules), `crash` (the server exits mid-call), `slow` (answers once a file `release` exists), a resource `notes://readme` and a prompt
  * `greet`. Every tool call it receives is appended to the calls log (one JSON
  * line: {tool, arguments}), so a test can tell what reached the server.
  *
@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
@@ -79,6 +79,18 @@ server.registerTool(
   () => {
     logged("crash", {});
     process.exit(3);
+  },
+);
+server.registerTool(
+  "slow",
+  {
+    description: "Answer once the file named release exists in the served directory",
+    inputSchema: fromJsonSchema({ type: "object" }),
+  },
+  async () => {
+    logged("slow", {});
+    while (!existsSync(join(dir, "release"))) await new Promise((r) => setTimeout(r, 20));
+    return { content: [{ type: "text", text: "released" }] };
   },
 );
 server.registerResource(

@@ -55,6 +55,8 @@ export interface GatewaySettings {
   output: Writable;
   /** Lines for the log (stderr). */
   log: (line: string) => void;
+  /** Aborted (SIGTERM, SIGINT): the server is stopped at once and the episode sealed, as when the client leaves. */
+  signal?: AbortSignal;
 }
 
 /** How a gateway ended. */
@@ -128,6 +130,11 @@ class Gateway {
       this.#s.input.on("data", (chunk: Uint8Array) => this.#guard(() => client.push(chunk)));
       this.#s.input.on("end", () => void this.#finish(0, "the client disconnected"));
       this.#s.input.on("error", () => void this.#finish(0, "the client's stdin failed"));
+      // A client gone while an answer is written (EPIPE): its stdin ends too, and the episode is still sealed.
+      this.#s.output.on("error", () => {});
+      const stop = () => void this.#finish(0, "noema mcp was stopped", true);
+      if (this.#s.signal?.aborted) stop();
+      else this.#s.signal?.addEventListener("abort", stop);
     });
   }
 
@@ -299,7 +306,7 @@ class Gateway {
   }
 
   /** Ends the session once: the client's pending requests answered, the server stopped, the episode sealed. */
-  async #finish(exitCode: 0 | 1, why: string): Promise<void> {
+  async #finish(exitCode: 0 | 1, why: string, stopped = false): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
     const serverGone = exitCode === 1;
@@ -307,7 +314,7 @@ class Gateway {
       for (const key of this.#forwarded.keys()) {
         this.#toClient({ jsonrpc: "2.0", id: JSON.parse(key), error: { code: -32603, message: `noema mcp: ${why}` } });
       }
-    } else await stopChild(this.#child);
+    } else await stopChild(this.#child, stopped ? 0 : 1000);
     let episodeId: string | null = null;
     try {
       episodeId = await this.#session.episodeId();
@@ -315,6 +322,8 @@ class Gateway {
     } catch (e) {
       this.#s.log(`noema mcp: episode not sealed: ${describeThrown(e).message}`);
     }
+    // What was written to the client is out before the process may exit.
+    await new Promise<void>((r) => this.#s.output.write("", () => r()));
     this.#done({ exitCode, episodeId });
   }
 }
@@ -355,18 +364,20 @@ function parse(line: string): Message | null {
   }
 }
 
-/** Closes the server's stdin (how a stdio server is told to stop), then signals it if it does not exit. */
-async function stopChild(child: ChildProcess | null): Promise<void> {
+/**
+ * Stops the server: closes its stdin (how a stdio server is told to stop), then SIGTERM after `graceMs`, SIGKILL
+ * 500 ms later. Quick, because the client gives the gateway 2 s after closing its stdin before it sends SIGTERM.
+ */
+async function stopChild(child: ChildProcess | null, graceMs: number): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const exited = new Promise<true>((r) => child.once("exit", () => r(true)));
   child.stdin?.end();
-  const escalate = async (signal: NodeJS.Signals, ms: number) => {
-    const t = new Promise<boolean>((r) => setTimeout(() => r(false), ms));
-    if (await Promise.race([exited.then(() => true), t])) return true;
+  for (const [signal, ms] of [["SIGTERM", graceMs], ["SIGKILL", 500], [null, 500]] as const) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+    const gone = await Promise.race([exited, late]);
+    clearTimeout(timer);
+    if (gone || signal === null) return;
     child.kill(signal);
-    return false;
-  };
-  if (await escalate("SIGTERM", 2000)) return;
-  if (await escalate("SIGKILL", 2000)) return;
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+  }
 }

@@ -107,6 +107,10 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
   const awaitDecision = approvalWait(root, opts.wait);
   const { policyFilesInWorkers } = await import("../../plugins/loader.ts");
   policyFilesInWorkers(); // a policy looping for ever is stopped at its timeout, never wedges the gateway
+  // The client stops its server with SIGTERM 2 s after closing its stdin: the episode is sealed before the exit.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, onSignal);
   const end = await runGateway({
     command: argv[0],
     args: argv.slice(1),
@@ -119,6 +123,9 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
     input: process.stdin,
     output: process.stdout,
     log: (line) => ctx.out.note(line),
+    signal: stop.signal,
+  }).finally(() => {
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(sig, onSignal);
   });
   if (end.episodeId) ctx.out.note(`noema mcp: episode ${end.episodeId} sealed`);
   ctx.exitCode = end.exitCode === 0 ? EXIT.OK : EXIT.ERROR;
