@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import process from "node:process";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { runGateway } from "../../agents/mcp/gateway.ts";
+import { runHttpGateway } from "../../agents/mcp/http_gateway.ts";
 import { waitLocalDecision } from "../../agents/mcp/local_wait.ts";
 import { acceptTool, pinnedServers, readPins } from "../../agents/mcp/pins.ts";
 import type { AwaitDecision } from "../../agents/mcp/session.ts";
@@ -51,7 +52,12 @@ function mcpCommand(program: CommandUnknownOpts) {
         "shared store: decided on any machine); when the wait runs out the call is rejected. Without it such a call " +
         "is refused",
     )
-    .option("--list-denied", "list the tools a deny rule always denies too (their calls are still denied)");
+    .option("--list-denied", "list the tools a deny rule always denies too (their calls are still denied)")
+    .option(
+      "--upstream <url>",
+      "govern a Streamable HTTP MCP server at this URL instead of a command (with --listen; no command after --)",
+    )
+    .option("--listen <host:port>", "with --upstream: where to serve (a loopback address; default 127.0.0.1:0)");
   const gated = addLimitOptions(addModeOptions(addPolicyOption(command)));
   return addMetaOptions(gated, "the directory relative rule paths start from (default: the current directory)")
     .addHelpText(
@@ -59,6 +65,7 @@ function mcpCommand(program: CommandUnknownOpts) {
       examples(
         ["noema mcp --name fs -- npx -y @modelcontextprotocol/server-filesystem .", "a governed filesystem server"],
         ["noema mcp --name fs --rules mcp-rules.jsonc -- node server.js", "deny rules such as mcp__fs__write_file"],
+        ["noema mcp --name web --upstream http://127.0.0.1:3000/mcp --listen 127.0.0.1:8931", "over HTTP"],
         ["noema mcp pins", "the pinned tools, and those changed since"],
         ["noema mcp pins --accept fs write_file", "accept a changed tool"],
       ) +
@@ -99,7 +106,13 @@ function enforced(o: Omit<RunOptions, "using">): boolean {
 }
 
 async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: string): Promise<void> {
-  if (argv.length === 0) throw usageError("give the MCP server's command after --: noema mcp -- <command…>");
+  if (opts.upstream !== undefined && argv.length > 0) {
+    throw usageError("give either --upstream URL or a command, not both");
+  }
+  if (opts.listen !== undefined && opts.upstream === undefined) throw usageError("--listen goes with --upstream URL");
+  if (argv.length === 0 && opts.upstream === undefined) {
+    throw usageError("give the MCP server's command after --: noema mcp -- <command…> (or --upstream URL)");
+  }
   if (opts.name !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(opts.name)) {
     throw usageError(`--name ${JSON.stringify(opts.name)}: letters, digits, _ and - only (at most 64)`);
   }
@@ -110,25 +123,66 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
   // The client stops its server with SIGTERM 2 s after closing its stdin: the episode is sealed before the exit.
   const stop = new AbortController();
   const onSignal = () => stop.abort();
+  // Kept until the process exits (under Deno, a signal listener removed while it ends lets the signal kill it).
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, onSignal);
-  const end = await runGateway({
-    command: argv[0],
-    args: argv.slice(1),
-    env: childEnv(),
+  const shared = {
     root,
     ...(opts.name !== undefined ? { server: opts.name } : {}),
     session: { options, ...(awaitDecision ? { awaitDecision } : {}) },
     ...(opts.listDenied || !enforced(options) ? {} : { hideDenied: options.rules ?? [] }),
     cwd: options.workspace ?? process.cwd(),
+    log: (line: string) => ctx.out.note(line),
+  };
+  if (opts.upstream !== undefined) {
+    const { host, port } = listenAddress(opts.listen ?? "127.0.0.1:0");
+    const upstream = upstreamUrl(opts.upstream);
+    const sealed = await runHttpGateway({
+      ...shared,
+      upstream,
+      host,
+      port,
+      signal: stop.signal,
+      onListening: (url) => ctx.out.note(`noema mcp: listening on ${url} (upstream ${upstream})`),
+    });
+    for (const id of sealed) ctx.out.note(`noema mcp: episode ${id} sealed`);
+    return;
+  }
+  const end = await runGateway({
+    command: argv[0],
+    args: argv.slice(1),
+    env: childEnv(),
+    ...shared,
     input: process.stdin,
     output: process.stdout,
-    log: (line) => ctx.out.note(line),
     signal: stop.signal,
-  }).finally(() => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(sig, onSignal);
   });
   if (end.episodeId) ctx.out.note(`noema mcp: episode ${end.episodeId} sealed`);
   ctx.exitCode = end.exitCode === 0 ? EXIT.OK : EXIT.ERROR;
+}
+
+/** `--listen HOST:PORT`, on a loopback address only (the gateway authenticates no one). */
+function listenAddress(text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw usageError(`--listen ${JSON.stringify(text)}: expected HOST:PORT`);
+  const host = m[1].replace(/^\[|\]$/g, "");
+  if (!["127.0.0.1", "::1", "localhost"].includes(host)) {
+    throw usageError(
+      `--listen ${text}: only a loopback address (127.0.0.1, ::1, localhost): noema mcp has no authentication`,
+    );
+  }
+  return { host, port };
+}
+
+function upstreamUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usageError(`--upstream ${JSON.stringify(text)}: not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw usageError(`--upstream ${text}: not http(s)`);
+  return url.href;
 }
 
 /** Registers `noema mcp` and `noema mcp pins`. */
