@@ -78,4 +78,39 @@ describe("noema mcp over Streamable HTTP", () => {
       "vetoed",
     ]]);
   });
+
+  it("keeps one episode per MCP session of a stateful upstream, sealed when the client ends it (DELETE)", async () => {
+    const base = join(tmp.path, "sessions");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer({ sessions: true });
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo"]);
+    const url = new URL(await gw.url);
+    const a = new Client({ name: "client-a", version: "1.0" });
+    const b = new Client({ name: "client-b", version: "1.0" });
+    const ta = new StreamableHTTPClientTransport(url);
+    await withBound(a.connect(ta), "connect a");
+    await withBound(b.connect(new StreamableHTTPClientTransport(url)), "connect b");
+    assert.equal(typeof ta.sessionId, "string", "the upstream's session id reaches the client");
+    for (const [c, text] of [[a, "from a"], [b, "from b"], [a, "again a"]] as const) {
+      const r = await withBound(c.callTool({ name: "echo", arguments: { text } }), text) as CallResult;
+      assert.equal(r.content[0].text, `echo: ${text}`);
+    }
+    await withBound(ta.terminateSession(), "DELETE");
+    const episodes = () => readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+    const taskOf = (id: string) => String((events(root, id)[0].payload as { task: string }).task);
+    const ofA = episodes().find((id) => /client-a/.test(taskOf(id)))!;
+    assert.equal(existsSync(join(root, "episodes", ofA, "manifest.json")), true, "a's episode sealed at DELETE");
+    const r = await withBound(b.callTool({ name: "echo", arguments: { text: "still b" } }), "b") as CallResult;
+    assert.equal(r.content[0].text, "echo: still b");
+    await a.close();
+    await b.close();
+    await gw.stop();
+    await upstream.close();
+    const ofB = episodes().find((id) => /client-b/.test(taskOf(id)))!;
+    assert.deepEqual(episodes().sort(), [ofA, ofB].sort(), "one episode per session");
+    const acts = (id: string) => events(root, id).filter((e) => e.phase === "act").length;
+    assert.deepEqual([acts(ofA), acts(ofB)], [2, 2]);
+    for (const id of [ofA, ofB]) assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: root } }).code, 0);
+  });
 });

@@ -86,12 +86,13 @@ class HttpGateway {
       const sid = header(req, "mcp-session-id") ?? STATELESS;
       if (req.method === "POST") return await this.#post(req, res, sid);
       const up = await fetch(this.#s.upstream, { method: req.method, headers: forwardHeaders(req) });
-      if (req.method === "DELETE" && up.ok) {
-        const g = this.#sessions.get(sid);
+      const g = this.#governed(sid);
+      if (req.method === "DELETE" && up.ok && sid !== STATELESS) {
+        // Sealed before the client hears the session is over.
         this.#sessions.delete(sid);
-        await g?.end("the client ended the session", false);
+        await g.end("the client ended the session", false);
       }
-      await this.#relay(up, res, this.#governed(sid));
+      await this.#relay(up, res, g);
     } catch (e) {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`noema mcp: upstream ${this.#s.upstream}: ${describeThrown(e).message}\n`);
