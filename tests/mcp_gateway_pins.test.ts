@@ -272,3 +272,23 @@ describe("noema mcp: a long session", () => {
     assert.match(start.task, /\(continued\)$/);
   });
 });
+
+describe("noema mcp: with a shared store", () => {
+  it("publishes the session's episode once it is sealed, like a run", async () => {
+    const c = setup("store");
+    const store = `file://${join(c.base, "store")}`;
+    const init = cli(["store", "init"], { env: { NOEMA_ROOT: c.root, NOEMA_STORE: store } });
+    assert.equal(init.code, 0, init.stderr);
+    const { client } = await connect(c, ["--name", "fs"], { NOEMA_STORE: store });
+    await withBound(client.callTool({ name: "read_file", arguments: { path: "none" } }), "call");
+    await client.close();
+    const id = await sealedEpisode(c.root);
+    const until = Date.now() + HANG_MS;
+    for (;;) {
+      const listed = cli(["list", "--store", store, "--json"], { env: { NOEMA_ROOT: join(c.base, "elsewhere") } });
+      if (listed.code === 0 && listed.stdout.includes(id)) break;
+      if (Date.now() > until) throw new Error(`${id} never reached the store: ${listed.stdout} ${listed.stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+});

@@ -44,8 +44,8 @@ export interface GatewaySettings extends Omit<GovernedSettings, "fallbackName"> 
 export interface GatewayEnd {
   /** 0 the client disconnected, 1 the server exited (or could not start) first. */
   exitCode: 0 | 1;
-  /** The sealed episode's id, if one was opened. */
-  episodeId: string | null;
+  /** The episodes the session sealed, in order (none when it opened none). */
+  episodeIds: readonly string[];
 }
 
 /**
@@ -156,10 +156,10 @@ class Gateway {
         this.#toClient({ jsonrpc: "2.0", id, error: { code: -32603, message: `noema mcp: ${why}` } });
       }
     } else await stopChild(this.#child, stopped ? 0 : 1000);
-    const episodeId = await this.#governed.end(why, serverGone);
+    const episodeIds = await this.#governed.end(why, serverGone);
     // What was written to the client is out before the process may exit.
     await new Promise<void>((r) => this.#s.output.write("", () => r()));
-    this.#done({ exitCode, episodeId });
+    this.#done({ exitCode, episodeIds });
   }
 }
 

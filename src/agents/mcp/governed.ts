@@ -230,16 +230,17 @@ export class GovernedSession {
     }
   }
 
-  /** Seals the session's episode (aborted when the server died); returns its id, or null when none was opened. */
-  async end(why: string, aborted: boolean): Promise<string | null> {
-    let episodeId: string | null = null;
+  /**
+   * Seals the session's episode (aborted when the server died); returns the ids of every episode the session
+   * sealed (none when it opened none; more than one after a rollover at the step limit).
+   */
+  async end(why: string, aborted: boolean): Promise<readonly string[]> {
     try {
-      episodeId = await this.#session.episodeId();
       await this.#session.end({ message: `${why} after ${this.#calls} tool call(s)`, aborted });
     } catch (e) {
       this.#s.log(`noema mcp: episode not sealed: ${describeThrown(e).message}`);
     }
-    return episodeId;
+    return this.#session.sealed();
   }
 }
 

@@ -42,7 +42,7 @@ const DROP_RESPONSE = new Set(["content-length", "transfer-encoding", "connectio
 const STATELESS = "";
 
 /**
- * Serves until `signal` aborts; returns the ids of the episodes it sealed.
+ * Serves until `signal` aborts; returns the ids of every episode it sealed.
  *
  * @example
  * ```ts
@@ -68,6 +68,8 @@ export async function runHttpGateway(s: HttpGatewaySettings): Promise<string[]> 
 class HttpGateway {
   readonly #s: HttpGatewaySettings;
   readonly #sessions = new Map<string, GovernedSession>();
+  /** Episodes sealed at the clients' DELETE. */
+  readonly #sealed: string[] = [];
 
   constructor(s: HttpGatewaySettings) {
     this.#s = s;
@@ -90,7 +92,7 @@ class HttpGateway {
       if (req.method === "DELETE" && up.ok && sid !== STATELESS) {
         // Sealed before the client hears the session is over.
         this.#sessions.delete(sid);
-        await g.end("the client ended the session", false);
+        this.#sealed.push(...await g.end("the client ended the session", false));
       }
       await this.#relay(up, res, g);
     } catch (e) {
@@ -151,13 +153,9 @@ class HttpGateway {
 
   /** Seals every session's episode; their ids. */
   async endAll(why: string): Promise<string[]> {
-    const ids: string[] = [];
-    for (const g of this.#sessions.values()) {
-      const id = await g.end(why, false);
-      if (id) ids.push(id);
-    }
+    for (const g of this.#sessions.values()) this.#sealed.push(...await g.end(why, false));
     this.#sessions.clear();
-    return ids;
+    return this.#sealed;
   }
 }
 

@@ -69,6 +69,8 @@ export class McpSession {
   #task = "";
   /** Steps of the current episode. */
   #steps = 0;
+  /** The episodes sealed so far, in order. */
+  readonly #sealed: string[] = [];
 
   constructor(settings: SessionSettings) {
     this.#settings = settings;
@@ -99,6 +101,11 @@ export class McpSession {
     });
     this.#steps = 0;
     return await this.#core;
+  }
+
+  /** The ids of the episodes this session sealed, in order (more than one after a rollover). */
+  sealed(): readonly string[] {
+    return this.#sealed;
   }
 
   /** The open episode's id, once opened. */
@@ -178,6 +185,7 @@ export class McpSession {
         error: { type: "NotAnswered", message: `no result came: ${how.message}` },
       });
     }
+    this.#sealed.push(core.episodeId);
     return await core.finish(
       how.aborted
         ? { aborted: true, message: how.message, error: { type: "McpServerExited", message: how.message } }

@@ -25,6 +25,7 @@ import type { RunOptions } from "../../runtime/run.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
+import { markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { storeFromEnvironment } from "../store_option.ts";
 import { parseDuration } from "../time_args.ts";
@@ -144,7 +145,7 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
       signal: stop.signal,
       onListening: (url) => ctx.out.note(`noema mcp: listening on ${url} (upstream ${upstream})`),
     });
-    for (const id of sealed) ctx.out.note(`noema mcp: episode ${id} sealed`);
+    for (const id of sealed) sealedNote(ctx, root, id);
     return;
   }
   const end = await runGateway({
@@ -156,8 +157,17 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
     output: process.stdout,
     signal: stop.signal,
   });
-  if (end.episodeId) ctx.out.note(`noema mcp: episode ${end.episodeId} sealed`);
+  for (const id of end.episodeIds) sealedNote(ctx, root, id);
   ctx.exitCode = end.exitCode === 0 ? EXIT.OK : EXIT.ERROR;
+}
+
+/**
+ * Says an episode was sealed and, with a shared store, marks it pending: after the command, a background `noema
+ * sync` publishes it (as after a run), so the fleet sees the session like any run.
+ */
+function sealedNote(ctx: CliContext, root: string, id: string): void {
+  ctx.out.note(`noema mcp: episode ${id} sealed`);
+  markHookEpisode(root, () => id);
 }
 
 /** `--listen HOST:PORT`, on a loopback address only (the gateway authenticates no one). */
