@@ -107,7 +107,15 @@ export function readPins(root: string, server: string): PinsFile {
   return value as PinsFile;
 }
 
-/** The servers that have a pins file under `root`, sorted. */
+/**
+ * The servers that have a pins file under `root`, sorted.
+ *
+ * @example
+ * ```ts
+ * import { pinnedServers } from "./pins.ts";
+ * pinnedServers(".noema"); // ["fs", "github"]
+ * ```
+ */
 export function pinnedServers(root: string): string[] {
   const dir = pinsDir(root);
   if (!existsSync(dir)) return [];

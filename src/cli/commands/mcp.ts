@@ -211,6 +211,13 @@ export const registerMcp: RegisterCommand = (program, ctx: CliContext) => {
     )
     .option("--accept <server_tool...>", "accept the change of this tool: SERVER TOOL")
     .option("--json", "print the pins as JSON ({servers: {<server>: {tools: {<tool>: pin}}}})")
+    .addHelpText(
+      "after",
+      examples(
+        ["noema mcp pins", "each server's tools: pinned, or CHANGED (blocked)"],
+        ["noema mcp pins --accept fs write_file", "pin write_file's new description and input schema"],
+      ) + "\nExit codes: 0 listed or accepted, 2 an unknown server or tool, or a tool that is not changed.\n",
+    )
     .action((opts, cmd) => pins(ctx, opts, resolveRoot(globalOptions(cmd))));
 };
 
