@@ -236,4 +236,31 @@ export default {
     const id = await sealedEpisode(c.root);
     assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
   });
+
+  it("sends the server the arguments a policy patched, and records them", async () => {
+    const c = setup("patch");
+    const policy = join(c.base, "redirect.ts");
+    writeFileSync(
+      policy,
+      `export default {
+  name: "Redirect",
+  version: "1.0",
+  advise(s) {
+    if (s.action.input.path === "secret.txt") return { kind: "intervention", patch: { path: "public.txt" }, advice: "read the public copy" };
+  },
+};
+`,
+    );
+    writeFileSync(join(c.dir, "secret.txt"), "secret\n");
+    writeFileSync(join(c.dir, "public.txt"), "public\n");
+    const { client } = await connect(c, ["--name", "fs", "--policy", policy]);
+    const r = await withBound(client.callTool({ name: "read_file", arguments: { path: "secret.txt" } }), "patched");
+    assert.deepEqual(r, { content: [{ type: "text", text: "public\n" }] });
+    assert.deepEqual(serverCalls(c.calls), [{ tool: "read_file", arguments: { path: "public.txt" } }]);
+    await client.close();
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const act = events(c.root, id).find((e) => e.phase === "act")!.payload as Record<string, unknown>;
+    assert.deepEqual(act.input, { path: "public.txt" });
+  });
 });
