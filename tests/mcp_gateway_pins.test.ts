@@ -291,4 +291,38 @@ describe("noema mcp: with a shared store", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   });
+
+  it("with --wait, a call that needs approval is decided through the store from another root", async () => {
+    const c = setup("store-wait");
+    const store = `file://${join(c.base, "store")}`;
+    assert.equal(cli(["store", "init"], { env: { NOEMA_ROOT: c.root, NOEMA_STORE: store } }).code, 0);
+    const rules = rulesFile(c.base, { ask: [{ rule: "mcp__fs__write_file", reason: "writes need a look" }] });
+    const { client } = await connect(c, ["--name", "fs", "--rules", rules, "--wait", "10m"], {
+      NOEMA_STORE: store,
+      NOEMA_HOST: "host-a",
+    });
+    const pending = client.callTool({ name: "write_file", arguments: { path: "ok.txt", content: "ok" } }, {
+      timeout: HANG_MS,
+    });
+    const id = await episodeOf(c.root);
+    const elsewhere = join(c.base, "host-b");
+    const until = Date.now() + HANG_MS;
+    for (;;) {
+      const r = cli(["--root", elsewhere, "approve", id, "--by", "bea", "--note", "fine"], {
+        env: { NOEMA_STORE: store, NOEMA_HOST: "host-b" },
+      });
+      if (r.code === 0) break;
+      if (Date.now() > until) throw new Error(`approve through the store: exit ${r.code}: ${r.stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const approved = await withBound(pending, "approved") as CallResult;
+    assert.equal(approved.isError, undefined, JSON.stringify(approved));
+    assert.equal(readFileSync(join(c.dir, "ok.txt"), "utf8"), "ok");
+    await client.close();
+    await sealedEpisode(c.root);
+    const approvals = join(c.root, "episodes", id, "approvals");
+    const rec = JSON.parse(readFileSync(join(approvals, readdirSync(approvals)[0]), "utf8"));
+    assert.deepEqual([rec.decision, rec.claimed_by, rec.note], ["approved", "bea", "fine"]);
+    assert.ok(rec.consumed_at, "the call used it");
+  });
 });
