@@ -9,9 +9,10 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { cli } from "./helpers/cli.ts";
+import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
 import {
   type CallResult,
   connect,
@@ -262,5 +263,46 @@ export default {
     assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
     const act = events(c.root, id).find((e) => e.phase === "act")!.payload as Record<string, unknown>;
     assert.deepEqual(act.input, { path: "public.txt" });
+  });
+
+  it("relays what the server starts: progress, its sampling request to the client, and the client's answer", async () => {
+    const c = setup("server-requests");
+    const log = join(c.base, "raw.jsonl");
+    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
+    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const gw = await rawGateway(c, ["--name", "raw"], server);
+    gw.send({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "ask", arguments: {}, _meta: { progressToken: "p1" } },
+    });
+    const sampling = await withBound(
+      (async () => {
+        for (;;) {
+          const m = gw.received.find((x) => x.method === "sampling/createMessage");
+          if (m) return m;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })(),
+      "the server's sampling request",
+    );
+    assert.equal(sampling.id, "sampling-1", "the server's own request id, unchanged");
+    gw.send({
+      jsonrpc: "2.0",
+      id: "sampling-1",
+      result: { role: "assistant", model: "m", content: { type: "text", text: "hi!" } },
+    });
+    const answer = await gw.answer(7);
+    assert.deepEqual(answer.result, { content: [{ type: "text", text: "sampled: hi!" }] });
+    const progress = gw.received.find((x) => x.method === "notifications/progress");
+    assert.deepEqual(progress?.params, { progressToken: "p1", progress: 1 });
+    const toServer = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(toServer.find((m) => m.id === "sampling-1")?.result?.content, { type: "text", text: "hi!" });
+    assert.equal(await gw.close(), 0);
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(acts.map((a) => [a.tool, a.result_status]), [["mcp__raw__ask", "ok"]]);
   });
 });

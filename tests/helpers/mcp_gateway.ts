@@ -107,6 +107,8 @@ export type CallResult = { content: { type: string; text: string }[]; isError?: 
 
 /** A raw JSON-RPC client of `noema mcp` (no SDK): lines written, answers collected by id. */
 export interface RawGateway {
+  /** Every message the gateway wrote to the client, in order. */
+  received: Record<string, unknown>[];
   send(message: unknown): void;
   /** The answer with this id, once it came. */
   answer(id: number): Promise<Record<string, unknown>>;
@@ -124,10 +126,15 @@ export interface RawGateway {
  * await gw.answer(2);
  * ```
  */
-export async function rawGateway(c: ReturnType<typeof setup>, flags: string[]): Promise<RawGateway> {
-  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...serverCommand(c.dir, c.calls)];
+export async function rawGateway(
+  c: ReturnType<typeof setup>,
+  flags: string[],
+  server: string[] = serverCommand(c.dir, c.calls),
+): Promise<RawGateway> {
+  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...server];
   const child = spawn(command, args, { cwd: c.base, env: env(c.root), stdio: ["pipe", "pipe", "ignore"] });
   const answers = new Map<unknown, Record<string, unknown>>();
+  const received: Record<string, unknown>[] = [];
   const waiters: (() => void)[] = [];
   let rest = "";
   child.stdout!.on("data", (d: Uint8Array) => {
@@ -136,12 +143,14 @@ export async function rawGateway(c: ReturnType<typeof setup>, flags: string[]): 
     rest = lines.pop()!;
     for (const line of lines.filter(Boolean)) {
       const msg = JSON.parse(line);
+      received.push(msg);
       if (msg.id !== undefined && msg.method === undefined) answers.set(msg.id, msg);
     }
     waiters.splice(0).forEach((w) => w());
   });
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const gw: RawGateway = {
+    received,
     send: (m) => child.stdin!.write(JSON.stringify(m) + "\n"),
     answer: (id) =>
       withBound(
