@@ -175,6 +175,26 @@ describe("noema mcp: approvals", () => {
   });
 });
 
+describe("noema mcp: an approval nobody gives", () => {
+  it("rejects the call when --wait runs out (decided by timeout), and the session goes on", async () => {
+    const c = setup("ask-timeout");
+    const rules = rulesFile(c.base, { ask: [{ rule: "mcp__fs__write_file", reason: "writes need a look" }] });
+    const { client } = await connect(c, ["--name", "fs", "--rules", rules, "--wait", "1s"]);
+    const r = await withBound(
+      client.callTool({ name: "write_file", arguments: { path: "late.txt", content: "x" } }, { timeout: HANG_MS }),
+      "timed out",
+    ) as CallResult;
+    assert.equal(r.isError, true);
+    assert.match(r.content[0].text, /Rejected by .*no decision within 1 s/);
+    assert.equal(existsSync(join(c.dir, "late.txt")), false);
+    const read = await withBound(client.callTool({ name: "read_file", arguments: { path: "none" } }), "after");
+    assert.match((read as CallResult).content[0].text, /cannot read none/, "the episode is not left paused");
+    await client.close();
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+  });
+});
+
 describe("noema mcp: when a side goes away", () => {
   it("a client that disconnects mid-call: the server is stopped, the call recorded as not answered", async () => {
     const c = setup("client-gone");
