@@ -16,6 +16,7 @@
  */
 import { NoemaError } from "../../errors.ts";
 import { limits } from "../../store/limits.ts";
+import { reject } from "../../runtime/resume.ts";
 import type { RunResult } from "../../runtime/engine.ts";
 import type { RecordedReview } from "../../runtime/review_record.ts";
 import type { Decision, EpisodeHandle, RecordedResult } from "../core.ts";
@@ -148,7 +149,11 @@ export class McpSession {
           this.#ended = true;
           await core.finish(end);
           decision = { ...decision, verdict: "deny", reason: end.message ?? "aborted", checkpoint_id: undefined };
-        } else if (got === "decided") decision = await core.propose(proposed);
+        } else {
+          // Nothing decided (a store that could not be reached): rejected here, so the session is not left paused.
+          if (got === "none") rejectUndecided(core.dir);
+          decision = await core.propose(proposed);
+        }
       }
       // The decision's events are on disk (propose writes them); state.json follows as autoFlush decides.
       return { callId, decision };
@@ -191,6 +196,15 @@ export class McpSession {
         ? { aborted: true, message: how.message, error: { type: "McpServerExited", message: how.message } }
         : { message: how.message },
     );
+  }
+}
+
+/** Rejects the call an episode waits for, by `timeout`; a decision made meanwhile stands. */
+function rejectUndecided(dir: string): void {
+  try {
+    reject(dir, { by: "timeout", note: "no decision reached noema mcp (noema mcp --wait)" });
+  } catch {
+    // decided meanwhile: that decision stands
   }
 }
 
