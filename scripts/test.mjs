@@ -49,6 +49,7 @@ const ONCE = new Set([
   "claude_review.test.ts",
   "codex_cli.test.ts",
   "gemini_cli.test.ts",
+  "mcp_gateway_claude.test.ts",
   "otel_claude.test.ts",
   "rules_agents.test.ts",
   "rules_claude_differential.test.ts",

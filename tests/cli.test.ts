@@ -257,6 +257,8 @@ describe("global options", () => {
         "policy test",
         "rules",
         "rules test",
+        "mcp",
+        "mcp pins",
         "completions",
         "version",
       ]

@@ -171,7 +171,7 @@ function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
 }
 
 /** Commands that may load plugin files from disk. */
-const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume", "approve", "reject", "policy"]);
+const PLUGIN_COMMANDS: ReadonlySet<string> = new Set(["run", "resume", "approve", "reject", "policy", "mcp"]);
 
 /** The name of the command `argv` names (by its name or an alias), or null: for hints and plugin loading. */
 function commandIn(program: Command, argv: readonly string[]): string | null {

@@ -296,7 +296,7 @@ export async function publishPending(store: SharedStore, root: string, deadlineM
  * (`NOEMA_STORE_FLUSH_MS`), so the episodes earlier runs left pending are
  * published by a background sync, not by them.
  */
-const RUN_ENDING = new Set(["run", "resume", "approve", "reject"]);
+const RUN_ENDING = new Set(["run", "resume", "approve", "reject", "mcp"]);
 
 /**
  * After a command, with a store configured: publishes the episodes marked

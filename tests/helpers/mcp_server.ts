@@ -9,7 +9,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
-import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 
 /** A fresh demo server. */
@@ -35,9 +40,40 @@ export function demoServer(): McpServer {
   return server;
 }
 
-/** Serves the demo server over Streamable HTTP at `http://127.0.0.1:PORT/mcp`. */
-export async function startMcpHttpServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const handler = createMcpHandler(() => demoServer());
+/** A fetch-style handler: stateless (a new server per request, SSE answers) unless `sessions`. */
+type Handler = { fetch(request: Request): Promise<Response> };
+
+/**
+ * A stateful handler: `initialize` opens a session (its `Mcp-Session-Id`), later requests name it, DELETE ends
+ * it; answers are JSON (not SSE).
+ */
+function sessionHandler(): Handler {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  return {
+    async fetch(request) {
+      const id = request.headers.get("mcp-session-id");
+      const known = id === null ? undefined : sessions.get(id);
+      if (known) return await known.handleRequest(request);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (sid) => void sessions.set(sid, transport),
+        onsessionclosed: (sid) => void sessions.delete(sid),
+      });
+      await demoServer().connect(transport);
+      return await transport.handleRequest(request);
+    },
+  };
+}
+
+/**
+ * Serves the demo server over Streamable HTTP at `http://127.0.0.1:PORT/mcp`: stateless with SSE answers, or with
+ * `{ sessions: true }` stateful with JSON answers.
+ */
+export async function startMcpHttpServer(
+  options: { sessions?: boolean } = {},
+): Promise<{ url: string; close(): Promise<void> }> {
+  const handler: Handler = options.sessions ? sessionHandler() : createMcpHandler(() => demoServer());
   const http = createServer(async (req, res) => {
     const chunks: Uint8Array[] = [];
     for await (const c of req) chunks.push(c as Uint8Array);

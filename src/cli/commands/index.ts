@@ -32,6 +32,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   // Agents (hooks)
   { names: ["hook"], load: async () => (await import("./hook.ts")).registerHook },
   { names: ["install-hooks"], load: async () => (await import("./install_hooks.ts")).registerInstallHooks },
+  { names: ["mcp"], load: async () => (await import("./mcp.ts")).registerMcp },
   { names: ["rules"], load: async () => (await import("./rules.ts")).registerRules },
   // Inspect
   { names: ["list", "ls"], load: async () => (await import("./list.ts")).registerList },

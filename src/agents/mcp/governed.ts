@@ -1,0 +1,270 @@
+/**
+ * The governance of one MCP client session, whatever carries its messages
+ * (stdio in `gateway.ts`): each message from the client is routed (to the
+ * server as sent, or, for a refused `tools/call`, answered at once), and each
+ * message from the server is passed on (as sent, or as governance changes
+ * it: a `tools/list` result pinned and filtered, a `tools/call` result
+ * recorded and reviewed).
+ *
+ * - A `tools/call` is proposed to the session's episode first (see
+ *   `session.ts`); allowed, it goes to the server (with the arguments a policy
+ *   patched, if one did); refused, the server never sees it and the client
+ *   gets a tool result with `isError` saying why (what the model reads).
+ * - Messages are classified loosely (any object with `"method": "tools/call"`
+ *   and an `id` is a call), so that nothing shaped like a tool call passes
+ *   ungoverned; everything else goes through unchanged, as the same line.
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import type { RuleLayer } from "../../runtime/rules/schema.ts";
+import { describeThrown } from "../../plugins/thrown.ts";
+import type { Decision } from "../core.ts";
+import { reasonText } from "../dialect.ts";
+import { gatePolicy } from "./gate_policy.ts";
+import { changedTool, type ListedTool, observeTools, SERVER_NAME, toolDigest } from "./pins.ts";
+import { McpSession, type SessionSettings } from "./session.ts";
+import { alwaysDenied } from "./tool_filter.ts";
+import { callResult, deliveredResult, refusal } from "./results.ts";
+
+/** How a session is governed. */
+export interface GovernedSettings {
+  /** The episodes root (pins live under it). */
+  root: string;
+  /** The server's name in `mcp__<server>__<tool>`. @default {the server's own name, from initialize} */
+  server?: string;
+  /** The name used when neither `server` nor the server's own name will do (the command's base name). */
+  fallbackName: string;
+  /** The session's episode settings (its policies get the gateway's pin policy added). */
+  session: SessionSettings;
+  /** The rule sets whose always-denied tools `tools/list` leaves out; none: every tool is listed. */
+  hideDenied?: readonly RuleLayer[];
+  /** Where relative paths of the rules start. */
+  cwd: string;
+  /** Lines for the log (stderr). */
+  log: (line: string) => void;
+}
+
+/** A JSON-RPC message, as the gateway reads it. */
+export type Message = Record<string, unknown> & { id?: unknown; method?: unknown; params?: unknown };
+
+/** Where a client's message goes: to the server (this line), back to the client (this answer), or nowhere. */
+export type Routed = { toServer: string } | { toClient: Message } | null;
+
+/** What the gateway remembers of a request it passed to the server. */
+interface Forwarded {
+  method: string;
+  /** For tools/call: the episode's call id, and when it went. */
+  callId?: string;
+  started?: number;
+}
+
+const idKey = (id: unknown) => JSON.stringify(id);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * One governed client session.
+ *
+ * @example
+ * ```ts
+ * import { GovernedSession } from "./governed.ts";
+ * const g = new GovernedSession({ root: ".noema", fallbackName: "fs", session: { options: {} }, cwd: ".", log: console.error });
+ * const routed = await g.clientMessage('{"jsonrpc":"2.0","id":1,"method":"tools/list"}'); // { toServer: … }
+ * ```
+ */
+export class GovernedSession {
+  readonly #s: GovernedSettings;
+  readonly #session: McpSession;
+  #server: string | null;
+  #client: string | null = null;
+  readonly #forwarded = new Map<string, Forwarded>();
+  /** Calls being decided, by request id: true once the client cancelled one. */
+  readonly #deciding = new Map<string, boolean>();
+  /** What this session's tools/list said of each tool. */
+  readonly #tools = new Map<string, { digest: string; annotations: Record<string, unknown> | null }>();
+  #calls = 0;
+
+  constructor(s: GovernedSettings) {
+    this.#s = s;
+    this.#server = s.server ?? null;
+    const gate = gatePolicy(() => this.#serverName(), {
+      changed: (tool) => this.#changed(tool),
+      annotations: (tool) => this.#tools.get(tool)?.annotations ?? null,
+    });
+    const policies = [...(s.session.options.policies ?? []), gate];
+    this.#session = new McpSession({ ...s.session, options: { ...s.session.options, policies } });
+  }
+
+  /** The ids of the client's requests the server has not answered yet. */
+  pending(): unknown[] {
+    return [...this.#forwarded.keys()].map((k) => JSON.parse(k));
+  }
+
+  #serverName(): string {
+    return this.#server ??= serverNameOf(null, this.#s.fallbackName);
+  }
+
+  /** Routes one message from the client (at once, except a tools/call, which is decided first). */
+  clientMessage(line: string): Routed | Promise<Routed> {
+    const msg = parse(line);
+    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, odd lines
+    if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
+    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), { method: msg.method });
+    if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
+      const name = msg.params.clientInfo.name;
+      this.#client = typeof name === "string" ? name : null;
+    }
+    if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
+      const key = idKey(msg.params.requestId);
+      if (this.#deciding.has(key)) this.#deciding.set(key, true);
+    }
+    return { toServer: line };
+  }
+
+  /** What the client gets of one message from the server (at once, except a tools/call result, recorded first). */
+  serverMessage(line: string): string | Message | Promise<string | Message> {
+    const msg = parse(line);
+    const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
+    const sent = key === null ? undefined : this.#forwarded.get(key);
+    if (sent === undefined) return line; // notifications, the server's own requests
+    this.#forwarded.delete(key!);
+    if (sent.method === "initialize") {
+      const info = isObject(msg!.result) && isObject(msg!.result.serverInfo) ? msg!.result.serverInfo.name : null;
+      this.#server ??= serverNameOf(typeof info === "string" ? info : null, this.#s.fallbackName);
+      this.#start();
+    }
+    if (sent.method === "tools/list" && isObject(msg!.result) && Array.isArray(msg!.result.tools)) {
+      return this.#listed(msg!, line);
+    }
+    if (sent.method === "tools/call" && sent.callId) return this.#answered(sent, msg!, line);
+    return line;
+  }
+
+  /** Opens the session's episode (once). */
+  #start(): void {
+    const task = `MCP session: ${this.#serverName()}${this.#client ? ` (client ${this.#client})` : ""}`;
+    this.#session.start(task).catch((e) => this.#s.log(`noema mcp: no episode: ${describeThrown(e).message}`));
+  }
+
+  /** A tools/list result: tools pinned, always-denied ones left out. */
+  #listed(msg: Message, line: string): string | Message {
+    const result = msg.result as { tools: ListedTool[] };
+    const server = this.#serverName();
+    for (const t of result.tools) {
+      if (!isObject(t) || typeof t.name !== "string") continue;
+      const notes = isObject((t as Record<string, unknown>).annotations)
+        ? (t as Record<string, unknown>).annotations as Record<string, unknown>
+        : null;
+      this.#tools.set(t.name, { digest: toolDigest(t), annotations: notes });
+    }
+    try {
+      const changed = observeTools(this.#s.root, server, result.tools.filter((t) => isObject(t)));
+      for (const name of changed) this.#s.log(`noema mcp: ${server} ${name}: tool_changed since pinned; blocked`);
+    } catch (e) {
+      this.#s.log(`noema mcp: pins of ${server} not written: ${describeThrown(e).message}`);
+    }
+    if (!this.#s.hideDenied) return line;
+    const kept = result.tools.filter((t) =>
+      !isObject(t) || alwaysDenied(this.#s.hideDenied, `mcp__${server}__${t.name}`, this.#s.cwd) === null
+    );
+    if (kept.length === result.tools.length) return line;
+    return { ...msg, result: { ...msg.result as object, tools: kept } };
+  }
+
+  /** Why a tool is blocked by its pin, or null. */
+  #changed(tool: string): string | null {
+    const server = this.#serverName();
+    const seen = this.#tools.get(tool)?.digest;
+    const pin = changedTool(this.#s.root, server, tool, seen);
+    if (pin === null) return null;
+    return `${server} ${tool}: its description or input schema changed since it was pinned (${pin.digest}, now ` +
+      `${seen ?? pin.changed?.digest}); blocked until accepted: noema mcp pins --accept ${server} ${tool}`;
+  }
+
+  /** A tools/call: decided first, then passed on (or refused). */
+  async #call(msg: Message, line: string): Promise<Routed> {
+    const key = idKey(msg.id);
+    const params = isObject(msg.params) ? msg.params : {};
+    const name = typeof params.name === "string" ? params.name : "";
+    const args = isObject(params.arguments) ? params.arguments : {};
+    this.#deciding.set(key, false);
+    this.#calls++;
+    try {
+      if (!(await this.#session.episodeId())) this.#start(); // a client that called before initialize finished
+      const tool = `mcp__${this.#serverName()}__${name}`;
+      const { callId, decision } = await this.#session.decide({ tool, arguments: args });
+      if (decision.verdict !== "allow" && decision.verdict !== "patch") {
+        return { toClient: refusal(msg.id, refusalText(decision, !!this.#s.session.awaitDecision)) };
+      }
+      if (this.#deciding.get(key) === true) {
+        const why = "cancelled by the client before it ran";
+        await this.#session.record(callId, {
+          status: "skipped",
+          outcome: why,
+          error: { type: "Cancelled", message: why },
+        });
+        return null;
+      }
+      this.#forwarded.set(key, { method: "tools/call", callId, started: performance.now() });
+      const patched = decision.verdict === "patch" && isObject(msg.params);
+      return {
+        toServer: patched ? JSON.stringify({ ...msg, params: { ...params, arguments: decision.input } }) : line,
+      };
+    } catch (e) {
+      const why = `noema: the call could not be governed, so it was not made: ${describeThrown(e).message}`;
+      return { toClient: refusal(msg.id, why) };
+    } finally {
+      this.#deciding.delete(key);
+    }
+  }
+
+  /** The server's answer to an allowed call: recorded, then passed on (as the policies' review says). */
+  async #answered(sent: Forwarded, msg: Message, line: string): Promise<string | Message> {
+    const result = callResult(msg, performance.now() - (sent.started ?? performance.now()));
+    try {
+      const review = await this.#session.record(sent.callId!, result);
+      return deliveredResult(msg, review) ?? line;
+    } catch (e) {
+      this.#s.log(`noema mcp: result of ${sent.callId} not recorded: ${describeThrown(e).message}`);
+      return line;
+    }
+  }
+
+  /**
+   * Seals the session's episode (aborted when the server died); returns the ids of every episode the session
+   * sealed (none when it opened none; more than one after a rollover at the step limit).
+   */
+  async end(why: string, aborted: boolean): Promise<readonly string[]> {
+    try {
+      await this.#session.end({ message: `${why} after ${this.#calls} tool call(s)`, aborted });
+    } catch (e) {
+      this.#s.log(`noema mcp: episode not sealed: ${describeThrown(e).message}`);
+    }
+    return this.#session.sealed();
+  }
+}
+
+/** What the client reads of a refused call: who refused it and why (and, for an approval nobody could give, so). */
+function refusalText(decision: Decision, waits: boolean): string {
+  const text = reasonText(decision, "denied");
+  if (decision.verdict !== "ask" || waits) return text;
+  return `${text} (this call needs approval, and this gateway was started without --wait: it is refused)`;
+}
+
+/** The server's name in tool names: the given one, or the server's own name made safe, or the command's. */
+function serverNameOf(own: string | null, fallback: string): string {
+  for (const candidate of [own, basename(fallback)]) {
+    const safe = (candidate ?? "").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
+    if (SERVER_NAME.test(safe)) return safe;
+  }
+  return "server";
+}
+
+function parse(line: string): Message | null {
+  try {
+    const v = JSON.parse(line);
+    return isObject(v) ? v as Message : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * `noema mcp --upstream URL --listen HOST:PORT`: the gateway over
+ * Streamable HTTP. It listens on a loopback address and relays each HTTP
+ * request to the upstream MCP endpoint (POST, GET, DELETE; the headers as
+ * sent, `Mcp-Session-Id` and `Last-Event-ID` included), and each response
+ * back (JSON, or an SSE stream event by event), with the same governance as
+ * over stdio (`governed.ts`): a refused `tools/call` is answered by the
+ * gateway and never reaches the upstream, a `tools/list` result is pinned and
+ * filtered, a `tools/call` result recorded.
+ *
+ * One episode per MCP session (`Mcp-Session-Id` as the upstream assigns it;
+ * a server that assigns none is one session), sealed when the client ends
+ * the session (DELETE) or the gateway stops. Only loopback addresses: the
+ * gateway has no authentication of its own.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Buffer } from "node:buffer";
+import { describeThrown } from "../../plugins/thrown.ts";
+import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
+
+/** How the HTTP gateway runs. */
+export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
+  /** The upstream MCP endpoint (`http://127.0.0.1:3000/mcp`). */
+  upstream: string;
+  /** Where to listen (a loopback address); port 0 picks a free one. */
+  host: string;
+  port: number;
+  /** Called with the gateway's endpoint once it listens. */
+  onListening?: (url: string) => void;
+  /** Aborted (SIGTERM, SIGINT): the gateway stops, every session's episode sealed. */
+  signal: AbortSignal;
+}
+
+/** Request headers not passed on (hop by hop, or recomputed). */
+const DROP_REQUEST = new Set(["host", "connection", "content-length", "transfer-encoding", "accept-encoding"]);
+/** Response headers not passed on (the body may change). */
+const DROP_RESPONSE = new Set(["content-length", "transfer-encoding", "connection", "content-encoding"]);
+
+const STATELESS = "";
+
+/**
+ * Serves until `signal` aborts; returns the ids of every episode it sealed.
+ *
+ * @example
+ * ```ts
+ * import { runHttpGateway } from "./http_gateway.ts";
+ * const stop = new AbortController();
+ * await runHttpGateway({ upstream: "http://127.0.0.1:3000/mcp", host: "127.0.0.1", port: 0, root: ".noema",
+ *   session: { options: {} }, cwd: ".", log: console.error, signal: stop.signal });
+ * ```
+ */
+export async function runHttpGateway(s: HttpGatewaySettings): Promise<string[]> {
+  const gateway = new HttpGateway(s);
+  const server = createServer((req, res) => void gateway.handle(req, res));
+  await new Promise<void>((r) => server.listen(s.port, s.host, r));
+  const port = (server.address() as AddressInfo).port;
+  const host = s.host.includes(":") ? `[${s.host}]` : s.host;
+  s.onListening?.(`http://${host}:${port}${new URL(s.upstream).pathname}`);
+  await new Promise<void>((r) => s.signal.aborted ? r() : s.signal.addEventListener("abort", () => r()));
+  server.closeAllConnections?.();
+  await new Promise<void>((r) => server.close(() => r()));
+  return await gateway.endAll("noema mcp was stopped");
+}
+
+class HttpGateway {
+  readonly #s: HttpGatewaySettings;
+  readonly #sessions = new Map<string, GovernedSession>();
+  /** Episodes sealed at the clients' DELETE. */
+  readonly #sealed: string[] = [];
+
+  constructor(s: HttpGatewaySettings) {
+    this.#s = s;
+  }
+
+  #governed(id: string): GovernedSession {
+    let g = this.#sessions.get(id);
+    if (!g) {
+      this.#sessions.set(id, g = new GovernedSession({ ...this.#s, fallbackName: new URL(this.#s.upstream).host }));
+    }
+    return g;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const sid = header(req, "mcp-session-id") ?? STATELESS;
+      if (req.method === "POST") return await this.#post(req, res, sid);
+      const up = await fetch(this.#s.upstream, { method: req.method, headers: forwardHeaders(req) });
+      const g = this.#governed(sid);
+      if (req.method === "DELETE" && up.ok && sid !== STATELESS) {
+        // Sealed before the client hears the session is over.
+        this.#sessions.delete(sid);
+        this.#sealed.push(...await g.end("the client ended the session", false));
+      }
+      await this.#relay(up, res, g);
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
+      res.end(`noema mcp: upstream ${this.#s.upstream}: ${describeThrown(e).message}\n`);
+    }
+  }
+
+  async #post(req: IncomingMessage, res: ServerResponse, sid: string): Promise<void> {
+    const body = await readBody(req);
+    const g = sid === STATELESS ? this.#governed(STATELESS) : this.#governed(sid);
+    if (body.trimStart().startsWith("[") && /"tools\/call"/.test(body)) {
+      res.writeHead(400, { "content-type": "application/json" });
+      return void res.end(JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "noema mcp: a JSON-RPC batch holding tools/call is not relayed over HTTP" },
+      }));
+    }
+    const routed = await g.clientMessage(body);
+    if (routed === null) return void res.writeHead(202).end();
+    if ("toClient" in routed) {
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end(JSON.stringify(routed.toClient));
+    }
+    const up = await fetch(this.#s.upstream, { method: "POST", headers: forwardHeaders(req), body: routed.toServer });
+    const assigned = up.headers.get("mcp-session-id");
+    if (assigned && sid === STATELESS && !this.#sessions.has(assigned)) {
+      this.#sessions.set(assigned, g); // the session the upstream opened with this initialize
+      this.#sessions.delete(STATELESS);
+    }
+    await this.#relay(up, res, g);
+  }
+
+  /** The upstream's response, each JSON-RPC message in it passed through the session's governance. */
+  async #relay(up: Response, res: ServerResponse, g: GovernedSession): Promise<void> {
+    const headers: Record<string, string> = {};
+    up.headers.forEach((v, k) => {
+      if (!DROP_RESPONSE.has(k)) headers[k] = v;
+    });
+    const type = up.headers.get("content-type") ?? "";
+    if (type.includes("application/json")) {
+      const text = await up.text();
+      const out = text.trim() === "" || text.trimStart().startsWith("[") ? text : await g.serverMessage(text);
+      res.writeHead(up.status, headers);
+      return void res.end(typeof out === "string" ? out : JSON.stringify(out));
+    }
+    res.writeHead(up.status, headers);
+    if (!up.body) return void res.end();
+    if (!type.includes("text/event-stream")) {
+      for await (const chunk of up.body) res.write(chunk);
+      return void res.end();
+    }
+    res.flushHeaders();
+    await relayEvents(up.body, res, g);
+    res.end();
+  }
+
+  /** Seals every session's episode; their ids. */
+  async endAll(why: string): Promise<string[]> {
+    for (const g of this.#sessions.values()) this.#sealed.push(...await g.end(why, false));
+    this.#sessions.clear();
+    return this.#sealed;
+  }
+}
+
+/** Relays an SSE stream event by event; each event's data (one JSON-RPC message) goes through governance. */
+async function relayEvents(body: ReadableStream<Uint8Array>, res: ServerResponse, g: GovernedSession): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let end = eventEnd(buffer); end !== null; end = eventEnd(buffer)) {
+      const event = buffer.slice(0, end.at);
+      buffer = buffer.slice(end.at + end.length);
+      res.write(await governedEvent(event, g) + "\n\n");
+    }
+  }
+  if (buffer.trim() !== "") res.write(await governedEvent(buffer, g) + "\n\n");
+}
+
+/** Where the first event of an SSE buffer ends (a blank line), or null. */
+function eventEnd(buffer: string): { at: number; length: number } | null {
+  const m = /\r?\n\r?\n/.exec(buffer);
+  return m ? { at: m.index, length: m[0].length } : null;
+}
+
+/** One SSE event with its data as governance passes it on (its other fields kept). */
+async function governedEvent(event: string, g: GovernedSession): Promise<string> {
+  const lines = event.split(/\r?\n/);
+  const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
+  if (data.length === 0 || data.join("").trim() === "") return event;
+  const text = data.join("\n");
+  const out = await g.serverMessage(text);
+  if (out === text) return event;
+  const other = lines.filter((l) => !l.startsWith("data:"));
+  return [...other, `data: ${typeof out === "string" ? out : JSON.stringify(out as Message)}`].join("\n");
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function forwardHeaders(req: IncomingMessage): Headers {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (DROP_REQUEST.has(k) || v === undefined) continue;
+    h.set(k, Array.isArray(v) ? v.join(", ") : v);
+  }
+  return h;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of req) chunks.push(c as Uint8Array);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,116 @@
+/**
+ * `noema mcp --upstream URL --listen HOST:PORT`: the gateway over Streamable
+ * HTTP. A real MCP server over HTTP (the SDK's, tests/helpers/mcp_server.ts,
+ * in this process), the real noema CLI as a child process in front of it, and
+ * the SDK's Streamable HTTP client talking to the gateway.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
+import { type CallResult, env, events, rulesFile, withBound } from "./helpers/mcp_gateway.ts";
+import { startMcpHttpServer } from "./helpers/mcp_server.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-mcp-http-");
+after(() => tmp.cleanup());
+
+/** Starts `noema mcp … --upstream URL --listen 127.0.0.1:0`; resolves with its endpoint once it listens. */
+function startGateway(base: string, root: string, upstream: string, flags: string[]) {
+  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--upstream", upstream, "--listen", "127.0.0.1:0"];
+  const child = spawn(command, args, { cwd: base, env: env(root), stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const url = withBound(
+    new Promise<string>((resolve, reject) => {
+      child.stderr!.on("data", (d: Uint8Array) => {
+        err += new TextDecoder().decode(d);
+        const m = /listening on (http:\/\/\S+)/.exec(err);
+        if (m) resolve(m[1]);
+      });
+      void exited.then((code) => reject(new Error(`noema mcp exited ${code}: ${err}`)));
+    }),
+    "listening",
+  );
+  return { url, stop: () => (child.kill("SIGTERM"), withBound(exited, "exit")), stderr: () => err };
+}
+
+describe("noema mcp over Streamable HTTP", () => {
+  it("governs tools/call, filters tools/list, relays the rest, and seals the session's episode", async () => {
+    const base = join(tmp.path, "http");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer();
+    const rules = rulesFile(base, { deny: [{ rule: "mcp__demo__boom", reason: "no booms" }] });
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo", "--rules", rules]);
+    const direct = new Client({ name: "direct", version: "1.0" });
+    const client = new Client({ name: "http-test", version: "1.0" });
+    try {
+      await withBound(direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url))), "direct");
+      await withBound(client.connect(new StreamableHTTPClientTransport(new URL(await gw.url))), "connect");
+      const names = (await withBound(client.listTools(), "list")).tools.map((t) => t.name);
+      assert.deepEqual(names, ["echo"], "boom, always denied, is left out");
+      const echo = await withBound(client.callTool({ name: "echo", arguments: { text: "hi" } }), "echo");
+      assert.deepEqual(echo, await direct.callTool({ name: "echo", arguments: { text: "hi" } }));
+      const boom = await withBound(client.callTool({ name: "boom", arguments: {} }), "boom") as CallResult;
+      assert.equal(boom.isError, true);
+      assert.match(boom.content[0].text, /noema \(Rules@1\.0\).*no booms/, "answered by the gateway, not the server");
+      await client.close();
+    } finally {
+      await direct.close();
+    }
+    const code = await gw.stop();
+    // Deno's child_process reports no exit code for a child it sent a signal to, whatever the child exited with.
+    if (!IS_DENO) assert.equal(code, 0, gw.stderr());
+    await upstream.close();
+    const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+    assert.equal(ids.length, 1, gw.stderr());
+    const id = ids[0];
+    assert.equal(existsSync(join(root, "episodes", id, "manifest.json")), true);
+    const v = cli(["validate", id], { env: { NOEMA_ROOT: root } });
+    assert.equal(v.code, 0, v.stdout);
+    const acts = events(root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(acts.map((a) => [a.tool, a.step_status]), [["mcp__demo__echo", "done"], [
+      "mcp__demo__boom",
+      "vetoed",
+    ]]);
+  });
+
+  it("keeps one episode per MCP session of a stateful upstream, sealed when the client ends it (DELETE)", async () => {
+    const base = join(tmp.path, "sessions");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer({ sessions: true });
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo"]);
+    const url = new URL(await gw.url);
+    const a = new Client({ name: "client-a", version: "1.0" });
+    const b = new Client({ name: "client-b", version: "1.0" });
+    const ta = new StreamableHTTPClientTransport(url);
+    await withBound(a.connect(ta), "connect a");
+    await withBound(b.connect(new StreamableHTTPClientTransport(url)), "connect b");
+    assert.equal(typeof ta.sessionId, "string", "the upstream's session id reaches the client");
+    for (const [c, text] of [[a, "from a"], [b, "from b"], [a, "again a"]] as const) {
+      const r = await withBound(c.callTool({ name: "echo", arguments: { text } }), text) as CallResult;
+      assert.equal(r.content[0].text, `echo: ${text}`);
+    }
+    await withBound(ta.terminateSession(), "DELETE");
+    const episodes = () => readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+    const taskOf = (id: string) => String((events(root, id)[0].payload as { task: string }).task);
+    const ofA = episodes().find((id) => /client-a/.test(taskOf(id)))!;
+    assert.equal(existsSync(join(root, "episodes", ofA, "manifest.json")), true, "a's episode sealed at DELETE");
+    const r = await withBound(b.callTool({ name: "echo", arguments: { text: "still b" } }), "b") as CallResult;
+    assert.equal(r.content[0].text, "echo: still b");
+    await a.close();
+    await b.close();
+    await gw.stop();
+    await upstream.close();
+    const ofB = episodes().find((id) => /client-b/.test(taskOf(id)))!;
+    assert.deepEqual(episodes().sort(), [ofA, ofB].sort(), "one episode per session");
+    const acts = (id: string) => events(root, id).filter((e) => e.phase === "act").length;
+    assert.deepEqual([acts(ofA), acts(ofB)], [2, 2]);
+    for (const id of [ofA, ofB]) assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: root } }).code, 0);
+  });
+});
