@@ -24,6 +24,7 @@ type Url = typeof import("node:url");
 type Tls = typeof import("node:tls");
 type Net = typeof import("node:net");
 type Readline = typeof import("node:readline");
+type Http = typeof import("node:http");
 
 /** A getter of built-in module `name` that loads it on its first call. */
 function onFirstUse<T>(name: string): () => T {
@@ -130,3 +131,15 @@ export const nodeNet: () => Net = onFirstUse("node:net");
  * ```
  */
 export const nodeReadline: () => Readline = onFirstUse("node:readline");
+
+/**
+ * `node:http`, loaded on first use.
+ *
+ * @example
+ * ```ts
+ * import { nodeHttp } from "./builtins.ts";
+ * const server = nodeHttp().createServer((_req, res) => res.end("ok"));
+ * server.listen(0, "127.0.0.1", () => server.close());
+ * ```
+ */
+export const nodeHttp: () => Http = onFirstUse("node:http");

@@ -15,9 +15,10 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
+import { nodeHttp } from "../../builtins.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
 
@@ -54,7 +55,7 @@ const STATELESS = "";
  */
 export async function runHttpGateway(s: HttpGatewaySettings): Promise<string[]> {
   const gateway = new HttpGateway(s);
-  const server = createServer((req, res) => void gateway.handle(req, res));
+  const server = nodeHttp().createServer((req, res) => void gateway.handle(req, res));
   await new Promise<void>((r) => server.listen(s.port, s.host, r));
   const port = (server.address() as AddressInfo).port;
   const host = s.host.includes(":") ? `[${s.host}]` : s.host;
