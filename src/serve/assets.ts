@@ -29,7 +29,13 @@ button.approve{background:var(--good);color:#fff;border-color:var(--good)}
 button.reject{background:var(--bad);color:#fff;border-color:var(--bad)}
 table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--panel)}
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
-table.runs td:nth-child(-n+5){white-space:nowrap}
+table.runs td:nth-child(-n+10){white-space:nowrap}
+table.runs td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.runs tr.k-blocked td:first-child{box-shadow:inset 4px 0 var(--veto)}
+table.runs tr.k-failed td:first-child,table.runs tr.k-crashed td:first-child{box-shadow:inset 4px 0 var(--bad)}
+table.runs td.verdicts.has-veto{color:var(--veto)}
+table.runs th a{text-decoration:none;color:inherit}
+th[aria-sort=descending] a::after{content:" \\2193"}th[aria-sort=ascending] a::after{content:" \\2191"}
 td.task{max-width:340px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tags code{background:var(--code);border-radius:4px;padding:0 4px;margin-right:4px}

@@ -1,0 +1,183 @@
+/**
+ * What the runs table shows of a run beyond its list entry: how long it ran,
+ * its adapter, the models it called, what they cost, and what the policies
+ * and the humans decided (vetoes, approvals, rejections). Read from
+ * `summary.json`, the start event (the first line of `events.jsonl`) and
+ * `approvals/`; a finished run's facts are kept in memory (its files no
+ * longer change), so sorting the runs by a column reads each run once per
+ * server.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { EpisodeEntry } from "../read/list.ts";
+import { readJsonFile } from "../store/json_file.ts";
+import { asRecord } from "../json.ts";
+
+export { formatUsd } from "../report/metric_format.ts";
+
+/** The facts of one run. */
+export interface RunFacts {
+  /** Milliseconds it ran (`summary.json` `duration_sec`), or since it started while it runs; null unknown. */
+  duration_ms: number | null;
+  /** The adapter (`using` of the start event). */
+  adapter: string | null;
+  /** The policies it ran under (the start event's). */
+  policies: string[];
+  /** The models its turns called (`metrics.tokens.models`), sorted. */
+  models: string[];
+  /** The estimated cost in US dollars (`metrics.cost.usd`); null when unknown or unpriced. */
+  cost_usd: number | null;
+  /** Why the cost is null while there were model calls (an unpriced model), else null. */
+  cost_note: string | null;
+  /** Vetoes enforced that no human decided over (`metrics.veto_count` less the decisions). */
+  vetoes: number;
+  /** Vetoes recorded in audit mode (not enforced). */
+  would_vetoes: number;
+  /** Checkpoints a human approved. */
+  approved: number;
+  /** Checkpoints a human rejected. */
+  rejected: number;
+}
+
+const cache = new Map<string, { stamp: string; facts: RunFacts }>();
+/** Finished runs kept (a root of 100,000 runs fits). */
+const KEEP = 250_000;
+
+/** The adapter and policies of a run, from its start event (the first line of events.jsonl). */
+function startFacts(dir: string): { adapter: string | null; policies: string[] } {
+  try {
+    const fd = openSync(join(dir, "events.jsonl"), "r");
+    const buf = Buffer.alloc(64 * 1024);
+    let n = 0;
+    try {
+      n = readSync(fd, buf, 0, buf.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const first = buf.subarray(0, n).toString("utf8").split("\n")[0];
+    const p = asRecord(asRecord(JSON.parse(first)).payload);
+    return {
+      adapter: typeof p.using === "string" ? p.using : null,
+      policies: Array.isArray(p.policies) ? p.policies.map(String) : [],
+    };
+  } catch {
+    return { adapter: null, policies: [] };
+  }
+}
+
+/** The decisions recorded in `approvals/`: how many approved, how many rejected. */
+function decisionCounts(dir: string): { approved: number; rejected: number } {
+  const out = { approved: 0, rejected: 0 };
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(dir, "approvals")).filter((n) => n.endsWith(".json"));
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    try {
+      const d = readJsonFile(join(dir, "approvals", name)).decision;
+      if (d === "approved") out.approved++;
+      else if (d === "rejected") out.rejected++;
+    } catch { /* an unreadable decision: validate reports it */ }
+  }
+  return out;
+}
+
+function summaryFacts(dir: string): Pick<RunFacts, "duration_ms" | "models" | "cost_usd" | "cost_note"> & {
+  veto_count: number;
+  would: number;
+} {
+  const s = readJsonFile(join(dir, "summary.json"));
+  const m = asRecord(s.metrics);
+  const tokens = asRecord(m.tokens), cost = asRecord(m.cost);
+  const models = Object.keys(asRecord(tokens.models)).sort();
+  const usd = typeof cost.usd === "number" ? cost.usd : null;
+  return {
+    duration_ms: typeof s.duration_sec === "number" ? Math.round(s.duration_sec * 1000) : null,
+    models,
+    cost_usd: usd,
+    cost_note: usd === null && typeof cost.reason === "string" ? cost.reason : null,
+    veto_count: typeof m.veto_count === "number" ? m.veto_count : 0,
+    would: typeof m.would_veto_count === "number" ? m.would_veto_count : 0,
+  };
+}
+
+function stampOf(dir: string): string {
+  const one = (p: string) => {
+    try {
+      const s = statSync(p);
+      return `${s.size}:${s.mtimeMs}`;
+    } catch {
+      return "-";
+    }
+  };
+  return `${one(join(dir, "summary.json"))}|${one(join(dir, "approvals"))}`;
+}
+
+function readFacts(e: EpisodeEntry): RunFacts {
+  const start = startFacts(e.episode_dir);
+  const decided = decisionCounts(e.episode_dir);
+  const facts: RunFacts = {
+    duration_ms: e.run_state === "running" ? e.elapsed_ms ?? null : null,
+    adapter: start.adapter,
+    policies: start.policies,
+    models: [],
+    cost_usd: null,
+    cost_note: null,
+    vetoes: 0,
+    would_vetoes: e.would_veto_count ?? 0,
+    ...decided,
+  };
+  if (e.lifecycle !== "terminal") return facts;
+  try {
+    const { veto_count, would, ...s } = summaryFacts(e.episode_dir);
+    Object.assign(facts, s, { would_vetoes: would });
+    facts.vetoes = Math.max(0, veto_count - decided.approved - decided.rejected);
+  } catch { /* an unreadable summary: the entry says so */ }
+  return facts;
+}
+
+/**
+ * The facts of a listed run (see {@link RunFacts}); none for an entry without
+ * a local directory (a shared store's row not pulled here).
+ *
+ * @example
+ * ```ts
+ * import { listEpisodes } from "../read/list.ts";
+ * import { runFacts } from "./run_facts.ts";
+ * for (const e of listEpisodes({ limit: 5 })) console.log(runFacts(e).cost_usd);
+ * ```
+ */
+export function runFacts(e: EpisodeEntry): RunFacts {
+  if (!e.episode_dir) return readFacts({ ...e, lifecycle: "non-terminal" });
+  if (e.lifecycle !== "terminal") return readFacts(e);
+  const stamp = stampOf(e.episode_dir);
+  const hit = cache.get(e.episode_dir);
+  if (hit && hit.stamp === stamp) return hit.facts;
+  const facts = readFacts(e);
+  cache.set(e.episode_dir, { stamp, facts });
+  if (cache.size > KEEP) cache.delete(cache.keys().next().value!);
+  return facts;
+}
+
+/**
+ * The verdicts of a run in a few words: `2 vetoes · 1 approved`, or `-`.
+ *
+ * @example
+ * ```ts
+ * import { verdictSummary } from "./run_facts.ts";
+ * verdictSummary({ vetoes: 2, would_vetoes: 0, approved: 1, rejected: 0 }); // "2 vetoes · 1 approved"
+ * ```
+ */
+export function verdictSummary(f: Pick<RunFacts, "vetoes" | "would_vetoes" | "approved" | "rejected">): string {
+  const parts: string[] = [];
+  if (f.vetoes) parts.push(`${f.vetoes} ${f.vetoes === 1 ? "veto" : "vetoes"}`);
+  if (f.approved) parts.push(`${f.approved} approved`);
+  if (f.rejected) parts.push(`${f.rejected} rejected`);
+  if (f.would_vetoes) parts.push(`${f.would_vetoes} would veto`);
+  return parts.length ? parts.join(" · ") : "-";
+}
