@@ -48,6 +48,19 @@ td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsi
 .cmp td.diff{background:color-mix(in srgb,var(--warn) 14%,transparent)}
 .cmp tr.diff td:first-child{box-shadow:inset 4px 0 var(--warn)}
 .notice{border-left:4px solid var(--good)}
+svg.waterfall{display:block;max-width:1200px;font:11px system-ui,sans-serif;fill:var(--fg)}
+svg.waterfall text{fill:var(--fg)}svg.waterfall text.tick{fill:var(--muted)}
+svg.waterfall line.tick{stroke:var(--line);stroke-width:1}
+svg.waterfall .span{fill:color-mix(in srgb,var(--good) 35%,transparent)}
+svg.waterfall .st-failed .span{fill:color-mix(in srgb,var(--bad) 40%,transparent)}
+svg.waterfall .st-vetoed .span{fill:color-mix(in srgb,var(--veto) 40%,transparent)}
+svg.waterfall .st-running .span,svg.waterfall .st-pending .span{fill:color-mix(in srgb,var(--warn) 40%,transparent)}
+svg.waterfall .call{fill:var(--good)}svg.waterfall .call-error{fill:var(--bad)}
+svg.waterfall .turn{fill:#0969da}svg.waterfall g[data-step]:hover text{text-decoration:underline}
+.mk-veto{fill:var(--veto);color:var(--veto)}.mk-fail{fill:var(--fail);color:var(--fail)}
+.mk-approved{fill:var(--good);color:var(--good)}.mk-rejected{fill:var(--bad);color:var(--bad)}
+table.turns td.num,table.turns th{font-variant-numeric:tabular-nums}table.turns td.num{text-align:right}
+table.turns tr.total{font-weight:700}
 .kbd{font-size:12px;color:var(--muted)}kbd{border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:11px}
 `;
 
