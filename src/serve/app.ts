@@ -22,6 +22,7 @@ import { episodePage } from "./episode.ts";
 import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from "./pages.ts";
 import { episodeDirIn, HttpError, rawFilePath, readRegularFile } from "./paths.ts";
 import { parseRunsQuery } from "./runs.ts";
+import { searchRoutes } from "./search_page.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -193,6 +194,7 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
   loginRoutes(app, cfg);
   pageRoutes(app, cfg);
   if (!cfg.readOnly) approvalRoutes(app, cfg);
+  searchRoutes(app, cfg);
   apiRoutes(app, cfg);
   app.notFound((c) => fail(c, 404, "not_found", `no such page: ${c.req.path}`));
   app.onError((e, c) => {

@@ -1,0 +1,260 @@
+// deno-lint-ignore-file no-explicit-any -- tests read answers as loose JSON
+/**
+ * The console of `noema serve` over HTTP, on runs the real CLI recorded: the
+ * runs table's columns (duration, adapter, host, model, cost, verdicts), a
+ * blocked run told apart from a failed one, sorting kept in the URL; an
+ * episode's waterfall (one `data-step` per step), its model-turn table
+ * (tokens and cost per turn, per model, in total, as summary.json has them),
+ * metrics with units, the decision beside its step; search over tasks, tool
+ * inputs and outputs and reasons, as a page and as JSON, escaped.
+ *
+ * @module
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { tempDir } from "./helpers/tmp.ts";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { HOSTILE, hostileRun, pausedRun, runJson, type Served, startServe } from "./helpers/serve.ts";
+import { startOpenAiServer } from "./helpers/openai_server.ts";
+import { formatMs } from "../src/cli/format.ts";
+import { formatUsd } from "../src/report/metric_format.ts";
+
+const tmp = tempDir();
+const root = join(tmp.path, ".noema");
+const NEEDLE = "zebra-needle-42";
+let s: Served;
+let plain: string, blocked: string, failed: string, approved: string, llm: string, hostile: string;
+
+/** An llm run against a scripted model named like a priced Claude model: one shell call, then an answer. */
+async function llmRun(): Promise<string> {
+  const server = await startOpenAiServer([
+    {
+      tool_calls: [{ id: "t1", name: "shell", arguments: JSON.stringify({ command: `printf '%s' ${NEEDLE}-out` }) }],
+    },
+    { text: "done", usage: { prompt_tokens: 1200, completion_tokens: 300 } },
+  ]);
+  const ws = join(tmp.path, "ws");
+  mkdirSync(ws, { recursive: true });
+  const task = tmp.file(
+    "task.jsonc",
+    JSON.stringify({
+      task: "print the needle",
+      using: "llm",
+      workspace: ws,
+      adapter: {
+        provider: "openai-compatible",
+        base_url: server.url,
+        model: "claude-sonnet-4-5",
+        api_key_env: "SCRIPTED_KEY",
+      },
+    }),
+  );
+  const [cmd, ...argv] = cliCommand();
+  const env = { ...process.env, NO_COLOR: "1", SCRIPTED_KEY: "sk-console-test-0123456789" } as Record<string, string>;
+  try {
+    // Not spawnSync: the scripted model answers from this process.
+    const r = await runChild(cmd, [...argv, "--root", root, "run", task, "--json"], {
+      cwd: REPO,
+      env,
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    return String(JSON.parse(r.stdout.trim().split("\n").at(-1)!).episode_id);
+  } finally {
+    await server.close();
+  }
+}
+
+before(async () => {
+  plain = String(runJson(root, ["run", "say hello", "--json"]).episode_id);
+  const veto = tmp.file(
+    "veto.ts",
+    `export default { name: "NoEcho", version: "1.0", advise() { return { kind: "veto", advice: "echo is off" }; } };\n`,
+  );
+  blocked = String(
+    runJson(root, ["run", "blocked run", "--using", "shell", "--policy", veto, "--json", "--", "echo", "hi"])
+      .episode_id,
+  );
+  failed = String(
+    runJson(root, ["run", "failing run", "--using", "shell", "--json", "--", "sh", "-c", "exit 3"]).episode_id,
+  );
+  approved = pausedRun(root, "ship the release");
+  const r = cli(["--root", root, "approve", approved, "--note", "looks fine", "--resume", "--json"], {
+    timeoutMs: 120_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  llm = await llmRun();
+  hostile = hostileRun(root, join(tmp.path, "policies"));
+  s = await startServe(root);
+});
+after(async () => {
+  await s?.stop();
+  tmp.cleanup();
+});
+
+const get = (path: string) => fetch(new URL(path, s.url));
+const text = async (path: string) => {
+  const r = await get(path);
+  assert.equal(r.status, 200, `${path}: ${r.status}`);
+  return await r.text();
+};
+const summary = (id: string) => JSON.parse(readFileSync(join(root, "episodes", id, "summary.json"), "utf8"));
+/** The runs table's rows: id, class and cell texts (tags stripped, entities kept). */
+function rows(html: string): { id: string; cls: string; cells: Record<string, string>; html: string }[] {
+  const heads = [...html.matchAll(/<th(?: [^>]*)?>(?:<a [^>]*>)?([^<]*)/g)].map((m) => m[1]);
+  const body = html.slice(html.indexOf('<tbody id="runs">'), html.indexOf("</tbody>"));
+  return [...body.matchAll(/<tr class="([^"]*)"[^>]*data-id="([^"]+)">(.*?)<\/tr>/g)].map((m) => {
+    const cells = [...m[3].matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, ""));
+    return { id: m[2], cls: m[1], cells: Object.fromEntries(heads.map((h, i) => [h, cells[i]])), html: m[3] };
+  });
+}
+
+describe("runs table", () => {
+  test("duration, adapter, host, model, cost and verdicts of each run, as its files say", async () => {
+    const html = await text("/");
+    for (const h of ["Duration", "Adapter", "Host", "Cost", "Model(s)", "Verdicts"]) {
+      assert.match(html, new RegExp(`<th[^>]*>(<a [^>]*>)?${h.replace(/[()]/g, "\\$&")}(</a>)?</th>`), h);
+    }
+    const byId = new Map(rows(html).map((r) => [r.id, r]));
+    assert.equal(byId.size, 6);
+    for (const id of [plain, blocked, failed, approved, llm]) {
+      assert.equal(byId.get(id)!.cells.Duration, formatMs(Math.round(summary(id).duration_sec * 1000)), id);
+    }
+    assert.equal(byId.get(plain)!.cells.Adapter, "minimal");
+    assert.equal(byId.get(failed)!.cells.Adapter, "shell");
+    assert.equal(byId.get(llm)!.cells.Adapter, "llm");
+    assert.equal(byId.get(llm)!.cells["Model(s)"], "claude-sonnet-4-5");
+    const usd = summary(llm).metrics.cost.usd;
+    assert.ok(usd > 0, "the scripted model is priced");
+    assert.equal(byId.get(llm)!.cells.Cost, formatUsd(usd));
+    assert.equal(byId.get(plain)!.cells.Cost, "-");
+    assert.equal(byId.get(blocked)!.cells.Verdicts, "1 veto");
+    assert.equal(byId.get(approved)!.cells.Verdicts, "1 approved");
+    assert.equal(byId.get(plain)!.cells.Verdicts, "-");
+    assert.ok(byId.get(plain)!.cells.Host !== "-");
+  });
+
+  test("a run a policy blocked is not a red error; a failed run is", async () => {
+    const byId = new Map(rows(await text("/")).map((r) => [r.id, r]));
+    const b = byId.get(blocked)!, f = byId.get(failed)!;
+    assert.equal(b.cls, "k-blocked");
+    assert.equal(b.cells.Outcome, "blocked");
+    assert.doesNotMatch(b.html, /t-bad/);
+    assert.equal(f.cls, "k-failed");
+    assert.match(f.html, /badge t-bad">error</);
+  });
+
+  test("sorting by a column is in the URL and done by the server; the header links flip it", async () => {
+    const ids = (html: string) => rows(html).map((r) => r.id);
+    const byCost = ids(await text("/?sort=cost&dir=desc"));
+    assert.equal(byCost[0], llm, "the only run with a cost comes first");
+    const durations = (list: string[]) => list.map((id) => summary(id).duration_sec as number);
+    const asc = durations(ids(await text("/?sort=duration&dir=asc")));
+    assert.deepEqual(asc, [...asc].sort((a, b) => a - b));
+    const desc = durations(ids(await text("/?sort=duration&dir=desc")));
+    assert.deepEqual(desc, [...desc].sort((a, b) => b - a));
+    assert.deepEqual(ids(await text("/?sort=adapter&dir=asc")).slice(0, 1), [llm], "llm < minimal < shell");
+    const html = await text("/?sort=duration&dir=desc&task=run");
+    assert.match(html, /<th aria-sort="descending"><a href="\?sort=duration&amp;dir=asc&amp;task=run">Duration/);
+    assert.match(html, /name="sort" value="duration"/, "the filter form keeps the sort");
+    assert.deepEqual(rows(html).map((r) => r.id).sort(), [blocked, failed].sort());
+    const bad = await get("/api/episodes?sort=nope");
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json() as any).error.message, /sort: unknown column "nope"/);
+  });
+});
+
+describe("episode page", () => {
+  test("a waterfall with one data-step per step, tool calls and model turns on one axis", async () => {
+    for (const id of [plain, failed, llm, approved]) {
+      const html = await text(`/episodes/${id}`);
+      const svg = html.slice(html.indexOf("<svg data-timeline"), html.indexOf("</svg>"));
+      assert.ok(svg.length > 0, id);
+      const state = JSON.parse(readFileSync(join(root, "episodes", id, "state.json"), "utf8"));
+      const stepIds = [...svg.matchAll(/<g data-step="([^"]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(stepIds, state.plan.steps.map((x: { id: string }) => x.id), id);
+      assert.ok((svg.match(/<rect class="call/g) ?? []).length >= 1, `${id}: a tool call drawn`);
+    }
+    const llmSvg = await text(`/episodes/${llm}`);
+    assert.equal((llmSvg.match(/<rect class="turn"/g) ?? []).length, 2, "both model turns on the lane");
+    assert.match(await text(`/episodes/${blocked}`), /<path class="mk mk-veto"/, "the veto is marked");
+    assert.match(await text(`/episodes/${approved}`), /<path class="mk mk-approved"/, "the approval is marked");
+  });
+
+  test("the model-turn table: tokens and cost per turn, per model and in total, as summary.json has them", async () => {
+    const html = await text(`/episodes/${llm}`);
+    const lines = readFileSync(join(root, "episodes", llm, "model.jsonl"), "utf8").trim().split("\n");
+    assert.equal((html.match(/<tr data-turn="/g) ?? []).length, lines.length);
+    const m = summary(llm).metrics;
+    const total = html.match(/data-total-usd="([^"]*)"/)![1];
+    assert.ok(Math.abs(Number(total) - m.cost.usd) < 1e-9, `${total} vs ${m.cost.usd}`);
+    assert.match(
+      html,
+      new RegExp(`<td class="num">${m.tokens.models["claude-sonnet-4-5"].input.toLocaleString("en-US")}</td>`),
+    );
+    assert.match(html, /<td class="num">1,200<\/td><td class="num">300<\/td>/, "the second turn's own tokens");
+    assert.doesNotMatch(await text(`/episodes/${plain}`), /id="model-turns"/, "no table without model calls");
+  });
+
+  test("metrics read with units, not raw keys; the decision (who, when, note, checkpoint) sits by its step", async () => {
+    const html = await text(`/episodes/${llm}`);
+    const metrics = html.slice(html.indexOf('<section id="metrics">'));
+    assert.doesNotMatch(metrics, /latencies\.total_ms/);
+    assert.match(metrics, /<th>total time<\/th><td class="mono">[\d.]+m?s<\/td>/);
+    assert.match(metrics, /tokens · input<\/th><td class="mono">[\d,]+ tokens/);
+    assert.match(metrics, /<th>cost<\/th><td class="mono">\$[\d.]+<\/td>/);
+    const page = await text(`/episodes/${approved}`);
+    const [decision] = readdirSync(join(root, "episodes", approved, "approvals"));
+    const checkpoint = decision.replace(/\.json$/, "");
+    assert.match(
+      page,
+      new RegExp(
+        `<p class="decision"><b>approved by [^<]+ \\(looks fine\\)</b> <span class="muted">at [^<]+</span> <span class="muted">checkpoint <code>${checkpoint}</code>`,
+      ),
+    );
+  });
+});
+
+describe("search", () => {
+  test("finds a string inside a tool output, as a page (highlighted) and as JSON", async () => {
+    const api = await (await get(`/api/search?q=${NEEDLE}-OUT`)).json() as any;
+    const outputs = api.hits.filter((h: any) => h.field === "output");
+    assert.equal(outputs.length, 1, JSON.stringify(api));
+    assert.equal(outputs[0].episode_id, llm);
+    assert.equal(outputs[0].match, `${NEEDLE}-out`);
+    assert.equal(outputs[0].source, "shell");
+    assert.equal(api.scanned, 6);
+    const html = await text(`/search?q=${NEEDLE}-out`);
+    assert.match(html, new RegExp(`<mark>${NEEDLE}-out</mark>`));
+    assert.match(html, new RegExp(`href="/episodes/${llm}"`));
+  });
+
+  test("tasks, tool inputs and policy reasons are searched too", async () => {
+    const fields = async (q: string) =>
+      ((await (await get(`/api/search?q=${encodeURIComponent(q)}`)).json()) as any).hits.map((h: any) =>
+        `${h.episode_id === blocked ? "blocked" : h.episode_id === llm ? "llm" : h.episode_id}:${h.field}`
+      );
+    assert.deepEqual(await fields("BLOCKED RUN"), ["blocked:task"]);
+    assert.deepEqual(
+      new Set(await fields("echo is off")),
+      new Set(["blocked:reason"]),
+      "its advice and the veto's reason",
+    );
+    assert.ok((await fields(`printf '%s' ${NEEDLE}`)).includes("llm:input"));
+    assert.deepEqual(await fields("nothing-like-this-anywhere"), []);
+  });
+
+  test("a hostile query and hostile hits stay inert; a missing or long q is a 400", async () => {
+    const html = await text(`/search?q=${encodeURIComponent(HOSTILE.slice(0, 40))}`);
+    assert.doesNotMatch(html, /<script>window|<img src=x/);
+    assert.match(html, /&lt;script&gt;window\.__xss=1/);
+    assert.match(html, new RegExp(`href="/episodes/${hostile}"`));
+    assert.equal((await get("/api/search")).status, 400);
+    assert.equal((await get(`/api/search?q=${"x".repeat(201)}`)).status, 400);
+    assert.equal((await get("/search")).status, 200, "the page without q is the form");
+  });
+});
