@@ -110,7 +110,7 @@ function stepRow(s: ReportStep, y: number, x: (t: number) => number): SafeHtml {
   }
   return markup`<g data-step="${s.id}" class="st-${status}"><title>${label} · ${s.status} · ${took}</title><a href="#s-${s.index}"><text x="4" y="${
     y + 12
-  }">${label.length > 34 ? `${label.slice(0, 33)}…` : label}</text>${bar}</a>${calls}${marks}</g>`;
+  }">${label.length > 34 ? `${label.slice(0, 33)}…` : label}</text>${bar}${calls}${marks}</a></g>`;
 }
 
 /**

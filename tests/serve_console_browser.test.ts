@@ -1,0 +1,110 @@
+/**
+ * The console of `noema serve` in a real browser (Debian's Chromium through
+ * playwright-core, one browser for the file): the runs table's columns and
+ * its sorting by a header click, with JavaScript off too; an episode's
+ * waterfall, one row per step, a row leading to its step; a search that
+ * finds a string inside a tool output and leads to its run. Screenshots: see
+ * `shot` (NOEMA_SERVE_SCREENSHOTS=docs writes docs/serve-*.png).
+ *
+ * @module
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { tempDir } from "./helpers/tmp.ts";
+import { REPO } from "./helpers/cli.ts";
+import { runJson, type Served, startServe } from "./helpers/serve.ts";
+
+const tmp = tempDir();
+const root = join(tmp.path, ".noema");
+const NEEDLE = "quokka-in-the-output-7";
+let s: Served, browser: Browser, page: Page;
+let printed: string, blocked: string;
+
+before(async () => {
+  runJson(root, ["run", "say hello", "--json"]);
+  const veto = tmp.file(
+    "veto.ts",
+    `export default { name: "NoEcho", version: "1.0", advise() { return { kind: "veto", advice: "echo is off" }; } };\n`,
+  );
+  blocked = String(
+    runJson(root, ["run", "blocked run", "--using", "shell", "--policy", veto, "--json", "--", "echo", "hi"])
+      .episode_id,
+  );
+  printed = String(
+    runJson(root, ["run", "print a word", "--using", "shell", "--json", "--", "sh", "-c", `sleep 0.2; echo ${NEEDLE}`])
+      .episode_id,
+  );
+  s = await startServe(root);
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+  page = await browser.newPage({ viewport: { width: 1366, height: 860 } });
+  page.setDefaultTimeout(60_000); // a bound for hangs only: a busy machine renders slowly
+});
+after(async () => {
+  await browser?.close();
+  await s?.stop();
+  tmp.cleanup();
+});
+
+/** A screenshot into the test's temporary directory; with NOEMA_SERVE_SCREENSHOTS=docs into docs/. */
+async function shot(name: string): Promise<void> {
+  await page.evaluate("window.scrollTo(0, 0)");
+  const dir = process.env.NOEMA_SERVE_SCREENSHOTS === "docs" ? join(REPO, "docs") : tmp.path;
+  await page.screenshot({ path: join(dir, name) });
+}
+
+test("the runs table: its columns, a blocked run apart, sorted by a header click (JavaScript on and off)", async () => {
+  await page.goto(s.url);
+  await page.waitForSelector("table.runs tbody tr[data-href]");
+  const heads = await page.locator("table.runs thead th").allInnerTexts();
+  for (const h of ["Duration", "Adapter", "Host", "Cost"]) assert.ok(heads.includes(h), `${h} in ${heads}`);
+  const row = page.locator(`tr[data-id="${blocked}"]`);
+  assert.equal(await row.locator("td.verdicts").innerText(), "1 veto");
+  assert.equal(await row.locator(".badge", { hasText: "blocked" }).count(), 1);
+  await page.getByRole("link", { name: "Duration" }).click();
+  await page.waitForURL(/sort=duration&dir=desc/);
+  assert.equal(await page.locator("table.runs tbody tr").first().getAttribute("data-id"), printed, "the longest run");
+  const noJs = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const p = await noJs.newPage();
+    await p.goto(s.url);
+    await p.getByRole("link", { name: "Duration" }).click();
+    await p.waitForURL(/sort=duration&dir=desc/);
+    assert.equal(await p.locator("table.runs tbody tr").first().getAttribute("data-id"), printed);
+  } finally {
+    await noJs.close();
+  }
+});
+
+test("an episode's waterfall: one row per step, on one time axis; a row leads to its step", async () => {
+  await page.goto(`${s.url}episodes/${printed}`);
+  const svg = page.locator("svg[data-timeline]");
+  await svg.waitFor();
+  const steps = JSON.parse(readFileSync(join(root, "episodes", printed, "state.json"), "utf8")).plan.steps;
+  assert.equal(await svg.locator("[data-step]").count(), steps.length);
+  const box = await svg.boundingBox();
+  assert.ok(box !== null && box.height > 20 && box.width > 300, JSON.stringify(box));
+  // The act step's bar (the 0.2 s sleep) is wider than the detect step's.
+  const width = (i: number) =>
+    svg.locator("[data-step] rect.span").nth(i).evaluate((r) => r.getBoundingClientRect().width);
+  assert.ok(await width(1) > await width(0), "the act step takes the longest");
+  await shot("serve-timeline.png");
+  await svg.locator(`[data-step="${steps[1].id}"] a`).click();
+  await page.waitForURL(/#s-2$/);
+});
+
+test("a search finds a string inside a tool output and leads to its run", async () => {
+  await page.goto(s.url);
+  await page.getByRole("link", { name: "Search" }).click();
+  await page.locator("#q-search").fill(NEEDLE.toUpperCase());
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/\/search\?q=/);
+  const hit = page.locator(`li.hit[data-field="output"][data-id="${printed}"]`);
+  assert.equal(await hit.locator("mark").innerText(), NEEDLE);
+  await shot("serve-search.png");
+  await hit.locator("a").first().click();
+  await page.waitForURL(new RegExp(`/episodes/${printed}$`));
+});
