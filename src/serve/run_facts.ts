@@ -3,14 +3,14 @@
  * its adapter, the models it called, what they cost, and what the policies
  * and the humans decided (vetoes, approvals, rejections). Read from
  * `summary.json`, the start event (the first line of `events.jsonl`) and
- * `approvals/`; a finished run's facts are kept in memory (its files no
- * longer change), so sorting the runs by a column reads each run once per
- * server.
+ * `approvals/`; a sealed run's facts (terminal, with its manifest: its
+ * files no longer change) are kept in memory, so sorting the runs by a column
+ * reads each run once per server.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
-import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { EpisodeEntry } from "../read/list.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -42,7 +42,7 @@ export interface RunFacts {
   rejected: number;
 }
 
-const cache = new Map<string, { stamp: string; facts: RunFacts }>();
+const cache = new Map<string, RunFacts>();
 /** Finished runs kept (a root of 100,000 runs fits). */
 const KEEP = 250_000;
 
@@ -106,18 +106,6 @@ function summaryFacts(dir: string): Pick<RunFacts, "duration_ms" | "models" | "c
   };
 }
 
-function stampOf(dir: string): string {
-  const one = (p: string) => {
-    try {
-      const s = statSync(p);
-      return `${s.size}:${s.mtimeMs}`;
-    } catch {
-      return "-";
-    }
-  };
-  return `${one(join(dir, "summary.json"))}|${one(join(dir, "approvals"))}`;
-}
-
 function readFacts(e: EpisodeEntry): RunFacts {
   const start = startFacts(e.episode_dir);
   const decided = decisionCounts(e.episode_dir);
@@ -154,13 +142,14 @@ function readFacts(e: EpisodeEntry): RunFacts {
  */
 export function runFacts(e: EpisodeEntry): RunFacts {
   if (!e.episode_dir) return readFacts({ ...e, lifecycle: "non-terminal" });
-  if (e.lifecycle !== "terminal") return readFacts(e);
-  const stamp = stampOf(e.episode_dir);
   const hit = cache.get(e.episode_dir);
-  if (hit && hit.stamp === stamp) return hit.facts;
+  if (hit) return hit;
   const facts = readFacts(e);
-  cache.set(e.episode_dir, { stamp, facts });
-  if (cache.size > KEEP) cache.delete(cache.keys().next().value!);
+  // A sealed run (terminal, with its manifest) no longer changes: its facts are kept.
+  if (e.run_state === "terminal" && existsSync(join(e.episode_dir, "manifest.json"))) {
+    cache.set(e.episode_dir, facts);
+    if (cache.size > KEEP) cache.delete(cache.keys().next().value!);
+  }
   return facts;
 }
 

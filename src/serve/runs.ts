@@ -16,6 +16,7 @@ import { isDuration, parseSince } from "../cli/time_args.ts";
 import { HttpError } from "./paths.ts";
 import { formatMs } from "../cli/format.ts";
 import { formatUsd, type RunFacts, runFacts, verdictSummary } from "./run_facts.ts";
+import { allRuns } from "./runs_index.ts";
 import { SORT_COLUMNS, type SortColumn, sortRuns } from "./runs_sort.ts";
 
 /** The run states the `state` filter takes. */
@@ -146,7 +147,7 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
     return { entries: got.slice(0, q.size), more: got.length > q.size };
   }
   if (q.host !== null && q.host !== hostname()) return { entries: [], more: false };
-  let all = listEpisodes({ ...base, limit: Number.MAX_SAFE_INTEGER }).filter((e) => {
+  let all = allRuns(root, base).filter((e) => {
     if (q.outcome !== null && e.outcome !== q.outcome) return false;
     if (q.adapter === null && q.policy === null) return true;
     const f = runFacts(e);
