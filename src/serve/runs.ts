@@ -7,7 +7,7 @@
  */
 import { hostname } from "node:os";
 import { type EpisodeEntry, listEpisodes, type ListOptions, statusWord } from "../read/list.ts";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { publishingHost } from "../shared_store/host.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
@@ -117,6 +117,35 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
   };
 }
 
+/** The last full list computed over sealed runs only: the same view again (another page, a reload) costs no scan. */
+let memo: { key: string; entries: EpisodeEntry[] } | null = null;
+
+function dirStamp(root: string): string {
+  try {
+    const st = statSync(join(root, "episodes"));
+    return `${st.mtimeMs}:${st.ino}`;
+  } catch {
+    return "-";
+  }
+}
+
+/** Every run of the view, filtered and sorted (a page is a slice of it). */
+function fullList(root: string, q: RunsQuery, base: ListOptions): EpisodeEntry[] {
+  const key = JSON.stringify([root, dirStamp(root), base.since ?? null, { ...q, page: 0, size: 0 }]);
+  if (memo?.key === key) return memo.entries;
+  const got = allRuns(root, base);
+  let all = got.entries.filter((e) => {
+    if (q.outcome !== null && e.outcome !== q.outcome) return false;
+    if (q.adapter === null && q.policy === null) return true;
+    const f = runFacts(e);
+    if (q.adapter !== null && f.adapter !== q.adapter) return false;
+    return q.policy === null || f.policies.includes(q.policy);
+  });
+  if (q.sort !== null) all = sortRuns(all, q.sort, q.dir, hostOf);
+  memo = got.sealed ? { key, entries: all } : null;
+  return all;
+}
+
 /**
  * One page of runs over local files, as `noema list --json` entries, and
  * whether there is a next page. Status and run state, tags, task and since
@@ -147,14 +176,7 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
     return { entries: got.slice(0, q.size), more: got.length > q.size };
   }
   if (q.host !== null && q.host !== hostname()) return { entries: [], more: false };
-  let all = allRuns(root, base).filter((e) => {
-    if (q.outcome !== null && e.outcome !== q.outcome) return false;
-    if (q.adapter === null && q.policy === null) return true;
-    const f = runFacts(e);
-    if (q.adapter !== null && f.adapter !== q.adapter) return false;
-    return q.policy === null || f.policies.includes(q.policy);
-  });
-  if (q.sort !== null) all = sortRuns(all, q.sort, q.dir, hostOf);
+  const all = fullList(root, q, base);
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
 }
 

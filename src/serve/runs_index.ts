@@ -32,21 +32,23 @@ function entryOf(name: string, dir: string): EpisodeEntry {
 
 /**
  * Every run of `root` that passes the filters of `f` (status, since, tags,
- * task), ordered as `noema list` orders them (`f.order`).
+ * task), ordered as `noema list` orders them (`f.order`), and whether every
+ * run of the root is sealed (then the answer changes only when a run is
+ * added or removed: when the episodes directory changes).
  *
  * @example
  * ```ts
  * import { allRuns } from "./runs_index.ts";
- * allRuns(".noema", { status: ["vetoed"] }).length;
+ * allRuns(".noema", { status: ["vetoed"] }).entries.length;
  * ```
  */
-export function allRuns(root: string, f: ListOptions): EpisodeEntry[] {
+export function allRuns(root: string, f: ListOptions): { entries: EpisodeEntry[]; sealed: boolean } {
   const parent = episodesDir(root);
   let dirents;
   try {
     dirents = readdirSync(parent, { withFileTypes: true });
   } catch {
-    return [];
+    return { entries: [], sealed: false };
   }
   const keyed: { name: string; t: number }[] = [];
   for (const d of dirents) {
@@ -57,9 +59,12 @@ export function allRuns(root: string, f: ListOptions): EpisodeEntry[] {
   keyed.sort((a, b) => b.t - a.t || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   if (f.order === "oldest") keyed.reverse();
   const out: EpisodeEntry[] = [];
+  let allSealed = true;
   for (const k of keyed) {
-    const e = entryOf(k.name, join(parent, k.name));
+    const dir = join(parent, k.name);
+    const e = entryOf(k.name, dir);
+    allSealed &&= sealed.get(dir) === e;
     if (matchesFilters(e, f, k.t)) out.push(e);
   }
-  return out;
+  return { entries: out, sealed: allSealed };
 }
