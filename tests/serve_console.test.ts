@@ -18,16 +18,18 @@ import process from "node:process";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
-import { HOSTILE, hostileRun, pausedRun, runJson, type Served, startServe } from "./helpers/serve.ts";
+import { GATE, HOSTILE, hostileRun, pausedRun, runJson, type Served, startServe } from "./helpers/serve.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { formatMs } from "../src/cli/format.ts";
 import { formatUsd } from "../src/report/metric_format.ts";
+import { listRuns, parseRunsQuery } from "../src/serve/runs.ts";
 
 const tmp = tempDir();
 const root = join(tmp.path, ".noema");
 const NEEDLE = "zebra-needle-42";
 let s: Served;
 let plain: string, blocked: string, failed: string, approved: string, llm: string, hostile: string;
+let queued: string, decideMe: string;
 
 /** An llm run against a scripted model named like a priced Claude model: one shell call, then an answer. */
 async function llmRun(): Promise<string> {
@@ -89,6 +91,15 @@ before(async () => {
   assert.equal(r.code, 0, r.stderr);
   llm = await llmRun();
   hostile = hostileRun(root, join(tmp.path, "policies"));
+  queued = pausedRun(root, "wait in the queue");
+  const ws = join(tmp.path, "deploy-ws");
+  mkdirSync(ws, { recursive: true });
+  decideMe = String(
+    runJson(root, [
+      ...["run", "deploy from a workspace", "--using", "shell", "--policy", GATE, "--workspace", ws, "--json"],
+      ...["--", "sh", "-c", "echo deploy prod"],
+    ]).episode_id,
+  );
   s = await startServe(root);
 });
 after(async () => {
@@ -120,7 +131,7 @@ describe("runs table", () => {
       assert.match(html, new RegExp(`<th[^>]*>(<a [^>]*>)?${h.replace(/[()]/g, "\\$&")}(</a>)?</th>`), h);
     }
     const byId = new Map(rows(html).map((r) => [r.id, r]));
-    assert.equal(byId.size, 6);
+    assert.equal(byId.size, 8);
     for (const id of [plain, blocked, failed, approved, llm]) {
       assert.equal(byId.get(id)!.cells.Duration, formatMs(Math.round(summary(id).duration_sec * 1000)), id);
     }
@@ -153,9 +164,9 @@ describe("runs table", () => {
     const byCost = ids(await text("/?sort=cost&dir=desc"));
     assert.equal(byCost[0], llm, "the only run with a cost comes first");
     const durations = (list: string[]) => list.map((id) => summary(id).duration_sec as number);
-    const asc = durations(ids(await text("/?sort=duration&dir=asc")));
+    const asc = durations(ids(await text("/?sort=duration&dir=asc&state=terminal")));
     assert.deepEqual(asc, [...asc].sort((a, b) => a - b));
-    const desc = durations(ids(await text("/?sort=duration&dir=desc")));
+    const desc = durations(ids(await text("/?sort=duration&dir=desc&state=terminal")));
     assert.deepEqual(desc, [...desc].sort((a, b) => b - a));
     assert.deepEqual(ids(await text("/?sort=adapter&dir=asc")).slice(0, 1), [llm], "llm < minimal < shell");
     const html = await text("/?sort=duration&dir=desc&task=run");
@@ -227,7 +238,7 @@ describe("search", () => {
     assert.equal(outputs[0].episode_id, llm);
     assert.equal(outputs[0].match, `${NEEDLE}-out`);
     assert.equal(outputs[0].source, "shell");
-    assert.equal(api.scanned, 6);
+    assert.equal(api.scanned, 8);
     const html = await text(`/search?q=${NEEDLE}-out`);
     assert.match(html, new RegExp(`<mark>${NEEDLE}-out</mark>`));
     assert.match(html, new RegExp(`href="/episodes/${llm}"`));
@@ -256,5 +267,58 @@ describe("search", () => {
     assert.equal((await get("/api/search")).status, 400);
     assert.equal((await get(`/api/search?q=${"x".repeat(201)}`)).status, 400);
     assert.equal((await get("/search")).status, 200, "the page without q is the form");
+  });
+});
+
+describe("approvals queue", () => {
+  test("each waiting call shows how long it has waited, its host and workspace; a decided call leaves the queue at once", async () => {
+    const html = await text("/approvals");
+    const card = (id: string, h: string) => {
+      const at = h.indexOf(`<div class="approval" data-id="${id}">`);
+      assert.ok(at >= 0, id);
+      return h.slice(at, h.indexOf('<div class="approval"', at + 10) >>> 0);
+    };
+    const queue = html.slice(html.indexOf('<div id="queue">'));
+    assert.match(card(queued, queue), /<dd class="waited">\d[\d.]*m?s <span class="muted">since <time datetime="20/);
+    assert.match(card(queued, queue), /<dd class="workspace">-<\/dd>/);
+    assert.match(
+      card(decideMe, queue),
+      new RegExp(`<dd class="workspace"><code>${join(tmp.path, "deploy-ws")}</code>`),
+    );
+    assert.doesNotMatch(card(queued, queue), /<dt>host<\/dt><dd>-</);
+    assert.match(html, /Waiting for a decision \(2\)/);
+    const r = await fetch(new URL(`/approvals/${decideMe}/decide`, s.url), {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(s.url).origin },
+      body: `decision=approved&note=go&checkpoint=${
+        JSON.parse(JSON.stringify(
+          (await (await get("/api/approvals")).json() as any).find((w: any) => w.episode_id === decideMe).checkpoint_id,
+        ))
+      }`,
+      redirect: "manual",
+    });
+    assert.equal(r.status, 303);
+    const after = await text("/approvals");
+    assert.match(after, /Waiting for a decision \(1\)/);
+    const queueAfter = after.slice(after.indexOf('<div id="queue">'), after.indexOf('<div id="decided">'));
+    assert.doesNotMatch(queueAfter, new RegExp(decideMe), "it left the queue");
+    assert.match(after.slice(after.indexOf('<div id="decided">')), new RegExp(`data-id="${decideMe}"`));
+    const episode = await text(`/episodes/${decideMe}`);
+    assert.doesNotMatch(episode, /action="\/approvals\/[^"]+\/decide"/, "no decision form once decided");
+    assert.match(episode, /<p class="decided">/);
+  });
+});
+
+describe("a sorted view over sealed runs only", () => {
+  test("is remembered, and a run added since is in it the next time", () => {
+    const own = join(tmp.path, "sealed", ".noema");
+    runJson(own, ["run", "first", "--json"]);
+    runJson(own, ["run", "second", "--json"]);
+    const q = parseRunsQuery(new URLSearchParams("sort=task&dir=asc"));
+    const tasks = () => listRuns(own, q).entries.map((e) => e.task);
+    assert.deepEqual(tasks(), ["first", "second"]);
+    assert.deepEqual(tasks(), ["first", "second"], "again, from memory");
+    runJson(own, ["run", "another", "--json"]);
+    assert.deepEqual(tasks(), ["another", "first", "second"]);
   });
 });

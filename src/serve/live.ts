@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { readNewLines } from "../shared_store/line_tail.ts";
 import { openRegularFile } from "../store/regular_file.ts";
 import { markup } from "../report/escape.ts";
-import { approvalPanel, type Waiting } from "./approvals.ts";
+import type { Waiting } from "./approvals.ts";
+import { approvalsQueue } from "./approvals_queue.ts";
 import { eventRow } from "./events.ts";
 import { listRuns, runRows, type RunsQuery } from "./runs.ts";
 import type { EpisodeEntry } from "../read/list.ts";
@@ -168,9 +169,7 @@ export function approvalsTicker(
     const waiting = await list();
     const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
     if (lastKey !== null && key !== lastKey) {
-      const html = waiting.length
-        ? markup`${waiting.map((w) => approvalPanel(w))}`.value
-        : markup`<p class="muted">Nothing waits for a decision.</p>`.value;
+      const html = approvalsQueue(waiting).value;
       send({ op: "html", target: "approvals", html });
     }
     lastKey = key;

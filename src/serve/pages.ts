@@ -7,7 +7,8 @@
  */
 import type { EpisodeEntry } from "../read/list.ts";
 import { markup, raw, type SafeHtml } from "../report/escape.ts";
-import { approvalPanel, type Waiting } from "./approvals.ts";
+import type { Waiting } from "./approvals.ts";
+import { approvalsQueue } from "./approvals_queue.ts";
 import { EVENTS_PAGE, eventsPage } from "./events.ts";
 import { page } from "./layout.ts";
 import { runRows, runsHeader, type RunsQuery } from "./runs.ts";
@@ -89,11 +90,8 @@ ${filterForm(q)}
  * ```
  */
 export function approvalsPage(waiting: readonly Waiting[], notice: string | null = null): string {
-  const list = waiting.length
-    ? waiting.map((w) => approvalPanel(w))
-    : markup`<p class="muted">Nothing waits for a decision.</p>`;
   const body = markup`<h1>Approvals</h1>${notice ? markup`<p class="panel notice">${notice}</p>` : ""}
-<div id="approvals">${list}</div>`;
+<div id="approvals">${approvalsQueue(waiting)}</div>`;
   return page({ title: "Approvals", current: "approvals", body, live: "/api/live/approvals", approvals: true });
 }
 

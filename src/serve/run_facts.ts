@@ -46,8 +46,16 @@ const cache = new Map<string, RunFacts>();
 /** Finished runs kept (a root of 100,000 runs fits). */
 const KEEP = 250_000;
 
-/** The adapter and policies of a run, from its start event (the first line of events.jsonl). */
-function startFacts(dir: string): { adapter: string | null; policies: string[] } {
+/**
+ * The adapter, policies and workspace of a run, from its start event (the first line of events.jsonl).
+ *
+ * @example
+ * ```ts
+ * import { startFacts } from "./run_facts.ts";
+ * startFacts(".noema/episodes/ep_1").adapter; // "shell"
+ * ```
+ */
+export function startFacts(dir: string): { adapter: string | null; policies: string[]; workspace: string | null } {
   try {
     const fd = openSync(join(dir, "events.jsonl"), "r");
     const buf = Buffer.alloc(64 * 1024);
@@ -62,9 +70,10 @@ function startFacts(dir: string): { adapter: string | null; policies: string[] }
     return {
       adapter: typeof p.using === "string" ? p.using : null,
       policies: Array.isArray(p.policies) ? p.policies.map(String) : [],
+      workspace: typeof p.workspace === "string" ? p.workspace : null,
     };
   } catch {
-    return { adapter: null, policies: [] };
+    return { adapter: null, policies: [], workspace: null };
   }
 }
 
