@@ -322,3 +322,28 @@ describe("a sorted view over sealed runs only", () => {
     assert.deepEqual(tasks(), ["another", "first", "second"]);
   });
 });
+
+describe("fleet", () => {
+  test("per host and per adapter counts, and the cost per day as a server-rendered SVG chart", async () => {
+    const html = await text("/fleet");
+    const cells = (table: string, key: string) => {
+      const t = html.slice(html.indexOf(`<table class="fleet" id="${table}">`));
+      const row = t.slice(t.indexOf(`<tr data-key="${key}">`), t.indexOf("</tr>", t.indexOf(`<tr data-key="${key}">`)));
+      assert.ok(row.length > 0, `${table} ${key}`);
+      return [...row.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((m) => m[1]);
+    };
+    // runs, ok, blocked, failed, going, cost
+    assert.deepEqual(cells("by-adapter", "shell").slice(0, 5), ["6", "2", "1", "1", "2"]);
+    assert.deepEqual(cells("by-adapter", "minimal").slice(0, 5), ["1", "1", "0", "0", "0"]);
+    assert.deepEqual(cells("by-adapter", "llm"), ["1", "1", "0", "0", "0", formatUsd(summary(llm).metrics.cost.usd)]);
+    const hosts = [...html.matchAll(/<table class="fleet" id="by-host">.*?<\/table>/gs)][0][0];
+    assert.equal((hosts.match(/<tr data-key=/g) ?? []).length, 1, "one machine ran them all");
+    assert.match(hosts, /<td class="num runs">8<\/td>/);
+    const svg = html.slice(html.indexOf('<svg data-chart="cost"'), html.indexOf("</svg>", html.indexOf("data-chart")));
+    assert.equal((svg.match(/<rect class="bar"/g) ?? []).length, 30);
+    const day = String(summary(llm).started_at).slice(0, 10);
+    const usd = Number(svg.match(new RegExp(`data-day="${day}" data-usd="([^"]+)"`))![1]);
+    assert.ok(Math.abs(usd - summary(llm).metrics.cost.usd) < 1e-9, `${usd}`);
+    assert.doesNotMatch(html, /<script>window/, "hostile text stays inert here too");
+  });
+});

@@ -4,7 +4,8 @@
  * its sorting by a header click, with JavaScript off too; an episode's
  * waterfall, one row per step, a row leading to its step; a search that
  * finds a string inside a tool output and leads to its run. Screenshots: see
- * `shot` (NOEMA_SERVE_SCREENSHOTS=docs writes docs/serve-*.png).
+ * `shot` (NOEMA_SERVE_SCREENSHOTS=docs writes docs/serve-*.png); the fleet
+ * page is shot on the way.
  *
  * @module
  */
@@ -77,6 +78,10 @@ test("the runs table: its columns, a blocked run apart, sorted by a header click
   } finally {
     await noJs.close();
   }
+  await page.getByRole("link", { name: "Fleet" }).click();
+  assert.equal(await page.locator("svg[data-chart=cost] rect.bar").count(), 30);
+  assert.equal(await page.locator("#by-adapter tr[data-key=shell] td.runs").innerText(), "2");
+  await shot("serve-fleet.png");
 });
 
 test("an episode's waterfall: one row per step, on one time axis; a row leads to its step", async () => {

@@ -61,6 +61,9 @@ svg.waterfall .turn{fill:#0969da}svg.waterfall g[data-step]:hover text{text-deco
 .mk-approved{fill:var(--good);color:var(--good)}.mk-rejected{fill:var(--bad);color:var(--bad)}
 table.turns td.num,table.turns th{font-variant-numeric:tabular-nums}table.turns td.num{text-align:right}
 table.turns tr.total{font-weight:700}
+table.fleet td.num{text-align:right;font-variant-numeric:tabular-nums}
+svg.chart{display:block;max-width:900px;font:11px system-ui,sans-serif}svg.chart .bar{fill:#0969da}
+svg.chart text.tick{fill:var(--muted)}svg.chart line.tick{stroke:var(--line)}
 .kbd{font-size:12px;color:var(--muted)}kbd{border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:11px}
 `;
 
