@@ -11,12 +11,14 @@
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { tempDir } from "./helpers/tmp.ts";
-import { REPO } from "./helpers/cli.ts";
+import { cliCommand, REPO } from "./helpers/cli.ts";
+import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { runJson, type Served, startServe } from "./helpers/serve.ts";
 
 const tmp = tempDir();
@@ -112,4 +114,69 @@ test("a search finds a string inside a tool output and leads to its run", async 
   await shot("serve-search.png");
   await hit.locator("a").first().click();
   await page.waitForURL(new RegExp(`/episodes/${printed}$`));
+});
+
+/** Resolves once `path` exists (a run's step signalled it got there); the bound only catches a hang. */
+async function appears(path: string, what: string): Promise<void> {
+  const until = Date.now() + 120_000;
+  while (!existsSync(path)) {
+    if (Date.now() > until) throw new Error(`${what}: ${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("a live run's waterfall grows while its page is open, without a reload", async () => {
+  // An llm run whose two tool calls each wait for the test's go-ahead: a step is added only when the test says so.
+  const ws = join(tmp.path, "live-ws");
+  mkdirSync(ws, { recursive: true });
+  const gate = (n: number) => `touch at${n}; while [ ! -e go${n} ]; do sleep 0.05; done; echo step ${n}`;
+  const server = await startOpenAiServer([
+    { tool_calls: [{ id: "c1", name: "shell", arguments: JSON.stringify({ command: gate(1) }) }] },
+    { tool_calls: [{ id: "c2", name: "shell", arguments: JSON.stringify({ command: gate(2) }) }] },
+    { text: "done" },
+  ]);
+  const task = tmp.file(
+    "live.jsonc",
+    JSON.stringify({
+      task: "a run that grows",
+      using: "llm",
+      workspace: ws,
+      adapter: { provider: "openai-compatible", base_url: server.url, model: "scripted", api_key_env: "LIVE_KEY" },
+    }),
+  );
+  const [cmd, ...argv] = cliCommand();
+  const child = spawn(cmd, [...argv, "--root", root, "run", task], {
+    cwd: REPO,
+    env: { ...process.env, LIVE_KEY: "sk-live-0123456789" },
+    stdio: "ignore",
+  });
+  const exited = new Promise((r) => child.on("exit", r));
+  try {
+    await appears(join(ws, "at1"), "the first call");
+    const live = (await (await fetch(`${s.url}api/episodes?state=running`)).json()) as { episode_id: string }[];
+    assert.equal(live.length, 1);
+    await page.goto(`${s.url}episodes/${live[0].episode_id}`);
+    await page.waitForSelector("#live.live-on");
+    await page.evaluate(() => ((globalThis as unknown as { __marker: number }).__marker = 1));
+    const rows = () => page.locator("svg[data-timeline] [data-step]").count();
+    const before = await rows();
+    assert.ok(before >= 1, `${before} rows`);
+    writeFileSync(join(ws, "go1"), "");
+    await appears(join(ws, "at2"), "the second call");
+    await page.waitForFunction(
+      (n: number) =>
+        (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document
+          .querySelectorAll("svg[data-timeline] [data-step]").length > n,
+      before,
+      { timeout: 60_000 },
+    );
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { __marker?: number }).__marker), 1, "no reload");
+    writeFileSync(join(ws, "go2"), "");
+    await exited;
+  } finally {
+    child.kill();
+    writeFileSync(join(ws, "go1"), "");
+    writeFileSync(join(ws, "go2"), "");
+    await server.close();
+  }
 });

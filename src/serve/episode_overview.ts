@@ -9,7 +9,10 @@ import { formatMs } from "../cli/format.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
 import { formatCount, formatUsd } from "../report/metric_format.ts";
 import type { ReportModel, ReportStep } from "../report/model.ts";
-import { type ModelTurns, TURNS_SHOWN, type TurnTokens } from "./model_turns.ts";
+import { type ModelTurns, readModelTurns, TURNS_SHOWN, type TurnTokens } from "./model_turns.ts";
+import { cachedReport } from "./report_cache.ts";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { waterfall } from "./waterfall.ts";
 
 function tokenCells(t: TurnTokens): SafeHtml {
@@ -82,6 +85,33 @@ export function overview(
   const note = paged ? " (the steps of this page, on their own time axis)" : "";
   return markup`<section id="waterfall"><h2>Timeline</h2>
 <p class="muted legend">Each row is a step${note}: its bar runs from its first verdict to its last action's end, tool calls darker inside it; <span class="mk-veto">◆</span> a veto, <span class="mk-fail">◆</span> a policy failure, <span class="mk-approved">◆</span> approved, <span class="mk-rejected">◆</span> rejected. Hover for details; click a row for the step.</p>
-${waterfall(m, steps, turns.turns, paged)}</section>
+<div id="waterfall-live">${waterfall(m, steps, turns.turns, paged)}</div></section>
 ${turnsTable(turns)}`;
+}
+
+/** Steps on an episode page's first page (as `episode.ts` pages them). */
+const STEPS_PER_PAGE = 200;
+
+/** Events files above this size are not redrawn live (each redraw reads the run again). */
+const LIVE_REDRAW_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The waterfall of a live episode's first page of steps, drawn again (see
+ * `episodeTicker`); null for a run too big to read again and again.
+ *
+ * @example
+ * ```ts
+ * import { liveWaterfall } from "./episode_overview.ts";
+ * liveWaterfall("ep_1", ".noema/episodes/ep_1");
+ * ```
+ */
+export function liveWaterfall(id: string, dir: string): string | null {
+  try {
+    if (statSync(join(dir, "events.jsonl")).size > LIVE_REDRAW_BYTES) return null;
+  } catch {
+    return null;
+  }
+  const m = cachedReport(id, dir);
+  return waterfall(m, m.steps.slice(0, STEPS_PER_PAGE), readModelTurns(dir).turns, m.steps.length > STEPS_PER_PAGE)
+    .value;
 }
