@@ -19,7 +19,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { tempDir } from "./helpers/tmp.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
-import { runJson, type Served, startServe } from "./helpers/serve.ts";
+import { pausedRun, runJson, type Served, startServe } from "./helpers/serve.ts";
 
 const tmp = tempDir();
 const root = join(tmp.path, ".noema");
@@ -173,10 +173,30 @@ test("a live run's waterfall grows while its page is open, without a reload", as
     assert.equal(await page.evaluate(() => (globalThis as unknown as { __marker?: number }).__marker), 1, "no reload");
     writeFileSync(join(ws, "go2"), "");
     await exited;
+    // The run ended: the page reloads (as every live page does) before the next test navigates.
+    await page.waitForFunction(() => (globalThis as unknown as { __marker?: number }).__marker === undefined);
+    await page.waitForLoadState("load");
   } finally {
     child.kill();
     writeFileSync(join(ws, "go1"), "");
     writeFileSync(join(ws, "go2"), "");
     await server.close();
   }
+});
+
+test("an approval leaves the queue at once, and its page shows the decision, not the form", async () => {
+  const id = pausedRun(root, "ship it from the browser");
+  await page.goto(`${s.url}approvals`);
+  const card = page.locator(`#queue .approval[data-id="${id}"]`);
+  assert.match(await card.locator(".waited").innerText(), /^\d[\d.]*m?s since /);
+  await shot("serve-approvals-queue.png");
+  await card.locator("textarea").fill("ok to ship");
+  await card.getByLabel("then resume the run on this machine").uncheck();
+  await card.getByRole("button", { name: "Approve" }).click();
+  await page.waitForURL(new RegExp(`/episodes/${id}$`));
+  assert.equal(await page.locator("#approval form[action$='/decide']").count(), 0, "no decision form");
+  assert.match(await page.locator("#approval .decided").innerText(), /approved by .* ok to ship/);
+  await page.goto(`${s.url}approvals`);
+  assert.equal(await page.locator(`#queue .approval[data-id="${id}"]`).count(), 0, "it left the queue");
+  assert.equal(await page.locator(`#decided .approval[data-id="${id}"]`).count(), 1);
 });

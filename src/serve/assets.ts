@@ -31,6 +31,7 @@ table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--pane
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
 table.runs td:nth-child(-n+10){white-space:nowrap}
 table.runs td.num{text-align:right;font-variant-numeric:tabular-nums}
+main:has(table.runs){max-width:none}table.runs{font-size:13px}table.runs th{white-space:nowrap}table.runs td.task{max-width:260px}
 table.runs tr.k-blocked td:first-child{box-shadow:inset 4px 0 var(--veto)}
 table.runs tr.k-failed td:first-child,table.runs tr.k-crashed td:first-child{box-shadow:inset 4px 0 var(--bad)}
 table.runs td.verdicts.has-veto{color:var(--veto)}
