@@ -14,6 +14,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { tempDir } from "./helpers/tmp.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
@@ -345,5 +346,36 @@ describe("fleet", () => {
     const usd = Number(svg.match(new RegExp(`data-day="${day}" data-usd="([^"]+)"`))![1]);
     assert.ok(Math.abs(usd - summary(llm).metrics.cost.usd) < 1e-9, `${usd}`);
     assert.doesNotMatch(html, /<script>window/, "hostile text stays inert here too");
+  });
+});
+
+describe("over a shared store (file:///…)", () => {
+  test("a run held by another machine shows its adapter, duration and vetoes from the catalog", async () => {
+    const a = join(tmp.path, "machine-a"), b = join(tmp.path, "machine-b");
+    const url = pathToFileURL(join(tmp.path, "share")).href;
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const env = { NOEMA_STORE: url, NOEMA_HOST: "host-a" };
+    const veto = join(tmp.path, "veto.ts");
+    const run = cli(
+      ["--root", a, "run", "blocked elsewhere", "--using", "shell", "--policy", veto, "--json", "--", "echo", "hi"],
+      { env, cwd: tmp.path },
+    );
+    const id = JSON.parse(run.stdout.trim().split("\n").at(-1)!).episode_id as string;
+    assert.equal(cli(["--root", a, "sync"], { env, cwd: tmp.path }).code, 0);
+    const st = await startServe(b, { args: ["--store", url], env: { NOEMA_HOST: "host-console" } });
+    try {
+      const html = await (await fetch(st.url)).text();
+      const [row] = rows(html).filter((r) => r.id === id);
+      const local = JSON.parse(readFileSync(join(a, "episodes", id, "summary.json"), "utf8"));
+      assert.equal(row.cells.Host, "host-a");
+      assert.equal(row.cells.Adapter, "shell");
+      assert.equal(row.cells.Duration, formatMs(Math.round(local.duration_sec * 1000)));
+      assert.equal(row.cells.Verdicts, "1 veto");
+      assert.equal(row.cells.Outcome, "blocked");
+      const api = await (await fetch(new URL("/api/episodes", st.url))).json() as any[];
+      assert.deepEqual(Object.keys(api[0]).filter((k) => k.includes("facts")), [], "the API keeps noema list's shape");
+    } finally {
+      await st.stop();
+    }
   });
 });

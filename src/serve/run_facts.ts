@@ -42,7 +42,17 @@ export interface RunFacts {
   rejected: number;
 }
 
+/** What a shared store's catalog row says of a run (for a run not pulled here). */
+export interface CatalogFacts {
+  adapter: string | null;
+  duration_ms: number | null;
+  veto_count: number;
+  policies: string[];
+}
+
 const cache = new Map<string, RunFacts>();
+/** Catalog facts of a store's entries, beside them (the entries stay as `noema list --json` prints them). */
+const fromCatalog = new WeakMap<EpisodeEntry, CatalogFacts>();
 /** Finished runs kept (a root of 100,000 runs fits). */
 const KEEP = 250_000;
 
@@ -150,7 +160,13 @@ function readFacts(e: EpisodeEntry): RunFacts {
  * ```
  */
 export function runFacts(e: EpisodeEntry): RunFacts {
-  if (!e.episode_dir) return readFacts({ ...e, lifecycle: "non-terminal" });
+  if (!e.episode_dir) {
+    const c = fromCatalog.get(e);
+    const none = readFacts({ ...e, lifecycle: "non-terminal" });
+    return c
+      ? { ...none, adapter: c.adapter, policies: c.policies, duration_ms: c.duration_ms, vetoes: c.veto_count }
+      : none;
+  }
   const hit = cache.get(e.episode_dir);
   if (hit) return hit;
   const facts = readFacts(e);
@@ -178,4 +194,34 @@ export function verdictSummary(f: Pick<RunFacts, "vetoes" | "would_vetoes" | "ap
   if (f.rejected) parts.push(`${f.rejected} rejected`);
   if (f.would_vetoes) parts.push(`${f.would_vetoes} would veto`);
   return parts.length ? parts.join(" · ") : "-";
+}
+
+/**
+ * Keeps what a shared store's catalog row says of a run (adapter, duration, vetoes) beside its entry, for the runs
+ * table; returns the entry.
+ *
+ * @example
+ * ```ts
+ * import { withCatalogFacts } from "./run_facts.ts";
+ * // storeRows.map((r) => withCatalogFacts(entryOfRow(r, root), r))
+ * ```
+ */
+export function withCatalogFacts<E extends EpisodeEntry>(
+  e: E,
+  r: {
+    adapter?: string | null;
+    started_at?: string | null;
+    ended_at?: string | null;
+    veto_count?: number;
+    policy_ids?: string[];
+  },
+): E {
+  const from = Date.parse(r.started_at ?? ""), to = Date.parse(r.ended_at ?? "");
+  fromCatalog.set(e, {
+    adapter: r.adapter ?? null,
+    duration_ms: Number.isNaN(from) || Number.isNaN(to) ? null : to - from,
+    veto_count: r.veto_count ?? 0,
+    policies: r.policy_ids ?? [],
+  });
+  return e;
 }

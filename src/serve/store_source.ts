@@ -11,6 +11,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { entryOfRow } from "../cli/commands/list_store.ts";
+import { withCatalogFacts } from "./run_facts.ts";
 import { decideInStore } from "../cli/store_approvals.ts";
 import { pullEpisode } from "../shared_store/pull.ts";
 import { storedPendingCall } from "../shared_store/pending_call.ts";
@@ -76,7 +77,9 @@ export async function storeRuns(src: StoreSource, q: RunsQuery): Promise<{ entri
   if (q.order === "oldest") throw new HttpError(400, "bad_filter", "order=oldest is not offered over a shared store");
   const offset = (q.page - 1) * q.size;
   const rows = await src.store.list(filterOf(q, offset + q.size + 1));
-  const all = rows.filter((r) => q.outcome === null || r.outcome === q.outcome).map((r) => entryOfRow(r, src.root));
+  const all = rows.filter((r) => q.outcome === null || r.outcome === q.outcome).map((r) =>
+    withCatalogFacts(entryOfRow(r, src.root), r)
+  );
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
 }
 
