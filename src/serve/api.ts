@@ -98,9 +98,15 @@ export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
   app.get("/api/live/episodes/:id", (c) => {
     const id = c.req.param("id");
     const dir = episodeDirIn(root, id);
+    const steps = intParam(c, "steps", 1, 10_000_000);
     return eventStream(
       AbortSignal.any([c.req.raw.signal, cfg.closing]),
-      episodeTicker(dir, intParam(c, "offset", 0, 2 ** 52), c.req.query("seen") === "t", () => liveWaterfall(id, dir)),
+      episodeTicker(
+        dir,
+        intParam(c, "offset", 0, 2 ** 52),
+        c.req.query("seen") === "t",
+        () => liveWaterfall(id, dir, Math.max(1, steps)),
+      ),
     );
   });
   if (cfg.readOnly) return;

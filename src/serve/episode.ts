@@ -156,7 +156,7 @@ ${rawFiles(dir, id)}
     title: `${id} · ${m.status}`,
     current: "episode",
     body,
-    live: opts.live ? `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}` : undefined,
+    live: opts.live ? `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}&steps=${at}` : undefined,
     approvals: opts.approvals,
   });
 }

@@ -96,22 +96,23 @@ const STEPS_PER_PAGE = 200;
 const LIVE_REDRAW_BYTES = 32 * 1024 * 1024;
 
 /**
- * The waterfall of a live episode's first page of steps, drawn again (see
+ * The waterfall of a live episode's page of steps (`stepsPage`), drawn again (see
  * `episodeTicker`); null for a run too big to read again and again.
  *
  * @example
  * ```ts
  * import { liveWaterfall } from "./episode_overview.ts";
- * liveWaterfall("ep_1", ".noema/episodes/ep_1");
+ * liveWaterfall("ep_1", ".noema/episodes/ep_1", 1);
  * ```
  */
-export function liveWaterfall(id: string, dir: string): string | null {
+export function liveWaterfall(id: string, dir: string, stepsPage = 1): string | null {
   try {
     if (statSync(join(dir, "events.jsonl")).size > LIVE_REDRAW_BYTES) return null;
   } catch {
     return null;
   }
   const m = cachedReport(id, dir);
-  return waterfall(m, m.steps.slice(0, STEPS_PER_PAGE), readModelTurns(dir).turns, m.steps.length > STEPS_PER_PAGE)
-    .value;
+  const pages = Math.max(1, Math.ceil(m.steps.length / STEPS_PER_PAGE)), at = Math.min(stepsPage, pages);
+  const steps = m.steps.slice((at - 1) * STEPS_PER_PAGE, at * STEPS_PER_PAGE);
+  return waterfall(m, steps, readModelTurns(dir).turns, pages > 1).value;
 }
