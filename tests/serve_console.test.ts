@@ -350,7 +350,7 @@ describe("fleet", () => {
 });
 
 describe("over a shared store (file:///…)", () => {
-  test("a run held by another machine shows its adapter, duration and vetoes from the catalog", async () => {
+  test("a run held by another machine shows its adapter, duration and vetoes from the catalog; its task is searched", async () => {
     const a = join(tmp.path, "machine-a"), b = join(tmp.path, "machine-b");
     const url = pathToFileURL(join(tmp.path, "share")).href;
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
@@ -372,6 +372,12 @@ describe("over a shared store (file:///…)", () => {
       assert.equal(row.cells.Duration, formatMs(Math.round(local.duration_sec * 1000)));
       assert.equal(row.cells.Verdicts, "1 veto");
       assert.equal(row.cells.Outcome, "blocked");
+      const found = await (await fetch(new URL("/api/search?q=BLOCKED%20ELSEWHERE", st.url))).json() as any;
+      assert.deepEqual(
+        found.hits.map((h: any) => [h.episode_id, h.field, h.source, h.match]),
+        [[id, "task", "host-a", "blocked elsewhere"]],
+        "the catalog's tasks are searched fleet-wide",
+      );
       const api = await (await fetch(new URL("/api/episodes", st.url))).json() as any[];
       assert.deepEqual(Object.keys(api[0]).filter((k) => k.includes("facts")), [], "the API keeps noema list's shape");
     } finally {

@@ -83,8 +83,16 @@ function readHead(path: string, max: number): string | null {
   }
 }
 
-/** The hit in `text` around its first match of `lower`, or null. */
-function hitIn(text: string, lower: string): Pick<SearchHit, "before" | "match" | "after"> | null {
+/**
+ * The hit in `text` around its first match of `lower` (the query in lower case), or null.
+ *
+ * @example
+ * ```ts
+ * import { hitIn } from "./search.ts";
+ * hitIn("Deploy the app", "the")?.match; // "the"
+ * ```
+ */
+export function hitIn(text: string, lower: string): Pick<SearchHit, "before" | "match" | "after"> | null {
   const at = text.toLowerCase().indexOf(lower);
   if (at < 0) return null;
   const end = at + lower.length;
