@@ -126,8 +126,9 @@ function summaryFacts(dir: string): Pick<RunFacts, "duration_ms" | "models" | "c
 }
 
 function readFacts(e: EpisodeEntry): RunFacts {
-  const start = startFacts(e.episode_dir);
-  const decided = decisionCounts(e.episode_dir);
+  const here = Boolean(e.episode_dir); // a shared store's row not pulled here has no directory
+  const start = here ? startFacts(e.episode_dir) : { adapter: null, policies: [] };
+  const decided = here ? decisionCounts(e.episode_dir) : { approved: 0, rejected: 0 };
   const facts: RunFacts = {
     duration_ms: e.run_state === "running" ? e.elapsed_ms ?? null : null,
     adapter: start.adapter,
@@ -139,7 +140,7 @@ function readFacts(e: EpisodeEntry): RunFacts {
     would_vetoes: e.would_veto_count ?? 0,
     ...decided,
   };
-  if (e.lifecycle !== "terminal") return facts;
+  if (e.lifecycle !== "terminal" || !here) return facts;
   try {
     const { veto_count, would, ...s } = summaryFacts(e.episode_dir);
     Object.assign(facts, s, { would_vetoes: would });
@@ -162,7 +163,7 @@ function readFacts(e: EpisodeEntry): RunFacts {
 export function runFacts(e: EpisodeEntry): RunFacts {
   if (!e.episode_dir) {
     const c = fromCatalog.get(e);
-    const none = readFacts({ ...e, lifecycle: "non-terminal" });
+    const none = readFacts(e);
     return c
       ? { ...none, adapter: c.adapter, policies: c.policies, duration_ms: c.duration_ms, vetoes: c.veto_count }
       : none;
