@@ -7,6 +7,8 @@
  */
 import { formatMs } from "../cli/format.ts";
 
+export { formatMs };
+
 /**
  * Dollars as people read them: `$0.0123`, `$1.24`, or `-` when unknown.
  *

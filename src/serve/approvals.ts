@@ -23,7 +23,7 @@ import { localPending } from "../cli/store_approvals.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { HttpError } from "./paths.ts";
 import { startFacts } from "./run_facts.ts";
-import { formatMs } from "../cli/format.ts";
+import { formatMs } from "../report/metric_format.ts";
 import { claimEpisode } from "../shared_store/claim.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";

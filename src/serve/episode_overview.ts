@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { formatMs } from "../cli/format.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
-import { formatCount, formatUsd } from "../report/metric_format.ts";
+import { formatCount, formatMs, formatUsd } from "../report/metric_format.ts";
 import type { ReportModel, ReportStep } from "../report/model.ts";
 import { type ModelTurns, readModelTurns, TURNS_SHOWN, type TurnTokens } from "./model_turns.ts";
 import { cachedReport } from "./report_cache.ts";

@@ -14,7 +14,7 @@ import { markup, type SafeHtml } from "../report/escape.ts";
 import { badge } from "../report/parts.ts";
 import { isDuration, parseSince } from "../cli/time_args.ts";
 import { HttpError } from "./paths.ts";
-import { formatMs } from "../cli/format.ts";
+import { formatMs } from "../report/metric_format.ts";
 import { formatUsd, type RunFacts, runFacts, verdictSummary } from "./run_facts.ts";
 import { allRuns } from "./runs_index.ts";
 import { SORT_COLUMNS, type SortColumn, sortRuns } from "./runs_sort.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { formatMs } from "../cli/format.ts";
+import { formatMs } from "../report/metric_format.ts";
 import { classFor, markup, type SafeHtml } from "../report/escape.ts";
 import type { ReportModel, ReportStep } from "../report/model.ts";
 import type { ModelTurnRow } from "./model_turns.ts";
