@@ -103,10 +103,12 @@ test("an episode's waterfall: one row per step, on one time axis; a row leads to
   await page.waitForURL(/#s-2$/);
 });
 
-test("a search finds a string inside a tool output and leads to its run", async () => {
-  await page.goto(s.url);
-  await page.getByRole("link", { name: "Search" }).click();
-  await page.locator("#q-search").fill(NEEDLE.toUpperCase());
+test("a search (opened with /) finds a string inside a tool output and leads to its run", async () => {
+  await page.goto(`${s.url}episodes/${blocked}`);
+  await page.keyboard.press("/"); // off the runs page, "/" opens the search
+  await page.waitForURL(/\/search$/);
+  await page.locator("#q-search:focus").waitFor();
+  await page.keyboard.type(NEEDLE.toUpperCase());
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/search\?q=/);
   const hit = page.locator(`li.hit[data-field="output"][data-id="${printed}"]`);

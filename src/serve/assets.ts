@@ -73,7 +73,7 @@ svg.chart text.tick{fill:var(--muted)}svg.chart line.tick{stroke:var(--line)}
  * server-sent events of the URL in `<body data-live>` (messages
  * `{op: "html" | "append" | "reload", target, html}` whose markup the server
  * escaped), shows whether it is connected, and gives the runs table
- * `j`/`k`/Enter and `/` for the task filter.
+ * `j`/`k`/Enter and `/` for the task filter (elsewhere: the search box, or the search page).
  */
 export const APP_JS: string = `"use strict";
 (function () {
@@ -111,7 +111,12 @@ export const APP_JS: string = `"use strict";
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "j") { select(at + 1); e.preventDefault(); }
     else if (e.key === "k") { select(at - 1); e.preventDefault(); }
-    else if (e.key === "/") { var q = document.getElementById("q-task"); if (q) { q.focus(); e.preventDefault(); } }
+    else if (e.key === "/") {
+      // The runs' task filter, the search box, or (elsewhere) the search page.
+      var q = document.getElementById("q-task") || document.getElementById("q-search");
+      if (q) q.focus(); else location.href = "/search";
+      e.preventDefault();
+    }
   });
 })();
 `;
