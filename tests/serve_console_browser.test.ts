@@ -127,7 +127,7 @@ async function appears(path: string, what: string): Promise<void> {
   }
 }
 
-test("a live run's waterfall grows while its page is open, without a reload", async () => {
+test("a live run's waterfall grows while its page is open, without a reload; then its model turns are listed", async () => {
   // An llm run whose two tool calls each wait for the test's go-ahead: a step is added only when the test says so.
   const ws = join(tmp.path, "live-ws");
   mkdirSync(ws, { recursive: true });
@@ -178,6 +178,10 @@ test("a live run's waterfall grows while its page is open, without a reload", as
     // The run ended: the page reloads (as every live page does) before the next test navigates.
     await page.waitForFunction(() => (globalThis as unknown as { __marker?: number }).__marker === undefined);
     await page.waitForLoadState("load");
+    // The finished page: its three model turns in the table, the unknown model unpriced, never guessed.
+    await page.locator("#model-turns").waitFor();
+    assert.equal(await page.locator("#model-turns tr[data-turn]").count(), 3);
+    assert.equal(await page.locator("#model-turns tr.total td").last().innerText(), "no price");
   } finally {
     child.kill();
     writeFileSync(join(ws, "go1"), "");
