@@ -350,7 +350,7 @@ describe("fleet", () => {
 });
 
 describe("over a shared store (file:///…)", () => {
-  test("a run held by another machine shows its adapter, duration and vetoes from the catalog; its task is searched", async () => {
+  test("a run held by another machine shows its adapter, duration and vetoes from the catalog; its task is searched; the fleet counts it", async () => {
     const a = join(tmp.path, "machine-a"), b = join(tmp.path, "machine-b");
     const url = pathToFileURL(join(tmp.path, "share")).href;
     assert.equal(cli(["store", "init", "--store", url]).code, 0);
@@ -372,6 +372,17 @@ describe("over a shared store (file:///…)", () => {
       assert.equal(row.cells.Duration, formatMs(Math.round(local.duration_sec * 1000)));
       assert.equal(row.cells.Verdicts, "1 veto");
       assert.equal(row.cells.Outcome, "blocked");
+      const fleet = await (await fetch(new URL("/fleet", st.url))).text();
+      assert.match(fleet, /The newest 1 runs of the shared store\./);
+      assert.match(
+        fleet,
+        /<tr data-key="host-a"><th>host-a<\/th><td class="num runs">1<\/td>/,
+        "counted per host, fleet-wide",
+      );
+      assert.match(
+        fleet,
+        /<tr data-key="shell"><th>shell<\/th><td class="num runs">1<\/td><td class="num">0<\/td><td class="num t-veto">1<\/td>/,
+      );
       const found = await (await fetch(new URL("/api/search?q=BLOCKED%20ELSEWHERE", st.url))).json() as any;
       assert.deepEqual(
         found.hits.map((h: any) => [h.episode_id, h.field, h.source, h.match]),

@@ -23,8 +23,7 @@ import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from ".
 import { episodeDirIn, HttpError, rawFilePath, readRegularFile } from "./paths.ts";
 import { parseRunsQuery } from "./runs.ts";
 import { searchRoutes } from "./search_page.ts";
-import { fleetPage, fleetStats } from "./fleet.ts";
-import { allRuns } from "./runs_index.ts";
+import { fleetView } from "./fleet.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -144,7 +143,7 @@ function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
       "content-disposition": "inline",
     });
   });
-  app.get("/fleet", (c) => c.html(fleetPage(fleetStats(allRuns(cfg.root, {}).entries, Date.now()), approvals)));
+  app.get("/fleet", async (c) => c.html(await fleetView(cfg)));
   app.get("/compare", (c) => {
     const a = c.req.query("a") ?? "", b = c.req.query("b") ?? "";
     return c.redirect(`/compare/${encodeURIComponent(a.trim())}/${encodeURIComponent(b.trim())}`, 303);

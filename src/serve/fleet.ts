@@ -1,5 +1,6 @@
 /**
- * The fleet at a glance (`/fleet`): the runs of the root counted per host and
+ * The fleet at a glance (`/fleet`): the runs of the root (or of a shared
+ * store's catalog, fleet-wide) counted per host and
  * per adapter (how many, how many ok, blocked by a policy, failed or crashed,
  * still going, and what they cost), and the cost per day over the last 30
  * days as a small server-rendered SVG bar chart (no script, no CDN).
@@ -12,6 +13,9 @@ import { formatCount, formatUsd } from "../report/metric_format.ts";
 import { page } from "./layout.ts";
 import { runFacts } from "./run_facts.ts";
 import { hostOf, runKind } from "./runs.ts";
+import type { ServeConfig } from "./config.ts";
+import { allRuns } from "./runs_index.ts";
+import { storeFleet } from "./store_source.ts";
 
 /** Runs counted by what happened to them, and their cost. */
 export interface FleetCounts {
@@ -31,6 +35,34 @@ export interface FleetStats {
   by_adapter: [string, FleetCounts][];
   /** The last 30 days (UTC), oldest first: the day, its runs and their cost. */
   days: { day: string; runs: number; usd: number }[];
+}
+
+/** Where the fleet's runs came from. */
+export interface FleetSource {
+  /** From a shared store's catalog (else the local root). */
+  store: boolean;
+  /** The catalog has more runs than were counted. */
+  more: boolean;
+}
+
+/** Runs of a shared store's catalog counted, newest first. */
+export const FLEET_STORE_RUNS = 10_000;
+
+/**
+ * The fleet page of the server's runs: the root's, or (with a shared store) the newest
+ * {@link FLEET_STORE_RUNS} of its catalog, fleet-wide.
+ *
+ * @example
+ * ```ts
+ * import { fleetView } from "./fleet.ts";
+ * // c.html(await fleetView(config))
+ * ```
+ */
+export async function fleetView(cfg: ServeConfig): Promise<string> {
+  const approvals = !cfg.readOnly;
+  if (!cfg.store) return fleetPage(fleetStats(allRuns(cfg.root, {}).entries, Date.now()), approvals);
+  const got = await storeFleet(cfg.store, FLEET_STORE_RUNS);
+  return fleetPage(fleetStats(got.entries, Date.now()), approvals, { store: true, more: got.more });
 }
 
 /** Days in the cost chart. */
@@ -137,14 +169,21 @@ export function costChart(days: FleetStats["days"]): SafeHtml {
  * fleetPage(fleetStats([], Date.now()), true);
  * ```
  */
-export function fleetPage(s: FleetStats, approvals: boolean): string {
+export function fleetPage(
+  s: FleetStats,
+  approvals: boolean,
+  from: FleetSource = { store: false, more: false },
+): string {
+  const what = from.store
+    ? `The newest ${formatCount(s.total)} runs of the shared store${from.more ? " (it holds more)" : ""}.`
+    : `${formatCount(s.total)} runs in this root.`;
   const body = markup`<h1>Fleet</h1>
-<p class="muted">${
-    formatCount(s.total)
-  } runs in this root. Blocked: a policy vetoed the run; failed: it ended in an error or crashed; going: running, waiting or paused.</p>
+<p class="muted">${what} Blocked: a policy vetoed the run; failed: it ended in an error or crashed; going: running, waiting or paused.</p>
 <h2>Per host</h2>${countsTable("by-host", "host", s.by_host)}
 <h2>Per adapter</h2>${countsTable("by-adapter", "adapter", s.by_adapter)}
 <h2>Cost per day (UTC, last ${CHART_DAYS} days)</h2>${costChart(s.days)}
-<p class="muted">Estimated from each run's summary.json (runs without a price count $0).</p>`;
+<p class="muted">Estimated from each run's summary.json (runs without a price count $0${
+    from.store ? "; over a shared store, only the runs this machine holds or has pulled have a cost" : ""
+  }).</p>`;
   return page({ title: "Fleet", current: "fleet", body, approvals });
 }

@@ -65,6 +65,22 @@ function filterOf(q: RunsQuery, limit: number): CatalogFilter {
 }
 
 /**
+ * The newest `limit` runs of the store's catalog, fleet-wide, as entries with their catalog facts (the fleet view),
+ * and whether there are more.
+ *
+ * @example
+ * ```ts
+ * import { storeFleet } from "./store_source.ts";
+ * // (await storeFleet(source, 10_000)).entries.length
+ * ```
+ */
+export async function storeFleet(src: StoreSource, limit: number): Promise<{ entries: EpisodeEntry[]; more: boolean }> {
+  const rows = await src.store.list({ limit: limit + 1 });
+  const entries = rows.slice(0, limit).map((r) => withCatalogFacts(entryOfRow(r, src.root), r));
+  return { entries, more: rows.length > limit };
+}
+
+/**
  * One page of the store's catalog as `noema list --store --json` entries (newest first).
  *
  * @example
