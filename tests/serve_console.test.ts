@@ -361,6 +361,25 @@ describe("over a shared store (file:///…)", () => {
       { env, cwd: tmp.path },
     );
     const id = JSON.parse(run.stdout.trim().split("\n").at(-1)!).episode_id as string;
+    const paused = cli(
+      [
+        "--root",
+        a,
+        "run",
+        "ship from a",
+        "--using",
+        "shell",
+        "--policy",
+        GATE,
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo deploy prod",
+      ],
+      { env, cwd: tmp.path },
+    );
+    const waitingId = JSON.parse(paused.stdout.trim().split("\n").at(-1)!).episode_id as string;
     assert.equal(cli(["--root", a, "sync"], { env, cwd: tmp.path }).code, 0);
     const st = await startServe(b, { args: ["--store", url], env: { NOEMA_HOST: "host-console" } });
     try {
@@ -372,16 +391,24 @@ describe("over a shared store (file:///…)", () => {
       assert.equal(row.cells.Duration, formatMs(Math.round(local.duration_sec * 1000)));
       assert.equal(row.cells.Verdicts, "1 veto");
       assert.equal(row.cells.Outcome, "blocked");
+      const queue = await (await fetch(new URL("/approvals", st.url))).text();
+      const card = queue.slice(queue.indexOf(`<div class="approval" data-id="${waitingId}">`));
+      assert.match(
+        card,
+        /<dd class="waited">\d[\d.]*m?s <span class="muted">since/,
+        "the wait, from the stored checkpoint",
+      );
+      assert.match(card, /<dt>host<\/dt><dd>host-a<\/dd>/);
       const fleet = await (await fetch(new URL("/fleet", st.url))).text();
-      assert.match(fleet, /The newest 1 runs of the shared store\./);
+      assert.match(fleet, /The newest 2 runs of the shared store\./);
       assert.match(
         fleet,
-        /<tr data-key="host-a"><th>host-a<\/th><td class="num runs">1<\/td>/,
+        /<tr data-key="host-a"><th>host-a<\/th><td class="num runs">2<\/td>/,
         "counted per host, fleet-wide",
       );
       assert.match(
         fleet,
-        /<tr data-key="shell"><th>shell<\/th><td class="num runs">1<\/td><td class="num">0<\/td><td class="num t-veto">1<\/td>/,
+        /<tr data-key="shell"><th>shell<\/th><td class="num runs">2<\/td><td class="num">0<\/td><td class="num t-veto">1<\/td><td class="num t-bad">0<\/td><td class="num">1<\/td>/,
       );
       const found = await (await fetch(new URL("/api/search?q=BLOCKED%20ELSEWHERE", st.url))).json() as any;
       assert.deepEqual(

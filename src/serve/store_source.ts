@@ -155,6 +155,7 @@ export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
       reason: p.reason,
       action: p.action,
       host: r.host,
+      waiting_since: p.created_at || null,
       held_here: heldHere(src.root, r.episode_id),
       decided: decidedOf(await src.store.decision(r.episode_id, p.checkpoint_id)),
     };
