@@ -56,6 +56,9 @@ const fromCatalog = new WeakMap<EpisodeEntry, CatalogFacts>();
 /** Finished runs kept (a root of 100,000 runs fits). */
 const KEEP = 250_000;
 
+/** The buffer start events are read into (one for the process: the reads are synchronous). */
+const HEAD = Buffer.allocUnsafe(64 * 1024);
+
 /**
  * The adapter, policies and workspace of a run, from its start event (the first line of events.jsonl).
  *
@@ -68,7 +71,7 @@ const KEEP = 250_000;
 export function startFacts(dir: string): { adapter: string | null; policies: string[]; workspace: string | null } {
   try {
     const fd = openSync(join(dir, "events.jsonl"), "r");
-    const buf = Buffer.alloc(64 * 1024);
+    const buf = HEAD;
     let n = 0;
     try {
       n = readSync(fd, buf, 0, buf.length, 0);
