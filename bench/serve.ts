@@ -9,7 +9,14 @@
  *   a file. Goal: ≤ 1 s;
  * - a live event: a line appended to a run's events.jsonl until it shows on
  *   the open episode page, against a plain request from that page to the
- *   server. Goal: ≤ 500 ms.
+ *   server. Goal: ≤ 500 ms;
+ * - the runs page sorted by cost over 100,000 finished runs (a root of its
+ *   own: summary.json with a cost, manifest.json), first (every run read) and
+ *   again (sealed runs' entries and facts kept), against the first page
+ *   unsorted. Goal (again): ≤ 300 ms;
+ * - a search (`/api/search`) over the same root: a bounded scan of the
+ *   newest 5,000 runs' events. No goal of its own (the issue's 200 ms is for
+ *   a search in the shared store, not built).
  *
  *     bun bench/serve.ts [--episodes 100000] [--steps 10000] [--runs 5]
  *
@@ -27,6 +34,62 @@ import { newEpisodeId } from "../src/store/ids.ts";
 import { type BenchReport, BUN, fixed, flag, type Measure, median, REPO_ROOT, runStandalone, workDir } from "./lib.ts";
 import { generate } from "./list.ts";
 import { episode } from "./report.ts";
+import { existsSync, readFileSync, renameSync } from "node:fs";
+
+/** A root of `n` sealed runs (summary with a duration and a cost, manifest), made once and kept. */
+function finishedRoot(n: number): string {
+  const root = join(workDir("."), `finished-${n}`);
+  const want = JSON.stringify({ n, version: 1 });
+  if (existsSync(join(root, "complete.json")) && readFileSync(join(root, "complete.json"), "utf8") === want) {
+    return root;
+  }
+  rmSync(root, { recursive: true, force: true });
+  const building = `${root}.building`;
+  rmSync(building, { recursive: true, force: true });
+  process.stderr.write(`serve: generating ${n.toLocaleString("en")} finished runs…\n`);
+  const t0 = Date.parse("2026-01-01T00:00:00.000Z");
+  for (let i = 0; i < n; i++) {
+    const at = t0 + i * 1000, id = newEpisodeId(at), dir = join(building, "episodes", id);
+    mkdirSync(dir, { recursive: true });
+    const ts = new Date(at).toISOString(), task = `finished task ${i}`;
+    const ev = (phase: string, payload: unknown) =>
+      JSON.stringify({ id: `ev_${phase}`, timestamp: ts, episode_id: id, phase, payload, evidence_ids: [] });
+    writeFileSync(
+      join(dir, "events.jsonl"),
+      `${ev("start", { task, using: i % 2 ? "shell" : "llm", policies: [] })}\n${
+        ev("act", { step_id: "step-1", tool: "shell", input_excerpt: `echo ${i}`, output: { stdout: `out ${i}` } })
+      }\n`,
+    );
+    writeFileSync(join(dir, "learn.jsonl"), "");
+    writeFileSync(
+      join(dir, "state.json"),
+      JSON.stringify({
+        version: "1.0",
+        state_schema_version: "1.0.0",
+        episode: { id, started_at: ts, using: "shell" },
+        goal: { task },
+        plan: { steps: [] },
+        outcomes: { status: "ok" },
+        links: { events: "events.jsonl", learn: "learn.jsonl", summary: "summary.json", manifest: "manifest.json" },
+      }),
+    );
+    writeFileSync(
+      join(dir, "summary.json"),
+      JSON.stringify({
+        episode_id: id,
+        task,
+        started_at: ts,
+        duration_sec: (i % 977) / 10,
+        outcome: "success",
+        metrics: { veto_count: i % 3, cost: { usd: (i % 1013) / 1000, reason: null, models: {} } },
+      }),
+    );
+    writeFileSync(join(dir, "manifest.json"), "{}");
+  }
+  writeFileSync(join(building, "complete.json"), want);
+  renameSync(building, root);
+  return root;
+}
 
 async function timed(f: () => Promise<unknown> | unknown): Promise<number> {
   const t = performance.now();
@@ -87,6 +150,47 @@ function row(measure: string, value: number, baseline: string, base: number, goa
   };
 }
 
+/** The runs page sorted by cost (first and again) and a search, over `n` finished runs. */
+async function sortedAndSearch(n: number, runs: number): Promise<Measure[]> {
+  const root = finishedRoot(n);
+  const server = await serve(root);
+  const get = async (path: string, must: string) => {
+    const r = await fetch(`${server.url}${path}`);
+    if (r.status !== 200 || !(await r.text()).includes(must)) throw new Error(`${path} failed`);
+  };
+  try {
+    const firstMs = await timed(() => get("?sort=cost&dir=desc", "data-href"));
+    const againMs: number[] = [], plainMs: number[] = [], searchMs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      againMs.push(await timed(() => get("?sort=cost&dir=desc", "data-href")));
+      plainMs.push(await timed(() => get("", "data-href")));
+      searchMs.push(await timed(() => get(`api/search?q=out%20${n - 7}`, `"match"`)));
+    }
+    const label = n.toLocaleString("en");
+    return [
+      {
+        measure: `runs page sorted by cost over ${label} finished runs, first (ms)`,
+        value: fixed(firstMs, 0),
+        baseline: `unsorted ${fixed(median(plainMs), 0)}`,
+        ratio: `${fixed(firstMs / median(plainMs))}×`,
+        goal: "-",
+        met: "-",
+      },
+      row(`… sorted again (ms)`, median(againMs), "unsorted", median(plainMs), 300),
+      {
+        measure: `search over ${label} runs, newest 5,000 scanned (ms)`,
+        value: fixed(median(searchMs), 0),
+        baseline: `unsorted page ${fixed(median(plainMs), 0)}`,
+        ratio: `${fixed(median(searchMs) / median(plainMs))}×`,
+        goal: "-",
+        met: "-",
+      },
+    ];
+  } finally {
+    await server.stop();
+  }
+}
+
 /** Runs the benchmark and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const n = Number(flag(args, "episodes") ?? 100_000);
@@ -112,6 +216,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   measures.push(
     row(`runs page over ${n.toLocaleString("en")} episodes (ms)`, median(pageMs), "readdir+sort", median(dirMs), 300),
   );
+  measures.push(...await sortedAndSearch(n, runs));
 
   // 2. A long episode opened in Chromium, and 3. a live event reaching the open page.
   const dir = episode(steps);
@@ -130,6 +235,8 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     const page = await browser.newPage();
     // The first open builds the report model (one pass over events.jsonl); later ones find it cached.
     const coldMs = await timed(() => page.goto(`${long.url}episodes/${id}`, { waitUntil: "load" }));
+    const rows = await page.locator("svg[data-timeline] [data-step]").count();
+    if (rows !== Math.min(steps, 200)) throw new Error(`the waterfall has ${rows} step rows`);
     const openMs: number[] = [], fileMs: number[] = [];
     for (let i = 0; i < runs; i++) {
       openMs.push(await timed(() => page.goto(`${long.url}episodes/${id}`, { waitUntil: "load" })));

@@ -55,6 +55,7 @@ const KNOWN_BACK_EDGES: readonly { from: string; to: string; why: string }[] = [
   { from: "src/report/html.ts", to: "src/cli/format.ts", why: "formatMs" },
   { from: "src/report/model.ts", to: "src/cli/format.ts", why: "eventSummary, msBetween" },
   { from: "src/report/steps_html.ts", to: "src/cli/format.ts", why: "formatMs" },
+  { from: "src/report/metric_format.ts", to: "src/cli/format.ts", why: "formatMs (and passes it on to src/serve)" },
   // src/serve sits beside src/cli (noema serve is a command): it answers the CLI's --json shapes with the CLI's code.
   { from: "src/serve/api.ts", to: "src/cli/episode_view.ts", why: "the API's episode is `noema view --json`" },
   { from: "src/serve/runs.ts", to: "src/cli/time_args.ts", why: "the since filter reads as `noema list --since`" },

@@ -124,7 +124,17 @@ test("compare the approved run and the rejected one: differing steps and outcome
 });
 
 test("hostile task, tag, tool output and policy advice stay inert: no script runs, no dialog opens", async () => {
-  for (const path of ["", `episodes/${hostile}`, `episodes/${hostile}/events`, `compare/${hostile}/${hello}`]) {
+  const search = `search?q=${encodeURIComponent("<script>window.__xss")}`;
+  for (
+    const path of [
+      search,
+      "fleet",
+      "",
+      `episodes/${hostile}`,
+      `episodes/${hostile}/events`,
+      `compare/${hostile}/${hello}`, // last: its content is checked below
+    ]
+  ) {
     await page.goto(`${s.url}${path}`);
     await page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })");
     await page.waitForTimeout(50);

@@ -14,6 +14,7 @@ import { badge, excerptHtml } from "./parts.ts";
 import { tailHeading } from "../read/stderr_tail.ts";
 import { decisionText } from "../read/step_decisions.ts";
 import { stepsSection } from "./steps_html.ts";
+import { formatMetric } from "./metric_format.ts";
 import { REPORT_CSP, REPORT_CSS } from "./style.ts";
 
 function ms(x: number | null): string {
@@ -138,13 +139,17 @@ function metrics(m: ReportModel): SafeHtml {
   const c = m.counts;
   const phases = Object.entries(c.by_phase).map(([k, n]) => `${k} ${n}`).join(" · ");
   const rows: [string, string][] = [
-    ...m.metrics,
+    ...m.metrics.map(([k, v]) => formatMetric(k, v)),
     ["events", `${c.events}${phases ? ` (${phases})` : ""}`],
     ["vetoes / would veto / policy failures", `${c.vetoes} / ${c.would_vetoes} / ${c.policy_failures}`],
   ];
   if (c.damaged_lines) rows.push(["damaged event lines", String(c.damaged_lines)]);
   return markup`<section id="metrics"><h2>Metrics</h2>
-<table>${rows.map(([k, v]) => markup`<tr><th>${k}</th><td class="mono">${v}</td></tr>`)}</table></section>`;
+<table>${rows.map(([k, v]) => markup`<tr><th>${k}</th><td class="mono">${v}</td></tr>`)}</table>${
+    m.metrics.length
+      ? markup`<p class="muted">Times are wall-clock; costs are estimates at the prices recorded.</p>`
+      : ""
+  }</section>`;
 }
 
 function timelineRow(r: TimelineRow): SafeHtml {
@@ -177,7 +182,8 @@ ${t.head.map(timelineRow)}${gap}${t.tail.map(timelineRow)}</table></details></se
  * show them: header, navigation, what needs attention, plan and actions,
  * verification, metrics and the timeline. `options.steps` shows only the
  * steps from index `[0]` up to `[1]` (a page of a long plan, `options.stepsNav`
- * before it); what needs attention still covers every step.
+ * before it); what needs attention still covers every step. `options.overview`
+ * comes before the steps (the served page's waterfall and model turns).
  *
  * @example
  * ```ts
@@ -189,13 +195,13 @@ ${t.head.map(timelineRow)}${gap}${t.tail.map(timelineRow)}</table></details></se
  */
 export function reportSections(
   m: ReportModel,
-  options: { steps?: readonly [number, number]; stepsNav?: SafeHtml } = {},
+  options: { steps?: readonly [number, number]; stepsNav?: SafeHtml; overview?: SafeHtml } = {},
 ): SafeHtml {
   const shown = options.steps ? { ...m, steps: m.steps.slice(options.steps[0], options.steps[1]) } : m;
   return markup`${header(m)}
 <nav class="muted"><a href="#steps">Plan &amp; actions</a> <a href="#verification">Verification</a> <a href="#metrics">Metrics</a> <a href="#timeline">Timeline</a></nav>
 ${attention(m)}
-${options.stepsNav ?? ""}${stepsSection(shown)}
+${options.overview ?? ""}${options.stepsNav ?? ""}${stepsSection(shown)}
 ${verification(m)}
 ${metrics(m)}
 ${timeline(m)}`;

@@ -104,7 +104,7 @@ function richBody(s: ReportStep, t: string): SafeHtml {
   const decided = s.decision
     ? markup`<p class="decision"><b>${decisionText(s.decision)}</b>${
       s.decision.at !== null ? markup` <span class="muted">at ${s.decision.at}</span>` : ""
-    }</p>`
+    } <span class="muted">checkpoint <code>${s.decision.checkpoint_id}</code></span></p>`
     : "";
   const actions = s.actions.length
     ? s.actions.map(actionHtml)

@@ -16,6 +16,7 @@ import { approvalsTicker, episodeTicker, eventStream, runsTicker, storeRunsTicke
 import { episodeDirIn, HttpError } from "./paths.ts";
 import { parseRunsQuery } from "./runs.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
+import { liveWaterfall } from "./episode_overview.ts";
 
 function intParam(c: Context, name: string, fallback: number, max: number): number {
   const v = c.req.query(name);
@@ -95,10 +96,17 @@ export function apiRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     return eventStream(AbortSignal.any([c.req.raw.signal, cfg.closing]), tick);
   });
   app.get("/api/live/episodes/:id", (c) => {
-    const dir = episodeDirIn(root, c.req.param("id"));
+    const id = c.req.param("id");
+    const dir = episodeDirIn(root, id);
+    const steps = intParam(c, "steps", 1, 10_000_000);
     return eventStream(
       AbortSignal.any([c.req.raw.signal, cfg.closing]),
-      episodeTicker(dir, intParam(c, "offset", 0, 2 ** 52), c.req.query("seen") === "t"),
+      episodeTicker(
+        dir,
+        intParam(c, "offset", 0, 2 ** 52),
+        c.req.query("seen") === "t",
+        () => liveWaterfall(id, dir, Math.max(1, steps)),
+      ),
     );
   });
   if (cfg.readOnly) return;

@@ -22,6 +22,8 @@ import { episodePage } from "./episode.ts";
 import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from "./pages.ts";
 import { episodeDirIn, HttpError, rawFilePath, readRegularFile } from "./paths.ts";
 import { parseRunsQuery } from "./runs.ts";
+import { searchRoutes } from "./search_page.ts";
+import { fleetView } from "./fleet.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -141,6 +143,7 @@ function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
       "content-disposition": "inline",
     });
   });
+  app.get("/fleet", async (c) => c.html(await fleetView(cfg)));
   app.get("/compare", (c) => {
     const a = c.req.query("a") ?? "", b = c.req.query("b") ?? "";
     return c.redirect(`/compare/${encodeURIComponent(a.trim())}/${encodeURIComponent(b.trim())}`, 303);
@@ -193,6 +196,7 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
   loginRoutes(app, cfg);
   pageRoutes(app, cfg);
   if (!cfg.readOnly) approvalRoutes(app, cfg);
+  searchRoutes(app, cfg);
   apiRoutes(app, cfg);
   app.notFound((c) => fail(c, 404, "not_found", `no such page: ${c.req.path}`));
   app.onError((e, c) => {

@@ -22,6 +22,8 @@ import type { PendingRun } from "../runtime/resume.ts";
 import { localPending } from "../cli/store_approvals.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { HttpError } from "./paths.ts";
+import { startFacts } from "./run_facts.ts";
+import { formatMs } from "../report/metric_format.ts";
 import { claimEpisode } from "../shared_store/claim.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
@@ -39,6 +41,10 @@ export interface Waiting {
   action: unknown;
   /** The machine that holds the run (the catalog's host over a store; this one for a run of the root). */
   host: string | null;
+  /** When the run paused for this call (its checkpoint's `created_at`), if known. */
+  waiting_since?: string | null;
+  /** The run's workspace (its start event's), if known. */
+  workspace?: string | null;
   /** Whether this machine holds the run, paused: it can resume it here. */
   held_here: boolean;
   /**
@@ -63,6 +69,20 @@ export interface Waiting {
   unreadable?: string;
 }
 
+/**
+ * How long a call has waited, as people read it (`3m05s`), or null when its start is unknown.
+ *
+ * @example
+ * ```ts
+ * import { waitedText } from "./approvals.ts";
+ * waitedText("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:03:05Z")); // "3m05s"
+ * ```
+ */
+export function waitedText(since: string | null | undefined, now: number = Date.now()): string | null {
+  const t = since ? Date.parse(since) : NaN;
+  return Number.isNaN(t) ? null : formatMs(Math.max(0, now - t));
+}
+
 function waitingOf(p: PendingRun, task: string | null, started: string | null): Waiting {
   const pending = p.checkpoint.pending as unknown as Record<string, unknown>;
   const str = (x: unknown) => (typeof x === "string" ? x : null);
@@ -77,6 +97,8 @@ function waitingOf(p: PendingRun, task: string | null, started: string | null): 
     reason: str(pending.reason) ?? "",
     action: pending.action ?? null,
     host: publishingHost(),
+    waiting_since: str(p.checkpoint.created_at),
+    workspace: startFacts(p.episode_dir).workspace,
     held_here: true,
     decided: p.approval
       ? {
@@ -297,7 +319,15 @@ export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): Saf
 <button class="reject" name="decision" value="rejected" type="submit">Reject</button>
 <label><input type="checkbox" name="resume" value="1" checked> then resume the run on this machine</label></div></form>`;
   return markup`<div class="approval" data-id="${w.episode_id}">${title}
-<dl class="facts"><dt>host</dt><dd>${w.host ?? "-"}</dd><dt>step</dt><dd><code>${w.step_id}</code> (${w.kind})</dd>
+<dl class="facts"><dt>waiting</dt><dd class="waited">${waitedText(w.waiting_since) ?? "-"}${
+    w.waiting_since
+      ? markup` <span class="muted">since <time datetime="${w.waiting_since}">${
+        w.waiting_since.replace("T", " ").slice(0, 19)
+      } UTC</time></span>`
+      : ""
+  }</dd><dt>host</dt><dd>${w.host ?? "-"}</dd><dt>workspace</dt><dd class="workspace">${
+    w.workspace ? markup`<code>${w.workspace}</code>` : "-"
+  }</dd><dt>step</dt><dd><code>${w.step_id}</code> (${w.kind})</dd>
 <dt>policy</dt><dd>${w.policy_id ?? "-"}</dd><dt>reason</dt><dd>${w.reason}</dd>
 <dt>checkpoint</dt><dd><code>${w.checkpoint_id}</code></dd></dl>
 <details open><summary>Pending action</summary>${action}</details>

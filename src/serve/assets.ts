@@ -29,7 +29,14 @@ button.approve{background:var(--good);color:#fff;border-color:var(--good)}
 button.reject{background:var(--bad);color:#fff;border-color:var(--bad)}
 table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--panel)}
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
-table.runs td:nth-child(-n+5){white-space:nowrap}
+table.runs td:nth-child(-n+10){white-space:nowrap}
+table.runs td.num{text-align:right;font-variant-numeric:tabular-nums}
+main:has(table.runs){max-width:none}table.runs{font-size:13px}table.runs th{white-space:nowrap}table.runs td.task{max-width:260px}
+table.runs tr.k-blocked td:first-child{box-shadow:inset 4px 0 var(--veto)}
+table.runs tr.k-failed td:first-child,table.runs tr.k-crashed td:first-child{box-shadow:inset 4px 0 var(--bad)}
+table.runs td.verdicts.has-veto{color:var(--veto)}
+table.runs th a{text-decoration:none;color:inherit}
+th[aria-sort=descending] a::after{content:" \\2193"}th[aria-sort=ascending] a::after{content:" \\2191"}
 td.task{max-width:340px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .tags code{background:var(--code);border-radius:4px;padding:0 4px;margin-right:4px}
@@ -42,6 +49,22 @@ td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsi
 .cmp td.diff{background:color-mix(in srgb,var(--warn) 14%,transparent)}
 .cmp tr.diff td:first-child{box-shadow:inset 4px 0 var(--warn)}
 .notice{border-left:4px solid var(--good)}
+svg.waterfall{display:block;max-width:1200px;font:11px system-ui,sans-serif;fill:var(--fg)}
+svg.waterfall text{fill:var(--fg)}svg.waterfall text.tick{fill:var(--muted)}
+svg.waterfall line.tick{stroke:var(--line);stroke-width:1}
+svg.waterfall .span{fill:color-mix(in srgb,var(--good) 35%,transparent)}
+svg.waterfall .st-failed .span{fill:color-mix(in srgb,var(--bad) 40%,transparent)}
+svg.waterfall .st-vetoed .span{fill:color-mix(in srgb,var(--veto) 40%,transparent)}
+svg.waterfall .st-running .span,svg.waterfall .st-pending .span{fill:color-mix(in srgb,var(--warn) 40%,transparent)}
+svg.waterfall .call{fill:var(--good)}svg.waterfall .call-error{fill:var(--bad)}
+svg.waterfall .turn{fill:#0969da}svg.waterfall g[data-step]:hover text{text-decoration:underline}
+.mk-veto{fill:var(--veto);color:var(--veto)}.mk-fail{fill:var(--fail);color:var(--fail)}
+.mk-approved{fill:var(--good);color:var(--good)}.mk-rejected{fill:var(--bad);color:var(--bad)}
+table.turns td.num,table.turns th{font-variant-numeric:tabular-nums}table.turns td.num{text-align:right}
+table.turns tr.total{font-weight:700}
+table.fleet td.num{text-align:right;font-variant-numeric:tabular-nums}
+svg.chart{display:block;max-width:900px;font:11px system-ui,sans-serif}svg.chart .bar{fill:#0969da}
+svg.chart text.tick{fill:var(--muted)}svg.chart line.tick{stroke:var(--line)}
 .kbd{font-size:12px;color:var(--muted)}kbd{border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:11px}
 `;
 
@@ -50,7 +73,7 @@ td.tags{max-width:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsi
  * server-sent events of the URL in `<body data-live>` (messages
  * `{op: "html" | "append" | "reload", target, html}` whose markup the server
  * escaped), shows whether it is connected, and gives the runs table
- * `j`/`k`/Enter and `/` for the task filter.
+ * `j`/`k`/Enter and `/` for the task filter (elsewhere: the search box, or the search page).
  */
 export const APP_JS: string = `"use strict";
 (function () {
@@ -88,7 +111,12 @@ export const APP_JS: string = `"use strict";
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "j") { select(at + 1); e.preventDefault(); }
     else if (e.key === "k") { select(at - 1); e.preventDefault(); }
-    else if (e.key === "/") { var q = document.getElementById("q-task"); if (q) { q.focus(); e.preventDefault(); } }
+    else if (e.key === "/") {
+      // The runs' task filter, the search box, or (elsewhere) the search page.
+      var q = document.getElementById("q-task") || document.getElementById("q-search");
+      if (q) q.focus(); else location.href = "/search";
+      e.preventDefault();
+    }
   });
 })();
 `;

@@ -18,6 +18,8 @@ import { readJsonl } from "../store/jsonl.ts";
 import { approvalPanel, type Waiting } from "./approvals.ts";
 import { page } from "./layout.ts";
 import { cachedReport } from "./report_cache.ts";
+import { overview } from "./episode_overview.ts";
+import { readModelTurns } from "./model_turns.ts";
 
 /** Steps shown per page of the plan: a 10,000-step episode opens at once, a page at a time. */
 export const STEPS_PAGE = 200;
@@ -140,6 +142,7 @@ ${
       reportSections(m, {
         steps: [(at - 1) * STEPS_PAGE, at * STEPS_PAGE],
         stepsNav: stepsPager(id, at, pages, m.steps.length),
+        overview: overview(m, m.steps.slice((at - 1) * STEPS_PAGE, at * STEPS_PAGE), readModelTurns(dir), pages > 1),
       })
     }
 <section id="live-section"><h2>New events</h2><p class="muted"><span id="live-count">none yet</span> since this page opened (they appear as the run writes them).</p>
@@ -153,7 +156,7 @@ ${rawFiles(dir, id)}
     title: `${id} · ${m.status}`,
     current: "episode",
     body,
-    live: opts.live ? `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}` : undefined,
+    live: opts.live ? `/api/live/episodes/${eid}?offset=${bytes}&seen=${lifecycle}&steps=${at}` : undefined,
     approvals: opts.approvals,
   });
 }

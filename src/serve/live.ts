@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { readNewLines } from "../shared_store/line_tail.ts";
 import { openRegularFile } from "../store/regular_file.ts";
 import { markup } from "../report/escape.ts";
-import { approvalPanel, type Waiting } from "./approvals.ts";
+import type { Waiting } from "./approvals.ts";
+import { approvalsQueue } from "./approvals_queue.ts";
 import { eventRow } from "./events.ts";
 import { listRuns, runRows, type RunsQuery } from "./runs.ts";
 import type { EpisodeEntry } from "../read/list.ts";
@@ -168,9 +169,7 @@ export function approvalsTicker(
     const waiting = await list();
     const key = JSON.stringify(waiting.map((w) => [w.episode_id, w.checkpoint_id, w.decided]));
     if (lastKey !== null && key !== lastKey) {
-      const html = waiting.length
-        ? markup`${waiting.map((w) => approvalPanel(w))}`.value
-        : markup`<p class="muted">Nothing waits for a decision.</p>`.value;
+      const html = approvalsQueue(waiting).value;
       send({ op: "html", target: "approvals", html });
     }
     lastKey = key;
@@ -221,10 +220,15 @@ function linesBefore(path: string, bytes: number): number {
   return n;
 }
 
+/** How often, at most, a live episode's waterfall is drawn again. */
+const REDRAW_MS = 1000;
+
 /**
  * An episode's new events, live, from byte `offset` of its events.jsonl;
  * a reload when the run pauses at a checkpoint or ends (its summary appears)
- * and the page was rendered before.
+ * and the page was rendered before. With `redraw`, the waterfall is sent
+ * again (its markup, for the element `waterfall-live`) after new events, at
+ * most once every {@link REDRAW_MS}.
  *
  * @example
  * ```ts
@@ -232,15 +236,26 @@ function linesBefore(path: string, bytes: number): number {
  * // eventStream(signal, episodeTicker(".noema/episodes/ep_1", 0, false))
  * ```
  */
-export function episodeTicker(dir: string, offset: number, sawEnd: boolean): (send: (m: LiveMessage) => void) => void {
+export function episodeTicker(
+  dir: string,
+  offset: number,
+  sawEnd: boolean,
+  redraw?: () => string | null,
+): (send: (m: LiveMessage) => void) => void {
   const path = join(dir, "events.jsonl");
-  let n: number | null = null, added = 0, reloaded = false;
+  let n: number | null = null, added = 0, reloaded = false, stale = false, drawn = 0;
   return (send) => {
     if (reloaded) return;
     if (!sawEnd && stamp(join(dir, "summary.json")) !== "-") {
       reloaded = true;
       send({ op: "reload" });
       return;
+    }
+    if (stale && redraw && Date.now() - drawn >= REDRAW_MS) {
+      stale = false;
+      drawn = Date.now();
+      const html = redraw();
+      if (html !== null) send({ op: "html", target: "waterfall-live", html });
     }
     let size: number;
     try {
@@ -271,6 +286,7 @@ export function episodeTicker(dir: string, offset: number, sawEnd: boolean): (se
     }
     if (rows.length === 0) return;
     added += rows.length;
+    stale = true;
     send({
       op: "append",
       target: "live-events",

@@ -7,10 +7,11 @@
  */
 import type { EpisodeEntry } from "../read/list.ts";
 import { markup, raw, type SafeHtml } from "../report/escape.ts";
-import { approvalPanel, type Waiting } from "./approvals.ts";
+import type { Waiting } from "./approvals.ts";
+import { approvalsQueue } from "./approvals_queue.ts";
 import { EVENTS_PAGE, eventsPage } from "./events.ts";
 import { page } from "./layout.ts";
-import { runRows, type RunsQuery } from "./runs.ts";
+import { runRows, runsHeader, type RunsQuery } from "./runs.ts";
 
 /** The query string of a runs view with `page` changed. */
 function withPage(search: URLSearchParams, pageNo: number): string {
@@ -41,7 +42,11 @@ ${text("since", "since", q.since, "2h, 7d, 2026-01-01")}
 ${text("adapter", "adapter", q.adapter, "shell")}
 ${text("policy", "policy", q.policy, "NoPush@1.0")}
 ${text("host", "host", q.host, "")}
-${select("order", "order", ["newest", "oldest"], [q.order])}
+${select("order", "order", ["newest", "oldest"], [q.order])}${
+    q.sort !== null
+      ? markup`<input type="hidden" name="sort" value="${q.sort}"><input type="hidden" name="dir" value="${q.dir}">`
+      : ""
+  }
 <button type="submit">Filter</button> <a href="/">clear</a></form>`;
 }
 
@@ -68,7 +73,7 @@ export function runsPage(
   const shown = got.entries.length ? `${first + 1}–${first + got.entries.length}` : "none";
   const body = markup`<h1>Runs</h1>
 ${filterForm(q)}
-<table class="runs"><thead><tr><th>started (UTC, host's clock)</th><th>episode</th><th>host</th><th>status</th><th>outcome</th><th>task</th><th>tags</th></tr></thead>
+<table class="runs"><thead>${runsHeader(q, search)}</thead>
 <tbody id="runs">${runRows(got.entries)}</tbody></table>
 <div class="pager">${prev}<span class="muted">${shown}${q.page > 1 ? ` · page ${q.page}` : ""}</span>${next}</div>`;
   const live = `/api/live/runs?${search}`;
@@ -85,11 +90,8 @@ ${filterForm(q)}
  * ```
  */
 export function approvalsPage(waiting: readonly Waiting[], notice: string | null = null): string {
-  const list = waiting.length
-    ? waiting.map((w) => approvalPanel(w))
-    : markup`<p class="muted">Nothing waits for a decision.</p>`;
   const body = markup`<h1>Approvals</h1>${notice ? markup`<p class="panel notice">${notice}</p>` : ""}
-<div id="approvals">${list}</div>`;
+<div id="approvals">${approvalsQueue(waiting)}</div>`;
   return page({ title: "Approvals", current: "approvals", body, live: "/api/live/approvals", approvals: true });
 }
 

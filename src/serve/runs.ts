@@ -7,14 +7,17 @@
  */
 import { hostname } from "node:os";
 import { type EpisodeEntry, listEpisodes, type ListOptions, statusWord } from "../read/list.ts";
-import { Buffer } from "node:buffer";
-import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { publishingHost } from "../shared_store/host.ts";
 import { markup, type SafeHtml } from "../report/escape.ts";
 import { badge } from "../report/parts.ts";
 import { isDuration, parseSince } from "../cli/time_args.ts";
 import { HttpError } from "./paths.ts";
+import { formatMs } from "../report/metric_format.ts";
+import { formatUsd, type RunFacts, runFacts, verdictSummary } from "./run_facts.ts";
+import { allRuns } from "./runs_index.ts";
+import { SORT_COLUMNS, type SortColumn, sortRuns } from "./runs_sort.ts";
 
 /** The run states the `state` filter takes. */
 const RUN_STATES = ["terminal", "running", "waiting_for_approval", "paused", "crashed", "crashed_while_sealing"];
@@ -33,6 +36,10 @@ export interface RunsQuery {
   policy: string | null;
   host: string | null;
   order: "newest" | "oldest";
+  /** The column sorted by (`sort=`), null for the start time in `order`. */
+  sort: SortColumn | null;
+  /** The sort direction (`dir=`). */
+  dir: "asc" | "desc";
   page: number;
   size: number;
 }
@@ -81,6 +88,17 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
   if (order !== "newest" && order !== "oldest") {
     throw new HttpError(400, "bad_filter", `order must be newest or oldest, got ${JSON.stringify(order)}`);
   }
+  const sort = text("sort"), dir = text("dir") ?? "desc";
+  if (sort !== null && !(SORT_COLUMNS as readonly string[]).includes(sort)) {
+    throw new HttpError(
+      400,
+      "bad_filter",
+      `sort: unknown column ${JSON.stringify(sort)} (known: ${SORT_COLUMNS.join(", ")})`,
+    );
+  }
+  if (dir !== "asc" && dir !== "desc") {
+    throw new HttpError(400, "bad_filter", `dir must be asc or desc, got ${JSON.stringify(dir)}`);
+  }
   return {
     state: list(q, "state", RUN_STATES),
     status: list(q, "status", STATUSES),
@@ -91,28 +109,41 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
     adapter: text("adapter"),
     policy: text("policy"),
     host: text("host"),
-    order,
+    order: sort === "started" ? (dir === "asc" ? "oldest" : "newest") : order,
+    sort: sort === "started" ? null : sort as SortColumn | null,
+    dir,
     page: int(q, "page", 1, 1_000_000),
     size: int(q, "size", 50, 500),
   };
 }
 
-/** The adapter and policies of a run, from its start event (the first line of events.jsonl). */
-function startFacts(e: EpisodeEntry): { adapter: string | null; policies: string[] } {
+/** The last full list computed over sealed runs only: the same view again (another page, a reload) costs no scan. */
+let memo: { key: string; entries: EpisodeEntry[] } | null = null;
+
+function dirStamp(root: string): string {
   try {
-    const fd = openSync(join(e.episode_dir, "events.jsonl"), "r");
-    const buf = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    closeSync(fd);
-    const first = buf.subarray(0, n).toString("utf8").split("\n")[0];
-    const p = (JSON.parse(first) as { payload?: { using?: unknown; policies?: unknown } }).payload ?? {};
-    return {
-      adapter: typeof p.using === "string" ? p.using : null,
-      policies: Array.isArray(p.policies) ? p.policies.map(String) : [],
-    };
+    const st = statSync(join(root, "episodes"));
+    return `${st.mtimeMs}:${st.ino}`;
   } catch {
-    return { adapter: null, policies: [] };
+    return "-";
   }
+}
+
+/** Every run of the view, filtered and sorted (a page is a slice of it). */
+function fullList(root: string, q: RunsQuery, base: ListOptions): EpisodeEntry[] {
+  const key = JSON.stringify([root, dirStamp(root), base.since ?? null, { ...q, page: 0, size: 0 }]);
+  if (memo?.key === key) return memo.entries;
+  const got = allRuns(root, base);
+  let all = got.entries.filter((e) => {
+    if (q.outcome !== null && e.outcome !== q.outcome) return false;
+    if (q.adapter === null && q.policy === null) return true;
+    const f = runFacts(e);
+    if (q.adapter !== null && f.adapter !== q.adapter) return false;
+    return q.policy === null || f.policies.includes(q.policy);
+  });
+  if (q.sort !== null) all = sortRuns(all, q.sort, q.dir, hostOf);
+  memo = got.sealed ? { key, entries: all } : null;
+  return all;
 }
 
 /**
@@ -139,19 +170,13 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
     order: q.order,
   };
   const offset = (q.page - 1) * q.size;
-  const extra = q.outcome !== null || q.adapter !== null || q.policy !== null || q.host !== null;
+  const extra = q.outcome !== null || q.adapter !== null || q.policy !== null || q.host !== null || q.sort !== null;
   if (!extra) {
     const got = listEpisodes({ ...base, offset, limit: q.size + 1 });
     return { entries: got.slice(0, q.size), more: got.length > q.size };
   }
   if (q.host !== null && q.host !== hostname()) return { entries: [], more: false };
-  const all = listEpisodes({ ...base, limit: Number.MAX_SAFE_INTEGER }).filter((e) => {
-    if (q.outcome !== null && e.outcome !== q.outcome) return false;
-    if (q.adapter === null && q.policy === null) return true;
-    const f = startFacts(e);
-    if (q.adapter !== null && f.adapter !== q.adapter) return false;
-    return q.policy === null || f.policies.includes(q.policy);
-  });
+  const all = fullList(root, q, base);
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
 }
 
@@ -217,6 +242,94 @@ export function hostOf(e: Pick<EpisodeEntry, "episode_id" | "episode_dir"> & { h
 }
 
 /**
+ * What happened to a run, for its row's colour: `blocked` (a policy vetoed
+ * it), `crashed` (its process died), `failed` (it ended in an error), or
+ * its status key otherwise.
+ *
+ * @example
+ * ```ts
+ * import { runKind } from "./runs.ts";
+ * runKind({ run_state: "terminal", status: "vetoed" }); // "blocked"
+ * ```
+ */
+export function runKind(e: Pick<EpisodeEntry, "run_state" | "status">): string {
+  if (e.run_state === "crashed" || e.run_state === "crashed_while_sealing") return "crashed";
+  if (e.run_state !== "terminal") return statusKey(e);
+  return e.status === "vetoed" ? "blocked" : e.status === "error" ? "failed" : e.status;
+}
+
+/** The outcome cell: a run a policy blocked reads `blocked` (not a red `error`). */
+function outcomeCell(e: EpisodeEntry): SafeHtml {
+  if (!e.outcome) return markup`-`;
+  if (e.status === "vetoed") {
+    return markup`<span class="badge t-veto" title="outcome ${e.outcome}: a policy blocked the run">blocked</span>`;
+  }
+  return badge(e.outcome);
+}
+
+function factCells(f: RunFacts): SafeHtml {
+  const models = f.models.length ? f.models.join(", ") : "-";
+  const cost = f.cost_usd === null && f.cost_note !== null
+    ? markup`<span class="muted" title="${f.cost_note}">unpriced</span>`
+    : formatUsd(f.cost_usd);
+  const verdicts = verdictSummary(f);
+  return markup`<td class="adapter">${f.adapter ?? "-"}</td><td class="models">${models}</td><td class="num duration">${
+    f.duration_ms === null ? "-" : formatMs(f.duration_ms)
+  }</td><td class="num cost">${cost}</td><td class="verdicts${
+    verdicts === "-" ? "" : (f.vetoes || f.rejected ? " has-veto" : "")
+  }">${verdicts}</td>`;
+}
+
+/** The columns of the runs table: (sort column or null, header text, class). */
+const COLUMNS: [SortColumn | "started" | null, string][] = [
+  ["started", "Started (UTC, host's clock)"],
+  [null, "Episode"],
+  ["host", "Host"],
+  ["adapter", "Adapter"],
+  ["model", "Model(s)"],
+  ["duration", "Duration"],
+  ["cost", "Cost"],
+  [null, "Verdicts"],
+  ["status", "Status"],
+  [null, "Outcome"],
+  ["task", "Task"],
+  [null, "Tags"],
+];
+
+/**
+ * The header row of the runs table: each sortable column a link to the same
+ * view sorted by it (again: the other way), the current one marked `aria-sort`.
+ *
+ * @example
+ * ```ts
+ * import { parseRunsQuery, runsHeader } from "./runs.ts";
+ * const q = new URLSearchParams("sort=cost");
+ * runsHeader(parseRunsQuery(q), q).value; // <tr><th …
+ * ```
+ */
+export function runsHeader(q: RunsQuery, search: URLSearchParams): SafeHtml {
+  const current: string = q.sort ?? "started";
+  const currentDir = q.sort === null ? (q.order === "oldest" ? "asc" : "desc") : q.dir;
+  return markup`<tr>${
+    COLUMNS.map(([col, label]) => {
+      if (col === null) return markup`<th>${label}</th>`;
+      const link = new URLSearchParams(search);
+      link.delete("page");
+      link.delete("order");
+      link.set("sort", col);
+      const on = current === col;
+      const dir = on && currentDir === "desc" ? "asc" : on ? "desc" : (col === "started" || col === "duration" ||
+          col === "cost")
+        ? "desc"
+        : "asc";
+      link.set("dir", dir);
+      const aria = on ? markup` aria-sort="${currentDir === "asc" ? "ascending" : "descending"}"` : "";
+      return markup`<th${aria}><a href="?${link.toString()}">${label}</a></th>`;
+    })
+  }</tr>`;
+}
+
+/**
  * The table rows of entries (every value escaped).
  *
  * @example
@@ -226,19 +339,22 @@ export function hostOf(e: Pick<EpisodeEntry, "episode_id" | "episode_dir"> & { h
  * ```
  */
 export function runRows(entries: readonly EpisodeEntry[]): SafeHtml {
-  if (entries.length === 0) return markup`<tr><td colspan="7" class="muted">No runs match.</td></tr>`;
+  if (entries.length === 0) {
+    return markup`<tr><td colspan="${COLUMNS.length}" class="muted">No runs match.</td></tr>`;
+  }
   return markup`${
     entries.map((e) => {
       const href = `/episodes/${encodeURIComponent(e.episode_id)}`;
       const tags = Object.entries(e.tags).map(([k, v]) => markup`<code>${k}=${String(v)}</code>`);
       const pending = e.pending ? markup` <span class="muted">· ${e.pending.reason}</span>` : "";
       const task = e.task ?? (e.error ? `(${e.error})` : "-");
-      return markup`<tr data-href="${href}" data-id="${e.episode_id}"><td class="mono">${
+      const kind = runKind(e);
+      return markup`<tr class="k-${kind}" data-href="${href}" data-id="${e.episode_id}"><td class="mono">${
         e.started_at?.replace("T", " ").slice(0, 19) ?? "-"
-      }</td><td><a href="${href}"><code>${e.episode_id}</code></a></td><td class="host">${hostOf(e) ?? "-"}</td><td>${
-        badge(statusWord(e), statusKey(e))
-      }</td><td>${
-        e.outcome ? badge(e.outcome) : "-"
+      }</td><td><a href="${href}"><code>${e.episode_id}</code></a></td><td class="host">${hostOf(e) ?? "-"}</td>${
+        factCells(runFacts(e))
+      }<td>${badge(statusWord(e), kind === "crashed" ? "error" : statusKey(e))}</td><td>${
+        outcomeCell(e)
       }</td><td class="task" title="${task}">${task}${pending}</td><td class="tags">${tags}</td></tr>
 `;
     })

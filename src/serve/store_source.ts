@@ -11,6 +11,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { entryOfRow } from "../cli/commands/list_store.ts";
+import { withCatalogFacts } from "./run_facts.ts";
 import { decideInStore } from "../cli/store_approvals.ts";
 import { pullEpisode } from "../shared_store/pull.ts";
 import { storedPendingCall } from "../shared_store/pending_call.ts";
@@ -64,6 +65,22 @@ function filterOf(q: RunsQuery, limit: number): CatalogFilter {
 }
 
 /**
+ * The newest `limit` runs of the store's catalog, fleet-wide, as entries with their catalog facts (the fleet view),
+ * and whether there are more.
+ *
+ * @example
+ * ```ts
+ * import { storeFleet } from "./store_source.ts";
+ * // (await storeFleet(source, 10_000)).entries.length
+ * ```
+ */
+export async function storeFleet(src: StoreSource, limit: number): Promise<{ entries: EpisodeEntry[]; more: boolean }> {
+  const rows = await src.store.list({ limit: limit + 1 });
+  const entries = rows.slice(0, limit).map((r) => withCatalogFacts(entryOfRow(r, src.root), r));
+  return { entries, more: rows.length > limit };
+}
+
+/**
  * One page of the store's catalog as `noema list --store --json` entries (newest first).
  *
  * @example
@@ -76,7 +93,9 @@ export async function storeRuns(src: StoreSource, q: RunsQuery): Promise<{ entri
   if (q.order === "oldest") throw new HttpError(400, "bad_filter", "order=oldest is not offered over a shared store");
   const offset = (q.page - 1) * q.size;
   const rows = await src.store.list(filterOf(q, offset + q.size + 1));
-  const all = rows.filter((r) => q.outcome === null || r.outcome === q.outcome).map((r) => entryOfRow(r, src.root));
+  const all = rows.filter((r) => q.outcome === null || r.outcome === q.outcome).map((r) =>
+    withCatalogFacts(entryOfRow(r, src.root), r)
+  );
   return { entries: all.slice(offset, offset + q.size), more: all.length > offset + q.size };
 }
 
@@ -136,6 +155,7 @@ export async function storeWaiting(src: StoreSource): Promise<Waiting[]> {
       reason: p.reason,
       action: p.action,
       host: r.host,
+      waiting_since: p.created_at || null,
       held_here: heldHere(src.root, r.episode_id),
       decided: decidedOf(await src.store.decision(r.episode_id, p.checkpoint_id)),
     };
