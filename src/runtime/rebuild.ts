@@ -139,6 +139,37 @@ function newScan(): RunScan {
  * ```
  */
 export function rebuildRun(dir: string): RebuiltRun {
+  const replay = replayRun(dir);
+  let next = replay.next();
+  while (!next.done) next = replay.next();
+  return next.value;
+}
+
+/** One complete event of a replayed log, and the run as rebuilt from the events before it. */
+export interface ReplayedEvent {
+  /** The event. */
+  event: Record<string, unknown>;
+  /**
+   * The run as `resume` would rebuild it had the log ended just before this event (null before the `start`
+   * event). Its `actions` and `facts` are the replay's own lists: they grow as the replay goes on.
+   */
+  before(): RebuiltRun | null;
+}
+
+/**
+ * Scans an episode's event log like {@link rebuildRun}, one event at a time: each complete event is yielded, with
+ * the run rebuilt from the events before it, before it is folded in (what `noema policy backtest` replays the
+ * policies' snapshots from). Returns the rebuilt run; throws like {@link rebuildRun} when the log has no start.
+ *
+ * @example
+ * ```ts
+ * import { replayRun } from "./rebuild.ts";
+ * for (const { event, before } of replayRun(".noema/episodes/ep_1")) {
+ *   if (event.phase === "action_candidate") console.log(before()?.actions.length);
+ * }
+ * ```
+ */
+export function* replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const path = join(dir, ARTIFACTS.events);
   const scan = newScan();
   for (const entry of readJsonl(path)) {
@@ -147,6 +178,7 @@ export function rebuildRun(dir: string): RebuiltRun {
       else scan.damaged.push({ line: entry.line, message: entry.message });
       continue;
     }
+    yield { event: entry.value, before: () => scan.start ? rebuiltFrom(scan, scan.start) : null };
     scanEvent(scan, entry.value);
   }
   if (!scan.start) {
