@@ -1,0 +1,213 @@
+/**
+ * `noema policy backtest` of a rules file and one policy file over 10,000
+ * recorded episodes of 10 actions each (a local root). Goal: ≤ 60 s on 2
+ * cores, and memory flat: the peak RSS over all the episodes at most 1.5×
+ * the peak RSS over a tenth of them.
+ *
+ * The episodes are copies of one real episode recorded by `noema run` (a
+ * shell task of 10 commands, governed by a rules file and a policy file),
+ * each under a new id, generated once under `bench/.work/backtest-<n>/` and
+ * reused while the generator is unchanged. The candidate set replaces the
+ * rules file (one command of the ten now denied) and the policy (one more
+ * command vetoed): 2 flips per episode, checked against the totals.
+ *
+ *     bun bench/backtest.ts [--episodes 10000] [--runs 1]
+ *
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { newEpisodeId } from "../src/store/ids.ts";
+import {
+  type BenchReport,
+  BUN,
+  fixed,
+  flag,
+  type Measure,
+  measure,
+  type Measurement,
+  REPO_ROOT,
+  runStandalone,
+  workDir,
+} from "./lib.ts";
+
+const GENERATOR_VERSION = "1";
+const MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
+const COMMANDS = ["echo 0", "true", "pwd", "echo 3", "date", "echo 5", "uname", "echo 7", "printf 8", "echo 9"];
+
+const policy = (vetoed: string[]) =>
+  `export default {
+  name: "BenchGuard",
+  version: "1.0",
+  api: "1.0",
+  advise(state) {
+    const c = state.action.command;
+    if (${
+    JSON.stringify(vetoed)
+  }.some((p) => c.startsWith(p))) return { kind: "veto", advice: "no " + c, confidence: 1 };
+    return undefined;
+  },
+};
+`;
+
+/** Records one episode with `noema run`, then copies it `n` times under new ids (once; reused after). */
+export function generate(dir: string, n: number): void {
+  const marker = join(dir, "complete.json");
+  const want = JSON.stringify({ n, version: GENERATOR_VERSION });
+  if (existsSync(marker) && readFileSync(marker, "utf8") === want) return;
+  rmSync(dir, { recursive: true, force: true });
+  const building = `${dir}.building`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true });
+  // The recorded files stay where the seed episode names them (its start event records their paths).
+  const seed = join(dir, "..", "backtest-seed");
+  rmSync(seed, { recursive: true, force: true });
+  mkdirSync(seed, { recursive: true });
+  writeFileSync(join(seed, "rules.jsonc"), JSON.stringify({ deny: ["Bash(rm:*)"] }));
+  writeFileSync(join(seed, "guard.ts"), policy(["git push"]));
+  writeFileSync(
+    join(seed, "task.json"),
+    JSON.stringify({
+      task: "bench backtest",
+      using: "shell",
+      rules_file: "rules.jsonc",
+      policies: ["guard.ts"],
+      steps: COMMANDS.map((command, i) => ({ kind: "act", description: `step ${i}`, inputs: { command } })),
+    }),
+  );
+  const seedRoot = join(seed, "root");
+  const r = spawnSync(BUN, [MAIN, "--root", seedRoot, "run", "task.json"], {
+    cwd: seed,
+    encoding: "utf8",
+    env: { ...process.env, NOEMA_USER_RULES: "" },
+  });
+  if (r.status !== 0) throw new Error(`the seed run failed (${r.status}): ${r.stdout}${r.stderr}`);
+  const seedId = readdirSync(join(seedRoot, "episodes"))[0];
+  const seedDir = join(seedRoot, "episodes", seedId);
+  const files = readdirSync(seedDir).filter((f) => f !== "lock" && !f.startsWith("lock."));
+  const texts = new Map(files.map((f) => [f, readFileSync(join(seedDir, f), "utf8")]));
+  const episodes = join(building, "root", "episodes");
+  mkdirSync(episodes, { recursive: true });
+  process.stderr.write(`backtest: generating ${n.toLocaleString("en")} episodes…\n`);
+  const t0 = Date.parse("2026-01-01T00:00:00.000Z");
+  for (let i = 0; i < n; i++) {
+    const id = newEpisodeId(t0 + i * 1000);
+    const out = join(episodes, id);
+    mkdirSync(out);
+    for (const [f, text] of texts) writeFileSync(join(out, f), text.replaceAll(seedId, id));
+  }
+  rmSync(seedRoot, { recursive: true, force: true });
+  writeFileSync(join(building, "complete.json"), want);
+  renameSync(building, dir);
+}
+
+/** One backtest run's command: the edited rules file and policy file replace the recorded ones. */
+function backtestCommand(dir: string, root: string): string[] {
+  return [
+    BUN,
+    MAIN,
+    "--root",
+    root,
+    "policy",
+    "backtest",
+    "--json",
+    "--rules",
+    join(dir, "rules.jsonc"),
+    "--policy",
+    join(dir, "guard.ts"),
+  ];
+}
+
+/** A root holding copies of the first `n` episodes of the generated ones (made once). */
+function subsetRoot(dir: string, n: number): string {
+  const root = join(dir, `subset-${n}`);
+  if (existsSync(join(root, "complete"))) return root;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(join(root, "episodes"), { recursive: true });
+  for (const id of readdirSync(join(dir, "root", "episodes")).sort().slice(0, n)) {
+    cpSync(join(dir, "root", "episodes", id), join(root, "episodes", id), { recursive: true });
+  }
+  writeFileSync(join(root, "complete"), "");
+  return root;
+}
+
+/** `runs` runs of a backtest (it exits 3: verdicts flip): the median time, the largest peak RSS. */
+async function measureBacktest(
+  cmd: string[],
+  runs: number,
+): Promise<{ seconds: number; peakRssMb: number; runs: Measurement[] }> {
+  const all: Measurement[] = [];
+  for (let i = 0; i < runs; i++) {
+    const m = await measure(cmd);
+    if (m.exitCode !== 3) throw new Error(`${cmd.join(" ")} exited with ${m.exitCode}\n${m.stderr.slice(-2000)}`);
+    all.push(m);
+  }
+  const times = all.map((m) => m.seconds).sort((a, b) => a - b);
+  return {
+    seconds: times[Math.floor(times.length / 2)],
+    peakRssMb: Math.max(...all.map((m) => m.peakRssMb)),
+    runs: all,
+  };
+}
+
+/** Runs the benchmark and returns its table. */
+export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
+  const n = Number(flag(args, "episodes") ?? 10_000);
+  const runs = Number(flag(args, "runs") ?? 1);
+  const dir = join(workDir("."), `backtest-${n}`);
+  const t = performance.now();
+  generate(dir, n);
+  const genSeconds = (performance.now() - t) / 1000;
+  // The candidate set: the rules file now denies `date`, the policy also vetoes `uname` (2 flips per episode).
+  const candidate = join(dir, "candidate");
+  mkdirSync(candidate, { recursive: true });
+  writeFileSync(join(candidate, "rules.jsonc"), JSON.stringify({ deny: ["Bash(rm:*)", "Bash(date:*)"] }));
+  writeFileSync(join(candidate, "guard.ts"), policy(["git push", "uname"]));
+  const small = Math.max(1, Math.floor(n / 10));
+  const full = await measureBacktest(backtestCommand(candidate, join(dir, "root")), runs);
+  const tenth = await measureBacktest(backtestCommand(candidate, subsetRoot(dir, small)), runs);
+  const totals = JSON.parse(full.runs[0].stdout.trim().split("\n").at(-1)!);
+  if (totals.actions !== n * COMMANDS.length || totals.flips.allow_to_deny !== 2 * n) {
+    throw new Error(`unexpected totals: ${JSON.stringify(totals)}`);
+  }
+  const rssRatio = full.peakRssMb / tenth.peakRssMb;
+  const fast = full.seconds <= 60 * (n / 10_000);
+  const flat = rssRatio <= 1.5;
+  const measures: Measure[] = [
+    {
+      measure: `backtest of ${n.toLocaleString("en")} episodes × 10 actions (s)`,
+      value: fixed(full.seconds, 1),
+      baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.seconds, 1)}`,
+      ratio: `${fixed((full.seconds * 1e6) / totals.actions, 0)} µs/action`,
+      goal: `≤ ${fixed(60 * (n / 10_000), 0)} s`,
+      met: fast ? "yes" : "NO",
+    },
+    {
+      measure: "backtest peak RSS (MB)",
+      value: fixed(full.peakRssMb, 1),
+      baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.peakRssMb, 1)}`,
+      ratio: `${fixed(rssRatio)}×`,
+      goal: "≤ 1.5× (flat)",
+      met: flat ? "yes" : "NO",
+    },
+  ];
+  return {
+    name: "backtest",
+    ok: fast && flat,
+    measures,
+    tables: [{
+      title: `policy backtest: ${n.toLocaleString("en")} episodes, a rules file and a policy file`,
+      columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
+      rows: measures.map((m) => [m.measure, m.value, m.baseline, m.ratio, m.goal, m.met]),
+      notes: [
+        `Median of ${runs} run(s), each a child process (noema under bun, start-up included); the policy in its ` +
+        "worker. " +
+        (genSeconds > 1 ? `Generated the episodes in ${fixed(genSeconds, 1)} s.` : "Episodes reused from bench/.work."),
+      ],
+    }],
+  };
+}
+
+if (import.meta.main) await runStandalone(main);
