@@ -14,8 +14,10 @@
 import { type EpisodeEntry, listEpisodes, type ListOptions, matchesFilters } from "../read/list.ts";
 import { locateEpisode, type RootOptions } from "../store/layout.ts";
 import { type CandidateChanges, CandidateSet } from "./candidates.ts";
-import { type ActionBacktest, backtestEpisode } from "./episode.ts";
+import { type ActionBacktest, backtestEpisode, type EpisodeBacktest } from "./episode.ts";
 import { FLIP_KINDS, type FlipKind } from "./verdict.ts";
+import type { CatalogFilter, SharedStore } from "../shared_store/shared_store.ts";
+import { type SourcedEpisode, storeEpisodes } from "./store_episodes.ts";
 
 /** Which episodes, and what changes. */
 export interface BacktestOptions extends RootOptions, CandidateChanges {
@@ -25,6 +27,8 @@ export interface BacktestOptions extends RootOptions, CandidateChanges {
   filters?: Pick<ListOptions, "status" | "since" | "tags" | "task">;
   /** At most this many episodes (the newest that pass the filters). */
   limit?: number;
+  /** The fleet instead of the root: this shared store's episodes that pass `storeFilter`, read only. */
+  store?: { store: SharedStore; filter: CatalogFilter };
 }
 
 /** A row of the report: a flipped action, an action a candidate policy failed on, an episode left out. */
@@ -57,8 +61,9 @@ export interface BacktestTotals {
   changed_policies: string[];
 }
 
-/** The episodes to backtest, oldest first. */
-function selected(options: BacktestOptions): { id: string; dir: string }[] {
+/** The episodes to backtest, oldest first: the store's, the ones named, or the root's that pass the filters. */
+function selected(options: BacktestOptions): Iterable<SourcedEpisode> | AsyncIterable<SourcedEpisode> {
+  if (options.store) return storeEpisodes(options.store.store, { ...options.store.filter, limit: options.limit });
   if (options.episodes && options.episodes.length > 0) return options.episodes.map((e) => locateEpisode(e, options));
   const f = options.filters ?? {};
   const all: EpisodeEntry[] = listEpisodes({ root: options.root, limit: Number.MAX_SAFE_INTEGER });
@@ -105,12 +110,14 @@ export async function backtest(options: BacktestOptions, onRow: (row: BacktestRo
     onRow({ type: "flip", flip, ...a });
   };
   try {
-    for (const { id, dir } of selected(options)) {
-      let r;
+    for await (const { id, dir, error } of selected(options)) {
+      let r: Pick<EpisodeBacktest, "skipped" | "changed" | "not_reached">;
       try {
-        r = await backtestEpisode(id, dir, candidates, onAction);
+        r = dir === null
+          ? { skipped: error, changed: [], not_reached: false }
+          : await backtestEpisode(id, dir, candidates, onAction);
       } catch (e) {
-        r = { episode_id: id, skipped: `cannot be replayed: ${(e as Error).message}`, changed: [], not_reached: false };
+        r = { skipped: `cannot be replayed: ${(e as Error).message}`, changed: [], not_reached: false };
       }
       if (r.skipped !== undefined) {
         totals.skipped++;

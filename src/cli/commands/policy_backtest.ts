@@ -17,7 +17,10 @@ import { collect, parseTags } from "../args.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import type { Output } from "../output.ts";
 import { oneLine } from "../output.ts";
-import { parseSince } from "../time_args.ts";
+import { isDuration, parseSince } from "../time_args.ts";
+import { storeUrlOf, withStore } from "../store_option.ts";
+import { usageError } from "../errors.ts";
+import type { CatalogFilter } from "../../shared_store/shared_store.ts";
 import { parsePositiveInt, parseStatuses } from "./list.ts";
 
 const ARROW = (kind: string) => kind.replace("_to_", "→");
@@ -60,6 +63,23 @@ function textTotals(out: Output, t: BacktestTotals): void {
   }
 }
 
+/** The catalog filter of the store's episodes, as `noema list --store` reads `--since` (a duration on its clock). */
+function storeFilter(
+  f: { status?: string[]; since?: number; tags?: Record<string, string>; task?: string },
+  since: string | undefined,
+): CatalogFilter {
+  return {
+    status: f.status,
+    tags: f.tags,
+    task: f.task,
+    ...(f.since === undefined || since === undefined
+      ? {}
+      : isDuration(since)
+      ? { within_ms: Date.now() - f.since }
+      : { since: new Date(f.since).toISOString() }),
+  };
+}
+
 /**
  * Registers `noema policy backtest` under `noema policy`.
  *
@@ -74,8 +94,9 @@ export function registerPolicyBacktest(policy: CommandUnknownOpts, ctx: CliConte
     .command("backtest")
     .summary("what a policy or rules change would have decided about recorded actions")
     .description(
-      "Replay every proposed action recorded under the root (or the episodes named) through a candidate policy set:\n" +
-        "each episode's recorded policies, with --policy files added (or replacing the recorded policy of the same\n" +
+      "Replay every proposed action recorded under the root (or the episodes named; with a shared store in force,\n" +
+        "--store or NOEMA_STORE, the fleet's episodes, pulled one at a time into a temporary directory) through a\n" +
+        "candidate policy set: each episode's recorded policies, with --policy files added (or replacing the recorded policy of the same\n" +
         "id), --without ids left out and --rules files changing the rule sets of Rules@1.0. The snapshot each policy\n" +
         "sees is rebuilt from the events before the action, as resume rebuilds it; policies run in their workers with\n" +
         "the recorded timeout. Prints each action whose verdict (allow, ask, deny) flips, then the totals. Nothing\n" +
@@ -98,6 +119,7 @@ export function registerPolicyBacktest(policy: CommandUnknownOpts, ctx: CliConte
         ["noema policy backtest --policy no-rm.ts", "a new (or changed) policy over every recorded episode"],
         ["noema policy backtest --without NoPush@1.0 --json", "what dropping a policy would let through, NDJSON"],
         ["noema policy backtest ep_01M8… --policy p.ts", "only the episodes named"],
+        ["noema policy backtest --store postgres://db/noema --rules r.jsonc", "the fleet's runs, read from the store"],
       ) +
         "\nVerdicts: allow (the action runs), ask (blocked until approved), deny (blocked). A flip is a recorded\n" +
         "verdict that the candidate set changes (allow→deny, deny→allow, allow→ask, ask→allow, ask→deny, deny→ask).\n" +
@@ -120,7 +142,7 @@ export function registerPolicyBacktest(policy: CommandUnknownOpts, ctx: CliConte
         task: opts.task,
       };
       const onRow = (row: BacktestRow) => opts.json ? ctx.out.ndjson(row) : textRow(ctx.out, row);
-      const totals = await backtest({
+      const options = {
         root: g.root,
         episodes,
         filters,
@@ -128,7 +150,16 @@ export function registerPolicyBacktest(policy: CommandUnknownOpts, ctx: CliConte
         policies: opts.policy,
         rules: opts.rules,
         without: opts.without,
-      }, onRow);
+      };
+      const pick = storeUrlOf(cmd);
+      if (pick !== null && episodes.length > 0) {
+        throw usageError("episode arguments read the local root: leave out the store");
+      }
+      const totals = pick === null ? await backtest(options, onRow) : await withStore(
+        cmd,
+        (store) => backtest({ ...options, store: { store, filter: storeFilter(filters, opts.since) } }, onRow),
+        { scoped: true },
+      );
       if (opts.json) ctx.out.ndjson(totals);
       else textTotals(ctx.out, totals);
       ctx.exitCode = totals.flipped > 0 ? EXIT.VETOED : EXIT.OK;
