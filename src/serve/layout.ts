@@ -12,7 +12,7 @@ export interface PageFrame {
   /** The document title (escaped). */
   title: string;
   /** Which view of the bar is current. */
-  current: "runs" | "approvals" | "episode" | "compare" | "login";
+  current: "runs" | "approvals" | "episode" | "compare" | "backtest" | "login";
   /** The page's main content. */
   body: SafeHtml;
   /** The server-sent events URL the client script follows, if the page is live. */
