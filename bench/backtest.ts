@@ -19,7 +19,9 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { pathToFileURL } from "node:url";
 import { newEpisodeId } from "../src/store/ids.ts";
+import { writeManifest } from "../src/store/manifest.ts";
 import {
   type BenchReport,
   BUN,
@@ -33,7 +35,7 @@ import {
   workDir,
 } from "./lib.ts";
 
-const GENERATOR_VERSION = "1";
+const GENERATOR_VERSION = "2";
 const MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
 const COMMANDS = ["echo 0", "true", "pwd", "echo 3", "date", "echo 5", "uname", "echo 7", "printf 8", "echo 9"];
 
@@ -86,8 +88,12 @@ export function generate(dir: string, n: number): void {
   if (r.status !== 0) throw new Error(`the seed run failed (${r.status}): ${r.stdout}${r.stderr}`);
   const seedId = readdirSync(join(seedRoot, "episodes"))[0];
   const seedDir = join(seedRoot, "episodes", seedId);
-  const files = readdirSync(seedDir).filter((f) => f !== "lock" && !f.startsWith("lock."));
+  const files = readdirSync(seedDir).filter((f) => f !== "lock" && !f.startsWith("lock.") && f !== "manifest.json");
   const texts = new Map(files.map((f) => [f, readFileSync(join(seedDir, f), "utf8")]));
+  const seal = JSON.parse(readFileSync(join(seedDir, "manifest.json"), "utf8")) as {
+    plugins: Parameters<typeof writeManifest>[2];
+    created_at: string;
+  };
   const episodes = join(building, "root", "episodes");
   mkdirSync(episodes, { recursive: true });
   process.stderr.write(`backtest: generating ${n.toLocaleString("en")} episodes…\n`);
@@ -97,6 +103,8 @@ export function generate(dir: string, n: number): void {
     const out = join(episodes, id);
     mkdirSync(out);
     for (const [f, text] of texts) writeFileSync(join(out, f), text.replaceAll(seedId, id));
+    // Sealed again: the copy's digests (a store checks a pulled copy against its manifest).
+    writeManifest(out, id, seal.plugins, seal.created_at, null);
   }
   rmSync(seedRoot, { recursive: true, force: true });
   writeFileSync(join(building, "complete.json"), want);
@@ -104,12 +112,13 @@ export function generate(dir: string, n: number): void {
 }
 
 /** One backtest run's command: the edited rules file and policy file replace the recorded ones. */
-function backtestCommand(dir: string, root: string): string[] {
+function backtestCommand(dir: string, root: string, store: string[] = []): string[] {
   return [
     BUN,
     MAIN,
     "--root",
     root,
+    ...store,
     "policy",
     "backtest",
     "--json",
@@ -120,6 +129,22 @@ function backtestCommand(dir: string, root: string): string[] {
   ];
 }
 
+/** A files store holding the generated episodes (published once by `noema sync`; reused after). */
+function publishedStore(dir: string): string {
+  const url = pathToFileURL(join(dir, "store")).href;
+  const marker = join(dir, "store.complete");
+  if (existsSync(marker)) return url;
+  rmSync(join(dir, "store"), { recursive: true, force: true });
+  const noema = (args: string[]) => spawnSync(BUN, [MAIN, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
+  const init = noema(["store", "init", "--store", url]);
+  if (init.status !== 0) throw new Error(`store init failed: ${init.stderr}`);
+  process.stderr.write("backtest: publishing the episodes to a files store…\n");
+  const sync = noema(["--root", join(dir, "root"), "sync", "--store", url, "--json"]);
+  const failed = sync.stdout.split("\n").filter((l) => l.trim() !== "" && JSON.parse(l).error != null);
+  if (sync.status !== 0 || failed.length > 0) throw new Error(`sync failed: ${failed[0] ?? sync.stderr}`);
+  writeFileSync(marker, "");
+  return url;
+}
 /** A root holding copies of the first `n` episodes of the generated ones (made once). */
 function subsetRoot(dir: string, n: number): string {
   const root = join(dir, `subset-${n}`);
@@ -168,10 +193,17 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const small = Math.max(1, Math.floor(n / 10));
   const full = await measureBacktest(backtestCommand(candidate, join(dir, "root")), runs);
   const tenth = await measureBacktest(backtestCommand(candidate, subsetRoot(dir, small)), runs);
-  const totals = JSON.parse(full.runs[0].stdout.trim().split("\n").at(-1)!);
-  if (totals.actions !== n * COMMANDS.length || totals.flips.allow_to_deny !== 2 * n) {
-    throw new Error(`unexpected totals: ${JSON.stringify(totals)}`);
+  const url = publishedStore(dir);
+  const reader = join(dir, "reader");
+  const viaStore = await measureBacktest(backtestCommand(candidate, reader, ["--store", url]), runs);
+  if (existsSync(reader)) throw new Error("the backtest over the store wrote to its root");
+  for (const m of [full.runs[0], viaStore.runs[0]]) {
+    const totals = JSON.parse(m.stdout.trim().split("\n").at(-1)!);
+    if (totals.actions !== n * COMMANDS.length || totals.flips.allow_to_deny !== 2 * n) {
+      throw new Error(`unexpected totals: ${JSON.stringify(totals)}`);
+    }
   }
+  const storeFast = viaStore.seconds <= 60 * (n / 10_000);
   const rssRatio = full.peakRssMb / tenth.peakRssMb;
   const fast = full.seconds <= 60 * (n / 10_000);
   const flat = rssRatio <= 1.5;
@@ -180,9 +212,25 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       measure: `backtest of ${n.toLocaleString("en")} episodes × 10 actions (s)`,
       value: fixed(full.seconds, 1),
       baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.seconds, 1)}`,
-      ratio: `${fixed((full.seconds * 1e6) / totals.actions, 0)} µs/action`,
+      ratio: `${fixed((full.seconds * 1e6) / (n * COMMANDS.length), 0)} µs/action`,
       goal: `≤ ${fixed(60 * (n / 10_000), 0)} s`,
       met: fast ? "yes" : "NO",
+    },
+    {
+      measure: `the same over a files store (s)`,
+      value: fixed(viaStore.seconds, 1),
+      baseline: `local ${fixed(full.seconds, 1)}`,
+      ratio: `${fixed(viaStore.seconds / full.seconds)}×`,
+      goal: `≤ ${fixed(60 * (n / 10_000), 0)} s`,
+      met: storeFast ? "yes" : "NO",
+    },
+    {
+      measure: "over the store: peak RSS (MB)",
+      value: fixed(viaStore.peakRssMb, 1),
+      baseline: `local ${fixed(full.peakRssMb, 1)}`,
+      ratio: "-",
+      goal: "-",
+      met: "-",
     },
     {
       measure: "backtest peak RSS (MB)",
@@ -195,7 +243,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   ];
   return {
     name: "backtest",
-    ok: fast && flat,
+    ok: fast && flat && storeFast,
     measures,
     tables: [{
       title: `policy backtest: ${n.toLocaleString("en")} episodes, a rules file and a policy file`,

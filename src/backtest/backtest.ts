@@ -64,11 +64,14 @@ export interface BacktestTotals {
 /** The episodes to backtest, oldest first: the store's, the ones named, or the root's that pass the filters. */
 function selected(options: BacktestOptions): Iterable<SourcedEpisode> | AsyncIterable<SourcedEpisode> {
   if (options.store) return storeEpisodes(options.store.store, { ...options.store.filter, limit: options.limit });
-  if (options.episodes && options.episodes.length > 0) return options.episodes.map((e) => locateEpisode(e, options));
+  const local = (e: { id: string; dir: string }) => ({ id: e.id, from: { dir: e.dir } });
+  if (options.episodes && options.episodes.length > 0) {
+    return options.episodes.map((e) => local(locateEpisode(e, options)));
+  }
   const f = options.filters ?? {};
   const all: EpisodeEntry[] = listEpisodes({ root: options.root, limit: Number.MAX_SAFE_INTEGER });
   const kept = all.filter((e) => matchesFilters(e, f)).slice(0, options.limit ?? Number.MAX_SAFE_INTEGER);
-  return kept.reverse().map((e) => ({ id: e.episode_id, dir: e.episode_dir }));
+  return kept.reverse().map((e) => local({ id: e.episode_id, dir: e.episode_dir }));
 }
 
 /**
@@ -110,12 +113,12 @@ export async function backtest(options: BacktestOptions, onRow: (row: BacktestRo
     onRow({ type: "flip", flip, ...a });
   };
   try {
-    for await (const { id, dir, error } of selected(options)) {
+    for await (const { id, from, error } of selected(options)) {
       let r: Pick<EpisodeBacktest, "skipped" | "changed" | "not_reached">;
       try {
-        r = dir === null
+        r = from === null
           ? { skipped: error, changed: [], not_reached: false }
-          : await backtestEpisode(id, dir, candidates, onAction);
+          : await backtestEpisode(id, from, candidates, onAction);
       } catch (e) {
         r = { skipped: `cannot be replayed: ${(e as Error).message}`, changed: [], not_reached: false };
       }

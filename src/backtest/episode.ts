@@ -18,7 +18,8 @@ import type { LoadedPolicy } from "../plugins/loader.ts";
 import type { RunSettingsRecord } from "../runtime/core/options.ts";
 import { StateSnapshot } from "../runtime/core/snapshot.ts";
 import { displayCommand } from "../runtime/core/command.ts";
-import { type RebuiltRun, replayRun } from "../runtime/rebuild.ts";
+import { type RebuiltRun, replayEntries, replayRun } from "../runtime/rebuild.ts";
+import type { JsonlEntry } from "../store/jsonl.ts";
 import { refreshState } from "../runtime/resume.ts";
 import type { State } from "../schema/state.ts";
 import { readJsonFile } from "../store/json_file.ts";
@@ -38,6 +39,9 @@ export interface ActionBacktest {
   recorded: { verdict: Verdict; decision: string; rule: string; policy_id: string | null; message: string };
   candidate: CandidateDecision;
 }
+
+/** An episode to backtest: its directory, or its event log's lines and its `state.json` read elsewhere (a store). */
+export type EpisodeInput = { dir: string } | { events: Iterable<JsonlEntry>; state: Record<string, unknown> };
 
 /** What backtesting one episode gave, besides its actions. */
 export interface EpisodeBacktest {
@@ -92,7 +96,7 @@ function unpatched(input: Record<string, unknown>, directions: readonly Record<s
 /** The start event: the recorded settings and the candidate set, or why the episode is left out. */
 async function open(
   id: string,
-  dir: string,
+  from: EpisodeInput,
   payload: Record<string, unknown>,
   candidates: CandidateSet,
 ): Promise<Replay | string> {
@@ -104,7 +108,8 @@ async function open(
   if (rec.governance === "off") return "governance off: no decision was recorded";
   const c = await candidates.forEpisode(rec);
   if (c.skip !== undefined) return c.skip;
-  const state = readJsonFile(join(dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`) as State;
+  const state =
+    ("dir" in from ? readJsonFile(join(from.dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`) : from.state) as State;
   return {
     status: String(state.outcomes?.status ?? ""),
     changed: c.changed,
@@ -170,21 +175,22 @@ async function propose(r: Replay, p: Record<string, unknown>, before: () => Rebu
  * @example
  * ```ts
  * import { backtestEpisode } from "./episode.ts";
- * // const r = await backtestEpisode("ep_1", ".noema/episodes/ep_1", set, (a) => console.log(a.candidate.verdict));
+ * // const r = await backtestEpisode("ep_1", { dir: ".noema/episodes/ep_1" }, set, (a) => console.log(a.candidate.verdict));
  * ```
  */
 export async function backtestEpisode(
   id: string,
-  dir: string,
+  from: EpisodeInput,
   candidates: CandidateSet,
   onAction: (a: ActionBacktest) => void,
 ): Promise<EpisodeBacktest> {
   const result: EpisodeBacktest = { episode_id: id, actions: 0, not_reached: false, changed: [] };
   let r: Replay | null = null;
-  for (const { event, before } of replayRun(dir)) {
+  const replay = "dir" in from ? replayRun(from.dir) : replayEntries(from.events, `${id}/${ARTIFACTS.events}`);
+  for (const { event, before } of replay) {
     const p = (event.payload ?? {}) as Record<string, unknown>;
     if (event.phase === "start" && r === null) {
-      const opened = await open(id, dir, p, candidates);
+      const opened = await open(id, from, p, candidates);
       if (typeof opened === "string") return { ...result, skipped: opened };
       r = opened;
       result.changed = r.changed;

@@ -10,7 +10,7 @@ import { countReview } from "./review_record.ts";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ActionRecord } from "../schema/state.ts";
-import { readJsonl } from "../store/jsonl.ts";
+import { type JsonlEntry, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { PlanProjector } from "../read/plan.ts";
 import type { EngineProgress } from "./engine.ts";
@@ -169,10 +169,28 @@ export interface ReplayedEvent {
  * }
  * ```
  */
-export function* replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, undefined> {
+export function replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const path = join(dir, ARTIFACTS.events);
+  return replayEntries(readJsonl(path), path);
+}
+
+/**
+ * {@link replayRun} over the lines of an event log read elsewhere (a shared store's copy): `path` names the log in
+ * the error a log without a start event throws.
+ *
+ * @example
+ * ```ts
+ * import { replayEntries } from "./rebuild.ts";
+ * import { type JsonlEntry, readJsonl } from "../store/jsonl.ts";
+ * for (const { event } of replayEntries(readJsonl("events.jsonl"), "events.jsonl")) console.log(event.phase);
+ * ```
+ */
+export function* replayEntries(
+  entries: Iterable<JsonlEntry>,
+  path: string,
+): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const scan = newScan();
-  for (const entry of readJsonl(path)) {
+  for (const entry of entries) {
     if (entry.problem) {
       if (entry.problem === "torn") scan.torn = { offset: entry.offset, bytes: entry.bytes, line: entry.line };
       else scan.damaged.push({ line: entry.line, message: entry.message });

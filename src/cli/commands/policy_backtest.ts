@@ -95,7 +95,7 @@ export function registerPolicyBacktest(policy: CommandUnknownOpts, ctx: CliConte
     .summary("what a policy or rules change would have decided about recorded actions")
     .description(
       "Replay every proposed action recorded under the root (or the episodes named; with a shared store in force,\n" +
-        "--store or NOEMA_STORE, the fleet's episodes, pulled one at a time into a temporary directory) through a\n" +
+        "--store or NOEMA_STORE, the fleet's episodes, read one at a time from the store) through a\n" +
         "candidate policy set: each episode's recorded policies, with --policy files added (or replacing the recorded policy of the same\n" +
         "id), --without ids left out and --rules files changing the rule sets of Rules@1.0. The snapshot each policy\n" +
         "sees is rebuilt from the events before the action, as resume rebuilds it; policies run in their workers with\n" +
