@@ -70,6 +70,8 @@ interface Replay {
   status: string;
   /** Recorded policies whose file changed since the episode. */
   changed: string[];
+  /** The log ends at a checkpoint (a pause no resume followed). */
+  paused: boolean;
   last: { recorded: Verdict; candidate: Verdict } | null;
 }
 
@@ -121,6 +123,7 @@ async function open(
     thresholds: new Map(),
     directions: [],
     pending: null,
+    paused: false,
     last: null,
   };
 }
@@ -134,8 +137,9 @@ async function propose(r: Replay, p: Record<string, unknown>, before: () => Rebu
   r.directions = [];
   const steps = built?.steps ?? [];
   if (built) refreshState(r.state, steps, built);
-  const index = Math.max(0, steps.findIndex((s) => s.id === stepId));
-  const step = steps[index];
+  const found = steps.findIndex((s) => s.id === stepId);
+  const index = Math.max(0, found);
+  const step = found >= 0 ? steps[found] : undefined;
   const stepView: PolicyStep = Object.freeze({
     id: stepId,
     kind: String(step?.kind ?? "act"),
@@ -196,7 +200,9 @@ export async function backtestEpisode(
       result.changed = r.changed;
     }
     if (r === null) continue;
-    if (event.phase === "direction") {
+    if (event.event_type === "run.checkpoint" || event.event_type === "run.resume") {
+      r.paused = event.event_type === "run.checkpoint";
+    } else if (event.phase === "direction") {
       r.directions.push(p);
       if (typeof p.threshold === "number") r.thresholds.set(String(p.policy_id ?? p.policy), p.threshold);
     } else if (event.phase === "action_candidate") {
@@ -218,9 +224,10 @@ export async function backtestEpisode(
       onAction(action);
     }
   }
-  // The run stopped at a block the candidate set lets through: what came after was never proposed.
+  // The run stopped at a block the candidate set lets through (it ended vetoed, or waits at its checkpoint): what
+  // came after was never proposed. An agent session goes on after a denied call: its later calls were compared.
   const last = r?.last;
   result.not_reached = last !== null && last !== undefined && last.recorded !== "allow" && last.candidate === "allow" &&
-    (r!.status === "vetoed" || r!.status === "pending");
+    (r!.status === "vetoed" || (r!.status === "pending" && r!.paused));
   return result;
 }
