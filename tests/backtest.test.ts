@@ -226,6 +226,44 @@ describe("noema policy backtest over recorded shell episodes", () => {
     assert.deepEqual(tree(dir), beforeTree);
   });
 
+  test("a policy that never returns is cut off at the episode's recorded timeout, in its worker, on each action", () => {
+    const other = join(tmp.path, "hang");
+    mkdirSync(other, { recursive: true });
+    const task = join(other, "task.json");
+    writeFileSync(
+      task,
+      JSON.stringify({
+        task: "short timeout",
+        using: "shell",
+        policy_timeout_ms: 300,
+        steps: ["id", "pwd", "id"].map((command) => ({ kind: "act", description: command, inputs: { command } })),
+      }),
+    );
+    const otherRoot = join(other, ".noema");
+    const run = cli(["run", task], { cwd: other, env: { NOEMA_USER_RULES: "", NOEMA_ROOT: otherRoot } });
+    assert.equal(run.code, 0, run.stderr);
+    const id = run.stdout.split(/\s/)[0];
+    writeFileSync(
+      join(other, "hang.ts"),
+      `export default { name: "Hang", version: "1.0", api: "1.0",
+        advise(state) { if (state.action.command.startsWith("id")) { while (true) {} } return undefined; } };`,
+    );
+    const r = cli(["policy", "backtest", "--json", id, "--policy", "hang.ts"], {
+      cwd: other,
+      env: { NOEMA_USER_RULES: "", NOEMA_ROOT: otherRoot },
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const rows = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const failed = rows.filter((x) => x.type === "flip");
+    assert.deepEqual(failed.map((x) => x.step_id), ["step-1", "step-3"]);
+    for (const x of failed) {
+      assert.equal(x.candidate.errors[0].type, "PolicyTimeout");
+      assert.match(x.candidate.errors[0].message, /300 ms/);
+    }
+    assert.equal(rows.at(-1).policy_errors, 2);
+  });
+
   test("text report names each flip with its reasons; a bad rules file is a usage error (exit 2) and prints nothing", () => {
     writeFileSync(join(dir, "added.jsonc"), rulesFile(ADDED));
     const r = cli(["policy", "backtest", "--rules", "added.jsonc"], {
