@@ -196,6 +196,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const url = publishedStore(dir);
   const reader = join(dir, "reader");
   const viaStore = await measureBacktest(backtestCommand(candidate, reader, ["--store", url]), runs);
+  const storeTenth = await measureBacktest(
+    [...backtestCommand(candidate, reader, ["--store", url]), "--limit", String(small)],
+    runs,
+  );
   if (existsSync(reader)) throw new Error("the backtest over the store wrote to its root");
   for (const m of [full.runs[0], viaStore.runs[0]]) {
     const totals = JSON.parse(m.stdout.trim().split("\n").at(-1)!);
@@ -227,10 +231,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     {
       measure: "over the store: peak RSS (MB)",
       value: fixed(viaStore.peakRssMb, 1),
-      baseline: `local ${fixed(full.peakRssMb, 1)}`,
-      ratio: "-",
-      goal: "-",
-      met: "-",
+      baseline: `${small.toLocaleString("en")} episodes ${fixed(storeTenth.peakRssMb, 1)}`,
+      ratio: `${fixed(viaStore.peakRssMb / storeTenth.peakRssMb)}×`,
+      goal: "≤ 1.5× (flat)",
+      met: viaStore.peakRssMb / storeTenth.peakRssMb <= 1.5 ? "yes" : "NO",
     },
     {
       measure: "backtest peak RSS (MB)",
@@ -243,7 +247,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   ];
   return {
     name: "backtest",
-    ok: fast && flat && storeFast,
+    ok: fast && flat && storeFast && viaStore.peakRssMb / storeTenth.peakRssMb <= 1.5,
     measures,
     tables: [{
       title: `policy backtest: ${n.toLocaleString("en")} episodes, a rules file and a policy file`,

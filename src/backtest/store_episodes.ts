@@ -72,17 +72,18 @@ export async function* storeEpisodes(
   store: SharedStore,
   filter: CatalogFilter,
 ): AsyncGenerator<SourcedEpisode, void, undefined> {
-  const rows = (await store.list({ ...filter, limit: filter.limit ?? ALL_ROWS })).reverse();
+  // Only the ids are kept (a catalog row is a few KB): oldest first.
+  const rows = (await store.list({ ...filter, limit: filter.limit ?? ALL_ROWS })).map((r) => r.episode_id).reverse();
   const fetch = (id: string): Promise<SourcedEpisode> =>
     read(store, id).then(
       (from) => ({ id, from }),
       (e) => ({ id, from: null, error: `cannot be read from ${store.location}: ${(e as Error).message}` }),
     );
   // One episode read ahead: the store is read while the policies (in their workers) decide on the one before.
-  let next = rows.length > 0 ? fetch(rows[0].episode_id) : null;
+  let next = rows.length > 0 ? fetch(rows[0]) : null;
   for (let i = 0; next !== null; i++) {
     const current = await next;
-    next = i + 1 < rows.length ? fetch(rows[i + 1].episode_id) : null;
+    next = i + 1 < rows.length ? fetch(rows[i + 1]) : null;
     yield current;
   }
 }
