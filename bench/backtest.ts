@@ -22,6 +22,7 @@ import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { newEpisodeId } from "../src/store/ids.ts";
 import { writeManifest } from "../src/store/manifest.ts";
+import { pgUnavailable, startPostgres } from "../tests/helpers/postgres.ts";
 import {
   type BenchReport,
   BUN,
@@ -129,19 +130,25 @@ function backtestCommand(dir: string, root: string, store: string[] = []): strin
   ];
 }
 
+const noema = (args: string[]) => spawnSync(BUN, [MAIN, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
+
+/** Publishes the generated episodes to the store at `url` (`noema store init`, then `noema sync`). */
+function publish(dir: string, url: string): void {
+  const init = noema(["store", "init", "--store", url]);
+  if (init.status !== 0) throw new Error(`store init failed: ${init.stderr}`);
+  const sync = noema(["--root", join(dir, "root"), "sync", "--store", url, "--json"]);
+  const failed = sync.stdout.split("\n").filter((l) => l.trim() !== "" && JSON.parse(l).error != null);
+  if (sync.status !== 0 || failed.length > 0) throw new Error(`sync failed: ${failed[0] ?? sync.stderr}`);
+}
+
 /** A files store holding the generated episodes (published once by `noema sync`; reused after). */
 function publishedStore(dir: string): string {
   const url = pathToFileURL(join(dir, "store")).href;
   const marker = join(dir, "store.complete");
   if (existsSync(marker)) return url;
   rmSync(join(dir, "store"), { recursive: true, force: true });
-  const noema = (args: string[]) => spawnSync(BUN, [MAIN, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
-  const init = noema(["store", "init", "--store", url]);
-  if (init.status !== 0) throw new Error(`store init failed: ${init.stderr}`);
   process.stderr.write("backtest: publishing the episodes to a files store…\n");
-  const sync = noema(["--root", join(dir, "root"), "sync", "--store", url, "--json"]);
-  const failed = sync.stdout.split("\n").filter((l) => l.trim() !== "" && JSON.parse(l).error != null);
-  if (sync.status !== 0 || failed.length > 0) throw new Error(`sync failed: ${failed[0] ?? sync.stderr}`);
+  publish(dir, url);
   writeFileSync(marker, "");
   return url;
 }
@@ -177,6 +184,85 @@ async function measureBacktest(
   };
 }
 
+/** The totals of a backtest's output must show every action and the 2 flips per episode. */
+function checkTotals(m: Measurement, n: number): void {
+  const totals = JSON.parse(m.stdout.trim().split("\n").at(-1)!);
+  if (totals.actions !== n * COMMANDS.length || totals.flips.allow_to_deny !== 2 * n) {
+    throw new Error(`unexpected totals: ${JSON.stringify(totals)}`);
+  }
+}
+
+const goalSeconds = (n: number) => 60 * (n / 10_000);
+
+/** The backtest over the root, and over a root holding a tenth of the episodes (memory flat). */
+async function measureRoot(dir: string, candidate: string, n: number, runs: number): Promise<Measure[]> {
+  const small = Math.max(1, Math.floor(n / 10));
+  const full = await measureBacktest(backtestCommand(candidate, join(dir, "root")), runs);
+  const tenth = await measureBacktest(backtestCommand(candidate, subsetRoot(dir, small)), runs);
+  checkTotals(full.runs[0], n);
+  const rssRatio = full.peakRssMb / tenth.peakRssMb;
+  return [{
+    measure: `backtest of ${n.toLocaleString("en")} episodes × 10 actions (s)`,
+    value: fixed(full.seconds, 1),
+    baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.seconds, 1)}`,
+    ratio: `${fixed((full.seconds * 1e6) / (n * COMMANDS.length), 0)} µs/action`,
+    goal: `≤ ${fixed(goalSeconds(n), 0)} s`,
+    met: full.seconds <= goalSeconds(n) ? "yes" : "NO",
+  }, {
+    measure: "backtest peak RSS (MB)",
+    value: fixed(full.peakRssMb, 1),
+    baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.peakRssMb, 1)}`,
+    ratio: `${fixed(rssRatio)}×`,
+    goal: "≤ 1.5× (flat)",
+    met: rssRatio <= 1.5 ? "yes" : "NO",
+  }];
+}
+
+/** The same backtest over a store (`--store URL`), and with `--limit` a tenth (memory flat); nothing written. */
+async function measureStore(label: string, url: string, dir: string, candidate: string, n: number, runs: number) {
+  const small = Math.max(1, Math.floor(n / 10));
+  const reader = join(dir, "reader");
+  const cmd = backtestCommand(candidate, reader, ["--store", url]);
+  const full = await measureBacktest(cmd, runs);
+  const tenth = await measureBacktest([...cmd, "--limit", String(small)], runs);
+  if (existsSync(reader)) throw new Error("the backtest over the store wrote to its root");
+  checkTotals(full.runs[0], n);
+  const rssRatio = full.peakRssMb / tenth.peakRssMb;
+  const measures: Measure[] = [{
+    measure: `the same over ${label} (s)`,
+    value: fixed(full.seconds, 1),
+    baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.seconds, 1)}`,
+    ratio: `${fixed((full.seconds * 1e6) / (n * COMMANDS.length), 0)} µs/action`,
+    goal: `≤ ${fixed(goalSeconds(n), 0)} s`,
+    met: full.seconds <= goalSeconds(n) ? "yes" : "NO",
+  }, {
+    measure: `over ${label}: peak RSS (MB)`,
+    value: fixed(full.peakRssMb, 1),
+    baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.peakRssMb, 1)}`,
+    ratio: `${fixed(rssRatio)}×`,
+    goal: "≤ 1.5× (flat)",
+    met: rssRatio <= 1.5 ? "yes" : "NO",
+  }];
+  return measures;
+}
+
+/** The same over a PostgreSQL store of its own (published by `noema sync` each time), when PostgreSQL is here. */
+async function measurePostgres(dir: string, candidate: string, n: number, runs: number): Promise<Measure[]> {
+  const why = pgUnavailable();
+  if (why) {
+    return [{ measure: `PostgreSQL skipped: ${why}`, value: "-", baseline: "-", ratio: "-", goal: "-", met: "-" }];
+  }
+  const pg = await startPostgres();
+  try {
+    const url = pg.createDatabase();
+    process.stderr.write("backtest: publishing the episodes to PostgreSQL…\n");
+    publish(dir, url);
+    return await measureStore("PostgreSQL", url, dir, candidate, n, runs);
+  } finally {
+    pg.stop();
+  }
+}
+
 /** Runs the benchmark and returns its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const n = Number(flag(args, "episodes") ?? 10_000);
@@ -190,64 +276,14 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   mkdirSync(candidate, { recursive: true });
   writeFileSync(join(candidate, "rules.jsonc"), JSON.stringify({ deny: ["Bash(rm:*)", "Bash(date:*)"] }));
   writeFileSync(join(candidate, "guard.ts"), policy(["git push", "uname"]));
-  const small = Math.max(1, Math.floor(n / 10));
-  const full = await measureBacktest(backtestCommand(candidate, join(dir, "root")), runs);
-  const tenth = await measureBacktest(backtestCommand(candidate, subsetRoot(dir, small)), runs);
-  const url = publishedStore(dir);
-  const reader = join(dir, "reader");
-  const viaStore = await measureBacktest(backtestCommand(candidate, reader, ["--store", url]), runs);
-  const storeTenth = await measureBacktest(
-    [...backtestCommand(candidate, reader, ["--store", url]), "--limit", String(small)],
-    runs,
-  );
-  if (existsSync(reader)) throw new Error("the backtest over the store wrote to its root");
-  for (const m of [full.runs[0], viaStore.runs[0]]) {
-    const totals = JSON.parse(m.stdout.trim().split("\n").at(-1)!);
-    if (totals.actions !== n * COMMANDS.length || totals.flips.allow_to_deny !== 2 * n) {
-      throw new Error(`unexpected totals: ${JSON.stringify(totals)}`);
-    }
-  }
-  const storeFast = viaStore.seconds <= 60 * (n / 10_000);
-  const rssRatio = full.peakRssMb / tenth.peakRssMb;
-  const fast = full.seconds <= 60 * (n / 10_000);
-  const flat = rssRatio <= 1.5;
-  const measures: Measure[] = [
-    {
-      measure: `backtest of ${n.toLocaleString("en")} episodes × 10 actions (s)`,
-      value: fixed(full.seconds, 1),
-      baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.seconds, 1)}`,
-      ratio: `${fixed((full.seconds * 1e6) / (n * COMMANDS.length), 0)} µs/action`,
-      goal: `≤ ${fixed(60 * (n / 10_000), 0)} s`,
-      met: fast ? "yes" : "NO",
-    },
-    {
-      measure: `the same over a files store (s)`,
-      value: fixed(viaStore.seconds, 1),
-      baseline: `local ${fixed(full.seconds, 1)}`,
-      ratio: `${fixed(viaStore.seconds / full.seconds)}×`,
-      goal: `≤ ${fixed(60 * (n / 10_000), 0)} s`,
-      met: storeFast ? "yes" : "NO",
-    },
-    {
-      measure: "over the store: peak RSS (MB)",
-      value: fixed(viaStore.peakRssMb, 1),
-      baseline: `${small.toLocaleString("en")} episodes ${fixed(storeTenth.peakRssMb, 1)}`,
-      ratio: `${fixed(viaStore.peakRssMb / storeTenth.peakRssMb)}×`,
-      goal: "≤ 1.5× (flat)",
-      met: viaStore.peakRssMb / storeTenth.peakRssMb <= 1.5 ? "yes" : "NO",
-    },
-    {
-      measure: "backtest peak RSS (MB)",
-      value: fixed(full.peakRssMb, 1),
-      baseline: `${small.toLocaleString("en")} episodes ${fixed(tenth.peakRssMb, 1)}`,
-      ratio: `${fixed(rssRatio)}×`,
-      goal: "≤ 1.5× (flat)",
-      met: flat ? "yes" : "NO",
-    },
+  const measures = [
+    ...await measureRoot(dir, candidate, n, runs),
+    ...await measureStore("a files store", publishedStore(dir), dir, candidate, n, runs),
+    ...(flag(args, "postgres") === "no" ? [] : await measurePostgres(dir, candidate, n, runs)),
   ];
   return {
     name: "backtest",
-    ok: fast && flat && storeFast && viaStore.peakRssMb / storeTenth.peakRssMb <= 1.5,
+    ok: measures.every((m) => m.met !== "NO"),
     measures,
     tables: [{
       title: `policy backtest: ${n.toLocaleString("en")} episodes, a rules file and a policy file`,
