@@ -5,7 +5,7 @@
 // unchanged; exit codes 0, 3 and 2.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { tree } from "./helpers/episode_trees.ts";
@@ -262,6 +262,47 @@ describe("noema policy backtest over recorded shell episodes", () => {
       assert.match(x.candidate.errors[0].message, /300 ms/);
     }
     assert.equal(rows.at(-1).policy_errors, 2);
+  });
+
+  test("a recorded policy file runs as it is now: edited, it flips and is named changed; gone, its episode is left out", () => {
+    const other = join(tmp.path, "edited");
+    mkdirSync(other, { recursive: true });
+    const guard = (vetoed: string) =>
+      `export default { name: "Guard", version: "1.0", api: "1.0",
+        advise(state) { return state.action.command === ${JSON.stringify(vetoed)}
+          ? { kind: "veto", advice: "not " + state.action.command, confidence: 1 } : undefined; } };`;
+    writeFileSync(join(other, "guard.ts"), guard("nothing"));
+    const task = join(other, "task.json");
+    writeFileSync(
+      task,
+      JSON.stringify({
+        task: "guarded",
+        using: "shell",
+        policies: ["guard.ts"],
+        steps: ["pwd", "id"].map((command) => ({ kind: "act", description: command, inputs: { command } })),
+      }),
+    );
+    const env = { NOEMA_USER_RULES: "", NOEMA_ROOT: join(other, ".noema") };
+    assert.equal(cli(["run", task], { cwd: other, env }).code, 0);
+    const same = cli(["policy", "backtest", "--json"], { cwd: other, env });
+    assert.equal(same.code, 0, same.stderr);
+    writeFileSync(join(other, "guard.ts"), guard("pwd"));
+    const edited = cli(["policy", "backtest", "--json"], { cwd: other, env });
+    assert.equal(edited.code, 3, edited.stderr);
+    const rows = edited.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(rows.filter((x) => x.type === "flip").map((x) => [x.step_id, x.flip]), [[
+      "step-1",
+      "allow_to_deny",
+    ]]);
+    assert.deepEqual(rows.at(-1).changed_policies, ["Guard@1.0"]);
+    rmSync(join(other, "guard.ts"));
+    const gone = cli(["policy", "backtest"], { cwd: other, env });
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.match(
+      gone.stderr,
+      /left out: policy Guard@1\.0: its file is gone: .*guard\.ts \(give it with --policy FILE, or leave it out with --without Guard@1\.0\)/,
+    );
+    assert.match(gone.stdout, /backtest: 0 episodes, 0 actions: 0 unchanged, 0 flipped\n {2}left out: 1 episode/);
   });
 
   test("text report names each flip with its reasons; a bad rules file is a usage error (exit 2) and prints nothing", () => {
