@@ -32,7 +32,9 @@ function reason(d: { policy_id: string | null; message: string; errors?: ActionB
 /** One row as text (a flip: the action, then the recorded and candidate verdicts with their reasons). */
 function textRow(out: Output, row: BacktestRow): void {
   if (row.type === "skipped") return out.note(`noema: ${row.episode_id}: left out: ${row.reason}`);
-  if (row.type === "not_reached") return;
+  if (row.type === "not_reached") {
+    return out.line(`not reached  ${row.episode_id}  (its run stopped at a block now let through)`);
+  }
   const head = row.type === "flip" ? ARROW(row.flip) : "policy error";
   out.line(`${head}  ${row.episode_id}  ${row.step_id}  ${row.tool}  ${oneLine(row.input_excerpt)}`);
   out.line(`  recorded:  ${row.recorded.verdict.padEnd(5)}  ${reason(row.recorded)}`);
