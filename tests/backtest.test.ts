@@ -226,6 +226,17 @@ describe("noema policy backtest over recorded shell episodes", () => {
     assert.deepEqual(tree(dir), beforeTree);
   });
 
+  test("filters select episodes as noema list does: --status, --task, --limit (the newest)", () => {
+    const stops = proposals().map((p) => p.at(-1)!.recorded);
+    const vetoed = backtest(["--status", "vetoed", "--without", "Rules@1.0"]);
+    assert.equal(vetoed.totals.episodes, stops.filter((v) => v === "deny").length);
+    assert.equal(vetoed.totals.flips.deny_to_allow, vetoed.totals.episodes);
+    assert.equal(backtest(["--task", "episode 3"]).totals.actions, EPISODES[3].length);
+    const newest = backtest(["--limit", "1", "--without", "Rules@1.0"]);
+    assert.equal(newest.totals.episodes, 1);
+    assert.deepEqual(newest.flipped, [`${ids.at(-1)} step-5 ask_to_allow`]);
+  });
+
   test("a policy that never returns is cut off at the episode's recorded timeout, in its worker, on each action", () => {
     const other = join(tmp.path, "hang");
     mkdirSync(other, { recursive: true });
