@@ -304,7 +304,8 @@ const RUN_ENDING = new Set(["run", "resume", "approve", "reject", "mcp"]);
  * published). A store still unreachable is said once on stderr; the command's
  * own exit code is kept. After a command that ended a run, they are handed to
  * a background `noema sync` instead: however many they are, and however slow
- * the store, the run's exit is not held by them.
+ * the store, the run's exit is not held by them. `store`, `sync`, `pull` (they
+ * deal with the store themselves) and `policy backtest` (it writes nothing) never do.
  *
  * @example
  * ```ts
@@ -317,7 +318,7 @@ export async function publishPendingAfter(
   pick: { url: string; from: string },
   root: string,
 ): Promise<void> {
-  if (saidDown || ["store", "sync", "pull"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  if (saidDown || ["store", "sync", "pull", "backtest"].includes(cmd.name()) || pendingHere(root).length === 0) return;
   if (RUN_ENDING.has(cmd.name())) return handOff(root, pendingHere(root), pick);
   let store: SharedStore | null = null;
   try {

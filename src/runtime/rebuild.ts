@@ -10,7 +10,7 @@ import { countReview } from "./review_record.ts";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { ActionRecord } from "../schema/state.ts";
-import { readJsonl } from "../store/jsonl.ts";
+import { type JsonlEntry, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { PlanProjector } from "../read/plan.ts";
 import type { EngineProgress } from "./engine.ts";
@@ -139,14 +139,64 @@ function newScan(): RunScan {
  * ```
  */
 export function rebuildRun(dir: string): RebuiltRun {
+  const replay = replayRun(dir);
+  let next = replay.next();
+  while (!next.done) next = replay.next();
+  return next.value;
+}
+
+/** One complete event of a replayed log, and the run as rebuilt from the events before it. */
+export interface ReplayedEvent {
+  /** The event. */
+  event: Record<string, unknown>;
+  /**
+   * The run as `resume` would rebuild it had the log ended just before this event (null before the `start`
+   * event). Its `actions` and `facts` are the replay's own lists: they grow as the replay goes on.
+   */
+  before(): RebuiltRun | null;
+}
+
+/**
+ * Scans an episode's event log like {@link rebuildRun}, one event at a time: each complete event is yielded, with
+ * the run rebuilt from the events before it, before it is folded in (what `noema policy backtest` replays the
+ * policies' snapshots from). Returns the rebuilt run; throws like {@link rebuildRun} when the log has no start.
+ *
+ * @example
+ * ```ts
+ * import { replayRun } from "./rebuild.ts";
+ * for (const { event, before } of replayRun(".noema/episodes/ep_1")) {
+ *   if (event.phase === "action_candidate") console.log(before()?.actions.length);
+ * }
+ * ```
+ */
+export function replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const path = join(dir, ARTIFACTS.events);
+  return replayEntries(readJsonl(path), path);
+}
+
+/**
+ * {@link replayRun} over the lines of an event log read elsewhere (a shared store's copy): `path` names the log in
+ * the error a log without a start event throws.
+ *
+ * @example
+ * ```ts
+ * import { replayEntries } from "./rebuild.ts";
+ * import { type JsonlEntry, readJsonl } from "../store/jsonl.ts";
+ * for (const { event } of replayEntries(readJsonl("events.jsonl"), "events.jsonl")) console.log(event.phase);
+ * ```
+ */
+export function* replayEntries(
+  entries: Iterable<JsonlEntry>,
+  path: string,
+): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const scan = newScan();
-  for (const entry of readJsonl(path)) {
+  for (const entry of entries) {
     if (entry.problem) {
       if (entry.problem === "torn") scan.torn = { offset: entry.offset, bytes: entry.bytes, line: entry.line };
       else scan.damaged.push({ line: entry.line, message: entry.message });
       continue;
     }
+    yield { event: entry.value, before: () => scan.start ? rebuiltFrom(scan, scan.start) : null };
     scanEvent(scan, entry.value);
   }
   if (!scan.start) {

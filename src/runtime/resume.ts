@@ -624,9 +624,15 @@ function resumedSteps(built: RebuiltRun, state: State): PlanStep[] {
 /**
  * Brings state.json's projection in line with the log: the plan (its steps, and the source, time and rationale of
  * the latest plan event: a run killed while sealing after a resume has a state.json older than that event),
- * pending outcomes, the facts, the links.
+ * pending outcomes, the facts, the links (also what `noema policy backtest` shows the policies, action by action).
+ *
+ * @example
+ * ```ts
+ * import { refreshState } from "./resume.ts";
+ * // refreshState(state, built.steps, built); // state.outcomes.actions === built.actions
+ * ```
  */
-function refreshState(state: State, steps: PlanStep[], built: RebuiltRun): void {
+export function refreshState(state: State, steps: PlanStep[], built: RebuiltRun): void {
   state.plan = { ...(state.plan ?? { steps: [] }), steps };
   if (built.planUpdatedAt !== null) {
     state.plan.source = built.planSource;

@@ -17,6 +17,7 @@ import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
 import { comparePage } from "./compare.ts";
+import { backtestFormPage, backtestPage, backtestUpload } from "./backtest.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
 import { episodePage } from "./episode.ts";
 import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from "./pages.ts";
@@ -153,6 +154,8 @@ function pageRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     const da = (await episodeDirOf(cfg, a)).dir, db = (await episodeDirOf(cfg, b)).dir;
     return c.html(comparePage({ id: a, dir: da }, { id: b, dir: db }, approvals));
   });
+  app.get("/backtest", (c) => c.html(backtestFormPage(approvals)));
+  app.post("/backtest", async (c) => c.html(backtestPage(await backtestUpload(await c.req.parseBody()), approvals)));
 }
 
 function approvalRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {

@@ -12,7 +12,7 @@ export interface PageFrame {
   /** The document title (escaped). */
   title: string;
   /** Which view of the bar is current. */
-  current: "runs" | "approvals" | "episode" | "compare" | "login" | "search" | "fleet";
+  current: "runs" | "approvals" | "episode" | "compare" | "backtest" | "login" | "search" | "fleet";
   /** The page's main content. */
   body: SafeHtml;
   /** The server-sent events URL the client script follows, if the page is live. */
@@ -47,7 +47,7 @@ export function page(f: PageFrame): string {
 <body${f.live !== undefined ? markup` data-live="${f.live}"` : ""}>
 <div class="bar"><a class="brand" href="/">noema</a>${nav("runs", "/", "Runs")}${
     f.approvals ? nav("approvals", "/approvals", "Approvals") : ""
-  }${nav("fleet", "/fleet", "Fleet")}${nav("search", "/search", "Search")}
+  }${nav("fleet", "/fleet", "Fleet")}${nav("search", "/search", "Search")}${nav("backtest", "/backtest", "Backtest")}
 <span class="right">${live}<span class="kbd"><kbd>j</kbd>/<kbd>k</kbd> move · <kbd>/</kbd> filter</span></span></div>
 <main>
 ${f.body}

@@ -23,6 +23,7 @@ import { FAILURE_POLICIES } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { type CliContext, examples } from "../context.ts";
 import { usageError } from "../errors.ts";
+import { registerPolicyBacktest } from "./policy_backtest.ts";
 
 /** The action a policy test proposes. */
 export interface TestAction {
@@ -256,7 +257,8 @@ const RESULT_EXIT = { allowed: EXIT.OK, vetoed: EXIT.VETOED, failed: EXIT.ERROR,
 /** Registers `noema policy` and its `test` subcommand. */
 export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): void {
   const policy = program.command("policy").summary("work with policy plugins").description(
-    "Work with policy plugins. 'noema policy test' shows what a policy says about an action.",
+    "Work with policy plugins. 'noema policy test' shows what a policy says about an action; 'noema policy\n" +
+      "backtest' what a policy or rules change would have decided about the recorded actions.",
   ).addHelpText(
     "after",
     examples(
@@ -325,4 +327,5 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
         ? EXIT.VETOED
         : EXIT.OK;
     });
+  registerPolicyBacktest(policy, ctx);
 }
