@@ -26,6 +26,8 @@ const MODULES = join(REPO, "node_modules");
 const BUN = join(MODULES, ".bin", "bun");
 const CONFORMANCE = join(MODULES, "@modelcontextprotocol", "conformance", "dist", "index.js");
 const EVERYTHING = join(MODULES, "@modelcontextprotocol", "server-everything", "dist", "index.js");
+/** The scenario that sends a foreign Host and Origin, and a local one. */
+const REBINDING = "dns-rebinding-protection";
 
 /** A port free on 127.0.0.1 now (server-everything takes its port from PORT and cannot be told 0). */
 function freePort(): Promise<number> {
@@ -97,6 +99,11 @@ describe("noema mcp under the MCP conformance suite", () => {
       const gated = await conformance(through, join(base, "gated"));
       const passed = (m: Map<string, string>) => [...m].filter(([, v]) => v.endsWith("/0")).map(([k]) => k).sort();
       assert.ok(passed(direct).length >= 8, `direct passes only ${passed(direct).join(", ")}`);
+      // The one scenario the gateway passes better: it refuses a foreign Host or Origin itself (it asks the upstream
+      // with the upstream's own Host, so the upstream's check could not protect it), server-everything does not.
+      assert.equal(gated.get(REBINDING), "2/0", `${REBINDING} through the gateway`);
+      assert.notEqual(direct.get(REBINDING), undefined, `${REBINDING} direct`);
+      for (const m of [direct, gated]) m.delete(REBINDING);
       assert.deepEqual(passed(gated), passed(direct), "the same scenarios pass through the gateway as direct");
       assert.deepEqual(Object.fromEntries(gated), Object.fromEntries(direct), "the same checks pass and fail");
     } finally {
