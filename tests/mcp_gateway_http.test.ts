@@ -7,6 +7,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -112,5 +113,57 @@ describe("noema mcp over Streamable HTTP", () => {
     const acts = (id: string) => events(root, id).filter((e) => e.phase === "act").length;
     assert.deepEqual([acts(ofA), acts(ofB)], [2, 2]);
     for (const id of [ofA, ofB]) assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: root } }).code, 0);
+  });
+
+  it("refuses a request whose Host or Origin is not loopback (DNS rebinding), and serves a local one", async () => {
+    const base = join(tmp.path, "rebinding");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer();
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo"]);
+    try {
+      const url = new URL(await gw.url);
+      const init = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      });
+      const post = (headers: Record<string, string>) =>
+        withBound(
+          new Promise<{ status: number; body: string }>((resolve, reject) => {
+            const req = request({
+              host: url.hostname,
+              port: url.port,
+              path: url.pathname,
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                ...headers,
+              },
+            }, (res) => {
+              let body = "";
+              res.on("data", (d: Uint8Array) => body += new TextDecoder().decode(d));
+              res.on("end", () => resolve({ status: res.statusCode!, body }));
+            });
+            req.on("error", reject);
+            req.end(init);
+          }),
+          "post",
+        );
+      const evilHost = await post({ host: `evil.example:${url.port}` });
+      assert.equal(evilHost.status, 403, evilHost.body);
+      assert.match(evilHost.body, /Host evil\.example:\d+ is not this machine's loopback/);
+      const evilOrigin = await post({ origin: "http://evil.example" });
+      assert.equal(evilOrigin.status, 403, evilOrigin.body);
+      assert.match(evilOrigin.body, /Origin http:\/\/evil\.example is not/);
+      const local = await post({ host: `localhost:${url.port}`, origin: "http://localhost:5173" });
+      assert.equal(local.status, 200, local.body);
+      assert.match(local.body, /"serverInfo"/);
+    } finally {
+      await gw.stop();
+      await upstream.close();
+    }
   });
 });

@@ -11,7 +11,8 @@
  * One episode per MCP session (`Mcp-Session-Id` as the upstream assigns it;
  * a server that assigns none is one session), sealed when the client ends
  * the session (DELETE) or the gateway stops. Only loopback addresses: the
- * gateway has no authentication of its own.
+ * gateway has no authentication of its own; a request whose `Host` or
+ * `Origin` names another host is refused (403, `local_origin.ts`).
  *
  * @module
  */
@@ -21,6 +22,7 @@ import { Buffer } from "node:buffer";
 import { nodeHttp } from "../../builtins.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
+import { foreignHost } from "./local_origin.ts";
 
 /** How the HTTP gateway runs. */
 export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
@@ -85,6 +87,12 @@ class HttpGateway {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const foreign = foreignHost(header(req, "host"), header(req, "origin"));
+    if (foreign !== null) {
+      res.writeHead(403, { "content-type": "application/json" });
+      const message = `noema mcp: ${foreign} (DNS-rebinding protection)`;
+      return void res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+    }
     try {
       const sid = header(req, "mcp-session-id") ?? STATELESS;
       if (req.method === "POST") return await this.#post(req, res, sid);
