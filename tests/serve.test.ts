@@ -155,6 +155,39 @@ describe("pages and API", () => {
     assert.equal(rebinding.status, 403, "a token-less server answers only loopback Host names");
   });
 
+  test("a request body over the limit is refused (413) before a route reads it, and records nothing", async () => {
+    const origin = new URL(s.url).origin;
+    const big = "x".repeat((1 << 20) + 1); // a decision's limit is 1 MiB
+    const api = await get(`/api/episodes/${rejectMe}/reject`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/json" },
+      body: JSON.stringify({ note: big }),
+    });
+    assert.equal(api.status, 413);
+    assert.equal((await api.json() as any).error.code, "too_large");
+    const form = await get(`/approvals/${rejectMe}/decide`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: `decision=approved&note=${big}`,
+    });
+    assert.equal(form.status, 413);
+    // Streamed (no content-length): counted as it comes.
+    const chunks = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 3; i++) c.enqueue(new TextEncoder().encode(big.slice(0, 600_000)));
+        c.close();
+      },
+    });
+    const streamed = await get(`/api/episodes/${rejectMe}/reject`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/json" },
+      body: chunks,
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(streamed.status, 413);
+    assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
+  });
+
   test("reject with a note over the API: recorded as noema reject records it; resumed, the run ends vetoed", async () => {
     const r = await get(`/api/episodes/${rejectMe}/reject`, {
       method: "POST",

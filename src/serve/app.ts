@@ -9,6 +9,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { Context } from "hono";
 import { NoemaError } from "../errors.ts";
 import { apiRoutes } from "./api.ts";
@@ -17,7 +18,7 @@ import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
 import { comparePage } from "./compare.ts";
-import { backtestFormPage, backtestPage, backtestUpload } from "./backtest.ts";
+import { backtestFormPage, backtestPage, backtestUpload, MAX_REPORT } from "./backtest.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
 import { episodePage } from "./episode.ts";
 import { approvalsPage, errorPage, eventsListPage, loginPage, runsPage } from "./pages.ts";
@@ -85,7 +86,21 @@ function guard(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     c.set("caller", caller);
     return await next();
   });
+  // A request body is read whole by the routes: bounded before that (a backtest report may be large, a decision not).
+  app.use(async (c, next) => {
+    const maxSize = c.req.path === "/backtest" ? MAX_REPORT_BYTES : MAX_BODY_BYTES;
+    const limit = bodyLimit({
+      maxSize,
+      onError: (c) => fail(c, 413, "too_large", `the request body is larger than ${maxSize} bytes`),
+    });
+    return await limit(c, next);
+  });
 }
+
+/** The largest request body a route reads, bytes (a decision, a login, an API call). */
+const MAX_BODY_BYTES = 1 << 20;
+/** The largest `POST /backtest` body: the largest report (see backtest.ts) and its form's framing. */
+const MAX_REPORT_BYTES = MAX_REPORT + (1 << 20);
 
 function loginRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
   app.get("/login", (c) => c.html(loginPage(null)));

@@ -17,7 +17,7 @@ import { page } from "./layout.ts";
 import { HttpError } from "./paths.ts";
 
 /** The largest report the page takes, in characters. */
-const MAX_REPORT = 64 * 1024 * 1024;
+export const MAX_REPORT = 64 * 1024 * 1024;
 /** Most flipped actions shown. */
 const MAX_ROWS = 2000;
 
