@@ -246,8 +246,8 @@ describe("noema policy backtest over recorded shell episodes", () => {
       JSON.stringify({
         task: "short timeout",
         using: "shell",
-        // 2 s, not 300 ms: after a timeout the worker restarts and reloads the policy within the next call's
-        // timeout, which a loaded machine took more than 300 ms for (the normal `pwd` step then timed out too).
+        // 2 s, not 300 ms: the normal `pwd` step's call must answer within it on a loaded machine (the worker's
+        // restart and reload after the timeout are outside that call's timeout: tests/policy_restart.test.ts).
         policy_timeout_ms: 2000,
         steps: ["id", "pwd", "id"].map((command) => ({ kind: "act", description: command, inputs: { command } })),
       }),

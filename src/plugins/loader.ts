@@ -53,6 +53,12 @@ export interface LoadedPolicy {
   mask?(value: unknown, patterns: readonly string[]): Promise<unknown>;
   /** Stops a call that timed out (worker policies: terminates the worker; the next call restarts it). */
   abort?(): void;
+  /**
+   * Makes the policy ready to be called, before the call's own timeout starts: worker policies restart a worker
+   * that a timeout stopped and wait for the policy to load again there (bounded by the load timeout,
+   * `NOEMA_POLICY_LOAD_TIMEOUT_MS`). Rejects when the reload does not finish in time.
+   */
+  prepare?(): Promise<void>;
   /** Releases the policy (worker policies: the worker, when no other policy uses it). */
   close?(): void;
 }

@@ -173,6 +173,8 @@ export async function consultPolicy(
     }
     : () => {};
   try {
+    // A worker a timeout stopped starts again and reloads the policy first, outside this call's timeout.
+    await policy.prepare?.();
     raw = await callWithTimeout(() => {
       try {
         return policy.advise(state);

@@ -105,6 +105,10 @@ class PolicyWorkerHost {
   private lastLoss: Error | null = null;
   /** The output budget of the load or call in flight (what the policy prints goes to stderr). */
   private output: OutputBudget | null = null;
+  /** Policy instances loading again in a restarted worker: settled when each is loaded (or failed to). */
+  private reloading = new Map<number, Promise<void>>();
+  /** Handles whose first load is in flight ({@link load} sends it; a start must not send it twice). */
+  private firstLoads = new Set<number>();
   /** Set while no policy instance is left: when it fires, the worker is terminated. */
   private idle: ReturnType<typeof setTimeout> | null = null;
 
@@ -153,8 +157,22 @@ class PolicyWorkerHost {
       });
       worker.on("exit", (code: number) => lost(`the policy worker exited (code ${code})`));
     });
-    for (const handle of this.handles) this.post({ type: "load", handle, path: this.path });
+    for (const handle of this.handles) if (!this.firstLoads.has(handle)) this.reload(handle);
     return this.started;
+  }
+
+  /** Loads a policy instance again in a new worker; {@link prepare} waits for it. */
+  private reload(handle: number): void {
+    const done = new Promise<void>((resolve) => {
+      const settle = () => {
+        if (this.reloading.get(handle) === done) this.reloading.delete(handle);
+        resolve();
+      };
+      // Its outcome is the next call's: a load error or a lost worker is reported there.
+      this.loads.set(handle, { resolve: settle, reject: settle });
+    });
+    this.reloading.set(handle, done);
+    this.post({ type: "load", handle, path: this.path });
   }
 
   /** Sends a message as JSON text; throws (nothing sent) when it cannot be serialized (a BigInt, a cycle). */
@@ -202,7 +220,7 @@ class PolicyWorkerHost {
       (this.output ??= new OutputBudget(m.label)).write(m.text);
     } else if (m.type === "loaded" || m.type === "load_error") {
       const p = this.loads.get(m.handle);
-      if (!p) return; // a reload after a restart: errors show up on the next call
+      if (!p) return;
       this.loads.delete(m.handle);
       if (m.type === "loaded") p.resolve(m);
       else p.reject(new NoemaError(m.code, m.message, { file: this.path, exitCode: m.exitCode as ExitCode }));
@@ -237,6 +255,7 @@ class PolicyWorkerHost {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
     this.handles.add(handle);
+    this.firstLoads.add(handle);
     this.hold();
     let ok: boolean;
     try {
@@ -284,6 +303,40 @@ class PolicyWorkerHost {
         throw new NoemaError("bad_plugin", `cannot load: ${e.message}`, { file: displayPath, exitCode: EXIT.USAGE });
       }
       throw e;
+    } finally {
+      clearTimeout(timer);
+      this.firstLoads.delete(handle);
+      this.release();
+    }
+  }
+
+  /**
+   * Starts the worker when a timeout stopped it, and waits until `handle`'s
+   * policy has loaded again there, within the load timeout: so a reload
+   * (Deno may type-check the file) does not eat into the next call's own
+   * timeout. Rejects (and stops the worker) when the reload takes longer.
+   */
+  async prepare(handle: number): Promise<void> {
+    this.hold();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      if (!(await this.start().catch(() => false))) return; // the call reports that no worker starts
+      const reload = this.reloading.get(handle);
+      if (!reload) return;
+      const ms = pluginLoadTimeoutMs();
+      await Promise.race([
+        reload,
+        new Promise<void>((_, reject) => {
+          timer = setTimeout(() => {
+            this.drop(new WorkerLost("reload timed out"));
+            reject(
+              new NoemaError("bad_plugin", `did not load again within ${ms} ms (NOEMA_POLICY_LOAD_TIMEOUT_MS)`, {
+                file: this.path,
+              }),
+            );
+          }, ms);
+        }),
+      ]);
     } finally {
       clearTimeout(timer);
       this.release();
@@ -502,6 +555,7 @@ export async function loadPolicyInWorker(path: string, sha256: string | null): P
     ...(info.review ? { review: (state: ReviewState) => h.advise(handle, state, "review") } : {}),
     mask: (value: unknown, patterns: readonly string[]) => h.mask(value, patterns),
     abort: () => h.abort(),
+    prepare: () => h.prepare(handle),
     close: () => {
       finalizer.unregister(policy);
       h.close(handle);

@@ -87,6 +87,7 @@ export async function consultReview(
   let raw: unknown, error: ReviewOutcome["error"] = null;
   const endOutput = policy.isolation === "worker" ? () => {} : captureOutput(`policy ${policy.id}`);
   try {
+    await policy.prepare?.(); // a restarted worker reloads the policy outside the call's timeout
     raw = await callWithTimeout(() => policy.review?.(state), settings.timeoutMs, "review");
   } catch (e) {
     if (e instanceof PolicyTimeout) policy.abort?.();
