@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { tree } from "./helpers/episode_trees.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { writeShellTask } from "./helpers/shell_task.ts";
 
 const tmp = tempDir("noema-backtest-");
 after(() => tmp.cleanup());
@@ -137,16 +138,7 @@ before(() => {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "rules.jsonc"), rulesFile(RECORDED));
   for (const [e, commands] of EPISODES.entries()) {
-    const task = join(dir, `task${e}.json`);
-    writeFileSync(
-      task,
-      JSON.stringify({
-        task: `episode ${e}`,
-        using: "shell",
-        rules_file: "rules.jsonc",
-        steps: commands.map((command, i) => ({ kind: "act", description: `step ${i}`, inputs: { command } })),
-      }),
-    );
+    const task = writeShellTask(join(dir, `task${e}.json`), `episode ${e}`, commands, { rules_file: "rules.jsonc" });
     const r = cli(["run", task], { cwd: dir, env: { NOEMA_USER_RULES: "", NOEMA_ROOT: root } });
     const verdicts = commands.map((c) => byRules(RECORDED, c));
     const stop = verdicts.find((v) => v !== "allow") ?? "allow";

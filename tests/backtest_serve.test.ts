@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { cli } from "./helpers/cli.ts";
 import { type Served, startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { writeShellTask } from "./helpers/shell_task.ts";
 
 const tmp = tempDir("noema-backtest-serve-");
 const project = join(tmp.path, "project");
@@ -23,16 +24,9 @@ before(async () => {
   writeFileSync(join(project, "rules.jsonc"), JSON.stringify({ deny: ["Bash(date:*)"] }));
   writeFileSync(join(project, "added.jsonc"), JSON.stringify({ deny: ["Bash(echo:*)"] }));
   for (const [e, commands] of [["pwd", XSS], ["date", "pwd"]].entries()) {
-    const task = join(project, `task${e}.json`);
-    writeFileSync(
-      task,
-      JSON.stringify({
-        task: `episode ${e}`,
-        using: "shell",
-        rules_file: "rules.jsonc",
-        steps: commands.map((command) => ({ kind: "act", description: command, inputs: { command } })),
-      }),
-    );
+    const task = writeShellTask(join(project, `task${e}.json`), `episode ${e}`, commands, {
+      rules_file: "rules.jsonc",
+    }, (command) => command);
     const r = cli(["run", task], { cwd: project, env });
     ids.push(r.stdout.split(/\s/)[0]);
   }

@@ -10,6 +10,7 @@ import { cli } from "./helpers/cli.ts";
 import { tree } from "./helpers/episode_trees.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { writeShellTask } from "./helpers/shell_task.ts";
 
 const tmp = tempDir("noema-backtest-store-");
 after(() => tmp.cleanup());
@@ -50,16 +51,9 @@ before(() => {
   writeFileSync(join(project, "rules.jsonc"), rulesFile(RECORDED));
   writeFileSync(join(project, "added.jsonc"), rulesFile(ADDED));
   for (const [e, commands] of EPISODES.entries()) {
-    const task = join(project, `task${e}.json`);
-    writeFileSync(
-      task,
-      JSON.stringify({
-        task: `episode ${e}`,
-        using: "shell",
-        rules_file: "rules.jsonc",
-        steps: commands.map((command, i) => ({ kind: "act", description: `step ${i}`, inputs: { command } })),
-      }),
-    );
+    const task = writeShellTask(join(project, `task${e}.json`), `episode ${e}`, commands, {
+      rules_file: "rules.jsonc",
+    });
     const r = cli(["--root", root, "run", task], { cwd: project, env });
     assert.ok([0, 3, 4].includes(r.code!), r.stderr);
   }

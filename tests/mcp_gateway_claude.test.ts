@@ -21,6 +21,32 @@ import { tempDir } from "./helpers/tmp.ts";
 const tmp = tempDir("noema-mcp-claude-");
 /** The real filesystem MCP server, run with Node. */
 const FILESYSTEM = join(REPO, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+
+/** The real Claude Code, offline against a scripted model server, with the MCP servers of `config` only. */
+function claudeWithMcp(config: string, at: { ws: string; home: string; modelUrl: string }, allowedTools: string[]) {
+  return runChild(CLAUDE, [
+    "-p",
+    "use the fs tools",
+    "--output-format",
+    "json",
+    "--mcp-config",
+    config,
+    "--strict-mcp-config",
+    "--allowedTools",
+    ...allowedTools,
+  ], {
+    cwd: at.ws,
+    env: {
+      ...process.env,
+      HOME: at.home,
+      NOEMA_ROOT: "",
+      ANTHROPIC_BASE_URL: at.modelUrl,
+      ANTHROPIC_API_KEY: "test",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    },
+    timeoutMs: 240_000,
+  });
+}
 after(() => tmp.cleanup());
 
 describe("noema mcp under the real Claude Code", () => {
@@ -58,29 +84,10 @@ describe("noema mcp under the real Claude Code", () => {
       { text: "Done." },
     ]);
     try {
-      const r = await runChild(CLAUDE, [
-        "-p",
-        "use the fs tools",
-        "--output-format",
-        "json",
-        "--mcp-config",
-        config,
-        "--strict-mcp-config",
-        "--allowedTools",
+      const r = await claudeWithMcp(config, { ws, home, modelUrl: server.url }, [
         "mcp__fs__write_file",
         "mcp__fs__read_file",
-      ], {
-        cwd: ws,
-        env: {
-          ...process.env,
-          HOME: home,
-          NOEMA_ROOT: "",
-          ANTHROPIC_BASE_URL: server.url,
-          ANTHROPIC_API_KEY: "test",
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        },
-        timeoutMs: 240_000,
-      });
+      ]);
       assert.equal(r.code, 0, `claude exited ${r.code}: ${r.stderr}${r.stdout}`);
       const results = server.toolResults();
       const denied = results.get("toolu_w1");
@@ -141,28 +148,7 @@ describe("noema mcp under the real Claude Code", () => {
       { text: "Done." },
     ]);
     try {
-      const r = await runChild(CLAUDE, [
-        "-p",
-        "use the fs tools",
-        "--output-format",
-        "json",
-        "--mcp-config",
-        config,
-        "--strict-mcp-config",
-        "--allowedTools",
-        "mcp__fs__write_file",
-      ], {
-        cwd: ws,
-        env: {
-          ...process.env,
-          HOME: home,
-          NOEMA_ROOT: "",
-          ANTHROPIC_BASE_URL: server.url,
-          ANTHROPIC_API_KEY: "test",
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        },
-        timeoutMs: 240_000,
-      });
+      const r = await claudeWithMcp(config, { ws, home, modelUrl: server.url }, ["mcp__fs__write_file"]);
       assert.equal(r.code, 0, `claude exited ${r.code}: ${r.stderr}${r.stdout}`);
       const results = server.toolResults();
       const denied = results.get("toolu_w1");
