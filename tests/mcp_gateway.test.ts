@@ -265,6 +265,33 @@ export default {
     assert.deepEqual(act.input, { path: "public.txt" });
   });
 
+  it("relays nothing the server could read otherwise than the gateway: not JSON, a repeated key, a call without id", async () => {
+    const c = setup("misread");
+    const log = join(c.base, "raw.jsonl");
+    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
+    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const rules = rulesFile(c.base, { deny: ["mcp__raw__ask"] });
+    const gw = await rawGateway(c, ["--name", "raw", "--rules", rules], server);
+    const call = `"method":"tools/call","params":{"name":"ask","arguments":{}}`;
+    const hostile = [
+      `{"jsonrpc":"2.0","id":11,${call},"method":"ping"}`, // JSON.parse keeps the last method, other readers the first
+      `{"jsonrpc":"2.0","id":12,${call},"m\\u0065thod":"ping"}`, // the same key, escaped
+      `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"ask","arguments":{"n":NaN}}}`, // not JSON
+      `{"jsonrpc":"2.0",${call}}`, // a tools/call notification: nobody could be told it was refused
+    ];
+    for (const line of hostile) gw.sendLine(line);
+    gw.send({ jsonrpc: "2.0", id: 14, method: "ping" }); // answered after the others: they were handled before it
+    await gw.answer(14);
+    const errors = gw.received.filter((m) => m.error !== undefined).map((
+      m,
+    ) => [m.id, (m.error as { code: number }).code]);
+    assert.deepEqual(errors, [[11, -32600], [12, -32600], [null, -32700]]);
+    const toServer = readFileSync(log, "utf8").trim().split("\n");
+    for (const line of hostile) assert.equal(toServer.includes(line), false, `relayed: ${line}`);
+    assert.equal(toServer.at(-1), JSON.stringify({ jsonrpc: "2.0", id: 14, method: "ping" }));
+    assert.equal(await gw.close(), 0);
+  });
+
   it("relays what the server starts: progress, its sampling request to the client, and the client's answer", async () => {
     const c = setup("server-requests");
     const log = join(c.base, "raw.jsonl");

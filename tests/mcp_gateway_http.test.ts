@@ -39,6 +39,28 @@ function startGateway(base: string, root: string, upstream: string, flags: strin
   return { url, stop: () => (child.kill("SIGTERM"), withBound(exited, "exit")), stderr: () => err };
 }
 
+/** One raw POST to the gateway: its status and body. */
+function rawPost(url: URL, body: string, headers: Record<string, string> = {}) {
+  return withBound(
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      }, (res) => {
+        let text = "";
+        res.on("data", (d: Uint8Array) => text += new TextDecoder().decode(d));
+        res.on("end", () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    }),
+    "post",
+  );
+}
+
 describe("noema mcp over Streamable HTTP", () => {
   it("governs tools/call, filters tools/list, relays the rest, and seals the session's episode", async () => {
     const base = join(tmp.path, "http");
@@ -129,29 +151,7 @@ describe("noema mcp over Streamable HTTP", () => {
         method: "initialize",
         params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
       });
-      const post = (headers: Record<string, string>) =>
-        withBound(
-          new Promise<{ status: number; body: string }>((resolve, reject) => {
-            const req = request({
-              host: url.hostname,
-              port: url.port,
-              path: url.pathname,
-              method: "POST",
-              headers: {
-                "content-type": "application/json",
-                accept: "application/json, text/event-stream",
-                ...headers,
-              },
-            }, (res) => {
-              let body = "";
-              res.on("data", (d: Uint8Array) => body += new TextDecoder().decode(d));
-              res.on("end", () => resolve({ status: res.statusCode!, body }));
-            });
-            req.on("error", reject);
-            req.end(init);
-          }),
-          "post",
-        );
+      const post = (headers: Record<string, string>) => rawPost(url, init, headers);
       const evilHost = await post({ host: `evil.example:${url.port}` });
       assert.equal(evilHost.status, 403, evilHost.body);
       assert.match(evilHost.body, /Host evil\.example:\d+ is not this machine's loopback/);
@@ -161,6 +161,28 @@ describe("noema mcp over Streamable HTTP", () => {
       const local = await post({ host: `localhost:${url.port}`, origin: "http://localhost:5173" });
       assert.equal(local.status, 200, local.body);
       assert.match(local.body, /"serverInfo"/);
+    } finally {
+      await gw.stop();
+      await upstream.close();
+    }
+  });
+
+  it("relays no batch holding a tools/call, however the method is escaped, nor a body that is not JSON", async () => {
+    const base = join(tmp.path, "batch");
+    mkdirSync(base, { recursive: true });
+    const upstream = await startMcpHttpServer();
+    const gw = startGateway(base, join(base, "root"), upstream.url, ["--name", "demo"]);
+    try {
+      const url = new URL(await gw.url);
+      const params = `"params":{"name":"echo","arguments":{"text":"x"}}`;
+      for (const method of [`"tools/call"`, `"tools\\/call"`, `"tools\\u002fcall"`]) {
+        const r = await rawPost(url, `[{"jsonrpc":"2.0","id":2,"method":${method},${params}}]`);
+        assert.equal(r.status, 400, `${method}: ${r.body}`);
+        assert.match(r.body, /a JSON-RPC batch holding tools\/call is not relayed/);
+      }
+      const notJson = await rawPost(url, `{"jsonrpc":"2.0","id":3,"method":"tools/call",${params},}`);
+      assert.equal(notJson.status, 400, notJson.body);
+      assert.equal(JSON.parse(notJson.body).error.code, -32700);
     } finally {
       await gw.stop();
       await upstream.close();

@@ -110,6 +110,8 @@ export interface RawGateway {
   /** Every message the gateway wrote to the client, in order. */
   received: Record<string, unknown>[];
   send(message: unknown): void;
+  /** Writes one line as it is (no JSON encoding). */
+  sendLine(text: string): void;
   /** The answer with this id, once it came. */
   answer(id: number): Promise<Record<string, unknown>>;
   /** Closes stdin (the client disconnects) and waits for the exit code. */
@@ -152,6 +154,7 @@ export async function rawGateway(
   const gw: RawGateway = {
     received,
     send: (m) => child.stdin!.write(JSON.stringify(m) + "\n"),
+    sendLine: (text) => child.stdin!.write(text + "\n"),
     answer: (id) =>
       withBound(
         (async () => {

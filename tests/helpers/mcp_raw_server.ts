@@ -63,7 +63,13 @@ process.stdin.on("data", (d: Uint8Array) => {
   rest = lines.pop()!;
   for (const line of lines.filter(Boolean)) {
     appendFileSync(log, line + "\n");
-    handle(JSON.parse(line));
+    let m: unknown;
+    try {
+      m = JSON.parse(line);
+    } catch {
+      continue; // logged: a test looks for what reached the server
+    }
+    if (typeof m === "object" && m !== null) handle(m as Record<string, unknown>);
   }
 });
 process.stdin.on("end", () => process.exit(0));

@@ -12,7 +12,9 @@
  *   gets a tool result with `isError` saying why (what the model reads).
  * - Messages are classified loosely (any object with `"method": "tools/call"`
  *   and an `id` is a call), so that nothing shaped like a tool call passes
- *   ungoverned; everything else goes through unchanged, as the same line.
+ *   ungoverned; everything else goes through unchanged, as the same line. A
+ *   message the server could read otherwise than the gateway (not JSON, a
+ *   repeated key, a batch holding a call) is not relayed at all (`admit.ts`).
  *
  * @module
  */
@@ -26,6 +28,7 @@ import { changedTool, type ListedTool, observeTools, SERVER_NAME, toolDigest } f
 import { McpSession, type SessionSettings } from "./session.ts";
 import { alwaysDenied } from "./tool_filter.ts";
 import { callResult, deliveredResult, refusal } from "./results.ts";
+import { admit } from "./admit.ts";
 
 /** How a session is governed. */
 export interface GovernedSettings {
@@ -48,8 +51,11 @@ export interface GovernedSettings {
 /** A JSON-RPC message, as the gateway reads it. */
 export type Message = Record<string, unknown> & { id?: unknown; method?: unknown; params?: unknown };
 
-/** Where a client's message goes: to the server (this line), back to the client (this answer), or nowhere. */
-export type Routed = { toServer: string } | { toClient: Message } | null;
+/**
+ * Where a client's message goes: to the server (this line), back to the client (this answer; `status`: the HTTP
+ * status for a message refused as malformed, 400), or nowhere.
+ */
+export type Routed = { toServer: string } | { toClient: Message; status?: number } | null;
 
 /** What the gateway remembers of a request it passed to the server. */
 interface Forwarded {
@@ -106,8 +112,14 @@ export class GovernedSession {
 
   /** Routes one message from the client (at once, except a tools/call, which is decided first). */
   clientMessage(line: string): Routed | Promise<Routed> {
-    const msg = parse(line);
-    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, odd lines
+    const admitted = admit(line);
+    if (!admitted.ok) {
+      // Nothing the server could read otherwise than the gateway did reaches it (see admit.ts).
+      this.#s.log(`noema mcp: ${admitted.why}`);
+      return admitted.answer === null ? null : { toClient: admitted.answer, status: 400 };
+    }
+    const msg = isObject(admitted.value) ? admitted.value as Message : null;
+    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, a batch without calls
     if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
     if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), { method: msg.method });
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {

@@ -113,18 +113,11 @@ class HttpGateway {
   async #post(req: IncomingMessage, res: ServerResponse, sid: string): Promise<void> {
     const body = await readBody(req);
     const g = sid === STATELESS ? this.#governed(STATELESS) : this.#governed(sid);
-    if (body.trimStart().startsWith("[") && /"tools\/call"/.test(body)) {
-      res.writeHead(400, { "content-type": "application/json" });
-      return void res.end(JSON.stringify({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32600, message: "noema mcp: a JSON-RPC batch holding tools/call is not relayed over HTTP" },
-      }));
-    }
+    // A batch holding a tools/call, text that is not JSON, a repeated key: answered here, never relayed (admit.ts).
     const routed = await g.clientMessage(body);
     if (routed === null) return void res.writeHead(202).end();
     if ("toClient" in routed) {
-      res.writeHead(200, { "content-type": "application/json" });
+      res.writeHead(routed.status ?? 200, { "content-type": "application/json" });
       return void res.end(JSON.stringify(routed.toClient));
     }
     const up = await fetch(this.#s.upstream, { method: "POST", headers: forwardHeaders(req), body: routed.toServer });
