@@ -13,6 +13,10 @@
  *   or anything but request objects: an invalid-request error;
  * - a `tools/call` without an `id` (a notification: no one could be told it
  *   was refused, and a lenient server might run it): dropped, and logged.
+ * - a `tools/call` whose tool the gateway cannot name as the server might
+ *   (`params.name` not a non-empty string: a server that looks a tool up by
+ *   `tools[name]` finds `"rm"` under `["rm"]`), or whose `arguments` are not
+ *   an object (policies would see none): an invalid-params error (-32602).
  *
  * A conforming server answers the first three with the same errors, so a
  * conforming client loses nothing.
@@ -42,6 +46,18 @@ function batchProblem(items: unknown[]): string | null {
   for (const m of items) {
     if (!isObject(m)) return "a JSON-RPC batch may hold only message objects";
     if (m.method === "tools/call") return "a JSON-RPC batch holding tools/call is not relayed";
+  }
+  return null;
+}
+
+/** Why a tools/call's params are not what the gateway governs and the server runs alike, or null. */
+function callParamsProblem(params: unknown): string | null {
+  if (!isObject(params)) return "tools/call needs params, an object";
+  if (typeof params.name !== "string" || params.name === "") {
+    return "params.name of tools/call must be a non-empty string";
+  }
+  if (params.arguments !== undefined && !isObject(params.arguments)) {
+    return "params.arguments of tools/call must be an object";
   }
   return null;
 }
@@ -82,8 +98,12 @@ export function admit(text: string): Admitted | Refused {
     return problem === null ? { ok: true, value } : refuse(null, -32600, `invalid request: ${problem}`);
   }
   if (!isObject(value)) return refuse(null, -32600, "invalid request: a message must be a JSON object");
-  if (value.method === "tools/call" && value.id === undefined) {
-    return { ok: false, answer: null, why: "a tools/call without an id (a notification) is not relayed" };
+  if (value.method === "tools/call") {
+    if (value.id === undefined) {
+      return { ok: false, answer: null, why: "a tools/call without an id (a notification) is not relayed" };
+    }
+    const problem = callParamsProblem(value.params);
+    if (problem !== null) return refuse(value.id, -32602, `invalid params: ${problem}`);
   }
   return { ok: true, value };
 }
