@@ -294,6 +294,49 @@ export default {
     assert.equal(await gw.close(), 0);
   });
 
+  it("refuses a second request under an id still in flight (its answer would be recorded as the other's)", async () => {
+    const c = setup("same-id");
+    const log = join(c.base, "raw.jsonl");
+    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
+    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const gw = await rawGateway(c, ["--name", "raw"], server);
+    const call = { jsonrpc: "2.0", id: 20, method: "tools/call", params: { name: "ask", arguments: {} } };
+    gw.send(call); // the server then waits for the client's answer to its sampling request
+    await withBound(
+      (async () => {
+        while (!gw.received.some((x) => x.method === "sampling/createMessage")) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })(),
+      "the server's sampling request",
+    );
+    gw.send({ ...call, params: { name: "ask", arguments: { again: true } } });
+    gw.send({ jsonrpc: "2.0", id: 21, method: "ping" });
+    await gw.answer(21);
+    const refused = gw.received.find((m) => m.id === 20 && m.error !== undefined);
+    assert.equal((refused?.error as { code?: number })?.code, -32600, JSON.stringify(gw.received));
+    gw.send({
+      jsonrpc: "2.0",
+      id: "sampling-1",
+      result: { role: "assistant", model: "m", content: { type: "text", text: "ok" } },
+    });
+    const answer = await withBound(
+      (async () => {
+        for (;;) {
+          const m = gw.received.find((x) => x.id === 20 && x.result !== undefined);
+          if (m) return m;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })(),
+      "the first call's answer",
+    );
+    assert.deepEqual(answer.result, { content: [{ type: "text", text: "sampled: ok" }] });
+    const calls = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .filter((m) => m.method === "tools/call");
+    assert.equal(calls.length, 1, "the second never reached the server");
+    assert.equal(await gw.close(), 0);
+  });
+
   it("relays what the server starts: progress, its sampling request to the client, and the client's answer", async () => {
     const c = setup("server-requests");
     const log = join(c.base, "raw.jsonl");

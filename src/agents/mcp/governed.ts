@@ -66,6 +66,15 @@ interface Forwarded {
 }
 
 const idKey = (id: unknown) => JSON.stringify(id);
+
+function inFlightError(id: unknown): Message {
+  const message = `noema mcp: invalid request: id ${idKey(id)} is already in flight; not relayed`;
+  return {
+    jsonrpc: "2.0",
+    id: typeof id === "string" || typeof id === "number" ? id : null,
+    error: { code: -32600, message },
+  };
+}
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
@@ -106,6 +115,12 @@ export class GovernedSession {
     return [...this.#forwarded.keys()].map((k) => JSON.parse(k));
   }
 
+  /** Whether a request with this id is being decided or waits for the server's answer. */
+  #inFlight(id: unknown): boolean {
+    const key = idKey(id);
+    return this.#forwarded.has(key) || this.#deciding.has(key);
+  }
+
   #serverName(): string {
     return this.#server ??= serverNameOf(null, this.#s.fallbackName);
   }
@@ -120,6 +135,11 @@ export class GovernedSession {
     }
     const msg = isObject(admitted.value) ? admitted.value as Message : null;
     if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, a batch without calls
+    if (msg.id !== undefined && this.#inFlight(msg.id)) {
+      // Two requests under one id: the answer to one would be recorded as the other's.
+      this.#s.log(`noema mcp: request id ${idKey(msg.id)} is already in flight; not relayed`);
+      return { toClient: inFlightError(msg.id), status: 400 };
+    }
     if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
     if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), { method: msg.method });
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
