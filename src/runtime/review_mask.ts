@@ -60,6 +60,7 @@ export async function redactWithinBounds(
     }
     const input = shown;
     try {
+      if (policy.mask) await policy.prepare?.(); // a worker a timeout stopped: restarted and reloaded outside the timeout
       shown = await callWithTimeout(() => worker.mask(input, patterns), timeoutMs, "review patterns");
     } catch (e) {
       if (e instanceof PolicyTimeout) worker.abort();
