@@ -1,6 +1,8 @@
 /**
- * The report's reading of events.jsonl (`src/report/event_lines.ts`, used by
- * `buildReport` for `noema report` and the served episode page): the same
+ * The report's reading of an episode's files (`buildReport`, for `noema report`
+ * and the served episode page). state.json and summary.json
+ * (`src/report/json_artifact.ts`): the value or the error `readJsonFile` gives.
+ * events.jsonl (`src/report/event_lines.ts`): the same
  * entries and problems as `readJsonl` on a log with long lines (a plan, a state
  * projection), damaged lines and a torn end; no forced garbage collection
  * while a model is built (under Bun, where `readJsonl` forces two around each
@@ -14,6 +16,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { readEventLines } from "../src/report/event_lines.ts";
+import { readJsonArtifact } from "../src/report/json_artifact.ts";
+import { readJsonFile } from "../src/store/json_file.ts";
 import { buildReport } from "../src/report/model.ts";
 import { readJsonl } from "../src/store/jsonl.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -97,6 +101,40 @@ describe("readEventLines", () => {
       "torn",
     ]);
     assert.deepEqual(ours, theirs);
+  });
+});
+
+describe("readJsonArtifact", () => {
+  test("gives readJsonFile's value, or its error", () => {
+    const deep = (n: number) => `{"a":${"[".repeat(n - 1)}${"]".repeat(n - 1)}}`;
+    const cases: [string, string | Buffer][] = [
+      ["state.json", JSON.stringify({ outcomes: { status: "ok", actions: [{ id: "a" }] }, plan: { steps: [] } })],
+      ["deep-ok.json", deep(256)],
+      ["deep.json", deep(257)],
+      ["bom.json", "\uFEFF{}"],
+      ["utf8.json", Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff]), Buffer.from('"}')])],
+      ["fffd.json", '{"a":"\uFFFD"}'],
+      ["bad.json", '{"a": 1,}'],
+      ["array.json", "[1]"],
+      ["empty.json", ""],
+    ];
+    const outcome = (read: () => unknown) => {
+      try {
+        return { value: read() };
+      } catch (e) {
+        return { error: `${(e as Error).name}: ${(e as Error).message}` };
+      }
+    };
+    for (const [name, text] of cases) {
+      const path = join(tmp.path, "artifacts", name);
+      mkdirSync(join(tmp.path, "artifacts"), { recursive: true });
+      writeFileSync(path, text);
+      assert.deepEqual(outcome(() => readJsonArtifact(path)), outcome(() => readJsonFile(path)), name);
+    }
+    assert.match(outcome(() => readJsonArtifact(join(tmp.path, "artifacts", "deep.json"))).error ?? "", /deeper/);
+    for (const path of [join(tmp.path, "artifacts"), join(tmp.path, "artifacts", "missing.json")]) {
+      assert.deepEqual(outcome(() => readJsonArtifact(path)), outcome(() => readJsonFile(path)), path);
+    }
   });
 });
 

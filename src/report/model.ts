@@ -15,7 +15,6 @@ import { asRecord } from "../json.ts";
 import { episodePaths } from "../read/episode.ts";
 import { PlanProjector } from "../read/plan.ts";
 import { StepDecisions } from "../read/step_decisions.ts";
-import { readJsonFile } from "../store/json_file.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
 import { NOEMA_VERSION } from "../version.ts";
 import { eventSummary, msBetween } from "../cli/format.ts";
@@ -23,6 +22,7 @@ import { actionOf, attach, type ReportStep, verdictOf } from "./steps.ts";
 import { clip, type Excerpt } from "./excerpt.ts";
 import { finalAnswer } from "../read/answer.ts";
 import { readEventLines } from "./event_lines.ts";
+import { readJsonArtifact } from "./json_artifact.ts";
 
 export type { ReportAction, ReportStep, ReportVerdict } from "./steps.ts";
 export type { Excerpt } from "./excerpt.ts";
@@ -130,7 +130,7 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
   if (!existsSync(path)) return null;
   try {
-    return readJsonFile(path, path);
+    return readJsonArtifact(path);
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     problems.push(e.message);
