@@ -5,8 +5,10 @@
  *   against reading and sorting the episodes directory in the same process.
  *   Goal: ≤ 300 ms;
  * - a 10,000-step episode (that of `bench/report.ts`) opened in Chromium (load
- *   event), against the same episode's static `noema report` page opened from
- *   a file. Goal: ≤ 1 s;
+ *   event) for the first time, its report model not yet built (one pass over
+ *   its 30 MB events.jsonl, as a user's first open of a run just recorded),
+ *   against the same episode's static `noema report` page opened from a
+ *   file. Goal: ≤ 1 s. Opened again (the model cached): no goal of its own;
  * - a live event: a line appended to a run's events.jsonl until it shows on
  *   the open episode page, against a plain request from that page to the
  *   server. Goal: ≤ 500 ms;
@@ -243,17 +245,17 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       fileMs.push(await timed(() => page.goto(`file://${reportFile}`, { waitUntil: "load" })));
     }
     measures.push(row(
-      `episode of ${steps.toLocaleString("en")} steps opens in Chromium (ms)`,
-      median(openMs),
+      `episode of ${steps.toLocaleString("en")} steps: first open in Chromium, the model not yet built (ms)`,
+      coldMs,
       "report file",
       median(fileMs),
       1000,
     ));
     measures.push({
-      measure: `… its first open, the model not yet built (ms)`,
-      value: fixed(coldMs, 0),
+      measure: `… opened again, the model cached (ms)`,
+      value: fixed(median(openMs), 0),
       baseline: `report file ${fixed(median(fileMs), 0)}`,
-      ratio: `${fixed(coldMs / median(fileMs))}×`,
+      ratio: `${fixed(median(openMs) / median(fileMs))}×`,
       goal: "-",
       met: "-",
     });

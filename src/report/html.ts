@@ -42,9 +42,16 @@ ${m.waiting !== null ? markup`<div class="panel t-warn"><b>waiting</b> ${m.waiti
 </header>`;
 }
 
+/** Whether a step may be listed under "Needs attention" (a verdict that vetoed or failed, an action in error). */
+function needsAttention(s: ReportStep): boolean {
+  return s.verdicts.some((v) => v.failure || v.veto) || s.actions.some((a) => a.result_status === "error");
+}
+
 function attentionItems(steps: readonly ReportStep[]): SafeHtml[] {
   const items: SafeHtml[] = [];
   for (const s of steps) {
+    // Made only for a step listed (a long run lists few of its steps): not once per step.
+    if (s.decision === null && s.status !== "failed" && !needsAttention(s)) continue;
     const link = markup`<a href="#s-${s.index}">#${s.index} <code>${s.id}</code></a>`;
     const gov = s.verdicts.some((x) => x.faculty === "governance");
     // A human decided on the step: "rejected by WHO: note" is what blocked it; an approved step ran (not listed).

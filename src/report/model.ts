@@ -15,14 +15,14 @@ import { asRecord } from "../json.ts";
 import { episodePaths } from "../read/episode.ts";
 import { PlanProjector } from "../read/plan.ts";
 import { StepDecisions } from "../read/step_decisions.ts";
-import { readJsonFile } from "../store/json_file.ts";
-import { readJsonl } from "../store/jsonl.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
 import { NOEMA_VERSION } from "../version.ts";
 import { eventSummary, msBetween } from "../cli/format.ts";
 import { actionOf, attach, type ReportStep, verdictOf } from "./steps.ts";
 import { clip, type Excerpt } from "./excerpt.ts";
 import { finalAnswer } from "../read/answer.ts";
+import { readEventLines } from "./event_lines.ts";
+import { readJsonArtifact } from "./json_artifact.ts";
 
 export type { ReportAction, ReportStep, ReportVerdict } from "./steps.ts";
 export type { Excerpt } from "./excerpt.ts";
@@ -130,7 +130,7 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
 function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
   if (!existsSync(path)) return null;
   try {
-    return readJsonFile(path, path);
+    return readJsonArtifact(path);
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     problems.push(e.message);
@@ -149,6 +149,52 @@ function timelineMark(e: Record<string, unknown>): TimelineRow["mark"] {
   return null;
 }
 
+/** The timeline row of event `e`, line `n` of the log (`first`: the first event's timestamp). */
+function timelineRow(n: number, e: Record<string, unknown>, phase: string, first: string | null): TimelineRow {
+  const ts = str(e.timestamp);
+  return {
+    n,
+    timestamp: ts,
+    delta_ms: msBetween(first, ts),
+    phase,
+    summary: eventSummary(e, 80).slice(0, 400),
+    mark: timelineMark(e),
+  };
+}
+
+/** Events over this size (bytes) are summarized as they come; smaller ones when they end up in the tail. */
+const KEEP_EVENT_BYTES = 16 * 1024;
+
+/**
+ * The last `size` events of the timeline. A row is made (summary, delta) only for the events that stay in it, not
+ * for each of a long log's events; an event is kept until then only when it is small (a large one is summarized at
+ * once), so the tail holds at most `size` small events.
+ */
+class TimelineTail {
+  #ring: ({ n: number; e: Record<string, unknown>; phase: string } | { row: TimelineRow })[] = [];
+  #at = 0;
+
+  constructor(readonly size: number) {}
+
+  add(n: number, e: Record<string, unknown>, phase: string, bytes: number): void {
+    if (this.size <= 0) return;
+    const item = bytes > KEEP_EVENT_BYTES ? { row: timelineRow(n, e, phase, null) } : { n, e, phase };
+    if (this.#ring.length < this.size) this.#ring.push(item);
+    else this.#ring[this.#at] = item;
+    this.#at = (this.#at + 1) % this.size;
+  }
+
+  /** The rows, oldest first (`first`: the first event's timestamp). */
+  rows(first: string | null): TimelineRow[] {
+    const ordered = this.#ring.length < this.size
+      ? this.#ring
+      : [...this.#ring.slice(this.#at), ...this.#ring.slice(0, this.#at)];
+    return ordered.map((x) =>
+      "row" in x ? { ...x.row, delta_ms: msBetween(first, x.row.timestamp) } : timelineRow(x.n, x.e, x.phase, first)
+    );
+  }
+}
+
 /** Reads the events once: steps, counts, timeline. */
 function scanEvents(
   path: string | null,
@@ -161,11 +207,12 @@ function scanEvents(
   const decisions = new StepDecisions();
   const steps = new Map<string, ReportStep>();
   const byPhase: Record<string, number> = {};
-  const head: TimelineRow[] = [], tail: TimelineRow[] = [];
+  const head: TimelineRow[] = [], tail = new TimelineTail(o.timelineTail);
   const counts = { events: 0, actions: 0, vetoes: 0, would_vetoes: 0, policy_failures: 0, damaged_lines: 0 };
   let first: string | null = null, waiting: string | null = null, directionFailures = 0, governanceFailures = 0;
-  let answer: string | null = null, message: string | null = null;
-  for (const entry of path === null ? [] : readJsonl(path)) {
+  let answer: string | null = null, message: string | null = null, start: Record<string, unknown> = {};
+  for (const entry of path === null ? [] : readEventLines(path)) {
+    if (entry.line === 1) start = entry.problem ? {} : entry.value;
     if (entry.problem) {
       if (++counts.damaged_lines <= 5) problems.push(`${path}:${entry.line}: ${entry.message}`);
       continue;
@@ -196,31 +243,22 @@ function scanEvents(
       waiting = [e.event_type, str(p.status), str(p.reason) ?? str(asRecord(p.pending).reason)]
         .filter((x) => x !== null).join(": ");
     }
-    const row: TimelineRow = {
-      n: entry.line,
-      timestamp: ts,
-      delta_ms: msBetween(first, ts),
-      phase,
-      summary: eventSummary(e, 80).slice(0, 400),
-      mark: timelineMark(e),
-    };
-    if (head.length < o.timelineHead) head.push(row);
-    else {
-      tail.push(row);
-      if (tail.length > o.timelineTail) tail.shift();
-    }
+    if (head.length < o.timelineHead) head.push(timelineRow(entry.line, e, phase, first));
+    else tail.add(entry.line, e, phase, entry.bytes);
   }
   // With governance events, each failure is one decision; without (governance off), count the direction failures.
   counts.policy_failures = byPhase.governance ? governanceFailures : directionFailures;
   if (counts.damaged_lines > 5) problems.push(`${path}: ${counts.damaged_lines - 5} more damaged lines`);
-  const omitted = counts.events - head.length - tail.length;
+  const tailRows = tail.rows(first);
+  const omitted = counts.events - head.length - tailRows.length;
   return {
     projector,
     decisions,
     steps,
     byPhase,
     counts,
-    timeline: { head, tail, omitted },
+    timeline: { head, tail: tailRows, omitted },
+    start,
     waiting,
     answer,
     message,
@@ -295,12 +333,6 @@ function factsOf(state: Record<string, unknown> | null, start: Record<string, un
   return facts.filter((f): f is [string, string] => f[1] !== null);
 }
 
-/** The first event of the log (the `start` event), read on its own. */
-function startEvent(path: string): Record<string, unknown> {
-  for (const entry of readJsonl(path)) return entry.problem ? {} : entry.value;
-  return {};
-}
-
 /**
  * Gathers the report of one episode. Fails (exit 1) when the directory is not
  * an episode (neither state.json nor events.jsonl); damaged lines and
@@ -341,7 +373,7 @@ export function buildReport(loc: EpisodeLocation, options: ReportOptions = {}): 
   if (!hasEvents) problems.push(`${paths.events}: file not found`);
   // Many actions: JSON excerpts on one line (the page lists such episodes compactly).
   const scan = scanEvents(hasEvents ? paths.events : null, excerptChars, planned > 100, o, problems);
-  const start = hasEvents ? startEvent(paths.events) : {};
+  const start = scan.start;
   const plan = scan.projector.plan();
   const steps = orderSteps(plan?.steps ?? [], scan.steps, recordedStatuses(state));
   const { decidedVetoes, ...decided } = withDecisions(steps, scan.decisions);
