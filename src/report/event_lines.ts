@@ -14,63 +14,11 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import { closeSync, readSync } from "node:fs";
-import { jsonType } from "../json.ts";
-import { type JsonlEntry, type RawLine, readLines } from "../store/jsonl.ts";
+import { type JsonlEntry, readJsonl } from "../store/jsonl.ts";
 import { limits } from "../store/limits.ts";
-import { openRegularFile } from "../store/regular_file.ts";
 
 /** Lines longer than this (bytes) are read from the file at their offset, not kept by the line reader. */
 export const LONG_LINE = 256 * 1024;
-
-// ignoreBOM keeps a leading U+FEFF in the text, as the line reader does (a BOM on line 1 is reported).
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** The text of a long line, read at its offset (a `\r` before the newline dropped); null when not UTF-8. */
-function longLineText(path: string, raw: RawLine): string | null {
-  const fd = openRegularFile(path);
-  try {
-    const buf = Buffer.allocUnsafe(raw.bytes);
-    let off = 0;
-    for (let n = 1; off < raw.bytes && n > 0; off += n) n = readSync(fd, buf, off, raw.bytes - off, raw.offset + off);
-    const stop = raw.terminated && off > 0 && buf[off - 1] === 13 ? off - 1 : off;
-    try {
-      return strictUtf8.decode(buf.subarray(0, stop));
-    } catch {
-      return null;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The entry of a line's text: its object, or why it is not one (as `readJsonl` words it). */
-function entryOf(raw: RawLine, text: string): JsonlEntry | null {
-  const { line, offset, bytes } = raw;
-  if (text.trim() === "") {
-    if (!raw.terminated) return null; // trailing whitespace after the last newline
-    return { line, offset, bytes, problem: "blank", message: "blank line (expected one JSON object per line)" };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    if (!raw.terminated) {
-      const message =
-        `torn final line: ${bytes} bytes without a newline that are not complete JSON (a write was cut short)`;
-      return { line, offset, bytes, problem: "torn", message };
-    }
-    const message = line === 1 && text.charCodeAt(0) === 0xfeff
-      ? "starts with a byte order mark (BOM); JSONL files must be plain UTF-8"
-      : `invalid JSON: ${(e as Error).message}`;
-    return { line, offset, bytes, problem: "json", message };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { line, offset, bytes, problem: "not_object", message: `expected a JSON object, got ${jsonType(value)}` };
-  }
-  return { line, offset, bytes, value: value as Record<string, unknown>, text: raw.deferred ? "" : text };
-}
 
 /**
  * Streams the records of the events file at `path`: each line's object, or a
@@ -85,28 +33,6 @@ function entryOf(raw: RawLine, text: string): JsonlEntry | null {
  * }
  * ```
  */
-export function* readEventLines(path: string): Generator<JsonlEntry> {
-  const limit = limits().lineBytes;
-  for (const raw of readLines(path, { maxLineBytes: limit, deferOver: LONG_LINE })) {
-    const { line, offset, bytes } = raw;
-    if (raw.tooLong) {
-      yield raw.terminated
-        ? { line, offset, bytes, problem: "too_long", message: `line of ${bytes} bytes, longer than ${limit}; skipped` }
-        : {
-          line,
-          offset,
-          bytes,
-          problem: "torn",
-          message: `torn final line: ${bytes} bytes without a newline, longer than ${limit} (not an event)`,
-        };
-      continue;
-    }
-    const text = raw.deferred ? longLineText(path, raw) : raw.text;
-    if (text === null) {
-      yield { line, offset, bytes, problem: "utf8", message: "line is not valid UTF-8" };
-      continue;
-    }
-    const entry = entryOf(raw, text);
-    if (entry !== null) yield entry;
-  }
+export function readEventLines(path: string): Generator<JsonlEntry> {
+  return readJsonl(path, { maxLineBytes: limits().lineBytes, deferOver: LONG_LINE, collect: false });
 }

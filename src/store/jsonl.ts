@@ -298,6 +298,13 @@ export interface ReadLinesOptions {
    * @default {none: every line up to maxLineBytes is kept}
    */
   deferOver?: number;
+  /**
+   * Collect garbage (Bun) around each line of many chunks or deferred, so that a reader of lines of many MB stays in
+   * bounded memory. A full collection costs what the whole heap holds: a process whose heap holds much else (a
+   * server) turns it off and lets the runtime collect on its own.
+   * @default {true}
+   */
+  collect?: boolean;
 }
 
 /**
@@ -399,6 +406,7 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
   const chunkSize = options.chunkSize ?? 1 << 20;
   const maxLine = options.maxLineBytes ?? limits().lineBytes;
   const keepMost = Math.min(maxLine, options.deferOver ?? Infinity);
+  const collect = options.collect === false ? () => {} : collectGarbage;
   const fd = openRegularFile(path);
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
@@ -440,11 +448,11 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
           const { offset, bytes } = long;
           const text = bytes > maxLine ? null : long.text(true);
           long = null;
-          collectGarbage(); // its pieces, joined: the caller gets the text alone
+          collect(); // its pieces, joined: the caller gets the text alone
           yield text === null && bytes > maxLine
             ? { line, offset, bytes, text: null, terminated: true, tooLong: true }
             : { line, offset, bytes, text, terminated: true };
-          collectGarbage(); // this line, once the caller let it go
+          collect(); // this line, once the caller let it go
         } else if (nl - start > maxLine) {
           // Read whole in one go, but still over the limit: the same answer as a skipped one.
           yield { line, offset: fileOffset + start, bytes: nl - start, text: null, terminated: true, tooLong: true };
@@ -470,7 +478,7 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
         start = end;
       } else if (long || end - start >= chunkSize) {
         if (!long) {
-          collectGarbage(); // the lines before it, or this one, once the caller let them go
+          collect(); // the lines before it, or this one, once the caller let them go
           long = new LongLine(fileOffset + start);
         }
         long.add(buf, start, end, false);
@@ -566,15 +574,16 @@ export function* readJsonl(
     parseRange?: (path: string, offset: number, bytes: number) => unknown;
   } = {},
 ): Generator<JsonlEntry> {
+  const collect = options.collect === false ? () => {} : collectGarbage;
   for (const raw of readLines(path, options)) {
     const { line, offset, bytes } = raw;
     let parsed: { value: unknown } | null = null;
     if (raw.deferred) {
-      collectGarbage(); // what the lines before it left (a streaming caller collects young objects only): not kept under it
+      collect(); // what the lines before it left (a streaming caller collects young objects only): not kept under it
       const read = readDeferred(path, raw, options.parseRange);
       if ("value" in read) parsed = read;
       else raw.text = read.text;
-      collectGarbage(); // the bytes it was read from: the caller gets the text (or value) alone
+      collect(); // the bytes it was read from: the caller gets the text (or value) alone
     }
     if (raw.tooLong) {
       const limit = options.maxLineBytes ?? limits().lineBytes;
@@ -638,6 +647,6 @@ export function* readJsonl(
     // it was read from held at once took 4× the line), and what the caller let go of it is collected after.
     raw.text = null;
     yield { line, offset, bytes, value: value as Record<string, unknown>, text: "" };
-    collectGarbage();
+    collect();
   }
 }
