@@ -27,7 +27,7 @@
 import process from "node:process";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { MIGRATIONS } from "../src/shared_store/postgres/migrations.ts";
-import { escapedPattern } from "../src/shared_store/postgres/event_search.ts";
+import { CAP, escapedPattern, SEARCHED_PHASES } from "../src/shared_store/postgres/event_search.ts";
 import { pgUnavailable, startPostgres } from "../tests/helpers/postgres.ts";
 import { type BenchReport, fixed, flag, median, runStandalone } from "./lib.ts";
 
@@ -116,6 +116,19 @@ async function timeScan(store: PostgresStore, q: string, n: number): Promise<{ m
   return { ms: median(times), hits };
 }
 
+/**
+ * Checks that the planner serves the index path's condition with migration 7's index (the query says the index's
+ * predicate word for word); throws otherwise, as the bench would then time something else.
+ */
+async function usesIndex(store: PostgresStore): Promise<void> {
+  const plan = (await store.sql.unsafe(
+    `EXPLAIN SELECT l.seq FROM noema_lines l WHERE l.stream = 'events.jsonl' AND ${SEARCHED_PHASES}
+      AND encode(l.bytes, 'escape') ILIKE $1 LIMIT ${CAP + 1}`,
+    [escapedPattern(RARE)],
+  )).map((r) => String(r["QUERY PLAN"])).join("\n");
+  if (!plan.includes("noema_lines_events_text")) throw new Error(`the search does not use its index:\n${plan}`);
+}
+
 /** Runs the benchmark and prints its table. */
 export async function main(args: string[] = process.argv.slice(2)): Promise<BenchReport> {
   const why = pgUnavailable();
@@ -139,6 +152,7 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     process.stderr.write(`filled; the index built in ${fixed(build, 1)} s\n`);
     const [size] = await store.sql`SELECT pg_size_pretty(pg_relation_size('noema_lines_events_text')) AS idx,
       pg_size_pretty(pg_total_relation_size('noema_lines')) AS total, count(*) AS lines FROM noema_lines`;
+    await usesIndex(store);
     const rows: string[][] = [];
     let ok = true;
     for (const [label, q] of [["in one episode's tool output", RARE], ["in every episode's tool output", COMMON]]) {
