@@ -1,8 +1,9 @@
 /**
  * Search in a PostgreSQL store: the stored `events.jsonl` lines holding the
- * text, found by the trigram index of schema version 7 over each line as
- * escaped text (`encode(bytes, 'escape')`, immutable, and never failing on
- * a line that is not UTF-8), then parsed here, where
+ * text, found by the trigram index of schema version 7 over each line of the
+ * phases whose fields are searched ({@link SEARCHED_PHASES}), as escaped
+ * text (`encode(bytes, 'escape')`, immutable, and never failing on a line
+ * that is not UTF-8), then parsed here, where
  * `src/read/event_search.ts` decides which fields were hit (text found only in
  * a key, an id or a time is no hit).
  *
