@@ -22,6 +22,7 @@ import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { type Served, startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { row } from "./helpers/store_rows.ts";
 
 const skipPg = pgUnavailable() ?? false;
 let pg: PgServer | undefined;
@@ -136,6 +137,55 @@ for (const b of backends) {
       assert.equal(long.length, 200);
       const got = await search(long);
       assert.deepEqual(got.hits, []);
+    });
+  });
+}
+
+/** An act event line whose output holds `text`. */
+function actLine(id: string, step: number, text: string): Uint8Array {
+  const payload = {
+    step_id: `step-${step}`,
+    tool: "adapter:shell",
+    input: { argv: ["true"] },
+    output: { stdout: text },
+  };
+  return new TextEncoder().encode(JSON.stringify({ id: `ev_${id}_${step}`, episode_id: id, phase: "act", payload }));
+}
+
+for (const b of backends) {
+  describe(`a common string in a ${b.name} store`, { skip: b.skip }, () => {
+    test("found in more lines than the search reads: the newest runs' hits, newest first, and it says it stopped early", async () => {
+      if (b.name === "PostgreSQL" && !pg) pg = await startPostgres();
+      const store = await openSharedStore(
+        b.name === "PostgreSQL" ? b.fresh() : pathToFileURL(join(tmp.path, "common")).href,
+      );
+      try {
+        await store.migrate();
+        // 120 runs of 6 lines each holding it: 720 lines, more than the PostgreSQL index path reads (500).
+        const ids = Array.from({ length: 120 }, (_, i) => `ep_common_${String(i).padStart(3, "0")}`);
+        for (const id of ids) {
+          await store.upsertCatalog(row(id, { host: "host-c" }));
+          await store.appendLines(
+            id,
+            "events.jsonl",
+            1,
+            [1, 2, 3, 4, 5, 6].map((n) => actLine(id, n, `a common-needle ${n}`)),
+          );
+        }
+        const got = await store.searchEvents("COMMON-NEEDLE");
+        assert.equal(got.truncated, true);
+        assert.equal(got.hits.length, 200);
+        const runs = [...new Set(got.hits.map((h) => h.episode_id))];
+        assert.deepEqual(runs, ids.slice(-40).reverse(), "the newest 40 runs, 5 hits each, newest first");
+        assert.deepEqual(
+          got.hits.slice(0, 5).map((h) => [h.seq, h.step_id, h.field, h.host]),
+          [1, 2, 3, 4, 5].map((n) => [n, `step-${n}`, "output", "host-c"]),
+        );
+        const few = await store.searchEvents("common-needle 6", { limit: 1000 });
+        assert.equal(few.hits.length, 120, "every run, when it is rare enough to read every line");
+      } finally {
+        await store.close();
+      }
     });
   });
 }
