@@ -183,6 +183,24 @@ for (const b of backends) {
         );
         const few = await store.searchEvents("common-needle 6", { limit: 1000 });
         assert.equal(few.hits.length, 120, "every run, when it is rare enough to read every line");
+        // A line that is not UTF-8 (Latin-1 bytes) is stored as it is, indexed, and searched.
+        const latin1 = Uint8Array.from([
+          ...new TextEncoder().encode('{"phase":"act","payload":{"step_id":"s1","tool":"t","output":"caf'),
+          0xe9,
+          ...new TextEncoder().encode(' zebra-latin1"}}'),
+        ]);
+        await store.upsertCatalog(row("ep_latin1", { host: "host-l" }));
+        assert.deepEqual(await store.appendLines("ep_latin1", "events.jsonl", 1, [latin1]), {
+          inserted: 1,
+          duplicates: 0,
+        });
+        const got1 = await store.searchEvents("ZEBRA-latin1");
+        assert.deepEqual(got1.hits.map((h) => [h.episode_id, h.field, h.match, h.before]), [[
+          "ep_latin1",
+          "output",
+          "zebra-latin1",
+          "caf\ufffd ",
+        ]]);
       } finally {
         await store.close();
       }
