@@ -11,26 +11,18 @@
 import { closeSync, fstatSync, readdirSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
-import { asRecord } from "../json.ts";
+import { hitIn, type SearchField, searchJsonl, type TextHit } from "../read/event_search.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
 import { openRegularFile } from "../store/regular_file.ts";
 
-/** Where in a run the text was found. */
-export type SearchField = "task" | "input" | "output" | "reason";
+export { hitIn, type SearchField };
 
 /** One place the text was found. */
-export interface SearchHit {
+export interface SearchHit extends TextHit {
   episode_id: string;
-  field: SearchField;
-  /** The step of the tool call or verdict, null for the task. */
-  step_id: string | null;
-  /** The tool (an input or output) or the policy or rule (a reason), else null. */
-  source: string | null;
-  /** Up to 80 characters before the match, the match as written, up to 80 after. */
-  before: string;
-  match: string;
-  after: string;
+  /** The host that holds the run, for a run found in a shared store (absent for the root's own runs). */
+  host?: string;
 }
 
 /** What a search found. */
@@ -57,7 +49,6 @@ export interface SearchOptions {
   perEpisode?: number;
 }
 
-const CONTEXT = 80;
 /** Bytes of one events.jsonl searched (its beginning). */
 const FILE_BYTES = 32 * 1024 * 1024;
 
@@ -84,76 +75,6 @@ function readHead(path: string, max: number): string | null {
 }
 
 /**
- * The hit in `text` around its first match of `lower` (the query in lower case), or null.
- *
- * @example
- * ```ts
- * import { hitIn } from "./search.ts";
- * hitIn("Deploy the app", "the")?.match; // "the"
- * ```
- */
-export function hitIn(text: string, lower: string): Pick<SearchHit, "before" | "match" | "after"> | null {
-  const at = text.toLowerCase().indexOf(lower);
-  if (at < 0) return null;
-  const end = at + lower.length;
-  return {
-    before: (at > CONTEXT ? "…" : "") + text.slice(Math.max(0, at - CONTEXT), at),
-    match: text.slice(at, end),
-    after: text.slice(end, end + CONTEXT) + (text.length > end + CONTEXT ? "…" : ""),
-  };
-}
-
-const asText = (x: unknown): string | null =>
-  x === undefined || x === null ? null : typeof x === "string" ? x : JSON.stringify(x);
-
-/** The searchable texts of one event: (field, source, step, text). */
-function textsOf(e: Record<string, unknown>): [SearchField, string | null, string | null, string | null][] {
-  const p = asRecord(e.payload);
-  const step = typeof p.step_id === "string" ? p.step_id : null;
-  if (e.phase === "act") {
-    const tool = typeof p.tool === "string" ? p.tool : null;
-    return [["input", tool, step, asText(p.input) ?? asText(p.input_excerpt)], [
-      "output",
-      tool,
-      step,
-      asText(p.output),
-    ]];
-  }
-  if (e.phase === "direction" || e.phase === "governance") {
-    const source = asText(p.policy_id ?? p.rule ?? p.policy);
-    return [["reason", source, step, asText(p.advice ?? p.reason ?? p.message ?? p.error)]];
-  }
-  if (e.phase === "start") return [["task", null, null, asText(p.task)]];
-  return [];
-}
-
-/** The hits in one run's events (`text` is its events.jsonl, `lower` its lower case). */
-function searchEvents(id: string, text: string, needle: string, jsonNeedle: string, max: number): SearchHit[] {
-  const hits: SearchHit[] = [];
-  const lower = text.toLowerCase();
-  let from = 0;
-  while (hits.length < max) {
-    const at = lower.indexOf(jsonNeedle, from);
-    if (at < 0) break;
-    const start = lower.lastIndexOf("\n", at) + 1;
-    let end = lower.indexOf("\n", at);
-    if (end < 0) end = lower.length;
-    from = end + 1;
-    let e: Record<string, unknown>;
-    try {
-      e = asRecord(JSON.parse(text.slice(start, end)));
-    } catch {
-      continue;
-    }
-    for (const [field, source, step, t] of textsOf(e)) {
-      const h = t === null ? null : hitIn(t, needle);
-      if (h && hits.length < max) hits.push({ episode_id: id, field, step_id: step, source, ...h });
-    }
-  }
-  return hits;
-}
-
-/**
  * Searches the runs of `root` for `query` (see the module doc).
  *
  * @example
@@ -165,8 +86,6 @@ function searchEvents(id: string, text: string, needle: string, jsonNeedle: stri
 export function searchRoot(root: string, query: string, o: SearchOptions = {}): SearchResult {
   const maxEpisodes = o.maxEpisodes ?? 5000, maxBytes = o.maxBytes ?? 256 * 1024 * 1024;
   const maxHits = o.maxHits ?? 200, perEpisode = o.perEpisode ?? 5;
-  const needle = query.toLowerCase();
-  const jsonNeedle = JSON.stringify(query).slice(1, -1).toLowerCase();
   let names: string[] = [];
   try {
     names = readdirSync(episodesDir(root), { withFileTypes: true })
@@ -184,7 +103,8 @@ export function searchRoot(root: string, query: string, o: SearchOptions = {}): 
     const text = readHead(join(episodesDir(root), id, "events.jsonl"), Math.min(FILE_BYTES, maxBytes - bytes));
     if (text === null) continue;
     bytes += text.length;
-    hits.push(...searchEvents(id, text, needle, jsonNeedle, Math.min(perEpisode, maxHits - hits.length)));
+    const found = searchJsonl(text, query, Math.min(perEpisode, maxHits - hits.length));
+    hits.push(...found.map(({ seq: _seq, ...h }) => ({ episode_id: id, ...h })));
   }
   return { query, hits, scanned, total: names.length, truncated };
 }

@@ -2,8 +2,8 @@
  * The search view and its JSON twin: `/search?q=TEXT` (a page: a form, then
  * each place found with the text highlighted, linking to the run and its
  * step) and `/api/search?q=TEXT` (the same as JSON). Over the runs of the
- * server's root (see `search.ts`) and, with a shared store, the tasks of its
- * catalog.
+ * server's root (see `search.ts`) and, with a shared store, fleet-wide over
+ * the store: its catalog's tasks and its stored events.
  *
  * @module
  */
@@ -33,7 +33,7 @@ function queryOf(raw: string | undefined, required: boolean): string | null {
 
 function hitRow(h: SearchHit): SafeHtml {
   const href = `/episodes/${encodeURIComponent(h.episode_id)}`;
-  const where = `${h.field}${h.source ? ` · ${h.source}` : ""}`;
+  const where = `${h.field}${h.source ? ` · ${h.source}` : ""}${h.host && h.host !== h.source ? ` · ${h.host}` : ""}`;
   const step = h.step_id ? markup` <span class="muted">step <code>${h.step_id}</code></span>` : "";
   return markup`<li class="hit" data-id="${h.episode_id}" data-field="${h.field}"><a href="${href}"><code>${h.episode_id}</code></a> <b>${where}</b>${step}
 <pre class="snippet">${h.before}<mark>${h.match}</mark>${h.after}</pre></li>`;
@@ -67,11 +67,14 @@ export function searchPage(r: SearchResult | null, approvals: boolean): string {
   return page({ title: r ? `Search: ${r.query}` : "Search", current: "search", body, approvals });
 }
 
+/** What makes two hits the same place (a run held here and found in the store too). */
+const placeOf = (h: SearchHit) => JSON.stringify([h.episode_id, h.field, h.step_id, h.before, h.match, h.after]);
+
 /**
- * The search over the root and, with a shared store, over the tasks of the
- * store's catalog (fleet-wide, by its task index; a task hit's `source` is
- * the host that holds the run): tool inputs, outputs and reasons are
- * searched in the runs this machine's root holds.
+ * The search over the root and, with a shared store, fleet-wide over the store (project-scoped as the runs view):
+ * the tasks of its catalog (by its task index), and the tool inputs, outputs and reasons of its stored events (by the
+ * store's own search, `SharedStore.searchEvents`). A hit from the store names the host that holds the run (`host`;
+ * a task hit's `source` too); a place the root's search found as well is shown once.
  *
  * @example
  * ```ts
@@ -82,15 +85,25 @@ export function searchPage(r: SearchResult | null, approvals: boolean): string {
 export async function searchAll(cfg: ServeConfig, q: string): Promise<SearchResult> {
   const local = searchRoot(cfg.root, q);
   if (!cfg.store) return local;
-  const got = await storeRuns(cfg.store, parseRunsQuery(new URLSearchParams({ task: q, size: "200" })));
-  const seen = new Set(local.hits.filter((h) => h.field === "task").map((h) => h.episode_id));
+  const [got, events] = await Promise.all([
+    storeRuns(cfg.store, parseRunsQuery(new URLSearchParams({ task: q, size: "200" }))),
+    cfg.store.store.searchEvents(q, { limit: 200 }),
+  ]);
+  const tasks = new Set(local.hits.filter((h) => h.field === "task").map((h) => h.episode_id));
+  const places = new Set(local.hits.map(placeOf));
   const lower = q.toLowerCase();
   const fleet: SearchHit[] = [];
   for (const e of got.entries) {
-    const h = e.task === null || seen.has(e.episode_id) ? null : hitIn(e.task, lower);
+    const h = e.task === null || tasks.has(e.episode_id) ? null : hitIn(e.task, lower);
     if (h) fleet.push({ episode_id: e.episode_id, field: "task", step_id: null, source: hostOf(e), ...h });
+    if (h) tasks.add(e.episode_id);
   }
-  return { ...local, hits: [...fleet, ...local.hits], truncated: local.truncated || got.more };
+  for (const { seq: _seq, host, ...h } of events.hits) {
+    if (h.field === "task" ? tasks.has(h.episode_id) : places.has(placeOf(h))) continue;
+    if (h.field === "task") tasks.add(h.episode_id);
+    fleet.push({ ...h, ...(h.field === "task" ? { source: host } : {}), host });
+  }
+  return { ...local, hits: [...fleet, ...local.hits], truncated: local.truncated || got.more || events.truncated };
 }
 
 /**

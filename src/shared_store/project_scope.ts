@@ -4,7 +4,7 @@
  * project is in force (`--project`, `NOEMA_PROJECT`, `project` in
  * noema.jsonc) and `--all-projects` is not given.
  *
- * The catalog is filtered (`list`, `waiting`, `prune`), and an episode of
+ * The catalog is filtered (`list`, `waiting`, `prune`, `searchEvents`), and an episode of
  * another project (or of none) is as if absent: `get` gives null, its lines
  * and files are not there, a decision on it is refused as on an episode the
  * store does not hold. Writes (publishing, leases) pass through unchanged:
@@ -21,6 +21,8 @@ import type {
   CatalogEntry,
   CatalogFilter,
   CatalogRow,
+  EventSearchOptions,
+  EventSearchResult,
   FencingToken,
   LeaseOptions,
   LeaseOwner,
@@ -137,6 +139,9 @@ export class ProjectScopedStore implements SharedStore {
   }
   prune(options: PruneOptions, onBatch: (batch: PruneBatch) => void): Promise<void> {
     return this.inner.prune({ ...options, project: this.project }, onBatch);
+  }
+  searchEvents(query: string, options: EventSearchOptions = {}): Promise<EventSearchResult> {
+    return this.inner.searchEvents(query, { ...options, project: this.project });
   }
   close(): Promise<void> {
     return this.inner.close();

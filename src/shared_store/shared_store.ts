@@ -19,6 +19,7 @@
 import { EXIT, NoemaError } from "../errors.ts";
 
 import type { RunState } from "../read/list.ts";
+import type { TextHit } from "../read/event_search.ts";
 import type { AuditReport, PinnedHead } from "./postgres/decision_audit.ts";
 
 /** Where a run is now, as `noema list` says (`terminal`, `running`, `waiting_for_approval`, `paused`, `crashed`…). */
@@ -223,6 +224,32 @@ export interface CatalogFilter {
   project?: string;
   /** Most rows returned, newest first. @default {50} */
   limit?: number;
+}
+
+/** Bounds and scope of {@link SharedStore.searchEvents}. */
+export interface EventSearchOptions {
+  /** Most hits returned, newest runs first. @default {200} */
+  limit?: number;
+  /** Most hits from one run. @default {5} */
+  perEpisode?: number;
+  /** Only the runs of this project (undefined: every project, and the runs of none). */
+  project?: string;
+}
+
+/** One place a search found the text, inside a stored event line of a run the catalog holds. */
+export interface EventSearchHit extends TextHit {
+  episode_id: string;
+  /** The line of `events.jsonl` (its `seq`). */
+  seq: number;
+  /** The host that ran it (the catalog's). */
+  host: string;
+}
+
+/** What {@link SharedStore.searchEvents} found. */
+export interface EventSearchResult {
+  hits: EventSearchHit[];
+  /** It stopped at a bound (hits, lines read, runs or bytes scanned) before it had searched every run. */
+  truncated: boolean;
 }
 
 /** Episodes a prune handles per transaction (per batch) unless told. */
@@ -529,6 +556,13 @@ export interface SharedStore {
    * what a prune would remove. Returns when every batch is done.
    */
   prune(options: PruneOptions, onBatch: (batch: PruneBatch) => void): Promise<void>;
+  /**
+   * Finds `query` (case-insensitive, as written) fleet-wide in the stored `events.jsonl` lines of the runs the
+   * catalog holds: their tasks, tool inputs and outputs, and policies' reasons (`src/read/event_search.ts` says which
+   * fields), newest runs first, bounded (it says when it stopped early). PostgreSQL by a trigram index over the lines;
+   * a files store by a bounded scan.
+   */
+  searchEvents(query: string, options?: EventSearchOptions): Promise<EventSearchResult>;
   /** PostgreSQL: creates or updates the roles the database enforces (`noema store init --roles`). */
   createRoles?(): Promise<void>;
   /** PostgreSQL: walks the hash-chained decision log and reports its first break (`noema store audit`). */

@@ -36,6 +36,8 @@ import {
   type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
+  type EventSearchOptions,
+  type EventSearchResult,
   type FencingToken,
   isUnreadable,
   type LeaseOptions,
@@ -57,7 +59,8 @@ import {
 import { catalogEntry, readableFields, unreadableRow } from "../catalog_row.ts";
 import { matchesFilter, TopRows } from "./catalog.ts";
 import { decodeName, encodeName, episodePath, STORED_AT_FILE, streamPath, VERSION_FILE } from "./layout.ts";
-import { appendStoredLines, countLines, readStoredLines } from "./lines.ts";
+import { appendStoredLines, countLines, readStoredHead, readStoredLines } from "./lines.ts";
+import { SCAN, scanEvents } from "./search.ts";
 import { withWriteLock } from "./write_lock.ts";
 import { leaseLive, pruneEpisodeDir } from "./prune.ts";
 import { digestByPages } from "../stream_digest.ts";
@@ -412,6 +415,16 @@ export class FileStore implements SharedStore {
       });
       return top.rows;
     });
+  }
+
+  /** A bounded scan of the newest runs' stored events (`search.ts`). */
+  async searchEvents(query: string, options: EventSearchOptions = {}): Promise<EventSearchResult> {
+    const rows = await this.list({ limit: SCAN.episodes + 1, project: options.project });
+    const head = (id: string, max: number) => {
+      const got = readStoredHead(streamPath(this.#ep(id), "events.jsonl"), this.dir, max);
+      return { text: got.bytes.toString("utf8"), cut: got.cut };
+    };
+    return scanEvents(rows, head, query, options);
   }
 
   get(episodeId: string): Promise<CatalogEntry | null> {

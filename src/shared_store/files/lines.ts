@@ -133,6 +133,38 @@ export function storedLineBytes(streamDir: string, root: string): { lines: numbe
 }
 
 /**
+ * The first complete lines of a stream, as the stream's text (each line with its newline), at most `maxBytes` of
+ * them (a line that would pass the bound is left out), and whether lines were left out. Reads the last index entry,
+ * then one bounded read of `data`: bytes past the last entry (an append cut short) are never read.
+ *
+ * @example
+ * ```ts
+ * import { readStoredHead } from "./lines.ts";
+ * readStoredHead("/mnt/noema/episodes/ep_1/lines/events.jsonl", "/mnt/noema", 1 << 20).bytes.length;
+ * ```
+ */
+export function readStoredHead(streamDir: string, root: string, maxBytes: number): { bytes: Buffer; cut: boolean } {
+  const index = openAt(join(streamDir, "index"), constants.O_RDONLY, root, "read");
+  if (index === null) return { bytes: Buffer.alloc(0), cut: false };
+  let end: number;
+  try {
+    const n = Math.floor(fstatSync(index).size / ENTRY);
+    end = n === 0 ? 0 : ends(index, n - 1, 1)[0];
+  } finally {
+    closeSync(index);
+  }
+  const data = openAt(join(streamDir, "data"), constants.O_RDONLY, root, "read");
+  if (data === null) return { bytes: Buffer.alloc(0), cut: false };
+  try {
+    const bytes = readAt(data, 0, Math.min(end, Math.max(0, maxBytes)));
+    if (bytes.length === end) return { bytes, cut: false };
+    return { bytes: bytes.subarray(0, bytes.lastIndexOf(10) + 1), cut: true };
+  } finally {
+    closeSync(data);
+  }
+}
+
+/**
  * Appends lines after the `stored` ones (the caller holds the episode's write
  * lock and has checked the overlap). Durable: `data`, then `index`, fsynced.
  *

@@ -199,6 +199,23 @@ export const MIGRATIONS: readonly Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION noema_decision_project_check()`,
     ],
   },
+  {
+    version: 7,
+    description:
+      "search: a trigram index over the stored events.jsonl lines that carry searched fields, as escaped text",
+    statements: [
+      // encode(bytes, 'escape') is immutable and never fails (convert_from is only stable, and fails on a line that is
+      // not UTF-8): ASCII as it is, a backslash doubled, NUL and every byte >= 0x80 as \ooo. The search escapes its
+      // needle the same way (event_search.ts). Trigrams are case-folded, so ILIKE is served too. Only the lines of the
+      // phases whose fields are searched (src/read/event_search.ts) are indexed: about half of a run's bytes (its
+      // action candidates, plan and state projections are not), so publishing costs the database half as much.
+      `CREATE INDEX IF NOT EXISTS noema_lines_events_text ON noema_lines
+        USING gin (encode(bytes, 'escape') gin_trgm_ops)
+        WHERE stream = 'events.jsonl' AND (position('"phase":"act"'::bytea IN bytes) > 0
+          OR position('"phase":"governance"'::bytea IN bytes) > 0 OR position('"phase":"direction"'::bytea IN bytes) > 0
+          OR position('"phase":"start"'::bytea IN bytes) > 0)`,
+    ],
+  },
 ];
 
 /** The schema version this noema writes. */

@@ -21,6 +21,8 @@ import {
   type CatalogEntry,
   type CatalogFilter,
   type CatalogRow,
+  type EventSearchOptions,
+  type EventSearchResult,
   type FencingToken,
   LeaseHeldError,
   type LeaseOptions,
@@ -43,6 +45,7 @@ import { digestByPages } from "../stream_digest.ts";
 import { pruneBatch, type PruneCursor } from "./prune.ts";
 import { catalogEntry } from "../catalog_row.ts";
 import { maskStoreUrl } from "../store_url.ts";
+import { searchStoredEvents } from "./event_search.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
 import { connectionTarget, firstHostUrl, urlHasPassword, urlHostPorts } from "./conninfo.ts";
 import { connectFirstHost } from "./multi_host.ts";
@@ -715,6 +718,11 @@ export class PostgresStore implements SharedStore {
         ORDER BY stored_at DESC, episode_id DESC LIMIT ${filter.limit ?? 50}`;
       return rows.map(rowOf);
     });
+  }
+
+  /** The stored events lines holding the text, by the trigram index of schema version 7 (`event_search.ts`). */
+  searchEvents(query: string, options: EventSearchOptions = {}): Promise<EventSearchResult> {
+    return this.#guard(() => searchStoredEvents(this.sql, query, options));
   }
 
   get(episodeId: string): Promise<CatalogEntry | null> {
