@@ -147,13 +147,14 @@ describe("serve: the runs cache", () => {
       seal(join(root, "episodes", ids[1]), 0.9); // sealed again: a new manifest
       const s = await startServe(root);
       try {
-        await until("the cache read back", () => /runs cache: 2 of 3 runs read back/.test(s.stderr()), s);
+        await until("the cache read back", () => /runs cache: \d+ of 3 runs read back/.test(s.stderr()), s);
         assert.deepEqual(await byCost(s), [
           [ids[1], usd(0.9)],
           [ids[2], usd(0.5)],
           [later, usd(0.4)],
           [ids[0], usd(0.3)],
         ]);
+        assert.match(s.stderr(), /runs cache: 2 of 3 runs read back/, "the record of the run sealed again is not used");
         await until("the cache written again", () => (records(root) ?? []).some((l) => l.includes("0.9")), s);
         assert.equal(records(root)!.length, 4);
       } finally {
