@@ -13,7 +13,6 @@
  * @module
  */
 import { join } from "node:path";
-import { setTimeout } from "node:timers";
 import { episodesDir } from "../store/layout.ts";
 import {
   type CachedRun,
@@ -62,6 +61,13 @@ const BATCH = 256;
 
 const roots = new Map<string, RootCache>();
 
+/** Runs `f` in `ms` without keeping the process alive for it (a server that stops does not wait for a write). */
+function later(f: () => void, ms: number): void {
+  const t: unknown = setTimeout(f, ms);
+  if (typeof t === "number") (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(t);
+  else (t as { unref?: () => void }).unref?.();
+}
+
 /**
  * Keeps the runs cache of `root` for this process: its records are read back and checked in the background from
  * now on, and the file is written after views that read runs (unless `hooks.write` is false).
@@ -76,7 +82,7 @@ export function openRunsCache(root: string, hooks: RunsCacheHooks): void {
   if (roots.has(root)) return;
   const st = { hooks, unchecked: null, dirty: false, busy: false, lastSave: 0, broken: false } as RootCache;
   roots.set(root, st);
-  st.ready = new Promise((done) => setTimeout(() => warm(root, st).then(done), 0).unref());
+  st.ready = new Promise((done) => later(() => warm(root, st).then(done), 0));
 }
 
 /**
@@ -175,7 +181,7 @@ function schedule(root: string, st: RootCache): void {
   if (!st.hooks.write || st.broken || st.busy) return;
   st.busy = true;
   const wait = st.lastSave === 0 ? FIRST_SAVE_MS : Math.max(0, st.lastSave + SAVE_EVERY_MS - Date.now());
-  setTimeout(() => void save(root, st), wait).unref();
+  later(() => void save(root, st), wait);
 }
 
 async function save(root: string, st: RootCache): Promise<void> {
