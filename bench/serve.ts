@@ -13,14 +13,18 @@
  *   the open episode page, against a plain request from that page to the
  *   server. Goal: ≤ 500 ms;
  * - the runs page sorted by cost over 100,000 finished runs (a root of its
- *   own: summary.json with a cost, manifest.json), first (every run read) and
- *   again (sealed runs' entries and facts kept), against the first page
- *   unsorted. Goal (again): ≤ 300 ms;
+ *   own: summary.json with a cost, manifest.json): first in a restarted
+ *   `noema serve` (a child process; its runs cache, written by an earlier
+ *   server, read back), and again (sealed runs' entries and facts kept),
+ *   against the first page unsorted. Goal (both): ≤ 300 ms. Also shown: the
+ *   very first view, no runs cache yet (every run read), and one asked the
+ *   moment a restarted server listens (it waits for the cache to be read
+ *   back);
  * - a search (`/api/search`) over the same root: a bounded scan of the
  *   newest 5,000 runs' events. No goal of its own (the issue's 200 ms is for
  *   a search in the shared store, not built).
  *
- *     bun bench/serve.ts [--episodes 100000] [--steps 10000] [--runs 5]
+ *     bun bench/serve.ts [--episodes 100000] [--steps 10000] [--runs 5] [--only sorted]
  *
  * @module
  */
@@ -37,6 +41,8 @@ import { type BenchReport, BUN, fixed, flag, type Measure, median, REPO_ROOT, ru
 import { generate } from "./list.ts";
 import { episode } from "./report.ts";
 import { existsSync, readFileSync, renameSync } from "node:fs";
+import { startServe } from "../tests/helpers/serve.ts";
+import { runsCachePath } from "../src/serve/runs_cache_file.ts";
 
 /** A root of `n` sealed runs (summary with a duration and a cost, manifest), made once and kept. */
 function finishedRoot(n: number): string {
@@ -152,16 +158,58 @@ function row(measure: string, value: number, baseline: string, base: number, goa
   };
 }
 
+/** Waits (bounded) until `ok()`. */
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (const end = Date.now() + 600_000; !ok();) {
+    if (Date.now() > end) throw new Error(`serve bench: never happened: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * The first view sorted by cost in a `noema serve` child process: with no runs cache (it writes one), once a
+ * restarted server read it back, and asked the moment a restarted server listens; and the first unsorted page of a
+ * fresh server.
+ */
+async function firstSorted(root: string): Promise<{ none: number; ready: number; atOnce: number; plain: number }> {
+  const cache = runsCachePath(root);
+  rmSync(cache, { force: true });
+  const first = async (wait: (s: Awaited<ReturnType<typeof startServe>>) => Promise<void>, path: string) => {
+    const s = await startServe(root);
+    try {
+      await wait(s);
+      const ms = await timed(async () => {
+        const r = await fetch(`${s.url}${path}`);
+        if (r.status !== 200 || !(await r.text()).includes("data-href")) throw new Error(`${path} failed`);
+      });
+      await until("the runs cache written", () => existsSync(cache));
+      return ms;
+    } finally {
+      await s.stop();
+    }
+  };
+  const sorted = "?sort=cost&dir=desc";
+  const none = await first(() => Promise.resolve(), sorted);
+  const ready = await first(
+    (s) => until("the runs cache read back", () => /runs cache: \d+ of/.test(s.stderr())),
+    sorted,
+  );
+  const atOnce = await first(() => Promise.resolve(), sorted);
+  const plain = await first(() => Promise.resolve(), "");
+  return { none, ready, atOnce, plain };
+}
+
 /** The runs page sorted by cost (first and again) and a search, over `n` finished runs. */
 async function sortedAndSearch(n: number, runs: number): Promise<Measure[]> {
   const root = finishedRoot(n);
+  const child = await firstSorted(root);
   const server = await serve(root);
   const get = async (path: string, must: string) => {
     const r = await fetch(`${server.url}${path}`);
     if (r.status !== 200 || !(await r.text()).includes(must)) throw new Error(`${path} failed`);
   };
   try {
-    const firstMs = await timed(() => get("?sort=cost&dir=desc", "data-href"));
+    await get("?sort=cost&dir=desc", "data-href");
     const againMs: number[] = [], plainMs: number[] = [], searchMs: number[] = [];
     for (let i = 0; i < runs; i++) {
       againMs.push(await timed(() => get("?sort=cost&dir=desc", "data-href")));
@@ -169,15 +217,24 @@ async function sortedAndSearch(n: number, runs: number): Promise<Measure[]> {
       searchMs.push(await timed(() => get(`api/search?q=out%20${n - 7}`, `"match"`)));
     }
     const label = n.toLocaleString("en");
+    const info = (measure: string, ms: number): Measure => ({
+      measure,
+      value: fixed(ms, 0),
+      baseline: `unsorted, first ${fixed(child.plain, 0)}`,
+      ratio: `${fixed(ms / child.plain)}×`,
+      goal: "-",
+      met: "-",
+    });
     return [
-      {
-        measure: `runs page sorted by cost over ${label} finished runs, first (ms)`,
-        value: fixed(firstMs, 0),
-        baseline: `unsorted ${fixed(median(plainMs), 0)}`,
-        ratio: `${fixed(firstMs / median(plainMs))}×`,
-        goal: "-",
-        met: "-",
-      },
+      row(
+        `runs page sorted by cost over ${label} finished runs, first (ms)`,
+        child.ready,
+        "unsorted, first",
+        child.plain,
+        300,
+      ),
+      info(`… first, asked the moment a restarted server listens (ms)`, child.atOnce),
+      info(`… first, no runs cache yet: every run read (ms)`, child.none),
       row(`… sorted again (ms)`, median(againMs), "unsorted", median(plainMs), 300),
       {
         measure: `search over ${label} runs, newest 5,000 scanned (ms)`,
@@ -199,6 +256,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
   const steps = Number(flag(args, "steps") ?? 10_000);
   const runs = Number(flag(args, "runs") ?? 5);
   const measures: Measure[] = [];
+  if (flag(args, "only") === "sorted") {
+    measures.push(...await sortedAndSearch(n, runs));
+    return report(measures, runs);
+  }
 
   // 1. The runs page over n episodes.
   const listRoot = join(workDir("."), `list-${n}`);
@@ -301,6 +362,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     await long.stop();
     await browser.close();
   }
+  return report(measures, runs);
+}
+
+function report(measures: Measure[], runs: number): BenchReport {
   const ok = measures.every((m) => m.met !== "NO"); // a row without a goal ("-") fails nothing
   return {
     name: "serve",
@@ -310,7 +375,10 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
       title: "serve",
       columns: ["measure", "value", "baseline", "ratio", "goal", "met"],
       rows: measures.map((m) => [m.measure, m.value, m.baseline, m.ratio, m.goal, m.met]),
-      notes: [`Median of ${runs} runs; the server runs in this process (bun), Chromium headless via playwright-core.`],
+      notes: [
+        `Median of ${runs} runs; the server runs in this process (bun), Chromium headless via playwright-core; ` +
+        "each first sorted view in a noema serve child process of its own (one view each).",
+      ],
     }],
   };
 }

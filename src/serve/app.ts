@@ -26,6 +26,7 @@ import { episodeDirIn, HttpError, rawFilePath, readRegularFile } from "./paths.t
 import { parseRunsQuery } from "./runs.ts";
 import { searchRoutes } from "./search_page.ts";
 import { fleetView } from "./fleet.ts";
+import { keepRunsCache } from "./runs_index.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -217,6 +218,8 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
   searchRoutes(app, cfg);
   apiRoutes(app, cfg);
   app.notFound((c) => fail(c, 404, "not_found", `no such page: ${c.req.path}`));
+  // The root's runs cache: a first sorted view after a restart reads no sealed run (read-only: never written).
+  if (!cfg.store) keepRunsCache(cfg.root, { write: !cfg.readOnly, log: cfg.log });
   app.onError((e, c) => {
     if (e instanceof HttpError) return fail(c, e.status, e.code, e.message);
     if (e instanceof NoemaError && e.code === "not_found") return fail(c, 404, e.code, e.message);

@@ -183,6 +183,34 @@ export function runFacts(e: EpisodeEntry): RunFacts {
 }
 
 /**
+ * Keeps the facts of a sealed run read elsewhere (the runs cache, see `runs_cache.ts`), as {@link runFacts} keeps
+ * those it reads.
+ *
+ * @example
+ * ```ts
+ * import { keepFacts, runFacts } from "./run_facts.ts";
+ * // keepFacts(dir, cached.facts); runFacts(entry) then reads nothing
+ * ```
+ */
+export function keepFacts(dir: string, facts: RunFacts): void {
+  cache.set(dir, facts);
+  if (cache.size > KEEP) cache.delete(cache.keys().next().value!);
+}
+
+/**
+ * The facts kept for the run in `dir`, if any (nothing is read).
+ *
+ * @example
+ * ```ts
+ * import { keptFacts } from "./run_facts.ts";
+ * keptFacts(".noema/episodes/ep_1"); // undefined until read or kept
+ * ```
+ */
+export function keptFacts(dir: string): RunFacts | undefined {
+  return cache.get(dir);
+}
+
+/**
  * The verdicts of a run in a few words: `2 vetoes · 1 approved`, or `-`.
  *
  * @example

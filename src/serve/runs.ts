@@ -147,6 +147,20 @@ function fullList(root: string, q: RunsQuery, base: ListOptions): EpisodeEntry[]
 }
 
 /**
+ * Whether the view must see every run (sorted by a column, filtered by outcome, adapter, policy or host), not only
+ * the newest until a page is full.
+ *
+ * @example
+ * ```ts
+ * import { parseRunsQuery, seesEveryRun } from "./runs.ts";
+ * seesEveryRun(parseRunsQuery(new URLSearchParams("sort=cost"))); // true
+ * ```
+ */
+export function seesEveryRun(q: RunsQuery): boolean {
+  return q.outcome !== null || q.adapter !== null || q.policy !== null || q.host !== null || q.sort !== null;
+}
+
+/**
  * One page of runs over local files, as `noema list --json` entries, and
  * whether there is a next page. Status and run state, tags, task and since
  * filter as `noema list` does; outcome, adapter, policy and host are applied
@@ -170,8 +184,7 @@ export function listRuns(root: string, q: RunsQuery): { entries: EpisodeEntry[];
     order: q.order,
   };
   const offset = (q.page - 1) * q.size;
-  const extra = q.outcome !== null || q.adapter !== null || q.policy !== null || q.host !== null || q.sort !== null;
-  if (!extra) {
+  if (!seesEveryRun(q)) {
     const got = listEpisodes({ ...base, offset, limit: q.size + 1 });
     return { entries: got.slice(0, q.size), more: got.length > q.size };
   }

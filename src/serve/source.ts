@@ -13,7 +13,8 @@ import { lexists } from "../store/nofollow.ts";
 import { decide, type DecisionAsk, type Waiting, waitingRun, waitingRuns } from "./approvals.ts";
 import type { ServeConfig } from "./config.ts";
 import { episodeDirIn } from "./paths.ts";
-import { hostOf, listRuns, type RunsQuery } from "./runs.ts";
+import { hostOf, listRuns, type RunsQuery, seesEveryRun } from "./runs.ts";
+import { runsCacheReady } from "./runs_cache.ts";
 import { sortRuns } from "./runs_sort.ts";
 import { storeDecide, storeEpisodeDir, storeRuns, storeWaiting } from "./store_source.ts";
 
@@ -27,7 +28,12 @@ import { storeDecide, storeEpisodeDir, storeRuns, storeWaiting } from "./store_s
  * ```
  */
 export function runsOf(cfg: ServeConfig, q: RunsQuery): Promise<{ entries: EpisodeEntry[]; more: boolean }> {
-  if (!cfg.store) return Promise.resolve(listRuns(cfg.root, q));
+  if (!cfg.store) {
+    // A view of every run waits for the runs cache to be read back (just after start), not to read the runs itself.
+    return seesEveryRun(q)
+      ? runsCacheReady(cfg.root).then(() => listRuns(cfg.root, q))
+      : Promise.resolve(listRuns(cfg.root, q));
+  }
   // Over a store, a column sort orders the page the catalog gave (its own order is by when it stored each run).
   return storeRuns(cfg.store, q).then((got) =>
     q.sort === null ? got : { ...got, entries: sortRuns(got.entries, q.sort, q.dir, hostOf) }
