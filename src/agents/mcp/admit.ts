@@ -18,8 +18,9 @@
  *   `tools[name]` finds `"rm"` under `["rm"]`), or whose `arguments` are not
  *   an object (policies would see none): an invalid-params error (-32602).
  *
- * A conforming server answers the first three with the same errors, so a
- * conforming client loses nothing.
+ * A conforming client sends none of these (a batch holding a call aside,
+ * which protocol version 2025-06-18 dropped with batches), so it loses
+ * nothing.
  *
  * @module
  */
