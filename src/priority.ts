@@ -77,7 +77,10 @@ export function unidleThread(tid: number | null): void {
 
 /**
  * Lowers the priority of a process this one started detached (in a session
- * of its own): its nice value and its session's autogroup.
+ * of its own): its nice value and, unless `group` is false, its session's
+ * autogroup. A lowered autogroup gets a few percent of the CPU beside other
+ * sessions' work: right for work that goes on beside a run, too little for a
+ * short job that must end soon after one.
  *
  * @example
  * ```ts
@@ -87,13 +90,14 @@ export function unidleThread(tid: number | null): void {
  * lowerProcess(child.pid);
  * ```
  */
-export function lowerProcess(pid: number | undefined, nice: number = BACKGROUND_NICE): void {
+export function lowerProcess(pid: number | undefined, nice: number = BACKGROUND_NICE, group = true): void {
   if (pid === undefined) return;
   try {
     setPriority(pid, nice);
   } catch {
     // not allowed here: it runs at this process's priority
   }
+  if (!group) return;
   try {
     const group = (p: string) => readFileSync(`/proc/${p}/autogroup`, "utf8").split(" ")[0];
     // Only a group of its own: lowering this process's group would lower the run itself.

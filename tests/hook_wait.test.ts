@@ -151,7 +151,11 @@ describe("an interactive session's hook waits for a decision made on another mac
             tool_response: { stdout: "deploy done" },
           });
           assert.equal(ran.code, 0, ran.stderr);
-          assert.equal((await s.call({ hook_event_name: "Stop", last_assistant_message: "deployed" })).code, 0);
+          const stop = await s.call({ hook_event_name: "Stop", last_assistant_message: "deployed" });
+          const serverLog = servers && existsSync(join(a.path, "server.log"))
+            ? readFileSync(join(a.path, "server.log"), "utf8").slice(-4000)
+            : "";
+          assert.equal(stop.code, 0, `${stop.stderr}\n${serverLog}`);
           const state = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
           assert.equal(state.outcomes.status, "ok");
           // The episode reaches the store: the server publishes it; a call answered in its own process leaves it

@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { noemaArgv } from "../agents/noema_command.ts";
-import { lowerProcess } from "../priority.ts";
+import { BACKGROUND_NICE, lowerProcess } from "../priority.ts";
 import { LivePublisher } from "../shared_store/live.ts";
 import { BackgroundLivePublisher } from "../shared_store/live_background.ts";
 import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
@@ -59,7 +59,10 @@ export function handOff(root: string, id: string | readonly string[], pick: { ur
     env: { ...process.env, NOEMA_STORE: pick.url },
   });
   child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
-  lowerProcess(child.pid); // behind the runs of this machine
+  // Behind the runs of this machine (nice 10), but its session's autogroup is not lowered: the run it finishes has
+  // ended, and a lowered group got so little CPU beside other sessions' work (a test suite's runners, two busy loops)
+  // that publishing a run's tail took minutes.
+  lowerProcess(child.pid, BACKGROUND_NICE, false);
   child.unref();
   // The next commands leave it to that process while it lives (they would race it for the episode's lease).
   for (const one of ids) {
