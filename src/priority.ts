@@ -137,8 +137,8 @@ export function idleCommand(argv: readonly string[]): string[] {
 
 /**
  * Takes every thread of this process back to the normal scheduling class
- * (their nice values unchanged), its session's autogroup at nice 10 (where
- * allowed: raising it from nice 19 may not be): for a process started with
+ * (their nice values unchanged), its session's autogroup at the default,
+ * nice 0 (where allowed: raising it from nice 19 may not be): for a process started with
  * {@link idleCommand}, or idled since, once it is waited for, so a machine
  * busy with other work does not starve it.
  *
@@ -150,8 +150,10 @@ export function idleCommand(argv: readonly string[]): string[] {
  */
 export function unidleThisProcess(): void {
   toClass("--other", ["--all-tasks", "--pid", "0", String(process.pid)]);
-  // Its session's autogroup at the background level: down from the run's (allowed), or up from nice 19 (where allowed).
-  setOwnAutogroup(BACKGROUND_NICE);
+  // Its session's autogroup back at the default (where allowed: up from nice 19 needs the privilege to raise it). At
+  // nice 10 a session gets a few percent of the CPU beside other sessions' work, and a run's tail, waited for by whoever
+  // follows the run, took minutes to publish; its threads stay at nice 10 within it.
+  setOwnAutogroup(0);
 }
 
 /**
