@@ -237,7 +237,16 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
       const [ra, fb] = await Promise.all([runA, follow]);
       assert.equal(ra.code, 0, ra.stderr);
       assert.equal(ra.stderr, "");
-      assert.equal(fb.code, 0, fb.stderr);
+      if (fb.code !== 0) {
+        // Said in full: how far the follower got, what the store holds, and whether A still has some to publish.
+        const stored = await row(id);
+        const local = readFileSync(join(a.root, "episodes", id, "events.jsonl"), "utf8").split("\n").length - 1;
+        const pending = existsSync(join(a.root, "state", "publish-pending", id));
+        assert.fail(
+          `the follower exited ${fb.code} after ${printed} lines (A wrote ${local}); the store's row: ` +
+            `${JSON.stringify(stored)}; A ${pending ? "still has" : "has no"} publish pending; ${fb.stderr}`,
+        );
+      }
       assert.equal(fb.stdout, readFileSync(join(a.root, "episodes", id, "events.jsonl"), "utf8"), "every line A wrote");
       assert.equal(existsSync(join(b.root, "episodes", id)), false, "followed, not copied");
       assert.ok(await publishedFrom(a, id), "A published all of it");
