@@ -54,6 +54,12 @@ const HANDED_OFF_WAIT_MS = 120_000;
  */
 const LEFT_PENDING_WAIT_MS = 30_000;
 
+/** Waits (up to `ms`) until no live process holds the episode's lock. */
+async function lockLetGo(dir: string, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (lockStatus(dir).state === "held" && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+}
+
 /**
  * Publishes every episode under `<root>/episodes/`, calling `progress` after
  * each one.
@@ -82,6 +88,8 @@ export async function syncRoot(
   for (const id of ids) {
     const row: SyncRow = { episode_id: id, lines: 0, files: 0, error: null };
     const pulled = pulledCopy(root, id) !== null;
+    // A run hands its tail over (heldRetryMs) just before it exits: its lock is let go in a moment, waited for.
+    if (!pulled && options.heldRetryMs) await lockLetGo(join(parent, id), options.heldRetryMs);
     if (pulled || lockStatus(join(parent, id)).state === "held") {
       // A pulled copy is the store's own: the root that holds the run publishes it.
       row.skipped = pulled ? "a copy pulled from the store" : "running: its writer publishes it";
