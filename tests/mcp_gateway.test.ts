@@ -29,6 +29,13 @@ import {
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-mcp-gw-");
+
+/** The raw line server (tests/helpers/mcp_raw_server.ts) for case `c`: its command, and the log of every line it got. */
+function rawServer(c: { base: string }): { log: string; server: string[] } {
+  const log = join(c.base, "raw.jsonl");
+  const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
+  return { log, server: IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log] };
+}
 after(() => tmp.cleanup());
 const setup = (name: string) => setupIn(tmp.path, name);
 
@@ -267,9 +274,7 @@ export default {
 
   it("relays nothing the server could read otherwise than the gateway: not JSON, a repeated key, a call without id", async () => {
     const c = setup("misread");
-    const log = join(c.base, "raw.jsonl");
-    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
-    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const { log, server } = rawServer(c);
     const rules = rulesFile(c.base, { deny: ["mcp__raw__ask"] });
     const gw = await rawGateway(c, ["--name", "raw", "--rules", rules], server);
     const call = `"method":"tools/call","params":{"name":"ask","arguments":{}}`;
@@ -296,9 +301,7 @@ export default {
 
   it("refuses a second request under an id still in flight (its answer would be recorded as the other's)", async () => {
     const c = setup("same-id");
-    const log = join(c.base, "raw.jsonl");
-    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
-    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const { log, server } = rawServer(c);
     const gw = await rawGateway(c, ["--name", "raw"], server);
     const call = { jsonrpc: "2.0", id: 20, method: "tools/call", params: { name: "ask", arguments: {} } };
     gw.send(call); // the server then waits for the client's answer to its sampling request
@@ -339,9 +342,7 @@ export default {
 
   it("relays what the server starts: progress, its sampling request to the client, and the client's answer", async () => {
     const c = setup("server-requests");
-    const log = join(c.base, "raw.jsonl");
-    const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
-    const server = IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log];
+    const { log, server } = rawServer(c);
     const gw = await rawGateway(c, ["--name", "raw"], server);
     gw.send({
       jsonrpc: "2.0",
