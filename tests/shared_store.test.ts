@@ -1602,7 +1602,16 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         const [ra, fb] = await Promise.all([runA, follow]);
         assert.ok(linesBeforeGo > 0, "B printed lines while A was held at its second step");
         assert.equal(ra.code, 0, ra.stderr);
-        assert.equal(fb.code, 0, fb.stderr);
+        if (fb.code !== 0) {
+          // Said in full: how far the follower got, what the store's catalog says, and whether A has some to publish.
+          const local = readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8").split("\n").length - 1;
+          const printed = fb.stdout.split("\n").length - 1;
+          const pending = existsSync(join(a.path, "state", "publish-pending", "ep_f"));
+          assert.fail(
+            `the follower exited ${fb.code} after ${printed} lines (A wrote ${local}); the store's catalog: ` +
+              `${readFileSync(catalog, "utf8")}; A ${pending ? "still has" : "has no"} publish pending; ${fb.stderr}`,
+          );
+        }
         assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
         // Approving from B a call A waits on.
         const task = deployTask(a.path);
