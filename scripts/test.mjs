@@ -59,30 +59,45 @@ const ONCE = new Set([
   "rules_bypass.test.ts",
 ]);
 /**
- * The files that take longest (about 25 to 180 s each, measured on a busy 2-core machine), longest first: they start
+ * The files that take longest (25 to 180 s each, the longer of their two runs measured on an idle 2-core machine), longest first: they start
  * first, so that none of them starts last and runs on alone at the end.
  */
 const SLOW = [
   "shared_store.test.ts",
-  "rules_bypass.test.ts",
-  "run_wait_outage.test.ts",
-  "cli_ux.test.ts",
-  "otel.test.ts",
   "shared_store_faults.test.ts",
+  "otel.test.ts",
+  "cli_ux.test.ts",
+  "run_wait_outage.test.ts",
+  "store_walkthrough.test.ts",
   "gemini_cli.test.ts",
+  "rules_bypass.test.ts",
+  "inputs.test.ts",
   "claude_code_turns.test.ts",
   "hook_fail_closed.test.ts",
-  "claude_code.test.ts",
-  "inputs.test.ts",
-  "cli.test.ts",
-  "lock.test.ts",
-  "codex_cli.test.ts",
-  "store_walkthrough.test.ts",
   "llm_run.test.ts",
+  "claude_code.test.ts",
   "store_projects.test.ts",
+  "lock.test.ts",
+  "store_outages.test.ts",
+  "sealing.test.ts",
   "hook_wait.test.ts",
-  "review_fail_closed.test.ts",
+  "codex_cli.test.ts",
+  "review.test.ts",
+  "shared_store_live.test.ts",
+  "rules_cli.test.ts",
+  "report.test.ts",
+  "serve_search_store.test.ts",
+  "cli.test.ts",
+  "shared_store_conformance.test.ts",
   "corpus.test.ts",
+  "serve_console.test.ts",
+  "rules_claude_differential.test.ts",
+  "attest.test.ts",
+  "mcp_gateway_pins.test.ts",
+  "review_fail_closed.test.ts",
+  "serve.test.ts",
+  "/work/tmp/idle_2_test.log:ok",
+  "/work/tmp/idle_1_test.log:ok",
 ];
 
 /** The test files, slowest first, each with the runtimes it runs under. */
