@@ -25,6 +25,7 @@ import { connectionTarget, urlHasPassword } from "../src/shared_store/postgres/c
 import { pgpassLookup } from "../src/shared_store/postgres/pgpass.ts";
 import { clientTls } from "../src/shared_store/postgres/tls.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
+import { handoffLogTail } from "../src/shared_store/handoff_log.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -654,7 +655,7 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
             `says ${row?.run_state} with ${await probe.lineCount(
               id,
               "events.jsonl",
-            )} event lines; the run said ${r.stderr}`,
+            )} event lines; the run said ${r.stderr}; the hand-over log:\n${handoffLogTail(a.path)}`,
         );
       }
       assert.equal((await probe.get(id))?.run_state, "terminal");

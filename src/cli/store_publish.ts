@@ -9,6 +9,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
+import { closeSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { noemaArgv } from "../agents/noema_command.ts";
@@ -20,6 +21,7 @@ import { childEnv } from "../plugins/process.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
+import { openHandoffLog } from "../shared_store/handoff_log.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import { claimEpisode, refusePulledCopy } from "../shared_store/claim.ts";
@@ -53,11 +55,18 @@ function flushWaitMs(): number {
 export function handOff(root: string, id: string | readonly string[], pick: { url: string; from: string }): void {
   const ids = typeof id === "string" ? [id] : id;
   const [cmd, ...args] = noemaArgv();
-  const child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", ...ids], {
-    detached: true,
-    stdio: "ignore",
-    env: { ...process.env, NOEMA_STORE: pick.url },
-  });
+  // No terminal: what it prints (what it published, or why it could not) goes to the hand-over log.
+  const log = openHandoffLog(root, ids);
+  let child;
+  try {
+    child = spawn(cmd, [...args, "--root", root, "sync", "--handoff", ...ids], {
+      detached: true,
+      stdio: log === null ? "ignore" : ["ignore", log, log],
+      env: { ...process.env, NOEMA_STORE: pick.url },
+    });
+  } finally {
+    if (log !== null) closeSync(log);
+  }
   child.on("error", () => {}); // the marker stays: the next command or noema sync publishes it
   // Behind the runs of this machine (nice 10), but its session's autogroup is not lowered: the run it finishes has
   // ended, and a lowered group got so little CPU beside other sessions' work (a test suite's runners, two busy loops)

@@ -11,7 +11,7 @@ import { pullEpisode } from "../../shared_store/pull.ts";
 import { type CatalogRow, deciderText, isUnreadable } from "../../shared_store/shared_store.ts";
 import { clearPending } from "../../shared_store/pending.ts";
 import { storedPendingCall } from "../../shared_store/pending_call.ts";
-import { syncRoot } from "../../shared_store/sync.ts";
+import { type SyncOptions, syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { oneLine } from "../output.ts";
@@ -199,27 +199,56 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
       const root = resolveRoot(globalOptions(cmd));
       const options = {
         only: ids.length ? ids : undefined,
-        heldRetryMs: opts.handoff ? 120_000 : 0,
+        heldRetryMs: opts.handoff ? HANDOFF_WINDOW_MS : 0,
         verify: opts.verify === true,
       };
-      await withStore(cmd, async (s) => {
-        const rows = await syncRoot(s, root, (row, done, total) => {
-          if (opts.json) ctx.out.ndjson(row);
-          else if (row.error) ctx.out.note(`noema: ${row.episode_id}: ${row.error}`);
-          else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
-        }, options);
-        const failed = rows.filter((r) => r.error).length;
-        for (const r of rows) if (!r.error && !r.skipped) clearPending(root, r.episode_id);
-        if (!opts.json) {
-          const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
-          ctx.out.line(
-            `synced ${rows.length} episodes to ${s.location}: ${lines} new lines, ${files} files` +
-              (failed ? `; ${failed} failed` : ""),
-          );
+      // A hand-over sync (detached, its output in the hand-over log) tries again while the store is unreachable or
+      // slow to answer, within its window: the episode stays marked pending until it is published.
+      const until = Date.now() + HANDOFF_WINDOW_MS;
+      for (;;) {
+        try {
+          return await syncOnce(cmd, ctx, root, options, opts.json === true);
+        } catch (e) {
+          const transient = e instanceof NoemaError && ["store_unreachable", "store_timeout"].includes(e.code);
+          if (!opts.handoff || !transient || Date.now() + HANDOFF_RETRY_MS >= until) throw e;
+          ctx.out.note(`noema: ${(e as Error).message}; trying again in ${HANDOFF_RETRY_MS / 1000} s`);
+          await new Promise((r) => setTimeout(r, HANDOFF_RETRY_MS));
         }
-        if (failed) ctx.exitCode = EXIT.ERROR;
-      });
+      }
     });
+}
+
+/** How long a hand-over sync (`--handoff`) keeps at it: waiting for the run's lock and lease, retrying the store. */
+const HANDOFF_WINDOW_MS = 120_000;
+/** A hand-over sync's pause before it tries an unreachable or timed-out store again. */
+const HANDOFF_RETRY_MS = 2_000;
+
+/** One `noema sync` pass: publishes, prints its rows or its line, and sets the exit code when one failed. */
+async function syncOnce(
+  cmd: CommandUnknownOpts,
+  ctx: CliContext,
+  root: string,
+  options: SyncOptions,
+  json: boolean,
+): Promise<void> {
+  await withStore(cmd, async (s) => {
+    const rows = await syncRoot(s, root, (row, done, total) => {
+      if (json) ctx.out.ndjson(row);
+      else if (row.error) ctx.out.note(`noema: ${row.episode_id}: ${row.error}`);
+      else if (row.skipped && options.heldRetryMs) ctx.out.note(`noema: ${row.episode_id}: left alone: ${row.skipped}`);
+      else if (ctx.out.stderr.isTTY) ctx.out.stderr.write(`\rsync ${done}/${total}${done === total ? "\n" : ""}`);
+    }, options);
+    const failed = rows.filter((r) => r.error).length;
+    for (const r of rows) if (!r.error && !r.skipped) clearPending(root, r.episode_id);
+    if (!json) {
+      const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
+      ctx.out.line(
+        `synced ${rows.length} episodes to ${s.location}: ${lines} new lines, ${files} files` +
+          (failed ? `; ${failed} failed` : ""),
+      );
+    }
+    if (failed) ctx.exitCode = EXIT.ERROR;
+  });
 }
 
 /** Registers `noema pull`. */

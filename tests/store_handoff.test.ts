@@ -1,0 +1,106 @@
+/**
+ * The hand-over sync (`noema sync --handoff`, started detached when a run
+ * ends with something left to publish) says what it did in
+ * `<root>/state/sync-handoff.log`, and tries an unreachable store again
+ * within its window instead of giving up at once. Against a real files store
+ * and a closed port; the sync is a real detached child process.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { after, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { handOff } from "../src/cli/store_publish.ts";
+import { HANDOFF_LOG, handoffLogTail } from "../src/shared_store/handoff_log.ts";
+import { handedOffTo, markPending } from "../src/shared_store/pending.ts";
+import { cli } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-handoff-");
+after(() => tmp.cleanup());
+
+/** A new directory under the test's temp dir. */
+function dirNamed(name: string): string {
+  const dir = join(tmp.path, name);
+  mkdirSync(dir);
+  return dir;
+}
+
+/** Waits (hang bound only) until `check` holds. */
+async function until(check: () => boolean, what: string, ms = 120_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`still waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A finished local episode under `root`, marked pending as a run that could not publish leaves it. */
+function pendingEpisode(root: string): string {
+  const task = join(root, "..", "task.json");
+  writeFileSync(
+    task,
+    JSON.stringify({
+      task: "t",
+      using: "shell",
+      steps: [{ kind: "act", description: "x", inputs: { command: "true" } }],
+    }),
+  );
+  const r = cli(["--root", root, "run", task, "--json"]);
+  assert.equal(r.code, 0, r.stderr);
+  const id = JSON.parse(r.stdout).episode_id as string;
+  markPending(root, id);
+  return id;
+}
+
+describe("the hand-over sync's log", () => {
+  test("a hand-over sync publishes the episode, clears its marker and says so in state/sync-handoff.log", async () => {
+    const dir = dirNamed("ok");
+    const root = join(dir, "root");
+    const store = pathToFileURL(join(dir, "store")).href;
+    assert.equal(cli(["store", "init", "--store", store]).code, 0);
+    const id = pendingEpisode(root);
+    handOff(root, id, { url: store, from: "NOEMA_STORE" });
+    const marker = join(root, "state", "publish-pending", id);
+    assert.ok(handedOffTo(root, id) !== null || !existsSync(marker), "the marker names the sync while it runs");
+    await until(() => !existsSync(marker), "the marker to go");
+    // The sync writes its line before it exits; the marker goes just before that.
+    await until(() => /synced 1 episodes/.test(handoffLogTail(root)), "the sync's line in the log");
+    const log = readFileSync(join(root, "state", HANDOFF_LOG), "utf8");
+    assert.match(log, new RegExp(`^\\S+Z noema sync --handoff ${id} \\(handed over by pid \\d+\\)\\n`));
+    assert.match(log, /synced 1 episodes to file:\/\/\S+: \d+ new lines, \d+ files\n$/);
+  });
+
+  test("an unreachable store: the sync says why and tries again, leaving the episode marked pending", async () => {
+    const root = join(dirNamed("down"), "root");
+    const id = pendingEpisode(root);
+    // Nothing listens on port 1: every try is refused at once.
+    handOff(root, id, { url: "postgres://noema@127.0.0.1:1/noema", from: "NOEMA_STORE" });
+    const pid = handedOffTo(root, id);
+    assert.ok(pid !== null, "handed to a live process");
+    try {
+      await until(() => (handoffLogTail(root).match(/trying again in 2 s/g) ?? []).length >= 2, "two tries said");
+      assert.match(handoffLogTail(root), /127\.0\.0\.1:1/);
+      assert.ok(existsSync(join(root, "state", "publish-pending", id)), "still marked pending");
+    } finally {
+      try {
+        process.kill(pid!, "SIGKILL");
+      } catch { /* gone */ }
+    }
+  });
+
+  test("a log that is a symbolic link is never written through: the sync runs without one", async () => {
+    const dir = dirNamed("link");
+    const root = join(dir, "root");
+    const store = pathToFileURL(join(dir, "store")).href;
+    assert.equal(cli(["store", "init", "--store", store]).code, 0);
+    const id = pendingEpisode(root);
+    const target = join(dir, "elsewhere.txt");
+    writeFileSync(target, "");
+    symlinkSync(target, join(root, "state", HANDOFF_LOG));
+    handOff(root, id, { url: store, from: "NOEMA_STORE" });
+    await until(() => !existsSync(join(root, "state", "publish-pending", id)), "the marker to go");
+    assert.equal(readFileSync(target, "utf8"), "", "nothing written through the link");
+  });
+});
