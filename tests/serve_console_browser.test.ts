@@ -81,6 +81,7 @@ test("the runs table: its columns, a blocked run apart, sorted by a header click
     await noJs.close();
   }
   await page.getByRole("link", { name: "Fleet" }).click();
+  await page.waitForURL(/\/fleet$/); // a click does not wait for the page it leads to: counted before, it had none
   assert.equal(await page.locator("svg[data-chart=cost] rect.bar").count(), 30);
   assert.equal(await page.locator("#by-adapter tr[data-key=shell] td.runs").innerText(), "2");
   await shot("serve-fleet.png");

@@ -668,6 +668,51 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     }
   });
 
+  test("the run's publishing process stopped (SIGSTOP) mid-run: never heard from, it is not left the tail; a background sync is, and publishes it once the process goes on", async () => {
+    const a = tempDir(), b = tempDir();
+    const probe = new PostgresStore(url);
+    let stopped: number | null = null;
+    try {
+      const id = "ep_publisher_stopped";
+      const [cmd, ...args] = cliCommand();
+      const go = join(a.path, "go"); // held at its second step until the publisher is stopped
+      const child = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
+        cwd: a.path,
+        env: { ...process.env, NOEMA_STORE: url },
+        timeoutMs: 60_000,
+      });
+      const until = Date.now() + 30_000;
+      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
+      assert.equal(publishers.length, 1, "the run publishes from a process of its own");
+      stopped = publishers[0];
+      // Alive to the system, silent to the run: as a process killed but not yet torn down looks at the run's end.
+      process.kill(stopped, "SIGSTOP");
+      fsModule.writeFileSync(go, "");
+      const r = await child;
+      assert.equal(r.code, 0, r.stderr);
+      const marker = join(a.path, "state", "publish-pending", id);
+      const named = Number(fsModule.readFileSync(marker, "utf8").trim());
+      assert.ok(
+        named > 0 && named !== stopped,
+        `handed to a background sync, not left to the stopped process (${named})`,
+      );
+      process.kill(stopped, "SIGCONT");
+      stopped = null;
+      assert.ok(await published(a.path, id, 180_000), `published; the hand-over log:\n${handoffLogTail(a.path)}`);
+      assert.equal((await probe.get(id))?.run_state, "terminal");
+      await pullEpisode(probe, id, b.path);
+      assert.deepEqual(tree(join(b.path, "episodes", id)), tree(join(a.path, "episodes", id)));
+    } finally {
+      if (stopped !== null) process.kill(stopped, "SIGCONT");
+      await probe.close();
+      a.cleanup();
+      b.cleanup();
+    }
+  });
+
   test("PostgreSQL killed and restarted mid-run: the run finishes locally, says so once, the next command publishes the rest", async () => {
     const a = tempDir(), b = tempDir();
     try {

@@ -54,6 +54,7 @@ export class BackgroundLivePublisher {
   #waiting: (() => void) | null = null; // finish() waits: told of every message and of the end
   #answer: boolean | null = null; // the answer to finish
   #alone = false; // after finish: more is left than the run's wait could send; the process goes on alone
+  #heard = false; // it took the run's finish: alive after the run asked
   /** The pid of the process that publishes (when it is one): at `finish`, it goes on alone with what is left. */
   readonly pid: number | null;
 
@@ -84,6 +85,7 @@ export class BackgroundLivePublisher {
     } else if (m.type === "published") this.#published = true;
     else if (m.type === "finished") this.#answer = m.ok && !m.failed;
     else if (m.type === "alone") this.#alone = true;
+    else if (m.type === "heard") this.#heard = true;
     this.#waiting?.();
   }
 
@@ -119,11 +121,13 @@ export class BackgroundLivePublisher {
 
   /**
    * Whether a process publishes, alive: after `finish`, it goes on alone with what is left (no hand-over needed).
-   * A process killed whose end this process has not seen yet (its "close" still queued behind a busy event loop) is
-   * gone all the same: it is asked of the system, or the run would leave its tail to a dead process, unpublished.
+   * Only a process heard from after the run asked it to finish: one killed whose end this process has not seen yet
+   * (its "close" still queued behind a busy event loop) may still be in the system's table while it exits, and a
+   * stopped one never answers; either would be left the run's tail, unpublished. One that did not answer within the
+   * run's wait is handed over instead (the background sync waits for its lease, or takes it once it is gone).
    */
   get continuesAlone(): boolean {
-    return this.pid !== null && !this.#dead && this.#failed === null && !processGone(this.pid);
+    return this.pid !== null && this.#heard && !this.#dead && this.#failed === null && !processGone(this.pid);
   }
 
   /** The error that stopped publishing, or null. */

@@ -11,7 +11,9 @@
  * Messages in: `finish {deadlineMs, firstWriteWaitMs}` (the longer wait
  * while the store has not accepted a write yet). Messages out: `unavailable
  * {message, code}` (once, when a publish failed), `published` (once, after
- * the first write the store accepted), `alone` (after `finish`, from a
+ * the first write the store accepted), `heard` (at once, when `finish` is
+ * taken: the run leaves its tail to a process only once it has heard from it
+ * after asking), `alone` (after `finish`, from a
  * process that goes on after the run: what is left cannot be sent within the
  * run's deadline), `finished {ok, failed}` (the answer to `finish`).
  *
@@ -51,6 +53,8 @@ export type ToLivePublishing = { type: "finish"; deadlineMs: number; firstWriteW
 export type FromLivePublishing =
   | { type: "unavailable"; message: string; code: string | null }
   | { type: "published" }
+  /** At once when `finish` is taken: alive after the run asked (a process killed is never heard). */
+  | { type: "heard" }
   /** After `finish`: what is left cannot be sent within the deadline the run asked; the process goes on alone. */
   | { type: "alone" }
   | { type: "finished"; ok: boolean; failed: boolean };
@@ -155,6 +159,7 @@ export function serveLivePublishing(
     }
     if (m?.type !== "finish" || finishing) return;
     finishing = true;
+    post({ type: "heard" });
     clearInterval(watching);
     hooks.onFinishAsked?.();
     void finish(m);
