@@ -858,7 +858,19 @@ describe("shared store: following a run from another machine", { skip }, () => {
       });
       const [ra, rb] = await Promise.all([runA, followB]);
       assert.equal(ra.code, 0, ra.stderr);
-      assert.equal(rb.code, 0, rb.stderr);
+      if (rb.code !== 0) {
+        // Said in full: how far B got, what the store's row says, and whether A still has some to publish.
+        const probe = new PostgresStore(url);
+        const row = await probe.get(id).finally(() => probe.close());
+        const local = readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8").split("\n").length - 1;
+        const marker = join(a.path, "state", "publish-pending", id);
+        const named = fsModule.existsSync(marker) ? fsModule.readFileSync(marker, "utf8").trim() || "no process" : null;
+        assert.fail(
+          `B's follower exited ${rb.code} after ${rb.stdout.split("\n").length - 1} lines (A wrote ${local}); the ` +
+            `store's row: ${row?.run_state} ${row?.ended_at}; A's marker: ${named ?? "none"}; ${rb.stderr}; the ` +
+            `hand-over log:\n${handoffLogTail(a.path)}`,
+        );
+      }
       assert.ok(linesBeforeGo > 0, "B printed lines while A was held at its second step");
       assert.equal(rb.stdout, readFileSync(join(a.path, "episodes", id, "events.jsonl"), "utf8"));
       assert.equal(fsModule.existsSync(join(b.path, "episodes", id)), false, "followed, not copied");

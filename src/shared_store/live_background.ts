@@ -25,6 +25,12 @@ import type { FromLivePublishing, LivePublishingStart, ToLivePublishing } from "
  */
 const FIRST_WRITE_WAIT_MS = 3000;
 
+/**
+ * How long `finish` waits, past its deadline, to hear from a process that has not answered the request yet (it
+ * answers at once with `heard`), ms: only then is the run's tail left to it.
+ */
+const HEARD_WAIT_MS = 2_000;
+
 /** How long `finish` waits for a process that published everything to exit, ms. */
 const EXIT_WAIT_MS = 1000;
 
@@ -154,8 +160,9 @@ export class BackgroundLivePublisher {
    * published, false when the store failed, the other side is gone, or
    * `deadlineMs` ran out. When the store has not accepted a first write yet,
    * it waits up to 3 s instead (the publisher may still be starting). A
-   * process goes on alone with what is left (see {@link continuesAlone}); a
-   * thread stops.
+   * process goes on alone with what is left (see {@link continuesAlone}),
+   * once heard from: one that has not answered the request by the deadline
+   * is given up to 2 s more to; a thread stops.
    */
   async finish(deadlineMs = 10_000): Promise<boolean> {
     if (this.#dead || this.#failed) return this.#stop(false);
@@ -170,6 +177,13 @@ export class BackgroundLivePublisher {
       const over = this.#answer !== null || this.#failed !== null || this.#dead || (this.#published && this.#alone);
       return over || end;
     });
+    // Not heard from since it was asked (a busy machine): a little longer, for its word or its end, whichever comes
+    // first. A process alive answers as soon as it reads the request; a dead one's pipe closes; a stopped one does
+    // neither, and is handed over after this wait (see continuesAlone).
+    if (this.pid !== null && !this.#heard && this.#answer === null) {
+      const heardBy = Date.now() + HEARD_WAIT_MS;
+      await this.#until(() => this.#heard || this.#dead || this.#failed !== null || heardBy);
+    }
     // A process that published everything exits at once: waited for (briefly), so that once the run returns no
     // process of it holds the episode's lease (a `noema sync` right after takes it without waiting).
     if (this.#answer === true && this.pid !== null) {
