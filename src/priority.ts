@@ -149,11 +149,27 @@ export function idleCommand(argv: readonly string[]): string[] {
  * ```
  */
 export function unidleThisProcess(): void {
-  toClass("--other", ["--all-tasks", "--pid", "0", String(process.pid)]);
+  unidleProcess(process.pid);
+}
+
+/**
+ * {@link unidleThisProcess} for another process (of the same user): what a
+ * run does to its publishing process before it asks it to finish, so that in
+ * the idle class on a busy machine it is not too starved to even read the
+ * request, or to exit once killed.
+ *
+ * @example
+ * ```ts
+ * import { unidleProcess } from "./priority.ts";
+ * unidleProcess(12345);
+ * ```
+ */
+export function unidleProcess(pid: number): void {
+  toClass("--other", ["--all-tasks", "--pid", "0", String(pid)]);
   // Its session's autogroup back at the default (where allowed: up from nice 19 needs the privilege to raise it). At
   // nice 10 a session gets a few percent of the CPU beside other sessions' work, and a run's tail, waited for by whoever
   // follows the run, took minutes to publish; its threads stay at nice 10 within it.
-  setOwnAutogroup(0);
+  setAutogroup(pid === process.pid ? "self" : String(pid), 0);
 }
 
 /**
@@ -182,13 +198,13 @@ export const IDLE_AUTOGROUP_NICE = 19;
  */
 export function idleThisProcess(): void {
   toClass("--idle", ["--all-tasks", "--pid", "0", String(process.pid)]);
-  setOwnAutogroup(IDLE_AUTOGROUP_NICE);
+  setAutogroup("self", IDLE_AUTOGROUP_NICE);
 }
 
-/** Sets this process's autogroup nice value where there are autogroups, and it is allowed (raising it back may not be). */
-function setOwnAutogroup(nice: number): void {
+/** Sets a process's autogroup nice value where there are autogroups, and it is allowed (raising it back may not be). */
+function setAutogroup(pid: string, nice: number): void {
   try {
-    writeFileSync("/proc/self/autogroup", String(nice));
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
   } catch {
     // no autogroups (not Linux, or turned off), or not allowed
   }

@@ -6,12 +6,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
-import { idleCommand } from "../src/priority.ts";
+import { idleCommand, unidleProcess } from "../src/priority.ts";
 
 const chrt = ["/usr/bin/chrt", "/bin/chrt"].some((p) => existsSync(p)) && process.platform === "linux";
 
@@ -82,6 +82,39 @@ console.log(JSON.stringify({ before, idle, after: look() }));
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("unidleProcess", { skip: !chrt && "no util-linux chrt here" }, () => {
+  test("takes another process (a run's publisher, from the run) out of the idle class, its autogroup back at 0", async () => {
+    // In the idle class and a session of its own, its autogroup lowered, as a publishing process puts itself.
+    const [cmd, ...args] = idleCommand(["sleep", "60"]);
+    const child = spawn(cmd, args, {
+      detached: true,
+      stdio: "ignore",
+    });
+    try {
+      const pid = child.pid!;
+      const policy = () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[38];
+      const group = () => {
+        try {
+          return readFileSync(`/proc/${pid}/autogroup`, "utf8").trim().split(" ").pop();
+        } catch {
+          return "none";
+        }
+      };
+      const end = Date.now() + 30_000; // the shell execs chrt, which execs sleep: once it is idle
+      while (policy() !== "5" && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(policy(), "5", "idle before");
+      try {
+        writeFileSync(`/proc/${pid}/autogroup`, "19");
+      } catch { /* no autogroups */ }
+      unidleProcess(pid);
+      assert.equal(policy(), "0", "normal class after");
+      if (group() !== "none" && process.getuid?.() === 0) assert.equal(group(), "0", "autogroup back at nice 0");
+    } finally {
+      child.kill("SIGKILL");
     }
   });
 });

@@ -14,6 +14,7 @@
  */
 import process from "node:process";
 import { type BackgroundChannel, type BackgroundProcess, processChannel, threadChannel } from "../channels.ts";
+import { unidleProcess } from "../priority.ts";
 import { processGone } from "../store/lock.ts";
 import { LIVE_PUBLISH_START_ENV } from "./live_process.ts";
 import type { FromLivePublishing, LivePublishingStart, ToLivePublishing } from "./live_serve.ts";
@@ -168,6 +169,8 @@ export class BackgroundLivePublisher {
     if (this.#dead || this.#failed) return this.#stop(false);
     const asked = Date.now();
     this.#channel.hold(); // held while it answers
+    // Out of the idle class first: starved on a busy machine, it could not even read the request (or, killed, exit).
+    if (this.pid !== null) unidleProcess(this.pid);
     this.#post({ type: "finish", deadlineMs, firstWriteWaitMs: FIRST_WRITE_WAIT_MS });
     // Checked again at every message: an answer or a failure ends it, and so does "alone" once the store accepted a
     // first write (it answers). A publisher still starting when asked has 3 s for all of it: a short run is published

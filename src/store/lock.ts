@@ -99,7 +99,7 @@ export interface LockStatus {
  * procStat(process.pid)?.state; // "R" or "S" on Linux, undefined elsewhere
  * ```
  */
-export function procStat(pid: number): { state: string; startTicks: number } | null {
+export function procStat(pid: number): { state: string; startTicks: number; exiting: boolean } | null {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -110,15 +110,17 @@ export function procStat(pid: number): { state: string; startTicks: number } | n
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   const startTicks = Number(fields[19]);
   if (!fields[0] || !Number.isFinite(startTicks)) return null;
-  return { state: fields[0], startTicks };
+  // The kernel's PF_EXITING (0x4) in the task's flags: killed (or exiting), tearing itself down, never to run again.
+  return { state: fields[0], startTicks, exiting: (Number(fields[6]) & 0x4) !== 0 };
 }
 
 const HAS_PROC = procStat(process.pid) !== null;
 
 /**
- * Whether process `pid` of this host is gone: no such process, or one that
- * exited and was not reaped (a zombie: an orphan whose new parent, PID 1 in a
- * container without an init, never reaps it).
+ * Whether process `pid` of this host is gone: no such process, one killed
+ * and tearing itself down (which on a busy machine, in the idle class, can
+ * take seconds), or one that exited and was not reaped (a zombie: an orphan
+ * whose new parent, PID 1 in a container without an init, never reaps it).
  *
  * @example
  * ```ts
@@ -129,7 +131,7 @@ const HAS_PROC = procStat(process.pid) !== null;
 export function processGone(pid: number): boolean {
   if (!HAS_PROC) return !pidExists(pid);
   const st = procStat(pid);
-  return st === null || st.state === "Z" || st.state === "X";
+  return st === null || st.state === "Z" || st.state === "X" || st.exiting;
 }
 
 function pidExists(pid: number): boolean {
@@ -150,7 +152,7 @@ function ownerAlive(info: LockInfo | null): boolean {
   if (!HAS_PROC) return true;
   const st = procStat(info.pid);
   if (st === null) return false; // gone between the two checks
-  if (st.state === "Z" || st.state === "X") return false; // killed, not yet reaped
+  if (st.state === "Z" || st.state === "X" || st.exiting) return false; // killed: exiting, or not yet reaped
   if (typeof info.start_ticks === "number" && st.startTicks !== info.start_ticks) return false; // pid reused
   return true;
 }
