@@ -622,25 +622,35 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     }
   });
 
+  /**
+   * A run on `root` publishing to the store, held at its second step until the file it returns as `go` exists,
+   * once its publishing process has sent 8 lines; with that process's pid (found by the root its start names: the
+   * other runtime's run of this file may be going at the same time).
+   */
+  async function heldPublishingRun(root: string, id: string, probe: PostgresStore) {
+    const [cmd, ...args] = cliCommand();
+    const go = join(root, "go");
+    const child = runChild(cmd, [...args, "--root", root, "run", gatedTask(root, go), "--episode-id", id], {
+      cwd: root,
+      env: { ...process.env, NOEMA_STORE: url },
+      timeoutMs: 60_000,
+    });
+    const until = Date.now() + 30_000;
+    while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(root));
+    assert.equal(publishers.length, 1, "the run publishes from a process of its own");
+    return { child, go, publisher: publishers[0] };
+  }
+
   test("the run's publishing process SIGKILLed mid-run: the run finishes, a background sync publishes the rest; the copies are equal", async () => {
     const a = tempDir(), b = tempDir();
     const probe = new PostgresStore(url);
     try {
       const id = "ep_publisher_killed";
-      const [cmd, ...args] = cliCommand();
-      const go = join(a.path, "go"); // held at its second step until the kill
-      const child = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
-        cwd: a.path,
-        env: { ...process.env, NOEMA_STORE: url },
-        timeoutMs: 60_000,
-      });
-      const until = Date.now() + 30_000;
-      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
-      assert.equal(publishers.length, 1, "the run publishes from a process of its own");
-      process.kill(publishers[0], "SIGKILL"); // the publisher only: it holds the lease, mid-stream
+      const { child, go, publisher } = await heldPublishingRun(a.path, id, probe);
+      process.kill(publisher, "SIGKILL"); // the publisher only: it holds the lease, mid-stream
       fsModule.writeFileSync(go, "");
       const r = await child;
       assert.equal(r.code, 0, r.stderr);
@@ -674,20 +684,8 @@ describe("shared store: a run publishes as it writes; faults lose nothing", { sk
     let stopped: number | null = null;
     try {
       const id = "ep_publisher_stopped";
-      const [cmd, ...args] = cliCommand();
-      const go = join(a.path, "go"); // held at its second step until the publisher is stopped
-      const child = runChild(cmd, [...args, "--root", a.path, "run", gatedTask(a.path, go), "--episode-id", id], {
-        cwd: a.path,
-        env: { ...process.env, NOEMA_STORE: url },
-        timeoutMs: 60_000,
-      });
-      const until = Date.now() + 30_000;
-      while ((await probe.lineCount(id, "events.jsonl")) < 8 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const publishers = pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
-      assert.equal(publishers.length, 1, "the run publishes from a process of its own");
-      stopped = publishers[0];
+      const { child, go, publisher } = await heldPublishingRun(a.path, id, probe);
+      stopped = publisher;
       // Alive to the system, silent to the run: as a process killed but not yet torn down looks at the run's end.
       process.kill(stopped, "SIGSTOP");
       fsModule.writeFileSync(go, "");
