@@ -25,6 +25,7 @@ import {
   ArtifactSink,
   childEnv,
   envSecretNames,
+  INDENT_MAX_CHARS,
   Redactor,
   resolveRunSettings,
   resume,
@@ -388,6 +389,28 @@ describe("the pieces", () => {
     const text = readFileSync(join(dir, "model.jsonl"), "utf8");
     assert.equal(text.split("\n").length, 3);
     assert.match(text, /\[REDACTED:S\]/);
+    assert.deepEqual(leaksUnder(dir), []);
+  });
+
+  test("a JSON artifact is indented up to INDENT_MAX_CHARS of one-line JSON, on one line beyond, masked either way", () => {
+    const dir = join(tmp.path, "sink-layout");
+    mkdirSync(dir);
+    const sink = new ArtifactSink(dir, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
+    const big = (chars: number) => ({ key: FILE_SECRET, pad: "x".repeat(chars - 19 - FILE_SECRET.length) });
+    const at = big(INDENT_MAX_CHARS), over = big(INDENT_MAX_CHARS + 1);
+    assert.equal(JSON.stringify(at).length, INDENT_MAX_CHARS, "the value's one-line form");
+    sink.writeJson("small.json", { a: [1], b: FILE_SECRET });
+    sink.writeJson("at.json", at);
+    sink.writeJson("over.json", over);
+    sink.close();
+    const small = readFileSync(join(dir, "small.json"), "utf8");
+    assert.equal(small, '{\n  "a": [\n    1\n  ],\n  "b": "[REDACTED:S]"\n}\n');
+    const atText = readFileSync(join(dir, "at.json"), "utf8");
+    assert.equal(atText.split("\n").length, 5, "indented: one member per line");
+    const overText = readFileSync(join(dir, "over.json"), "utf8");
+    assert.equal(overText.split("\n").length, 2, "one line and the final newline");
+    assert.equal(JSON.parse(overText).key, "[REDACTED:S]");
+    assert.equal(JSON.parse(overText).pad, over.pad);
     assert.deepEqual(leaksUnder(dir), []);
   });
 

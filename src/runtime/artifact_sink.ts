@@ -20,11 +20,19 @@ import { ARTIFACTS } from "../store/layout.ts";
 import { episodeRoot } from "../store/nofollow.ts";
 import { declareSecrets, Redactor } from "./redact.ts";
 
+/**
+ * The longest JSON artifact written indented, in UTF-16 units of its one-line form (1 MiB): a larger one (the
+ * `state.json` of a long run, with every action) is written on one line. Indenting costs four times the
+ * serialising and about 60% more bytes to write and fsync, for a file no one reads by eye at that size
+ * (`jq .` lays it out).
+ */
+export const INDENT_MAX_CHARS = 1 << 20;
+
 /** Options of {@link ArtifactSink.writeJson}. */
 export interface WriteJsonOptions {
   /** Fail (EEXIST) when the file already exists. @default {false} */
   exclusive?: boolean;
-  /** Indentation; `0` writes one line. @default {2} */
+  /** Indentation; `0` writes one line (and so does any value over {@link INDENT_MAX_CHARS}). @default {2} */
   indent?: number;
   /** fsync the file and its directory (see `writeFileAtomic`). @default {true} */
   durable?: boolean;
@@ -121,8 +129,9 @@ export class ArtifactSink {
   };
 
   /**
-   * Serialises a value with secrets masked: `text` is what to write, `value`
-   * the masked value (the same object when nothing was masked).
+   * Serialises a value with secrets masked: `text` is what to write (indented
+   * by `indent`, unless its one-line form is over {@link INDENT_MAX_CHARS}),
+   * `value` the masked value (the same object when nothing was masked).
    *
    * @example
    * ```ts
@@ -131,11 +140,13 @@ export class ArtifactSink {
    * ```
    */
   serialize<T>(value: T, indent = 2): { text: string; value: T } {
-    const text = JSON.stringify(value, null, indent || undefined);
+    let text = JSON.stringify(value);
     if (text === undefined) throw new TypeError("artifact values must be JSON values");
-    if (!this.redactor.mightContain(text)) return { text, value };
+    const spaces = indent > 0 && text.length <= INDENT_MAX_CHARS ? indent : undefined;
+    if (!this.redactor.mightContain(text)) return { text: spaces ? JSON.stringify(value, null, spaces) : text, value };
     const masked = this.redactor.redact(value).value;
-    return { text: JSON.stringify(masked, null, indent || undefined), value: masked };
+    text = JSON.stringify(masked, null, spaces);
+    return { text, value: masked };
   }
 
   /**

@@ -70,6 +70,9 @@ export interface RunResult {
   paths: { events: string; learn: string; state: string; summary: string; manifest: string };
 }
 
+/** The signal of a run given none: never aborted (the adapter guard links the adapter's own signal to it). */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** The fixed settings of an episode. */
 export interface EngineSettings {
   episodeId: string;
@@ -618,30 +621,23 @@ export class Engine {
     this.setStepStatus(index, "running");
     const actStarted = this.rec.now();
     const tAct = performance.now();
-    const abort = new AbortController();
-    const onAbort = () => abort.abort();
-    s.signal?.addEventListener("abort", onAbort, { once: true });
-    let result: ActResult;
-    try {
-      const request: ActRequest = {
-        episode_id: s.episodeId,
-        task: s.task,
-        step: Object.freeze({ id: step.id, kind: step.kind, description: step.description, inputs: stepView.inputs }),
-        action: deepFreeze({ ...action, input: { ...action.input } }),
-        hints: Object.freeze([...hints]),
-        workspace: s.workspace,
-        signal: abort.signal,
-        onProcess: (child) => this.#recordProcess(step, action, candidateId, child),
-      };
-      this.rec.flush(); // the decision is on disk before the action runs
-      // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
-      result = await callAdapter(this.adapter, request, {
-        adapter: adapterDisplayName(s.loadedAdapter.path, s.loadedAdapter.label),
-        file: s.loadedAdapter.path,
-      });
-    } finally {
-      s.signal?.removeEventListener("abort", onAbort);
-    }
+    const request: ActRequest = {
+      episode_id: s.episodeId,
+      task: s.task,
+      step: Object.freeze({ id: step.id, kind: step.kind, description: step.description, inputs: stepView.inputs }),
+      action: deepFreeze({ ...action, input: { ...action.input } }),
+      hints: Object.freeze([...hints]),
+      workspace: s.workspace,
+      // The run's own signal: the adapter guard gives the adapter a signal of its own, aborted with it or on timeout.
+      signal: s.signal ?? NEVER_ABORTED,
+      onProcess: (child) => this.#recordProcess(step, action, candidateId, child),
+    };
+    this.rec.flush(); // the decision is on disk before the action runs
+    // Checked, bounded by the act timeout, never throws (src/runtime/adapter_result.ts).
+    const result = await callAdapter(this.adapter, request, {
+      adapter: adapterDisplayName(s.loadedAdapter.path, s.loadedAdapter.label),
+      file: s.loadedAdapter.path,
+    });
     const durationMs = Math.round((performance.now() - tAct) * 1000) / 1000;
     const next = this.recordAct(index, action, candidateId, result, { startedAt: actStarted, durationMs }, approval);
     // The result's review (policies' `review`): no agent reads it here, so the verdicts are recorded, and a block
