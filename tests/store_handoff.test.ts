@@ -6,7 +6,8 @@
  * and a closed port; the sync is a real detached child process.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { after, describe, test } from "node:test";
@@ -102,5 +103,23 @@ describe("the hand-over sync's log", () => {
     handOff(root, id, { url: store, from: "NOEMA_STORE" });
     await until(() => !existsSync(join(root, "state", "publish-pending", id)), "the marker to go");
     assert.equal(readFileSync(target, "utf8"), "", "nothing written through the link");
+  });
+
+  test("reading the log's tail neither follows a link nor waits on a FIFO planted as the log", () => {
+    const dir = dirNamed("tail");
+    const root = join(dir, "root");
+    mkdirSync(join(root, "state"), { recursive: true });
+    const log = join(root, "state", HANDOFF_LOG);
+    const target = join(dir, "elsewhere.txt");
+    writeFileSync(target, "not the log\n");
+    symlinkSync(target, log);
+    assert.equal(handoffLogTail(root), "", "a link is not followed");
+    rmSync(log);
+    // A FIFO with no writer: an open that waited for one would never return (the file's 300 s bound would end it).
+    assert.equal(spawnSync("mkfifo", [log]).status, 0);
+    assert.equal(handoffLogTail(root), "", "a FIFO is not read");
+    rmSync(log);
+    writeFileSync(log, "x".repeat(5000) + "the end\n");
+    assert.equal(handoffLogTail(root, 8), "the end\n", "the last bytes of a regular file");
   });
 });

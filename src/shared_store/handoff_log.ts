@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { closeSync, constants, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import process from "node:process";
@@ -74,8 +74,12 @@ export function openHandoffLog(root: string, ids: readonly string[]): number | n
 export function handoffLogTail(root: string, bytes = 4096): string {
   let fd: number | undefined;
   try {
-    fd = openSync(logPath(root), constants.O_RDONLY | O_NOFOLLOW);
-    const size = lstatSync(logPath(root)).size;
+    // O_NONBLOCK: a FIFO planted as the log is not waited on; fstat: the size of the file opened, not of a path
+    // that may have been replaced since.
+    fd = openSync(logPath(root), constants.O_RDONLY | O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return "";
+    const size = stat.size;
     const from = Math.max(0, size - bytes);
     const buf = Buffer.alloc(size - from);
     const n = readSync(fd, buf, 0, buf.length, from);
