@@ -73,6 +73,37 @@ describe("the hand-over sync's log", () => {
     assert.match(log, /synced 1 episodes to file:\/\/\S+: \d+ new lines, \d+ files\n$/);
   });
 
+  test("store status names the root's pending episodes and what its last hand-over sync said", async () => {
+    const dir = dirNamed("status");
+    const root = join(dir, "root");
+    const store = pathToFileURL(join(dir, "store")).href;
+    assert.equal(cli(["store", "init", "--store", store]).code, 0);
+    const id = pendingEpisode(root);
+    const status = () => {
+      const r = cli(["--root", root, "store", "status", "--store", store, "--json"]);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout).local;
+    };
+    assert.deepEqual(status(), { root, pending: [id], last_handoff: null });
+    const human = cli(["--root", root, "store", "status", "--store", store]);
+    assert.match(
+      human.stdout,
+      new RegExp(`^pending   1 episode under \\S+ not yet published: ${id} \\(noema sync`, "m"),
+    );
+    assert.doesNotMatch(human.stdout, /^handoff/m, "no hand-over yet");
+    handOff(root, id, { url: store, from: "NOEMA_STORE" });
+    await until(() => /synced 1 episodes/.test(handoffLogTail(root)), "the sync's line in the log");
+    const after = status();
+    assert.deepEqual(after.pending, []);
+    assert.deepEqual(after.last_handoff.episodes, [id]);
+    assert.match(after.last_handoff.said, /^synced 1 episodes to file:\/\//);
+    assert.equal(typeof after.last_handoff.pid, "number");
+    assert.match(
+      cli(["--root", root, "store", "status", "--store", store]).stdout,
+      /^handoff {3}\S+Z ep_\S+: synced 1/m,
+    );
+  });
+
   test("an unreachable store: the sync says why and tries again, leaving the episode marked pending", async () => {
     const root = join(dirNamed("down"), "root");
     const id = pendingEpisode(root);

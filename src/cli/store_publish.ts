@@ -325,12 +325,14 @@ const RUN_ENDING = new Set(["run", "resume", "approve", "reject", "mcp"]);
  * ```
  */
 export async function publishPendingAfter(
-  cmd: { name(): string; optsWithGlobals(): Record<string, unknown> },
+  cmd: { name(): string; optsWithGlobals(): Record<string, unknown>; parent?: { name(): string } | null },
   out: Output,
   pick: { url: string; from: string },
   root: string,
 ): Promise<void> {
-  if (saidDown || ["store", "sync", "pull", "backtest"].includes(cmd.name()) || pendingHere(root).length === 0) return;
+  // Not after the store's own commands (`store status` shows what is pending; it does not publish it).
+  const own = ["store", "sync", "pull", "backtest"].includes(cmd.name()) || cmd.parent?.name() === "store";
+  if (saidDown || own || pendingHere(root).length === 0) return;
   if (RUN_ENDING.has(cmd.name())) return handOff(root, pendingHere(root), pick);
   let store: SharedStore | null = null;
   try {

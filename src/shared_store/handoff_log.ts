@@ -90,3 +90,38 @@ export function handoffLogTail(root: string, bytes = 4096): string {
     if (fd !== undefined) closeSync(fd);
   }
 }
+
+/** The last hand-over sync the log tells of (see {@link lastHandoff}). */
+export interface HandoffEntry {
+  /** When it was started (ISO 8601). */
+  at: string;
+  /** The episodes handed over. */
+  episodes: string[];
+  /** The process that handed them over. */
+  pid: number;
+  /** The last line the sync printed (`synced 1 episodes to …`, or why not), or null when it has printed nothing yet. */
+  said: string | null;
+}
+
+const HEADER = /^(\S+) noema sync --handoff (.*) \(handed over by pid (\d+)\)$/;
+
+/**
+ * The last hand-over sync in the log, read from its last 16 KiB, or null
+ * when the log is absent or tells of none (for `noema store status`).
+ *
+ * @example
+ * ```ts
+ * import { lastHandoff } from "./handoff_log.ts";
+ * lastHandoff(".noema")?.said; // "synced 1 episodes to postgres://noema@db/noema"
+ * ```
+ */
+export function lastHandoff(root: string): HandoffEntry | null {
+  const lines = handoffLogTail(root, 16 * 1024).split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = HEADER.exec(lines[i]);
+    if (!m) continue;
+    const said = lines.slice(i + 1).map((l) => l.trim()).filter((l) => l !== "").at(-1) ?? null;
+    return { at: m[1], episodes: m[2].split(" ").filter((x) => x !== ""), pid: Number(m[3]), said };
+  }
+  return null;
+}

@@ -9,7 +9,8 @@ import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { pullEpisode } from "../../shared_store/pull.ts";
 import { type CatalogRow, deciderText, isUnreadable } from "../../shared_store/shared_store.ts";
-import { clearPending } from "../../shared_store/pending.ts";
+import { clearPending, pendingIds } from "../../shared_store/pending.ts";
+import { type HandoffEntry, lastHandoff } from "../../shared_store/handoff_log.ts";
 import { storedPendingCall } from "../../shared_store/pending_call.ts";
 import { type SyncOptions, syncRoot } from "../../shared_store/sync.ts";
 import { resolveRoot } from "../../store/layout.ts";
@@ -96,13 +97,14 @@ function registerStatus(store: CommandUnknownOpts, ctx: CliContext): void {
   )
     .option(
       "-j, --json",
-      'print {"kind","location","schema_version","latest_version","episodes"} (and "tls", and "role": {"name",' +
-        '"powers": {"publish","decide","serve","read","own"}})',
+      'print {"kind","location","schema_version","latest_version","episodes","local"} (and "tls", and "role": ' +
+        '{"name","powers": {"publish","decide","serve","read","own"}}); "local": {"root","pending","last_handoff"}',
     )
     .action(async (opts, cmd) => {
       await withStore(cmd, async (s) => {
         const st = await s.status();
-        if (opts.json) ctx.out.json(st);
+        const local = localPublishing(resolveRoot(globalOptions(cmd)));
+        if (opts.json) ctx.out.json({ ...st, local });
         else {
           ctx.out.line(`store     ${st.location} (${st.kind})`);
           ctx.out.line(`schema    ${st.schema_version} (this noema: ${st.latest_version})`);
@@ -112,10 +114,37 @@ function registerStatus(store: CommandUnknownOpts, ctx: CliContext): void {
             const may = Object.entries(st.role.powers).filter(([, v]) => v).map(([k]) => k);
             ctx.out.line(`role      ${st.role.name}: ${may.length ? may.join(", ") : "nothing"}`);
           }
+          for (const line of localLines(local)) ctx.out.line(line);
         }
         if (st.schema_version < st.latest_version) ctx.exitCode = EXIT.ERROR;
       });
     });
+}
+
+/** What this root has still to publish, and what its last hand-over sync said. */
+interface LocalPublishing {
+  root: string;
+  /** Episodes marked pending under the root (published by the next `noema sync`). */
+  pending: string[];
+  last_handoff: HandoffEntry | null;
+}
+
+function localPublishing(root: string): LocalPublishing {
+  return { root, pending: pendingIds(root), last_handoff: lastHandoff(root) };
+}
+
+/** `store status`'s lines about this root: its pending episodes and its last hand-over sync. */
+function localLines(l: LocalPublishing): string[] {
+  const ids = l.pending.length > 3 ? `${l.pending.slice(0, 3).join(", ")}, …` : l.pending.join(", ");
+  const out = [
+    l.pending.length === 0
+      ? `pending   none under ${l.root}`
+      : `pending   ${l.pending.length} episode${l.pending.length === 1 ? "" : "s"} under ${l.root} not yet ` +
+        `published: ${ids} (noema sync publishes them, as does the next command with a store)`,
+  ];
+  const h = l.last_handoff;
+  if (h) out.push(`handoff   ${oneLine(`${h.at} ${h.episodes.join(" ")}: ${h.said ?? "(nothing said yet)"}`)}`);
+  return out;
 }
 
 /** `--head 1234:<64 hex>`, or a usage error naming the option. */
