@@ -1564,7 +1564,7 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
       const init = cli(["store", "init", "--store", url, "--json"]);
       assert.equal(init.code, 0, init.stderr);
       assert.deepEqual(JSON.parse(init.stdout), { location: url, from: 0, to: 1 });
-      const st = cli(["store", "status", "--store", url, "--json"]);
+      const st = cli(["--root", a.path, "store", "status", "--store", url, "--json"]);
       assert.equal(st.code, 0, st.stderr);
       assert.deepEqual(JSON.parse(st.stdout), {
         kind: "files",
@@ -1572,6 +1572,7 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         schema_version: 1,
         latest_version: 1,
         episodes: 0,
+        local: { root: a.path, pending: [], last_handoff: null },
       });
 
       const key = { NOEMA_SIGNING_KEY: "f".repeat(32) };
