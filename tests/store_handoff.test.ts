@@ -55,13 +55,18 @@ function pendingEpisode(root: string): string {
   return id;
 }
 
+/** A files store initialised under a new directory, and a root beside it holding one episode marked pending. */
+function filesStoreWithPending(name: string): { dir: string; root: string; store: string; id: string } {
+  const dir = dirNamed(name);
+  const root = join(dir, "root");
+  const store = pathToFileURL(join(dir, "store")).href;
+  assert.equal(cli(["store", "init", "--store", store]).code, 0);
+  return { dir, root, store, id: pendingEpisode(root) };
+}
+
 describe("the hand-over sync's log", () => {
   test("a hand-over sync publishes the episode, clears its marker and says so in state/sync-handoff.log", async () => {
-    const dir = dirNamed("ok");
-    const root = join(dir, "root");
-    const store = pathToFileURL(join(dir, "store")).href;
-    assert.equal(cli(["store", "init", "--store", store]).code, 0);
-    const id = pendingEpisode(root);
+    const { root, store, id } = filesStoreWithPending("ok");
     handOff(root, id, { url: store, from: "NOEMA_STORE" });
     const marker = join(root, "state", "publish-pending", id);
     assert.ok(handedOffTo(root, id) !== null || !existsSync(marker), "the marker names the sync while it runs");
@@ -74,11 +79,7 @@ describe("the hand-over sync's log", () => {
   });
 
   test("store status names the root's pending episodes and what its last hand-over sync said", async () => {
-    const dir = dirNamed("status");
-    const root = join(dir, "root");
-    const store = pathToFileURL(join(dir, "store")).href;
-    assert.equal(cli(["store", "init", "--store", store]).code, 0);
-    const id = pendingEpisode(root);
+    const { root, store, id } = filesStoreWithPending("status");
     const status = () => {
       const r = cli(["--root", root, "store", "status", "--store", store, "--json"]);
       assert.equal(r.code, 0, r.stderr);
@@ -123,11 +124,7 @@ describe("the hand-over sync's log", () => {
   });
 
   test("a log that is a symbolic link is never written through: the sync runs without one", async () => {
-    const dir = dirNamed("link");
-    const root = join(dir, "root");
-    const store = pathToFileURL(join(dir, "store")).href;
-    assert.equal(cli(["store", "init", "--store", store]).code, 0);
-    const id = pendingEpisode(root);
+    const { dir, root, store, id } = filesStoreWithPending("link");
     const target = join(dir, "elsewhere.txt");
     writeFileSync(target, "");
     symlinkSync(target, join(root, "state", HANDOFF_LOG));
