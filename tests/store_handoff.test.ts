@@ -143,7 +143,7 @@ describe("the hand-over sync's log", () => {
     symlinkSync(target, log);
     assert.equal(handoffLogTail(root), "", "a link is not followed");
     rmSync(log);
-    // A FIFO with no writer: an open that waited for one would never return (the file's 300 s bound would end it).
+    // A FIFO with no writer: an open that waited for one would never return (only the runner's bound would end it).
     assert.equal(spawnSync("mkfifo", [log]).status, 0);
     assert.equal(handoffLogTail(root), "", "a FIFO is not read");
     rmSync(log);
