@@ -47,6 +47,16 @@ function envWith(extra: Record<string, string> = {}): Record<string, string> {
   return { ...env, NO_COLOR: "1", NOEMA_OTEL_FLUSH_MS: "60000", ...extra };
 }
 
+/** A file's text, or "" while it is not there (a directory being renamed into place). */
+function textIfThere(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return "";
+    throw e;
+  }
+}
+
 /** `noema ARGS` (stderr to `errFile` when given: a step of the run can then read it). */
 function noema(args: string[], extra: Record<string, string> = {}, errFile?: string): Promise<ChildResult> {
   const argv = [...cliCommand(), "--root", root, ...args];
@@ -329,12 +339,12 @@ describe("a run killed while it goes", () => {
         const until = Date.now() + 60_000;
         let dir: string | null = null;
         while (Date.now() < until) {
-          const ids = existsSync(join(at, "episodes")) ? readdirSync(join(at, "episodes")) : [];
+          // The episode in place (`ep_…`), not the `.tmp-ep_…` directory it is created in and renamed from.
+          const ids = existsSync(join(at, "episodes"))
+            ? readdirSync(join(at, "episodes")).filter((n) => n.startsWith("ep_"))
+            : [];
           dir = ids.length === 1 ? join(at, "episodes", ids[0]) : null;
-          if (
-            dir !== null && existsSync(join(dir, "events.jsonl")) &&
-            readFileSync(join(dir, "events.jsonl"), "utf8").includes('"phase":"act"')
-          ) break;
+          if (dir !== null && textIfThere(join(dir, "events.jsonl")).includes('"phase":"act"')) break;
           await new Promise((r) => setTimeout(r, 10));
         }
         assert.ok(dir !== null, "the run started");
