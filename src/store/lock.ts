@@ -131,7 +131,12 @@ const HAS_PROC = procStat(process.pid) !== null;
 export function processGone(pid: number): boolean {
   if (!HAS_PROC) return !pidExists(pid);
   const st = procStat(pid);
-  return st === null || st.state === "Z" || st.state === "X" || st.exiting;
+  return st === null || tornDown(st);
+}
+
+/** A process that will never run again: killed and exiting, or exited and not yet reaped (a zombie). */
+function tornDown(st: { state: string; exiting: boolean }): boolean {
+  return st.state === "Z" || st.state === "X" || st.exiting;
 }
 
 function pidExists(pid: number): boolean {
@@ -152,7 +157,7 @@ function ownerAlive(info: LockInfo | null): boolean {
   if (!HAS_PROC) return true;
   const st = procStat(info.pid);
   if (st === null) return false; // gone between the two checks
-  if (st.state === "Z" || st.state === "X" || st.exiting) return false; // killed: exiting, or not yet reaped
+  if (tornDown(st)) return false; // killed: exiting, or not yet reaped
   if (typeof info.start_ticks === "number" && st.startTicks !== info.start_ticks) return false; // pid reused
   return true;
 }
