@@ -169,7 +169,7 @@ export function unidleProcess(pid: number): void {
   // Its session's autogroup back at the default (where allowed: up from nice 19 needs the privilege to raise it). At
   // nice 10 a session gets a few percent of the CPU beside other sessions' work, and a run's tail, waited for by whoever
   // follows the run, took minutes to publish; its threads stay at nice 10 within it.
-  setAutogroup(pid === process.pid ? "self" : String(pid), 0);
+  setAutogroup(pid, 0);
 }
 
 /**
@@ -198,11 +198,11 @@ export const IDLE_AUTOGROUP_NICE = 19;
  */
 export function idleThisProcess(): void {
   toClass("--idle", ["--all-tasks", "--pid", "0", String(process.pid)]);
-  setAutogroup("self", IDLE_AUTOGROUP_NICE);
+  setAutogroup(process.pid, IDLE_AUTOGROUP_NICE);
 }
 
 /** Sets a process's autogroup nice value where there are autogroups, and it is allowed (raising it back may not be). */
-function setAutogroup(pid: string, nice: number): void {
+function setAutogroup(pid: number, nice: number): void {
   try {
     writeFileSync(`/proc/${pid}/autogroup`, String(nice));
   } catch {
