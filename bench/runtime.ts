@@ -5,7 +5,9 @@
  *
  * Goals: the 10k-step run ≤ 3× serializing and appending its bytes (a
  * recorder with no logic) and ≤ 350 ms; time per step at 10k within 1.25× of
- * time per step at 1k (linear). The raw append is shown for comparison.
+ * time per step at 1k (linear). The raw append is shown for comparison, and
+ * so is the same run with no policy against its own bytes (what the policy
+ * path adds: the snapshot, the call, a `direction` event per step).
  *
  *     bun bench/runtime.ts [--steps 10000]
  *
@@ -17,7 +19,15 @@ import process from "node:process";
 import { run } from "../mod.ts";
 import { type BenchReport, fixed, flag, runStandalone, tempDir } from "./lib.ts";
 
-async function episode(root: string, steps: number, script: string) {
+/** The policy of the benchmark: a hint every 100th step. */
+const BENCH_POLICY = {
+  name: "Bench",
+  version: "1.0",
+  advise: (s: { step: { index: number } }) =>
+    s.step.index % 100 === 0 ? { kind: "hint" as const, advice: "checkpoint" } : undefined,
+};
+
+async function episode(root: string, steps: number, script: string, policy = true) {
   const t = performance.now();
   const cpu = process.cpuUsage();
   const r = await run(`bench ${steps}`, {
@@ -25,11 +35,7 @@ async function episode(root: string, steps: number, script: string) {
     using: "scripted",
     adapter: { script },
     learn_mode: "off",
-    policies: [{
-      name: "Bench",
-      version: "1.0",
-      advise: (s) => (s.step.index % 100 === 0 ? { kind: "hint" as const, advice: "checkpoint" } : undefined),
-    }],
+    policies: policy ? [BENCH_POLICY] : [],
     steps: Array.from(
       { length: steps },
       (_, i) => ({ kind: "act" as const, description: `step ${i}`, inputs: { n: i, sql: `SELECT ${i}` } }),
@@ -76,11 +82,15 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
     await episode(join(tmp.path, "warm"), 500, script);
     const a = await episode(join(tmp.path, "small"), small, script);
     const b = await episode(join(tmp.path, "big"), big, script);
-    if (a.status !== "ok" || b.status !== "ok") throw new Error("benchmark episodes did not complete");
+    // The same run with no policy: what the policy path (snapshot, consult, `direction` event) adds.
+    const bare = await episode(join(tmp.path, "bare"), big, script, false);
+    if (a.status !== "ok" || b.status !== "ok" || bare.status !== "ok") {
+      throw new Error("benchmark episodes did not complete");
+    }
     let n = 0;
-    const best = (serialize: boolean) =>
-      Math.min(...[0, 1, 2].map(() => baseline(b.dir, join(tmp.path, `base-${n++}`), serialize)));
-    const raw = best(false), ser = best(true);
+    const best = (serialize: boolean, dir = b.dir) =>
+      Math.min(...[0, 1, 2].map(() => baseline(dir, join(tmp.path, `base-${n++}`), serialize)));
+    const raw = best(false), ser = best(true), bareSer = best(true, bare.dir);
     const vsRaw = b.ms / raw, vsSer = b.ms / ser;
     const perSmall = a.ms / small, perBig = b.ms / big;
     const linear = perBig / perSmall;
@@ -108,6 +118,14 @@ export async function main(args: string[] = process.argv.slice(2)): Promise<Benc
           met(serMet),
         ],
         [`run ${big} steps: CPU of this process (ms)`, fixed(b.cpu, 0), "", "", "", ""],
+        [
+          `run ${big} steps, no policy (ms)`,
+          fixed(bare.ms, 0),
+          `its serialize+append ${fixed(bareSer, 0)}`,
+          `${fixed(bare.ms / bareSer)}×`,
+          "-",
+          "-",
+        ],
         ["actions/second", fixed(big / (b.ms / 1000), 0), "", "", "", ""],
         [
           `per step at ${small} vs ${big} (µs)`,
