@@ -213,7 +213,13 @@ export {
   Redactor,
   TOKEN_PATTERNS,
 } from "./runtime/redact.ts";
-export { ArtifactSink, INDENT_MAX_CHARS, recordedSecretNames, type WriteJsonOptions } from "./runtime/artifact_sink.ts";
+export {
+  ArtifactSink,
+  INDENT_MAX_CHARS,
+  recordedSecretNames,
+  type SharedOption,
+  type WriteJsonOptions,
+} from "./runtime/artifact_sink.ts";
 export { buildSummary, newCounters, type RunCounters, type SummaryInput } from "./runtime/summary_builder.ts";
 export { type CostEstimate, DEFAULT_PRICES, estimateCost, priceOf, PriceTable } from "./runtime/cost/prices.ts";
 export { addUsage, usageMetrics } from "./runtime/cost/metrics.ts";

@@ -414,6 +414,41 @@ describe("the pieces", () => {
     assert.deepEqual(leaksUnder(dir), []);
   });
 
+  test("a value with a shared list is written as JSON.stringify writes it, masked in the list and around it", () => {
+    const dir = join(tmp.path, "sink-shared");
+    mkdirSync(dir);
+    const sink = new ArtifactSink(dir, new Redactor({ secrets: ["S"], env: { S: FILE_SECRET } }));
+    // Past INDENT_MAX_CHARS, on one line: the action records' texts are made once and reused.
+    const records = Array.from({ length: 6000 }, (_, i) => Object.freeze({ id: `act_${i}`, output: "y".repeat(200) }));
+    const state = { version: "1.0", outcomes: { status: "ok", actions: records, error: null }, links: { a: "b" } };
+    const plain = JSON.stringify(state);
+    assert.ok(plain.length > INDENT_MAX_CHARS);
+    for (let i = 0; i < 2; i++) {
+      sink.writeJson("state.json", state, { shared: records });
+      assert.equal(readFileSync(join(dir, "state.json"), "utf8"), plain + "\n", `write ${i + 1}`);
+    }
+    // The projection event holds a slice: the same records, already written.
+    const event = { id: "e1", payload: { outcomes: { ...state.outcomes, actions: records.slice(10) } } };
+    const line = sink.serialize(event, 0, event.payload.outcomes.actions).text;
+    assert.equal(line, JSON.stringify(event));
+    // A secret around the list, or in a record, is masked as without the option.
+    const secretAround = { ...state, task: `uses ${FILE_SECRET}` };
+    const around = sink.serialize(secretAround, 2, records).text;
+    assert.equal(around, sink.serialize(secretAround, 2).text);
+    assert.ok(!around.includes(FILE_SECRET) && around.includes("[REDACTED:S]"));
+    const leaky = [...records, Object.freeze({ id: "act_x", output: GH })];
+    const secretIn = { ...state, outcomes: { ...state.outcomes, actions: leaky } };
+    const inside = sink.serialize(secretIn, 2, leaky).text;
+    assert.equal(inside, sink.serialize(secretIn, 2).text);
+    assert.ok(!inside.includes(GH) && inside.includes("[REDACTED]"));
+    // Small enough to be indented: indented as before; a list not in the value: as before.
+    const small = { outcomes: { actions: records.slice(0, 2) } };
+    assert.equal(sink.serialize(small, 2, small.outcomes.actions).text, JSON.stringify(small, null, 2));
+    assert.equal(sink.serialize(state, 0, [records[0]]).text, plain);
+    sink.close();
+    assert.deepEqual(leaksUnder(dir), []);
+  });
+
   test("a masking JSONL appender masks a line given as JSON text, as the model log writes it", () => {
     const dir = join(tmp.path, "sink-text");
     mkdirSync(dir);

@@ -19,6 +19,7 @@ import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { episodeRoot } from "../store/nofollow.ts";
 import { declareSecrets, Redactor } from "./redact.ts";
+import { joinListParts, splitAtList } from "./shared_list_text.ts";
 
 /**
  * The longest JSON artifact written indented, in UTF-16 units of its one-line form (1 MiB): a larger one (the
@@ -29,13 +30,27 @@ import { declareSecrets, Redactor } from "./redact.ts";
 export const INDENT_MAX_CHARS = 1 << 20;
 
 /** Options of {@link ArtifactSink.writeJson}. */
-export interface WriteJsonOptions {
+export interface WriteJsonOptions extends SharedOption {
   /** Fail (EEXIST) when the file already exists. @default {false} */
   exclusive?: boolean;
   /** Indentation; `0` writes one line (and so does any value over {@link INDENT_MAX_CHARS}). @default {2} */
   indent?: number;
   /** fsync the file and its directory (see `writeFileAtomic`). @default {true} */
   durable?: boolean;
+}
+
+/**
+ * The option of the writes of {@link ArtifactSink} that names a list in the
+ * value (by identity, at most four objects down: `state.outcomes.actions`)
+ * whose entries are objects that never change once written, like action
+ * records: each entry is serialised (and masked) once, at its first write, and
+ * its text reused by every later write that holds it. The text written is the
+ * same. A list not in the value, or holding an entry that had to be masked, is
+ * serialised as usual.
+ */
+export interface SharedOption {
+  /** The list. @default {undefined} */
+  shared?: readonly unknown[];
 }
 
 /** A {@link JsonlAppender} whose every line is masked first, whether appended as a value or as JSON text. */
@@ -78,6 +93,8 @@ export class ArtifactSink {
   /** The episode directory (follows a rename, see {@link ArtifactSink.moveTo}). */
   dir: string;
   readonly #appenders = new Map<string, JsonlAppender>();
+  /** The text of each entry of a shared list written so far (see {@link SharedOption}). */
+  readonly #entryTexts = new WeakMap<object, string>();
   #withdraw: (() => void) | undefined;
 
   /**
@@ -132,6 +149,8 @@ export class ArtifactSink {
    * Serialises a value with secrets masked: `text` is what to write (indented
    * by `indent`, unless its one-line form is over {@link INDENT_MAX_CHARS}),
    * `value` the masked value (the same object when nothing was masked).
+   * `shared` names a list in it whose entries' texts are reused (see
+   * {@link SharedOption}).
    *
    * @example
    * ```ts
@@ -139,7 +158,11 @@ export class ArtifactSink {
    * new ArtifactSink("/tmp/ep", new Redactor()).serialize({ a: 1 }, 0).text; // '{"a":1}'
    * ```
    */
-  serialize<T>(value: T, indent = 2): { text: string; value: T } {
+  serialize<T>(value: T, indent = 2, shared?: readonly unknown[]): { text: string; value: T } {
+    if (shared !== undefined && shared.length > 0) {
+      const text = this.#withShared(value, indent, shared);
+      if (text !== null) return { text, value };
+    }
     let text = JSON.stringify(value);
     if (text === undefined) throw new TypeError("artifact values must be JSON values");
     const spaces = indent > 0 && text.length <= INDENT_MAX_CHARS ? indent : undefined;
@@ -147,6 +170,28 @@ export class ArtifactSink {
     const masked = this.redactor.redact(value).value;
     text = JSON.stringify(masked, null, spaces);
     return { text, value: masked };
+  }
+
+  /** The cached text of a shared list's entry; null for an entry that had to be masked (it is not cached). */
+  #entryText(entry: object): string | null {
+    const cached = this.#entryTexts.get(entry);
+    if (cached !== undefined) return cached;
+    const out = this.serialize(entry, 0);
+    if (out.value !== entry) return null; // masked: not the entry the value holds
+    this.#entryTexts.set(entry, out.text);
+    return out.text;
+  }
+
+  /**
+   * The one-line text of a value holding the shared list, from the entries'
+   * cached texts; null when it must be serialised as usual: small enough to
+   * be indented, the rest of it or an entry masked, or the list not found.
+   */
+  #withShared(value: unknown, indent: number, shared: readonly unknown[]): string | null {
+    const parts = splitAtList(value, shared, (entry) => this.#entryText(entry));
+    if (parts === null || (indent > 0 && parts.length <= INDENT_MAX_CHARS)) return null;
+    if (this.redactor.mightContain(parts.rest)) return null;
+    return joinListParts(parts);
   }
 
   /**
@@ -163,8 +208,8 @@ export class ArtifactSink {
    * sink.close();
    * ```
    */
-  appendJsonl<T>(file: string, value: T): T {
-    const out = this.serialize(value, 0);
+  appendJsonl<T>(file: string, value: T, options: SharedOption = {}): T {
+    const out = this.serialize(value, 0, options.shared);
     this.#appender(file).appendRaw(out.text);
     return out.value;
   }
@@ -197,7 +242,7 @@ export class ArtifactSink {
    */
   writeJson<T>(file: string, value: T, options: WriteJsonOptions = {}): T {
     this.flush(); // what the logs say comes first: another artifact may refer to it
-    const out = this.serialize(value, options.indent ?? 2);
+    const out = this.serialize(value, options.indent ?? 2, options.shared);
     writeFileAtomic(join(this.dir, file), out.text + "\n", {
       exclusive: options.exclusive,
       durable: options.durable,
@@ -218,9 +263,10 @@ export class ArtifactSink {
    * commitStaged([new ArtifactSink("/tmp/ep", new Redactor()).stageJson("summary.json", { a: 1 })]);
    * ```
    */
-  stageJson<T>(file: string, value: T): StagedFile {
+  stageJson<T>(file: string, value: T, options: SharedOption = {}): StagedFile {
     this.flush(); // what the logs say comes first: another artifact may refer to it
-    return stageFile(join(this.dir, file), this.serialize(value, 2).text + "\n", { root: episodeRoot(this.dir) });
+    const text = this.serialize(value, 2, options.shared).text;
+    return stageFile(join(this.dir, file), text + "\n", { root: episodeRoot(this.dir) });
   }
 
   /**

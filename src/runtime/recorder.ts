@@ -39,6 +39,8 @@ export interface EmitOptions {
   evidence_ids?: string[];
   /** Use this timestamp (must not be earlier than the last one). */
   timestamp?: string;
+  /** A list in the payload whose entries never change once written (action records; see `SharedOption`). */
+  shared?: readonly unknown[];
 }
 
 /** An event as written. */
@@ -146,7 +148,7 @@ export class Recorder {
     const causedBy = options.caused_by === undefined ? this.lastEventId : options.caused_by ?? undefined;
     if (causedBy !== undefined) event.caused_by = causedBy;
     if (options.metrics) event.metrics = options.metrics;
-    const written = this.sink.appendJsonl(ARTIFACTS.events, event);
+    const written = this.sink.appendJsonl(ARTIFACTS.events, event, { shared: options.shared });
     this.lastEventId = event.id;
     this.count++;
     return written;
@@ -161,7 +163,7 @@ export class Recorder {
     // The terminal state is durable (the log first); intermediate ones are atomic and rewritten at the next
     // persist, so they skip the fsyncs (the events stay the record of what happened).
     if (terminal) this.sink.sync(ARTIFACTS.events);
-    this.sink.writeJson(ARTIFACTS.state, state, { durable: terminal });
+    this.sink.writeJson(ARTIFACTS.state, state, { durable: terminal, shared: state.outcomes?.actions });
     return this.#projection(state, terminal);
   }
 
@@ -174,7 +176,7 @@ export class Recorder {
    */
   stageTerminalState(state: State): StagedFile {
     this.sink.sync(ARTIFACTS.events);
-    return this.sink.stageJson(ARTIFACTS.state, state);
+    return this.sink.stageJson(ARTIFACTS.state, state, { shared: state.outcomes?.actions });
   }
 
   /** The terminal `run.state_projection` event (every action), for a terminal `state.json` now in place. */
@@ -202,7 +204,9 @@ export class Recorder {
       payload.actions_total = actions.length;
       this.projectedActions = actions.length;
     }
-    return this.emit("runtime", payload, { event_type: "run.state_projection" });
+    // The action records were written (into state.json) just before: their texts are reused.
+    const shared = (payload.outcomes as { actions?: unknown[] } | undefined)?.actions;
+    return this.emit("runtime", payload, { event_type: "run.state_projection", shared });
   }
 
   /**
