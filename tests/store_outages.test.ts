@@ -157,9 +157,12 @@ describe("shared store faults: a cut network link", { skip }, () => {
         assert.ok(existsSync(join(a.path, "state", "publish-pending", id)), "marked pending");
         assert.equal((await probe.get(id))?.run_state ?? "running", "running", "the store missed the end");
         proxy.restore();
-        // Not spawnSync: the proxy lives in this process, and must go on forwarding.
+        // Not spawnSync: the proxy lives in this process, and must go on forwarding. A transaction the cut caught
+        // holds its locks (the lease row) until the server drops that session at its own bound, 15 s: a bound of
+        // 60 s, not the default 30, for that wait on a busy machine (30 s ran out once beside two busy loops and a
+        // benchmark).
         const sync = await runChild(cmd, [...args, "--root", a.path, "sync"], {
-          env: { ...process.env, NOEMA_STORE: viaProxy },
+          env: { ...process.env, NOEMA_STORE: viaProxy, NOEMA_STORE_TIMEOUT_MS: "60000" },
           timeoutMs: 120_000,
         });
         assert.equal(sync.code, 0, sync.stdout + sync.stderr);
