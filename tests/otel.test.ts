@@ -27,6 +27,7 @@ import { type ChildResult, runChild } from "./helpers/child.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
 import { decodeJsonRequest, type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
+import { REFUSED_PORT } from "./helpers/local_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { pidsWithEnv } from "./helpers/processes.ts";
 import { osUserName } from "../src/runtime/os_user.ts";
@@ -570,8 +571,7 @@ describe("a collector that fails never harms a run", () => {
     "down, and a run too short for the export's retries: said once on stderr and recorded all the same",
     T,
     async () => {
-      const receiver = await startOtlpReceiver();
-      await receiver.close(); // nothing listens on its port
+      const receiver = { url: `http://127.0.0.1:${REFUSED_PORT}` }; // nothing listens there (see REFUSED_PORT)
       const errFile = join(tmp.path, "err-short.txt");
       const short = tmp.file(
         "short.jsonc",

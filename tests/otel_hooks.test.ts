@@ -15,6 +15,7 @@ import { traceIdOf } from "../src/export/otel/ids.ts";
 import { runChild } from "./helpers/child.ts";
 import { REPO } from "./helpers/cli.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "./helpers/otlp_receiver.ts";
+import { REFUSED_PORT } from "./helpers/local_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { stopHookServers } from "./helpers/processes.ts";
 
@@ -117,10 +118,8 @@ describe("the hook server says once that the collector failed", () => {
     const box = join(tmp.path, "down"), socks = join(box, "servers"), at = join(box, ".noema");
     mkdirSync(socks, { recursive: true, mode: 0o700 });
     const serverLog = join(box, "server.log");
-    // A port nothing listens on: every export is refused.
-    const probe = await startOtlpReceiver();
-    const url = probe.url;
-    await probe.close();
+    // A port nothing listens on, nor can (not a closed receiver's: see REFUSED_PORT): every export is refused.
+    const url = `http://127.0.0.1:${REFUSED_PORT}`;
     const e = {
       ...env({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_TIMEOUT: "2000" }),
       NOEMA_HOOK_SERVER_DIR: socks,

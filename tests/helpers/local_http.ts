@@ -60,3 +60,18 @@ export async function listenLocal(server: Server): Promise<LocalServer> {
       }),
   };
 }
+
+/**
+ * A port of 127.0.0.1 where connections are refused at once and that no test's server can be given: below 1024,
+ * where nothing listens on a test machine, while the tests' servers listen on port 0 (the kernel picks from the
+ * ephemeral range). A port freed by closing a server is not such a port: another test file's server can be given it
+ * a moment later, and then it answers (it happened: a hook server's exports for a "down" collector reached another
+ * file's receiver, failing both tests).
+ *
+ * @example
+ * ```ts
+ * import { REFUSED_PORT } from "./local_http.ts";
+ * const down = `http://127.0.0.1:${REFUSED_PORT}`; // ECONNREFUSED
+ * ```
+ */
+export const REFUSED_PORT = 1;
