@@ -27,7 +27,8 @@ import { clientTls } from "../src/shared_store/postgres/tls.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { handoffLogTail } from "../src/shared_store/handoff_log.ts";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
-import { freePort, type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { REFUSED_PORT } from "./helpers/local_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { pidsWithEnv, stopHookServers } from "./helpers/processes.ts";
 import { bytes, row, schemaAt } from "./helpers/store_rows.ts";
@@ -331,7 +332,7 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
   });
 
   test("a URL naming two hosts (libpq's h1:p1,h2:p2), the first down: store status, a run publishing and list use the second", async () => {
-    const down = await freePort(); // nothing listens there
+    const down = REFUSED_PORT; // nothing listens there, nor can (see REFUSED_PORT)
     const { port, pathname } = new URL(url);
     const two = `postgres://noema@127.0.0.1:${down},127.0.0.1:${port}${pathname}`;
     const a = tempDir();
@@ -354,7 +355,8 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
       assert.equal(list.code, 0, list.stderr);
       assert.deepEqual(JSON.parse(list.stdout).map((r: { episode_id: string }) => r.episode_id), [id]);
       // Every host down: unreachable, said at once (the client alone retried them forever).
-      const none = `postgres://noema:hunter2@127.0.0.1:${down},127.0.0.1:${await freePort()}${pathname}`;
+      // Port 2, like port 1, is below 1024: nothing listens there, nor can.
+      const none = `postgres://noema:hunter2@127.0.0.1:${down},127.0.0.1:${REFUSED_PORT + 1}${pathname}`;
       const r = cli(["store", "status", "--store", none], { timeoutMs: 60_000 });
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /cannot be reached: connect ECONNREFUSED/);
@@ -1414,8 +1416,8 @@ describe("shared store: a hook call never opens the store around its answer", ()
   test("a call answered in its own process only marks its episode pending, even with the store unreachable", async () => {
     const a = tempDir();
     try {
-      // A port nothing listens on: any attempt to publish would fail and say so on stderr.
-      const port = await freePort();
+      // A port nothing listens on (see REFUSED_PORT): any attempt to publish would fail and say so on stderr.
+      const port = REFUSED_PORT;
       const root = join(a.path, ".noema");
       const env = {
         ...process.env,
@@ -1440,7 +1442,7 @@ describe("shared store: the resident hook server says once that the store failed
   test("in its log, and in the episode as a store.unavailable runtime event at the next call", async () => {
     const a = tempDir();
     try {
-      const port = await freePort();
+      const port = REFUSED_PORT; // nothing listens there, nor can
       const root = join(a.path, ".noema"), servers = join(a.path, "servers"), log = join(a.path, "server.log");
       fsModule.mkdirSync(servers, { mode: 0o700 });
       const env = {

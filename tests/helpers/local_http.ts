@@ -66,7 +66,7 @@ export async function listenLocal(server: Server): Promise<LocalServer> {
  * where nothing listens on a test machine, while the tests' servers listen on port 0 (the kernel picks from the
  * ephemeral range). A port freed by closing a server is not such a port: another test file's server can be given it
  * a moment later, and then it answers (it happened: a hook server's exports for a "down" collector reached another
- * file's receiver, failing both tests).
+ * file's receiver, failing both tests). Port 2 is another such port, for a second host that is down.
  *
  * @example
  * ```ts
