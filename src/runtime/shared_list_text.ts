@@ -47,6 +47,8 @@ function withHole(value: unknown, list: readonly unknown[], depth = 0): unknown 
 export interface ListParts {
   /** `JSON.stringify` of the value with a placeholder in place of the list. */
   rest: string;
+  /** Where the placeholder is in `rest`. */
+  at: number;
   /** The entries' texts, in order. */
   entries: readonly string[];
   /** The length of the text {@link joinListParts} makes. */
@@ -87,7 +89,7 @@ export function splitAtList(
   const rest = JSON.stringify(holed);
   const at = rest.indexOf(HOLE_TEXT);
   if (at < 0 || rest.indexOf(HOLE_TEXT, at + HOLE_TEXT.length) >= 0) return null;
-  return { rest, entries, length: length + rest.length };
+  return { rest, at, entries, length: length + rest.length };
 }
 
 /**
@@ -101,6 +103,6 @@ export function splitAtList(
  * ```
  */
 export function joinListParts(parts: ListParts): string {
-  const at = parts.rest.indexOf(HOLE_TEXT);
-  return `${parts.rest.slice(0, at)}[${parts.entries.join(",")}]${parts.rest.slice(at + HOLE_TEXT.length)}`;
+  const { rest, at } = parts;
+  return `${rest.slice(0, at)}[${parts.entries.join(",")}]${rest.slice(at + HOLE_TEXT.length)}`;
 }
