@@ -12,11 +12,11 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { runChild } from "./helpers/child.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { env, HANG_MS, withBound } from "./helpers/mcp_gateway.ts";
+import { freePort } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-mcp-conformance-");
@@ -28,18 +28,6 @@ const CONFORMANCE = join(MODULES, "@modelcontextprotocol", "conformance", "dist"
 const EVERYTHING = join(MODULES, "@modelcontextprotocol", "server-everything", "dist", "index.js");
 /** The scenario that sends a foreign Host and Origin, and a local one. */
 const REBINDING = "dns-rebinding-protection";
-
-/** A port free on 127.0.0.1 now (server-everything takes its port from PORT and cannot be told 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A long-running child; resolves with the first match of `ready` in its stderr. */
 function startChild(cmd: string, args: string[], childEnv: Record<string, string>, ready: RegExp, cwd: string) {
@@ -76,7 +64,7 @@ describe("noema mcp under the MCP conformance suite", () => {
   it("passes and fails the same scenarios, check by check, through the gateway as direct", async () => {
     const base = join(tmp.path, "conformance");
     mkdirSync(base, { recursive: true });
-    const port = await freePort();
+    const port = await freePort(); // server-everything takes its port from PORT and cannot be told 0
     const everything = startChild(
       "node",
       [EVERYTHING, "streamableHttp"],

@@ -571,7 +571,7 @@ describe("a collector that fails never harms a run", () => {
     "down, and a run too short for the export's retries: said once on stderr and recorded all the same",
     T,
     async () => {
-      const receiver = { url: `http://127.0.0.1:${REFUSED_PORT}` }; // nothing listens there (see REFUSED_PORT)
+      const down = `http://127.0.0.1:${REFUSED_PORT}`; // nothing listens there, nor can (see REFUSED_PORT)
       const errFile = join(tmp.path, "err-short.txt");
       const short = tmp.file(
         "short.jsonc",
@@ -582,7 +582,7 @@ describe("a collector that fails never harms a run", () => {
         }),
       );
       // As a user runs it: the end of the run does not wait for the export (the default), which hands over.
-      const r = await noema(["--otel", receiver.url, "run", short, "--json"], { NOEMA_OTEL_FLUSH_MS: "" }, errFile);
+      const r = await noema(["--otel", down, "run", short, "--json"], { NOEMA_OTEL_FLUSH_MS: "" }, errFile);
       const stderr = readFileSync(errFile, "utf8");
       assert.equal(r.code, 0, stderr + r.stdout);
       const out = JSON.parse(r.stdout);

@@ -75,12 +75,13 @@ export function pgUnavailable(): string | null {
 }
 
 /**
- * A TCP port on 127.0.0.1 that nothing listens on now (for a server to start on, or a service that is not there).
+ * A TCP port on 127.0.0.1 that nothing listens on now, for a server to start on. Not for a service that is not
+ * there: another test file's server may be given the port a moment later (use `REFUSED_PORT` of `local_http.ts`).
  *
  * @example
  * ```ts
  * import { freePort } from "./helpers/postgres.ts";
- * const url = `postgres://noema@127.0.0.1:${await freePort()}/noema`; // refuses connections
+ * const port = await freePort(); // then start a server that must be told its port
  * ```
  */
 export function freePort(): Promise<number> {
