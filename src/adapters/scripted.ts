@@ -61,7 +61,8 @@ const scripted: AdapterPlugin = {
     }
     let next = 0;
     return {
-      async act(request): Promise<ActResult> {
+      // A result without `delay_ms` is returned as is, not promised: the guard then has no timer to set.
+      act(request): ActResult | Promise<ActResult> {
         const r = byStep.get(request.step.id)?.shift() ?? (next < inOrder.length ? inOrder[next++] : fallback);
         if (!r) {
           return {
@@ -70,9 +71,9 @@ const scripted: AdapterPlugin = {
             error: { type: "ScriptExhausted", message: `${label} has no result for step ${request.step.id}` },
           };
         }
-        if (r.delay_ms) await new Promise((res) => setTimeout(res, r.delay_ms));
-        const { step: _step, delay_ms: _delay, ...result } = r;
-        return result;
+        const { step: _step, delay_ms: delay, ...result } = r;
+        if (!delay) return result;
+        return new Promise((res) => setTimeout(() => res(result), delay));
       },
     };
   },

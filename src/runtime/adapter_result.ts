@@ -232,6 +232,15 @@ export function checkAdapterResult(raw: unknown, options: AdapterGuardOptions): 
 
 const guarded = new WeakSet<AdapterInstance>();
 
+/** What the act timer resolves with. */
+const TIMED_OUT = Symbol("timeout");
+
+/** Whether `act` returned a promise (anything with a `then` method; reading it may throw: caught by the caller). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
 /**
  * Calls `act` with the guard: a throw (of anything), a call that does not
  * settle within the act timeout (the request's signal is then aborted) and a
@@ -256,15 +265,17 @@ export async function callAdapter(
   if (request.signal.aborted) onAbort();
   else request.signal.addEventListener("abort", onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = Symbol("timeout");
   try {
+    const returned: unknown = instance.act({ ...request, signal: abort.signal });
+    // A result returned, not promised, has settled: no timer to race it against.
+    if (!isThenable(returned)) return checkAdapterResult(returned, options);
     const raw = await Promise.race([
-      (async () => await instance.act({ ...request, signal: abort.signal }))(),
-      new Promise<typeof timedOut>((resolve) => {
-        timer = setTimeout(() => resolve(timedOut), ms);
+      returned,
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => resolve(TIMED_OUT), ms);
       }),
     ]);
-    if (raw === timedOut) {
+    if (raw === TIMED_OUT) {
       abort.abort(new Error(`act timed out after ${ms} ms`));
       return {
         status: "error",

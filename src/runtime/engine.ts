@@ -354,7 +354,7 @@ export class Engine {
         if (step.kind === "act" && s.args.length > 0 && input.command === undefined && input.argv === undefined) {
           input.argv = [...s.args];
         }
-        const decided = await this.decideStep(index, { kind: actionKind, tool, input });
+        const decided = await this.decideStep(index, { kind: actionKind, tool, input }, stepView);
         action = decided.action;
         candidateId = decided.candidateId;
         hintsForAdapter = decided.hints;
@@ -387,14 +387,15 @@ export class Engine {
 
   /**
    * Direction (policies consulted with the state snapshot), the action
-   * candidate and governance for step `index` about to take `initial`.
+   * candidate and governance for step `index` about to take `initial`
+   * (`stepView`: the step as policies see it, when the caller has it).
    */
-  decideStep(index: number, initial: PendingAction): Promise<StepDecision> {
+  decideStep(index: number, initial: PendingAction, stepView = this.stepView(index)): Promise<StepDecision> {
     if (this.#factsDirty) {
       this.#factsHash = canonicalHash(this.p.facts);
       this.#factsDirty = false;
     }
-    return this.#decide(index, this.p.steps[index], this.stepView(index), initial);
+    return this.#decide(index, this.p.steps[index], stepView, initial);
   }
 
   /** Direction, action candidate and governance for one step. */
