@@ -124,13 +124,15 @@ describe("canonical JSON", () => {
       const rand = prng(seed);
       const input = (randomValue(rand, 1) ?? {}) as Record<string, unknown>;
       const obj = typeof input === "object" && input !== null && !Array.isArray(input) ? input : { v: input };
-      const patched = rand() < 0.3 ? { ...obj, patched: randomString(rand) } : obj;
+      // The action's input: the step's inputs, a copy of them (as the engine makes), or a patched copy.
+      const pick = rand();
+      const patched = pick < 0.3 ? { ...obj, patched: randomString(rand) } : pick < 0.6 ? { ...obj } : obj;
       const state = {
         episode: "sha256:" + "a".repeat(64),
         facts: "sha256:" + "b".repeat(64),
         recent: Array.from(
           { length: Math.floor(rand() * 11) },
-          (_, i) => (rand() < 0.1 ? undefined : `act_step-${i}_${i}`),
+          (_, i) => (rand() < 0.1 ? undefined : rand() < 0.2 ? randomString(rand) : `act_step-${i}_${i}`),
         ),
         step: {
           id: `step-${seed}`,
@@ -160,6 +162,11 @@ describe("canonical JSON", () => {
       const state = { episode: "e", facts: "f", recent: [], ...parts };
       assert.equal(decisionStateHash(state as never), canonicalHash(state), `odd shape ${i}`);
     }
+    // Ids that JSON escapes: a control character, a quote, a backslash; a lone surrogate is refused, as canonicalJson does.
+    const action = { kind: "k", tool: "t", input: {} };
+    const escaped = { episode: "e", facts: "f", recent: ["a\u0001b", 'q"', "b\\u0041", undefined], step, action };
+    assert.equal(decisionStateHash(escaped), canonicalHash(escaped));
+    assert.throws(() => decisionStateHash({ ...escaped, recent: ["x\ud800"] }), /lone surrogate/);
   });
 
   test("sha256 is node:crypto's SHA-256 (Bun's own hash under Bun), for text and bytes", () => {

@@ -52,6 +52,44 @@ function isStep(s: PolicyStep): boolean {
 }
 
 /**
+ * Whether two objects have the same own keys in the same order, holding the same values: then they have the same
+ * canonical text (the action's input is usually a copy of the step's inputs).
+ */
+function sameMembers(a: object, b: object): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i];
+    if (k !== kb[i] || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
+  }
+  return true;
+}
+
+/**
+ * The members of the `recent` list, canonical: ids as strings, a missing one as `null`. `JSON.stringify` writes
+ * a string as RFC 8785 does unless it holds a lone surrogate (escaped there, refused here): a list with any
+ * escape goes member by member.
+ */
+function recentText(recent: readonly (string | undefined)[]): string {
+  let plain = true;
+  for (let i = 0; i < recent.length; i++) {
+    const id = recent[i];
+    if (typeof id !== "string" && id !== undefined) plain = false;
+  }
+  if (plain) {
+    const text = JSON.stringify(recent);
+    if (!text.includes("\\u")) return text.slice(1, -1);
+  }
+  let out = "";
+  for (let i = 0; i < recent.length; i++) {
+    const id = recent[i];
+    out += (i === 0 ? "" : ",") + (typeof id === "string" ? canonicalString(id) : "null");
+  }
+  return out;
+}
+
+/**
  * `sha256:` of the canonical JSON of a decision state.
  *
  * @example
@@ -68,12 +106,8 @@ export function decisionStateHash(d: DecisionState): string {
   const { action, step } = d;
   if (!isAction(action) || !isStep(step) || !Array.isArray(d.recent)) return canonicalHash(d);
   const input = canonicalJson(action.input);
-  const inputs = step.inputs === action.input ? input : canonicalJson(step.inputs);
-  let recent = "";
-  for (let i = 0; i < d.recent.length; i++) {
-    const id = d.recent[i];
-    recent += (i === 0 ? "" : ",") + (typeof id === "string" ? canonicalString(id) : "null");
-  }
+  const inputs = sameMembers(step.inputs, action.input) ? input : canonicalJson(step.inputs);
+  const recent = recentText(d.recent);
   const text = `{"action":{${action.command === undefined ? "" : `"command":${canonicalString(action.command)},`}` +
     `"input":${input},"kind":${canonicalString(action.kind)},"tool":${canonicalString(action.tool)}},` +
     `"episode":${canonicalString(d.episode)},"facts":${canonicalString(d.facts)},"recent":[${recent}],` +
