@@ -6,17 +6,7 @@
  *
  * @module
  */
-import {
-  closeSync,
-  constants,
-  fdatasync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { FILE_MODE } from "./atomic.ts";
@@ -52,12 +42,6 @@ export interface JsonlAppenderOptions {
 
 /** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
 const BATCH_BYTES = 64 * 1024;
-/**
- * Bytes written since the last write-back after which a background `fdatasync` is started, so that the final,
- * blocking fsync (`sync`, `close`) has at most about this much left to write. It changes no guarantee: only the
- * blocking fsync is relied on.
- */
-const WRITE_BACK_BYTES = 4 * 1024 * 1024;
 
 /** The error for a log path that is not a regular file (a FIFO, a device, a directory). */
 function notRegular(path: string): NoemaError {
@@ -116,10 +100,6 @@ export class JsonlAppender {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The file's size after this appender's last write (a single writer appends to it: the episode's lock). */
   #end = 0;
-  /** Bytes written since the last background write-back started. */
-  #unsynced = 0;
-  /** A background write-back in flight (at most one). */
-  #writingBack = false;
   /** A write that failed in the background flush, reported by the next call. */
   #failed: unknown = undefined;
   readonly #buffered: boolean;
@@ -199,8 +179,6 @@ export class JsonlAppender {
       // A short write is rare (disk full, signals); finish the lines before anything else.
       while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
       this.#end += size;
-      this.#unsynced += size;
-      if (this.#unsynced >= WRITE_BACK_BYTES) this.#writeBack();
     } catch (e) {
       off = this.#cutTorn(off, size);
       throw diskFull(e, this.path);
@@ -237,20 +215,6 @@ export class JsonlAppender {
       this.#end = end; // the torn line stays: resume sets it aside as after a crash
     }
     return whole;
-  }
-
-  /**
-   * Starts writing what is in the page cache to disk in the background (a thread of the runtime's pool), while
-   * the run goes on; its result is ignored, since the blocking fsync of `sync` and `close` is what makes the file
-   * durable. A large log then costs the final fsync little.
-   */
-  #writeBack(): void {
-    if (this.#writingBack || this.#fd === undefined) return;
-    this.#writingBack = true;
-    this.#unsynced = 0;
-    fdatasync(this.#fd, () => {
-      this.#writingBack = false;
-    });
   }
 
   readonly #flushLater = (): void => {
