@@ -11,6 +11,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
@@ -153,6 +154,45 @@ describe("pages and API", () => {
     assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
     const rebinding = await rawGet(s.url, "/api/episodes", { host: "evil.test:80" });
     assert.equal(rebinding.status, 403, "a token-less server answers only loopback Host names");
+  });
+
+  test("without tokens, a request from another local user is refused (403 other_user) and records nothing", async (t) => {
+    assert.equal((await get("/api/episodes")).status, 200, "this user's own request");
+    const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));
+    if (process.getuid?.() !== 0 || setpriv === undefined) {
+      t.skip("sending as another user needs root and setpriv");
+      return;
+    }
+    // As user nobody, over a plain socket (bash's /dev/tcp): what another account, or an agent run as one, can send.
+    const { hostname, port } = new URL(s.url);
+    const as = (method: string, path: string, body = "") => {
+      const request = `${method} ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+      const r = spawnSync(setpriv, [
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "bash",
+        "-c",
+        `exec 3<>/dev/tcp/${hostname}/${port}; printf '%s' "$1" >&3; cat <&3`,
+        "bash",
+        request,
+      ], { encoding: "utf8", timeout: 30_000 });
+      return r.stdout;
+    };
+    for (
+      const [method, path, body] of [["GET", "/api/episodes"], ["GET", `/episodes/${plain}`], [
+        "POST",
+        `/api/episodes/${rejectMe}/approve`,
+        JSON.stringify({ note: "not me", resume: true }),
+      ]]
+    ) {
+      const answer = as(method, path, body);
+      assert.match(answer, /^HTTP\/1\.1 403/, `${method} ${path}: ${answer.slice(0, 300)}`);
+      assert.match(answer, /another local user \(uid 65534\)/);
+      assert.doesNotMatch(answer, /ship on friday|say hello/, "no episode content");
+    }
+    assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
   });
 
   test("a request body over the limit is refused (413) before a route reads it, and records nothing", async () => {

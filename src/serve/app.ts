@@ -17,6 +17,7 @@ import { heldHere, startResume } from "./approvals.ts";
 import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
+import { otherUserProblem } from "./peer_user.ts";
 import { comparePage } from "./compare.ts";
 import { backtestFormPage, backtestPage, backtestUpload, MAX_REPORT } from "./backtest.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
@@ -48,6 +49,16 @@ function fail(c: Context, status: number, code: string, message: string, extra: 
   return c.html(errorPage(status, message), status as 400, headers);
 }
 
+/**
+ * Why a request that reached the server over a connection is not from its own user (see peer_user.ts), or null.
+ * A request made in this process (no bindings) is.
+ */
+function otherUser(env: ServeEnv["Bindings"]): string | null {
+  if (env === undefined || !("connection" in env)) return null;
+  if (env.connection == null) return "cannot tell which local user sent this request (no connection details)";
+  return otherUserProblem(env.connection);
+}
+
 function hostName(host: string): string {
   return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
 }
@@ -64,6 +75,9 @@ function guard(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     if (cfg.tokens.byToken.size === 0 && !isLoopback(hostName(host))) {
       return fail(c, 403, "bad_host", `Host ${JSON.stringify(host)} is not loopback; this server has no token`);
     }
+    // Without tokens, only the server's own user: another account on the machine reads and decides nothing.
+    const other = cfg.tokens.byToken.size === 0 ? otherUser(c.env) : null;
+    if (other !== null) return fail(c, 403, "other_user", `refused: ${other}`);
     const stateChanging = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);
     if (stateChanging) {
       const problem = crossOriginProblem({

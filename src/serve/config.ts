@@ -7,6 +7,7 @@
  */
 import type { Caller, Tokens } from "./auth.ts";
 import type { StoreSource } from "./store_source.ts";
+import type { Connection } from "./peer_user.ts";
 
 /** The server's configuration. */
 export interface ServeConfig {
@@ -24,5 +25,10 @@ export interface ServeConfig {
   closing: AbortSignal;
 }
 
-/** The Hono environment of the app: the caller of each request. */
-export type ServeEnv = { Variables: { caller: Caller } };
+/**
+ * The Hono environment of the app: the caller of each request, and the
+ * connection it came on (`connection`: set by the server, null when the
+ * runtime did not say; no bindings at all for a request made in this
+ * process, `app.fetch(request)`).
+ */
+export type ServeEnv = { Variables: { caller: Caller }; Bindings: { connection?: Connection | null } | undefined };

@@ -7,6 +7,7 @@
  * @module
  */
 import { EXIT, NoemaError } from "../errors.ts";
+import type { Connection } from "./peer_user.ts";
 
 /** A running server. */
 export interface RunningServer {
@@ -38,7 +39,8 @@ export function parseListen(text: string): { host: string; port: number } {
 }
 
 /**
- * Serves `fetch` on `host:port`.
+ * Serves `fetch` on `host:port`; `fetch` is also told the connection each
+ * request came on (null when the runtime does not say).
  *
  * @example
  * ```ts
@@ -50,19 +52,33 @@ export function parseListen(text: string): { host: string; port: number } {
 export async function startServer(
   host: string,
   port: number,
-  fetch: (req: Request) => Response | Promise<Response>,
+  fetch: (req: Request, connection: Connection | null) => Response | Promise<Response>,
 ): Promise<RunningServer> {
   // deno-lint-ignore no-explicit-any
   const g = globalThis as any;
   const shown = host.includes(":") ? `[${host}]` : host;
+  const connection = (remotePort: unknown, localPort: unknown): Connection | null =>
+    typeof remotePort === "number" && typeof localPort === "number" ? { remotePort, localPort } : null;
   try {
     if (g.Bun) {
-      const s = g.Bun.serve({ hostname: host, port, fetch, idleTimeout: 0, development: false });
+      const s = g.Bun.serve({
+        hostname: host,
+        port,
+        // deno-lint-ignore no-explicit-any
+        fetch: (req: Request, server: any) => fetch(req, connection(server.requestIP(req)?.port, server.port)),
+        idleTimeout: 0,
+        development: false,
+      });
       return { url: `http://${shown}:${s.port}`, stop: async () => void await s.stop(true) };
     }
     if (g.Deno) {
       const ready = Promise.withResolvers<void>();
-      const s = g.Deno.serve({ hostname: host, port, onListen: () => ready.resolve() }, fetch);
+      let localPort: number | undefined;
+      const s = g.Deno.serve(
+        { hostname: host, port, onListen: (addr: { port: number }) => (localPort = addr.port, ready.resolve()) },
+        // deno-lint-ignore no-explicit-any
+        (req: Request, info: any) => fetch(req, connection(info?.remoteAddr?.port, localPort)),
+      );
       await ready.promise;
       return {
         url: `http://${shown}:${s.addr.port}`,

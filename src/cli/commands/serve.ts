@@ -14,6 +14,7 @@ import process from "node:process";
 import { resolveRoot } from "../../store/layout.ts";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { generatedTokens, isLoopback, parseTokens, type Tokens } from "../../serve/auth.ts";
+import { canTellPeerUser } from "../../serve/peer_user.ts";
 import { createApp } from "../../serve/app.ts";
 import { parseListen, startServer } from "../../serve/server.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
@@ -51,14 +52,16 @@ function openBrowser(url: string, note: (message: string) => void): void {
 }
 
 /**
- * The tokens in force: NOEMA_SERVE_TOKEN, else a generated one off loopback, else none. Never none off
- * loopback: a server another machine can reach always needs a token.
+ * The tokens in force: NOEMA_SERVE_TOKEN, else none on loopback where the
+ * system tells which user each connection belongs to (Linux), else a
+ * generated one. Never none off loopback: a server another machine can reach
+ * always needs a token; nor where another local user could not be told apart.
  */
 function tokensFor(host: string): Tokens {
   const env = process.env.NOEMA_SERVE_TOKEN;
   const tokens = env !== undefined && env.trim() !== ""
     ? parseTokens(env)
-    : isLoopback(host)
+    : isLoopback(host) && canTellPeerUser()
     ? parseTokens("")
     : generatedTokens();
   if (tokens.byToken.size === 0 && !isLoopback(host)) {
@@ -78,8 +81,8 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
       "Serve a web app and a JSON API over the episodes of the root: the runs (filters, sorting, paging, live), " +
         "each episode (plan, verdicts, actions, verification, timeline, raw files; live while it runs), approvals " +
         "(approve or reject with a note, recorded as noema approve records it, then resume here) and two episodes " +
-        "compared. Listens on loopback by default; any other address needs a token (NOEMA_SERVE_TOKEN, or one " +
-        "generated and printed once). Stops on Ctrl-C or SIGTERM.",
+        "compared. Listens on loopback by default, answering only its own OS user; any other address needs a token " +
+        "(NOEMA_SERVE_TOKEN, or one generated and printed once). Stops on Ctrl-C or SIGTERM.",
     )
     .option("--listen <host:port>", "address to listen on (port 0: any free port)", "127.0.0.1:7777")
     .option("--open", "open the app in the desktop's browser")
@@ -133,7 +136,7 @@ export function registerServe(program: CommandUnknownOpts, ctx: CliContext): voi
         process.on("SIGINT", stop);
         process.on("SIGTERM", stop);
       });
-      const server = await startServer(host, port, app.fetch);
+      const server = await startServer(host, port, (req, connection) => app.fetch(req, { connection }));
       const url = `${server.url}/`;
       if (opts.json) {
         ctx.out.line(
