@@ -16,7 +16,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import {
@@ -784,6 +784,41 @@ describe("secrets in the environment are masked without being named (by their na
     assert.equal(r.redactString("tok-value-1"), "tok-value-1", "opted out");
     const both = new Redactor({ env: { X_TOKEN: "tok-value-1" }, secrets: ["!X_TOKEN", "X_TOKEN"] });
     assert.equal(both.redactString("tok-value-1"), "[REDACTED:X_TOKEN]", "named plainly too: masked");
+  });
+
+  test("a secret whose value is a word of the artifacts: not masked when detected, refused when named", () => {
+    // SESSION_TOKEN=verify once masked the step kind "verify", the outcome "success…" and the key metrics.success:
+    // the run ended 0 and its own artifacts failed validation.
+    const task = join(base, "words.json");
+    writeFileSync(
+      task,
+      JSON.stringify({
+        task: "words",
+        using: "shell",
+        steps: [
+          { kind: "detect", description: "a", inputs: { command: "echo a" } },
+          { kind: "verify", description: "b", inputs: { command: "echo b" } },
+        ],
+      }),
+    );
+    for (const value of ["verify", "success", "direction", "pending", "noema"]) {
+      const root = join(base, `words-${value}`);
+      const r = cli(["run", task, "--root", root, "--json"], { env: { SESSION_TOKEN: value } });
+      assert.equal(r.code, 0, r.stderr);
+      const dir = JSON.parse(r.stdout).episode_dir as string;
+      assert.doesNotMatch(readFileSync(join(dir, "state.json"), "utf8"), /REDACTED:SESSION_TOKEN/, value);
+      const v = cli(["validate", dir, "--json"]);
+      assert.equal(v.code, 0, `${value}: ${v.stdout}${v.stderr}`);
+    }
+    assert.deepEqual(envSecretNames({ SESSION_TOKEN: "verify", API_TOKEN: "succes" }), []);
+    assert.deepEqual(new Redactor({ env: { DB_PASS: "done" }, secrets: ["DB_PASS"] }).unmaskable, [
+      { name: "DB_PASS", word: "done" },
+    ]);
+    const root = join(base, "words-named");
+    const named = cli(["run", task, "--root", root, "--secret", "DB_PASS"], { env: { DB_PASS: "verify" } });
+    assert.equal(named.code, 2, named.stderr);
+    assert.match(named.stderr, /DB_PASS: its value occurs in "verify", a word of the artifacts' own structure/);
+    assert.ok(!existsSync(join(root, "episodes")) || readdirSync(join(root, "episodes")).length === 0);
   });
 
   test("token shapes: each new kind masked on its own; a URL keeps all but its password", () => {

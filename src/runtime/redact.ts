@@ -7,6 +7,7 @@
  * @module
  */
 import process from "node:process";
+import { structuralWordHolding } from "../schema/vocabulary.ts";
 
 /** The mask that replaces a token found by pattern. A named secret's value becomes `[REDACTED:<NAME>]`. */
 export const MASK = "[REDACTED]";
@@ -102,8 +103,9 @@ const PLAIN_VALUE = /^(?:true|false|yes|no|on|off|none|null|enabled?|disabled?|[
  * names containing `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `API_KEY`,
  * `PRIVATE_KEY` or `CREDENTIAL` (any case) with a value of at least 6
  * characters, and names ending in `_KEY` with a value of at least 8 — except
- * values that are booleans or numbers, and the names in `optOut`
- * (`"!NAME"` entries of `secrets`, `--not-secret NAME`).
+ * values that are booleans or numbers, values found inside a word the
+ * artifacts are made of (`SESSION_TOKEN=verify`: see `contractWords`), and
+ * the names in `optOut` (`"!NAME"` entries of `secrets`, `--not-secret NAME`).
  *
  * @example
  * ```ts
@@ -118,7 +120,8 @@ export function envSecretNames(
   const out: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value.length < 6 || optOut.includes(name) || PLAIN_VALUE.test(value)) continue;
-    if (SECRET_NAME.test(name) || (KEY_NAME.test(name) && value.length >= 8)) out.push(name);
+    if (!SECRET_NAME.test(name) && !(KEY_NAME.test(name) && value.length >= 8)) continue;
+    if (structuralWordHolding(value) === null) out.push(name);
   }
   return out;
 }
@@ -193,6 +196,11 @@ export class Redactor {
   readonly #needles: string[];
   /** Length of the longest named value. */
   readonly longest: number;
+  /**
+   * Named secrets that are not masked because their value occurs inside a word the artifacts are made of (a key
+   * or a fixed value: `verify`, `success`); `word` is that word. A run refuses such a secret named explicitly.
+   */
+  readonly unmaskable: readonly { name: string; word: string }[];
 
   /**
    * `secrets` names environment variables whose values are masked;
@@ -212,10 +220,16 @@ export class Redactor {
     const detected = options.detect === false ? [] : envSecretNames(env, optOut);
     const names = [...new Set([...named, ...NOEMA_OWN_SECRETS, ...detected])];
     this.#names = new Set(names);
-    this.#values = names
+    const values = names
       .map((name) => ({ name, value: env[name] ?? "" }))
       // Very short values would mask ordinary text; they are not treated as secrets.
-      .filter((s) => s.value.length >= 4)
+      .filter((s) => s.value.length >= 4);
+    // Nor values inside the artifacts' own words: masking them would rewrite keys and fixed values.
+    this.unmaskable = values.flatMap((s) => {
+      const word = structuralWordHolding(s.value);
+      return word === null ? [] : [{ name: s.name, word }];
+    });
+    this.#values = values.filter((s) => !this.unmaskable.some((u) => u.name === s.name))
       .sort((a, b) => b.value.length - a.value.length);
     this.#needles = [...new Set(this.#values.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1)]))];
     this.longest = this.#values[0]?.value.length ?? 0;

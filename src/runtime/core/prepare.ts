@@ -156,6 +156,7 @@ export async function prepareEpisode(
   const baseDir = options.base_dir ?? process.cwd();
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  refuseUnmaskable(redactor);
   const loadedAdapter = await chooseAdapter(options, external);
   const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options, baseDir) : [];
   const loadedPlanner = await choosePlanner(options, external);
@@ -185,6 +186,23 @@ export async function prepareEpisode(
   });
   const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/**
+ * A secret named explicitly whose value occurs inside a word the artifacts
+ * are made of cannot be masked without corrupting them: a usage error naming
+ * it, before anything is written (one detected by its name alone is just not
+ * treated as a secret).
+ */
+function refuseUnmaskable(redactor: Redactor): void {
+  const u = redactor.unmaskable[0];
+  if (u === undefined) return;
+  throw new NoemaError(
+    "usage",
+    `${u.name}: its value occurs in "${u.word}", a word of the artifacts' own structure, so masking it would ` +
+      `corrupt them; leave ${u.name} out of the secrets`,
+    { field: "secrets", exitCode: EXIT.USAGE },
+  );
 }
 
 /**
