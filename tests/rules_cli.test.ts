@@ -257,6 +257,31 @@ describe("bad rules are located errors at load, and at install-hooks", () => {
     assert.match(r.stderr, /r\.jsonc:3: ask\[0\]\.rule: unknown tool "bash" \(did you mean "Bash"\?\)/);
   });
 
+  test("a misspelled tool name loads with a warning, at noema rules, run and each hook call", () => {
+    const p = project({ rules: { deny: ["Bsh(git push)", "Bash(rm:*)"] } });
+    const warning =
+      /noema: warning: .*noema\.jsonc: rules\.deny\[0\]: "Bsh\(git push\)": unknown tool "Bsh" \(did you mean "Bash"\?\)/;
+    const listed = p.run(["rules"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stderr, warning);
+    assert.doesNotMatch(listed.stderr, /deny\[1\]/, "only the unknown name");
+    assert.match(p.run(["run", "task.jsonc"]).stderr, warning);
+    const hook = cli(["hook", "claude-code", "--root", join(p.dir, ".noema")], {
+      cwd: p.dir,
+      env: { NOEMA_USER_RULES: "", NOEMA_HOOK_SERVER: "0" },
+      input: JSON.stringify({
+        session_id: "s-warn",
+        cwd: p.dir,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+        tool_use_id: "toolu_1",
+      }),
+    });
+    assert.equal(hook.code, 0, hook.stderr);
+    assert.match(hook.stderr, warning);
+  });
+
   test("install-hooks refuses a bad rule (nothing registered), and counts rules as governance", () => {
     const p = project(bad);
     const home = join(p.dir, "home");
