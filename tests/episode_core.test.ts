@@ -202,6 +202,37 @@ describe("EpisodeCore", () => {
     valid(core.dir);
   });
 
+  test("a call id reused for another tool or input is refused and recorded; the same call sent again keeps its decision", async () => {
+    const core = await EpisodeCore.open("Reuse", { root, using: "claude-code", policies: [policy] });
+    const bash = (command: string, call_id: string) => ({ kind: "tool", tool: "Bash", input: { command }, call_id });
+    const ls = await core.propose(bash("ls", "r1"));
+    assert.equal(ls.verdict, "allow");
+    const reused = await core.propose(bash("rm -x v", "r1")); // no policy denies it: only the reuse does
+    assert.equal(reused.verdict, "deny");
+    assert.match(reused.reason ?? "", /call id r1 was already used by step-1 for another tool or input/);
+    assert.notEqual(reused.step_id, ls.step_id, "a step of its own");
+    const otherTool = await core.propose({ kind: "tool", tool: "Read", input: { command: "ls" }, call_id: "r1" });
+    assert.equal(otherTool.verdict, "deny", "another tool with the same input");
+    assert.deepEqual(await core.propose(bash("ls", "r1")), ls, "the same call sent again: its decision again");
+    // A patched call sent again as the agent sent it (before the patch) is the same call.
+    const patched = await core.propose(bash("git push --force", "r2"));
+    assert.equal(patched.verdict, "patch");
+    assert.deepEqual(await core.propose(bash("git push --force", "r2")), patched);
+    await core.record("r1", { status: "ok" });
+    await core.record("r2", { status: "ok" });
+    const ev = events(core.dir);
+    const refused = ev.filter((e) => e.phase === "governance" && e.payload.rule === "call_id_reused");
+    assert.deepEqual(refused.map((e) => [e.payload.step_id, e.payload.call_id, e.payload.decision]), [
+      [reused.step_id, "r1", "veto"],
+      [otherTool.step_id, "r1", "veto"],
+    ]);
+    const vetoed = ev.filter((e) => e.phase === "act" && e.payload.step_status === "vetoed");
+    assert.deepEqual(vetoed.map((e) => e.payload.input.command), ["rm -x v", "ls"]);
+    await core.finish();
+    valid(core.dir);
+    assert.equal(json(core.dir, "summary.json").metrics.veto_count, 2);
+  });
+
   test("repeatable call ids (an agent without ids): the same call made again is a new step, recorded as its own", async () => {
     const core = await EpisodeCore.open("Repeat", { root, using: "gemini", policies: [policy] });
     const call = (command: string) => ({

@@ -6,6 +6,7 @@ import { commandUnits } from "../src/runtime/rules/unwrap.ts";
 import { decideLayer } from "../src/runtime/rules/match.ts";
 import { commandPattern, couldMatch, matchesCommand } from "../src/runtime/rules/pattern.ts";
 import { ruleProblem } from "../src/runtime/rules/rule.ts";
+import { ruleWarning, ruleWarnings } from "../src/runtime/rules/warnings.ts";
 import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
 import { rulesPolicy, rulesVerdict } from "../src/runtime/rules/policy.ts";
 import { ruleTarget } from "../src/runtime/rules/tools.ts";
@@ -270,6 +271,20 @@ describe("rule syntax", () => {
     assert.match(ruleProblem("WebFetch(evil.com)")!, /domain:/);
     assert.match(ruleProblem("")!, /empty/);
     assert.match(ruleProblem("no spaces allowed")!, /not a tool name/);
+  });
+
+  test("a tool name no agent uses loads, with a warning and the known name it is closest to", () => {
+    for (const ok of ["Bash(ls)", "Read", "mcp__github__*", "run_shell_command", "apply_patch", "WebSearch(x)"]) {
+      assert.equal(ruleWarning(ok), null, ok);
+    }
+    assert.equal(ruleProblem("Bsh(git push)"), null, "any tool name is valid (another agent's, a custom tool's)");
+    assert.match(ruleWarning("Bsh(git push)")!, /unknown tool "Bsh" \(did you mean "Bash"\?\): the rule matches only/);
+    assert.match(ruleWarning("WebFetc(domain:x.com)")!, /did you mean "WebFetch"/);
+    assert.doesNotMatch(ruleWarning("Deploy")!, /did you mean/, "no hint when nothing is close");
+    const layers = [layer({ deny: ["Bash(ls)", "Bsh(git push)"] })];
+    assert.deepEqual(ruleWarnings(layers).map((w) => w.split(": ").slice(0, 4).join(": ")), [
+      'warning: /proj/noema.jsonc: rules.deny[1]: "Bsh(git push)"',
+    ]);
   });
 });
 

@@ -20,6 +20,7 @@ after(() => tmp.cleanup());
 
 const PUSH: RuleSet = { deny: [{ rule: "Bash(git push:*)", reason: "pushes go through review" }] };
 const RM: RuleSet = { deny: ["Bash(rm:*)"] };
+const FORCE: RuleSet = { deny: ["Bash(git push --force:*)"] };
 const layer = (set: RuleSet) => toLayer(set, { source: "/p/noema.jsonc", field: "rules", base: "/p" });
 const decide = (set: RuleSet, command: string) =>
   decideLayer(layer(set), { tool: "Bash", command }, { cwd: "/p", home: "/home/u" });
@@ -110,6 +111,19 @@ const MORE: Case[] = [
   { line: "sg root 'git push'" },
   { line: "hash -p BIN/git g; g push", bash: true },
   { line: "echo 'git push' | xargs -I{} sh -c '{}'" },
+];
+
+/** Found by an independent audit: the shell reads each of these otherwise than the reader did. */
+const AUDIT: Case[] = [
+  { line: "echo hi\r#; rm x", rules: RM }, // "\r" is a word character, not a blank before a comment
+  { line: 'echo ${X:-"}"}; rm x; echo ${Y:-"}"}', rules: RM }, // a quoted "}" does not end ${…}
+  { line: "cat <<E\\ F\nE F\nrm x\nE", rules: RM }, // the delimiter is a shell word: "E F"
+  { line: "echo `echo \\`rm x\\``", rules: RM }, // nested backquotes
+  { line: "(( x = 1 << 2 ))\nrm x", rules: RM, bash: true }, // a shift, not a here-document
+  { line: "for ((i=0; i < 1<<1; i++)); do :; done\nrm x", rules: RM, bash: true },
+  { line: "if (( 1 << 2 )); then :; fi\nrm x", rules: RM, bash: true },
+  { line: "echo $((rm x); echo hi)", rules: RM, bash: true }, // not arithmetic: a substitution holding a subshell
+  { line: "git push $'--fo\\u0072ce'", rules: FORCE, bash: true }, // \u takes 4 hex digits at most
 ];
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
@@ -216,10 +230,15 @@ async function hook(c: Case): Promise<{ decision: string; reason: string }> {
 
 const TIMEOUT = { timeout: 300_000 };
 
-for (const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS], ["more", MORE]] as const) {
+for (
+  const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS], ["more", MORE], [
+    "the audit's",
+    AUDIT,
+  ]] as const
+) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
     for (const c of cases) {
-      test(c.line, TIMEOUT, async () => {
+      test(c.line.replaceAll("\r", "\\r"), TIMEOUT, async () => {
         const d = decide(c.rules ?? PUSH, c.line.replaceAll("GLOB1", "/usr/b?n").replaceAll("GLOB2", "/u*/bin"));
         assert.equal(d.effect, "deny", `in-process: ${c.line}`);
         const [audited, enforced, answer] = await Promise.all([run(c, "audit"), run(c, "enforce"), hook(c)]);
@@ -235,7 +254,7 @@ for (const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRA
         assert.match(enforced.stdout, /Rules@1\.0/);
         assert.equal(enforced.w.ran(c), false, `the denied program did not run: ${enforced.line}`);
         assert.equal(answer.decision, "deny", `hook: ${answer.reason}`);
-        assert.match(answer.reason, /denied by rule "Bash\((git push|rm):\*\)"/);
+        assert.match(answer.reason, /denied by rule "Bash\((git push|git push --force|rm):\*\)"/);
       });
     }
   });
@@ -280,6 +299,30 @@ describe("the verdict names what could not be resolved", () => {
     assert.equal(decide(PUSH, "X='$(date)' ls").effect, "allow");
   });
 
+  test("what the shells read differently is unreadable (fail closed), and the audit's other lines are read", () => {
+    const notes: [string, RegExp][] = [
+      ['echo ${X:-"}"}', /a "\}" quoted or escaped inside \$\{…\}: where it ends depends on the shell/],
+      ["echo ${X:-\\}}", /a "\}" quoted or escaped inside \$\{…\}/],
+      ['(( x == ")" ))', /a "\)" quoted or escaped inside \(\(…\)\)/],
+      ["cat <<$E\nx\n$E", /a here-document delimiter holding "\$"/],
+      ["cat <<'E\nx", /unterminated quote in a here-document delimiter/],
+    ];
+    for (const [line, note] of notes) {
+      const d = decide(RM, line);
+      assert.equal(d.effect, "deny", line);
+      assert.match(d.note ?? "", note, line);
+    }
+    const read: [RuleSet, string][] = [
+      [{ deny: ["Bash(npm publish:*)"] }, "npm $'p\\u0075blish'"],
+      [RM, "((rm x); (echo hi))"], // subshells in a subshell, not arithmetic
+      [RM, "echo $((rm x); (echo hi))"],
+      [RM, "(( a[$(rm x)] ))"],
+      [RM, 'cat <<"E\\"F"\nE"F\nrm x\nE'],
+      [RM, 'echo "`echo \\"x\\"; rm x`"'],
+    ];
+    for (const [rules, line] of read) assert.equal(decide(rules, line).effect, "deny", line);
+  });
+
   test("other runners of the command after their options are peeled", () => {
     for (const line of RUNNERS) assert.equal(decide(PUSH, line).effect, "deny", line);
   });
@@ -318,6 +361,22 @@ describe("ordinary lines stay allowed", () => {
     "ssh host uptime",
     "coproc NAME { sleep 1; }",
     "$'git' status",
+    // Read as the shell reads them (the audit's fixes must not deny these).
+    "echo $((1+2))",
+    "echo $(( (1+2) * 3 ))",
+    "echo `date`",
+    'echo "`date`"',
+    "cat <<'EOF'\ngit push\nEOF",
+    'cat <<"E F"\ngit push\nE F',
+    "cat <<EOF\nhello $(date)\nEOF",
+    "echo ${X:-default}",
+    'X=${Y:-"a b"} ls',
+    "echo ${X//\\//_}",
+    "(( i++ ))",
+    "for ((i=0; i<3; i++)); do echo $i; done",
+    "if (( 1 << 2 )); then ls; fi",
+    "echo $'\\u00e9t\\U0001F600'",
+    'echo "`echo \\"; git push; \\"`"', // the backquoted text is echo "; git push; "
   ];
   for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
 

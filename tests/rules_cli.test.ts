@@ -3,7 +3,7 @@
 // that only tighten, and bad rules refused at load and at install-hooks with the file, line and field.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { cli, cliCommand, REPO } from "./helpers/cli.ts";
@@ -35,6 +35,13 @@ function project(config: unknown | null, task: unknown = PUSH_TASK) {
   const run = (args: string[], env: Record<string, string> = {}) =>
     cli(args, { cwd: dir, env: { NOEMA_USER_RULES: "", ...env } });
   return { dir, run };
+}
+
+/** Every file under `dir`. */
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]
+  );
 }
 
 describe("rules in a run", () => {
@@ -193,6 +200,41 @@ test("noema rules shows the rule sets in effect; noema rules test decides one ca
   assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
 });
 
+describe("a call id is one call", () => {
+  test("noema hook claude-code: a tool_use_id sent again with another command is denied and recorded", () => {
+    const p = project({ rules: { deny: ["Bash(rm:*)"] } });
+    const call = (command: string, tool = "Bash") =>
+      cli(["hook", "claude-code", "--root", join(p.dir, ".noema")], {
+        cwd: p.dir,
+        env: { NOEMA_USER_RULES: "", NOEMA_HOOK_SERVER: "0" },
+        input: JSON.stringify({
+          session_id: "s-reuse",
+          cwd: p.dir,
+          hook_event_name: "PreToolUse",
+          tool_name: tool,
+          tool_input: { command },
+          tool_use_id: "toolu_1",
+        }),
+      });
+    const answer = (r: ReturnType<typeof call>) => {
+      assert.equal(r.code, 0, r.stderr);
+      // No output: no objection (Claude Code goes on as it would without the hook).
+      return r.stdout.trim() === "" ? { permissionDecision: "allow" } : JSON.parse(r.stdout).hookSpecificOutput;
+    };
+    assert.equal(answer(call("ls")).permissionDecision, "allow");
+    const reused = answer(call("rm -rf v"));
+    assert.equal(reused.permissionDecision, "deny");
+    assert.match(reused.permissionDecisionReason, /call id toolu_1 was already used by step-1 for another tool/);
+    assert.equal(answer(call("ls", "Task")).permissionDecision, "deny", "another tool");
+    assert.equal(answer(call("ls")).permissionDecision, "allow", "the same call sent again");
+    const logs = walk(join(p.dir, ".noema")).filter((f) => f.endsWith("events.jsonl"));
+    assert.equal(logs.length, 1);
+    const refused = readFileSync(logs[0], "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .filter((e) => e.phase === "governance" && e.payload.rule === "call_id_reused");
+    assert.equal(refused.length, 2, "each refusal is in the episode's record");
+  });
+});
+
 describe("bad rules are located errors at load, and at install-hooks", () => {
   const bad = '{\n  "rules": {\n    "deny": [\n      "Bash(git push:*)",\n      "Bash(rm -rf"\n    ]\n  }\n}\n';
 
@@ -213,6 +255,31 @@ describe("bad rules are located errors at load, and at install-hooks", () => {
     const r = project(null).run(["run", join(q.dir, "task.jsonc"), "--rules", join(q.dir, "r.jsonc")]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /r\.jsonc:3: ask\[0\]\.rule: unknown tool "bash" \(did you mean "Bash"\?\)/);
+  });
+
+  test("a misspelled tool name loads with a warning, at noema rules, run and each hook call", () => {
+    const p = project({ rules: { deny: ["Bsh(git push)", "Bash(rm:*)"] } });
+    const warning =
+      /noema: warning: .*noema\.jsonc: rules\.deny\[0\]: "Bsh\(git push\)": unknown tool "Bsh" \(did you mean "Bash"\?\)/;
+    const listed = p.run(["rules"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stderr, warning);
+    assert.doesNotMatch(listed.stderr, /deny\[1\]/, "only the unknown name");
+    assert.match(p.run(["run", "task.jsonc"]).stderr, warning);
+    const hook = cli(["hook", "claude-code", "--root", join(p.dir, ".noema")], {
+      cwd: p.dir,
+      env: { NOEMA_USER_RULES: "", NOEMA_HOOK_SERVER: "0" },
+      input: JSON.stringify({
+        session_id: "s-warn",
+        cwd: p.dir,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+        tool_use_id: "toolu_1",
+      }),
+    });
+    assert.equal(hook.code, 0, hook.stderr);
+    assert.match(hook.stderr, warning);
   });
 
   test("install-hooks refuses a bad rule (nothing registered), and counts rules as governance", () => {

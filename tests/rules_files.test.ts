@@ -413,6 +413,8 @@ describe("for real", () => {
 
   test("noema hook claude-code: deny answers for shell reads and writes, a symlink, Grep and MCP paths", () => {
     const dir = project("hook");
+    // Each call its own tool_use_id: an id sent again with another input is refused whatever the rules say.
+    let id = 0;
     const event = (tool_name: string, tool_input: Record<string, unknown>) =>
       JSON.stringify({
         session_id: "s-files",
@@ -422,7 +424,7 @@ describe("for real", () => {
         hook_event_name: "PreToolUse",
         tool_name,
         tool_input,
-        tool_use_id: `toolu_${tool_name}`,
+        tool_use_id: `toolu_${tool_name}_${++id}`,
       });
     const calls: [string, Record<string, unknown>][] = [
       ["Bash", { command: "cat .env" }],

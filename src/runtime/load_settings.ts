@@ -22,6 +22,7 @@ import { readSettingsFile } from "./jsonc.ts";
 import type { RunOptions } from "./run.ts";
 import { ProjectConfig, type StepSpec, TaskFile } from "./settings.ts";
 import { mergeRuleLayers, settingsRuleLayers, userRuleLayers } from "./rules/load.ts";
+import { ruleWarnings } from "./rules/warnings.ts";
 
 /** The name of the project config file. */
 export const PROJECT_CONFIG = "noema.jsonc";
@@ -39,6 +40,11 @@ export interface ResolvedRun {
    * `noema.jsonc` names it, and a `policies/` folder that is present but not loaded.
    */
   notices: string[];
+  /**
+   * Rules that load but are likely mistakes, each a line saying where (a tool name no agent uses: `Bsh(git push)`,
+   * did you mean "Bash"?). The CLI prints each on stderr, at `run`, `rules` and each hook call.
+   */
+  warnings: string[];
 }
 
 /**
@@ -190,5 +196,5 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
     sources.push(path);
   }
   merged = mergeOptions(merged, input.options ?? {});
-  return { task, options: merged, sources, notices };
+  return { task, options: merged, sources, notices, warnings: ruleWarnings(merged.rules ?? []) };
 }

@@ -193,7 +193,9 @@ function hookSettings(opts: HookCliOptions, g: GlobalOptions, event: HookEvent):
     root: g.root,
   };
   const verify = verifyFlags(opts);
-  const { options } = resolveRunSettings({ taskOrFile: "-", options: flags });
+  const { options, warnings } = resolveRunSettings({ taskOrFile: "-", options: flags });
+  // Likely mistakes in the rules (an unknown tool name): said on stderr, which does not change the hook's answer.
+  for (const w of warnings) process.stderr.write(`noema: ${w}\n`);
   for (const p of options.policies ?? []) {
     if (typeof p === "string" && !existsSync(p)) {
       throw new NoemaError("not_found", "policy file not found", { file: p, exitCode: EXIT.USAGE });

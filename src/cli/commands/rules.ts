@@ -24,10 +24,12 @@ import { collect } from "../args.ts";
 import { type CliContext, examples } from "../context.ts";
 import { usageError } from "../errors.ts";
 
-/** The rule sets in effect in the current directory, plus `--rules` files. */
-function layersHere(files: readonly string[] | undefined): RuleLayer[] {
+/** The rule sets in effect in the current directory, plus `--rules` files; their warnings go to stderr. */
+function layersHere(ctx: CliContext, files: readonly string[] | undefined): RuleLayer[] {
   const rules = files?.map((f) => loadRulesFile(f));
-  return [...(resolveRunSettings({ taskOrFile: "-", options: rules ? { rules } : {} }).options.rules ?? [])];
+  const resolved = resolveRunSettings({ taskOrFile: "-", options: rules ? { rules } : {} });
+  for (const w of resolved.warnings) ctx.out.note(`noema: ${w}`);
+  return [...(resolved.options.rules ?? [])];
 }
 
 function showLayers(ctx: CliContext, layers: readonly RuleLayer[]): void {
@@ -89,7 +91,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
       ) + "\nSee docs/rules.md.\n",
     )
     .action((opts) => {
-      const layers = layersHere(opts.rules);
+      const layers = layersHere(ctx, opts.rules);
       if (opts.json) ctx.out.json(layers);
       else showLayers(ctx, layers);
     });
@@ -119,7 +121,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
       const action = testCall(opts);
       const cwd = resolve(opts.workspace ?? process.cwd());
       // `--rules` after `rules` and before `test` belongs to the parent command.
-      const layers = layersHere([...(rules.opts().rules ?? []), ...(opts.rules ?? [])]);
+      const layers = layersHere(ctx, [...(rules.opts().rules ?? []), ...(opts.rules ?? [])]);
       const target = ruleTarget(action, cwd);
       const verdict = rulesVerdict(layers, action, cwd);
       const effect = !verdict || verdict.audit ? "allow" : verdict.requires_approval ? "ask" : "deny";

@@ -238,7 +238,7 @@ function runSettings(
   const flagSpecs = verifyFlags(opts);
   // Without a task (a replay or a continuation takes the recorded one), noema.jsonc and policies/ still apply.
   const resolved = resolveRunSettings({ taskOrFile: taskArg ?? "(replay)", options: flags });
-  for (const n of resolved.notices) ctx.out.note(`noema: ${n}`);
+  for (const n of [...resolved.notices, ...resolved.warnings]) ctx.out.note(`noema: ${n}`);
   const { task, options } = applyLlmFlags(taskArg === undefined ? undefined : resolved.task, resolved.options, {
     model: opts.model,
     baseUrl: opts.baseUrl,

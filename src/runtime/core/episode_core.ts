@@ -40,6 +40,7 @@ import type { RunOptions, RunSettingsRecord } from "./options.ts";
 import { prepareEpisode } from "./prepare.ts";
 import { type RecordedReview, type ReviewDelivery, reviewResult } from "../review_record.ts";
 import { type CallRecord, type CoreProgress, writeCoreProgress } from "./progress_file.ts";
+import { proposalDigest, reusedReason, sameCall } from "./call_reuse.ts";
 
 export type { AttachOptions } from "./attach.ts";
 
@@ -265,6 +266,9 @@ export class EpisodeCore {
       action = { ...action, call_id: this.#occurrence(action.call_id) };
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
+    if (known && !sameCall(this.episodeId, known, action, (v) => this.#engine.redactor.unmask(v).value)) {
+      return this.#refuseReused(action, known);
+    }
     if (known) return this.#again(known);
     if (this.#pausedAt !== null || this.#due()) {
       // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
@@ -302,6 +306,7 @@ export class EpisodeCore {
     const onAsk = action.on_ask ?? "pause";
     const decision = this.#decision(index, decided, onAsk);
     this.#remember(callId, index, decision, decided.action);
+    this.#calls[callId].proposed = proposalDigest(this.episodeId, action);
     // Refused (not waiting for anyone): asked again, it is a denied call.
     if (decision.verdict === "ask" && onAsk === "deny") this.#calls[callId].verdict = "deny";
     if (decision.verdict === "ask" && onAsk === "defer") {
@@ -462,6 +467,56 @@ export class EpisodeCore {
       ...(d.checkpoint_id ? { checkpoint_id: d.checkpoint_id } : {}),
       recorded: false,
     };
+  }
+
+  /**
+   * A call id already decided for another tool or input: a step of its own, vetoed with a governance event saying
+   * why (no policy is consulted: the id is not this call's), and a deny. The id stays the first call's.
+   */
+  #refuseReused(action: ProposedAction, known: CallRecord): Promise<Decision> {
+    const e = this.#engine, p = e.p;
+    this.#refuseOversize(action);
+    const command = action.command ?? displayCommand(action.input);
+    const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
+    const index = p.steps.length;
+    const step: PlanStep = { id: `step-${index + 1}`, kind: "act", description, status: "pending" };
+    p.steps.push(step);
+    p.inputs.set(step.id, action.input);
+    if (announceDue(this.#announced, p.steps.length)) this.#announce();
+    const reason = e.redactor.redactString(reusedReason(action.call_id!, known.step_id));
+    const candidateId = `ac_${step.id}_${index + 1}`;
+    e.emit("governance", {
+      decision: "veto",
+      rule: "call_id_reused",
+      rule_id: "call_id_reused",
+      message: reason,
+      policy_id: null,
+      enforced: true,
+      action_candidate_id: null,
+      step_id: step.id,
+      call_id: action.call_id,
+      first_step_id: known.step_id,
+      error: null,
+    }, { faculty: "governance" });
+    p.counters.governance++;
+    e.recordVeto(
+      index,
+      { kind: action.kind, tool: action.tool, input: action.input, command },
+      candidateId,
+      reason,
+      false,
+    );
+    this.#dirty = true;
+    this.#written();
+    return Promise.resolve({
+      verdict: "deny",
+      step_id: step.id,
+      action_candidate_id: candidateId,
+      input: structuredClone(action.input),
+      reason,
+      policy_id: null,
+      hints: [],
+    });
   }
 
   /** A call proposed before: its decision again; an "ask" is answered by its approval record once there is one. */

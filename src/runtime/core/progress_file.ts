@@ -37,6 +37,11 @@ export interface CallRecord {
   checkpoint_id?: string;
   /** An ask proposed with `on_ask: "defer"` whose pause is still to be made (the pause's kind). */
   pause_due?: "review" | "approval" | "veto";
+  /**
+   * The digest of the tool and input as proposed, before any patch (see `call_reuse.ts`): the same id sent with
+   * another call is refused, not given this decision. Absent in older files.
+   */
+  proposed?: string;
   /** The agent's own id of a call proposed under another key (see `EpisodeCore.bindCall`). */
   agent_call_id?: string;
   recorded: boolean;

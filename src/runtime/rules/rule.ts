@@ -40,7 +40,10 @@ export const PATH_TOOLS = new Set([
   "LS",
 ]);
 
-/** Tool names of Claude Code's vocabulary, for the did-you-mean of a rule whose case is wrong. */
+/**
+ * Tool names of Claude Code's vocabulary: a rule naming one in the wrong case is an error, a name that is none of
+ * these (nor `mcp__…`, nor another agent's) a warning (`warnings.ts`), each with a did-you-mean.
+ */
 export const KNOWN_TOOLS = [
   "Bash",
   ...PATH_TOOLS,
@@ -53,6 +56,10 @@ export const KNOWN_TOOLS = [
   "BashOutput",
   "KillShell",
   "SlashCommand",
+  "ExitPlanMode",
+  "KillBash",
+  "ListMcpResourcesTool",
+  "ReadMcpResourceTool",
 ];
 
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;

@@ -51,6 +51,8 @@ export interface ParsedShell {
   problem: string | null;
 }
 
+import { arithmeticEnd, backquoted, heredocDelimiter, matchedClose } from "./shell_spans.ts";
+
 /** How deep substitutions and `sh -c` scripts may nest before the reader gives up (fail closed). */
 export const MAX_SHELL_DEPTH = 8;
 
@@ -80,14 +82,13 @@ class Reader {
 
   constructor(readonly s: string, readonly depth: number) {}
 
-  /** Reads until the end, or until `stop` (`)` or a backquote) closes a substitution; returns where it stopped. */
-  read(stop: ")" | "`" | null): number {
+  /** Reads until the end, or until `stop` (`)`) closes a substitution; returns where it stopped. */
+  read(stop: ")" | null): number {
     let parens = 0;
     const s = this.s;
     while (this.i < s.length && this.problem === null) {
       const c = s[this.i];
-      if (stop === "`" && c === "`") return this.#end();
-      if (c === " " || c === "\t" || c === "\r") {
+      if (c === " " || c === "\t") { // not "\r": the shell reads it as a word character (`echo hi\r#; rm x` runs rm)
         this.#flushWord();
         this.i++;
       } else if (c === "#" && this.#word === null) {
@@ -101,6 +102,8 @@ class Reader {
         this.#flushCommand();
         parens = Math.max(0, parens - 1);
         this.i++;
+      } else if (c === "(" && s[this.i + 1] === "(" && this.#word === null && this.#arithmeticCommand()) {
+        continue;
       } else if (c === "(") {
         this.#flushCommand();
         parens++;
@@ -109,9 +112,29 @@ class Reader {
         this.#redirect();
       } else this.#wordChar(stop);
     }
-    if (this.problem === null && stop !== null) this.problem = `unterminated ${stop === ")" ? "$(" : "`"}`;
+    if (this.problem === null && stop !== null) this.problem = "unterminated $(";
     this.#flushCommand();
     return this.i;
+  }
+
+  /**
+   * `(( … ))` where a command starts (also `for (( … ))`, `if (( … ))`): an arithmetic command, whose `<<` is a
+   * shift, not a here-document; only its substitutions run. False when the `((` opens subshells (`((rm x); (ls))`).
+   */
+  #arithmeticCommand(): boolean {
+    if (!this.#words.every((w) => !w.dynamic && (w.text === "for" || isKeyword(w.text)))) return false;
+    const span = arithmeticEnd(this.s, this.i);
+    if (span.problem !== undefined) {
+      this.#fail(span.problem);
+      return true;
+    }
+    if (span.end === -1) return false;
+    const inner = this.s.slice(this.i + 2, span.end - 1);
+    if (/[$`]/.test(inner)) this.#expansionsOf(inner); // (( a[$(git push)] )) runs it
+    this.#words = [];
+    this.#flushCommand();
+    this.i = span.end + 1;
+    return true;
   }
 
   #end(): number {
@@ -183,11 +206,10 @@ class Reader {
     this.i += op.length;
     if (op === "<<" || op === "<<-") {
       while (s[this.i] === " " || s[this.i] === "\t") this.i++;
-      const start = this.i;
-      while (this.i < s.length && !/[\s;&|<>()]/.test(s[this.i])) this.i++;
-      const raw = s.slice(start, this.i);
-      const delim = raw.replace(/["'\\]/g, "");
-      this.#heredocs.push({ delim, strip: op === "<<-", expand: delim === raw, command: this.#current });
+      const word = heredocDelimiter(s, this.i); // a shell word: `<<E\ F` ends at a line `E F`
+      if ("problem" in word) return this.#fail(word.problem);
+      this.i = word.end;
+      this.#heredocs.push({ delim: word.delim, strip: op === "<<-", expand: !word.quoted, command: this.#current });
       return;
     }
     if (op === "<<<") {
@@ -226,7 +248,7 @@ class Reader {
     this.#heredocs = [];
   }
 
-  #wordChar(stop: ")" | "`" | null): void {
+  #wordChar(stop: ")" | null): void {
     const s = this.s, c = s[this.i];
     if (c === "\\") {
       if (s[this.i + 1] === "\n") this.i += 2; // line continuation
@@ -244,7 +266,7 @@ class Reader {
     } else if (c === "$") {
       this.#dollar(stop);
     } else if (c === "`") {
-      this.#substitution("`");
+      this.#backquoted(false);
     } else if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
       this.i += 1;
       this.#substitution(")", this.i - 1);
@@ -285,7 +307,7 @@ class Reader {
         if (s[this.i + 1] !== "\n") this.#add(s[this.i + 1]);
         this.i += 2;
       } else if (c === "$") this.#dollar(null, true);
-      else if (c === "`") this.#substitution("`");
+      else if (c === "`") this.#backquoted(false);
       else {
         this.#add(c);
         this.i++;
@@ -308,7 +330,7 @@ class Reader {
         if (s[this.i + 1] !== "\n") this.#add(s[this.i + 1]);
         this.i += 2;
       } else if (c === "$") this.#dollar(null, true);
-      else if (c === "`") this.#substitution("`");
+      else if (c === "`") this.#backquoted(true);
       else {
         this.#add(c);
         this.i++;
@@ -319,7 +341,7 @@ class Reader {
     this.i++;
   }
 
-  #dollar(_stop: ")" | "`" | null, quoted = false): void {
+  #dollar(_stop: ")" | null, quoted = false): void {
     const s = this.s, next = s[this.i + 1] ?? "";
     if (next === "(" && s[this.i + 2] === "(") return this.#arithmetic();
     if (next === "(") {
@@ -333,12 +355,9 @@ class Reader {
       return this.#doubleQuoted();
     }
     if (next === "{") {
-      let depth = 0, end = this.i + 1;
-      for (; end < s.length; end++) {
-        if (s[end] === "{") depth++;
-        else if (s[end] === "}" && --depth === 0) break;
-      }
-      if (end >= s.length) return this.#fail("unterminated ${");
+      const span = matchedClose(s, this.i + 1, "{", "}", "${…}"); // `${X:-"}"}`: where it ends is the shell's guess
+      if (span.problem !== undefined) return this.#fail(span.problem);
+      const end = span.end;
       const inner = s.slice(this.i + 2, end);
       if (/[$`]/.test(inner)) this.#expansionsOf(inner); // ${X:-$(git push)} runs it
       this.#addDynamic(s.slice(this.i, end + 1));
@@ -355,14 +374,18 @@ class Reader {
     this.i++;
   }
 
+  /** `$(( … ))`, or `$( (…) … )` when the `((` does not close as arithmetic (`$((rm x); echo)` runs rm, in bash). */
   #arithmetic(): void {
     const s = this.s;
-    let depth = 0, j = this.i + 1;
-    for (; j < s.length; j++) {
-      if (s[j] === "(") depth++;
-      else if (s[j] === ")" && --depth === 0) break;
+    const span = arithmeticEnd(s, this.i + 1);
+    if (span.problem !== undefined) {
+      return this.#fail(span.problem === "unterminated ((…))" ? "unterminated $((" : span.problem);
     }
-    if (j >= s.length) return this.#fail("unterminated $((");
+    if (span.end === -1) {
+      this.i += 1;
+      return this.#substitution(")", this.i - 1);
+    }
+    const j = span.end;
     const inner = s.slice(this.i + 3, j - 1);
     if (/[$`]/.test(inner)) this.#expansionsOf(inner); // $(( $(git push) )) runs it
     this.#addDynamic(s.slice(this.i, j + 1));
@@ -391,10 +414,11 @@ class Reader {
       const e = s[++j] ?? "";
       const hex = at(/x([0-9a-fA-F]{1,2})/y, s, j);
       const oct = at(/([0-7]{1,3})/y, s, j);
-      const uni = at(/[uU]([0-9a-fA-F]{1,8})/y, s, j);
+      const uni = at(/u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})/y, s, j); // as bash: \u takes 4 digits at most
       if (hex) [out, j] = [out + String.fromCharCode(parseInt(hex[1], 16)), j + hex[0].length - 1];
-      else if (uni) [out, j] = [out + String.fromCodePoint(parseInt(uni[1], 16) % 0x110000), j + uni[0].length - 1];
-      else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];
+      else if (uni) {
+        [out, j] = [out + String.fromCodePoint(parseInt(uni[1] ?? uni[2], 16) % 0x110000), j + uni[0].length - 1];
+      } else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];
       else out += simple[e] ?? e;
     }
     if (j >= s.length) return this.#fail("unterminated $'");
@@ -402,8 +426,24 @@ class Reader {
     this.i = j + 1;
   }
 
-  /** `$( … )`, `` ` … ` `` or `<( … )`: the commands inside are read as commands of their own. */
-  #substitution(close: ")" | "`", start = this.i): void {
+  /**
+   * `` `…` ``: its text loses the backslashes of `` \` ``, `\\` and `\$` first (as the shell does), then is read as a
+   * command line of its own, so `` `echo \`rm x\`` `` runs `rm x`.
+   */
+  #backquoted(inDoubleQuotes: boolean): void {
+    if (this.depth + 1 > MAX_SHELL_DEPTH) return this.#fail(`substitutions nested deeper than ${MAX_SHELL_DEPTH}`);
+    const found = backquoted(this.s, this.i, inDoubleQuotes);
+    if ("problem" in found) return this.#fail(found.problem);
+    const inner = new Reader(found.text, this.depth + 1);
+    inner.read(null);
+    if (inner.problem !== null) return this.#fail(inner.problem);
+    this.commands.push(...inner.commands);
+    this.#addDynamic(this.s.slice(this.i, found.end + 1));
+    this.i = found.end + 1;
+  }
+
+  /** `$( … )` or `<( … )`: the commands inside are read as commands of their own. */
+  #substitution(close: ")", start = this.i): void {
     if (this.depth + 1 > MAX_SHELL_DEPTH) return this.#fail(`substitutions nested deeper than ${MAX_SHELL_DEPTH}`);
     const inner = new Reader(this.s, this.depth + 1);
     inner.i = this.i + 1;

@@ -64,6 +64,20 @@ const ALIASES: Record<string, string> = {
   google_web_search: "WebSearch",
 };
 
+/**
+ * Whether `name` is another agent's tool name that the rules map onto Claude Code's (`run_shell_command`,
+ * `apply_patch`, `read_file`…).
+ *
+ * @example
+ * ```ts
+ * import { isAgentToolName } from "./tools.ts";
+ * isAgentToolName("run_shell_command"); // true
+ * ```
+ */
+export function isAgentToolName(name: string): boolean {
+  return Object.hasOwn(ALIASES, name);
+}
+
 const PATH_KEYS = ["file_path", "notebook_path", "absolute_path", "path", "dir_path", "directory"];
 
 /**
