@@ -206,7 +206,7 @@ function checkedWorkspace(given: string): string {
 }
 
 /**
- * A task is a non-empty string within noema's task limit (the `start` event and `state.json` carry it whole);
+ * A task is a non-empty, well-formed string within noema's task limit (the `start` event and `state.json` carry it whole);
  * anything else is a usage error (exit 2), before anything is written.
  *
  * @example
@@ -220,6 +220,12 @@ export function checkTask(task: unknown): asserts task is string {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
   }
   refuseOversize("the task", task, limits().taskBytes, 'see README "Limits"');
+  if (!task.isWellFormed()) {
+    throw new NoemaError("usage", "the task holds a lone surrogate (half of a UTF-16 pair), which is not text", {
+      field: "task",
+      exitCode: EXIT.USAGE,
+    });
+  }
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */
