@@ -156,6 +156,7 @@ export async function prepareEpisode(
   const baseDir = options.base_dir ?? process.cwd();
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  if (options.episode_id !== undefined) refuseSecretId(episodeId, redactor);
   const loadedAdapter = await chooseAdapter(options, external);
   const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options, baseDir) : [];
   const loadedPlanner = await choosePlanner(options, external);
@@ -185,6 +186,21 @@ export async function prepareEpisode(
   });
   const record = settingsRecord(settings, options, assertions, baseDir, redactor);
   return { task, options, settings, record, adapter, plan, assertions, snapshotRules, baseDir, redactor };
+}
+
+/**
+ * An id the redactor would mask (a token shape such as `ghp_…`, a secret's value) is a usage error: the id names the
+ * episode's directory, which masking cannot reach (the token would be on disk, and `episode.id` would no longer match
+ * the directory).
+ */
+function refuseSecretId(episodeId: string, redactor: Redactor): void {
+  if (redactor.redactString(episodeId) === episodeId) return;
+  throw new NoemaError(
+    "invalid_id",
+    "invalid episode id: it looks like a secret (a token's shape, or a secret's value), which noema never writes; " +
+      "choose another --episode-id",
+    { field: "episode_id", exitCode: EXIT.USAGE },
+  );
 }
 
 /**
