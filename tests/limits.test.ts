@@ -391,3 +391,59 @@ describe("lines longer than a chunk are decoded as they are read", () => {
     assert.deepEqual(limited.map((l) => l.tooLong ?? false), [true, false, true, true]);
   });
 });
+
+/** `d` nested arrays: `[[…]]`. */
+function nested(d: number): unknown {
+  let v: unknown = [];
+  for (let i = 1; i < d; i++) v = [v];
+  return v;
+}
+
+describe("nesting: no accepted input makes an artifact deeper than the reader's 256 levels", () => {
+  test("a step's inputs nested past 251 levels is a usage error naming the field; nothing written", () => {
+    const root = fresh();
+    // inputs (1) + deep (251 arrays): 252 levels; the task file itself nests 255, under the file limit.
+    const file = taskFile({ task: "deep", steps: [{ kind: "act", description: "d", inputs: { deep: nested(251) } }] });
+    const r = cli(["run", file, "--root", root, "--using", "command", "--", "true"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /steps\[0\]\.inputs: nested deeper than noema's limit of 251 levels/);
+    assert.equal(existsSync(root), false);
+  });
+
+  test("inputs nested 251 levels are written and every artifact reads back (state, events, validate)", () => {
+    const root = fresh();
+    const file = taskFile({ task: "deep", steps: [{ kind: "act", description: "d", inputs: { deep: nested(250) } }] });
+    const r = cli(["run", file, "--root", root, "--episode-id", "deep", "--using", "command", "--", "true"]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const args of [["state", "deep", "--json"], ["events", "deep", "--json"], ["validate", "deep"]]) {
+      const read = cli([...args, "--root", root]);
+      assert.equal(read.code, 0, `${args.join(" ")}: ${read.stderr}`);
+    }
+  });
+
+  test("a hook call whose input nests past 251 levels is refused (exit 2); the episode stays readable", () => {
+    const root = fresh();
+    const call = (id: string, input: unknown) =>
+      JSON.stringify({
+        session_id: "s-deep",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: input,
+        tool_use_id: id,
+        cwd: tmp.path,
+      });
+    const env = { NOEMA_HOOK_SERVER: "0" };
+    const small = cli(["hook", "claude-code", "--root", root], { env, input: call("t1", { command: "echo ok" }) });
+    assert.equal(small.code, 0, small.stderr);
+    // The hook's stdin nests 254 levels (its own limit is 256); the input alone 253.
+    const deep = cli(["hook", "claude-code", "--root", root], {
+      env,
+      input: call("t2", { command: "echo deep", deep: nested(252) }),
+    });
+    assert.equal(deep.code, 2, deep.stderr);
+    assert.match(deep.stderr, /the Bash call's input: nested deeper than noema's limit of 251 levels/);
+    const dir = onlyEpisode(root);
+    assert.equal(cli(["state", dir, "--json"], { env }).code, 0);
+    assert.equal(cli(["validate", dir], { env }).code, 0);
+  });
+});

@@ -833,3 +833,20 @@ describe("secrets in the environment are masked without being named (by their na
     assert.equal(r.mightContain(JSON.stringify({ u: "https://h/x" })), false);
   });
 });
+
+describe("an episode id that looks like a secret", () => {
+  for (
+    const c of [
+      { name: "a token's shape", id: "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij", env: {} },
+      { name: "a detected secret's value", id: "ep-sekr1t-value-xyz", env: { MY_API_TOKEN: "sekr1t-value-xyz" } },
+    ]
+  ) {
+    test(`${c.name}: a usage error (exit 2) naming the field, nothing written`, () => {
+      const root = join(tmp.path, `secret-id-${c.id.slice(0, 4)}`);
+      const r = cli(["run", "echo hi", "--root", root, "--episode-id", c.id, "--json"], { env: c.env });
+      assert.equal(r.code, 2, r.stderr + r.stdout);
+      assert.match(r.stderr, /^noema: episode_id: invalid episode id: it looks like a secret/);
+      assert.equal(existsSync(root), false, "nothing written: the id never reaches the disk");
+    });
+  }
+});

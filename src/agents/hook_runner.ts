@@ -38,6 +38,7 @@ import { abortEnd } from "./driver.ts";
 import { toRecordedResult } from "./tool_result.ts";
 import { usageMetrics } from "../runtime/cost/metrics.ts";
 import type { ModelUsage } from "../schema/summary.ts";
+import { textHead } from "../text_head.ts";
 
 /** How the hook runs. */
 export interface HookSettings extends AnswerContext {
@@ -233,7 +234,7 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
 
 /** The result of a call that did not run: skipped, with who stopped it. */
 function notRun(reason: string): RecordedResult {
-  return { status: "skipped", outcome: reason.slice(0, 200), error: { type: "NotRun", message: reason } };
+  return { status: "skipped", outcome: textHead(reason, 200), error: { type: "NotRun", message: reason } };
 }
 
 /**
@@ -401,7 +402,7 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         const models = readModelTurns(dialect, s, event, episode, true);
         await episode.finish({
           adapter_result: "success",
-          message: event.message ? `${event.name}: ${event.message.slice(0, 500)}` : `${event.name}`,
+          message: event.message ? `${event.name}: ${textHead(event.message, 500)}` : `${event.name}`,
           ...(models ? { metrics: usageMetrics(models, s.options.prices) } : {}),
         });
         return NO_OPINION;

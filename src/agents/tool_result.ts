@@ -8,6 +8,7 @@
  */
 import type { RecordedResult } from "./core.ts";
 import type { PostToolEvent } from "./event.ts";
+import { clipText, textHead } from "../text_head.ts";
 
 /** Outputs larger than this (as JSON) are kept as a truncated text. @default {262144} */
 export const MAX_OUTPUT_BYTES = 256 * 1024;
@@ -15,7 +16,7 @@ const EXCERPT = 200;
 
 function oneLine(text: string, max = EXCERPT): string {
   const t = text.replace(/\s+/g, " ").trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+  return clipText(t, max);
 }
 
 /** The text a tool response says (stdout of a shell, a file tool's message, the text of MCP content…). */
@@ -51,7 +52,7 @@ export function boundedOutput(output: unknown, max: number = MAX_OUTPUT_BYTES): 
   const bytes = new TextEncoder().encode(json).length;
   if (bytes <= max) return output ?? null;
   const text = textOf(output);
-  return { truncated: true, bytes, text: text.length > max ? text.slice(0, max) : text };
+  return { truncated: true, bytes, text: textHead(text, max) };
 }
 
 /**

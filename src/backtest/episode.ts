@@ -27,6 +27,7 @@ import { ARTIFACTS } from "../store/layout.ts";
 import type { CandidateSet } from "./candidates.ts";
 import { type CandidateDecision, consultCandidates } from "./consult.ts";
 import { recordedVerdict, type Verdict } from "./verdict.ts";
+import { clipText } from "../text_head.ts";
 
 /** One recorded proposed action, with its recorded and candidate decisions. */
 export interface ActionBacktest {
@@ -79,7 +80,7 @@ const EXCERPT_CHARS = 160;
 
 function excerpt(input: Record<string, unknown>): string {
   const text = displayCommand(input, EXCERPT_CHARS + 1);
-  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1)}…` : text;
+  return clipText(text, EXCERPT_CHARS);
 }
 
 /** The action before the policies' interventions (the candidate event records it patched): the diffs undone. */

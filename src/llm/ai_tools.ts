@@ -10,6 +10,7 @@
 import { jsonSchema, type JSONSchema7, tool, type ToolSet } from "ai";
 import type { LlmTool, ToolContext } from "./tools/tool.ts";
 import type { ReviewedOutput } from "./hooks.ts";
+import { clipText } from "../text_head.ts";
 
 /** Options of {@link toAiSdkTools}. */
 export interface AiSdkToolsOptions {
@@ -100,5 +101,5 @@ export function toAiSdkTools(
 /** A one-line display of a call: the tool's own, else `name {json}` cut at 200 characters. */
 export function commandOf(t: LlmTool | undefined, name: string, input: Record<string, unknown>): string {
   const text = t?.command?.(input) ?? `${name} ${JSON.stringify(input)}`;
-  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+  return clipText(text, 200);
 }

@@ -9,6 +9,7 @@
  * | input                           | copy                                              |
  * |---------------------------------|---------------------------------------------------|
  * | string, finite number, boolean, null | itself                                        |
+ * | a string or key holding a lone UTF-16 surrogate (not text) | U+FFFD in place of each lone half (unless `loneSurrogates: "keep"`) |
  * | `NaN`, `Infinity`, `-Infinity`  | `"[NaN]"`, `"[Infinity]"`, `"[-Infinity]"`        |
  * | BigInt                          | its decimal digits, as a string                   |
  * | `undefined`                     | key left out (in an array: `null`; on its own: `null`) |
@@ -32,9 +33,15 @@
  *
  * The limits used for plugin values are {@link PLUGIN_LIMITS}.
  *
+ * Lone surrogates: noema records only well-formed strings (canonical JSON
+ * refuses a lone surrogate, and strict JSON readers its `\ud800` escape).
+ * {@link copyPlainJson} says where the first one was (`loneSurrogate`), so a
+ * caller that must refuse it (a policy verdict: `InvalidVerdict`) can.
+ *
  * @module
  */
 import { Buffer } from "node:buffer";
+import { clipText, textHead } from "../text_head.ts";
 
 /** Plain JSON data. */
 export type PlainJson = null | boolean | number | string | PlainJson[] | { [key: string]: PlainJson };
@@ -73,6 +80,13 @@ export interface PlainJsonOptions {
    * @default {32}
    */
   maxDepth?: number;
+  /**
+   * What becomes of a lone UTF-16 surrogate in a string or key: `"replace"` (U+FFFD, as a UTF-8 decoder does
+   * with a broken sequence) or `"keep"` (only for a copy that is checked again before use, as a policy
+   * worker's result is in the main thread).
+   * @default {"replace"}
+   */
+  loneSurrogates?: "replace" | "keep";
 }
 
 /** Room kept for the one cut marker, so the copy never exceeds `maxBytes`. */
@@ -112,16 +126,19 @@ function jsonStringBytes(s: string): number {
  * The head of `text` whose JSON string (quotes included) fits in `maxBytes`,
  * plus `…[truncated: N bytes]` when anything was cut (N: UTF-8 bytes left
  * out). The head never ends inside a surrogate pair, and ends at a space when
- * one is within 256 characters of the cut.
+ * one is within 256 characters of the cut. A lone surrogate becomes U+FFFD:
+ * the result is always well-formed text.
  *
  * @example
  * ```ts
  * import { cutString } from "noema";
  * cutString("x".repeat(10_000), 100); // "xxx…x…[truncated: 9934 bytes]"
  * cutString("short", 100); // "short"
+ * cutString("bad \ud800", 100); // "bad \ufffd"
  * ```
  */
-export function cutString(text: string, maxBytes: number): string {
+export function cutString(given: string, maxBytes: number): string {
+  const text = given.isWellFormed() ? given : given.toWellFormed();
   // Every UTF-16 unit takes at least one byte: a string this short always fits.
   if (text.length + 2 <= maxBytes && jsonStringBytes(text) <= maxBytes) return text;
   const total = Buffer.byteLength(text);
@@ -155,18 +172,46 @@ function messageOf(e: unknown): string {
 
 function unreadable(e: unknown): string {
   const m = messageOf(e);
-  return `[unreadable: ${m.length > 120 ? `${m.slice(0, 119)}…` : m}]`;
+  return `[unreadable: ${clipText(m, 120)}]`;
+}
+
+/** A path for messages: `patch.command`, `facts[0]."k\ud800"` (a key that is not a plain name is quoted). */
+function formatPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else {
+      const name = /^[A-Za-z_$][\w$-]*$/.test(p) ? p : JSON.stringify(p);
+      out += out === "" ? name : `.${name}`;
+    }
+  }
+  return out;
 }
 
 class Copier {
   remaining: number;
   stopped = false;
   readonly maxDepth: number;
+  readonly keepLone: boolean;
   readonly ancestors = new Set<object>();
+  /** Keys and indexes from the top to the value being copied (for {@link loneSurrogate}). */
+  readonly path: (string | number)[] = [];
+  /** Where the first string or key holding a lone surrogate was, or null. */
+  loneSurrogate: string | null = null;
 
-  constructor(maxBytes: number, maxDepth: number) {
+  constructor(maxBytes: number, maxDepth: number, keepLone: boolean) {
     this.remaining = maxBytes - RESERVE;
     this.maxDepth = maxDepth;
+    this.keepLone = keepLone;
+  }
+
+  /** The string itself when well-formed; else noted (its path) and, unless kept, with U+FFFD for each lone half. */
+  text(s: string, key?: string): string {
+    if (s.isWellFormed()) return s;
+    if (this.loneSurrogate === null) {
+      this.loneSurrogate = formatPath(key === undefined ? this.path : [...this.path, key]) || "(value)";
+    }
+    return this.keepLone ? s : s.toWellFormed();
   }
 
   /** A scalar JSON value if it fits, else NO_FIT (strings are cut instead). */
@@ -191,6 +236,7 @@ class Copier {
     try {
       switch (typeof v) {
         case "string":
+          return this.scalar(this.text(v));
         case "boolean":
           return this.scalar(v);
         case "number":
@@ -204,7 +250,7 @@ class Copier {
           return this.scalar(name ? `[function ${name}]` : "[function]");
         }
         case "symbol":
-          return this.scalar(v.description ? `[symbol ${v.description.slice(0, 80)}]` : "[symbol]");
+          return this.scalar(v.description ? `[symbol ${textHead(v.description, 80)}]` : "[symbol]");
         default:
           return v === null ? this.scalar(null) : this.object(v as object, depth, inArray, viaToJson);
       }
@@ -266,7 +312,9 @@ class Copier {
         } catch (e) {
           raw = unreadable(e);
         }
+        this.path.push(i);
         item = this.value(raw, depth + 1, true);
+        this.path.pop();
         if (item === NO_FIT || item === OMIT) this.remaining += comma;
       }
       if (item === NO_FIT) {
@@ -284,18 +332,20 @@ class Copier {
     const out: Record<string, PlainJson> = {};
     let count = 0;
     for (let i = 0; i < keys.length; i++) {
-      const key = keys[i];
+      const key = this.text(keys[i], keys[i]);
       const keyBytes = jsonStringBytes(key) + 1 + (count > 0 ? 1 : 0);
       let item: Copied = NO_FIT;
       if (keyBytes < this.remaining) {
         this.remaining -= keyBytes;
         let raw: unknown;
         try {
-          raw = o[key];
+          raw = o[keys[i]];
         } catch (e) {
           raw = unreadable(e);
         }
+        this.path.push(key);
         item = this.value(raw, depth + 1, false);
+        this.path.pop();
         if (item === NO_FIT || item === OMIT) this.remaining += keyBytes;
       }
       if (item === NO_FIT) {
@@ -320,7 +370,7 @@ function setKey(out: Record<string, PlainJson>, key: string, value: PlainJson): 
 function functionName(f: unknown): string {
   try {
     const n = (f as { name?: unknown }).name;
-    return typeof n === "string" ? n.slice(0, 80) : "";
+    return typeof n === "string" ? textHead(n, 80) : "";
   } catch {
     return "";
   }
@@ -345,27 +395,54 @@ export function toPlainJson(value: unknown, options: PlainJsonOptions = {}): Pla
 }
 
 /**
- * {@link toPlainJson}, also saying whether anything was cut for size.
+ * The problem to report for a plugin value that held a lone surrogate at `path` (from {@link copyPlainJson}), or
+ * null when it held none.
+ *
+ * @example
+ * ```ts
+ * import { loneSurrogateProblem } from "./plain_json.ts";
+ * loneSurrogateProblem("patch.command"); // "patch.command: a string holds a lone UTF-16 surrogate, which is not text"
+ * ```
+ */
+export function loneSurrogateProblem(path: string | null): string | null {
+  return path === null ? null : `${path}: a string holds a lone UTF-16 surrogate, which is not text`;
+}
+
+/** What {@link copyPlainJson} returns. */
+export interface PlainJsonCopy {
+  /** The copy. */
+  value: PlainJson;
+  /** Whether anything was cut for size. */
+  truncated: boolean;
+  /**
+   * The path (`patch.command`, `facts[0].key`, `(value)` for the value itself) of the first string or key
+   * that held a lone UTF-16 surrogate, or null when every string was well-formed.
+   */
+  loneSurrogate: string | null;
+}
+
+/**
+ * {@link toPlainJson}, also saying whether anything was cut for size and
+ * where the first lone surrogate was.
  *
  * @example
  * ```ts
  * import { copyPlainJson } from "noema";
  * copyPlainJson(["a".repeat(1000)], { maxBytes: 256 }).truncated; // true
+ * copyPlainJson({ patch: { command: "x\ud800" } }).loneSurrogate; // "patch.command"
  * ```
  */
-export function copyPlainJson(
-  value: unknown,
-  options: PlainJsonOptions = {},
-): { value: PlainJson; truncated: boolean } {
+export function copyPlainJson(value: unknown, options: PlainJsonOptions = {}): PlainJsonCopy {
   const maxBytes = Math.max(256, Math.floor(options.maxBytes ?? 65536));
   const maxDepth = Math.max(1, Math.floor(options.maxDepth ?? PLUGIN_LIMITS.depth));
   try {
-    const copier = new Copier(maxBytes, maxDepth);
+    const copier = new Copier(maxBytes, maxDepth, options.loneSurrogates === "keep");
     const out = copier.value(value, 0, true);
-    if (out === OMIT) return { value: null, truncated: false };
-    if (out === NO_FIT) return { value: "…[truncated]", truncated: true };
-    return { value: out, truncated: copier.stopped };
+    const { loneSurrogate } = copier;
+    if (out === OMIT) return { value: null, truncated: false, loneSurrogate };
+    if (out === NO_FIT) return { value: "…[truncated]", truncated: true, loneSurrogate };
+    return { value: out, truncated: copier.stopped, loneSurrogate };
   } catch (e) {
-    return { value: unreadable(e), truncated: false };
+    return { value: unreadable(e), truncated: false, loneSurrogate: null };
   }
 }

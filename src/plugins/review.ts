@@ -16,6 +16,7 @@
  */
 import * as v from "valibot";
 import { jsonType } from "../json.ts";
+import { clipText } from "../text_head.ts";
 
 const Confidence = v.pipe(
   v.number("must be a number"),
@@ -149,5 +150,5 @@ export function outputExcerpt(output: unknown, max = 2000): string {
   } catch {
     text = String(output);
   }
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text, max);
 }

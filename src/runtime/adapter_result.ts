@@ -32,6 +32,7 @@ import type { ActRequest, ActResult, AdapterInstance } from "../plugins/api.ts";
 import { copyPlainJson, cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { describeThrown } from "../plugins/thrown.ts";
 import { jsonType } from "../json.ts";
+import { textHead } from "../text_head.ts";
 
 /**
  * Defaults of the adapter guard.
@@ -164,7 +165,7 @@ function read(o: object, key: string): unknown {
   try {
     return (o as Record<string, unknown>)[key];
   } catch (e) {
-    return `[unreadable: ${describeThrown(e).message.slice(0, 120)}]`;
+    return `[unreadable: ${textHead(describeThrown(e).message, 120)}]`;
   }
 }
 

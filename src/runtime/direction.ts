@@ -22,7 +22,13 @@
  * @module
  */
 import type { Verdict } from "../plugins/api.ts";
-import { cutString, type PlainJson, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import {
+  copyPlainJson,
+  cutString,
+  loneSurrogateProblem,
+  type PlainJson,
+  PLUGIN_LIMITS,
+} from "../plugins/plain_json.ts";
 import { captureOutput } from "../plugins/plugin_output.ts";
 import { describeThrown } from "../plugins/thrown.ts";
 import { restorePrototypes } from "../plugins/prototype_guard.ts";
@@ -206,8 +212,9 @@ export async function consultPolicy(
   // Nothing else touches what the policy returned: only this plain copy (no cycles, getters, BigInt…).
   let copy: PlainJson = null;
   if (!error) {
-    copy = toPlainJson(raw, { maxBytes: PLUGIN_LIMITS.verdictBytes });
-    const problem = verdictProblem(copy);
+    const copied = copyPlainJson(raw, { maxBytes: PLUGIN_LIMITS.verdictBytes });
+    copy = copied.value;
+    const problem = verdictProblem(copy) ?? loneSurrogateProblem(copied.loneSurrogate);
     if (problem) error = { type: "InvalidVerdict", message: problem };
   }
   if (error) return { ...base, verdict: null, status: "blocked", reason: "policy_failure", error };

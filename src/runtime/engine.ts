@@ -49,6 +49,7 @@ import type { FailurePolicy, GovernanceMode, LearnMode } from "./settings.ts";
 import { buildSummary, type ExtraMetrics, type RunCounters } from "./summary_builder.ts";
 import { processIdentity } from "./process_group.ts";
 import type { SpawnedChild } from "../plugins/process.ts";
+import { clipText } from "../text_head.ts";
 
 /** What `run()` and `resume()` return. */
 export interface RunResult {
@@ -171,7 +172,7 @@ export interface ApprovedAction {
 
 function excerpt(value: unknown, max = 200): string {
   const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text, max);
 }
 
 function inputExcerpt(input: Record<string, unknown>, fallback: string): string {

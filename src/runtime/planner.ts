@@ -7,7 +7,8 @@
 import * as v from "valibot";
 import { type PlanStep, type StepKind, StepRecord } from "../schema/plan.ts";
 import { toProblems } from "../schema/problems.ts";
-import { jsonBytes, limits } from "../store/limits.ts";
+import { jsonBytes, limits, MAX_VALUE_DEPTH, valueDepthProblem } from "../store/limits.ts";
+import { copyPlainJson, loneSurrogateProblem } from "../plugins/plain_json.ts";
 import type { StepSpec } from "./settings.ts";
 
 /** What a planner produces. */
@@ -116,6 +117,23 @@ export function stepLabel(step: PlanStep): string {
 }
 
 /**
+ * What no artifact can carry in a step: inputs nested deeper than {@link MAX_VALUE_DEPTH}, a string or key holding
+ * a lone surrogate. The problem after the step's path (`.inputs: nested deeper…`), or null.
+ */
+function stepTextProblem(step: unknown): string | null {
+  const inputs = (step as { inputs?: unknown }).inputs;
+  const deep = inputs === undefined ? null : valueDepthProblem(inputs);
+  if (deep !== null) return `.inputs: ${deep}`;
+  // The step fits in the artifacts' depth now: copying it (kept as it is) finds the first lone surrogate.
+  const { loneSurrogate } = copyPlainJson(step, {
+    maxBytes: Number.MAX_SAFE_INTEGER,
+    maxDepth: MAX_VALUE_DEPTH + 2,
+    loneSurrogates: "keep",
+  });
+  return loneSurrogate === null ? null : loneSurrogateProblem(`.${loneSurrogate}`);
+}
+
+/**
  * Runs a planner and checks what it returned: a non-empty `source`, steps of
  * the step shape (a missing status becomes `pending`) with unique ids.
  * Throws an `Error` naming the planner and the field.
@@ -149,8 +167,14 @@ export function runPlanner(planner: Planner, input: { task: string; steps?: read
       throw new Error(`${where}: steps[${i}].id: duplicate step id ${JSON.stringify(r.output.id)}`);
     }
     seen.add(r.output.id);
+    const problem = stepTextProblem(r.output);
+    if (problem !== null) throw new Error(`${where}: steps[${i}]${problem}`);
     return { ...r.output, status: "pending" };
   });
+  for (const key of ["source", "rationale"] as const) {
+    const text = raw[key];
+    if (typeof text === "string" && !text.isWellFormed()) throw new Error(`${where}: ${loneSurrogateProblem(key)}`);
+  }
   // Every plan event carries every step record: the plan must fit in one line with room to spare.
   const bytes = jsonBytes(steps);
   if (bytes > planBytes) {

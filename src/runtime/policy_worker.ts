@@ -147,8 +147,10 @@ if (port) {
         send({ type: "error", call: m.call, name: d.type, message: d.message, ...(d.at ? { at: d.at } : {}) });
         return;
       }
-      // Only a plain copy crosses: no function, getter, proxy or cycle reaches postMessage.
-      send({ type: "result", call: m.call, value: toPlainJson(value, { maxBytes: PLUGIN_LIMITS.verdictBytes }) });
+      // Only a plain copy crosses: no function, getter, proxy or cycle reaches postMessage. A lone surrogate is kept
+      // (JSON text carries it as an escape): the main thread's copy finds it and refuses the verdict.
+      const copy = toPlainJson(value, { maxBytes: PLUGIN_LIMITS.verdictBytes, loneSurrogates: "keep" });
+      send({ type: "result", call: m.call, value: copy });
     }
   };
   port.on("message", (text: string) => void onMessage(JSON.parse(text) as ToWorker));

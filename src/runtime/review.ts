@@ -27,7 +27,13 @@
  */
 import type { ReviewState } from "../plugins/api.ts";
 import type { LoadedPolicy } from "../plugins/loader.ts";
-import { cutString, type PlainJson, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
+import {
+  copyPlainJson,
+  cutString,
+  loneSurrogateProblem,
+  type PlainJson,
+  PLUGIN_LIMITS,
+} from "../plugins/plain_json.ts";
 import { captureOutput } from "../plugins/plugin_output.ts";
 import { REVIEW_CONFIDENCE, type ReviewVerdict, reviewVerdictProblem } from "../plugins/review.ts";
 import {
@@ -99,8 +105,9 @@ export async function consultReview(
   const base = { policy, duration_ms, started_at, completed_at: settings.now(), threshold };
   let copy: PlainJson = null;
   if (!error) {
-    copy = toPlainJson(raw, { maxBytes: PLUGIN_LIMITS.verdictBytes });
-    const problem = reviewVerdictProblem(copy);
+    const copied = copyPlainJson(raw, { maxBytes: PLUGIN_LIMITS.verdictBytes });
+    copy = copied.value;
+    const problem = reviewVerdictProblem(copy) ?? loneSurrogateProblem(copied.loneSurrogate);
     if (problem) error = { type: "InvalidVerdict", message: `review: ${problem}` };
   }
   if (error) return { ...base, verdict: null, status: "blocked", reason: "policy_failure", error };

@@ -14,6 +14,7 @@
  * | the plan: bytes of its step records | line / 4 (4 MiB) | |
  * | inputs and outputs kept whole in `state.json`'s actions, all together | line / 4 (4 MiB) | |
  * | one catalog row of a files store (`catalog.json`, read) | line / 4 (4 MiB) | |
+ * | nesting of a step's inputs, a tool call's input or output | 251 levels ({@link MAX_VALUE_DEPTH}) | |
  *
  * The environment is read at each call, so a test (or a small machine) can
  * lower the limits of one process; an episode is read back under a line limit
@@ -25,6 +26,8 @@ import { Buffer } from "node:buffer";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { sha256 } from "./hash.ts";
+import { MAX_JSON_DEPTH, tooDeep } from "./json_scan.ts";
+import { textHead } from "../text_head.ts";
 
 /** The default longest JSONL line: 16 MiB. */
 export const DEFAULT_MAX_LINE_BYTES = 16 << 20;
@@ -118,6 +121,48 @@ export function jsonBytes(value: unknown): number {
   return text === undefined ? 0 : utf8Bytes(text);
 }
 
+/**
+ * How many levels the artifacts wrap a step's inputs, a tool call's input or its output in, at most: an `events.jsonl`
+ * line's `payload.outcomes.actions[i].input` (the value's own top level is the 6th). Readers refuse JSON nested
+ * deeper than {@link MAX_JSON_DEPTH} levels.
+ */
+const VALUE_WRAP_DEPTH = 5;
+
+/**
+ * Deepest nesting of a value the artifacts carry inside an event or `state.json` (a step's `inputs`, a tool
+ * call's input or output), counting its own top level: deeper, the artifact would nest past
+ * {@link MAX_JSON_DEPTH}, which noema's readers refuse.
+ *
+ * @example
+ * ```ts
+ * import { MAX_VALUE_DEPTH } from "./limits.ts";
+ * MAX_VALUE_DEPTH; // 251
+ * ```
+ */
+export const MAX_VALUE_DEPTH = MAX_JSON_DEPTH - VALUE_WRAP_DEPTH;
+
+/**
+ * The problem with a value nested deeper than {@link MAX_VALUE_DEPTH} (`nested N levels deep, over noema's limit
+ * of 251 …`), or null; a value with no JSON form (a cycle) is left to the code that records it.
+ *
+ * @example
+ * ```ts
+ * import { valueDepthProblem } from "./limits.ts";
+ * valueDepthProblem({ a: [1] }); // null
+ * ```
+ */
+export function valueDepthProblem(value: unknown): string | null {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    if (!(e instanceof RangeError)) return null; // a cycle, a BigInt: not about depth
+  }
+  if (text !== undefined && tooDeep(text, MAX_VALUE_DEPTH) === null) return null;
+  return `nested deeper than noema's limit of ${MAX_VALUE_DEPTH} levels (the artifacts wrap it in ${VALUE_WRAP_DEPTH} ` +
+    `more, and noema reads at most ${MAX_JSON_DEPTH})`;
+}
+
 /** A value too large to keep whole: its size, its digest and the start of its text. */
 export interface OmittedValue {
   truncated: true;
@@ -130,9 +175,9 @@ export interface OmittedValue {
 }
 
 /**
- * The value when its JSON fits in `maxBytes`, else an {@link OmittedValue}:
- * its size, the sha256 of its JSON text (of the string itself, for a string)
- * and the first `excerptChars` characters.
+ * The value when its JSON fits in `maxBytes` and nests at most {@link MAX_VALUE_DEPTH} levels, else an
+ * {@link OmittedValue}: its size, the sha256 of its JSON text (of the string itself, for a string) and the first
+ * `excerptChars` characters (never half of a surrogate pair: the excerpt is well-formed text).
  *
  * @example
  * ```ts
@@ -144,12 +189,13 @@ export interface OmittedValue {
 export function boundedValue(value: unknown, maxBytes: number, excerptChars = 2000): unknown {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   if (text === undefined) return value;
-  if (text.length <= maxBytes / 3 || utf8Bytes(text) <= maxBytes) return value;
+  const fits = text.length <= maxBytes / 3 || utf8Bytes(text) <= maxBytes;
+  if (fits && (typeof value === "string" || tooDeep(text, MAX_VALUE_DEPTH) === null)) return value;
   const omitted: OmittedValue = {
     truncated: true,
     bytes: utf8Bytes(text),
     sha256: sha256(text),
-    excerpt: text.slice(0, Math.min(excerptChars, maxBytes)),
+    excerpt: textHead(text, Math.min(excerptChars, maxBytes)),
   };
   return omitted;
 }

@@ -32,6 +32,7 @@ import { defaultTranscriptPath, readCursor, recordTranscriptTurns } from "./mode
 import { usageMetrics } from "../../runtime/cost/metrics.ts";
 import { PriceTable } from "../../runtime/cost/prices.ts";
 import * as v from "valibot";
+import { textHead } from "../../text_head.ts";
 
 /** How a claude session of an episode is started. */
 interface Session {
@@ -101,7 +102,7 @@ function runClaude(s: Session, first: string[], signal?: AbortSignal): Promise<C
 export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
   const reason = typeof r.json?.terminal_reason === "string" ? r.json.terminal_reason : null;
   const result = typeof r.json?.result === "string" ? r.json.result : "";
-  const text = result.slice(0, 500);
+  const text = textHead(result, 500);
   if (aborted) {
     return { adapter_result: "error", error: { type: "Aborted", message: "the run was interrupted" } };
   }
@@ -109,7 +110,7 @@ export function claudeEnd(r: ClaudeResult, aborted: boolean): FinishOptions {
     // Claude Code's own reason, where it gave one: its result text (`Not logged in · Please run /login`, an API
     // error), else the tail of its stderr.
     const tail = r.stderr.split("\n").slice(-3).join(" ");
-    const why = (result.trim() || tail).slice(0, 500) || `exit code ${r.code}`;
+    const why = textHead(result.trim() || tail, 500) || `exit code ${r.code}`;
     const at = reason !== null && reason !== "completed" ? ` (${reason})` : "";
     return { adapter_result: "error", error: { type: "ClaudeExit", message: `claude exited ${r.code}${at}: ${why}` } };
   }

@@ -7,6 +7,7 @@
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { textHead } from "../../text_head.ts";
 
 const TAIL_BYTES = 8 * 1024 * 1024;
 
@@ -63,7 +64,7 @@ export function transcriptResults(path: string, ids: readonly string[]): Map<str
     if (!Array.isArray(content)) continue;
     for (const block of content) {
       if (block?.type !== "tool_result" || !wanted.has(block.tool_use_id)) continue;
-      found.set(block.tool_use_id, textOf(block.content).replace(/\s+/g, " ").trim().slice(0, 500));
+      found.set(block.tool_use_id, textHead(textOf(block.content).replace(/\s+/g, " ").trim(), 500));
     }
   }
   return found;

@@ -22,6 +22,7 @@ import type { RecordedReview } from "../../runtime/review_record.ts";
 import type { Decision, EpisodeHandle, RecordedResult } from "../core.ts";
 import { type DriverOptions, openEpisode } from "../episodes.ts";
 import { abortEnd } from "../driver.ts";
+import { clipText } from "../../text_head.ts";
 
 /** Waits for the decision on a paused call (see `HookSettings.awaitDecision`). */
 export type AwaitDecision = (episodeId: string, checkpointId: string) => Promise<"decided" | "abort" | "none">;
@@ -216,5 +217,5 @@ function compact(args: Record<string, unknown>): string {
   } catch {
     text = "{…}";
   }
-  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+  return clipText(text, 160);
 }

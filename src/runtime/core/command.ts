@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { clipText } from "../../text_head.ts";
 
 const SAFE = /^[A-Za-z0-9_\/.,:=@%+-]+$/;
 
@@ -55,5 +56,5 @@ export function displayCommand(input: Readonly<Record<string, unknown>>, max = 4
 }
 
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text, max);
 }

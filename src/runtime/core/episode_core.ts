@@ -24,7 +24,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS } from "../../store/layout.ts";
 import { canonicalJson } from "../../store/canonical_json.ts";
-import { limits, refuseOversize } from "../../store/limits.ts";
+import { limits, refuseOversize, valueDepthProblem } from "../../store/limits.ts";
 import { acquireLock, type EpisodeLock } from "../../store/lock.ts";
 import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
@@ -41,6 +41,7 @@ import { prepareEpisode } from "./prepare.ts";
 import { type RecordedReview, type ReviewDelivery, reviewResult } from "../review_record.ts";
 import { type CallRecord, type CoreProgress, writeCoreProgress } from "./progress_file.ts";
 import { proposalDigest, reusedReason, sameCall } from "./call_reuse.ts";
+import { clipText } from "../../text_head.ts";
 
 export type { AttachOptions } from "./attach.ts";
 
@@ -324,6 +325,17 @@ export class EpisodeCore {
    * A call whose input is over noema's tool input limit, or one more step than a plan may hold, is refused
    * (a usage error, nothing written): every event must stay readable, and a policy must see the whole input.
    */
+  /** A call's input nested past what the artifacts can carry (see `MAX_VALUE_DEPTH`) is a usage error. */
+  #refuseTooDeep(action: ProposedAction): void {
+    const deep = valueDepthProblem(action.input);
+    if (deep !== null) {
+      throw new NoemaError("too_large", `${this.episodeId}: the ${action.tool} call's input: ${deep}`, {
+        field: "input",
+        exitCode: EXIT.USAGE,
+      });
+    }
+  }
+
   #refuseOversize(action: ProposedAction): void {
     const { toolInputBytes, planSteps } = limits();
     let text = "";
@@ -333,6 +345,7 @@ export class EpisodeCore {
       // no JSON form (a cycle, a BigInt): the pipeline reports it as it records the call
     }
     refuseOversize(`${this.episodeId}: the ${action.tool} call's input`, text, toolInputBytes);
+    this.#refuseTooDeep(action);
     if (this.#engine.p.steps.length >= planSteps) {
       throw new NoemaError(
         "too_large",
@@ -789,6 +802,7 @@ export class EpisodeCore {
     if (action.call_id !== undefined && this.#calls[action.call_id]) {
       return this.record(action.call_id, result, delivery);
     }
+    this.#refuseTooDeep(action);
     const e = this.#engine, p = e.p;
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
@@ -1010,7 +1024,7 @@ function awaitsResult(call: CallRecord): boolean {
 }
 
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text, max);
 }
 
 /**

@@ -157,6 +157,7 @@ export async function prepareEpisode(
   const { assertions, snapshotRules } = await loadVerification(options, baseDir);
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
   refuseUnmaskable(redactor);
+  if (options.episode_id !== undefined) refuseSecretId(episodeId, redactor);
   const loadedAdapter = await chooseAdapter(options, external);
   const policies = (options.mode ?? "meta") === "meta" ? await loadPolicies(options, baseDir) : [];
   const loadedPlanner = await choosePlanner(options, external);
@@ -206,6 +207,21 @@ function refuseUnmaskable(redactor: Redactor): void {
 }
 
 /**
+ * An id the redactor would mask (a token shape such as `ghp_…`, a secret's value) is a usage error: the id names the
+ * episode's directory, which masking cannot reach (the token would be on disk, and `episode.id` would no longer match
+ * the directory).
+ */
+function refuseSecretId(episodeId: string, redactor: Redactor): void {
+  if (redactor.redactString(episodeId) === episodeId) return;
+  throw new NoemaError(
+    "invalid_id",
+    "invalid episode id: it looks like a secret (a token's shape, or a secret's value), which noema never writes; " +
+      "choose another --episode-id",
+    { field: "episode_id", exitCode: EXIT.USAGE },
+  );
+}
+
+/**
  * The workspace as an absolute path; one that is not an existing directory is a usage error naming it
  * (the adapter would otherwise fail to spawn with a bare ENOENT, after the episode was written).
  */
@@ -224,7 +240,7 @@ function checkedWorkspace(given: string): string {
 }
 
 /**
- * A task is a non-empty string within noema's task limit (the `start` event and `state.json` carry it whole);
+ * A task is a non-empty, well-formed string within noema's task limit (the `start` event and `state.json` carry it whole);
  * anything else is a usage error (exit 2), before anything is written.
  *
  * @example
@@ -238,6 +254,12 @@ export function checkTask(task: unknown): asserts task is string {
     throw new NoemaError("usage", "the task must be a non-empty string", { exitCode: EXIT.USAGE });
   }
   refuseOversize("the task", task, limits().taskBytes, 'see README "Limits"');
+  if (!task.isWellFormed()) {
+    throw new NoemaError("usage", "the task holds a lone surrogate (half of a UTF-16 pair), which is not text", {
+      field: "task",
+      exitCode: EXIT.USAGE,
+    });
+  }
 }
 
 /** The root, id and directory of the new episode; a taken id is a usage error. */

@@ -17,6 +17,7 @@ import { ARTIFACTS } from "../../store/layout.ts";
 import type { RebuiltRun } from "../rebuild.ts";
 import type { CallRecord } from "./progress_file.ts";
 import { displayCommand } from "./command.ts";
+import { textHead } from "../../text_head.ts";
 
 type Json = Record<string, unknown>;
 
@@ -40,7 +41,7 @@ function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
       if (typeof id !== "string" || steps.has(id)) continue;
       const input = (inner.input ?? {}) as Record<string, unknown>;
       const description = `${String(inner.tool ?? payload.kind ?? "tool")}: ${displayCommand(input)}`;
-      const step: PlanStep = { id, kind: "act", description: description.slice(0, 200), status: "pending" };
+      const step: PlanStep = { id, kind: "act", description: textHead(description, 200), status: "pending" };
       if (typeof inner.tool === "string") step.inputs = { tool: inner.tool };
       steps.set(id, step);
     } else if (e.phase === "act" && typeof payload.step_id === "string" && typeof payload.step_status === "string") {
