@@ -417,6 +417,37 @@ describe("end to end: the commands refuse, name the link and write nothing outsi
   });
 });
 
+describe("readers never read through a link planted in an episode", () => {
+  test("events.jsonl and state.json linked out: every reader refuses, naming the link; nothing of the target shows", async () => {
+    const adapter: AdapterPlugin = { name: "ok", create: () => ({ act: () => ({ status: "ok" }) }) };
+    const root = join(tmp.path, "read-links");
+    const r = await run("read me", { root, using: adapter, steps: ["act:work"] });
+    assert.equal(r.exit_code, 0);
+    const outsideLog = join(tmp.path, "read-links-outside.jsonl");
+    const outsideState = join(tmp.path, "read-links-outside.json");
+    writeFileSync(outsideLog, JSON.stringify({ id: "x", phase: "TOPSECRETLINE" }) + "\n");
+    writeFileSync(outsideState, JSON.stringify({ secret: "TOPSECRETSTATE" }));
+    for (const name of ["events.jsonl", "state.json"]) rmSync(join(r.episode_dir, name));
+    symlinkSync(outsideLog, join(r.episode_dir, "events.jsonl"));
+    symlinkSync(outsideState, join(r.episode_dir, "state.json"));
+    const id = r.episode_id;
+    for (
+      const args of [["events", id, "--json"], ["state", id], ["view", id], ["plan", id], ["report", id], [
+        "validate",
+        id,
+      ]]
+    ) {
+      const c = cli([...args, "--root", root]);
+      assert.doesNotMatch(c.stdout + c.stderr, /TOPSECRET/, `${args[0]} read through the link`);
+      assert.notEqual(c.code, 0, args[0]);
+      assert.match(c.stdout + c.stderr, /is a symbolic link/, args[0]);
+    }
+    const list = cli(["list", "--json", "--root", root]);
+    assert.doesNotMatch(list.stdout, /TOPSECRET/);
+    assert.match(JSON.parse(list.stdout)[0].error, /state\.json: is a symbolic link/);
+  });
+});
+
 describe("sealing never includes a planted symlink", () => {
   test("writeManifest refuses a link at any depth, naming it; nothing is sealed", () => {
     const { dir, out } = freshRoot("seal-deep");

@@ -218,7 +218,7 @@ function policyError(x: unknown): PolicyError | null {
 function readOptional(path: string, problems: string[]): Record<string, unknown> | null {
   if (!existsSync(path)) return null;
   try {
-    return readJsonFile(path);
+    return readJsonFile(path, path, { noFollow: true });
   } catch (e) {
     if (!(e instanceof NoemaError)) throw e;
     problems.push(e.message);
@@ -400,7 +400,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     problems.push(`${path}: file not found`);
     return pass;
   }
-  for (const entry of readJsonl(path)) {
+  for (const entry of readJsonl(path, { noFollow: true })) {
     if (entry.problem) {
       pass.damaged++;
       if (pass.damaged <= 5) problems.push(`${path}:${entry.line}: ${entry.message}`);

@@ -95,7 +95,7 @@ export function explainRun(dir: string): RunExplanation {
   const atByPolicy = new Map<string, string>();
   const decisions = new StepDecisions();
   if (existsSync(paths.events)) {
-    for (const entry of readJsonl(paths.events, { parse: parseIfExplains })) {
+    for (const entry of readJsonl(paths.events, { parse: parseIfExplains, noFollow: true })) {
       if (entry.problem) continue;
       const e = entry.value, p = rec(e.payload);
       decisions.add(e);
@@ -128,7 +128,7 @@ export function explainRun(dir: string): RunExplanation {
   }
   let error: RunExplanation["error"] = null, using: unknown = null, status: unknown = null;
   try {
-    const state = readJsonFile(paths.state);
+    const state = readJsonFile(paths.state, paths.state, { noFollow: true });
     const e = rec(rec(state.outcomes).error);
     if (typeof e.message === "string") error = { type: str(e.type) ?? "Error", message: e.message };
     [using, status] = [rec(state.episode).using, rec(state.outcomes).status];

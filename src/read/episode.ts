@@ -69,7 +69,8 @@ export function readState(ref: string | EpisodeLocation, options: RootOptions = 
   outcomes?: { status?: string };
 } {
   const loc = located(ref, options);
-  return readJsonFile(join(loc.dir, ARTIFACTS.state), join(loc.dir, ARTIFACTS.state));
+  const path = join(loc.dir, ARTIFACTS.state);
+  return readJsonFile(path, path, { noFollow: true }); // an episode's own file: a link planted there is not read
 }
 
 /**
@@ -89,7 +90,7 @@ export function readSummary(ref: string | EpisodeLocation, options: RootOptions 
     const why = crashedWhileSealing(loc.dir) ? sealingNote(loc.id) : "the run is not terminal (yet)";
     throw new NoemaError("not_terminal", `episode ${loc.id} has no summary.json: ${why}`, { exitCode: EXIT.ERROR });
   }
-  return readJsonFile(path, path);
+  return readJsonFile(path, path, { noFollow: true });
 }
 
 /** Options for {@link readEvents}. */
@@ -113,7 +114,7 @@ export function* readEvents(ref: string | EpisodeLocation, options: ReadEventsOp
   const loc = located(ref, options);
   const path = join(loc.dir, ARTIFACTS.events);
   if (!existsSync(path)) throw new NoemaError("not_found", "file not found", { file: path });
-  for (const entry of readJsonl(path)) {
+  for (const entry of readJsonl(path, { noFollow: true })) {
     if (entry.problem) {
       throw new NoemaError(`jsonl_${entry.problem}`, entry.message, { file: path, line: entry.line });
     }

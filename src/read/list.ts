@@ -219,7 +219,7 @@ function latestCheckpoint(dir: string): EpisodeEntry["pending"] | undefined {
   for (const name of readdirSync(cpDir)) {
     if (!name.endsWith(".json")) continue;
     try {
-      const c = readJsonFile(join(cpDir, name)) as {
+      const c = readJsonFile(join(cpDir, name), join(cpDir, name), { noFollow: true }) as {
         checkpoint_id?: unknown;
         created_at?: unknown;
         pending?: Record<string, unknown>;
@@ -271,7 +271,7 @@ export function readEpisodeEntry(
     run_state: terminal ? "terminal" : "crashed",
   };
   try {
-    const state = readJsonFile(join(dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`);
+    const state = readJsonFile(join(dir, ARTIFACTS.state), `${id}/${ARTIFACTS.state}`, { noFollow: true });
     onState?.(state);
     const outcomes = state.outcomes as { status?: unknown } | undefined;
     const goal = state.goal as { task?: unknown } | undefined;
@@ -283,7 +283,7 @@ export function readEpisodeEntry(
     entry.task = typeof goal?.task === "string" ? goal.task : null;
     entry.started_at = typeof episode?.started_at === "string" ? episode.started_at : null;
     if (terminal) {
-      const summary = readJsonFile(summaryPath, `${id}/${ARTIFACTS.summary}`);
+      const summary = readJsonFile(summaryPath, `${id}/${ARTIFACTS.summary}`, { noFollow: true });
       if (typeof summary.outcome === "string") entry.outcome = summary.outcome;
       const would = (summary.metrics as { would_veto_count?: unknown } | undefined)?.would_veto_count;
       if (typeof would === "number") entry.would_veto_count = would;

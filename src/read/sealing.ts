@@ -22,7 +22,8 @@ import { lockStatus } from "../store/lock.ts";
 /** Whether `state.json` names the terminal links (`summary`, `manifest`); false when it cannot be read. */
 function namesTerminalLinks(dir: string): boolean {
   try {
-    const links = readJsonFile(join(dir, ARTIFACTS.state)).links as Record<string, unknown> | undefined;
+    const state = join(dir, ARTIFACTS.state);
+    const links = readJsonFile(state, state, { noFollow: true }).links as Record<string, unknown> | undefined;
     return typeof links?.manifest === "string" || typeof links?.summary === "string";
   } catch {
     return false;

@@ -19,7 +19,9 @@ import { ARTIFACTS } from "../store/layout.ts";
 function sessionOf(dir: string): { agent: string; sha256: string } | null {
   try {
     // The start event is the first line; a short read for it (64 KiB chunks, not the reader's default 1 MiB).
-    for (const l of readLines(join(dir, ARTIFACTS.events), { maxLineBytes: 2 << 20, chunkSize: 64 << 10 })) {
+    for (
+      const l of readLines(join(dir, ARTIFACTS.events), { maxLineBytes: 2 << 20, chunkSize: 64 << 10, noFollow: true })
+    ) {
       const start = l.text === null ? null : JSON.parse(l.text);
       const settings = start?.phase === "start" ? start.payload?.settings : null;
       const agent = settings?.using, sha256 = settings?.adapter?.session_sha256;

@@ -34,5 +34,5 @@ export const LONG_LINE = 256 * 1024;
  * ```
  */
 export function readEventLines(path: string): Generator<JsonlEntry> {
-  return readJsonl(path, { maxLineBytes: limits().lineBytes, deferOver: LONG_LINE, collect: false });
+  return readJsonl(path, { maxLineBytes: limits().lineBytes, deferOver: LONG_LINE, collect: false, noFollow: true });
 }

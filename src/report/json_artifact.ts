@@ -39,7 +39,7 @@ function deeperThan(value: unknown, max: number): boolean {
 function quickly(path: string): Record<string, unknown> | null {
   let text: string;
   try {
-    const fd = openRegularFile(path);
+    const fd = openRegularFile(path, path, { noFollow: true }); // an episode's file: a link planted there is not read
     try {
       text = readFileSync(fd, "utf8");
     } finally {
@@ -71,5 +71,5 @@ function quickly(path: string): Record<string, unknown> | null {
  * ```
  */
 export function readJsonArtifact(path: string, label: string = path): Record<string, unknown> {
-  return quickly(path) ?? readJsonFile(path, label);
+  return quickly(path) ?? readJsonFile(path, label, { noFollow: true });
 }

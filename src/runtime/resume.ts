@@ -87,7 +87,8 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
     );
   }
   let last: Record<string, unknown> | null = null;
-  for (const entry of readJsonl(join(loc.dir, ARTIFACTS.events))) if (!entry.problem) last = entry.value;
+  const events = join(loc.dir, ARTIFACTS.events);
+  for (const entry of readJsonl(events, { noFollow: true })) if (!entry.problem) last = entry.value;
   const payload = (last?.payload ?? {}) as Record<string, unknown>;
   if (last?.event_type !== "run.checkpoint" || typeof payload.checkpoint_id !== "string") {
     throw new NoemaError(
@@ -292,6 +293,7 @@ async function reloadAdapter(
 export function resumableEpisode(ref: string, options: RootOptions = {}): EpisodeLocation {
   const loc = locateEpisode(ref, options);
   refuseIrregularArtifacts(loc.dir); // a FIFO where an artifact should be would block every open for ever
+  refuseSymlinkedArtifacts(loc.dir, "resume"); // nor is a link planted there read (its target's JSON is not ours)
   checkStateFile(loc.dir); // a state.json that breaks the schema is refused before anything is written
   if (existsSync(join(loc.dir, ARTIFACTS.manifest))) {
     throw new NoemaError(

@@ -31,7 +31,7 @@ function intParam(c: Context, name: string, fallback: number, max: number): numb
 function eventLines(dir: string, from: number, limit: number): string {
   const out: string[] = [];
   try {
-    for (const l of readLines(join(dir, "events.jsonl"))) {
+    for (const l of readLines(join(dir, "events.jsonl"), { noFollow: true })) {
       if (l.line < from || l.text === null || !l.terminated) continue;
       if (out.length >= limit) break;
       out.push(l.text);

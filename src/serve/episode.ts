@@ -43,7 +43,7 @@ function learning(dir: string): SafeHtml {
   const rows: SafeHtml[] = [];
   let total = 0;
   try {
-    for (const e of readJsonl(join(dir, "learn.jsonl"))) {
+    for (const e of readJsonl(join(dir, "learn.jsonl"), { noFollow: true })) {
       total++;
       if (rows.length >= LEARN_SHOWN || e.problem !== undefined) continue;
       const v = e.value;
@@ -70,7 +70,7 @@ function decisions(dir: string): SafeHtml {
   for (const name of names.slice(0, 100)) {
     try {
       if (lstatSync(join(dir, "approvals", name)).isSymbolicLink()) continue;
-      const a = readJsonFile(join(dir, "approvals", name));
+      const a = readJsonFile(join(dir, "approvals", name), join(dir, "approvals", name), { noFollow: true });
       const decision = String(a.decision ?? "?");
       rows.push(
         markup`<tr><td><code>${String(a.checkpoint_id ?? name)}</code></td><td>${

@@ -52,7 +52,7 @@ export function eventsPage(dir: string, pageNo: number): { rows: SafeHtml[]; tot
   let total = 0;
   if (!existsSync(path)) return { rows, total };
   const from = (pageNo - 1) * EVENTS_PAGE;
-  for (const entry of readJsonl(path)) {
+  for (const entry of readJsonl(path, { noFollow: true })) {
     total++;
     if (total <= from || total > from + EVENTS_PAGE) continue;
     if (entry.problem === undefined) rows.push(eventRow(total, entry.value));

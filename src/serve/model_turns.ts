@@ -68,7 +68,12 @@ function tokensOf(usage: unknown): TurnTokens {
 /** The prices summary.json recorded per model (what its cost used). */
 function recordedPrices(dir: string): Record<string, ModelPrice> {
   try {
-    const models = asRecord(asRecord(asRecord(readJsonFile(join(dir, "summary.json")).metrics).cost).models);
+    const models = asRecord(
+      asRecord(
+        asRecord(readJsonFile(join(dir, "summary.json"), join(dir, "summary.json"), { noFollow: true }).metrics).cost,
+      )
+        .models,
+    );
     const out: Record<string, ModelPrice> = {};
     for (const [m, c] of Object.entries(models)) {
       const p = asRecord(c).prices;
@@ -106,7 +111,7 @@ export function readModelTurns(dir: string): ModelTurns {
   const per = new Map<string, TurnTokens & { calls: number }>();
   let total_turns = 0;
   try {
-    for (const e of readJsonl(join(dir, "model.jsonl"))) {
+    for (const e of readJsonl(join(dir, "model.jsonl"), { noFollow: true })) {
       if (e.problem !== undefined) continue;
       const v = e.value, model = typeof v.model === "string" ? v.model : "?";
       const t = tokensOf(asRecord(v.response).usage);

@@ -101,7 +101,7 @@ function decisionCounts(dir: string): { approved: number; rejected: number } {
   }
   for (const name of names) {
     try {
-      const d = readJsonFile(join(dir, "approvals", name)).decision;
+      const d = readJsonFile(join(dir, "approvals", name), join(dir, "approvals", name), { noFollow: true }).decision;
       if (d === "approved") out.approved++;
       else if (d === "rejected") out.rejected++;
     } catch { /* an unreadable decision: validate reports it */ }
@@ -113,7 +113,7 @@ function summaryFacts(dir: string): Pick<RunFacts, "duration_ms" | "models" | "c
   veto_count: number;
   would: number;
 } {
-  const s = readJsonFile(join(dir, "summary.json"));
+  const s = readJsonFile(join(dir, "summary.json"), join(dir, "summary.json"), { noFollow: true });
   const m = asRecord(s.metrics);
   const tokens = asRecord(m.tokens), cost = asRecord(m.cost);
   const models = Object.keys(asRecord(tokens.models)).sort();

@@ -305,6 +305,12 @@ export interface ReadLinesOptions {
    * @default {true}
    */
   collect?: boolean;
+  /**
+   * Refuse (`unsafe_path`) a symbolic link at `path` instead of following it: an episode's own files are never
+   * links, so one planted there is not read.
+   * @default {false}
+   */
+  noFollow?: boolean;
 }
 
 /**
@@ -407,7 +413,7 @@ export function* readLines(path: string, options: ReadLinesOptions = {}): Genera
   const maxLine = options.maxLineBytes ?? limits().lineBytes;
   const keepMost = Math.min(maxLine, options.deferOver ?? Infinity);
   const collect = options.collect === false ? () => {} : collectGarbage;
-  const fd = openRegularFile(path);
+  const fd = openRegularFile(path, path, { noFollow: options.noFollow });
   try {
     let buf = Buffer.allocUnsafe(chunkSize * 2);
     let start = 0; // first unconsumed byte in buf
@@ -519,8 +525,8 @@ export type JsonlEntry =
   | { line: number; offset: number; bytes: number; problem: JsonlProblemKind; message: string; value?: undefined };
 
 /** The text of a deferred line, read from the file (a `\r` before the newline dropped); null when not UTF-8. */
-function deferredText(path: string, raw: RawLine): string | null {
-  const fd = openRegularFile(path);
+function deferredText(path: string, raw: RawLine, noFollow = false): string | null {
+  const fd = openRegularFile(path, path, { noFollow });
   try {
     const buf = Buffer.allocUnsafe(raw.bytes);
     let off = 0;
@@ -537,6 +543,7 @@ function readDeferred(
   path: string,
   raw: RawLine,
   parseRange: ((path: string, offset: number, bytes: number) => unknown) | undefined,
+  noFollow = false,
 ): { value: unknown } | { text: string | null } {
   if (parseRange) {
     try {
@@ -545,7 +552,7 @@ function readDeferred(
       // read it as text: whatever made parseRange refuse it is reported as for any line
     }
   }
-  return { text: deferredText(path, raw) };
+  return { text: deferredText(path, raw, noFollow) };
 }
 
 /**
@@ -580,7 +587,7 @@ export function* readJsonl(
     let parsed: { value: unknown } | null = null;
     if (raw.deferred) {
       collect(); // what the lines before it left (a streaming caller collects young objects only): not kept under it
-      const read = readDeferred(path, raw, options.parseRange);
+      const read = readDeferred(path, raw, options.parseRange, options.noFollow);
       if ("value" in read) parsed = read;
       else raw.text = read.text;
       collect(); // the bytes it was read from: the caller gets the text (or value) alone

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { nodeUtil } from "../builtins.ts";
 import { sha256File } from "../store/hash.ts";
@@ -303,6 +303,11 @@ export function checkManifest(c: Collector, f: EpisodeFacts): void {
     const target = join(f.dir, entry.name);
     if (entry.name.split(/[\\/]/).includes("..") || !existsSync(target) || !statSync(target).isFile()) {
       c.add(manifestFile, "manifest.missing", `files[${i}]: ${entry.name} does not exist`);
+      continue;
+    }
+    if (lstatSync(target).isSymbolicLink()) {
+      // Not hashed through: the manifest covers the episode's own files, never one a link points at.
+      c.add(manifestFile, "manifest.missing", `files[${i}]: ${entry.name} is a symbolic link, not the episode's file`);
       continue;
     }
     const actual = sha256File(target);

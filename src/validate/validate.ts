@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -370,10 +370,30 @@ function confirmDuplicates(c: Collector, path: string, file: string, candidates:
  * for (const p of report.problems) console.log(`${p.file}:${p.line ?? ""}: ${p.rule}: ${p.message}`);
  * ```
  */
+/**
+ * An artifact that is a symbolic link is a problem and is not read (it is taken as absent): an episode's files are
+ * never links, and one planted there would make validate judge another file.
+ */
+function refuseLinkedArtifacts(c: Collector, dir: string, present: Set<string>): void {
+  for (const name of Object.values(ARTIFACTS)) {
+    if (!present.has(name)) continue;
+    let link = false;
+    try {
+      link = lstatSync(join(dir, name)).isSymbolicLink();
+    } catch {
+      continue; // gone meanwhile: the checks below say so
+    }
+    if (!link) continue;
+    present.delete(name);
+    c.add(display(join(dir, name)), "file.json", "is a symbolic link; refusing to read through it");
+  }
+}
+
 export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): ValidationReport {
   const c = new Collector(options.maxProblems ?? 10_000, options.profile === "noema");
   const p = (name: string) => join(dir, name);
   const present = new Set(readdirSync(dir));
+  refuseLinkedArtifacts(c, dir, present);
   const has = (name: string) => present.has(name);
   const terminal = has(ARTIFACTS.summary) || has(ARTIFACTS.manifest);
   const files: string[] = [];

@@ -153,7 +153,7 @@ export function registerEvents(program: CommandUnknownOpts, ctx: CliContext): vo
       }
       const path = episodePaths(loc.dir).events;
       if (!existsSync(path)) throw new NoemaError("not_found", `episode ${loc.id} has no events.jsonl`, { file: path });
-      for (const entry of readJsonl(path)) {
+      for (const entry of readJsonl(path, { noFollow: true })) {
         if (entry.problem) {
           throw new NoemaError(`jsonl_${entry.problem}`, entry.message, { file: path, line: entry.line });
         }
