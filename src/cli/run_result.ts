@@ -37,7 +37,10 @@ export interface BlockInfo {
 
 /** Why a run ended as it did, read back from its artifacts. */
 export interface RunExplanation {
-  /** The last enforced block (veto or policy failure), or null. */
+  /**
+   * The last enforced block (veto or policy failure) that stopped an action, or null: a veto that asked for a
+   * human's approval and was approved stopped nothing (the action ran); a rejected one is kept.
+   */
   blocked: BlockInfo | null;
   /** `outcomes.error` of state.json, or null. */
   error: { type: string; message: string } | null;
@@ -75,6 +78,12 @@ function mayExplain(text: string): boolean {
   return false;
 }
 
+/** Whether the resume event `p` consumed an approval of the step `b` blocked (its veto asked for one). */
+function approvedAt(decisions: StepDecisions, b: BlockInfo, p: Record<string, unknown>): boolean {
+  const d = b.step_id === null ? undefined : decisions.of(b.step_id);
+  return d?.decision === "approved" && d.checkpoint_id === p.checkpoint_id;
+}
+
 /** A line that cannot explain the run: not parsed (a 10,000-step run has 30,000 lines, few that matter). */
 const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse(text) : {};
 
@@ -99,6 +108,9 @@ export function explainRun(dir: string): RunExplanation {
       if (entry.problem) continue;
       const e = entry.value, p = rec(e.payload);
       decisions.add(e);
+      if (blocked !== null && e.event_type === "run.resume" && approvedAt(decisions, blocked, rec(e.payload))) {
+        blocked = null; // the veto only asked for a human's approval, which was given: the action ran
+      }
       if (e.phase === "direction" && p.reason === "policy_failure") {
         const at = str(rec(p.error).at);
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
