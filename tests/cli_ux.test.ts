@@ -851,3 +851,27 @@ describe("noema prune", () => {
     assert.ok(existsSync(dirname(dir)));
   });
 });
+
+describe("newcomer audit", () => {
+  test("an unknown key in a step (any nested strict object) says unknown key, with a did-you-mean; nothing written", () => {
+    const w = workdir("audit-step-key");
+    writeFileSync(
+      join(w.cwd, "t.jsonc"),
+      '{\n  "task": "x",\n  "using": "shell",\n  "steps": [\n    { "kind": "act", "description": "d", "input": "ls" },\n' +
+        '    { "kind": "act", "description": "e", "zzzzzzzz": 1 }\n  ]\n}\n',
+    );
+    const r = w.run(["run", "t.jsonc"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /t\.jsonc:5: steps\[0\]\.input: unknown key \(did you mean "inputs"\?\)\n/);
+    assert.doesNotMatch(r.stderr, /never/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    writeFileSync(
+      join(w.cwd, "u.jsonc"),
+      '{ "task": "x", "steps": [{ "kind": "act", "description": "e", "zzzzzzzz": 1 }] }',
+    );
+    assert.match(
+      w.run(["run", "u.jsonc"]).stderr,
+      /u\.jsonc:1: steps\[0\]\.zzzzzzzz: unknown key; known keys: id, kind, description, rationale, inputs\n/,
+    );
+  });
+});
