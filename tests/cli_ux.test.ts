@@ -874,4 +874,22 @@ describe("newcomer audit", () => {
       /u\.jsonc:1: steps\[0\]\.zzzzzzzz: unknown key; known keys: id, kind, description, rationale, inputs\n/,
     );
   });
+
+  test("the hook's bad input reads like every other input error (exit 2: Claude Code's block)", () => {
+    const w = workdir("audit-hook-input");
+    const hook = (event: unknown) =>
+      cli(["--root", w.root, "hook", "claude-code"], {
+        cwd: w.cwd,
+        input: JSON.stringify(event),
+        env: { NOEMA_HOOK_SERVER: "0" },
+      });
+    const empty = hook({});
+    assert.equal(empty.code, 2, empty.stderr);
+    assert.equal(empty.stderr, "noema: stdin: claude-code hook event: hook_event_name: required field is missing\n");
+    const pre = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+    const noId = hook({ ...pre, cwd: w.cwd });
+    assert.equal(noId.code, 2, noId.stderr);
+    assert.equal(noId.stderr, "noema: stdin: claude-code PreToolUse: tool_use_id: required field is missing\n");
+    assert.match(hook({ ...pre, cwd: w.cwd, tool_use_id: 5 }).stderr, /tool_use_id: expected string, got number\n$/);
+  });
 });
