@@ -892,4 +892,28 @@ describe("newcomer audit", () => {
     assert.equal(noId.stderr, "noema: stdin: claude-code PreToolUse: tool_use_id: required field is missing\n");
     assert.match(hook({ ...pre, cwd: w.cwd, tool_use_id: 5 }).stderr, /tool_use_id: expected string, got number\n$/);
   });
+
+  test("a typo in the shell or command adapter's settings is a usage error naming file:line and key; nothing written", () => {
+    const w = workdir("audit-adapter-keys");
+    const task = (using: string, adapter: string) =>
+      writeFileSync(
+        join(w.cwd, "t.jsonc"),
+        `{\n  "task": "x",\n  "using": "${using}",\n  "adapter": {\n    ${adapter}\n  },\n` +
+          '  "steps": [{ "kind": "act", "description": "d", "inputs": { "command": "echo hi" } }]\n}\n',
+      );
+    task("shell", '"timeout_ms": 5000, "env_alow": ["X"]');
+    const shell = w.run(["run", "t.jsonc"]);
+    assert.equal(shell.code, 2, shell.stderr);
+    assert.match(
+      shell.stderr,
+      /t\.jsonc:5: adapter\.env_alow: unknown key for the shell adapter \(did you mean "env_allow"\?\)\n/,
+    );
+    task("command", '"command": ["true"], "timout_ms": 5');
+    const command = w.run(["run", "t.jsonc"]);
+    assert.equal(command.code, 2, command.stderr);
+    assert.match(command.stderr, /t\.jsonc:5: adapter\.timout_ms: unknown key .*\(did you mean "timeout_ms"\?\)\n/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    task("shell", '"timeout_ms": 5000, "env_allow": ["PATH"], "env": { "A": "1" }, "act_timeout_ms": 9000');
+    assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the documented keys run");
+  });
 });

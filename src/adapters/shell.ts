@@ -9,7 +9,8 @@
  * Config (task file `adapter` object): `timeout_ms` (default 60000),
  * `env_allow` (names passed through from noema's environment; default PATH,
  * HOME, LANG, LC_ALL, TERM, TMPDIR, USER, SHELL), `env` (extra variables),
- * `excerpt_bytes` (default 4096).
+ * `excerpt_bytes` (default 4096); another key is refused when the settings
+ * are read (`src/runtime/adapter_keys.ts`).
  *
  * @module
  */

@@ -259,6 +259,23 @@ export function didYouMean(name: string, known: readonly string[]): string | und
 }
 
 /**
+ * The line of the member at `segments` (its key's line) in parsed JSONC
+ * `text`, or undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * import { keyLine } from "./jsonc.ts";
+ * keyLine('{\n  "adapter": {\n    "timout_ms": 5\n  }\n}', ["adapter", "timout_ms"]); // 3
+ * ```
+ */
+export function keyLine(text: string, segments: readonly (string | number)[]): number | undefined {
+  const tree = parseTree(text, [], { allowTrailingComma: true });
+  const node = tree === undefined ? undefined : findNodeAtLocation(tree, [...segments]);
+  const at = node?.parent?.type === "property" ? node.parent.offset : node?.offset;
+  return at === undefined ? undefined : lineCol(text, at).line;
+}
+
+/**
  * What to say of a key an object does not know: a did-you-mean when one of
  * `known` is close, else the known keys (when they are known).
  *
@@ -291,12 +308,7 @@ export function readSettingsFile<S extends v.GenericSchema & { entries: Record<s
 ): v.InferOutput<S> {
   const text = readJsoncText(path);
   const value = parseJsonc(text, path);
-  const tree = parseTree(text, [], { allowTrailingComma: true })!;
-  const lineOf = (segments: (string | number)[]) => {
-    const node = findNodeAtLocation(tree, segments);
-    const at = node?.parent?.type === "property" ? node.parent.offset : node?.offset;
-    return at === undefined ? undefined : lineCol(text, at).line;
-  };
+  const lineOf = (segments: (string | number)[]) => keyLine(text, segments);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new NoemaError("bad_settings", "expected a JSON object", { file: path, line: 1, exitCode: EXIT.USAGE });
   }
