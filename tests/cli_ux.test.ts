@@ -916,4 +916,18 @@ describe("newcomer audit", () => {
     task("shell", '"timeout_ms": 5000, "env_allow": ["PATH"], "env": { "A": "1" }, "act_timeout_ms": 9000');
     assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the documented keys run");
   });
+
+  test("--using shell with nothing to run is a usage error before anything is written, as --using command is", () => {
+    const w = workdir("audit-shell-no-command");
+    for (const using of ["shell", "command"]) {
+      const r = w.run(["run", "x", "--using", using]);
+      assert.equal(r.code, 2, `${using}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^noema: adapter ${using}: .*noema run "<task>" --using ${using} -- <`));
+    }
+    assert.match(w.run(["run", "x", "--using", "shell"]).stderr, /step step-2 has no inputs\.command or inputs\.argv/);
+    writeFileSync(join(w.cwd, "t.jsonc"), '{ "task": "x", "using": "shell", "steps": ["detect:look", "act:do it"] }');
+    assert.match(w.run(["run", "t.jsonc"]).stderr, /adapter shell: step step-2 has no inputs\.command/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    assert.equal(w.run(["run", "t.jsonc", "-q", "--", "true"]).code, 0, "the command after -- is the step's");
+  });
 });
