@@ -327,7 +327,10 @@ describe("global options", () => {
   test("usage errors exit 2 with one line naming the problem", () => {
     for (
       const [args, pattern] of [
-        [["bogus"], /unknown command 'bogus'/],
+        [["bogus"], /unknown command 'bogus' \(see 'noema --help'\)/],
+        [["help", "nosuch"], /^noema: unknown command 'nosuch' \(see 'noema --help'\)\n$/],
+        [["policy", "test", "x.ts", "--command", "ls", "--json"], /'--json' \(see 'noema policy test --help'\)/],
+        [["store", "pull"], /unknown command 'pull' \(see 'noema store --help'\)/],
         [["list", "--jsn"], /unknown option '--jsn'/],
         [["state"], /missing required argument 'episode'/],
         [["list", "--limit", "x"], /--limit/],
