@@ -17,6 +17,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { CliContext } from "./context.ts";
 import { indentedLines, neutralize, oneLine } from "./output.ts";
+import { stderrTail } from "../read/stderr_tail.ts";
 import { decisionText, type StepDecision, StepDecisions } from "../read/step_decisions.ts";
 
 /** The enforced governance decision that blocked an action. */
@@ -53,6 +54,11 @@ export interface RunExplanation {
   answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
+  /**
+   * The last lines of the stderr of the last program an action ran, when that action failed (as recorded: masked,
+   * an excerpt), at most {@link RESULT_STDERR_LINES}, each cut as `noema view` cuts it; empty otherwise.
+   */
+  program_stderr_tail: string[];
   /** An agent run that a failure stopped: `noema run --continue` can pick it up. */
   continuable: boolean;
   /** A human's decision on the blocked step (it waited for approval and was rejected), or null. */
@@ -84,6 +90,9 @@ function approvedAt(decisions: StepDecisions, b: BlockInfo, p: Record<string, un
   return d?.decision === "approved" && d.checkpoint_id === p.checkpoint_id;
 }
 
+/** How many of a failed program's last stderr lines the run's result shows (`noema view` shows more). */
+const RESULT_STDERR_LINES = 2;
+
 /** A line that cannot explain the run: not parsed (a 10,000-step run has 30,000 lines, few that matter). */
 const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse(text) : {};
 
@@ -100,7 +109,7 @@ const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse
 export function explainRun(dir: string): RunExplanation {
   const paths = episodePaths(dir);
   let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
-  let answer: string | null = null;
+  let answer: string | null = null, stderr: string[] = [];
   const atByPolicy = new Map<string, string>();
   const decisions = new StepDecisions();
   if (existsSync(paths.events)) {
@@ -116,7 +125,10 @@ export function explainRun(dir: string): RunExplanation {
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
       }
       if (e.phase === "terminate") [message, answer] = [str(p.message), str(p.answer)];
-      if (e.phase === "act" && "exit_code" in p) programExit = typeof p.exit_code === "number" ? p.exit_code : null;
+      if (e.phase === "act" && "exit_code" in p) {
+        programExit = typeof p.exit_code === "number" ? p.exit_code : null;
+        stderr = p.result_status === "error" ? stderrTail(rec(p.output).stderr, RESULT_STDERR_LINES)?.lines ?? [] : [];
+      }
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
       const failure = rule.startsWith("policy.failure:");
@@ -153,6 +165,7 @@ export function explainRun(dir: string): RunExplanation {
     message,
     answer: finalAnswer(answer, message, using, status),
     program_exit_code: programExit,
+    program_stderr_tail: stderr,
     continuable: error !== null && continuable(using, error.type),
     rejection: blocked?.step_id && decisions.of(blocked.step_id)?.decision === "rejected"
       ? decisions.of(blocked.step_id)!
@@ -233,6 +246,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       }
     } else if (why.error && result.status !== "ok") {
       out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
+      for (const line of why.program_stderr_tail) out.line(`  ${c.dim("stderr:")} ${oneLine(line)}`);
       if (why.continuable) out.line(c.dim(`  continue: noema run --continue ${result.episode_id}`));
     }
     out.line(c.dim(`  view: noema view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
