@@ -17,6 +17,7 @@ import { tempDir } from "./helpers/tmp.ts";
 const tmp = tempDir("noema-approval-display-");
 const root = join(tmp.path, "root");
 let approved: string, rejected: string, who: string, rejectOut: string;
+let approvedJson: Record<string, unknown>, rejectedJson: Record<string, unknown>;
 let s: Served;
 
 /** The decider recorded in an episode's approval record. */
@@ -28,8 +29,12 @@ function decider(id: string): string {
 before(async () => {
   approved = pausedRun(root, "ship the release");
   rejected = pausedRun(root, "ship on friday");
-  const a = cli(["approve", approved, "--root", root, "--note", "release window open", "--resume"]);
+  const a = cli(["approve", approved, "--root", root, "--note", "release window open", "--resume", "--json"]);
   assert.equal(a.code, 0, a.stderr + a.stdout);
+  approvedJson = JSON.parse(a.stdout);
+  const rj = cli(["reject", pausedRun(root, "ship it anyway"), "--root", root, "--resume", "--json"]);
+  assert.equal(rj.code, 3, rj.stderr + rj.stdout);
+  rejectedJson = JSON.parse(rj.stdout);
   const r = cli(["reject", rejected, "--root", root, "--note", "not on a Friday", "--resume"]);
   assert.equal(r.code, 3, r.stderr + r.stdout);
   rejectOut = r.stdout;
@@ -88,6 +93,18 @@ describe("an approved step that then ran", () => {
       assert.ok(step.includes(`approved by ${who} (release window open)`), `${surface}: ${step}`);
       assert.doesNotMatch(step, /VETO/, surface);
     }
+  });
+});
+
+describe("--resume --json: blocked is the decision that stopped an action", () => {
+  test("approved and ran: blocked is null (the veto only asked for approval)", () => {
+    assert.deepEqual([approvedJson.status, approvedJson.exit_code, approvedJson.blocked], ["ok", 0, null]);
+  });
+
+  test("rejected: blocked keeps the veto that asked for approval", () => {
+    assert.deepEqual([rejectedJson.status, rejectedJson.exit_code], ["vetoed", 3]);
+    const b = rejectedJson.blocked as Record<string, unknown>;
+    assert.deepEqual([b.kind, b.rule, b.step_id], ["veto", "policy.veto:ApprovalGate@1.0", "step-2"]);
   });
 });
 

@@ -288,6 +288,25 @@ describe("global options", () => {
     assert.equal(JSON.parse(r.stdout).length, 1);
   });
 
+  test("docs/cli.md's run options table lists every option of noema run --help", async () => {
+    const { COMMANDS } = await import("../src/cli/commands/index.ts");
+    const { buildProgram } = await import("../src/cli/main.ts");
+    const { createOutput } = await import("../src/cli/output.ts");
+    const program = buildProgram(
+      { out: createOutput(), exitCode: 0 },
+      await Promise.all(COMMANDS.map((c) => c.load())),
+    );
+    const run = program.commands.find((c) => c.name() === "run")!;
+    const docs = readFileSync(join(REPO, "docs", "cli.md"), "utf8");
+    const section = docs.slice(
+      docs.indexOf("### `noema run <task"),
+      docs.indexOf("\n### ", docs.indexOf("### `noema run <task")),
+    );
+    const table = section.split("\n").filter((l) => l.startsWith("| `")).join("\n");
+    const missing = run.options.map((o) => o.long!).filter((long) => !new RegExp(`${long}(?![\\w-])`).test(table));
+    assert.deepEqual(missing, []);
+  });
+
   test("every command's description is wrapped to the help width, not left with the source's line breaks", async () => {
     const { COMMANDS } = await import("../src/cli/commands/index.ts");
     const { buildProgram } = await import("../src/cli/main.ts");
@@ -327,7 +346,10 @@ describe("global options", () => {
   test("usage errors exit 2 with one line naming the problem", () => {
     for (
       const [args, pattern] of [
-        [["bogus"], /unknown command 'bogus'/],
+        [["bogus"], /unknown command 'bogus' \(see 'noema --help'\)/],
+        [["help", "nosuch"], /^noema: unknown command 'nosuch' \(see 'noema --help'\)\n$/],
+        [["policy", "test", "x.ts", "--command", "ls", "--json"], /'--json' \(see 'noema policy test --help'\)/],
+        [["store", "pull"], /unknown command 'pull' \(see 'noema store --help'\)/],
         [["list", "--jsn"], /unknown option '--jsn'/],
         [["state"], /missing required argument 'episode'/],
         [["list", "--limit", "x"], /--limit/],

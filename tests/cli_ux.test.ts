@@ -851,3 +851,83 @@ describe("noema prune", () => {
     assert.ok(existsSync(dirname(dir)));
   });
 });
+
+describe("newcomer audit", () => {
+  test("an unknown key in a step (any nested strict object) says unknown key, with a did-you-mean; nothing written", () => {
+    const w = workdir("audit-step-key");
+    writeFileSync(
+      join(w.cwd, "t.jsonc"),
+      '{\n  "task": "x",\n  "using": "shell",\n  "steps": [\n    { "kind": "act", "description": "d", "input": "ls" },\n' +
+        '    { "kind": "act", "description": "e", "zzzzzzzz": 1 }\n  ]\n}\n',
+    );
+    const r = w.run(["run", "t.jsonc"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /t\.jsonc:5: steps\[0\]\.input: unknown key \(did you mean "inputs"\?\)\n/);
+    assert.doesNotMatch(r.stderr, /never/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    writeFileSync(
+      join(w.cwd, "u.jsonc"),
+      '{ "task": "x", "steps": [{ "kind": "act", "description": "e", "zzzzzzzz": 1 }] }',
+    );
+    assert.match(
+      w.run(["run", "u.jsonc"]).stderr,
+      /u\.jsonc:1: steps\[0\]\.zzzzzzzz: unknown key; known keys: id, kind, description, rationale, inputs\n/,
+    );
+  });
+
+  test("the hook's bad input reads like every other input error (exit 2: Claude Code's block)", () => {
+    const w = workdir("audit-hook-input");
+    const hook = (event: unknown) =>
+      cli(["--root", w.root, "hook", "claude-code"], {
+        cwd: w.cwd,
+        input: JSON.stringify(event),
+        env: { NOEMA_HOOK_SERVER: "0" },
+      });
+    const empty = hook({});
+    assert.equal(empty.code, 2, empty.stderr);
+    assert.equal(empty.stderr, "noema: stdin: claude-code hook event: hook_event_name: required field is missing\n");
+    const pre = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+    const noId = hook({ ...pre, cwd: w.cwd });
+    assert.equal(noId.code, 2, noId.stderr);
+    assert.equal(noId.stderr, "noema: stdin: claude-code PreToolUse: tool_use_id: required field is missing\n");
+    assert.match(hook({ ...pre, cwd: w.cwd, tool_use_id: 5 }).stderr, /tool_use_id: expected string, got number\n$/);
+  });
+
+  test("a typo in the shell or command adapter's settings is a usage error naming file:line and key; nothing written", () => {
+    const w = workdir("audit-adapter-keys");
+    const task = (using: string, adapter: string) =>
+      writeFileSync(
+        join(w.cwd, "t.jsonc"),
+        `{\n  "task": "x",\n  "using": "${using}",\n  "adapter": {\n    ${adapter}\n  },\n` +
+          '  "steps": [{ "kind": "act", "description": "d", "inputs": { "command": "echo hi" } }]\n}\n',
+      );
+    task("shell", '"timeout_ms": 5000, "env_alow": ["X"]');
+    const shell = w.run(["run", "t.jsonc"]);
+    assert.equal(shell.code, 2, shell.stderr);
+    assert.match(
+      shell.stderr,
+      /t\.jsonc:5: adapter\.env_alow: unknown key for the shell adapter \(did you mean "env_allow"\?\)\n/,
+    );
+    task("command", '"command": ["true"], "timout_ms": 5');
+    const command = w.run(["run", "t.jsonc"]);
+    assert.equal(command.code, 2, command.stderr);
+    assert.match(command.stderr, /t\.jsonc:5: adapter\.timout_ms: unknown key .*\(did you mean "timeout_ms"\?\)\n/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    task("shell", '"timeout_ms": 5000, "env_allow": ["PATH"], "env": { "A": "1" }, "act_timeout_ms": 9000');
+    assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the documented keys run");
+  });
+
+  test("--using shell with nothing to run is a usage error before anything is written, as --using command is", () => {
+    const w = workdir("audit-shell-no-command");
+    for (const using of ["shell", "command"]) {
+      const r = w.run(["run", "x", "--using", using]);
+      assert.equal(r.code, 2, `${using}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^noema: adapter ${using}: .*noema run "<task>" --using ${using} -- <`));
+    }
+    assert.match(w.run(["run", "x", "--using", "shell"]).stderr, /step step-2 has no inputs\.command or inputs\.argv/);
+    writeFileSync(join(w.cwd, "t.jsonc"), '{ "task": "x", "using": "shell", "steps": ["detect:look", "act:do it"] }');
+    assert.match(w.run(["run", "t.jsonc"]).stderr, /adapter shell: step step-2 has no inputs\.command/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    assert.equal(w.run(["run", "t.jsonc", "-q", "--", "true"]).code, 0, "the command after -- is the step's");
+  });
+});

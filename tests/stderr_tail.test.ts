@@ -2,7 +2,8 @@
  * A failed shell step shows the tail of its program's stderr where the
  * failure is listed: under the actions of `noema view` and in "Needs
  * attention" of the page `noema serve` (and `noema report`) shows. The tail
- * is bounded: the last 10 lines, with how many there were.
+ * is bounded: the last 10 lines, with how many there were. The run's own
+ * result shows its last 2 lines under the error.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +16,7 @@ import { tempDir } from "./helpers/tmp.ts";
 const tmp = tempDir("noema-stderr-tail-");
 const root = join(tmp.path, "root");
 const ID = "failing";
-let s: Served;
+let s: Served, runOut: string;
 
 before(async () => {
   const program = 'for i in $(seq 1 30); do echo "err line $i" >&2; done; echo fine; exit 3';
@@ -34,6 +35,7 @@ before(async () => {
     program,
   ]);
   assert.equal(r.code, 1, r.stderr + r.stdout);
+  runOut = r.stdout;
   s = await startServe(root);
 });
 after(async () => {
@@ -42,6 +44,26 @@ after(async () => {
 });
 
 const TAIL = Array.from({ length: 10 }, (_, i) => `err line ${21 + i}`);
+
+test("run: the result line of the failed run ends with the last 2 stderr lines; --json keeps its fields", () => {
+  assert.match(
+    runOut,
+    /\n {2}error CommandFailed: exit code 3\n {2}stderr: err line 29\n {2}stderr: err line 30\n {2}view: /,
+  );
+  assert.doesNotMatch(runOut, /err line 28/);
+  const j = cli(["run", "fail", "--root", root, "--using", "shell", "--json", "--", "sh", "-c", "echo no >&2; exit 3"]);
+  assert.equal(j.code, 1);
+  assert.deepEqual(Object.keys(JSON.parse(j.stdout)), [
+    ...["episode_id", "episode_dir", "status", "outcome", "exit_code", "blocked", "error", "program_exit_code"],
+    ...["message", "answer"],
+  ], "no field added to --json");
+  const masked = cli(
+    ["run", "leak", "--root", root, "--using", "shell", "--secret", "AUDIT_TOKEN", "--", "sh", "-c"]
+      .concat(["echo 'fatal: bad token tok-audit-0123456789' >&2; exit 2"]),
+    { env: { AUDIT_TOKEN: "tok-audit-0123456789" } },
+  );
+  assert.match(masked.stdout, /\n {2}stderr: fatal: bad token \[REDACTED:AUDIT_TOKEN\]\n/);
+});
 
 test("view: the failed step, its error and the last 10 of its 30 stderr lines", () => {
   const v = cli(["view", ID, "--root", root]);

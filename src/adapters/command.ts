@@ -31,7 +31,8 @@
  * 3600000), `excerpt_bytes` (default 8192), `stdin` (`auto`: pass noema's
  * stdin through unless it is /dev/null or closed; `inherit`: always;
  * `none`: an empty stdin; default `auto`), `tee` (copy the output to stderr
- * live; default: when stderr is a terminal).
+ * live; default: when stderr is a terminal); another key is refused when the
+ * settings are read (`src/runtime/adapter_keys.ts`).
  *
  * @module
  */

@@ -3,13 +3,15 @@
  *
  * A step's `inputs` give `command` (a shell command line) or `argv` (a
  * program and its arguments), and optionally `timeout_ms`. Arguments after
- * `--` on the command line are the command of steps that give none. Steps of
+ * `--` on the command line are the command of steps that give none (an `act`
+ * step with neither is refused before the run: `shell_plan.ts`). Steps of
  * other kinds (detect, verify, …) complete without running anything.
  *
  * Config (task file `adapter` object): `timeout_ms` (default 60000),
  * `env_allow` (names passed through from noema's environment; default PATH,
  * HOME, LANG, LC_ALL, TERM, TMPDIR, USER, SHELL), `env` (extra variables),
- * `excerpt_bytes` (default 4096).
+ * `excerpt_bytes` (default 4096); another key is refused when the settings
+ * are read (`src/runtime/adapter_keys.ts`).
  *
  * @module
  */

@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
+import { toProblems } from "../schema/problems.ts";
 import type { ModelUsage } from "../schema/summary.ts";
 import type { Decision } from "./core.ts";
 import type { EndEvent, HookAnswer, HookEvent, PermissionEvent, PostToolEvent, PreToolEvent } from "./event.ts";
@@ -88,7 +89,8 @@ export interface Dialect {
 
 /**
  * Parses `payload` with a valibot schema; a mismatch is a NoemaError (exit 2)
- * naming the first wrong field.
+ * naming the first wrong field in the words of every other input error
+ * (`tool_use_id: required field is missing`, `expected string, got number`).
  *
  * @example
  * ```ts
@@ -100,9 +102,10 @@ export interface Dialect {
 export function parsePayload<S extends v.GenericSchema>(schema: S, payload: unknown, what: string): v.InferOutput<S> {
   const r = v.safeParse(schema, payload);
   if (r.success) return r.output;
-  const issue = r.issues[0];
-  const path = v.getDotPath(issue) ?? "(payload)";
-  throw new NoemaError("bad_hook_input", `stdin: ${what}: ${path}: ${issue.message}`, { exitCode: EXIT.USAGE });
+  const [problem] = toProblems(r.issues.slice(0, 1));
+  throw new NoemaError("bad_hook_input", `stdin: ${what}: ${problem.path || "(payload)"}: ${problem.message}`, {
+    exitCode: EXIT.USAGE,
+  });
 }
 
 /**

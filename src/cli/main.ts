@@ -180,6 +180,36 @@ function commandIn(program: Command, argv: readonly string[]): string | null {
   return cmd ? cmd.name() : null;
 }
 
+/** The subcommand of `cmd` named `word` (by its name or an alias). */
+const subcommand = (cmd: CommandUnknownOpts, word: string | null): CommandUnknownOpts | undefined =>
+  word === null ? undefined : cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+
+/**
+ * The command `argv` names, subcommands included (`policy test`), or null: the help page a usage error points at
+ * is the one of the command that failed.
+ */
+function commandPathIn(program: Command, argv: readonly string[]): string | null {
+  const names: string[] = [];
+  let cmd: CommandUnknownOpts = program as unknown as CommandUnknownOpts, rest = [...argv];
+  for (let word = commandWord(rest), sub = subcommand(cmd, word); sub; sub = subcommand(cmd, word)) {
+    names.push(sub.name());
+    [cmd, rest] = [sub, rest.slice(rest.indexOf(word!) + 1)];
+    word = commandWord(rest);
+  }
+  return names.length > 0 ? names.join(" ") : null;
+}
+
+/** For `noema help WORD` where WORD names no command: the usage error to print (commander prints the whole help). */
+async function unknownHelpTopic(program: Command, argv: readonly string[]): Promise<string | null> {
+  if (commandWord(argv) !== "help") return null;
+  const topic = commandWord(argv.slice(argv.indexOf("help") + 1));
+  const root = program as unknown as CommandUnknownOpts;
+  if (topic === null || subcommand(root, topic) !== undefined) return null;
+  const { didYouMean } = await import("../runtime/jsonc.ts");
+  const hint = didYouMean(topic, root.commands.map((c) => c.name()));
+  return `unknown command '${topic}'${hint ? ` (Did you mean ${hint}?)` : ""}`;
+}
+
 /**
  * Runs the CLI on `argv` (without the runtime and script) and returns the
  * exit code. Never throws; never calls `process.exit`.
@@ -215,6 +245,12 @@ export async function main(
       const { registerPluginApi } = await import("../plugins/loader.ts");
       await registerPluginApi();
     }
+    const unknownTopic = await unknownHelpTopic(program, argv);
+    if (unknownTopic !== null) {
+      out.note(`noema: ${unknownTopic} (see 'noema --help')`);
+      out.flush();
+      return EXIT.USAGE;
+    }
     await program.parseAsync([...argv], { from: "user" });
     out.flush();
     // A command sets ctx.exitCode (or, equivalently, process.exitCode).
@@ -224,7 +260,7 @@ export async function main(
       : (Number.isInteger(fromProcess) ? fromProcess : EXIT.ERROR) as ExitCode;
   } catch (e) {
     if (e instanceof CommanderError && usage.message !== null) {
-      const cmd = program ? commandIn(program, argv) : null;
+      const cmd = program ? commandPathIn(program, argv) : null;
       const hint = ` (see 'noema ${cmd ? `${cmd} ` : ""}--help')`;
       out.note(`noema: ${usage.message}${hint}`);
     }

@@ -17,6 +17,7 @@ import { readJsonFile } from "../store/json_file.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import type { CliContext } from "./context.ts";
 import { indentedLines, neutralize, oneLine } from "./output.ts";
+import { stderrTail } from "../read/stderr_tail.ts";
 import { decisionText, type StepDecision, StepDecisions } from "../read/step_decisions.ts";
 
 /** The enforced governance decision that blocked an action. */
@@ -37,7 +38,10 @@ export interface BlockInfo {
 
 /** Why a run ended as it did, read back from its artifacts. */
 export interface RunExplanation {
-  /** The last enforced block (veto or policy failure), or null. */
+  /**
+   * The last enforced block (veto or policy failure) that stopped an action, or null: a veto that asked for a
+   * human's approval and was approved stopped nothing (the action ran); a rejected one is kept.
+   */
   blocked: BlockInfo | null;
   /** `outcomes.error` of state.json, or null. */
   error: { type: string; message: string } | null;
@@ -50,6 +54,11 @@ export interface RunExplanation {
   answer: string | null;
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
+  /**
+   * The last lines of the stderr of the last program an action ran, when that action failed (as recorded: masked,
+   * an excerpt), at most {@link RESULT_STDERR_LINES}, each cut as `noema view` cuts it; empty otherwise.
+   */
+  program_stderr_tail: string[];
   /** An agent run that a failure stopped: `noema run --continue` can pick it up. */
   continuable: boolean;
   /** A human's decision on the blocked step (it waited for approval and was rejected), or null. */
@@ -75,6 +84,15 @@ function mayExplain(text: string): boolean {
   return false;
 }
 
+/** Whether the resume event `p` consumed an approval of the step `b` blocked (its veto asked for one). */
+function approvedAt(decisions: StepDecisions, b: BlockInfo, p: Record<string, unknown>): boolean {
+  const d = b.step_id === null ? undefined : decisions.of(b.step_id);
+  return d?.decision === "approved" && d.checkpoint_id === p.checkpoint_id;
+}
+
+/** How many of a failed program's last stderr lines the run's result shows (`noema view` shows more). */
+const RESULT_STDERR_LINES = 2;
+
 /** A line that cannot explain the run: not parsed (a 10,000-step run has 30,000 lines, few that matter). */
 const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse(text) : {};
 
@@ -91,7 +109,7 @@ const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse
 export function explainRun(dir: string): RunExplanation {
   const paths = episodePaths(dir);
   let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
-  let answer: string | null = null;
+  let answer: string | null = null, stderr: string[] = [];
   const atByPolicy = new Map<string, string>();
   const decisions = new StepDecisions();
   if (existsSync(paths.events)) {
@@ -99,12 +117,18 @@ export function explainRun(dir: string): RunExplanation {
       if (entry.problem) continue;
       const e = entry.value, p = rec(e.payload);
       decisions.add(e);
+      if (blocked !== null && e.event_type === "run.resume" && approvedAt(decisions, blocked, rec(e.payload))) {
+        blocked = null; // the veto only asked for a human's approval, which was given: the action ran
+      }
       if (e.phase === "direction" && p.reason === "policy_failure") {
         const at = str(rec(p.error).at);
         if (at) atByPolicy.set(String(p.policy_id ?? p.policy), at);
       }
       if (e.phase === "terminate") [message, answer] = [str(p.message), str(p.answer)];
-      if (e.phase === "act" && "exit_code" in p) programExit = typeof p.exit_code === "number" ? p.exit_code : null;
+      if (e.phase === "act" && "exit_code" in p) {
+        programExit = typeof p.exit_code === "number" ? p.exit_code : null;
+        stderr = p.result_status === "error" ? stderrTail(rec(p.output).stderr, RESULT_STDERR_LINES)?.lines ?? [] : [];
+      }
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
       const failure = rule.startsWith("policy.failure:");
@@ -141,6 +165,7 @@ export function explainRun(dir: string): RunExplanation {
     message,
     answer: finalAnswer(answer, message, using, status),
     program_exit_code: programExit,
+    program_stderr_tail: stderr,
     continuable: error !== null && continuable(using, error.type),
     rejection: blocked?.step_id && decisions.of(blocked.step_id)?.decision === "rejected"
       ? decisions.of(blocked.step_id)!
@@ -221,6 +246,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       }
     } else if (why.error && result.status !== "ok") {
       out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
+      for (const line of why.program_stderr_tail) out.line(`  ${c.dim("stderr:")} ${oneLine(line)}`);
       if (why.continuable) out.line(c.dim(`  continue: noema run --continue ${result.episode_id}`));
     }
     out.line(c.dim(`  view: noema view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));

@@ -10,6 +10,7 @@ import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } f
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { issuePath, toProblems } from "../schema/problems.ts";
+import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
 import { limits } from "../store/limits.ts";
 import { openRegularFile, readFromStart } from "../store/regular_file.ts";
@@ -258,9 +259,42 @@ export function didYouMean(name: string, known: readonly string[]): string | und
 }
 
 /**
+ * The line of the member at `segments` (its key's line) in parsed JSONC
+ * `text`, or undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * import { keyLine } from "./jsonc.ts";
+ * keyLine('{\n  "adapter": {\n    "timout_ms": 5\n  }\n}', ["adapter", "timout_ms"]); // 3
+ * ```
+ */
+export function keyLine(text: string, segments: readonly (string | number)[]): number | undefined {
+  const tree = parseTree(text, [], { allowTrailingComma: true });
+  const node = tree === undefined ? undefined : findNodeAtLocation(tree, [...segments]);
+  const at = node?.parent?.type === "property" ? node.parent.offset : node?.offset;
+  return at === undefined ? undefined : lineCol(text, at).line;
+}
+
+/**
+ * What to say of a key an object does not know: a did-you-mean when one of
+ * `known` is close, else the known keys (when they are known).
+ *
+ * @example
+ * ```ts
+ * import { unknownKeyMessage } from "./jsonc.ts";
+ * unknownKeyMessage("input", ["kind", "inputs"]); // 'unknown key (did you mean "inputs"?)'
+ * ```
+ */
+export function unknownKeyMessage(key: string, known: readonly string[] | undefined): string {
+  const hint = known === undefined ? undefined : didYouMean(key, known);
+  if (hint !== undefined) return `unknown key (did you mean "${hint}"?)`;
+  return known === undefined ? "unknown key" : `unknown key; known keys: ${known.join(", ")}`;
+}
+
+/**
  * Reads a JSONC file and validates it against a strict object schema. Errors
  * name the file, the line of the offending field, the field and the problem;
- * an unknown key gets a did-you-mean suggestion.
+ * an unknown key, at any depth, gets a did-you-mean suggestion.
  *
  * @example
  * ```ts
@@ -274,35 +308,33 @@ export function readSettingsFile<S extends v.GenericSchema & { entries: Record<s
 ): v.InferOutput<S> {
   const text = readJsoncText(path);
   const value = parseJsonc(text, path);
-  const tree = parseTree(text, [], { allowTrailingComma: true })!;
-  const lineOf = (segments: (string | number)[]) => {
-    const node = findNodeAtLocation(tree, segments);
-    const at = node?.parent?.type === "property" ? node.parent.offset : node?.offset;
-    return at === undefined ? undefined : lineCol(text, at).line;
-  };
+  const lineOf = (segments: (string | number)[]) => keyLine(text, segments);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new NoemaError("bad_settings", "expected a JSON object", { file: path, line: 1, exitCode: EXIT.USAGE });
   }
   const known = Object.keys(schema.entries);
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
-      const hint = didYouMean(key, known);
-      throw new NoemaError(
-        "unknown_key",
-        `unknown key${hint ? ` (did you mean "${hint}"?)` : `; known keys: ${known.join(", ")}`}`,
-        {
-          file: path,
-          line: lineOf([key]),
-          field: key,
-          exitCode: EXIT.USAGE,
-        },
-      );
+      throw new NoemaError("unknown_key", unknownKeyMessage(key, known), {
+        file: path,
+        line: lineOf([key]),
+        field: key,
+        exitCode: EXIT.USAGE,
+      });
     }
   }
   const r = v.safeParse(schema, value);
   if (!r.success) {
     const issue = r.issues[0];
     const segments = (issue.path ?? []).map((p) => (p as { key: string | number }).key);
+    if (isUnknownKeyIssue(issue)) {
+      throw new NoemaError("unknown_key", unknownKeyMessage(String(issue.input), knownKeysAt(schema, issue)), {
+        file: path,
+        line: lineOf(segments),
+        field: issuePath(issue),
+        exitCode: EXIT.USAGE,
+      });
+    }
     const [problem] = toProblems([issue]);
     throw new NoemaError("bad_settings", problem.message, {
       file: path,

@@ -18,6 +18,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
+import { type AdapterSource, checkAdapterKeys } from "./adapter_keys.ts";
 import { readSettingsFile } from "./jsonc.ts";
 import type { RunOptions } from "./run.ts";
 import { ProjectConfig, type StepSpec, TaskFile } from "./settings.ts";
@@ -153,6 +154,7 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
   const cwd = resolve(input.cwd ?? ".");
   const sources: string[] = [];
   const notices: string[] = [];
+  const adapters: AdapterSource[] = [];
   const userRules = userRuleLayers();
   let merged: RunOptions = { base_dir: cwd, ...(userRules.length > 0 ? { rules: userRules } : {}) };
   const configPath = join(cwd, PROJECT_CONFIG);
@@ -173,6 +175,7 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
       fromConfig.policies = [...(fromConfig.policies ?? []), ...folderPolicies(folder)];
     }
     notices.push(...configNotices(fromConfig, cwd));
+    if (config.adapter) adapters.push({ path: configPath, adapter: config.adapter });
     merged = mergeOptions(merged, fromConfig);
     sources.push(configPath);
   }
@@ -192,9 +195,11 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
     const file = readSettingsFile(path, TaskFile);
     const { task: fileTask, $schema: _schema, ...rest } = file;
     task = fileTask;
+    if (rest.adapter) adapters.push({ path, adapter: rest.adapter });
     merged = mergeOptions(merged, toOptions(rest, dirname(path), path));
     sources.push(path);
   }
   merged = mergeOptions(merged, input.options ?? {});
+  checkAdapterKeys(typeof merged.using === "string" ? merged.using : undefined, adapters);
   return { task, options: merged, sources, notices, warnings: ruleWarnings(merged.rules ?? []) };
 }

@@ -5,6 +5,7 @@
  */
 import type * as v from "valibot";
 import { jsonType } from "../json.ts";
+import { isUnknownKeyIssue } from "./unknown_key.ts";
 
 /** One schema problem: the dotted field path (empty for the root) and what is wrong. */
 export interface SchemaProblem {
@@ -38,7 +39,8 @@ export function issuePath(issue: v.BaseIssue<unknown>, prefix = ""): string {
 /**
  * Converts valibot issues (including nested union issues) to problems.
  * A missing required field reads `required field is missing`; a wrong type
- * reads `expected string, got number`.
+ * reads `expected string, got number`; a key a strict object does not know
+ * reads `unknown key`.
  *
  * @example
  * ```ts
@@ -53,7 +55,9 @@ export function toProblems(issues: readonly v.BaseIssue<unknown>[], prefix = "")
   for (const issue of issues) {
     const path = issuePath(issue, prefix);
     let message: string;
-    if (issue.kind === "schema" && issue.input === undefined && (issue.path?.length ?? 0) > 0) {
+    if (isUnknownKeyIssue(issue)) {
+      message = "unknown key"; // valibot's `expected never`, the key being the issue's input
+    } else if (issue.kind === "schema" && issue.input === undefined && (issue.path?.length ?? 0) > 0) {
       message = "required field is missing";
     } else if (issue.kind === "schema" && issue.expected && !issue.message.startsWith("must")) {
       message = `expected ${issue.expected}, got ${

@@ -68,7 +68,7 @@ export function openHandoffLog(root: string, ids: readonly string[]): number | n
  * @example
  * ```ts
  * import { handoffLogTail } from "./handoff_log.ts";
- * handoffLogTail(".noema"); // "2026-…Z noema sync --handoff ep_01J… (handed over by pid 4242)\nsynced 1 episodes …\n"
+ * handoffLogTail(".noema"); // "2026-…Z noema sync --handoff ep_01J… (handed over by pid 4242)\nsynced 1 episode …\n"
  * ```
  */
 export function handoffLogTail(root: string, bytes = 4096): string {
@@ -99,7 +99,7 @@ export interface HandoffEntry {
   episodes: string[];
   /** The process that handed them over. */
   pid: number;
-  /** The last line the sync printed (`synced 1 episodes to …`, or why not), or null when it has printed nothing yet. */
+  /** The last line the sync printed (`synced 1 episode to …`, or why not), or null when it has printed nothing yet. */
   said: string | null;
 }
 
@@ -112,7 +112,7 @@ const HEADER = /^(\S+) noema sync --handoff (.*) \(handed over by pid (\d+)\)$/;
  * @example
  * ```ts
  * import { lastHandoff } from "./handoff_log.ts";
- * lastHandoff(".noema")?.said; // "synced 1 episodes to postgres://noema@db/noema"
+ * lastHandoff(".noema")?.said; // "synced 1 episode to postgres://noema@db/noema"
  * ```
  */
 export function lastHandoff(root: string): HandoffEntry | null {

@@ -272,13 +272,18 @@ async function syncOnce(
     if (!json) {
       const lines = rows.reduce((a, r) => a + r.lines, 0), files = rows.reduce((a, r) => a + r.files, 0);
       ctx.out.line(
-        `synced ${rows.length} episodes to ${s.location}: ${lines} new lines, ${files} files` +
+        `synced ${count(rows.length, "episode")} to ${s.location}: ${count(lines, "new line")}, ${
+          count(files, "file")
+        }` +
           (failed ? `; ${failed} failed` : ""),
       );
     }
     if (failed) ctx.exitCode = EXIT.ERROR;
   });
 }
+
+/** `1 episode`, `2 episodes`. */
+const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Registers `noema pull`. */
 export function registerPull(program: CommandUnknownOpts, ctx: CliContext): void {

@@ -8,6 +8,7 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
+import { checkShellPlan } from "../../adapters/shell_plan.ts";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
@@ -167,6 +168,8 @@ export async function prepareEpisode(
   } catch (e) {
     throw new NoemaError("bad_plan", (e as Error).message, { exitCode: EXIT.USAGE });
   }
+  // The built-in shell adapter (not a plugin of that name): a step with nothing to run is known now.
+  if (options.using === "shell" && loadedAdapter.path === null) checkShellPlan(plan.steps, options.args ?? []);
   const settings = engineSettings(options, {
     episodeId,
     dir,
