@@ -7,6 +7,8 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { homedir } from "node:os";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { decideLayer } from "../src/runtime/rules/match.ts";
 import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
@@ -353,6 +355,16 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("mcp__fs__search_files", { path: WS, pattern: "SECRET" }).effect, "deny");
     assert.equal(fx("mcp__fs__read_file", { path: "README" }).effect, "allow");
     assert.equal(fx("mcp__github__create_issue", { title: ".env" }).effect, "allow");
+  });
+
+  test("an MCP path under ~ is checked as the home's too (servers expand it); a file:// uri as its path", () => {
+    const home = (rest: string) => join(homedir(), rest);
+    const set = { deny: ["Read(~/.ssh/**)"] };
+    assert.equal(fx("mcp__fs__read_text_file", { path: "~/.ssh/id_rsa" }, set).effect, "deny");
+    assert.equal(fx("mcp__fs__read_text_file", { path: home(".ssh/id_rsa") }, set).effect, "deny");
+    assert.equal(fx("mcp__res__read", { uri: pathToFileURL(home(".ssh/id_rsa")).href }, set).effect, "deny");
+    assert.equal(fx("mcp__res__read", { uri: "https://example.test/.ssh/id_rsa" }, set).effect, "allow");
+    assert.equal(fx("mcp__fs__read_text_file", { path: "~/notes.txt" }, set).effect, "allow");
   });
 });
 

@@ -18,7 +18,9 @@
  *
  * @module
  */
+import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** A tool call as the rules see it. */
 export interface RuleTarget {
@@ -157,8 +159,26 @@ function searchScope(tool: string, input: Record<string, unknown>, paths: string
 }
 
 /** An MCP call's path arguments, and the folders it reads whole when its name says it searches or lists. */
+/**
+ * The files an MCP argument may name, to be safe both ways: the path against the call's cwd and, for `~` or `~/…`,
+ * the same under the home directory (servers such as the filesystem server expand it); a `file://` URI as its path.
+ */
+function mcpPaths(p: string, cwd: string): string[] {
+  if (p.startsWith("file://")) {
+    try {
+      return [fileURLToPath(p)];
+    } catch {
+      return [absolute(p, cwd)];
+    }
+  }
+  const out = [absolute(p, cwd)];
+  if (p === "~" || p.startsWith("~/")) out.push(join(homedir(), p.slice(1)));
+  return out;
+}
+
 function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
-  const paths = MCP_PATH_KEYS.flatMap((k) => strings(input[k])).map((p) => absolute(p, cwd));
+  const uris = strings(input.uri).filter((u) => u.startsWith("file://"));
+  const paths = [...MCP_PATH_KEYS.flatMap((k) => strings(input[k])), ...uris].flatMap((p) => mcpPaths(p, cwd));
   const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
   return { paths, trees };
 }
