@@ -109,7 +109,7 @@ async function timed(f: () => Promise<unknown> | unknown): Promise<number> {
 async function serve(root: string): Promise<{ url: string; stop(): Promise<void> }> {
   const closing = new AbortController();
   const app = createApp({ root, tokens: parseTokens(""), readOnly: false, log: () => {}, closing: closing.signal });
-  const s = await startServer("127.0.0.1", 0, app.fetch);
+  const s = await startServer("127.0.0.1", 0, (req, connection) => app.fetch(req, { connection }));
   return {
     url: `${s.url}/`,
     stop: async () => {

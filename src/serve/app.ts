@@ -17,7 +17,7 @@ import { heldHere, startResume } from "./approvals.ts";
 import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
-import { otherUserProblem } from "./peer_user.ts";
+import { type Connection, otherUserProblem } from "./peer_user.ts";
 import { comparePage } from "./compare.ts";
 import { backtestFormPage, backtestPage, backtestUpload, MAX_REPORT } from "./backtest.ts";
 import type { ServeConfig, ServeEnv } from "./config.ts";
@@ -53,10 +53,13 @@ function fail(c: Context, status: number, code: string, message: string, extra: 
  * Why a request that reached the server over a connection is not from its own user (see peer_user.ts), or null.
  * A request made in this process (no bindings) is.
  */
-function otherUser(env: ServeEnv["Bindings"]): string | null {
-  if (env === undefined || !("connection" in env)) return null;
-  if (env.connection == null) return "cannot tell which local user sent this request (no connection details)";
-  return otherUserProblem(env.connection);
+function otherUser(env: unknown): string | null {
+  if (env === undefined) return null;
+  const connection = typeof env === "object" && env !== null && "connection" in env
+    ? (env as { connection?: Connection | null }).connection
+    : null;
+  if (connection == null) return "cannot tell which local user sent this request (no connection details)";
+  return otherUserProblem(connection);
 }
 
 function hostName(host: string): string {
