@@ -154,7 +154,14 @@ describe("llm errors", () => {
   it("bad configuration names the field", () => {
     assert.throws(() => parseLlmConfig({ base_url: "http://x/v1", model: "m", max_turns: 0 }), /adapter\.max_turns/);
     assert.throws(() => parseLlmConfig({ model: "m" }), /adapter\.base_url: is required/);
-    assert.throws(() => parseLlmConfig({ base_url: "http://x/v1", model: "m", bogus: 1 }), /adapter\.bogus/);
+    assert.throws(
+      () => parseLlmConfig({ base_url: "http://x/v1", model: "m", bogus: 1 }),
+      /^NoemaError: adapter\.bogus: unknown key; known keys: provider, base_url, model/,
+    );
+    assert.throws(
+      () => parseLlmConfig({ base_url: "http://x/v1", model: "m", max_turn: 3 }),
+      { message: 'adapter.max_turn: unknown key (did you mean "max_turns"?)' },
+    );
   });
 });
 

@@ -22,6 +22,8 @@
  */
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
+import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
+import { didYouMean } from "../runtime/jsonc.ts";
 
 const McpServer = v.union([
   v.strictObject({
@@ -75,6 +77,15 @@ export type LlmConfig = v.InferOutput<typeof LlmConfigSchema>;
 /** The local Ollama server's OpenAI-compatible address. */
 export const OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1";
 
+/** `unknown key`, with the known key it is closest to, or the known keys. */
+function unknownKeyMessage(key: string, known: readonly string[] | undefined): string {
+  if (known === undefined) return "unknown key";
+  const close = didYouMean(key, known);
+  return close !== undefined
+    ? `unknown key (did you mean "${close}"?)`
+    : `unknown key; known keys: ${known.join(", ")}`;
+}
+
 /**
  * Parses and checks the adapter configuration. A problem is a usage error
  * naming the field, e.g. `adapter.max_turns: Invalid value: Expected >=1 but received 0`.
@@ -90,15 +101,16 @@ export function parseLlmConfig(raw: unknown, source = "adapter"): LlmConfig {
   if (!r.success) {
     const issue = r.issues[0];
     const path = issue.path?.map((p) => String(p.key)).join(".") ?? "";
-    const unknownKey = issue.kind === "schema" && issue.expected === "never" ? " (unknown field)" : "";
     // A required field that is absent: valibot reports it on its object ("Invalid key: Expected …").
     const missing = issue.input === undefined && /object/.test(issue.type) && path !== "";
-    const message = !missing
+    const message = isUnknownKeyIssue(issue)
+      ? unknownKeyMessage(path.split(".").at(-1) ?? "", knownKeysAt(LlmConfigSchema, issue))
+      : !missing
       ? issue.message
       : path === "model"
       ? "is required (e.g. --model ollama:qwen2.5-coder)"
       : "is required";
-    throw new NoemaError("usage", `${source}${path ? `.${path}` : ""}: ${message}${unknownKey}`, {
+    throw new NoemaError("usage", `${source}${path ? `.${path}` : ""}: ${message}`, {
       exitCode: EXIT.USAGE,
     });
   }
