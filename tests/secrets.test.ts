@@ -32,7 +32,7 @@ import {
   run,
   runProcess,
 } from "noema";
-import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { foundUnder } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -707,13 +707,23 @@ console.log(JSON.stringify({ result: "done", terminal_reason: "completed" }));
       `import process from "node:process";\nimport { writeFileSync } from "node:fs";\n` +
         `export default { name: "EnvProbe", version: "1.0", advise() { writeFileSync(${
           JSON.stringify(join(dir, "policy.env"))
-        }, Object.entries(process.env).map(([k, v]) => k + "=" + v).join("\\0")); } };\n`,
+        }, Object.entries(process.env).map(([k, v]) => k + "=" + v).join("\\0"));\n` +
+        // Under Bun, a process the policy starts with Bun.spawnSync (which, in a worker, would get the process's
+        // own environment unless given one) sees no secret either.
+        `  const B = (globalThis as any).Bun; if (B) writeFileSync(${
+          JSON.stringify(join(dir, "policy-child.env"))
+        }, B.spawnSync(["env", "-0"]).stdout.toString()); } };\n`,
     );
     const r = cli(["run", "x", "--root", join(dir, "r5"), "-q", "--policy", policy], { env });
     assert.equal(r.code, 0, r.stderr);
     const text = seen("policy").join("\n");
     assert.match(text, /^PATH=/m);
     for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
+    if (!IS_DENO) {
+      const child = seen("policy-child").join("\n");
+      assert.match(child, /^PATH=/m);
+      for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(child.includes(secret), false, child);
+    }
   });
 });
 
@@ -827,6 +837,12 @@ describe("secrets in the environment are masked without being named (by their na
       assert.equal(r.redactString(`a ${t} b`), `a [REDACTED] b`, t);
     }
     assert.equal(r.redactString("mysql://root:pw0rd@127.0.0.1:3306/db"), "mysql://root:[REDACTED]@127.0.0.1:3306/db");
+    // An HTTP auth scheme is case-insensitive: `curl -H "authorization: bearer …"` is masked as `Bearer …` is.
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+      const header = `authorization: ${scheme} bearerTokValue9876543210`;
+      assert.equal(r.redactString(header), "authorization: [REDACTED]", scheme);
+      assert.equal(r.mightContain(JSON.stringify({ h: header })), true, scheme);
+    }
     assert.equal(r.redactString("https://example.com:8080/a@b"), "https://example.com:8080/a@b");
     assert.deepEqual(r.spans("x postgres://u:pass@h"), [[15, 19]]);
     assert.equal(r.mightContain(JSON.stringify({ u: "https://u:p@h" })), true);

@@ -28,6 +28,11 @@ const TARGETS: ReadonlyArray<readonly [string, object]> = [
   ["Object", Object],
   ["Array", Array],
   ["JSON", JSON],
+  // Masking (src/runtime/redact.ts) runs on regular expressions: a policy that replaces
+  // RegExp.prototype[Symbol.replace] or .test would turn token masking off for the rest of the run.
+  ["RegExp.prototype", RegExp.prototype],
+  ["Map.prototype", Map.prototype],
+  ["Set.prototype", Set.prototype],
 ];
 
 interface Saved {

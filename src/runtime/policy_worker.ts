@@ -34,6 +34,28 @@ import { describeThrown } from "../plugins/thrown.ts";
 import { maskPatterns } from "./mask_patterns.ts";
 
 /**
+ * Bun's `Bun.spawn`/`Bun.spawnSync` called in a worker without `env` give the
+ * child the process's native environment (noema's own secrets included), not
+ * the worker's cleaned `process.env`. Default their `env` to the worker's.
+ */
+function confineBunSpawn(): void {
+  const B = (globalThis as { Bun?: Record<string, unknown> }).Bun;
+  if (!B) return;
+  for (const name of ["spawn", "spawnSync"] as const) {
+    const orig = B[name] as ((...a: unknown[]) => unknown) | undefined;
+    if (typeof orig !== "function") continue;
+    const wrapped = function (this: unknown, a: unknown, b?: Record<string, unknown>) {
+      if (Array.isArray(a)) return orig.call(this, a, { ...(b ?? {}), env: b?.env ?? { ...process.env } });
+      const o = { ...(a as Record<string, unknown>) };
+      o.env ??= { ...process.env };
+      return orig.call(this, o, b);
+    };
+    Object.defineProperty(B, name, { value: wrapped, writable: false, configurable: false });
+  }
+}
+confineBunSpawn();
+
+/**
  * One part of the state as sent: the same as the last one for this key; a
  * new value; or a new value whose big list (`plan.steps`, `outcomes.actions`,
  * `memory.facts`) is sent as a delta against the list sent last time: its new

@@ -21,7 +21,7 @@ export const TOKEN_PATTERNS: readonly { name: string; pattern: RegExp; group?: n
   { name: "github_token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}/g },
   { name: "aws_access_key", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   { name: "slack_token", pattern: /\bxox[a-z]-[A-Za-z0-9-]{10,}/g },
-  { name: "bearer_token", pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/g },
+  { name: "bearer_token", pattern: /\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/-]{16,}=*/g },
   { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   // The password of a URL (`postgres://user:pass@host`): only `group` 1 is masked, the rest stays readable.
   {
@@ -60,7 +60,7 @@ function anyToken(text: string): boolean {
  * no string in that value can hold a token.
  */
 const SHAPE_PREFILTER =
-  /sk-[A-Za-z0-9_-]{20}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AKIA|ASIA|xox[a-z]-|Bearer|PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{8}/;
+  /sk-[A-Za-z0-9_-]{20}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_|AKIA|ASIA|xox[a-z]-|[Bb][Ee][Aa][Rr][Ee][Rr]|PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{8}/;
 /** The same for URL passwords: `://` then `user:password@`, tested only where `://` occurs. */
 const URL_PREFILTER = /:\/\/[^\s/:@"]*:[^\s/@"]+@/;
 function tokenPrefilter(text: string): boolean {
