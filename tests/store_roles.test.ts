@@ -7,7 +7,8 @@
  * serve` records its token's label as the decider, beside its own role.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
@@ -148,6 +149,35 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
         /permission denied/,
       );
     });
+  });
+
+  test("a decision made on a replaced stored checkpoint (same id and state_hash, another action) is refused by the run's host, exit 7", async () => {
+    const a = newDir(), b = newDir();
+    const id = pausedByRunner(a);
+    // The stored checkpoint replaced behind the run's back (here by the owner, whom nothing stops): the approver is
+    // shown another action than the one the run waits on.
+    const forged = await sqlAs("noema", async (s) => {
+      const [f] = await s.sql`SELECT name, bytes FROM noema_files
+        WHERE episode_id = ${id} AND name LIKE 'checkpoints/%'`;
+      const chk = JSON.parse(Buffer.from(f.bytes).toString("utf8"));
+      chk.pending.action.input = { ...chk.pending.action.input, command: "echo harmless-looking-step" };
+      const bytes = Buffer.from(JSON.stringify(chk));
+      const sha = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+      await s.sql`UPDATE noema_files SET bytes = ${bytes}, size = ${bytes.length}, sha256 = ${sha}
+        WHERE episode_id = ${id} AND name = ${f.name}`;
+      return checkpointDigest(chk);
+    });
+    const approve = cli(["--root", b, "approve", id, "--json"], {
+      env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-b" },
+    });
+    assert.equal(approve.code, 0, approve.stderr);
+    assert.equal(JSON.parse(approve.stdout).checkpoint_digest, forged, "decided on what the store held");
+    const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" } });
+    assert.equal(resumed.code, 7, resumed.stderr);
+    assert.match(resumed.stderr, /was made on another checkpoint than the one this run waits on/);
+    assert.match(resumed.stderr, new RegExp(`the decision is not applied and nothing runs; ${id} stays paused`, "i"));
+    assert.ok(!existsSync(join(a, "ran")), "the run's own action did not run");
+    assert.ok(!existsSync(join(a, "episodes", id, "approvals")), "no approval recorded in the episode");
   });
 
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
