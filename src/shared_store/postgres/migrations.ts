@@ -8,6 +8,7 @@
  */
 import { DECISION_CHAIN_STATEMENTS } from "./decision_chain_sql.ts";
 import { pinSearchPath, PROJECT_FUNCTIONS } from "./search_path_sql.ts";
+import { PAUSED_CALL_STATEMENTS } from "./paused_call_sql.ts";
 
 /** One migration: its version and its statements. */
 export interface Migration {
@@ -227,6 +228,12 @@ export const MIGRATIONS: readonly Migration[] = [
       // searched first: a limited role's CREATE TEMP TABLE noema_role_projects lifted its limit.
       pinSearchPath(PROJECT_FUNCTIONS),
     ],
+  },
+  {
+    version: 9,
+    description: "a paused call belongs to the role that paused it: noema_pauses records it; a runner rejects by " +
+      "timeout only its own role's paused call; a published checkpoint file is never replaced",
+    statements: [...PAUSED_CALL_STATEMENTS],
   },
 ];
 
