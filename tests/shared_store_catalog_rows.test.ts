@@ -14,9 +14,11 @@ import { pathToFileURL } from "node:url";
 import { after, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import type { SharedStore } from "../src/shared_store/shared_store.ts";
+import type { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
+import { startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { putWaiting, row, spoilCatalog } from "./helpers/store_rows.ts";
 
@@ -161,3 +163,60 @@ test(
     }
   },
 );
+
+describe("PostgreSQL: a catalog row whose time JavaScript cannot hold", { skip: pgUnavailable() ?? false }, () => {
+  test("infinity or a year past 275760 makes that row unreadable, naming the field; list, approvals, serve go on", async () => {
+    const url = await backends[1].url();
+    const store = await openSharedStore(url);
+    try {
+      await seed(store);
+      await store.upsertCatalog(row("ep_far"));
+      // As text, cast by the database (the client would make a Date of it first).
+      const sql = (store as PostgresStore).sql;
+      const spoil = (id: string, field: string, value: string) =>
+        sql`UPDATE noema_episodes SET ${sql(field)} = ${value}::text::timestamptz WHERE episode_id = ${id}`;
+      await spoil("ep_good", "started_at", "infinity");
+      await spoil("ep_far", "ended_at", "290000-01-01 00:00:00+00");
+      await spoil("ep_wait", "stored_at", "-infinity");
+    } finally {
+      await store.close();
+    }
+    const env = { NOEMA_STORE: url };
+    const list = cli(["--root", root.path, "list", "--json"], { env });
+    assert.equal(list.code, 0, list.stderr);
+    const entries = JSON.parse(list.stdout) as { episode_id: string; status: string; error?: string }[];
+    const byId = Object.fromEntries(entries.map((e) => [e.episode_id, e]));
+    assert.deepEqual(Object.keys(byId).sort(), ["ep_bad", "ep_far", "ep_good", "ep_wait"]);
+    for (const [id, field] of [["ep_good", "started_at"], ["ep_far", "ended_at"], ["ep_wait", "stored_at"]]) {
+      assert.equal(byId[id].status, "unreadable", id);
+      assert.match(
+        String(byId[id].error),
+        new RegExp(`${id} \\(noema_episodes\\): ${field}: not a time noema can read`),
+      );
+    }
+    const table = cli(["--root", root.path, "list"], { env });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /ep_good\s+-\s+unreadable/);
+
+    const approvals = cli(["--root", root.path, "approvals", "--json"], { env });
+    assert.equal(approvals.code, 0, approvals.stderr);
+    assert.deepEqual(JSON.parse(approvals.stdout), []);
+    assert.match(approvals.stderr, /skipped ep_wait: its catalog row cannot be read: .*stored_at: not a time/);
+
+    const st = await startServe(join(root.path, "serve"), { args: ["--store", url], env });
+    try {
+      const page = await fetch(st.url);
+      const text = await page.text();
+      assert.equal(page.status, 200, text);
+      assert.ok(text.includes("ep_good") && text.includes("ep_bad"), "every row, the unreadable ones by id");
+      const waiting = await fetch(new URL("/api/approvals", st.url));
+      assert.equal(waiting.status, 200, await waiting.clone().text());
+      const shown = await waiting.json() as { episode_id: string; unreadable?: string }[];
+      assert.deepEqual(shown.map((w) => w.episode_id).sort(), ["ep_bad", "ep_wait"], "shown unreadable");
+      const wait = shown.find((w) => w.episode_id === "ep_wait");
+      assert.match(String(wait?.unreadable), /stored_at: not a time noema can read/, "with nothing to decide");
+    } finally {
+      await st.stop();
+    }
+  });
+});

@@ -20,6 +20,7 @@ import { runChild } from "./helpers/child.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { pidsWithEnv } from "./helpers/processes.ts";
+import { startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { fillUp, mountTmpfs } from "./helpers/tmpfs.ts";
 import { tree, until } from "./helpers/episode_trees.ts";
@@ -391,4 +392,40 @@ describe("shared store faults: a full local disk", { skip }, () => {
       }
     },
   );
+});
+
+describe("shared store faults: serve over a store that is down", { skip }, () => {
+  test("serve --store answers 503 saying the store cannot be reached, then serves again once it is back", {
+    timeout: 120_000,
+  }, async () => {
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const w = tempDir();
+    const st = await startServe(join(w.path, "serve"), { args: ["--store", url], env: { NOEMA_STORE: url } });
+    try {
+      const status = async () => {
+        const r = await fetch(st.url);
+        await r.body?.cancel();
+        return r.status;
+      };
+      assert.equal(await status(), 200);
+      pg.kill(); // as a crash
+      const page = await fetch(st.url);
+      const text = await page.text();
+      assert.equal(page.status, 503, text);
+      assert.match(text, /the shared store at \S+ cannot be reached/);
+      const api = await fetch(new URL("/api/approvals", st.url));
+      assert.equal(api.status, 503);
+      const body = await api.json() as { error: { code: string; message: string } };
+      assert.equal(body.error.code, "store_unavailable");
+      assert.match(body.error.message, /cannot be reached: .*try again once it is back/);
+      pg.restart();
+      assert.ok(await until(async () => (await status()) === 200), "served again");
+    } finally {
+      await st.stop();
+      pg.restart();
+      w.cleanup();
+    }
+  });
 });

@@ -19,7 +19,8 @@ import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { startServe } from "./helpers/serve.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { bytes, putWaiting, row } from "./helpers/store_rows.ts";
+import { bytes, putWaiting, row, schemaAt } from "./helpers/store_rows.ts";
+import { LATEST_SCHEMA_VERSION } from "../src/shared_store/postgres/migrations.ts";
 
 const skipPg = pgUnavailable() ?? false;
 let pg: PgServer | undefined;
@@ -315,6 +316,59 @@ describe("row-level security: a role limited to projects (PostgreSQL)", { skip: 
     } finally {
       await owner.close();
       w.cleanup();
+    }
+  });
+});
+
+describe("row-level security holds against a session's temporary tables (PostgreSQL)", { skip: skipPg }, () => {
+  before(async () => {
+    if (!pg) pg = await startPostgres();
+  });
+
+  test("a limited role's temp noema_role_projects or noema_episodes neither lifts its limit nor lets it decide", async () => {
+    const url = pg!.createDatabase();
+    const owner = new PostgresStore(url);
+    const limited = new PostgresStore(url.replace("postgres://noema@", "postgres://appr_tmp@"));
+    try {
+      // A store left at schema 7 (before the functions were pinned), then upgraded: the upgrade repairs it.
+      await schemaAt(owner, 7);
+      assert.deepEqual(await owner.migrate(), { from: 7, to: LATEST_SCHEMA_VERSION });
+      assert.equal(cli(["store", "init", "--roles", "--store", url]).code, 0);
+      pg!.psql(url, `DO $$ BEGIN CREATE ROLE appr_tmp LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+      pg!.psql(url, "GRANT noema_approver TO appr_tmp");
+      await putWaiting(owner, waiting("ep_ta", "alpha"));
+      await putWaiting(owner, waiting("ep_tb", "beta"));
+      await owner.roleProject("appr_tmp", "alpha", true);
+
+      // Every SECURITY DEFINER function of the schema searches the schema, then pg_temp, and nothing else.
+      const unpinned = await owner.sql`SELECT proname, proconfig FROM pg_proc
+        WHERE prosecdef AND pronamespace = current_schema()::regnamespace
+          AND NOT coalesce('search_path=public, pg_temp' = ANY (proconfig), false)`;
+      assert.deepEqual(unpinned.map((r) => r.proname), [], "each pinned to the schema, then pg_temp");
+
+      const s = await limited.sql.reserve(); // one session: a temporary table is its own
+      try {
+        await s`CREATE TEMP TABLE noema_role_projects (role name, project text)`;
+        await s`CREATE TEMP TABLE noema_episodes (episode_id text, project text)`;
+        await s`INSERT INTO pg_temp.noema_episodes VALUES ('ep_tb', 'alpha')`;
+        assert.equal((await s`SELECT noema_role_limited(current_user) AS l`)[0].l, true, "still limited");
+        assert.deepEqual(
+          (await s`SELECT episode_id FROM public.noema_episodes ORDER BY 1`).map((r) => r.episode_id),
+          ["ep_ta"],
+          "alpha's run only",
+        );
+        await assert.rejects(
+          s`SELECT noema_decide('ep_tb', 'chk_ep_tb', ${"sha256:" + "a".repeat(64)}, 'approved', NULL, 'h', NULL,
+            NULL, NULL)`,
+          /role appr_tmp is limited to the projects alpha/,
+        );
+      } finally {
+        s.release();
+      }
+      assert.equal(await owner.decision("ep_tb", "chk_ep_tb"), null, "nothing recorded");
+    } finally {
+      await limited.close();
+      await owner.close();
     }
   });
 });

@@ -7,9 +7,11 @@
  * serve` records its token's label as the decider, beside its own role.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type postgres from "postgres";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { checkpointDigest } from "../src/shared_store/checkpoint_digest.ts";
 import { cli } from "./helpers/cli.ts";
@@ -60,7 +62,8 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     pg.psql(
       owner,
       "CREATE ROLE ana LOGIN IN ROLE noema_approver; CREATE ROLE ci7 LOGIN IN ROLE noema_runner; " +
-        "CREATE ROLE rita LOGIN IN ROLE noema_reader; CREATE ROLE web LOGIN IN ROLE noema_server",
+        "CREATE ROLE rita LOGIN IN ROLE noema_reader; CREATE ROLE web LOGIN IN ROLE noema_server; " +
+        "CREATE ROLE ci8 LOGIN IN ROLE noema_runner",
     );
   });
 
@@ -148,6 +151,80 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
         /permission denied/,
       );
     });
+  });
+
+  test("a decision made on a replaced stored checkpoint (same id and state_hash, another action) is refused by the run's host, exit 7", async () => {
+    const a = newDir(), b = newDir();
+    const id = pausedByRunner(a);
+    // The stored checkpoint replaced behind the run's back (here by the owner, whom nothing stops): the approver is
+    // shown another action than the one the run waits on.
+    const forged = await sqlAs("noema", async (s) => {
+      const [f] = await s.sql`SELECT name, bytes FROM noema_files
+        WHERE episode_id = ${id} AND name LIKE 'checkpoints/%'`;
+      const chk = JSON.parse(Buffer.from(f.bytes).toString("utf8"));
+      chk.pending.action.input = { ...chk.pending.action.input, command: "echo harmless-looking-step" };
+      const bytes = Buffer.from(JSON.stringify(chk));
+      const sha = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+      await s.sql`UPDATE noema_files SET bytes = ${bytes}, size = ${bytes.length}, sha256 = ${sha}
+        WHERE episode_id = ${id} AND name = ${f.name}`;
+      return checkpointDigest(chk);
+    });
+    const approve = cli(["--root", b, "approve", id, "--json"], {
+      env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-b" },
+    });
+    assert.equal(approve.code, 0, approve.stderr);
+    assert.equal(JSON.parse(approve.stdout).checkpoint_digest, forged, "decided on what the store held");
+    const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" } });
+    assert.equal(resumed.code, 7, resumed.stderr);
+    assert.match(resumed.stderr, /was made on another checkpoint than the one this run waits on/);
+    assert.match(resumed.stderr, new RegExp(`the decision is not applied and nothing runs; ${id} stays paused`, "i"));
+    assert.ok(!existsSync(join(a, "ran")), "the run's own action did not run");
+    assert.ok(!existsSync(join(a, "episodes", id, "approvals")), "no approval recorded in the episode");
+  });
+
+  test("a runner that takes over another's stale lease may not reject its paused call, nor replace its checkpoint", async () => {
+    const id = pausedByRunner(newDir());
+    const [p] = await sqlAs("noema", (s) => s.sql`SELECT pending FROM noema_episodes WHERE episode_id = ${id}`);
+    const { checkpoint_id: chk, state_hash: sh } = p.pending as { checkpoint_id: string; state_hash: string };
+    // The paused run's lease, neither renewed nor released, goes stale (aged by the superuser, its holder kept).
+    pg.psql(
+      owner,
+      `SET session_replication_role = replica; ` +
+        `UPDATE noema_leases SET renewed_at = now() - interval '5 minutes' WHERE episode_id = '${id}'`,
+    );
+    await sqlAs("ci8", async (s) => {
+      await s.sql`UPDATE noema_leases SET host = 'evil', pid = 1, token = token + 1, renewed_at = now(),
+        released = false WHERE episode_id = ${id}`;
+      const [l] = await s.sql`SELECT token::text, holder_role FROM noema_leases WHERE episode_id = ${id}`;
+      assert.equal(l.holder_role, "ci8", "a stale lease is taken over");
+      const fenced = <T>(f: (tx: postgres.TransactionSql) => Promise<T>) =>
+        s.sql.begin(async (tx) => {
+          await tx`SELECT set_config('noema.fencing_token', ${l.token}, true)`;
+          return await f(tx);
+        });
+      const rejectByTimeout = () =>
+        s.sql`SELECT noema_decide(${id}, ${chk}, ${sh}, 'rejected', 'n', 'evil', 'timeout', NULL, NULL)`;
+      await assert.rejects(rejectByTimeout(), /permission denied to decide on .*role ci8/);
+      // Setting the pending call again (cleared, then the same) does not make it ci8's.
+      await fenced((tx) => tx`UPDATE noema_episodes SET pending = NULL WHERE episode_id = ${id}`);
+      await fenced((tx) => tx`UPDATE noema_episodes SET pending = ${p.pending} WHERE episode_id = ${id}`);
+      await assert.rejects(rejectByTimeout(), /permission denied to decide on .*role ci8/);
+      // The published checkpoint is what approvers are shown: it is never replaced.
+      await assert.rejects(
+        fenced((tx) =>
+          tx`UPDATE noema_files SET bytes = '\x7b7d', sha256 = 'sha256:x', size = 2
+            WHERE episode_id = ${id} AND name = ${`checkpoints/${chk}.json`}`
+        ),
+        /checkpoints\/chk_\S+ of ep_\S+ is published and may not be replaced/,
+      );
+    });
+    assert.deepEqual(
+      (await sqlAs("noema", (s) => s.sql`SELECT decision FROM noema_decisions WHERE episode_id = ${id}`)).map((r) =>
+        r.decision
+      ),
+      [],
+      "nothing decided",
+    );
   });
 
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {

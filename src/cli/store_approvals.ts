@@ -146,7 +146,7 @@ async function storedCheckpointDigest(store: SharedStore, id: string, checkpoint
 /**
  * Writes a store decision into the local episode as its approval record
  * (unless it already has one); returns it. Refuses (exit 7) a decision bound
- * to another checkpoint or state.
+ * to another checkpoint or state, or made on another checkpoint's content (its `checkpoint_digest`).
  *
  * @example
  * ```ts
@@ -163,6 +163,7 @@ export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRec
       { exitCode: EXIT.MISMATCH },
     );
   }
+  refuseOtherCheckpoint(c as unknown as Record<string, unknown>, d);
   if (local.approval) return local.approval;
   const by = d.host === publishingHost() ? d.by : `${d.by}@${d.host}`;
   return writeApproval(local.episode_dir, {
@@ -180,6 +181,26 @@ export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRec
     database_role: d.database_role ?? null,
     claimed_by: d.claimed_by ?? null,
   });
+}
+
+/**
+ * Refuses (exit 7) a decision made on another checkpoint than the run's own: the decider computed its
+ * `checkpoint_digest` (the action, policies and state) from the checkpoint file the store held, and a writer that
+ * took the run's lease over could have replaced that file, keeping its id and `state_hash`, with another action.
+ * A decision without a digest (made before noema recorded them) is taken on its id and `state_hash`.
+ */
+function refuseOtherCheckpoint(checkpoint: Record<string, unknown>, d: StoredDecision): void {
+  if (d.checkpoint_digest == null) return;
+  const own = checkpointDigest(checkpoint);
+  if (d.checkpoint_digest === own) return;
+  throw new NoemaError(
+    "mismatch",
+    `the decision in the store on ${d.checkpoint_id} was made on another checkpoint than the one this run waits ` +
+      `on: it was made on digest ${d.checkpoint_digest}, this run's checkpoint is ${own} (the stored ` +
+      `checkpoints/${d.checkpoint_id}.json differs from this run's: its action or policies were replaced after the ` +
+      `run published it). The decision is not applied and nothing runs; ${d.episode_id} stays paused`,
+    { exitCode: EXIT.MISMATCH },
+  );
 }
 
 /**

@@ -28,6 +28,7 @@ import { parseRunsQuery } from "./runs.ts";
 import { searchRoutes } from "./search_page.ts";
 import { fleetView } from "./fleet.ts";
 import { keepRunsCache } from "./runs_index.ts";
+import { isOutage } from "../shared_store/outage.ts";
 
 /** The Content-Security-Policy of every answer: scripts and styles only from `/assets/`, no framing. */
 export const SERVE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -242,6 +243,12 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
     if (e instanceof NoemaError && e.code === "not_found") return fail(c, 404, e.code, e.message);
     if (e instanceof NoemaError && (e.code === "unsafe_path" || e.code === "invalid_id")) {
       return fail(c, 400, e.code, e.message);
+    }
+    // The store cannot be reached (down, a cut link): said so, 503, the page to be asked again (its URL's password is
+    // masked in the message).
+    if (isOutage(e)) {
+      cfg.log(`noema serve: ${c.req.method} ${c.req.path}: ${e.message}`);
+      return fail(c, 503, "store_unavailable", `${e.message}; try again once it is back`, { "retry-after": "5" });
     }
     cfg.log(`noema serve: ${c.req.method} ${c.req.path}: ${(e as Error).message ?? e}`);
     return fail(c, 500, "internal", "internal error (logged by the server)");

@@ -7,6 +7,8 @@
  * @module
  */
 import { DECISION_CHAIN_STATEMENTS } from "./decision_chain_sql.ts";
+import { pinSearchPath, PROJECT_FUNCTIONS } from "./search_path_sql.ts";
+import { PAUSED_CALL_STATEMENTS } from "./paused_call_sql.ts";
 
 /** One migration: its version and its statements. */
 export interface Migration {
@@ -153,7 +155,8 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (role, project)
       )`,
       // Whether a role is limited to projects (it has rows here), and to which: read with the owner's rights, so a
-      // limited role needs no grant on the mapping. SET search_path FROM CURRENT: the tables of this schema.
+      // limited role needs no grant on the mapping. (SET search_path FROM CURRENT searched pg_temp first: migration
+      // 8 pins them to the schema, then pg_temp.)
       `CREATE OR REPLACE FUNCTION noema_role_limited(r name) RETURNS boolean
         LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
         AS 'SELECT EXISTS (SELECT 1 FROM noema_role_projects WHERE role = r)'`,
@@ -215,6 +218,22 @@ export const MIGRATIONS: readonly Migration[] = [
           OR position('"phase":"governance"'::bytea IN bytes) > 0 OR position('"phase":"direction"'::bytea IN bytes) > 0
           OR position('"phase":"start"'::bytea IN bytes) > 0)`,
     ],
+  },
+  {
+    version: 8,
+    description: "the project functions' search_path pinned to the schema, then pg_temp: a temporary table of the " +
+      "caller's session no longer stands in for noema_role_projects or noema_episodes",
+    statements: [
+      // Migration 6 made them SECURITY DEFINER with SET search_path FROM CURRENT ("$user", public), where pg_temp is
+      // searched first: a limited role's CREATE TEMP TABLE noema_role_projects lifted its limit.
+      pinSearchPath(PROJECT_FUNCTIONS),
+    ],
+  },
+  {
+    version: 9,
+    description: "a paused call belongs to the role that paused it: noema_pauses records it; a runner rejects by " +
+      "timeout only its own role's paused call; a published checkpoint file is never replaced",
+    statements: [...PAUSED_CALL_STATEMENTS],
   },
 ];
 

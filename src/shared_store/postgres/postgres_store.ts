@@ -43,7 +43,8 @@ import {
 } from "../shared_store.ts";
 import { digestByPages } from "../stream_digest.ts";
 import { pruneBatch, type PruneCursor } from "./prune.ts";
-import { catalogEntry } from "../catalog_row.ts";
+import { catalogEntry, unreadableRow } from "../catalog_row.ts";
+import { isoTime, UNREADABLE_TIME, unreadableTime } from "./row_time.ts";
 import { maskStoreUrl } from "../store_url.ts";
 import { searchStoredEvents } from "./event_search.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations.ts";
@@ -174,9 +175,12 @@ function explain(
  * or run state is not what noema writes (written by hand, or by another program) is an unreadable marker.
  */
 function rowOf(r: Record<string, unknown>): CatalogEntry {
-  const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? null : String(v));
+  const iso = (v: unknown) => isoTime(v) ?? null;
   const id = String(r.episode_id);
-  const entry = catalogEntry(
+  const where = `the catalog row of ${id} (noema_episodes)`;
+  // A time JavaScript cannot hold ('infinity', a year past 275760): this row is unreadable, naming the field.
+  const badTime = unreadableTime({ started_at: r.started_at, ended_at: r.ended_at, stored_at: r.stored_at });
+  const entry = badTime !== null ? unreadableRow(id, `${where}: ${badTime}: ${UNREADABLE_TIME}`) : catalogEntry(
     {
       episode_id: id,
       task: r.task ?? null,
@@ -195,7 +199,7 @@ function rowOf(r: Record<string, unknown>): CatalogEntry {
       stored_at: iso(r.stored_at),
     },
     id,
-    `the catalog row of ${id} (noema_episodes)`,
+    where,
   );
   // When the store first stored it (its clock), for its place in the order, whether or not the rest can be read.
   // Its project when it has one (a row of none reads as it was written, without the key).
@@ -212,22 +216,16 @@ function decisionOf(r: Record<string, unknown>): StoredDecision {
     by: String(r.decided_by),
     note: (r.note as string | null) ?? null,
     host: String(r.host),
-    at: r.decided_at instanceof Date ? r.decided_at.toISOString() : isoOf(String(r.decided_at)),
+    at: isoTime(r.decided_at) ?? String(r.decided_at),
     // Null for a row decided before schema version 5 (its decided_by is what the client said).
     authenticated_as: str(r.authenticated_as) as StoredDecision["authenticated_as"],
     database_role: str(r.decided_by_role),
     claimed_by: str(r.claimed_by),
     checkpoint_digest: str(r.checkpoint_digest),
     ...(r.pruned_at == null ? {} : {
-      pruned_at: r.pruned_at instanceof Date ? r.pruned_at.toISOString() : isoOf(String(r.pruned_at)),
+      pruned_at: isoTime(r.pruned_at) ?? String(r.pruned_at),
     }),
   };
-}
-
-/** A time as JSON gives it (`2026-11-05T10:00:00+00:00`), as ISO 8601 in UTC; unchanged when it is not a time. */
-function isoOf(v: string): string {
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? v : new Date(t).toISOString();
 }
 
 /**
