@@ -126,7 +126,8 @@ class PolicyWorkerHost {
     this.watchBase = null;
     this.lastLoss = null;
     const mb = policyMemoryMb();
-    // The worker's environment lacks noema's own secrets: a policy cannot read the signing key.
+    // The worker's environment lacks noema's own secrets: its process.env and its children have no signing key (it is
+    // a thread of this process, not a sandbox: /proc/self/environ stays readable, see docs/security.md).
     const { Worker } = nodeWorkerThreads();
     const worker = new Worker(new URL("./policy_worker.ts", import.meta.url), {
       env: childEnv(),
