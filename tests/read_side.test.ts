@@ -80,14 +80,17 @@ describe("artifacts that are not regular files", () => {
     assertFileError(r, "events.jsonl");
   });
   it("state on a symlink to /dev/zero: an error naming state.json, not a read until memory runs out", SLOW, () => {
-    assertFileError(cli(["state", "ep_state_zero", "--root", root], opts), "state.json");
+    // A link planted in an episode is refused before anything is read through it.
+    const r = cli(["state", "ep_state_zero", "--root", root], opts);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^noema: \S*state\.json: is a symbolic link; refusing to read through it/);
   });
   it("list shows that episode as unreadable, quickly", SLOW, () => {
     const r = cli(["list", "--json", "--root", root], opts);
     assert.equal(r.code, 0, r.stderr);
     const entry = JSON.parse(r.stdout).find((e: { episode_id: string }) => e.episode_id === "ep_state_zero");
     assert.equal(entry.status, "unreadable");
-    assert.match(entry.error, /state\.json: not a regular file/);
+    assert.match(entry.error, /state\.json: is a symbolic link/);
   });
 });
 

@@ -4,7 +4,7 @@
  * A step's `inputs` give `command` (a shell command line) or `argv` (a
  * program and its arguments), and optionally `timeout_ms`. Arguments after
  * `--` on the command line are the command of steps that give none (an `act`
- * step with neither is refused before the run: `shell_plan.ts`). Steps of
+ * step with neither is refused before the run: `src/runtime/core/shell_plan.ts`). Steps of
  * other kinds (detect, verify, …) complete without running anything.
  *
  * Config (task file `adapter` object): `timeout_ms` (default 60000),

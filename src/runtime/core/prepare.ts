@@ -8,7 +8,7 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import process from "node:process";
-import { checkShellPlan } from "../../adapters/shell_plan.ts";
+import { checkShellPlan } from "./shell_plan.ts";
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { AdapterInstance, AdapterPlugin } from "../../plugins/api.ts";
 import { describeThrown } from "../../plugins/thrown.ts";

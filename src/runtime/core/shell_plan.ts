@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { EXIT, NoemaError } from "../errors.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 
 /** The part of a planned step the check reads. */
 interface StepLike {
