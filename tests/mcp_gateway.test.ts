@@ -13,6 +13,7 @@ import process from "node:process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
+import { GovernedSession } from "../src/agents/mcp/governed.ts";
 import {
   type CallResult,
   connect,
@@ -243,6 +244,26 @@ export default {
     assert.equal(await gw.close(), 0);
     const id = await sealedEpisode(c.root);
     assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+  });
+
+  it("without --name, a tools/call sent before the server answered initialize is refused, not decided", async () => {
+    // Deciding it then locked the session's name to the command's (mcp__node__…): no rule written for the server's
+    // own name matched any call after it. The gateway's session, fed the messages in that order.
+    const root = join(tmp.path, "early-call");
+    const g = new GovernedSession({
+      root,
+      fallbackName: "node",
+      session: { options: { root } },
+      cwd: root,
+      log: () => {},
+    });
+    const init = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } };
+    const line = (m: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", ...m });
+    assert.ok(await g.clientMessage(line({ id: 1, method: "initialize", params: init })));
+    const call = line({ id: 2, method: "tools/call", params: { name: "write_file", arguments: { path: "w.txt" } } });
+    const early = await g.clientMessage(call) as { toClient?: { result: CallResult } };
+    assert.equal(early?.toClient?.result.isError, true, JSON.stringify(early));
+    assert.match(early.toClient!.result.content[0].text, /before the server answered initialize; not made/);
   });
 
   it("sends the server the arguments a policy patched, and records them", async () => {

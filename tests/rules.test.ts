@@ -239,6 +239,11 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     const src = { deny: ["Edit(src/**)"] };
     const patch = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** End Patch\n";
     assert.equal(fx(src, "apply_patch", { command: patch }), "deny"); // Codex
+    // Codex trims a hunk header before reading it: an indented one names the file all the same.
+    for (const header of ["  *** Add File: src/x.ts", "\t*** Delete File: src/a.ts", " *** Update File: src/a.ts"]) {
+      const indented = `*** Begin Patch\n${header}\n+hi\n*** End Patch\n`;
+      assert.equal(fx(src, "apply_patch", { command: indented }), "deny", header);
+    }
     assert.equal(fx(src, "replace", { file_path: `${WS}/src/a.ts` }), "deny"); // Gemini
     assert.equal(fx(src, "write_file", { path: "src/a.ts", content: "" }), "deny"); // Gemini, llm
     assert.equal(fx(src, "edit_file", { path: "src/a.ts" }), "deny"); // llm

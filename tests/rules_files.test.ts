@@ -365,6 +365,16 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("mcp__res__read", { uri: pathToFileURL(home(".ssh/id_rsa")).href }, set).effect, "deny");
     assert.equal(fx("mcp__res__read", { uri: "https://example.test/.ssh/id_rsa" }, set).effect, "allow");
     assert.equal(fx("mcp__fs__read_text_file", { path: "~/notes.txt" }, set).effect, "allow");
+    for (const uri of ["FILE://" + home(".ssh/id_rsa"), "file:" + home(".ssh/id_rsa")]) {
+      assert.equal(fx("mcp__res__read", { uri }, set).effect, "deny", uri);
+    }
+  });
+
+  test("a Unicode-equivalent spelling of a denied folder is denied (NFC and NFD name the same file to a server)", () => {
+    const nfc = join(WS, "caf\u00e9"), nfd = join(WS, "cafe\u0301");
+    const set = { deny: [`Read(/${nfc}/**)`] };
+    assert.equal(fx("mcp__fs__read_text_file", { path: `${nfc}/k.txt` }, set).effect, "deny");
+    assert.equal(fx("mcp__fs__read_text_file", { path: `${nfd}/k.txt` }, set).effect, "deny");
   });
 });
 

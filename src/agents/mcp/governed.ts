@@ -222,6 +222,13 @@ export class GovernedSession {
     this.#deciding.set(key, false);
     this.#calls++;
     try {
+      if (this.#server === null) {
+        // Without --name the tool's name comes from the server's initialize answer: deciding now would lock in the
+        // command's base name (mcp__node__…), which no rule written for the server's name matches.
+        return {
+          toClient: refusal(msg.id, "noema: the call came before the server answered initialize; not made"),
+        };
+      }
       if (!(await this.#session.episodeId())) this.#start(); // a client that called before initialize finished
       const tool = `mcp__${this.#serverName()}__${name}`;
       const { callId, decision } = await this.#session.decide({ tool, arguments: args });

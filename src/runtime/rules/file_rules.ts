@@ -24,7 +24,8 @@ const testers = new Map<string, (p: string) => boolean>();
 function tester(glob: string): (p: string) => boolean {
   let t = testers.get(glob);
   if (t === undefined) {
-    const globs = [glob, `${glob}/**`];
+    const nfc = glob.normalize("NFC");
+    const globs = nfc === glob ? [glob, `${glob}/**`] : [glob, `${glob}/**`, nfc, `${nfc}/**`];
     if (!GLOB_CHARS.test(glob)) {
       try {
         const real = escapeGlob(realpathSync(glob));

@@ -80,5 +80,7 @@ function kernelPath(full: string, memo?: Map<string, string | null>, hops = 0): 
 export function resolvedPaths(path: string, cwd: string, memo?: Map<string, string | null>): string[] {
   const lexical = lexicalPath(path, cwd);
   const kernel = kernelPath(path.startsWith("/") ? path : `${resolve(cwd)}/${path}`, memo);
-  return kernel === lexical ? [lexical] : [lexical, kernel];
+  // Servers and file systems may take a Unicode-equivalent spelling for the same file (server-filesystem looks
+  // a missing name up by its NFC form): every spelling counts in NFC too.
+  return [...new Set([lexical, kernel].flatMap((p) => [p, p.normalize("NFC")]))];
 }

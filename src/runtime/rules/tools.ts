@@ -105,7 +105,8 @@ function patchPaths(input: Record<string, unknown>): string[] {
   const out: string[] = [];
   for (const v of Object.values(input)) {
     if (typeof v !== "string") continue;
-    for (const m of v.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm)) {
+    // Codex trims each hunk header line before reading it (codex-rs/apply-patch parser.rs: `lines[0].trim()`).
+    for (const m of v.matchAll(/^\s*\*\*\* (?:Add|Update|Delete) File: (.+)$|^\s*\*\*\* Move to: (.+)$/gm)) {
       out.push((m[1] ?? m[2]).trim());
     }
   }
@@ -164,7 +165,7 @@ function searchScope(tool: string, input: Record<string, unknown>, paths: string
  * the same under the home directory (servers such as the filesystem server expand it); a `file://` URI as its path.
  */
 function mcpPaths(p: string, cwd: string): string[] {
-  if (p.startsWith("file://")) {
+  if (/^file:/i.test(p)) {
     try {
       return [fileURLToPath(p)];
     } catch {
@@ -177,7 +178,7 @@ function mcpPaths(p: string, cwd: string): string[] {
 }
 
 function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
-  const uris = strings(input.uri).filter((u) => u.startsWith("file://"));
+  const uris = strings(input.uri).filter((u) => /^file:/i.test(u));
   const paths = [...MCP_PATH_KEYS.flatMap((k) => strings(input[k])), ...uris].flatMap((p) => mcpPaths(p, cwd));
   const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
   return { paths, trees };
