@@ -147,6 +147,16 @@ const RUNNERS = [
   "numactl -C 0 git push",
   "chpst -u ci git push",
   "firejail --quiet git push",
+  // Found by an independent audit: plain runners of the command after their options.
+  "setarch x86_64 -R git push",
+  "setarch linux32 --uname-2.6 -- git push",
+  "linux64 git push",
+  "x86_64 -R git push",
+  "ssh-agent -t 60 git push",
+  "dbus-run-session -- git push",
+  "dbus-run-session --config-file F git push",
+  "sshpass -p pw git push",
+  "sshpass -e git push",
 ];
 
 let n = 0;

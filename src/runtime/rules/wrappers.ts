@@ -103,6 +103,16 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   trickle: /^(-d|-u|-w|-t|-l|-n)$/,
   chpst: /^(-u|-U|-b|-e|-\/|-C|-n|-l|-L|-m|-d|-o|-p|-f|-c|-r|-t)$/,
   firejail: /^$/,
+  // setarch and its per-architecture names (setarch's first word, the architecture, is skipped in innerOf).
+  setarch: /^$/,
+  linux32: /^$/,
+  linux64: /^$/,
+  i386: /^$/,
+  x86_64: /^$/,
+  uname26: /^$/,
+  "ssh-agent": /^(-a|-E|-t|-P|-O)$/,
+  "dbus-run-session": /^(--config-file|--dbus-daemon)$/,
+  sshpass: /^(-p|-f|-d|-P)$/,
 };
 
 /** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
@@ -328,9 +338,17 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   if (name === "ssh") return sshInner(words);
   if (name === "source" || name === ".") return sourceInner(words);
   if (!isWrapper(name)) return null;
-  const rest = afterOptions(name, words);
+  // `setarch ARCH [options] [command]`: the architecture comes before the options.
+  const rest = name === "setarch"
+    ? (words.length > 2 ? afterOptions(name, [words[0], ...words.slice(2)]) : null)
+    : afterOptions(name, words);
   // With no command, these start a shell that reads its input.
-  if (rest === null) return /^(chroot|unshare)$/.test(name) || name === "sudo" && shellFlag(words) ? STDIN : null;
+  if (rest === null) {
+    return /^(chroot|unshare|setarch|linux32|linux64|i386|x86_64|uname26)$/.test(name) ||
+        name === "sudo" && shellFlag(words)
+      ? STDIN
+      : null;
+  }
   if (name === "watch") return { kind: "script", script: joinWords(rest) };
   return { kind: "command", words: name === "xargs" ? xargsCommand(words, rest) : rest };
 }
