@@ -287,6 +287,20 @@ describe("fail closed", () => {
     );
   });
 
+  test("a decision other than exactly approved or rejected runs nothing (7), read neither as approval nor rejection", async () => {
+    for (const decision of ["Rejected", "approve", "", null]) {
+      const r = await pausedRun();
+      reject(r.episode_id, { root });
+      const path = join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`);
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), decision }));
+      const before = calls.length;
+      const log = readFileSync(join(r.episode_dir, "events.jsonl"));
+      await assert.rejects(resume(r.episode_id, { root, using: recording }), code(EXIT.MISMATCH), String(decision));
+      assert.equal(calls.length, before, `${JSON.stringify(decision)}: the pending action did not run`);
+      assert.deepEqual(readFileSync(join(r.episode_dir, "events.jsonl")), log, "nothing is written");
+    }
+  });
+
   test("a different adapter than the paused one (9)", async () => {
     const r = await pausedRun();
     approve(r.episode_id, { root });

@@ -436,24 +436,38 @@ function checkPause(
           },
         );
       }
-      if (approval.consumed_at) {
-        throw new NoemaError(
-          "consumed",
-          `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
-          {
-            exitCode: EXIT.CONSUMED,
-          },
-        );
-      }
-      if (approval.state_hash !== checkpoint.state_hash) {
-        throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
-      }
+      checkDecision(checkpoint, approval);
     }
   } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
     throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
   }
 
   return { checkpoint, approval };
+}
+
+/**
+ * Refuses a decision a resume must not act on: one already consumed (8); one bound to another state (7); one that
+ * is neither `approved` nor `rejected` (7: only `approved` runs the action, and nothing else is read as a rejection).
+ */
+function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord): void {
+  if (approval.consumed_at) {
+    throw new NoemaError(
+      "consumed",
+      `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
+      { exitCode: EXIT.CONSUMED },
+    );
+  }
+  if (approval.state_hash !== checkpoint.state_hash) {
+    throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+  }
+  const decision: unknown = approval.decision;
+  if (decision !== "approved" && decision !== "rejected") {
+    throw mismatch(
+      `the decision on checkpoint ${checkpoint.checkpoint_id} is ${
+        JSON.stringify(decision)
+      }, neither "approved" nor "rejected"; nothing runs on it`,
+    );
+  }
 }
 
 /** What the resumed engine runs with: settings, the steps' real inputs, the approved action. */
@@ -487,7 +501,8 @@ async function resumeSettings(
   if (checkpoint && checkpoint.adapter_label !== rec.using) {
     throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
   }
-  const acts = !options.abort && approval?.decision !== "rejected";
+  // Only an approval runs the pending action (a crashed run, with no decision, continues where it stopped).
+  const acts = !options.abort && (approval === null || approval.decision === "approved");
   const loadedAdapter = await reloadAdapter(rec, options, acts);
   const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
   const planner = rec.planner.path
