@@ -301,6 +301,31 @@ describe("fail closed", () => {
     }
   });
 
+  test("the pending action swapped after the decision (7): the decision is bound to the checkpoint's digest", async () => {
+    const r = await pausedRun();
+    const record = approve(r.episode_id, { root });
+    assert.match(String(record.checkpoint_digest), /^sha256:[0-9a-f]{64}$/);
+    const cpPath = join(r.episode_dir, "checkpoints", `${r.checkpoint_id}.json`);
+    const cp = JSON.parse(readFileSync(cpPath, "utf8"));
+    cp.pending.action.input.command = "echo PWNED";
+    writeFileSync(cpPath, JSON.stringify(cp, null, 2));
+    const before = calls.length;
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /changed since it was decided on/.test(e.message),
+    );
+    assert.equal(calls.length, before, "the swapped action did not run");
+    // A record without the binding (an older noema's) is refused too: nothing ties it to the action.
+    const apPath = join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`);
+    const { checkpoint_digest: _, ...unbound } = JSON.parse(readFileSync(apPath, "utf8"));
+    writeFileSync(apPath, JSON.stringify(unbound));
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /no checkpoint_digest/.test(e.message),
+    );
+    assert.equal(calls.length, before);
+  });
+
   test("a different adapter than the paused one (9)", async () => {
     const r = await pausedRun();
     approve(r.episode_id, { root });

@@ -20,6 +20,7 @@ import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { checkState } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
+import { checkpointDigest } from "../store/checkpoint_digest.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
@@ -154,6 +155,7 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     episode_id: pending.episode_id,
     checkpoint_id: pending.checkpoint.checkpoint_id,
     state_hash: pending.checkpoint.state_hash,
+    checkpoint_digest: checkpointDigest(pending.checkpoint as unknown as Record<string, unknown>),
     decision,
     by: options.servedBy ?? osUserName(),
     at: new Date().toISOString(),
@@ -436,7 +438,7 @@ function checkPause(
           },
         );
       }
-      checkDecision(checkpoint, approval);
+      checkDecision(checkpoint, approval, id);
     }
   } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
     throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
@@ -446,10 +448,12 @@ function checkPause(
 }
 
 /**
- * Refuses a decision a resume must not act on: one already consumed (8); one bound to another state (7); one that
- * is neither `approved` nor `rejected` (7: only `approved` runs the action, and nothing else is read as a rejection).
+ * Refuses a decision a resume must not act on: one already consumed (8); one bound to another checkpoint, state or
+ * pending action (7: its `checkpoint_digest` differs from the checkpoint's, or it has none, written by a noema that
+ * did not bind it); one that is neither `approved` nor `rejected` (7: only `approved` runs the action, and nothing
+ * else is read as a rejection).
  */
-function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord): void {
+function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord, id: string): void {
   if (approval.consumed_at) {
     throw new NoemaError(
       "consumed",
@@ -459,6 +463,25 @@ function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord): void {
   }
   if (approval.state_hash !== checkpoint.state_hash) {
     throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+  }
+  if (approval.checkpoint_id !== checkpoint.checkpoint_id || approval.episode_id !== id) {
+    throw mismatch(
+      `the decision names ${approval.episode_id}/${approval.checkpoint_id}, not ${id}/${checkpoint.checkpoint_id}`,
+    );
+  }
+  const own = checkpointDigest(checkpoint as unknown as Record<string, unknown>);
+  if (typeof approval.checkpoint_digest !== "string") {
+    throw mismatch(
+      `the decision on checkpoint ${checkpoint.checkpoint_id} has no checkpoint_digest (recorded by an older noema): ` +
+        `nothing binds it to the pending action; delete approvals/${checkpoint.checkpoint_id}.json and decide ` +
+        `again, or end the run with noema resume --abort`,
+    );
+  }
+  if (approval.checkpoint_digest !== own) {
+    throw mismatch(
+      `checkpoints/${checkpoint.checkpoint_id}.json changed since it was decided on: the decision was made on ` +
+        `digest ${approval.checkpoint_digest}, the checkpoint now is ${own} (its pending action or policies differ)`,
+    );
   }
   const decision: unknown = approval.decision;
   if (decision !== "approved" && decision !== "rejected") {
