@@ -19,6 +19,7 @@ import { tempDir } from "./helpers/tmp.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { Buffer } from "node:buffer";
 import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir();
@@ -324,6 +325,24 @@ describe("fail closed", () => {
       (e: any) => e.exitCode === EXIT.MISMATCH && /no checkpoint_digest/.test(e.message),
     );
     assert.equal(calls.length, before);
+  });
+
+  test("an event before the checkpoint rewritten, count and last id kept (7): the checkpoint holds the log's digest", async () => {
+    const r = await pausedRun();
+    approve(r.episode_id, { root });
+    const checkpoint = json(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`);
+    const logPath = join(r.episode_dir, "events.jsonl");
+    const lines = readFileSync(logPath, "utf8").split("\n");
+    assert.equal(checkpoint.events_bytes, Buffer.byteLength(lines.slice(0, -2).join("\n") + "\n"));
+    const second = JSON.parse(lines[1]);
+    lines[1] = JSON.stringify({ ...second, payload: { ...second.payload, rewritten: true } });
+    writeFileSync(logPath, lines.join("\n"));
+    const before = calls.length;
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /changed before checkpoint/.test(e.message),
+    );
+    assert.equal(calls.length, before, "nothing ran");
   });
 
   test("a different adapter than the paused one (9)", async () => {

@@ -2,8 +2,9 @@
  * Checkpoints and approval records: the files that bind a paused run to the
  * exact state it paused in, and a human decision to that checkpoint.
  *
- * - `checkpoints/<checkpoint_id>.json`: event offset, last event id,
- *   `state_hash` (sha256 of `state.json`'s bytes), adapter label, and the
+ * - `checkpoints/<checkpoint_id>.json`: event offset, last event id, the
+ *   log's length and digest up to the checkpoint (`events_bytes`,
+ *   `events_sha256`), `state_hash` (sha256 of `state.json`'s bytes), adapter label, and the
  *   pending action with why it needs approval.
  * - `approvals/<checkpoint_id>.json`: who decided, when, approve or reject,
  *   a note, the `state_hash` and `checkpoint_digest` (the pending action
@@ -52,6 +53,12 @@ export interface Checkpoint {
   state_hash: string;
   /** The adapter the run used. */
   adapter_label: string;
+  /**
+   * Bytes of events.jsonl when the run paused (every event before the run.checkpoint event) and their `sha256:`:
+   * `resume` refuses (7) a log whose first `events_bytes` differ. Absent in checkpoints written before.
+   */
+  events_bytes?: number;
+  events_sha256?: string;
   /**
    * The policies in force when the run paused, each its id (`name@version`) and the `sha256:` of its file (null for
    * one given as an object): a decision's `checkpoint_digest` covers them. Absent in checkpoints written before.

@@ -427,6 +427,7 @@ function checkPause(
         `state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`,
       );
     }
+    checkLogPrefix(dir, checkpoint);
     if (!options.abort) {
       approval = readApproval(dir, checkpoint.checkpoint_id);
       if (!approval) {
@@ -445,6 +446,23 @@ function checkPause(
   }
 
   return { checkpoint, approval };
+}
+
+/**
+ * Refuses (7) a log whose bytes up to the checkpoint are not the ones the checkpoint recorded (an event before it
+ * rewritten, keeping the count and the last id). A checkpoint written before noema recorded them is checked by its
+ * event count and last event id only.
+ */
+function checkLogPrefix(dir: string, checkpoint: Checkpoint): void {
+  const bytes = checkpoint.events_bytes;
+  if (typeof bytes !== "number" || typeof checkpoint.events_sha256 !== "string") return;
+  const prefix = sha256File(join(dir, ARTIFACTS.events), bytes);
+  if (prefix.size_bytes !== bytes || prefix.sha256 !== checkpoint.events_sha256) {
+    throw mismatch(
+      `events.jsonl changed before checkpoint ${checkpoint.checkpoint_id}: its first ${bytes} bytes are not the ones ` +
+        `the checkpoint recorded (${checkpoint.events_sha256})`,
+    );
+  }
 }
 
 /**
