@@ -232,6 +232,35 @@ describe("noema attest", () => {
     assert.equal(predicate(byOwn).manifest_signature, null);
   });
 
+  test("a decision planted for a checkpoint that never existed, or naming another, or misspelt: not attested (2)", () => {
+    const src = join(root, "episodes", id);
+    const approval = readdirSync(join(src, "approvals"))[0];
+    const record = JSON.parse(readFileSync(join(src, "approvals", approval), "utf8"));
+    const cases: [string, string, Record<string, unknown>, RegExp][] = [
+      ["planted", "chk_000000000000.json", { checkpoint_id: "chk_000000000000" }, /a checkpoint this run never had/],
+      ["renamed", approval, { episode_id: "ep_other" }, /names ep_other\//],
+      ["misspelt", approval, { decision: "Approved" }, /neither "approved" nor "rejected"/],
+    ];
+    for (const [what, file, change, message] of cases) {
+      const dir = join(tmp.path, what, id);
+      cpSync(src, dir, { recursive: true });
+      writeFileSync(join(dir, "approvals", file), JSON.stringify({ ...record, ...change }, null, 2));
+      const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+      m.signature = null; // re-sealed unsigned: only the attestation's own checks stand in the way
+      m.files = m.files.filter((f: { name: string }) => f.name !== `approvals/${file}`);
+      m.files.push({ name: `approvals/${file}`, kind: "approval", size_bytes: 0, sha256: "" });
+      m.files.sort((a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const f of m.files) {
+        f.size_bytes = readFileSync(join(dir, f.name)).length;
+        f.sha256 = `sha256:${sha256Hex(join(dir, f.name))}`;
+      }
+      writeFileSync(join(dir, "manifest.json"), JSON.stringify(m, null, 2));
+      const r = cli(["attest", dir, "--key", key.private_key]);
+      assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, message, what);
+    }
+  });
+
   test("without a key, or with a bad key file: a usage error naming it", () => {
     const none = cli(["attest", id], { env: { NOEMA_ROOT: root } });
     assert.equal(none.code, 2);

@@ -116,6 +116,35 @@ function readAttested(dir: string, name: string, digest: string): Record<string,
   return value;
 }
 
+/**
+ * An approval record read for the attestation, refused (exit 2, as a tampered file) unless it is what it claims to
+ * be: a decision on a checkpoint this episode has (`checkpoints/<id>.json` beside it), naming this episode and that
+ * checkpoint, `approved` or `rejected`. A record planted for a checkpoint that never existed is never attested.
+ */
+function checkedDecision(
+  dir: string,
+  episodeId: string,
+  name: string,
+  digests: ReadonlyMap<string, string>,
+): Record<string, unknown> {
+  const r = readAttested(dir, name, digests.get(name)!);
+  const id = name.slice("approvals/".length, -".json".length);
+  const why = !digests.has(`checkpoints/${id}.json`)
+    ? `no checkpoints/${id}.json: a decision on a checkpoint this run never had`
+    : r.checkpoint_id !== id || r.episode_id !== episodeId
+    ? `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId}/${id}`
+    : r.decision !== "approved" && r.decision !== "rejected"
+    ? `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`
+    : null;
+  if (why !== null) {
+    throw new NoemaError("tampered", `cannot attest ${episodeId}: ${name}: ${why}`, {
+      exitCode: EXIT.USAGE, // verify's exit code for a tampered file
+      file: join(dir, name),
+    });
+  }
+  return r;
+}
+
 /** The decision of one approval record. */
 function decisionOf(r: Record<string, unknown>): AttestedDecision {
   return {
@@ -144,7 +173,7 @@ function predicateOf(
   const metrics = obj(summary.metrics);
   const decisions = [...digests.keys()]
     .filter((name) => /^approvals\/[^/]+\.json$/.test(name))
-    .map((name) => decisionOf(readAttested(dir, name, digests.get(name)!)));
+    .map((name) => decisionOf(checkedDecision(dir, episodeId, name, digests)));
   return {
     episode_id: episodeId,
     task: str(summary.task),
