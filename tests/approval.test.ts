@@ -19,6 +19,7 @@ import { tempDir } from "./helpers/tmp.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { Buffer } from "node:buffer";
 import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir();
@@ -285,6 +286,63 @@ describe("fail closed", () => {
       resume(b.episode_id, { root }),
       (e: any) => e.exitCode === EXIT.MISMATCH || e.exitCode === EXIT.NO_CHECKPOINT,
     );
+  });
+
+  test("a decision other than exactly approved or rejected runs nothing (7), read neither as approval nor rejection", async () => {
+    for (const decision of ["Rejected", "approve", "", null]) {
+      const r = await pausedRun();
+      reject(r.episode_id, { root });
+      const path = join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`);
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), decision }));
+      const before = calls.length;
+      const log = readFileSync(join(r.episode_dir, "events.jsonl"));
+      await assert.rejects(resume(r.episode_id, { root, using: recording }), code(EXIT.MISMATCH), String(decision));
+      assert.equal(calls.length, before, `${JSON.stringify(decision)}: the pending action did not run`);
+      assert.deepEqual(readFileSync(join(r.episode_dir, "events.jsonl")), log, "nothing is written");
+    }
+  });
+
+  test("the pending action swapped after the decision (7): the decision is bound to the checkpoint's digest", async () => {
+    const r = await pausedRun();
+    const record = approve(r.episode_id, { root });
+    assert.match(String(record.checkpoint_digest), /^sha256:[0-9a-f]{64}$/);
+    const cpPath = join(r.episode_dir, "checkpoints", `${r.checkpoint_id}.json`);
+    const cp = JSON.parse(readFileSync(cpPath, "utf8"));
+    cp.pending.action.input.command = "echo PWNED";
+    writeFileSync(cpPath, JSON.stringify(cp, null, 2));
+    const before = calls.length;
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /changed since it was decided on/.test(e.message),
+    );
+    assert.equal(calls.length, before, "the swapped action did not run");
+    // A record without the binding (an older noema's) is refused too: nothing ties it to the action.
+    const apPath = join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`);
+    const { checkpoint_digest: _, ...unbound } = JSON.parse(readFileSync(apPath, "utf8"));
+    writeFileSync(apPath, JSON.stringify(unbound));
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /no checkpoint_digest/.test(e.message),
+    );
+    assert.equal(calls.length, before);
+  });
+
+  test("an event before the checkpoint rewritten, count and last id kept (7): the checkpoint holds the log's digest", async () => {
+    const r = await pausedRun();
+    approve(r.episode_id, { root });
+    const checkpoint = json(r.episode_dir, `checkpoints/${r.checkpoint_id}.json`);
+    const logPath = join(r.episode_dir, "events.jsonl");
+    const lines = readFileSync(logPath, "utf8").split("\n");
+    assert.equal(checkpoint.events_bytes, Buffer.byteLength(lines.slice(0, -2).join("\n") + "\n"));
+    const second = JSON.parse(lines[1]);
+    lines[1] = JSON.stringify({ ...second, payload: { ...second.payload, rewritten: true } });
+    writeFileSync(logPath, lines.join("\n"));
+    const before = calls.length;
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /changed before checkpoint/.test(e.message),
+    );
+    assert.equal(calls.length, before, "nothing ran");
   });
 
   test("a different adapter than the paused one (9)", async () => {

@@ -188,6 +188,79 @@ describe("noema attest", () => {
     assert.equal(existsSync(out), false);
   });
 
+  test("a manifest signature is vouched for only when the attesting key verifies it; a failing one is refused (4)", () => {
+    const copy = (name: string): string => {
+      const to = join(tmp.path, name, id);
+      cpSync(join(root, "episodes", id), to, { recursive: true });
+      return to;
+    };
+    /** Recomputes the manifest's file digests, leaving its signature block as it was. */
+    const rehash = (dir: string, signature?: unknown): void => {
+      const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+      for (const f of m.files) {
+        f.size_bytes = readFileSync(join(dir, f.name)).length;
+        f.sha256 = `sha256:${sha256Hex(join(dir, f.name))}`;
+      }
+      if (signature !== undefined) m.signature = signature;
+      writeFileSync(join(dir, "manifest.json"), JSON.stringify(m, null, 2));
+    };
+    const predicate = (r: { stdout: string }) =>
+      JSON.parse(Buffer.from(JSON.parse(r.stdout).payload, "base64").toString("utf8")).predicate;
+    // An approval's decider edited, the manifest rehashed: its signature by this key no longer verifies.
+    const edited = copy("edited");
+    const approvals = join(edited, "approvals");
+    const file = join(approvals, readdirSync(approvals)[0]);
+    writeFileSync(file, readFileSync(file, "utf8").replace(/"by": "[^"]*"/, '"by": "ceo"'));
+    rehash(edited);
+    const out = join(tmp.path, "edited.intoto.json");
+    const refused = cli(["attest", edited, "--key", key.private_key, "--out", out]);
+    assert.equal(refused.code, 4, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /cannot attest .*manifest\.json: signature\.value: the Ed25519 signature does not verify/,
+    );
+    assert.equal(existsSync(out), false);
+    // Another key attests: the manifest's signature is not its to vouch for (null), untouched or planted.
+    const other = generate(join(tmp.path, "third.key"));
+    const byOther = cli(["attest", copy("intact"), "--key", other.private_key]);
+    assert.equal(byOther.code, 0, byOther.stderr);
+    assert.equal(predicate(byOther).manifest_signature, null);
+    const planted = copy("planted");
+    rehash(planted, { alg: "ed25519", kid: "ed25519:0123456789abcdef", value: "A".repeat(86) });
+    const byOwn = cli(["attest", planted, "--key", key.private_key]);
+    assert.equal(byOwn.code, 0, byOwn.stderr);
+    assert.equal(predicate(byOwn).manifest_signature, null);
+  });
+
+  test("a decision planted for a checkpoint that never existed, or naming another, or misspelt: not attested (2)", () => {
+    const src = join(root, "episodes", id);
+    const approval = readdirSync(join(src, "approvals"))[0];
+    const record = JSON.parse(readFileSync(join(src, "approvals", approval), "utf8"));
+    const cases: [string, string, Record<string, unknown>, RegExp][] = [
+      ["planted", "chk_000000000000.json", { checkpoint_id: "chk_000000000000" }, /a checkpoint this run never had/],
+      ["renamed", approval, { episode_id: "ep_other" }, /names ep_other\//],
+      ["misspelt", approval, { decision: "Approved" }, /neither "approved" nor "rejected"/],
+    ];
+    for (const [what, file, change, message] of cases) {
+      const dir = join(tmp.path, what, id);
+      cpSync(src, dir, { recursive: true });
+      writeFileSync(join(dir, "approvals", file), JSON.stringify({ ...record, ...change }, null, 2));
+      const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+      m.signature = null; // re-sealed unsigned: only the attestation's own checks stand in the way
+      m.files = m.files.filter((f: { name: string }) => f.name !== `approvals/${file}`);
+      m.files.push({ name: `approvals/${file}`, kind: "approval", size_bytes: 0, sha256: "" });
+      m.files.sort((a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const f of m.files) {
+        f.size_bytes = readFileSync(join(dir, f.name)).length;
+        f.sha256 = `sha256:${sha256Hex(join(dir, f.name))}`;
+      }
+      writeFileSync(join(dir, "manifest.json"), JSON.stringify(m, null, 2));
+      const r = cli(["attest", dir, "--key", key.private_key]);
+      assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, message, what);
+    }
+  });
+
   test("without a key, or with a bad key file: a usage error naming it", () => {
     const none = cli(["attest", id], { env: { NOEMA_ROOT: root } });
     assert.equal(none.code, 2);

@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { approve, EpisodeCore, reconstructPlan, validate } from "noema";
+import { approve, EpisodeCore, reconstructPlan, reject, validate } from "noema";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -200,6 +200,22 @@ describe("EpisodeCore", () => {
     await again.record("d2", { status: "ok" });
     assert.equal((await again.finish()).status, "ok");
     valid(core.dir);
+  });
+
+  test('an asked call is let through only by a decision of exactly "approved" ("Rejected" denies it)', async () => {
+    const core = await EpisodeCore.open("misspelt decision", { root, using: "llm", policies: [policy] });
+    const call = { kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "m1" } as const;
+    const ask = await core.propose(call);
+    assert.equal(ask.verdict, "ask");
+    core.close();
+    reject(core.episodeId, { root });
+    const path = join(core.dir, "approvals", `${ask.checkpoint_id}.json`);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"rejected"', '"Rejected"'));
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    const decided = await again.propose(call);
+    assert.equal(decided.verdict, "deny");
+    assert.match(decided.reason ?? "", /neither "approved" nor "rejected"/);
+    await again.finish();
   });
 
   test("a call id reused for another tool or input is refused and recorded; the same call sent again keeps its decision", async () => {

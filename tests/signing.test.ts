@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { generateKeyPairSync } from "node:crypto";
 import { canonicalJson } from "noema";
 import {
   manifestSigningInput,
@@ -52,6 +53,28 @@ describe("signing primitives", () => {
     assert.equal(verifyManifestSignature(m, null).status, "unchecked");
     assert.equal(verifyManifestSignature({ ...m, signature: null }, key).status, "unsigned");
     assert.equal(verifyManifestSignature({ ...m, signature: { ...sig, alg: "none" } }, key).status, "bad_signature");
+  });
+
+  test("a signature value is accepted only in canonical base64url (the last character's unused bits zero)", () => {
+    const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const flipLastBit = (v: string) => v.slice(0, -1) + B64[B64.indexOf(v.at(-1)!) ^ 1];
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const ed = { alg: "ed25519" as const, kid: "ed25519:test", privateKey, publicKey };
+    const keys = [[{ kid: "ci", key: enc(KEY) }, { kid: "ci", key: enc(KEY) }], [ed, {
+      alg: "ed25519" as const,
+      kid: ed.kid,
+      publicKey,
+    }]] as const;
+    for (const [signer, checker] of keys) {
+      const m: Record<string, unknown> = { schema_version: "manifest/1.0", episode_id: "ep_1", files: [] };
+      m.signature = signManifest(m, signer);
+      const sig = m.signature as { alg: string; value: string };
+      assert.equal(verifyManifestSignature(m, checker).status, "valid");
+      const altered = { ...m, signature: { ...sig, value: flipLastBit(sig.value) } };
+      const check = verifyManifestSignature(altered, checker);
+      assert.equal(check.status, "bad_signature", `${sig.alg}: the same bytes, another spelling`);
+      assert.match(check.message ?? "", /canonical/);
+    }
   });
 
   test("the key comes from NOEMA_SIGNING_KEY, the kid from NOEMA_SIGNING_KID (default 'default')", () => {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type postgres from "postgres";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
-import { checkpointDigest } from "../src/shared_store/checkpoint_digest.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 import { cli } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";

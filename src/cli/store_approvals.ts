@@ -17,7 +17,7 @@ import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
 import { storedPendingCall } from "../shared_store/pending_call.ts";
-import { checkpointDigest } from "../shared_store/checkpoint_digest.ts";
+import { checkpointDigest } from "../store/checkpoint_digest.ts";
 import { answering, isOutage, Resubscription, ridingOutStrayErrors, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
@@ -171,6 +171,8 @@ export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRec
     episode_id: d.episode_id,
     checkpoint_id: d.checkpoint_id,
     state_hash: d.state_hash,
+    // The checkpoint as this run holds it (the store's digest, when it has one, was checked to be the same above).
+    checkpoint_digest: checkpointDigest(c as unknown as Record<string, unknown>),
     decision: d.decision,
     by,
     at: d.at,

@@ -2,11 +2,13 @@
  * Checkpoints and approval records: the files that bind a paused run to the
  * exact state it paused in, and a human decision to that checkpoint.
  *
- * - `checkpoints/<checkpoint_id>.json`: event offset, last event id,
- *   `state_hash` (sha256 of `state.json`'s bytes), adapter label, and the
+ * - `checkpoints/<checkpoint_id>.json`: event offset, last event id, the
+ *   log's length and digest up to the checkpoint (`events_bytes`,
+ *   `events_sha256`), `state_hash` (sha256 of `state.json`'s bytes), adapter label, and the
  *   pending action with why it needs approval.
  * - `approvals/<checkpoint_id>.json`: who decided, when, approve or reject,
- *   a note, the `state_hash` it was bound to, and when a resume consumed it.
+ *   a note, the `state_hash` and `checkpoint_digest` (the pending action
+ *   decided on) it was bound to, and when a resume consumed it.
  *
  * Both are written through the episode's {@link ArtifactSink}: secrets are
  * masked (an approver's note and name too, with the secret names the run
@@ -52,6 +54,12 @@ export interface Checkpoint {
   /** The adapter the run used. */
   adapter_label: string;
   /**
+   * Bytes of events.jsonl when the run paused (every event before the run.checkpoint event) and their `sha256:`:
+   * `resume` refuses (7) a log whose first `events_bytes` differ. Absent in checkpoints written before.
+   */
+  events_bytes?: number;
+  events_sha256?: string;
+  /**
    * The policies in force when the run paused, each its id (`name@version`) and the `sha256:` of its file (null for
    * one given as an object): a decision's `checkpoint_digest` covers them. Absent in checkpoints written before.
    */
@@ -65,6 +73,12 @@ export interface ApprovalRecord {
   episode_id: string;
   checkpoint_id: string;
   state_hash: string;
+  /**
+   * `checkpointDigest` of the checkpoint decided on (its pending action, policies and `state_hash`): `resume`
+   * refuses (7) a checkpoint that no longer matches it. Absent in records written before noema recorded it, which
+   * `resume` refuses too (nothing binds them to the action).
+   */
+  checkpoint_digest?: string | null;
   decision: "approved" | "rejected";
   /**
    * Who decided, as authenticated (`authenticated_as`): the OS user; the `noema serve` token's label; or, decided in
@@ -100,6 +114,7 @@ export function approvalSummary(a: ApprovalRecord): Record<string, unknown> {
     by: a.by,
     at: a.at,
     note: a.note,
+    ...(a.checkpoint_digest ? { checkpoint_digest: a.checkpoint_digest } : {}),
     ...(a.authenticated_as ? { authenticated_as: a.authenticated_as } : {}),
     ...(a.claimed_by ? { claimed_by: a.claimed_by } : {}),
   };

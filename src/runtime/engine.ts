@@ -844,6 +844,7 @@ export class Engine {
     this.persist();
     this.rec.sync();
     const checkpointId = `chk_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const log = sha256File(join(s.dir, ARTIFACTS.events)); // synced above: every event before run.checkpoint
     const pending: PendingApproval = {
       kind: why.kind,
       reason: why.reason,
@@ -862,6 +863,8 @@ export class Engine {
       last_event_id: this.rec.lastEventId!,
       state_hash: sha256File(join(s.dir, ARTIFACTS.state)).sha256,
       adapter_label: s.loadedAdapter.label,
+      events_bytes: log.size_bytes,
+      events_sha256: log.sha256,
       policy_versions: s.policies.map((x) => ({ id: x.id, sha256: x.sha256 ?? null })),
       pending,
     };

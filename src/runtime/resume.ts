@@ -20,6 +20,7 @@ import type { PlanStep } from "../schema/plan.ts";
 import type { State } from "../schema/state.ts";
 import { checkState } from "../schema/state.ts";
 import { sha256File } from "../store/hash.ts";
+import { checkpointDigest } from "../store/checkpoint_digest.ts";
 import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
@@ -154,6 +155,7 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     episode_id: pending.episode_id,
     checkpoint_id: pending.checkpoint.checkpoint_id,
     state_hash: pending.checkpoint.state_hash,
+    checkpoint_digest: checkpointDigest(pending.checkpoint as unknown as Record<string, unknown>),
     decision,
     by: options.servedBy ?? osUserName(),
     at: new Date().toISOString(),
@@ -425,6 +427,7 @@ function checkPause(
         `state.json changed since checkpoint ${checkpoint.checkpoint_id} (${stateHash}, checkpoint has ${checkpoint.state_hash})`,
       );
     }
+    checkLogPrefix(dir, checkpoint);
     if (!options.abort) {
       approval = readApproval(dir, checkpoint.checkpoint_id);
       if (!approval) {
@@ -436,24 +439,76 @@ function checkPause(
           },
         );
       }
-      if (approval.consumed_at) {
-        throw new NoemaError(
-          "consumed",
-          `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
-          {
-            exitCode: EXIT.CONSUMED,
-          },
-        );
-      }
-      if (approval.state_hash !== checkpoint.state_hash) {
-        throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
-      }
+      checkDecision(checkpoint, approval, id);
     }
   } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
     throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
   }
 
   return { checkpoint, approval };
+}
+
+/**
+ * Refuses (7) a log whose bytes up to the checkpoint are not the ones the checkpoint recorded (an event before it
+ * rewritten, keeping the count and the last id). A checkpoint written before noema recorded them is checked by its
+ * event count and last event id only.
+ */
+function checkLogPrefix(dir: string, checkpoint: Checkpoint): void {
+  const bytes = checkpoint.events_bytes;
+  if (typeof bytes !== "number" || typeof checkpoint.events_sha256 !== "string") return;
+  const prefix = sha256File(join(dir, ARTIFACTS.events), bytes);
+  if (prefix.size_bytes !== bytes || prefix.sha256 !== checkpoint.events_sha256) {
+    throw mismatch(
+      `events.jsonl changed before checkpoint ${checkpoint.checkpoint_id}: its first ${bytes} bytes are not the ones ` +
+        `the checkpoint recorded (${checkpoint.events_sha256})`,
+    );
+  }
+}
+
+/**
+ * Refuses a decision a resume must not act on: one already consumed (8); one bound to another checkpoint, state or
+ * pending action (7: its `checkpoint_digest` differs from the checkpoint's, or it has none, written by a noema that
+ * did not bind it); one that is neither `approved` nor `rejected` (7: only `approved` runs the action, and nothing
+ * else is read as a rejection).
+ */
+function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord, id: string): void {
+  if (approval.consumed_at) {
+    throw new NoemaError(
+      "consumed",
+      `the decision on checkpoint ${checkpoint.checkpoint_id} was already used by a resume at ${approval.consumed_at}`,
+      { exitCode: EXIT.CONSUMED },
+    );
+  }
+  if (approval.state_hash !== checkpoint.state_hash) {
+    throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
+  }
+  if (approval.checkpoint_id !== checkpoint.checkpoint_id || approval.episode_id !== id) {
+    throw mismatch(
+      `the decision names ${approval.episode_id}/${approval.checkpoint_id}, not ${id}/${checkpoint.checkpoint_id}`,
+    );
+  }
+  const own = checkpointDigest(checkpoint as unknown as Record<string, unknown>);
+  if (typeof approval.checkpoint_digest !== "string") {
+    throw mismatch(
+      `the decision on checkpoint ${checkpoint.checkpoint_id} has no checkpoint_digest (recorded by an older noema): ` +
+        `nothing binds it to the pending action; delete approvals/${checkpoint.checkpoint_id}.json and decide ` +
+        `again, or end the run with noema resume --abort`,
+    );
+  }
+  if (approval.checkpoint_digest !== own) {
+    throw mismatch(
+      `checkpoints/${checkpoint.checkpoint_id}.json changed since it was decided on: the decision was made on ` +
+        `digest ${approval.checkpoint_digest}, the checkpoint now is ${own} (its pending action or policies differ)`,
+    );
+  }
+  const decision: unknown = approval.decision;
+  if (decision !== "approved" && decision !== "rejected") {
+    throw mismatch(
+      `the decision on checkpoint ${checkpoint.checkpoint_id} is ${
+        JSON.stringify(decision)
+      }, neither "approved" nor "rejected"; nothing runs on it`,
+    );
+  }
 }
 
 /** What the resumed engine runs with: settings, the steps' real inputs, the approved action. */
@@ -487,7 +542,8 @@ async function resumeSettings(
   if (checkpoint && checkpoint.adapter_label !== rec.using) {
     throw pluginMismatch(`checkpoint adapter ${checkpoint.adapter_label} differs from the run's ${rec.using}`);
   }
-  const acts = !options.abort && approval?.decision !== "rejected";
+  // Only an approval runs the pending action (a crashed run, with no decision, continues where it stopped).
+  const acts = !options.abort && (approval === null || approval.decision === "approved");
   const loadedAdapter = await reloadAdapter(rec, options, acts);
   const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
   const planner = rec.planner.path

@@ -32,6 +32,7 @@ import type { Ed25519PrivateKey, Ed25519PublicKey } from "./ed25519_key.ts";
 import { type DsseEnvelope, signDsse, verifyDsse } from "./dsse.ts";
 import { verifyArtifacts } from "./integrity.ts";
 import { LOCK_FILE } from "./lock.ts";
+import { verifyManifestSignature } from "./signing.ts";
 import { listEpisodeEntries } from "./manifest.ts";
 
 /** The DSSE payload type of an in-toto statement. */
@@ -82,7 +83,10 @@ export interface EpisodePredicate {
   plugins: { id: string; kind: string; path: string | null; sha256: string | null }[];
   /** Verdict counts from `summary.json` (null when it does not say). */
   verdicts: { applied: number | null; vetoed: number | null; would_veto: number | null; failed: number | null };
-  /** The manifest's own signature, when it has one. */
+  /**
+   * The manifest's own signature, when the attesting key checked it (it signed the manifest, and the signature
+   * verifies); null when the manifest is unsigned or signed by a key the attester cannot check (never vouched for).
+   */
   manifest_signature: { alg: string; kid: string } | null;
   decisions: AttestedDecision[];
 }
@@ -112,6 +116,35 @@ function readAttested(dir: string, name: string, digest: string): Record<string,
   return value;
 }
 
+/**
+ * An approval record read for the attestation, refused (exit 2, as a tampered file) unless it is what it claims to
+ * be: a decision on a checkpoint this episode has (`checkpoints/<id>.json` beside it), naming this episode and that
+ * checkpoint, `approved` or `rejected`. A record planted for a checkpoint that never existed is never attested.
+ */
+function checkedDecision(
+  dir: string,
+  episodeId: string,
+  name: string,
+  digests: ReadonlyMap<string, string>,
+): Record<string, unknown> {
+  const r = readAttested(dir, name, digests.get(name)!);
+  const id = name.slice("approvals/".length, -".json".length);
+  const why = !digests.has(`checkpoints/${id}.json`)
+    ? `no checkpoints/${id}.json: a decision on a checkpoint this run never had`
+    : r.checkpoint_id !== id || r.episode_id !== episodeId
+    ? `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId}/${id}`
+    : r.decision !== "approved" && r.decision !== "rejected"
+    ? `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`
+    : null;
+  if (why !== null) {
+    throw new NoemaError("tampered", `cannot attest ${episodeId}: ${name}: ${why}`, {
+      exitCode: EXIT.USAGE, // verify's exit code for a tampered file
+      file: join(dir, name),
+    });
+  }
+  return r;
+}
+
 /** The decision of one approval record. */
 function decisionOf(r: Record<string, unknown>): AttestedDecision {
   return {
@@ -132,15 +165,15 @@ function predicateOf(
   episodeId: string,
   manifest: Record<string, unknown>,
   digests: ReadonlyMap<string, string>,
+  signer: Ed25519PublicKey | null,
 ): EpisodePredicate {
   const summary = readAttested(dir, ARTIFACTS.summary, digests.get(ARTIFACTS.summary)!);
   const plugins = (Array.isArray(manifest.plugins) ? manifest.plugins : []).map(obj);
   const direction = obj(obj(summary.flags).direction);
   const metrics = obj(summary.metrics);
-  const sig = obj(manifest.signature);
   const decisions = [...digests.keys()]
     .filter((name) => /^approvals\/[^/]+\.json$/.test(name))
-    .map((name) => decisionOf(readAttested(dir, name, digests.get(name)!)));
+    .map((name) => decisionOf(checkedDecision(dir, episodeId, name, digests)));
   return {
     episode_id: episodeId,
     task: str(summary.task),
@@ -168,11 +201,33 @@ function predicateOf(
       would_veto: num(metrics.would_veto_count),
       failed: num(direction.failed),
     },
-    manifest_signature: typeof sig.alg === "string" && typeof sig.kid === "string"
-      ? { alg: sig.alg, kid: sig.kid }
-      : null,
+    manifest_signature: checkedSignature(episodeId, manifest, signer),
     decisions,
   };
+}
+
+/**
+ * The manifest's signature as the attestation states it: `{alg, kid}` only when `signer` (the attesting key's
+ * public half) verifies it; null when there is none or it is another key's (not vouched for). A signature that
+ * names the signer's key and does not verify (the manifest changed after it was signed) is refused, exit 4 as
+ * `noema verify --public-key` would.
+ */
+function checkedSignature(
+  episodeId: string,
+  manifest: Record<string, unknown>,
+  signer: Ed25519PublicKey | null,
+): { alg: string; kid: string } | null {
+  if (manifest.signature === undefined || manifest.signature === null || signer === null) return null;
+  const check = verifyManifestSignature(manifest, signer);
+  if (check.status === "valid") return { alg: check.alg!, kid: check.kid! };
+  if (check.status === "bad_signature" && obj(manifest.signature).kid === signer.kid) {
+    throw new NoemaError(
+      "not_verified",
+      `cannot attest ${episodeId}: manifest.json: ${check.message} (see noema verify ${episodeId} --public-key)`,
+      { exitCode: EXIT.PAUSED }, // verify's exit code for a signature that does not verify
+    );
+  }
+  return null;
 }
 
 /** A verify problem in words: its file, then what (without the file named twice). */
@@ -185,7 +240,9 @@ function whatFailed(file: string, message: string): string {
  * manifest). The episode must verify (every file matches its manifest, none
  * missing or unlisted); otherwise a {@link NoemaError} names the first
  * problem, with `noema verify`'s exit code (2 tampered, 3 missing, 4 a
- * malformed signature).
+ * malformed signature). With `signer` (the attesting key's public key), the
+ * manifest's signature is checked too: see {@link EpisodePredicate}'s
+ * `manifest_signature` (a signature by `signer` that does not verify: 4).
  *
  * @example
  * ```ts
@@ -193,7 +250,11 @@ function whatFailed(file: string, message: string): string {
  * episodeStatement("ep_01K9RBBMXXRSFWR49SXFGF4SPR", { root: ".noema" }).subject.length; // 5
  * ```
  */
-export function episodeStatement(target: string, options: RootOptions = {}): EpisodeStatement {
+export function episodeStatement(
+  target: string,
+  options: RootOptions = {},
+  signer: Ed25519PublicKey | null = null,
+): EpisodeStatement {
   const report = verifyArtifacts(target, { ...options, key: null });
   const problem = report.issues.find((i) => i.severity === "error");
   if (problem || report.exit_code !== 0) {
@@ -218,7 +279,7 @@ export function episodeStatement(target: string, options: RootOptions = {}): Epi
     _type: IN_TOTO_STATEMENT_TYPE,
     subject,
     predicateType: EPISODE_PREDICATE_TYPE,
-    predicate: predicateOf(report.episode_dir, report.episode_id, manifest, digests),
+    predicate: predicateOf(report.episode_dir, report.episode_id, manifest, digests, signer),
   };
 }
 
@@ -233,7 +294,7 @@ export function episodeStatement(target: string, options: RootOptions = {}): Epi
  * ```
  */
 export function attestEpisode(target: string, key: Ed25519PrivateKey, options: RootOptions = {}): DsseEnvelope {
-  const statement = episodeStatement(target, options);
+  const statement = episodeStatement(target, options, { alg: "ed25519", kid: key.kid, publicKey: key.publicKey });
   return signDsse(IN_TOTO_PAYLOAD_TYPE, Buffer.from(canonicalJson(statement), "utf8"), key);
 }
 

@@ -44,26 +44,28 @@ let readBuffer: Buffer | undefined;
 
 /**
  * Hashes a file in 1 MiB chunks (never reads it whole into memory), read
- * into one buffer kept for every call of this thread.
+ * into one buffer kept for every call of this thread; with `limit`, only its
+ * first `limit` bytes (fewer when the file is shorter: `size_bytes` says so).
  *
  * @example
  * ```ts
  * import { sha256File } from "noema";
  * const { size_bytes, sha256 } = sha256File("/etc/hostname");
+ * sha256File("/etc/hostname", 4).size_bytes; // at most 4
  * ```
  */
-export function sha256File(path: string): FileDigest {
+export function sha256File(path: string, limit: number = Infinity): FileDigest {
   const fd = openRegularFile(path); // a FIFO would block, a device never end
   try {
-    return sha256Fd(fd);
+    return sha256Fd(fd, limit);
   } finally {
     closeSync(fd);
   }
 }
 
 /**
- * Hashes the file open at `fd` from its first byte to its end, as
- * {@link sha256File} does; the fd's own position is left as it was (reads
+ * Hashes the file open at `fd` from its first byte to its end (or to its
+ * first `limit` bytes), as {@link sha256File} does; the fd's own position is left as it was (reads
  * name their positions), so the caller can read the same bytes again.
  *
  * @example
@@ -75,14 +77,14 @@ export function sha256File(path: string): FileDigest {
  * closeSync(fd);
  * ```
  */
-export function sha256Fd(fd: number): FileDigest {
+export function sha256Fd(fd: number, limit: number = Infinity): FileDigest {
   const hash = nodeCrypto().createHash("sha256");
   // One read buffer for every call of this thread (the function is synchronous, so never in use twice): a new
   // 1 MiB buffer per file made the manifest of each episode allocate megabytes, a garbage collection each time.
   const buf = readBuffer ??= Buffer.allocUnsafe(1 << 20);
   let size = 0;
   let n: number;
-  while ((n = readSync(fd, buf, 0, buf.length, size)) > 0) {
+  while (size < limit && (n = readSync(fd, buf, 0, Math.min(buf.length, limit - size), size)) > 0) {
     hash.update(buf.subarray(0, n));
     size += n;
   }

@@ -292,6 +292,15 @@ export function verifyManifestSignature(
       })`,
     };
   }
+  // Canonical only: a last character with its unused low bits set decodes to the same bytes, a second spelling.
+  if (Buffer.from(value, "base64url").toString("base64url") !== value) {
+    return {
+      status: "bad_signature",
+      alg,
+      kid,
+      message: "signature.value: not the canonical base64url of its bytes (the last character's unused bits are set)",
+    };
+  }
   if (!signatureMatches(picked, input, value)) {
     return {
       status: "bad_signature",

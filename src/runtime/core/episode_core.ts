@@ -575,8 +575,13 @@ export class EpisodeCore {
       this.#pausedAt = null;
     }
     const action = { ...known.action, input };
-    if (approval.decision === "rejected") {
-      const reason = `Rejected by ${deciderOf(approval)}${approval.note ? `: ${approval.note}` : ""}`;
+    // Only "approved" lets the call through: any other decision (a misspelt or planted one) denies it.
+    if (approval.decision !== "approved") {
+      const reason = approval.decision === "rejected"
+        ? `Rejected by ${deciderOf(approval)}${approval.note ? `: ${approval.note}` : ""}`
+        : `Not approved: the decision on ${known.checkpoint_id} is ${
+          JSON.stringify(approval.decision)
+        }, neither "approved" nor "rejected"`;
       e.recordVeto(known.index, action, known.action_candidate_id, reason, false);
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { canonicalHash } from "../store/hash.ts";
+import { canonicalHash } from "./hash.ts";
 
 /**
  * The digest of a checkpoint (its parsed JSON) that a decision on it records.
