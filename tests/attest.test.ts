@@ -147,11 +147,13 @@ describe("noema attest", () => {
     events[5] ^= 1;
     writeFileSync(join(copy, "events.jsonl"), events);
     writeFileSync(join(copy, "extra.txt"), "added\n");
+    writeFileSync(join(copy, "lock.data"), "a file named like the lock is a file like the rest\n");
     const differs = cli(["attest", "--verify", out, "--public-key", key.public_key, copy, "--json"]);
     assert.equal(differs.code, 2, differs.stdout + differs.stderr);
     assert.deepEqual(JSON.parse(differs.stdout).differences, [
       "events.jsonl: sha256 differs from the attestation",
       "extra.txt: not in the attestation",
+      "lock.data: not in the attestation",
     ]);
     // A payload changed after signing, or another key: exit 4.
     const statement = JSON.parse(Buffer.from(envelope.payload, "base64").toString("utf8"));

@@ -173,6 +173,18 @@ describe("what the manifest must cover", () => {
     assert.equal(existsSync(join(dir, "lock")), false);
   });
 
+  test("another host's lock in a sealed episode is said (held_lock), not skipped: nothing rides in it unseen", () => {
+    const id = fresh(signedEnv), dir = join(root, "episodes", id);
+    const hidden = { pid: 1, host: "elsewhere.invalid", purpose: "run", nonce: "n2", anything: "unsigned data" };
+    writeFileSync(join(dir, "lock"), JSON.stringify(hidden));
+    let r = verify(id, signedEnv);
+    assert.equal(r.code, 0, r.kinds.join()); // a warning: that host may be verifying it
+    assert.ok(r.kinds.includes("held_lock:lock"), r.kinds.join());
+    r = verify(id, signedEnv, "--strict");
+    assert.notEqual(r.code, 0, "strict: a warning counts");
+    assert.equal(existsSync(join(dir, "lock")), true, "another host's lock is never taken");
+  });
+
   test("resume killed after sealing, before removing its lock: the next verify and list see a clean sealed run", () => {
     const id = fresh(plainEnv);
     const dir = join(root, "episodes", id);

@@ -365,7 +365,8 @@ export function subjectMismatches(statement: EpisodeStatement, dir: string): str
     attested.set(String(obj(s).name), obj(obj(s).digest).sha256);
   }
   const onDisk = [
-    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) => n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.`)),
+    // Only the lock and its claims (`lock.tmp-…`) are left aside: any other `lock.*` name is a file like the rest.
+    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) => n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.tmp-`)),
     ARTIFACTS.manifest,
   ];
   const out: string[] = [];

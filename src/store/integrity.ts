@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { hostname } from "node:os";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { NoemaError } from "../errors.ts";
@@ -58,6 +59,7 @@ export type IntegrityIssueKind =
   | "bad_manifest"
   | "wrong_episode"
   | "stale_lock"
+  | "held_lock"
   | "missing_manifest"
   | "unsigned"
   | "bad_signature"
@@ -176,7 +178,7 @@ export function verifyArtifacts(target: string, options: VerifyArtifactsOptions 
     }
     const listed = checkListed(dir, manifest, files, add);
     checkRequired(dir, listed, files, add);
-    checkUnlisted(dir, listed, files, add);
+    checkUnlisted(dir, listed, files, add, strict);
     checkEpisodeId(dir, manifest, add);
     signature = checkSignature(manifest, duplicates, key);
     addSignatureIssue(signature, strict, key, add);
@@ -370,11 +372,19 @@ function checkRequired(dir: string, listed: Set<string>, files: FileCheck[], add
 }
 
 /** Every entry on disk that the manifest does not list (the lock of a live run excepted). */
-function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue): void {
+function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue, strict = false): void {
   for (const e of listEpisodeEntries(dir)) {
     if (listed.has(e.name)) continue;
     if (e.name === LOCK_FILE || e.name.startsWith(`${LOCK_FILE}.tmp-`)) {
-      if (e.type === "file" && lockStatus(dir).state === "held") continue; // a live run (or a contender) holds it
+      const status = e.type === "file" ? lockStatus(dir) : null;
+      if (status?.state === "held" && status.info !== null && status.info.host !== hostname()) {
+        // Another host's lock cannot be told live or stale; a sealed episode has no writer, and the lock's bytes are
+        // not covered by the manifest: said, so that nothing rides in it unseen.
+        const message = `a lock held on another host (${status.info.host}), not covered by the manifest`;
+        add("held_lock", e.name, message, strict ? "error" : "warning"); // --strict: nothing unsigned in a sealed run
+        continue;
+      }
+      if (status?.state === "held") continue; // a live run (or a contender) on this host holds it
       // A sealed episode (it has a manifest) whose lock's owner is gone: its writer was killed after sealing.
       if (e.type === "file" && e.name === LOCK_FILE && clearStaleLock(dir)) continue;
       if (e.type === "file") {
