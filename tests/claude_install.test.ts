@@ -30,7 +30,8 @@ describe("noema install-hooks claude-code", () => {
     assert.equal(readFileSync(settings, "utf8"), original, "the team's file is not touched");
     const text = readFileSync(local, "utf8");
     const command = parse(text).hooks.PreToolUse[0].hooks[0].command;
-    assert.match(command, / hook claude-code$/);
+    // A noema that cannot start or dies blocks the call: the agent runs it on any exit but 2.
+    assert.match(command, / hook claude-code \|\| exit 2$/);
     assert.doesNotMatch(command, /^npx /, "this machine's own noema");
     const again = cli(["install-hooks", "claude-code"], { cwd: project });
     assert.equal(again.code, 0);
@@ -93,6 +94,29 @@ describe("noema install-hooks claude-code", () => {
     assert.ok(existsSync(settings), "the file with the user's own settings stays");
   });
 
+  test("another tool's '… hook claude-code' is kept; noema's entry merged into a user's group is removed alone", () => {
+    const dir = join(tmp.path, "others");
+    mkdirSync(join(dir, ".claude"), { recursive: true });
+    const file = join(dir, ".claude", "settings.local.json");
+    const theirs = { type: "command", command: "npx -y cc-notify hook claude-code" };
+    const logger = { type: "command", command: "my-audit-logger" };
+    writeFileSync(file, JSON.stringify({ hooks: { PreToolUse: [{ matcher: "*", hooks: [theirs] }] } }));
+    assert.equal(cli(["install-hooks", "claude-code"], { cwd: dir }).code, 0);
+    let pre = parse(readFileSync(file, "utf8")).hooks.PreToolUse;
+    assert.deepEqual(pre[0].hooks, [theirs], "cc-notify's hook is not taken for noema's");
+    const ours = pre[1].hooks[0];
+    assert.match(ours.command, /hook claude-code/);
+    // The user merges noema's hook into a group of their own, then uninstalls noema.
+    writeFileSync(
+      file,
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: "*", hooks: [theirs] }, { hooks: [ours, logger] }] } }),
+    );
+    const un = cli(["install-hooks", "claude-code", "--uninstall"], { cwd: dir });
+    assert.equal(un.code, 0, un.stderr);
+    pre = parse(readFileSync(file, "utf8")).hooks.PreToolUse;
+    assert.deepEqual(pre, [{ matcher: "*", hooks: [theirs] }, { hooks: [logger] }]);
+  });
+
   test("--user writes ~/.claude/settings.json; a broken settings file is refused (exit 2)", () => {
     const home = join(tmp.path, "home");
     mkdirSync(home);
@@ -103,7 +127,7 @@ describe("noema install-hooks claude-code", () => {
     });
     assert.equal(r.code, 0, r.stderr);
     const value = parse(readFileSync(join(home, ".claude", "settings.json"), "utf8"));
-    assert.match(value.hooks.PreToolUse[0].hooks[0].command, /hook claude-code --policy .*p\.ts$/);
+    assert.match(value.hooks.PreToolUse[0].hooks[0].command, /hook claude-code --policy .*p\.ts \|\| exit 2$/);
     writeFileSync(join(home, ".claude", "settings.json"), "{ broken");
     const bad = cli(["install-hooks", "claude-code", "--user"], { cwd: project, env: { HOME: home } });
     assert.equal(bad.code, 2);

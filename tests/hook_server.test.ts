@@ -18,6 +18,7 @@ import { validate } from "noema";
 import { REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
+import { replyTimeoutMs } from "../src/agents/server/client.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -33,6 +34,8 @@ writeFileSync(
     const c = String(state.action.command ?? "");
     if (c.includes("git push")) return { kind: "veto", advice: "no pushes from agents", confidence: 0.9 };
     if (c.includes("explode")) throw new Error("the guard exploded");
+    // A slow decision: longer than the server's short idle time in the test that uses it.
+    if (c.includes("slowly")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500);
   },
 };
 `,
@@ -107,6 +110,21 @@ function box(name: string) {
 /** Real processes on a machine that may be loaded: far more than they need, far less than forever. */
 const REAL_AGENT_TIMEOUT_MS = 60_000;
 
+describe("how long a hook waits for the server", () => {
+  test("it gives up (exit 2, the call blocked) before the agent's own hook timeout would kill it and run the call", () => {
+    const saved = process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS;
+    delete process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS;
+    try {
+      // The agent's timeout (60 s; with --wait D, install-hooks registers D + 30 s), less a margin and the time spent.
+      const plain = replyTimeoutMs([]), waiting = replyTimeoutMs(["hook", "claude-code", "--wait", "40s"]);
+      assert.ok(plain <= 50_000 && plain >= 1_000, String(plain));
+      assert.ok(waiting <= 60_000 && waiting > plain, String(waiting));
+    } finally {
+      if (saved !== undefined) process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS = saved;
+    }
+  });
+});
+
 describe("resident hook server", () => {
   test(
     "later calls are answered by the server: same verdicts, one valid episode",
@@ -167,6 +185,29 @@ describe("resident hook server", () => {
       await waitFor(() => /stopping/.test(readFileSync(busy.log, "utf8")));
     },
   );
+
+  test("the idle timer does not stop the server in the middle of a call: the call is answered, then it stops", {
+    timeout: REAL_AGENT_TIMEOUT_MS,
+  }, async () => {
+    const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "1000", NOEMA_HOOK_SERVER_IDLE_MS: "1000" };
+    const b = box("idle-mid-call");
+    const start = {
+      session_id: "s-mid",
+      transcript_path: join(tmp.path, "t.jsonl"),
+      cwd: tmp.path,
+      hook_event_name: "SessionStart",
+      source: "startup",
+    };
+    assert.equal((await hook(b.root, b.servers, start, env)).code, 0);
+    await waitFor(() => existsSync(b.log) && /listening/.test(readFileSync(b.log, "utf8")));
+    const slow = await hook(b.root, b.servers, pre("s-mid", "toolu_slow", "echo slowly"), env);
+    assert.equal(JSON.parse(slow.out).hookSpecificOutput.permissionDecision, "allow", slow.err);
+    await waitFor(() => /stopping/.test(readFileSync(b.log, "utf8")), 15_000);
+    const log = readFileSync(b.log, "utf8");
+    // The server settled the slow call before it stopped (it used to stop mid-call and drop its connection).
+    const settled = log.lastIndexOf("settled in"), stopping = log.indexOf("stopping");
+    assert.ok(settled !== -1 && settled < stopping, log);
+  });
 
   test("parallel calls and a call handled by another process in between stay one consistent log", {
     timeout: REAL_AGENT_TIMEOUT_MS,

@@ -15,6 +15,7 @@ import { applyEdits, type FormattingOptions, modify, parse, type ParseError } fr
 import { EXIT, NoemaError } from "../../errors.ts";
 import { writeFileAtomic } from "../../store/atomic.ts";
 import type { HookGroup } from "./settings.ts";
+import { noemaCommand } from "../noema_command.ts";
 
 /** What an install or uninstall changed. */
 export interface InstallChange {
@@ -30,10 +31,27 @@ export interface InstallChange {
 }
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
+/**
+ * Whether a hook's command is noema's for `agent`: it runs `hook <agent>`, and it is noema that runs it (the name
+ * `noema` in it, or the very command this noema writes). Another tool's `… hook claude-code` is not noema's.
+ */
+function isOurCommand(command: unknown, agent: string): boolean {
+  if (typeof command !== "string") return false;
+  const hook = new RegExp(`(^|\\s)hook\\s+${agent.replace(/[^a-z-]/g, "")}(\\s|$)`);
+  return hook.test(command) && (/noema/i.test(command) || command.startsWith(noemaCommand([])));
+}
+
 function isOurs(group: HookGroup, agent: string): boolean {
-  const ours = new RegExp(`(^|\\s)hook\\s+${agent.replace(/[^a-z-]/g, "")}(\\s|$)`);
   return Array.isArray(group?.hooks) && group.hooks.length > 0 &&
-    group.hooks.every((h) => typeof h?.command === "string" && ours.test(h.command));
+    group.hooks.every((h) => isOurCommand(h?.command, agent));
+}
+
+/** `group` without noema's hooks (a group noema's hook was merged into keeps the user's own), or null if none is left. */
+function withoutOurs(group: HookGroup, agent: string): HookGroup | null {
+  if (!Array.isArray(group?.hooks)) return group;
+  const rest = group.hooks.filter((h) => !isOurCommand(h?.command, agent));
+  if (rest.length === group.hooks.length) return group;
+  return rest.length === 0 ? null : { ...group, hooks: rest };
 }
 
 function isEmptyObject(value: unknown): boolean {
@@ -103,7 +121,7 @@ export function installHooks(
   const events = options.uninstall ? Object.keys(hooks) : Object.keys(wanted);
   for (const event of events) {
     const current = Array.isArray(hooks[event]) ? hooks[event] : [];
-    const others = current.filter((g) => !isOurs(g, agent));
+    const others = current.map((g) => withoutOurs(g, agent)).filter((g): g is HookGroup => g !== null);
     const next = options.uninstall ? others : [...others, ...wanted[event]];
     if (JSON.stringify(next) === JSON.stringify(current)) continue;
     (options.uninstall ? change.removed : change.added).push(event);

@@ -34,7 +34,11 @@ export function replyTimeoutMs(argv: readonly string[] = []): number {
   const n = Number(process.env.NOEMA_HOOK_SERVER_TIMEOUT_MS);
   const base = Number.isFinite(n) && n > 0 ? n : 60_000;
   const wait = waitMsOf(argv);
-  return wait === null ? base : Math.max(base, wait + 30_000);
+  // The agent kills a hook at its own timeout (install-hooks --wait registers wait + HOOK_WAIT_MARGIN_S) and then
+  // RUNS the call: answer exit 2 well before that. The agent's clock started when it spawned this process, so the
+  // time this process already spent (start-up, stdin) is taken off.
+  const budget = wait === null ? base - 10_000 : Math.max(base - 10_000, wait + 30_000 - 10_000);
+  return Math.max(1_000, Math.round(budget - performance.now()));
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -114,8 +114,14 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   let stopping = false;
   let resolveStopped = () => {};
   const stopped = new Promise<void>((resolve) => resolveStopped = resolve);
+  let inFlight = 0; // calls read and not yet answered: no idle stop while one is under way
   const serve = (conn: BunSocket, line: string) => {
-    queue = queue.then(() => serveOne(conn, line, argv, options.handle, episodes)).finally(arm);
+    inFlight++;
+    clearTimeout(idle);
+    queue = queue.then(() => serveOne(conn, line, argv, options.handle, episodes)).finally(() => {
+      inFlight--;
+      arm();
+    });
   };
   let listener: BunListener;
   try {
@@ -148,7 +154,8 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     serverLog("stopping");
     clearTimeout(idle);
     clearInterval(watch);
-    listener.stop(true);
+    // New connections are refused; those whose calls are queued or under way still get their answers.
+    listener.stop(false);
     queue.finally(() => {
       episodes.closeAll();
       try {
@@ -161,6 +168,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   };
   const arm = () => {
     clearTimeout(idle);
+    if (inFlight > 0) return; // re-armed when the last call is answered
     // A removed socket (or one another server took over) means nobody can reach this one.
     if (!existsSync(socket)) return stop();
     const busy = options.idleMs ?? envMs("NOEMA_HOOK_SERVER_IDLE_MS", 600_000);

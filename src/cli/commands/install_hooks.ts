@@ -227,7 +227,11 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");
       checkRules(opts.user === true);
       await checkPolicies([...kept, ...local]);
-      const command = (portable ? portableNoemaCommand : noemaCommand)(["hook", agent, ...args]);
+      // `|| exit 2` on every registration: a noema that cannot start (moved, uninstalled) or dies (OOM-killed, a
+      // crash) must block the call; the agent runs it on any other failing exit code.
+      const command = portable
+        ? portableNoemaCommand(["hook", agent, ...args])
+        : `${noemaCommand(["hook", agent, ...args])} || exit 2`;
       const hooks = withHookTimeout(target.hooks(command), args);
       const change = installHooks(path, hooks, { agent });
       const ungoverned = kept.length === 0 && projectPolicies().length === 0 && !hasRules(opts.user === true);
