@@ -32,6 +32,26 @@ export function asRecord(value: unknown): Record<string, unknown> {
 }
 
 /**
+ * A value read from an artifact as text: a string as is, anything else as JSON. Never throws: `String(v)` throws on
+ * a hand-edited `{"toString": 1}` (a TypeError that turned the runs list, the approvals queue, an episode into a 500).
+ *
+ * @example
+ * ```ts
+ * import { textOf } from "./json.ts";
+ * textOf({ toString: 1 }); // '{"toString":1}'
+ * ```
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || typeof value !== "object") return String(value);
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return "[unprintable]";
+  }
+}
+
+/**
  * Parses a text that should hold one JSON object; anything else (invalid
  * JSON, an array, a scalar) gives null.
  *

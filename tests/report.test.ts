@@ -122,6 +122,17 @@ after(async () => {
 });
 
 describe("noema report: escaping and excerpts", () => {
+  test("bidi controls are shown, not obeyed: a pending command cannot read as another (Trojan Source)", () => {
+    // `echo deploy status <RLO>; touch PWNED #<PDF>` rendered as "echo deploy status # DENWP hcuot ;" in /approvals.
+    const spoof = "echo deploy status \u202e; touch /tmp/PWNED #\u202c";
+    assert.equal(escapeHtml(spoof), "echo deploy status \\u{202e}; touch /tmp/PWNED #\\u{202c}");
+    for (const c of ["\u200e", "\u200f", "\u202a", "\u202d", "\u2066", "\u2069"]) {
+      assert.doesNotMatch(escapeHtml(`a${c}b`), /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    }
+    // A value whose toString is not callable (a hand-edited artifact) is shown as JSON, not a 500.
+    assert.equal(markup`<p>${{ toString: 1 } as unknown as string}</p>`.value, "<p>{&quot;toString&quot;:1}</p>");
+  });
+
   test("markup escapes every interpolated value except markup it built; class names come from a fixed list", () => {
     const hostile = `<img src=x onerror="alert('1')">&`;
     assert.equal(escapeHtml(hostile), "&lt;img src=x onerror=&quot;alert(&#39;1&#39;)&quot;&gt;&amp;");

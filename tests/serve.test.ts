@@ -568,3 +568,24 @@ describe("live streams", () => {
     assert.equal(sent.length, 1, "nothing changed: nothing more is sent");
   });
 });
+
+describe("hand-edited artifacts", () => {
+  test("a value whose toString is not callable (a tag, a note) is shown as JSON: the runs list and the queue stay up", async () => {
+    // One such value in one file turned GET / and GET /approvals into 500s: every run and every waiting call hidden.
+    const other = join(tmp.path, "hand-edited", ".noema");
+    const id = pausedRun(other, "ship it");
+    const statePath = join(other, "episodes", id, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    state.episode.tags = { team: { toString: 1 } };
+    writeFileSync(statePath, JSON.stringify(state));
+    const st = await startServe(other);
+    try {
+      for (const path of ["/", "/?sort=duration", "/approvals", `/episodes/${id}`]) {
+        const r = await fetch(new URL(path, st.url));
+        assert.equal(r.status, 200, `${path}: ${(await r.text()).slice(0, 200)}`);
+      }
+    } finally {
+      await st.stop();
+    }
+  });
+});

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { textOf } from "../json.ts";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
@@ -196,7 +197,7 @@ export function matchesFilters(e: EpisodeEntry, f: ListOptions, keyTime: number 
     if (t === null || Number.isNaN(t) || t < f.since) return false;
   }
   for (const [k, v] of Object.entries(f.tags ?? {})) {
-    if (!(k in e.tags) || String(e.tags[k]) !== v) return false;
+    if (!(k in e.tags) || textOf(e.tags[k]) !== v) return false;
   }
   if (f.task !== undefined && !(e.task ?? "").toLowerCase().includes(f.task.toLowerCase())) return false;
   return true;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { textOf } from "../json.ts";
 
 /** Markup that is already safe to insert as is (built by {@link markup} or {@link raw}). */
 export class SafeHtml {
@@ -39,8 +40,16 @@ const ENTITIES: Record<string, string> = {
  * ```
  */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]).toWellFormed();
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]).replace(BIDI, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+    .toWellFormed();
 }
+
+/**
+ * The bidi embeddings, overrides and isolates (and the invisible marks): in a page they reorder what follows them
+ * (an approval's command shown as something else, Trojan Source), so they are shown as `\u{202e}`, as the CLI's
+ * `neutralize` shows them.
+ */
+const BIDI = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Marks trusted markup (written in this codebase, never from artifacts) as safe.
@@ -66,7 +75,7 @@ function part(value: HtmlValue): string {
     for (const v of value as readonly HtmlValue[]) out += part(v);
     return out;
   }
-  return escapeHtml(String(value));
+  return escapeHtml(textOf(value));
 }
 
 /**

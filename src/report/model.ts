@@ -11,7 +11,7 @@
  */
 import { existsSync } from "node:fs";
 import { EXIT, NoemaError } from "../errors.ts";
-import { asRecord } from "../json.ts";
+import { asRecord, textOf } from "../json.ts";
 import { episodePaths } from "../read/episode.ts";
 import { PlanProjector } from "../read/plan.ts";
 import { StepDecisions } from "../read/step_decisions.ts";
@@ -141,7 +141,7 @@ function readOptional(path: string, problems: string[]): Record<string, unknown>
 function timelineMark(e: Record<string, unknown>): TimelineRow["mark"] {
   const p = asRecord(e.payload);
   if (e.phase === "governance" && p.decision === "veto") {
-    return String(p.rule ?? "").startsWith("policy.failure:") ? "policy_failure" : "veto";
+    return textOf(p.rule ?? "").startsWith("policy.failure:") ? "policy_failure" : "veto";
   }
   if (e.phase === "direction" && p.error !== null && p.error !== undefined) return "policy_failure";
   if (e.phase === "act" && p.result_status === "error") return "error";
@@ -236,7 +236,7 @@ function scanEvents(
       if (stepId !== null) attach(steps, stepId).actions.push(actionOf(e, p, excerptChars, compact));
     } else if (phase === "action_candidate" && stepId !== null) {
       const tags = asRecord(p).risk_tags;
-      if (Array.isArray(tags)) attach(steps, stepId).risk_tags = tags.map(String);
+      if (Array.isArray(tags)) attach(steps, stepId).risk_tags = tags.map(textOf);
     } else if (phase === "terminate") {
       [message, answer] = [str(p.message), str(p.answer)];
     } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
@@ -324,12 +324,12 @@ function factsOf(state: Record<string, unknown> | null, start: Record<string, un
     ["intuition mode", str(ep.intuition_mode) ?? str(sp.intuition_mode)],
     ["governance", str(sp.governance)],
     ["failure policy", str(sp.failure_policy)],
-    ["policies", Array.isArray(sp.policies) && sp.policies.length ? sp.policies.map(String).join(", ") : null],
+    ["policies", Array.isArray(sp.policies) && sp.policies.length ? sp.policies.map(textOf).join(", ") : null],
     ["workspace", str(sp.workspace)],
     ["seed", typeof (ep.seed ?? sp.seed) === "number" ? String(ep.seed ?? sp.seed) : null],
   ];
   const tags = asRecord(ep.tags ?? sp.tags);
-  for (const [k, v] of Object.entries(tags)) facts.push([`tag ${k}`, String(v)]);
+  for (const [k, v] of Object.entries(tags)) facts.push([`tag ${k}`, textOf(v)]);
   return facts.filter((f): f is [string, string] => f[1] !== null);
 }
 

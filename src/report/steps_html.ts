@@ -94,6 +94,18 @@ function stepFlags(s: ReportStep): SafeHtml[] {
   return flags;
 }
 
+/** Actions (and verdicts) listed one by one per step: the first and last half; the rest are in the events. */
+const PER_STEP_SHOWN = 200;
+
+/** The first and last {@link PER_STEP_SHOWN}/2 of `xs`, and how many were left out between them. */
+function bounded<T>(xs: readonly T[]): { head: readonly T[]; tail: readonly T[]; left: number } {
+  if (xs.length <= PER_STEP_SHOWN) return { head: xs, tail: [], left: 0 };
+  const half = PER_STEP_SHOWN / 2;
+  return { head: xs.slice(0, half), tail: xs.slice(-half), left: xs.length - PER_STEP_SHOWN };
+}
+
+const leftOut = (n: number, what: string) => `… ${n.toLocaleString("en")} more ${what} (every one is in the events)`;
+
 /** The body of a step as tables and blocks (small episodes). */
 function richBody(s: ReportStep, t: string): SafeHtml {
   const verdicts = s.verdicts.length
@@ -106,8 +118,11 @@ function richBody(s: ReportStep, t: string): SafeHtml {
       s.decision.at !== null ? markup` <span class="muted">at ${s.decision.at}</span>` : ""
     } <span class="muted">checkpoint <code>${s.decision.checkpoint_id}</code></span></p>`
     : "";
+  const shown = bounded(s.actions);
   const actions = s.actions.length
-    ? s.actions.map(actionHtml)
+    ? markup`${shown.head.map(actionHtml)}${
+      shown.left ? markup`<p class="muted">${leftOut(shown.left, "actions")}</p>` : ""
+    }${shown.tail.map(actionHtml)}`
     : markup`<p class="muted">${t === "veto" || t === "fail" ? "Blocked: no action ran." : "No action recorded."}</p>`;
   return markup`${verdicts}${decided}${actions}`;
 }
@@ -136,7 +151,9 @@ function compactBody(s: ReportStep): SafeHtml {
   }
   if (s.verdicts.length === 0) lines.push("no policy verdicts");
   if (s.decision) lines.push(decisionText(s.decision));
-  for (const a of s.actions) {
+  const shown = bounded(s.actions);
+  for (const a of [...shown.head, ...shown.tail]) {
+    if (shown.left && a === shown.tail[0]) lines.push("", leftOut(shown.left, "actions"));
     const head = [
       a.id,
       a.tool,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { textOf } from "../json.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { eventSummary } from "../cli/format.ts";
@@ -32,7 +33,7 @@ export function eventRow(n: number, e: Record<string, unknown>): SafeHtml {
   const payload = JSON.stringify(e.payload ?? null, null, 2);
   const time = typeof e.timestamp === "string" ? e.timestamp.slice(11, 23) : "";
   return markup`<details class="ev" id="ev-${n}"><summary><span class="n">#${n}</span> <span class="mono muted">${time}</span> <span class="ph">${
-    String(e.phase ?? "?")
+    textOf(e.phase ?? "?")
   }</span> ${eventSummary(e, 80)}</summary>${excerptHtml(clip(payload, PAYLOAD_CHARS))}</details>
 `;
 }

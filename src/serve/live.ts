@@ -72,7 +72,9 @@ export function eventStream(
       write("retry: 1000\n\n");
       let busy = false;
       const run = async () => {
-        if (busy) return;
+        // A client that does not read: its queue is full, nothing more is rendered for it (the offset does not move,
+        // it catches up when it reads). Without this, 3 streams never read from a 150 MB events.jsonl held 700 MB.
+        if (busy || (controller.desiredSize ?? 1) <= 0) return;
         busy = true;
         try {
           await tick(send);
@@ -243,7 +245,7 @@ export function episodeTicker(
   redraw?: () => string | null,
 ): (send: (m: LiveMessage) => void) => void {
   const path = join(dir, "events.jsonl");
-  let n: number | null = null, added = 0, reloaded = false, stale = false, drawn = 0;
+  let n: number | null = null, added = 0, reloaded = false, stale = false, drawn = 0, tailSize = -1;
   return (send) => {
     if (reloaded) return;
     if (!sawEnd && stamp(join(dir, "summary.json")) !== "-") {
@@ -263,7 +265,7 @@ export function episodeTicker(
     } catch {
       return;
     }
-    if (size <= offset) return;
+    if (size <= offset || size === tailSize) return; // nothing new, or only the same unterminated tail as before
     let got;
     try {
       n ??= linesBefore(path, offset);
@@ -272,6 +274,7 @@ export function episodeTicker(
       return; // not a regular file now (a symlink planted in the episode is never followed): nothing new to show
     }
     offset = got.offset;
+    tailSize = got.lines.length === 0 ? size : -1; // a line still being written (or never ended): read again once it grows
     const rows: string[] = [];
     let paused = false;
     for (const bytes of got.lines) {

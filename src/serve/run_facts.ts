@@ -14,7 +14,7 @@ import { closeSync, existsSync, openSync, readdirSync, readSync } from "node:fs"
 import { join } from "node:path";
 import type { EpisodeEntry } from "../read/list.ts";
 import { readJsonFile } from "../store/json_file.ts";
-import { asRecord } from "../json.ts";
+import { asRecord, textOf } from "../json.ts";
 
 export { formatUsd } from "../report/metric_format.ts";
 
@@ -82,7 +82,7 @@ export function startFacts(dir: string): { adapter: string | null; policies: str
     const p = asRecord(asRecord(JSON.parse(first)).payload);
     return {
       adapter: typeof p.using === "string" ? p.using : null,
-      policies: Array.isArray(p.policies) ? p.policies.map(String) : [],
+      policies: Array.isArray(p.policies) ? p.policies.map(textOf) : [],
       workspace: typeof p.workspace === "string" ? p.workspace : null,
     };
   } catch {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { textOf } from "../json.ts";
 import { hostname } from "node:os";
 import { type EpisodeEntry, listEpisodes, type ListOptions, statusWord } from "../read/list.ts";
 import { existsSync, statSync } from "node:fs";
@@ -358,7 +359,7 @@ export function runRows(entries: readonly EpisodeEntry[]): SafeHtml {
   return markup`${
     entries.map((e) => {
       const href = `/episodes/${encodeURIComponent(e.episode_id)}`;
-      const tags = Object.entries(e.tags).map(([k, v]) => markup`<code>${k}=${String(v)}</code>`);
+      const tags = Object.entries(e.tags).map(([k, v]) => markup`<code>${k}=${textOf(v)}</code>`);
       const pending = e.pending ? markup` <span class="muted">· ${e.pending.reason}</span>` : "";
       const task = e.task ?? (e.error ? `(${e.error})` : "-");
       const kind = runKind(e);

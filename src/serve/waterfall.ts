@@ -13,6 +13,9 @@ import { classFor, markup, type SafeHtml } from "../report/escape.ts";
 import type { ReportModel, ReportStep } from "../report/model.ts";
 import type { ModelTurnRow } from "./model_turns.ts";
 
+/** Tool calls drawn in one step's row (the first and last half). */
+const MAX_CALLS = 200;
+
 const W = 1000, LABEL = 230, PLOT = W - LABEL - 10, ROW = 16, AXIS = 22;
 
 /** A time span in epoch milliseconds. */
@@ -91,7 +94,11 @@ function stepRow(s: ReportStep, y: number, x: (t: number) => number): SafeHtml {
     : markup`<rect class="span" x="${x(span.from)}" y="${y + 3}" width="${
       Math.max(2, x(span.to) - x(span.from))
     }" height="${ROW - 6}"></rect>`;
-  const calls = s.actions.map((a) => {
+  // Bounded: a step of 100,000 tool calls drew 100,000 rects (11 MB). The step's bar still spans them all.
+  const shownCalls = s.actions.length <= MAX_CALLS
+    ? s.actions
+    : [...s.actions.slice(0, MAX_CALLS / 2), ...s.actions.slice(-MAX_CALLS / 2)];
+  const calls = shownCalls.map((a) => {
     const end = ms(a.timestamp);
     if (end === null) return "";
     const from = x(end - (a.duration_ms ?? 0));
