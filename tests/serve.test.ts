@@ -321,6 +321,12 @@ describe("tokens and read-only", () => {
       assert.match(cookie, /SameSite=Strict/);
       const withCookie = await fetch(url, { headers: { cookie: cookie.split(";")[0] } });
       assert.equal(withCookie.status, 200);
+      // The cookie holds a session of this server, never the token: a browser sends a host's cookies to every port of
+      // it, so another web server on 127.0.0.1 (an agent's dev server) would read it.
+      assert.equal(cookie.includes(t.token!), false, "the token is not in the cookie");
+      assert.match(cookie, /Max-Age=\d+/);
+      const tokenAsCookie = await fetch(url, { headers: { cookie: `noema_token=${t.token}` } });
+      assert.equal(tokenAsCookie.status, 401, "a token is not a session");
     } finally {
       const code = await t.stop();
       // (Deno's child_process reports a child that handled SIGTERM as ended by it: code null.)

@@ -130,8 +130,11 @@ export function callerOf(tokens: Tokens, authorization: string | null, cookie: s
     if (bearer !== undefined && same(bearer, token)) return { label, via: "bearer" };
   }
   if (bearer !== undefined) return null;
-  for (const [token, label] of tokens.byToken) {
-    if (fromCookie !== null && same(fromCookie, token)) return { label, via: "cookie" };
+  // The cookie holds a session of this server, never a token: a browser sends a 127.0.0.1 (or any host's) cookie to
+  // every port of that host, so another local web server (an agent's dev server) opened in the same browser reads it.
+  const session = fromCookie === null ? undefined : SESSIONS.get(fromCookie);
+  if (session !== undefined && session.until > Date.now() && tokens.byToken.has(session.token)) {
+    return { label: tokens.byToken.get(session.token)!, via: "cookie" };
   }
   return null;
 }
@@ -158,15 +161,23 @@ export function crossOriginProblem(h: { origin: string | null; host: string | nu
 }
 
 /**
- * The Set-Cookie value that keeps a token after the login form (HttpOnly,
- * SameSite=Strict, the whole site).
+ * The Set-Cookie value the login form answers with: a new session of this
+ * server for the token (random, 12 hours; the token itself never leaves the
+ * server in a cookie), HttpOnly, SameSite=Strict, the whole site.
  *
  * @example
  * ```ts
  * import { loginCookie } from "./auth.ts";
- * loginCookie("0123456789abcdef0123"); // "noema_token=0123…; HttpOnly; SameSite=Strict; Path=/"
+ * loginCookie("0123456789abcdef0123"); // "noema_token=<session id>; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200"
  * ```
  */
 export function loginCookie(token: string): string {
-  return `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+  const id = randomBytes(24).toString("base64url");
+  SESSIONS.set(id, { token, until: Date.now() + SESSION_MS });
+  return `${COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}`;
 }
+
+/** How long a sign-in lasts. */
+const SESSION_MS = 12 * 3600_000;
+/** The sessions the login form opened in this process (a restart signs everyone out). */
+const SESSIONS = new Map<string, { token: string; until: number }>();
