@@ -13,6 +13,23 @@ import { ActionCandidatePayload, ActPayload, checkLearnPayload, PlanPayload } fr
 import { type SchemaProblem, toProblems } from "./problems.ts";
 import { jsonType } from "../json.ts";
 
+/** The phases of the event contract, in the order a run writes them. */
+export const KNOWN_PHASES: readonly string[] = [
+  "start",
+  "observe",
+  "interpret",
+  "plan",
+  "direction",
+  "governance",
+  "action_candidate",
+  "act",
+  "reflect",
+  "learn",
+  "runtime",
+  "terminate",
+  "insight",
+];
+
 /** The four faculties an event may name. */
 export const FACULTIES = ["intuition", "direction", "governance", "insight"] as const;
 /** A faculty. */

@@ -9,7 +9,7 @@
  */
 import type * as v from "valibot";
 import { SCHEMAS } from "./registry.ts";
-import { PHASE_PAYLOADS } from "./event.ts";
+import { KNOWN_PHASES, PHASE_PAYLOADS } from "./event.ts";
 
 /** A valibot schema or action, as far as the walk reads it. */
 type Node = {
@@ -33,19 +33,7 @@ type Node = {
  * the artifacts' file names (the `links`).
  */
 const WRITTEN_WORDS = [
-  "start",
-  "observe",
-  "interpret",
-  "plan",
-  "direction",
-  "governance",
-  "action_candidate",
-  "act",
-  "reflect",
-  "learn",
-  "runtime",
-  "terminate",
-  "insight",
+  ...KNOWN_PHASES,
   "run.state_projection",
   "run.interrupt",
   "run.checkpoint",

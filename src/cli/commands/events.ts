@@ -21,26 +21,10 @@ import { followFromStore, hasLocalEpisode } from "../follow_store.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { eventSummary } from "../format.ts";
 import { neutralize, type Output } from "../output.ts";
+import { KNOWN_PHASES } from "../../schema/event.ts";
 
 /** Width the phase column is padded to (the longest common phase, `action_candidate`). */
 export const PHASE_WIDTH = 16;
-
-/** The phases of the event contract, in the order a run writes them. */
-export const KNOWN_PHASES: readonly string[] = [
-  "start",
-  "observe",
-  "interpret",
-  "plan",
-  "direction",
-  "governance",
-  "action_candidate",
-  "act",
-  "reflect",
-  "learn",
-  "runtime",
-  "terminate",
-  "insight",
-];
 
 /**
  * Parses repeated or comma-separated `--phase` values; an unknown phase is a

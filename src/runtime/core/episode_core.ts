@@ -482,13 +482,9 @@ export class EpisodeCore {
     };
   }
 
-  /**
-   * A call id already decided for another tool or input: a step of its own, vetoed with a governance event saying
-   * why (no policy is consulted: the id is not this call's), and a deny. The id stays the first call's.
-   */
-  #refuseReused(action: ProposedAction, known: CallRecord): Promise<Decision> {
+  /** A new `act` step for a call proposed from outside (its description masked and cut), announced when due. */
+  #appendStep(action: ProposedAction): { step: PlanStep; index: number } {
     const e = this.#engine, p = e.p;
-    this.#refuseOversize(action);
     const command = action.command ?? displayCommand(action.input);
     const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
     const index = p.steps.length;
@@ -496,6 +492,18 @@ export class EpisodeCore {
     p.steps.push(step);
     p.inputs.set(step.id, action.input);
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
+    return { step, index };
+  }
+
+  /**
+   * A call id already decided for another tool or input: a step of its own, vetoed with a governance event saying
+   * why (no policy is consulted: the id is not this call's), and a deny. The id stays the first call's.
+   */
+  #refuseReused(action: ProposedAction, known: CallRecord): Promise<Decision> {
+    const e = this.#engine, p = e.p;
+    this.#refuseOversize(action);
+    const { step, index } = this.#appendStep(action);
+    const command = action.command ?? displayCommand(action.input);
     const reason = e.redactor.redactString(reusedReason(action.call_id!, known.step_id));
     const candidateId = `ac_${step.id}_${index + 1}`;
     e.emit("governance", {
@@ -809,13 +817,8 @@ export class EpisodeCore {
     }
     this.#refuseTooDeep(action);
     const e = this.#engine, p = e.p;
+    const { step, index } = this.#appendStep(action);
     const command = action.command ?? displayCommand(action.input);
-    const description = e.redactor.redactString(cut(action.description ?? `${action.tool}: ${command}`, 200));
-    const index = p.steps.length;
-    const step: PlanStep = { id: `step-${index + 1}`, kind: "act", description, status: "pending" };
-    p.steps.push(step);
-    p.inputs.set(step.id, action.input);
-    if (announceDue(this.#announced, p.steps.length)) this.#announce();
     const reason = "its result arrived before its proposal: it ran, and no policy was consulted";
     e.emit("governance", {
       decision: "unreviewed",
