@@ -246,7 +246,7 @@ describe("noema hook gemini (real Gemini CLI, scripted model)", { skip }, () => 
     const r = cli(["install-hooks", "gemini", "--user", "--print"], { env: { HOME: home } });
     assert.equal(r.code, 0, r.stderr);
     const settings = JSON.parse(readFileSync(join(home, ".gemini", "settings.json"), "utf8"));
-    assert.match(settings.hooks.BeforeTool[0].hooks[0].command, / hook gemini --print$/);
+    assert.match(settings.hooks.BeforeTool[0].hooks[0].command, / hook gemini --print \|\| exit 2$/);
     assert.equal(settings.hooks.BeforeTool[0].matcher, "*");
     const refused = cli(["install-hooks", "codex", "--user", "--print"], { env: { HOME: home } });
     assert.equal(refused.code, 2);
