@@ -5,6 +5,7 @@
  * same episode; several processes proposing and recording at once leave a
  * valid log with every call and no torn line.
  */
+import { proposalDigest } from "../src/runtime/core/call_reuse.ts";
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -247,6 +248,33 @@ describe("EpisodeCore", () => {
     await core.finish();
     valid(core.dir);
     assert.equal(json(core.dir, "summary.json").metrics.veto_count, 2);
+  });
+
+  test("a call's digest in core.json covers its input with secrets masked, not the secret (no offline guessing)", async () => {
+    const secret = "hunter2-pass-9";
+    process.env.NOEMA_TEST_DIGEST_SECRET = secret;
+    try {
+      const core = await EpisodeCore.open("Digest", {
+        root,
+        using: "claude-code",
+        policies: [policy],
+        secrets: ["NOEMA_TEST_DIGEST_SECRET"],
+      });
+      const call = { kind: "tool", tool: "Bash", input: { command: `login -p ${secret}` }, call_id: "d1" } as const;
+      assert.equal((await core.propose(call)).verdict, "allow");
+      assert.equal((await core.propose(call)).verdict, "allow", "sent again: the same call");
+      core.close(); // core.json written
+      const stored = JSON.stringify(json(core.dir, "core.json"));
+      const raw = proposalDigest(core.episodeId, { tool: "Bash", input: { command: `login -p ${secret}` } });
+      const masked = proposalDigest(core.episodeId, {
+        tool: "Bash",
+        input: { command: "login -p [REDACTED:NOEMA_TEST_DIGEST_SECRET]" },
+      });
+      assert.equal(stored.includes(raw), false, "no digest of the secret itself");
+      assert.ok(stored.includes(masked), "the digest of the masked call");
+    } finally {
+      delete process.env.NOEMA_TEST_DIGEST_SECRET;
+    }
   });
 
   test("repeatable call ids (an agent without ids): the same call made again is a new step, recorded as its own", async () => {

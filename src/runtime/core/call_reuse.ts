@@ -19,8 +19,7 @@ export interface ProposedCall {
 }
 
 /**
- * The digest of a call as proposed, bound to its episode (a bare hash of an input holding a secret would be one
- * more thing to guess it from).
+ * The digest of a call as proposed (its input with secrets masked: `EpisodeCore` passes it so), bound to its episode.
  *
  * @example
  * ```ts
@@ -34,22 +33,22 @@ export function proposalDigest(episodeId: string, call: ProposedCall): string {
 
 /**
  * Whether `call` is the call `known` was decided for (the same tool and input), so its decision may be given again.
- * A record without a digest (written before there was one, or rebuilt from the events) is compared with its
- * recorded action, unmasked by `unmask`.
+ * The digest covers `call.masked` (its input with secrets masked); a record without a digest (written before there
+ * was one, or rebuilt from the events) is compared with its recorded action, unmasked by `unmask`.
  *
  * @example
  * ```ts
  * import { sameCall } from "./call_reuse.ts";
- * // if (!sameCall("ep_1", known, action, (v) => redactor.unmask(v).value)) refuse(…);
+ * // if (!sameCall("ep_1", known, { ...action, masked }, (v) => redactor.unmask(v).value)) refuse(…);
  * ```
  */
 export function sameCall(
   episodeId: string,
   known: CallRecord,
-  call: ProposedCall,
+  call: ProposedCall & { masked: ProposedCall },
   unmask: (input: Record<string, unknown>) => Record<string, unknown>,
 ): boolean {
-  if (known.proposed !== undefined) return known.proposed === proposalDigest(episodeId, call);
+  if (known.proposed !== undefined) return known.proposed === proposalDigest(episodeId, call.masked);
   return known.action.tool === call.tool && canonicalJson(unmask(known.action.input)) === canonicalJson(call.input);
 }
 

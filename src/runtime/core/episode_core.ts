@@ -267,7 +267,8 @@ export class EpisodeCore {
       action = { ...action, call_id: this.#occurrence(action.call_id) };
     }
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
-    if (known && !sameCall(this.episodeId, known, action, (v) => this.#engine.redactor.unmask(v).value)) {
+    const unmask = (v: Record<string, unknown>) => this.#engine.redactor.unmask(v).value;
+    if (known && !sameCall(this.episodeId, known, { ...action, masked: this.#masked(action) }, unmask)) {
       return this.#refuseReused(action, known);
     }
     if (known) return this.#again(known);
@@ -307,7 +308,7 @@ export class EpisodeCore {
     const onAsk = action.on_ask ?? "pause";
     const decision = this.#decision(index, decided, onAsk);
     this.#remember(callId, index, decision, decided.action);
-    this.#calls[callId].proposed = proposalDigest(this.episodeId, action);
+    this.#calls[callId].proposed = proposalDigest(this.episodeId, this.#masked(action));
     // Refused (not waiting for anyone): asked again, it is a denied call.
     if (decision.verdict === "ask" && onAsk === "deny") this.#calls[callId].verdict = "deny";
     if (decision.verdict === "ask" && onAsk === "defer") {
@@ -480,6 +481,14 @@ export class EpisodeCore {
       ...(d.checkpoint_id ? { checkpoint_id: d.checkpoint_id } : {}),
       recorded: false,
     };
+  }
+
+  /**
+   * A call's tool and input with its secrets masked: what its digest covers (a digest of the input itself, on disk,
+   * would let a weak secret in it be guessed offline; the rest of the input is in the record anyway).
+   */
+  #masked(action: ProposedAction): { tool: string; input: Record<string, unknown> } {
+    return { tool: action.tool, input: this.#engine.redactor.redact(action.input).value };
   }
 
   /** A new `act` step for a call proposed from outside (its description masked and cut), announced when due. */
