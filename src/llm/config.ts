@@ -23,7 +23,7 @@
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
-import { didYouMean } from "../runtime/jsonc.ts";
+import { unknownKeyMessage } from "../runtime/jsonc.ts";
 
 const McpServer = v.union([
   v.strictObject({
@@ -76,15 +76,6 @@ export type LlmConfig = v.InferOutput<typeof LlmConfigSchema>;
 
 /** The local Ollama server's OpenAI-compatible address. */
 export const OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1";
-
-/** `unknown key`, with the known key it is closest to, or the known keys. */
-function unknownKeyMessage(key: string, known: readonly string[] | undefined): string {
-  if (known === undefined) return "unknown key";
-  const close = didYouMean(key, known);
-  return close !== undefined
-    ? `unknown key (did you mean "${close}"?)`
-    : `unknown key; known keys: ${known.join(", ")}`;
-}
 
 /**
  * Parses and checks the adapter configuration. A problem is a usage error
