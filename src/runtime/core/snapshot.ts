@@ -24,6 +24,7 @@ import { deepFreeze, frozenJsonCopy } from "../../plugins/freeze.ts";
 import { listView } from "./list_view.ts";
 import { entryAt, SharedList } from "./shared_list.ts";
 import type { State } from "../../schema/state.ts";
+import { sameMembers } from "./same_members.ts";
 
 /** The big list of each top-level part: the lists that grow with an episode. */
 export const LIST_FIELDS: Readonly<Record<string, string>> = Object.freeze({
@@ -105,14 +106,6 @@ function frozenCopy(value: Record<string, unknown>): unknown {
     if (typeof x === "object" && x !== null) return frozenJsonCopy(value);
   }
   return Object.freeze({ ...value });
-}
-
-/** Whether two objects have the same own keys, in the same order, with identical (`===`) values. */
-function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const ka = Object.keys(a), kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]] !== b[kb[i]]) return false;
-  return true;
 }
 
 /**

@@ -16,6 +16,7 @@
 import type { PendingAction, PolicyStep } from "../../plugins/api.ts";
 import { canonicalJson, canonicalNumber, canonicalString } from "../../store/canonical_json.ts";
 import { canonicalHash, sha256 } from "../../store/hash.ts";
+import { sameMembers } from "./same_members.ts";
 
 /** What a candidate's state hash covers. */
 export interface DecisionState {
@@ -49,21 +50,6 @@ function isStep(s: PolicyStep): boolean {
   }
   return n === STEP_KEYS.length && typeof s.description === "string" && typeof s.id === "string" &&
     typeof s.kind === "string" && typeof s.index === "number" && typeof s.total === "number" && isObject(s.inputs);
-}
-
-/**
- * Whether two objects have the same own keys in the same order, holding the same values: then they have the same
- * canonical text (the action's input is usually a copy of the step's inputs).
- */
-function sameMembers(a: object, b: object): boolean {
-  if (a === b) return true;
-  const ka = Object.keys(a), kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i];
-    if (k !== kb[i] || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
-  }
-  return true;
 }
 
 /**
