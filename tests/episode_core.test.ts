@@ -92,6 +92,42 @@ describe("EpisodeCore", () => {
     }
   });
 
+  test("a call whose input holds a lone surrogate is refused naming where; nothing is written for it", async () => {
+    const core = await EpisodeCore.open("Edit a file", { root, using: "claude-code" });
+    try {
+      const before = readFileSync(join(core.dir, "events.jsonl"), "utf8");
+      await assert.rejects(
+        core.propose({
+          kind: "tool",
+          tool: "MultiEdit",
+          input: { file_path: "a.txt", edits: [{ old_string: "a", new_string: "b\udc00" }] },
+          call_id: "c-lone",
+        }),
+        (e: Error & { exitCode?: number }) => {
+          assert.match(
+            e.message,
+            /the MultiEdit call's input\.edits\[0\]\.new_string: a string holds a lone UTF-16 surrogate/,
+          );
+          assert.equal(e.exitCode, 2);
+          return true;
+        },
+      );
+      assert.equal(readFileSync(join(core.dir, "events.jsonl"), "utf8"), before, "no event for the refused call");
+      // A well-formed pair (an emoji) and a backslash followed by "ud800" are text: proposed as usual.
+      const ok = await core.propose({
+        kind: "tool",
+        tool: "Bash",
+        input: { command: "echo \u{1F600} '\\ud800'" },
+        call_id: "c-text",
+      });
+      assert.equal(ok.verdict, "allow");
+      await core.finish();
+      valid(core.dir);
+    } finally {
+      core.close();
+    }
+  });
+
   test("open → propose (allow, patch, deny, ask) → record → finish: one valid episode", async () => {
     const core = await EpisodeCore.open("Tidy the repo", { root, using: "claude-code", policies: [policy] });
     const allow = await core.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "c1" });

@@ -223,6 +223,39 @@ describe("an oversized first call (hook)", () => {
   });
 });
 
+describe("a call whose input holds a lone surrogate (hook)", () => {
+  test("refused (exit 2) naming the field, before anything is created; later calls are proposed", () => {
+    const root = fresh();
+    const env = { NOEMA_HOOK_SERVER: "0" };
+    const call = (id: string, command: string) =>
+      JSON.stringify({
+        session_id: "s-lone",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: id,
+        cwd: tmp.path,
+      });
+    const lone = call("t1", "echo \ud800");
+    assert.match(lone, /\\ud800/, "sent as the escape an agent's JSON would carry");
+    const first = cli(["hook", "claude-code", "--root", root], { env, input: lone });
+    assert.equal(first.code, 2, first.stderr);
+    assert.equal(first.stdout, "");
+    assert.match(
+      first.stderr,
+      /^noema: the Bash call's input\.command: a string holds a lone UTF-16 surrogate, which is not text/,
+    );
+    assert.equal(existsSync(join(root, "episodes")) && readdirSync(join(root, "episodes")).length > 0, false);
+    assert.equal(cli(["hook", "claude-code", "--root", root], { env, input: call("t2", "echo ok") }).code, 0);
+    const again = cli(["hook", "claude-code", "--root", root], { env, input: call("t3", "echo \udfff") });
+    assert.equal(again.code, 2, again.stderr);
+    const dir = onlyEpisode(root);
+    const proposed = events(dir).filter((e) => e.phase === "action_candidate");
+    assert.deepEqual(proposed.map((e) => e.payload.payload.input.command), ["echo ok"]);
+    assert.equal(cli(["validate", dir], { env }).code, 0);
+  });
+});
+
 describe("an agent's plan (hook)", () => {
   test("the call past the step limit is refused (exit 2); the episode finishes and validates", () => {
     const root = fresh();

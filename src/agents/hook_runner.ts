@@ -15,7 +15,8 @@ import process from "node:process";
 import { newEpisodeId } from "../store/ids.ts";
 import { episodeDirFor } from "../store/layout.ts";
 import { limits, refuseOversize } from "../store/limits.ts";
-import { NoemaError } from "../errors.ts";
+import { EXIT, NoemaError } from "../errors.ts";
+import { loneSurrogatePath, loneSurrogateProblem } from "../plugins/plain_json.ts";
 import { heldCallReason } from "../runtime/core/held_call.ts";
 import { checkTask } from "../runtime/core/prepare.ts";
 import type { Decision, EpisodeHandle, ProposedAction, RecordedResult } from "./core.ts";
@@ -261,8 +262,8 @@ async function recordNotRun(dialect: Dialect, event: EndEvent, episode: EpisodeH
 }
 
 /**
- * Refuses (a usage error: the hook exits 2) a call whose input is over noema's tool input limit, as the episode
- * would (see `EpisodeCore.propose`), before anything is created or claimed.
+ * Refuses (a usage error: the hook exits 2) a call whose input is over noema's tool input limit or holds a lone
+ * UTF-16 surrogate, as the episode would (see `EpisodeCore.propose`), before anything is created or claimed.
  */
 function refuseOversizeInput(event: PreToolEvent): void {
   let text = "";
@@ -272,6 +273,12 @@ function refuseOversizeInput(event: PreToolEvent): void {
     return; // no JSON form: the episode reports it as it records the call
   }
   refuseOversize(`the ${event.tool} call's input`, text, limits().toolInputBytes);
+  const lone = loneSurrogatePath(event.input, text);
+  if (lone !== null) {
+    throw new NoemaError("bad_input", `the ${event.tool} call's ${loneSurrogateProblem(`input.${lone}`)}`, {
+      exitCode: EXIT.USAGE,
+    });
+  }
 }
 
 /**

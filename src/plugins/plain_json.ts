@@ -408,6 +408,31 @@ export function loneSurrogateProblem(path: string | null): string | null {
   return path === null ? null : `${path}: a string holds a lone UTF-16 surrogate, which is not text`;
 }
 
+/**
+ * Where the first string or key of a JSON value holds a lone UTF-16 surrogate (`command`, `edits[0].text`, `(value)`
+ * for the value itself), or null when every one is well-formed (and for a value with no JSON form). `text` is the
+ * value's `JSON.stringify` when the caller has it: a value whose text holds no surrogate escape is cleared by that
+ * test alone.
+ *
+ * @example
+ * ```ts
+ * import { loneSurrogatePath } from "./plain_json.ts";
+ * loneSurrogatePath({ command: "echo \ud800" }); // "command"
+ * loneSurrogatePath({ command: "echo 😀" }); // null
+ * ```
+ */
+export function loneSurrogatePath(value: unknown, text?: string): string | null {
+  try {
+    text ??= JSON.stringify(value) ?? "";
+  } catch {
+    return null; // no JSON form: reported as such where it is recorded
+  }
+  // JSON.stringify writes a lone surrogate as an escape (`\ud800`) and a well-formed pair as itself.
+  if (!/\\ud[89a-f]/.test(text)) return null;
+  return copyPlainJson(value, { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: Infinity, loneSurrogates: "keep" })
+    .loneSurrogate;
+}
+
 /** What {@link copyPlainJson} returns. */
 export interface PlainJsonCopy {
   /** The copy. */

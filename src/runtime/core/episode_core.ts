@@ -19,6 +19,7 @@
  */
 import { EXIT, NoemaError } from "../../errors.ts";
 import type { PendingAction } from "../../plugins/api.ts";
+import { loneSurrogatePath, loneSurrogateProblem } from "../../plugins/plain_json.ts";
 import type { PlanStep } from "../../schema/plan.ts";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -322,10 +323,6 @@ export class EpisodeCore {
     return decision;
   }
 
-  /**
-   * A call whose input is over noema's tool input limit, or one more step than a plan may hold, is refused
-   * (a usage error, nothing written): every event must stay readable, and a policy must see the whole input.
-   */
   /** A call's input nested past what the artifacts can carry (see `MAX_VALUE_DEPTH`) is a usage error. */
   #refuseTooDeep(action: ProposedAction): void {
     const deep = valueDepthProblem(action.input);
@@ -337,6 +334,12 @@ export class EpisodeCore {
     }
   }
 
+  /**
+   * A call whose input is over noema's tool input limit, nested too deep, holding a lone UTF-16 surrogate (not
+   * text: no artifact can carry it, and a policy would judge another text than the one that runs), or one more step
+   * than a plan may hold, is refused (a usage error naming where, nothing written): every event must stay readable,
+   * and a policy must see the whole input.
+   */
   #refuseOversize(action: ProposedAction): void {
     const { toolInputBytes, planSteps } = limits();
     let text = "";
@@ -347,6 +350,14 @@ export class EpisodeCore {
     }
     refuseOversize(`${this.episodeId}: the ${action.tool} call's input`, text, toolInputBytes);
     this.#refuseTooDeep(action);
+    const lone = loneSurrogatePath(action.input, text);
+    if (lone !== null) {
+      throw new NoemaError(
+        "bad_input",
+        `${this.episodeId}: the ${action.tool} call's ${loneSurrogateProblem(`input.${lone}`)}`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
     if (this.#engine.p.steps.length >= planSteps) {
       throw new NoemaError(
         "too_large",
