@@ -833,12 +833,15 @@ describe("secrets in the environment are masked without being named (by their na
 
   test("token shapes: each new kind masked on its own; a URL keeps all but its password", () => {
     const r = new Redactor({ env: {} });
+    for (const t of [...Object.values(SHAPES).slice(0, 4), GH, AWS, JWT, PEM_LINE]) {
+      assert.equal(r.mightContain(JSON.stringify({ t: `a ${t} b` })), true, t);
+    }
     for (const t of Object.values(SHAPES).slice(0, 4)) {
       assert.equal(r.redactString(`a ${t} b`), `a [REDACTED] b`, t);
     }
     assert.equal(r.redactString("mysql://root:pw0rd@127.0.0.1:3306/db"), "mysql://root:[REDACTED]@127.0.0.1:3306/db");
     // An HTTP auth scheme is case-insensitive: `curl -H "authorization: bearer …"` is masked as `Bearer …` is.
-    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
       const header = `authorization: ${scheme} bearerTokValue9876543210`;
       assert.equal(r.redactString(header), "authorization: [REDACTED]", scheme);
       assert.equal(r.mightContain(JSON.stringify({ h: header })), true, scheme);
