@@ -527,17 +527,18 @@ export class Engine {
     });
     const candidateId = `ac_${step.id}_${index + 1}`;
     const redactedInput = this.redactor.redact(d.action.input, "payload.input");
+    const proposal: Record<string, unknown> = {
+      step_id: step.id,
+      tool: d.action.tool,
+      input: redactedInput.value,
+      hints: d.hints,
+    };
+    if (this.candidateCallId !== null) proposal.call_id = this.candidateCallId;
     const candidate = this.emit("action_candidate", {
       schema_version: CONTRACT_VERSIONS.action_candidate,
       action_candidate_id: candidateId,
       kind: d.action.kind,
-      payload: {
-        step_id: step.id,
-        tool: d.action.tool,
-        input: redactedInput.value,
-        hints: d.hints,
-        ...(this.candidateCallId !== null ? { call_id: this.candidateCallId } : {}),
-      },
+      payload: proposal,
       state_ref: ARTIFACTS.state,
       state_hash: stateHash,
       redaction: mergeRedaction([p.stepRedaction.get(step.id) ?? redactedInput.report, redactedInput.report]),

@@ -134,17 +134,18 @@ export class Recorder {
   /** Appends one event and returns it as written (secrets masked). */
   emit(phase: string, payload: Record<string, unknown>, options: EmitOptions = {}): WrittenEvent {
     const timestamp = options.timestamp ?? this.now();
-    const event: WrittenEvent = {
+    // Built in the contract's key order; optional keys are assigned, not spread (a spread costs a copy per event).
+    const event = {
       id: `ev_${this.#ulid()}`,
       timestamp,
       episode_id: this.episodeId,
       agent_id: options.agent_id ?? "noema",
       phase,
-      ...(options.faculty ? { faculty: options.faculty } : {}),
-      ...(options.event_type ? { event_type: options.event_type } : {}),
-      payload,
-      evidence_ids: options.evidence_ids ?? [],
-    };
+    } as WrittenEvent;
+    if (options.faculty) event.faculty = options.faculty;
+    if (options.event_type) event.event_type = options.event_type;
+    event.payload = payload;
+    event.evidence_ids = options.evidence_ids ?? [];
     const causedBy = options.caused_by === undefined ? this.lastEventId : options.caused_by ?? undefined;
     if (causedBy !== undefined) event.caused_by = causedBy;
     if (options.metrics) event.metrics = options.metrics;
