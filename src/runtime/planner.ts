@@ -7,8 +7,8 @@
 import * as v from "valibot";
 import { type PlanStep, type StepKind, StepRecord } from "../schema/plan.ts";
 import { toProblems } from "../schema/problems.ts";
-import { jsonBytes, limits, MAX_VALUE_DEPTH, valueDepthProblem } from "../store/limits.ts";
-import { copyPlainJson, loneSurrogateProblem } from "../plugins/plain_json.ts";
+import { jsonBytes, limits, valueDepthProblem } from "../store/limits.ts";
+import { loneSurrogatePath, loneSurrogateProblem } from "../plugins/plain_json.ts";
 import type { StepSpec } from "./settings.ts";
 
 /** What a planner produces. */
@@ -117,20 +117,16 @@ export function stepLabel(step: PlanStep): string {
 }
 
 /**
- * What no artifact can carry in a step: inputs nested deeper than {@link MAX_VALUE_DEPTH}, a string or key holding
- * a lone surrogate. The problem after the step's path (`.inputs: nested deeper…`), or null.
+ * What no artifact can carry in a step: inputs nested deeper than `MAX_VALUE_DEPTH` (`store/limits.ts`), a string
+ * or key holding a lone surrogate. The problem after the step's path (`.inputs: nested deeper…`), or null.
  */
 function stepTextProblem(step: unknown): string | null {
   const inputs = (step as { inputs?: unknown }).inputs;
   const deep = inputs === undefined ? null : valueDepthProblem(inputs);
   if (deep !== null) return `.inputs: ${deep}`;
-  // The step fits in the artifacts' depth now: copying it (kept as it is) finds the first lone surrogate.
-  const { loneSurrogate } = copyPlainJson(step, {
-    maxBytes: Number.MAX_SAFE_INTEGER,
-    maxDepth: MAX_VALUE_DEPTH + 2,
-    loneSurrogates: "keep",
-  });
-  return loneSurrogate === null ? null : loneSurrogateProblem(`.${loneSurrogate}`);
+  // The step fits in the artifacts' depth now (a step is copied only when its text holds a surrogate escape).
+  const lone = loneSurrogatePath(step);
+  return lone === null ? null : loneSurrogateProblem(`.${lone}`);
 }
 
 /**
