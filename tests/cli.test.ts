@@ -358,6 +358,8 @@ describe("global options", () => {
         [["completions", "tcsh"], /bash, zsh, fish/],
         [["validate", TERMINAL_ID, "--schema", "nope"], /Allowed choices/],
         [["state", "bad id!"], /invalid episode id/],
+        // --project's value is optional (install-hooks): a command after it is no project name, not the whole help.
+        [["--project", "list"], /--project needs a project name: 'list' is a command \(noema --project NAME list\)/],
       ] as [string[], RegExp][]
     ) {
       const r = cli(["--root", root, ...args]);

@@ -917,6 +917,18 @@ describe("newcomer audit", () => {
     assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the documented keys run");
   });
 
+  test("a task file's missing field is a usage error naming the line of the object it is missing from", () => {
+    const w = workdir("audit-missing-field");
+    writeFileSync(
+      join(w.cwd, "t.jsonc"),
+      '{\n  "task": "x",\n  "steps": [\n    { "kind": "act", "descriptio": "d" }\n  ]\n}\n',
+    );
+    const r = w.run(["run", "t.jsonc"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /t\.jsonc:4: steps\[0\]\.description: required field is missing\n/);
+    assert.ok(!existsSync(w.root), "nothing written");
+  });
+
   test("--using shell with nothing to run is a usage error before anything is written, as --using command is", () => {
     const w = workdir("audit-shell-no-command");
     for (const using of ["shell", "command"]) {

@@ -51,10 +51,19 @@ function events(dir: string): Record<string, any>[] {
 describe("the task", () => {
   test("a task over the limit (1 MiB) is a usage error and nothing is written", () => {
     const root = fresh();
-    const r = cli(["run", taskFile({ task: "x".repeat((1 << 20) + 1) }), "--root", root]);
+    const file = taskFile({ task: "x".repeat((1 << 20) + 1) });
+    const r = cli(["run", file, "--root", root]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^noema: the task of 1048577 bytes is over noema's limit of 1048576 bytes/);
+    assert.ok(
+      r.stderr.startsWith(`noema: ${file}: task: the task of 1048577 bytes is over noema's limit of 1048576 bytes`),
+      `the task file is named: ${r.stderr}`,
+    );
     assert.equal(r.stderr.trim().split("\n").length, 1);
+    assert.equal(existsSync(root), false, "nothing is written");
+    // Given on the command line, the task is refused the same way (no file to name).
+    const arg = cli(["run", "x".repeat(5000), "--root", root], { env: SMALL });
+    assert.equal(arg.code, 2, arg.stderr);
+    assert.match(arg.stderr, /^noema: the task of 5000 bytes is over noema's limit of 4096 bytes/);
     assert.equal(existsSync(root), false, "nothing is written");
   });
 

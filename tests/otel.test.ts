@@ -166,6 +166,11 @@ describe("noema export otel", () => {
       const f = await noema(["export", "otel", out.episode_id, "--file", file]);
       assert.equal(f.code, 0, f.stderr);
       assert.equal(comparable(decodeJsonRequest(JSON.parse(readFileSync(file, "utf8")))), comparable(live.spans()));
+      const grpc = join(tmp.path, "grpc.json");
+      const fileProto = await noema(["export", "otel", out.episode_id, "--file", grpc, "--protocol", "grpc"]);
+      assert.equal(fileProto.code, 2, "--protocol is checked with --file too");
+      assert.match(fileProto.stderr, /--protocol: grpc/);
+      assert.equal(existsSync(grpc), false, "nothing written");
 
       const c = await noema([
         "export",

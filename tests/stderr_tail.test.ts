@@ -63,6 +63,12 @@ test("run: the result line of the failed run ends with the last 2 stderr lines; 
     { env: { AUDIT_TOKEN: "tok-audit-0123456789" } },
   );
   assert.match(masked.stdout, /\n {2}stderr: fatal: bad token \[REDACTED:AUDIT_TOKEN\]\n/);
+  // A blank line before the last one (git's hints) is not one of the 2 lines shown.
+  const hint = cli(
+    ["run", "hint", "--root", root, "--using", "shell", "--", "sh", "-c"]
+      .concat(["printf 'fatal: no remote\\n\\n    git push <name>\\n\\n' >&2; exit 128"]),
+  );
+  assert.match(hint.stdout, /\n {2}stderr: fatal: no remote\n {2}stderr: git push <name>\n {2}view: /, hint.stdout);
 });
 
 test("view: the failed step, its error and the last 10 of its 30 stderr lines", () => {

@@ -12,7 +12,7 @@ import { Command, CommanderError, type CommandUnknownOpts } from "@commander-js/
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT, type ExitCode } from "../errors.ts";
-import { loadCommands } from "./commands/index.ts";
+import { COMMANDS, loadCommands } from "./commands/index.ts";
 import type { RegisterCommand } from "./context.ts";
 import { versionText } from "./commands/version.ts";
 import { type CliContext, examples } from "./context.ts";
@@ -34,7 +34,7 @@ function oneLineError(text: string): string {
  * @example
  * ```ts
  * import { buildProgram } from "./main.ts";
- * import { loadCommands } from "./commands/index.ts";
+ * import { COMMANDS, loadCommands } from "./commands/index.ts";
  * import { createOutput } from "./output.ts";
  * const program = buildProgram({ out: createOutput(), exitCode: 0 }, await loadCommands(null));
  * console.log(program.commands.map((c) => c.name()));
@@ -162,6 +162,17 @@ function commandWord(argv: readonly string[]): string | null {
   return null;
 }
 
+/**
+ * `noema --project list`: with no command named, the word after `--project` (whose value commander takes as optional,
+ * for install-hooks) is a command, so no project name was given. The problem to say, or null.
+ */
+function projectTakesCommand(argv: readonly string[]): string | null {
+  const at = argv.indexOf("--project");
+  const word = at < 0 ? undefined : argv[at + 1];
+  if (word === undefined || commandWord(argv) !== null || !COMMANDS.some((c) => c.names.includes(word))) return null;
+  return `--project needs a project name: '${word}' is a command (noema --project NAME ${word})`;
+}
+
 /** The commands a command line needs: the one it names (all for help and unknown words; none for `--version`). */
 function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
   const word = commandWord(argv);
@@ -244,6 +255,12 @@ export async function main(
       guardExits();
       const { registerPluginApi } = await import("../plugins/loader.ts");
       await registerPluginApi();
+    }
+    const swallowed = projectTakesCommand(argv);
+    if (swallowed !== null) {
+      out.note(`noema: ${swallowed} (see 'noema --help')`);
+      out.flush();
+      return EXIT.USAGE;
     }
     const unknownTopic = await unknownHelpTopic(program, argv);
     if (unknownTopic !== null) {

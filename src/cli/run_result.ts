@@ -55,7 +55,7 @@ export interface RunExplanation {
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
   /**
-   * The last lines of the stderr of the last program an action ran, when that action failed (as recorded: masked,
+   * The last non-blank lines of the stderr of the last program an action ran, when that action failed (as recorded: masked,
    * an excerpt), at most {@link RESULT_STDERR_LINES}, each cut as `noema view` cuts it; empty otherwise.
    */
   program_stderr_tail: string[];
@@ -127,7 +127,9 @@ export function explainRun(dir: string): RunExplanation {
       if (e.phase === "terminate") [message, answer] = [str(p.message), str(p.answer)];
       if (e.phase === "act" && "exit_code" in p) {
         programExit = typeof p.exit_code === "number" ? p.exit_code : null;
-        stderr = p.result_status === "error" ? stderrTail(rec(p.output).stderr, RESULT_STDERR_LINES)?.lines ?? [] : [];
+        // Blank lines say nothing under the error: the last lines that hold text.
+        const tail = p.result_status === "error" ? stderrTail(rec(p.output).stderr)?.lines ?? [] : [];
+        stderr = tail.filter((l) => l.trim() !== "").slice(-RESULT_STDERR_LINES);
       }
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";

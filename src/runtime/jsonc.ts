@@ -308,7 +308,14 @@ export function readSettingsFile<S extends v.GenericSchema & { entries: Record<s
 ): v.InferOutput<S> {
   const text = readJsoncText(path);
   const value = parseJsonc(text, path);
-  const lineOf = (segments: (string | number)[]) => keyLine(text, segments);
+  // A missing field has no line of its own: the line of the nearest member that is there (its object).
+  const lineOf = (segments: (string | number)[]) => {
+    for (let n = segments.length; n > 0; n--) {
+      const line = keyLine(text, segments.slice(0, n));
+      if (line !== undefined) return line;
+    }
+    return undefined;
+  };
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new NoemaError("bad_settings", "expected a JSON object", { file: path, line: 1, exitCode: EXIT.USAGE });
   }

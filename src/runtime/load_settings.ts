@@ -20,6 +20,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { type AdapterSource, checkAdapterKeys } from "./adapter_keys.ts";
 import { readSettingsFile } from "./jsonc.ts";
+import { limits, refuseOversize } from "../store/limits.ts";
 import type { RunOptions } from "./run.ts";
 import { ProjectConfig, type StepSpec, TaskFile } from "./settings.ts";
 import { mergeRuleLayers, settingsRuleLayers, userRuleLayers } from "./rules/load.ts";
@@ -195,6 +196,13 @@ export function resolveRunSettings(input: { taskOrFile: string; options?: RunOpt
     const file = readSettingsFile(path, TaskFile);
     const { task: fileTask, $schema: _schema, ...rest } = file;
     task = fileTask;
+    // Over the limit, the task file is named (prepareEpisode's check would say only "the task of N bytes").
+    try {
+      refuseOversize("the task", fileTask, limits().taskBytes, 'see README "Limits"');
+    } catch (e) {
+      if (!(e instanceof NoemaError)) throw e;
+      throw new NoemaError(e.code, e.detail, { file: path, field: "task", exitCode: EXIT.USAGE });
+    }
     if (rest.adapter) adapters.push({ path, adapter: rest.adapter });
     merged = mergeOptions(merged, toOptions(rest, dirname(path), path));
     sources.push(path);

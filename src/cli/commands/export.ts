@@ -54,6 +54,9 @@ export function registerExport(program: CommandUnknownOpts, ctx: CliContext): vo
       const capture = opts.captureContent === true || captureFromEnv();
       if (opts.file !== undefined) {
         if (opts.endpoint !== undefined) throw usageError("--file and --endpoint: choose one");
+        if (opts.protocol !== undefined && opts.protocol !== "http/json") {
+          throw usageError(`--protocol: ${opts.protocol}: --file writes OTLP/JSON (http/json); drop --protocol`);
+        }
         const { text, episodes: done } = episodesJson(refs, capture);
         writeFileAtomic(opts.file, text + "\n");
         if (opts.json) ctx.out.json({ episodes: done, file: opts.file });

@@ -72,15 +72,19 @@ function isPortable(agent: string, where: Where): boolean {
   return !where.user && (where.shared || agent !== "claude-code");
 }
 
-/** The hook's arguments with each `--policy` relative to the project (a policy outside it is a usage error). */
-function projectRelativePolicies(args: string[]): string[] {
+/**
+ * The hook's arguments with each `--policy` relative to the project (a policy outside it is a usage error, whose
+ * way out is a per-machine install: Claude Code's without `--shared`, the others' `--user`).
+ */
+function projectRelativePolicies(args: string[], agent: string): string[] {
+  const perMachine = agent === "claude-code" ? "install without --shared" : "install with --user";
   return args.map((a, i) => {
     if (args[i - 1] !== "--policy") return a;
     const rel = relative(process.cwd(), resolve(a));
     if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
       throw usageError(
         `--policy ${a}: outside the project; a shared registration names project files only ` +
-          "(a teammate's machine has no such path): copy it into the project, or install without --shared",
+          `(a teammate's machine has no such path): copy it into the project, or ${perMachine}`,
       );
     }
     return rel;
@@ -221,7 +225,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         opts.wait,
         opts.approvalTimeout,
       );
-      const args = portable ? projectRelativePolicies(merged) : merged;
+      const args = portable ? projectRelativePolicies(merged, agent) : merged;
       const kept = args.filter((_, i) => args[i - 1] === "--policy");
       // The project's own policies (noema.jsonc, policies/) are the hook's too, when it runs here.
       const local = opts.user ? [] : projectPolicies().filter((p): p is string => typeof p === "string");

@@ -13,7 +13,7 @@ import { clearPending, pendingIds } from "../../shared_store/pending.ts";
 import { type HandoffEntry, lastHandoff } from "../../shared_store/handoff_log.ts";
 import { storedPendingCall } from "../../shared_store/pending_call.ts";
 import { type SyncOptions, syncRoot } from "../../shared_store/sync.ts";
-import { resolveRoot } from "../../store/layout.ts";
+import { locateEpisode, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { oneLine } from "../output.ts";
 import { withStore } from "../store_option.ts";
@@ -226,6 +226,8 @@ export function registerSync(program: CommandUnknownOpts, ctx: CliContext): void
     )
     .action(async (ids, opts, cmd) => {
       const root = resolveRoot(globalOptions(cmd));
+      // An id the root does not hold is an error, not "synced 0 episodes" (a hand-over names what its run wrote).
+      if (!opts.handoff) { for (const id of ids) locateEpisode(id, { root }); }
       const options = {
         only: ids.length ? ids : undefined,
         heldRetryMs: opts.handoff ? HANDOFF_WINDOW_MS : 0,
