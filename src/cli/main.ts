@@ -34,7 +34,7 @@ function oneLineError(text: string): string {
  * @example
  * ```ts
  * import { buildProgram } from "./main.ts";
- * import { COMMANDS, loadCommands } from "./commands/index.ts";
+ * import { loadCommands } from "./commands/index.ts";
  * import { createOutput } from "./output.ts";
  * const program = buildProgram({ out: createOutput(), exitCode: 0 }, await loadCommands(null));
  * console.log(program.commands.map((c) => c.name()));

@@ -55,8 +55,9 @@ export interface RunExplanation {
   /** The exit code of the last program an action ran (act event `exit_code`), or null. */
   program_exit_code: number | null;
   /**
-   * The last non-blank lines of the stderr of the last program an action ran, when that action failed (as recorded: masked,
-   * an excerpt), at most {@link RESULT_STDERR_LINES}, each cut as `noema view` cuts it; empty otherwise.
+   * The last non-blank lines of the stderr of the last program an action ran, when that action failed (as
+   * recorded: masked, an excerpt), at most {@link RESULT_STDERR_LINES}, each cut as `noema view` cuts it; empty
+   * otherwise.
    */
   program_stderr_tail: string[];
   /** An agent run that a failure stopped: `noema run --continue` can pick it up. */
