@@ -87,15 +87,28 @@ BEGIN
     WHERE episode_id = p_episode_id AND holder_role = session_user AND NOT released);
 END $f$`;
 
-/** The only way decisions are written (the roles get no INSERT, UPDATE or DELETE on noema_decisions). */
-const DECIDE = `CREATE FUNCTION noema_decide(p_episode_id text, p_checkpoint_id text, p_state_hash text,
+/**
+ * The text of `noema_decide`, the only way decisions are written (the roles get no INSERT, UPDATE or DELETE on
+ * noema_decisions): `mayDecideArgs` are the arguments it gives `noema_may_decide` (migration 9 added the
+ * checkpoint); `replace` makes it `CREATE OR REPLACE`. Each migration's text is fixed once released: change a
+ * migration by adding one, never by changing what this returns for an existing one.
+ *
+ * @example
+ * ```ts
+ * import { decideFunctionSql } from "./decision_chain_sql.ts";
+ * decideFunctionSql("p_episode_id, p_decision, p_claimed_by, p_serve_label").startsWith("CREATE FUNCTION"); // true
+ * ```
+ */
+export function decideFunctionSql(mayDecideArgs: string, replace = false): string {
+  const create = replace ? "CREATE OR REPLACE" : "CREATE";
+  return `${create} FUNCTION noema_decide(p_episode_id text, p_checkpoint_id text, p_state_hash text,
   p_decision text, p_note text, p_host text, p_claimed_by text, p_checkpoint_digest text, p_serve_label text)
 RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER AS $f$
 DECLARE
   r noema_decisions;
   head record;
 BEGIN
-  IF NOT noema_may_decide(p_episode_id, p_decision, p_claimed_by, p_serve_label) THEN
+  IF NOT noema_may_decide(${mayDecideArgs}) THEN
     IF p_serve_label IS NOT NULL THEN
       RAISE EXCEPTION 'permission denied to decide on % for the serve token %: role % is not a member of ${SERVER_ROLE}',
         p_episode_id, p_serve_label, session_user USING ERRCODE = '42501';
@@ -122,6 +135,9 @@ BEGIN
   PERFORM pg_notify('noema_episode', p_episode_id);
   RETURN jsonb_build_object('inserted', true, 'row', to_jsonb(r));
 END $f$`;
+}
+
+const DECIDE = decideFunctionSql("p_episode_id, p_decision, p_claimed_by, p_serve_label");
 
 /** Writes of lines, files and catalog rows carry the lease's current token (`noema.fencing_token`), for every role. */
 const FENCE = `CREATE FUNCTION noema_fence() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $f$

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { APPROVER_ROLE, CHAIN_GENESIS, CHAIN_LOCK_KEY, SERVER_ROLE } from "./decision_chain_sql.ts";
+import { APPROVER_ROLE, decideFunctionSql, SERVER_ROLE } from "./decision_chain_sql.ts";
 import { pinSearchPath } from "./search_path_sql.ts";
 
 /**
@@ -90,41 +90,8 @@ BEGIN
       AND NOT released);
 END $f$`;
 
-/** Migration 5's noema_decide, asking the checkpoint-aware noema_may_decide (its grants are kept by the replace). */
-const DECIDE = `CREATE OR REPLACE FUNCTION noema_decide(p_episode_id text, p_checkpoint_id text, p_state_hash text,
-  p_decision text, p_note text, p_host text, p_claimed_by text, p_checkpoint_digest text, p_serve_label text)
-RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER AS $f$
-DECLARE
-  r noema_decisions;
-  head record;
-BEGIN
-  IF NOT noema_may_decide(p_episode_id, p_checkpoint_id, p_decision, p_claimed_by, p_serve_label) THEN
-    IF p_serve_label IS NOT NULL THEN
-      RAISE EXCEPTION 'permission denied to decide on % for the serve token %: role % is not a member of ${SERVER_ROLE}',
-        p_episode_id, p_serve_label, session_user USING ERRCODE = '42501';
-    END IF;
-    RAISE EXCEPTION 'permission denied to decide on %: role % is not a member of ${APPROVER_ROLE}',
-      p_episode_id, session_user USING ERRCODE = '42501';
-  END IF;
-  PERFORM pg_advisory_xact_lock(${CHAIN_LOCK_KEY});
-  SELECT * INTO r FROM noema_decisions WHERE episode_id = p_episode_id AND checkpoint_id = p_checkpoint_id;
-  IF FOUND THEN RETURN jsonb_build_object('inserted', false, 'row', to_jsonb(r)); END IF;
-  SELECT chain_seq, row_hash INTO head FROM noema_decisions WHERE chain_seq IS NOT NULL
-    ORDER BY chain_seq DESC LIMIT 1;
-  r.episode_id := p_episode_id; r.checkpoint_id := p_checkpoint_id; r.state_hash := p_state_hash;
-  r.decision := p_decision; r.note := p_note; r.host := p_host; r.claimed_by := p_claimed_by;
-  r.checkpoint_digest := p_checkpoint_digest;
-  r.decided_by := coalesce(p_serve_label, session_user);
-  r.authenticated_as := CASE WHEN p_serve_label IS NULL THEN 'database_role' ELSE 'serve_token' END;
-  r.decided_by_role := session_user;
-  r.decided_at := clock_timestamp();
-  r.chain_seq := coalesce(head.chain_seq, 0) + 1;
-  r.prev_hash := coalesce(head.row_hash, '${CHAIN_GENESIS}');
-  r.row_hash := noema_decision_hash(r);
-  INSERT INTO noema_decisions SELECT (r).*;
-  PERFORM pg_notify('noema_episode', p_episode_id);
-  RETURN jsonb_build_object('inserted', true, 'row', to_jsonb(r));
-END $f$`;
+/** Migration 5's noema_decide again, asking the checkpoint-aware noema_may_decide (its grants are kept by the replace). */
+const DECIDE = decideFunctionSql("p_episode_id, p_checkpoint_id, p_decision, p_claimed_by, p_serve_label", true);
 
 /**
  * Migration 9's statements, in order.
