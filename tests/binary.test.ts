@@ -5,7 +5,8 @@
  * runs (vetoed, exit 3; safe, exit 0), `view --json`, `validate`,
  * `list --json | jq`, `schema`, `init`, plugin load errors, an LLM agent run
  * (`using: "llm"`) against the scripted OpenAI-compatible server and its
- * `--replay` with the server stopped, and a hostile
+ * `--replay` with the server stopped, `install-hooks --shared` whose command
+ * then answers a hook call with only the binary on `PATH`, and a hostile
  * working directory (`bunfig.toml` preload, `.env`, `tsconfig.json`,
  * `package.json`) that must not affect it.
  *
@@ -17,7 +18,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -289,6 +290,46 @@ export default class Future extends DirectedIntuition {
     const debug = exec(noema, ["run", "t", "--policy", "broken.ts", "--debug"], work);
     assert.equal(debug.code, 2);
     assert.ok(debug.stderr.trim().split("\n").length > 1, debug.stderr);
+  });
+
+  test("install-hooks --shared registers noema from PATH; on a teammate's machine with only the binary it denies", () => {
+    const mine = join(tmp.path, "team-mine");
+    const theirs = join(tmp.path, "team-theirs");
+    const bin = join(tmp.path, "team-bin");
+    const deny = `export default { name: "NoLs", version: "1", advise(s) {
+  if (String(s.action.command).startsWith("ls")) return { kind: "veto", advice: "no ls here", confidence: 1 };
+} };
+`;
+    for (const dir of [join(mine, "policies"), join(theirs, "policies"), join(theirs, ".claude"), bin]) {
+      mkdirSync(dir, { recursive: true });
+    }
+    writeFileSync(join(mine, "policies", "deny.ts"), deny);
+    writeFileSync(join(theirs, "policies", "deny.ts"), deny);
+    const args = ["install-hooks", "claude-code", "--shared", "--policy", "policies/deny.ts"];
+    const installed = exec(noema, [...args, "--json"], mine);
+    assert.equal(installed.code, 0, installed.stderr);
+    const command = JSON.parse(installed.stdout).command;
+    assert.equal(command, "noema hook claude-code --policy policies/deny.ts || exit 2");
+    // Installed again where no noema is on PATH: it says the command would block every call here.
+    const noted = exec(noema, args, mine, { PATH: "/usr/bin:/bin" });
+    assert.equal(noted.code, 0, noted.stderr);
+    assert.match(noted.stdout, /already installed/);
+    assert.match(noted.stdout, /runs noema from PATH, and this PATH has none/);
+    // The teammate: the committed settings, and the binary on PATH as noema; no Node, no npx, no node_modules.
+    writeFileSync(join(theirs, ".claude", "settings.json"), readFileSync(join(mine, ".claude", "settings.json")));
+    symlinkSync(noema, join(bin, "noema"));
+    const settings = JSON.parse(readFileSync(join(theirs, ".claude", "settings.json"), "utf8"));
+    const pre = JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "claude", "PreToolUse_Bash.json"), "utf8"));
+    const r = spawnSync("/bin/sh", ["-c", settings.hooks.PreToolUse[0].hooks[0].command], {
+      cwd: theirs,
+      env: { PATH: bin, HOME: theirs, NOEMA_HOOK_SERVER: "0", NO_COLOR: "1" },
+      input: JSON.stringify({ ...pre, cwd: theirs, tool_input: { command: "ls -la" } }),
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout).hookSpecificOutput;
+    assert.equal(out.permissionDecision, "deny");
+    assert.match(out.permissionDecisionReason, /no ls here/);
   });
 
   test("using llm: a governed agent run against the scripted server, then --replay with the server stopped", async () => {
