@@ -258,6 +258,10 @@ export default class Future extends DirectedIntuition {
     writeFileSync(join(work, "not-a-plugin.ts"), "export default 42;\n");
     writeFileSync(join(work, "broken.ts"), "export default { name: 'x', advise( {\n");
     writeFileSync(
+      join(work, "throws.ts"),
+      'import { DirectedIntuition } from "noema";\n\nconst config = JSON.parse("{");\nexport default config;\n',
+    );
+    writeFileSync(
       join(work, "planner-v9.ts"),
       "export default { name: 'p', api: '9.1', plan: () => ({ steps: [] }) };\n",
     );
@@ -272,6 +276,11 @@ export default class Future extends DirectedIntuition {
       /does not export a policy/,
     );
     assertOneLineError(exec(noema, ["run", "t", "--policy", "broken.ts"], work), "broken.ts", /syntax error at line 1/);
+    assertOneLineError(
+      exec(noema, ["run", "t", "--policy", "throws.ts"], work),
+      "throws.ts",
+      /: cannot load: .* \(at throws\.ts:3:\d+\)$/,
+    );
     assertOneLineError(
       exec(noema, ["run", "t", "--policy", "missing.ts"], work),
       "missing.ts",

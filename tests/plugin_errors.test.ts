@@ -117,7 +117,7 @@ export default class Future extends DirectedIntuition {
     assertOneLineError(
       cli(["run", "t", "--policy", "throws.ts"], tmp.path),
       "throws.ts",
-      /: cannot load: cannot start: no config$/,
+      /: cannot load: cannot start: no config \(at throws\.ts:1:\d+\)$/,
     );
   });
 
