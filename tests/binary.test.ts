@@ -19,11 +19,11 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
-import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
+import { build, bunExecutable, DEFAULT_OUTFILE, WORKERS } from "../scripts/build.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
@@ -154,6 +154,12 @@ export function evaluate(ctx: { workspace: string | null }) {
     assert.ok(existsSync(noema));
     assert.ok(builtBytes > 1 << 20);
     assert.ok(!realpathSync(work).startsWith(REPO + "/"), `${work} is inside ${REPO}`);
+  });
+
+  test("each worker module has a base name of its own (the binary embeds each at /$bunfs/root/<name>)", () => {
+    const names = WORKERS.map((w) => basename(w));
+    assert.deepEqual([...new Set(names)], names);
+    for (const w of WORKERS) assert.ok(existsSync(w), w);
   });
 
   test("--version prints the version and the contract versions", () => {
