@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync, statSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve } from "node:path";
 import { nodeUrl } from "../builtins.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -220,8 +220,35 @@ function loadFailure(e: unknown, file: string): string {
   } catch {
     stack = undefined;
   }
-  const at = typeof stack === "string" ? throwSite(stack, file) : null;
-  return `cannot load: ${first}${at ? ` (at ${at})` : ""}`;
+  const at = typeof stack === "string" ? throwSite(stack, file) ?? importedSite(stack, file) : null;
+  // Deno's message may say where already (`… at file:///p/x.ts:1:10`).
+  const said = text.includes(file) || text.includes(nodeUrl().pathToFileURL(file).href);
+  return `cannot load: ${first}${at && !said ? ` (at ${at})` : ""}`;
+}
+
+/**
+ * Where a module the plugin imports threw while it loaded (the plugin's own file is in no frame then): the first
+ * stack frame in a file on disk and not in noema's own `src/` (the loader's frames), relative to the plugin's
+ * directory when under it (`lib/config.ts:2:7`).
+ */
+function importedSite(stack: string, file: string): string | null {
+  const dir = dirname(file);
+  const own = dirname(dirname(nodeUrl().fileURLToPath(import.meta.url))) + "/";
+  for (const line of stack.split("\n").slice(1, 64)) {
+    const m = /(?:\(|at )(file:\/\/)?(\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (!m || m[2].startsWith("/$bunfs/") || m[2].startsWith(own)) continue;
+    let path = m[2];
+    if (m[1]) {
+      try {
+        path = decodeURIComponent(path);
+      } catch {
+        // not URL-encoded after all: as it is
+      }
+    }
+    const rel = relative(dir, path);
+    return `${rel.startsWith("..") || isAbsolute(rel) ? path : rel}:${m[3]}:${m[4]}`;
+  }
+  return null;
 }
 
 /**
