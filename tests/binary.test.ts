@@ -27,7 +27,7 @@ import { build, bunExecutable, DEFAULT_OUTFILE, WORKERS } from "../scripts/build
 import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
-import { runChild } from "./helpers/child.ts";
+import { type ChildOptions, runChild } from "./helpers/child.ts";
 import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
@@ -65,11 +65,22 @@ function exec(bin: string, args: string[], cwd: string, env: Record<string, stri
 
 /** {@link exec} without blocking this process (a scripted server here answers the binary). */
 function execAsync(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Result> {
+  return execAsyncWith(bin, args, cwd, {}, env);
+}
+
+/** {@link execAsync} with {@link runChild}'s options (its pid, its output as it comes). */
+function execAsyncWith(
+  bin: string,
+  args: string[],
+  cwd: string,
+  options: ChildOptions,
+  env: Record<string, string> = {},
+): Promise<Result> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== "NOEMA_ROOT" && k !== "NOEMA_DEBUG") base[k] = v;
   }
-  return runChild(bin, args, { cwd, env: { ...base, NO_COLOR: "1", ...env } });
+  return runChild(bin, args, { ...options, cwd, env: { ...base, NO_COLOR: "1", ...env } });
 }
 
 describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {
@@ -305,6 +316,37 @@ export default class Future extends DirectedIntuition {
     const debug = exec(noema, ["run", "t", "--policy", "broken.ts", "--debug"], work);
     assert.equal(debug.code, 2);
     assert.ok(debug.stderr.trim().split("\n").length > 1, debug.stderr);
+  });
+
+  test("serve answers on 127.0.0.1; a second serve on its port exits 1 (not a second listener); SIGTERM stops it", {
+    timeout: 60_000,
+  }, async () => {
+    let url = "";
+    let pid = 0;
+    const started = Promise.withResolvers<void>();
+    const first = execAsyncWith(noema, ["serve", "--listen", "127.0.0.1:0", "--json"], work, {
+      timeoutMs: 50_000,
+      onSpawn: (p) => pid = p,
+      onStdout: (chunk) => {
+        const m = /"url":"([^"]+)"/.exec(chunk);
+        if (m) url = m[1], started.resolve();
+      },
+    });
+    void first.then(() => started.reject(new Error("serve ended before it printed its URL")));
+    await started.promise;
+    try {
+      const page = await fetch(`${url}api/episodes`);
+      assert.equal(page.status, 200);
+      assert.ok(Array.isArray(await page.json()));
+      // Killed if it serves on (a second listener on the same port: the bug this guards against).
+      const second = await execAsyncWith(noema, ["serve", "--listen", new URL(url).host], work, { timeoutMs: 15_000 });
+      assert.equal(second.code, 1, second.stdout + second.stderr);
+      assert.match(second.stderr, /^noema: cannot listen on 127\.0\.0\.1:\d+: .*\n$/);
+    } finally {
+      process.kill(pid, "SIGTERM");
+    }
+    const stopped = await first;
+    assert.equal(stopped.code, 0, stopped.stderr);
   });
 
   test("install-hooks --shared registers noema from PATH; on a teammate's machine with only the binary it denies", () => {
