@@ -60,11 +60,12 @@ export const ENTRY: string = join(REPO_ROOT, "bin", "noema.ts");
  * that exist). A module starts one with
  * `new Worker(new URL("./<name>.ts", import.meta.url))`; in the binary that URL
  * is `/$bunfs/root/<name>.ts`, so each worker is embedded at the root, beside
- * the main entry, under its own base name.
+ * the main entry, under its own base name: two workers of one base name would
+ * be one file there (the last written), so {@link build} refuses them.
  */
 export const WORKERS: readonly string[] = [
   join(REPO_ROOT, "src", "runtime", "policy_worker.ts"),
-  join(REPO_ROOT, "src", "shared_store", "live_worker.ts"),
+  join(REPO_ROOT, "src", "shared_store", "store_live_worker.ts"),
   join(REPO_ROOT, "src", "export", "otel", "live_worker.ts"),
 ];
 
@@ -178,6 +179,14 @@ export function build(options: BuildOptions = {}): BuildResult {
     }
   }
   const workers = WORKERS.filter((w) => existsSync(w));
+  const clash = workers.filter((w, i) => workers.findIndex((o) => basename(o) === basename(w)) !== i);
+  if (clash.length > 0) {
+    throw new Error(
+      `worker entry points must have distinct base names (each is embedded at /$bunfs/root/<name>): ${
+        clash.join(", ")
+      }`,
+    );
+  }
   const entryDir = mkdtempSync(join(tmpdir(), "noema-build-"));
   let r: ReturnType<typeof spawnSync>;
   let args: string[];

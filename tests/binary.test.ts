@@ -5,7 +5,8 @@
  * runs (vetoed, exit 3; safe, exit 0), `view --json`, `validate`,
  * `list --json | jq`, `schema`, `init`, plugin load errors, an LLM agent run
  * (`using: "llm"`) against the scripted OpenAI-compatible server and its
- * `--replay` with the server stopped, and a hostile
+ * `--replay` with the server stopped, `install-hooks --shared` whose command
+ * then answers a hook call with only the binary on `PATH`, and a hostile
  * working directory (`bunfig.toml` preload, `.env`, `tsconfig.json`,
  * `package.json`) that must not affect it.
  *
@@ -17,16 +18,16 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { CONTRACT_VERSIONS, NOEMA_VERSION } from "noema";
-import { build, bunExecutable, DEFAULT_OUTFILE } from "../scripts/build.ts";
+import { build, bunExecutable, DEFAULT_OUTFILE, WORKERS } from "../scripts/build.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { assertOneLineError } from "./helpers/cli.ts";
 import { startOpenAiServer } from "./helpers/openai_server.ts";
-import { runChild } from "./helpers/child.ts";
+import { type ChildOptions, runChild } from "./helpers/child.ts";
 import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 
 const REPO = realpathSync(fileURLToPath(new URL("..", import.meta.url)));
@@ -64,11 +65,22 @@ function exec(bin: string, args: string[], cwd: string, env: Record<string, stri
 
 /** {@link exec} without blocking this process (a scripted server here answers the binary). */
 function execAsync(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Result> {
+  return execAsyncWith(bin, args, cwd, {}, env);
+}
+
+/** {@link execAsync} with {@link runChild}'s options (its pid, its output as it comes). */
+function execAsyncWith(
+  bin: string,
+  args: string[],
+  cwd: string,
+  options: ChildOptions,
+  env: Record<string, string> = {},
+): Promise<Result> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== "NOEMA_ROOT" && k !== "NOEMA_DEBUG") base[k] = v;
   }
-  return runChild(bin, args, { cwd, env: { ...base, NO_COLOR: "1", ...env } });
+  return runChild(bin, args, { ...options, cwd, env: { ...base, NO_COLOR: "1", ...env } });
 }
 
 describe("the single binary (dist/noema)", { skip: SKIP ?? false }, () => {
@@ -153,6 +165,12 @@ export function evaluate(ctx: { workspace: string | null }) {
     assert.ok(existsSync(noema));
     assert.ok(builtBytes > 1 << 20);
     assert.ok(!realpathSync(work).startsWith(REPO + "/"), `${work} is inside ${REPO}`);
+  });
+
+  test("each worker module has a base name of its own (the binary embeds each at /$bunfs/root/<name>)", () => {
+    const names = WORKERS.map((w) => basename(w));
+    assert.deepEqual([...new Set(names)], names);
+    for (const w of WORKERS) assert.ok(existsSync(w), w);
   });
 
   test("--version prints the version and the contract versions", () => {
@@ -257,6 +275,10 @@ export default class Future extends DirectedIntuition {
     writeFileSync(join(work, "not-a-plugin.ts"), "export default 42;\n");
     writeFileSync(join(work, "broken.ts"), "export default { name: 'x', advise( {\n");
     writeFileSync(
+      join(work, "throws.ts"),
+      'import { DirectedIntuition } from "noema";\n\nconst config = JSON.parse("{");\nexport default config;\n',
+    );
+    writeFileSync(
       join(work, "planner-v9.ts"),
       "export default { name: 'p', api: '9.1', plan: () => ({ steps: [] }) };\n",
     );
@@ -271,6 +293,11 @@ export default class Future extends DirectedIntuition {
       /does not export a policy/,
     );
     assertOneLineError(exec(noema, ["run", "t", "--policy", "broken.ts"], work), "broken.ts", /syntax error at line 1/);
+    assertOneLineError(
+      exec(noema, ["run", "t", "--policy", "throws.ts"], work),
+      "throws.ts",
+      /: cannot load: .* \(at throws\.ts:3:\d+\)$/,
+    );
     assertOneLineError(
       exec(noema, ["run", "t", "--policy", "missing.ts"], work),
       "missing.ts",
@@ -289,6 +316,77 @@ export default class Future extends DirectedIntuition {
     const debug = exec(noema, ["run", "t", "--policy", "broken.ts", "--debug"], work);
     assert.equal(debug.code, 2);
     assert.ok(debug.stderr.trim().split("\n").length > 1, debug.stderr);
+  });
+
+  test("serve answers on 127.0.0.1; a second serve on its port exits 1 (not a second listener); SIGTERM stops it", {
+    timeout: 60_000,
+  }, async () => {
+    let url = "";
+    let pid = 0;
+    const started = Promise.withResolvers<void>();
+    const first = execAsyncWith(noema, ["serve", "--listen", "127.0.0.1:0", "--json"], work, {
+      timeoutMs: 50_000,
+      onSpawn: (p) => pid = p,
+      onStdout: (chunk) => {
+        const m = /"url":"([^"]+)"/.exec(chunk);
+        if (m) url = m[1], started.resolve();
+      },
+    });
+    void first.then(() => started.reject(new Error("serve ended before it printed its URL")));
+    await started.promise;
+    try {
+      const page = await fetch(`${url}api/episodes`);
+      assert.equal(page.status, 200);
+      assert.ok(Array.isArray(await page.json()));
+      // Killed if it serves on (a second listener on the same port: the bug this guards against).
+      const second = await execAsyncWith(noema, ["serve", "--listen", new URL(url).host], work, { timeoutMs: 15_000 });
+      assert.equal(second.code, 1, second.stdout + second.stderr);
+      assert.match(second.stderr, /^noema: cannot listen on 127\.0\.0\.1:\d+: .*\n$/);
+    } finally {
+      process.kill(pid, "SIGTERM");
+    }
+    const stopped = await first;
+    assert.equal(stopped.code, 0, stopped.stderr);
+  });
+
+  test("install-hooks --shared registers noema from PATH; on a teammate's machine with only the binary it denies", () => {
+    const mine = join(tmp.path, "team-mine");
+    const theirs = join(tmp.path, "team-theirs");
+    const bin = join(tmp.path, "team-bin");
+    const deny = `export default { name: "NoLs", version: "1", advise(s) {
+  if (String(s.action.command).startsWith("ls")) return { kind: "veto", advice: "no ls here", confidence: 1 };
+} };
+`;
+    for (const dir of [join(mine, "policies"), join(theirs, "policies"), join(theirs, ".claude"), bin]) {
+      mkdirSync(dir, { recursive: true });
+    }
+    writeFileSync(join(mine, "policies", "deny.ts"), deny);
+    writeFileSync(join(theirs, "policies", "deny.ts"), deny);
+    const args = ["install-hooks", "claude-code", "--shared", "--policy", "policies/deny.ts"];
+    const installed = exec(noema, [...args, "--json"], mine);
+    assert.equal(installed.code, 0, installed.stderr);
+    const command = JSON.parse(installed.stdout).command;
+    assert.equal(command, "noema hook claude-code --policy policies/deny.ts || exit 2");
+    // Installed again where no noema is on PATH: it says the command would block every call here.
+    const noted = exec(noema, args, mine, { PATH: "/usr/bin:/bin" });
+    assert.equal(noted.code, 0, noted.stderr);
+    assert.match(noted.stdout, /already installed/);
+    assert.match(noted.stdout, /runs noema from PATH, and this PATH has none/);
+    // The teammate: the committed settings, and the binary on PATH as noema; no Node, no npx, no node_modules.
+    writeFileSync(join(theirs, ".claude", "settings.json"), readFileSync(join(mine, ".claude", "settings.json")));
+    symlinkSync(noema, join(bin, "noema"));
+    const settings = JSON.parse(readFileSync(join(theirs, ".claude", "settings.json"), "utf8"));
+    const pre = JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "claude", "PreToolUse_Bash.json"), "utf8"));
+    const r = spawnSync("/bin/sh", ["-c", settings.hooks.PreToolUse[0].hooks[0].command], {
+      cwd: theirs,
+      env: { PATH: bin, HOME: theirs, NOEMA_HOOK_SERVER: "0", NO_COLOR: "1" },
+      input: JSON.stringify({ ...pre, cwd: theirs, tool_input: { command: "ls -la" } }),
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout).hookSpecificOutput;
+    assert.equal(out.permissionDecision, "deny");
+    assert.match(out.permissionDecisionReason, /no ls here/);
   });
 
   test("using llm: a governed agent run against the scripted server, then --replay with the server stopped", async () => {

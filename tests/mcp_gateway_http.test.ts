@@ -15,6 +15,7 @@ import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
 import { type CallResult, env, events, rulesFile, withBound } from "./helpers/mcp_gateway.ts";
 import { startMcpHttpServer } from "./helpers/mcp_server.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { runChild } from "./helpers/child.ts";
 
 const tmp = tempDir("noema-mcp-http-");
 after(() => tmp.cleanup());
@@ -62,6 +63,26 @@ function rawPost(url: URL, body: string, headers: Record<string, string> = {}) {
 }
 
 describe("noema mcp over Streamable HTTP", () => {
+  it("a --listen port in use is one line on stderr, exit 1 (not a stack, not a process that hangs on)", {
+    timeout: 90_000,
+  }, async () => {
+    const base = join(tmp.path, "in-use");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer();
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo"]);
+    try {
+      const taken = new URL(await gw.url).host;
+      const [command, ...args] = [...cliCommand(), "mcp", "--upstream", upstream.url, "--listen", taken];
+      const r = await runChild(command, args, { cwd: base, env: env(root), timeoutMs: 30_000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^noema: cannot listen on 127\.0\.0\.1:\d+: .*\n$/);
+    } finally {
+      await gw.stop();
+      await upstream.close();
+    }
+  });
+
   it("governs tools/call, filters tools/list, relays the rest, and seals the session's episode", async () => {
     const base = join(tmp.path, "http");
     mkdirSync(base, { recursive: true });

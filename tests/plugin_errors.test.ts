@@ -11,6 +11,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -57,6 +58,9 @@ export default class Future extends DirectedIntuition {
     tmp.file("no-default.ts", "export const x = 1;\n");
     tmp.file("broken.ts", "export default { name: 'x', advise( {\n");
     tmp.file("throws.ts", "throw new Error('cannot start: no config');\n");
+    mkdirSync(join(tmp.path, "lib"));
+    tmp.file(join("lib", "config.ts"), "\nthrow new Error('no config file');\n");
+    tmp.file("imports-throwing.ts", 'import "./lib/config.ts";\nexport default { name: "x", advise() {} };\n');
   });
   after(() => tmp.cleanup());
 
@@ -117,7 +121,13 @@ export default class Future extends DirectedIntuition {
     assertOneLineError(
       cli(["run", "t", "--policy", "throws.ts"], tmp.path),
       "throws.ts",
-      /: cannot load: cannot start: no config$/,
+      /: cannot load: cannot start: no config \(at throws\.ts:1:\d+\)$/,
+    );
+    // Thrown by a module the plugin imports: where in that module, relative to the plugin.
+    assertOneLineError(
+      cli(["run", "t", "--policy", "imports-throwing.ts"], tmp.path),
+      "imports-throwing.ts",
+      /: cannot load: no config file \(at lib\/config\.ts:2:\d+\)$/,
     );
   });
 

@@ -24,7 +24,7 @@ import { shellQuote } from "../runtime/core/command.ts";
 export function noemaArgv(): string[] {
   const override = process.env.NOEMA_HOOK_BIN;
   if (override) return [override];
-  if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath];
+  if (isCompiledBinary()) return [process.execPath];
   const entry = nodeUrl().fileURLToPath(new URL("../cli/main.ts", import.meta.url));
   // Under Bun, the lean entry: a hook call tries its resident server before loading the CLI. With the flags of the
   // package's launcher (bin/noema.mjs): the governed project's .env and bunfig.toml (a preload!) are never read.
@@ -68,17 +68,34 @@ export function noemaCommand(args: readonly string[]): string {
 }
 
 /**
- * The portable shell command for `noema <args…>`, for a settings file a team shares: the project's own noema
- * through `npx --no-install noema` (never a path into one clone), and `|| exit 2` so that a machine where noema is
- * not installed blocks the call (an agent takes any other failing exit code as "go ahead") instead of letting it
+ * Whether this noema is the single binary (`bun build --compile`): its modules live in Bun's embedded file system.
+ *
+ * @example
+ * ```ts
+ * import { isCompiledBinary } from "./noema_command.ts";
+ * isCompiledBinary(); // false under `bun src/cli/main.ts`, true in dist/noema
+ * ```
+ */
+export function isCompiledBinary(): boolean {
+  return import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
+}
+
+/**
+ * The portable shell command for `noema <args…>`, for a settings file a team shares (never a path into one clone
+ * or one machine): from source or the npm package, the project's own noema through `npx --no-install noema`; from
+ * the single binary, `noema` as found on `PATH` (where each teammate puts the binary: a machine with the binary
+ * and no Node has no npx, and no project installs the binary). Then `|| exit 2`, so that a machine where noema is
+ * not found blocks the call (an agent takes any other failing exit code as "go ahead") instead of letting it
  * through ungoverned.
  *
  * @example
  * ```ts
  * import { portableNoemaCommand } from "./noema_command.ts";
  * portableNoemaCommand(["hook", "claude-code"]); // "npx --no-install noema hook claude-code || exit 2"
+ * // from dist/noema: "noema hook claude-code || exit 2"
  * ```
  */
-export function portableNoemaCommand(args: readonly string[]): string {
-  return `${["npx", "--no-install", "noema", ...args].map(shellQuote).join(" ")} || exit 2`;
+export function portableNoemaCommand(args: readonly string[], binary: boolean = isCompiledBinary()): string {
+  const noema = binary ? ["noema"] : ["npx", "--no-install", "noema"];
+  return `${[...noema, ...args].map(shellQuote).join(" ")} || exit 2`;
 }

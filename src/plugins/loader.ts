@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync, statSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve } from "node:path";
 import { nodeUrl } from "../builtins.ts";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
@@ -20,6 +20,7 @@ import {
   type Verdict,
 } from "./api.ts";
 import { captureOutput } from "./plugin_output.ts";
+import { throwSite } from "./thrown.ts";
 import type { Planner } from "../runtime/planner.ts";
 import { jsonType } from "../json.ts";
 
@@ -161,7 +162,7 @@ async function importFile(path: string): Promise<Record<string, unknown>> {
     ]);
   } catch (e) {
     if (e instanceof NoemaError) throw e;
-    throw pluginError(path, loadFailure(e), e);
+    throw pluginError(path, loadFailure(e, abs), e);
   } finally {
     clearTimeout(timer);
   }
@@ -186,13 +187,14 @@ export function pluginLoadTimeoutMs(): number {
  * What went wrong importing a plugin file, in one line. Syntax errors say
  * where: Bun throws a `BuildMessage` with a `position` (several of them in an
  * `AggregateError`: the first is shown, with the count of the others), Deno a
- * `SyntaxError` whose message ends in `at file:///…:LINE:COL`.
+ * `SyntaxError` whose message ends in `at file:///…:LINE:COL`. Anything else the file threw while it loaded says
+ * where in `file` (its absolute path) when its stack does: `cannot load: no config (at throws.ts:3:7)`.
  */
-function loadFailure(e: unknown): string {
+function loadFailure(e: unknown, file: string): string {
   // Bun reports several syntax errors as an AggregateError ("N errors building …") of BuildMessages: show the first.
   const errors = (e as { errors?: unknown } | null)?.errors;
   if (Array.isArray(errors) && errors.length > 0) {
-    const first = loadFailure(errors[0]);
+    const first = loadFailure(errors[0], file);
     return errors.length > 1 ? `${first} (and ${errors.length - 1} more error${errors.length > 2 ? "s" : ""})` : first;
   }
   const err = e as { name?: unknown; message?: unknown; position?: { line?: unknown; column?: unknown } | null } | null;
@@ -212,7 +214,41 @@ function loadFailure(e: unknown): string {
     return `cannot load: ${first} (Node cannot import .ts files: run under Bun or Deno, use a .js/.mjs plugin, ` +
       "or pass the plugin as an object)";
   }
-  return `cannot load: ${first}`;
+  let stack: unknown;
+  try {
+    stack = (e as { stack?: unknown } | null)?.stack;
+  } catch {
+    stack = undefined;
+  }
+  const at = typeof stack === "string" ? throwSite(stack, file) ?? importedSite(stack, file) : null;
+  // Deno's message may say where already (`… at file:///p/x.ts:1:10`).
+  const said = text.includes(file) || text.includes(nodeUrl().pathToFileURL(file).href);
+  return `cannot load: ${first}${at && !said ? ` (at ${at})` : ""}`;
+}
+
+/**
+ * Where a module the plugin imports threw while it loaded (the plugin's own file is in no frame then): the first
+ * stack frame in a file on disk and not in noema's own `src/` (the loader's frames), relative to the plugin's
+ * directory when under it (`lib/config.ts:2:7`).
+ */
+function importedSite(stack: string, file: string): string | null {
+  const dir = dirname(file);
+  const own = dirname(dirname(nodeUrl().fileURLToPath(import.meta.url))) + "/";
+  for (const line of stack.split("\n").slice(1, 64)) {
+    const m = /(?:\(|at )(file:\/\/)?(\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (!m || m[2].startsWith("/$bunfs/") || m[2].startsWith(own)) continue;
+    let path = m[2];
+    if (m[1]) {
+      try {
+        path = decodeURIComponent(path);
+      } catch {
+        // not URL-encoded after all: as it is
+      }
+    }
+    const rel = relative(dir, path);
+    return `${rel.startsWith("..") || isAbsolute(rel) ? path : rel}:${m[3]}:${m[4]}`;
+  }
+  return null;
 }
 
 /**

@@ -68,6 +68,9 @@ export async function startServer(
         fetch: (req: Request, server: any) => fetch(req, connection(server.requestIP(req)?.port, server.port)),
         idleTimeout: 0,
         development: false,
+        // Said outright: in noema, Bun set SO_REUSEPORT, so a second serve on a port in use shared it (requests
+        // dealt between two servers, maybe of two roots) instead of failing (exit 1, docs/cli.md).
+        reusePort: false,
       });
       return { url: `http://${shown}:${s.port}`, stop: async () => void await s.stop(true) };
     }

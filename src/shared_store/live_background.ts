@@ -1,7 +1,7 @@
 /**
  * A run's live publishing beside it: in a process of its own (`noema
  * __store-live`, `live_process.ts`) for a run, or in a worker thread
- * (`live_worker.ts`) where no process can be started. The other side
+ * (`store_live_worker.ts`) where no process can be started. The other side
  * watches the episode's files itself, so the run sends nothing while it goes
  * (see `live_serve.ts`); reading the new lines, hashing, reading the
  * catalog's facts and the database client's I/O happen there. The same promises
@@ -116,7 +116,7 @@ export class BackgroundLivePublisher {
         return new BackgroundLivePublisher((on) => processChannel({ ...p, env }, on), options.onUnavailable);
       }
       const live = new BackgroundLivePublisher(
-        (on) => threadChannel(new URL("./live_worker.ts", import.meta.url), on),
+        (on) => threadChannel(new URL("./store_live_worker.ts", import.meta.url), on),
         options.onUnavailable,
       );
       live.#channel.post(JSON.stringify(full)); // a worker's first message: posted messages need no event loop here

@@ -1,7 +1,7 @@
 /**
  * The publishing side of a run's live publishing, whatever carries its
  * messages: a process of its own (`live_process.ts`, for a run) or a worker
- * thread (`live_worker.ts`, where no process can be started). It watches the
+ * thread (`store_live_worker.ts`, where no process can be started). It watches the
  * episode's files itself (their sizes and times, every `intervalMs`), so the
  * run sends nothing while it goes: a run busy in its own thread may not turn
  * its event loop for seconds, and what it writes to a pipe waits for that.

@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
 import { nodeHttp } from "../../builtins.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
 import { foreignHost } from "./local_origin.ts";
@@ -58,9 +59,18 @@ const STATELESS = "";
 export async function runHttpGateway(s: HttpGatewaySettings): Promise<string[]> {
   const gateway = new HttpGateway(s);
   const server = nodeHttp().createServer((req, res) => void gateway.handle(req, res));
-  await new Promise<void>((r) => server.listen(s.port, s.host, r));
-  const port = (server.address() as AddressInfo).port;
   const host = s.host.includes(":") ? `[${s.host}]` : s.host;
+  // A port in use is an error event, never the callback: unheard, it was an uncaught stack and a process that
+  // hung on (deaf to SIGTERM). Now a one-line error, exit 1, as `noema serve` says it.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(s.port, s.host, () => (server.off("error", reject), resolve()));
+  }).catch((e: unknown) => {
+    throw new NoemaError("listen_failed", `cannot listen on ${host}:${s.port}: ${describeThrown(e).message}`, {
+      exitCode: EXIT.ERROR,
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
   s.onListening?.(`http://${host}:${port}${new URL(s.upstream).pathname}`);
   await new Promise<void>((r) => s.signal.aborted ? r() : s.signal.addEventListener("abort", () => r()));
   server.closeAllConnections?.();

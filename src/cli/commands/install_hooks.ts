@@ -8,8 +8,9 @@
  * @module
  */
 import { Option } from "@commander-js/extra-typings";
+import { accessSync, constants, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { delimiter, isAbsolute, join, relative, resolve } from "node:path";
 import process from "node:process";
 import { installHooks, registeredCommand } from "../../agents/claude_code/install.ts";
 import { mergeHookArgs, parseHookArgs } from "../../agents/hook_args.ts";
@@ -17,7 +18,7 @@ import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.
 import { userRuleLayers } from "../../runtime/rules/load.ts";
 import { NoemaError } from "../../errors.ts";
 import { type HookGroup, hookSettings, INSTALL_EVENTS } from "../../agents/claude_code/settings.ts";
-import { noemaCommand, portableNoemaCommand } from "../../agents/noema_command.ts";
+import { isCompiledBinary, noemaCommand, portableNoemaCommand } from "../../agents/noema_command.ts";
 import { storeFromEnvironment } from "../store_option.ts";
 import { CODEX_INSTALL_EVENTS, codexHookSettings, codexHooksPath } from "../../agents/codex/settings.ts";
 import { GEMINI_INSTALL_EVENTS, geminiHookSettings, geminiSettingsPath } from "../../agents/gemini/settings.ts";
@@ -64,7 +65,8 @@ const AGENTS: Record<string, {
 
 /**
  * Whether the install writes the portable command: a file in the project (shared with the team) gets
- * `npx --no-install noema …` and project-relative policies; a file only this machine reads (Claude Code's
+ * the portable command (`npx --no-install noema …`, from the binary `noema …`: {@link portableNoemaCommand}) and
+ * project-relative policies; a file only this machine reads (Claude Code's
  * `settings.local.json`, the user's files) gets this noema's exact command. Codex and Gemini CLI have no per-machine
  * project file: their project install is the shared one.
  */
@@ -117,7 +119,8 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         "(UserPromptSubmit, PreToolUse, PostToolUse, Stop; trust them in Codex with /hooks); gemini " +
         ".gemini/settings.json (BeforeAgent, BeforeTool, AfterTool, AfterAgent, SessionEnd). " +
         "A file in the project that the team shares (--shared; codex's and gemini's project files) gets a portable " +
-        "command (npx --no-install noema hook <agent> … || exit 2, --policy paths relative to the project); a " +
+        "command (npx --no-install noema hook <agent> … || exit 2; from the single binary, noema from PATH: " +
+        "noema hook <agent> … || exit 2; --policy paths relative to the project); a " +
         "file only this machine reads gets this noema's own command. The rest of the file is kept; running it " +
         "again changes nothing. --uninstall removes noema's entries, and the file when nothing else is left.",
     )
@@ -127,7 +130,8 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
     .option(
       "--shared",
       "claude-code: the project's shared .claude/settings.json (default: .claude/settings.local.json, this " +
-        "machine's), with a command that works on a teammate's machine: npx --no-install noema, project-relative " +
+        "machine's), with a command that works on a teammate's machine: npx --no-install noema (from the single " +
+        "binary: noema from PATH), project-relative " +
         "--policy paths (codex and gemini project installs are always shared)",
     )
     .option("--uninstall", "remove noema's hook entries")
@@ -244,6 +248,8 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       else ctx.out.line(`${path}: noema hook ${agent} registered for ${change.added.join(", ")}`);
       ctx.out.line(`command: ${command}`);
       if (note) ctx.out.line(note);
+      const onPath = portable && isCompiledBinary() ? noemaOnPathNote() : null;
+      if (onPath) ctx.out.line(onPath);
       if (ungoverned) {
         ctx.out.line(
           "ungoverned: recorded only — no policy or rules (--policy, or noema.jsonc here): every call is recorded, " +
@@ -252,6 +258,27 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
       }
     });
 };
+
+/**
+ * From the single binary, the portable command runs `noema` from `PATH`: a note when this machine's `PATH` has
+ * none (the agent's every call would be blocked here too), else null.
+ */
+function noemaOnPathNote(): string | null {
+  const names = process.platform === "win32" ? ["noema.exe", "noema"] : ["noema"];
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    for (const name of dir === "" ? [] : names) {
+      try {
+        const file = join(dir, name);
+        accessSync(file, constants.X_OK);
+        if (statSync(file).isFile()) return null;
+      } catch {
+        // not there: look on
+      }
+    }
+  }
+  return "note: the command runs noema from PATH, and this PATH has none: put the binary on PATH " +
+    `(cp ${process.execPath} ~/bin/noema), here and on each teammate's machine, or the agent's every call is blocked`;
+}
 
 /** The hook's arguments with `--wait` (and `--approval-timeout`) as given: replaced, removed (`false`), or kept. */
 function withWait(args: string[], wait: string | boolean | undefined, onTimeout: string | undefined): string[] {
