@@ -166,6 +166,28 @@ describe("compound commands and evasions", () => {
     assert.equal(effect(DENY, "ls $DIR"), "allow");
   });
 
+  test("a wrapper option whose arity noema has wrong cannot hide the command (faketime -f, tini -s, strace -U, env -P)", () => {
+    for (
+      const cmd of [
+        "faketime -f '+1d' git push", // -f is a flag: '+1d' is the timestamp
+        "tini -s git push", // -s (subreaper) is a flag
+        "tini -s -- git push",
+        "strace -U name,time git push", // strace 6: -U COLUMNS
+        "strace --output /tmp/x git push", // a long option's value as the next word
+        "env -P /usr/bin git push", // BSD env: -P altpath
+        "env -L u/c git push", // FreeBSD env: -L user/class
+        "faketime -f x sudo git push", // the other reading is peeled too
+        "echo 'git push' | doas -s", // doas -s with no command: a shell reading its input
+      ]
+    ) assert.equal(effect(DENY, cmd), "deny", cmd);
+    // An allow rule is never granted by the other reading: only deny and ask rules see it.
+    const allow: RuleSet = { allow: ["Bash(ls:*)"], default: "deny" };
+    assert.equal(effect(allow, "sudo -u ls rm -rf x"), "deny");
+    assert.equal(effect(allow, "timeout 5 ls"), "allow");
+    assert.equal(effect(DENY, "nice -n 5 ls"), "allow");
+    assert.equal(effect(DENY, "timeout $T ls"), "allow", "a dynamic option value is not read as the command");
+  });
+
   test("the units of a line: each command, with its wrappers peeled", () => {
     const { units, problem } = commandUnits("cd x && FOO=1 command /usr/bin/git push");
     assert.equal(problem, null);

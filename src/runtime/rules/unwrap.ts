@@ -32,6 +32,13 @@ export interface CommandUnits {
   problem: string | null;
   /** The redirections of every command read (those of `sh -c` scripts included). */
   redirects: Redirect[];
+  /**
+   * Other readings of a wrapper's words, for deny and ask rules only (an allow rule never sees them): the command
+   * starting at a word its option table took as an option's value or a positional (`faketime -f X git push`, should
+   * `-f` be a flag), or right after an option it took as a flag (`strace -U X git push`, should `-U` take a value).
+   * Each is peeled as a command of its own. A version of a program whose options differ cannot hide a command.
+   */
+  alternates: Stage[][];
 }
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
@@ -70,6 +77,40 @@ interface Walk {
   units: Stage[][];
   problems: string[];
   redirects: Redirect[];
+  alternates: Stage[][];
+  /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
+  alternatesLeft: number;
+}
+
+/** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
+const MAX_ALTERNATES = 64;
+
+/**
+ * Reads the other ways a wrapper's words may run a command (see `CommandUnits.alternates`): `words` is the wrapper's
+ * command, `inner` the command its option table says it runs (a suffix of `words`).
+ */
+function alternateReadings(words: Stage, inner: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
+  const start = words.length - inner.length;
+  if (inner.length === 0 || words[start] !== inner[0]) return; // not a suffix (xargs adds its input's words)
+  const starts: number[] = [];
+  // Words taken as an option's value or a positional: the command, should the option be a flag.
+  for (let k = 1; k < start; k++) {
+    const w = words[k];
+    if (!w.dynamic && !w.text.startsWith("-") && !ASSIGNMENT.test(w.text)) starts.push(k);
+  }
+  // Right after an option taken as a flag: the command, should it take the next word as its value.
+  const before = words[start - 1];
+  if (start > 1 && /^-[^-=]|^--[^=]+$/.test(before.text) && !before.dynamic && inner.length > 1) {
+    starts.push(start + 1);
+  }
+  for (const k of starts) {
+    if (walk.alternatesLeft-- <= 0) {
+      walk.problems.push(`more than ${MAX_ALTERNATES} ways to read the options of its wrappers`);
+      return;
+    }
+    const stages = stagesOf(words.slice(k), heredoc, depth, walk);
+    if (stages.length > 0) walk.alternates.push(stages);
+  }
 }
 
 /** How many leading words of a command only introduce it: assignments, keywords, `coproc [NAME]`, `function NAME`. */
@@ -114,6 +155,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const inner = innerOf(name, words);
     if (inner === null) break;
     if (inner.kind === "command") {
+      alternateReadings(words, inner.words, heredoc, depth, walk);
       words = inner.words;
       continue;
     }
@@ -310,7 +352,12 @@ function collect(text: string, depth: number, walk: Walk): void {
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk: Walk = { units: [], problems: [], redirects: [] };
+  const walk: Walk = { units: [], problems: [], redirects: [], alternates: [], alternatesLeft: MAX_ALTERNATES };
   collect(text, 0, walk);
-  return { units: walk.units, problem: walk.problems[0] ?? null, redirects: walk.redirects };
+  return {
+    units: walk.units,
+    problem: walk.problems[0] ?? null,
+    redirects: walk.redirects,
+    alternates: walk.alternates,
+  };
 }

@@ -79,7 +79,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   prlimit: /^(-p|--pid|-o|--output)$/,
   nsenter: /^(-t|--target|-S|--setuid|-G|--setgid|--user-parent)$/,
   fakeroot: /^(-l|--lib|--faked|-s|-i|-b)$/,
-  faketime: /^(-p|-f)$/,
+  faketime: /^(-p|--date-prog)$/,
   torsocks: /^(-u|-p|-a|-P|--user|--pass|--address|--port)$/,
   proxychains: /^-f$/,
   proxychains4: /^-f$/,
@@ -96,7 +96,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   chronic: /^$/,
   gosu: /^$/,
   "su-exec": /^$/,
-  tini: /^(-s|-e|-p|-l)$/,
+  tini: /^(-e|-p)$/,
   "dumb-init": /^(-r|--rewrite)$/,
   numactl: /^(-C|--physcpubind|-N|--cpunodebind|-m|--membind|-p|--preferred|-i|--interleave)$/,
   cpulimit: /^(-l|--limit|-p|--pid|-e|--exe)$/,
@@ -195,7 +195,7 @@ function word(text: string): ShellWord {
 const UNKNOWN_ARGUMENTS: ShellWord = { text: "…", dynamic: true, literal: "" };
 
 /** `env`'s short options that take a value (the rest of the word, or the next word). */
-const ENV_VALUE = new Set(["u", "C", "a", "S"]);
+const ENV_VALUE = new Set(["u", "C", "a", "S", "P", "L", "U"]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 
 /**
@@ -345,7 +345,7 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   // With no command, these start a shell that reads its input.
   if (rest === null) {
     return /^(chroot|unshare|setarch|linux32|linux64|i386|x86_64|uname26)$/.test(name) ||
-        name === "sudo" && shellFlag(words)
+        (name === "sudo" || name === "doas") && shellFlag(words)
       ? STDIN
       : null;
   }
