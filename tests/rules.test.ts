@@ -178,6 +178,9 @@ describe("compound commands and evasions", () => {
         "env -L u/c git push", // FreeBSD env: -L user/class
         "faketime -f x sudo git push", // the other reading is peeled too
         "echo 'git push' | doas -s", // doas -s with no command: a shell reading its input
+        "git --shallow-file x push", // git's own options with a value as the next word
+        "git --attr-source HEAD push",
+        "git --some-future-option X push",
       ]
     ) assert.equal(effect(DENY, cmd), "deny", cmd);
     // An allow rule is never granted by the other reading: only deny and ask rules see it.

@@ -149,7 +149,14 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     }
     if (name === "git") {
       const bare = gitSubcommand(words);
-      if (bare !== null) stages.push(bare);
+      if (bare !== null) {
+        stages.push(bare);
+        // An option of a git version noema does not know may take the next word (`git --new-opt X push`).
+        const at = words.length - bare.length + 1;
+        if (/^--?[^-=][^=]*$/.test(words[at - 1].text) && bare.length > 2) {
+          walk.alternates.push([[bare[0], ...bare.slice(2)]]);
+        }
+      }
       break;
     }
     const inner = innerOf(name, words);
@@ -234,7 +241,8 @@ function runInner(
 }
 
 /** `git`'s options before its subcommand that take a value as the next word. */
-const GIT_VALUE_OPTIONS = /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix)$/;
+const GIT_VALUE_OPTIONS =
+  /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix|--shallow-file|--attr-source)$/;
 
 /** `git -C dir -c k=v push` as `git push` (its global options removed), or null when it has none. */
 function gitSubcommand(words: Stage): Stage | null {
