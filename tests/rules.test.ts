@@ -191,6 +191,20 @@ describe("compound commands and evasions", () => {
     assert.equal(effect(DENY, "timeout $T ls"), "allow", "a dynamic option value is not read as the command");
   });
 
+  test("(( … )) is also read as the subshells dash (Debian's /bin/sh, the shell adapter's) makes of it", () => {
+    const TOUCH: RuleSet = { deny: ["Bash(touch:*)"] };
+    for (const cmd of ["((touch x))", "(((touch x)))", "if ((touch x)); then :; fi", "echo ok; ((touch x))"]) {
+      assert.equal(effect(TOUCH, cmd), "deny", cmd);
+    }
+    for (const cmd of ["(( i++ ))", "if (( 1 << 2 )); then ls; fi", "for ((i=0; i<3; i++)); do :; done"]) {
+      assert.equal(effect(TOUCH, cmd), "allow", cmd);
+    }
+    assert.equal(effect({ allow: ["Bash(ls:*)"], default: "deny" }, "ls; ((touch x))"), "deny");
+    // bash: one $'…' word; dash: `$`, a quoted 'a\', then `touch x` runs.
+    assert.equal(effect(TOUCH, "echo $'a\\' ; touch x ; echo $'b\\'"), "deny");
+    assert.equal(effect(TOUCH, "echo $'a\\\\' $'\\x27'"), "allow", "an escaped backslash, a quote by its code");
+  });
+
   test("the units of a line: each command, with its wrappers peeled", () => {
     const { units, problem } = commandUnits("cd x && FOO=1 command /usr/bin/git push");
     assert.equal(problem, null);

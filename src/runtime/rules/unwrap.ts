@@ -335,13 +335,19 @@ function readScript(script: ShellWord, depth: number, walk: Walk): void {
   collect(script.text, depth + 1, walk);
 }
 
-function collect(text: string, depth: number, walk: Walk): void {
+/**
+ * Reads a command line into `walk`. `subshell`: the text of a `(( … ))` read as the subshells dash makes of it; a
+ * text dash cannot parse is a syntax error there that runs nothing, so its problem is not one (bash reads it as
+ * arithmetic).
+ */
+function collect(text: string, depth: number, walk: Walk, subshell = false): void {
   if (depth > MAX_SHELL_DEPTH) {
     walk.problems.push(`scripts nested deeper than ${MAX_SHELL_DEPTH}`);
     return;
   }
   const parsed = parseShell(text, depth);
-  if (parsed.problem !== null) walk.problems.push(parsed.problem);
+  if (parsed.problem !== null && !subshell) walk.problems.push(parsed.problem);
+  for (const sub of parsed.subshells) collect(sub, depth + 1, walk, true);
   for (const c of parsed.commands) {
     if (c.redirects) walk.redirects.push(...c.redirects);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
