@@ -262,6 +262,10 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://evil.com/x" }), "deny");
     assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://good.com/x" }), "allow");
     assert.equal(fx({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://a.evil.com" }), "deny");
+    for (const url of ["https://evil.com./x", "https://EVIL.com../x", "https://a.evil.com%2e/x"]) {
+      const set = { deny: ["WebFetch(domain:evil.com)", "WebFetch(domain:*.evil.com)"] };
+      assert.equal(fx(set, "WebFetch", { url }), "deny", `a trailing dot names the same host: ${url}`);
+    }
     assert.equal(fx({ deny: ["mcp__github"] }, "mcp__github__create_pr", {}), "deny");
     assert.equal(fx({ deny: ["mcp__github__create_pr"] }, "mcp__github__merge", {}), "allow");
     assert.equal(fx({ deny: ["mcp__github__*"] }, "mcp__github__merge", {}), "deny");

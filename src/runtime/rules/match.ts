@@ -164,11 +164,12 @@ function domainMatches(spec: string, url: string | null | undefined): boolean {
   if (!url) return false;
   let host: string;
   try {
-    host = new URL(url).hostname.toLowerCase();
+    // A fully qualified name's trailing dot names the same host (`https://evil.com./` fetches evil.com).
+    host = new URL(url).hostname.toLowerCase().replace(/\.+$/, "");
   } catch {
     return false;
   }
-  const domain = spec.slice("domain:".length).toLowerCase();
+  const domain = spec.slice("domain:".length).toLowerCase().replace(/\.+$/, "");
   return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
 }
 
