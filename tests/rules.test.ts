@@ -181,6 +181,7 @@ describe("compound commands and evasions", () => {
         "git --shallow-file x push", // git's own options with a value as the next word
         "git --attr-source HEAD push",
         "git --some-future-option X push",
+        "ssh -P tag host git push", // OpenSSH 9.2: -P TAG
       ]
     ) assert.equal(effect(DENY, cmd), "deny", cmd);
     // An allow rule is never granted by the other reading: only deny and ask rules see it.

@@ -71,7 +71,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   chroot: /^(--userspec|--groups)$/,
   unshare:
     /^(-S|--setuid|-G|--setgid|-R|--root|-w|--wd|--propagation|--setgroups|--map-user|--map-group|--map-users|--map-groups)$/,
-  ssh: /^-[bcDEeFIiJLlmOopQRSWwB]$/,
+  ssh: /^-[bcDEeFIiJLlmOopPQRSWwB]$/, // -P TAG: OpenSSH 9.2
   // Less common runners of the command after their options.
   runuser: /^(-u|--user|-g|--group|-G|--supp-group|-s|--shell|-w|--whitelist-environment)$/,
   setpriv:
