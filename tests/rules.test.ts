@@ -182,6 +182,8 @@ describe("compound commands and evasions", () => {
         "git --attr-source HEAD push",
         "git --some-future-option X push",
         "ssh -P tag host git push", // OpenSSH 9.2: -P TAG
+        "timeout -X val 5 git push", // an option of a newer timeout taking a value, before the duration
+        "nice -X val -n 5 git push",
       ]
     ) assert.equal(effect(DENY, cmd), "deny", cmd);
     // An allow rule is never granted by the other reading: only deny and ask rules see it.

@@ -19,7 +19,7 @@
  * @module
  */
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
-import { afterOptionsAt, type Inner, innerOf, joinWords } from "./wrappers.ts";
+import { afterOptionsAt, type Inner, innerOf, isWrapper, joinWords } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -98,10 +98,12 @@ function alternateReadings(words: Stage, inner: Stage, heredoc: ShellWord | unde
     const w = words[k];
     if (!w.dynamic && !w.text.startsWith("-") && !ASSIGNMENT.test(w.text)) starts.push(k);
   }
-  // Right after an option taken as a flag: the command, should it take the next word as its value.
-  const before = words[start - 1];
-  if (start > 1 && /^-[^-=]|^--[^=]+$/.test(before.text) && !before.dynamic && inner.length > 1) {
-    starts.push(start + 1);
+  // An option read as a flag that takes a value (or the other way round) in another version of the program.
+  const name = programName(words[0]);
+  for (let k = 1; k < start; k++) {
+    if (!/^-[^-=]|^--[^=]+$/.test(words[k].text) || words[k].dynamic) continue;
+    const at = isWrapper(name) && name !== "setarch" ? afterOptionsAt(name, words, k) : k + 2; // env: the next word
+    if (at !== start && at < words.length && !starts.includes(at)) starts.push(at);
   }
   for (const k of starts) {
     if (walk.alternatesLeft-- <= 0) {

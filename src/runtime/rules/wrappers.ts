@@ -142,7 +142,8 @@ export function isWrapper(name: string): boolean {
 }
 
 /**
- * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it).
+ * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it). `flip`
+ * is the index of one option word to read with the other arity (a flag taking a value, or a value option none).
  *
  * @example
  * ```ts
@@ -151,11 +152,13 @@ export function isWrapper(name: string): boolean {
  * afterOptionsAt("nice", ["nice", "-n", "5", "git", "push"].map(w)); // 3
  * ```
  */
-export function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
-  const takesValue = VALUE_OPTIONS[name];
+export function afterOptionsAt(name: string, words: readonly ShellWord[], flip = -1): number {
+  const known = VALUE_OPTIONS[name];
   let i = 1;
   while (i < words.length) {
     const w = words[i].text;
+    // `flip`: the index of an option word read with the other arity (a version of the program noema does not know).
+    const takesValue = i === flip ? { test: (o: string) => !known.test(o) } : known;
     if (w === "--") {
       i++;
       break;
@@ -163,8 +166,8 @@ export function afterOptionsAt(name: string, words: readonly ShellWord[]): numbe
     if (!w.startsWith("-") || w === "-" || words[i].dynamic && !words[i].literal.startsWith("-")) break;
     if (!w.startsWith("--") && w.length > 2 && !takesValue.test(w)) {
       // A cluster: `-iu root`, `-fo FILE` take the next word; `-n5`, `-sKILL` hold their value.
-      const k = [...w.slice(1)].findIndex((c) => takesValue.test(`-${c}`));
-      i += k === w.length - 2 ? 2 : 1;
+      const k = [...w.slice(1)].findIndex((c) => known.test(`-${c}`));
+      i += (k === w.length - 2) !== (i === flip) ? 2 : 1;
       continue;
     }
     i += takesValue.test(w) ? 2 : 1;
