@@ -182,6 +182,9 @@ describe("compound commands and evasions", () => {
         "git --attr-source HEAD push",
         "git --some-future-option X push",
         "ssh -P tag host git push", // OpenSSH 9.2: -P TAG
+        "GIT push", // a case-insensitive file system (macOS) runs git
+        "/usr/bin/Git push",
+        "SUDO git push",
         "timeout -X val 5 git push", // an option of a newer timeout taking a value, before the duration
         "nice -X val -n 5 git push",
       ]
