@@ -195,6 +195,9 @@ describe("compound commands and evasions", () => {
     assert.equal(effect(allow, "timeout 5 ls"), "allow");
     assert.equal(effect(DENY, "nice -n 5 ls"), "allow");
     assert.equal(effect(DENY, "timeout $T ls"), "allow", "a dynamic option value is not read as the command");
+    // Keywords keep their case (`THEN` is a program, not `then`); file rules read the lowercased reading too.
+    assert.equal(effect(DENY, "THEN"), "allow");
+    assert.equal(decideLayer(layer({ deny: ["Read(./.env)"] }), bash("THEN"), { cwd: WS }).effect, "allow");
   });
 
   test("(( … )) is also read as the subshells dash (Debian's /bin/sh, the shell adapter's) makes of it", () => {

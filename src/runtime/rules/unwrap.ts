@@ -144,9 +144,9 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
-    if (name !== name.toLowerCase()) {
+    const lower = name.toLowerCase();
+    if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
       // A case-insensitive file system (macOS's default) runs git for `GIT push`: deny and ask rules see it so too.
-      const lower = name.toLowerCase();
       if (walk.alternatesLeft-- <= 0) walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
       else walk.alternates.push(stagesOf([word(lower), ...words.slice(1)], heredoc, depth, walk));
     }
