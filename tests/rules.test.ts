@@ -166,6 +166,54 @@ describe("compound commands and evasions", () => {
     assert.equal(effect(DENY, "ls $DIR"), "allow");
   });
 
+  test("a wrapper option whose arity noema has wrong cannot hide the command (faketime -f, tini -s, strace -U, env -P)", () => {
+    for (
+      const cmd of [
+        "faketime -f '+1d' git push", // -f is a flag: '+1d' is the timestamp
+        "tini -s git push", // -s (subreaper) is a flag
+        "tini -s -- git push",
+        "strace -U name,time git push", // strace 6: -U COLUMNS
+        "strace --output /tmp/x git push", // a long option's value as the next word
+        "env -P /usr/bin git push", // BSD env: -P altpath
+        "env -L u/c git push", // FreeBSD env: -L user/class
+        "faketime -f x sudo git push", // the other reading is peeled too
+        "echo 'git push' | doas -s", // doas -s with no command: a shell reading its input
+        "git --shallow-file x push", // git's own options with a value as the next word
+        "git --attr-source HEAD push",
+        "git --some-future-option X push",
+        "ssh -P tag host git push", // OpenSSH 9.2: -P TAG
+        "GIT push", // a case-insensitive file system (macOS) runs git
+        "/usr/bin/Git push",
+        "SUDO git push",
+        "timeout -X val 5 git push", // an option of a newer timeout taking a value, before the duration
+        "nice -X val -n 5 git push",
+      ]
+    ) assert.equal(effect(DENY, cmd), "deny", cmd);
+    // An allow rule is never granted by the other reading: only deny and ask rules see it.
+    const allow: RuleSet = { allow: ["Bash(ls:*)"], default: "deny" };
+    assert.equal(effect(allow, "sudo -u ls rm -rf x"), "deny");
+    assert.equal(effect(allow, "timeout 5 ls"), "allow");
+    assert.equal(effect(DENY, "nice -n 5 ls"), "allow");
+    assert.equal(effect(DENY, "timeout $T ls"), "allow", "a dynamic option value is not read as the command");
+    // Keywords keep their case (`THEN` is a program, not `then`); file rules read the lowercased reading too.
+    assert.equal(effect(DENY, "THEN"), "allow");
+    assert.equal(decideLayer(layer({ deny: ["Read(./.env)"] }), bash("THEN"), { cwd: WS }).effect, "allow");
+  });
+
+  test("(( … )) is also read as the subshells dash (Debian's /bin/sh, the shell adapter's) makes of it", () => {
+    const TOUCH: RuleSet = { deny: ["Bash(touch:*)"] };
+    for (const cmd of ["((touch x))", "(((touch x)))", "if ((touch x)); then :; fi", "echo ok; ((touch x))"]) {
+      assert.equal(effect(TOUCH, cmd), "deny", cmd);
+    }
+    for (const cmd of ["(( i++ ))", "if (( 1 << 2 )); then ls; fi", "for ((i=0; i<3; i++)); do :; done"]) {
+      assert.equal(effect(TOUCH, cmd), "allow", cmd);
+    }
+    assert.equal(effect({ allow: ["Bash(ls:*)"], default: "deny" }, "ls; ((touch x))"), "deny");
+    // bash: one $'…' word; dash: `$`, a quoted 'a\', then `touch x` runs.
+    assert.equal(effect(TOUCH, "echo $'a\\' ; touch x ; echo $'b\\'"), "deny");
+    assert.equal(effect(TOUCH, "echo $'a\\\\' $'\\x27'"), "allow", "an escaped backslash, a quote by its code");
+  });
+
   test("the units of a line: each command, with its wrappers peeled", () => {
     const { units, problem } = commandUnits("cd x && FOO=1 command /usr/bin/git push");
     assert.equal(problem, null);
@@ -223,6 +271,10 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://evil.com/x" }), "deny");
     assert.equal(fx({ deny: ["WebFetch(domain:evil.com)"] }, "WebFetch", { url: "https://good.com/x" }), "allow");
     assert.equal(fx({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://a.evil.com" }), "deny");
+    for (const url of ["https://evil.com./x", "https://EVIL.com../x", "https://a.evil.com%2e/x"]) {
+      const set = { deny: ["WebFetch(domain:evil.com)", "WebFetch(domain:*.evil.com)"] };
+      assert.equal(fx(set, "WebFetch", { url }), "deny", `a trailing dot names the same host: ${url}`);
+    }
     assert.equal(fx({ deny: ["mcp__github"] }, "mcp__github__create_pr", {}), "deny");
     assert.equal(fx({ deny: ["mcp__github__create_pr"] }, "mcp__github__merge", {}), "allow");
     assert.equal(fx({ deny: ["mcp__github__*"] }, "mcp__github__merge", {}), "deny");

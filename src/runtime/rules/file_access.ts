@@ -141,7 +141,8 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const r of units.redirects) {
     for (const mode of REDIRECT_MODES[r.op] ?? []) out.push(...accessesOf(r.target, { mode }, r.op, cwds, ctx.home));
   }
-  for (const unit of units.units) {
+  // The alternate readings of wrapper options too (`faketime -f X cat .env`): more files, never fewer.
+  for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;
     const name = programName(last[0]);
     const reader: Reader | undefined = FILE_COMMANDS[name];

@@ -89,10 +89,10 @@ function stagePrefix(stage: Stage): string | null {
 /** Whether a deny or ask `Bash` rule matches the line (or could: unknown parts fail closed). */
 function bashBlocks(rule: ParsedRule, s: Subject): { match: boolean; note: string | null } {
   if (rule.specifier === null) return { match: true, note: null };
-  const { units, problem } = s.units!;
+  const { units, problem, alternates } = s.units!;
   if (problem !== null) return { match: true, note: `the command could not be read (${problem})` };
   const pattern = patternOf(rule.specifier);
-  for (const unit of units) {
+  for (const unit of [...units, ...alternates]) {
     for (const stage of unit) {
       if (matchesCommand(pattern, stageText(stage))) return { match: true, note: null };
       const prefix = stagePrefix(stage);
@@ -164,11 +164,12 @@ function domainMatches(spec: string, url: string | null | undefined): boolean {
   if (!url) return false;
   let host: string;
   try {
-    host = new URL(url).hostname.toLowerCase();
+    // A fully qualified name's trailing dot names the same host (`https://evil.com./` fetches evil.com).
+    host = new URL(url).hostname.toLowerCase().replace(/\.+$/, "");
   } catch {
     return false;
   }
-  const domain = spec.slice("domain:".length).toLowerCase();
+  const domain = spec.slice("domain:".length).toLowerCase().replace(/\.+$/, "");
   return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
 }
 

@@ -49,6 +49,11 @@ export interface ParsedShell {
   commands: SimpleCommand[];
   /** Why the text could not be read, or null. */
   problem: string | null;
+  /**
+   * The text inside each `(( … ))` read as an arithmetic command (not after `for`): dash, the `/bin/sh` of Debian and
+   * Ubuntu, and other POSIX shells read `((touch x))` as two subshells and run it, so it is read as commands too.
+   */
+  subshells: string[];
 }
 
 import { arithmeticEnd, backquoted, heredocDelimiter, matchedClose } from "./shell_spans.ts";
@@ -68,6 +73,8 @@ function at(re: RegExp, s: string, index: number): RegExpExecArray | null {
 class Reader {
   i = 0;
   readonly commands: SimpleCommand[] = [];
+  /** See `ParsedShell.subshells`. */
+  readonly subshells: string[] = [];
   problem: string | null = null;
   #words: ShellWord[] = [];
   #word: ShellWord | null = null;
@@ -131,6 +138,7 @@ class Reader {
     if (span.end === -1) return false;
     const inner = this.s.slice(this.i + 2, span.end - 1);
     if (/[$`]/.test(inner)) this.#expansionsOf(inner); // (( a[$(git push)] )) runs it
+    if (!this.#words.some((w) => w.text === "for")) this.subshells.push(inner); // dash: ((touch x)) runs touch
     this.#words = [];
     this.#flushCommand();
     this.i = span.end + 1;
@@ -293,6 +301,7 @@ class Reader {
     inner.expansions();
     if (inner.problem !== null) this.#fail(inner.problem);
     this.commands.push(...inner.commands);
+    this.subshells.push(...inner.subshells);
     // What the shell makes of it: `\$` is `$`, `\\` is `\` (so `sh <<EOF` reads `\$'\x67it'` as `$'\x67it'`).
     const word = inner.#word ?? { text: "", dynamic: false, literal: "" };
     return { text: word.text, dynamic: word.dynamic, literal: word.literal };
@@ -412,6 +421,8 @@ class Reader {
         continue;
       }
       const e = s[++j] ?? "";
+      // dash (the shell adapter's /bin/sh on Debian) has no $'…': it ends the quote at this ' and runs what follows.
+      if (e === "'") return this.#fail("a $'…' holding \\' (bash and dash do not agree where it ends)");
       const hex = at(/x([0-9a-fA-F]{1,2})/y, s, j);
       const oct = at(/([0-7]{1,3})/y, s, j);
       const uni = at(/u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})/y, s, j); // as bash: \u takes 4 digits at most
@@ -438,6 +449,7 @@ class Reader {
     inner.read(null);
     if (inner.problem !== null) return this.#fail(inner.problem);
     this.commands.push(...inner.commands);
+    this.subshells.push(...inner.subshells);
     this.#addDynamic(this.s.slice(this.i, found.end + 1));
     this.i = found.end + 1;
   }
@@ -450,6 +462,7 @@ class Reader {
     const end = inner.read(close);
     if (inner.problem !== null) return this.#fail(inner.problem);
     this.commands.push(...inner.commands);
+    this.subshells.push(...inner.subshells);
     this.#addDynamic(this.s.slice(start, end + 1));
     this.i = end + 1;
   }
@@ -465,10 +478,12 @@ class Reader {
  * ```
  */
 export function parseShell(text: string, depth = 0): ParsedShell {
-  if (depth > MAX_SHELL_DEPTH) return { commands: [], problem: `scripts nested deeper than ${MAX_SHELL_DEPTH}` };
+  if (depth > MAX_SHELL_DEPTH) {
+    return { commands: [], problem: `scripts nested deeper than ${MAX_SHELL_DEPTH}`, subshells: [] };
+  }
   const reader = new Reader(text, depth);
   reader.read(null);
-  return { commands: reader.commands, problem: reader.problem };
+  return { commands: reader.commands, problem: reader.problem, subshells: reader.subshells };
 }
 
 /**

@@ -19,7 +19,7 @@
  * @module
  */
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
-import { afterOptionsAt, type Inner, innerOf, joinWords } from "./wrappers.ts";
+import { afterOptionsAt, type Inner, innerOf, isWrapper, joinWords } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -32,6 +32,13 @@ export interface CommandUnits {
   problem: string | null;
   /** The redirections of every command read (those of `sh -c` scripts included). */
   redirects: Redirect[];
+  /**
+   * Other readings of a wrapper's words, for deny and ask rules only (an allow rule never sees them): the command
+   * starting at a word its option table took as an option's value or a positional (`faketime -f X git push`, should
+   * `-f` be a flag), or right after an option it took as a flag (`strace -U X git push`, should `-U` take a value).
+   * Each is peeled as a command of its own. A version of a program whose options differ cannot hide a command.
+   */
+  alternates: Stage[][];
 }
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
@@ -70,6 +77,42 @@ interface Walk {
   units: Stage[][];
   problems: string[];
   redirects: Redirect[];
+  alternates: Stage[][];
+  /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
+  alternatesLeft: number;
+}
+
+/** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
+const MAX_ALTERNATES = 64;
+
+/**
+ * Reads the other ways a wrapper's words may run a command (see `CommandUnits.alternates`): `words` is the wrapper's
+ * command, `inner` the command its option table says it runs (a suffix of `words`).
+ */
+function alternateReadings(words: Stage, inner: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
+  const start = words.length - inner.length;
+  if (inner.length === 0 || words[start] !== inner[0]) return; // not a suffix (xargs adds its input's words)
+  const starts: number[] = [];
+  // Words taken as an option's value or a positional: the command, should the option be a flag.
+  for (let k = 1; k < start; k++) {
+    const w = words[k];
+    if (!w.dynamic && !w.text.startsWith("-") && !ASSIGNMENT.test(w.text)) starts.push(k);
+  }
+  // An option read as a flag that takes a value (or the other way round) in another version of the program.
+  const name = programName(words[0]);
+  for (let k = 1; k < start; k++) {
+    if (!/^-[^-=]|^--[^=]+$/.test(words[k].text) || words[k].dynamic) continue;
+    const at = isWrapper(name) && name !== "setarch" ? afterOptionsAt(name, words, k) : k + 2; // env: the next word
+    if (at !== start && at < words.length && !starts.includes(at)) starts.push(at);
+  }
+  for (const k of starts) {
+    if (walk.alternatesLeft-- <= 0) {
+      walk.problems.push(`more than ${MAX_ALTERNATES} ways to read the options of its wrappers`);
+      return;
+    }
+    const stages = stagesOf(words.slice(k), heredoc, depth, walk);
+    if (stages.length > 0) walk.alternates.push(stages);
+  }
 }
 
 /** How many leading words of a command only introduce it: assignments, keywords, `coproc [NAME]`, `function NAME`. */
@@ -101,6 +144,12 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
+    const lower = name.toLowerCase();
+    if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
+      // A case-insensitive file system (macOS's default) runs git for `GIT push`: deny and ask rules see it so too.
+      if (walk.alternatesLeft-- <= 0) walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
+      else walk.alternates.push(stagesOf([word(lower), ...words.slice(1)], heredoc, depth, walk));
+    }
     if (runsScripts(name, words, depth, walk)) break;
     if (name === "eval") {
       readScript(joinWords(words.slice(1)), depth, walk);
@@ -108,12 +157,20 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     }
     if (name === "git") {
       const bare = gitSubcommand(words);
-      if (bare !== null) stages.push(bare);
+      if (bare !== null) {
+        stages.push(bare);
+        // An option of a git version noema does not know may take the next word (`git --new-opt X push`).
+        const at = words.length - bare.length + 1;
+        if (/^--?[^-=][^=]*$/.test(words[at - 1].text) && bare.length > 2) {
+          walk.alternates.push([[bare[0], ...bare.slice(2)]]);
+        }
+      }
       break;
     }
     const inner = innerOf(name, words);
     if (inner === null) break;
     if (inner.kind === "command") {
+      alternateReadings(words, inner.words, heredoc, depth, walk);
       words = inner.words;
       continue;
     }
@@ -192,7 +249,8 @@ function runInner(
 }
 
 /** `git`'s options before its subcommand that take a value as the next word. */
-const GIT_VALUE_OPTIONS = /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix)$/;
+const GIT_VALUE_OPTIONS =
+  /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix|--shallow-file|--attr-source)$/;
 
 /** `git -C dir -c k=v push` as `git push` (its global options removed), or null when it has none. */
 function gitSubcommand(words: Stage): Stage | null {
@@ -285,13 +343,19 @@ function readScript(script: ShellWord, depth: number, walk: Walk): void {
   collect(script.text, depth + 1, walk);
 }
 
-function collect(text: string, depth: number, walk: Walk): void {
+/**
+ * Reads a command line into `walk`. `subshell`: the text of a `(( … ))` read as the subshells dash makes of it; a
+ * text dash cannot parse is a syntax error there that runs nothing, so its problem is not one (bash reads it as
+ * arithmetic).
+ */
+function collect(text: string, depth: number, walk: Walk, subshell = false): void {
   if (depth > MAX_SHELL_DEPTH) {
     walk.problems.push(`scripts nested deeper than ${MAX_SHELL_DEPTH}`);
     return;
   }
   const parsed = parseShell(text, depth);
-  if (parsed.problem !== null) walk.problems.push(parsed.problem);
+  if (parsed.problem !== null && !subshell) walk.problems.push(parsed.problem);
+  for (const sub of parsed.subshells) collect(sub, depth + 1, walk, true);
   for (const c of parsed.commands) {
     if (c.redirects) walk.redirects.push(...c.redirects);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
@@ -310,7 +374,12 @@ function collect(text: string, depth: number, walk: Walk): void {
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk: Walk = { units: [], problems: [], redirects: [] };
+  const walk: Walk = { units: [], problems: [], redirects: [], alternates: [], alternatesLeft: MAX_ALTERNATES };
   collect(text, 0, walk);
-  return { units: walk.units, problem: walk.problems[0] ?? null, redirects: walk.redirects };
+  return {
+    units: walk.units,
+    problem: walk.problems[0] ?? null,
+    redirects: walk.redirects,
+    alternates: walk.alternates,
+  };
 }

@@ -71,7 +71,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   chroot: /^(--userspec|--groups)$/,
   unshare:
     /^(-S|--setuid|-G|--setgid|-R|--root|-w|--wd|--propagation|--setgroups|--map-user|--map-group|--map-users|--map-groups)$/,
-  ssh: /^-[bcDEeFIiJLlmOopQRSWwB]$/,
+  ssh: /^-[bcDEeFIiJLlmOopPQRSWwB]$/, // -P TAG: OpenSSH 9.2
   // Less common runners of the command after their options.
   runuser: /^(-u|--user|-g|--group|-G|--supp-group|-s|--shell|-w|--whitelist-environment)$/,
   setpriv:
@@ -79,7 +79,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   prlimit: /^(-p|--pid|-o|--output)$/,
   nsenter: /^(-t|--target|-S|--setuid|-G|--setgid|--user-parent)$/,
   fakeroot: /^(-l|--lib|--faked|-s|-i|-b)$/,
-  faketime: /^(-p|-f)$/,
+  faketime: /^(-p|--date-prog)$/,
   torsocks: /^(-u|-p|-a|-P|--user|--pass|--address|--port)$/,
   proxychains: /^-f$/,
   proxychains4: /^-f$/,
@@ -96,7 +96,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   chronic: /^$/,
   gosu: /^$/,
   "su-exec": /^$/,
-  tini: /^(-s|-e|-p|-l)$/,
+  tini: /^(-e|-p)$/,
   "dumb-init": /^(-r|--rewrite)$/,
   numactl: /^(-C|--physcpubind|-N|--cpunodebind|-m|--membind|-p|--preferred|-i|--interleave)$/,
   cpulimit: /^(-l|--limit|-p|--pid|-e|--exe)$/,
@@ -142,7 +142,8 @@ export function isWrapper(name: string): boolean {
 }
 
 /**
- * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it).
+ * Where the words after a wrapper's own options and positionals start (may be `words.length` or past it). `flip`
+ * is the index of one option word to read with the other arity (a flag taking a value, or a value option none).
  *
  * @example
  * ```ts
@@ -151,11 +152,13 @@ export function isWrapper(name: string): boolean {
  * afterOptionsAt("nice", ["nice", "-n", "5", "git", "push"].map(w)); // 3
  * ```
  */
-export function afterOptionsAt(name: string, words: readonly ShellWord[]): number {
-  const takesValue = VALUE_OPTIONS[name];
+export function afterOptionsAt(name: string, words: readonly ShellWord[], flip = -1): number {
+  const known = VALUE_OPTIONS[name];
   let i = 1;
   while (i < words.length) {
     const w = words[i].text;
+    // `flip`: the index of an option word read with the other arity (a version of the program noema does not know).
+    const takesValue = i === flip ? { test: (o: string) => !known.test(o) } : known;
     if (w === "--") {
       i++;
       break;
@@ -163,8 +166,8 @@ export function afterOptionsAt(name: string, words: readonly ShellWord[]): numbe
     if (!w.startsWith("-") || w === "-" || words[i].dynamic && !words[i].literal.startsWith("-")) break;
     if (!w.startsWith("--") && w.length > 2 && !takesValue.test(w)) {
       // A cluster: `-iu root`, `-fo FILE` take the next word; `-n5`, `-sKILL` hold their value.
-      const k = [...w.slice(1)].findIndex((c) => takesValue.test(`-${c}`));
-      i += k === w.length - 2 ? 2 : 1;
+      const k = [...w.slice(1)].findIndex((c) => known.test(`-${c}`));
+      i += (k === w.length - 2) !== (i === flip) ? 2 : 1;
       continue;
     }
     i += takesValue.test(w) ? 2 : 1;
@@ -195,7 +198,7 @@ function word(text: string): ShellWord {
 const UNKNOWN_ARGUMENTS: ShellWord = { text: "…", dynamic: true, literal: "" };
 
 /** `env`'s short options that take a value (the rest of the word, or the next word). */
-const ENV_VALUE = new Set(["u", "C", "a", "S"]);
+const ENV_VALUE = new Set(["u", "C", "a", "S", "P", "L", "U"]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 
 /**
@@ -345,7 +348,7 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   // With no command, these start a shell that reads its input.
   if (rest === null) {
     return /^(chroot|unshare|setarch|linux32|linux64|i386|x86_64|uname26)$/.test(name) ||
-        name === "sudo" && shellFlag(words)
+        (name === "sudo" || name === "doas") && shellFlag(words)
       ? STDIN
       : null;
   }
