@@ -52,7 +52,17 @@ export function findClaude(
   );
 }
 
-function onPath(name: string, path: string | undefined): string | null {
+/**
+ * The absolute path of the executable file `name` in the first directory of `path` (a `PATH` value) that holds one,
+ * or null.
+ *
+ * @example
+ * ```ts
+ * import { onPath } from "./binary.ts";
+ * onPath("sh", "/usr/bin:/bin"); // "/usr/bin/sh"
+ * ```
+ */
+export function onPath(name: string, path: string | undefined): string | null {
   for (const dir of (path ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);

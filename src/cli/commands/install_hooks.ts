@@ -8,10 +8,10 @@
  * @module
  */
 import { Option } from "@commander-js/extra-typings";
-import { accessSync, constants, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import process from "node:process";
+import { onPath } from "../../agents/claude_code/binary.ts";
 import { installHooks, registeredCommand } from "../../agents/claude_code/install.ts";
 import { mergeHookArgs, parseHookArgs } from "../../agents/hook_args.ts";
 import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
@@ -265,17 +265,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
  */
 function noemaOnPathNote(): string | null {
   const names = process.platform === "win32" ? ["noema.exe", "noema"] : ["noema"];
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    for (const name of dir === "" ? [] : names) {
-      try {
-        const file = join(dir, name);
-        accessSync(file, constants.X_OK);
-        if (statSync(file).isFile()) return null;
-      } catch {
-        // not there: look on
-      }
-    }
-  }
+  if (names.some((name) => onPath(name, process.env.PATH) !== null)) return null;
   return "note: the command runs noema from PATH, and this PATH has none: put the binary on PATH " +
     `(cp ${process.execPath} ~/bin/noema), here and on each teammate's machine, or the agent's every call is blocked`;
 }
