@@ -21,17 +21,23 @@
 // starts, and the closing lines still count the tests that finished and name the files that did not finish and the
 // files that never started.
 // NOEMA_TEST_DIR runs the *.test.ts files of another directory (without the static checks, which are the repo's).
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+// Every runner's TMPDIR is a scratch directory of the run's own, in memory (/dev/shm) where there is one, removed at
+// the end (NOEMA_TEST_TMPDIR: where to make it instead; see scratch_dir.mjs).
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runHalf, timeoutFromEnv } from "./run_half.mjs";
+import { makeScratch, removeScratch, scratchBase } from "./scratch_dir.mjs";
 import { parseBun, parseDeno } from "./test_output.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const extra = process.argv.slice(2);
-const env = { ...process.env, NO_COLOR: "1" };
+// Every runner's TMPDIR: a directory of the run's own, removed at its end (see scratch_dir.mjs).
+const scratch = makeScratch(scratchBase(process.env, tmpdir()));
+process.on("exit", () => removeScratch(scratch));
+const env = { ...process.env, NO_COLOR: "1", TMPDIR: scratch };
 const timeoutMs = timeoutFromEnv(process.env);
 const yes = (v) => ["1", "true", "yes"].includes(v ?? "");
 const serial = yes(process.env.NOEMA_TEST_SERIAL);
@@ -139,8 +145,7 @@ process.on("SIGUSR1", () => expiry.abort("SIGUSR1"));
 
 /** GNU time, which reports the CPU time of a runner and everything it waited for (where it is installed). */
 const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
-const cpuDir = TIME ? mkdtempSync(join(tmpdir(), "noema-test-cpu-")) : null;
-process.on("exit", () => cpuDir && rmSync(cpuDir, { recursive: true, force: true }));
+const cpuDir = TIME ? mkdtempSync(join(scratch, "noema-test-cpu-")) : null;
 let cpuFiles = 0;
 
 /**
@@ -249,7 +254,7 @@ const statics = process.env.NOEMA_TEST_DIR
 
 const started = Date.now();
 const all = jobs();
-process.stdout.write(`${all.length} test files' runs (Deno and Bun), ${jobsAtOnce} at a time\n`);
+process.stdout.write(`${all.length} test files' runs (Deno and Bun), ${jobsAtOnce} at a time; TMPDIR ${scratch}\n`);
 const { results, notStarted } = await pool(all, jobsAtOnce, runFile);
 const checks = await Promise.all(statics);
 clearTimeout(deadline);

@@ -8,11 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { after, describe, test } from "node:test";
 import { runHalf, timeoutFromEnv } from "../scripts/run_half.mjs";
+import { MIN_FREE_BYTES, scratchBase } from "../scripts/scratch_dir.mjs";
 import { REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -236,3 +237,53 @@ describe("npm test (scripts/test.mjs): a run cut short still counts tests", () =
     assert.match(r.out, /^total: 0 passed, 0 failed \(not ok\), in /m);
   });
 });
+
+describe("npm test (scripts/test.mjs): the test files' TMPDIR", () => {
+  test(
+    "is a directory of the run's own, mode 1777, in NOEMA_TEST_TMPDIR, removed with what the tests left",
+    SLOW,
+    async () => {
+      // Each runtime's run of the file writes its os.tmpdir() into marks, and leaves a file there.
+      const { dir, marks } = fixtureSuite({
+        "tmp.test.ts": HEAD + `import { tmpdir } from "node:os";
+import { statSync } from "node:fs";
+test("tmpdir", () => {
+  const rt = "Deno" in globalThis ? "deno" : "bun";
+  writeFileSync(join(process.env.NOEMA_FIXTURE_MARKS!, "tmpdir-" + rt), tmpdir());
+  writeFileSync(join(tmpdir(), "left-by-" + rt), "x");
+  const mode = (statSync(tmpdir()).mode & 0o7777).toString(8);
+  writeFileSync(join(process.env.NOEMA_FIXTURE_MARKS!, "mode-" + rt), mode);
+});\n`,
+      });
+      const base = tempDir("noema-scratch-base-");
+      after(() => base.cleanup());
+      const r = await within(runSuite(dir, { NOEMA_TEST_TMPDIR: base.path }), 120_000, "npm test");
+      assert.equal(r.code, 0, r.out);
+      for (const rt of ["deno", "bun"]) {
+        const seen = readFileSync(join(marks, `tmpdir-${rt}`), "utf8");
+        assert.match(seen, new RegExp(`^${base.path}/noema-test-[^/]+$`), `${rt}'s TMPDIR`);
+        assert.ok(r.out.includes(`TMPDIR ${seen}`), `the run says where: ${r.out}`);
+        assert.equal(readFileSync(join(marks, `mode-${rt}`), "utf8"), "1777");
+      }
+      assert.deepEqual(readdirSync(base.path), [], "the scratch directory is gone, with the files left in it");
+    },
+  );
+
+  test("is made in /dev/shm when it is a writable directory with room, else in the fallback", () => {
+    const shm = tempDir("noema-shm-");
+    after(() => shm.cleanup());
+    const free = statfsFree(shm.path);
+    assert.equal(scratchBase({}, "/fallback", shm.path), free >= MIN_FREE_BYTES ? shm.path : "/fallback");
+    assert.equal(scratchBase({}, "/fallback", join(shm.path, "missing")), "/fallback");
+    shm.file("plain", "x");
+    assert.equal(scratchBase({}, "/fallback", join(shm.path, "plain")), "/fallback", "a file is not a directory");
+    assert.equal(scratchBase({ NOEMA_TEST_TMPDIR: "/chosen" }, "/fallback", shm.path), "/chosen");
+    assert.ok(statSync(shm.path).isDirectory());
+  });
+});
+
+/** The bytes free on the file system of `path`. */
+function statfsFree(path: string): number {
+  const fs = statfsSync(path);
+  return fs.bavail * fs.bsize;
+}
