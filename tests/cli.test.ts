@@ -348,7 +348,10 @@ describe("global options", () => {
       const [args, pattern] of [
         [["bogus"], /unknown command 'bogus' \(see 'noema --help'\)/],
         [["help", "nosuch"], /^noema: unknown command 'nosuch' \(see 'noema --help'\)\n$/],
-        [["policy", "test", "x.ts", "--command", "ls", "--json"], /'--json' \(see 'noema policy test --help'\)/],
+        [
+          ["policy", "test", "x.ts", "--command", "ls", "--jason"],
+          /unknown option '--jason' \(Did you mean --json\?\) \(see 'noema policy test --help'\)/,
+        ],
         [["store", "pull"], /unknown command 'pull' \(see 'noema store --help'\)/],
         [["list", "--jsn"], /unknown option '--jsn'/],
         [["state"], /missing required argument 'episode'/],

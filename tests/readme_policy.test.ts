@@ -121,4 +121,25 @@ describe("help and docs agree with what `noema policy test` does (issue 23.14)",
     assert.equal(r.stdout.trim(), output);
     assert.equal(r.code, Number(code));
   });
+
+  test("--json prints the same JSON; --policy-timeout bounds the policy as in a run (too slow: failed, exit 1)", () => {
+    const { cwd, env } = withPolicy("template");
+    const plain = cli(["policy", "test", "no-force-push.ts", "--command", "rm -rf /"], { cwd, env });
+    const json = cli(["policy", "test", "no-force-push.ts", "--command", "rm -rf /", "--json"], { cwd, env });
+    assert.equal(json.code, 3, json.stderr);
+    assert.equal(json.stdout, plain.stdout);
+    // A policy that waits 60 s: the 200 ms bound fails it (fail_closed), and the error names that bound.
+    writeFileSync(
+      join(cwd, "slow.ts"),
+      `export default { name: "Slow", version: "1.0", async advise() { await new Promise((r) => setTimeout(r, 60_000)); } };\n`,
+    );
+    const slow = cli(["policy", "test", "slow.ts", "--command", "ls", "--policy-timeout", "200"], { cwd, env });
+    assert.equal(slow.code, 1, slow.stdout + slow.stderr);
+    const out = JSON.parse(slow.stdout);
+    assert.equal(out.result, "failed");
+    assert.deepEqual(out.verdicts[0].error, { type: "PolicyTimeout", message: "advise did not settle within 200 ms" });
+    const bad = cli(["policy", "test", "slow.ts", "--command", "ls", "--policy-timeout", "soon"], { cwd, env });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--policy-timeout/);
+  });
 });

@@ -19,10 +19,11 @@ import { EXIT } from "../../errors.ts";
 import type { ActResult, AdapterPlugin } from "../../plugins/api.ts";
 import { readEvents } from "../../read/episode.ts";
 import { run } from "../../drivers.ts";
-import { FAILURE_POLICIES } from "../../runtime/settings.ts";
+import { FAILURE_POLICIES, MAX_POLICY_TIMEOUT_MS } from "../../runtime/settings.ts";
 import { INTUITION_MODES } from "../../schema/state.ts";
 import { type CliContext, examples } from "../context.ts";
 import { usageError } from "../errors.ts";
+import { numberOption } from "../run_options.ts";
 import { registerPolicyBacktest } from "./policy_backtest.ts";
 
 /** The action a policy test proposes. */
@@ -161,7 +162,11 @@ export async function testPolicy(
   file: string,
   task: string,
   action: TestAction,
-  settings: { intuition_mode?: (typeof INTUITION_MODES)[number]; failure_policy?: (typeof FAILURE_POLICIES)[number] },
+  settings: {
+    intuition_mode?: (typeof INTUITION_MODES)[number];
+    failure_policy?: (typeof FAILURE_POLICIES)[number];
+    policy_timeout_ms?: number;
+  },
   actResult?: ActResult,
 ): Promise<PolicyTestResult> {
   const root = mkdtempSync(join(tmpdir(), "noema-policy-test-"));
@@ -288,6 +293,11 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
     .addOption(new Option("--failure-policy <policy>", "when the policy fails (default fail_closed)").choices(
       FAILURE_POLICIES,
     ))
+    .addOption(
+      new Option("--policy-timeout <ms>", "longest time the policy may take, in advise and in review (default 5000)")
+        .argParser(numberOption("--policy-timeout", 1, MAX_POLICY_TIMEOUT_MS, true)),
+    )
+    .option("--json", "print JSON (the output is JSON in any case; accepted like every command's --json)")
     .addHelpText(
       "after",
       examples(
@@ -316,6 +326,7 @@ export function registerPolicy(program: CommandUnknownOpts, ctx: CliContext): vo
       const result = await testPolicy(file, opts.task, action, {
         intuition_mode: opts.intuitionMode,
         failure_policy: opts.failurePolicy,
+        policy_timeout_ms: opts.policyTimeout,
       }, given);
       ctx.out.json(result);
       const review = result.review?.result;
