@@ -81,3 +81,27 @@ describe("a rules file must be a regular file", () => {
     assert.match(r.stderr, /noema\.jsonc: not a regular file \(a FIFO\)/);
   });
 });
+
+describe("noema rules test shows every reading the rules check", () => {
+  test("other_readings: the other ways a wrapper's words may run a command, which decided the deny", () => {
+    const file = join(tmp.path, "push.jsonc");
+    writeFileSync(file, '{ "deny": ["Bash(git push:*)"] }\n');
+    // `faketime -f X git push`: with -f taking no value, `X git push` would run.
+    const r = cli(["rules", "test", "--rules", file, "-c", "faketime -f X git push"], { env });
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual(out.commands, ["git push"]);
+    assert.ok(out.other_readings.includes("X git push"), r.stdout);
+    // A name only a case-insensitive file system runs as git: the main reading is allowed, the other is denied.
+    const upper = JSON.parse(cli(["rules", "test", "--rules", file, "-c", "ls && GIT push"], { env }).stdout);
+    assert.deepEqual([upper.effect, upper.commands, upper.other_readings], ["deny", ["ls", "GIT push"], ["git push"]]);
+    const plain = JSON.parse(cli(["rules", "test", "--rules", file, "-c", "ls -l"], { env }).stdout);
+    assert.deepEqual([plain.effect, plain.other_readings], ["allow", []]);
+    const read = JSON.parse(
+      cli(["rules", "test", "--rules", file, "--tool", "Read", "--input", '{"file_path": "x"}'], {
+        env,
+      }).stdout,
+    );
+    assert.equal(read.other_readings, null, "not a shell command");
+  });
+});

@@ -19,7 +19,7 @@ import { rulesVerdict } from "../../runtime/rules/policy.ts";
 import type { RuleLayer } from "../../runtime/rules/schema.ts";
 import { ruleTarget } from "../../runtime/rules/tools.ts";
 import { fileAccesses } from "../../runtime/rules/file_access.ts";
-import { commandUnits } from "../../runtime/rules/unwrap.ts";
+import { type CommandUnits, commandUnits } from "../../runtime/rules/unwrap.ts";
 import { collect } from "../args.ts";
 import { type CliContext, examples } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -62,6 +62,11 @@ function testCall(opts: { command?: string; tool?: string; input?: string }) {
 }
 
 /** The files a shell line reads and writes, as `rules test` shows them (`whole`: a folder and all it holds). */
+/** A command as the rules read it: the innermost command of one unit, its words joined by spaces. */
+function unitText(unit: CommandUnits["units"][number]): string {
+  return unit.at(-1)!.map((w) => w.text).join(" ");
+}
+
 function shellFiles(command: string, cwd: string) {
   return fileAccesses(commandUnits(command), { cwd, home: homedir() }).map((a) => ({
     mode: a.mode,
@@ -113,9 +118,9 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
         ['noema rules test --command "FOO=1 command git push"', "denied by Bash(git push:*): exit 3"],
         ['noema rules test --tool Read --input \'{"file_path": ".env"}\'', "a file rule"],
       ) +
-        '\nOutput: {"effect": "allow" | "ask" | "deny", "audit", "advice", "target", "commands", "files", "layers":\n' +
-        "[{source, field, mode, effect, rule, reason, note}]}. Exit codes: 0 allowed (or only audited), 2 usage or\n" +
-        "a bad rule, 3 denied, 4 needs approval.\n",
+        '\nOutput: {"effect": "allow" | "ask" | "deny", "audit", "advice", "target", "commands", "other_readings",\n' +
+        '"files", "layers": [{source, field, mode, effect, rule, reason, note}]}. Exit codes: 0 allowed (or only\n' +
+        "audited), 2 usage or a bad rule, 3 denied, 4 needs approval.\n",
     )
     .action((opts) => {
       const action = testCall(opts);
@@ -124,15 +129,16 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
       const layers = layersHere(ctx, [...(rules.opts().rules ?? []), ...(opts.rules ?? [])]);
       const target = ruleTarget(action, cwd);
       const verdict = rulesVerdict(layers, action, cwd);
+      const shell = target?.tool === "Bash" ? commandUnits(target.command ?? "") : null;
       const effect = !verdict || verdict.audit ? "allow" : verdict.requires_approval ? "ask" : "deny";
       ctx.out.json({
         effect,
         audit: verdict?.audit === true,
         advice: verdict?.advice ?? null,
         target,
-        commands: target?.tool === "Bash"
-          ? commandUnits(target.command ?? "").units.map((u) => u.at(-1)!.map((w) => w.text).join(" "))
-          : null,
+        commands: shell ? shell.units.map(unitText) : null,
+        // What deny and ask rules also check (never allow rules): the other ways a wrapper's words may be read.
+        other_readings: shell ? [...new Set(shell.alternates.map(unitText))] : null,
         files: target?.tool === "Bash" ? shellFiles(target.command ?? "", cwd) : null,
         layers: target === null ? [] : layers.map((l) => {
           const d = decideLayer(l, target, { cwd });
