@@ -15,7 +15,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROFILE_RULES, RULES, validateEpisodeDir } from "noema";
 import { cli } from "./helpers/cli.ts";
@@ -330,5 +330,76 @@ describe("a foreign but conforming episode", () => {
     const usage = cli(["validate", dir, "--strict"]);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--strict needs --profile noema/);
+  });
+});
+
+describe("--profile noema: each decision is one on a checkpoint of this episode, bound to it", () => {
+  /** A copy of the paused episode with the approval `noema approve` writes; its directory and the record's path. */
+  function approved(): { dir: string; record: string; checkpoint: string } {
+    const dir = edited(PAUSED, () => {});
+    const root = join(dir, "..", "..");
+    const r = cli(["approve", dir.split("/").at(-1)!, "--root", root, "--by", "ana"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const [name] = readdirSync(join(dir, "approvals"));
+    return { dir, record: join(dir, "approvals", name), checkpoint: join(dir, "checkpoints", name) };
+  }
+  const rules = (dir: string) => validateEpisodeDir(dir, { profile: "noema" }).warnings.map((w) => w.message);
+
+  test("noema's own decision: no warning; edited, planted or unbound decisions: one warning each", () => {
+    const { dir, record, checkpoint } = approved();
+    assert.deepEqual(validateEpisodeDir(dir, { profile: "noema" }).warnings, []);
+    const text = readFileSync(record, "utf8");
+    const edit = (change: (r: Json) => void) => {
+      const r = JSON.parse(text);
+      change(r);
+      writeFileSync(record, JSON.stringify(r));
+    };
+    edit((r) => r.checkpoint_digest = "sha256:" + "0".repeat(64));
+    assert.match(rules(dir).join("\n"), /checkpoint_digest sha256:0{64} is not checkpoints\/.*\.json's \(sha256:/);
+    edit((r) => delete r.checkpoint_digest);
+    assert.match(rules(dir).join("\n"), /has no checkpoint_digest/);
+    edit((r) => r.decision = "maybe");
+    assert.match(rules(dir).join("\n"), /its decision "maybe" is neither "approved" nor "rejected"/);
+    edit((r) => r.episode_id = "ep_other");
+    assert.match(rules(dir).join("\n"), /it names ep_other\//);
+    // The checkpoint's pending action changed after the decision: the decision is bound to the old one.
+    writeFileSync(record, text);
+    const cp = JSON.parse(readFileSync(checkpoint, "utf8"));
+    cp.pending.action.input = { command: "rm -rf /" };
+    writeFileSync(checkpoint, JSON.stringify(cp));
+    assert.match(rules(dir).join("\n"), /it decided another pending action or other policies/);
+    // A decision planted for a checkpoint the run never had.
+    writeFileSync(join(dir, "approvals", "cp_never.json"), text);
+    assert.ok(rules(dir).some((m) => /no checkpoints\/cp_never\.json/.test(m)), rules(dir).join("\n"));
+    const report = validateEpisodeDir(dir, { profile: "noema" });
+    assert.ok(report.warnings.every((w) => w.rule === "noema.approval"));
+    assert.equal(report.valid, true, "warnings: the contract knows no approvals");
+    assert.deepEqual(validateEpisodeDir(dir).warnings, [], "the contract profile has none");
+  });
+
+  test("an approved run resumed to its end: no warning", () => {
+    const { dir } = approved();
+    const r = cli(["resume", dir.split("/").at(-1)!, "--root", join(dir, "..", "..")], {
+      cwd: join(PAUSED, "..", "..", ".."),
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const report = validateEpisodeDir(dir, { profile: "noema", strict: true });
+    assert.deepEqual([report.problems, report.warnings, report.valid], [[], [], true]);
+  });
+
+  test("a decision that is not JSON, or a symbolic link, is a warning naming the file; nothing is read through it", () => {
+    const { dir, record } = approved();
+    writeFileSync(record, "{ not json");
+    const bad = validateEpisodeDir(dir, { profile: "noema" }).warnings;
+    assert.equal(bad.length, 1);
+    assert.match(bad[0].file, /approvals\/.*\.json$/);
+    assert.match(bad[0].message, /invalid JSON/);
+    const link = join(dir, "approvals", "cp_link.json");
+    symlinkSync("/etc/passwd", link);
+    assert.ok(
+      validateEpisodeDir(dir, { profile: "noema" }).warnings.some((w) =>
+        w.file.endsWith("cp_link.json") && /symbolic link/.test(w.message)
+      ),
+    );
   });
 });

@@ -34,6 +34,8 @@ export const PROFILE_RULES = {
   "noema.plan_fields": "a terminal run's state.json plan carries source and updated_at (optional in the contract)",
   "noema.action_fields":
     "an outcomes.actions record carries the step_id, result_status and input_excerpt its act event has",
+  "noema.approval": "each approvals/<id>.json is a decision (approved or rejected) on checkpoints/<id>.json of this " +
+    "episode, naming both, bound to its pending action by checkpoint_digest (what resume and attest require)",
 } as const;
 
 /** A rule id of the `noema` profile. */

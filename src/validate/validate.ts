@@ -27,6 +27,7 @@ import { checkSections } from "./sections.ts";
 import { Collector, display, type ValidationProblem, type ValidationWarning } from "./collector.ts";
 import { LearnTrace } from "./learn_rules.ts";
 import { type Profile, type ProfileFinding, stateProfile, summaryProfile } from "./profile.ts";
+import { checkApprovals } from "./approvals.ts";
 import {
   checkBranchingFactor,
   checkEventTrace,
@@ -439,6 +440,7 @@ export function validateEpisodeDir(dir: string, options: ValidateOptions = {}): 
   checkManifest(c, facts);
   checkPlanTrace(c, { dir, terminal, state, trace: scan?.trace ?? null });
   checkDirectoryName(c, { dir, terminal, state, trace: scan?.trace ?? null });
+  checkApprovals(c, dir, episodeId);
   return {
     target: display(dir),
     episode_id: episodeId ?? basename(dir),

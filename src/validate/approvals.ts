@@ -1,0 +1,105 @@
+/**
+ * The `noema` profile's check of an episode's human decisions: each
+ * `approvals/<id>.json` must be a decision on a checkpoint this episode has
+ * (`checkpoints/<id>.json` beside it), naming this episode and that
+ * checkpoint, `approved` or `rejected`, and bound to that checkpoint's pending
+ * action by its `checkpoint_digest` — what `noema attest` and `noema resume`
+ * require before they attest or act on it. The contract does not know
+ * approvals, so these are warnings (`--strict` makes them fail).
+ *
+ * @module
+ */
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { NoemaError } from "../errors.ts";
+import { checkpointDigest } from "../store/checkpoint_digest.ts";
+import { readJsonText } from "../store/json_file.ts";
+import { type Collector, display } from "./collector.ts";
+
+/** An approval record is a few hundred bytes; a larger file is not read. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+/** The names of the regular `*.json` files of `dir/sub` (none when it is absent); a link is reported, not followed. */
+function records(c: Collector, dir: string, sub: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(dir, sub)).filter((n) => n.endsWith(".json")).sort();
+  } catch {
+    return [];
+  }
+  return names.filter((n) => {
+    const path = join(dir, sub, n);
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) return true;
+    c.warn(display(path), "noema.approval", "is a symbolic link; not read (noema never writes one)");
+    return false;
+  });
+}
+
+/** The parsed JSON of one record, or null (warned) when it cannot be read. */
+function readRecord(c: Collector, path: string): Record<string, unknown> | null {
+  try {
+    return readJsonText(path, display(path), { maxBytes: MAX_RECORD_BYTES }).value;
+  } catch (e) {
+    if (!(e instanceof NoemaError)) throw e;
+    c.warn(display(path), "noema.approval", e.detail, e.location.line);
+    return null;
+  }
+}
+
+/** What is wrong with one decision on checkpoint `id` (its checkpoint parsed, or null when absent), or null. */
+function problemOf(
+  r: Record<string, unknown>,
+  id: string,
+  episodeId: string | null,
+  checkpoint: Record<string, unknown> | null,
+): string | null {
+  if (checkpoint === null) return `no checkpoints/${id}.json: a decision on a checkpoint this run never had`;
+  if (r.checkpoint_id !== id || (episodeId !== null && r.episode_id !== episodeId)) {
+    return `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId ?? "this episode"}/${id}`;
+  }
+  if (r.decision !== "approved" && r.decision !== "rejected") {
+    return `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`;
+  }
+  if (typeof r.checkpoint_digest !== "string") {
+    return "it has no checkpoint_digest: it is bound to no pending action (noema resume refuses it)";
+  }
+  const own = checkpointDigest(checkpoint);
+  if (r.checkpoint_digest !== own) {
+    return `its checkpoint_digest ${r.checkpoint_digest} is not checkpoints/${id}.json's (${own}): ` +
+      "it decided another pending action or other policies";
+  }
+  return null;
+}
+
+/**
+ * Warns (profile `noema`) about each decision in `dir/approvals` that is not
+ * one on a checkpoint of this episode, bound to it.
+ *
+ * @example
+ * ```ts
+ * import { Collector } from "./collector.ts";
+ * import { checkApprovals } from "./approvals.ts";
+ * const c = new Collector(100, true);
+ * checkApprovals(c, ".noema/episodes/ep_1", "ep_1");
+ * console.log(c.warnings);
+ * ```
+ */
+export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
+  if (!c.profile) return;
+  for (const name of records(c, dir, "approvals")) {
+    const path = join(dir, "approvals", name);
+    const record = readRecord(c, path);
+    if (record === null) continue;
+    const id = name.slice(0, -".json".length);
+    const cpPath = join(dir, "checkpoints", name);
+    const cp = lstatSync(cpPath, { throwIfNoEntry: false });
+    if (cp?.isSymbolicLink()) {
+      c.warn(display(cpPath), "noema.approval", "is a symbolic link; not read (noema never writes one)");
+      continue;
+    }
+    const checkpoint = cp === undefined ? null : readRecord(c, cpPath);
+    if (cp !== undefined && checkpoint === null) continue; // its own warning says why
+    const why = problemOf(record, id, episodeId, checkpoint);
+    if (why !== null) c.warn(display(path), "noema.approval", why);
+  }
+}
