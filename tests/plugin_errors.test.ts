@@ -61,6 +61,17 @@ export default class Future extends DirectedIntuition {
     mkdirSync(join(tmp.path, "lib"));
     tmp.file(join("lib", "config.ts"), "\nthrow new Error('no config file');\n");
     tmp.file("imports-throwing.ts", 'import "./lib/config.ts";\nexport default { name: "x", advise() {} };\n');
+    tmp.file(join("lib", "names.ts"), "export const known = 1;\n");
+    tmp.file(
+      "imports-missing.ts",
+      '// a name noema does not export\nimport { deepFreeze, notExported } from "noema";\n' +
+        'export default { name: "x", advise() { return notExported(deepFreeze({})); } };\n',
+    );
+    tmp.file(
+      "imports-missing-local.ts",
+      'import {\n  known,\n  type Nope as N,\n  absent as alias,\n} from "./lib/names.ts";\n' +
+        'export default { name: "x", advise() { return known + alias ? undefined : undefined; } };\n',
+    );
   });
   after(() => tmp.cleanup());
 
@@ -128,6 +139,19 @@ export default class Future extends DirectedIntuition {
       cli(["run", "t", "--policy", "imports-throwing.ts"], tmp.path),
       "imports-throwing.ts",
       /: cannot load: no config file \(at lib\/config\.ts:2:\d+\)$/,
+    );
+  });
+
+  test("a name the module does not export: where the plugin imports it (Bun does not say; Deno does)", () => {
+    assertOneLineError(
+      cli(["run", "t", "--policy", "imports-missing.ts"], tmp.path),
+      "imports-missing.ts",
+      /notExported.* (\(at imports-missing\.ts:2:22\)|at file:\/\/\/.*imports-missing\.ts:2:22)$/,
+    );
+    assertOneLineError(
+      cli(["run", "t", "--policy", "imports-missing-local.ts"], tmp.path),
+      "imports-missing-local.ts",
+      /absent.* (\(at imports-missing-local\.ts:4:3\)|at file:\/\/\/.*imports-missing-local\.ts:4:3)$/,
     );
   });
 

@@ -21,6 +21,7 @@ import {
 } from "./api.ts";
 import { captureOutput } from "./plugin_output.ts";
 import { throwSite } from "./thrown.ts";
+import { missingExportSite } from "./missing_export.ts";
 import type { Planner } from "../runtime/planner.ts";
 import { jsonType } from "../json.ts";
 
@@ -220,7 +221,8 @@ function loadFailure(e: unknown, file: string): string {
   } catch {
     stack = undefined;
   }
-  const at = typeof stack === "string" ? throwSite(stack, file) ?? importedSite(stack, file) : null;
+  const at = (typeof stack === "string" ? throwSite(stack, file) ?? importedSite(stack, file) : null) ??
+    missingExportSite(text, file);
   // Deno's message may say where already (`… at file:///p/x.ts:1:10`).
   const said = text.includes(file) || text.includes(nodeUrl().pathToFileURL(file).href);
   return `cannot load: ${first}${at && !said ? ` (at ${at})` : ""}`;
