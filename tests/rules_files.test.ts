@@ -285,6 +285,34 @@ describe("paths are resolved before matching", () => {
   });
 });
 
+describe("a case-insensitive file system (macOS's, Windows' default): deny and ask rules match a path in any case", () => {
+  // On such a file system `.ENV` is `.env`: a deny rule that only matched the spelling as written let it through.
+  test("shell reads and writes, globs, folders read whole, and the Read, Edit and Write tools", () => {
+    for (const line of ["cat .ENV", "cat ./.Env", "cp .ENV /tmp/x", "head -n 1 $PWD/.eNv", "cat .[E]NV"]) {
+      assert.equal(effect(line), "deny", line);
+    }
+    assert.equal(effect("echo x > .ENV"), "deny", "a write, by Edit(./.env)");
+    assert.equal(effect("cat .ENV.example"), "allow", "another name is still another file");
+    const upper = { deny: ["Read(./SUB/**)"] };
+    assert.match(decide("grep -r x .", upper).note ?? "", /holds .*\/sub$/, "sub/ is what SUB/** covers");
+    const target = (tool: string, input: Record<string, unknown>) =>
+      ruleTarget({ kind: "tool", tool, input, command: JSON.stringify(input) }, WS)!;
+    const fx = (set: RuleSet, tool: string, input: Record<string, unknown>) =>
+      decideLayer(layer(set), target(tool, input), { cwd: WS }).effect;
+    assert.equal(fx(RULES, "Read", { file_path: join(WS, ".ENV") }), "deny");
+    assert.equal(fx(RULES, "Write", { file_path: join(WS, ".Env"), content: "" }), "deny");
+    assert.equal(fx({ ask: ["Read(./.env)"] }, "Read", { file_path: join(WS, ".ENV") }), "ask");
+  });
+
+  test("allow rules still match only as written: they never let more through", () => {
+    const set: RuleSet = { default: "deny", allow: ["Read(./sub/**)", "Bash(cat:*)"] };
+    const target = (input: Record<string, unknown>) =>
+      ruleTarget({ kind: "tool", tool: "Read", input, command: JSON.stringify(input) }, WS)!;
+    assert.equal(decideLayer(layer(set), target({ file_path: join(WS, "sub", "a.ts") }), { cwd: WS }).effect, "allow");
+    assert.equal(decideLayer(layer(set), target({ file_path: join(WS, "SUB", "a.ts") }), { cwd: WS }).effect, "deny");
+  });
+});
+
 describe("paths known only when the command runs fail closed, saying why", () => {
   test("expansions, globs that may name the file, xargs, find -exec, an unknown cd", () => {
     const cases: [string, RegExp][] = [

@@ -4,7 +4,9 @@
  * (as written, folded, or where its symlinks lead); a glob argument when it
  * could name a file the rule covers; a folder read or written whole when it
  * holds one now (or is too large to look through); a path only known when the
- * command runs always does.
+ * command runs always does. Deny and ask rules match a path in any letter case
+ * (`cat .ENV` reads `.env` on a case-insensitive file system, macOS's and
+ * Windows' default); allow rules only as written.
  *
  * @module
  */
@@ -20,9 +22,13 @@ export const MAX_TREE_ENTRIES = 20_000;
 const GLOB_CHARS = /[*?[\]{}]/;
 const testers = new Map<string, (p: string) => boolean>();
 
-/** The test of a rule glob: the glob itself, what a folder it names holds, and where its path really is. */
-function tester(glob: string): (p: string) => boolean {
-  let t = testers.get(glob);
+/**
+ * The test of a rule glob: the glob itself, what a folder it names holds, and where its path really is; in any
+ * letter case when `anyCase`.
+ */
+function tester(glob: string, anyCase = false): (p: string) => boolean {
+  const key = anyCase ? `i:${glob}` : `s:${glob}`;
+  let t = testers.get(key);
   if (t === undefined) {
     const nfc = glob.normalize("NFC");
     const globs = nfc === glob ? [glob, `${glob}/**`] : [glob, `${glob}/**`, nfc, `${nfc}/**`];
@@ -32,30 +38,37 @@ function tester(glob: string): (p: string) => boolean {
         globs.push(real, `${real}/**`);
       } catch { /* it does not exist (yet): its spelling is what counts */ }
     }
-    t = picomatch(globs, { dot: true });
+    t = picomatch(globs, { dot: true, nocase: anyCase });
     if (testers.size > 2000) testers.clear();
-    testers.set(glob, t);
+    testers.set(key, t);
   }
   return t;
 }
 
 /**
- * Whether a path (absolute, or relative to `cwd`) matches a rule glob in any of its spellings.
+ * Whether a path (absolute, or relative to `cwd`) matches a rule glob in any of its spellings (and, with
+ * `anyCase`, in any letter case: for deny and ask rules).
  *
  * @example
  * ```ts
  * import { pathUnderRule } from "./file_rules.ts";
  * pathUnderRule("/proc/self/root/w/.env", "/w/.env", "/"); // true
+ * pathUnderRule("/w/.ENV", "/w/.env", "/", true); // true
  * ```
  */
-export function pathUnderRule(path: string, glob: string, cwd: string): boolean {
-  const test = tester(glob);
+export function pathUnderRule(path: string, glob: string, cwd: string, anyCase = false): boolean {
+  const test = tester(glob, anyCase);
   return resolvedPaths(path, cwd).some((p) => test(p));
+}
+
+/** Whether two globs may name one path, in any letter case. */
+function overlapAnyCase(a: string, b: string): boolean {
+  return globsOverlap(a, b) || globsOverlap(a.toLowerCase(), b.toLowerCase());
 }
 
 /** The first path under `dir` the rule covers, "" when there are too many to look through, null when none. */
 function heldIn(dir: string, glob: string): string | null {
-  const test = tester(glob);
+  const test = tester(glob, true);
   const stack = [dir];
   let seen = 0;
   while (stack.length > 0) {
@@ -85,7 +98,8 @@ function globSpellings(glob: string): string[] {
 }
 
 /**
- * Whether the access falls under the rule glob: false, or why (null when the path plainly matches).
+ * Whether the access falls under a deny or ask rule's glob (in any letter case): false, or why (null when the path
+ * plainly matches).
  *
  * @example
  * ```ts
@@ -99,11 +113,11 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
   if (access.form === "unknown") return `${access.by} ${JSON.stringify(access.path)} is only known when it runs`;
   if (access.form === "glob") {
     const hit = globSpellings(access.path).flatMap((g) => access.tree ? [g, `${g}/**`] : [g])
-      .some((g) => globsOverlap(g, glob) || mayHold(glob) && globsOverlap(g, `${glob}/**`));
+      .some((g) => overlapAnyCase(g, glob) || mayHold(glob) && overlapAnyCase(g, `${glob}/**`));
     return hit ? `${access.by} ${what} ${access.path}, which may name a file the rule covers` : false;
   }
   const spellings = access.spellings ??= resolvedPaths(access.path, "/");
-  const test = tester(glob);
+  const test = tester(glob, true);
   if (spellings.some((p) => test(p))) return null;
   // A listing shows the names a folder holds: denied when the rule covers whatever the folder holds (any name in it).
   if (access.names) {
@@ -112,7 +126,7 @@ export function accessHit(access: FileAccess, glob: string): string | null | fal
   }
   if (!access.tree) return false;
   for (const dir of spellings) {
-    if (!globsOverlap(`${escapeGlob(dir)}/**`, glob)) continue;
+    if (!overlapAnyCase(`${escapeGlob(dir)}/**`, glob)) continue;
     // What a folder write creates (an archive extracted, a folder copied in) is not known: it may be the file.
     if (access.mode === "write" && !access.existing) {
       return `${access.by} writes into ${dir}, and may create a file the rule covers`;

@@ -132,10 +132,10 @@ function pathGlob(spec: string, base: string, ctx: MatchContext): string {
   return inner.includes("/") ? join(resolve(ctx.cwd), inner) : join(resolve(ctx.cwd), "**", inner);
 }
 
-function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext): boolean {
+function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext, anyCase: boolean) {
   // A directory pattern covers what is inside it; a path counts by each of its spellings (see resolve_path.ts).
   const glob = pathGlob(spec, base, ctx).replace(/\/+$/, "");
-  return paths.some((p) => pathUnderRule(p, glob, "/"));
+  return paths.some((p) => pathUnderRule(p, glob, "/", anyCase));
 }
 
 /** Whether a deny or ask file rule holds against a `Bash` line: a file it reads or writes falls under it. */
@@ -178,13 +178,13 @@ function mcpMatches(ruleTool: string, tool: string): boolean {
   return tool === ruleTool || tool.startsWith(`${ruleTool}__`) && ruleTool.split("__").length === 2;
 }
 
-/** Whether a non-Bash rule matches the call. */
-function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): boolean {
+/** Whether a non-Bash rule matches the call; a path in any letter case for a deny or ask rule (`blocking`). */
+function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext, blocking: boolean): boolean {
   const t = s.target;
   if (rule.tool.startsWith("mcp__")) return mcpMatches(rule.tool, t.tool);
   if (!ruleCovers(rule.tool, t.tool)) return false;
   if (rule.specifier === null) return true;
-  if (t.paths !== undefined) return pathMatches(rule.specifier, base, t.paths, ctx);
+  if (t.paths !== undefined) return pathMatches(rule.specifier, base, t.paths, ctx, blocking);
   if (t.tool === "WebFetch") return domainMatches(rule.specifier, t.url);
   return matchesCommand(patternOf(rule.specifier), t.subject ?? "");
 }
@@ -236,7 +236,7 @@ export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchCont
       } else if (target.tool === "Bash" && Object.hasOwn(SHELL_FILE_RULES, rule.tool)) {
         const note = shellFileBlocks(rule, layer.base, s, ctx);
         if (note !== false) return { effect, rule: entry, note };
-      } else if (otherMatches(rule, layer.base, s, ctx)) return { effect, rule: entry, note: null };
+      } else if (otherMatches(rule, layer.base, s, ctx, true)) return { effect, rule: entry, note: null };
       else {
         const note = scopeBlocks(rule, layer.base, s, ctx);
         if (note !== false) return { effect, rule: entry, note };
@@ -248,7 +248,7 @@ export function decideLayer(layer: RuleLayer, target: RuleTarget, ctx: MatchCont
     const by = bashAllowedBy(allows.filter((p) => p.rule.tool === "Bash").map((p) => p.rule), s);
     if (by) return { effect: "allow", rule: allows.find((p) => p.rule === by)!.entry, note: null };
   } else {
-    const hit = allows.find((p) => otherMatches(p.rule, layer.base, s, ctx));
+    const hit = allows.find((p) => otherMatches(p.rule, layer.base, s, ctx, false));
     if (hit) return { effect: "allow", rule: hit.entry, note: null };
   }
   const note = s.units?.problem ? `the command could not be read (${s.units.problem})` : null;
