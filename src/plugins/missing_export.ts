@@ -19,10 +19,10 @@ function smallText(file: string): string | null {
   let fd: number | undefined;
   try {
     fd = openSync(file, "r");
-    const size = fstatSync(fd).size;
-    if (!fstatSync(fd).isFile() || size > MAX_SEARCH_BYTES) return null;
-    const buf = Buffer.alloc(size);
-    const n = readSync(fd, buf, 0, size, 0);
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > MAX_SEARCH_BYTES) return null;
+    const buf = Buffer.alloc(stat.size);
+    const n = readSync(fd, buf, 0, stat.size, 0);
     return buf.subarray(0, n).toString("utf8");
   } catch {
     return null;

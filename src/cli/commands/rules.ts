@@ -61,12 +61,12 @@ function testCall(opts: { command?: string; tool?: string; input?: string }) {
   return { kind: "tool", tool: opts.tool!, input: input as Record<string, unknown>, command: JSON.stringify(input) };
 }
 
-/** The files a shell line reads and writes, as `rules test` shows them (`whole`: a folder and all it holds). */
 /** A command as the rules read it: the innermost command of one unit, its words joined by spaces. */
 function unitText(unit: CommandUnits["units"][number]): string {
   return unit.at(-1)!.map((w) => w.text).join(" ");
 }
 
+/** The files a shell line reads and writes, as `rules test` shows them (`whole`: a folder and all it holds). */
 function shellFiles(command: string, cwd: string) {
   return fileAccesses(commandUnits(command), { cwd, home: homedir() }).map((a) => ({
     mode: a.mode,
