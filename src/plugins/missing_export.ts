@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 
 /** A plugin file larger than this is not searched (a policy is a few kB). */
@@ -18,7 +18,8 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 function smallText(file: string): string | null {
   let fd: number | undefined;
   try {
-    fd = openSync(file, "r");
+    // O_NONBLOCK: a FIFO put where the plugin was does not block the open (no effect on a regular file).
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size > MAX_SEARCH_BYTES) return null;
     const buf = Buffer.alloc(stat.size);
