@@ -71,9 +71,12 @@ function opensslVerify(
 
 describe("noema attest", () => {
   let key = { private_key: "", public_key: "", kid: "" };
+  /** Another key pair, that signed nothing here. */
+  let other = { private_key: "", public_key: "", kid: "" };
   let id = "";
   before(() => {
     key = generate(join(tmp.path, "ci.key"));
+    other = generate(join(tmp.path, "other.key"));
     id = decidedEpisode({ NOEMA_ROOT: root, NOEMA_SIGNING_KEY_FILE: key.private_key }, "carol");
   });
 
@@ -166,7 +169,6 @@ describe("noema attest", () => {
     const bad = cli(["attest", "--verify", forged, "--public-key", key.public_key]);
     assert.equal(bad.code, 4, bad.stdout);
     assert.match(bad.stdout, /does not verify/);
-    const other = generate(join(tmp.path, "other.key"));
     const wrong = cli(["attest", "--verify", out, "--public-key", other.public_key]);
     assert.equal(wrong.code, 4, wrong.stdout);
     assert.match(wrong.stdout, new RegExp(`none by key "${other.kid}"`));
@@ -223,7 +225,6 @@ describe("noema attest", () => {
     );
     assert.equal(existsSync(out), false);
     // Another key attests: the manifest's signature is not its to vouch for (null), untouched or planted.
-    const other = generate(join(tmp.path, "third.key"));
     const byOther = cli(["attest", copy("intact"), "--key", other.private_key]);
     assert.equal(byOther.code, 0, byOther.stderr);
     assert.equal(predicate(byOther).manifest_signature, null);
