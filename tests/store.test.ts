@@ -390,3 +390,25 @@ describe("listEpisodes", () => {
     assert.deepEqual(list.map((e) => e.episode_id), ["manual-run"]);
   });
 });
+
+describe("setting a torn tail aside", () => {
+  test("moves the bytes after the offset, data and zeros alike, into events.jsonl.torn-<offset>", async () => {
+    const { setAsideTail } = await import("../src/store/set_aside.ts");
+    const dir = join(tmp.path, "set-aside", ".noema", "episodes", "ep_torn");
+    mkdirSync(dir, { recursive: true });
+    const head = Buffer.from('{"id":"e1"}\n');
+    // 3 MiB and a bit: a chunk of zeros, data at a chunk's edges, a zero chunk with one byte set at its end.
+    const tail = Buffer.alloc(3 * 2 ** 20 + 7);
+    tail.write('{"torn":', 0);
+    tail[2 ** 20 - 1] = 0x41;
+    tail[2 ** 20] = 0x42;
+    tail[3 * 2 ** 20 - 1] = 0x43;
+    tail[tail.length - 1] = 0x44;
+    const path = join(dir, "events.jsonl");
+    writeFileSync(path, Buffer.concat([head, tail]));
+    const name = setAsideTail(path, head.length);
+    assert.equal(name, `events.jsonl.torn-${head.length}`);
+    assert.deepEqual(readFileSync(path), head);
+    assert.ok(readFileSync(join(dir, name)).equals(tail), "every byte of the tail, zeros included, where it was");
+  });
+});
