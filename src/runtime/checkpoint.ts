@@ -18,6 +18,7 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
+import { canonicalJson } from "../store/hash.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
@@ -207,6 +208,39 @@ function readJson<T>(path: string, what: string, missingCode: ExitCode, dir: str
  */
 export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
   return readJson<Checkpoint>(checkpointPath(dir, checkpointId), `checkpoint ${checkpointId}`, EXIT.NO_CHECKPOINT, dir);
+}
+
+/**
+ * Refuses (exit 7) a checkpoint file that is not the one its `run.checkpoint` event announced: another id or
+ * offset, or another pending action, step, kind, policy or reason. `noema view` shows the event's pending action,
+ * `noema serve` the file's, and `resume` runs the file's: a checkpoint file edited while the run waits (before or
+ * after a decision) must not run an action other than the one the log shows was checked and asked about.
+ *
+ * @example
+ * ```ts
+ * import { checkEventMatches } from "./checkpoint.ts";
+ * // checkEventMatches(checkpoint, lastEvent.payload); // throws (7) when they differ
+ * ```
+ */
+export function checkEventMatches(checkpoint: Checkpoint, payload: Record<string, unknown>): void {
+  const pending = payload.pending;
+  const file = `checkpoints/${checkpoint.checkpoint_id}.json`;
+  const fail = (what: string) =>
+    new NoemaError(
+      "mismatch",
+      `${file} is not the checkpoint its run.checkpoint event announced (${what}); refusing to decide or resume on it`,
+      { exitCode: EXIT.MISMATCH },
+    );
+  if (payload.checkpoint_id !== checkpoint.checkpoint_id) throw fail("another checkpoint_id");
+  if (payload.event_offset !== checkpoint.event_offset) throw fail("another event_offset");
+  if (typeof pending !== "object" || pending === null || Array.isArray(pending)) {
+    throw fail("the event has no pending action");
+  }
+  const own = (checkpoint.pending ?? {}) as unknown as Record<string, unknown>;
+  for (const key of ["kind", "step_id", "reason", "policy_id", "action"]) {
+    const said = (pending as Record<string, unknown>)[key];
+    if (canonicalJson(own[key] ?? null) !== canonicalJson(said ?? null)) throw fail(`its pending ${key} differs`);
+  }
 }
 
 /**
