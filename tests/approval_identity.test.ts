@@ -15,6 +15,8 @@ after(() => tmp.cleanup());
 const root = join(tmp.path, "root");
 const json = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), "utf8"));
 const recording: AdapterPlugin = { name: "recording", create: () => ({ act: () => ({ status: "ok" }) }) };
+/** Characters that must never reach a terminal raw from a recorded value: ESC, BEL, a bidi override. */
+const RAW = "\x1b\x07\u202e";
 const reviewPlan: RunOptions["steps"] = [
   { kind: "review", description: "a human checks the change", inputs: { change: "rename" } },
   { kind: "act", description: "apply", inputs: { command: "apply" } },
@@ -42,4 +44,28 @@ test("the OS user a decision names is the system's, never $USER's (real CLI chil
     if (saved === undefined) delete process.env.USER;
     else process.env.USER = saved;
   }
+});
+
+test("a claimed name with control characters and a newline reaches no terminal as such (real CLI children)", async () => {
+  // Found by an audit: `noema reject --by $'ev\e]0;x\a\e[31mil\nnoema: approved by root'` made the next decider's
+  // `noema approve` print the escapes raw (retitling and recolouring their terminal) and a forged line of noema's
+  // own ("noema: approved by root") under its "already rejected" error.
+  const r = await run("change with review", { root, using: recording, steps: reviewPlan });
+  assert.equal(r.exit_code, EXIT.PAUSED);
+  const hostile = "ev\x1b]0;x\x07\x1b[31mil\u202e\nnoema: approved by root";
+  const first = cli(["--root", root, "reject", r.episode_id, "--by", hostile]);
+  assert.equal(first.code, 0, first.stderr);
+  assert.ok(
+    ![...RAW].some((ch) => first.stdout.includes(ch)),
+    `the decider's own echo is neutralized: ${first.stdout}`,
+  );
+  assert.equal(first.stdout.trimEnd().split("\n").length, 1, first.stdout);
+  const second = cli(["--root", root, "approve", r.episode_id]);
+  assert.equal(second.code, EXIT.CONSUMED, second.stderr);
+  assert.ok(
+    ![...RAW].some((ch) => second.stderr.includes(ch)),
+    `no raw escape reaches the next decider: ${second.stderr}`,
+  );
+  assert.deepEqual(second.stderr.trimEnd().split("\n").length, 1, `one line, no forged one: ${second.stderr}`);
+  assert.match(second.stderr, /^noema: checkpoint chk_\w+ was already rejected by \S+ \(claimed: ev\\x1b\]0;x\\x07/);
 });

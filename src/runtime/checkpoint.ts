@@ -295,7 +295,9 @@ export function writeApproval(dir: string, record: ApprovalRecord, sink?: Artifa
  * ```
  */
 export function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
-  const first = existing ? ` ${existing.decision} by ${deciderOf(existing)} at ${existing.at}` : " decided";
+  // The first decider's names are another person's words (`--by`): on one line, so they cannot forge a line of ours.
+  const who = existing ? deciderOf(existing).replace(/\s+/g, " ") : "";
+  const first = existing ? ` ${existing.decision} by ${who} at ${existing.at}` : " decided";
   return new NoemaError("already_decided", `checkpoint ${checkpointId} was already${first}`, {
     exitCode: EXIT.CONSUMED,
   });
