@@ -19,6 +19,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import { join } from "node:path";
 import { PROFILE_RULES, RULES, validateEpisodeDir } from "noema";
 import { cli } from "./helpers/cli.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 import { AGENT_POLICIES } from "./helpers/policies.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -372,9 +373,53 @@ describe("--profile noema: each decision is one on a checkpoint of this episode,
     writeFileSync(join(dir, "approvals", "cp_never.json"), text);
     assert.ok(rules(dir).some((m) => /no checkpoints\/cp_never\.json/.test(m)), rules(dir).join("\n"));
     const report = validateEpisodeDir(dir, { profile: "noema" });
-    assert.ok(report.warnings.every((w) => w.rule === "noema.approval"));
+    // The edited checkpoint is no longer the one its run.checkpoint event announced, either.
+    assert.deepEqual(
+      report.warnings.filter((w) => w.rule === "noema.checkpoint").map((w) => w.message),
+      ["not the checkpoint its run.checkpoint event announced (its pending action differs)"],
+    );
+    assert.ok(report.warnings.every((w) => w.rule === "noema.approval" || w.rule === "noema.checkpoint"));
     assert.equal(report.valid, true, "warnings: the contract knows no approvals");
     assert.deepEqual(validateEpisodeDir(dir).warnings, [], "the contract profile has none");
+  });
+
+  test("a checkpoint edited before its decision: the decision is bound to it, but no run.checkpoint announced it", () => {
+    // Found by an audit: a pending action edited before `noema approve` ran (the approval's digest taken from the
+    // edited file) left no trace that validate reported; approve and resume now refuse it, and validate says so.
+    const dir = edited(PAUSED, () => {});
+    const [name] = readdirSync(join(dir, "checkpoints"));
+    const checkpoint = join(dir, "checkpoints", name);
+    const cp = JSON.parse(readFileSync(checkpoint, "utf8"));
+    cp.pending.action.input = { command: "rm -rf /" };
+    writeFileSync(checkpoint, JSON.stringify(cp));
+    mkdirSync(join(dir, "approvals"), { recursive: true });
+    writeFileSync(
+      join(dir, "approvals", name),
+      JSON.stringify({
+        schema_version: "approval/1.0",
+        episode_id: cp.episode_id,
+        checkpoint_id: cp.checkpoint_id,
+        state_hash: cp.state_hash,
+        checkpoint_digest: checkpointDigest(cp),
+        decision: "approved",
+        by: "ana",
+        at: "2026-01-01T00:00:00.000Z",
+        note: null,
+        consumed_at: null,
+        consumed_by: null,
+      }),
+    );
+    const report = validateEpisodeDir(dir, { profile: "noema" });
+    assert.deepEqual(report.warnings.map((w) => [w.rule, w.message]), [[
+      "noema.checkpoint",
+      "not the checkpoint its run.checkpoint event announced (its pending action differs)",
+    ]]);
+    writeFileSync(join(dir, "checkpoints", "chk_000000000000.json"), JSON.stringify({ ...cp, checkpoint_id: "chk_0" }));
+    assert.ok(
+      validateEpisodeDir(dir, { profile: "noema" }).warnings.some((w) =>
+        /no run\.checkpoint event of events\.jsonl announced checkpoint chk_000000000000/.test(w.message)
+      ),
+    );
   });
 
   test("an approved run resumed to its end: no warning", () => {

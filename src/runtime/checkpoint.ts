@@ -18,7 +18,7 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import { canonicalJson } from "../store/hash.ts";
+import { announcedDifference } from "../store/checkpoint_digest.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
@@ -223,24 +223,14 @@ export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
  * ```
  */
 export function checkEventMatches(checkpoint: Checkpoint, payload: Record<string, unknown>): void {
-  const pending = payload.pending;
-  const file = `checkpoints/${checkpoint.checkpoint_id}.json`;
-  const fail = (what: string) =>
-    new NoemaError(
-      "mismatch",
-      `${file} is not the checkpoint its run.checkpoint event announced (${what}); refusing to decide or resume on it`,
-      { exitCode: EXIT.MISMATCH },
-    );
-  if (payload.checkpoint_id !== checkpoint.checkpoint_id) throw fail("another checkpoint_id");
-  if (payload.event_offset !== checkpoint.event_offset) throw fail("another event_offset");
-  if (typeof pending !== "object" || pending === null || Array.isArray(pending)) {
-    throw fail("the event has no pending action");
-  }
-  const own = (checkpoint.pending ?? {}) as unknown as Record<string, unknown>;
-  for (const key of ["kind", "step_id", "reason", "policy_id", "action"]) {
-    const said = (pending as Record<string, unknown>)[key];
-    if (canonicalJson(own[key] ?? null) !== canonicalJson(said ?? null)) throw fail(`its pending ${key} differs`);
-  }
+  const what = announcedDifference(checkpoint as unknown as Record<string, unknown>, payload);
+  if (what === null) return;
+  throw new NoemaError(
+    "mismatch",
+    `checkpoints/${checkpoint.checkpoint_id}.json is not the checkpoint its run.checkpoint event announced (${what}); ` +
+      "refusing to decide or resume on it",
+    { exitCode: EXIT.MISMATCH },
+  );
 }
 
 /**

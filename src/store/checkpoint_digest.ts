@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { canonicalHash } from "./hash.ts";
+import { canonicalHash, canonicalJson } from "./hash.ts";
 
 /**
  * The digest of a checkpoint (its parsed JSON) that a decision on it records.
@@ -28,4 +28,31 @@ export function checkpointDigest(checkpoint: Record<string, unknown>): string {
     policy: { id: pending.policy_id ?? null, versions: checkpoint.policy_versions ?? null },
     state_hash: checkpoint.state_hash ?? null,
   });
+}
+
+/**
+ * What differs between a checkpoint file (its parsed JSON) and the `run.checkpoint` event that announced it (the
+ * event's payload): its id, its offset, or a field of its pending action (kind, step, reason, policy, action, compared
+ * as canonical JSON). Null when the file is the one the event announced.
+ *
+ * @example
+ * ```ts
+ * import { announcedDifference } from "./checkpoint_digest.ts";
+ * announcedDifference({ checkpoint_id: "chk_1", event_offset: 3, pending: {} }, { checkpoint_id: "chk_2" }); // "another checkpoint_id"
+ * ```
+ */
+export function announcedDifference(
+  checkpoint: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): string | null {
+  if (payload.checkpoint_id !== checkpoint.checkpoint_id) return "another checkpoint_id";
+  if (payload.event_offset !== checkpoint.event_offset) return "another event_offset";
+  const said = payload.pending;
+  if (typeof said !== "object" || said === null || Array.isArray(said)) return "the event has no pending action";
+  const own = (checkpoint.pending ?? {}) as Record<string, unknown>;
+  for (const key of ["kind", "step_id", "reason", "policy_id", "action"]) {
+    const theirs = (said as Record<string, unknown>)[key];
+    if (canonicalJson(own[key] ?? null) !== canonicalJson(theirs ?? null)) return `its pending ${key} differs`;
+  }
+  return null;
 }

@@ -4,15 +4,18 @@
  * (`checkpoints/<id>.json` beside it), naming this episode and that
  * checkpoint, `approved` or `rejected`, and bound to that checkpoint's pending
  * action by its `checkpoint_digest` — what `noema attest` and `noema resume`
- * require before they attest or act on it. The contract does not know
- * approvals, so these are warnings (`--strict` makes them fail).
+ * require before they attest or act on it; and each `checkpoints/<id>.json`
+ * must be the checkpoint its `run.checkpoint` event announced (what `approve`
+ * and `resume` require). The contract does not know approvals, so these are
+ * warnings (`--strict` makes them fail).
  *
  * @module
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
-import { checkpointDigest } from "../store/checkpoint_digest.ts";
+import { announcedDifference, checkpointDigest } from "../store/checkpoint_digest.ts";
+import { readJsonl } from "../store/jsonl.ts";
 import { readJsonText } from "../store/json_file.ts";
 import { type Collector, display } from "./collector.ts";
 
@@ -86,6 +89,7 @@ function problemOf(
  */
 export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
   if (!c.profile) return;
+  checkCheckpoints(c, dir);
   for (const name of records(c, dir, "approvals")) {
     const path = join(dir, "approvals", name);
     const record = readRecord(c, path);
@@ -101,5 +105,44 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
     if (cp !== undefined && checkpoint === null) continue; // its own warning says why
     const why = problemOf(record, id, episodeId, checkpoint);
     if (why !== null) c.warn(display(path), "noema.approval", why);
+  }
+}
+
+/** The payloads of the log's `run.checkpoint` events, by checkpoint id (only those lines are parsed). */
+function announced(dir: string): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const parse = (text: string) => (text.includes('"run.checkpoint"') ? JSON.parse(text) : null);
+  try {
+    for (const e of readJsonl(join(dir, "events.jsonl"), { noFollow: true, parse })) {
+      const v = e.problem ? null : e.value as Record<string, unknown> | null;
+      const payload = v?.event_type === "run.checkpoint" ? v.payload as Record<string, unknown> | undefined : undefined;
+      if (payload && typeof payload.checkpoint_id === "string") out.set(payload.checkpoint_id, payload);
+    }
+  } catch {
+    // an unreadable log has its own problem
+  }
+  return out;
+}
+
+/**
+ * Warns (`noema.checkpoint`) of a checkpoint file that no `run.checkpoint` event announced, or that differs from the
+ * one its event announced: a pending action edited while the run waited, which approve and resume refuse.
+ */
+function checkCheckpoints(c: Collector, dir: string): void {
+  const names = records(c, dir, "checkpoints");
+  if (names.length === 0) return;
+  const events = announced(dir);
+  for (const name of names) {
+    const path = join(dir, "checkpoints", name);
+    const checkpoint = readRecord(c, path);
+    if (checkpoint === null) continue;
+    const id = name.slice(0, -".json".length);
+    const payload = events.get(id);
+    const why = payload === undefined
+      ? `no run.checkpoint event of events.jsonl announced checkpoint ${id}`
+      : announcedDifference(checkpoint, payload);
+    if (why !== null) {
+      c.warn(display(path), "noema.checkpoint", `not the checkpoint its run.checkpoint event announced (${why})`);
+    }
   }
 }
