@@ -422,14 +422,23 @@ describe("--profile noema: each decision is one on a checkpoint of this episode,
     );
   });
 
-  test("an approved run resumed to its end: no warning", () => {
-    const { dir } = approved();
+  test("an approved run resumed to its end: no warning; its decision rewritten afterwards: a warning", () => {
+    const { dir, record } = approved();
     const r = cli(["resume", dir.split("/").at(-1)!, "--root", join(dir, "..", "..")], {
       cwd: join(PAUSED, "..", "..", ".."),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const report = validateEpisodeDir(dir, { profile: "noema", strict: true });
     assert.deepEqual([report.problems, report.warnings, report.valid], [[], [], true]);
+    // Found by an audit: the record rewritten after the resume used it (by, while the action ran) went unnoticed.
+    const used = JSON.parse(readFileSync(record, "utf8"));
+    writeFileSync(record, JSON.stringify({ ...used, by: "mallory" }));
+    assert.deepEqual(rules(dir), [
+      `its by is not the one the run.resume event that used it (${used.consumed_by}) recorded: the record changed ` +
+      "after the decision was applied",
+    ]);
+    writeFileSync(record, JSON.stringify({ ...used, consumed_by: "ev_0" }));
+    assert.match(rules(dir).join("\n"), /consumed_by "ev_0"\), but no run\.resume event has that id/);
   });
 
   test("a decision that is not JSON, or a symbolic link, is a warning naming the file; nothing is read through it", () => {

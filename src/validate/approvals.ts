@@ -14,8 +14,13 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
-import { announcedDifference, checkpointDigest } from "../store/checkpoint_digest.ts";
-import { readJsonl } from "../store/jsonl.ts";
+import {
+  announcedDifference,
+  checkpointDigest,
+  consumedDifference,
+  type DecisionEvents,
+  decisionEvents,
+} from "../store/checkpoint_digest.ts";
 import { readJsonText } from "../store/json_file.ts";
 import { type Collector, display } from "./collector.ts";
 
@@ -74,6 +79,22 @@ function problemOf(
   return null;
 }
 
+/** Why a consumed record is not the decision its `run.resume` event applied, or null. */
+function consumedProblem(r: Record<string, unknown>, events: DecisionEvents): string | null {
+  if (r.consumed_at === null || r.consumed_at === undefined) return null;
+  const resume = typeof r.consumed_by === "string" ? events.resumes.get(r.consumed_by) : undefined;
+  if (resume === undefined) {
+    return `it says a resume used it (consumed_by ${
+      JSON.stringify(r.consumed_by)
+    }), but no run.resume event has that id`;
+  }
+  const field = consumedDifference(r, resume);
+  return field === null
+    ? null
+    : `its ${field} is not the one the run.resume event that used it (${r.consumed_by}) recorded: ` +
+      "the record changed after the decision was applied";
+}
+
 /**
  * Warns (profile `noema`) about each decision in `dir/approvals` that is not
  * one on a checkpoint of this episode, bound to it.
@@ -89,7 +110,8 @@ function problemOf(
  */
 export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
   if (!c.profile) return;
-  checkCheckpoints(c, dir);
+  const events = decisionEvents(join(dir, "events.jsonl"));
+  checkCheckpoints(c, dir, events);
   for (const name of records(c, dir, "approvals")) {
     const path = join(dir, "approvals", name);
     const record = readRecord(c, path);
@@ -103,41 +125,23 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
     }
     const checkpoint = cp === undefined ? null : readRecord(c, cpPath);
     if (cp !== undefined && checkpoint === null) continue; // its own warning says why
-    const why = problemOf(record, id, episodeId, checkpoint);
+    const why = problemOf(record, id, episodeId, checkpoint) ?? consumedProblem(record, events);
     if (why !== null) c.warn(display(path), "noema.approval", why);
   }
-}
-
-/** The payloads of the log's `run.checkpoint` events, by checkpoint id (only those lines are parsed). */
-function announced(dir: string): Map<string, Record<string, unknown>> {
-  const out = new Map<string, Record<string, unknown>>();
-  const parse = (text: string) => (text.includes('"run.checkpoint"') ? JSON.parse(text) : null);
-  try {
-    for (const e of readJsonl(join(dir, "events.jsonl"), { noFollow: true, parse })) {
-      const v = e.problem ? null : e.value as Record<string, unknown> | null;
-      const payload = v?.event_type === "run.checkpoint" ? v.payload as Record<string, unknown> | undefined : undefined;
-      if (payload && typeof payload.checkpoint_id === "string") out.set(payload.checkpoint_id, payload);
-    }
-  } catch {
-    // an unreadable log has its own problem
-  }
-  return out;
 }
 
 /**
  * Warns (`noema.checkpoint`) of a checkpoint file that no `run.checkpoint` event announced, or that differs from the
  * one its event announced: a pending action edited while the run waited, which approve and resume refuse.
  */
-function checkCheckpoints(c: Collector, dir: string): void {
+function checkCheckpoints(c: Collector, dir: string, events: DecisionEvents): void {
   const names = records(c, dir, "checkpoints");
-  if (names.length === 0) return;
-  const events = announced(dir);
   for (const name of names) {
     const path = join(dir, "checkpoints", name);
     const checkpoint = readRecord(c, path);
     if (checkpoint === null) continue;
     const id = name.slice(0, -".json".length);
-    const payload = events.get(id);
+    const payload = events.checkpoints.get(id);
     const why = payload === undefined
       ? `no run.checkpoint event of events.jsonl announced checkpoint ${id}`
       : announcedDifference(checkpoint, payload);
