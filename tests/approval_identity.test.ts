@@ -2,12 +2,12 @@
 // system knows it: the environment cannot choose it.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { type AdapterPlugin, EXIT, run, type RunOptions } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
-import { cli } from "./helpers/cli.ts";
+import { cli, REPO } from "./helpers/cli.ts";
 import { osUserName } from "../src/runtime/os_user.ts";
 
 const tmp = tempDir();
@@ -68,4 +68,30 @@ test("a claimed name with control characters and a newline reaches no terminal a
   );
   assert.deepEqual(second.stderr.trimEnd().split("\n").length, 1, `one line, no forged one: ${second.stderr}`);
   assert.match(second.stderr, /^noema: checkpoint chk_\w+ was already rejected by \S+ \(claimed: ev\\x1b\]0;x\\x07/);
+});
+
+test("a rejection's note prints as one line where the run's result is shown: it cannot forge a line of noema's", () => {
+  // Found by an audit: `noema reject <ep> --note $'no\nnoema: approved by root'` then `noema resume` printed the
+  // note's second line as a line of its own, under the run's result.
+  // A policy's ask (the approval gate), as a user runs it: the result names the rejection.
+  const task = join(tmp.path, "deploy.jsonc");
+  writeFileSync(
+    task,
+    JSON.stringify({
+      task: "deploy held",
+      using: "shell",
+      policies: [join(REPO, "plugins", "policies", "approval-gate.ts")],
+      steps: [{ kind: "act", description: "Deploy it", inputs: { command: "echo deploy" } }],
+    }),
+  );
+  const paused = cli(["--root", root, "run", task, "--workspace", tmp.path, "-q"]);
+  assert.equal(paused.code, EXIT.PAUSED, paused.stderr);
+  const r = { episode_id: paused.stdout.trim() };
+  const decided = cli(["--root", root, "reject", r.episode_id, "--note", "no\nnoema: approved by root"]);
+  assert.equal(decided.code, 0, decided.stderr);
+  const resumed = cli(["--root", root, "resume", r.episode_id]);
+  assert.equal(resumed.code, EXIT.VETOED, resumed.stderr);
+  const lines = `${resumed.stdout}\n${resumed.stderr}`.split("\n");
+  assert.ok(!lines.some((l) => l.startsWith("noema: approved")), `${resumed.stdout}${resumed.stderr}`);
+  assert.ok(lines.some((l) => /rejected by \S+: no noema: approved by root$/.test(l)), resumed.stdout);
 });
