@@ -21,6 +21,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 import { osUserName } from "../src/runtime/os_user.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -310,6 +311,12 @@ describe("fail closed", () => {
     const cp = JSON.parse(readFileSync(cpPath, "utf8"));
     cp.pending.action.input.command = "echo PWNED";
     writeFileSync(cpPath, JSON.stringify(cp, null, 2));
+    // The run.checkpoint event (the log's last line) edited alike: the file is the one the log announces.
+    const logPath = join(r.episode_dir, "events.jsonl");
+    const lines = readFileSync(logPath, "utf8").trimEnd().split("\n");
+    const last = JSON.parse(lines.at(-1)!);
+    last.payload.pending.action.input.command = "echo PWNED";
+    writeFileSync(logPath, [...lines.slice(0, -1), JSON.stringify(last)].join("\n") + "\n");
     const before = calls.length;
     await assert.rejects(
       resume(r.episode_id, { root, using: recording }),
@@ -325,6 +332,51 @@ describe("fail closed", () => {
       (e: any) => e.exitCode === EXIT.MISMATCH && /no checkpoint_digest/.test(e.message),
     );
     assert.equal(calls.length, before);
+  });
+
+  test("the checkpoint file edited while the run waits (7): it must be the checkpoint its run.checkpoint event announced", async () => {
+    // Found by an audit: `noema view` showed the event's pending action, resume ran the file's: a human approved
+    // "apply" and "echo PWNED" ran. The approval's checkpoint_digest was computed from the already edited file.
+    const r = await pausedRun();
+    const cpPath = join(r.episode_dir, "checkpoints", `${r.checkpoint_id}.json`);
+    const cp = JSON.parse(readFileSync(cpPath, "utf8"));
+    cp.pending.action.input.command = "echo PWNED";
+    writeFileSync(cpPath, JSON.stringify(cp, null, 2));
+    const announced = /not the checkpoint its run\.checkpoint event announced \(its pending action differs\)/;
+    assert.throws(
+      () => approve(r.episode_id, { root }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && announced.test(e.message),
+    );
+    assert.equal(existsSync(join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`)), false, "no decision on it");
+    // A decision bound to the edited file (its digest re-computed by whoever edited it) runs nothing either.
+    mkdirSync(join(r.episode_dir, "approvals"), { recursive: true });
+    writeFileSync(
+      join(r.episode_dir, "approvals", `${r.checkpoint_id}.json`),
+      JSON.stringify({
+        schema_version: "approval/1.0",
+        episode_id: r.episode_id,
+        checkpoint_id: r.checkpoint_id,
+        state_hash: cp.state_hash,
+        checkpoint_digest: checkpointDigest(cp),
+        decision: "approved",
+        by: osUserName(),
+        at: new Date().toISOString(),
+        note: null,
+        consumed_at: null,
+        consumed_by: null,
+        authenticated_as: "os_user",
+        database_role: null,
+        claimed_by: null,
+      }),
+    );
+    const log = readFileSync(join(r.episode_dir, "events.jsonl"));
+    const before = calls.length;
+    await assert.rejects(
+      resume(r.episode_id, { root, using: recording }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && announced.test(e.message),
+    );
+    assert.equal(calls.length, before, "the edited action did not run");
+    assert.deepEqual(readFileSync(join(r.episode_dir, "events.jsonl")), log, "nothing is written");
   });
 
   test("an event before the checkpoint rewritten, count and last id kept (7): the checkpoint holds the log's digest", async () => {

@@ -235,7 +235,7 @@ describe("noema attest", () => {
     assert.equal(predicate(byOwn).manifest_signature, null);
   });
 
-  test("a decision planted for a checkpoint that never existed, or naming another, or misspelt: not attested (2)", () => {
+  test("a decision planted for a checkpoint that never existed, naming another, misspelt, unbound or rewritten: not attested (2)", () => {
     const src = join(root, "episodes", id);
     const approval = readdirSync(join(src, "approvals"))[0];
     const record = JSON.parse(readFileSync(join(src, "approvals", approval), "utf8"));
@@ -243,6 +243,17 @@ describe("noema attest", () => {
       ["planted", "chk_000000000000.json", { checkpoint_id: "chk_000000000000" }, /a checkpoint this run never had/],
       ["renamed", approval, { episode_id: "ep_other" }, /names ep_other\//],
       ["misspelt", approval, { decision: "Approved" }, /neither "approved" nor "rejected"/],
+      // Found by an audit: a record rewritten while its approved action ran (after the resume had read and consumed
+      // it) was sealed and attested, decisions[].by naming someone the log's run.resume event does not.
+      [
+        "rewritten",
+        approval,
+        { by: "mallory" },
+        /its by is not the one the run\.resume event that applied it recorded/,
+      ],
+      ["renoted", approval, { note: "mallory checked it" }, /its note is not the one the run\.resume event/],
+      ["unbound", approval, { checkpoint_digest: `sha256:${"0".repeat(64)}` }, /decided another pending action/],
+      ["unconsumed", approval, { consumed_by: "ev_0" }, /consumed_by "ev_0" names no run\.resume event/],
     ];
     for (const [what, file, change, message] of cases) {
       const dir = join(tmp.path, what, id);

@@ -19,6 +19,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import { join } from "node:path";
 import { PROFILE_RULES, RULES, validateEpisodeDir } from "noema";
 import { cli } from "./helpers/cli.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 import { AGENT_POLICIES } from "./helpers/policies.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -372,19 +373,72 @@ describe("--profile noema: each decision is one on a checkpoint of this episode,
     writeFileSync(join(dir, "approvals", "cp_never.json"), text);
     assert.ok(rules(dir).some((m) => /no checkpoints\/cp_never\.json/.test(m)), rules(dir).join("\n"));
     const report = validateEpisodeDir(dir, { profile: "noema" });
-    assert.ok(report.warnings.every((w) => w.rule === "noema.approval"));
+    // The edited checkpoint is no longer the one its run.checkpoint event announced, either.
+    assert.deepEqual(
+      report.warnings.filter((w) => w.rule === "noema.checkpoint").map((w) => w.message),
+      ["not the checkpoint its run.checkpoint event announced (its pending action differs)"],
+    );
+    assert.ok(report.warnings.every((w) => w.rule === "noema.approval" || w.rule === "noema.checkpoint"));
     assert.equal(report.valid, true, "warnings: the contract knows no approvals");
     assert.deepEqual(validateEpisodeDir(dir).warnings, [], "the contract profile has none");
   });
 
-  test("an approved run resumed to its end: no warning", () => {
-    const { dir } = approved();
+  test("a checkpoint edited before its decision: the decision is bound to it, but no run.checkpoint announced it", () => {
+    // Found by an audit: a pending action edited before `noema approve` ran (the approval's digest taken from the
+    // edited file) left no trace that validate reported; approve and resume now refuse it, and validate says so.
+    const dir = edited(PAUSED, () => {});
+    const [name] = readdirSync(join(dir, "checkpoints"));
+    const checkpoint = join(dir, "checkpoints", name);
+    const cp = JSON.parse(readFileSync(checkpoint, "utf8"));
+    cp.pending.action.input = { command: "rm -rf /" };
+    writeFileSync(checkpoint, JSON.stringify(cp));
+    mkdirSync(join(dir, "approvals"), { recursive: true });
+    writeFileSync(
+      join(dir, "approvals", name),
+      JSON.stringify({
+        schema_version: "approval/1.0",
+        episode_id: cp.episode_id,
+        checkpoint_id: cp.checkpoint_id,
+        state_hash: cp.state_hash,
+        checkpoint_digest: checkpointDigest(cp),
+        decision: "approved",
+        by: "ana",
+        at: "2026-01-01T00:00:00.000Z",
+        note: null,
+        consumed_at: null,
+        consumed_by: null,
+      }),
+    );
+    const report = validateEpisodeDir(dir, { profile: "noema" });
+    assert.deepEqual(report.warnings.map((w) => [w.rule, w.message]), [[
+      "noema.checkpoint",
+      "not the checkpoint its run.checkpoint event announced (its pending action differs)",
+    ]]);
+    writeFileSync(join(dir, "checkpoints", "chk_000000000000.json"), JSON.stringify({ ...cp, checkpoint_id: "chk_0" }));
+    assert.ok(
+      validateEpisodeDir(dir, { profile: "noema" }).warnings.some((w) =>
+        /no run\.checkpoint event of events\.jsonl announced checkpoint chk_000000000000/.test(w.message)
+      ),
+    );
+  });
+
+  test("an approved run resumed to its end: no warning; its decision rewritten afterwards: a warning", () => {
+    const { dir, record } = approved();
     const r = cli(["resume", dir.split("/").at(-1)!, "--root", join(dir, "..", "..")], {
       cwd: join(PAUSED, "..", "..", ".."),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const report = validateEpisodeDir(dir, { profile: "noema", strict: true });
     assert.deepEqual([report.problems, report.warnings, report.valid], [[], [], true]);
+    // Found by an audit: the record rewritten after the resume used it (by, while the action ran) went unnoticed.
+    const used = JSON.parse(readFileSync(record, "utf8"));
+    writeFileSync(record, JSON.stringify({ ...used, by: "mallory" }));
+    assert.deepEqual(rules(dir), [
+      `its by is not the one the run.resume event that used it (${used.consumed_by}) recorded: the record changed ` +
+      "after the decision was applied",
+    ]);
+    writeFileSync(record, JSON.stringify({ ...used, consumed_by: "ev_0" }));
+    assert.match(rules(dir).join("\n"), /consumed_by "ev_0"\), but no run\.resume event has that id/);
   });
 
   test("a decision that is not JSON, or a symbolic link, is a warning naming the file; nothing is read through it", () => {

@@ -55,6 +55,8 @@ export type Verdict =
     stage: string | null;
     /** For a review: what the agent saw (`original`, `redacted`, `blocked`, `none`). */
     agent_saw: string | null;
+    /** The checkpoint the run paused at for this verdict (the `run.checkpoint` that followed it), else null. */
+    checkpoint_id: string | null;
   };
 
 /** A policy failure as recorded in a direction or governance event. */
@@ -277,12 +279,13 @@ export function buildEpisodeView(loc: EpisodeLocation): EpisodeView {
   const outcomes = rec(state?.outcomes);
   const exists = (p: string) => (existsSync(p) ? p : null);
   const decisions = pass.decisions.all();
-  const decided = new Set(decisions.map((d) => d.step_id));
-  // The vetoes that asked for a human's decision: the decision is shown and counted instead.
+  const decided = new Set(decisions.map((d) => d.checkpoint_id));
+  // The vetoes that asked for a human's decision (each at its own checkpoint): the decision is shown and counted
+  // instead. One asked again and not decided yet stays a veto.
   const decidedVetoes =
     pass.verdicts.filter((x) =>
       x.phase === "governance" && x.decision === "veto" && x.enforced !== false && !x.failure &&
-      decided.has(x.step_id ?? "")
+      x.checkpoint_id !== null && decided.has(x.checkpoint_id)
     ).length;
   return {
     episode_id: loc.id,
@@ -444,6 +447,7 @@ function passEvent(pass: EventPass, e: Record<string, unknown>): void {
   } else if (phase === "governance") {
     passGovernance(pass, payload, ts);
   } else if (phase === "runtime" && typeof e.event_type === "string" && e.event_type !== "run.state_projection") {
+    if (e.event_type === "run.checkpoint") passCheckpoint(pass, payload);
     pass.waiting = {
       event_type: e.event_type,
       status: str(payload.status),
@@ -532,5 +536,19 @@ function passGovernance(pass: EventPass, payload: Record<string, unknown>, ts: s
     error: failure ? policyError(payload.error) : null,
     stage: str(payload.stage),
     agent_saw: str(payload.agent_saw),
+    checkpoint_id: null,
   });
+}
+
+/** A `run.checkpoint`: the step's latest governance verdict is the one it paused for (and a decision answers). */
+function passCheckpoint(pass: EventPass, payload: Record<string, unknown>): void {
+  const checkpoint = str(payload.checkpoint_id);
+  const step = str(rec(payload.pending).step_id);
+  if (checkpoint === null || step === null) return;
+  for (let i = pass.verdicts.length - 1; i >= 0; i--) {
+    const x = pass.verdicts[i];
+    if (x.phase !== "governance" || x.step_id !== step) continue;
+    if (x.checkpoint_id === null) x.checkpoint_id = checkpoint;
+    return;
+  }
 }

@@ -14,7 +14,7 @@
  */
 import { CommanderError } from "@commander-js/extra-typings";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import { BrokenPipeError, type Output } from "./output.ts";
+import { BrokenPipeError, neutralize, type Output } from "./output.ts";
 import { basename } from "node:path";
 import { isDiskFull } from "../store/disk_full.ts";
 
@@ -52,7 +52,9 @@ export function reportError(error: unknown, out: Output, options: { debug: boole
     if (e instanceof BrokenPipeError) return EXIT.OK;
   }
   if (error instanceof NoemaError) {
-    out.note(`noema: ${error.message}`);
+    // Messages quote recorded data (a decider's claimed name, a file's content): its control characters are shown,
+    // never sent to the terminal.
+    out.note(`noema: ${neutralize(error.message)}`);
     if (options.debug && error.stack) out.note(error.stack);
     return error.exitCode;
   }

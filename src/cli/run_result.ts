@@ -236,7 +236,7 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
     if (why.answer !== null) { for (const line of indentedLines(why.answer)) out.line(line); }
     const b = why.blocked;
     if (b && result.status === "vetoed") {
-      if (why.rejection !== null) out.line(`  ${c.yellow(neutralize(decisionText(why.rejection)))}`);
+      if (why.rejection !== null) out.line(`  ${c.yellow(oneLine(decisionText(why.rejection)))}`); // a note is one line
       else if (b.kind === "veto") {
         out.line(`  ${c.yellow("vetoed by")} ${neutralize(b.policy_id ?? b.rule)}: ${oneLine(b.message)}`);
       } else {

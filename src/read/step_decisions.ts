@@ -45,7 +45,9 @@ const str = (x: unknown): string | null => (typeof x === "string" ? x : null);
  */
 export class StepDecisions {
   readonly #stepOf = new Map<string, string>();
-  readonly #byStep = new Map<string, StepDecision>();
+  /** Each step's latest checkpoint: a step asked again waits on a new one, undecided until its own decision. */
+  readonly #latest = new Map<string, string>();
+  readonly #byCheckpoint = new Map<string, StepDecision>();
 
   /** Folds one event (only `run.checkpoint` and `run.resume` matter). */
   add(e: Record<string, unknown>): void {
@@ -54,13 +56,16 @@ export class StepDecisions {
     if (checkpoint === null) return;
     if (e.event_type === "run.checkpoint") {
       const step = str(rec(p.pending).step_id);
-      if (step !== null) this.#stepOf.set(checkpoint, step);
+      if (step !== null) {
+        this.#stepOf.set(checkpoint, step);
+        this.#latest.set(step, checkpoint);
+      }
       return;
     }
     if (e.event_type !== "run.resume") return;
     const a = rec(p.approval), step = this.#stepOf.get(checkpoint), by = str(a.by);
     if (step === undefined || by === null || (a.decision !== "approved" && a.decision !== "rejected")) return;
-    this.#byStep.set(step, {
+    this.#byCheckpoint.set(checkpoint, {
       step_id: step,
       checkpoint_id: checkpoint,
       decision: a.decision,
@@ -71,14 +76,23 @@ export class StepDecisions {
     });
   }
 
-  /** The last decision on a step, if any. */
+  /**
+   * The decision on a step's latest checkpoint, if any: none while the step waits again (asked anew after an
+   * earlier decision, e.g. its approved action was interrupted), so an old decision is never shown as the current one.
+   */
   of(stepId: string): StepDecision | undefined {
-    return this.#byStep.get(stepId);
+    const checkpoint = this.#latest.get(stepId);
+    return checkpoint === undefined ? undefined : this.#byCheckpoint.get(checkpoint);
   }
 
-  /** Every step's last decision, in the order they were taken. */
+  /** The decision on a checkpoint, if one was applied. */
+  onCheckpoint(checkpointId: string): StepDecision | undefined {
+    return this.#byCheckpoint.get(checkpointId);
+  }
+
+  /** Every decision applied, in the order they were taken (a step asked twice may have two). */
   all(): StepDecision[] {
-    return [...this.#byStep.values()];
+    return [...this.#byCheckpoint.values()];
   }
 }
 

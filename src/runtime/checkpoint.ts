@@ -18,6 +18,7 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
+import { announcedDifference } from "../store/checkpoint_digest.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
@@ -210,6 +211,29 @@ export function readCheckpoint(dir: string, checkpointId: string): Checkpoint {
 }
 
 /**
+ * Refuses (exit 7) a checkpoint file that is not the one its `run.checkpoint` event announced: another id or
+ * offset, or another pending action, step, kind, policy or reason. `noema view` shows the event's pending action,
+ * `noema serve` the file's, and `resume` runs the file's: a checkpoint file edited while the run waits (before or
+ * after a decision) must not run an action other than the one the log shows was checked and asked about.
+ *
+ * @example
+ * ```ts
+ * import { checkEventMatches } from "./checkpoint.ts";
+ * // checkEventMatches(checkpoint, lastEvent.payload); // throws (7) when they differ
+ * ```
+ */
+export function checkEventMatches(checkpoint: Checkpoint, payload: Record<string, unknown>): void {
+  const what = announcedDifference(checkpoint as unknown as Record<string, unknown>, payload);
+  if (what === null) return;
+  throw new NoemaError(
+    "mismatch",
+    `checkpoints/${checkpoint.checkpoint_id}.json is not the checkpoint its run.checkpoint event announced (${what}); ` +
+      "refusing to decide or resume on it",
+    { exitCode: EXIT.MISMATCH },
+  );
+}
+
+/**
  * Reads the approval record of a checkpoint, or null when none was made.
  *
  * @example
@@ -261,7 +285,9 @@ export function writeApproval(dir: string, record: ApprovalRecord, sink?: Artifa
  * ```
  */
 export function alreadyDecided(checkpointId: string, existing: ApprovalRecord | null): NoemaError {
-  const first = existing ? ` ${existing.decision} by ${deciderOf(existing)} at ${existing.at}` : " decided";
+  // The first decider's names are another person's words (`--by`): on one line, so they cannot forge a line of ours.
+  const who = existing ? deciderOf(existing).replace(/\s+/g, " ") : "";
+  const first = existing ? ` ${existing.decision} by ${who} at ${existing.at}` : " decided";
   return new NoemaError("already_decided", `checkpoint ${checkpointId} was already${first}`, {
     exitCode: EXIT.CONSUMED,
   });

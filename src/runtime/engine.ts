@@ -869,7 +869,7 @@ export class Engine {
       policy_versions: s.policies.map((x) => ({ id: x.id, sha256: x.sha256 ?? null })),
       pending,
     };
-    const path = writeCheckpoint(s.dir, checkpoint);
+    const path = writeCheckpoint(s.dir, checkpoint, this.rec.sink); // masked as its run.checkpoint event is
     this.emit("runtime", {
       kind: "run.checkpoint",
       status: "paused",

@@ -18,10 +18,12 @@ function passwdName(text: string, uid: number): string | null {
 }
 
 /**
- * The name of the OS account running this process: `os.userInfo()`'s, else
- * the `/etc/passwd` entry of the process's uid (Bun's `os.userInfo()` gives
- * `$USER`, or the literal `unknown` when it is unset, as under cron, systemd
- * or in containers), else `$USER`, `$LOGNAME` or `$USERNAME`, else `unknown`.
+ * The name of the OS account running this process, as the system knows it, never as the environment says: on a
+ * system with user ids, the `/etc/passwd` entry of the process's uid, else `os.userInfo()`'s (the system's user
+ * database: NSS, LDAP) where the runtime asks the system (Node, Deno; Bun's `os.userInfo()` gives `$USER`, which
+ * anyone can set), else `uid:<n>` (a uid with no name, as in containers run under an arbitrary uid). Without user ids
+ * (Windows): `os.userInfo()`'s, else `$USERNAME`, else `unknown`. An approval records it as its authenticated
+ * decider (`by`, `authenticated_as: "os_user"`): `USER=ana noema approve` must not make the record say ana decided.
  *
  * @example
  * ```ts
@@ -30,19 +32,29 @@ function passwdName(text: string, uid: number): string | null {
  * ```
  */
 export function osUserName(): string {
-  try {
-    const name = userInfo().username;
-    if (name && name !== "unknown") return name;
-  } catch {
-    // no passwd entry for this uid (some containers)
+  const uid = process.getuid?.();
+  if (uid === undefined) {
+    try {
+      const name = userInfo().username;
+      if (name && name !== "unknown") return name;
+    } catch {
+      // no user record
+    }
+    return process.env.USERNAME || "unknown";
   }
   try {
-    const uid = process.getuid?.();
-    const name = uid === undefined ? null : passwdName(readFileSync("/etc/passwd", "utf8"), uid);
+    const name = passwdName(readFileSync("/etc/passwd", "utf8"), uid);
     if (name) return name;
   } catch {
-    // no /etc/passwd (Windows) or unreadable
+    // no /etc/passwd, or unreadable
   }
-  const env = process.env;
-  return env.USER || env.LOGNAME || env.USERNAME || "unknown";
+  if (!process.versions.bun) {
+    try {
+      const info = userInfo();
+      if (info.uid === uid && info.username && info.username !== "unknown") return info.username;
+    } catch {
+      // no entry for this uid in the user database (some containers)
+    }
+  }
+  return `uid:${uid}`;
 }

@@ -35,6 +35,7 @@ import {
   alreadyDecided,
   type ApprovalRecord,
   approvalSummary,
+  checkEventMatches,
   type Checkpoint,
   consumeApproval,
   deciderOf,
@@ -101,6 +102,7 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
     );
   }
   const checkpoint = readCheckpoint(loc.dir, payload.checkpoint_id);
+  checkEventMatches(checkpoint, payload); // what a decider is shown (the event or the file) is what runs
   return {
     episode_id: loc.id,
     episode_dir: loc.dir,
@@ -407,6 +409,7 @@ function checkPause(
   let approval: ApprovalRecord | null = null;
   if (paused) {
     checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
+    checkEventMatches(checkpoint, lastPayload);
     if (built.eventCount !== checkpoint.event_offset + 1) {
       throw mismatch(
         `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${

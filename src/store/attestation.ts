@@ -31,6 +31,13 @@ import { ARTIFACTS, type RootOptions } from "./layout.ts";
 import type { Ed25519PrivateKey, Ed25519PublicKey } from "./ed25519_key.ts";
 import { type DsseEnvelope, signDsse, verifyDsse } from "./dsse.ts";
 import { verifyArtifacts } from "./integrity.ts";
+import {
+  announcedDifference,
+  checkpointDigest,
+  consumedDifference,
+  type DecisionEvents,
+  decisionEvents,
+} from "./checkpoint_digest.ts";
 import { LOCK_FILE } from "./lock.ts";
 import { verifyManifestSignature } from "./signing.ts";
 import { listEpisodeEntries } from "./manifest.ts";
@@ -126,16 +133,18 @@ function checkedDecision(
   episodeId: string,
   name: string,
   digests: ReadonlyMap<string, string>,
+  events: DecisionEvents,
 ): Record<string, unknown> {
   const r = readAttested(dir, name, digests.get(name)!);
   const id = name.slice("approvals/".length, -".json".length);
-  const why = !digests.has(`checkpoints/${id}.json`)
-    ? `no checkpoints/${id}.json: a decision on a checkpoint this run never had`
+  const checkpointName = `checkpoints/${id}.json`;
+  const why = !digests.has(checkpointName)
+    ? `no ${checkpointName}: a decision on a checkpoint this run never had`
     : r.checkpoint_id !== id || r.episode_id !== episodeId
     ? `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId}/${id}`
     : r.decision !== "approved" && r.decision !== "rejected"
     ? `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`
-    : null;
+    : boundProblem(r, readAttested(dir, checkpointName, digests.get(checkpointName)!), events);
   if (why !== null) {
     throw new NoemaError("tampered", `cannot attest ${episodeId}: ${name}: ${why}`, {
       exitCode: EXIT.USAGE, // verify's exit code for a tampered file
@@ -143,6 +152,34 @@ function checkedDecision(
     });
   }
   return r;
+}
+
+/**
+ * Why a decision is not the one the log shows was asked for and applied, or null: its checkpoint is not the one a
+ * `run.checkpoint` event announced, its `checkpoint_digest` (when it has one) is not that checkpoint's, or, consumed,
+ * it differs from the `run.resume` event that applied it (rewritten after the fact).
+ */
+function boundProblem(
+  r: Record<string, unknown>,
+  checkpoint: Record<string, unknown>,
+  events: DecisionEvents,
+): string | null {
+  const id = String(r.checkpoint_id);
+  const announcedAs = events.checkpoints.get(id);
+  const differs = announcedAs === undefined
+    ? "no run.checkpoint event announced it"
+    : announcedDifference(checkpoint, announcedAs);
+  if (differs !== null) return `checkpoints/${id}.json is not the checkpoint the log announced (${differs})`;
+  if (typeof r.checkpoint_digest === "string" && r.checkpoint_digest !== checkpointDigest(checkpoint)) {
+    return `its checkpoint_digest is not checkpoints/${id}.json's: it decided another pending action`;
+  }
+  if (r.consumed_at === null || r.consumed_at === undefined) return null;
+  const resume = typeof r.consumed_by === "string" ? events.resumes.get(r.consumed_by) : undefined;
+  if (resume === undefined) return `consumed_by ${JSON.stringify(r.consumed_by)} names no run.resume event`;
+  const field = consumedDifference(r, resume);
+  return field === null
+    ? null
+    : `its ${field} is not the one the run.resume event that applied it recorded (the record changed afterwards)`;
 }
 
 /** The decision of one approval record. */
@@ -171,9 +208,11 @@ function predicateOf(
   const plugins = (Array.isArray(manifest.plugins) ? manifest.plugins : []).map(obj);
   const direction = obj(obj(summary.flags).direction);
   const metrics = obj(summary.metrics);
-  const decisions = [...digests.keys()]
-    .filter((name) => /^approvals\/[^/]+\.json$/.test(name))
-    .map((name) => decisionOf(checkedDecision(dir, episodeId, name, digests)));
+  // The manifest's signature first: a record edited and rehashed under a signed manifest is that signature's failure (4).
+  const manifestSignature = checkedSignature(episodeId, manifest, signer);
+  const names = [...digests.keys()].filter((name) => /^approvals\/[^/]+\.json$/.test(name));
+  const events = names.length > 0 ? decisionEvents(join(dir, ARTIFACTS.events)) : null;
+  const decisions = names.map((name) => decisionOf(checkedDecision(dir, episodeId, name, digests, events!)));
   return {
     episode_id: episodeId,
     task: str(summary.task),
@@ -201,7 +240,7 @@ function predicateOf(
       would_veto: num(metrics.would_veto_count),
       failed: num(direction.failed),
     },
-    manifest_signature: checkedSignature(episodeId, manifest, signer),
+    manifest_signature: manifestSignature,
     decisions,
   };
 }

@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { canonicalHash } from "./hash.ts";
+import { canonicalHash, canonicalJson } from "./hash.ts";
+import { readJsonl } from "./jsonl.ts";
 
 /**
  * The digest of a checkpoint (its parsed JSON) that a decision on it records.
@@ -28,4 +29,99 @@ export function checkpointDigest(checkpoint: Record<string, unknown>): string {
     policy: { id: pending.policy_id ?? null, versions: checkpoint.policy_versions ?? null },
     state_hash: checkpoint.state_hash ?? null,
   });
+}
+
+/**
+ * What differs between a checkpoint file (its parsed JSON) and the `run.checkpoint` event that announced it (the
+ * event's payload): its id, its offset, or a field of its pending action (kind, step, reason, policy, action, compared
+ * as canonical JSON). Null when the file is the one the event announced.
+ *
+ * @example
+ * ```ts
+ * import { announcedDifference } from "./checkpoint_digest.ts";
+ * announcedDifference({ checkpoint_id: "chk_1", event_offset: 3, pending: {} }, { checkpoint_id: "chk_2" }); // "another checkpoint_id"
+ * ```
+ */
+export function announcedDifference(
+  checkpoint: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): string | null {
+  if (payload.checkpoint_id !== checkpoint.checkpoint_id) return "another checkpoint_id";
+  if (payload.event_offset !== checkpoint.event_offset) return "another event_offset";
+  const said = payload.pending;
+  if (typeof said !== "object" || said === null || Array.isArray(said)) return "the event has no pending action";
+  const own = (checkpoint.pending ?? {}) as Record<string, unknown>;
+  for (const key of ["kind", "step_id", "reason", "policy_id", "action"]) {
+    const theirs = (said as Record<string, unknown>)[key];
+    if (canonicalJson(own[key] ?? null) !== canonicalJson(theirs ?? null)) return `its pending ${key} differs`;
+  }
+  return null;
+}
+
+/** The fields of a decision a `run.resume` event's `approval` repeats (`approvalSummary`), null when absent. */
+const SUMMARY_FIELDS = ["decision", "by", "at", "note", "checkpoint_digest", "authenticated_as", "claimed_by"] as const;
+
+/**
+ * What differs between a consumed approval record and the `run.resume` event that consumed it (its
+ * `consumed_by`): the checkpoint, or the decision as the event recorded it (decision, by, at, note, digest, how `by`
+ * was authenticated, the claimed name). A record rewritten after the resume read it (while its action ran) is
+ * caught here. Null when they agree.
+ *
+ * @example
+ * ```ts
+ * import { consumedDifference } from "./checkpoint_digest.ts";
+ * consumedDifference({ checkpoint_id: "chk_1", by: "ana" }, { checkpoint_id: "chk_1", approval: { by: "bob" } }); // "by"
+ * ```
+ */
+export function consumedDifference(record: Record<string, unknown>, resume: Record<string, unknown>): string | null {
+  if (resume.checkpoint_id !== record.checkpoint_id) return "checkpoint_id";
+  const said = resume.approval;
+  if (typeof said !== "object" || said === null || Array.isArray(said)) return "approval";
+  for (const key of SUMMARY_FIELDS) {
+    const theirs = (said as Record<string, unknown>)[key] ?? null;
+    const own = record[key] ?? null;
+    // approvalSummary leaves out a digest, authentication or claimed name the record does not have (or has empty).
+    if ((key === "checkpoint_digest" || key === "authenticated_as" || key === "claimed_by") && !own && !theirs) {
+      continue;
+    }
+    if (canonicalJson(own) !== canonicalJson(theirs)) return key;
+  }
+  return null;
+}
+
+/** The `run.checkpoint` payloads by checkpoint id and the `run.resume` events by id, from an `events.jsonl`. */
+export interface DecisionEvents {
+  checkpoints: Map<string, Record<string, unknown>>;
+  resumes: Map<string, Record<string, unknown>>;
+}
+
+/**
+ * Reads the decision events of an episode's log: only the lines that hold `"run.checkpoint"` or `"run.resume"` are
+ * parsed. An unreadable log gives what was read before the fault (its own check reports it).
+ *
+ * @example
+ * ```ts
+ * import { decisionEvents } from "./checkpoint_digest.ts";
+ * decisionEvents(".noema/episodes/ep_1/events.jsonl").checkpoints.get("chk_1")?.pending;
+ * ```
+ */
+export function decisionEvents(path: string): DecisionEvents {
+  const out: DecisionEvents = { checkpoints: new Map(), resumes: new Map() };
+  const parse = (text: string) =>
+    text.includes('"run.checkpoint"') || text.includes('"run.resume"') ? JSON.parse(text) : null;
+  try {
+    for (const e of readJsonl(path, { noFollow: true, parse })) {
+      const v = e.problem ? null : e.value as Record<string, unknown> | null;
+      const payload = v?.payload;
+      if (typeof payload !== "object" || payload === null || Array.isArray(payload)) continue;
+      const p = payload as Record<string, unknown>;
+      if (v!.event_type === "run.checkpoint" && typeof p.checkpoint_id === "string") {
+        out.checkpoints.set(p.checkpoint_id, p);
+      }
+      if (v!.event_type === "run.resume" && typeof v!.id === "string") out.resumes.set(v!.id, p);
+    }
+  } catch {
+    // an unreadable log: what was read stands; the log's own check says why
+  }
+  return out;
 }

@@ -4,15 +4,23 @@
  * (`checkpoints/<id>.json` beside it), naming this episode and that
  * checkpoint, `approved` or `rejected`, and bound to that checkpoint's pending
  * action by its `checkpoint_digest` — what `noema attest` and `noema resume`
- * require before they attest or act on it. The contract does not know
- * approvals, so these are warnings (`--strict` makes them fail).
+ * require before they attest or act on it; and each `checkpoints/<id>.json`
+ * must be the checkpoint its `run.checkpoint` event announced (what `approve`
+ * and `resume` require). The contract does not know approvals, so these are
+ * warnings (`--strict` makes them fail).
  *
  * @module
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
-import { checkpointDigest } from "../store/checkpoint_digest.ts";
+import {
+  announcedDifference,
+  checkpointDigest,
+  consumedDifference,
+  type DecisionEvents,
+  decisionEvents,
+} from "../store/checkpoint_digest.ts";
 import { readJsonText } from "../store/json_file.ts";
 import { type Collector, display } from "./collector.ts";
 
@@ -71,6 +79,22 @@ function problemOf(
   return null;
 }
 
+/** Why a consumed record is not the decision its `run.resume` event applied, or null. */
+function consumedProblem(r: Record<string, unknown>, events: DecisionEvents): string | null {
+  if (r.consumed_at === null || r.consumed_at === undefined) return null;
+  const resume = typeof r.consumed_by === "string" ? events.resumes.get(r.consumed_by) : undefined;
+  if (resume === undefined) {
+    return `it says a resume used it (consumed_by ${
+      JSON.stringify(r.consumed_by)
+    }), but no run.resume event has that id`;
+  }
+  const field = consumedDifference(r, resume);
+  return field === null
+    ? null
+    : `its ${field} is not the one the run.resume event that used it (${r.consumed_by}) recorded: ` +
+      "the record changed after the decision was applied";
+}
+
 /**
  * Warns (profile `noema`) about each decision in `dir/approvals` that is not
  * one on a checkpoint of this episode, bound to it.
@@ -86,6 +110,8 @@ function problemOf(
  */
 export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
   if (!c.profile) return;
+  const events = decisionEvents(join(dir, "events.jsonl"));
+  checkCheckpoints(c, dir, events);
   for (const name of records(c, dir, "approvals")) {
     const path = join(dir, "approvals", name);
     const record = readRecord(c, path);
@@ -99,7 +125,28 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
     }
     const checkpoint = cp === undefined ? null : readRecord(c, cpPath);
     if (cp !== undefined && checkpoint === null) continue; // its own warning says why
-    const why = problemOf(record, id, episodeId, checkpoint);
+    const why = problemOf(record, id, episodeId, checkpoint) ?? consumedProblem(record, events);
     if (why !== null) c.warn(display(path), "noema.approval", why);
+  }
+}
+
+/**
+ * Warns (`noema.checkpoint`) of a checkpoint file that no `run.checkpoint` event announced, or that differs from the
+ * one its event announced: a pending action edited while the run waited, which approve and resume refuse.
+ */
+function checkCheckpoints(c: Collector, dir: string, events: DecisionEvents): void {
+  const names = records(c, dir, "checkpoints");
+  for (const name of names) {
+    const path = join(dir, "checkpoints", name);
+    const checkpoint = readRecord(c, path);
+    if (checkpoint === null) continue;
+    const id = name.slice(0, -".json".length);
+    const payload = events.checkpoints.get(id);
+    const why = payload === undefined
+      ? `no run.checkpoint event of events.jsonl announced checkpoint ${id}`
+      : announcedDifference(checkpoint, payload);
+    if (why !== null) {
+      c.warn(display(path), "noema.checkpoint", `not the checkpoint its run.checkpoint event announced (${why})`);
+    }
   }
 }

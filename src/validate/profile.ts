@@ -35,7 +35,11 @@ export const PROFILE_RULES = {
   "noema.action_fields":
     "an outcomes.actions record carries the step_id, result_status and input_excerpt its act event has",
   "noema.approval": "each approvals/<id>.json is a decision (approved or rejected) on checkpoints/<id>.json of this " +
-    "episode, naming both, bound to its pending action by checkpoint_digest (what resume and attest require)",
+    "episode, naming both, bound to its pending action by checkpoint_digest (what resume and attest require); one a " +
+    "resume used is what the run.resume event named by its consumed_by recorded",
+  "noema.checkpoint":
+    "each checkpoints/<id>.json is the checkpoint a run.checkpoint event of events.jsonl announced: " +
+    "the same id, offset and pending action, step, kind, policy and reason (what approve and resume require)",
 } as const;
 
 /** A rule id of the `noema` profile. */

@@ -16,6 +16,7 @@ import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
 import { deciderOf } from "../../runtime/checkpoint.ts";
+import { oneLine } from "../output.ts";
 import { deciderText } from "../../shared_store/shared_store.ts";
 import { locateEpisode, resolveRoot } from "../../store/layout.ts";
 import { claimForResume, withLivePublishing } from "../store_publish.ts";
@@ -167,11 +168,15 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       if (!opts.resume) {
         if (opts.json) ctx.out.json(record);
         else {ctx.out.line(
-            `${record.episode_id}  ${record.decision} by ${deciderOf(record)}  (checkpoint ${record.checkpoint_id})`,
+            `${record.episode_id}  ${record.decision} by ${
+              oneLine(deciderOf(record))
+            }  (checkpoint ${record.checkpoint_id})`,
           );}
         return;
       }
-      if (!opts.json) ctx.out.note(`${record.decision} by ${deciderOf(record)}; resuming ${record.episode_id}`);
+      if (!opts.json) {
+        ctx.out.note(`${record.decision} by ${oneLine(deciderOf(record))}; resuming ${record.episode_id}`);
+      }
       const r = await resumePublished(ctx, cmd, ref, { ...g });
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });

@@ -158,7 +158,13 @@ function planSection(out: Output, v: EpisodeView): void {
       if (typeof s.id === "string" && typeof s.status === "string") recorded.set(s.id, s.status);
     }
   }
-  renderSteps(out, plan, "  ", recorded, new Map((v.decisions ?? []).map((d) => [d.step_id, decisionText(d)])));
+  // Each step's latest decision; none for the step a run waits on again (an earlier decision is not this one).
+  const decided = new Map((v.decisions ?? []).map((d) => [d.step_id, decisionText(d)]));
+  const waiting = v.waiting?.event_type === "run.checkpoint" ? v.waiting : null;
+  if (waiting && !(v.decisions ?? []).some((d) => d.checkpoint_id === waiting.checkpoint_id)) {
+    decided.delete(String(waiting.pending?.step_id ?? ""));
+  }
+  renderSteps(out, plan, "  ", recorded, decided);
 }
 
 function actionsSection(out: Output, v: EpisodeView): void {
@@ -400,7 +406,10 @@ function verdictsSection(out: Output, v: EpisodeView): void {
  */
 function decidedRow(x: Verdict, v: EpisodeView, c: Output["color"]): Cell[] | null {
   if (x.phase !== "governance" || x.decision !== "veto" || x.enforced === false || x.failure) return null;
-  const human = x.stage === "review" ? undefined : v.decisions?.find((d) => d.step_id === x.step_id);
+  // The decision on the checkpoint this verdict paused at: a step asked again shows each ask with its own decision.
+  const human = x.stage === "review" || x.checkpoint_id === null
+    ? undefined
+    : v.decisions?.find((d) => d.checkpoint_id === x.checkpoint_id);
   if (!human) return null;
   return [
     "governance",
