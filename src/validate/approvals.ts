@@ -110,6 +110,11 @@ function consumedProblem(r: Record<string, unknown>, events: DecisionEvents): st
  */
 export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
   if (!c.profile) return;
+  // A run that never paused has neither folder: its log is not read again.
+  if (
+    !lstatSync(join(dir, "checkpoints"), { throwIfNoEntry: false }) &&
+    !lstatSync(join(dir, "approvals"), { throwIfNoEntry: false })
+  ) return;
   const events = decisionEvents(join(dir, "events.jsonl"));
   checkCheckpoints(c, dir, events);
   for (const name of records(c, dir, "approvals")) {
