@@ -271,7 +271,13 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
   }, async () => {
     const id = "ep_walk_deploy";
     const ran = join(a.root, "deploys.txt");
-    const runA = startOn(a, ["run", deployTask(a.root, ran), "--episode-id", id, "--wait", "120s", "--json"]);
+    const seen = { stderr: "", exited: false };
+    const runA = startOn(a, ["run", deployTask(a.root, ran), "--episode-id", id, "--wait", "120s", "--json"], {
+      onStderr: (chunk) => void (seen.stderr += chunk),
+    });
+    void runA.then(() => seen.exited = true);
+    // B asks the store once A says it waits (each look is a noema process: none spent while A is still starting).
+    assert.ok(await until(() => seen.exited || seen.stderr.includes("waits for approval of")), "A says it waits");
     let waiting: { episode_id: string; host: string } | undefined;
     assert.ok(
       await until(() => {
