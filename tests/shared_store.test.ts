@@ -378,7 +378,7 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
 function gatedTask(dir: string, gate: string): string {
   const steps = [
     "echo step 1",
-    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done; echo step 2`,
+    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 500 ]; do sleep 0.2; i=$((i+1)); done; echo step 2`,
     "echo step 3",
     "sleep 0.2; echo step 4",
     "echo step 5",

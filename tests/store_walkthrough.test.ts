@@ -35,7 +35,7 @@ const skip = pgUnavailable() ?? false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A shell wait (≤ 100 s) until `go` exists. */
-const waitFor = (go: string) => `i=0; while [ ! -e '${go}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done`;
+const waitFor = (go: string) => `i=0; while [ ! -e '${go}' ] && [ $i -lt 500 ]; do sleep 0.2; i=$((i+1)); done`;
 
 /** A shell task whose second step waits until `go` exists, and its fourth until `go2` does (when given). */
 function gatedTask(dir: string, go: string, go2?: string): string {
