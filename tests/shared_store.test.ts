@@ -378,7 +378,7 @@ describe("shared store: the CLI (store init/status, sync, list --store, pull, re
 function gatedTask(dir: string, gate: string): string {
   const steps = [
     "echo step 1",
-    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done; echo step 2`,
+    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 500 ]; do sleep 0.2; i=$((i+1)); done; echo step 2`,
     "echo step 3",
     "sleep 0.2; echo step 4",
     "echo step 5",
@@ -944,12 +944,21 @@ describe("shared store: approvals across machines", { skip }, () => {
     try {
       const id = "ep_approved_from_b";
       const [cmd, ...args] = cliCommand();
+      const seen = { stderr: "", exited: false };
       const runA = runChild(
         cmd,
         [...args, "--root", a.path, "run", deployTask(a.path), "--episode-id", id, "--wait", "60s", "--json"],
-        { cwd: a.path, env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" }, timeoutMs: 90_000 },
+        {
+          cwd: a.path,
+          env: { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+          timeoutMs: 90_000,
+          onStderr: (chunk) => void (seen.stderr += chunk),
+        },
       );
+      void runA.then(() => seen.exited = true);
       const envB = { NOEMA_STORE: url, NOEMA_HOST: "host-b" };
+      // B asks the store once A says it waits (each look is a noema process: none spent while A is still starting).
+      await waitUntil(() => seen.exited || seen.stderr.includes("waits for approval of"), "A to say it waits");
       const waiting = await waitUntil(() => {
         const r = cli(["--root", b.path, "approvals", "--json"], { env: envB });
         assert.equal(r.code, 0, r.stderr);
@@ -1674,13 +1683,21 @@ describe("shared store: the CLI over a files store (file:///…)", () => {
         assert.equal(fb.stdout, readFileSync(join(a.path, "episodes", "ep_f", "events.jsonl"), "utf8"));
         // Approving from B a call A waits on.
         const task = deployTask(a.path);
+        let stderrA = "";
         const waitA = runChild(cmd, [...args, "--root", a.path, "run", task, "--episode-id", "ep_w", "--wait", "60s"], {
           cwd: a.path,
           env: envA,
           timeoutMs: 90_000,
+          onStderr: (chunk) => void (stderrA += chunk),
         });
+        let aExited = false;
+        void waitA.then(() => aExited = true);
         let waiting: { episode_id: string; host: string }[] = [];
+        // B asks the store once A says it waits (each look is a noema process: none spent while A is still starting).
         const until2 = Date.now() + 30_000;
+        while (!stderrA.includes("waits for approval of") && !aExited && Date.now() < until2) {
+          await new Promise((res) => setTimeout(res, 50));
+        }
         while (!waiting.some((w) => w.episode_id === "ep_w") && Date.now() < until2) {
           const r = cli(["--root", b.path, "approvals", "--json"], { env: { NOEMA_STORE: url } });
           assert.equal(r.code, 0, r.stderr);

@@ -261,11 +261,15 @@ describe("shared store faults: runs, resumes, pulls and approvals (PostgreSQL)",
       const envA = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-a" };
       const envB = { ...process.env, NOEMA_STORE: url, NOEMA_HOST: "host-b" };
       const [cmd, ...args] = cliCommand();
+      const seen = { stderr: "", exited: false };
       const runA = runChild(
         cmd,
         [...args, "--root", a.path, "run", deployTask(a.path, ran), "--episode-id", id, "--wait", "120s", "--json"],
-        { cwd: a.path, env: envA, timeoutMs: 200_000 },
+        { cwd: a.path, env: envA, timeoutMs: 200_000, onStderr: (chunk) => void (seen.stderr += chunk) },
       );
+      void runA.then(() => seen.exited = true);
+      // B asks the store once A says it waits (each look is a noema process: none spent while A is still starting).
+      assert.ok(await until(() => seen.exited || seen.stderr.includes("waits for approval of")), "A says it waits");
       assert.ok(
         await until(() => {
           const r = cli(["--root", b.path, "approvals", "--json"], { env: envB });

@@ -35,7 +35,7 @@ function heldTask(dir: string, gate: string, busy = 12): string {
   const steps = [
     "echo step 1",
     ...Array.from({ length: busy }, (_, i) => `sleep 0.25; echo busy ${i + 1}`),
-    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo through`,
+    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done; echo through`,
     "echo last",
   ];
   const path = join(dir, "held.json");

@@ -35,7 +35,7 @@ const skip = pgUnavailable() ?? false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A shell wait (≤ 100 s) until `go` exists. */
-const waitFor = (go: string) => `i=0; while [ ! -e '${go}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done`;
+const waitFor = (go: string) => `i=0; while [ ! -e '${go}' ] && [ $i -lt 500 ]; do sleep 0.2; i=$((i+1)); done`;
 
 /** A shell task whose second step waits until `go` exists, and its fourth until `go2` does (when given). */
 function gatedTask(dir: string, go: string, go2?: string): string {
@@ -271,7 +271,13 @@ describe("docs/store.md, walked through by two hosts (two roots, two HOMEs, ~/.p
   }, async () => {
     const id = "ep_walk_deploy";
     const ran = join(a.root, "deploys.txt");
-    const runA = startOn(a, ["run", deployTask(a.root, ran), "--episode-id", id, "--wait", "120s", "--json"]);
+    const seen = { stderr: "", exited: false };
+    const runA = startOn(a, ["run", deployTask(a.root, ran), "--episode-id", id, "--wait", "120s", "--json"], {
+      onStderr: (chunk) => void (seen.stderr += chunk),
+    });
+    void runA.then(() => seen.exited = true);
+    // B asks the store once A says it waits (each look is a noema process: none spent while A is still starting).
+    assert.ok(await until(() => seen.exited || seen.stderr.includes("waits for approval of")), "A says it waits");
     let waiting: { episode_id: string; host: string } | undefined;
     assert.ok(
       await until(() => {
