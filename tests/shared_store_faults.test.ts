@@ -21,6 +21,7 @@ import { openSharedStore } from "../src/shared_store/open.ts";
 import type { SharedStore } from "../src/shared_store/shared_store.ts";
 import { processGone } from "../src/store/lock.ts";
 import { runChild } from "./helpers/child.ts";
+import { pidsWithEnv } from "./helpers/processes.ts";
 import { cli, cliCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -148,6 +149,11 @@ describe("shared store faults: runs, resumes, pulls and approvals (PostgreSQL)",
         if ((e as { code?: string }).code !== "ESRCH") throw e;
       }
       await child;
+      // Its publishing process sees its stdin close and exits with it (shared_store.test.ts checks that): until then
+      // it holds the lease, and a resume is refused (exit 10, held by it). At idle priority on a busy machine it may
+      // take a while to be scheduled: waited for, with a bound that only catches a hang.
+      const publishers = () => pidsWithEnv((e) => e.startsWith("NOEMA_STORE_LIVE_START=") && e.includes(a.path));
+      assert.ok(await until(() => publishers().length === 0, 150_000), "the publishing process exits with its run");
       const resumed = cli(["--root", a.path, "resume", id, "--json"], { env, timeoutMs: 180_000 });
       // 5: a machine so busy that the run sealed before the kill landed; the shared copy is checked all the same.
       assert.ok(resumed.code === 0 || resumed.code === 5, resumed.stderr);
