@@ -173,8 +173,19 @@ function domainMatches(spec: string, url: string | null | undefined): boolean {
   return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
 }
 
+/**
+ * Whether an `mcp__` rule names the tool. Its `*` (the only wildcard an `mcp__` rule takes) matches any run of
+ * characters, `/` included: a tool name is no path, and a server naming a tool `files/write` must not slip past
+ * `mcp__evil__*` (picomatch's `*` stopped at the `/`).
+ */
 function mcpMatches(ruleTool: string, tool: string): boolean {
-  if (ruleTool.includes("*")) return picomatch.isMatch(tool, ruleTool, { dot: true });
+  if (ruleTool.includes("*")) {
+    const re = cached(`mcp\0${ruleTool}`, () => {
+      const parts = ruleTool.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&"));
+      return new RegExp(`^${parts.join("[\\s\\S]*")}$`);
+    });
+    return re.test(tool);
+  }
   return tool === ruleTool || tool.startsWith(`${ruleTool}__`) && ruleTool.split("__").length === 2;
 }
 

@@ -1,0 +1,53 @@
+/**
+ * `noema mcp` against a hostile MCP server (tests/helpers/mcp_hostile_server.ts,
+ * raw JSON-RPC lines, a real child process of the real CLI) and a raw line
+ * client: what the server tries, and what reaches it and the client.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { rawGateway, rulesFile, setup as setupIn } from "./helpers/mcp_gateway.ts";
+import { tempDir } from "./helpers/tmp.ts";
+
+const tmp = tempDir("noema-mcp-hostile-");
+after(() => tmp.cleanup());
+const setup = (name: string) => setupIn(tmp.path, name);
+
+/** The hostile server's command line for a scenario, and the log of every line it got. */
+function hostile(c: { base: string }, scenario: string): { log: string; server: string[] } {
+  const log = join(c.base, "hostile.jsonl");
+  const file = join(REPO, "tests", "helpers", "mcp_hostile_server.ts");
+  const args = [file, log, scenario];
+  return { log, server: IS_DENO ? [process.execPath, "run", "-A", "--quiet", ...args] : [process.execPath, ...args] };
+}
+
+/** The tools/call lines the server got. */
+function callsReached(log: string): Record<string, unknown>[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+    .filter((m) => m.method === "tools/call");
+}
+
+type ToolsResult = { result: { tools: { name: string; description: string }[] } };
+type CallAnswer = { result: { content: { text: string }[]; isError?: boolean } };
+
+describe("noema mcp against a hostile server", () => {
+  it("a deny rule mcp__evil__* holds against a tool whose name holds a /", async () => {
+    const c = setup("slash");
+    const { log, server } = hostile(c, "slash");
+    const rules = rulesFile(c.base, { deny: [{ rule: "mcp__evil__*", reason: "nothing of evil" }] });
+    const gw = await rawGateway(c, ["--name", "evil", "--rules", rules], server);
+    gw.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const list = await gw.answer(1) as unknown as ToolsResult;
+    assert.deepEqual(list.result.tools, [], "the always-denied tool is left out of the list");
+    gw.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "files/write", arguments: {} } });
+    const call = await gw.answer(2) as unknown as CallAnswer;
+    assert.equal(call.result.isError, true);
+    assert.match(call.result.content[0].text, /denied by rule "mcp__evil__\*": nothing of evil/);
+    assert.equal(await gw.close(), 0);
+    assert.deepEqual(callsReached(log), [], "the denied call never reached the server");
+  });
+});
