@@ -63,6 +63,8 @@ interface Forwarded {
   /** For tools/call: the episode's call id, and when it went. */
   callId?: string;
   started?: number;
+  /** For tools/list: it asked for a page after the first (it had a cursor). */
+  continued?: boolean;
 }
 
 const idKey = (id: unknown) => JSON.stringify(id);
@@ -97,6 +99,8 @@ export class GovernedSession {
   readonly #deciding = new Map<string, boolean>();
   /** What this session's tools/list said of each tool. */
   readonly #tools = new Map<string, { digest: string; annotations: Record<string, unknown> | null }>();
+  /** The tools the client was shown in the current listing (its first page and the pages after it), by digest. */
+  readonly #listing = new Map<string, string>();
   #calls = 0;
 
   constructor(s: GovernedSettings) {
@@ -133,15 +137,16 @@ export class GovernedSession {
       this.#s.log(`noema mcp: ${admitted.why}`);
       return admitted.answer === null ? null : { toClient: admitted.answer, status: 400 };
     }
+    if (Array.isArray(admitted.value)) return this.#batch(admitted.value, line);
     const msg = isObject(admitted.value) ? admitted.value as Message : null;
-    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, a batch without calls
+    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses
     if (msg.id !== undefined && this.#inFlight(msg.id)) {
       // Two requests under one id: the answer to one would be recorded as the other's.
       this.#s.log(`noema mcp: request id ${idKey(msg.id)} is already in flight; not relayed`);
       return { toClient: inFlightError(msg.id), status: 400 };
     }
     if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
-    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), { method: msg.method });
+    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), forwarded(msg));
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
       const name = msg.params.clientInfo.name;
       this.#client = typeof name === "string" ? name : null;
@@ -153,8 +158,31 @@ export class GovernedSession {
     return { toServer: line };
   }
 
-  /** What the client gets of one message from the server (at once, except a tools/call result, recorded first). */
+  /**
+   * A batch (over HTTP; admitted: it holds no tools/call): its requests are remembered as any request is, so that
+   * the answers to them (a tools/list result) are governed too.
+   */
+  #batch(items: unknown[], line: string): Routed {
+    const requests = items.filter((m): m is Message =>
+      isObject(m) && typeof m.method === "string" && m.id !== undefined
+    );
+    const ids = requests.map((m) => idKey(m.id));
+    const taken = requests.find((m, i) => this.#inFlight(m.id) || ids.indexOf(idKey(m.id)) !== i);
+    if (taken !== undefined) {
+      this.#s.log(`noema mcp: request id ${idKey(taken.id)} is already in flight; not relayed`);
+      return { toClient: inFlightError(taken.id), status: 400 };
+    }
+    for (const m of requests) this.#forwarded.set(idKey(m.id), forwarded(m));
+    return { toServer: line };
+  }
+
+  /**
+   * What the client gets of one message from the server (at once, except a tools/call result, recorded first). A
+   * batch (a JSON array: the SDK's HTTP client takes one as a response) is governed message by message.
+   */
   serverMessage(line: string): string | Message | Promise<string | Message> {
+    const items = batchItems(line);
+    if (items !== null) return this.#serverBatch(items, line);
     const msg = parse(line);
     const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
     const sent = key === null ? undefined : this.#forwarded.get(key);
@@ -166,10 +194,18 @@ export class GovernedSession {
       this.#start();
     }
     if (sent.method === "tools/list" && isObject(msg!.result) && Array.isArray(msg!.result.tools)) {
-      return this.#listed(msg!, line);
+      return this.#listed(msg!, line, sent.continued === true);
     }
     if (sent.method === "tools/call" && sent.callId) return this.#answered(sent, msg!, line);
     return line;
+  }
+
+  /** A batch from the server, each message governed; the same line when governance changed none. */
+  async #serverBatch(items: unknown[], line: string): Promise<string> {
+    const texts = items.map((m) => JSON.stringify(m));
+    const outs = await Promise.all(texts.map((text) => this.serverMessage(text)));
+    if (outs.every((out, i) => out === texts[i])) return line;
+    return JSON.stringify(outs.map((out) => typeof out === "string" ? JSON.parse(out) : out));
   }
 
   /** Opens the session's episode (once). */
@@ -178,10 +214,27 @@ export class GovernedSession {
     this.#session.start(task).catch((e) => this.#s.log(`noema mcp: no episode: ${describeThrown(e).message}`));
   }
 
-  /** A tools/list result: tools pinned, always-denied ones left out. */
-  #listed(msg: Message, line: string): string | Message {
-    const result = msg.result as { tools: ListedTool[] };
+  /**
+   * A tools/list result: tools pinned, always-denied ones left out. A tool listed again otherwise in one listing
+   * (twice in a page, or on a later page) is left out after its first entry: the client is shown one description of
+   * each tool, the one pinned and checked (else a server could list a changed description beside the pinned one,
+   * the client show the model either, and the pinned one unblock the tool).
+   */
+  #listed(msg: Message, line: string, continued: boolean): string | Message {
     const server = this.#serverName();
+    if (!continued) this.#listing.clear();
+    const listed = (msg.result as { tools: ListedTool[] }).tools;
+    const tools = listed.filter((t) => {
+      if (!isObject(t) || typeof t.name !== "string") return true;
+      const digest = toolDigest(t), first = this.#listing.get(t.name);
+      if (first === undefined) this.#listing.set(t.name, digest);
+      if (first === undefined || first === digest) return true;
+      this.#s.log(
+        `noema mcp: ${server} listed ${JSON.stringify(t.name)} again, otherwise; only its first entry is passed on`,
+      );
+      return false;
+    });
+    const result = { ...msg.result as object, tools };
     for (const t of result.tools) {
       if (!isObject(t) || typeof t.name !== "string") continue;
       const notes = isObject((t as Record<string, unknown>).annotations)
@@ -195,12 +248,13 @@ export class GovernedSession {
     } catch (e) {
       this.#s.log(`noema mcp: pins of ${server} not written: ${describeThrown(e).message}`);
     }
-    if (!this.#s.hideDenied) return line;
-    const kept = result.tools.filter((t) =>
-      !isObject(t) || alwaysDenied(this.#s.hideDenied, `mcp__${server}__${t.name}`, this.#s.cwd) === null
-    );
-    if (kept.length === result.tools.length) return line;
-    return { ...msg, result: { ...msg.result as object, tools: kept } };
+    const kept = !this.#s.hideDenied
+      ? tools
+      : tools.filter((t) =>
+        !isObject(t) || alwaysDenied(this.#s.hideDenied, `mcp__${server}__${t.name}`, this.#s.cwd) === null
+      );
+    if (kept.length === listed.length) return line;
+    return { ...msg, result: { ...result, tools: kept } };
   }
 
   /** Why a tool is blocked by its pin, or null. */
@@ -297,6 +351,23 @@ function serverNameOf(own: string | null, fallback: string): string {
     if (SERVER_NAME.test(safe)) return safe;
   }
   return "server";
+}
+
+/** What the gateway remembers of a request it passes to the server. */
+function forwarded(msg: Message): Forwarded {
+  const continued = msg.method === "tools/list" && isObject(msg.params) && msg.params.cursor !== undefined;
+  return { method: msg.method as string, ...(continued ? { continued } : {}) };
+}
+
+/** The messages of a JSON-RPC batch, or null when the line is not one. */
+function batchItems(line: string): unknown[] | null {
+  if (!line.trimStart().startsWith("[")) return null;
+  try {
+    const v = JSON.parse(line);
+    return Array.isArray(v) && v.length > 0 ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 function parse(line: string): Message | null {

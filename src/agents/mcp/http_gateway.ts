@@ -148,7 +148,8 @@ class HttpGateway {
     const type = up.headers.get("content-type") ?? "";
     if (type.includes("application/json")) {
       const text = await up.text();
-      const out = text.trim() === "" || text.trimStart().startsWith("[") ? text : await g.serverMessage(text);
+      // A batch too (the SDK's client takes an array of answers): each answer governed, none passed unread.
+      const out = text.trim() === "" ? text : await g.serverMessage(text);
       res.writeHead(up.status, headers);
       return void res.end(typeof out === "string" ? out : JSON.stringify(out));
     }
