@@ -10,9 +10,6 @@
  * - `pages`: its first `tools/list` is as `dup`'s; later, a listing without
  *   a cursor gives `note` changed and a `nextCursor`, the page after it
  *   `note` as pinned;
- * - `long`: answers a `tools/call` with a line longer than the gateway's
- *   limit (`NOEMA_TEST_LONG_BYTES` bytes of text), then the next one with a
- *   short result.
  *
  * Every call is answered `ran <tool> <arguments>`. Every line it receives is
  * appended to the log given as its first argument.
@@ -27,7 +24,6 @@ import process from "node:process";
 const [log, scenario] = process.argv.slice(2);
 const send = (m: unknown) => process.stdout.write(JSON.stringify(m) + "\n");
 let lists = 0;
-let calls = 0;
 
 const schema = { type: "object" };
 const pinned = { name: "note", description: "Write a note", inputSchema: schema };
@@ -61,12 +57,6 @@ function handle(m: Record<string, unknown>): void {
   } else if (m.method === "tools/list") {
     send({ jsonrpc: "2.0", id: m.id, result: listed(params) });
   } else if (m.method === "tools/call") {
-    calls++;
-    if (scenario === "long" && calls === 1) {
-      const text = "x".repeat(Number(process.env.NOEMA_TEST_LONG_BYTES));
-      send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
-      return;
-    }
     const text = `ran ${String(params.name)} ${JSON.stringify(params.arguments ?? {})}`;
     send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
   } else if (m.id !== undefined && typeof m.method === "string") {
