@@ -265,6 +265,11 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     assert.equal(fx({ deny: ["Read(~/.ssh/**)"] }, "Read", { file_path: "/home/ana/.ssh/id_ed25519" }), "deny");
     assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: "/proj/secrets/k" }), "deny");
     assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: `${WS}/secrets/k` }), "allow");
+    // An allow rule lets a call of several paths through only when it covers every one of them.
+    const src = { default: "deny" as const, allow: ["Read(./src/**)"] };
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts", "src/b.ts"] }), "allow");
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts", "/etc/shadow"] }), "deny");
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts"], include: ["../.ssh/id_rsa"] }), "deny");
   });
 
   test("WebFetch(domain:…), mcp__server, mcp__server__tool, mcp__server__*, bare names", () => {
