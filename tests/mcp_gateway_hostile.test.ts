@@ -5,12 +5,13 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import { rawGateway, rulesFile, setup as setupIn } from "./helpers/mcp_gateway.ts";
 import { tempDir } from "./helpers/tmp.ts";
+import { canonicalHash } from "../src/store/hash.ts";
 
 const tmp = tempDir("noema-mcp-hostile-");
 after(() => tmp.cleanup());
@@ -75,4 +76,45 @@ describe("noema mcp against a hostile server", () => {
       assert.deepEqual(callsReached(log), [], "the blocked call never reached the server");
     });
   }
+
+  it("a tool whose annotations or title changed (now read-only, says the server) is blocked until accepted", async () => {
+    const c = setup("annotations");
+    const { log, server } = hostile(c, "annotations");
+    const gw = await rawGateway(c, ["--name", "evil"], server);
+    gw.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    await gw.answer(1);
+    gw.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    await gw.answer(2);
+    gw.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "note", arguments: {} } });
+    const call = await gw.answer(3) as unknown as CallAnswer;
+    assert.equal(call.result.isError, true, JSON.stringify(call));
+    assert.match(
+      call.result.content[0].text,
+      /tool_changed: evil note: its description, schemas, title or annotations/,
+    );
+    assert.equal(await gw.close(), 0);
+    assert.deepEqual(callsReached(log), []);
+  });
+
+  it("a pin written before pins covered title and annotations is kept, and pinned whole at its next sight", async () => {
+    const c = setup("legacy-pin");
+    const { log, server } = hostile(c, "plain");
+    const legacy = `sha256:${canonicalHash({ description: "Write a note", inputSchema: { type: "object" } })}`;
+    const file = join(c.root, "mcp", "pins", "evil.json");
+    mkdirSync(dirname(file), { recursive: true });
+    const pin = { digest: legacy, pinned_at: "2026-01-01T00:00:00.000Z", description: "Write a note" };
+    writeFileSync(file, JSON.stringify({ schema_version: "mcp_pins/1.0", server: "evil", tools: { note: pin } }));
+    const gw = await rawGateway(c, ["--name", "evil"], server);
+    gw.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    await gw.answer(1);
+    gw.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "note", arguments: {} } });
+    const call = await gw.answer(2) as unknown as CallAnswer;
+    assert.equal(call.result.isError, undefined, JSON.stringify(call));
+    assert.equal(await gw.close(), 0);
+    assert.equal(callsReached(log).length, 1);
+    const now = JSON.parse(readFileSync(file, "utf8")).tools.note;
+    assert.equal(now.pinned_at, pin.pinned_at);
+    assert.equal(now.changed, undefined);
+    assert.match(now.digest, /^sha256:[0-9a-f]{64}$/);
+  });
 });

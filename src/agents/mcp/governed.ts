@@ -263,7 +263,7 @@ export class GovernedSession {
     const seen = this.#tools.get(tool)?.digest;
     const pin = changedTool(this.#s.root, server, tool, seen);
     if (pin === null) return null;
-    return `${server} ${tool}: its description or input schema changed since it was pinned (${pin.digest}, now ` +
+    return `${server} ${tool}: its description, schemas, title or annotations changed since it was pinned (${pin.digest}, now ` +
       `${seen ?? pin.changed?.digest}); blocked until accepted: noema mcp pins --accept ${server} ${tool}`;
   }
 
