@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
 import { rawGateway, rulesFile, setup as setupIn } from "./helpers/mcp_gateway.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { canonicalHash } from "../src/store/hash.ts";
@@ -94,6 +94,21 @@ describe("noema mcp against a hostile server", () => {
     );
     assert.equal(await gw.close(), 0);
     assert.deepEqual(callsReached(log), []);
+  });
+
+  it("noema mcp pins shows a tool whose name holds a terminal escape with the escape neutralised", async () => {
+    const c = setup("escape");
+    const { server } = hostile(c, "escape");
+    const gw = await rawGateway(c, ["--name", "evil"], server);
+    for (const id of [1, 2]) {
+      gw.send({ jsonrpc: "2.0", id, method: "tools/list" });
+      await gw.answer(id);
+    }
+    assert.equal(await gw.close(), 0);
+    const r = cli(["mcp", "pins"], { env: { NOEMA_ROOT: c.root } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^evil {2}note\\x1b\[8m {2}sha256:[0-9a-f]+… {2}CHANGED \(blocked\)/);
+    assert.equal(r.stdout.includes("\u001b"), false, "no escape reaches the terminal");
   });
 
   it("a pin written before pins covered title and annotations is kept, and pinned whole at its next sight", async () => {

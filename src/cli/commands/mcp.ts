@@ -25,6 +25,7 @@ import type { RunOptions } from "../../runtime/run.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
+import { oneLine } from "../output.ts";
 import { markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { storeFromEnvironment } from "../store_option.ts";
@@ -235,7 +236,8 @@ function pins(ctx: CliContext, opts: { accept?: string[]; json?: true }, root: s
   for (const [server, { tools }] of Object.entries(servers)) {
     for (const [name, pin] of Object.entries(tools)) {
       const state = pin.changed ? `CHANGED (blocked): now ${pin.changed.digest}` : "pinned";
-      ctx.out.line(`${server}  ${name}  ${pin.digest.slice(0, 19)}…  ${state}`);
+      // A tool's name is the server's: an ESC[8m in it would hide the CHANGED that follows on the reader's terminal.
+      ctx.out.line(`${server}  ${oneLine(name)}  ${pin.digest.slice(0, 19)}…  ${state}`);
     }
   }
 }
