@@ -77,6 +77,24 @@ describe("noema mcp against a hostile server", () => {
     });
   }
 
+  it("a tool named __proto__ is pinned like any other, and blocked once changed", async () => {
+    const c = setup("proto");
+    const { log, server } = hostile(c, "proto");
+    const gw = await rawGateway(c, ["--name", "evil"], server);
+    for (const id of [1, 2]) {
+      gw.send({ jsonrpc: "2.0", id, method: "tools/list" });
+      await gw.answer(id);
+    }
+    gw.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "__proto__", arguments: {} } });
+    const call = await gw.answer(3) as unknown as CallAnswer;
+    assert.equal(call.result.isError, true, JSON.stringify(call));
+    assert.match(call.result.content[0].text, /tool_changed: evil __proto__/);
+    assert.equal(await gw.close(), 0);
+    assert.deepEqual(callsReached(log), []);
+    const pins = JSON.parse(readFileSync(join(c.root, "mcp", "pins", "evil.json"), "utf8"));
+    assert.equal(Object.hasOwn(pins.tools, "__proto__"), true, "written to the pins file");
+  });
+
   it("a tool whose annotations or title changed (now read-only, says the server) is blocked until accepted", async () => {
     const c = setup("annotations");
     const { log, server } = hostile(c, "annotations");

@@ -118,7 +118,7 @@ const LEGACY = "sha256:sha256:";
  */
 export function readPins(root: string, server: string): PinsFile {
   const path = pinsPath(root, server);
-  if (!existsSync(path)) return { schema_version: "mcp_pins/1.0", server, tools: {} };
+  if (!existsSync(path)) return { schema_version: "mcp_pins/1.0", server, tools: toolTable({}) };
   const value = readJsonFile(path) as Partial<PinsFile>;
   if (value.schema_version !== "mcp_pins/1.0" || typeof value.tools !== "object" || value.tools === null) {
     throw new NoemaError("bad_pins", "not an MCP pins file (schema_version mcp_pins/1.0, tools)", {
@@ -126,7 +126,16 @@ export function readPins(root: string, server: string): PinsFile {
       exitCode: EXIT.USAGE,
     });
   }
-  return value as PinsFile;
+  return { ...value, tools: toolTable(value.tools) } as PinsFile;
+}
+
+/**
+ * The pins by tool name, in an object with no prototype: a tool the server names `__proto__` is pinned like any
+ * other (set on a plain object, it set the object's prototype, was never written, and was first seen at every
+ * listing: never blocked, whatever its description became).
+ */
+function toolTable(tools: Record<string, ToolPin>): Record<string, ToolPin> {
+  return Object.assign(Object.create(null), tools);
 }
 
 /**
