@@ -26,6 +26,7 @@ import { reasonText } from "../dialect.ts";
 import { gatePolicy } from "./gate_policy.ts";
 import { changedTool, type ListedTool, observeTools, SERVER_NAME, toolDigest } from "./pins.ts";
 import { McpSession, type SessionSettings } from "./session.ts";
+import type { RecordedReview } from "../../runtime/review_record.ts";
 import { alwaysDenied } from "./tool_filter.ts";
 import { callResult, deliveredResult, refusal } from "./results.ts";
 import { admit } from "./admit.ts";
@@ -65,6 +66,16 @@ interface Forwarded {
   started?: number;
   /** For tools/list: it asked for a page after the first (it had a cursor). */
   continued?: boolean;
+  /** For tasks/result: the task whose call's result it brings. */
+  taskId?: string;
+}
+
+/** A tools/call the server runs as a task (MCP tasks): its result comes with the client's tasks/result. */
+interface CallTask {
+  callId: string;
+  started: number;
+  /** Once recorded: what the policies' review said of it, applied to every delivery of it. */
+  review?: RecordedReview | null;
 }
 
 const idKey = (id: unknown) => JSON.stringify(id);
@@ -101,6 +112,8 @@ export class GovernedSession {
   readonly #tools = new Map<string, { digest: string; annotations: Record<string, unknown> | null }>();
   /** The tools the client was shown in the current listing (its first page and the pages after it), by digest. */
   readonly #listing = new Map<string, string>();
+  /** The calls run as tasks, by task id. */
+  readonly #tasks = new Map<string, CallTask>();
   #calls = 0;
 
   constructor(s: GovernedSettings) {
@@ -146,7 +159,7 @@ export class GovernedSession {
       return { toClient: inFlightError(msg.id), status: 400 };
     }
     if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
-    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), forwarded(msg));
+    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), this.#forwardedOf(msg));
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
       const name = msg.params.clientInfo.name;
       this.#client = typeof name === "string" ? name : null;
@@ -196,7 +209,14 @@ export class GovernedSession {
     if (sent.method === "tools/list" && isObject(msg!.result) && Array.isArray(msg!.result.tools)) {
       return this.#listed(msg!, line, sent.continued === true);
     }
-    if (sent.method === "tools/call" && sent.callId) return this.#answered(sent, msg!, line);
+    if (sent.method === "tools/call" && sent.callId) {
+      const task = isObject(msg!.result) && isObject(msg!.result.task) ? msg!.result.task.taskId : undefined;
+      if (typeof task !== "string") return this.#answered(sent, msg!, line);
+      // A task created (MCP tasks): the call's result is what tasks/result will bring, recorded and reviewed then.
+      this.#tasks.set(task, { callId: sent.callId, started: sent.started ?? performance.now() });
+      return line;
+    }
+    if (sent.method === "tasks/result" && sent.callId) return this.#answered(sent, msg!, line);
     return line;
   }
 
@@ -206,6 +226,14 @@ export class GovernedSession {
     const outs = await Promise.all(texts.map((text) => this.serverMessage(text)));
     if (outs.every((out, i) => out === texts[i])) return line;
     return JSON.stringify(outs.map((out) => typeof out === "string" ? JSON.parse(out) : out));
+  }
+
+  /** What the gateway remembers of a request it passes to the server: a tasks/result, the call it brings the result of. */
+  #forwardedOf(msg: Message): Forwarded {
+    const taskId = msg.method === "tasks/result" && isObject(msg.params) ? msg.params.taskId : undefined;
+    const task = typeof taskId === "string" ? this.#tasks.get(taskId) : undefined;
+    if (!task) return forwarded(msg);
+    return { method: "tasks/result", callId: task.callId, started: task.started, taskId: taskId as string };
   }
 
   /** Opens the session's episode (once). */
@@ -314,8 +342,11 @@ export class GovernedSession {
   /** The server's answer to an allowed call: recorded, then passed on (as the policies' review says). */
   async #answered(sent: Forwarded, msg: Message, line: string): Promise<string | Message> {
     const result = callResult(msg, performance.now() - (sent.started ?? performance.now()));
+    const task = sent.taskId === undefined ? undefined : this.#tasks.get(sent.taskId);
     try {
-      const review = await this.#session.record(sent.callId!, result);
+      // A task's result fetched again is shown as reviewed the first time (the call is recorded once).
+      const review = task?.review !== undefined ? task.review : await this.#session.record(sent.callId!, result);
+      if (task) task.review = review;
       return deliveredResult(msg, review) ?? line;
     } catch (e) {
       this.#s.log(`noema mcp: result of ${sent.callId} not recorded: ${describeThrown(e).message}`);
@@ -353,7 +384,7 @@ function serverNameOf(own: string | null, fallback: string): string {
   return "server";
 }
 
-/** What the gateway remembers of a request it passes to the server. */
+/** What the gateway remembers of a request it passes to the server (no tasks/result: see #forwardedOf). */
 function forwarded(msg: Message): Forwarded {
   const continued = msg.method === "tools/list" && isObject(msg.params) && msg.params.cursor !== undefined;
   return { method: msg.method as string, ...(continued ? { continued } : {}) };
