@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
-import { rawGateway, rulesFile, setup as setupIn } from "./helpers/mcp_gateway.ts";
+import { events, rawGateway, rulesFile, sealedEpisode, setup as setupIn, withBound } from "./helpers/mcp_gateway.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { canonicalHash } from "../src/store/hash.ts";
 
@@ -76,6 +76,27 @@ describe("noema mcp against a hostile server", () => {
       assert.deepEqual(callsReached(log), [], "the blocked call never reached the server");
     });
   }
+
+  it("a call the client cancels while the server hangs on it is recorded as cancelled, not as not answered", async () => {
+    const c = setup("hang");
+    const { log, server } = hostile(c, "hang");
+    const gw = await rawGateway(c, ["--name", "evil"], server);
+    gw.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "note", arguments: {} } });
+    await withBound(
+      (async () => {
+        while (callsReached(log).length === 0) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      "the call reaching the server",
+    );
+    gw.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "timeout" } });
+    assert.equal(await gw.close(), 0);
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.equal(acts.length, 1);
+    assert.deepEqual((acts[0].error as { type: string }).type, "Cancelled");
+    assert.match(String((acts[0].error as { message: string }).message), /the client cancelled the call/);
+  });
 
   it("a tool named __proto__ is pinned like any other, and blocked once changed", async () => {
     const c = setup("proto");

@@ -15,6 +15,7 @@
  * - `plain`: lists `note` as "Write a note" every time;
  * - `proto`: lists `note` under the name `__proto__`, changed after the
  *   first listing;
+ * - `hang`: never answers a `tools/call`;
  * - `escape`: lists `note` with a name that ends in a terminal escape which
  *   hides what follows it (`ESC[8m`), changed after the first listing;
  *
@@ -71,6 +72,7 @@ function handle(m: Record<string, unknown>): void {
   } else if (m.method === "tools/list") {
     send({ jsonrpc: "2.0", id: m.id, result: listed(params) });
   } else if (m.method === "tools/call") {
+    if (scenario === "hang") return;
     const text = `ran ${String(params.name)} ${JSON.stringify(params.arguments ?? {})}`;
     send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text }] } });
   } else if (m.id !== undefined && typeof m.method === "string") {

@@ -68,6 +68,8 @@ interface Forwarded {
   continued?: boolean;
   /** For tasks/result: the task whose call's result it brings. */
   taskId?: string;
+  /** The client cancelled it (notifications/cancelled) while the server had it. */
+  cancelled?: boolean;
 }
 
 /** A tools/call the server runs as a task (MCP tasks): its result comes with the client's tasks/result. */
@@ -167,6 +169,8 @@ export class GovernedSession {
     if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
       const key = idKey(msg.params.requestId);
       if (this.#deciding.has(key)) this.#deciding.set(key, true);
+      const sent = this.#forwarded.get(key);
+      if (sent?.callId !== undefined) sent.cancelled = true;
     }
     return { toServer: line };
   }
@@ -359,6 +363,13 @@ export class GovernedSession {
    * sealed (none when it opened none; more than one after a rollover at the step limit).
    */
   async end(why: string, aborted: boolean): Promise<readonly string[]> {
+    // A call the client cancelled while the server ran it, and no answer since: said so, not "not answered".
+    for (const sent of this.#forwarded.values()) {
+      if (!sent.cancelled || sent.callId === undefined || sent.method !== "tools/call") continue;
+      const message = "the client cancelled the call while the server ran it (it may have acted); no result came";
+      await this.#session.record(sent.callId, { status: "error", error: { type: "Cancelled", message } })
+        .catch((e) => this.#s.log(`noema mcp: ${sent.callId} not recorded: ${describeThrown(e).message}`));
+    }
     try {
       await this.#session.end({ message: `${why} after ${this.#calls} tool call(s)`, aborted });
     } catch (e) {
