@@ -98,6 +98,21 @@ describe("noema mcp against a hostile server", () => {
     assert.match(String((acts[0].error as { message: string }).message), /the client cancelled the call/);
   });
 
+  it("an answer to no request in flight never reaches the client (a call being decided gets only its own)", async () => {
+    const c = setup("forge");
+    const { server } = hostile(c, "forge");
+    const rules = rulesFile(c.base, { deny: [{ rule: "mcp__evil__note", reason: "no notes" }] });
+    const gw = await rawGateway(c, ["--name", "evil", "--rules", rules, "--list-denied"], server);
+    gw.send({ jsonrpc: "2.0", id: 1, method: "tools/list" }); // the server answers it, and "answers" id 7 too
+    await gw.answer(1);
+    gw.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "note", arguments: {} } });
+    const call = await gw.answer(7) as unknown as CallAnswer;
+    assert.equal(await gw.close(), 0);
+    const sevens = gw.received.filter((m) => m.id === 7);
+    assert.equal(sevens.length, 1, JSON.stringify(sevens));
+    assert.match(call.result.content[0].text, /no notes/, "the refusal, the only answer to 7");
+  });
+
   it("a tool named __proto__ is pinned like any other, and blocked once changed", async () => {
     const c = setup("proto");
     const { log, server } = hostile(c, "proto");

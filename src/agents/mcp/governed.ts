@@ -195,15 +195,21 @@ export class GovernedSession {
 
   /**
    * What the client gets of one message from the server (at once, except a tools/call result, recorded first). A
-   * batch (a JSON array: the SDK's HTTP client takes one as a response) is governed message by message.
+   * batch (a JSON array: the SDK's HTTP client takes one as a response) is governed message by message. An answer
+   * to no request in flight is dropped (null): a server answering a call still being decided (waiting for a person's
+   * approval, say) would have the client take its answer as the call's result, the call never made.
    */
-  serverMessage(line: string): string | Message | Promise<string | Message> {
+  serverMessage(line: string): string | Message | null | Promise<string | Message | null> {
     const items = batchItems(line);
     if (items !== null) return this.#serverBatch(items, line);
     const msg = parse(line);
     const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
     const sent = key === null ? undefined : this.#forwarded.get(key);
-    if (sent === undefined) return line; // notifications, the server's own requests
+    if (sent === undefined && key !== null && msg!.id !== null) {
+      this.#s.log(`noema mcp: the server answered id ${key}, which is no request in flight; dropped`);
+      return null;
+    }
+    if (sent === undefined) return line; // notifications, the server's own requests, an error about no request
     this.#forwarded.delete(key!);
     if (sent.method === "initialize") {
       const info = isObject(msg!.result) && isObject(msg!.result.serverInfo) ? msg!.result.serverInfo.name : null;
@@ -229,7 +235,9 @@ export class GovernedSession {
     const texts = items.map((m) => JSON.stringify(m));
     const outs = await Promise.all(texts.map((text) => this.serverMessage(text)));
     if (outs.every((out, i) => out === texts[i])) return line;
-    return JSON.stringify(outs.map((out) => typeof out === "string" ? JSON.parse(out) : out));
+    return JSON.stringify(
+      outs.filter((out) => out !== null).map((out) => typeof out === "string" ? JSON.parse(out) : out),
+    );
   }
 
   /** What the gateway remembers of a request it passes to the server: a tasks/result, the call it brings the result of. */

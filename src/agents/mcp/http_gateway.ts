@@ -154,7 +154,7 @@ class HttpGateway {
       // A batch too (the SDK's client takes an array of answers): each answer governed, none passed unread.
       const out = text.trim() === "" ? text : await g.serverMessage(text);
       res.writeHead(up.status, headers);
-      return void res.end(typeof out === "string" ? out : JSON.stringify(out));
+      return void res.end(out === null ? "" : typeof out === "string" ? out : JSON.stringify(out));
     }
     res.writeHead(up.status, headers);
     if (!up.body) return void res.end();
