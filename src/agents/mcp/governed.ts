@@ -405,7 +405,7 @@ function serverNameOf(own: string | null, fallback: string): string {
 
 /** What the gateway remembers of a request it passes to the server (no tasks/result: see #forwardedOf). */
 function forwarded(msg: Message): Forwarded {
-  const continued = msg.method === "tools/list" && isObject(msg.params) && msg.params.cursor !== undefined;
+  const continued = msg.method === "tools/list" && isObject(msg.params) && typeof msg.params.cursor === "string";
   return { method: msg.method as string, ...(continued ? { continued } : {}) };
 }
 
