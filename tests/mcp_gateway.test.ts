@@ -348,6 +348,7 @@ export default {
       `{"jsonrpc":"2.0",${call}}`, // a tools/call notification: nobody could be told it was refused
       `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":["ask"],"arguments":{}}}`, // tools[["ask"]]
       `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"ask","arguments":["x"]}}`,
+      `{"jsonrpc":"2.0","id":true,"method":"ping"}`, // an id Python's server takes for 1
     ];
     for (const line of hostile) gw.sendLine(line);
     gw.send({ jsonrpc: "2.0", id: 14, method: "ping" }); // answered after the others: they were handled before it
@@ -355,7 +356,7 @@ export default {
     const errors = gw.received.filter((m) => m.error !== undefined).map((
       m,
     ) => [m.id, (m.error as { code: number }).code]);
-    assert.deepEqual(errors, [[11, -32600], [12, -32600], [null, -32700], [15, -32602], [16, -32602]]);
+    assert.deepEqual(errors, [[11, -32600], [12, -32600], [null, -32700], [15, -32602], [16, -32602], [null, -32600]]);
     const toServer = readFileSync(log, "utf8").trim().split("\n");
     for (const line of hostile) assert.equal(toServer.includes(line), false, `relayed: ${line}`);
     assert.equal(toServer.at(-1), JSON.stringify({ jsonrpc: "2.0", id: 14, method: "ping" }));

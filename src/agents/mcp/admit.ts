@@ -13,6 +13,11 @@
  *   or anything but request objects: an invalid-request error;
  * - a `tools/call` without an `id` (a notification: no one could be told it
  *   was refused, and a lenient server might run it): dropped, and logged.
+ * - a request whose `id` is not a string, a number or null (JSON-RPC's
+ *   ids): an invalid-request error. The gateway tells ids apart by their JSON
+ *   text, a server by its own notion (Python's `True == 1`), so two requests
+ *   in flight under `true` and `1` would be one to the server, and the answer
+ *   to one recorded as the other's.
  * - a `tools/call` whose tool the gateway cannot name as the server might
  *   (`params.name` not a non-empty string: a server that looks a tool up by
  *   `tools[name]` finds `"rm"` under `["rm"]`), or whose `arguments` are not
@@ -99,6 +104,11 @@ export function admit(text: string): Admitted | Refused {
     return problem === null ? { ok: true, value } : refuse(null, -32600, `invalid request: ${problem}`);
   }
   if (!isObject(value)) return refuse(null, -32600, "invalid request: a message must be a JSON object");
+  const idOk = value.id === undefined || value.id === null || typeof value.id === "string" ||
+    typeof value.id === "number";
+  if (typeof value.method === "string" && !idOk) {
+    return refuse(null, -32600, "invalid request: an id must be a string, a number or null");
+  }
   if (value.method === "tools/call") {
     if (value.id === undefined) {
       return { ok: false, answer: null, why: "a tools/call without an id (a notification) is not relayed" };
