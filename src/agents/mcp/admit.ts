@@ -47,11 +47,17 @@ function refuse(id: unknown, code: number, why: string): Refused {
   return { ok: false, answer: rpcError(id, code, `${why}; not relayed`), why };
 }
 
+/** Whether a request's id is one JSON-RPC allows (or absent: a notification). */
+function idOk(id: unknown): boolean {
+  return id === undefined || id === null || typeof id === "string" || typeof id === "number";
+}
+
 /** Why a batch is not relayed, or null when it may be. */
 function batchProblem(items: unknown[]): string | null {
   for (const m of items) {
     if (!isObject(m)) return "a JSON-RPC batch may hold only message objects";
     if (m.method === "tools/call") return "a JSON-RPC batch holding tools/call is not relayed";
+    if (typeof m.method === "string" && !idOk(m.id)) return "an id must be a string, a number or null";
   }
   return null;
 }
@@ -104,9 +110,7 @@ export function admit(text: string): Admitted | Refused {
     return problem === null ? { ok: true, value } : refuse(null, -32600, `invalid request: ${problem}`);
   }
   if (!isObject(value)) return refuse(null, -32600, "invalid request: a message must be a JSON object");
-  const idOk = value.id === undefined || value.id === null || typeof value.id === "string" ||
-    typeof value.id === "number";
-  if (typeof value.method === "string" && !idOk) {
+  if (typeof value.method === "string" && !idOk(value.id)) {
     return refuse(null, -32600, "invalid request: an id must be a string, a number or null");
   }
   if (value.method === "tools/call") {
