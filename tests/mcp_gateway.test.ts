@@ -221,6 +221,48 @@ export default {
     assert.equal(reviews[0].decision, "redact");
   });
 
+  it("a call run as a task (MCP tasks): its result, brought by tasks/result, is recorded and reviewed", async () => {
+    const c = setup("task");
+    const policy = join(c.base, "no_reports.ts");
+    writeFileSync(
+      policy,
+      `export default {
+  name: "NoReports",
+  version: "1.0",
+  review(s) {
+    if (/Research Report/.test(s.result.excerpt)) return { kind: "redact", patterns: ["Research Report"], advice: "no" };
+  },
+};
+`,
+    );
+    const everything = join(REPO, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+    const gw = await rawGateway(c, ["--name", "ev", "--policy", policy], ["node", everything, "stdio"]);
+    gw.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "simulate-research-query", arguments: { topic: "tides" }, task: { ttl: 60_000 } },
+    });
+    const taskId = ((await gw.answer(1)).result as { task: { taskId: string } }).task.taskId;
+    // Asked for at once, tasks/result answers when the task is done.
+    gw.send({ jsonrpc: "2.0", id: 2, method: "tasks/result", params: { taskId } });
+    const result = (await gw.answer(2)).result as CallResult;
+    assert.match(result.content[0].text, /# \[REDACTED\]: tides/, "the review's redaction reaches the client");
+    gw.send({ jsonrpc: "2.0", id: 3, method: "tasks/result", params: { taskId } });
+    const again = (await gw.answer(3)).result as CallResult;
+    assert.match(again.content[0].text, /# \[REDACTED\]: tides/, "and again, for the same task");
+    assert.equal(await gw.close(), 0);
+    const id = await sealedEpisode(c.root);
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: c.root } }).code, 0);
+    const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.equal(acts.length, 1);
+    assert.equal(acts[0].result_status, "ok");
+    assert.match(JSON.stringify(acts[0].output), /Research Report: tides/, "the task's result, not its handle");
+    const reviews = events(c.root, id).filter((e) => e.phase === "governance")
+      .map((e) => e.payload as Record<string, unknown>).filter((p) => p.stage === "review");
+    assert.equal(reviews[0].decision, "redact");
+  });
+
   it("governs a tools/call inside a JSON-RPC batch from a raw client, and answers each message", async () => {
     const c = setup("batch");
     const rules = rulesFile(c.base, { deny: ["mcp__fs__delete_all"] });
@@ -306,6 +348,7 @@ export default {
       `{"jsonrpc":"2.0",${call}}`, // a tools/call notification: nobody could be told it was refused
       `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":["ask"],"arguments":{}}}`, // tools[["ask"]]
       `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"ask","arguments":["x"]}}`,
+      `{"jsonrpc":"2.0","id":true,"method":"ping"}`, // an id Python's server takes for 1
     ];
     for (const line of hostile) gw.sendLine(line);
     gw.send({ jsonrpc: "2.0", id: 14, method: "ping" }); // answered after the others: they were handled before it
@@ -313,7 +356,7 @@ export default {
     const errors = gw.received.filter((m) => m.error !== undefined).map((
       m,
     ) => [m.id, (m.error as { code: number }).code]);
-    assert.deepEqual(errors, [[11, -32600], [12, -32600], [null, -32700], [15, -32602], [16, -32602]]);
+    assert.deepEqual(errors, [[11, -32600], [12, -32600], [null, -32700], [15, -32602], [16, -32602], [null, -32600]]);
     const toServer = readFileSync(log, "utf8").trim().split("\n");
     for (const line of hostile) assert.equal(toServer.includes(line), false, `relayed: ${line}`);
     assert.equal(toServer.at(-1), JSON.stringify({ jsonrpc: "2.0", id: 14, method: "ping" }));

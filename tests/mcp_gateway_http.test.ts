@@ -7,8 +7,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { request } from "node:http";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
@@ -187,6 +188,67 @@ describe("noema mcp over Streamable HTTP", () => {
       await upstream.close();
     }
   });
+
+  // A raw upstream whose answers a client reads, each spelled as a parser that differs from the gateway's would
+  // miss: a batch of one (the SDK's HTTP client takes an array), a media type in capitals, SSE lines ended by lone
+  // CRs.
+  const styles: Record<string, { type: string; body: (json: string, m: string) => string }> = {
+    "a JSON array": { type: "application/json", body: (json) => `[${json}]` },
+    "Application/JSON": { type: "Application/JSON", body: (json) => json },
+    "SSE with lone CRs": { type: "text/event-stream", body: (json) => `event: message\rdata: ${json}\r\r` },
+  };
+  for (const [style, answer] of Object.entries(styles)) {
+    it(`governs an upstream's answers sent as ${style}: tools/list pinned and filtered, tools/call recorded`, async () => {
+      const base = join(tmp.path, `answers-${Object.keys(styles).indexOf(style)}`);
+      mkdirSync(base, { recursive: true });
+      const root = join(base, "root");
+      const upstream = createServer((req, res) => {
+        let body = "";
+        req.on("data", (d: Uint8Array) => body += new TextDecoder().decode(d));
+        req.on("end", () => {
+          const m = req.method === "POST" ? JSON.parse(body) : null;
+          if (m === null || m.id === undefined) return void res.writeHead(m === null ? 405 : 202).end();
+          const tool = (name: string) => ({ name, description: name, inputSchema: { type: "object" } });
+          const result = m.method === "initialize"
+            ? {
+              protocolVersion: m.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: "evil", version: "1" },
+            }
+            : m.method === "tools/list"
+            ? { tools: [tool("note"), tool("wipe")] }
+            : m.method === "tools/call"
+            ? { content: [{ type: "text", text: `ran ${m.params.name}` }] }
+            : {};
+          res.writeHead(200, { "content-type": answer.type });
+          res.end(answer.body(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }), m.method));
+        });
+      });
+      await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", () => r()));
+      const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
+      const rules = rulesFile(base, { deny: ["mcp__evil__wipe"] });
+      const gw = startGateway(base, root, upstreamUrl, ["--name", "evil", "--rules", rules]);
+      const client = new Client({ name: "answers-test", version: "1.0" });
+      try {
+        await withBound(client.connect(new StreamableHTTPClientTransport(new URL(await gw.url))), "connect");
+        const names = (await withBound(client.listTools(), "list")).tools.map((t) => t.name);
+        assert.deepEqual(names, ["note"], "wipe, always denied, is left out");
+        const r = await withBound(client.callTool({ name: "note", arguments: {} }), "note") as CallResult;
+        assert.equal(r.content[0].text, "ran note");
+        await client.close();
+      } finally {
+        await gw.stop();
+        await new Promise<void>((r) => upstream.close(() => r()));
+      }
+      const pins = JSON.parse(readFileSync(join(root, "mcp", "pins", "evil.json"), "utf8"));
+      assert.deepEqual(Object.keys(pins.tools).sort(), ["note", "wipe"], "the listed tools are pinned");
+      const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+      const acts = events(root, ids[0]).filter((e) => e.phase === "act").map((e) =>
+        e.payload as Record<string, unknown>
+      );
+      assert.deepEqual(acts.map((a) => [a.tool, a.step_status, a.result_status]), [["mcp__evil__note", "done", "ok"]]);
+    });
+  }
 
   it("relays no batch holding a tools/call, however the method is escaped, nor a body that is not JSON", async () => {
     const base = join(tmp.path, "batch");

@@ -265,6 +265,11 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     assert.equal(fx({ deny: ["Read(~/.ssh/**)"] }, "Read", { file_path: "/home/ana/.ssh/id_ed25519" }), "deny");
     assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: "/proj/secrets/k" }), "deny");
     assert.equal(fx({ deny: ["Edit(/secrets/**)"] }, "Edit", { file_path: `${WS}/secrets/k` }), "allow");
+    // An allow rule lets a call of several paths through only when it covers every one of them.
+    const src = { default: "deny" as const, allow: ["Read(./src/**)"] };
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts", "src/b.ts"] }), "allow");
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts", "/etc/shadow"] }), "deny");
+    assert.equal(fx(src, "read_many_files", { paths: ["src/a.ts"], include: ["../.ssh/id_rsa"] }), "deny");
   });
 
   test("WebFetch(domain:…), mcp__server, mcp__server__tool, mcp__server__*, bare names", () => {
@@ -279,6 +284,13 @@ describe("file, web and MCP rules; other agents' tool names", () => {
     assert.equal(fx({ deny: ["mcp__github__create_pr"] }, "mcp__github__merge", {}), "allow");
     assert.equal(fx({ deny: ["mcp__github__*"] }, "mcp__github__merge", {}), "deny");
     assert.equal(fx({ deny: ["mcp__git"] }, "mcp__github__merge", {}), "allow");
+    // A tool name is no path: a server's files/write is one of mcp__github__*'s tools all the same.
+    for (const tool of ["mcp__github__files/write", "mcp__github__a/b/c", "mcp__github__./x", "mcp__github__a\nb"]) {
+      assert.equal(fx({ deny: ["mcp__github__*"] }, tool, {}), "deny", tool);
+      assert.equal(fx({ deny: ["mcp__*"] }, tool, {}), "deny", tool);
+    }
+    assert.equal(fx({ deny: ["mcp__github__files*"] }, "mcp__github__files/write", {}), "deny");
+    assert.equal(fx({ deny: ["mcp__github__f.*"] }, "mcp__github__fxwrite", {}), "allow", "a dot is a dot");
     assert.equal(fx({ deny: ["WebSearch"] }, "WebSearch", { query: "x" }), "deny");
     assert.equal(fx({ deny: ["Read"] }, "Glob", { pattern: "**/*.ts" }), "deny", "Read covers Glob");
   });

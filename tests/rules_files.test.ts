@@ -385,6 +385,25 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("mcp__github__create_issue", { title: ".env" }).effect, "allow");
   });
 
+  test("an MCP path under any name that says so, at any depth; a file: URI under any name", () => {
+    const env = join(WS, ".env");
+    const calls: Record<string, unknown>[] = [
+      { repo_path: env },
+      { fileName: env },
+      { Path: env },
+      { outputDir: env },
+      { working_directory: env },
+      { options: { path: env } },
+      { files: [{ path: env, content: "x" }] },
+      { url: pathToFileURL(env).href },
+      { request: { targets: [pathToFileURL(env).href] } },
+    ];
+    for (const input of calls) assert.equal(fx("mcp__x__do", input).effect, "deny", JSON.stringify(input));
+    for (const input of [{ profile: env }, { text: env }, { options: { title: env } }]) {
+      assert.equal(fx("mcp__x__do", input).effect, "allow", JSON.stringify(input));
+    }
+  });
+
   test("an MCP path under ~ is checked as the home's too (servers expand it); a file:// uri as its path", () => {
     const home = (rest: string) => join(homedir(), rest);
     const set = { deny: ["Read(~/.ssh/**)"] };

@@ -13,6 +13,11 @@
  *   or anything but request objects: an invalid-request error;
  * - a `tools/call` without an `id` (a notification: no one could be told it
  *   was refused, and a lenient server might run it): dropped, and logged.
+ * - a request whose `id` is not a string, a number or null (JSON-RPC's
+ *   ids): an invalid-request error. The gateway tells ids apart by their JSON
+ *   text, a server by its own notion (Python's `True == 1`), so two requests
+ *   in flight under `true` and `1` would be one to the server, and the answer
+ *   to one recorded as the other's.
  * - a `tools/call` whose tool the gateway cannot name as the server might
  *   (`params.name` not a non-empty string: a server that looks a tool up by
  *   `tools[name]` finds `"rm"` under `["rm"]`), or whose `arguments` are not
@@ -42,11 +47,17 @@ function refuse(id: unknown, code: number, why: string): Refused {
   return { ok: false, answer: rpcError(id, code, `${why}; not relayed`), why };
 }
 
+/** Whether a request's id is one JSON-RPC allows (or absent: a notification). */
+function idOk(id: unknown): boolean {
+  return id === undefined || id === null || typeof id === "string" || typeof id === "number";
+}
+
 /** Why a batch is not relayed, or null when it may be. */
 function batchProblem(items: unknown[]): string | null {
   for (const m of items) {
     if (!isObject(m)) return "a JSON-RPC batch may hold only message objects";
     if (m.method === "tools/call") return "a JSON-RPC batch holding tools/call is not relayed";
+    if (typeof m.method === "string" && !idOk(m.id)) return "an id must be a string, a number or null";
   }
   return null;
 }
@@ -99,6 +110,9 @@ export function admit(text: string): Admitted | Refused {
     return problem === null ? { ok: true, value } : refuse(null, -32600, `invalid request: ${problem}`);
   }
   if (!isObject(value)) return refuse(null, -32600, "invalid request: a message must be a JSON object");
+  if (typeof value.method === "string" && !idOk(value.id)) {
+    return refuse(null, -32600, "invalid request: an id must be a string, a number or null");
+  }
   if (value.method === "tools/call") {
     if (value.id === undefined) {
       return { ok: false, answer: null, why: "a tools/call without an id (a notification) is not relayed" };

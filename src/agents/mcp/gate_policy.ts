@@ -1,6 +1,6 @@
 /**
  * The gateway's own policy, `McpGateway@1.0`, consulted with the others on
- * each `tools/call`: it vetoes a tool whose description or input schema
+ * each `tools/call`: it vetoes a tool whose description, schemas, title or annotations
  * changed since it was pinned (`tool_changed`, see `pins.ts`), and passes
  * the tool's annotations (`readOnlyHint`, `destructiveHint`…) on as a hint,
  * never as trust: a server may say anything about its own tools.
@@ -45,7 +45,8 @@ export function gatePolicy(server: () => string, lookup: GateLookup): PolicyObje
           advice: `tool_changed: ${changed}`,
           confidence: 1,
           risk_tags: ["tool_changed"],
-          rationale: "MCP tool pinning: a tool's description or input schema changed after it was first seen",
+          rationale:
+            "MCP tool pinning: a tool's description, schemas, title or annotations changed after it was first seen",
         };
       }
       const notes = lookup.annotations(tool);

@@ -142,8 +142,8 @@ class Gateway {
     const batch = batchOf(line);
     if (batch !== null) return batch.forEach((one) => this.#fromServer(one));
     const out = this.#governed.serverMessage(line);
-    if (out instanceof Promise) void out.then((o) => this.#toClient(o));
-    else this.#toClient(out);
+    if (out instanceof Promise) void out.then((o) => o !== null && this.#toClient(o));
+    else if (out !== null) this.#toClient(out);
   }
 
   /** Ends the session once: the client's pending requests answered, the server stopped, the episode sealed. */

@@ -26,6 +26,7 @@ import { reasonText } from "../dialect.ts";
 import { gatePolicy } from "./gate_policy.ts";
 import { changedTool, type ListedTool, observeTools, SERVER_NAME, toolDigest } from "./pins.ts";
 import { McpSession, type SessionSettings } from "./session.ts";
+import type { RecordedReview } from "../../runtime/review_record.ts";
 import { alwaysDenied } from "./tool_filter.ts";
 import { callResult, deliveredResult, refusal } from "./results.ts";
 import { admit } from "./admit.ts";
@@ -63,6 +64,20 @@ interface Forwarded {
   /** For tools/call: the episode's call id, and when it went. */
   callId?: string;
   started?: number;
+  /** For tools/list: it asked for a page after the first (it had a cursor). */
+  continued?: boolean;
+  /** For tasks/result: the task whose call's result it brings. */
+  taskId?: string;
+  /** The client cancelled it (notifications/cancelled) while the server had it. */
+  cancelled?: boolean;
+}
+
+/** A tools/call the server runs as a task (MCP tasks): its result comes with the client's tasks/result. */
+interface CallTask {
+  callId: string;
+  started: number;
+  /** Once recorded: what the policies' review said of it, applied to every delivery of it. */
+  review?: RecordedReview | null;
 }
 
 const idKey = (id: unknown) => JSON.stringify(id);
@@ -97,6 +112,10 @@ export class GovernedSession {
   readonly #deciding = new Map<string, boolean>();
   /** What this session's tools/list said of each tool. */
   readonly #tools = new Map<string, { digest: string; annotations: Record<string, unknown> | null }>();
+  /** The tools the client was shown in the current listing (its first page and the pages after it), by digest. */
+  readonly #listing = new Map<string, string>();
+  /** The calls run as tasks, by task id. */
+  readonly #tasks = new Map<string, CallTask>();
   #calls = 0;
 
   constructor(s: GovernedSettings) {
@@ -133,15 +152,16 @@ export class GovernedSession {
       this.#s.log(`noema mcp: ${admitted.why}`);
       return admitted.answer === null ? null : { toClient: admitted.answer, status: 400 };
     }
+    if (Array.isArray(admitted.value)) return this.#batch(admitted.value, line);
     const msg = isObject(admitted.value) ? admitted.value as Message : null;
-    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses, a batch without calls
+    if (msg === null || typeof msg.method !== "string") return { toServer: line }; // responses
     if (msg.id !== undefined && this.#inFlight(msg.id)) {
       // Two requests under one id: the answer to one would be recorded as the other's.
       this.#s.log(`noema mcp: request id ${idKey(msg.id)} is already in flight; not relayed`);
       return { toClient: inFlightError(msg.id), status: 400 };
     }
     if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
-    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), { method: msg.method });
+    if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), this.#forwardedOf(msg));
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
       const name = msg.params.clientInfo.name;
       this.#client = typeof name === "string" ? name : null;
@@ -149,16 +169,47 @@ export class GovernedSession {
     if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
       const key = idKey(msg.params.requestId);
       if (this.#deciding.has(key)) this.#deciding.set(key, true);
+      const sent = this.#forwarded.get(key);
+      if (sent?.callId !== undefined) sent.cancelled = true;
     }
     return { toServer: line };
   }
 
-  /** What the client gets of one message from the server (at once, except a tools/call result, recorded first). */
-  serverMessage(line: string): string | Message | Promise<string | Message> {
+  /**
+   * A batch (over HTTP; admitted: it holds no tools/call): its requests are remembered as any request is, so that
+   * the answers to them (a tools/list result) are governed too.
+   */
+  #batch(items: unknown[], line: string): Routed {
+    const requests = items.filter((m): m is Message =>
+      isObject(m) && typeof m.method === "string" && m.id !== undefined
+    );
+    const ids = requests.map((m) => idKey(m.id));
+    const taken = requests.find((m, i) => this.#inFlight(m.id) || ids.indexOf(idKey(m.id)) !== i);
+    if (taken !== undefined) {
+      this.#s.log(`noema mcp: request id ${idKey(taken.id)} is already in flight; not relayed`);
+      return { toClient: inFlightError(taken.id), status: 400 };
+    }
+    for (const m of requests) this.#forwarded.set(idKey(m.id), forwarded(m));
+    return { toServer: line };
+  }
+
+  /**
+   * What the client gets of one message from the server (at once, except a tools/call result, recorded first). A
+   * batch (a JSON array: the SDK's HTTP client takes one as a response) is governed message by message. An answer
+   * to no request in flight is dropped (null): a server answering a call still being decided (waiting for a person's
+   * approval, say) would have the client take its answer as the call's result, the call never made.
+   */
+  serverMessage(line: string): string | Message | null | Promise<string | Message | null> {
+    const items = batchItems(line);
+    if (items !== null) return this.#serverBatch(items, line);
     const msg = parse(line);
     const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
     const sent = key === null ? undefined : this.#forwarded.get(key);
-    if (sent === undefined) return line; // notifications, the server's own requests
+    if (sent === undefined && key !== null && msg!.id !== null) {
+      this.#s.log(`noema mcp: the server answered id ${key}, which is no request in flight; dropped`);
+      return null;
+    }
+    if (sent === undefined) return line; // notifications, the server's own requests, an error about no request
     this.#forwarded.delete(key!);
     if (sent.method === "initialize") {
       const info = isObject(msg!.result) && isObject(msg!.result.serverInfo) ? msg!.result.serverInfo.name : null;
@@ -166,10 +217,35 @@ export class GovernedSession {
       this.#start();
     }
     if (sent.method === "tools/list" && isObject(msg!.result) && Array.isArray(msg!.result.tools)) {
-      return this.#listed(msg!, line);
+      return this.#listed(msg!, line, sent.continued === true);
     }
-    if (sent.method === "tools/call" && sent.callId) return this.#answered(sent, msg!, line);
+    if (sent.method === "tools/call" && sent.callId) {
+      const task = isObject(msg!.result) && isObject(msg!.result.task) ? msg!.result.task.taskId : undefined;
+      if (typeof task !== "string") return this.#answered(sent, msg!, line);
+      // A task created (MCP tasks): the call's result is what tasks/result will bring, recorded and reviewed then.
+      this.#tasks.set(task, { callId: sent.callId, started: sent.started ?? performance.now() });
+      return line;
+    }
+    if (sent.method === "tasks/result" && sent.callId) return this.#answered(sent, msg!, line);
     return line;
+  }
+
+  /** A batch from the server, each message governed; the same line when governance changed none. */
+  async #serverBatch(items: unknown[], line: string): Promise<string> {
+    const texts = items.map((m) => JSON.stringify(m));
+    const outs = await Promise.all(texts.map((text) => this.serverMessage(text)));
+    if (outs.every((out, i) => out === texts[i])) return line;
+    return JSON.stringify(
+      outs.filter((out) => out !== null).map((out) => typeof out === "string" ? JSON.parse(out) : out),
+    );
+  }
+
+  /** What the gateway remembers of a request it passes to the server: a tasks/result, the call it brings the result of. */
+  #forwardedOf(msg: Message): Forwarded {
+    const taskId = msg.method === "tasks/result" && isObject(msg.params) ? msg.params.taskId : undefined;
+    const task = typeof taskId === "string" ? this.#tasks.get(taskId) : undefined;
+    if (!task) return forwarded(msg);
+    return { method: "tasks/result", callId: task.callId, started: task.started, taskId: taskId as string };
   }
 
   /** Opens the session's episode (once). */
@@ -178,10 +254,27 @@ export class GovernedSession {
     this.#session.start(task).catch((e) => this.#s.log(`noema mcp: no episode: ${describeThrown(e).message}`));
   }
 
-  /** A tools/list result: tools pinned, always-denied ones left out. */
-  #listed(msg: Message, line: string): string | Message {
-    const result = msg.result as { tools: ListedTool[] };
+  /**
+   * A tools/list result: tools pinned, always-denied ones left out. A tool listed again otherwise in one listing
+   * (twice in a page, or on a later page) is left out after its first entry: the client is shown one description of
+   * each tool, the one pinned and checked (else a server could list a changed description beside the pinned one,
+   * the client show the model either, and the pinned one unblock the tool).
+   */
+  #listed(msg: Message, line: string, continued: boolean): string | Message {
     const server = this.#serverName();
+    if (!continued) this.#listing.clear();
+    const listed = (msg.result as { tools: ListedTool[] }).tools;
+    const tools = listed.filter((t) => {
+      if (!isObject(t) || typeof t.name !== "string") return true;
+      const digest = toolDigest(t), first = this.#listing.get(t.name);
+      if (first === undefined) this.#listing.set(t.name, digest);
+      if (first === undefined || first === digest) return true;
+      this.#s.log(
+        `noema mcp: ${server} listed ${JSON.stringify(t.name)} again, otherwise; only its first entry is passed on`,
+      );
+      return false;
+    });
+    const result = { ...msg.result as object, tools };
     for (const t of result.tools) {
       if (!isObject(t) || typeof t.name !== "string") continue;
       const notes = isObject((t as Record<string, unknown>).annotations)
@@ -195,12 +288,13 @@ export class GovernedSession {
     } catch (e) {
       this.#s.log(`noema mcp: pins of ${server} not written: ${describeThrown(e).message}`);
     }
-    if (!this.#s.hideDenied) return line;
-    const kept = result.tools.filter((t) =>
-      !isObject(t) || alwaysDenied(this.#s.hideDenied, `mcp__${server}__${t.name}`, this.#s.cwd) === null
-    );
-    if (kept.length === result.tools.length) return line;
-    return { ...msg, result: { ...msg.result as object, tools: kept } };
+    const kept = !this.#s.hideDenied
+      ? tools
+      : tools.filter((t) =>
+        !isObject(t) || alwaysDenied(this.#s.hideDenied, `mcp__${server}__${t.name}`, this.#s.cwd) === null
+      );
+    if (kept.length === listed.length) return line;
+    return { ...msg, result: { ...result, tools: kept } };
   }
 
   /** Why a tool is blocked by its pin, or null. */
@@ -209,7 +303,7 @@ export class GovernedSession {
     const seen = this.#tools.get(tool)?.digest;
     const pin = changedTool(this.#s.root, server, tool, seen);
     if (pin === null) return null;
-    return `${server} ${tool}: its description or input schema changed since it was pinned (${pin.digest}, now ` +
+    return `${server} ${tool}: its description, schemas, title or annotations changed since it was pinned (${pin.digest}, now ` +
       `${seen ?? pin.changed?.digest}); blocked until accepted: noema mcp pins --accept ${server} ${tool}`;
   }
 
@@ -260,8 +354,11 @@ export class GovernedSession {
   /** The server's answer to an allowed call: recorded, then passed on (as the policies' review says). */
   async #answered(sent: Forwarded, msg: Message, line: string): Promise<string | Message> {
     const result = callResult(msg, performance.now() - (sent.started ?? performance.now()));
+    const task = sent.taskId === undefined ? undefined : this.#tasks.get(sent.taskId);
     try {
-      const review = await this.#session.record(sent.callId!, result);
+      // A task's result fetched again is shown as reviewed the first time (the call is recorded once).
+      const review = task?.review !== undefined ? task.review : await this.#session.record(sent.callId!, result);
+      if (task) task.review = review;
       return deliveredResult(msg, review) ?? line;
     } catch (e) {
       this.#s.log(`noema mcp: result of ${sent.callId} not recorded: ${describeThrown(e).message}`);
@@ -274,6 +371,13 @@ export class GovernedSession {
    * sealed (none when it opened none; more than one after a rollover at the step limit).
    */
   async end(why: string, aborted: boolean): Promise<readonly string[]> {
+    // A call the client cancelled while the server ran it, and no answer since: said so, not "not answered".
+    for (const sent of this.#forwarded.values()) {
+      if (!sent.cancelled || sent.callId === undefined || sent.method !== "tools/call") continue;
+      const message = "the client cancelled the call while the server ran it (it may have acted); no result came";
+      await this.#session.record(sent.callId, { status: "error", error: { type: "Cancelled", message } })
+        .catch((e) => this.#s.log(`noema mcp: ${sent.callId} not recorded: ${describeThrown(e).message}`));
+    }
     try {
       await this.#session.end({ message: `${why} after ${this.#calls} tool call(s)`, aborted });
     } catch (e) {
@@ -297,6 +401,23 @@ function serverNameOf(own: string | null, fallback: string): string {
     if (SERVER_NAME.test(safe)) return safe;
   }
   return "server";
+}
+
+/** What the gateway remembers of a request it passes to the server (no tasks/result: see #forwardedOf). */
+function forwarded(msg: Message): Forwarded {
+  const continued = msg.method === "tools/list" && isObject(msg.params) && typeof msg.params.cursor === "string";
+  return { method: msg.method as string, ...(continued ? { continued } : {}) };
+}
+
+/** The messages of a JSON-RPC batch, or null when the line is not one. */
+function batchItems(line: string): unknown[] | null {
+  if (!line.trimStart().startsWith("[")) return null;
+  try {
+    const v = JSON.parse(line);
+    return Array.isArray(v) && v.length > 0 ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 function parse(line: string): Message | null {

@@ -24,6 +24,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
 import { foreignHost } from "./local_origin.ts";
+import { SseParser, sseText } from "./sse.ts";
 
 /** How the HTTP gateway runs. */
 export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
@@ -145,16 +146,19 @@ class HttpGateway {
     up.headers.forEach((v, k) => {
       if (!DROP_RESPONSE.has(k)) headers[k] = v;
     });
-    const type = up.headers.get("content-type") ?? "";
-    if (type.includes("application/json")) {
+    // Read as clients read it: the SDK's by its media type in any case, Python's by how it starts.
+    const type = (up.headers.get("content-type") ?? "").trim().toLowerCase();
+    const sse = type.startsWith("text/event-stream");
+    if (!sse && type.startsWith("application/json")) {
       const text = await up.text();
-      const out = text.trim() === "" || text.trimStart().startsWith("[") ? text : await g.serverMessage(text);
+      // A batch too (the SDK's client takes an array of answers): each answer governed, none passed unread.
+      const out = text.trim() === "" ? text : await g.serverMessage(text);
       res.writeHead(up.status, headers);
-      return void res.end(typeof out === "string" ? out : JSON.stringify(out));
+      return void res.end(out === null ? "" : typeof out === "string" ? out : JSON.stringify(out));
     }
     res.writeHead(up.status, headers);
     if (!up.body) return void res.end();
-    if (!type.includes("text/event-stream")) {
+    if (!sse) {
       for await (const chunk of up.body) res.write(chunk);
       return void res.end();
     }
@@ -171,37 +175,20 @@ class HttpGateway {
   }
 }
 
-/** Relays an SSE stream event by event; each event's data (one JSON-RPC message) goes through governance. */
+/**
+ * Relays an SSE stream event by event, each parsed as a client parses it and written out again in plain form
+ * (`sse.ts`): its data (one JSON-RPC message, or a batch) goes through governance, its other fields are kept.
+ */
 async function relayEvents(body: ReadableStream<Uint8Array>, res: ServerResponse, g: GovernedSession): Promise<void> {
   const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    for (let end = eventEnd(buffer); end !== null; end = eventEnd(buffer)) {
-      const event = buffer.slice(0, end.at);
-      buffer = buffer.slice(end.at + end.length);
-      res.write(await governedEvent(event, g) + "\n\n");
-    }
-  }
-  if (buffer.trim() !== "") res.write(await governedEvent(buffer, g) + "\n\n");
-}
-
-/** Where the first event of an SSE buffer ends (a blank line), or null. */
-function eventEnd(buffer: string): { at: number; length: number } | null {
-  const m = /\r?\n\r?\n/.exec(buffer);
-  return m ? { at: m.index, length: m[0].length } : null;
-}
-
-/** One SSE event with its data as governance passes it on (its other fields kept). */
-async function governedEvent(event: string, g: GovernedSession): Promise<string> {
-  const lines = event.split(/\r?\n/);
-  const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
-  if (data.length === 0 || data.join("").trim() === "") return event;
-  const text = data.join("\n");
-  const out = await g.serverMessage(text);
-  if (out === text) return event;
-  const other = lines.filter((l) => !l.startsWith("data:"));
-  return [...other, `data: ${typeof out === "string" ? out : JSON.stringify(out as Message)}`].join("\n");
+  const parser = new SseParser(async (e) => {
+    const data = e.data === null || e.data.trim() === "" ? e.data : await g.serverMessage(e.data);
+    res.write(
+      sseText({ ...e, data: typeof data === "string" || data === null ? data : JSON.stringify(data as Message) }),
+    );
+  });
+  for await (const chunk of body) await parser.push(decoder.decode(chunk, { stream: true }));
+  await parser.end();
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

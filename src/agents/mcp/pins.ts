@@ -1,7 +1,8 @@
 /**
  * Tool pins of `noema mcp`: each MCP server's tools, pinned by digest at
- * first sight (the sha256 of the canonical JSON of the tool's description
- * and input schema), in `<root>/mcp/pins/<server>.json`. A tool the server
+ * first sight (the sha256 of the canonical JSON of what a client is shown of
+ * the tool: its description, input and output schemas, title and
+ * annotations), in `<root>/mcp/pins/<server>.json`. A tool the server
  * later lists with another digest is *changed*: the new digest is kept as
  * `changed`, beside the pinned one, and the gateway blocks the tool (a
  * `tool_changed` veto) until someone accepts it (`noema mcp pins --accept
@@ -23,7 +24,11 @@ import { acquireLock } from "../../store/lock.ts";
 
 /** One pinned tool. */
 export interface ToolPin {
-  /** `sha256:<hex>` of the canonical JSON of `{description, inputSchema}` as first seen (or as last accepted). */
+  /**
+   * `sha256:<hex>` of the canonical JSON of `{description, inputSchema, outputSchema, title, annotations}` as first
+   * seen (or as last accepted); a pin written before the digest covered more than `{description, inputSchema}` has
+   * `sha256:sha256:<hex>` of those two, and is pinned whole at its next sight when they are unchanged.
+   */
   digest: string;
   /** When it was pinned (first seen, or accepted). */
   pinned_at: string;
@@ -45,6 +50,9 @@ export interface ListedTool {
   name: string;
   description?: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
+  title?: unknown;
+  annotations?: unknown;
 }
 
 /** A server name usable in a tool's rule name `mcp__<server>__<tool>` and as a file name. */
@@ -73,7 +81,9 @@ function pinsPath(root: string, server: string): string {
 }
 
 /**
- * The digest a tool is pinned by: its description and input schema.
+ * The digest a tool is pinned by: what a client is shown of it, its description, input and output schemas, title
+ * and annotations (a client may show the title to the person who approves a call, or run a tool it is told is
+ * read-only without asking).
  *
  * @example
  * ```ts
@@ -82,8 +92,20 @@ function pinsPath(root: string, server: string): string {
  * ```
  */
 export function toolDigest(tool: ListedTool): string {
+  return canonicalHash({
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema ?? null,
+    outputSchema: tool.outputSchema ?? null,
+    title: tool.title ?? null,
+    annotations: tool.annotations ?? null,
+  });
+}
+
+/** The digest of pins written before {@link toolDigest} covered more than the description and input schema. */
+function legacyDigest(tool: ListedTool): string {
   return `sha256:${canonicalHash({ description: tool.description ?? null, inputSchema: tool.inputSchema ?? null })}`;
 }
+const LEGACY = "sha256:sha256:";
 
 /**
  * A server's pins (none yet: an empty set). A damaged file is an error naming it.
@@ -96,7 +118,7 @@ export function toolDigest(tool: ListedTool): string {
  */
 export function readPins(root: string, server: string): PinsFile {
   const path = pinsPath(root, server);
-  if (!existsSync(path)) return { schema_version: "mcp_pins/1.0", server, tools: {} };
+  if (!existsSync(path)) return { schema_version: "mcp_pins/1.0", server, tools: toolTable({}) };
   const value = readJsonFile(path) as Partial<PinsFile>;
   if (value.schema_version !== "mcp_pins/1.0" || typeof value.tools !== "object" || value.tools === null) {
     throw new NoemaError("bad_pins", "not an MCP pins file (schema_version mcp_pins/1.0, tools)", {
@@ -104,7 +126,16 @@ export function readPins(root: string, server: string): PinsFile {
       exitCode: EXIT.USAGE,
     });
   }
-  return value as PinsFile;
+  return { ...value, tools: toolTable(value.tools) } as PinsFile;
+}
+
+/**
+ * The pins by tool name, in an object with no prototype: a tool the server names `__proto__` is pinned like any
+ * other (set on a plain object, it set the object's prototype, was never written, and was first seen at every
+ * listing: never blocked, whatever its description became).
+ */
+function toolTable(tools: Record<string, ToolPin>): Record<string, ToolPin> {
+  return Object.assign(Object.create(null), tools);
 }
 
 /**
@@ -161,6 +192,10 @@ export function observeTools(root: string, server: string, tools: readonly Liste
       const pin = Object.hasOwn(pins.tools, tool.name) ? pins.tools[tool.name] : undefined;
       if (!pin) {
         pins.tools[tool.name] = { digest, pinned_at: now, description };
+        write = true;
+      } else if (pin.digest.startsWith(LEGACY) && pin.digest === legacyDigest(tool)) {
+        // Pinned by its description and input schema alone, both unchanged: now pinned whole, as it is listed.
+        pins.tools[tool.name] = { digest, pinned_at: pin.pinned_at, description: pin.description };
         write = true;
       } else if (pin.digest === digest) {
         if (pin.changed) {

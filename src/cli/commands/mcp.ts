@@ -25,6 +25,7 @@ import type { RunOptions } from "../../runtime/run.ts";
 import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
 import { type CliContext, examples, globalOptions, type RegisterCommand } from "../context.ts";
 import { usageError } from "../errors.ts";
+import { oneLine } from "../output.ts";
 import { markHookEpisode } from "../hook_publish.ts";
 import { hookApprovalWait } from "../hook_wait.ts";
 import { storeFromEnvironment } from "../store_option.ts";
@@ -41,9 +42,9 @@ function mcpCommand(program: CommandUnknownOpts) {
         "passes through unchanged, except that each tools/call is a governed step of the session's episode (using\n" +
         "mcp): the policies, the rules (mcp__<server>__<tool>, mcp__<server>__*) and the tool pins decide; a refused\n" +
         "call never reaches the server and the client gets a tool error saying why. tools/list leaves out the tools\n" +
-        "a deny rule always denies. Each tool's description and input schema is pinned at first sight; a later\n" +
-        "change blocks the tool (tool_changed) until accepted with noema mcp pins --accept. The episode is sealed\n" +
-        "when the client disconnects (aborted when the server exits first). See docs/mcp.md.",
+        "a deny rule always denies. Each tool's description, schemas, title and annotations are pinned at first\n" +
+        "sight; a later change blocks the tool (tool_changed) until accepted with noema mcp pins --accept. The\n" +
+        "episode is sealed when the client disconnects (aborted when the server exits first). See docs/mcp.md.",
     )
     .argument("[command...]", "the real MCP server's command line, after --")
     .option("--name <server>", "the server's name in tool names mcp__<server>__<tool> (use the client's config key)")
@@ -205,8 +206,8 @@ export const registerMcp: RegisterCommand = (program, ctx: CliContext) => {
     .command("pins")
     .summary("list the pinned MCP tools, or accept a changed one")
     .description(
-      "List each MCP server's tools pinned by noema mcp (the sha256 of their description and input schema at\n" +
-        "first sight) and those changed since, which are blocked; --accept SERVER TOOL pins a changed tool's new\n" +
+      "List each MCP server's tools pinned by noema mcp (the sha256 of their description, schemas, title and\n" +
+        "annotations at first sight) and those changed since, which are blocked; --accept SERVER TOOL pins a changed tool's new\n" +
         "digest, which unblocks it (in running gateways too, at the next call).",
     )
     .option("--accept <server_tool...>", "accept the change of this tool: SERVER TOOL")
@@ -215,7 +216,7 @@ export const registerMcp: RegisterCommand = (program, ctx: CliContext) => {
       "after",
       examples(
         ["noema mcp pins", "each server's tools: pinned, or CHANGED (blocked)"],
-        ["noema mcp pins --accept fs write_file", "pin write_file's new description and input schema"],
+        ["noema mcp pins --accept fs write_file", "pin write_file's new description, schemas, title and annotations"],
       ) + "\nExit codes: 0 listed or accepted, 2 an unknown server or tool, or a tool that is not changed.\n",
     )
     .action((opts, cmd) => pins(ctx, opts, resolveRoot(globalOptions(cmd))));
@@ -235,7 +236,8 @@ function pins(ctx: CliContext, opts: { accept?: string[]; json?: true }, root: s
   for (const [server, { tools }] of Object.entries(servers)) {
     for (const [name, pin] of Object.entries(tools)) {
       const state = pin.changed ? `CHANGED (blocked): now ${pin.changed.digest}` : "pinned";
-      ctx.out.line(`${server}  ${name}  ${pin.digest.slice(0, 19)}…  ${state}`);
+      // A tool's name is the server's: an ESC[8m in it would hide the CHANGED that follows on the reader's terminal.
+      ctx.out.line(`${server}  ${oneLine(name)}  ${pin.digest.slice(0, 19)}…  ${state}`);
     }
   }
 }

@@ -132,10 +132,16 @@ function pathGlob(spec: string, base: string, ctx: MatchContext): string {
   return inner.includes("/") ? join(resolve(ctx.cwd), inner) : join(resolve(ctx.cwd), "**", inner);
 }
 
-function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext, anyCase: boolean) {
+/**
+ * Whether a file rule holds against a call's paths: a deny or ask rule (`blocking`) when any path falls under it (in
+ * any letter case), an allow rule only when every one does (Gemini's read_many_files of src/a.ts and /etc/shadow is
+ * not allowed by Read(./src/**)).
+ */
+function pathMatches(spec: string, base: string, paths: readonly string[], ctx: MatchContext, blocking: boolean) {
   // A directory pattern covers what is inside it; a path counts by each of its spellings (see resolve_path.ts).
   const glob = pathGlob(spec, base, ctx).replace(/\/+$/, "");
-  return paths.some((p) => pathUnderRule(p, glob, "/", anyCase));
+  if (blocking) return paths.some((p) => pathUnderRule(p, glob, "/", true));
+  return paths.length > 0 && paths.every((p) => pathUnderRule(p, glob, "/", false));
 }
 
 /** Whether a deny or ask file rule holds against a `Bash` line: a file it reads or writes falls under it. */
@@ -173,8 +179,19 @@ function domainMatches(spec: string, url: string | null | undefined): boolean {
   return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
 }
 
+/**
+ * Whether an `mcp__` rule names the tool. Its `*` (the only wildcard an `mcp__` rule takes) matches any run of
+ * characters, `/` included: a tool name is no path, and a server naming a tool `files/write` must not slip past
+ * `mcp__evil__*` (picomatch's `*` stopped at the `/`).
+ */
 function mcpMatches(ruleTool: string, tool: string): boolean {
-  if (ruleTool.includes("*")) return picomatch.isMatch(tool, ruleTool, { dot: true });
+  if (ruleTool.includes("*")) {
+    const re = cached(`mcp\0${ruleTool}`, () => {
+      const parts = ruleTool.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&"));
+      return new RegExp(`^${parts.join("[\\s\\S]*")}$`);
+    });
+    return re.test(tool);
+  }
   return tool === ruleTool || tool.startsWith(`${ruleTool}__`) && ruleTool.split("__").length === 2;
 }
 

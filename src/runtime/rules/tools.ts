@@ -177,9 +177,58 @@ function mcpPaths(p: string, cwd: string): string[] {
   return out;
 }
 
+/** The last words of an argument name that say it names files (`repo_path`, `outputDir`, `fileName`, `Path`). */
+const MCP_PATH_WORDS = new Set([
+  "path",
+  "paths",
+  "file",
+  "files",
+  "filename",
+  "filenames",
+  "dir",
+  "dirs",
+  "directory",
+  "directories",
+  "folder",
+  "folders",
+  "cwd",
+]);
+
+/** Whether an MCP argument's name says it names files: one of {@link MCP_PATH_KEYS}, or ending in a path word. */
+function pathKey(key: string): boolean {
+  if (MCP_PATH_KEYS.includes(key)) return true;
+  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  const last = words.at(-1) ?? "";
+  return MCP_PATH_WORDS.has(last) || (words.length > 1 && MCP_PATH_WORDS.has(words.at(-2)! + last));
+}
+
+/** How deep, and how many values, the arguments are searched for paths (a call's arguments are a model's JSON). */
+const ARG_DEPTH = 8, ARG_VALUES = 10_000;
+
+/**
+ * The path arguments of an MCP call, wherever they are in its arguments: a string (or strings) under a name that
+ * says it names files, at any depth (`{options: {path}}`, `{files: [{path}]}`), and any `file:` URI under any name
+ * (`{url: "file:///…"}`).
+ */
+function mcpPathArgs(input: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  let seen = 0;
+  const walk = (value: unknown, named: boolean, depth: number): void => {
+    if (++seen > ARG_VALUES || depth > ARG_DEPTH) return;
+    if (typeof value === "string") {
+      if (named || /^file:/i.test(value)) out.push(value);
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(v, named, depth + 1);
+    } else if (typeof value === "object" && value !== null) {
+      for (const [k, v] of Object.entries(value)) walk(v, pathKey(k), depth + 1);
+    }
+  };
+  walk(input, false, 0);
+  return out;
+}
+
 function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
-  const uris = strings(input.uri).filter((u) => /^file:/i.test(u));
-  const paths = [...MCP_PATH_KEYS.flatMap((k) => strings(input[k])), ...uris].flatMap((p) => mcpPaths(p, cwd));
+  const paths = mcpPathArgs(input).flatMap((p) => mcpPaths(p, cwd));
   const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
   return { paths, trees };
 }

@@ -1,0 +1,121 @@
+/**
+ * Server-sent events as the HTTP gateway reads and relays them: parsed as
+ * the HTML standard says a client parses them (a leading BOM dropped; lines
+ * ended by CRLF, LF or a lone CR; `field: value` with one space dropped;
+ * `data` lines joined by newlines; a blank line ends an event), and written
+ * out again in one plain form. So the client reads exactly the events the
+ * gateway read and governed: a stream spelled otherwise cannot carry a
+ * message past the gateway that the client's parser still finds (as events
+ * ended by lone CRs did).
+ *
+ * @module
+ */
+
+/** One event block: its fields as read (the last of each wins), and its comment lines. */
+export interface SseEvent {
+  /** The `data` lines joined by `\n`; null when the block had none. */
+  data: string | null;
+  event?: string;
+  id?: string;
+  retry?: string;
+  comments: string[];
+}
+
+/**
+ * Parses a stream of text chunks into event blocks, as a client does.
+ *
+ * @example
+ * ```ts
+ * import { SseParser } from "./sse.ts";
+ * const events: unknown[] = [];
+ * const p = new SseParser((e) => events.push(e));
+ * p.push("\ufeffdata: {\"a\":1}\r\r"); // one event, data '{"a":1}'
+ * ```
+ */
+export class SseParser {
+  #line = "";
+  #start = true;
+  /** The last chunk ended with a CR: an LF first in the next one ends no other line. */
+  #afterCr = false;
+  #block: SseEvent = { data: null, comments: [] };
+  #fields = false;
+  readonly #onEvent: (e: SseEvent) => void | Promise<void>;
+  #pending: (void | Promise<void>)[] = [];
+
+  constructor(onEvent: (e: SseEvent) => void | Promise<void>) {
+    this.#onEvent = onEvent;
+  }
+
+  /** Adds text; returns once the events it completed were handed on. */
+  async push(text: string): Promise<void> {
+    if (this.#start && text.length > 0) {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      this.#start = false;
+    }
+    let i = 0;
+    if (this.#afterCr && text[0] === "\n") i = 1;
+    this.#afterCr = false;
+    for (;;) {
+      const m = /\r\n|\r|\n/g;
+      m.lastIndex = i;
+      const hit = m.exec(text);
+      if (hit === null) break;
+      if (hit[0] === "\r" && hit.index === text.length - 1) this.#afterCr = true;
+      this.#lineDone(this.#line + text.slice(i, hit.index));
+      this.#line = "";
+      i = hit.index + hit[0].length;
+    }
+    this.#line += text.slice(i);
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const p of pending) await p;
+  }
+
+  /** The stream ended: the last line and block, if not ended, are taken as ended (the relay ends them). */
+  end(): Promise<void> {
+    if (this.#line !== "") this.#lineDone(this.#line);
+    this.#line = "";
+    this.#afterCr = false;
+    return this.push("\n");
+  }
+
+  #lineDone(line: string): void {
+    if (line === "") {
+      if (this.#fields) this.#pending.push(this.#onEvent(this.#block));
+      this.#block = { data: null, comments: [] };
+      this.#fields = false;
+      return;
+    }
+    this.#fields = true;
+    if (line.startsWith(":")) return void this.#block.comments.push(line.slice(1));
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.#block.data = this.#block.data === null ? value : `${this.#block.data}\n${value}`;
+    else if (field === "event" || field === "id" || field === "retry") this.#block[field] = value;
+  }
+}
+
+/**
+ * An event block in plain form (LF line ends, `data` split on its newlines), ended by a blank line.
+ *
+ * @example
+ * ```ts
+ * import { sseText } from "./sse.ts";
+ * sseText({ event: "message", id: "1", data: "{}", comments: [] }); // "event: message\nid: 1\ndata: {}\n\n"
+ * ```
+ */
+export function sseText(e: SseEvent): string {
+  const lines = e.comments.map((c) => `:${oneLine(c)}`);
+  if (e.event !== undefined) lines.push(`event: ${oneLine(e.event)}`);
+  if (e.id !== undefined) lines.push(`id: ${oneLine(e.id)}`);
+  if (e.retry !== undefined) lines.push(`retry: ${oneLine(e.retry)}`);
+  if (e.data !== null) { for (const d of e.data.split(/\r\n|\r|\n/)) lines.push(`data: ${d}`); }
+  return lines.join("\n") + "\n\n";
+}
+
+/** A field's value never holds a line end (a parsed one cannot); kept so in case. */
+function oneLine(s: string): string {
+  return s.replace(/[\r\n]/g, "");
+}
