@@ -402,6 +402,16 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     for (const input of [{ profile: env }, { text: env }, { options: { title: env } }]) {
       assert.equal(fx("mcp__x__do", input).effect, "allow", JSON.stringify(input));
     }
+    // Deep in a document: searched as deep as noema records a value; deeper arguments are not read, and fail closed.
+    let deep: Record<string, unknown> = { path: env };
+    for (let i = 0; i < 40; i++) deep = { x: deep };
+    assert.equal(fx("mcp__x__do", deep).effect, "deny", "a path 40 levels down");
+    let deeper: Record<string, unknown> = { title: "plain" };
+    for (let i = 0; i < 260; i++) deeper = { x: deeper };
+    const unread = fx("mcp__x__do", deeper);
+    assert.equal(unread.effect, "deny");
+    assert.match(unread.note ?? "", /nest deeper than 251 levels .* not searched for paths/);
+    assert.equal(fx("mcp__x__do", { rows: Array.from({ length: 5000 }, (_, i) => ({ i })) }).effect, "allow");
   });
 
   test("an MCP path under ~ is checked as the home's too (servers expand it); a file:// uri as its path", () => {

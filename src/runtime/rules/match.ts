@@ -215,6 +215,7 @@ function scopeBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchConte
   const mcp = t.tool.startsWith("mcp__") && Object.hasOwn(SHELL_FILE_RULES, rule.tool);
   if (!mcp && !(ruleCovers(rule.tool, t.tool) && (t.globs || t.trees))) return false;
   if (rule.specifier === null) return mcp ? null : false;
+  if (mcp && t.unsearched) return `${t.tool}: ${t.unsearched}`; // what cannot be read fails closed
   const glob = pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
   const accesses: FileAccess[] = [
     ...(mcp ? t.paths ?? [] : []).map((path): FileAccess => ({ mode: "read", form: "path", path, by: t.tool })),

@@ -21,6 +21,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { MAX_VALUE_DEPTH } from "../../store/limits.ts";
 
 /** A tool call as the rules see it. */
 export interface RuleTarget {
@@ -38,6 +39,11 @@ export interface RuleTarget {
   url?: string | null;
   /** For other tools: the text a specifier is matched against. */
   subject?: string;
+  /**
+   * For MCP tools whose arguments nest too deep or hold too many values to be searched for paths: why. Every deny
+   * and ask file rule then holds (what cannot be read fails closed).
+   */
+  unsearched?: string;
 }
 
 /** The tools each rule tool covers, beyond its own name. */
@@ -202,19 +208,25 @@ function pathKey(key: string): boolean {
   return MCP_PATH_WORDS.has(last) || (words.length > 1 && MCP_PATH_WORDS.has(words.at(-2)! + last));
 }
 
-/** How deep, and how many values, the arguments are searched for paths (a call's arguments are a model's JSON). */
-const ARG_DEPTH = 8, ARG_VALUES = 10_000;
+/**
+ * How deep, and how many values, the arguments are searched for paths: as deep as noema records a value at all, and
+ * more values than a call's input can hold under noema's limits; past either, the call fails closed (`unsearched`).
+ */
+const ARG_DEPTH = MAX_VALUE_DEPTH, ARG_VALUES = 1_000_000;
 
 /**
  * The path arguments of an MCP call, wherever they are in its arguments: a string (or strings) under a name that
  * says it names files, at any depth (`{options: {path}}`, `{files: [{path}]}`), and any `file:` URI under any name
- * (`{url: "file:///…"}`).
+ * (`{url: "file:///…"}`); `unsearched` when the arguments nest deeper or hold more values than are searched.
  */
-function mcpPathArgs(input: Record<string, unknown>): string[] {
+function mcpPathArgs(input: Record<string, unknown>): { paths: string[]; unsearched: boolean } {
   const out: string[] = [];
-  let seen = 0;
+  let seen = 0, unsearched = false;
   const walk = (value: unknown, named: boolean, depth: number): void => {
-    if (++seen > ARG_VALUES || depth > ARG_DEPTH) return;
+    if (++seen > ARG_VALUES || depth > ARG_DEPTH) {
+      unsearched = true;
+      return;
+    }
     if (typeof value === "string") {
       if (named || /^file:/i.test(value)) out.push(value);
     } else if (Array.isArray(value)) {
@@ -224,13 +236,18 @@ function mcpPathArgs(input: Record<string, unknown>): string[] {
     }
   };
   walk(input, false, 0);
-  return out;
+  return { paths: out, unsearched };
 }
 
 function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
-  const paths = mcpPathArgs(input).flatMap((p) => mcpPaths(p, cwd));
+  const args = mcpPathArgs(input);
+  const paths = args.paths.flatMap((p) => mcpPaths(p, cwd));
   const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
-  return { paths, trees };
+  const unsearched = args.unsearched
+    ? `its arguments nest deeper than ${ARG_DEPTH} levels or hold more than ${ARG_VALUES} values, not searched ` +
+      "for paths"
+    : undefined;
+  return { paths, trees, ...(unsearched ? { unsearched } : {}) };
 }
 
 /** The action's fields the mapping reads (what `PolicyState.action` holds). */
@@ -281,5 +298,5 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
   const named = { tool, subject: typeof subject === "string" ? subject : action.command };
   if (!tool.startsWith("mcp__")) return named;
   const scope = mcpScope(tool, input, cwd);
-  return scope.paths.length > 0 ? { ...named, ...scope } : named;
+  return scope.paths.length > 0 || scope.unsearched ? { ...named, ...scope } : named;
 }
