@@ -338,10 +338,11 @@ function conformance(
         row("ep_g1", { started_at: "2026-11-01T00:00:00.000Z", tags: { team: "x" } }),
         row("ep_g2", { started_at: "2026-11-02T00:00:00.000Z", ...waiting }),
       ];
-      for (const r of good) await s.upsertCatalog(r);
-      await s.upsertCatalog(row("ep_p", { started_at: "2026-11-03T00:00:00.000Z", ...waiting }));
-      await s.upsertCatalog(row("ep_t", { started_at: "2026-11-04T00:00:00.000Z", tags: { team: "x" } }));
-      await s.upsertCatalog(row("ep_r", { started_at: "2026-11-05T00:00:00.000Z" }));
+      // Each stored after the last by the store's clock (put): the list's order is the order they were stored in.
+      for (const r of good) await put(s, r);
+      await put(s, row("ep_p", { started_at: "2026-11-03T00:00:00.000Z", ...waiting }));
+      await put(s, row("ep_t", { started_at: "2026-11-04T00:00:00.000Z", tags: { team: "x" } }));
+      await put(s, row("ep_r", { started_at: "2026-11-05T00:00:00.000Z" }));
       await spoilCatalog(s, "ep_p", "pending", "str");
       await spoilCatalog(s, "ep_t", "tags", null);
       await spoilCatalog(s, "ep_r", "run_state", "exploded");
