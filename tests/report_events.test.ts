@@ -9,7 +9,7 @@
  * line longer than its buffer, 2 MiB: each costs the whole heap of the server the page is built
  * in); and the timeline's head and tail rows as the events give them.
  */
-import { afterEach, describe, test } from "node:test";
+import { after, afterEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -202,4 +202,5 @@ describe("buildReport", () => {
   });
 });
 
-process.on("exit", () => tmp.cleanup());
+// node:test's after, not process "exit": one runtime ended its test process without the exit event, leaving the folder.
+after(() => tmp.cleanup());
