@@ -28,11 +28,10 @@
  *
  * @module
  */
-import { appendFileSync } from "node:fs";
 import process from "node:process";
+import { send, serveLines } from "./raw_jsonrpc_stdio.ts";
 
 const [log, scenario] = process.argv.slice(2);
-const send = (m: unknown) => process.stdout.write(JSON.stringify(m) + "\n");
 let lists = 0;
 
 const schema = { type: "object" };
@@ -85,20 +84,4 @@ function handle(m: Record<string, unknown>): void {
   }
 }
 
-let rest = "";
-process.stdin.on("data", (d: Uint8Array) => {
-  rest += new TextDecoder().decode(d);
-  const lines = rest.split("\n");
-  rest = lines.pop()!;
-  for (const line of lines.filter(Boolean)) {
-    appendFileSync(log, line + "\n");
-    let m: unknown;
-    try {
-      m = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof m === "object" && m !== null) handle(m as Record<string, unknown>);
-  }
-});
-process.stdin.on("end", () => process.exit(0));
+serveLines(log, handle);
