@@ -37,6 +37,7 @@ import {
   consumedDifference,
   type DecisionEvents,
   decisionEvents,
+  decisionRecordProblem,
 } from "./checkpoint_digest.ts";
 import { LOCK_FILE } from "./lock.ts";
 import { verifyManifestSignature } from "./signing.ts";
@@ -140,11 +141,8 @@ function checkedDecision(
   const checkpointName = `checkpoints/${id}.json`;
   const why = !digests.has(checkpointName)
     ? `no ${checkpointName}: a decision on a checkpoint this run never had`
-    : r.checkpoint_id !== id || r.episode_id !== episodeId
-    ? `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId}/${id}`
-    : r.decision !== "approved" && r.decision !== "rejected"
-    ? `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`
-    : boundProblem(r, readAttested(dir, checkpointName, digests.get(checkpointName)!), events);
+    : decisionRecordProblem(r, id, episodeId) ??
+      boundProblem(r, readAttested(dir, checkpointName, digests.get(checkpointName)!), events);
   if (why !== null) {
     throw new NoemaError("tampered", `cannot attest ${episodeId}: ${name}: ${why}`, {
       exitCode: EXIT.USAGE, // verify's exit code for a tampered file

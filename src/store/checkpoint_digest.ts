@@ -58,6 +58,28 @@ export function announcedDifference(
   return null;
 }
 
+/**
+ * What is wrong with an approval record as a decision on checkpoint `id` of episode `episodeId` (null: not known),
+ * read from itself alone: another episode or checkpoint named, or a decision other than `approved` or `rejected`.
+ * Null when it is one. `attest` refuses such a record, `validate --profile noema` warns of it.
+ *
+ * @example
+ * ```ts
+ * import { decisionRecordProblem } from "./checkpoint_digest.ts";
+ * decisionRecordProblem({ episode_id: "ep_1", checkpoint_id: "chk_1", decision: "maybe" }, "chk_1", "ep_1");
+ * // 'its decision "maybe" is neither "approved" nor "rejected"'
+ * ```
+ */
+export function decisionRecordProblem(r: Record<string, unknown>, id: string, episodeId: string | null): string | null {
+  if (r.checkpoint_id !== id || (episodeId !== null && r.episode_id !== episodeId)) {
+    return `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId ?? "this episode"}/${id}`;
+  }
+  if (r.decision !== "approved" && r.decision !== "rejected") {
+    return `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`;
+  }
+  return null;
+}
+
 /** The fields of a decision a `run.resume` event's `approval` repeats (`approvalSummary`), null when absent. */
 const SUMMARY_FIELDS = ["decision", "by", "at", "note", "checkpoint_digest", "authenticated_as", "claimed_by"] as const;
 

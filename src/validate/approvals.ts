@@ -20,6 +20,7 @@ import {
   consumedDifference,
   type DecisionEvents,
   decisionEvents,
+  decisionRecordProblem,
 } from "../store/checkpoint_digest.ts";
 import { readJsonText } from "../store/json_file.ts";
 import { type Collector, display } from "./collector.ts";
@@ -62,18 +63,14 @@ function problemOf(
   checkpoint: Record<string, unknown> | null,
 ): string | null {
   if (checkpoint === null) return `no checkpoints/${id}.json: a decision on a checkpoint this run never had`;
-  if (r.checkpoint_id !== id || (episodeId !== null && r.episode_id !== episodeId)) {
-    return `it names ${String(r.episode_id)}/${String(r.checkpoint_id)}, not ${episodeId ?? "this episode"}/${id}`;
-  }
-  if (r.decision !== "approved" && r.decision !== "rejected") {
-    return `its decision ${JSON.stringify(r.decision)} is neither "approved" nor "rejected"`;
-  }
+  const own = decisionRecordProblem(r, id, episodeId);
+  if (own !== null) return own;
   if (typeof r.checkpoint_digest !== "string") {
     return "it has no checkpoint_digest: it is bound to no pending action (noema resume refuses it)";
   }
-  const own = checkpointDigest(checkpoint);
-  if (r.checkpoint_digest !== own) {
-    return `its checkpoint_digest ${r.checkpoint_digest} is not checkpoints/${id}.json's (${own}): ` +
+  const digest = checkpointDigest(checkpoint);
+  if (r.checkpoint_digest !== digest) {
+    return `its checkpoint_digest ${r.checkpoint_digest} is not checkpoints/${id}.json's (${digest}): ` +
       "it decided another pending action or other policies";
   }
   return null;
