@@ -5,7 +5,17 @@
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import {
   episodeIdProblem,
@@ -310,6 +320,39 @@ ${ending}
     // The same file is read whole under a higher limit.
     assert.equal([...readLines(path, { chunkSize: 16, maxLineBytes: 1000 })].filter((l) => l.tooLong).length, 0);
   });
+
+  test(
+    "a long log is flushed to disk in the background through a descriptor of its own, which follows a rename and is released",
+    { skip: existsSync("/proc/self/fd") ? false : "no /proc/self/fd here" },
+    async () => {
+      const dir = fresh("behind");
+      const out = new JsonlAppender(join(dir, "events.jsonl"));
+      // The episode directory is renamed after its log was opened (a new episode moves into place).
+      const moved = `${dir}-moved`;
+      renameSync(dir, moved);
+      const path = join(moved, "events.jsonl");
+      /** The descriptors of this process open on the log (the writer's, and the background flush's). */
+      const open = () =>
+        readdirSync("/proc/self/fd").filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === path;
+          } catch {
+            return false; // closed since the listing
+          }
+        }).length;
+      assert.equal(open(), 1);
+      const line = JSON.stringify({ pad: "x".repeat(1024 * 1024) });
+      for (let i = 0; i < 5; i++) out.append({ pad: "x".repeat(1024 * 1024) }); // over 4 MiB: a flush starts
+      // (Deno's fdatasync works on a copy of the descriptor it is given: 3 there while the flush runs.)
+      assert.ok(open() >= 2, "a read-only descriptor of its own, opened on the moved file");
+      out.sync();
+      out.close();
+      assert.equal(statSync(path).size, 5 * (line.length + 1));
+      // Released once its flush settled (completions arrive as the event loop turns).
+      for (let i = 0; open() > 0 && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(open(), 0, "no descriptor left open");
+    },
+  );
 });
 
 describe("listEpisodes", () => {

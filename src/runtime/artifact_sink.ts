@@ -318,6 +318,22 @@ export class ArtifactSink {
     for (const a of this.#appenders.values()) a.flush();
   }
 
+  /**
+   * Writes what a JSONL file holds in memory and starts flushing it to disk
+   * in the background (a later {@link ArtifactSink.sync} then waits less).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * const sink = new ArtifactSink("/tmp/ep", new Redactor());
+   * sink.appendJsonl("events.jsonl", { id: "e1" });
+   * sink.syncSoon("events.jsonl");
+   * ```
+   */
+  syncSoon(file: string): void {
+    this.#appenders.get(file)?.syncSoon();
+  }
+
   /** Flushes the open JSONL files to disk. */
   sync(file?: string): void {
     if (file !== undefined) this.#appenders.get(file)?.sync();

@@ -921,6 +921,7 @@ export class Engine {
   async finish(): Promise<RunResult> {
     refuseSymlinkedArtifacts(this.s.dir); // a planted link is refused before anything terminal is written
     this.#settleStatus();
+    this.rec.syncSoon(); // the log's bytes start for the disk while the workspace is verified: sealing waits less
     if (!this.verifying) throw new Error("internal: the engine finished before its verification started");
     const verification = await this.verifying.finish();
     await this.s.notices?.settle?.(); // e.g. the look at the OpenTelemetry collector: recorded before the end

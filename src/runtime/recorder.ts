@@ -219,6 +219,11 @@ export class Recorder {
     this.sink.flush();
   }
 
+  /** Writes the events held in memory and starts flushing the log to disk in the background (sealing soon). */
+  syncSoon(): void {
+    this.sink.syncSoon(ARTIFACTS.events);
+  }
+
   /** Flushes events to disk. */
   sync(): void {
     this.sink.sync(ARTIFACTS.events);

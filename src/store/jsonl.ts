@@ -17,6 +17,7 @@ import { NoemaError } from "../errors.ts";
 import { collectGarbage } from "./gc.ts";
 import { diskFull } from "./disk_full.ts";
 import { DEFAULT_MAX_LINE_BYTES, limits } from "./limits.ts";
+import { SyncBehind } from "./sync_behind.ts";
 
 /** Options of {@link JsonlAppender}. */
 export interface JsonlAppenderOptions {
@@ -104,6 +105,8 @@ export class JsonlAppender {
   #failed: unknown = undefined;
   readonly #buffered: boolean;
   readonly #maxLine: number;
+  /** Flushes what was written to disk in the background, every few MiB (see `sync_behind.ts`). */
+  #behind: SyncBehind | undefined;
   /** The file path. */
   readonly path: string;
 
@@ -129,6 +132,7 @@ export class JsonlAppender {
       this.#fd = undefined;
       throw notRegular(path);
     }
+    this.#behind = new SyncBehind(path, this.#fd);
   }
 
   /** Appends one value as one line; returns the line as written (without the newline). */
@@ -179,6 +183,7 @@ export class JsonlAppender {
       // A short write is rare (disk full, signals); finish the lines before anything else.
       while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
       this.#end += size;
+      this.#behind?.wrote(size);
     } catch (e) {
       off = this.#cutTorn(off, size);
       throw diskFull(e, this.path);
@@ -233,6 +238,16 @@ export class JsonlAppender {
     throw e;
   }
 
+  /**
+   * Writes what is buffered and starts flushing the file to disk in the
+   * background, so a {@link JsonlAppender.sync} soon after has less to wait
+   * for (it still waits for every byte).
+   */
+  syncSoon(): void {
+    this.flush();
+    this.#behind?.start();
+  }
+
   /** Writes what is buffered and flushes the file to stable storage. */
   sync(): void {
     this.flush();
@@ -250,6 +265,8 @@ export class JsonlAppender {
       this.#timer = undefined;
       this.#pending = 0;
       waiting.delete(this);
+      this.#behind?.close();
+      this.#behind = undefined;
       closeSync(this.#fd);
       this.#fd = undefined;
     }
