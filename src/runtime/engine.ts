@@ -315,8 +315,9 @@ export class Engine {
   }
 
   #maybePersist(): void {
-    // Throttled so persisting stays a bounded share of the run time.
-    if (performance.now() - this.#lastPersistAt >= Math.max(250, this.#persistCostMs * 20)) this.persist();
+    // Throttled: at most once a second, and a bounded share (1/20) of the run time (a long run's state is big).
+    // The log is the record; state.json is its projection (docs/cli.md, `noema state`).
+    if (performance.now() - this.#lastPersistAt >= Math.max(1000, this.#persistCostMs * 20)) this.persist();
   }
 
   /**
