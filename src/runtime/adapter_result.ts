@@ -233,6 +233,18 @@ export function checkAdapterResult(raw: unknown, options: AdapterGuardOptions): 
 
 const guarded = new WeakSet<AdapterInstance>();
 
+/**
+ * The request signal of a run given none: never aborted (its controller is
+ * not kept anywhere), so the guard links nothing to it.
+ *
+ * @example
+ * ```ts
+ * import { NEVER_ABORTED } from "./adapter_result.ts";
+ * NEVER_ABORTED.aborted; // false, for ever
+ * ```
+ */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 /** What the act timer resolves with. */
 const TIMED_OUT = Symbol("timeout");
 
@@ -259,12 +271,14 @@ export async function callAdapter(
   request: ActRequest,
   options: AdapterGuardOptions,
 ): Promise<ActResult> {
-  if (guarded.has(instance)) return await instance.act(request);
+  if (guarded.has(instance)) return instance.act(request);
   const ms = options.actTimeoutMs ?? ADAPTER_GUARD_DEFAULTS.act_timeout_ms;
   const abort = new AbortController();
   const onAbort = () => abort.abort(request.signal.reason);
+  // A signal that can never abort needs no link (adding and removing a listener is most of the guard's own cost).
+  const linked = request.signal !== NEVER_ABORTED;
   if (request.signal.aborted) onAbort();
-  else request.signal.addEventListener("abort", onAbort, { once: true });
+  else if (linked) request.signal.addEventListener("abort", onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const returned: unknown = instance.act({ ...request, signal: abort.signal });
@@ -292,7 +306,7 @@ export async function callAdapter(
     return { status: "error", outcome: "adapter threw", error: describeThrown(e, options.file ?? null) };
   } finally {
     clearTimeout(timer);
-    request.signal.removeEventListener("abort", onAbort);
+    if (linked) request.signal.removeEventListener("abort", onAbort);
   }
 }
 

@@ -36,7 +36,7 @@ import { computeOutcome } from "../verify/outcome.ts";
 import { StateSnapshot } from "./core/snapshot.ts";
 import { displayCommand } from "./core/command.ts";
 import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkpoint.ts";
-import { adapterDisplayName, callAdapter } from "./adapter_result.ts";
+import { adapterDisplayName, callAdapter, NEVER_ABORTED } from "./adapter_result.ts";
 import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
 import { decide } from "./governance.ts";
 import { reviewResult } from "./review_record.ts";
@@ -70,9 +70,6 @@ export interface RunResult {
   /** Absolute paths of the artifacts. */
   paths: { events: string; learn: string; state: string; summary: string; manifest: string };
 }
-
-/** The signal of a run given none: never aborted (the adapter guard links the adapter's own signal to it). */
-const NEVER_ABORTED = new AbortController().signal;
 
 /** The fixed settings of an episode. */
 export interface EngineSettings {
