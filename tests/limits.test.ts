@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, LineTooLongError, readLines } from "../src/store/jsonl.ts";
+import { boundedValue } from "../src/store/limits.ts";
 import { sessionEpisode } from "../src/store/session_index.ts";
 import process from "node:process";
 import { runChild } from "./helpers/child.ts";
@@ -488,4 +489,21 @@ describe("nesting: no accepted input makes an artifact deeper than the reader's 
     assert.equal(cli(["state", dir, "--json"], { env }).code, 0);
     assert.equal(cli(["validate", dir], { env }).code, 0);
   });
+});
+
+test("boundedValue given the value's JSON text returns what it returns on its own", () => {
+  const values: unknown[] = [
+    { a: 1 },
+    "x".repeat(50),
+    ["é".repeat(40)],
+    { s: "\ud83d\ude00".repeat(30) },
+    nested(300),
+    null,
+    3,
+  ];
+  for (const value of values) {
+    for (const max of [8, 64, 4096]) {
+      assert.deepEqual(boundedValue(value, max, 10, JSON.stringify(value)), boundedValue(value, max, 10));
+    }
+  }
 });

@@ -27,7 +27,7 @@ import type { AdapterResult, Mode, Outcome, Verification } from "../schema/summa
 import { canonicalHash, sha256File } from "../store/hash.ts";
 import type { JsonlAppender } from "../store/jsonl.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "../store/layout.ts";
-import { boundedValue, jsonBytes, limits } from "../store/limits.ts";
+import { boundedValue, jsonBytes, limits, utf8Bytes } from "../store/limits.ts";
 import { stageManifest } from "../store/manifest.ts";
 import { commitStaged, discardStaged } from "../store/atomic.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
@@ -159,6 +159,12 @@ interface Direction {
   interventions: { policy: string; diff: { key: string; before: unknown; after: unknown }[] }[];
 }
 
+/** The JSON texts of an `act` payload's input and output (undefined: not at hand), each written once. */
+interface ActTexts {
+  input: string;
+  output: string | undefined;
+}
+
 /** An approved action to execute without consulting policies again. */
 export interface ApprovedAction {
   stepIndex: number;
@@ -172,10 +178,11 @@ function excerpt(value: unknown, max = 200): string {
   return clipText(text, max);
 }
 
-function inputExcerpt(input: Record<string, unknown>, fallback: string): string {
+/** `text`: the input's `JSON.stringify`, when the caller has it. */
+function inputExcerpt(input: Record<string, unknown>, fallback: string, text?: string): string {
   if (typeof input.command === "string") return excerpt(input.command);
   if (Array.isArray(input.argv)) return excerpt(input.argv.join(" "));
-  return Object.keys(input).length > 0 ? excerpt(input) : excerpt(fallback);
+  return Object.keys(input).length > 0 ? excerpt(text ?? input) : excerpt(fallback);
 }
 
 /**
@@ -676,7 +683,10 @@ export class Engine {
     this.rec.flush();
   }
 
-  /** The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order. */
+  /**
+   * The `act` payload of a result (input, output and error masked; facts with a string key), in the contract's order,
+   * and the JSON texts of its input and (when kept whole) its output, for {@link Engine.#kept}: each is written once.
+   */
   #actPayload(
     step: PlanStep,
     stepStatus: PlanStep["status"],
@@ -685,9 +695,16 @@ export class Engine {
     result: ActResult,
     durationMs: number,
     approval: Record<string, unknown> | null,
-  ): { payload: Record<string, unknown>; newFacts: { key: string; value: unknown }[] } {
+  ): { payload: Record<string, unknown>; newFacts: { key: string; value: unknown }[]; texts: ActTexts } {
     const s = this.s;
     const redactedInput = this.redactor.redact(action.input, "payload.input").value;
+    const inputText = JSON.stringify(redactedInput);
+    const maskedOutput = result.output === undefined ? undefined : this.redactor.redact(result.output).value;
+    const outputText = maskedOutput === undefined ? undefined : JSON.stringify(maskedOutput);
+    // Masked, then bounded: an output over the limit is kept as its size, digest and an excerpt.
+    const output = maskedOutput === undefined
+      ? null
+      : boundedValue(maskedOutput, limits().toolOutputBytes, 2000, outputText);
     const provenance: Record<string, unknown> = {
       adapter: s.loadedAdapter.label,
       adapter_version: s.loadedAdapter.plugin.version ?? "unspecified",
@@ -698,7 +715,7 @@ export class Engine {
       .filter((f) => typeof f?.key === "string")
       .map((f) => ({ key: f.key, value: structuredClone(this.redactor.redact(f.value).value) }));
     const payload: Record<string, unknown> = {
-      input_excerpt: inputExcerpt(redactedInput, step.description),
+      input_excerpt: inputExcerpt(redactedInput, step.description, inputText),
       outcome: this.redactor.redactString(result.outcome ?? result.status),
       action_id: "",
       kind: action.kind,
@@ -711,17 +728,14 @@ export class Engine {
       provenance,
       result_artifacts: (result.artifacts ?? []).map((a) => ({ ...a })),
       input: redactedInput,
-      // Masked, then bounded: an output over the limit is kept as its size, digest and an excerpt.
-      output: result.output === undefined
-        ? null
-        : boundedValue(this.redactor.redact(result.output).value, limits().toolOutputBytes),
+      output,
       error: result.error ? this.redactor.redact(result.error).value : null,
       duration_ms: durationMs,
     };
     if (newFacts.length > 0) payload.facts = newFacts;
     // The wrapped program's exit code (command and shell adapters), top-level so readers need not dig in output.
     if (typeof result.exit_code === "number" || result.exit_code === null) payload.exit_code = result.exit_code;
-    return { payload, newFacts };
+    return { payload, newFacts, texts: { input: inputText, output: output === maskedOutput ? outputText : undefined } };
   }
 
   /**
@@ -753,7 +767,15 @@ export class Engine {
     const base = `act_${step.id}_${index + 1}`, last = p.actions.at(-1)?.id ?? "";
     const attempt = last === base ? 2 : last.startsWith(`${base}.`) ? Number(last.slice(base.length + 1)) + 1 : 1;
     const actionId = attempt > 1 ? `${base}.${attempt}` : base;
-    const { payload, newFacts } = this.#actPayload(step, stepStatus, action, candidateId, result, durationMs, approval);
+    const { payload, newFacts, texts } = this.#actPayload(
+      step,
+      stepStatus,
+      action,
+      candidateId,
+      result,
+      durationMs,
+      approval,
+    );
     payload.action_id = actionId;
     const tool = action.tool, provenance = payload.provenance as Record<string, unknown>;
     if (this.actCallId !== null) provenance.call_id = this.actCallId;
@@ -766,6 +788,7 @@ export class Engine {
     });
     p.counters.act++;
     p.lastStepEventId = actEvent.id;
+    const { actionBytes } = limits();
     p.actions.push({
       id: actionId,
       kind: action.kind,
@@ -776,8 +799,8 @@ export class Engine {
       provenance,
       result_artifacts: artifactsOut,
       timestamp: actEvent.timestamp,
-      input: this.#kept(redactedInput),
-      output: this.#kept(output),
+      input: this.#kept(redactedInput, texts.input, actionBytes),
+      output: this.#kept(output, texts.output, actionBytes),
       duration_ms: durationMs,
     });
     for (const a of artifactsOut) if (typeof a.path === "string") outcomes.artifacts!.push(a.path);
@@ -801,14 +824,15 @@ export class Engine {
    * An action record's input or output as `state.json` keeps it: whole while all kept so far fit in
    * `limits().actionBytes`, then (beyond 128 bytes) as its size, digest and an excerpt. The terminal
    * `run.state_projection` carries every action record in one line, which must stay under the line limit;
-   * the `act` event keeps the value (within the tool output limit).
+   * the `act` event keeps the value (within the tool output limit). `text`: the value's JSON text when the caller
+   * has it; `actionBytes`: `limits().actionBytes`.
    */
-  #kept(value: unknown): unknown {
+  #kept(value: unknown, text: string | undefined, actionBytes: number): unknown {
     if (this.#keptBytes < 0) {
       this.#keptBytes = this.p.actions.reduce((n, a) => n + jsonBytes(a.input) + jsonBytes(a.output), 0);
     }
-    const bytes = jsonBytes(value);
-    if (this.#keptBytes + bytes <= limits().actionBytes) {
+    const bytes = text === undefined ? jsonBytes(value) : utf8Bytes(text);
+    if (this.#keptBytes + bytes <= actionBytes) {
       this.#keptBytes += bytes;
       return value;
     }

@@ -177,7 +177,8 @@ export interface OmittedValue {
 /**
  * The value when its JSON fits in `maxBytes` and nests at most {@link MAX_VALUE_DEPTH} levels, else an
  * {@link OmittedValue}: its size, the sha256 of its JSON text (of the string itself, for a string) and the first
- * `excerptChars` characters (never half of a surrogate pair: the excerpt is well-formed text).
+ * `excerptChars` characters (never half of a surrogate pair: the excerpt is well-formed text). `json`: the
+ * value's `JSON.stringify` when the caller has it (not read for a string value).
  *
  * @example
  * ```ts
@@ -186,8 +187,8 @@ export interface OmittedValue {
  * boundedValue("x".repeat(10), 4, 3); // { truncated: true, bytes: 10, sha256: "sha256:…", excerpt: "xxx" }
  * ```
  */
-export function boundedValue(value: unknown, maxBytes: number, excerptChars = 2000): unknown {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+export function boundedValue(value: unknown, maxBytes: number, excerptChars = 2000, json?: string): unknown {
+  const text = typeof value === "string" ? value : json ?? JSON.stringify(value);
   if (text === undefined) return value;
   const fits = text.length <= maxBytes / 3 || utf8Bytes(text) <= maxBytes;
   if (fits && (typeof value === "string" || tooDeep(text, MAX_VALUE_DEPTH) === null)) return value;
