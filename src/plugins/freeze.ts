@@ -34,7 +34,11 @@ export type DeepReadonly<T> = T extends (...args: never[]) => unknown ? T
 export function deepFreeze<T>(value: T): DeepReadonly<T> {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value as DeepReadonly<T>;
   Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const v = (value as Record<string, unknown>)[keys[i]];
+    if (typeof v === "object" && v !== null) deepFreeze(v); // a primitive needs no call
+  }
   return value as DeepReadonly<T>;
 }
 
@@ -59,12 +63,19 @@ export function frozenJsonCopy<T>(value: T): DeepReadonly<T> {
   if (typeof value !== "object" || value === null) return value as DeepReadonly<T>;
   if (Array.isArray(value)) {
     const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = frozenJsonCopy(value[i]);
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      out[i] = typeof v === "object" && v !== null ? frozenJsonCopy(v) : v; // a primitive is itself
+    }
     return Object.freeze(out) as DeepReadonly<T>;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return deepFreeze(structuredClone(value));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = frozenJsonCopy((value as Record<string, unknown>)[key]);
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i], v = (value as Record<string, unknown>)[key];
+    out[key] = typeof v === "object" && v !== null ? frozenJsonCopy(v) : v;
+  }
   return Object.freeze(out) as DeepReadonly<T>;
 }

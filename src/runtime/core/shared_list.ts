@@ -121,8 +121,9 @@ export class SharedList<T> {
   #shown = 0;
   /** The chunk index is shared with a snapshot. */
   #sharedIndex = false;
-  /** Chunks copied since the last snapshot (ours to change). */
-  #copied = new Set<number>();
+  /** Snapshots taken so far: chunk `c` is ours to change (copied or made since the last one) when `#ownedAt[c]` is it. */
+  #epoch = 0;
+  #ownedAt: number[] = [];
 
   /** Number of entries. */
   get length(): number {
@@ -141,7 +142,7 @@ export class SharedList<T> {
     if (c === this.#chunks.length) {
       if (this.#sharedIndex) this.#ownIndex();
       this.#chunks.push([]);
-      this.#copied.add(c);
+      this.#ownedAt[c] = this.#epoch;
     } else if (i < this.#shown) this.#own(c);
     this.#chunks[c][i & MASK] = value;
     if (i === this.#length) this.#length++;
@@ -164,7 +165,7 @@ export class SharedList<T> {
   snapshot(): ListSnapshot<T> {
     this.#shown = Math.max(this.#shown, this.#length);
     this.#sharedIndex = true;
-    this.#copied.clear();
+    this.#epoch++;
     return { chunks: this.#chunks, length: this.#length };
   }
 
@@ -174,9 +175,9 @@ export class SharedList<T> {
   }
 
   #own(c: number): void {
-    if (this.#copied.has(c)) return;
+    if (this.#ownedAt[c] === this.#epoch) return;
     if (this.#sharedIndex) this.#ownIndex();
     this.#chunks[c] = this.#chunks[c].slice();
-    this.#copied.add(c);
+    this.#ownedAt[c] = this.#epoch;
   }
 }

@@ -44,7 +44,8 @@ class FrozenList {
   #source: readonly unknown[] | null = null;
   #items = new SharedList<unknown>();
   #frozen: readonly unknown[] = Object.freeze([]);
-  #dirty = new Set<number>();
+  /** Entries marked changed since the last call (an index marked twice in a row is listed once). */
+  #dirty: number[] = [];
   /** Entries are copied before freezing (the source changes them in place), else frozen in place. */
   readonly #copy: boolean;
   readonly #view: boolean;
@@ -55,7 +56,8 @@ class FrozenList {
   }
 
   mark(index: number): void {
-    this.#dirty.add(index);
+    const dirty = this.#dirty;
+    if (dirty.length === 0 || dirty[dirty.length - 1] !== index) dirty.push(index);
   }
 
   #freeze(value: unknown): unknown {
@@ -67,15 +69,16 @@ class FrozenList {
     if (source !== this.#source) {
       this.#source = source;
       this.#items = new SharedList();
-      this.#dirty.clear();
+      this.#dirty.length = 0;
       changed = true;
     }
-    const items = this.#items;
-    if (this.#dirty.size > 0) {
-      for (const i of this.#dirty) {
+    const items = this.#items, dirty = this.#dirty;
+    if (dirty.length > 0) {
+      // An index listed twice (marked again after another) is copied twice: the last copy is what it is now.
+      for (const i of dirty) {
         if (i < items.length && i < source.length) items.set(i, this.#freeze(source[i]));
       }
-      this.#dirty.clear();
+      dirty.length = 0;
       changed = true;
     }
     if (source.length < items.length) {
@@ -121,7 +124,8 @@ function frozenCopy(value: Record<string, unknown>): unknown {
  */
 export class StateSnapshot {
   readonly #state: State;
-  readonly #small = new Map<string, { ref: unknown; frozen: unknown }>();
+  /** The frozen copy of each small value by key, per part (`""`: the state's own keys). */
+  readonly #small = new Map<string, Map<string, { ref: unknown; frozen: unknown }>>();
   /** The last frozen `plan`, `outcomes` and `memory` parts, and the last `outcomes.metrics` copy. */
   readonly #parts = new Map<string, Readonly<Record<string, unknown>>>();
   readonly #lists = {
@@ -141,18 +145,28 @@ export class StateSnapshot {
     this.#lists.steps.mark(index);
   }
 
-  #frozenSmall(key: string, value: unknown): unknown {
+  /** The copies of small values kept for `part`. */
+  #smallOf(part: string): Map<string, { ref: unknown; frozen: unknown }> {
+    let small = this.#small.get(part);
+    if (small === undefined) this.#small.set(part, small = new Map());
+    return small;
+  }
+
+  #frozenSmall(small: Map<string, { ref: unknown; frozen: unknown }>, key: string, value: unknown): unknown {
     if (typeof value !== "object" || value === null) return value;
-    const hit = this.#small.get(key);
+    const hit = small.get(key);
     if (hit && hit.ref === value) return hit.frozen;
     const frozen = frozenJsonCopy(value);
-    this.#small.set(key, { ref: value, frozen });
+    small.set(key, { ref: value, frozen });
     return frozen;
   }
 
   #part(key: string, value: unknown): unknown {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return this.#frozenSmall(key, value);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return this.#frozenSmall(this.#smallOf(""), key, value);
+    }
     const obj = value as Record<string, unknown>;
+    const small = this.#smallOf(key);
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(obj)) {
       const v = obj[k];
@@ -162,7 +176,7 @@ export class StateSnapshot {
       else if (key === "memory" && k === "facts" && Array.isArray(v)) out[k] = this.#lists.facts.get(v);
       else if (key === "outcomes" && k === "metrics" && typeof v === "object" && v !== null) {
         out[k] = this.#metrics(v as Record<string, unknown>);
-      } else out[k] = this.#frozenSmall(`${key}.${k}`, v);
+      } else out[k] = this.#frozenSmall(small, k, v);
     }
     // Nothing in it changed: the same frozen part as last time (a policy worker is then sent `same`).
     const last = this.#parts.get(key);
@@ -187,12 +201,13 @@ export class StateSnapshot {
 
   #build(): Record<string, unknown> {
     const s = this.#state as Record<string, unknown>;
+    const small = this.#smallOf("");
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(s)) {
       const value = s[key];
       out[key] = key === "plan" || key === "outcomes" || key === "memory"
         ? this.#part(key, value)
-        : this.#frozenSmall(key, value);
+        : this.#frozenSmall(small, key, value);
     }
     return out;
   }
@@ -203,7 +218,7 @@ export class StateSnapshot {
    */
   view(action: PolicyAction, step: PolicyStep, extra: Record<string, unknown> = {}): PolicyState {
     const out = this.#build();
-    for (const [k, v] of Object.entries(extra)) out[k] = deepFreeze(v);
+    for (const k of Object.keys(extra)) out[k] = deepFreeze(extra[k]);
     out.action = action;
     out.step = step;
     return Object.freeze(out) as unknown as PolicyState;
