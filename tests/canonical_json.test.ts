@@ -167,6 +167,20 @@ describe("canonical JSON", () => {
     const escaped = { episode: "e", facts: "f", recent: ["a\u0001b", 'q"', "b\\u0041", undefined], step, action };
     assert.equal(decisionStateHash(escaped), canonicalHash(escaped));
     assert.throws(() => decisionStateHash({ ...escaped, recent: ["x\ud800"] }), /lone surrogate/);
+    // The texts kept from call to call (tool, kind, episode…) and numbers written by `String`: still the same text.
+    for (const [i, index] of [0, -0, 0.5, 1e-7, 1e21, 2 ** 53 + 2, 123456789].entries()) {
+      const state = {
+        ...escaped,
+        recent: [],
+        step: { ...step, index, total: index },
+        action: { ...action, tool: `t${i % 2}` },
+      };
+      assert.equal(decisionStateHash(state), canonicalHash(state), `index ${index}`);
+      assert.equal(decisionStateHash(state), canonicalHash(state), `index ${index}, again`);
+    }
+    assert.throws(() => decisionStateHash({ ...escaped, action: { ...action, tool: "t\ud800" } }), /lone surrogate/);
+    assert.throws(() => decisionStateHash({ ...escaped, action: { ...action, tool: "t\ud800" } }), /lone surrogate/);
+    assert.throws(() => decisionStateHash({ ...escaped, step: { ...step, index: NaN } }), /NaN is not a JSON number/);
   });
 
   test("sha256 is node:crypto's SHA-256 (Bun's own hash under Bun), for text and bytes", () => {

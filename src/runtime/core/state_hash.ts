@@ -7,7 +7,9 @@
  * Every governed call computes one, so the text is assembled member by
  * member in canonical order instead of by the generic canonicalizer: the
  * keys of the state, the action and the step are known, and the step's
- * inputs and the action's input, usually one object, are written once. An
+ * inputs and the action's input, usually one object, are written once, and
+ * the strings that repeat from call to call (tool, kinds, the episode and
+ * facts hashes, the command) keep their text from the last call. An
  * action or step with other keys goes through the generic path. The result
  * is the same text (`tests/canonical_json.test.ts` checks it).
  *
@@ -52,6 +54,34 @@ function isStep(s: PolicyStep): boolean {
     typeof s.kind === "string" && typeof s.index === "number" && typeof s.total === "number" && isObject(s.inputs);
 }
 
+/** The canonical text of one string of the state, kept for the next call: most are the same from call to call. */
+class LastText {
+  #value: string | undefined;
+  #text = "";
+
+  of(value: string): string {
+    if (value !== this.#value) {
+      this.#text = canonicalString(value); // throws before anything is kept
+      this.#value = value;
+    }
+    return this.#text;
+  }
+}
+
+const last = {
+  command: new LastText(),
+  kind: new LastText(),
+  tool: new LastText(),
+  episode: new LastText(),
+  facts: new LastText(),
+  stepKind: new LastText(),
+};
+
+/** A number as canonical JSON: `String` writes a finite number as `JSON.stringify` does. */
+function numberText(n: number): string {
+  return Number.isFinite(n) ? String(n) : canonicalNumber(n);
+}
+
 /**
  * The members of the `recent` list, canonical: ids as strings, a missing one as `null`. `JSON.stringify` writes
  * a string as RFC 8785 does unless it holds a lone surrogate (escaped there, refused here): a list with any
@@ -94,11 +124,11 @@ export function decisionStateHash(d: DecisionState): string {
   const input = canonicalJson(action.input);
   const inputs = sameMembers(step.inputs, action.input) ? input : canonicalJson(step.inputs);
   const recent = recentText(d.recent);
-  const text = `{"action":{${action.command === undefined ? "" : `"command":${canonicalString(action.command)},`}` +
-    `"input":${input},"kind":${canonicalString(action.kind)},"tool":${canonicalString(action.tool)}},` +
-    `"episode":${canonicalString(d.episode)},"facts":${canonicalString(d.facts)},"recent":[${recent}],` +
+  const text = `{"action":{${action.command === undefined ? "" : `"command":${last.command.of(action.command)},`}` +
+    `"input":${input},"kind":${last.kind.of(action.kind)},"tool":${last.tool.of(action.tool)}},` +
+    `"episode":${last.episode.of(d.episode)},"facts":${last.facts.of(d.facts)},"recent":[${recent}],` +
     `"step":{"description":${canonicalString(step.description)},"id":${canonicalString(step.id)},` +
-    `"index":${canonicalNumber(step.index)},"inputs":${inputs},"kind":${canonicalString(step.kind)},` +
-    `"total":${canonicalNumber(step.total)}}}`;
+    `"index":${numberText(step.index)},"inputs":${inputs},"kind":${last.stepKind.of(step.kind)},` +
+    `"total":${numberText(step.total)}}}`;
   return sha256(text);
 }
