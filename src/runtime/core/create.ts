@@ -257,13 +257,16 @@ function writePlan(prep: PreparedEpisode, emit: Emit, rec: Recorder, startedAt: 
   // ---- Plan.
   const stepRedaction = new Map<string, RedactionReport>();
   // Step texts and inputs are masked once, here: the plan event, state.json and every later event see masked values.
+  // One copy per step, its fields replaced where they are (the key order of the step).
   const steps: PlanStep[] = plan.steps.map((step) => {
-    const masked: PlanStep = { ...step, description: redactor.redactString(step.description) };
+    const masked: PlanStep = { ...step };
+    masked.description = redactor.redactString(step.description);
     if (step.rationale !== undefined) masked.rationale = redactor.redactString(step.rationale);
     if (!step.inputs) return masked;
     const { value, report } = redactor.redact(step.inputs, "payload.input");
     stepRedaction.set(step.id, report);
-    return { ...masked, inputs: value };
+    masked.inputs = value;
+    return masked;
   });
   const planStarted = rec.now();
   const planEvent = emit("plan", Engine.planPayload(plan.source, steps, plan.rationale), {
