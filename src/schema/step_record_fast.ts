@@ -7,7 +7,8 @@
  * other own keys in their order (`__proto__`, `prototype` and `constructor` left out), `inputs` and `outputs` copied
  * one level down the same way, every other value shared.
  *
- * If `StepRecord`'s fields change, {@link fastStepRecord} stops answering (always `null`) until this file follows.
+ * If `StepRecord` changes (a field, a type, an option, a check), {@link fastStepRecord} stops answering (always
+ * `null`) until this file follows.
  *
  * @module
  */
@@ -15,8 +16,38 @@ import { STEP_KINDS, STEP_STATUSES, StepRecord } from "./plan.ts";
 
 /** The fields this parse knows, in the schema's order. */
 const FIELDS = ["id", "kind", "description", "status", "rationale", "inputs", "outputs"];
-/** Whether `StepRecord` still has exactly those fields, in that order (else every answer is `null`). */
-const IN_STEP = Object.keys(StepRecord.entries).join() === FIELDS.join();
+
+/** The schema this parse checks as, in the form {@link schemaShape} writes it. */
+const KNOWN_SHAPE = `id:string;kind:picklist{${STEP_KINDS.join()}};description:string;` +
+  `status:optional(picklist{${STEP_STATUSES.join()}});rationale:optional(string);` +
+  "inputs:optional(custom|record);outputs:optional(custom|record)";
+
+/** A valibot schema's type, what it wraps, its options and its pipe's checks (not its metadata), as text. */
+function shape(s: Record<string, unknown>): string {
+  const sub = (x: unknown) => shape(x as Record<string, unknown>);
+  const inner = s.wrapped ? `(${sub(s.wrapped)})` : s.item ? `[${sub(s.item)}]` : "";
+  const options = Array.isArray(s.options)
+    ? `{${s.options.map((o: unknown) => typeof o === "string" ? o : sub(o)).join(",")}}`
+    : "";
+  const pipe = Array.isArray(s.pipe)
+    ? s.pipe.slice(1).filter((p: { kind?: string }) => p.kind !== "metadata").map((p: { type?: string }) =>
+      `|${p.type}`
+    )
+      .join("")
+    : "";
+  return `${s.type}${inner}${options}${pipe}`;
+}
+
+/** `StepRecord`'s fields, each with its {@link shape}. */
+function schemaShape(): string {
+  return Object.entries(StepRecord.entries).map(([k, x]) => `${k}:${shape(x as Record<string, unknown>)}`).join(";");
+}
+
+/**
+ * Whether `StepRecord` is still the schema this parse was written for: the same fields in the same order, of the same
+ * types, options and checks (else every answer is `null` and valibot parses every step).
+ */
+const IN_STEP = StepRecord.type === "loose_object" && schemaShape() === KNOWN_SHAPE;
 
 /** valibot's `_isValidObjectKey`: an own key that is not one of the three that could reach a prototype. */
 function validKey(obj: object, key: string): boolean {
