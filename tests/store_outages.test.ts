@@ -123,11 +123,17 @@ describe("shared store faults: a cut network link", { skip }, () => {
     "a run whose link is cut mid-run: told within the bound, its publisher exits, marked pending; noema sync publishes it whole once the link is back",
     { timeout: 180_000 },
     async () => {
-      const proxy = await blackHoleProxy(pg.port);
+      // A session the cut caught mid-message (no statement, no idle transaction: no server timeout applies) holds
+      // the lease row until the server's keepalive finds its client gone: noema sets it to 10 + 3 × 10 s, and the
+      // proxy, whose side of the connection stays up, closes the server's side that long after the cut, as it would.
+      const proxy = await blackHoleProxy(pg.port, { serverKeepaliveMs: 40_000 });
       const viaProxy = url.replace(`:${pg.port}/`, `:${proxy.port}/`);
       const probe = new PostgresStore(url);
       const a = tempDir(), b = tempDir();
       try {
+        const [keepalive] = await probe.sql`SELECT current_setting('tcp_keepalives_idle') AS idle,
+          current_setting('tcp_keepalives_interval') AS every, current_setting('tcp_keepalives_count') AS probes`;
+        assert.deepEqual({ ...keepalive }, { idle: "10", every: "10", probes: "3" }, "the server's keepalive");
         const id = "ep_cut_link";
         const go = join(a.path, "go");
         let said = false;
@@ -159,9 +165,10 @@ describe("shared store faults: a cut network link", { skip }, () => {
         assert.equal((await probe.get(id))?.run_state ?? "running", "running", "the store missed the end");
         proxy.restore();
         // Not spawnSync: the proxy lives in this process, and must go on forwarding. A transaction the cut caught
-        // holds its locks (the lease row) until the server drops that session at its own bound, 15 s: a bound of
-        // 60 s, not the default 30, for that wait on a busy machine (30 s ran out once beside two busy loops and a
-        // benchmark).
+        // holds its locks (the lease row) until the server drops that session at its own bound, 15 s, or, caught
+        // mid-message, at its keepalive's, 40 s after the cut (above): a bound of 60 s, not the default 30, for that
+        // wait on a busy machine (30 s ran out once beside two busy loops and a benchmark; 60 s once, idle, before the
+        // keepalive).
         const sync = await runChild(cmd, [...args, "--root", a.path, "sync"], {
           env: { ...process.env, NOEMA_STORE: viaProxy, NOEMA_STORE_TIMEOUT_MS: "60000" },
           timeoutMs: 120_000,

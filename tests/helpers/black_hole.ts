@@ -5,6 +5,12 @@
  * nothing is refused). Forwarding again ({@link BlackHoleProxy.restore})
  * is a link that came back: connections opened since are served.
  *
+ * The proxy's own side of a cut connection stays up, so the server's TCP
+ * keepalive, which on a real cut finds the peer gone and drops the session,
+ * never fires here: with `serverKeepaliveMs`, the proxy closes the server's
+ * side of each cut connection that long after the cut, as that keepalive
+ * would (PostgreSQL: `tcp_keepalives_idle` + `_count` × `_interval`).
+ *
  * @module
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
@@ -33,19 +39,24 @@ export interface BlackHoleProxy {
  * await proxy.close();
  * ```
  */
-export function blackHoleProxy(targetPort: number): Promise<BlackHoleProxy> {
+export function blackHoleProxy(
+  targetPort: number,
+  options: { serverKeepaliveMs?: number } = {},
+): Promise<BlackHoleProxy> {
   const sockets = new Set<Socket>();
   // Each connection's forwarding, as one flag: a connection cut once stays cut (its bytes are lost for good).
-  const live = new Set<{ on: boolean }>();
+  const live = new Set<{ on: boolean; upstream?: Socket }>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
   let cut = false;
   const server: Server = createServer((client) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => {});
-    const link = { on: !cut };
+    const link: { on: boolean; upstream?: Socket } = { on: !cut };
     live.add(link);
     if (!link.on) return; // a new connection into the hole: accepted, never answered
     const upstream = connect(targetPort, "127.0.0.1");
+    link.upstream = upstream;
     sockets.add(upstream);
     upstream.on("close", () => sockets.delete(upstream));
     upstream.on("error", () => client.destroy());
@@ -62,12 +73,20 @@ export function blackHoleProxy(targetPort: number): Promise<BlackHoleProxy> {
         port: (server.address() as { port: number }).port,
         cut() {
           cut = true;
-          for (const l of live) l.on = false;
+          const links = [...live].filter((l) => l.on);
+          for (const l of links) l.on = false;
+          if (options.serverKeepaliveMs === undefined) return;
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            for (const l of links) l.upstream?.destroy(); // the server found the peer gone
+          }, options.serverKeepaliveMs);
+          timers.add(timer);
         },
         restore() {
           cut = false;
         },
         close() {
+          for (const t of timers) clearTimeout(t);
           for (const s of sockets) s.destroy();
           return new Promise((done) => server.close(() => done()));
         },

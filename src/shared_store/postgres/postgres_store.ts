@@ -69,8 +69,15 @@ export const NOTIFY_CHANNEL = "noema_episode";
 /** How long connecting may take (TCP, TLS, login), in seconds: a server that does not answer then is timed out. */
 const CONNECT_TIMEOUT_SEC = 5;
 
-/** TCP keepalive probes start after a connection was silent this long, in seconds (the client's socket option). */
+/**
+ * TCP keepalive probes start after a connection was silent this long, in seconds: the client's socket option, and
+ * the server's for its side of each connection (`tcp_keepalives_idle`, `_interval`), so each side finds a peer that a
+ * cut link took away.
+ */
 const KEEPALIVE_SEC = 10;
+
+/** Unanswered keepalive probes after which the server drops a connection (its session, its locks). */
+const KEEPALIVE_PROBES = 3;
 
 /** A migration (which waits for racing migrators, and may rewrite big tables) is given this many times a call's bound. */
 const MIGRATION_TIMEOUT_FACTOR = 20;
@@ -302,6 +309,12 @@ export class PostgresStore implements SharedStore {
           application_name: "noema",
           statement_timeout: bound,
           idle_in_transaction_session_timeout: bound,
+          // A session whose client was cut off in the middle of sending a message waits for the rest in no
+          // statement and no idle transaction: only the server's keepalive ends it (and frees a lease row it
+          // locked), after 10 + 3 × 10 s instead of the system's default of two hours.
+          tcp_keepalives_idle: KEEPALIVE_SEC,
+          tcp_keepalives_interval: KEEPALIVE_SEC,
+          tcp_keepalives_count: KEEPALIVE_PROBES,
           ...options.connection,
         },
       });
