@@ -67,6 +67,7 @@ export const WORKERS: readonly string[] = [
   join(REPO_ROOT, "src", "runtime", "policy_worker.ts"),
   join(REPO_ROOT, "src", "shared_store", "store_live_worker.ts"),
   join(REPO_ROOT, "src", "export", "otel", "live_worker.ts"),
+  join(REPO_ROOT, "src", "store", "log_digest_worker.ts"),
 ];
 
 /** Flags that keep a hostile working directory from configuring the binary. */

@@ -29,6 +29,9 @@ import {
   writeJsonAtomic,
 } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
+import { LOG_DIGEST_START_BYTES } from "../src/store/log_digest.ts";
+import { stageManifest } from "../src/store/manifest.ts";
+import { sha256File } from "../src/store/hash.ts";
 import { runChild } from "./helpers/child.ts";
 import { IS_DENO, REPO } from "./helpers/cli.ts";
 import process from "node:process";
@@ -351,6 +354,40 @@ ${ending}
       // Released once its flush settled (completions arrive as the event loop turns).
       for (let i = 0; open() > 0 && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
       assert.equal(open(), 0, "no descriptor left open");
+    },
+  );
+
+  test(
+    "a long log is hashed on a worker as it is written: the digest at close is the file's; a short one is not hashed",
+    { skip: existsSync("/proc/self/fd") ? false : "no /proc/self/fd here" },
+    () => {
+      const dir = fresh("digest");
+      const long = new JsonlAppender(join(dir, "events.jsonl"), { buffered: true, digest: true });
+      const line = JSON.stringify({ pad: "é".repeat(64 * 1024) }); // multi-byte: bytes, not characters, are counted
+      while (statSync(join(dir, "events.jsonl")).size < LOG_DIGEST_START_BYTES + 9 * 1024 * 1024) {
+        long.appendRaw(line);
+        long.flush();
+      }
+      long.appendRaw('{"last":true}');
+      const open = long.digest;
+      assert.equal(open, null, "known once closed");
+      long.close();
+      const digest = long.digest!;
+      assert.deepEqual(digest, sha256File(join(dir, "events.jsonl")));
+      const short = new JsonlAppender(join(dir, "short.jsonl"), { digest: true });
+      short.append({ a: 1 });
+      short.close();
+      assert.equal(short.digest, null, "a short log is hashed where it is sealed");
+      // The manifest takes a known digest while the file has its size, and hashes a file whose size changed.
+      writeFileSync(join(dir, "state.json"), "{}\n");
+      const known = new Map([["events.jsonl", digest], ["state.json", { size_bytes: 99, sha256: "sha256:x" }]]);
+      const manifest = readFileSync(
+        stageManifest(dir, "ep_1", [], new Date().toISOString(), [], null, known).tmp,
+        "utf8",
+      );
+      const files = JSON.parse(manifest).files as { name: string; sha256: string }[];
+      assert.equal(files.find((f) => f.name === "events.jsonl")?.sha256, digest.sha256);
+      assert.equal(files.find((f) => f.name === "state.json")?.sha256, sha256File(join(dir, "state.json")).sha256);
     },
   );
 });

@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import process from "node:process";
 import { type StagedFile, stageFile, writeFileAtomic } from "../store/atomic.ts";
+import type { FileDigest } from "../store/hash.ts";
 import { JsonlAppender, readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { episodeRoot } from "../store/nofollow.ts";
@@ -93,6 +94,8 @@ export class ArtifactSink {
   /** The episode directory (follows a rename, see {@link ArtifactSink.moveTo}). */
   dir: string;
   readonly #appenders = new Map<string, JsonlAppender>();
+  /** The digests of JSONL files as closed, when hashed in the background (see {@link ArtifactSink.closedDigest}). */
+  readonly #closed = new Map<string, FileDigest>();
   /** The text of each entry of a shared list written so far (see {@link SharedOption}). */
   readonly #entryTexts = new WeakMap<object, string>();
   #withdraw: (() => void) | undefined;
@@ -343,17 +346,37 @@ export class ArtifactSink {
   /** Flushes and closes the open JSONL files; the sink stops declaring its redactor. Idempotent. */
   close(): void {
     try {
-      for (const a of this.#appenders.values()) a.close();
+      for (const [file, a] of this.#appenders) {
+        a.close();
+        if (a.digest !== null) this.#closed.set(file, a.digest);
+      }
     } finally {
       this.#withdraw?.();
       this.#withdraw = undefined;
     }
   }
 
+  /**
+   * Size and `sha256:` of a JSONL file this sink closed, hashed as it was written (a long log: see
+   * `store/log_digest.ts`), or null (then hash the file).
+   *
+   * @example
+   * ```ts
+   * import { ArtifactSink, Redactor } from "noema";
+   * const sink = new ArtifactSink("/tmp/ep", new Redactor());
+   * sink.appendJsonl("events.jsonl", { id: "e1" });
+   * sink.close();
+   * sink.closedDigest("events.jsonl"); // null: a short log is not hashed in the background
+   * ```
+   */
+  closedDigest(file: string): FileDigest | null {
+    return this.#closed.get(file) ?? null;
+  }
+
   #appender(file: string): JsonlAppender {
     let a = this.#appenders.get(file);
     if (!a) {
-      a = new JsonlAppender(join(this.dir, file), { buffered: true, root: episodeRoot(this.dir) });
+      a = new JsonlAppender(join(this.dir, file), { buffered: true, root: episodeRoot(this.dir), digest: true });
       this.#appenders.set(file, a);
     }
     return a;

@@ -1137,8 +1137,11 @@ export class Engine {
     }
     this.rec.projectTerminal(p.state);
     this.rec.close(); // synced: the manifest's digest of the log is the log on disk
+    // A long log was hashed as it was written (store/log_digest.ts): the manifest takes that digest.
+    const logDigest = this.rec.eventsDigest();
+    const known = new Map(logDigest ? [[ARTIFACTS.events as string, logDigest]] : []);
     try {
-      staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged));
+      staged.push(stageManifest(s.dir, s.episodeId, plugins, new Date().toISOString(), staged, undefined, known));
     } catch (e) {
       discardStaged(staged);
       throw e;

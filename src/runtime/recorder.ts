@@ -20,6 +20,7 @@ import type { Faculty } from "../schema/event.ts";
 import type { State } from "../schema/state.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import type { StagedFile } from "../store/atomic.ts";
+import type { FileDigest } from "../store/hash.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
 import { Redactor } from "./redact.ts";
 
@@ -227,6 +228,11 @@ export class Recorder {
   /** Flushes events to disk. */
   sync(): void {
     this.sink.sync(ARTIFACTS.events);
+  }
+
+  /** Size and `sha256:` of the event log as closed, when it was hashed as it was written (a long log), else null. */
+  eventsDigest(): FileDigest | null {
+    return this.sink.closedDigest(ARTIFACTS.events);
   }
 
   /** Flushes and closes the event log (and the sink's other open logs). */

@@ -18,6 +18,8 @@ import { collectGarbage } from "./gc.ts";
 import { diskFull } from "./disk_full.ts";
 import { DEFAULT_MAX_LINE_BYTES, limits } from "./limits.ts";
 import { SyncBehind } from "./sync_behind.ts";
+import { LogDigest } from "./log_digest.ts";
+import type { FileDigest } from "./hash.ts";
 
 /** Options of {@link JsonlAppender}. */
 export interface JsonlAppenderOptions {
@@ -39,6 +41,12 @@ export interface JsonlAppenderOptions {
    * @default {limits().lineBytes (NOEMA_MAX_LINE_BYTES, 16 MiB)}
    */
   maxLineBytes?: number;
+  /**
+   * Hash the file on a worker thread as it grows (see `log_digest.ts`), for {@link JsonlAppender.digest} once
+   * closed: a long log's digest is then ready when it is sealed.
+   * @default {false}
+   */
+  digest?: boolean;
 }
 
 /** Bytes waiting in a buffered appender before they are written without waiting for a flush. */
@@ -107,6 +115,9 @@ export class JsonlAppender {
   readonly #maxLine: number;
   /** Flushes what was written to disk in the background, every few MiB (see `sync_behind.ts`). */
   #behind: SyncBehind | undefined;
+  /** Hashes the file in the background (the `digest` option). */
+  #digest: LogDigest | undefined;
+  #closedDigest: FileDigest | null = null;
   /** The file path. */
   readonly path: string;
 
@@ -133,6 +144,15 @@ export class JsonlAppender {
       throw notRegular(path);
     }
     this.#behind = new SyncBehind(path, this.#fd);
+    if (options.digest) this.#digest = new LogDigest(this.#fd);
+  }
+
+  /**
+   * Size and `sha256:` of the whole file as this appender closed it, when the `digest` option had a worker hash it
+   * (a long log); else null.
+   */
+  get digest(): FileDigest | null {
+    return this.#closedDigest;
   }
 
   /** Appends one value as one line; returns the line as written (without the newline). */
@@ -184,6 +204,7 @@ export class JsonlAppender {
       while (off < size) off += writeSync(this.#fd, this.#buf, off, size - off);
       this.#end += size;
       this.#behind?.wrote(size);
+      this.#digest?.wrote(this.#end);
     } catch (e) {
       off = this.#cutTorn(off, size);
       throw diskFull(e, this.path);
@@ -204,6 +225,7 @@ export class JsonlAppender {
    * else the `off` bytes the write calls reported.
    */
   #cutTorn(off: number, size: number): number {
+    this.#digest?.abandon(); // the file is cut back: not what the worker hashed
     let end: number;
     try {
       end = fstatSync(this.#fd!).size;
@@ -260,7 +282,10 @@ export class JsonlAppender {
     try {
       this.flush();
       fsyncSync(this.#fd);
+      this.#closedDigest = this.#digest?.finish(this.#end) ?? null;
     } finally {
+      this.#digest?.abandon(); // nothing after finish
+      this.#digest = undefined;
       if (this.#timer !== undefined) clearTimeout(this.#timer);
       this.#timer = undefined;
       this.#pending = 0;

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { readdirSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Manifest, ManifestFile, ManifestPlugin } from "../schema/manifest.ts";
 import { type StagedFile, stageFile, writeJsonAtomic } from "./atomic.ts";
-import { sha256File } from "./hash.ts";
+import { type FileDigest, sha256File } from "./hash.ts";
 import { ARTIFACTS, refuseSymlinkedArtifacts } from "./layout.ts";
 import { episodeRoot } from "./nofollow.ts";
 import { manifestKeyFromEnv, type ManifestSigningKey, signManifest } from "./signing.ts";
@@ -151,6 +151,9 @@ export function writeManifest(
  * Like {@link writeManifest}, for artifacts still staged (`staged`, not yet
  * renamed into place): their digests are taken from their temp files, and
  * the manifest itself is staged too, to be renamed last by `commitStaged`.
+ * `known`: digests of files already made (an event log hashed as it was
+ * written, see `log_digest.ts`), each used when the file still has its size;
+ * any other file is hashed here.
  *
  * @example
  * ```ts
@@ -167,9 +170,23 @@ export function stageManifest(
   createdAt: string,
   staged: readonly StagedFile[],
   signingKey: ManifestSigningKey | null = manifestKeyFromEnv(),
+  known: ReadonlyMap<string, FileDigest> = new Map(),
 ): StagedFile {
-  const manifest = buildManifest(dir, episodeId, plugins, createdAt, staged, signingKey);
+  const manifest = buildManifest(dir, episodeId, plugins, createdAt, staged, signingKey, known);
   return stageFile(join(dir, ARTIFACTS.manifest), JSON.stringify(manifest, null, 2) + "\n", { root: episodeRoot(dir) });
+}
+
+/** `digest`, while the file at `path` is a regular file of its size; else undefined (the file is hashed). */
+function knownDigest(path: string, digest: FileDigest | undefined): FileDigest | undefined {
+  if (digest === undefined) return undefined;
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size === digest.size_bytes
+      ? { size_bytes: digest.size_bytes, sha256: digest.sha256 }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The manifest of `dir`, with `staged` files listed under their final names (digests of their temp files). */
@@ -180,6 +197,7 @@ function buildManifest(
   createdAt: string,
   staged: readonly StagedFile[],
   signingKey: ManifestSigningKey | null,
+  known: ReadonlyMap<string, FileDigest> = new Map(),
 ): Manifest {
   refuseSymlinkedArtifacts(dir); // a planted link is never sealed in (verify would call the episode tampered)
   const tmpOf = new Map(staged.map((f) => [relative(dir, f.path).split(sep).join("/"), f.tmp]));
@@ -188,7 +206,7 @@ function buildManifest(
   const files: ManifestFile[] = names.map((name) => ({
     name,
     kind: fileKind(name),
-    ...sha256File(tmpOf.get(name) ?? join(dir, name)),
+    ...knownDigest(join(dir, name), known.get(name)) ?? sha256File(tmpOf.get(name) ?? join(dir, name)),
   }));
   const manifest: Manifest = {
     schema_version: CONTRACT_VERSIONS.manifest,
