@@ -184,17 +184,17 @@ export class JsonlAppender {
     this.#buf[end - 1] = 10;
     this.#pending = end;
     if (!this.#buffered || end >= BATCH_BYTES) return this.flush();
-    if (this.#timer !== undefined) return; // the first line waiting: schedule its write
-    this.#timer = setTimeout(this.#flushLater, 0);
     waiting.add(this);
+    // One write scheduled at a time: a flush leaves it in place (it then finds nothing, or the lines since), so a
+    // loop that appends and flushes at every step does not set and clear a timer at every step.
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(this.#flushLater, 0);
     watchExit();
   }
 
   /** Writes the lines waiting in a buffered appender, in one write call. */
   flush(): void {
     this.#rethrow();
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
     const size = this.#pending;
     if (size === 0 || this.#fd === undefined) return;
     waiting.delete(this);
