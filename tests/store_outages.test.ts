@@ -319,6 +319,34 @@ describe("shared store faults: what earlier runs left pending", { skip }, () => 
       b.cleanup();
     }
   });
+
+  test("a resume refused because its run is sealed still hands what earlier runs left pending to a background sync", {
+    timeout: 180_000,
+  }, async () => {
+    // A run that sealed and was then killed before its publishing finished leaves its episode pending; a resume of it
+    // is refused (exit 5: nothing to resume) and, like any command that ends runs, hands the pending ones on.
+    const pg = await startPostgres();
+    const url = pg.createDatabase();
+    assert.equal(cli(["store", "init", "--store", url]).code, 0);
+    const a = tempDir();
+    const db = new PostgresStore(url);
+    try {
+      const id = "ep_sealed_pending";
+      const sealed = cli(["--root", a.path, "run", "hello", "--episode-id", id], { env: { NOEMA_STORE: undefined } });
+      assert.equal(sealed.code, 0, sealed.stderr);
+      markPending(a.path, id);
+      const resumed = cli(["--root", a.path, "resume", id], { env: { NOEMA_STORE: url } });
+      assert.equal(resumed.code, 5, resumed.stderr);
+      assert.ok(
+        await until(() => !existsSync(join(a.path, "state", "publish-pending", id))),
+        "a background sync published it and removed the marker",
+      );
+      assert.equal((await db.get(id))?.run_state, "terminal");
+    } finally {
+      await db.close();
+      a.cleanup();
+    }
+  });
 });
 
 describe("shared store faults: a full local disk", { skip }, () => {

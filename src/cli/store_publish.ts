@@ -346,6 +346,26 @@ export async function publishPendingAfter(
 }
 
 /**
+ * After a run-ending command (`run`, `resume`, `approve`, `reject`, `mcp`) that failed: the episodes earlier runs
+ * left pending are handed to a background `noema sync`, as after one that succeeded (see
+ * {@link publishPendingAfter}); other commands that fail publish nothing.
+ *
+ * @example
+ * ```ts
+ * // handOffPendingAfterFailure(resumeCommand, { url, from: "NOEMA_STORE" }, ".noema");
+ * ```
+ */
+export function handOffPendingAfterFailure(
+  cmd: { name(): string },
+  pick: { url: string; from: string },
+  root: string,
+): void {
+  if (saidDown || !RUN_ENDING.has(cmd.name())) return;
+  const ids = pendingHere(root);
+  if (ids.length > 0) handOff(root, ids, pick);
+}
+
+/**
  * Before a resume with a store runs anything: claims the episode (see `claimEpisode`), refusing (exit 10) a pulled
  * copy, a run another root holds, or a copy the store has gone on without. A store that cannot be reached is said
  * once, and the resume goes on locally (its publishing is left pending, as a run's).
