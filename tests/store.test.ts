@@ -388,6 +388,11 @@ ${ending}
       const files = JSON.parse(manifest).files as { name: string; sha256: string }[];
       assert.equal(files.find((f) => f.name === "events.jsonl")?.sha256, digest.sha256);
       assert.equal(files.find((f) => f.name === "state.json")?.sha256, sha256File(join(dir, "state.json")).sha256);
+      // A process that appends a few lines to a long log (a hook call) never hashes it.
+      const few = new JsonlAppender(join(dir, "events.jsonl"), { digest: true });
+      few.append({ one: "more" });
+      few.close();
+      assert.equal(few.digest, null, "a few lines appended to a long log: not hashed by their writer");
     },
   );
 });

@@ -144,7 +144,7 @@ export class JsonlAppender {
       throw notRegular(path);
     }
     this.#behind = new SyncBehind(path, this.#fd);
-    if (options.digest) this.#digest = new LogDigest(this.#fd);
+    if (options.digest) this.#digest = new LogDigest(this.#fd, stat.size);
   }
 
   /**

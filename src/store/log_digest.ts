@@ -4,7 +4,7 @@
  * on the run's own thread: the manifest takes the digest the worker made of
  * the file as closed (`stageManifest`'s `known` digests).
  *
- * Once the writer has written {@link LOG_DIGEST_START_BYTES}, a worker starts
+ * Once the writer has written {@link LOG_DIGEST_START_BYTES} itself, a worker starts
  * (`log_digest_worker.ts`); every {@link LOG_DIGEST_STEP_BYTES} written it is
  * told how far the file now goes and hashes the file itself up to there,
  * reading it through a descriptor of its own. At the end the writer waits
@@ -71,16 +71,24 @@ export class LogDigest {
   #told = 0;
   #off = false;
 
-  /** For the log the writer has open at `fd`. */
-  constructor(fd: number) {
+  /** The file's size when the writer opened it. */
+  readonly #opened: number;
+
+  /**
+   * For the log the writer has open at `fd`, which was `opened` bytes long then: a worker starts only once this
+   * writer has written {@link LOG_DIGEST_START_BYTES} (a process that appends a few lines to a long log, such as a
+   * hook call, never hashes it).
+   */
+  constructor(fd: number, opened = 0) {
     this.#fd = fd;
+    this.#opened = opened;
   }
 
   /** The file now ends at `end` (every byte before it written by this writer or there before it opened). */
   wrote(end: number): void {
     if (this.#off) return;
     if (this.#worker === null) {
-      if (end < LOG_DIGEST_START_BYTES) return;
+      if (end - this.#opened < LOG_DIGEST_START_BYTES) return;
       this.#start();
       if (this.#worker === null) return;
     }
