@@ -129,22 +129,34 @@ function addStoreHooks(program: Command, out: CliContext["out"]): void {
     const { pullMissingEpisodes } = await import("./store_pull.ts");
     await pullMissingEpisodes(action as unknown as CommandUnknownOpts);
   });
-  // The command that runs: a run-ending one that fails still hands on what earlier runs left pending (`main`).
+  // The command that runs: after it fails, `main` still hands on what earlier runs left pending (`publishAfter`).
   program.hook("preAction", (_program, action) => {
     started = action;
   });
   // With a store: after any command, publish what earlier runs could not (bounded, never failing the command).
   program.hook("postAction", async (_program, action) => {
-    if (!storeMayBeSet(action)) return;
-    const [{ storeUrlOf }, { publishPendingAfter }, { resolveRoot }] = await Promise.all([
-      import("./store_option.ts"),
-      import("./store_publish.ts"),
-      import("../store/layout.ts"),
-    ]);
-    const pick = storeUrlOf(action as unknown as CommandUnknownOpts);
-    const root = resolveRoot({ root: action.optsWithGlobals().root as string | undefined });
-    if (pick) await publishPendingAfter(action, out, pick, root);
+    await publishAfter(action as unknown as CommandUnknownOpts, out, false);
   });
+}
+
+/** The command the last parse ran (its `preAction`), for {@link publishAfter} after it failed. */
+let started: CommandUnknownOpts | null = null;
+
+/**
+ * With a store configured, after a command: the episodes earlier runs left pending are published (see
+ * `publishPendingAfter`). After one that `failed` (a resume refused because the run is sealed), a run-ending command
+ * still hands them to a background `noema sync`, as it does when it succeeds; other failed commands publish nothing.
+ */
+async function publishAfter(action: CommandUnknownOpts, out: CliContext["out"], failed: boolean): Promise<void> {
+  if (!storeMayBeSet(action)) return;
+  const [{ storeUrlOf }, { publishPendingAfter }, { resolveRoot }] = await Promise.all([
+    import("./store_option.ts"),
+    import("./store_publish.ts"),
+    import("../store/layout.ts"),
+  ]);
+  const pick = storeUrlOf(action);
+  const root = resolveRoot({ root: action.optsWithGlobals().root as string | undefined });
+  if (pick) await publishPendingAfter(action, out, pick, root, { failed });
 }
 
 /**
@@ -152,30 +164,6 @@ function addStoreHooks(program: Command, out: CliContext["out"]): void {
  * never opens the store around its answer: the agent waits on it. Its episode is marked pending, and the resident
  * hook server publishes it (a hook process publishing too would race that server for the episode's lease).
  */
-/** The command the last parse ran (its `preAction`), for {@link handOffAfterFailure}. */
-let started: CommandUnknownOpts | null = null;
-
-/**
- * A run-ending command that failed (a resume refused because the run is terminal, a run that failed) still hands the
- * episodes earlier runs left pending to a background `noema sync`, as it does when it succeeds: the next noema
- * command with a store publishes them, whatever its outcome. Never changes the command's own outcome.
- */
-async function handOffAfterFailure(action: CommandUnknownOpts | null): Promise<void> {
-  if (action === null || !storeMayBeSet(action)) return;
-  try {
-    const [{ storeUrlOf }, { handOffPendingAfterFailure }, { resolveRoot }] = await Promise.all([
-      import("./store_option.ts"),
-      import("./store_publish.ts"),
-      import("../store/layout.ts"),
-    ]);
-    const pick = storeUrlOf(action);
-    const root = resolveRoot({ root: action.optsWithGlobals().root as string | undefined });
-    if (pick) handOffPendingAfterFailure(action, pick, root);
-  } catch {
-    // a store setting or root that cannot be read: the command's own error is what is said
-  }
-}
-
 function storeMayBeSet(action: { name(): string; optsWithGlobals(): Record<string, unknown> }): boolean {
   if (action.name() === "hook") return false;
   return !!process.env.NOEMA_STORE || action.optsWithGlobals().store !== undefined || existsSync("noema.jsonc");
@@ -316,7 +304,8 @@ export async function main(
     } catch {
       // stdout went away: nothing more to say.
     }
-    await handOffAfterFailure(started);
+    // A store setting or root that cannot be read: the command's own error is what is said.
+    if (started !== null) await publishAfter(started, out, true).catch(() => {});
     return code;
   }
 }

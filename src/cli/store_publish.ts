@@ -318,6 +318,8 @@ const RUN_ENDING = new Set(["run", "resume", "approve", "reject", "mcp"]);
  * a background `noema sync` instead: however many they are, and however slow
  * the store, the run's exit is not held by them. `store`, `sync`, `pull` (they
  * deal with the store themselves) and `policy backtest` (it writes nothing) never do.
+ * After a command that `failed`, only a run-ending one hands them on (a
+ * resume refused because the run is sealed); others publish nothing.
  *
  * @example
  * ```ts
@@ -329,11 +331,13 @@ export async function publishPendingAfter(
   out: Output,
   pick: { url: string; from: string },
   root: string,
+  options: { failed?: boolean } = {},
 ): Promise<void> {
   // Not after the store's own commands (`store status` shows what is pending; it does not publish it).
   const own = ["store", "sync", "pull", "backtest"].includes(cmd.name()) || cmd.parent?.name() === "store";
   if (saidDown || own || pendingHere(root).length === 0) return;
   if (RUN_ENDING.has(cmd.name())) return handOff(root, pendingHere(root), pick);
+  if (options.failed) return;
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);
@@ -343,26 +347,6 @@ export async function publishPendingAfter(
   } finally {
     await store?.close().catch(() => {});
   }
-}
-
-/**
- * After a run-ending command (`run`, `resume`, `approve`, `reject`, `mcp`) that failed: the episodes earlier runs
- * left pending are handed to a background `noema sync`, as after one that succeeded (see
- * {@link publishPendingAfter}); other commands that fail publish nothing.
- *
- * @example
- * ```ts
- * // handOffPendingAfterFailure(resumeCommand, { url, from: "NOEMA_STORE" }, ".noema");
- * ```
- */
-export function handOffPendingAfterFailure(
-  cmd: { name(): string },
-  pick: { url: string; from: string },
-  root: string,
-): void {
-  if (saidDown || !RUN_ENDING.has(cmd.name())) return;
-  const ids = pendingHere(root);
-  if (ids.length > 0) handOff(root, ids, pick);
 }
 
 /**
