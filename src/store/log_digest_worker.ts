@@ -10,11 +10,12 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { parentPort } from "node:worker_threads";
 import { nodeCrypto } from "../builtins.ts";
 import type { DigestMessage } from "./log_digest.ts";
+import { openSameFile } from "./regular_file.ts";
 
 const hash = nodeCrypto().createHash("sha256");
 const buf = Buffer.allocUnsafe(1 << 20);
@@ -24,12 +25,8 @@ let failed = false;
 
 /** Opens the writer's file (checked to be the one named by device and inode). */
 function open(m: DigestMessage): number {
-  const own = openSync(`/proc/self/fd/${m.fd}`, "r");
-  const st = fstatSync(own, { bigint: true });
-  if (st.dev !== BigInt(m.dev) || st.ino !== BigInt(m.ino) || !st.isFile()) {
-    closeSync(own);
-    throw new Error("not the writer's file");
-  }
+  const own = openSameFile(m.fd, null, { dev: BigInt(m.dev), ino: BigInt(m.ino) });
+  if (own === undefined) throw new Error("not the writer's file");
   return own;
 }
 

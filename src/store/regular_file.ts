@@ -85,6 +85,45 @@ export function openRegularFile(path: string, label: string = path, options: Rea
   return fd;
 }
 
+/** A file's identity: its device and inode (as `fstatSync(fd, { bigint: true })` gives them). */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+}
+
+/**
+ * A read-only descriptor of its own on a file another descriptor has open (`fd`): opened through
+ * `/proc/self/fd/<fd>` (the open file itself, wherever a rename moved it), else by `path` with `O_NOFOLLOW`, and
+ * kept only when it is that same regular file (`same`: its device and inode). Undefined when neither way gives it
+ * (no `/proc`, the path renamed or replaced). For work beside a writer that must not touch the writer's own
+ * descriptor (a background flush, a hash on another thread).
+ *
+ * @example
+ * ```ts
+ * import { fstatSync, openSync } from "node:fs";
+ * import { openSameFile } from "./regular_file.ts";
+ * const fd = openSync("/tmp/log.jsonl", "a");
+ * const own = openSameFile(fd, "/tmp/log.jsonl", fstatSync(fd, { bigint: true })); // another fd, same file
+ * ```
+ */
+export function openSameFile(fd: number, path: string | null, same: FileIdentity): number | undefined {
+  const ro = constants.O_RDONLY | O_NONBLOCK;
+  const ways: [string, number][] = [[`/proc/self/fd/${fd}`, ro]];
+  if (path !== null) ways.push([path, ro | O_NOFOLLOW]);
+  for (const [where, flags] of ways) {
+    let own: number | undefined;
+    try {
+      own = openSync(where, flags);
+      const st = fstatSync(own, { bigint: true });
+      if (st.isFile() && st.dev === same.dev && st.ino === same.ino) return own;
+    } catch {
+      // no /proc, or the path renamed or replaced: try the next way
+    }
+    if (own !== undefined) closeSync(own);
+  }
+  return undefined;
+}
+
 /** The artifact files of an episode directory that must be regular files when present. */
 const ARTIFACT_FILES = ["events.jsonl", "learn.jsonl", "state.json", "summary.json", "manifest.json", "core.json"];
 

@@ -15,8 +15,8 @@
  *
  * @module
  */
-import { closeSync, constants, fdatasync, fstatSync, openSync } from "node:fs";
-import { O_NOFOLLOW } from "./nofollow.ts";
+import { closeSync, fdatasync, fstatSync } from "node:fs";
+import { openSameFile } from "./regular_file.ts";
 
 /** Bytes written since the last background flush that start the next one. @default {4 MiB} */
 export const SYNC_BEHIND_BYTES = 4 * 1024 * 1024;
@@ -100,24 +100,12 @@ export class SyncBehind {
     }
   }
 
-  /**
-   * A read-only descriptor on the writer's file, or undefined when none can be had. Through `/proc/self/fd`
-   * where there is one (it names the open file itself, wherever a rename moved it), else by the path with
-   * `O_NOFOLLOW`; either way only when it is the same file (device and inode).
-   */
+  /** A read-only descriptor on the writer's file (see `openSameFile`), or undefined when none can be had. */
   #ownDescriptor(): number | undefined {
-    const ro = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-    for (const [path, flags] of [[`/proc/self/fd/${this.#fd}`, ro], [this.#path, ro | O_NOFOLLOW]] as const) {
-      let fd: number | undefined;
-      try {
-        fd = openSync(path, flags);
-        const mine = fstatSync(this.#fd), other = fstatSync(fd);
-        if (other.isFile() && other.dev === mine.dev && other.ino === mine.ino) return fd;
-      } catch {
-        // no /proc, or the path renamed or replaced: try the next way
-      }
-      if (fd !== undefined) closeSync(fd);
+    try {
+      return openSameFile(this.#fd, this.#path, fstatSync(this.#fd, { bigint: true }));
+    } catch {
+      return undefined; // the writer's descriptor is gone: its own fsync does the work
     }
-    return undefined;
   }
 }
