@@ -93,6 +93,13 @@ function handedTo(root: string, id: string, pid: number): void {
  */
 const handedOver = new Set<string>();
 
+/**
+ * How long a resume waits, at most, for the publishing process of the episode's run before (killed, say) to let the
+ * episode's lease go: that process's own deadline to publish alone. It exits once its run has gone, but in the idle
+ * class on a busy machine it may take minutes to be scheduled.
+ */
+const PUBLISHER_WAIT_MS = 10 * 60_000;
+
 /** The ids marked pending under `root`, but those handed to a background sync (by this process, or still running). */
 function pendingHere(root: string): string[] {
   return pendingIds(root).filter((id) => !handedOver.has(`${root}\0${id}`) && handedOffTo(root, id) === null);
@@ -368,7 +375,8 @@ export async function claimForResume(
   let store: SharedStore | null = null;
   try {
     store = await openSharedStore(pick.url, pick.from);
-    await claimEpisode(store, root, id);
+    // A resume right after its run was killed waits for the run's publishing process to let the episode go.
+    await claimEpisode(store, root, id, { publisherWaitMs: PUBLISHER_WAIT_MS, onWait: (m) => out.note(m) });
   } catch (e) {
     const down = e instanceof NoemaError && ["store_unreachable", "store_timeout", "store_read_only"].includes(e.code);
     if (!down) throw e;

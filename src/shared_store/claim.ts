@@ -12,10 +12,12 @@
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
 import { episodesDir } from "../store/layout.ts";
+import { processGone } from "../store/lock.ts";
+import { publishingHost } from "./host.ts";
 import { handedOffTo } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
 import { pulledCopy } from "./pulled.ts";
-import { LeaseHeldError, type SharedStore, StoreConflictError } from "./shared_store.ts";
+import { LeaseHeldError, type LeaseOwner, type SharedStore, StoreConflictError } from "./shared_store.ts";
 
 /** How long a claim waits for a background sync of this host that holds the lease (it publishes a run's tail). */
 const HANDED_OFF_WAIT_MS = 30_000;
@@ -40,6 +42,22 @@ export function refusePulledCopy(root: string, id: string, holder: string | null
   );
 }
 
+/** Options of {@link claimEpisode}. */
+export interface ClaimOptions {
+  /**
+   * How long the claim waits, at most, while the lease is held by the process the episode's marker names (its run's
+   * publishing process, which exits once its run has gone, or publishes the run's tail alone): the whole time that
+   * process lives, up to this many ms, and no more than 30 s for any other holder of this host. An idle-priority
+   * process on a busy machine may take minutes to be scheduled and exit. @default {30000}
+   */
+  publisherWaitMs?: number;
+  /** Told once, when the claim has waited a few seconds for that process, that it is waiting and for what. */
+  onWait?: (message: string) => void;
+}
+
+/** After how long waiting for the publishing process is said (a publish that ends in a moment is not). */
+const SAY_WAIT_AFTER_MS = 2_000;
+
 /**
  * Claims episode `id` of `root` for a resume in this process: takes its lease and publishes what this copy has
  * that the store lacks. Throws exit 10 when another root holds or has gone on with the run, or when this is a
@@ -48,24 +66,36 @@ export function refusePulledCopy(root: string, id: string, holder: string | null
  * @example
  * ```ts
  * import { claimEpisode } from "./claim.ts";
- * await claimEpisode(store, ".noema", "ep_01J…");
+ * await claimEpisode(store, ".noema", "ep_01J…", { publisherWaitMs: 600_000, onWait: (m) => console.error(m) });
  * ```
  */
-export async function claimEpisode(store: SharedStore, root: string, id: string): Promise<void> {
+export async function claimEpisode(
+  store: SharedStore,
+  root: string,
+  id: string,
+  options: ClaimOptions = {},
+): Promise<void> {
   const row = await store.get(id).catch(() => null);
   refusePulledCopy(root, id, row?.host ?? null);
-  const heldWaitMs = handedOffTo(root, id) !== null ? HANDED_OFF_WAIT_MS : 0;
-  try {
-    await new EpisodePublisher(store, join(episodesDir(root), id), id, { heldWaitMs }).publish();
-  } catch (e) {
-    if (e instanceof LeaseHeldError) {
-      throw new NoemaError(
-        "held_elsewhere",
-        `${id} is held by ${e.owner.host} (pid ${e.owner.pid}) in the shared store ${store.location}: ` +
-          `that process applies its decisions; one root resumes a run`,
-        { exitCode: EXIT.LOCKED },
+  const publisher = handedOffTo(root, id);
+  const longest = Math.max(HANDED_OFF_WAIT_MS, options.publisherWaitMs ?? HANDED_OFF_WAIT_MS);
+  let said = false;
+  const keepWaiting = (owner: LeaseOwner, waitedMs: number): boolean => {
+    if (publisher === null) return false;
+    const theirs = owner.pid === publisher && !processGone(publisher);
+    if (theirs && !said && waitedMs >= SAY_WAIT_AFTER_MS) {
+      said = true;
+      options.onWait?.(
+        `noema: ${id} is held by this host's publishing process (pid ${publisher}) of its run before, ` +
+          `which exits once its work is done: waiting for it (at most ${Math.round(longest / 1000)} s)`,
       );
     }
+    return waitedMs < HANDED_OFF_WAIT_MS || (theirs && waitedMs < longest);
+  };
+  try {
+    await new EpisodePublisher(store, join(episodesDir(root), id), id, { keepWaiting }).publish();
+  } catch (e) {
+    if (e instanceof LeaseHeldError) throw heldError(store, id, e.owner, publisher);
     if (e instanceof StoreConflictError) {
       throw new NoemaError(
         "diverged",
@@ -76,4 +106,14 @@ export async function claimEpisode(store: SharedStore, root: string, id: string)
     }
     throw e;
   }
+}
+
+/** The refusal (exit 10) of a claim whose episode's lease another process holds: its run's publisher, or a run. */
+function heldError(store: SharedStore, id: string, owner: LeaseOwner, publisher: number | null): NoemaError {
+  const message = owner.pid === publisher && owner.host === publishingHost()
+    ? `${id} is held by this host's publishing process (pid ${owner.pid}) of its run before, in the shared store ` +
+      `${store.location}: it has not let the episode go yet; noema resume again once that process has exited`
+    : `${id} is held by ${owner.host} (pid ${owner.pid}) in the shared store ${store.location}: ` +
+      `that process applies its decisions; one root resumes a run`;
+  return new NoemaError("held_elsewhere", message, { exitCode: EXIT.LOCKED });
 }

@@ -49,7 +49,7 @@ export interface PublishOptions {
    */
   verify?: boolean;
 }
-import type { FencingToken } from "./shared_store.ts";
+import type { FencingToken, LeaseOwner } from "./shared_store.ts";
 
 /**
  * A publish given up before it took the episode's lease: it was no longer
@@ -184,7 +184,7 @@ export class EpisodePublisher {
   readonly project: string | null;
 
   readonly #onSent: () => void;
-  readonly #heldWaitMs: number;
+  readonly #keepWaiting: (owner: LeaseOwner, waitedMs: number) => boolean;
   readonly #adoptPid: number | undefined;
   readonly #abandoned: () => boolean;
   /** The publish going on, if any: publishes never overlap (they share the cursors). */
@@ -195,6 +195,8 @@ export class EpisodePublisher {
    * @param options.onSent called after each write the store accepted (the lease, a batch of lines, a file, the catalog row)
    * @param options.heldWaitMs how long a publish waits for the episode's lease while another process of this host
    *   holds it (the run before a resume, still publishing its last lines; a background sync), in ms. @default {0}
+   * @param options.keepWaiting instead of `heldWaitMs`: asked each time another process of this host holds the lease,
+   *   with that process and how long the publish has waited (ms); true to try again 200 ms later.
    * @param options.adoptPid a process of this host whose lease this publisher takes over as its own: the run it
    *   publishes for, which took the lease before anything ran (a resume claims its episode first)
    * @param options.project the project for the catalog (default {@link publishingProject} of the environment)
@@ -210,6 +212,7 @@ export class EpisodePublisher {
       host?: string;
       onSent?: () => void;
       heldWaitMs?: number;
+      keepWaiting?: (owner: LeaseOwner, waitedMs: number) => boolean;
       adoptPid?: number;
       project?: string | null;
       abandoned?: () => boolean;
@@ -218,14 +221,15 @@ export class EpisodePublisher {
     this.host = options.host ?? publishingHost();
     this.project = options.project !== undefined ? options.project : publishingProject(process.env);
     this.#onSent = options.onSent ?? (() => {});
-    this.#heldWaitMs = options.heldWaitMs ?? 0;
+    const heldWaitMs = options.heldWaitMs ?? 0;
+    this.#keepWaiting = options.keepWaiting ?? ((_, waitedMs) => waitedMs < heldWaitMs);
     this.#adoptPid = options.adoptPid;
     this.#abandoned = options.abandoned ?? (() => false);
   }
 
-  /** Takes (or renews) the episode's lease, waiting up to `heldWaitMs` while a process of this host holds it. */
+  /** Takes (or renews) the episode's lease, waiting while a process of this host holds it as `keepWaiting` says. */
   async #lease(): Promise<FencingToken> {
-    const end = Date.now() + this.#heldWaitMs;
+    const started = Date.now();
     for (;;) {
       if (this.#abandoned()) throw new PublishAbandonedError(this.episodeId);
       try {
@@ -233,7 +237,8 @@ export class EpisodePublisher {
           ownerGone: (pid) => pid === this.#adoptPid || processGone(pid),
         });
       } catch (e) {
-        if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host || Date.now() >= end) throw e;
+        if (!(e instanceof LeaseHeldError) || e.owner.host !== this.host) throw e;
+        if (!this.#keepWaiting(e.owner, Date.now() - started)) throw e;
         await new Promise((r) => setTimeout(r, 200));
       }
     }
