@@ -2,8 +2,7 @@
 // Runs the whole suite under Deno and under Bun, and fails if either fails.
 // Each test file runs in a runner process of its own (`deno test -A --no-check --parallel <file>`,
 // `bun test <file>`), NOEMA_TEST_JOBS of them at a time (default: three per core: most of the suite waits on real
-// child processes, so the CPU is free; and more, up to five per core, while the CPU still has spare time: see
-// spare_cpu.mjs), the slowest first; the Deno and the Bun runs of the files share that pool,
+// child processes, so the CPU is free), the slowest first; the Deno and the Bun runs of the files share that pool,
 // and a file never runs under both at once.
 // One process per file is what lets the closing lines count the tests that finished and name every file that did
 // not, even when the run was cut short: each runner prints a line per test as it ends (scripts/test_output.mjs).
@@ -30,7 +29,6 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runHalf, timeoutFromEnv } from "./run_half.mjs";
 import { makeScratch, removeScratch, scratchBase } from "./scratch_dir.mjs";
-import { idleSince, SPARE_IDLE, SPARE_PER_CORE, startSpare } from "./spare_cpu.mjs";
 import { parseBun, parseDeno } from "./test_output.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -46,10 +44,6 @@ const serial = yes(process.env.NOEMA_TEST_SERIAL);
 const verbose = serial || yes(process.env.NOEMA_TEST_VERBOSE);
 const testsDir = process.env.NOEMA_TEST_DIR || "tests";
 const jobsAtOnce = serial ? 1 : Number(process.env.NOEMA_TEST_JOBS) || 3 * availableParallelism();
-// More at once while the CPU has spare time, unless NOEMA_TEST_JOBS or NOEMA_TEST_SERIAL fixes the number.
-const spare = serial || Number(process.env.NOEMA_TEST_JOBS)
-  ? null
-  : { max: SPARE_PER_CORE * availableParallelism(), idle: idleSince(), everyMs: 2000 };
 
 /** Test files run under Bun only (see the header). */
 const ONCE = new Set([
@@ -219,17 +213,15 @@ const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const took = (r) => `${seconds(r.ms)}${Number.isNaN(r.cpu) ? "" : `, CPU ${r.cpu.toFixed(1)} s`}`;
 
 /**
- * Runs `all` with `n` at once, in order, until the deadline, and one more now and then while the CPU has spare time
- * (`spare`: a look at the CPU every `everyMs`, up to `max` at once; see spare_cpu.mjs); the results, and the jobs
- * never started. A file does not run under both runtimes at once: tests that look at the machine's processes, or name
- * things by fixed ids, would see the other run's.
+ * Runs `all` with at most `n` at once, in order, until the deadline; the results, and the jobs never started. A file
+ * does not run under both runtimes at once: tests that look at the machine's processes, or name things by fixed ids,
+ * would see the other run's.
  */
-async function pool(all, n, run, spare = null) {
+async function pool(all, n, run) {
   const queue = [...all], results = [], busy = new Set(), waiting = [];
   const ended = () => new Promise((r) => waiting.push(r));
   const wake = () => waiting.splice(0).forEach((r) => r());
-  let inFlight = 0;
-  const worker = async (once = false) => {
+  const worker = async () => {
     while (queue.length && !expiry.signal.aborted) {
       const i = queue.findIndex((j) => !busy.has(j.file));
       if (i < 0) {
@@ -238,24 +230,13 @@ async function pool(all, n, run, spare = null) {
       }
       const [job] = queue.splice(i, 1);
       busy.add(job.file);
-      inFlight++;
       results.push(await run(job));
-      inFlight--;
       busy.delete(job.file);
       wake();
-      if (once) break;
     }
     wake(); // a worker that waits for a file this one ran may go on (or end)
   };
-  const extras = [];
-  const look = spare && setInterval(() => {
-    if (queue.length && !expiry.signal.aborted && startSpare(inFlight, spare.max, spare.idle())) {
-      extras.push(worker(true));
-    }
-  }, spare.everyMs);
-  await Promise.all(Array.from({ length: Math.max(1, n) }, () => worker()));
-  clearInterval(look);
-  await Promise.all(extras);
+  await Promise.all(Array.from({ length: Math.max(1, n) }, worker));
   return { results, notStarted: queue };
 }
 
@@ -273,11 +254,8 @@ const statics = process.env.NOEMA_TEST_DIR
 
 const started = Date.now();
 const all = jobs();
-const more = spare ? ` (up to ${spare.max} while the CPU is ${SPARE_IDLE * 100}% idle)` : "";
-process.stdout.write(
-  `${all.length} test files' runs (Deno and Bun), ${jobsAtOnce} at a time${more}; TMPDIR ${scratch}\n`,
-);
-const { results, notStarted } = await pool(all, jobsAtOnce, runFile, spare);
+process.stdout.write(`${all.length} test files' runs (Deno and Bun), ${jobsAtOnce} at a time; TMPDIR ${scratch}\n`);
+const { results, notStarted } = await pool(all, jobsAtOnce, runFile);
 const checks = await Promise.all(statics);
 clearTimeout(deadline);
 report(results, notStarted, checks);

@@ -14,7 +14,6 @@ import process from "node:process";
 import { after, describe, test } from "node:test";
 import { runHalf, timeoutFromEnv } from "../scripts/run_half.mjs";
 import { MIN_FREE_BYTES, scratchBase } from "../scripts/scratch_dir.mjs";
-import { cpuTimes, idleSince, SPARE_IDLE, startSpare } from "../scripts/spare_cpu.mjs";
 import { REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -288,31 +287,3 @@ function statfsFree(path: string): number {
   const fs = statfsSync(path);
   return fs.bavail * fs.bsize;
 }
-
-describe("npm test (scripts/test.mjs): one more file at once while the CPU is idle", () => {
-  const core = (user: number, idle: number) => ({ times: { user, nice: 0, sys: 0, idle, irq: 0 } });
-
-  test("the CPU's idle share since the last look, over all cores", () => {
-    assert.deepEqual(cpuTimes([core(300, 700), core(900, 100)] as never), { idle: 800, total: 2000 });
-    const seen = [
-      { idle: 0, total: 0 },
-      { idle: 700, total: 1000 }, // 70% idle since the start
-      { idle: 800, total: 2000 }, // then 10%
-      { idle: 800, total: 2000 }, // no time passed
-      { idle: 50, total: 100 }, // times that went back (not a machine's): nothing idle
-    ];
-    const idle = idleSince(() => seen.shift()!);
-    assert.equal(idle(), 0.7);
-    assert.equal(idle(), 0.1);
-    assert.equal(idle(), 0);
-    assert.equal(idle(), 0);
-    assert.ok(idleSince()() >= 0, "the machine's own times read");
-  });
-
-  test("starts one only under the bound, and only while the idle share is at least SPARE_IDLE", () => {
-    assert.equal(startSpare(6, 10, SPARE_IDLE), true);
-    assert.equal(startSpare(6, 10, 0.9), true);
-    assert.equal(startSpare(6, 10, SPARE_IDLE - 0.01), false, "a busy machine");
-    assert.equal(startSpare(10, 10, 1), false, "at the bound");
-  });
-});
