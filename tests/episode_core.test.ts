@@ -255,6 +255,52 @@ describe("EpisodeCore", () => {
     await again.finish();
   });
 
+  test("a decision not bound to its checkpoint is not acted on: the call stays asked, saying why", async () => {
+    const core = await EpisodeCore.open("unbound decision", { root, using: "claude-code", policies: [policy] });
+    const call = { kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "u1" } as const;
+    const ask = await core.propose(call);
+    assert.equal(ask.verdict, "ask");
+    core.close();
+    approve(core.episodeId, { root, by: "ana" });
+    const path = join(core.dir, "approvals", `${ask.checkpoint_id}.json`);
+    const decided = readFileSync(path, "utf8");
+    const look = async () => {
+      const again = await EpisodeCore.attach(core.episodeId, { root });
+      try {
+        return await again.propose(call);
+      } finally {
+        again.close();
+      }
+    };
+    // A decision made on another checkpoint (its digest), or recorded without one: the call is neither let through
+    // nor denied, and the decision is not consumed.
+    const cases: [string, RegExp][] = [
+      [
+        decided.replace(
+          /"checkpoint_digest": "sha256:[0-9a-f]+"/,
+          '"checkpoint_digest": "sha256:' + "0".repeat(64) + '"',
+        ),
+        /changed since it was decided on/,
+      ],
+      [decided.replace(/"checkpoint_digest": "sha256:[0-9a-f]+",?/, ""), /has no checkpoint_digest/],
+      [decided.replace(/"episode_id": "[^"]+"/, '"episode_id": "ep_other"'), /the decision names ep_other\//],
+    ];
+    for (const [text, why] of cases) {
+      assert.notEqual(text, decided);
+      writeFileSync(path, text);
+      const d = await look();
+      assert.equal(d.verdict, "ask", d.reason ?? "");
+      assert.equal(d.checkpoint_id, ask.checkpoint_id);
+      assert.match(d.reason ?? "", /needs a human; the decision recorded for it is not applied: /);
+      assert.match(d.reason ?? "", why);
+      assert.equal(JSON.parse(readFileSync(path, "utf8")).consumed_at ?? null, null, "not consumed");
+      assert.equal(events(core.dir).at(-1).event_type, "run.checkpoint", "nothing recorded after the checkpoint");
+    }
+    writeFileSync(path, decided);
+    const approved = await look();
+    assert.equal(approved.verdict, "allow", "the decision as made lets the call through");
+  });
+
   test("a call id reused for another tool or input is refused and recorded; the same call sent again keeps its decision", async () => {
     const core = await EpisodeCore.open("Reuse", { root, using: "claude-code", policies: [policy] });
     const bash = (command: string, call_id: string) => ({ kind: "tool", tool: "Bash", input: { command }, call_id });

@@ -18,7 +18,7 @@
  */
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import { announcedDifference } from "../store/checkpoint_digest.ts";
+import { announcedDifference, checkpointDigest } from "../store/checkpoint_digest.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
@@ -231,6 +231,42 @@ export function checkEventMatches(checkpoint: Checkpoint, payload: Record<string
       "refusing to decide or resume on it",
     { exitCode: EXIT.MISMATCH },
   );
+}
+
+/**
+ * Why a decision is not bound to `checkpoint` of episode `episodeId`, or null when it is: it names another episode
+ * or checkpoint, is bound to another state, has no `checkpoint_digest` (recorded by a noema that did not bind it),
+ * or has one that is not the checkpoint's now (its pending action or policies changed since it was decided on).
+ * Neither a resume nor an agent's call acts on such a decision.
+ *
+ * @example
+ * ```ts
+ * import { decisionBindingProblem } from "./checkpoint.ts";
+ * // decisionBindingProblem(readCheckpoint(dir, "chk_0123456789ab"), readApproval(dir, "chk_0123456789ab")!, "ep_1")
+ * ```
+ */
+export function decisionBindingProblem(
+  checkpoint: Checkpoint,
+  approval: ApprovalRecord,
+  episodeId: string,
+): string | null {
+  if (approval.state_hash !== checkpoint.state_hash) {
+    return `the decision is bound to ${approval.state_hash}, not to this checkpoint's state`;
+  }
+  if (approval.checkpoint_id !== checkpoint.checkpoint_id || approval.episode_id !== episodeId) {
+    return `the decision names ${approval.episode_id}/${approval.checkpoint_id}, not ${episodeId}/${checkpoint.checkpoint_id}`;
+  }
+  if (typeof approval.checkpoint_digest !== "string") {
+    return `the decision on checkpoint ${checkpoint.checkpoint_id} has no checkpoint_digest (recorded by an older ` +
+      `noema): nothing binds it to the pending action; delete approvals/${checkpoint.checkpoint_id}.json and decide ` +
+      `again, or end the run with noema resume --abort`;
+  }
+  const own = checkpointDigest(checkpoint as unknown as Record<string, unknown>);
+  if (approval.checkpoint_digest !== own) {
+    return `checkpoints/${checkpoint.checkpoint_id}.json changed since it was decided on: the decision was made on ` +
+      `digest ${approval.checkpoint_digest}, the checkpoint now is ${own} (its pending action or policies differ)`;
+  }
+  return null;
 }
 
 /**

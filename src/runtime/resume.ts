@@ -39,6 +39,7 @@ import {
   type Checkpoint,
   consumeApproval,
   deciderOf,
+  decisionBindingProblem,
   readApproval,
   readCheckpoint,
   writeApproval,
@@ -482,28 +483,8 @@ function checkDecision(checkpoint: Checkpoint, approval: ApprovalRecord, id: str
       { exitCode: EXIT.CONSUMED },
     );
   }
-  if (approval.state_hash !== checkpoint.state_hash) {
-    throw mismatch(`the decision is bound to ${approval.state_hash}, not to this checkpoint's state`);
-  }
-  if (approval.checkpoint_id !== checkpoint.checkpoint_id || approval.episode_id !== id) {
-    throw mismatch(
-      `the decision names ${approval.episode_id}/${approval.checkpoint_id}, not ${id}/${checkpoint.checkpoint_id}`,
-    );
-  }
-  const own = checkpointDigest(checkpoint as unknown as Record<string, unknown>);
-  if (typeof approval.checkpoint_digest !== "string") {
-    throw mismatch(
-      `the decision on checkpoint ${checkpoint.checkpoint_id} has no checkpoint_digest (recorded by an older noema): ` +
-        `nothing binds it to the pending action; delete approvals/${checkpoint.checkpoint_id}.json and decide ` +
-        `again, or end the run with noema resume --abort`,
-    );
-  }
-  if (approval.checkpoint_digest !== own) {
-    throw mismatch(
-      `checkpoints/${checkpoint.checkpoint_id}.json changed since it was decided on: the decision was made on ` +
-        `digest ${approval.checkpoint_digest}, the checkpoint now is ${own} (its pending action or policies differ)`,
-    );
-  }
+  const unbound = decisionBindingProblem(checkpoint, approval, id);
+  if (unbound !== null) throw mismatch(unbound);
   const decision: unknown = approval.decision;
   if (decision !== "approved" && decision !== "rejected") {
     throw mismatch(

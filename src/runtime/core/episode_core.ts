@@ -31,7 +31,14 @@ import type { AssertionSpec } from "../../verify/assertions.ts";
 import { startVerification } from "../../verify/outcome.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import { checkAdapterResult } from "../adapter_result.ts";
-import { approvalSummary, consumeApproval, deciderOf, readApproval } from "../checkpoint.ts";
+import {
+  approvalSummary,
+  consumeApproval,
+  deciderOf,
+  decisionBindingProblem,
+  readApproval,
+  readCheckpoint,
+} from "../checkpoint.ts";
 import { Engine, type RunResult, type StepDecision } from "../engine.ts";
 import type { ExtraMetrics } from "../summary_builder.ts";
 import { ATTACH_WAIT_MS, attachEpisode, type AttachOptions } from "./attach.ts";
@@ -589,6 +596,14 @@ export class EpisodeCore {
     if (known.verdict !== "ask" || !known.checkpoint_id) return Promise.resolve(base);
     let approval = readApproval(this.dir, known.checkpoint_id);
     if (!approval) return Promise.resolve(base);
+    // As a resume does: a decision not bound to this checkpoint is not acted on, and the call stays asked (saying why).
+    const unbound = decisionBindingProblem(readCheckpoint(this.dir, known.checkpoint_id), approval, this.episodeId);
+    if (unbound !== null) {
+      return Promise.resolve({
+        ...base,
+        reason: `${known.reason ?? "held for approval"}; the decision recorded for it is not applied: ${unbound}`,
+      });
+    }
     const resumeEvent = e.emit("runtime", {
       kind: "run.resume",
       status: "resuming",
