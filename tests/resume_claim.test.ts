@@ -61,7 +61,10 @@ test("resume waits for the run's publishing process to let the episode go, says 
     // Bounds for hangs only. Before the wait, the resume was refused (exit 10) after 30 s, saying nothing meanwhile.
     assert.ok(await until(() => ended || /waiting for it/.test(stderr), 120_000), "the resume says it waits");
     assert.equal(ended, false, `the resume waits: ${stderr}`);
-    assert.match(stderr, new RegExp(`${id} is held by this host's publishing process \\(pid ${pid}\\)`));
+    assert.match(
+      stderr,
+      new RegExp(`${id} is held by the process publishing its last run \\(pid ${pid}, this host\\)`),
+    );
     assert.equal(existsSync(ran), false, "nothing ran while it waited");
     holder.kill("SIGKILL");
     const r = await resumed;

@@ -86,7 +86,7 @@ export async function claimEpisode(
     if (theirs && !said && waitedMs >= SAY_WAIT_AFTER_MS) {
       said = true;
       options.onWait?.(
-        `noema: ${id} is held by this host's publishing process (pid ${publisher}) of its run before, ` +
+        `noema: ${id} is held by the process publishing its last run (pid ${publisher}, this host), ` +
           `which exits once its work is done: waiting for it (at most ${Math.round(longest / 1000)} s)`,
       );
     }
@@ -111,7 +111,7 @@ export async function claimEpisode(
 /** The refusal (exit 10) of a claim whose episode's lease another process holds: its run's publisher, or a run. */
 function heldError(store: SharedStore, id: string, owner: LeaseOwner, publisher: number | null): NoemaError {
   const message = owner.pid === publisher && owner.host === publishingHost()
-    ? `${id} is held by this host's publishing process (pid ${owner.pid}) of its run before, in the shared store ` +
+    ? `${id} is held by the process publishing its last run (pid ${owner.pid}, this host) in the shared store ` +
       `${store.location}: it has not let the episode go yet; noema resume again once that process has exited`
     : `${id} is held by ${owner.host} (pid ${owner.pid}) in the shared store ${store.location}: ` +
       `that process applies its decisions; one root resumes a run`;
