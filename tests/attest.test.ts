@@ -17,7 +17,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { readPublicKeyFile, verifyAttestation } from "noema";
 import { build, bunExecutable } from "../scripts/build.ts";
-import { cli } from "./helpers/cli.ts";
+import { cli, REPO } from "./helpers/cli.ts";
 import { decidedEpisode, keyIdOf, sha256Hex } from "./helpers/keys.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { osUserName } from "../src/runtime/os_user.ts";
@@ -119,7 +119,35 @@ describe("noema attest", () => {
       claimed_by: "carol",
       at: approval.at,
       state_hash: approval.state_hash,
+      consumed_at: approval.consumed_at, // applied by the resume
+      consumed_by: approval.consumed_by,
     }]);
+    assert.match(p.decisions[0].consumed_at, /^\d{4}-\d\d-\d\dT/);
+    assert.match(p.decisions[0].consumed_by, /^ev_/);
+  });
+
+  test("a decision the run never applied (it ended with resume --abort) is attested as not consumed", () => {
+    const env = { NOEMA_ROOT: root, NOEMA_SIGNING_KEY_FILE: key.private_key };
+    const run = cli(["run", join(REPO, "examples", "sql-vetoed.jsonc"), "--pause-on-veto", "-q"], { env });
+    assert.equal(run.code, 4, run.stderr);
+    const aborted = run.stdout.trim();
+    assert.equal(cli(["approve", aborted, "--by", "erin"], { env }).code, 0);
+    const ended = cli(["resume", aborted, "--abort"], { env });
+    assert.notEqual(ended.code, 2, ended.stderr);
+    const r = cli(["attest", aborted, "--key", key.private_key], { env: { NOEMA_ROOT: root } });
+    assert.equal(r.code, 0, r.stderr);
+    const p = JSON.parse(Buffer.from(JSON.parse(r.stdout).payload, "base64").toString("utf8")).predicate;
+    const approval = JSON.parse(
+      readFileSync(
+        join(root, "episodes", aborted, "approvals", readdirSync(join(root, "episodes", aborted, "approvals"))[0]),
+        "utf8",
+      ),
+    );
+    assert.equal(approval.consumed_at, null, "the record says it was never used");
+    assert.deepEqual(
+      p.decisions.map((d: Record<string, unknown>) => [d.decision, d.claimed_by, d.consumed_at, d.consumed_by]),
+      [["approved", "erin", null, null]],
+    );
   });
 
   test("--out writes it atomically; attest --verify and verifyAttestation check it with the public key", () => {

@@ -73,6 +73,13 @@ export interface AttestedDecision {
   at: string | null;
   /** The hash of the state the decision was made on. */
   state_hash: string | null;
+  /**
+   * When a resume, or the agent's call it was made on, applied the decision (the record's `consumed_at`); null when
+   * it never was: the run ended another way (`resume --abort`, say), and what it decided did not happen.
+   */
+  consumed_at: string | null;
+  /** The id of the `run.resume` event that applied it (checked against the log); null when it never was applied. */
+  consumed_by: string | null;
 }
 
 /** The predicate of {@link EPISODE_PREDICATE_TYPE}. */
@@ -191,6 +198,9 @@ function decisionOf(r: Record<string, unknown>): AttestedDecision {
     claimed_by: str(r.claimed_by),
     at: str(r.at),
     state_hash: str(r.state_hash),
+    // A consumed record was checked against the run.resume event it names (boundProblem); another names nothing.
+    consumed_at: str(r.consumed_at),
+    consumed_by: str(r.consumed_at) === null ? null : str(r.consumed_by),
   };
 }
 
