@@ -121,7 +121,7 @@ describe("shared store faults: a cut network link", { skip }, () => {
 
   test(
     "a run whose link is cut mid-run: told within the bound, its publisher exits, marked pending; noema sync publishes it whole once the link is back",
-    { timeout: 180_000 },
+    { timeout: 600_000 }, // only catches a hang (the waits below)
     async () => {
       // A session the cut caught mid-message (no statement, no idle transaction: no server timeout applies) holds
       // the lease row until the server's keepalive finds its client gone: noema sets it to 10 + 3 × 10 s, and the
@@ -144,12 +144,15 @@ describe("shared store faults: a cut network link", { skip }, () => {
           // busy loops and six test files) within 5 s, before the cut (never published live); the cut link is a black
           // hole, which any bound finds.
           env: { ...process.env, NOEMA_STORE: viaProxy, NOEMA_STORE_TIMEOUT_MS: "15000" },
-          timeoutMs: 120_000, // only catches a hang
+          timeoutMs: 400_000, // only catches a hang
           onStderr: (chunk) => (said ||= /did not answer within 15 s/.test(chunk)),
         });
         assert.ok(await until(async () => (await probe.lineCount(id, "events.jsonl")) > 0), "published live");
         proxy.cut();
-        assert.ok(await until(() => said), "the run was told the store did not answer");
+        // What tells the run is its publishing process, in the idle class since its first write: beside two busy loops
+        // and six test files it gets a sliver of the CPU, and finding its write unanswered took over 60 s once. A
+        // bound for hangs only.
+        assert.ok(await until(() => said, 240_000), "the run was told the store did not answer");
         writeFileSync(go, "");
         const r = await run;
         assert.equal(r.code, 0, r.stderr);
