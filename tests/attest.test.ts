@@ -69,6 +69,11 @@ function opensslVerify(
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
+/** The approval record of an episode that has one decision. */
+function onlyApproval(dir: string): Record<string, unknown> & { consumed_at: string | null } {
+  return JSON.parse(readFileSync(join(dir, "approvals", readdirSync(join(dir, "approvals"))[0]), "utf8"));
+}
+
 describe("noema attest", () => {
   let key = { private_key: "", public_key: "", kid: "" };
   /** Another key pair, that signed nothing here. */
@@ -109,7 +114,7 @@ describe("noema attest", () => {
     assert.equal(sqlGuard.sha256, `sha256:${sha256Hex(sqlGuard.path)}`);
     assert.equal(p.verdicts.vetoed, 1);
     assert.deepEqual(p.manifest_signature, { alg: "ed25519", kid: key.kid });
-    const approval = JSON.parse(readFileSync(join(dir, "approvals", readdirSync(join(dir, "approvals"))[0]), "utf8"));
+    const approval = onlyApproval(dir);
     assert.deepEqual(p.decisions, [{
       checkpoint_id: approval.checkpoint_id,
       decision: "approved",
@@ -137,12 +142,7 @@ describe("noema attest", () => {
     const r = cli(["attest", aborted, "--key", key.private_key], { env: { NOEMA_ROOT: root } });
     assert.equal(r.code, 0, r.stderr);
     const p = JSON.parse(Buffer.from(JSON.parse(r.stdout).payload, "base64").toString("utf8")).predicate;
-    const approval = JSON.parse(
-      readFileSync(
-        join(root, "episodes", aborted, "approvals", readdirSync(join(root, "episodes", aborted, "approvals"))[0]),
-        "utf8",
-      ),
-    );
+    const approval = onlyApproval(join(root, "episodes", aborted));
     assert.equal(approval.consumed_at, null, "the record says it was never used");
     assert.deepEqual(
       p.decisions.map((d: Record<string, unknown>) => [d.decision, d.claimed_by, d.consumed_at, d.consumed_by]),

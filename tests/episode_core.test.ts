@@ -51,6 +51,16 @@ function valid(dir: string) {
   assert.deepEqual(validate(dir).problems, [], `${dir} validates`);
 }
 
+/** A new episode whose one call, `deploy`, the policy holds for approval; closed, paused at its checkpoint. */
+async function askedDeploy(task: string, using: string, call_id: string) {
+  const core = await EpisodeCore.open(task, { root, using, policies: [policy] });
+  const call = { kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id } as const;
+  const ask = await core.propose(call);
+  assert.equal(ask.verdict, "ask");
+  core.close();
+  return { core, call, ask };
+}
+
 /** Runs the driver in a child process under the runtime running the tests. */
 function driver(
   episodeId: string,
@@ -240,11 +250,7 @@ describe("EpisodeCore", () => {
   });
 
   test('an asked call is let through only by a decision of exactly "approved" ("Rejected" denies it)', async () => {
-    const core = await EpisodeCore.open("misspelt decision", { root, using: "llm", policies: [policy] });
-    const call = { kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "m1" } as const;
-    const ask = await core.propose(call);
-    assert.equal(ask.verdict, "ask");
-    core.close();
+    const { core, call, ask } = await askedDeploy("misspelt decision", "llm", "m1");
     reject(core.episodeId, { root });
     const path = join(core.dir, "approvals", `${ask.checkpoint_id}.json`);
     writeFileSync(path, readFileSync(path, "utf8").replace('"rejected"', '"Rejected"'));
@@ -256,11 +262,7 @@ describe("EpisodeCore", () => {
   });
 
   test("a decision not bound to its checkpoint is not acted on: the call stays asked, saying why", async () => {
-    const core = await EpisodeCore.open("unbound decision", { root, using: "claude-code", policies: [policy] });
-    const call = { kind: "tool", tool: "Bash", input: { command: "deploy" }, call_id: "u1" } as const;
-    const ask = await core.propose(call);
-    assert.equal(ask.verdict, "ask");
-    core.close();
+    const { core, call, ask } = await askedDeploy("unbound decision", "claude-code", "u1");
     approve(core.episodeId, { root, by: "ana" });
     const path = join(core.dir, "approvals", `${ask.checkpoint_id}.json`);
     const decided = readFileSync(path, "utf8");
