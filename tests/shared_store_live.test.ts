@@ -15,7 +15,7 @@ import { test } from "node:test";
 import { LivePublisher } from "../src/shared_store/live.ts";
 import { BackgroundLivePublisher } from "../src/shared_store/live_background.ts";
 import { LIVE_PUBLISH_COMMAND } from "../src/shared_store/live_process.ts";
-import { processGone } from "../src/store/lock.ts";
+import { acquireLock, processGone } from "../src/store/lock.ts";
 import { serveLivePublishing } from "../src/shared_store/live_serve.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../src/shared_store/pending.ts";
 import { noemaArgv } from "../src/agents/noema_command.ts";
@@ -243,11 +243,20 @@ test("a run's publishing process goes on alone after the run: it publishes the r
     assert.ok(live.pid !== null, "a process starts here");
     markHandedOff(root, id, live.pid!); // as the run marks it
     await until(async () => (await store.lineCount(id, "events.jsonl")) > 0); // it runs, and the store answers
-    // 8 MB more than it has sent: more than a 100 ms wait can send, so the run is told at once to leave it.
-    const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
-    appendFileSync(join(dir, "events.jsonl"), line.repeat(8000));
+    // 8 MB more than it has sent: more than a 100 ms wait is meant to send, so the run is told at once to leave it.
+    // The store's write lock, held meanwhile, keeps the process from sending any of it before the run has its answer:
+    // on a fast machine it could otherwise send it all first, and the run would rightly be told "all published".
+    const lock = acquireLock(join(root, "store", "episodes", id), "a test: the store is busy");
+    let finished: boolean;
+    try {
+      const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
+      appendFileSync(join(dir, "events.jsonl"), line.repeat(8000));
+      finished = await live.finish(100);
+    } finally {
+      lock.release();
+    }
     // false: the run's wait (100 ms) ended before the rest was sent, and the run was not kept for it.
-    assert.equal(await live.finish(100), false, "not all published within the run's wait");
+    assert.equal(finished, false, "not all published within the run's wait");
     assert.ok(live.continuesAlone, "the process goes on");
     assert.equal(live.failed, null);
     const local = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").filter(Boolean).length;
