@@ -770,19 +770,33 @@ describe("follow", () => {
     { skip: hasScript ? false : "needs util-linux 'script' for a pseudo-terminal (apt-get install bsdutils)" },
     async () => {
       const w = workdir("follow-tty");
-      const run = start(["--root", w.root, "run", "slow", "--using", "shell", "--", "sleep", "1.5"], w.cwd);
+      // The run's step waits for a file the test creates once the viewer has drawn it running (not for a time).
+      const gate = "while [ ! -e go ]; do sleep 0.05; done";
+      const run = start(["--root", w.root, "run", "slow", "--using", "shell", "--", "sh", "-c", gate], w.cwd);
       await until(() => episodeDirs(w.root).length > 0, "the episode");
       const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
       const command = [...cliCommand(), "--root", w.root, "view", "last", "--follow"].map(quote).join(" ");
-      const tty = spawnSync("script", ["-qec", command, "/dev/null"], {
+      const tty = spawn("script", ["-qec", command, "/dev/null"], {
         cwd: w.cwd,
-        encoding: "utf8",
         env: { ...process.env, NO_COLOR: "1", COLUMNS: "120" },
-        timeout: 60_000,
+        stdio: ["ignore", "pipe", "pipe"],
       });
-      assert.equal((await run.done).code, 0);
-      assert.equal(tty.status, 0, tty.stderr);
-      const frames = tty.stdout.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
+      let screen = "", stderr = "";
+      tty.stdout!.on("data", (d) => (screen += d));
+      tty.stderr!.on("data", (d) => (stderr += d));
+      const status = new Promise<number | null>((resolve) => tty.on("close", (code) => resolve(code)));
+      try {
+        try {
+          await until(() => /Episode ep_\w+ {2}running/.test(screen), "a frame of the run running", 120_000);
+        } finally {
+          writeFileSync(join(w.cwd, "go"), "");
+        }
+        assert.equal((await run.done).code, 0);
+        assert.equal(await status, 0, stderr);
+      } finally {
+        tty.kill(); // (already gone when it passed) a viewer that never ends is not left behind
+      }
+      const frames = screen.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
       assert.ok(frames.length >= 2, `expected redraws, got ${frames.length} frame(s)`);
       assert.match(frames[0], /Episode ep_\w+ {2}running/);
       assert.match(frames.at(-1)!, /Episode ep_\w+ {2}ok · success_unverified/);

@@ -34,8 +34,9 @@ writeFileSync(
     const c = String(state.action.command ?? "");
     if (c.includes("git push")) return { kind: "veto", advice: "no pushes from agents", confidence: 0.9 };
     if (c.includes("explode")) throw new Error("the guard exploded");
-    // A slow decision: longer than the server's short idle time in the test that uses it.
-    if (c.includes("slowly")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500);
+    // A slow decision: longer than the server's short idle time in the test that uses it, shorter than the 5 s policy
+    // timeout (past it, the call would be denied).
+    if (c.includes("slowly")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3500);
   },
 };
 `,
@@ -163,7 +164,7 @@ describe("resident hook server", () => {
       timeout: REAL_AGENT_TIMEOUT_MS,
     },
     async () => {
-      const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "1500", NOEMA_HOOK_SERVER_IDLE_MS: "600000" };
+      const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "3000", NOEMA_HOOK_SERVER_IDLE_MS: "600000" };
       const start = (session: string) => ({
         session_id: session,
         transcript_path: join(tmp.path, "t.jsonl"),
@@ -179,7 +180,7 @@ describe("resident hook server", () => {
       assert.equal((await hook(busy.root, busy.servers, pre("s-busy", "toolu_1", "ls"), env)).code, 0);
       await waitFor(() => existsSync(busy.log) && /listening/.test(readFileSync(busy.log, "utf8")));
       assert.equal((await hook(busy.root, busy.servers, pre("s-busy", "toolu_2", "pwd"), env)).code, 0);
-      await new Promise((r) => setTimeout(r, 4000)); // well past the short idle time
+      await new Promise((r) => setTimeout(r, 5000)); // past the short idle time
       assert.doesNotMatch(readFileSync(busy.log, "utf8"), /stopping/, "an open episode keeps its server");
       rmSync(busy.servers, { recursive: true, force: true });
       await waitFor(() => /stopping/.test(readFileSync(busy.log, "utf8")));
@@ -189,7 +190,7 @@ describe("resident hook server", () => {
   test("the idle timer does not stop the server in the middle of a call: the call is answered, then it stops", {
     timeout: REAL_AGENT_TIMEOUT_MS,
   }, async () => {
-    const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "1000", NOEMA_HOOK_SERVER_IDLE_MS: "1000" };
+    const env = { NOEMA_HOOK_SERVER_EMPTY_IDLE_MS: "2000", NOEMA_HOOK_SERVER_IDLE_MS: "2000" };
     const b = box("idle-mid-call");
     const start = {
       session_id: "s-mid",

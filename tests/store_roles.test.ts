@@ -229,7 +229,7 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
 
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
     const a = newDir();
-    const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "1s", "--json"], {
+    const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "5s", "--json"], {
       env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" },
       cwd: a,
     });
