@@ -22,7 +22,7 @@ import { noemaArgv } from "../src/agents/noema_command.ts";
 import type { BackgroundProcess } from "../src/channels.ts";
 import { childEnv } from "../src/plugins/process.ts";
 import { openSharedStore } from "../src/shared_store/open.ts";
-import type { SharedStore } from "../src/shared_store/shared_store.ts";
+import { type SharedStore, StoreTimeoutError } from "../src/shared_store/shared_store.ts";
 import { EpisodePublisher, PublishAbandonedError } from "../src/shared_store/publish.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -286,6 +286,43 @@ test("a publishing process killed before the run has seen it end does not go on 
     while (!processGone(live.pid!) && Date.now() < end) { /* busy, no turn of the event loop */ }
     assert.equal(live.continuesAlone, false, "a dead process does not go on alone");
     await live.finish(100);
+  }));
+
+test("a run that writes nothing for a while still renews its lease, and so finds a store that stopped answering", () =>
+  withHelloAndStore(async ({ id, dir, store }) => {
+    // The store as a cut link leaves it for a lease renewal: no answer within the bound (what PostgresStore then says).
+    let cut = false, renewals = 0;
+    const cutLink = new Proxy(store, {
+      get(target, key) {
+        if (key === "acquireLease") {
+          return (...a: Parameters<SharedStore["acquireLease"]>) => {
+            renewals++;
+            return cut ? Promise.reject(new StoreTimeoutError("the test's store", 15)) : target.acquireLease(...a);
+          };
+        }
+        const v = Reflect.get(target, key);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const failures: Error[] = [];
+    const live = new LivePublisher(new EpisodePublisher(cutLink, dir, id), {
+      heartbeatMs: 50,
+      onUnavailable: (e) => failures.push(e),
+    });
+    try {
+      live.kick(); // the run's last write; from here on it writes nothing (a long step)
+      await until(() => Promise.resolve(renewals >= 3), 60_000);
+      assert.equal(failures.length, 0, String(failures[0]));
+      cut = true;
+      await until(() => Promise.resolve(failures.length > 0), 60_000);
+      assert.ok(failures[0] instanceof StoreTimeoutError, String(failures[0]));
+      assert.equal(live.failed, failures[0], "said once, and publishing stops");
+      const after = renewals;
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(renewals, after, "no renewal after the failure");
+    } finally {
+      await live.finish(100);
+    }
   }));
 
 test("a publisher no longer wanted never takes the lease: nothing is sent, and it says why", () =>

@@ -2,7 +2,10 @@
  * Publishing a run while it runs, without ever making it wait: the episode's
  * own files are the queue. Each write "kicks" the publisher, kicks coalesce,
  * at most one publish is in flight, and publishes are spaced by an interval,
- * so the memory it holds is bounded whatever the run writes. When the store
+ * so the memory it holds is bounded whatever the run writes. A run that
+ * writes nothing for 15 s is published all the same: its lease is renewed
+ * (it goes stale after 60 s), and a store that stopped answering is found
+ * then, not only at the next write. When the store
  * cannot be reached, the run goes on locally: the publisher says so once and
  * stops trying; `noema sync` (or the next noema command) publishes the rest.
  *
@@ -33,6 +36,12 @@ export interface LivePublisherOptions {
    * the publisher starts (or at `finish`). @default {2000}
    */
   filesIntervalMs?: number;
+  /**
+   * Longest time without a publish while the run writes nothing (a long step, an agent thinking), in ms: a publish
+   * then renews the episode's lease, which goes stale after 60 s, and finds a store that stopped answering even
+   * though nothing is sent. @default {15000}
+   */
+  heartbeatMs?: number;
   /** Called once when a publish fails (the store is down, refused a write, or holds a conflicting line). */
   onUnavailable?: (error: Error) => void;
 }
@@ -62,12 +71,15 @@ export class LivePublisher {
   #handedOver = false; // finish() ran out of time: what is left is another process's to publish
   #finishing = false; // finish() was called: it does the last publish, and nothing else starts one
   readonly #filesInterval: number;
+  readonly #heartbeat: number;
+  #beat: ReturnType<typeof setTimeout> | undefined; // the publish owed when nothing else comes (see heartbeatMs)
 
   constructor(publisher: EpisodePublisher, options: LivePublisherOptions = {}) {
     this.#publisher = publisher;
     this.#interval = options.intervalMs ?? 250;
     this.#onUnavailable = options.onUnavailable ?? (() => {});
     this.#filesInterval = options.filesIntervalMs ?? 2000;
+    this.#heartbeat = options.heartbeatMs ?? 15_000;
   }
 
   /** The error that stopped publishing, or null. */
@@ -93,6 +105,8 @@ export class LivePublisher {
   }
 
   #start(): void {
+    clearTimeout(this.#beat);
+    this.#beat = undefined;
     this.#last = Date.now();
     const full = this.#last - this.#lastFull >= this.#filesInterval;
     if (full) this.#lastFull = this.#last;
@@ -107,7 +121,20 @@ export class LivePublisher {
         this.#again = false;
         this.kick();
       } else if (!full || this.#publisher.backlogBytes() > 0) this.#trail();
+      this.#beatLater();
     });
+  }
+
+  /** Owes a publish {@link LivePublisherOptions.heartbeatMs} from now, unless another publish starts first. */
+  #beatLater(): void {
+    if (this.#failed || this.#handedOver || this.#finishing) return;
+    clearTimeout(this.#beat);
+    this.#beat = setTimeout(() => {
+      this.#beat = undefined;
+      this.kick();
+    }, this.#heartbeat);
+    // Like a pending publish, never keeps the process alive.
+    (this.#beat as { unref?: () => void }).unref?.();
   }
 
   /**
@@ -152,6 +179,8 @@ export class LivePublisher {
     this.#timer = undefined;
     clearTimeout(this.#trailing);
     this.#trailing = undefined;
+    clearTimeout(this.#beat);
+    this.#beat = undefined;
     // Far behind (a fast run): what is left cannot be sent within the deadline, so it is handed over at once.
     if (this.#failed === null && !this.fitsIn(deadlineMs)) {
       this.#handedOver = true;
