@@ -149,9 +149,9 @@ describe("shared store faults: a cut network link", { skip }, () => {
         });
         assert.ok(await until(async () => (await probe.lineCount(id, "events.jsonl")) > 0), "published live");
         proxy.cut();
-        // What tells the run is its publishing process, in the idle class since its first write: beside two busy loops
-        // and six test files it gets a sliver of the CPU, and finding its write unanswered took over 60 s once. A
-        // bound for hangs only.
+        // What tells the run is its publishing process, at its next publish: a write of the run's, or, once the run
+        // waits at its gate writing nothing, its lease renewal 15 s on (before that renewal, a run cut off while it
+        // wrote nothing was never told: this failed so twice on a loaded machine). A bound for hangs only.
         assert.ok(await until(() => said, 240_000), "the run was told the store did not answer");
         writeFileSync(go, "");
         const r = await run;
