@@ -21,6 +21,7 @@ import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { type NoemaError, run } from "noema";
 
@@ -776,27 +777,22 @@ describe("follow", () => {
       await until(() => episodeDirs(w.root).length > 0, "the episode");
       const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
       const command = [...cliCommand(), "--root", w.root, "view", "last", "--follow"].map(quote).join(" ");
-      const tty = spawn("script", ["-qec", command, "/dev/null"], {
+      let screen = "";
+      const viewed = runChild("script", ["-qec", command, "/dev/null"], {
         cwd: w.cwd,
         env: { ...process.env, NO_COLOR: "1", COLUMNS: "120" },
-        stdio: ["ignore", "pipe", "pipe"],
+        timeoutMs: 180_000, // only catches a hang
+        onStdout: (d) => (screen += d),
       });
-      let screen = "", stderr = "";
-      tty.stdout!.on("data", (d) => (screen += d));
-      tty.stderr!.on("data", (d) => (stderr += d));
-      const status = new Promise<number | null>((resolve) => tty.on("close", (code) => resolve(code)));
       try {
-        try {
-          await until(() => /Episode ep_\w+ {2}running/.test(screen), "a frame of the run running", 120_000);
-        } finally {
-          writeFileSync(join(w.cwd, "go"), "");
-        }
-        assert.equal((await run.done).code, 0);
-        assert.equal(await status, 0, stderr);
+        await until(() => /Episode ep_\w+ {2}running/.test(screen), "a frame of the run running", 120_000);
       } finally {
-        tty.kill(); // (already gone when it passed) a viewer that never ends is not left behind
+        writeFileSync(join(w.cwd, "go"), ""); // the run ends, and the viewer with it
       }
-      const frames = screen.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
+      assert.equal((await run.done).code, 0);
+      const tty = await viewed;
+      assert.equal(tty.code, 0, tty.stderr);
+      const frames = tty.stdout.split("\x1b[H\x1b[2J").filter((f) => f.includes("Episode "));
       assert.ok(frames.length >= 2, `expected redraws, got ${frames.length} frame(s)`);
       assert.match(frames[0], /Episode ep_\w+ {2}running/);
       assert.match(frames.at(-1)!, /Episode ep_\w+ {2}ok · success_unverified/);
