@@ -1098,8 +1098,8 @@ export class Engine {
       episodeId: s.episodeId,
       task: s.redactedTask,
       startedAt: p.startedAt,
+      // One reading of the clock: working time is the total less the wait (two readings could differ on a busy machine).
       totalMs: Math.max(0, Date.parse(this.rec.now()) - Date.parse(p.startedAt)),
-      workingMs: this.workingMs(),
       waitingMs: p.waitingMs,
       adapterResult: this.adapterResult,
       outcome,
