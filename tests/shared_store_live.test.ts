@@ -246,7 +246,9 @@ test("a run's publishing process goes on alone after the run: it publishes the r
     // 8 MB more than it has sent: more than a 100 ms wait is meant to send, so the run is told at once to leave it.
     // The store's write lock, held meanwhile, keeps the process from sending any of it before the run has its answer:
     // on a fast machine it could otherwise send it all first, and the run would rightly be told "all published".
-    const lock = acquireLock(join(root, "store", "episodes", id), "a test: the store is busy");
+    // The process takes that lock for each of its writes, and may be in one now (on a slow machine, still sending the
+    // episode's first lines): the test waits for its turn, as any writer does (the bound only catches a hang).
+    const lock = acquireLock(join(root, "store", "episodes", id), "a test: the store is busy", { waitMs: 120_000 });
     let finished: boolean;
     try {
       const line = JSON.stringify({ pad: "x".repeat(1000) }) + "\n";
