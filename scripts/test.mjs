@@ -15,6 +15,11 @@
 // runtime of the shipped binary: most of their cost is the agent itself, the same under either runtime, and Deno's
 // own hook path is covered by the hook tests that run under both. NOEMA_TEST_BOTH=1 runs them under Deno as well;
 // files named on the command line run under both.
+// The Bun runs' CLI children run the single binary, the executable users download: the run builds it first
+// (`bun scripts/build.ts`, counted as the check "binary") into its scratch directory and gives its path to the Bun
+// runners as NOEMA_TEST_BINARY (see tests/helpers/cli.ts). A CLI start costs the binary about a third of the CPU of
+// `bun src/cli/main.ts`, which transpiles some 200 modules each time; the Deno runs' children run the source, and so
+// do `bun test` and `deno test` run directly. NOEMA_TEST_SOURCE=1 runs the Bun runs' children from source too.
 // NOEMA_TEST_SERIAL=1 runs one file at a time, its output live.
 // Each file's runner runs in its own process group, which is killed with it. The run has an overall timeout,
 // NOEMA_TEST_TIMEOUT_MIN minutes (default 40): then (or on SIGUSR1) the running files are killed, no new one
@@ -43,6 +48,7 @@ const yes = (v) => ["1", "true", "yes"].includes(v ?? "");
 const serial = yes(process.env.NOEMA_TEST_SERIAL);
 const verbose = serial || yes(process.env.NOEMA_TEST_VERBOSE);
 const testsDir = process.env.NOEMA_TEST_DIR || "tests";
+const fromSource = yes(process.env.NOEMA_TEST_SOURCE);
 const jobsAtOnce = serial ? 1 : Number(process.env.NOEMA_TEST_JOBS) || 3 * availableParallelism();
 
 /** Test files run under Bun only (see the header). */
@@ -152,14 +158,14 @@ let cpuFiles = 0;
  * Runs `cmd args` as one process group until it exits or the deadline; its output, code, how long it took, and the
  * CPU seconds it used (user + system, its own and its children's; NaN when unknown).
  */
-async function spawnRunner(label, cmd, args, live) {
+async function spawnRunner(label, cmd, args, live, extraEnv = {}) {
   let pid;
   const started = Date.now();
   const cpuFile = cpuDir ? join(cpuDir, `${++cpuFiles}`) : null;
   if (cpuFile) [cmd, args] = [TIME, ["-f", "%U %S", "-o", cpuFile, cmd, ...args]];
   const r = await runHalf(label, cmd, args, {
     cwd: root,
-    env,
+    env: { ...env, ...extraEnv },
     timeoutMs: timeoutMs + 60_000, // the deadline comes first
     signal: expiry.signal,
     onStart: (p) => running.add(pid = p),
@@ -183,7 +189,14 @@ async function runFile({ runtime, file }) {
     // the CPU: a wait for its work may take minutes).
     : ["test", "--timeout", "300000", file];
   if (serial) process.stdout.write(`\n=== ${runtime} ${file}\n`);
-  const r = await spawnRunner(`${runtime} ${file}`, bin(runtime), args, serial);
+  const binary = runtime === "bun" ? await binaryBuilt : null;
+  const r = await spawnRunner(
+    `${runtime} ${file}`,
+    bin(runtime),
+    args,
+    serial,
+    binary ? { NOEMA_TEST_BINARY: binary } : {},
+  );
   const counts = runtime === "deno" ? parseDeno(r.out) : parseBun(r.out, file);
   const broke = !r.timedOut && r.code !== 0 && counts.failed === 0;
   if (broke) {
@@ -241,16 +254,27 @@ async function pool(all, n, run) {
 }
 
 // Static checks: deno check, lint and fmt --check (each counts as one test), alongside the test files.
-const check = async (label, args) => {
-  const r = await spawnRunner(`check ${label}`, bin("deno"), args, false);
+const check = async (label, args, cmd = bin("deno")) => {
+  const r = await spawnRunner(`check ${label}`, cmd, args, false);
   const ok = r.code === 0 && !r.timedOut;
   process.stdout.write(`${ok ? "ok" : "FAILED"} check ${label} (${took(r)})\n${ok ? "" : r.out}`);
   return { runtime: `check ${label}`, ok, cpu: r.cpu, timedOut: r.timedOut, passed: ok ? 1 : 0, failed: ok ? 0 : 1 };
 };
+// The binary the Bun runs' CLI children run (see the header): built before the first Bun runner starts; while it
+// builds, the Deno runners go on. A failed build is a failed check, and the Bun runs' children then run the source.
+const binaryCheck = fromSource || process.env.NOEMA_TEST_DIR ? null : check("binary", [
+  join(root, "scripts", "build.ts"),
+  "--outfile",
+  join(scratch, "noema-test-binary", "noema"),
+], bin("bun"));
+const binaryBuilt = binaryCheck === null
+  ? Promise.resolve(null)
+  : binaryCheck.then((c) => (c.ok ? join(scratch, "noema-test-binary", "noema") : null));
 const TYPED = extra.length ? extra : ["mod.ts", "src/", "tests/", "bench/", "plugins/", "examples/", "scripts/"];
 const statics = process.env.NOEMA_TEST_DIR
   ? []
   : [check("types", ["check", ...TYPED]), check("lint", ["lint"]), check("fmt", ["fmt", "--check"])];
+if (binaryCheck !== null) statics.push(binaryCheck);
 
 const started = Date.now();
 const all = jobs();

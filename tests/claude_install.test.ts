@@ -7,11 +7,15 @@ import process from "node:process";
 import { runChild } from "./helpers/child.ts";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
-import { cli, REPO } from "./helpers/cli.ts";
+import { cli as runCli, type CliOptions, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-claude-install-");
 after(() => tmp.cleanup());
+// The command install-hooks registers depends on how noema was installed: the npm package's (`npx --no-install noema`)
+// is tested here, so the CLI runs from source even where the Bun runs use the binary (whose own command, `noema` from
+// PATH, tests/binary.test.ts checks).
+const cli = (args: string[], options: CliOptions = {}) => runCli(args, { ...options, source: true });
 const fixture = (name: string) => readFileSync(join(REPO, "tests", "fixtures", "claude", `${name}.json`), "utf8");
 
 describe("noema install-hooks claude-code", () => {

@@ -18,7 +18,7 @@ import { OtelLiveSink } from "../src/export/otel/live.ts";
 import { EpisodeFollower } from "../src/export/otel/follow.ts";
 import { otelResource } from "../src/export/otel/exporter.ts";
 import { spanIdOf } from "../src/export/otel/ids.ts";
-import { cliCommand } from "./helpers/cli.ts";
+import { runtimeCommand } from "./helpers/cli.ts";
 import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -120,7 +120,7 @@ const s = http.createServer((req, res) => { req.on("data", () => {}); req.on("en
   appendFileSync(${JSON.stringify(log)}, Date.now() + "\\n"); res.writeHead(200); res.end(); }); });
 s.listen(0, "127.0.0.1", () => console.log(s.address().port));`,
     );
-    const [cmd, ...args] = cliCommand().slice(0, -1);
+    const [cmd, ...args] = runtimeCommand();
     const child = spawn(cmd, [...args, script], { stdio: ["ignore", "pipe", "inherit"] });
     try {
       const port = await new Promise<number>((resolve, reject) => {

@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { runChild } from "./helpers/child.ts";
-import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { row } from "./helpers/store_rows.ts";
@@ -400,8 +400,7 @@ describe("a wait survives the database client's stray errors, and only those", (
     try {
       const file = join(d.path, "stray.ts");
       writeFileSync(file, script(thrown));
-      const [exe] = cliCommand();
-      const args = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), file] : [file];
+      const [exe, ...args] = [...runtimeCommand(), file];
       return spawnSync(exe, args, { encoding: "utf8", timeout: 60_000 });
     } finally {
       d.cleanup();

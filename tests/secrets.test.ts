@@ -32,7 +32,7 @@ import {
   run,
   runProcess,
 } from "noema";
-import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, IS_DENO, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { foundUnder } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -632,8 +632,8 @@ describe("no noema secret reaches any child (read from /proc/<pid>/environ)", ()
             `await connectMcpServers({ s: { command: ${JSON.stringify(dumper("mcp"))}, env } })` +
             `.then((c) => c.close(), () => {});\n`,
         );
-        const [cmd, ...args] = cliCommand();
-        const r = await runChild(cmd, [...args.slice(0, -1), script], {
+        const [cmd, ...args] = runtimeCommand();
+        const r = await runChild(cmd, [...args, script], {
           cwd: REPO,
           env: { ...process.env, ...env },
           timeoutMs: 60_000,

@@ -1,6 +1,10 @@
 /**
  * Running the real `noema` CLI as a child process under the runtime running
  * the tests: Bun `bun src/cli/main.ts`, Deno `deno run -A src/cli/main.ts`.
+ * Under Bun, when `NOEMA_TEST_BINARY` names an executable (`npm test` builds
+ * the single binary for its Bun runs and sets it), that binary instead: the
+ * executable users download, built from the same source, which starts with
+ * about a third of the CPU.
  *
  * @module
  */
@@ -17,6 +21,9 @@ export const REPO: string = fileURLToPath(new URL("../..", import.meta.url));
 export const MAIN: string = join(REPO, "src", "cli", "main.ts");
 /** Whether the tests run under Deno. */
 export const IS_DENO: boolean = "Deno" in globalThis;
+
+/** The single binary the CLI runs as under Bun (`NOEMA_TEST_BINARY`), or null: the source. */
+export const BINARY: string | null = !IS_DENO && process.env.NOEMA_TEST_BINARY ? process.env.NOEMA_TEST_BINARY : null;
 
 /** What a CLI run produced. */
 export interface CliResult {
@@ -35,10 +42,28 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Text on the child's stdin. @default {""} */
   input?: string;
+  /** Run the source even where {@link BINARY} is set: for what depends on how noema was installed. @default {false} */
+  source?: boolean;
 }
 
 /**
- * The command that starts the CLI under the runtime running this code.
+ * The command that runs a script under the runtime running this code (the
+ * script's path goes after it): Bun `bun`, Deno `deno run -A` with the
+ * repository's config.
+ *
+ * @example
+ * ```ts
+ * import { runtimeCommand } from "./helpers/cli.ts";
+ * const [cmd, ...args] = [...runtimeCommand(), "/tmp/script.ts"];
+ * ```
+ */
+export function runtimeCommand(): string[] {
+  return IS_DENO ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json")] : [process.execPath];
+}
+
+/**
+ * The command that starts the CLI under the runtime running this code (under
+ * Bun, the binary of {@link BINARY} when there is one).
  *
  * @example
  * ```ts
@@ -46,10 +71,8 @@ export interface CliOptions {
  * const [cmd, ...args] = cliCommand();
  * ```
  */
-export function cliCommand(): string[] {
-  return IS_DENO
-    ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN]
-    : [process.execPath, MAIN];
+export function cliCommand(options: { source?: boolean } = {}): string[] {
+  return BINARY === null || options.source ? [...runtimeCommand(), MAIN] : [BINARY];
 }
 
 /**
@@ -78,7 +101,7 @@ export function cli(args: string[], options: CliOptions = {}): CliResult {
   }
   // Deno keeps its caches under HOME: a child given a HOME of its own would compile every module again (~0.3 s).
   if (IS_DENO && options.env?.HOME !== undefined && env.DENO_DIR === undefined) env.DENO_DIR = denoDir();
-  const [cmd, ...argv] = [...cliCommand(), ...args];
+  const [cmd, ...argv] = [...cliCommand(options), ...args];
   const r = spawnSync(cmd, argv, {
     cwd: options.cwd ?? REPO,
     env,
