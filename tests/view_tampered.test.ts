@@ -6,8 +6,9 @@
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { filesSignature } from "../src/cli/episode_view.ts";
 import { cli } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -50,4 +51,55 @@ test("a listed file deleted: the first line names it", () => {
   rmSync(join(dir, "learn.jsonl"));
   const first = cli(["view", "deleted", "--root", root]).stdout.split("\n")[0];
   assert.match(first, /^! files do not match manifest\.json .*learn\.jsonl: listed in the manifest but does not exist/);
+});
+
+// view (and view --follow, each time it draws) checks a sealed episode's files only when they changed since the last
+// check: the signature of the folder says so. A run that ends while it is taken releases its lock, so the lock can be
+// gone between the listing and its lstat (once, beside two busy loops: "internal error: ENOENT … lstat '…/lock'").
+test("the files' signature: an entry gone between the listing and its lstat is left out, not an internal error", () => {
+  const dir = join(tmp.path, "signature");
+  mkdirSync(join(dir, "approvals"), { recursive: true });
+  writeFileSync(join(dir, "events.jsonl"), "{}\n");
+  writeFileSync(join(dir, "lock"), "{}");
+  writeFileSync(join(dir, "approvals", "s1.json"), "{}");
+  const before = filesSignature(dir);
+  assert.equal(filesSignature(dir), before, "nothing changed, the same signature");
+  assert.match(before, /\/lock\0/);
+  // The lock released after the listing: lstat finds nothing there.
+  const gone = filesSignature(dir, (p) => (p.endsWith("/lock") ? undefined : lstatSync(p)));
+  assert.doesNotMatch(gone, /\/lock\0/);
+  assert.match(gone, /events\.jsonl\0/);
+  assert.match(gone, /approvals\/s1\.json\0/);
+  writeFileSync(join(dir, "events.jsonl"), "{}\n{}\n");
+  assert.notEqual(filesSignature(dir), before, "a changed file changes it");
+});
+
+test("the files' signature: a folder gone while it was listed makes the listing start again, three times at most", () => {
+  const dir = join(tmp.path, "signature-walk");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "events.jsonl"), "{}\n");
+  const enoent = () => Object.assign(new Error("ENOENT: no such file or directory, scandir"), { code: "ENOENT" });
+  let calls = 0;
+  const once = filesSignature(dir, (p) => {
+    if (++calls === 1) throw enoent();
+    return lstatSync(p);
+  });
+  assert.equal(once, filesSignature(dir), "the second listing's signature");
+  assert.throws(
+    () =>
+      filesSignature(dir, () => {
+        throw enoent();
+      }),
+    /ENOENT/,
+    "a folder that stays gone is an error",
+  );
+  const denied = Object.assign(new Error("EACCES"), { code: "EACCES" });
+  assert.throws(
+    () =>
+      filesSignature(dir, () => {
+        throw denied;
+      }),
+    /EACCES/,
+    "another error is not retried",
+  );
 });

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { finalAnswer } from "../read/answer.ts";
@@ -362,15 +362,38 @@ function tamperedFiles(manifest: string): { file: string; kind: string; message:
 /** {@link tamperedFiles}' answers by episode directory, with the signature of the files they were found for. */
 const TAMPERED = new Map<string, { seen: string; found: { file: string; kind: string; message: string }[] }>();
 
-/** Every file under `dir` with its size, modification time and inode: what changes when a file is changed. */
-function filesSignature(dir: string): string {
-  const parts: string[] = [];
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    const path = join(entry.parentPath, entry.name);
-    const st = lstatSync(path);
-    parts.push(`${path}\0${st.size}\0${st.mtimeMs}\0${st.ctimeMs}\0${st.ino}`);
+/** How {@link filesSignature} looks at one entry: its `lstat`, or undefined when it is gone. */
+export type EntryStat = (path: string) => Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino"> | undefined;
+
+/**
+ * Every file under `dir` with its size, modification time and inode: what changes when a file is changed. The
+ * episode may be written meanwhile (`view --follow`): an entry gone between the listing and its `lstat` (a run
+ * releasing its lock as it ends, a temporary file renamed into place) is left out, as it is not there any more, and a
+ * folder gone while the listing walked it makes the listing start again (three times at most).
+ *
+ * @example
+ * ```ts
+ * import { filesSignature } from "./episode_view.ts";
+ * filesSignature(".noema/episodes/ep_1") === filesSignature(".noema/episodes/ep_1"); // true: nothing changed
+ * ```
+ */
+export function filesSignature(
+  dir: string,
+  stat: EntryStat = (path) => lstatSync(path, { throwIfNoEntry: false }),
+): string {
+  for (let attempt = 1;; attempt++) {
+    try {
+      const parts: string[] = [];
+      for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+        const path = join(entry.parentPath, entry.name);
+        const st = stat(path);
+        if (st !== undefined) parts.push(`${path}\0${st.size}\0${st.mtimeMs}\0${st.ctimeMs}\0${st.ino}`);
+      }
+      return parts.sort().join("\n");
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ENOENT" || attempt === 3) throw e;
+    }
   }
-  return parts.sort().join("\n");
 }
 
 /** Streams `events.jsonl` once; damaged lines are counted, the first five named in `problems`. */
