@@ -262,14 +262,11 @@ const check = async (label, args, cmd = bin("deno")) => {
 };
 // The binary the Bun runs' CLI children run (see the header): built before the first Bun runner starts; while it
 // builds, the Deno runners go on. A failed build is a failed check, and the Bun runs' children then run the source.
-const binaryCheck = fromSource || process.env.NOEMA_TEST_DIR ? null : check("binary", [
-  join(root, "scripts", "build.ts"),
-  "--outfile",
-  join(scratch, "noema-test-binary", "noema"),
-], bin("bun"));
-const binaryBuilt = binaryCheck === null
-  ? Promise.resolve(null)
-  : binaryCheck.then((c) => (c.ok ? join(scratch, "noema-test-binary", "noema") : null));
+const testBinary = join(scratch, "noema-test-binary", "noema");
+const binaryCheck = fromSource || process.env.NOEMA_TEST_DIR
+  ? null
+  : check("binary", [join(root, "scripts", "build.ts"), "--outfile", testBinary], bin("bun"));
+const binaryBuilt = binaryCheck === null ? Promise.resolve(null) : binaryCheck.then((c) => (c.ok ? testBinary : null));
 const TYPED = extra.length ? extra : ["mod.ts", "src/", "tests/", "bench/", "plugins/", "examples/", "scripts/"];
 const statics = process.env.NOEMA_TEST_DIR
   ? []

@@ -16,16 +16,16 @@ import { fileURLToPath } from "node:url";
 import { run, validate } from "noema";
 import { initPlugin } from "../src/cli/commands/init.ts";
 import { pluginNames } from "../src/cli/templates/plugins.ts";
+import { cliCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const MAIN = join(REPO, "src", "cli", "main.ts");
 const IS_DENO = "Deno" in globalThis;
 
 /** Runs the CLI from source with the current runtime. */
 function cli(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
-  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
-  const r = spawnSync(process.execPath, argv, { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const [cmd, ...argv] = [...cliCommand({ source: true }), ...args];
+  const r = spawnSync(cmd, argv, { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -14,14 +14,9 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { loadAdapter, loadPlannerFile, loadPolicyFile, NoemaError, PLUGIN_API_VERSION } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
-import { assertOneLineError } from "./helpers/cli.ts";
-
-const REPO = fileURLToPath(new URL("..", import.meta.url));
-const MAIN = join(REPO, "src", "cli", "main.ts");
-const IS_DENO = "Deno" in globalThis;
+import { assertOneLineError, cliCommand } from "./helpers/cli.ts";
 
 interface Result {
   code: number | null;
@@ -29,10 +24,10 @@ interface Result {
 }
 
 function cli(args: string[], cwd: string): Result {
-  const argv = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args] : [MAIN, ...args];
+  const [cmd, ...argv] = [...cliCommand({ source: true }), ...args];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "NOEMA_DEBUG") env[k] = v;
-  const r = spawnSync(process.execPath, argv, { cwd, encoding: "utf8", env: { ...env, NO_COLOR: "1" } });
+  const r = spawnSync(cmd, argv, { cwd, encoding: "utf8", env: { ...env, NO_COLOR: "1" } });
   if (r.error) throw r.error;
   return { code: r.status, stderr: r.stderr };
 }
