@@ -8,7 +8,7 @@
  */
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { type ModelMessage, wrapLanguageModel } from "ai";
+import type { ModelMessage } from "ai";
 import { episodeRoot, mkdirBelow } from "../store/nofollow.ts";
 import { ArtifactSink } from "../runtime/artifact_sink.ts";
 import type { Redactor } from "../runtime/redact.ts";
@@ -152,6 +152,7 @@ export async function runLlmAgent(o: LlmAgentOptions): Promise<LlmAgentResult> {
   try {
     // A resumed replay goes on from the turns its first part replayed (each one counted in the usage).
     const base = o.replay ? replayModel(o.replay, o.redactor, totals.model_calls) : createLlmModel(c);
+    const { wrapLanguageModel } = await import("ai"); // loaded on first use (see runAgentLoop)
     const model = wrapLanguageModel({
       // deno-lint-ignore no-explicit-any
       model: base as any,

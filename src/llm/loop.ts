@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { generateText, isStepCount, type LanguageModel, type ModelMessage, streamText, type ToolSet } from "ai";
+import type { LanguageModel, ModelMessage, ToolSet } from "ai";
 import type { GovernedHooks, PendingToolApproval } from "./hooks.ts";
 import { classifyModelError, type ModelFailure } from "./model_errors.ts";
 
@@ -70,6 +70,8 @@ export interface LoopResult {
  * ```
  */
 export async function runAgentLoop(o: LoopOptions): Promise<LoopResult> {
+  // The AI SDK is loaded on first use: importing it takes ~0.1 s of CPU, which "noema" need not cost everyone.
+  const { generateText, isStepCount, streamText } = await import("ai");
   const { toolApproval, experimental_refineToolInput, onToolExecutionStart, onToolExecutionEnd } = o.hooks;
   // The conversation as the model call in progress was sent it: on a failure, what a continuation sends again.
   let sent: ModelMessage[] = [], calls = 0;

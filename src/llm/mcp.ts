@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
 import { NoemaError } from "../errors.ts";
 import { childEnv } from "../plugins/process.ts";
 import { clip, type LlmTool, ToolError } from "./tools/tool.ts";
@@ -49,18 +48,22 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
   const close = async () => {
     for (const c of clients) await c.close().catch(() => {});
   };
+  const entries = Object.entries(servers);
+  // The MCP SDK is loaded when a server is configured (importing it costs ~0.1 s of CPU; most runs have none).
+  const sdk = entries.length === 0 ? null : await import("@modelcontextprotocol/client");
+  const stdio = entries.some(([, cfg]) => "command" in cfg) ? await import("@modelcontextprotocol/client/stdio") : null;
   try {
-    for (const [name, cfg] of Object.entries(servers)) {
-      const client = new Client({ name: "noema", version: "1.0" });
+    for (const [name, cfg] of entries) {
+      const client = new sdk!.Client({ name: "noema", version: "1.0" });
       const transport = "command" in cfg
-        ? new StdioClientTransport({
+        ? new stdio!.StdioClientTransport({
           command: cfg.command,
           args: cfg.args,
           // The SDK adds a safe few variables (PATH, HOME…) to these; no noema secret is among them.
           env: childEnv(cfg.env ?? {}),
           stderr: "ignore",
         })
-        : new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } });
+        : new sdk!.StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } });
       let listed;
       try {
         await client.connect(transport);

@@ -8,9 +8,6 @@
  * @module
  */
 import process from "node:process";
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { LlmConfig } from "./config.ts";
@@ -48,8 +45,36 @@ export function requireApiKey(
   return apiKey;
 }
 
+/** What noema calls on a provider's model (the AI SDK's language model specification, v4). */
+interface ProviderModel {
+  readonly supportedUrls: unknown;
+  doGenerate(options: unknown): PromiseLike<unknown>;
+  doStream(options: unknown): PromiseLike<unknown>;
+}
+
 /**
- * Creates the provider's chat model.
+ * The provider's model under the names the AI SDK reads before any call
+ * (`provider`, `modelId`), made on its first call: the provider package is
+ * imported then, not whenever "noema" is (the three cost ~30 ms of CPU to load).
+ */
+function onFirstCall(provider: string, modelId: string, make: () => Promise<ProviderModel>): LanguageModel {
+  let made: Promise<ProviderModel> | undefined;
+  const model = () => made ??= make();
+  return {
+    specificationVersion: "v4",
+    provider,
+    modelId,
+    get supportedUrls() {
+      return model().then((m) => m.supportedUrls);
+    },
+    doGenerate: (options: unknown) => model().then((m) => m.doGenerate(options)),
+    doStream: (options: unknown) => model().then((m) => m.doStream(options)),
+  } as unknown as LanguageModel;
+}
+
+/**
+ * Creates the provider's chat model. The API key is checked now; the
+ * provider's package is loaded at the model's first call.
  *
  * @example
  * ```ts
@@ -62,17 +87,23 @@ export function createLlmModel(
   env: Record<string, string | undefined> = process.env,
 ): LanguageModel {
   const apiKey = requireApiKey(config, env);
+  const { base_url: baseURL, model } = config;
   switch (config.provider) {
     case "openai":
-      return createOpenAI({ apiKey, baseURL: config.base_url }).chat(config.model);
+      return onFirstCall("openai.chat", model, async () => {
+        const { createOpenAI } = await import("@ai-sdk/openai");
+        return createOpenAI({ apiKey, baseURL }).chat(model) as ProviderModel;
+      });
     case "anthropic":
-      return createAnthropic({ apiKey, baseURL: config.base_url })(config.model);
+      return onFirstCall("anthropic.messages", model, async () => {
+        const { createAnthropic } = await import("@ai-sdk/anthropic");
+        return createAnthropic({ apiKey, baseURL })(model) as ProviderModel;
+      });
     default:
-      return createOpenAICompatible({
-        name: "openai-compatible",
-        baseURL: config.base_url!,
-        apiKey,
-        includeUsage: true,
-      }).chatModel(config.model);
+      return onFirstCall("openai-compatible.chat", model, async () => {
+        const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+        return createOpenAICompatible({ name: "openai-compatible", baseURL: baseURL!, apiKey, includeUsage: true })
+          .chatModel(model) as ProviderModel;
+      });
   }
 }
