@@ -24,6 +24,8 @@ export interface ImportEdge {
   to: string | null;
   /** `static` (including `import type` and re-exports), `dynamic` or `worker`. */
   kind: "static" | "dynamic" | "worker";
+  /** A static import or re-export of types only (`import type`, `{ type A, type B }`): erased, never loaded. */
+  typeOnly: boolean;
 }
 
 /**
@@ -50,20 +52,31 @@ export function* tsFiles(dir: string): Generator<string> {
  * @example
  * ```ts
  * import { specifiers } from "./helpers/import_graph.ts";
- * specifiers('const m = await import("./x.ts");'); // [{ spec: "./x.ts", kind: "dynamic" }]
+ * specifiers('const m = await import("./x.ts");'); // [{ spec: "./x.ts", kind: "dynamic", typeOnly: false }]
  * ```
  */
-export function specifiers(text: string): { spec: string; kind: ImportEdge["kind"] }[] {
+export function specifiers(text: string): Omit<ImportEdge, "from" | "to">[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-  const out: { spec: string; kind: ImportEdge["kind"] }[] = [];
+  const out: Omit<ImportEdge, "from" | "to">[] = [];
   const patterns: [RegExp, ImportEdge["kind"]][] = [
     [/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gm, "static"],
     [/^\s*import\s*["']([^"']+)["']/gm, "static"],
     [/\bimport\(\s*["']([^"']+)["']/g, "dynamic"],
     [/\bnew Worker\(\s*new URL\(\s*["'](\.[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g, "worker"],
   ];
-  for (const [re, kind] of patterns) for (const m of code.matchAll(re)) out.push({ spec: m[1], kind });
+  for (const [re, kind] of patterns) {
+    for (const m of code.matchAll(re)) out.push({ spec: m[1], kind, typeOnly: kind === "static" && typesOnly(m[0]) });
+  }
   return out;
+}
+
+/** Whether a static import or export statement names types only. */
+function typesOnly(statement: string): boolean {
+  const clause = /^\s*(?:import|export)\s+([\s\S]*?)\s*\bfrom\s*["']/.exec(statement)?.[1];
+  if (clause === undefined) return false; // `import "./x.ts"`: loaded for its effects
+  if (/^type\b/.test(clause)) return true;
+  const names = /^\{([^}]*)\}$/.exec(clause)?.[1];
+  return names !== undefined && names.split(",").every((n) => n.trim() === "" || /^type\s/.test(n.trim()));
 }
 
 /**
@@ -81,14 +94,14 @@ export function importEdges(): ImportEdge[] {
   for (const from of tsFiles("src")) {
     // The templates are the text of generated plugin files, not modules of noema.
     if (from.startsWith(join("src", "cli", "templates") + "/")) continue;
-    for (const { spec, kind } of specifiers(readFileSync(join(REPO, from), "utf8"))) {
+    for (const { spec, kind, typeOnly } of specifiers(readFileSync(join(REPO, from), "utf8"))) {
       if (!spec.startsWith(".")) {
-        edges.push({ from, spec, to: null, kind });
+        edges.push({ from, spec, to: null, kind, typeOnly });
         continue;
       }
       const abs = resolve(REPO, from, "..", spec);
       if (!existsSync(abs)) throw new Error(`${from}: import ${spec} names no file`);
-      edges.push({ from, spec, to: relative(REPO, abs), kind });
+      edges.push({ from, spec, to: relative(REPO, abs), kind, typeOnly });
     }
   }
   return edges;
