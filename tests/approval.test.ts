@@ -16,7 +16,7 @@ import {
   validate,
 } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
@@ -469,9 +469,7 @@ describe("fail closed", () => {
         `while (Date.now() < at) { /* the last ms: all racers go at once */ }\n` +
         `exitProcess(await main(args));\n`,
     );
-    const command = IS_DENO
-      ? [process.execPath, "run", "-A", "--quiet", "--config", join(REPO, "deno.json"), racer]
-      : [process.execPath, racer];
+    const command = [...runtimeCommand(), racer];
     const RACERS = 10;
     for (let round = 0; round < 3; round++) {
       const r = await pausedRun();

@@ -13,7 +13,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { approve, EpisodeCore, reconstructPlan, reject, validate } from "noema";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir();
@@ -68,9 +68,9 @@ function driver(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; out: string; err: string; signal: string | null }> {
   const script = join(REPO, "tests", "helpers", "core_driver.ts");
-  const args = IS_DENO ? ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), script] : [script];
+  const [command, ...args] = [...runtimeCommand(), script];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...args, root, episodeId, ...callIds], {
+    const child = spawn(command, [...args, root, episodeId, ...callIds], {
       cwd: REPO,
       env: { ...process.env, ...env },
     });

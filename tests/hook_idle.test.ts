@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { cli, cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-hook-idle-");
@@ -69,7 +69,7 @@ for (const input of JSON.parse(process.argv[2])) {
 }
 `,
     );
-    const runner = IS_DENO ? [process.execPath, "run", "-A", agent] : [process.execPath, agent];
+    const runner = [...runtimeCommand(), agent];
     const inputs = JSON.stringify([call("s-gone", "t1"), call("s-gone", "t2")]);
     const r = spawnSync(runner[0], [
       ...runner.slice(1),

@@ -9,14 +9,13 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import process from "node:process";
 import { Redactor } from "../src/runtime/redact.ts";
 import { parseLlmConfig } from "../src/llm/config.ts";
 import { PolicyGovernor } from "../src/llm/policy_governor.ts";
 import { runLlmAgent } from "../src/llm/agent.ts";
 import { classifyModelError } from "../src/llm/model_errors.ts";
 import { type ScriptedReply, startOpenAiServer } from "./helpers/openai_server.ts";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-llm-err-");
@@ -167,9 +166,7 @@ describe("llm errors", () => {
 
 describe("govern() example", () => {
   it("runs: the veto reaches the model, the intervention rewrites what runs, the loop continues", () => {
-    const cmd = IS_DENO
-      ? [process.execPath, "run", "-A", "examples/govern-ai-sdk.ts"]
-      : [process.execPath, "examples/govern-ai-sdk.ts"];
+    const cmd = [...runtimeCommand(), "examples/govern-ai-sdk.ts"];
     const r = spawnSync(cmd[0], cmd.slice(1), { cwd: REPO, encoding: "utf8", timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /rm -rf \/"\}\s+→ deny \(rm -rf is not allowed\)/);

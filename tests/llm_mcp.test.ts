@@ -16,7 +16,7 @@ import { startOpenAiServer, toolMessages } from "./helpers/openai_server.ts";
 import { startMcpHttpServer } from "./helpers/mcp_server.ts";
 import { connectMcpServers } from "../src/llm/mcp.ts";
 import { llmDriver } from "../src/llm/driver.ts";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-llm-mcp-");
@@ -35,9 +35,8 @@ describe("llm agent with an MCP server", () => {
       { text: "done" },
     ]);
     const helper = join(REPO, "tests", "helpers", "mcp_server.ts");
-    const command = IS_DENO
-      ? { command: process.execPath, args: ["run", "-A", "--quiet", helper] }
-      : { command: process.execPath, args: [helper] };
+    const [runtime, ...args] = [...runtimeCommand(), helper];
+    const command = { command: runtime, args };
     const ws = join(tmp.path, "ws");
     mkdirSync(ws);
     const governor = await PolicyGovernor.create({

@@ -14,7 +14,7 @@ import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { EXIT } from "../src/errors.ts";
 import { acquireLock, LOCK_FILE, type LockInfo, lockStatus, procStat } from "../src/store/lock.ts";
-import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
+import { cli, cliCommand, runtimeCommand } from "./helpers/cli.ts";
 import { raceCommand, raceResumes, stopCrashedAction } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -192,7 +192,7 @@ describe("takeover of a stale lock", () => {
     await new Promise((r) => dead.on("close", r));
     for (let i = 0; i < count; i++) plant(join(base, `d${i}`), { pid: dead.pid!, start_ticks: 1 });
     const script = new URL("./helpers/lock_contender.ts", import.meta.url).pathname;
-    const runtime = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+    const runtime = [...runtimeCommand(), script];
     const t0 = String(Date.now() + 1500);
     const outs = await Promise.all(Array.from({ length: 4 }, () =>
       new Promise<number[]>((resolve, reject) => {

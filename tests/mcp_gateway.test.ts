@@ -9,10 +9,9 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { GovernedSession } from "../src/agents/mcp/governed.ts";
 import {
   type CallResult,
@@ -35,7 +34,7 @@ const tmp = tempDir("noema-mcp-gw-");
 function rawServer(c: { base: string }): { log: string; server: string[] } {
   const log = join(c.base, "raw.jsonl");
   const raw = join(REPO, "tests", "helpers", "mcp_raw_server.ts");
-  return { log, server: IS_DENO ? [process.execPath, "run", "-A", "--quiet", raw, log] : [process.execPath, raw, log] };
+  return { log, server: [...runtimeCommand(), raw, log] };
 }
 after(() => tmp.cleanup());
 const setup = (name: string) => setupIn(tmp.path, name);

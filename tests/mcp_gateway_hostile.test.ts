@@ -7,8 +7,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import process from "node:process";
-import { cli, IS_DENO, REPO } from "./helpers/cli.ts";
+import { cli, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { events, rawGateway, rulesFile, sealedEpisode, setup as setupIn, withBound } from "./helpers/mcp_gateway.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { canonicalHash } from "../src/store/hash.ts";
@@ -21,8 +20,7 @@ const setup = (name: string) => setupIn(tmp.path, name);
 function hostile(c: { base: string }, scenario: string): { log: string; server: string[] } {
   const log = join(c.base, "hostile.jsonl");
   const file = join(REPO, "tests", "helpers", "mcp_hostile_server.ts");
-  const args = [file, log, scenario];
-  return { log, server: IS_DENO ? [process.execPath, "run", "-A", "--quiet", ...args] : [process.execPath, ...args] };
+  return { log, server: [...runtimeCommand(), file, log, scenario] };
 }
 
 /** The tools/call lines the server got. */

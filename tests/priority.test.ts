@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { idleCommand, unidleProcess } from "../src/priority.ts";
+import { runtimeCommand } from "./helpers/cli.ts";
 
 const chrt = ["/usr/bin/chrt", "/bin/chrt"].some((p) => existsSync(p)) && process.platform === "linux";
 
@@ -68,7 +69,7 @@ unidleThisProcess();
 console.log(JSON.stringify({ before, idle, after: look() }));
 `,
       );
-      const argv = "Deno" in globalThis ? [process.execPath, "run", "-A", script] : [process.execPath, script];
+      const argv = [...runtimeCommand(), script];
       const r = await run(argv);
       assert.equal(r.code, 0);
       const { before, idle, after } = JSON.parse(r.out);

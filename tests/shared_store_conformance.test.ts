@@ -20,7 +20,6 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import process from "node:process";
 import { after, describe, test } from "node:test";
 import { openSharedStore } from "../src/shared_store/open.ts";
 import {
@@ -38,7 +37,7 @@ import {
 } from "../src/shared_store/shared_store.ts";
 import { FileStore } from "../src/shared_store/files/file_store.ts";
 import { storeKind } from "../src/shared_store/store_url.ts";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -450,7 +449,7 @@ function conformance(
       const s = await open(url);
       await s.migrate();
       const script = join(REPO, "tests", "helpers", "store_child.ts");
-      const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+      const cmd = [...runtimeCommand(), script];
       for (let round = 0; round < 3; round++) {
         const chk = `chk_race_${round}`;
         const [ra, rb] = await Promise.all(
@@ -469,7 +468,7 @@ function conformance(
       const s = await open(url);
       await s.migrate();
       const script = join(REPO, "tests", "helpers", "store_child.ts");
-      const cmd = IS_DENO ? [process.execPath, "run", "-A", "--quiet", script] : [process.execPath, script];
+      const cmd = [...runtimeCommand(), script];
       const writers = ["a", "b", "c"];
       const results = await Promise.all(
         writers.map((w) =>

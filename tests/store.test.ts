@@ -33,7 +33,7 @@ import { LOG_DIGEST_START_BYTES } from "../src/store/log_digest.ts";
 import { stageManifest } from "../src/store/manifest.ts";
 import { sha256File } from "../src/store/hash.ts";
 import { runChild } from "./helpers/child.ts";
-import { IS_DENO, REPO } from "./helpers/cli.ts";
+import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import process from "node:process";
 
 const tmp = tempDir();
@@ -214,8 +214,8 @@ out.append({ id: "e2" });
 ${ending}
 `,
       );
-      const argv = IS_DENO ? ["run", "-A", "--quiet", script] : [script];
-      const r = await runChild(process.execPath, argv, { timeoutMs: 60_000 });
+      const [command, ...argv] = [...runtimeCommand(), script];
+      const r = await runChild(command, argv, { timeoutMs: 60_000 });
       assert.notEqual(r.code, 0, how);
       assert.match(r.stderr, /the driver crashed/, how);
       assert.deepEqual([...readJsonl(path)].map((e) => e.value?.id), ["e1", "e2"], how);

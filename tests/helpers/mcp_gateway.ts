@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { cliCommand, IS_DENO, REPO } from "./cli.ts";
+import { cliCommand, REPO, runtimeCommand } from "./cli.ts";
 
 /** The test MCP server. */
 export const SERVER = join(REPO, "tests", "helpers", "mcp_fs_server.ts");
@@ -28,9 +28,7 @@ export function setup(parent: string, name: string) {
 
 /** The test server's command line under the runtime running the tests. */
 export function serverCommand(dir: string, calls: string): string[] {
-  return IS_DENO
-    ? [process.execPath, "run", "-A", "--quiet", SERVER, dir, calls]
-    : [process.execPath, SERVER, dir, calls];
+  return [...runtimeCommand(), SERVER, dir, calls];
 }
 
 /** The environment of a gateway: no NOEMA_* of the caller, the case's root. */
