@@ -7,7 +7,8 @@
  *
  * @module
  */
-// From the AI SDK package `ai` takes them from: `ai` itself costs ~0.1 s of CPU to import, whoever imports "noema".
+// `jsonSchema` and `tool` are the AI SDK's own, from the package `ai` takes them from: importing `ai` itself costs
+// ~0.1 s of CPU, which every importer of "noema" (a policy file's worker, too) would pay.
 import { jsonSchema, tool } from "@ai-sdk/provider-utils";
 import type { JSONSchema7, ToolSet } from "ai";
 import type { LlmTool, ToolContext } from "./tools/tool.ts";
