@@ -1,9 +1,9 @@
 /**
  * Importing "noema" does not load the AI SDK, the providers, the MCP client,
  * OpenTelemetry, PostgreSQL's client or Hono: they are imported where they are
- * first used (a policy file importing "noema" in its worker, every CLI command
- * and every test would otherwise pay ~0.15 s of CPU for them). And the
- * provider's model made before its package is loaded is the provider's own.
+ * first used (a policy file importing "noema" in its worker, and every test or
+ * script that imports it, would otherwise pay ~0.15 s of CPU for them). And
+ * the provider's model made before its package is loaded is the provider's own.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
