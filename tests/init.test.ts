@@ -12,15 +12,11 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { run, validate } from "noema";
 import { initPlugin } from "../src/cli/commands/init.ts";
 import { pluginNames } from "../src/cli/templates/plugins.ts";
-import { cliCommand } from "./helpers/cli.ts";
+import { cliCommand, IS_DENO, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
-
-const REPO = fileURLToPath(new URL("..", import.meta.url));
-const IS_DENO = "Deno" in globalThis;
 
 /** Runs the CLI from source with the current runtime. */
 function cli(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
