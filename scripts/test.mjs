@@ -13,13 +13,16 @@
 // "N passed, N failed" (tests: a describe counts its tests).
 // The files that drive a real agent CLI (Claude Code, Gemini CLI, Codex: ONCE below) run under Bun only, the
 // runtime of the shipped binary: most of their cost is the agent itself, the same under either runtime, and Deno's
-// own hook path is covered by the hook tests that run under both. NOEMA_TEST_BOTH=1 runs them under Deno as well;
-// files named on the command line run under both.
-// The Bun runs' CLI children run the single binary, the executable users download: the run builds it first
-// (`bun scripts/build.ts`, counted as the check "binary") into its scratch directory and gives its path to the Bun
+// own hook path is covered by the hook tests that run under both. So do the files whose children are all
+// `bun bin/noema.ts` whatever runtime runs the test. NOEMA_TEST_BOTH=1 runs them under Deno as well; files named on
+// the command line run under both.
+// The CLI children run the single binary, the executable users download: the run builds it first
+// (`bun scripts/build.ts`, counted as the check "binary") into its scratch directory and gives its path to the
 // runners as NOEMA_TEST_BINARY (see tests/helpers/cli.ts). A CLI start costs the binary about a third of the CPU of
-// `bun src/cli/main.ts`, which transpiles some 200 modules each time; the Deno runs' children run the source, and so
-// do `bun test` and `deno test` run directly. NOEMA_TEST_SOURCE=1 runs the Bun runs' children from source too.
+// `bun src/cli/main.ts` (which transpiles some 200 modules each time) and a quarter of `deno run -A
+// src/cli/main.ts`'s. The Deno runs of the files in DENO_SOURCE below start the CLI from source under Deno (what
+// `npx deno task noema` runs), each chosen for a part of the CLI that meets Deno's own runtime; so do the files named
+// on the command line, and `bun test` and `deno test` run directly. NOEMA_TEST_SOURCE=1 runs every child from source.
 // NOEMA_TEST_SERIAL=1 runs one file at a time, its output live.
 // Each file's runner runs in its own process group, which is killed with it. The run has an overall timeout,
 // NOEMA_TEST_TIMEOUT_MIN minutes (default 40): then (or on SIGUSR1) the running files are killed, no new one
@@ -49,6 +52,10 @@ const serial = yes(process.env.NOEMA_TEST_SERIAL);
 const verbose = serial || yes(process.env.NOEMA_TEST_VERBOSE);
 const testsDir = process.env.NOEMA_TEST_DIR || "tests";
 const fromSource = yes(process.env.NOEMA_TEST_SOURCE);
+/** Files named on the command line: run under both runtimes, the Deno runs' CLI children from source. */
+const named = extra.length > 0;
+/** A test file's name without its directory. */
+const baseName = (f) => f.slice(f.lastIndexOf("/") + 1);
 const jobsAtOnce = serial ? 1 : Number(process.env.NOEMA_TEST_JOBS) || 3 * availableParallelism();
 
 /** Test files run under Bun only (see the header). */
@@ -69,6 +76,37 @@ const ONCE = new Set([
   // (rules.test.ts and rules_cli.test.ts run under both runtimes), and Deno's CLI runs the shell adapter and the hook
   // in other files.
   "rules_bypass.test.ts",
+  // Their noema children are \`bun bin/noema.ts\` (the command install-hooks registers from source) under either
+  // runtime: a Deno run would run the same processes again.
+  "hook_fail_closed.test.ts",
+  "hook_server.test.ts",
+  "otel_hooks.test.ts",
+]);
+/**
+ * The files whose Deno runs start the CLI from source under Deno (`deno run -A src/cli/main.ts`); the other files' Deno
+ * runs start the binary, as the Bun runs do (see the header). Between them they put each part of the CLI where Deno's
+ * runtime differs from Bun's through Deno: processes, exit codes and output (cli, command_adapter, crash), policy
+ * workers and the import map that gives a policy file `noema` (readme_policy, policy_pollution), the hook on stdin
+ * (hook_idle), approvals and the web server (approval_display, resume_inputs), PostgreSQL and the detached sync
+ * (store_audit, store_handoff), the model's HTTP client (llm_review), the MCP gateway on stdio and HTTP
+ * (mcp_gateway_hostile, mcp_gateway_http), and the OpenTelemetry export worker (otel). The files that start the CLI
+ * from source whatever runs them (plugin_errors, init, claude_install) add plugin loading and install-hooks.
+ */
+const DENO_SOURCE = new Set([
+  "cli.test.ts",
+  "command_adapter.test.ts",
+  "crash.test.ts",
+  "readme_policy.test.ts",
+  "policy_pollution.test.ts",
+  "hook_idle.test.ts",
+  "approval_display.test.ts",
+  "resume_inputs.test.ts",
+  "store_audit.test.ts",
+  "store_handoff.test.ts",
+  "llm_review.test.ts",
+  "mcp_gateway_hostile.test.ts",
+  "mcp_gateway_http.test.ts",
+  "otel.test.ts",
 ]);
 /**
  * The files that take longest (20 to 140 s each, the longer of their two runs measured on an idle 2-core machine), longest first: they start
@@ -119,17 +157,27 @@ const SLOW = [
 
 /** The test files, slowest first, each with the runtimes it runs under. */
 function jobs() {
-  const both = extra.length > 0 || yes(process.env.NOEMA_TEST_BOTH);
+  const both = named || yes(process.env.NOEMA_TEST_BOTH);
   const files = extra.length
     ? extra
     : readdirSync(resolve(root, testsDir)).filter((f) => f.endsWith(".test.ts")).map((f) => join(testsDir, f));
-  const base = (f) => f.slice(f.lastIndexOf("/") + 1);
-  const rank = (f) => (SLOW.includes(base(f)) ? SLOW.indexOf(base(f)) : SLOW.length);
+  const rank = (f) => (SLOW.includes(baseName(f)) ? SLOW.indexOf(baseName(f)) : SLOW.length);
   const sorted = files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return sorted.flatMap((file) => [
-    ...(both || !ONCE.has(base(file)) ? [{ runtime: "deno", file }] : []),
+    ...(both || !ONCE.has(baseName(file)) ? [{ runtime: "deno", file }] : []),
     { runtime: "bun", file },
   ]);
+}
+
+/** Every file ONCE, DENO_SOURCE and SLOW name is a test file: a renamed one would silently lose what it was for. */
+function assertListed(present) {
+  const have = new Set(present);
+  const gone = [["ONCE", ONCE], ["DENO_SOURCE", DENO_SOURCE], ["SLOW", SLOW]]
+    .flatMap(([list, names]) => [...names].filter((n) => !have.has(n)).map((n) => `${list} names ${n}`));
+  if (gone.length) {
+    process.stderr.write(`scripts/test.mjs: no such test file in ${testsDir}/: ${gone.join("; ")}\n`);
+    process.exit(2);
+  }
 }
 
 // Each runner runs in its own process group, so Ctrl-C on the terminal does not reach it: pass it on.
@@ -189,7 +237,7 @@ async function runFile({ runtime, file }) {
     // the CPU: a wait for its work may take minutes).
     : ["test", "--timeout", "300000", file];
   if (serial) process.stdout.write(`\n=== ${runtime} ${file}\n`);
-  const binary = runtime === "bun" ? await binaryBuilt : null;
+  const binary = runtime === "bun" || !(named || DENO_SOURCE.has(baseName(file))) ? await binaryBuilt : null;
   const r = await spawnRunner(
     `${runtime} ${file}`,
     bin(runtime),
@@ -253,6 +301,8 @@ async function pool(all, n, run) {
   return { results, notStarted: queue };
 }
 
+if (!named && !process.env.NOEMA_TEST_DIR) assertListed(readdirSync(resolve(root, testsDir)));
+
 // Static checks: deno check, lint and fmt --check (each counts as one test), alongside the test files.
 const check = async (label, args, cmd = bin("deno")) => {
   const r = await spawnRunner(`check ${label}`, cmd, args, false);
@@ -260,8 +310,9 @@ const check = async (label, args, cmd = bin("deno")) => {
   process.stdout.write(`${ok ? "ok" : "FAILED"} check ${label} (${took(r)})\n${ok ? "" : r.out}`);
   return { runtime: `check ${label}`, ok, cpu: r.cpu, timedOut: r.timedOut, passed: ok ? 1 : 0, failed: ok ? 0 : 1 };
 };
-// The binary the Bun runs' CLI children run (see the header): built before the first Bun runner starts; while it
-// builds, the Deno runners go on. A failed build is a failed check, and the Bun runs' children then run the source.
+// The binary the CLI children run (see the header): built before the first runner that needs it starts; while it
+// builds, the Deno runs of DENO_SOURCE's files go on. A failed build is a failed check, and the children then run the
+// source.
 const testBinary = join(scratch, "noema-test-binary", "noema");
 const binaryCheck = fromSource || process.env.NOEMA_TEST_DIR
   ? null

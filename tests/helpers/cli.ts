@@ -1,10 +1,11 @@
 /**
  * Running the real `noema` CLI as a child process under the runtime running
  * the tests: Bun `bun src/cli/main.ts`, Deno `deno run -A src/cli/main.ts`.
- * Under Bun, when `NOEMA_TEST_BINARY` names an executable (`npm test` builds
- * the single binary for its Bun runs and sets it), that binary instead: the
- * executable users download, built from the same source, which starts with
- * about a third of the CPU.
+ * When `NOEMA_TEST_BINARY` names an executable (`npm test` builds the single
+ * binary and sets it for every Bun run and for the Deno runs of most files:
+ * see `scripts/test.mjs`), that binary instead: the executable users
+ * download, built from the same source, which starts with about a third of
+ * Bun's CPU and a quarter of Deno's.
  *
  * @module
  */
@@ -22,8 +23,8 @@ export const MAIN: string = join(REPO, "src", "cli", "main.ts");
 /** Whether the tests run under Deno. */
 export const IS_DENO: boolean = "Deno" in globalThis;
 
-/** The single binary the CLI runs as under Bun (`NOEMA_TEST_BINARY`), or null: the source. */
-export const BINARY: string | null = !IS_DENO && process.env.NOEMA_TEST_BINARY ? process.env.NOEMA_TEST_BINARY : null;
+/** The single binary the CLI runs as (`NOEMA_TEST_BINARY`), or null: the source. */
+export const BINARY: string | null = process.env.NOEMA_TEST_BINARY || null;
 
 /** What a CLI run produced. */
 export interface CliResult {
@@ -62,8 +63,8 @@ export function runtimeCommand(): string[] {
 }
 
 /**
- * The command that starts the CLI under the runtime running this code (under
- * Bun, the binary of {@link BINARY} when there is one).
+ * The command that starts the CLI: the binary of {@link BINARY} when there
+ * is one, else the source under the runtime running this code.
  *
  * @example
  * ```ts
