@@ -89,7 +89,8 @@ const ONCE = new Set([
  * workers and the import map that gives a policy file `noema` (readme_policy, policy_pollution), the hook on stdin
  * (hook_idle), approvals and the web server (approval_display, resume_inputs), PostgreSQL and the detached sync
  * (store_audit, store_handoff), the model's HTTP client (llm_review), the MCP gateway on stdio and HTTP
- * (mcp_gateway_hostile, mcp_gateway_http), and the OpenTelemetry export worker (otel). The files that start the CLI
+ * (mcp_gateway_hostile, mcp_gateway_http), the OpenTelemetry export worker (otel), and the keys and signatures of
+ * `node:crypto` (signing_ed25519). The files that start the CLI
  * from source whatever runs them (plugin_errors, init, claude_install) add plugin loading and install-hooks.
  */
 const DENO_SOURCE = new Set([
@@ -107,6 +108,7 @@ const DENO_SOURCE = new Set([
   "mcp_gateway_hostile.test.ts",
   "mcp_gateway_http.test.ts",
   "otel.test.ts",
+  "signing_ed25519.test.ts",
 ]);
 /**
  * The files that take longest (20 to 140 s each, the longer of their two runs measured on an idle 2-core machine), longest first: they start
