@@ -76,8 +76,9 @@ const ONCE = new Set([
   // (rules.test.ts and rules_cli.test.ts run under both runtimes), and Deno's CLI runs the shell adapter and the hook
   // in other files.
   "rules_bypass.test.ts",
-  // Their noema children are \`bun bin/noema.ts\` (the command install-hooks registers from source) under either
-  // runtime: a Deno run would run the same processes again.
+  // Their noema children are the same under either runtime (hook_fail_closed: tests/helpers/cli.ts' hookCommand, the
+  // binary; the other two: \`bun bin/noema.ts\`, the command install-hooks registers from source): a Deno run would run
+  // the same processes again.
   "hook_fail_closed.test.ts",
   "hook_server.test.ts",
   "otel_hooks.test.ts",

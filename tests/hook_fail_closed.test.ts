@@ -2,9 +2,9 @@
  * `noema hook` fails closed whatever happens to it: a policy that ends the
  * process (in-thread, in a worker, in the resident server), an uncaught
  * error, a stdin that never closes, a kill at any point of the hook path
- * (the next call still works). Every call runs `bun bin/noema.ts`, the
- * command `install-hooks` registers from source, whichever runtime runs the
- * tests.
+ * (the next call still works). Every call runs `hookCommand()` whichever
+ * runtime runs the tests: the binary under `npm test`, else `bun
+ * bin/noema.ts`, the command `install-hooks` registers from source.
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,14 +14,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import process from "node:process";
 import { validate } from "noema";
-import { cli, REPO } from "./helpers/cli.ts";
+import { cli, hookCommand, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 
 const tmp = tempDir("noema-hook-closed-");
 after(() => tmp.cleanup());
-const BUN = join(REPO, "node_modules", ".bin", "bun");
-const ENTRY = join(REPO, "bin", "noema.ts");
+const [NOEMA, ...PRE] = hookCommand(); // the binary, or bun and bin/noema.ts
 const TIMEOUT = { timeout: 120_000 };
 
 /** A policy that ends its process in the way the command asks for. */
@@ -65,7 +64,7 @@ async function hook(
   env: Record<string, string> = {},
   extra: string[] = [],
 ): Promise<Hook> {
-  const r = await runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", exiter, ...extra], {
+  const r = await runChild(NOEMA, [...PRE, "hook", "claude-code", "--root", root, "--policy", exiter, ...extra], {
     cwd: tmp.path,
     input: typeof payload === "string" ? payload : JSON.stringify(payload),
     env: { ...process.env, NOEMA_HOOK_SERVER: "0", ...env },
@@ -110,7 +109,7 @@ export default {
     mkdirSync(servers, { recursive: true, mode: 0o700 });
     for (const server of ["0", "1"]) {
       for (const id of ["t1", "t2"]) { // with the server on, the second call goes through it
-        const r = await runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", forger], {
+        const r = await runChild(NOEMA, [...PRE, "hook", "claude-code", "--root", root, "--policy", forger], {
           cwd: tmp.path,
           input: JSON.stringify(pre(`s-forged-${server}`, id, "rm -rf /")),
           env: {
@@ -189,11 +188,15 @@ describe("a policy that ends the process does not let the call run", () => {
 
   test("noema run with an in-thread policy that exits: the episode is sealed, the step vetoed", TIMEOUT, async () => {
     const root = join(tmp.path, "exits-run");
-    const r = await runChild(BUN, [ENTRY, "run", "echo exit-in-run", "--root", root, "--policy", exiter, "--quiet"], {
-      cwd: tmp.path,
-      env: { ...process.env, NOEMA_POLICY_ISOLATION: "thread" },
-      timeoutMs: 60_000,
-    });
+    const r = await runChild(
+      NOEMA,
+      [...PRE, "run", "echo exit-in-run", "--root", root, "--policy", exiter, "--quiet"],
+      {
+        cwd: tmp.path,
+        env: { ...process.env, NOEMA_POLICY_ISOLATION: "thread" },
+        timeoutMs: 60_000,
+      },
+    );
     assert.equal(r.code, 3, `vetoed: ${r.stderr}`);
     const [id] = readdirSync(join(root, "episodes")).filter((n) => n.startsWith("ep_"));
     const dir = join(root, "episodes", id);
@@ -207,7 +210,7 @@ describe("a policy that ends the process does not let the call run", () => {
 /** Runs the hook with a stdin pipe that is written `input` and never closed; resolves when the hook exits. */
 function hookOpenStdin(root: string, input: string, env: Record<string, string>): Promise<Hook> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", exiter], {
+    const child = spawn(NOEMA, [...PRE, "hook", "claude-code", "--root", root, "--policy", exiter], {
       cwd: tmp.path,
       env: { ...process.env, ...env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -259,7 +262,7 @@ describe("a stdin that never closes", () => {
 
   test("a trickle that never ends is cut at the total cap", TIMEOUT, async () => {
     const root = join(tmp.path, "stdin-trickle");
-    const child = spawn(BUN, [ENTRY, "hook", "claude-code", "--root", root], {
+    const child = spawn(NOEMA, [...PRE, "hook", "claude-code", "--root", root], {
       cwd: tmp.path,
       env: { ...process.env, NOEMA_HOOK_STDIN_IDLE_MS: "1000", NOEMA_HOOK_STDIN_MAX_MS: "2500" },
       stdio: ["pipe", "ignore", "pipe"],
@@ -335,12 +338,16 @@ describe("a policy whose advise loops for ever (issue 24, audit B4)", () => {
     }, async () => {
       const root = join(tmp.path, `loop-${isolation}`);
       const run = (payload: unknown) =>
-        runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root, "--policy", looper, "--policy-timeout", "500"], {
-          cwd: tmp.path,
-          input: JSON.stringify(payload),
-          env: { ...process.env, NOEMA_HOOK_SERVER: "0", NOEMA_POLICY_ISOLATION: isolation },
-          timeoutMs: 60_000,
-        });
+        runChild(
+          NOEMA,
+          [...PRE, "hook", "claude-code", "--root", root, "--policy", looper, "--policy-timeout", "500"],
+          {
+            cwd: tmp.path,
+            input: JSON.stringify(payload),
+            env: { ...process.env, NOEMA_HOOK_SERVER: "0", NOEMA_POLICY_ISOLATION: isolation },
+            timeoutMs: 60_000,
+          },
+        );
       // A hook that hung on the loop is killed at runChild's 60 s bound, with no exit code: the assertion fails.
       const r = await run(pre(`s-loop-${isolation}`, "t1", "ls"));
       assert.equal(r.code, 0, r.stderr);
@@ -410,7 +417,7 @@ describe("a FIFO planted as the episode's lock", () => {
     assert.equal(verdict(r), "blocked");
     assert.match(r.err, /lock: not a regular file \(a FIFO\)/);
     for (const args of [["list"], ["view", id]]) {
-      const x = await runChild(BUN, [ENTRY, ...args, "--root", root], { timeoutMs: 30_000 });
+      const x = await runChild(NOEMA, [...PRE, ...args, "--root", root], { timeoutMs: 30_000 });
       assert.equal(x.code, 0, `${args[0]}: ${x.stderr}`);
     }
   });
@@ -521,7 +528,7 @@ describe("results out of order, for an agent that sends no call ids (Gemini CLI)
     const fixture = (name: string) =>
       JSON.parse(readFileSync(join(REPO, "tests", "fixtures", "agents", "gemini", `${name}.json`), "utf8"));
     const gem = (event: unknown) =>
-      runChild(BUN, [ENTRY, "hook", "gemini", "--root", root], {
+      runChild(NOEMA, [...PRE, "hook", "gemini", "--root", root], {
         cwd: tmp.path,
         input: JSON.stringify(event),
         env: { ...process.env, NOEMA_HOOK_SERVER: "0" },
@@ -613,7 +620,7 @@ describe("calls the agent refused itself", () => {
     const session = "refused";
     const base = { session_id: session, cwd: tmp.path, transcript_path: transcript };
     const run = (event: unknown) =>
-      runChild(BUN, [ENTRY, "hook", "claude-code", "--root", root], {
+      runChild(NOEMA, [...PRE, "hook", "claude-code", "--root", root], {
         cwd: tmp.path,
         input: JSON.stringify(event),
         env: { ...process.env, NOEMA_HOOK_SERVER: "0" },

@@ -15,7 +15,7 @@ import { after, before, describe, test } from "node:test";
 import { PostgresStore } from "../src/shared_store/postgres/postgres_store.ts";
 import { pullEpisode } from "../src/shared_store/pull.ts";
 import { runChild } from "./helpers/child.ts";
-import { cli, REPO } from "./helpers/cli.ts";
+import { cli, hookCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { stopHookServers } from "./helpers/processes.ts";
@@ -23,7 +23,7 @@ import { tree } from "./helpers/files.ts";
 
 const skip = pgUnavailable() ?? false;
 const GATE = join(REPO, "plugins/policies/approval-gate.ts");
-const BUN = join(REPO, "node_modules", ".bin", "bun");
+const [NOEMA, ...PRE] = hookCommand(); // the binary, or bun and bin/noema.ts
 
 async function until<T>(
   f: () => T | null | undefined | Promise<T | null | undefined>,
@@ -68,7 +68,7 @@ describe("an interactive session's hook waits for a decision made on another mac
     };
     const id = `sess-${Math.random().toString(36).slice(2)}`;
     const call = (payload: Record<string, unknown>) =>
-      runChild(BUN, [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root, ...hookArgs], {
+      runChild(NOEMA, [...PRE, "hook", "claude-code", "--root", root, ...hookArgs], {
         cwd: dir,
         input: JSON.stringify({ session_id: id, cwd: dir, ...payload }),
         env,

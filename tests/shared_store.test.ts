@@ -26,7 +26,7 @@ import { pgpassLookup } from "../src/shared_store/postgres/pgpass.ts";
 import { clientTls } from "../src/shared_store/postgres/tls.ts";
 import { syncRoot } from "../src/shared_store/sync.ts";
 import { handoffLogTail } from "../src/shared_store/handoff_log.ts";
-import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { cli, cliCommand, hookCommand, REPO } from "./helpers/cli.ts";
 import { type PgServer, pgUnavailable, startPostgres } from "./helpers/postgres.ts";
 import { REFUSED_PORT } from "./helpers/local_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -48,10 +48,10 @@ async function untilFileHolds(path: string, text: string): Promise<void> {
   while (!readIfThere(path).includes(text) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 }
 
-/** One `noema hook claude-code --root <root>` call with `payload` on stdin, through Bun (the resident server's runtime). */
+/** One `noema hook claude-code --root <root>` call with `payload` on stdin, as an agent's hook starts it. */
 function hookCall(root: string, cwd: string, payload: unknown, env: Record<string, string | undefined>) {
-  const args = [join(REPO, "bin", "noema.ts"), "hook", "claude-code", "--root", root];
-  return runChild(join(REPO, "node_modules", ".bin", "bun"), args, {
+  const [cmd, ...args] = [...hookCommand(), "hook", "claude-code", "--root", root];
+  return runChild(cmd, args, {
     cwd,
     input: JSON.stringify(payload),
     env,

@@ -77,6 +77,22 @@ export function cliCommand(options: { source?: boolean } = {}): string[] {
 }
 
 /**
+ * The command an agent's hook starts noema with, whichever runtime runs the
+ * tests: the binary of {@link BINARY} when there is one, else `bun
+ * bin/noema.ts` (the entry `install-hooks` registers from source, which tries
+ * the session's resident hook server before loading the CLI).
+ *
+ * @example
+ * ```ts
+ * import { hookCommand } from "./helpers/cli.ts";
+ * const [cmd, ...args] = [...hookCommand(), "hook", "claude-code", "--root", "/tmp/root"];
+ * ```
+ */
+export function hookCommand(): string[] {
+  return BINARY === null ? [join(REPO, "node_modules", ".bin", "bun"), join(REPO, "bin", "noema.ts")] : [BINARY];
+}
+
+/**
  * Runs the CLI with `args`.
  *
  * @example
