@@ -82,6 +82,8 @@ const ONCE = new Set([
   "hook_fail_closed.test.ts",
   "hook_server.test.ts",
   "otel_hooks.test.ts",
+  // Builds the binary with \`bun build --compile\` and runs it: the same processes under either runtime.
+  "binary.test.ts",
 ]);
 /**
  * The files whose Deno runs start the CLI from source under Deno (`deno run -A src/cli/main.ts`); the other files' Deno

@@ -12,12 +12,12 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { readPublicKeyFile, verifyAttestation } from "noema";
 import { build, bunExecutable } from "../scripts/build.ts";
-import { cli, REPO } from "./helpers/cli.ts";
+import { BINARY, cli, REPO } from "./helpers/cli.ts";
 import { decidedEpisode, keyIdOf, sha256Hex } from "./helpers/keys.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { osUserName } from "../src/runtime/os_user.ts";
@@ -330,8 +330,12 @@ if (SKIP) process.stderr.write(`tests/attest.test.ts: the binary part is skipped
 describe("openssl verifies the attestation the compiled binary made", { skip: SKIP ?? false }, () => {
   const work = join(tmp.path, "bin");
   let noema = "";
-  // Built while the tests are collected (as tests/binary.test.ts does): a hook would time out on a loaded machine.
-  if (!SKIP) noema = build({ outfile: join(work, "noema") }).outfile;
+  // The binary `npm test` built for the CLI children (tests/helpers/cli.ts), else built here while the tests are
+  // collected (as tests/binary.test.ts does): a hook would time out on a loaded machine.
+  if (!SKIP) {
+    mkdirSync(work, { recursive: true });
+    noema = BINARY ?? build({ outfile: join(work, "noema") }).outfile;
+  }
 
   test("keys generate, attest with the binary; openssl pkeyutl -verify over the PAE; a changed byte fails", () => {
     const env = { ...process.env, NOEMA_ROOT: root, NO_COLOR: "1" } as Record<string, string>;
