@@ -32,7 +32,7 @@ import {
   run,
   runProcess,
 } from "noema";
-import { cli, IS_DENO, REPO, runtimeCommand } from "./helpers/cli.ts";
+import { cli, CLI_ON_DENO, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { foundUnder } from "./helpers/files.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -719,7 +719,7 @@ console.log(JSON.stringify({ result: "done", terminal_reason: "completed" }));
     const text = seen("policy").join("\n");
     assert.match(text, /^PATH=/m);
     for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(text.includes(secret), false, text);
-    if (!IS_DENO) {
+    if (!CLI_ON_DENO) {
       const child = seen("policy-child").join("\n");
       assert.match(child, /^PATH=/m);
       for (const secret of [KEY, STORE_PASSWORD, SERVE_TOKEN]) assert.equal(child.includes(secret), false, child);

@@ -19,7 +19,7 @@ import { digestOf } from "../src/validate/compact.ts";
 import { NumberSet } from "../src/validate/number_set.ts";
 import { readJsonl } from "../src/store/jsonl.ts";
 import { collectYoungGarbage } from "../src/store/gc.ts";
-import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
+import { cli, CLI_ON_DENO, cliCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-validate-large-");
@@ -312,7 +312,7 @@ describe("memory", { skip: !existsSync("/usr/bin/time") }, () => {
     // holds the goal itself, at the shape of issue 38). Deno collects garbage only when it decides to (no forced
     // collection without --expose-gc): there, twice that (before: 303 MiB; after: 166).
     const goal = 64 + 3 * longest / (1 << 20);
-    const bound = goal * (7 / 6) * (IS_DENO ? 2 : 1);
+    const bound = goal * (7 / 6) * (CLI_ON_DENO ? 2 : 1);
     assert.ok(
       v.rssMb <= bound,
       `validate peaked at ${v.rssMb.toFixed(0)} MiB, bound ${bound.toFixed(0)} (goal ${goal.toFixed(0)})`,
@@ -332,7 +332,7 @@ describe("memory", { skip: !existsSync("/usr/bin/time") }, () => {
     // bytes and text at once, 123; a window at a time, 67-70 here (the runtime and the CLI alone: 47; JIT: about 7)
     // and 74 once on a loaded CI machine. Half the size tells the two apart with room for the runtime's own swings
     // (a quarter did not: 72). Deno collects only when it decides to: twice the goal there.
-    const goal = (64 + 0.5 * mb) * (IS_DENO ? 2 : 1);
+    const goal = (64 + 0.5 * mb) * (CLI_ON_DENO ? 2 : 1);
     assert.ok(
       v.rssMb <= goal,
       `validate peaked at ${v.rssMb.toFixed(0)} MiB for ${mb.toFixed(0)} MiB, goal ${goal.toFixed(0)}`,

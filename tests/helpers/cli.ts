@@ -26,6 +26,9 @@ export const IS_DENO: boolean = "Deno" in globalThis;
 /** The single binary the CLI runs as (`NOEMA_TEST_BINARY`), or null: the source. */
 export const BINARY: string | null = process.env.NOEMA_TEST_BINARY || null;
 
+/** Whether the CLI children run under Deno (the source: no {@link BINARY}), where their runtime shows. */
+export const CLI_ON_DENO: boolean = IS_DENO && BINARY === null;
+
 /** What a CLI run produced. */
 export interface CliResult {
   code: number | null;
