@@ -13,9 +13,10 @@
 // "N passed, N failed" (tests: a describe counts its tests).
 // The files that drive a real agent CLI (Claude Code, Gemini CLI, Codex: ONCE below) run under Bun only, the
 // runtime of the shipped binary: most of their cost is the agent itself, the same under either runtime, and Deno's
-// own hook path is covered by the hook tests that run under both. So do the files whose children are all
-// `bun bin/noema.ts` whatever runtime runs the test. NOEMA_TEST_BOTH=1 runs them under Deno as well; files named on
-// the command line run under both.
+// own hook path is covered by the hook tests that run under both. So do the files whose children are the same
+// whatever runtime runs the test (three hook files, the binary's own test), and those that would run none of noema's
+// code under Deno (NO_NOEMA_CODE). NOEMA_TEST_BOTH=1 runs them under Deno as well; files named on the command line run
+// under both.
 // The CLI children run the single binary, the executable users download: the run builds it first
 // (`bun scripts/build.ts`, counted as the check "binary") into its scratch directory and gives its path to the
 // runners as NOEMA_TEST_BINARY (see tests/helpers/cli.ts). A CLI start costs the binary about a third of the CPU of
@@ -77,13 +78,40 @@ const ONCE = new Set([
   // in other files.
   "rules_bypass.test.ts",
   // Their noema children are the same under either runtime (hook_fail_closed: tests/helpers/cli.ts' hookCommand, the
-  // binary; the other two: \`bun bin/noema.ts\`, the command install-hooks registers from source): a Deno run would run
+  // binary; the other two: `bun bin/noema.ts`, the command install-hooks registers from source): a Deno run would run
   // the same processes again.
   "hook_fail_closed.test.ts",
   "hook_server.test.ts",
   "otel_hooks.test.ts",
-  // Builds the binary with \`bun build --compile\` and runs it: the same processes under either runtime.
+  // Builds the binary with `bun build --compile` and runs it: the same processes under either runtime.
   "binary.test.ts",
+]);
+/**
+ * Files that would run none of noema's code under Deno: the test imports nothing of noema's (neither `noema` nor a
+ * module of src/, through its helpers either) and its noema children are the binary, so a Deno run would start the
+ * same processes again with only the test's own code under Deno. They run under Bun only, as ONCE's do
+ * (tests/test_runner.test.ts checks that each still imports nothing of noema's).
+ */
+const NO_NOEMA_CODE = new Set([
+  "backtest.test.ts",
+  "backtest_serve.test.ts",
+  "backtest_store.test.ts",
+  "empty_plan.test.ts",
+  "layers.test.ts",
+  "layout.test.ts",
+  "mcp_conformance.test.ts",
+  "mcp_gateway_filesystem.test.ts",
+  "mcp_gateway_pins.test.ts",
+  "node_library.test.ts",
+  "read_side.test.ts",
+  "readme_quickstart.test.ts",
+  "rules_cli.test.ts",
+  "sealing.test.ts",
+  "serve_browser.test.ts",
+  "serve_console_browser.test.ts",
+  "stderr_tail.test.ts",
+  "sync_ids.test.ts",
+  "test_runner.test.ts",
 ]);
 /**
  * The files whose Deno runs start the CLI from source under Deno (`deno run -A src/cli/main.ts`); the other files' Deno
@@ -93,8 +121,8 @@ const ONCE = new Set([
  * (hook_idle), approvals and the web server (approval_display, resume_inputs), PostgreSQL and the detached sync
  * (store_audit, store_handoff), the model's HTTP client (llm_review), the MCP gateway on stdio and HTTP
  * (mcp_gateway_hostile, mcp_gateway_http), the OpenTelemetry export worker (otel), and the keys and signatures of
- * `node:crypto` (signing_ed25519). The files that start the CLI
- * from source whatever runs them (plugin_errors, init, claude_install) add plugin loading and install-hooks.
+ * `node:crypto` (signing_ed25519). The files that start the CLI from source whatever runs them (plugin_errors, init,
+ * claude_install) add plugin loading and install-hooks.
  */
 const DENO_SOURCE = new Set([
   "cli.test.ts",
@@ -169,15 +197,15 @@ function jobs() {
   const rank = (f) => (SLOW.includes(baseName(f)) ? SLOW.indexOf(baseName(f)) : SLOW.length);
   const sorted = files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return sorted.flatMap((file) => [
-    ...(both || !ONCE.has(baseName(file)) ? [{ runtime: "deno", file }] : []),
+    ...(both || !(ONCE.has(baseName(file)) || NO_NOEMA_CODE.has(baseName(file))) ? [{ runtime: "deno", file }] : []),
     { runtime: "bun", file },
   ]);
 }
 
-/** Every file ONCE, DENO_SOURCE and SLOW name is a test file: a renamed one would silently lose what it was for. */
+/** Every file the lists above name is a test file: a renamed one would silently lose what it was listed for. */
 function assertListed(present) {
   const have = new Set(present);
-  const gone = [["ONCE", ONCE], ["DENO_SOURCE", DENO_SOURCE], ["SLOW", SLOW]]
+  const gone = [["ONCE", ONCE], ["NO_NOEMA_CODE", NO_NOEMA_CODE], ["DENO_SOURCE", DENO_SOURCE], ["SLOW", SLOW]]
     .flatMap(([list, names]) => [...names].filter((n) => !have.has(n)).map((n) => `${list} names ${n}`));
   if (gone.length) {
     process.stderr.write(`scripts/test.mjs: no such test file in ${testsDir}/: ${gone.join("; ")}\n`);

@@ -9,12 +9,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statfsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import process from "node:process";
 import { after, describe, test } from "node:test";
 import { runHalf, timeoutFromEnv } from "../scripts/run_half.mjs";
 import { MIN_FREE_BYTES, scratchBase } from "../scripts/scratch_dir.mjs";
 import { REPO } from "./helpers/cli.ts";
+import { specifiers } from "./helpers/import_graph.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 /** True while `pid` is a live process (a zombie counts as gone). */
@@ -152,7 +153,7 @@ const HANGS = `test("hangs", async () => {
     await new Promise((r) => setTimeout(r, 600_000));
   });`;
 const HEAD = `import { describe, test } from "node:test";\nimport assert from "node:assert/strict";\n` +
-  `import { writeFileSync } from "node:fs";\nimport { join } from "node:path";\nimport process from "node:process";\n`;
+  `import { writeFileSync } from "node:fs";\nimport { join, relative, resolve } from "node:path";\nimport process from "node:process";\n`;
 
 /** Runs scripts/test.mjs on `dir`; `onStart` gets its pid. Resolves with its exit code and output. */
 function runSuite(
@@ -287,3 +288,33 @@ function statfsFree(path: string): number {
   const fs = statfsSync(path);
   return fs.bavail * fs.bsize;
 }
+
+/** Whether `file` (relative to the repository) loads any of noema's code: `noema`, mod.ts or src/, at any depth. */
+function loadsNoemaCode(file: string): boolean {
+  const seen = new Set<string>();
+  const todo = [file];
+  while (todo.length > 0) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    if (f === "mod.ts" || f.startsWith("src/")) return true;
+    for (const { spec, typeOnly } of specifiers(readFileSync(join(REPO, f), "utf8"))) {
+      if (spec === "noema") return true;
+      if (!typeOnly && spec.startsWith(".")) todo.push(relative(REPO, resolve(REPO, f, "..", spec)));
+    }
+  }
+  return false;
+}
+
+test("the files npm test runs under Bun only for loading none of noema's code under Deno still load none", () => {
+  const list = /const NO_NOEMA_CODE = new Set\(\[([^\]]*)\]\);/.exec(
+    readFileSync(join(REPO, "scripts", "test.mjs"), "utf8"),
+  )?.[1];
+  assert.ok(list !== undefined, "scripts/test.mjs defines NO_NOEMA_CODE");
+  const files = [...list.matchAll(/"([^"]+\.test\.ts)"/g)].map((m) => join("tests", m[1]));
+  assert.ok(files.length > 0);
+  // One that loads noema's code would lose its Deno run: take it off the list.
+  assert.deepEqual(files.filter(loadsNoemaCode), []);
+  // The walk finds noema's code where there is some.
+  assert.equal(loadsNoemaCode(join("tests", "validate.test.ts")), true);
+});
