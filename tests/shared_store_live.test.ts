@@ -91,7 +91,7 @@ test("a run that stops writing has its last state published without another kick
       appendFileSync(join(dir, "events.jsonl"), JSON.stringify({ pad: "a step" }) + "\n");
       live.kick();
       const stored = async () => new TextDecoder().decode((await store.readFile(id, "state.json")) ?? new Uint8Array());
-      await until(async () => (await stored()) === state, 5_000);
+      await until(async () => (await stored()) === state);
       assert.equal(await live.finish(5_000), true);
     } finally {
       await store.close();
@@ -101,8 +101,11 @@ test("a run that stops writing has its last state published without another kick
   }
 });
 
-/** Waits until `f` holds (every 20 ms), at most `ms`. */
-async function until(f: () => Promise<boolean>, ms = 10_000): Promise<void> {
+/**
+ * Waits until `f` holds (every 20 ms), at most `ms`: a bound for hangs, not a goal (a publishing process started from
+ * source beside a busy machine's other work took more than 10 s to send its first lines).
+ */
+async function until(f: () => Promise<boolean>, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await f())) {
     if (Date.now() > end) throw new Error(`not within ${ms} ms`);
