@@ -153,7 +153,7 @@ const HANGS = `test("hangs", async () => {
     await new Promise((r) => setTimeout(r, 600_000));
   });`;
 const HEAD = `import { describe, test } from "node:test";\nimport assert from "node:assert/strict";\n` +
-  `import { writeFileSync } from "node:fs";\nimport { join, relative, resolve } from "node:path";\nimport process from "node:process";\n`;
+  `import { writeFileSync } from "node:fs";\nimport { join } from "node:path";\nimport process from "node:process";\n`;
 
 /** Runs scripts/test.mjs on `dir`; `onStart` gets its pid. Resolves with its exit code and output. */
 function runSuite(
