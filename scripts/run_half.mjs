@@ -15,7 +15,7 @@ import { spawn } from "node:child_process";
 
 /**
  * Default overall timeout: 40 minutes (override with `NOEMA_TEST_TIMEOUT_MIN`). A bound that catches a hang, not a
- * goal: the whole of `npm test` takes 8 to 14 minutes on a 2-core VM (README.md, "Development").
+ * goal: the whole of `npm test` takes 7 to 10 minutes on a 2-core VM (README.md, "Development").
  */
 export const DEFAULT_TIMEOUT_MS = 40 * 60_000;
 /** Default time the pipes may keep draining after the child exited. */
