@@ -5,6 +5,7 @@
 // composes the grammar at random around a denied command and never finds an allow.
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -159,6 +160,63 @@ const RUNNERS = [
   "sshpass -e git push",
 ];
 
+/**
+ * git runs commands its settings and options name. Each line pushes for real: the real `git`, in a repository whose
+ * `origin` is a bare repository beside it (so `ran` is: origin got the branch). `BARE` stands for its path.
+ */
+const GIT: Case[] = [
+  { line: "git -c alias.p=push p origin main" },
+  { line: "git -c ALIAS.P=push p origin main" },
+  { line: "git -c alias.p=status -c alias.p=push p origin main" },
+  { line: "git -c alias.p=q -c alias.q='push origin' p main" },
+  { line: "git -c alias.p='!git push origin main' p" },
+  { line: "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p origin main" },
+  { line: "GIT_CONFIG_PARAMETERS=\"'alias.p'='push'\" git p origin main" },
+  { line: "git -c core.editor='git push origin main;:' commit --allow-empty" },
+  { line: "git -c core.sshCommand='git push origin main;:' fetch ssh://127.0.0.1/r" },
+  { line: "git rebase --root -x 'git push origin main'" },
+  { line: "git rebase --root --exec='git push origin main'" },
+  { line: "git fetch --upload-pack='git push origin main;:' BARE" },
+  { line: "git config alias.p push && git p origin main" },
+  { line: "git config --local alias.p '!git push origin main'; git p" },
+];
+/** More of them, checked in-process: their conditions (a terminal, a diff, a submodule) are not set up here. */
+const GIT_MORE = [
+  "git -c core.pager='git push' log",
+  "git -c pager.log='git push' log",
+  "git -c sequence.editor='git push' rebase -i",
+  "git -c diff.external='git push;:' diff",
+  "git -c credential.helper='!git push;:' fetch",
+  "git -c core.fsmonitor='git push' status",
+  "git -c gpg.program='git push' commit -S",
+  "git -c filter.x.clean='git push' add .",
+  "git -c diff.x.textconv='git push' diff",
+  "git -c uploadpack.packObjectsHook='git push' fetch",
+  "git clone -c core.sshCommand='git push' ssh://h/r",
+  "git clone -u 'git push;:' /tmp/r x",
+  "git push --receive-pack='git push;:' origin",
+  "git difftool -x 'git push'",
+  "git difftool --extcmd='git push'",
+  "git filter-branch --tree-filter 'git push' HEAD",
+  "git send-email --to-cmd='git push' x.patch",
+  "git grep -O'git push' foo",
+  "git submodule foreach 'git push'",
+  "git submodule --quiet foreach --recursive git push",
+  "git bisect run git push",
+  // Only known when git runs: fail closed.
+  'git -c alias.p="$X" p',
+  'git -c "$K=push" p',
+  "git --config-env=alias.p=V p",
+  'git -c core.pager="$P" log',
+  "git fetch 'ext::sh -c git% push'",
+  "git -c protocol.ext.allow=always fetch x",
+  "export GIT_CONFIG_PARAMETERS=\"'alias.p'='push'\"; git p",
+  "git config set core.editor 'git push'",
+  "git config -f .git/config core.sshCommand 'git push'",
+  'git config alias.p "$V"',
+  "git -c alias.__proto__=push __proto__",
+];
+
 let n = 0;
 
 /** A workspace with a stand-in `git` that leaves `ran` when asked to push, and an `x` for `rm x`. */
@@ -189,9 +247,35 @@ const env = (bin: string) =>
     NOEMA_HOOK_SERVER: "0",
   }) as Record<string, string>;
 
+/** A git repository with one commit on `main`, whose `origin` is a bare repository that has nothing yet. */
+function gitWorkspace(rules: RuleSet): Workspace {
+  const ws = join(tmp.path, `w${++n}`);
+  const bin = join(ws, "bin"); // empty: the real git runs
+  const bare = join(ws, "origin.git");
+  mkdirSync(bin, { recursive: true });
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: ws, stdio: "ignore" });
+  git("init", "-q", "--bare", "-b", "main", bare);
+  git("init", "-q", "-b", "main");
+  git("config", "user.name", "noema test");
+  git("config", "user.email", "test@noema.invalid");
+  git("remote", "add", "origin", bare);
+  writeFileSync(join(ws, "README"), "x\n");
+  git("add", "README");
+  git("commit", "-qm", "first");
+  writeFileSync(join(ws, "noema.jsonc"), JSON.stringify({ rules }));
+  return {
+    ws,
+    bin,
+    line: (c: Case) => c.line.replaceAll("BARE", bare),
+    ran: () => existsSync(join(bare, "refs", "heads", "main")),
+  };
+}
+
+type Workspace = ReturnType<typeof workspace>;
+
 /** `noema run` of a one-step shell task running the line (as `bash -c` for bash syntax) in a fresh workspace. */
-async function run(c: Case, mode: "audit" | "enforce") {
-  const w = workspace({ ...(c.rules ?? PUSH), mode });
+async function run(c: Case, mode: "audit" | "enforce", make = workspace) {
+  const w = make({ ...(c.rules ?? PUSH), mode });
   const line = w.line(c);
   const task = {
     task: "bypass",
@@ -215,8 +299,8 @@ async function eventually(check: () => boolean, ms = 20_000): Promise<boolean> {
 }
 
 /** The verdict of `noema hook claude-code` on a PreToolUse payload holding the line. */
-async function hook(c: Case): Promise<{ decision: string; reason: string }> {
-  const w = workspace(c.rules ?? PUSH);
+async function hook(c: Case, make = workspace): Promise<{ decision: string; reason: string }> {
+  const w = make(c.rules ?? PUSH);
   const payload = {
     session_id: `s-bypass-${n}`,
     cwd: w.ws,
@@ -240,12 +324,14 @@ async function hook(c: Case): Promise<{ decision: string; reason: string }> {
 
 const TIMEOUT = { timeout: 300_000 };
 
-for (
-  const [title, cases] of [["the lines of issue 37", ISSUE], ["wrappers", WRAPPERS], ["more", MORE], [
-    "the audit's",
-    AUDIT,
-  ]] as const
-) {
+const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
+  ["the lines of issue 37", ISSUE, workspace],
+  ["wrappers", WRAPPERS, workspace],
+  ["more", MORE, workspace],
+  ["the audit's", AUDIT, workspace],
+  ["git's settings and options", GIT, gitWorkspace],
+];
+for (const [title, cases, make] of LISTS) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
     for (const c of cases) {
       test(c.line.replaceAll("\r", "\\r"), TIMEOUT, async () => {
@@ -253,9 +339,9 @@ for (
         assert.equal(d.effect, "deny", `in-process: ${c.line}`);
         // The audited run shows the line runs the denied program: not run where that program is not there to run.
         const [audited, enforced, answer] = await Promise.all([
-          c.runs === false ? null : run(c, "audit"),
-          run(c, "enforce"),
-          hook(c),
+          c.runs === false ? null : run(c, "audit", make),
+          run(c, "enforce", make),
+          hook(c, make),
         ]);
         if (audited) {
           assert.ok(
@@ -341,6 +427,11 @@ describe("the verdict names what could not be resolved", () => {
   test("other runners of the command after their options are peeled", () => {
     for (const line of RUNNERS) assert.equal(decide(PUSH, line).effect, "deny", line);
   });
+  test("what git's settings and options run is read; what only git knows fails closed", () => {
+    for (const line of GIT_MORE) assert.equal(decide(PUSH, line).effect, "deny", line);
+    assert.match(decide(PUSH, 'git -c alias.p="$X" p').note ?? "", /alias p, whose value is only known/);
+    assert.equal(decide(PUSH, "git -c core.pager='git push' log").note, null, "read, not unknown");
+  });
 
   test("an ask rule fails closed the same way", () => {
     for (const line of ["bash <(echo npm publish)", "FOO=$(date) npm publish", "env -S'npm publish'"]) {
@@ -392,6 +483,30 @@ describe("ordinary lines stay allowed", () => {
     "if (( 1 << 2 )); then ls; fi",
     "echo $'\\u00e9t\\U0001F600'",
     'echo "`echo \\"; git push; \\"`"', // the backquoted text is echo "; git push; "
+    // git's settings and options that run nothing denied.
+    "git -c alias.st=status st",
+    "git -c user.name=me commit -m x",
+    'git -c user.name="$N" commit -m x',
+    "git -c core.pager=cat log",
+    "git -c pager.log=false log",
+    "git -c core.fsmonitor=true status",
+    "git -c credential.helper=store fetch",
+    "git -c alias.l='--no-pager log' l",
+    "git rebase -i main",
+    "git rebase -x 'npm test' main",
+    "git fetch origin",
+    "git clone https://example.invalid/r",
+    "git submodule update --init",
+    "git submodule foreach git status",
+    "git bisect start",
+    "git grep -O foo",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=me git commit",
+    "git config alias.st status",
+    "git config user.name me",
+    "git config --get alias.p",
+    "git config core.pager less",
+    "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
+    "git constructor length x",
   ];
   for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
 

@@ -5,7 +5,8 @@
  * *stages*, from the command as written to the command it finally runs once
  * the wrappers that only run another command are peeled off (variable
  * assignments, shell keywords, `coproc`, and the wrappers of `wrappers.ts`);
- * `git`'s own options before its subcommand (`git -C dir push`). An absolute
+ * `git`'s own options before its subcommand (`git -C dir push`), and an alias
+ * those options define for it (`git -c alias.p=push p` runs `git push`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`); a
  * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
@@ -18,6 +19,7 @@
  *
  * @module
  */
+import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, joinWords } from "./wrappers.ts";
 
@@ -134,6 +136,8 @@ function leadingWords(words: Stage): number {
 function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): Stage[] {
   const stages: Stage[] = [];
   let words: Stage | null = first;
+  let aliases = 0;
+  let settingsFrom = 1;
   while (words !== null && words.length > 0) {
     const i = leadingWords(words);
     storedScripts(words.slice(0, i), true, depth, walk);
@@ -165,7 +169,15 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
           walk.alternates.push([[bare[0], ...bare.slice(2)]]);
         }
       }
-      break;
+      const expanded = readGit(words, bare, settingsFrom, depth, walk);
+      if (expanded === null) break;
+      if (aliases++ >= MAX_GIT_ALIASES) {
+        walk.problems.push(`git aliases nested deeper than ${MAX_GIT_ALIASES}`);
+        break;
+      }
+      settingsFrom = words.length - (bare ?? words).length + 1; // the options read: the alias keeps them
+      words = expanded; // git runs the alias's value: read it as git does (it may be another alias)
+      continue;
     }
     const inner = innerOf(name, words);
     if (inner === null) break;
@@ -213,7 +225,9 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     const text = w.dynamic ? w.literal : w.text;
     const eq = assignments && ASSIGNMENT.test(text) ? text.indexOf("=") : -1;
     const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
-    if (COMMAND_VARS.test(name)) {
+    const git = eq > 0 ? gitEnvironmentProblem(name, { ...w, text: w.text.slice(eq + 1) }) : null;
+    if (git !== null) walk.problems.push(git);
+    else if (COMMAND_VARS.test(name)) {
       readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
     } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
       walk.problems.push(`${name} comes from ${w.text.slice(eq + 1)}: a shell runs it, unknown until it runs`);
@@ -259,6 +273,21 @@ function gitSubcommand(words: Stage): Stage | null {
     i += GIT_VALUE_OPTIONS.test(words[i].text) ? 2 : 1;
   }
   return i > 1 && i < words.length ? [{ ...words[0], text: "git", literal: "git" }, ...words.slice(i)] : null;
+}
+
+/** Aliases of aliases followed in one git command (git itself refuses a loop). */
+const MAX_GIT_ALIASES = 8;
+
+/** Reads what a git command runs besides git (see `git.ts`); the command an alias stands for, or null. */
+function readGit(words: Stage, bare: Stage | null, settingsFrom: number, depth: number, walk: Walk): Stage | null {
+  const runs = gitRuns(words, bare ?? words, settingsFrom);
+  walk.problems.push(...runs.problems);
+  for (const { script, args } of runs.scripts) (args ? readPrefix : readScript)(script, depth, walk);
+  for (const command of runs.commands) {
+    const stages = stagesOf(command, undefined, depth, walk);
+    if (stages.length > 0) walk.units.push(stages);
+  }
+  return runs.expanded;
 }
 
 /** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
