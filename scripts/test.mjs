@@ -73,7 +73,7 @@ const ONCE = new Set([
   "otel_claude.test.ts",
   "rules_agents.test.ts",
   "rules_claude_differential.test.ts",
-  // Not an agent CLI: some 260 runs of the noema CLI, each a shell line the rules deny. The rules engine is plain code
+  // Not an agent CLI: some 290 runs of the noema CLI, each a shell line the rules deny. The rules engine is plain code
   // (rules.test.ts and rules_cli.test.ts run under both runtimes), and Deno's CLI runs the shell adapter and the hook
   // in other files.
   "rules_bypass.test.ts",

@@ -114,6 +114,18 @@ const MORE: Case[] = [
   { line: "echo 'git push' | xargs -I{} sh -c '{}'" },
 ];
 
+/** Commands a program runs because an option or its script names them (awk, sed, split and tar are Debian's own). */
+const OPTIONS: Case[] = [
+  { line: `awk 'BEGIN{system("git push")}'` },
+  { line: `awk 'BEGIN{print "x" | "git push"}'` },
+  { line: `awk 'BEGIN{"git push" | getline}'` },
+  { line: "echo x | sed '1e git push'" },
+  { line: "echo x | split --filter='git push'" },
+  { line: "tar -cf - x | tar -xf - --to-command='git push'" },
+  { line: "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='git push' x" },
+  { line: "tar -I 'git push;:' -cf a.tar x" },
+];
+
 /** Found by an independent audit: the shell reads each of these otherwise than the reader did. */
 const AUDIT: Case[] = [
   { line: "echo hi\r#; rm x", rules: RM }, // "\r" is a word character, not a blank before a comment
@@ -129,6 +141,31 @@ const AUDIT: Case[] = [
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
+  "npx --yes git push",
+  "npm x git push",
+  "pnpm exec git push",
+  "pnpm exec -c 'git push'",
+  "pnpm dlx git push",
+  "yarn exec git push",
+  "bunx git push",
+  "bun x git push",
+  "uvx git push",
+  "uv run --with x git push",
+  "poetry run git push",
+  "pipenv run git push",
+  "conda run -n env git push",
+  "bundle exec git push",
+  "mise exec -- git push",
+  "mise exec -c 'git push'",
+  "direnv exec . git push",
+  "cross-env X=1 git push",
+  "dotenv -e .env -- git push",
+  "env-cmd -f .env git push",
+  "docker exec -it c git push",
+  "docker run --rm -v /a:/b img git push",
+  "kubectl exec -n ns pod -c ctr -- git push",
+  "nix-shell -p git --run 'git push'",
+  "nix develop -c git push",
   "nsenter -t 1 -m git push",
   "runuser -u root -- ionice -c 3 git push",
   "faketime '2020-01-01' git push",
@@ -180,6 +217,12 @@ const GIT: Case[] = [
   { line: "git config alias.p push && git p origin main" },
   { line: "git config --local alias.p '!git push origin main'; git p" },
 ];
+/** Runners of a command in an environment of theirs: npm's (they run the real git). */
+const RUNNER_CASES: Case[] = [
+  { line: "npx git push origin main" },
+  { line: "npm exec -- git push origin main" },
+  { line: "npx -c 'git push origin main'" },
+];
 /** More of them, checked in-process: their conditions (a terminal, a diff, a submodule) are not set up here. */
 const GIT_MORE = [
   "git -c core.pager='git push' log",
@@ -215,6 +258,20 @@ const GIT_MORE = [
   "git config -f .git/config core.sshCommand 'git push'",
   'git config alias.p "$V"',
   "git -c alias.__proto__=push __proto__",
+];
+/** Programs' command options checked in-process (not installed here, or not run without a terminal). */
+const OPTIONS_MORE = [
+  "rsync -e 'git push;:' a h:b",
+  "rsync -avze 'git push;:' a h:b",
+  "sort --compress-program='git push' f",
+  "man -P 'git push' ls",
+  "zip -T -TT 'git push;:' a.zip x",
+  "rg --pre 'git' push",
+  "fd . -x git push \\;",
+  "fd -X git push",
+  "sed 's/x/git push/e' f", // runs the pattern space: only known when it runs
+  "awk 'BEGIN{system(cmd)}'",
+  "awk '{ print $0 | cmd }'",
 ];
 
 let n = 0;
@@ -329,7 +386,9 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["wrappers", WRAPPERS, workspace],
   ["more", MORE, workspace],
   ["the audit's", AUDIT, workspace],
+  ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
+  ["runners of a command", RUNNER_CASES, gitWorkspace],
 ];
 for (const [title, cases, make] of LISTS) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
@@ -428,6 +487,7 @@ describe("the verdict names what could not be resolved", () => {
     for (const line of RUNNERS) assert.equal(decide(PUSH, line).effect, "deny", line);
   });
   test("what git's settings and options run is read; what only git knows fails closed", () => {
+    for (const line of OPTIONS_MORE) assert.equal(decide(PUSH, line).effect, "deny", line);
     for (const line of GIT_MORE) assert.equal(decide(PUSH, line).effect, "deny", line);
     assert.match(decide(PUSH, 'git -c alias.p="$X" p').note ?? "", /alias p, whose value is only known/);
     assert.equal(decide(PUSH, "git -c core.pager='git push' log").note, null, "read, not unknown");
@@ -505,6 +565,25 @@ describe("ordinary lines stay allowed", () => {
     "git config user.name me",
     "git config --get alias.p",
     "git config core.pager less",
+    "awk '{print $1}' f",
+    "awk -F, '/a|b/ {print $2 > \"out\"}' f",
+    "awk '{print | \"sort\"}' f",
+    "awk -f prog.awk f",
+    "sed -n 's/a/b/p' f",
+    "sed -e '/x/d' -e 's/q/e/' f",
+    "sed 's/x/y/w out.txt' f",
+    "sed --sandbox 's/x/y/e' f",
+    "tar -xzf a.tar.gz",
+    "tar --checkpoint-action=dot -cf a.tar x",
+    "rsync -ave 'ssh -p 2222' a h:b",
+    "fd -e ts",
+    "npx eslint .",
+    "npm exec eslint",
+    "npm run test",
+    "uv run pytest",
+    "docker run img",
+    "kubectl exec pod -- ls",
+    "nix develop",
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",
   ];

@@ -15,24 +15,15 @@
  *
  * @module
  */
+import { type CommandOptions, optionValue, type Runs } from "./command_options.ts";
 import { parseShell, type ShellWord } from "./shell.ts";
+import { joinWords } from "./wrappers.ts";
 
-/** A shell command git runs: `args` when git gives it arguments of its own after it. */
-export interface GitScript {
-  /** The command's text, as a shell reads it. */
-  script: ShellWord;
-  /** Whether git adds arguments after it (an editor gets a file, `core.sshCommand` a host and a command). */
-  args: boolean;
-}
-
-/** What one git command runs besides git itself. */
-export interface GitRuns {
-  /** Shell commands git runs (setting values, option values, alias values starting with `!`). */
-  scripts: GitScript[];
-  /** Commands git runs as words (`git bisect run make test` runs `make test`). */
-  commands: ShellWord[][];
-  /** Why some of what it runs is only known when it runs. */
-  problems: string[];
+/**
+ * What one git command runs besides git itself: shell commands (setting values, option values, alias values
+ * starting with `!`), commands as words (`git bisect run make test`), and why some of it is only known when it runs.
+ */
+export interface GitRuns extends Runs {
   /**
    * The git command an alias defined by its options stands for (`git -c alias.p=push p` →
    * `git -c alias.p=push push`: the options kept, the value may name another alias), or null.
@@ -52,7 +43,7 @@ const BOOLEAN = /^(true|false|yes|no|on|off|1|0|)$/i;
 const TRANSPORT_SETTINGS = /^(url\.ext::.*|protocol\.(ext\.)?allow)$/;
 
 /** Options of git subcommands whose value is a shell command (`--exec=CMD`, `--exec CMD`; short ones `-xCMD` too). */
-const COMMAND_OPTIONS: Record<string, Record<string, boolean>> = {
+const COMMAND_OPTIONS: Record<string, CommandOptions> = {
   // option → whether git adds arguments after the command
   rebase: { "-x": false, "--exec": false },
   fetch: { "--upload-pack": true },
@@ -183,23 +174,6 @@ function aliasRuns(
   return [...head, ...parsed.commands[0].words, ...bare.slice(2)];
 }
 
-/** The value of a command option at `words[k]` (attached or the next word), or null when `words[k]` is none. */
-function optionValue(
-  words: readonly ShellWord[],
-  k: number,
-  options: Record<string, boolean>,
-): { value: ShellWord; args: boolean; next: number } | null {
-  const o = words[k].text;
-  if (Object.hasOwn(options, o)) return words[k + 1] ? { value: words[k + 1], args: options[o], next: k + 1 } : null;
-  const eq = o.indexOf("=");
-  if (o.startsWith("--") && eq > 0 && Object.hasOwn(options, o.slice(0, eq))) {
-    return { value: tail(words[k], eq + 1), args: options[o.slice(0, eq)], next: k };
-  }
-  const short = o.slice(0, 2);
-  if (/^-[^-]./.test(o) && Object.hasOwn(options, short)) return { value: tail(words[k], 2), args: options[short], next: k };
-  return null;
-}
-
 /** `git config` options that take a value, and those that make it read or remove rather than set. */
 const CONFIG_VALUE_OPTIONS = /^(-f|--file|--blob|--type|--default|--comment|--value)$/;
 const CONFIG_NOT_SETTING =
@@ -226,7 +200,7 @@ function configRuns(rest: readonly ShellWord[], runs: GitRuns): void {
   else if (TRANSPORT_SETTINGS.test(key)) runs.problems.push(`git config ${setting.text} lets a URL run a command`);
   else if (key.startsWith("alias.") && value.literal.startsWith("!")) {
     runs.scripts.push({ script: tail(value, 1), args: true });
-  } else if (key.startsWith("alias.")) runs.scripts.push({ script: joined([word("git"), value]), args: true });
+  } else if (key.startsWith("alias.")) runs.scripts.push({ script: joinWords([word("git"), value]), args: true });
   else if (COMMAND_SETTINGS.test(key)) settingRuns(key, value, runs);
 }
 
@@ -237,7 +211,7 @@ function subcommandRuns(bare: readonly ShellWord[], runs: GitRuns): void {
   if (sub === "submodule" && rest.findIndex((w) => w.text === "foreach") !== -1) {
     let args = rest.slice(rest.findIndex((w) => w.text === "foreach") + 1);
     while (args[0]?.text.startsWith("-")) args = args.slice(1); // --recursive, -q
-    if (args.length > 0) runs.scripts.push({ script: joined(args), args: false });
+    if (args.length > 0) runs.scripts.push({ script: joinWords(args), args: false });
   }
   if (sub === "bisect" && rest[0]?.text === "run" && rest.length > 1) runs.commands.push(rest.slice(1));
   if (sub === "config") configRuns(rest, runs);
@@ -259,18 +233,10 @@ function subcommandRuns(bare: readonly ShellWord[], runs: GitRuns): void {
   }
 }
 
-/** Words joined with spaces, as git joins a command given as several arguments. */
-function joined(words: readonly ShellWord[]): ShellWord {
-  const k = words.findIndex((w) => w.dynamic);
-  const text = words.map((w) => w.text).join(" ");
-  if (k === -1) return word(text);
-  return { text, dynamic: true, literal: [...words.slice(0, k).map((w) => w.text), words[k].literal].join(" ") };
-}
-
 /**
  * What a git command runs besides git: `words` is the command as written (`git -c k=v SUB …`), `bare` the same
  * without git's own options (`git SUB …`); the settings among git's options from `settingsFrom` on are read (those
- * before it were read already, when an alias expanded).
+ * before it were read already, when an alias expanded); null when it runs nothing besides git.
  *
  * @example
  * ```ts
@@ -285,19 +251,36 @@ export function gitRuns(
   words: readonly ShellWord[],
   bare: readonly ShellWord[],
   settingsFrom: number,
-): GitRuns {
-  const runs: GitRuns = { scripts: [], commands: [], problems: [], expanded: null };
+): GitRuns | null {
   const end = words.length - bare.length + 1; // git's own options are words[1..end)
   const sub = bare[1];
   const clone = sub?.text === "clone";
   const settings = [
-    ...settingsOf(words, 1, end, false, settingsFrom),
+    ...(end > 1 ? settingsOf(words, 1, end, false, settingsFrom) : []),
     ...(clone ? settingsOf(bare, 2, bare.length, true, 0) : []),
   ];
+  if (settings.length === 0 && !mayRun(bare)) return null; // `git status`: the common case, nothing to read
+  const runs: GitRuns = { scripts: [], commands: [], problems: [], expanded: null };
   const alias = readSettings(settings, sub, runs);
   subcommandRuns(bare, runs);
   if (alias !== undefined) runs.expanded = aliasRuns(alias, words.slice(0, end), bare, runs);
   return runs;
+}
+
+/** Subcommands whose options or arguments may run a command. */
+const RUNNING_SUBCOMMANDS = new Set([
+  ...Object.keys(COMMAND_OPTIONS),
+  ...Object.keys(ATTACHED_ONLY),
+  "config",
+  "submodule",
+  "bisect",
+]);
+
+/** Whether `git SUB …` (no options of git's own) may run something: a subcommand that can, or an `ext::` word. */
+function mayRun(bare: readonly ShellWord[]): boolean {
+  if (bare[1] === undefined || RUNNING_SUBCOMMANDS.has(bare[1].text)) return true;
+  for (let k = 2; k < bare.length; k++) if (bare[k].text.startsWith("ext::")) return true;
+  return false;
 }
 
 /** Variables that give git settings (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_KEY_<n>`). */

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, joinWords } from "./wrappers.ts";
@@ -159,6 +160,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
+    const runs = optionRuns(name, words);
+    if (runs !== null) readRuns(runs, depth, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {
@@ -281,13 +284,19 @@ const MAX_GIT_ALIASES = 8;
 /** Reads what a git command runs besides git (see `git.ts`); the command an alias stands for, or null. */
 function readGit(words: Stage, bare: Stage | null, settingsFrom: number, depth: number, walk: Walk): Stage | null {
   const runs = gitRuns(words, bare ?? words, settingsFrom);
+  if (runs === null) return null;
+  readRuns(runs, depth, walk);
+  return runs.expanded;
+}
+
+/** Reads the commands a program runs besides itself (`git.ts`, `command_options.ts`). */
+function readRuns(runs: Runs, depth: number, walk: Walk): void {
   walk.problems.push(...runs.problems);
   for (const { script, args } of runs.scripts) (args ? readPrefix : readScript)(script, depth, walk);
   for (const command of runs.commands) {
     const stages = stagesOf(command, undefined, depth, walk);
     if (stages.length > 0) walk.units.push(stages);
   }
-  return runs.expanded;
 }
 
 /** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */

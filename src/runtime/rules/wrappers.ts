@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { RUNNER_OPTIONS, RUNNER_POSITIONALS, runnerOf, runnerScript } from "./runners.ts";
 import type { ShellWord } from "./shell.ts";
 
 /** What a wrapper runs. */
@@ -113,6 +114,7 @@ const VALUE_OPTIONS: Record<string, RegExp> = {
   "ssh-agent": /^(-a|-E|-t|-P|-O)$/,
   "dbus-run-session": /^(--config-file|--dbus-daemon)$/,
   sshpass: /^(-p|-f|-d|-P)$/,
+  ...RUNNER_OPTIONS,
 };
 
 /** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
@@ -126,6 +128,7 @@ const POSITIONALS: Record<string, number> = {
   faketime: 1,
   gosu: 1,
   "su-exec": 1,
+  ...RUNNER_POSITIONALS,
 };
 
 /**
@@ -340,6 +343,8 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   if (name === "flock") return flockInner(words);
   if (name === "ssh") return sshInner(words);
   if (name === "source" || name === ".") return sourceInner(words);
+  const runner = runnerOf(name, words);
+  if (runner !== null) return runnerInner(runner.name, runner.words);
   if (!isWrapper(name)) return null;
   // `setarch ARCH [options] [command]`: the architecture comes before the options.
   const rest = name === "setarch"
@@ -354,6 +359,19 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   }
   if (name === "watch") return { kind: "script", script: joinWords(rest) };
   return { kind: "command", words: name === "xargs" ? xargsCommand(words, rest) : rest };
+}
+
+/** What a runner (`runners.ts`) runs: its script, or its command words (after a `--` that ends its own words). */
+function runnerInner(name: string, words: readonly ShellWord[]): Inner | null {
+  const end = afterOptionsAt(name, words);
+  const special = runnerScript(name, words, end);
+  if (special !== null && "script" in special) return { kind: "script", script: special.script };
+  if (special !== null && "shell" in special) {
+    return special.shell.length > 0 ? { kind: "script", script: joinWords(special.shell) } : null;
+  }
+  if (special !== null) return special.command === null ? null : { kind: "command", words: special.command };
+  const rest = words.slice(words[end]?.text === "--" ? end + 1 : end);
+  return rest.length > 0 ? { kind: "command", words: rest } : null;
 }
 
 /**

@@ -1,0 +1,311 @@
+/**
+ * Commands a program runs because an option or its script names them: `tar --to-command=CMD`, `tar -I CMD`,
+ * `tar --checkpoint-action=exec=CMD`, `rsync -e CMD` (also in a cluster: `rsync -ave CMD`), `sort
+ * --compress-program`, `split --filter`, `man -P`, `zip -TT`, `rg --pre`, `fd -x CMD…`/`-X`; the commands an `awk`
+ * program runs (`system("…")`, `print | "…"`, `"…" | getline`) and a GNU `sed` script's `e` command. `unwrap.ts`
+ * reads each as a command line of its own; one only known when it runs (`system(cmd)`, `sed 's/…/…/e'`, which runs
+ * the pattern space) is a problem, so the rules fail closed on it.
+ *
+ * Interpreters and editors running their own languages (`python -c`, `node -e`, `perl -e`, `vim -c`, `emacs
+ * --eval`) are not read: deny them where that matters (docs/rules.md).
+ *
+ * @module
+ */
+import type { ShellWord } from "./shell.ts";
+
+/** A shell command a program runs: `args` when it gives the command arguments of its own after it. */
+export interface RunScript {
+  /** The command's text, as a shell reads it. */
+  script: ShellWord;
+  /** Whether the program adds arguments after it (`rsync -e ssh` gets a host and a command). */
+  args: boolean;
+}
+
+/** What one command runs besides itself. */
+export interface Runs {
+  /** Shell commands it runs. */
+  scripts: RunScript[];
+  /** Commands it runs as words (`fd -x git push` runs `git push …`). */
+  commands: ShellWord[][];
+  /** Why some of what it runs is only known when it runs. */
+  problems: string[];
+}
+
+/** Options whose value is a command: option → whether the program adds arguments after it. */
+export type CommandOptions = Record<string, boolean>;
+
+const PROGRAM_OPTIONS: Record<string, CommandOptions> = {
+  tar: {
+    "--to-command": false,
+    "-I": true,
+    "--use-compress-program": true,
+    "-F": false,
+    "--info-script": false,
+    "--new-volume-script": false,
+    "--rsh-command": true,
+    "--checkpoint-action": false, // exec=CMD
+  },
+  rsync: { "-e": true, "--rsh": true, "--rsync-path": true },
+  sort: { "--compress-program": true },
+  split: { "--filter": false },
+  man: { "-P": false, "--pager": false },
+  zip: { "-TT": true, "--unzip-command": true },
+  rg: { "--pre": true },
+};
+/** Options that take the words up to `;` (or the end) as a command with unknown arguments. */
+const EXEC_WORDS: Record<string, RegExp> = {
+  fd: /^(-x|--exec|-X|--exec-batch)$/,
+  fdfind: /^(-x|--exec|-X|--exec-batch)$/,
+};
+
+function tail(w: ShellWord, drop: number): ShellWord {
+  return { text: w.text.slice(drop), dynamic: w.dynamic, literal: w.literal.slice(drop) };
+}
+
+/**
+ * The value of a command option at `words[k]`: attached (`--opt=V`, `-oV`), the next word (`--opt V`, `-o V`), or
+ * in a cluster of short options (`-ave V`, `-avV`); null when `words[k]` is none of `options`.
+ *
+ * @example
+ * ```ts
+ * import { optionValue } from "./command_options.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * optionValue(["-ave", "ssh"].map(w), 0, { "-e": true })?.value.text; // "ssh"
+ * ```
+ */
+export function optionValue(
+  words: readonly ShellWord[],
+  k: number,
+  options: CommandOptions,
+): { value: ShellWord; args: boolean; next: number } | null {
+  const o = words[k].text;
+  const next = (option: string) => words[k + 1] ? { value: words[k + 1], args: options[option], next: k + 1 } : null;
+  if (Object.hasOwn(options, o)) return next(o);
+  const eq = o.indexOf("=");
+  if (o.startsWith("--") && eq > 0 && Object.hasOwn(options, o.slice(0, eq))) {
+    return { value: tail(words[k], eq + 1), args: options[o.slice(0, eq)], next: k };
+  }
+  if (!/^-[^-]/.test(o) || words[k].dynamic) return null;
+  for (let j = 1; j < o.length && /[A-Za-z0-9]/.test(o[j]); j++) {
+    const short = `-${o[j]}`;
+    if (!Object.hasOwn(options, short)) continue;
+    return j === o.length - 1 ? next(short) : { value: tail(words[k], j + 1), args: options[short], next: k };
+  }
+  return null;
+}
+
+/**
+ * What a program's command options, or its `awk` program or `sed` script, run; null when `name` runs nothing so.
+ *
+ * @example
+ * ```ts
+ * import { optionRuns } from "./command_options.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * optionRuns("tar", ["tar", "--to-command=git push", "-xf", "a.tar"].map(w))?.scripts[0].script.text; // "git push"
+ * ```
+ */
+export function optionRuns(name: string, words: readonly ShellWord[]): Runs | null {
+  if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk" || name === "busybox-awk") {
+    return awkRuns(words);
+  }
+  if (name === "sed" || name === "gsed") return sedRuns(words);
+  const options = Object.hasOwn(PROGRAM_OPTIONS, name) ? PROGRAM_OPTIONS[name] : null;
+  const exec = Object.hasOwn(EXEC_WORDS, name) ? EXEC_WORDS[name] : null;
+  if (options === null && exec === null) return null;
+  const mentions = mentionsOf(name, options, exec);
+  let k = 1;
+  while (k < words.length && !mentions.test(words[k].text)) k++;
+  if (k === words.length) return null; // no word is one of its command options: the common case
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  for (k = 1; k < words.length && words[k].text !== "--"; k++) {
+    if (exec?.test(words[k].text)) {
+      let end = k + 1;
+      while (end < words.length && words[end].text !== ";") end++;
+      const command = words.slice(k + 1, end).map((w) => w.text.includes("{") ? unknownFrom(w, "{") : w);
+      if (command.length > 0) runs.commands.push([...command, UNKNOWN]);
+      k = end;
+      continue;
+    }
+    const found = options === null ? null : optionValue(words, k, options);
+    if (found === null) continue;
+    let value = found.value;
+    if (/^--checkpoint-action/.test(words[k].text)) {
+      if (!/^exec=/.test(value.literal) && !(value.dynamic && value.literal === "")) continue;
+      value = tail(value, Math.min(5, value.literal.length));
+    }
+    runs.scripts.push({ script: value, args: found.args });
+    k = found.next;
+  }
+  return runs;
+}
+
+/** Per program: a test of whether a word may be (or hold) one of its command options. */
+const MENTIONS = new Map<string, RegExp>();
+
+/** The words that may be a command option of `name`: a long one, or a cluster holding a short one's letter. */
+function mentionsOf(name: string, options: CommandOptions | null, exec: RegExp | null): RegExp {
+  let re = MENTIONS.get(name);
+  if (re === undefined) {
+    const names = [...Object.keys(options ?? {}), ...(exec?.source.match(/-[-\w]+/g) ?? [])];
+    const long = names.filter((o) => o.startsWith("--")).map((o) => o.slice(2));
+    const short = names.filter((o) => /^-[^-]$/.test(o)).map((o) => o[1]);
+    const other = names.filter((o) => /^-[^-]./.test(o)); // -TT
+    const parts = [
+      long.length > 0 ? `--(${long.join("|")})` : null,
+      short.length > 0 ? `-[A-Za-z0-9]*[${short.join("")}]` : null,
+      ...other,
+    ].filter((p) => p !== null);
+    MENTIONS.set(name, re = new RegExp(`^(${parts.join("|")})`));
+  }
+  return re;
+}
+
+/** Arguments only known when the command runs. */
+const UNKNOWN: ShellWord = { text: "…", dynamic: true, literal: "" };
+
+/** A word known only up to `mark` (a placeholder the program fills in). */
+function unknownFrom(w: ShellWord, mark: string): ShellWord {
+  return { text: w.text, dynamic: true, literal: w.literal.split(mark)[0] };
+}
+
+/** `awk`'s options that take a value (the program is then the first other word, unless `-f`/`-e` gave one). */
+const AWK_VALUE = /^(-F|-v|-f|-e|-i|-l|--file|--source|--include|--load|--assign|--field-separator)$/;
+
+/** The program texts of an `awk` command (its `-e`/`--source` values, or its first operand unless `-f` gave one). */
+function awkPrograms(words: readonly ShellWord[]): ShellWord[] {
+  const programs: ShellWord[] = [];
+  let file = false;
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    if (t === "--") return file || programs.length > 0 ? programs : words.slice(k + 1, k + 2);
+    if (/^(-e|--source)$/.test(t)) programs.push(words[++k] ?? UNKNOWN);
+    else if (/^--source=/.test(t)) programs.push(tail(words[k], 9));
+    else if (/^(-f|--file)$/.test(t)) file = !!words[++k];
+    else if (/^(-f.|--file=)/.test(t)) file = true;
+    else if (AWK_VALUE.test(t)) k++;
+    else if (!t.startsWith("-") || t === "-") return file || programs.length > 0 ? programs : [words[k]];
+  }
+  return programs;
+}
+
+/** A double-quoted awk string: its text with the escapes awk reads (`\"`, `\\`, `\n`, `\t`). */
+const AWK_STRING = String.raw`"((?:[^"\\\n]|\\.)*)"`;
+const AWK_RUNS = new RegExp(
+  String.raw`\bsystem\s*\(\s*${AWK_STRING}\s*\)|\|&?\s*${AWK_STRING}|${AWK_STRING}\s*\|&?\s*getline`,
+  "g",
+);
+
+function awkText(s: string): string {
+  return s.replace(/\\(.)/g, (_, c: string) => c === "n" ? "\n" : c === "t" ? "\t" : c);
+}
+
+/** What an awk program runs: literal commands are read; one built when it runs is a problem. */
+function awkRuns(words: readonly ShellWord[]): Runs {
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  for (const program of awkPrograms(words)) {
+    const text = program.dynamic ? program.literal : program.text;
+    const rest = text.replace(AWK_RUNS, (_, a?: string, b?: string, c?: string) => {
+      runs.scripts.push({ script: word(awkText(a ?? b ?? c ?? "")), args: false });
+      return " ";
+    });
+    // What remains: a command from an expression (`system(cmd)`, `print | cmd`, `cmd | getline`).
+    const strings = rest.replace(new RegExp(AWK_STRING, "g"), '""');
+    if (/\bsystem\s*\(/.test(strings) || /\|&?\s*getline|\bprintf?\b[^;}\n]*\|/.test(strings)) {
+      runs.problems.push(`awk runs a command built when it runs: ${text.slice(0, 80)}`);
+    }
+  }
+  return runs;
+}
+
+function word(text: string): ShellWord {
+  return { text, dynamic: false, literal: text };
+}
+
+/** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
+function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
+  const scripts: ShellWord[] = [];
+  let file = false;
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    if (t === "--sandbox") return null; // e, r, w refused
+    if (t === "--") return file || scripts.length > 0 ? scripts : words.slice(k + 1, k + 2);
+    if (/^(-e|--expression)$/.test(t)) scripts.push(words[++k] ?? UNKNOWN);
+    else if (/^--expression=/.test(t)) scripts.push(tail(words[k], 13));
+    else if (/^-[a-zA-Z]*e./.test(t)) scripts.push(tail(words[k], t.indexOf("e") + 1));
+    else if (/^-[a-zA-Z]*e$/.test(t)) scripts.push(words[++k] ?? UNKNOWN);
+    else if (/^(-[a-zA-Z]*f|--file)/.test(t)) file = true;
+    else if (/^(-l|--line-length|-f|--file)$/.test(t)) k++;
+    else if (!t.startsWith("-")) return file || scripts.length > 0 ? scripts : [words[k]];
+  }
+  return scripts;
+}
+
+/** What GNU sed's `e` command and `s///e` flag run, over each script. */
+function sedRuns(words: readonly ShellWord[]): Runs {
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  for (const script of sedScripts(words) ?? []) {
+    const text = script.dynamic ? script.literal : script.text;
+    for (const e of sedExecs(text)) {
+      if (e === null) runs.problems.push(`sed runs its pattern space as a command (e): ${text.slice(0, 80)}`);
+      else runs.scripts.push({ script: word(e), args: false });
+    }
+  }
+  return runs;
+}
+
+/** The commands of a sed script's `e` commands (null: the pattern space, known only when it runs). */
+function sedExecs(text: string): (string | null)[] {
+  const out: (string | null)[] = [];
+  let i = 0;
+  const skip = (re: RegExp) => {
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (m && m.index === i) i += m[0].length;
+  };
+  const delimited = () => { // past one `dREd` part, `i` at its delimiter
+    const d = text[i++];
+    while (i < text.length && text[i] !== d) i += text[i] === "\\" ? 2 : 1;
+    i++;
+  };
+  while (i < text.length) {
+    skip(/[\s;{}!]*/y);
+    if (i >= text.length) break;
+    // An address or two: a line, `$`, `first~step`, `/re/`, `\cREc`, `addr,+N`.
+    for (let a = 0; a < 2; a++) {
+      if (text[i] === "/" || text[i] === "\\") {
+        if (text[i] === "\\") i++;
+        delimited();
+        skip(/[IM]*/y);
+      } else skip(/(\d+(~\d+)?|\$|[+~]\d+)/y);
+      if (text[i] !== ",") break;
+      i++;
+    }
+    skip(/[\s!]*/y);
+    const c = text[i++];
+    if (c === undefined) break;
+    if (c === "s") {
+      delimited();
+      i--;
+      delimited();
+      const flags = /[a-zA-Z0-9]*/y;
+      flags.lastIndex = i;
+      const f = (flags.exec(text)?.[0] ?? "").split("w")[0]; // `w FILE` takes the rest of the line
+      i += f.length;
+      if (f.includes("e")) out.push(null);
+      if (text[i] === "w") skip(/[^\n]*/y);
+    } else if (c === "y") {
+      delimited();
+      i--;
+      delimited();
+    } else if (c === "e") {
+      const m = /[^\n;]*/y;
+      m.lastIndex = i;
+      const command = m.exec(text)![0];
+      i += command.length;
+      out.push(command.trim() === "" ? null : command.trim());
+    } else if ("aicrRwW:".includes(c)) skip(/[^\n]*/y); // text or a file name: to the line's end
+    else if ("btTv".includes(c)) skip(/[^\n;]*/y); // a label
+    else if ("qQlL".includes(c)) skip(/\s*\d*/y);
+  }
+  return out;
+}

@@ -1,0 +1,168 @@
+/**
+ * Runners of a command in an environment of theirs: package runners (`npx git push`, `npm exec -- git push`,
+ * `pnpm exec`, `pnpm dlx`, `yarn exec`, `bunx`, `bun x`, `uvx`, `uv run`, `poetry run`, `pipenv run`, `pdm run`,
+ * `conda run`, `bundle exec`, `mise exec`), environment loaders (`direnv exec DIR`, `dotenv --`, `cross-env`,
+ * `env-cmd`), containers (`docker exec CONTAINER`, `docker run IMAGE`, `podman`, `kubectl exec POD --`), Nix
+ * (`nix-shell --run`, `nix develop -c`, `nix shell -c`), and the scripts some take instead (`npx -c '…'`, `npm exec
+ * --call`, `mise exec -c`, `pnpm exec -c`). `wrappers.ts` peels them as it peels `nice`: their value options and
+ * positionals are listed here under the program's name, or `program subcommand`.
+ *
+ * @module
+ */
+import type { ShellWord } from "./shell.ts";
+
+/** Programs whose subcommand runs a command (`npm exec`): the subcommands. */
+const SUBCOMMANDS: Record<string, readonly string[]> = {
+  npm: ["exec", "x"],
+  pnpm: ["exec", "dlx"],
+  yarn: ["exec", "dlx"],
+  bun: ["x"],
+  uv: ["run"],
+  poetry: ["run"],
+  pipenv: ["run"],
+  pdm: ["run"],
+  conda: ["run"],
+  mamba: ["run"],
+  micromamba: ["run"],
+  bundle: ["exec"],
+  mise: ["exec", "x"],
+  direnv: ["exec"],
+  docker: ["exec", "run"],
+  podman: ["exec", "run"],
+  kubectl: ["exec"],
+  nix: ["develop", "shell"],
+};
+
+const NPM =
+  /^(-p|--package|-w|--workspace|--prefix|--userconfig|--cache|--registry|--loglevel|--node-options|--script-shell|-c|--call)$/;
+const UV =
+  /^(--with|--with-editable|--with-requirements|--from|--python|-p|--package|--extra|--group|--only-group|--no-group|--env-file|--directory|--project|--index|--default-index|--index-url|--extra-index-url|-i|--find-links|-f|--cache-dir|--config-file|--color|-C|--config-setting)$/;
+const CONDA = /^(-n|--name|-p|--prefix|--cwd)$/;
+const CONTAINER_EXEC = /^(-e|--env|--env-file|-u|--user|-w|--workdir|--detach-keys)$/;
+const CONTAINER_RUN =
+  /^(-e|--env|--env-file|-u|--user|-w|--workdir|-v|--volume|-p|--publish|--name|--network|--net|--entrypoint|-l|--label|--mount|--platform|-h|--hostname|--add-host|--cpus|-m|--memory|--device|--cap-add|--cap-drop|--security-opt|--ulimit|--restart|--pull|--tmpfs|--log-driver|--log-opt|--gpus|--ipc|--pid|--userns|--dns|--stop-signal|--shm-size|--runtime|--cidfile|--link|--expose|--group-add|--health-cmd|--volumes-from|--label-file|--cgroupns|--uts)$/;
+const NIX_COMMAND = /^(-c|--command|--profile|--override-input|-I|--option|--arg|--argstr|--expr|--file|-f)$/;
+
+/** Value options of each runner (`program` or `program subcommand`), as in `wrappers.ts`' table. */
+export const RUNNER_OPTIONS: Record<string, RegExp> = {
+  npx: NPM,
+  "npm exec": NPM,
+  "npm x": NPM,
+  bunx: /^(-p|--package)$/,
+  "bun x": /^(-p|--package)$/,
+  pnpx: /^(-C|--dir|--package|--reporter|--allow-build)$/,
+  "pnpm exec": /^(-C|--dir|--filter|-F|--reporter|--workspace-concurrency|--resume-from|--report-summary)$/,
+  "pnpm dlx": /^(-C|--dir|--package|--reporter|--allow-build)$/,
+  "yarn exec": /^--cwd$/,
+  "yarn dlx": /^(-p|--package)$/,
+  uvx: UV,
+  "uv run": UV,
+  "poetry run": /^(-C|--directory|-P|--project)$/,
+  "pipenv run": /^$/,
+  "pdm run": /^(-p|--project|-L|--lockfile|--venv)$/,
+  "conda run": CONDA,
+  "mamba run": CONDA,
+  "micromamba run": CONDA,
+  "bundle exec": /^--gemfile$/,
+  "mise exec": /^(-C|--cd|-j|--jobs|-c|--command|-E|--env)$/,
+  "mise x": /^(-C|--cd|-j|--jobs|-c|--command|-E|--env)$/,
+  "direnv exec": /^$/,
+  dotenv: /^(-e|-v|-c|-p)$/,
+  "cross-env": /^$/,
+  "env-cmd": /^(-f|--file|-r|--rc-file|-e|--environments)$/,
+  "docker exec": CONTAINER_EXEC,
+  "podman exec": CONTAINER_EXEC,
+  "docker run": CONTAINER_RUN,
+  "podman run": CONTAINER_RUN,
+  "kubectl exec":
+    /^(-c|--container|-n|--namespace|--context|-f|--filename|--pod-running-timeout|--kubeconfig|--cluster|--user|-s|--server|--token)$/,
+  "nix-shell": /^(-p|--packages|-I|-A|--attr|--option|--arg|--argstr|--run|--command)$/,
+  "nix develop": NIX_COMMAND,
+  "nix shell": NIX_COMMAND,
+};
+
+/** Words after a runner's options before its command: the directory, container, image or pod. */
+export const RUNNER_POSITIONALS: Record<string, number> = {
+  "direnv exec": 1,
+  "docker exec": 1,
+  "podman exec": 1,
+  "docker run": 1,
+  "podman run": 1,
+  "kubectl exec": 1,
+};
+
+/** Options that give a runner a script instead of a command (`npx -c 'git push'`). */
+const SCRIPT_OPTIONS: Record<string, RegExp> = {
+  npx: /^(-c|--call)$/,
+  "npm exec": /^(-c|--call)$/,
+  "npm x": /^(-c|--call)$/,
+  "mise exec": /^(-c|--command)$/,
+  "mise x": /^(-c|--command)$/,
+  "nix-shell": /^(--run|--command)$/,
+};
+/** Flags that make a runner run its command words through a shell (`pnpm exec -c 'git push'`). */
+const SHELL_MODE: Record<string, RegExp> = {
+  "pnpm exec": /^(-c|--shell-mode)$/,
+  "pnpm dlx": /^(-c|--shell-mode)$/,
+  pnpx: /^(-c|--shell-mode)$/,
+};
+/** Runners whose command follows an option (`nix develop -c git push`), none without it. */
+const COMMAND_OPTION: Record<string, RegExp> = {
+  "nix develop": /^(-c|--command)$/,
+  "nix shell": /^(-c|--command)$/,
+  "kubectl exec": /^--$/, // options may follow the pod: the command is what follows `--` (if any)
+};
+
+/**
+ * The runner a command starts with, as `wrappers.ts` peels it: its name (`npm exec` for `npm exec …`) and its
+ * words with the subcommand folded into the first; null when it is none.
+ *
+ * @example
+ * ```ts
+ * import { runnerOf } from "./runners.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * runnerOf("npm", ["npm", "exec", "--", "git", "push"].map(w))?.name; // "npm exec"
+ * ```
+ */
+export function runnerOf(name: string, words: readonly ShellWord[]): { name: string; words: ShellWord[] } | null {
+  const sub = words[1];
+  if (Object.hasOwn(SUBCOMMANDS, name) && sub !== undefined && !sub.dynamic && SUBCOMMANDS[name].includes(sub.text)) {
+    const key = `${name} ${sub.text}`;
+    return { name: key, words: [{ ...words[0], text: key, literal: key }, ...words.slice(2)] };
+  }
+  return Object.hasOwn(RUNNER_OPTIONS, name) ? { name, words: [...words] } : null;
+}
+
+/**
+ * What a runner whose options end at `end` runs other than its command words: a script (an option's value, or the
+ * command words a shell runs, `shell`), or the command after an option (`nix develop -c`; null: none); null when it
+ * runs its command words.
+ *
+ * @example
+ * ```ts
+ * import { runnerScript } from "./runners.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * runnerScript("npx", ["npx", "-c", "git push"].map(w), 3); // { script: … "git push" }
+ * ```
+ */
+export function runnerScript(
+  name: string,
+  words: readonly ShellWord[],
+  end: number,
+): { script: ShellWord } | { shell: ShellWord[] } | { command: ShellWord[] | null } | null {
+  const script = Object.hasOwn(SCRIPT_OPTIONS, name) ? SCRIPT_OPTIONS[name] : null;
+  const shell = Object.hasOwn(SHELL_MODE, name) ? SHELL_MODE[name] : null;
+  const option = Object.hasOwn(COMMAND_OPTION, name) ? COMMAND_OPTION[name] : null;
+  const at = option === null ? -1 : words.findIndex((w, k) => k > 0 && option.test(w.text));
+  if (at > 0) return { command: words.length > at + 1 ? words.slice(at + 1) : null };
+  for (let k = 1; k < Math.min(end, words.length); k++) {
+    const t = words[k].text;
+    if (script?.test(t)) return { script: words[k + 1] ?? { text: "", dynamic: false, literal: "" } };
+    const eq = t.indexOf("=");
+    if (eq > 0 && script?.test(t.slice(0, eq))) {
+      return { script: { ...words[k], text: t.slice(eq + 1), literal: words[k].literal.slice(eq + 1) } };
+    }
+    if (shell?.test(t)) return { shell: words.slice(end) };
+  }
+  return option === null || name === "kubectl exec" ? null : { command: null };
+}
