@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { approve, EpisodeCore, reconstructPlan, reject, validate } from "noema";
+import { applyPatch, approve, EpisodeCore, reconstructPlan, reject, validate } from "noema";
 import { REPO, runtimeCommand } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -486,5 +486,21 @@ describe("EpisodeCore", () => {
     const stdout = new Set(acts.map((a) => a.payload.output.stdout));
     assert.equal(stdout.size, n * per);
     for (let i = 1; i < ev.length; i++) assert.ok(ev[i].timestamp >= ev[i - 1].timestamp, "timestamps in order");
+  });
+});
+
+describe("an intervention's patch", () => {
+  test("a key named __proto__ or constructor is a key like any other: what the adapter reads is what is recorded", () => {
+    const patch = JSON.parse('{"__proto__": {"command": "touch pwned"}, "argv": null}') as Record<string, unknown>;
+    const { input, diff } = applyPatch({ argv: ["echo", "hi"] }, patch);
+    assert.equal(Object.getPrototypeOf(input), Object.prototype, "the input's prototype is untouched");
+    assert.equal(input.command, undefined, "no command comes from a prototype");
+    assert.equal(JSON.stringify(input), '{"__proto__":{"command":"touch pwned"}}', "the record shows the key");
+    assert.deepEqual(diff.map((d) => d.key), ["__proto__", "argv"]);
+    assert.deepEqual(
+      applyPatch({ a: 1 }, { constructor: null, toString: null }).diff,
+      [],
+      "no key removed that was not there",
+    );
   });
 });

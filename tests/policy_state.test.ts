@@ -166,6 +166,11 @@ describe("the snapshot is incremental", () => {
     assert.notEqual(withDate.when, when);
     assert.equal(frozenJsonCopy("plain"), "plain");
     assert.equal(frozenJsonCopy(null), null);
+    // A policy sees a key `__proto__` as the key it is, not as the prototype of what it reads.
+    const hostile = frozenJsonCopy(JSON.parse('{"__proto__": {"command": "git push"}}')) as Record<string, unknown>;
+    assert.equal(hostile.command, undefined);
+    assert.equal(Object.getPrototypeOf(hostile), Object.prototype);
+    assert.equal(JSON.stringify(hostile), '{"__proto__":{"command":"git push"}}');
   });
 
   test("the display command quotes argv like a POSIX shell", () => {

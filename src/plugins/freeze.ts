@@ -75,7 +75,10 @@ export function frozenJsonCopy<T>(value: T): DeepReadonly<T> {
   const keys = Object.keys(value);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i], v = (value as Record<string, unknown>)[key];
-    out[key] = typeof v === "object" && v !== null ? frozenJsonCopy(v) : v;
+    const copy = typeof v === "object" && v !== null ? frozenJsonCopy(v) : v;
+    // A key `__proto__` (JSON.parse makes one) stays a key: assigned, it would become the copy's prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: copy, enumerable: true });
+    else out[key] = copy;
   }
   return Object.freeze(out) as DeepReadonly<T>;
 }

@@ -124,14 +124,16 @@ export function applyPatch(
   const next: Record<string, unknown> = { ...input };
   const diff: { key: string; before: unknown; after: unknown }[] = [];
   for (const [key, after] of Object.entries(patch)) {
-    const before = input[key];
+    // Own keys only, and defined, not assigned: a key `__proto__` (JSON.parse makes one) is a key like any other, never
+    // the input's prototype, so what the adapter reads is what the record shows.
+    const before = Object.hasOwn(input, key) ? input[key] : undefined;
     if (after === null) {
-      if (key in next) {
+      if (Object.hasOwn(next, key)) {
         delete next[key];
         diff.push({ key, before, after: null });
       }
     } else if (JSON.stringify(before) !== JSON.stringify(after)) {
-      next[key] = after;
+      Object.defineProperty(next, key, { value: after, enumerable: true, writable: true, configurable: true });
       diff.push({ key, before: before ?? null, after });
     }
   }
