@@ -425,3 +425,19 @@ describe("layers only tighten; audit layers only watch", () => {
     assert.deepEqual([both.decision, both.enforced, both.blocked], ["veto", true, true]);
   });
 });
+
+describe("names that every JavaScript object has as properties are ordinary names", () => {
+  test("a command, a tool or a rule named toString, constructor or __proto__ is decided, never a crash", () => {
+    const files: RuleSet = { deny: ["Read(./.env)", "Edit(./protected/**)"] };
+    for (const name of ["toString", "constructor", "__proto__", "valueOf", "hasOwnProperty"]) {
+      assert.equal(effect(files, `${name} .env`), "allow", `${name} reads nothing noema knows of`);
+      assert.equal(effect({ deny: ["Bash(git push:*)"] }, `git ${name} x`), "allow");
+      assert.equal(effect({ deny: ["Bash(git push:*)"] }, `git -c alias.${name}=push ${name}`), "deny");
+      const target = ruleTarget(action(name, { file_path: ".env" }), WS)!;
+      assert.equal(target.tool, name, "the agent's tool keeps its name");
+      assert.equal(decideLayer(layer({ deny: [name] }), target, { cwd: WS }).effect, "deny", `a rule "${name}"`);
+      assert.equal(decideLayer(layer({ deny: [`${name}(x)`] }), target, { cwd: WS }).effect, "allow");
+    }
+    assert.equal(effect(files, "cat .env"), "deny", "and the readers noema knows still count");
+  });
+});

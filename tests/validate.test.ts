@@ -264,6 +264,14 @@ describe("validate on a single file and by path", () => {
     });
     assert.deepEqual(validateFile(copy, { schema: "state" }).problems.map((p) => p.rule), ["state.schema"]);
     assert.deepEqual(validate(copy, { schema: "state" }).problems.map((p) => p.rule), ["state.schema"]);
+    // Names every object has as properties are unknown names too (they were an internal error).
+    for (const name of ["toString", "constructor", "__proto__"]) {
+      copyFileSync(copy, join(tmp.path, name));
+      assert.throws(() => validateFile(join(tmp.path, name)), (e: unknown) => {
+        assert.ok(e instanceof NoemaError && e.code === "usage", String(e));
+        return true;
+      });
+    }
   });
 
   test("validate() takes an episode directory path or a file path", () => {

@@ -341,6 +341,8 @@ describe("parseAssertions", () => {
       ],
       [[{ kind: "only_modified", paths: [] }], "verify.jsonc: [0].paths: must list at least one"],
       [[{ kind: "file_exists", path: "a", target: "b" }], "verify.jsonc: [0].target: give only one of path, target"],
+      [[{ kind: "file_exists", path: "a", constructor: 1 }], "verify.jsonc: [0].constructor: unknown field"],
+      [[{ kind: "toString" }], "verify.jsonc: [0].kind: unknown assertion kind"],
       [["file_exists"], "verify.jsonc: [0]: expected an assertion object, got string"],
       [{ kind: "no_modifications" }, "verify.jsonc: expected a list of assertions, got object"],
     ];

@@ -138,7 +138,7 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
 
 /** A step status with its marker, coloured. */
 export function stepMark(status: string, c: Colors): string {
-  return statusStyle(status, c)(STEP_MARKERS[status] ?? "?");
+  return statusStyle(status, c)(Object.hasOwn(STEP_MARKERS, status) ? STEP_MARKERS[status] : "?");
 }
 
 /**

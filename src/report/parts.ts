@@ -39,7 +39,7 @@ const TONES: Record<string, string> = {
  * ```
  */
 export function tone(value: string | null | undefined): string {
-  const t = value === null || value === undefined ? undefined : TONES[value];
+  const t = value === null || value === undefined || !Object.hasOwn(TONES, value) ? undefined : TONES[value];
   return `t-${classFor(t, ["good", "bad", "veto", "fail", "warn"], "muted")}`;
 }
 

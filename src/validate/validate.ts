@@ -535,7 +535,13 @@ export function validateFile(path: string, options: ValidateOptions & { schema?:
   const c = new Collector(options.maxProblems ?? 10_000, options.profile === "noema");
   const name = basename(path);
   const schema = options.schema ??
-    (name.endsWith("events.jsonl") ? "event" : name.endsWith("learn.jsonl") ? "learn" : FILE_SCHEMAS[name]);
+    (name.endsWith("events.jsonl")
+      ? "event"
+      : name.endsWith("learn.jsonl")
+      ? "learn"
+      : Object.hasOwn(FILE_SCHEMAS, name)
+      ? FILE_SCHEMAS[name]
+      : undefined);
   if (!schema) {
     throw new NoemaError(
       "usage",

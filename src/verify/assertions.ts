@@ -355,7 +355,7 @@ function parseEntry(
   const out: Record<string, unknown> = { kind };
   for (const [key, val] of Object.entries(raw)) {
     if (key === kindKey) continue;
-    let canon = ALIASES[key] ?? key;
+    let canon = Object.hasOwn(ALIASES, key) ? ALIASES[key] : key;
     if (kind === "only_modified" && (key === "target" || key === "paths")) canon = "paths";
     if (Object.hasOwn(out, canon)) return fail(`${at}.${key}`, `give only one of ${canon}, ${key}`);
     out[canon] = val;

@@ -114,7 +114,7 @@ function header(out: Output, v: EpisodeView): void {
         w.checkpoint_id ? ` checkpoint ${neutralize(w.checkpoint_id)}` : ""
       }${w.reason ? `: ${oneLine(w.reason)}` : ""}`
       : "";
-    const state = RUN_STATE_NOTE[v.run_state] ?? "non-terminal";
+    const state = Object.hasOwn(RUN_STATE_NOTE, v.run_state) ? RUN_STATE_NOTE[v.run_state] : "non-terminal";
     out.line(`  ${c.yellow(`${state}: no summary.json yet${why}`)}`);
     if (w?.event_type === "run.checkpoint" && w.pending) {
       const action = w.pending.action as { kind?: unknown; input?: unknown } | undefined;

@@ -145,7 +145,7 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;
     const name = programName(last[0]);
-    const reader: Reader | undefined = FILE_COMMANDS[name];
+    const reader: Reader | undefined = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
     if (reader === undefined || last[0].dynamic) continue;
     const roles = reader(last.slice(1), name);
     for (const role of roles) out.push(...accessesOf(role.word, role, name, cwds, ctx.home));

@@ -98,7 +98,7 @@ const PATH_KEYS = ["file_path", "notebook_path", "absolute_path", "path", "dir_p
  * ```
  */
 export function ruleCovers(ruleTool: string, tool: string): boolean {
-  return ruleTool === tool || (COVERS[ruleTool]?.includes(tool) ?? false);
+  return ruleTool === tool || (Object.hasOwn(COVERS, ruleTool) && COVERS[ruleTool].includes(tool));
 }
 
 function strings(value: unknown): string[] {
@@ -274,7 +274,7 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
     const runs = typeof input.command === "string" || Array.isArray(input.argv);
     return runs ? { tool: "Bash", command: action.command } : null;
   }
-  const tool = ALIASES[action.tool] ?? action.tool;
+  const tool = Object.hasOwn(ALIASES, action.tool) ? ALIASES[action.tool] : action.tool; // a tool may be "toString"
   if (tool === "Bash") {
     const command = typeof input.command === "string" ? input.command : action.command;
     return { tool, command };
