@@ -5,6 +5,7 @@
 // `noema run --using shell` (the file read or written stays untouched) and `noema hook claude-code` (a deny answer).
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { homedir } from "node:os";
@@ -183,6 +184,25 @@ describe("listings answer to a rule that covers what a folder holds, as Claude C
     assert.equal(effect("git diff --no-index README .env"), "deny");
     assert.equal(effect("git diff README"), "allow", "other git commands read what git tracks");
   });
+
+  test("git shows what it names: REV:PATH (relative to the repository's top), blame, the paths after --", () => {
+    for (
+      const line of [
+        "git show HEAD:.env",
+        "git show HEAD:./.env",
+        "git cat-file -p :.env",
+        "cd sub && git show HEAD:.env", // the top may be above: each folder up is a candidate
+        "git -C sub show HEAD:../.env",
+        "git blame .env",
+        "git log -p -- .env",
+        "git diff HEAD -- .env",
+        "git grep SECRET -- .env",
+      ]
+    ) assert.equal(effect(line), "deny", line);
+    for (const line of ["git show HEAD:README", "git show HEAD", "git log -p -- sub", "git blame README"]) {
+      assert.equal(effect(line), "allow", line);
+    }
+  });
 });
 
 describe("shell commands that write a file answer to Edit(...) and Write(...) deny rules", () => {
@@ -230,6 +250,35 @@ describe("shell commands that write a file answer to Edit(...) and Write(...) de
       for (const line of writers) assert.equal(effect(line, set), "deny", line);
     });
   }
+  test("git writes what it restores, removes, moves or patches", () => {
+    for (
+      const line of [
+        "git checkout .env",
+        "git checkout HEAD~1 -- .env",
+        "git checkout .", // restores every tracked file the folder holds
+        "git restore .env",
+        "git restore --source=HEAD~2 --worktree .env",
+        "git rm .env",
+        "git mv README .env",
+        "git clean -fdx",
+        "git -C sub checkout ../.env",
+        "git apply fix.patch", // the files its patch names are only known when it runs
+        "git am < mail.mbox",
+      ]
+    ) assert.equal(effect(line), "deny", line);
+    for (
+      const line of [
+        "git checkout main",
+        "git checkout -b feature",
+        "git restore --staged .env", // the index only
+        "git rm --cached .env",
+        "git clean -n",
+        "git apply --check fix.patch",
+        "git checkout README",
+      ]
+    ) assert.equal(effect(line), "allow", line);
+  });
+
   test("reads are not writes; writes elsewhere pass", () => {
     const set = { deny: ["Edit(./.env)"] };
     for (
@@ -471,6 +520,45 @@ describe("for real", () => {
     });
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(readFileSync(join(dir, "copy.txt"), "utf8"), "readme\n");
+  });
+
+  test("git's reads and writes of named files are vetoed under noema run (and do happen without rules)", () => {
+    const lines = [
+      "git show HEAD:.env > leaked.txt",
+      "cd sub && git show HEAD:.env > ../leaked.txt",
+      "git -C sub cat-file -p HEAD:../.env > leaked.txt",
+      "git checkout .env",
+      "git restore .env",
+      "git rm -qf .env",
+    ];
+    const repo = (name: string) => {
+      const dir = project(name);
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "ignore" });
+      git("init", "-q", "-b", "main");
+      git("config", "user.name", "noema test");
+      git("config", "user.email", "test@noema.invalid");
+      writeFileSync(join(dir, ".env"), "SECRET=0\n");
+      git("add", ".env", "README", "sub");
+      git("commit", "-qm", "first");
+      writeFileSync(join(dir, ".env"), "SECRET=1\n"); // changed since: restoring it writes it
+      return dir;
+    };
+    const untouched = (dir: string) =>
+      !existsSync(join(dir, "leaked.txt")) && existsSync(join(dir, ".env")) &&
+      readFileSync(join(dir, ".env"), "utf8") === "SECRET=1\n";
+    lines.forEach((line, i) => {
+      const bare = repo(`git-bare-${i}`);
+      execFileSync("sh", ["-c", line], { cwd: bare, stdio: "ignore" });
+      assert.equal(untouched(bare), false, `without rules, ${line} reads or writes .env`);
+      const dir = repo(`git-${i}`);
+      const r = cli(["run", "leak", "--using", "shell", "--json", "--", "sh", "-c", line], {
+        cwd: dir,
+        env: { NOEMA_USER_RULES: "" },
+      });
+      assert.equal(r.code, 3, `${line}: ${r.stdout} ${r.stderr}`);
+      assert.match(JSON.parse(r.stdout).message, /denied by rule "(Read|Edit)\(\.\/\.env\)"/, line);
+      assert.ok(untouched(dir), `${line}: nothing read or written`);
+    });
   });
 
   test("noema rules test shows the files a line reads and writes, and why it is denied", () => {

@@ -20,6 +20,7 @@ import type { ShellWord } from "./shell.ts";
 import { type CommandUnits, programName, type Stage } from "./unwrap.ts";
 import { lexicalPath } from "./resolve_path.ts";
 import { FILE_COMMANDS, type Reader, type Role, splitArgs } from "./file_commands.ts";
+import { gitFiles } from "./file_git.ts";
 
 /** Whether a command reads or writes a file. */
 export type AccessMode = "read" | "write";
@@ -145,9 +146,17 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;
     const name = programName(last[0]);
-    const reader: Reader | undefined = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
+    const reader: Reader | undefined = name === "git"
+      ? gitFiles
+      : Object.hasOwn(FILE_COMMANDS, name)
+      ? FILE_COMMANDS[name]
+      : undefined;
     if (reader === undefined || last[0].dynamic) continue;
-    const roles = reader(last.slice(1), name);
+    // git's own options (`git -C dir show …`) are set aside in the last stage: its paths are read where they point.
+    const words = name === "git"
+      ? unit.findLast((st) => st[1]?.text.startsWith("-") && programName(st[0]) === "git") ?? last
+      : last;
+    const roles = reader(words.slice(1), name);
     for (const role of roles) out.push(...accessesOf(role.word, role, name, cwds, ctx.home));
     // `xargs cat`: the files come down a pipe, unknown here.
     if (unit.slice(0, -1).some((s) => s[0].text === "xargs")) {

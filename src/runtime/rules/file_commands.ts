@@ -281,13 +281,6 @@ function lists(opts: ValueOptions): Reader {
   return (args) => splitArgs(args, opts).operands.map((w) => ({ ...read(w), names: true }));
 }
 
-/** `git diff --no-index A B` reads both files (other git commands read what git tracks, not their arguments). */
-function git(args: readonly ShellWord[]): Role[] {
-  const at = args.findIndex((w) => w.text === "diff");
-  if (at === -1 || !args.slice(at + 1).some((w) => w.text === "--no-index")) return [];
-  return splitArgs(args.slice(at + 1)).operands.map((w) => read(w));
-}
-
 /**
  * `find DIR…` lists its starting points (the names below them); `-delete` removes what it finds there;
  * `-fprint FILE` writes FILE.
@@ -476,7 +469,6 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   patch,
   find,
   openssl,
-  git,
   ls: lists({
     short: "IwT",
     long: ["ignore", "hide", "format", "sort", "time", "time-style", "width", "tabsize", "block-size", "quoting-style"],
