@@ -114,7 +114,10 @@ const MORE: Case[] = [
   { line: "echo 'git push' | xargs -I{} sh -c '{}'" },
 ];
 
-/** Commands a program runs because an option or its script names them (awk, sed, split and tar are Debian's own). */
+/**
+ * Commands a program runs because an option, its script or its session names them (awk, sed, split and tar are
+ * Debian's own; `.ci/run` installs tmux).
+ */
 const OPTIONS: Case[] = [
   { line: `awk 'BEGIN{system("git push")}'` },
   { line: `awk 'BEGIN{print "x" | "git push"}'` },
@@ -124,6 +127,7 @@ const OPTIONS: Case[] = [
   { line: "tar -cf - x | tar -xf - --to-command='git push'" },
   { line: "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='git push' x" },
   { line: "tar -I 'git push;:' -cf a.tar x" },
+  { line: "tmux -S LOCK new -d 'git push'" }, // a detached session of a server of its own: it ends with the command
 ];
 
 /** Found by an independent audit: the shell reads each of these otherwise than the reader did. */
@@ -166,6 +170,20 @@ const RUNNERS = [
   "kubectl exec -n ns pod -c ctr -- git push",
   "nix-shell -p git --run 'git push'",
   "nix develop -c git push",
+  // Terminal multiplexers and job schedulers.
+  "tmux new -d 'git push'",
+  "tmux new -ds work git push",
+  "tmux split-window -h 'git push'",
+  "tmux run-shell 'git push'",
+  "tmux display-popup -E 'git push'",
+  `tmux if-shell true 'run-shell "git push"'`,
+  "tmux send-keys -t work 'git push' Enter",
+  "tmux -c 'git push'",
+  "tmux new -d \\; run 'git push'",
+  "screen -dmS name git push",
+  "screen -S name -X stuff 'git push'",
+  "at now <<< 'git push'",
+  "echo 'git push' | batch",
   "nsenter -t 1 -m git push",
   "runuser -u root -- ionice -c 3 git push",
   "faketime '2020-01-01' git push",
@@ -584,6 +602,12 @@ describe("ordinary lines stay allowed", () => {
     "docker run img",
     "kubectl exec pod -- ls",
     "nix develop",
+    "tmux ls",
+    "tmux new -s work",
+    "tmux send-keys -t work Enter",
+    "screen -r work",
+    "screen -dmS name npm test",
+    "at -l",
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",
   ];

@@ -16,8 +16,7 @@
  * @module
  */
 import { type CommandOptions, optionValue, type Runs } from "./command_options.ts";
-import { parseShell, type ShellWord } from "./shell.ts";
-import { joinWords } from "./wrappers.ts";
+import { joinWords, parseShell, type ShellWord } from "./shell.ts";
 
 /**
  * What one git command runs besides git itself: shell commands (setting values, option values, alias values

@@ -498,3 +498,23 @@ export function parseShell(text: string, depth = 0): ParsedShell {
 export function isKeyword(word: string): boolean {
   return KEYWORDS.has(word);
 }
+
+/**
+ * Words joined into one script word (dynamic when any of them is; its literal up to the first dynamic part).
+ *
+ * @example
+ * ```ts
+ * import { joinWords } from "./shell.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * joinWords([w("git"), w("push")]).text; // "git push"
+ * ```
+ */
+export function joinWords(words: readonly ShellWord[]): ShellWord {
+  const dynamic = words.some((w) => w.dynamic);
+  const text = words.map((w) => w.text).join(" ");
+  const firstDynamic = words.findIndex((w) => w.dynamic);
+  const literal = dynamic
+    ? [...words.slice(0, firstDynamic).map((w) => w.text), words[firstDynamic].literal].join(" ")
+    : text;
+  return { text, dynamic, literal };
+}

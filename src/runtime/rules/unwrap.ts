@@ -21,8 +21,9 @@
  */
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
-import { isKeyword, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
-import { afterOptionsAt, type Inner, innerOf, isWrapper, joinWords } from "./wrappers.ts";
+import { sessionRuns } from "./runners.ts";
+import { isKeyword, joinWords, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
+import { afterOptionsAt, type Inner, innerOf, isWrapper } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -162,6 +163,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     }
     const runs = optionRuns(name, words);
     if (runs !== null) readRuns(runs, depth, walk);
+    const session = sessionRuns(name, words, heredoc ?? null);
+    if (session !== null) {
+      walk.problems.push(...session.problems);
+      for (const script of session.scripts) readScript(script, depth, walk);
+    }
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {

@@ -11,7 +11,7 @@
  * @module
  */
 import { RUNNER_OPTIONS, RUNNER_POSITIONALS, runnerOf, runnerScript } from "./runners.ts";
-import type { ShellWord } from "./shell.ts";
+import { joinWords, type ShellWord } from "./shell.ts";
 
 /** What a wrapper runs. */
 export type Inner =
@@ -366,6 +366,7 @@ function runnerInner(name: string, words: readonly ShellWord[]): Inner | null {
   const end = afterOptionsAt(name, words);
   const special = runnerScript(name, words, end);
   if (special !== null && "script" in special) return { kind: "script", script: special.script };
+  if (special !== null && "unknown" in special) return { kind: "unknown", why: special.unknown };
   if (special !== null && "shell" in special) {
     return special.shell.length > 0 ? { kind: "script", script: joinWords(special.shell) } : null;
   }
@@ -393,24 +394,4 @@ function xargsCommand(words: readonly ShellWord[], rest: readonly ShellWord[]): 
       w.text.includes(replace!) ? { text: w.text, dynamic: true, literal: w.literal.split(replace!)[0] } : w
     );
   return [...marked, UNKNOWN_ARGUMENTS];
-}
-
-/**
- * Words joined into one script word (dynamic when any of them is; its literal up to the first dynamic part).
- *
- * @example
- * ```ts
- * import { joinWords } from "./wrappers.ts";
- * const w = (text: string) => ({ text, dynamic: false, literal: text });
- * joinWords([w("git"), w("push")]).text; // "git push"
- * ```
- */
-export function joinWords(words: readonly ShellWord[]): ShellWord {
-  const dynamic = words.some((w) => w.dynamic);
-  const text = words.map((w) => w.text).join(" ");
-  const firstDynamic = words.findIndex((w) => w.dynamic);
-  const literal = dynamic
-    ? [...words.slice(0, firstDynamic).map((w) => w.text), words[firstDynamic].literal].join(" ")
-    : text;
-  return { text, dynamic, literal };
 }
