@@ -6,7 +6,11 @@
  * the wrappers that only run another command are peeled off (variable
  * assignments, shell keywords, `coproc`, and the wrappers of `wrappers.ts`);
  * `git`'s own options before its subcommand (`git -C dir push`), and an alias
- * those options define for it (`git -c alias.p=push p` runs `git push`). An absolute
+ * those options define for it (`git -c alias.p=push p` runs `git push`; what
+ * else git runs: `git.ts`); the runners of `runners.ts` (`npx git push`). What
+ * a program runs by its options or script (`command_options.ts`: `tar
+ * --to-command`, `awk 'BEGIN{system("…")}'`) or a session (`tmux new '…'`,
+ * `at <<< '…'`) is read as command lines of its own too. An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`); a
  * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
