@@ -312,6 +312,9 @@ function workspace(rules: RuleSet) {
   return { ws, bin, line, ran };
 }
 
+/** git reads no configuration of this machine's user or system (a signing or hook setting there would change it). */
+const GIT_ALONE = { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
+
 const env = (bin: string) =>
   ({
     ...process.env,
@@ -320,6 +323,7 @@ const env = (bin: string) =>
     NOEMA_ROOT: "",
     NOEMA_USER_RULES: "",
     NOEMA_HOOK_SERVER: "0",
+    ...GIT_ALONE,
   }) as Record<string, string>;
 
 /** A git repository with one commit on `main`, whose `origin` is a bare repository that has nothing yet. */
@@ -328,7 +332,8 @@ function gitWorkspace(rules: RuleSet): Workspace {
   const bin = join(ws, "bin"); // empty: the real git runs
   const bare = join(ws, "origin.git");
   mkdirSync(bin, { recursive: true });
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: ws, stdio: "ignore" });
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: ws, stdio: "ignore", env: { ...process.env, ...GIT_ALONE } });
   git("init", "-q", "--bare", "-b", "main", bare);
   git("init", "-q", "-b", "main");
   git("config", "user.name", "noema test");

@@ -531,9 +531,11 @@ describe("for real", () => {
       "git restore .env",
       "git rm -qf .env",
     ];
+    // git reads no configuration of this machine's user or system (a signing or hook setting there would change it).
+    const ALONE = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
     const repo = (name: string) => {
       const dir = project(name);
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "ignore" });
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "ignore", env: ALONE });
       git("init", "-q", "-b", "main");
       git("config", "user.name", "noema test");
       git("config", "user.email", "test@noema.invalid");
@@ -548,7 +550,7 @@ describe("for real", () => {
       readFileSync(join(dir, ".env"), "utf8") === "SECRET=1\n";
     lines.forEach((line, i) => {
       const bare = repo(`git-bare-${i}`);
-      execFileSync("sh", ["-c", line], { cwd: bare, stdio: "ignore" });
+      execFileSync("sh", ["-c", line], { cwd: bare, stdio: "ignore", env: ALONE });
       assert.equal(untouched(bare), false, `without rules, ${line} reads or writes .env`);
       const dir = repo(`git-${i}`);
       const r = cli(["run", "leak", "--using", "shell", "--json", "--", "sh", "-c", line], {

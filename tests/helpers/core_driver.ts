@@ -15,6 +15,9 @@ import { EpisodeCore } from "../../mod.ts";
 
 const [root, episodeId, ...callIds] = process.argv.slice(2);
 const core = await EpisodeCore.attach(episodeId, { root, waitMs: 60_000 });
+// The crash is before the state is written: record's own writes (when it has spent little time writing, which a busy
+// machine decides) would make that a race.
+if (process.env.NOEMA_TEST_DIE_AFTER) core.autoFlush = false;
 try {
   for (const callId of callIds) {
     const d = await core.propose({ kind: "tool", tool: "Bash", input: { command: `echo ${callId}` }, call_id: callId });
