@@ -166,5 +166,16 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
       }
     }
   }
-  return out;
+  return distinct(out);
+}
+
+/** Each access once (`git show HEAD:x` names the same file from several folders up once it resolves past `/`). */
+function distinct(accesses: FileAccess[]): FileAccess[] {
+  const seen = new Set<string>();
+  return accesses.filter((a) => {
+    const key = `${a.mode}\0${a.form}\0${a.path}\0${a.by}\0${a.tree ?? ""}\0${a.existing ?? ""}\0${a.names ?? ""}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
