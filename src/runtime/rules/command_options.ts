@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { ShellWord } from "./shell.ts";
+import { literalWord, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
 
 /** A shell command a program runs: `args` when it gives the command arguments of its own after it. */
 export interface RunScript {
@@ -58,10 +58,6 @@ const EXEC_WORDS: Record<string, RegExp> = {
   fdfind: /^(-x|--exec|-X|--exec-batch)$/,
 };
 
-function tail(w: ShellWord, drop: number): ShellWord {
-  return { text: w.text.slice(drop), dynamic: w.dynamic, literal: w.literal.slice(drop) };
-}
-
 /**
  * The value of a command option at `words[k]`: attached (`--opt=V`, `-oV`), the next word (`--opt V`, `-o V`), or
  * in a cluster of short options (`-ave V`, `-avV`); null when `words[k]` is none of `options`.
@@ -83,13 +79,13 @@ export function optionValue(
   if (Object.hasOwn(options, o)) return next(o);
   const eq = o.indexOf("=");
   if (o.startsWith("--") && eq > 0 && Object.hasOwn(options, o.slice(0, eq))) {
-    return { value: tail(words[k], eq + 1), args: options[o.slice(0, eq)], next: k };
+    return { value: wordFrom(words[k], eq + 1), args: options[o.slice(0, eq)], next: k };
   }
   if (!/^-[^-]/.test(o) || words[k].dynamic) return null;
   for (let j = 1; j < o.length && /[A-Za-z0-9]/.test(o[j]); j++) {
     const short = `-${o[j]}`;
     if (!Object.hasOwn(options, short)) continue;
-    return j === o.length - 1 ? next(short) : { value: tail(words[k], j + 1), args: options[short], next: k };
+    return j === o.length - 1 ? next(short) : { value: wordFrom(words[k], j + 1), args: options[short], next: k };
   }
   return null;
 }
@@ -122,7 +118,7 @@ export function optionRuns(name: string, words: readonly ShellWord[]): Runs | nu
       let end = k + 1;
       while (end < words.length && words[end].text !== ";") end++;
       const command = words.slice(k + 1, end).map((w) => w.text.includes("{") ? unknownFrom(w, "{") : w);
-      if (command.length > 0) runs.commands.push([...command, UNKNOWN]);
+      if (command.length > 0) runs.commands.push([...command, UNKNOWN_ARGUMENTS]);
       k = end;
       continue;
     }
@@ -131,7 +127,7 @@ export function optionRuns(name: string, words: readonly ShellWord[]): Runs | nu
     let value = found.value;
     if (/^--checkpoint-action/.test(words[k].text)) {
       if (!/^exec=/.test(value.literal) && !(value.dynamic && value.literal === "")) continue;
-      value = tail(value, Math.min(5, value.literal.length));
+      value = wordFrom(value, Math.min(5, value.literal.length));
     }
     runs.scripts.push({ script: value, args: found.args });
     k = found.next;
@@ -160,9 +156,6 @@ function mentionsOf(name: string, options: CommandOptions | null, exec: RegExp |
   return re;
 }
 
-/** Arguments only known when the command runs. */
-const UNKNOWN: ShellWord = { text: "…", dynamic: true, literal: "" };
-
 /** A word known only up to `mark` (a placeholder the program fills in). */
 function unknownFrom(w: ShellWord, mark: string): ShellWord {
   return { text: w.text, dynamic: true, literal: w.literal.split(mark)[0] };
@@ -178,8 +171,8 @@ function awkPrograms(words: readonly ShellWord[]): ShellWord[] {
   for (let k = 1; k < words.length; k++) {
     const t = words[k].text;
     if (t === "--") return file || programs.length > 0 ? programs : words.slice(k + 1, k + 2);
-    if (/^(-e|--source)$/.test(t)) programs.push(words[++k] ?? UNKNOWN);
-    else if (/^--source=/.test(t)) programs.push(tail(words[k], 9));
+    if (/^(-e|--source)$/.test(t)) programs.push(words[++k] ?? UNKNOWN_ARGUMENTS);
+    else if (/^--source=/.test(t)) programs.push(wordFrom(words[k], 9));
     else if (/^(-f|--file)$/.test(t)) file = !!words[++k];
     else if (/^(-f.|--file=)/.test(t)) file = true;
     else if (AWK_VALUE.test(t)) k++;
@@ -205,7 +198,7 @@ function awkRuns(words: readonly ShellWord[]): Runs {
   for (const program of awkPrograms(words)) {
     const text = program.dynamic ? program.literal : program.text;
     const rest = text.replace(AWK_RUNS, (_, a?: string, b?: string, c?: string) => {
-      runs.scripts.push({ script: word(awkText(a ?? b ?? c ?? "")), args: false });
+      runs.scripts.push({ script: literalWord(awkText(a ?? b ?? c ?? "")), args: false });
       return " ";
     });
     // What remains: a command from an expression (`system(cmd)`, `print | cmd`, `cmd | getline`).
@@ -217,10 +210,6 @@ function awkRuns(words: readonly ShellWord[]): Runs {
   return runs;
 }
 
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
-}
-
 /** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
 function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
   const scripts: ShellWord[] = [];
@@ -229,10 +218,10 @@ function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
     const t = words[k].text;
     if (t === "--sandbox") return null; // e, r, w refused
     if (t === "--") return file || scripts.length > 0 ? scripts : words.slice(k + 1, k + 2);
-    if (/^(-e|--expression)$/.test(t)) scripts.push(words[++k] ?? UNKNOWN);
-    else if (/^--expression=/.test(t)) scripts.push(tail(words[k], 13));
-    else if (/^-[a-zA-Z]*e./.test(t)) scripts.push(tail(words[k], t.indexOf("e") + 1));
-    else if (/^-[a-zA-Z]*e$/.test(t)) scripts.push(words[++k] ?? UNKNOWN);
+    if (/^(-e|--expression)$/.test(t)) scripts.push(words[++k] ?? UNKNOWN_ARGUMENTS);
+    else if (/^--expression=/.test(t)) scripts.push(wordFrom(words[k], 13));
+    else if (/^-[a-zA-Z]*e./.test(t)) scripts.push(wordFrom(words[k], t.indexOf("e") + 1));
+    else if (/^-[a-zA-Z]*e$/.test(t)) scripts.push(words[++k] ?? UNKNOWN_ARGUMENTS);
     else if (/^(-[a-zA-Z]*f|--file)/.test(t)) file = true;
     else if (/^(-l|--line-length|-f|--file)$/.test(t)) k++;
     else if (!t.startsWith("-")) return file || scripts.length > 0 ? scripts : [words[k]];
@@ -247,7 +236,7 @@ function sedRuns(words: readonly ShellWord[]): Runs {
     const text = script.dynamic ? script.literal : script.text;
     for (const e of sedExecs(text)) {
       if (e === null) runs.problems.push(`sed runs its pattern space as a command (e): ${text.slice(0, 80)}`);
-      else runs.scripts.push({ script: word(e), args: false });
+      else runs.scripts.push({ script: literalWord(e), args: false });
     }
   }
   return runs;

@@ -10,7 +10,7 @@
  * @module
  */
 import { statSync } from "node:fs";
-import type { ShellWord } from "./shell.ts";
+import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
 import type { AccessMode } from "./file_access.ts";
 
 /** A path argument and how it is used. */
@@ -63,7 +63,7 @@ export function splitArgs(args: readonly ShellWord[], values: ValueOptions = {})
     if (t.startsWith("--")) {
       const eq = t.indexOf("=");
       const flag = eq === -1 ? t : t.slice(0, eq);
-      if (eq !== -1) out.options.push({ flag, value: sub(w, eq + 1) });
+      if (eq !== -1) out.options.push({ flag, value: wordFrom(w, eq + 1) });
       else if (values.long?.includes(flag.slice(2))) out.options.push({ flag, value: args[++i] });
       else out.options.push({ flag });
       continue;
@@ -74,18 +74,11 @@ export function splitArgs(args: readonly ShellWord[], values: ValueOptions = {})
         out.options.push({ flag });
         continue;
       }
-      out.options.push({ flag, value: k + 1 < t.length ? sub(w, k + 1) : args[++i] });
+      out.options.push({ flag, value: k + 1 < t.length ? wordFrom(w, k + 1) : args[++i] });
       break;
     }
   }
   return out;
-}
-
-/** The word from `at` on (`-f/x` → `/x`), still dynamic when its expansion lies after `at`. */
-function sub(w: ShellWord, at: number): ShellWord {
-  const text = w.text.slice(at);
-  if (!w.dynamic) return { text, dynamic: false, literal: text };
-  return { text, dynamic: true, literal: w.literal.slice(Math.min(at, w.literal.length)) };
 }
 
 /** How one command's arguments read and write files. */
@@ -126,7 +119,7 @@ function grep(args: readonly ShellWord[], name: string): Role[] {
   const files = given ? a.operands : a.operands.slice(1);
   const tree = name !== "grep" && name !== "egrep" && name !== "fgrep" && name !== "zgrep" ||
     has(a, "-r", "-R", "--recursive", "--dereference-recursive");
-  const dot: ShellWord = { text: ".", dynamic: false, literal: "." };
+  const dot: ShellWord = literalWord(".");
   const targets = files.length === 0 && tree ? [dot] : files;
   return [...targets.map((w) => read(w, tree)), ...values(a, "-f", "--file").map((w) => read(w))];
 }
@@ -191,7 +184,7 @@ function copy(args: readonly ShellWord[], name: string): Role[] {
     const base = s.text.replace(/\/+$/, "").split("/").pop() ?? "";
     const inside = s.dynamic || target.dynamic
       ? { text: `${target.text}/*`, dynamic: true, literal: target.text }
-      : { text: `${target.text}/${base}`, dynamic: false, literal: `${target.text}/${base}` };
+      : literalWord(`${target.text}/${base}`);
     roles.push(write(inside, recursive));
   }
   return roles;
@@ -207,7 +200,7 @@ function tar(args: readonly ShellWord[]): Role[] {
   const lists = values(a, "-T", "--files-from", "-X", "--exclude-from").map((w) => read(w));
   const extract = has(a, "-x", "--extract", "--get");
   if (extract) {
-    const dir = values(a, "-C", "--directory")[0] ?? { text: ".", dynamic: false, literal: "." };
+    const dir = values(a, "-C", "--directory")[0] ?? literalWord(".");
     return [...archive.map((w) => read(w)), write(dir, true), ...lists];
   }
   if (has(a, "-c", "--create", "-r", "--append", "-u", "--update")) {
@@ -220,7 +213,7 @@ function tar(args: readonly ShellWord[]): Role[] {
 function zip(args: readonly ShellWord[], name: string): Role[] {
   const a = splitArgs(args, { short: name === "zip" ? "xitnbP" : "dxP" });
   if (name === "unzip") {
-    const dir = values(a, "-d")[0] ?? { text: ".", dynamic: false, literal: "." };
+    const dir = values(a, "-d")[0] ?? literalWord(".");
     const listing = has(a, "-l", "-p", "-t", "-v", "-Z");
     return [...a.operands.slice(0, 1).map((w) => read(w)), ...(listing ? [] : [write(dir, true)])];
   }
@@ -233,7 +226,7 @@ function dd(args: readonly ShellWord[]): Role[] {
   const roles: Role[] = [];
   for (const w of args) {
     const m = /^(if|of)=/.exec(w.text);
-    if (m) roles.push({ word: sub(w, 3), mode: m[1] === "if" ? "read" : "write" });
+    if (m) roles.push({ word: wordFrom(w, 3), mode: m[1] === "if" ? "read" : "write" });
   }
   return roles;
 }
@@ -268,7 +261,7 @@ function fetcher(args: readonly ShellWord[], name: string): Role[] {
   ];
   for (const v of values(a, "-d", "--data", "--data-binary", "--data-urlencode", "--data-ascii", "-F", "--form")) {
     const at = v.text.search(/[@<]/);
-    if (at !== -1) roles.push(read(sub({ ...v, text: v.text.replace(/;.*$/, "") }, at + 1)));
+    if (at !== -1) roles.push(read(wordFrom({ ...v, text: v.text.replace(/;.*$/, "") }, at + 1)));
   }
   return roles;
 }
@@ -291,7 +284,7 @@ function find(args: readonly ShellWord[]): Role[] {
   const expr = start === -1 ? [] : args.slice(start);
   const roles: Role[] = dirs.map((w) => ({ ...read(w), names: true }));
   if (expr.some((w) => w.text === "-delete")) {
-    const from = dirs.length > 0 ? dirs : [{ text: ".", dynamic: false, literal: "." }];
+    const from = dirs.length > 0 ? dirs : [literalWord(".")];
     roles.push(...from.map((w): Role => ({ ...write(w, true), existing: true })));
   }
   expr.forEach((w, i) => {
@@ -308,7 +301,7 @@ function openssl(args: readonly ShellWord[]): Role[] {
     if (!next) return;
     if (/^-(in|inkey|key|kfile|pass(in)?|CAfile|cert|signkey)$/.test(w.text)) {
       if (!/^-pass/.test(w.text)) roles.push(read(next));
-      else if (/^file:/.test(next.text)) roles.push(read(sub(next, 5)));
+      else if (/^file:/.test(next.text)) roles.push(read(wordFrom(next, 5)));
     } else if (w.text === "-out") roles.push(write(next));
   });
   return roles;

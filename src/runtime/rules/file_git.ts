@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ShellWord } from "./shell.ts";
+import { literalWord, type ShellWord } from "./shell.ts";
 import { type Role, splitArgs, type ValueOptions } from "./file_commands.ts";
 
 /** git's own options that take the next word. */
@@ -33,15 +33,11 @@ const SUB_VALUES: Record<string, ValueOptions> = {
   grep: { short: "efABCm", long: ["max-count", "context", "before-context", "after-context", "threads"] },
 };
 
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
-}
-
 /** A path given relative to `git -C DIR`, as seen from where the command runs. */
 function under(dir: ShellWord | null, w: ShellWord): ShellWord {
   if (dir === null || w.text.startsWith("/")) return w;
   const text = `${dir.text.replace(/\/+$/, "")}/${w.text}`;
-  if (!dir.dynamic && !w.dynamic) return word(text);
+  if (!dir.dynamic && !w.dynamic) return literalWord(text);
   return { text, dynamic: true, literal: dir.dynamic ? dir.literal : `${dir.text.replace(/\/+$/, "")}/${w.literal}` };
 }
 
@@ -108,7 +104,7 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
       return a.operands.flatMap((w) => [{ word: at(w), mode: "read" }, writeAll(w)] as Role[]);
     case "clean":
       if (flag("-n", "--dry-run")) return [];
-      return (a.operands.length > 0 ? a.operands : [word(".")]).map(writeAll);
+      return (a.operands.length > 0 ? a.operands : [literalWord(".")]).map(writeAll);
     case "apply":
     case "am":
       if (sub === "apply" && flag("--check", "--stat", "--numstat", "--summary") && !flag("--apply")) return [];

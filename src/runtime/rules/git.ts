@@ -16,7 +16,7 @@
  * @module
  */
 import { type CommandOptions, optionValue, type Runs } from "./command_options.ts";
-import { joinWords, parseShell, type ShellWord } from "./shell.ts";
+import { joinWords, literalWord, parseShell, type ShellWord, wordFrom } from "./shell.ts";
 
 /**
  * What one git command runs besides git itself: shell commands (setting values, option values, alias values
@@ -65,15 +65,6 @@ const COMMAND_OPTIONS: Record<string, CommandOptions> = {
 /** Options whose value is optional and so only given attached (`grep -Oless`, `--open-files-in-pager=less`). */
 const ATTACHED_ONLY: Record<string, string[]> = { grep: ["-O", "--open-files-in-pager"] };
 
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
-}
-
-/** A word's text after `drop` characters (its literal part shortened alike). */
-function tail(w: ShellWord, drop: number): ShellWord {
-  return { text: w.text.slice(drop), dynamic: w.dynamic, literal: w.literal.slice(drop) };
-}
-
 /** One `-c key=value` (or `--config-env key=VAR`) git is given. */
 interface Setting {
   option: string;
@@ -90,10 +81,10 @@ function settingsOf(words: readonly ShellWord[], start: number, end: number, clo
     const o = words[k].text;
     const long = /^--(config-env|config)=/.exec(o);
     if (long && (long[1] === "config-env" || clone)) {
-      out.push({ option: `--${long[1]}`, setting: tail(words[k], long[0].length), fresh });
+      out.push({ option: `--${long[1]}`, setting: wordFrom(words[k], long[0].length), fresh });
     } else if (o === "-c" || o === "--config-env" || (clone && o === "--config")) {
       if (words[k + 1] !== undefined) out.push({ option: o, setting: words[++k], fresh });
-    } else if (clone && /^-c./.test(o)) out.push({ option: "-c", setting: tail(words[k], 2), fresh });
+    } else if (clone && /^-c./.test(o)) out.push({ option: "-c", setting: wordFrom(words[k], 2), fresh });
   }
   return out;
 }
@@ -119,7 +110,7 @@ function readSettings(settings: Setting[], sub: ShellWord | undefined, runs: Git
       runs.problems.push(`git's setting ${key} comes from the environment (${setting.text}), unknown until it runs`);
       continue;
     }
-    const value = tail(setting, eq + 1);
+    const value = wordFrom(setting, eq + 1);
     if (isAlias) alias = setting.dynamic ? "\0" : value.text; // the last one counts
     else settingRuns(key, value, runs);
   }
@@ -132,10 +123,13 @@ function settingRuns(key: string, value: ShellWord, runs: GitRuns): void {
   const args = !NO_ARGS.test(key);
   if (/^credential\./.test(key) || /^submodule\./.test(key)) {
     // `!cmd` is a shell command; credential.helper=NAME runs `git credential-NAME`; submodule update modes are words.
-    if (value.literal.startsWith("!")) runs.scripts.push({ script: tail(value, 1), args });
+    if (value.literal.startsWith("!")) runs.scripts.push({ script: wordFrom(value, 1), args });
     else if (value.dynamic) runs.problems.push(`git's setting ${key} is ${value.text}, unknown until it runs`);
     else if (key.startsWith("credential.") && value.text !== "") {
-      runs.scripts.push({ script: word(value.text.includes("/") ? value.text : `git credential-${value.text}`), args });
+      runs.scripts.push({
+        script: literalWord(value.text.includes("/") ? value.text : `git credential-${value.text}`),
+        args,
+      });
     }
     return;
   }
@@ -159,7 +153,7 @@ function aliasRuns(
     return null;
   }
   if (value.startsWith("!")) {
-    runs.scripts.push({ script: word(value.slice(1)), args: true });
+    runs.scripts.push({ script: literalWord(value.slice(1)), args: true });
     return null;
   }
   const parsed = parseShell(value, 1);
@@ -198,9 +192,10 @@ function configRuns(rest: readonly ShellWord[], runs: GitRuns): void {
   if (setting.dynamic) runs.problems.push(`git config stores ${setting.text}, unknown until it runs`);
   else if (TRANSPORT_SETTINGS.test(key)) runs.problems.push(`git config ${setting.text} lets a URL run a command`);
   else if (key.startsWith("alias.") && value.literal.startsWith("!")) {
-    runs.scripts.push({ script: tail(value, 1), args: true });
-  } else if (key.startsWith("alias.")) runs.scripts.push({ script: joinWords([word("git"), value]), args: true });
-  else if (COMMAND_SETTINGS.test(key)) settingRuns(key, value, runs);
+    runs.scripts.push({ script: wordFrom(value, 1), args: true });
+  } else if (key.startsWith("alias.")) {
+    runs.scripts.push({ script: joinWords([literalWord("git"), value]), args: true });
+  } else if (COMMAND_SETTINGS.test(key)) settingRuns(key, value, runs);
 }
 
 /** What the options and arguments of git's subcommand run (`bare` is `git SUB …`). */
@@ -228,7 +223,9 @@ function subcommandRuns(bare: readonly ShellWord[], runs: GitRuns): void {
       continue;
     }
     const a = attached.find((o) => w.text.startsWith(o) && w.text.length > o.length);
-    if (a !== undefined) runs.scripts.push({ script: tail(w, a.length + (a.startsWith("--") ? 1 : 0)), args: true });
+    if (a !== undefined) {
+      runs.scripts.push({ script: wordFrom(w, a.length + (a.startsWith("--") ? 1 : 0)), args: true });
+    }
   }
 }
 

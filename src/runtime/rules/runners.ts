@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { joinWords, parseShell, type ShellWord } from "./shell.ts";
+import { joinWords, literalWord, parseShell, type ShellWord } from "./shell.ts";
 
 /** Programs whose subcommand runs a command (`npm exec`): the subcommands. */
 const SUBCOMMANDS: Record<string, readonly string[]> = {
@@ -159,7 +159,7 @@ export function runnerScript(
   if (at > 0) return { command: words.length > at + 1 ? words.slice(at + 1) : null };
   for (let k = 1; k < Math.min(end, words.length); k++) {
     const t = words[k].text;
-    if (script?.test(t)) return { script: words[k + 1] ?? { text: "", dynamic: false, literal: "" } };
+    if (script?.test(t)) return { script: words[k + 1] ?? literalWord("") };
     const eq = t.indexOf("=");
     if (eq > 0 && script?.test(t.slice(0, eq))) {
       return { script: { ...words[k], text: t.slice(eq + 1), literal: words[k].literal.slice(eq + 1) } };
@@ -246,7 +246,7 @@ function tmuxRuns(args: readonly ShellWord[], out: SessionRuns, depth: number): 
   if (depth > 4) return void out.problems.push("tmux commands nested too deep");
   let i = 0;
   while (i < args.length && args[i].text.startsWith("-") && args[i].text !== "--") {
-    if (args[i].text === "-c") out.scripts.push(args[i + 1] ?? word(""));
+    if (args[i].text === "-c") out.scripts.push(args[i + 1] ?? literalWord(""));
     i += /^-[cfLST]$/.test(args[i].text) ? 2 : 1;
   }
   let start = i;
@@ -283,8 +283,4 @@ function tmuxCommand(words: readonly ShellWord[], out: SessionRuns, depth: numbe
       else for (const c of parseShell(then.text, 1).commands) tmuxRuns(c.words, out, depth + 1);
     }
   } else if (!(name === "run-shell" && flags.includes("C"))) out.scripts.push(joinWords(rest));
-}
-
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
 }

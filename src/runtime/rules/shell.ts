@@ -518,3 +518,34 @@ export function joinWords(words: readonly ShellWord[]): ShellWord {
     : text;
   return { text, dynamic, literal };
 }
+
+/**
+ * A word known as written (no expansion in it).
+ *
+ * @example
+ * ```ts
+ * import { literalWord } from "./shell.ts";
+ * literalWord("git").literal; // "git"
+ * ```
+ */
+export function literalWord(text: string): ShellWord {
+  return { text, dynamic: false, literal: text };
+}
+
+/**
+ * The word from `at` on (`-f/x` → `/x`), still dynamic when its expansion lies after `at`.
+ *
+ * @example
+ * ```ts
+ * import { literalWord, wordFrom } from "./shell.ts";
+ * wordFrom(literalWord("--exec=git push"), 7).text; // "git push"
+ * ```
+ */
+export function wordFrom(w: ShellWord, at: number): ShellWord {
+  const text = w.text.slice(at);
+  if (!w.dynamic) return literalWord(text);
+  return { text, dynamic: true, literal: w.literal.slice(at) };
+}
+
+/** Arguments only known when the command runs (`xargs` adds them from its input, an alias gets them where used). */
+export const UNKNOWN_ARGUMENTS: ShellWord = Object.freeze({ text: "…", dynamic: true, literal: "" });

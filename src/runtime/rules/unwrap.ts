@@ -26,7 +26,16 @@
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { sessionRuns } from "./runners.ts";
-import { isKeyword, joinWords, MAX_SHELL_DEPTH, parseShell, type Redirect, type ShellWord } from "./shell.ts";
+import {
+  isKeyword,
+  joinWords,
+  literalWord,
+  MAX_SHELL_DEPTH,
+  parseShell,
+  type Redirect,
+  type ShellWord,
+  UNKNOWN_ARGUMENTS,
+} from "./shell.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
@@ -54,10 +63,6 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 const COMPOUND = new Set(["{", "(", "if", "while", "until", "for", "case", "select", "[["]);
 /** Paths that are a command's own input (`source /dev/stdin <<< '…'`). */
 const STDIN_FILES = /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/;
-
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
-}
 
 /**
  * The program name of a command word: its last path segment (`/usr/bin/git` → `git`).
@@ -158,7 +163,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
       // A case-insensitive file system (macOS's default) runs git for `GIT push`: deny and ask rules see it so too.
       if (walk.alternatesLeft-- <= 0) walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
-      else walk.alternates.push(stagesOf([word(lower), ...words.slice(1)], heredoc, depth, walk));
+      else walk.alternates.push(stagesOf([literalWord(lower), ...words.slice(1)], heredoc, depth, walk));
     }
     if (runsScripts(name, words, depth, walk)) break;
     if (name === "eval") {
@@ -207,14 +212,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
 
 /** Builtins that run a command given to an option, with arguments of their own. */
 const CALLBACKS = new Set(["mapfile", "readarray", "compgen", "complete"]);
-/** Arguments only known when the command runs. */
-const UNKNOWN: ShellWord = { text: "…", dynamic: true, literal: "" };
-
 /** Reads a script that runs with more arguments after it (an alias, a callback): its commands' tails are unknown. */
 function readPrefix(script: ShellWord, depth: number, walk: Walk): void {
   const before = walk.units.length;
   readScript(script, depth, walk);
-  for (const unit of walk.units.slice(before)) unit.push([...unit.at(-1)!, UNKNOWN]);
+  for (const unit of walk.units.slice(before)) unit.push([...unit.at(-1)!, UNKNOWN_ARGUMENTS]);
 }
 
 /** Builtins whose arguments are assignments. */
@@ -338,7 +340,7 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
     const c = words.findIndex((w, k) => k > 0 && /^-[A-Za-z]*C/.test(w.text));
     if (c !== -1) {
       const inline = words[c].text.slice(words[c].text.indexOf("C") + 1);
-      readPrefix(inline !== "" ? word(inline) : words[c + 1] ?? word(""), depth, walk);
+      readPrefix(inline !== "" ? literalWord(inline) : words[c + 1] ?? literalWord(""), depth, walk);
     }
     return true;
   }
@@ -351,7 +353,11 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
     for (let k = 1; k < end && words[k].text !== "--"; k++) {
       const m = /^(?:-[abd-z]*c|--command=?)(.*)$/s.exec(words[k].text);
       if (!m) continue;
-      readScript(m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? word(""), depth, walk);
+      readScript(
+        m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? literalWord(""),
+        depth,
+        walk,
+      );
       return true;
     }
     // sg GROUP COMMAND runs it with sh -c; runuser -u USER COMMAND… runs it as words (peeled as a wrapper).

@@ -11,7 +11,7 @@
  * @module
  */
 import { RUNNER_OPTIONS, RUNNER_POSITIONALS, runnerOf, runnerScript } from "./runners.ts";
-import { joinWords, type ShellWord } from "./shell.ts";
+import { joinWords, literalWord, type ShellWord, UNKNOWN_ARGUMENTS } from "./shell.ts";
 
 /** What a wrapper runs. */
 export type Inner =
@@ -193,13 +193,6 @@ export function afterOptions(name: string, words: readonly ShellWord[]): ShellWo
   return i < words.length ? words.slice(i) : null;
 }
 
-function word(text: string): ShellWord {
-  return { text, dynamic: false, literal: text };
-}
-
-/** Arguments a wrapper adds to its command that are only known when it runs (`xargs` reads them from its input). */
-const UNKNOWN_ARGUMENTS: ShellWord = { text: "…", dynamic: true, literal: "" };
-
 /** `env`'s short options that take a value (the rest of the word, or the next word). */
 const ENV_VALUE = new Set(["u", "C", "a", "S", "P", "L", "U"]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
@@ -264,7 +257,7 @@ function shellInner(words: readonly ShellWord[]): Inner {
     }
     if (t === "--" || t === "-") {
       const next = words[i + 1];
-      if (command) return { kind: "script", script: next ?? word("") };
+      if (command) return { kind: "script", script: next ?? literalWord("") };
       return next === undefined || stdin ? { kind: "stdin" } : { kind: "file", file: next };
     }
     if (SHELL_VALUE.test(t)) {
@@ -277,13 +270,13 @@ function shellInner(words: readonly ShellWord[]): Inner {
     if (command) return { kind: "script", script: w };
     return stdin ? { kind: "stdin" } : { kind: "file", file: w };
   }
-  return command ? { kind: "script", script: word("") } : { kind: "stdin" };
+  return command ? { kind: "script", script: literalWord("") } : { kind: "stdin" };
 }
 
 /** `flock [options] FILE -c SCRIPT` or `flock [options] FILE COMMAND…`. */
 function flockInner(words: readonly ShellWord[]): Inner | null {
   const i = afterOptionsAt("flock", words);
-  if (/^(-c|--command)$/.test(words[i]?.text ?? "")) return { kind: "script", script: words[i + 1] ?? word("") };
+  if (/^(-c|--command)$/.test(words[i]?.text ?? "")) return { kind: "script", script: words[i + 1] ?? literalWord("") };
   return i < words.length ? { kind: "command", words: words.slice(i) } : null;
 }
 
@@ -300,7 +293,7 @@ function sshInner(words: readonly ShellWord[]): Inner | null {
     const t = words[k].text;
     const value = t === "-o" ? words[k + 1] : t.startsWith("-o") ? { ...words[k], text: t.slice(2) } : undefined;
     const m = value === undefined ? null : SSH_COMMANDS.exec(value.text);
-    if (m) scripts.push(value!.dynamic ? value! : word(m[2]));
+    if (m) scripts.push(value!.dynamic ? value! : literalWord(m[2]));
   }
   let i = afterOptionsAt("ssh", words);
   if (i > words.length && scripts.length === 0) return null;
