@@ -22,6 +22,9 @@ import { lexicalPath } from "./resolve_path.ts";
 import { FILE_COMMANDS, type Reader, type Role, splitArgs } from "./file_commands.ts";
 import { gitFiles } from "./file_git.ts";
 
+/** Every command whose arguments name files: `file_commands.ts`' table, and git (`file_git.ts`). */
+const READERS: Record<string, Reader> = { ...FILE_COMMANDS, git: gitFiles };
+
 /** Whether a command reads or writes a file. */
 export type AccessMode = "read" | "write";
 
@@ -146,11 +149,7 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;
     const name = programName(last[0]);
-    const reader: Reader | undefined = name === "git"
-      ? gitFiles
-      : Object.hasOwn(FILE_COMMANDS, name)
-      ? FILE_COMMANDS[name]
-      : undefined;
+    const reader: Reader | undefined = Object.hasOwn(READERS, name) ? READERS[name] : undefined;
     if (reader === undefined || last[0].dynamic) continue;
     // git's own options (`git -C dir show …`) are set aside in the last stage: its paths are read where they point.
     const words = name === "git"

@@ -289,18 +289,18 @@ const CONFIG_VARIABLES = /^(GIT_CONFIG_PARAMETERS|GIT_CONFIG_KEY_\d+)$/;
  * @example
  * ```ts
  * import { gitEnvironmentProblem } from "./git.ts";
- * gitEnvironmentProblem("GIT_CONFIG_KEY_0", { text: "core.pager", dynamic: false, literal: "core.pager" });
+ * gitEnvironmentProblem("GIT_CONFIG_KEY_0", "core.pager", false);
  * // "git's settings in GIT_CONFIG_KEY_0=core.pager may run a command, not read here"
  * ```
  */
-export function gitEnvironmentProblem(name: string, value: ShellWord): string | null {
+export function gitEnvironmentProblem(name: string, value: string, dynamic: boolean): string | null {
   if (!CONFIG_VARIABLES.test(name)) return null;
   const keys = name === "GIT_CONFIG_PARAMETERS"
-    ? [...value.text.matchAll(/'([^']*)'/g)].map((m) => m[1].split("=")[0]) // 'key'='value' or 'key=value'
-    : [value.text];
-  const runs = value.dynamic ||
+    ? [...value.matchAll(/'([^']*)'/g)].map((m) => m[1].split("=")[0]) // 'key'='value' or 'key=value'
+    : [value];
+  const runs = dynamic ||
     keys.some((k) =>
       /^alias\./i.test(k) || COMMAND_SETTINGS.test(k.toLowerCase()) || TRANSPORT_SETTINGS.test(k.toLowerCase())
     );
-  return runs ? `git's settings in ${name}=${value.text} may run a command, not read here` : null;
+  return runs ? `git's settings in ${name}=${value} may run a command, not read here` : null;
 }

@@ -9,7 +9,9 @@
  *
  * @module
  */
-import { joinWords, literalWord, parseShell, type ShellWord } from "./shell.ts";
+import type { Runs } from "./command_options.ts";
+import { joinWords, literalWord, parseShell, type ShellWord, wordFrom } from "./shell.ts";
+import type { Inner } from "./wrappers.ts";
 
 /** Programs whose subcommand runs a command (`npm exec`): the subcommands. */
 const SUBCOMMANDS: Record<string, readonly string[]> = {
@@ -125,58 +127,61 @@ const COMMAND_OPTION: Record<string, RegExp> = {
  * runnerOf("npm", ["npm", "exec", "--", "git", "push"].map(w))?.name; // "npm exec"
  * ```
  */
-export function runnerOf(name: string, words: readonly ShellWord[]): { name: string; words: ShellWord[] } | null {
+export function runnerOf(
+  name: string,
+  words: readonly ShellWord[],
+): { name: string; words: readonly ShellWord[] } | null {
   const sub = words[1];
   if (Object.hasOwn(SUBCOMMANDS, name) && sub !== undefined && !sub.dynamic && SUBCOMMANDS[name].includes(sub.text)) {
     const key = `${name} ${sub.text}`;
     return { name: key, words: [{ ...words[0], text: key, literal: key }, ...words.slice(2)] };
   }
-  return Object.hasOwn(RUNNER_OPTIONS, name) ? { name, words: [...words] } : null;
+  return Object.hasOwn(RUNNER_OPTIONS, name) ? { name, words } : null;
 }
 
 /**
- * What a runner whose options end at `end` runs other than its command words: a script (an option's value, or the
- * command words a shell runs, `shell`), or the command after an option (`nix develop -c`; null: none); null when it
- * runs its command words.
+ * What a runner whose options end at `end` runs other than its command words: a script (an option's value, or its
+ * command words run through a shell), the command after an option (`nix develop -c`), nothing (null), or something
+ * unknown (`screen -X`); undefined when it runs the command words after its options.
  *
  * @example
  * ```ts
  * import { runnerScript } from "./runners.ts";
  * const w = (text: string) => ({ text, dynamic: false, literal: text });
- * runnerScript("npx", ["npx", "-c", "git push"].map(w), 3); // { script: … "git push" }
+ * runnerScript("npx", ["npx", "-c", "git push"].map(w), 3); // { kind: "script", script: … "git push" }
  * ```
  */
 export function runnerScript(
   name: string,
   words: readonly ShellWord[],
   end: number,
-): { script: ShellWord } | { shell: ShellWord[] } | { command: ShellWord[] | null } | { unknown: string } | null {
+): Inner | null | undefined {
   if (name === "screen") return screenSpecial(words, end);
   const script = Object.hasOwn(SCRIPT_OPTIONS, name) ? SCRIPT_OPTIONS[name] : null;
   const shell = Object.hasOwn(SHELL_MODE, name) ? SHELL_MODE[name] : null;
   const option = Object.hasOwn(COMMAND_OPTION, name) ? COMMAND_OPTION[name] : null;
   const at = option === null ? -1 : words.findIndex((w, k) => k > 0 && option.test(w.text));
-  if (at > 0) return { command: words.length > at + 1 ? words.slice(at + 1) : null };
+  if (at > 0) return words.length > at + 1 ? { kind: "command", words: words.slice(at + 1) } : null;
   for (let k = 1; k < Math.min(end, words.length); k++) {
     const t = words[k].text;
-    if (script?.test(t)) return { script: words[k + 1] ?? literalWord("") };
+    if (script?.test(t)) return { kind: "script", script: words[k + 1] ?? literalWord("") };
     const eq = t.indexOf("=");
     if (eq > 0 && script?.test(t.slice(0, eq))) {
-      return { script: { ...words[k], text: t.slice(eq + 1), literal: words[k].literal.slice(eq + 1) } };
+      return { kind: "script", script: wordFrom(words[k], eq + 1) };
     }
-    if (shell?.test(t)) return { shell: words.slice(end) };
+    if (shell?.test(t)) return end < words.length ? { kind: "script", script: joinWords(words.slice(end)) } : null;
   }
-  return option === null || name === "kubectl exec" ? null : { command: null };
+  return option === null || name === "kubectl exec" ? undefined : null;
 }
 
 /** `screen -X CMD` sends a command to a running session (`stuff` types text): unknown; `-r`, `-x`, `-ls`… run none. */
-function screenSpecial(words: readonly ShellWord[], end: number): { command: null } | { unknown: string } | null {
+function screenSpecial(words: readonly ShellWord[], end: number): Inner | null | undefined {
   for (let k = 1; k < Math.min(end, words.length); k++) {
     const t = words[k].text;
-    if (/^-[a-zA-Z]*X/.test(t)) return { unknown: "screen -X sends a command to a session, unknown here" };
-    if (/^(-[a-zA-Z]*[rRxDv]|-ls|-list|-wipe|-Q)$/.test(t)) return { command: null };
+    if (/^-[a-zA-Z]*X/.test(t)) return { kind: "unknown", why: "screen -X sends a command to a session, unknown here" };
+    if (/^(-[a-zA-Z]*[rRxDv]|-ls|-list|-wipe|-Q)$/.test(t)) return null;
   }
-  return null;
+  return undefined;
 }
 
 /** tmux commands that run a shell command, and the letters of their options that take a value. */
@@ -206,12 +211,6 @@ const TMUX_ALIASES: Record<string, string> = {
 const TMUX_KEYS =
   /^(Enter|KPEnter|Escape|Tab|BTab|Space|BSpace|Up|Down|Left|Right|Home|End|PageUp|PageDown|NPage|PPage|DC|IC|F\d+|[CMS]-.+)$/;
 
-/** What a session runs: scripts to read, or why it cannot be told. */
-export interface SessionRuns {
-  scripts: ShellWord[];
-  problems: string[];
-}
-
 /**
  * What a terminal multiplexer or job scheduler runs: `tmux new-session|new-window|split-window|respawn-*|run-shell|
  * display-popup CMD`, `tmux if-shell CMD …` (and the tmux commands it runs), what `tmux send-keys` types, `tmux -c
@@ -222,12 +221,12 @@ export interface SessionRuns {
  * ```ts
  * import { sessionRuns } from "./runners.ts";
  * const w = (text: string) => ({ text, dynamic: false, literal: text });
- * sessionRuns("tmux", ["tmux", "new", "-d", "git push"].map(w), null)?.scripts[0].text; // "git push"
+ * sessionRuns("tmux", ["tmux", "new", "-d", "git push"].map(w), null)?.scripts[0].script.text; // "git push"
  * ```
  */
-export function sessionRuns(name: string, words: readonly ShellWord[], heredoc: ShellWord | null): SessionRuns | null {
+export function sessionRuns(name: string, words: readonly ShellWord[], heredoc: ShellWord | null): Runs | null {
   if (name === "tmux") {
-    const out: SessionRuns = { scripts: [], problems: [] };
+    const out: Runs = { scripts: [], commands: [], problems: [] };
     tmuxRuns(words.slice(1), out, 0);
     return out;
   }
@@ -235,18 +234,18 @@ export function sessionRuns(name: string, words: readonly ShellWord[], heredoc: 
     if (words.some((w) => /^-[a-zA-Z]*[lrdc]/.test(w.text) && !/^-[a-zA-Z]*[qftM]/.test(w.text))) return null;
     if (words.some((w) => /^-[a-zA-Z]*f/.test(w.text))) return null; // a script file: not read (like `bash x.sh`)
     return heredoc !== null
-      ? { scripts: [heredoc], problems: [] }
-      : { scripts: [], problems: [`${name} reads the job from its input, unknown until it runs`] };
+      ? { scripts: [{ script: heredoc, args: false }], commands: [], problems: [] }
+      : { scripts: [], commands: [], problems: [`${name} reads the job from its input, unknown until it runs`] };
   }
   return null;
 }
 
 /** Reads tmux's arguments: its own options, then commands separated by `;`. */
-function tmuxRuns(args: readonly ShellWord[], out: SessionRuns, depth: number): void {
+function tmuxRuns(args: readonly ShellWord[], out: Runs, depth: number): void {
   if (depth > 4) return void out.problems.push("tmux commands nested too deep");
   let i = 0;
   while (i < args.length && args[i].text.startsWith("-") && args[i].text !== "--") {
-    if (args[i].text === "-c") out.scripts.push(args[i + 1] ?? literalWord(""));
+    if (args[i].text === "-c") out.scripts.push({ script: args[i + 1] ?? literalWord(""), args: false });
     i += /^-[cfLST]$/.test(args[i].text) ? 2 : 1;
   }
   let start = i;
@@ -258,7 +257,7 @@ function tmuxRuns(args: readonly ShellWord[], out: SessionRuns, depth: number): 
 }
 
 /** One tmux command: the shell command it runs (its words after its options, joined), if it runs one. */
-function tmuxCommand(words: readonly ShellWord[], out: SessionRuns, depth: number): void {
+function tmuxCommand(words: readonly ShellWord[], out: Runs, depth: number): void {
   const given = words[0].text;
   const name = Object.hasOwn(TMUX_ALIASES, given) ? TMUX_ALIASES[given] : given;
   if (!Object.hasOwn(TMUX_COMMANDS, name)) return;
@@ -275,12 +274,12 @@ function tmuxCommand(words: readonly ShellWord[], out: SessionRuns, depth: numbe
   if (rest.length === 0) return;
   if (name === "send-keys") {
     const typed = rest.filter((w) => !TMUX_KEYS.test(w.text));
-    if (typed.length > 0) out.scripts.push(joinWords(typed));
+    if (typed.length > 0) out.scripts.push({ script: joinWords(typed), args: false });
   } else if (name === "if-shell") {
-    if (!flags.includes("F")) out.scripts.push(rest[0]);
+    if (!flags.includes("F")) out.scripts.push({ script: rest[0], args: false });
     for (const then of rest.slice(1)) {
       if (then.dynamic) out.problems.push(`tmux if-shell runs ${then.text}, unknown until it runs`);
       else for (const c of parseShell(then.text, 1).commands) tmuxRuns(c.words, out, depth + 1);
     }
-  } else if (!(name === "run-shell" && flags.includes("C"))) out.scripts.push(joinWords(rest));
+  } else if (!(name === "run-shell" && flags.includes("C"))) out.scripts.push({ script: joinWords(rest), args: false });
 }

@@ -170,13 +170,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const runs = optionRuns(name, words);
+    const runs = optionRuns(name, words) ?? sessionRuns(name, words, heredoc ?? null);
     if (runs !== null) readRuns(runs, depth, walk);
-    const session = sessionRuns(name, words, heredoc ?? null);
-    if (session !== null) {
-      walk.problems.push(...session.problems);
-      for (const script of session.scripts) readScript(script, depth, walk);
-    }
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {
@@ -240,7 +235,7 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     const text = w.dynamic ? w.literal : w.text;
     const eq = assignments && ASSIGNMENT.test(text) ? text.indexOf("=") : -1;
     const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
-    const git = eq > 0 ? gitEnvironmentProblem(name, { ...w, text: w.text.slice(eq + 1) }) : null;
+    const git = eq > 0 ? gitEnvironmentProblem(name, w.text.slice(eq + 1), w.dynamic) : null;
     if (git !== null) walk.problems.push(git);
     else if (COMMAND_VARS.test(name)) {
       readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
@@ -301,7 +296,7 @@ function readGit(words: Stage, bare: Stage | null, settingsFrom: number, depth: 
   return runs.expanded;
 }
 
-/** Reads the commands a program runs besides itself (`git.ts`, `command_options.ts`). */
+/** Reads the commands a program runs besides itself (`git.ts`, `command_options.ts`, `runners.ts`' sessions). */
 function readRuns(runs: Runs, depth: number, walk: Walk): void {
   walk.problems.push(...runs.problems);
   for (const { script, args } of runs.scripts) (args ? readPrefix : readScript)(script, depth, walk);

@@ -358,12 +358,7 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
 function runnerInner(name: string, words: readonly ShellWord[]): Inner | null {
   const end = afterOptionsAt(name, words);
   const special = runnerScript(name, words, end);
-  if (special !== null && "script" in special) return { kind: "script", script: special.script };
-  if (special !== null && "unknown" in special) return { kind: "unknown", why: special.unknown };
-  if (special !== null && "shell" in special) {
-    return special.shell.length > 0 ? { kind: "script", script: joinWords(special.shell) } : null;
-  }
-  if (special !== null) return special.command === null ? null : { kind: "command", words: special.command };
+  if (special !== undefined) return special;
   const rest = words.slice(words[end]?.text === "--" ? end + 1 : end);
   return rest.length > 0 ? { kind: "command", words: rest } : null;
 }
