@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { decideLayer } from "../src/runtime/rules/match.ts";
 import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
-import { cliCommand } from "./helpers/cli.ts";
+import { cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { compose, prng, sq } from "./helpers/shell_compose.ts";
@@ -37,7 +37,19 @@ interface Case {
   rules?: RuleSet;
   bash?: boolean;
   runs?: false;
+  /** A program the line runs that a machine may lack (`.ci/run` installs it): the case is skipped without it. */
+  needs?: string;
 }
+
+/** Where a program is on PATH (or in /usr/sbin, /sbin), or null. */
+function which(name: string): string | null {
+  const dirs = [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].filter((d) => d !== "");
+  return dirs.map((d) => join(d, name)).find((f) => existsSync(f)) ?? null;
+}
+/** The real Bun of this checkout (`npm ci` installs it), whatever runs the tests. */
+const BUN = join(REPO, "node_modules", ".bin", "bun");
+/** Where git keeps its own programs (`git-push`, `git-subtree`). */
+const GIT_EXEC = execFileSync("git", ["--exec-path"], { encoding: "utf8" }).trim();
 
 const ISSUE: Case[] = [
   { line: "FOO=$(date) git push origin main" },
@@ -127,7 +139,8 @@ const OPTIONS: Case[] = [
   { line: "tar -cf - x | tar -xf - --to-command='git push'" },
   { line: "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='git push' x" },
   { line: "tar -I 'git push;:' -cf a.tar x" },
-  { line: "tmux -S LOCK new -d 'git push'" }, // a detached session of a server of its own: it ends with the command
+  // A detached session of a server of its own: it ends with the command.
+  { line: "tmux -S LOCK new -d 'git push'", needs: "tmux" },
 ];
 
 /** Found by an independent audit: the shell reads each of these otherwise than the reader did. */
@@ -213,6 +226,103 @@ const RUNNERS = [
   "dbus-run-session --config-file F git push",
   "sshpass -p pw git push",
   "sshpass -e git push",
+  // More runners: package runners and managers, version managers, secret loaders, containers, remote shells.
+  "pnpm git push", // pnpm runs a first word that is none of its commands
+  "pnpm -C app git push",
+  "bun --cwd x run git push",
+  "corepack pnpm@9 exec git push",
+  "hatch run git push",
+  "pixi run git push",
+  "stack exec -- git push",
+  "opam exec -- git push",
+  "mise exec node@20 -- git push",
+  "mise x python@3.12 node -- git push",
+  "asdf exec git push",
+  "rbenv exec git push",
+  "pyenv exec git push",
+  "fnm exec --using=20 git push",
+  "volta run --node 20 git push",
+  "nvm exec 20 git push",
+  "nvm exec git push",
+  "devbox run git push",
+  "flox activate -- git push",
+  "flox activate -c 'git push'",
+  "guix shell git -- git push",
+  "scl enable devtoolset-7 'git push'",
+  "op run --env-file .env -- git push",
+  "doppler run -- git push",
+  "doppler run --command 'git push'",
+  "infisical run --env dev -- git push",
+  "aws-vault exec prod -- git push",
+  "aws-vault exec prod --duration 1h -- git push",
+  "chamber exec app other -- git push",
+  "envchain aws git push",
+  "dotenvx run -f .env -- git push",
+  "sops exec-env secrets.json 'git push'",
+  "summon git push",
+  "docker compose exec web git push",
+  "docker compose -f a.yml run --rm web git push",
+  "docker -H tcp://h:2375 exec c git push",
+  "docker container exec c git push",
+  "docker-compose exec -T web git push",
+  "podman-compose run web git push",
+  "nerdctl exec c git push",
+  "kubectl -n ns exec pod -- git push",
+  "kubectl run x --image alpine -- git push",
+  "kubectl debug pod -it --image busybox -- git push",
+  "oc rsh pod git push",
+  "lxc exec c -- git push",
+  "incus exec c git push",
+  "multipass exec vm -- git push",
+  "limactl shell default git push",
+  "lima git push",
+  "machinectl shell c /usr/bin/git push",
+  "systemd-nspawn -D /srv/c git push",
+  "distrobox-enter box -- git push",
+  "toolbox run -c box git push",
+  "heroku run -a app git push",
+  "vagrant ssh -c 'git push'",
+  "vagrant ssh default -c 'git push'",
+  "fly ssh console -C 'git push'",
+  "gcloud compute ssh vm --command 'git push'",
+  "gcloud compute ssh vm -- git push",
+  "gh codespace ssh -- git push",
+  "wsl git push",
+  "wsl -d Ubuntu -- git push",
+  "cmd /c git push",
+  'cmd.exe /s /c "git push"',
+  "powershell -NoProfile -Command git push",
+  "pwsh -c 'git push'",
+  "powershell -enc ZwBpAHQA", // an encoded command: unknown
+  "git.exe push",
+  // Sandboxes, debuggers, caches, watchers and other launchers.
+  "bwrap --ro-bind / / --dev /dev git push",
+  "cgexec -g cpu:grp git push",
+  "runcon -t unconfined_t git push",
+  "sandbox-exec -p '(version 1)' git push",
+  "arch -x86_64 git push",
+  "caffeinate -i git push",
+  "flatpak-spawn --host git push",
+  "winpty git push",
+  "rlwrap -a git push",
+  "ccache git push",
+  "ifne git push",
+  "lckdo /tmp/l git push",
+  "retry -t 3 -- git push",
+  "daemonize /usr/bin/git push",
+  "proot -r / git push",
+  "sem -j 2 git push",
+  "watchexec -e js git push",
+  "watchexec -- 'git push'",
+  "nodemon -x 'git push'",
+  "entr -s 'git push'",
+  "gdb -ex '!git push'",
+  "gdb -ex 'pipe info | sh'", // gdb's pipe: fails closed
+  "hub push",
+  "/usr/lib/git-core/git-push origin",
+  "git-subtree push --prefix=d origin main",
+  // A runner noema does not know, given the command after `--`.
+  "some-runner --flag x -- git push",
 ];
 
 /**
@@ -235,11 +345,21 @@ const GIT: Case[] = [
   { line: "git config alias.p push && git p origin main" },
   { line: "git config --local alias.p '!git push origin main'; git p" },
 ];
-/** Runners of a command in an environment of theirs: npm's (they run the real git). */
+/** Runners of a command in an environment of theirs, and launchers: each runs the real git, which pushes. */
 const RUNNER_CASES: Case[] = [
   { line: "npx git push origin main" },
   { line: "npm exec -- git push origin main" },
   { line: "npx -c 'git push origin main'" },
+  { line: "BUN run git push origin main" },
+  { line: "BUN exec 'git push origin main'" },
+  { line: "GIT_EXEC/git-push origin main" }, // git's own program for `git push`
+  { line: "git subtree push --prefix=sub origin main", needs: "git-subtree" },
+  { line: "gdb -batch -ex run --args git push origin main", needs: "gdb" },
+  { line: "gdb -batch -ex 'shell git push origin main'", needs: "gdb" },
+  {
+    line: "start-stop-daemon --start --pidfile PIDFILE --chdir . --startas GIT -- push origin main",
+    needs: "start-stop-daemon",
+  },
 ];
 /** More of them, checked in-process: their conditions (a terminal, a diff, a submodule) are not set up here. */
 const GIT_MORE = [
@@ -340,13 +460,18 @@ function gitWorkspace(rules: RuleSet): Workspace {
   git("config", "user.email", "test@noema.invalid");
   git("remote", "add", "origin", bare);
   writeFileSync(join(ws, "README"), "x\n");
-  git("add", "README");
+  mkdirSync(join(ws, "sub"));
+  writeFileSync(join(ws, "sub", "f"), "y\n"); // for `git subtree push --prefix=sub`
+  git("add", "README", "sub");
   git("commit", "-qm", "first");
   writeFileSync(join(ws, "noema.jsonc"), JSON.stringify({ rules }));
   return {
     ws,
     bin,
-    line: (c: Case) => c.line.replaceAll("BARE", bare),
+    line: (c: Case) =>
+      c.line.replaceAll("BARE", bare).replaceAll("BUN", BUN).replaceAll("GIT_EXEC", GIT_EXEC)
+        .replaceAll("PIDFILE", join(ws, "pid")).replace(/ GIT /, ` ${which("git")} `)
+        .replace(/^start-stop-daemon/, which("start-stop-daemon") ?? "start-stop-daemon"),
     ran: () => existsSync(join(bare, "refs", "heads", "main")),
   };
 }
@@ -404,6 +529,11 @@ async function hook(c: Case, make = workspace): Promise<{ decision: string; reas
 
 const TIMEOUT = { timeout: 300_000 };
 
+/** A case's line as decided in-process: its placeholders as they would be on a usual machine. */
+const inProcess = (line: string) =>
+  line.replaceAll("GLOB1", "/usr/b?n").replaceAll("GLOB2", "/u*/bin").replaceAll("BUN", "bun")
+    .replaceAll("GIT_EXEC", "/usr/lib/git-core").replaceAll("PIDFILE", "/tmp/pid").replace(/ GIT /, " /usr/bin/git ");
+
 const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the lines of issue 37", ISSUE, workspace],
   ["wrappers", WRAPPERS, workspace],
@@ -416,8 +546,10 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
 for (const [title, cases, make] of LISTS) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
     for (const c of cases) {
-      test(c.line.replaceAll("\r", "\\r"), TIMEOUT, async () => {
-        const d = decide(c.rules ?? PUSH, c.line.replaceAll("GLOB1", "/usr/b?n").replaceAll("GLOB2", "/u*/bin"));
+      const missing = c.needs !== undefined && which(c.needs) === null && !existsSync(join(GIT_EXEC, c.needs));
+      const options = { ...TIMEOUT, skip: missing ? `${c.needs} is not installed` : false };
+      test(c.line.replaceAll("\r", "\\r"), options, async () => {
+        const d = decide(c.rules ?? PUSH, inProcess(c.line));
         assert.equal(d.effect, "deny", `in-process: ${c.line}`);
         // The audited run shows the line runs the denied program: not run where that program is not there to run.
         const [audited, enforced, answer] = await Promise.all([
@@ -613,6 +745,40 @@ describe("ordinary lines stay allowed", () => {
     "screen -r work",
     "screen -dmS name npm test",
     "at -l",
+    // Runners and launchers running what is allowed, and their own commands.
+    "docker compose up -d",
+    "docker compose exec web ls",
+    "docker compose rm -f",
+    "docker image rm x",
+    "kubectl -n x get pods",
+    "pnpm install",
+    "pnpm rm x",
+    "pnpm test",
+    "pnpm eslint .",
+    "bun run build",
+    "bun install",
+    "npm run test -- --watch",
+    "cargo test -- --nocapture",
+    "git checkout -- file.txt",
+    "git subtree pull --prefix=d origin main",
+    "op run -- npm start",
+    "aws-vault exec prod -- aws s3 ls",
+    "mise exec node@20 -- node -v",
+    "asdf install",
+    "gdb ./a.out",
+    "gdb -batch -ex bt ./a.out core",
+    "hub pr list",
+    "git-lfs pull",
+    "cmd /c dir",
+    "powershell -Command Get-ChildItem",
+    "watchexec -e ts npm test",
+    "nodemon app.js",
+    "heroku logs --tail",
+    "vagrant up",
+    "corepack enable",
+    "corepack pnpm install",
+    "start-stop-daemon --stop --name x",
+    "echo git push",
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",
   ];

@@ -16,7 +16,7 @@
  * @module
  */
 import { type CommandOptions, optionValue, type Runs } from "./command_options.ts";
-import { joinWords, literalWord, parseShell, type ShellWord, wordFrom } from "./shell.ts";
+import { joinWords, literalWord, parseShell, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
 
 /**
  * What one git command runs besides git itself: shell commands (setting values, option values, alias values
@@ -208,6 +208,12 @@ function subcommandRuns(bare: readonly ShellWord[], runs: GitRuns): void {
     if (args.length > 0) runs.scripts.push({ script: joinWords(args), args: false });
   }
   if (sub === "bisect" && rest[0]?.text === "run" && rest.length > 1) runs.commands.push(rest.slice(1));
+  const subtree = sub === "subtree" ? rest.findIndex((w) => !w.text.startsWith("-")) : -1;
+  if (subtree !== -1 && rest[subtree].text === "push") {
+    // `git subtree push --prefix=DIR REMOTE REF` runs `git push REMOTE …`.
+    const remote = rest.slice(subtree + 1).filter((w) => !w.text.startsWith("-")).slice(0, 1);
+    runs.commands.push([literalWord("git"), literalWord("push"), ...remote, UNKNOWN_ARGUMENTS]);
+  }
   if (sub === "config") configRuns(rest, runs);
   const options = Object.hasOwn(COMMAND_OPTIONS, sub) ? COMMAND_OPTIONS[sub] : {};
   const attached = Object.hasOwn(ATTACHED_ONLY, sub) ? ATTACHED_ONLY[sub] : [];
@@ -270,6 +276,7 @@ const RUNNING_SUBCOMMANDS = new Set([
   "config",
   "submodule",
   "bisect",
+  "subtree",
 ]);
 
 /** Whether `git SUB …` (no options of git's own) may run something: a subcommand that can, or an `ext::` word. */

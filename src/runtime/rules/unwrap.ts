@@ -7,10 +7,13 @@
  * assignments, shell keywords, `coproc`, and the wrappers of `wrappers.ts`);
  * `git`'s own options before its subcommand (`git -C dir push`), and an alias
  * those options define for it (`git -c alias.p=push p` runs `git push`; what
- * else git runs: `git.ts`); the runners of `runners.ts` (`npx git push`). What
+ * else git runs: `git.ts`); the runners of `runners.ts` (`npx git push`,
+ * `docker compose exec web git push`) and Windows' shells (`cmd /c`). What
  * a program runs by its options or script (`command_options.ts`: `tar
- * --to-command`, `awk 'BEGIN{system("…")}'`) or a session (`tmux new '…'`,
- * `at <<< '…'`) is read as command lines of its own too. An absolute
+ * --to-command`, `awk 'BEGIN{system("…")}'`), a session (`tmux new '…'`,
+ * `at <<< '…'`) or a launcher (`launchers.ts`: `gdb --args`) is read as
+ * command lines of its own too; for deny and ask rules, so is the command
+ * after the `--` of a program not known to run it. An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`); a
  * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
@@ -25,7 +28,8 @@
  */
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
-import { sessionRuns } from "./runners.ts";
+import { launcherRuns } from "./launchers.ts";
+import { sessionRuns } from "./sessions.ts";
 import {
   isKeyword,
   joinWords,
@@ -159,9 +163,10 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
-    const lower = name.toLowerCase();
+    const lower = name.toLowerCase().replace(/\.exe$/, "");
     if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
-      // A case-insensitive file system (macOS's default) runs git for `GIT push`: deny and ask rules see it so too.
+      // A case-insensitive file system (macOS's default) runs git for `GIT push`, Windows for `git.exe push`: deny
+      // and ask rules see it so too.
       if (walk.alternatesLeft-- <= 0) walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
       else walk.alternates.push(stagesOf([literalWord(lower), ...words.slice(1)], heredoc, depth, walk));
     }
@@ -170,7 +175,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const runs = optionRuns(name, words) ?? sessionRuns(name, words, heredoc ?? null);
+    const runs = optionRuns(name, words) ?? sessionRuns(name, words, heredoc ?? null) ?? launcherRuns(name, words);
     if (runs !== null) readRuns(runs, depth, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
@@ -193,6 +198,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       continue;
     }
     const inner = innerOf(name, words);
+    afterDashDash(words, inner, depth, walk);
     if (inner === null) break;
     if (inner.kind === "command") {
       alternateReadings(words, inner.words, heredoc, depth, walk);
@@ -203,6 +209,23 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     break;
   }
   return stages;
+}
+
+/**
+ * A command after `--` that the program is not known to run (`mise exec node@20 -- git push`, `aws-vault exec P
+ * --duration 1h -- git push`, a runner noema does not know): deny and ask rules read it as one, an allow rule never.
+ * Words after `--` that start with `-`, or are only known when the line runs, are taken for arguments.
+ */
+function afterDashDash(words: Stage, inner: Inner | null, depth: number, walk: Walk): void {
+  const k = words.findIndex((w, i) => i > 0 && w.text === "--" && !w.dynamic);
+  const next = k === -1 ? undefined : words[k + 1];
+  if (next === undefined || next.dynamic || next.text.startsWith("-")) return;
+  if (inner?.kind === "command" && inner.words[0] === next) return;
+  if (walk.alternatesLeft-- <= 0) {
+    return void walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
+  }
+  const stages = stagesOf(words.slice(k + 1), undefined, depth, walk);
+  if (stages.length > 0) walk.alternates.push(stages);
 }
 
 /** Builtins that run a command given to an option, with arguments of their own. */
@@ -296,7 +319,7 @@ function readGit(words: Stage, bare: Stage | null, settingsFrom: number, depth: 
   return runs.expanded;
 }
 
-/** Reads the commands a program runs besides itself (`git.ts`, `command_options.ts`, `runners.ts`' sessions). */
+/** Reads the commands a program runs besides itself (`git.ts`, `command_options.ts`, `sessions.ts`). */
 function readRuns(runs: Runs, depth: number, walk: Walk): void {
   walk.problems.push(...runs.problems);
   for (const { script, args } of runs.scripts) (args ? readPrefix : readScript)(script, depth, walk);

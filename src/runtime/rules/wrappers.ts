@@ -10,7 +10,9 @@
  *
  * @module
  */
-import { RUNNER_OPTIONS, RUNNER_POSITIONALS, runnerOf, runnerScript } from "./runners.ts";
+import { runnerOf, runnerScript } from "./runners.ts";
+import { PAIRS, POSITIONALS, VALUE_OPTIONS } from "./wrapper_table.ts";
+import { windowsShellInner } from "./windows_shells.ts";
 import { joinWords, literalWord, type ShellWord, UNKNOWN_ARGUMENTS } from "./shell.ts";
 
 /** What a wrapper runs. */
@@ -46,91 +48,6 @@ export const SHELLS: ReadonlySet<string> = new Set([
   "busybox",
 ]);
 
-/** Options of a wrapper that take a value (the next word, unless given as `--opt=value` or `-Xvalue`). */
-const VALUE_OPTIONS: Record<string, RegExp> = {
-  command: /^$/,
-  builtin: /^$/,
-  exec: /^-a$/,
-  nice: /^(-n|--adjustment)$/,
-  nohup: /^$/,
-  time: /^(-f|--format|-o|--output)$/,
-  timeout: /^(-s|--signal|-k|--kill-after)$/,
-  stdbuf: /^(-i|-o|-e|--input|--output|--error)$/,
-  setsid: /^$/,
-  ionice: /^(-c|--class|-n|--classdata|-p|--pid|-P|--pgid|-u|--uid)$/,
-  sudo:
-    /^(-u|--user|-g|--group|-h|--host|-p|--prompt|-C|--close-from|-D|--chdir|-r|--role|-t|--type|-U|--other-user|-T|--command-timeout)$/,
-  doas: /^(-u|-C)$/,
-  xargs:
-    /^(-I|-L|-n|-P|-s|-d|-E|-a|--arg-file|--delimiter|--max-args|--max-lines|--max-procs|--max-chars|--replace|--eof|--process-slot-var)$/,
-  flock: /^(-w|--timeout|-E|--conflict-exit-code)$/,
-  watch: /^(-n|--interval|-d|--differences|-q|--equexit)$/,
-  strace: /^(-e|-o|-s|-p|-u|-a|-b|-E|-I|-O|-P|-S|-X)$/,
-  taskset: /^$/,
-  chrt: /^$/,
-  unbuffer: /^$/,
-  chroot: /^(--userspec|--groups)$/,
-  unshare:
-    /^(-S|--setuid|-G|--setgid|-R|--root|-w|--wd|--propagation|--setgroups|--map-user|--map-group|--map-users|--map-groups)$/,
-  ssh: /^-[bcDEeFIiJLlmOopPQRSWwB]$/, // -P TAG: OpenSSH 9.2
-  // Less common runners of the command after their options.
-  runuser: /^(-u|--user|-g|--group|-G|--supp-group|-s|--shell|-w|--whitelist-environment)$/,
-  setpriv:
-    /^(--reuid|--regid|--ruid|--rgid|--euid|--egid|--groups|--inh-caps|--ambient-caps|--bounding-set|--securebits|--pdeathsig|--selinux-label|--apparmor-profile|--landlock-access|--landlock-rule|--reset-env)$/,
-  prlimit: /^(-p|--pid|-o|--output)$/,
-  nsenter: /^(-t|--target|-S|--setuid|-G|--setgid|--user-parent)$/,
-  fakeroot: /^(-l|--lib|--faked|-s|-i|-b)$/,
-  faketime: /^(-p|--date-prog)$/,
-  torsocks: /^(-u|-p|-a|-P|--user|--pass|--address|--port)$/,
-  proxychains: /^-f$/,
-  proxychains4: /^-f$/,
-  valgrind: /^$/,
-  ltrace: /^(-o|--output|-e|-p|-s|-a|--align|-u|-D|--debug|-F|--config|-A|-l|--library|-L|-x|-w|--where|-X)$/,
-  catchsegv: /^$/,
-  "systemd-run":
-    /^(-p|--property|-u|--unit|-E|--setenv|-H|--host|-M|--machine|--uid|--gid|--nice|-D|--working-directory|--slice|--description|--on-calendar|--on-active|--timer-property|--path-property|--socket-property|--service-type)$/,
-  pkexec: /^--user$/,
-  "xvfb-run": /^(-n|--server-num|-s|--server-args|-e|--error-file|-f|--auth-file|-p|--xauth-protocol|-w|--wait)$/,
-  "dbus-launch": /^$/,
-  eatmydata: /^$/,
-  nocache: /^(-n)$/,
-  chronic: /^$/,
-  gosu: /^$/,
-  "su-exec": /^$/,
-  tini: /^(-e|-p)$/,
-  "dumb-init": /^(-r|--rewrite)$/,
-  numactl: /^(-C|--physcpubind|-N|--cpunodebind|-m|--membind|-p|--preferred|-i|--interleave)$/,
-  cpulimit: /^(-l|--limit|-p|--pid|-e|--exe)$/,
-  trickle: /^(-d|-u|-w|-t|-l|-n)$/,
-  chpst: /^(-u|-U|-b|-e|-\/|-C|-n|-l|-L|-m|-d|-o|-p|-f|-c|-r|-t)$/,
-  firejail: /^$/,
-  // setarch and its per-architecture names (setarch's first word, the architecture, is skipped in innerOf).
-  setarch: /^$/,
-  linux32: /^$/,
-  linux64: /^$/,
-  i386: /^$/,
-  x86_64: /^$/,
-  uname26: /^$/,
-  "ssh-agent": /^(-a|-E|-t|-P|-O)$/,
-  "dbus-run-session": /^(--config-file|--dbus-daemon)$/,
-  sshpass: /^(-p|-f|-d|-P)$/,
-  ...RUNNER_OPTIONS,
-};
-
-/** How many words after the options a wrapper takes before the command (`timeout 5 git`, `flock FILE git`). */
-const POSITIONALS: Record<string, number> = {
-  timeout: 1,
-  flock: 1,
-  taskset: 1,
-  chrt: 1,
-  chroot: 1,
-  ssh: 1,
-  faketime: 1,
-  gosu: 1,
-  "su-exec": 1,
-  ...RUNNER_POSITIONALS,
-};
-
 /**
  * Whether a program name is a wrapper `afterOptions` knows.
  *
@@ -157,6 +74,7 @@ export function isWrapper(name: string): boolean {
  */
 export function afterOptionsAt(name: string, words: readonly ShellWord[], flip = -1): number {
   const known = VALUE_OPTIONS[name];
+  const pairs = Object.hasOwn(PAIRS, name) ? PAIRS[name] : null;
   let i = 1;
   while (i < words.length) {
     const w = words[i].text;
@@ -173,9 +91,9 @@ export function afterOptionsAt(name: string, words: readonly ShellWord[], flip =
       i += (k === w.length - 2) !== (i === flip) ? 2 : 1;
       continue;
     }
-    i += takesValue.test(w) ? 2 : 1;
+    i += pairs?.test(w) && i !== flip ? 3 : takesValue.test(w) ? 2 : 1;
   }
-  return i + (POSITIONALS[name] ?? 0);
+  return i + (Object.hasOwn(POSITIONALS, name) ? POSITIONALS[name] : 0);
 }
 
 /**
@@ -336,6 +254,10 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   if (name === "flock") return flockInner(words);
   if (name === "ssh") return sshInner(words);
   if (name === "source" || name === ".") return sourceInner(words);
+  const windows = windowsShellInner(name, words);
+  if (windows !== undefined) return windows;
+  const named = programAlias(name, words);
+  if (named !== null) return { kind: "command", words: named };
   const runner = runnerOf(name, words);
   if (runner !== null) return runnerInner(runner.name, runner.words);
   if (!isWrapper(name)) return null;
@@ -352,6 +274,21 @@ export function innerOf(name: string, words: readonly ShellWord[]): Inner | null
   }
   if (name === "watch") return { kind: "script", script: joinWords(rest) };
   return { kind: "command", words: name === "xargs" ? xargsCommand(words, rest) : rest };
+}
+
+/** Package managers `corepack` runs (`corepack pnpm@9 exec …`). */
+const COREPACK = /^(npm|npx|pnpm|pnpx|yarn|yarnpkg)(@.*)?$/s;
+
+/**
+ * The command a program runs under another name: `hub X` is `git X`, `git-push` (git's own programs, also by path:
+ * `/usr/lib/git-core/git-push`) is `git push`, `corepack pnpm …` is `pnpm …`; null for any other.
+ */
+function programAlias(name: string, words: readonly ShellWord[]): ShellWord[] | null {
+  if (name === "hub") return [literalWord("git"), ...words.slice(1)];
+  const dashed = /^git-([a-z][a-z0-9-]*)$/.exec(name);
+  if (dashed !== null) return [literalWord("git"), literalWord(dashed[1]), ...words.slice(1)];
+  const pm = name === "corepack" && words[1] && !words[1].dynamic ? COREPACK.exec(words[1].text) : null;
+  return pm === null ? null : [literalWord(pm[1]), ...words.slice(2)];
 }
 
 /** What a runner (`runners.ts`) runs: its script, or its command words (after a `--` that ends its own words). */

@@ -1,0 +1,76 @@
+/**
+ * Programs that start a command named by their options: a debugger (`gdb --args git push`, `gdb -ex 'shell git
+ * push'`, `gdb -ex '!git push'`) and a service starter (`start-stop-daemon --start --exec /usr/bin/git -- push`).
+ * `unwrap.ts` reads each command as one of its own; gdb's `pipe` (a shell command after a `|`) fails closed.
+ *
+ * @module
+ */
+import type { Runs } from "./command_options.ts";
+import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+
+/** gdb's options whose value is one of its commands. */
+const GDB_COMMAND = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/;
+/** gdb commands that run a shell command: `shell CMD`, `!CMD`; `pipe … | CMD` and `| … | CMD` fail closed. */
+const GDB_SHELL = /^\s*(?:shell\s|!)([\s\S]*)$/;
+const GDB_PIPE = /^\s*(pipe\b|\|)/;
+
+/** What gdb runs: the program after `--args`, and the shell commands its `-ex` commands run. */
+function gdbRuns(words: readonly ShellWord[]): Runs | null {
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    if (t === "--args" || t === "-args") {
+      if (k + 1 < words.length) runs.commands.push(words.slice(k + 1));
+      break;
+    }
+    const m = GDB_COMMAND.exec(t);
+    if (m === null) continue;
+    const value = m[2] === "=" ? wordFrom(words[k], m[0].length) : words[++k];
+    if (value === undefined) break;
+    if (value.dynamic) runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
+    else if (GDB_PIPE.test(value.text)) runs.problems.push(`gdb's ${value.text.trim()} runs a shell command`);
+    else {
+      const shell = GDB_SHELL.exec(value.text);
+      if (shell !== null) runs.scripts.push({ script: literalWord(shell[1]), args: false });
+    }
+  }
+  return runs.commands.length + runs.scripts.length + runs.problems.length > 0 ? runs : null;
+}
+
+/** start-stop-daemon's options that take a value. */
+const SSD_VALUE =
+  /^(-x|--exec|-a|--startas|-p|--pidfile|-n|--name|-u|--user|-c|--chuid|-g|--group|-r|--chroot|-d|--chdir|-N|--nicelevel|-P|--procsched|-I|--iosched|-k|--umask|-s|--signal|-R|--retry|--ppid|--notify-timeout|--output)$/;
+
+/** What `start-stop-daemon --start` runs: the program `--startas` (else `--exec`) names, with the words after `--`. */
+function startStopRuns(words: readonly ShellWord[]): Runs | null {
+  let start = false, program: ShellWord | null = null, exec: ShellWord | null = null, k = 1;
+  for (; k < words.length && words[k].text !== "--"; k++) {
+    const t = words[k].text;
+    if (/^(-S|--start)$/.test(t)) start = true;
+    const eq = t.indexOf("=");
+    const name = t.startsWith("--") && eq > 0 ? t.slice(0, eq) : t;
+    if (!SSD_VALUE.test(name)) continue;
+    const value = name === t ? words[++k] : wordFrom(words[k], eq + 1);
+    if (/^(-a|--startas)$/.test(name)) program = value ?? null;
+    if (/^(-x|--exec)$/.test(name)) exec = value ?? null;
+  }
+  const runs = program ?? exec;
+  if (!start || runs === null) return null;
+  return { scripts: [], commands: [[runs, ...words.slice(k + 1)]], problems: [] };
+}
+
+/**
+ * What a debugger or service starter runs by its options; null when `name` is none of them, or runs nothing so.
+ *
+ * @example
+ * ```ts
+ * import { launcherRuns } from "./launchers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * launcherRuns("gdb", ["gdb", "--args", "git", "push"].map(w))?.commands[0].map((x) => x.text); // ["git", "push"]
+ * ```
+ */
+export function launcherRuns(name: string, words: readonly ShellWord[]): Runs | null {
+  if (name === "gdb" || name === "cgdb") return gdbRuns(words);
+  if (name === "start-stop-daemon") return startStopRuns(words);
+  return null;
+}
