@@ -323,6 +323,29 @@ const RUNNERS = [
   "git-subtree push --prefix=d origin main",
   // A runner noema does not know, given the command after `--`.
   "some-runner --flag x -- git push",
+  // Interpreters and editors: the commands their code spells out in string literals.
+  `python3 -c "import subprocess; subprocess.run(['sudo', 'git', 'push', 'origin'])"`,
+  `python3 -Sc 'import os; os.system("git " + "push")'`,
+  `python3.12 -c 'import os; os.system("git push")'`,
+  `python3 <<< 'import os; os.system("git push")'`,
+  `echo 'import os; os.system("git push")' | python3`, // a program from a pipe: unknown
+  `python3 -c "$CODE"`, // code from an expansion: unknown
+  "node --eval='require(\"child_process\").exec(`git push`)'",
+  `bun -e 'Bun.spawnSync(["git", "push"])'`,
+  `deno eval 'new Deno.Command("git", {args: ["push"]}).outputSync()'`,
+  `perl -e 'system "git", "push"'`,
+  "perl -ne 'qx{git push}' f",
+  "perl -Mstrict -e '`git push`'",
+  `ruby -e 'system("git push")'`,
+  "ruby -e '%x(git push)'",
+  `php -r 'shell_exec("git push");'`,
+  `lua -e 'os.execute("git push")'`,
+  `Rscript -e 'system("git push")'`,
+  `osascript -e 'do shell script "git push"'`,
+  `emacs --batch --eval '(shell-command "git push")'`,
+  "vim +'!git push' +q",
+  `vim -c 'call system("git push")'`,
+  "nvim --cmd 'silent !git push'",
 ];
 
 /**
@@ -360,6 +383,18 @@ const RUNNER_CASES: Case[] = [
     line: "start-stop-daemon --start --pidfile PIDFILE --chdir . --startas GIT -- push origin main",
     needs: "start-stop-daemon",
   },
+];
+/** Interpreters and editors: the commands their code spells out in strings (each runs the real git, which pushes). */
+const INTERPRETER_CASES: Case[] = [
+  { line: `python3 -c 'import os; os.system("git push origin main")'`, needs: "python3" },
+  {
+    line:
+      `python3 - <<'EOF'\nimport subprocess\n# it's the push\nsubprocess.run(["git", "push", "origin", "main"])\nEOF`,
+    needs: "python3",
+  },
+  { line: `node -e 'require("child_process").execFileSync("git", ["push", "origin", "main"])'`, needs: "node" },
+  { line: `perl -e 'system("git", "push", "origin", "main")'`, needs: "perl" },
+  { line: "vim -es -c '!git push origin main' -c q", needs: "vim" },
 ];
 /** More of them, checked in-process: their conditions (a terminal, a diff, a submodule) are not set up here. */
 const GIT_MORE = [
@@ -542,6 +577,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
+  ["interpreters' code", INTERPRETER_CASES, gitWorkspace],
 ];
 for (const [title, cases, make] of LISTS) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
@@ -779,6 +815,22 @@ describe("ordinary lines stay allowed", () => {
     "corepack pnpm install",
     "start-stop-daemon --stop --name x",
     "echo git push",
+    // Interpreters whose code runs nothing denied, or that run a file or module.
+    `python3 -c 'print("hello")'`,
+    String.raw`python3 -c "print(\"it's fine\")"`,
+    `python3 -c 'import json,sys; print(json.load(sys.stdin)["x"])'`,
+    "python3 script.py",
+    "python3 -m pytest -x",
+    "python3 --version",
+    "node -e 'console.log(`${1+1}`)'",
+    "node script.js",
+    "node --test",
+    "perl -pi -e 's/a/b/' f",
+    "perl -ne 'print if /x/' f",
+    "ruby -e 'puts 1'",
+    "bun -e 'console.log(1)'",
+    "vim -c 'set nu' f",
+    `python3 - <<'EOF'\nimport subprocess\nsubprocess.run(["git", "status"])\nprint('done: it works')\nEOF`,
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",
   ];

@@ -6,8 +6,8 @@
  * reads each as a command line of its own; one only known when it runs (`system(cmd)`, `sed 's/…/…/e'`, which runs
  * the pattern space) is a problem, so the rules fail closed on it.
  *
- * Interpreters and editors running their own languages (`python -c`, `node -e`, `perl -e`, `vim -c`, `emacs
- * --eval`) are not read: deny them where that matters (docs/rules.md).
+ * Interpreters and editors running their own languages (`python -c`, `node -e`, `vim -c '!…'`) are read by
+ * `interpreters.ts`.
  *
  * @module
  */

@@ -12,8 +12,9 @@
  * a program runs by its options or script (`command_options.ts`: `tar
  * --to-command`, `awk 'BEGIN{system("…")}'`), a session (`tmux new '…'`,
  * `at <<< '…'`) or a launcher (`launchers.ts`: `gdb --args`) is read as
- * command lines of its own too; for deny and ask rules, so is the command
- * after the `--` of a program not known to run it. An absolute
+ * command lines of its own too; for deny and ask rules, so are the command
+ * after the `--` of a program not known to run it and the commands an
+ * interpreter's code spells out in strings (`interpreters.ts`). An absolute
  * or relative program path counts by its name (`/usr/bin/git` is `git`); a
  * glob or expansion before the name makes it unknown (`/usr/b?n/git`).
  * Scripts run by other means are read as command lines of their own: `sh -c`,
@@ -28,6 +29,7 @@
  */
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
+import { codeStrings, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
 import { launcherRuns } from "./launchers.ts";
 import { sessionRuns } from "./sessions.ts";
 import {
@@ -177,6 +179,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     }
     const runs = optionRuns(name, words) ?? sessionRuns(name, words, heredoc ?? null) ?? launcherRuns(name, words);
     if (runs !== null) readRuns(runs, depth, walk);
+    const code = interpreterCode(name, words);
+    if (code !== null) readCode(name, code, heredoc, depth, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {
@@ -226,6 +230,36 @@ function afterDashDash(words: Stage, inner: Inner | null, depth: number, walk: W
   }
   const stages = stagesOf(words.slice(k + 1), undefined, depth, walk);
   if (stages.length > 0) walk.alternates.push(stages);
+}
+
+/**
+ * Reads the commands an interpreter's code spells out in string literals (see `interpreters.ts`), for deny and ask
+ * rules: each literal's commands, read as a line of its own whose unreadable parts are no problem (a literal is
+ * any text) and whose commands must start with a known name; an editor's `!` commands as scripts. Code only known
+ * when it runs (`python -c "$X"`, a program from a pipe) fails closed.
+ */
+function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
+  for (const script of code.shell) readScript(script, depth, walk);
+  const texts = [...code.code];
+  if (code.fromInput && heredoc !== undefined) texts.push(heredoc);
+  else if (code.fromInput) walk.problems.push(`${name} reads its program from its input, unknown until it runs`);
+  for (const text of texts) {
+    if (text.dynamic) {
+      walk.problems.push(`${name} runs code only known when it runs: ${text.text}`);
+      continue;
+    }
+    const lines = codeStrings(text.text, code.comment);
+    if (lines === null) {
+      walk.problems.push(`${name}'s code holds more than ${MAX_CODE_STRINGS} strings`);
+      continue;
+    }
+    for (const line of lines) {
+      const sub: Walk = { units: [], problems: [], redirects: [], alternates: [], alternatesLeft: MAX_ALTERNATES };
+      collect(line, depth + 1, sub);
+      const units = [...sub.units, ...sub.alternates].filter((unit) => !unit[0]?.[0]?.dynamic);
+      walk.alternates.push(...units);
+    }
+  }
 }
 
 /** Builtins that run a command given to an option, with arguments of their own. */

@@ -1,0 +1,291 @@
+/**
+ * The code interpreters run from the command line: `python -c CODE`, `node -e CODE`, `perl -e CODE`, `ruby -e`,
+ * `php -r`, `bun -e`, `deno eval`, `osascript -e`, `lua -e`, `Rscript -e`, `julia -e`, `emacs --eval`…, or their
+ * input when no program file is named (`python3 - <<'EOF'`, `node <<< '…'`); and an editor's commands (`vim -c
+ * '!git push'`, `vim +'!…'`), whose `!` runs a shell command.
+ *
+ * An interpreter's language is not read: the commands its code spells out in string literals are (`os.system("git
+ * push")`, `execSync('git push')`, `system("git", "push")`, `["git", "push"]`, `"git " + "push"`, backquotes, Perl's
+ * `qx{…}`), as command lines of their own, for deny and ask rules only. Code that builds a command otherwise
+ * (`chr(103)+…`) is not read: deny the interpreter where that matters (docs/rules.md).
+ *
+ * @module
+ */
+import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+
+/** How a comment starts in a language, if it has one a string literal could be confused with. */
+export type Comment = "#" | "//" | "--" | ";" | null;
+
+/** How an interpreter takes its code on the command line. */
+interface Interpreter {
+  /** Options whose value is code (`-c`, `-e`, `--eval`); a short one may end a cluster (`perl -ne CODE`). */
+  code: RegExp;
+  /** Its other options that take a value (attached, or the next word). */
+  values: RegExp;
+  /** Short options whose value can only be attached: the rest of the word is theirs (`perl -Mstrict`, `-i.bak`). */
+  attached?: RegExp;
+  /** Options after which the program comes from elsewhere (`python -m MODULE`, `php -f FILE`): no code to read. */
+  other?: RegExp;
+  /** Whether it reads its program from its input when given none (`python3 <<< '…'`); bun and emacs do not. */
+  input?: false;
+  /** How a comment starts in its language (to the end of the line; `//` also has block comments), for its literals. */
+  comment: Comment;
+}
+
+const INFO = /^(-v|-V|--version|-h|--help|-\?)$/;
+const PYTHON: Interpreter = { code: /^-c$/, values: /^(-W|-X|--check-hash-based-pycs)$/, other: /^-m$/, comment: "#" };
+const NODE: Interpreter = {
+  code: /^(-e|--eval|-p|--print)$/,
+  values:
+    /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--inspect-port|--stack-size)$/,
+  other: /^(--test|--run|-c|--check)$/,
+  comment: "//",
+};
+const PERL: Interpreter = { code: /^-[eE]$/, values: /^$/, attached: /^-[IMmxil0CFdD]$/, comment: "#" };
+const RUBY: Interpreter = {
+  code: /^-e$/,
+  values: /^(-I|-r|-C|-E|-F|--encoding)$/,
+  attached: /^-[xil0KTW]$/,
+  comment: "#",
+};
+const LUA: Interpreter = { code: /^-e$/, values: /^-l$/, comment: "--" };
+
+/** Interpreters by program name (python3.12 is python). */
+const INTERPRETERS: Record<string, Interpreter> = {
+  python: PYTHON,
+  pypy: PYTHON,
+  node: NODE,
+  nodejs: NODE,
+  bun: {
+    code: /^(-e|--eval|-p|--print)$/,
+    values: /^(--cwd|-c|--config|--env-file|-r|--preload)$/,
+    input: false,
+    comment: "//",
+  },
+  perl: PERL,
+  ruby: RUBY,
+  php: { code: /^(-r|-B|-R|-E)$/, values: /^(-c|-d|-z|-t)$/, other: /^(-f|-F|-S|-l|-m|-i|-a)$/, comment: "//" },
+  lua: LUA,
+  luajit: LUA,
+  Rscript: { code: /^-e$/, values: /^--default-packages$/, comment: "#" },
+  R: { code: /^-e$/, values: /^(-f|--file)$/, comment: "#" },
+  julia: { code: /^(-e|--eval|-E|--print)$/, values: /^(-J|--project|-t|--threads|-p|--procs)$/, comment: "#" },
+  elixir: { code: /^(-e|--eval)$/, values: /^(-r|-pa|-pz)$/, input: false, comment: "#" },
+  groovy: { code: /^-e$/, values: /^(-cp|--classpath)$/, input: false, comment: "//" },
+  osascript: { code: /^-e$/, values: /^(-l|-s)$/, comment: "--" },
+  emacs: { code: /^(--eval|-eval)$/, values: /^(-l|--load|-f|--funcall|--chdir)$/, input: false, comment: ";" },
+};
+
+/** The code a command line gives an interpreter, and its editor commands that run a shell. */
+export interface InterpreterCode {
+  /** Code given as words (`-c CODE`). */
+  code: ShellWord[];
+  /** Whether it reads its program from its input (no program file, no code option). */
+  fromInput: boolean;
+  /** Shell commands an editor's `!` runs (`vim -c '!git push'`). */
+  shell: ShellWord[];
+  /** How a comment starts in its language. */
+  comment: Comment;
+}
+
+/** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
+function interpreterName(name: string): string | null {
+  const base = name.replace(/\.exe$/i, "").replace(/\d+(\.\d+)*$/, "");
+  return Object.hasOwn(INTERPRETERS, base) ? base : null;
+}
+
+/**
+ * What code a command gives an interpreter (or an editor's shell commands); null when `name` is none, or it runs a
+ * program file or module (`python x.py`, `python -m http.server`), or only prints its version.
+ *
+ * @example
+ * ```ts
+ * import { interpreterCode } from "./interpreters.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * interpreterCode("python3", ["python3", "-c", "import os"].map(w))?.code[0].text; // "import os"
+ * ```
+ */
+export function interpreterCode(name: string, words: readonly ShellWord[]): InterpreterCode | null {
+  if (/^(vim?|nvim|ex|view|gvim|rvim)$/.test(name)) return editorCommands(words);
+  if (name === "deno") return denoCode(words);
+  const key = interpreterName(name);
+  if (key === null) return null;
+  const it = INTERPRETERS[key];
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: it.comment };
+  let k = 1;
+  for (; k < words.length; k++) {
+    const w = words[k], t = w.text;
+    if (w.dynamic && !w.literal.startsWith("-")) return out.code.length > 0 ? out : null; // a file: not read
+    if (t === "-") return { ...out, fromInput: true };
+    if (t === "--" || !t.startsWith("-")) break;
+    if (INFO.test(t) || it.other?.test(t)) return out.code.length > 0 ? out : null;
+    const eq = t.indexOf("=");
+    if (t.startsWith("--") && eq > 0) {
+      if (it.code.test(t.slice(0, eq))) out.code.push(wordFrom(w, eq + 1));
+    } else if (it.code.test(t) || it.values.test(t)) {
+      if (it.code.test(t) && words[k + 1] !== undefined) out.code.push(words[k + 1]);
+      k++;
+    } else if (!t.startsWith("--")) k = cluster(it, words, k, out);
+  }
+  if (out.code.length > 0) return out;
+  // No code given: a program file follows, or the program is its input.
+  const file = k < words.length && (words[k].text !== "--" || k + 1 < words.length);
+  return file || it.input === false ? null : { ...out, fromInput: true };
+}
+
+/**
+ * Reads a cluster of short options (`-ne CODE`, `-Sc CODE`, `-eCODE`, `-Mstrict`, `-pi.bak`): its flags, up to an
+ * option taking a value (the rest of the word, or the next word). Returns the index of the last word it took.
+ */
+function cluster(it: Interpreter, words: readonly ShellWord[], k: number, out: InterpreterCode): number {
+  const t = words[k].text;
+  for (let j = 1; j < t.length; j++) {
+    const letter = `-${t[j]}`;
+    const rest = j + 1 < t.length;
+    if (it.code.test(letter)) {
+      if (rest) out.code.push(wordFrom(words[k], j + 1));
+      else if (words[k + 1] !== undefined) out.code.push(words[++k]);
+      return k;
+    }
+    if (it.values.test(letter)) return rest ? k : k + 1;
+    if (it.attached?.test(letter)) return k;
+  }
+  return k;
+}
+
+/** `deno eval [-p] CODE`, `deno repl --eval CODE`; `deno run -` reads its input. */
+function denoCode(words: readonly ShellWord[]): InterpreterCode | null {
+  const sub = words[1]?.text;
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: "//" };
+  if (sub === "eval") {
+    const code = words.slice(2).find((w) => !w.text.startsWith("-"));
+    return code === undefined ? null : { ...out, code: [code] };
+  }
+  if (sub === "repl") {
+    const k = words.findIndex((w) => /^--eval(=|$)/.test(w.text));
+    if (k === -1) return null;
+    const code = words[k].text.startsWith("--eval=") ? wordFrom(words[k], 7) : words[k + 1];
+    return code === undefined ? null : { ...out, code: [code] };
+  }
+  if (sub === "run" && words.some((w, k) => k > 1 && w.text === "-")) return { ...out, fromInput: true };
+  return null;
+}
+
+/** An editor command that runs a shell command: `!CMD`, `%!CMD`, `r !CMD`, `w !CMD`, `silent !CMD`. */
+const EDITOR_SHELL = /^[\s:]*(?:silent!?\s*|exe(?:cute)?\s+)?(?:[%.$\d,']*\s*!|(?:r|read|w|write)\s*!)([\s\S]*)$/;
+
+/** vim's `-c CMD`, `--cmd CMD` and `+CMD`: a shell command after `!`, else code whose strings are read. */
+function editorCommands(words: readonly ShellWord[]): InterpreterCode | null {
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: null };
+  for (let k = 1; k < words.length && words[k].text !== "--"; k++) {
+    const t = words[k].text;
+    const cmd = t === "-c" || t === "--cmd"
+      ? words[++k]
+      : t.startsWith("+") && t.length > 1
+      ? wordFrom(words[k], 1)
+      : null;
+    if (cmd === null || cmd === undefined) continue;
+    const bang = cmd.dynamic ? null : EDITOR_SHELL.exec(cmd.text);
+    if (bang !== null) out.shell.push(literalWord(bang[1]));
+    else out.code.push(cmd);
+  }
+  return out.code.length + out.shell.length > 0 ? out : null;
+}
+
+/** The most strings read from one program's code; more fail closed. */
+export const MAX_CODE_STRINGS = 2000;
+
+/**
+ * The command lines a program's code spells out in string literals: each literal, literals joined by `,` (with a
+ * space: `["git", "push"]`) or by `+`, `.` or nothing (without: `"gi" + "t push"`), each run of joined literals from
+ * each of its literals on (`["sudo", "git", "push"]` holds `git push`), backquoted text, Perl's and Ruby's
+ * `qx{…}`/`%x(…)`; comments are skipped. Null when it holds more than {@link MAX_CODE_STRINGS} literals.
+ *
+ * @example
+ * ```ts
+ * import { codeStrings } from "./interpreters.ts";
+ * codeStrings(`subprocess.run(["git", "push"])`, "#"); // ["git push", "push"]
+ * ```
+ */
+export function codeStrings(code: string, comment: Comment): string[] | null {
+  const out: string[] = [];
+  let group: { text: string; joiner: string }[] = [];
+  let joiner = "", count = 0, i = 0;
+  const flush = () => {
+    // Every run of the group from each literal on (a command may follow the program's own words in a list).
+    for (let a = 0; a < group.length && a < 8; a++) {
+      out.push(group.slice(a).map((g, b) => (b === 0 ? "" : g.joiner) + g.text).join(""));
+    }
+    group = [];
+    joiner = "";
+  };
+  while (i < code.length) {
+    const skip = commentEnd(code, i, comment);
+    if (skip > i) {
+      flush();
+      i = skip;
+      continue;
+    }
+    const lit = literalAt(code, i);
+    if (lit === null) {
+      flush();
+      i++;
+      continue;
+    }
+    if (++count > MAX_CODE_STRINGS) return null;
+    group.push({ text: lit.text, joiner });
+    // What joins it to a next literal: `,`, `+`, `.`, brackets, `args:` (`spawn("git", ["push"])`); a `,` or `:`
+    // joins with a space.
+    GAP.lastIndex = lit.end;
+    const gap = GAP.exec(code)![0];
+    joiner = /[,:]/.test(gap) ? " " : "";
+    i = lit.end + gap.length;
+    if (literalAt(code, i) === null) flush();
+  }
+  flush();
+  return out;
+}
+
+/** The text between two literals that joins them into one command line. */
+const GAP = /(?:[\s,+.[\](){}]|\bargs\s*:)*/y;
+
+/** Where a comment starting at `i` ends (`i` itself when none starts there). */
+function commentEnd(code: string, i: number, comment: Comment): number {
+  if (comment === null) return i;
+  if (comment === "//" && code.startsWith("/*", i)) {
+    const end = code.indexOf("*/", i + 2);
+    return end === -1 ? code.length : end + 2;
+  }
+  if (!code.startsWith(comment, i)) return i;
+  const end = code.indexOf("\n", i);
+  return end === -1 ? code.length : end + 1;
+}
+
+/** Perl's and Ruby's quote-like command operators, and their closing delimiters. */
+const QX = /^(?:qx|%x)([^\w\s])/;
+const CLOSE: Record<string, string> = { "(": ")", "[": "]", "{": "}", "<": ">" };
+
+/** The string literal starting at `i` (`'…'`, `"…"`, `` `…` ``, `'''…'''`, `"""…"""`, `qx{…}`), or null. */
+function literalAt(code: string, i: number): { text: string; end: number } | null {
+  const qx = QX.exec(code.slice(i, i + 4));
+  let quote: string;
+  if (qx !== null) {
+    quote = CLOSE[qx[1]] ?? qx[1];
+    i += qx[0].length - 1;
+  } else if (code[i] === '"' || code[i] === "'" || code[i] === "`") {
+    quote = code.startsWith(code[i].repeat(3), i) ? code[i].repeat(3) : code[i];
+    i += quote.length - 1;
+  } else return null;
+  let text = "";
+  let k = i + 1;
+  while (k < code.length && !code.startsWith(quote, k)) {
+    if (code[k] === "\\" && k + 1 < code.length) {
+      const e = code[k + 1];
+      text += e === "n" ? "\n" : e === "t" ? "\t" : e;
+      k += 2;
+      continue;
+    }
+    text += code[k++];
+  }
+  return { text, end: Math.min(code.length, k + quote.length) };
+}
