@@ -346,6 +346,13 @@ const RUNNERS = [
   "vim +'!git push' +q",
   `vim -c 'call system("git push")'`,
   "nvim --cmd 'silent !git push'",
+  // Code held in a string, quote operators, literals Python joins.
+  String.raw`python3 -c "exec('import os; os.system(\"git push\")')"`,
+  String.raw`node -e 'eval("require(\"child_process\").execSync(\"git push\")")'`,
+  "perl -e 'system(q{git push})'",
+  "ruby -e 'system(*%w(git push))'",
+  `python3 -c "import os; os.system('git' ' push')"`,
+  `python3 -c 'import os; os.system(f"git push {1}")'`,
 ];
 
 /**

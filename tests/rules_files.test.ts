@@ -165,6 +165,32 @@ describe("shell commands that read a file answer to Read(...) deny rules", () =>
   });
 });
 
+describe("an interpreter's code that names the file reads and writes it", () => {
+  test("python, node, perl, ruby: a string naming the file counts as a read and a write", () => {
+    const lines = [
+      `python3 -c "print(open('.env').read())"`,
+      `python3 -c "import pathlib; print(pathlib.Path('.env').read_text())"`,
+      `python3 -c "print(open('./sub/../.env').read())"`,
+      `python3 -c "print(open('${WS}/.env').read())"`,
+      `python3 - <<'EOF'\nprint(open(".env").read())\nEOF`,
+      `node -e "console.log(require('fs').readFileSync('.env', 'utf8'))"`,
+      `perl -e 'open(F, "<", ".env"); print <F>'`,
+      `ruby -e 'puts File.read(".env")'`,
+    ];
+    for (const line of lines) {
+      assert.equal(effect(line, { deny: ["Read(./.env)"] }), "deny", line);
+      assert.equal(effect(line, { deny: ["Edit(./.env)"] }), "deny", line);
+    }
+    for (
+      const line of [
+        `python3 -c "print(open('README').read())"`,
+        `node -e "console.log(require('fs').readFileSync('README', 'utf8'))"`,
+        `python3 -c 'import json; print(json.dumps({"a": 1}))'`,
+      ]
+    ) assert.equal(effect(line), "allow", line);
+  });
+});
+
 describe("listings answer to a rule that covers what a folder holds, as Claude Code's do", () => {
   const FOLDER: RuleSet = { deny: ["Read(./sub/**)", "Read(./.env)"] };
   test("ls, find, tree, du of a folder whose every entry a rule covers are denied", () => {
@@ -522,6 +548,16 @@ describe("for real", () => {
     assert.equal(readFileSync(join(dir, "copy.txt"), "utf8"), "readme\n");
   });
 
+  /** `noema run --using shell` of the line in `dir`: vetoed by a rule on .env (exit 3). */
+  function assertVetoed(dir: string, line: string) {
+    const r = cli(["run", "leak", "--using", "shell", "--json", "--", "sh", "-c", line], {
+      cwd: dir,
+      env: { NOEMA_USER_RULES: "" },
+    });
+    assert.equal(r.code, 3, `${line}: ${r.stdout} ${r.stderr}`);
+    assert.match(JSON.parse(r.stdout).message, /denied by rule "(Read|Edit)\(\.\/\.env\)"/, line);
+  }
+
   test("git's reads and writes of named files are vetoed under noema run (and do happen without rules)", () => {
     const lines = [
       "git show HEAD:.env > leaked.txt",
@@ -553,12 +589,27 @@ describe("for real", () => {
       execFileSync("sh", ["-c", line], { cwd: bare, stdio: "ignore", env: ALONE });
       assert.equal(untouched(bare), false, `without rules, ${line} reads or writes .env`);
       const dir = repo(`git-${i}`);
-      const r = cli(["run", "leak", "--using", "shell", "--json", "--", "sh", "-c", line], {
-        cwd: dir,
-        env: { NOEMA_USER_RULES: "" },
-      });
-      assert.equal(r.code, 3, `${line}: ${r.stdout} ${r.stderr}`);
-      assert.match(JSON.parse(r.stdout).message, /denied by rule "(Read|Edit)\(\.\/\.env\)"/, line);
+      assertVetoed(dir, line);
+      assert.ok(untouched(dir), `${line}: nothing read or written`);
+    });
+  });
+
+  test("interpreters' reads and writes of the file are vetoed under noema run (and do happen without rules)", () => {
+    const lines = [
+      { line: `python3 -c "print(open('.env').read())" > leaked.txt`, needs: "python3" },
+      { line: `node -e "require('fs').writeFileSync('.env', 'pwned')"`, needs: "node" },
+      { line: `perl -e 'open(F, "<", ".env"); print <F>' > leaked.txt`, needs: "perl" },
+    ];
+    const untouched = (dir: string) =>
+      !existsSync(join(dir, "leaked.txt")) && readFileSync(join(dir, ".env"), "utf8") === "SECRET=1\n";
+    lines.forEach(({ line, needs }, i) => {
+      const installed = (process.env.PATH ?? "").split(":").some((d) => d !== "" && existsSync(join(d, needs)));
+      if (!installed) return;
+      const bare = project(`code-bare-${i}`);
+      execFileSync("sh", ["-c", line], { cwd: bare, stdio: "ignore" });
+      assert.equal(untouched(bare), false, `without rules, ${line} reads or writes .env`);
+      const dir = project(`code-${i}`);
+      assertVetoed(dir, line);
       assert.ok(untouched(dir), `${line}: nothing read or written`);
     });
   });

@@ -145,6 +145,10 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const r of units.redirects) {
     for (const mode of REDIRECT_MODES[r.op] ?? []) out.push(...accessesOf(r.target, { mode }, r.op, cwds, ctx.home));
   }
+  // The strings of an interpreter's code that may be paths (`python3 -c "open('.env')"`): read and written.
+  for (const w of units.codePaths) {
+    for (const mode of ["read", "write"] as const) out.push(...accessesOf(w, { mode }, "code", cwds, ctx.home));
+  }
   // The alternate readings of wrapper options too (`faketime -f X cat .env`): more files, never fewer.
   for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;

@@ -198,23 +198,31 @@ export const MAX_CODE_STRINGS = 2000;
 /**
  * The command lines a program's code spells out in string literals: each literal, literals joined by `,` (with a
  * space: `["git", "push"]`) or by `+`, `.` or nothing (without: `"gi" + "t push"`), each run of joined literals from
- * each of its literals on (`["sudo", "git", "push"]` holds `git push`), backquoted text, Perl's and Ruby's
- * `qx{…}`/`%x(…)`; comments are skipped. Null when it holds more than {@link MAX_CODE_STRINGS} literals.
+ * each of its literals on (`["sudo", "git", "push"]` holds `git push`), each literal alone, backquoted text, Perl's and Ruby's
+ * quote operators (`qx{…}`, `q(…)`, `%w(…)`), and the strings of code held in a string (`exec("…")`), two deep;
+ * comments are skipped. Null when it holds more than {@link MAX_CODE_STRINGS} literals.
  *
  * @example
  * ```ts
  * import { codeStrings } from "./interpreters.ts";
- * codeStrings(`subprocess.run(["git", "push"])`, "#"); // ["git push", "push"]
+ * codeStrings(`subprocess.run(["git", "push"])`, "#"); // ["git push", "git", "push"]
  * ```
  */
-export function codeStrings(code: string, comment: Comment): string[] | null {
+export function codeStrings(code: string, comment: Comment, depth = 0): string[] | null {
   const out: string[] = [];
   let group: { text: string; joiner: string }[] = [];
-  let joiner = "", count = 0, i = 0;
+  let joiner = "", count = 0, i = 0, inner = true;
   const flush = () => {
     // Every run of the group from each literal on (a command may follow the program's own words in a list).
     for (let a = 0; a < group.length && a < 8; a++) {
       out.push(group.slice(a).map((g, b) => (b === 0 ? "" : g.joiner) + g.text).join(""));
+      if (a < group.length - 1) out.push(group[a].text); // each literal alone too: a path (`open("x", "w")`)
+    }
+    // Code in a string (`exec("os.system('git push')")`, `eval`): its own strings too.
+    for (const g of depth < 2 ? group : []) {
+      const nested = /["'`]/.test(g.text) ? codeStrings(g.text, comment, depth + 1) : [];
+      if (nested === null) inner = false;
+      else out.push(...nested);
     }
     group = [];
     joiner = "";
@@ -243,7 +251,7 @@ export function codeStrings(code: string, comment: Comment): string[] | null {
     if (literalAt(code, i) === null) flush();
   }
   flush();
-  return out;
+  return inner ? out : null;
 }
 
 /** The text between two literals that joins them into one command line. */
@@ -261,13 +269,13 @@ function commentEnd(code: string, i: number, comment: Comment): number {
   return end === -1 ? code.length : end + 1;
 }
 
-/** Perl's and Ruby's quote-like command operators, and their closing delimiters. */
-const QX = /^(?:qx|%x)([^\w\s])/;
+/** Perl's and Ruby's quote-like operators (`qx{…}`, `q(…)`, `qw[…]`, `%x(…)`, `%w(…)`), and closing delimiters. */
+const QX = /^(?:qx|qq|qw|q|%x|%q|%Q|%w|%W|%)([({[<|/!])/;
 const CLOSE: Record<string, string> = { "(": ")", "[": "]", "{": "}", "<": ">" };
 
 /** The string literal starting at `i` (`'…'`, `"…"`, `` `…` ``, `'''…'''`, `"""…"""`, `qx{…}`), or null. */
 function literalAt(code: string, i: number): { text: string; end: number } | null {
-  const qx = QX.exec(code.slice(i, i + 4));
+  const qx = i > 0 && /\w/.test(code[i - 1]) ? null : QX.exec(code.slice(i, i + 4));
   let quote: string;
   if (qx !== null) {
     quote = CLOSE[qx[1]] ?? qx[1];

@@ -62,6 +62,11 @@ export interface CommandUnits {
    * Each is peeled as a command of its own. A version of a program whose options differ cannot hide a command.
    */
   alternates: Stage[][];
+  /**
+   * Strings an interpreter's code holds that may be paths (`open('.env')`): file rules count each as read and
+   * written (see `interpreters.ts`).
+   */
+  codePaths: ShellWord[];
 }
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
@@ -97,12 +102,18 @@ interface Walk {
   problems: string[];
   redirects: Redirect[];
   alternates: Stage[][];
+  codePaths: ShellWord[];
   /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
   alternatesLeft: number;
 }
 
 /** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
 const MAX_ALTERNATES = 64;
+
+/** A walk over a command line that has read nothing yet. */
+function newWalk(): Walk {
+  return { units: [], problems: [], redirects: [], alternates: [], codePaths: [], alternatesLeft: MAX_ALTERNATES };
+}
 
 /**
  * Reads the other ways a wrapper's words may run a command (see `CommandUnits.alternates`): `words` is the wrapper's
@@ -232,11 +243,15 @@ function afterDashDash(words: Stage, inner: Inner | null, depth: number, walk: W
   if (stages.length > 0) walk.alternates.push(stages);
 }
 
+/** A string in code that may name a file: one word, not too long. */
+const PATH_LIKE = /^[^\s"'`]{1,1024}$/;
+
 /**
  * Reads the commands an interpreter's code spells out in string literals (see `interpreters.ts`), for deny and ask
  * rules: each literal's commands, read as a line of its own whose unreadable parts are no problem (a literal is
- * any text) and whose commands must start with a known name; an editor's `!` commands as scripts. Code only known
- * when it runs (`python -c "$X"`, a program from a pipe) fails closed.
+ * any text) and whose commands must start with a known name; the literals that may be paths, for file rules; an
+ * editor's `!` commands as scripts. Code only known when it runs (`python -c "$X"`, a program from a pipe) fails
+ * closed.
  */
 function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
   for (const script of code.shell) readScript(script, depth, walk);
@@ -254,7 +269,8 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
       continue;
     }
     for (const line of lines) {
-      const sub: Walk = { units: [], problems: [], redirects: [], alternates: [], alternatesLeft: MAX_ALTERNATES };
+      if (PATH_LIKE.test(line)) walk.codePaths.push(literalWord(line));
+      const sub = newWalk();
       collect(line, depth + 1, sub);
       const units = [...sub.units, ...sub.alternates].filter((unit) => !unit[0]?.[0]?.dynamic);
       walk.alternates.push(...units);
@@ -480,12 +496,13 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk: Walk = { units: [], problems: [], redirects: [], alternates: [], alternatesLeft: MAX_ALTERNATES };
+  const walk = newWalk();
   collect(text, 0, walk);
   return {
     units: walk.units,
     problem: walk.problems[0] ?? null,
     redirects: walk.redirects,
     alternates: walk.alternates,
+    codePaths: walk.codePaths,
   };
 }
