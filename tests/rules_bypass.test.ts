@@ -353,6 +353,9 @@ const RUNNERS = [
   "ruby -e 'system(*%w(git push))'",
   `python3 -c "import os; os.system('git' ' push')"`,
   `python3 -c 'import os; os.system(f"git push {1}")'`,
+  "expect -c 'spawn git push; expect eof'",
+  "tclsh <<< 'exec git push'",
+  `gdb -ex 'py import subprocess; subprocess.run(["git", "push"])'`,
 ];
 
 /**
@@ -402,6 +405,7 @@ const INTERPRETER_CASES: Case[] = [
   { line: `node -e 'require("child_process").execFileSync("git", ["push", "origin", "main"])'`, needs: "node" },
   { line: `perl -e 'system("git", "push", "origin", "main")'`, needs: "perl" },
   { line: "vim -es -c '!git push origin main' -c q", needs: "vim" },
+  { line: `gdb -batch -ex 'python import os; os.system("git push origin main")'`, needs: "gdb" },
 ];
 /** More of them, checked in-process: their conditions (a terminal, a diff, a submodule) are not set up here. */
 const GIT_MORE = [
@@ -837,6 +841,8 @@ describe("ordinary lines stay allowed", () => {
     "ruby -e 'puts 1'",
     "bun -e 'console.log(1)'",
     "vim -c 'set nu' f",
+    "expect -f x.exp",
+    "gdb -batch -ex 'python print(1)' ./a.out",
     `python3 - <<'EOF'\nimport subprocess\nsubprocess.run(["git", "status"])\nprint('done: it works')\nEOF`,
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",

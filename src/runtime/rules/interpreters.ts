@@ -28,6 +28,8 @@ interface Interpreter {
   other?: RegExp;
   /** Whether it reads its program from its input when given none (`python3 <<< '…'`); bun and emacs do not. */
   input?: false;
+  /** Tcl (expect): its `spawn` and `exec` commands run their words as a command. */
+  tcl?: true;
   /** How a comment starts in its language (to the end of the line; `//` also has block comments), for its literals. */
   comment: Comment;
 }
@@ -74,6 +76,8 @@ const INTERPRETERS: Record<string, Interpreter> = {
   groovy: { code: /^-e$/, values: /^(-cp|--classpath)$/, input: false, comment: "//" },
   osascript: { code: /^-e$/, values: /^(-l|-s)$/, comment: "--" },
   emacs: { code: /^(--eval|-eval)$/, values: /^(-l|--load|-f|--funcall|--chdir)$/, input: false, comment: ";" },
+  expect: { code: /^-c$/, values: /^-D$/, other: /^-f$/, comment: "#", tcl: true },
+  tclsh: { code: /^$/, values: /^-encoding$/, comment: "#", tcl: true },
 };
 
 /** The code a command line gives an interpreter, and its editor commands that run a shell. */
@@ -86,6 +90,8 @@ export interface InterpreterCode {
   shell: ShellWord[];
   /** How a comment starts in its language. */
   comment: Comment;
+  /** Tcl's `spawn` and `exec` run commands (expect). */
+  tcl?: true;
 }
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
@@ -108,10 +114,11 @@ function interpreterName(name: string): string | null {
 export function interpreterCode(name: string, words: readonly ShellWord[]): InterpreterCode | null {
   if (/^(vim?|nvim|ex|view|gvim|rvim)$/.test(name)) return editorCommands(words);
   if (name === "deno") return denoCode(words);
+  if (name === "gdb" || name === "cgdb") return gdbCode(words);
   const key = interpreterName(name);
   if (key === null) return null;
   const it = INTERPRETERS[key];
-  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: it.comment };
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: it.comment, tcl: it.tcl };
   let k = 1;
   for (; k < words.length; k++) {
     const w = words[k], t = w.text;
@@ -169,6 +176,38 @@ function denoCode(words: readonly ShellWord[]): InterpreterCode | null {
   }
   if (sub === "run" && words.some((w, k) => k > 1 && w.text === "-")) return { ...out, fromInput: true };
   return null;
+}
+
+/** gdb's commands (`-ex`, `-iex`) in Python (`python …`, `py`, `pi`) or Guile (`guile …`, `gu`): code to read. */
+function gdbCode(words: readonly ShellWord[]): InterpreterCode | null {
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: "#" };
+  for (let k = 1; k < words.length && !/^-?-args$/.test(words[k].text); k++) {
+    const m = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/.exec(words[k].text);
+    const value = m === null ? undefined : m[2] === "=" ? wordFrom(words[k], m[0].length) : words[++k];
+    if (value === undefined) continue;
+    const lang = /^\s*(python-interactive|python|pi|py|guile|gu)\b\s*/.exec(value.text);
+    if (value.dynamic) out.code.push(value);
+    else if (lang !== null) out.code.push(literalWord(value.text.slice(lang[0].length)));
+  }
+  return out.code.length > 0 ? out : null;
+}
+
+/**
+ * The command lines a program's code holds: those its strings spell out ({@link codeStrings}), and in Tcl the words
+ * of its `spawn` and `exec` commands (`expect -c 'spawn git push'`). Null when it holds too many strings.
+ *
+ * @example
+ * ```ts
+ * import { codeLines } from "./interpreters.ts";
+ * codeLines("spawn git push; expect eof", { code: [], fromInput: false, shell: [], comment: "#", tcl: true });
+ * // ["git push"]
+ * ```
+ */
+export function codeLines(text: string, code: InterpreterCode): string[] | null {
+  const strings = codeStrings(text, code.comment);
+  if (strings === null || !code.tcl) return strings;
+  const tcl = [...text.matchAll(/(?:^|[;\n[{])\s*(?:spawn|exec)\s+(?:-\S+\s+)*([^;\n\]}]+)/g)].map((m) => m[1]);
+  return [...strings, ...tcl];
 }
 
 /** An editor command that runs a shell command: `!CMD`, `%!CMD`, `r !CMD`, `w !CMD`, `silent !CMD`. */

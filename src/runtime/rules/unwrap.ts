@@ -29,7 +29,7 @@
  */
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
-import { codeStrings, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
+import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
 import { launcherRuns } from "./launchers.ts";
 import { sessionRuns } from "./sessions.ts";
 import {
@@ -263,7 +263,7 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
       walk.problems.push(`${name} runs code only known when it runs: ${text.text}`);
       continue;
     }
-    const lines = codeStrings(text.text, code.comment);
+    const lines = codeLines(text.text, code);
     if (lines === null) {
       walk.problems.push(`${name}'s code holds more than ${MAX_CODE_STRINGS} strings`);
       continue;
