@@ -92,6 +92,8 @@ export interface InterpreterCode {
   comment: Comment;
   /** Tcl's `spawn` and `exec` run commands (expect). */
   tcl?: true;
+  /** The program file it runs (`python3 x.py`): read when the line wrote it (`written_scripts.ts`). */
+  file?: ShellWord;
 }
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
@@ -101,8 +103,8 @@ function interpreterName(name: string): string | null {
 }
 
 /**
- * What code a command gives an interpreter (or an editor's shell commands); null when `name` is none, or it runs a
- * program file or module (`python x.py`, `python -m http.server`), or only prints its version.
+ * What code a command gives an interpreter (or an editor's shell commands, or the program file it runs); null when
+ * `name` is none, or it runs a module (`python -m http.server`), or only prints its version.
  *
  * @example
  * ```ts
@@ -136,8 +138,9 @@ export function interpreterCode(name: string, words: readonly ShellWord[]): Inte
   }
   if (out.code.length > 0) return out;
   // No code given: a program file follows, or the program is its input.
-  const file = k < words.length && (words[k].text !== "--" || k + 1 < words.length);
-  return file || it.input === false ? null : { ...out, fromInput: true };
+  const file = k < words.length ? words[k].text === "--" ? words[k + 1] : words[k] : undefined;
+  if (file !== undefined) return { ...out, file };
+  return it.input === false ? null : { ...out, fromInput: true };
 }
 
 /**

@@ -31,6 +31,7 @@ import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
 import { launcherRuns } from "./launchers.ts";
+import { recordWrites, shebangProgram, type Written, writtenText } from "./written_scripts.ts";
 import { sessionRuns } from "./sessions.ts";
 import {
   isKeyword,
@@ -42,7 +43,7 @@ import {
   type ShellWord,
   UNKNOWN_ARGUMENTS,
 } from "./shell.ts";
-import { afterOptionsAt, type Inner, innerOf, isWrapper } from "./wrappers.ts";
+import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -103,6 +104,8 @@ interface Walk {
   redirects: Redirect[];
   alternates: Stage[][];
   codePaths: ShellWord[];
+  /** What the line wrote to files so far (a script it may run next). */
+  written: Written;
   /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
   alternatesLeft: number;
 }
@@ -112,7 +115,15 @@ const MAX_ALTERNATES = 64;
 
 /** A walk over a command line that has read nothing yet. */
 function newWalk(): Walk {
-  return { units: [], problems: [], redirects: [], alternates: [], codePaths: [], alternatesLeft: MAX_ALTERNATES };
+  return {
+    units: [],
+    problems: [],
+    redirects: [],
+    alternates: [],
+    codePaths: [],
+    written: new Map(),
+    alternatesLeft: MAX_ALTERNATES,
+  };
 }
 
 /**
@@ -176,6 +187,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
+    const wrote = words[0].text.includes("/") ? writtenText(walk.written, words[0].text) : undefined;
+    if (wrote !== undefined) runWritten(wrote, depth, walk);
     const lower = name.toLowerCase().replace(/\.exe$/, "");
     if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
       // A case-insensitive file system (macOS's default) runs git for `GIT push`, Windows for `git.exe push`: deny
@@ -256,6 +269,8 @@ const PATH_LIKE = /^[^\s"'`]{1,1024}$/;
 function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
   for (const script of code.shell) readScript(script, depth, walk);
   const texts = [...code.code];
+  const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenText(walk.written, code.file.text);
+  if (wrote !== undefined) texts.push(wrote); // a program file this line wrote
   if (code.fromInput && heredoc !== undefined) texts.push(heredoc);
   else if (code.fromInput) walk.problems.push(`${name} reads its program from its input, unknown until it runs`);
   for (const text of texts) {
@@ -276,6 +291,18 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
       walk.alternates.push(...units);
     }
   }
+}
+
+/**
+ * Reads a script this line wrote and runs as a program (`./p.sh`): as its `#!` line says, a shell's script or an
+ * interpreter's code (its strings); one whose text is unknown fails closed; another program's is not read.
+ */
+function runWritten(text: ShellWord, depth: number, walk: Walk): void {
+  if (text.dynamic) return readScript(text, depth, walk);
+  const program = shebangProgram(text.text);
+  if (program === null || SHELLS.has(program)) return readScript(text, depth, walk);
+  const code = interpreterCode(program, [literalWord(program)]);
+  if (code !== null) readCode(program, code, text, depth, walk);
 }
 
 /** Builtins that run a command given to an option, with arguments of their own. */
@@ -338,6 +365,8 @@ function runInner(
     if (/^\/(dev|proc\/[^/]+)\/fd\/[1-9]/.test(f.text)) {
       return void walk.problems.push(`the script ${name} runs comes from ${f.text}, unknown until it runs`);
     }
+    const wrote = writtenText(walk.written, f.text);
+    if (wrote !== undefined) return readScript(wrote, depth, walk); // a script this line wrote
     if (!STDIN_FILES.test(f.text)) return; // a script file: not read (see docs/rules.md)
   }
   // A here-document or here-string is read; `echo 'git push' | sh`, `curl … | bash`: unknown here.
@@ -482,6 +511,7 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
     if (c.redirects) walk.redirects.push(...c.redirects);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
     if (stages.length > 0) walk.units.push(stages);
+    recordWrites(c, walk.written);
   }
 }
 
