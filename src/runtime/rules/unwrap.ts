@@ -31,7 +31,15 @@ import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
 import { launcherRuns } from "./launchers.ts";
-import { recordWrites, shebangProgram, type Written, writtenText } from "./written_scripts.ts";
+import {
+  copiedProgram,
+  type Copies,
+  recordCopies,
+  recordWrites,
+  shebangProgram,
+  type Written,
+  writtenText,
+} from "./written_scripts.ts";
 import { sessionRuns } from "./sessions.ts";
 import {
   isKeyword,
@@ -106,6 +114,8 @@ interface Walk {
   codePaths: ShellWord[];
   /** What the line wrote to files so far (a script it may run next). */
   written: Written;
+  /** Programs the line copied or linked under another name so far. */
+  copies: Copies;
   /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
   alternatesLeft: number;
 }
@@ -122,6 +132,7 @@ function newWalk(): Walk {
     alternates: [],
     codePaths: [],
     written: new Map(),
+    copies: new Map(),
     alternatesLeft: MAX_ALTERNATES,
   };
 }
@@ -189,6 +200,15 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     if (words[0].dynamic) break;
     const wrote = words[0].text.includes("/") ? writtenText(walk.written, words[0].text) : undefined;
     if (wrote !== undefined) runWritten(wrote, depth, walk);
+    const copied = copiedProgram(walk.copies, words[0].text);
+    if (copied === null) {
+      walk.problems.push(`${words[0].text} is a program this line copied from one only known when it runs`);
+      break;
+    }
+    if (copied !== undefined && copied !== name) {
+      words = [literalWord(copied), ...words.slice(1)]; // `cp /usr/bin/git gp; ./gp push` runs git
+      continue;
+    }
     const lower = name.toLowerCase().replace(/\.exe$/, "");
     if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
       // A case-insensitive file system (macOS's default) runs git for `GIT push`, Windows for `git.exe push`: deny
@@ -512,6 +532,7 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
     if (stages.length > 0) walk.units.push(stages);
     recordWrites(c, walk.written);
+    recordCopies(c.words, walk.written, walk.copies);
   }
 }
 

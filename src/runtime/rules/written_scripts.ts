@@ -111,3 +111,68 @@ export function shebangProgram(text: string): string | null {
   const first = posix.basename(m[1]);
   return first === "env" && m[2] !== undefined ? posix.basename(m[2]) : first;
 }
+
+/** Programs a line copied or linked under another name: by path as written (normalised), and by bare name. */
+export type Copies = Map<string, string | null>;
+
+/** The value options of `cp`, `mv`, `ln` and `install` (the target folder is read apart). */
+const COPY_VALUES = /^(-S|--suffix|-m|--mode|-o|--owner|-g|--group|-Z|--context|--backup|--sparse|--reflink)$/;
+
+/**
+ * Records a program `cp`, `mv`, `ln` or `install` puts under another name (`cp /usr/bin/git gp`, `ln -s "$(which
+ * git)" gp`): the copy's path and name stand for the source's program (null: a source only known when it runs); a
+ * script the line wrote keeps its text under the new name.
+ *
+ * @example
+ * ```ts
+ * import { type Copies, recordCopies } from "./written_scripts.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * const copies: Copies = new Map();
+ * recordCopies(["cp", "/usr/bin/git", "gp"].map(w), new Map(), copies);
+ * copies.get("gp"); // "git"
+ * ```
+ */
+export function recordCopies(words: readonly ShellWord[], written: Written, copies: Copies): void {
+  const program = words[0];
+  if (program === undefined || program.dynamic || !/^(cp|mv|ln|install)$/.test(posix.basename(program.text))) return;
+  const operands: ShellWord[] = [];
+  let folder: ShellWord | undefined;
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    if (t === "-t" || t === "--target-directory") folder = words[++k];
+    else if (t.startsWith("--target-directory=")) folder = { ...words[k], text: t.slice(19) };
+    else if (COPY_VALUES.test(t)) k++;
+    else if (!t.startsWith("-") || t === "-") operands.push(words[k]);
+  }
+  const target = folder ?? (operands.length > 1 ? operands.pop() : undefined);
+  if (target === undefined || target.dynamic) return;
+  for (const source of operands) {
+    const name = source.dynamic ? null : posix.basename(source.text);
+    // Copied into a folder, it keeps its name there: both the target and target/name stand for it.
+    for (
+      const path of folder ? [posix.join(target.text, name ?? "")] : [target.text, posix.join(target.text, name ?? "")]
+    ) {
+      const key = scriptKey(path);
+      const from = source.dynamic ? undefined : copies.get(scriptKey(source.text));
+      copies.set(key, from !== undefined ? from : name);
+      copies.set(`name:${posix.basename(key)}`, from !== undefined ? from : name);
+      const text = source.dynamic ? undefined : written.get(scriptKey(source.text));
+      if (text !== undefined) written.set(key, text);
+    }
+  }
+}
+
+/**
+ * The program a command word runs when the line copied one to it: its name, null when the source is only known when
+ * the line runs, undefined when the line copied nothing there.
+ *
+ * @example
+ * ```ts
+ * import { copiedProgram } from "./written_scripts.ts";
+ * copiedProgram(new Map([["gp", "git"], ["name:gp", "git"]]), "./gp"); // "git"
+ * ```
+ */
+export function copiedProgram(copies: Copies, word: string): string | null | undefined {
+  if (copies.size === 0) return undefined;
+  return copies.get(word.includes("/") ? scriptKey(word) : `name:${word}`);
+}
