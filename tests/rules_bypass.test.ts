@@ -353,6 +353,14 @@ const RUNNERS = [
   "ruby -e 'system(*%w(git push))'",
   `python3 -c "import os; os.system('git' ' push')"`,
   `python3 -c 'import os; os.system(f"git push {1}")'`,
+  "echo 'all:' | make -f -", // a makefile from a pipe: unknown
+  String.raw`printf 'x := $(shell git push)
+all:
+	echo hi
+' > m.mk && make -f m.mk`,
+  String.raw`mkdir -p sub && printf 'all:
+	git push
+' > sub/Makefile && make -C sub`,
   "cp /usr/bin/git a; mv a b; ./b push",
   "install -m 755 /usr/bin/git /tmp/g && /tmp/g push",
   "cp -t /tmp /usr/bin/git; /tmp/git push",
@@ -417,6 +425,15 @@ const INTERPRETER_CASES: Case[] = [
   { line: `perl -e 'system("git", "push", "origin", "main")'`, needs: "perl" },
   { line: "vim -es -c '!git push origin main' -c q", needs: "vim" },
   { line: `gdb -batch -ex 'python import os; os.system("git push origin main")'`, needs: "gdb" },
+  // Makefiles: their recipes and $(shell …) run commands.
+  {
+    line: String.raw`printf 'all:
+	git push origin main
+' > Makefile && make`,
+    needs: "make",
+  },
+  { line: "make --eval='p: ; git push origin main' p", needs: "make" },
+  { line: "make -f - <<'EOF'\np:\n\tgit push origin main\nEOF", needs: "make" },
   // Programs the line copies or links under another name, then runs.
   { line: "ln -s GIT_BIN gp && ./gp push origin main" },
   { line: `cp "$(command -v git)" gp && ./gp push origin main` }, // a source only known when it runs
@@ -874,6 +891,11 @@ describe("ordinary lines stay allowed", () => {
     "echo hi > out.txt && cat out.txt",
     "cp /usr/bin/git gp && ./gp status",
     "cp a.txt b.txt && cat b.txt",
+    "make test",
+    "make -C sub build -j4",
+    String.raw`printf 'all:
+	echo hi
+' > Makefile && make`,
     "gdb -batch -ex 'python print(1)' ./a.out",
     `python3 - <<'EOF'\nimport subprocess\nsubprocess.run(["git", "status"])\nprint('done: it works')\nEOF`,
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { posix } from "node:path";
 import type { Runs } from "./command_options.ts";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
 
@@ -73,4 +74,60 @@ export function launcherRuns(name: string, words: readonly ShellWord[]): Runs | 
   if (name === "gdb" || name === "cgdb") return gdbRuns(words);
   if (name === "start-stop-daemon") return startStopRuns(words);
   return null;
+}
+
+/** make's options that take a value, and those that name its makefile or text to evaluate. */
+const MAKE_VALUE = /^(-C|--directory|-I|--include-dir|-j|--jobs|-l|--load-average|-o|--old-file|-W|--what-if)$/;
+const MAKE_FILE = /^(-f|--file|--makefile)$/;
+
+/**
+ * Where make takes its rules from: `--eval` texts, and the makefiles it reads (`-f F`, else its default names; under
+ * `-C DIR`, there).
+ *
+ * @example
+ * ```ts
+ * import { makeSources } from "./launchers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * makeSources(["make", "-C", "sub"].map(w)).files.map((f) => f.text); // ["sub/GNUmakefile", "sub/makefile", "sub/Makefile"]
+ * ```
+ */
+export function makeSources(words: readonly ShellWord[]): { evals: ShellWord[]; files: ShellWord[] } {
+  const evals: ShellWord[] = [], files: ShellWord[] = [];
+  let dir = "";
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    if ((t === "-C" || t === "--directory") && words[k + 1] !== undefined) dir = posix.join(dir, words[++k].text);
+    else if (t.startsWith("--directory=")) dir = posix.join(dir, t.slice(12));
+    else if (t === "--eval" && words[k + 1] !== undefined) evals.push(words[++k]);
+    else if (t.startsWith("--eval=")) evals.push(wordFrom(words[k], 7));
+    else if (MAKE_FILE.test(t) && words[k + 1] !== undefined) files.push(words[++k]);
+    else if (/^(--file|--makefile)=/.test(t)) files.push(wordFrom(words[k], t.indexOf("=") + 1));
+    else if (/^-f./.test(t)) files.push(wordFrom(words[k], 2));
+    else if (MAKE_VALUE.test(t)) k++;
+  }
+  if (files.length === 0) files.push(...["GNUmakefile", "makefile", "Makefile"].map(literalWord));
+  // `make -C DIR` reads its makefiles there (a path from the root stays one).
+  const inDir = (f: ShellWord) =>
+    dir === "" || f.dynamic || f.text.startsWith("/") ? f : literalWord(posix.join(dir, f.text));
+  return { evals, files: files.map(inDir) };
+}
+
+/**
+ * The shell commands a makefile's text runs: its recipe lines (after a tab, or after `;` on a rule's line; `@`, `-`
+ * and `+` set aside; `$$` is `$`), and its `$(shell …)` calls.
+ *
+ * @example
+ * ```ts
+ * import { makeRecipes } from "./launchers.ts";
+ * makeRecipes("all:\n\t@git push\n"); // ["git push"]
+ * ```
+ */
+export function makeRecipes(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const recipe = line.startsWith("\t") ? line.slice(1) : /^[^\t#=]*[^:=]:[^=;]*;(.*)$/.exec(line)?.[1];
+    if (recipe !== undefined) out.push(recipe.replace(/^[\s@+-]+/, "").replaceAll("$$", "$"));
+  }
+  for (const m of text.matchAll(/\$[({]shell\s+([^)}]*)[)}]/g)) out.push(m[1]);
+  return out;
 }

@@ -30,7 +30,7 @@
 import { optionRuns, type Runs } from "./command_options.ts";
 import { gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
-import { launcherRuns } from "./launchers.ts";
+import { launcherRuns, makeRecipes, makeSources } from "./launchers.ts";
 import {
   copiedProgram,
   type Copies,
@@ -225,6 +225,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     if (runs !== null) readRuns(runs, depth, walk);
     const code = interpreterCode(name, words);
     if (code !== null) readCode(name, code, heredoc, depth, walk);
+    if (name === "make" || name === "gmake") readMake(words, heredoc, depth, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {
@@ -310,6 +311,30 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
       const units = [...sub.units, ...sub.alternates].filter((unit) => !unit[0]?.[0]?.dynamic);
       walk.alternates.push(...units);
     }
+  }
+}
+
+/**
+ * Reads what make runs: the recipes of its `--eval` texts, of a makefile from its input (a here-document; from a pipe
+ * it fails closed) and of a makefile this line wrote (its `-f` file or its default names). A makefile the line did
+ * not write is not read (docs/rules.md).
+ */
+function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
+  const { evals, files } = makeSources(words);
+  const texts: ShellWord[] = [...evals];
+  for (const f of files) {
+    if (f.dynamic) walk.problems.push(`make reads the makefile ${f.text}, unknown until it runs`);
+    else if (STDIN_FILES.test(f.text)) {
+      if (heredoc !== undefined) texts.push(heredoc);
+      else walk.problems.push("make reads its makefile from its input, unknown until it runs");
+    } else {
+      const wrote = writtenText(walk.written, f.text);
+      if (wrote !== undefined) texts.push(wrote);
+    }
+  }
+  for (const text of texts) {
+    if (text.dynamic) readScript(text, depth, walk); // a problem: its text is unknown
+    else for (const recipe of makeRecipes(text.text)) readScript(literalWord(recipe), depth, walk);
   }
 }
 
