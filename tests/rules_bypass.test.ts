@@ -396,6 +396,7 @@ const GIT: Case[] = [
   { line: "git fetch --upload-pack='git push origin main;:' BARE" },
   { line: "git config alias.p push && git p origin main" },
   { line: "git config --local alias.p '!git push origin main'; git p" },
+  { line: "git send-pack BARE main" }, // git push's plumbing
 ];
 /** Runners of a command in an environment of theirs, and launchers: each runs the real git, which pushes. */
 const RUNNER_CASES: Case[] = [

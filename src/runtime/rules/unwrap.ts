@@ -236,6 +236,11 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
           walk.alternates.push([[bare[0], ...bare.slice(2)]]);
         }
       }
+      const plumbing = (bare ?? words)[1];
+      if (plumbing !== undefined && PUSH_PLUMBING.has(plumbing.text)) {
+        // `git send-pack REMOTE REF` pushes as `git push` does: deny and ask rules on `git push` hold against it.
+        walk.alternates.push([[literalWord("git"), literalWord("push"), ...(bare ?? words).slice(2)]]);
+      }
       const expanded = readGit(words, bare, settingsFrom, depth, walk);
       if (expanded === null) break;
       if (aliases++ >= MAX_GIT_ALIASES) {
@@ -431,6 +436,9 @@ function gitSubcommand(words: Stage): Stage | null {
   }
   return i > 1 && i < words.length ? [{ ...words[0], text: "git", literal: "git" }, ...words.slice(i)] : null;
 }
+
+/** git's plumbing that pushes (what `git push` runs), read as `git push` by deny and ask rules. */
+const PUSH_PLUMBING = new Set(["send-pack", "http-push"]);
 
 /** Aliases of aliases followed in one git command (git itself refuses a loop). */
 const MAX_GIT_ALIASES = 8;
