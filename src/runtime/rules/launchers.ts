@@ -1,7 +1,8 @@
 /**
- * Programs that start a command named by their options: a debugger (`gdb --args git push`, `gdb -ex 'shell git
- * push'`, `gdb -ex '!git push'`) and a service starter (`start-stop-daemon --start --exec /usr/bin/git -- push`).
- * `unwrap.ts` reads each command as one of its own; gdb's `pipe` (a shell command after a `|`) fails closed.
+ * Programs that start a command named by their options or rules: a debugger (`gdb --args git push`, `gdb -ex 'shell
+ * git push'`, `gdb -ex '!git push'`), a service starter (`start-stop-daemon --start --exec /usr/bin/git -- push`), and
+ * make (where it takes its rules from, and the shell commands a makefile's recipes and `$(shell …)` run). `unwrap.ts`
+ * reads each command as one of its own; gdb's `pipe` (a shell command after a `|`) fails closed.
  *
  * @module
  */

@@ -3,8 +3,9 @@
  * x.py`, `cat > run.sh <<EOF … EOF; ./run.sh`, `curl … > x.sh && bash x.sh`. `unwrap.ts` records what each command
  * writes through a redirection (the text, when `echo`, `printf`, or `cat`/`tee` of a here-document writes it; else
  * unknown), and when the line runs that file (a shell, `source`, a path run as a program, an interpreter's program
- * file) reads the text as it would read the script or code given inline, or fails closed on text it cannot know. A
- * file the line did not write is not read (docs/rules.md).
+ * file, make's makefile) reads the text as it would read the script or code given inline, or fails closed on text
+ * it cannot know. A program `cp`, `mv`, `ln` or `install` puts under another name is the source's program when the
+ * line runs it (`cp /usr/bin/git gp && ./gp push`). A file the line did not write is not read (docs/rules.md).
  *
  * @module
  */
