@@ -186,7 +186,7 @@ function leadingWords(words: Stage): number {
 function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): Stage[] {
   const stages: Stage[] = [];
   let words: Stage | null = first;
-  let aliases = 0;
+  let aliases = 0, renamed = 0;
   let settingsFrom = 1;
   while (words !== null && words.length > 0) {
     const i = leadingWords(words);
@@ -206,6 +206,10 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       break;
     }
     if (copied !== undefined && copied !== name) {
+      if (renamed++ >= MAX_GIT_ALIASES) {
+        walk.problems.push(`programs copied under other names nested deeper than ${MAX_GIT_ALIASES}`);
+        break;
+      }
       words = [literalWord(copied), ...words.slice(1)]; // `cp /usr/bin/git gp; ./gp push` runs git
       continue;
     }
@@ -315,6 +319,7 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
       collect(line, depth + 1, sub);
       const units = [...sub.units, ...sub.alternates].filter((unit) => !unit[0]?.[0]?.dynamic);
       walk.alternates.push(...units);
+      walk.codePaths.push(...sub.codePaths); // an interpreter's code run by a string of this code
     }
   }
 }
