@@ -70,3 +70,18 @@ export function parseObject(text: string): Record<string, unknown> | null {
     return null;
   }
 }
+
+/**
+ * A table's entry for a key that comes from outside (a tool name, a status, a key of parsed JSON): its own property
+ * only, so `toString`, `constructor` or `__proto__` find nothing rather than what every object inherits.
+ *
+ * @example
+ * ```ts
+ * import { ownEntry } from "./json.ts";
+ * ownEntry({ ok: "✓" }, "ok"); // "✓"
+ * ownEntry({ ok: "✓" }, "toString"); // undefined
+ * ```
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}

@@ -6,7 +6,7 @@
  */
 import type { Colors } from "./output.ts";
 import { neutralize, oneLine, truncate } from "./output.ts";
-import { asRecord } from "../json.ts";
+import { asRecord, ownEntry } from "../json.ts";
 
 function scalar(value: unknown, max = 60): string | null {
   if (typeof value === "string") {
@@ -138,7 +138,7 @@ export function statusStyle(status: string, c: Colors): (s: string) => string {
 
 /** A step status with its marker, coloured. */
 export function stepMark(status: string, c: Colors): string {
-  return statusStyle(status, c)(Object.hasOwn(STEP_MARKERS, status) ? STEP_MARKERS[status] : "?");
+  return statusStyle(status, c)(ownEntry(STEP_MARKERS, status) ?? "?");
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { classFor, markup, raw, type SafeHtml } from "./escape.ts";
 import type { Excerpt } from "./excerpt.ts";
+import { ownEntry } from "../json.ts";
 
 const TONES: Record<string, string> = {
   ok: "good",
@@ -39,7 +40,7 @@ const TONES: Record<string, string> = {
  * ```
  */
 export function tone(value: string | null | undefined): string {
-  const t = value === null || value === undefined || !Object.hasOwn(TONES, value) ? undefined : TONES[value];
+  const t = value === null || value === undefined ? undefined : ownEntry(TONES, value);
   return `t-${classFor(t, ["good", "bad", "veto", "fail", "warn"], "muted")}`;
 }
 

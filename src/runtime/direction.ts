@@ -36,6 +36,7 @@ import type { LoadedPolicy } from "../plugins/loader.ts";
 import { verdictProblem } from "../plugins/loader.ts";
 import type { PolicyState } from "../plugins/api.ts";
 import type { IntuitionMode } from "../schema/state.ts";
+import { ownEntry } from "../json.ts";
 
 /** The outcome of consulting one policy. */
 export interface DirectionOutcome {
@@ -126,7 +127,7 @@ export function applyPatch(
   for (const [key, after] of Object.entries(patch)) {
     // Own keys only, and defined, not assigned: a key `__proto__` (JSON.parse makes one) is a key like any other, never
     // the input's prototype, so what the adapter reads is what the record shows.
-    const before = Object.hasOwn(input, key) ? input[key] : undefined;
+    const before = ownEntry(input, key);
     if (after === null) {
       if (Object.hasOwn(next, key)) {
         delete next[key];

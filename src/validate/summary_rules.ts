@@ -13,6 +13,7 @@
  * @module
  */
 import type { SectionProblem } from "./sections.ts";
+import { ownEntry } from "../json.ts";
 
 type Json = Record<string, unknown>;
 
@@ -46,7 +47,7 @@ export function summaryConsistency(summary: Json): SectionProblem[] {
   const metrics = typeof summary.metrics === "object" && summary.metrics !== null ? summary.metrics as Json : null;
   if (!metrics) return out;
   const outcome = summary.outcome;
-  const expected = typeof outcome === "string" && Object.hasOwn(SUCCESS_OF, outcome) ? SUCCESS_OF[outcome] : null;
+  const expected = typeof outcome === "string" ? ownEntry(SUCCESS_OF, outcome) ?? null : null;
   if (expected !== null && (metrics.success === 0 || metrics.success === 1) && metrics.success !== expected) {
     out.push({
       rule: "summary.success",

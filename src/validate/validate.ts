@@ -12,6 +12,7 @@ import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
+import { ownEntry } from "../json.ts";
 import { checkEvent, PHASE_PAYLOADS } from "../schema/event.ts";
 import type { SchemaProblem } from "../schema/problems.ts";
 import { type SchemaName, SCHEMAS } from "../schema/registry.ts";
@@ -535,13 +536,7 @@ export function validateFile(path: string, options: ValidateOptions & { schema?:
   const c = new Collector(options.maxProblems ?? 10_000, options.profile === "noema");
   const name = basename(path);
   const schema = options.schema ??
-    (name.endsWith("events.jsonl")
-      ? "event"
-      : name.endsWith("learn.jsonl")
-      ? "learn"
-      : Object.hasOwn(FILE_SCHEMAS, name)
-      ? FILE_SCHEMAS[name]
-      : undefined);
+    (name.endsWith("events.jsonl") ? "event" : name.endsWith("learn.jsonl") ? "learn" : ownEntry(FILE_SCHEMAS, name));
   if (!schema) {
     throw new NoemaError(
       "usage",

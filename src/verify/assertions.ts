@@ -21,7 +21,7 @@ import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import type { AssertionResult, WorkspaceDiff } from "../schema/summary.ts";
 import { comparePaths, errCode, isIgnored, type Snapshot } from "./snapshot.ts";
-import { jsonType } from "../json.ts";
+import { jsonType, ownEntry } from "../json.ts";
 import { childEnv } from "../plugins/process.ts";
 
 /** Default `timeout_ms` of `command_succeeds`: 60 s. */
@@ -355,7 +355,7 @@ function parseEntry(
   const out: Record<string, unknown> = { kind };
   for (const [key, val] of Object.entries(raw)) {
     if (key === kindKey) continue;
-    let canon = Object.hasOwn(ALIASES, key) ? ALIASES[key] : key;
+    let canon = ownEntry(ALIASES, key) ?? key;
     if (kind === "only_modified" && (key === "target" || key === "paths")) canon = "paths";
     if (Object.hasOwn(out, canon)) return fail(`${at}.${key}`, `give only one of ${canon}, ${key}`);
     out[canon] = val;

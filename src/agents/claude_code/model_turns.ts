@@ -42,6 +42,7 @@ import { addUsage } from "../../runtime/cost/metrics.ts";
 import { sessionKey } from "../../store/session_index.ts";
 import { type ClaudeTurn, ReadPosition, readTurns, START } from "./transcript_turns.ts";
 import { subagentsDir, subagentTranscripts } from "./subagent_transcripts.ts";
+import { ownEntry } from "../../json.ts";
 
 /**
  * The per-session cursor file.
@@ -220,7 +221,7 @@ export function recordTranscriptTurns(o: TurnsTarget): Record<string, ModelUsage
   const subagents: Record<string, ReadPosition> = {};
   const known = position === START ? {} : before?.subagents ?? {};
   for (const rel of subagentTranscripts(path)) {
-    const from = Object.hasOwn(known, rel) ? known[rel] : START;
+    const from = ownEntry(known, rel) ?? START;
     const read = readTurns(join(subagentsDir(path), rel), from, (t) => onTurn({ ...t, sidechain: true }), final);
     subagents[rel] = { offset: read.offset, pending: read.pending, recent: read.recent };
   }

@@ -21,6 +21,7 @@ import { writeJsonAtomic } from "../../store/atomic.ts";
 import { canonicalHash } from "../../store/hash.ts";
 import { readJsonFile } from "../../store/json_file.ts";
 import { acquireLock } from "../../store/lock.ts";
+import { ownEntry } from "../../json.ts";
 
 /** One pinned tool. */
 export interface ToolPin {
@@ -189,7 +190,7 @@ export function observeTools(root: string, server: string, tools: readonly Liste
       if (typeof tool?.name !== "string") continue;
       const digest = toolDigest(tool);
       const description = typeof tool.description === "string" ? tool.description : null;
-      const pin = Object.hasOwn(pins.tools, tool.name) ? pins.tools[tool.name] : undefined;
+      const pin = ownEntry(pins.tools, tool.name);
       if (!pin) {
         pins.tools[tool.name] = { digest, pinned_at: now, description };
         write = true;
@@ -226,7 +227,7 @@ export function observeTools(root: string, server: string, tools: readonly Liste
  */
 export function acceptTool(root: string, server: string, tool: string): ToolPin {
   return updatePins(root, server, (pins) => {
-    const pin = Object.hasOwn(pins.tools, tool) ? pins.tools[tool] : undefined;
+    const pin = ownEntry(pins.tools, tool);
     if (!pin) {
       throw new NoemaError("not_found", `MCP server ${server} has no pinned tool ${JSON.stringify(tool)}`, {
         file: pinsPath(root, server),
@@ -263,7 +264,7 @@ export function acceptTool(root: string, server: string, tool: string): ToolPin 
  */
 export function changedTool(root: string, server: string, tool: string, seen: string | undefined): ToolPin | null {
   const pins = readPins(root, server);
-  const pin = Object.hasOwn(pins.tools, tool) ? pins.tools[tool] : undefined;
+  const pin = ownEntry(pins.tools, tool);
   if (!pin) return null;
   if (seen === undefined) return pin.changed ? pin : null;
   return pin.digest === seen ? null : pin;

@@ -26,6 +26,7 @@ import { type CliContext, examples, type RegisterCommand } from "../context.ts";
 import { HOOK_WAIT_MARGIN_S } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
 import { usageError } from "../errors.ts";
+import { ownEntry } from "../../json.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -180,7 +181,7 @@ export const registerInstallHooks: RegisterCommand = (program, ctx: CliContext) 
         "in noema.jsonc's rules, its rules_file or the user's rules file (docs/rules.md).\n",
     )
     .action(async (agent, opts, cmd) => {
-      const target = Object.hasOwn(AGENTS, agent) ? AGENTS[agent] : undefined;
+      const target = ownEntry(AGENTS, agent);
       if (!target) {
         throw usageError(
           `install-hooks supports ${Object.keys(AGENTS).join(", ")}, not ${JSON.stringify(agent)}`,

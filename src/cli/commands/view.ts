@@ -20,6 +20,7 @@ import { renderSteps } from "./plan.ts";
 import { sealingNote } from "../../read/sealing.ts";
 import { tailHeading } from "../../read/stderr_tail.ts";
 import { decisionText } from "../../read/step_decisions.ts";
+import { ownEntry } from "../../json.ts";
 
 const rec = (x: unknown): Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x) ? x as Record<string, unknown> : {};
@@ -114,7 +115,7 @@ function header(out: Output, v: EpisodeView): void {
         w.checkpoint_id ? ` checkpoint ${neutralize(w.checkpoint_id)}` : ""
       }${w.reason ? `: ${oneLine(w.reason)}` : ""}`
       : "";
-    const state = Object.hasOwn(RUN_STATE_NOTE, v.run_state) ? RUN_STATE_NOTE[v.run_state] : "non-terminal";
+    const state = ownEntry(RUN_STATE_NOTE, v.run_state) ?? "non-terminal";
     out.line(`  ${c.yellow(`${state}: no summary.json yet${why}`)}`);
     if (w?.event_type === "run.checkpoint" && w.pending) {
       const action = w.pending.action as { kind?: unknown; input?: unknown } | undefined;

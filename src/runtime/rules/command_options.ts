@@ -12,6 +12,7 @@
  * @module
  */
 import { literalWord, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
+import { ownEntry } from "../../json.ts";
 
 /** A shell command a program runs: `args` when it gives the command arguments of its own after it. */
 export interface RunScript {
@@ -105,8 +106,8 @@ export function optionRuns(name: string, words: readonly ShellWord[]): Runs | nu
     return awkRuns(words);
   }
   if (name === "sed" || name === "gsed") return sedRuns(words);
-  const options = Object.hasOwn(PROGRAM_OPTIONS, name) ? PROGRAM_OPTIONS[name] : null;
-  const exec = Object.hasOwn(EXEC_WORDS, name) ? EXEC_WORDS[name] : null;
+  const options = ownEntry(PROGRAM_OPTIONS, name) ?? null;
+  const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
   const mentions = mentionsOf(name, options, exec);
   let k = 1;

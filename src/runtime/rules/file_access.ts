@@ -21,6 +21,7 @@ import { type CommandUnits, programName, type Stage } from "./unwrap.ts";
 import { lexicalPath } from "./resolve_path.ts";
 import { FILE_COMMANDS, type Reader, type Role, splitArgs } from "./file_commands.ts";
 import { gitFiles } from "./file_git.ts";
+import { ownEntry } from "../../json.ts";
 
 /** Every command whose arguments name files: `file_commands.ts`' table, and git (`file_git.ts`). */
 const READERS: Record<string, Reader> = { ...FILE_COMMANDS, git: gitFiles };
@@ -153,7 +154,7 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   for (const unit of [...units.units, ...units.alternates]) {
     const last = unit.at(-1)!;
     const name = programName(last[0]);
-    const reader: Reader | undefined = Object.hasOwn(READERS, name) ? READERS[name] : undefined;
+    const reader: Reader | undefined = ownEntry(READERS, name);
     if (reader === undefined || last[0].dynamic) continue;
     // git's own options (`git -C dir show …`) are set aside in the last stage: its paths are read where they point.
     const words = name === "git"

@@ -17,6 +17,7 @@
  */
 import { type CommandOptions, optionValue, type Runs } from "./command_options.ts";
 import { joinWords, literalWord, parseShell, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
+import { ownEntry } from "../../json.ts";
 
 /**
  * What one git command runs besides git itself: shell commands (setting values, option values, alias values
@@ -215,8 +216,8 @@ function subcommandRuns(bare: readonly ShellWord[], runs: GitRuns): void {
     runs.commands.push([literalWord("git"), literalWord("push"), ...remote, UNKNOWN_ARGUMENTS]);
   }
   if (sub === "config") configRuns(rest, runs);
-  const options = Object.hasOwn(COMMAND_OPTIONS, sub) ? COMMAND_OPTIONS[sub] : {};
-  const attached = Object.hasOwn(ATTACHED_ONLY, sub) ? ATTACHED_ONLY[sub] : [];
+  const options = ownEntry(COMMAND_OPTIONS, sub) ?? {};
+  const attached = ownEntry(ATTACHED_ONLY, sub) ?? [];
   for (let k = 0; k < rest.length && rest[k].text !== "--"; k++) {
     const w = rest[k];
     if (!w.dynamic && /^ext::/.test(w.text)) {

@@ -12,6 +12,7 @@
 import { joinWords, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 import { PNPM_COMMANDS, RUNNER_GLOBALS, RUNNERS } from "./runner_table.ts";
 import type { Inner } from "./wrappers.ts";
+import { ownEntry } from "../../json.ts";
 
 /** The runners' options that take a value, by name, for `wrapper_table.ts`. */
 export const RUNNER_OPTIONS: Record<string, RegExp> = Object.fromEntries(
@@ -33,7 +34,7 @@ const PREFIXES: ReadonlySet<string> = new Set(
 
 /** Where the next subcommand word is after `prefix`'s own options from `i` on (`docker -H x exec`). */
 function skipGlobals(prefix: string, words: readonly ShellWord[], i: number): number {
-  const values = Object.hasOwn(RUNNER_GLOBALS, prefix) ? RUNNER_GLOBALS[prefix] : null;
+  const values = ownEntry(RUNNER_GLOBALS, prefix) ?? null;
   while (i < words.length && words[i].text.startsWith("-") && words[i].text !== "--" && !words[i].dynamic) {
     i += values?.test(words[i].text) ? 2 : 1;
   }

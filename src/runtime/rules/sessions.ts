@@ -7,6 +7,7 @@
  */
 import type { Runs } from "./command_options.ts";
 import { joinWords, literalWord, parseShell, type ShellWord } from "./shell.ts";
+import { ownEntry } from "../../json.ts";
 
 /** tmux commands that run a shell command, and the letters of their options that take a value. */
 const TMUX_COMMANDS: Record<string, string> = {
@@ -82,7 +83,7 @@ function tmuxRuns(args: readonly ShellWord[], out: Runs, depth: number): void {
 /** One tmux command: the shell command it runs (its words after its options, joined), if it runs one. */
 function tmuxCommand(words: readonly ShellWord[], out: Runs, depth: number): void {
   const given = words[0].text;
-  const name = Object.hasOwn(TMUX_ALIASES, given) ? TMUX_ALIASES[given] : given;
+  const name = ownEntry(TMUX_ALIASES, given) ?? given;
   if (!Object.hasOwn(TMUX_COMMANDS, name)) return;
   const values = TMUX_COMMANDS[name];
   let i = 1, flags = "";

@@ -22,6 +22,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MAX_VALUE_DEPTH } from "../../store/limits.ts";
+import { ownEntry } from "../../json.ts";
 
 /** A tool call as the rules see it. */
 export interface RuleTarget {
@@ -98,7 +99,7 @@ const PATH_KEYS = ["file_path", "notebook_path", "absolute_path", "path", "dir_p
  * ```
  */
 export function ruleCovers(ruleTool: string, tool: string): boolean {
-  return ruleTool === tool || (Object.hasOwn(COVERS, ruleTool) && COVERS[ruleTool].includes(tool));
+  return ruleTool === tool || (ownEntry(COVERS, ruleTool)?.includes(tool) ?? false);
 }
 
 function strings(value: unknown): string[] {
@@ -274,7 +275,7 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
     const runs = typeof input.command === "string" || Array.isArray(input.argv);
     return runs ? { tool: "Bash", command: action.command } : null;
   }
-  const tool = Object.hasOwn(ALIASES, action.tool) ? ALIASES[action.tool] : action.tool; // a tool may be "toString"
+  const tool = ownEntry(ALIASES, action.tool) ?? action.tool;
   if (tool === "Bash") {
     const command = typeof input.command === "string" ? input.command : action.command;
     return { tool, command };

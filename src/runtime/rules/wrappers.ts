@@ -14,6 +14,7 @@ import { runnerOf, runnerScript } from "./runners.ts";
 import { PAIRS, POSITIONALS, VALUE_OPTIONS } from "./wrapper_table.ts";
 import { windowsShellInner } from "./windows_shells.ts";
 import { joinWords, literalWord, type ShellWord, UNKNOWN_ARGUMENTS } from "./shell.ts";
+import { ownEntry } from "../../json.ts";
 
 /** What a wrapper runs. */
 export type Inner =
@@ -74,7 +75,7 @@ export function isWrapper(name: string): boolean {
  */
 export function afterOptionsAt(name: string, words: readonly ShellWord[], flip = -1): number {
   const known = VALUE_OPTIONS[name];
-  const pairs = Object.hasOwn(PAIRS, name) ? PAIRS[name] : null;
+  const pairs = ownEntry(PAIRS, name) ?? null;
   let i = 1;
   while (i < words.length) {
     const w = words[i].text;
@@ -93,7 +94,7 @@ export function afterOptionsAt(name: string, words: readonly ShellWord[], flip =
     }
     i += pairs?.test(w) && i !== flip ? 3 : takesValue.test(w) ? 2 : 1;
   }
-  return i + (Object.hasOwn(POSITIONALS, name) ? POSITIONALS[name] : 0);
+  return i + (ownEntry(POSITIONALS, name) ?? 0);
 }
 
 /**
