@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { gdbCommands } from "./launchers.ts";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
 
 /** How a comment starts in a language, if it has one a string literal could be confused with. */
@@ -183,16 +184,12 @@ function denoCode(words: readonly ShellWord[]): InterpreterCode | null {
 
 /** gdb's commands (`-ex`, `-iex`) in Python (`python …`, `py`, `pi`) or Guile (`guile …`, `gu`): code to read. */
 function gdbCode(words: readonly ShellWord[]): InterpreterCode | null {
-  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: "#" };
-  for (let k = 1; k < words.length && !/^-?-args$/.test(words[k].text); k++) {
-    const m = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/.exec(words[k].text);
-    const value = m === null ? undefined : m[2] === "=" ? wordFrom(words[k], m[0].length) : words[++k];
-    if (value === undefined) continue;
-    const lang = /^\s*(python-interactive|python|pi|py|guile|gu)\b\s*/.exec(value.text);
-    if (value.dynamic) out.code.push(value);
-    else if (lang !== null) out.code.push(literalWord(value.text.slice(lang[0].length)));
-  }
-  return out.code.length > 0 ? out : null;
+  // Its commands only known when it runs fail closed in `launchers.ts`, which reads the same commands' shell.
+  const code = gdbCommands(words).commands.flatMap((value) => {
+    const lang = value.dynamic ? null : /^\s*(python-interactive|python|pi|py|guile|gu)\b\s*/.exec(value.text);
+    return lang === null ? [] : [literalWord(value.text.slice(lang[0].length))];
+  });
+  return code.length > 0 ? { code, fromInput: false, shell: [], comment: "#" } : null;
 }
 
 /**

@@ -16,19 +16,36 @@ const GDB_COMMAND = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/;
 const GDB_SHELL = /^\s*(?:shell\s|!)([\s\S]*)$/;
 const GDB_PIPE = /^\s*(pipe\b|\|)/;
 
-/** What gdb runs: the program after `--args`, and the shell commands its `-ex` commands run. */
-function gdbRuns(words: readonly ShellWord[]): Runs | null {
-  const runs: Runs = { scripts: [], commands: [], problems: [] };
+/**
+ * gdb's command line: the commands its `-ex`/`-iex` options give it, in order, and the program after `--args` (null
+ * without one). `launcherRuns` reads their shell commands, `interpreters.ts` their Python.
+ *
+ * @example
+ * ```ts
+ * import { gdbCommands } from "./launchers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * gdbCommands(["gdb", "-ex", "run", "--args", "git", "push"].map(w)).program?.length; // 2
+ * ```
+ */
+export function gdbCommands(words: readonly ShellWord[]): { commands: ShellWord[]; program: ShellWord[] | null } {
+  const commands: ShellWord[] = [];
   for (let k = 1; k < words.length; k++) {
     const t = words[k].text;
-    if (t === "--args" || t === "-args") {
-      if (k + 1 < words.length) runs.commands.push(words.slice(k + 1));
-      break;
-    }
+    if (t === "--args" || t === "-args") return { commands, program: k + 1 < words.length ? words.slice(k + 1) : null };
     const m = GDB_COMMAND.exec(t);
     if (m === null) continue;
     const value = m[2] === "=" ? wordFrom(words[k], m[0].length) : words[++k];
-    if (value === undefined) break;
+    if (value !== undefined) commands.push(value);
+  }
+  return { commands, program: null };
+}
+
+/** What gdb runs: the program after `--args`, and the shell commands its `-ex` commands run. */
+function gdbRuns(words: readonly ShellWord[]): Runs | null {
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  const { commands, program } = gdbCommands(words);
+  if (program !== null) runs.commands.push(program);
+  for (const value of commands) {
     if (value.dynamic) runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
     else if (GDB_PIPE.test(value.text)) runs.problems.push(`gdb's ${value.text.trim()} runs a shell command`);
     else {
