@@ -99,7 +99,7 @@ export interface InterpreterCode {
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
 function interpreterName(name: string): string | null {
-  const base = name.replace(/\.exe$/i, "").replace(/\d+(\.\d+)*$/, "");
+  const base = name.replace(/\d+(\.\d+)*$/, ""); // `python.exe`: read as `python` by unwrap.ts' other reading
   return Object.hasOwn(INTERPRETERS, base) ? base : null;
 }
 

@@ -78,7 +78,9 @@ function powershellInner(name: string, words: readonly ShellWord[]): Inner | nul
 }
 
 /**
- * What a Windows shell runs (`cmd`, `powershell`, `pwsh`, with or without `.exe`); undefined when `name` is none.
+ * What a Windows shell runs (`cmd`, `powershell`, `pwsh`); undefined when `name` is none. `CMD.EXE` and
+ * `powershell.exe` are these names to deny and ask rules, as every program is once `unwrap.ts` reads its name in
+ * lower case without `.exe`.
  *
  * @example
  * ```ts
@@ -88,8 +90,7 @@ function powershellInner(name: string, words: readonly ShellWord[]): Inner | nul
  * ```
  */
 export function windowsShellInner(name: string, words: readonly ShellWord[]): Inner | null | undefined {
-  const bare = name.toLowerCase().replace(/\.exe$/, "");
-  if (bare === "cmd") return cmdInner(words);
-  if (bare === "powershell" || bare === "pwsh") return powershellInner(bare, words);
+  if (name === "cmd") return cmdInner(words);
+  if (name === "powershell" || name === "pwsh") return powershellInner(name, words);
   return undefined;
 }
