@@ -13,6 +13,7 @@ import { decideLayer } from "../src/runtime/rules/match.ts";
 import { type RuleSet, toLayer } from "../src/runtime/rules/schema.ts";
 import { cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
+import { which } from "./helpers/programs.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { compose, prng, sq } from "./helpers/shell_compose.ts";
 
@@ -41,11 +42,6 @@ interface Case {
   needs?: string;
 }
 
-/** Where a program is on PATH (or in /usr/sbin, /sbin), or null. */
-function which(name: string): string | null {
-  const dirs = [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].filter((d) => d !== "");
-  return dirs.map((d) => join(d, name)).find((f) => existsSync(f)) ?? null;
-}
 /** The real Bun of this checkout (`npm ci` installs it), whatever runs the tests. */
 const BUN = join(REPO, "node_modules", ".bin", "bun");
 /** Where git keeps its own programs (`git-push`, `git-subtree`). */
