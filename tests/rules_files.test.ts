@@ -289,6 +289,7 @@ describe("shell commands that write a file answer to Edit(...) and Write(...) de
         "git mv README .env",
         "git clean -fdx",
         "git -C sub checkout ../.env",
+        "git --shallow-file x checkout .env", // git's own option and its value, set aside as for Bash rules
         "git apply fix.patch", // the files its patch names are only known when it runs
         "git am < mail.mbox",
       ]

@@ -11,9 +11,7 @@
  */
 import { literalWord, type ShellWord } from "./shell.ts";
 import { type Role, splitArgs, type ValueOptions } from "./file_commands.ts";
-
-/** git's own options that take the next word. */
-const GIT_VALUE = /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix|--attr-source)$/;
+import { GIT_VALUE_OPTIONS } from "./git.ts";
 
 /** Options of subcommands that take a value (so the value is no path). */
 const SUB_VALUES: Record<string, ValueOptions> = {
@@ -80,7 +78,7 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
   let i = 0, dir: ShellWord | null = null;
   while (i < args.length && args[i].text.startsWith("-") && !args[i].dynamic) {
     if (args[i].text === "-C" && args[i + 1] !== undefined) dir = dir === null ? args[i + 1] : under(dir, args[i + 1]);
-    i += GIT_VALUE.test(args[i].text) ? 2 : 1;
+    i += GIT_VALUE_OPTIONS.test(args[i].text) ? 2 : 1;
   }
   const sub = args[i]?.text ?? "";
   if (!Object.hasOwn(SUB_VALUES, sub)) return [];
@@ -91,6 +89,8 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
   const flag = (...flags: string[]) => a.options.some((o) => flags.includes(o.flag));
   const at = (w: ShellWord) => under(dir, w);
   const writeAll = (w: ShellWord): Role => ({ word: at(w), mode: "write", tree: true, existing: true });
+  const read = (w: ShellWord): Role => ({ word: at(w), mode: "read" });
+  const readAll = (w: ShellWord): Role => ({ word: at(w), mode: "read", tree: true });
   switch (sub) {
     case "restore":
       if (flag("-S", "--staged") && !flag("-W", "--worktree")) return []; // the index only
@@ -101,7 +101,7 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
       // `git checkout main` names a branch, `git checkout x` a path: each operand counts as a path written.
       return a.operands.map(writeAll);
     case "mv":
-      return a.operands.flatMap((w) => [{ word: at(w), mode: "read" }, writeAll(w)] as Role[]);
+      return a.operands.flatMap((w) => [read(w), writeAll(w)]);
     case "clean":
       if (flag("-n", "--dry-run")) return [];
       return (a.operands.length > 0 ? a.operands : [literalWord(".")]).map(writeAll);
@@ -109,27 +109,27 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
     case "am":
       if (sub === "apply" && flag("--check", "--stat", "--numstat", "--summary") && !flag("--apply")) return [];
       return [
-        ...a.operands.map((w): Role => ({ word: at(w), mode: "read" })),
+        ...a.operands.map(read),
         { word: UNKNOWN_PATCH, mode: "write" },
       ];
     case "show":
     case "cat-file":
       return [
-        ...a.operands.flatMap(objectPaths).map((w): Role => ({ word: at(w), mode: "read" })),
-        ...afterDashes.map((w): Role => ({ word: at(w), mode: "read" })),
+        ...a.operands.flatMap(objectPaths).map(read),
+        ...afterDashes.map(read),
       ];
     case "blame":
     case "annotate":
-      return a.operands.map((w): Role => ({ word: at(w), mode: "read" }));
+      return a.operands.map(read);
     case "diff":
       if (rest.some((w) => w.text === "--no-index")) {
-        return a.operands.map((w): Role => ({ word: at(w), mode: "read" }));
+        return a.operands.map(read);
       }
       return [
-        ...a.operands.flatMap(objectPaths).map((w): Role => ({ word: at(w), mode: "read" })),
-        ...afterDashes.map((w): Role => ({ word: at(w), mode: "read", tree: true })),
+        ...a.operands.flatMap(objectPaths).map(read),
+        ...afterDashes.map(readAll),
       ];
     default: // log, grep: the paths after `--`
-      return afterDashes.map((w): Role => ({ word: at(w), mode: "read", tree: true }));
+      return afterDashes.map(readAll);
   }
 }

@@ -42,6 +42,10 @@ const BOOLEAN = /^(true|false|yes|no|on|off|1|0|)$/i;
 /** A URL rewritten to a transport that runs a command (`url.ext::sh -c … .insteadOf`), or the switch allowing it. */
 const TRANSPORT_SETTINGS = /^(url\.ext::.*|protocol\.(ext\.)?allow)$/;
 
+/** git's own options, before its subcommand, that take the next word as their value (`git -C dir push`). */
+export const GIT_VALUE_OPTIONS: RegExp =
+  /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix|--shallow-file|--attr-source)$/;
+
 /** Options of git subcommands whose value is a shell command (`--exec=CMD`, `--exec CMD`; short ones `-xCMD` too). */
 const COMMAND_OPTIONS: Record<string, CommandOptions> = {
   // option → whether git adds arguments after the command

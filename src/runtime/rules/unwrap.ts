@@ -28,7 +28,7 @@
  * @module
  */
 import { optionRuns, type Runs } from "./command_options.ts";
-import { gitEnvironmentProblem, gitRuns } from "./git.ts";
+import { GIT_VALUE_OPTIONS, gitEnvironmentProblem, gitRuns } from "./git.ts";
 import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
 import { launcherRuns, makeRecipes, makeSources } from "./launchers.ts";
 import {
@@ -428,10 +428,6 @@ function runInner(
   if (heredoc !== undefined) readScript(heredoc, depth, walk);
   else walk.problems.push(`${name} reads a script from its input, unknown until it runs`);
 }
-
-/** `git`'s options before its subcommand that take a value as the next word. */
-const GIT_VALUE_OPTIONS =
-  /^(-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env|--super-prefix|--shallow-file|--attr-source)$/;
 
 /** `git -C dir -c k=v push` as `git push` (its global options removed), or null when it has none. */
 function gitSubcommand(words: Stage): Stage | null {
