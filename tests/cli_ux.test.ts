@@ -385,9 +385,9 @@ describe("defect 5: policy errors", () => {
     assert.equal(vj.counts.vetoes, 0);
     assert.equal(vj.counts.policy_failures, 1);
     // The run's final message (the terminate event's), in --json and the view's header; no "Answer" (not an agent).
-    assert.match(j.message, /^Action vetoed: /);
+    assert.match(j.message, /^Action blocked: policy Boom@1\.0 failed /, "a failure is not called a veto");
     assert.equal(vj.message, j.message);
-    assert.match(view.stdout, /^ {2}message +Action vetoed: /m);
+    assert.match(view.stdout, /^ {2}message +Action blocked: /m);
     assert.doesNotMatch(view.stdout, /^Answer$/m);
 
     // Where it was thrown (error.at of the direction event, file:line:column) in run output, --json and view.
@@ -927,6 +927,82 @@ describe("newcomer audit", () => {
     assert.ok(!existsSync(w.root), "nothing written");
     task("shell", '"timeout_ms": 5000, "env_allow": ["PATH"], "env": { "A": "1" }, "act_timeout_ms": 9000');
     assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the documented keys run");
+  });
+
+  test("a timeout no timer can wait (over 2^31 - 1 ms, under 1) is a usage error naming file:line and key, not a step killed at once", () => {
+    const w = workdir("audit-adapter-timeouts");
+    const task = (using: string, adapter: string, inputs = '"command": "echo hi"') =>
+      writeFileSync(
+        join(w.cwd, "t.jsonc"),
+        `{\n  "task": "x",\n  "using": "${using}",\n  "adapter": {\n    ${adapter}\n  },\n` +
+          `  "steps": [{ "kind": "act", "description": "d", "inputs": { ${inputs} } }]\n}\n`,
+      );
+    const cases: [string, string, RegExp][] = [
+      ["shell", '"timeout_ms": 3000000000', /t\.jsonc:5: adapter\.timeout_ms: must be an integer from 1 to 2147483647/],
+      ["shell", '"timeout_ms": -5', /t\.jsonc:5: adapter\.timeout_ms: must be an integer from 1 to 2147483647/],
+      ["command", '"command": ["true"], "timeout_ms": 0', /adapter\.timeout_ms: must be an integer from 1/],
+      [
+        "shell",
+        '"act_timeout_ms": 1e12',
+        /t\.jsonc:5: adapter\.act_timeout_ms: must be an integer from 1 to 2147483647/,
+      ],
+      ["shell", '"excerpt_bytes": -1', /t\.jsonc:5: adapter\.excerpt_bytes: must be an integer from 0 to 16777216/],
+    ];
+    for (const [using, adapter, message] of cases) {
+      task(using, adapter);
+      const r = w.run(["run", "t.jsonc"]);
+      assert.equal(r.code, 2, `${adapter}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.ok(!existsSync(w.root), "nothing written");
+    }
+    task("shell", '"timeout_ms": 5000', '"command": "echo hi", "timeout_ms": 3000000000');
+    const step = w.run(["run", "t.jsonc"]);
+    assert.equal(step.code, 2, step.stderr);
+    assert.match(step.stderr, /step step-1: inputs\.timeout_ms must be an integer from 1 to 2147483647/);
+    assert.ok(!existsSync(w.root), "nothing written");
+    task(
+      "shell",
+      '"timeout_ms": 2147483647, "act_timeout_ms": 2147483647',
+      '"command": "echo hi", "timeout_ms": 60000',
+    );
+    assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "the longest timer runs");
+  });
+
+  test("a number too large to be one (1e400 reads as Infinity) is a usage error naming file:line and field", () => {
+    const w = workdir("audit-huge-number");
+    for (
+      const [text, field] of [
+        ['{\n  "task": "x",\n  "tags": { "k": 1e400 }\n}\n', "3: tags.k"],
+        [
+          '{\n  "task": "x",\n  "steps": [{ "kind": "act", "description": "d",\n    "inputs": { "n": [1, -1E+400] } }]\n}\n',
+          "4: steps[0].inputs.n[1]",
+        ],
+        [`{\n  "task": "x",\n  "seed": ${"9".repeat(400)}\n}\n`, "3: seed"],
+      ]
+    ) {
+      writeFileSync(join(w.cwd, "t.jsonc"), text);
+      const r = w.run(["run", "t.jsonc"]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(r.stderr.includes(`t.jsonc:${field}: the number `), r.stderr);
+      assert.match(r.stderr, /is too large for a JSON value \(it reads as Infinity/);
+      assert.ok(!existsSync(w.root), "nothing written, no half-made episode");
+    }
+    writeFileSync(join(w.cwd, "t.jsonc"), '{ "task": "x", "tags": { "big": 1e300, "tiny": 1e-400 } }');
+    assert.equal(w.run(["run", "t.jsonc", "-q"]).code, 0, "large and tiny numbers that are numbers run");
+  });
+
+  test("a tag named __proto__, constructor or prototype is refused (it would vanish unchecked), in a file and as --tag", () => {
+    const w = workdir("audit-proto-tag");
+    for (const name of ["__proto__", "constructor", "prototype"]) {
+      writeFileSync(join(w.cwd, "t.jsonc"), `{ "task": "x", "tags": { "${name}": { "polluted": "yes" }, "ok": "1" } }`);
+      const file = w.run(["run", "t.jsonc"]);
+      assert.equal(file.code, 2, file.stderr);
+      assert.ok(file.stderr.includes(`t.jsonc:1: tags: "${name}" cannot be a tag name`), file.stderr);
+      const flag = w.run(["run", "x", "--tag", `${name}=v`]);
+      assert.equal(flag.code, 2, flag.stderr);
+      assert.ok(flag.stderr.includes(`--tag: "${name}" cannot be a tag name`), flag.stderr);
+    }
+    assert.ok(!existsSync(w.root), "nothing written");
   });
 
   test("a task file's missing field is a usage error naming the line of the object it is missing from", () => {

@@ -40,6 +40,7 @@ import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
 import { processActResult, runProcess, stdinKind } from "../plugins/process.ts";
 import process from "node:process";
 import { nodeTty } from "../builtins.ts";
+import { checkAdapterNumbers } from "../runtime/adapter_keys.ts";
 
 const STDIN_MODES = ["auto", "inherit", "none"] as const;
 
@@ -69,6 +70,7 @@ const command: AdapterPlugin = {
     if (base.length === 0) {
       throw new Error('the command adapter needs a command: noema run "<task>" --using command -- <program> [args…]');
     }
+    checkAdapterNumbers(config, ["timeout_ms", "excerpt_bytes"]);
     const timeoutMs = typeof config.timeout_ms === "number" ? config.timeout_ms : 3_600_000;
     const excerptBytes = typeof config.excerpt_bytes === "number" ? config.excerpt_bytes : 8192;
     const stdin = passStdin(config.stdin) ? "inherit" : "empty";

@@ -17,6 +17,7 @@
  */
 import type { ActResult, AdapterPlugin } from "../plugins/api.ts";
 import { pickEnv, processActResult, runProcess } from "../plugins/process.ts";
+import { adapterNumberProblem, checkAdapterNumbers } from "../runtime/adapter_keys.ts";
 
 const DEFAULT_ENV = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL"];
 
@@ -31,6 +32,7 @@ const shell: AdapterPlugin = {
   kind: "shell",
   create(context) {
     const config = context.config;
+    checkAdapterNumbers(config, ["timeout_ms", "excerpt_bytes"]);
     const envAllow = strings(config.env_allow) ?? DEFAULT_ENV;
     const extraEnv = (typeof config.env === "object" && config.env !== null ? config.env : {}) as Record<
       string,
@@ -51,6 +53,15 @@ const shell: AdapterPlugin = {
             status: "error",
             outcome: "no command",
             error: { type: "ConfigError", message: `step ${request.step.id} has no inputs.command or inputs.argv` },
+          };
+        }
+        // Checked before the run (shell_plan.ts); a policy's intervention may still set it: refused, not run.
+        const badTimeout = input.timeout_ms === undefined ? null : adapterNumberProblem("timeout_ms", input.timeout_ms);
+        if (badTimeout) {
+          return {
+            status: "error",
+            outcome: "bad timeout",
+            error: { type: "ConfigError", message: `step ${request.step.id}: inputs.timeout_ms ${badTimeout}` },
           };
         }
         const timeoutMs = typeof input.timeout_ms === "number" ? input.timeout_ms : defaultTimeout;

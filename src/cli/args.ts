@@ -5,6 +5,7 @@
  * @module
  */
 import { usageError } from "./errors.ts";
+import { tagNameProblem } from "../runtime/settings.ts";
 
 /**
  * Collects a repeatable option's values, in order (commander's argParser).
@@ -19,7 +20,8 @@ export const collect = (value: string, previous: string[] = []): string[] => [..
 
 /**
  * Turns `key=value` pairs (from repeated `--tag`) into an object; a pair
- * without `=` or with an empty key is a usage error naming the flag.
+ * without `=`, with an empty key or a reserved one (`__proto__`…) is a usage
+ * error naming the flag.
  *
  * @example
  * ```ts
@@ -33,6 +35,8 @@ export function parseTags(pairs: readonly string[] | undefined, flag = "--tag"):
   for (const p of pairs) {
     const eq = p.indexOf("=");
     if (eq <= 0) throw usageError(`${flag} must be key=value, got ${JSON.stringify(p)}`);
+    const problem = tagNameProblem(p.slice(0, eq));
+    if (problem) throw usageError(`${flag}: ${problem}`);
     out[p.slice(0, eq)] = p.slice(eq + 1);
   }
   return out;

@@ -28,6 +28,7 @@ import * as v from "valibot";
 import { relative } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
+import { adapterNumberProblem } from "./adapter_keys.ts";
 import type { ActRequest, ActResult, AdapterInstance } from "../plugins/api.ts";
 import { copyPlainJson, cutString, PLUGIN_LIMITS, toPlainJson } from "../plugins/plain_json.ts";
 import { describeThrown } from "../plugins/thrown.ts";
@@ -94,15 +95,15 @@ export interface AdapterGuardOptions {
   outputLimitBytes?: number;
 }
 
-function positiveInteger(config: Record<string, unknown>, key: string, adapter: string): number | undefined {
+/** A guard key's value: undefined when absent; out of range (`adapterNumberProblem`), a usage error. */
+function guardNumber(config: Record<string, unknown>, key: string, adapter: string): number | undefined {
   const value = config[key];
   if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new NoemaError("bad_adapter", `adapter ${adapter}: adapter.${key}: must be a positive integer`, {
-      exitCode: EXIT.USAGE,
-    });
+  const problem = adapterNumberProblem(key, value);
+  if (problem) {
+    throw new NoemaError("bad_adapter", `adapter ${adapter}: adapter.${key}: ${problem}`, { exitCode: EXIT.USAGE });
   }
-  return value;
+  return value as number;
 }
 
 /**
@@ -123,8 +124,8 @@ export function adapterGuardOptions(
   return {
     adapter,
     file,
-    actTimeoutMs: positiveInteger(config, "act_timeout_ms", adapter),
-    outputLimitBytes: positiveInteger(config, "output_limit_bytes", adapter),
+    actTimeoutMs: guardNumber(config, "act_timeout_ms", adapter),
+    outputLimitBytes: guardNumber(config, "output_limit_bytes", adapter),
   };
 }
 

@@ -142,6 +142,8 @@ export interface StepDecision {
   blocked: boolean;
   /** Governance's message (masked). */
   message: string;
+  /** The block is a policy's failure under `fail_closed`, not a veto. */
+  policyFailure: boolean;
   /** The policy behind the decision, if one. */
   policy_id: string | null;
   /** Set when the action needs approval: the episode pauses. */
@@ -366,7 +368,7 @@ export class Engine {
         hintsForAdapter = decided.hints;
         if (decided.pause) return this.pause(index, candidateId, action, decided.pause);
         if (decided.blocked) {
-          this.recordVeto(index, action, candidateId, decided.message);
+          this.recordVeto(index, action, candidateId, decided.message, true, decided.policyFailure);
           break;
         }
       }
@@ -422,6 +424,7 @@ export class Engine {
       patched: d.interventions.some((x) => x.diff.length > 0),
       blocked: decision.blocked,
       message: decision.message,
+      policyFailure: decision.blocked && decision.failure,
       policy_id: decision.policy_id,
       pause: this.#pauseFor(step, decision, d),
     };
@@ -564,7 +567,7 @@ export class Engine {
     step: PlanStep,
     candidate: { candidateId: string; eventId: string },
     d: Direction,
-  ): { blocked: boolean; message: string; policy_id: string | null } {
+  ): { blocked: boolean; message: string; policy_id: string | null; failure: boolean } {
     const s = this.s, p = this.p;
     const decided = decide(d.outcomes, s.governance, s.failurePolicy);
     // Policy advice and errors reach the governance message: mask secrets in them.
@@ -573,7 +576,9 @@ export class Engine {
       message: this.redactor.redactString(decided.message),
       error: decided.error ? this.redactor.redact(decided.error).value : null,
     };
-    if (s.mode === "minimal") return { blocked: false, message: decision.message, policy_id: decision.policy_id };
+    if (s.mode === "minimal") {
+      return { blocked: false, message: decision.message, policy_id: decision.policy_id, failure: false };
+    }
     if (s.governance !== "off") {
       this.emit("governance", {
         decision: decision.decision,
@@ -591,7 +596,8 @@ export class Engine {
       p.counters.governance++;
       if (decision.decision === "veto" && !decision.enforced) p.counters.would_veto++;
     }
-    return { blocked: decision.blocked, message: decision.message, policy_id: decision.policy_id };
+    const failure = decision.error !== null;
+    return { blocked: decision.blocked, message: decision.message, policy_id: decision.policy_id, failure };
   }
 
   /** Why the run pauses before this step, if it does: a review step, an approval verdict, or a veto that pauses. */
@@ -1180,14 +1186,22 @@ export class Engine {
    * matching `outcomes.actions` record. It counts in `veto_count`, not in
    * `act_count` (no action was executed).
    */
-  recordVeto(index: number, action: PendingAction, candidateId: string, message: string, ends = true): void {
+  recordVeto(
+    index: number,
+    action: PendingAction,
+    candidateId: string,
+    message: string,
+    ends = true,
+    policyFailure = false,
+  ): void {
     const s = this.s, p = this.p;
     const step = p.steps[index];
     this.setStepStatus(index, "vetoed");
     p.counters.veto++;
     if (ends) {
       this.status = "vetoed";
-      this.message = `Action vetoed: ${message}`;
+      // A policy that failed under fail_closed blocked it: said as such, never as a veto (the status is the contract's).
+      this.message = `${policyFailure ? "Action blocked" : "Action vetoed"}: ${message}`;
       p.state.outcomes!.error = null;
     }
     const input = this.redactor.redact(action.input, "payload.input").value;

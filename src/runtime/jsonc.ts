@@ -9,6 +9,7 @@ import { closeSync, fstatSync } from "node:fs";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
+import { ownEntry } from "../json.ts";
 import { issuePath, toProblems } from "../schema/problems.ts";
 import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
@@ -29,8 +30,9 @@ function lineCol(text: string, offset: number): { line: number; column: number }
 /**
  * Parses JSONC text. Throws a usage {@link NoemaError} naming the file, line
  * and column of the first syntax error, the line of a key repeated in one
- * object (JSON parsers disagree on which value wins), or the line where the
- * text nests deeper than {@link MAX_JSON_DEPTH} levels.
+ * object (JSON parsers disagree on which value wins), the line where the
+ * text nests deeper than {@link MAX_JSON_DEPTH} levels, of a lone surrogate,
+ * or of a number too large to be one (`1e400` would read as Infinity).
  *
  * @example
  * ```ts
@@ -52,7 +54,7 @@ export function parseJsonc(text: string, file: string): unknown {
   if (errors.length > 0) {
     const e = errors[0];
     const { line, column } = lineCol(text, e.offset);
-    throw new NoemaError("bad_jsonc", `column ${column}: ${printParseErrorCode(e.error)}`, {
+    throw new NoemaError("bad_jsonc", `column ${column}: ${syntaxProblem(printParseErrorCode(e.error))}`, {
       file,
       line,
       exitCode: EXIT.USAGE,
@@ -77,7 +79,68 @@ export function parseJsonc(text: string, file: string): unknown {
       { file, line: lineCol(text, lone.offset).line, field: lone.path || undefined, exitCode: EXIT.USAGE },
     );
   }
+  const huge = HUGE_NUMBER.test(text) ? nonFiniteNumber(tree, "") : null;
+  if (huge) {
+    throw new NoemaError(
+      "bad_jsonc",
+      `the number ${
+        text.slice(huge.offset, huge.offset + huge.length)
+      } is too large for a JSON value (it reads as Infinity, which JSON cannot hold)`,
+      { file, line: lineCol(text, huge.offset).line, field: huge.path || undefined, exitCode: EXIT.USAGE },
+    );
+  }
   return nodeValue(tree);
+}
+
+/** What each of jsonc-parser's error codes means, in words (the code itself follows, for a search). */
+const SYNTAX_PROBLEMS: Readonly<Record<string, string>> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "not a number",
+  PropertyNameExpected: 'expected a key in double quotes ("key": value)',
+  ValueExpected: "expected a value",
+  ColonExpected: "expected ':' after the key",
+  CommaExpected: "expected ',' before the next item",
+  CloseBraceExpected: "expected '}' to close the object",
+  CloseBracketExpected: "expected ']' to close the list",
+  EndOfFileExpected: "unexpected text after the end of the value",
+  InvalidCommentToken: "not a comment (// or /* */)",
+  UnexpectedEndOfComment: "a /* comment is not closed with */",
+  UnexpectedEndOfString: 'a string is not closed with "',
+  UnexpectedEndOfNumber: "a number is cut short",
+  InvalidUnicode: "not a \\u escape (\\u and four hex digits)",
+  InvalidEscapeCharacter: 'not an escape a string may hold (\\n, \\t, \\", \\\\, \\u…)',
+  InvalidCharacter: "a control character in a string (write it as an escape, e.g. \\n)",
+};
+
+/** A syntax error in words, with the parser's code: `expected ',' before the next item (CommaExpected)`. */
+function syntaxProblem(code: string): string {
+  const words = ownEntry(SYNTAX_PROBLEMS, code);
+  return words === undefined ? code : `${words} (${code})`;
+}
+
+/** A number that may be too large for a double: an exponent of three digits or more, or 309 digits in a row. */
+const HUGE_NUMBER = /\d[eE][+-]?\d{3}|\d{309}/;
+
+/** The first number (in document order) that parses to ±Infinity: its path, offset and length. */
+function nonFiniteNumber(
+  node: import("jsonc-parser").Node,
+  path: string,
+): { path: string; offset: number; length: number } | null {
+  if (node.type === "number") {
+    return Number.isFinite(node.value) ? null : { path, offset: node.offset, length: node.length };
+  }
+  for (const [i, child] of (node.children ?? []).entries()) {
+    const bad = node.type === "object"
+      ? nonFiniteNumber(
+        child.children![1],
+        path === "" ? child.children![0].value : `${path}.${child.children![0].value}`,
+      )
+      : node.type === "array"
+      ? nonFiniteNumber(child, `${path}[${i}]`)
+      : null;
+    if (bad) return bad;
+  }
+  return null;
 }
 
 /** A `\uD800`–`\uDFFF` escape: the text may decode to a lone surrogate (a raw one cannot come out of UTF-8). */

@@ -63,14 +63,38 @@ export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> 
 export type StepSpec = v.InferOutput<typeof StepSpec>;
 
 /**
- * The longest policy timeout: timers take a signed 32-bit delay (2^31 - 1 ms, about 24.8 days); a longer one is
- * clamped to 1 ms by the runtime, so every policy would "time out" at once.
+ * The longest delay a timer takes: a signed 32-bit number of ms (2^31 - 1, about 24.8 days). A longer one is
+ * clamped to 1 ms by the runtime, so a timeout set longer would fire at once: every such setting is refused over it.
  */
-export const MAX_POLICY_TIMEOUT_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-// A list is an object to `v.record` (["a"] would become {"0": "a"}): refuse it first.
+/** The longest policy timeout ({@link MAX_TIMER_MS}). */
+export const MAX_POLICY_TIMEOUT_MS = MAX_TIMER_MS;
+
+/**
+ * Names a tag may not have: JavaScript readers drop or mistake them (`{"__proto__": …}` sets an object's
+ * prototype), so such a tag would vanish without a word instead of being recorded.
+ */
+export const RESERVED_TAG_NAMES: readonly string[] = ["__proto__", "constructor", "prototype"];
+
+/** The problem with a tag name, or null for a good one. */
+export function tagNameProblem(name: string): string | null {
+  return RESERVED_TAG_NAMES.includes(name)
+    ? `${JSON.stringify(name)} cannot be a tag name (${RESERVED_TAG_NAMES.join(", ")} are refused: readers drop them)`
+    : null;
+}
+
+// A list is an object to `v.record` (["a"] would become {"0": "a"}): refuse it first. So is a reserved name, which
+// `v.record` would drop unchecked.
 const Tags = v.pipe(
   v.custom<unknown>((x) => !Array.isArray(x), 'must be an object of tags ({"key": "value"}), not a list'),
+  v.check(
+    (x) => typeof x !== "object" || x === null || !RESERVED_TAG_NAMES.some((n) => Object.hasOwn(x, n)),
+    (issue) => {
+      const x = issue.input as object;
+      return tagNameProblem(RESERVED_TAG_NAMES.find((n) => Object.hasOwn(x, n))!)!;
+    },
+  ),
   v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
 );
 

@@ -1,7 +1,8 @@
 /**
  * What the `shell` adapter needs of a plan, checked before the run starts:
  * every `act` step gives `inputs.command` or `inputs.argv`, unless there are
- * arguments after `--` (they are the command of the steps that give none).
+ * arguments after `--` (they are the command of the steps that give none),
+ * and a step's `inputs.timeout_ms` is one a timer can wait.
  * A step without one is a usage error (exit 2) with nothing written, as the
  * `command` adapter without a command is, not an episode that ends in a
  * `ConfigError`.
@@ -9,6 +10,7 @@
  * @module
  */
 import { EXIT, NoemaError } from "../../errors.ts";
+import { adapterNumberProblem } from "../adapter_keys.ts";
 
 /** The part of a planned step the check reads. */
 interface StepLike {
@@ -37,6 +39,14 @@ function hasCommand(inputs: Record<string, unknown> | undefined): boolean {
  * ```
  */
 export function checkShellPlan(steps: readonly StepLike[], args: readonly string[]): void {
+  for (const s of steps) {
+    const problem = s.inputs?.timeout_ms === undefined ? null : adapterNumberProblem("timeout_ms", s.inputs.timeout_ms);
+    if (problem) {
+      throw new NoemaError("usage", `adapter shell: step ${s.id}: inputs.timeout_ms ${problem}`, {
+        exitCode: EXIT.USAGE,
+      });
+    }
+  }
   if (args.length > 0) return;
   const step = steps.find((s) => s.kind === "act" && !hasCommand(s.inputs));
   if (step === undefined) return;
