@@ -82,6 +82,25 @@ describe("a run killed while sealing", () => {
     const v = cli(["validate", dir]);
     assert.equal(v.code, 0, v.stdout + v.stderr);
   });
+  test("a log whose last write was cut just before its newline: resume ends that line before it appends (none lost)", () => {
+    const id = "seal-no-newline";
+    const killed = cli(["run", "seal me", "--using", "command", "--root", root, "--episode-id", id, "--", "true"], {
+      env: { NOEMA_TEST_KILL_BEFORE_RENAME: "summary.json" },
+    });
+    assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
+    const log = join(root, "episodes", id, "events.jsonl");
+    const text = readFileSync(log, "utf8");
+    writeFileSync(log, text.slice(0, -1)); // the last line whole, its newline never written
+    const lines = text.trim().split("\n").length;
+    const resumed = cli(["resume", id, "--root", root]);
+    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    const after = readFileSync(log, "utf8");
+    assert.ok(after.startsWith(text), "the old line ended, nothing of it changed");
+    const events = after.trim().split("\n").map((l) => JSON.parse(l)); // every line parses: none glued to another
+    assert.ok(events.length > lines);
+    const v = cli(["validate", join(root, "episodes", id)]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
   for (const file of ["summary.json", "state.json", "manifest.json"]) {
     test(`a resumed run killed before the ${file} rename: the repaired seal agrees with the resume's plan event`, () => {
       // The resume's plan event (planner:resume) is the latest: the state sealed by the repair must say so.

@@ -128,7 +128,8 @@ export class JsonlAppender {
     refuseSymlinks(path, options.root);
     // O_NONBLOCK: a FIFO planted where the log should be fails at once (ENXIO, or refused below) instead of
     // blocking the open until a reader appears (no effect on a regular file).
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW |
+    // Read and write: the last byte is read (see #endLine).
+    const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW |
       (constants.O_NONBLOCK ?? 0);
     try {
       this.#fd = openSync(path, flags, FILE_MODE);
@@ -137,14 +138,32 @@ export class JsonlAppender {
       throw symlinkError(e, path);
     }
     const stat = fstatSync(this.#fd);
-    this.#end = stat.size;
     if (!stat.isFile()) {
       closeSync(this.#fd);
       this.#fd = undefined;
       throw notRegular(path);
     }
+    this.#end = stat.size + this.#endLine(stat.size);
     this.#behind = new SyncBehind(path, this.#fd);
-    if (options.digest) this.#digest = new LogDigest(this.#fd, stat.size);
+    if (options.digest) this.#digest = new LogDigest(this.#fd, this.#end);
+  }
+
+  /**
+   * Ends the file's last line when a write was cut just before its newline (a crash, a full disk), so the first
+   * line appended starts a line of its own instead of joining that one (both would be lost to every reader);
+   * returns the bytes written (0 or 1). A resume sets a last line that does not parse aside before it appends.
+   */
+  #endLine(size: number): number {
+    if (size === 0) return 0;
+    const last = Buffer.alloc(1);
+    if (readSync(this.#fd!, last, 0, 1, size - 1) !== 1 || last[0] === 10) return 0;
+    try {
+      return writeSync(this.#fd!, "\n");
+    } catch (e) {
+      closeSync(this.#fd!);
+      this.#fd = undefined;
+      throw diskFull(e, this.path);
+    }
   }
 
   /**
