@@ -19,6 +19,7 @@ import { LivePublisher } from "../shared_store/live.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { clearPending, markPending, pendingIds } from "../shared_store/pending.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
+import { markPublished } from "../shared_store/published.ts";
 import { LeaseHeldError, type SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Notice } from "../agents/server/notices.ts";
@@ -36,9 +37,11 @@ import { handOff, publishPending, storeLocation, storeUnavailableNotice } from "
  */
 export function markHookEpisode(root: string, idOf: () => string | null): void {
   try {
-    if (storeFromEnvironment() === null) return;
+    const pick = storeFromEnvironment();
+    if (pick === null) return;
     const id = idOf();
     if (id !== null) markPending(root, id);
+    if (id !== null) markPublished(root, id, storeLocation(pick)); // decisions on it go through the store
   } catch {
     // a bad store setting is reported by the commands that use it; a hook call is never failed by it
   }

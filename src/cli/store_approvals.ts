@@ -11,7 +11,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, NoemaError } from "../errors.ts";
-import { type ApprovalRecord, writeApproval } from "../runtime/checkpoint.ts";
+import {
+  type ApprovalRecord,
+  deciderOf,
+  readApproval,
+  setAsideApproval,
+  writeApproval,
+} from "../runtime/checkpoint.ts";
+import { oneLine } from "./output.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
@@ -74,6 +81,7 @@ export async function decideInStore(
   id: string,
   req: DecisionRequest,
   options: RootOptions,
+  say: (line: string) => void = () => {},
 ): Promise<StoredDecision> {
   const local = localPending(id, options);
   let checkpointId: string, stateHash: string, digest: string | null;
@@ -128,7 +136,8 @@ export async function decideInStore(
   } catch (e) {
     throw e instanceof AlreadyDecidedError ? consumed(e) : e;
   }
-  if (local && local.approval === null) applyDecision(local, recorded);
+  // Held here: the store's decision becomes the episode's, over one made here without the store meanwhile.
+  if (local) applyDecision(local, recorded, say);
   return recorded;
 }
 
@@ -143,17 +152,30 @@ async function storedCheckpointDigest(store: SharedStore, id: string, checkpoint
   }
 }
 
+/** Whether a local approval record is the store's decision `d` (written here from it): same decision, same time. */
+function isStoreDecision(r: ApprovalRecord, d: StoredDecision): boolean {
+  return r.decision === d.decision && r.at === d.at;
+}
+
 /**
- * Writes a store decision into the local episode as its approval record
- * (unless it already has one); returns it. Refuses (exit 7) a decision bound
- * to another checkpoint or state, or made on another checkpoint's content (its `checkpoint_digest`).
+ * Writes a store decision into the local episode as its approval record;
+ * returns it. The store arbitrates a checkpoint's one decision for the
+ * fleet: a record already here that is not the store's decision (made here
+ * without the store) is set aside (`approvals/<checkpoint>.json.overruled-<ms>`,
+ * kept as evidence, said through `say`) and the store's written instead.
+ * Refuses (exit 7) a decision bound to another checkpoint or state, or made
+ * on another checkpoint's content (its `checkpoint_digest`).
  *
  * @example
  * ```ts
  * applyDecision(pendingCheckpoint("ep_01J…"), decision);
  * ```
  */
-export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRecord {
+export function applyDecision(
+  local: PendingRun,
+  d: StoredDecision,
+  say: (line: string) => void = () => {},
+): ApprovalRecord {
   const c = local.checkpoint;
   if (d.checkpoint_id !== c.checkpoint_id || d.state_hash !== c.state_hash) {
     throw new NoemaError(
@@ -164,7 +186,34 @@ export function applyDecision(local: PendingRun, d: StoredDecision): ApprovalRec
     );
   }
   refuseOtherCheckpoint(c as unknown as Record<string, unknown>, d);
-  if (local.approval) return local.approval;
+  // A local decision may be written at any moment (a racing `approve` without the store): set aside, written again.
+  for (let attempt = 1;; attempt++) {
+    const existing = readApproval(local.episode_dir, c.checkpoint_id);
+    if (existing && isStoreDecision(existing, d)) return existing;
+    if (existing) overrule(local, existing, d, say);
+    try {
+      return writeStoreDecision(local, d);
+    } catch (e) {
+      if (!(e instanceof NoemaError && e.exitCode === EXIT.CONSUMED) || attempt === 3) throw e;
+    }
+  }
+}
+
+/** Sets aside a local decision the store's overrules, saying so. */
+function overrule(local: PendingRun, existing: ApprovalRecord, d: StoredDecision, say: (line: string) => void): void {
+  const file = `approvals/${local.checkpoint.checkpoint_id}.json`;
+  const moved = setAsideApproval(local.episode_dir, local.checkpoint.checkpoint_id);
+  if (moved === null) return;
+  say(
+    `noema: ${d.episode_id}: ${file} (${existing.decision} by ${oneLine(deciderOf(existing))}) is not the decision ` +
+      `the store holds (${d.decision} by ${oneLine(deciderOf(d))}): the store decides for the fleet, so its decision ` +
+      `applies; the other was set aside as ${moved}`,
+  );
+}
+
+/** Writes the store's decision `d` as the local episode's approval record (exclusively: exit 8 if one appeared). */
+function writeStoreDecision(local: PendingRun, d: StoredDecision): ApprovalRecord {
+  const c = local.checkpoint;
   const by = d.host === publishingHost() ? d.by : `${d.by}@${d.host}`;
   return writeApproval(local.episode_dir, {
     schema_version: "approval/1.0",
@@ -207,21 +256,50 @@ function refuseOtherCheckpoint(checkpoint: Record<string, unknown>, d: StoredDec
 
 /**
  * For the machine that holds a paused run: applies the store's decision on
- * its checkpoint when it has none locally. Returns true when one was applied
- * (or was already there).
+ * its checkpoint (see {@link applyDecision}: a local record that is not the
+ * store's is set aside). Returns true when the store holds a decision, now
+ * the episode's too; false when it holds none — a record made here without
+ * the store then does not count: the store decides for the fleet.
  *
  * @example
  * ```ts
  * if (await applyStoreDecision(store, "ep_01J…", { root: ".noema" })) await resume("ep_01J…");
  * ```
  */
-export async function applyStoreDecision(store: SharedStore, id: string, options: RootOptions): Promise<boolean> {
+export async function applyStoreDecision(
+  store: SharedStore,
+  id: string,
+  options: RootOptions,
+  say: (line: string) => void = () => {},
+): Promise<boolean> {
   const local = pendingCheckpoint(id, options);
-  if (local.approval) return true;
   const d = await store.decision(id, local.checkpoint.checkpoint_id);
   if (d === null) return false;
-  applyDecision(local, d);
+  applyDecision(local, d, say);
   return true;
+}
+
+/**
+ * Refuses (exit 6) to resume a held run whose only decision was made here without the store, which holds none:
+ * with a store, the fleet's one decision is the store's, and a local record could contradict one made elsewhere.
+ *
+ * @example
+ * ```ts
+ * if (!(await applyStoreDecision(store, id, { root }))) refuseUnbackedDecision(id, { root }, store.location);
+ * ```
+ */
+export function refuseUnbackedDecision(id: string, options: RootOptions, location: string): void {
+  const local = pendingCheckpoint(id, options);
+  const r = local.approval;
+  if (r === null) return; // no decision at all: resume says so as ever
+  const chk = local.checkpoint.checkpoint_id;
+  throw new NoemaError(
+    "not_in_store",
+    `${id}: approvals/${chk}.json (${r.decision} by ${oneLine(deciderOf(r))}) was made without the store, and ` +
+      `${location} holds no decision on ${chk}: the store decides for the fleet, so nothing runs. Decide through it ` +
+      `(noema approve|reject ${id} with --store or NOEMA_STORE), then resume`,
+    { exitCode: EXIT.NO_CHECKPOINT },
+  );
 }
 
 /** How often a waiter looks at the store when no notification wakes it, ms. */
@@ -278,18 +356,19 @@ async function waitThenDecide(
   try {
     // One last look, which also tells whether the store can take the default: a decision made at the last moment,
     // or while the store could not be reached, stands.
-    if (await applyStoreDecision(looking, id, options)) return "decided";
+    if (await applyStoreDecision(looking, id, options, say)) return "decided";
     if (onTimeout === "abort") return "abort";
     await decideInStore(
       store,
       id,
       { decision: "rejected", by: "timeout", note: "the wait for approval ran out" },
       options,
+      say,
     );
   } catch (e) {
     if (isOutage(e)) throw new WaitUnreachableError(id, onTimeout, e);
     if (!(e instanceof NoemaError && e.exitCode === EXIT.CONSUMED)) throw e;
-    await applyStoreDecision(store, id, options); // decided at the last moment: that decision stands
+    await applyStoreDecision(store, id, options, say); // decided at the last moment: that decision stands
   }
   return "decided";
 }
@@ -318,7 +397,7 @@ async function untilDecided(
           first = false;
           await subscription.start(); // before the first look, so that a decision made meanwhile wakes
         }
-        const decided = await applyStoreDecision(store, id, options);
+        const decided = await applyStoreDecision(store, id, options, say);
         outage.succeeded();
         if (decided) return "decided";
         subscription.renew(); // after an outage: LISTEN again

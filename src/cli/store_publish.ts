@@ -23,6 +23,7 @@ import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";
 import { openSharedStore } from "../shared_store/open.ts";
 import { openHandoffLog } from "../shared_store/handoff_log.ts";
 import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } from "../shared_store/pending.ts";
+import { clearPublished, markPublished } from "../shared_store/published.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import { claimEpisode, refusePulledCopy } from "../shared_store/claim.ts";
 import { NoemaError } from "../errors.ts";
@@ -211,6 +212,7 @@ export function startLivePublishing(
     // names the publishing process leaves the episode to it while it lives (it goes on after the run).
     if (started?.pid != null) handedTo(root, id, started.pid);
     else markPending(root, id);
+    markPublished(root, id, location); // decisions on it then go through the store (see published.ts)
     live = started ?? inThread(openStore(), dir, id, onUnavailable);
   };
   if (episodeId !== undefined) begin(episodeId);
@@ -232,6 +234,7 @@ export function startLivePublishing(
         const l = live as Live | null;
         const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
         if (ok && id !== null) clearPending(root, id);
+        if (!paused && id !== null) clearPublished(root, id); // ended: no decision is left to take
         // Not done in time, the store still reachable: its process goes on alone (the episode marked as handed to
         // it), else a background sync finishes it; the run does not wait, not even for the connection to close
         // under the publish it cut short.

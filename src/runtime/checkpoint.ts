@@ -16,10 +16,12 @@
  *
  * @module
  */
+import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { announcedDifference, checkpointDigest } from "../store/checkpoint_digest.ts";
 import { readJsonFile } from "../store/json_file.ts";
+import { fsyncDir } from "../store/atomic.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
 import { episodeIdProblem } from "../store/ids.ts";
@@ -309,6 +311,36 @@ export function writeApproval(dir: string, record: ApprovalRecord, sink?: Artifa
     if ((e as { code?: unknown }).code !== "EEXIST") throw e;
     throw alreadyDecided(record.checkpoint_id, readApproval(dir, record.checkpoint_id));
   }
+}
+
+/**
+ * Moves a checkpoint's approval record aside, to `approvals/<checkpoint>.json.overruled-<ms>` beside it (never
+ * through a symbolic link): for a decision the shared store overruled (one made here without the store, which
+ * arbitrates a checkpoint's one decision for the fleet). The record is kept, as evidence; validate reads only
+ * `*.json` records. Returns the new name, relative to the episode, or null when there was no record.
+ *
+ * @example
+ * ```ts
+ * import { setAsideApproval } from "./checkpoint.ts";
+ * // setAsideApproval(dir, "chk_0123456789ab"); // "approvals/chk_0123456789ab.json.overruled-1765100000000"
+ * ```
+ */
+export function setAsideApproval(dir: string, checkpointId: string): string | null {
+  const path = approvalPath(dir, checkpointId);
+  const root = episodeRoot(dir);
+  const name = `approvals/${checkpointId}.json.overruled-${Date.now()}`;
+  refuseSymlinks(path, root);
+  refuseSymlinks(join(dir, name), root);
+  if (!lexists(path)) return null;
+  if (lexists(join(dir, name))) throw new NoemaError("set_aside", `${name} exists already`, { exitCode: EXIT.ERROR });
+  try {
+    renameSync(path, join(dir, name));
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "ENOENT") return null; // moved meanwhile by another process
+    throw e;
+  }
+  fsyncDir(join(dir, "approvals"));
+  return name;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { ApprovalRecord } from "../runtime/checkpoint.ts";
 import { approve, reject } from "../runtime/resume.ts";
 import type { PendingRun } from "../runtime/resume.ts";
 import { localPending } from "../cli/store_approvals.ts";
+import { publishedTo } from "../shared_store/published.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { HttpError } from "./paths.ts";
 import { startFacts } from "./run_facts.ts";
@@ -184,6 +185,11 @@ export function decide(root: string, id: string, ask: DecisionAsk): ApprovalReco
   }
   if (ask.note !== null && ask.note.length > 4000) {
     throw new HttpError(400, "bad_note", "a note is at most 4000 characters");
+  }
+  const store = publishedTo(root, id);
+  if (store !== null) {
+    // The store keeps the fleet's one decision on a published run: a server without it decides nothing on it.
+    throw new HttpError(409, "published", `episode ${id} is published to ${store}: decide through that store`);
   }
   // The token's label is the authenticated decider; without tokens in force, the OS user running the server.
   const options = { root, note: ask.note ?? undefined, servedBy: ask.by ?? undefined };

@@ -166,7 +166,9 @@ export type DeciderAuthentication = "database_role" | "serve_token" | "os_user";
  * ```
  */
 export function deciderText(d: { by: string; claimed_by?: string | null }): string {
-  return d.claimed_by && d.claimed_by !== d.by ? `${d.by} (claimed: ${d.claimed_by})` : d.by;
+  // Names are the deciders' own words (`--by`): on one line, so a message quoting them cannot forge a line of ours.
+  const text = d.claimed_by && d.claimed_by !== d.by ? `${d.by} (claimed: ${d.claimed_by})` : d.by;
+  return text.replace(/\s+/g, " ");
 }
 
 /** A run waiting for approval, as `noema approvals` sees it: its catalog row and the decision the store holds on it. */

@@ -7,15 +7,17 @@
 import { exitProcess } from "../../plugins/exit_guard.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import process from "node:process";
-import { EXIT } from "../../errors.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 import { resume } from "../../drivers.ts";
 import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../runtime/resume.ts";
 import type { RunResult } from "../../runtime/engine.ts";
-import { stoppedForSpace } from "../errors.ts";
+import { stoppedForSpace, usageError } from "../errors.ts";
+import { publishedTo } from "../../shared_store/published.ts";
+import { basename, dirname } from "node:path";
 import { storeUrlOf, withStore } from "../store_option.ts";
-import { applyStoreDecision, decideInStore, localPending } from "../store_approvals.ts";
+import { applyStoreDecision, decideInStore, localPending, refuseUnbackedDecision } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
-import { deciderOf } from "../../runtime/checkpoint.ts";
+import { deciderOf, readApproval } from "../../runtime/checkpoint.ts";
 import { oneLine } from "../output.ts";
 import { deciderText } from "../../shared_store/shared_store.ts";
 import { locateEpisode, resolveRoot } from "../../store/layout.ts";
@@ -30,6 +32,21 @@ import { type CliContext, examples, globalOptions } from "../context.ts";
 const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending checkpoint or no decision yet, " +
   "7 state.json or events.jsonl changed since the checkpoint, 8 already decided or the decision was already used, " +
   "9 a different adapter or plugin than the paused run's, 10 another process holds the episode's lock.\n";
+
+/**
+ * Refuses (exit 2) to decide on or resume, without a store, a run published to one (`state/published/<id>`): the
+ * store keeps the fleet's one decision on it, and a decision taken here alone could contradict it.
+ */
+function refuseWithoutStore(ref: string, g: { root?: string }, doing: string): void {
+  const dir = locateEpisode(ref, g).dir;
+  const id = basename(dir);
+  const store = publishedTo(dirname(dirname(dir)), id);
+  if (store === null) return;
+  throw usageError(
+    `${id} is published to ${store}, which keeps the fleet's one decision on it: ${doing} through that store ` +
+      `(--store or NOEMA_STORE), not here alone`,
+  );
+}
 
 /** Runs `work` with Ctrl-C / SIGTERM turned into an abort; `interrupted` tells whether one came. */
 async function withSignals<T>(
@@ -134,15 +151,23 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       if (store !== null) {
         // The store arbitrates: one decision per checkpoint across the fleet; the run's holder applies it.
         const d = await withStore(cmd, (s) =>
-          decideInStore(s, ref, {
-            decision: name === "approve" ? "approved" : "rejected",
-            note: opts.note,
-            by: opts.by,
-          }, g), { scoped: true });
+          decideInStore(
+            s,
+            ref,
+            {
+              decision: name === "approve" ? "approved" : "rejected",
+              note: opts.note,
+              by: opts.by,
+            },
+            g,
+            (line) => ctx.out.note(line),
+          ), { scoped: true });
         if (opts.json && !opts.resume) ctx.out.json(d);
         else if (!opts.resume) {
           ctx.out.line(
-            `${d.episode_id}  ${d.decision} by ${deciderText(d)}  (checkpoint ${d.checkpoint_id}, in the store)`,
+            `${d.episode_id}  ${d.decision} by ${
+              oneLine(deciderText(d))
+            }  (checkpoint ${d.checkpoint_id}, in the store)`,
           );
         }
         if (!opts.resume) return;
@@ -153,13 +178,16 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
           if (opts.json) ctx.out.json({ ...d, resumed: false, held_by: holder });
           else {
             ctx.out.line(
-              `${d.episode_id}  ${d.decision} by ${deciderText(d)}  (checkpoint ${d.checkpoint_id}, in the store)`,
+              `${d.episode_id}  ${d.decision} by ${
+                oneLine(deciderText(d))
+              }  (checkpoint ${d.checkpoint_id}, in the store)`,
             );
             ctx.out.note(`noema: ${d.episode_id} is not held here: ${where} applies the decision and runs it`);
           }
           return;
         }
       }
+      if (store === null) refuseWithoutStore(ref, g, `${name === "approve" ? "approve" : "reject"} it`);
       const decided = store !== null
         ? pendingCheckpoint(ref, g).approval!
         : (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by });
@@ -177,9 +205,29 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       if (!opts.json) {
         ctx.out.note(`${record.decision} by ${oneLine(deciderOf(record))}; resuming ${record.episode_id}`);
       }
-      const r = await resumePublished(ctx, cmd, ref, { ...g });
+      let r: Awaited<ReturnType<typeof resumePublished>>;
+      try {
+        r = await resumePublished(ctx, cmd, ref, { ...g });
+      } catch (e) {
+        // The run waiting for this decision (`run --wait`) took it first: the decision applied, the run went on there.
+        if (!(e instanceof NoemaError && e.exitCode === EXIT.SEALED) || !appliedElsewhere(ref, g, record)) throw e;
+        if (opts.json) ctx.out.json({ ...record, resumed: false, resumed_by_another_process: true });
+        else {ctx.out.note(
+            `noema: ${record.episode_id}: the process waiting for this decision resumed it (${e.detail})`,
+          );}
+        return;
+      }
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
+}
+
+/** Whether the decision `record` was consumed by a resume (another process's: this one's failed to start). */
+function appliedElsewhere(ref: string, g: { root?: string }, record: { checkpoint_id: string }): boolean {
+  try {
+    return readApproval(locateEpisode(ref, g).dir, record.checkpoint_id)?.consumed_at != null;
+  } catch {
+    return false;
+  }
 }
 
 /** Registers `noema approve` and `noema reject`. */
@@ -220,9 +268,17 @@ export function registerResume(program: CommandUnknownOpts, ctx: CliContext): vo
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
+      // A paused run's decision is the store's; a crashed one may go on without it (it publishes nothing then).
+      if (!opts.abort && storeUrlOf(cmd) === null && localPending(ref, g) !== null) {
+        refuseWithoutStore(ref, g, "resume it");
+      }
       if (!opts.abort && storeUrlOf(cmd) !== null && localPending(ref, g) !== null) {
-        // A decision made on another machine is applied here, where the run is held.
-        await withStore(cmd, (s) => applyStoreDecision(s, ref, g));
+        // The store's decision is applied here, where the run is held; one made here without the store does not count.
+        await withStore(cmd, async (s) => {
+          if (!(await applyStoreDecision(s, ref, g, (line) => ctx.out.note(line)))) {
+            refuseUnbackedDecision(ref, g, s.location);
+          }
+        });
       }
       const r = await resumePublished(ctx, cmd, ref, { ...g, abort: opts.abort, retry: opts.retry, using: opts.using });
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });

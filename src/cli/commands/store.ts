@@ -363,9 +363,11 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
         for (const { row, decision: d } of all) {
           if (d === null || isUnreadable(row)) continue;
           ctx.out.note(
-            `noema: ${row.episode_id} (${row.host}) no longer waits for a decision: ${d.decision} by ` +
-              `${deciderText(d)} on ` +
-              `${d.host} at ${d.at}; ${row.host} applies it as it resumes (at once under run --wait, else: ` +
+            `noema: ${row.episode_id} (${oneLine(row.host)}) no longer waits for a decision: ${d.decision} by ` +
+              `${oneLine(deciderText(d))} on ` +
+              `${oneLine(d.host)} at ${oneLine(d.at)}; ${
+                oneLine(row.host)
+              } applies it as it resumes (at once under run --wait, else: ` +
               `noema resume ${row.episode_id} there)`,
           );
         }

@@ -160,7 +160,8 @@ function planSection(out: Output, v: EpisodeView): void {
     }
   }
   // Each step's latest decision; none for the step a run waits on again (an earlier decision is not this one).
-  const decided = new Map((v.decisions ?? []).map((d) => [d.step_id, decisionText(d)]));
+  // A decider's name and note are their own words: one line each, so they cannot add lines to the plan.
+  const decided = new Map((v.decisions ?? []).map((d) => [d.step_id, oneLine(decisionText(d))]));
   const waiting = v.waiting?.event_type === "run.checkpoint" ? v.waiting : null;
   if (waiting && !(v.decisions ?? []).some((d) => d.checkpoint_id === waiting.checkpoint_id)) {
     decided.delete(String(waiting.pending?.step_id ?? ""));

@@ -1,0 +1,189 @@
+/**
+ * The shared store keeps a published run's one decision: a decision taken on the holding machine without the store
+ * neither runs the held action nor overrules the fleet's, and the holder's own `approve` racing its `run --wait`
+ * leaves both told the truth. Over a files store (`file:///…`): the same code decides for PostgreSQL.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import process from "node:process";
+import { describe, test } from "node:test";
+import { cli, cliCommand, REPO } from "./helpers/cli.ts";
+import { runChild } from "./helpers/child.ts";
+import { tempDir } from "./helpers/tmp.ts";
+import { decide } from "../src/serve/approvals.ts";
+import { HttpError } from "../src/serve/paths.ts";
+import { processGone } from "../src/store/lock.ts";
+
+const gate = join(REPO, "plugins/policies/approval-gate.ts");
+
+/** A shell task whose second step deploys (creates `deployed` in `ws`): the approval gate holds it. */
+function deployTask(dir: string): string {
+  const path = join(dir, "deploy.json");
+  mkdirSync(join(dir, "ws"), { recursive: true });
+  writeFileSync(
+    path,
+    JSON.stringify({
+      task: "build and deploy",
+      using: "shell",
+      workspace: "ws",
+      policies: [gate],
+      steps: [
+        { kind: "act", description: "build", inputs: { command: "echo built" } },
+        { kind: "act", description: "deploy", inputs: { command: "touch deployed && echo deploy done" } },
+      ],
+    }),
+  );
+  return path;
+}
+
+/** A store, and host A's root holding a run paused at the deploy step, published to the store. */
+function pausedRun(t: { path: string }): { url: string; a: string; b: string; id: string; ws: string } {
+  const url = pathToFileURL(join(t.path, "share")).href;
+  assert.equal(cli(["store", "init", "--store", url]).code, 0);
+  const a = join(t.path, "a"), b = join(t.path, "b"), ws = join(t.path, "ws");
+  const r = cli(["--root", a, "run", deployTask(t.path), "--json"], {
+    cwd: t.path,
+    env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" },
+  });
+  assert.equal(r.code, 4, r.stderr);
+  return { url, a, b, ws, id: JSON.parse(r.stdout).episode_id };
+}
+
+/**
+ * Waits (a bound that only catches hangs) until the run's last publish is done and its publishing process (the one
+ * its pending marker names) is gone: that process holds the run's lease till then, and a resume is refused meanwhile.
+ */
+async function published(root: string, id: string): Promise<void> {
+  const marker = join(root, "state", "publish-pending", id);
+  const until = Date.now() + 120_000;
+  let pid: number | null = null;
+  while ((existsSync(marker) || (pid !== null && !processGone(pid))) && Date.now() < until) {
+    const named = existsSync(marker) ? Number(readFileSync(marker, "utf8").trim()) : NaN;
+    if (Number.isInteger(named) && named > 0) pid = named;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(existsSync(marker), false, "published");
+}
+
+const approvals = (root: string, id: string) => readdirSync(join(root, "episodes", id, "approvals")).sort();
+
+describe("the store keeps a published run's one decision", () => {
+  test("without the store, the holder may neither decide nor resume it (exit 2, naming the store)", async () => {
+    const t = tempDir();
+    try {
+      const { a, id, url, ws } = pausedRun(t);
+      await published(a, id);
+      const env = { NOEMA_STORE: undefined, NOEMA_HOST: "host-a" };
+      for (const args of [["approve", id], ["reject", id], ["resume", id]]) {
+        const r = cli(["--root", a, ...args], { env });
+        assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`is published to ${url}`), r.stderr);
+      }
+      assert.equal(existsSync(join(a, "episodes", id, "approvals")), false, "nothing decided");
+      const r = cli(["--root", a, "approve", id, "--resume"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(existsSync(join(ws, "deployed")), "decided through the store, it ran");
+      assert.equal(existsSync(join(a, "state", "published", id)), false, "the run ended: its marker is gone");
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a decision made here without the store is set aside for the store's: the fleet's rejection holds", async () => {
+    const t = tempDir();
+    try {
+      const { a, b, id, url, ws } = pausedRun(t);
+      await published(a, id);
+      // As an older noema (or a hand) would: the marker gone, a local approval is recorded.
+      rmSync(join(a, "state", "published", id));
+      const local = cli(["--root", a, "approve", id, "--by", "ana"], {
+        env: { NOEMA_STORE: undefined, NOEMA_HOST: "host-a" },
+      });
+      assert.equal(local.code, 0, local.stderr);
+      const refused = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(refused.code, 6, "the store holds no decision: nothing runs");
+      assert.match(refused.stderr, /was made without the store, and .* holds no decision/);
+      assert.equal(existsSync(join(ws, "deployed")), false);
+
+      const rejected = cli(["--root", b, "reject", id, "--by", "bob", "--note", "NO"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(resumed.code, 3, "the store's rejection applies: " + resumed.stderr);
+      assert.match(resumed.stderr, /is not the decision the store holds \(rejected by .*bob.*\): .* set aside/);
+      assert.equal(existsSync(join(ws, "deployed")), false, "the held action did not run");
+      const files = approvals(a, id);
+      assert.equal(files.length, 2);
+      assert.match(files[1], /^chk_[0-9a-f]+\.json\.overruled-\d+$/);
+      const kept = JSON.parse(readFileSync(join(a, "episodes", id, "approvals", files[0]), "utf8"));
+      assert.deepEqual([kept.decision, kept.claimed_by], ["rejected", "bob"]);
+      const aside = JSON.parse(readFileSync(join(a, "episodes", id, "approvals", files[1]), "utf8"));
+      assert.deepEqual([aside.decision, aside.claimed_by], ["approved", "ana"], "kept as evidence");
+      const v = cli(["--root", a, "validate", id, "--profile", "noema"]);
+      assert.equal(v.code, 0, v.stdout + v.stderr);
+      assert.equal(cli(["--root", a, "verify", id]).code, 0);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a server without the store decides nothing on a published run (409)", () => {
+    const t = tempDir();
+    try {
+      const { a, id, url } = pausedRun(t);
+      assert.throws(
+        () => decide(a, id, { decision: "approved", note: null, by: null, checkpointId: null }),
+        (e) => e instanceof HttpError && e.status === 409 && e.message.includes(url),
+      );
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("the holder's approve --resume racing its own run --wait: the action runs once, both exit 0", async () => {
+    const t = tempDir();
+    try {
+      const url = pathToFileURL(join(t.path, "share")).href;
+      assert.equal(cli(["store", "init", "--store", url]).code, 0);
+      const a = join(t.path, "a"), ws = join(t.path, "ws");
+      const env = { ...process.env, NOEMA_STORE: url };
+      const [cmd, ...args] = cliCommand();
+      let stderr = "";
+      const waiting = runChild(cmd, [...args, "--root", a, "run", deployTask(t.path), "--wait", "2m", "--json"], {
+        cwd: t.path,
+        env,
+        timeoutMs: 150_000,
+        onStderr: (chunk) => void (stderr += chunk),
+      });
+      const until = Date.now() + 60_000;
+      while (!stderr.includes("waits for approval of") && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const id = readdirSync(join(a, "episodes"))[0];
+      const approve = await runChild(cmd, [...args, "--root", a, "approve", id, "--resume", "--json"], {
+        env,
+        timeoutMs: 120_000,
+      });
+      const run = await waiting;
+      assert.equal(run.code, 0, run.stderr);
+      assert.ok(existsSync(join(ws, "deployed")));
+      // Whichever resumed it: the waiting run (the approver says so, or, caught while it resumes, that it holds the
+      // run: exit 10), or the approver itself (its result). Never "already decided" (8): its decision is the one.
+      if (approve.code === 10) assert.match(approve.stderr, /that process applies its decisions/);
+      else {
+        assert.equal(approve.code, 0, approve.stderr);
+        const out = JSON.parse(approve.stdout);
+        assert.ok(out.resumed_by_another_process === true || out.status === "ok", approve.stdout);
+      }
+      const events = readFileSync(join(a, "episodes", id, "events.jsonl"), "utf8");
+      assert.equal(events.split("\n").filter((l) => l.includes('"event_type":"run.resume"')).length, 1);
+    } finally {
+      t.cleanup();
+    }
+  });
+});
