@@ -175,6 +175,7 @@ export { displayCommand, shellQuote } from "./runtime/core/command.ts";
 export * from "./runtime/settings.ts";
 export { didYouMean, parseJsonc, parseJsoncFile, readSettingsFile } from "./runtime/jsonc.ts";
 export {
+  type CheckedPlan,
   minimalPlanner,
   type Planner,
   type PlanResult,

@@ -11,7 +11,7 @@
 import { Command, CommanderError, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync } from "node:fs";
 import process from "node:process";
-import { EXIT, type ExitCode } from "../errors.ts";
+import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { COMMANDS, loadCommands } from "./commands/index.ts";
 import type { RegisterCommand } from "./context.ts";
 import { versionText } from "./commands/version.ts";
@@ -20,6 +20,12 @@ import { reportError } from "./errors.ts";
 import { exitProcess, guardExits } from "../plugins/exit_guard.ts";
 import { runBackgroundCommand } from "./background_commands.ts";
 import { createOutput, type Output } from "./output.ts";
+
+/** A usage error a command raised about its options (`usageError`): no file, line or field named. */
+function isOptionUsageError(e: unknown): e is NoemaError {
+  return e instanceof NoemaError && e.code === "usage" && e.exitCode === EXIT.USAGE && e.location.file === undefined &&
+    !e.detail.includes("--help");
+}
 
 /** Commander's error text made one line: without `error: `, its suggestion kept. */
 function oneLineError(text: string): string {
@@ -293,12 +299,15 @@ export async function main(
       ? ctx.exitCode
       : (Number.isInteger(fromProcess) ? fromProcess : EXIT.ERROR) as ExitCode;
   } catch (e) {
-    if (e instanceof CommanderError && usage.message !== null) {
+    const hint = () => {
       const cmd = program ? commandPathIn(program, argv) : null;
-      const hint = ` (see 'noema ${cmd ? `${cmd} ` : ""}--help')`;
-      out.note(`noema: ${usage.message}${hint}`);
-    }
-    const code = reportError(e, out, { debug });
+      return ` (see 'noema ${cmd ? `${cmd} ` : ""}--help')`;
+    };
+    if (e instanceof CommanderError && usage.message !== null) out.note(`noema: ${usage.message}${hint()}`);
+    // A command's own usage error (an option's value, options that do not go together) points to its help too, as
+    // commander's do; one about a file names the file instead.
+    const told = isOptionUsageError(e) ? new NoemaError(e.code, e.message + hint(), { exitCode: e.exitCode }) : e;
+    const code = reportError(told, out, { debug });
     try {
       out.flush();
     } catch {

@@ -13,15 +13,18 @@ import { fastStepRecord } from "../schema/step_record_fast.ts";
 import { loneSurrogatePath, loneSurrogateProblem } from "../plugins/plain_json.ts";
 import type { StepSpec } from "./settings.ts";
 
-/** What a planner produces. */
+/** What a planner's `plan` returns: the steps, and optionally who planned them and why. */
 export interface PlanResult {
-  /** Names the planner, recorded as `plan.source`. */
-  source: string;
+  /** Names the planner, recorded as `plan.source`. @default {"planner:<name>"} */
+  source?: string;
   /** The steps, all `pending`. */
   steps: PlanStep[];
-  /** Why this plan. */
-  rationale: string;
+  /** Why this plan. @default {"Plan from planner <name>."} */
+  rationale?: string;
 }
+
+/** A plan as {@link runPlanner} checked it: its source and rationale filled in. */
+export type CheckedPlan = Required<PlanResult>;
 
 /** A planner plugin. */
 export interface Planner {
@@ -99,7 +102,7 @@ export const taskFilePlanner: Planner = {
     });
     return {
       source: "planner:task_file",
-      rationale: `Plan taken from the task file (${out.length} steps).`,
+      rationale: `Plan taken from the task file (${out.length} step${out.length === 1 ? "" : "s"}).`,
       steps: out,
     };
   },
@@ -207,7 +210,7 @@ function checkedSteps(raw: readonly unknown[], where: string): { steps: PlanStep
  * runPlanner(minimalPlanner, { task: "x" }).steps.length; // 3
  * ```
  */
-export function runPlanner(planner: Planner, input: { task: string; steps?: readonly StepSpec[] }): PlanResult {
+export function runPlanner(planner: Planner, input: { task: string; steps?: readonly StepSpec[] }): CheckedPlan {
   const raw = planner.plan(input) as Partial<PlanResult> | undefined;
   const where = `planner ${planner.name}`;
   if (typeof raw !== "object" || raw === null || !Array.isArray(raw.steps)) {

@@ -30,7 +30,7 @@ import { type AssertionSpec, loadAssertionPlugins, parseAssertions } from "../..
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import type { EngineSettings } from "../engine.ts";
 import { readPolicySnapshot } from "../learning.ts";
-import { minimalPlanner, type Planner, type PlanResult, runPlanner, taskFilePlanner } from "../planner.ts";
+import { type CheckedPlan, minimalPlanner, type Planner, runPlanner, taskFilePlanner } from "../planner.ts";
 import { Redactor } from "../redact.ts";
 import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../settings.ts";
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
@@ -46,7 +46,7 @@ export interface PreparedEpisode {
   /** The settings as recorded in the `start` event. */
   record: RunSettingsRecord;
   adapter: AdapterInstance;
-  plan: PlanResult;
+  plan: CheckedPlan;
   assertions: AssertionSpec[];
   snapshotRules: ReturnType<typeof snapshotPolicy>;
   baseDir: string;
