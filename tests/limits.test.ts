@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, LineTooLongError, readLines } from "../src/store/jsonl.ts";
 import { boundedValue } from "../src/store/limits.ts";
@@ -177,6 +177,35 @@ describe("tool outputs", () => {
     );
     for (const l of readLines(join(dir, "events.jsonl"))) assert.ok(l.bytes <= 64 << 10, `line ${l.line}: ${l.bytes}`);
     assert.equal(cli(["validate", dir], { env: SMALL }).code, 0);
+  });
+});
+
+describe("JSON artifacts", () => {
+  test("one over 16 lines (planted, sparse) is reported too large by every reader, never read", () => {
+    const root = fresh();
+    const run = cli(["run", "hello", "--root", root, "-q"]);
+    assert.equal(run.code, 0, run.stderr);
+    const dir = onlyEpisode(root), id = run.stdout.trim();
+    // With 64 KiB lines the limit is 1 MiB: a 4 MiB file with one unfinished string is over it (and sparse).
+    const env = { NOEMA_MAX_LINE_BYTES: String(64 * 1024) };
+    const plant = (name: string) => {
+      writeFileSync(join(dir, name), '{"a":"');
+      truncateSync(join(dir, name), 4 << 20);
+    };
+    const saved = readFileSync(join(dir, "state.json"));
+    plant("state.json");
+    const tooLarge = /state\.json: 4194304 bytes, over noema's limit of 1048576 bytes for a JSON artifact/;
+    const list = cli(["list", "--root", root], { env });
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, tooLarge);
+    const v = cli(["validate", id, "--root", root], { env });
+    assert.equal(v.code, 1);
+    assert.match(v.stdout, /state\.json: file\.json: 4194304 bytes, over noema's limit of 1048576 bytes/);
+    writeFileSync(join(dir, "state.json"), saved);
+    plant("summary.json");
+    const summary = cli(["summary", id, "--root", root], { env });
+    assert.equal(summary.code, 1);
+    assert.match(summary.stderr, /summary\.json: 4194304 bytes, over noema's limit of 1048576 bytes/);
   });
 });
 

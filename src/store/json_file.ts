@@ -8,6 +8,7 @@ import { closeSync, fstatSync, readFileSync } from "node:fs";
 import { type ParseError, parseTree } from "jsonc-parser";
 import { EXIT, NoemaError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep as depthProblem } from "./json_scan.ts";
+import { limits } from "./limits.ts";
 import { openRegularFile, readFromStart, type ReadOptions } from "./regular_file.ts";
 
 // ignoreBOM keeps a leading U+FEFF in the text so the BOM check below sees it (by default it is dropped).
@@ -45,8 +46,18 @@ function boundedText(fd: number, label: string, maxBytes: number): string {
   return strictText(fd, label, size);
 }
 
+/** Throws `too_large` for a file over `limits().artifactBytes` (by `fstat`): it is not read. */
+function refuseOversized(fd: number, label: string): void {
+  const size = fstatSync(fd).size, most = limits().artifactBytes;
+  if (size <= most) return;
+  const why = `${size} bytes, over noema's limit of ${most} bytes for a JSON artifact (16 × NOEMA_MAX_LINE_BYTES): ` +
+    "not read";
+  throw new NoemaError("too_large", why, { file: label });
+}
+
 /**
- * Reads and parses a JSON file. Missing file, not a regular file, invalid UTF-8, a byte order
+ * Reads and parses a JSON file. Missing file, not a regular file, one over
+ * the artifact size limit (`limits().artifactBytes`), invalid UTF-8, a byte order
  * mark, nesting deeper than {@link MAX_JSON_DEPTH}, invalid JSON and a
  * non-object root each throw a {@link NoemaError}
  * that names the file (and the line, when known).
@@ -92,6 +103,7 @@ export function readJsonText(
       if (options.maxBytes !== undefined) {
         text = boundedText(fd, label, options.maxBytes);
       } else {
+        refuseOversized(fd, label);
         // Decoded as it is read: under Bun an ASCII file becomes a string that takes over the bytes read, not a copy
         // of them (a 71 MB state.json: 99 instead of 171 MiB at the peak). A replacement character means invalid
         // UTF-8 or a real U+FFFD: then the bytes are read again and decoded strictly to tell.

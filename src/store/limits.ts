@@ -55,6 +55,12 @@ export interface Limits {
    * little else; a larger one is reported unreadable, never read.
    */
   catalogRowBytes: number;
+  /**
+   * Largest JSON artifact read whole (`state.json`, `summary.json`, `manifest.json`…): 16 lines. A 100,000-step
+   * run's `state.json` is about 47 MB; a larger file is reported as too large, never read (a planted 2 GB one would
+   * take gigabytes of memory).
+   */
+  artifactBytes: number;
 }
 
 function positiveEnv(name: string, fallback: number, least: number): number {
@@ -91,6 +97,7 @@ export function limits(): Limits {
     planBytes: Math.floor(lineBytes / 4),
     actionBytes: Math.floor(lineBytes / 4),
     catalogRowBytes: Math.floor(lineBytes / 4),
+    artifactBytes: lineBytes * 16,
   };
 }
 

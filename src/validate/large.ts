@@ -27,6 +27,7 @@ import { ActionRecord } from "../schema/state.ts";
 import { compactAction, digestOf, pick, PIECES, type Pieces, STEP_KEYS } from "./compact.ts";
 import { closeSync, fstatSync } from "node:fs";
 import { openRegularFile } from "../store/regular_file.ts";
+import { limits } from "../store/limits.ts";
 import { type EnterCheck, splitFile, splitJson, type SplitTarget } from "./json_split.ts";
 
 type Json = Record<string, unknown>;
@@ -102,7 +103,8 @@ export function parseStateFile(path: string, problems: SchemaProblem[]): Record<
   }
   try {
     const size = fstatSync(fd).size;
-    if (size < PIECEWISE_CHARS) return null;
+    // Small: parsed whole. Over the artifact limit: not read at all (the whole read refuses it, naming the limit).
+    if (size < PIECEWISE_CHARS || size > limits().artifactBytes) return null;
     const parts = stateParts();
     return parts.done(splitFile(fd, 0, size, parts.targets), problems);
   } catch {
