@@ -233,8 +233,8 @@ export function startLivePublishing(
       try {
         const l = live as Live | null;
         const ok = l === null ? true : await l.finish(paused ? Math.max(10_000, flushWaitMs()) : flushWaitMs());
-        if (ok && id !== null) clearPending(root, id);
         if (!paused && id !== null) clearPublished(root, id); // ended: no decision is left to take
+        if (ok && id !== null) clearPending(root, id);
         // Not done in time, the store still reachable: its process goes on alone (the episode marked as handed to
         // it), else a background sync finishes it; the run does not wait, not even for the connection to close
         // under the publish it cut short.
