@@ -422,6 +422,39 @@ describe("--profile noema: each decision is one on a checkpoint of this episode,
     );
   });
 
+  test("a checkpoint edited with its run.checkpoint event: not the action judged; validate warns, approve and resume refuse", () => {
+    // Found by an audit: the event line lies past the checkpoint's events_bytes (no hash covers it), so editing both
+    // ran an action the action_candidate event, which policies and governance judged, never held.
+    const dir = edited(PAUSED, () => {});
+    const [name] = readdirSync(join(dir, "checkpoints"));
+    const checkpoint = join(dir, "checkpoints", name);
+    const cp = JSON.parse(readFileSync(checkpoint, "utf8"));
+    const was = JSON.stringify(cp.pending.action.input).slice(1, -1);
+    cp.pending.action.input = { command: "echo harmless" };
+    writeFileSync(checkpoint, JSON.stringify(cp));
+    const log = join(dir, "events.jsonl");
+    const lines = readFileSync(log, "utf8").split("\n").map((l) => {
+      if (!l.includes('"run.checkpoint"')) return l;
+      const e = JSON.parse(l);
+      e.payload.pending.action.input = { command: "echo harmless" };
+      return JSON.stringify(e);
+    });
+    writeFileSync(log, lines.join("\n"));
+    assert.ok(was.length > 0);
+    assert.deepEqual(validateEpisodeDir(dir, { profile: "noema" }).warnings.map((w) => [w.rule, w.message]), [[
+      "noema.checkpoint",
+      "its pending action is not the one policies and governance judged (its input differs, against its " +
+      "action_candidate event)",
+    ]]);
+    const root = join(dir, "..", ".."), id = dir.split("/").at(-1)!;
+    for (const args of [["approve", id], ["resume", id]]) {
+      const r = cli([...args, "--root", root]);
+      assert.equal(r.code, 7, `${args[0]}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /its pending action is not the one policies and governance judged/);
+    }
+    assert.equal(existsSync(join(dir, "approvals")), false, "nothing decided");
+  });
+
   test("an approved run resumed to its end: no warning; its decision rewritten afterwards: a warning", () => {
     const { dir, record } = approved();
     const r = cli(["resume", dir.split("/").at(-1)!, "--root", join(dir, "..", "..")], {

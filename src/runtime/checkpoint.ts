@@ -19,7 +19,12 @@
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
-import { announcedDifference, checkpointDigest } from "../store/checkpoint_digest.ts";
+import {
+  announcedDifference,
+  candidateDifference,
+  checkpointDigest,
+  decisionEvents,
+} from "../store/checkpoint_digest.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { fsyncDir } from "../store/atomic.ts";
 import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
@@ -231,6 +236,34 @@ export function checkEventMatches(checkpoint: Checkpoint, payload: Record<string
     "mismatch",
     `checkpoints/${checkpoint.checkpoint_id}.json is not the checkpoint its run.checkpoint event announced (${what}); ` +
       "refusing to decide or resume on it",
+    { exitCode: EXIT.MISMATCH },
+  );
+}
+
+/**
+ * Refuses (exit 7) a checkpoint whose pending action is not the one its `action_candidate` event recorded: the
+ * action policies and governance judged (that event lies before the checkpoint, under its `events_sha256`). A
+ * checkpoint file and its `run.checkpoint` event edited together while the run waits would otherwise run an action
+ * nobody judged. A checkpoint that names no candidate (written before noema recorded it) is not checked.
+ *
+ * @example
+ * ```ts
+ * import { checkJudgedAction } from "./checkpoint.ts";
+ * // checkJudgedAction(dir, readCheckpoint(dir, "chk_0123456789ab")); // throws (7) when they differ
+ * ```
+ */
+export function checkJudgedAction(dir: string, checkpoint: Checkpoint): void {
+  const id = (checkpoint.pending as { action_candidate_id?: unknown }).action_candidate_id;
+  if (typeof id !== "string") return;
+  const candidate = decisionEvents(join(dir, "events.jsonl"), new Set([id])).candidates.get(id);
+  const why = candidate === undefined
+    ? `no action_candidate event has its id ${id}`
+    : candidateDifference(checkpoint as unknown as Record<string, unknown>, candidate);
+  if (why === null) return;
+  throw new NoemaError(
+    "mismatch",
+    `checkpoints/${checkpoint.checkpoint_id}.json: its pending action is not the one policies and governance judged ` +
+      `(${why}, against its action_candidate event); refusing to decide or resume on it`,
     { exitCode: EXIT.MISMATCH },
   );
 }

@@ -36,6 +36,7 @@ import {
   type ApprovalRecord,
   approvalSummary,
   checkEventMatches,
+  checkJudgedAction,
   type Checkpoint,
   consumeApproval,
   deciderOf,
@@ -104,6 +105,7 @@ export function pendingCheckpoint(ref: string, options: RootOptions = {}): Pendi
   }
   const checkpoint = readCheckpoint(loc.dir, payload.checkpoint_id);
   checkEventMatches(checkpoint, payload); // what a decider is shown (the event or the file) is what runs
+  checkJudgedAction(loc.dir, checkpoint); // and what policies and governance judged
   return {
     episode_id: loc.id,
     episode_dir: loc.dir,
@@ -411,6 +413,7 @@ function checkPause(
   if (paused) {
     checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
     checkEventMatches(checkpoint, lastPayload);
+    checkJudgedAction(dir, checkpoint);
     if (built.eventCount !== checkpoint.event_offset + 1) {
       throw mismatch(
         `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${

@@ -59,6 +59,30 @@ export function announcedDifference(
 }
 
 /**
+ * How a checkpoint's pending action differs from the action its `action_candidate` event recorded (the one policies
+ * and governance judged: `payload.tool` and `payload.input`), or null when it is that action.
+ *
+ * @example
+ * ```ts
+ * import { candidateDifference } from "./checkpoint_digest.ts";
+ * candidateDifference({ pending: { action: { tool: "t", input: { a: 1 } } } }, { payload: { tool: "t", input: { a: 2 } } });
+ * // "its input differs"
+ * ```
+ */
+export function candidateDifference(
+  checkpoint: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+): string | null {
+  const pending = (checkpoint.pending ?? {}) as Record<string, unknown>;
+  const action = (pending.action ?? {}) as Record<string, unknown>;
+  const judged = (candidate.payload ?? {}) as Record<string, unknown>;
+  for (const key of ["tool", "input"]) {
+    if (canonicalJson(action[key] ?? null) !== canonicalJson(judged[key] ?? null)) return `its ${key} differs`;
+  }
+  return null;
+}
+
+/**
  * What is wrong with an approval record as a decision on checkpoint `id` of episode `episodeId` (null: not known),
  * read from itself alone: another episode or checkpoint named, or a decision other than `approved` or `rejected`.
  * Null when it is one. `attest` refuses such a record, `validate --profile noema` warns of it.
@@ -115,11 +139,14 @@ export function consumedDifference(record: Record<string, unknown>, resume: Reco
 export interface DecisionEvents {
   checkpoints: Map<string, Record<string, unknown>>;
   resumes: Map<string, Record<string, unknown>>;
+  /** The payloads of the `action_candidate` events asked for, by `action_candidate_id`. */
+  candidates: Map<string, Record<string, unknown>>;
 }
 
 /**
  * Reads the decision events of an episode's log: only the lines that hold `"run.checkpoint"` or `"run.resume"` are
- * parsed. An unreadable log gives what was read before the fault (its own check reports it).
+ * parsed, and the `action_candidate` events whose ids are in `candidateIds`. An unreadable log gives what was read
+ * before the fault (its own check reports it).
  *
  * @example
  * ```ts
@@ -127,10 +154,13 @@ export interface DecisionEvents {
  * decisionEvents(".noema/episodes/ep_1/events.jsonl").checkpoints.get("chk_1")?.pending;
  * ```
  */
-export function decisionEvents(path: string): DecisionEvents {
-  const out: DecisionEvents = { checkpoints: new Map(), resumes: new Map() };
+export function decisionEvents(path: string, candidateIds: ReadonlySet<string> = new Set()): DecisionEvents {
+  const out: DecisionEvents = { checkpoints: new Map(), resumes: new Map(), candidates: new Map() };
   const parse = (text: string) =>
-    text.includes('"run.checkpoint"') || text.includes('"run.resume"') ? JSON.parse(text) : null;
+    text.includes('"run.checkpoint"') || text.includes('"run.resume"') ||
+      (candidateIds.size > 0 && text.includes('"phase":"action_candidate"'))
+      ? JSON.parse(text)
+      : null;
   try {
     for (const e of readJsonl(path, { noFollow: true, parse })) {
       const v = e.problem ? null : e.value as Record<string, unknown> | null;
@@ -141,6 +171,10 @@ export function decisionEvents(path: string): DecisionEvents {
         out.checkpoints.set(p.checkpoint_id, p);
       }
       if (v!.event_type === "run.resume" && typeof v!.id === "string") out.resumes.set(v!.id, p);
+      const candidate = p.action_candidate_id;
+      if (v!.phase === "action_candidate" && typeof candidate === "string" && candidateIds.has(candidate)) {
+        out.candidates.set(candidate, p);
+      }
     }
   } catch {
     // an unreadable log: what was read stands; the log's own check says why

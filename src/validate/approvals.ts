@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { NoemaError } from "../errors.ts";
 import {
   announcedDifference,
+  candidateDifference,
   checkpointDigest,
   consumedDifference,
   type DecisionEvents,
@@ -112,8 +113,14 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
     !lstatSync(join(dir, "checkpoints"), { throwIfNoEntry: false }) &&
     !lstatSync(join(dir, "approvals"), { throwIfNoEntry: false })
   ) return;
-  const events = decisionEvents(join(dir, "events.jsonl"));
-  checkCheckpoints(c, dir, events);
+  const checkpoints = checkpointRecords(c, dir);
+  const wanted = new Set<string>();
+  for (const { checkpoint } of checkpoints) {
+    const id = (checkpoint.pending as { action_candidate_id?: unknown } | undefined)?.action_candidate_id;
+    if (typeof id === "string") wanted.add(id);
+  }
+  const events = decisionEvents(join(dir, "events.jsonl"), wanted);
+  checkCheckpoints(c, checkpoints, events);
   for (const name of records(c, dir, "approvals")) {
     const path = join(dir, "approvals", name);
     const record = readRecord(c, path);
@@ -136,19 +143,48 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
  * Warns (`noema.checkpoint`) of a checkpoint file that no `run.checkpoint` event announced, or that differs from the
  * one its event announced: a pending action edited while the run waited, which approve and resume refuse.
  */
-function checkCheckpoints(c: Collector, dir: string, events: DecisionEvents): void {
-  const names = records(c, dir, "checkpoints");
-  for (const name of names) {
-    const path = join(dir, "checkpoints", name);
-    const checkpoint = readRecord(c, path);
-    if (checkpoint === null) continue;
-    const id = name.slice(0, -".json".length);
+function checkCheckpoints(
+  c: Collector,
+  checkpoints: readonly { path: string; id: string; checkpoint: Record<string, unknown> }[],
+  events: DecisionEvents,
+): void {
+  for (const { path, id, checkpoint } of checkpoints) {
     const payload = events.checkpoints.get(id);
     const why = payload === undefined
       ? `no run.checkpoint event of events.jsonl announced checkpoint ${id}`
       : announcedDifference(checkpoint, payload);
     if (why !== null) {
       c.warn(display(path), "noema.checkpoint", `not the checkpoint its run.checkpoint event announced (${why})`);
+      continue;
+    }
+    // The action asked about must be the one policies and governance judged (its action_candidate event, which the
+    // checkpoint's events_sha256 covers): a pending action edited with its run.checkpoint event is caught here.
+    const candidateId = (checkpoint.pending as { action_candidate_id?: unknown } | undefined)?.action_candidate_id;
+    const candidate = typeof candidateId === "string" ? events.candidates.get(candidateId) : undefined;
+    const judged = candidate === undefined
+      ? `no action_candidate event has its pending action_candidate_id ${JSON.stringify(candidateId ?? null)}`
+      : candidateDifference(checkpoint, candidate);
+    if (judged !== null) {
+      c.warn(
+        display(path),
+        "noema.checkpoint",
+        `its pending action is not the one policies and governance judged (${judged}, against its action_candidate ` +
+          "event)",
+      );
     }
   }
+}
+
+/** The checkpoint files of `dir/checkpoints` that can be read, each with its path and id. */
+function checkpointRecords(
+  c: Collector,
+  dir: string,
+): { path: string; id: string; checkpoint: Record<string, unknown> }[] {
+  const out: { path: string; id: string; checkpoint: Record<string, unknown> }[] = [];
+  for (const name of records(c, dir, "checkpoints")) {
+    const path = join(dir, "checkpoints", name);
+    const checkpoint = readRecord(c, path);
+    if (checkpoint !== null) out.push({ path, id: name.slice(0, -".json".length), checkpoint });
+  }
+  return out;
 }
