@@ -265,7 +265,7 @@ describe("adapter corpus: no adapter value leaves a run unsealed or writes an in
       run("x", { root, using: path, adapter: { act_timeout_ms: "soon" } }),
       (e: unknown) =>
         e instanceof NoemaError && e.exitCode === 2 &&
-        /adapter\.act_timeout_ms: must be a positive integer/.test(e.message),
+        /adapter\.act_timeout_ms: must be an integer from 1 to 2147483647/.test(e.message),
     );
   });
 

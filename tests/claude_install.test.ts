@@ -79,11 +79,14 @@ describe("noema install-hooks claude-code", () => {
     });
     assert.equal(outside.code, 2, outside.stdout);
     assert.match(outside.stderr, /outside\.ts: outside the project/);
-    assert.match(outside.stderr, /or install without --shared$/m);
+    assert.match(outside.stderr, /or install without --shared \(see 'noema install-hooks --help'\)$/m);
     // Codex has no per-machine project file: the way out is --user, and nothing is written.
     const codex = cli(["install-hooks", "codex", "--policy", join(tmp.path, "outside.ts")], { cwd: project });
     assert.equal(codex.code, 2, codex.stdout);
-    assert.match(codex.stderr, /outside\.ts: outside the project;.* or install with --user$/m);
+    assert.match(
+      codex.stderr,
+      /outside\.ts: outside the project;.* or install with --user \(see 'noema install-hooks --help'\)$/m,
+    );
     assert.equal(existsSync(join(project, ".codex")), false);
     assert.equal(readFileSync(settings, "utf8"), text);
     assert.equal(cli(["install-hooks", "claude-code", "--shared", "--user"], { cwd: project }).code, 2);

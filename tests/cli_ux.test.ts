@@ -232,7 +232,10 @@ describe("issue 24.11: bad input that gave an internal error", () => {
     ) {
       const r = cli(args, { cwd: w.cwd });
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-      assert.match(r.stderr, /^noema: --root afile: cannot use it as the episodes root: it is not a directory$/m);
+      assert.match(
+        r.stderr,
+        /^noema: --root afile: cannot use it as the episodes root: it is not a directory \(see 'noema [a-z]+ --help'\)$/m,
+      );
       assert.doesNotMatch(r.stderr, /ENOTDIR|internal error/);
     }
     const below = cli(["--root", "afile/sub/.noema", "run", "hello"], { cwd: w.cwd });

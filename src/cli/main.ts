@@ -21,10 +21,10 @@ import { exitProcess, guardExits } from "../plugins/exit_guard.ts";
 import { runBackgroundCommand } from "./background_commands.ts";
 import { createOutput, type Output } from "./output.ts";
 
-/** A usage error a command raised about its options (`usageError`): no file, line or field named. */
+/** A usage error a command raised about one of its options (`--policy-timeout must be …`): it names no file. */
 function isOptionUsageError(e: unknown): e is NoemaError {
-  return e instanceof NoemaError && e.code === "usage" && e.exitCode === EXIT.USAGE && e.location.file === undefined &&
-    !e.detail.includes("--help");
+  return e instanceof NoemaError && e.exitCode === EXIT.USAGE && e.location.file === undefined &&
+    /^--[a-z]/.test(e.detail) && !e.detail.includes("--help");
 }
 
 /** Commander's error text made one line: without `error: `, its suggestion kept. */

@@ -413,7 +413,6 @@ function checkPause(
   if (paused) {
     checkpoint = readCheckpoint(dir, String(lastPayload.checkpoint_id));
     checkEventMatches(checkpoint, lastPayload);
-    checkJudgedAction(dir, checkpoint);
     if (built.eventCount !== checkpoint.event_offset + 1) {
       throw mismatch(
         `events.jsonl has ${built.eventCount} events; checkpoint ${checkpoint.checkpoint_id} expects ${
@@ -447,6 +446,7 @@ function checkPause(
         );
       }
       checkDecision(checkpoint, approval, id);
+      checkJudgedAction(dir, checkpoint); // the action to run is the one policies and governance judged
     }
   } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
     throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
