@@ -963,6 +963,24 @@ describe("newcomer audit", () => {
     assert.equal(step.code, 2, step.stderr);
     assert.match(step.stderr, /step step-1: inputs\.timeout_ms must be an integer from 1 to 2147483647/);
     assert.ok(!existsSync(w.root), "nothing written");
+    for (
+      const [text, message] of [
+        [
+          '{ "task": "x", "verify": [{ "kind": "command_succeeds", "command": "true", "timeout_ms": 3000000000 }] }',
+          /verify\[0\]\.timeout_ms: must be at most 2147483647 \(the longest a timer waits\)/,
+        ],
+        [
+          '{ "task": "x", "using": "llm", "adapter": { "model": "openai:m", "shell": { "timeout_ms": 3000000000 } } }',
+          /adapter\.shell\.timeout_ms: must be at most 2147483647 \(the longest a timer waits\)/,
+        ],
+      ] as const
+    ) {
+      writeFileSync(join(w.cwd, "t.jsonc"), text);
+      const r = w.run(["run", "t.jsonc"]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, message);
+      assert.ok(!existsSync(w.root), "nothing written");
+    }
     task(
       "shell",
       '"timeout_ms": 2147483647, "act_timeout_ms": 2147483647',

@@ -24,6 +24,9 @@ import * as v from "valibot";
 import { EXIT, NoemaError } from "../errors.ts";
 import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
 import { unknownKeyMessage } from "../runtime/jsonc.ts";
+import { MAX_TIMER_MS } from "../store/limits.ts";
+
+const TIMER_MAX_MESSAGE = `must be at most ${MAX_TIMER_MS} (the longest a timer waits)`;
 
 const McpServer = v.union([
   v.strictObject({
@@ -52,10 +55,13 @@ export const LlmConfigSchema = v.strictObject({
   tools: v.optional(v.array(v.string())),
   mcp_servers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,32}$/)), McpServer)),
   stream: v.optional(v.boolean(), false),
-  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 120_000),
+  timeout_ms: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_TIMER_MS, TIMER_MAX_MESSAGE)),
+    120_000,
+  ),
   max_retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10)), 2),
   shell: v.optional(v.strictObject({
-    timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_TIMER_MS, TIMER_MAX_MESSAGE))),
     env_allow: v.optional(v.array(v.string())),
     output_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   })),

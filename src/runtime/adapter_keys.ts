@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { EXIT, NoemaError } from "../errors.ts";
 import { ownEntry } from "../json.ts";
 import { didYouMean, keyLine } from "./jsonc.ts";
-import { MAX_TIMER_MS } from "./settings.ts";
+import { MAX_TIMER_MS } from "../store/limits.ts";
 
 /** The keys every adapter's config may hold: its name, and the runtime's guard on each `act`. */
 const COMMON_KEYS = ["name", "act_timeout_ms", "output_limit_bytes"] as const;

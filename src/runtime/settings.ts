@@ -10,6 +10,7 @@ import { INTUITION_MODES } from "../schema/state.ts";
 import { STEP_KINDS } from "../schema/plan.ts";
 import { PriceTable } from "./cost/prices.ts";
 import { RuleSet } from "./rules/schema.ts";
+import { MAX_TIMER_MS } from "../store/limits.ts";
 
 /** Governance modes. */
 export const GOVERNANCE_MODES = ["off", "audit", "enforce"] as const;
@@ -61,12 +62,6 @@ export const StepSpec: v.GenericSchema<unknown, v.InferOutput<typeof StepLabel> 
   ) => (typeof input === "string" ? StepLabel : StepObject));
 /** A planned step in a task file. */
 export type StepSpec = v.InferOutput<typeof StepSpec>;
-
-/**
- * The longest delay a timer takes: a signed 32-bit number of ms (2^31 - 1, about 24.8 days). A longer one is
- * clamped to 1 ms by the runtime, so a timeout set longer would fire at once: every such setting is refused over it.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The longest policy timeout ({@link MAX_TIMER_MS}). */
 export const MAX_POLICY_TIMEOUT_MS = MAX_TIMER_MS;

@@ -29,6 +29,12 @@ import { sha256 } from "./hash.ts";
 import { MAX_JSON_DEPTH, tooDeep } from "./json_scan.ts";
 import { textHead } from "../text_head.ts";
 
+/**
+ * The longest delay a timer takes: a signed 32-bit number of ms (2^31 - 1, about 24.8 days). A longer one is
+ * clamped to 1 ms by the runtime, so a timeout set longer would fire at once: every such setting is refused over it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The default longest JSONL line: 16 MiB. */
 export const DEFAULT_MAX_LINE_BYTES = 16 << 20;
 /** The default most steps in a plan. */

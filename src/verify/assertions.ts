@@ -23,6 +23,7 @@ import type { AssertionResult, WorkspaceDiff } from "../schema/summary.ts";
 import { comparePaths, errCode, isIgnored, type Snapshot } from "./snapshot.ts";
 import { jsonType, ownEntry } from "../json.ts";
 import { childEnv } from "../plugins/process.ts";
+import { MAX_TIMER_MS } from "../store/limits.ts";
 
 /** Default `timeout_ms` of `command_succeeds`: 60 s. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
@@ -193,6 +194,7 @@ export const CommandSucceedsSpec = v.strictObject({
     v.number(),
     v.integer("must be an integer"),
     v.minValue(1, "must be at least 1"),
+    v.maxValue(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (the longest a timer waits)`),
     v.description(`Kill the command after this many ms. @default ${DEFAULT_COMMAND_TIMEOUT_MS}`),
   )),
 });
