@@ -96,6 +96,7 @@ const NO_NOEMA_CODE = new Set([
   "backtest.test.ts",
   "backtest_serve.test.ts",
   "backtest_store.test.ts",
+  "docs_examples.test.ts",
   "empty_plan.test.ts",
   "layers.test.ts",
   "layout.test.ts",
