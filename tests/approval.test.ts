@@ -303,6 +303,16 @@ describe("fail closed", () => {
     }
   });
 
+  test("a decision asked for one checkpoint is not taken on another (7): the run moved on since the decider looked", async () => {
+    const r = await pausedRun();
+    assert.throws(
+      () => approve(r.episode_id, { root, checkpointId: "chk_000000000000" }),
+      (e: any) => e.exitCode === EXIT.MISMATCH && /now waits on chk_[0-9a-f]+, not on chk_000000000000/.test(e.message),
+    );
+    assert.equal(existsSync(join(r.episode_dir, "approvals")), false, "nothing decided");
+    assert.equal(approve(r.episode_id, { root, checkpointId: r.checkpoint_id! }).decision, "approved");
+  });
+
   test("the pending action swapped after the decision (7): the decision is bound to the checkpoint's digest", async () => {
     const r = await pausedRun();
     const record = approve(r.episode_id, { root });

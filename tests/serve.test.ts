@@ -156,6 +156,18 @@ describe("pages and API", () => {
     assert.equal(rebinding.status, 403, "a token-less server answers only loopback Host names");
   });
 
+  test("resuming a run no one decided on is a 409 saying so, not a redirect to a page where nothing happens", async () => {
+    const r = await get(`/approvals/${rejectMe}/resume`, {
+      method: "POST",
+      headers: { origin: new URL(s.url).origin, "content-type": "application/x-www-form-urlencoded" },
+      body: "",
+      redirect: "manual",
+    });
+    assert.equal(r.status, 409);
+    assert.match(await r.text(), /waits for a decision: approve or reject it first/);
+    assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
+  });
+
   test("without tokens, a request from another local user is refused (403 other_user) and records nothing", async (t) => {
     assert.equal((await get("/api/episodes")).status, 200, "this user's own request");
     const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p));

@@ -15,6 +15,7 @@ import { cli, cliCommand, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { decide } from "../src/serve/approvals.ts";
+import { storeDecide } from "../src/serve/store_source.ts";
 import { HttpError } from "../src/serve/paths.ts";
 import { processGone } from "../src/store/lock.ts";
 
@@ -130,6 +131,34 @@ describe("the store keeps a published run's one decision", () => {
     } finally {
       t.cleanup();
     }
+  });
+
+  test("a decider's note and name reach the store masked, as they reach the episode", async () => {
+    const t = tempDir();
+    try {
+      const { b, id, url, a } = pausedRun(t);
+      await published(a, id);
+      const token = "ghp_" + "a1B2".repeat(9);
+      const r = cli(["--root", b, "approve", id, "--note", `ok ${token}`, "--by", `ana ${token}`, "--json"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(!r.stdout.includes(token), r.stdout);
+      const decisions = join(t.path, "share", "episodes", id, "decisions");
+      const stored = readdirSync(decisions).map((n) => readFileSync(join(decisions, n), "utf8")).join("\n");
+      assert.ok(stored.includes("[REDACTED]"), stored);
+      assert.ok(!stored.includes(token), "the token never reaches the store");
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a note over 4,000 characters is refused (400) over a store as in an episode, before the store is asked", async () => {
+    const src = { root: "/nonexistent", store: { get: () => Promise.reject(new Error("the store was asked")) } };
+    await assert.rejects(
+      storeDecide(src as never, "ep_1", { decision: "approved", note: "x".repeat(4001), by: null, checkpointId: null }),
+      (e) => e instanceof HttpError && e.status === 400 && /at most 4000 characters/.test(e.message),
+    );
   });
 
   test("a server without the store decides nothing on a published run (409)", () => {

@@ -171,9 +171,9 @@ export function truncate(s: string, width: number): string {
   return [...s].slice(0, Math.max(0, width - 1)).join("") + "…";
 }
 
-/** C0 and C1 control characters (ESC, BEL, CSI…) and the Unicode bidi overrides that reorder what a terminal shows. */
+/** C0 and C1 control characters (ESC, BEL, CSI…), the Unicode bidi overrides and the invisible direction marks. */
 // deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Neutralises terminal escape sequences in text that came from a task, an

@@ -19,6 +19,8 @@ import {
   writeApproval,
 } from "../runtime/checkpoint.ts";
 import { oneLine } from "./output.ts";
+import { ArtifactSink } from "../runtime/artifact_sink.ts";
+import { Redactor } from "../runtime/redact.ts";
 import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
@@ -37,6 +39,8 @@ export interface DecisionRequest {
   by?: string;
   /** The label of the `noema serve` token that made the request: then the authenticated decider. */
   servedBy?: string;
+  /** The checkpoint the decider saw: a run that waits on another one now is refused (exit 7), not decided on. */
+  checkpointId?: string;
 }
 
 function consumed(e: AlreadyDecidedError): NoemaError {
@@ -111,6 +115,20 @@ export async function decideInStore(
     stateHash = pending.state_hash;
     digest = await storedCheckpointDigest(store, id, checkpointId);
   }
+  if (req.checkpointId !== undefined && req.checkpointId !== checkpointId) {
+    throw new NoemaError(
+      "stale",
+      `${id} now waits on ${checkpointId}, not on ${req.checkpointId}, the checkpoint the decision was asked for: ` +
+        "nothing decided",
+      { exitCode: EXIT.MISMATCH },
+    );
+  }
+  // The decider's words are masked before they reach the store, as in the episode: with the run's recorded secret
+  // names when it is held here, else the token shapes and the secrets this process's environment names.
+  const words = (local ? ArtifactSink.forEpisode(local.episode_dir).redactor : new Redactor()).redact({
+    note: req.note ?? null,
+    claimed_by: req.by ?? null,
+  }).value;
   const decision: StoredDecision = {
     episode_id: id,
     checkpoint_id: checkpointId,
@@ -118,7 +136,7 @@ export async function decideInStore(
     decision: req.decision,
     // PostgreSQL stamps its session_user instead; a files store has only the OS user to go by.
     by: req.servedBy ?? osUserName(),
-    note: req.note ?? null,
+    note: words.note,
     host: publishingHost(),
     at: new Date().toISOString(),
     authenticated_as: req.servedBy !== undefined
@@ -127,7 +145,7 @@ export async function decideInStore(
       ? "database_role"
       : "os_user",
     database_role: null,
-    claimed_by: req.by ?? null,
+    claimed_by: words.claimed_by,
     checkpoint_digest: digest,
   };
   let recorded: StoredDecision;

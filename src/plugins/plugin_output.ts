@@ -27,7 +27,7 @@ import { nodeUtil } from "../builtins.ts";
 export const PLUGIN_OUTPUT_LIMIT = 64 * 1024;
 
 // deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Neutralises terminal control sequences: every control character except

@@ -49,7 +49,7 @@ export function escapeHtml(text: string): string {
  * (an approval's command shown as something else, Trojan Source), so they are shown as `\u{202e}`, as the CLI's
  * `neutralize` shows them.
  */
-const BIDI = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Marks trusted markup (written in this codebase, never from artifacts) as safe.

@@ -122,6 +122,8 @@ export interface DecideOptions extends RootOptions {
   by?: string;
   /** The label of the `noema serve` token that made the request: then `by`, authenticated as `serve_token`. */
   servedBy?: string;
+  /** The checkpoint the decider saw: a run that waits on another one now is refused (exit 7), not decided on. */
+  checkpointId?: string;
 }
 
 /**
@@ -155,6 +157,14 @@ function decideOn(ref: string, decision: ApprovalRecord["decision"], options: De
     throw lostToDecision(e, locateEpisode(ref, options).dir);
   }
   refuseSymlinkedArtifacts(pending.episode_dir); // a decision read from, or written to, a planted link is refused
+  if (options.checkpointId !== undefined && options.checkpointId !== pending.checkpoint.checkpoint_id) {
+    throw new NoemaError(
+      "stale",
+      `${pending.episode_id} now waits on ${pending.checkpoint.checkpoint_id}, not on ${options.checkpointId}, the ` +
+        "checkpoint the decision was asked for: nothing decided",
+      { exitCode: EXIT.MISMATCH },
+    );
+  }
   const record: ApprovalRecord = {
     schema_version: "approval/1.0",
     episode_id: pending.episode_id,

@@ -8,12 +8,13 @@
  *
  * @module
  */
+import { basename } from "node:path";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Context } from "hono";
 import { NoemaError } from "../errors.ts";
 import { apiRoutes } from "./api.ts";
-import { heldHere, startResume } from "./approvals.ts";
+import { decisionTaken, heldHere, startResume } from "./approvals.ts";
 import { decideOn, episodeDirOf, runsOf, waitingOf, waitingOne } from "./source.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { callerOf, crossOriginProblem, isLoopback, loginCookie } from "./auth.ts";
@@ -211,6 +212,10 @@ function approvalRoutes(app: Hono<ServeEnv>, cfg: ServeConfig): void {
     const id = c.req.param("id");
     episodeDirIn(root, id);
     if (!heldHere(root, id)) throw new HttpError(409, "not_held", `episode ${id} is not paused on this machine`);
+    // Nothing to resume until someone decided: said now (409), not after a redirect to a page where nothing happens.
+    if (!(await decisionTaken(root, id, cfg.store?.store))) {
+      throw new HttpError(409, "no_decision", `episode ${id} waits for a decision: approve or reject it first`);
+    }
     await startResume(root, id, cfg.log, cfg.store?.store);
     return c.redirect(`/episodes/${encodeURIComponent(id)}`, 303);
   });
@@ -241,9 +246,12 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
   app.onError((e, c) => {
     if (e instanceof HttpError) return fail(c, e.status, e.code, e.message);
     if (e instanceof NoemaError && e.code === "not_found") return fail(c, 404, e.code, e.message);
-    if (e instanceof NoemaError && (e.code === "unsafe_path" || e.code === "invalid_id")) {
-      return fail(c, 400, e.code, e.message);
+    // A link planted in an episode (an artifact read through it): refused, 403, as the page's own path checks say
+    // (without the server's absolute path); a bad id: 400.
+    if (e instanceof NoemaError && e.code === "unsafe_path") {
+      return fail(c, 403, e.code, `${basename(e.location.file ?? "")}: a symbolic link; refused`);
     }
+    if (e instanceof NoemaError && e.code === "invalid_id") return fail(c, 400, e.code, e.message);
     // The store cannot be reached (down, a cut link): said so, 503, the page to be asked again (its URL's password is
     // masked in the message).
     if (isOutage(e)) {

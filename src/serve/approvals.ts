@@ -155,6 +155,24 @@ export function waitingRun(root: string, id: string): Waiting | null {
   }
 }
 
+/** The longest note a decision over HTTP may carry (the form's `maxlength`). */
+export const MAX_NOTE_CHARS = 4000;
+
+/**
+ * Refuses (400) a note over {@link MAX_NOTE_CHARS}, wherever the decision is recorded (the episode or the store).
+ *
+ * @example
+ * ```ts
+ * import { checkNote } from "./approvals.ts";
+ * checkNote("looks right"); // fine
+ * ```
+ */
+export function checkNote(note: string | null): void {
+  if (note !== null && note.length > MAX_NOTE_CHARS) {
+    throw new HttpError(400, "bad_note", `a note is at most ${MAX_NOTE_CHARS} characters`);
+  }
+}
+
 /** A decision asked for over HTTP. */
 export interface DecisionAsk {
   decision: "approved" | "rejected";
@@ -183,16 +201,20 @@ export function decide(root: string, id: string, ask: DecisionAsk): ApprovalReco
   if (ask.checkpointId !== null && ask.checkpointId !== now.checkpoint_id) {
     throw new HttpError(409, "stale", `episode ${id} now waits on ${now.checkpoint_id}, not ${ask.checkpointId}`);
   }
-  if (ask.note !== null && ask.note.length > 4000) {
-    throw new HttpError(400, "bad_note", "a note is at most 4000 characters");
-  }
+  checkNote(ask.note);
   const store = publishedTo(root, id);
   if (store !== null) {
     // The store keeps the fleet's one decision on a published run: a server without it decides nothing on it.
     throw new HttpError(409, "published", `episode ${id} is published to ${store}: decide through that store`);
   }
   // The token's label is the authenticated decider; without tokens in force, the OS user running the server.
-  const options = { root, note: ask.note ?? undefined, servedBy: ask.by ?? undefined };
+  // The checkpoint the person saw: a run that reached another one meanwhile is refused, not decided on (409).
+  const options = {
+    root,
+    note: ask.note ?? undefined,
+    servedBy: ask.by ?? undefined,
+    checkpointId: ask.checkpointId ?? undefined,
+  };
   try {
     const record = (ask.decision === "approved" ? approve : reject)(id, options);
     return ArtifactSink.forEpisode(join(episodesDir(root), id)).mask(record);
@@ -204,6 +226,29 @@ export function decide(root: string, id: string, ask: DecisionAsk): ApprovalReco
     }
     throw e;
   }
+}
+
+/**
+ * Whether run `id`, paused here, has a decision on the checkpoint it waits on, so a resume can take it on: the
+ * episode's own, or with a store the store's (the one a resume applies; a record made here without it does not
+ * count, see `store_approvals.ts`).
+ *
+ * @example
+ * ```ts
+ * import { decisionTaken } from "./approvals.ts";
+ * await decisionTaken(".noema", "ep_01K9…"); // false until approve or reject
+ * ```
+ */
+export async function decisionTaken(root: string, id: string, store?: SharedStore): Promise<boolean> {
+  let pending;
+  try {
+    pending = localPending(id, { root });
+  } catch {
+    return false;
+  }
+  if (pending === null) return false;
+  if (store === undefined) return pending.approval !== null;
+  return (await store.decision(id, pending.checkpoint.checkpoint_id)) !== null;
 }
 
 /**

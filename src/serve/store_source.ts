@@ -27,7 +27,7 @@ import {
 import type { EpisodeEntry } from "../read/list.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { episodesDir } from "../store/layout.ts";
-import { type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
+import { checkNote, type DecisionAsk, heldHere, type Waiting } from "./approvals.ts";
 import { HttpError } from "./paths.ts";
 import { type RunsQuery, sinceIsDuration, sinceMs } from "./runs.ts";
 
@@ -194,6 +194,7 @@ function decidedOf(d: StoredDecision | null): Waiting["decided"] {
  * ```
  */
 export async function storeDecide(src: StoreSource, id: string, ask: DecisionAsk): Promise<StoredDecision> {
+  checkNote(ask.note);
   const row = await src.store.get(id);
   if (row === null) throw new HttpError(404, "not_found", `episode ${id} is not in ${src.store.location}`);
   if (ask.checkpointId !== null && row.pending && row.pending.checkpoint_id !== ask.checkpointId) {
@@ -209,6 +210,7 @@ export async function storeDecide(src: StoreSource, id: string, ask: DecisionAsk
       note: ask.note ?? undefined,
       // The token's label is the decider the store records (beside the server's database role).
       servedBy: ask.by ?? undefined,
+      checkpointId: ask.checkpointId ?? undefined,
     }, {
       root: src.root,
     });
