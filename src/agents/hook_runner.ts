@@ -306,12 +306,14 @@ function readModelTurns(
 }
 
 /** A tool call event as the action noema proposes (or records unreviewed). */
-function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable">): ProposedAction {
+function proposedOf(event: Pick<PreToolEvent, "tool" | "input" | "call_id" | "repeatable" | "cwd">): ProposedAction {
   return {
     kind: "tool",
     tool: event.tool,
     input: event.input,
     command: commandOf(event.input),
+    // Where the agent's shell is now: a relative path in the call is read against it, not against the project.
+    ...(event.cwd ? { cwd: event.cwd } : {}),
     ...(typeof event.input.description === "string" ? { description: event.input.description } : {}),
     call_id: event.call_id,
     ...(event.repeatable ? { repeatable: true } : {}),

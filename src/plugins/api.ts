@@ -86,6 +86,11 @@ export interface PendingAction {
   input: Record<string, unknown>;
   /** What will run as one display string, when the caller knows it better than the input says. */
   command?: string;
+  /**
+   * The directory the call runs in, when the agent says (a hook event's `cwd`: where the agent's shell is now,
+   * after a `cd`). Relative paths in its command are read against it; else against the episode's workspace.
+   */
+  cwd?: string;
 }
 
 /** The action about to run, as policies see it: the pending action plus its display string. */

@@ -442,6 +442,7 @@ export class Engine {
           tool: d.action.tool,
           input: frozenJsonCopy(d.action.input),
           command: d.action.command ?? displayCommand(d.action.input),
+          ...(d.action.cwd ? { cwd: d.action.cwd } : {}),
         }),
         stepView,
         { workspace: s.workspace },
@@ -456,7 +457,13 @@ export class Engine {
       });
       if (o.status === "applied" && o.verdict?.kind === "intervention") {
         const patched = applyPatch(d.action.input, this.redactor.redact(o.verdict.patch!).value);
-        d.action = { kind: d.action.kind, tool: d.action.tool, input: patched.input }; // the display follows the input
+        // The display follows the input; the call still runs where it was to.
+        d.action = {
+          kind: d.action.kind,
+          tool: d.action.tool,
+          input: patched.input,
+          ...(d.action.cwd ? { cwd: d.action.cwd } : {}),
+        };
         view = undefined;
         o.diff = patched.diff;
         d.interventions.push({ policy: policy.id, diff: patched.diff });

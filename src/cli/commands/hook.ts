@@ -38,6 +38,7 @@ import { type CliContext, examples, type GlobalOptions, globalOptions, type Regi
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
 import { MAX_JSON_DEPTH, tooDeep } from "../../store/json_scan.ts";
+import { currentDir, hookProjectDir } from "../hook_project.ts";
 import {
   addLimitOptions,
   addMetaOptions,
@@ -112,7 +113,7 @@ function hookCommand(program: CommandUnknownOpts) {
     )
     .argument("<agent>", `the agent CLI: ${Object.keys(DIALECTS).join(", ")}`);
   const gated = addLimitOptions(addModeOptions(addPolicyOption(command)));
-  return addMetaOptions(gated, "the workspace verification checks (default: the agent's cwd)")
+  return addMetaOptions(gated, "the workspace verification checks (default: the agent's project directory)")
     .addOption(verifyFileExistsOption("when the episode ends"))
     .addOption(verifyCommandOption())
     .option(
@@ -160,8 +161,12 @@ type SettingsFor = (event: HookEvent) => HookSettings;
 export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
   hookCommand(program).action(async (agent, opts, cmd) => {
     const dialect = DIALECTS[agent];
+    // From the project's directory, wherever the agent's shell moved to: its noema.jsonc, its root, relative paths of
+    // the registered command (see hook_project.ts). A resident server started from here works from here too.
+    const project = hookProjectDir();
+    if (project !== null && project !== currentDir()) process.chdir(project);
     const g = globalOptions(cmd);
-    const settingsFor: SettingsFor = (event) => hookSettings(opts, g, event);
+    const settingsFor: SettingsFor = (event) => hookSettings(opts, g, event, project);
     // The whole command line, global options (--root) included: the server started for it must serve the same.
     const argv = process.argv.includes("hook") ? process.argv.slice(2) : ["hook", agent];
     const socket = process.env.NOEMA_HOOK_SERVE;
@@ -185,11 +190,17 @@ export const registerHook: RegisterCommand = (program, ctx: CliContext) => {
   });
 };
 
-/** The settings of one call: the flags over noema.jsonc (the workspace defaults to the agent's cwd). */
-function hookSettings(opts: HookCliOptions, g: GlobalOptions, event: HookEvent): HookSettings {
+/** The settings of one call: the flags over noema.jsonc (the workspace defaults to the agent's project). */
+function hookSettings(
+  opts: HookCliOptions,
+  g: GlobalOptions,
+  event: HookEvent,
+  project: string | null,
+): HookSettings {
   const flags: RunOptions = {
     ...gateRunOptions(opts),
-    workspace: opts.workspace ?? event.cwd ?? undefined,
+    // The project the agent works in, not the directory its shell last moved to (that is the call's, event.cwd).
+    workspace: opts.workspace ?? (event.cwd === null ? undefined : project ?? event.cwd),
     root: g.root,
   };
   const verify = verifyFlags(opts);

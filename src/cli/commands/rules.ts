@@ -139,7 +139,7 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
         commands: shell ? shell.units.map(unitText) : null,
         // What deny and ask rules also check (never allow rules): the other ways a wrapper's words may be read.
         other_readings: shell ? [...new Set(shell.alternates.map(unitText))] : null,
-        files: target?.tool === "Bash" ? shellFiles(target.command ?? "", cwd) : null,
+        files: target?.tool === "Bash" ? shellFiles(target.command ?? "", target.cwd ?? cwd) : null,
         layers: target === null ? [] : layers.map((l) => {
           const d = decideLayer(l, target, { cwd });
           return {

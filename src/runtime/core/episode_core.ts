@@ -66,6 +66,8 @@ export interface ProposedAction {
   input: Record<string, unknown>;
   /** Display string; derived from `input.command` / `argv` when absent. */
   command?: string;
+  /** The directory the call runs in, when the agent says (see `PendingAction.cwd`). */
+  cwd?: string;
   /** Step description. @default {`${tool}: ${command}`} */
   description?: string;
   /** The agent's id for the call (`tool_use_id` / `toolCallId`); `propose` is idempotent per `call_id`. */
@@ -304,7 +306,13 @@ export class EpisodeCore {
     p.steps.push(step);
     p.inputs.set(step.id, action.input);
     if (announceDue(this.#announced, p.steps.length)) this.#announce();
-    const pending: PendingAction = { kind: action.kind, tool: action.tool, input: action.input, command };
+    const pending: PendingAction = {
+      kind: action.kind,
+      tool: action.tool,
+      input: action.input,
+      command,
+      ...(action.cwd ? { cwd: action.cwd } : {}),
+    };
     e.candidateCallId = action.call_id ?? null;
     let decided: StepDecision;
     try {

@@ -148,7 +148,8 @@ function pathMatches(spec: string, base: string, paths: readonly string[], ctx: 
 function shellFileBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchContext): LayerDecision["note"] | false {
   const { problem } = s.units!;
   if (problem !== null) return `the command could not be read (${problem})`;
-  s.files ??= fileAccesses(s.units!, { cwd: resolve(ctx.cwd), home: ctx.home ?? homedir() });
+  // The command's paths against where it runs; a rule's `./` stays the workspace's (ctx.cwd).
+  s.files ??= fileAccesses(s.units!, { cwd: resolve(s.target.cwd ?? ctx.cwd), home: ctx.home ?? homedir() });
   const mode = SHELL_FILE_RULES[rule.tool];
   const glob = rule.specifier === null ? null : pathGlob(rule.specifier, base, ctx).replace(/\/+$/, "");
   const resolved = s.resolved ??= new Map();

@@ -83,7 +83,9 @@ export function rulesVerdict(
 ): Verdict | undefined {
   const target = ruleTarget(action, cwd);
   if (target === null) return undefined;
-  const decided = layers.map((layer) => ({ ...decideLayer(layer, target, { cwd }), layer }));
+  // A prompt's every URL meets the rules (Gemini's web_fetch fetches them all): the strictest decision stands.
+  const targets = target.urls && target.urls.length > 1 ? target.urls.map((url) => ({ ...target, url })) : [target];
+  const decided = layers.flatMap((layer) => targets.map((t) => ({ ...decideLayer(layer, t, { cwd }), layer })));
   const enforced = strictest(decided.filter((d) => d.layer.mode === "enforce"));
   if (enforced !== null && enforced.effect !== "allow") return verdictOf(enforced, false);
   const audited = strictest(decided.filter((d) => d.layer.mode === "audit"));

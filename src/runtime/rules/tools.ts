@@ -38,6 +38,13 @@ export interface RuleTarget {
   trees?: string[];
   /** For `WebFetch`: the URL. */
   url?: string | null;
+  /** For `WebFetch` given a prompt (Gemini's `web_fetch`): every URL it fetches; each meets the rules. */
+  urls?: string[];
+  /**
+   * For `Bash`: the directory the command runs in when the call says (the agent's shell after a `cd`, Gemini's
+   * `dir_path`, Codex's `workdir`); its relative paths are read against it.
+   */
+  cwd?: string;
   /** For other tools: the text a specifier is matched against. */
   subject?: string;
   /**
@@ -257,6 +264,25 @@ export interface ActionLike {
   tool: string;
   input: Readonly<Record<string, unknown>>;
   command: string;
+  /** The directory the call runs in, when the agent says (a hook event's `cwd`). */
+  cwd?: string;
+}
+
+/**
+ * The URLs a prompt makes Gemini's `web_fetch` fetch: each whitespace-separated word that is an http(s) URL, in any
+ * letter case (it fetches up to 20; every one of them is here, so none gets past a rule).
+ */
+function promptUrls(prompt: string): string[] {
+  const out: string[] = [];
+  for (const word of prompt.split(/\s+/)) {
+    if (!/^https?:\/\//i.test(word)) continue;
+    try {
+      out.push(new URL(word).href);
+    } catch {
+      out.push(word); // not a URL to the parser: the word itself meets the rules
+    }
+  }
+  return out;
 }
 
 /**
@@ -278,7 +304,11 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
   const tool = ownEntry(ALIASES, action.tool) ?? action.tool;
   if (tool === "Bash") {
     const command = typeof input.command === "string" ? input.command : action.command;
-    return { tool, command };
+    // Where it runs, when the call says (the agent's shell after a `cd`, Gemini's dir_path, Codex's workdir): the
+    // command's relative paths are read against that directory; the rules' own `./` paths stay the workspace's.
+    const dir = [input.dir_path, input.workdir].find((d): d is string => typeof d === "string" && d !== "");
+    const at = dir === undefined ? action.cwd : resolve(action.cwd ?? cwd, dir);
+    return at === undefined ? { tool, command } : { tool, command, cwd: resolve(at) };
   }
   if (ruleCovers("Read", tool) || ruleCovers("Edit", tool)) {
     const paths = filePaths(tool, action.tool, input, cwd);
@@ -288,10 +318,9 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
     return { tool, paths, ...searchScope(tool, input, paths, cwd) };
   }
   if (tool === "WebFetch") {
-    const url = typeof input.url === "string"
-      ? input.url
-      : (/https?:\/\/[^\s"'<>]+/.exec(typeof input.prompt === "string" ? input.prompt : "")?.[0] ?? null);
-    return { tool, url };
+    if (typeof input.url === "string") return { tool, url: input.url };
+    const urls = promptUrls(typeof input.prompt === "string" ? input.prompt : "");
+    return { tool, url: urls[0] ?? null, urls };
   }
   const subject = ["subagent_type", "query", "skill", "command"].map((k) => input[k]).find((x) =>
     typeof x === "string"
