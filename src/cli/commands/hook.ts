@@ -28,6 +28,7 @@ import { otelUnavailableNotice, unavailableMessage } from "../../export/otel/run
 import { EpisodeNotices } from "../../agents/server/notices.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
+import { isAbsolute, relative, resolve } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { guardExits, holdHookExit, hookAnswered } from "../../plugins/exit_guard.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
@@ -200,7 +201,7 @@ function hookSettings(
   const flags: RunOptions = {
     ...gateRunOptions(opts),
     // The project the agent works in, not the directory its shell last moved to (that is the call's, event.cwd).
-    workspace: opts.workspace ?? (event.cwd === null ? undefined : project ?? event.cwd),
+    workspace: opts.workspace ?? (event.cwd === null ? undefined : workspaceOf(event.cwd, project)),
     root: g.root,
   };
   const verify = verifyFlags(opts);
@@ -227,6 +228,16 @@ function hookSettings(
       ? undefined
       : hookApprovalWait(hookRoot, parseDuration(opts.wait, "--wait"), opts.approvalTimeout),
   };
+}
+
+/**
+ * The workspace of a call made from `cwd`: the project when `cwd` is in it (the agent's shell moved within it), else
+ * `cwd` itself (an agent working elsewhere than the hook's folder says, e.g. a caller that runs hooks from afar).
+ */
+function workspaceOf(cwd: string, project: string | null): string {
+  if (project === null) return cwd;
+  const rel = relative(project, resolve(cwd));
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) ? project : cwd;
 }
 
 /** Serves this command line's calls on `socket` as the resident server; each failure is answered with exit 2. */
