@@ -2,7 +2,7 @@
  * The TypeScript examples of README.md and docs/plugins.md type-check against the public API as written, so an
  * example a user copies compiles (a planner that returned neither `source` nor `rationale` once did not: the types
  * required what the runtime did not). Each block that imports `noema` is written to a scratch file in the checkout
- * (`tests/.scratch/`, where `deno.json` maps `noema` to `mod.ts`) and all are checked by one `deno check`.
+ * (`.scratch/`, where `deno.json` maps `noema` to `mod.ts`) and all are checked by one `deno check`.
  *
  * @module
  */
@@ -29,9 +29,10 @@ function noemaBlocks(file: string): { line: number; code: string }[] {
 }
 
 test("the TypeScript examples of README.md and docs/plugins.md type-check as written", { timeout: 300_000 }, () => {
-  // In the checkout, so that `noema` resolves through deno.json; a folder fmt and lint leave out (they run alongside).
-  mkdirSync(join(REPO, "tests", ".scratch"), { recursive: true });
-  const dir = mkdtempSync(join(REPO, "tests", ".scratch", "docs-examples-"));
+  // In the checkout, so that `noema` resolves through deno.json; a folder fmt and lint leave out and the suite's own
+  // type check (of mod.ts, src/, tests/…) does not read (they run alongside).
+  mkdirSync(join(REPO, ".scratch"), { recursive: true });
+  const dir = mkdtempSync(join(REPO, ".scratch", "docs-examples-"));
   try {
     const files: string[] = [];
     const where = new Map<string, string>();
