@@ -90,6 +90,7 @@ export function hookPublisher(
       if (down) return;
       roots.add(at);
       markPending(at, id);
+      markPublished(at, id, location); // decisions on it go through the store
       const key = `${at}\0${id}`;
       if (!live.has(key)) {
         void open().then((s) => {
