@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync, rmSync } from "node:fs";
-import { Buffer } from "node:buffer";
+import { closeSync, fstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../store/atomic.ts";
 import { assertEpisodeId } from "../store/ids.ts";
-import { O_NOFOLLOW, refuseSymlinks } from "../store/nofollow.ts";
+import { refuseSymlinks } from "../store/nofollow.ts";
+import { openRegularFile, readFromStart } from "../store/regular_file.ts";
 
 /** A marker holds one location: more than this is not noema's and is not read. */
 const MAX_MARKER_BYTES = 4096;
@@ -53,12 +53,10 @@ export function publishedTo(root: string, id: string): string | null {
   try {
     assertEpisodeId(id);
     refuseSymlinks(markerOf(root, id), root, "read");
-    fd = openSync(markerOf(root, id), constants.O_RDONLY | O_NOFOLLOW | constants.O_NONBLOCK);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > MAX_MARKER_BYTES) return null;
-    const buf = Buffer.alloc(stat.size);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString("utf8").trim();
+    fd = openRegularFile(markerOf(root, id), markerOf(root, id), { noFollow: true }); // a FIFO, a link: refused
+    const size = fstatSync(fd).size;
+    if (size > MAX_MARKER_BYTES) return null;
+    const text = readFromStart(fd, size).toString("utf8").trim();
     return text === "" ? null : text;
   } catch {
     return null;

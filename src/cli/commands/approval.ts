@@ -13,7 +13,8 @@ import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../ru
 import type { RunResult } from "../../runtime/engine.ts";
 import { stoppedForSpace, usageError } from "../errors.ts";
 import { publishedTo } from "../../shared_store/published.ts";
-import { basename, dirname } from "node:path";
+import { basename } from "node:path";
+import { episodeRoot } from "../../store/nofollow.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
 import { applyStoreDecision, decideInStore, localPending, refuseUnbackedDecision } from "../store_approvals.ts";
 import { ArtifactSink } from "../../runtime/artifact_sink.ts";
@@ -40,7 +41,7 @@ const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending 
 function refuseWithoutStore(ref: string, g: { root?: string }, doing: string): void {
   const dir = locateEpisode(ref, g).dir;
   const id = basename(dir);
-  const store = publishedTo(dirname(dirname(dir)), id);
+  const store = publishedTo(episodeRoot(dir), id);
   if (store === null) return;
   throw usageError(
     `${id} is published to ${store}, which keeps the fleet's one decision on it: ${doing} through that store ` +
