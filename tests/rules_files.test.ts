@@ -360,6 +360,31 @@ describe("paths are resolved before matching", () => {
     assert.equal(fx("Write", { file_path: join(WS, "innocent.txt"), content: "" }), "deny");
     assert.equal(fx("Read", { file_path: join(WS, "README") }), "allow");
   });
+
+  test("the agent's own spellings: ~, spaces around the path, a path relative to where the call runs", () => {
+    const home = (rest: string) => join(homedir(), rest);
+    const target = (tool: string, input: Record<string, unknown>, cwd?: string) =>
+      ruleTarget({ kind: "tool", tool, input, command: JSON.stringify(input), ...(cwd ? { cwd } : {}) }, WS)!;
+    const fx = (tool: string, input: Record<string, unknown>, set = RULES, cwd?: string) =>
+      decideLayer(layer(set), target(tool, input, cwd), { cwd: WS }).effect;
+    const ssh: RuleSet = { deny: ["Read(~/.ssh/**)", "Edit(~/.ssh/**)"] };
+    // Claude Code reads ~/… under the home folder: so do the rules, for every file tool.
+    assert.equal(fx("Read", { file_path: "~/.ssh/id_rsa" }, ssh), "deny");
+    assert.equal(fx("Edit", { file_path: "~/.ssh/authorized_keys", old_string: "a", new_string: "b" }, ssh), "deny");
+    assert.equal(fx("Grep", { pattern: "x", path: "~/.ssh" }, ssh), "deny");
+    assert.equal(fx("read_file", { absolute_path: "~/.ssh/id_rsa" }, ssh), "deny");
+    assert.equal(fx("Read", { file_path: "~/notes.txt" }, ssh), "allow");
+    assert.equal(fx("Read", { file_path: home(".ssh/id_rsa") }, ssh), "deny");
+    // Spaces around the path: an agent may trim them before it opens the file.
+    assert.equal(fx("Read", { file_path: ` ${join(WS, ".env")} ` }), "deny");
+    assert.equal(fx("Read", { file_path: `${join(WS, ".env")}\n` }), "deny");
+    assert.equal(fx("Read", { file_path: " ~/.ssh/id_rsa" }, ssh), "deny");
+    // After `cd sub`, ../.env is the workspace's .env: read against where the call runs, and the workspace.
+    assert.equal(fx("Read", { file_path: "../.env" }, RULES, join(WS, "sub")), "deny");
+    assert.equal(fx("Read", { file_path: ".env" }, RULES, join(WS, "sub")), "deny", "and against the workspace");
+    assert.equal(fx("mcp__fs__read_file", { path: "../.env" }, RULES, join(WS, "sub")), "deny");
+    assert.equal(fx("Read", { file_path: "a.ts" }, RULES, join(WS, "sub")), "allow");
+  });
 });
 
 describe("a case-insensitive file system (macOS's, Windows' default): deny and ask rules match a path in any case", () => {

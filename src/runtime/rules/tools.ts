@@ -127,13 +127,42 @@ function patchPaths(input: Record<string, unknown>): string[] {
   return out;
 }
 
-function filePaths(tool: string, original: string, input: Record<string, unknown>, cwd: string): string[] {
+/**
+ * The files one path argument may name, to be safe both ways (a deny rule holds when any of them is under it, an
+ * allow rule only when all are): the path as written and without the spaces around it; `~` and `~/…` as written and
+ * under the home directory (Claude Code expands them, a shell tool may not); a relative path against each base, where
+ * the call runs (the agent's cwd, which a `cd` moves) and the workspace.
+ *
+ * @example
+ * ```ts
+ * import { pathCandidates } from "./tools.ts";
+ * pathCandidates(" ../.env ", ["/w/sub", "/w"]); // ["/w/sub/ ../.env ", "/w/ ../.env ", "/w/.env", "/.env"]
+ * ```
+ */
+export function pathCandidates(path: string, bases: readonly string[]): string[] {
+  const trimmed = path.trim();
+  const out = new Set<string>();
+  for (const p of trimmed === path || trimmed === "" ? [path] : [path, trimmed]) {
+    if (p === "~" || p.startsWith("~/")) out.add(join(homedir(), p.slice(1)));
+    if (isAbsolute(p)) out.add(resolve(p));
+    else for (const base of bases) out.add(resolve(base, p));
+  }
+  return [...out];
+}
+
+/** Where a call's relative paths may start: where it runs, when the agent says, and the workspace. */
+function bases(action: ActionLike, cwd: string): string[] {
+  const at = action.cwd === undefined || action.cwd === "" ? undefined : resolve(cwd, action.cwd);
+  return at === undefined || at === resolve(cwd) ? [resolve(cwd)] : [at, resolve(cwd)];
+}
+
+function filePaths(tool: string, original: string, input: Record<string, unknown>, from: readonly string[]): string[] {
   let raw = PATH_KEYS.flatMap((k) => strings(input[k]));
   if (original === "apply_patch") raw = patchPaths(input);
   if (original === "read_many_files") raw = [...raw, ...strings(input.paths), ...strings(input.include)];
   // Glob, Grep and LS without a path look at the cwd.
   if (raw.length === 0 && (tool === "Glob" || tool === "Grep" || tool === "LS")) raw = ["."];
-  return raw.map((p) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p)));
+  return [...new Set(raw.flatMap((p) => pathCandidates(p, from)))];
 }
 
 /** The arguments of MCP tools that name files (`mcp__filesystem__read_file`'s `path`, `move_file`'s `source`…). */
@@ -155,8 +184,6 @@ const MCP_PATH_KEYS = [
   "target",
 ];
 
-const absolute = (p: string, cwd: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-
 /** The globs a `Glob` or `Grep` call looks at (its pattern, or its `glob`/`include` under its path), and the folders a `Grep` with none reads whole. */
 function searchScope(tool: string, input: Record<string, unknown>, paths: string[], cwd: string) {
   const globs: string[] = [], trees: string[] = [];
@@ -175,20 +202,18 @@ function searchScope(tool: string, input: Record<string, unknown>, paths: string
 
 /** An MCP call's path arguments, and the folders it reads whole when its name says it searches or lists. */
 /**
- * The files an MCP argument may name, to be safe both ways: the path against the call's cwd and, for `~` or `~/…`,
- * the same under the home directory (servers such as the filesystem server expand it); a `file://` URI as its path.
+ * The files an MCP argument may name: a `file://` URI as its path; any other as {@link pathCandidates} says (servers
+ * such as the filesystem server expand `~`).
  */
-function mcpPaths(p: string, cwd: string): string[] {
+function mcpPaths(p: string, from: readonly string[]): string[] {
   if (/^file:/i.test(p)) {
     try {
       return [fileURLToPath(p)];
     } catch {
-      return [absolute(p, cwd)];
+      return from.map((base) => resolve(base, p));
     }
   }
-  const out = [absolute(p, cwd)];
-  if (p === "~" || p.startsWith("~/")) out.push(join(homedir(), p.slice(1)));
-  return out;
+  return pathCandidates(p, from);
 }
 
 /** The last words of an argument name that say it names files (`repo_path`, `outputDir`, `fileName`, `Path`). */
@@ -247,9 +272,9 @@ function mcpPathArgs(input: Record<string, unknown>): { paths: string[]; unsearc
   return { paths: out, unsearched };
 }
 
-function mcpScope(tool: string, input: Record<string, unknown>, cwd: string) {
+function mcpScope(tool: string, input: Record<string, unknown>, from: readonly string[]) {
   const args = mcpPathArgs(input);
-  const paths = args.paths.flatMap((p) => mcpPaths(p, cwd));
+  const paths = [...new Set(args.paths.flatMap((p) => mcpPaths(p, from)))];
   const trees = /search|find|grep|tree|list|glob/i.test(tool) ? paths : [];
   const unsearched = args.unsearched
     ? `its arguments nest deeper than ${ARG_DEPTH} levels or hold more than ${ARG_VALUES} values, not searched ` +
@@ -311,7 +336,7 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
     return at === undefined ? { tool, command } : { tool, command, cwd: resolve(at) };
   }
   if (ruleCovers("Read", tool) || ruleCovers("Edit", tool)) {
-    const paths = filePaths(tool, action.tool, input, cwd);
+    const paths = filePaths(tool, action.tool, input, bases(action, cwd));
     // Gemini's read_many_files takes globs (`src/**/*.ts`) in its paths and include.
     if (action.tool === "read_many_files") return { tool, paths, globs: paths };
     if (tool !== "Glob" && tool !== "Grep") return { tool, paths };
@@ -327,6 +352,6 @@ export function ruleTarget(action: ActionLike, cwd: string): RuleTarget | null {
   );
   const named = { tool, subject: typeof subject === "string" ? subject : action.command };
   if (!tool.startsWith("mcp__")) return named;
-  const scope = mcpScope(tool, input, cwd);
+  const scope = mcpScope(tool, input, bases(action, cwd));
   return scope.paths.length > 0 || scope.unsearched ? { ...named, ...scope } : named;
 }
