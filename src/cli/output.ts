@@ -12,6 +12,7 @@
 import { writeSync } from "node:fs";
 import process from "node:process";
 import { nodeTty } from "../builtins.ts";
+import { CONTROL_CHARS } from "../control_chars.ts";
 import { type Colors, createColors } from "./colors.ts";
 
 export type { Colors };
@@ -171,10 +172,6 @@ export function truncate(s: string, width: number): string {
   return [...s].slice(0, Math.max(0, width - 1)).join("") + "…";
 }
 
-/** C0 and C1 control characters (ESC, BEL, CSI…), the Unicode bidi overrides and the invisible direction marks. */
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
 /**
  * Neutralises terminal escape sequences in text that came from a task, an
  * output or a plugin: each control character is shown as a visible `\xNN`
@@ -188,7 +185,7 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202
  * ```
  */
 export function neutralize(s: string): string {
-  return s.replace(CONTROL, (ch) => {
+  return s.replace(CONTROL_CHARS, (ch) => {
     const n = ch.codePointAt(0)!;
     return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u{${n.toString(16)}}`;
   });

@@ -22,12 +22,10 @@
  */
 import process from "node:process";
 import { nodeUtil } from "../builtins.ts";
+import { CONTROL_CHARS } from "../control_chars.ts";
 
 /** Most bytes of output routed per policy call (or load). */
 export const PLUGIN_OUTPUT_LIMIT = 64 * 1024;
-
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Neutralises terminal control sequences: every control character except
@@ -40,7 +38,7 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202
  * ```
  */
 export function neutralize(text: string): string {
-  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(CONTROL_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Counts the output of one call and turns it into prefixed, neutralised stderr lines. */

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { BIDI_CHARS } from "../control_chars.ts";
 import { textOf } from "../json.ts";
 
 /** Markup that is already safe to insert as is (built by {@link markup} or {@link raw}). */
@@ -31,7 +32,9 @@ const ENTITIES: Record<string, string> = {
 
 /**
  * Escapes text for an HTML text node or a quoted attribute value: `& < > " '`
- * become entities; lone UTF-16 surrogates (invalid text) become U+FFFD.
+ * become entities; lone UTF-16 surrogates (invalid text) become U+FFFD; the
+ * marks that reorder text (see `control_chars.ts`) are shown as `\u{202e}`,
+ * as the CLI's `neutralize` shows them.
  *
  * @example
  * ```ts
@@ -40,16 +43,12 @@ const ENTITIES: Record<string, string> = {
  * ```
  */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]).replace(BIDI, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]).replace(
+    BIDI_CHARS,
+    (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`,
+  )
     .toWellFormed();
 }
-
-/**
- * The bidi embeddings, overrides and isolates (and the invisible marks): in a page they reorder what follows them
- * (an approval's command shown as something else, Trojan Source), so they are shown as `\u{202e}`, as the CLI's
- * `neutralize` shows them.
- */
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Marks trusted markup (written in this codebase, never from artifacts) as safe.
