@@ -271,4 +271,99 @@ describe("noema mcp over Streamable HTTP", () => {
       await upstream.close();
     }
   });
+
+  it("sessions hold under faults: a failed request blocks no client, clients connecting at once get a session each, a forged id gets 404", async () => {
+    const base = join(tmp.path, "faults");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer({ sessions: true });
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo"]);
+    const clients: Client[] = [];
+    try {
+      const url = new URL(await gw.url);
+      // A request without a session that the upstream refuses with an error of no id: its id 0 is not left in flight.
+      const stray = await rawPost(url, JSON.stringify({ jsonrpc: "2.0", id: 0, method: "tools/list" }));
+      assert.equal(stray.status, 400, stray.body);
+      // Two SDK clients at once (both initialize with id 0): each gets its own session, and episode.
+      for (const name of ["client-a", "client-b"]) clients.push(new Client({ name, version: "1.0" }));
+      await withBound(Promise.all(clients.map((c) => c.connect(new StreamableHTTPClientTransport(url)))), "connect");
+      for (const [i, c] of clients.entries()) {
+        const r = await withBound(c.callTool({ name: "echo", arguments: { text: `to ${i}` } }), "echo") as CallResult;
+        assert.equal(r.content[0].text, `echo: to ${i}`);
+      }
+      // A session id the upstream never assigned through the gateway: not found, nothing relayed, no episode.
+      const call = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "echo", arguments: {} },
+      });
+      const forged = await rawPost(url, call, { "mcp-session-id": "forged-1" });
+      assert.equal(forged.status, 404, forged.body);
+      assert.match(JSON.parse(forged.body).error.message, /session "forged-1" not found/);
+    } finally {
+      for (const c of clients) await c.close();
+      await gw.stop();
+      await upstream.close();
+    }
+    const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+    const tasks = ids.map((id) => String((events(root, id)[0].payload as { task: string }).task)).sort();
+    assert.deepEqual(tasks, ["MCP session: demo (client client-a)", "MCP session: demo (client client-b)"]);
+    for (const id of ids) {
+      const acts = events(root, id).filter((e) => e.phase === "act");
+      assert.equal(acts.length, 1, `${id}: one call each`);
+      assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: root } }).code, 0);
+    }
+  });
+
+  it("a call waiting for approval is never made once its client left, and SIGTERM gives up a wait at once", async () => {
+    const base = join(tmp.path, "abandoned");
+    mkdirSync(base, { recursive: true });
+    const root = join(base, "root");
+    const upstream = await startMcpHttpServer({ sessions: true });
+    const rules = rulesFile(base, { ask: ["mcp__demo__echo"] });
+    const gw = startGateway(base, root, upstream.url, ["--name", "demo", "--rules", rules, "--wait", "1h"]);
+    const client = new Client({ name: "leaver", version: "1.0" });
+    const url = new URL(await gw.url);
+    await withBound(client.connect(new StreamableHTTPClientTransport(url)), "connect");
+    const episodeDir = () => {
+      const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+      return ids.length === 1 ? join(root, "episodes", ids[0]) : null;
+    };
+    const paused = async () => {
+      for (let i = 0; i < 600; i++) {
+        const dir = episodeDir();
+        if (dir && readdirSync(dir).some((f) => f.startsWith("checkpoint"))) return dir;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the call never paused: ${gw.stderr()}`);
+    };
+    // The client gives up waiting: its request is closed while the call waits for a decision.
+    const leaving = new AbortController();
+    const first = client.callTool({ name: "echo", arguments: { text: "first" } }, { signal: leaving.signal })
+      .catch((e: unknown) => e);
+    const dir = await paused();
+    leaving.abort();
+    await withBound(first, "the client's abandoned call");
+    // Its wait ends with nothing decided: rejected (by timeout), so an approval now has nothing to approve.
+    for (let i = 0; i < 600; i++) {
+      const rejected = events(root, dir.split("/").pop()!).some((e) =>
+        e.phase === "runtime" && /run\.(rejected|resume)/.test(String(e.event_type))
+      );
+      if (rejected) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const approve = cli(["approve", dir.split("/").pop()!, "--by", "ana"], { env: { NOEMA_ROOT: root } });
+    assert.notEqual(approve.code, 0, `nothing waits any more: ${approve.stdout}${approve.stderr}`);
+    // A second call waits; SIGTERM ends the gateway without waiting the hour out (the hang bound catches that).
+    const second = client.callTool({ name: "echo", arguments: { text: "second" } }).catch((e: unknown) => e);
+    for (let i = 0; i < 600 && !/pause|approval/.test(gw.stderr()); i++) await new Promise((r) => setTimeout(r, 100));
+    await gw.stop();
+    await withBound(second, "the second call");
+    await upstream.close();
+    const id = dir.split("/").pop()!;
+    const acts = events(root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
+    assert.deepEqual(acts.map((a) => a.step_status), ["vetoed", "vetoed"], "neither call reached the server");
+    assert.equal(cli(["validate", id], { env: { NOEMA_ROOT: root } }).code, 0);
+  });
 });

@@ -1,10 +1,12 @@
 /**
  * The stdio framing of `noema mcp` (src/agents/mcp/lines.ts): lines handed on
- * as sent, and a line over the limit dropped whole.
+ * as sent, and a line over the limit dropped whole; and the HTTP gateway's
+ * events (src/agents/mcp/sse.ts): data over the limit dropped unread.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { LineSplitter } from "../src/agents/mcp/lines.ts";
+import { type SseEvent, SseParser } from "../src/agents/mcp/sse.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -25,5 +27,23 @@ describe("LineSplitter", () => {
     s.push(bytes("z".repeat(60))); // still the long line: dropped, said once
     s.push(bytes('zz"}\n{"after":2}\n'));
     assert.deepEqual(lines, ['{"before":1}', '{"after":2}'], "the long line's head and tail were never a message");
+  });
+});
+
+describe("SseParser's limit (the HTTP gateway's events)", () => {
+  it("drops an event's data over the limit unread, however it is cut into chunks and lines, and goes on after it", async () => {
+    const events: SseEvent[] = [];
+    const p = new SseParser((e) => void events.push(e), 100);
+    await p.push('data: {"before":1}\n\nid: 7\ndata: {"text":"' + "x".repeat(60));
+    await p.push("y".repeat(60)); // one line over the limit: not kept, whatever follows in it
+    await p.push('"}\n\ndata: ' + "a".repeat(60) + "\ndata: " + "b".repeat(60) + "\n\n"); // two lines, over together
+    await p.push('data: {"after":2}\n\n');
+    await p.end();
+    assert.deepEqual(events.map((e) => [e.data, e.oversized ?? false, e.id]), [
+      ['{"before":1}', false, undefined],
+      [null, true, "7"],
+      [null, true, undefined],
+      ['{"after":2}', false, undefined],
+    ]);
   });
 });

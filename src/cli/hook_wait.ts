@@ -27,17 +27,6 @@ import { storeFromEnvironment } from "./store_option.ts";
 export const HOOK_WAIT_MARGIN_S = 30;
 
 /**
- * The `awaitDecision` of a hook waiting up to `waitMs` for decisions made
- * through the shared store; undefined without a store. A store that cannot
- * be reached decides nothing: the call stays asked (`noema approve` on this
- * machine decides it).
- *
- * @example
- * ```ts
- * const awaitDecision = hookApprovalWait(".noema", 600_000, "deny");
- * ```
- */
-/**
  * Publishes the episode, trying again for a few seconds while it fails: the
  * resident server's own publisher of the session may be sending it at that
  * moment (a lease held, a batch under way). Then the wait goes on anyway:
@@ -58,6 +47,18 @@ async function publishSoon(p: EpisodePublisher, tryMs = 5_000): Promise<void> {
   }
 }
 
+/**
+ * The `awaitDecision` of a hook waiting up to `waitMs` for decisions made
+ * through the shared store; undefined without a store. A store that cannot
+ * be reached decides nothing: the call stays asked (`noema approve` on this
+ * machine decides it). Its `signal` (the MCP gateway's: the client left) ends
+ * the wait with nothing decided.
+ *
+ * @example
+ * ```ts
+ * const awaitDecision = hookApprovalWait(".noema", 600_000, "deny");
+ * ```
+ */
 export function hookApprovalWait(
   root: string,
   waitMs: number,
@@ -65,12 +66,12 @@ export function hookApprovalWait(
 ): HookSettings["awaitDecision"] | undefined {
   const pick = storeFromEnvironment();
   if (pick === null) return undefined;
-  return async (episodeId) => {
+  return async (episodeId, _checkpointId, signal?: AbortSignal) => {
     const store = await openSharedStore(pick.url, pick.from);
     try {
       // Approvers anywhere see the waiting call: the catalog row names it (checkpoint, state hash, policy, reason).
       await publishSoon(new EpisodePublisher(store, join(episodesDir(root), episodeId), episodeId));
-      const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout);
+      const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout, signal);
       return got === "interrupted" ? "none" : got;
     } catch {
       return "none";

@@ -108,15 +108,18 @@ export class GovernedSession {
   #server: string | null;
   #client: string | null = null;
   readonly #forwarded = new Map<string, Forwarded>();
-  /** Calls being decided, by request id: true once the client cancelled one. */
-  readonly #deciding = new Map<string, boolean>();
+  /** Calls being decided, by request id: aborted once the client cancelled one (a wait for approval ends then). */
+  readonly #deciding = new Map<string, AbortController>();
   /** What this session's tools/list said of each tool. */
   readonly #tools = new Map<string, { digest: string; annotations: Record<string, unknown> | null }>();
   /** The tools the client was shown in the current listing (its first page and the pages after it), by digest. */
   readonly #listing = new Map<string, string>();
   /** The calls run as tasks, by task id. */
   readonly #tasks = new Map<string, CallTask>();
+  /** Aborted when the session ends: a call still waiting for a person's decision is abandoned, never made. */
+  readonly #stop = new AbortController();
   #calls = 0;
+  #initialized = false;
 
   constructor(s: GovernedSettings) {
     this.#s = s;
@@ -129,9 +132,30 @@ export class GovernedSession {
     this.#session = new McpSession({ ...s.session, options: { ...s.session.options, policies } });
   }
 
+  /** Whether the server answered this session's initialize. */
+  get initialized(): boolean {
+    return this.#initialized;
+  }
+
   /** The ids of the client's requests the server has not answered yet. */
   pending(): unknown[] {
     return [...this.#forwarded.keys()].map((k) => JSON.parse(k));
+  }
+
+  /**
+   * The requests of a client's message (`line`) that the server will not answer: the HTTP exchange that carried them
+   * failed or ended without their answers (an error the server gave no id, a refusal, a body that is no answer). They
+   * are no longer in flight (the client may use their ids again); a call among them is recorded as not answered.
+   */
+  async settle(line: string, why: string): Promise<void> {
+    for (const id of requestIds(line)) {
+      const key = idKey(id), sent = this.#forwarded.get(key);
+      if (sent === undefined) continue;
+      this.#forwarded.delete(key);
+      if (sent.callId === undefined || sent.method !== "tools/call") continue;
+      await this.#session.record(sent.callId, { status: "error", error: { type: "NotAnswered", message: why } })
+        .catch((e) => this.#s.log(`noema mcp: ${sent.callId} not recorded: ${describeThrown(e).message}`));
+    }
   }
 
   /** Whether a request with this id is being decided or waits for the server's answer. */
@@ -144,8 +168,11 @@ export class GovernedSession {
     return this.#server ??= serverNameOf(null, this.#s.fallbackName);
   }
 
-  /** Routes one message from the client (at once, except a tools/call, which is decided first). */
-  clientMessage(line: string): Routed | Promise<Routed> {
+  /**
+   * Routes one message from the client (at once, except a tools/call, which is decided first). `gone`: aborted when
+   * the client stops waiting for the answer (its HTTP request closed): a call still being decided is then abandoned.
+   */
+  clientMessage(line: string, gone?: AbortSignal): Routed | Promise<Routed> {
     const admitted = admit(line);
     if (!admitted.ok) {
       // Nothing the server could read otherwise than the gateway did reaches it (see admit.ts).
@@ -160,7 +187,7 @@ export class GovernedSession {
       this.#s.log(`noema mcp: request id ${idKey(msg.id)} is already in flight; not relayed`);
       return { toClient: inFlightError(msg.id), status: 400 };
     }
-    if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line);
+    if (msg.id !== undefined && msg.method === "tools/call") return this.#call(msg, line, gone);
     if (msg.id !== undefined) this.#forwarded.set(idKey(msg.id), this.#forwardedOf(msg));
     if (msg.method === "initialize" && isObject(msg.params) && isObject(msg.params.clientInfo)) {
       const name = msg.params.clientInfo.name;
@@ -168,7 +195,7 @@ export class GovernedSession {
     }
     if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
       const key = idKey(msg.params.requestId);
-      if (this.#deciding.has(key)) this.#deciding.set(key, true);
+      this.#deciding.get(key)?.abort();
       const sent = this.#forwarded.get(key);
       if (sent?.callId !== undefined) sent.cancelled = true;
     }
@@ -203,7 +230,8 @@ export class GovernedSession {
     const items = batchItems(line);
     if (items !== null) return this.#serverBatch(items, line);
     const msg = parse(line);
-    const key = msg !== null && msg.method === undefined && msg.id !== undefined ? idKey(msg.id) : null;
+    // Whatever has no method of its own is an answer (`"method": null` too: a lenient client would take it as one).
+    const key = msg !== null && typeof msg.method !== "string" && msg.id !== undefined ? idKey(msg.id) : null;
     const sent = key === null ? undefined : this.#forwarded.get(key);
     if (sent === undefined && key !== null && msg!.id !== null) {
       this.#s.log(`noema mcp: the server answered id ${key}, which is no request in flight; dropped`);
@@ -211,7 +239,8 @@ export class GovernedSession {
     }
     if (sent === undefined) return line; // notifications, the server's own requests, an error about no request
     this.#forwarded.delete(key!);
-    if (sent.method === "initialize") {
+    if (sent.method === "initialize" && isObject(msg!.result)) {
+      this.#initialized = true;
       const info = isObject(msg!.result) && isObject(msg!.result.serverInfo) ? msg!.result.serverInfo.name : null;
       this.#server ??= serverNameOf(typeof info === "string" ? info : null, this.#s.fallbackName);
       this.#start();
@@ -308,12 +337,13 @@ export class GovernedSession {
   }
 
   /** A tools/call: decided first, then passed on (or refused). */
-  async #call(msg: Message, line: string): Promise<Routed> {
+  async #call(msg: Message, line: string, gone?: AbortSignal): Promise<Routed> {
     const key = idKey(msg.id);
     const params = isObject(msg.params) ? msg.params : {};
     const name = typeof params.name === "string" ? params.name : "";
     const args = isObject(params.arguments) ? params.arguments : {};
-    this.#deciding.set(key, false);
+    const cancel = new AbortController();
+    this.#deciding.set(key, cancel);
     this.#calls++;
     try {
       if (this.#server === null) {
@@ -325,12 +355,15 @@ export class GovernedSession {
       }
       if (!(await this.#session.episodeId())) this.#start(); // a client that called before initialize finished
       const tool = `mcp__${this.#serverName()}__${name}`;
-      const { callId, decision } = await this.#session.decide({ tool, arguments: args });
+      const abandoned = AbortSignal.any([this.#stop.signal, cancel.signal, ...(gone ? [gone] : [])]);
+      const { callId, decision } = await this.#session.decide({ tool, arguments: args }, abandoned);
       if (decision.verdict !== "allow" && decision.verdict !== "patch") {
         return { toClient: refusal(msg.id, refusalText(decision, !!this.#s.session.awaitDecision)) };
       }
-      if (this.#deciding.get(key) === true) {
-        const why = "cancelled by the client before it ran";
+      if (abandoned.aborted) {
+        const why = cancel.signal.aborted
+          ? "cancelled by the client before it ran"
+          : "the client left (or the gateway stopped) before it ran";
         await this.#session.record(callId, {
           status: "skipped",
           outcome: why,
@@ -371,6 +404,7 @@ export class GovernedSession {
    * sealed (none when it opened none; more than one after a rollover at the step limit).
    */
   async end(why: string, aborted: boolean): Promise<readonly string[]> {
+    this.#stop.abort(); // a call waiting for a decision is given up (its wait ends, the call refused, never made)
     // A call the client cancelled while the server ran it, and no answer since: said so, not "not answered".
     for (const sent of this.#forwarded.values()) {
       if (!sent.cancelled || sent.callId === undefined || sent.method !== "tools/call") continue;
@@ -407,6 +441,13 @@ function serverNameOf(own: string | null, fallback: string): string {
 function forwarded(msg: Message): Forwarded {
   const continued = msg.method === "tools/list" && isObject(msg.params) && typeof msg.params.cursor === "string";
   return { method: msg.method as string, ...(continued ? { continued } : {}) };
+}
+
+/** The ids of the requests in a client's message (one, or a batch). */
+function requestIds(line: string): unknown[] {
+  const items = batchItems(line) ?? [parse(line)];
+  return items.filter((m): m is Message => isObject(m) && typeof m.method === "string" && m.id !== undefined)
+    .map((m) => m.id);
 }
 
 /** The messages of a JSON-RPC batch, or null when the line is not one. */

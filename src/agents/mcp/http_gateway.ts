@@ -24,6 +24,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import { describeThrown } from "../../plugins/thrown.ts";
 import { GovernedSession, type GovernedSettings, type Message } from "./governed.ts";
 import { foreignHost } from "./local_origin.ts";
+import { MAX_LINE_BYTES } from "./lines.ts";
 import { SseParser, sseText } from "./sse.ts";
 
 /** How the HTTP gateway runs. */
@@ -81,34 +82,48 @@ export async function runHttpGateway(s: HttpGatewaySettings): Promise<string[]> 
 
 class HttpGateway {
   readonly #s: HttpGatewaySettings;
+  /** The sessions by the id the upstream assigned them (`STATELESS`: an upstream that assigns none). */
   readonly #sessions = new Map<string, GovernedSession>();
-  /** Episodes sealed at the clients' DELETE. */
+  /** Episodes sealed at the clients' DELETE, and of initializes that opened no session. */
   readonly #sealed: string[] = [];
 
   constructor(s: HttpGatewaySettings) {
     this.#s = s;
   }
 
-  #governed(id: string): GovernedSession {
-    let g = this.#sessions.get(id);
-    if (!g) {
-      this.#sessions.set(id, g = new GovernedSession({ ...this.#s, fallbackName: new URL(this.#s.upstream).host }));
-    }
+  #newSession(): GovernedSession {
+    return new GovernedSession({ ...this.#s, fallbackName: new URL(this.#s.upstream).host });
+  }
+
+  /**
+   * The session a request names: one the upstream assigned through this gateway, or, for a request naming none,
+   * the upstream's one session when it assigns none. Null for an id this gateway never saw assigned (forged, or
+   * from before it started): the client is told the session is not found (404), which makes it initialize again.
+   */
+  #sessionOf(sid: string): GovernedSession | null {
+    if (sid !== STATELESS) return this.#sessions.get(sid) ?? null;
+    let g = this.#sessions.get(STATELESS);
+    if (!g) this.#sessions.set(STATELESS, g = this.#newSession());
     return g;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const foreign = foreignHost(header(req, "host"), header(req, "origin"));
-    if (foreign !== null) {
-      res.writeHead(403, { "content-type": "application/json" });
-      const message = `noema mcp: ${foreign} (DNS-rebinding protection)`;
-      return void res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
-    }
+    if (foreign !== null) return answer(res, 403, `${foreign} (DNS-rebinding protection)`);
+    // The client stopped waiting (its connection closed before the answer ended): the upstream request is dropped
+    // too (a resumable stream is then replayed to the client's GET, and governed there), a call being decided given up.
+    const gone = new AbortController();
+    res.on("close", () => res.writableFinished || gone.abort());
     try {
       const sid = header(req, "mcp-session-id") ?? STATELESS;
-      if (req.method === "POST") return await this.#post(req, res, sid);
-      const up = await fetch(this.#s.upstream, { method: req.method, headers: forwardHeaders(req) });
-      const g = this.#governed(sid);
+      if (req.method === "POST") return await this.#post(req, res, sid, gone.signal);
+      const g = this.#sessionOf(sid);
+      if (g === null) return answer(res, 404, `session ${JSON.stringify(sid)} not found: initialize a new one`);
+      const up = await fetch(this.#s.upstream, {
+        method: req.method,
+        headers: forwardHeaders(req),
+        signal: gone.signal,
+      });
       if (req.method === "DELETE" && up.ok && sid !== STATELESS) {
         // Sealed before the client hears the session is over.
         this.#sessions.delete(sid);
@@ -116,32 +131,78 @@ class HttpGateway {
       }
       await this.#relay(up, res, g);
     } catch (e) {
-      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-      res.end(`noema mcp: upstream ${this.#s.upstream}: ${describeThrown(e).message}\n`);
+      if (gone.signal.aborted) return void res.end(); // the client left: nobody to tell
+      this.#failed(res, e);
     }
   }
 
-  async #post(req: IncomingMessage, res: ServerResponse, sid: string): Promise<void> {
-    const body = await readBody(req);
-    const g = sid === STATELESS ? this.#governed(STATELESS) : this.#governed(sid);
-    // A batch holding a tools/call, text that is not JSON, a repeated key: answered here, never relayed (admit.ts).
-    const routed = await g.clientMessage(body);
-    if (routed === null) return void res.writeHead(202).end();
-    if ("toClient" in routed) {
-      res.writeHead(routed.status ?? 200, { "content-type": "application/json" });
-      return void res.end(JSON.stringify(routed.toClient));
+  /** An exchange that failed: the client told, unless its answer had begun (then it is ended there). */
+  #failed(res: ServerResponse, e: unknown): void {
+    const why = `upstream ${this.#s.upstream}: ${describeThrown(e).message}`;
+    if (res.headersSent) {
+      this.#s.log(`noema mcp: ${why}`);
+      return void res.end(); // never text inside an event stream: the client reads it as a broken stream
     }
-    const up = await fetch(this.#s.upstream, { method: "POST", headers: forwardHeaders(req), body: routed.toServer });
-    const assigned = up.headers.get("mcp-session-id");
-    if (assigned && sid === STATELESS && !this.#sessions.has(assigned)) {
-      this.#sessions.set(assigned, g); // the session the upstream opened with this initialize
-      this.#sessions.delete(STATELESS);
-    }
-    await this.#relay(up, res, g);
+    answer(res, 502, why);
   }
 
-  /** The upstream's response, each JSON-RPC message in it passed through the session's governance. */
-  async #relay(up: Response, res: ServerResponse, g: GovernedSession): Promise<void> {
+  async #post(req: IncomingMessage, res: ServerResponse, sid: string, gone: AbortSignal): Promise<void> {
+    const body = await readBody(req, MAX_LINE_BYTES);
+    if (body === null) return answer(res, 413, `a body over ${MAX_LINE_BYTES} bytes is not relayed`);
+    // Each initialize without a session is a session of its own until the upstream says which (never a slot that
+    // clients connecting at once share, or that one failed request holds for all).
+    const fresh = sid === STATELESS && isInitialize(body);
+    const g = fresh ? this.#newSession() : this.#sessionOf(sid);
+    if (g === null) return answer(res, 404, `session ${JSON.stringify(sid)} not found: initialize a new one`);
+    let kept = !fresh;
+    try {
+      // A batch holding a tools/call, text that is not JSON, a repeated key: answered here, never relayed (admit.ts).
+      const routed = await g.clientMessage(body, gone);
+      if (routed === null) return void res.writeHead(202).end();
+      if ("toClient" in routed) {
+        res.writeHead(routed.status ?? 200, { "content-type": "application/json" });
+        return void res.end(JSON.stringify(routed.toClient));
+      }
+      let up: Response;
+      try {
+        up = await fetch(this.#s.upstream, {
+          method: "POST",
+          headers: forwardHeaders(req),
+          body: routed.toServer,
+          signal: gone,
+        });
+      } catch (e) {
+        await g.settle(body, `the request did not reach the server: ${describeThrown(e).message}`);
+        throw e;
+      }
+      if (fresh) kept = await this.#opened(up, g);
+      const streamed = await this.#relay(up, res, g);
+      // Answered otherwise than by a stream the client may resume: what it did not answer, it never will.
+      if (!streamed) await g.settle(body, `the server did not answer it (HTTP ${up.status})`);
+    } finally {
+      if (!kept) this.#sealed.push(...await g.end("the upstream opened no session", false));
+    }
+  }
+
+  /**
+   * Keeps a fresh initialize's session under the id the upstream assigned it; whether it was kept. An upstream that
+   * assigns none has one session: the first initialized one goes on (a later initialize's is sealed at once).
+   */
+  async #opened(up: Response, g: GovernedSession): Promise<boolean> {
+    if (!up.ok) return false;
+    const assigned = up.headers.get("mcp-session-id") ?? STATELESS;
+    const before = this.#sessions.get(assigned);
+    if (before?.initialized) return false;
+    this.#sessions.set(assigned, g);
+    if (before) this.#sealed.push(...await before.end("a new session replaced it", false));
+    return true;
+  }
+
+  /**
+   * The upstream's response, each JSON-RPC message in it passed through the session's governance; true when it was
+   * an event stream (which the client may resume).
+   */
+  async #relay(up: Response, res: ServerResponse, g: GovernedSession): Promise<boolean> {
     const headers: Record<string, string> = {};
     up.headers.forEach((v, k) => {
       if (!DROP_RESPONSE.has(k)) headers[k] = v;
@@ -150,28 +211,56 @@ class HttpGateway {
     const type = (up.headers.get("content-type") ?? "").trim().toLowerCase();
     const sse = type.startsWith("text/event-stream");
     if (!sse && type.startsWith("application/json")) {
-      const text = await up.text();
+      const text = await bodyText(up, MAX_LINE_BYTES);
+      if (text === null) {
+        answer(res, 502, `the upstream's answer is over ${MAX_LINE_BYTES} bytes: not relayed`);
+        return false;
+      }
       // A batch too (the SDK's client takes an array of answers): each answer governed, none passed unread.
       const out = text.trim() === "" ? text : await g.serverMessage(text);
       res.writeHead(up.status, headers);
-      return void res.end(out === null ? "" : typeof out === "string" ? out : JSON.stringify(out));
+      res.end(out === null ? "" : typeof out === "string" ? out : JSON.stringify(out));
+      return false;
     }
     res.writeHead(up.status, headers);
-    if (!up.body) return void res.end();
+    if (!up.body) {
+      res.end();
+      return false;
+    }
     if (!sse) {
       for await (const chunk of up.body) res.write(chunk);
-      return void res.end();
+      res.end();
+      return false;
     }
     res.flushHeaders();
-    await relayEvents(up.body, res, g);
+    await relayEvents(up.body, res, g, this.#s.log);
     res.end();
+    return true;
   }
 
   /** Seals every session's episode; their ids. */
   async endAll(why: string): Promise<string[]> {
-    for (const g of this.#sessions.values()) this.#sealed.push(...await g.end(why, false));
+    const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
+    // At once: a call waiting for a decision is given up as each session ends, none waits for another's.
+    for (const sealed of await Promise.all(sessions.map((g) => g.end(why, false)))) this.#sealed.push(...sealed);
     return this.#sealed;
+  }
+}
+
+/** A JSON-RPC error as the gateway's own answer (`status`: its HTTP status). */
+function answer(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `noema mcp: ${message}` }, id: null }));
+}
+
+/** Whether a client's message is one `initialize` request (the start of a session). */
+function isInitialize(body: string): boolean {
+  try {
+    const v = JSON.parse(body);
+    return typeof v === "object" && v !== null && !Array.isArray(v) && v.method === "initialize" && v.id !== undefined;
+  } catch {
+    return false;
   }
 }
 
@@ -179,14 +268,20 @@ class HttpGateway {
  * Relays an SSE stream event by event, each parsed as a client parses it and written out again in plain form
  * (`sse.ts`): its data (one JSON-RPC message, or a batch) goes through governance, its other fields are kept.
  */
-async function relayEvents(body: ReadableStream<Uint8Array>, res: ServerResponse, g: GovernedSession): Promise<void> {
+async function relayEvents(
+  body: ReadableStream<Uint8Array>,
+  res: ServerResponse,
+  g: GovernedSession,
+  log: (line: string) => void,
+): Promise<void> {
   const decoder = new TextDecoder();
   const parser = new SseParser(async (e) => {
+    if (e.oversized) log(`noema mcp: an event over ${MAX_LINE_BYTES} characters from the upstream; its data dropped`);
     const data = e.data === null || e.data.trim() === "" ? e.data : await g.serverMessage(e.data);
     res.write(
       sseText({ ...e, data: typeof data === "string" || data === null ? data : JSON.stringify(data as Message) }),
     );
-  });
+  }, MAX_LINE_BYTES);
   for await (const chunk of body) await parser.push(decoder.decode(chunk, { stream: true }));
   await parser.end();
 }
@@ -205,8 +300,29 @@ function forwardHeaders(req: IncomingMessage): Headers {
   return h;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** A request's body as text; null when it is over `max` bytes (the rest is read and dropped). */
+async function readBody(req: IncomingMessage, max: number): Promise<string | null> {
   const chunks: Uint8Array[] = [];
-  for await (const c of req) chunks.push(c as Uint8Array);
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Uint8Array).byteLength;
+    if (size <= max) chunks.push(c as Uint8Array);
+  }
+  return size > max ? null : Buffer.concat(chunks).toString("utf8");
+}
+
+/** A response's body as text; null when it is over `max` bytes (not read further). */
+async function bodyText(up: Response, max: number): Promise<string | null> {
+  if (!up.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of up.body) {
+    size += c.byteLength;
+    if (size > max) {
+      await up.body.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(c);
+  }
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -24,8 +24,15 @@ import { type DriverOptions, openEpisode } from "../episodes.ts";
 import { abortEnd } from "../driver.ts";
 import { clipText } from "../../text_head.ts";
 
-/** Waits for the decision on a paused call (see `HookSettings.awaitDecision`). */
-export type AwaitDecision = (episodeId: string, checkpointId: string) => Promise<"decided" | "abort" | "none">;
+/**
+ * Waits for the decision on a paused call (see `HookSettings.awaitDecision`); `signal` aborted: the wait is given up
+ * ("none": the call is then rejected, never made).
+ */
+export type AwaitDecision = (
+  episodeId: string,
+  checkpointId: string,
+  signal?: AbortSignal,
+) => Promise<"decided" | "abort" | "none">;
 
 /** How the session's episode is run. */
 export interface SessionSettings {
@@ -126,8 +133,11 @@ export class McpSession {
     return run;
   }
 
-  /** Proposes one call; an `ask` waits for its decision when the session may wait, else is refused. */
-  decide(call: ProposedCall): Promise<CallDecision> {
+  /**
+   * Proposes one call; an `ask` waits for its decision when the session may wait, else is refused. `abandoned`
+   * aborted ends the wait: the call is rejected.
+   */
+  decide(call: ProposedCall, abandoned?: AbortSignal): Promise<CallDecision> {
     return this.#serial(async (current) => {
       const core = await this.#roomFor(current);
       this.#steps++;
@@ -144,7 +154,7 @@ export class McpSession {
       let decision = await core.propose(proposed);
       if (decision.verdict === "ask" && decision.checkpoint_id !== undefined && wait) {
         core.flush(); // the pause is on disk before anyone is asked
-        const got = await wait(core.episodeId, decision.checkpoint_id);
+        const got = abandoned?.aborted ? "none" : await wait(core.episodeId, decision.checkpoint_id, abandoned);
         if (got === "abort") {
           const end = abortEnd(core.dir);
           this.#ended = true;

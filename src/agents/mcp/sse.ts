@@ -13,8 +13,10 @@
 
 /** One event block: its fields as read (the last of each wins), and its comment lines. */
 export interface SseEvent {
-  /** The `data` lines joined by `\n`; null when the block had none. */
+  /** The `data` lines joined by `\n`; null when the block had none (or its data was over the limit: `oversized`). */
   data: string | null;
+  /** Its data was longer than the parser's limit: dropped unread, as a stdio line over the limit is. */
+  oversized?: boolean;
   event?: string;
   id?: string;
   retry?: string;
@@ -34,6 +36,9 @@ export interface SseEvent {
  */
 export class SseParser {
   #line = "";
+  /** The line being read is over the limit: its text is not kept. */
+  #lineOver = false;
+  readonly #max: number;
   #start = true;
   /** The last chunk ended with a CR: an LF first in the next one ends no other line. */
   #afterCr = false;
@@ -42,8 +47,10 @@ export class SseParser {
   readonly #onEvent: (e: SseEvent) => void | Promise<void>;
   #pending: (void | Promise<void>)[] = [];
 
-  constructor(onEvent: (e: SseEvent) => void | Promise<void>) {
+  /** `maxChars`: the most an event's data (or any line) may hold; past it the data is dropped unread. */
+  constructor(onEvent: (e: SseEvent) => void | Promise<void>, maxChars = Infinity) {
     this.#onEvent = onEvent;
+    this.#max = maxChars;
   }
 
   /** Adds text; returns once the events it completed were handed on. */
@@ -61,25 +68,43 @@ export class SseParser {
       const hit = m.exec(text);
       if (hit === null) break;
       if (hit[0] === "\r" && hit.index === text.length - 1) this.#afterCr = true;
-      this.#lineDone(this.#line + text.slice(i, hit.index));
+      this.#lineDone(this.#lineOver ? null : this.#line + text.slice(i, hit.index));
       this.#line = "";
+      this.#lineOver = false;
       i = hit.index + hit[0].length;
     }
-    this.#line += text.slice(i);
+    this.#keep(text.slice(i));
     const pending = this.#pending;
     this.#pending = [];
     for (const p of pending) await p;
   }
 
+  /** Keeps the start of an unended line, unless it is over the limit (then nothing more of it is kept). */
+  #keep(part: string): void {
+    if (this.#lineOver || part === "") return;
+    if (this.#line.length + part.length > this.#max) {
+      this.#line = "";
+      this.#lineOver = true;
+    } else this.#line += part;
+  }
+
   /** The stream ended: the last line and block, if not ended, are taken as ended (the relay ends them). */
   end(): Promise<void> {
-    if (this.#line !== "") this.#lineDone(this.#line);
+    if (this.#line !== "" || this.#lineOver) this.#lineDone(this.#lineOver ? null : this.#line);
     this.#line = "";
+    this.#lineOver = false;
     this.#afterCr = false;
     return this.push("\n");
   }
 
-  #lineDone(line: string): void {
+  /** One line (null: over the limit, unread: the block's data is dropped). */
+  #lineDone(line: string | null): void {
+    if (line === null || (this.#block.data?.length ?? 0) + line.length > this.#max) {
+      this.#fields = true;
+      this.#block.data = null;
+      this.#block.oversized = true;
+      return;
+    }
     if (line === "") {
       if (this.#fields) this.#pending.push(this.#onEvent(this.#block));
       this.#block = { data: null, comments: [] };
@@ -92,6 +117,7 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data" && this.#block.oversized) return;
     if (field === "data") this.#block.data = this.#block.data === null ? value : `${this.#block.data}\n${value}`;
     else if (field === "event" || field === "id" || field === "retry") this.#block[field] = value;
   }

@@ -85,7 +85,8 @@ function approvalWait(root: string, wait: string | undefined): AwaitDecision | u
   if (wait === undefined) return undefined;
   const ms = parseDuration(wait, "--wait");
   if (storeFromEnvironment() !== null) return hookApprovalWait(root, ms, "deny");
-  return (episodeId, checkpointId) => waitLocalDecision(episodeDirFor(episodeId, root), checkpointId, ms);
+  return (episodeId, checkpointId, signal) =>
+    waitLocalDecision(episodeDirFor(episodeId, root), checkpointId, ms, signal);
 }
 
 /** The run settings: the flags over noema.jsonc, as `noema run` reads them. */
