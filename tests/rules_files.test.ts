@@ -462,6 +462,56 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("Grep", { pattern: "x", path: "sub" }).effect, "allow");
   });
 
+  test("Grep's glob as Claude Code hands it to ripgrep: split on spaces and commas, exclusions searching the rest", () => {
+    for (const glob of ["*.md,.env", "*.md .env", "*.md,\t.env", "!*.md", "!README"]) {
+      assert.equal(fx("Grep", { pattern: "x", glob }).effect, "deny", glob);
+    }
+    assert.equal(fx("Grep", { pattern: "x", glob: "*.ts,*.md" }).effect, "allow");
+    assert.equal(fx("Grep", { pattern: "x", glob: "*.{ts,md}" }).effect, "allow");
+  });
+
+  test("extended globs and POSIX classes (node-glob's, which Gemini expands) count as all they may match", () => {
+    for (const include of [".e@(n)v", "!(README)", ".[[:alpha:]]nv", "+(.e)nv", ".en[[:lower:]]"]) {
+      assert.equal(fx("read_many_files", { paths: ["sub/a.ts"], include: [include] }).effect, "deny", include);
+      assert.equal(fx("Glob", { pattern: include }).effect, "deny", include);
+    }
+    assert.equal(fx("read_many_files", { paths: ["sub/a.ts"], include: ["@(sub)/*.ts"] }).effect, "allow");
+  });
+
+  test("Gemini's web_fetch: a URL the parser takes with control characters before it is fetched, so checked", () => {
+    const set = { deny: ["WebFetch(domain:evil.example)"] };
+    for (const prompt of ["Summarize \u0001https://evil.example/page", "see \u001fHTTPS://EVIL.example/x"]) {
+      assert.equal(fx("web_fetch", { prompt }, set).effect, "deny", JSON.stringify(prompt));
+    }
+    assert.equal(fx("web_fetch", { prompt: "Summarize https://ok.example/page" }, set).effect, "allow");
+  });
+
+  test("sed's and awk's own file commands: sed r/R read, w/W and s///w write; awk's redirections to a named file", () => {
+    const set: RuleSet = { deny: ["Read(./.env)", "Edit(./secrets/**)"] };
+    for (
+      const line of [
+        "sed 'r .env' README",
+        "sed -n '1R .env' README",
+        "sed -e p -e 'r .env' README",
+        "sed -n 'w secrets/x' README",
+        "sed '/a/W secrets/x' README",
+        "sed 's/hi/ho/w secrets/x' README",
+        "sed -n 's/hi/ho/gw secrets/x' README",
+        `awk '{print > "secrets/x"}' README`,
+        `awk '{print >> "secrets/x"}' README`,
+        `awk 'BEGIN { while ((getline l < ".env") > 0) print l }'`,
+      ]
+    ) assert.equal(effect(line, set), "deny", line);
+    for (const line of ["sed 's/r .env/x/' README", "sed 'w out.txt' README", `awk '{print > "out.txt"}' README`]) {
+      assert.equal(effect(line, set), "allow", line);
+    }
+  });
+
+  test("a hard link (link SRC DST) reads its source, as ln does", () => {
+    assert.equal(effect("link .env h"), "deny");
+    assert.equal(effect("link README h"), "allow");
+  });
+
   test("Glob: its pattern under its path", () => {
     assert.equal(fx("Glob", { pattern: ".e*" }).effect, "deny");
     assert.equal(fx("Glob", { pattern: "*" }).effect, "deny");
@@ -501,6 +551,10 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
       { request: { targets: [pathToFileURL(env).href] } },
     ];
     for (const input of calls) assert.equal(fx("mcp__x__do", input).effect, "deny", JSON.stringify(input));
+    for (const k of ["filepath", "pathname", "src", "location", "uri", "url"]) {
+      assert.equal(fx("mcp__x__do", { [k]: env }).effect, "deny", k);
+    }
+    assert.equal(fx("mcp__x__do", { uri: "https://example.test/.env" }).effect, "allow", "a web address, no path");
     for (const input of [{ profile: env }, { text: env }, { options: { title: env } }]) {
       assert.equal(fx("mcp__x__do", input).effect, "allow", JSON.stringify(input));
     }

@@ -212,7 +212,7 @@ function awkRuns(words: readonly ShellWord[]): Runs {
 }
 
 /** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
-function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
+export function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
   const scripts: ShellWord[] = [];
   let file = false;
   for (let k = 1; k < words.length; k++) {
@@ -235,7 +235,7 @@ function sedRuns(words: readonly ShellWord[]): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
   for (const script of sedScripts(words) ?? []) {
     const text = script.dynamic ? script.literal : script.text;
-    for (const e of sedExecs(text)) {
+    for (const e of sedCommands(text).execs) {
       if (e === null) runs.problems.push(`sed runs its pattern space as a command (e): ${text.slice(0, 80)}`);
       else runs.scripts.push({ script: literalWord(e), args: false });
     }
@@ -243,10 +243,27 @@ function sedRuns(words: readonly ShellWord[]): Runs {
   return runs;
 }
 
-/** The commands of a sed script's `e` commands (null: the pattern space, known only when it runs). */
-function sedExecs(text: string): (string | null)[] {
-  const out: (string | null)[] = [];
+/**
+ * What a sed script runs and opens: the commands of its `e` commands (null: the pattern space, known only when it
+ * runs), and the files its `r`/`R` commands read and its `w`/`W` commands and `s///w` flag write.
+ *
+ * @example
+ * ```ts
+ * import { sedCommands } from "./command_options.ts";
+ * sedCommands("r .env").reads; // [".env"]
+ * sedCommands("s/a/b/w out.txt").writes; // ["out.txt"]
+ * ```
+ */
+export function sedCommands(text: string): { execs: (string | null)[]; reads: string[]; writes: string[] } {
+  const out: (string | null)[] = [], reads: string[] = [], writes: string[] = [];
   let i = 0;
+  const restOfLine = () => {
+    const m = /[^\n]*/y;
+    m.lastIndex = i;
+    const rest = m.exec(text)![0];
+    i += rest.length;
+    return rest.trim();
+  };
   const skip = (re: RegExp) => {
     re.lastIndex = i;
     const m = re.exec(text);
@@ -282,7 +299,10 @@ function sedExecs(text: string): (string | null)[] {
       const f = (flags.exec(text)?.[0] ?? "").split("w")[0]; // `w FILE` takes the rest of the line
       i += f.length;
       if (f.includes("e")) out.push(null);
-      if (text[i] === "w") skip(/[^\n]*/y);
+      if (text[i] === "w") {
+        i++;
+        writes.push(restOfLine());
+      }
     } else if (c === "y") {
       delimited();
       i--;
@@ -293,9 +313,11 @@ function sedExecs(text: string): (string | null)[] {
       const command = m.exec(text)![0];
       i += command.length;
       out.push(command.trim() === "" ? null : command.trim());
-    } else if ("aicrRwW:".includes(c)) skip(/[^\n]*/y); // text or a file name: to the line's end
+    } else if ("rR".includes(c)) reads.push(restOfLine()); // a file name: to the line's end
+    else if ("wW".includes(c)) writes.push(restOfLine());
+    else if ("aic:".includes(c)) skip(/[^\n]*/y); // text or a label: to the line's end
     else if ("btTv".includes(c)) skip(/[^\n;]*/y); // a label
     else if ("qQlL".includes(c)) skip(/\s*\d*/y);
   }
-  return out;
+  return { execs: out, reads, writes };
 }

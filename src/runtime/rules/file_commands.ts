@@ -11,6 +11,7 @@
  */
 import { statSync } from "node:fs";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { sedCommands, sedScripts } from "./command_options.ts";
 import type { AccessMode } from "./file_access.ts";
 
 /** A path argument and how it is used. */
@@ -138,7 +139,31 @@ function scripted(args: readonly ShellWord[], name: string): Role[] {
   return [
     ...files.flatMap((w) => inPlace ? [read(w), write(w)] : [read(w)]),
     ...values(a, "-f", "--file", "--from-file").map((w) => read(w)),
+    ...(name === "sed" ? sedFiles(args) : name === "jq" ? [] : awkFiles(a.operands[0], given)),
   ];
+}
+
+/** The files a sed script's own commands open: `r`/`R` read, `w`/`W` and `s///w` write (`/dev/stdout` and such too). */
+function sedFiles(args: readonly ShellWord[]): Role[] {
+  const roles: Role[] = [];
+  for (const script of sedScripts([literalWord("sed"), ...args]) ?? []) {
+    const { reads, writes } = sedCommands(script.dynamic ? script.literal : script.text);
+    for (const f of reads) roles.push(read(literalWord(f)));
+    for (const f of writes) roles.push(write(literalWord(f)));
+  }
+  return roles;
+}
+
+/** The files an awk program names in its own redirections: `print > "f"`, `>> "f"` written, `getline < "f"` read. */
+function awkFiles(program: ShellWord | undefined, fromFile: boolean): Role[] {
+  if (program === undefined || fromFile) return [];
+  const text = program.dynamic ? program.literal : program.text;
+  const roles: Role[] = [];
+  for (const m of text.matchAll(/(>>?|<)\s*"((?:[^"\\]|\\.)*)"/g)) {
+    const file = m[2].replace(/\\(.)/g, "$1");
+    roles.push(m[1] === "<" ? read(literalWord(file)) : write(literalWord(file)));
+  }
+  return roles;
 }
 
 function isDirectory(w: ShellWord): boolean {
@@ -152,7 +177,7 @@ function isDirectory(w: ShellWord): boolean {
 /** A remote `host:path` operand of `scp`/`rsync`: not a local file. */
 const remote = (w: ShellWord) => /^[^/]*:/.test(w.text) && !w.text.startsWith("./");
 
-/** `cp`, `mv`, `install`, `ln`, `rsync`, `scp`: sources are read, the target is written. */
+/** `cp`, `mv`, `install`, `ln`, `link` (a hard link: the file under a second name), `rsync`, `scp`: sources are read, the target is written. */
 function copy(args: readonly ShellWord[], name: string): Role[] {
   const opts: ValueOptions = {
     cp: { short: "tS", long: ["target-directory", "suffix"] },
@@ -453,6 +478,7 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   mv: copy,
   install: copy,
   ln: copy,
+  link: copy,
   rsync: copy,
   scp: copy,
   tar,

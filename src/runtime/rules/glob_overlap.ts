@@ -3,9 +3,11 @@
  * that is itself a glob (`cat *.env`, `Glob(**\/*.ts)`) or a directory read
  * whole (`grep -r x dir`, `tar c dir`), against the glob of a file rule.
  *
- * The answer errs towards "yes": `[…]` classes count as any one character,
- * `*` may match a dotfile, and a brace expansion with too many alternatives
- * counts as `**`. It is linear in the product of the two patterns' lengths.
+ * The answer errs towards "yes": `[…]` classes (POSIX `[[:alpha:]]` ones
+ * too) count as any one character, extended globs (`@(a|b)`, `!(x)`, `+(x)`:
+ * node-glob's, which Gemini CLI expands, and bash's `extglob`) as `*`, `*` may
+ * match a dotfile, and a brace expansion with too many alternatives counts as
+ * `**`. It is linear in the product of the two patterns' lengths.
  *
  * @module
  */
@@ -50,6 +52,37 @@ function expandBraces(glob: string, budget = { left: MAX_ALTERNATIVES }): string
   return [glob];
 }
 
+/**
+ * Where the bracket expression opened at `i` ends (its `]`), or -1: a `]` first in it is one of its characters, and
+ * so is any `]` of a `[:alpha:]`, `[=a=]` or `[.a.]` inside it.
+ */
+function bracketEnd(glob: string, i: number): number {
+  let j = i + 1;
+  if (glob[j] === "!" || glob[j] === "^") j++;
+  if (glob[j] === "]") j++;
+  while (j < glob.length) {
+    const c = glob[j];
+    if (c === "/") return -1;
+    if (c === "[" && (glob[j + 1] === ":" || glob[j + 1] === "=" || glob[j + 1] === ".")) {
+      const close = glob.indexOf(`${glob[j + 1]}]`, j + 2);
+      if (close === -1) return -1;
+      j = close + 2;
+    } else if (c === "]") return j;
+    else j++;
+  }
+  return -1;
+}
+
+/** Extended globs (`@(a|b)`, `!(x)`, `*(x)`, `+(x)`, `?(x)`, nested too) as `*`, which matches all they do. */
+function broadenExtglobs(glob: string): string {
+  let prev;
+  do {
+    prev = glob;
+    glob = glob.replace(/[@!?+*]\([^()]*\)/g, "*");
+  } while (glob !== prev);
+  return glob;
+}
+
 function tokens(glob: string): Token[] {
   const out: Token[] = [];
   for (let i = 0; i < glob.length; i++) {
@@ -60,9 +93,9 @@ function tokens(glob: string): Token[] {
       out.push({ k: "globstar" });
     } else if (c === "*") out.push({ k: "star" });
     else if (c === "?") out.push({ k: "one" });
-    else if (c === "[" && glob.indexOf("]", i + 2) !== -1 && !glob.slice(i, glob.indexOf("]", i + 2)).includes("/")) {
+    else if (c === "[" && bracketEnd(glob, i) !== -1) {
       out.push({ k: "one" });
-      i = glob.indexOf("]", i + 2);
+      i = bracketEnd(glob, i);
     } else out.push({ k: "char", c });
   }
   return out;
@@ -70,7 +103,8 @@ function tokens(glob: string): Token[] {
 
 /** A glob's alternatives as token lists; `/**\/` may match a single `/`, a trailing `/**` the folder itself. */
 function alternatives(glob: string): Token[][] {
-  const spread = glob.replace(/\/\*\*\//g, "{/,/**/}").replace(/^\*\*\//, "{,**/}").replace(/\/\*\*$/, "{,/**}");
+  const broad = broadenExtglobs(glob);
+  const spread = broad.replace(/\/\*\*\//g, "{/,/**/}").replace(/^\*\*\//, "{,**/}").replace(/\/\*\*$/, "{,/**}");
   const alts = expandBraces(spread) ?? [spread.replace(/\{[^]*\}/g, "**")];
   return alts.map(tokens);
 }

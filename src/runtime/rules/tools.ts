@@ -184,18 +184,37 @@ const MCP_PATH_KEYS = [
   "target",
 ];
 
+/**
+ * The globs of a `Grep` call's `glob`, as Claude Code hands them to ripgrep: split on whitespace, and each piece
+ * without braces on commas (`"*.md,.env"` is two globs); a `!` first makes a piece an exclusion, which narrows
+ * nothing here (what it leaves is searched whole).
+ */
+function grepGlobs(glob: string): string[] {
+  const pieces = glob.split(/\s+/).flatMap((p) => p.includes("{") && p.includes("}") ? [p] : p.split(","));
+  return pieces.filter((p) => p !== "" && !p.startsWith("!"));
+}
+
 /** The globs a `Glob` or `Grep` call looks at (its pattern, or its `glob`/`include` under its path), and the folders a `Grep` with none reads whole. */
 function searchScope(tool: string, input: Record<string, unknown>, paths: string[], cwd: string) {
   const globs: string[] = [], trees: string[] = [];
   const bases = paths.length > 0 ? paths : [resolve(cwd)];
   const pattern = tool === "Glob" ? input.pattern : (input.glob ?? input.include);
+  const patterns = typeof pattern !== "string"
+    ? []
+    : tool === "Grep"
+    ? grepGlobs(pattern)
+    : pattern === ""
+    ? []
+    : [pattern];
   for (const base of bases) {
-    if (typeof pattern !== "string" || pattern === "") {
+    if (patterns.length === 0) {
       if (tool === "Grep") trees.push(base);
       continue;
     }
-    const rel = tool === "Grep" && !pattern.includes("/") ? `**/${pattern}` : pattern;
-    globs.push(isAbsolute(rel) ? rel : join(base, rel));
+    for (const p of patterns) {
+      const rel = tool === "Grep" && !p.includes("/") ? `**/${p}` : p;
+      globs.push(isAbsolute(rel) ? rel : join(base, rel));
+    }
   }
   return { globs, trees };
 }
@@ -220,6 +239,12 @@ function mcpPaths(p: string, from: readonly string[]): string[] {
 const MCP_PATH_WORDS = new Set([
   "path",
   "paths",
+  "filepath",
+  "filepaths",
+  "pathname",
+  "pathnames",
+  "src",
+  "location",
   "file",
   "files",
   "filename",
@@ -255,17 +280,22 @@ const ARG_DEPTH = MAX_VALUE_DEPTH, ARG_VALUES = 1_000_000;
 function mcpPathArgs(input: Record<string, unknown>): { paths: string[]; unsearched: boolean } {
   const out: string[] = [];
   let seen = 0, unsearched = false;
-  const walk = (value: unknown, named: boolean, depth: number): void => {
+  // named: under a name that says it names files; "uri": under `uri`/`url`, where a value that reads as a path is one.
+  const walk = (value: unknown, named: boolean | "uri", depth: number): void => {
     if (++seen > ARG_VALUES || depth > ARG_DEPTH) {
       unsearched = true;
       return;
     }
     if (typeof value === "string") {
-      if (named || /^file:/i.test(value)) out.push(value);
+      if (named === true || /^file:/i.test(value) || (named === "uri" && /^(?:\/|~|\.\.?\/)/.test(value))) {
+        out.push(value);
+      }
     } else if (Array.isArray(value)) {
       for (const v of value) walk(v, named, depth + 1);
     } else if (typeof value === "object" && value !== null) {
-      for (const [k, v] of Object.entries(value)) walk(v, pathKey(k), depth + 1);
+      for (const [k, v] of Object.entries(value)) {
+        walk(v, pathKey(k) || (/^ur[il]s?$/i.test(k) ? "uri" : false), depth + 1);
+      }
     }
   };
   walk(input, false, 0);
@@ -294,17 +324,19 @@ export interface ActionLike {
 }
 
 /**
- * The URLs a prompt makes Gemini's `web_fetch` fetch: each whitespace-separated word that is an http(s) URL, in any
- * letter case (it fetches up to 20; every one of them is here, so none gets past a rule).
+ * The URLs a prompt makes Gemini's `web_fetch` fetch: as Gemini reads them, each whitespace-separated word holding
+ * `://` that the URL parser takes (which drops control characters and spaces around it: `\u0001https://…` is a URL
+ * to it) as http(s), in any letter case (it fetches up to 20; every one of them is here, so none gets past a rule).
  */
 function promptUrls(prompt: string): string[] {
   const out: string[] = [];
   for (const word of prompt.split(/\s+/)) {
-    if (!/^https?:\/\//i.test(word)) continue;
+    if (!word.includes("://")) continue;
     try {
-      out.push(new URL(word).href);
+      const url = new URL(word);
+      if (url.protocol === "http:" || url.protocol === "https:") out.push(url.href);
     } catch {
-      out.push(word); // not a URL to the parser: the word itself meets the rules
+      if (/^https?:\/\//i.test(word)) out.push(word); // not a URL to the parser: the word itself meets the rules
     }
   }
   return out;
