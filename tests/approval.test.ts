@@ -16,7 +16,7 @@ import {
   validate,
 } from "noema";
 import { tempDir } from "./helpers/tmp.ts";
-import { REPO, runtimeCommand } from "./helpers/cli.ts";
+import { cli, REPO, runtimeCommand } from "./helpers/cli.ts";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { Buffer } from "node:buffer";
@@ -311,6 +311,20 @@ describe("fail closed", () => {
     );
     assert.equal(existsSync(join(r.episode_dir, "approvals")), false, "nothing decided");
     assert.equal(approve(r.episode_id, { root, checkpointId: r.checkpoint_id! }).decision, "approved");
+  });
+
+  test("noema approve|reject --checkpoint: only the checkpoint the decider saw (7 on another, nothing recorded)", async () => {
+    const r = await pausedRun();
+    const env = { NOEMA_ROOT: root };
+    for (const verb of ["approve", "reject"]) {
+      const wrong = cli([verb, r.episode_id, "--checkpoint", "chk_000000000000"], { env });
+      assert.equal(wrong.code, EXIT.MISMATCH, wrong.stderr);
+      assert.match(wrong.stderr, /now waits on chk_[0-9a-f]+, not on chk_000000000000/);
+    }
+    assert.equal(existsSync(join(r.episode_dir, "approvals")), false, "nothing decided");
+    const right = cli(["approve", r.episode_id, "--checkpoint", r.checkpoint_id!, "--json"], { env });
+    assert.equal(right.code, 0, right.stderr);
+    assert.equal(JSON.parse(right.stdout).checkpoint_id, r.checkpoint_id);
   });
 
   test("the pending action swapped after the decision (7): the decision is bound to the checkpoint's digest", async () => {

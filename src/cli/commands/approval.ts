@@ -136,6 +136,11 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       "a display name, recorded as claimed_by beside the authenticated decider (the store's database role, else " +
         "the OS user)",
     )
+    .option(
+      "--checkpoint <id>",
+      "decide only if the run still waits on this checkpoint (as `noema approvals` or `view` showed it); another: " +
+        "exit 7, nothing recorded",
+    )
     .option("--resume", "continue the run after recording the decision")
     .option("--json", "print the decision (and, with --resume, the run's result) as JSON")
     .addHelpText(
@@ -143,6 +148,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       examples(
         [`noema ${name} ep_01K9RBBMXXRSFWR49SXFGF4SPR --note "checked the diff"`, "record the decision"],
         [`noema ${name} ep_01K9… --resume`, "decide and continue the same run"],
+        [`noema ${name} ep_01K9… --checkpoint chk_0123456789ab`, "only the call you saw (not one that came after it)"],
       ) + FAIL_CLOSED,
     )
     .action(async (episode, opts, cmd) => {
@@ -159,6 +165,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
               decision: name === "approve" ? "approved" : "rejected",
               note: opts.note,
               by: opts.by,
+              ...(opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {}),
             },
             g,
             (line) => ctx.out.note(line),
@@ -191,7 +198,12 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       if (store === null) refuseWithoutStore(ref, g, `${name === "approve" ? "approve" : "reject"} it`);
       const decided = store !== null
         ? pendingCheckpoint(ref, g).approval!
-        : (name === "approve" ? approve : reject)(ref, { ...g, note: opts.note, by: opts.by });
+        : (name === "approve" ? approve : reject)(ref, {
+          ...g,
+          note: opts.note,
+          by: opts.by,
+          ...(opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {}),
+        });
       // Printed as recorded: secrets in the note or the name are masked.
       const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);
       if (!opts.resume) {
