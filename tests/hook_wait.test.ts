@@ -137,8 +137,8 @@ describe("an interactive session's hook waits for a decision made on another mac
             const log = existsSync(join(a.path, "server.log")) ? readFileSync(join(a.path, "server.log"), "utf8") : "";
             assert.match(log, /answered exit 0/, "a resident server answered the session's calls");
           }
-          // Allowed: no "ask" (Claude Code would ask its own user) and no "deny".
-          assert.doesNotMatch(answer.stdout, /"permissionDecision":"(ask|deny)"/, answer.stdout);
+          // Allowed, said so: Claude Code does not ask its own user again (nor deny it, headless).
+          assert.equal(JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision, "allow", answer.stdout);
           const id = waiting.episode_id;
           const dir = join(s.root, "episodes", id);
           const approvals = readdirSync(join(dir, "approvals"));
@@ -209,6 +209,10 @@ describe("an interactive session's hook waits for a decision made on another mac
       const out = JSON.parse(answer.stdout).hookSpecificOutput;
       assert.equal(out.permissionDecision, "deny");
       assert.match(out.permissionDecisionReason, /Rejected by noema@host-b \(claimed: cid\): not today/);
+      // Decided and applied: the session waits for nobody any more (its checkpoint stays, as the record).
+      const listed = cli(["--root", s.root, "list", "--json"]);
+      const entry = JSON.parse(listed.stdout).find((e: { episode_id: string }) => e.episode_id === waiting.episode_id);
+      assert.notEqual(entry?.run_state, "waiting_for_approval", listed.stdout);
     } finally {
       a.cleanup();
       b.cleanup();

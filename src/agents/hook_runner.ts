@@ -58,9 +58,14 @@ export interface HookSettings extends AnswerContext {
    * (`noema hook --wait` with a shared store): `"decided"` once it is the
    * episode's approval record, `"abort"` when the episode must end aborted,
    * `"none"` when nothing was decided (the call stays asked). With it, a call
-   * that needs approval pauses the episode whatever the agent's own way of asking.
+   * that needs approval pauses the episode whatever the agent's own way of asking. `signal` (given by the MCP
+   * gateway: its client left) ends the wait with nothing decided.
    */
-  awaitDecision?: (episodeId: string, checkpointId: string) => Promise<"decided" | "abort" | "none">;
+  awaitDecision?: (
+    episodeId: string,
+    checkpointId: string,
+    signal?: AbortSignal,
+  ) => Promise<"decided" | "abort" | "none">;
 }
 
 const APPEAR_WAIT_MS = 5000;
@@ -360,8 +365,10 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
         // One process per call: the state and the call's record are written before the answer (they would be at
         // exit anyway), so a hook killed after deciding leaves the call known to the next one.
         else if (s.episodes === undefined) episode.flush();
+        // A person approved it through noema: the agent is told allow, not asked its own user again.
+        const approved = waits && (decision.verdict === "allow" || decision.verdict === "patch");
         crashPoint("decided");
-        return dialect.answer(event, decision, s);
+        return dialect.answer(event, decision, approved ? { ...s, grant: true } : s);
       }, NO_OPINION);
     case "post_tool":
       // A result is never dropped: one whose call noema did not see proposed (out of order, or its hook killed)

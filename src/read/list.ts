@@ -81,12 +81,25 @@ export interface RunStateInfo {
   elapsed_ms?: number;
 }
 
-function hasCheckpoint(dir: string): boolean {
+/**
+ * Whether a checkpoint of the run still waits: one with no decision, or whose decision no resume has applied yet
+ * (`consumed_at` unset). An agent session's checkpoints stay after their decisions: those do not make it wait.
+ */
+function hasOpenCheckpoint(dir: string): boolean {
+  let names: string[];
   try {
-    return readdirSync(join(dir, "checkpoints")).some((n) => n.endsWith(".json"));
+    names = readdirSync(join(dir, "checkpoints")).filter((n) => n.endsWith(".json"));
   } catch {
     return false;
   }
+  return names.some((n) => {
+    try {
+      const decision = readJsonFile(join(dir, "approvals", n), n);
+      return typeof decision.consumed_at !== "string";
+    } catch {
+      return true; // no decision (or none noema can read): it waits
+    }
+  });
 }
 
 /**
@@ -113,7 +126,7 @@ export function runState(
     const since = Date.parse(startedAt ?? lock.info?.started_at ?? "");
     return Number.isNaN(since) ? { run_state: "running" } : { run_state: "running", elapsed_ms: now - since };
   }
-  if (hasCheckpoint(dir)) return { run_state: status === "pending" ? "waiting_for_approval" : "paused" };
+  if (hasOpenCheckpoint(dir)) return { run_state: status === "pending" ? "waiting_for_approval" : "paused" };
   if (sessionIdle(dir)) return { run_state: "idle" };
   return { run_state: "crashed" };
 }
