@@ -507,6 +507,16 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     }
   });
 
+  test("git grep reads its pathspecs, or with none the tree where it runs, whole", () => {
+    for (
+      const line of ["git grep SECRET", "git grep --untracked SECRET", "git grep -e SECRET", "git grep SECRET .env"]
+    ) {
+      assert.equal(effect(line), "deny", line);
+    }
+    assert.equal(effect("git grep SECRET -- sub"), "allow");
+    assert.equal(effect("git grep -e SECRET sub"), "allow");
+  });
+
   test("a hard link (link SRC DST) reads its source, as ln does", () => {
     assert.equal(effect("link .env h"), "deny");
     assert.equal(effect("link README h"), "allow");

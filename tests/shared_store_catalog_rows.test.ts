@@ -114,7 +114,7 @@ for (const b of backends) {
       assert.match(warned[0], /^noema: skipped ep_bad: its catalog row cannot be read: .*pending: /);
       const shown = cli(["--root", root.path, "approvals"], { env });
       assert.equal(shown.code, 0, shown.stderr);
-      assert.match(shown.stdout, /ep_wait\s+b\s+s2\s+ApprovalGate@1\.0/);
+      assert.match(shown.stdout, /ep_wait\s+b\s+s2\s+chk_01\s+ApprovalGate@1\.0/);
       assert.doesNotMatch(shown.stdout, /ep_bad/);
       assert.match(shown.stderr, /skipped ep_bad/);
     });

@@ -3,7 +3,8 @@
  * restores over the work tree (`git checkout [REV] [--] PATH`, `git restore PATH`), removes (`git rm`, `git clean`,
  * which without paths cleans the whole folder), moves (`git mv`), or patches (`git apply`, `git am`: the files the
  * patch names, unknown here); and the contents it shows (`git show REV:PATH`, `git cat-file -p REV:PATH`, `git
- * blame PATH`, `git diff --no-index A B`, and the paths after `--` of `git diff`, `git log`, `git show`, `git grep`).
+ * blame PATH`, `git diff --no-index A B`, the paths after `--` of `git diff`, `git log`, `git show`, and `git grep`'s
+ * pathspecs, or, with none, the tree where it runs).
  * Paths are relative to `git -C DIR` when it is given; a `REV:PATH` one to the repository's top (any folder above). Commands that rewrite what git tracks as a whole (`git reset
  * --hard`, `git checkout BRANCH`, `git stash pop`, `git merge`, `git pull`) are not read.
  *
@@ -129,7 +130,15 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
         ...a.operands.flatMap(objectPaths).map(read),
         ...afterDashes.map(readAll),
       ];
-    default: // log, grep: the paths after `--`
+    case "grep": {
+      // Its pathspecs, before `--` (after the pattern) or after it; none: the tree where it runs, read whole.
+      const before = splitArgs(dashed === -1 ? rest : rest.slice(0, dashed), SUB_VALUES.grep);
+      const patterned = before.options.some((o) => o.flag === "-e" || o.flag === "-f");
+      const paths = [...(patterned ? before.operands : before.operands.slice(1)), ...afterDashes];
+      const patternFiles = before.options.filter((o) => o.flag === "-f" && o.value).map((o) => read(o.value!));
+      return [...(paths.length > 0 ? paths : [literalWord(".")]).map(readAll), ...patternFiles];
+    }
+    default: // log: the paths after `--`
       return afterDashes.map(readAll);
   }
 }
