@@ -357,7 +357,9 @@ describe("noema mcp over Streamable HTTP", () => {
     assert.notEqual(approve.code, 0, `nothing waits any more: ${approve.stdout}${approve.stderr}`);
     // A second call waits; SIGTERM ends the gateway without waiting the hour out (the hang bound catches that).
     const second = client.callTool({ name: "echo", arguments: { text: "second" } }).catch((e: unknown) => e);
-    for (let i = 0; i < 600 && !/pause|approval/.test(gw.stderr()); i++) await new Promise((r) => setTimeout(r, 100));
+    const checkpoints = () => readdirSync(join(dir, "checkpoints")).filter((f) => f.endsWith(".json")).length;
+    for (let i = 0; i < 600 && checkpoints() < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(checkpoints(), 2, `the second call waits: ${gw.stderr()}`);
     await gw.stop();
     await withBound(second, "the second call");
     await upstream.close();
