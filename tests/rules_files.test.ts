@@ -478,6 +478,21 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(fx("read_many_files", { paths: ["sub/a.ts"], include: ["@(sub)/*.ts"] }).effect, "allow");
   });
 
+  test("a WebFetch URL with no scheme is read as a fetcher reads it; one nothing can read meets deny rules", () => {
+    const set = { deny: ["WebFetch(domain:evil.example)"] };
+    for (const url of ["evil.example/x", "//evil.example/x", "http:evil.example"]) {
+      assert.equal(fx("WebFetch", { url, prompt: "x" }, set).effect, "deny", url);
+    }
+    assert.equal(fx("WebFetch", { url: "http://[not a host/x", prompt: "x" }, set).effect, "deny", "unreadable");
+    assert.equal(fx("WebFetch", { url: "ok.example/x", prompt: "x" }, set).effect, "allow");
+    const allowOnly = { allow: ["WebFetch(domain:ok.example)"], ask: ["WebFetch"] };
+    assert.equal(
+      fx("WebFetch", { url: "http://[not a host/x", prompt: "x" }, allowOnly).effect,
+      "ask",
+      "never allowed",
+    );
+  });
+
   test("Gemini's web_fetch: a URL the parser takes with control characters before it is fetched, so checked", () => {
     const set = { deny: ["WebFetch(domain:evil.example)"] };
     for (const prompt of ["Summarize \u0001https://evil.example/page", "see \u001fHTTPS://EVIL.example/x"]) {
@@ -515,6 +530,27 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     }
     assert.equal(effect("git grep SECRET -- sub"), "allow");
     assert.equal(effect("git grep -e SECRET sub"), "allow");
+  });
+
+  test("more readers and writers: shuf, m4, diff -r, xargs -a, curl file://, curl --output-dir, wget -P, git clone DIR", () => {
+    const set: RuleSet = { deny: ["Read(./.env)", "Edit(./secrets/**)"] };
+    for (
+      const line of [
+        "shuf .env",
+        "m4 .env",
+        "diff -rN sub .",
+        "xargs -a .env echo",
+        `curl -s file://${WS}/.env`,
+        "curl --output-dir secrets -O http://example.test/a",
+        "wget -P secrets http://example.test/a",
+        "git clone . secrets/c",
+      ]
+    ) assert.equal(effect(line, set), "deny", line);
+    for (
+      const line of ["diff README sub/a.ts", "curl -O http://example.test/a", "git clone . elsewhere", "shuf README"]
+    ) {
+      assert.equal(effect(line, set), "allow", line);
+    }
   });
 
   test("a hard link (link SRC DST) reads its source, as ln does", () => {

@@ -152,6 +152,13 @@ export function fileAccesses(units: CommandUnits, ctx: AccessContext): FileAcces
   }
   // The alternate readings of wrapper options too (`faketime -f X cat .env`): more files, never fewer.
   for (const unit of [...units.units, ...units.alternates]) {
+    // A wrapper that opens a file itself: `xargs -a FILE` reads it.
+    for (const stage of unit.slice(0, -1)) {
+      if (programName(stage[0]) !== "xargs" || stage[0].dynamic) continue;
+      for (const role of READERS.xargs(stage.slice(1), "xargs")) {
+        out.push(...accessesOf(role.word, role, "xargs", cwds, ctx.home));
+      }
+    }
     const last = unit.at(-1)!;
     const name = programName(last[0]);
     const reader: Reader | undefined = ownEntry(READERS, name);

@@ -10,6 +10,7 @@
  * @module
  */
 import { statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
 import { sedCommands, sedScripts } from "./command_options.ts";
 import type { AccessMode } from "./file_access.ts";
@@ -269,17 +270,44 @@ function patch(args: readonly ShellWord[]): Role[] {
   return roles;
 }
 
-/** `curl -o OUT`, `-T FILE`, `-d @FILE`, `-F name=@FILE`; `wget -O OUT`, `--post-file FILE`. */
+/** The path of a `file://` URL (its text after the scheme, when it is not one the URL parser takes). */
+function fileUrlPath(url: string): string {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return url.replace(/^file:\/\/[^/]*/i, "") || "/";
+  }
+}
+
+/**
+ * `curl -o OUT`, `-T FILE`, `-d @FILE`, `-F name=@FILE`, `--output-dir DIR`, a `file://` URL; `wget -O OUT`,
+ * `--post-file FILE`, `-P DIR`.
+ */
 function fetcher(args: readonly ShellWord[], name: string): Role[] {
   const curl = name === "curl";
   const a = splitArgs(args, {
-    short: curl ? "oTdFKHXAeEuxrwmyYzbcCDQ" : "OoaiPeTtwUAQ",
+    short: curl ? "oTdFKHXAeEuxrwmyYzbcCDQ" : "OoaiPeTtwUAQP",
     long: curl
-      ? ["output", "upload-file", "data", "data-binary", "data-raw", "data-urlencode", "data-ascii", "form", "config"]
-      : ["output-document", "post-file", "body-file", "input-file", "output-file", "append-output"],
+      ? [
+        "output",
+        "upload-file",
+        "data",
+        "data-binary",
+        "data-raw",
+        "data-urlencode",
+        "data-ascii",
+        "form",
+        "config",
+        "output-dir",
+      ]
+      : ["output-document", "post-file", "body-file", "input-file", "output-file", "append-output", "directory-prefix"],
   });
   const roles = [
     ...values(a, "-o", "--output", "-O", "--output-document", "--output-file", "--append-output").map((w) => write(w)),
+    // Where downloads land: curl's --output-dir, wget's -P (a folder written, whatever the file is named).
+    ...values(a, "--output-dir", "-P", "--directory-prefix").map((w) => write(w, true)),
+    // A file:// URL is a file read (curl reads it).
+    ...a.operands.filter((w) => /^file:\/\//i.test(w.text)).map((w) => read(literalWord(fileUrlPath(w.text)))),
     ...values(a, "-T", "--upload-file", "-K", "--config", "--post-file", "--body-file", "-i", "--input-file").map(
       (w) => read(w),
     ),
@@ -364,7 +392,12 @@ const READERS: Record<string, Reader> = Object.fromEntries(
     "paste",
     "join",
     "comm",
-    "diff",
+    "shuf",
+    "tsort",
+    "ptx",
+    "m4",
+    "cpp",
+    "pv",
     "diff3",
     "sdiff",
     "cmp",
@@ -426,6 +459,16 @@ const READERS: Record<string, Reader> = Object.fromEntries(
  */
 export const FILE_COMMANDS: Record<string, Reader> = {
   ...READERS,
+  // `diff -r A B` reads both folders whole.
+  diff: (args) => {
+    const a = splitArgs(args, { short: "xXSFIDLU", long: ["exclude", "exclude-from", "starting-file", "label"] });
+    return a.operands.map((w) => read(w, has(a, "-r", "--recursive")));
+  },
+  // `xargs -a FILE`: the arguments come from FILE (what xargs then runs is read as a command of its own).
+  xargs: (args) => {
+    const a = splitArgs(args, { short: "aEeIiLlnPsd", long: ["arg-file", "eof", "replace", "max-lines"] });
+    return values(a, "-a", "--arg-file").map((w) => read(w));
+  },
   head: reads({ short: "nc", long: ["lines", "bytes"] }),
   tail: reads({ short: "ncs", long: ["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"] }),
   sort: reads({ short: "kotST", long: ["key", "output", "field-separator", "buffer-size", "temporary-directory"] }, [

@@ -16,6 +16,7 @@ import { GIT_VALUE_OPTIONS } from "./git.ts";
 
 /** Options of subcommands that take a value (so the value is no path). */
 const SUB_VALUES: Record<string, ValueOptions> = {
+  clone: { short: "obcju", long: ["origin", "branch", "config", "jobs", "upload-pack", "reference", "depth"] },
   checkout: { short: "bBU", long: ["orphan", "conflict", "pathspec-from-file", "track"] },
   restore: { short: "s", long: ["source", "pathspec-from-file", "conflict"] },
   rm: { long: ["pathspec-from-file"] },
@@ -130,6 +131,9 @@ export function gitFiles(args: readonly ShellWord[]): Role[] {
         ...a.operands.flatMap(objectPaths).map(read),
         ...afterDashes.map(readAll),
       ];
+    case "clone":
+      // The folder it clones into (made, and filled), when named.
+      return a.operands.slice(1, 2).map((w): Role => ({ word: at(w), mode: "write", tree: true }));
     case "grep": {
       // Its pathspecs, before `--` (after the pattern) or after it; none: the tree where it runs, read whole.
       const before = splitArgs(dashed === -1 ? rest : rest.slice(0, dashed), SUB_VALUES.grep);

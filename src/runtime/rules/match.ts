@@ -167,15 +167,26 @@ function shellFileBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchC
   return false;
 }
 
-function domainMatches(spec: string, url: string | null | undefined): boolean {
-  if (!url) return false;
-  let host: string;
-  try {
-    // A fully qualified name's trailing dot names the same host (`https://evil.com./` fetches evil.com).
-    host = new URL(url).hostname.toLowerCase().replace(/\.+$/, "");
-  } catch {
-    return false;
+/**
+ * The host a URL names, as a fetcher given it would read it: as written, else with no scheme (`evil.example/x`,
+ * `//evil.example/x`) as https; null when no reading works. A fully qualified name's trailing dot names the same host
+ * (`https://evil.com./` fetches evil.com).
+ */
+function hostOf(url: string): string | null {
+  const schemed = /^[a-z][a-z0-9+.-]*:/i.test(url);
+  for (const candidate of schemed ? [url] : [url.startsWith("//") ? `https:${url}` : `https://${url}`]) {
+    try {
+      return new URL(candidate).hostname.toLowerCase().replace(/\.+$/, "");
+    } catch { /* the next reading */ }
   }
+  return null;
+}
+
+/** Whether a `domain:` rule names the URL's host; a URL no reading makes sense of meets deny and ask rules (`blocking`). */
+function domainMatches(spec: string, url: string | null | undefined, blocking: boolean): boolean {
+  if (!url) return false;
+  const host = hostOf(url);
+  if (host === null) return blocking;
   const domain = spec.slice("domain:".length).toLowerCase().replace(/\.+$/, "");
   return picomatch.isMatch(host, domain, { dot: true }) || host === domain;
 }
@@ -203,7 +214,7 @@ function otherMatches(rule: ParsedRule, base: string, s: Subject, ctx: MatchCont
   if (!ruleCovers(rule.tool, t.tool)) return false;
   if (rule.specifier === null) return true;
   if (t.paths !== undefined) return pathMatches(rule.specifier, base, t.paths, ctx, blocking);
-  if (t.tool === "WebFetch") return domainMatches(rule.specifier, t.url);
+  if (t.tool === "WebFetch") return domainMatches(rule.specifier, t.url, blocking);
   return matchesCommand(patternOf(rule.specifier), t.subject ?? "");
 }
 
