@@ -553,6 +553,14 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     }
   });
 
+  test("Codex's apply_patch run through the shell writes the files its patch names (an argument or a here-document)", () => {
+    const set: RuleSet = { deny: ["Edit(./secrets/**)"] };
+    const patch = "*** Begin Patch\n*** Add File: secrets/x\n+pwned\n*** End Patch";
+    assert.equal(effect(`apply_patch <<'EOF'\n${patch}\nEOF`, set), "deny", "a here-document");
+    assert.equal(effect(`apply_patch '${patch}'`, set), "deny", "an argument");
+    assert.equal(effect(`apply_patch <<'EOF'\n${patch.replace("secrets/x", "notes.txt")}\nEOF`, set), "allow");
+  });
+
   test("a hard link (link SRC DST) reads its source, as ln does", () => {
     assert.equal(effect("link .env h"), "deny");
     assert.equal(effect("link README h"), "allow");

@@ -114,17 +114,27 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((x): x is string => typeof x === "string") : [];
 }
 
-/** The files a patch in Codex's `apply_patch` format names. */
-function patchPaths(input: Record<string, unknown>): string[] {
+/**
+ * The files a patch text in Codex's `apply_patch` format names (added, updated, deleted, moved to).
+ *
+ * @example
+ * ```ts
+ * import { patchFiles } from "./tools.ts";
+ * patchFiles("*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"); // ["a.txt"]
+ * ```
+ */
+export function patchFiles(text: string): string[] {
   const out: string[] = [];
-  for (const v of Object.values(input)) {
-    if (typeof v !== "string") continue;
-    // Codex trims each hunk header line before reading it (codex-rs/apply-patch parser.rs: `lines[0].trim()`).
-    for (const m of v.matchAll(/^\s*\*\*\* (?:Add|Update|Delete) File: (.+)$|^\s*\*\*\* Move to: (.+)$/gm)) {
-      out.push((m[1] ?? m[2]).trim());
-    }
+  // Codex trims each hunk header line before reading it (codex-rs/apply-patch parser.rs: `lines[0].trim()`).
+  for (const m of text.matchAll(/^\s*\*\*\* (?:Add|Update|Delete) File: (.+)$|^\s*\*\*\* Move to: (.+)$/gm)) {
+    out.push((m[1] ?? m[2]).trim());
   }
   return out;
+}
+
+/** The files a patch in Codex's `apply_patch` format names, in any of the call's string arguments. */
+function patchPaths(input: Record<string, unknown>): string[] {
+  return Object.values(input).flatMap((v) => typeof v === "string" ? patchFiles(v) : []);
 }
 
 /**

@@ -51,6 +51,7 @@ import {
   type ShellWord,
   UNKNOWN_ARGUMENTS,
 } from "./shell.ts";
+import { patchFiles } from "./tools.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
@@ -230,6 +231,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const code = interpreterCode(name, words);
     if (code !== null) readCode(name, code, heredoc, depth, walk);
     if (name === "make" || name === "gmake") readMake(words, heredoc, depth, walk);
+    if (name === "apply_patch" || name === "applypatch") readPatch(words, heredoc, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
       if (bare !== null) {
@@ -329,6 +331,16 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
  * it fails closed) and of a makefile this line wrote (its `-f` file or its default names). A makefile the line did
  * not write is not read (docs/rules.md).
  */
+/**
+ * Codex's `apply_patch` run through the shell, its patch an argument or a here-document (Codex applies it itself):
+ * the files its headers name count as read and written.
+ */
+function readPatch(words: Stage, heredoc: ShellWord | undefined, walk: Walk): void {
+  for (const w of [...words.slice(1), ...(heredoc ? [heredoc] : [])]) {
+    for (const file of patchFiles(w.dynamic ? w.literal : w.text)) walk.codePaths.push(literalWord(file));
+  }
+}
+
 function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
   const { evals, files } = makeSources(words);
   const texts: ShellWord[] = [...evals];
