@@ -461,12 +461,19 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   ...READERS,
   // `diff -r A B` reads both folders whole.
   diff: (args) => {
-    const a = splitArgs(args, { short: "xXSFIDLU", long: ["exclude", "exclude-from", "starting-file", "label"] });
+    const a = splitArgs(args, {
+      short: "xXSFIDLUCW",
+      long: ["exclude", "exclude-from", "starting-file", "label", "width"],
+    });
     return a.operands.map((w) => read(w, has(a, "-r", "--recursive")));
   },
   // `xargs -a FILE`: the arguments come from FILE (what xargs then runs is read as a command of its own).
   xargs: (args) => {
-    const a = splitArgs(args, { short: "aEeIiLlnPsd", long: ["arg-file", "eof", "replace", "max-lines"] });
+    // GNU xargs' options that take a value (-e, -i and -l take one only when attached).
+    const a = splitArgs(args, {
+      short: "aEILnPsd",
+      long: ["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"],
+    });
     return values(a, "-a", "--arg-file").map((w) => read(w));
   },
   head: reads({ short: "nc", long: ["lines", "bytes"] }),
