@@ -314,6 +314,11 @@ const RUNNERS = [
   "entr -s 'git push'",
   "gdb -ex '!git push'",
   "gdb -ex 'pipe info | sh'", // gdb's pipe: fails closed
+  "socat - EXEC:'git push'",
+  "socat - system:'git push origin main'",
+  "socat -u EXEC:'git push',pty STDOUT",
+  "socat STDIO 'EXEC:git push!!STDOUT'",
+  "socat - EXEC:'git\\ push'", // socat's own escape: fails closed
   "hub push",
   "/usr/lib/git-core/git-push origin",
   "git-subtree push --prefix=d origin main",

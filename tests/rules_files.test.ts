@@ -561,6 +561,20 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     assert.equal(effect(`apply_patch <<'EOF'\n${patch.replace("secrets/x", "notes.txt")}\nEOF`, set), "allow");
   });
 
+  test("socat's file addresses are read and written", () => {
+    for (
+      const line of [
+        "socat - FILE:.env",
+        "socat -u OPEN:.env STDOUT",
+        "socat - ./.env",
+        "socat STDIN GOPEN:.env,append",
+      ]
+    ) {
+      assert.equal(effect(line), "deny", line);
+    }
+    assert.equal(effect("socat - TCP:example.test:80"), "allow");
+  });
+
   test("a hard link (link SRC DST) reads its source, as ln does", () => {
     assert.equal(effect("link .env h"), "deny");
     assert.equal(effect("link README h"), "allow");

@@ -467,6 +467,16 @@ export const FILE_COMMANDS: Record<string, Reader> = {
     });
     return a.operands.map((w) => read(w, has(a, "-r", "--recursive")));
   },
+  // socat's file addresses (`FILE:p`, `OPEN:p`, `CREATE:p`, `GOPEN:p`, `PIPE:p`, a bare path): read and written.
+  socat: (args) =>
+    args.filter((w) => !/^-./.test(w.text)).flatMap((w) => {
+      const text = w.dynamic ? w.literal : w.text;
+      return text.split("!!").flatMap((address) => {
+        const m = /^(?:file|open|create|gopen|pipe|unix-connect|unix-client|unix-listen):([^,]*)/i.exec(address);
+        const path = m?.[1] ?? (/^[^:,]*\/[^:,]*$/.test(address) ? address : null);
+        return path ? [read(literalWord(path)), write(literalWord(path))] : [];
+      });
+    }),
   // `xargs -a FILE`: the arguments come from FILE (what xargs then runs is read as a command of its own).
   xargs: (args) => {
     // GNU xargs' options that take a value (-e, -i and -l take one only when attached).

@@ -91,7 +91,28 @@ function startStopRuns(words: readonly ShellWord[]): Runs | null {
 export function launcherRuns(name: string, words: readonly ShellWord[]): Runs | null {
   if (name === "gdb" || name === "cgdb") return gdbRuns(words);
   if (name === "start-stop-daemon") return startStopRuns(words);
+  if (name === "socat") return socatRuns(words);
   return null;
+}
+
+/**
+ * What socat runs: an `EXEC:` address runs its words, a `SYSTEM:` address a shell line (in any letter case, either
+ * side of a `!!` pair; what follows the first comma is the address's options). One holding a backslash or a quote
+ * (socat's own escapes), or known only when it runs, fails closed.
+ */
+function socatRuns(words: readonly ShellWord[]): Runs | null {
+  const runs: Runs = { scripts: [], commands: [], problems: [] };
+  for (const w of words.slice(1)) {
+    for (const address of (w.dynamic ? w.literal : w.text).split("!!")) {
+      const m = /^(exec|system):([^,]*)/i.exec(address);
+      if (m === null) continue;
+      if (w.dynamic || /[\\'"]/.test(m[2])) {
+        runs.problems.push(`socat runs ${w.text.slice(0, 80)}, known only when it runs`);
+      } else if (m[1].toLowerCase() === "system") runs.scripts.push({ script: literalWord(m[2]), args: false });
+      else runs.commands.push(m[2].trim().split(/\s+/).filter(Boolean).map(literalWord));
+    }
+  }
+  return runs.commands.length + runs.scripts.length + runs.problems.length > 0 ? runs : null;
 }
 
 /** make's options that take a value, and those that name its makefile or text to evaluate. */
