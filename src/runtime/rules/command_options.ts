@@ -193,6 +193,29 @@ function awkText(s: string): string {
   return s.replace(/\\(.)/g, (_, c: string) => c === "n" ? "\n" : c === "t" ? "\t" : c);
 }
 
+const AWK_REDIRECT = new RegExp(String.raw`(>>?|<)\s*${AWK_STRING}`, "g");
+
+/**
+ * The files an awk program names in its own redirections: `print > "f"` and `>> "f"` written, `getline < "f"` read
+ * (a name built when it runs is not known here).
+ *
+ * @example
+ * ```ts
+ * import { awkFiles } from "./command_options.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * awkFiles(["awk", '{print > "out"}', "in"].map(w)).writes; // ["out"]
+ * ```
+ */
+export function awkFiles(words: readonly ShellWord[]): ScriptFiles {
+  const files: ScriptFiles = { reads: [], writes: [] };
+  for (const program of awkPrograms(words)) {
+    for (const m of (program.dynamic ? program.literal : program.text).matchAll(AWK_REDIRECT)) {
+      (m[1] === "<" ? files.reads : files.writes).push(awkText(m[2]));
+    }
+  }
+  return files;
+}
+
 /** What an awk program runs: literal commands are read; one built when it runs is a problem. */
 function awkRuns(words: readonly ShellWord[]): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
@@ -212,7 +235,7 @@ function awkRuns(words: readonly ShellWord[]): Runs {
 }
 
 /** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
-export function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
+function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
   const scripts: ShellWord[] = [];
   let file = false;
   for (let k = 1; k < words.length; k++) {
@@ -228,6 +251,32 @@ export function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
     else if (!t.startsWith("-")) return file || scripts.length > 0 ? scripts : [words[k]];
   }
   return scripts;
+}
+
+/** The files a program's own script opens: read, and written. */
+export interface ScriptFiles {
+  reads: string[];
+  writes: string[];
+}
+
+/**
+ * The files `sed`'s scripts open themselves: `r`/`R` read, `w`/`W` and the `s///w` flag write (see {@link sedCommands}).
+ *
+ * @example
+ * ```ts
+ * import { sedFiles } from "./command_options.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * sedFiles(["sed", "r .env", "README"].map(w)).reads; // [".env"]
+ * ```
+ */
+export function sedFiles(words: readonly ShellWord[]): ScriptFiles {
+  const files: ScriptFiles = { reads: [], writes: [] };
+  for (const script of sedScripts(words) ?? []) {
+    const { reads, writes } = sedCommands(script.dynamic ? script.literal : script.text);
+    files.reads.push(...reads);
+    files.writes.push(...writes);
+  }
+  return files;
 }
 
 /** What GNU sed's `e` command and `s///e` flag run, over each script. */
@@ -246,15 +295,8 @@ function sedRuns(words: readonly ShellWord[]): Runs {
 /**
  * What a sed script runs and opens: the commands of its `e` commands (null: the pattern space, known only when it
  * runs), and the files its `r`/`R` commands read and its `w`/`W` commands and `s///w` flag write.
- *
- * @example
- * ```ts
- * import { sedCommands } from "./command_options.ts";
- * sedCommands("r .env").reads; // [".env"]
- * sedCommands("s/a/b/w out.txt").writes; // ["out.txt"]
- * ```
  */
-export function sedCommands(text: string): { execs: (string | null)[]; reads: string[]; writes: string[] } {
+function sedCommands(text: string): { execs: (string | null)[] } & ScriptFiles {
   const out: (string | null)[] = [], reads: string[] = [], writes: string[] = [];
   let i = 0;
   const restOfLine = () => {

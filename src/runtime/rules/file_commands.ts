@@ -12,7 +12,7 @@
 import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
-import { sedCommands, sedScripts } from "./command_options.ts";
+import { awkFiles, type ScriptFiles, sedFiles } from "./command_options.ts";
 import type { AccessMode } from "./file_access.ts";
 
 /** A path argument and how it is used. */
@@ -140,31 +140,13 @@ function scripted(args: readonly ShellWord[], name: string): Role[] {
   return [
     ...files.flatMap((w) => inPlace ? [read(w), write(w)] : [read(w)]),
     ...values(a, "-f", "--file", "--from-file").map((w) => read(w)),
-    ...(name === "sed" ? sedFiles(args) : name === "jq" ? [] : awkFiles(a.operands[0], given)),
+    ...(name === "jq" ? [] : scriptRoles((name === "sed" ? sedFiles : awkFiles)([literalWord(name), ...args]))),
   ];
 }
 
-/** The files a sed script's own commands open: `r`/`R` read, `w`/`W` and `s///w` write (`/dev/stdout` and such too). */
-function sedFiles(args: readonly ShellWord[]): Role[] {
-  const roles: Role[] = [];
-  for (const script of sedScripts([literalWord("sed"), ...args]) ?? []) {
-    const { reads, writes } = sedCommands(script.dynamic ? script.literal : script.text);
-    for (const f of reads) roles.push(read(literalWord(f)));
-    for (const f of writes) roles.push(write(literalWord(f)));
-  }
-  return roles;
-}
-
-/** The files an awk program names in its own redirections: `print > "f"`, `>> "f"` written, `getline < "f"` read. */
-function awkFiles(program: ShellWord | undefined, fromFile: boolean): Role[] {
-  if (program === undefined || fromFile) return [];
-  const text = program.dynamic ? program.literal : program.text;
-  const roles: Role[] = [];
-  for (const m of text.matchAll(/(>>?|<)\s*"((?:[^"\\]|\\.)*)"/g)) {
-    const file = m[2].replace(/\\(.)/g, "$1");
-    roles.push(m[1] === "<" ? read(literalWord(file)) : write(literalWord(file)));
-  }
-  return roles;
+/** The files a program's own script opens (sed's `r`/`w`, awk's redirections), as roles. */
+function scriptRoles(files: ScriptFiles): Role[] {
+  return [...files.reads.map((f) => read(literalWord(f))), ...files.writes.map((f) => write(literalWord(f)))];
 }
 
 function isDirectory(w: ShellWord): boolean {
