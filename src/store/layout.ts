@@ -68,7 +68,17 @@ function looksLikePath(ref: string): boolean {
   return ref.includes("/") || ref.includes(sep) || ref === "." || ref === ".." || isAbsolute(ref);
 }
 
-function isInside(parent: string, child: string): boolean {
+/**
+ * Whether `child` is `parent` or lies under it (by their paths, as given: resolve them first).
+ *
+ * @example
+ * ```ts
+ * import { isInside } from "./layout.ts";
+ * isInside("/w", "/w/sub"); // true
+ * isInside("/w", "/wx"); // false
+ * ```
+ */
+export function isInside(parent: string, child: string): boolean {
   const rel = relative(parent, child);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }

@@ -118,7 +118,7 @@ class HttpGateway {
       const sid = header(req, "mcp-session-id") ?? STATELESS;
       if (req.method === "POST") return await this.#post(req, res, sid, gone.signal);
       const g = this.#sessionOf(sid);
-      if (g === null) return answer(res, 404, `session ${JSON.stringify(sid)} not found: initialize a new one`);
+      if (g === null) return notFound(res, sid);
       const up = await fetch(this.#s.upstream, {
         method: req.method,
         headers: forwardHeaders(req),
@@ -153,7 +153,7 @@ class HttpGateway {
     // clients connecting at once share, or that one failed request holds for all).
     const fresh = sid === STATELESS && isInitialize(body);
     const g = fresh ? this.#newSession() : this.#sessionOf(sid);
-    if (g === null) return answer(res, 404, `session ${JSON.stringify(sid)} not found: initialize a new one`);
+    if (g === null) return notFound(res, sid);
     let kept = !fresh;
     try {
       // A batch holding a tools/call, text that is not JSON, a repeated key: answered here, never relayed (admit.ts).
@@ -252,6 +252,11 @@ class HttpGateway {
 function answer(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `noema mcp: ${message}` }, id: null }));
+}
+
+/** A session id this gateway never saw assigned: not found (the client initializes a new session). */
+function notFound(res: ServerResponse, sid: string): void {
+  answer(res, 404, `session ${JSON.stringify(sid)} not found: initialize a new one`);
 }
 
 /** Whether a client's message is one `initialize` request (the start of a session). */

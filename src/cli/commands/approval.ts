@@ -154,6 +154,8 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
+      // Bound to the checkpoint the decider saw, when they name it.
+      const seen = opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {};
       const store = storeUrlOf(cmd);
       if (store !== null) {
         // The store arbitrates: one decision per checkpoint across the fleet; the run's holder applies it.
@@ -165,7 +167,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
               decision: name === "approve" ? "approved" : "rejected",
               note: opts.note,
               by: opts.by,
-              ...(opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {}),
+              ...seen,
             },
             g,
             (line) => ctx.out.note(line),
@@ -202,7 +204,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
           ...g,
           note: opts.note,
           by: opts.by,
-          ...(opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {}),
+          ...seen,
         });
       // Printed as recorded: secrets in the note or the name are masked.
       const record = ArtifactSink.forEpisode(locateEpisode(ref, g).dir).mask(decided);

@@ -28,12 +28,12 @@ import { otelUnavailableNotice, unavailableMessage } from "../../export/otel/run
 import { EpisodeNotices } from "../../agents/server/notices.ts";
 import { startServer } from "../../agents/server/spawn.ts";
 import process from "node:process";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { EXIT, NoemaError } from "../../errors.ts";
 import { guardExits, holdHookExit, hookAnswered } from "../../plugins/exit_guard.ts";
 import { resolveRunSettings } from "../../runtime/load_settings.ts";
 import type { RunOptions } from "../../runtime/run.ts";
-import { resolveRoot } from "../../store/layout.ts";
+import { isInside, resolveRoot } from "../../store/layout.ts";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { type CliContext, examples, type GlobalOptions, globalOptions, type RegisterCommand } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
@@ -235,9 +235,7 @@ function hookSettings(
  * `cwd` itself (an agent working elsewhere than the hook's folder says, e.g. a caller that runs hooks from afar).
  */
 function workspaceOf(cwd: string, project: string | null): string {
-  if (project === null) return cwd;
-  const rel = relative(project, resolve(cwd));
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) ? project : cwd;
+  return project !== null && isInside(project, resolve(cwd)) ? project : cwd;
 }
 
 /** Serves this command line's calls on `socket` as the resident server; each failure is answered with exit 2. */

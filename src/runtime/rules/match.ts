@@ -168,18 +168,18 @@ function shellFileBlocks(rule: ParsedRule, base: string, s: Subject, ctx: MatchC
 }
 
 /**
- * The host a URL names, as a fetcher given it would read it: as written, else with no scheme (`evil.example/x`,
- * `//evil.example/x`) as https; null when no reading works. A fully qualified name's trailing dot names the same host
+ * The host a URL names, as a fetcher given it would read it: as written when it has a scheme, else as https
+ * (`evil.example/x`, `//evil.example/x`); null when it cannot be read. A fully qualified name's trailing dot names the same host
  * (`https://evil.com./` fetches evil.com).
  */
 function hostOf(url: string): string | null {
   const schemed = /^[a-z][a-z0-9+.-]*:/i.test(url);
-  for (const candidate of schemed ? [url] : [url.startsWith("//") ? `https:${url}` : `https://${url}`]) {
-    try {
-      return new URL(candidate).hostname.toLowerCase().replace(/\.+$/, "");
-    } catch { /* the next reading */ }
+  const reading = schemed ? url : url.startsWith("//") ? `https:${url}` : `https://${url}`;
+  try {
+    return new URL(reading).hostname.toLowerCase().replace(/\.+$/, "");
+  } catch {
+    return null;
   }
-  return null;
 }
 
 /** Whether a `domain:` rule names the URL's host; a URL no reading makes sense of meets deny and ask rules (`blocking`). */
