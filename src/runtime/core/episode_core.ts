@@ -32,6 +32,7 @@ import { startVerification } from "../../verify/outcome.ts";
 import { snapshotPolicy } from "../../verify/snapshot.ts";
 import { checkAdapterResult } from "../adapter_result.ts";
 import {
+  type ApprovalRecord,
   approvalSummary,
   consumeApproval,
   deciderOf,
@@ -282,6 +283,8 @@ export class EpisodeCore {
       return this.#refuseReused(action, known);
     }
     if (known) return this.#again(known);
+    // The agent went on without calling the held call again: a decision recorded for it meanwhile is applied now.
+    this.#applyHeldDecision();
     if (this.#pausedAt !== null || this.#due()) {
       // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
       throw new NoemaError(
@@ -602,30 +605,60 @@ export class EpisodeCore {
       ...(known.checkpoint_id ? { checkpoint_id: known.checkpoint_id } : {}),
     };
     if (known.verdict !== "ask" || !known.checkpoint_id) return Promise.resolve(base);
-    let approval = readApproval(this.dir, known.checkpoint_id);
+    const { approval, unbound } = this.#decisionOn(known);
     if (!approval) return Promise.resolve(base);
     // As a resume does: a decision not bound to this checkpoint is not acted on, and the call stays asked (saying why).
-    const unbound = decisionBindingProblem(readCheckpoint(this.dir, known.checkpoint_id), approval, this.episodeId);
     if (unbound !== null) {
       return Promise.resolve({
         ...base,
         reason: `${known.reason ?? "held for approval"}; the decision recorded for it is not applied: ${unbound}`,
       });
     }
+    this.#applyDecision(known, approval);
+    return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
+  }
+
+  /** The decision recorded for an asked call's checkpoint (null: none yet), and why it is not bound to it (null: it is). */
+  #decisionOn(known: CallRecord): { approval: ApprovalRecord | null; unbound: string | null } {
+    const approval = readApproval(this.dir, known.checkpoint_id!);
+    if (!approval) return { approval: null, unbound: null };
+    return {
+      approval,
+      unbound: decisionBindingProblem(readCheckpoint(this.dir, known.checkpoint_id!), approval, this.episodeId),
+    };
+  }
+
+  /**
+   * Ends the pause at `known`'s checkpoint: a `run.resume` event carrying the decision it applies (consumed by it), or
+   * none with `reason` saying what ended the pause without one. Returns the decision as consumed.
+   */
+  #resumeAt(known: CallRecord, approval: ApprovalRecord | null, reason: string | null): ApprovalRecord | null {
+    const e = this.#engine;
     const resumeEvent = e.emit("runtime", {
       kind: "run.resume",
       status: "resuming",
       checkpoint_id: known.checkpoint_id,
       resume_strategy: "same_run_id",
       recovered: false,
-      approval: approvalSummary(approval),
+      approval: approval ? approvalSummary(approval) : null,
+      ...(reason === null ? {} : { reason }),
     }, { event_type: "run.resume" });
-    if (!approval.consumed_at) approval = consumeApproval(this.dir, approval, resumeEvent.id, resumeEvent.timestamp);
+    if (approval && !approval.consumed_at) {
+      approval = consumeApproval(this.dir, approval, resumeEvent.id, resumeEvent.timestamp);
+    }
     if (this.#pausedAt !== null) {
       e.p.waitingMs += Math.max(0, Date.parse(resumeEvent.timestamp) - Date.parse(this.#pausedAt));
       this.#pausedAt = null;
     }
-    const action = { ...known.action, input };
+    this.#dirty = true;
+    return approval;
+  }
+
+  /** Applies a decision bound to `known`'s checkpoint: the call allowed, or vetoed with who rejected it. */
+  #applyDecision(known: CallRecord, decided: ApprovalRecord): void {
+    const approval = this.#resumeAt(known, decided, null)!;
+    const e = this.#engine;
+    const action = this.#actionOf(known);
     // Only "approved" lets the call through: any other decision (a misspelt or planted one) denies it.
     if (approval.decision !== "approved") {
       const reason = approval.decision === "rejected"
@@ -636,9 +669,66 @@ export class EpisodeCore {
       e.recordVeto(known.index, action, known.action_candidate_id, reason, false);
       Object.assign(known, { verdict: "deny", reason });
     } else Object.assign(known, { verdict: "allow", reason: null });
-    this.#dirty = true;
     this.#written();
-    return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
+  }
+
+  /** Applies the decision recorded and bound to the held call's checkpoint, if there is one. */
+  #applyHeldDecision(): void {
+    const held = this.#held()?.[1];
+    if (!held) return;
+    const { approval, unbound } = this.#decisionOn(held);
+    if (approval && unbound === null) this.#applyDecision(held, approval);
+  }
+
+  /**
+   * Ends the pause when a result comes while the episode waits (the checkpoint is no longer its last event, so no
+   * decision could be made on it after). The held call's own result: the agent ran it (its own user let it) or refused
+   * it; the decision recorded for it, if any, is applied by the `run.resume`, and the result is recorded whatever it
+   * says. Another call's result: a decision recorded for the held call is applied as if it were called again; with
+   * none, the held call becomes a call its agent asked about, recorded if its result comes.
+   */
+  #endPauseForResult(held: CallRecord, own: boolean): void {
+    const { approval, unbound } = this.#decisionOn(held);
+    const bound = unbound === null ? approval : null;
+    if (bound && !own) return this.#applyDecision(held, bound);
+    const why = own
+      ? "the agent reported the call's result while it waited for a decision: it was let run or refused outside noema"
+      : "another call's result came while it waited for a decision: it is no longer held, and its own result is " +
+        "recorded if it comes";
+    this.#resumeAt(
+      held,
+      bound,
+      bound ? null : unbound === null ? why : `${why} (the decision recorded is not applied: ${unbound})`,
+    );
+    if (bound?.decision === "approved") Object.assign(held, { verdict: "allow", reason: null });
+    if (!own && !bound) delete held.checkpoint_id;
+  }
+
+  /**
+   * At the end of the episode, the call it was paused for is not waiting any more: the decision recorded for it, if
+   * any, is applied (a rejection vetoes it), and a call not rejected is recorded as not run.
+   */
+  async #endHeld(): Promise<void> {
+    const found = this.#held();
+    if (!found) return;
+    const [id, held] = found;
+    const { approval, unbound } = this.#decisionOn(held);
+    if (approval && unbound === null) this.#applyDecision(held, approval);
+    else this.#resumeAt(held, null, "the episode ended while the call waited for a decision");
+    if (held.verdict === "deny") return;
+    const reason = "not run: the episode ended before the call was made";
+    await this.record(id, { status: "skipped", outcome: reason, error: { type: "NotRun", message: reason } });
+  }
+
+  /** The call the episode is paused for (asked, at the latest checkpoint, no result yet) and its id, or undefined. */
+  #held(): [string, CallRecord] | undefined {
+    if (this.#pausedAt === null) return undefined;
+    const ids = Object.keys(this.#calls);
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const c = this.#calls[ids[i]];
+      if (c.checkpoint_id && c.verdict === "ask" && !c.recorded) return [ids[i], c];
+    }
+    return undefined;
   }
 
   /** The id of a new occurrence of a repeatable call: the base id until a call with it ended, then `#2`, `#3`… */
@@ -772,6 +862,9 @@ export class EpisodeCore {
       });
     }
     if (step.status !== "pending" && step.status !== "running") return null; // recorded, or vetoed
+    // A result while the episode waits: the checkpoint is no longer its last event, so the call waits no more.
+    const held = this.#held()?.[1];
+    if (held) this.#endPauseForResult(held, held === call);
     let durationMs = 0;
     try {
       if (typeof result.duration_ms === "number" && result.duration_ms >= 0) durationMs = result.duration_ms;
@@ -859,6 +952,8 @@ export class EpisodeCore {
       return this.record(action.call_id, result, delivery);
     }
     this.#refuseTooDeep(action);
+    const held = this.#held()?.[1];
+    if (held) this.#endPauseForResult(held, false); // the pause ends before this call's events
     const e = this.#engine, p = e.p;
     const { step, index } = this.#appendStep(action);
     const command = action.command ?? displayCommand(action.input);
@@ -895,6 +990,7 @@ export class EpisodeCore {
   async finish(end: CoreEnd = {}): Promise<RunResult> {
     this.#checkHeld();
     const e = this.#engine, rec = this.#record;
+    await this.#endHeld();
     const acted = e.p.actions.some((a) => a.result_status === "ok" || a.result_status === "error");
     e.adapterResult = end.adapter_result ?? (acted ? "success" : "skipped");
     if (e.adapterResult === "error") {
