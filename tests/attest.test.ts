@@ -69,6 +69,23 @@ function opensslVerify(
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
+/**
+ * Seals `dir` again, unsigned, over the files there now (`added` listed as an approval): only the attestation's and
+ * validation's own checks stand in the way of what was changed.
+ */
+function resealed(dir: string, added?: string): void {
+  const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+  m.signature = null;
+  m.files = m.files.filter((f: { name: string }) => f.name !== added && existsSync(join(dir, f.name)));
+  if (added) m.files.push({ name: added, kind: "approval", size_bytes: 0, sha256: "" });
+  m.files.sort((a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const f of m.files) {
+    f.size_bytes = readFileSync(join(dir, f.name)).length;
+    f.sha256 = `sha256:${sha256Hex(join(dir, f.name))}`;
+  }
+  writeFileSync(join(dir, "manifest.json"), JSON.stringify(m, null, 2));
+}
+
 /** The approval record of an episode that has one decision. */
 function onlyApproval(dir: string): Record<string, unknown> & { consumed_at: string | null } {
   return JSON.parse(readFileSync(join(dir, "approvals", readdirSync(join(dir, "approvals"))[0]), "utf8"));
@@ -282,24 +299,49 @@ describe("noema attest", () => {
       ["renoted", approval, { note: "mallory checked it" }, /its note is not the one the run\.resume event/],
       ["unbound", approval, { checkpoint_digest: `sha256:${"0".repeat(64)}` }, /decided another pending action/],
       ["unconsumed", approval, { consumed_by: "ev_0" }, /consumed_by "ev_0" names no run\.resume event/],
+      // Found by an audit: the applied decision rewritten as one never applied (by someone else, the other way),
+      // which no check compared with the run.resume event that applied it.
+      [
+        "un-applied",
+        approval,
+        { decision: "rejected", consumed_at: null, consumed_by: null, claimed_by: "mallory" },
+        /it says it was never applied \(consumed_at null\), but the run\.resume event ev_\w+ applied a decision/,
+      ],
     ];
     for (const [what, file, change, message] of cases) {
       const dir = join(tmp.path, what, id);
       cpSync(src, dir, { recursive: true });
       writeFileSync(join(dir, "approvals", file), JSON.stringify({ ...record, ...change }, null, 2));
-      const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
-      m.signature = null; // re-sealed unsigned: only the attestation's own checks stand in the way
-      m.files = m.files.filter((f: { name: string }) => f.name !== `approvals/${file}`);
-      m.files.push({ name: `approvals/${file}`, kind: "approval", size_bytes: 0, sha256: "" });
-      m.files.sort((a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const f of m.files) {
-        f.size_bytes = readFileSync(join(dir, f.name)).length;
-        f.sha256 = `sha256:${sha256Hex(join(dir, f.name))}`;
-      }
-      writeFileSync(join(dir, "manifest.json"), JSON.stringify(m, null, 2));
+      resealed(dir, `approvals/${file}`);
       const r = cli(["attest", dir, "--key", key.private_key]);
       assert.equal(r.code, 2, `${what}: ${r.stderr}`);
       assert.match(r.stderr, message, what);
+    }
+  });
+
+  test("a checkpoint or a used decision deleted before the seal: not attested (2), warned of by validate", () => {
+    // Found by an audit: deleted, the episode was attested with decisions: [], its log still applying the decision.
+    const src = join(root, "episodes", id);
+    const [approval] = readdirSync(join(src, "approvals"));
+    const cases: [string, string[], RegExp][] = [
+      [
+        "no-approval",
+        [`approvals/${approval}`],
+        /approvals\/chk_\w+\.json: .*missing: the run\.resume event ev_\w+ applied/,
+      ],
+      ["no-checkpoint", [`approvals/${approval}`, `checkpoints/${approval}`], /missing: a run\.checkpoint event/],
+    ];
+    for (const [what, gone, message] of cases) {
+      const dir = join(tmp.path, what, id);
+      cpSync(src, dir, { recursive: true });
+      for (const name of gone) rmSync(join(dir, name));
+      resealed(dir);
+      const r = cli(["attest", dir, "--key", key.private_key]);
+      assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, message, what);
+      const v = cli(["validate", dir, "--profile", "noema", "--strict"]);
+      assert.equal(v.code, 1, `${what}: ${v.stdout}`);
+      assert.match(v.stdout, message, what);
     }
   });
 

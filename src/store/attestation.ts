@@ -37,7 +37,9 @@ import {
   consumedDifference,
   type DecisionEvents,
   decisionEvents,
+  type DecisionFile,
   decisionRecordProblem,
+  unrecordedDecisions,
 } from "./checkpoint_digest.ts";
 import { LOCK_FILE } from "./lock.ts";
 import { verifyManifestSignature } from "./signing.ts";
@@ -187,6 +189,31 @@ function boundProblem(
     : `its ${field} is not the one the run.resume event that applied it recorded (the record changed afterwards)`;
 }
 
+/**
+ * Refuses (exit 2, as a tampered file) an episode whose log asked or applied a decision its sealed files do not hold:
+ * a checkpoint or a used decision deleted, or a decision rewritten as never applied, before the seal.
+ */
+function refuseUnrecorded(
+  dir: string,
+  episodeId: string,
+  events: DecisionEvents,
+  digests: ReadonlyMap<string, string>,
+  records: readonly Record<string, unknown>[],
+): void {
+  const byId = new Map(records.map((r) => [String(r.checkpoint_id), r]));
+  const listed = (name: string): DecisionFile => digests.has(name) ? "unreadable" : "absent";
+  const [first] = unrecordedDecisions(
+    events,
+    (id) => listed(`checkpoints/${id}.json`),
+    (id) => byId.get(id) ?? listed(`approvals/${id}.json`),
+  );
+  if (first === undefined) return;
+  throw new NoemaError("tampered", `cannot attest ${episodeId}: ${first.file}: ${first.why}`, {
+    exitCode: EXIT.USAGE,
+    file: join(dir, first.file),
+  });
+}
+
 /** The decision of one approval record. */
 function decisionOf(r: Record<string, unknown>): AttestedDecision {
   return {
@@ -219,8 +246,10 @@ function predicateOf(
   // The manifest's signature first: a record edited and rehashed under a signed manifest is that signature's failure (4).
   const manifestSignature = checkedSignature(episodeId, manifest, signer);
   const names = [...digests.keys()].filter((name) => /^approvals\/[^/]+\.json$/.test(name));
-  const events = names.length > 0 ? decisionEvents(join(dir, ARTIFACTS.events)) : null;
-  const decisions = names.map((name) => decisionOf(checkedDecision(dir, episodeId, name, digests, events!)));
+  const events = decisionEvents(join(dir, ARTIFACTS.events));
+  const records = names.map((name) => checkedDecision(dir, episodeId, name, digests, events));
+  refuseUnrecorded(dir, episodeId, events, digests, records);
+  const decisions = records.map(decisionOf);
   return {
     episode_id: episodeId,
     task: str(summary.task),

@@ -181,3 +181,48 @@ export function decisionEvents(path: string, candidateIds: ReadonlySet<string> =
   }
   return out;
 }
+
+/** What a decision file of an episode is when looked for: absent, present but unreadable (said elsewhere), or read. */
+export type DecisionFile = Record<string, unknown> | "absent" | "unreadable";
+
+/**
+ * What the log says was asked and decided that the episode's decision files do not hold, each as the file and why: a
+ * `run.checkpoint` event's `checkpoints/<id>.json` gone, a decision a `run.resume` event applied whose
+ * `approvals/<id>.json` is gone, or one that says it was never applied (`consumed_at` null). The checks of the files
+ * themselves go the other way (each file against the events); these catch a file deleted, or rewritten as a decision
+ * that never took effect, before the episode was sealed.
+ *
+ * @example
+ * ```ts
+ * import { decisionEvents, unrecordedDecisions } from "./checkpoint_digest.ts";
+ * const events = decisionEvents(".noema/episodes/ep_1/events.jsonl");
+ * unrecordedDecisions(events, () => "absent", () => "absent"); // [{ file: "checkpoints/chk_1.json", why: "…" }]
+ * ```
+ */
+export function unrecordedDecisions(
+  events: DecisionEvents,
+  checkpoint: (id: string) => DecisionFile,
+  approval: (id: string) => DecisionFile,
+): { file: string; why: string }[] {
+  const out: { file: string; why: string }[] = [];
+  for (const id of events.checkpoints.keys()) {
+    if (checkpoint(id) === "absent") {
+      out.push({ file: `checkpoints/${id}.json`, why: "missing: a run.checkpoint event of events.jsonl announced it" });
+    }
+  }
+  const said = new Set<string>();
+  for (const [eventId, p] of events.resumes) {
+    const id = p.checkpoint_id, applied = p.approval;
+    if (typeof id !== "string" || typeof applied !== "object" || applied === null || said.has(id)) continue;
+    const record = approval(id);
+    const what = `the run.resume event ${eventId} applied a decision on it (${
+      JSON.stringify((applied as Record<string, unknown>).decision ?? null)
+    } by ${JSON.stringify((applied as Record<string, unknown>).by ?? null)})`;
+    if (record === "absent") out.push({ file: `approvals/${id}.json`, why: `missing: ${what}` });
+    else if (record !== "unreadable" && (record.consumed_at === null || record.consumed_at === undefined)) {
+      out.push({ file: `approvals/${id}.json`, why: `it says it was never applied (consumed_at null), but ${what}` });
+    } else continue;
+    said.add(id);
+  }
+  return out;
+}

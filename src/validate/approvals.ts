@@ -21,7 +21,9 @@ import {
   consumedDifference,
   type DecisionEvents,
   decisionEvents,
+  type DecisionFile,
   decisionRecordProblem,
+  unrecordedDecisions,
 } from "../store/checkpoint_digest.ts";
 import { readJsonText } from "../store/json_file.ts";
 import { type Collector, display } from "./collector.ts";
@@ -108,11 +110,6 @@ function consumedProblem(r: Record<string, unknown>, events: DecisionEvents): st
  */
 export function checkApprovals(c: Collector, dir: string, episodeId: string | null): void {
   if (!c.profile) return;
-  // A run that never paused has neither folder: its log is not read again.
-  if (
-    !lstatSync(join(dir, "checkpoints"), { throwIfNoEntry: false }) &&
-    !lstatSync(join(dir, "approvals"), { throwIfNoEntry: false })
-  ) return;
   const checkpoints = checkpointRecords(c, dir);
   const wanted = new Set<string>();
   for (const { checkpoint } of checkpoints) {
@@ -121,11 +118,13 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
   }
   const events = decisionEvents(join(dir, "events.jsonl"), wanted);
   checkCheckpoints(c, checkpoints, events);
+  const decided = new Map<string, Record<string, unknown>>();
   for (const name of records(c, dir, "approvals")) {
     const path = join(dir, "approvals", name);
     const record = readRecord(c, path);
     if (record === null) continue;
     const id = name.slice(0, -".json".length);
+    decided.set(id, record);
     const cpPath = join(dir, "checkpoints", name);
     const cp = lstatSync(cpPath, { throwIfNoEntry: false });
     if (cp?.isSymbolicLink()) {
@@ -136,6 +135,17 @@ export function checkApprovals(c: Collector, dir: string, episodeId: string | nu
     if (cp !== undefined && checkpoint === null) continue; // its own warning says why
     const why = problemOf(record, id, episodeId, checkpoint) ?? consumedProblem(record, events);
     if (why !== null) c.warn(display(path), "noema.approval", why);
+  }
+  // The other way: what the log says was asked and decided must have its files (none deleted, none un-applied).
+  const present = (sub: string, id: string): DecisionFile =>
+    lstatSync(join(dir, sub, `${id}.json`), { throwIfNoEntry: false }) === undefined ? "absent" : "unreadable";
+  const unrecorded = unrecordedDecisions(
+    events,
+    (id) => present("checkpoints", id),
+    (id) => decided.get(id) ?? present("approvals", id),
+  );
+  for (const { file, why } of unrecorded) {
+    c.warn(display(join(dir, file)), file.startsWith("checkpoints/") ? "noema.checkpoint" : "noema.approval", why);
   }
 }
 

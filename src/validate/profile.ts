@@ -36,10 +36,12 @@ export const PROFILE_RULES = {
     "an outcomes.actions record carries the step_id, result_status and input_excerpt its act event has",
   "noema.approval": "each approvals/<id>.json is a decision (approved or rejected) on checkpoints/<id>.json of this " +
     "episode, naming both, bound to its pending action by checkpoint_digest (what resume and attest require); one a " +
-    "resume used is what the run.resume event named by its consumed_by recorded",
+    "resume used is what the run.resume event named by its consumed_by recorded; each decision a run.resume event " +
+    "applied has its approvals/<id>.json, saying it was used",
   "noema.checkpoint":
     "each checkpoints/<id>.json is the checkpoint a run.checkpoint event of events.jsonl announced: " +
-    "the same id, offset and pending action, step, kind, policy and reason (what approve and resume require)",
+    "the same id, offset and pending action, step, kind, policy and reason (what approve and resume require); " +
+    "each run.checkpoint event has its checkpoints/<id>.json",
 } as const;
 
 /** A rule id of the `noema` profile. */
