@@ -14,7 +14,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli } from "./helpers/cli.ts";
+import { cli, REPO } from "./helpers/cli.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-sealing-");
@@ -100,6 +100,47 @@ describe("a run killed while sealing", () => {
     assert.ok(events.length > lines);
     const v = cli(["validate", join(root, "episodes", id)]);
     assert.equal(v.code, 0, v.stdout + v.stderr);
+  });
+  test("killed before the summary.json rename after learning proposed: the sealed summary counts the proposals", () => {
+    // Found by an audit: the repair rebuilt the counters from the log without the learn event's, and the summary
+    // said 0 proposals against the learn event's 1 (the contract's trace.learn_proposals).
+    const id = "seal-learned";
+    const task = join(tmp.path, `${id}.json`);
+    writeFileSync(
+      task,
+      JSON.stringify({ task: "deploy", steps: [{ kind: "act", description: "deploy", inputs: {} }] }),
+    );
+    const gate = join(REPO, "plugins/policies/approval-gate.ts");
+    const paused = cli([
+      "run",
+      task,
+      "--root",
+      root,
+      "--episode-id",
+      id,
+      "--policy",
+      gate,
+      "--using",
+      "command",
+      "--",
+      "echo",
+      "deploy",
+    ]);
+    assert.equal(paused.code, 4, paused.stderr);
+    const killed = cli(["approve", id, "--root", root, "--resume"], {
+      env: { NOEMA_TEST_KILL_BEFORE_RENAME: "summary.json" },
+    });
+    assert.equal(killed.code, null, `killed by the injected SIGKILL: ${killed.stderr}`);
+    const dir = join(root, "episodes", id);
+    const learned = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .find((e: any) => e.phase === "learn");
+    assert.ok(learned.payload.proposal_count > 0, "the run proposed something to learn");
+    const resumed = cli(["resume", id, "--root", root]);
+    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    const v = cli(["validate", dir]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    const summary = JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+    assert.equal(summary.metrics.learn_proposals, learned.payload.proposal_count);
   });
   for (const file of ["summary.json", "state.json", "manifest.json"]) {
     test(`a resumed run killed before the ${file} rename: the repaired seal agrees with the resume's plan event`, () => {

@@ -258,6 +258,11 @@ function scanEvent(scan: RunScan, e: Record<string, unknown>): void {
     case "reflect":
       scan.counters.reflect++;
       break;
+    case "learn":
+      // What the summary counts of the proposals (a run killed while sealing is sealed from the log).
+      scan.counters.learn_proposals = typeof p.proposal_count === "number" ? p.proposal_count : 0;
+      scan.counters.learn_applied = typeof p.applied_count === "number" ? p.applied_count : 0;
+      break;
     case "terminate":
       scan.terminate = p;
       break;
