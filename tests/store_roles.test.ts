@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type postgres from "postgres";
@@ -225,6 +225,39 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       [],
       "nothing decided",
     );
+  });
+
+  test("an approver's role resuming a stale copy of a stored run is refused (10): the approved action runs once", () => {
+    // Found by an audit: the lease the approver's role may not take was read as a store that may only be read, and
+    // the copy (a restored snapshot of the paused root) was resumed locally: the approved deploy ran twice.
+    const a = newDir(), copy = newDir();
+    const ran = join(a, "ran");
+    const id = pausedByRunner(a);
+    cpSync(a, copy, { recursive: true });
+    assert.equal(cli(["--root", a, "approve", id], { env: { NOEMA_STORE: as("ana") } }).code, 0);
+    const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" } });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(readFileSync(ran, "utf8"), "deployed\n");
+    const stale = cli(["--root", copy, "resume", id], { env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-z" } });
+    assert.equal(stale.code, 10, stale.stderr);
+    assert.match(stale.stderr, /this role may not claim it there .*Nothing was run; resume it with a runner's role/);
+    assert.equal(readFileSync(ran, "utf8"), "deployed\n", "the approved deploy ran once");
+  });
+
+  test("a live lease of another role, its holder looking gone from here (the same host name): held, not read-only", async () => {
+    // Found by an audit: the database's refusal (another login role's live lease) was said as "this role may only
+    // read", and a resume went on locally while the holder ran it too.
+    const id = pausedByRunner(newDir());
+    const [l] = await sqlAs("noema", (s) => s.sql`SELECT host, pid FROM noema_leases WHERE episode_id = ${id}`);
+    pg.psql(owner, `UPDATE noema_leases SET released = false, renewed_at = now() WHERE episode_id = '${id}'`);
+    await sqlAs("ci8", async (s) => {
+      const taking = s.acquireLease(id, { host: String(l.host), pid: 424242 }, { ownerGone: () => true });
+      await assert.rejects(taking, (e: Error) => {
+        assert.equal(e.name, "LeaseHeldError", e.message);
+        assert.match(e.message, new RegExp(`${l.host}.*${l.pid}`));
+        return true;
+      });
+    });
   });
 
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {

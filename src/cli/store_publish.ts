@@ -26,7 +26,7 @@ import { clearPending, handedOffTo, markHandedOff, markPending, pendingIds } fro
 import { clearPublished, markPublished } from "../shared_store/published.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import { claimEpisode, refusePulledCopy } from "../shared_store/claim.ts";
-import { NoemaError } from "../errors.ts";
+import { EXIT, NoemaError } from "../errors.ts";
 import type { SharedStore } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
 import type { Output } from "./output.ts";
@@ -383,12 +383,29 @@ export async function claimForResume(
   } catch (e) {
     const down = e instanceof NoemaError && ["store_unreachable", "store_timeout", "store_read_only"].includes(e.code);
     if (!down) throw e;
+    if (e.code === "store_read_only" && store !== null) await refuseUnclaimable(store, id);
     refusePulledCopy(root, id, null); // never resumed, store or not
     out.note(`noema: ${aboutStore(storeLocation(pick), e as Error)}; resuming ${id} locally`);
     saidDown = true;
   } finally {
     await store?.close().catch(() => {});
   }
+}
+
+/**
+ * A role that may not claim runs (a reader's, an approver's) resumes only a run the store does not hold: one it holds
+ * may be held or gone on elsewhere, which only a claim can tell, so it is refused (exit 10) before anything runs.
+ */
+async function refuseUnclaimable(store: SharedStore, id: string): Promise<void> {
+  const row = await store.get(id).catch(() => undefined); // undefined: not even read, so not known to be absent
+  if (row === null) return;
+  throw new NoemaError(
+    "unclaimable",
+    `${id} is in the shared store ${store.location}, and this role may not claim it there (the store refused it ` +
+      `the run's lease: a reader's or an approver's role): a resume claims the run before anything runs, so that ` +
+      `it runs on one root only. Nothing was run; resume it with a runner's role (noema_runner)`,
+    { exitCode: EXIT.LOCKED },
+  );
 }
 
 /**

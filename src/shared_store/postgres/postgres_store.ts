@@ -400,11 +400,19 @@ export class PostgresStore implements SharedStore {
         }
         const gone = l.released || Number(l.age_ms) > staleMs ||
           (l.host === owner.host && (options.ownerGone?.(Number(l.pid)) ?? false));
-        if (!gone) throw new LeaseHeldError(episodeId, { host: String(l.host), pid: Number(l.pid) });
-        const [n] = await tx`UPDATE noema_leases SET host = ${owner.host}, pid = ${owner.pid}, token = token + 1,
-            renewed_at = now(), released = false
-          WHERE episode_id = ${episodeId} RETURNING token::text`;
-        return BigInt(n.token);
+        const holder = { host: String(l.host), pid: Number(l.pid) };
+        if (!gone) throw new LeaseHeldError(episodeId, holder);
+        try {
+          const [n] = await tx`UPDATE noema_leases SET host = ${owner.host}, pid = ${owner.pid}, token = token + 1,
+              renewed_at = now(), released = false
+            WHERE episode_id = ${episodeId} RETURNING token::text`;
+          return BigInt(n.token);
+        } catch (e) {
+          // The database's own refusal (another login role holds a live lease: its process may look gone from here,
+          // on another host of the same name): held, as noema's own check says it, not a role that may only read.
+          if (LEASE_HELD_BY_ROLE.test(String((e as Error).message))) throw new LeaseHeldError(episodeId, holder);
+          throw e;
+        }
       })
     );
   }
@@ -849,6 +857,9 @@ export class PostgresStore implements SharedStore {
     await this.sql.end({ timeout: 2 });
   }
 }
+
+/** The refusal of `noema_lease_holder()` (decision_chain_sql.ts): a live lease of another login role. */
+const LEASE_HELD_BY_ROLE = /the lease of \S+ is held by role /;
 
 /** A decision the database refused for want of the right (a runner's role deciding), said as such. */
 function refusedDecision(e: unknown, location: string): unknown {
