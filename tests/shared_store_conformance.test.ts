@@ -32,6 +32,7 @@ import {
   StaleLeaseError,
   StoreConflictError,
   type StoredDecision,
+  StoredFileTooLargeError,
   StoreUnreachableError,
   type UnreadableCatalogRow,
 } from "../src/shared_store/shared_store.ts";
@@ -202,6 +203,21 @@ function conformance(
       assert.deepEqual(await s.readFile("ep_f", "blob.bin"), new Uint8Array([0xff, 0x00, 0x0d, 0x0a]));
       assert.equal(await s.readFile("ep_f", "nope.json"), null);
       assert.deepEqual(await s.listFiles("ep_nothing"), []);
+    });
+
+    test("a read bounded by maxBytes never loads a larger file: it is refused, naming file and size", async () => {
+      // Found by an audit: a runner published a 300 MB checkpoint and every approver's `approvals` took 2.5 GB.
+      const s = await ready();
+      const big = new Uint8Array(3 << 20).fill(0x7b);
+      await s.putFile("ep_big", "checkpoints/chk_big.json", big);
+      await assert.rejects(
+        s.readFile("ep_big", "checkpoints/chk_big.json", 1 << 20),
+        (e: unknown) =>
+          e instanceof StoredFileTooLargeError && e.size === big.length &&
+          /checkpoints\/chk_big\.json of ep_big .* 3145728 bytes, over the 1048576/.test(e.message),
+      );
+      assert.equal((await s.readFile("ep_big", "checkpoints/chk_big.json", 4 << 20))?.length, big.length);
+      assert.equal(await s.readFile("ep_big", "nope.json", 1), null);
     });
 
     /**

@@ -25,7 +25,7 @@ import { pendingCheckpoint, type PendingRun } from "../runtime/resume.ts";
 import { osUserName } from "../runtime/os_user.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { pulledCopy } from "../shared_store/pulled.ts";
-import { storedPendingCall } from "../shared_store/pending_call.ts";
+import { MAX_CHECKPOINT_BYTES, storedPendingCall } from "../shared_store/pending_call.ts";
 import { checkpointDigest } from "../store/checkpoint_digest.ts";
 import { answering, isOutage, Resubscription, ridingOutStrayErrors, StoreOutage } from "../shared_store/outage.ts";
 import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
@@ -107,7 +107,8 @@ export async function decideInStore(
       throw new NoemaError(
         "not_paused",
         `episode ${id}: the checkpoint its catalog row names (${row.pending.checkpoint_id}) is not in ` +
-          `${store.location}; nothing to decide on until its host publishes it`,
+          `${store.location}, or is not one noema wrote (unreadable, or over ${MAX_CHECKPOINT_BYTES >> 20} MiB); ` +
+          `nothing to decide on until its host publishes it`,
         { exitCode: EXIT.NO_CHECKPOINT },
       );
     }
@@ -161,7 +162,7 @@ export async function decideInStore(
 
 /** The digest of a checkpoint as the store holds it (the file the run published), or null when it cannot be read. */
 async function storedCheckpointDigest(store: SharedStore, id: string, checkpointId: string): Promise<string | null> {
-  const bytes = await store.readFile(id, `checkpoints/${checkpointId}.json`);
+  const bytes = await store.readFile(id, `checkpoints/${checkpointId}.json`, MAX_CHECKPOINT_BYTES);
   if (bytes === null) return null;
   try {
     return checkpointDigest(JSON.parse(new TextDecoder().decode(bytes)));

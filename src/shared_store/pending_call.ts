@@ -8,10 +8,16 @@
  *
  * @module
  */
-import type { CatalogRow, PendingCall, SharedStore } from "./shared_store.ts";
+import { type CatalogRow, type PendingCall, type SharedStore, StoredFileTooLargeError } from "./shared_store.ts";
 
 /** A checkpoint id noema writes: a file name inside `checkpoints/`, nothing that could leave it. */
 const CHECKPOINT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
+
+/**
+ * The most of a stored checkpoint that is read (16 MiB): noema writes a few KiB (a tool input is bounded far below
+ * this); a larger one is not a checkpoint it wrote, and is never loaded.
+ */
+export const MAX_CHECKPOINT_BYTES = 16 << 20;
 
 /**
  * The pending call of a checkpoint's JSON (`pending` and `state_hash` of `checkpoints/<id>.json`).
@@ -55,8 +61,14 @@ export function pendingCallOf(checkpoint: Record<string, unknown>, checkpointId:
 export async function storedPendingCall(store: SharedStore, row: CatalogRow): Promise<PendingCall | null> {
   const id = row.pending?.checkpoint_id;
   if (typeof id !== "string" || !CHECKPOINT_ID.test(id) || id.includes("..")) return null;
-  const bytes = await store.readFile(row.episode_id, `checkpoints/${id}.json`);
-  if (bytes === null || bytes.length > 16 << 20) return null;
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await store.readFile(row.episode_id, `checkpoints/${id}.json`, MAX_CHECKPOINT_BYTES);
+  } catch (e) {
+    if (e instanceof StoredFileTooLargeError) return null; // not a checkpoint noema wrote: nothing to show
+    throw e;
+  }
+  if (bytes === null) return null;
   try {
     const c = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as Record<string, unknown>;
     if (c === null || typeof c !== "object" || Array.isArray(c)) return null;

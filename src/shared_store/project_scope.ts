@@ -99,8 +99,8 @@ export class ProjectScopedStore implements SharedStore {
   async listFiles(id: string): Promise<StoredFile[]> {
     return (await this.#of(id)) ? this.inner.listFiles(id) : [];
   }
-  async readFile(id: string, name: string): Promise<Uint8Array | null> {
-    return (await this.#of(id)) ? this.inner.readFile(id, name) : null;
+  async readFile(id: string, name: string, maxBytes?: number): Promise<Uint8Array | null> {
+    return (await this.#of(id)) ? this.inner.readFile(id, name, maxBytes) : null;
   }
   upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void> {
     return this.inner.upsertCatalog(row, token);

@@ -418,6 +418,17 @@ export class LeaseHeldError extends NoemaError {
   }
 }
 
+/** A stored file larger than its reader takes (see {@link SharedStore.readFile}): not read. */
+export class StoredFileTooLargeError extends NoemaError {
+  constructor(readonly episodeId: string, readonly file: string, readonly size: number, readonly maxBytes: number) {
+    super(
+      "stored_file_too_large",
+      `${file} of ${episodeId} in the shared store is ${size} bytes, over the ${maxBytes} bytes read of it: not read`,
+    );
+    this.name = "StoredFileTooLargeError";
+  }
+}
+
 /** A write carrying a fencing token older than the lease's: a newer writer took the episode over. */
 export class StaleLeaseError extends NoemaError {
   constructor(readonly episodeId: string, readonly token: FencingToken, readonly current: FencingToken) {
@@ -511,8 +522,11 @@ export interface SharedStore {
   putFile(episodeId: string, name: string, bytes: Uint8Array, token?: FencingToken): Promise<void>;
   /** The whole files stored for an episode. */
   listFiles(episodeId: string): Promise<StoredFile[]>;
-  /** A stored file's bytes, or null. */
-  readFile(episodeId: string, name: string): Promise<Uint8Array | null>;
+  /**
+   * A stored file's bytes, or null. With `maxBytes`, a larger file is never loaded: {@link StoredFileTooLargeError}
+   * (a row another writer filled must not take a reader's memory).
+   */
+  readFile(episodeId: string, name: string, maxBytes?: number): Promise<Uint8Array | null>;
   /** Creates or updates an episode's catalog row; with a fencing `token`, only while that token is current. */
   upsertCatalog(row: CatalogRow, token?: FencingToken): Promise<void>;
   /**

@@ -19,7 +19,17 @@
  *
  * @module
  */
-import { closeSync, constants, existsSync, lstatSync, opendirSync, openSync, readdirSync, readFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  opendirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+} from "node:fs";
 import { Buffer } from "node:buffer";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +60,7 @@ import {
   StoreConflictError,
   type StoredDecision,
   type StoredFile,
+  StoredFileTooLargeError,
   StoreSchemaError,
   type StoreStatus,
   StoreUnreachableError,
@@ -103,7 +114,8 @@ export class FileStore implements SharedStore {
   }
 
   /** Reads a small file below the store's directory, never through a symlink; null when absent. */
-  #read(path: string): Buffer | null {
+  /** A file's bytes, or null when absent; one over `maxBytes` is not read (`tooLarge` is called with its size). */
+  #read(path: string, maxBytes?: number, tooLarge?: (size: number) => never): Buffer | null {
     refuseSymlinks(path, this.dir, "read");
     let fd: number;
     try {
@@ -113,6 +125,10 @@ export class FileStore implements SharedStore {
       throw e;
     }
     try {
+      if (maxBytes !== undefined && tooLarge) {
+        const size = fstatSync(fd).size;
+        if (size > maxBytes) tooLarge(size);
+      }
       return readFileSync(fd);
     } finally {
       closeSync(fd);
@@ -350,9 +366,11 @@ export class FileStore implements SharedStore {
     });
   }
 
-  readFile(episodeId: string, name: string): Promise<Uint8Array | null> {
+  readFile(episodeId: string, name: string, maxBytes?: number): Promise<Uint8Array | null> {
     return Promise.resolve().then(() => {
-      const b = this.#read(join(this.#ep(episodeId), "files", encodeName(name)));
+      const b = this.#read(join(this.#ep(episodeId), "files", encodeName(name)), maxBytes, (size) => {
+        throw new StoredFileTooLargeError(episodeId, name, size, maxBytes!);
+      });
       return b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.length);
     });
   }

@@ -34,6 +34,7 @@ import {
   StoreConflictError,
   type StoredDecision,
   type StoredFile,
+  StoredFileTooLargeError,
   StoreSchemaError,
   type StoreStatus,
   StoreTimeoutError,
@@ -665,10 +666,19 @@ export class PostgresStore implements SharedStore {
     });
   }
 
-  readFile(episodeId: string, name: string): Promise<Uint8Array | null> {
+  readFile(episodeId: string, name: string, maxBytes?: number): Promise<Uint8Array | null> {
     return this.#guard(async () => {
-      const [r] = await this.sql`SELECT bytes FROM noema_files WHERE episode_id = ${episodeId} AND name = ${name}`;
-      return r ? new Uint8Array(r.bytes as Buffer) : null;
+      if (maxBytes === undefined) {
+        const [r] = await this.sql`SELECT bytes FROM noema_files WHERE episode_id = ${episodeId} AND name = ${name}`;
+        return r ? new Uint8Array(r.bytes as Buffer) : null;
+      }
+      // The size first, in the database: a larger value never crosses the wire.
+      const [r] = await this.sql`SELECT octet_length(bytes) AS size,
+          CASE WHEN octet_length(bytes) <= ${maxBytes} THEN bytes END AS bytes
+        FROM noema_files WHERE episode_id = ${episodeId} AND name = ${name}`;
+      if (!r) return null;
+      if (r.bytes === null) throw new StoredFileTooLargeError(episodeId, name, Number(r.size), maxBytes);
+      return new Uint8Array(r.bytes as Buffer);
     });
   }
 
