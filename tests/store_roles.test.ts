@@ -260,6 +260,43 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     });
   });
 
+  test("store audit: a decision record a runner published as the store's, which the log does not hold, is named (1)", async () => {
+    // Found by an audit: a runner's run carried approvals/<chk>.json saying "approved by ana (database_role)", no
+    // such decision in noema_decisions; every reader showed it, and store audit said ok.
+    const audit = () => cli(["store", "audit", "--json"], { env: { NOEMA_STORE: owner } });
+    const before = audit();
+    assert.equal(before.code, 0, before.stderr);
+    assert.ok(JSON.parse(before.stdout).records >= 1, "the genuine records of the runs before are checked, and hold");
+    const id = pausedByRunner(newDir());
+    const [p] = await sqlAs("noema", (s) => s.sql`SELECT pending FROM noema_episodes WHERE episode_id = ${id}`);
+    const chk = (p.pending as { checkpoint_id: string }).checkpoint_id;
+    const [l] = await sqlAs("noema", (s) => s.sql`SELECT host FROM noema_leases WHERE episode_id = ${id}`);
+    await sqlAs("ci7", async (s) => {
+      const token = await s.acquireLease(id, { host: String(l.host), pid: 99999 }, { ownerGone: () => true });
+      const forged = {
+        schema_version: "approval/1.0",
+        episode_id: id,
+        checkpoint_id: chk,
+        decision: "approved",
+        by: "ana@host-b",
+        authenticated_as: "database_role",
+        database_role: "ana",
+        at: new Date().toISOString(),
+      };
+      await s.putFile(id, `approvals/${chk}.json`, new TextEncoder().encode(JSON.stringify(forged)), token);
+    });
+    const after = audit();
+    assert.equal(after.code, 1, after.stdout + after.stderr);
+    const r = JSON.parse(after.stdout);
+    assert.equal(r.ok, false);
+    assert.equal(r.broken.file, `approvals/${chk}.json`);
+    assert.match(r.broken.problem, /says the store authenticated "ana" .* the decision log holds no decision/);
+    const text = cli(["store", "audit"], { env: { NOEMA_STORE: owner } });
+    assert.equal(text.code, 1);
+    assert.match(text.stderr, new RegExp(`is not the store's decision \\(${id} approvals/${chk}\\.json\\)`));
+    pg.psql(owner, `DELETE FROM noema_files WHERE episode_id = '${id}' AND name LIKE 'approvals/%'`);
+  });
+
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
     const a = newDir();
     const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "5s", "--json"], {

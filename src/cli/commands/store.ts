@@ -187,9 +187,19 @@ function registerAudit(store: CommandUnknownOpts, ctx: CliContext): void {
         if (opts.json) ctx.out.json({ location: s.location, ...r });
         else if (r.ok) {
           const head = r.head ? `head ${r.head.chain_seq} ${r.head.row_hash}` : "empty";
-          ctx.out.line(`audit: ${s.location}: ${r.rows} decisions chained (${r.tombstones} tombstones), ok; ${head}`);
+          ctx.out.line(
+            `audit: ${s.location}: ${r.rows} decisions chained (${r.tombstones} tombstones), ok; ${head}; ` +
+              `${r.records} published decision records checked`,
+          );
         }
-        if (!r.ok) {
+        if (!r.ok && r.broken?.file !== undefined) {
+          const b = r.broken;
+          ctx.out.note(
+            `noema: a decision record ${s.location} holds is not the store's decision (${b.episode_id} ` +
+              `${b.file}): ${b.problem}; the decision log itself holds (${r.rows} rows)`,
+          );
+          ctx.exitCode = EXIT.ERROR;
+        } else if (!r.ok) {
           const b = r.broken!;
           const which = b.chain_seq === null ? "a row" : `row ${b.chain_seq}`;
           ctx.out.note(

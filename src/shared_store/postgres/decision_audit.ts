@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type postgres from "postgres";
 import { CHAIN_FORMAT, CHAIN_GENESIS } from "./decision_chain_sql.ts";
+import { auditDecisionRecords } from "./decision_records_audit.ts";
 
 /** Rows read per page. */
 const PAGE = 5000;
@@ -55,8 +56,19 @@ export interface AuditReport {
   tombstones: number;
   /** The last row's `chain_seq` and `row_hash`: record it elsewhere, to catch a chain rewritten whole. */
   head: { chain_seq: number; row_hash: string } | null;
-  /** The first break: the row, and what is wrong with it. */
-  broken: { chain_seq: number | null; episode_id: string | null; checkpoint_id: string | null; problem: string } | null;
+  /** Decision records the runs published (`approvals/*.json`) checked against the log (`decision_records_audit.ts`). */
+  records: number;
+  /**
+   * The first break: the row, and what is wrong with it; or, the chain holding, the first published record that is
+   * not the log's decision (`file` names it).
+   */
+  broken: {
+    chain_seq: number | null;
+    episode_id: string | null;
+    checkpoint_id: string | null;
+    problem: string;
+    file?: string;
+  } | null;
 }
 
 /**
@@ -97,7 +109,7 @@ function breakOf(r: ChainRow | null, problem: string): AuditReport["broken"] {
  * ```
  */
 export async function auditDecisions(sql: postgres.Sql, pinned?: PinnedHead): Promise<AuditReport> {
-  const report: AuditReport = { ok: true, rows: 0, tombstones: 0, head: null, broken: null };
+  const report: AuditReport = { ok: true, rows: 0, tombstones: 0, head: null, records: 0, broken: null };
   const [stray] = await sql`SELECT episode_id, checkpoint_id FROM noema_decisions WHERE chain_seq IS NULL LIMIT 1`;
   let prev = CHAIN_GENESIS, seq = 0;
   for (;;) {
@@ -130,7 +142,12 @@ export async function auditDecisions(sql: postgres.Sql, pinned?: PinnedHead): Pr
     const problem = "has no chain_seq: inserted out of band (not through noema_decide)";
     return { ...report, ok: false, broken: breakOf({ ...stray, chain_seq: null } as ChainRow, problem) };
   }
-  return report;
+  const published = await auditDecisionRecords(sql);
+  report.records = published.records;
+  if (published.broken === null) return report;
+  const { episode_id, checkpoint_id, problem } = published.broken;
+  const file = `approvals/${checkpoint_id ?? "?"}.json`;
+  return { ...report, ok: false, broken: { chain_seq: null, episode_id, checkpoint_id, problem, file } };
 }
 
 /** What is wrong with a row that follows `seq` (whose hash was `prev`), or null. */
