@@ -196,12 +196,15 @@ describe("noema attest", () => {
     writeFileSync(join(copy, "events.jsonl"), events);
     writeFileSync(join(copy, "extra.txt"), "added\n");
     writeFileSync(join(copy, "lock.data"), "a file named like the lock is a file like the rest\n");
+    // Found by an audit: the lock's names were left aside whatever they held.
+    writeFileSync(join(copy, "lock.tmp-evil"), JSON.stringify({ decision: "approved", by: "mallory" }));
     const differs = cli(["attest", "--verify", out, "--public-key", key.public_key, copy, "--json"]);
     assert.equal(differs.code, 2, differs.stdout + differs.stderr);
     assert.deepEqual(JSON.parse(differs.stdout).differences, [
       "events.jsonl: sha256 differs from the attestation",
       "extra.txt: not in the attestation",
       "lock.data: not in the attestation",
+      "lock.tmp-evil: not in the attestation",
     ]);
     // A payload changed after signing, or another key: exit 4.
     const statement = JSON.parse(Buffer.from(envelope.payload, "base64").toString("utf8"));
@@ -217,6 +220,32 @@ describe("noema attest", () => {
     const wrong = cli(["attest", "--verify", out, "--public-key", other.public_key]);
     assert.equal(wrong.code, 4, wrong.stdout);
     assert.match(wrong.stdout, new RegExp(`none by key "${other.kid}"`));
+  });
+
+  test("attest --verify refuses (4) a payload in a loose base64 spelling, and an envelope with a key given twice", () => {
+    // Found by an audit: both verified; a reader keeping the first of two keys saw another episode's statement.
+    const out = join(tmp.path, "loose.intoto.json");
+    const r = cli(["attest", id, "--out", out], { env: { NOEMA_ROOT: root, NOEMA_SIGNING_KEY_FILE: key.private_key } });
+    assert.equal(r.code, 0, r.stderr);
+    const envelope = JSON.parse(readFileSync(out, "utf8"));
+    const check = (name: string, text: string, message: RegExp) => {
+      writeFileSync(join(tmp.path, name), text);
+      const v = cli(["attest", "--verify", join(tmp.path, name), "--public-key", key.public_key]);
+      assert.equal(v.code, 4, `${name}: ${v.stdout}${v.stderr}`);
+      assert.match(v.stdout, message, name);
+    };
+    // The same bytes, spelt with bits set past the data in the last base64 character (decoders drop them).
+    const payload: string = envelope.payload;
+    const padded = payload.endsWith("==") ? payload.length - 3 : payload.endsWith("=") ? payload.length - 2 : -1;
+    assert.ok(padded > 0, "a payload whose length is not a multiple of 3 (it has padding)");
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const loose = payload.slice(0, padded) + alphabet[alphabet.indexOf(payload[padded]) | 1] +
+      payload.slice(padded + 1);
+    assert.notEqual(loose, payload);
+    assert.deepEqual(Buffer.from(loose, "base64"), Buffer.from(payload, "base64"), "the same bytes");
+    check("loose.json", JSON.stringify({ ...envelope, payload: loose }), /BAD \(payload: must be standard base64/);
+    const text = JSON.stringify(envelope);
+    check("twice.json", `{"payload":"e30=",${text.slice(1)}`, /BAD \(line 1: payload: duplicate key/);
   });
 
   test("a tampered or incomplete episode is not attested, and no file is written", () => {

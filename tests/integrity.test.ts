@@ -153,6 +153,39 @@ describe("what the manifest must cover", () => {
     }
   });
 
+  test("a lock that carries more than a lock, or a lock's temp name holding anything else, is unlisted", () => {
+    // Found by an audit: a `lock` naming a live pid (init) with a hidden decision in it, and `lock.tmp-evil`, rode in
+    // a sealed episode unreported by verify --strict and attest --verify.
+    const { id, dir } = copy(unsigned);
+    const ticks = procStat(1)?.startTicks ?? null;
+    const live = { pid: 1, host: hostname(), started_at: "", purpose: "run", start_ticks: ticks, nonce: "n1" };
+    writeFileSync(join(dir, "lock"), JSON.stringify({ ...live, hidden: { decision: "approved", by: "mallory" } }));
+    writeFileSync(join(dir, "lock.tmp-evil"), JSON.stringify({ decision: "approved", by: "mallory" }));
+    let r = verify(id, plainEnv);
+    assert.equal(r.code, 2, r.kinds.join());
+    for (const k of ["unlisted:lock", "unlisted:lock.tmp-evil"]) assert.ok(r.kinds.includes(k), `${k} in ${r.kinds}`);
+    // A lock and nothing more, its owner alive on this host: left out, as before.
+    writeFileSync(join(dir, "lock"), JSON.stringify(live));
+    rmSync(join(dir, "lock.tmp-evil"));
+    r = verify(id, plainEnv);
+    assert.equal(r.code, 0, r.kinds.join());
+  });
+
+  test("a planted file name with terminal escapes and newlines is shown escaped, on its own line", () => {
+    // Found by an audit: a name holding ESC sequences and CRs redrew verify's output as "status : ok, issues : none".
+    const { id, dir } = copy(unsigned);
+    const name = "z\r\x1b[2K\x1b[13Astatus   : ok\nissues   : none\x1b[8m";
+    writeFileSync(join(dir, name), "x");
+    const r = cli(["verify", id], { env: plainEnv });
+    assert.equal(r.code, 2, r.stderr);
+    assert.doesNotMatch(r.stdout, /\x1b|\r/);
+    assert.equal(r.stdout.split("\n").filter((l) => l.startsWith("issues")).length, 2, "issues : and issues detail:");
+    assert.ok(
+      r.stdout.includes("- z\\x0d\\x1b[2K\\x1b[13Astatus   : ok\\nissues   : none\\x1b[8m: unlisted"),
+      r.stdout,
+    );
+  });
+
   test("the lock of a live run is not reported; a stale one is cleared", () => {
     const { id, dir } = copy(unsigned);
     const lock = (pid: number, ticks: number | null) =>
@@ -175,9 +208,14 @@ describe("what the manifest must cover", () => {
 
   test("another host's lock in a sealed episode is said (held_lock), not skipped: nothing rides in it unseen", () => {
     const id = fresh(signedEnv), dir = join(root, "episodes", id);
-    const hidden = { pid: 1, host: "elsewhere.invalid", purpose: "run", nonce: "n2", anything: "unsigned data" };
-    writeFileSync(join(dir, "lock"), JSON.stringify(hidden));
+    const lock = { pid: 1, host: "elsewhere.invalid", purpose: "run", nonce: "n2" };
+    // More than a lock in it: a file like any other, unlisted (exit 2).
+    writeFileSync(join(dir, "lock"), JSON.stringify({ ...lock, anything: "unsigned data" }));
     let r = verify(id, signedEnv);
+    assert.equal(r.code, 2, r.kinds.join());
+    assert.ok(r.kinds.includes("unlisted:lock"), r.kinds.join());
+    writeFileSync(join(dir, "lock"), JSON.stringify(lock));
+    r = verify(id, signedEnv);
     assert.equal(r.code, 0, r.kinds.join()); // a warning: that host may be verifying it
     assert.ok(r.kinds.includes("held_lock:lock"), r.kinds.join());
     r = verify(id, signedEnv, "--strict");

@@ -205,6 +205,20 @@ export function indentedLines(text: string, indent = "  "): string[] {
   return text.trimEnd().split(/\r?\n/).map((line) => line ? indent + neutralize(line.replaceAll("\t", "    ")) : "");
 }
 
+/**
+ * One line of a report whose values may hold anything (a file name planted in an episode): control characters
+ * {@link neutralize}d, and newlines and tabs shown as `\n` and `\t`, so no value makes a line of its own.
+ *
+ * @example
+ * ```ts
+ * import { shownLine } from "./output.ts";
+ * shownLine("- a\nstatus : ok: hash_mismatch"); // "- a\\nstatus : ok: hash_mismatch"
+ * ```
+ */
+export function shownLine(s: string): string {
+  return neutralize(s).replaceAll("\n", "\\n").replaceAll("\t", "\\t");
+}
+
 /** Collapses whitespace (newlines, tabs) so a value fits on one line, and {@link neutralize}s control characters. */
 export function oneLine(s: string): string {
   return neutralize(s.replace(/\s+/g, " ").trim());

@@ -30,7 +30,7 @@ import { readJsonText } from "./json_file.ts";
 import { ARTIFACTS, type RootOptions } from "./layout.ts";
 import type { Ed25519PrivateKey, Ed25519PublicKey } from "./ed25519_key.ts";
 import { type DsseEnvelope, signDsse, verifyDsse } from "./dsse.ts";
-import { verifyArtifacts } from "./integrity.ts";
+import { onlyALock, verifyArtifacts } from "./integrity.ts";
 import {
   announcedDifference,
   checkpointDigest,
@@ -441,8 +441,11 @@ export function subjectMismatches(statement: EpisodeStatement, dir: string): str
     attested.set(String(obj(s).name), obj(obj(s).digest).sha256);
   }
   const onDisk = [
-    // Only the lock and its claims (`lock.tmp-…`) are left aside: any other `lock.*` name is a file like the rest.
-    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) => n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.tmp-`)),
+    // Only the lock and its claims (`lock.tmp-…`), holding a lock and nothing more, are left aside: any other file is
+    // a file like the rest.
+    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) =>
+      !((n === LOCK_FILE || n.startsWith(`${LOCK_FILE}.tmp-`)) && onlyALock(dir, n))
+    ),
     ARTIFACTS.manifest,
   ];
   const out: string[] = [];

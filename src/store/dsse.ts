@@ -89,6 +89,14 @@ export interface DsseCheck {
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
+ * Standard base64 in its one canonical spelling (padding, and no bits set past the data): two spellings of one
+ * payload would let one envelope be told apart from its copy, and base64 decoders disagree on the loose ones.
+ */
+function canonicalBase64(s: string): boolean {
+  return BASE64.test(s) && Buffer.from(s, "base64").toString("base64") === s;
+}
+
+/**
  * Checks a DSSE envelope with an Ed25519 public key: some signature whose
  * `keyid` is the key's id (or that has none) must verify over the PAE of the
  * payload type and payload. Never throws for a bad envelope.
@@ -113,7 +121,9 @@ export function verifyDsse(envelope: unknown, key: Ed25519PublicKey): DsseCheck 
   }
   const e = envelope as Record<string, unknown>;
   if (typeof e.payloadType !== "string") return bad("payloadType: must be a string");
-  if (typeof e.payload !== "string" || !BASE64.test(e.payload)) return bad("payload: must be standard base64");
+  if (typeof e.payload !== "string" || !canonicalBase64(e.payload)) {
+    return bad("payload: must be standard base64, canonically padded");
+  }
   const payload = Buffer.from(e.payload, "base64");
   if (!Array.isArray(e.signatures) || e.signatures.length === 0) {
     return bad("signatures: must be a non-empty array", payload, e.payloadType);
@@ -127,7 +137,7 @@ export function verifyDsse(envelope: unknown, key: Ed25519PublicKey): DsseCheck 
   }
   const pae = dssePae(e.payloadType, payload);
   for (const s of mine) {
-    if (typeof s.sig !== "string" || !BASE64.test(s.sig)) continue;
+    if (typeof s.sig !== "string" || !canonicalBase64(s.sig)) continue;
     const sig = Buffer.from(s.sig, "base64");
     if (sig.length === 64 && nodeCrypto().verify(null, pae, key.publicKey, sig)) {
       return { valid: true, payload, payloadType: e.payloadType, message: null };

@@ -18,12 +18,15 @@ import {
 } from "../../store/attestation.ts";
 import { readPrivateKeyFile, readPublicKeyFile, SIGNING_KEY_FILE_ENV } from "../../store/ed25519_key.ts";
 import { readJsonFile } from "../../store/json_file.ts";
+import { scanJson } from "../../store/json_scan.ts";
 import { locateEpisode } from "../../store/layout.ts";
 import { EXIT } from "../../errors.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
+import { shownLine } from "../output.ts";
 import { Buffer } from "node:buffer";
+import { readFileSync } from "node:fs";
 import process from "node:process";
 
 /**
@@ -38,23 +41,32 @@ function verifyFile(
 ): void {
   if (opts.publicKey === undefined) throw usageError("--verify needs --public-key FILE (the signer's public key)");
   const key = readPublicKeyFile(opts.publicKey);
-  const check = verifyAttestation(readJsonFile(file, file), key);
+  const envelope = readJsonFile(file, file);
+  // A key given twice: JSON readers disagree on which one is the envelope's (ours keeps the last), so none is.
+  const [repeated] = scanJson(readFileSync(file, "utf8")).duplicates;
+  const check = repeated === undefined ? verifyAttestation(envelope, key) : {
+    valid: false,
+    statement: null,
+    message: `line ${repeated.line}: ${repeated.path ? `${repeated.path}.` : ""}${repeated.key}: duplicate key ` +
+      "(which value is the envelope's is ambiguous)",
+  };
   const episode = check.statement?.predicate?.episode_id ?? null;
   const differences = check.valid && check.statement && episodeDir
     ? subjectMismatches(check.statement, episodeDir)
     : [];
   if (opts.json) {
     ctx.out.json({ file, valid: check.valid, kid: key.kid, episode_id: episode, message: check.message, differences });
-  } else if (!check.valid) ctx.out.line(`${file}: BAD (${check.message})`);
+  } else if (!check.valid) ctx.out.line(shownLine(`${file}: BAD (${check.message})`));
   else {
-    ctx.out.line(`${file}: valid (ed25519, kid ${key.kid}), episode ${episode}`);
+    // The statement's words and the episode's file names may hold anything: each shown as it is, on its line.
+    ctx.out.line(shownLine(`${file}: valid (ed25519, kid ${key.kid}), episode ${episode}`));
     if (episodeDir) {
-      ctx.out.line(
+      ctx.out.line(shownLine(
         differences.length === 0
           ? `${episodeDir}: every file matches the attestation`
           : `${episodeDir}: differs from the attestation:`,
-      );
-      for (const d of differences) ctx.out.line(`- ${d}`);
+      ));
+      for (const d of differences) ctx.out.line(shownLine(`- ${d}`));
     }
   }
   ctx.exitCode = !check.valid ? EXIT.PAUSED : differences.length > 0 ? EXIT.USAGE : EXIT.OK; // 4 and 2, as verify

@@ -17,6 +17,7 @@ import { type IntegrityReport, verifyArtifacts } from "../../store/integrity.ts"
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
 import { usageError } from "../errors.ts";
+import { shownLine } from "../output.ts";
 import { readPublicKeyFile } from "../../store/ed25519_key.ts";
 import { type ManifestVerifyKey, SIGNING_KEY_ENV, SIGNING_KID_ENV, signingKeyFromEnv } from "../../store/signing.ts";
 
@@ -70,7 +71,7 @@ export function reportLines(r: IntegrityReport): string[] {
       lines.push(`- ${i.file}: ${i.kind}${i.severity === "warning" ? " (warning)" : ""}: ${i.message}`);
     }
   }
-  return lines;
+  return lines.map(shownLine); // a planted file name shows as it is, on its line
 }
 
 /** Registers `noema verify`. */
