@@ -227,7 +227,7 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     );
   });
 
-  test("an approver's role resuming a stale copy of a stored run is refused (10): the approved action runs once", () => {
+  test("an approver's role resuming a stale copy of a stored run is refused (10): the approved action runs once", async () => {
     // Found by an audit: the lease the approver's role may not take was read as a store that may only be read, and
     // the copy (a restored snapshot of the paused root) was resumed locally: the approved deploy ran twice.
     const a = newDir(), copy = newDir();
@@ -242,6 +242,14 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     assert.equal(stale.code, 10, stale.stderr);
     assert.match(stale.stderr, /this role may not claim it there .*Nothing was run; resume it with a runner's role/);
     assert.equal(readFileSync(ran, "utf8"), "deployed\n", "the approved deploy ran once");
+    // A runner's role claims it, and is refused too (the store has gone on without the copy): the lease it took on
+    // the way is given back, never left fencing out the run's own writer (found by the same audit).
+    const diverged = cli(["--root", copy, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-z" } });
+    assert.equal(diverged.code, 10, diverged.stderr);
+    assert.match(diverged.stderr, /has gone on without it/);
+    assert.equal(readFileSync(ran, "utf8"), "deployed\n");
+    const [lease] = await sqlAs("noema", (s) => s.sql`SELECT released FROM noema_leases WHERE episode_id = ${id}`);
+    assert.equal(lease.released, true);
   });
 
   test("a live lease of another role, its holder looking gone from here (the same host name): held, not read-only", async () => {

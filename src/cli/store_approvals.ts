@@ -28,7 +28,12 @@ import { pulledCopy } from "../shared_store/pulled.ts";
 import { MAX_CHECKPOINT_BYTES, storedPendingCall } from "../shared_store/pending_call.ts";
 import { checkpointDigest } from "../store/checkpoint_digest.ts";
 import { answering, isOutage, Resubscription, ridingOutStrayErrors, StoreOutage } from "../shared_store/outage.ts";
-import { AlreadyDecidedError, type SharedStore, type StoredDecision } from "../shared_store/shared_store.ts";
+import {
+  AlreadyDecidedError,
+  type SharedStore,
+  type StoredDecision,
+  StoreTimeoutError,
+} from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 
 /** A decision someone asks for: approve or reject, why, by whom. */
@@ -153,6 +158,13 @@ export async function decideInStore(
   try {
     recorded = await store.decide(decision);
   } catch (e) {
+    if (e instanceof StoreTimeoutError) {
+      // The answer, not the call, may be what was lost: the store may hold the decision already (still an outage).
+      const more = "; the decision may have been recorded before the answer was lost: noema approvals, or deciding " +
+        "again, tells (a second decision is refused, naming the first)";
+      e.message += more;
+      (e as { detail: string }).detail += more;
+    }
     throw e instanceof AlreadyDecidedError ? consumed(e) : e;
   }
   // Held here: the store's decision becomes the episode's, over one made here without the store meanwhile.

@@ -92,11 +92,15 @@ export async function claimEpisode(
     }
     return waitedMs < HANDED_OFF_WAIT_MS || (theirs && waitedMs < longest);
   };
+  const claim = new EpisodePublisher(store, join(episodesDir(root), id), id, { keepWaiting });
   try {
-    await new EpisodePublisher(store, join(episodesDir(root), id), id, { keepWaiting }).publish();
+    await claim.publish();
   } catch (e) {
     if (e instanceof LeaseHeldError) throw heldError(store, id, e.owner, publisher);
     if (e instanceof StoreConflictError) {
+      // Found by an audit: the lease taken on the way (its holder looking gone from here) kept the run's own writer
+      // fenced out after the refusal.
+      await claim.releaseLease().catch(() => {});
       throw new NoemaError(
         "diverged",
         `${id} here is not the run the shared store ${store.location} holds, which has gone on without it ` +

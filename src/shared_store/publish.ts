@@ -258,6 +258,19 @@ export class EpisodePublisher {
     return run;
   }
 
+  /**
+   * Gives back the lease this publisher took, if it took one: a claim refused after taking it (the store has gone on
+   * without this copy) must not keep fencing out the run's own writer.
+   *
+   * @example
+   * ```ts
+   * // try { await p.publish(); } catch (e) { await p.releaseLease(); throw e; }
+   * ```
+   */
+  async releaseLease(): Promise<void> {
+    if (this.#token !== 0n) await this.store.releaseLease(this.episodeId, this.#token);
+  }
+
   async #publishNow(options: PublishOptions): Promise<PublishStats> {
     const stats: PublishStats = { lines: 0, files: 0 };
     if (!existsSync(this.dir)) return stats; // not created yet (a new episode is renamed into place)
