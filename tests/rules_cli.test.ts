@@ -61,6 +61,9 @@ describe("rules in a run", () => {
     assert.equal(start.rules[0].rules[0].rule, "Bash(git push:*)", "the rules are recorded in the start event");
     const acts = events.filter((e) => e.phase === "act");
     assert.deepEqual(acts.map((e) => e.payload.result_status), ["ok", "skipped"]);
+    // Where the rule is, as docs/rules.md says: the verdict's rationale, recorded in its direction event.
+    const vetoed = events.find((e) => e.phase === "direction" && e.payload.kind === "veto");
+    assert.match(vetoed.payload.rationale, /^enforce rule set \/.*\/noema\.jsonc rules\.deny\[0\]$/);
     assert.equal(p.run(["validate", out.episode_id]).code, 0);
   });
 

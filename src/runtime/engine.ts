@@ -498,6 +498,8 @@ export class Engine {
       requires_approval: verdict?.requires_approval ?? false,
       error: o.error,
       advise_ms: o.duration_ms,
+      // Why, in the policy's words (the rules: the file and field of the rule that matched), when it says.
+      ...(typeof verdict?.rationale === "string" ? { rationale: verdict.rationale } : {}),
     }, {
       faculty: "direction",
       caused_by: p.lastStepEventId,
