@@ -8,6 +8,7 @@
  * the resident hook server.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -67,16 +68,32 @@ describe("an interactive session's hook waits for a decision made on another mac
         }),
     };
     const id = `sess-${Math.random().toString(36).slice(2)}`;
-    const call = (payload: Record<string, unknown>) =>
+    const call = (payload: Record<string, unknown>, more: Record<string, string> = {}) =>
       runChild(NOEMA, [...PRE, "hook", "claude-code", "--root", root, ...hookArgs], {
         cwd: dir,
         input: JSON.stringify({ session_id: id, cwd: dir, ...payload }),
-        env,
-        timeoutMs: 120_000,
+        env: { ...env, ...more },
+        timeoutMs: 180_000,
       });
-    const bash = (kind: string, useId: string, command: string, extra: Record<string, unknown> = {}) =>
-      call({ hook_event_name: kind, tool_name: "Bash", tool_input: { command }, tool_use_id: useId, ...extra });
-    return { root, call, bash };
+    const bash = (
+      kind: string,
+      useId: string,
+      command: string,
+      extra: Record<string, unknown> = {},
+      more: Record<string, string> = {},
+    ) =>
+      call({ hook_event_name: kind, tool_name: "Bash", tool_input: { command }, tool_use_id: useId, ...extra }, more);
+    /** A call as its own child process, to kill while it waits. */
+    const spawned = (payload: Record<string, unknown>) => {
+      const child = spawn(NOEMA, [...PRE, "hook", "claude-code", "--root", root, ...hookArgs], {
+        cwd: dir,
+        env,
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.stdin!.end(JSON.stringify({ session_id: id, cwd: dir, ...payload }));
+      return child;
+    };
+    return { root, call, bash, spawned };
   }
 
   /** Host B: the call A's session (episodes under `root`) waits on, from the fleet's list, once A published it. */
@@ -192,6 +209,55 @@ describe("an interactive session's hook waits for a decision made on another mac
       },
     );
   }
+
+  test(
+    "the resident server: a waiting hook its agent killed stops waiting; a later decision applies at the next call",
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      // Found by an audit: the server went on waiting for the killed client's call, every later call of the session
+      // queued behind it for the whole --wait.
+      const a = tempDir(), b = tempDir();
+      const servers = join(a.path, "servers");
+      mkdirSync(servers, { mode: 0o700 });
+      try {
+        const s = session(a.path, ["--policy", GATE, "--wait", "150s"], servers);
+        assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "deploy" })).code, 0);
+        const log = join(a.path, "server.log");
+        await until(() => existsSync(log) && readFileSync(log, "utf8").includes("listening on"), "the server", 60_000);
+        const waiter = s.spawned({
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "./deploy.sh" },
+          tool_use_id: "t1",
+        });
+        const gone = new Promise((r) => waiter.once("exit", r));
+        const waiting = await waitingOn(b.path, s.root);
+        waiter.kill("SIGKILL");
+        await gone;
+        // Its client waits up to 60 s for the server's answer, less than the killed call's wait (150 s): the server
+        // answers it only if it stopped waiting when the killed client left.
+        const next = await s.bash("PreToolUse", "t2", "echo next", {}, { NOEMA_HOOK_SERVER_TIMEOUT_MS: "60000" });
+        assert.equal(next.code, 0, next.stderr);
+        assert.match(JSON.parse(next.stdout).hookSpecificOutput.permissionDecisionReason, /waiting for a human/);
+        const approve = cli(["--root", b.path, "approve", waiting.episode_id], {
+          env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        });
+        assert.equal(approve.code, 0, approve.stderr);
+        const third = await s.bash("PreToolUse", "t3", "echo third", {}, { NOEMA_HOOK_SERVER_TIMEOUT_MS: "60000" });
+        assert.equal(third.code, 0, third.stderr);
+        assert.notEqual(JSON.parse(third.stdout || "{}").hookSpecificOutput?.permissionDecision, "deny", third.stdout);
+        assert.equal((await s.call({ hook_event_name: "Stop" })).code, 0);
+        const v = cli(["validate", join(s.root, "episodes", waiting.episode_id), "--profile", "noema", "--strict"]);
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+      } finally {
+        await stopHookServers(servers);
+        a.cleanup();
+        b.cleanup();
+      }
+    },
+  );
 
   test("B rejects: the hook answers deny, saying who rejected it", async () => {
     const a = tempDir(), b = tempDir();

@@ -66,6 +66,17 @@ export interface HookSettings extends AnswerContext {
     checkpointId: string,
     signal?: AbortSignal,
   ) => Promise<"decided" | "abort" | "none">;
+  /**
+   * Brings a decision made elsewhere into the episode (a shared store's, while no hook waits for it): true when it did.
+   * Asked when a call is held back, so that a decision made after the waiting hook was killed is applied at the next
+   * call, as a local one is.
+   */
+  pullDecision?: (episodeId: string) => Promise<boolean>;
+  /**
+   * Aborted when whoever asked for this call is gone (the resident server's client closed its connection: the agent
+   * killed the hook): a wait for a decision ends with nothing decided, as if no hook had waited.
+   */
+  signal?: AbortSignal;
 }
 
 const APPEAR_WAIT_MS = 5000;
@@ -206,9 +217,10 @@ async function awaitDecided(
   proposed: ProposedAction,
   asked: Decision,
   awaitDecision: NonNullable<HookSettings["awaitDecision"]>,
+  signal?: AbortSignal,
 ): Promise<Decision> {
   episode.flush(); // the pause is on disk (published for the approvers) before the wait
-  const got = await awaitDecision(episode.episodeId, asked.checkpoint_id!);
+  const got = await awaitDecision(episode.episodeId, asked.checkpoint_id!, signal);
   if (got === "none") return asked;
   if (got === "abort") {
     const end = abortEnd(episode.dir);
@@ -238,6 +250,16 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
   };
 }
 
+/** Proposes the call, or answers it held back while the episode still waits for a decision on another. */
+async function proposeOrHold(episode: EpisodeHandle, proposed: ProposedAction, event: PreToolEvent): Promise<Decision> {
+  try {
+    return await episode.propose(proposed);
+  } catch (e) {
+    if (!(e instanceof NoemaError && e.code === "paused")) throw e;
+    return heldBack(episode.waitingFor(), event);
+  }
+}
+
 /** The result of a call that did not run: skipped, with who stopped it. */
 function notRun(reason: string): RecordedResult {
   return { status: "skipped", outcome: textHead(reason, 200), error: { type: "NotRun", message: reason } };
@@ -250,6 +272,11 @@ function notRun(reason: string): RecordedResult {
  * agent's transcript says about it.
  */
 async function recordNotRun(dialect: Dialect, event: EndEvent, episode: EpisodeHandle): Promise<void> {
+  // Twice at most: recording one may apply a decision made meanwhile on a held call, which then awaits its result too.
+  for (let pass = 0; pass < 2; pass++) await recordNotRunOnce(dialect, event, episode);
+}
+
+async function recordNotRunOnce(dialect: Dialect, event: EndEvent, episode: EpisodeHandle): Promise<void> {
   const pending = episode.unrecordedCalls();
   if (pending.length === 0) return;
   const said = dialect.notRunReasons?.(event, pending) ?? new Map<string, string>();
@@ -357,11 +384,13 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
           decision = await episode.propose(proposed);
         } catch (e) {
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
-          decision = heldBack(episode.waitingFor(), event);
+          // Held back: unless a decision made in the store meanwhile, brought in now, ends the wait.
+          const pulled = s.pullDecision ? await s.pullDecision(episode.episodeId) : false;
+          decision = pulled ? await proposeOrHold(episode, proposed, event) : heldBack(episode.waitingFor(), event);
         }
         const waits = decision.verdict === "ask" && decision.checkpoint_id !== undefined && s.awaitDecision;
         // Waited for: written by the wait (or ended, when the wait ran out with --approval-timeout abort).
-        if (waits) decision = await awaitDecided(episode, proposed, decision, s.awaitDecision!);
+        if (waits) decision = await awaitDecided(episode, proposed, decision, s.awaitDecision!, s.signal);
         // One process per call: the state and the call's record are written before the answer (they would be at
         // exit anyway), so a hook killed after deciding leaves the call known to the next one.
         else if (s.episodes === undefined) episode.flush();

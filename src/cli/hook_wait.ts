@@ -20,7 +20,7 @@ import { openSharedStore } from "../shared_store/open.ts";
 import { EpisodePublisher } from "../shared_store/publish.ts";
 import { LeaseHeldError, StoreConflictError } from "../shared_store/shared_store.ts";
 import { episodesDir } from "../store/layout.ts";
-import { waitForDecision } from "./store_approvals.ts";
+import { applyStoreDecision, waitForDecision } from "./store_approvals.ts";
 import { storeFromEnvironment } from "./store_option.ts";
 
 /** Seconds the agent's hook timeout must exceed a hook's `--wait` by (its start-up, the publish, the answer). */
@@ -77,6 +77,35 @@ export function hookApprovalWait(
       return "none";
     } finally {
       await store.close().catch(() => {});
+    }
+  };
+}
+
+/**
+ * The `pullDecision` of a hook with a shared store: while the episode waits for a decision that no hook waits for
+ * (the waiting hook was killed by its agent), the session's next call brings the store's decision in, if one was made,
+ * as a local record (`approvals/<checkpoint>.json`, by `ana@host-b` when made elsewhere), and returns whether it did.
+ * A store that cannot be reached brings nothing: the call is held back as before. Undefined without a store.
+ *
+ * @example
+ * ```ts
+ * const pull = hookDecisionPull(".noema");
+ * // if (pull && await pull("ep_01…")) … propose again: the decision is applied
+ * ```
+ */
+export function hookDecisionPull(root: string): HookSettings["pullDecision"] | undefined {
+  const pick = storeFromEnvironment();
+  if (pick === null) return undefined;
+  return async (episodeId) => {
+    try {
+      const store = await openSharedStore(pick.url, pick.from);
+      try {
+        return await applyStoreDecision(store, episodeId, { root });
+      } finally {
+        await store.close().catch(() => {});
+      }
+    } catch {
+      return false; // the store down, or the run not waiting at a checkpoint of its own: nothing brought in
     }
   };
 }

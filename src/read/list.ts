@@ -12,6 +12,7 @@ import { episodeIdProblem } from "../store/ids.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS, episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
 import { lockStatus } from "../store/lock.ts";
+import { lastLine } from "../store/last_line.ts";
 
 import { crashedWhileSealing } from "./sealing.ts";
 import { sessionIdle } from "./session_idle.ts";
@@ -81,25 +82,23 @@ export interface RunStateInfo {
   elapsed_ms?: number;
 }
 
+/** The longest last event read to tell a waiting run (a checkpoint event holds its call's input, bounded far below). */
+const MAX_LAST_EVENT_BYTES = 8 << 20;
+
 /**
- * Whether a checkpoint of the run still waits: one with no decision, or whose decision no resume has applied yet
- * (`consumed_at` unset). An agent session's checkpoints stay after their decisions: those do not make it wait.
+ * Whether the run waits for a decision: its log ends with a `run.checkpoint` (what `approve` requires), its decision
+ * made or not. A pause that ended (decided and resumed, or ended by what an agent did next) has a `run.resume` after
+ * it, and an agent session's checkpoints stay after their pauses end: those do not make it wait.
  */
 function hasOpenCheckpoint(dir: string): boolean {
-  let names: string[];
+  // A run that never paused has no checkpoints: its log is not read.
+  if (!existsSync(join(dir, "checkpoints"))) return false;
   try {
-    names = readdirSync(join(dir, "checkpoints")).filter((n) => n.endsWith(".json"));
+    const last = lastLine(join(dir, ARTIFACTS.events), MAX_LAST_EVENT_BYTES);
+    return last !== null && (JSON.parse(last) as { event_type?: unknown }).event_type === "run.checkpoint";
   } catch {
-    return false;
+    return false; // no log to read, or not JSON: nothing says it waits
   }
-  return names.some((n) => {
-    try {
-      const decision = readJsonFile(join(dir, "approvals", n), n);
-      return typeof decision.consumed_at !== "string";
-    } catch {
-      return true; // no decision (or none noema can read): it waits
-    }
-  });
 }
 
 /**

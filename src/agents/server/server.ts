@@ -29,7 +29,8 @@ import { cwdExists } from "./address.ts";
 import { dirname } from "node:path";
 
 /** Answers one call: the hook's stdin in, the agent's answer out (episodes from `episodes`). */
-export type HookHandler = (stdin: string, episodes: ResidentEpisodes) => Promise<HookAnswer>;
+/** Answers one call; `gone` is aborted when its client closed the connection before the answer (killed). */
+export type HookHandler = (stdin: string, episodes: ResidentEpisodes, gone: AbortSignal) => Promise<HookAnswer>;
 
 /** Options of {@link serveHooks}. */
 export interface ServeOptions {
@@ -57,7 +58,15 @@ function envMs(name: string, fallback: number): number {
 
 /** The part of Bun's socket API the server uses (node:net spins at full CPU once the working directory is gone). */
 interface BunSocket {
-  data: { text: string; done: boolean; out: Uint8Array; ending: boolean; decoder: TextDecoder };
+  data: {
+    text: string;
+    done: boolean;
+    out: Uint8Array;
+    ending: boolean;
+    decoder: TextDecoder;
+    /** Aborted when the client closes the connection. */
+    gone: AbortController;
+  };
   write(data: Uint8Array): number;
   end(): void;
 }
@@ -129,7 +138,14 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
       unix: socket,
       socket: {
         open(conn: BunSocket) {
-          conn.data = { text: "", done: false, out: new Uint8Array(0), ending: false, decoder: new TextDecoder() };
+          conn.data = {
+            text: "",
+            done: false,
+            out: new Uint8Array(0),
+            ending: false,
+            decoder: new TextDecoder(),
+            gone: new AbortController(),
+          };
         },
         drain: flushOut,
         data(conn: BunSocket, chunk: Uint8Array) {
@@ -141,7 +157,10 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
           conn.data.done = true;
           serve(conn, conn.data.text.slice(0, nl));
         },
-        close() {},
+        // The client gone (the agent killed the hook): a call still waiting for a decision stops waiting.
+        close(conn: BunSocket) {
+          conn.data?.gone.abort();
+        },
         error() {},
       },
     });
@@ -227,7 +246,7 @@ async function serveOne(
     answer = { stdout: null, stderr: "noema: the hook server serves another command line", exitCode: 2 };
   } else {
     try {
-      answer = await handle(request.stdin, episodes);
+      answer = await handle(request.stdin, episodes, conn.data.gone.signal);
     } catch (e) {
       answer = { stdout: null, stderr: `noema: ${(e as Error).message ?? String(e)}`, exitCode: 2 };
     }

@@ -21,7 +21,7 @@ import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
 import { serveHooks, serverLog } from "../../agents/server/server.ts";
 import { sessionEpisode } from "../../store/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
-import { hookApprovalWait } from "../hook_wait.ts";
+import { hookApprovalWait, hookDecisionPull } from "../hook_wait.ts";
 import { parseDuration } from "../time_args.ts";
 import { hookOtelExporter } from "../../export/otel/hook_export.ts";
 import { otelUnavailableNotice, unavailableMessage } from "../../export/otel/run_hooks.ts";
@@ -227,6 +227,8 @@ function hookSettings(
     awaitDecision: opts.wait === undefined || opts.episode !== undefined
       ? undefined
       : hookApprovalWait(hookRoot, parseDuration(opts.wait, "--wait"), opts.approvalTimeout),
+    // A decision made in the store while no hook waits for it is brought in at the session's next call.
+    pullDecision: opts.episode === undefined ? hookDecisionPull(hookRoot) : undefined,
   };
 }
 
@@ -264,11 +266,11 @@ async function serveResident(
     socket,
     argv,
     notices,
-    handle: async (stdin, episodes) => {
+    handle: async (stdin, episodes, gone) => {
       try {
         const event = dialect.parse(parseEvent(stdin));
         if (!event) return { stdout: null, exitCode: 0 };
-        const settings = { ...settingsFor(event), episodes };
+        const settings = { ...settingsFor(event), episodes, signal: gone };
         const answer = await answerEvent(dialect, event, settings);
         const id = publisher || otel ? hookEpisodeId(dialect, event, settings) : null;
         if (id !== null) publisher?.served(settings.root, id);

@@ -24,7 +24,10 @@ import { ArtifactSink } from "../artifact_sink.ts";
 import { Redactor } from "../redact.ts";
 import { type RunSettingsRecord, settingsFromRecord } from "./options.ts";
 import { externalAdapter } from "./prepare.ts";
-import { type CoreProgress, lastLine, readCoreProgress } from "./progress_file.ts";
+import { type CallRecord, type CoreProgress, readCoreProgress } from "./progress_file.ts";
+import { decisionEvents } from "../../store/checkpoint_digest.ts";
+import { readApproval } from "../checkpoint.ts";
+import { lastLine } from "../../store/last_line.ts";
 import { callsFromLog, recoverFromLog } from "./recover.ts";
 import { reloadPolicies } from "./reload.ts";
 
@@ -77,6 +80,33 @@ function firstLine(path: string): Record<string, unknown> {
   }
 }
 
+/**
+ * The asked calls' checkpoints as the log has them, for a `core.json` behind it (its process killed after writing
+ * events): a call asked again at a new checkpoint (its `run.checkpoint` the latest for its candidate, no `run.resume`
+ * after it) waits at that one; a call whose pause ended with no decision applied (a `run.resume` with no approval, and
+ * none recorded since) waits at none, and is asked anew when it is made again.
+ */
+function pausesFromLog(dir: string, calls: Record<string, CallRecord>): Record<string, CallRecord> {
+  const events = decisionEvents(join(dir, ARTIFACTS.events));
+  const latest = new Map<string, string>(); // candidate id → its latest checkpoint
+  for (const [id, p] of events.checkpoints) {
+    const candidate = (p.pending as { action_candidate_id?: unknown } | undefined)?.action_candidate_id;
+    if (typeof candidate === "string") latest.set(candidate, id);
+  }
+  const resumed = new Map<string, boolean>(); // checkpoint id → whether a resume applied a decision on it
+  for (const p of events.resumes.values()) {
+    if (typeof p.checkpoint_id !== "string") continue;
+    resumed.set(p.checkpoint_id, (resumed.get(p.checkpoint_id) ?? false) || (p.approval != null));
+  }
+  for (const c of Object.values(calls)) {
+    const last = latest.get(c.action_candidate_id);
+    if (c.verdict !== "ask" || last === undefined) continue;
+    if (!resumed.has(last)) c.checkpoint_id = last;
+    else if (!resumed.get(last) && !readApproval(dir, last)) delete c.checkpoint_id;
+  }
+  return calls;
+}
+
 /** The progress `core.json` holds, or the same rebuilt from the events when it is missing or behind. */
 function progressOf(dir: string, state: State): { progress: CoreProgress; startedAt: string } {
   const saved = readCoreProgress(dir);
@@ -112,7 +142,7 @@ function progressOf(dir: string, state: State): { progress: CoreProgress; starte
       announced_steps: 0,
       projected_actions: null,
       // Calls whose events were appended after core.json was last written: found again by their call_id.
-      calls: { ...callsFromLog(dir, saved?.calls ?? {}), ...(saved?.calls ?? {}) },
+      calls: pausesFromLog(dir, { ...callsFromLog(dir, saved?.calls ?? {}), ...(saved?.calls ?? {}) }),
     },
   };
 }

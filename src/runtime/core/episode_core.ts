@@ -57,6 +57,13 @@ export type { AttachOptions } from "./attach.ts";
 /** Why a step waits for approval (a decision's `pause`). */
 type StepPause = NonNullable<StepDecision["pause"]>;
 
+/** Why a pause ended for a moment (`run.resume`'s reason) when another call's result was recorded beside it. */
+const OTHER_RESULT = "another call's result came while it waited for a decision: recorded, and the call waits again " +
+  "at a new checkpoint";
+/** The same, for a call refused because it reused another call's id. */
+const REUSED_ID = "a call reusing another call's id was refused while it waited for a decision: recorded, and the " +
+  "call waits again at a new checkpoint";
+
 /** An action proposed from outside (an agent's tool call). */
 export interface ProposedAction {
   /** `"tool"` for agent tool calls. */
@@ -280,19 +287,15 @@ export class EpisodeCore {
     const known = action.call_id !== undefined ? this.#calls[action.call_id] : undefined;
     const unmask = (v: Record<string, unknown>) => this.#engine.redactor.unmask(v).value;
     if (known && !sameCall(this.episodeId, known, { ...action, masked: this.#masked(action) }, unmask)) {
-      return this.#refuseReused(action, known);
+      // Its refusal is a step of its own: recorded beside the pause the episode may be in.
+      return this.#held()
+        ? this.#besidePause(REUSED_ID, () => this.#refuseReused(action, known))
+        : this.#refuseReused(action, known);
     }
-    if (known) return this.#again(known);
+    if (known) return this.#again(known, action.on_ask ?? "pause");
     // The agent went on without calling the held call again: a decision recorded for it meanwhile is applied now.
     this.#applyHeldDecision();
-    if (this.#pausedAt !== null || this.#due()) {
-      // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
-      throw new NoemaError(
-        "paused",
-        `episode ${this.episodeId}: paused, waiting for approval; no other call can be proposed until it is decided`,
-        { exitCode: EXIT.USAGE },
-      );
-    }
+    this.#heldOff();
     const e = this.#engine, p = e.p;
     this.#refuseOversize(action);
     const command = action.command ?? displayCommand(action.input);
@@ -380,6 +383,18 @@ export class EpisodeCore {
       throw new NoemaError(
         "too_large",
         `${this.episodeId}: the plan holds ${planSteps} steps, noema's limit (NOEMA_MAX_PLAN_STEPS); no further call is recorded`,
+        { exitCode: EXIT.USAGE },
+      );
+    }
+  }
+
+  /** Refuses (`paused`) a new call while the episode waits for a decision, or is about to (a deferred pause). */
+  #heldOff(): void {
+    if (this.#pausedAt !== null || this.#due()) {
+      // The checkpoint stays the last event until a human decides (what approve checks): nothing new before that.
+      throw new NoemaError(
+        "paused",
+        `episode ${this.episodeId}: paused, waiting for approval; no other call can be proposed until it is decided`,
         { exitCode: EXIT.USAGE },
       );
     }
@@ -579,7 +594,7 @@ export class EpisodeCore {
   }
 
   /** A call proposed before: its decision again; an "ask" is answered by its approval record once there is one. */
-  #again(known: CallRecord): Promise<Decision> {
+  #again(known: CallRecord, onAsk: NonNullable<ProposedAction["on_ask"]> = "pause"): Promise<Decision> {
     const e = this.#engine;
     const input = structuredClone(e.redactor.unmask(known.action.input).value); // the driver's own copy
     if (known.verdict === "unreviewed") {
@@ -604,6 +619,19 @@ export class EpisodeCore {
       hints: known.hints,
       ...(known.checkpoint_id ? { checkpoint_id: known.checkpoint_id } : {}),
     };
+    // Asked to wait, and its pause ended with no decision (the process that was to pause it again was killed): it
+    // waits at a new checkpoint, so that a decision can be made on it (while another call is held, it waits its turn).
+    if (known.verdict === "ask" && !known.checkpoint_id && !known.pause_due && onAsk === "pause" && !known.recorded) {
+      this.#heldOff();
+      const action = this.#actionOf(known);
+      const why = { kind: "approval" as const, reason: known.reason ?? "needs approval", policy_id: known.policy_id };
+      const command = action.command ?? displayCommand(action.input);
+      const checkpoint = this.#pauseNow(known.index, known.action_candidate_id, { ...action, command }, why);
+      if (checkpoint) known.checkpoint_id = checkpoint;
+      this.#dirty = true;
+      this.#written();
+      return Promise.resolve({ ...base, ...(checkpoint ? { checkpoint_id: checkpoint } : {}) });
+    }
     if (known.verdict !== "ask" || !known.checkpoint_id) return Promise.resolve(base);
     const { approval, unbound } = this.#decisionOn(known);
     if (!approval) return Promise.resolve(base);
@@ -681,27 +709,60 @@ export class EpisodeCore {
   }
 
   /**
-   * Ends the pause when a result comes while the episode waits (the checkpoint is no longer its last event, so no
-   * decision could be made on it after). The held call's own result: the agent ran it (its own user let it) or refused
-   * it; the decision recorded for it, if any, is applied by the `run.resume`, and the result is recorded whatever it
-   * says. Another call's result: a decision recorded for the held call is applied as if it were called again; with
-   * none, the held call becomes a call its agent asked about, recorded if its result comes.
+   * Ends the pause for the held call whose own result came: the agent ran it (its own user let it) or refused it. The
+   * decision recorded for it, if any, is applied by the `run.resume` (an approval lets it count as allowed; the result
+   * is recorded whatever the decision says), else the resume says the agent went on without one.
    */
-  #endPauseForResult(held: CallRecord, own: boolean): void {
+  #endPauseForResult(held: CallRecord): void {
     const { approval, unbound } = this.#decisionOn(held);
     const bound = unbound === null ? approval : null;
-    if (bound && !own) return this.#applyDecision(held, bound);
-    const why = own
-      ? "the agent reported the call's result while it waited for a decision: it was let run or refused outside noema"
-      : "another call's result came while it waited for a decision: it is no longer held, and its own result is " +
-        "recorded if it comes";
-    this.#resumeAt(
-      held,
-      bound,
-      bound ? null : unbound === null ? why : `${why} (the decision recorded is not applied: ${unbound})`,
-    );
+    const why = bound === null
+      ? "the agent reported the call's result while it waited for a decision: it was let run or refused outside noema" +
+        (unbound === null ? "" : ` (the decision recorded is not applied: ${unbound})`)
+      : bound.decision === "approved"
+      ? null
+      : `the agent reported the call's result though it was ${bound.decision} (it was let run or refused outside noema)`;
+    this.#resumeAt(held, bound, why);
     if (bound?.decision === "approved") Object.assign(held, { verdict: "allow", reason: null });
-    if (!own && !bound) delete held.checkpoint_id;
+  }
+
+  /**
+   * Writes another call's events (`write`: a result, a refusal) while the episode waits on a held call. The checkpoint
+   * must stay the last event for a decision to be made on it, so the pause ends before them (`why` says what came)
+   * and the held call waits again at a new checkpoint after them, as it was asked; a decision already recorded for it
+   * is applied instead, and ends the pause.
+   */
+  async #besidePause<T>(why: string, write: () => Promise<T> | T): Promise<T> {
+    const held = this.#held()?.[1];
+    if (!held) return await write();
+    const { approval, unbound } = this.#decisionOn(held);
+    if (approval && unbound === null) {
+      this.#applyDecision(held, approval);
+      return await write();
+    }
+    const asked = this.#askedOf(held);
+    this.#resumeAt(held, null, unbound === null ? why : `${why} (the decision recorded is not applied: ${unbound})`);
+    try {
+      return await write();
+    } finally {
+      // Asked again, whatever the write did: the call is still held.
+      const action = this.#actionOf(held);
+      const command = action.command ?? displayCommand(action.input);
+      const checkpoint = this.#pauseNow(held.index, held.action_candidate_id, { ...action, command }, asked);
+      if (checkpoint) held.checkpoint_id = checkpoint;
+      this.#dirty = true;
+      this.#written(); // the checkpoint's event with its file, before the answer
+    }
+  }
+
+  /** Why the held call was paused for, as its checkpoint says (its kind, reason and policy), to ask it again. */
+  #askedOf(held: CallRecord): StepPause {
+    try {
+      const pending = readCheckpoint(this.dir, held.checkpoint_id!).pending;
+      return { kind: pending.kind, reason: pending.reason, policy_id: pending.policy_id };
+    } catch {
+      return { kind: "approval", reason: held.reason ?? "needs approval", policy_id: held.policy_id };
+    }
   }
 
   /**
@@ -862,9 +923,13 @@ export class EpisodeCore {
       });
     }
     if (step.status !== "pending" && step.status !== "running") return null; // recorded, or vetoed
-    // A result while the episode waits: the checkpoint is no longer its last event, so the call waits no more.
     const held = this.#held()?.[1];
-    if (held) this.#endPauseForResult(held, held === call);
+    // Another call's result while the episode waits (a call that ran beside the held one): recorded beside the pause.
+    if (held && held !== call) {
+      return await this.#besidePause(OTHER_RESULT, () => this.record(stepOrCallId, result, delivery));
+    }
+    // The held call's own result: the agent ran it (its own user let it) or refused it, so it waits no more.
+    if (held) this.#endPauseForResult(held);
     let durationMs = 0;
     try {
       if (typeof result.duration_ms === "number" && result.duration_ms >= 0) durationMs = result.duration_ms;
@@ -952,8 +1017,8 @@ export class EpisodeCore {
       return this.record(action.call_id, result, delivery);
     }
     this.#refuseTooDeep(action);
-    const held = this.#held()?.[1];
-    if (held) this.#endPauseForResult(held, false); // the pause ends before this call's events
+    // Recorded beside the pause the episode may be in (its events between a resume and a new checkpoint).
+    if (this.#held()) return this.#besidePause(OTHER_RESULT, () => this.recordUnreviewed(action, result, delivery));
     const e = this.#engine, p = e.p;
     const { step, index } = this.#appendStep(action);
     const command = action.command ?? displayCommand(action.input);

@@ -11,11 +11,9 @@
  *
  * @module
  */
-import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactSink } from "../artifact_sink.ts";
 import { readJsonFile } from "../../store/json_file.ts";
-import { openRegularFile } from "../../store/regular_file.ts";
 import type { PolicyEvidence } from "../learning.ts";
 import type { RunCounters } from "../summary_builder.ts";
 
@@ -95,38 +93,5 @@ export function readCoreProgress(dir: string): CoreProgress | null {
     return value?.schema_version === "core/1.0" ? value : null;
   } catch {
     return null;
-  }
-}
-
-/**
- * The last complete line of a file (read backwards in chunks), or null.
- *
- * @example
- * ```ts
- * import { lastLine } from "./progress_file.ts";
- * // JSON.parse(lastLine(".noema/episodes/ep_1/events.jsonl")!).id
- * ```
- */
-export function lastLine(path: string): string | null {
-  const fd = openRegularFile(path); // a FIFO would block
-  try {
-    const size = fstatSync(fd).size;
-    let end = size;
-    let tail = Buffer.alloc(0);
-    while (end > 0) {
-      const start = Math.max(0, end - 65536);
-      const chunk = Buffer.alloc(end - start);
-      readSync(fd, chunk, 0, chunk.length, start);
-      tail = Buffer.concat([chunk, tail]);
-      end = start;
-      const text = tail.toString("utf8");
-      const body = text.endsWith("\n") ? text.slice(0, -1) : null;
-      if (body === null) return null; // a torn last line: no complete last line to trust
-      const nl = body.lastIndexOf("\n");
-      if (nl >= 0 || start === 0) return body.slice(nl + 1);
-    }
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }

@@ -45,10 +45,26 @@ function stepsFromLog(dir: string, steps: Map<string, PlanStep>): void {
       if (typeof inner.tool === "string") step.inputs = { tool: inner.tool };
       steps.set(id, step);
     } else if (e.phase === "act" && typeof payload.step_id === "string" && typeof payload.step_status === "string") {
-      const step = steps.get(payload.step_id);
-      if (step) step.status = payload.step_status as PlanStep["status"];
+      // A step with no candidate (a result recorded unreviewed) is known by its act event alone.
+      const step = steps.get(payload.step_id) ?? actedStep(payload);
+      step.status = payload.step_status as PlanStep["status"];
+      steps.set(payload.step_id, step);
     }
   }
+}
+
+/** The plan step an act event names, made from that event (its tool and input excerpt). */
+function actedStep(payload: Json): PlanStep {
+  const tool = typeof payload.tool === "string" ? payload.tool : "tool";
+  const excerpt = typeof payload.input_excerpt === "string" ? payload.input_excerpt : "";
+  const step: PlanStep = {
+    id: String(payload.step_id),
+    kind: "act",
+    description: textHead(`${tool}: ${excerpt}`, 200),
+    status: "pending",
+  };
+  if (typeof payload.tool === "string") step.inputs = { tool: payload.tool };
+  return step;
 }
 
 /**
