@@ -102,7 +102,11 @@ describe("an interactive session's hook waits for a decision made on another mac
       const ids = existsSync(join(root, "episodes")) ? readdirSync(join(root, "episodes")) : [];
       const r = cli(["--root", b, "approvals", "--json"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" } });
       assert.equal(r.code, 0, r.stderr);
-      return (JSON.parse(r.stdout) as { episode_id: string; host: string; pending: { reason: string } }[])
+      return (JSON.parse(r.stdout) as {
+        episode_id: string;
+        host: string;
+        pending: { reason: string; checkpoint_id: string };
+      }[])
         .find((w) => ids.includes(w.episode_id));
     }, "the waiting call in the store");
   }
@@ -208,6 +212,64 @@ describe("an interactive session's hook waits for a decision made on another mac
         }
       },
     );
+  }
+
+  for (const path of ["a hook process", "the resident hook server"]) {
+    test(`${path}: a call run beside the waiting one has its result recorded at once; the decision still applies`, {
+      timeout: 300_000,
+    }, async () => {
+      // Found by an audit: the waiting hook held the episode (its lock, or the server's one lane) for the whole wait,
+      // so the result of a call Claude Code ran beside it waited, then failed, and was recorded as not run.
+      const a = tempDir(), b = tempDir();
+      const servers = path === "a hook process" ? null : join(a.path, "servers");
+      if (servers) mkdirSync(servers, { mode: 0o700 });
+      try {
+        const s = session(a.path, ["--policy", GATE, "--wait", "150s"], servers);
+        assert.equal((await s.call({ hook_event_name: "UserPromptSubmit", prompt: "build and deploy" })).code, 0);
+        if (servers) {
+          const log = join(a.path, "server.log");
+          await until(() => existsSync(log) && readFileSync(log, "utf8").includes("listening on"), "the server");
+        }
+        assert.equal((await s.bash("PreToolUse", "t0", "ls")).code, 0);
+        const held = s.bash("PreToolUse", "t1", "./deploy.sh");
+        const first = await waitingOn(b.path, s.root);
+        // Its client waits up to 60 s, less than the wait (150 s): answered only if the wait let the episode go.
+        const ran = await s.bash("PostToolUse", "t0", "ls", { tool_response: { stdout: "a b" } }, {
+          NOEMA_HOOK_SERVER_TIMEOUT_MS: "60000",
+        });
+        assert.equal(ran.code, 0, ran.stderr);
+        // The call waits again at a new checkpoint, which the waiting hook publishes: B decides that one.
+        const again = await until(async () => {
+          const w = await waitingOn(b.path, s.root);
+          return w.pending.checkpoint_id !== first.pending.checkpoint_id ? w : null;
+        }, "the new checkpoint in the store");
+        const approve = cli([
+          "--root",
+          b.path,
+          "approve",
+          again.episode_id,
+          "--checkpoint",
+          again.pending.checkpoint_id,
+        ], {
+          env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+        });
+        assert.equal(approve.code, 0, approve.stderr);
+        const answer = await held;
+        assert.equal(answer.code, 0, answer.stderr);
+        assert.equal(JSON.parse(answer.stdout).hookSpecificOutput?.permissionDecision, "allow", answer.stdout);
+        await s.bash("PostToolUse", "t1", "./deploy.sh", { tool_response: { stdout: "deployed" } });
+        assert.equal((await s.call({ hook_event_name: "Stop" })).code, 0);
+        const dir = join(s.root, "episodes", again.episode_id);
+        const v = cli(["validate", dir, "--profile", "noema", "--strict"]);
+        assert.equal(v.code, 0, v.stdout + v.stderr);
+        const actions = JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).outcomes.actions;
+        assert.deepEqual(actions.map((x: { result_status: string }) => x.result_status), ["ok", "ok"]);
+      } finally {
+        if (servers) await stopHookServers(servers);
+        a.cleanup();
+        b.cleanup();
+      }
+    });
   }
 
   test(

@@ -73,6 +73,11 @@ export interface HookSettings extends AnswerContext {
    */
   pullDecision?: (episodeId: string) => Promise<boolean>;
   /**
+   * Runs a long wait that uses no episode out of the resident server's lane, the session's other calls served
+   * meanwhile (the server's; a hook process needs none: it lets the episode's lock go for the wait).
+   */
+  outside?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
    * Aborted when whoever asked for this call is gone (the resident server's client closed its connection: the agent
    * killed the hook): a wait for a decision ends with nothing decided, as if no hook had waited.
    */
@@ -210,26 +215,44 @@ function onAsk(dialect: Dialect, s: HookSettings): "pause" | "agent" | "deny" | 
  * (`awaitDecision`): once decided, the call is proposed again and gets the
  * decision's verdict, the approval consumed and recorded as a local
  * `noema approve` would be; an abort ends the episode aborted and denies
- * the call; nothing decided leaves it asked.
+ * the call; nothing decided leaves it asked. The episode is let go during the
+ * wait (its lock, and the resident server's lane: `s.outside`), so the
+ * session's other calls are answered and their results recorded meanwhile;
+ * the episode it ends with is returned (another handle when others wrote it).
  */
 async function awaitDecided(
   episode: EpisodeHandle,
   proposed: ProposedAction,
   asked: Decision,
-  awaitDecision: NonNullable<HookSettings["awaitDecision"]>,
-  signal?: AbortSignal,
-): Promise<Decision> {
+  s: HookSettings,
+): Promise<{ decision: Decision; episode: EpisodeHandle }> {
   episode.flush(); // the pause is on disk (published for the approvers) before the wait
-  const got = await awaitDecision(episode.episodeId, asked.checkpoint_id!, signal);
-  if (got === "none") return asked;
+  episode.suspend();
+  let got: "decided" | "abort" | "none";
+  try {
+    const wait = () => s.awaitDecision!(episode.episodeId, asked.checkpoint_id!, s.signal);
+    got = s.outside ? await s.outside(wait) : await wait();
+  } finally {
+    episode = await heldAgain(episode, s);
+  }
+  if (got === "none") return { decision: asked, episode };
   if (got === "abort") {
     const end = abortEnd(episode.dir);
     await episode.finish(end);
-    return { ...asked, verdict: "deny", reason: end.message ?? "aborted", checkpoint_id: undefined };
+    return {
+      decision: { ...asked, verdict: "deny", reason: end.message ?? "aborted", checkpoint_id: undefined },
+      episode,
+    };
   }
-  const decision = await episode.propose(proposed);
+  const decision = await proposeOrHold(episode, proposed, asked.input, asked);
   episode.flush();
-  return decision;
+  return { decision, episode };
+}
+
+/** The episode held again after a wait: the same one when nobody else wrote it meanwhile, else attached anew. */
+async function heldAgain(episode: EpisodeHandle, s: HookSettings): Promise<EpisodeHandle> {
+  if (!episode.closed && episode.resume()) return episode;
+  return await (s.episodes ?? DIRECT).attach(episode.episodeId, s.root);
 }
 
 /**
@@ -238,12 +261,12 @@ async function awaitDecided(
  * run, and the agent reads why and that it may call it again once that is
  * decided (the checkpoint stays the episode's last event).
  */
-function heldBack(call: { tool: string; step_id: string } | null, event: PreToolEvent): Decision {
+function heldBack(call: { tool: string; step_id: string } | null, input: Record<string, unknown>): Decision {
   return {
     verdict: "deny",
     step_id: "",
     action_candidate_id: "",
-    input: event.input,
+    input,
     reason: heldCallReason(call),
     policy_id: null,
     hints: [],
@@ -251,12 +274,17 @@ function heldBack(call: { tool: string; step_id: string } | null, event: PreTool
 }
 
 /** Proposes the call, or answers it held back while the episode still waits for a decision on another. */
-async function proposeOrHold(episode: EpisodeHandle, proposed: ProposedAction, event: PreToolEvent): Promise<Decision> {
+async function proposeOrHold(
+  episode: EpisodeHandle,
+  proposed: ProposedAction,
+  input: Record<string, unknown>,
+  asked: Decision | null = null,
+): Promise<Decision> {
   try {
     return await episode.propose(proposed);
   } catch (e) {
     if (!(e instanceof NoemaError && e.code === "paused")) throw e;
-    return heldBack(episode.waitingFor(), event);
+    return asked ?? heldBack(episode.waitingFor(), input);
   }
 }
 
@@ -386,12 +414,18 @@ export async function handleHookEvent(dialect: Dialect, event: HookEvent, s: Hoo
           if (!(e instanceof NoemaError && e.code === "paused")) throw e;
           // Held back: unless a decision made in the store meanwhile, brought in now, ends the wait.
           const pulled = s.pullDecision ? await s.pullDecision(episode.episodeId) : false;
-          decision = pulled ? await proposeOrHold(episode, proposed, event) : heldBack(episode.waitingFor(), event);
+          decision = pulled
+            ? await proposeOrHold(episode, proposed, event.input)
+            : heldBack(episode.waitingFor(), event.input);
         }
         const waits = decision.verdict === "ask" && decision.checkpoint_id !== undefined && s.awaitDecision;
         // Waited for: written by the wait (or ended, when the wait ran out with --approval-timeout abort).
-        if (waits) decision = await awaitDecided(episode, proposed, decision, s.awaitDecision!, s.signal);
-        // One process per call: the state and the call's record are written before the answer (they would be at
+        if (waits) {
+          const waited = await awaitDecided(episode, proposed, decision, s);
+          decision = waited.decision;
+          // Held anew after the wait (others wrote the episode meanwhile): that handle is let go here.
+          if (waited.episode !== episode) (s.episodes ?? DIRECT).release(waited.episode);
+        } // One process per call: the state and the call's record are written before the answer (they would be at
         // exit anyway), so a hook killed after deciding leaves the call known to the next one.
         else if (s.episodes === undefined) episode.flush();
         // A person approved it through noema: the agent is told allow, not asked its own user again.

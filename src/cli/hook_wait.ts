@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { HookSettings } from "../agents/hook_runner.ts";
 import { openSharedStore } from "../shared_store/open.ts";
@@ -47,6 +48,15 @@ async function publishSoon(p: EpisodePublisher, tryMs = 5_000): Promise<void> {
   }
 }
 
+/** The size of an episode's event log, or -1 when it cannot be read. */
+function logSize(dir: string): number {
+  try {
+    return statSync(join(dir, "events.jsonl")).size;
+  } catch {
+    return -1;
+  }
+}
+
 /**
  * The `awaitDecision` of a hook waiting up to `waitMs` for decisions made
  * through the shared store; undefined without a store. A store that cannot
@@ -70,8 +80,18 @@ export function hookApprovalWait(
     const store = await openSharedStore(pick.url, pick.from);
     try {
       // Approvers anywhere see the waiting call: the catalog row names it (checkpoint, state hash, policy, reason).
-      await publishSoon(new EpisodePublisher(store, join(episodesDir(root), episodeId), episodeId));
-      const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout, signal);
+      const dir = join(episodesDir(root), episodeId);
+      const publisher = new EpisodePublisher(store, dir, episodeId);
+      await publishSoon(publisher);
+      // The session's other calls go on during the wait (a result recorded beside the pause asks the call again at a
+      // new checkpoint): what they wrote is published before each look, so approvers decide the checkpoint it waits at.
+      let size = logSize(dir);
+      const onLook = async () => {
+        if (logSize(dir) === size) return;
+        size = logSize(dir);
+        await publisher.publish().catch(() => {}); // held by the session's own publisher meanwhile: it sends it
+      };
+      const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout, signal, () => {}, onLook);
       return got === "interrupted" ? "none" : got;
     } catch {
       return "none";

@@ -364,9 +364,10 @@ export function waitForDecision(
   onTimeout: "deny" | "abort",
   signal?: AbortSignal,
   say: (line: string) => void = () => {},
+  onLook: () => Promise<void> = async () => {},
 ): Promise<"decided" | "abort" | "interrupted"> {
   // A connection error the client leaves unawaited while the store is down must not end the wait.
-  return ridingOutStrayErrors(() => waitThenDecide(store, id, options, timeoutMs, onTimeout, signal, say));
+  return ridingOutStrayErrors(() => waitThenDecide(store, id, options, timeoutMs, onTimeout, signal, say, onLook));
 }
 
 /** {@link waitForDecision}'s wait, its last look and the default on timeout. */
@@ -378,11 +379,12 @@ async function waitThenDecide(
   onTimeout: "deny" | "abort",
   signal: AbortSignal | undefined,
   say: (line: string) => void,
+  onLook: () => Promise<void>,
 ): Promise<"decided" | "abort" | "interrupted"> {
   const end = Date.now() + timeoutMs;
   // Looks end by the deadline, or 5 s after it (the last look), whatever a network cut holds.
   const looking = answering(store, () => Math.min(ANSWER_MS, Math.max(5_000, end - Date.now())));
-  const got = await untilDecided(looking, id, options, end, signal, say);
+  const got = await untilDecided(looking, id, options, end, signal, say, onLook);
   if (got !== "timeout") return got;
   try {
     // One last look, which also tells whether the store can take the default: a decision made at the last moment,
@@ -412,6 +414,7 @@ async function untilDecided(
   end: number,
   signal: AbortSignal | undefined,
   say: (line: string) => void,
+  onLook: () => Promise<void>,
 ): Promise<"decided" | "interrupted" | "timeout"> {
   const outage = new StoreOutage(say, store.location, `${id} waits for approval`);
   let wake: () => void = () => {};
@@ -428,6 +431,7 @@ async function untilDecided(
           first = false;
           await subscription.start(); // before the first look, so that a decision made meanwhile wakes
         }
+        await onLook();
         const decided = await applyStoreDecision(store, id, options, say);
         outage.succeeded();
         if (decided) return "decided";

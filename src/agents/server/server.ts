@@ -24,13 +24,23 @@ import type { HookAnswer } from "../event.ts";
 import { answerJson } from "../answer_json.ts";
 import type { HookRequest } from "./client.ts";
 import { ResidentEpisodes } from "./episodes.ts";
+import { Lane } from "./lane.ts";
 import type { EpisodeNotices } from "./notices.ts";
 import { cwdExists } from "./address.ts";
 import { dirname } from "node:path";
 
 /** Answers one call: the hook's stdin in, the agent's answer out (episodes from `episodes`). */
-/** Answers one call; `gone` is aborted when its client closed the connection before the answer (killed). */
-export type HookHandler = (stdin: string, episodes: ResidentEpisodes, gone: AbortSignal) => Promise<HookAnswer>;
+/**
+ * Answers one call; `gone` is aborted when its client closed the connection before the answer (killed); `outside`
+ * runs a long wait that uses no episode out of the server's lane (see `lane.ts`), the session's other calls served
+ * meanwhile.
+ */
+export type HookHandler = (
+  stdin: string,
+  episodes: ResidentEpisodes,
+  gone: AbortSignal,
+  outside: <T>(work: () => Promise<T>) => Promise<T>,
+) => Promise<HookAnswer>;
 
 /** Options of {@link serveHooks}. */
 export interface ServeOptions {
@@ -118,7 +128,8 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     // none
   }
   const episodes = new ResidentEpisodes({ notices: options.notices });
-  let queue: Promise<void> = Promise.resolve();
+  const lane = new Lane();
+  const calls = new Set<Promise<void>>(); // served or being served: what a stop waits for
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
   let resolveStopped = () => {};
@@ -127,10 +138,12 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   const serve = (conn: BunSocket, line: string) => {
     inFlight++;
     clearTimeout(idle);
-    queue = queue.then(() => serveOne(conn, line, argv, options.handle, episodes)).finally(() => {
+    const call = serveInLane(lane, conn, line, argv, options.handle, episodes).finally(() => {
+      calls.delete(call);
       inFlight--;
       arm();
     });
+    calls.add(call);
   };
   let listener: BunListener;
   try {
@@ -175,7 +188,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
     clearInterval(watch);
     // New connections are refused; those whose calls are queued or under way still get their answers.
     listener.stop(false);
-    queue.finally(() => {
+    Promise.allSettled([...calls]).finally(() => {
       episodes.closeAll();
       try {
         unlinkSync(socket);
@@ -225,12 +238,38 @@ export function serverLog(line: string): void {
   }
 }
 
+/** Serves one call in its turn of the lane; its long waits step out of it (`outside`). */
+async function serveInLane(
+  lane: Lane,
+  conn: BunSocket,
+  line: string,
+  argv: readonly string[],
+  handle: HookHandler,
+  episodes: ResidentEpisodes,
+): Promise<void> {
+  let leave = await lane.enter();
+  const outside = async <T>(work: () => Promise<T>): Promise<T> => {
+    leave();
+    try {
+      return await work();
+    } finally {
+      leave = await lane.enter();
+    }
+  };
+  try {
+    await serveOne(conn, line, argv, handle, episodes, outside);
+  } finally {
+    leave();
+  }
+}
+
 async function serveOne(
   conn: BunSocket,
   line: string,
   argv: readonly string[],
   handle: HookHandler,
   episodes: ResidentEpisodes,
+  outside: <T>(work: () => Promise<T>) => Promise<T>,
 ) {
   const t0 = performance.now();
   let request: HookRequest | null = null;
@@ -246,7 +285,7 @@ async function serveOne(
     answer = { stdout: null, stderr: "noema: the hook server serves another command line", exitCode: 2 };
   } else {
     try {
-      answer = await handle(request.stdin, episodes, conn.data.gone.signal);
+      answer = await handle(request.stdin, episodes, conn.data.gone.signal, outside);
     } catch (e) {
       answer = { stdout: null, stderr: `noema: ${(e as Error).message ?? String(e)}`, exitCode: 2 };
     }

@@ -266,11 +266,11 @@ async function serveResident(
     socket,
     argv,
     notices,
-    handle: async (stdin, episodes, gone) => {
+    handle: async (stdin, episodes, gone, outside) => {
       try {
         const event = dialect.parse(parseEvent(stdin));
         if (!event) return { stdout: null, exitCode: 0 };
-        const settings = { ...settingsFor(event), episodes, signal: gone };
+        const settings = { ...settingsFor(event), episodes, signal: gone, outside };
         const answer = await answerEvent(dialect, event, settings);
         const id = publisher || otel ? hookEpisodeId(dialect, event, settings) : null;
         if (id !== null) publisher?.served(settings.root, id);
