@@ -152,6 +152,22 @@ describe("defect 3: noema's own flags after --", () => {
   });
 });
 
+describe("words after the task without --", () => {
+  test("are a usage error naming them and the quoted task (exit 2), nothing run or written; after -- they run", () => {
+    // Found by a newcomer run: `noema run Say hello --using shell` recorded the task "Say" and ran `hello`.
+    const w = workdir("unquoted");
+    const r = w.run(["run", "Say", "hello", "--using", "shell"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(
+      r.stderr.trim(),
+      `noema: the task is one argument, and "hello" came after it without --: quote the whole task ("Say hello"), ` +
+        "or put the adapter's arguments after --",
+    );
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+    assert.equal(w.run(["run", "Say", "-q", "--using", "shell", "--", "echo", "hello"]).code, 0);
+  });
+});
+
 describe("issue 23.11: a --workspace that is not a directory", () => {
   test("is a usage error naming it (exit 2), and nothing is written", () => {
     const w = workdir("missing-workspace");

@@ -86,6 +86,21 @@ function warnOwnFlagsAfterDashes(ctx: CliContext, cmd: CommandUnknownOpts, args:
   );
 }
 
+/**
+ * Refuses (a usage error) words after the task that were not put after `--`: `noema run Say hello` would record the
+ * task "Say" and run `hello` (the shell adapter) or drop it (minimal). The adapter's arguments come after `--`.
+ */
+function refuseWordsWithoutDashes(cmd: CommandUnknownOpts, task: string | undefined, args: readonly string[]): void {
+  if (args.length === 0) return;
+  let root: { parent: unknown; rawArgs?: string[] } = cmd as never;
+  while (root.parent) root = root.parent as never;
+  if ((root.rawArgs ?? []).includes("--")) return;
+  throw usageError(
+    `the task is one argument, and ${JSON.stringify(args.join(" "))} came after it without --: quote the whole task ` +
+      `(${JSON.stringify([task, ...args].join(" "))}), or put the adapter's arguments after --`,
+  );
+}
+
 const STATUS_MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "–", vetoed: "⊘" };
 
 /** `noema run`'s arguments, options and help text. */
@@ -211,6 +226,7 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       root: g.root,
     };
     if (taskArg !== undefined) checkTaskArg(taskArg);
+    refuseWordsWithoutDashes(cmd, taskArg, args);
     warnOwnFlagsAfterDashes(ctx, cmd, args);
     const { task, options } = runSettings(ctx, taskArg, flags, opts, g);
     // noema.jsonc's `root` (the flag and NOEMA_ROOT were checked with the global options).
