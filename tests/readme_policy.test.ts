@@ -21,9 +21,12 @@ const commands = [...readme.matchAll(/^npx noema (run .*--policy no-force-push\.
   m[1]
 );
 
-/** Splits a printed command line into arguments (double-quoted strings kept whole). */
-function words(line: string): string[] {
-  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
+/**
+ * Splits a printed command line into arguments (double-quoted strings kept whole), `$scratch` (the README's scratch
+ * repository, where its examples act) standing for `scratch`.
+ */
+function words(line: string, scratch: string): string[] {
+  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => (m[1] ?? m[2]).replaceAll("$scratch", scratch));
 }
 
 function events(cwd: string): any[] {
@@ -53,7 +56,7 @@ describe("the README's policy example, as printed", () => {
   test("-- git push --force: the intervention rewrites the command that runs", () => {
     const { cwd, env } = setup("push");
     const line = commands.find((c) => c.includes("git push"))!;
-    const r = cli(words(line), { cwd, env });
+    const r = cli(words(line, cwd), { cwd, env });
     assert.equal(r.code, 0, r.stderr);
     const ev = events(cwd);
     const direction = ev.find((e) => e.phase === "direction" && e.payload.kind === "intervention");
@@ -68,7 +71,7 @@ describe("the README's policy example, as printed", () => {
     const { cwd, env } = setup("clean");
     const line = commands.find((c) => c.includes("rm -rf"))!;
     assert.match(line, /--using shell/);
-    const r = cli(words(line), { cwd, env });
+    const r = cli(words(line, cwd), { cwd, env });
     assert.equal(r.code, 3, r.stderr);
     assert.ok(existsSync(join(cwd, "build", "out.o")), "build/ was not deleted");
     const ev = events(cwd);
@@ -102,7 +105,7 @@ describe("help and docs agree with what `noema policy test` does (issue 23.14)",
       for (const [, command, comment] of examples) {
         const promised = /exit (\d)/.exec(comment);
         assert.ok(promised, `the example says its exit code: ${comment}`);
-        const r = cli(words(command), { cwd, env });
+        const r = cli(words(command, cwd), { cwd, env });
         assert.equal(r.code, Number(promised[1]), `${which}: ${command}  # ${comment}\n${r.stdout}${r.stderr}`);
         const result = JSON.parse(r.stdout).result;
         if (/vetoed/.test(comment)) assert.equal(result, "vetoed");
@@ -117,7 +120,7 @@ describe("help and docs agree with what `noema policy test` does (issue 23.14)",
       /\$ npx noema init policy no-force-push .*\n\$ npx noema (policy test no-force-push\.ts [^;]*); echo \$\?\n(.*)\n(\d)\n```/
         .exec(docs)!;
     const { cwd, env } = withPolicy("template");
-    const r = cli(words(command), { cwd, env });
+    const r = cli(words(command, cwd), { cwd, env });
     assert.equal(r.stdout.trim(), output);
     assert.equal(r.code, Number(code));
   });
