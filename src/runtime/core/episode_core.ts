@@ -623,14 +623,8 @@ export class EpisodeCore {
     // waits at a new checkpoint, so that a decision can be made on it (while another call is held, it waits its turn).
     if (known.verdict === "ask" && !known.checkpoint_id && !known.pause_due && onAsk === "pause" && !known.recorded) {
       this.#heldOff();
-      const action = this.#actionOf(known);
-      const why = { kind: "approval" as const, reason: known.reason ?? "needs approval", policy_id: known.policy_id };
-      const command = action.command ?? displayCommand(action.input);
-      const checkpoint = this.#pauseNow(known.index, known.action_candidate_id, { ...action, command }, why);
-      if (checkpoint) known.checkpoint_id = checkpoint;
-      this.#dirty = true;
-      this.#written();
-      return Promise.resolve({ ...base, ...(checkpoint ? { checkpoint_id: checkpoint } : {}) });
+      this.#askAgain(known, { kind: "approval", reason: known.reason ?? "needs approval", policy_id: known.policy_id });
+      return Promise.resolve({ ...base, ...(known.checkpoint_id ? { checkpoint_id: known.checkpoint_id } : {}) });
     }
     if (known.verdict !== "ask" || !known.checkpoint_id) return Promise.resolve(base);
     const { approval, unbound } = this.#decisionOn(known);
@@ -745,14 +739,18 @@ export class EpisodeCore {
     try {
       return await write();
     } finally {
-      // Asked again, whatever the write did: the call is still held.
-      const action = this.#actionOf(held);
-      const command = action.command ?? displayCommand(action.input);
-      const checkpoint = this.#pauseNow(held.index, held.action_candidate_id, { ...action, command }, asked);
-      if (checkpoint) held.checkpoint_id = checkpoint;
-      this.#dirty = true;
-      this.#written(); // the checkpoint's event with its file, before the answer
+      this.#askAgain(held, asked); // whatever the write did: the call is still held
     }
+  }
+
+  /** Pauses the episode again for an asked call, at a new checkpoint (its event written with its file). */
+  #askAgain(call: CallRecord, why: StepPause): void {
+    const action = this.#actionOf(call);
+    const command = action.command ?? displayCommand(action.input);
+    const checkpoint = this.#pauseNow(call.index, call.action_candidate_id, { ...action, command }, why);
+    if (checkpoint) call.checkpoint_id = checkpoint;
+    this.#dirty = true;
+    this.#written();
   }
 
   /** Why the held call was paused for, as its checkpoint says (its kind, reason and policy), to ask it again. */
