@@ -152,6 +152,31 @@ describe("defect 3: noema's own flags after --", () => {
   });
 });
 
+describe("a task file's values refused as the run starts", () => {
+  test("are said at their place in the file (file:line: field), exit 2, nothing written", () => {
+    // Found by a newcomer run: `"using": "shel"` said only `unknown adapter "shel"`, naming no file or line.
+    const w = workdir("task-values");
+    const cases: [string, RegExp][] = [
+      [
+        '{\n  "task": "t",\n  "using": "shel"\n}',
+        /^noema: t\.jsonc:3: using: unknown adapter "shel" \(did you mean "shell"\?\)/,
+      ],
+      ['{\n  "task": "t",\n  "policies": ["nope.ts"]\n}', /^noema: t\.jsonc:3: policies\[0\]: plugin file not found/],
+      [
+        '{\n  "task": "t",\n  "workspace": "nope"\n}',
+        /^noema: t\.jsonc:3: workspace: workspace .*nope: no such directory/,
+      ],
+    ];
+    for (const [text, message] of cases) {
+      writeFileSync(join(w.cwd, "t.jsonc"), text);
+      const r = w.run(["run", "t.jsonc"]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, message);
+    }
+    assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
+  });
+});
+
 describe("words after the task without --", () => {
   test("are a usage error naming them and the quoted task (exit 2), nothing run or written; after -- they run", () => {
     // Found by a newcomer run: `noema run Say hello --using shell` recorded the task "Say" and ran `hello`.

@@ -11,7 +11,8 @@ import { EXIT } from "../../errors.ts";
 import { run } from "../../drivers.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
-import { PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
+import { isTaskFileArg, PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
+import { locatedInTaskFile } from "../task_file_errors.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
 import {
   checkRoot,
@@ -236,7 +237,13 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
       throw usageError("--wait waits for a decision in the shared store: give --store or set NOEMA_STORE");
     }
     if (typeof opts.wait === "string") parseDuration(opts.wait, "--wait");
-    await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd), otelSettingsOf(cmd, ctx.out));
+    try {
+      await runInterruptible(ctx, task, options, opts, g.root, storeUrlOf(cmd), otelSettingsOf(cmd, ctx.out));
+    } catch (e) {
+      // A task file's value refused as the run starts (an unknown adapter, a policy or workspace not there): at its
+      // place in the file, as the file's own mistakes are said.
+      throw taskArg !== undefined && isTaskFileArg(taskArg) ? locatedInTaskFile(e, taskArg) : e;
+    }
   });
 };
 
