@@ -186,10 +186,17 @@ describe("words after the task without --", () => {
     assert.equal(
       r.stderr.trim(),
       `noema: the task is one argument, and "hello" came after it without --: quote the whole task ("Say hello"), ` +
-        "or put the adapter's arguments after --",
+        "or put the adapter's arguments after -- (see 'noema run --help')",
     );
     assert.equal(episodeDirs(w.root).length, 0, "nothing was written");
     assert.equal(w.run(["run", "Say", "-q", "--using", "shell", "--", "echo", "hello"]).code, 0);
+    // No task at all: the help says how to give one (found by the same run: the hint was missing).
+    const none = w.run(["run"]);
+    assert.equal(none.code, 2);
+    assert.equal(
+      none.stderr.trim(),
+      "noema: missing the task (or give --replay or --continue EPISODE) (see 'noema run --help')",
+    );
   });
 });
 
@@ -198,7 +205,7 @@ describe("issue 23.11: a --workspace that is not a directory", () => {
     const w = workdir("missing-workspace");
     const r = w.run(["run", "make x", "--using", "shell", "--workspace", "no/such/ws", "--", "sh", "-c", "true"]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^noema: workspace no\/such\/ws: no such directory/m);
+    assert.match(r.stderr, /^noema: workspace no\/such\/ws: no such directory.* \(see 'noema run --help'\)$/m);
     assert.doesNotMatch(r.stderr, /ENOENT|SpawnError|posix_spawn/);
     writeFileSync(join(w.cwd, "a-file"), "");
     const f = w.run(["run", "make x", "--using", "shell", "--workspace", "a-file", "--", "sh", "-c", "true"]);

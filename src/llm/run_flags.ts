@@ -187,7 +187,9 @@ export function applyLlmFlags(
     o.using = "llm";
     o.adapter = { ...(o.adapter ?? {}), ...modelFlag(flags.model, flags.baseUrl) };
   }
-  if (t === undefined) throw usage("missing the task (or give --replay or --continue EPISODE)");
+  if (t === undefined) {
+    throw usage("missing the task (or give --replay or --continue EPISODE) (see 'noema run --help')");
+  }
   if (o.using === "llm") {
     const files = (o.policies ?? []).filter((p): p is string => typeof p === "string");
     o.adapter = { ...(o.adapter ?? {}), policies: files };

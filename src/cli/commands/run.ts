@@ -7,7 +7,7 @@ import { exitProcess } from "../../plugins/exit_guard.ts";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { existsSync, type Stats, statSync } from "node:fs";
 import process from "node:process";
-import { EXIT } from "../../errors.ts";
+import { EXIT, NoemaError } from "../../errors.ts";
 import { run } from "../../drivers.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
@@ -98,7 +98,9 @@ function refuseWordsWithoutDashes(cmd: CommandUnknownOpts, task: string | undefi
   if ((root.rawArgs ?? []).includes("--")) return;
   throw usageError(
     `the task is one argument, and ${JSON.stringify(args.join(" "))} came after it without --: quote the whole task ` +
-      `(${JSON.stringify([task, ...args].join(" "))}), or put the adapter's arguments after --`,
+      `(${
+        JSON.stringify([task, ...args].join(" "))
+      }), or put the adapter's arguments after -- (see 'noema run --help')`,
   );
 }
 
@@ -242,7 +244,14 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     } catch (e) {
       // A task file's value refused as the run starts (an unknown adapter, a policy or workspace not there): at its
       // place in the file, as the file's own mistakes are said.
-      throw taskArg !== undefined && isTaskFileArg(taskArg) ? locatedInTaskFile(e, taskArg) : e;
+      const located = taskArg !== undefined && isTaskFileArg(taskArg) ? locatedInTaskFile(e, taskArg) : e;
+      // A --workspace that is not a directory: an option's value, whose help says how to give it.
+      if (located instanceof NoemaError && located.code === "bad_workspace" && located.location.file === undefined) {
+        throw new NoemaError(located.code, `${located.detail} (see 'noema run --help')`, {
+          exitCode: located.exitCode,
+        });
+      }
+      throw located;
     }
   });
 };
