@@ -102,6 +102,22 @@ describe("EpisodeCore", () => {
     }
   });
 
+  test("suspended twice while another writer appends: resume says the loaded episode is stale", async () => {
+    // Found by an audit: the resident server suspends idle episodes again after each call; a second suspend re-read the
+    // log's size, hid another process's events, and resume() trusted the stale episode (an invalid log followed).
+    const core = await EpisodeCore.open("suspended twice", { root, using: "claude-code", policies: [policy] });
+    core.suspend();
+    const other = await EpisodeCore.attach(core.episodeId, { root });
+    await other.propose({ kind: "tool", tool: "Bash", input: { command: "ls" }, call_id: "elsewhere" });
+    await other.record("elsewhere", { status: "ok", outcome: "exit 0", duration_ms: 1 });
+    other.close();
+    core.suspend(); // again, as the server's idle timer does: nothing to let go
+    assert.equal(core.resume(1000), false, "another process wrote the episode: attach again");
+    const again = await EpisodeCore.attach(core.episodeId, { root });
+    assert.equal(again.knowsCall("elsewhere"), true);
+    again.close();
+  });
+
   test("a call whose input holds a lone surrogate is refused naming where; nothing is written for it", async () => {
     const core = await EpisodeCore.open("Edit a file", { root, using: "claude-code" });
     try {

@@ -126,6 +126,23 @@ interface BunSocket {
   end(): void;
 }
 
+/** Milliseconds this call already spent with a server that died before answering it (0: none): its own wait is shorter. */
+let spentMs = 0;
+
+/**
+ * How long this hook call already waited on a resident server that died before answering (0 when it did not): a
+ * `--wait` answered in the call's own process then waits only what is left, within the agent's own hook timeout.
+ *
+ * @example
+ * ```ts
+ * import { serverTimeSpentMs } from "./client.ts";
+ * const left = Math.max(0, waitMs - serverTimeSpentMs());
+ * ```
+ */
+export function serverTimeSpentMs(): number {
+  return spentMs;
+}
+
 /**
  * `noema hook …` through a resident server: reads stdin, asks the server
  * for this scope; returns the exit code after printing its answer, or null
@@ -138,6 +155,7 @@ interface BunSocket {
  * ```
  */
 export async function hookViaServer(argv: string[]): Promise<number | null> {
+  const started = performance.now();
   if (!serverEnabled() || argv.includes("--help") || argv.includes("-h")) return null;
   // Within bounds: a pipe that never closes must not hang the agent (the call is then blocked).
   let stdin: string;
@@ -170,6 +188,7 @@ export async function hookViaServer(argv: string[]): Promise<number | null> {
   }
   if (answer === null) {
     serverAbsent = true; // nobody listens on the socket (a server that died): the caller starts another
+    spentMs = performance.now() - started;
     return null;
   }
   if (answer.stdout !== null) process.stdout.write(`${answer.stdout}\n`);

@@ -17,7 +17,7 @@ import { handleHookEvent, type HookSettings } from "../../agents/hook_runner.ts"
 import type { Dialect } from "../../agents/dialect.ts";
 import type { HookAnswer, HookEvent } from "../../agents/event.ts";
 import { hookScope, serverEnabled, socketPath } from "../../agents/server/address.ts";
-import { prereadStdin, serverAbsent } from "../../agents/server/client.ts";
+import { prereadStdin, serverAbsent, serverTimeSpentMs } from "../../agents/server/client.ts";
 import { serveHooks, serverLog } from "../../agents/server/server.ts";
 import { sessionEpisode } from "../../store/session_index.ts";
 import { hookPublisher, markHookEpisode } from "../hook_publish.ts";
@@ -226,7 +226,13 @@ function hookSettings(
     // A run's hooks (--episode) never wait: the run itself waits for its decisions (noema run --wait).
     awaitDecision: opts.wait === undefined || opts.episode !== undefined
       ? undefined
-      : hookApprovalWait(hookRoot, parseDuration(opts.wait, "--wait"), opts.approvalTimeout),
+      // A server that died while this call waited there: only what is left of the wait (the agent's timeout is set
+      // from the full one).
+      : hookApprovalWait(
+        hookRoot,
+        Math.max(0, parseDuration(opts.wait, "--wait") - serverTimeSpentMs()),
+        opts.approvalTimeout,
+      ),
     // A decision made in the store while no hook waits for it is brought in at the session's next call.
     pullDecision: opts.episode === undefined ? hookDecisionPull(hookRoot) : undefined,
   };

@@ -1118,6 +1118,9 @@ export class EpisodeCore {
    * {@link EpisodeCore.resume} takes the lock again.
    */
   suspend(): void {
+    // Suspended already: nothing to let go, and the log's size it noted must stay what it was when it let go (read
+    // again now, it would hide what another process wrote meanwhile, and resume() would trust a stale episode).
+    if (!this.#closed && this.#lock === null) return;
     this.flush();
     if (this.#closed) return; // removed meanwhile
     this.#engine.rec.sync();
