@@ -161,7 +161,10 @@ describe("a task file's values refused as the run starts", () => {
         '{\n  "task": "t",\n  "using": "shel"\n}',
         /^noema: t\.jsonc:3: using: unknown adapter "shel" \(did you mean "shell"\?\)/,
       ],
-      ['{\n  "task": "t",\n  "policies": ["nope.ts"]\n}', /^noema: t\.jsonc:3: policies\[0\]: plugin file not found/],
+      [
+        '{\n  "task": "t",\n  "policies": ["nope.ts"]\n}',
+        /^noema: t\.jsonc:3: policies\[0\]: \S*nope\.ts: plugin file not found/,
+      ],
       [
         '{\n  "task": "t",\n  "workspace": "nope"\n}',
         /^noema: t\.jsonc:3: workspace: workspace .*nope: no such directory/,

@@ -48,5 +48,6 @@ export function locatedInTaskFile(e: unknown, file: string): unknown {
   const field = fieldOf(e, task as Record<string, unknown>, resolve(file, ".."));
   if (field === null) return e;
   const name = field.map((s, i) => typeof s === "number" ? `[${s}]` : i === 0 ? s : `.${s}`).join("");
-  return new NoemaError(e.code, e.detail, { file, line: keyLine(text, field), field: name, exitCode: e.exitCode });
+  // The error's own place stays in its words (a policy file's `x.ts:3:` where it threw, or the path not found).
+  return new NoemaError(e.code, e.message, { file, line: keyLine(text, field), field: name, exitCode: e.exitCode });
 }
