@@ -63,7 +63,11 @@ const main = join(pkgDir, "bin", "noema.ts");
 const child = spawn(
   bun,
   ["--no-env-file", "--no-install", `--config=${join(here, "bunfig.toml")}`, main, ...process.argv.slice(2)],
-  { stdio: "inherit" },
+  // Under npx (npm_command=exec) the commands noema prints for the user to type next say `npx noema`.
+  {
+    stdio: "inherit",
+    env: process.env.npm_command === "exec" ? { ...process.env, NOEMA_CALLED_AS: "npx" } : process.env,
+  },
 );
 // Ctrl-C reaches the whole process group: the CLI handles it (exit 130); the launcher waits for it.
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {

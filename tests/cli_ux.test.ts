@@ -536,6 +536,16 @@ describe("defect 7: the package bin with only Node on PATH", () => {
       encoding: "utf8",
     });
     assert.equal(vetoed.status, 3, "the exit code passes through");
+    assert.match(vetoed.stdout, /view: noema view ep_/, "a plain call: the next command says noema");
+    // Under npx (npm sets npm_command=exec), the commands noema prints to type next say npx noema (found by a
+    // newcomer run: `noema view …` is not on the PATH of someone who installed with npm ci).
+    const npx = spawnSync(launcher, ["run", "hello"], {
+      cwd: w.cwd,
+      env: { ...env, npm_command: "exec" },
+      encoding: "utf8",
+    });
+    assert.equal(npx.status, 0, npx.stderr);
+    assert.match(npx.stdout, /view: npx noema view ep_/);
     assert.ok(!existsSync(join(w.cwd, "pwned")), "the bunfig.toml of the working directory was not read");
     const missing = spawnSync(node, [launcher, "--version"], {
       cwd: w.cwd,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { calledAs } from "./called_as.ts";
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../errors.ts";
@@ -228,7 +229,10 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
   } else if (result.status === "pending") {
     out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);
     out.line(
-      c.dim(`  decide: noema approve ${result.episode_id} --resume   |   noema reject ${result.episode_id} --resume`),
+      c.dim(
+        `  decide: ${calledAs()} approve ${result.episode_id} --resume   |   ${calledAs()} reject ${result.episode_id} ` +
+          "--resume",
+      ),
     );
   } else {
     const color = result.status === "ok" ? c.green : result.status === "vetoed" ? c.yellow : c.red;
@@ -250,9 +254,9 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
     } else if (why.error && result.status !== "ok") {
       out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
       for (const line of why.program_stderr_tail) out.line(`  ${c.dim("stderr:")} ${oneLine(line)}`);
-      if (why.continuable) out.line(c.dim(`  continue: noema run --continue ${result.episode_id}`));
+      if (why.continuable) out.line(c.dim(`  continue: ${calledAs()} run --continue ${result.episode_id}`));
     }
-    out.line(c.dim(`  view: noema view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
+    out.line(c.dim(`  view: ${calledAs()} view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
   }
   if (exitCode !== EXIT.OK) process.exitCode = exitCode;
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { calledAs, toolCalledAs } from "../called_as.ts";
 import { Argument, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -106,11 +107,13 @@ export function nextSteps(
   const test = shq(rel(result.test));
   const steps: [string, string][] = kind === "policy"
     ? [
-      [`noema policy test ${file} --command "rm -rf /"`, "its verdict on an action, as JSON (exit 3: vetoed)"],
-      [`noema run "tidy up" --policy ${file}`, "a run with it (the minimal adapter executes nothing)"],
+      [`${calledAs()} policy test ${file} --command "rm -rf /"`, "its verdict on an action, as JSON (exit 3: vetoed)"],
+      [`${calledAs()} run "tidy up" --policy ${file}`, "a run with it (the minimal adapter executes nothing)"],
     ]
-    : [[`noema run "try it" --using ${/^[./]/.test(file) ? "" : "./"}${file}`, "a run with it"]];
-  if (noemaResolvesFrom(dirname(result.test))) steps.push([`bun test ${test}`, `its test (or: deno test -A ${test})`]);
+    : [[`${calledAs()} run "try it" --using ${/^[./]/.test(file) ? "" : "./"}${file}`, "a run with it"]];
+  if (noemaResolvesFrom(dirname(result.test))) {
+    steps.push([`${toolCalledAs("bun")} test ${test}`, `its test (or: deno test -A ${test})`]);
+  }
   return steps;
 }
 
