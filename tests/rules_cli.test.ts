@@ -105,6 +105,9 @@ describe("rules in a run", () => {
     assert.match(view, /1 would veto \(audit\)/);
     assert.match(view, /audit: would be denied by rule "Bash\(git push:\*\)"/);
     assert.equal(JSON.parse(p.run(["view", out.episode_id, "--json"]).stdout).counts.would_vetoes, 1);
+    // And in the run's own result line (found by a newcomer run: only list and view said so).
+    const text = p.run(["run", "task.jsonc"]);
+    assert.match(text.stdout, /^ {2}audit: 1 veto not enforced \(would have blocked an action\)$/m);
   });
 
   test("the user's rules file comes first; the project's allow and default cannot loosen it", () => {

@@ -65,6 +65,8 @@ export interface RunExplanation {
   continuable: boolean;
   /** A human's decision on the blocked step (it waited for approval and was rejected), or null. */
   rejection: StepDecision | null;
+  /** Vetoes recorded but not enforced (`--governance audit`, a rule set in audit mode): what would have been blocked. */
+  would_vetoes: number;
 }
 
 const rec = (x: unknown): Record<string, unknown> =>
@@ -111,7 +113,7 @@ const parseIfExplains = (text: string): unknown => mayExplain(text) ? JSON.parse
 export function explainRun(dir: string): RunExplanation {
   const paths = episodePaths(dir);
   let blocked: BlockInfo | null = null, message: string | null = null, programExit: number | null = null;
-  let answer: string | null = null, stderr: string[] = [];
+  let answer: string | null = null, stderr: string[] = [], wouldVetoes = 0;
   const atByPolicy = new Map<string, string>();
   const decisions = new StepDecisions();
   if (existsSync(paths.events)) {
@@ -133,6 +135,7 @@ export function explainRun(dir: string): RunExplanation {
         const tail = p.result_status === "error" ? stderrTail(rec(p.output).stderr)?.lines ?? [] : [];
         stderr = tail.filter((l) => l.trim() !== "").slice(-RESULT_STDERR_LINES);
       }
+      if (e.phase === "governance" && p.decision === "veto" && p.enforced === false) wouldVetoes++;
       if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
       const failure = rule.startsWith("policy.failure:");
@@ -174,6 +177,7 @@ export function explainRun(dir: string): RunExplanation {
     rejection: blocked?.step_id && decisions.of(blocked.step_id)?.decision === "rejected"
       ? decisions.of(blocked.step_id)!
       : null,
+    would_vetoes: wouldVetoes,
   };
 }
 
@@ -255,6 +259,15 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
       out.line(`  ${c.red("error")} ${oneLine(`${why.error.type}: ${why.error.message}`)}`);
       for (const line of why.program_stderr_tail) out.line(`  ${c.dim("stderr:")} ${oneLine(line)}`);
       if (why.continuable) out.line(c.dim(`  continue: ${calledAs()} run --continue ${result.episode_id}`));
+    }
+    if (why.would_vetoes > 0) {
+      // Audit mode enforces nothing: what it would have blocked is said here, not only in list and view.
+      const n = why.would_vetoes;
+      out.line(
+        `  ${c.yellow("audit:")} ${n} veto${n === 1 ? "" : "es"} not enforced (would have blocked ${
+          n === 1 ? "an action" : `${n} actions`
+        })`,
+      );
     }
     out.line(c.dim(`  view: ${calledAs()} view ${result.episode_id}${options.root ? ` --root ${options.root}` : ""}`));
   }
