@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { Outside } from "./server/lane.ts";
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { newEpisodeId } from "../store/ids.ts";
@@ -76,7 +77,7 @@ export interface HookSettings extends AnswerContext {
    * Runs a long wait that uses no episode out of the resident server's lane, the session's other calls served
    * meanwhile (the server's; a hook process needs none: it lets the episode's lock go for the wait).
    */
-  outside?: <T>(work: () => Promise<T>) => Promise<T>;
+  outside?: Outside;
   /**
    * Aborted when whoever asked for this call is gone (the resident server's client closed its connection: the agent
    * killed the hook): a wait for a decision ends with nothing decided, as if no hook had waited.

@@ -87,8 +87,9 @@ export function hookApprovalWait(
       // new checkpoint): what they wrote is published before each look, so approvers decide the checkpoint it waits at.
       let size = logSize(dir);
       const onLook = async () => {
-        if (logSize(dir) === size) return;
-        size = logSize(dir);
+        const now = logSize(dir);
+        if (now === size) return;
+        size = now;
         await publisher.publish().catch(() => {}); // held by the session's own publisher meanwhile: it sends it
       };
       const got = await waitForDecision(store, episodeId, { root }, waitMs, onTimeout, signal, () => {}, onLook);

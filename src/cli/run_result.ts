@@ -135,8 +135,11 @@ export function explainRun(dir: string): RunExplanation {
         const tail = p.result_status === "error" ? stderrTail(rec(p.output).stderr)?.lines ?? [] : [];
         stderr = tail.filter((l) => l.trim() !== "").slice(-RESULT_STDERR_LINES);
       }
-      if (e.phase === "governance" && p.decision === "veto" && p.enforced === false) wouldVetoes++;
-      if (e.phase !== "governance" || p.decision !== "veto" || p.enforced === false) continue;
+      if (e.phase !== "governance" || p.decision !== "veto") continue;
+      if (p.enforced === false) {
+        wouldVetoes++; // recorded, not enforced: it blocked nothing
+        continue;
+      }
       const rule = str(p.rule_id) ?? str(p.rule) ?? "";
       const failure = rule.startsWith("policy.failure:");
       const err = rec(p.error);

@@ -30,7 +30,7 @@ import { readJsonText } from "./json_file.ts";
 import { ARTIFACTS, type RootOptions } from "./layout.ts";
 import type { Ed25519PrivateKey, Ed25519PublicKey } from "./ed25519_key.ts";
 import { type DsseEnvelope, signDsse, verifyDsse } from "./dsse.ts";
-import { onlyALock, verifyArtifacts } from "./integrity.ts";
+import { verifyArtifacts } from "./integrity.ts";
 import {
   announcedDifference,
   checkpointDigest,
@@ -41,7 +41,7 @@ import {
   decisionRecordProblem,
   unrecordedDecisions,
 } from "./checkpoint_digest.ts";
-import { LOCK_FILE } from "./lock.ts";
+import { isLockName, onlyALock } from "./lock.ts";
 import { verifyManifestSignature } from "./signing.ts";
 import { listEpisodeEntries } from "./manifest.ts";
 
@@ -443,9 +443,7 @@ export function subjectMismatches(statement: EpisodeStatement, dir: string): str
   const onDisk = [
     // Only the lock and its claims (`lock.tmp-…`), holding a lock and nothing more, are left aside: any other file is
     // a file like the rest.
-    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) =>
-      !((n === LOCK_FILE || n.startsWith(`${LOCK_FILE}.tmp-`)) && onlyALock(dir, n))
-    ),
+    ...listEpisodeEntries(dir).map((e) => e.name).filter((n) => !(isLockName(n) && onlyALock(dir, n))),
     ARTIFACTS.manifest,
   ];
   const out: string[] = [];

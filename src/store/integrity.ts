@@ -25,8 +25,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import { closeSync, existsSync, fstatSync, lstatSync, readFileSync, statSync } from "node:fs";
-import { openRegularFile } from "./regular_file.ts";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { NoemaError } from "../errors.ts";
 import { checkManifest } from "../schema/manifest.ts";
@@ -34,7 +33,7 @@ import { sha256File } from "./hash.ts";
 import { readJsonFile } from "./json_file.ts";
 import { scanJson } from "./json_scan.ts";
 import { ARTIFACTS, locateEpisode, type RootOptions } from "./layout.ts";
-import { clearStaleLock, LOCK_FILE, lockStatus } from "./lock.ts";
+import { clearStaleLock, isLockName, LOCK_FILE, lockStatus, onlyALock } from "./lock.ts";
 import { listEpisodeEntries } from "./manifest.ts";
 import { type ManifestVerifyKey, type SignatureCheck, signingKeyFromEnv, verifyManifestSignature } from "./signing.ts";
 
@@ -372,53 +371,13 @@ function checkRequired(dir: string, listed: Set<string>, files: FileCheck[], add
   }
 }
 
-/** A lock's fields, each a scalar of its kind (see `LockInfo`). */
-const LOCK_FIELDS: Record<string, (v: unknown) => boolean> = {
-  pid: (v) => Number.isSafeInteger(v),
-  host: (v) => typeof v === "string" && v.length <= 255,
-  started_at: (v) => typeof v === "string" && v.length <= 64,
-  purpose: (v) => typeof v === "string" && v.length <= 128,
-  start_ticks: (v) => v === null || Number.isSafeInteger(v),
-  nonce: (v) => typeof v === "string" && v.length <= 64,
-};
-
-/**
- * Whether `dir/name` holds a lock record and nothing more (at most 1 KiB, only a lock's fields, each of its kind):
- * what the checks of a sealed episode may leave out under the lock's names, and nothing else.
- *
- * @example
- * ```ts
- * import { onlyALock } from "./integrity.ts";
- * onlyALock(".noema/episodes/ep_1", "lock"); // false: absent, or carrying more than a lock
- * ```
- */
-export function onlyALock(dir: string, name: string): boolean {
-  try {
-    const fd = openRegularFile(join(dir, name)); // never a FIFO swapped in meanwhile
-    let text: string;
-    try {
-      if (fstatSync(fd).size > 1024) return false;
-      text = readFileSync(fd, "utf8");
-    } finally {
-      closeSync(fd);
-    }
-    const v = JSON.parse(text);
-    if (typeof v !== "object" || v === null || Array.isArray(v) || typeof v.pid !== "number") return false;
-    return Object.entries(v).every(([k, x]) => Object.hasOwn(LOCK_FIELDS, k) && LOCK_FIELDS[k](x));
-  } catch {
-    return false; // gone meanwhile, or not JSON: not a lock to leave out
-  }
-}
-
 /** Every entry on disk that the manifest does not list (the lock of a live run excepted). */
 function checkUnlisted(dir: string, listed: Set<string>, files: FileCheck[], add: AddIssue, strict = false): void {
   for (const e of listEpisodeEntries(dir)) {
     if (listed.has(e.name)) continue;
     // A lock (or its write's temp name) is left out only when it is a lock and nothing else: a file planted under
     // that name, or one that carries more than a lock does, is unlisted like any other.
-    if (
-      (e.name === LOCK_FILE || e.name.startsWith(`${LOCK_FILE}.tmp-`)) && (e.type !== "file" || onlyALock(dir, e.name))
-    ) {
+    if (isLockName(e.name) && (e.type !== "file" || onlyALock(dir, e.name))) {
       const status = e.type === "file" ? lockStatus(dir) : null;
       if (status?.state === "held" && status.info !== null && status.info.host !== hostname()) {
         // Another host's lock cannot be told live or stale; a sealed episode has no writer, and the lock's bytes are

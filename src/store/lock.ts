@@ -25,6 +25,7 @@
  */
 import {
   closeSync,
+  fstatSync,
   fsyncSync,
   linkSync,
   lstatSync,
@@ -384,6 +385,59 @@ export function lockStatus(dir: string): LockStatus {
   }
   if (seen === null) return { state: "none", info: null };
   return { state: ownerAlive(seen.info) ? "held" : "stale", info: seen.info };
+}
+
+/** A lock's fields, each a scalar of its kind (see {@link LockInfo}). */
+const LOCK_FIELDS: Record<string, (v: unknown) => boolean> = {
+  pid: (v) => Number.isSafeInteger(v),
+  host: (v) => typeof v === "string" && v.length <= 255,
+  started_at: (v) => typeof v === "string" && v.length <= 64,
+  purpose: (v) => typeof v === "string" && v.length <= 128,
+  start_ticks: (v) => v === null || Number.isSafeInteger(v),
+  nonce: (v) => typeof v === "string" && v.length <= 64,
+};
+
+/**
+ * Whether `dir/name` holds a lock record and nothing more (at most 1 KiB, only a lock's fields, each of its kind):
+ * what the checks of a sealed episode may leave out under the lock's names, and nothing else.
+ *
+ * @example
+ * ```ts
+ * import { onlyALock } from "./lock.ts";
+ * onlyALock(".noema/episodes/ep_1", "lock"); // false: absent, or carrying more than a lock
+ * ```
+ */
+export function onlyALock(dir: string, name: string): boolean {
+  try {
+    const fd = openRegularFile(join(dir, name)); // never a FIFO swapped in meanwhile
+    let text: string;
+    try {
+      if (fstatSync(fd).size > 1024) return false;
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
+    const v = JSON.parse(text);
+    if (typeof v !== "object" || v === null || Array.isArray(v) || typeof v.pid !== "number") return false;
+    return Object.entries(v).every(([k, x]) => Object.hasOwn(LOCK_FIELDS, k) && LOCK_FIELDS[k](x));
+  } catch {
+    return false; // gone meanwhile, or not JSON: not a lock to leave out
+  }
+}
+
+/**
+ * Whether `name` is one of the lock's names in an episode directory: the lock, or a claim or takeover token of it
+ * (`lock.tmp-…`, see {@link acquireLock}); any other `lock.*` name is a file like the rest.
+ *
+ * @example
+ * ```ts
+ * import { isLockName } from "./lock.ts";
+ * isLockName("lock.tmp-claim-x"); // true
+ * isLockName("lock.data"); // false
+ * ```
+ */
+export function isLockName(name: string): boolean {
+  return name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.tmp-`);
 }
 
 /**

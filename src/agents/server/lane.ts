@@ -8,6 +8,9 @@
  * @module
  */
 
+/** Runs `work` (a long wait that uses no episode) out of the lane, and takes the caller's turn again after it. */
+export type Outside = <T>(work: () => Promise<T>) => Promise<T>;
+
 /**
  * A first-come, first-served lane.
  *

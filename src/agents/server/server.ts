@@ -24,22 +24,21 @@ import type { HookAnswer } from "../event.ts";
 import { answerJson } from "../answer_json.ts";
 import type { HookRequest } from "./client.ts";
 import { ResidentEpisodes } from "./episodes.ts";
-import { Lane } from "./lane.ts";
+import { Lane, type Outside } from "./lane.ts";
 import type { EpisodeNotices } from "./notices.ts";
 import { cwdExists } from "./address.ts";
 import { dirname } from "node:path";
 
-/** Answers one call: the hook's stdin in, the agent's answer out (episodes from `episodes`). */
 /**
- * Answers one call; `gone` is aborted when its client closed the connection before the answer (killed); `outside`
- * runs a long wait that uses no episode out of the server's lane (see `lane.ts`), the session's other calls served
- * meanwhile.
+ * Answers one call: the hook's stdin in, the agent's answer out (episodes from `episodes`); `gone` is aborted when its
+ * client closed the connection before the answer (killed); `outside` runs a long wait that uses no episode out of the
+ * server's lane (see `lane.ts`), the session's other calls served meanwhile.
  */
 export type HookHandler = (
   stdin: string,
   episodes: ResidentEpisodes,
   gone: AbortSignal,
-  outside: <T>(work: () => Promise<T>) => Promise<T>,
+  outside: Outside,
 ) => Promise<HookAnswer>;
 
 /** Options of {@link serveHooks}. */
@@ -129,18 +128,16 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   }
   const episodes = new ResidentEpisodes({ notices: options.notices });
   const lane = new Lane();
-  const calls = new Set<Promise<void>>(); // served or being served: what a stop waits for
+  // Calls read and not yet answered: what a stop waits for, and no idle stop while one is under way.
+  const calls = new Set<Promise<void>>();
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
   let resolveStopped = () => {};
   const stopped = new Promise<void>((resolve) => resolveStopped = resolve);
-  let inFlight = 0; // calls read and not yet answered: no idle stop while one is under way
   const serve = (conn: BunSocket, line: string) => {
-    inFlight++;
     clearTimeout(idle);
     const call = serveInLane(lane, conn, line, argv, options.handle, episodes).finally(() => {
       calls.delete(call);
-      inFlight--;
       arm();
     });
     calls.add(call);
@@ -200,7 +197,7 @@ export async function serveHooks(options: ServeOptions): Promise<boolean> {
   };
   const arm = () => {
     clearTimeout(idle);
-    if (inFlight > 0) return; // re-armed when the last call is answered
+    if (calls.size > 0) return; // re-armed when the last call is answered
     // A removed socket (or one another server took over) means nobody can reach this one.
     if (!existsSync(socket)) return stop();
     const busy = options.idleMs ?? envMs("NOEMA_HOOK_SERVER_IDLE_MS", 600_000);
@@ -248,7 +245,7 @@ async function serveInLane(
   episodes: ResidentEpisodes,
 ): Promise<void> {
   let leave = await lane.enter();
-  const outside = async <T>(work: () => Promise<T>): Promise<T> => {
+  const outside: Outside = async (work) => {
     leave();
     try {
       return await work();
@@ -269,7 +266,7 @@ async function serveOne(
   argv: readonly string[],
   handle: HookHandler,
   episodes: ResidentEpisodes,
-  outside: <T>(work: () => Promise<T>) => Promise<T>,
+  outside: Outside,
 ) {
   const t0 = performance.now();
   let request: HookRequest | null = null;

@@ -623,7 +623,7 @@ export class EpisodeCore {
     // waits at a new checkpoint, so that a decision can be made on it (while another call is held, it waits its turn).
     if (known.verdict === "ask" && !known.checkpoint_id && !known.pause_due && onAsk === "pause" && !known.recorded) {
       this.#heldOff();
-      this.#askAgain(known, { kind: "approval", reason: known.reason ?? "needs approval", policy_id: known.policy_id });
+      this.#askAgain(known, this.#askedOf(known));
       return Promise.resolve({ ...base, ...(known.checkpoint_id ? { checkpoint_id: known.checkpoint_id } : {}) });
     }
     if (known.verdict !== "ask" || !known.checkpoint_id) return Promise.resolve(base);
@@ -640,14 +640,17 @@ export class EpisodeCore {
     return Promise.resolve({ ...base, verdict: known.verdict, reason: known.reason, checkpoint_id: undefined });
   }
 
-  /** The decision recorded for an asked call's checkpoint (null: none yet), and why it is not bound to it (null: it is). */
-  #decisionOn(known: CallRecord): { approval: ApprovalRecord | null; unbound: string | null } {
+  /**
+   * The decision recorded for an asked call's checkpoint (null: none yet), why it is not bound to it (null: it is),
+   * and the decision when it is bound (what may be applied).
+   */
+  #decisionOn(
+    known: CallRecord,
+  ): { approval: ApprovalRecord | null; unbound: string | null; bound: ApprovalRecord | null } {
     const approval = readApproval(this.dir, known.checkpoint_id!);
-    if (!approval) return { approval: null, unbound: null };
-    return {
-      approval,
-      unbound: decisionBindingProblem(readCheckpoint(this.dir, known.checkpoint_id!), approval, this.episodeId),
-    };
+    if (!approval) return { approval: null, unbound: null, bound: null };
+    const unbound = decisionBindingProblem(readCheckpoint(this.dir, known.checkpoint_id!), approval, this.episodeId);
+    return { approval, unbound, bound: unbound === null ? approval : null };
   }
 
   /**
@@ -698,8 +701,8 @@ export class EpisodeCore {
   #applyHeldDecision(): void {
     const held = this.#held()?.[1];
     if (!held) return;
-    const { approval, unbound } = this.#decisionOn(held);
-    if (approval && unbound === null) this.#applyDecision(held, approval);
+    const { bound } = this.#decisionOn(held);
+    if (bound) this.#applyDecision(held, bound);
   }
 
   /**
@@ -708,8 +711,7 @@ export class EpisodeCore {
    * is recorded whatever the decision says), else the resume says the agent went on without one.
    */
   #endPauseForResult(held: CallRecord): void {
-    const { approval, unbound } = this.#decisionOn(held);
-    const bound = unbound === null ? approval : null;
+    const { unbound, bound } = this.#decisionOn(held);
     const why = bound === null
       ? "the agent reported the call's result while it waited for a decision: it was let run or refused outside noema" +
         (unbound === null ? "" : ` (the decision recorded is not applied: ${unbound})`)
@@ -729,9 +731,9 @@ export class EpisodeCore {
   async #besidePause<T>(why: string, write: () => Promise<T> | T): Promise<T> {
     const held = this.#held()?.[1];
     if (!held) return await write();
-    const { approval, unbound } = this.#decisionOn(held);
-    if (approval && unbound === null) {
-      this.#applyDecision(held, approval);
+    const { unbound, bound } = this.#decisionOn(held);
+    if (bound) {
+      this.#applyDecision(held, bound);
       return await write();
     }
     const asked = this.#askedOf(held);
@@ -753,14 +755,20 @@ export class EpisodeCore {
     this.#written();
   }
 
-  /** Why the held call was paused for, as its checkpoint says (its kind, reason and policy), to ask it again. */
-  #askedOf(held: CallRecord): StepPause {
+  /**
+   * Why an asked call was paused for, to ask it again: as its checkpoint says (its kind, reason and policy), else (no
+   * checkpoint left, or one that cannot be read) as its record says.
+   */
+  #askedOf(call: CallRecord): StepPause {
     try {
-      const pending = readCheckpoint(this.dir, held.checkpoint_id!).pending;
-      return { kind: pending.kind, reason: pending.reason, policy_id: pending.policy_id };
+      if (call.checkpoint_id) {
+        const pending = readCheckpoint(this.dir, call.checkpoint_id).pending;
+        return { kind: pending.kind, reason: pending.reason, policy_id: pending.policy_id };
+      }
     } catch {
-      return { kind: "approval", reason: held.reason ?? "needs approval", policy_id: held.policy_id };
+      // unreadable: the record's words
     }
+    return { kind: "approval", reason: call.reason ?? "needs approval", policy_id: call.policy_id };
   }
 
   /**
@@ -771,8 +779,8 @@ export class EpisodeCore {
     const found = this.#held();
     if (!found) return;
     const [id, held] = found;
-    const { approval, unbound } = this.#decisionOn(held);
-    if (approval && unbound === null) this.#applyDecision(held, approval);
+    const { bound } = this.#decisionOn(held);
+    if (bound) this.#applyDecision(held, bound);
     else this.#resumeAt(held, null, "the episode ended while the call waited for a decision");
     if (held.verdict === "deny") return;
     const reason = "not run: the episode ended before the call was made";

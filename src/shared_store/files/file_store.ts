@@ -113,8 +113,10 @@ export class FileStore implements SharedStore {
     this.dir = fileURLToPath(url).replace(/\/+$/, "") || "/";
   }
 
-  /** Reads a small file below the store's directory, never through a symlink; null when absent. */
-  /** A file's bytes, or null when absent; one over `maxBytes` is not read (`tooLarge` is called with its size). */
+  /**
+   * Reads a small file below the store's directory, never through a symlink; null when absent. One over `maxBytes` is
+   * not read (`tooLarge` is called with its size).
+   */
   #read(path: string, maxBytes?: number, tooLarge?: (size: number) => never): Buffer | null {
     refuseSymlinks(path, this.dir, "read");
     let fd: number;

@@ -145,9 +145,7 @@ export async function auditDecisions(sql: postgres.Sql, pinned?: PinnedHead): Pr
   const published = await auditDecisionRecords(sql);
   report.records = published.records;
   if (published.broken === null) return report;
-  const { episode_id, checkpoint_id, problem } = published.broken;
-  const file = `approvals/${checkpoint_id ?? "?"}.json`;
-  return { ...report, ok: false, broken: { chain_seq: null, episode_id, checkpoint_id, problem, file } };
+  return { ...report, ok: false, broken: { chain_seq: null, ...published.broken } };
 }
 
 /** What is wrong with a row that follows `seq` (whose hash was `prev`), or null. */

@@ -26,8 +26,8 @@ const BY_THE_STORE = new Set(["database_role", "serve_token"]);
 export interface RecordsAudit {
   /** Decision records read (those of decisions made without the store included). */
   records: number;
-  /** The first record that is not what the decision log holds, or null. */
-  broken: { episode_id: string; checkpoint_id: string | null; problem: string } | null;
+  /** The first record that is not what the decision log holds (`file`: its name in the episode), or null. */
+  broken: { episode_id: string; checkpoint_id: string | null; file: string; problem: string } | null;
 }
 
 /** A log row as compared (null fields as NULL). */
@@ -63,7 +63,7 @@ export async function auditDecisionRecords(sql: postgres.Sql): Promise<RecordsAu
       const problem = recordProblem(f, logged);
       if (problem !== null) {
         const checkpoint = /^approvals\/(.+)\.json$/.exec(f.name)?.[1] ?? null;
-        return { records, broken: { episode_id: f.episode_id, checkpoint_id: checkpoint, problem } };
+        return { records, broken: { episode_id: f.episode_id, checkpoint_id: checkpoint, file: f.name, problem } };
       }
     }
     if (page.length < PAGE) return { records, broken: null };
