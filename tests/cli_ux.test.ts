@@ -546,6 +546,16 @@ describe("defect 7: the package bin with only Node on PATH", () => {
     });
     assert.equal(npx.status, 0, npx.stderr);
     assert.match(npx.stdout, /view: npx noema view ep_/);
+    // And the dashboard of a waiting run says how to decide it the same way (its twin of run's `decide:` line).
+    writeFileSync(join(w.cwd, "review.json"), JSON.stringify({ task: "look first", steps: ["review:check it"] }));
+    const held = spawnSync(launcher, ["run", "review.json", "-q"], { cwd: w.cwd, env, encoding: "utf8" });
+    assert.equal(held.status, 4, held.stderr);
+    const viewed = spawnSync(launcher, ["view", held.stdout.trim()], {
+      cwd: w.cwd,
+      env: { ...env, npm_command: "exec" },
+      encoding: "utf8",
+    });
+    assert.match(viewed.stdout, /decide: npx noema approve ep_\S+ --resume {2}\| {2}npx noema reject ep_/);
     assert.ok(!existsSync(join(w.cwd, "pwned")), "the bunfig.toml of the working directory was not read");
     const missing = spawnSync(node, [launcher, "--version"], {
       cwd: w.cwd,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { calledAs } from "../called_as.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync, statSync } from "node:fs";
 import { NoemaError } from "../../errors.ts";
@@ -125,7 +126,10 @@ function header(out: Output, v: EpisodeView): void {
         })`,
       );
       if (action) out.line(`  pending action  ${show(action.kind)} ${oneLine(JSON.stringify(action.input ?? {}))}`);
-      out.line(c.dim(`  decide: noema approve ${v.episode_id} --resume  |  noema reject ${v.episode_id} --resume`));
+      const noema = calledAs();
+      out.line(
+        c.dim(`  decide: ${noema} approve ${v.episode_id} --resume  |  ${noema} reject ${v.episode_id} --resume`),
+      );
     }
   }
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
