@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { LIVE_EXPORT_COMMAND } from "../export/otel/live_process.ts";
-import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
+import { LIVE_EXPORT_COMMAND } from "../export/otel/live_command.ts";
+import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_command.ts";
 
 /**
  * Serves the background command `command` names, and resolves with its exit

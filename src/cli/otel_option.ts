@@ -10,7 +10,7 @@ import { noemaArgv } from "../agents/noema_command.ts";
 import { type OtelSettings, otelSettings } from "../export/otel/config.ts";
 import process from "node:process";
 import { childEnv } from "../plugins/process.ts";
-import { LIVE_EXPORT_COMMAND } from "../export/otel/live_process.ts";
+import { LIVE_EXPORT_COMMAND } from "../export/otel/live_command.ts";
 import { type LiveOtelExport, startLiveOtel } from "../export/otel/run_hooks.ts";
 import { resolveRoot } from "../store/layout.ts";
 import type { Output } from "./output.ts";

@@ -16,7 +16,7 @@ import { noemaArgv } from "../agents/noema_command.ts";
 import { BACKGROUND_NICE, lowerProcess } from "../priority.ts";
 import { LivePublisher } from "../shared_store/live.ts";
 import { BackgroundLivePublisher } from "../shared_store/live_background.ts";
-import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_process.ts";
+import { LIVE_PUBLISH_COMMAND } from "../shared_store/live_command.ts";
 import { childEnv } from "../plugins/process.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { maskStoreUrl, storeKind } from "../shared_store/store_url.ts";

@@ -39,9 +39,9 @@ import { episodeRoot } from "../store/nofollow.ts";
 import { processGone } from "../store/lock.ts";
 import { clearPending } from "./pending.ts";
 import { type LivePublishingStart, serveLivePublishing } from "./live_serve.ts";
+import { LIVE_PUBLISH_COMMAND } from "./live_command.ts";
 
-/** The (hidden) command that starts a run's publishing process: `noema __store-live`. */
-export const LIVE_PUBLISH_COMMAND = "__store-live";
+export { LIVE_PUBLISH_COMMAND };
 
 /** How long the process publishes what is left after the run, at most (a slow store, not one that is down). */
 const ALONE_DEADLINE_MS = 10 * 60_000;

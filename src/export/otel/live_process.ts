@@ -14,8 +14,7 @@ import { runChannel } from "../../channels.ts";
 import { unidleThisProcess } from "../../priority.ts";
 import { serveLiveExport } from "./live_serve.ts";
 
-/** The (hidden) command that starts a live export's process: `noema __otel-live`. */
-export const LIVE_EXPORT_COMMAND = "__otel-live";
+export { LIVE_EXPORT_COMMAND } from "./live_command.ts";
 
 /**
  * Serves one live export on stdin and stdout; resolves with the exit code
