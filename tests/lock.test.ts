@@ -13,7 +13,15 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { EXIT } from "../src/errors.ts";
-import { acquireLock, LOCK_FILE, type LockInfo, lockStatus, procStat } from "../src/store/lock.ts";
+import {
+  acquireLock,
+  LOCK_FILE,
+  type LockInfo,
+  lockStatus,
+  onlyALock,
+  procStat,
+  takeoverInfo,
+} from "../src/store/lock.ts";
 import { cli, cliCommand, runtimeCommand } from "./helpers/cli.ts";
 import { raceCommand, raceResumes, stopCrashedAction } from "./helpers/race.ts";
 import { tempDir } from "./helpers/tmp.ts";
@@ -185,6 +193,27 @@ describe("crashed runs", () => {
 });
 
 describe("takeover of a stale lock", () => {
+  test("the token of a takeover in a deep directory is a lock's record (a taker killed meanwhile leaves it)", () => {
+    // A path longer than a lock's purpose may be: the token named it whole, and a sealed episode's checks then
+    // listed the token left behind as a file the manifest does not list.
+    const dir = join(tmp.path, "deep", "d".repeat(100), "e".repeat(100), "ep_01");
+    mkdirSync(dir, { recursive: true });
+    const info: LockInfo = {
+      pid: process.pid,
+      host: hostname(),
+      started_at: new Date().toISOString(),
+      purpose: "shared store write",
+      start_ticks: null,
+      nonce: `${process.pid.toString(36)}-abcdefghijkl`,
+    };
+    const token = takeoverInfo(join(dir, LOCK_FILE), info, 2);
+    writeFileSync(join(dir, `${LOCK_FILE}.tmp-takeover-x`), JSON.stringify(token) + "\n");
+    assert.ok(onlyALock(dir, `${LOCK_FILE}.tmp-takeover-x`), JSON.stringify(token));
+    assert.equal(token.purpose, "takeover of lock for shared store write");
+    assert.equal(token.nonce, `${info.nonce}t2`);
+    assert.ok(takeoverInfo(join(dir, LOCK_FILE), { ...info, purpose: "p".repeat(128) }, 0).purpose.length <= 128);
+  });
+
   test("4 processes taking over 150 stale locks at the same instant: exactly one winner each", async () => {
     const base = join(tmp.path, "contend");
     const count = 150;

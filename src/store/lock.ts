@@ -37,7 +37,7 @@ import {
 } from "node:fs";
 import { Buffer } from "node:buffer";
 import { hostname } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import { FILE_MODE } from "./atomic.ts";
@@ -249,13 +249,33 @@ function removeIfOurs(path: string, nonce: string | undefined): void {
 
 const MAX_TOKEN_DEPTH = 3;
 
+/** The longest `purpose` a lock record has (see `onlyALock`). */
+const MAX_PURPOSE = 128;
+
+/**
+ * The record of the token that takes over the stale lock at `path` for `info`: the taker's, its purpose naming the
+ * lock by its file name (not its path, which may be longer than a lock's purpose is: a token left by a taker killed
+ * meanwhile is then still a lock's record, which the checks of a sealed episode leave out) and the taker's purpose.
+ *
+ * @example
+ * ```ts
+ * import { takeoverInfo } from "./lock.ts";
+ * const info = { pid: 1, host: "h", started_at: "2026-01-01T00:00:00.000Z", purpose: "resume", start_ticks: null, nonce: "1-x" };
+ * takeoverInfo("/deep/ep_1/lock", info, 0).purpose; // "takeover of lock for resume"
+ * ```
+ */
+export function takeoverInfo(path: string, info: LockInfo, depth: number): LockInfo {
+  const purpose = `takeover of ${basename(path)} for ${info.purpose}`.slice(0, MAX_PURPOSE);
+  return { ...info, purpose, nonce: `${info.nonce}t${depth}` };
+}
+
 /**
  * Replaces the stale lock `seen` at `path` with `info`, or returns false when
  * another process is doing it (or did it) first.
  */
 function takeOver(path: string, seen: SeenLock, info: LockInfo, depth: number): boolean {
   const token = `${path}.tmp-takeover-${seen.id}`;
-  const tokenInfo = { ...info, purpose: `takeover of ${path}`, nonce: `${info.nonce}t${depth}` };
+  const tokenInfo = takeoverInfo(path, info, depth);
   if (!holdToken(token, tokenInfo, depth)) return false;
   try {
     const now = readLockAt(path);
@@ -392,7 +412,7 @@ const LOCK_FIELDS: Record<string, (v: unknown) => boolean> = {
   pid: (v) => Number.isSafeInteger(v),
   host: (v) => typeof v === "string" && v.length <= 255,
   started_at: (v) => typeof v === "string" && v.length <= 64,
-  purpose: (v) => typeof v === "string" && v.length <= 128,
+  purpose: (v) => typeof v === "string" && v.length <= MAX_PURPOSE,
   start_ticks: (v) => v === null || Number.isSafeInteger(v),
   nonce: (v) => typeof v === "string" && v.length <= 64,
 };
