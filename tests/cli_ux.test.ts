@@ -23,7 +23,7 @@ import process from "node:process";
 import { cli, cliCommand, type CliResult, REPO } from "./helpers/cli.ts";
 import { runChild } from "./helpers/child.ts";
 import { tempDir } from "./helpers/tmp.ts";
-import { type NoemaError, run } from "noema";
+import { EXIT, type NoemaError, run } from "noema";
 
 const tmp = tempDir("noema-cli-ux-");
 after(() => tmp.cleanup());
@@ -556,6 +556,14 @@ describe("defect 7: the package bin with only Node on PATH", () => {
       encoding: "utf8",
     });
     assert.match(viewed.stdout, /decide: npx noema approve ep_\S+ --resume {2}\| {2}npx noema reject ep_/);
+    // An error that names the command to type next names it the same way (the runtime's own messages said noema).
+    const early = spawnSync(launcher, ["resume", held.stdout.trim()], {
+      cwd: w.cwd,
+      env: { ...env, npm_command: "exec" },
+      encoding: "utf8",
+    });
+    assert.equal(early.status, EXIT.NO_CHECKPOINT, early.stderr);
+    assert.match(early.stderr, /has no decision yet: run npx noema approve ep_\S+ or npx noema reject ep_/);
     assert.ok(!existsSync(join(w.cwd, "pwned")), "the bunfig.toml of the working directory was not read");
     const missing = spawnSync(node, [launcher, "--version"], {
       cwd: w.cwd,

@@ -14,6 +14,7 @@ import { pendingCheckpoint, type ResumeOptions } from "../runtime/resume.ts";
 import type { RunOptions } from "../runtime/run.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { openRegularFile } from "../store/regular_file.ts";
+import { calledAs } from "../called_as.ts";
 
 /** An external agent driver. */
 export interface Driver {
@@ -152,11 +153,13 @@ function pausedAt(dir: string): string | null {
  * ```
  */
 export function notPausedError(id: string, using: string): NoemaError {
-  const next = using === "llm" ? `, then continue its conversation in a new episode: noema run --continue ${id}` : "";
+  const next = using === "llm"
+    ? `, then continue its conversation in a new episode: ${calledAs()} run --continue ${id}`
+    : "";
   return new NoemaError(
     "not_paused",
     `episode ${id} is not waiting for approval: its ${using} run stopped without ending (noema was killed or crashed). ` +
-      `An agent run cannot go on in place; end it as aborted: noema resume ${id} --abort${next}`,
+      `An agent run cannot go on in place; end it as aborted: ${calledAs()} resume ${id} --abort${next}`,
     { exitCode: EXIT.NO_CHECKPOINT },
   );
 }

@@ -21,6 +21,7 @@ import { readJsonl } from "../store/jsonl.ts";
 import type { EpisodeLocation } from "../store/layout.ts";
 import { verifyArtifacts } from "../store/integrity.ts";
 import { eventSummary, msBetween } from "./format.ts";
+import { calledAs } from "../called_as.ts";
 
 /** A policy verdict: a `direction` event (a policy's advice) or a `governance` event (the decision on an action). */
 export type Verdict =
@@ -434,7 +435,7 @@ function readEvents(path: string, problems: string[]): EventPass {
     }
     passEvent(pass, entry.value);
   }
-  if (pass.damaged > 5) problems.push(`${path}: ${pass.damaged - 5} more damaged lines (run noema validate)`);
+  if (pass.damaged > 5) problems.push(`${path}: ${pass.damaged - 5} more damaged lines (run ${calledAs()} validate)`);
   return pass;
 }
 

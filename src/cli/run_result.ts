@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { calledAs } from "./called_as.ts";
+import { calledAs } from "../called_as.ts";
 import { existsSync } from "node:fs";
 import process from "node:process";
 import { EXIT } from "../errors.ts";

@@ -19,6 +19,7 @@ import { EXIT, NoemaError } from "../errors.ts";
 import type { CliContext } from "./context.ts";
 import { waitForDecision, WaitUnreachableError } from "./store_approvals.ts";
 import { startLivePublishing } from "./store_publish.ts";
+import { calledAs } from "../called_as.ts";
 
 /** What {@link waitAndResume} needs. */
 export interface WaitOptions {
@@ -56,7 +57,7 @@ export async function waitAndResume(ctx: CliContext, first: RunResult, o: WaitOp
       const p = result.pending;
       ctx.out.note(
         `noema: ${result.episode_id} waits for approval of ${p?.step_id ?? "a step"}: ${p?.reason ?? ""}; ` +
-          `decide on any machine: noema approve|reject ${result.episode_id} --store …`,
+          `decide on any machine: ${calledAs()} approve|reject ${result.episode_id} --store …`,
       );
       // The run stays this root's while it waits: its lease is renewed, so a resume elsewhere is refused.
       const waiting = new AbortController();

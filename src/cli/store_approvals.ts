@@ -35,6 +35,7 @@ import {
   StoreTimeoutError,
 } from "../shared_store/shared_store.ts";
 import { episodesDir, resolveRoot, type RootOptions } from "../store/layout.ts";
+import { calledAs } from "../called_as.ts";
 
 /** A decision someone asks for: approve or reject, why, by whom. */
 export interface DecisionRequest {
@@ -160,7 +161,8 @@ export async function decideInStore(
   } catch (e) {
     if (e instanceof StoreTimeoutError) {
       // The answer, not the call, may be what was lost: the store may hold the decision already (still an outage).
-      const more = "; the decision may have been recorded before the answer was lost: noema approvals, or deciding " +
+      const more =
+        `; the decision may have been recorded before the answer was lost: ${calledAs()} approvals, or deciding ` +
         "again, tells (a second decision is refused, naming the first)";
       e.message += more;
       (e as { detail: string }).detail += more;
@@ -328,7 +330,7 @@ export function refuseUnbackedDecision(id: string, options: RootOptions, locatio
     "not_in_store",
     `${id}: approvals/${chk}.json (${r.decision} by ${oneLine(deciderOf(r))}) was made without the store, and ` +
       `${location} holds no decision on ${chk}: the store decides for the fleet, so nothing runs. Decide through it ` +
-      `(noema approve|reject ${id} with --store or NOEMA_STORE), then resume`,
+      `(${calledAs()} approve|reject ${id} with --store or NOEMA_STORE), then resume`,
     { exitCode: EXIT.NO_CHECKPOINT },
   );
 }
@@ -468,8 +470,8 @@ export class WaitUnreachableError extends NoemaError {
       "wait_store_unreachable",
       `the wait for approval of ${id} ran out while ${cause.message}; the --approval-timeout default ` +
         `(${onTimeout}) was not applied, since only the store can record a decision the fleet knows: ${id} stays ` +
-        `paused. Decide with noema approve|reject ${id} --store … once the store is back, then run ` +
-        `noema resume ${id} on this machine`,
+        `paused. Decide with ${calledAs()} approve|reject ${id} --store … once the store is back, then run ` +
+        `${calledAs()} resume ${id} on this machine`,
       { exitCode: EXIT.PAUSED, cause },
     );
     this.name = "WaitUnreachableError";

@@ -32,6 +32,7 @@ import type { ModelTurn } from "./model_log.ts";
 import { readModelLog } from "./replay_model.ts";
 import { readConversation } from "./conversation.ts";
 import { resolveTools } from "./tools/registry.ts";
+import { calledAs } from "../called_as.ts";
 
 function isNoCore(e: unknown): boolean {
   return e instanceof NoemaError && e.code === "no_core";
@@ -113,7 +114,7 @@ async function resumeLlm(dir: string, options: ResumeOptions): Promise<RunResult
     if (!pending.approval) {
       throw new NoemaError(
         "no_decision",
-        `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run noema approve ${core.episodeId} or noema reject ${core.episodeId}`,
+        `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${core.episodeId} or ${calledAs()} reject ${core.episodeId}`,
         { exitCode: EXIT.NO_CHECKPOINT },
       );
     }

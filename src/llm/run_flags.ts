@@ -24,6 +24,7 @@ import { locateEpisode } from "../store/layout.ts";
 import { modelFlag } from "./config.ts";
 import { MODEL_LOG } from "./model_log.ts";
 import { CONVERSATION_FILE } from "./conversation.ts";
+import { calledAs } from "../called_as.ts";
 
 /** The LLM flags of `noema run`. */
 export interface LlmRunFlags {
@@ -129,7 +130,7 @@ function continueSettings(ref: string, options: RunOptions): { task: string; opt
   const state = readJsonFile(join(r.dir, "state.json")); // a damaged one: an error naming it
   const outcomes = (state.outcomes ?? {}) as { status?: unknown; error?: { type?: unknown } | null };
   if (!existsSync(join(r.dir, "summary.json"))) {
-    throw why("the episode has not ended (paused for approval: noema approve|reject --resume)");
+    throw why(`the episode has not ended (paused for approval: ${calledAs()} approve|reject --resume)`);
   }
   const type = String(outcomes.error?.type ?? "");
   if (outcomes.status === "ok" || !continuable("llm", type)) {

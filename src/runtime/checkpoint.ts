@@ -31,6 +31,7 @@ import { episodeRoot, lexists, refuseSymlinks } from "../store/nofollow.ts";
 import type { PendingAction } from "../plugins/api.ts";
 import { episodeIdProblem } from "../store/ids.ts";
 import { ArtifactSink } from "./artifact_sink.ts";
+import { calledAs } from "../called_as.ts";
 
 /** Why a run paused and what it was about to do. */
 export interface PendingApproval {
@@ -294,7 +295,7 @@ export function decisionBindingProblem(
   if (typeof approval.checkpoint_digest !== "string") {
     return `the decision on checkpoint ${checkpoint.checkpoint_id} has no checkpoint_digest (recorded by an older ` +
       `noema): nothing binds it to the pending action; delete approvals/${checkpoint.checkpoint_id}.json and decide ` +
-      `again, or end the run with noema resume --abort`;
+      `again, or end the run with ${calledAs()} resume --abort`;
   }
   const own = checkpointDigest(checkpoint as unknown as Record<string, unknown>);
   if (approval.checkpoint_digest !== own) {

@@ -16,6 +16,7 @@ import { PlanProjector } from "../read/plan.ts";
 import type { EngineProgress } from "./engine.ts";
 import type { PolicyEvidence } from "./learning.ts";
 import { newCounters } from "./summary_builder.ts";
+import { calledAs } from "../called_as.ts";
 
 /** What a run's events say about it: the engine's progress fields, and what resume checks. */
 export interface RebuiltRun extends
@@ -204,7 +205,7 @@ export function* replayEntries(
       "no_start",
       `${
         scan.eventCount === 0 ? "no events" : "no start event"
-      }: the run cannot be rebuilt from this log (noema validate lists its problems)`,
+      }: the run cannot be rebuilt from this log (${calledAs()} validate lists its problems)`,
       { file: path, line: 1, exitCode: EXIT.MISMATCH },
     );
   }

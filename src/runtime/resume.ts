@@ -57,6 +57,7 @@ import type { AssertionSpec } from "../verify/assertions.ts";
 import { type ProcessIdentity, type StopReport, stopSurvivors } from "./process_group.ts";
 import type { InterruptedAction } from "./rebuild.ts";
 import { manifestKeyFromEnv } from "../store/signing.ts";
+import { calledAs } from "../called_as.ts";
 
 /** The pending checkpoint of a paused run. */
 export interface PendingRun {
@@ -386,7 +387,7 @@ function checkStateFile(dir: string): void {
     "bad_state",
     `${p.path === "" ? "" : `${p.path}: `}${p.message}${
       problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""
-    }; the run cannot be resumed from it (noema validate lists every problem)`,
+    }; the run cannot be resumed from it (${calledAs()} validate lists every problem)`,
     { file: path, exitCode: EXIT.MISMATCH },
   );
 }
@@ -401,7 +402,9 @@ function readLog(dir: string, options: ResumeOptions): RebuiltRun {
   }
   if (built.damaged.length > 0) {
     throw mismatch(
-      `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${built.damaged[0].message}); run noema validate`,
+      `events.jsonl has damaged lines (line ${built.damaged[0].line}: ${
+        built.damaged[0].message
+      }); run ${calledAs()} validate`,
     );
   }
   return built;
@@ -449,7 +452,7 @@ function checkPause(
       if (!approval) {
         throw new NoemaError(
           "no_decision",
-          `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run noema approve ${loc.id} or noema reject ${loc.id}`,
+          `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${loc.id} or ${calledAs()} reject ${loc.id}`,
           {
             exitCode: EXIT.NO_CHECKPOINT,
           },
@@ -459,7 +462,7 @@ function checkPause(
       checkJudgedAction(dir, checkpoint); // the action to run is the one policies and governance judged
     }
   } else if (last.event_type === "run.checkpoint" && built.torn !== null) {
-    throw mismatch("events.jsonl ends in a torn line after a checkpoint; run noema validate");
+    throw mismatch(`events.jsonl ends in a torn line after a checkpoint; run ${calledAs()} validate`);
   }
 
   return { checkpoint, approval };

@@ -18,6 +18,7 @@ import { handedOffTo } from "./pending.ts";
 import { EpisodePublisher } from "./publish.ts";
 import { pulledCopy } from "./pulled.ts";
 import { LeaseHeldError, type LeaseOwner, type SharedStore, StoreConflictError } from "./shared_store.ts";
+import { calledAs } from "../called_as.ts";
 
 /** How long a claim waits for a background sync of this host that holds the lease (it publishes a run's tail). */
 const HANDED_OFF_WAIT_MS = 30_000;
@@ -37,7 +38,7 @@ export function refusePulledCopy(root: string, id: string, holder: string | null
     "pulled_copy",
     `${id} here is a copy pulled from the shared store, not the run: ${
       holder ? `host ${holder} holds it and applies its decisions` : "the machine that ran it holds it"
-    } (noema resume there; a decision made here is recorded in the store for it)`,
+    } (${calledAs()} resume there; a decision made here is recorded in the store for it)`,
     { exitCode: EXIT.LOCKED },
   );
 }
@@ -116,7 +117,7 @@ export async function claimEpisode(
 function heldError(store: SharedStore, id: string, owner: LeaseOwner, publisher: number | null): NoemaError {
   const message = owner.pid === publisher && owner.host === publishingHost()
     ? `${id} is held by the process publishing its last run (pid ${owner.pid}, this host) in the shared store ` +
-      `${store.location}: it has not let the episode go yet; noema resume again once that process has exited`
+      `${store.location}: it has not let the episode go yet; ${calledAs()} resume again once that process has exited`
     : `${id} is held by ${owner.host} (pid ${owner.pid}) in the shared store ${store.location}: ` +
       `that process applies its decisions; one root resumes a run`;
   return new NoemaError("held_elsewhere", message, { exitCode: EXIT.LOCKED });

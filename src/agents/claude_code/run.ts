@@ -33,6 +33,7 @@ import { usageMetrics } from "../../runtime/cost/metrics.ts";
 import { PriceTable } from "../../runtime/cost/prices.ts";
 import * as v from "valibot";
 import { textHead } from "../../text_head.ts";
+import { calledAs } from "../../called_as.ts";
 
 /** How a claude session of an episode is started. */
 interface Session {
@@ -281,7 +282,7 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
     throw new NoemaError(
       "mismatch",
       `${dir}: the start event has no claude session to resume (an episode recorded from Claude Code's hooks: ` +
-        `the session's next hook call continues it; noema resume ${episodeId} --abort ends it)`,
+        `the session's next hook call continues it; ${calledAs()} resume ${episodeId} --abort ends it)`,
       { exitCode: EXIT.MISMATCH },
     );
   }
@@ -289,7 +290,7 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
   if (!pending.approval) {
     throw new NoemaError(
       "no_decision",
-      `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run noema approve ${episodeId} or noema reject ${episodeId}`,
+      `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${episodeId} or ${calledAs()} reject ${episodeId}`,
       { exitCode: EXIT.NO_CHECKPOINT },
     );
   }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { calledAs, toolCalledAs } from "../called_as.ts";
+import { calledAs, toolCalledAs } from "../../called_as.ts";
 import { Argument, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { calledAs } from "../called_as.ts";
+import { calledAs } from "../../called_as.ts";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { existsSync, statSync } from "node:fs";
 import { NoemaError } from "../../errors.ts";

@@ -30,6 +30,7 @@ import { readApproval } from "../checkpoint.ts";
 import { lastLine } from "../../store/last_line.ts";
 import { callsFromLog, recoverFromLog } from "./recover.ts";
 import { reloadPolicies } from "./reload.ts";
+import { calledAs } from "../../called_as.ts";
 
 /**
  * How long `attach` (and `resume`) waits for another process holding the episode's lock: 30 s. A holder may keep it
@@ -116,7 +117,7 @@ function progressOf(dir: string, state: State): { progress: CoreProgress; starte
   if (saved && saved.events.last_event_id === lastId) return { progress: saved, startedAt };
   const built = rebuildRun(dir);
   if (built.torn || built.damaged.length > 0) {
-    throw new NoemaError("mismatch", `${join(dir, ARTIFACTS.events)} is damaged; run noema validate`, {
+    throw new NoemaError("mismatch", `${join(dir, ARTIFACTS.events)} is damaged; run ${calledAs()} validate`, {
       exitCode: EXIT.MISMATCH,
     });
   }

@@ -1,6 +1,6 @@
 /**
  * How the user called noema, for the commands noema prints for them to type
- * next (`view: … view <id>`, `noema init`'s next steps): `npx noema` when
+ * next (`view: … view <id>`, `noema init`'s next steps, the commands errors name): `npx noema` when
  * the package's launcher ran under `npx` (npm sets `npm_command=exec`; the
  * launcher passes it on as `NOEMA_CALLED_AS=npx`), where a bare `noema` is
  * not on the user's PATH; else `noema` (the binary, a global install).
