@@ -192,7 +192,7 @@ export {
   type ReviewOutcome,
 } from "./runtime/review.ts";
 export { type RecordedReview, type ReviewDelivery } from "./runtime/review_record.ts";
-export { decide, type GovernanceResult } from "./runtime/governance.ts";
+export { approvalAsked, decide, type GovernanceResult } from "./runtime/governance.ts";
 export {
   learn,
   type LearnSettings,

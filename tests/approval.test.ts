@@ -121,6 +121,59 @@ describe("pause", () => {
     valid(r.episode_dir);
   });
 
+  test("a veto beside an approval request is refused without asking: an approval cannot undo another policy's veto", async () => {
+    // Found by a newcomer run: a deny rule (or any plain veto) and ApprovalGate on the same action paused the run for
+    // approval, and approving it ran the action the veto had blocked.
+    const gate = (await import("../plugins/policies/approval-gate.ts")).default;
+    const noDeploy = {
+      name: "NoDeploy",
+      version: "1",
+      advise: () => ({ kind: "veto" as const, advice: "no deploys" }),
+    };
+    const broken = {
+      name: "Broken",
+      version: "1",
+      advise: () => {
+        throw new Error("cannot tell");
+      },
+    };
+    for (const policies of [[gate, noDeploy], [noDeploy, gate], [gate, broken]]) {
+      calls.length = 0;
+      const r = await run("deploy", {
+        root,
+        using: recording,
+        policies,
+        steps: [{ kind: "act", description: "ship", inputs: { command: "deploy prod" } }],
+      });
+      const names = policies.map((p) => p.name).join(", ");
+      assert.equal(r.status, "vetoed", `${names}: ${r.status}`);
+      assert.equal(r.exit_code, EXIT.VETOED);
+      assert.equal(r.pending ?? null, null, `${names}: nothing to approve`);
+      assert.deepEqual(calls, [], `${names}: the action did not run`);
+      const gov = events(r.episode_dir).find((e) => e.phase === "governance")!;
+      assert.equal(gov.payload.decision, "veto");
+      assert.match(
+        gov.payload.rule,
+        policies.includes(broken) ? /^policy\.failure:Broken@1/ : /^policy\.veto:NoDeploy@1/,
+      );
+      valid(r.episode_dir);
+    }
+    // The gate alone, or beside a veto that only watches: the run waits for approval, as before.
+    const watching = {
+      ...noDeploy,
+      name: "Watching",
+      advise: () => ({ kind: "veto" as const, advice: "hm", audit: true }),
+    };
+    const r = await run("deploy", {
+      root,
+      using: recording,
+      policies: [watching, gate],
+      steps: [{ kind: "act", description: "ship", inputs: { command: "deploy prod" } }],
+    });
+    assert.equal(r.status, "pending");
+    assert.equal(r.pending?.policy_id, "ApprovalGate@1.0");
+  });
+
   test("pause_on_veto pauses an enforced veto instead of ending the run", async () => {
     const noDrop = { name: "NoDrop", version: "1", advise: () => ({ kind: "veto" as const, advice: "no" }) };
     const r = await run("drop", {

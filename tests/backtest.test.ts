@@ -190,7 +190,9 @@ describe("noema policy backtest over recorded shell episodes", () => {
       const rules = byRules(RECORDED, c);
       const p = byPolicy(c, i);
       if (rules === "allow" && !p.veto && !p.error) return "allow";
-      return rules === "ask" || p.ask ? "ask" : "deny"; // blocked; an approval veto among the vetoes asks
+      // Blocked: an ask only when every veto asks for approval and the policy did not fail (fail_closed).
+      const vetoes = [...(rules === "allow" ? [] : [rules]), ...(p.veto ? [p.ask ? "ask" : "deny"] : [])];
+      return !p.error && vetoes.every((v) => v === "ask") ? "ask" : "deny";
     });
     const got = backtest(["--policy", "backtested.ts"]);
     assertMatches(got, want);

@@ -206,6 +206,35 @@ test("noema rules shows the rule sets in effect; noema rules test decides one ca
   assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
 });
 
+describe("a deny rule beside an approval gate", () => {
+  test("noema hook claude-code answers deny, not ask: Claude Code's user is not offered a call the rules deny", () => {
+    // Found by a newcomer run: ApprovalGate's request for approval turned the rule's deny into an ask.
+    const p = project({ rules: { deny: ["Bash(cp:*)"] } });
+    const gate = join(REPO, "plugins", "policies", "approval-gate.ts");
+    const call = (command: string, id: string) =>
+      cli(["hook", "claude-code", "--root", join(p.dir, ".noema"), "--policy", gate], {
+        cwd: p.dir,
+        env: { NOEMA_USER_RULES: "", NOEMA_HOOK_SERVER: "0" },
+        input: JSON.stringify({
+          session_id: "s-deny-ask",
+          cwd: p.dir,
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command },
+          tool_use_id: id,
+        }),
+      });
+    const answer = (r: ReturnType<typeof call>) => {
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout.trim() === "" ? { permissionDecision: "allow" } : JSON.parse(r.stdout).hookSpecificOutput;
+    };
+    const denied = answer(call("cp -r site public # deploy", "toolu_1"));
+    assert.equal(denied.permissionDecision, "deny");
+    assert.match(denied.permissionDecisionReason, /denied by rule "Bash\(cp:\*\)"/);
+    assert.equal(answer(call("echo deploy", "toolu_2")).permissionDecision, "ask", "the gate alone still asks");
+  });
+});
+
 describe("a call id is one call", () => {
   test("noema hook claude-code: a tool_use_id sent again with another command is denied and recorded", () => {
     const p = project({ rules: { deny: ["Bash(rm:*)"] } });

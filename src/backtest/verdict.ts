@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { GovernanceResult } from "../runtime/governance.ts";
+import { approvalAsked, type GovernanceResult } from "../runtime/governance.ts";
 import type { DirectionOutcome } from "../runtime/direction.ts";
 
 /** What a decision does to its action. */
@@ -27,7 +27,8 @@ export const FLIP_KINDS: readonly FlipKind[] = VERDICTS.flatMap((a) =>
 
 /**
  * The verdict of a recorded decision: its `governance` event's payload, and the `direction` events of the same
- * action (an applied veto among them asking for approval makes a block an `ask`).
+ * action. A block is an `ask` when the veto that decided it asks for approval (governance names the policy that
+ * decided: a plain veto or a fail-closed failure decides before a veto asking for approval), else a `deny`.
  *
  * @example
  * ```ts
@@ -41,13 +42,17 @@ export function recordedVerdict(
   directions: readonly Record<string, unknown>[],
 ): Verdict {
   if (governance.decision !== "veto" || governance.enforced === false || governance.mode === "audit") return "allow";
-  const asks = directions.some((d) => d.status === "applied" && d.kind === "veto" && d.requires_approval === true);
-  return asks ? "ask" : "deny";
+  if (typeof governance.rule !== "string" || !governance.rule.startsWith("policy.veto:")) return "deny";
+  const decider = directions.find((d) =>
+    d.policy_id === governance.policy_id && d.status === "applied" && d.kind === "veto"
+  );
+  return decider?.requires_approval === true ? "ask" : "deny";
 }
 
 /**
- * The verdict of a candidate decision, the way the engine reads it before an action (`#pauseFor`): blocked, and an
- * applied (not audited) veto asks for approval: `ask`; blocked otherwise: `deny`; else `allow`.
+ * The verdict of a candidate decision, the way the engine reads it before an action (`#pauseFor`): blocked, and every
+ * veto that blocks asks for approval (no plain veto, no fail-closed failure: `approvalAsked`): `ask`; blocked
+ * otherwise: `deny`; else `allow`.
  *
  * @example
  * ```ts
@@ -58,9 +63,5 @@ export function recordedVerdict(
  */
 export function candidateVerdict(decision: GovernanceResult, outcomes: readonly DirectionOutcome[]): Verdict {
   if (!decision.blocked) return "allow";
-  const asks = outcomes.some((o) =>
-    o.status === "applied" && o.verdict?.kind === "veto" && o.verdict.requires_approval === true &&
-    o.verdict.audit !== true
-  );
-  return asks ? "ask" : "deny";
+  return approvalAsked(outcomes, decision.failure_policy) ? "ask" : "deny";
 }

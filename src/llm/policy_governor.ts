@@ -17,7 +17,7 @@ import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../plugins/lo
 import { applyPatch, consultPolicy } from "../runtime/direction.ts";
 import { listView } from "../runtime/core/list_view.ts";
 import { appended, SharedList } from "../runtime/core/shared_list.ts";
-import { decide } from "../runtime/governance.ts";
+import { approvalAsked, decide } from "../runtime/governance.ts";
 import type { FailurePolicy, GovernanceMode } from "../runtime/settings.ts";
 import { CONTRACT_VERSIONS } from "../version.ts";
 import type { Decision, Governor, ProposedAction, RecordedResult } from "./governor.ts";
@@ -275,10 +275,9 @@ export class PolicyGovernor implements Governor {
       outcomes.push(o);
     }
     const d = decide(outcomes, this.#o.governance, this.#o.failure_policy);
-    const wantsApproval = outcomes.find((o) =>
-      o.status === "applied" && o.verdict?.requires_approval && !o.verdict.audit
-    );
-    const preApproved = action.call_id !== undefined && this.approved.has(action.call_id);
+    // An approval lifts only a block that asks for one: a plain veto or a fail-closed failure refuses the call.
+    const wantsApproval = approvalAsked(outcomes, this.#o.failure_policy);
+    const preApproved = wantsApproval !== null && action.call_id !== undefined && this.approved.has(action.call_id);
     const verdict: Decision["verdict"] = d.blocked && wantsApproval && !preApproved
       ? "ask"
       : d.blocked && !preApproved

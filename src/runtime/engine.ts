@@ -38,7 +38,7 @@ import { displayCommand } from "./core/command.ts";
 import { type Checkpoint, type PendingApproval, writeCheckpoint } from "./checkpoint.ts";
 import { adapterDisplayName, callAdapter, NEVER_ABORTED } from "./adapter_result.ts";
 import { applyPatch, consultPolicy, type DirectionOutcome } from "./direction.ts";
-import { decide } from "./governance.ts";
+import { approvalAsked, decide } from "./governance.ts";
 import { reviewResult } from "./review_record.ts";
 import { learn, type PolicyEvidence } from "./learning.ts";
 import { stepLabel } from "./planner.ts";
@@ -619,7 +619,8 @@ export class Engine {
       return { kind: "review", reason: `review step ${step.id}: ${step.description}`, policy_id: null };
     }
     if (!decision.blocked) return null;
-    const approval = d.outcomes.find((o) => o.status === "applied" && o.verdict?.requires_approval && !o.verdict.audit);
+    // Only when nothing else blocks it: a rule's deny or another policy's veto is no question for a human.
+    const approval = approvalAsked(d.outcomes, this.s.failurePolicy);
     if (approval) {
       return {
         kind: "approval",

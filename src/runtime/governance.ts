@@ -13,6 +13,12 @@
  * marked `audit` (a policy or rule set that only watches) is a decision
  * `veto` that is never enforced, unless another veto blocks the action.
  *
+ * A veto that asks for approval (`requires_approval`: a rule's `ask`, an
+ * approval gate) blocks until a human approves, but only when nothing else
+ * blocks: a plain veto (a rule's `deny`) or a policy failure under
+ * `fail_closed` decides instead, and the action is refused without asking
+ * ({@link approvalAsked}): an approval cannot undo another policy's veto.
+ *
  * @module
  */
 import type { FailurePolicy, GovernanceMode } from "./settings.ts";
@@ -56,9 +62,13 @@ export function decide(
 ): GovernanceResult {
   const base = { mode, failure_policy: failurePolicy, enforced: mode === "enforce" };
   const vetoes = outcomes.filter((o) => o.status === "applied" && o.verdict?.kind === "veto");
-  const veto = vetoes.find((o) => o.verdict?.audit !== true);
+  const enforced = vetoes.filter((o) => o.verdict?.audit !== true);
   const failure = outcomes.find((o) => o.error !== null);
-  const blockRequested = veto !== undefined || (failure !== undefined && failurePolicy === "fail_closed");
+  const failedClosed = failure !== undefined && failurePolicy === "fail_closed";
+  // What decides a block: a plain veto, else a failure under fail_closed, else a veto asking for approval.
+  const veto = enforced.find((o) => o.verdict?.requires_approval !== true) ??
+    (failedClosed ? undefined : enforced[0]);
+  const blockRequested = enforced.length > 0 || failedClosed;
   const blocked = blockRequested && mode !== "audit";
   const watched = vetoes.find((o) => o.verdict?.audit === true);
   if (watched && !blockRequested) {
@@ -127,4 +137,28 @@ export function decide(
     blocked: false,
     error: null,
   };
+}
+
+/**
+ * The veto that asks a human to approve the action, when an approval is what the action waits for: every veto that
+ * blocks it (applied, not only watched) asks for approval, and no policy failed under `fail_closed`. Null otherwise:
+ * nothing asks, or a plain veto (a rule's `deny`) or a fail-closed failure refuses the action, which no approval may
+ * undo. Whether the action is blocked at all is {@link decide}'s (under `--governance audit` nothing blocks).
+ *
+ * @example
+ * ```ts
+ * import { approvalAsked } from "noema";
+ * approvalAsked([], "fail_closed"); // null
+ * ```
+ */
+export function approvalAsked(
+  outcomes: readonly DirectionOutcome[],
+  failurePolicy: FailurePolicy,
+): DirectionOutcome | null {
+  if (failurePolicy === "fail_closed" && outcomes.some((o) => o.error !== null)) return null;
+  const enforced = outcomes.filter((o) =>
+    o.status === "applied" && o.verdict?.kind === "veto" && o.verdict.audit !== true
+  );
+  if (enforced.length === 0 || enforced.some((o) => o.verdict?.requires_approval !== true)) return null;
+  return enforced[0];
 }
