@@ -17,6 +17,7 @@ import { REPO } from "./helpers/cli.ts";
 /** Leaf files directly in `src/` that any layer may import (they import no other file of noema). */
 const LEAVES = [
   "src/builtins.ts",
+  "src/called_as.ts",
   "src/control_chars.ts",
   "src/errors.ts",
   "src/json.ts",
