@@ -126,6 +126,48 @@ describe("a 2 GB line in events.jsonl (sparse)", () => {
   });
 });
 
+describe("a line that is JSON but no event, or an event repeated, at the end of a crashed run's log", () => {
+  // Found by a break-it run: resume took `{"x":1}` (and a repeated last line) for events, went on, and wrote a
+  // state.json its own schema refuses: the run could then be neither resumed, approved nor aborted.
+  for (
+    const [name, extra] of [
+      ["an object that is no event", () => `{"x":1}\n`],
+      [
+        "an event of another episode",
+        (last: string) =>
+          last.replace(/"episode_id":"[^"]+"/, `"episode_id":"ep_other"`).replace(
+            /"id":"ev_[^"]+"/,
+            `"id":"ev_other"`,
+          ) + "\n",
+      ],
+      ["the last event again (its id repeated)", (last: string) => last + "\n"],
+    ] as const
+  ) {
+    test(`${name}: resume refuses (7) writing nothing; resume --abort sets it aside and seals a valid run`, async () => {
+      const work = join(tmp.path, `not-event-${name.length}`);
+      mkdirSync(work);
+      const id = `ep_not_event_${name.length}`;
+      const dir = await crashedRun(root, work, id);
+      const events = join(dir, "events.jsonl");
+      const before = readFileSync(events, "utf8");
+      appendFileSync(events, extra(before.trimEnd().split("\n").at(-1)!));
+      const withBad = readFileSync(events, "utf8");
+      const state = readFileSync(join(dir, "state.json"), "utf8");
+      const r = cli(["resume", id, "--root", root]);
+      assert.equal(r.code, 7, r.stderr);
+      assert.match(r.stderr, /events\.jsonl has damaged lines \(line \d+: /);
+      assert.equal(readFileSync(events, "utf8"), withBad, "nothing appended");
+      assert.equal(readFileSync(join(dir, "state.json"), "utf8"), state, "state.json untouched");
+      const aborted = cli(["resume", id, "--abort", "--root", root]);
+      assert.ok(existsSync(join(dir, "manifest.json")), aborted.stderr);
+      assert.ok(readFileSync(events, "utf8").startsWith(before), "the good lines stay");
+      assert.ok(existsSync(join(dir, `events.jsonl.torn-${Buffer.byteLength(before)}`)));
+      const v = cli(["validate", id, "--root", root]);
+      assert.equal(v.code, 0, v.stdout);
+    });
+  }
+});
+
 describe("a line over the limit in the middle of events.jsonl", () => {
   test("validate reports jsonl.too_long at its line; resume refuses (7); resume --abort seals it aside", async () => {
     const work = join(tmp.path, "middle");

@@ -16,7 +16,7 @@ import process from "node:process";
 import { validateEpisodeDir } from "../src/validate/validate.ts";
 import { splitJson } from "../src/validate/json_split.ts";
 import { digestOf } from "../src/validate/compact.ts";
-import { NumberSet } from "../src/validate/number_set.ts";
+import { NumberSet } from "../src/store/number_set.ts";
 import { readJsonl } from "../src/store/jsonl.ts";
 import { collectYoungGarbage } from "../src/store/gc.ts";
 import { cli, CLI_ON_DENO, cliCommand } from "./helpers/cli.ts";

@@ -17,6 +17,8 @@ import type { EngineProgress } from "./engine.ts";
 import type { PolicyEvidence } from "./learning.ts";
 import { newCounters } from "./summary_builder.ts";
 import { calledAs } from "../called_as.ts";
+import { checkEvent } from "../schema/event.ts";
+import { hash53, NumberSet } from "../store/number_set.ts";
 
 /** What a run's events say about it: the engine's progress fields, and what resume checks. */
 export interface RebuiltRun extends
@@ -54,8 +56,12 @@ export interface RebuiltRun extends
   terminate: Record<string, unknown> | null;
   /** A torn final line: its byte offset and length. */
   torn: { offset: number; bytes: number; line: number } | null;
-  /** Damaged lines other than a torn final line (resume refuses these). */
-  damaged: { line: number; message: string }[];
+  /**
+   * Damaged lines other than a torn final line (resume refuses these): lines that are not JSON, values that are not
+   * events of the contract (a JSON object that fails the event schema), an event of another episode, and (from
+   * {@link rebuildRun}) an event whose id an earlier one has.
+   */
+  damaged: { line: number; offset: number; message: string }[];
   /**
    * The action that was running when the run stopped: its last
    * `action.process` event had no `act` event for its step after it.
@@ -99,6 +105,11 @@ interface RunScan {
   interrupted: InterruptedAction | null;
   /** The latest `action_candidate` event's id and masked input. */
   candidate: { id: string; input: Record<string, unknown> } | null;
+  /** The `hash53` of each event id so far, and those seen twice (a duplicate id, or a hash collision to confirm). */
+  ids: NumberSet;
+  idsTwice: Set<number>;
+  /** The episode id of the start event (each event must name it). */
+  episodeId: string | null;
 }
 
 /** An empty scan: nothing read yet. */
@@ -126,6 +137,9 @@ function newScan(): RunScan {
     torn: null,
     interrupted: null,
     candidate: null,
+    ids: new NumberSet(),
+    idsTwice: new Set(),
+    episodeId: null,
   };
 }
 
@@ -144,6 +158,25 @@ export function rebuildRun(dir: string): RebuiltRun {
   let next = replay.next();
   while (!next.done) next = replay.next();
   return next.value;
+}
+
+/**
+ * Confirms the event ids whose hash was seen twice (`twice`) against the ids themselves, reading the log again:
+ * each repeated id is a damaged line.
+ */
+function confirmDuplicateIds(entries: Iterable<JsonlEntry>, twice: Set<number>, damaged: RebuiltRun["damaged"]): void {
+  const first = new Map<string, number>();
+  for (const entry of entries) {
+    const id = entry.value?.id;
+    if (typeof id !== "string" || !twice.has(hash53(id))) continue;
+    const at = first.get(id);
+    if (at === undefined) first.set(id, entry.line);
+    else {
+      const message = `id: ${JSON.stringify(id)} is already used on line ${at}`;
+      damaged.push({ line: entry.line, offset: entry.offset, message });
+    }
+  }
+  damaged.sort((a, b) => a.line - b.line);
 }
 
 /** One complete event of a replayed log, and the run as rebuilt from the events before it. */
@@ -172,12 +205,13 @@ export interface ReplayedEvent {
  */
 export function replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const path = join(dir, ARTIFACTS.events);
-  return replayEntries(readJsonl(path), path);
+  return replayEntries(readJsonl(path), path, () => readJsonl(path));
 }
 
 /**
  * {@link replayRun} over the lines of an event log read elsewhere (a shared store's copy): `path` names the log in
- * the error a log without a start event throws.
+ * the error a log without a start event throws; `again`, when given, reads the lines once more to confirm an event
+ * id seen twice (a damaged line; without it, a repeated id is not looked for).
  *
  * @example
  * ```ts
@@ -189,12 +223,18 @@ export function replayRun(dir: string): Generator<ReplayedEvent, RebuiltRun, und
 export function* replayEntries(
   entries: Iterable<JsonlEntry>,
   path: string,
+  again?: () => Iterable<JsonlEntry>,
 ): Generator<ReplayedEvent, RebuiltRun, undefined> {
   const scan = newScan();
   for (const entry of entries) {
     if (entry.problem) {
       if (entry.problem === "torn") scan.torn = { offset: entry.offset, bytes: entry.bytes, line: entry.line };
-      else scan.damaged.push({ line: entry.line, message: entry.message });
+      else scan.damaged.push({ line: entry.line, offset: entry.offset, message: entry.message });
+      continue;
+    }
+    const problem = eventProblem(scan, entry.value);
+    if (problem !== null) {
+      scan.damaged.push({ line: entry.line, offset: entry.offset, message: problem });
       continue;
     }
     yield { event: entry.value, before: () => scan.start ? rebuiltFrom(scan, scan.start) : null };
@@ -209,7 +249,30 @@ export function* replayEntries(
       { file: path, line: 1, exitCode: EXIT.MISMATCH },
     );
   }
+  // A repeated id (damaged) or a collision of their hashes: told apart by reading the ids again, when the log can be.
+  if (scan.idsTwice.size > 0 && again) confirmDuplicateIds(again(), scan.idsTwice, scan.damaged);
   return rebuiltFrom(scan, scan.start);
+}
+
+/**
+ * Why a parsed line is no event to rebuild a run from, or null: it fails the event schema (what `noema validate`
+ * reports), or names another episode than the start event's. Its id is noted (a repeated one is confirmed later).
+ */
+function eventProblem(scan: RunScan, e: Record<string, unknown>): string | null {
+  const problems = checkEvent(e);
+  if (problems.length > 0) {
+    const p = problems[0];
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
+    return `not an event of the contract: ${p.path ? `${p.path}: ` : ""}${p.message}${more}`;
+  }
+  if (scan.episodeId !== null && e.episode_id !== scan.episodeId) {
+    return `episode_id: ${JSON.stringify(e.episode_id)} is not the episode's (${scan.episodeId})`;
+  }
+  if (e.phase === "start") scan.episodeId ??= String(e.episode_id);
+  const h = hash53(String(e.id));
+  if (scan.ids.has(h)) scan.idsTwice.add(h);
+  else scan.ids.add(h);
+  return null;
 }
 
 /** Folds one complete event into the scan: the log position, the plan, then what its phase counts. */

@@ -25,7 +25,7 @@ import { readJsonl } from "../store/jsonl.ts";
 import { ARTIFACTS, type EpisodeLocation, locateEpisode, type RootOptions } from "../store/layout.ts";
 import { acquireLock } from "../store/lock.ts";
 import { refuseSymlinkedArtifacts } from "../store/layout.ts";
-import { firstBadLine, setAsideTail } from "../store/set_aside.ts";
+import { setAsideTail } from "../store/set_aside.ts";
 import { readJsonFile } from "../store/json_file.ts";
 import { refuseIrregularArtifacts } from "../store/regular_file.ts";
 import { startVerification } from "../verify/outcome.ts";
@@ -397,7 +397,7 @@ function readLog(dir: string, options: ResumeOptions): RebuiltRun {
   let built = rebuildRun(dir);
   if (built.damaged.length > 0 && options.abort) {
     // --abort seals even a damaged log: the lines from the first bad one on are set aside (nothing is lost).
-    setAsideTail(join(dir, ARTIFACTS.events), firstBadLine(join(dir, ARTIFACTS.events))!.offset);
+    setAsideTail(join(dir, ARTIFACTS.events), built.damaged[0].offset);
     built = rebuildRun(dir);
   }
   if (built.damaged.length > 0) {

@@ -12,7 +12,6 @@ import { Buffer } from "node:buffer";
 import { basename, dirname, join } from "node:path";
 import { FILE_MODE, fsyncDir } from "./atomic.ts";
 import { episodeRoot, O_NOFOLLOW, refuseSymlinks, symlinkError } from "./nofollow.ts";
-import { readJsonl } from "./jsonl.ts";
 
 /** The size of a chunk copied at a time. */
 const CHUNK = 1 << 20;
@@ -72,19 +71,4 @@ export function setAsideTail(path: string, offset: number): string {
   }
   fsyncDir(dirname(path));
   return name;
-}
-
-/**
- * The first line of a JSONL file that is not a JSON object (damaged, too
- * long, torn), with its byte offset; null when every line reads.
- *
- * @example
- * ```ts
- * import { firstBadLine } from "./set_aside.ts";
- * firstBadLine(".noema/episodes/ep_1/events.jsonl")?.offset;
- * ```
- */
-export function firstBadLine(path: string): { line: number; offset: number } | null {
-  for (const e of readJsonl(path)) if (e.problem) return { line: e.line, offset: e.offset };
-  return null;
 }

@@ -20,16 +20,7 @@ type Json = Record<string, unknown>;
 
 const isObject = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
 
-/** A 53-bit string hash (two FNV-1a lanes): a compact stand-in for a string in large sets. */
-export function hash53(s: string): number {
-  let h1 = 0x811c9dc5, h2 = 0x01000193 ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
-}
+export { hash53 } from "../store/number_set.ts";
 
 /** Two FNV-1a lanes fed a value's canonical form piece by piece, so that no string of the whole is built. */
 class Hasher {

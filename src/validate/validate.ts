@@ -40,7 +40,7 @@ import {
 } from "./episode_rules.ts";
 import { checkDirectoryName, checkPlanTrace, EventTrace } from "./trace_rules.ts";
 import { parseEventRange, parseState, parseStateFile, PIECEWISE_CHARS } from "./large.ts";
-import { NumberSet } from "./number_set.ts";
+import { NumberSet } from "../store/number_set.ts";
 import {
   type CompactProjection,
   compactProjection,
