@@ -13,6 +13,7 @@ import { writeFileAtomic } from "../src/store/atomic.ts";
 import { DiskFullError } from "../src/store/disk_full.ts";
 import { JsonlAppender } from "../src/store/jsonl.ts";
 import { fillUp, mountTmpfs } from "./helpers/tmpfs.ts";
+import { cli } from "./helpers/cli.ts";
 
 /** Runs `body` on a fresh 1 MiB tmpfs (skipping, with the reason, where none can be mounted). */
 async function onTmpfs(t: { skip(why: string): void }, body: (dir: string, grow: () => void) => void | Promise<void>) {
@@ -73,5 +74,23 @@ test("an atomic write that finds the disk full throws DiskFullError and leaves n
     assert.equal(readFileSync(path, "utf8"), "{}\n", "the old file is whole");
     assert.deepEqual(readdirSync(dir).sort(), ["filler", "state.json"]);
     assert.ok(existsSync(path) && statSync(path).size === 3);
+  });
+});
+
+test("a run whose episode cannot even be created on a full disk: exit 11, says nothing was recorded, leaves no staging", async (t) => {
+  // Found by a break-it run: the message promised "its episode resumable; … noema resume ep_… continues it" for an
+  // episode that did not exist, and the staging directory was left behind.
+  await onTmpfs(t, (dir) => {
+    const root = join(dir, "root");
+    for (const leave of [0, 4096]) {
+      fillUp(join(dir, "filler"), leave);
+      const r = cli(["--root", root, "run", "hello", "--json"]);
+      assert.equal(r.code, EXIT.DISK_FULL, r.stderr);
+      assert.match(r.stderr, /no space left on the device/);
+      assert.match(r.stderr, /before its episode was recorded \(nothing was written to resume\)/, r.stderr);
+      assert.doesNotMatch(r.stderr, /resumable|noema resume/);
+      const left = existsSync(join(root, "episodes")) ? readdirSync(join(root, "episodes")) : [];
+      assert.deepEqual(left.filter((n) => n !== ".runs-cache.json"), [], `leave ${leave}: nothing left behind`);
+    }
   });
 });

@@ -17,6 +17,7 @@ import { EXIT, type ExitCode, NoemaError } from "../errors.ts";
 import { BrokenPipeError, neutralize, type Output } from "./output.ts";
 import { basename } from "node:path";
 import { isDiskFull } from "../store/disk_full.ts";
+import { calledAs } from "../called_as.ts";
 
 /**
  * A usage error raised by a command (bad option value and the like): exit 2.
@@ -81,7 +82,8 @@ export function reportError(error: unknown, out: Output, options: { debug: boole
 /**
  * A run (or resume) of episode `episodeId` that stopped on a full disk, said
  * as such: what could not be written, that the episode is resumable, and how
- * (exit {@link EXIT.DISK_FULL}). Any other error is returned as it is.
+ * (exit {@link EXIT.DISK_FULL}); with `episodeId` null (no episode directory
+ * was in place), that nothing was recorded. Any other error is returned as it is.
  *
  * @example
  * ```ts
@@ -97,10 +99,12 @@ export function stoppedForSpace(error: unknown, episodeId: string | null): unkno
   const where = episodeId === null ? "" : ` of episode ${episodeId}`;
   // The file as the episode names it: not the temporary it was being written as (`state.json.tmp-staged-…`).
   const what = file ? ` writing ${basename(file).replace(/\.tmp-.*$/, "")}${where}` : where;
-  return new NoemaError(
-    "disk_full",
-    `no space left on the device (${cause})${what}: the run stopped there, its episode resumable` +
-      (episodeId === null ? "" : `; free space, then noema resume ${episodeId} continues it`),
-    { exitCode: EXIT.DISK_FULL, cause: error },
-  );
+  // No episode (the disk filled before its directory was in place): nothing was recorded, so nothing resumes.
+  const then = episodeId === null
+    ? ": the run stopped before its episode was recorded (nothing was written to resume); free space, then run it again"
+    : `: the run stopped there, its episode resumable; free space, then ${calledAs()} resume ${episodeId} continues it`;
+  return new NoemaError("disk_full", `no space left on the device (${cause})${what}${then}`, {
+    exitCode: EXIT.DISK_FULL,
+    cause: error,
+  });
 }

@@ -34,7 +34,7 @@ import { joinNotices } from "../../export/otel/run_hooks.ts";
 import { startLivePublishing } from "../store_publish.ts";
 import { waitAndResume } from "../run_wait.ts";
 import { parseDuration } from "../time_args.ts";
-import { resolveRoot } from "../../store/layout.ts";
+import { episodeDirFor, resolveRoot } from "../../store/layout.ts";
 import {
   addLimitOptions,
   addMetaOptions,
@@ -337,7 +337,10 @@ async function runInterruptible(
       },
       notices: joinNotices(publishing?.notices, otel?.notices),
     }).catch((e) => {
-      throw stoppedForSpace(e, started);
+      // Resumable only once its directory is in place (the disk may fill while it is being created).
+      const recorded = started !== null &&
+        existsSync(episodeDirFor(started, resolveRoot({ root: options.root ?? root })));
+      throw stoppedForSpace(e, recorded ? started : null);
     });
     await publishing?.finish(result.episode_id, result.status === "pending");
     await otel?.finish(result.episode_id);

@@ -15,6 +15,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { PlanStep } from "../../schema/plan.ts";
 import type { State } from "../../schema/state.ts";
 import { DIR_MODE, FILE_MODE, fsyncDir } from "../../store/atomic.ts";
+import { isDiskFull } from "../../store/disk_full.ts";
 import { mkdirBelow, refuseSymlinks } from "../../store/nofollow.ts";
 import { sweepStaleStaging } from "../../store/staging.ts";
 import type { JsonlAppender } from "../../store/jsonl.ts";
@@ -53,13 +54,14 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
   // written in a hidden directory that is then renamed into place, so an episode directory that exists
   // always has a start event and a state.json, even if the process is killed at any moment.
   const staging = makeStaging(root, episodeId);
-  const lock = acquireLock(staging, "run");
-  writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
-  // Every artifact byte goes through the sink, which masks secrets.
-  const rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
-  const learnLog = rec.sink.jsonl(ARTIFACTS.learn);
+  let lock: EpisodeLock | undefined, rec: Recorder | undefined, learnLog: JsonlAppender | undefined;
   let moved = false;
   try {
+    lock = acquireLock(staging, "run");
+    writeFileSync(join(staging, ARTIFACTS.learn), "", { mode: FILE_MODE, flag: "wx" });
+    // Every artifact byte goes through the sink, which masks secrets.
+    rec = new Recorder(staging, episodeId, undefined, new ArtifactSink(staging, redactor));
+    learnLog = rec.sink.jsonl(ARTIFACTS.learn);
     const engine = writeFirstArtifacts(prep, rec, learnLog);
     moveIntoPlace(staging, dir, root);
     moved = true;
@@ -76,9 +78,12 @@ export async function createEpisode(prep: PreparedEpisode): Promise<CreatedEpiso
     });
     return { engine, lock };
   } catch (e) {
-    rec.close();
-    learnLog.close();
-    lock.release();
+    // Each let go even when another cannot be (closing flushes: on a full disk, that fails too).
+    for (const close of [() => rec?.close(), () => learnLog?.close(), () => lock?.release()]) {
+      try {
+        close();
+      } catch { /* the error that stopped the creation is the one to report */ }
+    }
     if (!moved) rmSync(staging, { recursive: true, force: true }); // no `.tmp-<id>-<pid>` is left behind
     throw e;
   }
@@ -92,6 +97,7 @@ function makeStaging(root: string, episodeId: string): string {
   try {
     mkdirSync(staging, { mode: DIR_MODE });
   } catch (e) {
+    if (isDiskFull(e)) throw e; // the disk, said as such (exit 11)
     throw new NoemaError("exists", `cannot create ${staging}: ${(e as Error).message}`, { exitCode: EXIT.ERROR });
   }
   return staging;
