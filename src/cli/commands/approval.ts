@@ -58,7 +58,7 @@ async function withSignals<T>(
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     if (++interrupts > 1) exitProcess(EXIT.INTERRUPTED);
-    ctx.out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
+    ctx.out.note(`noema: ${sig}: stopping the run and the action running (again to quit at once)`);
     controller.abort();
   };
   process.on("SIGINT", onSignal);

@@ -310,7 +310,7 @@ async function runInterruptible(
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts++;
     if (interrupts > 1) exitProcess(EXIT.INTERRUPTED);
-    out.note(`noema: ${sig}: stopping after the current action (again to quit at once)`);
+    out.note(`noema: ${sig}: stopping the run and the action running (again to quit at once)`);
     controller.abort();
   };
   process.on("SIGINT", onSignal);
