@@ -930,6 +930,11 @@ describe("noema prune", () => {
     assert.match(dry.stdout, new RegExp(`would remove  ${oldOk}`));
     assert.match(dry.stdout, new RegExp(`would remove  ${oldVetoed}`));
     assert.match(dry.stderr, new RegExp(`kept ${oldRunning}: running`));
+    // What stays is counted by why (found by a newcomer run: "0 kept" while newer episodes stayed).
+    assert.match(
+      dry.stderr,
+      /2 episodes would be removed; kept: 1 not older than 30d, 1 older but to be kept \(above\)/,
+    );
     assert.equal(episodeDirs(w.root).length, 4);
 
     const only = JSON.parse(w.run(["prune", "--older-than", "30d", "--status", "vetoed", "--json"]).stdout);

@@ -104,7 +104,11 @@ export function registerPrune(program: CommandUnknownOpts, ctx: CliContext): voi
         }
         for (const s of skipped) out.note(`noema: kept ${s.episode_id}: ${s.reason}`);
         const n = `${removed.length} episode${removed.length === 1 ? "" : "s"}`;
-        out.note(`${n} ${opts.dryRun ? "would be removed" : "removed"}, ${skipped.length} kept`);
+        // What stays, by why (a count of "kept" that left out the newer episodes read as if nothing stayed).
+        const kept = [`${all.length - old.length} not older than ${opts.olderThan}`];
+        if (skipped.length > 0) kept.push(`${skipped.length} older but ${opts.dryRun ? "to be kept" : "kept"} (above)`);
+        const others = statuses ? `; episodes of other statuses are not counted` : "";
+        out.note(`${n} ${opts.dryRun ? "would be removed" : "removed"}; kept: ${kept.join(", ")}${others}`);
       }
       if (skipped.some((s) => s.reason !== "running")) ctx.exitCode = 1;
     });
