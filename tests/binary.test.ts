@@ -228,7 +228,7 @@ export function evaluate(ctx: { workspace: string | null }) {
   });
 
   test("schema prints the JSON Schemas of schemas/", () => {
-    for (const name of ["event", "summary"]) {
+    for (const name of ["event", "summary", "task"]) {
       const r = exec(noema, ["schema", name], work);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(

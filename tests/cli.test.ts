@@ -638,7 +638,7 @@ describe("schema and completions", () => {
   test("schema lists names; each schema parses as JSON Schema", () => {
     const list = cli(["schema"]);
     assert.equal(list.code, 0);
-    for (const name of ["event", "state", "summary", "manifest", "learn"]) {
+    for (const name of ["event", "state", "summary", "manifest", "learn", "task", "noema"]) {
       assert.match(list.stdout, new RegExp(`^${name}\\b`, "m"));
       const r = cli(["schema", name]);
       assert.equal(r.code, 0, name);
@@ -652,6 +652,8 @@ describe("schema and completions", () => {
       "summary",
       "manifest",
       "learn",
+      "task",
+      "noema",
     ]);
   });
 

@@ -13,7 +13,9 @@ import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { readJsonl, SCHEMA_NAMES, type SchemaName, SCHEMAS } from "noema";
 import { generateJsonSchema, jsonSchemaText } from "../src/schema/json_schema.ts";
-import { schemaPath, SCHEMAS_DIR, staleSchemas, writeSchemas } from "../scripts/gen-schemas.ts";
+import { ALL_SCHEMA_NAMES, schemaPath, SCHEMAS_DIR, staleSchemas, writeSchemas } from "../scripts/gen-schemas.ts";
+import { parse as parseJsonc } from "jsonc-parser";
+import { REPO } from "./helpers/cli.ts";
 import { VERIFICATION_NOT_PROVIDED } from "./helpers/verification.ts";
 
 // ajv-formats is CommonJS; `.default` is the plugin under both Deno and Bun.
@@ -502,11 +504,39 @@ describe("generated schema files", () => {
     });
   }
 
+  for (const name of ["task", "noema"] as const) {
+    test(`schemas/${name}.schema.json (an input file's) is what the generator writes`, () => {
+      const stale = staleSchemas().filter((s) => s.name === name);
+      assert.deepEqual(stale, [], `schemas/${name}.schema.json is stale; run: npm run gen:schemas`);
+    });
+  }
+
+  test("the examples' task files validate against the task schema they name; a typo or a bad kind does not", () => {
+    // Found by a newcomer run: the examples named ../schemas/task.schema.json, which did not exist.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const check = ajv.compile(JSON.parse(readFileSync(join(SCHEMAS_DIR, "task.schema.json"), "utf8")));
+    const files = readdirSync(join(REPO, "examples")).filter((f) => f.endsWith(".jsonc"));
+    assert.ok(files.length >= 5);
+    for (const f of files) {
+      const text = readFileSync(join(REPO, "examples", f), "utf8");
+      const named = /"\$schema":\s*"([^"]+)"/.exec(text)?.[1];
+      if (named !== undefined) assert.ok(existsSync(join(REPO, "examples", named)), `${f}: ${named} exists`);
+      assert.ok(check(parseJsonc(text)), `${f}: ${JSON.stringify(check.errors)}`);
+    }
+    assert.ok(!check({ task: "x", polices: ["p.ts"] }), "an unknown key");
+    assert.ok(!check({ task: "x", steps: ["deploy:it"] }), "a step of no kind");
+    assert.ok(!check({ task: "x", steps: [{ kind: "act" }] }), "a step without a description");
+    assert.ok(check({ task: "x", steps: ["act:one\ntwo", { kind: "review", description: "look" }] }));
+    const config = ajv.compile(JSON.parse(readFileSync(join(SCHEMAS_DIR, "noema.schema.json"), "utf8")));
+    assert.ok(config({ governance: "enforce", rules: { deny: ["Bash(git push:*)"] } }));
+    assert.ok(!config({ governance: "enforced" }), "a value not among the choices");
+  });
+
   test("the staleness check reports a missing or edited file and writeSchemas fixes it", () => {
     const dir = mkdtempSync(join(tmpdir(), "noema-schemas-"));
     try {
-      assert.deepEqual(staleSchemas(dir).map((s) => s.reason), SCHEMA_NAMES.map(() => "missing"));
-      assert.equal(writeSchemas(dir).length, SCHEMA_NAMES.length);
+      assert.deepEqual(staleSchemas(dir).map((s) => s.reason), ALL_SCHEMA_NAMES.map(() => "missing"));
+      assert.equal(writeSchemas(dir).length, ALL_SCHEMA_NAMES.length);
       assert.deepEqual(staleSchemas(dir), []);
       const path = schemaPath("event", dir);
       writeFileSync(path, readFileSync(path, "utf8").replace('"required"', '"optional"'));
@@ -518,9 +548,9 @@ describe("generated schema files", () => {
     }
   });
 
-  test("there is exactly one file per registry name", () => {
+  test("there is exactly one file per registry name and input file", () => {
     const files = readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith(".schema.json")).sort();
-    assert.deepEqual(files, SCHEMA_NAMES.map((n) => `${n}.schema.json`).sort());
+    assert.deepEqual(files, ALL_SCHEMA_NAMES.map((n) => `${n}.schema.json`).sort());
   });
 });
 

@@ -46,7 +46,8 @@ const StepLabel = v.pipe(
     `must have the form "<kind>:<description>" with a kind among ${STEP_KINDS.join(", ")}`,
   ),
 );
-const StepObject = v.strictObject({
+/** A step written as an object (one of the two forms of {@link StepSpec}). */
+export const StepObject = v.strictObject({
   id: v.optional(
     v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be letters, digits, '.', '_' or '-'")),
   ),
