@@ -974,6 +974,43 @@ describe("newcomer audit", () => {
     );
   });
 
+  test("an assertion's or a step input's wrong value is said at its file, line and field, with a did-you-mean", () => {
+    // Found by two break-it runs: these said the field without its line (or a misleading "has no inputs.command").
+    const w = workdir("audit-located");
+    const file = (name: string, text: string) => writeFileSync(join(w.cwd, name), text);
+    file("tv.jsonc", '{\n  "task": "t",\n  "verify": [\n    { "kind": "file_exist", "path": "x" }\n  ]\n}\n');
+    file(
+      "f1.jsonc",
+      '{\n  "task": "t",\n  "using": "shell",\n  "steps": [\n    { "kind": "act", "description": "x", "inputs": { "command": 5 } }\n  ]\n}\n',
+    );
+    file(
+      "f2.jsonc",
+      '{ "task": "t", "using": "shell",\n  "steps": [{ "kind": "act", "description": "x", "inputs": { "argv": "echo" } }] }\n',
+    );
+    file("vf.jsonc", '[\n  { "kind": "file_exists", "path": "a" },\n  { "kind": "file_contains", "path": "a" }\n]\n');
+    const cases: [string[], RegExp][] = [
+      [
+        ["run", "tv.jsonc"],
+        /^noema: tv\.jsonc:4: verify\[0\]\.kind: unknown assertion kind "file_exist" \(did you mean "file_exists"\? expected one of: /,
+      ],
+      [
+        ["run", "f1.jsonc"],
+        /^noema: f1\.jsonc:5: steps\[0\]\.inputs\.command: adapter shell: step step-1: the shell command must be a string, got number/,
+      ],
+      [
+        ["run", "f2.jsonc"],
+        /^noema: f2\.jsonc:2: steps\[0\]\.inputs\.argv: adapter shell: step step-1: argv must be a list of strings/,
+      ],
+      [["run", "v", "--verify-file", "vf.jsonc"], /^noema: vf\.jsonc:3: \[1\]\.text: required field is missing/],
+    ];
+    for (const [args, want] of cases) {
+      const r = w.run(args);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, want);
+      assert.ok(!existsSync(w.root), `${args.join(" ")}: nothing written`);
+    }
+  });
+
   test("the hook's bad input reads like every other input error (exit 2: Claude Code's block)", () => {
     const w = workdir("audit-hook-input");
     const hook = (event: unknown) =>

@@ -19,6 +19,7 @@ const LEAVES = [
   "src/builtins.ts",
   "src/called_as.ts",
   "src/control_chars.ts",
+  "src/did_you_mean.ts",
   "src/errors.ts",
   "src/json.ts",
   "src/kicks.ts",

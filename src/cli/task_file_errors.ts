@@ -37,6 +37,11 @@ function fieldOf(e: NoemaError, task: Record<string, unknown>, dir: string): (st
  */
 export function locatedInTaskFile(e: unknown, file: string): unknown {
   if (!(e instanceof NoemaError) || (e.location.line !== undefined && e.location.file === file)) return e;
+  // An error that names its field (an assertion of `verify`, a step's input) but not its line: the line, in its file.
+  if (e.location.field !== undefined && e.location.line === undefined) {
+    const same = e.location.file === undefined || resolve(e.location.file) === resolve(file);
+    return same ? locatedAtField(e, file) : e;
+  }
   let text: string, task: unknown;
   try {
     text = readFileSync(file, "utf8");
@@ -50,4 +55,39 @@ export function locatedInTaskFile(e: unknown, file: string): unknown {
   const name = field.map((s, i) => typeof s === "number" ? `[${s}]` : i === 0 ? s : `.${s}`).join("");
   // The error's own place stays in its words (a policy file's `x.ts:3:` where it threw, or the path not found).
   return new NoemaError(e.code, e.message, { file, line: keyLine(text, field), field: name, exitCode: e.exitCode });
+}
+
+/** `"verify[0].kind"` as the segments of a JSON path: `["verify", 0, "kind"]`. */
+function fieldPath(field: string): (string | number)[] {
+  return field.split(/\.|(?=\[)/).filter((p) => p !== "").map((p) => /^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p);
+}
+
+/**
+ * `e`, which names a field of the JSON or JSONC file `file` but no line, said again with the line of that field
+ * (an unknown assertion kind in a task file's `verify` or a `--verify-file`); else `e`.
+ *
+ * @example
+ * ```ts
+ * import { locatedAtField } from "./task_file_errors.ts";
+ * // locatedAtField(e, "checks.jsonc"); // → noema: checks.jsonc:4: [1].kind: unknown assertion kind …
+ * ```
+ */
+export function locatedAtField(e: NoemaError, file: string): NoemaError {
+  const field = e.location.field;
+  if (field === undefined || e.location.line !== undefined) return e;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return e; // not a file to read (gone, or not one): the error as it was
+  }
+  // A field that is missing is said at the nearest one that is there (`[1].text` at `[1]`).
+  const path = fieldPath(field);
+  let line: number | undefined;
+  while (line === undefined && path.length > 0) {
+    line = keyLine(text, path);
+    path.pop();
+  }
+  if (line === undefined) return e;
+  return new NoemaError(e.code, e.detail, { file, line, field, exitCode: e.exitCode });
 }

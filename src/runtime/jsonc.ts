@@ -15,6 +15,9 @@ import { isUnknownKeyIssue, knownKeysAt } from "../schema/unknown_key.ts";
 import { MAX_JSON_DEPTH, scanJson } from "../store/json_scan.ts";
 import { limits } from "../store/limits.ts";
 import { openRegularFile, readFromStart } from "../store/regular_file.ts";
+import { didYouMean } from "../did_you_mean.ts";
+
+export { didYouMean };
 
 function lineCol(text: string, offset: number): { line: number; column: number } {
   let line = 1, last = -1;
@@ -287,38 +290,6 @@ function readJsoncText(path: string): string {
 export function parseJsoncFile(path: string): unknown {
   const text = readJsoncText(path);
   return parseJsonc(text, path);
-}
-
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-  }
-  return d[a.length][b.length];
-}
-
-/**
- * The closest of `known` to `name`, when close enough to be a typo.
- *
- * @example
- * ```ts
- * import { didYouMean } from "noema";
- * didYouMean("polices", ["policies", "tags"]); // "policies"
- * ```
- */
-export function didYouMean(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined, bestD = Infinity;
-  for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k.toLowerCase());
-    if (d < bestD) {
-      best = k;
-      bestD = d;
-    }
-  }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
 }
 
 /**

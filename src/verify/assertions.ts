@@ -22,6 +22,10 @@ import { EXIT, NoemaError } from "../errors.ts";
 import type { AssertionResult, WorkspaceDiff } from "../schema/summary.ts";
 import { comparePaths, errCode, isIgnored, type Snapshot } from "./snapshot.ts";
 import { jsonType, ownEntry } from "../json.ts";
+import { didYouMean } from "../did_you_mean.ts";
+
+/** `did you mean "x"? ` before a list of choices, or nothing. */
+const hintOf = (near: string | undefined): string => near === undefined ? "" : `did you mean ${JSON.stringify(near)}? `;
 import { childEnv } from "../plugins/process.ts";
 import { MAX_TIMER_MS } from "../store/limits.ts";
 
@@ -351,7 +355,9 @@ function parseEntry(
   if (!ASSERTION_KINDS.includes(kind)) {
     return fail(
       `${at}.${kindKey}`,
-      `unknown assertion kind ${JSON.stringify(kindRaw)} (expected one of: ${ASSERTION_KINDS.join(", ")})`,
+      `unknown assertion kind ${JSON.stringify(kindRaw)} (${
+        hintOf(didYouMean(kindRaw.trim(), ASSERTION_KINDS))
+      }expected one of: ${ASSERTION_KINDS.join(", ")})`,
     );
   }
   const out: Record<string, unknown> = { kind };

@@ -12,7 +12,7 @@ import { run } from "../../drivers.ts";
 import type { RunOptions } from "../../runtime/run.ts";
 import { parseJsoncFile } from "../../runtime/jsonc.ts";
 import { isTaskFileArg, PROJECT_CONFIG, resolveRunSettings } from "../../runtime/load_settings.ts";
-import { locatedInTaskFile } from "../task_file_errors.ts";
+import { locatedAtField, locatedInTaskFile } from "../task_file_errors.ts";
 import { applyLlmFlags } from "../../llm/run_flags.ts";
 import {
   checkRoot,
@@ -244,7 +244,11 @@ export const registerRun: RegisterCommand = (program, ctx: CliContext) => {
     } catch (e) {
       // A task file's value refused as the run starts (an unknown adapter, a policy or workspace not there): at its
       // place in the file, as the file's own mistakes are said.
-      const located = taskArg !== undefined && isTaskFileArg(taskArg) ? locatedInTaskFile(e, taskArg) : e;
+      let located = taskArg !== undefined && isTaskFileArg(taskArg) ? locatedInTaskFile(e, taskArg) : e;
+      // An error naming a field of another file it read (a --verify-file's assertion): that field's line too.
+      if (located instanceof NoemaError && located.location.file !== undefined) {
+        located = locatedAtField(located, located.location.file);
+      }
       // A --workspace that is not a directory: an option's value, whose help says how to give it.
       if (located instanceof NoemaError && located.code === "bad_workspace" && located.location.file === undefined) {
         throw new NoemaError(located.code, `${located.detail} (see 'noema run --help')`, {

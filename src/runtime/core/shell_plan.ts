@@ -11,6 +11,7 @@
  */
 import { EXIT, NoemaError } from "../../errors.ts";
 import { adapterNumberProblem } from "../adapter_keys.ts";
+import { jsonType } from "../../json.ts";
 
 /** The part of a planned step the check reads. */
 interface StepLike {
@@ -20,6 +21,29 @@ interface StepLike {
 }
 
 /** Whether a step's inputs give the shell adapter something to run (as the adapter reads them). */
+/**
+ * Refuses a step whose `inputs.command` or `inputs.argv` is there but of the wrong type (it was said to have none),
+ * naming the field (`steps[i].inputs.command`: the CLI adds the task file's line).
+ */
+function checkInputTypes(s: StepLike, i: number): void {
+  const inputs = s.inputs;
+  const wrong = (key: string, what: string, got: unknown) =>
+    new NoemaError("usage", `adapter shell: step ${s.id}: ${what}, got ${jsonType(got)}`, {
+      field: `steps[${i}].inputs.${key}`,
+      exitCode: EXIT.USAGE,
+    });
+  if (inputs?.command !== undefined && typeof inputs.command !== "string") {
+    throw wrong("command", "the shell command must be a string", inputs.command);
+  }
+  const argv = inputs?.argv;
+  if (argv === undefined) return;
+  if (!Array.isArray(argv)) {
+    throw wrong("argv", "argv must be a list of strings (the program, then its arguments)", argv);
+  }
+  const bad = argv.findIndex((a) => typeof a !== "string");
+  if (bad >= 0) throw wrong(`argv[${bad}]`, "each word of argv must be a string", argv[bad]);
+}
+
 function hasCommand(inputs: Record<string, unknown> | undefined): boolean {
   const argv = inputs?.argv;
   return typeof inputs?.command === "string" || (Array.isArray(argv) && argv.every((s) => typeof s === "string"));
@@ -39,6 +63,7 @@ function hasCommand(inputs: Record<string, unknown> | undefined): boolean {
  * ```
  */
 export function checkShellPlan(steps: readonly StepLike[], args: readonly string[]): void {
+  steps.forEach(checkInputTypes);
   for (const s of steps) {
     const problem = s.inputs?.timeout_ms === undefined ? null : adapterNumberProblem("timeout_ms", s.inputs.timeout_ms);
     if (problem) {
