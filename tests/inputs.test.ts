@@ -126,6 +126,24 @@ describe("a 2 GB line in events.jsonl (sparse)", () => {
   });
 });
 
+describe("a 16 MiB line of arrays nested 8 million deep in events.jsonl", () => {
+  // Found by a break-it run: each reader parsed it, at about 90 bytes a level: 700 MB.
+  const id = "ep_deep";
+  before(async () => {
+    const work = join(tmp.path, "deep");
+    mkdirSync(work);
+    const dir = await crashedRun(root, work, id);
+    appendFileSync(join(dir, "events.jsonl"), "[".repeat(8_000_000) + "]".repeat(8_000_000) + "\n");
+  });
+  for (const cmd of ["validate", "view", "events"]) {
+    test(`${cmd}: the line is named as too deep, in < 192 MB`, { timeout: 120_000 }, () => {
+      const r = measured([cmd, id, "--root", root]);
+      assert.match(r.out, /events\.jsonl:\d+: .*nested deeper than 100000 levels/);
+      assert.ok(r.rssMb < 192, `${cmd} peaked at ${r.rssMb.toFixed(0)} MB`);
+    });
+  }
+});
+
 describe("a line that is JSON but no event, or an event repeated, at the end of a crashed run's log", () => {
   // Found by a break-it run: resume took `{"x":1}` (and a repeated last line) for events, went on, and wrote a
   // state.json its own schema refuses: the run could then be neither resumed, approved nor aborted.

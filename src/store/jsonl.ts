@@ -682,6 +682,12 @@ export function* readJsonl(
       yield { line, offset, bytes, problem: "blank", message: "blank line (expected one JSON object per line)" };
       continue;
     }
+    if (deeperThan(raw.text, MAX_DEPTH)) {
+      const message =
+        `invalid JSON: nested deeper than ${MAX_DEPTH} levels (not parsed: it would take ~90 bytes a level)`;
+      yield { line, offset, bytes, problem: "json", message };
+      continue;
+    }
     let value: unknown;
     try {
       value = options.parse ? options.parse(raw.text) : JSON.parse(raw.text);
@@ -717,4 +723,38 @@ export function* readJsonl(
     yield { line, offset, bytes, value: value as Record<string, unknown>, text: "" };
     collect();
   }
+}
+
+/**
+ * How deep a line's arrays and objects may nest to be parsed: parsing costs about 90 bytes a level (a 16 MiB line of
+ * `[` would take 700 MB), so deeper is refused as invalid (at most ~9 MB). noema writes nothing nearly as deep (Bun's
+ * `JSON.stringify` stops before 100,000 levels; a task file may nest 256).
+ */
+export const MAX_DEPTH = 100_000;
+
+/**
+ * Whether JSON `text` nests arrays and objects more than `max` levels deep (brackets in strings do not count). A text
+ * of at most `2 * max` characters cannot, and is not scanned.
+ *
+ * @example
+ * ```ts
+ * import { deeperThan } from "./jsonl.ts";
+ * deeperThan("[[[]]]", 2); // true
+ * deeperThan('{"a":"[[[["}', 2); // false
+ * ```
+ */
+export function deeperThan(text: string, max: number): boolean {
+  if (text.length <= 2 * max) return false;
+  let depth = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
