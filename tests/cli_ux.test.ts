@@ -1011,6 +1011,20 @@ describe("newcomer audit", () => {
     }
   });
 
+  test("validate of a run killed while sealing says resume completes it, as list and view do", () => {
+    // Found by a break-it run: validate listed lifecycle problems without the way out.
+    const w = workdir("audit-sealing");
+    const id = w.run(["run", "hello", "-q"]).stdout.trim();
+    const dir = join(w.root, "episodes", id);
+    rmSync(join(dir, "summary.json"));
+    rmSync(join(dir, "manifest.json"));
+    const r = w.run(["validate", id]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`episode ${id} crashed while sealing .*: noema resume ${id} completes them`));
+    assert.equal(w.run(["resume", id]).code, 0);
+    assert.equal(w.run(["validate", id]).code, 0);
+  });
+
   test("the hook's bad input reads like every other input error (exit 2: Claude Code's block)", () => {
     const w = workdir("audit-hook-input");
     const hook = (event: unknown) =>

@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { readJsonFile } from "../store/json_file.ts";
 import { ARTIFACTS } from "../store/layout.ts";
 import { lockStatus } from "../store/lock.ts";
+import { calledAs } from "../called_as.ts";
 
 /** Whether `state.json` names the terminal links (`summary`, `manifest`); false when it cannot be read. */
 function namesTerminalLinks(dir: string): boolean {
@@ -70,5 +71,5 @@ function hasStagedSeal(dir: string): boolean {
  */
 export function sealingNote(id: string): string {
   return `crashed while sealing (killed while its terminal artifacts were put into place; manifest.json is missing): ` +
-    `noema resume ${id} completes them`;
+    `${calledAs()} resume ${id} completes them`;
 }

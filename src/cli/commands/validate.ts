@@ -14,6 +14,17 @@ import { PROFILES } from "../../validate/profile.ts";
 import { validate, type ValidationProblem, type ValidationWarning } from "../../validate/validate.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
+import { crashedWhileSealing, sealingNote } from "../../read/sealing.ts";
+import { statSync } from "node:fs";
+
+/** Whether `path` is a directory (what validate checked was an episode, not one file). */
+function isEpisodeDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 /**
  * One problem as a line: `path:line: rule: message` (`path: rule: message`
@@ -127,6 +138,10 @@ export function registerValidate(program: CommandUnknownOpts, ctx: CliContext): 
               } in ${report.target}`,
             ),
           );
+          // A run killed while sealing breaks the lifecycle rules until resume seals it: say so, as list and view do.
+          if (report.episode_id !== null && isEpisodeDir(report.target) && crashedWhileSealing(report.target)) {
+            out.note(`noema: episode ${report.episode_id} ${sealingNote(report.episode_id)}`);
+          }
         }
       }
       if (!report.valid) ctx.exitCode = EXIT.ERROR;
