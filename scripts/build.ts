@@ -201,8 +201,10 @@ export function build(options: BuildOptions = {}): BuildResult {
     outfile = args[args.indexOf("--outfile") + 1];
     mkdirSync(dirname(outfile), { recursive: true });
     const t0 = performance.now();
-    // The working directory is the repository, so the build itself reads the project's own config only.
-    r = spawnSync(bun, args, { cwd: REPO_ROOT, encoding: "utf8", maxBuffer: 1 << 26 });
+    // The working directory is the build's own empty one: the build reads no config file of the directory it was
+    // started in (there is none in the repository), and Bun's temporary copy of the executable (it is written in the
+    // working directory, then moved to the outfile) never lands in the repository or beside the outfile.
+    r = spawnSync(bun, args, { cwd: entryDir, encoding: "utf8", maxBuffer: 1 << 26 });
     ms = performance.now() - t0;
   } finally {
     rmSync(entryDir, { recursive: true, force: true });
