@@ -152,6 +152,64 @@ const AUDIT: Case[] = [
   { line: "git push $'--fo\\u0072ce'", rules: FORCE, bash: true }, // \u takes 4 hex digits at most
 ];
 
+/** Found by a third audit (tmp/audit-rules3): lines each decider allowed, and the shell ran the denied program. */
+const AUDIT3: Case[] = [
+  // H1: a case pattern's ")" inside a substitution does not end it.
+  { line: "echo $(case x in x) rm x;; esac)", rules: RM },
+  { line: "echo $(case x in x) git push;; esac)" },
+  { line: 'echo "$(case x in x) rm x;; esac)"', rules: RM },
+  { line: "echo ${x:-$(case x in x) rm x;; esac)}", rules: RM },
+  { line: "echo $(if true; then case x in x) rm x;; esac; fi)", rules: RM },
+  { line: "cat <(case x in x) rm x;; esac)", rules: RM, bash: true },
+  // H2: bash joins backslash-newline in an unquoted here-document's body before it looks for the delimiter.
+  { line: "cat <<EOF\nEO\\\nF\nrm x\nEOF", rules: RM, bash: true },
+  { line: "cat <<EOF\nEOF\\\n\nrm x\nEOF", rules: RM, bash: true },
+  { line: "cat <<EOF\nEO\\\nF\ngit push origin main\nEOF", bash: true },
+  // H3: a named file descriptor's redirection before the command.
+  { line: "{fd}>/dev/null rm x", rules: RM, bash: true },
+  { line: "{fd}>&1 rm x", rules: RM, bash: true },
+  { line: "{fd}<&0 git push", bash: true },
+  { line: "exec {fd}>/dev/null rm x", rules: RM, bash: true },
+  // H4: an array element's assignment before the command.
+  { line: "a[0]=1 rm x", rules: RM, bash: true },
+  { line: "A[k]=v rm x", rules: RM, bash: true },
+  { line: "a[1]+=x git push", bash: true },
+  { line: "x=1 a[0]=1 rm x", rules: RM, bash: true },
+  { line: "a[0]=$(date) rm x", rules: RM, bash: true },
+  // H5: bash's old arithmetic $[ … ]: its "<<" is a shift in bash, a here-document in dash.
+  { line: "echo $[1<<2]\nrm x\n2]", rules: RM, bash: true },
+  { line: "x=$[1<<2]\ngit push\n2]", bash: true },
+  // H6: a bash function imported from the environment.
+  { line: "env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", rules: RM },
+  { line: "env 'BASH_FUNC_ls%%=() { git push; }' bash -c ls" },
+  // H7: an extended glob in the program's path.
+  { line: "shopt -s extglob\n/bin/@(r)m x", rules: RM, bash: true },
+  { line: "shopt -s extglob\n/usr/bin/r@(m) x", rules: RM, bash: true },
+  // M1: an interpreter's program from /dev/stdin, or code in options other than -e and -c.
+  { line: "python3 /dev/stdin <<'EOF'\nimport os; os.system('rm x')\nEOF", rules: RM, needs: "python3" },
+  { line: "perl /dev/stdin <<'EOF'\nsystem('rm x')\nEOF", rules: RM, needs: "perl" },
+  { line: "awk -f /dev/stdin <<'EOF'\nBEGIN{system(\"rm x\")}\nEOF", rules: RM },
+  { line: "echo y > f; sed -f /dev/stdin f <<'EOF'\n1e rm x\nEOF", rules: RM },
+  { line: 'perl \'-Mstrict;system("rm","x")\' -e1', rules: RM, needs: "perl" },
+  { line: 'PERL5OPT=\'-Mstrict;system("rm","x")\' perl -e1', rules: RM, needs: "perl" },
+  {
+    line: 'node --import \'data:text/javascript,import("child_process").then(c=>c.execSync("rm x"))\' -e 1',
+    rules: RM,
+    needs: "node",
+  },
+  // M2: text the line puts into a variable, which bash evaluates as arithmetic or as a prompt.
+  { line: "read v <<< 'a[$(rm x)]'; echo $((v))", rules: RM, bash: true },
+  { line: "read -r v <<< '$(rm x)'; echo ${v@P}", rules: RM, bash: true },
+  { line: "read v <<< 'a[$(rm x)]'; echo ${!v}", rules: RM, bash: true },
+  { line: "read v <<< 'a[$(rm x)]'; [[ v -eq 0 ]]", rules: RM, bash: true },
+  { line: "v=$(printf 'a[\\44(rm x)]'); echo $((v))", rules: RM, bash: true },
+  { line: "read v <<< '$(git push)'; echo ${v@P}", bash: true },
+  // The same with a command's output put into arithmetic directly (found reviewing the fix above).
+  { line: "printf 'a[$(rm x)]' > f; echo $(( $(cat f) + 1 ))", rules: RM, bash: true },
+  { line: "printf 'a[$(rm x)]' > f; [[ $(cat f) -gt 0 ]]", rules: RM, bash: true },
+  { line: "printf 'a[$(rm x)]' > f; (( `cat f` ))", rules: RM, bash: true },
+];
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -631,6 +689,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["wrappers", WRAPPERS, workspace],
   ["more", MORE, workspace],
   ["the audit's", AUDIT, workspace],
+  ["the third audit's", AUDIT3, workspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -729,6 +788,61 @@ describe("the verdict names what could not be resolved", () => {
       [RM, 'echo "`echo \\"x\\"; rm x`"'],
     ];
     for (const [rules, line] of read) assert.equal(decide(rules, line).effect, "deny", line);
+  });
+
+  test("the third audit's constructs: read as the shell reads them, or unreadable where bash and dash differ", () => {
+    const notes: [string, RegExp][] = [
+      ["cat <<EOF\nEO\\\nF\nrm x\nEOF", /a here-document whose end depends on the shell/],
+      ["cat <<EOF\nfoo\\\nEOF\nrm x\nEOF", /a here-document whose end depends on the shell/], // dash ends it, bash not
+      ["echo $[1<<2]\nrm x\n2]", /a "<<" inside \$\[ … \] \(a shift to bash, a here-document to dash\)/],
+      ["echo $(case x in x) ls ) rm x", /a "\)" inside case … esac in a substitution/],
+      ["env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", /BASH_FUNC_ls%% gives a bash a function from its environment/],
+      ["sudo 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", /gives a bash a function from its environment/],
+      ["/bin/+(r)m x", /"\/bin\/\+\(r\)m x" is only known when it runs/],
+      ["/bin/!(ls)", /is only known when it runs/],
+      ["env a[0]=1 rm x", /env's argument a\[0\]=1 is only known when it runs/],
+      ["python3 <(echo 'import os')", /python3 runs code only known when it runs: <\(echo 'import os'\)/],
+      ["awk -f <(echo x) f", /awk reads its program from <\(echo x\)/],
+      ["sed -f /dev/stdin f", /sed reads its script from its input/],
+      ["python3 /dev/fd/0", /python3 reads its program from its input/],
+      ["read v; w=v; echo $((w))", /bash evaluates w \(in w\), whose value this line sets/],
+      ["read -a a; (( a[0] > 1 ))", /bash evaluates a \(in/],
+      ["for f in *; do echo $((f)); done", /bash evaluates f/],
+      ["x=$(cat f); let x", /bash evaluates x/],
+      ["read v; echo ${a[v]}", /bash evaluates v/],
+      ["read v; echo ${!v}", /bash expands \$\{!v\}, from v/],
+      ["read v; PS4=$v; set -x; ls", /bash expands PS4 as a prompt/],
+    ];
+    for (const [line, note] of notes) {
+      const d = decide(RM, line);
+      assert.equal(d.effect, "deny", line);
+      assert.match(d.note ?? "", note, line);
+    }
+    const read = [
+      "echo $(case x in (x) rm x;; esac)",
+      "echo $(case x in a|x) rm x;; esac)",
+      "echo $(case x\nin x) rm x;; esac)",
+      "echo $(time case x in x) rm x;; esac)",
+      "echo $(case x in x) case y in y) rm x;; esac;; esac)",
+      "echo $(case x in x) ls;& y) rm x;; esac)",
+      "echo $(case x in x) ls;; esac; rm x)",
+      "echo `case x in x) rm x;; esac`",
+      "case x in $(rm x)) ls;; esac",
+      "echo @(a|$(rm x))",
+      "{fd}<<EOF rm x\nhi\nEOF",
+      "{fd}>>log exec rm x",
+      "a[b[1]]=1 rm x",
+      "a[$(date)]=1 rm x",
+      "a[0]='$(rm x)'; echo $((a[0]))",
+      "env 'a b=1' rm x",
+      "perl -m'strict;system(\"rm x\")' -e1",
+      "node --import='data:text/javascript;base64,aW1wb3J0KCJjaGlsZF9wcm9jZXNzIikudGhlbihjPT5jLmV4ZWNTeW5jKCJybSB4IikpCg==' -e 1",
+      `NODE_OPTIONS='--import data:text/javascript,require("child_process").execSync("rm x")' node -e 1`,
+      "ruby /dev/stdin <<< 'system(\"rm x\")'",
+      "awk -f - <<< 'BEGIN{system(\"rm x\")}'",
+      "sed -nf /dev/stdin f <<< '1e rm x'",
+    ];
+    for (const line of read) assert.equal(decide(RM, line).effect, "deny", line);
   });
 
   test("other runners of the command after their options are peeled", () => {
@@ -902,6 +1016,27 @@ describe("ordinary lines stay allowed", () => {
     `python3 - <<'EOF'\nimport subprocess\nsubprocess.run(["git", "status"])\nprint('done: it works')\nEOF`,
     "git __proto__ -O toString", // names that are properties of every object are no subcommand of git's tables
     "git constructor length x",
+    // The third audit's fixes must not deny these: case in substitutions, arithmetic on what the line knows.
+    "n=3; echo $((n+1))",
+    "for i in 1 2; do echo $((i*2)); done",
+    "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done",
+    "x=${#arr[@]}; echo $((x+1))",
+    "s=$(date); echo ${s:0:4}",
+    'count=$(wc -l < f); echo "$count"',
+    'while read -r l; do echo "$l"; done < f',
+    "a[0]=1; echo ${a[0]}",
+    'y=$(case "$1" in (a) echo a;; esac)',
+    "echo $(case x in a|b) echo a;; *) echo b;; esac)",
+    "case $x in a|b) echo 1;; *) echo 2;; esac",
+    "cat <<EOF\nfoo \\\nbar\nEOF",
+    "ls @(a|b).txt",
+    "echo $[1+2]",
+    "exec {fd}>out.txt; echo hi >&$fd",
+    "env FOO=1 BAR=2 ls",
+    "perl -Mstrict -e 'print 1'",
+    "node --import ./register.js app.js",
+    "awk -f prog.awk f",
+    "sed -f script.sed f",
   ];
   for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
 

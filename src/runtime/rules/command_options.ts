@@ -101,11 +101,11 @@ export function optionValue(
  * optionRuns("tar", ["tar", "--to-command=git push", "-xf", "a.tar"].map(w))?.scripts[0].script.text; // "git push"
  * ```
  */
-export function optionRuns(name: string, words: readonly ShellWord[]): Runs | null {
+export function optionRuns(name: string, words: readonly ShellWord[], input?: ShellWord): Runs | null {
   if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk" || name === "busybox-awk") {
-    return awkRuns(words);
+    return awkRuns(words, input);
   }
-  if (name === "sed" || name === "gsed") return sedRuns(words);
+  if (name === "sed" || name === "gsed") return sedRuns(words, input);
   const options = ownEntry(PROGRAM_OPTIONS, name) ?? null;
   const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
@@ -162,20 +162,47 @@ function unknownFrom(w: ShellWord, mark: string): ShellWord {
   return { text: w.text, dynamic: true, literal: w.literal.split(mark)[0] };
 }
 
+/** Programs only known when they run: read from a process substitution, another descriptor, or an unknown input. */
+const UNKNOWN_PROGRAMS = new WeakSet<ShellWord>();
+
+/**
+ * The program an `awk -f FILE` or `sed -f FILE` reads, when it is read here: its input (`-f /dev/stdin`, `-f -`),
+ * which is the here-document or here-string given to it, or unknown without one; unknown from a process
+ * substitution or another descriptor (`-f <(…)`, `/dev/fd/3`). Null for a file (not read, see docs/rules.md).
+ */
+function programFile(file: ShellWord | undefined, input: ShellWord | undefined): ShellWord | null {
+  if (file === undefined) return null;
+  const unknown = (from: string) => {
+    const w = { text: from, dynamic: true, literal: "" };
+    UNKNOWN_PROGRAMS.add(w);
+    return w;
+  };
+  if (!file.dynamic && /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/.test(file.text)) {
+    return input ?? unknown("its input");
+  }
+  if (/^[<>]\(/.test(file.text) || /^\/(dev|proc\/[^/]+)\/fd\/\d/.test(file.text)) return unknown(file.text);
+  return null;
+}
+
 /** `awk`'s options that take a value (the program is then the first other word, unless `-f`/`-e` gave one). */
 const AWK_VALUE = /^(-F|-v|-f|-e|-i|-l|--file|--source|--include|--load|--assign|--field-separator)$/;
 
 /** The program texts of an `awk` command (its `-e`/`--source` values, or its first operand unless `-f` gave one). */
-function awkPrograms(words: readonly ShellWord[]): ShellWord[] {
+function awkPrograms(words: readonly ShellWord[], input?: ShellWord): ShellWord[] {
   const programs: ShellWord[] = [];
   let file = false;
+  const fromFile = (f: ShellWord | undefined) => {
+    const program = programFile(f, input);
+    if (program !== null) programs.push(program);
+    return f !== undefined;
+  };
   for (let k = 1; k < words.length; k++) {
     const t = words[k].text;
     if (t === "--") return file || programs.length > 0 ? programs : words.slice(k + 1, k + 2);
     if (/^(-e|--source)$/.test(t)) programs.push(words[++k] ?? UNKNOWN_ARGUMENTS);
     else if (/^--source=/.test(t)) programs.push(wordFrom(words[k], 9));
-    else if (/^(-f|--file)$/.test(t)) file = !!words[++k];
-    else if (/^(-f.|--file=)/.test(t)) file = true;
+    else if (/^(-f|--file)$/.test(t)) file = fromFile(words[++k]);
+    else if (/^(-f.|--file=)/.test(t)) file = fromFile(wordFrom(words[k], t.startsWith("--") ? 7 : 2));
     else if (AWK_VALUE.test(t)) k++;
     else if (!t.startsWith("-") || t === "-") return file || programs.length > 0 ? programs : [words[k]];
   }
@@ -217,9 +244,10 @@ export function awkFiles(words: readonly ShellWord[]): ScriptFiles {
 }
 
 /** What an awk program runs: literal commands are read; one built when it runs is a problem. */
-function awkRuns(words: readonly ShellWord[]): Runs {
+function awkRuns(words: readonly ShellWord[], input?: ShellWord): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
-  for (const program of awkPrograms(words)) {
+  for (const program of awkPrograms(words, input)) {
+    if (UNKNOWN_PROGRAMS.has(program)) runs.problems.push(`awk reads its program from ${program.text}, unknown here`);
     const text = program.dynamic ? program.literal : program.text;
     const rest = text.replace(AWK_RUNS, (_, a?: string, b?: string, c?: string) => {
       runs.scripts.push({ script: literalWord(awkText(a ?? b ?? c ?? "")), args: false });
@@ -235,9 +263,14 @@ function awkRuns(words: readonly ShellWord[]): Runs {
 }
 
 /** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
-function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
+function sedScripts(words: readonly ShellWord[], input?: ShellWord): ShellWord[] | null {
   const scripts: ShellWord[] = [];
   let file = false;
+  const fromFile = (f: ShellWord | undefined) => {
+    const script = programFile(f, input);
+    if (script !== null) scripts.push(script);
+    return true;
+  };
   for (let k = 1; k < words.length; k++) {
     const t = words[k].text;
     if (t === "--sandbox") return null; // e, r, w refused
@@ -246,8 +279,10 @@ function sedScripts(words: readonly ShellWord[]): ShellWord[] | null {
     else if (/^--expression=/.test(t)) scripts.push(wordFrom(words[k], 13));
     else if (/^-[a-zA-Z]*e./.test(t)) scripts.push(wordFrom(words[k], t.indexOf("e") + 1));
     else if (/^-[a-zA-Z]*e$/.test(t)) scripts.push(words[++k] ?? UNKNOWN_ARGUMENTS);
-    else if (/^(-[a-zA-Z]*f|--file)/.test(t)) file = true;
-    else if (/^(-l|--line-length|-f|--file)$/.test(t)) k++;
+    else if (/^(-[a-zA-Z]*f|--file)$/.test(t)) file = fromFile(words[++k]);
+    else if (/^(-[a-zA-Z]*f|--file=)/.test(t)) {
+      file = fromFile(wordFrom(words[k], t.startsWith("--") ? 7 : t.indexOf("f") + 1));
+    } else if (/^(-l|--line-length|-f|--file)$/.test(t)) k++;
     else if (!t.startsWith("-")) return file || scripts.length > 0 ? scripts : [words[k]];
   }
   return scripts;
@@ -280,9 +315,10 @@ export function sedFiles(words: readonly ShellWord[]): ScriptFiles {
 }
 
 /** What GNU sed's `e` command and `s///e` flag run, over each script. */
-function sedRuns(words: readonly ShellWord[]): Runs {
+function sedRuns(words: readonly ShellWord[], input?: ShellWord): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
-  for (const script of sedScripts(words) ?? []) {
+  for (const script of sedScripts(words, input) ?? []) {
+    if (UNKNOWN_PROGRAMS.has(script)) runs.problems.push(`sed reads its script from ${script.text}, unknown here`);
     const text = script.dynamic ? script.literal : script.text;
     for (const e of sedCommands(text).execs) {
       if (e === null) runs.problems.push(`sed runs its pattern space as a command (e): ${text.slice(0, 80)}`);

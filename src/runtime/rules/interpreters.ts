@@ -25,6 +25,10 @@ interface Interpreter {
   values: RegExp;
   /** Short options whose value can only be attached: the rest of the word is theirs (`perl -Mstrict`, `-i.bak`). */
   attached?: RegExp;
+  /** Of those, the ones whose value is code too (`perl '-Mstrict;system("…")'` runs `use strict;system("…");`). */
+  attachedCode?: RegExp;
+  /** Options naming a module to load first, whose `data:` URL is code (`node --import 'data:text/javascript,…'`). */
+  modules?: RegExp;
   /** Options after which the program comes from elsewhere (`python -m MODULE`, `php -f FILE`): no code to read. */
   other?: RegExp;
   /** Whether it reads its program from its input when given none (`python3 <<< '…'`); bun and emacs do not. */
@@ -42,9 +46,16 @@ const NODE: Interpreter = {
   values:
     /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--inspect-port|--stack-size)$/,
   other: /^(--test|--run|-c|--check)$/,
+  modules: /^(-r|--require|--import|--loader|--experimental-loader)$/,
   comment: "//",
 };
-const PERL: Interpreter = { code: /^-[eE]$/, values: /^$/, attached: /^-[IMmxil0CFdD]$/, comment: "#" };
+const PERL: Interpreter = {
+  code: /^-[eE]$/,
+  values: /^$/,
+  attached: /^-[IMmxil0CFdD]$/,
+  attachedCode: /^-[Mm]$/,
+  comment: "#",
+};
 const RUBY: Interpreter = {
   code: /^-e$/,
   values: /^(-I|-r|-C|-E|-F|--encoding)$/,
@@ -122,33 +133,113 @@ export function interpreterCode(name: string, words: readonly ShellWord[]): Inte
   if (key === null) return null;
   const it = INTERPRETERS[key];
   const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: it.comment, tcl: it.tcl };
+  const preload: ShellWord[] = []; // code loaded before the program (`perl -M…`, `node --import data:…`)
   let k = 1;
   for (; k < words.length; k++) {
     const w = words[k], t = w.text;
-    if (w.dynamic && !w.literal.startsWith("-")) return out.code.length > 0 ? out : null; // a file: not read
-    if (t === "-") return { ...out, fromInput: true };
+    if (w.dynamic && !w.literal.startsWith("-")) break; // a file (`<(…)`: unknown, below)
+    if (t === "-") return { ...out, code: preload, fromInput: true };
     if (t === "--" || !t.startsWith("-")) break;
-    if (INFO.test(t) || it.other?.test(t)) return out.code.length > 0 ? out : null;
+    if (INFO.test(t) || it.other?.test(t)) {
+      return out.code.length + preload.length > 0 ? { ...out, code: [...preload, ...out.code] } : null;
+    }
     const eq = t.indexOf("=");
     if (t.startsWith("--") && eq > 0) {
       if (it.code.test(t.slice(0, eq))) out.code.push(wordFrom(w, eq + 1));
+      if (it.modules?.test(t.slice(0, eq))) preload.push(...dataCode(wordFrom(w, eq + 1)));
     } else if (it.code.test(t) || it.values.test(t)) {
       if (it.code.test(t) && words[k + 1] !== undefined) out.code.push(words[k + 1]);
+      if (it.modules?.test(t) && words[k + 1] !== undefined) preload.push(...dataCode(words[k + 1]));
       k++;
-    } else if (!t.startsWith("--")) k = cluster(it, words, k, out);
+    } else if (!t.startsWith("--")) k = cluster(it, words, k, out, preload);
   }
-  if (out.code.length > 0) return out;
+  if (out.code.length > 0) return { ...out, code: [...preload, ...out.code] };
   // No code given: a program file follows, or the program is its input.
   const file = k < words.length ? words[k].text === "--" ? words[k + 1] : words[k] : undefined;
-  if (file !== undefined) return { ...out, file };
-  return it.input === false ? null : { ...out, fromInput: true };
+  const program = file === undefined ? undefined : programFile(file);
+  const loaded = { ...out, code: preload };
+  if (program === "input") return { ...loaded, fromInput: true };
+  if (program !== undefined) return { ...loaded, code: [...preload, program] }; // `<(…)`: unknown
+  if (file !== undefined) return file.dynamic ? preload.length > 0 ? loaded : null : { ...loaded, file }; // not read
+  if (it.input === false) return preload.length > 0 ? loaded : null;
+  return { ...loaded, fromInput: true };
+}
+
+/**
+ * The program file an interpreter is given, when it is its input (`python3 /dev/stdin <<'EOF'`: the here-document)
+ * or only known when it runs (`python3 <(…)`, `/dev/fd/3`); undefined for a file.
+ */
+function programFile(file: ShellWord): "input" | ShellWord | undefined {
+  if (!file.dynamic && /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/.test(file.text)) return "input";
+  if (/^[<>]\(/.test(file.text) || /^\/(dev|proc\/[^/]+)\/fd\/\d/.test(file.text)) {
+    return { text: file.text, dynamic: true, literal: "" };
+  }
+  return undefined;
+}
+
+/**
+ * The code of a module given as a `data:` URL (`data:text/javascript,…`, `;base64,…`), decoded; a module named
+ * otherwise is a file (not read), and a URL only known when it runs is unknown code.
+ *
+ * @example
+ * ```ts
+ * import { dataCode } from "./interpreters.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * dataCode(w("data:text/javascript,console.log(%22hi%22)"))[0].text; // 'console.log("hi")'
+ * ```
+ */
+export function dataCode(w: ShellWord): ShellWord[] {
+  if (!/^data:/i.test(w.dynamic ? w.literal : w.text)) return [];
+  const comma = w.text.indexOf(",");
+  if (w.dynamic || comma === -1) return [{ ...w, dynamic: true, literal: "" }];
+  const data = w.text.slice(comma + 1);
+  try {
+    const text = decodeURIComponent(data);
+    return [literalWord(/;base64$/i.test(w.text.slice(0, comma)) ? atob(text) : text)];
+  } catch {
+    return [{ ...w, dynamic: true, literal: "" }];
+  }
+}
+
+/**
+ * The code an environment variable gives an interpreter's options: `PERL5OPT`'s `-M`/`-m` (perl reads it as
+ * switches), `NODE_OPTIONS`' `--import`/`--require` `data:` URLs. Null for any other variable; unknown code when the
+ * value is only known when it runs.
+ *
+ * @example
+ * ```ts
+ * import { optionsVariableCode } from "./interpreters.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * optionsVariableCode("PERL5OPT", w("-Mstrict;system(1)"))?.code[0].text; // "strict;system(1)"
+ * ```
+ */
+export function optionsVariableCode(name: string, value: ShellWord): InterpreterCode | null {
+  const program = name === "PERL5OPT" ? "perl" : name === "NODE_OPTIONS" ? "node" : null;
+  if (program === null) return null;
+  const it = INTERPRETERS[program];
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: it.comment };
+  if (value.dynamic) return { ...out, code: [value] };
+  const words = value.text.split(/\s+/).filter((t) => t !== "").map(literalWord);
+  for (let k = 0; k < words.length; k++) {
+    const t = words[k].text, eq = t.indexOf("=");
+    if (it.modules?.test(eq > 0 ? t.slice(0, eq) : t)) {
+      out.code.push(...dataCode(eq > 0 ? wordFrom(words[k], eq + 1) : words[++k] ?? literalWord("")));
+    } else if (/^-[^-]/.test(t)) cluster(it, [literalWord(program), words[k]], 1, out, out.code);
+  }
+  return out.code.length > 0 ? out : null;
 }
 
 /**
  * Reads a cluster of short options (`-ne CODE`, `-Sc CODE`, `-eCODE`, `-Mstrict`, `-pi.bak`): its flags, up to an
  * option taking a value (the rest of the word, or the next word). Returns the index of the last word it took.
  */
-function cluster(it: Interpreter, words: readonly ShellWord[], k: number, out: InterpreterCode): number {
+function cluster(
+  it: Interpreter,
+  words: readonly ShellWord[],
+  k: number,
+  out: InterpreterCode,
+  preload: ShellWord[],
+): number {
   const t = words[k].text;
   for (let j = 1; j < t.length; j++) {
     const letter = `-${t[j]}`;
@@ -159,6 +250,7 @@ function cluster(it: Interpreter, words: readonly ShellWord[], k: number, out: I
       return k;
     }
     if (it.values.test(letter)) return rest ? k : k + 1;
+    if (it.attachedCode?.test(letter) && rest) preload.push(wordFrom(words[k], j + 1));
     if (it.attached?.test(letter)) return k;
   }
   return k;

@@ -54,9 +54,15 @@ export interface ParsedShell {
    * Ubuntu, and other POSIX shells read `((touch x))` as two subshells and run it, so it is read as commands too.
    */
   subshells: string[];
+  /** The texts bash evaluates as arithmetic: the inside of each `(( … ))`, `$(( … ))` and `$[ … ]`. */
+  arithmetic: string[];
+  /** The inside of each `${ … }` (`v@P`, `!v`, `a[i]`): see `evaluated_variables.ts`. */
+  parameters: string[];
 }
 
-import { arithmeticEnd, backquoted, heredocDelimiter, matchedClose } from "./shell_spans.ts";
+import { isAssignment } from "./shell_assignments.ts";
+import { atCommandStart, CaseTracker } from "./shell_case.ts";
+import { arithmeticEnd, backquoted, heredocBody, heredocDelimiter, matchedClose } from "./shell_spans.ts";
 
 /** How deep substitutions and `sh -c` scripts may nest before the reader gives up (fail closed). */
 export const MAX_SHELL_DEPTH = 8;
@@ -75,7 +81,12 @@ class Reader {
   readonly commands: SimpleCommand[] = [];
   /** See `ParsedShell.subshells`. */
   readonly subshells: string[] = [];
+  /** See `ParsedShell.arithmetic` and `ParsedShell.parameters`. */
+  readonly arithmetic: string[] = [];
+  readonly parameters: string[] = [];
   problem: string | null = null;
+  /** The `case … esac` commands open here: a pattern's `)` does not end a substitution. */
+  readonly #cases = new CaseTracker();
   #words: ShellWord[] = [];
   #word: ShellWord | null = null;
   #skipNext = false;
@@ -100,15 +111,31 @@ class Reader {
         this.i++;
       } else if (c === "#" && this.#word === null) {
         while (this.i < s.length && s[this.i] !== "\n") this.i++;
+      } else if (c === ";" && /[;&]/.test(s[this.i + 1] ?? "") && this.#caseItemEnd()) {
+        continue;
+      } else if (c === "|" && this.#cases.inPattern) {
+        this.#flushWord(); // `a|b)`: one pattern list
+        this.i++;
       } else if (OPERATOR_CHARS.has(c)) {
         this.#flushCommand();
         if (c === "\n") this.#readHeredocs();
         this.i++;
       } else if (c === ")") {
-        if (parens === 0 && stop === ")") return this.#end();
+        this.#flushWord();
+        if (this.#cases.closesPattern()) {
+          this.#flushCommand();
+          this.i++;
+          continue;
+        }
+        if (parens === 0 && stop === ")") {
+          if (this.#cases.open) this.#fail('a ")" inside case … esac in a substitution that the reader cannot follow');
+          return this.#end();
+        }
         this.#flushCommand();
         parens = Math.max(0, parens - 1);
         this.i++;
+      } else if (c === "(" && this.#word === null && this.#cases.inPattern) {
+        this.i++; // `case x in (x) …`: the pattern's optional opening parenthesis
       } else if (c === "(" && s[this.i + 1] === "(" && this.#word === null && this.#arithmeticCommand()) {
         continue;
       } else if (c === "(") {
@@ -124,6 +151,14 @@ class Reader {
     return this.i;
   }
 
+  /** `;;`, `;&` or `;;&` ending a case item (then the next pattern follows); false when no `case` is open. */
+  #caseItemEnd(): boolean {
+    this.#flushCommand();
+    if (!this.#cases.endsItem()) return false;
+    this.i += at(/;;&|;;|;&/y, this.s, this.i)![0].length;
+    return true;
+  }
+
   /**
    * `(( … ))` where a command starts (also `for (( … ))`, `if (( … ))`): an arithmetic command, whose `<<` is a
    * shift, not a here-document; only its substitutions run. False when the `((` opens subshells (`((rm x); (ls))`).
@@ -137,6 +172,7 @@ class Reader {
     }
     if (span.end === -1) return false;
     const inner = this.s.slice(this.i + 2, span.end - 1);
+    this.arithmetic.push(inner);
     if (/[$`]/.test(inner)) this.#expansionsOf(inner); // (( a[$(git push)] )) runs it
     if (!this.#words.some((w) => w.text === "for")) this.subshells.push(inner); // dash: ((touch x)) runs touch
     this.#words = [];
@@ -173,6 +209,14 @@ class Reader {
     if (this.#braceAt !== null && /\{[^{}]*(,|\.\.)[^{}]*\}/.test(w.text.slice(this.#braceAt))) {
       at = Math.min(at ?? Infinity, this.#braceAt);
     }
+    const word = !this.#hereString && !this.#skipNext;
+    // An assignment before the command (`a[0]=1 rm x`, `X=*`): the shell expands no glob or brace in it.
+    if (word && isAssignment(w.text) && this.#words.every((x) => isAssignment(x.text) || isKeyword(x.text))) at = null;
+    const before = this.#words.map((x) => x.dynamic ? null : x.text);
+    if (word && this.#cases.word(w.dynamic ? null : w.text, atCommandStart(before, isKeyword))) {
+      this.#globAt = this.#braceAt = this.#word = null; // `case WORD in`, a pattern, `esac`: no command
+      return;
+    }
     if (at !== null) {
       // The shell expands it into words we cannot know here: only its text before the pattern is literal.
       w.literal = w.text.slice(0, w.dynamic ? Math.min(w.literal.length, at) : at);
@@ -206,9 +250,12 @@ class Reader {
   }
 
   #redirect(): void {
-    // "2>" and "2>&1": a word of digits before the operator is the file descriptor, not a word.
-    if (this.#word !== null && /^\d+$/.test(this.#word.text) && !this.#word.dynamic) this.#word = null;
-    else this.#flushWord();
+    // "2>", "2>&1" and bash's "{fd}>": a word of digits or an unquoted {NAME} before the operator is the file
+    // descriptor, not a word (`{fd}>/dev/null rm x` runs rm).
+    if (this.#isDescriptor()) {
+      this.#word = null;
+      this.#globAt = this.#braceAt = null;
+    } else this.#flushWord();
     const s = this.s;
     const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
@@ -233,25 +280,26 @@ class Reader {
     this.#skipNext = true; // the target word
   }
 
+  /** Whether the word before a redirection's operator names its file descriptor (`2>`, `{fd}>`). */
+  #isDescriptor(): boolean {
+    const w = this.#word;
+    if (w === null || w.dynamic) return false;
+    if (/^\d+$/.test(w.text)) return true;
+    return /^\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(w.text) && this.s.slice(this.i - w.text.length, this.i) === w.text;
+  }
+
   /** After a newline: the bodies of the here-documents opened on the line, up to their delimiters. */
   #readHeredocs(): void {
     for (const h of this.#heredocs) {
-      const lines: string[] = [];
-      let at = this.i + 1;
-      for (;;) {
-        const nl = this.s.indexOf("\n", at);
-        const line = this.s.slice(at, nl === -1 ? this.s.length : nl);
-        const bare = h.strip ? line.replace(/^\t+/, "") : line;
-        at = nl === -1 ? this.s.length : nl + 1;
-        if (bare === h.delim) break;
-        lines.push(bare);
-        if (nl === -1) break;
+      const { body, next } = heredocBody(this.s, this.i + 1, h.delim, h.strip, false);
+      // bash joins a line ending in "\" with the next before it compares it with an unquoted delimiter; dash does not.
+      if (h.expand && heredocBody(this.s, this.i + 1, h.delim, h.strip, true).next !== next) {
+        return this.#fail("a here-document whose end depends on the shell (a line ending in \\ before its delimiter)");
       }
-      const body = lines.join("\n");
       h.command.heredoc = { text: body, dynamic: false, literal: body };
       // With an unquoted delimiter, the shell expands the body: its substitutions run.
       if (h.expand && /[$`\\]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
-      this.i = at - 1;
+      this.i = next - 1;
     }
     this.#heredocs = [];
   }
@@ -278,6 +326,8 @@ class Reader {
     } else if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
       this.i += 1;
       this.#substitution(")", this.i - 1);
+    } else if ("@!+?*".includes(c) && s[this.i + 1] === "(") {
+      this.#extendedGlob();
     } else {
       if (
         (c === "*" || c === "?" || c === "[" && /^\[[^\s;&|<>()'"]*\]/.test(s.slice(this.i, this.i + 256))) &&
@@ -291,6 +341,29 @@ class Reader {
     }
   }
 
+  /**
+   * bash's extended glob (`@(…)`, `!(…)`, `+(…)`, `?(…)`, `*(…)`, with `shopt -s extglob`): one word, a glob from
+   * there on (`/bin/@(r)m` is unknown), whose substitutions run. Without extglob bash and dash refuse it.
+   */
+  #extendedGlob(): void {
+    const s = this.s;
+    const span = matchedClose(s, this.i + 1, "(", ")", "an extended glob");
+    if (span.problem !== undefined) return this.#fail(span.problem);
+    const inner = s.slice(this.i + 2, span.end);
+    if (/[$`]/.test(inner)) this.#expansionsOf(inner);
+    this.#globAt ??= this.#open().text.length;
+    this.#add(s.slice(this.i, span.end + 1));
+    this.i = span.end + 1;
+  }
+
+  /** Takes in what a nested reader read: its commands, subshells and evaluated texts. */
+  #adopt(inner: Reader): void {
+    this.commands.push(...inner.commands);
+    this.subshells.push(...inner.subshells);
+    this.arithmetic.push(...inner.arithmetic);
+    this.parameters.push(...inner.parameters);
+  }
+
   /** Reads the substitutions of a text the shell expands without splitting (a here-document, `${X:-…}`). */
   #expansionsOf(text: string): ShellWord {
     if (this.depth + 1 > MAX_SHELL_DEPTH) {
@@ -300,8 +373,7 @@ class Reader {
     const inner = new Reader(text, this.depth + 1);
     inner.expansions();
     if (inner.problem !== null) this.#fail(inner.problem);
-    this.commands.push(...inner.commands);
-    this.subshells.push(...inner.subshells);
+    this.#adopt(inner);
     // What the shell makes of it: `\$` is `$`, `\\` is `\` (so `sh <<EOF` reads `\$'\x67it'` as `$'\x67it'`).
     const word = inner.#word ?? { text: "", dynamic: false, literal: "" };
     return { text: word.text, dynamic: word.dynamic, literal: word.literal };
@@ -363,11 +435,13 @@ class Reader {
       this.i++;
       return this.#doubleQuoted();
     }
+    if (next === "[" && this.#oldArithmetic(quoted)) return;
     if (next === "{") {
       const span = matchedClose(s, this.i + 1, "{", "}", "${…}"); // `${X:-"}"}`: where it ends is the shell's guess
       if (span.problem !== undefined) return this.#fail(span.problem);
       const end = span.end;
       const inner = s.slice(this.i + 2, end);
+      this.parameters.push(inner);
       if (/[$`]/.test(inner)) this.#expansionsOf(inner); // ${X:-$(git push)} runs it
       this.#addDynamic(s.slice(this.i, end + 1));
       this.i = end + 1;
@@ -383,6 +457,20 @@ class Reader {
     this.i++;
   }
 
+  /**
+   * bash's old arithmetic `$[ … ]`: its text is evaluated (recorded), and since dash reads `$[` as text, the line is
+   * read on as dash reads it (false). A `<<` inside is a shift to bash and a here-document to dash, which then read
+   * the next lines differently: unreadable (true).
+   */
+  #oldArithmetic(quoted: boolean): boolean {
+    const s = this.s;
+    const span = matchedClose(s, this.i + 1, "[", "]", "$[…]");
+    if (span.end !== undefined) this.arithmetic.push(s.slice(this.i + 2, span.end));
+    if (quoted || !s.slice(this.i + 2, span.end ?? s.length).includes("<<")) return false;
+    this.#fail('a "<<" inside $[ … ] (a shift to bash, a here-document to dash)');
+    return true;
+  }
+
   /** `$(( … ))`, or `$( (…) … )` when the `((` does not close as arithmetic (`$((rm x); echo)` runs rm, in bash). */
   #arithmetic(): void {
     const s = this.s;
@@ -396,6 +484,7 @@ class Reader {
     }
     const j = span.end;
     const inner = s.slice(this.i + 3, j - 1);
+    this.arithmetic.push(inner);
     if (/[$`]/.test(inner)) this.#expansionsOf(inner); // $(( $(git push) )) runs it
     this.#addDynamic(s.slice(this.i, j + 1));
     this.i = j + 1;
@@ -448,8 +537,7 @@ class Reader {
     const inner = new Reader(found.text, this.depth + 1);
     inner.read(null);
     if (inner.problem !== null) return this.#fail(inner.problem);
-    this.commands.push(...inner.commands);
-    this.subshells.push(...inner.subshells);
+    this.#adopt(inner);
     this.#addDynamic(this.s.slice(this.i, found.end + 1));
     this.i = found.end + 1;
   }
@@ -461,8 +549,7 @@ class Reader {
     inner.i = this.i + 1;
     const end = inner.read(close);
     if (inner.problem !== null) return this.#fail(inner.problem);
-    this.commands.push(...inner.commands);
-    this.subshells.push(...inner.subshells);
+    this.#adopt(inner);
     this.#addDynamic(this.s.slice(start, end + 1));
     this.i = end + 1;
   }
@@ -479,11 +566,18 @@ class Reader {
  */
 export function parseShell(text: string, depth = 0): ParsedShell {
   if (depth > MAX_SHELL_DEPTH) {
-    return { commands: [], problem: `scripts nested deeper than ${MAX_SHELL_DEPTH}`, subshells: [] };
+    return {
+      commands: [],
+      problem: `scripts nested deeper than ${MAX_SHELL_DEPTH}`,
+      subshells: [],
+      arithmetic: [],
+      parameters: [],
+    };
   }
   const reader = new Reader(text, depth);
   reader.read(null);
-  return { commands: reader.commands, problem: reader.problem, subshells: reader.subshells };
+  const { commands, problem, subshells, arithmetic, parameters } = reader;
+  return { commands, problem, subshells, arithmetic, parameters };
 }
 
 /**

@@ -140,3 +140,39 @@ function quotedEnd(s: string, at: number): number {
   }
   return -1;
 }
+
+/**
+ * The body of a here-document whose text starts at `from` (after the newline ending the line that opened it), up to
+ * the line that is its delimiter (`strip`: `<<-`, leading tabs removed first), and where the text after it starts.
+ * With `join`, lines are compared as bash compares them in an unquoted here-document: a line ending in an odd number
+ * of backslashes is first joined with the next (`EO\` then `F` is the line `EOF`); dash does not join them.
+ *
+ * @example
+ * ```ts
+ * import { heredocBody } from "./shell_spans.ts";
+ * heredocBody("x\nEOF\nls", 0, "EOF", false, false); // { body: "x", next: 6 }
+ * heredocBody("EO\\\nF\nls\nEOF", 0, "EOF", false, true).next; // 6
+ * ```
+ */
+export function heredocBody(s: string, from: number, delim: string, strip: boolean, join: boolean): {
+  body: string;
+  next: number;
+} {
+  const lines: string[] = [];
+  let at = from;
+  for (;;) {
+    let nl = s.indexOf("\n", at);
+    let line = s.slice(at, nl === -1 ? s.length : nl);
+    while (join && nl !== -1 && /(^|[^\\])(\\\\)*\\$/.test(line)) {
+      const next = s.indexOf("\n", nl + 1); // bash reads the line on: `\`+newline is no part of it
+      line = line.slice(0, -1) + s.slice(nl + 1, next === -1 ? s.length : next);
+      nl = next;
+    }
+    const bare = strip ? line.replace(/^\t+/, "") : line;
+    at = nl === -1 ? s.length : nl + 1;
+    if (bare === delim) break;
+    lines.push(bare);
+    if (nl === -1) break;
+  }
+  return { body: lines.join("\n"), next: at };
+}

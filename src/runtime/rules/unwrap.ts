@@ -29,7 +29,20 @@
  */
 import { optionRuns, type Runs } from "./command_options.ts";
 import { GIT_VALUE_OPTIONS, gitEnvironmentProblem, gitRuns } from "./git.ts";
-import { codeLines, type InterpreterCode, interpreterCode, MAX_CODE_STRINGS } from "./interpreters.ts";
+import {
+  evaluationProblem,
+  newVariables,
+  recordAssignment,
+  recordCommand,
+  type Variables,
+} from "./evaluated_variables.ts";
+import {
+  codeLines,
+  type InterpreterCode,
+  interpreterCode,
+  MAX_CODE_STRINGS,
+  optionsVariableCode,
+} from "./interpreters.ts";
 import { launcherRuns, makeRecipes, makeSources } from "./launchers.ts";
 import {
   copiedProgram,
@@ -50,7 +63,9 @@ import {
   type Redirect,
   type ShellWord,
   UNKNOWN_ARGUMENTS,
+  wordFrom,
 } from "./shell.ts";
+import { assignmentEnd, isAssignment } from "./shell_assignments.ts";
 import { patchFiles } from "./tools.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
 
@@ -79,7 +94,6 @@ export interface CommandUnits {
   codePaths: ShellWord[];
 }
 
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 /** Compound commands a `coproc NAME` may name (`coproc NAME { git push; }`). */
 const COMPOUND = new Set(["{", "(", "if", "while", "until", "for", "case", "select", "[["]);
 /** Paths that are a command's own input (`source /dev/stdin <<< '…'`). */
@@ -119,6 +133,8 @@ interface Walk {
   copies: Copies;
   /** How many more alternate readings may be peeled (each wrapper level may add some: bounded, failing closed). */
   alternatesLeft: number;
+  /** What the line assigns to its variables, and the texts bash evaluates (see `evaluated_variables.ts`). */
+  vars: Variables;
 }
 
 /** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
@@ -135,6 +151,7 @@ function newWalk(): Walk {
     written: new Map(),
     copies: new Map(),
     alternatesLeft: MAX_ALTERNATES,
+    vars: newVariables(),
   };
 }
 
@@ -149,7 +166,7 @@ function alternateReadings(words: Stage, inner: Stage, heredoc: ShellWord | unde
   // Words taken as an option's value or a positional: the command, should the option be a flag.
   for (let k = 1; k < start; k++) {
     const w = words[k];
-    if (!w.dynamic && !w.text.startsWith("-") && !ASSIGNMENT.test(w.text)) starts.push(k);
+    if (!w.dynamic && !w.text.startsWith("-") && !isAssignment(w.text)) starts.push(k);
   }
   // An option read as a flag that takes a value (or the other way round) in another version of the program.
   const name = programName(words[0]);
@@ -173,7 +190,7 @@ function leadingWords(words: Stage): number {
   let i = 0;
   while (i < words.length) {
     const w = words[i];
-    if (ASSIGNMENT.test(w.literal)) i++; // FOO=1 git push, FOO=$(date) git push
+    if (isAssignment(w.text)) i++; // FOO=1 git push, FOO=$(date) git push, a[0]=1 git push
     else if (w.dynamic) break;
     else if (w.text === "function") i += 2; // function NAME { …; }
     else if (w.text === "coproc") i += COMPOUND.has(words[i + 2]?.text ?? "") && !isKeyword(words[i + 1].text) ? 2 : 1;
@@ -196,6 +213,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     words = words.slice(i);
     const name = programName(words[0]);
     storedScripts(words.slice(1), DECLARES.has(name) || name === "env", depth, walk);
+    recordCommand(walk.vars, name, words);
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
@@ -215,7 +233,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       continue;
     }
     const lower = name.toLowerCase().replace(/\.exe$/, "");
-    if (lower !== name && !isKeyword(lower) && !ASSIGNMENT.test(lower)) {
+    if (lower !== name && !isKeyword(lower) && !isAssignment(lower)) {
       // A case-insensitive file system (macOS's default) runs git for `GIT push`, Windows for `git.exe push`: deny
       // and ask rules see it so too.
       if (walk.alternatesLeft-- <= 0) walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
@@ -226,7 +244,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const runs = optionRuns(name, words) ?? sessionRuns(name, words, heredoc ?? null) ?? launcherRuns(name, words);
+    const runs = optionRuns(name, words, heredoc) ?? sessionRuns(name, words, heredoc ?? null) ??
+      launcherRuns(name, words);
     if (runs !== null) readRuns(runs, depth, walk);
     const code = interpreterCode(name, words);
     if (code !== null) readCode(name, code, heredoc, depth, walk);
@@ -400,10 +419,16 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
   for (const w of words) {
     // Only the quoted text: a substitution the shell runs at once is read already.
     const text = w.dynamic ? w.literal : w.text;
-    const eq = assignments && ASSIGNMENT.test(text) ? text.indexOf("=") : -1;
+    const eq = assignments ? assignmentEnd(text) : -1;
     const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
+    if (assignments && isAssignment(w.text)) recordAssigned(w, walk);
     const git = eq > 0 ? gitEnvironmentProblem(name, w.text.slice(eq + 1), w.dynamic) : null;
-    if (git !== null) walk.problems.push(git);
+    const options = eq > 0 ? optionsVariableCode(name, wordFrom(w, eq + 1)) : null;
+    if (/^BASH_FUNC_[^=]*=/.test(w.text)) {
+      // env 'BASH_FUNC_f%%=() { …; }' bash -c f: a bash started with it defines f from the value, and runs it.
+      walk.problems.push(`${w.text.slice(0, w.text.indexOf("="))} gives a bash a function from its environment`);
+    } else if (options !== null) readCode(name, options, undefined, depth, walk); // PERL5OPT='-M…', NODE_OPTIONS
+    else if (git !== null) walk.problems.push(git);
     else if (COMMAND_VARS.test(name)) {
       readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
     } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
@@ -412,6 +437,15 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
       collect(`: ${text.slice(eq + 1)}`, depth + 1, walk);
     }
   }
+}
+
+/** Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic). */
+function recordAssigned(w: ShellWord, walk: Walk): void {
+  const eq = assignmentEnd(w.text);
+  const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(w.text)![0];
+  const bracket = w.text.slice(name.length).startsWith("[");
+  const subscript = bracket ? w.text.slice(name.length + 1, w.text.lastIndexOf("]", eq)) : undefined;
+  recordAssignment(walk.vars, name, wordFrom(w, eq + 1), subscript);
 }
 
 /** Reads what a wrapper runs other than as words: a script, its input, a script file; or says why it cannot. */
@@ -572,6 +606,8 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
   }
   const parsed = parseShell(text, depth);
   if (parsed.problem !== null && !subshell) walk.problems.push(parsed.problem);
+  walk.vars.arithmetic.push(...parsed.arithmetic);
+  walk.vars.parameters.push(...parsed.parameters);
   for (const sub of parsed.subshells) collect(sub, depth + 1, walk, true);
   for (const c of parsed.commands) {
     if (c.redirects) walk.redirects.push(...c.redirects);
@@ -595,6 +631,8 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
 export function commandUnits(text: string): CommandUnits {
   const walk = newWalk();
   collect(text, 0, walk);
+  const evaluated = evaluationProblem(walk.vars);
+  if (evaluated !== null) walk.problems.push(evaluated);
   return {
     units: walk.units,
     problem: walk.problems[0] ?? null,

@@ -114,7 +114,8 @@ export function afterOptions(name: string, words: readonly ShellWord[]): ShellWo
 
 /** `env`'s short options that take a value (the rest of the word, or the next word). */
 const ENV_VALUE = new Set(["u", "C", "a", "S", "P", "L", "U"]);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
+/** A word env takes for a variable: any holding "=" that is no option. */
+const ASSIGNMENT = /^[^-][^=]*=/;
 
 /**
  * What `env` runs: `env -i A=1 git push`, `env - git push`, `env -S'git push'`, `env -iS"…"`,
@@ -123,13 +124,13 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
 function envInner(words: readonly ShellWord[]): Inner | null {
   for (let i = 1; i < words.length; i++) {
     const w = words[i], t = w.text;
-    if (w.dynamic && !ASSIGNMENT.test(w.literal)) {
-      return w.literal.startsWith("-") || w.literal === ""
-        ? { kind: "unknown", why: `env's argument ${t} is only known when it runs` }
-        : { kind: "command", words: words.slice(i) };
+    // env takes any word holding "=" before the command for a variable (`a[0]=1`, `BASH_FUNC_f%%=…`): one only known
+    // when it runs may be one.
+    if (w.dynamic && (w.literal.startsWith("-") || !w.literal.includes("="))) {
+      return { kind: "unknown", why: `env's argument ${t} is only known when it runs` };
     }
     if (t === "--") return i + 1 < words.length ? { kind: "command", words: words.slice(i + 1) } : null;
-    if (ASSIGNMENT.test(t) || t === "-") continue;
+    if (ASSIGNMENT.test(t) || w.dynamic || t === "-") continue;
     const split = /^--split-string(?:=(.*))?$/s.exec(t);
     if (split) {
       const value = split[1] !== undefined ? w : words[i + 1];

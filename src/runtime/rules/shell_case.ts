@@ -1,0 +1,84 @@
+/**
+ * Where the shell reader is in the `case … esac` commands it has open. A case pattern ends at a `)` (`case x in x)
+ * rm x;; esac`), which must not be taken for the end of a `$( … )` or `<( … )` holding the `case`: bash and dash
+ * read `echo $(case x in x) rm x;; esac)` as one substitution, which runs `rm x`.
+ *
+ * @module
+ */
+
+/** What the reader waits for in one open `case`: its word, `in`, a pattern (up to `)`), or the item's commands. */
+type Step = "word" | "in" | "pattern" | "body";
+
+/** The words before `case` that leave it in command position (`then case`, `! case`, `time case`). */
+const LEADERS = new Set(["time", "-p", "coproc"]);
+
+/**
+ * The `case` commands open at a point of a command line, innermost last.
+ *
+ * @example
+ * ```ts
+ * import { CaseTracker } from "./shell_case.ts";
+ * const cases = new CaseTracker();
+ * for (const w of ["case", "x", "in"]) cases.word(w, w === "case"); // true: no command
+ * cases.closesPattern(); // true: the ")" of `x)` ends the pattern
+ * ```
+ */
+export class CaseTracker {
+  #open: Step[] = [];
+
+  /** Whether a `case` is open. */
+  get open(): boolean {
+    return this.#open.length > 0;
+  }
+
+  /** Whether the reader is in a pattern list (a `(` there only opens the pattern: `case x in (x) …`). */
+  get inPattern(): boolean {
+    return this.#open.at(-1) === "pattern";
+  }
+
+  /**
+   * A word read (`literal`: its text when it holds no expansion, else null), and whether it stands where a command
+   * starts (`commandStart`: only keywords before it in its command). True when it is part of a `case`'s own syntax
+   * (`case WORD in`, a pattern, `esac`), which is no command: its substitutions are read all the same.
+   */
+  word(literal: string | null, commandStart: boolean): boolean {
+    const top = this.#open.length - 1;
+    const step = this.#open[top];
+    if (step === "word") this.#open[top] = "in";
+    else if (step === "in") {
+      if (literal === "in") this.#open[top] = "pattern"; // else a syntax error: the case stays open (fail closed)
+    } else if (step === "pattern") {
+      if (literal === "esac") this.#open.pop(); // `case x in esac`, `;; esac`
+    } else if (commandStart && literal === "case") this.#open.push("word");
+    else if (commandStart && literal === "esac" && step === "body") this.#open.pop();
+    else return false;
+    return true;
+  }
+
+  /** A `)`: true when it ends a pattern (the item's commands follow), false when it is some other `)`. */
+  closesPattern(): boolean {
+    if (!this.inPattern) return false;
+    this.#open[this.#open.length - 1] = "body";
+    return true;
+  }
+
+  /** A `;;`, `;&` or `;;&`: the next pattern follows. False when no `case` is open there. */
+  endsItem(): boolean {
+    if (this.#open.at(-1) !== "body") return false;
+    this.#open[this.#open.length - 1] = "pattern";
+    return true;
+  }
+}
+
+/**
+ * Whether a word stands where a command starts: only keywords (and `time`, `coproc`) before it in its command.
+ *
+ * @example
+ * ```ts
+ * import { atCommandStart } from "./shell_case.ts";
+ * atCommandStart(["then"], (w) => w === "then"); // true
+ * ```
+ */
+export function atCommandStart(before: readonly (string | null)[], isKeyword: (w: string) => boolean): boolean {
+  return before.every((w) => w !== null && (isKeyword(w) || LEADERS.has(w)));
+}
