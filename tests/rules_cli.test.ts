@@ -206,6 +206,44 @@ test("noema rules shows the rule sets in effect; noema rules test decides one ca
   assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
 });
 
+describe("a task file's adapter.env meets the rules", () => {
+  test("a variable that names a command (GIT_EDITOR) is read as if the line set it; a plain one changes nothing", () => {
+    // Found by a break-it run: the rules never saw adapter.env, and git commit ran `rm x` through GIT_EDITOR.
+    const p = project({ rules: { deny: ["Bash(rm:*)"] } }, {
+      task: "commit",
+      using: "shell",
+      adapter: {
+        env: {
+          GIT_EDITOR: "rm x; true",
+          GIT_CONFIG_GLOBAL: "/dev/null",
+          GIT_AUTHOR_NAME: "a",
+          GIT_AUTHOR_EMAIL: "a@b",
+          GIT_COMMITTER_NAME: "a",
+          GIT_COMMITTER_EMAIL: "a@b",
+        },
+      },
+      steps: [{
+        kind: "act",
+        description: "commit",
+        inputs: { command: "git init -q && git commit --allow-empty -q" },
+      }],
+    });
+    writeFileSync(join(p.dir, "x"), "");
+    const r = p.run(["run", "task.jsonc", "--json", "--workspace", p.dir]);
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.match(JSON.parse(r.stdout).message, /denied by rule "Bash\(rm:\*\)"/);
+    assert.ok(existsSync(join(p.dir, "x")), "rm did not run");
+    const allowList = project({ rules: { allow: ["Bash(echo:*)"], default: "deny" } }, {
+      task: "echo",
+      using: "shell",
+      adapter: { env: { GREETING: "hi" } },
+      steps: [{ kind: "act", description: "say", inputs: { command: "echo $GREETING" } }],
+    });
+    const ok = allowList.run(["run", "task.jsonc", "--json"]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  });
+});
+
 describe("a deny rule beside an approval gate", () => {
   test("noema hook claude-code answers deny, not ask: Claude Code's user is not offered a call the rules deny", () => {
     // Found by a newcomer run: ApprovalGate's request for approval turned the rule's deny into an ask.

@@ -18,7 +18,7 @@ import { resolve } from "node:path";
 import { type LoadedPolicy, loadPolicyFile } from "../plugins/loader.ts";
 import type { RunSettingsRecord } from "../runtime/core/options.ts";
 import { loadRulesFile } from "../runtime/rules/load.ts";
-import { RULES_POLICY_ID, rulesPolicy } from "../runtime/rules/policy.ts";
+import { adapterEnvOf, RULES_POLICY_ID, rulesPolicy } from "../runtime/rules/policy.ts";
 import type { RuleLayer } from "../runtime/rules/schema.ts";
 import { NoemaError } from "../errors.ts";
 
@@ -143,7 +143,7 @@ export class CandidateSet {
       const i = l.field === "" ? fresh.findIndex((f) => f.source === l.source) : -1;
       return i < 0 ? l : fresh.splice(i, 1)[0];
     });
-    const policy = rulesPolicy([...layers, ...fresh], rec.base_dir);
+    const policy = rulesPolicy([...layers, ...fresh], rec.base_dir, adapterEnvOf(rec.adapter));
     this.#rules.set(key, policy);
     return policy;
   }

@@ -36,7 +36,7 @@ import { type GovernanceMode, type LearnMode, MAX_POLICY_TIMEOUT_MS } from "../s
 import type { RunOptions, RunSettingsRecord } from "./options.ts";
 import { lexists } from "../../store/nofollow.ts";
 import { manifestKeyFromEnv } from "../../store/signing.ts";
-import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
+import { adapterEnvOf, RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
 
 /** An episode ready to be created: its settings, loaded plugins and plan. */
 export interface PreparedEpisode {
@@ -109,7 +109,8 @@ export function goalType(task: string): string {
 /** Loads the policies (the rule sets first, then files or inline); one id loaded twice is a usage error. */
 async function loadPolicies(options: RunOptions, baseDir: string): Promise<LoadedPolicy[]> {
   const specs = options.policies;
-  const rules = rulesPolicy(options.rules, baseDir);
+  // The adapter's `env` reaches its programs: the rules read a shell call with it (GIT_EDITOR=… names a command).
+  const rules = rulesPolicy(options.rules, baseDir, adapterEnvOf(options.adapter));
   const out: LoadedPolicy[] = rules ? [rules] : [];
   for (const [i, spec] of (specs ?? []).entries()) {
     out.push(typeof spec === "string" ? await loadPolicyFile(spec) : toLoadedPolicy(spec, `policies[${i}]`));

@@ -10,7 +10,7 @@ import { EXIT, NoemaError } from "../../errors.ts";
 import type { PolicyObject } from "../../plugins/api.ts";
 import { type LoadedPolicy, loadPolicyFile, toLoadedPolicy } from "../../plugins/loader.ts";
 import type { RunSettingsRecord } from "./options.ts";
-import { RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
+import { adapterEnvOf, RULES_POLICY_ID, rulesPolicy } from "../rules/policy.ts";
 import { rereadRuleLayers } from "../rules/load.ts";
 import type { RuleLayer } from "../rules/schema.ts";
 
@@ -31,12 +31,17 @@ export function pluginMismatch(message: string): NoemaError {
  * The recorded rules as a policy: as recorded, or, when the record masked part of a rule (it looked like a secret),
  * read again from their files, provided they still hash as they did when the run started.
  */
-function reloadRules(layers: RuleLayer[], baseDir: string, sha256: string | null): LoadedPolicy {
-  const recorded = rulesPolicy(layers, baseDir);
+function reloadRules(
+  layers: RuleLayer[],
+  baseDir: string,
+  sha256: string | null,
+  env: Record<string, string>,
+): LoadedPolicy {
+  const recorded = rulesPolicy(layers, baseDir, env);
   if (recorded && recorded.sha256 === sha256) return recorded;
   let fresh: LoadedPolicy | null = null;
   try {
-    fresh = rulesPolicy(rereadRuleLayers(layers), baseDir);
+    fresh = rulesPolicy(rereadRuleLayers(layers), baseDir, env);
   } catch {
     // a file gone or broken: the mismatch below says so
   }
@@ -63,7 +68,7 @@ export async function reloadPolicies(
   const out: LoadedPolicy[] = [];
   for (const p of rec.policies) {
     if (p.path === null && p.id === RULES_POLICY_ID && rec.rules !== undefined) {
-      out.push(reloadRules(rec.rules, rec.base_dir, p.sha256));
+      out.push(reloadRules(rec.rules, rec.base_dir, p.sha256, adapterEnvOf(rec.adapter)));
       continue;
     }
     if (p.path === null) {

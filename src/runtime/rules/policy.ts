@@ -80,9 +80,13 @@ export function rulesVerdict(
   layers: readonly RuleLayer[],
   action: PolicyState["action"],
   cwd: string,
+  adapterEnv: Readonly<Record<string, string>> = {},
 ): Verdict | undefined {
-  const target = ruleTarget(action, cwd);
-  if (target === null) return undefined;
+  const found = ruleTarget(action, cwd);
+  if (found === null) return undefined;
+  const target = found.tool === "Bash" && found.command !== undefined
+    ? withAdapterEnv(found, action, adapterEnv)
+    : found;
   // A prompt's every URL meets the rules (Gemini's web_fetch fetches them all): the strictest decision stands.
   const targets = target.urls && target.urls.length > 1 ? target.urls.map((url) => ({ ...target, url })) : [target];
   const decided = layers.flatMap((layer) => targets.map((t) => ({ ...decideLayer(layer, t, { cwd }), layer })));
@@ -91,6 +95,41 @@ export function rulesVerdict(
   const audited = strictest(decided.filter((d) => d.layer.mode === "audit"));
   if (audited !== null && audited.effect !== "allow") return verdictOf(audited, true);
   return undefined;
+}
+
+/** A shell quoting of `value` (single quotes). */
+const quoted = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A shell or command adapter's call as the program runs it: with the adapter's `env` (a task file's `adapter.env`)
+ * assigned first, so that a variable that names a command (`GIT_EDITOR`, `GIT_SSH_COMMAND`, `BASH_ENV`…) meets the
+ * rules as it would written in the line.
+ */
+function withAdapterEnv<T extends { command?: string }>(
+  target: T,
+  action: PolicyState["action"],
+  env: Readonly<Record<string, string>>,
+): T {
+  const names = Object.keys(env).filter((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+  if (names.length === 0 || (action.kind !== "shell" && action.kind !== "command")) return target;
+  // Assignments before the line (not `export`, which an allow-list would have to allow as a command of its own).
+  const assignments = names.map((k) => `${k}=${quoted(env[k])}`).join(" ");
+  return { ...target, command: `${assignments}; ${target.command}` };
+}
+
+/**
+ * The environment a run's adapter gives its programs (`adapter.env`), as the rules read it: string values only.
+ *
+ * @example
+ * ```ts
+ * import { adapterEnvOf } from "./policy.ts";
+ * adapterEnvOf({ env: { GIT_EDITOR: "vi", N: 1 } }); // { GIT_EDITOR: "vi" }
+ * ```
+ */
+export function adapterEnvOf(adapter: unknown): Record<string, string> {
+  const env = (adapter as { env?: unknown } | null | undefined)?.env;
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return {};
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
 }
 
 /**
@@ -104,9 +143,14 @@ export function rulesVerdict(
  * policy?.id; // "Rules@1.0"
  * ```
  */
-export function rulesPolicy(layers: readonly RuleLayer[] | undefined, fallbackCwd?: string): LoadedPolicy | null {
+export function rulesPolicy(
+  layers: readonly RuleLayer[] | undefined,
+  fallbackCwd?: string,
+  adapterEnv: Readonly<Record<string, string>> = {},
+): LoadedPolicy | null {
   if (!layers || layers.length === 0) return null;
   const frozen = structuredClone(layers);
+  const env = { ...adapterEnv };
   return {
     id: RULES_POLICY_ID,
     name: RULES_POLICY.name,
@@ -115,6 +159,6 @@ export function rulesPolicy(layers: readonly RuleLayer[] | undefined, fallbackCw
     sha256: canonicalHash(frozen),
     isolation: "thread",
     advise: (state: PolicyState) =>
-      rulesVerdict(frozen, state.action, state.workspace ?? fallbackCwd ?? frozen.at(-1)!.base),
+      rulesVerdict(frozen, state.action, state.workspace ?? fallbackCwd ?? frozen.at(-1)!.base, env),
   };
 }
