@@ -240,6 +240,20 @@ describe("pages and API", () => {
     assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
   });
 
+  test("a decision body that is JSON but no object is a 400, and records nothing", async () => {
+    // Found by a break-it run: `[]`, `1` or `null` were read as an empty decision and recorded.
+    for (const body of ["[]", "1", "null", '"approve"', "[".repeat(1000) + "]".repeat(1000)]) {
+      const r = await get(`/api/episodes/${rejectMe}/reject`, {
+        method: "POST",
+        headers: { origin: new URL(s.url).origin, "content-type": "application/json" },
+        body,
+      });
+      assert.equal(r.status, 400, body.slice(0, 20));
+      assert.equal((await r.json() as any).error.code, "bad_body");
+    }
+    assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
+  });
+
   test("reject with a note over the API: recorded as noema reject records it; resumed, the run ends vetoed", async () => {
     const r = await get(`/api/episodes/${rejectMe}/reject`, {
       method: "POST",

@@ -53,7 +53,11 @@ async function decisionBody(c: Context): Promise<{ note: string | null; resume: 
   } catch {
     throw new HttpError(400, "bad_body", "the body is not JSON");
   }
-  const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  // Anything but an object (`[]`, `1`, `null`) is no decision to take: refused, never read as an empty one.
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new HttpError(400, "bad_body", 'the body must be a JSON object: {"note", "resume", "checkpoint_id"}');
+  }
+  const b = body as Record<string, unknown>;
   const str = (k: string) => {
     if (b[k] === undefined || b[k] === null) return null;
     if (typeof b[k] !== "string") throw new HttpError(400, "bad_body", `${k} must be a string`);
