@@ -19,6 +19,7 @@ import { tempDir } from "./helpers/tmp.ts";
 import { cli } from "./helpers/cli.ts";
 import { type LiveMessage, runsTicker } from "../src/serve/live.ts";
 import { parseRunsQuery } from "../src/serve/runs.ts";
+import { approvalPanel, waitingRun } from "../src/serve/approvals.ts";
 import { GATE, HOSTILE, hostileRun, pausedRun, rawGet, runJson, type Served, startServe } from "./helpers/serve.ts";
 import { FileStore } from "../src/shared_store/files/file_store.ts";
 import { putWaiting, row, spoilCatalog } from "./helpers/store_rows.ts";
@@ -238,6 +239,37 @@ describe("pages and API", () => {
     } as RequestInit);
     assert.equal(streamed.status, 413);
     assert.ok(!existsSync(join(root, "episodes", rejectMe, "approvals")), "no decision written");
+  });
+
+  test("an approval card shows the whole pending command up to 64 KiB, and links the whole of a longer one", async () => {
+    // Found by a break-it run: the card cut the middle of a 12,000-character command, where a second command hid.
+    const padded = (n: number) => `echo deploy prod${" ".repeat(n)}; echo HIDDEN_MIDDLE;${" ".repeat(n)}# ok`;
+    // An ask rule pauses any length of command (the approval gate's advice quotes it, and a verdict has a limit).
+    const rules = join(tmp.path, "ask-sh.jsonc");
+    writeFileSync(rules, JSON.stringify({ ask: ["Bash(sh:*)"] }));
+    const run = (command: string) =>
+      String(
+        runJson(root, ["run", "long", "--using", "shell", "--rules", rules, "--json", "--", "sh", "-c", command])
+          .episode_id,
+      );
+    const long = run(padded(6_000));
+    const longer = run(padded(40_000));
+    const card = (id: string) => {
+      const w = waitingRun(root, id);
+      assert.ok(w, `${id} waits`);
+      return approvalPanel(w).value;
+    };
+    const whole = card(long);
+    assert.match(whole, /HIDDEN_MIDDLE/);
+    assert.doesNotMatch(whole, /characters cut/);
+    const cut = card(longer);
+    assert.match(cut, /characters cut/);
+    assert.match(
+      cut,
+      /longer than shown here: <a href="\/episodes\/ep_\w+\/files\/checkpoints\/chk_\w+\.json">read the whole of it<\/a>/,
+    );
+    const href = /href="(\/episodes\/[^"]+\/files\/checkpoints\/[^"]+)"/.exec(cut)![1];
+    assert.match(await (await get(href)).text(), /HIDDEN_MIDDLE/, "the link shows the whole action");
   });
 
   test("a decision body that is JSON but no object is a 400, and records nothing", async () => {

@@ -333,6 +333,9 @@ function decisionLine(d: NonNullable<Waiting["decided"]>): SafeHtml {
   }${d.note ? markup` — ${d.note}` : ""}`;
 }
 
+/** The most characters of a pending action an approval card shows (its middle cut beyond that, with a link). */
+const ACTION_SHOWN = 64 * 1024;
+
 /**
  * The decision form of a waiting run (or what was decided, waiting for a resume).
  *
@@ -346,7 +349,14 @@ function decisionLine(d: NonNullable<Waiting["decided"]>): SafeHtml {
 export function approvalPanel(w: Waiting, opts: { heading?: boolean } = {}): SafeHtml {
   if (w.unreadable !== undefined) return unreadablePanel(w.episode_id, w.unreadable);
   const id = encodeURIComponent(w.episode_id);
-  const action = excerptHtml(clip(JSON.stringify(w.action, null, 2), 4000));
+  // What the decider approves is shown whole up to 64 KiB; longer, the card says so and links the whole of it.
+  const shown = clip(JSON.stringify(w.action, null, 2), ACTION_SHOWN);
+  const action = shown.cut === 0
+    ? excerptHtml(shown)
+    : markup`${excerptHtml(shown)}<p class="warn">The pending action is
+longer than shown here: <a href="/episodes/${id}/files/checkpoints/${
+      encodeURIComponent(w.checkpoint_id)
+    }.json">read the whole of it</a> before you decide.</p>`;
   const title = opts.heading === false
     ? ""
     : markup`<h3><a href="/episodes/${id}"><code>${w.episode_id}</code></a> ${

@@ -27,6 +27,7 @@ border-radius:6px;padding:4px 8px}
 button{cursor:pointer;background:var(--code);font-weight:600}
 button.approve{background:var(--good);color:#fff;border-color:var(--good)}
 button.reject{background:var(--bad);color:#fff;border-color:var(--bad)}
+.approval .warn{color:var(--bad);font-weight:600}
 table.runs td{vertical-align:middle}table.runs tr:hover td{background:var(--panel)}
 table.runs tr.sel td{background:color-mix(in srgb,#0969da 10%,transparent)}
 table.runs td:nth-child(-n+10){white-space:nowrap}
