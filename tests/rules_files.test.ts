@@ -622,6 +622,10 @@ describe("Grep, Glob, NotebookEdit and MCP tools by their path arguments", () =>
     for (const k of ["filepath", "pathname", "src", "location", "uri", "url"]) {
       assert.equal(fx("mcp__x__do", { [k]: env }).effect, "deny", k);
     }
+    // A copy's or a move's ends under other names, and a relative reference under `uri` (found by a break-it run).
+    for (const k of ["dest", "dst", "to", "from", "output", "out", "outfile", "backup_dest", "uri"]) {
+      assert.equal(fx("mcp__x__copy", { [k]: k === "uri" ? ".env" : env }).effect, "deny", k);
+    }
     assert.equal(fx("mcp__x__do", { uri: "https://example.test/.env" }).effect, "allow", "a web address, no path");
     for (const input of [{ profile: env }, { text: env }, { options: { title: env } }]) {
       assert.equal(fx("mcp__x__do", input).effect, "allow", JSON.stringify(input));

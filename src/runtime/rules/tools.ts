@@ -192,6 +192,16 @@ const MCP_PATH_KEYS = [
   "notebook_path",
   "absolute_path",
   "target",
+  // A copy's or a move's ends, and what a tool writes to (found by a break-it run: `dest`, `to`, `output` passed).
+  "dest",
+  "dst",
+  "to",
+  "from",
+  "output",
+  "out",
+  "outfile",
+  "infile",
+  "root",
 ];
 
 /**
@@ -266,6 +276,12 @@ const MCP_PATH_WORDS = new Set([
   "folder",
   "folders",
   "cwd",
+  "dest",
+  "dst",
+  "destination",
+  "output",
+  "outfile",
+  "infile",
 ]);
 
 /** Whether an MCP argument's name says it names files: one of {@link MCP_PATH_KEYS}, or ending in a path word. */
@@ -297,7 +313,9 @@ function mcpPathArgs(input: Record<string, unknown>): { paths: string[]; unsearc
       return;
     }
     if (typeof value === "string") {
-      if (named === true || /^file:/i.test(value) || (named === "uri" && /^(?:\/|~|\.\.?\/)/.test(value))) {
+      // Under `uri`/`url`: a path (absolute, `~`, `./`) or a reference with no scheme (`secrets/key.txt`).
+      const uriPath = named === "uri" && (/^(?:\/|~|\.\.?\/)/.test(value) || !/^[a-z][a-z0-9+.-]*:/i.test(value));
+      if (named === true || /^file:/i.test(value) || uriPath) {
         out.push(value);
       }
     } else if (Array.isArray(value)) {
