@@ -732,6 +732,15 @@ export function* readJsonl(
  */
 export const MAX_DEPTH = 100_000;
 
+/** Whether `text` holds at most `max` `[` and `{` (then it cannot nest deeper): counted natively, not char by char. */
+function opensAtMost(text: string, max: number): boolean {
+  let opens = 0;
+  for (const bracket of ["[", "{"]) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) if (++opens > max) return false;
+  }
+  return true;
+}
+
 /**
  * Whether JSON `text` nests arrays and objects more than `max` levels deep (brackets in strings do not count). A text
  * of at most `2 * max` characters cannot, and is not scanned.
@@ -744,7 +753,7 @@ export const MAX_DEPTH = 100_000;
  * ```
  */
 export function deeperThan(text: string, max: number): boolean {
-  if (text.length <= 2 * max) return false;
+  if (text.length <= 2 * max || opensAtMost(text, max)) return false;
   let depth = 0, inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
