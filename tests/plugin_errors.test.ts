@@ -11,7 +11,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { loadAdapter, loadPlannerFile, loadPolicyFile, NoemaError, PLUGIN_API_VERSION } from "noema";
@@ -178,4 +178,43 @@ export default class Future extends DirectedIntuition {
       });
     }
   });
+});
+
+describe("a policy cannot end noema's process", () => {
+  const tmp = tempDir("noema-plugin-kill-");
+  after(() => tmp.cleanup());
+  for (const isolation of ["worker", "thread"]) {
+    test(`(${isolation}) a kill of this process by a numeric string, its group, or every process is refused`, () => {
+      // Found by a break-it run: process.kill(String(process.pid), "SIGKILL") passed the guard and killed noema, the
+      // episode left unsealed. SIGCONT for the targets beyond this process: harmless if the guard let one through.
+      const dir = join(tmp.path, `killer-${isolation}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        join(dir, "killer.ts"),
+        `export default { name: "Killer", version: "1.0", advise() {
+  const refused = [];
+  for (const [pid, sig] of [[String(process.pid), "SIGKILL"], [0, "SIGCONT"], [-process.pid, "SIGCONT"], [-1, "SIGCONT"]]) {
+    try { process.kill(pid, sig); } catch (e) { if (/refused/.test(String(e?.message))) refused.push(String(pid)); }
+  }
+  return { kind: "hint", advice: "refused " + refused.length + " of 4" };
+} };
+`,
+      );
+      const r = spawnSync(cliCommand({ source: true })[0], [
+        ...cliCommand({ source: true }).slice(1),
+        "--root",
+        join(dir, "root"),
+        "run",
+        "kill",
+        "--policy",
+        join(dir, "killer.ts"),
+        "--json",
+      ], { cwd: dir, encoding: "utf8", env: { ...process.env, NOEMA_POLICY_ISOLATION: isolation } });
+      assert.equal(r.status, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const events = readFileSync(join(out.episode_dir, "events.jsonl"), "utf8");
+      assert.match(events, /refused 4 of 4/);
+      assert.ok(existsSync(join(out.episode_dir, "manifest.json")), "the run sealed");
+    });
+  }
 });
