@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { validate } from "../mod.ts";
+import { runProcess, validate } from "../mod.ts";
 import { orphanTrial } from "./helpers/crash.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -70,4 +70,35 @@ describe("a killed run's program", { skip: process.platform !== "linux" }, () =>
     assert.equal(state.plan.steps.find((s: { id: string }) => s.id === "step-2").status, "failed");
     assert.equal(validate(t.episode).valid, true, JSON.stringify(validate(t.episode).problems));
   });
+});
+
+describe("a program that leaves a process behind holding its output", { skip: process.platform !== "linux" }, () => {
+  const pids: string[] = [];
+  after(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch { /* gone */ }
+    }
+  });
+
+  test(
+    "ends when the program ends: its result and output are kept, the pipes let go",
+    { timeout: 120_000 },
+    async () => {
+      // Found by a break-it run: `setsid daemon &` (out of the program's group, so no signal of ours reaches it) kept
+      // stdout open, and the run never ended, not on its timeout, not on SIGTERM.
+      const dir = tmp.path;
+      const pidFile = join(dir, "daemon.pid");
+      const r = await runProcess({
+        shell: `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' & echo forked; exit 3`,
+        cwd: dir,
+        timeoutMs: 600_000, // the bound is the test's: what ends it is the program's own end
+      });
+      pids.push(readFileSync(pidFile, "utf8").trim());
+      assert.equal(r.exit_code, 3);
+      assert.equal(r.timed_out, false);
+      assert.match(r.stdout, /forked/);
+    },
+  );
 });

@@ -412,10 +412,12 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       if (options.tee) process.stderr.write(c);
     });
     if (options.input !== undefined) child.stdin!.end(options.input);
+    let drain: ReturnType<typeof setTimeout> | undefined;
     const finish = (code: number | null, signal: string | null, spawnError?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (drain) clearTimeout(drain);
       if (hardKill) clearTimeout(hardKill);
       options.signal?.removeEventListener("abort", onAbort);
       const result: ProcessResult = {
@@ -434,8 +436,25 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     };
     child.on("error", (e) => finish(null, null, e.message));
     child.on("close", (code, signal) => finish(code, signal));
+    // The program ended. A process it left behind (`setsid daemon &`: out of its group, so no timeout or signal of
+    // ours reaches it) may hold its output pipes open for ever, and "close" would never come: what they hold within
+    // a moment is kept, then they are let go (found by a break-it run: such a run never ended, even on SIGTERM).
+    child.once("exit", (code, signal) => {
+      drain = setTimeout(() => {
+        for (const stream of [child.stdout, child.stderr, child.stdin, child.stdio[3]]) {
+          (stream as { destroy?(): void } | null)?.destroy?.();
+        }
+        finish(code, signal);
+      }, OUTPUT_DRAIN_MS);
+    });
   });
 }
+
+/**
+ * How long a finished program's output pipes may stay open (held by a process it left behind) before the result is
+ * taken without them.
+ */
+const OUTPUT_DRAIN_MS = 5_000;
 
 /**
  * An adapter's result for a finished process: `ok` on exit 0, else `error`
