@@ -210,6 +210,33 @@ const AUDIT3: Case[] = [
   { line: "printf 'a[$(rm x)]' > f; (( `cat f` ))", rules: RM, bash: true },
 ];
 
+/** The fourth audit's lines (of the third's fixes): each run by bash or dash, each denied. */
+const AUDIT4: Case[] = [
+  // A quoted `case` is a command word, not the keyword (the case tracker took it for one).
+  { line: "'case' x; rm x", rules: RM },
+  { line: "\\case x; rm x", rules: RM },
+  { line: '"case" x; rm x', rules: RM },
+  { line: 'ca""se x\nrm x', rules: RM },
+  // After `time`, `coproc` or `-p`, dash reads `case` as a word.
+  { line: ":; -p case x; rm x", rules: RM },
+  { line: "time case x; rm x", rules: RM },
+  { line: "coproc case x; rm x", rules: RM },
+  // `esac` after `|` or `(` in a pattern list is a pattern, not the case's end.
+  { line: "echo $(case x in x|esac) rm x;; esac)", rules: RM },
+  { line: "echo $(case x in (esac) rm x;; esac)", rules: RM, runs: false }, // (neither shell runs it: denied all the same)
+  // dash has no named descriptors: `{fd}` is the program there (a copy of rm).
+  { line: "cp /bin/rm ./{fd}; PATH=.:$PATH {fd}>/dev/null x", rules: RM },
+  // An alias for a reserved word.
+  { line: "alias k=case\necho $(k x in x) rm x;; esac)", rules: RM },
+  // A quoted assignment-looking word is a command (a path to rm here).
+  { line: "mkdir -p x= && 'x=/../../../../../../../../../bin/rm' x", rules: RM },
+  // bash reads an array subscript across spaces and quotes.
+  { line: "a[ ]=1 rm x", rules: RM, bash: true },
+  { line: "a[x ]=1 rm x", rules: RM, bash: true },
+  { line: 'a["]"]=1 rm x', rules: RM, bash: true },
+  { line: "a[']']=1 rm x", rules: RM, bash: true },
+];
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -690,6 +717,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["more", MORE, workspace],
   ["the audit's", AUDIT, workspace],
   ["the third audit's", AUDIT3, workspace],
+  ["the fourth audit's", AUDIT4, workspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],

@@ -27,6 +27,11 @@ export interface ShellWord {
   dynamic: boolean;
   /** The literal text before the first expansion (all of `text` when not dynamic). */
   literal: string;
+  /**
+   * True when the word reads like an assignment (`x=…`, `a[0]=…`) but its name or `=` is quoted or escaped
+   * (`'x=/bin/rm'`): the shell runs it as a command, not an assignment.
+   */
+  notAssignment?: boolean;
 }
 
 /** A redirection of a simple command: its operator (`<`, `>`, `>>`, `<>`, `>|`, `>&`) and target word. */
@@ -115,9 +120,14 @@ class Reader {
         continue;
       } else if (c === "|" && this.#cases.inPattern) {
         this.#flushWord(); // `a|b)`: one pattern list
+        this.#cases.patternGoesOn();
         this.i++;
       } else if (OPERATOR_CHARS.has(c)) {
         this.#flushCommand();
+        if (c !== "\n" && this.#cases.awaitingIn) {
+          this.#fail("a case not followed by its word and in (bash and dash read it apart)");
+          continue;
+        }
         if (c === "\n") this.#readHeredocs();
         this.i++;
       } else if (c === ")") {
@@ -135,6 +145,7 @@ class Reader {
         parens = Math.max(0, parens - 1);
         this.i++;
       } else if (c === "(" && this.#word === null && this.#cases.inPattern) {
+        this.#cases.patternGoesOn();
         this.i++; // `case x in (x) …`: the pattern's optional opening parenthesis
       } else if (c === "(" && s[this.i + 1] === "(" && this.#word === null && this.#arithmeticCommand()) {
         continue;
@@ -187,8 +198,14 @@ class Reader {
   }
 
   #open(): ShellWord {
+    if (this.#word === null) this.#wordStart = this.i;
     return this.#word ??= { text: "", dynamic: false, literal: "" };
   }
+
+  /** Where the word being read starts in the line (its quotes included). */
+  #wordStart = 0;
+  /** The `{NAME}` words bash read as descriptors in this command, where they stand among its words (for dash). */
+  #dashWords: { word: ShellWord; index: number }[] = [];
 
   #add(text: string): void {
     const w = this.#open();
@@ -210,10 +227,22 @@ class Reader {
       at = Math.min(at ?? Infinity, this.#braceAt);
     }
     const word = !this.#hereString && !this.#skipNext;
+    // The word as written: a keyword (`case`, `in`, `esac`) or an assignment's name and `=` count only unquoted.
+    const raw = this.s.slice(this.#wordStart, this.i);
+    if (isAssignment(w.text) && !/^[A-Za-z_][A-Za-z0-9_]*(?:\[|\+?=)/.test(raw)) w.notAssignment = true;
+    // bash reads a `NAME[` word up to its matching `]`, across spaces and quotes (`a[ ]=1 rm x` runs rm): unreadable.
+    if (
+      word && /^[A-Za-z_][A-Za-z0-9_]*\[/.test(raw) && this.#assignmentPosition() && /^[^\]]*["'\\]|^[^\]]*$/.test(raw)
+    ) {
+      return this.#fail("an array subscript holding a space or a quote before the command (bash reads it whole)");
+    }
     // An assignment before the command (`a[0]=1 rm x`, `X=*`): the shell expands no glob or brace in it.
-    if (word && isAssignment(w.text) && this.#words.every((x) => isAssignment(x.text) || isKeyword(x.text))) at = null;
+    if (word && isAssignment(w.text) && !w.notAssignment && this.#assignmentPosition()) at = null;
     const before = this.#words.map((x) => x.dynamic ? null : x.text);
-    if (word && this.#cases.word(w.dynamic ? null : w.text, atCommandStart(before, isKeyword))) {
+    const plain = !w.dynamic && raw === w.text;
+    const caseWord = word && this.#cases.word(plain ? w.text : null, atCommandStart(before, isKeyword));
+    if (this.#cases.broken) return this.#fail("a case not followed by its word and in (bash and dash read it apart)");
+    if (caseWord) {
       this.#globAt = this.#braceAt = this.#word = null; // `case WORD in`, a pattern, `esac`: no command
       return;
     }
@@ -233,11 +262,23 @@ class Reader {
     this.#word = null;
   }
 
+  /** Whether a word here stands before the command: only assignments and keywords before it in its command. */
+  #assignmentPosition(): boolean {
+    return this.#words.every((x) => (isAssignment(x.text) && !x.notAssignment) || isKeyword(x.text));
+  }
+
   #flushCommand(): void {
     this.#flushWord();
     if (this.#words.length > 0 || this.#current.redirects) {
       this.#current.words = this.#words;
       this.commands.push(this.#current);
+    }
+    if (this.#dashWords.length > 0) {
+      // The same command as dash reads it, its `{NAME}` words kept where they were.
+      const words = [...this.#words];
+      for (const { word, index } of this.#dashWords.toReversed()) words.splice(index, 0, word);
+      this.commands.push({ ...this.#current, words });
+      this.#dashWords = [];
     }
     this.#words = [];
     this.#current = { words: [] };
@@ -253,6 +294,8 @@ class Reader {
     // "2>", "2>&1" and bash's "{fd}>": a word of digits or an unquoted {NAME} before the operator is the file
     // descriptor, not a word (`{fd}>/dev/null rm x` runs rm).
     if (this.#isDescriptor()) {
+      // dash has no named descriptors: to it `{fd}` is a word (`{fd}>/dev/null x` runs a program `{fd}`), read too.
+      if (this.#word!.text.startsWith("{")) this.#dashWords.push({ word: this.#word!, index: this.#words.length });
       this.#word = null;
       this.#globAt = this.#braceAt = null;
     } else this.#flushWord();

@@ -6,11 +6,14 @@
  * @module
  */
 
-/** What the reader waits for in one open `case`: its word, `in`, a pattern (up to `)`), or the item's commands. */
-type Step = "word" | "in" | "pattern" | "body";
+/**
+ * What the reader waits for in one open `case`: its word, `in`, the first word of a pattern list (where `esac` ends
+ * the case), a further word of the list (after `(` or `|`: `esac` there is a pattern), or the item's commands.
+ */
+type Step = "word" | "in" | "pattern" | "patternMore" | "body";
 
-/** The words before `case` that leave it in command position (`then case`, `! case`, `time case`). */
-const LEADERS = new Set(["time", "-p", "coproc"]);
+/** The words before `case` that leave it a keyword to bash (`time case`, `time -p case`, `coproc case`). */
+const LEADERS = new Set(["time", "coproc"]);
 
 /**
  * The `case` commands open at a point of a command line, innermost last.
@@ -25,6 +28,14 @@ const LEADERS = new Set(["time", "-p", "coproc"]);
  */
 export class CaseTracker {
   #open: Step[] = [];
+  /** Set when a `case` is not followed by its word and `in`: the shells read the line differently (or refuse it). */
+  broken = false;
+
+  /** Whether the innermost `case` still waits for its word or `in` (a `;`, `&` or `|` there breaks it). */
+  get awaitingIn(): boolean {
+    const step = this.#open.at(-1);
+    return step === "word" || step === "in";
+  }
 
   /** Whether a `case` is open. */
   get open(): boolean {
@@ -33,7 +44,13 @@ export class CaseTracker {
 
   /** Whether the reader is in a pattern list (a `(` there only opens the pattern: `case x in (x) …`). */
   get inPattern(): boolean {
-    return this.#open.at(-1) === "pattern";
+    const step = this.#open.at(-1);
+    return step === "pattern" || step === "patternMore";
+  }
+
+  /** A `(` or `|` in a pattern list: the words after it are patterns (`(esac)`, `x|esac)`), not the case's end. */
+  patternGoesOn(): void {
+    if (this.inPattern) this.#open[this.#open.length - 1] = "patternMore";
   }
 
   /**
@@ -46,9 +63,14 @@ export class CaseTracker {
     const step = this.#open[top];
     if (step === "word") this.#open[top] = "in";
     else if (step === "in") {
-      if (literal === "in") this.#open[top] = "pattern"; // else a syntax error: the case stays open (fail closed)
+      // Anything but `in` there: bash refuses the line, but dash, to which `case` after `time` is a word, runs it on.
+      if (literal === "in") this.#open[top] = "pattern";
+      else this.broken = true;
     } else if (step === "pattern") {
       if (literal === "esac") this.#open.pop(); // `case x in esac`, `;; esac`
+      else this.#open[top] = "patternMore";
+    } else if (step === "patternMore") {
+      // a pattern word: `x|esac)` is a pattern
     } else if (commandStart && literal === "case") this.#open.push("word");
     else if (commandStart && literal === "esac" && step === "body") this.#open.pop();
     else return false;
@@ -71,7 +93,9 @@ export class CaseTracker {
 }
 
 /**
- * Whether a word stands where a command starts: only keywords (and `time`, `coproc`) before it in its command.
+ * Whether a word stands where a command starts: only keywords (and `time`, `time -p`, `coproc`) before it in its
+ * command. After `time` or `coproc`, `case` is a keyword to bash but a word to dash: a `case` that does not go on as
+ * one (`time case x; rm x`, which dash runs) breaks the tracker, and the line is unreadable.
  *
  * @example
  * ```ts
@@ -80,5 +104,7 @@ export class CaseTracker {
  * ```
  */
 export function atCommandStart(before: readonly (string | null)[], isKeyword: (w: string) => boolean): boolean {
-  return before.every((w) => w !== null && (isKeyword(w) || LEADERS.has(w)));
+  return before.every((w, k) =>
+    w !== null && (isKeyword(w) || LEADERS.has(w) || (w === "-p" && before[k - 1] === "time"))
+  );
 }

@@ -190,7 +190,7 @@ function leadingWords(words: Stage): number {
   let i = 0;
   while (i < words.length) {
     const w = words[i];
-    if (isAssignment(w.text)) i++; // FOO=1 git push, FOO=$(date) git push, a[0]=1 git push
+    if (isAssignment(w.text) && !w.notAssignment) i++; // FOO=1 git push, FOO=$(date) git push, a[0]=1 git push
     else if (w.dynamic) break;
     else if (w.text === "function") i += 2; // function NAME { …; }
     else if (w.text === "coproc") i += COMPOUND.has(words[i + 2]?.text ?? "") && !isKeyword(words[i + 1].text) ? 2 : 1;
@@ -508,13 +508,47 @@ function readRuns(runs: Runs, depth: number, walk: Walk): void {
   }
 }
 
+/** The shell's reserved words (an alias may stand for one: `alias k=case`). */
+const RESERVED = new Set([
+  "case",
+  "esac",
+  "in",
+  "if",
+  "then",
+  "else",
+  "elif",
+  "fi",
+  "for",
+  "select",
+  "while",
+  "until",
+  "do",
+  "done",
+  "{",
+  "}",
+  "!",
+  "[[",
+  "]]",
+  "function",
+  "time",
+  "coproc",
+]);
+
 /** Commands that run text given to them later or elsewhere: `alias`, `trap`, `find -exec`. True when it was one. */
 function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boolean {
   if (name === "alias") {
     // alias p='git push' runs its value wherever p is used, with the arguments p is given there.
     for (const w of words.slice(1)) {
       const eq = w.text.indexOf("=");
-      if (eq > 0) readPrefix({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
+      if (eq <= 0) continue;
+      // A value that starts with a reserved word (`alias k=case`) changes how the rest of the line parses, in ways
+      // this reader does not follow (`k x in x) rm x;; esac` inside a substitution): unreadable.
+      const first = /^\s*([^\s;&|()<>]+)/.exec(w.text.slice(eq + 1))?.[1];
+      if (first !== undefined && RESERVED.has(first)) {
+        walk.problems.push(`an alias whose value starts with the reserved word ${first}`);
+        continue;
+      }
+      readPrefix({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
     }
     return true;
   }
