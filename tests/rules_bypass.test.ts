@@ -237,6 +237,27 @@ const AUDIT4: Case[] = [
   { line: "a[']']=1 rm x", rules: RM, bash: true },
 ];
 
+/** The fifth audit's lines (of the fourth's fixes): each run by bash or dash, each denied. */
+const AUDIT5: Case[] = [
+  // `case` after `time`/`coproc` (a word to dash), followed by its word and `in`: `;` cannot stand in a case's syntax.
+  { line: "time case x in x; rm x", rules: RM },
+  { line: "time -p case x in x; rm x", rules: RM },
+  { line: "coproc case x in x; rm x", rules: RM },
+  { line: "! time case x in x; rm x", rules: RM },
+  // A quoted `time`, or a redirection, before `case`: a command named case to both shells.
+  { line: "\\time case x in x; rm x", rules: RM },
+  { line: '"time" case x in x; rm x', rules: RM },
+  { line: ">f case x in x; rm x", rules: RM },
+  { line: "2>f case x in x; rm x", rules: RM },
+  // Line continuations go before the shells read words: `es\<newline>ac` is `esac`, `ca\<newline>se` is `case`.
+  { line: "case x in x) ;; es\\\nac; rm x", rules: RM },
+  { line: "echo $(ca\\\nse x in x) rm x;; esac)", rules: RM },
+  // An alias whose value holds a reserved word anywhere.
+  { line: "alias k=':;case'\necho $(k x in x) rm x;; esac)", rules: RM },
+  // dash has no arrays: `a[0]=…` is a path there (a glob matching the folder `a0=`).
+  { line: "mkdir -p a0= && a[0]=/../../../../../../../../../bin/rm x", rules: RM },
+];
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -718,6 +739,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the audit's", AUDIT, workspace],
   ["the third audit's", AUDIT3, workspace],
   ["the fourth audit's", AUDIT4, workspace],
+  ["the fifth audit's", AUDIT5, workspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -898,6 +920,11 @@ describe("the verdict names what could not be resolved", () => {
 
 describe("ordinary lines stay allowed", () => {
   const allowed = [
+    'case "$1" in -h|--help) echo help;; *) echo other;; esac',
+    "case $f in\n  a*) echo a ;;\n  *) echo b ;;\nesac",
+    'declare -A m; m["key"]=v; echo ok',
+    "m['k']=v",
+    "time ls",
     "echo $(date)",
     "FOO=$(date) ls",
     "ls $(pwd)",

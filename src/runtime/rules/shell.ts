@@ -124,7 +124,7 @@ class Reader {
         this.i++;
       } else if (OPERATOR_CHARS.has(c)) {
         this.#flushCommand();
-        if (c !== "\n" && this.#cases.awaitingIn) {
+        if (c !== "\n" && this.#cases.inSyntax) {
           this.#fail("a case not followed by its word and in (bash and dash read it apart)");
           continue;
         }
@@ -159,6 +159,7 @@ class Reader {
     }
     if (this.problem === null && stop !== null) this.problem = "unterminated $(";
     this.#flushCommand();
+    if (this.problem === null && this.#cases.open) this.problem = "a case not closed by esac";
     return this.i;
   }
 
@@ -206,6 +207,10 @@ class Reader {
   #wordStart = 0;
   /** The `{NAME}` words bash read as descriptors in this command, where they stand among its words (for dash). */
   #dashWords: { word: ShellWord; index: number }[] = [];
+  /** Where this command's array assignments (`a[0]=1`) stand among its words: commands to dash. */
+  #dashArrays = new Set<number>();
+  /** The words read as written, unquoted (a keyword counts only so). */
+  #plain = new WeakSet<ShellWord>();
 
   #add(text: string): void {
     const w = this.#open();
@@ -228,18 +233,27 @@ class Reader {
     }
     const word = !this.#hereString && !this.#skipNext;
     // The word as written: a keyword (`case`, `in`, `esac`) or an assignment's name and `=` count only unquoted.
-    const raw = this.s.slice(this.#wordStart, this.i);
+    // (line continuations go before the shell reads words: `es\<newline>ac` is `esac`)
+    const raw = this.s.slice(this.#wordStart, this.i).replaceAll("\\\n", "");
     if (isAssignment(w.text) && !/^[A-Za-z_][A-Za-z0-9_]*(?:\[|\+?=)/.test(raw)) w.notAssignment = true;
     // bash reads a `NAME[` word up to its matching `]`, across spaces and quotes (`a[ ]=1 rm x` runs rm): unreadable.
     if (
-      word && /^[A-Za-z_][A-Za-z0-9_]*\[/.test(raw) && this.#assignmentPosition() && /^[^\]]*["'\\]|^[^\]]*$/.test(raw)
+      word && /^[A-Za-z_][A-Za-z0-9_]*\[/.test(raw) && this.#assignmentPosition() &&
+      (!raw.includes("]") || (raw.match(/"[^"]*"|'[^']*'/g) ?? []).some((q) => q.includes("]")))
     ) {
-      return this.#fail("an array subscript holding a space or a quote before the command (bash reads it whole)");
+      return this.#fail("an array subscript holding a space or a quoted ] before the command (bash reads it whole)");
     }
     // An assignment before the command (`a[0]=1 rm x`, `X=*`): the shell expands no glob or brace in it.
-    if (word && isAssignment(w.text) && !w.notAssignment && this.#assignmentPosition()) at = null;
-    const before = this.#words.map((x) => x.dynamic ? null : x.text);
+    const assignment = word && isAssignment(w.text) && !w.notAssignment && this.#assignmentPosition();
+    if (assignment) at = null;
+    // dash has no arrays: to it `a[0]=…` is a word (a glob), the command when it comes first: read that way too.
+    if (assignment && w.text.includes("[")) this.#dashArrays.add(this.#words.length);
     const plain = !w.dynamic && raw === w.text;
+    if (plain) this.#plain.add(w);
+    // A keyword only where a command starts: no quoted word, no redirection and no dash word before it.
+    const redirected = this.#current.redirects !== undefined || this.#current.heredoc !== undefined ||
+      this.#dashWords.length > 0;
+    const before = [...(redirected ? [null] : []), ...this.#words.map((x) => this.#plain.has(x) ? x.text : null)];
     const caseWord = word && this.#cases.word(plain ? w.text : null, atCommandStart(before, isKeyword));
     if (this.#cases.broken) return this.#fail("a case not followed by its word and in (bash and dash read it apart)");
     if (caseWord) {
@@ -273,12 +287,13 @@ class Reader {
       this.#current.words = this.#words;
       this.commands.push(this.#current);
     }
-    if (this.#dashWords.length > 0) {
-      // The same command as dash reads it, its `{NAME}` words kept where they were.
-      const words = [...this.#words];
+    if (this.#dashWords.length > 0 || this.#dashArrays.size > 0) {
+      // The same command as dash reads it: its `{NAME}` words kept where they were, its array assignments words.
+      const words = this.#words.map((w, k) => this.#dashArrays.has(k) ? { ...w, notAssignment: true } : w);
       for (const { word, index } of this.#dashWords.toReversed()) words.splice(index, 0, word);
       this.commands.push({ ...this.#current, words });
       this.#dashWords = [];
+      this.#dashArrays.clear();
     }
     this.#words = [];
     this.#current = { words: [] };

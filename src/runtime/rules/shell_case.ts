@@ -31,10 +31,13 @@ export class CaseTracker {
   /** Set when a `case` is not followed by its word and `in`: the shells read the line differently (or refuse it). */
   broken = false;
 
-  /** Whether the innermost `case` still waits for its word or `in` (a `;`, `&` or `|` there breaks it). */
-  get awaitingIn(): boolean {
+  /**
+   * Whether the innermost `case` is in its own syntax (its word, `in`, a pattern list), where a `;` or `&` cannot
+   * stand: one there means the line is no `case` to one of the shells (`time case x in x; rm x` runs `rm x` in dash).
+   */
+  get inSyntax(): boolean {
     const step = this.#open.at(-1);
-    return step === "word" || step === "in";
+    return step === "word" || step === "in" || step === "pattern" || step === "patternMore";
   }
 
   /** Whether a `case` is open. */

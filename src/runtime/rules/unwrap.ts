@@ -543,9 +543,9 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
       if (eq <= 0) continue;
       // A value that starts with a reserved word (`alias k=case`) changes how the rest of the line parses, in ways
       // this reader does not follow (`k x in x) rm x;; esac` inside a substitution): unreadable.
-      const first = /^\s*([^\s;&|()<>]+)/.exec(w.text.slice(eq + 1))?.[1];
-      if (first !== undefined && RESERVED.has(first)) {
-        walk.problems.push(`an alias whose value starts with the reserved word ${first}`);
+      const reserved = (w.text.slice(eq + 1).match(/[^\s;&|()<>'"\\]+/g) ?? []).find((t) => RESERVED.has(t));
+      if (reserved !== undefined) {
+        walk.problems.push(`an alias whose value holds the reserved word ${reserved}`);
         continue;
       }
       readPrefix({ ...w, text: w.text.slice(eq + 1), literal: w.literal.slice(eq + 1) }, depth, walk);
