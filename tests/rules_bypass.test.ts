@@ -256,6 +256,8 @@ const AUDIT5: Case[] = [
   { line: "alias k=':;case'\necho $(k x in x) rm x;; esac)", rules: RM },
   // dash has no arrays: `a[0]=…` is a path there (a glob matching the folder `a0=`).
   { line: "mkdir -p a0= && a[0]=/../../../../../../../../../bin/rm x", rules: RM },
+  // A newline inside a pattern list: dash (to which `case` after `time` is a word) runs the line after it.
+  { line: "time case x in x\nrm x\n) ;; esac", rules: RM },
 ];
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */

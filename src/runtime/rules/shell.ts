@@ -124,8 +124,9 @@ class Reader {
         this.i++;
       } else if (OPERATOR_CHARS.has(c)) {
         this.#flushCommand();
-        if (c !== "\n" && this.#cases.inSyntax) {
-          this.#fail("a case not followed by its word and in (bash and dash read it apart)");
+        // A `;` or `&` in a case's own syntax, or a newline inside a pattern list: no case to bash, commands to dash.
+        if ((c !== "\n" && this.#cases.inSyntax) || (c === "\n" && this.#cases.midPattern)) {
+          this.#fail("a case whose syntax bash and dash read apart (its word, in, a pattern list)");
           continue;
         }
         if (c === "\n") this.#readHeredocs();
@@ -255,7 +256,9 @@ class Reader {
       this.#dashWords.length > 0;
     const before = [...(redirected ? [null] : []), ...this.#words.map((x) => this.#plain.has(x) ? x.text : null)];
     const caseWord = word && this.#cases.word(plain ? w.text : null, atCommandStart(before, isKeyword));
-    if (this.#cases.broken) return this.#fail("a case not followed by its word and in (bash and dash read it apart)");
+    if (this.#cases.broken) {
+      return this.#fail("a case whose syntax bash and dash read apart (its word, in, a pattern list)");
+    }
     if (caseWord) {
       this.#globAt = this.#braceAt = this.#word = null; // `case WORD in`, a pattern, `esac`: no command
       return;

@@ -10,7 +10,7 @@
  * What the reader waits for in one open `case`: its word, `in`, the first word of a pattern list (where `esac` ends
  * the case), a further word of the list (after `(` or `|`: `esac` there is a pattern), or the item's commands.
  */
-type Step = "word" | "in" | "pattern" | "patternMore" | "body";
+type Step = "word" | "in" | "pattern" | "patternMore" | "patternEnd" | "body";
 
 /** The words before `case` that leave it a keyword to bash (`time case`, `time -p case`, `coproc case`). */
 const LEADERS = new Set(["time", "coproc"]);
@@ -37,7 +37,7 @@ export class CaseTracker {
    */
   get inSyntax(): boolean {
     const step = this.#open.at(-1);
-    return step === "word" || step === "in" || step === "pattern" || step === "patternMore";
+    return step === "word" || step === "in" || this.inPattern;
   }
 
   /** Whether a `case` is open. */
@@ -48,7 +48,13 @@ export class CaseTracker {
   /** Whether the reader is in a pattern list (a `(` there only opens the pattern: `case x in (x) …`). */
   get inPattern(): boolean {
     const step = this.#open.at(-1);
-    return step === "pattern" || step === "patternMore";
+    return step === "pattern" || step === "patternMore" || step === "patternEnd";
+  }
+
+  /** Whether the reader is inside a pattern list, past its first word or `(`: no newline may stand there. */
+  get midPattern(): boolean {
+    const step = this.#open.at(-1);
+    return step === "patternMore" || step === "patternEnd";
   }
 
   /** A `(` or `|` in a pattern list: the words after it are patterns (`(esac)`, `x|esac)`), not the case's end. */
@@ -71,9 +77,11 @@ export class CaseTracker {
       else this.broken = true;
     } else if (step === "pattern") {
       if (literal === "esac") this.#open.pop(); // `case x in esac`, `;; esac`
-      else this.#open[top] = "patternMore";
+      else this.#open[top] = "patternEnd";
     } else if (step === "patternMore") {
-      // a pattern word: `x|esac)` is a pattern
+      this.#open[top] = "patternEnd"; // a pattern word: `x|esac)` is a pattern
+    } else if (step === "patternEnd") {
+      this.broken = true; // two words with no `|` between: no pattern list to bash (dash may run them as a command)
     } else if (commandStart && literal === "case") this.#open.push("word");
     else if (commandStart && literal === "esac" && step === "body") this.#open.pop();
     else return false;
