@@ -258,6 +258,14 @@ const AUDIT5: Case[] = [
   { line: "mkdir -p a0= && a[0]=/../../../../../../../../../bin/rm x", rules: RM },
   // A newline inside a pattern list: dash (to which `case` after `time` is a word) runs the line after it.
   { line: "time case x in x\nrm x\n) ;; esac", rules: RM },
+  // The sixth audit's: a case after time or coproc is unreadable (dash reads `|` and `)` as its own)…
+  { line: "(time case x in x|rm${IFS}x)\nesac", rules: RM },
+  { line: "(coproc case x in x|rm${IFS}x)\nesac", rules: RM },
+  { line: "(time case x in\nrm${IFS}x)\nesac", rules: RM },
+  // …and `case WORD in` that opened no case here (after `function f {`, bash) makes its substitution unreadable.
+  { line: "echo $(function f { case x in x) rm x;; esac; }; f)", rules: RM, bash: true },
+  { line: "cat <(function f { case x in x) rm x;; esac; }; f)", rules: RM, bash: true },
+  { line: "echo $(function f case x in x) rm x;; esac\nf)", rules: RM, bash: true },
 ];
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
@@ -927,6 +935,7 @@ describe("ordinary lines stay allowed", () => {
     'declare -A m; m["key"]=v; echo ok',
     "m['k']=v",
     "time ls",
+    "echo $(grep case f)",
     "echo $(date)",
     "FOO=$(date) ls",
     "ls $(pwd)",

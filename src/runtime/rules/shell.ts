@@ -139,7 +139,9 @@ class Reader {
           continue;
         }
         if (parens === 0 && stop === ")") {
-          if (this.#cases.open) this.#fail('a ")" inside case … esac in a substitution that the reader cannot follow');
+          if (this.#cases.open || this.#unfollowedCase) {
+            this.#fail('a ")" inside case … esac in a substitution that the reader cannot follow');
+          }
           return this.#end();
         }
         this.#flushCommand();
@@ -210,6 +212,8 @@ class Reader {
   #dashWords: { word: ShellWord; index: number }[] = [];
   /** Where this command's array assignments (`a[0]=1`) stand among its words: commands to dash. */
   #dashArrays = new Set<number>();
+  /** Whether a `case WORD in` was read here that opened no case (see `#flushWord`). */
+  #unfollowedCase = false;
   /** The words read as written, unquoted (a keyword counts only so). */
   #plain = new WeakSet<ShellWord>();
 
@@ -255,7 +259,18 @@ class Reader {
     const redirected = this.#current.redirects !== undefined || this.#current.heredoc !== undefined ||
       this.#dashWords.length > 0;
     const before = [...(redirected ? [null] : []), ...this.#words.map((x) => this.#plain.has(x) ? x.text : null)];
+    // After `time` or `coproc`, `case` is a keyword to bash and a word to dash, which then reads `|`, a newline and
+    // `)` as its own: no one reading holds, unreadable.
+    if (
+      word && plain && w.text === "case" && before.length > 0 && before.every((b) => b !== null) &&
+      ["time", "coproc"].includes(before.findLast((b) => b !== "-p" && b !== "--") ?? "")
+    ) {
+      return this.#fail("a case after time or coproc (a keyword to bash, words to dash)");
+    }
     const caseWord = word && this.#cases.word(plain ? w.text : null, atCommandStart(before, isKeyword));
+    // `case WORD in` that opened no case here (after `function f {`, `coproc NAME {`, …): its patterns' `)` would end
+    // a substitution where the shell goes on: such a substitution is unreadable.
+    if (!caseWord && plain && w.text === "in" && before.at(-2) === "case") this.#unfollowedCase = true;
     if (this.#cases.broken) {
       return this.#fail("a case whose syntax bash and dash read apart (its word, in, a pattern list)");
     }
