@@ -9,10 +9,10 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
 import process from "node:process";
 import { EXIT, NoemaError } from "../errors.ts";
 import "../store/self_kill.ts"; // evaluated first: it keeps the real process.kill for fault injection
+import { procStat } from "../store/lock.ts";
 
 type ExitFn = (code?: number | string | null) => never;
 
@@ -47,17 +47,6 @@ function refuse(what: string): never {
   );
 }
 
-/** This process's group (Linux: `/proc/self/stat`), or null where it cannot be read. */
-function ownGroup(): number | null {
-  try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-    return Number.isSafeInteger(pgrp) && pgrp > 0 ? pgrp : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Makes `process.exit`, `process.reallyExit`, `process.abort` and signals
  * to this process throw (idempotent). {@link exitProcess} still exits.
@@ -81,7 +70,7 @@ export function guardExits(): void {
   if (typeof p.reallyExit === "function") p.reallyExit = () => refuse("process.reallyExit()");
   p.abort = () => refuse("process.abort()");
   const realKill = process.kill.bind(process);
-  const group = ownGroup();
+  const group = procStat(process.pid)?.pgrp ?? null; // this process's group (Linux), null where it cannot be read
   p.kill = (pid: number, signal?: string | number) => {
     // As process.kill reads it (a numeric string is a pid: found by a break-it run), and every target that holds
     // this process: itself, its group (0, -pid, -pgid) and every process it may signal (-1).

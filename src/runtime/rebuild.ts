@@ -18,7 +18,7 @@ import type { PolicyEvidence } from "./learning.ts";
 import { newCounters } from "./summary_builder.ts";
 import { calledAs } from "../called_as.ts";
 import { checkEvent } from "../schema/event.ts";
-import { hash53, NumberSet } from "../store/number_set.ts";
+import { hash53, NumberSet, repeatedIds } from "../store/number_set.ts";
 
 /** What a run's events say about it: the engine's progress fields, and what resume checks. */
 export interface RebuiltRun extends
@@ -165,16 +165,12 @@ export function rebuildRun(dir: string): RebuiltRun {
  * each repeated id is a damaged line.
  */
 function confirmDuplicateIds(entries: Iterable<JsonlEntry>, twice: Set<number>, damaged: RebuiltRun["damaged"]): void {
-  const first = new Map<string, number>();
-  for (const entry of entries) {
-    const id = entry.value?.id;
-    if (typeof id !== "string" || !twice.has(hash53(id))) continue;
-    const at = first.get(id);
-    if (at === undefined) first.set(id, entry.line);
-    else {
-      const message = `id: ${JSON.stringify(id)} is already used on line ${at}`;
-      damaged.push({ line: entry.line, offset: entry.offset, message });
-    }
+  for (const { entry, id, first } of repeatedIds(entries, twice)) {
+    damaged.push({
+      line: entry.line,
+      offset: entry.offset,
+      message: `id: ${JSON.stringify(id)} is already used on line ${first}`,
+    });
   }
   damaged.sort((a, b) => a.line - b.line);
 }

@@ -100,7 +100,9 @@ export interface LockStatus {
  * procStat(process.pid)?.state; // "R" or "S" on Linux, undefined elsewhere
  * ```
  */
-export function procStat(pid: number): { state: string; startTicks: number; exiting: boolean } | null {
+export function procStat(
+  pid: number,
+): { state: string; startTicks: number; exiting: boolean; pgrp: number } | null {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -112,7 +114,7 @@ export function procStat(pid: number): { state: string; startTicks: number; exit
   const startTicks = Number(fields[19]);
   if (!fields[0] || !Number.isFinite(startTicks)) return null;
   // The kernel's PF_EXITING (0x4) in the task's flags: killed (or exiting), tearing itself down, never to run again.
-  return { state: fields[0], startTicks, exiting: (Number(fields[6]) & 0x4) !== 0 };
+  return { state: fields[0], startTicks, exiting: (Number(fields[6]) & 0x4) !== 0, pgrp: Number(fields[2]) };
 }
 
 const HAS_PROC = procStat(process.pid) !== null;

@@ -8,6 +8,8 @@
  * @module
  */
 
+import type { JsonlEntry } from "./jsonl.ts";
+
 const EMPTY = -1;
 
 /**
@@ -76,4 +78,29 @@ export function hash53(s: string): number {
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
   }
   return (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+}
+
+/**
+ * The lines of `entries` whose `id` repeats an earlier line's, among the ids whose {@link hash53} was seen twice
+ * (`twice`: a set of hashes only suspects a repeat; this second pass over the lines tells a repeat from a collision).
+ *
+ * @example
+ * ```ts
+ * import { hash53, repeatedIds } from "./number_set.ts";
+ * import { readJsonl } from "./jsonl.ts";
+ * // for (const r of repeatedIds(readJsonl("events.jsonl"), new Set([hash53("ev_1")]))) console.log(r.entry.line, r.first);
+ * ```
+ */
+export function* repeatedIds(
+  entries: Iterable<JsonlEntry>,
+  twice: ReadonlySet<number>,
+): Generator<{ entry: JsonlEntry; id: string; first: number }> {
+  const first = new Map<string, number>();
+  for (const entry of entries) {
+    const id = entry.value?.id;
+    if (typeof id !== "string" || !twice.has(hash53(id))) continue;
+    const at = first.get(id);
+    if (at === undefined) first.set(id, entry.line);
+    else yield { entry, id, first: at };
+  }
 }

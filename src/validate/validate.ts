@@ -40,7 +40,7 @@ import {
 } from "./episode_rules.ts";
 import { checkDirectoryName, checkPlanTrace, EventTrace } from "./trace_rules.ts";
 import { parseEventRange, parseState, parseStateFile, PIECEWISE_CHARS } from "./large.ts";
-import { NumberSet } from "../store/number_set.ts";
+import { NumberSet, repeatedIds } from "../store/number_set.ts";
 import {
   type CompactProjection,
   compactProjection,
@@ -349,14 +349,8 @@ function countEvent(
 
 /** Confirms id hash hits exactly with a second pass over just the candidates. */
 function confirmDuplicates(c: Collector, path: string, file: string, candidates: Set<number>): void {
-  const seen = new Map<string, number>();
-  for (const entry of readJsonl(path)) {
-    const id = entry.value?.id;
-    if (typeof id !== "string" || !candidates.has(hash53(id))) continue;
-    const first = seen.get(id);
-    if (first !== undefined) {
-      c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
-    } else seen.set(id, entry.line);
+  for (const { entry, id, first } of repeatedIds(readJsonl(path), candidates)) {
+    c.add(file, "event.duplicate_id", `id: ${JSON.stringify(id)} is already used on line ${first}`, entry.line);
   }
 }
 

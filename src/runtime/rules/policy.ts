@@ -19,6 +19,7 @@ import { canonicalHash } from "../../store/hash.ts";
 import { decideLayer, type LayerDecision } from "./match.ts";
 import type { RuleEffect, RuleLayer } from "./schema.ts";
 import { ruleTarget } from "./tools.ts";
+import { shellQuote } from "../core/command.ts";
 
 /** The name and version of the built-in rules policy (its id is `Rules@1.0`). */
 export const RULES_POLICY = { name: "Rules", version: "1.0" } as const;
@@ -97,9 +98,6 @@ export function rulesVerdict(
   return undefined;
 }
 
-/** A shell quoting of `value` (single quotes). */
-const quoted = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
-
 /**
  * A shell or command adapter's call as the program runs it: with the adapter's `env` (a task file's `adapter.env`)
  * assigned first, so that a variable that names a command (`GIT_EDITOR`, `GIT_SSH_COMMAND`, `BASH_ENV`…) meets the
@@ -113,7 +111,7 @@ function withAdapterEnv<T extends { command?: string }>(
   const names = Object.keys(env).filter((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
   if (names.length === 0 || (action.kind !== "shell" && action.kind !== "command")) return target;
   // Assignments before the line (not `export`, which an allow-list would have to allow as a command of its own).
-  const assignments = names.map((k) => `${k}=${quoted(env[k])}`).join(" ");
+  const assignments = names.map((k) => `${k}=${shellQuote(env[k])}`).join(" ");
   return { ...target, command: `${assignments}; ${target.command}` };
 }
 
