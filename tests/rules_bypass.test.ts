@@ -268,6 +268,33 @@ const AUDIT5: Case[] = [
   { line: "echo $(function f case x in x) rm x;; esac\nf)", rules: RM, bash: true },
 ];
 
+/**
+ * The seventh audit's: a program's own command language or options reached through an expansion the reader took
+ * for an operand (a variable the line assigned, the arguments `xargs` adds), and programs whose commands run a shell
+ * command (`ed`'s `!`, vim in Ex mode, sqlite3's `.shell`, psql's `\!`, the mysql client's `system`).
+ */
+const AUDIT7: Case[] = [
+  { line: `P='BEGIN{system("rm x")}'; awk "$P"`, rules: RM },
+  { line: "printf 'rm x\\n' > f; S=1e; sed \"$S\" f", rules: RM },
+  { line: "X='--to-command=rm x'; tar cf a.tar x && tar \"$X\" -xf a.tar", rules: RM },
+  { line: "X='--to-command=rm${IFS}x'; tar cf a.tar x && tar $X -xf a.tar", rules: RM },
+  { line: "tar cf a.tar x && printf '%s\\n' '--to-command=rm x' | xargs -d '\\n' tar -xf a.tar", rules: RM },
+  { line: "ed -s f <<< '!rm x'", rules: RM, bash: true, needs: "ed" },
+  { line: "printf '!rm x\\n' | ed -s f", rules: RM, needs: "ed" },
+  { line: "ex -s f <<< '!rm x'", rules: RM, bash: true, needs: "vim" },
+  { line: "echo '!rm x' | vim -es f", rules: RM, needs: "vim" },
+  { line: "vim -es f <<< 'call system(\"rm x\")'", rules: RM, bash: true, needs: "vim" },
+  { line: "sqlite3 :memory: '.shell rm x'", rules: RM, needs: "sqlite3" },
+  { line: "sqlite3 :memory: \".once '|rm x'\" 'select 1;'", rules: RM, needs: "sqlite3" },
+  { line: "echo '.system rm x' | sqlite3 :memory:", rules: RM, needs: "sqlite3" },
+  { line: "echo '.shell rm x' > s.sql; sqlite3 :memory: < s.sql", rules: RM, needs: "sqlite3" },
+  // No server to connect to here: psql and mysql stop before their commands run; the verdict is checked.
+  { line: "psql -c '\\! rm x'", rules: RM, runs: false },
+  { line: "psql -c '\\o |rm x' -c 'select 1'", rules: RM, runs: false },
+  { line: "psql -c \"\\\\copy t to program 'rm x'\"", rules: RM, runs: false },
+  { line: "mysql -e 'system rm x'", rules: RM, runs: false },
+];
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -750,6 +777,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the third audit's", AUDIT3, workspace],
   ["the fourth audit's", AUDIT4, workspace],
   ["the fifth audit's", AUDIT5, workspace],
+  ["the seventh audit's", AUDIT7, workspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -797,8 +825,8 @@ describe("the verdict names what could not be resolved", () => {
       ["echo git push | ssh host", /ssh reads a script from its input/],
       ["$(echo git) push", /"\$\(echo git\) push" is only known when it runs/],
       ["/usr/b?n/git push", /"\/usr\/b\?n\/git push" is only known when it runs/],
-      ["echo push | xargs git", /"git …" is only known when it runs/],
-      ["find push -exec git {} \\;", /"git \{\}" is only known when it runs/],
+      ["echo push | xargs git", /git's options and subcommand come from arguments only known when it runs/],
+      ["find push -exec git {} \\;", /git's subcommand \{\} is only known when it runs/],
       ['env -S"$X"', /env's argument -S\$X is only known when it runs/],
       ["bash $OPTS -c 'ls'", /the script bash runs comes from \$OPTS/],
       ["parallel ::: 'git push'", /parallel builds the commands it runs from its arguments and input/],
@@ -928,6 +956,26 @@ describe("the verdict names what could not be resolved", () => {
   });
 });
 
+test("a word that expands a variable the line assigned is read with each value it was given", () => {
+  for (const line of ["X=status; git $X", "for s in status log; do git $s; done", "X='-C sub'; git $X status"]) {
+    assert.equal(decide(RM, line).effect, "allow", line);
+  }
+  for (
+    const line of [
+      "X='-c alias.a=!rm${IFS}x a'; git $X",
+      "for s in status '-c alias.a=!rm${IFS}x a'; do git $s; done",
+      "X='-c alias.a=!true a'; X='-c alias.a=!rm${IFS}x a'; git $X",
+      "X=1e; sed $X f",
+    ]
+  ) {
+    assert.equal(decide(RM, line).effect, "deny", line);
+  }
+  // Variables not assigned on the line: git's options and subcommand, awk's program are unknown (fail closed).
+  assert.match(decide(RM, "git $X").note ?? "", /git's subcommand \$X is only known when it runs/);
+  assert.match(decide(RM, 'awk "$P" f').note ?? "", /awk reads its program built when the line runs \(\$P\)/);
+  assert.match(decide(RM, "tar -$F a.tar").note ?? "", /tar's word -\$F may be one of its options that run a command/);
+});
+
 describe("ordinary lines stay allowed", () => {
   const allowed = [
     'case "$1" in -h|--help) echo help;; *) echo other;; esac',
@@ -955,6 +1003,18 @@ describe("ordinary lines stay allowed", () => {
     "ssh host uptime",
     "coproc NAME { sleep 1; }",
     "$'git' status",
+    // The seventh audit's fixes read these and let them through.
+    "P='{print $1}'; awk \"$P\" f",
+    "awk -v n=\"$N\" 'NR==n' f",
+    'tar -czf "$OUT" "$DIR"',
+    'rsync -av "$SRC/" "$DST"',
+    "sqlite3 db 'select 1'",
+    "sqlite3 db < dump.sql",
+    "psql -d db -c 'select 1'",
+    "psql -f schema.sql",
+    "mysql db < dump.sql",
+    "vim -es -c '%s/a/b/' -c wq f",
+    "ed -s f <<< ',s/a/b/g'",
     // Read as the shell reads them (the audit's fixes must not deny these).
     "echo $((1+2))",
     "echo $(( (1+2) * 3 ))",

@@ -101,19 +101,30 @@ export function optionValue(
  * optionRuns("tar", ["tar", "--to-command=git push", "-xf", "a.tar"].map(w))?.scripts[0].script.text; // "git push"
  * ```
  */
-export function optionRuns(name: string, words: readonly ShellWord[], input?: ShellWord): Runs | null {
+export function optionRuns(
+  name: string,
+  words: readonly ShellWord[],
+  input?: ShellWord,
+  known: (w: ShellWord) => boolean = () => false,
+): Runs | null {
   if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk" || name === "busybox-awk") {
-    return awkRuns(words, input);
+    return awkRuns(words, input, known);
   }
-  if (name === "sed" || name === "gsed") return sedRuns(words, input);
+  if (name === "sed" || name === "gsed") return sedRuns(words, input, known);
   const options = ownEntry(PROGRAM_OPTIONS, name) ?? null;
   const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
   const mentions = mentionsOf(name, options, exec);
+  const hidden = hiddenOption(words, optionNames(options, exec), known);
   let k = 1;
   while (k < words.length && !mentions.test(words[k].text)) k++;
-  if (k === words.length) return null; // no word is one of its command options: the common case
+  if (k === words.length && hidden === null) return null; // no word is one of its command options: the common case
   const runs: Runs = { scripts: [], commands: [], problems: [] };
+  if (hidden !== null) {
+    runs.problems.push(
+      `${name}'s word ${hidden.text} may be one of its options that run a command, unknown until it runs`,
+    );
+  }
   for (k = 1; k < words.length && words[k].text !== "--"; k++) {
     if (exec?.test(words[k].text)) {
       let end = k + 1;
@@ -136,14 +147,50 @@ export function optionRuns(name: string, words: readonly ShellWord[], input?: Sh
   return runs;
 }
 
+/**
+ * The first word before `--` that may turn out to be one of a program's command options once the line runs: the
+ * arguments `xargs` adds, or an expansion after a `-` that could spell one or give one its value (`tar -$F`, `tar
+ * -I"$P"`, `fd --ex$X`); null when none. A word only known when it runs but not starting as an option (`tar -xf "$A"`)
+ * is taken for an operand; a variable the line assigned is read with its values instead (`known`, see
+ * `known_values.ts`); `--opt="$V"` is read as the option with a value unknown until it runs.
+ */
+function hiddenOption(
+  words: readonly ShellWord[],
+  names: readonly string[],
+  known: (w: ShellWord) => boolean,
+): ShellWord | null {
+  for (let k = 1; k < words.length; k++) {
+    const w = words[k];
+    if (!w.dynamic) {
+      if (w.text === "--") return null;
+      continue;
+    }
+    if (w === UNKNOWN_ARGUMENTS) return w;
+    const l = w.literal;
+    if (!l.startsWith("-") || known(w)) continue;
+    if (l === "-" || l === "--") return w;
+    if (l.startsWith("--")) {
+      if (names.some((o) => o.startsWith("--") && (o.startsWith(l) || (l.startsWith(o) && l[o.length] !== "=")))) {
+        return w;
+      }
+    } else if (/^-[A-Za-z0-9]*$/.test(l) && names.some((o) => /^-[^-]/.test(o))) return w;
+  }
+  return null;
+}
+
 /** Per program: a test of whether a word may be (or hold) one of its command options. */
 const MENTIONS = new Map<string, RegExp>();
+
+/** The command options of a program: those of its table, and those that take the words after them. */
+function optionNames(options: CommandOptions | null, exec: RegExp | null): string[] {
+  return [...Object.keys(options ?? {}), ...(exec?.source.match(/-[-\w]+/g) ?? [])];
+}
 
 /** The words that may be a command option of `name`: a long one, or a cluster holding a short one's letter. */
 function mentionsOf(name: string, options: CommandOptions | null, exec: RegExp | null): RegExp {
   let re = MENTIONS.get(name);
   if (re === undefined) {
-    const names = [...Object.keys(options ?? {}), ...(exec?.source.match(/-[-\w]+/g) ?? [])];
+    const names = optionNames(options, exec);
     const long = names.filter((o) => o.startsWith("--")).map((o) => o.slice(2));
     const short = names.filter((o) => /^-[^-]$/.test(o)).map((o) => o[1]);
     const other = names.filter((o) => /^-[^-]./.test(o)); // -TT
@@ -243,11 +290,24 @@ export function awkFiles(words: readonly ShellWord[]): ScriptFiles {
   return files;
 }
 
+/**
+ * Why a program text is only known when the line runs (read from elsewhere, or built from an expansion that is not
+ * a variable the line assigned: `awk "$P"`, `sed "s/a/$B/"`), or null.
+ */
+function unknownProgram(program: ShellWord, what: string, known: (w: ShellWord) => boolean): string | null {
+  if (UNKNOWN_PROGRAMS.has(program)) return `${what} from ${program.text}, unknown here`;
+  if (!program.dynamic || known(program)) return null;
+  return program === UNKNOWN_ARGUMENTS
+    ? `${what} from the arguments it is given, unknown until it runs`
+    : `${what} built when the line runs (${program.text.slice(0, 80)}), unknown here`;
+}
+
 /** What an awk program runs: literal commands are read; one built when it runs is a problem. */
-function awkRuns(words: readonly ShellWord[], input?: ShellWord): Runs {
+function awkRuns(words: readonly ShellWord[], input: ShellWord | undefined, known: (w: ShellWord) => boolean): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
   for (const program of awkPrograms(words, input)) {
-    if (UNKNOWN_PROGRAMS.has(program)) runs.problems.push(`awk reads its program from ${program.text}, unknown here`);
+    const unknown = unknownProgram(program, "awk reads its program", known);
+    if (unknown !== null) runs.problems.push(unknown);
     const text = program.dynamic ? program.literal : program.text;
     const rest = text.replace(AWK_RUNS, (_, a?: string, b?: string, c?: string) => {
       runs.scripts.push({ script: literalWord(awkText(a ?? b ?? c ?? "")), args: false });
@@ -315,10 +375,11 @@ export function sedFiles(words: readonly ShellWord[]): ScriptFiles {
 }
 
 /** What GNU sed's `e` command and `s///e` flag run, over each script. */
-function sedRuns(words: readonly ShellWord[], input?: ShellWord): Runs {
+function sedRuns(words: readonly ShellWord[], input: ShellWord | undefined, known: (w: ShellWord) => boolean): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
   for (const script of sedScripts(words, input) ?? []) {
-    if (UNKNOWN_PROGRAMS.has(script)) runs.problems.push(`sed reads its script from ${script.text}, unknown here`);
+    const unknown = unknownProgram(script, "sed reads its script", known);
+    if (unknown !== null) runs.problems.push(unknown);
     const text = script.dynamic ? script.literal : script.text;
     for (const e of sedCommands(text).execs) {
       if (e === null) runs.problems.push(`sed runs its pattern space as a command (e): ${text.slice(0, 80)}`);

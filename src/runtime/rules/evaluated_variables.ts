@@ -103,7 +103,9 @@ export function recordCommand(vars: Variables, name: string, words: readonly She
     if (v !== -1 && args[v + 1] !== undefined) vars.unknown.add(args[v + 1].text.replace(/\[.*$/s, ""));
     if (name === "getopts") vars.unknown.add("OPTARG");
   } else if ((name === "for" || name === "select") && args[1]?.text === "in") {
-    if (args.slice(2).some((w) => w.dynamic)) vars.unknown.add(args[0].text);
+    const words = args.slice(2).filter((w) => w.text !== ";" && w.text !== "do");
+    if (words.some((w) => w.dynamic)) vars.unknown.add(args[0].text);
+    else vars.known.set(args[0].text, [...vars.known.get(args[0].text) ?? [], ...words.map((w) => w.text)]);
   } else if (name === "let") vars.arithmetic.push(...args.map((w) => w.text));
   else if (name === "[[") {
     args.forEach((w, k) => {

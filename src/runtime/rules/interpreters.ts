@@ -106,6 +106,8 @@ export interface InterpreterCode {
   tcl?: true;
   /** The program file it runs (`python3 x.py`): read when the line wrote it (`written_scripts.ts`). */
   file?: ShellWord;
+  /** An editor in Ex mode (`ex`, `vim -es`) reading its commands from its input: each line is an editor command. */
+  editorInput?: true;
 }
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
@@ -126,7 +128,7 @@ function interpreterName(name: string): string | null {
  * ```
  */
 export function interpreterCode(name: string, words: readonly ShellWord[]): InterpreterCode | null {
-  if (/^(vim?|nvim|ex|view|gvim|rvim)$/.test(name)) return editorCommands(words);
+  if (/^(vim?|nvim|ex|view|gvim|rvim)$/.test(name)) return editorCommands(name, words);
   if (name === "deno") return denoCode(words);
   if (name === "gdb" || name === "cgdb") return gdbCode(words);
   const key = interpreterName(name);
@@ -305,22 +307,48 @@ export function codeLines(text: string, code: InterpreterCode): string[] | null 
 /** An editor command that runs a shell command: `!CMD`, `%!CMD`, `r !CMD`, `w !CMD`, `silent !CMD`. */
 const EDITOR_SHELL = /^[\s:]*(?:silent!?\s*|exe(?:cute)?\s+)?(?:[%.$\d,']*\s*!|(?:r|read|w|write)\s*!)([\s\S]*)$/;
 
-/** vim's `-c CMD`, `--cmd CMD` and `+CMD`: a shell command after `!`, else code whose strings are read. */
-function editorCommands(words: readonly ShellWord[]): InterpreterCode | null {
+/**
+ * The shell command an editor command runs (`!CMD`, `r !CMD`…), or null when it runs none.
+ *
+ * @example
+ * ```ts
+ * import { editorShell } from "./interpreters.ts";
+ * editorShell("silent !git push"); // "git push"
+ * ```
+ */
+export function editorShell(command: string): string | null {
+  return EDITOR_SHELL.exec(command)?.[1] ?? null;
+}
+
+/** An editor command that ends the editor (`wq`, `x`, `q!`, `qa!`): what follows it is never read. */
+const EDITOR_QUIT = /^[\s:]*(silent!?\s*)?(wq|x|xit|exit|q|quit|qa|qall|wqa|wqall|xa|xall)!?\s*$/;
+
+/**
+ * vim's `-c CMD`, `--cmd CMD` and `+CMD`: a shell command after `!`, else code whose strings are read; in Ex mode
+ * (`ex`, `vim -e`, `-es`, `-E`) the commands of its input too, unless a command before them ends it.
+ */
+function editorCommands(name: string, words: readonly ShellWord[]): InterpreterCode | null {
   const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: null };
+  let ex = name === "ex", quits = false;
   for (let k = 1; k < words.length && words[k].text !== "--"; k++) {
     const t = words[k].text;
+    if (/^-[A-Za-z]*[eE]/.test(t) && !words[k].dynamic) ex = true;
     const cmd = t === "-c" || t === "--cmd"
       ? words[++k]
       : t.startsWith("+") && t.length > 1
       ? wordFrom(words[k], 1)
       : null;
     if (cmd === null || cmd === undefined) continue;
+    quits = t !== "--cmd" && !cmd.dynamic && EDITOR_QUIT.test(cmd.text);
     const bang = cmd.dynamic ? null : EDITOR_SHELL.exec(cmd.text);
     if (bang !== null) out.shell.push(literalWord(bang[1]));
     else out.code.push(cmd);
   }
-  return out.code.length + out.shell.length > 0 ? out : null;
+  if (ex && !quits) {
+    out.fromInput = true;
+    out.editorInput = true;
+  }
+  return out.code.length + out.shell.length > 0 || out.fromInput ? out : null;
 }
 
 /** The most strings read from one program's code; more fail closed. */

@@ -38,6 +38,7 @@ import {
 } from "./evaluated_variables.ts";
 import {
   codeLines,
+  editorShell,
   type InterpreterCode,
   interpreterCode,
   MAX_CODE_STRINGS,
@@ -62,10 +63,13 @@ import {
   parseShell,
   type Redirect,
   type ShellWord,
+  type SimpleCommand,
   UNKNOWN_ARGUMENTS,
   wordFrom,
 } from "./shell.ts";
 import { assignmentEnd, isAssignment } from "./shell_assignments.ts";
+import { knownReadings, knownValues } from "./known_values.ts";
+import { type CommandInput, escapeRuns } from "./escapes.ts";
 import { patchFiles } from "./tools.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
 
@@ -135,6 +139,8 @@ interface Walk {
   alternatesLeft: number;
   /** What the line assigns to its variables, and the texts bash evaluates (see `evaluated_variables.ts`). */
   vars: Variables;
+  /** The file the command being read takes its input from (`< f`), and its text if the line wrote it. */
+  input: CommandInput;
 }
 
 /** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
@@ -152,6 +158,7 @@ function newWalk(): Walk {
     copies: new Map(),
     alternatesLeft: MAX_ALTERNATES,
     vars: newVariables(),
+    input: {},
   };
 }
 
@@ -244,8 +251,10 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const runs = optionRuns(name, words, heredoc) ?? sessionRuns(name, words, heredoc ?? null) ??
-      launcherRuns(name, words);
+    const known = (w: ShellWord) => knownValues(w, walk.vars) !== null;
+    knownAlternates(words, heredoc, depth, walk);
+    const runs = optionRuns(name, words, heredoc, known) ?? sessionRuns(name, words, heredoc ?? null) ??
+      launcherRuns(name, words) ?? escapeRuns(name, words, { ...walk.input, heredoc });
     if (runs !== null) readRuns(runs, depth, walk);
     const code = interpreterCode(name, words);
     if (code !== null) readCode(name, code, heredoc, depth, walk);
@@ -253,6 +262,15 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     if (name === "apply_patch" || name === "applypatch") readPatch(words, heredoc, walk);
     if (name === "git") {
       const bare = gitSubcommand(words);
+      const sub = (bare ?? words)[1];
+      if (sub?.dynamic && !known(sub)) {
+        // `git $X`, `git "$@"`, `xargs git`: git's options (`-c alias.a=!cmd`) or subcommand, unknown until it runs.
+        walk.problems.push(
+          sub === UNKNOWN_ARGUMENTS
+            ? "git's options and subcommand come from arguments only known when it runs"
+            : `git's ${sub.literal.startsWith("-") ? "option" : "subcommand"} ${sub.text} is only known when it runs`,
+        );
+      }
       if (bare !== null) {
         stages.push(bare);
         // An option of a git version noema does not know may take the next word (`git --new-opt X push`).
@@ -322,8 +340,18 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
   const texts = [...code.code];
   const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenText(walk.written, code.file.text);
   if (wrote !== undefined) texts.push(wrote); // a program file this line wrote
-  if (code.fromInput && heredoc !== undefined) texts.push(heredoc);
-  else if (code.fromInput) walk.problems.push(`${name} reads its program from its input, unknown until it runs`);
+  const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
+  if (code.editorInput && input !== undefined && !input.dynamic) {
+    // Each line an editor command: `!CMD` runs a shell command, the others' strings are read as code's.
+    for (const line of input.text.split("\n")) {
+      const shell = editorShell(line);
+      if (shell !== null) readScript(literalWord(shell), depth, walk);
+      else texts.push(literalWord(line));
+    }
+  } else if (code.fromInput && input !== undefined) texts.push(input);
+  else if (code.editorInput && walk.input.file !== undefined && !walk.input.file.dynamic) {
+    // Commands from a file the line did not write: not read, like a script file (docs/rules.md).
+  } else if (code.fromInput) walk.problems.push(`${name} reads its program from its input, unknown until it runs`);
   for (const text of texts) {
     if (text.dynamic) {
       walk.problems.push(`${name} runs code only known when it runs: ${text.text}`);
@@ -438,6 +466,27 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     }
   }
 }
+
+/**
+ * Reads a command again with the values this line gave the variables its words expand (`X='-c alias.a=!cmd a'; git
+ * $X`; see `known_values.ts`), as alternate readings for deny and ask rules.
+ */
+function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
+  const { readings, tooMany } = knownReadings(words, walk.vars, MAX_KNOWN_READINGS);
+  if (tooMany) {
+    walk.problems.push(`${words[0].text}'s words expand variables with more than ${MAX_KNOWN_READINGS} readings`);
+  }
+  for (const reading of readings ?? []) {
+    if (walk.alternatesLeft-- <= 0) {
+      return void walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
+    }
+    const stages = stagesOf(reading, heredoc, depth, walk);
+    if (stages.length > 0) walk.alternates.push(stages);
+  }
+}
+
+/** The most readings of one command with its variables' values (see {@link knownAlternates}). */
+const MAX_KNOWN_READINGS = 8;
 
 /** Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic). */
 function recordAssigned(w: ShellWord, walk: Walk): void {
@@ -645,11 +694,20 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
   for (const sub of parsed.subshells) collect(sub, depth + 1, walk, true);
   for (const c of parsed.commands) {
     if (c.redirects) walk.redirects.push(...c.redirects);
+    walk.input = inputOf(c, walk);
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
+    walk.input = {};
     if (stages.length > 0) walk.units.push(stages);
     recordWrites(c, walk.written);
     recordCopies(c.words, walk.written, walk.copies);
   }
+}
+
+/** The file a command reads on its input (its last `<`), and that file's text when the line wrote it. */
+function inputOf(c: SimpleCommand, walk: Walk): CommandInput {
+  const file = c.redirects?.findLast((r) => r.op === "<" || r.op === "<>")?.target;
+  if (file === undefined) return {};
+  return { file, written: file.dynamic ? undefined : writtenText(walk.written, file.text) };
 }
 
 /**

@@ -1,0 +1,86 @@
+/**
+ * The values a word takes when it only expands a variable the line itself assigned literal values to:
+ * `X='-c alias.a=!rm${IFS}x a'; git $X` runs the alias, `P='BEGIN{system("…")}'; awk "$P"` runs the command. The
+ * programs whose options or program text noema reads (`git`, `awk`, `sed`, `tar --to-command`…) are read again with
+ * each such word replaced by each value it may take (see `unwrap.ts`), split at blanks as an unquoted expansion is
+ * and whole as a quoted one (the reader no longer knows which it was). A variable the line gave a value only known
+ * when it runs, or did not assign at all, is not known here.
+ *
+ * @module
+ */
+import type { Variables } from "./evaluated_variables.ts";
+import type { ShellWord } from "./shell.ts";
+
+/** A word that is one expansion of a named variable and nothing else: `$X`, `"$X"`, `${X}`. */
+const REFERENCE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/;
+
+/**
+ * The literal values `w` may expand to, or null when it is not one expansion of a variable this line assigned
+ * only literal values to.
+ *
+ * @example
+ * ```ts
+ * import { knownValues } from "./known_values.ts";
+ * import { newVariables, recordAssignment } from "./evaluated_variables.ts";
+ * const vars = newVariables();
+ * recordAssignment(vars, "X", { text: "push", dynamic: false, literal: "push" });
+ * knownValues({ text: "$X", dynamic: true, literal: "" }, vars); // ["push"]
+ * ```
+ */
+export function knownValues(w: ShellWord, vars: Variables): readonly string[] | null {
+  if (!w.dynamic) return null;
+  const m = REFERENCE.exec(w.text);
+  const name = m?.[1] ?? m?.[2];
+  if (name === undefined || vars.unknown.has(name)) return null;
+  return vars.known.get(name) ?? null;
+}
+
+/** A word of an expanded value: a glob in it makes it known only up to the glob (the shell may expand it). */
+function valueWord(text: string): ShellWord {
+  const glob = text.search(/[*?[]/);
+  return glob === -1 ? { text, dynamic: false, literal: text } : { text, dynamic: true, literal: text.slice(0, glob) };
+}
+
+/** The ways a value may stand in a command: split at blanks (unquoted), and whole (quoted) when that differs. */
+function expansions(value: string): ShellWord[][] {
+  const split = value.split(/[ \t\n]+/).filter((t) => t !== "").map(valueWord);
+  if (split.length === 1 && split[0].text === value) return [split];
+  return [split, [valueWord(value)]];
+}
+
+/**
+ * The readings of `words` with every word that expands a known variable (see {@link knownValues}) replaced by each
+ * way each of its values may stand there; null when no word does, or when there are more than `max` readings
+ * (`tooMany` is then true: the caller fails closed).
+ *
+ * @example
+ * ```ts
+ * import { knownReadings } from "./known_values.ts";
+ * import { newVariables, recordAssignment } from "./evaluated_variables.ts";
+ * const vars = newVariables();
+ * recordAssignment(vars, "X", { text: "-c a=b", dynamic: false, literal: "-c a=b" });
+ * const w = (text: string) => ({ text, dynamic: text.startsWith("$"), literal: text.startsWith("$") ? "" : text });
+ * knownReadings(["git", "$X", "a"].map(w), vars, 8).readings?.map((r) => r.map((x) => x.text).join(" "));
+ * // ["git -c a=b a", "git -c a=b a"]: split, and whole (one word `-c a=b`)
+ * ```
+ */
+export function knownReadings(
+  words: readonly ShellWord[],
+  vars: Variables,
+  max: number,
+): { readings: ShellWord[][] | null; tooMany: boolean } {
+  let readings: ShellWord[][] = [[]];
+  let found = false;
+  for (const w of words) {
+    const values = knownValues(w, vars);
+    if (values === null) {
+      for (const r of readings) r.push(w);
+      continue;
+    }
+    found = true;
+    const ways = values.flatMap(expansions);
+    if (readings.length * ways.length > max) return { readings: null, tooMany: true };
+    readings = readings.flatMap((r) => ways.map((way) => [...r, ...way]));
+  }
+  return { readings: found ? readings : null, tooMany: false };
+}
