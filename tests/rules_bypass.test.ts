@@ -295,6 +295,31 @@ const AUDIT7: Case[] = [
   { line: "mysql -e 'system rm x'", rules: RM, runs: false },
 ];
 
+/**
+ * The seventh audit's, read as the programs read them: long options abbreviated (getopt_long takes any unambiguous
+ * prefix), `su --session-command`, make's SHELL and .SHELLFLAGS, the last redirection of a command's input, a NUL in
+ * `$'…'` (bash ends the word there), standard input spelled otherwise (`//dev/stdin`).
+ */
+const AUDIT7_READ: Case[] = [
+  { line: "tar cf a.tar x && tar --to-comm='rm x' -xf a.tar", rules: RM },
+  { line: "tar --checkpoint=1 --checkpoint-act=exec='rm x' -cf b.tar x", rules: RM },
+  { line: "echo a | split --filt='rm x'", rules: RM },
+  { line: "env --sp='rm x'", rules: RM },
+  { line: "env --split-str='rm x'", rules: RM },
+  { line: "echo x > f; xargs --arg f rm", rules: RM },
+  { line: "script -q --comm='rm x' /dev/null", rules: RM, needs: "script" },
+  { line: "su --session-command='rm x'", rules: RM, runs: false },
+  { line: "runuser root --session-command='rm x'", rules: RM, runs: false },
+  { line: "make -f /dev/null --eval='a: ; @true' SHELL=rm .SHELLFLAGS=x", rules: RM, needs: "make" },
+  { line: "MAKEFLAGS='SHELL=rm .SHELLFLAGS=x' make -f /dev/null --eval='a: ; @true'", rules: RM, needs: "make" },
+  { line: "bash <<A <<<'rm x'\necho hi\nA", rules: RM, bash: true },
+  { line: "echo 'rm x' > s; bash <<<'echo hi' <s", rules: RM, bash: true },
+  { line: "$'rm\\0foo' x", rules: RM, bash: true },
+  { line: "$'\\x72m\\x00' x", rules: RM, bash: true },
+  { line: "bash //dev/stdin <<< 'rm x'", rules: RM, bash: true },
+  { line: "bash /dev/./stdin <<< 'rm x'", rules: RM, bash: true },
+];
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -778,6 +803,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the fourth audit's", AUDIT4, workspace],
   ["the fifth audit's", AUDIT5, workspace],
   ["the seventh audit's", AUDIT7, workspace],
+  ["the seventh audit's, read as the programs read them", AUDIT7_READ, workspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -970,6 +996,10 @@ test("a word that expands a variable the line assigned is read with each value i
   ) {
     assert.equal(decide(RM, line).effect, "deny", line);
   }
+  // git's parse-options takes abbreviated long options too.
+  for (const line of ["git rebase --root --exe 'rm x'", "git ls-remote --upload-pa='rm x;:' ."]) {
+    assert.equal(decide(RM, line).effect, "deny", line);
+  }
   // Variables not assigned on the line: git's options and subcommand, awk's program are unknown (fail closed).
   assert.match(decide(RM, "git $X").note ?? "", /git's subcommand \$X is only known when it runs/);
   assert.match(decide(RM, 'awk "$P" f').note ?? "", /awk reads its program built when the line runs \(\$P\)/);
@@ -1015,6 +1045,13 @@ describe("ordinary lines stay allowed", () => {
     "mysql db < dump.sql",
     "vim -es -c '%s/a/b/' -c wq f",
     "ed -s f <<< ',s/a/b/g'",
+    "tar --totals -cf a.tar x",
+    "tar --to-stdout -xf a.tar",
+    "env --null ls",
+    "make SHELL=/bin/bash .SHELLFLAGS=-ec test",
+    "make CC=clang test",
+    "bash <<< 'echo hi'",
+    "$'\\x67it' status",
     // Read as the shell reads them (the audit's fixes must not deny these).
     "echo $((1+2))",
     "echo $(( (1+2) * 3 ))",

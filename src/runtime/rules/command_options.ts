@@ -11,8 +11,9 @@
  *
  * @module
  */
-import { literalWord, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
+import { isStdinPath, literalWord, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
 import { ownEntry } from "../../json.ts";
+import { expandLong, longNames } from "./long_options.ts";
 
 /** A shell command a program runs: `args` when it gives the command arguments of its own after it. */
 export interface RunScript {
@@ -79,9 +80,9 @@ export function optionValue(
   const next = (option: string) => words[k + 1] ? { value: words[k + 1], args: options[option], next: k + 1 } : null;
   if (Object.hasOwn(options, o)) return next(o);
   const eq = o.indexOf("=");
-  if (o.startsWith("--") && eq > 0 && Object.hasOwn(options, o.slice(0, eq))) {
-    return { value: wordFrom(words[k], eq + 1), args: options[o.slice(0, eq)], next: k };
-  }
+  // `--opt=V`, `--opt V`, and the same with the option abbreviated (`--to-comm=V`: see long_options.ts).
+  const long = expandLong(o, Object.keys(options));
+  if (long !== null) return eq > 0 ? { value: wordFrom(words[k], eq + 1), args: options[long], next: k } : next(long);
   if (!/^-[^-]/.test(o) || words[k].dynamic) return null;
   for (let j = 1; j < o.length && /[A-Za-z0-9]/.test(o[j]); j++) {
     const short = `-${o[j]}`;
@@ -115,9 +116,10 @@ export function optionRuns(
   const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
   const mentions = mentionsOf(name, options, exec);
-  const hidden = hiddenOption(words, optionNames(options, exec), known);
+  const names = optionNames(options, exec);
+  const hidden = hiddenOption(words, names, known);
   let k = 1;
-  while (k < words.length && !mentions.test(words[k].text)) k++;
+  while (k < words.length && !mentions.test(words[k].text) && expandLong(words[k].text, names) === null) k++;
   if (k === words.length && hidden === null) return null; // no word is one of its command options: the common case
   const runs: Runs = { scripts: [], commands: [], problems: [] };
   if (hidden !== null) {
@@ -126,7 +128,8 @@ export function optionRuns(
     );
   }
   for (k = 1; k < words.length && words[k].text !== "--"; k++) {
-    if (exec?.test(words[k].text)) {
+    const long = exec === null ? null : expandLong(words[k].text, longNames(exec));
+    if (exec?.test(words[k].text) || (long !== null && !words[k].text.includes("="))) {
       let end = k + 1;
       while (end < words.length && words[end].text !== ";") end++;
       const command = words.slice(k + 1, end).map((w) => w.text.includes("{") ? unknownFrom(w, "{") : w);
@@ -137,7 +140,7 @@ export function optionRuns(
     const found = options === null ? null : optionValue(words, k, options);
     if (found === null) continue;
     let value = found.value;
-    if (/^--checkpoint-action/.test(words[k].text)) {
+    if (expandLong(words[k].text, ["--checkpoint-action"]) !== null) {
       if (!/^exec=/.test(value.literal) && !(value.dynamic && value.literal === "")) continue;
       value = wordFrom(value, Math.min(5, value.literal.length));
     }
@@ -224,7 +227,7 @@ function programFile(file: ShellWord | undefined, input: ShellWord | undefined):
     UNKNOWN_PROGRAMS.add(w);
     return w;
   };
-  if (!file.dynamic && /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/.test(file.text)) {
+  if (!file.dynamic && isStdinPath(file.text)) {
     return input ?? unknown("its input");
   }
   if (/^[<>]\(/.test(file.text) || /^\/(dev|proc\/[^/]+)\/fd\/\d/.test(file.text)) return unknown(file.text);

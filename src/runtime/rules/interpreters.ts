@@ -12,7 +12,7 @@
  * @module
  */
 import { gdbCommands } from "./launchers.ts";
-import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { isStdinPath, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 
 /** How a comment starts in a language, if it has one a string literal could be confused with. */
 export type Comment = "#" | "//" | "--" | ";" | null;
@@ -172,7 +172,7 @@ export function interpreterCode(name: string, words: readonly ShellWord[]): Inte
  * or only known when it runs (`python3 <(…)`, `/dev/fd/3`); undefined for a file.
  */
 function programFile(file: ShellWord): "input" | ShellWord | undefined {
-  if (!file.dynamic && /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/.test(file.text)) return "input";
+  if (!file.dynamic && isStdinPath(file.text, false)) return "input";
   if (/^[<>]\(/.test(file.text) || /^\/(dev|proc\/[^/]+)\/fd\/\d/.test(file.text)) {
     return { text: file.text, dynamic: true, literal: "" };
   }

@@ -9,6 +9,7 @@
 import { posix } from "node:path";
 import type { Runs } from "./command_options.ts";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { SHELLS } from "./wrappers.ts";
 
 /** gdb's options whose value is one of its commands. */
 const GDB_COMMAND = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/;
@@ -149,6 +150,35 @@ export function makeSources(words: readonly ShellWord[]): { evals: ShellWord[]; 
   const inDir = (f: ShellWord) =>
     dir === "" || f.dynamic || f.text.startsWith("/") ? f : literalWord(posix.join(dir, f.text));
   return { evals, files: files.map(inDir) };
+}
+
+/** A make variable that chooses how recipes run: the shell, its flags. */
+const MAKE_SHELL_VARIABLE =
+  /^\s*(?:(?:override|export|private)\s+)*(SHELL|\.SHELLFLAGS|MAKESHELL)\s*(?:[:+?!]|::|:::)?=\s*(.*)$/;
+
+/**
+ * Why make would run its recipes with something else than a shell running them as written: a `SHELL` naming a program
+ * that is not a shell, or `.SHELLFLAGS` that is not a shell's flags ending in `-c` (`make SHELL=rm .SHELLFLAGS=x`
+ * runs `rm x RECIPE`), set on its command line, in MAKEFLAGS, by `--eval` or in a makefile read here; else null.
+ *
+ * @example
+ * ```ts
+ * import { makeShellProblem } from "./launchers.ts";
+ * makeShellProblem("SHELL=rm"); // "make runs its recipes with SHELL=rm, not a shell noema reads"
+ * makeShellProblem("SHELL=/bin/bash"); // null
+ * ```
+ */
+export function makeShellProblem(text: string): string | null {
+  for (const line of text.split("\n")) {
+    const m = MAKE_SHELL_VARIABLE.exec(line);
+    if (m === null) continue;
+    const value = m[2].trim();
+    const ok = m[1] === ".SHELLFLAGS"
+      ? /^-[a-zA-Z]*c$/.test(value)
+      : /^[\w./-]+$/.test(value) && SHELLS.has(value.slice(value.lastIndexOf("/") + 1));
+    if (!ok) return `make runs its recipes with ${m[1]}=${value.slice(0, 60)}, not a shell noema reads`;
+  }
+  return null;
 }
 
 /**

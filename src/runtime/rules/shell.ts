@@ -34,6 +34,22 @@ export interface ShellWord {
   notAssignment?: boolean;
 }
 
+/**
+ * Whether a path names the reading program's own standard input: `/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0` and
+ * the same spelled otherwise (`//dev/./stdin`, `/dev//fd/0`, `../../dev/stdin`), and `-` when `dash` is set.
+ *
+ * @example
+ * ```ts
+ * import { isStdinPath } from "./shell.ts";
+ * isStdinPath("//dev/./stdin"); // true
+ * isStdinPath("./stdin.sh"); // false
+ * ```
+ */
+export function isStdinPath(text: string, dash = true): boolean {
+  if (text === "-") return dash;
+  return /(^|\/)dev\/(stdin|fd\/0+)$|(^|\/)proc\/[^/]+\/fd\/0+$/.test(posix.normalize(text));
+}
+
 /** A redirection of a simple command: its operator (`<`, `>`, `>>`, `<>`, `>|`, `>&`) and target word. */
 export interface Redirect {
   op: string;
@@ -65,6 +81,7 @@ export interface ParsedShell {
   parameters: string[];
 }
 
+import { posix } from "node:path";
 import { isAssignment } from "./shell_assignments.ts";
 import { atCommandStart, CaseTracker } from "./shell_case.ts";
 import { arithmeticEnd, backquoted, heredocBody, heredocDelimiter, matchedClose } from "./shell_spans.ts";
@@ -96,7 +113,9 @@ class Reader {
   #word: ShellWord | null = null;
   #skipNext = false;
   #redirectOp = "";
-  #heredocs: { delim: string; strip: boolean; expand: boolean; command: SimpleCommand }[] = [];
+  #heredocs: { delim: string; strip: boolean; expand: boolean; command: SimpleCommand; order: number }[] = [];
+  /** Per command, how many redirections of its standard input it has so far: the last one is what it reads. */
+  #inputs = new WeakMap<SimpleCommand, number>();
   #current: SimpleCommand = { words: [] };
   #hereString = false;
   /** Where the current word's first unquoted glob (`*`, `?`, `[…]`) or `{` is, in its text. */
@@ -289,6 +308,8 @@ class Reader {
       this.#hereString = false;
     } else if (this.#skipNext) {
       this.#skipNext = false;
+      // A file given to its input after a here-document or here-string: it reads the file.
+      if (this.#redirectOp === "<" || this.#redirectOp === "<>") delete this.#current.heredoc;
       (this.#current.redirects ??= []).push({ op: this.#redirectOp, target: w });
     } else this.#words.push(w);
     this.#word = null;
@@ -326,7 +347,9 @@ class Reader {
   #redirect(): void {
     // "2>", "2>&1" and bash's "{fd}>": a word of digits or an unquoted {NAME} before the operator is the file
     // descriptor, not a word (`{fd}>/dev/null rm x` runs rm).
+    let fd: string | null = null;
     if (this.#isDescriptor()) {
+      fd = this.#word!.text;
       // dash has no named descriptors: to it `{fd}` is a word (`{fd}>/dev/null x` runs a program `{fd}`), read too.
       if (this.#word!.text.startsWith("{")) this.#dashWords.push({ word: this.#word!, index: this.#words.length });
       this.#word = null;
@@ -335,12 +358,20 @@ class Reader {
     const s = this.s;
     const op = at(/(<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)/y, s, this.i)![1];
     this.i += op.length;
+    const input = op.startsWith("<") && (fd === null || /^0+$/.test(fd)) ? this.#inputNumber() : 0;
+    if (op === "<&" && input > 0) delete this.#current.heredoc; // `<&3`: what it reads is not known here
     if (op === "<<" || op === "<<-") {
       while (s[this.i] === " " || s[this.i] === "\t") this.i++;
       const word = heredocDelimiter(s, this.i); // a shell word: `<<E\ F` ends at a line `E F`
       if ("problem" in word) return this.#fail(word.problem);
       this.i = word.end;
-      this.#heredocs.push({ delim: word.delim, strip: op === "<<-", expand: !word.quoted, command: this.#current });
+      this.#heredocs.push({
+        delim: word.delim,
+        strip: op === "<<-",
+        expand: !word.quoted,
+        command: this.#current,
+        order: input,
+      });
       return;
     }
     if (op === "<<<") {
@@ -354,6 +385,13 @@ class Reader {
     if (s[this.i] === "&" && op === ">") this.i++;
     this.#redirectOp = op;
     this.#skipNext = true; // the target word
+  }
+
+  /** Counts a redirection of the current command's standard input; returns its number (from 1). */
+  #inputNumber(): number {
+    const n = (this.#inputs.get(this.#current) ?? 0) + 1;
+    this.#inputs.set(this.#current, n);
+    return n;
   }
 
   /** Whether the word before a redirection's operator names its file descriptor (`2>`, `{fd}>`). */
@@ -372,10 +410,13 @@ class Reader {
       if (h.expand && heredocBody(this.s, this.i + 1, h.delim, h.strip, true).next !== next) {
         return this.#fail("a here-document whose end depends on the shell (a line ending in \\ before its delimiter)");
       }
-      h.command.heredoc = { text: body, dynamic: false, literal: body };
-      // With an unquoted delimiter, the shell expands the body: its substitutions run.
-      if (h.expand && /[$`\\]/.test(body)) h.command.heredoc = this.#expansionsOf(body);
       this.i = next - 1;
+      // With an unquoted delimiter, the shell expands the body: its substitutions run (even when it is not read).
+      const doc = h.expand && /[$`\\]/.test(body)
+        ? this.#expansionsOf(body)
+        : { text: body, dynamic: false, literal: body };
+      // Another redirection of its input after this one (`bash <<A <<<'…'`, `<<A <f`): the command reads that.
+      if (h.order === 0 || h.order === this.#inputs.get(h.command)) h.command.heredoc = doc;
     }
     this.#heredocs = [];
   }
@@ -566,10 +607,14 @@ class Reader {
     this.i = j + 1;
   }
 
-  /** `$'…'`: ANSI-C quoting, its escapes decoded (`$'\x67it'` is `git`). */
+  /**
+   * `$'…'`: ANSI-C quoting, its escapes decoded (`$'\x67it'` is `git`, `$'\cA'` is U+0001); a NUL ends what bash keeps
+   * of it (`$'rm\0foo'` is `rm`).
+   */
   #ansiC(): void {
     const s = this.s;
     let j = this.i + 2, out = "";
+    let nul = -1;
     const simple: Record<string, string> = {
       n: "\n",
       t: "\t",
@@ -591,14 +636,19 @@ class Reader {
       const hex = at(/x([0-9a-fA-F]{1,2})/y, s, j);
       const oct = at(/([0-7]{1,3})/y, s, j);
       const uni = at(/u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})/y, s, j); // as bash: \u takes 4 digits at most
+      const ctl = at(/c([\s\S])/y, s, j);
       if (hex) [out, j] = [out + String.fromCharCode(parseInt(hex[1], 16)), j + hex[0].length - 1];
       else if (uni) {
         [out, j] = [out + String.fromCodePoint(parseInt(uni[1] ?? uni[2], 16) % 0x110000), j + uni[0].length - 1];
       } else if (oct) [out, j] = [out + String.fromCharCode(parseInt(oct[1], 8)), j + oct[0].length - 1];
-      else out += simple[e] ?? e;
+      else if (ctl && ctl[1] !== "'") {
+        const c = ctl[1] === "?" ? 0x7f : ctl[1].toUpperCase().charCodeAt(0) & 0x1f;
+        [out, j] = [out + String.fromCharCode(c), j + 1];
+      } else out += simple[e] ?? e;
+      if (nul === -1 && out.includes("\0")) nul = out.indexOf("\0");
     }
     if (j >= s.length) return this.#fail("unterminated $'");
-    this.#add(out);
+    this.#add(nul === -1 ? out : out.slice(0, nul));
     this.i = j + 1;
   }
 

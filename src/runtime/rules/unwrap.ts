@@ -44,7 +44,7 @@ import {
   MAX_CODE_STRINGS,
   optionsVariableCode,
 } from "./interpreters.ts";
-import { launcherRuns, makeRecipes, makeSources } from "./launchers.ts";
+import { launcherRuns, makeRecipes, makeShellProblem, makeSources } from "./launchers.ts";
 import {
   copiedProgram,
   type Copies,
@@ -57,6 +57,7 @@ import {
 import { sessionRuns } from "./sessions.ts";
 import {
   isKeyword,
+  isStdinPath,
   joinWords,
   literalWord,
   MAX_SHELL_DEPTH,
@@ -69,6 +70,7 @@ import {
 } from "./shell.ts";
 import { assignmentEnd, isAssignment } from "./shell_assignments.ts";
 import { knownReadings, knownValues } from "./known_values.ts";
+import { expandLong } from "./long_options.ts";
 import { type CommandInput, escapeRuns } from "./escapes.ts";
 import { patchFiles } from "./tools.ts";
 import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
@@ -100,8 +102,6 @@ export interface CommandUnits {
 
 /** Compound commands a `coproc NAME` may name (`coproc NAME { git push; }`). */
 const COMPOUND = new Set(["{", "(", "if", "while", "until", "for", "case", "select", "[["]);
-/** Paths that are a command's own input (`source /dev/stdin <<< '…'`). */
-const STDIN_FILES = /^(\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|-)$/;
 
 /**
  * The program name of a command word: its last path segment (`/usr/bin/git` → `git`).
@@ -391,9 +391,19 @@ function readPatch(words: Stage, heredoc: ShellWord | undefined, walk: Walk): vo
 function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
   const { evals, files } = makeSources(words);
   const texts: ShellWord[] = [...evals];
+  // Its variables on the command line (`make SHELL=rm .SHELLFLAGS=x`), in --eval texts and makefiles read below.
+  for (const w of words.slice(1)) {
+    if (w.dynamic && /^(SHELL|\.SHELLFLAGS|MAKESHELL|MAKEFLAGS)[:+?!]*=/.test(w.literal)) {
+      walk.problems.push(`make's ${w.text.slice(0, 60)} is only known when it runs`);
+    }
+  }
+  const assigned = makeShellProblem(
+    words.slice(1).filter((w) => !w.dynamic && isAssignment(w.text)).map((w) => w.text).join("\n"),
+  );
+  if (assigned !== null) walk.problems.push(assigned);
   for (const f of files) {
     if (f.dynamic) walk.problems.push(`make reads the makefile ${f.text}, unknown until it runs`);
-    else if (STDIN_FILES.test(f.text)) {
+    else if (isStdinPath(f.text)) {
       if (heredoc !== undefined) texts.push(heredoc);
       else walk.problems.push("make reads its makefile from its input, unknown until it runs");
     } else {
@@ -403,7 +413,11 @@ function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, w
   }
   for (const text of texts) {
     if (text.dynamic) readScript(text, depth, walk); // a problem: its text is unknown
-    else for (const recipe of makeRecipes(text.text)) readScript(literalWord(recipe), depth, walk);
+    else {
+      const shell = makeShellProblem(text.text);
+      if (shell !== null) walk.problems.push(shell);
+      for (const recipe of makeRecipes(text.text)) readScript(literalWord(recipe), depth, walk);
+    }
   }
 }
 
@@ -459,6 +473,8 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     else if (git !== null) walk.problems.push(git);
     else if (COMMAND_VARS.test(name)) {
       readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
+    } else if (/^(MAKEFLAGS|MFLAGS|GNUMAKEFLAGS)$/.test(name) && /SHELL|\$|`/.test(w.text.slice(eq + 1))) {
+      walk.problems.push(`${name} may give make a SHELL or .SHELLFLAGS to run its recipes with, not read here`);
     } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
       walk.problems.push(`${name} comes from ${w.text.slice(eq + 1)}: a shell runs it, unknown until it runs`);
     } else if (eq > 0 ? /\$\(|`/.test(text.slice(eq + 1)) : SUBSCRIPT.test(text)) {
@@ -517,7 +533,7 @@ function runInner(
     }
     const wrote = writtenText(walk.written, f.text);
     if (wrote !== undefined) return readScript(wrote, depth, walk); // a script this line wrote
-    if (!STDIN_FILES.test(f.text)) return; // a script file: not read (see docs/rules.md)
+    if (!isStdinPath(f.text)) return; // a script file: not read (see docs/rules.md)
   }
   // A here-document or here-string is read; `echo 'git push' | sh`, `curl … | bash`: unknown here.
   if (heredoc !== undefined) readScript(heredoc, depth, walk);
@@ -556,6 +572,9 @@ function readRuns(runs: Runs, depth: number, walk: Walk): void {
     if (stages.length > 0) walk.units.push(stages);
   }
 }
+
+/** The long options of `su`, `runuser` and `script` whose value is a shell command. */
+const SCRIPT_OPTIONS = ["--command", "--session-command"];
 
 /** The shell's reserved words (an alias may stand for one: `alias k=case`). */
 const RESERVED = new Set([
@@ -631,10 +650,14 @@ function runsScripts(name: string, words: Stage, depth: number, walk: Walk): boo
       ? afterOptionsAt(name, words)
       : words.length;
     for (let k = 1; k < end && words[k].text !== "--"; k++) {
-      const m = /^(?:-[abd-z]*c|--command=?)(.*)$/s.exec(words[k].text);
-      if (!m) continue;
+      // `--command`, su's and runuser's `--session-command`, abbreviated or not (`--comm=…`, `--session=…`).
+      const t = words[k].text, eq = t.indexOf("=");
+      const long = expandLong(t, SCRIPT_OPTIONS) !== null;
+      const m = long ? null : /^-[abd-z]*c(.*)$/s.exec(t);
+      if (!long && !m) continue;
+      const inline = long ? (eq === -1 ? null : t.slice(eq + 1)) : m![1] !== "" ? m![1] : null;
       readScript(
-        m[1] !== "" ? { ...words[k], text: m[1], literal: m[1] } : words[k + 1] ?? literalWord(""),
+        inline !== null ? wordFrom(words[k], t.length - inline.length) : words[k + 1] ?? literalWord(""),
         depth,
         walk,
       );

@@ -13,7 +13,8 @@
 import { runnerOf, runnerScript } from "./runners.ts";
 import { PAIRS, POSITIONALS, VALUE_OPTIONS } from "./wrapper_table.ts";
 import { windowsShellInner } from "./windows_shells.ts";
-import { joinWords, literalWord, type ShellWord, UNKNOWN_ARGUMENTS } from "./shell.ts";
+import { joinWords, literalWord, type ShellWord, UNKNOWN_ARGUMENTS, wordFrom } from "./shell.ts";
+import { expandLong, longNames } from "./long_options.ts";
 import { ownEntry } from "../../json.ts";
 
 /** What a wrapper runs. */
@@ -74,7 +75,11 @@ export function isWrapper(name: string): boolean {
  * ```
  */
 export function afterOptionsAt(name: string, words: readonly ShellWord[], flip = -1): number {
-  const known = VALUE_OPTIONS[name];
+  const table = VALUE_OPTIONS[name];
+  // A long option abbreviated (`timeout --sig KILL`, `xargs --arg f`) takes a value as the option does.
+  const known = {
+    test: (o: string) => table.test(o) || (!o.includes("=") && expandLong(o, longNames(table)) !== null),
+  };
   const pairs = ownEntry(PAIRS, name) ?? null;
   let i = 1;
   while (i < words.length) {
@@ -112,6 +117,9 @@ export function afterOptions(name: string, words: readonly ShellWord[]): ShellWo
   return i < words.length ? words.slice(i) : null;
 }
 
+/** `env`'s long options that take a value. */
+const ENV_LONG_VALUES = ["--split-string", "--unset", "--chdir", "--argv0"];
+
 /** `env`'s short options that take a value (the rest of the word, or the next word). */
 const ENV_VALUE = new Set(["u", "C", "a", "S", "P", "L", "U"]);
 /** A word env takes for a variable: any holding "=" that is no option. */
@@ -131,13 +139,14 @@ function envInner(words: readonly ShellWord[]): Inner | null {
     }
     if (t === "--") return i + 1 < words.length ? { kind: "command", words: words.slice(i + 1) } : null;
     if (ASSIGNMENT.test(t) || w.dynamic || t === "-") continue;
-    const split = /^--split-string(?:=(.*))?$/s.exec(t);
-    if (split) {
-      const value = split[1] !== undefined ? w : words[i + 1];
-      return envSplit(split[1] ?? value?.text ?? "", value?.dynamic === true, words.slice(i + (split[1] ? 1 : 2)));
+    const long = expandLong(t, ENV_LONG_VALUES); // abbreviated too: `env --sp='git push'`
+    if (long === "--split-string") {
+      const eq = t.indexOf("=");
+      const value = eq !== -1 ? wordFrom(w, eq + 1) : words[i + 1];
+      return envSplit(value?.text ?? "", value?.dynamic === true, words.slice(i + (eq !== -1 ? 1 : 2)));
     }
     if (t.startsWith("--")) {
-      if (/^--(unset|chdir|argv0)$/.test(t)) i++;
+      if (long !== null && !t.includes("=")) i++;
       continue;
     }
     if (!t.startsWith("-")) return { kind: "command", words: words.slice(i) };
@@ -196,6 +205,7 @@ function shellInner(words: readonly ShellWord[]): Inner {
 /** `flock [options] FILE -c SCRIPT` or `flock [options] FILE COMMAND…`. */
 function flockInner(words: readonly ShellWord[]): Inner | null {
   const i = afterOptionsAt("flock", words);
+  // After the file, flock compares the word with -c and --command whole (no abbreviation there).
   if (/^(-c|--command)$/.test(words[i]?.text ?? "")) return { kind: "script", script: words[i + 1] ?? literalWord("") };
   return i < words.length ? { kind: "command", words: words.slice(i) } : null;
 }
