@@ -13,6 +13,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { rulesFile } from "./helpers/mcp_gateway.ts";
 import { openSession, rawPost, startGateway, startRawUpstream, toolCall } from "./helpers/mcp_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
@@ -26,6 +27,48 @@ function caseDir(name: string): { base: string; root: string } {
 }
 
 describe("noema mcp --upstream: the exchange with the upstream", () => {
+  it("refuses (415) a body in another charset or content coding, and forwards the UTF-8 JSON it ruled on", async () => {
+    const { base, root } = caseDir("charset");
+    const up = await startRawUpstream();
+    const rules = rulesFile(base, {
+      deny: [{ rule: "mcp__m__danger", reason: "danger is denied" }, { rule: "Read(//srv/secrets/**)" }],
+    });
+    const gw = startGateway(base, root, up.url, ["--name", "m", "--rules", rules]);
+    try {
+      const url = new URL(await gw.url);
+      const session = await openSession(url);
+      const utf7 = { ...session, "content-type": "application/json; charset=utf-7" };
+      // The upstream reads "d+AGE-nger" in UTF-7 as "danger", and "/srv/secrets+AC8-key.pem" as "/srv/secrets/key.pem".
+      const refused = [
+        await rawPost(url, toolCall(2, "d+AGE-nger"), utf7),
+        await rawPost(url, toolCall(3, "read_file", { path: "/srv/secrets+AC8-key.pem" }), utf7),
+        await rawPost(url, toolCall(4, "safe"), { ...session, "content-type": "application/json;charset=ISO-8859-1" }),
+        await rawPost(url, toolCall(5, "safe"), { ...session, "content-type": "text/plain" }),
+        await rawPost(url, toolCall(6, "safe"), { ...session, "content-type": null }),
+        await rawPost(url, toolCall(7, "safe"), { ...session, "content-encoding": "gzip" }),
+      ];
+      for (const r of refused) {
+        assert.equal(r.status, 415, r.body);
+        const error = JSON.parse(r.body).error;
+        assert.equal(error.code, -32000, r.body);
+        assert.match(error.message, /^noema mcp: .*(charset|Content-Type|Content-Encoding)/, r.body);
+      }
+      const ok = await rawPost(url, toolCall(8, "safe"), {
+        ...session,
+        "content-type": 'Application/JSON; Charset="UTF-8"',
+      });
+      assert.equal(ok.status, 200, ok.body);
+      assert.match(ok.body, /ran safe/);
+      assert.deepEqual(up.calls.map((c) => c.name), ["safe"], "no refused body reached the upstream");
+      const call = up.requests.find((r) => r.body.includes('"tools/call"'))!;
+      assert.equal(call.headers["content-type"], "application/json", "sent as UTF-8 JSON, no client charset");
+      assert.equal(call.body, toolCall(8, "safe"), "the bytes ruled on");
+    } finally {
+      await gw.stop();
+      await up.close();
+    }
+  });
+
   it("relays an SSE answer's events in the order the upstream sent them (a call's result before what followed it)", async () => {
     const { base, root } = caseDir("sse-order");
     const up = await startRawUpstream((call, res) => {

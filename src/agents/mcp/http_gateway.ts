@@ -26,6 +26,7 @@ import { GovernedSession, type GovernedSettings, type Message } from "./governed
 import { foreignHost } from "./local_origin.ts";
 import { MAX_LINE_BYTES } from "./lines.ts";
 import { SseParser, sseText } from "./sse.ts";
+import { RELAYED_TYPE, unrelayedBody } from "./body_type.ts";
 
 /** How the HTTP gateway runs. */
 export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
@@ -40,8 +41,19 @@ export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackNam
   signal: AbortSignal;
 }
 
-/** Request headers not passed on (hop by hop, or recomputed). */
-const DROP_REQUEST = new Set(["host", "connection", "content-length", "transfer-encoding", "accept-encoding"]);
+/**
+ * Request headers not passed on (hop by hop, or recomputed: a body relayed goes as the UTF-8 JSON it was ruled on,
+ * `body_type.ts`).
+ */
+const DROP_REQUEST = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "transfer-encoding",
+  "accept-encoding",
+  "content-type",
+  "content-encoding",
+]);
 /** Response headers not passed on (the body may change). */
 const DROP_RESPONSE = new Set(["content-length", "transfer-encoding", "connection", "content-encoding"]);
 
@@ -147,6 +159,9 @@ class HttpGateway {
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, sid: string, gone: AbortSignal): Promise<void> {
+    // A body the upstream could read otherwise than as the UTF-8 JSON ruled on (another charset, a content coding).
+    const refused = unrelayedBody(header(req, "content-type"), header(req, "content-encoding"));
+    if (refused !== null) return void (req.resume(), answer(res, 415, refused));
     const body = await readBody(req, MAX_LINE_BYTES);
     if (body === null) return answer(res, 413, `a body over ${MAX_LINE_BYTES} bytes is not relayed`);
     // Each initialize without a session is a session of its own until the upstream says which (never a slot that
@@ -165,9 +180,11 @@ class HttpGateway {
       }
       let up: Response;
       try {
+        const headers = forwardHeaders(req);
+        headers.set("content-type", RELAYED_TYPE); // the text ruled on, as UTF-8 (fetch encodes a string so)
         up = await fetch(this.#s.upstream, {
           method: "POST",
-          headers: forwardHeaders(req),
+          headers,
           body: routed.toServer,
           signal: gone,
         });
