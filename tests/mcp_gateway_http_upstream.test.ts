@@ -11,10 +11,12 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { rulesFile } from "./helpers/mcp_gateway.ts";
+import { events, rulesFile } from "./helpers/mcp_gateway.ts";
 import { openSession, rawPost, startGateway, startRawUpstream, toolCall } from "./helpers/mcp_http.ts";
+import { listenLocal } from "./helpers/local_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 
 const tmp = tempDir("noema-mcp-upstream-");
@@ -24,6 +26,20 @@ function caseDir(name: string): { base: string; root: string } {
   const base = join(tmp.path, name);
   mkdirSync(base, { recursive: true });
   return { base, root: join(base, "root") };
+}
+
+/** The act payloads of every episode under the root. */
+function acts(root: string): Record<string, unknown>[] {
+  const ids = readdirSync(join(root, "episodes")).filter((f) => f.startsWith("ep_"));
+  return ids.flatMap((id) =>
+    events(root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>)
+  );
+}
+
+/** Every file's text under a directory. */
+function allText(dir: string): string {
+  return readdirSync(dir, { recursive: true }).map(String).map((f) => join(dir, f))
+    .filter((p) => statSync(p).isFile()).map((p) => readFileSync(p, "utf8")).join("\n");
 }
 
 describe("noema mcp --upstream: the exchange with the upstream", () => {
@@ -67,6 +83,103 @@ describe("noema mcp --upstream: the exchange with the upstream", () => {
       await gw.stop();
       await up.close();
     }
+  });
+
+  it("records a call whose answer was lost or unusable as NoUsableAnswer (the server may have acted)", async () => {
+    const { base, root } = caseDir("no-answer");
+    const up = await startRawUpstream((call, res) => {
+      const name = (call.params as { name: string }).name;
+      const ok = JSON.stringify({ jsonrpc: "2.0", id: call.id, result: { content: [{ type: "text", text: name }] } });
+      if (name === "reset") res.socket?.destroy(); // ran, then the connection reset before any answer
+      else if (name === "garbage") res.writeHead(200, { "content-type": "application/json" }).end("{not json");
+      else if (name === "html") res.writeHead(200, { "content-type": "text/html" }).end(ok);
+      else return false;
+      return true;
+    });
+    const gw = startGateway(base, root, up.url, ["--name", "m"]);
+    try {
+      const url = new URL(await gw.url);
+      const session = await openSession(url);
+      const reset = await rawPost(url, toolCall(2, "reset"), session);
+      assert.equal(reset.status, 502, reset.body);
+      for (const [id, name] of [[3, "garbage"], [4, "html"]] as const) {
+        assert.equal((await rawPost(url, toolCall(id, name), session)).status, 200);
+      }
+    } finally {
+      await gw.stop();
+      await up.close();
+    }
+    // Each once: a POST is never sent again after its connection reset (Deno's pooled fetch did).
+    assert.deepEqual(up.calls.map((c) => c.name), ["reset", "garbage", "html"], "the upstream ran each once");
+    const recorded = acts(root).map((a) => [a.tool, a.error as { type: string; message: string }] as const);
+    assert.equal(recorded.length, 3, JSON.stringify(recorded));
+    for (const [tool, error] of recorded) {
+      assert.equal(error?.type, "NoUsableAnswer", `${tool}: ${JSON.stringify(error)}`);
+      assert.match(error.message, /may have acted/, String(tool));
+      assert.doesNotMatch(error.message, /did not reach/, String(tool));
+    }
+  });
+
+  it("shows the upstream without its userinfo or query (stderr, 502s, the record), and records a refused connection as NotDelivered", async () => {
+    const { base, root } = caseDir("secrets");
+    // Port 2 of 127.0.0.1: nothing listens there (see REFUSED_PORT), and no runtime's fetch blocks it.
+    const upstream = "http://user:PASSW0RD@127.0.0.1:2/mcp?api_key=QUERYSECRET";
+    const gw = startGateway(base, root, upstream, ["--name", "m"]);
+    const answers: string[] = [];
+    try {
+      const url = new URL(await gw.url);
+      const call = await rawPost(url, toolCall(2, "safe"));
+      assert.equal(call.status, 502, call.body);
+      assert.match(call.body, /upstream http:\/\/127\.0\.0\.1:2\/mcp\?…: /);
+      const get = await rawPost(url, "", { "content-type": null }, "GET");
+      assert.equal(get.status, 502, get.body);
+      answers.push(call.body, get.body);
+    } finally {
+      await gw.stop();
+    }
+    assert.match(gw.stderr(), /listening on http:\/\/\S+ \(upstream http:\/\/127\.0\.0\.1:2\/mcp\?…\)/);
+    const seen = [...answers, gw.stderr(), allText(root)].join("\n");
+    for (const secret of ["PASSW0RD", "QUERYSECRET", "api_key"]) {
+      assert.doesNotMatch(seen, new RegExp(secret), `${secret} shown: ${seen.slice(0, 2000)}`);
+    }
+    const [act] = acts(root);
+    const error = act.error as { type: string; message: string };
+    assert.equal(error.type, "NotDelivered", JSON.stringify(error));
+    assert.match(error.message, /did not reach the server/);
+  });
+
+  it("never follows a redirect: a 307 or 303 is a failure naming where it pointed, without its secrets", async () => {
+    const { base, root } = caseDir("redirect");
+    const target = await startRawUpstream();
+    let code = 307;
+    const redirector = await listenLocal(createServer((req, res) => {
+      req.resume();
+      const to = target.url.replace("http://", "http://u:LOCPASS@") + "?token=LOCSECRET";
+      res.writeHead(code, { location: to }).end();
+    }));
+    const gw = startGateway(base, root, `${redirector.origin}/mcp`, ["--name", "m"]);
+    try {
+      const url = new URL(await gw.url);
+      const shown = target.url.replace(/[.:/]/g, "\\$&") + "\\?…";
+      for (const [id, status] of [[2, 307], [3, 303]]) {
+        code = status;
+        const r = await rawPost(url, toolCall(id, "safe"));
+        assert.equal(r.status, 502, r.body);
+        assert.match(r.body, new RegExp(`HTTP ${status}.*redirect to ${shown}.*not followed`), r.body);
+        assert.doesNotMatch(r.body, /LOCPASS|LOCSECRET/);
+      }
+      const get = await rawPost(url, "", { "content-type": null }, "GET");
+      assert.equal(get.status, 502, get.body);
+    } finally {
+      await gw.stop();
+      await redirector.close();
+      await target.close();
+    }
+    assert.equal(target.requests.length, 0, "nothing reached where the redirects pointed");
+    const errors = acts(root).map((a) => a.error as { type: string; message: string });
+    assert.deepEqual(errors.map((e) => e.type), ["NoUsableAnswer", "NoUsableAnswer"]);
+    for (const e of errors) assert.match(e.message, /redirect/);
+    assert.doesNotMatch(allText(root), /LOCPASS|LOCSECRET/);
   });
 
   it("relays an SSE answer's events in the order the upstream sent them (a call's result before what followed it)", async () => {

@@ -27,6 +27,8 @@ import { foreignHost } from "./local_origin.ts";
 import { MAX_LINE_BYTES } from "./lines.ts";
 import { SseParser, sseText } from "./sse.ts";
 import { RELAYED_TYPE, unrelayedBody } from "./body_type.ts";
+import { failureText, fetchUpstream, lostCall, noUsableAnswer } from "./upstream_fetch.ts";
+import { shownUrl } from "./upstream_url.ts";
 
 /** How the HTTP gateway runs. */
 export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
@@ -131,7 +133,7 @@ class HttpGateway {
       if (req.method === "POST") return await this.#post(req, res, sid, gone.signal);
       const g = this.#sessionOf(sid);
       if (g === null) return notFound(res, sid);
-      const up = await fetch(this.#s.upstream, {
+      const up = await fetchUpstream(this.#s.upstream, {
         method: req.method,
         headers: forwardHeaders(req),
         signal: gone.signal,
@@ -148,9 +150,12 @@ class HttpGateway {
     }
   }
 
-  /** An exchange that failed: the client told, unless its answer had begun (then it is ended there). */
+  /**
+   * An exchange that failed: the client told, unless its answer had begun (then it is ended there). The upstream is
+   * named as shown (`upstream_url.ts`: no userinfo, no query), in the error's text too.
+   */
   #failed(res: ServerResponse, e: unknown): void {
-    const why = `upstream ${this.#s.upstream}: ${describeThrown(e).message}`;
+    const why = `upstream ${shownUrl(this.#s.upstream)}: ${failureText(e, this.#s.upstream)}`;
     if (res.headersSent) {
       this.#s.log(`noema mcp: ${why}`);
       return void res.end(); // never text inside an event stream: the client reads it as a broken stream
@@ -182,23 +187,34 @@ class HttpGateway {
       try {
         const headers = forwardHeaders(req);
         headers.set("content-type", RELAYED_TYPE); // the text ruled on, as UTF-8 (fetch encodes a string so)
-        up = await fetch(this.#s.upstream, {
-          method: "POST",
-          headers,
-          body: routed.toServer,
-          signal: gone,
-        });
+        up = await fetchUpstream(this.#s.upstream, { method: "POST", headers, body: routed.toServer, signal: gone });
       } catch (e) {
-        await g.settle(body, `the request did not reach the server: ${describeThrown(e).message}`);
+        // Said not delivered only when it never reached the server; else the server may have acted.
+        await g.settle(body, lostCall(e, this.#s.upstream));
         throw e;
       }
       if (fresh) kept = await this.#opened(up, g);
-      const streamed = await this.#relay(up, res, g);
+      const type = up.headers.get("content-type") ?? "no Content-Type";
+      let streamed: boolean;
+      try {
+        streamed = await this.#relay(up, res, g);
+      } catch (e) {
+        // Lost while its answer was read (a reset, the client gone); an event stream the client may resume is not.
+        if (!isEventStream(up)) {
+          await g.settle(body, noUsableAnswer(`HTTP ${up.status}, ${type}: ${this.#lost(e, gone)}`));
+        }
+        throw e;
+      }
       // Answered otherwise than by a stream the client may resume: what it did not answer, it never will.
-      if (!streamed) await g.settle(body, `the server did not answer it (HTTP ${up.status})`);
+      if (!streamed) await g.settle(body, noUsableAnswer(`HTTP ${up.status}, ${type}: no answer to it was relayed`));
     } finally {
       if (!kept) this.#sealed.push(...await g.end("the upstream opened no session", false));
     }
+  }
+
+  /** Why an answer being read was lost. */
+  #lost(e: unknown, gone: AbortSignal): string {
+    return gone.aborted ? "the client left before the answer came" : failureText(e, this.#s.upstream);
   }
 
   /**
@@ -226,7 +242,7 @@ class HttpGateway {
     });
     // Read as clients read it: the SDK's by its media type in any case, Python's by how it starts.
     const type = (up.headers.get("content-type") ?? "").trim().toLowerCase();
-    const sse = type.startsWith("text/event-stream");
+    const sse = isEventStream(up);
     if (!sse && type.startsWith("application/json")) {
       const text = await bodyText(up, MAX_LINE_BYTES);
       if (text === null) {
@@ -306,6 +322,11 @@ async function relayEvents(
   }, MAX_LINE_BYTES);
   for await (const chunk of body) await parser.push(decoder.decode(chunk, { stream: true }));
   await parser.end();
+}
+
+/** Whether an answer is an event stream (its media type read in any case). */
+function isEventStream(up: Response): boolean {
+  return (up.headers.get("content-type") ?? "").trim().toLowerCase().startsWith("text/event-stream");
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
