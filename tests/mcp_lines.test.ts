@@ -47,3 +47,30 @@ describe("SseParser's limit (the HTTP gateway's events)", () => {
     ]);
   });
 });
+
+describe("SseParser's order (the HTTP gateway's events)", () => {
+  it("hands on one event at a time: the next is not started before the one before it is done", async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const first = new Promise<void>((r) => release = r);
+    const p = new SseParser(async (e) => {
+      log.push(`start ${e.data}`);
+      if (e.data === "result") await first; // a tools/call result, being recorded
+      log.push(`done ${e.data}`);
+    });
+    const pushed = p.push("data: result\n\ndata: notification\n\ndata: last\n\n");
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
+    assert.deepEqual(log, ["start result"], "nothing after the first event began while it was handled");
+    release();
+    await pushed;
+    await p.end();
+    assert.deepEqual(log, [
+      "start result",
+      "done result",
+      "start notification",
+      "done notification",
+      "start last",
+      "done last",
+    ]);
+  });
+});

@@ -145,15 +145,16 @@ export class GovernedSession {
   /**
    * The requests of a client's message (`line`) that the server will not answer: the HTTP exchange that carried them
    * failed or ended without their answers (an error the server gave no id, a refusal, a body that is no answer). They
-   * are no longer in flight (the client may use their ids again); a call among them is recorded as not answered.
+   * are no longer in flight (the client may use their ids again); a call among them is recorded with `error` (what is
+   * known of it: not delivered, or no usable answer, `upstream_fetch.ts`).
    */
-  async settle(line: string, why: string): Promise<void> {
+  async settle(line: string, error: { type: string; message: string }): Promise<void> {
     for (const id of requestIds(line)) {
       const key = idKey(id), sent = this.#forwarded.get(key);
       if (sent === undefined) continue;
       this.#forwarded.delete(key);
       if (sent.callId === undefined || sent.method !== "tools/call") continue;
-      await this.#session.record(sent.callId, { status: "error", error: { type: "NotAnswered", message: why } })
+      await this.#session.record(sent.callId, { status: "error", error })
         .catch((e) => this.#s.log(`noema mcp: ${sent.callId} not recorded: ${describeThrown(e).message}`));
     }
   }

@@ -26,6 +26,9 @@ import { GovernedSession, type GovernedSettings, type Message } from "./governed
 import { foreignHost } from "./local_origin.ts";
 import { MAX_LINE_BYTES } from "./lines.ts";
 import { SseParser, sseText } from "./sse.ts";
+import { RELAYED_TYPE, unrelayedBody } from "./body_type.ts";
+import { failureText, fetchUpstream, lostCall, noUsableAnswer } from "./upstream_fetch.ts";
+import { shownUrl } from "./upstream_url.ts";
 
 /** How the HTTP gateway runs. */
 export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackName"> {
@@ -40,8 +43,19 @@ export interface HttpGatewaySettings extends Omit<GovernedSettings, "fallbackNam
   signal: AbortSignal;
 }
 
-/** Request headers not passed on (hop by hop, or recomputed). */
-const DROP_REQUEST = new Set(["host", "connection", "content-length", "transfer-encoding", "accept-encoding"]);
+/**
+ * Request headers not passed on (hop by hop, or recomputed: a body relayed goes as the UTF-8 JSON it was ruled on,
+ * `body_type.ts`).
+ */
+const DROP_REQUEST = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "transfer-encoding",
+  "accept-encoding",
+  "content-type",
+  "content-encoding",
+]);
 /** Response headers not passed on (the body may change). */
 const DROP_RESPONSE = new Set(["content-length", "transfer-encoding", "connection", "content-encoding"]);
 
@@ -119,7 +133,7 @@ class HttpGateway {
       if (req.method === "POST") return await this.#post(req, res, sid, gone.signal);
       const g = this.#sessionOf(sid);
       if (g === null) return notFound(res, sid);
-      const up = await fetch(this.#s.upstream, {
+      const up = await fetchUpstream(this.#s.upstream, {
         method: req.method,
         headers: forwardHeaders(req),
         signal: gone.signal,
@@ -136,9 +150,12 @@ class HttpGateway {
     }
   }
 
-  /** An exchange that failed: the client told, unless its answer had begun (then it is ended there). */
+  /**
+   * An exchange that failed: the client told, unless its answer had begun (then it is ended there). The upstream is
+   * named as shown (`upstream_url.ts`: no userinfo, no query), in the error's text too.
+   */
   #failed(res: ServerResponse, e: unknown): void {
-    const why = `upstream ${this.#s.upstream}: ${describeThrown(e).message}`;
+    const why = `upstream ${shownUrl(this.#s.upstream)}: ${failureText(e, this.#s.upstream)}`;
     if (res.headersSent) {
       this.#s.log(`noema mcp: ${why}`);
       return void res.end(); // never text inside an event stream: the client reads it as a broken stream
@@ -147,6 +164,9 @@ class HttpGateway {
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, sid: string, gone: AbortSignal): Promise<void> {
+    // A body the upstream could read otherwise than as the UTF-8 JSON ruled on (another charset, a content coding).
+    const refused = unrelayedBody(header(req, "content-type"), header(req, "content-encoding"));
+    if (refused !== null) return void (req.resume(), answer(res, 415, refused));
     const body = await readBody(req, MAX_LINE_BYTES);
     if (body === null) return answer(res, 413, `a body over ${MAX_LINE_BYTES} bytes is not relayed`);
     // Each initialize without a session is a session of its own until the upstream says which (never a slot that
@@ -165,23 +185,36 @@ class HttpGateway {
       }
       let up: Response;
       try {
-        up = await fetch(this.#s.upstream, {
-          method: "POST",
-          headers: forwardHeaders(req),
-          body: routed.toServer,
-          signal: gone,
-        });
+        const headers = forwardHeaders(req);
+        headers.set("content-type", RELAYED_TYPE); // the text ruled on, as UTF-8 (fetch encodes a string so)
+        up = await fetchUpstream(this.#s.upstream, { method: "POST", headers, body: routed.toServer, signal: gone });
       } catch (e) {
-        await g.settle(body, `the request did not reach the server: ${describeThrown(e).message}`);
+        // Said not delivered only when it never reached the server; else the server may have acted.
+        await g.settle(body, lostCall(e, this.#s.upstream));
         throw e;
       }
       if (fresh) kept = await this.#opened(up, g);
-      const streamed = await this.#relay(up, res, g);
+      const type = up.headers.get("content-type") ?? "no Content-Type";
+      let streamed: boolean;
+      try {
+        streamed = await this.#relay(up, res, g);
+      } catch (e) {
+        // Lost while its answer was read (a reset, the client gone); an event stream the client may resume is not.
+        if (!isEventStream(up)) {
+          await g.settle(body, noUsableAnswer(`HTTP ${up.status}, ${type}: ${this.#lost(e, gone)}`));
+        }
+        throw e;
+      }
       // Answered otherwise than by a stream the client may resume: what it did not answer, it never will.
-      if (!streamed) await g.settle(body, `the server did not answer it (HTTP ${up.status})`);
+      if (!streamed) await g.settle(body, noUsableAnswer(`HTTP ${up.status}, ${type}: no answer to it was relayed`));
     } finally {
       if (!kept) this.#sealed.push(...await g.end("the upstream opened no session", false));
     }
+  }
+
+  /** Why an answer being read was lost. */
+  #lost(e: unknown, gone: AbortSignal): string {
+    return gone.aborted ? "the client left before the answer came" : failureText(e, this.#s.upstream);
   }
 
   /**
@@ -209,7 +242,7 @@ class HttpGateway {
     });
     // Read as clients read it: the SDK's by its media type in any case, Python's by how it starts.
     const type = (up.headers.get("content-type") ?? "").trim().toLowerCase();
-    const sse = type.startsWith("text/event-stream");
+    const sse = isEventStream(up);
     if (!sse && type.startsWith("application/json")) {
       const text = await bodyText(up, MAX_LINE_BYTES);
       if (text === null) {
@@ -289,6 +322,11 @@ async function relayEvents(
   }, MAX_LINE_BYTES);
   for await (const chunk of body) await parser.push(decoder.decode(chunk, { stream: true }));
   await parser.end();
+}
+
+/** Whether an answer is an event stream (its media type read in any case). */
+function isEventStream(up: Response): boolean {
+  return (up.headers.get("content-type") ?? "").trim().toLowerCase().startsWith("text/event-stream");
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

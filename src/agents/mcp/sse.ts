@@ -45,7 +45,6 @@ export class SseParser {
   #block: SseEvent = { data: null, comments: [] };
   #fields = false;
   readonly #onEvent: (e: SseEvent) => void | Promise<void>;
-  #pending: (void | Promise<void>)[] = [];
 
   /** `maxChars`: the most an event's data (or any line) may hold; past it the data is dropped unread. */
   constructor(onEvent: (e: SseEvent) => void | Promise<void>, maxChars = Infinity) {
@@ -53,7 +52,11 @@ export class SseParser {
     this.#max = maxChars;
   }
 
-  /** Adds text; returns once the events it completed were handed on. */
+  /**
+   * Adds text; returns once the events it completed were handed on, one at a time and in order: each event's
+   * callback is awaited before the next event's begins (so a call's result is relayed before a notification or a
+   * second answer that followed it, however long recording the result takes). Await each push before the next.
+   */
   async push(text: string): Promise<void> {
     if (this.#start && text.length > 0) {
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -68,15 +71,13 @@ export class SseParser {
       const hit = m.exec(text);
       if (hit === null) break;
       if (hit[0] === "\r" && hit.index === text.length - 1) this.#afterCr = true;
-      this.#lineDone(this.#lineOver ? null : this.#line + text.slice(i, hit.index));
+      const event = this.#lineDone(this.#lineOver ? null : this.#line + text.slice(i, hit.index));
       this.#line = "";
       this.#lineOver = false;
       i = hit.index + hit[0].length;
+      if (event !== null) await this.#onEvent(event);
     }
     this.#keep(text.slice(i));
-    const pending = this.#pending;
-    this.#pending = [];
-    for (const p of pending) await p;
   }
 
   /** Keeps the start of an unended line, unless it is over the limit (then nothing more of it is kept). */
@@ -97,29 +98,33 @@ export class SseParser {
     return this.push("\n");
   }
 
-  /** One line (null: over the limit, unread: the block's data is dropped). */
-  #lineDone(line: string | null): void {
+  /**
+   * One line (null: over the limit, unread: the block's data is dropped); the event it ended, if it ended one (a blank
+   * line after fields), for the caller to hand on.
+   */
+  #lineDone(line: string | null): SseEvent | null {
     if (line === null || (this.#block.data?.length ?? 0) + line.length > this.#max) {
       this.#fields = true;
       this.#block.data = null;
       this.#block.oversized = true;
-      return;
+      return null;
     }
     if (line === "") {
-      if (this.#fields) this.#pending.push(this.#onEvent(this.#block));
+      const ended = this.#fields ? this.#block : null;
       this.#block = { data: null, comments: [] };
       this.#fields = false;
-      return;
+      return ended;
     }
     this.#fields = true;
-    if (line.startsWith(":")) return void this.#block.comments.push(line.slice(1));
+    if (line.startsWith(":")) return (this.#block.comments.push(line.slice(1)), null);
     const colon = line.indexOf(":");
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data" && this.#block.oversized) return;
+    if (field === "data" && this.#block.oversized) return null;
     if (field === "data") this.#block.data = this.#block.data === null ? value : `${this.#block.data}\n${value}`;
     else if (field === "event" || field === "id" || field === "retry") this.#block[field] = value;
+    return null;
   }
 }
 

@@ -15,6 +15,7 @@ import process from "node:process";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { runGateway } from "../../agents/mcp/gateway.ts";
 import { runHttpGateway } from "../../agents/mcp/http_gateway.ts";
+import { shownUrl } from "../../agents/mcp/upstream_url.ts";
 import { waitLocalDecision } from "../../agents/mcp/local_wait.ts";
 import { acceptTool, pinnedServers, readPins } from "../../agents/mcp/pins.ts";
 import type { AwaitDecision } from "../../agents/mcp/session.ts";
@@ -145,7 +146,7 @@ async function serve(ctx: CliContext, argv: string[], opts: McpOptions, root: st
       host,
       port,
       signal: stop.signal,
-      onListening: (url) => ctx.out.note(`noema mcp: listening on ${url} (upstream ${upstream})`),
+      onListening: (url) => ctx.out.note(`noema mcp: listening on ${url} (upstream ${shownUrl(upstream)})`),
     });
     for (const id of sealed) sealedNote(ctx, root, id);
     return;
@@ -191,9 +192,11 @@ function upstreamUrl(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw usageError(`--upstream ${JSON.stringify(text)}: not a URL`);
+    throw usageError("--upstream: not a URL"); // not echoed: it may hold a secret
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw usageError(`--upstream ${text}: not http(s)`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw usageError(`--upstream ${shownUrl(url)}: not http(s)`);
+  }
   return url.href;
 }
 
