@@ -555,7 +555,10 @@ describe("defect 7: the package bin with only Node on PATH", () => {
       env: { ...env, npm_command: "exec" },
       encoding: "utf8",
     });
-    assert.match(viewed.stdout, /decide: npx noema approve ep_\S+ --resume {2}\| {2}npx noema reject ep_/);
+    assert.match(
+      viewed.stdout,
+      /decide: npx noema approve ep_\S+ --checkpoint chk_\S+ --resume {2}\| {2}npx noema reject ep_/,
+    );
     // An error that names the command to type next names it the same way (the runtime's own messages said noema).
     const early = spawnSync(launcher, ["resume", held.stdout.trim()], {
       cwd: w.cwd,
@@ -563,7 +566,10 @@ describe("defect 7: the package bin with only Node on PATH", () => {
       encoding: "utf8",
     });
     assert.equal(early.status, EXIT.NO_CHECKPOINT, early.stderr);
-    assert.match(early.stderr, /has no decision yet: run npx noema approve ep_\S+ or npx noema reject ep_/);
+    assert.match(
+      early.stderr,
+      /has no decision yet: run npx noema approve ep_\S+ --checkpoint chk_\S+ or npx noema reject ep_\S+ --checkpoint chk_/,
+    );
     assert.ok(!existsSync(join(w.cwd, "pwned")), "the bunfig.toml of the working directory was not read");
     const missing = spawnSync(node, [launcher, "--version"], {
       cwd: w.cwd,

@@ -9,6 +9,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { cli } from "./helpers/cli.ts";
 import {
   type CallResult,
@@ -172,6 +173,57 @@ describe("noema mcp: approvals", () => {
     assert.equal(v.code, 0, v.stdout);
     const acts = events(c.root, id).filter((e) => e.phase === "act").map((e) => e.payload as Record<string, unknown>);
     assert.deepEqual(acts.map((a) => a.step_status), ["done", "vetoed"]);
+  });
+});
+
+describe("noema mcp: a gateway killed while a call waits for approval", () => {
+  it("view says to end the episode, approve --resume is refused recording nothing, resume --abort seals it", async () => {
+    const c = setup("killed-waiting");
+    const rules = rulesFile(c.base, { ask: [{ rule: "mcp__fs__write_file", reason: "writes need a look" }] });
+    const { client, pid } = await connect(c, ["--name", "fs", "--rules", rules, "--wait", "1h"]);
+    const pending = client.callTool({ name: "write_file", arguments: { path: "w.txt", content: "w" } }, {
+      timeout: HANG_MS,
+    }).catch((e) => e);
+    const id = await episodeOf(c.root);
+    const env = { NOEMA_ROOT: c.root };
+    // While the gateway waits, the suggested decision names the checkpoint and no --resume (the gateway applies it).
+    let live = "";
+    await withBound(
+      (async () => {
+        while (!/decide: /.test(live = cli(["view", id], { env }).stdout)) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      "the call waiting",
+    );
+    assert.match(
+      live,
+      /decide: noema approve ep_\S+ --checkpoint chk_\S+ {2}\| {2}noema reject ep_\S+ --checkpoint chk_/,
+    );
+    assert.doesNotMatch(live, /--resume/);
+    process.kill(pid()!, "SIGKILL");
+    await pending;
+    const dir = join(c.root, "episodes", id);
+    await withBound(
+      (async () => {
+        while (!/the gateway that held this call is gone/.test(cli(["view", id], { env }).stdout)) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })(),
+      "the gateway gone",
+    );
+    assert.match(cli(["view", id], { env }).stdout, /end the episode: noema resume --abort ep_/);
+    const resumed = cli(["approve", id, "--resume"], { env });
+    assert.equal(resumed.code, 2, resumed.stderr);
+    assert.match(resumed.stderr, /an MCP gateway's: decide without --resume.*resume --abort/s);
+    const approvals = join(dir, "approvals");
+    assert.deepEqual(existsSync(approvals) ? readdirSync(approvals) : [], [], "nothing recorded");
+    const aborted = cli(["resume", "--abort", id], { env });
+    assert.equal(aborted.code, 1, aborted.stderr); // an aborted run (README "Exit codes")
+    assert.ok(existsSync(join(dir, "manifest.json")), "sealed");
+    assert.equal(JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).outcomes.status, "aborted");
+    const valid = cli(["validate", id], { env });
+    assert.equal(valid.code, 0, valid.stdout);
+    assert.equal(cli(["verify", id], { env }).code, 0);
+    assert.equal(existsSync(join(c.dir, "w.txt")), false, "the call never ran");
   });
 });
 

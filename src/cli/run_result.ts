@@ -235,10 +235,11 @@ export function printRunResult(ctx: CliContext, result: RunResult, options: Prin
     });
   } else if (result.status === "pending") {
     out.line(`${result.episode_id}  ${c.yellow("waiting for approval")}  ${oneLine(result.pending?.reason ?? "")}`);
+    const at = result.checkpoint_id ? ` --checkpoint ${result.checkpoint_id}` : "";
     out.line(
       c.dim(
-        `  decide: ${calledAs()} approve ${result.episode_id} --resume   |   ${calledAs()} reject ${result.episode_id} ` +
-          "--resume",
+        `  decide: ${calledAs()} approve ${result.episode_id}${at} --resume   |   ` +
+          `${calledAs()} reject ${result.episode_id}${at} --resume`,
       ),
     );
   } else {

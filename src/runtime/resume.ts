@@ -452,7 +452,7 @@ function checkPause(
       if (!approval) {
         throw new NoemaError(
           "no_decision",
-          `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${loc.id} or ${calledAs()} reject ${loc.id}`,
+          `checkpoint ${checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${loc.id} --checkpoint ${checkpoint.checkpoint_id} or ${calledAs()} reject ${loc.id} --checkpoint ${checkpoint.checkpoint_id}`,
           {
             exitCode: EXIT.NO_CHECKPOINT,
           },
@@ -545,7 +545,7 @@ async function resumeSettings(
   // Only an approval runs the pending action (a crashed run, with no decision, continues where it stopped).
   const acts = !options.abort && (approval === null || approval.decision === "approved");
   const loadedAdapter = await reloadAdapter(rec, options, acts);
-  const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies) : [];
+  const policies = rec.mode === "meta" ? await reloadPolicies(rec, options.policies, acts) : [];
   const planner = rec.planner.path
     ? await loadPlannerFile(rec.planner.path).then((p) => ({ name: p.planner.name, path: p.path, sha256: p.sha256 }))
     : rec.planner;

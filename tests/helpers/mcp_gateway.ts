@@ -43,7 +43,7 @@ export async function connect(
   c: ReturnType<typeof setup>,
   flags: string[],
   extraEnv: Record<string, string> = {},
-): Promise<{ client: Client; stderr: () => string }> {
+): Promise<{ client: Client; stderr: () => string; pid: () => number | null }> {
   const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--", ...serverCommand(c.dir, c.calls)];
   let err = "";
   const transport = new StdioClientTransport({
@@ -56,7 +56,7 @@ export async function connect(
   transport.stderr?.on("data", (d: Uint8Array) => err += new TextDecoder().decode(d));
   const client = new Client({ name: "gateway-test", version: "1.0" });
   await withBound(client.connect(transport), "connect");
-  return { client, stderr: () => err };
+  return { client, stderr: () => err, pid: () => transport.pid };
 }
 
 /** A promise with a bound that only catches hangs. */

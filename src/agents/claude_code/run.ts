@@ -290,7 +290,7 @@ async function resumeClaudeCode(dir: string, options: ResumeOptions): Promise<Ru
   if (!pending.approval) {
     throw new NoemaError(
       "no_decision",
-      `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${episodeId} or ${calledAs()} reject ${episodeId}`,
+      `checkpoint ${pending.checkpoint.checkpoint_id} has no decision yet: run ${calledAs()} approve ${episodeId} --checkpoint ${pending.checkpoint.checkpoint_id} or ${calledAs()} reject ${episodeId} --checkpoint ${pending.checkpoint.checkpoint_id}`,
       { exitCode: EXIT.NO_CHECKPOINT },
     );
   }

@@ -27,6 +27,8 @@ import { refusePulledCopy } from "../../shared_store/claim.ts";
 import { liveOtelFor, otelSettingsOf } from "../otel_option.ts";
 import { joinNotices } from "../../export/otel/run_hooks.ts";
 import { resolveEpisodeRef } from "../episode_ref.ts";
+import { episodeUsing } from "../../agents/driver.ts";
+import { calledAs } from "../../called_as.ts";
 import { printRunResult } from "../run_result.ts";
 import { type CliContext, examples, globalOptions } from "../context.ts";
 
@@ -154,6 +156,7 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
     .action(async (episode, opts, cmd) => {
       const g = globalOptions(cmd);
       const ref = resolveEpisodeRef(episode, g);
+      if (opts.resume) refuseGatewayResume(ref, g); // before anything is recorded
       // Bound to the checkpoint the decider saw, when they name it.
       const seen = opts.checkpoint !== undefined ? { checkpointId: opts.checkpoint } : {};
       const store = storeUrlOf(cmd);
@@ -234,6 +237,29 @@ function registerDecision(program: CommandUnknownOpts, ctx: CliContext, name: "a
       }
       printRunResult(ctx, r.value, { json: opts.json, root: g.root, interrupted: r.interrupted });
     });
+}
+
+/**
+ * `--resume` of an MCP gateway's episode: the gateway waiting for the call applies a decision itself, and no other
+ * process can run the call (the gateway's connection to its server is gone with it). Refused before anything is
+ * recorded, saying what to do instead.
+ */
+function refuseGatewayResume(ref: string, g: { root?: string }): void {
+  let dir: string;
+  try {
+    dir = locateEpisode(ref, g).dir;
+  } catch {
+    return; // not here: the decision says why
+  }
+  if (episodeUsing(dir) !== "mcp") return;
+  const id = basename(dir);
+  throw new NoemaError(
+    "usage",
+    `episode ${id} is an MCP gateway's: decide without --resume (the gateway waiting for the call applies the ` +
+      `decision); if that gateway is gone, nothing can make the call: end the episode with ` +
+      `${calledAs()} resume --abort ${id}`,
+    { exitCode: EXIT.USAGE },
+  );
 }
 
 /** Whether the decision `record` was consumed by a resume (another process's: this one's failed to start). */

@@ -126,13 +126,26 @@ function header(out: Output, v: EpisodeView): void {
         })`,
       );
       if (action) out.line(`  pending action  ${show(action.kind)} ${oneLine(JSON.stringify(action.input ?? {}))}`);
-      const noema = calledAs();
-      out.line(
-        c.dim(`  decide: ${noema} approve ${v.episode_id} --resume  |  ${noema} reject ${v.episode_id} --resume`),
-      );
+      out.line(c.dim(`  ${decideHint(v.episode_id, w.checkpoint_id, v.start?.using ?? null, v.run_state)}`));
     }
   }
   for (const p of v.problems) out.line(`  ${c.red(`! ${p}`)}`);
+}
+
+/**
+ * The commands that decide a waiting run, bound to the checkpoint shown (a decision for a call that came after it is
+ * refused). An MCP gateway's call is decided without `--resume` (the gateway waiting for it applies the decision);
+ * when no gateway holds the episode any more, nothing can run the call: the episode is ended.
+ */
+function decideHint(id: string, checkpoint: string | null, using: string | null, state: string): string {
+  const noema = calledAs();
+  const at = checkpoint ? ` --checkpoint ${neutralize(checkpoint)}` : "";
+  if (using === "mcp" && state !== "running") {
+    return `the gateway that held this call is gone; end the episode: ${noema} resume --abort ${id}`;
+  }
+  const resume = using === "mcp" ? "" : " --resume";
+  const note = using === "mcp" ? "  (the gateway waiting for it applies the decision)" : "";
+  return `decide: ${noema} approve ${id}${at}${resume}  |  ${noema} reject ${id}${at}${resume}${note}`;
 }
 
 /** An agent run's final answer, whole. */

@@ -51,8 +51,25 @@ function reloadRules(
 }
 
 /**
+ * A stand-in for a policy given as an object that is not given again, where nothing will act (rejecting or aborting
+ * a run: an MCP gateway's episode after its process died). Should it be asked anyway, it vetoes.
+ */
+function standIn(id: string): LoadedPolicy {
+  const at = id.lastIndexOf("@");
+  return {
+    id,
+    name: at > 0 ? id.slice(0, at) : id,
+    version: at > 0 ? id.slice(at + 1) : "",
+    path: null,
+    sha256: null,
+    advise: () => ({ kind: "veto", advice: `policy ${id} was not given again: nothing runs`, confidence: 1 }),
+  };
+}
+
+/**
  * The recorded episode's policies, reloaded; throws a plugin mismatch when a
- * file is gone or changed, or an object policy is not given again.
+ * file is gone or changed, or an object policy is not given again (unless
+ * `acts` is false: then nothing will act, and a stand-in takes its place).
  *
  * @example
  * ```ts
@@ -63,6 +80,7 @@ function reloadRules(
 export async function reloadPolicies(
   rec: RunSettingsRecord,
   given: readonly (PolicyObject | (new () => unknown))[] | undefined,
+  acts = true,
 ): Promise<LoadedPolicy[]> {
   const objects = (given ?? []).map((p, i) => toLoadedPolicy(p, `policies[${i}]`));
   const out: LoadedPolicy[] = [];
@@ -73,8 +91,8 @@ export async function reloadPolicies(
     }
     if (p.path === null) {
       const match = objects.find((o) => o.id === p.id);
-      if (!match) throw pluginMismatch(`the run used policy ${p.id} as an object; pass it again to resume`);
-      out.push(match);
+      if (!match && acts) throw pluginMismatch(`the run used policy ${p.id} as an object; pass it again to resume`);
+      out.push(match ?? standIn(p.id));
       continue;
     }
     if (!existsSync(p.path)) throw pluginMismatch(`policy ${p.id}: its file is gone: ${p.path}`);
