@@ -204,6 +204,11 @@ test("noema rules shows the rule sets in effect; noema rules test decides one ca
   assert.equal(JSON.parse(audited.stdout).audit, true);
   writeFileSync(join(p.dir, "bad.jsonc"), '{ "deny": ["Bash(x"] }');
   assert.match(p.run(["rules", "--rules", "bad.jsonc"]).stderr, /bad\.jsonc:1: deny\[0\]: missing "\)"/);
+  // Its help lists --rules once (not again among the global options) and not `rules`' --json (its output is JSON).
+  const help = p.run(["rules", "test", "--help"]).stdout;
+  assert.equal(help.match(/--rules <file>/g)?.length, 1, help);
+  assert.doesNotMatch(help, /--json/);
+  assert.match(help, /Global Options:[\s\S]*--root <dir>/);
 });
 
 describe("a task file's adapter.env meets the rules", () => {

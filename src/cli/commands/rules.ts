@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { type CommandUnknownOpts, Help } from "@commander-js/extra-typings";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import process from "node:process";
@@ -112,6 +112,15 @@ export function registerRules(program: CommandUnknownOpts, ctx: CliContext): voi
     .option("--input <json>", 'the tool call\'s input, e.g. \'{"file_path": "/p/.env"}\'')
     .option("--rules <file>", "a rules file to add; repeatable", collect)
     .option("--workspace <dir>", "the directory relative paths start from (default: the current one)")
+    .configureHelp({
+      ...rules.configureHelp(),
+      // `rules`' own --rules is this command's (listed once, above) and its --json does not apply: the output is JSON.
+      visibleGlobalOptions(this: Help, cmd) {
+        return Help.prototype.visibleGlobalOptions.call(this, cmd).filter((o) =>
+          o.long !== "--rules" && o.long !== "--json"
+        );
+      },
+    })
     .addHelpText(
       "after",
       examples(
