@@ -318,6 +318,15 @@ const AUDIT7_READ: Case[] = [
   { line: "$'\\x72m\\x00' x", rules: RM, bash: true },
   { line: "bash //dev/stdin <<< 'rm x'", rules: RM, bash: true },
   { line: "bash /dev/./stdin <<< 'rm x'", rules: RM, bash: true },
+  // A program file from a command's output may be the program's own input.
+  {
+    line: `python3 "$(printf /dev/stdin)" <<< 'import os; os.system("rm x")'`,
+    rules: RM,
+    bash: true,
+    needs: "python3",
+  },
+  { line: `awk -f "$(printf /dev/stdin)" x <<< 'BEGIN{system("rm x")}'`, rules: RM, bash: true },
+  { line: `F=$(printf /dev/stdin); echo 'system("rm x")' | perl "$F"`, rules: RM, needs: "perl" },
 ];
 
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
@@ -1045,6 +1054,9 @@ describe("ordinary lines stay allowed", () => {
     "mysql db < dump.sql",
     "vim -es -c '%s/a/b/' -c wq f",
     "ed -s f <<< ',s/a/b/g'",
+    'for f in t/*.py; do python3 "$f"; done',
+    'python3 "$D/x.py"',
+    'python3 "$(git rev-parse --show-toplevel)/scripts/x.py"',
     "tar --totals -cf a.tar x",
     "tar --to-stdout -xf a.tar",
     "env --null ls",

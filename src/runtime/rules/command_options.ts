@@ -33,6 +33,17 @@ export interface Runs {
   problems: string[];
 }
 
+/** What the line knows of its expansions (see `known_values.ts`). */
+export interface Expansions {
+  /** Whether a word only expands a variable the line assigned literal values to (read with them elsewhere). */
+  known(w: ShellWord): boolean;
+  /** Whether a program file only known when the line runs may be the program's own input (`/dev/stdin`). */
+  mayBeInput(w: ShellWord, heredoc: boolean): boolean;
+}
+
+/** Nothing known of the line's expansions. */
+const NO_EXPANSIONS: Expansions = { known: () => false, mayBeInput: (w, heredoc) => w.dynamic && heredoc };
+
 /** Options whose value is a command: option → whether the program adds arguments after it. */
 export type CommandOptions = Record<string, boolean>;
 
@@ -106,12 +117,13 @@ export function optionRuns(
   name: string,
   words: readonly ShellWord[],
   input?: ShellWord,
-  known: (w: ShellWord) => boolean = () => false,
+  expansions: Expansions = NO_EXPANSIONS,
 ): Runs | null {
+  const known = expansions.known;
   if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk" || name === "busybox-awk") {
-    return awkRuns(words, input, known);
+    return awkRuns(words, input, expansions);
   }
-  if (name === "sed" || name === "gsed") return sedRuns(words, input, known);
+  if (name === "sed" || name === "gsed") return sedRuns(words, input, expansions);
   const options = ownEntry(PROGRAM_OPTIONS, name) ?? null;
   const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
@@ -220,7 +232,7 @@ const UNKNOWN_PROGRAMS = new WeakSet<ShellWord>();
  * which is the here-document or here-string given to it, or unknown without one; unknown from a process
  * substitution or another descriptor (`-f <(…)`, `/dev/fd/3`). Null for a file (not read, see docs/rules.md).
  */
-function programFile(file: ShellWord | undefined, input: ShellWord | undefined): ShellWord | null {
+function programFile(file: ShellWord | undefined, input: ShellWord | undefined, ex: Expansions): ShellWord | null {
   if (file === undefined) return null;
   const unknown = (from: string) => {
     const w = { text: from, dynamic: true, literal: "" };
@@ -231,6 +243,7 @@ function programFile(file: ShellWord | undefined, input: ShellWord | undefined):
     return input ?? unknown("its input");
   }
   if (/^[<>]\(/.test(file.text) || /^\/(dev|proc\/[^/]+)\/fd\/\d/.test(file.text)) return unknown(file.text);
+  if (ex.mayBeInput(file, input !== undefined)) return unknown(file.text); // `-f "$(printf /dev/stdin)" <<< …`
   return null;
 }
 
@@ -238,11 +251,11 @@ function programFile(file: ShellWord | undefined, input: ShellWord | undefined):
 const AWK_VALUE = /^(-F|-v|-f|-e|-i|-l|--file|--source|--include|--load|--assign|--field-separator)$/;
 
 /** The program texts of an `awk` command (its `-e`/`--source` values, or its first operand unless `-f` gave one). */
-function awkPrograms(words: readonly ShellWord[], input?: ShellWord): ShellWord[] {
+function awkPrograms(words: readonly ShellWord[], input?: ShellWord, ex: Expansions = NO_EXPANSIONS): ShellWord[] {
   const programs: ShellWord[] = [];
   let file = false;
   const fromFile = (f: ShellWord | undefined) => {
-    const program = programFile(f, input);
+    const program = programFile(f, input, ex);
     if (program !== null) programs.push(program);
     return f !== undefined;
   };
@@ -306,10 +319,10 @@ function unknownProgram(program: ShellWord, what: string, known: (w: ShellWord) 
 }
 
 /** What an awk program runs: literal commands are read; one built when it runs is a problem. */
-function awkRuns(words: readonly ShellWord[], input: ShellWord | undefined, known: (w: ShellWord) => boolean): Runs {
+function awkRuns(words: readonly ShellWord[], input: ShellWord | undefined, ex: Expansions): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
-  for (const program of awkPrograms(words, input)) {
-    const unknown = unknownProgram(program, "awk reads its program", known);
+  for (const program of awkPrograms(words, input, ex)) {
+    const unknown = unknownProgram(program, "awk reads its program", ex.known);
     if (unknown !== null) runs.problems.push(unknown);
     const text = program.dynamic ? program.literal : program.text;
     const rest = text.replace(AWK_RUNS, (_, a?: string, b?: string, c?: string) => {
@@ -326,11 +339,15 @@ function awkRuns(words: readonly ShellWord[], input: ShellWord | undefined, know
 }
 
 /** `sed`'s scripts: `-e`/`--expression` values, or its first operand unless `-f` gave a file; null with `--sandbox`. */
-function sedScripts(words: readonly ShellWord[], input?: ShellWord): ShellWord[] | null {
+function sedScripts(
+  words: readonly ShellWord[],
+  input?: ShellWord,
+  ex: Expansions = NO_EXPANSIONS,
+): ShellWord[] | null {
   const scripts: ShellWord[] = [];
   let file = false;
   const fromFile = (f: ShellWord | undefined) => {
-    const script = programFile(f, input);
+    const script = programFile(f, input, ex);
     if (script !== null) scripts.push(script);
     return true;
   };
@@ -378,10 +395,10 @@ export function sedFiles(words: readonly ShellWord[]): ScriptFiles {
 }
 
 /** What GNU sed's `e` command and `s///e` flag run, over each script. */
-function sedRuns(words: readonly ShellWord[], input: ShellWord | undefined, known: (w: ShellWord) => boolean): Runs {
+function sedRuns(words: readonly ShellWord[], input: ShellWord | undefined, ex: Expansions): Runs {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
-  for (const script of sedScripts(words, input) ?? []) {
-    const unknown = unknownProgram(script, "sed reads its script", known);
+  for (const script of sedScripts(words, input, ex) ?? []) {
+    const unknown = unknownProgram(script, "sed reads its script", ex.known);
     if (unknown !== null) runs.problems.push(unknown);
     const text = script.dynamic ? script.literal : script.text;
     for (const e of sedCommands(text).execs) {

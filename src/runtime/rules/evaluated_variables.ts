@@ -23,6 +23,8 @@ export interface Variables {
   known: Map<string, string[]>;
   /** Variables given a value only known when the line runs. */
   unknown: Set<string>;
+  /** The words a `for` over words only known when it runs takes its variable's values from (`for f in *.py`). */
+  loops: Map<string, string[]>;
   /** Texts evaluated as arithmetic (`$((…))`, `((…))`, `let`, `[[ … -eq … ]]`, subscripts). */
   arithmetic: string[];
   /** The inside of each `${…}`. */
@@ -39,7 +41,7 @@ export interface Variables {
  * ```
  */
 export function newVariables(): Variables {
-  return { known: new Map(), unknown: new Set(), arithmetic: [], parameters: [] };
+  return { known: new Map(), unknown: new Set(), loops: new Map(), arithmetic: [], parameters: [] };
 }
 
 /** A value's text without the expansions that only make numbers (`$((…))`, `${#x}`, `$#`, `$?`, `$$`, `$!`); null when one cannot be bounded. */
@@ -104,8 +106,10 @@ export function recordCommand(vars: Variables, name: string, words: readonly She
     if (name === "getopts") vars.unknown.add("OPTARG");
   } else if ((name === "for" || name === "select") && args[1]?.text === "in") {
     const words = args.slice(2).filter((w) => w.text !== ";" && w.text !== "do");
-    if (words.some((w) => w.dynamic)) vars.unknown.add(args[0].text);
-    else vars.known.set(args[0].text, [...vars.known.get(args[0].text) ?? [], ...words.map((w) => w.text)]);
+    if (words.some((w) => w.dynamic)) {
+      vars.unknown.add(args[0].text);
+      vars.loops.set(args[0].text, [...vars.loops.get(args[0].text) ?? [], ...words.map((w) => w.text)]);
+    } else vars.known.set(args[0].text, [...vars.known.get(args[0].text) ?? [], ...words.map((w) => w.text)]);
   } else if (name === "let") vars.arithmetic.push(...args.map((w) => w.text));
   else if (name === "[[") {
     args.forEach((w, k) => {

@@ -162,7 +162,7 @@ export function interpreterCode(name: string, words: readonly ShellWord[]): Inte
   const loaded = { ...out, code: preload };
   if (program === "input") return { ...loaded, fromInput: true };
   if (program !== undefined) return { ...loaded, code: [...preload, program] }; // `<(…)`: unknown
-  if (file !== undefined) return file.dynamic ? preload.length > 0 ? loaded : null : { ...loaded, file }; // not read
+  if (file !== undefined) return { ...loaded, file }; // not read (unless the line wrote it, or it may be its input)
   if (it.input === false) return preload.length > 0 ? loaded : null;
   return { ...loaded, fromInput: true };
 }

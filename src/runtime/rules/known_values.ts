@@ -84,3 +84,30 @@ export function knownReadings(
   }
   return { readings: found ? readings : null, tooMany: false };
 }
+
+/**
+ * Whether a program's file, only known when the line runs, may be the program's own input (`/dev/stdin`, so that
+ * `python3 "$(printf /dev/stdin)" <<< CODE` runs CODE): a here-document or here-string feeds it, or the path comes
+ * from a command's output or a variable the line gave a value only known when it runs. A path ending in a file
+ * extension (`"$D/x.py"`) is a file, and a variable set outside the line is not covered (docs/rules.md).
+ *
+ * @example
+ * ```ts
+ * import { mayBeInput } from "./known_values.ts";
+ * import { newVariables } from "./evaluated_variables.ts";
+ * mayBeInput({ text: "$(printf /dev/stdin)", dynamic: true, literal: "" }, newVariables(), false); // true
+ * mayBeInput({ text: "$D/x.py", dynamic: true, literal: "" }, newVariables(), true); // false
+ * ```
+ */
+export function mayBeInput(w: ShellWord, vars: Variables, heredoc: boolean): boolean {
+  const file = /\.[A-Za-z0-9]{1,8}$/;
+  if (!w.dynamic || file.test(w.text)) return false;
+  if (heredoc || /\$\(|`/.test(w.text)) return true;
+  for (const m of w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) {
+    if (!vars.unknown.has(m[1])) continue;
+    // `for f in t/*.py; do python3 "$f"; done`: each value ends as its glob does, in a file extension.
+    const loop = vars.loops.get(m[1]);
+    if (loop === undefined || vars.known.has(m[1]) || !loop.every((t) => file.test(t))) return true;
+  }
+  return false;
+}

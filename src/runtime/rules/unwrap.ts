@@ -69,7 +69,7 @@ import {
   wordFrom,
 } from "./shell.ts";
 import { assignmentEnd, isAssignment } from "./shell_assignments.ts";
-import { knownReadings, knownValues } from "./known_values.ts";
+import { knownReadings, knownValues, mayBeInput } from "./known_values.ts";
 import { expandLong } from "./long_options.ts";
 import { type CommandInput, escapeRuns } from "./escapes.ts";
 import { patchFiles } from "./tools.ts";
@@ -253,7 +253,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     }
     const known = (w: ShellWord) => knownValues(w, walk.vars) !== null;
     knownAlternates(words, heredoc, depth, walk);
-    const runs = optionRuns(name, words, heredoc, known) ?? sessionRuns(name, words, heredoc ?? null) ??
+    const expansions = { known, mayBeInput: (w: ShellWord, fed: boolean) => mayBeInput(w, walk.vars, fed) };
+    const runs = optionRuns(name, words, heredoc, expansions) ?? sessionRuns(name, words, heredoc ?? null) ??
       launcherRuns(name, words) ?? escapeRuns(name, words, { ...walk.input, heredoc });
     if (runs !== null) readRuns(runs, depth, walk);
     const code = interpreterCode(name, words);
@@ -338,6 +339,9 @@ const PATH_LIKE = /^[^\s"'`]{1,1024}$/;
 function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
   for (const script of code.shell) readScript(script, depth, walk);
   const texts = [...code.code];
+  if (code.file?.dynamic && mayBeInput(code.file, walk.vars, heredoc !== undefined)) {
+    walk.problems.push(`${name}'s program file ${code.file.text.slice(0, 80)} is only known when it runs (its input?)`);
+  }
   const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenText(walk.written, code.file.text);
   if (wrote !== undefined) texts.push(wrote); // a program file this line wrote
   const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
