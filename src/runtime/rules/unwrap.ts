@@ -449,7 +449,7 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     const text = w.dynamic ? w.literal : w.text;
     const eq = assignments ? assignmentEnd(text) : -1;
     const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
-    if (assignments && isAssignment(w.text)) recordAssigned(w, walk);
+    if (assignments && isAssignment(w.text)) recordAssigned(w, depth, walk);
     const git = eq > 0 ? gitEnvironmentProblem(name, w.text.slice(eq + 1), w.dynamic) : null;
     const options = eq > 0 ? optionsVariableCode(name, wordFrom(w, eq + 1)) : null;
     if (/^BASH_FUNC_[^=]*=/.test(w.text)) {
@@ -488,13 +488,17 @@ function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: nu
 /** The most readings of one command with its variables' values (see {@link knownAlternates}). */
 const MAX_KNOWN_READINGS = 8;
 
-/** Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic). */
-function recordAssigned(w: ShellWord, walk: Walk): void {
+/**
+ * Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic); a value `+=`
+ * joined that holds a substitution is read as a literal's is (`A='a[$'; A+='(rm x)]'` holds `a[$(rm x)]`).
+ */
+function recordAssigned(w: ShellWord, depth: number, walk: Walk): void {
   const eq = assignmentEnd(w.text);
   const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(w.text)![0];
   const bracket = w.text.slice(name.length).startsWith("[");
   const subscript = bracket ? w.text.slice(name.length + 1, w.text.lastIndexOf("]", eq)) : undefined;
-  recordAssignment(walk.vars, name, wordFrom(w, eq + 1), subscript);
+  const joined = recordAssignment(walk.vars, name, wordFrom(w, eq + 1), subscript, w.text[eq - 1] === "+");
+  for (const value of joined) if (/\$\(|`/.test(value)) collect(`: ${value}`, depth + 1, walk);
 }
 
 /** Reads what a wrapper runs other than as words: a script, its input, a script file; or says why it cannot. */
