@@ -337,17 +337,17 @@ const PATH_LIKE = /^[^\s"'`]{1,1024}$/;
  */
 function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
   for (const script of code.shell) readScript(script, depth, walk);
+  walk.problems.push(...code.problems ?? []);
   const texts = [...code.code];
   const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenText(walk.written, code.file.text);
   if (wrote !== undefined) texts.push(wrote); // a program file this line wrote
   const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
   if (code.editorInput && input !== undefined && !input.dynamic) {
     // Each line an editor command: `!CMD` runs a shell command, the others' strings are read as code's.
-    for (const line of input.text.split("\n")) {
-      const shell = editorShell(line);
-      if (shell !== null) readScript(literalWord(shell), depth, walk);
-      else texts.push(literalWord(line));
-    }
+    const read = editorShell(input.text);
+    for (const shell of read.shell) readScript(literalWord(shell), depth, walk);
+    walk.problems.push(...read.problems);
+    texts.push(...input.text.split("\n").map(literalWord));
   } else if (code.fromInput && input !== undefined) texts.push(input);
   else if (code.editorInput && walk.input.file !== undefined && !walk.input.file.dynamic) {
     // Commands from a file the line did not write: not read, like a script file (docs/rules.md).
