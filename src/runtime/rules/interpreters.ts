@@ -6,11 +6,13 @@
  *
  * An interpreter's language is not read: the commands its code spells out in string literals are (`os.system("git
  * push")`, `execSync('git push')`, `system("git", "push")`, `["git", "push"]`, `"git " + "push"`, backquotes, Perl's
- * `qx{…}`), as command lines of their own, for deny and ask rules only. Code that builds a command otherwise
+ * `qx{…}`), as command lines of their own, for deny and ask rules only (an editor's string that is one of its
+ * commands, `"!git push"`, by the shell command it runs). Code that builds a command otherwise
  * (`chr(103)+…`) is not read: deny the interpreter where that matters (docs/rules.md).
  *
  * @module
  */
+import { exCommands, type ExReading } from "./ex_commands.ts";
 import { gdbCommands } from "./launchers.ts";
 import { isStdinPath, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 
@@ -108,6 +110,10 @@ export interface InterpreterCode {
   file?: ShellWord;
   /** An editor in Ex mode (`ex`, `vim -es`) reading its commands from its input: each line is an editor command. */
   editorInput?: true;
+  /** An editor's commands (vim's): a string literal in them may be a command (`let c = "!git push"`). */
+  editor?: true;
+  /** Why parts of the commands cannot be read (`vim -c 'exe g:cmd'`): the rules fail closed. */
+  problems?: string[];
 }
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
@@ -299,36 +305,36 @@ function gdbCode(words: readonly ShellWord[]): InterpreterCode | null {
  */
 export function codeLines(text: string, code: InterpreterCode): string[] | null {
   const strings = codeStrings(text, code.comment);
+  // An editor's string may be a command it runs later (`let c = "!git push"`, `let @a = "sil !…"`): its shell too.
+  if (strings !== null && code.editor) return [...strings, ...strings.flatMap((s) => exCommands(s).shell)];
   if (strings === null || !code.tcl) return strings;
   const tcl = [...text.matchAll(/(?:^|[;\n[{])\s*(?:spawn|exec)\s+(?:-\S+\s+)*([^;\n\]}]+)/g)].map((m) => m[1]);
   return [...strings, ...tcl];
 }
 
-/** An editor command that runs a shell command: `!CMD`, `%!CMD`, `r !CMD`, `w !CMD`, `silent !CMD`. */
-const EDITOR_SHELL = /^[\s:]*(?:silent!?\s*|exe(?:cute)?\s+)?(?:[%.$\d,']*\s*!|(?:r|read|w|write)\s*!)([\s\S]*)$/;
-
 /**
- * The shell command an editor command runs (`!CMD`, `r !CMD`…), or null when it runs none.
+ * The shell commands an editor's command line runs (`!CMD`, `sil! exe "!CMD"`, `windo !CMD`…: see
+ * `ex_commands.ts`), and why parts of it cannot be read.
  *
  * @example
  * ```ts
  * import { editorShell } from "./interpreters.ts";
- * editorShell("silent !git push"); // "git push"
+ * editorShell("silent !git push").shell; // ["git push"]
  * ```
  */
-export function editorShell(command: string): string | null {
-  return EDITOR_SHELL.exec(command)?.[1] ?? null;
+export function editorShell(command: string): ExReading {
+  return exCommands(command);
 }
 
 /** An editor command that ends the editor (`wq`, `x`, `q!`, `qa!`): what follows it is never read. */
 const EDITOR_QUIT = /^[\s:]*(silent!?\s*)?(wq|x|xit|exit|q|quit|qa|qall|wqa|wqall|xa|xall)!?\s*$/;
 
 /**
- * vim's `-c CMD`, `--cmd CMD` and `+CMD`: a shell command after `!`, else code whose strings are read; in Ex mode
- * (`ex`, `vim -e`, `-es`, `-E`) the commands of its input too, unless a command before them ends it.
+ * vim's `-c CMD`, `--cmd CMD` and `+CMD`: the shell commands they run (`ex_commands.ts`), and code whose strings are
+ * read; in Ex mode (`ex`, `vim -e`, `-es`, `-E`) the commands of its input too, unless a command before them ends it.
  */
 function editorCommands(name: string, words: readonly ShellWord[]): InterpreterCode | null {
-  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: null };
+  const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: null, editor: true, problems: [] };
   let ex = name === "ex", quits = false;
   for (let k = 1; k < words.length && words[k].text !== "--"; k++) {
     const t = words[k].text;
@@ -340,9 +346,11 @@ function editorCommands(name: string, words: readonly ShellWord[]): InterpreterC
       : null;
     if (cmd === null || cmd === undefined) continue;
     quits = t !== "--cmd" && !cmd.dynamic && EDITOR_QUIT.test(cmd.text);
-    const bang = cmd.dynamic ? null : EDITOR_SHELL.exec(cmd.text);
-    if (bang !== null) out.shell.push(literalWord(bang[1]));
-    else out.code.push(cmd);
+    out.code.push(cmd); // its strings; one only known when it runs fails closed
+    if (cmd.dynamic) continue;
+    const read = exCommands(cmd.text);
+    out.shell.push(...read.shell.map(literalWord));
+    out.problems!.push(...read.problems);
   }
   if (ex && !quits) {
     out.fromInput = true;

@@ -1,8 +1,9 @@
 /**
  * Programs that start a command named by their options or rules: a debugger (`gdb --args git push`, `gdb -ex 'shell
- * git push'`, `gdb -ex '!git push'`), a service starter (`start-stop-daemon --start --exec /usr/bin/git -- push`), and
+ * git push'`, `gdb -ex '!git push'`, and gdb's prefixes of them: `she git push`), a service starter (`start-stop-daemon --start --exec /usr/bin/git -- push`), and
  * make (where it takes its rules from, and the shell commands a makefile's recipes and `$(shell …)` run). `unwrap.ts`
- * reads each command as one of its own; gdb's `pipe` (a shell command after a `|`) fails closed.
+ * reads each command as one of its own; gdb's `pipe` (a shell command after a `|`), `eval` and `interpreter-exec`
+ * fail closed.
  *
  * @module
  */
@@ -13,9 +14,54 @@ import { SHELLS } from "./wrappers.ts";
 
 /** gdb's options whose value is one of its commands. */
 const GDB_COMMAND = /^--?(ex|eval-command|iex|init-eval-command)(=|$)/;
-/** gdb commands that run a shell command: `shell CMD`, `!CMD`; `pipe … | CMD` and `| … | CMD` fail closed. */
-const GDB_SHELL = /^\s*(?:shell\s|!)([\s\S]*)$/;
-const GDB_PIPE = /^\s*(pipe\b|\|)/;
+/** The most gdb commands nested in one (`with … -- CMD`, `thread apply all CMD`) that are read. */
+const GDB_DEPTH = 4;
+
+/** Whether `word` is a prefix gdb takes for `command` (any unique prefix: `she` is `shell`), at least `shortest` long. */
+function gdbPrefix(word: string, command: string, shortest: number): boolean {
+  return word.length >= shortest && command.startsWith(word);
+}
+
+/**
+ * The shell command a gdb command runs (`shell CMD` and its prefixes `she`, `shel`; `!CMD`; `make ARGS`), or why it
+ * cannot be read (`pipe`/`|`, `eval` and `interpreter-exec`, which build or hand on commands, an `alias` of one that
+ * runs a shell); a command after `with … --` or that `thread apply`, `frame apply`, `taas`, `faas` and `tfaas` run is
+ * read in turn. Null when it runs none.
+ *
+ * @example
+ * ```ts
+ * import { gdbShell } from "./launchers.ts";
+ * gdbShell("she git push"); // { script: "git push" }
+ * ```
+ */
+export function gdbShell(text: string, depth = 0): { script: string } | { problem: string } | null {
+  const t = text.trimStart();
+  if (t.startsWith("!")) return { script: t.slice(1) };
+  if (t.startsWith("|")) return { problem: `gdb's ${t.trim()} runs a shell command` };
+  const m = /^([A-Za-z][\w-]*)\s*/.exec(t);
+  if (m === null) return null;
+  const word = m[1], rest = t.slice(m[0].length);
+  if (gdbPrefix(word, "shell", 2)) return { script: rest };
+  if (gdbPrefix(word, "make", 3)) return { script: `make ${rest}` };
+  if (gdbPrefix(word, "pipe", 3)) return { problem: `gdb's ${t.trim()} runs a shell command` };
+  if (gdbPrefix(word, "eval", 2) || gdbPrefix(word, "interpreter-exec", 6)) {
+    return { problem: `gdb's ${word} runs a command it builds: ${t.trim()}` };
+  }
+  if (depth >= GDB_DEPTH) return { problem: `gdb commands nested deeper than ${GDB_DEPTH}` };
+  if (gdbPrefix(word, "alias", 3)) {
+    const target = rest.indexOf("=") === -1 ? null : gdbShell(rest.slice(rest.indexOf("=") + 1), depth + 1);
+    return target === null ? null : { problem: `gdb's alias names a command that runs a shell: ${t.trim()}` };
+  }
+  if (!/^(w|with|taas|faas|tfaas)$/.test(word) && !gdbPrefix(word, "thread", 1) && !gdbPrefix(word, "frame", 1)) {
+    return null;
+  }
+  // The command it runs follows its own words: read from each word on (a word taken for a command over-reads).
+  for (const at of rest.matchAll(/(?:^|\s)(?=[^\s-])/g)) {
+    const inner = gdbShell(rest.slice(at.index + at[0].length), depth + 1);
+    if (inner !== null) return inner;
+  }
+  return null;
+}
 
 /**
  * gdb's command line: the commands its `-ex`/`-iex` options give it, in order, and the program after `--args` (null
@@ -47,12 +93,10 @@ function gdbRuns(words: readonly ShellWord[]): Runs | null {
   const { commands, program } = gdbCommands(words);
   if (program !== null) runs.commands.push(program);
   for (const value of commands) {
+    const shell = value.dynamic ? null : gdbShell(value.text);
     if (value.dynamic) runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
-    else if (GDB_PIPE.test(value.text)) runs.problems.push(`gdb's ${value.text.trim()} runs a shell command`);
-    else {
-      const shell = GDB_SHELL.exec(value.text);
-      if (shell !== null) runs.scripts.push({ script: literalWord(shell[1]), args: false });
-    }
+    else if (shell !== null && "problem" in shell) runs.problems.push(shell.problem);
+    else if (shell !== null) runs.scripts.push({ script: literalWord(shell.script), args: false });
   }
   return runs.commands.length + runs.scripts.length + runs.problems.length > 0 ? runs : null;
 }

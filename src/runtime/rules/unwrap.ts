@@ -338,6 +338,7 @@ const PATH_LIKE = /^[^\s"'`]{1,1024}$/;
  */
 function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | undefined, depth: number, walk: Walk) {
   for (const script of code.shell) readScript(script, depth, walk);
+  walk.problems.push(...code.problems ?? []);
   const texts = [...code.code];
   if (code.file?.dynamic && mayBeInput(code.file, walk.vars, heredoc !== undefined)) {
     walk.problems.push(`${name}'s program file ${code.file.text.slice(0, 80)} is only known when it runs (its input?)`);
@@ -347,11 +348,10 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
   const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
   if (code.editorInput && input !== undefined && !input.dynamic) {
     // Each line an editor command: `!CMD` runs a shell command, the others' strings are read as code's.
-    for (const line of input.text.split("\n")) {
-      const shell = editorShell(line);
-      if (shell !== null) readScript(literalWord(shell), depth, walk);
-      else texts.push(literalWord(line));
-    }
+    const read = editorShell(input.text);
+    for (const shell of read.shell) readScript(literalWord(shell), depth, walk);
+    walk.problems.push(...read.problems);
+    texts.push(...input.text.split("\n").map(literalWord));
   } else if (code.fromInput && input !== undefined) texts.push(input);
   else if (code.editorInput && walk.input.file !== undefined && !walk.input.file.dynamic) {
     // Commands from a file the line did not write: not read, like a script file (docs/rules.md).
@@ -467,7 +467,7 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     const text = w.dynamic ? w.literal : w.text;
     const eq = assignments ? assignmentEnd(text) : -1;
     const name = eq > 0 ? text.slice(0, eq).replace(/\+$/, "") : "";
-    if (assignments && isAssignment(w.text)) recordAssigned(w, walk);
+    if (assignments && isAssignment(w.text)) recordAssigned(w, depth, walk);
     const git = eq > 0 ? gitEnvironmentProblem(name, w.text.slice(eq + 1), w.dynamic) : null;
     const options = eq > 0 ? optionsVariableCode(name, wordFrom(w, eq + 1)) : null;
     if (/^BASH_FUNC_[^=]*=/.test(w.text)) {
@@ -508,13 +508,17 @@ function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: nu
 /** The most readings of one command with its variables' values (see {@link knownAlternates}). */
 const MAX_KNOWN_READINGS = 8;
 
-/** Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic). */
-function recordAssigned(w: ShellWord, walk: Walk): void {
+/**
+ * Records an assignment word's value for `evaluated_variables.ts` (its array subscript is arithmetic); a value `+=`
+ * joined that holds a substitution is read as a literal's is (`A='a[$'; A+='(rm x)]'` holds `a[$(rm x)]`).
+ */
+function recordAssigned(w: ShellWord, depth: number, walk: Walk): void {
   const eq = assignmentEnd(w.text);
   const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(w.text)![0];
   const bracket = w.text.slice(name.length).startsWith("[");
   const subscript = bracket ? w.text.slice(name.length + 1, w.text.lastIndexOf("]", eq)) : undefined;
-  recordAssignment(walk.vars, name, wordFrom(w, eq + 1), subscript);
+  const joined = recordAssignment(walk.vars, name, wordFrom(w, eq + 1), subscript, w.text[eq - 1] === "+");
+  for (const value of joined) if (/\$\(|`/.test(value)) collect(`: ${value}`, depth + 1, walk);
 }
 
 /** Reads what a wrapper runs other than as words: a script, its input, a script file; or says why it cannot. */
