@@ -383,6 +383,67 @@ const AUDIT7_EVAL: Case[] = [
   { line: "gdb -batch -ex 'make -C /nonexistent; rm x'", rules: RM, needs: "gdb" },
 ];
 
+/**
+ * The written-scripts audit's: files the line itself writes and then runs. A `#!` line naming a program that is no
+ * shell (the kernel runs `PROGRAM [ARG] ./s`), escapes `printf`, `echo -e` and dash's `echo` decode, paths that name
+ * the written file another way (a link, a `cd`, a `PATH` the line sets), writers other than a redirection (`sort -o`,
+ * `dd of=`, `sed -i`), files run without being named as a script (`BASH_ENV`, Python and Node modules, vim's and
+ * gdb's command files, git's hooks), and a loop or a function running a file before the line writes it.
+ */
+const WRITTEN: Case[] = [
+  { line: "printf '#!/bin/rm\\n' > s; chmod +x s; ./s x", rules: RM },
+  { line: "echo '#!/usr/bin/env rm' > s; chmod +x s; ./s x", rules: RM },
+  { line: `echo '#!/usr/bin/env -S sh -c "rm x"' > s; chmod +x s; ./s`, rules: RM },
+  { line: "echo '#!/usr/bin/env -S git push' > p; chmod +x p; ./p" },
+  { line: "printf 'r\\155 x' > s; sh s", rules: RM },
+  { line: "echo -e 'r\\x6d x' > s; sh s", rules: RM, bash: true },
+  { line: "echo 'r\\0155 x' > s; sh s", rules: RM }, // dash's echo decodes it
+  { line: "printf 'git pu\\163h\\n' > p.sh; sh p.sh" },
+  { line: "ln -s s t; echo 'rm x' > t; sh s", rules: RM },
+  { line: "mkdir d; echo 'rm x' > d/s; ln -s d e; sh e/s", rules: RM },
+  { line: "mkdir d; echo 'rm ../x' > d/s; cd d; sh s", rules: RM },
+  { line: "echo 'rm x' > ls; chmod +x ls; PATH=.:$PATH ls", rules: RM },
+  { line: "sort -o s <<< 'rm x'; sh s", rules: RM, bash: true },
+  { line: "sed -n 'w s' <<< 'rm x'; sh s", rules: RM, bash: true },
+  { line: "cp /dev/stdin s <<< 'rm x'; sh s", rules: RM, bash: true },
+  { line: "dd of=s <<< 'rm x' 2>/dev/null; sh s", rules: RM, bash: true },
+  { line: "echo hi > s; sed -i '1i rm x' s; sh s", rules: RM },
+  { line: "echo 'rm x' > e.sh; BASH_ENV=./e.sh bash -c :", rules: RM },
+  { line: "export BASH_ENV=e.sh; echo 'rm x' > e.sh; bash -c true", rules: RM },
+  { line: "echo 'rm x' > e.sh; ENV=./e.sh sh -i -c : 2>/dev/null", rules: RM },
+  { line: `echo 'import os; os.system("rm x")' > p.py; python3 -m p`, rules: RM, needs: "python3" },
+  { line: `echo 'import os; os.system("rm x")' > p.py; python3 -c 'import p'`, rules: RM, needs: "python3" },
+  { line: `echo 'import os; os.system("rm x")' > json.py; python3 -c 'import json'`, rules: RM, needs: "python3" },
+  { line: `echo 'require("child_process").execSync("rm x")' > p.js; node -r ./p.js -e 1`, rules: RM, needs: "node" },
+  {
+    line: `echo 'require("child_process").execSync("rm x")' > p.js; node -e 'require("./p")'`,
+    rules: RM,
+    needs: "node",
+  },
+  { line: `echo 'require("child_process").execSync("rm x")' > p.js; node p`, rules: RM, needs: "node" },
+  { line: `echo '{"scripts":{"test":"rm x"}}' > package.json; npm test >/dev/null`, rules: RM, needs: "npm" },
+  { line: "echo '!rm x' > s; vim -es -S s -c q", rules: RM, needs: "vim" },
+  { line: "echo 'shell rm x' > g; gdb -batch -x g", rules: RM, needs: "gdb" },
+  {
+    line: "GIT_BIN init -q; printf '#!/bin/sh\\nrm x\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; " +
+      "GIT_BIN -c user.name=a -c user.email=a@b commit --allow-empty -qm m",
+    rules: RM,
+  },
+  {
+    line: "GIT_BIN init -q; mkdir h; printf '#!/bin/sh\\nrm x\\n' > h/pre-commit; chmod +x h/pre-commit; " +
+      "GIT_BIN -c core.hooksPath=h -c user.name=a -c user.email=a@b commit --allow-empty -qm m",
+    rules: RM,
+  },
+  { line: "for i in 1 2; do sh s 2>/dev/null; echo 'rm x' > s; done", rules: RM },
+  { line: "f() { sh s; }; echo 'rm x' > s; f", rules: RM },
+];
+
+/** The plain workspace, where `GIT_BIN` is the real git (the stand-in `git` on its PATH only pushes). */
+function writtenWorkspace(rules: RuleSet): Workspace {
+  const w = workspace(rules);
+  return { ...w, line: (c: Case) => w.line({ ...c, line: c.line.replaceAll("GIT_BIN", which("git") ?? "git") }) };
+}
+
 /** Other runners peeled (not installed here, or not able to run in a container): checked in-process. */
 const RUNNERS = [
   "npx --yes git push",
@@ -868,6 +929,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the seventh audit's", AUDIT7, workspace],
   ["the seventh audit's, read as the programs read them", AUDIT7_READ, workspace],
   ["the seventh audit's, of what bash, vim and gdb evaluate", AUDIT7_EVAL, workspace],
+  ["the written-scripts audit's", WRITTEN, writtenWorkspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -924,6 +986,28 @@ describe("the verdict names what could not be resolved", () => {
     ];
     for (const [line, note] of notes) {
       const d = decide(PUSH, line);
+      assert.equal(d.effect, "deny", line);
+      assert.match(d.note ?? "", note, line);
+    }
+  });
+
+  test("a file the line writes and runs is read as it runs, or fails closed saying why", () => {
+    const notes: [string, RegExp][] = [
+      ["sort -o s <<< 'rm x'; sh s", /a script whose text is not known until it runs: \(what this line wrote to s\)/],
+      ["ln -s \"$X\" t; echo 'rm x' > t; sh s", /what this line wrote to s/],
+      ["echo 'rm x' > bin/ls; PATH=\"$D:$PATH\" ls", /what this line wrote to ls/],
+      ["echo '!rm x' > s; vim -es -S s -c q", /vim may run commands from s, which this line writes/],
+      ["echo 'set x' > .gdbinit; gdb -batch", /gdb may run commands from \.gdbinit, which this line writes/],
+      [
+        "echo '[alias] s = !rm x' >> .git/config; git s",
+        /git reads settings from \.git\/config, which this line writes/,
+      ],
+      ['git -c core.hooksPath="$H" commit -m m > log', /git runs hooks from a folder only known when it runs/],
+      ["for i in 1 2; do printf 'm x\\n' >> s || printf r > s; done; sh s", /what this line wrote to s/],
+      ["printf 'r\\Em x' > s; sh s", /what this line wrote to s/], // an escape not modelled (bash's ESC)
+    ];
+    for (const [line, note] of notes) {
+      const d = decide(RM, line);
       assert.equal(d.effect, "deny", line);
       assert.match(d.note ?? "", note, line);
     }
@@ -1070,6 +1154,28 @@ test("a word that expands a variable the line assigned is read with each value i
   assert.match(decide(RM, "tar -$F a.tar").note ?? "", /tar's word -\$F may be one of its options that run a command/);
 });
 
+/** Lines that write files and then read or run them, knowing what they hold: allowed under `rm` and `git push` denies. */
+const WRITTEN_ALLOWED = [
+  "cat > /tmp/t.py <<'PYEND'\nimport sys\nprint(sys.argv)\nPYEND\npython3 /tmp/t.py",
+  "echo hi > out.txt; cat out.txt",
+  "npm test > log 2>&1; tail log",
+  "sed -i 's/a/b/' src/x.ts; git commit -am msg",
+  "python3 manage.py migrate && python3 manage.py runserver",
+  "echo '#!/bin/sh' > s.sh; echo 'make' >> s.sh; chmod +x s.sh; ./s.sh",
+  "printf '#!/usr/bin/env python3\\nprint(1)\\n' > t; chmod +x t; ./t",
+  "printf '#!/bin/bash -e\\nls\\n' > t; chmod +x t; ./t",
+  "cat > test_x.py <<'PYEND'\ndef test_a():\n    assert 1\nPYEND\npytest -q",
+  "cat > x.js <<'JSEND'\nconsole.log(1)\nJSEND\nnode x.js",
+  "cat > run.sh <<'SHEND'\n#!/bin/bash\nset -e\nnpm ci\nnpm test\nSHEND\nchmod +x run.sh && ./run.sh",
+  "cd /tmp && echo 'ls -la' > s.sh && bash s.sh",
+  "export PATH=$PWD/node_modules/.bin:$PATH; eslint .",
+  "gcc -o hello hello.c && ./hello",
+  "echo -e 'a\\tb' > f.tsv; cut -f1 f.tsv",
+  "printf '%s\\n' a b > list.txt; sort list.txt",
+  "mkdir -p out && cp a.sh out/ && sh out/a.sh",
+  "git add notes.md && git commit -m notes",
+];
+
 describe("ordinary lines stay allowed", () => {
   const allowed = [
     'case "$1" in -h|--help) echo help;; *) echo other;; esac',
@@ -1127,6 +1233,8 @@ describe("ordinary lines stay allowed", () => {
     "vim -es -c 'exe \"normal Gdd\"' -c wq f",
     "vim -c 'set ts=4' f",
     "vim +10 f",
+    "vim f",
+    "vim f g",
     "i=0; i+=1; echo $((i))",
     's=a; s+=b; s+=c; echo "$s"',
     "declare -A m; m[k]=v",
@@ -1294,8 +1402,14 @@ describe("ordinary lines stay allowed", () => {
     "node --import ./register.js app.js",
     "awk -f prog.awk f",
     "sed -f script.sed f",
+    // Files the line writes and then reads, or runs knowing what they hold (the written-scripts audit's fixes).
+    ...WRITTEN_ALLOWED,
   ];
   for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
+
+  test("a line that writes files and reads them, or runs them knowing what they hold, is allowed under an rm deny", () => {
+    for (const line of WRITTEN_ALLOWED) assert.equal(decide(RM, line).effect, "allow", line);
+  });
 
   test("an allow rule still lets a peeled command through, and never an unknown one", () => {
     const set: RuleSet = { allow: ["Bash(ls:*)", "Bash(nice:*)"], default: "deny" };

@@ -46,14 +46,20 @@ import {
 } from "./interpreters.ts";
 import { launcherRuns, makeRecipes, makeShellProblem, makeSources } from "./launchers.ts";
 import {
+  beginReading,
+  commandTexts,
   copiedProgram,
   type Copies,
+  newWritten,
   recordCopies,
   recordWrites,
-  shebangProgram,
+  shebangCommand,
   type Written,
+  writtenSize,
   writtenText,
+  writtenTexts,
 } from "./written_scripts.ts";
+import { indirectRuns } from "./written_runs.ts";
 import { sessionRuns } from "./sessions.ts";
 import {
   isKeyword,
@@ -73,7 +79,7 @@ import { knownReadings, knownValues, mayBeInput } from "./known_values.ts";
 import { expandLong } from "./long_options.ts";
 import { type CommandInput, escapeRuns } from "./escapes.ts";
 import { patchFiles } from "./tools.ts";
-import { afterOptionsAt, type Inner, innerOf, isWrapper, SHELLS } from "./wrappers.ts";
+import { afterOptionsAt, type Inner, innerOf, isWrapper } from "./wrappers.ts";
 
 /** One stage of a unit: the words of a command. */
 export type Stage = ShellWord[];
@@ -146,15 +152,15 @@ interface Walk {
 /** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
 const MAX_ALTERNATES = 64;
 
-/** A walk over a command line that has read nothing yet. */
-function newWalk(): Walk {
+/** A walk over a command line that has read nothing yet (`written`: what an earlier reading learned it writes). */
+function newWalk(written: Written = newWritten("")): Walk {
   return {
     units: [],
     problems: [],
     redirects: [],
     alternates: [],
     codePaths: [],
-    written: new Map(),
+    written,
     copies: new Map(),
     alternatesLeft: MAX_ALTERNATES,
     vars: newVariables(),
@@ -224,8 +230,9 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     const literal = words[0].dynamic ? dynamicNameLiteral(words[0]) : name;
     stages.push([{ ...words[0], text: name, literal }, ...words.slice(1)]);
     if (words[0].dynamic) break;
-    const wrote = words[0].text.includes("/") ? writtenText(walk.written, words[0].text) : undefined;
-    if (wrote !== undefined) runWritten(wrote, depth, walk);
+    const wrote = commandTexts(walk.written, words[0].text);
+    if (wrote !== undefined) runWritten(wrote, words, depth, walk);
+    readIndirect(name, words, depth, walk);
     const copied = copiedProgram(walk.copies, words[0].text);
     if (copied === null) {
       walk.problems.push(`${words[0].text} is a program this line copied from one only known when it runs`);
@@ -343,8 +350,8 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
   if (code.file?.dynamic && mayBeInput(code.file, walk.vars, heredoc !== undefined)) {
     walk.problems.push(`${name}'s program file ${code.file.text.slice(0, 80)} is only known when it runs (its input?)`);
   }
-  const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenText(walk.written, code.file.text);
-  if (wrote !== undefined) texts.push(wrote); // a program file this line wrote
+  const wrote = code.file === undefined || code.file.dynamic ? undefined : writtenTexts(walk.written, code.file.text);
+  if (wrote !== undefined) texts.push(...wrote); // a program file this line wrote
   const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
   if (code.editorInput && input !== undefined && !input.dynamic) {
     // Each line an editor command: `!CMD` runs a shell command, the others' strings are read as code's.
@@ -411,8 +418,8 @@ function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, w
       if (heredoc !== undefined) texts.push(heredoc);
       else walk.problems.push("make reads its makefile from its input, unknown until it runs");
     } else {
-      const wrote = writtenText(walk.written, f.text);
-      if (wrote !== undefined) texts.push(wrote);
+      const wrote = writtenTexts(walk.written, f.text);
+      if (wrote !== undefined) texts.push(...wrote);
     }
   }
   for (const text of texts) {
@@ -426,15 +433,40 @@ function readMake(words: Stage, heredoc: ShellWord | undefined, depth: number, w
 }
 
 /**
- * Reads a script this line wrote and runs as a program (`./p.sh`): as its `#!` line says, a shell's script or an
- * interpreter's code (its strings); one whose text is unknown fails closed; another program's is not read.
+ * Reads a file this line wrote and runs as a program (`./p.sh x`, each text it may hold): one without a `#!` line
+ * as the shell's script; one with it as the command the kernel makes of it, `INTERPRETER [ARGUMENT] ./p.sh x` (a
+ * shell or an interpreter then reads the file as its script; `#!/bin/rm` runs rm), and the same with the argument
+ * split at spaces as macOS does, for deny and ask rules. A text only known when it runs fails closed.
  */
-function runWritten(text: ShellWord, depth: number, walk: Walk): void {
-  if (text.dynamic) return readScript(text, depth, walk);
-  const program = shebangProgram(text.text);
-  if (program === null || SHELLS.has(program)) return readScript(text, depth, walk);
-  const code = interpreterCode(program, [literalWord(program)]);
-  if (code !== null) readCode(program, code, text, depth, walk);
+function runWritten(texts: ShellWord[], run: Stage, depth: number, walk: Walk): void {
+  if (depth >= MAX_SHELL_DEPTH) return void walk.problems.push(`scripts nested deeper than ${MAX_SHELL_DEPTH}`);
+  for (const text of texts) {
+    const command = text.dynamic ? null : shebangCommand(text.text, run);
+    if (command === null) {
+      readScript(text, depth, walk);
+      continue;
+    }
+    const stages = stagesOf(command.words, undefined, depth + 1, walk);
+    if (stages.length > 0) walk.units.push(stages);
+    if (command.split === null || walk.alternatesLeft-- <= 0) continue;
+    const split = stagesOf(command.split, undefined, depth + 1, walk);
+    if (split.length > 0) walk.alternates.push(split);
+  }
+}
+
+/**
+ * Reads what a program may run of the files this line wrote without naming them as its script (`written_runs.ts`):
+ * the `BASH_ENV` a shell runs, the modules an interpreter may import, git's hooks; or fails closed.
+ */
+function readIndirect(name: string, words: Stage, depth: number, walk: Walk): void {
+  const runs = indirectRuns(walk.written, name, words);
+  walk.problems.push(...runs.problems);
+  for (const script of runs.scripts) readScript(script, depth, walk);
+  for (const { path, texts } of runs.programs) runWritten(texts, [literalWord(path)], depth, walk);
+  for (const { program, texts } of runs.code) {
+    const code = interpreterCode(program, [literalWord(program)]);
+    for (const text of texts) if (code !== null) readCode(program, code, text, depth, walk);
+  }
 }
 
 /** Builtins that run a command given to an option, with arguments of their own. */
@@ -539,8 +571,8 @@ function runInner(
     if (/^\/(dev|proc\/[^/]+)\/fd\/[1-9]/.test(f.text)) {
       return void walk.problems.push(`the script ${name} runs comes from ${f.text}, unknown until it runs`);
     }
-    const wrote = writtenText(walk.written, f.text);
-    if (wrote !== undefined) return readScript(wrote, depth, walk); // a script this line wrote
+    const wrote = writtenTexts(walk.written, f.text);
+    if (wrote !== undefined) return wrote.forEach((text) => readScript(text, depth, walk)); // a script this line wrote
     if (!isStdinPath(f.text)) return; // a script file: not read (see docs/rules.md)
   }
   // A here-document or here-string is read; `echo 'git push' | sh`, `curl … | bash`: unknown here.
@@ -729,7 +761,7 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
     const stages = stagesOf(c.words, c.heredoc, depth, walk);
     walk.input = {};
     if (stages.length > 0) walk.units.push(stages);
-    recordWrites(c, walk.written);
+    recordWrites(c, walk.written, stages.at(-1));
     recordCopies(c.words, walk.written, walk.copies);
   }
 }
@@ -740,6 +772,9 @@ function inputOf(c: SimpleCommand, walk: Walk): CommandInput {
   if (file === undefined) return {};
   return { file, written: file.dynamic ? undefined : writtenText(walk.written, file.text) };
 }
+
+/** The most times a line is read again to learn what the files it writes hold. */
+const MAX_READINGS = 4;
 
 /**
  * The commands a command line runs, each with its stages (outermost first).
@@ -752,8 +787,21 @@ function inputOf(c: SimpleCommand, walk: Walk): CommandInput {
  * ```
  */
 export function commandUnits(text: string): CommandUnits {
-  const walk = newWalk();
-  collect(text, 0, walk);
+  const written = newWritten(text);
+  let walk = newWalk(written);
+  // Read again while a reading learns of more writes: a loop, a function or a pipeline may run a file before the
+  // command that writes it is read (`for …; do sh s; echo … > s; done`).
+  for (let reading = 1;; reading++) {
+    const before = writtenSize(written);
+    beginReading(written);
+    walk = newWalk(written);
+    collect(text, 0, walk);
+    if (writtenSize(written) === before) break;
+    if (reading >= MAX_READINGS) {
+      walk.problems.push(`files this line writes that write others, more than ${MAX_READINGS} deep`);
+      break;
+    }
+  }
   const evaluated = evaluationProblem(walk.vars);
   if (evaluated !== null) walk.problems.push(evaluated);
   return {
