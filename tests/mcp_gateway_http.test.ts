@@ -6,7 +6,6 @@
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -15,31 +14,12 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { cli, cliCommand, IS_DENO } from "./helpers/cli.ts";
 import { type CallResult, env, events, rulesFile, withBound } from "./helpers/mcp_gateway.ts";
 import { startMcpHttpServer } from "./helpers/mcp_server.ts";
+import { startGateway } from "./helpers/mcp_http.ts";
 import { tempDir } from "./helpers/tmp.ts";
 import { runChild } from "./helpers/child.ts";
 
 const tmp = tempDir("noema-mcp-http-");
 after(() => tmp.cleanup());
-
-/** Starts `noema mcp … --upstream URL --listen 127.0.0.1:0`; resolves with its endpoint once it listens. */
-function startGateway(base: string, root: string, upstream: string, flags: string[]) {
-  const [command, ...args] = [...cliCommand(), "mcp", ...flags, "--upstream", upstream, "--listen", "127.0.0.1:0"];
-  const child = spawn(command, args, { cwd: base, env: env(root), stdio: ["ignore", "pipe", "pipe"] });
-  let err = "";
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  const url = withBound(
-    new Promise<string>((resolve, reject) => {
-      child.stderr!.on("data", (d: Uint8Array) => {
-        err += new TextDecoder().decode(d);
-        const m = /listening on (http:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1]);
-      });
-      void exited.then((code) => reject(new Error(`noema mcp exited ${code}: ${err}`)));
-    }),
-    "listening",
-  );
-  return { url, stop: () => (child.kill("SIGTERM"), withBound(exited, "exit")), stderr: () => err };
-}
 
 /** One raw POST to the gateway: its status and body. */
 function rawPost(url: URL, body: string, headers: Record<string, string> = {}) {
