@@ -438,6 +438,29 @@ const WRITTEN: Case[] = [
   { line: "f() { sh s; }; echo 'rm x' > s; f", rules: RM },
 ];
 
+/**
+ * The eighth audit's: a variable's value assigned later on the line (in a loop, before a function is called), by
+ * `${X:=…}`, through `declare -n`, or split by an `IFS` the line sets; sqlite3's dot-commands abbreviated or spaced
+ * and its `edit()`; ed's `!` after a pattern holding one, and its `%`; `TAR_OPTIONS`; tar's old-style options; groff
+ * `-U`. `GIT_BIN` is the real git.
+ */
+const AUDIT8: Case[] = [
+  { line: "X=status; for i in 1 2; do GIT_BIN $X; X='-c alias.a=!rm${IFS}x a'; done", rules: RM },
+  { line: "X=status; f(){ GIT_BIN $X; }; X='-c alias.a=!rm${IFS}x a'; f", rules: RM },
+  { line: "X=status; unset X; : ${X:='-c alias.a=!rm${IFS}x a'}; GIT_BIN $X", rules: RM },
+  { line: "Y='-c alias.a=!rm${IFS}x a'; declare -n X=Y; GIT_BIN $X", rules: RM, bash: true },
+  { line: "IFS=,; X='-c,alias.a=!rm x,a'; GIT_BIN $X", rules: RM },
+  { line: "sqlite3 :memory: '.sh rm x'", rules: RM, needs: "sqlite3" },
+  { line: "sqlite3 :memory: '.o |rm x' 'select 1;'", rules: RM, needs: "sqlite3" },
+  { line: "sqlite3 :memory: '.  shell rm x'", rules: RM, needs: "sqlite3" },
+  { line: "sqlite3 :memory: \"select edit('a','rm x;')\"", rules: RM, needs: "sqlite3" },
+  { line: "ed -s m <<< '!r% x'", rules: RM, bash: true, needs: "ed" },
+  { line: "ed -s <<< $'a\\nq!\\n.\\n/!/w !rm x\\nQ'", rules: RM, bash: true, needs: "ed" },
+  { line: "TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=rm\\ x' tar -cf a.tar x", rules: RM },
+  { line: "tar cfI a.tar 'rm x' y", rules: RM },
+  { line: "echo '.sy rm x' | groff -U", rules: RM, needs: "groff" },
+];
+
 /** The plain workspace, where `GIT_BIN` is the real git (the stand-in `git` on its PATH only pushes). */
 function writtenWorkspace(rules: RuleSet): Workspace {
   const w = workspace(rules);
@@ -930,6 +953,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the seventh audit's, read as the programs read them", AUDIT7_READ, workspace],
   ["the seventh audit's, of what bash, vim and gdb evaluate", AUDIT7_EVAL, workspace],
   ["the written-scripts audit's", WRITTEN, writtenWorkspace],
+  ["the eighth audit's", AUDIT8, writtenWorkspace],
   ["programs' command options", OPTIONS, workspace],
   ["git's settings and options", GIT, gitWorkspace],
   ["runners of a command", RUNNER_CASES, gitWorkspace],
@@ -1235,6 +1259,13 @@ describe("ordinary lines stay allowed", () => {
     "vim +10 f",
     "vim f",
     "vim f g",
+    'n=3; sed -n "${n}p" f',
+    'n=3; awk "NR==$n" f',
+    "echo '* text=auto' > .gitattributes; git add .gitattributes",
+    "sqlite3 db '.schema users'",
+    "tar czf out.tgz dir",
+    "TAR_OPTIONS=--no-same-owner tar xf a.tar",
+    "groff -man -Tutf8 f.1",
     "i=0; i+=1; echo $((i))",
     's=a; s+=b; s+=c; echo "$s"',
     "declare -A m; m[k]=v",

@@ -124,6 +124,11 @@ export function optionRuns(
     return awkRuns(words, input, expansions);
   }
   if (name === "sed" || name === "gsed") return sedRuns(words, input, expansions);
+  if (name === "tar" || name === "gtar" || name === "bsdtar") words = tarOldStyle(words);
+  if (/^(groff|troff|nroff|grog)$/.test(name) && words.some((w) => /^-[a-zA-Z]*U/.test(w.text))) {
+    // -U: unsafe mode, in which a document's `.sy` and `.pso` requests run shell commands (the input is not read).
+    return { scripts: [], commands: [], problems: [`${name} -U runs the shell commands its input asks for`] };
+  }
   const options = ownEntry(PROGRAM_OPTIONS, name) ?? null;
   const exec = ownEntry(EXEC_WORDS, name) ?? null;
   if (options === null && exec === null) return null;
@@ -191,6 +196,32 @@ function hiddenOption(
     } else if (/^-[A-Za-z0-9]*$/.test(l) && names.some((o) => /^-[^-]/.test(o))) return w;
   }
   return null;
+}
+
+/** tar's short options that take a value. */
+const TAR_VALUES = "bCfFgHIKLNTVX";
+
+/**
+ * tar's old-style options, a first word without a dash (`tar cfI a.tar CMD y`: each letter that takes a value takes
+ * the next word, in order), as the usual words (`tar -c -f a.tar -I CMD y`); other words as they are.
+ *
+ * @example
+ * ```ts
+ * import { tarOldStyle } from "./command_options.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * tarOldStyle(["tar", "cfI", "a.tar", "gzip", "y"].map(w)).map((x) => x.text).join(" "); // "tar -c -f a.tar -I gzip y"
+ * ```
+ */
+export function tarOldStyle(words: readonly ShellWord[]): readonly ShellWord[] {
+  const first = words[1];
+  if (first === undefined || first.dynamic || !/^[A-Za-z]+$/.test(first.text)) return words;
+  const out: ShellWord[] = [words[0]];
+  let next = 2;
+  for (const letter of first.text) {
+    out.push(literalWord(`-${letter}`));
+    if (TAR_VALUES.includes(letter) && next < words.length) out.push(words[next++]);
+  }
+  return [...out, ...words.slice(next)];
 }
 
 /** Per program: a test of whether a word may be (or hold) one of its command options. */

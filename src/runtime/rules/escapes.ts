@@ -40,17 +40,32 @@ interface Language {
   shell: (line: string) => (string | null)[];
 }
 
-/** ed: `!CMD`, `r !CMD`, `w !CMD`, `e !CMD` (after any address): the rest of the line after its first `!`. */
+/**
+ * ed: `!CMD`, `r !CMD`, `w !CMD`, `e !CMD` after any address or pattern: the rest of the line after each `!` (a
+ * pattern may hold one first: `/!/w !CMD`); ed puts the file's name for an unescaped `%` and the last command for
+ * `!!`: unknown here.
+ */
 function edShell(line: string): (string | null)[] {
-  const bang = line.indexOf("!");
-  return bang === -1 ? [] : [line.slice(bang + 1)];
+  const out: (string | null)[] = [];
+  for (let bang = line.indexOf("!"); bang !== -1; bang = line.indexOf("!", bang + 1)) {
+    const command = line.slice(bang + 1);
+    out.push(/(^|[^\\])%/.test(command) || command.startsWith("!") ? null : command);
+  }
+  return out;
 }
 
-/** sqlite3: `.shell`/`.system CMD`, `.once|.output|.read|.import '|CMD'`. */
+/** sqlite3's dot-commands, each as it may be abbreviated (sqlite3 takes a prefix: `.sh`, `.sys`, `.o`). */
+const SQLITE_SHELL = ["shell", "system"];
+const SQLITE_PIPED = ["once", "output", "read", "import"];
+
+/** sqlite3: `.shell`/`.system CMD`, `.once|.output|.read|.import '|CMD'`, abbreviated too; `edit()` runs an editor. */
 function sqliteShell(line: string): (string | null)[] {
-  const m = /^\s*\.(shell|system|once|output|read|import)\b\s*(.*)$/s.exec(line);
+  if (/\bedit\s*\(/i.test(line)) return [null]; // edit(text, EDITOR) runs EDITOR
+  const m = /^\s*\.\s*([a-z]+)\b\s*(.*)$/s.exec(line);
   if (m === null) return [];
-  if (m[1] === "shell" || m[1] === "system") return [m[2]];
+  const abbreviates = (names: string[]) => m[1].length >= 2 && names.some((n) => n.startsWith(m[1]));
+  if (abbreviates(SQLITE_SHELL)) return [m[2]];
+  if (!(m[1].length >= 1 && SQLITE_PIPED.some((n) => n.startsWith(m[1])))) return [];
   const pipe = /^(?:-[a-z]+\s+)*(["']?)\|(.*)$/s.exec(m[2]);
   if (pipe === null) return [];
   return [pipe[1] !== "" && pipe[2].endsWith(pipe[1]) ? pipe[2].slice(0, -1) : pipe[2]];

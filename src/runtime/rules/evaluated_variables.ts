@@ -133,6 +133,13 @@ const NAME_WORD = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * ```
  */
 export function recordCommand(vars: Variables, name: string, words: readonly ShellWord[]): void {
+  if (/^(declare|typeset|local|export|readonly)$/.test(name) && words.some((w) => /^-[a-zA-Z]*n/.test(w.text))) {
+    // `declare -n X=Y`: X names another variable, whose value $X expands to: not a value known here.
+    for (const w of words.slice(1)) {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)/.exec(w.text);
+      if (m && !w.text.startsWith("-")) vars.unknown.add(m[1]);
+    }
+  }
   const args = words.slice(1);
   recordNames(vars, nameWords(name, words));
   if (name === "read" || name === "mapfile" || name === "readarray") {

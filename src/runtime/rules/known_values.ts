@@ -11,12 +11,17 @@
 import type { Variables } from "./evaluated_variables.ts";
 import type { ShellWord } from "./shell.ts";
 
-/** A word that is one expansion of a named variable and nothing else: `$X`, `"$X"`, `${X}`. */
-const REFERENCE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/;
+/** A reference to a named variable: `$X`, `${X}`. */
+const REFERENCE = /\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g;
+
+/** The most texts one word may stand for before it counts as unknown. */
+const MAX_VALUES = 16;
 
 /**
- * The literal values `w` may expand to, or null when it is not one expansion of a variable this line assigned
- * only literal values to.
+ * The literal texts `w` may expand to, or null when it expands anything but variables this line assigned only
+ * literal values to (anywhere on the line: `vars` should be the whole line's, so that a value assigned later in a
+ * loop or before a function is called counts too), or when the line sets `IFS` (how an unquoted value splits is then
+ * not known). A word holding several references (`"${n}p"`, `"NR==$n"`) takes each combination of their values.
  *
  * @example
  * ```ts
@@ -25,14 +30,26 @@ const REFERENCE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$
  * const vars = newVariables();
  * recordAssignment(vars, "X", { text: "push", dynamic: false, literal: "push" });
  * knownValues({ text: "$X", dynamic: true, literal: "" }, vars); // ["push"]
+ * knownValues({ text: "--$X", dynamic: true, literal: "--" }, vars); // ["--push"]
  * ```
  */
 export function knownValues(w: ShellWord, vars: Variables): readonly string[] | null {
-  if (!w.dynamic) return null;
-  const m = REFERENCE.exec(w.text);
-  const name = m?.[1] ?? m?.[2];
-  if (name === undefined || vars.unknown.has(name)) return null;
-  return vars.known.get(name) ?? null;
+  if (!w.dynamic || vars.known.has("IFS") || vars.unknown.has("IFS")) return null;
+  let texts = [""];
+  let at = 0;
+  for (const m of w.text.matchAll(REFERENCE)) {
+    const name = m[1] ?? m[2];
+    const values = vars.unknown.has(name) ? undefined : vars.known.get(name);
+    if (values === undefined || values.length === 0) return null;
+    const before = w.text.slice(at, m.index);
+    if (/[$`]/.test(before)) return null; // another expansion: a substitution, `$1`, `${x:-…}`
+    if (texts.length * values.length > MAX_VALUES) return null;
+    texts = texts.flatMap((t) => values.map((v) => t + before + v));
+    at = m.index + m[0].length;
+  }
+  const rest = w.text.slice(at);
+  if (at === 0 || /[$`]/.test(rest)) return null;
+  return texts.map((t) => t + rest);
 }
 
 /** A word of an expanded value: a glob in it makes it known only up to the glob (the shell may expand it). */

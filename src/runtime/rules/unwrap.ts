@@ -147,14 +147,28 @@ interface Walk {
   vars: Variables;
   /** The file the command being read takes its input from (`< f`), and its text if the line wrote it. */
   input: CommandInput;
+  /**
+   * The variables of the whole line, from a reading before this one: a word's known values are looked up there (a
+   * value assigned later in a loop, or before a function is called, counts too). Undefined in the first reading.
+   */
+  lineVars?: Variables;
+  /** Whether a word was read with a variable's known values (then the line is read again with `lineVars`). */
+  usedKnown: boolean;
+}
+
+/** The variables a word's known values are looked up in (see `Walk.lineVars`). */
+function lineVariables(walk: Walk): Variables {
+  return walk.lineVars ?? walk.vars;
 }
 
 /** The most alternate readings of wrapper options one line may have before it counts as unreadable. */
 const MAX_ALTERNATES = 64;
 
 /** A walk over a command line that has read nothing yet (`written`: what an earlier reading learned it writes). */
-function newWalk(written: Written = newWritten("")): Walk {
+function newWalk(written: Written = newWritten(""), lineVars?: Variables): Walk {
   return {
+    lineVars,
+    usedKnown: false,
     units: [],
     problems: [],
     redirects: [],
@@ -258,7 +272,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const known = (w: ShellWord) => knownValues(w, walk.vars) !== null;
+    const known = (w: ShellWord) => knownValues(w, lineVariables(walk)) !== null && (walk.usedKnown = true);
     knownAlternates(words, heredoc, depth, walk);
     const expansions = { known, mayBeInput: (w: ShellWord, fed: boolean) => mayBeInput(w, walk.vars, fed) };
     const runs = optionRuns(name, words, heredoc, expansions) ?? sessionRuns(name, words, heredoc ?? null) ??
@@ -509,6 +523,16 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
     else if (git !== null) walk.problems.push(git);
     else if (COMMAND_VARS.test(name)) {
       readScript({ ...w, text: w.text.slice(eq + 1), literal: text.slice(eq + 1) }, depth, walk);
+    } else if (name === "TAR_OPTIONS") {
+      // tar reads its options from TAR_OPTIONS first (`TAR_OPTIONS='--to-command=…' tar -xf a.tar`).
+      const value = wordFrom(w, eq + 1);
+      if (value.dynamic) walk.problems.push(`TAR_OPTIONS gives tar options only known when it runs: ${value.text}`);
+      else {
+        const parsed = parseShell(value.text, depth + 1);
+        const runs = optionRuns("tar", [literalWord("tar"), ...(parsed.commands[0]?.words ?? [])]);
+        if (parsed.problem !== null) walk.problems.push(`TAR_OPTIONS ${parsed.problem}`);
+        if (runs !== null) readRuns(runs, depth, walk);
+      }
     } else if (/^(MAKEFLAGS|MFLAGS|GNUMAKEFLAGS)$/.test(name) && /SHELL|\$|`/.test(w.text.slice(eq + 1))) {
       walk.problems.push(`${name} may give make a SHELL or .SHELLFLAGS to run its recipes with, not read here`);
     } else if ((name === "BASH_ENV" || name === "ENV") && w.dynamic) {
@@ -524,7 +548,8 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
  * $X`; see `known_values.ts`), as alternate readings for deny and ask rules.
  */
 function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
-  const { readings, tooMany } = knownReadings(words, walk.vars, MAX_KNOWN_READINGS);
+  const { readings, tooMany } = knownReadings(words, lineVariables(walk), MAX_KNOWN_READINGS);
+  if (readings !== null || tooMany) walk.usedKnown = true;
   if (tooMany) {
     walk.problems.push(`${words[0].text}'s words expand variables with more than ${MAX_KNOWN_READINGS} readings`);
   }
@@ -754,6 +779,10 @@ function collect(text: string, depth: number, walk: Walk, subshell = false): voi
   if (parsed.problem !== null && !subshell) walk.problems.push(parsed.problem);
   walk.vars.arithmetic.push(...parsed.arithmetic);
   walk.vars.parameters.push(...parsed.parameters);
+  for (const p of parsed.parameters) {
+    const assigned = /^([A-Za-z_][A-Za-z0-9_]*):?=/.exec(p); // `${X:=v}`, `${X=v}` assign X (its value not read here)
+    if (assigned) walk.vars.unknown.add(assigned[1]);
+  }
   for (const sub of parsed.subshells) collect(sub, depth + 1, walk, true);
   for (const c of parsed.commands) {
     if (c.redirects) walk.redirects.push(...c.redirects);
@@ -789,14 +818,18 @@ const MAX_READINGS = 4;
 export function commandUnits(text: string): CommandUnits {
   const written = newWritten(text);
   let walk = newWalk(written);
+  let lineVars: Variables | undefined;
   // Read again while a reading learns of more writes: a loop, a function or a pipeline may run a file before the
-  // command that writes it is read (`for …; do sh s; echo … > s; done`).
+  // command that writes it is read (`for …; do sh s; echo … > s; done`); and once more with the whole line's
+  // variables when a word was read with a variable's values (`X=a; for …; do git $X; X=b; done` runs both).
   for (let reading = 1;; reading++) {
     const before = writtenSize(written);
     beginReading(written);
-    walk = newWalk(written);
+    walk = newWalk(written, lineVars);
     collect(text, 0, walk);
-    if (writtenSize(written) === before) break;
+    const again = walk.usedKnown && lineVars === undefined;
+    lineVars = walk.vars;
+    if (writtenSize(written) === before && !again) break;
     if (reading >= MAX_READINGS) {
       walk.problems.push(`files this line writes that write others, more than ${MAX_READINGS} deep`);
       break;

@@ -49,8 +49,11 @@ const COMMAND_FILES: { programs: RegExp; startup: RegExp }[] = [
 
 /** git's hooks (any folder named `hooks`: `.git/hooks`, a `GIT_DIR`'s, a `core.hooksPath` of that name). */
 const HOOKS = /(^|\/)hooks\/[^/]+$/;
-/** git's settings files: aliases, `core.pager`, filters and more run commands. */
-const GIT_SETTINGS = /(^|\/)(\.git\/config|\.gitconfig|git\/config|\.git\/info\/attributes|\.gitattributes)$/;
+/**
+ * git's settings files: aliases, `core.pager`, filters and more run commands. Attributes files (`.gitattributes`) are
+ * not: they only name filters and drivers, whose commands come from settings.
+ */
+const GIT_SETTINGS = /(^|\/)(\.git\/config|\.gitconfig|git\/config)$/;
 
 /**
  * Whether a word names a file as one to read commands from: its name stands apart in it (`so s`, `of=s`, `-Ss`), or
