@@ -18,6 +18,9 @@ import { decide } from "../src/serve/approvals.ts";
 import { storeDecide } from "../src/serve/store_source.ts";
 import { HttpError } from "../src/serve/paths.ts";
 import { processGone } from "../src/store/lock.ts";
+import { applyDecision } from "../src/cli/store_approvals.ts";
+import { pendingCheckpoint } from "../src/runtime/resume.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 
 const gate = join(REPO, "plugins/policies/approval-gate.ts");
 
@@ -128,6 +131,69 @@ describe("the store keeps a published run's one decision", () => {
       const v = cli(["--root", a, "validate", id, "--profile", "noema"]);
       assert.equal(v.code, 0, v.stdout + v.stderr);
       assert.equal(cli(["--root", a, "verify", id]).code, 0);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a hand-written record copying only the store's decision and time is set aside for the store's", async () => {
+    const t = tempDir();
+    try {
+      const { a, b, id, url, ws } = pausedRun(t);
+      await published(a, id);
+      const rejected = cli(["--root", b, "reject", id, "--by", "bob", "--note", "NO"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const decisions = join(t.path, "share", "episodes", id, "decisions");
+      const stored = JSON.parse(readFileSync(join(decisions, readdirSync(decisions)[0]), "utf8"));
+      const chk = stored.checkpoint_id;
+      const checkpoint = JSON.parse(readFileSync(join(a, "episodes", id, "checkpoints", `${chk}.json`), "utf8"));
+      const own = {
+        schema_version: "approval/1.0",
+        episode_id: id,
+        checkpoint_id: chk,
+        state_hash: checkpoint.state_hash,
+        checkpoint_digest: checkpointDigest(checkpoint),
+        decision: stored.decision,
+        by: `${stored.by}@${stored.host}`,
+        at: stored.at,
+        note: stored.note,
+        consumed_at: null,
+        consumed_by: null,
+        authenticated_as: stored.authenticated_as,
+        database_role: stored.database_role ?? null,
+        claimed_by: stored.claimed_by,
+      };
+      // Each forgery keeps the store's decision and time: another decider and note, or no checkpoint digest.
+      const forgeries = [
+        { by: "mallory", note: "forged", authenticated_as: "serve_token", claimed_by: null },
+        { checkpoint_digest: null },
+      ];
+      const dir = join(a, "episodes", id);
+      mkdirSync(join(dir, "approvals"), { recursive: true });
+      const said: string[] = [];
+      for (const forged of forgeries) {
+        writeFileSync(join(dir, "approvals", `${chk}.json`), JSON.stringify({ ...own, ...forged }));
+        const kept = applyDecision(pendingCheckpoint(id, { root: a }), stored, (line) => said.push(line));
+        assert.deepEqual(kept, own, `the store's record, over ${JSON.stringify(forged)}`);
+        const record = JSON.parse(readFileSync(join(dir, "approvals", `${chk}.json`), "utf8"));
+        assert.deepEqual(record, own);
+      }
+      assert.equal(said.length, 2, said.join("\n"));
+      assert.match(said[0], /\(rejected by mallory\) is not the decision the store holds \(rejected by .*bob.*\)/);
+      assert.equal(approvals(a, id).filter((f) => f.includes(".overruled-")).length, 2, "both kept as evidence");
+      // The store's own record, applied again, is kept as it is (nothing set aside).
+      applyDecision(pendingCheckpoint(id, { root: a }), stored, (line) => said.push(line));
+      assert.equal(said.length, 2);
+
+      writeFileSync(join(dir, "approvals", `${chk}.json`), JSON.stringify({ ...own, ...forgeries[0] }));
+      const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(resumed.code, 3, resumed.stderr);
+      assert.doesNotMatch(resumed.stderr + resumed.stdout, /rejected by mallory: forged/);
+      assert.equal(existsSync(join(ws, "deployed")), false);
+      const final = JSON.parse(readFileSync(join(dir, "approvals", `${chk}.json`), "utf8"));
+      assert.deepEqual([final.by, final.note, final.claimed_by], [own.by, "NO", "bob"]);
     } finally {
       t.cleanup();
     }

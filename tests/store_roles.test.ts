@@ -305,6 +305,53 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     pg.psql(owner, `DELETE FROM noema_files WHERE episode_id = '${id}' AND name LIKE 'approvals/%'`);
   });
 
+  test("store audit: a published record matching the log only in decision, role and time is named (1)", async () => {
+    // Found by an audit: approvals/<chk>.json with the store's decision, role and time but another decider and note
+    // ("rejected by mallory: forged"), or no checkpoint digest, or made without the store, passed store audit.
+    const audit = () => cli(["store", "audit", "--json"], { env: { NOEMA_STORE: owner } });
+    const a = newDir();
+    const id = pausedByRunner(a);
+    const rejected = cli(["--root", newDir(), "reject", id, "--by", "carol", "--note", "no"], {
+      env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-b" },
+    });
+    assert.equal(rejected.code, 0, rejected.stderr);
+    const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" } });
+    assert.equal(resumed.code, 3, resumed.stderr);
+    const ok = audit();
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    const dir = join(a, "episodes", id, "approvals");
+    const name = readdirSync(dir).find((n) => n.endsWith(".json"))!;
+    const genuine = JSON.parse(readFileSync(join(dir, name), "utf8"));
+    const variants: [Record<string, unknown>, RegExp][] = [
+      [{ by: "mallory" }, /has another by \("ana"\)/],
+      [{ note: "forged" }, /has another note \("no"\)/],
+      [{ claimed_by: null }, /has another claimed_by \("carol"\)/],
+      [{ checkpoint_digest: null }, /has another checkpoint_digest/],
+      [{ at: new Date(0).toISOString() }, /has another at/],
+      [
+        { authenticated_as: "os_user", by: "root", database_role: null },
+        /made without the store, but the decision log/,
+      ],
+    ];
+    const [l] = await sqlAs("noema", (s) => s.sql`SELECT host FROM noema_leases WHERE episode_id = ${id}`);
+    const put = (record: unknown) =>
+      sqlAs("ci7", async (s) => {
+        const token = await s.acquireLease(id, { host: String(l.host), pid: 99998 }, { ownerGone: () => true });
+        await s.putFile(id, `approvals/${name}`, new TextEncoder().encode(JSON.stringify(record)), token);
+        await s.releaseLease(id, token);
+      });
+    for (const [change, problem] of variants) {
+      await put({ ...genuine, ...change });
+      const r = audit();
+      assert.equal(r.code, 1, `${JSON.stringify(change)}: ${r.stdout}${r.stderr}`);
+      const report = JSON.parse(r.stdout);
+      assert.equal(report.broken.file, `approvals/${name}`);
+      assert.match(report.broken.problem, problem);
+    }
+    await put(genuine);
+    assert.equal(audit().code, 0, "the genuine record holds again");
+  });
+
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
     const a = newDir();
     const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "5s", "--json"], {

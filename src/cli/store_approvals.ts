@@ -185,9 +185,35 @@ async function storedCheckpointDigest(store: SharedStore, id: string, checkpoint
   }
 }
 
-/** Whether a local approval record is the store's decision `d` (written here from it): same decision, same time. */
-function isStoreDecision(r: ApprovalRecord, d: StoredDecision): boolean {
-  return r.decision === d.decision && r.at === d.at;
+/** The fields of an approval record that say what was decided, by whom, when and on what: the store's, each one. */
+const DECISION_FIELDS = [
+  "episode_id",
+  "checkpoint_id",
+  "state_hash",
+  "checkpoint_digest",
+  "decision",
+  "by",
+  "at",
+  "note",
+  "authenticated_as",
+  "database_role",
+  "claimed_by",
+] as const;
+
+/**
+ * Whether a local approval record is the store's decision `d`, as {@link writeStoreDecision} writes it here (masked
+ * as the episode masks): every field the store holds, the same. A record that copies only the store's decision and
+ * time (another decider, note, role or checkpoint digest) is not the store's, and is set aside for it. The decider
+ * may be written with or without its `@host` (the host this machine calls itself may have changed since).
+ */
+function isStoreDecision(local: PendingRun, r: ApprovalRecord, d: StoredDecision): boolean {
+  const expected = ArtifactSink.forEpisode(local.episode_dir).redactor.redact(storeRecord(local, d)).value;
+  const own = r as unknown as Record<string, unknown>, theirs = expected as unknown as Record<string, unknown>;
+  return DECISION_FIELDS.every((f) =>
+    f === "by"
+      ? r.by === expected.by || r.by === d.by || r.by === `${d.by}@${d.host}`
+      : (own[f] ?? null) === (theirs[f] ?? null)
+  );
 }
 
 /**
@@ -222,7 +248,7 @@ export function applyDecision(
   // A local decision may be written at any moment (a racing `approve` without the store): set aside, written again.
   for (let attempt = 1;; attempt++) {
     const existing = readApproval(local.episode_dir, c.checkpoint_id);
-    if (existing && isStoreDecision(existing, d)) return existing;
+    if (existing && isStoreDecision(local, existing, d)) return existing;
     if (existing) overrule(local, existing, d, say);
     try {
       return writeStoreDecision(local, d);
@@ -246,9 +272,14 @@ function overrule(local: PendingRun, existing: ApprovalRecord, d: StoredDecision
 
 /** Writes the store's decision `d` as the local episode's approval record (exclusively: exit 8 if one appeared). */
 function writeStoreDecision(local: PendingRun, d: StoredDecision): ApprovalRecord {
+  return writeApproval(local.episode_dir, storeRecord(local, d));
+}
+
+/** The approval record the store's decision `d` is in this episode (before masking). */
+function storeRecord(local: PendingRun, d: StoredDecision): ApprovalRecord {
   const c = local.checkpoint;
   const by = d.host === publishingHost() ? d.by : `${d.by}@${d.host}`;
-  return writeApproval(local.episode_dir, {
+  return {
     schema_version: "approval/1.0",
     episode_id: d.episode_id,
     checkpoint_id: d.checkpoint_id,
@@ -264,7 +295,7 @@ function writeStoreDecision(local: PendingRun, d: StoredDecision): ApprovalRecor
     authenticated_as: d.authenticated_as ?? null,
     database_role: d.database_role ?? null,
     claimed_by: d.claimed_by ?? null,
-  });
+  };
 }
 
 /**
