@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
@@ -194,6 +194,48 @@ describe("the store keeps a published run's one decision", () => {
       assert.equal(existsSync(join(ws, "deployed")), false);
       const final = JSON.parse(readFileSync(join(dir, "approvals", `${chk}.json`), "utf8"));
       assert.deepEqual([final.by, final.note, final.claimed_by], [own.by, "NO", "bob"]);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a copy of a published run, decided and resumed without the store, is not published over the store's decision", async () => {
+    // Found by an audit: `cp -a` of a paused, published episode to another root, approved there without the store
+    // and resumed; `noema sync` then published it: the catalog said it ran while the decision log said rejected.
+    const t = tempDir();
+    try {
+      const { a, b, id, url } = pausedRun(t);
+      await published(a, id);
+      const rejected = cli(["--root", b, "reject", id, "--by", "bob", "--note", "no"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const c = join(t.path, "c");
+      mkdirSync(join(c, "episodes"), { recursive: true });
+      cpSync(join(a, "episodes", id), join(c, "episodes", id), { recursive: true });
+      const local = { NOEMA_STORE: undefined, NOEMA_HOST: "host-a" };
+      assert.equal(cli(["--root", c, "approve", id, "--note", "copy says yes"], { env: local }).code, 0);
+      const ran = cli(["--root", c, "resume", id], { env: local });
+      assert.equal(ran.code, 0, ran.stderr);
+      const catalog = () => JSON.parse(readFileSync(join(t.path, "share", "episodes", id, "catalog.json"), "utf8"));
+      const before = JSON.stringify(catalog());
+      const files = () => readdirSync(join(t.path, "share", "episodes", id, "files")).sort().join(",");
+      const stored = files();
+      const sync = cli(["--root", c, "sync"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.notEqual(sync.code, 0, sync.stdout + sync.stderr);
+      assert.match(
+        sync.stderr,
+        new RegExp(
+          `${id}: approvals/chk_[0-9a-f]+\\.json \\(approved by .*\\) is not the store's decision: .* holds another decision on chk_[0-9a-f]+ \\(rejected by`,
+        ),
+      );
+      assert.match(sync.stderr, /nothing of .* was published/);
+      assert.equal(JSON.stringify(catalog()), before, "the catalog still says it waits");
+      assert.equal(catalog().run_state, "waiting_for_approval");
+      assert.equal(files(), stored, "no file of the copy was published");
+      // The holder applies the store's rejection and publishes it, as ever.
+      const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(resumed.code, 3, resumed.stderr);
     } finally {
       t.cleanup();
     }
