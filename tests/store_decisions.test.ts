@@ -241,6 +241,34 @@ describe("the store keeps a published run's one decision", () => {
     }
   });
 
+  test("a pulled copy takes no decision without the store (exit 2; serve 409), naming the store", async () => {
+    // Found by an audit: `noema approve ID` without the store on a copy pulled from it exited 0, leaving an
+    // approvals/<chk>.json nothing would ever apply.
+    const t = tempDir();
+    try {
+      const { a, id, url } = pausedRun(t);
+      await published(a, id);
+      const c = join(t.path, "c");
+      const pulled = cli(["--root", c, "pull", id], { env: { NOEMA_STORE: url } });
+      assert.equal(pulled.code, 0, pulled.stderr);
+      const location = JSON.parse(readFileSync(join(c, "state", "pulled", id), "utf8")).store;
+      assert.ok(typeof location === "string" && location.length > 0, "the marker names the store");
+      for (const verb of ["approve", "reject"]) {
+        const r = cli(["--root", c, verb, id, "--note", "here"], { env: { NOEMA_STORE: undefined } });
+        assert.equal(r.code, 2, `${verb}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`${id} is a copy pulled from ${location}`), r.stderr);
+      }
+      assert.equal(existsSync(join(c, "episodes", id, "approvals")), false, "nothing decided");
+      assert.throws(
+        () => decide(c, id, { decision: "approved", note: null, by: null, checkpointId: null }),
+        (e) => e instanceof HttpError && e.status === 409 && e.message.includes(`a copy pulled from ${location}`),
+      );
+      assert.equal(existsSync(join(c, "episodes", id, "approvals")), false, "nothing decided by the server");
+    } finally {
+      t.cleanup();
+    }
+  });
+
   test("a decider's note and name reach the store masked, as they reach the episode", async () => {
     const t = tempDir();
     try {
