@@ -421,4 +421,32 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       WHERE episode_id = ${id}`);
     assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "web"]);
   });
+
+  test("noema serve over the store as a role that may not decide: 403 saying why, not 500", async () => {
+    // Found by an audit: POST /api/episodes/ID/approve answered 500 "internal", the reason only in the server's log.
+    const id = pausedByRunner(newDir());
+    const st = await startServe(newDir(), {
+      args: ["--store", as("rita")],
+      env: { NOEMA_HOST: "host-console", NOEMA_SERVE_TOKEN: "rita=0123456789abcdef0123" },
+    });
+    try {
+      const r = await fetch(new URL(`/api/episodes/${id}/approve`, st.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer 0123456789abcdef0123" },
+        body: JSON.stringify({ note: "a reader" }),
+      });
+      const body = await r.text();
+      assert.equal(r.status, 403, body);
+      const e = JSON.parse(body).error;
+      assert.equal(e.code, "store_privilege");
+      assert.match(e.message, /refused the decision: permission denied .*noema_server/);
+    } finally {
+      await st.stop();
+    }
+    const [row] = await sqlAs(
+      "noema",
+      (s) => s.sql`SELECT count(*)::int AS n FROM noema_decisions WHERE episode_id = ${id}`,
+    );
+    assert.equal(row.n, 0, "nothing decided");
+  });
 });
