@@ -422,6 +422,31 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "web"]);
   });
 
+  test("approvals says when a decision cannot be applied: another state hash than the checkpoint's", async () => {
+    // Found by an audit: an approver's noema_decide with a wrong state hash used up the checkpoint; its holder refuses
+    // it (exit 7) for ever, and approvals said the holder "applies it as it resumes".
+    const id = pausedByRunner(newDir());
+    const [p] = await sqlAs("noema", (s) =>
+      s.sql`SELECT pending->>'checkpoint_id' AS chk FROM noema_episodes
+      WHERE episode_id = ${id}`);
+    await sqlAs(
+      "ana",
+      (s) =>
+        s.sql`SELECT noema_decide(${id}, ${p.chk}, 'sha256:0000', 'approved', 'wrong hash', 'hZ', null,
+        'sha256:1111', null)`,
+    );
+    const r = cli(["approvals"], { env: { NOEMA_STORE: as("rita") } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${id} \\(host-a\\) has a decision its host cannot apply: approved by ana .* but it is bound to ` +
+          `state sha256:0000, not to the checkpoint's sha256:[0-9a-f]{64}: resume refuses it \\(exit 7\\)`,
+      ),
+    );
+    assert.doesNotMatch(r.stderr, new RegExp(`${id} .*applies it as it resumes`));
+  });
+
   test("noema serve over the store as a role that may not decide: 403 saying why, not 500", async () => {
     // Found by an audit: POST /api/episodes/ID/approve answered 500 "internal", the reason only in the server's log.
     const id = pausedByRunner(newDir());

@@ -174,6 +174,32 @@ export async function decideInStore(
   return recorded;
 }
 
+/**
+ * Why the holder of a run cannot apply the store's decision `d` on the checkpoint it waits on (bound to another
+ * `state_hash`, or made on another checkpoint content than the one published: `resume` refuses it, exit 7), or null
+ * when it can (or the published checkpoint cannot be read: nothing to compare).
+ *
+ * @example
+ * ```ts
+ * // const why = await unappliableDecision(store, row, decision); // "it is bound to sha256:0000, …" or null
+ * ```
+ */
+export async function unappliableDecision(
+  store: SharedStore,
+  row: Parameters<typeof storedPendingCall>[1],
+  d: StoredDecision,
+): Promise<string | null> {
+  const pending = await storedPendingCall(store, row);
+  if (pending === null || pending.checkpoint_id !== d.checkpoint_id) return null;
+  if (d.state_hash !== pending.state_hash) {
+    return `it is bound to state ${d.state_hash}, not to the checkpoint's ${pending.state_hash}`;
+  }
+  if (d.checkpoint_digest == null) return null;
+  const digest = await storedCheckpointDigest(store, d.episode_id, d.checkpoint_id);
+  if (digest === null || digest === d.checkpoint_digest) return null;
+  return `it was made on checkpoint digest ${d.checkpoint_digest}, the published checkpoint's is ${digest}`;
+}
+
 /** The digest of a checkpoint as the store holds it (the file the run published), or null when it cannot be read. */
 async function storedCheckpointDigest(store: SharedStore, id: string, checkpointId: string): Promise<string | null> {
   const bytes = await store.readFile(id, `checkpoints/${checkpointId}.json`, MAX_CHECKPOINT_BYTES);
