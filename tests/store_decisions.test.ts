@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
@@ -18,6 +18,9 @@ import { decide } from "../src/serve/approvals.ts";
 import { storeDecide } from "../src/serve/store_source.ts";
 import { HttpError } from "../src/serve/paths.ts";
 import { processGone } from "../src/store/lock.ts";
+import { applyDecision } from "../src/cli/store_approvals.ts";
+import { pendingCheckpoint } from "../src/runtime/resume.ts";
+import { checkpointDigest } from "../src/store/checkpoint_digest.ts";
 
 const gate = join(REPO, "plugins/policies/approval-gate.ts");
 
@@ -128,6 +131,139 @@ describe("the store keeps a published run's one decision", () => {
       const v = cli(["--root", a, "validate", id, "--profile", "noema"]);
       assert.equal(v.code, 0, v.stdout + v.stderr);
       assert.equal(cli(["--root", a, "verify", id]).code, 0);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a hand-written record copying only the store's decision and time is set aside for the store's", async () => {
+    const t = tempDir();
+    try {
+      const { a, b, id, url, ws } = pausedRun(t);
+      await published(a, id);
+      const rejected = cli(["--root", b, "reject", id, "--by", "bob", "--note", "NO"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const decisions = join(t.path, "share", "episodes", id, "decisions");
+      const stored = JSON.parse(readFileSync(join(decisions, readdirSync(decisions)[0]), "utf8"));
+      const chk = stored.checkpoint_id;
+      const checkpoint = JSON.parse(readFileSync(join(a, "episodes", id, "checkpoints", `${chk}.json`), "utf8"));
+      const own = {
+        schema_version: "approval/1.0",
+        episode_id: id,
+        checkpoint_id: chk,
+        state_hash: checkpoint.state_hash,
+        checkpoint_digest: checkpointDigest(checkpoint),
+        decision: stored.decision,
+        by: `${stored.by}@${stored.host}`,
+        at: stored.at,
+        note: stored.note,
+        consumed_at: null,
+        consumed_by: null,
+        authenticated_as: stored.authenticated_as,
+        database_role: stored.database_role ?? null,
+        claimed_by: stored.claimed_by,
+      };
+      // Each forgery keeps the store's decision and time: another decider and note, or no checkpoint digest.
+      const forgeries = [
+        { by: "mallory", note: "forged", authenticated_as: "serve_token", claimed_by: null },
+        { checkpoint_digest: null },
+      ];
+      const dir = join(a, "episodes", id);
+      mkdirSync(join(dir, "approvals"), { recursive: true });
+      const said: string[] = [];
+      for (const forged of forgeries) {
+        writeFileSync(join(dir, "approvals", `${chk}.json`), JSON.stringify({ ...own, ...forged }));
+        const kept = applyDecision(pendingCheckpoint(id, { root: a }), stored, (line) => said.push(line));
+        assert.deepEqual(kept, own, `the store's record, over ${JSON.stringify(forged)}`);
+        const record = JSON.parse(readFileSync(join(dir, "approvals", `${chk}.json`), "utf8"));
+        assert.deepEqual(record, own);
+      }
+      assert.equal(said.length, 2, said.join("\n"));
+      assert.match(said[0], /\(rejected by mallory\) is not the decision the store holds \(rejected by .*bob.*\)/);
+      assert.equal(approvals(a, id).filter((f) => f.includes(".overruled-")).length, 2, "both kept as evidence");
+      // The store's own record, applied again, is kept as it is (nothing set aside).
+      applyDecision(pendingCheckpoint(id, { root: a }), stored, (line) => said.push(line));
+      assert.equal(said.length, 2);
+
+      writeFileSync(join(dir, "approvals", `${chk}.json`), JSON.stringify({ ...own, ...forgeries[0] }));
+      const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(resumed.code, 3, resumed.stderr);
+      assert.doesNotMatch(resumed.stderr + resumed.stdout, /rejected by mallory: forged/);
+      assert.equal(existsSync(join(ws, "deployed")), false);
+      const final = JSON.parse(readFileSync(join(dir, "approvals", `${chk}.json`), "utf8"));
+      assert.deepEqual([final.by, final.note, final.claimed_by], [own.by, "NO", "bob"]);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a copy of a published run, decided and resumed without the store, is not published over the store's decision", async () => {
+    // Found by an audit: `cp -a` of a paused, published episode to another root, approved there without the store
+    // and resumed; `noema sync` then published it: the catalog said it ran while the decision log said rejected.
+    const t = tempDir();
+    try {
+      const { a, b, id, url } = pausedRun(t);
+      await published(a, id);
+      const rejected = cli(["--root", b, "reject", id, "--by", "bob", "--note", "no"], {
+        env: { NOEMA_STORE: url, NOEMA_HOST: "host-b" },
+      });
+      assert.equal(rejected.code, 0, rejected.stderr);
+      const c = join(t.path, "c");
+      mkdirSync(join(c, "episodes"), { recursive: true });
+      cpSync(join(a, "episodes", id), join(c, "episodes", id), { recursive: true });
+      const local = { NOEMA_STORE: undefined, NOEMA_HOST: "host-a" };
+      assert.equal(cli(["--root", c, "approve", id, "--note", "copy says yes"], { env: local }).code, 0);
+      const ran = cli(["--root", c, "resume", id], { env: local });
+      assert.equal(ran.code, 0, ran.stderr);
+      const catalog = () => JSON.parse(readFileSync(join(t.path, "share", "episodes", id, "catalog.json"), "utf8"));
+      const before = JSON.stringify(catalog());
+      const files = () => readdirSync(join(t.path, "share", "episodes", id, "files")).sort().join(",");
+      const stored = files();
+      const sync = cli(["--root", c, "sync"], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.notEqual(sync.code, 0, sync.stdout + sync.stderr);
+      assert.match(
+        sync.stderr,
+        new RegExp(
+          `${id}: approvals/chk_[0-9a-f]+\\.json \\(approved by .*\\) is not the store's decision: .* holds another decision on chk_[0-9a-f]+ \\(rejected by`,
+        ),
+      );
+      assert.match(sync.stderr, /nothing of .* was published/);
+      assert.equal(JSON.stringify(catalog()), before, "the catalog still says it waits");
+      assert.equal(catalog().run_state, "waiting_for_approval");
+      assert.equal(files(), stored, "no file of the copy was published");
+      // The holder applies the store's rejection and publishes it, as ever.
+      const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: url, NOEMA_HOST: "host-a" } });
+      assert.equal(resumed.code, 3, resumed.stderr);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  test("a pulled copy takes no decision without the store (exit 2; serve 409), naming the store", async () => {
+    // Found by an audit: `noema approve ID` without the store on a copy pulled from it exited 0, leaving an
+    // approvals/<chk>.json nothing would ever apply.
+    const t = tempDir();
+    try {
+      const { a, id, url } = pausedRun(t);
+      await published(a, id);
+      const c = join(t.path, "c");
+      const pulled = cli(["--root", c, "pull", id], { env: { NOEMA_STORE: url } });
+      assert.equal(pulled.code, 0, pulled.stderr);
+      const location = JSON.parse(readFileSync(join(c, "state", "pulled", id), "utf8")).store;
+      assert.ok(typeof location === "string" && location.length > 0, "the marker names the store");
+      for (const verb of ["approve", "reject"]) {
+        const r = cli(["--root", c, verb, id, "--note", "here"], { env: { NOEMA_STORE: undefined } });
+        assert.equal(r.code, 2, `${verb}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`${id} is a copy pulled from ${location}`), r.stderr);
+      }
+      assert.equal(existsSync(join(c, "episodes", id, "approvals")), false, "nothing decided");
+      assert.throws(
+        () => decide(c, id, { decision: "approved", note: null, by: null, checkpointId: null }),
+        (e) => e instanceof HttpError && e.status === 409 && e.message.includes(`a copy pulled from ${location}`),
+      );
+      assert.equal(existsSync(join(c, "episodes", id, "approvals")), false, "nothing decided by the server");
     } finally {
       t.cleanup();
     }

@@ -305,6 +305,53 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
     pg.psql(owner, `DELETE FROM noema_files WHERE episode_id = '${id}' AND name LIKE 'approvals/%'`);
   });
 
+  test("store audit: a published record matching the log only in decision, role and time is named (1)", async () => {
+    // Found by an audit: approvals/<chk>.json with the store's decision, role and time but another decider and note
+    // ("rejected by mallory: forged"), or no checkpoint digest, or made without the store, passed store audit.
+    const audit = () => cli(["store", "audit", "--json"], { env: { NOEMA_STORE: owner } });
+    const a = newDir();
+    const id = pausedByRunner(a);
+    const rejected = cli(["--root", newDir(), "reject", id, "--by", "carol", "--note", "no"], {
+      env: { NOEMA_STORE: as("ana"), NOEMA_HOST: "host-b" },
+    });
+    assert.equal(rejected.code, 0, rejected.stderr);
+    const resumed = cli(["--root", a, "resume", id], { env: { NOEMA_STORE: as("ci7"), NOEMA_HOST: "host-a" } });
+    assert.equal(resumed.code, 3, resumed.stderr);
+    const ok = audit();
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    const dir = join(a, "episodes", id, "approvals");
+    const name = readdirSync(dir).find((n) => n.endsWith(".json"))!;
+    const genuine = JSON.parse(readFileSync(join(dir, name), "utf8"));
+    const variants: [Record<string, unknown>, RegExp][] = [
+      [{ by: "mallory" }, /has another by \("ana"\)/],
+      [{ note: "forged" }, /has another note \("no"\)/],
+      [{ claimed_by: null }, /has another claimed_by \("carol"\)/],
+      [{ checkpoint_digest: null }, /has another checkpoint_digest/],
+      [{ at: new Date(0).toISOString() }, /has another at/],
+      [
+        { authenticated_as: "os_user", by: "root", database_role: null },
+        /made without the store, but the decision log/,
+      ],
+    ];
+    const [l] = await sqlAs("noema", (s) => s.sql`SELECT host FROM noema_leases WHERE episode_id = ${id}`);
+    const put = (record: unknown) =>
+      sqlAs("ci7", async (s) => {
+        const token = await s.acquireLease(id, { host: String(l.host), pid: 99998 }, { ownerGone: () => true });
+        await s.putFile(id, `approvals/${name}`, new TextEncoder().encode(JSON.stringify(record)), token);
+        await s.releaseLease(id, token);
+      });
+    for (const [change, problem] of variants) {
+      await put({ ...genuine, ...change });
+      const r = audit();
+      assert.equal(r.code, 1, `${JSON.stringify(change)}: ${r.stdout}${r.stderr}`);
+      const report = JSON.parse(r.stdout);
+      assert.equal(report.broken.file, `approvals/${name}`);
+      assert.match(report.broken.problem, problem);
+    }
+    await put(genuine);
+    assert.equal(audit().code, 0, "the genuine record holds again");
+  });
+
   test("a runner's wait that runs out rejects its own call: recorded by its role, claimed by timeout", () => {
     const a = newDir();
     const r = cli(["--root", a, "run", deployTask(a, join(a, "ran")), "--wait", "5s", "--json"], {
@@ -373,5 +420,58 @@ describe("roles the database enforces; the authenticated decider", { skip }, () 
       s.sql`SELECT decided_by, decided_by_role FROM noema_decisions
       WHERE episode_id = ${id}`);
     assert.deepEqual([row.decided_by, row.decided_by_role], ["lena", "web"]);
+  });
+
+  test("approvals says when a decision cannot be applied: another state hash than the checkpoint's", async () => {
+    // Found by an audit: an approver's noema_decide with a wrong state hash used up the checkpoint; its holder refuses
+    // it (exit 7) for ever, and approvals said the holder "applies it as it resumes".
+    const id = pausedByRunner(newDir());
+    const [p] = await sqlAs("noema", (s) =>
+      s.sql`SELECT pending->>'checkpoint_id' AS chk FROM noema_episodes
+      WHERE episode_id = ${id}`);
+    await sqlAs(
+      "ana",
+      (s) =>
+        s.sql`SELECT noema_decide(${id}, ${p.chk}, 'sha256:0000', 'approved', 'wrong hash', 'hZ', null,
+        'sha256:1111', null)`,
+    );
+    const r = cli(["approvals"], { env: { NOEMA_STORE: as("rita") } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${id} \\(host-a\\) has a decision its host cannot apply: approved by ana .* but it is bound to ` +
+          `state sha256:0000, not to the checkpoint's sha256:[0-9a-f]{64}: resume refuses it \\(exit 7\\)`,
+      ),
+    );
+    assert.doesNotMatch(r.stderr, new RegExp(`${id} .*applies it as it resumes`));
+  });
+
+  test("noema serve over the store as a role that may not decide: 403 saying why, not 500", async () => {
+    // Found by an audit: POST /api/episodes/ID/approve answered 500 "internal", the reason only in the server's log.
+    const id = pausedByRunner(newDir());
+    const st = await startServe(newDir(), {
+      args: ["--store", as("rita")],
+      env: { NOEMA_HOST: "host-console", NOEMA_SERVE_TOKEN: "rita=0123456789abcdef0123" },
+    });
+    try {
+      const r = await fetch(new URL(`/api/episodes/${id}/approve`, st.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer 0123456789abcdef0123" },
+        body: JSON.stringify({ note: "a reader" }),
+      });
+      const body = await r.text();
+      assert.equal(r.status, 403, body);
+      const e = JSON.parse(body).error;
+      assert.equal(e.code, "store_privilege");
+      assert.match(e.message, /refused the decision: permission denied .*noema_server/);
+    } finally {
+      await st.stop();
+    }
+    const [row] = await sqlAs(
+      "noema",
+      (s) => s.sql`SELECT count(*)::int AS n FROM noema_decisions WHERE episode_id = ${id}`,
+    );
+    assert.equal(row.n, 0, "nothing decided");
   });
 });

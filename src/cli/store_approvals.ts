@@ -174,6 +174,32 @@ export async function decideInStore(
   return recorded;
 }
 
+/**
+ * Why the holder of a run cannot apply the store's decision `d` on the checkpoint it waits on (bound to another
+ * `state_hash`, or made on another checkpoint content than the one published: `resume` refuses it, exit 7), or null
+ * when it can (or the published checkpoint cannot be read: nothing to compare).
+ *
+ * @example
+ * ```ts
+ * // const why = await unappliableDecision(store, row, decision); // "it is bound to sha256:0000, …" or null
+ * ```
+ */
+export async function unappliableDecision(
+  store: SharedStore,
+  row: Parameters<typeof storedPendingCall>[1],
+  d: StoredDecision,
+): Promise<string | null> {
+  const pending = await storedPendingCall(store, row);
+  if (pending === null || pending.checkpoint_id !== d.checkpoint_id) return null;
+  if (d.state_hash !== pending.state_hash) {
+    return `it is bound to state ${d.state_hash}, not to the checkpoint's ${pending.state_hash}`;
+  }
+  if (d.checkpoint_digest == null) return null;
+  const digest = await storedCheckpointDigest(store, d.episode_id, d.checkpoint_id);
+  if (digest === null || digest === d.checkpoint_digest) return null;
+  return `it was made on checkpoint digest ${d.checkpoint_digest}, the published checkpoint's is ${digest}`;
+}
+
 /** The digest of a checkpoint as the store holds it (the file the run published), or null when it cannot be read. */
 async function storedCheckpointDigest(store: SharedStore, id: string, checkpointId: string): Promise<string | null> {
   const bytes = await store.readFile(id, `checkpoints/${checkpointId}.json`, MAX_CHECKPOINT_BYTES);
@@ -185,9 +211,35 @@ async function storedCheckpointDigest(store: SharedStore, id: string, checkpoint
   }
 }
 
-/** Whether a local approval record is the store's decision `d` (written here from it): same decision, same time. */
-function isStoreDecision(r: ApprovalRecord, d: StoredDecision): boolean {
-  return r.decision === d.decision && r.at === d.at;
+/** The fields of an approval record that say what was decided, by whom, when and on what: the store's, each one. */
+const DECISION_FIELDS = [
+  "episode_id",
+  "checkpoint_id",
+  "state_hash",
+  "checkpoint_digest",
+  "decision",
+  "by",
+  "at",
+  "note",
+  "authenticated_as",
+  "database_role",
+  "claimed_by",
+] as const;
+
+/**
+ * Whether a local approval record is the store's decision `d`, as {@link writeStoreDecision} writes it here (masked
+ * as the episode masks): every field the store holds, the same. A record that copies only the store's decision and
+ * time (another decider, note, role or checkpoint digest) is not the store's, and is set aside for it. The decider
+ * may be written with or without its `@host` (the host this machine calls itself may have changed since).
+ */
+function isStoreDecision(local: PendingRun, r: ApprovalRecord, d: StoredDecision): boolean {
+  const expected = ArtifactSink.forEpisode(local.episode_dir).redactor.redact(storeRecord(local, d)).value;
+  const own = r as unknown as Record<string, unknown>, theirs = expected as unknown as Record<string, unknown>;
+  return DECISION_FIELDS.every((f) =>
+    f === "by"
+      ? r.by === expected.by || r.by === d.by || r.by === `${d.by}@${d.host}`
+      : (own[f] ?? null) === (theirs[f] ?? null)
+  );
 }
 
 /**
@@ -222,7 +274,7 @@ export function applyDecision(
   // A local decision may be written at any moment (a racing `approve` without the store): set aside, written again.
   for (let attempt = 1;; attempt++) {
     const existing = readApproval(local.episode_dir, c.checkpoint_id);
-    if (existing && isStoreDecision(existing, d)) return existing;
+    if (existing && isStoreDecision(local, existing, d)) return existing;
     if (existing) overrule(local, existing, d, say);
     try {
       return writeStoreDecision(local, d);
@@ -246,9 +298,14 @@ function overrule(local: PendingRun, existing: ApprovalRecord, d: StoredDecision
 
 /** Writes the store's decision `d` as the local episode's approval record (exclusively: exit 8 if one appeared). */
 function writeStoreDecision(local: PendingRun, d: StoredDecision): ApprovalRecord {
+  return writeApproval(local.episode_dir, storeRecord(local, d));
+}
+
+/** The approval record the store's decision `d` is in this episode (before masking). */
+function storeRecord(local: PendingRun, d: StoredDecision): ApprovalRecord {
   const c = local.checkpoint;
   const by = d.host === publishingHost() ? d.by : `${d.by}@${d.host}`;
-  return writeApproval(local.episode_dir, {
+  return {
     schema_version: "approval/1.0",
     episode_id: d.episode_id,
     checkpoint_id: d.checkpoint_id,
@@ -264,7 +321,7 @@ function writeStoreDecision(local: PendingRun, d: StoredDecision): ApprovalRecor
     authenticated_as: d.authenticated_as ?? null,
     database_role: d.database_role ?? null,
     claimed_by: d.claimed_by ?? null,
-  });
+  };
 }
 
 /**

@@ -258,6 +258,12 @@ export function createApp(cfg: ServeConfig): Hono<ServeEnv> {
       cfg.log(`noema serve: ${c.req.method} ${c.req.path}: ${e.message}`);
       return fail(c, 503, "store_unavailable", `${e.message}; try again once it is back`, { "retry-after": "5" });
     }
+    // The store refused this server's database role the right (deciding takes a member of noema_server): the
+    // request is refused, 403, saying why, not an internal error.
+    if (e instanceof NoemaError && (e.code === "store_privilege" || e.code === "store_read_only")) {
+      cfg.log(`noema serve: ${c.req.method} ${c.req.path}: ${e.message}`);
+      return fail(c, 403, e.code, e.message);
+    }
     cfg.log(`noema serve: ${c.req.method} ${c.req.path}: ${(e as Error).message ?? e}`);
     return fail(c, 500, "internal", "internal error (logged by the server)");
   });

@@ -21,6 +21,7 @@ import { approve, reject } from "../runtime/resume.ts";
 import type { PendingRun } from "../runtime/resume.ts";
 import { localPending } from "../cli/store_approvals.ts";
 import { publishedTo } from "../shared_store/published.ts";
+import { pulledCopy } from "../shared_store/pulled.ts";
 import { publishingHost } from "../shared_store/host.ts";
 import { HttpError } from "./paths.ts";
 import { startFacts } from "./run_facts.ts";
@@ -196,6 +197,15 @@ export interface DecisionAsk {
  * ```
  */
 export function decide(root: string, id: string, ask: DecisionAsk): ApprovalRecord {
+  const pulled = pulledCopy(root, id);
+  if (pulled !== null) {
+    // A copy pulled from the store is not held here: a decision here alone would never be applied.
+    throw new HttpError(
+      409,
+      "pulled",
+      `episode ${id} is a copy pulled from ${pulled.store ?? "a shared store"}: decide through that store`,
+    );
+  }
   const now = waitingRun(root, id);
   if (now === null) throw new HttpError(409, "not_waiting", `episode ${id} is not waiting for approval`);
   if (ask.checkpointId !== null && ask.checkpointId !== now.checkpoint_id) {

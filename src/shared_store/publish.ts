@@ -28,6 +28,8 @@ import { publishingHost } from "./host.ts";
 import { pendingCallOf } from "./pending_call.ts";
 import { publishingProject } from "./project.ts";
 import { readNewLines } from "./line_tail.ts";
+import { recordCheckpoint, refuseContradictingRecord } from "./decision_records.ts";
+import { NoemaError } from "../errors.ts";
 import {
   type CatalogRow,
   LeaseHeldError,
@@ -285,6 +287,7 @@ export class EpisodePublisher {
     // (its summary may have come after the listing); the next publish sends the rest, and says so.
     const sealedBefore = existsSync(join(this.dir, ARTIFACTS.manifest));
     const names = listArtifactFiles(this.dir);
+    await this.#refuseContradictingRecords(names);
     const budget = { bytes: options.maxLineBytes ?? Infinity };
     for (const name of names.filter(isStream)) {
       stats.lines += await this.#publishStream(name, budget);
@@ -416,6 +419,40 @@ export class EpisodePublisher {
         }
         if (e.phase === "governance" && e.payload?.decision === "veto") this.#vetoes++;
       } catch { /* validate reports a bad line; publishing sends it as it is */ }
+    }
+  }
+
+  /**
+   * Refuses (exit 7, nothing sent, the lease given back) to publish a decision record the store contradicts (see
+   * {@link refuseContradictingRecord}): each record not yet stored as it is now is checked before anything is sent.
+   */
+  async #refuseContradictingRecords(names: string[]): Promise<void> {
+    for (const name of names) {
+      if (recordCheckpoint(name) === null) continue;
+      const path = join(this.dir, name);
+      const fd = openRegularFile(path, path, { noFollow: true });
+      let text: string;
+      try {
+        const digest = sha256Fd(fd);
+        if (this.#files.get(name) === digest.sha256 || digest.size_bytes > 1 << 20) continue;
+        text = readFromStart(fd, digest.size_bytes).toString("utf8");
+      } finally {
+        closeSync(fd);
+      }
+      let record: unknown;
+      try {
+        record = JSON.parse(text);
+      } catch {
+        continue; // not a record noema wrote: validate reports it; it decides nothing
+      }
+      if (typeof record !== "object" || record === null || Array.isArray(record)) continue;
+      const known = this.#files.has(`checkpoints/${recordCheckpoint(name)}.json`);
+      try {
+        await refuseContradictingRecord(this.store, this.episodeId, name, record as Record<string, unknown>, known);
+      } catch (e) {
+        if (e instanceof NoemaError && e.code === "decision_conflict") await this.releaseLease();
+        throw e;
+      }
     }
   }
 

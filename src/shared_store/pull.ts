@@ -160,7 +160,12 @@ export async function pullEpisode(
       }
     }
     checkAgainstManifest(id, tmp);
-    const copy = { run_state: row?.run_state ?? "unknown", events_lines: events, events_bytes: sizeOf(tmp) };
+    const copy = {
+      run_state: row?.run_state ?? "unknown",
+      events_lines: events,
+      events_bytes: sizeOf(tmp),
+      store: store.location,
+    };
     if (stale !== null) {
       replaceCopy(root, id, tmp, dest);
       if (sizeOf(dest) === copy.events_bytes) markPulled(root, id, copy); // else another refresh's copy stands

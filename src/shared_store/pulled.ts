@@ -22,6 +22,8 @@ export interface PulledCopy {
   events_lines: number;
   /** Bytes of `events.jsonl` pulled: a copy written to since (resumed here) is no longer a copy. */
   events_bytes: number;
+  /** The store it was pulled from (its location, a password masked); absent in markers written before it was. */
+  store?: string;
 }
 
 const markerOf = (root: string, id: string) => join(root, "state", "pulled", id);

@@ -13,6 +13,7 @@ import { approve, pendingCheckpoint, reject, type ResumeOptions } from "../../ru
 import type { RunResult } from "../../runtime/engine.ts";
 import { stoppedForSpace, usageError } from "../errors.ts";
 import { publishedTo } from "../../shared_store/published.ts";
+import { pulledCopy } from "../../shared_store/pulled.ts";
 import { basename } from "node:path";
 import { episodeRoot } from "../../store/nofollow.ts";
 import { storeUrlOf, withStore } from "../store_option.ts";
@@ -43,6 +44,16 @@ const FAIL_CLOSED = "\nExit codes: 5 the run is terminal (sealed), 6 no pending 
 function refuseWithoutStore(ref: string, g: { root?: string }, doing: string): void {
   const dir = locateEpisode(ref, g).dir;
   const id = basename(dir);
+  const pulled = pulledCopy(episodeRoot(dir), id);
+  if (pulled !== null) {
+    // A copy is not held here: the root that holds the run applies the store's decisions; one made here alone
+    // would never be applied, nor be the fleet's.
+    throw usageError(
+      `${id} is a copy pulled from ${pulled.store ?? "a shared store"}, which keeps the fleet's one decision on it ` +
+        `(the root that holds the run applies it): ${doing} through that store (--store or NOEMA_STORE), not here ` +
+        "alone",
+    );
+  }
   const store = publishedTo(episodeRoot(dir), id);
   if (store === null) return;
   throw usageError(

@@ -370,8 +370,20 @@ export function registerApprovals(program: CommandUnknownOpts, ctx: CliContext):
           }
           waiting.push({ episode_id: r.episode_id, host: r.host, task: r.task, started_at: r.started_at, pending });
         }
+        const { unappliableDecision } = await import("../store_approvals.ts");
         for (const { row, decision: d } of all) {
           if (d === null || isUnreadable(row)) continue;
+          const why = await unappliableDecision(s, row, d);
+          if (why !== null) {
+            // Said as it is: its host refuses it (exit 7) and the checkpoint takes no other decision.
+            ctx.out.note(
+              `noema: ${row.episode_id} (${oneLine(row.host)}) has a decision its host cannot apply: ${d.decision} ` +
+                `by ${oneLine(deciderText(d))} on ${oneLine(d.host)} at ${oneLine(d.at)}, but ${why}: resume ` +
+                `refuses it (exit 7), the run stays paused and its checkpoint takes no other decision; end it with ` +
+                `noema resume ${row.episode_id} --abort on ${oneLine(row.host)}`,
+            );
+            continue;
+          }
           ctx.out.note(
             `noema: ${row.episode_id} (${oneLine(row.host)}) no longer waits for a decision: ${d.decision} by ` +
               `${oneLine(deciderText(d))} on ` +

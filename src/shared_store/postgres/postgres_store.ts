@@ -878,7 +878,7 @@ function refusedDecision(e: unknown, location: string): unknown {
   return new NoemaError(
     "store_privilege",
     `the shared store at ${location} refused the decision: ${err.message}. Deciding takes a role that is a ` +
-      `member of noema_approver (see docs/store.md, Roles and audit)`,
+      `member of noema_approver (noema serve: of noema_server; see docs/store.md, Roles and audit)`,
   );
 }
 
