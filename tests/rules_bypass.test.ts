@@ -459,6 +459,9 @@ const AUDIT8: Case[] = [
   { line: "TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=rm\\ x' tar -cf a.tar x", rules: RM },
   { line: "tar cfI a.tar 'rm x' y", rules: RM },
   { line: "echo '.sy rm x' | groff -U", rules: RM, needs: "groff" },
+  // A wrapper that runs its command in another folder leads there, as `cd` does, for the files the line writes.
+  { line: "mkdir -p sub; env -C sub sh -c \"echo 'rm x' > s\"; sh sub/s", rules: RM },
+  { line: "mkdir -p sub; echo 'rm ../x' > sub/s; env -C sub sh s", rules: RM },
 ];
 
 /** The plain workspace, where `GIT_BIN` is the real git (the stand-in `git` on its PATH only pushes). */

@@ -198,12 +198,32 @@ export function recordWrites(c: SimpleCommand, written: Written, final: readonly
   if (final !== c.words) recordSettings(final, written);
   const last = final[0] === undefined || final[0].dynamic ? "" : posix.basename(final[0].text);
   if (/^(cd|pushd|popd)$/.test(last)) recordCd(last, final.slice(1), written);
+  // A wrapper that runs its command in another folder (`env -C sub sh -c '… > s'; sh sub/s`) leads there as `cd` does.
+  for (const dir of chdirWords(c.words)) recordCd("cd", [dir], written);
   const roles = Object.hasOwn(FILE_COMMANDS, last) && !NOT_WRITERS.has(last)
     ? FILE_COMMANDS[last](final.slice(1), last)
     : [];
   for (const role of roles) {
     if (role.mode === "write" && !role.existing) addWrite(written, role.word, null, role.tree ? { tree: true } : {});
   }
+}
+
+/**
+ * The folders a command's wrappers run it in: `env -C DIR`/`--chdir[=]DIR` (abbreviated too), `sudo -D DIR`/
+ * `--chdir`, `tmux … -c DIR`, `setpriv`/`nsenter -w[DIR]`/`--wd`, `chroot`-like ones not (their root differs: the
+ * paths are not the line's). A dynamic folder counts as one only known when it runs.
+ */
+function chdirWords(words: readonly ShellWord[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  for (let k = 1; k < words.length; k++) {
+    const t = words[k].text;
+    const eq = t.indexOf("=");
+    if (/^--(ch|chd|chdi|chdir|wd)=/.test(t)) out.push(wordFrom(words[k], eq + 1));
+    else if (/^(-C|-D|--ch|--chd|--chdi|--chdir|--wd)$/.test(t) && words[k + 1] !== undefined) out.push(words[k + 1]);
+    else if (/^-[CDw]./.test(t) && !t.startsWith("--")) out.push(wordFrom(words[k], 2));
+    else if (t === "-c" && /(^|\/)tmux$/.test(words[0].text) && words[k + 1] !== undefined) out.push(words[k + 1]);
+  }
+  return out;
 }
 
 /** Records where `cd DIR`, `pushd DIR` or `popd` may lead (every folder the line may be in, and each one further). */
