@@ -902,6 +902,27 @@ async function run(c: Case, mode: "audit" | "enforce", make = workspace) {
   return { ...r, w, line };
 }
 
+/**
+ * Runs the line as the shell adapter runs a step (`/bin/sh -c`, bash syntax under `bash -c`) in a fresh workspace,
+ * noema aside: what shows that the line really runs the denied program.
+ */
+async function runShell(c: Case, make = workspace) {
+  const w = make({ ...(c.rules ?? PUSH), mode: "audit" });
+  const line = w.line(c);
+  const r = await runChild("/bin/sh", ["-c", c.bash ? `bash -c ${sq(line)}` : line], {
+    cwd: w.ws,
+    env: env(w.bin),
+    timeoutMs: 90_000,
+  });
+  return { ...r, w, line };
+}
+
+/**
+ * Every how many cases of a list one is also run under `noema run` in audit mode (the action runs, its would-veto
+ * recorded): the wiring the others share; each case's line is run by the shell for real (`runShell`).
+ */
+const AUDIT_RUN_EVERY = 8;
+
 /** Waits for what an audited run started in the background (`coproc`) to show; a bound that only catches hangs. */
 async function eventually(check: () => boolean, ms = 20_000): Promise<boolean> {
   const until = Date.now() + ms;
@@ -964,23 +985,29 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
 ];
 for (const [title, cases, make] of LISTS) {
   describe(`${title}: denied in-process, under noema run --using shell, and by noema hook claude-code`, () => {
-    for (const c of cases) {
+    for (const [index, c] of cases.entries()) {
       const missing = c.needs !== undefined && which(c.needs) === null && !existsSync(join(GIT_EXEC, c.needs));
       const options = { ...TIMEOUT, skip: missing ? `${c.needs} is not installed` : false };
       test(c.line.replaceAll("\r", "\\r"), options, async () => {
         const d = decide(c.rules ?? PUSH, inProcess(c.line));
         assert.equal(d.effect, "deny", `in-process: ${c.line}`);
-        // The audited run shows the line runs the denied program: not run where that program is not there to run.
-        const [audited, enforced, answer] = await Promise.all([
-          c.runs === false ? null : run(c, "audit", make),
+        // Run by the shell, the line runs the denied program (not where that program is not there to run); every
+        // AUDIT_RUN_EVERY-th case also under noema run in audit mode, which runs it and records the would-veto.
+        const runs = c.runs !== false;
+        const [shown, audited, enforced, answer] = await Promise.all([
+          runs ? runShell(c, make) : null,
+          runs && index % AUDIT_RUN_EVERY === 0 ? run(c, "audit", make) : null,
           run(c, "enforce", make),
           hook(c, make),
         ]);
-        if (audited) {
+        for (const ran of [shown, audited]) {
+          if (ran === null) continue;
           assert.ok(
-            await eventually(() => audited.w.ran(c)),
-            `audited, the line runs the denied program: ${audited.line}\n${audited.stderr}\n${audited.stdout}`,
+            await eventually(() => ran.w.ran(c)),
+            `the line runs the denied program: ${ran.line}\n${ran.stderr}\n${ran.stdout}`,
           );
+        }
+        if (audited) {
           const events = readFileSync(join(JSON.parse(audited.stdout).episode_dir, "events.jsonl"), "utf8");
           assert.match(events, /audit: would be denied by rule/, "the audit layer records a would-veto");
         }
