@@ -9,7 +9,7 @@
  */
 import { posix } from "node:path";
 import type { Runs } from "./command_options.ts";
-import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { isStdinPath, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 import { SHELLS } from "./wrappers.ts";
 
 /** gdb's options whose value is one of its commands. */
@@ -85,6 +85,58 @@ export function gdbCommands(words: readonly ShellWord[]): { commands: ShellWord[
     if (value !== undefined) commands.push(value);
   }
   return { commands, program: null };
+}
+
+/** gdb's options whose value is a file of commands. */
+const GDB_FILE = /^--?(x|command|ix|init-command)(=|$)/;
+
+/**
+ * Whether gdb reads commands from its input: without `-batch` (after its options' commands, unless the last one is
+ * `quit`), or with it as a command file (`-x /dev/stdin`, `-ex 'source /dev/stdin'`).
+ *
+ * @example
+ * ```ts
+ * import { gdbReadsInput } from "./launchers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * gdbReadsInput(["gdb", "-q", "./a.out"].map(w)); // true
+ * gdbReadsInput(["gdb", "-batch", "-ex", "bt", "./a.out"].map(w)); // false
+ * ```
+ */
+export function gdbReadsInput(words: readonly ShellWord[]): boolean {
+  const { commands, program } = gdbCommands(words);
+  const options = program === null ? words : words.slice(0, words.length - program.length);
+  const files: ShellWord[] = [];
+  for (let k = 1; k < options.length; k++) {
+    const m = GDB_FILE.exec(options[k].text);
+    if (m !== null) files.push(m[2] === "=" ? wordFrom(options[k], m[0].length) : options[++k]);
+  }
+  const sourced = commands.flatMap((c) => {
+    const m = c.dynamic ? null : /^\s*so(?:u(?:r(?:c(?:e)?)?)?)?\s+(?:-[sv]\s+)*(\S+)/.exec(c.text);
+    return m === null ? [] : [literalWord(m[1])];
+  });
+  if ([...files, ...sourced].some((f) => f !== undefined && !f.dynamic && isStdinPath(f.text))) return true;
+  if (options.some((w) => /^--?(batch|batch-silent|version|help|configuration|h)$/.test(w.text))) return false;
+  const last = commands.at(-1);
+  return last === undefined || last.dynamic || !/^\s*(q|qu|qui|quit)(\s|$)/.test(last.text);
+}
+
+/**
+ * The shell commands gdb's commands (its input, one a line) run, and why some cannot be read ({@link gdbShell}).
+ *
+ * @example
+ * ```ts
+ * import { gdbInputCommands } from "./launchers.ts";
+ * gdbInputCommands("break main\nshell git push\n").shell; // ["git push"]
+ * ```
+ */
+export function gdbInputCommands(text: string): { shell: string[]; problems: string[] } {
+  const out: { shell: string[]; problems: string[] } = { shell: [], problems: [] };
+  for (const line of text.split("\n")) {
+    const read = gdbShell(line);
+    if (read !== null && "problem" in read) out.problems.push(read.problem);
+    else if (read !== null) out.shell.push(read.script);
+  }
+  return out;
 }
 
 /** What gdb runs: the program after `--args`, and the shell commands its `-ex` commands run. */
