@@ -145,10 +145,14 @@ function gdbRuns(words: readonly ShellWord[]): Runs | null {
   const { commands, program } = gdbCommands(words);
   if (program !== null) runs.commands.push(program);
   for (const value of commands) {
-    const shell = value.dynamic ? null : gdbShell(value.text);
-    if (value.dynamic) runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
-    else if (shell !== null && "problem" in shell) runs.problems.push(shell.problem);
-    else if (shell !== null) runs.scripts.push({ script: literalWord(shell.script), args: false });
+    if (value.dynamic) {
+      runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
+      continue;
+    }
+    // Each line a command (`-ex 'define f\nshell …\nend'`).
+    const read = gdbInputCommands(value.text);
+    runs.problems.push(...read.problems);
+    runs.scripts.push(...read.shell.map((script) => ({ script: literalWord(script), args: false })));
   }
   return runs.commands.length + runs.scripts.length + runs.problems.length > 0 ? runs : null;
 }
