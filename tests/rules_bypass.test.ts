@@ -464,6 +464,58 @@ const AUDIT8: Case[] = [
   { line: "mkdir -p sub; echo 'rm ../x' > sub/s; env -C sub sh s", rules: RM },
 ];
 
+/**
+ * The eighth audit's, of vim and gdb: gdb's commands from its input and in its Python strings, vim under its other
+ * names, `-c` in a cluster of letters, `:grep`, mappings typed by `:normal`, and calls that build a shell command.
+ * Payloads stay in the workspace (`grep x x;rm x;true`: vim adds `/dev/null` to a bare `:grep`).
+ */
+const AUDIT8_EDITORS: Case[] = [
+  { line: "printf 'shell rm x\\n' | gdb -q -nx", rules: RM, needs: "gdb" },
+  { line: "gdb -q -nx <<'G'\nshell rm x\nG", rules: RM, needs: "gdb" },
+  { line: "gdb -q -nx -x /dev/stdin <<'G'\nshell rm x\nG", rules: RM, needs: "gdb" },
+  { line: "gdb -q -nx -ex 'source /dev/stdin' <<'G'\nshell rm x\nG", rules: RM, needs: "gdb" },
+  { line: "gdb -batch -ex 'py gdb.execute(\"shell rm x\")'", rules: RM, needs: "gdb" },
+  { line: "gdb -batch -ex 'python gdb.execute(\"!rm x\")'", rules: RM, needs: "gdb" },
+  { line: "vim.basic -es -c '!rm x' -c 'q!'", rules: RM, needs: "vim.basic" },
+  { line: "vimdiff -es -c '!rm x' -c 'q!'", rules: RM, needs: "vimdiff" },
+  { line: "ex -sc '!rm x' -c 'q!' </dev/null", rules: RM, needs: "vim" },
+  { line: "vim -Nesc '!rm x' -c 'q!' </dev/null", rules: RM, needs: "vim" },
+  { line: "vim -esc '!rm x' -c 'q!' <<< ''", rules: RM, bash: true, needs: "vim" },
+  { line: "vim -es '-c!rm x' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c 'grep x x;rm x;true' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c 'lgrep x x;rm x;true' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c 'grepadd x x;rm x;true' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c \"call system(printf('%sm x','r'))\" -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c \"call system(substitute('Xm x','X','r',''))\" -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c \"call system(repeat('r',1).'m x')\" -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c \"call execute(printf('!%sm x','r'))\" -c 'q!'", rules: RM, needs: "vim" },
+  {
+    line: "vim -es -c \"let F = function('system')\" -c \"call F(printf('%sm x','r'))\" -c 'q!'",
+    rules: RM,
+    needs: "vim",
+  },
+  {
+    line: "vim -es -c 'set nocp' -c 'call setbufvar(1, \"&mp\", printf(\"%sm x\", \"r\"))' -c 'make' -c 'q!'",
+    rules: RM,
+    needs: "vim",
+  },
+  { line: "vim -es -N -c 'nnoremap Z :!rm x<CR>' -c 'normal Z' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -Nes -c 'nnoremap Z :!rm x<CR>' <<< 'normal Z'", rules: RM, bash: true, needs: "vim" },
+  { line: "vim -esN -c 'nnoremap Z :!rm x<CR>' -c 'call feedkeys(\"Z\", \"x\")' -c 'q!'", rules: RM, needs: "vim" },
+  { line: "vim -es -c 'so /dev/stdin' -c 'q!' <<< '!rm x'", rules: RM, bash: true, needs: "vim" },
+];
+
+/** The eighth audit's ordinary edits that were refused: allowed under an rm deny too. */
+const AUDIT8_ALLOWED = [
+  "ex -sc '%s/foo/bar/g|x' file",
+  "ex -sc '%s/foo/bar/g' -cx file",
+  "vim -es +'%s/a/b/g' +x x",
+  "vim -es '+%s/a/b/g' '+wq' x",
+  "ex -s x <<< $'%s/a/b/g\\nwq'",
+  "vim -es --cmd 'q!' x",
+  "vim -es -c '%s/a/b/g|wq' x",
+];
+
 /** The plain workspace, where `GIT_BIN` is the real git (the stand-in `git` on its PATH only pushes). */
 function writtenWorkspace(rules: RuleSet): Workspace {
   const w = workspace(rules);
@@ -976,6 +1028,7 @@ const LISTS: [string, Case[], (rules: RuleSet) => Workspace][] = [
   ["the seventh audit's", AUDIT7, workspace],
   ["the seventh audit's, read as the programs read them", AUDIT7_READ, workspace],
   ["the seventh audit's, of what bash, vim and gdb evaluate", AUDIT7_EVAL, workspace],
+  ["the eighth audit's, of vim and gdb", AUDIT8_EDITORS, workspace],
   ["the written-scripts audit's", WRITTEN, writtenWorkspace],
   ["the eighth audit's", AUDIT8, writtenWorkspace],
   ["programs' command options", OPTIONS, workspace],
@@ -1037,6 +1090,8 @@ describe("the verdict names what could not be resolved", () => {
       ["bash $OPTS -c 'ls'", /the script bash runs comes from \$OPTS/],
       ["parallel ::: 'git push'", /parallel builds the commands it runs from its arguments and input/],
       ["enable -f ./x.so push", /enable -f loads a builtin from a file/],
+      ["gdb ./a.out", /gdb reads its program from its input, unknown until it runs/], // a pipe looks the same
+      ["vim -es -c 'nnoremap Z :!x<CR>' -c 'normal Z' -c 'q!'", /vim types keys .* after a mapping is defined/],
     ];
     for (const [line, note] of notes) {
       const d = decide(PUSH, line);
@@ -1398,7 +1453,7 @@ describe("ordinary lines stay allowed", () => {
     "aws-vault exec prod -- aws s3 ls",
     "mise exec node@20 -- node -v",
     "asdf install",
-    "gdb ./a.out",
+    "gdb -batch -ex run ./a.out",
     "gdb -batch -ex bt ./a.out core",
     "hub pr list",
     "git-lfs pull",
@@ -1465,11 +1520,17 @@ describe("ordinary lines stay allowed", () => {
     "sed -f script.sed f",
     // Files the line writes and then reads, or runs knowing what they hold (the written-scripts audit's fixes).
     ...WRITTEN_ALLOWED,
+    // vim's and gdb's ordinary edits and runs (the eighth audit's fixes).
+    ...AUDIT8_ALLOWED,
   ];
   for (const line of allowed) test(line, () => assert.equal(decide(PUSH, line).effect, "allow", line));
 
+  test("vim under Debian's editor name is read as vim", () => {
+    assert.equal(decide(RM, "editor -es -c '!rm x' -c 'q!'").effect, "deny");
+  });
+
   test("a line that writes files and reads them, or runs them knowing what they hold, is allowed under an rm deny", () => {
-    for (const line of WRITTEN_ALLOWED) assert.equal(decide(RM, line).effect, "allow", line);
+    for (const line of [...WRITTEN_ALLOWED, ...AUDIT8_ALLOWED]) assert.equal(decide(RM, line).effect, "allow", line);
   });
 
   test("an allow rule still lets a peeled command through, and never an unknown one", () => {

@@ -7,7 +7,12 @@
  * given to them; `execute` runs its string literals joined. What cannot be read fails closed: `execute` of anything
  * but string literals, `normal` keys that enter a command line, a register run as commands (`@a`), `:shell`,
  * setting an option that names a program vim runs (`set makeprg=…`, `let &shell=…`), and a shell command holding
- * `!`, `%` or `#`, which vim replaces with the previous command or a file name.
+ * `!`, `%` or `#`, which vim replaces with the previous command or a file name. `make`, `grep`, `lgrep`, `grepadd`
+ * and `lgrepadd` run 'makeprg' or 'grepprg' in a shell with the rest of the line (`|` included: read as `make ARGS`,
+ * `grep ARGS`). Calls that run what they are given (`system()`, `job_start()`, `execute()`, `feedkeys()`…) given
+ * anything but string literals, and `setbufvar(…, '&mp', …)` of anything else, fail closed; so does `:normal` (not
+ * `normal!`) or `feedkeys()` once a mapping or abbreviation is defined (`maps`, `typed`: the caller joins them). It
+ * also tells which files `:source` runs and whether the line's last command ends vim (`quits`).
  *
  * @module
  */
@@ -18,6 +23,17 @@ export interface ExReading {
   shell: string[];
   /** Why (parts of) it cannot be read. */
   problems: string[];
+  /** Files it runs as commands (`source FILE`, `so! FILE`). */
+  sourced?: string[];
+  /** Whether it defines a mapping or abbreviation (`nnoremap Z :!…<CR>`): keys `:normal` types may run it. */
+  maps?: true;
+  /** Whether it types keys through mappings (`normal Z`, `feedkeys(…)`): what a mapping it defines runs. */
+  typed?: true;
+  /**
+   * Whether its last command ends vim: `always` (`q!`, `qa!`, `cq`), `written` (`wq`, `x`: when the file is written;
+   * with no file to write they fail and vim goes on), or undefined (`q` fails on a changed buffer).
+   */
+  quits?: "always" | "written";
 }
 
 /** Commands nested in commands (`windo exe "sil !…"`) read before the line counts as unreadable. */
@@ -91,6 +107,27 @@ const REST: Names = [
   ["helpgrep", 5],
   ["function", 2],
 ];
+/** The commands that run 'grepprg' in a shell with their arguments. */
+const GREP: Names = [["grep", 2], ["lgrep", 3], ["grepadd", 5], ["lgrepadd", 6]];
+/** The commands that define a mapping or an abbreviation (keys a later `:normal` types may run). */
+const MAPS: Names = [
+  ["map", 3],
+  ["noremap", 2],
+  ...["n", "v", "x", "o", "i", "l", "c"].flatMap((m): Names => [[`${m}map`, 2], [`${m}noremap`, 2]]),
+  ["smap", 4],
+  ["snoremap", 4],
+  ["tmap", 3],
+  ["tnoremap", 3],
+  ["abbreviate", 2],
+  ["iabbrev", 2],
+  ["cabbrev", 2],
+  ["noreabbrev", 5],
+  ["inoreabbrev", 6],
+  ["cnoreabbrev", 6],
+  ["menu", 2],
+  ["amenu", 2],
+  ["nmenu", 3],
+];
 /** Options naming a program or expression vim runs later. */
 const PROGRAM_OPTIONS =
   "shell|sh|shellcmdflag|shcf|shellpipe|sp|shellredir|srr|shellquote|shq|shellxquote|sxq|shellxescape|sxe|makeprg|mp|grepprg|gp|keywordprg|kp|equalprg|ep|formatprg|fp|diffexpr|dex|patchexpr|pex|printexpr|pexpr|charconvert|ccv|cscopeprg|csprg";
@@ -105,6 +142,14 @@ function named(name: string, names: Names): string | null {
 /** Whether `name` abbreviates `full` (at least `shortest` letters). */
 function is(name: string, full: string, shortest: number): boolean {
   return name.length >= shortest && full.startsWith(name);
+}
+
+/** Whether a command ends vim: see {@link ExReading.quits}. */
+function quitOf(name: string, bang: string): ExReading["quits"] {
+  if (is(name, "cquit", 2)) return "always";
+  if (bang && (is(name, "quit", 1) || is(name, "qall", 2) || is(name, "quitall", 5))) return "always";
+  const writes = [["wq", 2], ["wqall", 3], ["xit", 1], ["exit", 3], ["xall", 2]] as const;
+  return writes.some(([full, n]) => is(name, full, n)) ? "written" : undefined;
 }
 
 /** Where a range (`%`, `.,$`, `'a,'b`, `/pat/`, `?pat?`, `\/`, `+3`) starting at `i` ends. */
@@ -203,7 +248,80 @@ function vimString(text: string, i: number): { text: string; end: number } | nul
 export function exCommands(text: string, depth = 0): ExReading {
   const out: ExReading = { shell: [], problems: [] };
   readLine(text, depth, out);
+  if (depth === 0) callProblems(text, out);
   return out;
+}
+
+/** vim functions that run a shell command, Ex commands or keys given as their arguments. */
+const RUNS_ARGUMENTS =
+  "system|systemlist|job_start|term_start|jobstart|termopen|execute|win_execute|feedkeys|remote_send|remote_expr|libcall|libcallnr|eval";
+/** Functions that call a function named by their first argument (`call('system', …)`, `function('system')`). */
+const CALLS_NAMED = "call|function|funcref";
+/** Functions that set an option (`setbufvar(1, '&makeprg', …)`): the index of the name among their arguments. */
+const SETS_VARIABLE: Record<string, number> = { setbufvar: 1, setwinvar: 1, settabwinvar: 2, settabvar: 1 };
+const CALL = new RegExp(
+  `(?<![\\w#:.])(${RUNS_ARGUMENTS}|${CALLS_NAMED}|${Object.keys(SETS_VARIABLE).join("|")})\\s*\\(`,
+  "g",
+);
+
+/**
+ * Calls in vim code whose command is built when it runs: a function that runs a shell command, Ex commands or keys
+ * (`system(printf('%sm x', 'r'))`) given anything but string literals (their literals are read as command lines),
+ * a function named to `call()`/`function()` that is one of them or not a literal, and an option set by
+ * `setbufvar(…, '&mp', …)` to anything but a literal. `feedkeys()` types keys through the mappings.
+ */
+function callProblems(text: string, out: ExReading): void {
+  for (const m of text.matchAll(CALL)) {
+    const fn = m[1], args = callArguments(text, m.index + m[0].length);
+    if (fn === "feedkeys") out.typed = true;
+    const why = `vim's ${fn}() runs what it is given, built when it runs: ${text.slice(m.index, m.index + 80)}`;
+    if (args === null) out.problems.push(why);
+    else if (new RegExp(`^(${RUNS_ARGUMENTS})$`).test(fn)) {
+      if (!args.every(literalArgument)) out.problems.push(why);
+    } else if (new RegExp(`^(${CALLS_NAMED})$`).test(fn)) {
+      const named = args[0] === undefined ? null : executed(args[0].trim());
+      if (named === null || new RegExp(`^(${RUNS_ARGUMENTS})$`).test(named)) out.problems.push(why);
+    } else {
+      const option = args[SETS_VARIABLE[fn]] === undefined ? null : executed(args[SETS_VARIABLE[fn]].trim());
+      const value = args[SETS_VARIABLE[fn] + 1];
+      if (option === null || (option.startsWith("&") && (value === undefined || !literalArgument(value)))) {
+        out.problems.push(why);
+      }
+    }
+  }
+}
+
+/** The arguments of a call whose `(` is before `i`, split at their top-level commas; null when it does not end. */
+function callArguments(text: string, i: number): string[] | null {
+  const args: string[] = [];
+  let depth = 0, from = i;
+  for (let k = i; k < text.length; k++) {
+    const c = text[k];
+    if (c === '"' || c === "'") {
+      const lit = vimString(text, k);
+      if (lit === null) return null;
+      k = lit.end - 1;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
+    else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth--;
+    else if (c === ")") {
+      return args.concat(text.slice(from, k).trim() === "" && args.length === 0 ? [] : text.slice(from, k));
+    } else if (c === "," && depth === 0) args.push(text.slice(from, k)), from = k + 1;
+  }
+  return null;
+}
+
+/** Whether an argument is made of string literals, numbers and lists or dictionaries of them only. */
+function literalArgument(arg: string): boolean {
+  for (let i = 0; i < arg.length;) {
+    const lit = arg[i] === '"' || arg[i] === "'" ? vimString(arg, i) : null;
+    if (lit !== null) i = lit.end;
+    else {
+      const token = /^(\s+|\.\.?|[,:[\]{}#]|-?\d+|v:(true|false|null|none))/.exec(arg.slice(i));
+      if (token === null) return false;
+      i += token[0].length;
+    }
+  }
+  return true;
 }
 
 /** Reads each command of `text` (up to its `|` or newline, or its end for one that takes the rest) into `out`. */
@@ -215,12 +333,12 @@ function readLine(text: string, depth: number, out: ExReading): void {
 /** Reads the command at `i`; returns where the next one starts, or null when it took the rest of the text. */
 function readCommand(text: string, i: number, depth: number, out: ExReading): number | null {
   i = rangeEnd(text, i);
+  const m = /^([A-Za-z][A-Za-z0-9]*|@)(!?)[ \t]*/.exec(text.slice(i));
+  if (m !== null || text[i] === "!") out.quits = m === null ? undefined : quitOf(m[1], m[2]);
   if (text[i] === "!") {
     shellCommand(text.slice(i + 1), out);
-    const newline = text.indexOf("\n", i); // the shell command may end there: the next line is read as vim's too
-    return newline === -1 ? null : newline + 1;
+    return nextLine(text, i); // the shell command may end there: the next line is read as vim's too
   }
-  const m = /^([A-Za-z][A-Za-z0-9]*|@)(!?)[ \t]*/.exec(text.slice(i));
   if (m === null) return commandEnd(text, i) + 1;
   const [, name, bang] = m;
   const start = i + m[0].length, end = commandEnd(text, start);
@@ -229,12 +347,20 @@ function readCommand(text: string, i: number, depth: number, out: ExReading): nu
     const after = named(name, MODIFIERS) === "filter" ? delimitedEnd(text, start) : start;
     return readCommand(text, after, depth, out);
   }
-  if (named(name, RUNNERS) !== null) return readLine(rest, depth + 1, out), null;
-  if (named(name, REST) !== null) return null;
+  if (named(name, RUNNERS) !== null) return readLine(rest, depth + 1, out), out.quits = undefined, null;
+  if (named(name, REST) !== null) return nextLine(text, start);
   if (/^(g|gl|glo|glob|globa|global|v|vg|vgl|vglo|vglob|vgloba|vglobal)$/.test(name)) {
-    return readLine(text.slice(delimitedEnd(text, start)), depth + 1, out), null;
+    return readLine(text.slice(delimitedEnd(text, start)), depth + 1, out), out.quits = undefined, null;
   }
-  return readOther(name, bang, args, rest, depth, out) ? null : end + 1;
+  const took = readOther(name, bang, args, rest, depth, out);
+  if (depth > 0 || took || is(name, "execute", 3)) out.quits = depth > 0 ? out.quits : undefined;
+  return took ? nextLine(text, start) : end + 1;
+}
+
+/** Where the line after the one at `i` starts (a command that took the rest of its line ends there), or null. */
+function nextLine(text: string, i: number): number | null {
+  const newline = text.indexOf("\n", i);
+  return newline === -1 ? null : newline + 1;
 }
 
 /** Reads the commands that run a shell or another command; true when it took the rest of the text. */
@@ -245,15 +371,25 @@ function readOther(name: string, bang: string, args: string, rest: string, depth
     return true;
   }
   if (is(name, "terminal", 3)) return shellCommand(rest.slice(/^(\+\+\S+\s*)*/.exec(rest)![0].length), out), true;
-  if (is(name, "make", 3) || is(name, "lmake", 4)) shellCommand(`make ${args}`, out);
+  if (is(name, "make", 3) || is(name, "lmake", 4) || GREP.some(([full, n]) => is(name, full, n))) {
+    // Their argument is the rest of the line, `|` included: `make` runs 'makeprg', the others 'grepprg' (grep -n).
+    const line = rest.slice(0, rest.indexOf("\n") === -1 ? rest.length : rest.indexOf("\n"));
+    shellCommand(`${is(name, "make", 3) || is(name, "lmake", 4) ? "make" : "grep"} ${line}`, out);
+    return true;
+  } else if (MAPS.some(([full, n]) => is(name, full, n))) {
+    out.maps = true; // its right-hand side is keys, read when `:normal` types them: see `typed`
+    return true;
+  } else if (is(name, "source", 2)) (out.sourced ??= []).push(args.trim().replace(/\\(.)/g, "$1"));
   else if (is(name, "execute", 3)) {
     const command = executed(args);
     if (command === null) out.problems.push(`vim's :execute runs a command built when it runs: ${args.trim()}`);
     else readLine(command, depth + 1, out);
   } else if (is(name, "normal", 4)) {
     if (/[:!Q@]/.test(rest)) out.problems.push(`vim's :normal types keys that may run commands: ${rest.trim()}`);
+    if (!bang) out.typed = true; // `normal!` uses no mapping
     return true;
-  } else if (name === "@") out.problems.push("vim runs a register's text as commands, known only when it runs");
+  } else if (is(name, "emenu", 2) || is(name, "popup", 4)) out.typed = true; // a menu item's keys
+  else if (name === "@") out.problems.push("vim runs a register's text as commands, known only when it runs");
   else if (is(name, "shell", 2)) out.problems.push("vim's :shell starts a shell, whose commands are unknown");
   else if ((is(name, "set", 2) || is(name, "setlocal", 4) || is(name, "setglobal", 4)) && SET_PROGRAM.test(args)) {
     out.problems.push(`vim's :set ${args.trim()} names a program vim runs later`);

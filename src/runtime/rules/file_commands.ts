@@ -12,6 +12,7 @@
 import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { vimArgs } from "./vim_args.ts";
 import { awkFiles, type ScriptFiles, sedFiles } from "./command_options.ts";
 import type { AccessMode } from "./file_access.ts";
 
@@ -359,6 +360,22 @@ function inPlace(args: readonly ShellWord[]): Role[] {
   return a.operands.flatMap((w) => toStdout ? [read(w)] : [read(w), write(w)]);
 }
 
+/**
+ * vim (by any of its names, `vim_args.ts`): the files it edits are read and may be written, the files it runs as
+ * commands (`-S f`, `-u f`) are read, the files it writes keys to (`-w f`) written; its `+CMD` and `-c CMD` are not
+ * files.
+ */
+function vimFiles(args: readonly ShellWord[], name: string): Role[] {
+  const a = vimArgs([literalWord(name), ...args]);
+  return [
+    ...a.files.flatMap((w) => [read(w), write(w)]),
+    ...a.commandFiles.map((w) => read(w)),
+    ...a.writes.map((w) => write(w)),
+  ];
+}
+const VIMS = ["vi", "vim", "nvim", "ex", "view", "rview", "rvim", "evim", "eview", "vimdiff", "gvim", "gview"]
+  .concat(["gvimdiff", "vimx", "editor", "vim.basic", "vim.tiny", "vim.nox", "vim.gtk", "vim.gtk3", "vim.athena"]);
+
 const plain = reads();
 const READERS: Record<string, Reader> = Object.fromEntries(
   [
@@ -370,7 +387,6 @@ const READERS: Record<string, Reader> = Object.fromEntries(
     "most",
     "bat",
     "batcat",
-    "view",
     "paste",
     "join",
     "comm",
@@ -424,7 +440,6 @@ const READERS: Record<string, Reader> = Object.fromEntries(
     "xdg-open",
     "lp",
     "lpr",
-    "vimdiff",
     "colordiff",
   ].map((n) => [n, plain]),
 );
@@ -567,11 +582,8 @@ export const FILE_COMMANDS: Record<string, Reader> = {
   unxz: inPlace,
   zstd: inPlace,
   unzstd: inPlace,
-  vi: inPlace,
-  vim: inPlace,
-  nvim: inPlace,
   nano: inPlace,
   emacs: inPlace,
   ed: inPlace,
-  ex: inPlace,
+  ...Object.fromEntries(VIMS.map((n) => [n, vimFiles])),
 };

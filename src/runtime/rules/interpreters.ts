@@ -13,7 +13,8 @@
  * @module
  */
 import { exCommands, type ExReading } from "./ex_commands.ts";
-import { gdbCommands } from "./launchers.ts";
+import { gdbCommands, gdbInputCommands, gdbReadsInput } from "./launchers.ts";
+import { VIM_NAMES, vimArgs } from "./vim_args.ts";
 import { isStdinPath, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 
 /** How a comment starts in a language, if it has one a string literal could be confused with. */
@@ -114,6 +115,18 @@ export interface InterpreterCode {
   editor?: true;
   /** Why parts of the commands cannot be read (`vim -c 'exe g:cmd'`): the rules fail closed. */
   problems?: string[];
+  /** gdb's: a string in its Python may be a gdb command (`gdb.execute("shell git push")`). */
+  gdb?: true;
+  /** How to read the commands of its input when `editorInput` (vim's Ex commands by default). */
+  readInput?: (text: string) => ExReading;
+  /** Whether an editor's commands defined a mapping, or typed keys: with its input's, a mapping may run. */
+  editorFlags?: EditorFlags;
+}
+
+/** What an editor's commands did that matters to the commands of its input (`ex_commands.ts`' `maps`, `typed`). */
+export interface EditorFlags {
+  maps?: boolean;
+  typed?: boolean;
 }
 
 /** The interpreter a program name stands for: `python3.12` → python, `pypy3` → pypy. */
@@ -134,7 +147,7 @@ function interpreterName(name: string): string | null {
  * ```
  */
 export function interpreterCode(name: string, words: readonly ShellWord[]): InterpreterCode | null {
-  if (/^(vim?|nvim|ex|view|gvim|rvim)$/.test(name)) return editorCommands(name, words);
+  if (VIM_NAMES.test(name)) return editorCommands(words);
   if (name === "deno") return denoCode(words);
   if (name === "gdb" || name === "cgdb") return gdbCode(words);
   const key = interpreterName(name);
@@ -282,14 +295,21 @@ function denoCode(words: readonly ShellWord[]): InterpreterCode | null {
   return null;
 }
 
-/** gdb's commands (`-ex`, `-iex`) in Python (`python …`, `py`, `pi`) or Guile (`guile …`, `gu`): code to read. */
+/**
+ * gdb's commands (`-ex`, `-iex`) in Python (`python …`, `py`, `pi`) or Guile (`guile …`, `gu`): code to read, whose
+ * strings are read as gdb commands too (`gdb.execute("shell …")`); and its input, when it reads commands from it
+ * (`gdbReadsInput`: no `-batch`, or `-x /dev/stdin`), read one gdb command a line.
+ */
 function gdbCode(words: readonly ShellWord[]): InterpreterCode | null {
   // Its commands only known when it runs fail closed in `launchers.ts`, which reads the same commands' shell.
   const code = gdbCommands(words).commands.flatMap((value) => {
     const lang = value.dynamic ? null : /^\s*(python-interactive|python|pi|py|guile|gu)\b\s*/.exec(value.text);
     return lang === null ? [] : [literalWord(value.text.slice(lang[0].length))];
   });
-  return code.length > 0 ? { code, fromInput: false, shell: [], comment: "#" } : null;
+  const input = gdbReadsInput(words);
+  if (code.length === 0 && !input) return null;
+  const out: InterpreterCode = { code, fromInput: input, shell: [], comment: "#", gdb: true };
+  return input ? { ...out, editorInput: true, readInput: gdbInputCommands } : out;
 }
 
 /**
@@ -307,6 +327,7 @@ export function codeLines(text: string, code: InterpreterCode): string[] | null 
   const strings = codeStrings(text, code.comment);
   // An editor's string may be a command it runs later (`let c = "!git push"`, `let @a = "sil !…"`): its shell too.
   if (strings !== null && code.editor) return [...strings, ...strings.flatMap((s) => exCommands(s).shell)];
+  if (strings !== null && code.gdb) return [...strings, ...strings.flatMap((s) => gdbInputCommands(s).shell)];
   if (strings === null || !code.tcl) return strings;
   const tcl = [...text.matchAll(/(?:^|[;\n[{])\s*(?:spawn|exec)\s+(?:-\S+\s+)*([^;\n\]}]+)/g)].map((m) => m[1]);
   return [...strings, ...tcl];
@@ -326,38 +347,41 @@ export function editorShell(command: string): ExReading {
   return exCommands(command);
 }
 
-/** An editor command that ends the editor (`wq`, `x`, `q!`, `qa!`): what follows it is never read. */
-const EDITOR_QUIT = /^[\s:]*(silent!?\s*)?(wq|x|xit|exit|q|quit|qa|qall|wqa|wqall|xa|xall)!?\s*$/;
-
 /**
- * vim's `-c CMD`, `--cmd CMD` and `+CMD`: the shell commands they run (`ex_commands.ts`), and code whose strings are
- * read; in Ex mode (`ex`, `vim -e`, `-es`, `-E`) the commands of its input too, unless a command before them ends it.
+ * vim's `-c CMD` (`-cCMD`, `-esc CMD`), `--cmd CMD` and `+CMD` (`vim_args.ts`): the shell commands they run
+ * (`ex_commands.ts`), and code whose strings are read; in Ex mode (`ex`, `vim -e`, `-es`, `-E`) the commands of its
+ * input too, unless its last command ends it (`q!`; `wq`, `x` when it names a file to write), and of its input when a
+ * command file is its input (`-S /dev/stdin`, `so /dev/stdin`). A `:normal` or `feedkeys()` after a mapping is
+ * defined types keys the mapping turns into commands: it fails closed.
  */
-function editorCommands(name: string, words: readonly ShellWord[]): InterpreterCode | null {
+function editorCommands(words: readonly ShellWord[]): InterpreterCode | null {
   const out: InterpreterCode = { code: [], fromInput: false, shell: [], comment: null, editor: true, problems: [] };
-  let ex = name === "ex", quits = false;
-  for (let k = 1; k < words.length && words[k].text !== "--"; k++) {
-    const t = words[k].text;
-    if (/^-[A-Za-z]*[eE]/.test(t) && !words[k].dynamic) ex = true;
-    const cmd = t === "-c" || t === "--cmd"
-      ? words[++k]
-      : t.startsWith("+") && t.length > 1
-      ? wordFrom(words[k], 1)
-      : null;
-    if (cmd === null || cmd === undefined) continue;
-    quits = t !== "--cmd" && !cmd.dynamic && EDITOR_QUIT.test(cmd.text);
+  const args = vimArgs(words);
+  out.problems!.push(...args.problems);
+  let ends = false, sourcesInput = args.commandFiles.some((f) => !f.dynamic && isStdinPath(f.text));
+  const flags: EditorFlags = {};
+  for (const { word: cmd } of args.commands) {
     out.code.push(cmd); // its strings; one only known when it runs fails closed
     if (cmd.dynamic) continue;
     const read = exCommands(cmd.text);
+    // A command whose last command ends vim ends it there, before its input (`q!`; `wq`, `x` writing a file).
+    ends ||= read.quits === "always" || (read.quits === "written" && args.files.length > 0);
+    sourcesInput ||= (read.sourced ?? []).some((f) => isStdinPath(f));
     out.shell.push(...read.shell.map(literalWord));
     out.problems!.push(...read.problems);
+    flags.maps ||= read.maps, flags.typed ||= read.typed;
   }
-  if (ex && !quits) {
+  if (flags.maps && flags.typed) out.problems!.push(MAPPED_KEYS);
+  if ((args.ex && !ends) || sourcesInput) {
     out.fromInput = true;
     out.editorInput = true;
+    out.editorFlags = flags;
   }
-  return out.code.length + out.shell.length > 0 || out.fromInput ? out : null;
+  return out.code.length + out.shell.length + out.problems!.length > 0 || out.fromInput ? out : null;
 }
+
+/** Why keys typed after a mapping is defined cannot be read. */
+export const MAPPED_KEYS = "vim types keys (:normal, feedkeys()) after a mapping is defined: what they run is unknown";
 
 /** The most strings read from one program's code; more fail closed. */
 export const MAX_CODE_STRINGS = 2000;

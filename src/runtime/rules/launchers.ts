@@ -9,7 +9,7 @@
  */
 import { posix } from "node:path";
 import type { Runs } from "./command_options.ts";
-import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { isStdinPath, literalWord, type ShellWord, wordFrom } from "./shell.ts";
 import { SHELLS } from "./wrappers.ts";
 
 /** gdb's options whose value is one of its commands. */
@@ -87,16 +87,72 @@ export function gdbCommands(words: readonly ShellWord[]): { commands: ShellWord[
   return { commands, program: null };
 }
 
+/** gdb's options whose value is a file of commands. */
+const GDB_FILE = /^--?(x|command|ix|init-command)(=|$)/;
+
+/**
+ * Whether gdb reads commands from its input: without `-batch` (after its options' commands, unless the last one is
+ * `quit`), or with it as a command file (`-x /dev/stdin`, `-ex 'source /dev/stdin'`).
+ *
+ * @example
+ * ```ts
+ * import { gdbReadsInput } from "./launchers.ts";
+ * const w = (text: string) => ({ text, dynamic: false, literal: text });
+ * gdbReadsInput(["gdb", "-q", "./a.out"].map(w)); // true
+ * gdbReadsInput(["gdb", "-batch", "-ex", "bt", "./a.out"].map(w)); // false
+ * ```
+ */
+export function gdbReadsInput(words: readonly ShellWord[]): boolean {
+  const { commands, program } = gdbCommands(words);
+  const options = program === null ? words : words.slice(0, words.length - program.length);
+  const files: ShellWord[] = [];
+  for (let k = 1; k < options.length; k++) {
+    const m = GDB_FILE.exec(options[k].text);
+    if (m !== null) files.push(m[2] === "=" ? wordFrom(options[k], m[0].length) : options[++k]);
+  }
+  const sourced = commands.flatMap((c) => {
+    const m = c.dynamic ? null : /^\s*so(?:u(?:r(?:c(?:e)?)?)?)?\s+(?:-[sv]\s+)*(\S+)/.exec(c.text);
+    return m === null ? [] : [literalWord(m[1])];
+  });
+  if ([...files, ...sourced].some((f) => f !== undefined && !f.dynamic && isStdinPath(f.text))) return true;
+  if (options.some((w) => /^--?(batch|batch-silent|version|help|configuration|h)$/.test(w.text))) return false;
+  const last = commands.at(-1);
+  return last === undefined || last.dynamic || !/^\s*(q|qu|qui|quit)(\s|$)/.test(last.text);
+}
+
+/**
+ * The shell commands gdb's commands (its input, one a line) run, and why some cannot be read ({@link gdbShell}).
+ *
+ * @example
+ * ```ts
+ * import { gdbInputCommands } from "./launchers.ts";
+ * gdbInputCommands("break main\nshell git push\n").shell; // ["git push"]
+ * ```
+ */
+export function gdbInputCommands(text: string): { shell: string[]; problems: string[] } {
+  const out: { shell: string[]; problems: string[] } = { shell: [], problems: [] };
+  for (const line of text.split("\n")) {
+    const read = gdbShell(line);
+    if (read !== null && "problem" in read) out.problems.push(read.problem);
+    else if (read !== null) out.shell.push(read.script);
+  }
+  return out;
+}
+
 /** What gdb runs: the program after `--args`, and the shell commands its `-ex` commands run. */
 function gdbRuns(words: readonly ShellWord[]): Runs | null {
   const runs: Runs = { scripts: [], commands: [], problems: [] };
   const { commands, program } = gdbCommands(words);
   if (program !== null) runs.commands.push(program);
   for (const value of commands) {
-    const shell = value.dynamic ? null : gdbShell(value.text);
-    if (value.dynamic) runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
-    else if (shell !== null && "problem" in shell) runs.problems.push(shell.problem);
-    else if (shell !== null) runs.scripts.push({ script: literalWord(shell.script), args: false });
+    if (value.dynamic) {
+      runs.problems.push(`gdb runs the command ${value.text}, unknown until it runs`);
+      continue;
+    }
+    // Each line a command (`-ex 'define f\nshell …\nend'`).
+    const read = gdbInputCommands(value.text);
+    runs.problems.push(...read.problems);
+    runs.scripts.push(...read.shell.map((script) => ({ script: literalWord(script), args: false })));
   }
   return runs.commands.length + runs.scripts.length + runs.problems.length > 0 ? runs : null;
 }

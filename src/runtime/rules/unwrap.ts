@@ -41,6 +41,7 @@ import {
   editorShell,
   type InterpreterCode,
   interpreterCode,
+  MAPPED_KEYS,
   MAX_CODE_STRINGS,
   optionsVariableCode,
 } from "./interpreters.ts";
@@ -246,7 +247,7 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
     if (words[0].dynamic) break;
     const wrote = commandTexts(walk.written, words[0].text);
     if (wrote !== undefined) runWritten(wrote, words, depth, walk);
-    readIndirect(name, words, depth, walk);
+    readIndirect(name, words, heredoc ?? walk.input.written, depth, walk);
     const copied = copiedProgram(walk.copies, words[0].text);
     if (copied === null) {
       walk.problems.push(`${words[0].text} is a program this line copied from one only known when it runs`);
@@ -369,9 +370,11 @@ function readCode(name: string, code: InterpreterCode, heredoc: ShellWord | unde
   const input = heredoc ?? (code.editorInput ? walk.input.written : undefined);
   if (code.editorInput && input !== undefined && !input.dynamic) {
     // Each line an editor command: `!CMD` runs a shell command, the others' strings are read as code's.
-    const read = editorShell(input.text);
+    const read = (code.readInput ?? editorShell)(input.text);
     for (const shell of read.shell) readScript(literalWord(shell), depth, walk);
     walk.problems.push(...read.problems);
+    const flags = code.editorFlags ?? {};
+    if ((flags.maps || read.maps) && (flags.typed || read.typed)) walk.problems.push(MAPPED_KEYS);
     texts.push(...input.text.split("\n").map(literalWord));
   } else if (code.fromInput && input !== undefined) texts.push(input);
   else if (code.editorInput && walk.input.file !== undefined && !walk.input.file.dynamic) {
@@ -472,8 +475,8 @@ function runWritten(texts: ShellWord[], run: Stage, depth: number, walk: Walk): 
  * Reads what a program may run of the files this line wrote without naming them as its script (`written_runs.ts`):
  * the `BASH_ENV` a shell runs, the modules an interpreter may import, git's hooks; or fails closed.
  */
-function readIndirect(name: string, words: Stage, depth: number, walk: Walk): void {
-  const runs = indirectRuns(walk.written, name, words);
+function readIndirect(name: string, words: Stage, input: ShellWord | undefined, depth: number, walk: Walk): void {
+  const runs = indirectRuns(walk.written, name, words, input);
   walk.problems.push(...runs.problems);
   for (const script of runs.scripts) readScript(script, depth, walk);
   for (const { path, texts } of runs.programs) runWritten(texts, [literalWord(path)], depth, walk);

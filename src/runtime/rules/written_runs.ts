@@ -9,8 +9,10 @@
  * @module
  */
 import { posix } from "node:path";
-import type { ShellWord } from "./shell.ts";
-import { type Written, writtenPaths, writtenTexts } from "./written_scripts.ts";
+import { exCommands } from "./ex_commands.ts";
+import { literalWord, type ShellWord, wordFrom } from "./shell.ts";
+import { VIM_NAMES, vimArgs } from "./vim_args.ts";
+import { scriptKey, type Written, writtenPaths, writtenTexts } from "./written_scripts.ts";
 
 /** What a program may run of the files the line wrote. */
 export interface IndirectRuns {
@@ -40,11 +42,38 @@ const MODULES: { programs: RegExp; files: RegExp; reader: string }[] = [
   { programs: /^perl[0-9.]*$/, files: /\.p[lm]$/, reader: "perl" },
 ];
 
-/** Programs that run commands from files named in their arguments, or from start-up files, in their own language. */
-const COMMAND_FILES: { programs: RegExp; startup: RegExp }[] = [
-  { programs: /^(vim?|nvim|ex|view|gvim|rvim|evim|vimdiff)$/, startup: /(^|\/)[._]?(g?vimrc|exrc)$|\.vim$/ },
-  { programs: /^(c?gdb|lldb)$/, startup: /(^|\/)\.(gdbinit|lldbinit)$/ },
-  { programs: /^(sqlite3|psql|mysql)$/, startup: /(^|\/)\.(sqliterc|psqlrc|my\.cnf)$/ },
+/**
+ * Programs that run commands from files named by their options (`options`: the option, its value the next word, or
+ * after `=`, or attached to a short one) or by commands they are given or read (`commands`: the file after it), or
+ * from start-up files, in their own language.
+ */
+const COMMAND_FILES: { programs: RegExp; startup: RegExp; options?: RegExp; commands?: RegExp }[] = [
+  { programs: VIM_NAMES, startup: /(^|\/)[._]?(g?vimrc|exrc)$|\.vim$/ },
+  {
+    programs: /^c?gdb$/,
+    startup: /(^|\/)\.gdbinit$/,
+    options: /^(-x|--?command|-ix|--?init-command)$/,
+    commands: /(?:^|\n)\s*so(?:u(?:r(?:c(?:e)?)?)?)?\s+(?:-[sv]\s+)*(\S+)/g,
+  },
+  {
+    programs: /^lldb$/,
+    startup: /(^|\/)\.lldbinit$/,
+    options: /^(-s|--source|-S|--source-before-file)$/,
+    commands: /command\s+source\s+(?:-\S+\s+)*(\S+)/g,
+  },
+  { programs: /^sqlite3$/, startup: /(^|\/)\.sqliterc$/, options: /^--?init$/, commands: /(?:^|\n)\s*\.read\s+(\S+)/g },
+  {
+    programs: /^psql$/,
+    startup: /(^|\/)\.psqlrc$/,
+    options: /^(-f|--file)$/,
+    commands: /\\(?:ir?|include(?:_relative)?)\s+(\S+)/g,
+  },
+  {
+    programs: /^(mysql|mariadb)$/,
+    startup: /(^|\/)\.my\.cnf$/,
+    options: /^(--defaults-file|--defaults-extra-file)$/,
+    commands: /(?:^|[\n;])\s*(?:source|\\\.)\s+(\S+)/gi,
+  },
 ];
 
 /** git's hooks (any folder named `hooks`: `.git/hooks`, a `GIT_DIR`'s, a `core.hooksPath` of that name). */
@@ -56,20 +85,42 @@ const HOOKS = /(^|\/)hooks\/[^/]+$/;
 const GIT_SETTINGS = /(^|\/)(\.git\/config|\.gitconfig|git\/config)$/;
 
 /**
- * Whether a word names a file as one to read commands from: its name stands apart in it (`so s`, `of=s`, `-Ss`), or
- * it is the value of an option (`-S s`, `-x g`). A word that is the file alone after no option is what the program
- * edits or opens (`vim f`, `sqlite3 db`), not commands.
+ * The files a program reads commands from, by its options and commands (see {@link COMMAND_FILES}; vim's by
+ * `vim_args.ts` and its `source FILE` commands). A file it edits or opens (`vim f`, `sqlite3 db`) is none.
  */
-function names(words: readonly ShellWord[], file: string): boolean {
-  const base = posix.basename(file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  if (base === "") return false;
-  const apart = new RegExp(`(^|[^A-Za-z0-9_.-]|^-[A-Za-z]+)${base}($|[^A-Za-z0-9_.-])`);
-  const alone = new RegExp(`^(\\.?/)?([^ ]*/)?${base}$`);
-  return words.some((w, k) => {
-    const text = w.dynamic ? w.literal : w.text;
-    if (!apart.test(text)) return false;
-    return !alone.test(text) || (k > 0 && /^-/.test(words[k - 1].text) && !/^--?$/.test(words[k - 1].text));
-  });
+function commandFiles(
+  files: (typeof COMMAND_FILES)[number],
+  words: readonly ShellWord[],
+  input: ShellWord | undefined,
+): ShellWord[] {
+  if (files.programs === VIM_NAMES) {
+    const args = vimArgs(words);
+    const sourced = args.commands.flatMap((c) => c.word.dynamic ? [] : exCommands(c.word.text).sourced ?? []);
+    const read = input === undefined || input.dynamic || !args.ex ? [] : exCommands(input.text).sourced ?? [];
+    return [...args.commandFiles, ...[...sourced, ...read].map(literalWord)];
+  }
+  const out: ShellWord[] = [];
+  for (let k = 1; k < words.length; k++) {
+    const w = words[k], t = w.text, eq = t.indexOf("=");
+    if (files.options?.test(t) && words[k + 1] !== undefined) out.push(words[++k]);
+    else if (eq > 0 && files.options?.test(t.slice(0, eq))) out.push(wordFrom(w, eq + 1));
+    else {
+      const short = /^-[A-Za-z]/.test(t) && t.length > 2 && !t.startsWith("--") ? t.slice(0, 2) : null;
+      if (short !== null && files.options?.test(short)) out.push(wordFrom(w, 2));
+    }
+  }
+  for (const text of [...words.slice(1), ...(input === undefined ? [] : [input])]) {
+    if (files.commands === undefined) break;
+    if (text.dynamic) continue;
+    for (const m of text.text.matchAll(files.commands)) out.push(literalWord(m[1].replace(/^["']|["'];?$/g, "")));
+  }
+  return out;
+}
+
+/** Whether `file` (a command file named on the line) may be `path` (a file the line wrote): their names are one. */
+function mayBe(file: ShellWord, path: string): boolean {
+  if (file.dynamic) return true;
+  return posix.basename(scriptKey(file.text)) === posix.basename(scriptKey(path));
 }
 
 /** Reads each file once per reading of the line: whether `key` is new. */
@@ -108,7 +159,12 @@ function gitRuns(written: Written, out: IndirectRuns): void {
  * indirectRuns(written, "python3", ["python3", "-m", "p"].map(w)).code[0].texts[0].text; // "import os\n"
  * ```
  */
-export function indirectRuns(written: Written, name: string, words: readonly ShellWord[]): IndirectRuns {
+export function indirectRuns(
+  written: Written,
+  name: string,
+  words: readonly ShellWord[],
+  input?: ShellWord,
+): IndirectRuns {
   const out: IndirectRuns = { scripts: [], programs: [], code: [], problems: [] };
   if (written.writes.size === 0) return out;
   for (const file of written.envFiles) {
@@ -121,10 +177,11 @@ export function indirectRuns(written: Written, name: string, words: readonly She
       if (once(written, `code:${path}`)) out.code.push({ program: reader, texts: writtenTexts(written, path) ?? [] });
     }
   }
-  for (const { programs, startup } of COMMAND_FILES) {
-    if (!programs.test(name)) continue;
+  for (const files of COMMAND_FILES) {
+    if (!files.programs.test(name)) continue;
+    const named = commandFiles(files, words, input);
     for (const path of writtenPaths(written, /./)) {
-      if (startup.test(path) || names(words.slice(1), path)) {
+      if (files.startup.test(path) || named.some((file) => mayBe(file, path))) {
         out.problems.push(`${name} may run commands from ${path}, which this line writes`);
       }
     }
