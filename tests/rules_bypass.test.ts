@@ -1353,6 +1353,8 @@ describe("ordinary lines stay allowed", () => {
     "vim f",
     "vim f g",
     'n=3; sed -n "${n}p" f',
+    // The same loop variable in several scripts: its values counted once, and `echo` needs none of them.
+    Array.from({ length: 4 }, (_, i) => `sh -c 'for f in a b c; do echo "$f" ${i}; done'`).join("; "),
     'n=3; awk "NR==$n" f',
     "echo '* text=auto' > .gitattributes; git add .gitattributes",
     "sqlite3 db '.schema users'",

@@ -39,7 +39,8 @@ export function knownValues(w: ShellWord, vars: Variables): readonly string[] | 
   let at = 0;
   for (const m of w.text.matchAll(REFERENCE)) {
     const name = m[1] ?? m[2];
-    const values = vars.unknown.has(name) ? undefined : vars.known.get(name);
+    const known = vars.unknown.has(name) ? undefined : vars.known.get(name);
+    const values = known === undefined ? undefined : [...new Set(known)]; // `for f in a b` in two loops: a, b
     if (values === undefined || values.length === 0) return null;
     const before = w.text.slice(at, m.index);
     if (/[$`]/.test(before)) return null; // another expansion: a substitution, `$1`, `${x:-…}`

@@ -153,8 +153,8 @@ interface Walk {
    * value assigned later in a loop, or before a function is called, counts too). Undefined in the first reading.
    */
   lineVars?: Variables;
-  /** Whether a word was read with a variable's known values (then the line is read again with `lineVars`). */
-  usedKnown: boolean;
+  /** The variables words were read with, and how many values each had then (-1: unknown); see `noteLookups`. */
+  lookups: Map<string, number>;
 }
 
 /** The variables a word's known values are looked up in (see `Walk.lineVars`). */
@@ -169,7 +169,7 @@ const MAX_ALTERNATES = 64;
 function newWalk(written: Written = newWritten(""), lineVars?: Variables): Walk {
   return {
     lineVars,
-    usedKnown: false,
+    lookups: new Map(),
     units: [],
     problems: [],
     redirects: [],
@@ -273,8 +273,8 @@ function stagesOf(first: Stage, heredoc: ShellWord | undefined, depth: number, w
       readScript(joinWords(words.slice(1)), depth, walk);
       break;
     }
-    const known = (w: ShellWord) => knownValues(w, lineVariables(walk)) !== null && (walk.usedKnown = true);
-    knownAlternates(words, heredoc, depth, walk);
+    const read = knownAlternates(words, heredoc, depth, walk);
+    const known = (w: ShellWord) => read && knownValues(w, lineVariables(walk)) !== null;
     const expansions = { known, mayBeInput: (w: ShellWord, fed: boolean) => mayBeInput(w, walk.vars, fed) };
     const runs = optionRuns(name, words, heredoc, expansions) ?? sessionRuns(name, words, heredoc ?? null) ??
       launcherRuns(name, words) ?? escapeRuns(name, words, { ...walk.input, heredoc });
@@ -550,19 +550,46 @@ function storedScripts(words: Stage, assignments: boolean, depth: number, walk: 
  * Reads a command again with the values this line gave the variables its words expand (`X='-c alias.a=!cmd a'; git
  * $X`; see `known_values.ts`), as alternate readings for deny and ask rules.
  */
-function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): void {
-  const { readings, tooMany } = knownReadings(words, lineVariables(walk), MAX_KNOWN_READINGS);
-  if (readings !== null || tooMany) walk.usedKnown = true;
-  if (tooMany) {
-    walk.problems.push(`${words[0].text}'s words expand variables with more than ${MAX_KNOWN_READINGS} readings`);
-  }
+function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: number, walk: Walk): boolean {
+  const vars = lineVariables(walk);
+  const { readings, tooMany } = knownReadings(words, vars, MAX_KNOWN_READINGS);
+  if (readings !== null || tooMany) noteLookups(words, vars, walk);
+  // Too many to read: its words count as unknown to the readers of options and programs (which then fail closed
+  // where that matters: `git $X`), not as a problem of every command (`echo "$f"`).
+  if (tooMany) return false;
   for (const reading of readings ?? []) {
     if (walk.alternatesLeft-- <= 0) {
-      return void walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
+      walk.problems.push(`more than ${MAX_ALTERNATES} ways to read its commands`);
+      return true;
     }
     const stages = stagesOf(reading, heredoc, depth, walk);
     if (stages.length > 0) walk.alternates.push(stages);
   }
+  return true;
+}
+
+/**
+ * Notes the variables `words` were read with, and how many values each had then: when the whole line gives one more
+ * (a loop, a function called later), the line is read again with them all (see `commandUnits`).
+ */
+function noteLookups(words: readonly ShellWord[], vars: Variables, walk: Walk): void {
+  for (const w of words) {
+    if (!w.dynamic) continue;
+    for (const m of w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      if (!walk.lookups.has(m[1])) {
+        walk.lookups.set(m[1], vars.unknown.has(m[1]) ? -1 : vars.known.get(m[1])?.length ?? 0);
+      }
+    }
+  }
+}
+
+/** Whether the whole line's variables give a variable read with its values more than it had then. */
+function lookupsChanged(walk: Walk): boolean {
+  for (const [name, count] of walk.lookups) {
+    const now = walk.vars.unknown.has(name) ? -1 : walk.vars.known.get(name)?.length ?? 0;
+    if (now !== count) return true;
+  }
+  return false;
 }
 
 /** The most readings of one command with its variables' values (see {@link knownAlternates}). */
@@ -830,7 +857,7 @@ export function commandUnits(text: string): CommandUnits {
     beginReading(written);
     walk = newWalk(written, lineVars);
     collect(text, 0, walk);
-    const again = walk.usedKnown && lineVars === undefined;
+    const again = lineVars === undefined && lookupsChanged(walk);
     lineVars = walk.vars;
     if (writtenSize(written) === before && !again) break;
     if (reading >= MAX_READINGS) {

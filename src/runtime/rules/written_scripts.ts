@@ -217,6 +217,7 @@ function chdirWords(words: readonly ShellWord[]): ShellWord[] {
   const out: ShellWord[] = [];
   for (let k = 1; k < words.length; k++) {
     const t = words[k].text;
+    if (t.charCodeAt(0) !== 45) continue; // not an option ("-")
     const eq = t.indexOf("=");
     if (/^--(ch|chd|chdi|chdir|wd)=/.test(t)) out.push(wordFrom(words[k], eq + 1));
     else if (/^(-C|-D|--ch|--chd|--chdi|--chdir|--wd)$/.test(t) && words[k + 1] !== undefined) out.push(words[k + 1]);
@@ -288,16 +289,28 @@ function namesOf(written: Written, path: string): string[] {
   return names;
 }
 
+/** Paths from folders resolved so far ({@link from} is asked the same pairs for every command of a line). */
+const RESOLVED = new Map<string, string>();
+
 /** Where a path leads from a folder (`~/x` and `/x` from anywhere). */
 function from(cwd: string, path: string): string {
-  return path.startsWith("/") || path.startsWith("~") ? path : scriptKey(posix.join(cwd, path));
+  if (path.startsWith("/") || path.startsWith("~")) return path;
+  const key = cwd + "\0" + path;
+  let to = RESOLVED.get(key);
+  if (to === undefined) {
+    if (RESOLVED.size >= 4096) RESOLVED.clear();
+    RESOLVED.set(key, to = scriptKey(posix.join(cwd, path)));
+  }
+  return to;
 }
 
 /** Whether a write may have given the file `path` names its text, from any folder the line may be in. */
 function reaches(written: Written, write: Write, path: string): boolean {
   const base = posix.basename(path);
   if (write.anywhere) return write.path === "" || write.path === base;
-  if (written.cwds.includes(null) && posix.basename(write.path) === base) return true;
+  const same = posix.basename(write.path) === base;
+  if (written.cwds.includes(null) && same) return true;
+  if (!same && write.tree !== true) return false; // from any folders, a file keeps its name: not this one
   const cwds = written.cwds.filter((c) => c !== null);
   return cwds.some((a) =>
     cwds.some((b) => {
@@ -367,8 +380,15 @@ export function writtenText(written: Written, path: string): ShellWord | undefin
 export function commandTexts(written: Written, word: string): ShellWord[] | undefined {
   if (word.includes("/")) return writtenTexts(written, word);
   if (written.writes.size === 0 || (written.pathDirs.size === 0 && !written.pathUnknown)) return undefined;
+  // A file the line wrote (or linked) under this name, or one whose name is not known: else nothing to look up.
+  const named = [...written.writes.values()].some((w) =>
+    w.anywhere || w.tree === true || posix.basename(w.path) === word
+  );
+  const linked = [...written.links.values()].some((l) =>
+    posix.basename(l.to) === word || posix.basename(l.from) === word
+  );
+  if (!named && !linked) return undefined;
   const texts = [...written.pathDirs].flatMap((dir) => writtenTexts(written, posix.join(dir, word)) ?? []);
-  const named = [...written.writes.values()].some((w) => w.anywhere || posix.basename(w.path) === word);
   if (written.pathUnknown && named) {
     texts.push({ text: `(what this line wrote to ${word})`, dynamic: true, literal: "" });
   }
