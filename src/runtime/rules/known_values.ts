@@ -14,6 +14,19 @@ import type { ShellWord } from "./shell.ts";
 /** A reference to a named variable: `$X`, `${X}`. */
 const REFERENCE = /\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g;
 
+/**
+ * The names of the variables a text expands (`$X`, `${X}`, `${X:-…}`, `${X[…]}`), each as often as it stands there.
+ *
+ * @example
+ * ```ts
+ * import { referencedNames } from "./known_values.ts";
+ * referencedNames("$a/${b:-c}"); // ["a", "b"]
+ * ```
+ */
+export function referencedNames(text: string): string[] {
+  return [...text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
+}
+
 /** The most texts one word may stand for before it counts as unknown. */
 const MAX_VALUES = 16;
 
@@ -121,11 +134,11 @@ export function mayBeInput(w: ShellWord, vars: Variables, heredoc: boolean): boo
   const file = /\.[A-Za-z0-9]{1,8}$/;
   if (!w.dynamic || file.test(w.text)) return false;
   if (heredoc || /\$\(|`/.test(w.text)) return true;
-  for (const m of w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) {
-    if (!vars.unknown.has(m[1])) continue;
+  for (const name of referencedNames(w.text)) {
+    if (!vars.unknown.has(name)) continue;
     // `for f in t/*.py; do python3 "$f"; done`: each value ends as its glob does, in a file extension.
-    const loop = vars.loops.get(m[1]);
-    if (loop === undefined || vars.known.has(m[1]) || !loop.every((t) => file.test(t))) return true;
+    const loop = vars.loops.get(name);
+    if (loop === undefined || vars.known.has(name) || !loop.every((t) => file.test(t))) return true;
   }
   return false;
 }

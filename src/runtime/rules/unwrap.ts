@@ -76,7 +76,7 @@ import {
   wordFrom,
 } from "./shell.ts";
 import { assignmentEnd, isAssignment } from "./shell_assignments.ts";
-import { knownReadings, knownValues, mayBeInput } from "./known_values.ts";
+import { knownReadings, knownValues, mayBeInput, referencedNames } from "./known_values.ts";
 import { expandLong } from "./long_options.ts";
 import { type CommandInput, escapeRuns } from "./escapes.ts";
 import { patchFiles } from "./tools.ts";
@@ -575,9 +575,9 @@ function knownAlternates(words: Stage, heredoc: ShellWord | undefined, depth: nu
 function noteLookups(words: readonly ShellWord[], vars: Variables, walk: Walk): void {
   for (const w of words) {
     if (!w.dynamic) continue;
-    for (const m of w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) {
-      if (!walk.lookups.has(m[1])) {
-        walk.lookups.set(m[1], vars.unknown.has(m[1]) ? -1 : vars.known.get(m[1])?.length ?? 0);
+    for (const name of referencedNames(w.text)) {
+      if (!walk.lookups.has(name)) {
+        walk.lookups.set(name, vars.unknown.has(name) ? -1 : vars.known.get(name)?.length ?? 0);
       }
     }
   }

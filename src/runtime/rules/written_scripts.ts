@@ -289,19 +289,9 @@ function namesOf(written: Written, path: string): string[] {
   return names;
 }
 
-/** Paths from folders resolved so far ({@link from} is asked the same pairs for every command of a line). */
-const RESOLVED = new Map<string, string>();
-
 /** Where a path leads from a folder (`~/x` and `/x` from anywhere). */
 function from(cwd: string, path: string): string {
-  if (path.startsWith("/") || path.startsWith("~")) return path;
-  const key = cwd + "\0" + path;
-  let to = RESOLVED.get(key);
-  if (to === undefined) {
-    if (RESOLVED.size >= 4096) RESOLVED.clear();
-    RESOLVED.set(key, to = scriptKey(posix.join(cwd, path)));
-  }
-  return to;
+  return path.startsWith("/") || path.startsWith("~") ? path : scriptKey(posix.join(cwd, path));
 }
 
 /** Whether a write may have given the file `path` names its text, from any folder the line may be in. */
